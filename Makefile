@@ -1,0 +1,162 @@
+# cuzk — the one build.
+#
+#   make            every binary into build/bin/, one static library per module in build/lib/
+#   make test       build and run every test (unit tests with Check, then script tests)
+#   make asan       the tests built and run with AddressSanitizer + UBSan (build-asan/)
+#   make tsan       the thread-variant tests built and run with ThreadSanitizer (build-tsan/)
+#   make bench      benchmarks that print comparison tables
+#   make install    PREFIX (default /usr/local) and DESTDIR honoured
+#   make CUDA=0     never build the CUDA backend, even when nvcc is present
+#   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
+#
+# Layout convention (so adding a file never needs a Makefile edit):
+#   <module>/*.c except main.c  -> build/lib/libcuzk_<module>.a
+#   <stage>/main.c              -> build/bin/<binary> (table below)
+#   tools/cuzk_main.c, tools/top_main.c -> build/bin/cuzk, build/bin/cuzk-top
+#   tests/unit/test_*.c         -> build/tests/test_* (Check), run by tests/run.sh
+#   tests/scripts/*.sh          -> run by tests/run.sh after the unit tests
+#   bench/*.c                   -> build/bench/*
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+
+ifeq ($(CI),true)
+WERROR ?= 1
+endif
+
+WARN   := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+          -Wno-missing-field-initializers
+ifeq ($(WERROR),1)
+WARN   += -Werror
+endif
+OPT    ?= -O2
+ARCHFLAGS ?= -march=x86-64-v3 -mtune=native
+CFLAGS ?= $(OPT) -g
+CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
+CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS) $(EXTRA_CFLAGS)
+
+PKGS      := liburing numa hwloc jansson ncursesw
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+SYS_LIBS  := $(PKG_LIBS) -lgmp -lm -lrt -pthread
+LDFLAGS_ALL := -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
+
+# ---- CUDA detection -------------------------------------------------------
+NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(NVCC),)
+CUDA ?= 0
+else
+CUDA ?= 1
+endif
+
+# ---- modules ---------------------------------------------------------------
+MODULES := shm zk synth gpuworker finalizer supervisor tools
+define module_template
+$(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c,$$(wildcard $(1)/*.c))
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
+ifneq ($$($(1)_SRCS),)
+LIBS_BUILT += $(BUILD)/lib/libcuzk_$(1).a
+$(BUILD)/lib/libcuzk_$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	$$(AR) rcs $$@ $$^
+endif
+endef
+LIBS_BUILT :=
+$(foreach m,$(MODULES),$(eval $(call module_template,$(m))))
+
+LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group
+
+# ---- binaries --------------------------------------------------------------
+# binary name : main source
+BIN_MAINS := cuzk:tools/cuzk_main.c cuzk-top:tools/top_main.c cuzkd:supervisor/main.c \
+             cuzk-synth:synth/main.c cuzk-gpuworker:gpuworker/main.c cuzk-finalizer:finalizer/main.c
+BINS :=
+define bin_template
+ifneq ($$(wildcard $(2)),)
+BINS += $(BUILD)/bin/$(1)
+$(BUILD)/bin/$(1): $(BUILD)/obj/$(patsubst %.c,%.o,$(2)) $$(LIBS_BUILT)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$< $$(LINK_LIBS) $$(SYS_LIBS)
+endif
+endef
+$(foreach b,$(BIN_MAINS),$(eval $(call bin_template,$(word 1,$(subst :, ,$(b))),$(word 2,$(subst :, ,$(b))))))
+
+# ---- tests and benches -----------------------------------------------------
+TEST_SRCS  := $(wildcard tests/unit/test_*.c)
+TEST_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_HELPERS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/helper_*.c))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPERS) $(LIBS_BUILT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBS_BUILT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- CUDA backend (compile-checked wherever nvcc exists) ------------------
+CUDA_SRCS := $(wildcard zk/cuda/*.cu)
+ifeq ($(CUDA),1)
+ifneq ($(CUDA_SRCS),)
+NVCCFLAGS ?= -O2 -std=c++17 -arch=sm_90 -Iinclude
+CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
+LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
+$(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+endif
+endif
+
+# ---- targets ---------------------------------------------------------------
+.PHONY: all test unit-tests asan tsan bench install clean fixtures
+.DEFAULT_GOAL := all
+all: $(LIBS_BUILT) $(BINS)
+
+tests: all $(TEST_BINS)
+
+test: tests
+	BUILD=$(BUILD) bash tests/run.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" tests
+	BUILD=build-asan CUZK_SANITIZER=asan bash tests/run.sh --unit-only
+
+tsan:
+	$(MAKE) BUILD=build-tsan OPT=-O1 EXTRA_CFLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+	  EXTRA_LDFLAGS="-fsanitize=thread" tests
+	BUILD=build-tsan CUZK_SANITIZER=tsan bash tests/run.sh --unit-only
+
+bench: all $(BENCH_BINS)
+	BUILD=$(BUILD) bash bench/run.sh
+
+fixtures:
+	bash tests/fixtures/make.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-asan build-tsan

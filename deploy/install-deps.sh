@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs every Debian package cuzk's build and tests need. Idempotent: packages
+# already present are left alone and apt is not touched at all when nothing is missing.
+# Run as root on Debian 12 (bookworm). Node.js/npm are needed for the snarkjs/circom
+# fixtures; the npm packages themselves are installed by tests/fixtures/make.sh into
+# a cache folder, never globally.
+set -euo pipefail
+
+PKGS=(
+  build-essential pkg-config make gcc
+  liburing-dev libnuma-dev libhwloc-dev check libsubunit-dev
+  libjansson-dev libncurses-dev libgmp-dev
+  nodejs npm python3 tmux procps
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# Node may come from outside Debian's packages (a preinstalled node/npm on PATH is fine).
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}); run this script as root" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
