@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# What `make bench` runs:
+#   (a) $BUILD/bench/ring, if built;
+#   (b) prove time of cuzk prove-local against snarkjs groth16 prove on the
+#       mulchain fixtures (bn128, 2^10, 2^12, 2^14, 2^16 constraints; built and
+#       cached by tests/fixtures/make.sh), median of BENCH_RUNS runs each, the
+#       provers interleaved run by run; cuzk's proof is checked with snarkjs;
+#   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/.
+#
+# Environment:
+#   BUILD        build dir (default build)
+#   BENCH_SIZES  the mulchain sizes as powers of two (default "10 12 14 16"; at most 16)
+#   BENCH_RUNS   runs per prover and size (default 3)
+#   PROVER_CMD   cuzk's command (default "$BUILD/bin/cuzk prove-local"), called as
+#                $PROVER_CMD ZKEY WTNS PROOF PUBLIC
+#   RAPIDSNARK   path of an external rapidsnark `prover` binary: adds a column
+#                (not built or shipped here)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+BENCH_SIZES="${BENCH_SIZES:-10 12 14 16}"
+BENCH_RUNS="${BENCH_RUNS:-3}"
+RAPIDSNARK="${RAPIDSNARK:-}"
+
+cuzk_ok=1
+if [ -z "${PROVER_CMD:-}" ]; then
+  PROVER_CMD="$BUILD/bin/cuzk prove-local"
+  [ -x "$BUILD/bin/cuzk" ] || cuzk_ok=0
+fi
+read -r -a PROVER <<<"$PROVER_CMD"
+if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
+  echo "bench: RAPIDSNARK=$RAPIDSNARK is not an executable; column left out" >&2
+  RAPIDSNARK=""
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+failures=()
+
+run_bin() {  # path
+  local b="$1" rc=0
+  echo "== $(basename "$b")"
+  "$b" || rc=$?
+  if [ $rc -ne 0 ]; then echo "bench: $(basename "$b") failed (exit $rc)"; failures+=("$(basename "$b")"); fi
+  echo
+}
+
+# ---- (a) ring ----------------------------------------------------------------
+if [ -x "$BUILD/bench/ring" ]; then run_bin "$BUILD/bench/ring"; fi
+
+# ---- (b) prove: cuzk vs snarkjs (vs rapidsnark) --------------------------------
+size_args=()
+for k in $BENCH_SIZES; do size_args+=(--size "$k"); done
+echo "== prove (bn128 mulchain; median of $BENCH_RUNS, interleaved)"
+bash "$ROOT/tests/fixtures/make.sh" -q "${size_args[@]}" >/dev/null
+# shellcheck source=../tests/fixtures/env.sh
+. "$ROOT/tests/fixtures/env.sh"
+[ $cuzk_ok -eq 1 ] || echo "(cuzk is not built: $BUILD/bin/cuzk; its column is empty)"
+
+# secs CMD... -> prints the wall time in seconds, or "fail"
+secs() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  if "$@" >"$tmp/out" 2>&1; then
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'
+  else
+    echo fail
+  fi
+}
+median() { printf '%s\n' "$@" | grep -v fail | sort -g | awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2fx", a/b }'; }
+
+hdr="$(printf '%-6s %9s %8s %11s %11s %9s' size constraints domain "cuzk s" "snarkjs s" speedup)"
+[ -z "$RAPIDSNARK" ] || hdr="$hdr$(printf ' %13s %11s' "rapidsnark s" "vs rapid")"
+echo "$hdr"
+for k in $BENCH_SIZES; do
+  d="$FIXTURES/bn128/mulchain-$k"
+  zkey="$d/circuit_final.zkey"; wtns="$d/witness.wtns"
+  nc="$(sed -n 's/.*constraints=\([0-9]*\).*/\1/p' "$d/info.txt")"
+  dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$d/info.txt")"
+  tc=(); ts=(); tr=(); note=""
+  for _ in $(seq "$BENCH_RUNS"); do
+    if [ $cuzk_ok -eq 1 ]; then
+      t="$(secs "${PROVER[@]}" "$zkey" "$wtns" "$tmp/proof_cuzk.json" "$tmp/public_cuzk.json")"
+      [ "$t" != fail ] || note="$note cuzk failed: $(head -c 200 "$tmp/out" | tr '\n' ' ')"
+      tc+=("$t")
+    fi
+    ts+=("$(secs "$SNARKJS" groth16 prove "$zkey" "$wtns" "$tmp/proof_s.json" "$tmp/public_s.json")")
+    if [ -n "$RAPIDSNARK" ]; then
+      tr+=("$(secs "$RAPIDSNARK" "$zkey" "$wtns" "$tmp/proof_r.json" "$tmp/public_r.json")")
+    fi
+  done
+  if [ $cuzk_ok -eq 1 ] && [ -f "$tmp/proof_cuzk.json" ] && \
+     ! "$SNARKJS" groth16 verify "$d/verification_key.json" "$tmp/public_cuzk.json" "$tmp/proof_cuzk.json" >/dev/null 2>&1; then
+    note="$note cuzk's proof does NOT verify"
+  fi
+  rm -f "$tmp/proof_cuzk.json"
+  mc="$( [ ${#tc[@]} -gt 0 ] && median "${tc[@]}" || echo -)"
+  ms="$(median "${ts[@]}")"
+  line="$(printf '%-6s %9s %8s %11s %11s %9s' "2^$k" "$nc" "$dom" "$mc" "$ms" "$(ratio "$ms" "$mc")")"
+  if [ -n "$RAPIDSNARK" ]; then
+    mr="$(median "${tr[@]}")"
+    line="$line$(printf ' %13s %11s' "$mr" "$(ratio "$mr" "$mc")")"
+  fi
+  echo "$line${note:+  !$note}"
+  [ -z "$note" ] || failures+=("prove 2^$k")
+done
+echo "(speedup = other prover's time / cuzk's time; wall times include process start and file loading)"
+echo
+
+# ---- (c) msm_ntt, then any other bench binary --------------------------------
+if [ -x "$BUILD/bench/msm_ntt" ]; then run_bin "$BUILD/bench/msm_ntt"; fi
+for b in "$BUILD"/bench/*; do
+  case "$(basename "$b")" in ring|msm_ntt|*.o|*.d) continue ;; esac
+  if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "bench: failures: ${failures[*]}"
+  exit 1
+fi
