@@ -1,0 +1,189 @@
+/* test_pool.c — buffer pool: allocation, ownership, reclaim, per-node counts, slab. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuzk/futex.h>
+#include <cuzk/shmlayout.h>
+
+static char inst[64], err[512];
+static struct shmlayout_data d;
+
+static void setup_n(uint32_t bufs, uint32_t nodes)
+{
+	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 8 }, .max_jobs = 2,
+					.max_parts = 8, .buf_count = bufs, .buf_size = 8192,
+					.n_nodes = nodes, .numa_node = { 0, 1, 2, 3 } };
+
+	snprintf(inst, sizeof(inst), "p%d", (int)getpid());
+	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+static void teardown(void)
+{
+	shmlayout_data_detach(&d);
+	segment_destroy(inst, SEG_KIND_DATA);
+}
+
+START_TEST(test_pool_alloc_until_empty_then_free)
+{
+	uint32_t idx[4], x, used, fr;
+	uint32_t me = (uint32_t)getpid();
+
+	setup_n(4, 1);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, me, 0, &idx[i]), 0);
+		ck_assert_uint_eq(pool_buf_owner(&d.pool, idx[i]), me);
+		memset(pool_buf_ptr(&d.pool, idx[i]), i, 8192); /* whole buffer is ours */
+	}
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < i; j++)
+			ck_assert_uint_ne(idx[i], idx[j]);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, me, 0, &x), -EAGAIN);
+	ck_assert_int_eq(pool_node_counts(&d.pool, -1, &used, &fr), 0);
+	ck_assert_uint_eq(used, 4);
+	ck_assert_uint_eq(fr, 0);
+	/* Only the owner frees. */
+	ck_assert_int_eq(pool_buf_free(&d.pool, idx[0], me + 1), -EPERM);
+	ck_assert_int_eq(pool_buf_free(&d.pool, idx[0], me), 0);
+	ck_assert_int_eq(pool_buf_free(&d.pool, idx[0], me), -EPERM);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, me, 0, &x), 0);
+	ck_assert_uint_eq(x, idx[0]);
+	ck_assert_ptr_null(pool_buf_ptr(&d.pool, 4));
+	ck_assert_uint_eq(pool_buf_owner(&d.pool, 99), POOL_NONE);
+}
+END_TEST
+
+START_TEST(test_pool_alloc_times_out_then_wakes_on_free)
+{
+	uint32_t a, b, x;
+	uint64_t t0;
+	pid_t pid;
+	int st;
+
+	setup_n(2, 1);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, 100, 0, &a), 0);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, 100, 0, &b), 0);
+	t0 = futex_now_ns();
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, 101, 20000000, &x), -ETIMEDOUT);
+	ck_assert_uint_ge(futex_now_ns() - t0, 20000000);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		usleep(20000);
+		_exit(pool_buf_free(&d.pool, b, 100) ? 1 : 0);
+	}
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, 101, 10000000000LL, &x), 0);
+	ck_assert_uint_eq(x, b);
+	waitpid(pid, &st, 0);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
+START_TEST(test_pool_reclaims_dead_process_buffers)
+{
+	uint32_t used, fr, x;
+	pid_t pid;
+	int st;
+
+	setup_n(5, 1);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, -1, (uint32_t)getpid(), 0, &x), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint32_t i;
+
+		for (int k = 0; k < 3; k++)
+			if (pool_buf_alloc(&d.pool, -1, (uint32_t)getpid(), 0, &i))
+				_exit(1);
+		/* hand one to a partition: it must survive our death */
+		if (pool_buf_transfer(&d.pool, i, (uint32_t)getpid(), pool_owner_part(3)))
+			_exit(1);
+		raise(SIGKILL);
+	}
+	waitpid(pid, &st, 0);
+	ck_assert(WIFSIGNALED(st));
+	pool_node_counts(&d.pool, -1, &used, &fr);
+	ck_assert_uint_eq(used, 4);
+	ck_assert_int_eq(pool_reclaim_pid(&d.pool, pid), 2);
+	ck_assert_int_eq(pool_reclaim_pid(&d.pool, pid), 0);
+	pool_node_counts(&d.pool, -1, &used, &fr);
+	ck_assert_uint_eq(used, 2); /* ours + the partition's */
+	ck_assert_uint_eq(fr, 3);
+}
+END_TEST
+
+START_TEST(test_pool_counts_per_node_and_prefers_node)
+{
+	uint32_t used, fr, x;
+
+	setup_n(7, 2);
+	ck_assert_uint_eq(d.pool.hdr->nodes[0].count, 4);
+	ck_assert_uint_eq(d.pool.hdr->nodes[1].count, 3);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, 1, 50, 0, &x), 0);
+	ck_assert_uint_ge(x, 4); /* from node 1's share */
+	ck_assert_int_eq(pool_node_counts(&d.pool, 1, &used, &fr), 0);
+	ck_assert_uint_eq(used, 1);
+	ck_assert_uint_eq(fr, 2);
+	ck_assert_int_eq(pool_node_counts(&d.pool, 0, &used, &fr), 0);
+	ck_assert_uint_eq(used, 0);
+	ck_assert_uint_eq(fr, 4);
+	ck_assert_int_eq(pool_node_counts(&d.pool, 5, &used, &fr), -EINVAL);
+	/* Node 1 exhausted: falls back to node 0. */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pool_buf_alloc(&d.pool, 1, 50, 0, &x), 0);
+	ck_assert_int_eq(pool_buf_alloc(&d.pool, 1, 50, 0, &x), 0);
+	ck_assert_uint_lt(x, 4);
+}
+END_TEST
+
+START_TEST(test_pool_slab_setup_reports_what_it_did)
+{
+	struct pool_slab_report rep;
+
+	setup_n(4, 1);
+	ck_assert_int_eq(pool_slab_setup(&d.pool, 0, &rep, stderr), 0);
+	/* Each capability either worked or has a reason; the pool works regardless. */
+	if (!rep.huge)
+		ck_assert_ptr_nonnull(strstr(rep.reason, "huge pages"));
+	if (!rep.locked)
+		ck_assert_ptr_nonnull(strstr(rep.reason, "not locked"));
+	if (!rep.numa_bound)
+		ck_assert_ptr_nonnull(strstr(rep.reason, "NUMA"));
+	fprintf(stderr, "slab: locked=%d huge=%d numa=%d (%s)\n", rep.locked, rep.huge,
+		rep.numa_bound, rep.reason);
+	memset(pool_buf_ptr(&d.pool, 3), 1, 8192);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pool");
+	struct { const char *n; const TTest *f; } t[] = {
+		{ "alloc_until_empty_then_free", test_pool_alloc_until_empty_then_free },
+		{ "alloc_times_out_then_wakes_on_free", test_pool_alloc_times_out_then_wakes_on_free },
+		{ "reclaims_dead_process_buffers", test_pool_reclaims_dead_process_buffers },
+		{ "counts_per_node_and_prefers_node", test_pool_counts_per_node_and_prefers_node },
+		{ "slab_setup_reports_what_it_did", test_pool_slab_setup_reports_what_it_did },
+	};
+	SRunner *sr;
+	int failed;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		TCase *tc = tcase_create(t[i].n);
+
+		tcase_add_checked_fixture(tc, NULL, teardown);
+		tcase_add_test(tc, t[i].f);
+		suite_add_tcase(s, tc);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
