@@ -33,6 +33,7 @@ if [ -z "${PROVER_CMD:-}" ]; then
   PROVER_CMD="$BUILD/bin/cuzk prove-local"
 fi
 read -r -a PROVER <<<"$PROVER_CMD"
+case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
 
 bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
 # shellcheck source=../fixtures/env.sh
@@ -49,7 +50,7 @@ for f in "$F/circuit_final.zkey" "$F/witness.wtns" "$F/circuit.r1cs" "$F/circuit
          "$OTHER/witness.wtns" "$OTHER/circuit.r1cs" "$BLS/witness.wtns"; do
   [ -f "$f" ] || { echo "FAIL: fixture file $f is missing (tests/fixtures/make.sh)" >&2; exit 1; }
 done
-in="$tmp/in"; mkdir -p "$in"
+in="$tmp/in"; mkdir -p "$in" "$tmp/cwd"
 cp "$F/circuit_final.zkey" "$in/good.zkey"
 cp "$F/witness.wtns" "$in/good.wtns"
 cp "$F/circuit.r1cs" "$in/good.r1cs"
@@ -130,7 +131,8 @@ expect() {
   [ "${1:-}" = "--" ] && shift
   rm -rf "$out"; mkdir -p "$out"
   local rc=0 errs=() msg
-  timeout 120 "${PROVER[@]}" "$@" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
+  # from a scratch directory, so that nothing stray lands in the work tree
+  (cd "$tmp/cwd" && timeout 120 "${PROVER[@]}" "$@") >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
   msg="$(head -c 400 "$tmp/stderr")"
   [ "$rc" = "$want" ] || errs+=("exit code $rc, expected $want")
   if [ "$want" != 0 ]; then
@@ -216,7 +218,7 @@ expect 5 "wtns values section size +32 (past the end)" "$in/sec2_long.wtns" -- "
 # A wrong size in the middle of the table makes the rest of it garbage: either
 # format code is right there, but the exit code must be one of the two.
 patch section-size "$ZK" "$in/sec2_size.zkey" 2 4
-rc=0; timeout 120 "${PROVER[@]}" "$in/sec2_size.zkey" "$WT" "$P" "$Q" >/dev/null 2>"$tmp/stderr" || rc=$?
+rc=0; (cd "$tmp/cwd" && timeout 120 "${PROVER[@]}" "$in/sec2_size.zkey" "$WT" "$P" "$Q") >/dev/null 2>"$tmp/stderr" || rc=$?
 if [ $rc -eq 4 ] || [ $rc -eq 5 ]; then
   pass=$((pass + 1)); printf 'ok    %-52s exit %s  %s\n' "zkey header section size +4 (table garbled)" "$rc" "$(head -n1 "$tmp/stderr" | cut -c1-110)"
 else

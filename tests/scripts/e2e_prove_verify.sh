@@ -36,6 +36,7 @@ if [ -z "${PROVER_CMD:-}" ]; then
   PROVER_CMD="$BUILD/bin/cuzk prove-local"
 fi
 read -r -a PROVER <<<"$PROVER_CMD"
+case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
 PROVE_TIMEOUT="${PROVE_TIMEOUT:-300}"
 
 bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
@@ -115,7 +116,7 @@ cli_verify() {  # vkey public proof
 
 prove() {  # zkey wtns proof public -> the prover's exit code; stderr in $tmp/prove.err
   local rc=0
-  timeout "$PROVE_TIMEOUT" "${PROVER[@]}" "$1" "$2" "$3" "$4" >"$tmp/prove.out" 2>"$tmp/prove.err" || rc=$?
+  (cd "$tmp" && timeout "$PROVE_TIMEOUT" "${PROVER[@]}" "$1" "$2" "$3" "$4") >"$tmp/prove.out" 2>"$tmp/prove.err" || rc=$?
   return $rc
 }
 
