@@ -1,0 +1,211 @@
+/* test_jobtab.c — job table: CAS transitions, completion decided once, rollback. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuzk/shmlayout.h>
+
+static char inst[64], err[512];
+static struct shmlayout_data d;
+
+static void setup(void)
+{
+	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 8 }, .max_jobs = 3,
+					.max_parts = 10, .buf_count = 4, .buf_size = 4096 };
+
+	snprintf(inst, sizeof(inst), "j%d", (int)getpid());
+	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+
+static void teardown(void)
+{
+	shmlayout_data_detach(&d);
+	segment_destroy(inst, SEG_KIND_DATA);
+}
+
+static uint32_t state_of(uint32_t p)
+{
+	return jobtab_word_state(jobtab_part_load(&d.jobtab, p));
+}
+
+START_TEST(test_jobtab_moves_are_cas_on_state_and_owner)
+{
+	struct jobtab *jt = &d.jobtab;
+	uint32_t j, p;
+	uint64_t seen, w0;
+
+	ck_assert_int_eq(jobtab_job_add(jt, 3, "/k.zkey", "/out", 1, &j), 0);
+	ck_assert_str_eq(jt->jobs[j].zkey_path, "/k.zkey");
+	p = jt->jobs[j].first_part;
+	ck_assert_uint_eq(state_of(p), JOBTAB_QUEUED);
+	w0 = jobtab_part_load(jt, p);
+	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 10, NULL), 0);
+	/* A second claimant loses and learns who holds it. */
+	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 11, &seen), -EAGAIN);
+	ck_assert_uint_eq(jobtab_word_pid(seen), 10);
+	ck_assert_uint_eq(jobtab_word_state(seen), JOBTAB_SYNTH);
+	/* Only the owner pid moves it on. */
+	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_SYNTH, 11, JOBTAB_READY, 0, NULL), -EAGAIN);
+	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_SYNTH, 10, JOBTAB_READY, 0, NULL), 0);
+	ck_assert_uint_eq(jobtab_word_gen(jobtab_part_load(jt, p)), jobtab_word_gen(w0) + 2);
+	ck_assert_uint_eq(jt->parts[p].attempts, 1);
+	ck_assert_int_eq(jobtab_part_fail(jt, p, JOBTAB_READY, 0, "witness has 3 values, want 4"),
+			 0);
+	ck_assert_uint_eq(state_of(p), JOBTAB_FAILED);
+	ck_assert_str_eq(jt->parts[p].reason, "witness has 3 values, want 4");
+	ck_assert_str_eq(jobtab_state_name(JOBTAB_PROVING), "proving");
+}
+END_TEST
+
+START_TEST(test_jobtab_generation_defeats_aba)
+{
+	struct jobtab *jt = &d.jobtab;
+	uint32_t j, p;
+	uint64_t stale, w;
+
+	jobtab_job_add(jt, 1, NULL, NULL, 1, &j);
+	p = jt->jobs[j].first_part;
+	stale = jobtab_part_load(jt, p);
+	jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 5, NULL);
+	jobtab_part_move(jt, p, JOBTAB_SYNTH, 5, JOBTAB_QUEUED, 0, NULL);
+	/* Same state and pid as the stale word, but a raw CAS with it must fail. */
+	w = stale;
+	ck_assert(!atomic_compare_exchange_strong(&jt->parts[p].word, &w,
+						  jobtab_word(JOBTAB_SYNTH, 0, 6)));
+	ck_assert_uint_eq(jobtab_word_state(w), JOBTAB_QUEUED);
+	ck_assert_uint_ne(jobtab_word_gen(w), jobtab_word_gen(stale));
+}
+END_TEST
+
+START_TEST(test_jobtab_job_done_decided_by_exactly_one_call)
+{
+	struct jobtab *jt = &d.jobtab;
+	uint32_t j, f, done, failed;
+
+	jobtab_job_add(jt, 2, NULL, NULL, 1, &j);
+	f = jt->jobs[j].first_part;
+	ck_assert_int_eq(jobtab_job_try_complete(jt, j), 0);
+	for (uint32_t p = f; p < f + 2; p++) {
+		jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_FINAL, 7, NULL);
+		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_FINAL, 7, JOBTAB_DONE, 0, NULL), 0);
+		/* DONE is final: a restarted finalizer cannot decide it again. */
+		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_FINAL, 7, JOBTAB_DONE, 0, NULL),
+				 -EAGAIN);
+	}
+	ck_assert_int_eq(jobtab_job_counts(jt, j, &done, &failed), 0);
+	ck_assert_uint_eq(done, 2);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_int_eq(jobtab_job_try_complete(jt, j), 1);
+	ck_assert_int_eq(jobtab_job_try_complete(jt, j), 0);
+	ck_assert_uint_eq(jobtab_word_state(jt->jobs[j].word), JOBTAB_DONE);
+	ck_assert_int_eq(jobtab_job_retire(jt, j), 0);
+	ck_assert_uint_eq(state_of(f), JOBTAB_FREE);
+}
+END_TEST
+
+START_TEST(test_jobtab_add_reports_full_and_reuses_retired)
+{
+	struct jobtab *jt = &d.jobtab;
+	uint32_t a, b, c;
+
+	ck_assert_int_eq(jobtab_job_add(jt, 6, NULL, NULL, 1, &a), 0);
+	ck_assert_int_eq(jobtab_job_add(jt, 5, NULL, NULL, 1, &b), -ENOSPC);
+	ck_assert_int_eq(jobtab_job_add(jt, 4, NULL, NULL, 1, &b), 0);
+	ck_assert_int_eq(jobtab_job_retire(jt, a), -EBUSY);
+	for (uint32_t p = 0; p < 6; p++)
+		jobtab_part_fail(jt, jt->jobs[a].first_part + p, JOBTAB_QUEUED, 0, "cancelled");
+	ck_assert_int_eq(jobtab_job_try_complete(jt, a), 1);
+	ck_assert_uint_eq(jobtab_word_state(jt->jobs[a].word), JOBTAB_FAILED);
+	ck_assert_ptr_nonnull(strstr(jt->jobs[a].reason, "6 of 6"));
+	ck_assert_int_eq(jobtab_job_retire(jt, a), 0);
+	ck_assert_int_eq(jobtab_job_add(jt, 5, NULL, NULL, 1, &c), 0);
+	ck_assert_uint_ne(jt->jobs[c].id, jt->jobs[b].id);
+}
+END_TEST
+
+START_TEST(test_jobtab_reclaim_rolls_back_to_last_intact_state)
+{
+	struct jobtab *jt = &d.jobtab;
+	struct pool *pl = &d.pool;
+	const uint32_t dead = 4242, live = 4343;
+	uint32_t j, f, out[10], b1, b2, b3, used, fr;
+
+	jobtab_job_add(jt, 6, NULL, NULL, 1, &j);
+	f = jt->jobs[j].first_part;
+	/* f+0: SYNTH(dead) with a buffer already handed to the partition */
+	jobtab_part_move(jt, f, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, dead, NULL);
+	pool_buf_alloc(pl, -1, dead, 0, &b1);
+	jt->parts[f].buf = b1;
+	pool_buf_transfer(pl, b1, dead, pool_owner_part(f));
+	/* f+1: PROVING(dead), input buffer still held for it */
+	pool_buf_alloc(pl, -1, 1, 0, &b2);
+	pool_buf_transfer(pl, b2, 1, pool_owner_part(f + 1));
+	jt->parts[f + 1].buf = b2;
+	jobtab_part_move(jt, f + 1, JOBTAB_QUEUED, 0, JOBTAB_READY, 0, NULL);
+	jobtab_part_move(jt, f + 1, JOBTAB_READY, 0, JOBTAB_PROVING, dead, NULL);
+	/* f+2: PROVING(dead), input buffer already released (reused by another part) */
+	pool_buf_alloc(pl, -1, 1, 0, &b3);
+	pool_buf_transfer(pl, b3, 1, pool_owner_part(f + 5));
+	jt->parts[f + 2].buf = b3;
+	jobtab_part_move(jt, f + 2, JOBTAB_QUEUED, 0, JOBTAB_PROVING, dead, NULL);
+	/* f+3: FINAL(dead); f+4: PROVING(live) untouched; f+5 QUEUED untouched */
+	jobtab_part_move(jt, f + 3, JOBTAB_QUEUED, 0, JOBTAB_FINAL, dead, NULL);
+	jobtab_part_move(jt, f + 4, JOBTAB_QUEUED, 0, JOBTAB_PROVING, live, NULL);
+
+	ck_assert_int_eq(jobtab_reclaim_pid(jt, pl, dead, out, 10), 4);
+	ck_assert_uint_eq(state_of(f), JOBTAB_QUEUED);
+	ck_assert_uint_eq(jt->parts[f].buf, JOBTAB_NONE);
+	ck_assert_uint_eq(pool_buf_owner(pl, b1), POOL_OWNER_FREE);
+	ck_assert_uint_eq(state_of(f + 1), JOBTAB_READY);
+	ck_assert_uint_eq(jt->parts[f + 1].buf, b2);
+	ck_assert_uint_eq(state_of(f + 2), JOBTAB_QUEUED);
+	ck_assert_uint_eq(pool_buf_owner(pl, b3), pool_owner_part(f + 5));
+	ck_assert_uint_eq(state_of(f + 3), JOBTAB_PROVED);
+	ck_assert_uint_eq(state_of(f + 4), JOBTAB_PROVING);
+	ck_assert_uint_eq(out[0], f);
+	ck_assert_uint_eq(out[3], f + 3);
+	ck_assert_int_eq(jobtab_reclaim_pid(jt, pl, dead, out, 10), 0);
+	pool_node_counts(pl, -1, &used, &fr);
+	ck_assert_uint_eq(used, 2);
+	/* A short out array: the rest come on the next call. */
+	jobtab_part_move(jt, f + 5, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, dead, NULL);
+	jobtab_part_move(jt, f, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, dead, NULL);
+	ck_assert_int_eq(jobtab_reclaim_pid(jt, pl, dead, out, 1), 1);
+	ck_assert_int_eq(jobtab_reclaim_pid(jt, pl, dead, out, 1), 1);
+	ck_assert_int_eq(jobtab_reclaim_pid(jt, pl, dead, out, 1), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("jobtab");
+	struct { const char *n; const TTest *f; } t[] = {
+		{ "moves_are_cas_on_state_and_owner", test_jobtab_moves_are_cas_on_state_and_owner },
+		{ "generation_defeats_aba", test_jobtab_generation_defeats_aba },
+		{ "job_done_decided_by_exactly_one_call",
+		  test_jobtab_job_done_decided_by_exactly_one_call },
+		{ "add_reports_full_and_reuses_retired",
+		  test_jobtab_add_reports_full_and_reuses_retired },
+		{ "reclaim_rolls_back_to_last_intact_state",
+		  test_jobtab_reclaim_rolls_back_to_last_intact_state },
+	};
+	SRunner *sr;
+	int failed;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		TCase *tc = tcase_create(t[i].n);
+
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, t[i].f);
+		suite_add_tcase(s, tc);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
