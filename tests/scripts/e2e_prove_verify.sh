@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end: prove every fixture with cuzk and verify the proof with snarkjs.
 #
-# Fixtures: ours (tests/fixtures/make.sh, default set, cached) and the four in
+# Fixtures: ours (the default set of tests/fixtures/make.sh, cached) and the four in
 # ../shared/fixtures/snarkjs-groth16/. For each one:
 #   * prove (cuzk prove-local ZKEY WTNS PROOF PUBLIC) and check that
 #     `snarkjs groth16 verify` says OK;
@@ -121,9 +121,10 @@ prove() {  # zkey wtns proof public -> the prover's exit code; stderr in $tmp/pr
 }
 
 fixtures=()
-for d in "$FIXTURES"/*/*/; do
-  [ -f "$d/.stamp" ] && fixtures+=("${d%/}")
-done
+while IFS= read -r d; do
+  [ -f "$d/.stamp" ] || { echo "FAIL: fixture $d was not built" >&2; exit 1; }
+  fixtures+=("$d")
+done < <(bash "$ROOT/tests/fixtures/make.sh" --list)
 for d in "$SHARED"/fixtures/snarkjs-groth16/*/; do
   [ -f "$d/circuit_final.zkey" ] && fixtures+=("${d%/}")
 done
