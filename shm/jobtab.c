@@ -296,3 +296,13 @@ int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t
 	}
 	return (int)n;
 }
+
+int jobtab_parts_in_state(const struct jobtab *jt, uint32_t state, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t p = 0; p < jt->hdr->max_parts && n < max; p++)
+		if (jobtab_word_state(jobtab_part_load(jt, p)) == state)
+			out[n++] = p;
+	return (int)n;
+}

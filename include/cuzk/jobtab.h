@@ -156,4 +156,10 @@ int jobtab_job_retire(struct jobtab *jt, uint32_t job);
 int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t *out,
 		       size_t max);
 
+/* Indices of partitions now in `state` (up to max; returns how many). After a death
+ * the supervisor re-pushes every READY (and PROVED) partition: a hint the dead process
+ * had popped but not yet claimed is gone with it, and a duplicate hint is harmless
+ * because only one claimant wins the CAS. */
+int jobtab_parts_in_state(const struct jobtab *jt, uint32_t state, uint32_t *out, size_t max);
+
 #endif /* CUZK_JOBTAB_H */
