@@ -1,0 +1,359 @@
+/* test_ntt.c — NTTs against a naive DFT, snarkjs's roots (§7.3), the odd coset (§4.2)
+ * against its definition and against the bn128 fixture, thread-count independence. */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuzk/ntt.h>
+
+#define L 4
+
+static const field_desc *const FIELDS[] = {&FIELD_BN254_FR, &FIELD_BLS12_381_FR};
+
+/* xorshift64*: deterministic data, so a failure reproduces. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dULL;
+}
+
+/* Uniform reduced element; any reduced value is also a valid Montgomery form. */
+static void rand_fe(const field_desc *F, uint64_t *x)
+{
+    do {
+        for (unsigned i = 0; i < L; i++) x[i] = rng_next();
+        x[L - 1] &= (1ULL << (F->bits - 192)) - 1;
+    } while (!fe_is_reduced(F, x));
+}
+
+static uint64_t *vec_new(size_t n)
+{
+    uint64_t *v = aligned_alloc(64, (n * L * 8 + 63) / 64 * 64);
+    ck_assert_ptr_nonnull(v);
+    return v;
+}
+
+static uint64_t *vec_rand(const field_desc *F, size_t n)
+{
+    uint64_t *v = vec_new(n);
+    for (size_t i = 0; i < n; i++) rand_fe(F, v + i * L);
+    return v;
+}
+
+static uint64_t *vec_dup(const uint64_t *v, size_t n)
+{
+    uint64_t *c = vec_new(n);
+    memcpy(c, v, n * L * 8);
+    return c;
+}
+
+/* out[j] = scale · sum_i in[i] w^(ij), O(n^2), with the powers of w tabulated. */
+static void naive_dft(const field_desc *F, uint64_t *out, const uint64_t *in, size_t n, const uint64_t *w,
+                      const uint64_t *scale)
+{
+    uint64_t *pw = vec_new(n), t[FE_MAX_LIMBS];
+    fe_set_one(F, pw);
+    for (size_t i = 1; i < n; i++) fe_mul(F, pw + i * L, pw + (i - 1) * L, w);
+    for (size_t j = 0; j < n; j++) {
+        uint64_t acc[FE_MAX_LIMBS];
+        fe_set_zero(F, acc);
+        for (size_t i = 0; i < n; i++) {
+            fe_mul(F, t, in + i * L, pw + (i * j % n) * L);
+            fe_add(F, acc, acc, t);
+        }
+        fe_mul(F, out + j * L, acc, scale);
+    }
+    free(pw);
+}
+
+/* P(x) for coefficients c[0..n-1], Horner. */
+static void poly_eval(const field_desc *F, uint64_t *r, const uint64_t *c, size_t n, const uint64_t *x)
+{
+    uint64_t acc[FE_MAX_LIMBS];
+    fe_set_zero(F, acc);
+    for (size_t i = n; i-- > 0;) {
+        fe_mul(F, acc, acc, x);
+        fe_add(F, acc, acc, c + i * L);
+    }
+    fe_copy(F, r, acc);
+}
+
+static void assert_vec_eq(const field_desc *F, const uint64_t *a, const uint64_t *b, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fe_eq(F, a + i * L, b + i * L), "%s: %s differs at %zu of %zu", F->name, what, i, n);
+}
+
+static void dec_to_mont(const field_desc *F, uint64_t *r, const char *dec)
+{
+    uint64_t c[FE_MAX_LIMBS];
+    ck_assert_int_eq(fe_canon_from_dec(F, c, dec), 0);
+    fe_to_mont(F, r, c);
+}
+
+START_TEST(test_ntt_matches_naive_dft_up_to_1024)
+{
+    /* forward and inverse, every power of two 1 .. 2^10, both fields */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        for (unsigned lg = 0; lg <= 10; lg++) {
+            ntt_domain d;
+            size_t n = (size_t)1 << lg;
+            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+            uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n), *ref = vec_new(n);
+
+            naive_dft(F, ref, v, n, d.omega, F->one);
+            ntt_forward(&d, w, 1);
+            assert_vec_eq(F, w, ref, n, "forward");
+
+            memcpy(w, v, n * L * 8);
+            naive_dft(F, ref, v, n, d.omega_inv, d.n_inv);
+            ntt_inverse(&d, w, 1);
+            assert_vec_eq(F, w, ref, n, "inverse");
+            free(v), free(w), free(ref);
+            ntt_domain_free(&d);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_ntt_roundtrip_2_16)
+{
+    /* inverse(forward(v)) = v at 2^16, all threads and one; forward(inverse(v)) = v too */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        ntt_domain d;
+        size_t n = (size_t)1 << 16;
+        ck_assert_int_eq(ntt_domain_init(&d, F, 16), 0);
+        uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n);
+        ntt_forward(&d, w, 0);
+        ntt_inverse(&d, w, 1);
+        assert_vec_eq(F, w, v, n, "inverse(forward)");
+        ntt_inverse(&d, w, 1);
+        ntt_forward(&d, w, 0);
+        assert_vec_eq(F, w, v, n, "forward(inverse)");
+        free(v), free(w);
+        ntt_domain_free(&d);
+    }
+}
+END_TEST
+
+START_TEST(test_ntt_large_spot_checks_against_definition)
+{
+    /* multithreaded 2^15 (one radix-2 plus radix-4 global stages): a few outputs by the
+     * O(n) definition v[j] = sum_i v[i] w^(ij) */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        ntt_domain d;
+        unsigned lg = 15;
+        size_t n = (size_t)1 << lg;
+        ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+        uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n);
+        ntt_forward(&d, w, 3);
+        size_t js[] = {0, 1, 2, n / 2, n - 1, 12345, 31000};
+        for (unsigned k = 0; k < sizeof js / sizeof js[0]; k++) {
+            uint64_t x[FE_MAX_LIMBS], acc[FE_MAX_LIMBS];
+            fe_pow(F, x, d.omega, (uint64_t[]){js[k]}, 1);
+            poly_eval(F, acc, v, n, x);
+            ck_assert_msg(fe_eq(F, acc, w + js[k] * L), "%s: forward 2^15 output %zu", F->name, js[k]);
+        }
+        free(v), free(w);
+        ntt_domain_free(&d);
+    }
+}
+END_TEST
+
+START_TEST(test_ntt_odd_coset_matches_definition)
+{
+    /* v_odd[j] = A(coset·w^j), A = interpolant of v over {w^i}: coefficients by the naive
+     * inverse DFT, evaluation by Horner at the coset points */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        for (unsigned lg = 0; lg <= 7; lg++) {
+            ntt_domain d;
+            size_t n = (size_t)1 << lg;
+            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+            uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n), *coef = vec_new(n), x[FE_MAX_LIMBS];
+            naive_dft(F, coef, v, n, d.omega_inv, d.n_inv);
+            ntt_to_odd_coset(&d, w, 1);
+            fe_copy(F, x, d.coset);
+            for (size_t j = 0; j < n; j++) {
+                uint64_t y[FE_MAX_LIMBS];
+                poly_eval(F, y, coef, n, x);
+                ck_assert_msg(fe_eq(F, y, w + j * L), "%s: coset 2^%u output %zu", F->name, lg, j);
+                fe_mul(F, x, x, d.omega);
+            }
+            for (size_t i = 0; i < n; i++) { /* coset_pow[i] = coset^i */
+                uint64_t p[FE_MAX_LIMBS];
+                fe_pow(F, p, d.coset, (uint64_t[]){i}, 1);
+                ck_assert(fe_eq(F, p, d.coset_pow + i * L));
+            }
+            free(v), free(w), free(coef);
+            ntt_domain_free(&d);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_ntt_snarkjs_roots)
+{
+    /* §7.3: BN254 w[28], w[4], w[5]; BLS12-381 w[32] (5-based, not arkworks' 7-based), w[4], w[5] */
+    static const struct {
+        const field_desc *F;
+        unsigned k;
+        const char *dec;
+    } roots[] = {
+        {&FIELD_BN254_FR, 28, "19103219067921713944291392827692070036145651957329286315305642004821462161904"},
+        {&FIELD_BN254_FR, 4, "14940766826517323942636479241147756311199852622225275649687664389641784935947"},
+        {&FIELD_BN254_FR, 5, "4419234939496763621076330863786513495701855246241724391626358375488475697872"},
+        {&FIELD_BLS12_381_FR, 32, "937917089079007706106976984802249742464848817460758522850752807661925904159"},
+        {&FIELD_BLS12_381_FR, 4, "35811073542294463015946892559272836998938171743018714161809767624935956676211"},
+        {&FIELD_BLS12_381_FR, 5, "32311457133713125762627935188100354218453688428796477340173861531654182464166"},
+    };
+    for (unsigned i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        uint64_t want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+        dec_to_mont(roots[i].F, want, roots[i].dec);
+        ck_assert_int_eq(fr_root_of_unity(roots[i].F, roots[i].k, got), 0);
+        ck_assert_msg(fe_eq(roots[i].F, got, want), "%s w[%u]", roots[i].F->name, roots[i].k);
+    }
+    uint64_t one[FE_MAX_LIMBS], x[FE_MAX_LIMBS];
+    ck_assert_int_eq(fr_root_of_unity(&FIELD_BN254_FR, 0, one), 0);
+    ck_assert(fe_eq(&FIELD_BN254_FR, one, FIELD_BN254_FR.one));
+    ck_assert_int_eq(fr_root_of_unity(&FIELD_BN254_FR, 29, x), -EINVAL);
+    ck_assert_int_eq(fr_root_of_unity(&FIELD_BLS12_381_FR, 33, x), -EINVAL);
+
+    /* the domain takes w[lg] and w[lg+1]: refuses lg + 1 > s, and non-Fr fields */
+    ntt_domain d;
+    ck_assert_int_eq(ntt_domain_init(&d, &FIELD_BN254_FR, 28), -EINVAL);
+    ck_assert_int_eq(ntt_domain_init(&d, &FIELD_BLS12_381_FR, 32), -EINVAL);
+    ck_assert_int_eq(ntt_domain_init(&d, &FIELD_BN254_FQ, 4), -EINVAL);
+    ntt_domain_free(&d);
+    ntt_domain_free(NULL);
+    ck_assert_int_eq(ntt_domain_init(&d, &FIELD_BLS12_381_FR, 4), 0);
+    dec_to_mont(&FIELD_BLS12_381_FR, x, roots[4].dec);
+    ck_assert(fe_eq(&FIELD_BLS12_381_FR, d.omega, x));
+    dec_to_mont(&FIELD_BLS12_381_FR, x, roots[5].dec);
+    ck_assert(fe_eq(&FIELD_BLS12_381_FR, d.coset, x));
+    ntt_domain_free(&d);
+}
+END_TEST
+
+static json_t *fixture_load(void)
+{
+    const char *shared = getenv("CUZK_SHARED");
+    char path[4096];
+    json_error_t err;
+    snprintf(path, sizeof path, "%s/fixtures/snarkjs-groth16/bn128/intermediates_fixed_rs.json",
+             shared && *shared ? shared : "../shared");
+    json_t *j = json_load_file(path, 0, &err);
+    ck_assert_msg(j != NULL, "%s: %s (set CUZK_SHARED to the shared folder)", path, err.text);
+    return j;
+}
+
+static uint64_t *fixture_vec(const field_desc *F, json_t *j, const char *key, size_t n)
+{
+    json_t *a = json_object_get(j, key);
+    ck_assert_msg(json_is_array(a) && json_array_size(a) == n, "fixture key %s", key);
+    uint64_t *v = vec_new(n);
+    for (size_t i = 0; i < n; i++) dec_to_mont(F, v + i * L, json_string_value(json_array_get(a, i)));
+    return v;
+}
+
+START_TEST(test_ntt_reproduces_bn128_fixture_coset_evaluations)
+{
+    /* intermediates_fixed_rs.json: a/b/c_eval -> a/b/c_coset, h = a_coset·b_coset - c_coset */
+    const field_desc *F = &FIELD_BN254_FR;
+    json_t *j = fixture_load();
+    size_t n = (size_t)json_integer_value(json_object_get(j, "domainSize"));
+    unsigned lg = (unsigned)json_integer_value(json_object_get(j, "power"));
+    ck_assert_uint_eq(n, (size_t)1 << lg);
+    ntt_domain d;
+    uint64_t x[FE_MAX_LIMBS];
+    ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+    dec_to_mont(F, x, json_string_value(json_object_get(j, "omega")));
+    ck_assert(fe_eq(F, x, d.omega));
+    dec_to_mont(F, x, json_string_value(json_object_get(j, "coset_inc")));
+    ck_assert(fe_eq(F, x, d.coset));
+
+    static const char *const ev[] = {"a_eval", "b_eval", "c_eval"}, *const co[] = {"a_coset", "b_coset", "c_coset"};
+    uint64_t *odd[3];
+    for (int k = 0; k < 3; k++) {
+        uint64_t *want = fixture_vec(F, j, co[k], n);
+        odd[k] = fixture_vec(F, j, ev[k], n);
+        ntt_to_odd_coset(&d, odd[k], 0);
+        assert_vec_eq(F, odd[k], want, n, co[k]);
+        free(want);
+    }
+    uint64_t *h = fixture_vec(F, j, "h", n);
+    for (size_t i = 0; i < n; i++) {
+        fe_mul(F, x, odd[0] + i * L, odd[1] + i * L);
+        fe_sub(F, x, x, odd[2] + i * L);
+        ck_assert_msg(fe_eq(F, x, h + i * L), "h[%zu]", i);
+    }
+    for (int k = 0; k < 3; k++) free(odd[k]);
+    free(h);
+    ntt_domain_free(&d);
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(test_ntt_thread_count_does_not_change_result)
+{
+    /* threads 1, 2, 3 bit for bit, sizes with an even and an odd number of global stages */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        for (unsigned lg = 12; lg <= 15; lg++) {
+            ntt_domain d;
+            size_t n = (size_t)1 << lg;
+            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+            uint64_t *v = vec_rand(F, n);
+            void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = {ntt_forward, ntt_inverse,
+                                                                              ntt_to_odd_coset};
+            for (unsigned o = 0; o < 3; o++) {
+                uint64_t *r1 = vec_dup(v, n);
+                ops[o](&d, r1, 1);
+                for (unsigned t = 2; t <= 3; t++) {
+                    uint64_t *rt = vec_dup(v, n);
+                    ops[o](&d, rt, t);
+                    ck_assert_msg(memcmp(r1, rt, n * L * 8) == 0, "%s 2^%u op %u threads %u", F->name, lg, o, t);
+                    free(rt);
+                }
+                free(r1);
+            }
+            free(v);
+            ntt_domain_free(&d);
+        }
+    }
+}
+END_TEST
+
+static Suite *ntt_suite(void)
+{
+    Suite *s = suite_create("ntt");
+    TCase *tc = tcase_create("ntt");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ntt_snarkjs_roots);
+    tcase_add_test(tc, test_ntt_matches_naive_dft_up_to_1024);
+    tcase_add_test(tc, test_ntt_roundtrip_2_16);
+    tcase_add_test(tc, test_ntt_large_spot_checks_against_definition);
+    tcase_add_test(tc, test_ntt_odd_coset_matches_definition);
+    tcase_add_test(tc, test_ntt_reproduces_bn128_fixture_coset_evaluations);
+    tcase_add_test(tc, test_ntt_thread_count_does_not_change_result);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(ntt_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,410 @@
+/* ntt.c — radix-2/4 NTTs over BN254 and BLS12-381 Fr with snarkjs's roots (spec §4.2, §7.3).
+ *
+ * Forward transform, decimation in time: bit-reverse permutation, then log2(n) butterfly
+ * stages m = 1, 2, ..., n/2 (a, b) -> (a + w b, a - w b), w = w[2m]^j from the per-stage
+ * contiguous table tw[m + j]. The inverse is the same with omega^-1, then 1/n.
+ *
+ * Threads split the work in two phases so that there are few barriers:
+ *  - the first stages (m < B, B = 2^12 elements = 128 KiB, an L2-sized block) only
+ *    mix elements inside aligned blocks of B: each thread takes whole blocks and runs
+ *    all those stages on a block while it is in cache;
+ *  - the remaining lg - 12 stages run over the whole vector, two at a time as one
+ *    radix-4 pass (half the memory traffic of two radix-2 passes, same 4 products per
+ *    4 elements), each pass split into contiguous ranges with a barrier after it.
+ * The arithmetic per element is the same whatever the split, so results are identical
+ * for every thread count.
+ *
+ * The arithmetic loops are inline bodies specialised per field (ntt_run switches on
+ * the two Fr ids; FIELD_DISPATCH would also instantiate dead 6-limb Fq copies). */
+#include "cuzk/ntt.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NTT_LIMBS 4
+#define NTT_LOCAL_LG 12   /* block of 2^12 elements (128 KiB) for the in-cache stages */
+#define NTT_MT_MIN_LG 12  /* below 2^12 elements one thread: spawn cost > the work */
+#define NTT_MAX_THREADS 256
+
+typedef uint64_t fe4[NTT_LIMBS];
+
+/* ---- roots (§7.3) -------------------------------------------------------- */
+
+/* r - 1 = t * 2^s with t odd; s returned, t into t (n limbs). */
+static unsigned fr_two_adicity(const field_desc *F, uint64_t *t)
+{
+    const unsigned n = fe_n(F);
+    unsigned s = 0;
+    memcpy(t, F->p, n * sizeof *t);
+    t[0] -= 1; /* p odd: no borrow */
+    while (!(t[0] & 1)) {
+        for (unsigned i = 0; i < n; i++) t[i] = (t[i] >> 1) | (i + 1 < n ? t[i + 1] << 63 : 0);
+        s++;
+    }
+    return s;
+}
+
+int fr_root_of_unity(const field_desc *F, unsigned k, uint64_t *out)
+{
+    const unsigned n = fe_n(F);
+    uint64_t t[FE_MAX_LIMBS], half[FE_MAX_LIMBS], minus1[FE_MAX_LIMBS], x[FE_MAX_LIMBS], y[FE_MAX_LIMBS];
+    unsigned s = fr_two_adicity(F, t);
+
+    if (k > s) return -EINVAL;
+    /* (r-1)/2 */
+    memcpy(half, F->p, n * sizeof *half);
+    half[0] -= 1;
+    for (unsigned i = 0; i < n; i++) half[i] = (half[i] >> 1) | (i + 1 < n ? half[i + 1] << 63 : 0);
+    fe_neg(F, minus1, F->one);
+    /* nqr: the smallest integer >= 2 with nqr^((r-1)/2) = -1 (Euler's criterion). */
+    for (uint64_t c = 2;; c++) {
+        uint64_t cc[FE_MAX_LIMBS] = {c};
+        fe_to_mont(F, x, cc);
+        fe_pow(F, y, x, half, n);
+        if (fe_eq(F, y, minus1)) break;
+    }
+    fe_pow(F, y, x, t, n); /* w[s] = nqr^t */
+    for (unsigned i = s; i > k; i--) fe_sqr(F, y, y);
+    fe_copy(F, out, y);
+    return 0;
+}
+
+/* ---- domain -------------------------------------------------------------- */
+
+static uint64_t *fe_vec_alloc(size_t count)
+{
+    size_t bytes = (count * NTT_LIMBS * sizeof(uint64_t) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+/* tw[m + j] = w^(j n / 2m) for m = 1 .. n/2, j < m, from the last stage's powers. */
+static void ntt_twiddles(const field_desc *F, uint64_t *tw, const uint64_t *w, size_t n)
+{
+    if (n < 2) return;
+    size_t h = n / 2;
+    fe_set_one(F, tw + h * NTT_LIMBS);
+    for (size_t j = 1; j < h; j++) fe_mul(F, tw + (h + j) * NTT_LIMBS, tw + (h + j - 1) * NTT_LIMBS, w);
+    for (size_t m = h / 2; m >= 1; m /= 2) /* w[2m]^j = w[4m]^(2j) */
+        for (size_t j = 0; j < m; j++) fe_copy(F, tw + (m + j) * NTT_LIMBS, tw + (2 * m + 2 * j) * NTT_LIMBS);
+}
+
+/* ω^(2^lg) = 1 and, for lg >= 1, ω^(2^(lg-1)) = -1 ≠ 1. */
+static bool ntt_root_is_primitive(const field_desc *F, const uint64_t *w, unsigned lg)
+{
+    uint64_t x[FE_MAX_LIMBS], prev[FE_MAX_LIMBS];
+    fe_copy(F, x, w);
+    fe_copy(F, prev, w);
+    for (unsigned i = 0; i < lg; i++) {
+        fe_copy(F, prev, x);
+        fe_sqr(F, x, x);
+    }
+    if (!fe_eq(F, x, F->one)) return false;
+    return lg == 0 || !fe_eq(F, prev, F->one);
+}
+
+void ntt_domain_free(ntt_domain *d)
+{
+    if (!d) return;
+    free(d->tw);
+    free(d->tw_inv);
+    free(d->coset_pow);
+    d->tw = d->tw_inv = d->coset_pow = NULL;
+}
+
+int ntt_domain_init(ntt_domain *d, const field_desc *F, unsigned lg)
+{
+    uint64_t t[FE_MAX_LIMBS], x[FE_MAX_LIMBS];
+    int rc;
+
+    memset(d, 0, sizeof *d);
+    if (F->id != FIELD_ID_BN254_FR && F->id != FIELD_ID_BLS12_381_FR) return -EINVAL;
+    if (lg + 1 > fr_two_adicity(F, t) || lg >= 8 * sizeof(size_t) - 8) return -EINVAL;
+    d->Fr = F;
+    d->lg = lg;
+    d->n = (size_t)1 << lg;
+
+    if ((rc = fr_root_of_unity(F, lg, d->omega)) || (rc = fr_root_of_unity(F, lg + 1, d->coset))) return rc;
+    fe_inv(F, d->omega_inv, d->omega);
+    fe_sqr(F, x, d->coset);
+    if (!ntt_root_is_primitive(F, d->omega, lg) || !ntt_root_is_primitive(F, d->coset, lg + 1) ||
+        !fe_eq(F, x, d->omega))
+        return -EINVAL; /* a bug in the root derivation, not a caller error */
+    uint64_t nn[FE_MAX_LIMBS] = {(uint64_t)d->n};
+    fe_to_mont(F, x, nn);
+    fe_inv(F, d->n_inv, x);
+
+    d->tw = fe_vec_alloc(d->n);
+    d->tw_inv = fe_vec_alloc(d->n);
+    d->coset_pow = fe_vec_alloc(d->n);
+    if (!d->tw || !d->tw_inv || !d->coset_pow) {
+        ntt_domain_free(d);
+        return -ENOMEM;
+    }
+    ntt_twiddles(F, d->tw, d->omega, d->n);
+    ntt_twiddles(F, d->tw_inv, d->omega_inv, d->n);
+    fe_set_one(F, d->tw);     /* unused slot, defined anyway */
+    fe_set_one(F, d->tw_inv);
+    fe_set_one(F, d->coset_pow);
+    for (size_t i = 1; i < d->n; i++)
+        fe_mul(F, d->coset_pow + i * NTT_LIMBS, d->coset_pow + (i - 1) * NTT_LIMBS, d->coset);
+    return 0;
+}
+
+/* ---- transform bodies ---------------------------------------------------- */
+
+enum ntt_op { NTT_OP_FORWARD, NTT_OP_INVERSE, NTT_OP_COSET };
+
+struct ntt_job {
+    const ntt_domain *d;
+    uint64_t *v;
+    enum ntt_op op;
+    unsigned nt;                /* threads taking part; set by the caller before the gate opens */
+    pthread_barrier_t bar;
+    pthread_mutex_t lock;       /* gate: workers start once nt is final */
+    pthread_cond_t cond;
+    bool go;
+};
+
+static void ntt_sync(struct ntt_job *job)
+{
+    if (job->nt > 1) pthread_barrier_wait(&job->bar);
+}
+
+static void ntt_range(size_t total, unsigned tid, unsigned nt, size_t *lo, size_t *hi)
+{
+    *lo = total / nt * tid + (tid < total % nt ? tid : total % nt);
+    *hi = *lo + total / nt + (tid < total % nt);
+}
+
+static size_t bitrev(size_t i, unsigned lg)
+{
+    uint64_t x = i;
+    x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
+    x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
+    x = ((x >> 4) & 0x0f0f0f0f0f0f0f0fULL) | ((x & 0x0f0f0f0f0f0f0f0fULL) << 4);
+    x = __builtin_bswap64(x);
+    return (size_t)(x >> (64 - lg));
+}
+
+/* Swaps i <-> rev(i) for i in [lo, hi) with i < rev(i): each pair is owned by the
+ * thread holding its smaller index, so ranges never touch the same pair. */
+static void ntt_bitrev_range(uint64_t *v, unsigned lg, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++) {
+        size_t r = bitrev(i, lg);
+        if (i < r) {
+            fe4 t;
+            memcpy(t, v + i * NTT_LIMBS, sizeof t);
+            memcpy(v + i * NTT_LIMBS, v + r * NTT_LIMBS, sizeof t);
+            memcpy(v + r * NTT_LIMBS, t, sizeof t);
+        }
+    }
+}
+
+/* (a, b) <- (a + w b, a - w b) */
+CUZK_HD void ntt_bfly(const field_desc *F, uint64_t *a, uint64_t *b, const uint64_t *w)
+{
+    fe4 t;
+    fe_mul_inline(F, t, b, w);
+    fe_sub(F, b, a, t);
+    fe_add(F, a, a, t);
+}
+
+/* All stages m = 1 .. B/2 on the block of B = 2^lb elements at blk (bit-reversed order). */
+CUZK_HD void ntt_block(const field_desc *F, uint64_t *blk, unsigned lb, const uint64_t *tw)
+{
+    const size_t B = (size_t)1 << lb;
+    if (lb == 0) return;
+    for (size_t i = 0; i < B; i += 2) { /* m = 1: the twiddle is 1 */
+        fe4 t;
+        uint64_t *a = blk + i * NTT_LIMBS, *b = a + NTT_LIMBS;
+        fe_copy(F, t, b);
+        fe_sub(F, b, a, t);
+        fe_add(F, a, a, t);
+    }
+    for (size_t m = 2; m < B; m *= 2)
+        for (size_t g = 0; g < B; g += 2 * m)
+            for (size_t j = 0; j < m; j++)
+                ntt_bfly(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
+}
+
+/* Radix-2 stage m (= 2^lgm) over butterflies k in [lo, hi) of the n/2. */
+CUZK_HD void ntt_stage2(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
+{
+    const size_t m = (size_t)1 << lgm;
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 1)) + j;
+        ntt_bfly(F, v + i * NTT_LIMBS, v + (i + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
+    }
+}
+
+/* Stages m and 2m (m = 2^lgm) fused, over the quadruples k in [lo, hi) of the n/4:
+ * elements i, i+m, i+2m, i+3m with i = (k / m)·4m + k mod m. */
+CUZK_HD void ntt_stage4(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
+{
+    const size_t m = (size_t)1 << lgm;
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 2)) + j;
+        uint64_t *x0 = v + i * NTT_LIMBS, *x1 = x0 + m * NTT_LIMBS, *x2 = x1 + m * NTT_LIMBS,
+                 *x3 = x2 + m * NTT_LIMBS;
+        const uint64_t *w1 = tw + (m + j) * NTT_LIMBS, *w2 = tw + (2 * m + j) * NTT_LIMBS,
+                       *w3 = w2 + m * NTT_LIMBS;
+        ntt_bfly(F, x0, x1, w1); /* stage m */
+        ntt_bfly(F, x2, x3, w1);
+        ntt_bfly(F, x0, x2, w2); /* stage 2m: x1 sits at j + m in its group */
+        ntt_bfly(F, x1, x3, w3);
+    }
+}
+
+/* One thread's share of an unscaled DIT transform with table tw. Ends with a barrier. */
+CUZK_HD void ntt_dit(const field_desc *F, struct ntt_job *job, unsigned tid, const uint64_t *tw)
+{
+    const ntt_domain *d = job->d;
+    const unsigned nt = job->nt, lg = d->lg;
+    uint64_t *v = job->v;
+    size_t lo, hi;
+
+    /* blocks: at least one per thread, at most 2^NTT_LOCAL_LG elements */
+    unsigned lt = 0;
+    while ((1u << lt) < nt) lt++;
+    unsigned lb = lg > lt ? lg - lt : 0;
+    if (lb > NTT_LOCAL_LG) lb = NTT_LOCAL_LG;
+
+    ntt_range(d->n, tid, nt, &lo, &hi);
+    ntt_bitrev_range(v, lg, lo, hi);
+    ntt_sync(job);
+
+    size_t nblocks = d->n >> lb;
+    for (size_t b = tid; b < nblocks; b += nt) ntt_block(F, v + (b << lb) * NTT_LIMBS, lb, tw);
+    ntt_sync(job);
+
+    unsigned lgm = lb;
+    if ((lg - lb) & 1) { /* odd count: one radix-2 stage first */
+        ntt_range(d->n / 2, tid, nt, &lo, &hi);
+        ntt_stage2(F, v, lgm, tw, lo, hi);
+        ntt_sync(job);
+        lgm++;
+    }
+    for (; lgm + 2 <= lg; lgm += 2) {
+        ntt_range(d->n / 4, tid, nt, &lo, &hi);
+        ntt_stage4(F, v, lgm, tw, lo, hi);
+        ntt_sync(job);
+    }
+}
+
+/* v[i] *= s · (pow ? pow[i] : 1) for i in [lo, hi) */
+CUZK_HD void ntt_scale(const field_desc *F, uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo,
+                       size_t hi)
+{
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t *x = v + i * NTT_LIMBS;
+        fe_mul_inline(F, x, x, s);
+        if (pow) fe_mul_inline(F, x, x, pow + i * NTT_LIMBS);
+    }
+}
+
+CUZK_HD void ntt_run_impl(const field_desc *F, struct ntt_job *job, unsigned tid)
+{
+    const ntt_domain *d = job->d;
+    size_t lo, hi;
+
+    if (job->op == NTT_OP_FORWARD) {
+        ntt_dit(F, job, tid, d->tw);
+        return;
+    }
+    ntt_dit(F, job, tid, d->tw_inv);
+    ntt_range(d->n, tid, job->nt, &lo, &hi);
+    ntt_scale(F, job->v, d->n_inv, job->op == NTT_OP_COSET ? d->coset_pow : NULL, lo, hi);
+    if (job->op == NTT_OP_COSET) {
+        ntt_sync(job);
+        ntt_dit(F, job, tid, d->tw);
+    }
+}
+
+static void ntt_run(struct ntt_job *job, unsigned tid)
+{
+    switch (job->d->Fr->id) {
+    case FIELD_ID_BN254_FR: ntt_run_impl(&FIELD_BN254_FR, job, tid); break;
+    case FIELD_ID_BLS12_381_FR: ntt_run_impl(&FIELD_BLS12_381_FR, job, tid); break;
+    default: break; /* ntt_domain_init admits no other field */
+    }
+}
+
+/* ---- threads --------------------------------------------------------------- */
+
+struct ntt_worker {
+    struct ntt_job *job;
+    unsigned tid;
+    pthread_t th;
+};
+
+static void *ntt_worker_main(void *arg)
+{
+    struct ntt_worker *w = arg;
+    struct ntt_job *job = w->job;
+
+    pthread_mutex_lock(&job->lock);
+    while (!job->go) pthread_cond_wait(&job->cond, &job->lock);
+    pthread_mutex_unlock(&job->lock);
+    ntt_run(job, w->tid);
+    return NULL;
+}
+
+static unsigned ntt_threads(const ntt_domain *d, unsigned threads)
+{
+    if (threads == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = c > 0 ? (unsigned)c : 1;
+    }
+    if (d->lg < NTT_MT_MIN_LG) return 1;
+    if (threads > NTT_MAX_THREADS) threads = NTT_MAX_THREADS;
+    return threads;
+}
+
+static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned threads)
+{
+    struct ntt_job job = {.d = d, .v = v, .op = op, .nt = 1};
+    struct ntt_worker w[NTT_MAX_THREADS];
+    unsigned want = ntt_threads(d, threads), started = 0;
+
+    if (d->n < 2) {
+        if (op == NTT_OP_INVERSE || op == NTT_OP_COSET) fe_mul(d->Fr, v, v, d->n_inv); /* n_inv = 1 */
+        return;
+    }
+    if (want == 1) {
+        ntt_run(&job, 0);
+        return;
+    }
+    /* Workers wait at the gate until the number that really started is known; a failed
+     * pthread_create just leaves the work to fewer threads. */
+    pthread_mutex_init(&job.lock, NULL);
+    pthread_cond_init(&job.cond, NULL);
+    for (unsigned i = 1; i < want; i++) {
+        w[started] = (struct ntt_worker){.job = &job, .tid = i};
+        if (pthread_create(&w[started].th, NULL, ntt_worker_main, &w[started])) break;
+        started++;
+    }
+    job.nt = started + 1;
+    if (job.nt > 1) pthread_barrier_init(&job.bar, NULL, job.nt);
+    pthread_mutex_lock(&job.lock);
+    job.go = true;
+    pthread_cond_broadcast(&job.cond);
+    pthread_mutex_unlock(&job.lock);
+    ntt_run(&job, 0);
+    for (unsigned i = 0; i < started; i++) pthread_join(w[i].th, NULL);
+    if (job.nt > 1) pthread_barrier_destroy(&job.bar);
+    pthread_cond_destroy(&job.cond);
+    pthread_mutex_destroy(&job.lock);
+}
+
+void ntt_forward(const ntt_domain *d, uint64_t *v, unsigned threads) { ntt_exec(d, v, NTT_OP_FORWARD, threads); }
+
+void ntt_inverse(const ntt_domain *d, uint64_t *v, unsigned threads) { ntt_exec(d, v, NTT_OP_INVERSE, threads); }
+
+void ntt_to_odd_coset(const ntt_domain *d, uint64_t *v, unsigned threads)
+{
+    ntt_exec(d, v, NTT_OP_COSET, threads);
+}
