@@ -1,0 +1,35 @@
+/* wtns.h — circom/snarkjs witness files (.wtns, spec §5), mapped read-only. */
+#ifndef CUZK_WTNS_H
+#define CUZK_WTNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/binfile.h"
+#include "cuzk/field.h"
+
+struct zkey;
+
+typedef struct wtns {
+    binfile bf;
+    uint32_t n8;                /* bytes per value (32 for BN254 and BLS12-381 Fr) */
+    const field_desc *Fr;       /* the field of the header prime */
+    uint32_t nwitness;
+    const uint8_t *values;      /* nwitness * n8 bytes, canonical LE, < prime; possibly misaligned */
+} wtns;
+
+/* Opens a .wtns: magic "wtns", version 1 or 2, sections 1 and 2 unique, header size
+ * 4+n8+4, the prime one of the supported scalar fields (BN254 Fr, BLS12-381 Fr: else
+ * -CUZK_E_UNSUPPORTED), section 2 exactly nwitness*n8 bytes, every value < prime
+ * (-CUZK_E_FORMAT naming the index). Other failures as binfile_open. w is left closed
+ * on failure. */
+int wtns_open(wtns *w, const char *path, char *err, size_t errlen);
+
+/* Does this witness belong to this zkey? prime == zkey r and nwitness == nvars, else
+ * -CUZK_E_MISMATCH with both numbers in the message. */
+int wtns_check_zkey(const wtns *w, const struct zkey *z, char *err, size_t errlen);
+
+/* Accepts a zeroed or already-closed struct. */
+void wtns_close(wtns *w);
+
+#endif
