@@ -1,0 +1,175 @@
+/* msm_ntt.c — MSM timings (and, with HAVE_NTT_BENCH, NTT timings added separately).
+ *
+ *   msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]
+ *
+ * Prints ns/point for BN254 G1 and G2 MSMs on random full-size scalars, all CPUs
+ * unless --threads. Bases: 2^16 distinct points P_i = P_0 + i·Q (P_0, Q random
+ * multiples of the generator; one addition each instead of a scalar multiplication,
+ * which would take ~30 s for G2), tiled to larger sizes. Pippenger's cost does not
+ * depend on how the bases relate, and tiling keeps bucket additions generic (the
+ * doubling case needs the same base twice in one bucket: with random scalars that is
+ * as rare as with distinct points). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuzk/curve.h>
+#include <cuzk/msm.h>
+
+#define BENCH_DISTINCT_LG 16
+
+static uint64_t rng_state = 0x243f6a8885a308d3ULL;
+static uint64_t rng64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void rand_scalar(const curve_group *G, uint64_t k[4])
+{
+    const field_desc *R = G->Fr;
+    for (;;) {
+        for (int i = 0; i < 4; i++) k[i] = rng64();
+        k[3] &= (UINT64_C(1) << (R->bits - 192)) - 1;
+        for (int i = 3; i >= 0; i--)
+            if (k[i] != R->p[i]) {
+                if (k[i] < R->p[i]) return;
+                break;
+            }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* n affine bases in zkey layout: 2^BENCH_DISTINCT_LG distinct points, tiled. */
+static uint8_t *bench_bases(const curve_group *G, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    const size_t nd = (size_t)1 << BENCH_DISTINCT_LG, pb = 2 * cl * 8;
+    uint64_t g[EC_MAX_JAC], q[EC_MAX_JAC], k[4];
+    uint64_t *jac = malloc(nd * 3 * cl * 8);
+    uint8_t *aff = malloc((n > nd ? n : nd) * pb);
+    if (!jac || !aff) {
+        free(jac);
+        free(aff);
+        return NULL;
+    }
+    ec_jac_from_aff(G, g, G->gen);
+    rand_scalar(G, k);
+    ec_jac_mul_scalar(G, jac, g, k, 4);
+    rand_scalar(G, k);
+    ec_jac_mul_scalar(G, q, g, k, 4);
+    for (size_t i = 1; i < nd; i++) ec_add(G, jac + i * 3 * cl, jac + (i - 1) * 3 * cl, q);
+    if (ec_batch_to_aff(G, (uint64_t *)aff, jac, nd)) {
+        free(jac);
+        free(aff);
+        return NULL;
+    }
+    free(jac);
+    for (size_t i = nd; i < n; i += nd) memcpy(aff + i * pb, aff, (n - i < nd ? n - i : nd) * pb);
+    return aff;
+}
+
+struct bench_opts {
+    unsigned sizes[8], nsizes;
+    unsigned threads, window;
+    int g1, g2;
+};
+
+static int bench_msm(const struct bench_opts *o)
+{
+    const curve_group *groups[2] = {&G1_BN254, &G2_BN254};
+    const int on[2] = {o->g1, o->g2};
+    unsigned maxlg = 0;
+    for (unsigned i = 0; i < o->nsizes; i++)
+        if (o->sizes[i] > maxlg) maxlg = o->sizes[i];
+    size_t nmax = (size_t)1 << maxlg;
+    uint8_t *sc = malloc(nmax * 32);
+    if (!sc) return -ENOMEM;
+    for (size_t i = 0; i < nmax; i++) {
+        uint64_t k[4];
+        rand_scalar(&G1_BN254, k);
+        memcpy(sc + 32 * i, k, 32);
+    }
+    printf("msm (BN254, random 254-bit scalars, threads=%u%s, window=%s)\n", o->threads,
+           o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto");
+    printf("%-10s %6s %10s %12s\n", "group", "size", "ms", "ns/point");
+    for (int g = 0; g < 2; g++) {
+        if (!on[g]) continue;
+        const curve_group *G = groups[g];
+        uint8_t *bases = bench_bases(G, nmax);
+        if (!bases) {
+            free(sc);
+            return -ENOMEM;
+        }
+        for (unsigned i = 0; i < o->nsizes; i++) {
+            size_t n = (size_t)1 << o->sizes[i];
+            uint64_t r[EC_MAX_JAC];
+            double best = 1e30;
+            int reps = o->sizes[i] <= 16 ? 3 : 1;
+            for (int rep = 0; rep < reps; rep++) {
+                double t0 = now_s();
+                int rc = msm_run_window(G, r, bases, sc, n, 32, o->threads, o->window);
+                double t = now_s() - t0;
+                if (rc) {
+                    fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i], strerror(-rc));
+                    free(bases);
+                    free(sc);
+                    return rc;
+                }
+                if (t < best) best = t;
+            }
+            printf("%-10s   2^%-2u %10.1f %12.1f\n", G->name, o->sizes[i], best * 1e3, best * 1e9 / (double)n);
+            fflush(stdout);
+        }
+        free(bases);
+    }
+    free(sc);
+    return 0;
+}
+
+static int parse_sizes(struct bench_opts *o, const char *s)
+{
+    o->nsizes = 0;
+    while (*s && o->nsizes < 8) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+        if (end == s || v < 1 || v > 26) return -1;
+        o->sizes[o->nsizes++] = (unsigned)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    return o->nsizes ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct bench_opts o = {.sizes = {16, 20}, .nsizes = 2, .g1 = 1, .g2 = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0) i++;
+        else if (!strcmp(a, "--threads") && v) o.threads = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--window") && v) o.window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--groups") && v) {
+            o.g1 = strstr(v, "g1") != NULL;
+            o.g2 = strstr(v, "g2") != NULL;
+            i++;
+        } else {
+            fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]\n");
+            return 2;
+        }
+    }
+    if (bench_msm(&o)) return 1;
+#ifdef HAVE_NTT_BENCH
+#endif
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* msm.h — multi-scalar multiplication on G1 and G2 (host, pthreads).
+ *
+ * result = sum_i scalars[i] * bases[i] by Pippenger's bucket method with signed
+ * window digits (zk/msm.c explains the plan and the window-size measurements).
+ * One generic body, specialised per group through CURVE_DISPATCH, serves G1 and G2
+ * of BN254 and BLS12-381. */
+#ifndef CUZK_MSM_H
+#define CUZK_MSM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/curve.h"
+
+/* result = sum_i scalars[i] * bases[i], as a jacobian point (3*cl limbs, Montgomery).
+ * bases: count affine points in zkey layout (2*cl limbs each, 8*2*cl bytes), possibly
+ *        misaligned (zkey sections are only 4-byte aligned: load with memcpy); (0,0) = infinity.
+ * scalars: count canonical (NOT Montgomery) little-endian integers < r, scalar_bytes each (32).
+ *        (Larger integers, up to 8*scalar_bytes bits, are multiplied exactly too.)
+ * threads: worker threads to use (0 = number of online CPUs). Returns 0, -ENOMEM, -EINVAL
+ * (NULL group/result, NULL arrays with count > 0, scalar_bytes 0 or > 64); result is
+ * untouched on failure. Count 0 gives infinity. */
+int msm_run(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+            size_t count, size_t scalar_bytes, unsigned threads);
+
+/* msm_run with the window width forced to c bits (1 <= c <= MSM_MAX_WINDOW; 0 picks it
+ * from the input as msm_run does). For tuning (bench/msm_ntt.c) and tests. */
+#define MSM_MAX_WINDOW 20
+int msm_run_window(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                   size_t count, size_t scalar_bytes, unsigned threads, unsigned c);
+
+/* The naive sum (double-and-add per term) — test reference only. */
+int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+              size_t count, size_t scalar_bytes);
+
+#endif

@@ -1,0 +1,352 @@
+/* test_msm.c — Pippenger MSM (zk/msm.c) against the naive double-and-add sum, and at
+ * large sizes against (sum s_i k_i mod r)·G computed with GMP (bases are k_i·G). */
+#include <check.h>
+#include <errno.h>
+#include <gmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuzk/curve.h>
+#include <cuzk/msm.h>
+
+static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+
+/* ---- deterministic randomness ------------------------------------------------ */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng64(void)
+{
+    /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform-ish random scalar < r (rejection on the top limb's bit length). */
+static void rand_scalar(const curve_group *G, uint64_t k[4])
+{
+    const field_desc *R = G->Fr;
+    for (;;) {
+        for (int i = 0; i < 4; i++) k[i] = rng64();
+        k[3] &= (UINT64_C(1) << (R->bits - 192)) - 1;
+        for (int i = 3; i >= 0; i--)
+            if (k[i] != R->p[i]) {
+                if (k[i] < R->p[i]) return;
+                break;
+            }
+    }
+}
+
+/* ---- GMP helpers (the independent reference for scalar arithmetic) ------------- */
+
+static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n) { mpz_import(z, n, -1, 8, 0, 0, a); }
+static void mpz_to_limbs(uint64_t *a, size_t n, const mpz_t z)
+{
+    memset(a, 0, n * 8);
+    mpz_export(a, NULL, -1, 8, 0, 0, z);
+}
+
+/* ---- fixtures: bases k_i·G (affine, zkey layout) and their k_i ---------------- */
+
+struct pts {
+    const curve_group *G;
+    size_t n;
+    uint64_t *aff;  /* n * 2cl limbs */
+    uint64_t *k;    /* n * 4 limbs: aff[i] = k[i]·G */
+};
+
+static void pts_make(struct pts *p, const curve_group *G, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    uint64_t g[EC_MAX_JAC];
+    uint64_t *jac = malloc((n ? n : 1) * 3 * cl * 8);
+    p->G = G;
+    p->n = n;
+    p->aff = malloc((n ? n : 1) * 2 * cl * 8);
+    p->k = malloc((n ? n : 1) * 4 * 8);
+    ck_assert(jac && p->aff && p->k);
+    ec_jac_from_aff(G, g, G->gen);
+    for (size_t i = 0; i < n; i++) {
+        rand_scalar(G, p->k + 4 * i);
+        ec_jac_mul_scalar(G, jac + i * 3 * cl, g, p->k + 4 * i, 4);
+    }
+    ck_assert_int_eq(ec_batch_to_aff(G, p->aff, jac, n), 0);
+    free(jac);
+}
+
+static void pts_free(struct pts *p)
+{
+    free(p->aff);
+    free(p->k);
+}
+
+static uint8_t *rand_scalars(const curve_group *G, size_t n)
+{
+    uint8_t *s = malloc((n ? n : 1) * 32);
+    ck_assert(s);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4];
+        rand_scalar(G, k);
+        memcpy(s + 32 * i, k, 32);
+    }
+    return s;
+}
+
+static void assert_same(const curve_group *G, const uint64_t *a, const uint64_t *b, const char *what)
+{
+    ck_assert_msg(ec_jac_eq(G, a, b), "%s: %s MSM differs from the reference", G->name, what);
+}
+
+/* msm_run (threads t, window c: 0 = auto) equals msm_naive on these inputs. */
+static void check_vs_naive(const curve_group *G, const uint8_t *bases, const uint8_t *sc, size_t n,
+                           unsigned threads, unsigned c, const char *what)
+{
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, bases, sc, n, 32), 0);
+    ck_assert_int_eq(msm_run_window(G, got, bases, sc, n, 32, threads, c), 0);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u", what, n, threads, c);
+    assert_same(G, got, want, buf);
+}
+
+/* ---- tests ----------------------------------------------------------------------- */
+
+START_TEST(test_msm_count_zero_is_infinity)
+{
+    for (size_t g = 0; g < 4; g++) {
+        uint64_t r[EC_MAX_JAC];
+        memset(r, 0xab, sizeof r);
+        ck_assert_int_eq(msm_run(GROUPS[g], r, NULL, NULL, 0, 32, 1), 0);
+        ck_assert(ec_jac_is_inf(GROUPS[g], r));
+    }
+}
+END_TEST
+
+START_TEST(test_msm_rejects_bad_arguments)
+{
+    uint64_t r[EC_MAX_JAC];
+    uint8_t b[64] = {0}, s[32] = {0};
+    ck_assert_int_eq(msm_run(NULL, r, b, s, 1, 32, 1), -EINVAL);
+    ck_assert_int_eq(msm_run(&G1_BN254, NULL, b, s, 1, 32, 1), -EINVAL);
+    ck_assert_int_eq(msm_run(&G1_BN254, r, NULL, s, 1, 32, 1), -EINVAL);
+    ck_assert_int_eq(msm_run(&G1_BN254, r, b, NULL, 1, 32, 1), -EINVAL);
+    ck_assert_int_eq(msm_run(&G1_BN254, r, b, s, 1, 0, 1), -EINVAL);
+    ck_assert_int_eq(msm_run(&G1_BN254, r, b, s, 1, 65, 1), -EINVAL);
+    ck_assert_int_eq(msm_run_window(&G1_BN254, r, b, s, 1, 32, 1, MSM_MAX_WINDOW + 1), -EINVAL);
+}
+END_TEST
+
+/* Random bases and scalars at sizes 1, 2, 3 and non-powers of two, threads 1..3. */
+START_TEST(test_msm_matches_naive_on_random_terms)
+{
+    const curve_group *G = GROUPS[_i];
+    static const size_t sizes_bn[] = {1, 2, 3, 5, 17, 100, 1000};
+    static const size_t sizes_bls[] = {1, 2, 3, 5, 17, 100};
+    const size_t *sizes = G->F->n == 4 ? sizes_bn : sizes_bls;
+    size_t ns = G->F->n == 4 ? 7 : 6;
+    struct pts p;
+    pts_make(&p, G, sizes[ns - 1]);
+    uint8_t *sc = rand_scalars(G, p.n);
+    for (size_t i = 0; i < ns; i++)
+        for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, sizes[i], t, 0, "random");
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* Zero scalars, r-1, 1, small and small negative scalars, repeated bases, bases at
+ * infinity, and a term and its negation cancelling. */
+START_TEST(test_msm_handles_edge_scalars_and_bases)
+{
+    const curve_group *G = GROUPS[_i];
+    const unsigned cl = ec_cl(G);
+    const size_t n = 40;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = rand_scalars(G, n);
+    uint64_t rm1[4], k[4];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;                                   /* r - 1 */
+    memset(sc + 0 * 32, 0, 32);                    /* zero scalar */
+    memcpy(sc + 1 * 32, rm1, 32);                  /* r - 1 */
+    memset(sc + 2 * 32, 0, 32);
+    sc[2 * 32] = 1;                                /* 1 */
+    memset(sc + 3 * 32, 0, 32);
+    sc[3 * 32] = 7;                                /* small */
+    memcpy(k, rm1, 32);
+    k[0] -= 4;
+    memcpy(sc + 4 * 32, k, 32);                    /* -5 */
+    memset(p.aff + 5 * 2 * cl, 0, 2 * cl * 8);     /* base at infinity, random scalar */
+    memset(p.aff + 6 * 2 * cl, 0, 2 * cl * 8);     /* base at infinity, scalar r - 1 */
+    memcpy(sc + 6 * 32, rm1, 32);
+    for (size_t i = 10; i < 20; i++)               /* repeated base */
+        memcpy(p.aff + i * 2 * cl, p.aff + 9 * 2 * cl, 2 * cl * 8);
+    memcpy(p.aff + 21 * 2 * cl, p.aff + 20 * 2 * cl, 2 * cl * 8); /* s P + (r - s) P = O */
+    memcpy(k, G->Fr->p, 32);
+    {
+        mpz_t a, b, r;
+        mpz_inits(a, b, r, NULL);
+        mpz_from_limbs(r, G->Fr->p, 4);
+        mpz_import(a, 4, -1, 8, 0, 0, sc + 20 * 32);
+        mpz_sub(b, r, a);
+        mpz_to_limbs(k, 4, b);
+        mpz_clears(a, b, r, NULL);
+    }
+    memcpy(sc + 21 * 32, k, 32);
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "edge");
+
+    /* all scalars zero, and all bases at infinity: infinity */
+    uint64_t r[EC_MAX_JAC];
+    uint8_t *z = calloc(n, 32);
+    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p.aff, z, n, 32, 2), 0);
+    ck_assert(ec_jac_is_inf(G, r));
+    memset(p.aff, 0, n * 2 * cl * 8);
+    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p.aff, sc, n, 32, 2), 0);
+    ck_assert(ec_jac_is_inf(G, r));
+    free(z);
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* Witness-like scalars: mostly 0 and 1, some small, some -1: few windows. */
+START_TEST(test_msm_small_witness_scalars)
+{
+    const curve_group *G = GROUPS[_i];
+    const size_t n = 300;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = calloc(n, 32);
+    uint64_t rm1[4];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = rng64() % 8;
+        if (v < 5) sc[i * 32] = (uint8_t)(v & 1);
+        else if (v == 5) sc[i * 32] = (uint8_t)rng64();
+        else if (v == 6) memcpy(sc + i * 32, rm1, 32);
+        else memcpy(sc + i * 32, &(uint64_t){rng64()}, 8);
+    }
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "witness-like");
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* Bases 4 bytes off an 8-byte boundary, as in a mapped zkey section. */
+START_TEST(test_msm_reads_misaligned_bases)
+{
+    const curve_group *G = GROUPS[_i];
+    const size_t n = 50, pb = 2 * ec_cl(G) * 8;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = rand_scalars(G, n);
+    uint8_t *buf = malloc(n * pb + 8), *mis = buf + 4;
+    memcpy(mis, p.aff, n * pb);
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, n, 32), 0);
+    for (unsigned t = 1; t <= 3; t++) {
+        ck_assert_int_eq(msm_run(G, got, mis, sc, n, 32, t), 0);
+        assert_same(G, got, want, "misaligned");
+    }
+    /* misaligned scalars too */
+    uint8_t *sbuf = malloc(n * 32 + 8);
+    memcpy(sbuf + 4, sc, n * 32);
+    ck_assert_int_eq(msm_run(G, got, mis, sbuf + 4, n, 32, 2), 0);
+    assert_same(G, got, want, "misaligned scalars");
+    free(sbuf);
+    free(buf);
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* Every forced window width gives the same sum (covers top-window carries). */
+START_TEST(test_msm_every_window_width_agrees)
+{
+    const curve_group *G = GROUPS[_i];
+    const size_t n = 33;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = rand_scalars(G, n);
+    uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, n, 32), 0);
+    /* Each window reduces 2^(c-1) buckets whatever n is: c = 20 alone takes seconds,
+     * so widths above 13 are covered once, on BN254 G1. */
+    static const unsigned wide[] = {16, 20};
+    unsigned nc = 13 + (G->id == CURVE_G1_BN254 ? 2 : 0);
+    for (unsigned ci = 0; ci < nc; ci++) {
+        unsigned c = ci < 13 ? ci + 1 : wide[ci - 13];
+        ck_assert_int_eq(msm_run_window(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c), 0);
+        char buf[64];
+        snprintf(buf, sizeof buf, "window c=%u", c);
+        assert_same(G, got, want, buf);
+    }
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* 2^12 terms: sum s_i (k_i G) = (sum s_i k_i mod r) G, the scalar sum by GMP. */
+START_TEST(test_msm_large_matches_gmp_scalar_sum)
+{
+    const curve_group *G = GROUPS[_i];
+    const size_t n = 4096;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = rand_scalars(G, n);
+    for (size_t i = 0; i < n; i += 97) memset(sc + 32 * i, 0, 32); /* some zeros */
+    mpz_t acc, r, a, b;
+    mpz_inits(acc, r, a, b, NULL);
+    mpz_from_limbs(r, G->Fr->p, 4);
+    for (size_t i = 0; i < n; i++) {
+        mpz_import(a, 4, -1, 8, 0, 0, sc + 32 * i);
+        mpz_from_limbs(b, p.k + 4 * i, 4);
+        mpz_addmul(acc, a, b);
+    }
+    mpz_mod(acc, acc, r);
+    uint64_t k[4], g[EC_MAX_JAC], want[EC_MAX_JAC], got[EC_MAX_JAC];
+    mpz_to_limbs(k, 4, acc);
+    mpz_clears(acc, r, a, b, NULL);
+    ec_jac_from_aff(G, g, G->gen);
+    ec_jac_mul_scalar(G, want, g, k, 4);
+    for (unsigned t = 1; t <= 3; t++) {
+        ck_assert_int_eq(msm_run(G, got, (uint8_t *)p.aff, sc, n, 32, t), 0);
+        assert_same(G, got, want, "2^12");
+    }
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("msm");
+    struct {
+        const char *n;
+        const TTest *f;
+        int lo, hi; /* loop over GROUPS[lo..hi) */
+    } t[] = {
+        {"count_zero_is_infinity", test_msm_count_zero_is_infinity, 0, 1},
+        {"rejects_bad_arguments", test_msm_rejects_bad_arguments, 0, 1},
+        {"matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 0, 4},
+        {"handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 0, 4},
+        {"small_witness_scalars", test_msm_small_witness_scalars, 0, 4},
+        {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 0, 4},
+        {"every_window_width_agrees", test_msm_every_window_width_agrees, 0, 4},
+        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 2},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        TCase *tc = tcase_create(t[i].n);
+        tcase_set_timeout(tc, 300);
+        tcase_add_loop_test(tc, t[i].f, t[i].lo, t[i].hi);
+        suite_add_tcase(s, tc);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
