@@ -1,0 +1,366 @@
+/* test_field.c — Montgomery field arithmetic (field.h, zk/field.c) against GMP on
+ * random values and the edges 0, 1, p-1, R, R^-1, for each of the four fields. */
+#include <check.h>
+#include <errno.h>
+#include <gmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuzk/field.h>
+
+static const field_desc *const FIELDS[] = {&FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
+                                           &FIELD_BLS12_381_FR};
+#define RANDOM_ROUNDS 3000
+
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
+static uint64_t rng64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void z_from(mpz_t z, const field_desc *F, const uint64_t *a) { mpz_import(z, F->n, -1, 8, 0, 0, a); }
+static void z_to(uint64_t *a, const field_desc *F, const mpz_t z)
+{
+    memset(a, 0, F->n * 8);
+    mpz_export(a, NULL, -1, 8, 0, 0, z);
+}
+
+/* GMP context per field: p, R = 2^(64n) mod p, R^-1. */
+struct ref {
+    const field_desc *F;
+    mpz_t p, R, Rinv, t, u;
+};
+static void ref_init(struct ref *g, const field_desc *F)
+{
+    g->F = F;
+    mpz_inits(g->p, g->R, g->Rinv, g->t, g->u, NULL);
+    z_from(g->p, F, F->p);
+    mpz_set_ui(g->R, 1);
+    mpz_mul_2exp(g->R, g->R, 64 * F->n);
+    mpz_mod(g->R, g->R, g->p);
+    ck_assert(mpz_invert(g->Rinv, g->R, g->p));
+}
+static void ref_clear(struct ref *g) { mpz_clears(g->p, g->R, g->Rinv, g->t, g->u, NULL); }
+
+/* Montgomery limbs of the value v (v·R mod p), computed by GMP. */
+static void ref_mont(struct ref *g, uint64_t *a, const mpz_t v)
+{
+    mpz_mul(g->t, v, g->R);
+    mpz_mod(g->t, g->t, g->p);
+    z_to(a, g->F, g->t);
+}
+static void rand_val(struct ref *g, mpz_t v)
+{
+    uint64_t a[FE_MAX_LIMBS];
+    for (unsigned i = 0; i < g->F->n; i++) a[i] = rng64();
+    z_from(v, g->F, a);
+    mpz_mod(v, v, g->p);
+}
+
+static void assert_mont_eq(struct ref *g, const uint64_t *got, const mpz_t want_val, const char *op)
+{
+    uint64_t w[FE_MAX_LIMBS];
+    ref_mont(g, w, want_val);
+    ck_assert_msg(fe_eq(g->F, got, w), "%s: %s wrong", g->F->name, op);
+    ck_assert_msg(fe_is_reduced(g->F, got), "%s: %s not reduced", g->F->name, op);
+}
+
+START_TEST(test_field_constants_match_gmp)
+{
+    const field_desc *F = FIELDS[_i];
+    struct ref g;
+    ref_init(&g, F);
+    ck_assert(mpz_probab_prime_p(g.p, 30));
+    ck_assert_uint_eq(mpz_sizeinbase(g.p, 2), F->bits);
+    ck_assert_uint_eq(F->inv * F->p[0], (uint64_t)0 - 1); /* inv = -p^-1 mod 2^64 */
+    uint64_t a[FE_MAX_LIMBS];
+    z_to(a, F, g.R);
+    ck_assert(fe_eq(F, a, F->one));
+    mpz_mul(g.u, g.R, g.R);
+    mpz_mod(g.u, g.u, g.p);
+    z_to(a, F, g.u);
+    ck_assert(fe_eq(F, a, F->r2));
+    ref_clear(&g);
+}
+END_TEST
+
+/* add, sub, neg, dbl, mul, sqr, to_mont/from_mont on random values and edges. */
+static void check_ops(struct ref *g, const mpz_t va, const mpz_t vb)
+{
+    const field_desc *F = g->F;
+    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], r[FE_MAX_LIMBS], c[FE_MAX_LIMBS];
+    mpz_t w;
+    mpz_init(w);
+    ref_mont(g, a, va);
+    ref_mont(g, b, vb);
+
+    fe_add(F, r, a, b);
+    mpz_add(w, va, vb);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "add");
+    fe_sub(F, r, a, b);
+    mpz_sub(w, va, vb);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "sub");
+    fe_neg(F, r, a);
+    mpz_neg(w, va);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "neg");
+    fe_dbl(F, r, a);
+    mpz_mul_2exp(w, va, 1);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "dbl");
+    fe_mul(F, r, a, b);
+    mpz_mul(w, va, vb);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "mul");
+    fe_mul_inline(F, c, a, b);
+    ck_assert(fe_eq(F, c, r));
+    fe_sqr(F, r, a);
+    mpz_mul(w, va, va);
+    mpz_mod(w, w, g->p);
+    assert_mont_eq(g, r, w, "sqr");
+    /* aliasing: r = a op a in place */
+    fe_copy(F, r, a);
+    fe_mul(F, r, r, r);
+    assert_mont_eq(g, r, w, "mul in place");
+
+    /* to_mont of the canonical value gives the GMP Montgomery limbs; from_mont inverts */
+    z_to(c, F, va);
+    fe_to_mont(F, r, c);
+    ck_assert_msg(fe_eq(F, r, a), "%s: to_mont wrong", F->name);
+    fe_from_mont(F, r, a);
+    ck_assert_msg(fe_eq(F, r, c), "%s: from_mont wrong", F->name);
+    mpz_clear(w);
+}
+
+static void check_inv_pow(struct ref *g, const mpz_t va)
+{
+    const field_desc *F = g->F;
+    uint64_t a[FE_MAX_LIMBS], r[FE_MAX_LIMBS], e[FE_MAX_LIMBS];
+    mpz_t w, ze;
+    mpz_inits(w, ze, NULL);
+    ref_mont(g, a, va);
+    fe_inv(F, r, a);
+    if (mpz_sgn(va) == 0) mpz_set_ui(w, 0);
+    else ck_assert(mpz_invert(w, va, g->p));
+    assert_mont_eq(g, r, w, "inv");
+    for (unsigned i = 0; i < F->n; i++) e[i] = rng64();
+    e[0] &= rng64() & 1 ? ~(uint64_t)0 : 0xff; /* some short exponents */
+    fe_pow(F, r, a, e, F->n);
+    z_from(ze, F, e);
+    mpz_powm(w, va, ze, g->p);
+    assert_mont_eq(g, r, w, "pow");
+    mpz_clears(w, ze, NULL);
+}
+
+/* The edge values: 0, 1, p-1, R mod p, R^-1 mod p. */
+static void edges(struct ref *g, mpz_t *v)
+{
+    mpz_set_ui(v[0], 0);
+    mpz_set_ui(v[1], 1);
+    mpz_sub_ui(v[2], g->p, 1);
+    mpz_set(v[3], g->R);
+    mpz_set(v[4], g->Rinv);
+}
+
+START_TEST(test_field_arithmetic_matches_gmp)
+{
+    struct ref g;
+    ref_init(&g, FIELDS[_i]);
+    mpz_t e[5], a, b;
+    for (int i = 0; i < 5; i++) mpz_init(e[i]);
+    mpz_inits(a, b, NULL);
+    edges(&g, e);
+    for (int i = 0; i < 5; i++) {
+        check_inv_pow(&g, e[i]);
+        for (int j = 0; j < 5; j++) check_ops(&g, e[i], e[j]);
+    }
+    for (int r = 0; r < RANDOM_ROUNDS; r++) {
+        rand_val(&g, a);
+        rand_val(&g, b);
+        check_ops(&g, a, b);
+        check_ops(&g, a, e[r % 5]);
+        if (r % 4 == 0) check_inv_pow(&g, a);
+    }
+    for (int i = 0; i < 5; i++) mpz_clear(e[i]);
+    mpz_clears(a, b, NULL);
+    ref_clear(&g);
+}
+END_TEST
+
+/* Batch inversion equals single inversions; zeros stay zero; in place works. */
+START_TEST(test_field_batch_inv_matches_single)
+{
+    const field_desc *F = FIELDS[_i];
+    struct ref g;
+    ref_init(&g, F);
+    const size_t cnt = 257;
+    const unsigned n = F->n;
+    uint64_t *a = malloc(cnt * n * 8), *r = malloc(cnt * n * 8), *scr = malloc(cnt * n * 8), s[FE_MAX_LIMBS];
+    mpz_t v;
+    mpz_init(v);
+    for (size_t i = 0; i < cnt; i++) {
+        rand_val(&g, v);
+        if (i % 17 == 3 || i == 0 || i == cnt - 1) mpz_set_ui(v, 0);
+        ref_mont(&g, a + i * n, v);
+    }
+    ck_assert_int_eq(fe_batch_inv(F, r, a, cnt, NULL), 0);
+    for (size_t i = 0; i < cnt; i++) {
+        fe_inv(F, s, a + i * n);
+        ck_assert(fe_eq(F, s, r + i * n));
+    }
+    ck_assert_int_eq(fe_batch_inv(F, a, a, cnt, scr), 0); /* in place, caller scratch */
+    ck_assert(memcmp(a, r, cnt * n * 8) == 0);
+    ck_assert_int_eq(fe_batch_inv(F, r, a, 0, NULL), 0);
+    mpz_clear(v);
+    free(a);
+    free(r);
+    free(scr);
+    ref_clear(&g);
+}
+END_TEST
+
+/* Decimal I/O agrees with mpz_get_str / mpz_set_str; bad input is refused. */
+START_TEST(test_field_decimal_round_trips)
+{
+    const field_desc *F = FIELDS[_i];
+    struct ref g;
+    ref_init(&g, F);
+    mpz_t v, e[5];
+    char buf[200], want[200];
+    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
+    mpz_init(v);
+    for (int i = 0; i < 5; i++) mpz_init(e[i]);
+    edges(&g, e);
+    for (int r = 0; r < 500; r++) {
+        if (r < 5) mpz_set(v, e[r]);
+        else rand_val(&g, v);
+        if (r == 5) mpz_set_ui(v, 10000000000000000000ULL); /* 10^19: a chunk boundary */
+        z_to(a, F, v);
+        mpz_get_str(want, 10, v);
+        fe_canon_to_dec(F, a, buf, sizeof buf);
+        ck_assert_str_eq(buf, want);
+        ck_assert_int_eq(fe_canon_from_dec(F, b, want), 0);
+        ck_assert(fe_eq(F, a, b));
+        ref_mont(&g, m, v);
+        fe_mont_to_dec(F, m, buf, sizeof buf);
+        ck_assert_str_eq(buf, want);
+    }
+    mpz_get_str(want, 10, g.p);
+    ck_assert_int_eq(fe_canon_from_dec(F, b, want), -ERANGE);
+    ck_assert_int_eq(fe_canon_from_dec(F, b, "99999999999999999999999999999999999999999999999999999999999"
+                                              "999999999999999999999999999999999999999999999999999999999999"
+                                              "999999999999999999999999999999999999999999999999999999999999"),
+                     -ERANGE);
+    ck_assert_int_eq(fe_canon_from_dec(F, b, ""), -EINVAL);
+    ck_assert_int_eq(fe_canon_from_dec(F, b, "12a"), -EINVAL);
+    ck_assert_int_eq(fe_canon_from_dec(F, b, "-1"), -EINVAL);
+    mpz_clear(v);
+    for (int i = 0; i < 5; i++) mpz_clear(e[i]);
+    ref_clear(&g);
+}
+END_TEST
+
+/* Fq2 (u^2 = -1): mul, sqr, inv against (a0+a1u)(b0+b1u) computed with GMP. */
+START_TEST(test_field_fq2_matches_gmp)
+{
+    const field_desc *F = _i == 0 ? &FIELD_BN254_FQ : &FIELD_BLS12_381_FQ;
+    const unsigned n = F->n;
+    struct ref g;
+    ref_init(&g, F);
+    mpz_t a0, a1, b0, b1, c0, c1, t, d;
+    mpz_inits(a0, a1, b0, b1, c0, c1, t, d, NULL);
+    uint64_t a[2 * FE_MAX_LIMBS], b[2 * FE_MAX_LIMBS], r[2 * FE_MAX_LIMBS];
+    for (int k = 0; k < RANDOM_ROUNDS; k++) {
+        rand_val(&g, a0);
+        rand_val(&g, a1);
+        rand_val(&g, b0);
+        rand_val(&g, b1);
+        if (k == 0) mpz_set_ui(a1, 0);
+        if (k == 1) mpz_set_ui(a0, 0);
+        if (k == 2) mpz_sub_ui(a0, g.p, 1), mpz_sub_ui(a1, g.p, 1);
+        ref_mont(&g, a, a0);
+        ref_mont(&g, a + n, a1);
+        ref_mont(&g, b, b0);
+        ref_mont(&g, b + n, b1);
+        /* mul: c0 = a0b0 - a1b1, c1 = a0b1 + a1b0 */
+        mpz_mul(c0, a0, b0);
+        mpz_submul(c0, a1, b1);
+        mpz_mod(c0, c0, g.p);
+        mpz_mul(c1, a0, b1);
+        mpz_addmul(c1, a1, b0);
+        mpz_mod(c1, c1, g.p);
+        fe2_mul(F, r, a, b);
+        assert_mont_eq(&g, r, c0, "fq2 mul c0");
+        assert_mont_eq(&g, r + n, c1, "fq2 mul c1");
+        /* sqr */
+        mpz_mul(c0, a0, a0);
+        mpz_submul(c0, a1, a1);
+        mpz_mod(c0, c0, g.p);
+        mpz_mul(c1, a0, a1);
+        mpz_mul_2exp(c1, c1, 1);
+        mpz_mod(c1, c1, g.p);
+        fe2_sqr(F, r, a);
+        assert_mont_eq(&g, r, c0, "fq2 sqr c0");
+        assert_mont_eq(&g, r + n, c1, "fq2 sqr c1");
+        /* inv: (a0 - a1 u) / (a0^2 + a1^2) */
+        mpz_mul(d, a0, a0);
+        mpz_addmul(d, a1, a1);
+        mpz_mod(d, d, g.p);
+        ck_assert(mpz_invert(t, d, g.p));
+        mpz_mul(c0, a0, t);
+        mpz_mod(c0, c0, g.p);
+        mpz_mul(c1, a1, t);
+        mpz_neg(c1, c1);
+        mpz_mod(c1, c1, g.p);
+        fe2_inv(F, r, a);
+        assert_mont_eq(&g, r, c0, "fq2 inv c0");
+        assert_mont_eq(&g, r + n, c1, "fq2 inv c1");
+    }
+    mpz_clears(a0, a1, b0, b1, c0, c1, t, d, NULL);
+    ref_clear(&g);
+}
+END_TEST
+
+START_TEST(test_field_lookup_by_modulus)
+{
+    const field_desc *F = FIELDS[_i];
+    uint8_t bytes[48];
+    memcpy(bytes, F->p, F->n * 8);
+    ck_assert_int_eq(field_by_modulus(bytes, F->n * 8)->id, F->id);
+    bytes[0] ^= 2;
+    ck_assert_ptr_null(field_by_modulus(bytes, F->n * 8));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("field");
+    struct {
+        const char *n;
+        const TTest *f;
+        int hi;
+    } t[] = {
+        {"constants_match_gmp", test_field_constants_match_gmp, 4},
+        {"arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4},
+        {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
+        {"decimal_round_trips", test_field_decimal_round_trips, 4},
+        {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
+        {"lookup_by_modulus", test_field_lookup_by_modulus, 4},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        TCase *tc = tcase_create(t[i].n);
+        tcase_set_timeout(tc, 120);
+        tcase_add_loop_test(tc, t[i].f, 0, t[i].hi);
+        suite_add_tcase(s, tc);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
