@@ -4,6 +4,7 @@
 #   make test       build and run every test (unit tests with Check, then script tests)
 #   make asan       the tests built and run with AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the thread-variant tests built and run with ThreadSanitizer (build-tsan/)
+#   make demo       the main job: prove the bundled example circuit, verify with snarkjs
 #   make bench      benchmarks that print comparison tables
 #   make install    PREFIX (default /usr/local) and DESTDIR honoured
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
@@ -131,7 +132,7 @@ endif
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan bench install clean fixtures
+.PHONY: all test unit-tests asan tsan bench install clean fixtures demo
 .DEFAULT_GOAL := all
 all: $(LIBS_BUILT) $(BINS)
 
@@ -156,6 +157,9 @@ bench: all $(BENCH_BINS)
 
 fixtures:
 	bash tests/fixtures/make.sh
+
+demo: all
+	BUILD=$(BUILD) bash tools/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

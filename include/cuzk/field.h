@@ -357,6 +357,16 @@ CUZK_HD void fe2_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
         }                                                                            \
     } while (0)
 
+/* The same for the scalar fields only (both 4 limbs), for code that works on Fr. */
+#define FR_DISPATCH(F, fn, ...)                                                      \
+    do {                                                                             \
+        switch ((F)->id) {                                                           \
+        case FIELD_ID_BN254_FR: fn(&FIELD_BN254_FR, __VA_ARGS__); break;             \
+        case FIELD_ID_BLS12_381_FR: fn(&FIELD_BLS12_381_FR, __VA_ARGS__); break;     \
+        default: break;                                                              \
+        }                                                                            \
+    } while (0)
+
 /* ---- out-of-line helpers (zk/field.c) ------------------------------------ */
 
 /* Canonical little-endian limbs -> decimal string (no leading zeros; "0" for zero).

@@ -1,0 +1,77 @@
+/* groth16.h — the snarkjs-compatible Groth16 prover, split along the pipeline stages.
+ *
+ *   groth16_synth      a, b, c = A·w, B·w, a∘b on the domain (synth stage; spec §4.1)
+ *   groth16_compute    odd-coset NTTs, h, the five MSMs (worker stage; §4.2-4.4)
+ *   groth16_finalize   blinding with r, s and affine conversion (finalizer; §4.5-4.6)
+ *   groth16_write_*    proof.json / public.json, published by temp + fsync + rename (§6)
+ *
+ * groth16_prove runs all of them in one process (what `cuzk prove-local` does). */
+#ifndef CUZK_GROTH16_H
+#define CUZK_GROTH16_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk/curve.h"
+#include "cuzk/wtns.h"
+#include "cuzk/zkey.h"
+
+/* Wall-clock seconds spent in each step (filled by groth16_prove; parts by the
+ * individual steps). */
+typedef struct groth16_timings {
+    double matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, finalize;
+} groth16_timings;
+
+/* The five MSM results before blinding, jacobian Montgomery. */
+typedef struct groth16_raw {
+    uint64_t a[EC_MAX_JAC], b1[EC_MAX_JAC], b2[EC_MAX_JAC], c[EC_MAX_JAC], h[EC_MAX_JAC];
+} groth16_raw;
+
+/* A proof: affine Montgomery points; (0, 0) is infinity. */
+typedef struct groth16_proof {
+    uint64_t a[EC_MAX_AFF], b[EC_MAX_AFF], c[EC_MAX_AFF];
+} groth16_proof;
+
+/* Blinding factors r, s: canonical scalars < r (4 limbs). */
+typedef struct groth16_blind {
+    uint64_t r[4], s[4];
+} groth16_blind;
+
+/* Fresh r, s from getrandom (rejection sampling below the group order).
+ * Returns 0 or -errno (state of *out undefined on failure). */
+int groth16_blind_random(const zkey *z, groth16_blind *out);
+
+/* Deterministic r, s from a seed. FOR TESTS ONLY: a proof whose r, s are known leaks
+ * the witness; `cuzk prove-local --insecure-seed` documents this. */
+void groth16_blind_from_seed(const zkey *z, uint64_t seed, groth16_blind *out);
+
+/* Evaluations of A·w and B·w on the domain, and c = a∘b (all Montgomery, domain_size
+ * elements of 4 limbs each, caller-allocated, 32-byte aligned). values: the witness
+ * (canonical LE, nvars × n8r bytes, any alignment). Returns 0. */
+int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
+                  groth16_timings *t);
+
+/* NTTs to the odd coset, h = a·b − c, the five MSMs. a, b, c are consumed (overwritten).
+ * Returns 0, -ENOMEM or -EINVAL. */
+int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, groth16_raw *raw,
+                    unsigned threads, groth16_timings *t);
+
+/* Blinding and affine conversion (§4.5, §4.6). */
+void groth16_finalize(const zkey *z, const groth16_raw *raw, const groth16_blind *bl, groth16_proof *out);
+
+/* All steps in this process. Returns 0 or a negative CUZK_E_* / errno code with a
+ * sentence in err. */
+int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16_proof *out, unsigned threads,
+                  groth16_timings *t, char *err, size_t errlen);
+
+/* proof.json and public.json in snarkjs's format, each written to a temp file in the
+ * target's directory, fsynced and renamed over the final name. Returns 0 or
+ * -CUZK_E_OUTPUT with the reason in err; a failure leaves no file under the final name. */
+int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path, char *err, size_t errlen);
+int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen);
+
+/* "bn128" or "bls12381" — snarkjs's names. */
+const char *groth16_curve_name(const zkey *z);
+
+#endif

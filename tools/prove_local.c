@@ -1,0 +1,190 @@
+/* prove_local.c — `cuzk prove-local ZKEY WTNS PROOF.json PUBLIC.json`. */
+#include "cuzk/prove_local.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/error.h"
+#include "cuzk/groth16.h"
+#include "cuzk/r1cs.h"
+#include "cuzk/wtns.h"
+#include "cuzk/zkey.h"
+
+static const char usage_text[] =
+    "usage: cuzk prove-local [options] ZKEY WTNS PROOF.json PUBLIC.json\n"
+    "  Proves one witness with all stages in this process (no daemon).\n"
+    "  --threads N        worker threads (default: all online CPUs)\n"
+    "  --timings          print the time of each step on stderr\n"
+    "  --r1cs FILE        check every constraint of FILE against the witness first\n"
+    "                     (the zkey alone cannot tell an unsatisfying witness)\n"
+    "  --insecure-seed N  TESTS ONLY: derive the blinding r, s from N. A proof with\n"
+    "                     known r, s reveals the witness; never use it for real proofs.\n"
+    "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n"
+    "exit codes: 0 ok, 2 usage, 3 unreadable input, 4 not a zkey/wtns/r1cs, 5 truncated,\n"
+    "  6 unsupported protocol or curve, 7 witness/zkey mismatch, 8 unsatisfied witness,\n"
+    "  9 output not writable, 10 internal error\n";
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "cuzk prove-local: %s\n", msg);
+    return code < 0 ? -code : code;
+}
+
+/* Before any work: is the output path a place we can publish a file to? Creates and
+ * removes a probe file next to it, so a bad path fails in milliseconds with code 9
+ * rather than after the proof, and no partial file is ever left. */
+static int output_probe(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "cannot write %s: it is a directory", path);
+        return -CUZK_E_OUTPUT;
+    }
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s.probe.%ld", path, (long)getpid());
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -CUZK_E_OUTPUT;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+static int parse_rs(const zkey *z, const char *arg, groth16_blind *bl)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *comma = strchr(buf, ',');
+    if (!comma) return -1;
+    *comma = '\0';
+    if (fe_canon_from_dec(z->Fr, bl->r, buf) != 0) return -1;
+    if (fe_canon_from_dec(z->Fr, bl->s, comma + 1) != 0) return -1;
+    return 0;
+}
+
+int prove_local_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"threads", required_argument, NULL, 't'},   {"timings", no_argument, NULL, 'T'},
+        {"r1cs", required_argument, NULL, 'r'},      {"insecure-seed", required_argument, NULL, 'S'},
+        {"insecure-rs", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned threads = 0;
+    bool timings = false, have_seed = false;
+    const char *r1cs_path = NULL, *rs_arg = NULL;
+    unsigned long long seed = 0;
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 't':
+            threads = (unsigned)strtoul(optarg, &end, 10);
+            if (*end || !*optarg) return fail(CUZK_E_USAGE, "--threads needs a number");
+            break;
+        case 'T': timings = true; break;
+        case 'r': r1cs_path = optarg; break;
+        case 'S':
+            seed = strtoull(optarg, &end, 10);
+            if (*end || !*optarg) return fail(CUZK_E_USAGE, "--insecure-seed needs a number");
+            have_seed = true;
+            break;
+        case 'R': rs_arg = optarg; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default:
+            fputs(usage_text, stderr);
+            return fail(CUZK_E_USAGE, optopt ? "unknown or incomplete option" : "unknown option");
+        }
+    }
+    if (argc - optind != 4) {
+        fputs(usage_text, stderr);
+        return fail(CUZK_E_USAGE, "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
+    }
+    const char *zkey_path = argv[optind], *wtns_path = argv[optind + 1];
+    const char *proof_path = argv[optind + 2], *public_path = argv[optind + 3];
+
+    char err[1024] = "";
+    zkey z;
+    wtns w;
+    r1cs r;
+    memset(&z, 0, sizeof z);
+    memset(&w, 0, sizeof w);
+    memset(&r, 0, sizeof r);
+    int rc, code = 0;
+    groth16_timings t = {0};
+    double t0 = now_s();
+
+    if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if ((rc = wtns_open(&w, wtns_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if ((rc = wtns_check_zkey(&w, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if (r1cs_path) {
+        uint32_t bad = 0;
+        if ((rc = r1cs_open(&r, r1cs_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if ((rc = r1cs_check_witness(&r, w.values, w.nwitness, &bad, err, sizeof err)) != 0) {
+            code = fail(rc, err);
+            goto out;
+        }
+    }
+    double t_read = now_s() - t0;
+
+    groth16_blind bl;
+    if (rs_arg) {
+        if (parse_rs(&z, rs_arg, &bl) != 0) { code = fail(CUZK_E_USAGE, "--insecure-rs needs R,S: two decimals < r"); goto out; }
+    } else if (have_seed) {
+        groth16_blind_from_seed(&z, seed, &bl);
+    } else if ((rc = groth16_blind_random(&z, &bl)) != 0) {
+        snprintf(err, sizeof err, "getrandom failed: %s", strerror(-rc));
+        code = fail(CUZK_E_INTERNAL, err);
+        goto out;
+    }
+    if ((rc = output_probe(proof_path, err, sizeof err)) != 0 || (rc = output_probe(public_path, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
+
+    groth16_proof proof;
+    if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    double t1 = now_s();
+    if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
+        (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
+        unlink(proof_path);
+        code = fail(rc, err);
+        goto out;
+    }
+    double t_write = now_s() - t1;
+    if (timings) {
+        fprintf(stderr,
+                "timings (%s, %u signals, domain 2^%u):\n"
+                "  read+check  %8.3f s\n  matvec      %8.3f s\n  ntt         %8.3f s\n"
+                "  msm A       %8.3f s\n  msm B1      %8.3f s\n  msm B2 (G2) %8.3f s\n"
+                "  msm C       %8.3f s\n  msm H       %8.3f s\n  blind       %8.3f s\n"
+                "  write       %8.3f s\n  total       %8.3f s\n",
+                groth16_curve_name(&z), z.nvars, z.lg_domain, t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1,
+                t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_write, now_s() - t0);
+    }
+out:
+    r1cs_close(&r);
+    wtns_close(&w);
+    zkey_close(&z);
+    return code;
+}

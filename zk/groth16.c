@@ -1,0 +1,389 @@
+/* groth16.c — the snarkjs-compatible Groth16 prover (../shared/spec/snarkjs-groth16.md §4).
+ *
+ * Every step follows the spec section named in its comment; the pitfalls list of §10
+ * is why some steps look unusual (coefficients carry an extra R, c is a∘b, no division
+ * by Z, the coset shift is snarkjs's ω_2n). */
+#include "cuzk/groth16.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/error.h"
+#include "cuzk/msm.h"
+#include "cuzk/ntt.h"
+
+#define FR_LIMBS 4
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *groth16_curve_name(const zkey *z)
+{
+    return z->Fq->id == FIELD_ID_BLS12_381_FQ ? "bls12381" : "bn128";
+}
+
+/* ---- blinding factors ---------------------------------------------------- */
+
+/* Reduce 4 random limbs to a scalar < r by masking to r's bit length and rejecting
+ * values >= r (at most a few tries: r > 2^253). Returns true when accepted. */
+static bool scalar_accept(const field_desc *Fr, uint64_t *v)
+{
+    unsigned top = Fr->bits - 192; /* bits used in limb 3 */
+    if (top < 64) v[3] &= (1ULL << top) - 1;
+    return fe_is_reduced(Fr, v);
+}
+
+int groth16_blind_random(const zkey *z, groth16_blind *out)
+{
+    for (int which = 0; which < 2; which++) {
+        uint64_t *v = which ? out->s : out->r;
+        do {
+            size_t got = 0;
+            while (got < 4 * sizeof(uint64_t)) {
+                ssize_t k = getrandom((uint8_t *)v + got, 4 * sizeof(uint64_t) - got, 0);
+                if (k < 0) {
+                    if (errno == EINTR) continue;
+                    return -errno;
+                }
+                got += (size_t)k;
+            }
+        } while (!scalar_accept(z->Fr, v));
+    }
+    return 0;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t zz = (*x += 0x9e3779b97f4a7c15ULL);
+    zz = (zz ^ (zz >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    zz = (zz ^ (zz >> 27)) * 0x94d049bb133111ebULL;
+    return zz ^ (zz >> 31);
+}
+
+void groth16_blind_from_seed(const zkey *z, uint64_t seed, groth16_blind *out)
+{
+    uint64_t st = seed;
+    for (int which = 0; which < 2; which++) {
+        uint64_t *v = which ? out->s : out->r;
+        do {
+            for (int i = 0; i < 4; i++) v[i] = splitmix64(&st);
+        } while (!scalar_accept(z->Fr, v));
+    }
+}
+
+/* ---- §4.1: a, b, c on the domain ------------------------------------------ */
+
+/* Body specialised per scalar field by FR_DISPATCH. */
+CUZK_HD void synth_impl(const field_desc *Fr, const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b,
+                        uint64_t *c)
+{
+    const size_t n = z->domain_size;
+    memset(a, 0, n * FR_LIMBS * sizeof *a);
+    memset(b, 0, n * FR_LIMBS * sizeof *b);
+    for (uint64_t i = 0; i < z->ncoefs; i++) {
+        uint32_t m, row, sig;
+        uint64_t coef[FR_LIMBS], wv[FR_LIMBS], prod[FR_LIMBS];
+        zkey_coef(z, i, &m, &row, &sig, coef);
+        memcpy(wv, values + (size_t)sig * z->n8r, sizeof wv);
+        /* stored coef·R² times canonical w, one Montgomery product: (coef·w)·R (§3.3) */
+        fe_mul(Fr, prod, coef, wv);
+        uint64_t *dst = (m == 0 ? a : b) + (size_t)row * FR_LIMBS;
+        fe_add(Fr, dst, dst, prod);
+    }
+    for (size_t i = 0; i < n; i++)
+        fe_mul(Fr, c + i * FR_LIMBS, a + i * FR_LIMBS, b + i * FR_LIMBS);
+}
+
+int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
+                  groth16_timings *t)
+{
+    double t0 = now_s();
+    (void)threads;
+    FR_DISPATCH(z->Fr, synth_impl, z, values, a, b, c);
+    if (t) t->matvec += now_s() - t0;
+    return 0;
+}
+
+/* h_j = a_j b_j - c_j, then out of Montgomery form: MSM scalars are canonical (§4.3).
+ * h is written over a. */
+CUZK_HD void h_impl(const field_desc *Fr, uint64_t *a, const uint64_t *b, const uint64_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *ai = a + i * FR_LIMBS;
+        fe_mul(Fr, ai, ai, b + i * FR_LIMBS);
+        fe_sub(Fr, ai, ai, c + i * FR_LIMBS);
+        fe_from_mont(Fr, ai, ai);
+    }
+}
+
+/* ---- §4.2-4.4: coset NTTs, h, MSMs ----------------------------------------- */
+
+int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, groth16_raw *raw,
+                    unsigned threads, groth16_timings *t)
+{
+    const field_desc *Fr = z->Fr;
+    const size_t n = z->domain_size;
+    ntt_domain d;
+    int rc = ntt_domain_init(&d, Fr, z->lg_domain);
+    if (rc) return rc;
+
+    double t0 = now_s();
+    ntt_to_odd_coset(&d, a, threads);
+    ntt_to_odd_coset(&d, b, threads);
+    ntt_to_odd_coset(&d, c, threads);
+    FR_DISPATCH(Fr, h_impl, a, b, c, n);
+    ntt_domain_free(&d);
+    double t1 = now_s();
+    if (t) t->ntt += t1 - t0;
+
+    /* §4.4: the five MSMs; the witness bytes are the scalars as they lie. */
+    const size_t n8r = z->n8r;
+    const size_t npriv = z->nvars - z->npublic - 1;
+    struct {
+        const curve_group *G;
+        uint64_t *out;
+        const uint8_t *bases, *scalars;
+        size_t count;
+        double *slot;
+    } jobs[] = {
+        {z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL},
+        {z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL},
+        {z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL},
+        {z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL},
+        {z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL},
+    };
+    for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+        double s0 = now_s();
+        rc = msm_run(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, threads);
+        if (rc) return rc;
+        if (jobs[k].slot) *jobs[k].slot += now_s() - s0;
+    }
+    return 0;
+}
+
+/* ---- §4.5-4.6: blinding ---------------------------------------------------- */
+
+void groth16_finalize(const zkey *z, const groth16_raw *raw, const groth16_blind *bl, groth16_proof *out)
+{
+    const curve_group *g1 = z->g1, *g2 = z->g2;
+    const field_desc *Fr = z->Fr;
+    uint64_t pa[EC_MAX_JAC], pb[EC_MAX_JAC], b1[EC_MAX_JAC], pc[EC_MAX_JAC], t[EC_MAX_JAC], base[EC_MAX_JAC];
+
+    /* pi_a = A + alpha1 + r·delta1 */
+    ec_jac_from_aff(g1, base, z->alpha1);
+    ec_add(g1, pa, raw->a, base);
+    ec_jac_from_aff(g1, base, z->delta1);
+    ec_jac_mul_scalar(g1, t, base, bl->r, FR_LIMBS);
+    ec_add(g1, pa, pa, t);
+
+    /* pi_b = B2 + beta2 + s·delta2 */
+    ec_jac_from_aff(g2, base, z->beta2);
+    ec_add(g2, pb, raw->b2, base);
+    ec_jac_from_aff(g2, base, z->delta2);
+    ec_jac_mul_scalar(g2, t, base, bl->s, FR_LIMBS);
+    ec_add(g2, pb, pb, t);
+
+    /* b1 = B1 + beta1 + s·delta1 (not output) */
+    ec_jac_from_aff(g1, base, z->beta1);
+    ec_add(g1, b1, raw->b1, base);
+    ec_jac_from_aff(g1, base, z->delta1);
+    ec_jac_mul_scalar(g1, t, base, bl->s, FR_LIMBS);
+    ec_add(g1, b1, b1, t);
+
+    /* pi_c = C + H + s·pi_a + r·b1 − (r·s mod r)·delta1 */
+    ec_add(g1, pc, raw->c, raw->h);
+    ec_jac_mul_scalar(g1, t, pa, bl->s, FR_LIMBS);
+    ec_add(g1, pc, pc, t);
+    ec_jac_mul_scalar(g1, t, b1, bl->r, FR_LIMBS);
+    ec_add(g1, pc, pc, t);
+    uint64_t rm[FE_MAX_LIMBS], sm[FE_MAX_LIMBS], rs[FE_MAX_LIMBS];
+    fe_to_mont(Fr, rm, bl->r);
+    fe_to_mont(Fr, sm, bl->s);
+    fe_mul(Fr, rs, rm, sm);
+    fe_neg(Fr, rs, rs);
+    fe_from_mont(Fr, rs, rs); /* −rs mod r, canonical */
+    ec_jac_from_aff(g1, base, z->delta1);
+    ec_jac_mul_scalar(g1, t, base, rs, FR_LIMBS);
+    ec_add(g1, pc, pc, t);
+
+    ec_jac_to_aff(g1, out->a, pa);
+    ec_jac_to_aff(g2, out->b, pb);
+    ec_jac_to_aff(g1, out->c, pc);
+}
+
+/* ---- everything in one process ------------------------------------------- */
+
+int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16_proof *out, unsigned threads,
+                  groth16_timings *t, char *err, size_t errlen)
+{
+    const size_t n = z->domain_size, bytes = n * FR_LIMBS * sizeof(uint64_t);
+    groth16_raw *raw = NULL;
+    uint64_t *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes), *c = aligned_alloc(64, bytes);
+    int rc = -ENOMEM;
+
+    raw = malloc(sizeof *raw);
+    if (!a || !b || !c || !raw) goto out;
+    rc = groth16_synth(z, w->values, a, b, c, threads, t);
+    if (rc) goto out;
+    rc = groth16_compute(z, w->values, a, b, c, raw, threads, t);
+    if (rc) goto out;
+    double t0 = now_s();
+    groth16_finalize(z, raw, bl, out);
+    if (t) t->finalize += now_s() - t0;
+out:
+    if (rc) snprintf(err, errlen, "proving failed: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
+    free(a);
+    free(b);
+    free(c);
+    free(raw);
+    return rc == -ENOMEM || rc == -EINVAL ? -CUZK_E_INTERNAL : rc;
+}
+
+/* ---- output (§6) ------------------------------------------------------------ */
+
+/* Write text to path via a temp file in the same directory + fsync + rename. */
+static int publish_file(const char *path, const char *text, char *err, size_t errlen)
+{
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    int fd = -1, rc = -CUZK_E_OUTPUT;
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return rc;
+    }
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t k = write(fd, text + off, len - off);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            goto out;
+        }
+        off += (size_t)k;
+    }
+    if (fsync(fd) != 0) {
+        snprintf(err, errlen, "cannot write %s: fsync: %s", path, strerror(errno));
+        goto out;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        snprintf(err, errlen, "cannot write %s: close: %s", path, strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto out;
+    }
+    /* make the rename durable */
+    char *dcopy = strdup(path);
+    if (dcopy) {
+        int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dcopy);
+    }
+    rc = 0;
+out:
+    if (fd >= 0) close(fd);
+    if (rc) unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+/* Appends the decimal of a Montgomery coordinate. */
+static size_t put_coord(const field_desc *F, const uint64_t *mont, char *dst, size_t cap)
+{
+    char dec[128];
+    fe_mont_to_dec(F, mont, dec, sizeof dec);
+    return (size_t)snprintf(dst, cap, "\"%s\"", dec);
+}
+
+int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path, char *err, size_t errlen)
+{
+    const field_desc *F = z->Fq;
+    const unsigned n = F->n;
+    char buf[4096];
+    size_t o = 0;
+#define PUT(...) (o += (size_t)snprintf(buf + o, sizeof buf - o, __VA_ARGS__))
+#define COORD(m) (o += put_coord(F, (m), buf + o, sizeof buf - o))
+    /* snarkjs writes infinity as z = 0 with (0, 1); the verifier accepts that (§6.1) */
+    PUT("{\n \"pi_a\": [\n  ");
+    if (ec_aff_is_inf(z->g1, p->a)) PUT("\"0\",\n  \"1\",\n  \"0\"");
+    else {
+        COORD(p->a);
+        PUT(",\n  ");
+        COORD(p->a + n);
+        PUT(",\n  \"1\"");
+    }
+    PUT("\n ],\n \"pi_b\": [\n");
+    if (ec_aff_is_inf(z->g2, p->b)) {
+        PUT("  [\n   \"0\",\n   \"0\"\n  ],\n  [\n   \"1\",\n   \"0\"\n  ],\n  [\n   \"0\",\n   \"0\"\n  ]");
+    } else {
+        for (int k = 0; k < 2; k++) {
+            PUT("  [\n   ");
+            COORD(p->b + 2 * k * n);
+            PUT(",\n   ");
+            COORD(p->b + 2 * k * n + n);
+            PUT("\n  ],\n");
+        }
+        PUT("  [\n   \"1\",\n   \"0\"\n  ]");
+    }
+    PUT("\n ],\n \"pi_c\": [\n  ");
+    if (ec_aff_is_inf(z->g1, p->c)) PUT("\"0\",\n  \"1\",\n  \"0\"");
+    else {
+        COORD(p->c);
+        PUT(",\n  ");
+        COORD(p->c + n);
+        PUT(",\n  \"1\"");
+    }
+    PUT("\n ],\n \"protocol\": \"groth16\",\n \"curve\": \"%s\"\n}", groth16_curve_name(z));
+#undef PUT
+#undef COORD
+    if (o >= sizeof buf) {
+        snprintf(err, errlen, "%s: proof text too long (bug)", path);
+        return -CUZK_E_INTERNAL;
+    }
+    return publish_file(path, buf, err, errlen);
+}
+
+int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen)
+{
+    size_t cap = 16 + (size_t)z->npublic * 90, o = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -CUZK_E_INTERNAL;
+    }
+    o += (size_t)snprintf(buf + o, cap - o, "[");
+    for (uint32_t i = 1; i <= z->npublic; i++) {
+        uint64_t v[FR_LIMBS];
+        char dec[128];
+        memcpy(v, values + (size_t)i * z->n8r, sizeof v);
+        fe_canon_to_dec(z->Fr, v, dec, sizeof dec);
+        o += (size_t)snprintf(buf + o, cap - o, "%s\n \"%s\"", i > 1 ? "," : "", dec);
+    }
+    o += (size_t)snprintf(buf + o, cap - o, "%s]", z->npublic ? "\n" : "");
+    int rc = publish_file(path, buf, err, errlen);
+    free(buf);
+    return rc;
+}
