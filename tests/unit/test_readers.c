@@ -1,0 +1,683 @@
+/* test_readers.c — the iden3 container, .zkey, .wtns and .r1cs readers against the
+ * shared snarkjs fixtures (spec §8 worked example, refprover --info) and against
+ * corrupted copies made in a mkdtemp directory.
+ *
+ * The shared folder: $CUZK_SHARED, else <repo>/../shared found from this binary's
+ * location (build/tests/test_readers), else ../shared from the current directory. */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cuzk/binfile.h"
+#include "cuzk/error.h"
+#include "cuzk/r1cs.h"
+#include "cuzk/wtns.h"
+#include "cuzk/zkey.h"
+
+static char shared[PATH_MAX];
+static char tmpdir[PATH_MAX];
+static char err[1024];
+
+static void find_shared(void)
+{
+    const char *env = getenv("CUZK_SHARED");
+    char exe[PATH_MAX], cand[PATH_MAX + 32];
+    struct stat st;
+
+    if (env && *env) {
+        snprintf(shared, sizeof shared, "%s", env);
+        return;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        /* <repo>/<build>/tests/test_readers -> <repo>/../shared */
+        char *d = dirname(dirname(dirname(exe)));
+        snprintf(cand, sizeof cand, "%s/../shared/fixtures", d);
+        if (stat(cand, &st) == 0) {
+            snprintf(shared, sizeof shared, "%s/../shared", d);
+            return;
+        }
+    }
+    snprintf(shared, sizeof shared, "../shared");
+}
+
+static const char *fx(const char *set, const char *file)
+{
+    static char buf[4][PATH_MAX + 64];
+    static int k;
+    char *p = buf[k++ & 3];
+    snprintf(p, PATH_MAX + 64, "%s/fixtures/snarkjs-groth16/%s/%s", shared, set, file);
+    return p;
+}
+
+static const char *tmp(const char *name)
+{
+    static char buf[4][PATH_MAX + 64];
+    static int k;
+    char *p = buf[k++ & 3];
+    snprintf(p, PATH_MAX + 64, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open fixture %s: %s (set CUZK_SHARED to the shared folder)", path,
+                  strerror(errno));
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    ck_assert(b != NULL);
+    ck_assert_int_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static const char *spit(const char *name, const uint8_t *b, size_t len)
+{
+    const char *p = tmp(name);
+    FILE *f = fopen(p, "wb");
+    ck_assert(f != NULL);
+    ck_assert_int_eq(fwrite(b, 1, len, f), len);
+    fclose(f);
+    return p;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* Offset of the 12-byte record of the first section with this id in a container image. */
+static size_t record_of(const uint8_t *b, size_t len, uint32_t id)
+{
+    size_t off = 12;
+    for (uint32_t i = 0; i < get32(b + 8) && off + 12 <= len; i++) {
+        uint64_t sz;
+        memcpy(&sz, b + off + 4, 8);
+        if (get32(b + off) == id) return off;
+        off += 12 + sz;
+    }
+    ck_abort_msg("no section %u", id);
+    return 0;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static void setup(void)
+{
+    find_shared();
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cuzk-readers-XXXXXX");
+    ck_assert(mkdtemp(tmpdir) != NULL);
+    err[0] = 0;
+}
+
+static void teardown(void) { nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS); }
+
+#define ck_rc(expr, code)                                                                                   \
+    do {                                                                                                    \
+        int rc_ = (expr);                                                                                   \
+        ck_assert_msg(rc_ == (code), "%s = %d (%s), want %d: %s", #expr, rc_, cuzk_err_name(rc_), (code), err); \
+    } while (0)
+#define ck_err_has(s) ck_assert_msg(strstr(err, (s)) != NULL, "message \"%s\" lacks \"%s\"", err, (s))
+
+/* ---- fixtures decode to the documented values ------------------------------ */
+
+struct fixture {
+    const char *set;
+    uint32_t n8q, nvars, npublic, domain, ncoefs, nconstraints;
+    enum field_id fr;
+    const char *alpha1_x, *delta1_x;   /* canonical, from refprover --info */
+    uint32_t first[4][3];              /* first four coefficient (matrix, constraint, signal) */
+    const char *w1;                    /* witness value 1 */
+};
+
+static const struct fixture fixtures[] = {
+    {"bn128", 32, 9, 2, 16, 15, 6, FIELD_ID_BN254_FR,
+     "1792387575567822892908979014139822501354456642316156660128060447195514052460",
+     "6194565485409049946787765228109665837024135379007552034171109886991402334617",
+     {{0, 0, 3}, {1, 0, 3}, {0, 1, 4}, {1, 1, 3}}, "112568"},
+    {"bn128-chain", 32, 45, 5, 64, 195, 0, FIELD_ID_BN254_FR,
+     "1464066802366653075340878551138934534879481926123154416142552749018421324088",
+     "21530867689176436582388368511961840637985703142967179986554665573788885807904",
+     {{0, 0, 6}, {1, 0, 7}, {0, 1, 3}, {0, 1, 8}}, "295025988379188686262199062659524312166911826122673544"},
+    {"bls12381", 48, 9, 2, 16, 15, 6, FIELD_ID_BLS12_381_FR,
+     "2652871491496946540897678577326639615329876372482978132276568843340440262165133128643181489011348490676313885155290",
+     "1237337425779748233207178602514603195065260231782085461143890766361554607711137045969907880987282558807551663089347",
+     {{0, 0, 3}, {1, 0, 3}, {0, 1, 4}, {1, 1, 3}}, "112568"},
+    {"bls12381-chain", 48, 45, 5, 64, 195, 0, FIELD_ID_BLS12_381_FR,
+     "2586300784051838209447572680787216760401690010040238308340567397138645682872691981277152826055758846170594281433449",
+     "3423045840603539154874792661595551400756371035263345165422887628188662478665938830594310667533054769443237505339351",
+     {{0, 0, 6}, {1, 0, 7}, {0, 1, 3}, {0, 1, 8}},
+     "21476105149610437832382708868323526510173140034044871858977382422862422555671"},
+};
+#define NFIX (sizeof fixtures / sizeof fixtures[0])
+
+START_TEST(test_zkey_fixture_headers_match_refprover)
+{
+    const struct fixture *f = &fixtures[_i];
+    zkey z;
+    char dec[128];
+
+    ck_rc(zkey_open(&z, fx(f->set, "circuit_final.zkey"), err, sizeof err), 0);
+    ck_assert_uint_eq(z.n8q, f->n8q);
+    ck_assert_uint_eq(z.n8r, 32);
+    ck_assert_int_eq(z.Fr->id, f->fr);
+    ck_assert_int_eq(z.g1->deg, 1);
+    ck_assert_int_eq(z.g2->deg, 2);
+    ck_assert_uint_eq(z.nvars, f->nvars);
+    ck_assert_uint_eq(z.npublic, f->npublic);
+    ck_assert_uint_eq(z.domain_size, f->domain);
+    ck_assert_uint_eq(1u << z.lg_domain, f->domain);
+    ck_assert_uint_eq(z.ncoefs, f->ncoefs);
+    ck_assert_str_eq(fe_mont_to_dec(z.Fq, z.alpha1, dec, sizeof dec), f->alpha1_x);
+    ck_assert_str_eq(fe_mont_to_dec(z.Fq, z.delta1, dec, sizeof dec), f->delta1_x);
+    for (int i = 0; i < 4; i++) {
+        uint32_t m, c, s;
+        uint64_t v[FE_MAX_LIMBS] = {0};
+        zkey_coef(&z, (uint64_t)i, &m, &c, &s, v);
+        ck_assert_uint_eq(m, f->first[i][0]);
+        ck_assert_uint_eq(c, f->first[i][1]);
+        ck_assert_uint_eq(s, f->first[i][2]);
+    }
+    /* section payload pointers lie inside the mapping, one after the header */
+    ck_assert(z.h + (uint64_t)z.domain_size * 2 * z.n8q <= z.bf.map + z.bf.size);
+    zkey_close(&z);
+    zkey_close(&z); /* twice is fine */
+}
+END_TEST
+
+/* Spec §8: every coefficient of the bn128 fixture, decoded as raw * Rr^-2. */
+START_TEST(test_zkey_bn128_worked_example)
+{
+    static const struct { uint32_t m, c, s; int v; } want[15] = {
+        {0, 0, 3, -1}, {1, 0, 3, 1}, {0, 1, 4, -1}, {1, 1, 3, 1}, {0, 2, 5, -1}, {1, 2, 2, 1},
+        {0, 3, 6, -1}, {1, 3, 4, 1}, {0, 4, 0, -7}, {0, 4, 7, -1}, {1, 4, 2, 1}, {1, 4, 3, 1},
+        {0, 6, 0, 1},  {0, 7, 1, 1}, {0, 8, 2, 1},
+    };
+    zkey z;
+    char dec[128], exp[128];
+
+    ck_rc(zkey_open(&z, fx("bn128", "circuit_final.zkey"), err, sizeof err), 0);
+    ck_assert_str_eq(z.bf.magic, "zkey");
+    ck_assert_uint_eq(z.bf.version, 1);
+    ck_assert_uint_eq(z.bf.nsections, 10);
+    ck_assert_uint_eq(binfile_section(&z.bf, 1)->offset, 24);
+    ck_assert_uint_eq(binfile_section(&z.bf, 2)->offset, 40);
+    ck_assert_uint_eq(binfile_section(&z.bf, 7)->size, 1152);
+    ck_assert_ptr_null(binfile_section(&z.bf, 11));
+    /* alpha1.x raw (Montgomery) integer, and decoded */
+    ck_assert_str_eq(fe_canon_to_dec(z.Fq, z.alpha1, dec, sizeof dec),
+                     "11433591847334821759727423731066742631984958734377391128014939150075060517938");
+    for (int i = 0; i < 15; i++) {
+        uint32_t m, c, s;
+        uint64_t v[FE_MAX_LIMBS] = {0}, k[FE_MAX_LIMBS] = {0};
+        zkey_coef(&z, (uint64_t)i, &m, &c, &s, v);
+        ck_assert_uint_eq(m, want[i].m);
+        ck_assert_uint_eq(c, want[i].c);
+        ck_assert_uint_eq(s, want[i].s);
+        if (i == 0)
+            ck_assert_str_eq(fe_canon_to_dec(z.Fr, v, dec, sizeof dec),
+                             "20943306190690066775594741490987529540057597548686591419080411327502682591834");
+        if (i == 1)
+            ck_assert_str_eq(fe_canon_to_dec(z.Fr, v, dec, sizeof dec),
+                             "944936681149208446651664254269745548490766851729442924617792859073125903783");
+        fe_from_mont(z.Fr, v, v); /* coef * Rr */
+        fe_mont_to_dec(z.Fr, v, dec, sizeof dec);
+        k[0] = (uint64_t)(want[i].v < 0 ? -want[i].v : want[i].v);
+        if (want[i].v < 0) fe_sub(z.Fr, k, z.Fr->p, k); /* r - |v|: p is not reduced, but sub works limbwise */
+        fe_canon_to_dec(z.Fr, k, exp, sizeof exp);
+        ck_assert_msg(strcmp(dec, exp) == 0, "coef %d = %s, want %s", i, dec, exp);
+    }
+    zkey_close(&z);
+}
+END_TEST
+
+START_TEST(test_wtns_fixture_values)
+{
+    static const char *const tiny[] = {"1", "112568", "11", "3", "9", "27", "297", "2673", "37520"};
+    const struct fixture *f = &fixtures[_i];
+    wtns w;
+    zkey z;
+    char dec[128];
+
+    ck_rc(wtns_open(&w, fx(f->set, "witness.wtns"), err, sizeof err), 0);
+    ck_assert_uint_eq(w.n8, 32);
+    ck_assert_int_eq(w.Fr->id, f->fr);
+    ck_assert_uint_eq(w.nwitness, f->nvars);
+    for (uint32_t i = 0; i < w.nwitness; i++) {
+        uint64_t v[FE_MAX_LIMBS] = {0};
+        memcpy(v, w.values + 32 * i, 32);
+        fe_canon_to_dec(w.Fr, v, dec, sizeof dec);
+        if (i == 0) ck_assert_str_eq(dec, "1");
+        if (i == 1) ck_assert_str_eq(dec, f->w1);
+        if (f->nvars == 9) ck_assert_str_eq(dec, tiny[i]);
+    }
+    ck_rc(zkey_open(&z, fx(f->set, "circuit_final.zkey"), err, sizeof err), 0);
+    ck_rc(wtns_check_zkey(&w, &z, err, sizeof err), 0);
+    zkey_close(&z);
+    wtns_close(&w);
+}
+END_TEST
+
+START_TEST(test_r1cs_fixture_witness_satisfies)
+{
+    const struct fixture *f = &fixtures[_i];
+    r1cs r;
+    wtns w;
+    uint32_t bad = 12345;
+
+    ck_rc(r1cs_open(&r, fx(f->set, "circuit.r1cs"), err, sizeof err), 0);
+    ck_assert_int_eq(r.Fr->id, f->fr);
+    ck_assert_uint_eq(r.n8, 32);
+    ck_assert_uint_eq(r.nwires, f->nvars);
+    ck_assert_uint_eq(r.npubout + r.npubin, f->npublic);
+    if (f->nconstraints) ck_assert_uint_eq(r.nconstraints, f->nconstraints);
+    /* setup sizes the domain as the smallest power of two > nConstraints + nPublic (§3.2) */
+    ck_assert_uint_le(r.nconstraints + f->npublic + 1, f->domain);
+    ck_assert_uint_gt(2 * (r.nconstraints + f->npublic), f->domain - 1);
+    ck_rc(wtns_open(&w, fx(f->set, "witness.wtns"), err, sizeof err), 0);
+    ck_rc(r1cs_check_wtns(&r, &w, &bad, err, sizeof err), 0);
+    ck_assert_uint_eq(bad, 12345);
+    /* a shorter witness is a mismatch, not an out-of-bounds read */
+    ck_rc(r1cs_check_witness(&r, w.values, w.nwitness - 1, &bad, err, sizeof err), -CUZK_E_MISMATCH);
+    wtns_close(&w);
+    r1cs_close(&r);
+}
+END_TEST
+
+/* Changing one internal signal breaks the first constraint that reads it. bn128 tiny:
+ * w6 = 297 = w5 * w2 is the output of constraint 2; w8 = 37520 of constraint 4. */
+START_TEST(test_r1cs_changed_signal_names_constraint)
+{
+    static const struct { const char *set; uint32_t sig, want; } cases[] = {
+        {"bn128", 6, 2}, {"bn128", 8, 4}, {"bls12381", 6, 2}, {"bls12381", 4, 0},
+    };
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t len;
+        uint8_t *b = slurp(fx(cases[k].set, "witness.wtns"), &len);
+        wtns w;
+        r1cs r;
+        uint32_t bad = 999;
+        char want[64];
+
+        ck_rc(wtns_open(&w, fx(cases[k].set, "witness.wtns"), err, sizeof err), 0);
+        size_t voff = (size_t)(w.values - w.bf.map);
+        wtns_close(&w);
+        b[voff + 32 * cases[k].sig] ^= 1;
+        const char *p = spit("patched.wtns", b, len);
+        ck_rc(wtns_open(&w, p, err, sizeof err), 0);
+        ck_rc(r1cs_open(&r, fx(cases[k].set, "circuit.r1cs"), err, sizeof err), 0);
+        ck_rc(r1cs_check_wtns(&r, &w, &bad, err, sizeof err), -CUZK_E_UNSATISFIED);
+        ck_assert_uint_eq(bad, cases[k].want);
+        snprintf(want, sizeof want, "constraint %u of ", cases[k].want);
+        ck_err_has(want);
+        ck_err_has("circuit.r1cs");
+        r1cs_close(&r);
+        wtns_close(&w);
+        free(b);
+    }
+}
+END_TEST
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+START_TEST(test_missing_file_is_io)
+{
+    zkey z;
+    wtns w;
+    r1cs r;
+    const char *p = tmp("nope.zkey");
+    ck_rc(zkey_open(&z, p, err, sizeof err), -CUZK_E_IO);
+    ck_err_has(p);
+    ck_err_has(strerror(ENOENT));
+    ck_rc(wtns_open(&w, tmp("nope.wtns"), err, sizeof err), -CUZK_E_IO);
+    ck_rc(r1cs_open(&r, tmp("nope.r1cs"), err, sizeof err), -CUZK_E_IO);
+    ck_rc(zkey_open(&z, tmpdir, err, sizeof err), -CUZK_E_IO); /* a directory */
+    /* failed opens leave closed structs: closing is harmless */
+    zkey_close(&z);
+    wtns_close(&w);
+    r1cs_close(&r);
+    zkey zz;
+    memset(&zz, 0, sizeof zz);
+    zkey_close(&zz);
+}
+END_TEST
+
+START_TEST(test_wrong_magic_is_format)
+{
+    zkey z;
+    wtns w;
+    ck_rc(zkey_open(&z, fx("bn128", "witness.wtns"), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("\"wtns\"");
+    ck_err_has("witness.wtns");
+    ck_rc(wtns_open(&w, fx("bn128", "circuit.r1cs"), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("\"r1cs\"");
+    uint8_t junk[64];
+    memset(junk, 0x01, sizeof junk);
+    ck_rc(zkey_open(&z, spit("junk.zkey", junk, sizeof junk), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("01 01 01 01");
+}
+END_TEST
+
+START_TEST(test_truncated_anywhere_is_truncated)
+{
+    static const char *const files[] = {"circuit_final.zkey", "witness.wtns", "circuit.r1cs"};
+    for (unsigned fi = 0; fi < 3; fi++) {
+        size_t len;
+        uint8_t *b = slurp(fx("bn128", files[fi]), &len);
+        /* inside the header, inside the first record, inside the first payload, inside
+         * a later record, inside later payloads, one byte short */
+        size_t cuts[] = {0, 3, 8, 11, 12, 17, 23, 25, 27, 30, 39, 100, len / 2, len - 33, len - 1};
+        for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+            const char *p = spit("cut.bin", b, cuts[c]);
+            int rc;
+            if (fi == 0) {
+                zkey z;
+                rc = zkey_open(&z, p, err, sizeof err);
+            } else if (fi == 1) {
+                wtns w;
+                rc = wtns_open(&w, p, err, sizeof err);
+            } else {
+                r1cs r;
+                rc = r1cs_open(&r, p, err, sizeof err);
+            }
+            ck_assert_msg(rc == -CUZK_E_TRUNCATED, "%s cut at %zu: %d (%s) %s", files[fi], cuts[c], rc,
+                          cuzk_err_name(rc), err);
+            ck_err_has("cut.bin");
+        }
+        free(b);
+    }
+}
+END_TEST
+
+START_TEST(test_zkey_corrupted_section_size)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    size_t r2 = record_of(b, len, 2);
+    zkey z;
+
+    /* past the end */
+    put64(b + r2 + 4, 1u << 30);
+    ck_rc(zkey_open(&z, spit("big.zkey", b, len), err, sizeof err), -CUZK_E_TRUNCATED);
+    ck_err_has("section 2");
+    /* 4 bytes short: the table walk lands inside section 2; whatever it then reads must
+     * be refused, either as a bad table or as a bad section */
+    put64(b + r2 + 4, 656);
+    int rc = zkey_open(&z, spit("short.zkey", b, len), err, sizeof err);
+    ck_assert_msg(rc == -CUZK_E_FORMAT || rc == -CUZK_E_TRUNCATED, "%d %s", rc, err);
+    free(b);
+
+    /* a consistent table, but nVars says 10: section 3 is fine, section 4 coefficients
+     * too, section 5 has the wrong size */
+    b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    size_t h = record_of(b, len, 2) + 12;
+    put32(b + h + 4 + 32 + 4 + 32, 10);
+    ck_rc(zkey_open(&z, spit("nvars.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("section 5 (A)");
+    ck_err_has("576 bytes, expected 640 for 10 signals");
+    free(b);
+}
+END_TEST
+
+START_TEST(test_zkey_section_table_refusals)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    zkey z;
+
+    put32(b + record_of(b, len, 10), 4); /* a second section 4 */
+    ck_rc(zkey_open(&z, spit("dup.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("2 sections with id 4");
+    put32(b + record_of(b, len, 4), 10);
+    put32(b + record_of(b, len, 5), 11); /* no section 5 */
+    ck_rc(zkey_open(&z, spit("nosec.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("no section 5 (A)");
+    free(b);
+
+    b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    put32(b + 4, 3);
+    ck_rc(zkey_open(&z, spit("v3.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_err_has("version 3");
+    put32(b + 4, 2); /* snarkjs accepts <= 2 */
+    ck_rc(zkey_open(&z, spit("v2.zkey", b, len), err, sizeof err), 0);
+    zkey_close(&z);
+    put32(b + 4, 0);
+    ck_rc(zkey_open(&z, spit("v0.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    put32(b + 4, 1);
+    put32(b + 8, 1000000); /* more records than the file can hold */
+    ck_rc(zkey_open(&z, spit("nsec.zkey", b, len), err, sizeof err), -CUZK_E_TRUNCATED);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_zkey_protocol_refusals)
+{
+    static const struct { uint32_t id; const char *word; } cases[] = {
+        {2, "PLONK"}, {10, "FFLONK"}, {7, "unknown protocol id 7"}};
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    size_t p1 = record_of(b, len, 1) + 12;
+    zkey z;
+    for (unsigned k = 0; k < 3; k++) {
+        put32(b + p1, cases[k].id);
+        ck_rc(zkey_open(&z, spit("proto.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+        ck_err_has(cases[k].word);
+    }
+    free(b);
+}
+END_TEST
+
+START_TEST(test_zkey_unknown_curve)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    size_t h = record_of(b, len, 2) + 12;
+    zkey z;
+
+    b[h + 4] ^= 0x02; /* q's low byte: 0x47 -> 0x45 */
+    ck_rc(zkey_open(&z, spit("q.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_err_has("q=0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd45");
+    ck_err_has("BN254 and BLS12-381");
+    b[h + 4] ^= 0x02;
+    b[h + 4 + 32 + 4] ^= 0x02; /* r */
+    ck_rc(zkey_open(&z, spit("r.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    b[h + 4 + 32 + 4] ^= 0x02;
+    put32(b + h, 48); /* n8q 48: n8r is then read from inside q, and no longer fits the section */
+    ck_rc(zkey_open(&z, spit("n8q.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("too short");
+    free(b);
+}
+END_TEST
+
+START_TEST(test_zkey_content_refusals)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
+    size_t h = record_of(b, len, 2) + 12, c4 = record_of(b, len, 4) + 12 + 4;
+    size_t dom = h + 4 + 32 + 4 + 32 + 8, alpha = h + 4 + 32 + 4 + 32 + 12;
+    zkey z;
+
+    b[alpha + 5] ^= 0x10; /* alpha1.x off the curve */
+    ck_rc(zkey_open(&z, spit("alpha.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("alpha1");
+    b[alpha + 5] ^= 0x10;
+
+    put32(b + dom, 24);
+    ck_rc(zkey_open(&z, spit("dom.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("not a power of two");
+    put32(b + dom, 1u << 28); /* BN254 2-adicity: refused before section sizes */
+    ck_rc(zkey_open(&z, spit("dom28.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_err_has("2^28");
+    put32(b + dom, 16);
+
+    put32(b + c4 + 8, 9); /* signal 9 of 9 */
+    ck_rc(zkey_open(&z, spit("sig.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("signal 9");
+    put32(b + c4 + 8, 3);
+    put32(b + c4 + 4, 16); /* constraint outside the domain */
+    ck_rc(zkey_open(&z, spit("row.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("constraint 16");
+    put32(b + c4 + 4, 0);
+    put32(b + c4, 2); /* matrix C is never stored */
+    ck_rc(zkey_open(&z, spit("mat.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("matrix 2");
+    put32(b + c4, 0);
+    memset(b + c4 + 12, 0xff, 32); /* value >= r */
+    ck_rc(zkey_open(&z, spit("val.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("coefficient 0");
+    free(b);
+}
+END_TEST
+
+START_TEST(test_wtns_mismatch_with_zkey)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "witness.wtns"), &len);
+    zkey z;
+    wtns w;
+
+    ck_rc(zkey_open(&z, fx("bn128", "circuit_final.zkey"), err, sizeof err), 0);
+    /* drop the last value: header count 8, section 2 one value shorter */
+    size_t r1 = record_of(b, len, 1), r2 = record_of(b, len, 2);
+    put32(b + r1 + 12 + 4 + 32, 8);
+    put64(b + r2 + 4, 8 * 32);
+    ck_assert_uint_eq(r2 + 12 + 9 * 32, len); /* section 2 is last */
+    ck_rc(wtns_open(&w, spit("short.wtns", b, len - 32), err, sizeof err), 0);
+    ck_rc(wtns_check_zkey(&w, &z, err, sizeof err), -CUZK_E_MISMATCH);
+    ck_err_has("has 8 values");
+    ck_err_has("expects 9");
+    ck_err_has("another circuit");
+    wtns_close(&w);
+
+    ck_rc(wtns_open(&w, fx("bls12381", "witness.wtns"), err, sizeof err), 0);
+    ck_rc(wtns_check_zkey(&w, &z, err, sizeof err), -CUZK_E_MISMATCH);
+    ck_err_has("BLS12-381");
+    ck_err_has("another curve");
+    wtns_close(&w);
+    zkey_close(&z);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_wtns_content_refusals)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "witness.wtns"), &len);
+    size_t r1 = record_of(b, len, 1), r2 = record_of(b, len, 2);
+    wtns w;
+
+    memset(b + r2 + 12 + 32 * 3, 0xff, 32); /* w[3] >= r */
+    ck_rc(wtns_open(&w, spit("big.wtns", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("value 3");
+    free(b);
+    b = slurp(fx("bn128", "witness.wtns"), &len);
+    put32(b + r1 + 12 + 4 + 32, 10); /* count says 10, section holds 9 */
+    ck_rc(wtns_open(&w, spit("count.wtns", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("expected 320 for 10 values");
+    put32(b + r1 + 12 + 4 + 32, 9);
+    b[r1 + 12 + 4] ^= 0x04; /* prime */
+    ck_rc(wtns_open(&w, spit("prime.wtns", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    b[r1 + 12 + 4] ^= 0x04;
+    put32(b + 4, 1); /* version 1 has the same layout */
+    ck_rc(wtns_open(&w, spit("v1.wtns", b, len), err, sizeof err), 0);
+    wtns_close(&w);
+    put32(b + 4, 3);
+    ck_rc(wtns_open(&w, spit("v3.wtns", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_r1cs_content_refusals)
+{
+    size_t len;
+    uint8_t *b = slurp(fx("bn128", "circuit.r1cs"), &len);
+    size_t s2 = record_of(b, len, 2) + 12;
+    r1cs r;
+    wtns w;
+
+    /* constraint 0, A, first term: wire id past nWires */
+    put32(b + s2 + 4, 9);
+    ck_rc(r1cs_open(&r, spit("wire.r1cs", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_err_has("wire 9");
+    free(b);
+    b = slurp(fx("bn128", "circuit.r1cs"), &len);
+    put32(b + s2, 1000); /* term count runs past the section */
+    ck_rc(r1cs_open(&r, spit("terms.r1cs", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    free(b);
+    b = slurp(fx("bn128", "circuit.r1cs"), &len);
+    put32(b + 4, 2);
+    ck_rc(r1cs_open(&r, spit("v2.r1cs", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    free(b);
+
+    /* a BLS12-381 witness against a BN254 circuit */
+    ck_rc(r1cs_open(&r, fx("bn128", "circuit.r1cs"), err, sizeof err), 0);
+    ck_rc(wtns_open(&w, fx("bls12381", "witness.wtns"), err, sizeof err), 0);
+    ck_rc(r1cs_check_wtns(&r, &w, NULL, err, sizeof err), -CUZK_E_MISMATCH);
+    wtns_close(&w);
+    r1cs_close(&r);
+}
+END_TEST
+
+static Suite *readers_suite(void)
+{
+    Suite *s = suite_create("readers");
+    TCase *tc;
+
+#define ADD(fn)                                                                                              \
+    tc = tcase_create(#fn);                                                                                  \
+    tcase_add_checked_fixture(tc, setup, teardown);                                                          \
+    tcase_add_test(tc, fn);                                                                                  \
+    suite_add_tcase(s, tc)
+#define ADD_LOOP(fn)                                                                                         \
+    tc = tcase_create(#fn);                                                                                  \
+    tcase_add_checked_fixture(tc, setup, teardown);                                                          \
+    tcase_add_loop_test(tc, fn, 0, (int)NFIX);                                                               \
+    suite_add_tcase(s, tc)
+
+    ADD_LOOP(test_zkey_fixture_headers_match_refprover);
+    ADD(test_zkey_bn128_worked_example);
+    ADD_LOOP(test_wtns_fixture_values);
+    ADD_LOOP(test_r1cs_fixture_witness_satisfies);
+    ADD(test_r1cs_changed_signal_names_constraint);
+    ADD(test_missing_file_is_io);
+    ADD(test_wrong_magic_is_format);
+    ADD(test_truncated_anywhere_is_truncated);
+    ADD(test_zkey_corrupted_section_size);
+    ADD(test_zkey_section_table_refusals);
+    ADD(test_zkey_protocol_refusals);
+    ADD(test_zkey_unknown_curve);
+    ADD(test_zkey_content_refusals);
+    ADD(test_wtns_mismatch_with_zkey);
+    ADD(test_wtns_content_refusals);
+    ADD(test_r1cs_content_refusals);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(readers_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
