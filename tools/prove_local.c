@@ -140,7 +140,10 @@ int prove_local_main(int argc, char **argv)
     if (r1cs_path) {
         uint32_t bad = 0;
         if ((rc = r1cs_open(&r, r1cs_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
-        if ((rc = r1cs_check_witness(&r, w.values, w.nwitness, &bad, err, sizeof err)) != 0) {
+        if ((rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof err)) != 0) {
+            if (rc == -CUZK_E_UNSATISFIED) /* name both files: the witness is what is wrong */
+                snprintf(err, sizeof err, "%s does not satisfy constraint %u of %s (0-based, as snarkjs wtns check counts)",
+                         wtns_path, bad, r1cs_path);
             code = fail(rc, err);
             goto out;
         }
