@@ -128,49 +128,67 @@ CUZK_HD bool fe_is_reduced(const field_desc *F, const uint64_t *a)
     return false;
 }
 
+/* Add-with-carry and subtract-with-borrow on one limb. On x86-64 hosts these are the
+ * adc/sbb intrinsics: with the 128-bit-integer form gcc 12 kept each carry in a
+ * register pair and fe_add/fe_sub cost ~12 ns (perf: 35% of a 2^16 prove sat in the
+ * additions of ec_add_aff, against 53% in products). */
+#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+#include <x86intrin.h>
+CUZK_HD uint64_t fe_adc(uint64_t a, uint64_t b, unsigned char *carry)
+{
+    unsigned long long r;
+    *carry = _addcarry_u64(*carry, a, b, &r);
+    return r;
+}
+CUZK_HD uint64_t fe_sbb(uint64_t a, uint64_t b, unsigned char *borrow)
+{
+    unsigned long long r;
+    *borrow = _subborrow_u64(*borrow, a, b, &r);
+    return r;
+}
+#else
+CUZK_HD uint64_t fe_adc(uint64_t a, uint64_t b, unsigned char *carry)
+{
+    fe_u128 s = (fe_u128)a + b + *carry;
+    *carry = (unsigned char)(s >> 64);
+    return (uint64_t)s;
+}
+CUZK_HD uint64_t fe_sbb(uint64_t a, uint64_t b, unsigned char *borrow)
+{
+    fe_u128 d = (fe_u128)a - b - *borrow;
+    *borrow = (unsigned char)((d >> 64) & 1);
+    return (uint64_t)d;
+}
+#endif
+
 /* r = a - p if a >= p (a given as n limbs plus a carry-out word `hi`). */
 CUZK_HD void fe_reduce_once(const field_desc *F, uint64_t *r, const uint64_t *a, uint64_t hi)
 {
     uint64_t t[FE_MAX_LIMBS];
-    uint64_t borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) {
-        fe_u128 d = (fe_u128)a[i] - F->p[i] - borrow;
-        t[i] = (uint64_t)d;
-        borrow = (uint64_t)(d >> 64) & 1;
-    }
+    unsigned char borrow = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_sbb(a[i], F->p[i], &borrow);
     /* a >= p exactly when the subtraction did not borrow past the carry word. */
-    bool take = hi || !borrow;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = take ? t[i] : a[i];
+    uint64_t take = (uint64_t)0 - (uint64_t)(hi || !borrow);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = (t[i] & take) | (a[i] & ~take);
 }
 
 CUZK_HD void fe_add(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[FE_MAX_LIMBS];
-    uint64_t carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) {
-        fe_u128 s = (fe_u128)a[i] + b[i] + carry;
-        t[i] = (uint64_t)s;
-        carry = (uint64_t)(s >> 64);
-    }
+    unsigned char carry = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_adc(a[i], b[i], &carry);
     fe_reduce_once(F, r, t, carry);
 }
 
 CUZK_HD void fe_sub(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[FE_MAX_LIMBS];
-    uint64_t borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) {
-        fe_u128 d = (fe_u128)a[i] - b[i] - borrow;
-        t[i] = (uint64_t)d;
-        borrow = (uint64_t)(d >> 64) & 1;
-    }
+    unsigned char borrow = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_sbb(a[i], b[i], &borrow);
     /* On borrow add p back; mask instead of branch. */
-    uint64_t mask = (uint64_t)0 - borrow, carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) {
-        fe_u128 s = (fe_u128)t[i] + (F->p[i] & mask) + carry;
-        r[i] = (uint64_t)s;
-        carry = (uint64_t)(s >> 64);
-    }
+    uint64_t mask = (uint64_t)0 - borrow;
+    unsigned char carry = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = fe_adc(t[i], F->p[i] & mask, &carry);
 }
 
 CUZK_HD void fe_dbl(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_add(F, r, a, a); }
