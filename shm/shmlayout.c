@@ -20,11 +20,22 @@ int shmlayout_compute(const struct shmlayout_config *cfg, struct shmlayout *o)
 
 	memset(o, 0, sizeof(*o));
 	if (cfg->n_rings > SHMLAYOUT_MAX_RINGS || !cfg->max_jobs || !cfg->max_parts ||
-	    !cfg->buf_count || !cfg->buf_size || cfg->n_nodes > POOL_MAX_NODES)
+	    !cfg->buf_count || !cfg->buf_size || cfg->n_nodes > POOL_MAX_NODES ||
+	    cfg->n_extra > SHMLAYOUT_MAX_EXTRA)
 		return -EINVAL;
 	o->jobtab_off = off;
 	o->jobtab_size = jobtab_size_bytes(cfg->max_jobs, cfg->max_parts);
 	off = align_up(off + o->jobtab_size, page);
+	for (uint32_t i = 0; i < cfg->n_extra; i++) {
+		const struct shmlayout_extra *x = &cfg->extra[i];
+
+		if (!x->size || !x->name[0] || memchr(x->name, 0, SEG_REGION_NAME) == NULL ||
+		    (x->init && x->init_len > x->size))
+			return -EINVAL;
+		o->extra_off[i] = off;
+		o->extra_size[i] = x->size;
+		off = align_up(off + x->size, page);
+	}
 	for (uint32_t i = 0; i < cfg->n_rings; i++) {
 		o->ring_size[i] = ring_size_bytes(cfg->ring_capacity[i]);
 		if (!o->ring_size[i])
@@ -66,6 +77,13 @@ int shmlayout_data_create(struct shmlayout_data *d, const char *instance,
 	if (!rc)
 		rc = jobtab_init((struct jobtab_hdr *)(base + l.jobtab_off), cfg->max_jobs,
 				 cfg->max_parts);
+	for (uint32_t i = 0; !rc && i < cfg->n_extra; i++) {
+		rc = segment_region_add(&d->seg, cfg->extra[i].name, l.extra_off[i],
+					l.extra_size[i]);
+		/* The file is fresh (zero-filled): only the initial bytes need writing. */
+		if (!rc && cfg->extra[i].init)
+			memcpy(base + l.extra_off[i], cfg->extra[i].init, cfg->extra[i].init_len);
+	}
 	for (uint32_t i = 0; !rc && i < cfg->n_rings; i++) {
 		snprintf(name, sizeof(name), "ring%u", i);
 		rc = segment_region_add(&d->seg, name, l.ring_off[i], l.ring_size[i]);

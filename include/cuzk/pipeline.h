@@ -32,6 +32,20 @@
  *               rename); CAS FINAL->DONE; jobtab_job_try_complete(job).
  *   supervisor  on a child's death: jobtab_reclaim_pid + pool_reclaim_pid, re-push the
  *               returned partitions and every READY/PROVED one to their rings, restart.
+ *               After a synth's death also re-push every QUEUED partition: a synth
+ *               holds popped hints in a small local priority heap before it claims
+ *               them (see synth.h), and those die with it.
+ *
+ * Stale hints. A hint can outlive its partition (a duplicate re-pushed after a death,
+ * then the job retired and its partition slots given to a new job). So a partinfo
+ * entry is sealed: the supervisor writes the paths, then stores job_id (release) last;
+ * a synth that won QUEUED->SYNTH reads job_id (acquire) and, if it is not the id of
+ * jobs[part.job], puts the partition back (SYNTH->QUEUED) and drops the hint: the
+ * submit that is filling it in pushes its own hints afterwards.
+ *
+ * Stats slots (pipeline_stats_slot_index): 0 supervisor, then n_synth synth slots,
+ * n_workers worker slots, n_final finalizer slots, then n_clients client slots. A
+ * restarted stage takes the same slot, and stats_slot_start bumps its generation.
  *
  * Buffer layout for partition p (domain n, nvars signals, 32-byte Fr elements):
  *     [0, n)          a  (Montgomery; the worker overwrites it with h, canonical)
@@ -44,7 +58,11 @@
 #ifndef CUZK_PIPELINE_H
 #define CUZK_PIPELINE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "cuzk/groth16.h"
 #include "cuzk/shmlayout.h"
@@ -54,23 +72,40 @@
 #define PIPE_RING_WORKER(i) (1u + (uint32_t)(i))
 #define PIPE_RING_FINAL(nworkers) (1u + (uint32_t)(nworkers))
 #define PIPE_NAME_LEN 128
+#define PIPE_CONFIG_MAGIC 0x45504950u /* "PIPE" */
 
-/* Fixed facts of an instance, written once by the supervisor. */
+/* Stage exit codes (s6 style); the reason goes to stderr. */
+#define PIPE_EXIT_OK 0
+#define PIPE_EXIT_USAGE 2
+#define PIPE_EXIT_BUG 100
+#define PIPE_EXIT_SYSTEM 111
+
+/* Fixed facts of an instance, written once by the supervisor (pipeline_create, before
+ * the segment is published); immutable afterwards. */
 struct pipe_config {
-    uint32_t magic;
-    uint32_t n_workers;
+    uint32_t magic;          /* PIPE_CONFIG_MAGIC */
+    uint32_t n_workers;      /* 1 .. PIPE_MAX_WORKERS */
     uint32_t n_synth;
     uint32_t max_parts;
-    uint64_t buf_size;
-    uint8_t reserved[40];
+    uint64_t buf_size;       /* bytes per pool buffer (page multiple) */
+    uint32_t max_jobs;
+    uint32_t n_final;        /* finalizer processes (1) */
+    uint32_t buf_count;
+    uint32_t n_clients;      /* stats slots for clients/tools after the stages */
+    uint32_t n_slots;        /* stats slots in all */
+    uint8_t reserved[20];
 };
+_Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
 
 /* Per partition; writer: supervisor at submit, immutable while the job lives. */
 struct pipe_partinfo {
+    _Atomic uint64_t job_id;         /* seal: stored last (release), see "Stale hints" */
     char wtns_path[JOBTAB_PATH_LEN];
     char r1cs_path[JOBTAB_PATH_LEN]; /* "" when the job has none */
     char name[PIPE_NAME_LEN];        /* output basename: w1.wtns -> "w1" */
 };
+_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN,
+               "pipe_partinfo ABI");
 
 /* Per partition; writer: the PROVING owner (see above). */
 struct pipe_result {
@@ -79,5 +114,160 @@ struct pipe_result {
     uint32_t reserved;
     uint64_t prove_ns;
 };
+
+/* Process-local handle on an instance's two segments (typed views; no shared state). */
+struct pipeline {
+    struct shmlayout_data data;
+    struct shmlayout_stats stats;
+    struct pipe_config *config;
+    struct pipe_partinfo *partinfo;  /* max_parts entries */
+    struct pipe_result *results;     /* max_parts entries */
+    char instance[SEG_INSTANCE_MAX + 1];
+};
+
+/* What the supervisor decides at start. Zero fields get the defaults noted. */
+struct pipe_params {
+    uint32_t n_workers;      /* 1 .. PIPE_MAX_WORKERS */
+    uint32_t n_synth;        /* >= 1 */
+    uint32_t max_jobs;
+    uint32_t max_parts;
+    uint32_t buf_count;
+    uint64_t buf_size;       /* rounded up to a page */
+    uint32_t ring_capacity;  /* 0: the power of two >= 2 * max_parts (room for duplicates) */
+    uint32_t n_clients;      /* 0: 4 */
+    uint32_t n_nodes;        /* pool shares, as shmlayout_config */
+    int numa_node[POOL_MAX_NODES];
+};
+
+/* Buffer geometry of a circuit: (3n + nvars) * 32 bytes (layout above). */
+static inline uint64_t pipeline_buf_bytes(uint32_t domain_size, uint32_t nvars, uint32_t n8r)
+{
+    return (3ull * domain_size + nvars) * n8r;
+}
+
+/* Supervisor: create both segments (flags: SEGMENT_REPLACE), the data segment with the
+ * "partinfo", "results" and "config" regions. 0, or -errno with err saying why;
+ * nothing is left behind on failure. pool_slab_setup is left to the caller. */
+int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p,
+                    unsigned flags, char *err, size_t errlen);
+
+/* Stages and tools: attach both segments read-write and check the regions. 0 or
+ * -errno (as shmlayout_*_attach; -EBADMSG for a missing or bad pipeline region). */
+int pipeline_attach(struct pipeline *pl, const char *instance, char *err, size_t errlen);
+
+/* Unmap (accepts a zeroed or detached handle). The segments stay. */
+void pipeline_detach(struct pipeline *pl);
+
+/* Remove both segments' names. 0 or the first -errno. */
+int pipeline_destroy(const char *instance);
+
+/* Accessors; NULL for an index out of range. */
+struct ring *pipeline_ring(const struct pipeline *pl, uint32_t ring);
+struct pipe_partinfo *pipeline_partinfo(const struct pipeline *pl, uint32_t part);
+struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part);
+const struct pipe_config *pipeline_config(const struct pipeline *pl);
+
+/* Stats slot number of (role, index) (map above), or -EINVAL. */
+int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index);
+struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role,
+                                       uint32_t index);
+
+/* One partition of a submit. name NULL or "": the witness file's basename without a
+ * trailing ".wtns". r1cs_path NULL or "": no constraint check. */
+struct pipe_submit_part {
+    const char *wtns_path;
+    const char *r1cs_path;
+    const char *name;
+};
+
+/* Supervisor: add a job (jobtab_job_add), set its priority, fill and seal each
+ * partinfo, push the hints onto PIPE_RING_SYNTH. Validates nothing beyond lengths:
+ * the stages check the files. Returns 0 and *job; -ENAMETOOLONG (a path or name too
+ * long, named in err), -EINVAL, -ENOSPC (no room in the table): nothing changed.
+ * -ENOBUFS: the job exists (*job set) but some hints did not fit the ring; re-push
+ * the job's QUEUED partitions later (jobtab_parts_in_state). */
+int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
+                        int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
+                        uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
+
+/* ---- stage helper: what every stage loop shares ---------------------------------- */
+
+/* Options every stage takes (cuzk-synth, cuzk-gpuworker, cuzk-finalizer). */
+struct pipe_stage_opts {
+    const char *instance;    /* --instance NAME */
+    uint32_t index;          /* --index I */
+    uint32_t generation;     /* --generation G (restart count; informative, see pipeline.c) */
+    unsigned threads;        /* --threads N; 0: all online CPUs */
+    const char *backend;     /* gpuworker --backend (default "cpu") */
+    uint32_t trim_every;     /* finalizer --trim-every N (default 16 partitions) */
+    const _Atomic int *stop; /* set (e.g. by SIGTERM): finish the partition in hand, return */
+    int verbose;             /* log each partition to stderr */
+};
+
+#define PIPE_ZKEY_CACHE 4
+
+/* A zkey held open, keyed by the file's identity: a file replaced (new inode) or
+ * rewritten in place (size or mtime) is a miss, so a changed key is never served. */
+struct pipe_zkey_entry {
+    int used;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtim;
+    uint64_t last_use;
+    char path[JOBTAB_PATH_LEN];
+    zkey z;
+};
+
+struct pipe_stage {
+    struct pipeline pl;
+    struct stats_slot *slot;
+    enum stats_role role;
+    uint32_t index;
+    pid_t pid;
+    const _Atomic int *stop;
+    /* Slot writes come from the loop thread and the heartbeat thread; this private
+     * mutex serialises the two (the slot's seqlock has one writer). It is never
+     * shared with another process. */
+    pthread_mutex_t mu;
+    pthread_t hb;
+    int hb_started;
+    _Atomic int hb_quit;
+    _Atomic int in_long_call; /* the loop is inside one long call: hb thread beats */
+    uint64_t zc_clock;
+    struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
+};
+
+/* Attach the instance, claim the stats slot of (role, index), start the heartbeat
+ * thread. 0 or -errno with err. */
+int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
+                    enum stats_role role, char *err, size_t errlen);
+/* Stops the heartbeat thread, closes cached zkeys, detaches. Accepts a zeroed st. */
+void pipe_stage_close(struct pipe_stage *st);
+
+int pipe_stage_stopping(const struct pipe_stage *st);
+uint64_t pipe_stage_now(void);
+/* Slot writes (serialised with the heartbeat thread). enter_at: now_ns must be >= the
+ * last change; used to account sub-steps measured inside one call, in order. */
+void pipe_stage_enter(struct pipe_stage *st, uint32_t state);
+void pipe_stage_enter_at(struct pipe_stage *st, uint32_t state, uint64_t now_ns);
+void pipe_stage_heartbeat(struct pipe_stage *st);
+void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta);
+void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
+/* Name states (from STATS_STAGE0), counters and histograms; NULL-terminated lists. */
+void pipe_stage_names(struct pipe_stage *st, const char *const *states,
+                      const char *const *counters, const char *const *hists);
+/* Bracket one call that may run for seconds (an MSM, a matvec, a zkey open): the
+ * heartbeat thread beats every 50 ms meanwhile. Outside it the loop beats itself. */
+void pipe_stage_long_begin(struct pipe_stage *st);
+void pipe_stage_long_end(struct pipe_stage *st);
+
+/* The job's zkey from the cache, opening (and validating) it on a miss. The pointer
+ * stays valid until the next call. 0 or a negative CUZK_E_* with err. */
+int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
+                    size_t errlen);
+
+/* A stage entry function's return value as the process exit code. */
+int pipe_exit_code(int rc);
 
 #endif

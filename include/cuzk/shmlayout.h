@@ -1,7 +1,10 @@
 /* shmlayout.h — the data and stats segments of one instance, laid out from a config.
  *
  * Data segment, in order (each region's offset in the segment header's region table):
- *     header (4 KiB) | "jobtab" | "ring0" .. "ringN-1" | "pool" | "slab"
+ *     header (4 KiB) | "jobtab" | extra regions | "ring0" .. "ringN-1" | "pool" | "slab"
+ * Extra regions are named by the creator (pipeline.h adds "config", "partinfo",
+ * "results"), each page-aligned, zero-filled, or initialised from the given bytes
+ * before the segment is published; this layer gives them no meaning.
  * The slab starts on a 2 MiB boundary when it is at least 2 MiB (so it can be backed
  * by huge pages), else on a page. A process that attaches rebuilds its typed views
  * (ring pointers, pool, job table) from those offsets; nothing in the segment is a
@@ -20,6 +23,15 @@
 #include <cuzk/stats.h>
 
 #define SHMLAYOUT_MAX_RINGS 16
+#define SHMLAYOUT_MAX_EXTRA 8
+
+/* An extra region of the data segment. */
+struct shmlayout_extra {
+	char name[SEG_REGION_NAME];
+	uint64_t size;
+	const void *init;  /* NULL: zero-filled; else init_len (<= size) bytes copied in */
+	size_t init_len;
+};
 
 struct shmlayout_config {
 	uint32_t n_rings;
@@ -30,11 +42,14 @@ struct shmlayout_config {
 	uint64_t buf_size;  /* rounded up to a page */
 	uint32_t n_nodes;   /* pool shares; 0 or 1: one unbound share */
 	int numa_node[POOL_MAX_NODES];
+	uint32_t n_extra;   /* 0 for none */
+	struct shmlayout_extra extra[SHMLAYOUT_MAX_EXTRA];
 };
 
 /* Offsets computed from a config (all from the segment start). */
 struct shmlayout {
 	uint64_t jobtab_off, jobtab_size;
+	uint64_t extra_off[SHMLAYOUT_MAX_EXTRA], extra_size[SHMLAYOUT_MAX_EXTRA];
 	uint64_t ring_off[SHMLAYOUT_MAX_RINGS], ring_size[SHMLAYOUT_MAX_RINGS];
 	uint64_t pool_off, pool_size;
 	uint64_t slab_off, slab_size;

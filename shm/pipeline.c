@@ -1,0 +1,551 @@
+/* pipeline.c — the instance's segments as the pipeline sees them (regions, rings,
+ * stats slots), job submission, and the bits every stage loop shares: slot claim,
+ * heartbeat, state accounting, the zkey cache. Contract in include/cuzk/pipeline.h. */
+#include "cuzk/pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/error.h"
+#include "cuzk/futex.h"
+
+#define DEFAULT_CLIENTS 4u
+#define HB_PERIOD_NS 50000000ull /* heartbeat thread: 50 ms, half the 100 ms promise */
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+    uint32_t c = 8;
+
+    while (c < n && c < RING_CAPACITY_MAX)
+        c <<= 1;
+    return c;
+}
+
+/* ---- segments ------------------------------------------------------------------- */
+
+static int views(struct pipeline *pl, char *err, size_t errlen)
+{
+    uint64_t sz;
+    const struct pipe_config *c;
+
+    pl->config = segment_region_ptr(&pl->data.seg, "config", &sz);
+    c = pl->config;
+    if (!c || sz < sizeof(*c) || c->magic != PIPE_CONFIG_MAGIC || !c->n_workers ||
+        c->n_workers > PIPE_MAX_WORKERS || c->max_parts != pl->data.jobtab.hdr->max_parts ||
+        pl->data.n_rings < PIPE_RING_FINAL(c->n_workers) + 1) {
+        snprintf(err, errlen, "segment %s: pipeline config region missing or inconsistent "
+                 "(created by another version of cuzkd?)", pl->data.seg.name);
+        return -EBADMSG;
+    }
+    pl->partinfo = segment_region_ptr(&pl->data.seg, "partinfo", &sz);
+    if (!pl->partinfo || sz < (uint64_t)c->max_parts * sizeof(struct pipe_partinfo)) {
+        snprintf(err, errlen, "segment %s: partinfo region missing or short", pl->data.seg.name);
+        return -EBADMSG;
+    }
+    pl->results = segment_region_ptr(&pl->data.seg, "results", &sz);
+    if (!pl->results || sz < (uint64_t)c->max_parts * sizeof(struct pipe_result)) {
+        snprintf(err, errlen, "segment %s: results region missing or short", pl->data.seg.name);
+        return -EBADMSG;
+    }
+    if (pl->stats.page && pl->stats.page->slot_count < c->n_slots) {
+        snprintf(err, errlen, "stats segment of \"%s\" has %u slots, config says %u",
+                 pl->instance, pl->stats.page->slot_count, c->n_slots);
+        return -EBADMSG;
+    }
+    return 0;
+}
+
+int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p,
+                    unsigned flags, char *err, size_t errlen)
+{
+    struct shmlayout_config cfg;
+    struct pipe_config pc;
+    uint32_t cap;
+    int rc;
+
+    memset(pl, 0, sizeof(*pl));
+    if (!p->n_workers || p->n_workers > PIPE_MAX_WORKERS || !p->n_synth || !p->max_jobs ||
+        !p->max_parts || !p->buf_count || !p->buf_size ||
+        PIPE_RING_FINAL(p->n_workers) + 1 > SHMLAYOUT_MAX_RINGS) {
+        snprintf(err, errlen, "instance \"%s\": workers must be 1-%d; synth, jobs, partitions, "
+                 "buffers and buffer size non-zero", instance, PIPE_MAX_WORKERS);
+        return -EINVAL;
+    }
+    memset(&pc, 0, sizeof(pc));
+    pc.magic = PIPE_CONFIG_MAGIC;
+    pc.n_workers = p->n_workers;
+    pc.n_synth = p->n_synth;
+    pc.max_parts = p->max_parts;
+    pc.max_jobs = p->max_jobs;
+    pc.n_final = 1;
+    pc.buf_count = p->buf_count;
+    pc.n_clients = p->n_clients ? p->n_clients : DEFAULT_CLIENTS;
+    pc.n_slots = 1 + pc.n_synth + pc.n_workers + pc.n_final + pc.n_clients;
+    {
+        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+        pc.buf_size = (p->buf_size + page - 1) / page * page;
+    }
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.n_rings = PIPE_RING_FINAL(p->n_workers) + 1;
+    /* Every partition's hint fits each ring twice over: duplicates re-pushed after a
+     * death never make a push wait on a full ring in practice. */
+    cap = p->ring_capacity ? p->ring_capacity : pow2_at_least(2ull * p->max_parts);
+    for (uint32_t i = 0; i < cfg.n_rings; i++)
+        cfg.ring_capacity[i] = cap;
+    cfg.max_jobs = p->max_jobs;
+    cfg.max_parts = p->max_parts;
+    cfg.buf_count = p->buf_count;
+    cfg.buf_size = pc.buf_size;
+    cfg.n_nodes = p->n_nodes;
+    memcpy(cfg.numa_node, p->numa_node, sizeof(cfg.numa_node));
+    cfg.n_extra = 3;
+    snprintf(cfg.extra[0].name, SEG_REGION_NAME, "config");
+    cfg.extra[0].size = sizeof(pc);
+    cfg.extra[0].init = &pc;
+    cfg.extra[0].init_len = sizeof(pc);
+    snprintf(cfg.extra[1].name, SEG_REGION_NAME, "partinfo");
+    cfg.extra[1].size = (uint64_t)p->max_parts * sizeof(struct pipe_partinfo);
+    snprintf(cfg.extra[2].name, SEG_REGION_NAME, "results");
+    cfg.extra[2].size = (uint64_t)p->max_parts * sizeof(struct pipe_result);
+
+    snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
+    rc = shmlayout_data_create(&pl->data, instance, &cfg, flags, err, errlen);
+    if (rc)
+        return rc;
+    rc = shmlayout_stats_create(&pl->stats, instance, pc.n_slots, flags, err, errlen);
+    if (rc)
+        goto err_data;
+    rc = views(pl, err, errlen);
+    if (rc)
+        goto err_stats;
+    return 0;
+
+err_stats:
+    shmlayout_stats_detach(&pl->stats);
+    segment_destroy(instance, SEG_KIND_STATS);
+err_data:
+    shmlayout_data_detach(&pl->data);
+    segment_destroy(instance, SEG_KIND_DATA);
+    memset(pl, 0, sizeof(*pl));
+    return rc;
+}
+
+int pipeline_attach(struct pipeline *pl, const char *instance, char *err, size_t errlen)
+{
+    int rc;
+
+    memset(pl, 0, sizeof(*pl));
+    snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
+    rc = shmlayout_data_attach(&pl->data, instance, err, errlen);
+    if (rc)
+        return rc;
+    rc = shmlayout_stats_attach(&pl->stats, instance, 0, err, errlen);
+    if (!rc)
+        rc = views(pl, err, errlen);
+    if (rc)
+        pipeline_detach(pl);
+    return rc;
+}
+
+void pipeline_detach(struct pipeline *pl)
+{
+    if (!pl)
+        return;
+    shmlayout_stats_detach(&pl->stats);
+    shmlayout_data_detach(&pl->data);
+    memset(pl, 0, sizeof(*pl));
+}
+
+int pipeline_destroy(const char *instance)
+{
+    int a = segment_destroy(instance, SEG_KIND_DATA);
+    int b = segment_destroy(instance, SEG_KIND_STATS);
+
+    return a ? a : b;
+}
+
+struct ring *pipeline_ring(const struct pipeline *pl, uint32_t ring)
+{
+    return ring < pl->data.n_rings ? pl->data.rings[ring] : NULL;
+}
+
+struct pipe_partinfo *pipeline_partinfo(const struct pipeline *pl, uint32_t part)
+{
+    return part < pl->config->max_parts ? &pl->partinfo[part] : NULL;
+}
+
+struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part)
+{
+    return part < pl->config->max_parts ? &pl->results[part] : NULL;
+}
+
+const struct pipe_config *pipeline_config(const struct pipeline *pl)
+{
+    return pl->config;
+}
+
+int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index)
+{
+    uint32_t base, n;
+
+    switch (role) {
+    case STATS_ROLE_SUPERVISOR: base = 0; n = 1; break;
+    case STATS_ROLE_SYNTH: base = 1; n = c->n_synth; break;
+    case STATS_ROLE_GPUWORKER: base = 1 + c->n_synth; n = c->n_workers; break;
+    case STATS_ROLE_FINALIZER: base = 1 + c->n_synth + c->n_workers; n = c->n_final; break;
+    case STATS_ROLE_CLIENT:
+        base = 1 + c->n_synth + c->n_workers + c->n_final;
+        n = c->n_clients;
+        break;
+    default: return -EINVAL;
+    }
+    return index < n ? (int)(base + index) : -EINVAL;
+}
+
+struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role,
+                                       uint32_t index)
+{
+    int i = pipeline_stats_slot_index(pl->config, role, index);
+
+    return i < 0 || !pl->stats.page ? NULL : stats_page_slot(pl->stats.page, (uint32_t)i);
+}
+
+/* "dir/w1.wtns" -> "w1" */
+static void default_name(char *dst, size_t len, const char *wtns_path)
+{
+    const char *b = strrchr(wtns_path, '/');
+    size_t n;
+
+    b = b ? b + 1 : wtns_path;
+    n = strlen(b);
+    if (n > 5 && !strcmp(b + n - 5, ".wtns"))
+        n -= 5;
+    snprintf(dst, len, "%.*s", (int)n, b);
+}
+
+static int too_long(const char *s, size_t max)
+{
+    return s && strlen(s) >= max;
+}
+
+int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
+                        int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
+                        uint64_t now_ns, uint32_t *job, char *err, size_t errlen)
+{
+    struct jobtab *jt = &pl->data.jobtab;
+    struct jobtab_job *jb;
+    uint32_t j, lost = 0;
+    int rc;
+
+    if (!n_parts || !parts || !zkey_path || !out_dir) {
+        snprintf(err, errlen, "submit: a job needs a zkey, an output directory and at least "
+                 "one witness");
+        return -EINVAL;
+    }
+    if (too_long(zkey_path, JOBTAB_PATH_LEN) || too_long(out_dir, JOBTAB_PATH_LEN)) {
+        snprintf(err, errlen, "submit: %s is longer than %d bytes",
+                 too_long(zkey_path, JOBTAB_PATH_LEN) ? zkey_path : out_dir,
+                 JOBTAB_PATH_LEN - 1);
+        return -ENAMETOOLONG;
+    }
+    for (uint32_t i = 0; i < n_parts; i++) {
+        const struct pipe_submit_part *sp = &parts[i];
+        char nm[PIPE_NAME_LEN];
+
+        if (!sp->wtns_path || !sp->wtns_path[0]) {
+            snprintf(err, errlen, "submit: witness %u has no path", i);
+            return -EINVAL;
+        }
+        if (too_long(sp->wtns_path, JOBTAB_PATH_LEN) || too_long(sp->r1cs_path, JOBTAB_PATH_LEN) ||
+            too_long(sp->name, PIPE_NAME_LEN)) {
+            snprintf(err, errlen, "submit: a path of witness %s is longer than %d bytes (name: "
+                     "%d)", sp->wtns_path, JOBTAB_PATH_LEN - 1, PIPE_NAME_LEN - 1);
+            return -ENAMETOOLONG;
+        }
+        if (!sp->name || !sp->name[0]) {
+            const char *b = strrchr(sp->wtns_path, '/');
+
+            b = b ? b + 1 : sp->wtns_path;
+            if (strlen(b) >= PIPE_NAME_LEN + 5) {
+                snprintf(err, errlen, "submit: the name of witness %s is longer than %d "
+                         "bytes: give a shorter name", sp->wtns_path, PIPE_NAME_LEN - 1);
+                return -ENAMETOOLONG;
+            }
+            default_name(nm, sizeof(nm), sp->wtns_path);
+            if (!nm[0]) {
+                snprintf(err, errlen, "submit: witness %s gives an empty output name",
+                         sp->wtns_path);
+                return -EINVAL;
+            }
+        }
+    }
+    rc = jobtab_job_add(jt, n_parts, zkey_path, out_dir, now_ns, &j);
+    if (rc) {
+        snprintf(err, errlen, rc == -ENOSPC ? "submit: the job table is full (%u partitions "
+                 "asked): wait for running jobs or raise the limits" : "submit: %u partitions "
+                 "is more than the table holds", n_parts);
+        return rc;
+    }
+    jb = &jt->jobs[j];
+    /* Plain store: published to the synth by the release of the ring pushes below
+     * (and of the seals); a stale hint that claims earlier only mis-orders. */
+    jb->priority = priority;
+    for (uint32_t i = 0; i < n_parts; i++) {
+        struct pipe_partinfo *pi = &pl->partinfo[jb->first_part + i];
+        const struct pipe_submit_part *sp = &parts[i];
+
+        snprintf(pi->wtns_path, sizeof(pi->wtns_path), "%s", sp->wtns_path);
+        snprintf(pi->r1cs_path, sizeof(pi->r1cs_path), "%s", sp->r1cs_path ? sp->r1cs_path : "");
+        if (sp->name && sp->name[0])
+            snprintf(pi->name, sizeof(pi->name), "%s", sp->name);
+        else
+            default_name(pi->name, sizeof(pi->name), sp->wtns_path);
+        /* S1: release seals the entry; pairs with the acquire in the synth's check
+         * (synth.c, "pairs with S1"). */
+        barrier_store_release(&pi->job_id, jb->id);
+    }
+    for (uint32_t i = 0; i < n_parts; i++)
+        if (ring_try_push(pl->data.rings[PIPE_RING_SYNTH], jb->first_part + i))
+            lost++;
+    *job = j;
+    if (lost) {
+        snprintf(err, errlen, "submit: job %llu: %u of %u hints did not fit the synth ring; "
+                 "re-push its queued partitions", (unsigned long long)jb->id, lost, n_parts);
+        return -ENOBUFS;
+    }
+    return 0;
+}
+
+/* ---- stage helper ---------------------------------------------------------------- */
+
+uint64_t pipe_stage_now(void)
+{
+    return futex_now_ns();
+}
+
+int pipe_stage_stopping(const struct pipe_stage *st)
+{
+    /* Relaxed: a flag polled once per loop; nothing is published through it. */
+    return st->stop && atomic_load_explicit(st->stop, memory_order_relaxed);
+}
+
+static void *hb_main(void *arg)
+{
+    struct pipe_stage *st = arg;
+    struct timespec ts = { 0, (long)HB_PERIOD_NS };
+
+    /* Relaxed: flags between two threads of this process; the mutex orders the slot
+     * writes themselves. */
+    while (!atomic_load_explicit(&st->hb_quit, memory_order_relaxed)) {
+        nanosleep(&ts, NULL);
+        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed))
+            pipe_stage_heartbeat(st);
+    }
+    return NULL;
+}
+
+int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
+                    enum stats_role role, char *err, size_t errlen)
+{
+    int rc;
+
+    memset(st, 0, sizeof(*st));
+    st->role = role;
+    st->index = o->index;
+    st->pid = getpid();
+    st->stop = o->stop;
+    pthread_mutex_init(&st->mu, NULL);
+    rc = pipeline_attach(&st->pl, o->instance, err, errlen);
+    if (rc)
+        goto err;
+    st->slot = pipeline_stats_slot(&st->pl, role, o->index);
+    if (!st->slot) {
+        snprintf(err, errlen, "instance %s has no stats slot for this stage with index %u "
+                 "(n_synth %u, n_workers %u)", o->instance, o->index,
+                 st->pl.config->n_synth, st->pl.config->n_workers);
+        rc = -EINVAL;
+        goto err_detach;
+    }
+    /* The slot's generation is bumped here by every start in this slot, so it counts
+     * restarts without trusting --generation (which stats.h gives no field to set). */
+    stats_slot_start(st->slot, role, o->index, st->pid, pipe_stage_now());
+    rc = -pthread_create(&st->hb, NULL, hb_main, st);
+    if (rc) {
+        snprintf(err, errlen, "starting the heartbeat thread: %s", strerror(-rc));
+        goto err_detach;
+    }
+    st->hb_started = 1;
+    return 0;
+
+err_detach:
+    pipeline_detach(&st->pl);
+err:
+    pthread_mutex_destroy(&st->mu);
+    memset(st, 0, sizeof(*st));
+    return rc;
+}
+
+void pipe_stage_close(struct pipe_stage *st)
+{
+    if (!st || !st->pl.config)
+        return;
+    if (st->hb_started) {
+        atomic_store_explicit(&st->hb_quit, 1, memory_order_relaxed);
+        pthread_join(st->hb, NULL);
+    }
+    pipe_stage_enter(st, STATS_IDLE);
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+        if (st->zc[i].used)
+            zkey_close(&st->zc[i].z);
+    pipeline_detach(&st->pl);
+    pthread_mutex_destroy(&st->mu);
+    memset(st, 0, sizeof(*st));
+}
+
+void pipe_stage_enter_at(struct pipe_stage *st, uint32_t state, uint64_t now_ns)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_slot_enter(st->slot, state, now_ns);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_enter(struct pipe_stage *st, uint32_t state)
+{
+    /* now is read under the lock: a heartbeat thread cannot move since_ns past it. */
+    pthread_mutex_lock(&st->mu);
+    stats_slot_enter(st->slot, state, pipe_stage_now());
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_heartbeat(struct pipe_stage *st)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_slot_heartbeat(st->slot, pipe_stage_now());
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_counter_add(st->slot, counter, delta);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_hist_record(st->slot, hist, ns);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_names(struct pipe_stage *st, const char *const *states,
+                      const char *const *counters, const char *const *hists)
+{
+    pthread_mutex_lock(&st->mu);
+    for (uint32_t i = 0; states && states[i]; i++)
+        stats_slot_name_state(st->slot, STATS_STAGE0 + i, states[i]);
+    for (uint32_t i = 0; counters && counters[i]; i++)
+        stats_slot_name_counter(st->slot, i, counters[i]);
+    for (uint32_t i = 0; hists && hists[i]; i++)
+        stats_slot_name_hist(st->slot, i, hists[i]);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_long_begin(struct pipe_stage *st)
+{
+    atomic_store_explicit(&st->in_long_call, 1, memory_order_relaxed);
+}
+
+void pipe_stage_long_end(struct pipe_stage *st)
+{
+    atomic_store_explicit(&st->in_long_call, 0, memory_order_relaxed);
+    pipe_stage_heartbeat(st);
+}
+
+static int same_file(const struct pipe_zkey_entry *e, const struct stat *sb)
+{
+    return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
+           e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec;
+}
+
+int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
+                    size_t errlen)
+{
+    struct pipe_zkey_entry *victim = NULL;
+    struct stat sb, sa;
+    int rc;
+
+    if (stat(path, &sb) < 0)
+        return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path,
+                           strerror(errno));
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++) {
+        struct pipe_zkey_entry *e = &st->zc[i];
+
+        if (e->used && same_file(e, &sb)) {
+            e->last_use = ++st->zc_clock;
+            *out = &e->z;
+            return 0;
+        }
+    }
+    /* Miss. An entry under the same path is an older version of the file: drop it
+     * (it would never be hit again); else take a free slot, else the least recent. */
+    for (int i = 0; i < PIPE_ZKEY_CACHE && !victim; i++)
+        if (st->zc[i].used && !strcmp(st->zc[i].path, path))
+            victim = &st->zc[i];
+    for (int i = 0; i < PIPE_ZKEY_CACHE && !victim; i++)
+        if (!st->zc[i].used)
+            victim = &st->zc[i];
+    if (!victim) {
+        victim = &st->zc[0];
+        for (int i = 1; i < PIPE_ZKEY_CACHE; i++)
+            if (st->zc[i].last_use < victim->last_use)
+                victim = &st->zc[i];
+    }
+    if (victim->used) {
+        zkey_close(&victim->z);
+        victim->used = 0;
+    }
+    /* The identity must be the one of the bytes mapped: stat again after the open and
+     * retry if the file changed under us (replaced or rewritten during the open). */
+    for (int tries = 0;; tries++) {
+        rc = zkey_open(&victim->z, path, err, errlen);
+        if (rc)
+            return rc;
+        if (stat(path, &sa) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+            sa.st_size == sb.st_size && sa.st_mtim.tv_sec == sb.st_mtim.tv_sec &&
+            sa.st_mtim.tv_nsec == sb.st_mtim.tv_nsec)
+            break;
+        zkey_close(&victim->z);
+        if (tries == 3)
+            return binfile_err(err, errlen, CUZK_E_IO, "zkey %s keeps changing while it is "
+                               "being opened: is it still being written?", path);
+        if (stat(path, &sb) < 0)
+            return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path,
+                               strerror(errno));
+    }
+    victim->used = 1;
+    victim->dev = sb.st_dev;
+    victim->ino = sb.st_ino;
+    victim->size = sb.st_size;
+    victim->mtim = sb.st_mtim;
+    victim->last_use = ++st->zc_clock;
+    snprintf(victim->path, sizeof(victim->path), "%s", path);
+    *out = &victim->z;
+    return 0;
+}
+
+int pipe_exit_code(int rc)
+{
+    if (rc == 0)
+        return PIPE_EXIT_OK;
+    if (rc == -CUZK_E_INTERNAL)
+        return PIPE_EXIT_BUG;
+    return PIPE_EXIT_SYSTEM;
+}
