@@ -1,0 +1,236 @@
+/* test_pairing.c — the optimal ate pairing (pairing.h, zk/pairing.c) on BN254 and
+ * BLS12-381, checked against the properties that define it: bilinearity, non-
+ * degeneracy, order r of the result, and the multi-pairing product. Each loop index
+ * is a curve: 0 BN254, 1 BLS12-381. (Agreement with snarkjs's verifier on real proofs
+ * is tests/scripts/verify_vs_snarkjs.sh.) */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuzk/pairing.h>
+
+static const field_desc *const FQ[] = {&FIELD_BN254_FQ, &FIELD_BLS12_381_FQ};
+
+static uint64_t rng_state = 0x6a09e667f3bcc908ULL;
+static uint64_t rng64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* random 0 < k < 2^(bits(r) - 1), so products of two stay representable below r^2 */
+static void rand_scalar(const field_desc *Fr, uint64_t k[4])
+{
+    for (int i = 0; i < 4; i++) k[i] = rng64();
+    k[3] &= (UINT64_C(1) << (Fr->bits - 193)) - 1;
+    k[0] |= 1;
+}
+
+/* affine k·gen */
+static void mul_gen(const curve_group *G, uint64_t *aff, const uint64_t *k, unsigned nk)
+{
+    uint64_t p[EC_MAX_JAC];
+    ec_jac_from_aff(G, p, G->gen);
+    ec_jac_mul_scalar(G, p, p, k, nk);
+    ec_jac_to_aff(G, aff, p);
+}
+
+START_TEST(test_pairing_is_bilinear)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const field_desc *Fr = pp->g1->Fr;
+    uint64_t a[4], b[4], ab[8] = {0}, P[EC_MAX_AFF], Q[EC_MAX_AFF], aP[EC_MAX_AFF], bQ[EC_MAX_AFF];
+    uint64_t e1[FQ12_MAX_LIMBS], e2[FQ12_MAX_LIMBS], e3[FQ12_MAX_LIMBS];
+    rand_scalar(Fr, a);
+    rand_scalar(Fr, b);
+    /* ab as an 8-limb integer (no reduction needed: the result has order r) */
+    for (int i = 0; i < 4; i++) {
+        unsigned __int128 c = 0;
+        for (int j = 0; j < 4; j++) {
+            c += (unsigned __int128)a[i] * b[j] + ab[i + j];
+            ab[i + j] = (uint64_t)c;
+            c >>= 64;
+        }
+        ab[i + 4] = (uint64_t)c;
+    }
+    memcpy(P, pp->g1->gen, sizeof P);
+    memcpy(Q, pp->g2->gen, sizeof Q);
+    mul_gen(pp->g1, aP, a, 4);
+    mul_gen(pp->g2, bQ, b, 4);
+    pairing(pp, e1, aP, bQ);                 /* e(aP, bQ) */
+    pairing(pp, e2, P, Q);
+    fq12_pow(pp->F, e2, e2, ab, 8);          /* e(P, Q)^(ab) */
+    ck_assert(fq12_eq(pp->F, e1, e2));
+    /* and each argument separately: e(aP, Q) = e(P, aQ) */
+    mul_gen(pp->g2, bQ, a, 4);
+    pairing(pp, e1, aP, Q);
+    pairing(pp, e3, P, bQ);
+    ck_assert(fq12_eq(pp->F, e1, e3));
+}
+END_TEST
+
+START_TEST(test_pairing_is_non_degenerate_of_order_r)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    uint64_t e[FQ12_MAX_LIMBS], er[FQ12_MAX_LIMBS];
+    pairing(pp, e, pp->g1->gen, pp->g2->gen);
+    ck_assert(!fq12_is_one(pp->F, e));
+    fq12_pow(pp->F, er, e, pp->g1->Fr->p, 4);    /* e^r = 1 */
+    ck_assert(fq12_is_one(pp->F, er));
+}
+END_TEST
+
+START_TEST(test_pairing_with_negation_cancels)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    uint64_t k[4], P[EC_MAX_AFF], nP[EC_MAX_AFF], Q[EC_MAX_AFF], nQ[EC_MAX_AFF];
+    rand_scalar(pp->g1->Fr, k);
+    mul_gen(pp->g1, P, k, 4);
+    rand_scalar(pp->g1->Fr, k);
+    mul_gen(pp->g2, Q, k, 4);
+    ec_aff_neg(pp->g1, nP, P);
+    ec_aff_neg(pp->g2, nQ, Q);
+    bool one = false;
+    const uint64_t *g1[2] = {P, nP}, *g2[2] = {Q, Q};
+    ck_assert_int_eq(pairing_multi_check(pp, g1, g2, 2, &one), 0);  /* e(P,Q) e(-P,Q) = 1 */
+    ck_assert(one);
+    const uint64_t *h1[2] = {P, P}, *h2[2] = {Q, nQ};
+    ck_assert_int_eq(pairing_multi_check(pp, h1, h2, 2, &one), 0);  /* e(P,Q) e(P,-Q) = 1 */
+    ck_assert(one);
+    const uint64_t *d1[2] = {P, P}, *d2[2] = {Q, Q};
+    ck_assert_int_eq(pairing_multi_check(pp, d1, d2, 2, &one), 0);  /* e(P,Q)^2 != 1 */
+    ck_assert(!one);
+}
+END_TEST
+
+/* A Groth16-shaped product of four: e(-aP, bQ) e(cP, dQ) e(eP, Q) e(gP, Q) = 1 with
+ * ab = cd + e + g (mod r). Infinity entries contribute 1. */
+START_TEST(test_pairing_multi_check_of_four_and_infinity)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const curve_group *G1 = pp->g1, *G2 = pp->g2;
+    const field_desc *Fr = G1->Fr;
+    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], c[FE_MAX_LIMBS], d[FE_MAX_LIMBS], e[FE_MAX_LIMBS], g[FE_MAX_LIMBS],
+        t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
+    rand_scalar(Fr, a); rand_scalar(Fr, b); rand_scalar(Fr, c); rand_scalar(Fr, d); rand_scalar(Fr, e);
+    /* g = ab - cd - e in Fr (Montgomery products cancel: mont(x)·mont(y) -> mont(xy)) */
+    uint64_t am[FE_MAX_LIMBS], bm[FE_MAX_LIMBS], cm[FE_MAX_LIMBS], dm[FE_MAX_LIMBS], em[FE_MAX_LIMBS];
+    fe_to_mont(Fr, am, a); fe_to_mont(Fr, bm, b); fe_to_mont(Fr, cm, c); fe_to_mont(Fr, dm, d);
+    fe_to_mont(Fr, em, e);
+    fe_mul(Fr, t, am, bm);
+    fe_mul(Fr, m, cm, dm);
+    fe_sub(Fr, t, t, m);
+    fe_sub(Fr, t, t, em);
+    fe_from_mont(Fr, g, t);
+    uint64_t A[EC_MAX_AFF], B[EC_MAX_AFF], C[EC_MAX_AFF], D[EC_MAX_AFF], E[EC_MAX_AFF], Gp[EC_MAX_AFF],
+        inf1[EC_MAX_AFF] = {0}, inf2[EC_MAX_AFF] = {0};
+    mul_gen(G1, A, a, 4); ec_aff_neg(G1, A, A);
+    mul_gen(G2, B, b, 4);
+    mul_gen(G1, C, c, 4);
+    mul_gen(G2, D, d, 4);
+    mul_gen(G1, E, e, 4);
+    mul_gen(G1, Gp, g, 4);
+    const uint64_t *p1[6] = {A, C, E, Gp, inf1, G1->gen}, *p2[6] = {B, D, G2->gen, G2->gen, G2->gen, inf2};
+    bool one = false;
+    ck_assert_int_eq(pairing_multi_check(pairing_params_get(FQ[_i]), p1, p2, 6, &one), 0);
+    ck_assert(one);
+    p1[2] = C; /* now wrong */
+    ck_assert_int_eq(pairing_multi_check(pp, p1, p2, 6, &one), 0);
+    ck_assert(!one);
+}
+END_TEST
+
+/* sqrt in Fq for q = 3 mod 4 (both curves): a^((q+1)/4); false when a is no square. */
+static bool fq_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = F->n;
+    uint64_t e[FE_MAX_LIMBS], chk[FE_MAX_LIMBS];
+    memcpy(e, F->p, n * sizeof *e);
+    e[0] += 1; /* p odd: no carry out of limb 0 beyond what the shift keeps (p+1 < 2^64n) */
+    for (unsigned i = 0; i < n; i++) e[i] = (e[i] >> 2) | (i + 1 < n ? e[i + 1] << 62 : 0);
+    fe_pow(F, r, a, e, n);
+    fe_sqr(F, chk, r);
+    return fe_eq(F, chk, a);
+}
+
+/* sqrt in Fq2 through the norm: s = sqrt(a0^2 + a1^2), x0 = sqrt((a0 ± s)/2), x1 = a1/(2 x0). */
+static bool fq2_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = F->n;
+    uint64_t N[FE_MAX_LIMBS], t[FE_MAX_LIMBS], s[FE_MAX_LIMBS], half[FE_MAX_LIMBS], two[FE_MAX_LIMBS] = {2},
+        x0[FE_MAX_LIMBS], chk[2 * FE_MAX_LIMBS];
+    fe_sqr(F, N, a);
+    fe_sqr(F, t, a + n);
+    fe_add(F, N, N, t);
+    if (!fq_sqrt(F, s, N)) return false;
+    fe_to_mont(F, two, two);
+    fe_inv(F, half, two);
+    for (int sign = 0; sign < 2; sign++) {
+        if (sign) fe_sub(F, t, a, s);
+        else fe_add(F, t, a, s);
+        fe_mul(F, t, t, half);
+        if (!fq_sqrt(F, x0, t) || fe_is_zero(F, x0)) continue;
+        fe_add(F, t, x0, x0);
+        fe_inv(F, t, t);
+        memcpy(r, x0, n * sizeof *r);
+        fe_mul(F, r + n, a + n, t);
+        fe2_sqr(F, chk, r);
+        if (memcmp(chk, a, 2 * n * sizeof *a) == 0) return true;
+    }
+    return false;
+}
+
+START_TEST(test_pairing_subgroup_check)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    ck_assert(pairing_in_subgroup(pp->g2, pp->g2->gen));
+    ck_assert(pairing_in_subgroup(pp->g1, pp->g1->gen));
+    /* A point of the twist E'(Fq2) outside G2: x = (1 + k) + u for the first k making
+     * x^3 + b' a square. The twist's cofactor is huge, so such a point is (with
+     * overwhelming odds) not of order r; and it must still be on the curve. */
+    const field_desc *F = pp->F;
+    const unsigned n = F->n;
+    uint64_t P[EC_MAX_AFF] = {0}, rhs[2 * FE_MAX_LIMBS];
+    bool found = false;
+    for (uint64_t k = 1; k < 64 && !found; k++) {
+        uint64_t x0[FE_MAX_LIMBS] = {k};
+        fe_to_mont(F, P, x0);
+        fe_set_one(F, P + n);
+        fe2_sqr(F, rhs, P);
+        fe2_mul(F, rhs, rhs, P);
+        fe2_add(F, rhs, rhs, pp->g2->b);
+        found = fq2_sqrt(F, P + 2 * n, rhs);
+    }
+    ck_assert(found);
+    ck_assert(ec_aff_is_on_curve(pp->g2, P));
+    ck_assert(!pairing_in_subgroup(pp->g2, P));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pairing");
+    struct {
+        const char *n;
+        const TTest *f;
+    } t[] = {
+        {"is_bilinear", test_pairing_is_bilinear},
+        {"is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r},
+        {"with_negation_cancels", test_pairing_with_negation_cancels},
+        {"multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity},
+        {"subgroup_check", test_pairing_subgroup_check},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        TCase *tc = tcase_create(t[i].n);
+        tcase_set_timeout(tc, 120);
+        tcase_add_loop_test(tc, t[i].f, 0, 2);
+        suite_add_tcase(s, tc);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
