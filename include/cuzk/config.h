@@ -1,0 +1,81 @@
+/* config.h — cuzkd's options, from the command line and from an INI file with the
+ * same names (`--config FILE`; command-line values override the file's).
+ *
+ * INI syntax: `name = value` per line (`name` alone for a flag, or `name = true`),
+ * `#` or `;` starts a comment, a `[cuzkd]` section header is accepted and ignored.
+ * The names are the long options without the leading dashes.
+ */
+#ifndef CUZK_CONFIG_H
+#define CUZK_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cuzk/pipeline.h"
+#include "cuzk/segment.h"
+
+#define CONFIG_PATH_MAX 1024
+
+enum config_dev_kind {
+	CONFIG_DEV_CPU = 0,
+	CONFIG_DEV_CUDA,
+};
+
+struct cuzkd_config {
+	char instance[SEG_INSTANCE_MAX + 1];
+	char run_dir[CONFIG_PATH_MAX];
+	char devices[128];          /* the spec as given, for messages */
+	enum config_dev_kind dev_kind;
+	uint32_t n_devices;         /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
+	int cuda_all;
+	int cuda_ids[PIPE_MAX_WORKERS];
+	uint32_t buffers;           /* pool buffers */
+	uint32_t buffer_mb;         /* size of each, MiB */
+	uint32_t synth_threads;     /* 0: one per core of the synth's placement */
+	uint32_t max_jobs;
+	uint32_t max_parts;
+	uint32_t drain_timeout_s;   /* SIGTERM/shutdown: wait this long for in-flight work */
+	int foreground;
+	int plan_only;
+	char topology[CONFIG_PATH_MAX];  /* hwloc XML instead of this machine (tests) */
+	char synthetic[256];             /* hwloc synthetic topology string (tests) */
+	char group[64];                  /* control socket group ("" = none) */
+	gid_t gid;
+	int have_gid;
+	char bin_dir[CONFIG_PATH_MAX];   /* stage executables; "" = next to cuzkd */
+};
+
+/* Fills the defaults: instance "default", run dir config_default_run_dir(),
+ * devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s. */
+void config_defaults(struct cuzkd_config *c);
+
+/* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else
+ * /tmp/cuzk-UID. Shared with the client so both find the same socket. */
+void config_default_run_dir(char *buf, size_t len);
+
+/* Set one option by name (no dashes); value NULL for a bare flag. 0, or -EINVAL with
+ * a sentence in err (state of the other options unchanged). */
+int config_set(struct cuzkd_config *c, const char *name, const char *value, char *err,
+	       size_t errlen);
+
+/* Apply an INI file. 0, -errno (unreadable) or -EINVAL (bad line: err names file:line). */
+int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen);
+
+/* Defaults, then --config FILE if given, then every other option of argv[1..].
+ * Returns 0, 1 for --help (usage printed to stdout), or -EINVAL with err set. */
+int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Checks that need the whole config (e.g. cuda without a CUDA build). 0 or -EINVAL. */
+int config_validate(const struct cuzkd_config *c, char *err, size_t errlen);
+
+void config_usage(FILE *f);
+
+/* Bytes of one pool buffer. */
+static inline uint64_t config_buf_bytes(const struct cuzkd_config *c)
+{
+	return (uint64_t)c->buffer_mb << 20;
+}
+
+#endif

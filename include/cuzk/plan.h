@@ -1,0 +1,83 @@
+/* plan.h — where each process of an instance runs: cores and NUMA node, from the
+ * hwloc topology (this machine, an XML file or a synthetic description).
+ *
+ * Policy (DESIGN.md, "Topology"), whole cores only:
+ *   - worker i: CUDA — up to PLAN_CUDA_WORKER_CORES cores on its GPU's NUMA node;
+ *     CPU backend — the nodes' cores split evenly between the workers (worker i on
+ *     node i mod nodes), after setting aside the synth and finalizer shares.
+ *   - one synth per NUMA node on that node's remaining cores (at least one);
+ *   - the finalizer on PLAN_FINALIZER_CORES core(s) of node 0.
+ * With enough cores no core is given twice. With fewer cores than that (a laptop, this
+ * 2-core CI box) the plan shares cores and says so in `note`: workers still get a
+ * core each round-robin, synth processes get their node's cores, the finalizer the
+ * last core.
+ */
+#ifndef CUZK_PLAN_H
+#define CUZK_PLAN_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <hwloc.h>
+
+#include "cuzk/config.h"
+#include "cuzk/pipeline.h"
+
+#define PLAN_MAX_NODES 8
+#define PLAN_MAX_PLACES (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
+#define PLAN_FINALIZER_CORES 1
+#define PLAN_CUDA_WORKER_CORES 2
+
+enum plan_role {
+	PLAN_WORKER = 0,
+	PLAN_SYNTH,
+	PLAN_FINALIZER,
+};
+
+struct plan_place {
+	enum plan_role role;
+	uint32_t index;      /* worker number, synth number (= node position), 0 */
+	int numa_node;       /* OS index of the node, -1 when unknown */
+	int device;          /* CUDA device number for CUDA workers, else -1 */
+	uint32_t n_cores;    /* whole cores in cpus */
+	cpu_set_t cpus;      /* OS PU indices */
+};
+
+struct plan {
+	uint32_t n_nodes, n_cores, n_pus;
+	int node_os[PLAN_MAX_NODES];
+	uint32_t n_workers, n_synth;
+	uint32_t n_places;   /* workers, then synths, then the finalizer */
+	struct plan_place places[PLAN_MAX_PLACES];
+	int shared;          /* some core is given to more than one process */
+	char note[256];
+};
+
+/* Load a topology: from an XML file (xml != NULL or ""), a synthetic string
+ * (synthetic != NULL or ""), or this machine; with I/O devices (GPUs) kept.
+ * 0 or -EINVAL/-errno with err set (nothing to destroy then). */
+int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synthetic,
+		       char *err, size_t errlen);
+
+/* Compute the plan for config c (devices, instance) on topo. 0, or -EINVAL/-ENODEV with
+ * err set (e.g. a CUDA device the topology does not show). */
+int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p,
+		 char *err, size_t errlen);
+
+/* Human-readable plan, one line per process, then the note. */
+void plan_print(FILE *f, const struct plan *p);
+
+/* "0-3,8" for a cpu set. */
+void plan_cpus_str(const cpu_set_t *s, char *buf, size_t len);
+
+/* In a child between fork and exec: bind to p->cpus (sched_setaffinity) and, on
+ * multi-node machines, prefer p->numa_node for memory (set_mempolicy). Only system
+ * calls: async-signal-safe. 0, or -errno of the first step that failed (the process
+ * can run unpinned; the caller decides). */
+int plan_apply(const struct plan *p, const struct plan_place *pl);
+
+/* Name of a role: "worker", "synth", "finalizer". */
+const char *plan_role_name(enum plan_role r);
+
+#endif

@@ -1,0 +1,365 @@
+/* config.c — cuzkd options: command line and INI file (see config.h). */
+#include "cuzk/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void config_default_run_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		snprintf(buf, len, "/run/cuzk");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, len, "%s/cuzk", xdg);
+	else
+		snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
+}
+
+void config_defaults(struct cuzkd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->instance, sizeof(c->instance), "default");
+	config_default_run_dir(c->run_dir, sizeof(c->run_dir));
+	snprintf(c->devices, sizeof(c->devices), "cpu:1");
+	c->dev_kind = CONFIG_DEV_CPU;
+	c->n_devices = 1;
+	c->buffers = 8;
+	c->buffer_mb = 64;
+	c->max_jobs = 256;
+	c->max_parts = 4096;
+	c->drain_timeout_s = 30;
+}
+
+void config_usage(FILE *f)
+{
+	fputs("usage: cuzkd [options]\n"
+	      "  --config FILE        read options from an INI file (name = value, same names)\n"
+	      "  --instance NAME      instance name, [A-Za-z0-9_-] (default: default)\n"
+	      "  --run-dir DIR        socket and pid file (default: /run/cuzk as root, else\n"
+	      "                       $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID)\n"
+	      "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
+	      "                       (default cpu:1)\n"
+	      "  --buffers N          partition buffers in the pool (default 8)\n"
+	      "  --buffer-mb M        size of each buffer in MiB (default 64); a circuit needs\n"
+	      "                       (3*domain + nVars) * 32 bytes\n"
+	      "  --synth-threads N    threads per synth process (default: its cores)\n"
+	      "  --max-jobs N         job table size (default 256)\n"
+	      "  --max-parts N        partition table size (default 4096)\n"
+	      "  --drain-timeout S    on SIGTERM/shutdown wait S seconds for in-flight work (30)\n"
+	      "  --group NAME         also admit this group on the control socket\n"
+	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
+	      "  --foreground         stay in the foreground, log to stderr\n"
+	      "  --plan               print the placement and exit\n"
+	      "  --topology FILE.xml  place on this hwloc XML topology instead of this machine\n"
+	      "  --synthetic STRING   place on an hwloc synthetic topology (\"pack:2 core:8 pu:1\")\n"
+	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
+	      "  create the run directory, socket or segments, 10 internal error\n",
+	      f);
+}
+
+static int parse_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!v || !*v || !isdigit((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end || x < lo || x > hi)
+		return -EINVAL;
+	*out = (uint32_t)x;
+	return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	if (!v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+	    !strcasecmp(v, "on")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+	    !strcasecmp(v, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int parse_devices(struct cuzkd_config *c, const char *v, char *err, size_t errlen)
+{
+	uint32_t n;
+
+	if (!strncmp(v, "cpu:", 4)) {
+		if (parse_u32(v + 4, 1, PIPE_MAX_WORKERS, &n)) {
+			snprintf(err, errlen, "--devices %s: cpu:N needs N from 1 to %d", v,
+				 PIPE_MAX_WORKERS);
+			return -EINVAL;
+		}
+		c->dev_kind = CONFIG_DEV_CPU;
+		c->n_devices = n;
+		c->cuda_all = 0;
+	} else if (!strcmp(v, "cuda:all")) {
+		c->dev_kind = CONFIG_DEV_CUDA;
+		c->cuda_all = 1;
+		c->n_devices = 0;
+	} else if (!strncmp(v, "cuda:", 5)) {
+		char buf[128], *save = NULL, *tok;
+		uint32_t k = 0;
+
+		snprintf(buf, sizeof(buf), "%s", v + 5);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (k == PIPE_MAX_WORKERS || parse_u32(tok, 0, 255, &n)) {
+				snprintf(err, errlen, "--devices %s: cuda:LIST needs up to %d "
+					 "comma-separated device numbers", v, PIPE_MAX_WORKERS);
+				return -EINVAL;
+			}
+			for (uint32_t j = 0; j < k; j++)
+				if (c->cuda_ids[j] == (int)n) {
+					snprintf(err, errlen, "--devices %s: device %u is listed twice",
+						 v, n);
+					return -EINVAL;
+				}
+			c->cuda_ids[k++] = (int)n;
+		}
+		if (!k) {
+			snprintf(err, errlen, "--devices %s: no device numbers after cuda:", v);
+			return -EINVAL;
+		}
+		c->dev_kind = CONFIG_DEV_CUDA;
+		c->cuda_all = 0;
+		c->n_devices = k;
+	} else {
+		snprintf(err, errlen, "--devices %s: expected cpu:N, cuda:all or cuda:0,2", v);
+		return -EINVAL;
+	}
+	snprintf(c->devices, sizeof(c->devices), "%s", v);
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *name, const char *v, char *err,
+		    size_t errlen)
+{
+	if (!v || !*v || strlen(v) >= len) {
+		snprintf(err, errlen, "--%s needs a path shorter than %zu bytes", name, len);
+		return -EINVAL;
+	}
+	snprintf(dst, len, "%s", v);
+	return 0;
+}
+
+struct u32_opt {
+	const char *name;
+	size_t off;
+	uint32_t lo, hi;
+};
+
+static const struct u32_opt u32_opts[] = {
+	{ "buffers", offsetof(struct cuzkd_config, buffers), 1, 65536 },
+	{ "buffer-mb", offsetof(struct cuzkd_config, buffer_mb), 1, 1u << 20 },
+	{ "synth-threads", offsetof(struct cuzkd_config, synth_threads), 0, 1024 },
+	{ "max-jobs", offsetof(struct cuzkd_config, max_jobs), 1, 1u << 20 },
+	{ "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },
+	{ "drain-timeout", offsetof(struct cuzkd_config, drain_timeout_s), 0, 86400 },
+};
+
+int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err,
+	       size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(u32_opts) / sizeof(u32_opts[0]); i++) {
+		if (strcmp(name, u32_opts[i].name))
+			continue;
+		if (parse_u32(v, u32_opts[i].lo, u32_opts[i].hi,
+			      (uint32_t *)((char *)c + u32_opts[i].off))) {
+			snprintf(err, errlen, "--%s %s: expected a whole number from %u to %u",
+				 name, v ? v : "(missing)", u32_opts[i].lo, u32_opts[i].hi);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "foreground") || !strcmp(name, "plan")) {
+		int b;
+
+		if (parse_bool(v, &b)) {
+			snprintf(err, errlen, "--%s %s: expected true or false", name, v);
+			return -EINVAL;
+		}
+		*(name[0] == 'f' ? &c->foreground : &c->plan_only) = b;
+		return 0;
+	}
+	if (!v) {
+		snprintf(err, errlen, "--%s needs a value", name);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "instance")) {
+		char seg[SEG_INSTANCE_MAX + 32];
+
+		if (segment_name(seg, sizeof(seg), v, SEG_KIND_DATA)) {
+			snprintf(err, errlen, "--instance %s: use 1 to %d characters from "
+				 "A-Z a-z 0-9 _ -", v, SEG_INSTANCE_MAX);
+			return -EINVAL;
+		}
+		snprintf(c->instance, sizeof(c->instance), "%s", v);
+		return 0;
+	}
+	if (!strcmp(name, "devices"))
+		return parse_devices(c, v, err, errlen);
+	if (!strcmp(name, "run-dir"))
+		return set_path(c->run_dir, sizeof(c->run_dir), name, v, err, errlen);
+	if (!strcmp(name, "topology"))
+		return set_path(c->topology, sizeof(c->topology), name, v, err, errlen);
+	if (!strcmp(name, "bin-dir"))
+		return set_path(c->bin_dir, sizeof(c->bin_dir), name, v, err, errlen);
+	if (!strcmp(name, "synthetic"))
+		return set_path(c->synthetic, sizeof(c->synthetic), name, v, err, errlen);
+	if (!strcmp(name, "group")) {
+		struct group *g = getgrnam(v);
+
+		if (!g) {
+			snprintf(err, errlen, "--group %s: no such group", v);
+			return -EINVAL;
+		}
+		snprintf(c->group, sizeof(c->group), "%s", v);
+		c->gid = g->gr_gid;
+		c->have_gid = 1;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown option --%s (see cuzkd --help)", name);
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen)
+{
+	char line[2048], sub[512];
+	unsigned lineno = 0;
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *name, *val;
+
+		lineno++;
+		s = line + strcspn(line, "#;");
+		*s = '\0';
+		s = trim(line);
+		if (!*s || (*s == '[' && s[strlen(s) - 1] == ']'))
+			continue;
+		eq = strchr(s, '=');
+		if (eq) {
+			*eq = '\0';
+			name = trim(s);
+			val = trim(eq + 1);
+		} else {
+			name = s;
+			val = NULL;
+		}
+		if (!strcmp(name, "config")) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "%s:%u: config files do not nest", path, lineno);
+			break;
+		}
+		if ((rc = config_set(c, name, val, sub, sizeof(sub)))) {
+			snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+static int is_flag(const char *name)
+{
+	return !strcmp(name, "foreground") || !strcmp(name, "plan");
+}
+
+int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+	int rc;
+
+	config_defaults(c);
+	/* The file first, wherever --config appears, so the command line wins. */
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strncmp(argv[i], "--config=", 9))
+			v = argv[i] + 9;
+		else if (!strcmp(argv[i], "--config")) {
+			if (i + 1 >= argc) {
+				snprintf(err, errlen, "--config needs a file");
+				return -EINVAL;
+			}
+			v = argv[++i];
+		}
+		if (v && (rc = config_load_file(c, v, err, errlen)))
+			return rc < 0 && rc != -EINVAL ? -EINVAL : rc;
+	}
+	for (int i = 1; i < argc; i++) {
+		char name[64];
+		const char *a = argv[i], *v = NULL, *eq;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			config_usage(stdout);
+			return 1;
+		}
+		if (strncmp(a, "--", 2) || !a[2]) {
+			snprintf(err, errlen, "unexpected argument '%s' (options start with --)", a);
+			return -EINVAL;
+		}
+		a += 2;
+		eq = strchr(a, '=');
+		if (eq) {
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - a), a);
+			v = eq + 1;
+		} else {
+			snprintf(name, sizeof(name), "%s", a);
+			if (!is_flag(name) && i + 1 < argc)
+				v = argv[++i];
+		}
+		if (!strcmp(name, "config"))
+			continue; /* applied above */
+		if ((rc = config_set(c, name, v, err, errlen)))
+			return rc;
+	}
+	return 0;
+}
+
+int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
+{
+#ifndef CUZK_HAVE_CUDA
+	if (c->dev_kind == CONFIG_DEV_CUDA && !c->plan_only) {
+		snprintf(err, errlen, "--devices %s: this cuzkd was built without the CUDA "
+			 "backend (it is a later milestone); use --devices cpu:N", c->devices);
+		return -EINVAL;
+	}
+#endif
+	if (c->run_dir[0] != '/') {
+		snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);
+		return -EINVAL;
+	}
+	return 0;
+}

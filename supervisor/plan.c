@@ -1,0 +1,406 @@
+/* plan.c — placement of an instance's processes on cores and NUMA nodes (plan.h). */
+#include "cuzk/plan.h"
+
+#include <errno.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *plan_role_name(enum plan_role r)
+{
+	switch (r) {
+	case PLAN_WORKER: return "worker";
+	case PLAN_SYNTH: return "synth";
+	case PLAN_FINALIZER: return "finalizer";
+	}
+	return "?";
+}
+
+int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synthetic,
+		       char *err, size_t errlen)
+{
+	hwloc_topology_t t;
+	int rc;
+
+	if (hwloc_topology_init(&t)) {
+		snprintf(err, errlen, "hwloc: cannot initialise a topology: %s", strerror(errno));
+		return -errno;
+	}
+	/* Keep GPUs (PCI and OS devices) so a worker can be placed near its device. */
+	hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+	if (xml && *xml) {
+		if (hwloc_topology_set_xml(t, xml)) {
+			snprintf(err, errlen, "--topology %s: hwloc cannot read it: %s", xml,
+				 strerror(errno));
+			goto fail;
+		}
+	} else if (synthetic && *synthetic) {
+		if (hwloc_topology_set_synthetic(t, synthetic)) {
+			snprintf(err, errlen, "--synthetic \"%s\": not a valid hwloc synthetic "
+				 "topology (e.g. \"pack:2 numa:1 core:8 pu:2\")", synthetic);
+			goto fail;
+		}
+	}
+	if (hwloc_topology_load(t)) {
+		snprintf(err, errlen, "hwloc: cannot load the topology%s%s: %s",
+			 xml && *xml ? " of " : "", xml && *xml ? xml : "", strerror(errno));
+		goto fail;
+	}
+	*topo = t;
+	return 0;
+fail:
+	rc = errno ? -errno : -EINVAL;
+	hwloc_topology_destroy(t);
+	return rc;
+}
+
+/* A core: the PUs of one hwloc core (or one PU where the topology shows no cores). */
+struct core {
+	cpu_set_t pus;
+	int node; /* position in the plan's node list */
+	int taken;
+};
+
+struct work {
+	struct core *cores;
+	uint32_t n;
+	int node_first[PLAN_MAX_NODES]; /* cores of node k: [first, first+count) */
+	uint32_t node_count[PLAN_MAX_NODES];
+};
+
+static void set_from_bitmap(cpu_set_t *s, hwloc_const_bitmap_t b)
+{
+	unsigned i;
+
+	hwloc_bitmap_foreach_begin(i, b) {
+		if (i < CPU_SETSIZE)
+			CPU_SET(i, s);
+	}
+	hwloc_bitmap_foreach_end();
+}
+
+/* Nodes with at least one core, and their cores in topology order. */
+static int collect(hwloc_topology_t topo, struct plan *p, struct work *w, char *err,
+		   size_t errlen)
+{
+	int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	hwloc_obj_type_t ct = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ?
+		HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+	int ncores = hwloc_get_nbobjs_by_type(topo, ct);
+
+	w->cores = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof(*w->cores));
+	if (!w->cores) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	p->n_pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+	for (int k = 0; k < nnodes || (nnodes <= 0 && k == 0); k++) {
+		hwloc_obj_t node = nnodes > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
+								   (unsigned)k) : NULL;
+		hwloc_const_cpuset_t ns = node ? node->cpuset : hwloc_topology_get_topology_cpuset(topo);
+		uint32_t pos = p->n_nodes, cnt = 0;
+
+		if (pos == PLAN_MAX_NODES)
+			break;
+		w->node_first[pos] = (int)w->n;
+		for (int i = 0; i < ncores; i++) {
+			hwloc_obj_t c = hwloc_get_obj_by_type(topo, ct, (unsigned)i);
+			int dup = 0;
+
+			if (!c->cpuset || !hwloc_bitmap_isincluded(c->cpuset, ns) ||
+			    hwloc_bitmap_iszero(c->cpuset))
+				continue;
+			/* a core already counted under an earlier node (overlapping nodesets) */
+			for (uint32_t j = 0; j < w->n && !dup; j++) {
+				cpu_set_t s;
+				CPU_ZERO(&s);
+				set_from_bitmap(&s, c->cpuset);
+				dup = CPU_EQUAL(&s, &w->cores[j].pus);
+			}
+			if (dup)
+				continue;
+			CPU_ZERO(&w->cores[w->n].pus);
+			set_from_bitmap(&w->cores[w->n].pus, c->cpuset);
+			w->cores[w->n].node = (int)pos;
+			w->n++;
+			cnt++;
+		}
+		if (!cnt)
+			continue; /* memory-only node (HBM, CXL): nothing to run there */
+		w->node_count[pos] = cnt;
+		p->node_os[pos] = node ? (int)node->os_index : -1;
+		p->n_nodes++;
+	}
+	p->n_cores = w->n;
+	if (!p->n_nodes || !w->n) {
+		snprintf(err, errlen, "the topology shows no usable cores");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Node position of CUDA device `dev`: an OS device named cudaN/nvmlN, else the N-th
+ * NVIDIA display/3D PCI function in topology order; its nearest node. -1 if absent. */
+static int gpu_node(hwloc_topology_t topo, const struct plan *p, int dev, int *count)
+{
+	hwloc_obj_t o = NULL, found = NULL;
+	int n_os = 0, n_pci = 0;
+	char want1[32], want2[32];
+
+	snprintf(want1, sizeof(want1), "cuda%d", dev);
+	snprintf(want2, sizeof(want2), "nvml%d", dev);
+	while ((o = hwloc_get_next_osdev(topo, o))) {
+		if (o->name && !strncmp(o->name, "cuda", 4))
+			n_os++;
+		if (o->name && (!strcmp(o->name, want1) || !strcmp(o->name, want2)) && !found)
+			found = o;
+	}
+	if (!n_os) {
+		o = NULL;
+		while ((o = hwloc_get_next_pcidev(topo, o))) {
+			unsigned cls = o->attr->pcidev.class_id;
+
+			if (o->attr->pcidev.vendor_id != 0x10de ||
+			    (cls != 0x0300 && cls != 0x0302))
+				continue;
+			if (n_pci == dev)
+				found = o;
+			n_pci++;
+		}
+	}
+	if (count)
+		*count = n_os ? n_os : n_pci;
+	if (!found)
+		return -1;
+	o = hwloc_get_non_io_ancestor_obj(topo, found);
+	if (!o || !o->nodeset)
+		return 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		if (p->node_os[k] >= 0 && hwloc_bitmap_isset(o->nodeset, (unsigned)p->node_os[k]))
+			return (int)k;
+	return 0;
+}
+
+static struct plan_place *place_add(struct plan *p, enum plan_role r, uint32_t idx, int node_pos,
+				    int device)
+{
+	struct plan_place *pl = &p->places[p->n_places++];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->role = r;
+	pl->index = idx;
+	pl->numa_node = node_pos >= 0 ? p->node_os[node_pos] : -1;
+	pl->device = device;
+	CPU_ZERO(&pl->cpus);
+	return pl;
+}
+
+static void give(struct plan_place *pl, struct core *c)
+{
+	CPU_OR(&pl->cpus, &pl->cpus, &c->pus);
+	pl->n_cores++;
+	c->taken++;
+}
+
+/* Take up to n untaken cores of node k. */
+static void take(struct work *w, int k, struct plan_place *pl, uint32_t n)
+{
+	for (uint32_t i = 0; i < w->node_count[k] && n; i++) {
+		struct core *c = &w->cores[w->node_first[k] + (int)i];
+
+		if (!c->taken) {
+			give(pl, c);
+			n--;
+		}
+	}
+}
+
+int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p,
+		 char *err, size_t errlen)
+{
+	struct work w = { 0 };
+	int wnode[PIPE_MAX_WORKERS], wdev[PIPE_MAX_WORKERS];
+	uint32_t per_node[PLAN_MAX_NODES] = { 0 };
+	int cuda = c->dev_kind == CONFIG_DEV_CUDA, exclusive = 1, rc;
+
+	memset(p, 0, sizeof(*p));
+	if ((rc = collect(topo, p, &w, err, errlen)))
+		goto out;
+
+	/* Workers and their nodes. */
+	if (cuda) {
+		int ngpu = 0;
+
+		gpu_node(topo, p, 0, &ngpu);
+		p->n_workers = c->cuda_all ? (uint32_t)ngpu : c->n_devices;
+		if (p->n_workers > PIPE_MAX_WORKERS)
+			p->n_workers = PIPE_MAX_WORKERS;
+		if (!p->n_workers) {
+			snprintf(err, errlen, "--devices %s: the topology shows no NVIDIA GPU",
+				 c->devices);
+			rc = -ENODEV;
+			goto out;
+		}
+		for (uint32_t i = 0; i < p->n_workers; i++) {
+			wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
+			wnode[i] = gpu_node(topo, p, wdev[i], NULL);
+			if (wnode[i] < 0) {
+				snprintf(err, errlen, "--devices %s: the topology shows %d NVIDIA "
+					 "GPU(s), no device %d", c->devices, ngpu, wdev[i]);
+				rc = -ENODEV;
+				goto out;
+			}
+		}
+	} else {
+		p->n_workers = c->n_devices;
+		for (uint32_t i = 0; i < p->n_workers; i++) {
+			wdev[i] = -1;
+			wnode[i] = (int)(i % p->n_nodes);
+		}
+	}
+	for (uint32_t i = 0; i < p->n_workers; i++)
+		per_node[wnode[i]]++;
+	p->n_synth = p->n_nodes;
+
+	/* Can every process of a node have its own cores? Each node needs a core per
+	 * worker and one for its synth; node 0 also one for the finalizer. */
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		if (w.node_count[k] < per_node[k] + 1 + (k == 0 ? PLAN_FINALIZER_CORES : 0))
+			exclusive = 0;
+
+	if (exclusive) {
+		uint32_t wcores[PLAN_MAX_NODES];
+
+		for (uint32_t k = 0; k < p->n_nodes; k++) {
+			uint32_t avail = w.node_count[k] - 1 - (k == 0 ? PLAN_FINALIZER_CORES : 0);
+			uint32_t synth_share;
+
+			if (!per_node[k]) {
+				wcores[k] = 0;
+				continue;
+			}
+			if (cuda) {
+				wcores[k] = avail / per_node[k];
+				if (wcores[k] > PLAN_CUDA_WORKER_CORES)
+					wcores[k] = PLAN_CUDA_WORKER_CORES;
+			} else {
+				/* CPU backend: workers do the MSMs and NTTs, the bulk of the
+				 * work; the synth keeps about a quarter of the node. */
+				synth_share = w.node_count[k] / 4;
+				if (synth_share < 1)
+					synth_share = 1;
+				synth_share -= 1; /* the one core already set aside */
+				if (avail - synth_share < per_node[k])
+					synth_share = avail - per_node[k];
+				wcores[k] = (avail - synth_share) / per_node[k];
+			}
+		}
+		/* The finalizer's core(s) first, from the end of node 0, so worker 0
+		 * starts on the node's first core and the finalizer stays clear of it. */
+		struct plan_place fin;
+		uint32_t got = 0;
+
+		memset(&fin, 0, sizeof(fin));
+		CPU_ZERO(&fin.cpus);
+		for (int i = (int)w.node_count[0] - 1; i >= 0 && got < PLAN_FINALIZER_CORES; i--)
+			if (!w.cores[w.node_first[0] + i].taken) {
+				give(&fin, &w.cores[w.node_first[0] + i]);
+				got++;
+			}
+		for (uint32_t i = 0; i < p->n_workers; i++)
+			take(&w, wnode[i], place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]),
+			     wcores[wnode[i]]);
+		for (uint32_t k = 0; k < p->n_nodes; k++)
+			take(&w, (int)k, place_add(p, PLAN_SYNTH, k, (int)k, -1), UINT32_MAX);
+		{
+			struct plan_place *pl = place_add(p, PLAN_FINALIZER, 0, 0, -1);
+
+			pl->cpus = fin.cpus;
+			pl->n_cores = fin.n_cores;
+		}
+		snprintf(p->note, sizeof(p->note), "every process has its own cores");
+	} else {
+		/* Too few cores: share, and say so. Workers round-robin over their node's
+		 * cores, each synth its whole node, the finalizer the last core. */
+		for (uint32_t i = 0; i < p->n_workers; i++) {
+			struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
+			uint32_t k = (uint32_t)wnode[i], nth = 0;
+
+			for (uint32_t j = 0; j < i; j++)
+				nth += wnode[j] == wnode[i];
+			give(pl, &w.cores[w.node_first[k] + (int)(nth % w.node_count[k])]);
+		}
+		for (uint32_t k = 0; k < p->n_nodes; k++) {
+			struct plan_place *pl = place_add(p, PLAN_SYNTH, k, (int)k, -1);
+
+			for (uint32_t i = 0; i < w.node_count[k]; i++)
+				give(pl, &w.cores[w.node_first[k] + (int)i]);
+		}
+		give(place_add(p, PLAN_FINALIZER, 0, 0, -1),
+		     &w.cores[w.node_first[0] + (int)w.node_count[0] - 1]);
+		p->shared = 1;
+		snprintf(p->note, sizeof(p->note),
+			 "only %u core(s) for %u worker(s), %u synth and 1 finalizer: cores are "
+			 "shared", p->n_cores, p->n_workers, p->n_synth);
+	}
+	rc = 0;
+out:
+	free(w.cores);
+	return rc;
+}
+
+void plan_cpus_str(const cpu_set_t *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	int first = 1;
+
+	buf[0] = '\0';
+	for (int i = 0; i < CPU_SETSIZE && o < len; i++) {
+		int j;
+
+		if (!CPU_ISSET(i, s))
+			continue;
+		for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, s); j++)
+			;
+		if (j == i)
+			o += (size_t)snprintf(buf + o, len - o, "%s%d", first ? "" : ",", i);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%d-%d", first ? "" : ",", i, j);
+		first = 0;
+		i = j;
+	}
+	if (first)
+		snprintf(buf, len, "none");
+}
+
+void plan_print(FILE *f, const struct plan *p)
+{
+	fprintf(f, "topology: %u NUMA node(s) with cores, %u core(s), %u PU(s)\n", p->n_nodes,
+		p->n_cores, p->n_pus);
+	for (uint32_t i = 0; i < p->n_places; i++) {
+		const struct plan_place *pl = &p->places[i];
+		char cpus[512], dev[32] = "";
+
+		plan_cpus_str(&pl->cpus, cpus, sizeof(cpus));
+		if (pl->device >= 0)
+			snprintf(dev, sizeof(dev), " cuda:%d", pl->device);
+		fprintf(f, "%-9s %u%s  node %d  cores %u  cpus %s\n", plan_role_name(pl->role),
+			pl->index, dev, pl->numa_node, pl->n_cores, cpus);
+	}
+	fprintf(f, "note: %s\n", p->note);
+}
+
+int plan_apply(const struct plan *p, const struct plan_place *pl)
+{
+	if (CPU_COUNT(&pl->cpus) && sched_setaffinity(0, sizeof(pl->cpus), &pl->cpus))
+		return -errno;
+	if (p->n_nodes > 1 && pl->numa_node >= 0 && pl->numa_node < 64) {
+		unsigned long mask = 1ul << pl->numa_node;
+
+		/* Preferred, not bound: a full node spills over instead of OOM-killing. */
+		if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
+			return -errno;
+	}
+	return 0;
+}
