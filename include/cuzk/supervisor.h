@@ -1,0 +1,22 @@
+/* supervisor.h — cuzkd's single-threaded event loop: creates the instance's segments,
+ * starts and watches the stages, serves the control socket, recovers and restarts
+ * stages that die, and shuts everything down on SIGTERM or `shutdown`.
+ *
+ * One io_uring carries every event: the listening socket and each client (poll),
+ * each child's pidfd (readable once it exited), a signalfd (SIGTERM, SIGINT, SIGCHLD,
+ * SIGHUP) and a 100 ms timerfd (waiters, cancels, retiring decided jobs, restart
+ * back-off, drain and shutdown deadlines, the supervisor's heartbeat).
+ */
+#ifndef CUZK_SUPERVISOR_H
+#define CUZK_SUPERVISOR_H
+
+#include "cuzk/config.h"
+#include "cuzk/plan.h"
+
+/* Runs the daemon until shutdown. Returns the process exit code (0 after a clean
+ * shutdown, 3 when the run dir, socket or segments cannot be set up, 10 otherwise).
+ * Unless c->foreground, it daemonizes first (the caller's process exits 0 once the
+ * socket is listening, 3 if startup failed). */
+int supervisor_run(const struct cuzkd_config *c, const struct plan *p);
+
+#endif

@@ -1,0 +1,510 @@
+/* control.c — the control protocol: framing, parsing, submit validation, replies
+ * (control.h). No sockets here. */
+#include "cuzk/control.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cuzk/wtns.h"
+#include "cuzk/zkey.h"
+
+static int fail(struct control_err *e, const char *code, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(struct control_err *e, const char *code, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->code = code;
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static const struct {
+	const char *name;
+	enum control_kind kind;
+} kinds[] = {
+	{ "submit", CONTROL_SUBMIT }, { "status", CONTROL_STATUS },
+	{ "wait", CONTROL_WAIT },     { "cancel", CONTROL_CANCEL },
+	{ "restart", CONTROL_RESTART }, { "drain", CONTROL_DRAIN },
+	{ "shutdown", CONTROL_SHUTDOWN },
+};
+
+static int get_str(json_t *o, const char *k, int required, const char **out,
+		   struct control_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	*out = NULL;
+	if (!v) {
+		if (required)
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "\"%s\" is required (a string)", k);
+		return 0;
+	}
+	if (!json_is_string(v) || !json_string_length(v))
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string", k);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte", k);
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_int_t hi,
+		   int *has, json_int_t *out, struct control_err *e)
+{
+	json_t *v = json_object_get(o, k);
+
+	*has = 0;
+	if (!v) {
+		if (required)
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "\"%s\" is required (a number)", k);
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "\"%s\" must be a whole number from %lld to %lld", k, (long long)lo,
+			    (long long)hi);
+	*has = 1;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e)
+{
+	json_error_t je;
+	const char *req;
+	json_int_t x;
+	int has, rc;
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->timeout_ms = -1;
+	if (len > CONTROL_LINE_MAX)
+		return fail(e, CONTROL_E_TOO_LONG, -EINVAL,
+			    "request line longer than %d bytes", CONTROL_LINE_MAX);
+	r->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	if (!r->root)
+		return fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+			    "not valid JSON (column %d: %s); send one object per line", je.column,
+			    je.text);
+	if (!json_is_object(r->root)) {
+		rc = fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+			  "a request is a JSON object like {\"req\":\"status\"}");
+		goto err;
+	}
+	if ((rc = get_str(r->root, "req", 1, &req, e)))
+		goto err;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(req, kinds[i].name))
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0])) {
+		rc = fail(e, CONTROL_E_UNKNOWN, -EINVAL,
+			  "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
+			  "restart, drain, shutdown", req);
+		goto err;
+	}
+	r->kind = kinds[i].kind;
+	switch (r->kind) {
+	case CONTROL_SUBMIT: {
+		json_t *w = json_object_get(r->root, "witnesses");
+
+		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)) ||
+		    (rc = get_str(r->root, "out_dir", 1, &r->out_dir, e)) ||
+		    (rc = get_str(r->root, "r1cs", 0, &r->r1cs, e)))
+			goto err;
+		if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e)))
+			goto err;
+		r->priority = has ? (int32_t)x : 0;
+		if (!json_is_array(w) || !json_array_size(w)) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "\"witnesses\" must be a non-empty array of .wtns paths");
+			goto err;
+		}
+		r->n_witnesses = json_array_size(w);
+		r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
+		if (!r->witnesses) {
+			rc = fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+			goto err;
+		}
+		for (i = 0; i < r->n_witnesses; i++) {
+			json_t *s = json_array_get(w, i);
+
+			if (!json_is_string(s) || !json_string_length(s) ||
+			    strlen(json_string_value(s)) != json_string_length(s)) {
+				rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+					  "witnesses[%zu] must be a non-empty string", i);
+				goto err;
+			}
+			r->witnesses[i] = json_string_value(s);
+		}
+		break;
+	}
+	case CONTROL_STATUS:
+	case CONTROL_WAIT:
+	case CONTROL_CANCEL:
+		if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has,
+				  &x, e)))
+			goto err;
+		r->has_job = has;
+		r->job = (uint64_t)x;
+		if (r->kind == CONTROL_WAIT) {
+			if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e)))
+				goto err;
+			if (has)
+				r->timeout_ms = x;
+		}
+		break;
+	case CONTROL_RESTART:
+		if ((rc = get_str(r->root, "stage", 1, &r->stage, e)))
+			goto err;
+		if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") &&
+		    strcmp(r->stage, "gpuworker") && strcmp(r->stage, "finalizer")) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "\"stage\" must be synth, worker or finalizer");
+			goto err;
+		}
+		if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e)))
+			goto err;
+		r->has_index = has;
+		r->index = has ? (uint32_t)x : 0;
+		break;
+	case CONTROL_DRAIN:
+	case CONTROL_SHUTDOWN:
+		break;
+	}
+	return 0;
+err:
+	control_req_free(r);
+	return rc;
+}
+
+void control_req_free(struct control_req *r)
+{
+	free(r->witnesses);
+	json_decref(r->root);
+	memset(r, 0, sizeof(*r));
+}
+
+int control_wtns_name(const char *path, char *name, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n > 5 && !strcmp(b + n - 5, ".wtns"))
+		n -= 5;
+	if (!n || n >= len)
+		return -EINVAL;
+	memcpy(name, b, n);
+	name[n] = '\0';
+	return 0;
+}
+
+/* Absolute, resolved path of an existing readable regular file. */
+static int input_file(const char *what, const char *path, char *out, struct control_err *e)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, buf))
+		return fail(e, CONTROL_E_NOT_FOUND, -errno, "%s %s: %s", what, path,
+			    strerror(errno));
+	if (stat(buf, &st) || !S_ISREG(st.st_mode))
+		return fail(e, CONTROL_E_NOT_FOUND, -EINVAL, "%s %s: not a regular file", what,
+			    path);
+	if (access(buf, R_OK))
+		return fail(e, CONTROL_E_NOT_FOUND, -errno, "%s %s: %s (the daemon must be able "
+			    "to read it)", what, path, strerror(errno));
+	if (strlen(buf) >= JOBTAB_PATH_LEN)
+		return fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG,
+			    "%s %s: path longer than %d bytes", what, path, JOBTAB_PATH_LEN - 1);
+	memcpy(out, buf, strlen(buf) + 1);
+	return 0;
+}
+
+void control_submit_free(struct control_submit *s)
+{
+	free(s->wtns);
+	free(s->name);
+	s->wtns = NULL;
+	s->name = NULL;
+}
+
+int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_t max_parts,
+			 struct control_submit *s, struct control_err *e)
+{
+	char buf[PATH_MAX], err[512];
+	struct stat st;
+	zkey z;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	memset(&z, 0, sizeof(z));
+	s->priority = r->priority;
+	if (r->n_witnesses > max_parts)
+		return fail(e, CONTROL_E_FULL, -E2BIG, "%zu witnesses: one job holds at most %u "
+			    "partitions (--max-parts); split it", r->n_witnesses, max_parts);
+	if ((rc = input_file("zkey", r->zkey, s->zkey, e)))
+		return rc;
+	if (r->r1cs && (rc = input_file("r1cs", r->r1cs, s->r1cs, e)))
+		return rc;
+	/* Output directory: exists, is a directory, writable by the daemon. */
+	if (!realpath(r->out_dir, buf) || stat(buf, &st))
+		return fail(e, CONTROL_E_OUTPUT, -errno ? -errno : -ENOENT, "out_dir %s: %s",
+			    r->out_dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(e, CONTROL_E_OUTPUT, -ENOTDIR, "out_dir %s: not a directory",
+			    r->out_dir);
+	if (access(buf, W_OK | X_OK))
+		return fail(e, CONTROL_E_OUTPUT, -errno, "out_dir %s: %s (the daemon writes the "
+			    "proofs there)", r->out_dir, strerror(errno));
+	if (strlen(buf) >= JOBTAB_PATH_LEN)
+		return fail(e, CONTROL_E_OUTPUT, -ENAMETOOLONG, "out_dir %s: path longer than %d "
+			    "bytes", r->out_dir, JOBTAB_PATH_LEN - 1);
+	memcpy(s->out_dir, buf, strlen(buf) + 1);
+
+	s->n = r->n_witnesses;
+	s->wtns = calloc(s->n, sizeof(*s->wtns));
+	s->name = calloc(s->n, sizeof(*s->name));
+	if (!s->wtns || !s->name) {
+		rc = fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+		goto err;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: its file name "
+				  "must be 1 to %d bytes (without .wtns)", r->witnesses[i],
+				  PIPE_NAME_LEN - 1);
+			goto err;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(s->name[i], s->name[j])) {
+				rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witnesses %s and %s "
+					  "would both write %s.proof.json: rename one",
+					  r->witnesses[j], r->witnesses[i], s->name[i]);
+				goto err;
+			}
+		if ((rc = input_file("witness", r->witnesses[i], s->wtns[i], e)))
+			goto err;
+	}
+
+	/* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32). */
+	if ((rc = zkey_open(&z, s->zkey, err, sizeof(err)))) {
+		rc = fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+		goto err;
+	}
+	s->domain_size = z.domain_size;
+	s->nvars = z.nvars;
+	s->buf_need = (3ull * z.domain_size + z.nvars) * 32ull;
+	if (s->buf_need > buf_size) {
+		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
+			  "needs %.1f MiB ((3 x %u + %u) x 32 bytes), buffers are %.1f MiB: start "
+			  "cuzkd with --buffer-mb %llu or more", r->zkey,
+			  (double)s->buf_need / 1048576.0, z.domain_size, z.nvars,
+			  (double)buf_size / 1048576.0,
+			  (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
+		goto err;
+	}
+	/* Each witness belongs to this circuit (the synth checks again; failing here
+	 * tells the user at once and keeps a wrong job out of the table). */
+	for (size_t i = 0; i < s->n; i++) {
+		wtns w;
+
+		memset(&w, 0, sizeof(w));
+		if ((rc = wtns_open(&w, s->wtns[i], err, sizeof(err)))) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
+			goto err;
+		}
+		rc = wtns_check_zkey(&w, &z, err, sizeof(err));
+		wtns_close(&w);
+		if (rc) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s does not belong to zkey "
+				  "%s: %s", r->witnesses[i], r->zkey, err);
+			goto err;
+		}
+	}
+	zkey_close(&z);
+	return 0;
+err:
+	zkey_close(&z);
+	control_submit_free(s);
+	return rc;
+}
+
+static char *dump_line(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT), *line;
+	size_t n;
+
+	json_decref(o);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	line = realloc(s, n + 2);
+	if (!line) {
+		free(s);
+		return NULL;
+	}
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	return line;
+}
+
+char *control_reply_error(const char *code, const char *message)
+{
+	return dump_line(json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", message));
+}
+
+char *control_reply_ok(json_t *obj)
+{
+	if (!obj)
+		obj = json_object();
+	if (!obj)
+		return NULL;
+	json_object_set_new(obj, "ok", json_true());
+	return dump_line(obj);
+}
+
+static const char *lstate(uint32_t s)
+{
+	static const char *n[] = { "free", "queued", "synth", "ready", "proving", "proved",
+				   "final", "done", "failed" };
+	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo,
+			 uint32_t slot, int with_parts)
+{
+	const struct jobtab_job *jb;
+	uint32_t st, done = 0, failed = 0;
+	json_t *o, *parts;
+
+	if (slot >= jt->hdr->max_jobs)
+		return NULL;
+	jb = &jt->jobs[slot];
+	/* Acquire: the fields written before the job was published or decided. */
+	st = jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word));
+	if (st == JOBTAB_FREE)
+		return NULL;
+	jobtab_job_counts(jt, slot, &done, &failed);
+	o = json_pack("{s:I,s:s,s:i,s:s,s:s,s:i,s:i,s:i}", "id", (json_int_t)jb->id, "state",
+		      st == JOBTAB_QUEUED ? "running" : lstate(st), "priority", jb->priority,
+		      "zkey", jb->zkey_path, "out_dir", jb->out_dir, "partitions",
+		      (int)jb->n_parts, "done", (int)done, "failed", (int)failed);
+	if (!o)
+		return NULL;
+	if (st == JOBTAB_FAILED && jb->reason[0])
+		json_object_set_new(o, "reason", json_stringn(jb->reason, strnlen(jb->reason,
+								   sizeof(jb->reason))));
+	if (!with_parts)
+		return o;
+	parts = json_array();
+	for (uint32_t i = 0; parts && i < jb->n_parts; i++) {
+		uint32_t p = jb->first_part + i;
+		uint64_t w = jobtab_part_load(jt, p);
+		uint32_t ps = jobtab_word_state(w);
+		const struct jobtab_part *pt = &jt->parts[p];
+		json_t *po = json_pack("{s:i,s:s,s:i}", "index", (int)i, "state", lstate(ps),
+				       "attempts", (int)barrier_load_relaxed(
+					       &((struct jobtab_part *)pt)->attempts));
+
+		if (!po)
+			continue;
+		if (jobtab_word_pid(w))
+			json_object_set_new(po, "pid", json_integer(jobtab_word_pid(w)));
+		if (partinfo) {
+			const char *nm = partinfo[p].name;
+			char path[JOBTAB_PATH_LEN + PIPE_NAME_LEN + 32];
+
+			json_object_set_new(po, "name", json_stringn(nm, strnlen(nm, PIPE_NAME_LEN)));
+			if (ps == JOBTAB_DONE) {
+				snprintf(path, sizeof(path), "%s/%s.proof.json", jb->out_dir, nm);
+				json_object_set_new(po, "proof", json_string(path));
+				snprintf(path, sizeof(path), "%s/%s.public.json", jb->out_dir, nm);
+				json_object_set_new(po, "public", json_string(path));
+			}
+		}
+		if (ps == JOBTAB_FAILED)
+			json_object_set_new(po, "reason",
+					    json_stringn(pt->reason, strnlen(pt->reason,
+									     sizeof(pt->reason))));
+		json_array_append_new(parts, po);
+	}
+	if (parts)
+		json_object_set_new(o, "parts", parts);
+	return o;
+}
+
+int control_framer_feed(struct control_framer *f, const char *data, size_t n,
+			control_line_fn fn, void *arg)
+{
+	while (n) {
+		const char *nl = memchr(data, '\n', n);
+		size_t take = nl ? (size_t)(nl - data) : n;
+
+		if (f->discarding) {
+			if (!nl)
+				return 0;
+			f->discarding = 0;
+			data += take + 1;
+			n -= take + 1;
+			continue;
+		}
+		if (f->len + take > CONTROL_LINE_MAX) {
+			/* Oversized: report once, drop it up to its newline. */
+			f->len = 0;
+			f->discarding = !nl;
+			if (fn(arg, NULL, 0))
+				return 0;
+			if (!nl)
+				return 0;
+			data += take + 1;
+			n -= take + 1;
+			continue;
+		}
+		if (f->len + take + 1 > f->cap) {
+			size_t cap = f->cap ? f->cap : 4096;
+			char *b;
+
+			while (cap < f->len + take + 1)
+				cap *= 2;
+			if (!(b = realloc(f->buf, cap)))
+				return -ENOMEM;
+			f->buf = b;
+			f->cap = cap;
+		}
+		memcpy(f->buf + f->len, data, take);
+		f->len += take;
+		if (!nl)
+			return 0;
+		data += take + 1;
+		n -= take + 1;
+		{
+			size_t len = f->len;
+
+			if (len && f->buf[len - 1] == '\r')
+				len--;
+			f->len = 0;
+			if (len && fn(arg, f->buf, len))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+void control_framer_free(struct control_framer *f)
+{
+	free(f->buf);
+	memset(f, 0, sizeof(*f));
+}

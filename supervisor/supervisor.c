@@ -1,0 +1,1399 @@
+/* supervisor.c — cuzkd's event loop (supervisor.h). Single-threaded: every event is
+ * a completion on one io_uring; behaviour per event is in the handle_* functions. */
+#include "cuzk/supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "cuzk/control.h"
+#include "cuzk/pipeline.h"
+
+#define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
+#define MAX_CONNS 64
+#define TICK_NS 100000000ull          /* timer period: 100 ms */
+#define RETIRE_GRACE_NS 30000000000ull /* decided jobs stay visible 30 s */
+#define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
+#define FAST_DEATH_NS 10000000000ull   /* a death within 10 s of start counts as fast */
+#define BACKOFF_MAX_NS 30000000000ull
+#define REPLY_MAX (64u << 20)          /* a connection's unsent replies */
+
+enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER };
+
+static uint64_t ev_data(enum ev_type t, uint32_t gen, uint32_t idx)
+{
+	return (uint64_t)t << 56 | (uint64_t)(gen & 0xffffff) << 32 | idx;
+}
+
+struct child {
+	enum plan_role role;
+	uint32_t index;
+	const struct plan_place *place;
+	pid_t pid;             /* 0: not running */
+	int pidfd;
+	uint32_t gen;          /* poll generation of pidfd */
+	uint32_t generation;   /* restarts so far; passed as --generation */
+	uint32_t restarts;
+	uint32_t fast_deaths;
+	uint64_t started_ns;
+	uint64_t restart_at_ns; /* when pid == 0: start again at this time */
+	int asked;             /* we sent SIGTERM for a restart request */
+	int last_status;
+};
+
+struct conn {
+	int fd;                 /* -1: slot free */
+	uint32_t gen;
+	struct control_framer fr;
+	char *out;
+	size_t out_len, out_off;
+	int out_armed;
+	int in_armed;
+	int close_after;        /* close once the output is sent */
+	/* pending wait */
+	int waiting;
+	uint32_t wait_slot;
+	uint64_t wait_job;
+	uint64_t wait_deadline; /* 0: none */
+	int drain_wait;
+};
+
+struct sup {
+	const struct cuzkd_config *c;
+	const struct plan *plan;
+	struct pipeline pl;
+	struct stats_slot *slot;
+	struct io_uring ring;
+	int lfd, sfd, tfd;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char pid_path[CONFIG_PATH_MAX + 64];
+	char bin_dir[CONFIG_PATH_MAX];
+	struct child ch[MAX_CHILDREN];
+	uint32_t n_ch;
+	struct conn conns[MAX_CONNS];
+	int listen_armed;
+	int draining;           /* refuse submits */
+	int stopping;           /* shutting down: waiting for in-flight work */
+	uint64_t stop_deadline; /* end of the drain wait */
+	int killing;            /* children were sent SIGTERM */
+	uint64_t kill_deadline;
+	int repush_needed;
+	/* private per job slot */
+	uint64_t *decided_ns;
+	uint8_t *cancelled;
+	int ready_fd;           /* daemon mode: tell the launcher we are up */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
+{
+	char buf[1024];
+	struct timespec ts;
+	struct tm tm;
+	va_list ap;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%02d:%02d:%02d.%03ld cuzkd: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		ts.tv_nsec / 1000000, buf);
+}
+
+/* ---- io_uring helpers ---------------------------------------------------------- */
+
+static void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+
+	if (!sqe) {
+		io_uring_submit(&s->ring);
+		sqe = io_uring_get_sqe(&s->ring);
+	}
+	io_uring_prep_poll_add(sqe, fd, events);
+	io_uring_sqe_set_data64(sqe, data);
+}
+
+static void cancel_poll(struct sup *s, uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+
+	if (!sqe) {
+		io_uring_submit(&s->ring);
+		sqe = io_uring_get_sqe(&s->ring);
+	}
+	io_uring_prep_poll_remove(sqe, data);
+	io_uring_sqe_set_data64(sqe, 0);
+}
+
+/* ---- children ------------------------------------------------------------------ */
+
+static const char *child_bin(enum plan_role r)
+{
+	return r == PLAN_WORKER ? "cuzk-gpuworker" : r == PLAN_SYNTH ? "cuzk-synth" :
+		"cuzk-finalizer";
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static uint32_t threads_of(const struct sup *s, const struct child *c)
+{
+	int n = CPU_COUNT(&c->place->cpus);
+
+	if (c->role == PLAN_SYNTH && s->c->synth_threads)
+		return s->c->synth_threads;
+	return n > 0 ? (uint32_t)n : 1;
+}
+
+/* fork + exec one stage, pinned per its place. 0 or -errno (then restart_at is set). */
+static int child_start(struct sup *s, struct child *c)
+{
+	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16];
+	char *argv[16];
+	int n = 0, pfd;
+	sigset_t none;
+	pid_t parent = getpid(), pid;
+
+	snprintf(path, sizeof(path), "%s/%s", s->bin_dir, child_bin(c->role));
+	snprintf(idx, sizeof(idx), "%u", c->index);
+	snprintf(gen, sizeof(gen), "%u", c->generation);
+	snprintf(thr, sizeof(thr), "%u", threads_of(s, c));
+	argv[n++] = path;
+	argv[n++] = "--instance";
+	argv[n++] = (char *)s->c->instance;
+	argv[n++] = "--index";
+	argv[n++] = idx;
+	argv[n++] = "--generation";
+	argv[n++] = gen;
+	if (c->role != PLAN_FINALIZER) {
+		argv[n++] = "--threads";
+		argv[n++] = thr;
+	}
+	if (c->role == PLAN_WORKER) {
+		argv[n++] = "--backend";
+		argv[n++] = s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu";
+	}
+	argv[n] = NULL;
+	sigemptyset(&none);
+
+	pid = fork();
+	if (pid < 0) {
+		logmsg("fork for %s %u: %s", child_bin(c->role), c->index, strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		/* Child: only async-signal-safe calls until exec. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(PIPE_EXIT_SYSTEM);
+		syscall(SYS_close_range, 3, ~0u, 0);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		plan_apply(s->plan, c->place); /* unpinned if it fails: still correct */
+		execv(path, argv);
+		_exit(127);
+	}
+	pfd = pidfd_open_(pid);
+	if (pfd < 0) {
+		logmsg("pidfd_open(%d): %s; killing it", (int)pid, strerror(errno));
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -errno;
+	}
+	c->pid = pid;
+	c->pidfd = pfd;
+	c->started_ns = now_ns();
+	c->restart_at_ns = 0;
+	c->gen++;
+	arm_poll(s, pfd, POLLIN, ev_data(EV_PIDFD, c->gen, (uint32_t)(c - s->ch)));
+	{
+		char cpus[256];
+
+		plan_cpus_str(&c->place->cpus, cpus, sizeof(cpus));
+		logmsg("started %s %u (pid %d, generation %u, cpus %s)", child_bin(c->role),
+		       c->index, (int)pid, c->generation, cpus);
+	}
+	return 0;
+}
+
+static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t *rot)
+{
+	uint32_t nw = s->pl.config->n_workers, best = 0, bestn = UINT32_MAX;
+
+	if (st == JOBTAB_QUEUED)
+		return PIPE_RING_SYNTH;
+	if (st == JOBTAB_PROVED)
+		return PIPE_RING_FINAL(nw);
+	/* READY: the least-loaded worker ring (ties rotate). */
+	for (uint32_t k = 0; k < nw; k++) {
+		uint32_t i = (k + (*rot)++) % nw;
+		uint32_t n = ring_count(s->pl.data.rings[PIPE_RING_WORKER(i)]);
+
+		if (n < bestn) {
+			bestn = n;
+			best = i;
+		}
+	}
+	return PIPE_RING_WORKER(best);
+}
+
+static void repush_state(struct sup *s, uint32_t st)
+{
+	uint32_t max = s->pl.config->max_parts, rot = 0;
+	uint32_t *idx = malloc(max * sizeof(*idx));
+	int n;
+
+	if (!idx)
+		return;
+	n = jobtab_parts_in_state(&s->pl.data.jobtab, st, idx, max);
+	for (int i = 0; i < n; i++)
+		if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, &rot)], idx[i]))
+			s->repush_needed = 1;
+	free(idx);
+}
+
+/* A child is gone: roll its partitions back, re-push hints, schedule the restart. */
+static void child_died(struct sup *s, struct child *c, int status)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	uint32_t out[256], rot = 0, total = 0;
+	uint64_t t = now_ns();
+	pid_t pid = c->pid;
+	int n, freed;
+
+	if (WIFEXITED(status))
+		logmsg("%s %u (pid %d) exited with code %d", child_bin(c->role), c->index,
+		       (int)pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index,
+		       (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	c->last_status = status;
+	do {
+		n = jobtab_reclaim_pid(jt, &s->pl.data.pool, pid, out, 256);
+		for (int i = 0; i < n; i++) {
+			uint32_t st = jobtab_word_state(jobtab_part_load(jt, out[i]));
+
+			if (st == JOBTAB_QUEUED || st == JOBTAB_READY || st == JOBTAB_PROVED)
+				if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, &rot)], out[i]))
+					s->repush_needed = 1;
+		}
+		total += n > 0 ? (uint32_t)n : 0;
+	} while (n == 256);
+	freed = pool_reclaim_pid(&s->pl.data.pool, pid);
+	/* Hints popped but not yet claimed died with it; duplicates are harmless. */
+	repush_state(s, JOBTAB_READY);
+	repush_state(s, JOBTAB_PROVED);
+	if (c->role == PLAN_SYNTH)
+		repush_state(s, JOBTAB_QUEUED);
+	if (total || freed)
+		logmsg("recovered %u partition(s) and %d buffer(s) of pid %d", total, freed, (int)pid);
+	if (s->slot)
+		stats_counter_add(s->slot, 0, 1);
+
+	close(c->pidfd);
+	c->pidfd = -1;
+	c->pid = 0;
+	c->generation++;
+	if (s->killing)
+		return; /* shutting down: no restart */
+	if (c->asked) {
+		c->asked = 0;
+		c->fast_deaths = 0;
+		c->restart_at_ns = t;
+	} else if (t - c->started_ns < FAST_DEATH_NS) {
+		uint64_t d = 250000000ull << (c->fast_deaths < 7 ? c->fast_deaths : 7);
+
+		c->fast_deaths++;
+		if (d > BACKOFF_MAX_NS)
+			d = BACKOFF_MAX_NS;
+		c->restart_at_ns = t + d;
+		logmsg("%s %u died %u time(s) in a row within 10 s of starting: restarting in "
+		       "%.1f s", child_bin(c->role), c->index, c->fast_deaths, (double)d / 1e9);
+	} else {
+		c->fast_deaths = 0;
+		c->restart_at_ns = t;
+	}
+	c->restarts++;
+}
+
+static void reap(struct sup *s, struct child *c)
+{
+	int status;
+	pid_t r;
+
+	if (!c->pid)
+		return;
+	r = waitpid(c->pid, &status, WNOHANG);
+	if (r == c->pid)
+		child_died(s, c, status);
+}
+
+/* ---- connections --------------------------------------------------------------- */
+
+static void conn_close(struct sup *s, struct conn *k)
+{
+	if (k->fd < 0)
+		return;
+	if (k->in_armed)
+		cancel_poll(s, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+	if (k->out_armed)
+		cancel_poll(s, ev_data(EV_CONN_OUT, k->gen, (uint32_t)(k - s->conns)));
+	close(k->fd);
+	control_framer_free(&k->fr);
+	free(k->out);
+	k->out = NULL;
+	k->out_len = k->out_off = 0;
+	k->fd = -1;
+	k->gen++;
+	k->waiting = k->drain_wait = k->in_armed = k->out_armed = k->close_after = 0;
+}
+
+static void conn_flush(struct sup *s, struct conn *k)
+{
+	while (k->out_off < k->out_len) {
+		ssize_t w = send(k->fd, k->out + k->out_off, k->out_len - k->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (!k->out_armed) {
+					arm_poll(s, k->fd, POLLOUT, ev_data(EV_CONN_OUT, k->gen,
+							(uint32_t)(k - s->conns)));
+					k->out_armed = 1;
+				}
+				return;
+			}
+			if (errno == EINTR)
+				continue;
+			conn_close(s, k);
+			return;
+		}
+		k->out_off += (size_t)w;
+	}
+	k->out_len = k->out_off = 0;
+	if (k->close_after)
+		conn_close(s, k);
+}
+
+/* Queue a reply line (taken: freed here). */
+static void conn_reply(struct sup *s, struct conn *k, char *line)
+{
+	size_t n;
+	char *b;
+
+	if (!line)
+		line = strdup("{\"ok\":false,\"error\":\"internal\",\"message\":\"out of memory\"}\n");
+	if (!line || k->fd < 0) {
+		free(line);
+		return;
+	}
+	n = strlen(line);
+	if (k->out_len + n > REPLY_MAX) {
+		free(line);
+		conn_close(s, k); /* a client that never reads */
+		return;
+	}
+	b = realloc(k->out, k->out_len + n);
+	if (!b) {
+		free(line);
+		return;
+	}
+	memcpy(b + k->out_len, line, n);
+	k->out = b;
+	k->out_len += n;
+	free(line);
+	conn_flush(s, k);
+}
+
+static void reply_err(struct sup *s, struct conn *k, const char *code, const char *msg)
+{
+	conn_reply(s, k, control_reply_error(code, msg));
+}
+
+/* ---- jobs ---------------------------------------------------------------------- */
+
+static int job_slot(const struct sup *s, uint64_t id, uint32_t *slot)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		uint64_t w = barrier_load_acquire(&jt->jobs[j].word);
+
+		if (jobtab_word_state(w) != JOBTAB_FREE && jt->jobs[j].id == id) {
+			*slot = j;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static uint32_t job_state(const struct sup *s, uint32_t slot)
+{
+	return jobtab_word_state(barrier_load_acquire(&s->pl.data.jobtab.jobs[slot].word));
+}
+
+static int busy(const struct sup *s)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++)
+		if (job_state(s, j) == JOBTAB_QUEUED)
+			return 1;
+	return 0;
+}
+
+static int job_has_waiter(const struct sup *s, uint32_t slot)
+{
+	for (int i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].fd >= 0 && s->conns[i].waiting && s->conns[i].wait_slot == slot)
+			return 1;
+	return 0;
+}
+
+/* Retire decided jobs after their waiters were told and the grace period; with
+ * force, any decided job without a waiter (the table is full). Returns how many. */
+static int retire(struct sup *s, int force)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	uint64_t t = now_ns();
+	int n = 0;
+
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		uint32_t st = job_state(s, j);
+
+		if (st != JOBTAB_DONE && st != JOBTAB_FAILED) {
+			s->decided_ns[j] = 0;
+			continue;
+		}
+		if (!s->decided_ns[j])
+			s->decided_ns[j] = t;
+		if (job_has_waiter(s, j))
+			continue;
+		if (!force && t - s->decided_ns[j] < RETIRE_GRACE_NS)
+			continue;
+		if (!jobtab_job_retire(jt, j)) {
+			s->decided_ns[j] = 0;
+			s->cancelled[j] = 0;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Move a cancelled job's unowned partitions to FAILED ("cancelled"); owned ones are
+ * left to their owner and caught on a later tick. */
+static void cancel_sweep(struct sup *s, uint32_t slot)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	struct jobtab_job *jb = &jt->jobs[slot];
+
+	for (uint32_t i = 0; i < jb->n_parts; i++) {
+		uint32_t p = jb->first_part + i;
+		uint64_t w = jobtab_part_load(jt, p);
+		uint32_t st = jobtab_word_state(w), buf;
+
+		if (st != JOBTAB_QUEUED && st != JOBTAB_READY && st != JOBTAB_PROVED)
+			continue;
+		buf = barrier_load_acquire(&jt->parts[p].buf);
+		if (jobtab_part_fail(jt, p, st, jobtab_word_pid(w), "cancelled"))
+			continue; /* someone claimed it meanwhile */
+		if (st == JOBTAB_READY && buf != JOBTAB_NONE)
+			pool_buf_transfer(&s->pl.data.pool, buf, pool_owner_part(p), POOL_OWNER_FREE);
+	}
+	jobtab_job_try_complete(jt, slot);
+}
+
+static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
+{
+	json_t *o = json_object(), *j = control_job_json(&s->pl.data.jobtab, s->pl.partinfo,
+							  slot, 1);
+
+	json_object_set_new(o, "job", j ? j : json_null());
+	conn_reply(s, k, control_reply_ok(o));
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+static void do_submit(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	struct control_submit sub;
+	struct pipe_submit_part *parts;
+	struct control_err e;
+	char err[512];
+	uint32_t slot;
+	int rc;
+
+	if (s->draining) {
+		reply_err(s, k, CONTROL_E_DRAINING, s->stopping ? "cuzkd is shutting down; "
+			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
+		return;
+	}
+	if (control_submit_check(r, s->pl.config->buf_size, s->pl.config->max_parts, &sub, &e)) {
+		reply_err(s, k, e.code, e.message);
+		return;
+	}
+	parts = calloc(sub.n, sizeof(*parts));
+	if (!parts) {
+		control_submit_free(&sub);
+		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < sub.n; i++) {
+		parts[i].wtns_path = sub.wtns[i];
+		parts[i].r1cs_path = sub.r1cs;
+		parts[i].name = sub.name[i];
+	}
+	rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority, (uint32_t)sub.n,
+				 parts, now_ns(), &slot, err, sizeof(err));
+	if (rc == -ENOSPC && retire(s, 1) > 0)
+		rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority,
+					 (uint32_t)sub.n, parts, now_ns(), &slot, err, sizeof(err));
+	free(parts);
+	if (rc == -ENOBUFS) {
+		s->repush_needed = 1;
+		rc = 0;
+	}
+	if (rc) {
+		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST, err);
+	} else {
+		uint64_t id = s->pl.data.jobtab.jobs[slot].id;
+
+		s->cancelled[slot] = 0;
+		s->decided_ns[slot] = 0;
+		logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)id, sub.n,
+		       sub.zkey, sub.out_dir);
+		if (s->slot)
+			stats_counter_add(s->slot, 1, 1);
+		conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)id,
+							    "partitions", (int)sub.n)));
+	}
+	control_submit_free(&sub);
+}
+
+static json_t *children_json(const struct sup *s)
+{
+	json_t *a = json_array();
+	uint64_t t = now_ns();
+
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		const struct child *c = &s->ch[i];
+		char cpus[256];
+		json_t *o;
+
+		plan_cpus_str(&c->place->cpus, cpus, sizeof(cpus));
+		o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:s}", "stage", plan_role_name(c->role), "index",
+			      (int)c->index, "pid", (int)c->pid, "generation", (int)c->generation,
+			      "restarts", (int)c->restarts, "cpus", cpus);
+		if (o && !c->pid && c->restart_at_ns)
+			json_object_set_new(o, "restart_in_ms", json_integer(
+				c->restart_at_ns > t ? (json_int_t)((c->restart_at_ns - t) / 1000000) : 0));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static void do_status(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	uint32_t slot;
+	json_t *o, *jobs;
+
+	if (r->has_job) {
+		if (job_slot(s, r->job, &slot)) {
+			char m[128];
+
+			snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s after "
+				 "it finished)", (unsigned long long)r->job,
+				 (unsigned long long)(RETIRE_GRACE_NS / 1000000000ull));
+			reply_err(s, k, CONTROL_E_NO_JOB, m);
+			return;
+		}
+		reply_job(s, k, slot);
+		return;
+	}
+	jobs = json_array();
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		json_t *jj = control_job_json(jt, s->pl.partinfo, j, 0);
+
+		if (jj)
+			json_array_append_new(jobs, jj);
+	}
+	o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i}", "instance", s->c->instance, "jobs", jobs,
+		      "children", children_json(s), "draining", s->draining, "stopping",
+		      s->stopping, "pid", (int)getpid());
+	conn_reply(s, k, control_reply_ok(o));
+}
+
+static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	uint32_t slot, st;
+
+	if (job_slot(s, r->job, &slot)) {
+		char m[128];
+
+		snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
+			 (unsigned long long)r->job);
+		reply_err(s, k, CONTROL_E_NO_JOB, m);
+		return;
+	}
+	st = job_state(s, slot);
+	if (st == JOBTAB_DONE || st == JOBTAB_FAILED || jobtab_job_try_complete(
+		    &s->pl.data.jobtab, slot) == 1) {
+		reply_job(s, k, slot);
+		return;
+	}
+	if (k->waiting) {
+		reply_err(s, k, CONTROL_E_BAD_REQUEST, "this connection already waits for a job");
+		return;
+	}
+	k->waiting = 1;
+	k->wait_slot = slot;
+	k->wait_job = r->job;
+	k->wait_deadline = r->timeout_ms >= 0 ? now_ns() + (uint64_t)r->timeout_ms * 1000000ull : 0;
+}
+
+static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	uint32_t slot;
+
+	if (job_slot(s, r->job, &slot)) {
+		reply_err(s, k, CONTROL_E_NO_JOB, "no such job");
+		return;
+	}
+	if (job_state(s, slot) == JOBTAB_QUEUED) {
+		s->cancelled[slot] = 1;
+		cancel_sweep(s, slot);
+		logmsg("job %llu: cancelled", (unsigned long long)r->job);
+	}
+	conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:s}", "job", (json_int_t)r->job,
+						    "state", job_state(s, slot) == JOBTAB_QUEUED ?
+						    "cancelling" : "decided")));
+}
+
+static void do_restart(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	enum plan_role role = r->stage[0] == 's' ? PLAN_SYNTH : r->stage[0] == 'f' ?
+		PLAN_FINALIZER : PLAN_WORKER;
+	json_t *pids = json_array();
+	int found = 0;
+
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		struct child *c = &s->ch[i];
+
+		if (c->role != role || (r->has_index && c->index != r->index))
+			continue;
+		found++;
+		if (c->pid) {
+			c->asked = 1;
+			kill(c->pid, SIGTERM);
+			json_array_append_new(pids, json_integer(c->pid));
+			logmsg("restart of %s %u (pid %d) requested", child_bin(role), c->index,
+			       (int)c->pid);
+		} else {
+			c->restart_at_ns = now_ns();
+			c->fast_deaths = 0;
+		}
+	}
+	if (!found) {
+		char m[128];
+
+		json_decref(pids);
+		snprintf(m, sizeof(m), "no %s %u in this instance", plan_role_name(role), r->index);
+		reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+		return;
+	}
+	conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "stopped", pids)));
+}
+
+static void start_stop(struct sup *s, const char *why)
+{
+	if (s->stopping)
+		return;
+	logmsg("%s: not accepting jobs; waiting up to %u s for running jobs", why,
+	       s->c->drain_timeout_s);
+	s->draining = 1;
+	s->stopping = 1;
+	s->stop_deadline = now_ns() + (uint64_t)s->c->drain_timeout_s * 1000000000ull;
+	if (s->listen_armed) {
+		cancel_poll(s, ev_data(EV_LISTEN, 0, 0));
+		s->listen_armed = 0;
+	}
+}
+
+struct line_ctx {
+	struct sup *s;
+	struct conn *k;
+};
+
+static int on_line(void *arg, const char *line, size_t len)
+{
+	struct line_ctx *x = arg;
+	struct sup *s = x->s;
+	struct conn *k = x->k;
+	struct control_req r;
+	struct control_err e;
+
+	if (!line) {
+		char m[96];
+
+		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+		reply_err(s, k, CONTROL_E_TOO_LONG, m);
+		return k->fd < 0;
+	}
+	if (control_parse(line, len, &r, &e)) {
+		reply_err(s, k, e.code, e.message);
+		return k->fd < 0;
+	}
+	switch (r.kind) {
+	case CONTROL_SUBMIT: do_submit(s, k, &r); break;
+	case CONTROL_STATUS: do_status(s, k, &r); break;
+	case CONTROL_WAIT: do_wait(s, k, &r); break;
+	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
+	case CONTROL_RESTART: do_restart(s, k, &r); break;
+	case CONTROL_DRAIN:
+		if (!s->draining)
+			logmsg("drain requested: not accepting jobs");
+		s->draining = 1;
+		if (!busy(s))
+			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
+		else
+			k->drain_wait = 1;
+		break;
+	case CONTROL_SHUTDOWN:
+		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "shutting_down", 1)));
+		start_stop(s, "shutdown requested");
+		break;
+	}
+	control_req_free(&r);
+	return k->fd < 0;
+}
+
+static int peer_allowed(const struct sup *s, int fd, char *why, size_t len)
+{
+	struct ucred cr;
+	socklen_t sl = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
+		snprintf(why, len, "cannot read peer credentials: %s", strerror(errno));
+		return 0;
+	}
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return 1;
+	if (s->c->have_gid) {
+		struct passwd *pw = getpwuid(cr.uid);
+		gid_t groups[256];
+		int ng = 256;
+
+		if (cr.gid == s->c->gid)
+			return 1;
+		if (pw && getgrouplist(pw->pw_name, pw->pw_gid, groups, &ng) >= 0)
+			for (int i = 0; i < ng; i++)
+				if (groups[i] == s->c->gid)
+					return 1;
+	}
+	snprintf(why, len, "uid %u may not use this cuzkd (same user, root%s%s only)",
+		 (unsigned)cr.uid, s->c->have_gid ? " or group " : "", s->c->group);
+	return 0;
+}
+
+static void handle_listen(struct sup *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct conn *k = NULL;
+		char why[160];
+
+		if (fd < 0)
+			break;
+		for (int i = 0; i < MAX_CONNS; i++)
+			if (s->conns[i].fd < 0) {
+				k = &s->conns[i];
+				break;
+			}
+		if (!k) {
+			static const char m[] = "{\"ok\":false,\"error\":\"full\",\"message\":"
+				"\"too many control connections; retry\"}\n";
+
+			(void)!send(fd, m, sizeof(m) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			continue;
+		}
+		k->fd = fd;
+		memset(&k->fr, 0, sizeof(k->fr));
+		if (!peer_allowed(s, fd, why, sizeof(why))) {
+			k->close_after = 1;
+			reply_err(s, k, CONTROL_E_PERM, why);
+			continue;
+		}
+		arm_poll(s, fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+		k->in_armed = 1;
+	}
+	if (!s->stopping) {
+		arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+		s->listen_armed = 1;
+	}
+}
+
+static void handle_conn_in(struct sup *s, struct conn *k)
+{
+	char buf[16384];
+	struct line_ctx x = { s, k };
+	uint32_t gen = k->gen;
+
+	k->in_armed = 0;
+	for (;;) {
+		ssize_t n = recv(k->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			/* Peer closed. Replies still queued are dropped with it. */
+			conn_close(s, k);
+			return;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
+		    k->gen != gen)
+			return;
+	}
+	arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+	k->in_armed = 1;
+}
+
+/* ---- periodic work ------------------------------------------------------------- */
+
+static void stop_children(struct sup *s)
+{
+	s->killing = 1;
+	s->kill_deadline = now_ns() + STOP_GRACE_NS;
+	for (uint32_t i = 0; i < s->n_ch; i++)
+		if (s->ch[i].pid)
+			kill(s->ch[i].pid, SIGTERM);
+	logmsg("stopping the stages");
+}
+
+static int children_alive(const struct sup *s)
+{
+	for (uint32_t i = 0; i < s->n_ch; i++)
+		if (s->ch[i].pid)
+			return 1;
+	return 0;
+}
+
+static void tick(struct sup *s)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	uint64_t t = now_ns();
+	uint64_t exp;
+
+	(void)!read(s->tfd, &exp, sizeof(exp));
+	if (s->slot)
+		stats_slot_heartbeat(s->slot, t);
+	/* Decide jobs (the finalizer does; this covers a finalizer that died between
+	 * its last DONE and its try_complete) and sweep cancels. */
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		if (job_state(s, j) != JOBTAB_QUEUED)
+			continue;
+		if (s->cancelled[j])
+			cancel_sweep(s, j);
+		else
+			jobtab_job_try_complete(jt, j);
+	}
+	if (s->repush_needed) {
+		s->repush_needed = 0;
+		repush_state(s, JOBTAB_QUEUED);
+		repush_state(s, JOBTAB_READY);
+		repush_state(s, JOBTAB_PROVED);
+	}
+	/* Waiters. */
+	for (int i = 0; i < MAX_CONNS; i++) {
+		struct conn *k = &s->conns[i];
+
+		if (k->fd < 0)
+			continue;
+		if (k->waiting) {
+			uint32_t st = job_state(s, k->wait_slot);
+
+			if (st == JOBTAB_DONE || st == JOBTAB_FAILED) {
+				k->waiting = 0;
+				reply_job(s, k, k->wait_slot);
+			} else if (st == JOBTAB_FREE) {
+				k->waiting = 0;
+				reply_err(s, k, CONTROL_E_NO_JOB, "the job was retired");
+			} else if (k->wait_deadline && t >= k->wait_deadline) {
+				char m[96];
+
+				k->waiting = 0;
+				snprintf(m, sizeof(m), "job %llu is still running",
+					 (unsigned long long)k->wait_job);
+				reply_err(s, k, CONTROL_E_TIMEOUT, m);
+			} else if (s->killing) {
+				k->waiting = 0;
+				reply_err(s, k, CONTROL_E_DRAINING, "cuzkd is shutting down before "
+					  "the job finished");
+			}
+		}
+		if (k->fd >= 0 && k->drain_wait && !busy(s)) {
+			k->drain_wait = 0;
+			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
+		}
+	}
+	retire(s, 0);
+	/* Restarts due. */
+	if (!s->killing)
+		for (uint32_t i = 0; i < s->n_ch; i++) {
+			struct child *c = &s->ch[i];
+
+			if (!c->pid && c->restart_at_ns && t >= c->restart_at_ns &&
+			    child_start(s, c)) {
+				c->restart_at_ns = t + 1000000000ull;
+			}
+		}
+	/* Shutdown progress. */
+	if (s->stopping && !s->killing && (!busy(s) || t >= s->stop_deadline)) {
+		if (busy(s))
+			logmsg("drain timeout (%u s): stopping with jobs still running",
+			       s->c->drain_timeout_s);
+		stop_children(s);
+	}
+	if (s->killing && children_alive(s) && t >= s->kill_deadline) {
+		for (uint32_t i = 0; i < s->n_ch; i++)
+			if (s->ch[i].pid) {
+				logmsg("%s %u (pid %d) ignored SIGTERM for %llu s: SIGKILL",
+				       child_bin(s->ch[i].role), s->ch[i].index, (int)s->ch[i].pid,
+				       STOP_GRACE_NS / 1000000000ull);
+				kill(s->ch[i].pid, SIGKILL);
+			}
+		s->kill_deadline = t + STOP_GRACE_NS;
+	}
+}
+
+static void handle_signal(struct sup *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			start_stop(s, si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+		else if (si.ssi_signo == SIGCHLD)
+			for (uint32_t i = 0; i < s->n_ch; i++)
+				reap(s, &s->ch[i]);
+	}
+}
+
+/* ---- setup and teardown -------------------------------------------------------- */
+
+static int mkdir_p(const char *dir, mode_t mode)
+{
+	char buf[CONFIG_PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Is another cuzkd answering on this socket? */
+static int socket_live(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), live;
+
+	if (fd < 0)
+		return 0;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	live = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return live;
+}
+
+static int listen_socket(struct sup *s, char *err, size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(s->c->run_dir) + strlen(s->c->instance) + 7 > sizeof(a.sun_path)) {
+		snprintf(err, errlen, "socket path %.200s/%s.sock is longer than %zu bytes: "
+			 "choose a shorter --run-dir", s->c->run_dir, s->c->instance, sizeof(a.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	if (snprintf(s->sock_path, sizeof(s->sock_path), "%s/%s.sock", s->c->run_dir,
+		     s->c->instance) >= (int)sizeof(s->sock_path))
+		return -ENAMETOOLONG; /* checked above */
+	if (socket_live(s->sock_path)) {
+		snprintf(err, errlen, "instance \"%s\" is already running (%s answers); stop it "
+			 "first or choose another --instance", s->c->instance, s->sock_path);
+		s->sock_path[0] = '\0';
+		return -EADDRINUSE;
+	}
+	unlink(s->sock_path); /* stale, from a daemon that was killed */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	memcpy(a.sun_path, s->sock_path, strlen(s->sock_path) + 1);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64)) {
+		snprintf(err, errlen, "%s: %s", s->sock_path, strerror(errno));
+		close(fd);
+		s->sock_path[0] = '\0';
+		return -errno;
+	}
+	chmod(s->sock_path, 0660);
+	if (s->c->have_gid && chown(s->sock_path, (uid_t)-1, s->c->gid))
+		logmsg("chgrp %s %s: %s", s->c->group, s->sock_path, strerror(errno));
+	s->lfd = fd;
+	return 0;
+}
+
+static void write_pid_file(struct sup *s)
+{
+	char tmp[sizeof(s->pid_path) + 8];
+	FILE *f;
+
+	snprintf(s->pid_path, sizeof(s->pid_path), "%s/%s.pid", s->c->run_dir, s->c->instance);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->pid_path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		logmsg("pid file %s: %s", s->pid_path, strerror(errno));
+		s->pid_path[0] = '\0';
+		return;
+	}
+	fprintf(f, "%d\n", (int)getpid());
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, s->pid_path)) {
+		logmsg("pid file %s: %s", s->pid_path, strerror(errno));
+		unlink(tmp);
+		s->pid_path[0] = '\0';
+	}
+}
+
+static void find_bin_dir(struct sup *s)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (s->c->bin_dir[0]) {
+		snprintf(s->bin_dir, sizeof(s->bin_dir), "%s", s->c->bin_dir);
+		return;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		snprintf(s->bin_dir, sizeof(s->bin_dir), ".");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(s->bin_dir, sizeof(s->bin_dir), "%s", dirname(exe));
+}
+
+static int create_segments(struct sup *s, char *err, size_t errlen)
+{
+	struct pipe_params pp;
+	struct pool_slab_report rep;
+	int rc;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.n_workers = s->plan->n_workers;
+	pp.n_synth = s->plan->n_synth;
+	pp.max_jobs = s->c->max_jobs;
+	pp.max_parts = s->c->max_parts;
+	pp.buf_count = s->c->buffers;
+	pp.buf_size = config_buf_bytes(s->c);
+	pp.n_nodes = s->plan->n_nodes > 1 ? s->plan->n_nodes : 1;
+	if (pp.n_nodes > POOL_MAX_NODES)
+		pp.n_nodes = POOL_MAX_NODES;
+	for (uint32_t k = 0; k < pp.n_nodes; k++)
+		pp.numa_node[k] = s->plan->node_os[k];
+	if (pp.buf_count < pp.n_nodes)
+		pp.n_nodes = 1;
+	/* REPLACE: the socket check above showed no live instance of this name, so
+	 * segments left by a killed daemon are stale. */
+	rc = pipeline_create(&s->pl, s->c->instance, &pp, SEGMENT_REPLACE, err, errlen);
+	if (rc)
+		return rc;
+	pool_slab_setup(&s->pl.data.pool, 0, &rep, NULL);
+	logmsg("segments cuzk-%s.{data,stats}: %u buffer(s) of %u MiB%s%s%s%s", s->c->instance,
+	       s->c->buffers, s->c->buffer_mb, rep.locked ? ", locked" : "",
+	       rep.huge ? ", huge pages" : "", rep.numa_bound ? ", NUMA-bound" : "",
+	       rep.reason[0] ? " (" : "");
+	if (rep.reason[0])
+		logmsg("  %s)", rep.reason);
+	s->slot = pipeline_stats_slot(&s->pl, STATS_ROLE_SUPERVISOR, 0);
+	if (s->slot) {
+		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), now_ns());
+		stats_slot_name_counter(s->slot, 0, "deaths");
+		stats_slot_name_counter(s->slot, 1, "submits");
+	}
+	return 0;
+}
+
+/* Daemon mode: fork; the parent waits for a byte on a pipe (0 ok) and exits with it. */
+static int daemonize(struct sup *s)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		unsigned char code = 3;
+
+		close(p[1]);
+		if (read(p[0], &code, 1) != 1)
+			code = 3;
+		_exit(code);
+	}
+	close(p[0]);
+	setsid();
+	s->ready_fd = p[1];
+	return 0;
+}
+
+static void tell_launcher(struct sup *s, unsigned char code)
+{
+	if (s->ready_fd >= 0) {
+		(void)!write(s->ready_fd, &code, 1);
+		close(s->ready_fd);
+		s->ready_fd = -1;
+	}
+}
+
+static void redirect_log(struct sup *s)
+{
+	char path[CONFIG_PATH_MAX + 64];
+	int fd, nul;
+
+	snprintf(path, sizeof(path), "%s/%s.log", s->c->run_dir, s->c->instance);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		close(nul);
+	}
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+}
+
+int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
+{
+	static struct sup s_; /* large (connections, children): not on the stack */
+	struct sup *s = &s_;
+	struct itimerspec its = { .it_interval = { 0, TICK_NS }, .it_value = { 0, TICK_NS } };
+	char err[1024];
+	sigset_t mask;
+	int rc, code = 10;
+
+	memset(s, 0, sizeof(*s));
+	s->c = c;
+	s->plan = p;
+	s->lfd = s->sfd = s->tfd = s->ready_fd = -1;
+	for (int i = 0; i < MAX_CONNS; i++)
+		s->conns[i].fd = -1;
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((rc = mkdir_p(c->run_dir, c->have_gid ? 0750 : 0700))) {
+		fprintf(stderr, "cuzkd: run directory %s: %s\n", c->run_dir, strerror(-rc));
+		return 3;
+	}
+	if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
+		fprintf(stderr, "cuzkd: chgrp %s %s: %s\n", c->group, c->run_dir, strerror(errno));
+	if (!c->foreground) {
+		if ((rc = daemonize(s))) {
+			fprintf(stderr, "cuzkd: fork: %s\n", strerror(-rc));
+			return 10;
+		}
+		redirect_log(s);
+	}
+	find_bin_dir(s);
+
+	/* Signals as a file descriptor; blocked before any child exists. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->sfd < 0 || s->tfd < 0 || timerfd_settime(s->tfd, 0, &its, NULL)) {
+		logmsg("signalfd/timerfd: %s", strerror(errno));
+		goto out;
+	}
+	if ((rc = io_uring_queue_init(256, &s->ring, 0))) {
+		logmsg("io_uring_queue_init: %s", strerror(-rc));
+		goto out;
+	}
+
+	if ((rc = listen_socket(s, err, sizeof(err)))) {
+		logmsg("%s", err);
+		code = 3;
+		goto out_ring;
+	}
+	if ((rc = create_segments(s, err, sizeof(err)))) {
+		logmsg("%s", err);
+		code = 3;
+		goto out_sock;
+	}
+	s->decided_ns = calloc(c->max_jobs, sizeof(*s->decided_ns));
+	s->cancelled = calloc(c->max_jobs, 1);
+	if (!s->decided_ns || !s->cancelled) {
+		logmsg("out of memory");
+		goto out_seg;
+	}
+	write_pid_file(s);
+
+	/* Children: workers, synths, finalizer, in plan order. */
+	for (uint32_t i = 0; i < p->n_places && i < MAX_CHILDREN; i++) {
+		struct child *ch = &s->ch[s->n_ch++];
+
+		ch->role = p->places[i].role;
+		ch->index = p->places[i].index;
+		ch->place = &p->places[i];
+		ch->pidfd = -1;
+		if (child_start(s, ch))
+			ch->restart_at_ns = now_ns() + 1000000000ull;
+	}
+	arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+	s->listen_armed = 1;
+	arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
+	arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
+	logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance,
+	       s->sock_path, (int)getpid(), p->n_workers, c->devices);
+	tell_launcher(s, 0);
+
+	while (!(s->killing && !children_alive(s))) {
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0;
+
+		rc = io_uring_submit_and_wait(&s->ring, 1);
+		if (rc < 0 && rc != -EINTR) {
+			logmsg("io_uring: %s", strerror(-rc));
+			break;
+		}
+		io_uring_for_each_cqe(&s->ring, head, cqe) {
+			uint64_t d = io_uring_cqe_get_data64(cqe);
+			enum ev_type t = (enum ev_type)(d >> 56);
+			uint32_t gen = (uint32_t)(d >> 32) & 0xffffff, idx = (uint32_t)d;
+			int res = cqe->res;
+
+			seen++;
+			if (!d || res == -ECANCELED)
+				continue;
+			switch (t) {
+			case EV_LISTEN:
+				s->listen_armed = 0;
+				if (!s->stopping)
+					handle_listen(s);
+				break;
+			case EV_CONN:
+				if (idx < MAX_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen)
+					handle_conn_in(s, &s->conns[idx]);
+				break;
+			case EV_CONN_OUT:
+				if (idx < MAX_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen) {
+					s->conns[idx].out_armed = 0;
+					conn_flush(s, &s->conns[idx]);
+				}
+				break;
+			case EV_PIDFD:
+				if (idx < s->n_ch && s->ch[idx].gen == gen)
+					reap(s, &s->ch[idx]);
+				break;
+			case EV_SIGNAL:
+				handle_signal(s);
+				arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
+				break;
+			case EV_TIMER:
+				tick(s);
+				arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
+				break;
+			}
+		}
+		io_uring_cq_advance(&s->ring, seen);
+	}
+	logmsg("all stages stopped; removing segments, socket and pid file");
+	code = 0;
+
+	for (int i = 0; i < MAX_CONNS; i++) {
+		if (s->conns[i].fd >= 0 && s->conns[i].out_len) {
+			/* last replies (e.g. to shutdown): one blocking attempt */
+			int fl = fcntl(s->conns[i].fd, F_GETFL);
+
+			fcntl(s->conns[i].fd, F_SETFL, fl & ~O_NONBLOCK);
+			(void)!send(s->conns[i].fd, s->conns[i].out + s->conns[i].out_off,
+				    s->conns[i].out_len - s->conns[i].out_off, MSG_NOSIGNAL);
+		}
+		conn_close(s, &s->conns[i]);
+	}
+out_seg:
+	for (uint32_t i = 0; i < s->n_ch; i++)
+		if (s->ch[i].pid) {
+			kill(s->ch[i].pid, SIGKILL);
+			waitpid(s->ch[i].pid, NULL, 0);
+		}
+	pipeline_detach(&s->pl);
+	pipeline_destroy(c->instance);
+	if (s->pid_path[0])
+		unlink(s->pid_path);
+	free(s->decided_ns);
+	free(s->cancelled);
+out_sock:
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->sock_path[0])
+		unlink(s->sock_path);
+out_ring:
+	io_uring_queue_exit(&s->ring);
+out:
+	if (s->sfd >= 0)
+		close(s->sfd);
+	if (s->tfd >= 0)
+		close(s->tfd);
+	tell_launcher(s, (unsigned char)code);
+	return code;
+}
