@@ -1,0 +1,467 @@
+/* client.c — `cuzk prove|status|wait|cancel|restart|drain|shutdown` (client.h). */
+#include "cuzk/client.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cuzk/config.h"
+#include "cuzk/control.h"
+
+struct client {
+    char instance[SEG_INSTANCE_MAX + 1];
+    char run_dir[CONFIG_PATH_MAX];
+    int json;
+    int fd;
+    char *buf;
+    size_t len, cap;
+};
+
+void client_usage(FILE *f)
+{
+    fputs("usage: cuzk [--instance NAME] [--run-dir DIR] [--json] COMMAND [ARGS]\n"
+          "commands (daemon):\n"
+          "  prove --zkey Z --out DIR [--r1cs F] [--priority P] [--wait] W1.wtns [W2.wtns ...]\n"
+          "                      submit one job, one partition per witness; proofs go to\n"
+          "                      DIR/<name>.proof.json and DIR/<name>.public.json\n"
+          "  status [JOB]        all jobs and stages, or one job with its partitions\n"
+          "  wait JOB [--timeout-ms N]   until the job is done or failed\n"
+          "  cancel JOB          fail the job's partitions that have not started\n"
+          "  restart STAGE [N]   restart a stage (synth, worker, finalizer), index N or all\n"
+          "  drain               stop accepting jobs; returns when the running ones are done\n"
+          "  shutdown            finish running jobs (bounded), stop the stages and cuzkd\n"
+          "commands (no daemon):\n"
+          "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
+          "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
+          "  help                this text\n"
+          "options: --instance NAME (default: default), --run-dir DIR (default as cuzkd:\n"
+          "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"
+          "  the daemon's JSON reply instead of text)\n"
+          "exit codes (daemon commands): 0 ok, 2 usage, 20 no cuzkd answers, 21 cuzkd refused\n"
+          "  the request (the message says why), 22 the job failed, 23 wait timed out.\n"
+          "  prove-local: see `cuzk prove-local --help`.\n",
+          f);
+}
+
+static int connect_daemon(struct client *c)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s.sock", c->run_dir, c->instance);
+
+    if (n < 0 || (size_t)n >= sizeof(a.sun_path)) {
+        fprintf(stderr, "cuzk: socket path %s/%s.sock is too long\n", c->run_dir, c->instance);
+        return CLIENT_EXIT_USAGE;
+    }
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
+        fprintf(stderr, "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
+                "(start it with `cuzkd --instance %s`, or pass --run-dir)\n", a.sun_path,
+                strerror(errno), c->instance, c->instance);
+        return CLIENT_EXIT_NO_DAEMON;
+    }
+    return 0;
+}
+
+/* Send one request (reference taken), read one reply line. NULL on a broken connection. */
+static json_t *request(struct client *c, json_t *req)
+{
+    char *s = json_dumps(req, JSON_COMPACT);
+    size_t n, off = 0;
+    json_error_t je;
+
+    json_decref(req);
+    if (!s)
+        return NULL;
+    n = strlen(s);
+    s[n] = '\n'; /* replaces the NUL; sent with n + 1 bytes */
+    while (off < n + 1) {
+        ssize_t w = send(c->fd, s + off, n + 1 - off, MSG_NOSIGNAL);
+
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            free(s);
+            fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
+            return NULL;
+        }
+        off += (size_t)w;
+    }
+    free(s);
+    for (;;) {
+        char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+
+        if (nl) {
+            size_t line = (size_t)(nl - c->buf);
+            json_t *r = json_loadb(c->buf, line, 0, &je);
+
+            memmove(c->buf, nl + 1, c->len - line - 1);
+            c->len -= line + 1;
+            if (!r)
+                fprintf(stderr, "cuzk: cuzkd sent a reply that is not JSON: %s\n", je.text);
+            return r;
+        }
+        if (c->len + 65536 > c->cap) {
+            char *b = realloc(c->buf, c->cap + 65536 * 4);
+
+            if (!b)
+                return NULL;
+            c->buf = b;
+            c->cap += 65536 * 4;
+        }
+        ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            fprintf(stderr, "cuzk: cuzkd closed the connection without a reply%s%s\n",
+                    r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+            return NULL;
+        }
+        c->len += (size_t)r;
+    }
+}
+
+static int is_ok(json_t *r)
+{
+    return json_is_true(json_object_get(r, "ok"));
+}
+
+/* Print an error reply; returns its exit code. */
+static int print_error(const struct client *c, json_t *r)
+{
+    const char *code = json_string_value(json_object_get(r, "error"));
+
+    if (c->json) {
+        char *s = json_dumps(r, JSON_COMPACT);
+
+        puts(s ? s : "{}");
+        free(s);
+    } else {
+        fprintf(stderr, "cuzk: %s (%s)\n", json_string_value(json_object_get(r, "message")) ?
+                json_string_value(json_object_get(r, "message")) : "error", code ? code : "?");
+    }
+    return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CLIENT_EXIT_TIMEOUT : CLIENT_EXIT_REFUSED;
+}
+
+static void print_json(json_t *r)
+{
+    char *s = json_dumps(r, JSON_COMPACT);
+
+    puts(s ? s : "{}");
+    free(s);
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+
+    return s ? s : "";
+}
+
+static long long jint(json_t *o, const char *k)
+{
+    return (long long)json_integer_value(json_object_get(o, k));
+}
+
+static void print_job(json_t *j)
+{
+    json_t *parts = json_object_get(j, "parts"), *p;
+    size_t i;
+
+    printf("job %lld: %s, %lld/%lld done, %lld failed%s%s\n", jint(j, "id"), jstr(j, "state"),
+           jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
+           json_object_get(j, "reason") ? ": " : "", jstr(j, "reason"));
+    json_array_foreach(parts, i, p) {
+        printf("  %-24s %-8s", jstr(p, "name"), jstr(p, "state"));
+        if (json_object_get(p, "proof"))
+            printf(" %s", jstr(p, "proof"));
+        if (json_object_get(p, "reason"))
+            printf(" %s", jstr(p, "reason"));
+        putchar('\n');
+    }
+}
+
+/* Reply to a job request: print, and the exit code the job's state gives. */
+static int finish_job_reply(const struct client *c, json_t *r)
+{
+    json_t *j = json_object_get(r, "job");
+    const char *st = jstr(j, "state");
+
+    if (c->json)
+        print_json(r);
+    else
+        print_job(j);
+    return !strcmp(st, "failed") ? CLIENT_EXIT_JOB_FAILED : CLIENT_EXIT_OK;
+}
+
+static int parse_job(const char *s, json_int_t *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < 0 || !*s)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int absolute(const char *what, const char *p, char *out)
+{
+    if (!realpath(p, out)) {
+        fprintf(stderr, "cuzk: %s %s: %s\n", what, p, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_prove(struct client *c, int argc, char **argv)
+{
+    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL;
+    long long prio = 0;
+    int wait = 0, rc, nw = 0;
+    char path[PATH_MAX], (*names)[PIPE_NAME_LEN];
+    json_t *req, *w, *r;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (!strcmp(a, "--zkey") && i + 1 < argc) zkey_arg = argv[++i];
+        else if (!strcmp(a, "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(a, "--r1cs") && i + 1 < argc) r1cs = argv[++i];
+        else if (!strcmp(a, "--priority") && i + 1 < argc) prio = atoll(argv[++i]);
+        else if (!strcmp(a, "--wait")) wait = 1;
+        else if (!strcmp(a, "--help")) { client_usage(stdout); return 0; }
+        else if (a[0] == '-' && a[1] == '-') {
+            fprintf(stderr, "cuzk prove: unknown option %s\n", a);
+            return CLIENT_EXIT_USAGE;
+        } else
+            argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
+    }
+    if (!zkey_arg || !out || !nw) {
+        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one .wtns\n");
+        return CLIENT_EXIT_USAGE;
+    }
+    /* Duplicate basenames would write the same proof file: refuse before submit. */
+    names = calloc((size_t)nw, sizeof(*names));
+    if (!names)
+        return CLIENT_EXIT_REFUSED;
+    for (int i = 0; i < nw; i++) {
+        if (control_wtns_name(argv[1 + i], names[i], PIPE_NAME_LEN)) {
+            fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[1 + i]);
+            free(names);
+            return CLIENT_EXIT_USAGE;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j])) {
+                fprintf(stderr, "cuzk prove: witnesses %s and %s would both write "
+                        "%s.proof.json: rename one\n", argv[1 + j], argv[1 + i], names[i]);
+                free(names);
+                return CLIENT_EXIT_USAGE;
+            }
+    }
+    free(names);
+    /* The daemon has another working directory: send absolute paths. */
+    req = json_object();
+    if (absolute("zkey", zkey_arg, path)) goto bad;
+    json_object_set_new(req, "zkey", json_string(path));
+    if (absolute("out", out, path)) goto bad;
+    json_object_set_new(req, "out_dir", json_string(path));
+    if (r1cs) {
+        if (absolute("r1cs", r1cs, path)) goto bad;
+        json_object_set_new(req, "r1cs", json_string(path));
+    }
+    w = json_array();
+    for (int i = 0; i < nw; i++) {
+        if (absolute("witness", argv[1 + i], path)) {
+            json_decref(w);
+            goto bad;
+        }
+        json_array_append_new(w, json_string(path));
+    }
+    json_object_set_new(req, "witnesses", w);
+    json_object_set_new(req, "priority", json_integer(prio));
+    json_object_set_new(req, "req", json_string("submit"));
+    if ((rc = connect_daemon(c))) {
+        json_decref(req);
+        return rc;
+    }
+    r = request(c, req);
+    if (!r)
+        return CLIENT_EXIT_NO_DAEMON;
+    if (!is_ok(r)) {
+        rc = print_error(c, r);
+        json_decref(r);
+        return rc;
+    }
+    {
+        json_int_t id = json_integer_value(json_object_get(r, "job"));
+
+        if (!wait || c->json)
+            c->json ? print_json(r) : (void)printf("job %lld submitted: %lld partition(s)\n",
+                                                   (long long)id, jint(r, "partitions"));
+        json_decref(r);
+        if (!wait)
+            return CLIENT_EXIT_OK;
+        r = request(c, json_pack("{s:s,s:I}", "req", "wait", "job", id));
+    }
+    if (!r)
+        return CLIENT_EXIT_NO_DAEMON;
+    rc = is_ok(r) ? finish_job_reply(c, r) : print_error(c, r);
+    json_decref(r);
+    return rc;
+bad:
+    json_decref(req);
+    return CLIENT_EXIT_USAGE;
+}
+
+static void print_status_all(json_t *r)
+{
+    json_t *jobs = json_object_get(r, "jobs"), *ch = json_object_get(r, "children"), *o;
+    size_t i;
+
+    printf("cuzkd instance %s, pid %lld%s%s\n", jstr(r, "instance"), jint(r, "pid"),
+           json_is_true(json_object_get(r, "draining")) ? ", draining" : "",
+           json_is_true(json_object_get(r, "stopping")) ? ", shutting down" : "");
+    printf("stages:\n");
+    json_array_foreach(ch, i, o) {
+        printf("  %-9s %lld  pid %-7lld generation %lld  restarts %lld  cpus %s", jstr(o, "stage"),
+               jint(o, "index"), jint(o, "pid"), jint(o, "generation"), jint(o, "restarts"),
+               jstr(o, "cpus"));
+        if (json_object_get(o, "restart_in_ms"))
+            printf("  (down; restart in %lld ms)", jint(o, "restart_in_ms"));
+        putchar('\n');
+    }
+    printf("jobs: %zu\n", json_array_size(jobs));
+    json_array_foreach(jobs, i, o)
+        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  %s\n", jint(o, "id"),
+               jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"),
+               jstr(o, "out_dir"));
+}
+
+static int simple(struct client *c, json_t *req, int kind)
+{
+    json_t *r;
+    int rc;
+
+    if ((rc = connect_daemon(c))) {
+        json_decref(req);
+        return rc;
+    }
+    r = request(c, req);
+    if (!r)
+        return CLIENT_EXIT_NO_DAEMON;
+    if (!is_ok(r))
+        rc = print_error(c, r);
+    else if (json_object_get(r, "job") && json_is_object(json_object_get(r, "job")))
+        rc = finish_job_reply(c, r);
+    else if (c->json)
+        print_json(r);
+    else if (kind == 's')
+        print_status_all(r);
+    else if (kind == 'c')
+        printf("job %lld: %s\n", jint(r, "job"), jstr(r, "state"));
+    else if (kind == 'd')
+        printf("drained: no jobs running, not accepting new ones\n");
+    else if (kind == 'x')
+        printf("cuzkd is shutting down\n");
+    else if (kind == 'r')
+        printf("restarting\n");
+    json_decref(r);
+    return rc;
+}
+
+int client_main(int argc, char **argv)
+{
+    struct client c;
+    const char *cmd;
+    json_int_t job;
+    int i = 1, rc;
+
+    memset(&c, 0, sizeof(c));
+    c.fd = -1;
+    snprintf(c.instance, sizeof(c.instance), "default");
+    config_default_run_dir(c.run_dir, sizeof(c.run_dir));
+    for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+        if (!strcmp(argv[i], "--instance") && i + 1 < argc)
+            snprintf(c.instance, sizeof(c.instance), "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--run-dir") && i + 1 < argc)
+            snprintf(c.run_dir, sizeof(c.run_dir), "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--json"))
+            c.json = 1;
+        else if (!strcmp(argv[i], "--help")) {
+            client_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "cuzk: unknown option %s\n", argv[i]);
+            client_usage(stderr);
+            return CLIENT_EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        client_usage(stderr);
+        return CLIENT_EXIT_USAGE;
+    }
+    cmd = argv[i];
+    argc -= i;
+    argv += i;
+    /* --json may also follow the command */
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "--json")) {
+            c.json = 1;
+            memmove(&argv[k], &argv[k + 1], (size_t)(argc - k) * sizeof(*argv));
+            argc--;
+            k--;
+        }
+
+    if (!strcmp(cmd, "prove"))
+        rc = cmd_prove(&c, argc, argv);
+    else if (!strcmp(cmd, "status")) {
+        if (argc > 1 && parse_job(argv[1], &job)) goto usage;
+        rc = simple(&c, argc > 1 ? json_pack("{s:s,s:I}", "req", "status", "job", job) :
+                    json_pack("{s:s}", "req", "status"), 's');
+    } else if (!strcmp(cmd, "wait")) {
+        json_t *req;
+
+        if (argc < 2 || parse_job(argv[1], &job)) goto usage;
+        req = json_pack("{s:s,s:I}", "req", "wait", "job", job);
+        if (argc > 3 && !strcmp(argv[2], "--timeout-ms"))
+            json_object_set_new(req, "timeout_ms", json_integer(atoll(argv[3])));
+        rc = simple(&c, req, 'w');
+    } else if (!strcmp(cmd, "cancel")) {
+        if (argc < 2 || parse_job(argv[1], &job)) goto usage;
+        rc = simple(&c, json_pack("{s:s,s:I}", "req", "cancel", "job", job), 'c');
+    } else if (!strcmp(cmd, "restart")) {
+        json_t *req;
+
+        if (argc < 2) goto usage;
+        req = json_pack("{s:s,s:s}", "req", "restart", "stage", argv[1]);
+        if (argc > 2) {
+            if (parse_job(argv[2], &job)) goto usage;
+            json_object_set_new(req, "index", json_integer(job));
+        }
+        rc = simple(&c, req, 'r');
+    } else if (!strcmp(cmd, "drain"))
+        rc = simple(&c, json_pack("{s:s}", "req", "drain"), 'd');
+    else if (!strcmp(cmd, "shutdown"))
+        rc = simple(&c, json_pack("{s:s}", "req", "shutdown"), 'x');
+    else {
+        fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
+        goto usage;
+    }
+    if (c.fd >= 0)
+        close(c.fd);
+    free(c.buf);
+    return rc;
+usage:
+    client_usage(stderr);
+    return CLIENT_EXIT_USAGE;
+}
