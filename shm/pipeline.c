@@ -4,9 +4,12 @@
 #include "cuzk/pipeline.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -548,4 +551,149 @@ int pipe_exit_code(int rc)
     if (rc == -CUZK_E_INTERNAL)
         return PIPE_EXIT_BUG;
     return PIPE_EXIT_SYSTEM;
+}
+
+uint32_t pipe_stage_wait_state(const struct pipe_stage *st)
+{
+    const struct jobtab *jt = &st->pl.data.jobtab;
+
+    for (uint32_t j = 0; j < jt->hdr->max_jobs; j++)
+        /* Relaxed: a display hint; a job seen one poll late costs nothing. */
+        if (jobtab_word_state(barrier_load_relaxed(&jt->jobs[j].word)) == JOBTAB_QUEUED)
+            return STATS_WAIT_INPUT;
+    return STATS_IDLE;
+}
+
+static _Atomic int main_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    /* Lock-free atomic store: async-signal-safe. */
+    atomic_store_explicit(&main_stop, 1, memory_order_relaxed);
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v > UINT32_MAX)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
+                    pipe_stage_fn run)
+{
+    static const struct option opts[] = {
+        { "instance", required_argument, NULL, 'i' },
+        { "index", required_argument, NULL, 'x' },
+        { "generation", required_argument, NULL, 'g' },
+        { "threads", required_argument, NULL, 't' },
+        { "backend", required_argument, NULL, 'b' },
+        { "trim-every", required_argument, NULL, 'T' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct pipe_stage_opts o = { .backend = "cpu", .trim_every = 16, .stop = &main_stop };
+    struct sigaction sa;
+    char usage[2048], err[1024] = "";
+    uint32_t v;
+    int c, rc;
+
+    snprintf(usage, sizeof(usage),
+             "usage: %s --instance NAME [--index I] [options]\n"
+             "  %s\n"
+             "  Started by cuzkd; attaches the instance's shared segments.\n"
+             "  --instance NAME   the cuzkd instance (segments cuzk-NAME.data/.stats)\n"
+             "  --index I         which %s this is (default 0)\n"
+             "  --generation G    restart count, from cuzkd (informative: the stats slot\n"
+             "                    counts its own restarts)\n"
+             "  --threads N       worker threads (default: all online CPUs)\n"
+             "%s%s"
+             "  --verbose         one line per partition on stderr\n"
+             "exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage, 111 system error, 100 bug\n",
+             prog, what, prog,
+             extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default)\n" : "",
+             extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
+                                     "(default 16; also after 1 s idle)\n" : "");
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': o.instance = optarg; break;
+        case 'x': if (parse_u32(optarg, &o.index)) goto bad_num; break;
+        case 'g': if (parse_u32(optarg, &o.generation)) goto bad_num; break;
+        case 't': if (parse_u32(optarg, &v)) goto bad_num; o.threads = v; break;
+        case 'b':
+            if (!(extra & PIPE_OPT_BACKEND))
+                goto bad;
+            o.backend = optarg;
+            break;
+        case 'T':
+            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every))
+                goto bad;
+            break;
+        case 'v': o.verbose = 1; break;
+        case 'h': fputs(usage, stdout); return PIPE_EXIT_OK;
+        default: goto bad;
+        }
+    }
+    if (optind != argc || !o.instance) {
+        fprintf(stderr, "%s: %s\n%s", prog, optind != argc ? "unexpected argument" :
+                "--instance is required", usage);
+        return PIPE_EXIT_USAGE;
+    }
+    if (!o.threads) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        o.threads = n > 0 ? (unsigned)n : 1;
+    }
+    /* Die with cuzkd even if it is SIGKILLed (it sets this too; harmless twice). */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = run(&o, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "%s[%d] %s %u: %s\n", prog, (int)getpid(), o.instance, o.index,
+                err[0] ? err : strerror(rc < 0 ? -rc : rc));
+    return pipe_exit_code(rc);
+
+bad_num:
+    fprintf(stderr, "%s: --%s needs a non-negative number\n%s", prog,
+            c == 'x' ? "index" : c == 'g' ? "generation" : "threads", usage);
+    return PIPE_EXIT_USAGE;
+bad:
+    fprintf(stderr, "%s: unknown, incomplete or invalid option\n%s", prog, usage);
+    return PIPE_EXIT_USAGE;
+}
+
+void pipe_reason(char *dst, size_t len, const char *file, const char *msg)
+{
+    const char *base = strrchr(file, '/'), *hit;
+    size_t flen = strlen(file), o = 0;
+    char tmp[1024];
+
+    base = base ? base + 1 : file;
+    /* Replace each occurrence of the full path with the basename. */
+    while (flen && (hit = strstr(msg, file)) && o < sizeof(tmp) - 1) {
+        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - msg), msg, base);
+        msg = hit + flen;
+    }
+    if (o < sizeof(tmp) - 1)
+        snprintf(tmp + o, sizeof(tmp) - o, "%s", msg);
+    tmp[sizeof(tmp) - 1] = 0;
+    if (strstr(tmp, base))
+        snprintf(dst, len, "%s", tmp);
+    else
+        snprintf(dst, len, "%s: %s", base, tmp);
 }

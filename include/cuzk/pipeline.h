@@ -267,7 +267,26 @@ void pipe_stage_long_end(struct pipe_stage *st);
 int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
                     size_t errlen);
 
-/* A stage entry function's return value as the process exit code. */
+/* A partition's failure reason (JOBTAB_REASON_LEN bytes, so paths are shortened):
+ * msg with file's full path replaced by its basename, prefixed with the basename
+ * when msg does not name it. */
+void pipe_reason(char *dst, size_t len, const char *file, const char *msg);
+
+/* STATS_WAIT_INPUT when some job is still running (the stage is starved), else
+ * STATS_IDLE (no work anywhere). Reads only the jobs' state words. */
+uint32_t pipe_stage_wait_state(const struct pipe_stage *st);
+
+/* A stage entry function's return value as the process exit code: 0 -> 0,
+ * -CUZK_E_INTERNAL -> 100 (bug), anything else -> 111 (system). */
 int pipe_exit_code(int rc);
+
+/* The whole of a stage's main(): parse the common options, die with the parent
+ * (PR_SET_PDEATHSIG), turn SIGTERM/SIGINT into the stop flag, call run, map its result
+ * to the exit code (usage errors: 2). extra: PIPE_OPT_* the stage also accepts. */
+typedef int (*pipe_stage_fn)(const struct pipe_stage_opts *o, char *err, size_t errlen);
+#define PIPE_OPT_BACKEND 1u
+#define PIPE_OPT_TRIM 2u
+int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
+                    pipe_stage_fn run);
 
 #endif

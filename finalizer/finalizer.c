@@ -1,0 +1,204 @@
+/* finalizer.c — the finalizing stage loop (include/cuzk/finalizer.h). */
+#include "cuzk/finalizer.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/error.h"
+#include "cuzk/wtns.h"
+
+#define POLL_NS 100000000ll            /* the 100 ms heartbeat promise */
+#define IDLE_TRIM_NS 1000000000ull     /* trim once after 1 s without work */
+
+enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM };
+enum { C_DONE, C_FAILED, C_LOST, C_JOBS_DONE, C_JOBS_FAILED, C_TRIMS };
+enum { H_PART, H_TRIM, H_JOB, H_WRITE };
+
+static const char *const state_names[] = { "zkey", "blind", "read_wtns", "write", "trim", NULL };
+static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
+                                             "jobs_done", "jobs_failed", "trims", NULL };
+static const char *const hist_names[] = { "part", "trim", "job", "write", NULL };
+
+struct finalizer {
+    struct pipe_stage st;
+    const struct pipe_stage_opts *o;
+    uint32_t since_trim;  /* partitions since the last trim */
+    uint64_t last_work;   /* when the last partition ended */
+    int trimmed_idle;     /* this idle period has had its trim */
+};
+
+static void trim(struct finalizer *f)
+{
+    uint64_t t0 = pipe_stage_now();
+
+    pipe_stage_enter_at(&f->st, S_TRIM, t0);
+    pipe_stage_long_begin(&f->st);
+    malloc_trim(0);
+    pipe_stage_long_end(&f->st);
+    pipe_stage_hist(&f->st, H_TRIM, pipe_stage_now() - t0);
+    pipe_stage_count(&f->st, C_TRIMS, 1);
+    f->since_trim = 0;
+}
+
+static void complete(struct finalizer *f, uint32_t job)
+{
+    struct jobtab *jt = &f->st.pl.data.jobtab;
+    uint64_t w;
+
+    if (jobtab_job_try_complete(jt, job) != 1)
+        return;
+    w = barrier_load_acquire(&jt->jobs[job].word);
+    pipe_stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
+    pipe_stage_hist(&f->st, H_JOB, pipe_stage_now() - jt->jobs[job].submit_ns);
+}
+
+static void fail_part(struct finalizer *f, uint32_t p, const char *file, const char *msg)
+{
+    struct jobtab *jt = &f->st.pl.data.jobtab;
+    char reason[JOBTAB_REASON_LEN];
+
+    pipe_reason(reason, sizeof(reason), file, msg);
+    if (jobtab_part_fail(jt, p, JOBTAB_FINAL, (uint32_t)f->st.pid, reason) == 0) {
+        pipe_stage_count(&f->st, C_FAILED, 1);
+        complete(f, jt->parts[p].job);
+    }
+    fprintf(stderr, "cuzk-finalizer: partition %u failed: %s\n", p, reason);
+}
+
+static void final_one(struct finalizer *f, uint32_t p)
+{
+    struct pipe_stage *st = &f->st;
+    struct pipeline *pl = &st->pl;
+    struct jobtab *jt = &pl->data.jobtab;
+    const uint32_t pid = (uint32_t)st->pid;
+    struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+    struct jobtab_job *jb;
+    const zkey *z;
+    groth16_blind bl;
+    groth16_proof proof;
+    wtns w;
+    char err[1024] = "", proof_path[2 * JOBTAB_PATH_LEN], public_path[2 * JOBTAB_PATH_LEN];
+    uint64_t t0 = pipe_stage_now(), tw;
+    int rc;
+
+    if (!pi || jobtab_part_move(jt, p, JOBTAB_PROVED, 0, JOBTAB_FINAL, pid, NULL)) {
+        pipe_stage_count(st, C_LOST, 1);
+        return;
+    }
+    pipe_stage_enter_at(st, STATS_BUSY, t0);
+    memset(&w, 0, sizeof(w));
+    jb = &jt->jobs[jt->parts[p].job];
+    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", jb->out_dir,
+                         pi->name) >= sizeof(proof_path) ||
+        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", jb->out_dir,
+                         pi->name) >= sizeof(public_path)) {
+        fail_part(f, p, pi->wtns_path, "output path too long");
+        return;
+    }
+    pipe_stage_enter(st, S_ZKEY);
+    pipe_stage_long_begin(st);
+    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    pipe_stage_long_end(st);
+    if (rc) {
+        fail_part(f, p, jb->zkey_path, err);
+        return;
+    }
+    pipe_stage_enter(st, S_BLIND);
+    rc = groth16_blind_random(z, &bl);
+    if (rc) {
+        snprintf(err, sizeof(err), "getrandom for r, s: %s", strerror(-rc));
+        fail_part(f, p, pi->wtns_path, err);
+        return;
+    }
+    /* Acquire of our CAS (R1) ordered the worker's writes of results[p]. */
+    groth16_finalize(z, &pipeline_result(pl, p)->raw, &bl, &proof);
+    memset(&bl, 0, sizeof(bl)); /* r, s known = witness known: keep them nowhere */
+
+    /* ---- VERIFY HERE -------------------------------------------------------------
+     * The pairing check of `proof` against the zkey's verification key (alpha1,
+     * beta2, gamma2, delta2, IC with the public values below) belongs here, before
+     * anything is published: a wrong proof (bad witness the zkey cannot tell, device
+     * fault) must fail the partition ("proof does not verify: ..."), not reach OUT.
+     * The verifier is being written separately (include/cuzk/pairing.h); call it here
+     * once it lands. Until then proofs are published unverified. */
+
+    pipe_stage_enter(st, S_READ);
+    if ((rc = wtns_open(&w, pi->wtns_path, err, sizeof(err))) ||
+        (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+        fail_part(f, p, pi->wtns_path, err);
+        goto out;
+    }
+    tw = pipe_stage_now();
+    pipe_stage_enter_at(st, S_WRITE, tw);
+    pipe_stage_long_begin(st);
+    rc = groth16_write_public(z, w.values, public_path, err, sizeof(err));
+    if (!rc)
+        rc = groth16_write_proof(z, &proof, proof_path, err, sizeof(err));
+    pipe_stage_long_end(st);
+    pipe_stage_hist(st, H_WRITE, pipe_stage_now() - tw);
+    if (rc) {
+        fail_part(f, p, pi->wtns_path, err);
+        goto out;
+    }
+    pipe_stage_enter(st, STATS_BUSY);
+    if (jobtab_part_move(jt, p, JOBTAB_FINAL, pid, JOBTAB_DONE, 0, NULL)) {
+        fprintf(stderr, "cuzk-finalizer: partition %u taken from us\n", p);
+        goto out;
+    }
+    pipe_stage_count(st, C_DONE, 1);
+    complete(f, jt->parts[p].job);
+    pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
+    if (f->o->verbose)
+        fprintf(stderr, "cuzk-finalizer: partition %u -> %s\n", p, proof_path);
+out:
+    wtns_close(&w);
+}
+
+int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
+{
+    struct finalizer *f = calloc(1, sizeof(*f));
+    struct ring *in;
+    uint32_t p;
+    int rc;
+
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    f->o = o;
+    rc = pipe_stage_open(&f->st, o, STATS_ROLE_FINALIZER, err, errlen);
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    pipe_stage_names(&f->st, state_names, counter_names, hist_names);
+    in = pipeline_ring(&f->st.pl, PIPE_RING_FINAL(f->st.pl.config->n_workers));
+    f->last_work = pipe_stage_now();
+    while (!pipe_stage_stopping(&f->st)) {
+        if (ring_try_pop(in, &p) != 0) {
+            pipe_stage_enter(&f->st, pipe_stage_wait_state(&f->st));
+            if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
+                pipe_stage_heartbeat(&f->st);
+                if (!f->trimmed_idle && f->since_trim &&
+                    pipe_stage_now() - f->last_work >= IDLE_TRIM_NS) {
+                    trim(f);
+                    f->trimmed_idle = 1;
+                }
+                continue;
+            }
+        }
+        final_one(f, p);
+        f->since_trim++;
+        f->trimmed_idle = 0;
+        if (o->trim_every && f->since_trim >= o->trim_every)
+            trim(f);
+        f->last_work = pipe_stage_now();
+        pipe_stage_heartbeat(&f->st);
+    }
+    pipe_stage_close(&f->st);
+    free(f);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/* worker.h — the proving stage (cuzk-gpuworker): READY -> PROVING -> PROVED.
+ *
+ * Worker i pops PIPE_RING_WORKER(i); claims (CAS READY->PROVING); gives the
+ * partition's buffer to its backend (backend.h; --backend cpu) in place; the backend
+ * releases the buffer as soon as it no longer reads it, and the worker then frees it
+ * (pool: PART|p -> free, then part.buf = NONE: in that order a death between the two
+ * leaves a recorded buffer that reclaim sees is no longer held, so the partition is
+ * synthesized again; the other order could leak a buffer held for p that nothing
+ * records); writes results[p]; CAS PROVING->PROVED; pushes PIPE_RING_FINAL.
+ * Between two partitions the loop touches only its ring, the table's state words and
+ * its own stats slot. The zkey stays open (cache), so the MSM bases stay resident.
+ *
+ * Stats slot (role STATS_ROLE_GPUWORKER):
+ *   states   wait_input/idle: ring empty (idle when no job is running); busy: claim
+ *            and hand-off; zkey: zkey open on a cache miss; ntt: the coset NTTs and h;
+ *            msm: the five MSMs; wait_output: finalizer ring full. ntt and msm are
+ *            measured inside the backend call and entered in order afterwards, so
+ *            a live reader sees "ntt" for the whole call; the totals are exact.
+ *   counters 0 parts_done, 1 parts_failed, 2 claims_lost, 3 msm_a_ns, 4 msm_b1_ns,
+ *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns)
+ *   hists    0 gap: end of one partition's prove to the start of the next (the
+ *              device's idle time between partitions: the figure to watch),
+ *            1 prove: one backend call, 2 ntt, 3 msm (all five)
+ */
+#ifndef CUZK_WORKER_H
+#define CUZK_WORKER_H
+
+#include <stddef.h>
+
+#include "cuzk/pipeline.h"
+
+/* Runs until *o->stop is set (then finishes the partition in hand and returns 0).
+ * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot, backend). */
+int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,9 @@
+/* cuzk-synth: see include/cuzk/synth.h. */
+#include "cuzk/synth.h"
+
+int main(int argc, char **argv)
+{
+    return pipe_stage_main(argc, argv, "cuzk-synth",
+                           "Synthesis stage: witness -> a, b, c in a shared buffer.", 0,
+                           synth_run);
+}

@@ -1,0 +1,330 @@
+/* synth.c — the synthesis stage loop (include/cuzk/synth.h). */
+#include "cuzk/synth.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/error.h"
+#include "cuzk/r1cs.h"
+#include "cuzk/wtns.h"
+
+#define POLL_NS 100000000ll /* ring and pool waits: the 100 ms heartbeat promise */
+#define HEAP_MAX 256
+
+enum {
+    S_ZKEY = STATS_STAGE0,
+    S_READ,
+    S_R1CS,
+    S_MATVEC,
+    S_WAIT_BUF,
+};
+enum { C_DONE, C_FAILED, C_LOST, C_STALE, C_REQUEUED };
+enum { H_PART, H_QUEUED, H_BUF_WAIT };
+
+static const char *const state_names[] = { "zkey", "read_wtns", "r1cs", "matvec",
+                                           "wait_buffer", NULL };
+static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
+                                             "stale_hints", "requeued", NULL };
+static const char *const hist_names[] = { "part", "queued", "buf_wait", NULL };
+
+/* ---- the local priority heap of hints ------------------------------------------- */
+
+struct hint {
+    int32_t prio;
+    uint32_t index;
+    uint64_t job_id;
+    uint32_t part;
+};
+
+struct heap {
+    uint32_t n;
+    struct hint h[HEAP_MAX];
+};
+
+/* a before b? priority desc, then job id asc (older first), then partition asc */
+static int hint_before(const struct hint *a, const struct hint *b)
+{
+    if (a->prio != b->prio)
+        return a->prio > b->prio;
+    if (a->job_id != b->job_id)
+        return a->job_id < b->job_id;
+    return a->index < b->index;
+}
+
+static void heap_push(struct heap *hp, struct hint x)
+{
+    uint32_t i = hp->n++;
+
+    while (i && hint_before(&x, &hp->h[(i - 1) / 2])) {
+        hp->h[i] = hp->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    hp->h[i] = x;
+}
+
+static struct hint heap_pop(struct heap *hp)
+{
+    struct hint top = hp->h[0], x = hp->h[--hp->n];
+    uint32_t i = 0;
+
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+
+        if (c >= hp->n)
+            break;
+        if (c + 1 < hp->n && hint_before(&hp->h[c + 1], &hp->h[c]))
+            c++;
+        if (!hint_before(&hp->h[c], &x))
+            break;
+        hp->h[i] = hp->h[c];
+        i = c;
+    }
+    hp->h[i] = x;
+    return top;
+}
+
+/* Order key of a hint as the table says now. Relaxed reads of fields that may be
+ * rewritten by a later submit: they only order the heap; the claim (CAS) and the
+ * seal check decide what is actually done. */
+static struct hint make_hint(const struct pipeline *pl, uint32_t p)
+{
+    const struct jobtab *jt = &pl->data.jobtab;
+    struct hint h = { 0, 0, UINT64_MAX, p };
+
+    if (p < jt->hdr->max_parts) {
+        uint32_t j = jt->parts[p].job;
+
+        h.index = jt->parts[p].index;
+        if (j < jt->hdr->max_jobs) {
+            h.prio = jt->jobs[j].priority;
+            h.job_id = jt->jobs[j].id;
+        }
+    }
+    return h;
+}
+
+/* ---- one partition ---------------------------------------------------------------- */
+
+struct synth {
+    struct pipe_stage st;
+    const struct pipe_stage_opts *o;
+    struct heap heap;
+};
+
+static void fail_part(struct synth *s, uint32_t p, const char *file, const char *msg)
+{
+    struct jobtab *jt = &s->st.pl.data.jobtab;
+    char reason[JOBTAB_REASON_LEN];
+
+    pipe_reason(reason, sizeof(reason), file, msg);
+    if (jobtab_part_fail(jt, p, JOBTAB_SYNTH, (uint32_t)s->st.pid, reason) == 0) {
+        pipe_stage_count(&s->st, C_FAILED, 1);
+        jobtab_job_try_complete(jt, jt->parts[p].job);
+    }
+    if (s->o->verbose)
+        fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
+}
+
+/* Push a READY hint to the worker with the fewest queued. Waits (wait_output) while
+ * every ring is full; gives up after a second once stopping (the supervisor re-pushes
+ * READY partitions when it restarts us). */
+static void push_to_worker(struct synth *s, uint32_t p)
+{
+    const struct pipe_config *c = s->st.pl.config;
+    uint64_t t_stop = 0;
+    int waited = 0;
+
+    for (;;) {
+        uint32_t best = 0, best_n = UINT32_MAX;
+
+        for (uint32_t i = 0; i < c->n_workers; i++) {
+            uint32_t n = ring_count(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(i)));
+
+            if (n < best_n) {
+                best_n = n;
+                best = i;
+            }
+        }
+        if (ring_push_timeout(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(best)), p,
+                              waited ? POLL_NS / 4 : 0) == 0)
+            break;
+        if (!waited++)
+            pipe_stage_enter(&s->st, STATS_WAIT_OUTPUT);
+        pipe_stage_heartbeat(&s->st);
+        if (pipe_stage_stopping(&s->st)) {
+            if (!t_stop)
+                t_stop = pipe_stage_now();
+            else if (pipe_stage_now() - t_stop > 1000000000ull)
+                break;
+        }
+    }
+}
+
+static void synth_one(struct synth *s, uint32_t p)
+{
+    struct pipe_stage *st = &s->st;
+    struct pipeline *pl = &st->pl;
+    struct jobtab *jt = &pl->data.jobtab;
+    struct pool *pool = &pl->data.pool;
+    const uint32_t pid = (uint32_t)st->pid;
+    struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+    struct jobtab_job *jb;
+    const zkey *z = NULL;
+    wtns w;
+    r1cs r;
+    char err[1024] = "", wtns_path[JOBTAB_PATH_LEN], r1cs_path[JOBTAB_PATH_LEN];
+    uint64_t t0 = pipe_stage_now(), need, tb;
+    uint32_t b, bad = 0;
+    unsigned char *buf;
+    int rc;
+
+    if (!pi || jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, pid, NULL)) {
+        pipe_stage_count(st, C_LOST, 1);
+        return;
+    }
+    pipe_stage_enter_at(st, STATS_BUSY, t0);
+    jb = &jt->jobs[jt->parts[p].job];
+    /* A2: acquire pairs with S1 in pipeline_submit_job: the entry's paths are written. */
+    if (barrier_load_acquire(&pi->job_id) != jb->id) {
+        jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_QUEUED, 0, NULL);
+        pipe_stage_count(st, C_STALE, 1);
+        return;
+    }
+    pipe_stage_hist(st, H_QUEUED, t0 > jb->submit_ns ? t0 - jb->submit_ns : 0);
+    memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
+    memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
+    memset(&w, 0, sizeof(w));
+    memset(&r, 0, sizeof(r));
+
+    pipe_stage_enter(st, S_ZKEY);
+    pipe_stage_long_begin(st);
+    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    pipe_stage_long_end(st);
+    if (rc) {
+        fail_part(s, p, jb->zkey_path, err);
+        goto out;
+    }
+    pipe_stage_enter(st, S_READ);
+    if ((rc = wtns_open(&w, wtns_path, err, sizeof(err))) ||
+        (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+        fail_part(s, p, wtns_path, err);
+        goto out;
+    }
+    if (r1cs_path[0]) {
+        pipe_stage_enter(st, S_R1CS);
+        pipe_stage_long_begin(st);
+        rc = r1cs_open(&r, r1cs_path, err, sizeof(err));
+        if (!rc && (rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof(err))) == -CUZK_E_UNSATISFIED)
+            snprintf(err, sizeof(err), "%s does not satisfy constraint %u of %s", wtns_path, bad,
+                     r1cs_path);
+        pipe_stage_long_end(st);
+        if (rc) {
+            fail_part(s, p, wtns_path, err);
+            goto out;
+        }
+    }
+    need = pipeline_buf_bytes(z->domain_size, z->nvars, z->n8r);
+    if (need > pl->config->buf_size) {
+        snprintf(err, sizeof(err), "circuit needs %llu-byte buffers, instance has %llu: "
+                 "restart cuzkd with a larger --buffer-mb", (unsigned long long)need,
+                 (unsigned long long)pl->config->buf_size);
+        fail_part(s, p, wtns_path, err);
+        goto out;
+    }
+
+    /* A buffer: wait for one, beating, in wait_buffer. */
+    tb = pipe_stage_now();
+    rc = pool_buf_alloc(pool, -1, pid, 0, &b);
+    if (rc) {
+        pipe_stage_enter_at(st, S_WAIT_BUF, tb);
+        while ((rc = pool_buf_alloc(pool, -1, pid, POLL_NS, &b)) == -ETIMEDOUT) {
+            pipe_stage_heartbeat(st);
+            if (pipe_stage_stopping(st))
+                break;
+        }
+        pipe_stage_hist(st, H_BUF_WAIT, pipe_stage_now() - tb);
+        if (rc) {
+            /* Stopping with no buffer: give the partition back for the next synth. */
+            jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_QUEUED, 0, NULL);
+            ring_try_push(pipeline_ring(pl, PIPE_RING_SYNTH), p);
+            pipe_stage_count(st, C_REQUEUED, 1);
+            goto out;
+        }
+    }
+    /* Record the buffer before handing it over: if we die between the two, reclaim
+     * still finds it (owned by our pid: pool_reclaim_pid frees it). The other order
+     * would leave a buffer held for the partition that nothing records. Relaxed:
+     * published by the CAS SYNTH->READY (R1 in jobtab_part_move). */
+    barrier_store_relaxed(&jt->parts[p].buf, b);
+
+    pipe_stage_enter(st, S_MATVEC);
+    pipe_stage_long_begin(st);
+    buf = pool_buf_ptr(pool, b);
+    {
+        uint64_t *a = (uint64_t *)buf, n = z->domain_size, l = z->n8r / 8;
+
+        groth16_synth(z, w.values, a, a + n * l, a + 2 * n * l, s->o->threads, NULL);
+        memcpy(buf + 3 * n * z->n8r, w.values, (size_t)z->nvars * z->n8r);
+    }
+    pipe_stage_long_end(st);
+    pipe_stage_enter(st, STATS_BUSY);
+    /* Release inside the transfer: the buffer's bytes before its new owner. */
+    if (pool_buf_transfer(pool, b, pid, pool_owner_part(p)) ||
+        jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_READY, 0, NULL)) {
+        /* Only a reclaim by someone who thought us dead can take these from us. */
+        fprintf(stderr, "cuzk-synth %u: partition %u or buffer %u taken from us\n",
+                s->o->index, p, b);
+        goto out;
+    }
+    push_to_worker(s, p);
+    pipe_stage_count(st, C_DONE, 1);
+    pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
+    if (s->o->verbose)
+        fprintf(stderr, "cuzk-synth %u: partition %u (%s) ready in buffer %u\n", s->o->index,
+                p, pi->name, b);
+out:
+    r1cs_close(&r);
+    wtns_close(&w);
+}
+
+int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
+{
+    struct synth *s = calloc(1, sizeof(*s));
+    struct ring *in;
+    uint32_t p;
+    int rc;
+
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    s->o = o;
+    rc = pipe_stage_open(&s->st, o, STATS_ROLE_SYNTH, err, errlen);
+    if (rc) {
+        free(s);
+        return rc;
+    }
+    pipe_stage_names(&s->st, state_names, counter_names, hist_names);
+    in = pipeline_ring(&s->st.pl, PIPE_RING_SYNTH);
+    while (!pipe_stage_stopping(&s->st)) {
+        while (s->heap.n < HEAP_MAX && ring_try_pop(in, &p) == 0)
+            heap_push(&s->heap, make_hint(&s->st.pl, p));
+        if (!s->heap.n) {
+            pipe_stage_enter(&s->st, pipe_stage_wait_state(&s->st));
+            if (ring_pop_timeout(in, &p, POLL_NS) == 0)
+                heap_push(&s->heap, make_hint(&s->st.pl, p));
+            pipe_stage_heartbeat(&s->st);
+            continue;
+        }
+        synth_one(s, heap_pop(&s->heap).part);
+        pipe_stage_heartbeat(&s->st);
+    }
+    /* Unclaimed hints go back for the next synth. */
+    while (s->heap.n)
+        ring_try_push(in, heap_pop(&s->heap).part);
+    pipe_stage_close(&s->st);
+    free(s);
+    return 0;
+}

@@ -1,0 +1,460 @@
+/* test_pipeline.c — the three stages (synth, worker, finalizer) on threads of this
+ * process, over an instance made with pipeline_create, proving the shared snarkjs
+ * fixtures. The proofs are randomized: their validity is checked by snarkjs in
+ * tests/scripts/pipeline_stages.sh; here, the table, the pool, the files and the
+ * stats. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/finalizer.h"
+#include "cuzk/pipeline.h"
+#include "cuzk/synth.h"
+#include "cuzk/worker.h"
+
+static char inst[32], outdir[256], err[1024], fx[512];
+static struct pipeline pl;
+
+static const char *shared_dir(void)
+{
+    const char *s = getenv("CUZK_SHARED");
+
+    return s && *s ? s : "../shared";
+}
+
+static void fixture(char *dst, size_t len, const char *set, const char *file)
+{
+    snprintf(dst, len, "%s/fixtures/snarkjs-groth16/%s/%s", shared_dir(), set, file);
+}
+
+static uint64_t buf_need(const char *set)
+{
+    zkey z;
+    uint64_t n;
+
+    memset(&z, 0, sizeof(z));
+    fixture(fx, sizeof(fx), set, "circuit_final.zkey");
+    ck_assert_msg(zkey_open(&z, fx, err, sizeof(err)) == 0, "%s", err);
+    n = pipeline_buf_bytes(z.domain_size, z.nvars, z.n8r);
+    zkey_close(&z);
+    return n;
+}
+
+static void setup(void)
+{
+    struct pipe_params p = { .n_workers = 2, .n_synth = 1, .max_jobs = 4, .max_parts = 16,
+                             .buf_count = 3 };
+    uint64_t a = buf_need("bn128"), b = buf_need("bn128-chain");
+
+    p.buf_size = a > b ? a : b;
+    snprintf(inst, sizeof(inst), "t%d", (int)getpid());
+    snprintf(outdir, sizeof(outdir), "/tmp/cuzk-test-pipeline-XXXXXX");
+    ck_assert(mkdtemp(outdir) != NULL);
+    ck_assert_msg(pipeline_create(&pl, inst, &p, SEGMENT_REPLACE, err, sizeof(err)) == 0, "%s",
+                  err);
+}
+
+static void teardown(void)
+{
+    char cmd[512];
+
+    pipeline_detach(&pl);
+    pipeline_destroy(inst);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", outdir);
+    if (system(cmd)) {
+    }
+}
+
+/* ---- stage threads ----------------------------------------------------------------- */
+
+struct stage_thread {
+    pthread_t t;
+    struct pipe_stage_opts o;
+    int (*run)(const struct pipe_stage_opts *, char *, size_t);
+    int rc;
+    char err[512];
+};
+
+static _Atomic int stop;
+static struct stage_thread stages[4];
+
+static void *stage_main(void *arg)
+{
+    struct stage_thread *s = arg;
+
+    s->rc = s->run(&s->o, s->err, sizeof(s->err));
+    return NULL;
+}
+
+static void stages_start(void)
+{
+    int (*runs[4])(const struct pipe_stage_opts *, char *, size_t) = { synth_run, worker_run,
+                                                                        worker_run,
+                                                                        finalizer_run };
+    uint32_t idx[4] = { 0, 0, 1, 0 };
+
+    atomic_store(&stop, 0);
+    for (int i = 0; i < 4; i++) {
+        struct stage_thread *s = &stages[i];
+
+        memset(s, 0, sizeof(*s));
+        s->o.instance = inst;
+        s->o.index = idx[i];
+        s->o.threads = 1;
+        s->o.backend = "cpu";
+        s->o.trim_every = 2;
+        s->o.stop = &stop;
+        s->run = runs[i];
+        ck_assert_int_eq(pthread_create(&s->t, NULL, stage_main, s), 0);
+    }
+}
+
+static void stages_stop(void)
+{
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(stages[i].t, NULL);
+        ck_assert_msg(stages[i].rc == 0, "stage %d: %d %s", i, stages[i].rc, stages[i].err);
+    }
+}
+
+static uint32_t job_state(uint32_t j)
+{
+    return jobtab_word_state(barrier_load_acquire(&pl.data.jobtab.jobs[j].word));
+}
+
+/* Wait until the job is decided (DONE or FAILED); fail after 120 s. */
+static uint32_t wait_job(uint32_t j)
+{
+    for (int i = 0; i < 12000; i++) {
+        uint32_t s = job_state(j);
+
+        if (s == JOBTAB_DONE || s == JOBTAB_FAILED)
+            return s;
+        usleep(10000);
+    }
+    ck_abort_msg("job %u not decided after 120 s", j);
+    return 0;
+}
+
+static uint32_t part_state(uint32_t p)
+{
+    return jobtab_word_state(jobtab_part_load(&pl.data.jobtab, p));
+}
+
+/* OUT/<name>.public.json equals the fixture's public.json; proof.json has the shape. */
+static void check_outputs(const char *set, const char *name)
+{
+    char path[1024];
+    json_t *got, *want, *proof;
+    json_error_t je;
+
+    snprintf(path, sizeof(path), "%s/%s.public.json", outdir, name);
+    got = json_load_file(path, 0, &je);
+    ck_assert_msg(got != NULL, "%s: %s", path, je.text);
+    fixture(fx, sizeof(fx), set, "public.json");
+    want = json_load_file(fx, 0, &je);
+    ck_assert_msg(want != NULL, "%s: %s", fx, je.text);
+    ck_assert_msg(json_equal(got, want), "%s: public signals differ from %s", path, fx);
+    snprintf(path, sizeof(path), "%s/%s.proof.json", outdir, name);
+    proof = json_load_file(path, 0, &je);
+    ck_assert_msg(proof != NULL, "%s: %s", path, je.text);
+    ck_assert_str_eq(json_string_value(json_object_get(proof, "protocol")), "groth16");
+    ck_assert_str_eq(json_string_value(json_object_get(proof, "curve")), "bn128");
+    ck_assert_uint_eq(json_array_size(json_object_get(proof, "pi_a")), 3);
+    ck_assert_uint_eq(json_array_size(json_object_get(proof, "pi_b")), 3);
+    ck_assert_uint_eq(json_array_size(json_object_get(proof, "pi_c")), 3);
+    json_decref(got);
+    json_decref(want);
+    json_decref(proof);
+}
+
+static uint64_t slot_counter(enum stats_role role, uint32_t index, uint32_t c)
+{
+    struct stats_snapshot snap;
+
+    ck_assert_int_eq(stats_slot_read(pipeline_stats_slot(&pl, role, index), &snap,
+                                     pipe_stage_now(), 1000), 0);
+    return snap.counters[c];
+}
+
+/* ---- tests ------------------------------------------------------------------------- */
+
+START_TEST(test_pipeline_slot_map_and_regions)
+{
+    const struct pipe_config *c = pipeline_config(&pl);
+    struct pipeline other;
+
+    ck_assert_uint_eq(c->magic, PIPE_CONFIG_MAGIC);
+    ck_assert_uint_eq(c->n_slots, 1 + 1 + 2 + 1 + 4);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_SUPERVISOR, 0), 0);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_SYNTH, 0), 1);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_GPUWORKER, 1), 3);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_FINALIZER, 0), 4);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_CLIENT, 3), 8);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_GPUWORKER, 2), -EINVAL);
+    ck_assert_int_eq(pipeline_stats_slot_index(c, STATS_ROLE_SYNTH, 1), -EINVAL);
+    ck_assert_ptr_nonnull(pipeline_ring(&pl, PIPE_RING_FINAL(2)));
+    ck_assert_ptr_null(pipeline_ring(&pl, PIPE_RING_FINAL(2) + 1));
+    ck_assert_ptr_null(pipeline_partinfo(&pl, 16));
+    /* An attacher sees the same regions. */
+    ck_assert_msg(pipeline_attach(&other, inst, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(pipeline_config(&other)->max_parts, 16);
+    ck_assert_uint_eq(pipeline_config(&other)->buf_size, c->buf_size);
+    pipeline_detach(&other);
+}
+END_TEST
+
+START_TEST(test_pipeline_submit_fills_and_seals_partinfo)
+{
+    struct pipe_submit_part parts[2] = { { "/w/one.wtns", NULL, NULL },
+                                         { "/w/two.wtns", "/c.r1cs", "second" } };
+    char longp[400];
+    uint32_t j, p, v;
+    struct jobtab_job *jb;
+
+    ck_assert_msg(pipeline_submit_job(&pl, "/k.zkey", "/out", 5, 2, parts, 7, &j, err,
+                                      sizeof(err)) == 0, "%s", err);
+    jb = &pl.data.jobtab.jobs[j];
+    ck_assert_int_eq(jb->priority, 5);
+    p = jb->first_part;
+    ck_assert_str_eq(pipeline_partinfo(&pl, p)->name, "one");
+    ck_assert_str_eq(pipeline_partinfo(&pl, p)->r1cs_path, "");
+    ck_assert_str_eq(pipeline_partinfo(&pl, p + 1)->name, "second");
+    ck_assert_str_eq(pipeline_partinfo(&pl, p + 1)->r1cs_path, "/c.r1cs");
+    ck_assert_uint_eq(pipeline_partinfo(&pl, p)->job_id, jb->id);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), 0);
+    ck_assert_uint_eq(v, p);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), 0);
+    ck_assert_uint_eq(v, p + 1);
+    /* Too long: refused, nothing added. */
+    memset(longp, 'x', sizeof(longp) - 1);
+    longp[sizeof(longp) - 1] = 0;
+    parts[1].wtns_path = longp;
+    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", "/out", 0, 2, parts, 7, &j, err,
+                                         sizeof(err)), -ENAMETOOLONG);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), -EAGAIN);
+}
+END_TEST
+
+START_TEST(test_pipeline_reason_names_the_file)
+{
+    char r[JOBTAB_REASON_LEN];
+
+    pipe_reason(r, sizeof(r), "/a/b/w1.wtns", "cannot open /a/b/w1.wtns: No such file");
+    ck_assert_str_eq(r, "cannot open w1.wtns: No such file");
+    pipe_reason(r, sizeof(r), "/a/b/w1.wtns", "witness has 3 values, zkey expects 4");
+    ck_assert_str_eq(r, "w1.wtns: witness has 3 values, zkey expects 4");
+}
+END_TEST
+
+START_TEST(test_pipeline_proves_fixtures_end_to_end)
+{
+    char w1[512], w2[512], r2[512], bad[512], cmd[1200];
+    struct pipe_submit_part p1[3], p2[2], p3[3];
+    uint32_t j1, j2, j3, in_use = 9, nfree = 0, failed_part = JOBTAB_NONE;
+    struct jobtab *jt = &pl.data.jobtab;
+    char zk1[512], zk2[512];
+    char names[8][16];
+
+    fixture(zk1, sizeof(zk1), "bn128", "circuit_final.zkey");
+    fixture(zk2, sizeof(zk2), "bn128-chain", "circuit_final.zkey");
+    fixture(w1, sizeof(w1), "bn128", "witness.wtns");
+    fixture(w2, sizeof(w2), "bn128-chain", "witness.wtns");
+    fixture(r2, sizeof(r2), "bn128-chain", "circuit.r1cs");
+    /* The bad witness: another circuit's (wrong length for the bn128 zkey). */
+    snprintf(bad, sizeof(bad), "%s/bad.wtns", outdir);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", w2, bad);
+    ck_assert_int_eq(system(cmd), 0);
+    for (int i = 0; i < 8; i++)
+        snprintf(names[i], sizeof(names[i]), "p%d", i);
+    for (int i = 0; i < 3; i++)
+        p1[i] = (struct pipe_submit_part){ w1, NULL, names[i] };
+    for (int i = 0; i < 2; i++)
+        p2[i] = (struct pipe_submit_part){ w2, r2, names[3 + i] };
+    p3[0] = (struct pipe_submit_part){ w1, NULL, names[5] };
+    p3[1] = (struct pipe_submit_part){ bad, NULL, NULL };
+    p3[2] = (struct pipe_submit_part){ w1, NULL, names[6] };
+
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p1, pipe_stage_now(), &j1, err,
+                                      sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk2, outdir, 1, 2, p2, pipe_stage_now(), &j2, err,
+                                      sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, pipe_stage_now(), &j3, err,
+                                      sizeof(err)) == 0, "%s", err);
+    stages_start();
+    ck_assert_uint_eq(wait_job(j1), JOBTAB_DONE);
+    ck_assert_uint_eq(wait_job(j2), JOBTAB_DONE);
+    ck_assert_uint_eq(wait_job(j3), JOBTAB_FAILED);
+    /* Let the finalizer trim when idle, then stop every stage cleanly. */
+    usleep(300000);
+    stages_stop();
+
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(part_state(jt->jobs[j1].first_part + i), JOBTAB_DONE);
+    for (int i = 0; i < 2; i++)
+        ck_assert_uint_eq(part_state(jt->jobs[j2].first_part + i), JOBTAB_DONE);
+    for (int i = 0; i < 3; i++) {
+        uint32_t p = jt->jobs[j3].first_part + i;
+
+        if (i == 1) {
+            ck_assert_uint_eq(part_state(p), JOBTAB_FAILED);
+            failed_part = p;
+        } else {
+            ck_assert_uint_eq(part_state(p), JOBTAB_DONE);
+        }
+    }
+    ck_assert_msg(strstr(jt->parts[failed_part].reason, "bad.wtns") != NULL,
+                  "reason does not name the witness: %s", jt->parts[failed_part].reason);
+    ck_assert_str_eq(jt->jobs[j3].reason, "1 of 3 partitions failed");
+    for (int i = 0; i < 3; i++)
+        check_outputs("bn128", names[i]);
+    for (int i = 3; i < 5; i++)
+        check_outputs("bn128-chain", names[i]);
+    check_outputs("bn128", names[5]);
+    check_outputs("bn128", names[6]);
+    snprintf(cmd, sizeof(cmd), "%s/bad.proof.json", outdir);
+    ck_assert_int_eq(access(cmd, F_OK), -1);
+
+    /* Every buffer is back; every partition's buffer field cleared. */
+    ck_assert_int_eq(pool_node_counts(&pl.data.pool, -1, &in_use, &nfree), 0);
+    ck_assert_uint_eq(in_use, 0);
+    ck_assert_uint_eq(nfree, 3);
+    for (uint32_t p = 0; p < 8; p++)
+        ck_assert_uint_eq(jt->parts[p].buf, JOBTAB_NONE);
+
+    /* Stats: each stage counted its partitions; the two workers share 7. */
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 0), 7);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 1), 1);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_GPUWORKER, 0, 0) +
+                          slot_counter(STATS_ROLE_GPUWORKER, 1, 0), 7);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 0), 7);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 3), 2); /* jobs done */
+    /* j3 is decided by whichever stage ends its last partition: synth or finalizer. */
+    ck_assert_uint_le(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 1);
+    ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 5), 3);  /* trims */
+    {
+        struct stats_snapshot s;
+        uint64_t sum = 0;
+
+        ck_assert_int_eq(stats_slot_read(pipeline_stats_slot(&pl, STATS_ROLE_GPUWORKER, 0), &s,
+                                         pipe_stage_now(), 1000), 0);
+        for (int i = 0; i < STATS_MAX_STATES; i++)
+            sum += s.state_ns[i];
+        ck_assert_uint_eq(sum, s.wall_ns);
+        ck_assert_str_eq(s.state_names[STATS_STAGE0 + 1], "ntt");
+        ck_assert_str_eq(s.hist_names[0], "gap");
+    }
+}
+END_TEST
+
+START_TEST(test_pipeline_zkey_cache_misses_on_a_changed_file)
+{
+    struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
+    struct pipe_stage st;
+    const zkey *z1, *z2;
+    char path[512], cmd[2200];
+    struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000, 0 } };
+    struct stat sb;
+
+    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s",
+                  err);
+    fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
+    snprintf(path, sizeof(path), "%s/k.zkey", outdir);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fx, path);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(pipe_stage_zkey(&st, path, &z1, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_ptr_eq(z1, z2);
+    ck_assert_uint_eq(st.zc_clock, 2);
+    /* Same bytes, new mtime: a miss, and the old entry for that path is dropped. */
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    {
+        int used = 0;
+
+        for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+            if (st.zc[i].used) {
+                used++;
+                ck_assert_int_eq(st.zc[i].mtim.tv_sec, sb.st_mtim.tv_sec);
+            }
+        ck_assert_int_eq(used, 1);
+    }
+    /* Replaced by another file under the same name: the new one is served. */
+    fixture(fx, sizeof(fx), "bn128-chain", "circuit_final.zkey");
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", fx, path, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_ne(z2->nvars, 0);
+    {
+        zkey ref;
+
+        memset(&ref, 0, sizeof(ref));
+        ck_assert_int_eq(zkey_open(&ref, fx, err, sizeof(err)), 0);
+        ck_assert_uint_eq(z2->nvars, ref.nvars);
+        zkey_close(&ref);
+    }
+    /* Missing file: an error naming it. */
+    ck_assert_int_lt(pipe_stage_zkey(&st, "/nonexistent/k.zkey", &z2, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/k.zkey"));
+    pipe_stage_close(&st);
+}
+END_TEST
+
+START_TEST(test_pipeline_stale_hint_is_put_back)
+{
+    struct pipe_submit_part parts[1] = { { "/w/one.wtns", NULL, NULL } };
+    uint32_t j, p, v;
+
+    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", outdir, 0, 1, parts, 1, &j, err,
+                                         sizeof(err)), 0);
+    p = pl.data.jobtab.jobs[j].first_part;
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), 0);
+    /* As if a new submit were still filling this partition's entry. */
+    barrier_store_release(&pipeline_partinfo(&pl, p)->job_id, 0);
+    ck_assert_int_eq(ring_try_push(pipeline_ring(&pl, PIPE_RING_SYNTH), p), 0);
+    stages_start();
+    for (int i = 0; i < 100 && !slot_counter(STATS_ROLE_SYNTH, 0, 3); i++)
+        usleep(10000);
+    stages_stop();
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 3), 1);
+    ck_assert_uint_eq(part_state(p), JOBTAB_QUEUED);
+}
+END_TEST
+
+static Suite *pipeline_suite(void)
+{
+    Suite *s = suite_create("pipeline");
+    TCase *tc = tcase_create("instance");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_pipeline_slot_map_and_regions);
+    tcase_add_test(tc, test_pipeline_submit_fills_and_seals_partinfo);
+    tcase_add_test(tc, test_pipeline_reason_names_the_file);
+    tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
+    tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
+    tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(pipeline_suite());
+    int nf;
+
+    srunner_run_all(sr, CK_NORMAL);
+    nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
