@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -431,6 +433,127 @@ START_TEST(test_pipeline_stale_hint_is_put_back)
 }
 END_TEST
 
+
+/* ---- the real executables ----------------------------------------------------------- */
+
+static const char *bin_dir(char *dst, size_t len)
+{
+    const char *b = getenv("BUILD");
+
+    snprintf(dst, len, "%s/bin", b && *b ? b : "build");
+    return dst;
+}
+
+static pid_t spawn(const char *bin, const char *idx)
+{
+    char dir[256], path[512];
+    pid_t pid;
+
+    snprintf(path, sizeof(path), "%s/%s", bin_dir(dir, sizeof(dir)), bin);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execl(path, bin, "--instance", inst, "--index", idx, "--threads", "1", "--generation",
+              "3", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int run_status(const char *bin, const char *a1, const char *a2, const char *a3)
+{
+    char dir[256], path[512];
+    int st;
+    pid_t pid;
+
+    snprintf(path, sizeof(path), "%s/%s", bin_dir(dir, sizeof(dir)), bin);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+            _exit(127);
+        execl(path, bin, a1, a2, a3, (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Outputs go to $PIPELINE_OUT when set (tests/scripts/pipeline_stages.sh verifies them
+ * with snarkjs), else to the scratch dir. */
+START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
+{
+    static const char *bins[4] = { "cuzk-synth", "cuzk-gpuworker", "cuzk-gpuworker",
+                                    "cuzk-finalizer" };
+    static const char *idx[4] = { "0", "0", "1", "0" };
+    static const enum stats_role roles[4] = { STATS_ROLE_SYNTH, STATS_ROLE_GPUWORKER,
+                                              STATS_ROLE_GPUWORKER, STATS_ROLE_FINALIZER };
+    const char *keep = getenv("PIPELINE_OUT");
+    const char *out = keep && *keep ? keep : outdir;
+    char dir[256], path[600], zk[2][512], w[2][512], r[512];
+    struct pipe_submit_part parts[2][2];
+    uint32_t j[2];
+    pid_t pids[4];
+
+    snprintf(path, sizeof(path), "%s/cuzk-finalizer", bin_dir(dir, sizeof(dir)));
+    if (access(path, X_OK) != 0) {
+        fprintf(stderr, "SKIP: %s not built\n", path);
+        return;
+    }
+    ck_assert_int_eq(run_status("cuzk-synth", "--help", NULL, NULL), 0);
+    ck_assert_int_eq(run_status("cuzk-gpuworker", "--bogus", NULL, NULL), PIPE_EXIT_USAGE);
+    ck_assert_int_eq(run_status("cuzk-finalizer", "--index", "0", NULL), PIPE_EXIT_USAGE);
+    ck_assert_int_eq(run_status("cuzk-synth", "--instance", "no-such-instance-x", NULL),
+                     PIPE_EXIT_SYSTEM);
+
+    fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
+    fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
+    fixture(w[0], sizeof(w[0]), "bn128", "witness.wtns");
+    fixture(w[1], sizeof(w[1]), "bn128-chain", "witness.wtns");
+    fixture(r, sizeof(r), "bn128-chain", "circuit.r1cs");
+    parts[0][0] = (struct pipe_submit_part){ w[0], NULL, "bn128-a" };
+    parts[0][1] = (struct pipe_submit_part){ w[0], NULL, "bn128-b" };
+    parts[1][0] = (struct pipe_submit_part){ w[1], r, "bn128-chain-a" };
+    parts[1][1] = (struct pipe_submit_part){ w[1], r, "bn128-chain-b" };
+    for (int i = 0; i < 4; i++)
+        pids[i] = spawn(bins[i], idx[i]);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(pipeline_submit_job(&pl, zk[i], out, 0, 2, parts[i], pipe_stage_now(),
+                                          &j[i], err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(wait_job(j[0]), JOBTAB_DONE);
+    ck_assert_uint_eq(wait_job(j[1]), JOBTAB_DONE);
+    usleep(300000);
+    /* Idle, each process still beats (every 100 ms at most) in its own slot. */
+    for (int i = 0; i < 4; i++) {
+        struct stats_snapshot snap;
+        uint64_t now = pipe_stage_now();
+
+        ck_assert_int_eq(stats_slot_read(pipeline_stats_slot(&pl, roles[i],
+                                                             (uint32_t)atoi(idx[i])),
+                                         &snap, now, 1000), 0);
+        ck_assert_int_eq(snap.pid, pids[i]);
+        ck_assert_msg(now - snap.heartbeat_ns < 150000000ull, "%s %s: heartbeat %.3f s old",
+                      bins[i], idx[i], (double)(now - snap.heartbeat_ns) * 1e-9);
+        ck_assert_uint_eq(snap.state, STATS_IDLE);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(kill(pids[i], SIGTERM), 0);
+    for (int i = 0; i < 4; i++) {
+        int st;
+
+        ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s exited with status %#x",
+                      bins[i], st);
+    }
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s.proof.json", out, parts[0][i].name);
+        ck_assert_int_eq(access(path, R_OK), 0);
+        snprintf(path, sizeof(path), "%s/%s.public.json", out, parts[1][i].name);
+        ck_assert_int_eq(access(path, R_OK), 0);
+    }
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -444,6 +567,12 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
     tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
     tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
+    suite_add_tcase(s, tc);
+    /* Its own case: tests/scripts/pipeline_stages.sh runs it alone (CK_RUN_CASE). */
+    tc = tcase_create("executables");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_pipeline_stage_binaries_prove_and_stop_on_sigterm);
     suite_add_tcase(s, tc);
     return s;
 }
