@@ -329,8 +329,7 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 		rc = wtns_check_zkey(&w, &z, err, sizeof(err));
 		wtns_close(&w);
 		if (rc) {
-			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s does not belong to zkey "
-				  "%s: %s", r->witnesses[i], r->zkey, err);
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 			goto err;
 		}
 	}

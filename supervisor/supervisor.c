@@ -1151,12 +1151,11 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	if (rc)
 		return rc;
 	pool_slab_setup(&s->pl.data.pool, 0, &rep, NULL);
-	logmsg("segments cuzk-%s.{data,stats}: %u buffer(s) of %u MiB%s%s%s%s", s->c->instance,
+	logmsg("segments cuzk-%s.{data,stats}: %u buffer(s) of %u MiB%s%s%s", s->c->instance,
 	       s->c->buffers, s->c->buffer_mb, rep.locked ? ", locked" : "",
-	       rep.huge ? ", huge pages" : "", rep.numa_bound ? ", NUMA-bound" : "",
-	       rep.reason[0] ? " (" : "");
+	       rep.huge ? ", huge pages" : "", rep.numa_bound ? ", NUMA-bound" : "");
 	if (rep.reason[0])
-		logmsg("  %s)", rep.reason);
+		logmsg("buffers: %s", rep.reason);
 	s->slot = pipeline_stats_slot(&s->pl, STATS_ROLE_SUPERVISOR, 0);
 	if (s->slot) {
 		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), now_ns());

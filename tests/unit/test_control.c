@@ -1,0 +1,153 @@
+/* test_control.c — control protocol parsing, framing and reply shapes (no socket). */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/control.h"
+
+static int parse(const char *line, struct control_req *r, struct control_err *e)
+{
+	return control_parse(line, strlen(line), r, e);
+}
+
+START_TEST(test_control_parses_submit)
+{
+	struct control_req r;
+	struct control_err e;
+
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
+			       "\"witnesses\":[\"/a.wtns\",\"/b.wtns\"],\"priority\":5}", &r, &e), 0);
+	ck_assert_int_eq(r.kind, CONTROL_SUBMIT);
+	ck_assert_str_eq(r.zkey, "/z");
+	ck_assert_uint_eq(r.n_witnesses, 2);
+	ck_assert_str_eq(r.witnesses[1], "/b.wtns");
+	ck_assert_int_eq(r.priority, 5);
+	ck_assert_ptr_null(r.r1cs);
+	control_req_free(&r);
+}
+END_TEST
+
+START_TEST(test_control_rejects_bad_requests_with_codes)
+{
+	static const struct {
+		const char *line, *code;
+	} cases[] = {
+		{ "{\"req\":", CONTROL_E_BAD_JSON },
+		{ "42", CONTROL_E_BAD_JSON },
+		{ "{}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"nope\"}", CONTROL_E_UNKNOWN },
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[]}",
+		  CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[1]}",
+		  CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"wait\"}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"wait\",\"job\":-1}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"status\",\"req\":\"drain\"}", CONTROL_E_BAD_JSON },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct control_req r;
+		struct control_err e;
+
+		ck_assert_msg(parse(cases[i].line, &r, &e) == -EINVAL, "accepted %s", cases[i].line);
+		ck_assert_msg(!strcmp(e.code, cases[i].code), "%s: code %s, expected %s",
+			      cases[i].line, e.code, cases[i].code);
+		ck_assert_int_gt(strlen(e.message), 10);
+	}
+}
+END_TEST
+
+struct lines {
+	int n, oversized;
+	char last[64];
+};
+
+static int on_line(void *arg, const char *line, size_t len)
+{
+	struct lines *l = arg;
+
+	if (!line) {
+		l->oversized++;
+		return 0;
+	}
+	l->n++;
+	snprintf(l->last, sizeof(l->last), "%.*s", (int)len, line);
+	return 0;
+}
+
+START_TEST(test_control_framer_splits_and_drops_oversized)
+{
+	struct control_framer f = { 0 };
+	struct lines l = { 0 };
+	char *big = malloc(CONTROL_LINE_MAX + 100);
+
+	ck_assert_int_eq(control_framer_feed(&f, "{\"a\":1}\n{\"b\"", 12, on_line, &l), 0);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_int_eq(control_framer_feed(&f, ":2}\r\n", 5, on_line, &l), 0);
+	ck_assert_int_eq(l.n, 2);
+	ck_assert_str_eq(l.last, "{\"b\":2}");
+	memset(big, 'x', CONTROL_LINE_MAX + 100);
+	/* in two pieces, the newline in a later one: reported once, then framing recovers */
+	ck_assert_int_eq(control_framer_feed(&f, big, CONTROL_LINE_MAX + 100, on_line, &l), 0);
+	ck_assert_int_eq(control_framer_feed(&f, big, 10, on_line, &l), 0);
+	ck_assert_int_eq(control_framer_feed(&f, "\n{}\n", 4, on_line, &l), 0);
+	ck_assert_int_eq(l.oversized, 1);
+	ck_assert_int_eq(l.n, 3);
+	ck_assert_str_eq(l.last, "{}");
+	control_framer_free(&f);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_control_replies_are_one_line)
+{
+	char *e = control_reply_error(CONTROL_E_NO_JOB, "no job 7");
+	char *o = control_reply_ok(json_pack("{s:i}", "job", 7));
+
+	ck_assert_str_eq(e, "{\"ok\":false,\"error\":\"no_such_job\",\"message\":\"no job 7\"}\n");
+	ck_assert_ptr_nonnull(strstr(o, "\"ok\":true"));
+	ck_assert_ptr_nonnull(strstr(o, "\"job\":7"));
+	ck_assert_int_eq(o[strlen(o) - 1], '\n');
+	free(e);
+	free(o);
+}
+END_TEST
+
+START_TEST(test_control_wtns_name)
+{
+	char n[PIPE_NAME_LEN];
+
+	ck_assert_int_eq(control_wtns_name("/a/b/w1.wtns", n, sizeof(n)), 0);
+	ck_assert_str_eq(n, "w1");
+	ck_assert_int_eq(control_wtns_name("plain", n, sizeof(n)), 0);
+	ck_assert_str_eq(n, "plain");
+	ck_assert_int_eq(control_wtns_name("/a/.wtns", n, sizeof(n)), 0); /* kept: name ".wtns" */
+	ck_assert_int_eq(control_wtns_name("/a/", n, sizeof(n)), -EINVAL);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("control");
+	TCase *tc = tcase_create("protocol");
+
+	tcase_add_test(tc, test_control_parses_submit);
+	tcase_add_test(tc, test_control_rejects_bad_requests_with_codes);
+	tcase_add_test(tc, test_control_framer_splits_and_drops_oversized);
+	tcase_add_test(tc, test_control_replies_are_one_line);
+	tcase_add_test(tc, test_control_wtns_name);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

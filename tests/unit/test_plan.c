@@ -1,0 +1,183 @@
+/* test_plan.c — placement properties on synthetic hwloc topologies (cpu:N devices;
+ * GPU-locality placement needs PCI/OS devices in an XML topology: not covered here). */
+#include <check.h>
+#include <errno.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/config.h"
+#include "cuzk/plan.h"
+
+static void make_plan(const char *synthetic, const char *devices, struct plan *p)
+{
+	struct cuzkd_config c;
+	hwloc_topology_t t;
+	char err[512];
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_set(&c, "devices", devices, err, sizeof(err)), 0);
+	ck_assert_msg(plan_topology_load(&t, NULL, synthetic, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(plan_compute(t, &c, p, err, sizeof(err)) == 0, "%s", err);
+	hwloc_topology_destroy(t);
+}
+
+/* Every worker, one synth per node and the finalizer are placed, each with cores. */
+static void check_complete(const struct plan *p, uint32_t workers, uint32_t nodes)
+{
+	uint32_t w = 0, s = 0, f = 0;
+
+	ck_assert_uint_eq(p->n_workers, workers);
+	ck_assert_uint_eq(p->n_nodes, nodes);
+	ck_assert_uint_eq(p->n_synth, nodes);
+	for (uint32_t i = 0; i < p->n_places; i++) {
+		const struct plan_place *pl = &p->places[i];
+
+		ck_assert_int_gt(CPU_COUNT(&pl->cpus), 0);
+		w += pl->role == PLAN_WORKER;
+		s += pl->role == PLAN_SYNTH;
+		f += pl->role == PLAN_FINALIZER;
+		if (pl->role == PLAN_SYNTH)
+			ck_assert_int_eq(pl->numa_node, p->node_os[pl->index]);
+	}
+	ck_assert_uint_eq(w, workers);
+	ck_assert_uint_eq(s, nodes);
+	ck_assert_uint_eq(f, 1);
+}
+
+static void check_disjoint(const struct plan *p)
+{
+	for (uint32_t i = 0; i < p->n_places; i++)
+		for (uint32_t j = i + 1; j < p->n_places; j++) {
+			cpu_set_t x;
+
+			CPU_AND(&x, &p->places[i].cpus, &p->places[j].cpus);
+			ck_assert_msg(CPU_COUNT(&x) == 0, "%s %u and %s %u share a core",
+				      plan_role_name(p->places[i].role), p->places[i].index,
+				      plan_role_name(p->places[j].role), p->places[j].index);
+		}
+}
+
+START_TEST(test_plan_two_socket_no_core_twice)
+{
+	struct plan p;
+
+	make_plan("pack:2 numa:1 core:16 pu:2", "cpu:8", &p);
+	check_complete(&p, 8, 2);
+	check_disjoint(&p);
+	ck_assert_int_eq(p.shared, 0);
+	/* workers alternate nodes, and their cores lie on their node */
+	for (uint32_t i = 0; i < p.n_places; i++)
+		if (p.places[i].role == PLAN_WORKER)
+			ck_assert_int_eq(p.places[i].numa_node, p.node_os[p.places[i].index % 2]);
+}
+END_TEST
+
+START_TEST(test_plan_one_socket_four_workers)
+{
+	struct plan p;
+
+	make_plan("pack:1 numa:1 core:8 pu:2", "cpu:4", &p);
+	check_complete(&p, 4, 1);
+	check_disjoint(&p);
+	ck_assert_int_eq(p.shared, 0);
+}
+END_TEST
+
+START_TEST(test_plan_four_nodes)
+{
+	struct plan p;
+
+	make_plan("pack:2 numa:2 core:4 pu:1", "cpu:8", &p);
+	check_complete(&p, 8, 4);
+	check_disjoint(&p);
+}
+END_TEST
+
+START_TEST(test_plan_too_few_cores_shares_and_says_so)
+{
+	struct plan p;
+
+	make_plan("pack:1 core:2 pu:1", "cpu:2", &p);
+	check_complete(&p, 2, 1);
+	ck_assert_int_eq(p.shared, 1);
+	ck_assert_ptr_nonnull(strstr(p.note, "shared"));
+	/* workers still get distinct cores */
+	{
+		cpu_set_t x;
+
+		CPU_AND(&x, &p.places[0].cpus, &p.places[1].cpus);
+		ck_assert_int_eq(CPU_COUNT(&x), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_plan_cuda_without_gpus_is_refused)
+{
+	struct cuzkd_config c;
+	struct plan p;
+	hwloc_topology_t t;
+	char err[512];
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_set(&c, "devices", "cuda:all", err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_topology_load(&t, NULL, "pack:1 core:4 pu:1", err, sizeof(err)), 0);
+	ck_assert_int_eq(plan_compute(t, &c, &p, err, sizeof(err)), -ENODEV);
+	ck_assert_ptr_nonnull(strstr(err, "no NVIDIA GPU"));
+	hwloc_topology_destroy(t);
+}
+END_TEST
+
+START_TEST(test_config_file_and_command_line)
+{
+	struct cuzkd_config c;
+	char path[] = "/tmp/cuzk-test-config-XXXXXX", err[512];
+	int fd = mkstemp(path);
+	char *argv[] = { "cuzkd", "--config", path, "--buffers", "3", NULL };
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	fputs("[cuzkd]\n# comment\ninstance = fromfile\nbuffers = 9\ndevices = cpu:3\nforeground\n", f);
+	fclose(f);
+	ck_assert_msg(config_parse_args(&c, 5, argv, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.instance, "fromfile");
+	ck_assert_uint_eq(c.buffers, 3); /* the command line wins */
+	ck_assert_uint_eq(c.n_devices, 3);
+	ck_assert_int_eq(c.foreground, 1);
+	ck_assert_int_eq(config_set(&c, "devices", "gpu:1", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(config_set(&c, "instance", "bad/name", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(config_set(&c, "devices", "cuda:0,2", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.n_devices, 2);
+	ck_assert_int_eq(c.cuda_ids[1], 2);
+	unlink(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("plan");
+	TCase *tc = tcase_create("placement");
+
+	tcase_add_test(tc, test_plan_two_socket_no_core_twice);
+	tcase_add_test(tc, test_plan_one_socket_four_workers);
+	tcase_add_test(tc, test_plan_four_nodes);
+	tcase_add_test(tc, test_plan_too_few_cores_shares_and_says_so);
+	tcase_add_test(tc, test_plan_cuda_without_gpus_is_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("config");
+	tcase_add_test(tc, test_config_file_and_command_line);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
