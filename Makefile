@@ -133,6 +133,8 @@ endif
 
 # ---- targets ---------------------------------------------------------------
 .PHONY: all test unit-tests asan tsan bench install clean fixtures demo
+# keep test and bench objects between runs (make would delete them as intermediates)
+.SECONDARY:
 .DEFAULT_GOAL := all
 all: $(LIBS_BUILT) $(BINS)
 
