@@ -15,6 +15,7 @@
 #include "cuzk/error.h"
 #include "cuzk/groth16.h"
 #include "cuzk/r1cs.h"
+#include "cuzk/verify.h"
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
@@ -25,12 +26,15 @@ static const char usage_text[] =
     "  --timings          print the time of each step on stderr\n"
     "  --r1cs FILE        check every constraint of FILE against the witness first\n"
     "                     (the zkey alone cannot tell an unsatisfying witness)\n"
+    "  --no-verify        do not verify the proof before writing it (by default a proof\n"
+    "                     that fails the pairing check is not written: exit 8)\n"
     "  --insecure-seed N  TESTS ONLY: derive the blinding r, s from N. A proof with\n"
     "                     known r, s reveals the witness; never use it for real proofs.\n"
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n"
     "exit codes: 0 ok, 2 usage, 3 unreadable input, 4 not a zkey/wtns/r1cs, 5 truncated,\n"
-    "  6 unsupported protocol or curve, 7 witness/zkey mismatch, 8 unsatisfied witness,\n"
-    "  9 output not writable, 10 internal error\n";
+    "  6 unsupported protocol or curve, 7 witness/zkey mismatch, 8 unsatisfied witness\n"
+    "  (by --r1cs, or the proof failed verification), 9 output not writable,\n"
+    "  10 internal error\n";
 
 static double now_s(void)
 {
@@ -67,6 +71,39 @@ static int output_probe(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* Verifies the proof against the zkey's own key and the witness's public signals, so
+ * no proof that fails the pairing check is ever written. Without --r1cs this is the
+ * only check that the witness satisfies the circuit (the zkey holds no C matrix).
+ * Returns 0, -CUZK_E_UNSATISFIED with the reason, or the key's error. */
+static int self_verify(const zkey *z, const uint8_t *values, const groth16_proof *proof, char *err, size_t errlen)
+{
+    groth16_vk vk;
+    int rc = groth16_vk_from_zkey(&vk, z, err, errlen);
+    if (rc) return rc;
+    uint64_t *pub = malloc(((size_t)z->npublic + 1) * 4 * sizeof *pub);
+    if (!pub) {
+        groth16_vk_free(&vk);
+        snprintf(err, errlen, "out of memory");
+        return -CUZK_E_INTERNAL;
+    }
+    memcpy(pub, values + z->n8r, (size_t)z->npublic * 4 * sizeof *pub); /* signals 1..nPublic, canonical */
+    bool valid = false;
+    char why[256] = "";
+    rc = groth16_verify_proof(&vk, proof, pub, z->npublic, &valid, why, sizeof why);
+    if (rc == 0 && !valid) {
+        snprintf(err, errlen,
+                 "the witness does not satisfy the circuit, or the computation was faulty: the proof fails "
+                 "verification (%s); nothing written (--r1cs FILE names the first failing constraint)",
+                 why);
+        rc = -CUZK_E_UNSATISFIED;
+    } else if (rc) {
+        snprintf(err, errlen, "%s", why);
+    }
+    free(pub);
+    groth16_vk_free(&vk);
+    return rc;
+}
+
 static int parse_rs(const zkey *z, const char *arg, groth16_blind *bl)
 {
     char buf[256];
@@ -85,10 +122,11 @@ int prove_local_main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},   {"timings", no_argument, NULL, 'T'},
         {"r1cs", required_argument, NULL, 'r'},      {"insecure-seed", required_argument, NULL, 'S'},
         {"insecure-rs", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
+        {"no-verify", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     unsigned threads = 0;
-    bool timings = false, have_seed = false;
+    bool timings = false, have_seed = false, verify = true;
     const char *r1cs_path = NULL, *rs_arg = NULL;
     unsigned long long seed = 0;
     int c;
@@ -103,6 +141,7 @@ int prove_local_main(int argc, char **argv)
             if (*end || !*optarg) return fail(CUZK_E_USAGE, "--threads needs a number");
             break;
         case 'T': timings = true; break;
+        case 'V': verify = false; break;
         case 'r': r1cs_path = optarg; break;
         case 'S':
             seed = strtoull(optarg, &end, 10);
@@ -168,6 +207,9 @@ int prove_local_main(int argc, char **argv)
     groth16_proof proof;
     if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
     double t1 = now_s();
+    if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    double t_verify = now_s() - t1;
+    t1 = now_s();
     if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
         (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
         unlink(proof_path);
@@ -181,9 +223,9 @@ int prove_local_main(int argc, char **argv)
                 "  read+check  %8.3f s\n  matvec      %8.3f s\n  ntt         %8.3f s\n"
                 "  msm A       %8.3f s\n  msm B1      %8.3f s\n  msm B2 (G2) %8.3f s\n"
                 "  msm C       %8.3f s\n  msm H       %8.3f s\n  blind       %8.3f s\n"
-                "  write       %8.3f s\n  total       %8.3f s\n",
+                "  verify      %8.3f s\n  write       %8.3f s\n  total       %8.3f s\n",
                 groth16_curve_name(&z), z.nvars, z.lg_domain, t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1,
-                t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_write, now_s() - t0);
+                t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify, t_write, now_s() - t0);
     }
 out:
     r1cs_close(&r);
