@@ -8,18 +8,21 @@
 #include <string.h>
 
 #include "cuzk/error.h"
+#include "cuzk/verify.h"
 #include "cuzk/wtns.h"
 
 #define POLL_NS 100000000ll            /* the 100 ms heartbeat promise */
 #define IDLE_TRIM_NS 1000000000ull     /* trim once after 1 s without work */
 
-enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM };
-enum { C_DONE, C_FAILED, C_LOST, C_JOBS_DONE, C_JOBS_FAILED, C_TRIMS };
+enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM, S_VERIFY };
+enum { C_DONE, C_FAILED, C_LOST, C_JOBS_DONE, C_JOBS_FAILED, C_TRIMS, C_VERIFY_FAILED };
 enum { H_PART, H_TRIM, H_JOB, H_WRITE };
 
-static const char *const state_names[] = { "zkey", "blind", "read_wtns", "write", "trim", NULL };
+static const char *const state_names[] = { "zkey", "blind", "read_wtns", "write", "trim",
+                                           "verify", NULL };
 static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
-                                             "jobs_done", "jobs_failed", "trims", NULL };
+                                             "jobs_done", "jobs_failed", "trims",
+                                             "verify_failed", NULL };
 static const char *const hist_names[] = { "part", "trim", "job", "write", NULL };
 
 struct finalizer {
@@ -28,7 +31,78 @@ struct finalizer {
     uint32_t since_trim;  /* partitions since the last trim */
     uint64_t last_work;   /* when the last partition ended */
     int trimmed_idle;     /* this idle period has had its trim */
+    /* The verification key of the last zkey used, with that zkey's identity (the
+     * cache entry it came from may be reused for another file). */
+    int vk_valid;
+    struct pipe_zkey_entry vk_of;
+    groth16_vk vk;
 };
+
+/* The key for z (a pointer into the stage's zkey cache), derived once per zkey file. */
+static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, char *err,
+                  size_t errlen)
+{
+    const struct pipe_zkey_entry *e = NULL;
+    int rc;
+
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+        if (&f->st.zc[i].z == z)
+            e = &f->st.zc[i];
+    if (f->vk_valid && e && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino &&
+        e->size == f->vk_of.size && e->mtim.tv_sec == f->vk_of.mtim.tv_sec &&
+        e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
+        *out = &f->vk;
+        return 0;
+    }
+    if (f->vk_valid)
+        groth16_vk_free(&f->vk);
+    f->vk_valid = 0;
+    rc = groth16_vk_from_zkey(&f->vk, z, err, errlen);
+    if (rc)
+        return rc;
+    if (e) {
+        f->vk_of.dev = e->dev;
+        f->vk_of.ino = e->ino;
+        f->vk_of.size = e->size;
+        f->vk_of.mtim = e->mtim;
+        f->vk_valid = 1;
+    }
+    *out = &f->vk;
+    return 0;
+}
+
+/* Pairing check of the proof against the zkey's key and the witness's public values,
+ * before anything is published. 0, -CUZK_E_UNSATISFIED (invalid: reason in err), or
+ * the key's error. */
+static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
+                  const groth16_proof *proof, char *err, size_t errlen)
+{
+    const groth16_vk *vk;
+    uint64_t *pub;
+    bool valid = false;
+    char why[256] = "";
+    int rc = vk_for(f, z, &vk, err, errlen);
+
+    if (rc)
+        return rc;
+    pub = malloc(((size_t)z->npublic + 1) * 4 * sizeof(*pub));
+    if (!pub) {
+        snprintf(err, errlen, "out of memory");
+        return -CUZK_E_INTERNAL;
+    }
+    /* Signals 1..nPublic, canonical, copied to aligned memory. */
+    memcpy(pub, values + z->n8r, (size_t)z->npublic * 4 * sizeof(*pub));
+    rc = groth16_verify_proof(vk, proof, pub, z->npublic, &valid, why, sizeof(why));
+    if (rc == 0 && !valid) {
+        snprintf(err, errlen, "proof fails verification: the witness does not satisfy the "
+                 "circuit, or a faulty computation (%s)", why);
+        rc = -CUZK_E_UNSATISFIED;
+    } else if (rc) {
+        snprintf(err, errlen, "%s", why);
+    }
+    free(pub);
+    return rc;
+}
 
 static void trim(struct finalizer *f)
 {
@@ -117,17 +191,21 @@ static void final_one(struct finalizer *f, uint32_t p)
     groth16_finalize(z, &pipeline_result(pl, p)->raw, &bl, &proof);
     memset(&bl, 0, sizeof(bl)); /* r, s known = witness known: keep them nowhere */
 
-    /* ---- VERIFY HERE -------------------------------------------------------------
-     * The pairing check of `proof` against the zkey's verification key (alpha1,
-     * beta2, gamma2, delta2, IC with the public values below) belongs here, before
-     * anything is published: a wrong proof (bad witness the zkey cannot tell, device
-     * fault) must fail the partition ("proof does not verify: ..."), not reach OUT.
-     * The verifier is being written separately (include/cuzk/pairing.h); call it here
-     * once it lands. Until then proofs are published unverified. */
-
     pipe_stage_enter(st, S_READ);
     if ((rc = wtns_open(&w, pi->wtns_path, err, sizeof(err))) ||
         (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+        fail_part(f, p, pi->wtns_path, err);
+        goto out;
+    }
+    /* Verify before publishing: a witness the zkey cannot tell is wrong (no r1cs) or a
+     * device fault fails the partition here instead of reaching OUT. */
+    pipe_stage_enter(st, S_VERIFY);
+    pipe_stage_long_begin(st);
+    rc = verify(f, z, w.values, &proof, err, sizeof(err));
+    pipe_stage_long_end(st);
+    if (rc) {
+        if (rc == -CUZK_E_UNSATISFIED)
+            pipe_stage_count(st, C_VERIFY_FAILED, 1);
         fail_part(f, p, pi->wtns_path, err);
         goto out;
     }
@@ -198,6 +276,8 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         f->last_work = pipe_stage_now();
         pipe_stage_heartbeat(&f->st);
     }
+    if (f->vk_valid)
+        groth16_vk_free(&f->vk);
     pipe_stage_close(&f->st);
     free(f);
     return 0;

@@ -273,7 +273,11 @@ static void synth_one(struct synth *s, uint32_t p)
     /* Release inside the transfer: the buffer's bytes before its new owner. */
     if (pool_buf_transfer(pool, b, pid, pool_owner_part(p)) ||
         jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_READY, 0, NULL)) {
-        /* Only a reclaim by someone who thought us dead can take these from us. */
+        /* Only a reclaim by someone who thought us dead can take these from us. Give
+         * back the buffer if it is still ours or still held for p (each call fails
+         * harmlessly when the reclaim already freed it). */
+        pool_buf_free(pool, b, pid);
+        pool_buf_transfer(pool, b, pool_owner_part(p), POOL_OWNER_FREE);
         fprintf(stderr, "cuzk-synth %u: partition %u or buffer %u taken from us\n",
                 s->o->index, p, b);
         goto out;

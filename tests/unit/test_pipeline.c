@@ -260,9 +260,9 @@ END_TEST
 
 START_TEST(test_pipeline_proves_fixtures_end_to_end)
 {
-    char w1[512], w2[512], r2[512], bad[512], cmd[1200];
-    struct pipe_submit_part p1[3], p2[2], p3[3];
-    uint32_t j1, j2, j3, in_use = 9, nfree = 0, failed_part = JOBTAB_NONE;
+    char w1[512], w2[512], r2[512], bad[512], wrong[512], cmd[1200];
+    struct pipe_submit_part p1[3], p2[2], p3[3], p4[2];
+    uint32_t j1, j2, j3, j4, in_use = 9, nfree = 0, failed_part = JOBTAB_NONE;
     struct jobtab *jt = &pl.data.jobtab;
     char zk1[512], zk2[512];
     char names[8][16];
@@ -276,6 +276,22 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     snprintf(bad, sizeof(bad), "%s/bad.wtns", outdir);
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", w2, bad);
     ck_assert_int_eq(system(cmd), 0);
+    /* The wrong witness: right length, last (private) value changed by one bit. The
+     * zkey cannot tell; only the finalizer's pairing check catches it. */
+    snprintf(wrong, sizeof(wrong), "%s/wrong.wtns", outdir);
+    {
+        FILE *in = fopen(w1, "rb"), *o = fopen(wrong, "wb");
+        unsigned char data[65536];
+        size_t n;
+
+        ck_assert(in && o);
+        n = fread(data, 1, sizeof(data), in);
+        ck_assert_uint_gt(n, 64);
+        data[n - 32] ^= 1;
+        ck_assert_uint_eq(fwrite(data, 1, n, o), n);
+        fclose(in);
+        fclose(o);
+    }
     for (int i = 0; i < 8; i++)
         snprintf(names[i], sizeof(names[i]), "p%d", i);
     for (int i = 0; i < 3; i++)
@@ -292,10 +308,15 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
                                       sizeof(err)) == 0, "%s", err);
     ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, pipe_stage_now(), &j3, err,
                                       sizeof(err)) == 0, "%s", err);
+    p4[0] = (struct pipe_submit_part){ wrong, NULL, NULL };
+    p4[1] = (struct pipe_submit_part){ w1, NULL, names[7] };
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, pipe_stage_now(), &j4, err,
+                                      sizeof(err)) == 0, "%s", err);
     stages_start();
     ck_assert_uint_eq(wait_job(j1), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j2), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j3), JOBTAB_FAILED);
+    ck_assert_uint_eq(wait_job(j4), JOBTAB_FAILED);
     /* Let the finalizer trim when idle, then stop every stage cleanly. */
     usleep(300000);
     stages_stop();
@@ -325,23 +346,39 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     check_outputs("bn128", names[6]);
     snprintf(cmd, sizeof(cmd), "%s/bad.proof.json", outdir);
     ck_assert_int_eq(access(cmd, F_OK), -1);
+    /* The wrong witness: synthesized and proved, refused by the pairing check, never
+     * published; its sibling is. */
+    ck_assert_uint_eq(part_state(jt->jobs[j4].first_part), JOBTAB_FAILED);
+    ck_assert_msg(strstr(jt->parts[jt->jobs[j4].first_part].reason, "wrong.wtns") != NULL &&
+                      strstr(jt->parts[jt->jobs[j4].first_part].reason, "verification"),
+                  "reason: %s", jt->parts[jt->jobs[j4].first_part].reason);
+    ck_assert_uint_eq(part_state(jt->jobs[j4].first_part + 1), JOBTAB_DONE);
+    check_outputs("bn128", names[7]);
+    snprintf(cmd, sizeof(cmd), "%s/wrong.proof.json", outdir);
+    ck_assert_int_eq(access(cmd, F_OK), -1);
+    snprintf(cmd, sizeof(cmd), "%s/wrong.public.json", outdir);
+    ck_assert_int_eq(access(cmd, F_OK), -1);
 
     /* Every buffer is back; every partition's buffer field cleared. */
     ck_assert_int_eq(pool_node_counts(&pl.data.pool, -1, &in_use, &nfree), 0);
     ck_assert_uint_eq(in_use, 0);
     ck_assert_uint_eq(nfree, 3);
-    for (uint32_t p = 0; p < 8; p++)
+    for (uint32_t p = 0; p < 10; p++)
         ck_assert_uint_eq(jt->parts[p].buf, JOBTAB_NONE);
 
-    /* Stats: each stage counted its partitions; the two workers share 7. */
-    ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 0), 7);
+    /* Stats: each stage counted its partitions; the two workers share 9. */
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 0), 9);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 1), 1);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_GPUWORKER, 0, 0) +
-                          slot_counter(STATS_ROLE_GPUWORKER, 1, 0), 7);
-    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 0), 7);
+                          slot_counter(STATS_ROLE_GPUWORKER, 1, 0), 9);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 0), 8);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 1), 1);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 6), 1); /* verify_failed */
     ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 3), 2); /* jobs done */
-    /* j3 is decided by whichever stage ends its last partition: synth or finalizer. */
-    ck_assert_uint_le(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 1);
+    /* j3 is decided by whichever stage ends its last partition (synth or finalizer);
+     * j4 by the finalizer. */
+    ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 1);
+    ck_assert_uint_le(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 2);
     ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 5), 3);  /* trims */
     {
         struct stats_snapshot s;
