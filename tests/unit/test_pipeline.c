@@ -471,6 +471,47 @@ START_TEST(test_pipeline_stale_hint_is_put_back)
 END_TEST
 
 
+START_TEST(test_pipeline_synth_takes_higher_priority_first)
+{
+    char zk[512], w[512];
+    struct pipe_submit_part a[2], b[1];
+    uint32_t ja, jb, v;
+
+    fixture(zk, sizeof(zk), "bn128", "circuit_final.zkey");
+    fixture(w, sizeof(w), "bn128", "witness.wtns");
+    a[0] = (struct pipe_submit_part){ w, NULL, "a0" };
+    a[1] = (struct pipe_submit_part){ w, NULL, "a1" };
+    b[0] = (struct pipe_submit_part){ w, NULL, "b0" };
+    /* The low-priority job is submitted first; its hints are ahead in the ring. */
+    ck_assert_int_eq(pipeline_submit_job(&pl, zk, outdir, 0, 2, a, 1, &ja, err, sizeof(err)), 0);
+    ck_assert_int_eq(pipeline_submit_job(&pl, zk, outdir, 5, 1, b, 2, &jb, err, sizeof(err)), 0);
+    /* Only the synth runs: the READY hints land on the worker rings in its order,
+     * alternating between the two (least-loaded first, worker 0 on a tie). */
+    memset(&stages[0], 0, sizeof(stages[0]));
+    stages[0].o = (struct pipe_stage_opts){ .instance = inst, .threads = 1, .stop = &stop };
+    stages[0].run = synth_run;
+    atomic_store(&stop, 0);
+    ck_assert_int_eq(pthread_create(&stages[0].t, NULL, stage_main, &stages[0]), 0);
+    for (int i = 0; i < 1000 && slot_counter(STATS_ROLE_SYNTH, 0, 0) < 3; i++)
+        usleep(10000);
+    atomic_store(&stop, 1);
+    pthread_join(stages[0].t, NULL);
+    ck_assert_int_eq(stages[0].rc, 0);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_WORKER(0)), &v), 0);
+    ck_assert_uint_eq(v, pl.data.jobtab.jobs[jb].first_part);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_WORKER(1)), &v), 0);
+    ck_assert_uint_eq(v, pl.data.jobtab.jobs[ja].first_part);
+    ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_WORKER(0)), &v), 0);
+    ck_assert_uint_eq(v, pl.data.jobtab.jobs[ja].first_part + 1);
+    /* The buffers stay with their READY partitions. */
+    for (uint32_t i = 0; i < 2; i++)
+        ck_assert_uint_eq(part_state(pl.data.jobtab.jobs[ja].first_part + i), JOBTAB_READY);
+    ck_assert_uint_eq(pool_buf_owner(&pl.data.pool,
+                                     pl.data.jobtab.parts[pl.data.jobtab.jobs[jb].first_part].buf),
+                      pool_owner_part(pl.data.jobtab.jobs[jb].first_part));
+}
+END_TEST
+
 /* ---- the real executables ----------------------------------------------------------- */
 
 static const char *bin_dir(char *dst, size_t len)
@@ -604,6 +645,7 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
     tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
     tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
+    tcase_add_test(tc, test_pipeline_synth_takes_higher_priority_first);
     suite_add_tcase(s, tc);
     /* Its own case: tests/scripts/pipeline_stages.sh runs it alone (CK_RUN_CASE). */
     tc = tcase_create("executables");
