@@ -98,6 +98,9 @@ void stats_slot_start(struct stats_slot *s, enum stats_role role, uint32_t index
 	memset(s->state_names, 0, sizeof(s->state_names));
 	memset(s->counter_names, 0, sizeof(s->counter_names));
 	memset(s->hist_names, 0, sizeof(s->hist_names));
+	for (int g = 0; g < STATS_MAX_GAUGES; g++)
+		barrier_store_relaxed(&s->gauges[g], 0);
+	memset(s->gauge_names, 0, sizeof(s->gauge_names));
 	for (int i = 0; i < STATS_COMMON_STATES; i++)
 		snprintf(s->state_names[i], STATS_NAME_LEN, "%s", common_names[i]);
 	write_end(s);
@@ -133,6 +136,13 @@ int stats_slot_name_hist(struct stats_slot *s, uint32_t h, const char *name)
 	if (h >= STATS_MAX_HISTS)
 		return -EINVAL;
 	return name_set(s, s->hist_names[h], name);
+}
+
+int stats_slot_name_gauge(struct stats_slot *s, uint32_t g, const char *name)
+{
+	if (g >= STATS_MAX_GAUGES)
+		return -EINVAL;
+	return name_set(s, s->gauge_names[g], name);
 }
 
 int stats_slot_enter(struct stats_slot *s, uint32_t state, uint64_t now_ns)
@@ -185,6 +195,18 @@ void stats_hist_record(struct stats_slot *s, uint32_t h, uint64_t ns)
 	write_end(s);
 }
 
+void stats_gauges_set(struct stats_slot *s, uint32_t first, const uint64_t *v, uint32_t n)
+{
+	if (first >= STATS_MAX_GAUGES)
+		return;
+	if (n > STATS_MAX_GAUGES - first)
+		n = STATS_MAX_GAUGES - first;
+	write_begin(s);
+	for (uint32_t i = 0; i < n; i++)
+		barrier_store_relaxed(&s->gauges[first + i], v[i]);
+	write_end(s);
+}
+
 int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint64_t now_ns,
 		    int max_tries)
 {
@@ -216,10 +238,13 @@ int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint6
 			for (int b = 0; b < STATS_HIST_BUCKETS; b++)
 				o->hists[h].bucket[b] = barrier_load_relaxed(&s->hists[h].bucket[b]);
 		}
+		for (int g = 0; g < STATS_MAX_GAUGES; g++)
+			o->gauges[g] = barrier_load_relaxed(&s->gauges[g]);
 		/* Names are plain bytes; a torn copy is discarded by the seq check below. */
 		memcpy(o->state_names, s->state_names, sizeof(o->state_names));
 		memcpy(o->counter_names, s->counter_names, sizeof(o->counter_names));
 		memcpy(o->hist_names, s->hist_names, sizeof(o->hist_names));
+		memcpy(o->gauge_names, s->gauge_names, sizeof(o->gauge_names));
 		/* A2: acquire fence orders the data loads before the re-read of seq; pairs
 		 * with the release fence W1 in write_begin. */
 		barrier_fence_acquire();

@@ -913,6 +913,82 @@ static int children_alive(const struct sup *s)
 	return 0;
 }
 
+/* The instance's shared figures, for viewers that map only the stats segment (the
+ * data segment is 0600): ring depths, pool use, jobs and partitions by state, as
+ * gauges of the supervisor's slot. Names are set once in publish_gauge_names. */
+enum {
+	G_RING_SYNTH, G_RING_FINAL, G_RING_W0, G_POOL_USED = G_RING_W0 + PIPE_MAX_WORKERS,
+	G_POOL_FREE, G_JOBS_RUNNING, G_JOBS_DONE, G_JOBS_FAILED, G_PARTS0,
+	G_NODE0 = G_PARTS0 + 8, G_MAX_NODES = (STATS_MAX_GAUGES - G_NODE0) / 2,
+};
+_Static_assert(G_NODE0 + 2 * G_MAX_NODES <= STATS_MAX_GAUGES, "gauge map fits");
+
+static void publish_gauge_names(struct sup *s)
+{
+	static const char *const parts[8] = { "parts_queued", "parts_synth", "parts_ready",
+		"parts_proving", "parts_proved", "parts_final", "parts_done", "parts_failed" };
+	const struct pool_hdr *ph = s->pl.data.pool.hdr;
+	char n[STATS_NAME_LEN];
+
+	stats_slot_name_gauge(s->slot, G_RING_SYNTH, "ring_synth");
+	stats_slot_name_gauge(s->slot, G_RING_FINAL, "ring_final");
+	for (uint32_t i = 0; i < s->pl.config->n_workers; i++) {
+		snprintf(n, sizeof(n), "ring_worker%u", (unsigned)(uint8_t)i);
+		stats_slot_name_gauge(s->slot, G_RING_W0 + i, n);
+	}
+	stats_slot_name_gauge(s->slot, G_POOL_USED, "pool_used");
+	stats_slot_name_gauge(s->slot, G_POOL_FREE, "pool_free");
+	stats_slot_name_gauge(s->slot, G_JOBS_RUNNING, "jobs_running");
+	stats_slot_name_gauge(s->slot, G_JOBS_DONE, "jobs_done");
+	stats_slot_name_gauge(s->slot, G_JOBS_FAILED, "jobs_failed");
+	for (uint32_t k = 0; k < 8; k++)
+		stats_slot_name_gauge(s->slot, G_PARTS0 + k, parts[k]);
+	for (uint32_t k = 0; ph->n_nodes > 1 && k < ph->n_nodes && k < G_MAX_NODES; k++) {
+		snprintf(n, sizeof(n), "pool_n%u_used", k);
+		stats_slot_name_gauge(s->slot, G_NODE0 + 2 * k, n);
+		snprintf(n, sizeof(n), "pool_n%u_free", k);
+		stats_slot_name_gauge(s->slot, G_NODE0 + 2 * k + 1, n);
+	}
+}
+
+static void publish_gauges(struct sup *s)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	const struct pool *pool = &s->pl.data.pool;
+	uint64_t g[STATS_MAX_GAUGES] = { 0 };
+	uint32_t used, fr, nw = s->pl.config->n_workers;
+
+	g[G_RING_SYNTH] = ring_count(pipeline_ring(&s->pl, PIPE_RING_SYNTH));
+	g[G_RING_FINAL] = ring_count(pipeline_ring(&s->pl, PIPE_RING_FINAL(nw)));
+	for (uint32_t i = 0; i < nw; i++)
+		g[G_RING_W0 + i] = ring_count(pipeline_ring(&s->pl, PIPE_RING_WORKER(i)));
+	if (pool_node_counts(pool, -1, &used, &fr) == 0) {
+		g[G_POOL_USED] = used;
+		g[G_POOL_FREE] = fr;
+	}
+	for (uint32_t k = 0; pool->hdr->n_nodes > 1 && k < pool->hdr->n_nodes && k < G_MAX_NODES;
+	     k++)
+		if (pool_node_counts(pool, (int)k, &used, &fr) == 0) {
+			g[G_NODE0 + 2 * k] = used;
+			g[G_NODE0 + 2 * k + 1] = fr;
+		}
+	/* Relaxed loads: a display snapshot; each word is read once. */
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		uint32_t st = jobtab_word_state(barrier_load_relaxed(&jt->jobs[j].word));
+
+		g[G_JOBS_RUNNING] += st == JOBTAB_QUEUED;
+		g[G_JOBS_DONE] += st == JOBTAB_DONE;
+		g[G_JOBS_FAILED] += st == JOBTAB_FAILED;
+	}
+	for (uint32_t p = 0; p < jt->hdr->max_parts; p++) {
+		uint32_t st = jobtab_word_state(barrier_load_relaxed(&jt->parts[p].word));
+
+		if (st >= JOBTAB_QUEUED && st <= JOBTAB_FAILED)
+			g[G_PARTS0 + st - JOBTAB_QUEUED]++;
+	}
+	stats_gauges_set(s->slot, 0, g, STATS_MAX_GAUGES);
+}
+
 static void tick(struct sup *s)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
@@ -920,8 +996,10 @@ static void tick(struct sup *s)
 	uint64_t exp;
 
 	(void)!read(s->tfd, &exp, sizeof(exp));
-	if (s->slot)
+	if (s->slot) {
 		stats_slot_heartbeat(s->slot, t);
+		publish_gauges(s);
+	}
 	/* Decide jobs (the finalizer does; this covers a finalizer that died between
 	 * its last DONE and its try_complete) and sweep cancels. */
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
@@ -1138,13 +1216,18 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	pp.max_parts = s->c->max_parts;
 	pp.buf_count = s->c->buffers;
 	pp.buf_size = config_buf_bytes(s->c);
-	pp.n_nodes = s->plan->n_nodes > 1 ? s->plan->n_nodes : 1;
-	if (pp.n_nodes > POOL_MAX_NODES)
-		pp.n_nodes = POOL_MAX_NODES;
-	for (uint32_t k = 0; k < pp.n_nodes; k++)
-		pp.numa_node[k] = s->plan->node_os[k];
-	if (pp.buf_count < pp.n_nodes)
+	/* One pool share per node that the plan gives buffers to (in proportion to its
+	 * workers), bound to that node. */
+	pp.n_nodes = 0;
+	for (uint32_t k = 0; k < s->plan->n_nodes && pp.n_nodes < POOL_MAX_NODES; k++)
+		if (s->plan->node_buffers[k]) {
+			pp.numa_node[pp.n_nodes] = s->plan->node_os[k];
+			pp.node_buf_count[pp.n_nodes++] = s->plan->node_buffers[k];
+		}
+	if (pp.n_nodes < 2) {
 		pp.n_nodes = 1;
+		memset(pp.node_buf_count, 0, sizeof(pp.node_buf_count));
+	}
 	/* REPLACE: the socket check above showed no live instance of this name, so
 	 * segments left by a killed daemon are stale. */
 	rc = pipeline_create(&s->pl, s->c->instance, &pp, SEGMENT_REPLACE, err, errlen);
@@ -1161,6 +1244,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), now_ns());
 		stats_slot_name_counter(s->slot, 0, "deaths");
 		stats_slot_name_counter(s->slot, 1, "submits");
+		publish_gauge_names(s);
 	}
 	return 0;
 }

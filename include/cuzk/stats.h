@@ -16,7 +16,9 @@
  *   3. acquire fence; s1 = seq; if s1 != s0 the copy may be torn: retry.
  * stats_slot_read does this. Counters are monotonic: readers difference two snapshots
  * to get rates; a counter lower than before means the process restarted (generation
- * also changes).
+ * also changes). Gauges are not monotonic: a current value (ring depth, buffers in
+ * use), set by the writer; the supervisor's slot publishes the instance's shared
+ * figures there, so viewers need only this (operator-readable) segment.
  */
 #ifndef CUZK_STATS_H
 #define CUZK_STATS_H
@@ -25,12 +27,13 @@
 #include <stdint.h>
 #include <cuzk/barrier.h>
 
-#define STATS_PAGE_VERSION 1u
+#define STATS_PAGE_VERSION 2u /* 2: 12 stage states, gauges */
 #define STATS_COMMON_STATES 4
-#define STATS_STAGE_STATES 8
+#define STATS_STAGE_STATES 12
 #define STATS_MAX_STATES (STATS_COMMON_STATES + STATS_STAGE_STATES)
 #define STATS_MAX_COUNTERS 16
 #define STATS_MAX_HISTS 4
+#define STATS_MAX_GAUGES 32
 #define STATS_HIST_BUCKETS 64
 #define STATS_NAME_LEN 16
 
@@ -75,21 +78,24 @@ struct stats_slot {
 	uint8_t pad0[16];
 	/* lines 1-2 */
 	_Atomic uint64_t state_ns[STATS_MAX_STATES]; /* closed intervals per state */
-	uint8_t pad1[128 - 8 * STATS_MAX_STATES];
 	/* lines 3-4 */
 	_Atomic uint64_t counters[STATS_MAX_COUNTERS]; /* monotonic */
 	/* lines 5-37 */
 	struct stats_hist hists[STATS_MAX_HISTS];
+	/* lines 38-41 */
+	_Atomic uint64_t gauges[STATS_MAX_GAUGES]; /* current values (not monotonic) */
 	/* names, written at start (and by stats_slot_name) */
 	char state_names[STATS_MAX_STATES][STATS_NAME_LEN];
 	char counter_names[STATS_MAX_COUNTERS][STATS_NAME_LEN];
 	char hist_names[STATS_MAX_HISTS][STATS_NAME_LEN];
+	char gauge_names[STATS_MAX_GAUGES][STATS_NAME_LEN];
 };
 _Static_assert(offsetof(struct stats_slot, state_ns) == 64, "stats_slot ABI");
 _Static_assert(offsetof(struct stats_slot, counters) == 192, "stats_slot ABI");
 _Static_assert(offsetof(struct stats_slot, hists) == 320, "stats_slot ABI");
+_Static_assert(offsetof(struct stats_slot, gauges) == 2432, "stats_slot ABI");
 _Static_assert(sizeof(struct stats_hist) == 528, "stats_hist ABI");
-_Static_assert(sizeof(struct stats_slot) == 2944, "stats_slot ABI");
+_Static_assert(sizeof(struct stats_slot) == 3776, "stats_slot ABI");
 _Static_assert(sizeof(struct stats_slot) % BARRIER_CACHE_LINE == 0, "slots own their lines");
 
 /* Page header. Writer: the creator (supervisor), before the segment is published;
@@ -120,6 +126,8 @@ struct stats_snapshot {
 	char state_names[STATS_MAX_STATES][STATS_NAME_LEN];
 	char counter_names[STATS_MAX_COUNTERS][STATS_NAME_LEN];
 	char hist_names[STATS_MAX_HISTS][STATS_NAME_LEN];
+	uint64_t gauges[STATS_MAX_GAUGES];
+	char gauge_names[STATS_MAX_GAUGES][STATS_NAME_LEN];
 };
 
 size_t stats_page_size(uint32_t slot_count);
@@ -141,12 +149,15 @@ void stats_slot_start(struct stats_slot *s, enum stats_role role, uint32_t index
 int stats_slot_name_state(struct stats_slot *s, uint32_t state, const char *name);
 int stats_slot_name_counter(struct stats_slot *s, uint32_t c, const char *name);
 int stats_slot_name_hist(struct stats_slot *s, uint32_t h, const char *name);
+int stats_slot_name_gauge(struct stats_slot *s, uint32_t g, const char *name);
 /* Enter a state at now_ns (>= since_ns); the time since the last change goes to the
  * old state. 0 or -EINVAL. */
 int stats_slot_enter(struct stats_slot *s, uint32_t state, uint64_t now_ns);
 void stats_slot_heartbeat(struct stats_slot *s, uint64_t now_ns);
 void stats_counter_add(struct stats_slot *s, uint32_t c, uint64_t delta);
 void stats_hist_record(struct stats_slot *s, uint32_t h, uint64_t ns);
+/* Set gauges[first .. first+n) in one write (a viewer sees all or none of them). */
+void stats_gauges_set(struct stats_slot *s, uint32_t first, const uint64_t *v, uint32_t n);
 
 /* ---- reader side ---- */
 /* Consistent copy of s with the open interval added at now_ns. 0, or -EAGAIN after

@@ -116,6 +116,31 @@ static void *stats_writer(void *p)
 	return NULL;
 }
 
+START_TEST(test_stats_gauges_set_named_and_cleared_by_restart)
+{
+	struct stats_page *pg = page_new(1);
+	struct stats_slot *s = stats_page_slot(pg, 0);
+	struct stats_snapshot sn;
+	uint64_t v[3] = { 7, 0, 42 };
+
+	stats_slot_start(s, STATS_ROLE_SUPERVISOR, 0, 1, 0);
+	ck_assert_int_eq(stats_slot_name_gauge(s, 4, "ring_synth"), 0);
+	ck_assert_int_eq(stats_slot_name_gauge(s, STATS_MAX_GAUGES, "x"), -EINVAL);
+	stats_gauges_set(s, 4, v, 3);
+	stats_gauges_set(s, STATS_MAX_GAUGES - 1, v, 3); /* clipped, not overflowing */
+	ck_assert_int_eq(stats_slot_read(s, &sn, 10, 10), 0);
+	ck_assert_str_eq(sn.gauge_names[4], "ring_synth");
+	ck_assert_uint_eq(sn.gauges[4], 7);
+	ck_assert_uint_eq(sn.gauges[6], 42);
+	ck_assert_uint_eq(sn.gauges[STATS_MAX_GAUGES - 1], 7);
+	stats_slot_start(s, STATS_ROLE_SUPERVISOR, 0, 2, 20);
+	stats_slot_read(s, &sn, 20, 10);
+	ck_assert_uint_eq(sn.gauges[4], 0);
+	ck_assert_str_eq(sn.gauge_names[4], "");
+	free(pg);
+}
+END_TEST
+
 START_TEST(test_stats_reader_never_sees_torn_slot)
 {
 	struct stats_page *pg = page_new(1);
@@ -158,6 +183,8 @@ int main(void)
 		{ "histogram_percentiles", test_stats_histogram_percentiles },
 		{ "page_check_refuses_other_version", test_stats_page_check_refuses_other_version },
 		{ "reader_never_sees_torn_slot", test_stats_reader_never_sees_torn_slot },
+		{ "gauges_set_named_and_cleared_by_restart",
+		  test_stats_gauges_set_named_and_cleared_by_restart },
 	};
 	SRunner *sr;
 	int failed;
