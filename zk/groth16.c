@@ -252,9 +252,19 @@ out:
 
 /* ---- output (§6) ------------------------------------------------------------ */
 
-/* Write text to path via a temp file in the same directory + fsync + rename. */
-static int publish_file(const char *path, const char *text, char *err, size_t errlen)
+static uint64_t mono_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Write text to path via a temp file in the same directory + fsync + rename; wt (may
+ * be NULL) gets the time of each step added. */
+static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err,
+                        size_t errlen)
+{
+    uint64_t t0 = mono_ns(), t1 = t0, t2 = t0;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
     int fd = -1, rc = -CUZK_E_OUTPUT;
@@ -278,6 +288,7 @@ static int publish_file(const char *path, const char *text, char *err, size_t er
         }
         off += (size_t)k;
     }
+    t1 = mono_ns();
     if (fsync(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: fsync: %s", path, strerror(errno));
         goto out;
@@ -288,6 +299,7 @@ static int publish_file(const char *path, const char *text, char *err, size_t er
         goto out;
     }
     fd = -1;
+    t2 = mono_ns();
     if (rename(tmp, path) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         goto out;
@@ -303,6 +315,11 @@ static int publish_file(const char *path, const char *text, char *err, size_t er
         free(dcopy);
     }
     rc = 0;
+    if (wt) {
+        wt->write_ns += t1 - t0;
+        wt->fsync_ns += t2 - t1;
+        wt->rename_ns += mono_ns() - t2; /* rename + directory fsync */
+    }
 out:
     if (fd >= 0) close(fd);
     if (rc) unlink(tmp);
@@ -320,6 +337,13 @@ static size_t put_coord(const field_desc *F, const uint64_t *mont, char *dst, si
 
 int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path, char *err, size_t errlen)
 {
+    return groth16_write_proof_timed(z, p, path, NULL, err, errlen);
+}
+
+int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char *path,
+                              groth16_write_times *wt, char *err, size_t errlen)
+{
+    uint64_t t0 = mono_ns();
     const field_desc *F = z->Fq;
     const unsigned n = F->n;
     char buf[4096];
@@ -363,11 +387,19 @@ int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path,
         snprintf(err, errlen, "%s: proof text too long (bug)", path);
         return -CUZK_E_INTERNAL;
     }
-    return publish_file(path, buf, err, errlen);
+    if (wt) wt->serialize_ns += mono_ns() - t0;
+    return publish_file(path, buf, wt, err, errlen);
 }
 
 int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen)
 {
+    return groth16_write_public_timed(z, values, path, NULL, err, errlen);
+}
+
+int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
+                               groth16_write_times *wt, char *err, size_t errlen)
+{
+    uint64_t t0 = mono_ns();
     size_t cap = 16 + (size_t)z->npublic * 90, o = 0;
     char *buf = malloc(cap);
     if (!buf) {
@@ -383,7 +415,8 @@ int groth16_write_public(const zkey *z, const uint8_t *values, const char *path,
         o += (size_t)snprintf(buf + o, cap - o, "%s\n \"%s\"", i > 1 ? "," : "", dec);
     }
     o += (size_t)snprintf(buf + o, cap - o, "%s]", z->npublic ? "\n" : "");
-    int rc = publish_file(path, buf, err, errlen);
+    if (wt) wt->serialize_ns += mono_ns() - t0;
+    int rc = publish_file(path, buf, wt, err, errlen);
     free(buf);
     return rc;
 }

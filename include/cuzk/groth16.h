@@ -71,6 +71,17 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
 int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path, char *err, size_t errlen);
 int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen);
 
+/* The same, adding each step's CLOCK_MONOTONIC nanoseconds to *wt (the finalizer's
+ * accounting): text, write(2) of the temp file, its fsync(+close), rename + the
+ * directory's fsync. Times are added only on success. */
+typedef struct groth16_write_times {
+    uint64_t serialize_ns, write_ns, fsync_ns, rename_ns;
+} groth16_write_times;
+int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char *path,
+                              groth16_write_times *wt, char *err, size_t errlen);
+int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
+                               groth16_write_times *wt, char *err, size_t errlen);
+
 /* "bn128" or "bls12381" — snarkjs's names. */
 const char *groth16_curve_name(const zkey *z);
 
