@@ -1,9 +1,11 @@
 /* msm_ntt.c — MSM timings (and, with HAVE_NTT_BENCH, NTT timings added separately).
  *
  *   msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]
+ *           [--curves bn254,bls12381]
  *
- * Prints ns/point for BN254 G1 and G2 MSMs on random full-size scalars, all CPUs
- * unless --threads. Bases: 2^16 distinct points P_i = P_0 + i·Q (P_0, Q random
+ * Prints ns/point for G1 and G2 MSMs of BN254 and BLS12-381 (one row per group and
+ * size, the curves beside each other) on random full-size scalars of each curve's Fr,
+ * all CPUs unless --threads. Bases: 2^16 distinct points P_i = P_0 + i·Q (P_0, Q random
  * multiples of the generator; one addition each instead of a scalar multiplication,
  * which would take ~30 s for G2), tiled to larger sizes. Pippenger's cost does not
  * depend on how the bases relate, and tiling keeps bucket additions generic (the
@@ -83,55 +85,68 @@ struct bench_opts {
     unsigned sizes[8], nsizes;
     unsigned threads, window;
     int g1, g2;
+    int bn254, bls12381;
 };
+
+/* One group at every size; scalars: sc (32 bytes each, below the group's r). */
+static int bench_group(const struct bench_opts *o, const curve_group *G, const uint8_t *sc, size_t nmax)
+{
+    uint8_t *bases = bench_bases(G, nmax);
+    if (!bases) return -ENOMEM;
+    for (unsigned i = 0; i < o->nsizes; i++) {
+        size_t n = (size_t)1 << o->sizes[i];
+        uint64_t r[EC_MAX_JAC];
+        double best = 1e30;
+        int reps = o->sizes[i] <= 16 ? 3 : 1;
+        for (int rep = 0; rep < reps; rep++) {
+            double t0 = now_s();
+            int rc = msm_run_window(G, r, bases, sc, n, 32, o->threads, o->window);
+            double t = now_s() - t0;
+            if (rc) {
+                fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i], strerror(-rc));
+                free(bases);
+                return rc;
+            }
+            if (t < best) best = t;
+        }
+        printf("%-13s   2^%-2u %10.1f %12.1f\n", G->name, o->sizes[i], best * 1e3, best * 1e9 / (double)n);
+        fflush(stdout);
+    }
+    free(bases);
+    return 0;
+}
 
 static int bench_msm(const struct bench_opts *o)
 {
-    const curve_group *groups[2] = {&G1_BN254, &G2_BN254};
-    const int on[2] = {o->g1, o->g2};
+    /* G1 then G2 of each curve; a curve's scalars are drawn below its own r. */
+    const curve_group *groups[2][2] = {{&G1_BN254, &G2_BN254}, {&G1_BLS12_381, &G2_BLS12_381}};
+    const int curve_on[2] = {o->bn254, o->bls12381};
+    const int group_on[2] = {o->g1, o->g2};
     unsigned maxlg = 0;
     for (unsigned i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > maxlg) maxlg = o->sizes[i];
     size_t nmax = (size_t)1 << maxlg;
     uint8_t *sc = malloc(nmax * 32);
     if (!sc) return -ENOMEM;
-    for (size_t i = 0; i < nmax; i++) {
-        uint64_t k[4];
-        rand_scalar(&G1_BN254, k);
-        memcpy(sc + 32 * i, k, 32);
-    }
-    printf("msm (BN254, random 254-bit scalars, threads=%u%s, window=%s)\n", o->threads,
+    printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s)\n", o->threads,
            o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto");
-    printf("%-10s %6s %10s %12s\n", "group", "size", "ms", "ns/point");
+    printf("%-13s %6s %10s %12s\n", "group", "size", "ms", "ns/point");
     for (int g = 0; g < 2; g++) {
-        if (!on[g]) continue;
-        const curve_group *G = groups[g];
-        uint8_t *bases = bench_bases(G, nmax);
-        if (!bases) {
-            free(sc);
-            return -ENOMEM;
-        }
-        for (unsigned i = 0; i < o->nsizes; i++) {
-            size_t n = (size_t)1 << o->sizes[i];
-            uint64_t r[EC_MAX_JAC];
-            double best = 1e30;
-            int reps = o->sizes[i] <= 16 ? 3 : 1;
-            for (int rep = 0; rep < reps; rep++) {
-                double t0 = now_s();
-                int rc = msm_run_window(G, r, bases, sc, n, 32, o->threads, o->window);
-                double t = now_s() - t0;
-                if (rc) {
-                    fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i], strerror(-rc));
-                    free(bases);
-                    free(sc);
-                    return rc;
-                }
-                if (t < best) best = t;
+        if (!group_on[g]) continue;
+        for (int c = 0; c < 2; c++) {
+            if (!curve_on[c]) continue;
+            const curve_group *G = groups[c][g];
+            for (size_t i = 0; i < nmax; i++) {
+                uint64_t k[4];
+                rand_scalar(G, k);
+                memcpy(sc + 32 * i, k, 32);
             }
-            printf("%-10s   2^%-2u %10.1f %12.1f\n", G->name, o->sizes[i], best * 1e3, best * 1e9 / (double)n);
-            fflush(stdout);
+            int rc = bench_group(o, G, sc, nmax);
+            if (rc) {
+                free(sc);
+                return rc;
+            }
         }
-        free(bases);
     }
     free(sc);
     return 0;
@@ -153,7 +168,7 @@ static int parse_sizes(struct bench_opts *o, const char *s)
 
 int main(int argc, char **argv)
 {
-    struct bench_opts o = {.sizes = {16, 20}, .nsizes = 2, .g1 = 1, .g2 = 1};
+    struct bench_opts o = {.sizes = {16, 20}, .nsizes = 2, .g1 = 1, .g2 = 1, .bn254 = 1, .bls12381 = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0) i++;
@@ -163,8 +178,13 @@ int main(int argc, char **argv)
             o.g1 = strstr(v, "g1") != NULL;
             o.g2 = strstr(v, "g2") != NULL;
             i++;
+        } else if (!strcmp(a, "--curves") && v) {
+            o.bn254 = strstr(v, "bn254") != NULL || strstr(v, "bn128") != NULL;
+            o.bls12381 = strstr(v, "bls12381") != NULL || strstr(v, "bls12-381") != NULL;
+            i++;
         } else {
-            fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]\n");
+            fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
+                            "[--curves bn254,bls12381]\n");
             return 2;
         }
     }

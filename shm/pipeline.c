@@ -108,6 +108,7 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     cfg.buf_size = pc.buf_size;
     cfg.n_nodes = p->n_nodes;
     memcpy(cfg.numa_node, p->numa_node, sizeof(cfg.numa_node));
+    memcpy(cfg.node_buf_count, p->node_buf_count, sizeof(cfg.node_buf_count));
     cfg.n_extra = 3;
     snprintf(cfg.extra[0].name, SEG_REGION_NAME, "config");
     cfg.extra[0].size = sizeof(pc);

@@ -24,14 +24,28 @@ size_t pool_hdr_size(uint32_t buf_count)
 int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
 	      uint32_t n_nodes, const int *numa_nodes)
 {
+	return pool_init_split(h, buf_count, buf_size, slab_offset, n_nodes, numa_nodes, NULL);
+}
+
+int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size,
+		    int64_t slab_offset, uint32_t n_nodes, const int *numa_nodes,
+		    const uint32_t *counts)
+{
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	_Atomic uint64_t *owners;
+	uint64_t sum = 0;
 
 	if (!buf_count || buf_count >= POOL_OWNER_PART || !buf_size || buf_size % page ||
 	    n_nodes > POOL_MAX_NODES || (n_nodes > 1 && !numa_nodes))
 		return -EINVAL;
 	if (!n_nodes)
 		n_nodes = 1;
+	for (uint32_t i = 0; counts && i < n_nodes; i++)
+		sum += counts[i];
+	if (counts && !sum)
+		counts = NULL;
+	if (counts && sum != buf_count)
+		return -EINVAL;
 	memset(h, 0, sizeof(*h));
 	h->magic = POOL_MAGIC;
 	h->buf_count = buf_count;
@@ -41,7 +55,8 @@ int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t
 	h->n_nodes = n_nodes;
 	for (uint32_t i = 0, first = 0; i < n_nodes; i++) {
 		/* Even split; the first shares take the remainder. */
-		uint32_t cnt = buf_count / n_nodes + (i < buf_count % n_nodes);
+		uint32_t cnt = counts ? counts[i] :
+			buf_count / n_nodes + (i < buf_count % n_nodes);
 
 		h->nodes[i].first = first;
 		h->nodes[i].count = cnt;

@@ -95,9 +95,11 @@ int shmlayout_data_create(struct shmlayout_data *d, const char *instance,
 	if (!rc)
 		rc = segment_region_add(&d->seg, "slab", l.slab_off, l.slab_size);
 	if (!rc)
-		rc = pool_init((struct pool_hdr *)(base + l.pool_off), cfg->buf_count,
-			       align_up(cfg->buf_size, page), (int64_t)(l.slab_off - l.pool_off),
-			       cfg->n_nodes, cfg->n_nodes > 1 ? cfg->numa_node : NULL);
+		rc = pool_init_split((struct pool_hdr *)(base + l.pool_off), cfg->buf_count,
+				     align_up(cfg->buf_size, page),
+				     (int64_t)(l.slab_off - l.pool_off), cfg->n_nodes,
+				     cfg->n_nodes > 1 ? cfg->numa_node : NULL,
+				     cfg->n_nodes > 1 ? cfg->node_buf_count : NULL);
 	if (rc) {
 		snprintf(err, errlen, "segment %s: formatting regions: %s", d->seg.name,
 			 strerror(-rc));

@@ -2,6 +2,7 @@
 #include "cuzk/plan.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <numaif.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,8 +141,60 @@ static int collect(hwloc_topology_t topo, struct plan *p, struct work *w, char *
 	return 0;
 }
 
-/* Node position of CUDA device `dev`: an OS device named cudaN/nvmlN, else the N-th
- * NVIDIA display/3D PCI function in topology order; its nearest node. -1 if absent. */
+int plan_pci_parse(const char *s, struct plan_pci *out)
+{
+	unsigned d = 0, b, v, f;
+	char tail;
+
+	if (!s || !*s || s[strspn(s, "0123456789abcdefABCDEF:.")])
+		return -EINVAL;
+	if (sscanf(s, "%x:%x:%x.%x%c", &d, &b, &v, &f, &tail) != 4) {
+		d = 0;
+		if (sscanf(s, "%x:%x.%x%c", &b, &v, &f, &tail) != 3)
+			return -EINVAL;
+	}
+	if (b > 0xff || v > 0x1f || f > 7 || d > 0xffff)
+		return -EINVAL;
+	out->domain = d;
+	out->bus = b;
+	out->dev = v;
+	out->func = f;
+	return 0;
+}
+
+static void pci_str(const struct plan_pci *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%04x:%02x:%02x.%x", a->domain, a->bus, a->dev, a->func);
+}
+
+static int is_nvidia_gpu(hwloc_obj_t o)
+{
+	unsigned cls = o->attr->pcidev.class_id;
+
+	return o->attr->pcidev.vendor_id == 0x10de && (cls == 0x0300 || cls == 0x0302);
+}
+
+static int pci_eq(hwloc_obj_t o, const struct plan_pci *a)
+{
+	return o->attr->pcidev.domain == a->domain && o->attr->pcidev.bus == a->bus &&
+	       o->attr->pcidev.dev == a->dev && o->attr->pcidev.func == a->func;
+}
+
+/* Node position nearest an I/O object (0 when the topology does not say). */
+static int io_node(hwloc_topology_t topo, const struct plan *p, hwloc_obj_t o)
+{
+	o = hwloc_get_non_io_ancestor_obj(topo, o);
+	if (!o || !o->nodeset)
+		return 0;
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		if (p->node_os[k] >= 0 && hwloc_bitmap_isset(o->nodeset, (unsigned)p->node_os[k]))
+			return (int)k;
+	return 0;
+}
+
+/* The topology's CUDA device `dev` (no driver list): an OS device named cudaN/nvmlN,
+ * else the N-th NVIDIA display/3D PCI function in topology order. Its node position,
+ * or -1 if absent; *count: the topology's GPUs. */
 static int gpu_node(hwloc_topology_t topo, const struct plan *p, int dev, int *count)
 {
 	hwloc_obj_t o = NULL, found = NULL;
@@ -156,29 +209,99 @@ static int gpu_node(hwloc_topology_t topo, const struct plan *p, int dev, int *c
 		if (o->name && (!strcmp(o->name, want1) || !strcmp(o->name, want2)) && !found)
 			found = o;
 	}
-	if (!n_os) {
-		o = NULL;
-		while ((o = hwloc_get_next_pcidev(topo, o))) {
-			unsigned cls = o->attr->pcidev.class_id;
-
-			if (o->attr->pcidev.vendor_id != 0x10de ||
-			    (cls != 0x0300 && cls != 0x0302))
-				continue;
-			if (n_pci == dev)
-				found = o;
-			n_pci++;
-		}
+	o = NULL;
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
+		if (!is_nvidia_gpu(o))
+			continue;
+		if (!n_os && n_pci == dev)
+			found = o;
+		n_pci++;
 	}
 	if (count)
 		*count = n_os ? n_os : n_pci;
 	if (!found)
 		return -1;
-	o = hwloc_get_non_io_ancestor_obj(topo, found);
-	if (!o || !o->nodeset)
-		return 0;
-	for (uint32_t k = 0; k < p->n_nodes; k++)
-		if (p->node_os[k] >= 0 && hwloc_bitmap_isset(o->nodeset, (unsigned)p->node_os[k]))
-			return (int)k;
+	return io_node(topo, p, found);
+}
+
+__attribute__((format(printf, 2, 3))) static void warn(struct plan *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->n_warn == PLAN_MAX_WARN)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->warn[p->n_warn++], sizeof(p->warn[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* CUDA workers from the driver's list: device i is the GPU at drv->pci[i]. */
+static int cuda_from_driver(hwloc_topology_t topo, const struct cuzkd_config *c,
+			    const struct plan_driver_gpus *drv, struct plan *p, int *wnode,
+			    int *wdev, char *err, size_t errlen)
+{
+	uint32_t per_node[PLAN_MAX_NODES] = { 0 };
+	hwloc_obj_t o = NULL;
+	int n_topo = 0;
+	char a[32];
+
+	/* GPUs the topology shows and the driver does not list. */
+	while ((o = hwloc_get_next_pcidev(topo, o))) {
+		int listed = 0;
+
+		if (!is_nvidia_gpu(o))
+			continue;
+		n_topo++;
+		for (uint32_t i = 0; i < drv->n && !listed; i++)
+			listed = pci_eq(o, &drv->pci[i]);
+		if (!listed) {
+			struct plan_pci x = { o->attr->pcidev.domain, o->attr->pcidev.bus,
+					      o->attr->pcidev.dev, o->attr->pcidev.func };
+
+			pci_str(&x, a, sizeof(a));
+			warn(p, "the topology shows an NVIDIA GPU at PCI %s that the CUDA driver "
+			     "does not list (driver not bound to it, GPU fallen off the bus, or "
+			     "hidden by CUDA_VISIBLE_DEVICES): not used", a);
+		}
+	}
+	if (!drv->n) {
+		snprintf(err, errlen, "--devices %s: the CUDA driver lists no GPU (the topology "
+			 "shows %d NVIDIA GPU(s)); check nvidia-smi, or use --devices cpu:N",
+			 c->devices, n_topo);
+		return -ENODEV;
+	}
+	p->n_workers = c->cuda_all ? drv->n : c->n_devices;
+	if (p->n_workers > PIPE_MAX_WORKERS)
+		p->n_workers = PIPE_MAX_WORKERS;
+	for (uint32_t i = 0; i < p->n_workers; i++) {
+		int found = 0;
+
+		wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
+		if (wdev[i] < 0 || (uint32_t)wdev[i] >= drv->n) {
+			snprintf(err, errlen, "--devices %s: the CUDA driver lists %u GPU(s), no "
+				 "device %d", c->devices, drv->n, wdev[i]);
+			return -ENODEV;
+		}
+		o = NULL;
+		while ((o = hwloc_get_next_pcidev(topo, o)) && !found)
+			if (pci_eq(o, &drv->pci[wdev[i]])) {
+				found = 1;
+				wnode[i] = io_node(topo, p, o);
+			}
+		if (!found) {
+			/* Unknown locality: the node with the fewest workers so far. */
+			uint32_t best = 0;
+
+			for (uint32_t k = 1; k < p->n_nodes; k++)
+				if (per_node[k] < per_node[best])
+					best = k;
+			wnode[i] = (int)best;
+			pci_str(&drv->pci[wdev[i]], a, sizeof(a));
+			warn(p, "CUDA device %d (PCI %s) is not in the topology: its NUMA node is "
+			     "unknown, placed on node %d", wdev[i], a, p->node_os[best]);
+		}
+		per_node[wnode[i]]++;
+	}
 	return 0;
 }
 
@@ -216,8 +339,40 @@ static void take(struct work *w, int k, struct plan_place *pl, uint32_t n)
 	}
 }
 
+/* Pool buffers per node, in proportion to the workers there (largest remainder). */
+static void split_buffers(struct plan *p, const uint32_t *per_node, uint32_t buffers)
+{
+	uint64_t rem[PLAN_MAX_NODES];
+	uint32_t given = 0;
+
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		uint64_t x = (uint64_t)buffers * per_node[k];
+
+		p->node_buffers[k] = (uint32_t)(x / p->n_workers);
+		rem[k] = x % p->n_workers;
+		given += p->node_buffers[k];
+	}
+	while (given < buffers) {
+		uint32_t best = 0;
+
+		for (uint32_t k = 1; k < p->n_nodes; k++)
+			if (rem[k] > rem[best] || (rem[k] == rem[best] && per_node[k] > per_node[best]))
+				best = k;
+		p->node_buffers[best]++;
+		rem[best] = 0;
+		given++;
+	}
+}
+
 int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p,
 		 char *err, size_t errlen)
+{
+	return plan_compute_with(topo, c, NULL, p, err, errlen);
+}
+
+int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
+		      const struct plan_driver_gpus *drv, struct plan *p, char *err,
+		      size_t errlen)
 {
 	struct work w = { 0 };
 	int wnode[PIPE_MAX_WORKERS], wdev[PIPE_MAX_WORKERS];
@@ -229,7 +384,10 @@ int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct pla
 		goto out;
 
 	/* Workers and their nodes. */
-	if (cuda) {
+	if (cuda && drv) {
+		if ((rc = cuda_from_driver(topo, c, drv, p, wnode, wdev, err, errlen)))
+			goto out;
+	} else if (cuda) {
 		int ngpu = 0;
 
 		gpu_node(topo, p, 0, &ngpu);
@@ -262,6 +420,7 @@ int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct pla
 	for (uint32_t i = 0; i < p->n_workers; i++)
 		per_node[wnode[i]]++;
 	p->n_synth = p->n_nodes;
+	split_buffers(p, per_node, c->buffers);
 
 	/* Can every process of a node have its own cores? Each node needs a core per
 	 * worker and one for its synth; node 0 also one for the finalizer. */
@@ -388,7 +547,13 @@ void plan_print(FILE *f, const struct plan *p)
 		fprintf(f, "%-9s %u%s  node %d  cores %u  cpus %s\n", plan_role_name(pl->role),
 			pl->index, dev, pl->numa_node, pl->n_cores, cpus);
 	}
+	fprintf(f, "buffers:");
+	for (uint32_t k = 0; k < p->n_nodes; k++)
+		fprintf(f, "%s node %d: %u", k ? "," : "", p->node_os[k], p->node_buffers[k]);
+	fprintf(f, "\n");
 	fprintf(f, "note: %s\n", p->note);
+	for (uint32_t i = 0; i < p->n_warn; i++)
+		fprintf(f, "warning: %s\n", p->warn[i]);
 }
 
 int plan_apply(const struct plan *p, const struct plan_place *pl)

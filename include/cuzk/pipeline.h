@@ -137,6 +137,7 @@ struct pipe_params {
     uint32_t n_clients;      /* 0: 4 */
     uint32_t n_nodes;        /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
+    uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
 };
 
 /* Buffer geometry of a circuit: (3n + nvars) * 32 bytes (layout above). */

@@ -7,6 +7,13 @@
  *     node i mod nodes), after setting aside the synth and finalizer shares.
  *   - one synth per NUMA node on that node's remaining cores (at least one);
  *   - the finalizer on PLAN_FINALIZER_CORES core(s) of node 0.
+ * Pool buffers are split between the nodes in proportion to the workers (GPUs) placed
+ * there (largest remainder); a node without workers gets none.
+ * CUDA devices: with the driver's list (plan_compute_with), device N is the GPU at the
+ * driver's N-th PCI address and its node is that PCI function's in the topology; a GPU
+ * the topology shows but the driver does not list (or the reverse) is reported in
+ * `warn` and the plan uses what the driver has. Without it (planning another machine
+ * from its XML), device N is cudaN/nvmlN, else the N-th NVIDIA GPU in PCI order.
  * With enough cores no core is given twice. With fewer cores than that (a laptop, this
  * 2-core CI box) the plan shares cores and says so in `note`: workers still get a
  * core each round-robin, synth processes get their node's cores, the finalizer the
@@ -28,6 +35,7 @@
 #define PLAN_MAX_PLACES (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
 #define PLAN_FINALIZER_CORES 1
 #define PLAN_CUDA_WORKER_CORES 2
+#define PLAN_MAX_WARN 8
 
 enum plan_role {
 	PLAN_WORKER = 0,
@@ -52,7 +60,24 @@ struct plan {
 	struct plan_place places[PLAN_MAX_PLACES];
 	int shared;          /* some core is given to more than one process */
 	char note[256];
+	uint32_t node_buffers[PLAN_MAX_NODES]; /* pool buffers of node k (same order) */
+	uint32_t n_warn;
+	char warn[PLAN_MAX_WARN][256]; /* topology and driver disagree, and the like */
 };
+
+/* A PCI address. */
+struct plan_pci {
+	unsigned domain, bus, dev, func;
+};
+
+/* The GPUs the CUDA driver lists, in device order. */
+struct plan_driver_gpus {
+	uint32_t n;
+	struct plan_pci pci[PIPE_MAX_WORKERS];
+};
+
+/* "0000:1a:00.0" or "1a:00.0" (hex, any case) -> 0, else -EINVAL. */
+int plan_pci_parse(const char *s, struct plan_pci *out);
 
 /* Load a topology: from an XML file (xml != NULL or ""), a synthetic string
  * (synthetic != NULL or ""), or this machine; with I/O devices (GPUs) kept.
@@ -64,6 +89,11 @@ int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synt
  * err set (e.g. a CUDA device the topology does not show). */
 int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p,
 		 char *err, size_t errlen);
+
+/* Same, for CUDA devices with the driver's list (drv NULL: plan_compute). */
+int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
+		      const struct plan_driver_gpus *drv, struct plan *p, char *err,
+		      size_t errlen);
 
 /* Human-readable plan, one line per process, then the note. */
 void plan_print(FILE *f, const struct plan *p);

@@ -91,6 +91,12 @@ size_t pool_hdr_size(uint32_t buf_count);
 int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
 	      uint32_t n_nodes, const int *numa_nodes);
 
+/* Same with share i holding counts[i] buffers (their sum must be buf_count; counts
+ * NULL or all zero: the even split of pool_init). 0 or -EINVAL. */
+int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size,
+		    int64_t slab_offset, uint32_t n_nodes, const int *numa_nodes,
+		    const uint32_t *counts);
+
 /* Build a view of a pool formatted by another process; hdr_size/slab_end bound it
  * inside the mapping. 0 or -EINVAL. */
 int pool_view(struct pool *p, struct pool_hdr *h, size_t hdr_size, const void *map_end);

@@ -42,6 +42,7 @@ struct shmlayout_config {
 	uint64_t buf_size;  /* rounded up to a page */
 	uint32_t n_nodes;   /* pool shares; 0 or 1: one unbound share */
 	int numa_node[POOL_MAX_NODES];
+	uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers per share; all 0: even split */
 	uint32_t n_extra;   /* 0 for none */
 	struct shmlayout_extra extra[SHMLAYOUT_MAX_EXTRA];
 };
