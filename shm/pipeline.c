@@ -597,6 +597,7 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         { "threads", required_argument, NULL, 't' },
         { "backend", required_argument, NULL, 'b' },
         { "trim-every", required_argument, NULL, 'T' },
+        { "test-trim-delay-ms", required_argument, NULL, 'D' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -622,7 +623,9 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              prog, what, prog,
              extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default)\n" : "",
              extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
-                                     "(default 16; also after 1 s idle)\n" : "");
+                                     "(default 16; also after 1 s idle)\n"
+                                     "  --test-trim-delay-ms N   tests only: trim after every "
+                                     "partition, N ms more\n" : "");
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -638,6 +641,10 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
             break;
         case 'T':
             if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every))
+                goto bad;
+            break;
+        case 'D':
+            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms))
                 goto bad;
             break;
         case 'v': o.verbose = 1; break;

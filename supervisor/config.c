@@ -54,6 +54,8 @@ void config_usage(FILE *f)
 	      "  --max-parts N        partition table size (default 4096)\n"
 	      "  --drain-timeout S    on SIGTERM/shutdown wait S seconds for in-flight work (30)\n"
 	      "  --group NAME         also admit this group on the control socket\n"
+	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
+	      "                       every partition and sleeps N ms in that step\n"
 	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
 	      "  --foreground         stay in the foreground, log to stderr\n"
 	      "  --plan               print the placement and exit\n"
@@ -169,6 +171,8 @@ static const struct u32_opt u32_opts[] = {
 	{ "max-jobs", offsetof(struct cuzkd_config, max_jobs), 1, 1u << 20 },
 	{ "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },
 	{ "drain-timeout", offsetof(struct cuzkd_config, drain_timeout_s), 0, 86400 },
+	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
+	  60000 },
 };
 
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err,

@@ -179,7 +179,7 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 /* fork + exec one stage, pinned per its place. 0 or -errno (then restart_at is set). */
 static int child_start(struct sup *s, struct child *c)
 {
-	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16];
+	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16];
 	char *argv[16];
 	int n = 0, pfd;
 	sigset_t none;
@@ -203,6 +203,11 @@ static int child_start(struct sup *s, struct child *c)
 	if (c->role == PLAN_WORKER) {
 		argv[n++] = "--backend";
 		argv[n++] = s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu";
+	}
+	if (c->role == PLAN_FINALIZER && s->c->test_finalizer_delay_ms) {
+		snprintf(delay, sizeof(delay), "%u", s->c->test_finalizer_delay_ms);
+		argv[n++] = "--test-trim-delay-ms";
+		argv[n++] = delay;
 	}
 	argv[n] = NULL;
 	sigemptyset(&none);

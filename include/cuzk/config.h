@@ -37,6 +37,7 @@ struct cuzkd_config {
 	uint32_t max_jobs;
 	uint32_t max_parts;
 	uint32_t drain_timeout_s;   /* SIGTERM/shutdown: wait this long for in-flight work */
+	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;
 	int plan_only;
 	char topology[CONFIG_PATH_MAX];  /* hwloc XML instead of this machine (tests) */

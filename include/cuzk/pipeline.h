@@ -201,6 +201,8 @@ struct pipe_stage_opts {
     unsigned threads;        /* --threads N; 0: all online CPUs */
     const char *backend;     /* gpuworker --backend (default "cpu") */
     uint32_t trim_every;     /* finalizer --trim-every N (default 16 partitions) */
+    uint32_t test_trim_delay_ms; /* finalizer --test-trim-delay-ms N (tests only): trim
+                              * after every partition, sleeping N ms in that step */
     const _Atomic int *stop; /* set (e.g. by SIGTERM): finish the partition in hand, return */
     int verbose;             /* log each partition to stderr */
 };
