@@ -59,6 +59,10 @@ void config_usage(FILE *f)
 	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
 	      "  --foreground         stay in the foreground, log to stderr\n"
 	      "  --plan               print the placement and exit\n"
+	      "  --check              preflight: limits, /dev/shm, huge pages, io_uring, GPUs,\n"
+	      "                       NUMA, placement, each with a fix; exit 1 on a failure\n"
+	      "  --driver-gpus LIST   tests: plan as if the CUDA driver listed these PCI\n"
+	      "                       addresses (0000:1a:00.0,...; none for no GPU)\n"
 	      "  --topology FILE.xml  place on this hwloc XML topology instead of this machine\n"
 	      "  --synthetic STRING   place on an hwloc synthetic topology (\"pack:2 core:8 pu:1\")\n"
 	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
@@ -189,14 +193,14 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		}
 		return 0;
 	}
-	if (!strcmp(name, "foreground") || !strcmp(name, "plan")) {
+	if (!strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check")) {
 		int b;
 
 		if (parse_bool(v, &b)) {
 			snprintf(err, errlen, "--%s %s: expected true or false", name, v);
 			return -EINVAL;
 		}
-		*(name[0] == 'f' ? &c->foreground : &c->plan_only) = b;
+		*(name[0] == 'f' ? &c->foreground : name[0] == 'p' ? &c->plan_only : &c->check) = b;
 		return 0;
 	}
 	if (!v) {
@@ -224,6 +228,8 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		return set_path(c->bin_dir, sizeof(c->bin_dir), name, v, err, errlen);
 	if (!strcmp(name, "synthetic"))
 		return set_path(c->synthetic, sizeof(c->synthetic), name, v, err, errlen);
+	if (!strcmp(name, "driver-gpus"))
+		return set_path(c->driver_gpus, sizeof(c->driver_gpus), name, v, err, errlen);
 	if (!strcmp(name, "group")) {
 		struct group *g = getgrnam(v);
 
@@ -298,7 +304,7 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 
 static int is_flag(const char *name)
 {
-	return !strcmp(name, "foreground") || !strcmp(name, "plan");
+	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check");
 }
 
 int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, size_t errlen)
@@ -355,7 +361,7 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 {
 #ifndef CUZK_HAVE_CUDA
-	if (c->dev_kind == CONFIG_DEV_CUDA && !c->plan_only) {
+	if (c->dev_kind == CONFIG_DEV_CUDA && !c->plan_only && !c->check) {
 		snprintf(err, errlen, "--devices %s: this cuzkd was built without the CUDA "
 			 "backend (it is a later milestone); use --devices cpu:N", c->devices);
 		return -EINVAL;

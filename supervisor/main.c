@@ -1,6 +1,8 @@
 /* cuzkd — the supervisor: options, placement, then the event loop (supervisor.c). */
+#include <errno.h>
 #include <stdio.h>
 
+#include "cuzk/check.h"
 #include "cuzk/config.h"
 #include "cuzk/plan.h"
 #include "cuzk/supervisor.h"
@@ -9,8 +11,9 @@ int main(int argc, char **argv)
 {
 	static struct cuzkd_config c;
 	static struct plan p;
+	struct plan_driver_gpus drv, *use = NULL;
 	hwloc_topology_t topo;
-	char err[1024];
+	char err[1024], why[256];
 	int rc;
 
 	rc = config_parse_args(&c, argc, argv, err, sizeof(err));
@@ -20,11 +23,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cuzkd: %s\n", err);
 		return 2;
 	}
+	if (c.driver_gpus[0] && check_parse_gpu_list(c.driver_gpus, &drv)) {
+		fprintf(stderr, "cuzkd: --driver-gpus %s: expected PCI addresses like "
+			"0000:1a:00.0,0000:34:00.0 (or none)\n", c.driver_gpus);
+		return 2;
+	}
+	if (c.check)
+		return check_run(&c, stdout);
 	if (plan_topology_load(&topo, c.topology, c.synthetic, err, sizeof(err))) {
 		fprintf(stderr, "cuzkd: %s\n", err);
 		return 2;
 	}
-	rc = plan_compute(topo, &c, &p, err, sizeof(err));
+	/* CUDA devices: number them as the driver does. This machine's driver, unless the
+	 * plan is for another machine (--topology/--synthetic) or tests name the list. */
+	if (c.driver_gpus[0])
+		use = &drv;
+	else if (c.dev_kind == CONFIG_DEV_CUDA && !c.topology[0] && !c.synthetic[0]) {
+		if (check_driver_gpus(&drv, why, sizeof(why)) == 0)
+			use = &drv;
+		else
+			fprintf(stderr, "cuzkd: %s: numbering GPUs as the topology shows them\n", why);
+	}
+	rc = plan_compute_with(topo, &c, use, &p, err, sizeof(err));
 	hwloc_topology_destroy(topo);
 	if (rc) {
 		fprintf(stderr, "cuzkd: %s\n", err);

@@ -1,6 +1,7 @@
 /* supervisor.c — cuzkd's event loop (supervisor.h). Single-threaded: every event is
  * a completion on one io_uring; behaviour per event is in the handle_* functions. */
 #include "cuzk/supervisor.h"
+#include "cuzk/check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -102,6 +103,7 @@ struct sup {
 	uint64_t *decided_ns;
 	uint8_t *cancelled;
 	int ready_fd;           /* daemon mode: tell the launcher we are up */
+	int notified;           /* systemd told READY=1 */
 };
 
 static uint64_t now_ns(void)
@@ -749,6 +751,7 @@ static void start_stop(struct sup *s, const char *why)
 	       s->c->drain_timeout_s);
 	s->draining = 1;
 	s->stopping = 1;
+	check_sd_notify("STOPPING=1");
 	s->stop_deadline = now_ns() + (uint64_t)s->c->drain_timeout_s * 1000000000ull;
 	if (s->listen_armed) {
 		cancel_poll(s, ev_data(EV_LISTEN, 0, 0));
@@ -994,6 +997,35 @@ static void publish_gauges(struct sup *s)
 	stats_gauges_set(s->slot, 0, g, STATS_MAX_GAUGES);
 }
 
+/* Every stage has started and written its pid into its stats slot. */
+static int stages_up(const struct sup *s)
+{
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		const struct child *c = &s->ch[i];
+		enum stats_role r = c->role == PLAN_WORKER ? STATS_ROLE_GPUWORKER :
+				    c->role == PLAN_SYNTH ? STATS_ROLE_SYNTH : STATS_ROLE_FINALIZER;
+		struct stats_slot *sl = pipeline_stats_slot(&s->pl, r, c->index);
+
+		if (!c->pid || !sl || atomic_load_explicit(&sl->pid, memory_order_acquire) != c->pid)
+			return 0;
+	}
+	return 1;
+}
+
+/* systemd (Type=notify): READY=1 once every stage is up, STOPPING=1 on shutdown. */
+static void notify_systemd(struct sup *s)
+{
+	char msg[320];
+
+	if (s->notified || s->stopping || !stages_up(s))
+		return;
+	s->notified = 1;
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%u worker(s) %s, %u synth, 1 finalizer up",
+		 s->plan->n_workers, s->c->devices, s->plan->n_synth);
+	if (check_sd_notify(msg) < 0)
+		logmsg("sd_notify to $NOTIFY_SOCKET failed: %s", strerror(errno));
+}
+
 static void tick(struct sup *s)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
@@ -1001,6 +1033,7 @@ static void tick(struct sup *s)
 	uint64_t exp;
 
 	(void)!read(s->tfd, &exp, sizeof(exp));
+	notify_systemd(s);
 	if (s->slot) {
 		stats_slot_heartbeat(s->slot, t);
 		publish_gauges(s);
