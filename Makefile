@@ -6,7 +6,7 @@
 #   make tsan       the thread-variant tests built and run with ThreadSanitizer (build-tsan/)
 #   make demo       the main job: prove the bundled example circuit, verify with snarkjs
 #   make bench      benchmarks that print comparison tables
-#   make install    PREFIX (default /usr/local) and DESTDIR honoured
+#   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
 #   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
 #
@@ -20,6 +20,10 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+DOCDIR  ?= $(PREFIX)/share/doc/cuzk
 DESTDIR ?=
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -163,9 +167,21 @@ fixtures:
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
 
+# Binaries; the systemd unit (paths filled in), the sysusers.d entry for the cuzk
+# user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists) and
+# the README. tests/scripts/install_tree.sh checks the tree.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	  -e 's|@DOCDIR@|$(DOCDIR)|g' deploy/cuzkd.service.in > $(DESTDIR)$(UNITDIR)/cuzkd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cuzkd.service
+	install -m 0644 deploy/cuzk.sysusers $(DESTDIR)$(SYSUSERSDIR)/cuzk.conf
+	install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(DOCDIR)/cuzkd.conf.example
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	test -e $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf || \
+	  install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -11,6 +11,7 @@ PKGS=(
   liburing-dev libnuma-dev libhwloc-dev check libsubunit-dev
   libjansson-dev libncurses-dev libgmp-dev
   nodejs npm python3 tmux procps
+  hwloc-nox
 )
 
 missing=()

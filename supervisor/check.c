@@ -184,7 +184,7 @@ static void check_memlock(struct report *r, uint64_t need)
 	human(rl.rlim_cur, b, sizeof(b));
 	item(r, "warn", "memlock", "limit %s is below the %s of buffers: they will not be "
 	     "locked (pageable; DMA from them is slower and they may be swapped)", b, a);
-	fix(r, "LimitMEMLOCK=infinity in the unit (deploy/cuzkd.service has it); by hand: "
+	fix(r, "LimitMEMLOCK=infinity in the unit (the installed cuzkd.service has it); by hand: "
 	    "ulimit -l unlimited, or a memlock line in /etc/security/limits.conf");
 }
 
@@ -351,7 +351,7 @@ static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 		return;
 	}
 	item(r, "FAIL", "run-dir", "%s: %s is not writable by this user", c->run_dir, d);
-	fix(r, "RuntimeDirectory=cuzk in the unit (deploy/cuzkd.service), or run-dir = a "
+	fix(r, "RuntimeDirectory=cuzk in the unit (the installed cuzkd.service has it), or run-dir = a "
 	    "directory this user owns");
 }
 
