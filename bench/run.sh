@@ -2,14 +2,16 @@
 # What `make bench` runs:
 #   (a) $BUILD/bench/ring, if built;
 #   (b) prove time of cuzk prove-local against snarkjs groth16 prove on the
-#       mulchain fixtures (bn128, 2^10, 2^12, 2^14, 2^16 constraints; built and
+#       mulchain fixtures (bn128: 2^10, 2^12, 2^14, 2^16 constraints; bls12381:
+#       2^10, 2^12, 2^13, the largest the prepared bls12381 ptau allows; built and
 #       cached by tests/fixtures/make.sh), median of BENCH_RUNS runs each, the
 #       provers interleaved run by run; cuzk's proof is checked with snarkjs;
 #   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/.
 #
 # Environment:
 #   BUILD        build dir (default build)
-#   BENCH_SIZES  the mulchain sizes as powers of two (default "10 12 14 16"; at most 16)
+#   BENCH_SIZES  the bn128 mulchain sizes as powers of two (default "10 12 14 16"; at most 16)
+#   BENCH_BLS_SIZES  the bls12381 mulchain sizes (default "10 12 13"; at most 13; "" for none)
 #   BENCH_RUNS   runs per prover and size (default 3)
 #   PROVER_CMD   cuzk's command (default "$BUILD/bin/cuzk prove-local"), called as
 #                $PROVER_CMD ZKEY WTNS PROOF PUBLIC
@@ -23,6 +25,7 @@ cd "$ROOT"
 BUILD="${BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 BENCH_SIZES="${BENCH_SIZES:-10 12 14 16}"
+BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
 BENCH_RUNS="${BENCH_RUNS:-3}"
 RAPIDSNARK="${RAPIDSNARK:-}"
 
@@ -53,10 +56,17 @@ run_bin() {  # path
 if [ -x "$BUILD/bench/ring" ]; then run_bin "$BUILD/bench/ring"; fi
 
 # ---- (b) prove: cuzk vs snarkjs (vs rapidsnark) --------------------------------
-size_args=()
-for k in $BENCH_SIZES; do size_args+=(--size "$k"); done
-echo "== prove (bn128 mulchain; median of $BENCH_RUNS, interleaved)"
-bash "$ROOT/tests/fixtures/make.sh" -q "${size_args[@]}" >/dev/null
+# rows: "curve k", by size, bn128 then bls12381 at the same size (side by side)
+rows=()
+for c in bn128 bls12381; do
+  [ $c = bn128 ] && ks="$BENCH_SIZES" || ks="$BENCH_BLS_SIZES"
+  [ -n "$ks" ] || continue
+  size_args=()
+  for k in $ks; do size_args+=(--size "$k"); rows+=("$c $k"); done
+  bash "$ROOT/tests/fixtures/make.sh" -q --curve "$c" "${size_args[@]}" >/dev/null
+done
+mapfile -t rows < <(printf '%s\n' "${rows[@]}" | sort -s -k2,2n)
+echo "== prove (mulchain, bn128 and bls12381; median of $BENCH_RUNS, interleaved)"
 # shellcheck source=../tests/fixtures/env.sh
 . "$ROOT/tests/fixtures/env.sh"
 [ $cuzk_ok -eq 1 ] || echo "(cuzk is not built: $BUILD/bin/cuzk; its column is empty)"
@@ -75,11 +85,12 @@ secs() {
 median() { printf '%s\n' "$@" | grep -v fail | sort -g | awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2fx", a/b }'; }
 
-hdr="$(printf '%-6s %9s %8s %11s %11s %9s' size constraints domain "cuzk s" "snarkjs s" speedup)"
+hdr="$(printf '%-9s %-6s %9s %8s %11s %11s %9s' curve size constraints domain "cuzk s" "snarkjs s" speedup)"
 [ -z "$RAPIDSNARK" ] || hdr="$hdr$(printf ' %13s %11s' "rapidsnark s" "vs rapid")"
 echo "$hdr"
-for k in $BENCH_SIZES; do
-  d="$FIXTURES/bn128/mulchain-$k"
+for row in "${rows[@]}"; do
+  c="${row% *}"; k="${row#* }"
+  d="$FIXTURES/$c/mulchain-$k"
   zkey="$d/circuit_final.zkey"; wtns="$d/witness.wtns"
   nc="$(sed -n 's/.*constraints=\([0-9]*\).*/\1/p' "$d/info.txt")"
   dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$d/info.txt")"
@@ -102,13 +113,13 @@ for k in $BENCH_SIZES; do
   rm -f "$tmp/proof_cuzk.json"
   mc="$( [ ${#tc[@]} -gt 0 ] && median "${tc[@]}" || echo -)"
   ms="$(median "${ts[@]}")"
-  line="$(printf '%-6s %9s %8s %11s %11s %9s' "2^$k" "$nc" "$dom" "$mc" "$ms" "$(ratio "$ms" "$mc")")"
+  line="$(printf '%-9s %-6s %9s %8s %11s %11s %9s' "$c" "2^$k" "$nc" "$dom" "$mc" "$ms" "$(ratio "$ms" "$mc")")"
   if [ -n "$RAPIDSNARK" ]; then
     mr="$(median "${tr[@]}")"
     line="$line$(printf ' %13s %11s' "$mr" "$(ratio "$mr" "$mc")")"
   fi
   echo "$line${note:+  !$note}"
-  [ -z "$note" ] || failures+=("prove 2^$k")
+  [ -z "$note" ] || failures+=("prove $c 2^$k")
 done
 echo "(speedup = other prover's time / cuzk's time; wall times include process start and file loading)"
 echo
