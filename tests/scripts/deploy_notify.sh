@@ -27,6 +27,15 @@ try:
                          "--json", "status"], capture_output=True, text=True, timeout=20)
     print(st.stdout.strip()[:400])
     assert st.returncode == 0, st.stderr
+    # the operator commands of README "Operators": cuzk-top once, restart a stage
+    top = subprocess.run([bin + "/cuzk-top", "--instance", inst, "--run-dir", tmp + "/run",
+                          "--once"], capture_output=True, text=True, timeout=20)
+    print(top.stdout.strip()[:600])
+    assert top.returncode == 0, top.stderr
+    rs = subprocess.run([bin + "/cuzk", "--instance", inst, "--run-dir", tmp + "/run",
+                         "restart", "worker", "0"], capture_output=True, text=True, timeout=20)
+    print("restart worker 0:", rs.returncode, rs.stdout.strip(), rs.stderr.strip())
+    assert rs.returncode == 0, rs.stderr
     p.send_signal(signal.SIGTERM)
     msg = s.recv(4096).decode()
     print("notify:", msg)
