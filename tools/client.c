@@ -14,6 +14,7 @@
 
 #include "cuzk/config.h"
 #include "cuzk/control.h"
+#include "cuzk/top.h"
 
 struct client {
     char instance[SEG_INSTANCE_MAX + 1];
@@ -37,6 +38,7 @@ void client_usage(FILE *f)
           "  restart STAGE [N]   restart a stage (synth, worker, finalizer), index N or all\n"
           "  drain               stop accepting jobs; returns when the running ones are done\n"
           "  shutdown            finish running jobs (bounded), stop the stages and cuzkd\n"
+          "  metrics             the stats page in the Prometheus text format\n"
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
@@ -422,6 +424,8 @@ int client_main(int argc, char **argv)
             k--;
         }
 
+    if (!strcmp(cmd, "metrics"))
+        return top_metrics_cmd(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))
         rc = cmd_prove(&c, argc, argv);
     else if (!strcmp(cmd, "status")) {

@@ -1,0 +1,7 @@
+/* cuzk-top — live viewer of a cuzkd instance's stats page (tools/top.c). */
+#include "cuzk/top.h"
+
+int main(int argc, char **argv)
+{
+	return top_main(argc, argv);
+}
