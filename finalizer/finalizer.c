@@ -217,8 +217,15 @@ static void final_one(struct finalizer *f, uint32_t p)
     rc = verify(f, z, w.values, &proof, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
-        if (rc == -CUZK_E_UNSATISFIED)
+        if (rc == -CUZK_E_UNSATISFIED) {
+            /* Name the worker that computed it: a fault that follows one device
+             * shows up in the reasons (and in verify_failed) rather than as a
+             * silent retry into a different answer. */
+            char tagged[sizeof(err)];
             pipe_stage_count(st, C_VERIFY_FAILED, 1);
+            snprintf(tagged, sizeof(tagged), "worker %u: %s", pipeline_result(pl, p)->worker, err);
+            memcpy(err, tagged, sizeof(err));
+        }
         fail_part(f, p, pi->wtns_path, err);
         goto out;
     }
