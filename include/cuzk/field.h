@@ -249,6 +249,14 @@ void fe_mul_bn254_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
 
+/* Whether this CPU has BMI2 and ADX, so that the 4-limb products above use the
+ * mulx/adcx/adox code of zk/field.c (~2.5x the portable C). fe_set_mulx(false) forces
+ * the portable path (tests compare the two; the environment variable CUZK_NO_MULX=1
+ * does the same at start-up); it returns the previous setting. Not thread safe: set it
+ * before starting work. */
+bool fe_cpu_has_mulx(void);
+bool fe_set_mulx(bool on);
+
 /* Montgomery product; with a constant descriptor the switch folds to one call. */
 CUZK_HD void fe_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {

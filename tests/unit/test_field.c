@@ -339,6 +339,74 @@ START_TEST(test_field_lookup_by_modulus)
 }
 END_TEST
 
+/* The mulx/adcx/adox products (zk/field.c, used when the CPU has BMI2 and ADX) equal
+ * the portable C product bit for bit: random operands, operands with extreme limbs
+ * (all-ones low limbs below p, p-1, p-2, small values, powers of two) and every pair
+ * of those; the portable path is the oracle (itself checked against GMP above, and the
+ * arithmetic test runs once per path). Skipped where the CPU lacks mulx. */
+START_TEST(test_field_mulx_matches_portable)
+{
+    const field_desc *F = FIELDS[_i];
+    if (!fe_cpu_has_mulx()) return;
+    struct ref g;
+    ref_init(&g, F);
+    enum { NEDGE = 12 };
+    uint64_t e[NEDGE][FE_MAX_LIMBS], a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+    mpz_t v;
+    mpz_init(v);
+    memset(e, 0, sizeof e);
+    e[1][0] = 1;
+    fe_copy(F, e[2], F->p); e[2][0] -= 1;                   /* p - 1 */
+    fe_copy(F, e[3], F->p); e[3][0] -= 2;                   /* p - 2 */
+    fe_copy(F, e[4], F->one);                               /* R mod p */
+    fe_copy(F, e[5], F->r2);
+    for (unsigned i = 0; i + 1 < F->n; i++) e[6][i] = ~(uint64_t)0; /* 2^(64(n-1)) - 1 */
+    e[7][F->n - 1] = F->p[F->n - 1] - 1;                    /* top limb just below p's */
+    for (unsigned i = 0; i + 1 < F->n; i++) e[7][i] = ~(uint64_t)0;
+    e[8][F->n - 1] = (uint64_t)1 << 60;                     /* powers of two */
+    e[9][F->n / 2] = (uint64_t)1 << 63;
+    mpz_sub_ui(v, g.p, 1);                                  /* (p-1)/2 */
+    mpz_fdiv_q_2exp(v, v, 1);
+    z_to(e[10], F, v);
+    z_to(e[11], F, g.Rinv);
+    bool was = fe_set_mulx(true);
+    for (int i = 0; i < NEDGE; i++)
+        for (int j = 0; j < NEDGE; j++) {
+            ck_assert(fe_is_reduced(F, e[i]) && fe_is_reduced(F, e[j]));
+            fe_mul_inline(F, want, e[i], e[j]);
+            fe_mul(F, got, e[i], e[j]);
+            ck_assert_msg(fe_eq(F, got, want), "%s: mulx product of edges %d, %d differs", F->name, i, j);
+        }
+    for (int r = 0; r < 200000; r++) {
+        rand_val(&g, v);
+        z_to(a, F, v);
+        if (r % 3 == 0) fe_copy(F, b, a);
+        else if (r % 7 == 0) fe_copy(F, b, e[r % NEDGE]);
+        else {
+            rand_val(&g, v);
+            z_to(b, F, v);
+        }
+        fe_mul_inline(F, want, a, b);
+        fe_mul(F, got, a, b);
+        ck_assert_msg(fe_eq(F, got, want), "%s: mulx product differs (round %d)", F->name, r);
+        fe_mul(F, a, a, b); /* in place */
+        ck_assert(fe_eq(F, a, want));
+    }
+    fe_set_mulx(was);
+    mpz_clear(v);
+    ref_clear(&g);
+}
+END_TEST
+
+/* The whole GMP comparison again with the portable product forced. */
+START_TEST(test_field_arithmetic_portable_matches_gmp)
+{
+    bool was = fe_set_mulx(false);
+    test_field_arithmetic_matches_gmp_fn(_i);
+    fe_set_mulx(was);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("field");
@@ -349,6 +417,8 @@ int main(void)
     } t[] = {
         {"constants_match_gmp", test_field_constants_match_gmp, 4},
         {"arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4},
+        {"arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4},
+        {"mulx_matches_portable", test_field_mulx_matches_portable, 4},
         {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
         {"decimal_round_trips", test_field_decimal_round_trips, 4},
         {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
