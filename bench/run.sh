@@ -6,7 +6,11 @@
 #       2^10, 2^12, 2^13, the largest the prepared bls12381 ptau allows; built and
 #       cached by tests/fixtures/make.sh), median of BENCH_RUNS runs each, the
 #       provers interleaved run by run; cuzk's proof is checked with snarkjs;
-#   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/.
+#   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/
+#       (stats_dump is a tool of (d), not a benchmark);
+#   (d) bench/pipeline.sh: cuzkd with cpu:1 under a backlog of 32 partitions of
+#       bn128/mulchain-14 (partitions/s, stage utilization, the worker's gaps) against
+#       the same partitions through cuzk prove-local; BENCH_PIPELINE=0 skips it.
 #
 # Environment:
 #   BUILD        build dir (default build)
@@ -127,9 +131,17 @@ echo
 # ---- (c) msm_ntt, then any other bench binary --------------------------------
 if [ -x "$BUILD/bench/msm_ntt" ]; then run_bin "$BUILD/bench/msm_ntt"; fi
 for b in "$BUILD"/bench/*; do
-  case "$(basename "$b")" in ring|msm_ntt|*.o|*.d) continue ;; esac
+  case "$(basename "$b")" in ring|msm_ntt|stats_dump|*.o|*.d) continue ;; esac
   if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
 done
+
+# ---- (d) pipeline under backlog ---------------------------------------------------
+if [ "${BENCH_PIPELINE:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/pipeline.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("pipeline")
+  echo
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "bench: failures: ${failures[*]}"

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# bench/pipeline.sh — the pipeline under a backlog (issue 4, "Benchmark"); run by
+# bench/run.sh, or alone.
+#
+# Starts a fresh cuzkd (unique instance, temp run dir, --devices cpu:1), submits one
+# job of BENCH_PIPE_PARTS partitions (default 32) of bn128/mulchain-BENCH_PIPE_SIZE
+# (default 14: 2^14 constraints; built and cached by tests/fixtures/make.sh) all at
+# once, waits, and prints:
+#   - partitions/s from submit to the job's completion (cold: includes the first
+#     zkey load and the finalizer's tail), and the worker's steady rate;
+#   - each stage's utilization over that window, from the stats page (snapshots
+#     before submit and after completion, differenced): the share of wall time in
+#     each of its states, utilization = not idle and not waiting (any state whose
+#     name starts with "wait", e.g. the synth's wait_buffer);
+#   - the worker's gap between returning from one partition's prove and starting
+#     the next (its "gap" histogram: p50, p99, max as log2-bucket upper bounds, and
+#     the mean), and its busy share under backlog = prove / (prove + gaps) over the
+#     span from its first prove's start to its last prove's end;
+#   - the same partitions proved back to back with `cuzk prove-local` (one process
+#     each, verification on as in the finalizer), and the ratio: once on all CPUs,
+#     once with --threads equal to the worker's cores in the plan (what the worker
+#     itself computes on).
+# Targets (issue 4): worker busy >= 99% of wall time under backlog, p99 gap <= 2 ms;
+# a missed target is reported, not an error (exit 1 only if something fails).
+#
+# Stats come from `cuzk-top --once --json` when that tool is built, else from
+# $BUILD/bench/stats_dump (bench/stats_dump.c, a read-only reader of the page).
+#
+# Environment: BUILD (default build), BENCH_PIPE_PARTS (32), BENCH_PIPE_SIZE (14),
+#   BENCH_PIPE_LOCAL (1: also time prove-local; 0: skip it).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+N="${BENCH_PIPE_PARTS:-32}"
+K="${BENCH_PIPE_SIZE:-14}"
+LOCAL="${BENCH_PIPE_LOCAL:-1}"
+
+for b in bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer bench/stats_dump; do
+  [ -x "$BUILD/$b" ] || { echo "bench/pipeline: $BUILD/$b is missing (make all bench)"; exit 1; }
+done
+bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --size "$K" >/dev/null
+# shellcheck source=../tests/fixtures/env.sh
+. "$ROOT/tests/fixtures/env.sh"
+fx="$FIXTURES/bn128/mulchain-$K"
+zkey="$fx/circuit_final.zkey"
+dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$fx/info.txt")"
+nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$fx/info.txt")"
+buf_mb=$(( ((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20 ))
+
+inst="pbench$$"
+tmp="$(mktemp -d)"
+run="$tmp/run"
+daemon_pid=""
+cleanup() {
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
+  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
+fail() { echo "bench/pipeline: FAIL: $*"; echo "--- cuzkd log"; tail -n 30 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+now() { date +%s.%N; }
+source=stats_dump
+pick_source() {  # cuzk-top if built and its JSON has what we need (schema: "processes" with
+                 # "histograms"; stats_dump's: "slots" with "hists"), else stats_dump
+  [ -x "$BUILD/bin/cuzk-top" ] || return 0
+  "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/probe.json" 2>/dev/null || return 0
+  node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1])), p=j.processes;
+           if(!Array.isArray(p)||!p.some(s=>s.role==="gpuworker")||
+              !p.every(s=>s.states&&s.histograms&&s.wall_ns!==undefined))process.exit(1)' "$tmp/probe.json" \
+    && source=cuzk-top || true
+}
+snap() {  # file
+  if [ $source = cuzk-top ]; then
+    "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$1" || fail "cuzk-top --once --json"
+  else
+    "$BUILD/bench/stats_dump" --instance "$inst" >"$1" || fail "stats_dump"
+  fi
+}
+
+mkdir -p "$tmp/in" "$tmp/out"
+for i in $(seq 1 "$N"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
+
+echo "== pipeline (bn128 mulchain-$K: domain $dom, $N partitions in one job, --devices cpu:1)"
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 8 \
+  --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+"$BUILD/bin/cuzkd" --plan --devices cpu:1 >"$tmp/plan" 2>&1 || true
+sed "s/^/  plan: /" "$tmp/plan"
+wcores="$(awk '$1 == "worker" && $2 == 0 { for (i = 3; i < NF; i++) if ($i == "cores") print $(i + 1) }' "$tmp/plan")"
+wcores="${wcores:-1}"
+sleep 0.5   # the stages are up and idle
+pick_source
+
+snap "$tmp/before.json"
+t0="$(now)"
+out="$(cuzk --json prove --zkey "$zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" || fail "submit: $out"
+job="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"
+timeout 1800 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >"$tmp/wait" 2>&1 \
+  || fail "job $job did not finish: $(cat "$tmp/wait")"
+t1="$(now)"
+snap "$tmp/after.json"
+
+done_n="$(ls "$tmp/out"/*.proof.json 2>/dev/null | wc -l)"
+[ "$done_n" -eq "$N" ] || fail "$done_n of $N proofs written"
+for i in 1 "$N"; do
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
+    | grep -q OK || fail "snarkjs rejects w$i.proof.json"
+done
+cuzk shutdown >/dev/null || fail "shutdown request"
+for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+rc=0; wait "$daemon_pid" || rc=$?
+daemon_pid=""
+[ $rc -eq 0 ] || fail "cuzkd exited with $rc after shutdown"
+
+local_run() {  # prove-local ARGS for every partition back to back -> seconds
+  local a b i
+  a="$(now)"
+  for i in $(seq 1 "$N"); do
+    "$BUILD/bin/cuzk" prove-local "$@" "$zkey" "$tmp/in/w$i.wtns" "$tmp/local.proof.json" "$tmp/local.public.json" \
+      >"$tmp/local.log" 2>&1 || fail "prove-local $* w$i: $(head -c 300 "$tmp/local.log")"
+  done
+  b="$(now)"
+  awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b-a}'
+}
+tl=""; tl1=""
+if [ "$LOCAL" = 1 ]; then
+  tl="$(local_run)"
+  tl1="$(local_run --threads "$wcores")"
+fi
+
+node - "$tmp/before.json" "$tmp/after.json" "$t0" "$t1" "$N" "$source" "$tl" "$tl1" "$wcores" <<'EOF'
+const fs = require("fs");
+const [bf, af, t0s, t1s, ns, source, tls, tl1s, wcores] = process.argv.slice(2);
+const load = (f) => {  // either schema (see snap) -> {slots: [{..., hists}]}
+  const j = JSON.parse(fs.readFileSync(f));
+  return { slots: (j.slots || j.processes).map((s) => ({ ...s, hists: s.hists || s.histograms })) };
+};
+const B = load(bf), A = load(af);
+const N = +ns, wall = +t1s - +t0s;
+const ms = (x) => (x / 1e6).toFixed(3);
+const pct = (x) => (100 * x).toFixed(2) + "%";
+const key = (s) => s.role + "/" + s.index;
+const before = new Map(B.slots.map((s) => [key(s), s]));
+const isWait = (name) => name === "idle" || name.startsWith("wait");
+console.log(`submit -> done: ${wall.toFixed(3)} s, ${(N / wall).toFixed(3)} partitions/s (cold start included)`);
+let worker = null;
+console.log(`stage utilization over that window (from the stats page, via ${source}):`);
+for (const s of A.slots) {
+  if (!["synth", "gpuworker", "finalizer"].includes(s.role)) continue;
+  const b = before.get(key(s));
+  if (!b || b.generation !== s.generation) { console.log(`  ${key(s)}: restarted during the run; no figures`); continue; }
+  const dwall = s.wall_ns - b.wall_ns;
+  let waiting = 0;
+  const parts = [];
+  for (const [name, v] of Object.entries(s.states)) {
+    const d = v - (b.states[name] || 0);
+    if (isWait(name)) waiting += d;
+    if (d > 0.0005 * dwall) parts.push(`${name} ${pct(d / dwall)}`);
+  }
+  console.log(`  ${key(s).padEnd(12)} utilization ${pct(1 - waiting / dwall).padStart(7)}   (${parts.join(", ")})`);
+  if (s.role === "gpuworker" && s.index === 0) worker = { s, b };
+}
+if (!worker) { console.log("no worker slot found"); process.exit(1); }
+const dh = (name) => {
+  const h = worker.s.hists[name], hb = worker.b.hists[name];
+  const buckets = h.buckets.map((v, i) => v - hb.buckets[i]);
+  return { count: h.count - hb.count, sum: h.sum_ns - hb.sum_ns, buckets };
+};
+const q = (h, p) => {  // upper bound of the log2 bucket holding quantile p (as stats_hist_percentile)
+  let target = Math.max(1, Math.ceil(p * h.count - 1e-9)), acc = 0;
+  for (let i = 0; i < h.buckets.length; i++) { acc += h.buckets[i]; if (acc >= target) return i ? 2 ** i - 1 : 0; }
+  return 0;
+};
+const hmax = (h) => { for (let i = h.buckets.length - 1; i > 0; i--) if (h.buckets[i]) return 2 ** i - 1; return 0; };
+const gap = dh("gap"), prove = dh("prove");
+const span = prove.sum + gap.sum;
+const busy = span > 0 ? prove.sum / span : 0;
+console.log(`worker: ${prove.count} proves, mean ${ms(prove.sum / Math.max(1, prove.count))} ms; ` +
+            `steady rate ${((prove.count - 1) / (span / 1e9)).toFixed(3)} partitions/s over its ${(span / 1e9).toFixed(3)} s span`);
+console.log(`worker gap between partitions (${gap.count} gaps): p50 <= ${ms(q(gap, 0.5))} ms, p99 <= ${ms(q(gap, 0.99))} ms, ` +
+            `max <= ${ms(hmax(gap))} ms (log2-bucket upper bounds), mean ${ms(gap.sum / Math.max(1, gap.count))} ms`);
+console.log(`worker busy under backlog: ${pct(busy)} of its span  [target >= 99%: ${busy >= 0.99 ? "met" : "MISSED"}]`);
+const p99 = q(gap, 0.99);
+console.log(`p99 gap <= ${ms(p99)} ms  [target <= 2 ms: ${p99 <= 2.1e6 ? "met" : "MISSED"}` +
+            `${p99 <= 2.1e6 && p99 > 1.05e6 ? " (bucket [1.05, 2.10) ms)" : ""}]`);
+const local = (what, t) => {
+  if (!t) return;
+  console.log(`prove-local back to back, ${what}: ${(+t).toFixed(3)} s for ${N} (${(N / +t).toFixed(3)} partitions/s); ` +
+              `pipeline / prove-local throughput: ${(+t / wall).toFixed(2)}x`);
+};
+local("all CPUs", tls);
+local(`--threads ${wcores} (the worker's cores)`, tl1s);
+EOF
