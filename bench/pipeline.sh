@@ -187,6 +187,8 @@ console.log(`worker: ${prove.count} proves, mean ${ms(prove.sum / Math.max(1, pr
             `steady rate ${((prove.count - 1) / (span / 1e9)).toFixed(3)} partitions/s over its ${(span / 1e9).toFixed(3)} s span`);
 console.log(`worker gap between partitions (${gap.count} gaps): p50 <= ${ms(q(gap, 0.5))} ms, p99 <= ${ms(q(gap, 0.99))} ms, ` +
             `max <= ${ms(hmax(gap))} ms (log2-bucket upper bounds), mean ${ms(gap.sum / Math.max(1, gap.count))} ms`);
+const over = gap.buckets.slice(22).reduce((x, y) => x + y, 0);  // bucket 22 = [2.10, 4.19) ms
+console.log(`  gaps >= 2.10 ms: ${over} of ${gap.count}` + (over ? ` (${gap.buckets.map((v, i) => v ? `${v} in [${ms(2 ** (i - 1))}, ${ms(2 ** i)}) ms` : "").filter(Boolean).join(", ")})` : ""));
 console.log(`worker busy under backlog: ${pct(busy)} of its span  [target >= 99%: ${busy >= 0.99 ? "met" : "MISSED"}]`);
 const p99 = q(gap, 0.99);
 console.log(`p99 gap <= ${ms(p99)} ms  [target <= 2 ms: ${p99 <= 2.1e6 ? "met" : "MISSED"}` +
