@@ -267,6 +267,29 @@ out:
     wtns_close(&w);
 }
 
+/* Preload: derive the verification key (header, IC: sections 1-3) now. Evict: drop
+ * it with the zkey. */
+static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
+                          void *arg)
+{
+    static const uint32_t ids[] = { 1, 2, 3 };
+    struct finalizer *f = arg;
+    const groth16_vk *vk;
+    char err[512];
+
+    (void)st;
+    if (action == PIPE_CIRCUIT_PRELOAD) {
+        pipe_zkey_touch(&e->z, ids, 3);
+        if (vk_for(f, &e->z, &vk, err, sizeof(err)))
+            fprintf(stderr, "cuzk-finalizer: preload of %s: %s\n", e->path, err);
+    } else if (f->vk_valid && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino &&
+               e->size == f->vk_of.size && e->mtim.tv_sec == f->vk_of.mtim.tv_sec &&
+               e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
+        groth16_vk_free(&f->vk);
+        f->vk_valid = 0;
+    }
+}
+
 int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
 {
     struct finalizer *f = calloc(1, sizeof(*f));
@@ -288,6 +311,7 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     in = pipeline_ring(&f->st.pl, PIPE_RING_FINAL(f->st.pl.config->n_workers));
     f->last_work = pipe_stage_now();
     while (!pipe_stage_stopping(&f->st)) {
+        pipe_stage_circuits(&f->st, final_circuit, f);
         if (ring_try_pop(in, &p) != 0) {
             pipe_stage_enter(&f->st, pipe_stage_wait_state(&f->st));
             if (ring_pop_timeout(in, &p, POLL_NS) != 0) {

@@ -202,6 +202,19 @@ static void prove_one(struct worker *w, uint32_t p)
                 (double)(t1 - t0) * 1e-9);
 }
 
+/* Preload: the worker reads the bases (sections 5-9: A, B1, B2, C, H). The CPU
+ * backend uses them in place; a device backend would upload them here. */
+static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
+                           void *arg)
+{
+    static const uint32_t ids[] = { 1, 2, 5, 6, 7, 8, 9 };
+
+    (void)st;
+    (void)arg;
+    if (action == PIPE_CIRCUIT_PRELOAD)
+        pipe_zkey_touch(&e->z, ids, 7);
+}
+
 int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
 {
     struct worker *w = calloc(1, sizeof(*w));
@@ -236,6 +249,7 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         goto out;
     in = pipeline_ring(&w->st.pl, PIPE_RING_WORKER(o->index));
     while (!pipe_stage_stopping(&w->st)) {
+        pipe_stage_circuits(&w->st, worker_circuit, w);
         if (ring_try_pop(in, &p) != 0) {
             pipe_stage_enter(&w->st, pipe_stage_wait_state(&w->st));
             if (ring_pop_timeout(in, &p, POLL_NS) != 0) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -53,6 +54,12 @@ static int views(struct pipeline *pl, char *err, size_t errlen)
     pl->results = segment_region_ptr(&pl->data.seg, "results", &sz);
     if (!pl->results || sz < (uint64_t)c->max_parts * sizeof(struct pipe_result)) {
         snprintf(err, errlen, "segment %s: results region missing or short", pl->data.seg.name);
+        return -EBADMSG;
+    }
+    pl->circuits = segment_region_ptr(&pl->data.seg, "circuits", &sz);
+    if (!pl->circuits || sz < sizeof(struct pipe_circuits) +
+                              (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack)) {
+        snprintf(err, errlen, "segment %s: circuits region missing or short", pl->data.seg.name);
         return -EBADMSG;
     }
     if (pl->stats.page && pl->stats.page->slot_count < c->n_slots) {
@@ -109,7 +116,7 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     cfg.n_nodes = p->n_nodes;
     memcpy(cfg.numa_node, p->numa_node, sizeof(cfg.numa_node));
     memcpy(cfg.node_buf_count, p->node_buf_count, sizeof(cfg.node_buf_count));
-    cfg.n_extra = 3;
+    cfg.n_extra = 4;
     snprintf(cfg.extra[0].name, SEG_REGION_NAME, "config");
     cfg.extra[0].size = sizeof(pc);
     cfg.extra[0].init = &pc;
@@ -118,6 +125,9 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     cfg.extra[1].size = (uint64_t)p->max_parts * sizeof(struct pipe_partinfo);
     snprintf(cfg.extra[2].name, SEG_REGION_NAME, "results");
     cfg.extra[2].size = (uint64_t)p->max_parts * sizeof(struct pipe_result);
+    snprintf(cfg.extra[3].name, SEG_REGION_NAME, "circuits");
+    cfg.extra[3].size = sizeof(struct pipe_circuits) +
+                        (uint64_t)pc.n_slots * sizeof(struct pipe_circuit_ack);
 
     snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
     rc = shmlayout_data_create(&pl->data, instance, &cfg, flags, err, errlen);
@@ -327,6 +337,64 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
     return 0;
 }
 
+/* ---- circuits table (supervisor side) ------------------------------------------- */
+
+int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
+                             uint64_t min_ack, uint64_t *seq, char *err, size_t errlen)
+{
+    struct pipe_circuits *cs = pl->circuits;
+    struct pipe_circuit *e = NULL;
+    uint32_t npre = 0;
+    uint64_t v;
+
+    if ((action != PIPE_CIRCUIT_PRELOAD && action != PIPE_CIRCUIT_EVICT) || !path || !path[0]) {
+        snprintf(err, errlen, "circuits: bad request");
+        return -EINVAL;
+    }
+    if (too_long(path, JOBTAB_PATH_LEN)) {
+        snprintf(err, errlen, "zkey %s: path longer than %d bytes", path, JOBTAB_PATH_LEN - 1);
+        return -ENAMETOOLONG;
+    }
+    /* Single writer: plain reads of our own table. */
+    for (int i = 0; i < PIPE_CIRCUITS; i++) {
+        if (cs->c[i].action == PIPE_CIRCUIT_PRELOAD)
+            npre++;
+        if (cs->c[i].action != PIPE_CIRCUIT_FREE && !strcmp(cs->c[i].path, path))
+            e = &cs->c[i];
+    }
+    if (action == PIPE_CIRCUIT_PRELOAD && !(e && e->action == PIPE_CIRCUIT_PRELOAD) &&
+        npre >= PIPE_PRELOAD_MAX) {
+        snprintf(err, errlen, "%u circuits are preloaded already (at most %d, so jobs of "
+                 "other circuits keep a cache entry): evict one first", npre, PIPE_PRELOAD_MAX);
+        return -ENOSPC;
+    }
+    if (!e) {
+        /* A free entry, else the oldest tombstone every running stage has applied. */
+        for (int i = 0; i < PIPE_CIRCUITS && !e; i++)
+            if (cs->c[i].action == PIPE_CIRCUIT_FREE)
+                e = &cs->c[i];
+        for (int i = 0; i < PIPE_CIRCUITS && !e; i++)
+            if (cs->c[i].action == PIPE_CIRCUIT_EVICT && cs->c[i].seq <= min_ack &&
+                (!e || cs->c[i].seq < e->seq))
+                e = &cs->c[i];
+        if (!e) {
+            snprintf(err, errlen, "the stages are still applying %d earlier preload/evict "
+                     "requests: retry in a moment", PIPE_CIRCUITS);
+            return -EBUSY;
+        }
+    }
+    /* Seqlock write (as stats.c): odd, fence (W1), the entry, even (release, R1). */
+    v = barrier_load_relaxed(&cs->seq);
+    barrier_store_relaxed(&cs->seq, v + 1);
+    barrier_fence_release();
+    e->seq = v + 2;
+    e->action = action;
+    snprintf(e->path, sizeof(e->path), "%s", path);
+    barrier_store_release(&cs->seq, v + 2);
+    *seq = v + 2;
+    return 0;
+}
+
 /* ---- stage helper ---------------------------------------------------------------- */
 
 uint64_t pipe_stage_now(void)
@@ -380,6 +448,13 @@ int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
     /* The slot's generation is bumped here by every start in this slot, so it counts
      * restarts without trusting --generation (which stats.h gives no field to set). */
     stats_slot_start(st->slot, role, o->index, st->pid, pipe_stage_now());
+    /* Our circuits ack: seq 0 before our pid (release), so cuzkd never counts an ack of
+     * the slot's previous process as ours. */
+    st->circ_ack = &st->pl.circuits->ack[pipeline_stats_slot_index(st->pl.config, role,
+                                                                   o->index)];
+    barrier_store_relaxed(&st->circ_ack->seq, 0);
+    barrier_store_relaxed(&st->circ_ack->failed, 0);
+    barrier_store_release(&st->circ_ack->pid, (uint32_t)st->pid);
     rc = -pthread_create(&st->hb, NULL, hb_main, st);
     if (rc) {
         snprintf(err, errlen, "starting the heartbeat thread: %s", strerror(-rc));
@@ -484,7 +559,7 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
 {
     struct pipe_zkey_entry *victim = NULL;
     struct stat sb, sa;
-    int rc;
+    int rc, pinned = 0;
 
     if (stat(path, &sb) < 0)
         return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path,
@@ -501,11 +576,18 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
     /* Miss. An entry under the same path is an older version of the file: drop it
      * (it would never be hit again); else take a free slot, else the least recent. */
     for (int i = 0; i < PIPE_ZKEY_CACHE && !victim; i++)
-        if (st->zc[i].used && !strcmp(st->zc[i].path, path))
+        if (st->zc[i].used && !strcmp(st->zc[i].path, path)) {
             victim = &st->zc[i];
+            pinned = victim->pinned; /* a preloaded path stays preloaded */
+        }
     for (int i = 0; i < PIPE_ZKEY_CACHE && !victim; i++)
         if (!st->zc[i].used)
             victim = &st->zc[i];
+    /* The least recent, unpinned first (at most PIPE_PRELOAD_MAX are pinned). */
+    if (!victim)
+        for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+            if (!st->zc[i].pinned && (!victim || st->zc[i].last_use < victim->last_use))
+                victim = &st->zc[i];
     if (!victim) {
         victim = &st->zc[0];
         for (int i = 1; i < PIPE_ZKEY_CACHE; i++)
@@ -516,6 +598,7 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
         zkey_close(&victim->z);
         victim->used = 0;
     }
+    victim->pinned = 0;
     /* The identity must be the one of the bytes mapped: stat again after the open and
      * retry if the file changed under us (replaced or rewritten during the open). */
     for (int tries = 0;; tries++) {
@@ -540,9 +623,133 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
     victim->size = sb.st_size;
     victim->mtim = sb.st_mtim;
     victim->last_use = ++st->zc_clock;
+    victim->pinned = pinned;
     snprintf(victim->path, sizeof(victim->path), "%s", path);
     *out = &victim->z;
     return 0;
+}
+
+static void touch_range(const uint8_t *p, size_t len)
+{
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = (uintptr_t)p & ~(pg - 1), end = (uintptr_t)p + len;
+    volatile uint8_t sink = 0;
+
+    if (!len)
+        return;
+    (void)madvise((void *)a, end - a, MADV_WILLNEED); /* a hint: failure changes nothing */
+    /* One read per page faults it in (the mapping is page-aligned, so a is inside). */
+    for (uintptr_t q = a; q < end; q += pg)
+        sink ^= *(const volatile uint8_t *)q;
+    (void)sink;
+}
+
+void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
+{
+    if (!n) {
+        touch_range(z->bf.map, z->bf.size);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const struct binfile_section *sec = binfile_section(&z->bf, ids[i]);
+
+        if (sec)
+            touch_range(binfile_payload(&z->bf, sec), sec->size);
+    }
+}
+
+static int preloaded(const struct pipe_circuit *tab, const char *path)
+{
+    for (int i = 0; i < PIPE_CIRCUITS; i++)
+        if (tab[i].action == PIPE_CIRCUIT_PRELOAD && !strcmp(tab[i].path, path))
+            return 1;
+    return 0;
+}
+
+int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
+{
+    struct pipe_circuits *cs = st->pl.circuits;
+    struct pipe_circuit_ack *ack = st->circ_ack;
+    struct pipe_circuit tab[PIPE_CIRCUITS];
+    uint64_t s0, pre = 0, ev = 0;
+    uint32_t failed = 0;
+    char err[1024];
+    int n = 0;
+
+    if (!cs || !ack)
+        return 0;
+    /* A1: acquire pairs with R1 in pipeline_circuit_request (the entries written). */
+    s0 = barrier_load_acquire(&cs->seq);
+    if (s0 == st->circ_seq || (s0 & 1))
+        return 0;
+    /* Plain copy; a torn one is discarded by the seq check (A2 pairs with W1). */
+    memcpy(tab, cs->c, sizeof(tab));
+    barrier_fence_acquire();
+    if (barrier_load_relaxed(&cs->seq) != s0)
+        return 0; /* being written: the next iteration */
+    pipe_stage_long_begin(st);
+    for (int i = 0; i < PIPE_CIRCUITS; i++) {
+        struct pipe_circuit *c = &tab[i];
+
+        c->path[sizeof(c->path) - 1] = '\0';
+        if (c->action != PIPE_CIRCUIT_EVICT || c->seq <= st->circ_seq)
+            continue;
+        n++;
+        for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
+            struct pipe_zkey_entry *e = &st->zc[j];
+
+            if (!e->used || strcmp(e->path, c->path))
+                continue;
+            if (fn)
+                fn(st, PIPE_CIRCUIT_EVICT, e, arg);
+            zkey_close(&e->z);
+            e->used = 0;
+            e->pinned = 0;
+            ev++;
+        }
+    }
+    for (int j = 0; j < PIPE_ZKEY_CACHE; j++)
+        if (st->zc[j].pinned && !preloaded(tab, st->zc[j].path))
+            st->zc[j].pinned = 0;
+    for (int i = 0; i < PIPE_CIRCUITS; i++) {
+        const struct pipe_circuit *c = &tab[i];
+        const zkey *z;
+
+        if (c->action != PIPE_CIRCUIT_PRELOAD)
+            continue;
+        if (c->seq <= st->circ_seq) {
+            failed |= st->circ_failed & (1u << i);
+            continue;
+        }
+        n++;
+        if (pipe_stage_zkey(st, c->path, &z, err, sizeof(err))) {
+            failed |= 1u << i;
+            fprintf(stderr, "cuzk stage pid %d: preload of %s failed: %s\n", (int)st->pid,
+                    c->path, err);
+            continue;
+        }
+        for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
+            struct pipe_zkey_entry *e = &st->zc[j];
+
+            if (&e->z != z)
+                continue;
+            e->pinned = 1;
+            if (fn)
+                fn(st, PIPE_CIRCUIT_PRELOAD, e, arg);
+            else
+                pipe_zkey_touch(z, NULL, 0);
+        }
+        pre++;
+    }
+    pipe_stage_long_end(st);
+    /* Single writer of our ack: relaxed counters, then the seq (release) last. */
+    barrier_store_relaxed(&ack->preloads, barrier_load_relaxed(&ack->preloads) + pre);
+    barrier_store_relaxed(&ack->evicts, barrier_load_relaxed(&ack->evicts) + ev);
+    barrier_store_relaxed(&ack->failed, failed);
+    barrier_store_release(&ack->seq, s0);
+    st->circ_seq = s0;
+    st->circ_failed = failed;
+    return n;
 }
 
 int pipe_exit_code(int rc)

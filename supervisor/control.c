@@ -35,7 +35,8 @@ static const struct {
 	{ "submit", CONTROL_SUBMIT }, { "status", CONTROL_STATUS },
 	{ "wait", CONTROL_WAIT },     { "cancel", CONTROL_CANCEL },
 	{ "restart", CONTROL_RESTART }, { "drain", CONTROL_DRAIN },
-	{ "shutdown", CONTROL_SHUTDOWN },
+	{ "shutdown", CONTROL_SHUTDOWN }, { "preload", CONTROL_PRELOAD },
+	{ "evict", CONTROL_EVICT },
 };
 
 static int get_str(json_t *o, const char *k, int required, const char **out,
@@ -110,7 +111,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	if (i == sizeof(kinds) / sizeof(kinds[0])) {
 		rc = fail(e, CONTROL_E_UNKNOWN, -EINVAL,
 			  "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-			  "restart, drain, shutdown", req);
+			  "restart, drain, shutdown, preload, evict", req);
 		goto err;
 	}
 	r->kind = kinds[i].kind;
@@ -180,6 +181,11 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		break;
 	case CONTROL_DRAIN:
 	case CONTROL_SHUTDOWN:
+		break;
+	case CONTROL_PRELOAD:
+	case CONTROL_EVICT:
+		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)))
+			goto err;
 		break;
 	}
 	return 0;
@@ -339,6 +345,40 @@ err:
 	zkey_close(&z);
 	control_submit_free(s);
 	return rc;
+}
+
+int control_circuit_check(const struct control_req *r, uint64_t buf_size,
+			  char out[JOBTAB_PATH_LEN], int *may_be_gone, struct control_err *e)
+{
+	char err[512];
+	uint64_t need;
+	zkey z;
+	int rc;
+
+	*may_be_gone = 0;
+	if (r->kind == CONTROL_EVICT) {
+		if (!input_file("zkey", r->zkey, out, e))
+			return 0;
+		if (r->zkey[0] != '/' || strlen(r->zkey) >= JOBTAB_PATH_LEN)
+			return -EINVAL; /* e says why (input_file) */
+		memcpy(out, r->zkey, strlen(r->zkey) + 1);
+		*may_be_gone = 1;
+		return 0;
+	}
+	if ((rc = input_file("zkey", r->zkey, out, e)))
+		return rc;
+	memset(&z, 0, sizeof(z));
+	if ((rc = zkey_open(&z, out, err, sizeof(err))))
+		return fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+	need = (3ull * z.domain_size + z.nvars) * 32ull;
+	zkey_close(&z);
+	if (need > buf_size)
+		return fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
+			    "needs %.1f MiB, buffers are %.1f MiB: preloading it would not help; "
+			    "start cuzkd with --buffer-mb %llu or more", r->zkey,
+			    (double)need / 1048576.0, (double)buf_size / 1048576.0,
+			    (unsigned long long)((need + (1u << 20) - 1) >> 20));
+	return 0;
 }
 
 static char *dump_line(json_t *o)

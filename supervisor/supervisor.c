@@ -27,6 +27,7 @@
 
 #include <liburing.h>
 
+#include "cuzk/circuits.h"
 #include "cuzk/control.h"
 #include "cuzk/pipeline.h"
 
@@ -630,6 +631,28 @@ static json_t *children_json(const struct sup *s)
 	return a;
 }
 
+/* The running stages, for the circuits acks (a stage being restarted is left out: it
+ * applies the whole table when it starts). */
+static size_t live_stages(const struct sup *s, struct circ_live *lv)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		const struct child *c = &s->ch[i];
+		enum stats_role r = c->role == PLAN_WORKER ? STATS_ROLE_GPUWORKER :
+				    c->role == PLAN_SYNTH ? STATS_ROLE_SYNTH : STATS_ROLE_FINALIZER;
+
+		if (!c->pid)
+			continue;
+		lv[n].slot = pipeline_stats_slot_index(s->pl.config, r, c->index);
+		lv[n].pid = (uint32_t)c->pid;
+		lv[n].stage = plan_role_name(c->role);
+		lv[n].index = c->index;
+		n++;
+	}
+	return n;
+}
+
 static void do_status(struct sup *s, struct conn *k, const struct control_req *r)
 {
 	const struct jobtab *jt = &s->pl.data.jobtab;
@@ -659,6 +682,12 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 	o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i}", "instance", s->c->instance, "jobs", jobs,
 		      "children", children_json(s), "draining", s->draining, "stopping",
 		      s->stopping, "pid", (int)getpid());
+	{
+		struct circ_live lv[MAX_CHILDREN];
+		size_t n = live_stages(s, lv);
+
+		json_object_set_new(o, "circuits", circuits_json(&s->pl, lv, n));
+	}
 	conn_reply(s, k, control_reply_ok(o));
 }
 
@@ -759,6 +788,19 @@ static void start_stop(struct sup *s, const char *why)
 	}
 }
 
+/* preload / evict: answered at once; the stages apply it between partitions. */
+static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r)
+{
+	struct circ_live lv[MAX_CHILDREN];
+	size_t n = live_stages(s, lv);
+	char log[JOBTAB_PATH_LEN + 64] = "";
+	char *line = circuits_request(&s->pl, r, lv, n, log, sizeof(log));
+
+	if (log[0])
+		logmsg("%s", log);
+	conn_reply(s, k, line);
+}
+
 struct line_ctx {
 	struct sup *s;
 	struct conn *k;
@@ -789,6 +831,8 @@ static int on_line(void *arg, const char *line, size_t len)
 	case CONTROL_WAIT: do_wait(s, k, &r); break;
 	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
 	case CONTROL_RESTART: do_restart(s, k, &r); break;
+	case CONTROL_PRELOAD:
+	case CONTROL_EVICT: do_circuit(s, k, &r); break;
 	case CONTROL_DRAIN:
 		if (!s->draining)
 			logmsg("drain requested: not accepting jobs");

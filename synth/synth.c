@@ -293,6 +293,18 @@ out:
     wtns_close(&w);
 }
 
+/* Preload: the synth reads the header and the coefficients (section 4). */
+static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
+                          void *arg)
+{
+    static const uint32_t ids[] = { 1, 2, 4 };
+
+    (void)st;
+    (void)arg;
+    if (action == PIPE_CIRCUIT_PRELOAD)
+        pipe_zkey_touch(&e->z, ids, 3);
+}
+
 int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
 {
     struct synth *s = calloc(1, sizeof(*s));
@@ -313,6 +325,7 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     pipe_stage_names(&s->st, state_names, counter_names, hist_names);
     in = pipeline_ring(&s->st.pl, PIPE_RING_SYNTH);
     while (!pipe_stage_stopping(&s->st)) {
+        pipe_stage_circuits(&s->st, synth_circuit, s);
         while (s->heap.n < HEAP_MAX && ring_try_pop(in, &p) == 0)
             heap_push(&s->heap, make_hint(&s->st.pl, p));
         if (!s->heap.n) {

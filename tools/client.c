@@ -1,4 +1,5 @@
-/* client.c — `cuzk prove|status|wait|cancel|restart|drain|shutdown` (client.h). */
+/* client.c — `cuzk prove|status|wait|cancel|restart|drain|shutdown|preload|evict`
+ * (client.h). */
 #include "cuzk/client.h"
 
 #include <errno.h>
@@ -39,6 +40,10 @@ void client_usage(FILE *f)
           "  drain               stop accepting jobs; returns when the running ones are done\n"
           "  shutdown            finish running jobs (bounded), stop the stages and cuzkd\n"
           "  metrics             the stats page in the Prometheus text format\n"
+          "  preload ZKEY [--no-wait] [--timeout-ms N]   load a circuit in every stage\n"
+          "                      ahead of its first job (held until evicted); waits until\n"
+          "                      every running stage has it (default 120000 ms)\n"
+          "  evict ZKEY [--no-wait] [--timeout-ms N]     drop a circuit from every stage\n"
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
@@ -325,6 +330,117 @@ bad:
     return CLIENT_EXIT_USAGE;
 }
 
+/* The entry of status's circuits table for path when it is request seq's or a later
+ * one's, else NULL. *superseded: the entry is gone or a later request's. */
+static json_t *circuit_entry(json_t *st, const char *path, json_int_t seq, int *superseded)
+{
+    json_t *e, *ents = json_object_get(json_object_get(st, "circuits"), "entries");
+    size_t i;
+
+    *superseded = 1;
+    json_array_foreach(ents, i, e)
+        if (!strcmp(jstr(e, "zkey"), path)) {
+            *superseded = jint(e, "seq") != seq;
+            return jint(e, "seq") >= seq ? e : NULL;
+        }
+    return NULL;
+}
+
+/* cuzk preload|evict ZKEY [--no-wait] [--timeout-ms N] */
+static int cmd_circuit(struct client *c, int argc, char **argv, const char *what)
+{
+    const char *arg = NULL;
+    long long timeout_ms = 120000;
+    int wait = 1, rc, sup;
+    char path[PATH_MAX];
+    json_t *r, *st = NULL, *e = NULL;
+    json_int_t seq;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--no-wait")) wait = 0;
+        else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) timeout_ms = atoll(argv[++i]);
+        else if (argv[i][0] != '-' && !arg) arg = argv[i];
+        else {
+            fprintf(stderr, "cuzk %s: usage: cuzk %s ZKEY [--no-wait] [--timeout-ms N]\n", what,
+                    what);
+            return CLIENT_EXIT_USAGE;
+        }
+    }
+    if (!arg) {
+        fprintf(stderr, "cuzk %s: needs a .zkey path\n", what);
+        return CLIENT_EXIT_USAGE;
+    }
+    /* The daemon has another working directory: an absolute path (an evicted file may
+     * be gone already: then the path as given, made absolute). */
+    if (!realpath(arg, path)) {
+        char cwd[PATH_MAX];
+
+        if (strcmp(what, "evict") || (arg[0] != '/' && !getcwd(cwd, sizeof(cwd)))) {
+            fprintf(stderr, "cuzk %s: %s: %s\n", what, arg, strerror(errno));
+            return CLIENT_EXIT_USAGE;
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s%s%s", arg[0] == '/' ? "" : cwd,
+                             arg[0] == '/' ? "" : "/", arg) >= sizeof(path)) {
+            fprintf(stderr, "cuzk %s: %s: path too long\n", what, arg);
+            return CLIENT_EXIT_USAGE;
+        }
+    }
+    if ((rc = connect_daemon(c)))
+        return rc;
+    r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
+    if (!r)
+        return CLIENT_EXIT_NO_DAEMON;
+    if (!is_ok(r)) {
+        rc = print_error(c, r);
+        json_decref(r);
+        return rc;
+    }
+    seq = json_integer_value(json_object_get(r, "seq"));
+    snprintf(path, sizeof(path), "%s", jstr(r, "zkey"));
+    /* Wait until every running stage has applied it (status, every 100 ms). */
+    for (long long t = 0; wait; t += 100) {
+        json_decref(st);
+        st = request(c, json_pack("{s:s}", "req", "status"));
+        if (!st || !is_ok(st)) {
+            rc = st ? print_error(c, st) : CLIENT_EXIT_NO_DAEMON;
+            json_decref(st);
+            json_decref(r);
+            return rc;
+        }
+        e = circuit_entry(st, path, seq, &sup);
+        if (sup || (e && jint(e, "applied") >=
+                             jint(json_object_get(st, "circuits"), "stages")))
+            break;
+        if (t >= timeout_ms) {
+            fprintf(stderr, "cuzk %s: %s: not every stage has applied it after %lld ms (a "
+                    "stage in a long partition applies it after that partition)\n", what,
+                    path, timeout_ms);
+            json_decref(st);
+            json_decref(r);
+            return CLIENT_EXIT_TIMEOUT;
+        }
+        usleep(100000);
+    }
+    if (e && !sup) {
+        json_object_set(r, "applied", json_object_get(e, "applied"));
+        json_object_set(r, "failed", json_object_get(e, "failed"));
+    }
+    rc = e && !sup && jint(e, "failed") ? CLIENT_EXIT_REFUSED : CLIENT_EXIT_OK;
+    if (c->json)
+        print_json(r);
+    else if (rc)
+        fprintf(stderr, "cuzk %s: %s failed to load in %lld of %lld stage(s): see cuzkd's log\n",
+                what, path, jint(e, "failed"), jint(e, "applied"));
+    else if (!wait)
+        printf("%s of %s requested\n", what, path);
+    else
+        printf("%s: %s in %lld stage(s)\n", !strcmp(what, "preload") ? "preloaded" : "evicted",
+               path, sup ? 0 : jint(e, "applied"));
+    json_decref(st);
+    json_decref(r);
+    return rc;
+}
+
 static void print_status_all(json_t *r)
 {
     json_t *jobs = json_object_get(r, "jobs"), *ch = json_object_get(r, "children"), *o;
@@ -347,6 +463,12 @@ static void print_status_all(json_t *r)
         printf("  job %-6lld %-8s %lld/%lld done, %lld failed  %s\n", jint(o, "id"),
                jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"),
                jstr(o, "out_dir"));
+    ch = json_object_get(json_object_get(r, "circuits"), "entries");
+    json_array_foreach(ch, i, o)
+        printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n",
+               jstr(o, "action"), jstr(o, "zkey"), jint(o, "applied"),
+               jint(json_object_get(r, "circuits"), "stages"),
+               jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 
 static int simple(struct client *c, json_t *req, int kind)
@@ -457,6 +579,8 @@ int client_main(int argc, char **argv)
         rc = simple(&c, json_pack("{s:s}", "req", "drain"), 'd');
     else if (!strcmp(cmd, "shutdown"))
         rc = simple(&c, json_pack("{s:s}", "req", "shutdown"), 'x');
+    else if (!strcmp(cmd, "preload") || !strcmp(cmd, "evict"))
+        rc = cmd_circuit(&c, argc, argv, cmd);
     else {
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;

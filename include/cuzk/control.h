@@ -15,6 +15,9 @@
  *   {"req":"restart","stage":"synth"|"worker"|"finalizer","index":N?} -> {"ok":true}
  *   {"req":"drain"}             -> (when idle) {"ok":true,"drained":true}
  *   {"req":"shutdown"}          -> {"ok":true,"shutting_down":true}
+ *   {"req":"preload","zkey":P}  -> {"ok":true,"zkey":ABS,"seq":N,"stages":M} at once; the
+ *   {"req":"evict","zkey":P}       stages apply it between partitions (pipeline.h,
+ *                                  "Circuits"); status's "circuits" shows their acks
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * CONTROL_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
@@ -58,6 +61,8 @@ enum control_kind {
 	CONTROL_RESTART,
 	CONTROL_DRAIN,
 	CONTROL_SHUTDOWN,
+	CONTROL_PRELOAD,
+	CONTROL_EVICT,
 };
 
 struct control_err {
@@ -104,6 +109,13 @@ struct control_submit {
 int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_t max_parts,
 			 struct control_submit *s, struct control_err *e);
 void control_submit_free(struct control_submit *s);
+
+/* Validate a preload (the zkey resolves, opens and its partitions fit buf_size) or
+ * an evict (the path resolves; a file gone since it was preloaded may be given as the
+ * absolute path it was preloaded under: may_be_gone set). out: the absolute path.
+ * 0, or a -errno with e filled. */
+int control_circuit_check(const struct control_req *r, uint64_t buf_size,
+			  char out[JOBTAB_PATH_LEN], int *may_be_gone, struct control_err *e);
 
 /* Output name of a witness path: its basename without ".wtns". 0 or -EINVAL. */
 int control_wtns_name(const char *path, char *name, size_t len);

@@ -15,6 +15,18 @@
  *                                                  CAS to PROVED; read by the finalizer
  *                                                  after its CAS PROVED -> FINAL
  *     "config"    struct pipe_config               writer: supervisor at create
+ *     "circuits"  struct pipe_circuits + one       table: supervisor (preload/evict
+ *                 struct pipe_circuit_ack per      requests, seqlock); ack[slot]: the
+ *                 stats slot                       stage in that stats slot
+ *
+ * Circuits (preload / evict). The table is the *wanted state* ("hold these zkeys"),
+ * not a log: PRELOAD entries stay until evicted, so a restarted stage loads them
+ * again on its first loop. An EVICT entry is a tombstone ("drop this path"), reused
+ * only once every running stage has acknowledged it. Each stage compares the table's
+ * seq (acquire) with the last one it applied once per loop iteration (idle: every
+ * 100 ms), applies what changed (pipe_stage_circuits), and stores its ack seq last
+ * (release). cuzkd answers a request at once with its seq; `status` shows, per entry,
+ * how many running stages have applied it; `cuzk preload|evict` waits for all.
  *
  * Partition lifecycle (every move one CAS in jobtab.h):
  *   supervisor  submit: job + partitions QUEUED, partinfo filled, push to SYNTH ring.
@@ -115,6 +127,37 @@ struct pipe_result {
     uint64_t prove_ns;
 };
 
+/* ---- circuits region (see "Circuits" above) ---- */
+#define PIPE_CIRCUITS 8       /* table entries */
+#define PIPE_PRELOAD_MAX 3    /* PRELOAD entries at once: PIPE_ZKEY_CACHE - 1, so a job
+                               * with another circuit always finds an unpinned cache entry */
+enum { PIPE_CIRCUIT_FREE = 0, PIPE_CIRCUIT_PRELOAD = 1, PIPE_CIRCUIT_EVICT = 2 };
+
+struct pipe_circuit {
+    uint64_t seq;                    /* table seq of the request that wrote it */
+    uint32_t action;                 /* PIPE_CIRCUIT_* */
+    uint32_t reserved;
+    char path[JOBTAB_PATH_LEN];      /* absolute, resolved */
+};
+
+/* Per stats slot; writer: the stage process in that slot. pid is stored at start
+ * (after seq = 0), so an ack left by an earlier process of the slot never counts. */
+struct pipe_circuit_ack {
+    _Atomic uint32_t pid;
+    _Atomic uint32_t failed;         /* bit i: entry i could not be loaded (last apply) */
+    _Atomic uint64_t seq;            /* table seq applied; stored last (release) */
+    _Atomic uint64_t preloads;       /* zkeys loaded and faulted in for a PRELOAD entry */
+    _Atomic uint64_t evicts;         /* cached zkeys dropped for an EVICT entry */
+};
+
+struct pipe_circuits {
+    _Atomic uint64_t seq;            /* seqlock: odd while the supervisor writes; even:
+                                      * the table's version (0: never written) */
+    uint64_t reserved[7];
+    struct pipe_circuit c[PIPE_CIRCUITS];
+    struct pipe_circuit_ack ack[];   /* config->n_slots entries */
+};
+
 /* Process-local handle on an instance's two segments (typed views; no shared state). */
 struct pipeline {
     struct shmlayout_data data;
@@ -122,6 +165,7 @@ struct pipeline {
     struct pipe_config *config;
     struct pipe_partinfo *partinfo;  /* max_parts entries */
     struct pipe_result *results;     /* max_parts entries */
+    struct pipe_circuits *circuits;
     char instance[SEG_INSTANCE_MAX + 1];
 };
 
@@ -191,6 +235,15 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
 
+/* Supervisor (the table's only writer): record a PRELOAD or EVICT of path (absolute,
+ * already checked). min_ack: the lowest ack seq of the running stages (an EVICT
+ * tombstone at or below it may be reused). 0 and *seq; -ENOSPC (PIPE_PRELOAD_MAX
+ * circuits preloaded), -EBUSY (no entry free: stages still applying), -ENAMETOOLONG,
+ * -EINVAL, with err. Preloading a preloaded path again re-applies it (a rewritten
+ * file is loaded anew); evicting turns its entry into a tombstone. */
+int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
+                             uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
+
 /* ---- stage helper: what every stage loop shares ---------------------------------- */
 
 /* Options every stage takes (cuzk-synth, cuzk-gpuworker, cuzk-finalizer). */
@@ -218,6 +271,7 @@ struct pipe_zkey_entry {
     off_t size;
     struct timespec mtim;
     uint64_t last_use;
+    int pinned;          /* preloaded: never taken as the least-recent victim */
     char path[JOBTAB_PATH_LEN];
     zkey z;
 };
@@ -239,6 +293,9 @@ struct pipe_stage {
     _Atomic int in_long_call; /* the loop is inside one long call: hb thread beats */
     uint64_t zc_clock;
     struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
+    uint64_t circ_seq;   /* circuits table seq applied (pipe_stage_circuits) */
+    uint32_t circ_failed;
+    struct pipe_circuit_ack *circ_ack;
 };
 
 /* Attach the instance, claim the stats slot of (role, index), start the heartbeat
@@ -269,6 +326,20 @@ void pipe_stage_long_end(struct pipe_stage *st);
  * stays valid until the next call. 0 or a negative CUZK_E_* with err. */
 int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
                     size_t errlen);
+
+/* Apply the circuits table if it changed since the last call (one acquire load when
+ * not): EVICT entries drop the cached zkey of their path (fn first, then unmap);
+ * PRELOAD entries open it through pipe_stage_zkey, pin it, and call fn to bring in
+ * what this stage reads (fn NULL: every page of the file). Then the ack. Call once
+ * per loop iteration, between partitions. Returns how many entries it applied. */
+typedef void (*pipe_circuit_fn)(struct pipe_stage *st, uint32_t action,
+                                struct pipe_zkey_entry *e, void *arg);
+int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg);
+
+/* Fault in the payload of the zkey's sections ids[0..n) (madvise WILLNEED, then one
+ * read per page); n 0: the whole file. Not mlock: the memlock limit is for the pool's
+ * pinned buffers, and the page cache under a mapping in use stays resident. */
+void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
 
 /* A partition's failure reason (JOBTAB_REASON_LEN bytes, so paths are shortened):
  * msg with file's full path replaced by its basename, prefixed with the basename

@@ -28,6 +28,25 @@ START_TEST(test_control_parses_submit)
 }
 END_TEST
 
+START_TEST(test_control_parses_preload_evict)
+{
+	struct control_req r;
+	struct control_err e;
+
+	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":\"/z\"}", &r, &e), 0);
+	ck_assert_int_eq(r.kind, CONTROL_PRELOAD);
+	ck_assert_str_eq(r.zkey, "/z");
+	control_req_free(&r);
+	ck_assert_int_eq(parse("{\"req\":\"evict\",\"zkey\":\"/z\"}", &r, &e), 0);
+	ck_assert_int_eq(r.kind, CONTROL_EVICT);
+	control_req_free(&r);
+	ck_assert_int_eq(parse("{\"req\":\"evict\"}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":7}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+}
+END_TEST
+
 START_TEST(test_control_rejects_bad_requests_with_codes)
 {
 	static const struct {
@@ -133,6 +152,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("protocol");
 
 	tcase_add_test(tc, test_control_parses_submit);
+	tcase_add_test(tc, test_control_parses_preload_evict);
 	tcase_add_test(tc, test_control_rejects_bad_requests_with_codes);
 	tcase_add_test(tc, test_control_framer_splits_and_drops_oversized);
 	tcase_add_test(tc, test_control_replies_are_one_line);

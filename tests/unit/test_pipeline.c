@@ -449,6 +449,80 @@ START_TEST(test_pipeline_zkey_cache_misses_on_a_changed_file)
 }
 END_TEST
 
+/* preload / evict: the table (pipeline_circuit_request) and a stage applying it
+ * (pipe_stage_circuits): pinned entries survive LRU, at most PIPE_PRELOAD_MAX, evict
+ * unmaps, tombstones are reused only once acknowledged. */
+START_TEST(test_pipeline_circuits_preload_pin_evict)
+{
+    struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
+    struct pipe_stage st;
+    const zkey *z;
+    char k[6][300], cmd[sizeof(fx) + 320];
+    uint64_t seq;
+    int pinned = 0;
+
+    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_SYNTH, err, sizeof(err)) == 0, "%s", err);
+    fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
+    for (int i = 0; i < 6; i++) {
+        snprintf(k[i], sizeof(k[i]), "%s/k%d.zkey", outdir, i);
+        snprintf(cmd, sizeof(cmd), "cp '%s' '%.299s'", fx, k[i]);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* empty table: nothing */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[i], 0, &seq, err,
+                                                  sizeof(err)), 0);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[3], 0, &seq, err,
+                                              sizeof(err)), -ENOSPC);
+    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 3);
+    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* unchanged: nothing */
+    ck_assert_uint_eq(st.circ_ack->seq, seq);
+    ck_assert_uint_eq(st.circ_ack->preloads, 3);
+    ck_assert_uint_eq(st.circ_ack->failed, 0);
+    /* Two other circuits through jobs: they share the one unpinned entry. */
+    ck_assert_int_eq(pipe_stage_zkey(&st, k[3], &z, err, sizeof(err)), 0);
+    ck_assert_int_eq(pipe_stage_zkey(&st, k[4], &z, err, sizeof(err)), 0);
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++) {
+        pinned += st.zc[i].pinned;
+        ck_assert(st.zc[i].used && strcmp(st.zc[i].path, k[3]));
+    }
+    ck_assert_int_eq(pinned, 3);
+    /* Evict k0: unmapped; its entry becomes a tombstone. */
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[0], 0, &seq, err,
+                                              sizeof(err)), 0);
+    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 1);
+    ck_assert_uint_eq(st.circ_ack->evicts, 1);
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+        ck_assert(!st.zc[i].used || strcmp(st.zc[i].path, k[0]));
+    /* 2 preloads + 1 tombstone: 5 more tombstones fill the table; the next needs an
+     * acknowledged one (min_ack), and takes the oldest. */
+    for (int i = 0; i < 5; i++) {
+        char p[64];
+
+        snprintf(p, sizeof(p), "/gone/%d.zkey", i);
+        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, p, 0, &seq, err,
+                                                  sizeof(err)), 0);
+    }
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey", 0, &seq,
+                                              err, sizeof(err)), -EBUSY);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey",
+                                              st.circ_ack->seq, &seq, err, sizeof(err)), 0);
+    for (int i = 0; i < PIPE_CIRCUITS; i++)
+        ck_assert(pl.circuits->c[i].action != PIPE_CIRCUIT_EVICT ||
+                  strcmp(pl.circuits->c[i].path, k[0]));
+    /* A preload that cannot be loaded: failed bit, the rest applied. */
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[1], 0, &seq, err,
+                                              sizeof(err)), 0);
+    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 7); /* 7 new tombstones */
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, "/nonexistent/z.zkey",
+                                              st.circ_ack->seq, &seq, err, sizeof(err)), 0);
+    ck_assert_int_gt(pipe_stage_circuits(&st, NULL, NULL), 0);
+    ck_assert_uint_ne(st.circ_ack->failed, 0);
+    ck_assert_uint_eq(st.circ_ack->seq, seq);
+    pipe_stage_close(&st);
+}
+END_TEST
+
 START_TEST(test_pipeline_stale_hint_is_put_back)
 {
     struct pipe_submit_part parts[1] = { { "/w/one.wtns", NULL, NULL } };
@@ -643,6 +717,7 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, test_pipeline_submit_fills_and_seals_partinfo);
     tcase_add_test(tc, test_pipeline_reason_names_the_file);
     tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
+    tcase_add_test(tc, test_pipeline_circuits_preload_pin_evict);
     tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
     tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
     tcase_add_test(tc, test_pipeline_synth_takes_higher_priority_first);

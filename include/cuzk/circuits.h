@@ -1,0 +1,32 @@
+/* circuits.h — cuzkd's side of the preload / evict requests (supervisor/circuits.c):
+ * validate, write the "circuits" table (pipeline_circuit_request), and show the
+ * stages' acks. The stages' side is pipe_stage_circuits (pipeline.h, "Circuits"). */
+#ifndef CUZK_CIRCUITS_H
+#define CUZK_CIRCUITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cuzk/control.h"
+#include "cuzk/pipeline.h"
+
+/* A running stage as cuzkd knows it: its stats slot and the pid it forked. */
+struct circ_live {
+	int slot;
+	uint32_t pid;
+	const char *stage;
+	uint32_t index;
+};
+
+/* Handle a CONTROL_PRELOAD or CONTROL_EVICT request: the reply line (malloc'd; an
+ * error reply when refused) and, when accepted, a sentence for the log in log. */
+char *circuits_request(struct pipeline *pl, const struct control_req *r,
+		       const struct circ_live *lv, size_t n, char *log, size_t loglen);
+
+/* status's "circuits": {"seq","stages","entries":[{"zkey","action","seq","applied",
+ * "failed"}],"acks":[{"stage","index","pid","seq","preloads","evicts"}]}. */
+json_t *circuits_json(const struct pipeline *pl, const struct circ_live *lv, size_t n);
+
+#endif

@@ -1,0 +1,107 @@
+/* circuits.c — preload / evict requests on cuzkd's side (circuits.h). */
+#include "cuzk/circuits.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The ack of a running stage, or NULL when its process has not written one yet. */
+static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl,
+					     const struct circ_live *l)
+{
+	const struct pipe_circuit_ack *a;
+
+	if (l->slot < 0 || (uint32_t)l->slot >= pl->config->n_slots)
+		return NULL;
+	a = &pl->circuits->ack[l->slot];
+	/* Acquire pairs with the pid's release in pipe_stage_open: its seq 0 is older. */
+	return barrier_load_acquire(&((struct pipe_circuit_ack *)a)->pid) == l->pid ? a : NULL;
+}
+
+static uint64_t ack_seq(const struct pipe_circuit_ack *a)
+{
+	/* Acquire pairs with the stage's release of its ack (failed, counters before). */
+	return barrier_load_acquire(&((struct pipe_circuit_ack *)a)->seq);
+}
+
+char *circuits_request(struct pipeline *pl, const struct control_req *r,
+		       const struct circ_live *lv, size_t n, char *log, size_t loglen)
+{
+	uint32_t action = r->kind == CONTROL_PRELOAD ? PIPE_CIRCUIT_PRELOAD : PIPE_CIRCUIT_EVICT;
+	char path[JOBTAB_PATH_LEN], err[512];
+	uint64_t min_ack = UINT64_MAX, seq;
+	struct control_err e;
+	int gone, rc;
+
+	if (control_circuit_check(r, pl->config->buf_size, path, &gone, &e))
+		return control_reply_error(e.code, e.message);
+	if (gone) {
+		/* Evict of a file that no longer exists: only if it is preloaded (by the
+		 * table's own writer: plain reads). */
+		int found = 0;
+
+		for (int i = 0; i < PIPE_CIRCUITS; i++)
+			found |= pl->circuits->c[i].action == PIPE_CIRCUIT_PRELOAD &&
+				 !strcmp(pl->circuits->c[i].path, path);
+		if (!found)
+			return control_reply_error(e.code, e.message);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pipe_circuit_ack *a = ack_of(pl, &lv[i]);
+
+		if (a && ack_seq(a) < min_ack)
+			min_ack = ack_seq(a);
+	}
+	rc = pipeline_circuit_request(pl, action, path, min_ack, &seq, err, sizeof(err));
+	if (rc)
+		return control_reply_error(rc == -ENOSPC || rc == -EBUSY ? CONTROL_E_FULL :
+					   CONTROL_E_BAD_REQUEST, err);
+	snprintf(log, loglen, "%s of %s requested (seq %llu)",
+		 action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", path,
+		 (unsigned long long)seq);
+	return control_reply_ok(json_pack("{s:s,s:s,s:I,s:i}", "zkey", path, "action",
+					  action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict",
+					  "seq", (json_int_t)seq, "stages", (int)n));
+}
+
+json_t *circuits_json(const struct pipeline *pl, const struct circ_live *lv, size_t n)
+{
+	const struct pipe_circuits *cs = pl->circuits;
+	json_t *entries = json_array(), *acks = json_array();
+
+	for (int i = 0; i < PIPE_CIRCUITS; i++) {
+		const struct pipe_circuit *c = &cs->c[i];
+		int applied = 0, failed = 0;
+
+		if (c->action == PIPE_CIRCUIT_FREE)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			const struct pipe_circuit_ack *a = ack_of(pl, &lv[k]);
+
+			if (!a || ack_seq(a) < c->seq)
+				continue;
+			applied++;
+			if (c->action == PIPE_CIRCUIT_PRELOAD &&
+			    (barrier_load_relaxed(&((struct pipe_circuit_ack *)a)->failed) & (1u << i)))
+				failed++;
+		}
+		json_array_append_new(entries, json_pack(
+			"{s:s,s:s,s:I,s:i,s:i}", "zkey", c->path, "action",
+			c->action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", "seq",
+			(json_int_t)c->seq, "applied", applied, "failed", failed));
+	}
+	for (size_t k = 0; k < n; k++) {
+		const struct pipe_circuit_ack *a = ack_of(pl, &lv[k]);
+
+		json_array_append_new(acks, json_pack(
+			"{s:s,s:i,s:i,s:I,s:I,s:I}", "stage", lv[k].stage, "index", (int)lv[k].index,
+			"pid", (int)lv[k].pid, "seq", a ? (json_int_t)ack_seq(a) : (json_int_t)-1,
+			"preloads", a ? (json_int_t)barrier_load_relaxed(
+				&((struct pipe_circuit_ack *)a)->preloads) : (json_int_t)0,
+			"evicts", a ? (json_int_t)barrier_load_relaxed(
+				&((struct pipe_circuit_ack *)a)->evicts) : (json_int_t)0));
+	}
+	return json_pack("{s:I,s:i,s:o,s:o}", "seq",
+			 (json_int_t)barrier_load_relaxed(&((struct pipe_circuits *)cs)->seq),
+			 "stages", (int)n, "entries", entries, "acks", acks);
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# cuzkd preload / evict: `cuzk preload Z` makes every stage map the zkey (seen in
+# /proc/PID/maps and in status's circuits acks) before any job; a job of that circuit
+# then proves; a restarted stage loads it again by itself; `cuzk evict Z` unmaps it
+# everywhere; bad requests get clear errors (missing file, not a zkey, evict of a path
+# never preloaded, a fourth preload, missing field).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+. "$ROOT/tests/fixtures/env.sh"
+for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
+  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
+done
+[ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null
+
+inst="pre$$"
+tmp="$(mktemp -d)"
+run="$tmp/run"
+daemon_pid=""
+cleanup() {
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
+  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
+fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 40 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
+send() {
+  python3 - "$run/$inst.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+buf = b""
+while b"\n" not in buf:
+    d = s.recv(65536)
+    if not d: break
+    buf += d
+print(buf.decode().split("\n")[0])
+PY
+}
+expect_error() {  # what, code, request line
+  local r; r="$(send "$3")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
+    || fail "$1: expected error $2, got: $r"
+  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
+}
+# stage pids (synth, worker, finalizer) from status
+stage_pids() { js 'r.children.map(c=>c.pid).join(" ")' "$(cuzk --json status)"; }
+# mapped PATH: how many of the stage processes map PATH
+mapped() {
+  local n=0 p
+  for p in $(stage_pids); do grep -qF "$1" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
+  echo "$n"
+}
+
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffer-mb 16 \
+  --foreground >"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+for _ in $(seq 1 100); do
+  [ "$(js 'r.children.filter(c=>c.pid>0).length' "$(cuzk --json status)")" = 3 ] && break; sleep 0.1
+done
+
+A="$SHARED/fixtures/snarkjs-groth16/bn128"
+mkdir -p "$tmp/in" "$tmp/out" "$tmp/z"
+cp "$A/circuit_final.zkey" "$tmp/z/a.zkey"
+for i in 1 2; do cp "$A/witness.wtns" "$tmp/in/w$i.wtns"; done
+Z="$tmp/z/a.zkey"
+
+[ "$(mapped "$Z")" = 0 ] || fail "a stage maps $Z before any preload or job"
+out="$(cuzk --json preload "$Z")" || fail "preload: $out"
+[ "$(js 'r.applied+"/"+r.stages+"/"+r.failed' "$out")" = "3/3/0" ] || fail "preload reply: $out"
+[ "$(mapped "$Z")" = 3 ] || fail "after preload, $(mapped "$Z") of 3 stages map $Z"
+st="$(cuzk --json status)"
+[ "$(js 'r.circuits.acks.filter(a=>a.preloads>=1 && a.seq>=r.circuits.seq).length' "$st")" = 3 ] \
+  || fail "status circuits acks: $(js 'JSON.stringify(r.circuits)' "$st")"
+[ "$(js 'r.circuits.entries.filter(e=>e.action=="preload" && e.applied==3).length' "$st")" = 1 ] \
+  || fail "status circuits entries: $(js 'JSON.stringify(r.circuits)' "$st")"
+cuzk status | grep -q "preload .*a.zkey  applied in 3/3" || fail "human status lacks the circuit"
+echo "ok: preload -> synth, worker and finalizer map the zkey; status shows 3/3 acks"
+
+out="$(cuzk preload "$Z")" || fail "preload again: $out"
+echo "ok: preload again is accepted ($out)"
+
+out="$(cuzk --json prove --zkey "$Z" --out "$tmp/out" --wait "$tmp/in"/w*.wtns)" || fail "job: $out"
+for i in 1 2; do
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
+    | grep -q OK || fail "snarkjs rejects w$i"
+done
+echo "ok: a job of the preloaded circuit proves; snarkjs verifies both proofs"
+
+old="$(js 'r.children.find(c=>c.stage=="worker").pid' "$(cuzk --json status)")"
+cuzk restart worker 0 >/dev/null || fail "restart worker"
+for _ in $(seq 1 100); do
+  new="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid' "$(cuzk --json status)")"
+  [ -n "$new" ] && [ "$new" != 0 ] && [ "$new" != "$old" ] && grep -qF "$Z" "/proc/$new/maps" 2>/dev/null && break
+  sleep 0.1
+done
+grep -qF "$Z" "/proc/$new/maps" 2>/dev/null || fail "restarted worker ($new) did not load the preloaded zkey"
+echo "ok: a restarted worker (pid $old -> $new) loads the preloaded zkey by itself"
+
+out="$(cuzk --json evict "$Z")" || fail "evict: $out"
+[ "$(js 'r.applied+"/"+r.stages' "$out")" = "3/3" ] || fail "evict reply: $out"
+[ "$(mapped "$Z")" = 0 ] || fail "after evict, $(mapped "$Z") stages still map $Z"
+st="$(cuzk --json status)"
+[ "$(js 'r.circuits.acks.filter(a=>a.evicts>=1).length' "$st")" = 3 ] \
+  || fail "evict acks: $(js 'JSON.stringify(r.circuits)' "$st")"
+echo "ok: evict -> no stage maps the zkey; every stage counted an evict"
+
+# Errors, each with its code and a message; the daemon goes on.
+expect_error "preload of a missing file" not_found "{\"req\":\"preload\",\"zkey\":\"$tmp/nope.zkey\"}"
+expect_error "preload of a witness" bad_input "{\"req\":\"preload\",\"zkey\":\"$tmp/in/w1.wtns\"}"
+expect_error "preload without zkey" bad_request '{"req":"preload"}'
+expect_error "evict of a path never preloaded" not_found "{\"req\":\"evict\",\"zkey\":\"$tmp/nope.zkey\"}"
+for i in 1 2 3 4; do cp "$A/circuit_final.zkey" "$tmp/z/c$i.zkey"; done
+for i in 1 2 3; do cuzk preload --no-wait "$tmp/z/c$i.zkey" >/dev/null || fail "preload c$i"; done
+expect_error "a fourth preload" full "{\"req\":\"preload\",\"zkey\":\"$tmp/z/c4.zkey\"}"
+rc=0; cuzk preload "$tmp/nope.zkey" 2>"$tmp/err" || rc=$?
+[ $rc -eq 2 ] || fail "client preload of a missing file: rc $rc ($(cat "$tmp/err"))"
+rm "$tmp/z/c1.zkey"
+out="$(cuzk evict "$tmp/z/c1.zkey")" || fail "evict of a preloaded file that is gone: $out"
+[ "$(mapped "$tmp/z/c1.zkey")" = 0 ] || fail "c1 still mapped after evict"
+echo "ok: a preloaded file deleted since can still be evicted ($out)"
+
+cuzk shutdown >/dev/null
+for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+rc=0; wait "$daemon_pid" || rc=$?; daemon_pid=""
+[ $rc -eq 0 ] || fail "cuzkd exited with $rc"
+ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left"
+echo "ok: clean shutdown"
