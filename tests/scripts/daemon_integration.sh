@@ -4,37 +4,10 @@
 # verify every proof with snarkjs, shut down, and check that no stage process,
 # socket, pid file or shared-memory segment remains.
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-. "$ROOT/tests/fixtures/env.sh"
-for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
-done
-[ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+daemon_init itest
 
-inst="itest$$"
-tmp="$(mktemp -d)"
-run="$tmp/run"
-daemon_pid=""
-cleanup() {
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
-  fi
-  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "FAIL: $*"; echo "--- cuzkd log"; cat "$tmp/cuzkd.log" 2>/dev/null | tail -n 40; exit 1; }
-
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:2 --buffers 8 \
-  --buffer-mb 16 --foreground >"$tmp/cuzkd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+daemon_start --devices cpu:2 --buffers 8 --buffer-mb 16
 
 # Three jobs, two circuits, four witnesses each (copies of the fixture's witness).
 declare -A fx=([a]=bn128 [b]=bn128-chain [c]=bn128)

@@ -5,45 +5,8 @@
 # everywhere; bad requests get clear errors (missing file, not a zkey, evict of a path
 # never preloaded, a fourth preload, missing field).
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-. "$ROOT/tests/fixtures/env.sh"
-for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
-done
-[ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null
-
-inst="pre$$"
-tmp="$(mktemp -d)"
-run="$tmp/run"
-daemon_pid=""
-cleanup() {
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
-  fi
-  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 40 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
-js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
-send() {
-  python3 - "$run/$inst.sock" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n")
-buf = b""
-while b"\n" not in buf:
-    d = s.recv(65536)
-    if not d: break
-    buf += d
-print(buf.decode().split("\n")[0])
-PY
-}
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+daemon_init pre
 expect_error() {  # what, code, request line
   local r; r="$(send "$3")"
   grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
@@ -59,11 +22,7 @@ mapped() {
   echo "$n"
 }
 
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffer-mb 16 \
-  --foreground >"$tmp/cuzkd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+daemon_start --devices cpu:1 --buffer-mb 16
 for _ in $(seq 1 100); do
   [ "$(js 'r.children.filter(c=>c.pid>0).length' "$(cuzk --json status)")" = 3 ] && break; sleep 0.1
 done

@@ -1,0 +1,64 @@
+# shellcheck shell=bash
+# Shared set-up for the script tests that run a cuzkd (sourced, never run: tests/run.sh
+# only runs tests/scripts/*.sh). After `. tests/lib/daemon.sh` and `daemon_init NAME`:
+#   ROOT, BUILD (absolute), SHARED, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
+#   inst   a unique instance name (NAME + pid)      tmp  a temp dir, removed on exit
+#   run    the run dir (socket, pid file)           daemon_pid  set by daemon_start
+#   cuzk ARGS...       the client for this instance
+#   fail MSG           print MSG and the tail of the daemon's log, exit 1
+#   send LINE          one raw protocol line on a fresh connection; prints the reply
+#   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
+#   daemon_start OPTS  start cuzkd --foreground with OPTS, wait for its socket
+# On exit the daemon (if still running) is stopped, its segments and tmp removed.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+. "$ROOT/tests/fixtures/env.sh"
+
+daemon_init() {
+  local b
+  for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
+    [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
+  done
+  [ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null
+  inst="${1:-t}$$"
+  tmp="$(mktemp -d)"
+  run="$tmp/run"
+  daemon_pid=""
+  trap daemon_cleanup EXIT
+}
+
+daemon_cleanup() {
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
+  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
+  rm -rf "$tmp"
+}
+
+cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
+fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 40 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
+
+send() {
+  python3 - "$run/$inst.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+buf = b""
+while b"\n" not in buf:
+    d = s.recv(65536)
+    if not d: break
+    buf += d
+print(buf.decode().split("\n")[0])
+PY
+}
+
+daemon_start() {
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground "$@" >"$tmp/cuzkd.log" 2>&1 &
+  daemon_pid=$!
+  local _
+  for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+  [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+}
