@@ -48,7 +48,7 @@ static void release_buf(void *arg)
     if (r->done)
         return;
     r->done = 1;
-    pool_buf_free(&pl->data.pool, r->buf, pool_owner_part(r->part));
+    pool_buf_free(&pl->data.pool, r->buf, (uint32_t)r->w->st.pid); /* taken in prove_one */
     /* Relaxed: we own the partition (PROVING); published by our next CAS. */
     barrier_store_relaxed(&pl->data.jobtab.parts[r->part].buf, JOBTAB_NONE);
 }
@@ -115,12 +115,37 @@ static void prove_one(struct worker *w, uint32_t p)
     }
     pipe_stage_enter(st, STATS_BUSY);
     jb = &jt->jobs[jt->parts[p].job];
+    {
+        /* Test-only fault hook (tests/faults/poison.sh; README "Failure handling"):
+         * with CUZK_TEST_CRASH_ON=NAME in cuzkd's environment the worker aborts on
+         * the partition named NAME, as a partition that crashes the prover would. */
+        const char *crash = getenv("CUZK_TEST_CRASH_ON");
+        const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+
+        if (crash && *crash && pi && !strcmp(crash, pi->name)) {
+            fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_CRASH_ON=%s: aborting on "
+                    "partition %u\n", w->o->index, crash, p);
+            abort();
+        }
+    }
     /* Relaxed: the acquire of our CAS ordered the synth's store (its release CAS). */
     rel.buf = barrier_load_relaxed(&jt->parts[p].buf);
     if (rel.buf == JOBTAB_NONE || pool_buf_owner(&pl->data.pool, rel.buf) != pool_owner_part(p)) {
         /* A READY partition always holds its buffer: a bug somewhere upstream. */
         snprintf(err, sizeof(err), "partition %u is READY without its buffer (%u): internal "
                  "error", p, rel.buf);
+        rel.done = 1;
+        fail_part(w, p, jb->zkey_path, err);
+        return;
+    }
+    /* Take the buffer (PART|p -> our pid) before the backend consumes a, b, c in place
+     * (backend.h): from here a death leaves nothing to resume from, and reclaim sees
+     * the buffer no longer held for p, so p is synthesized again (QUEUED) instead of
+     * being proved from a half-overwritten buffer (READY); pool_reclaim_pid frees it.
+     * A death before this line leaves the buffer intact and held: READY is right. */
+    if (pool_buf_transfer(&pl->data.pool, rel.buf, pool_owner_part(p), pid)) {
+        snprintf(err, sizeof(err), "partition %u: buffer %u taken from it: internal error",
+                 p, rel.buf);
         rel.done = 1;
         fail_part(w, p, jb->zkey_path, err);
         return;

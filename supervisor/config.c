@@ -35,6 +35,8 @@ void config_defaults(struct cuzkd_config *c)
 	c->max_jobs = 256;
 	c->max_parts = 4096;
 	c->drain_timeout_s = 30;
+	c->stall_timeout_s = 60;
+	c->max_attempts = 3;
 }
 
 void config_usage(FILE *f)
@@ -53,6 +55,12 @@ void config_usage(FILE *f)
 	      "  --max-jobs N         job table size (default 256)\n"
 	      "  --max-parts N        partition table size (default 4096)\n"
 	      "  --drain-timeout S    on SIGTERM/shutdown wait S seconds for in-flight work (30)\n"
+	      "  --stall-timeout S    kill and restart a stage whose heartbeat is older than S\n"
+	      "                       seconds (default 60; 0: never)\n"
+	      "  --max-attempts K     a partition that crashed its stage K times fails (default 3;\n"
+	      "                       a SIGKILL or SIGTERM from outside is not the partition's fault)\n"
+	      "  --max-queued N       submit answers \"busy\" when it would leave more than N\n"
+	      "                       partitions unfinished (default 0: no limit but --max-parts)\n"
 	      "  --group NAME         also admit this group on the control socket\n"
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
@@ -175,6 +183,9 @@ static const struct u32_opt u32_opts[] = {
 	{ "max-jobs", offsetof(struct cuzkd_config, max_jobs), 1, 1u << 20 },
 	{ "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },
 	{ "drain-timeout", offsetof(struct cuzkd_config, drain_timeout_s), 0, 86400 },
+	{ "stall-timeout", offsetof(struct cuzkd_config, stall_timeout_s), 0, 86400 },
+	{ "max-attempts", offsetof(struct cuzkd_config, max_attempts), 1, 1000 },
+	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
 	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
 	  60000 },
 };

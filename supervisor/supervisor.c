@@ -61,6 +61,7 @@ struct child {
 	uint64_t restart_at_ns; /* when pid == 0: start again at this time */
 	int asked;             /* we sent SIGTERM for a restart request */
 	int last_status;
+	int stalled;           /* we SIGKILLed it for a stale heartbeat (--stall-timeout) */
 };
 
 struct conn {
@@ -104,6 +105,8 @@ struct sup {
 	uint64_t *decided_ns;
 	uint8_t *cancelled;
 	int ready_fd;           /* daemon mode: tell the launcher we are up */
+	uint16_t *crashes;      /* per partition: stage crashes while it held it */
+	json_t *lost;           /* jobs of a previous cuzkd that died with them */
 	int notified;           /* systemd told READY=1 */
 };
 
@@ -291,6 +294,167 @@ static void repush_state(struct sup *s, uint32_t st)
 	free(idx);
 }
 
+/* ---- fault handling (README "Failure handling") -------------------------------- */
+
+static enum stats_role stats_role_of(enum plan_role r)
+{
+	return r == PLAN_WORKER ? STATS_ROLE_GPUWORKER : r == PLAN_SYNTH ? STATS_ROLE_SYNTH :
+		STATS_ROLE_FINALIZER;
+}
+
+/* A death that is the work's fault rather than an operator's: a crash signal, an error
+ * exit, or a stall we killed it for. A SIGKILL or SIGTERM from outside (kill -9, the
+ * OOM killer, a restart) is not held against the partitions the stage held. */
+static int death_is_crash(const struct child *c, int status)
+{
+	if (c->asked)
+		return 0;
+	if (c->stalled)
+		return 1;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) != SIGKILL && WTERMSIG(status) != SIGTERM &&
+		       WTERMSIG(status) != SIGINT;
+	return WIFEXITED(status) && WEXITSTATUS(status) != 0;
+}
+
+/* The temp files a dead finalizer may have left for partition p: groth16.c writes
+ * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. */
+static void unlink_temps(const struct pipeline *pl, uint32_t p, pid_t pid)
+{
+	static const char *const kinds[] = { "proof", "public" };
+	const struct jobtab *jt = &pl->data.jobtab;
+	const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
+	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+	char path[2 * JOBTAB_PATH_LEN + 64];
+
+	for (int k = 0; pi && k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/%s.%s.json.tmp.%d", jb->out_dir, pi->name, kinds[k],
+			 (int)pid);
+		if (unlink(path) == 0)
+			logmsg("removed %s, left by the dead finalizer", path);
+	}
+}
+
+/* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
+ * it instead of handing it out again. 1 if it is now FAILED. */
+static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int status)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	uint64_t w = jobtab_part_load(jt, p);
+	uint32_t st = jobtab_word_state(w), buf = barrier_load_acquire(&jt->parts[p].buf);
+	char reason[160], how[48]; /* jobtab_part_fail keeps JOBTAB_REASON_LEN */
+
+	if (c->stalled)
+		snprintf(how, sizeof(how), "hung (no heartbeat)");
+	else if (WIFSIGNALED(status))
+		snprintf(how, sizeof(how), "signal %d, %s", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(how, sizeof(how), "exit code %d", WEXITSTATUS(status));
+	snprintf(reason, sizeof(reason), "crashed %s %u times (last: %s); not retried",
+		 child_bin(c->role), (unsigned)s->crashes[p], how);
+	if (jobtab_part_fail(jt, p, st, 0, reason))
+		return 0;
+	if (st == JOBTAB_READY && buf != JOBTAB_NONE)
+		pool_buf_transfer(&s->pl.data.pool, buf, pool_owner_part(p), POOL_OWNER_FREE);
+	logmsg("job %llu partition %u FAILED: %s", (unsigned long long)jt->jobs[jt->parts[p].job].id,
+	       jt->parts[p].index, reason);
+	jobtab_job_try_complete(jt, jt->parts[p].job);
+	return 1;
+}
+
+/* --stall-timeout: SIGKILL a stage whose stats heartbeat (or start, before it has
+ * one) is older than the timeout; child_died then recovers and restarts it. */
+static void check_stalls(struct sup *s, uint64_t t)
+{
+	uint64_t lim = (uint64_t)s->c->stall_timeout_s * 1000000000ull;
+
+	if (!lim || s->killing)
+		return;
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		struct child *c = &s->ch[i];
+		struct stats_slot *sl = pipeline_stats_slot(&s->pl, stats_role_of(c->role), c->index);
+		uint64_t base = c->started_ns, hb;
+
+		if (!c->pid || c->stalled || !sl)
+			continue;
+		/* Relaxed: a single word the stage rewrites every 100 ms; a torn view is
+		 * impossible (64-bit atomic) and a stale one only delays the verdict. */
+		hb = barrier_load_relaxed(&sl->heartbeat_ns);
+		if (barrier_load_relaxed(&sl->pid) == c->pid && hb > base)
+			base = hb;
+		if (t < base + lim)
+			continue;
+		logmsg("%s %u (pid %d): no heartbeat for %.1f s (--stall-timeout %u): SIGKILL and "
+		       "restart", child_bin(c->role), c->index, (int)c->pid, (double)(t - base) / 1e9,
+		       s->c->stall_timeout_s);
+		c->stalled = 1;
+		kill(c->pid, SIGKILL);
+	}
+}
+
+/* A previous cuzkd of this instance died (its socket did not answer) and left its
+ * segments. Its stages died with it (PR_SET_PDEATHSIG), so nothing works on its table
+ * any more and this cuzkd starts a new one (the geometry may differ). Each job that was
+ * still running is reported lost, by id (log, `cuzk status`, `wait`/`status ID`); the
+ * temp files its finalizer may have left are removed; job ids continue after its last.
+ * Returns the next job id to use, 0 when there was no table. */
+static uint64_t collect_lost(struct sup *s)
+{
+	struct pipeline old;
+	struct jobtab *jt;
+	char e[256];
+	uint64_t next;
+
+	memset(&old, 0, sizeof(old));
+	if (pipeline_attach(&old, s->c->instance, e, sizeof(e)))
+		return 0;
+	jt = &old.data.jobtab;
+	next = barrier_load_relaxed(&jt->hdr->next_job_id);
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		const struct jobtab_job *jb = &jt->jobs[j];
+		uint32_t d = 0, f = 0;
+
+		if (jobtab_word_state(barrier_load_acquire(&jt->jobs[j].word)) != JOBTAB_QUEUED)
+			continue;
+		jobtab_job_counts(jt, j, &d, &f);
+		for (uint32_t i = 0; i < jb->n_parts && jb->first_part + i < jt->hdr->max_parts; i++) {
+			uint64_t w = jobtab_part_load(jt, jb->first_part + i);
+
+			if (jobtab_word_state(w) == JOBTAB_FINAL)
+				unlink_temps(&old, jb->first_part + i, (pid_t)jobtab_word_pid(w));
+		}
+		if (!s->lost)
+			s->lost = json_array();
+		json_array_append_new(s->lost, json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id",
+			(json_int_t)jb->id, "zkey", jb->zkey_path, "out_dir", jb->out_dir,
+			"partitions", (int)jb->n_parts, "done", (int)d, "failed", (int)f));
+		logmsg("job %llu LOST: the previous cuzkd (pid %d) died while it ran (%u of %u "
+		       "partition(s) done, their proofs are in %s); submit it again",
+		       (unsigned long long)jb->id, (int)old.stats.page->supervisor_pid, d,
+		       jb->n_parts, jb->out_dir);
+	}
+	pipeline_detach(&old);
+	return next;
+}
+
+/* "job N was lost ..." when id is one of collect_lost's jobs. */
+static int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
+{
+	size_t i;
+	json_t *o;
+
+	json_array_foreach(s->lost, i, o)
+		if ((uint64_t)json_integer_value(json_object_get(o, "id")) == id) {
+			snprintf(m, len, "job %llu was lost: the previous cuzkd died while it was "
+				 "running (%lld of %lld partition(s) done); submit it again",
+				 (unsigned long long)id,
+				 (long long)json_integer_value(json_object_get(o, "done")),
+				 (long long)json_integer_value(json_object_get(o, "partitions")));
+			return 1;
+		}
+	return 0;
+}
+
 /* A child is gone: roll its partitions back, re-push hints, schedule the restart. */
 static void child_died(struct sup *s, struct child *c, int status)
 {
@@ -298,7 +462,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 	uint32_t out[256], rot = 0, total = 0;
 	uint64_t t = now_ns();
 	pid_t pid = c->pid;
-	int n, freed;
+	int n, freed, crash;
 
 	if (WIFEXITED(status))
 		logmsg("%s %u (pid %d) exited with code %d", child_bin(c->role), c->index,
@@ -307,10 +471,18 @@ static void child_died(struct sup *s, struct child *c, int status)
 		logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index,
 		       (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	c->last_status = status;
+	crash = death_is_crash(c, status);
 	do {
 		n = jobtab_reclaim_pid(jt, &s->pl.data.pool, pid, out, 256);
 		for (int i = 0; i < n; i++) {
-			uint32_t st = jobtab_word_state(jobtab_part_load(jt, out[i]));
+			uint32_t st;
+
+			if (c->role == PLAN_FINALIZER)
+				unlink_temps(&s->pl, out[i], pid);
+			if (crash && s->crashes && ++s->crashes[out[i]] >= s->c->max_attempts &&
+			    fail_poison(s, c, out[i], status))
+				continue;
+			st = jobtab_word_state(jobtab_part_load(jt, out[i]));
 
 			if (st == JOBTAB_QUEUED || st == JOBTAB_READY || st == JOBTAB_PROVED)
 				if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, &rot)], out[i]))
@@ -332,6 +504,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 	close(c->pidfd);
 	c->pidfd = -1;
 	c->pid = 0;
+	c->stalled = 0;
 	c->generation++;
 	if (s->killing)
 		return; /* shutting down: no restart */
@@ -553,6 +726,24 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 
 /* ---- requests ------------------------------------------------------------------ */
 
+#ifndef CONTROL_E_BUSY
+#define CONTROL_E_BUSY "busy" /* --max-queued reached: retry later */
+#endif
+
+/* Partitions of running jobs not yet DONE or FAILED (--max-queued counts these). */
+static uint32_t unfinished_parts(const struct sup *s)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	uint32_t n = 0;
+
+	for (uint32_t p = 0; p < jt->hdr->max_parts; p++) {
+		uint32_t st = jobtab_word_state(jobtab_part_load(jt, p));
+
+		n += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
+	}
+	return n;
+}
+
 static void do_submit(struct sup *s, struct conn *k, const struct control_req *r)
 {
 	struct control_submit sub;
@@ -570,6 +761,24 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	if (control_submit_check(r, s->pl.config->buf_size, s->pl.config->max_parts, &sub, &e)) {
 		reply_err(s, k, e.code, e.message);
 		return;
+	}
+	if (s->c->max_queued) {
+		uint32_t q = unfinished_parts(s);
+		char m[256];
+
+		if (sub.n > s->c->max_queued || q + sub.n > s->c->max_queued) {
+			if (sub.n > s->c->max_queued)
+				snprintf(m, sizeof(m), "busy: a job of %zu partitions is more than "
+					 "this cuzkd queues (--max-queued %u): split it", sub.n,
+					 s->c->max_queued);
+			else
+				snprintf(m, sizeof(m), "busy: %u partition(s) queued or in progress, "
+					 "this job's %zu would pass --max-queued %u; retry when "
+					 "some finish", q, sub.n, s->c->max_queued);
+			control_submit_free(&sub);
+			reply_err(s, k, CONTROL_E_BUSY, m);
+			return;
+		}
 	}
 	parts = calloc(sub.n, sizeof(*parts));
 	if (!parts) {
@@ -599,6 +808,8 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 
 		s->cancelled[slot] = 0;
 		s->decided_ns[slot] = 0;
+		memset(&s->crashes[s->pl.data.jobtab.jobs[slot].first_part], 0,
+		       sub.n * sizeof(*s->crashes));
 		logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)id, sub.n,
 		       sub.zkey, sub.out_dir);
 		if (s->slot)
@@ -661,11 +872,12 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 
 	if (r->has_job) {
 		if (job_slot(s, r->job, &slot)) {
-			char m[128];
+			char m[256];
 
-			snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s after "
-				 "it finished)", (unsigned long long)r->job,
-				 (unsigned long long)(RETIRE_GRACE_NS / 1000000000ull));
+			if (!lost_msg(s, r->job, m, sizeof(m)))
+				snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s "
+					 "after it finished)", (unsigned long long)r->job,
+					 (unsigned long long)(RETIRE_GRACE_NS / 1000000000ull));
 			reply_err(s, k, CONTROL_E_NO_JOB, m);
 			return;
 		}
@@ -683,6 +895,15 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		      "children", children_json(s), "draining", s->draining, "stopping",
 		      s->stopping, "pid", (int)getpid());
 	{
+		uint32_t used = 0, fr = 0;
+
+		pool_node_counts(&s->pl.data.pool, -1, &used, &fr);
+		json_object_set_new(o, "pool", json_pack("{s:i,s:i}", "in_use", (int)used,
+							 "free", (int)fr));
+	}
+	if (s->lost)
+		json_object_set(o, "lost_jobs", s->lost);
+	{
 		struct circ_live lv[MAX_CHILDREN];
 		size_t n = live_stages(s, lv);
 
@@ -696,10 +917,11 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
 	uint32_t slot, st;
 
 	if (job_slot(s, r->job, &slot)) {
-		char m[128];
+		char m[256];
 
-		snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
-			 (unsigned long long)r->job);
+		if (!lost_msg(s, r->job, m, sizeof(m)))
+			snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
+				 (unsigned long long)r->job);
 		reply_err(s, k, CONTROL_E_NO_JOB, m);
 		return;
 	}
@@ -1132,6 +1354,7 @@ static void tick(struct sup *s)
 		}
 	}
 	retire(s, 0);
+	check_stalls(s, t);
 	/* Restarts due. */
 	if (!s->killing)
 		for (uint32_t i = 0; i < s->n_ch; i++) {
@@ -1289,6 +1512,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 {
 	struct pipe_params pp;
 	struct pool_slab_report rep;
+	uint64_t next_id;
 	int rc;
 
 	memset(&pp, 0, sizeof(pp));
@@ -1311,10 +1535,14 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 		memset(pp.node_buf_count, 0, sizeof(pp.node_buf_count));
 	}
 	/* REPLACE: the socket check above showed no live instance of this name, so
-	 * segments left by a killed daemon are stale. */
+	 * segments left by a killed daemon are stale: report its jobs lost first. */
+	next_id = collect_lost(s);
 	rc = pipeline_create(&s->pl, s->c->instance, &pp, SEGMENT_REPLACE, err, errlen);
 	if (rc)
 		return rc;
+	if (next_id)
+		/* Relaxed: only this process allocates ids. */
+		barrier_store_relaxed(&s->pl.data.jobtab.hdr->next_job_id, next_id);
 	pool_slab_setup(&s->pl.data.pool, 0, &rep, NULL);
 	logmsg("segments cuzk-%s.{data,stats}: %u buffer(s) of %u MiB%s%s%s", s->c->instance,
 	       s->c->buffers, s->c->buffer_mb, rep.locked ? ", locked" : "",
@@ -1446,7 +1674,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	}
 	s->decided_ns = calloc(c->max_jobs, sizeof(*s->decided_ns));
 	s->cancelled = calloc(c->max_jobs, 1);
-	if (!s->decided_ns || !s->cancelled) {
+	s->crashes = calloc(c->max_parts, sizeof(*s->crashes));
+	if (!s->decided_ns || !s->cancelled || !s->crashes) {
 		logmsg("out of memory");
 		goto out_seg;
 	}
@@ -1547,6 +1776,8 @@ out_seg:
 		unlink(s->pid_path);
 	free(s->decided_ns);
 	free(s->cancelled);
+	free(s->crashes);
+	json_decref(s->lost);
 out_sock:
 	if (s->lfd >= 0)
 		close(s->lfd);

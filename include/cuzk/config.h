@@ -37,6 +37,11 @@ struct cuzkd_config {
 	uint32_t max_jobs;
 	uint32_t max_parts;
 	uint32_t drain_timeout_s;   /* SIGTERM/shutdown: wait this long for in-flight work */
+	uint32_t stall_timeout_s;   /* a stage without a heartbeat this long is killed; 0 off */
+	uint32_t max_attempts;      /* a partition whose processing crashes a stage this many
+				     * times fails (SIGKILL/SIGTERM from outside do not count) */
+	uint32_t max_queued;        /* submit answers "busy" beyond this many unfinished
+				     * partitions; 0: only the table's size limits */
 	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;
 	int plan_only;
@@ -51,7 +56,8 @@ struct cuzkd_config {
 };
 
 /* Fills the defaults: instance "default", run dir config_default_run_dir(),
- * devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s. */
+ * devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
+ * stall timeout 60 s, 3 attempts, no queue limit. */
 void config_defaults(struct cuzkd_config *c);
 
 /* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else

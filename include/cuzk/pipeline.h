@@ -36,14 +36,22 @@
  *               transfer the buffer to POOL_OWNER_PART|p; set part.buf;
  *               CAS SYNTH->READY; push PIPE_RING_WORKER(i). A bad witness: FAILED with
  *               the reason (the job goes on; other jobs are untouched).
- *   worker i    pop its ring; CAS READY->PROVING(pid); NTTs + five MSMs reading the
- *               buffer in place (CPU backend); free the buffer as soon as it is no
- *               longer read; write results[p]; CAS PROVING->PROVED; push FINAL ring.
+ *   worker i    pop its ring; CAS READY->PROVING(pid); take the buffer (PART|p ->
+ *               pid: a, b, c are consumed in place, so a worker that dies mid-prove
+ *               sends p back to QUEUED, never READY with a changed buffer); NTTs +
+ *               five MSMs reading the buffer in place (CPU backend); free the buffer
+ *               as soon as it is no longer read; write results[p]; CAS
+ *               PROVING->PROVED; push FINAL ring.
  *   finalizer   CAS PROVED->FINAL(pid); blind (getrandom), affine, (verify), write
  *               OUT/<name>.proof.json and OUT/<name>.public.json (temp, fsync,
  *               rename); CAS FINAL->DONE; jobtab_job_try_complete(job).
  *   supervisor  on a child's death: jobtab_reclaim_pid + pool_reclaim_pid, re-push the
  *               returned partitions and every READY/PROVED one to their rings, restart.
+ *               A finalizer's temp files (OUT/<name>.*.json.tmp.<pid>) of the
+ *               partitions it held are removed. A death by a crash (not SIGKILL or
+ *               SIGTERM from outside) or a stall (--stall-timeout: heartbeat older
+ *               than that, SIGKILLed) counts against each partition it held; at
+ *               --max-attempts the partition is FAILED with the reason.
  *               After a synth's death also re-push every QUEUED partition: a synth
  *               holds popped hints in a small local priority heap before it claims
  *               them (see synth.h), and those die with it.

@@ -1,12 +1,13 @@
 /* worker.h — the proving stage (cuzk-gpuworker): READY -> PROVING -> PROVED.
  *
- * Worker i pops PIPE_RING_WORKER(i); claims (CAS READY->PROVING); gives the
- * partition's buffer to its backend (backend.h; --backend cpu) in place; the backend
- * releases the buffer as soon as it no longer reads it, and the worker then frees it
- * (pool: PART|p -> free, then part.buf = NONE: in that order a death between the two
- * leaves a recorded buffer that reclaim sees is no longer held, so the partition is
- * synthesized again; the other order could leak a buffer held for p that nothing
- * records); writes results[p]; CAS PROVING->PROVED; pushes PIPE_RING_FINAL.
+ * Worker i pops PIPE_RING_WORKER(i); claims (CAS READY->PROVING); takes the
+ * partition's buffer (pool: PART|p -> its pid; the backend consumes a, b, c in place,
+ * so after a death mid-prove the buffer is not intact: reclaim sees it no longer held
+ * for p and the partition is synthesized again, and pool_reclaim_pid frees it); gives
+ * it to its backend (backend.h; --backend cpu) in place; the backend releases the
+ * buffer as soon as it no longer reads it, and the worker then frees it (pool: pid ->
+ * free, then part.buf = NONE); writes results[p]; CAS PROVING->PROVED; pushes
+ * PIPE_RING_FINAL.
  * Between two partitions the loop touches only its ring, the table's state words and
  * its own stats slot. The zkey stays open (cache), so the MSM bases stay resident.
  *

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Hung stage: cuzkd --stall-timeout 2; SIGSTOP a worker while it proves a partition.
+# cuzkd must see its heartbeat stop, SIGKILL and restart it, and the partition must be
+# proved elsewhere or after the restart: the job ends DONE, one verified proof each.
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
+ft_init stall
+N=100
+ft_start --devices cpu:2 --buffers 6 --buffer-mb 16 --stall-timeout 2
+id="$(ft_submit bn128-chain "$N" j)"
+victim="" part=""
+for _ in $(seq 1 200); do
+  read -r part victim < <(ft_cuzk --json status "$id" | \
+    jq -r '[.job.parts[] | select(.state == "proving")][0] // {} | "\(.name // "") \(.pid // "")"')
+  [ -n "$victim" ] && kill -STOP "$victim" 2>/dev/null && break
+  victim=""
+done
+[ -n "$victim" ] || ft_fail "never saw a worker proving"
+t0=$(date +%s.%N)
+held="$(ft_cuzk --json status "$id" | jq -r --arg p "$victim" '[.job.parts[] | select(.pid == ($p | tonumber)) | .name] | join(",")')"
+echo "stopped worker pid $victim (it holds: ${held:-nothing})"
+for _ in $(seq 1 100); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped worker $victim still alive after 10 s"; }
+dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+grep -q "pid $victim): no heartbeat" "$FT_TMP/cuzkd.log" || ft_fail "no stall message for pid $victim"
+echo "ok: stall of pid $victim detected and killed after $dt s"
+r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$id")" || ft_fail "wait: $r"
+[ "$(jq -r .job.state <<<"$r")" = done ] || ft_fail "job ended $(jq -c .job <<<"$r")"
+ft_check_files j "$N"
+ft_verify bn128-chain j
+for _ in $(seq 1 50); do [ "$(ft_pool_in_use)" = 0 ] && break; sleep 0.1; done
+[ "$(ft_pool_in_use)" = 0 ] || ft_fail "pool in use: $(ft_pool_in_use)"
+down="$(ft_status | jq '[.children[] | select(.pid == 0)] | length')"
+[ "$down" -eq 0 ] || ft_fail "$down stage(s) not restarted"
+echo "ok: the job finished ($N proofs verified; ${held:-no partition} was held by the stopped worker)"
+ft_shutdown
