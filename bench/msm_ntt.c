@@ -1,6 +1,7 @@
 /* msm_ntt.c — MSM timings (and, with HAVE_NTT_BENCH, NTT timings added separately).
  *
  *   msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]
+ *           [--curves bn254,bls12381] [--buckets auto|jacobian|affine]
  *           [--curves bn254,bls12381]
  *
  * Prints ns/point for G1 and G2 MSMs of BN254 and BLS12-381 (one row per group and
@@ -93,6 +94,7 @@ static uint8_t *bench_bases(const curve_group *G, size_t n)
 struct bench_opts {
     unsigned sizes[8], nsizes;
     unsigned threads, window;
+    enum msm_buckets buckets;
     int g1, g2;
     int bn254, bls12381;
 };
@@ -109,7 +111,7 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
         int reps = o->sizes[i] <= 16 ? 3 : 1;
         for (int rep = 0; rep < reps; rep++) {
             double t0 = now_s(), c0 = cpu_s();
-            int rc = msm_run_window(G, r, bases, sc, n, 32, o->threads, o->window);
+            int rc = msm_run_opts(G, r, bases, sc, n, 32, o->threads, o->window, o->buckets);
             double t = now_s() - t0, tc = cpu_s() - c0;
             if (tc < bestc) bestc = tc;
             if (rc) {
@@ -139,8 +141,9 @@ static int bench_msm(const struct bench_opts *o)
     size_t nmax = (size_t)1 << maxlg;
     uint8_t *sc = malloc(nmax * 32);
     if (!sc) return -ENOMEM;
-    printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s)\n", o->threads,
-           o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto");
+    static const char *const bk[] = {"auto", "jacobian", "affine"};
+    printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s, buckets=%s)\n",
+           o->threads, o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto", bk[o->buckets]);
     printf("%-13s %6s %10s %12s %10s %14s\n", "group", "size", "ms", "ns/point", "cpu ms", "cpu ns/point");
     for (int g = 0; g < 2; g++) {
         if (!group_on[g]) continue;
@@ -185,6 +188,11 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0) i++;
         else if (!strcmp(a, "--threads") && v) o.threads = (unsigned)atoi(argv[++i]);
         else if (!strcmp(a, "--window") && v) o.window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--buckets") && v) {
+            o.buckets = !strcmp(v, "jacobian") ? MSM_BUCKETS_JACOBIAN
+                        : !strcmp(v, "affine") ? MSM_BUCKETS_AFFINE : MSM_BUCKETS_AUTO;
+            i++;
+        }
         else if (!strcmp(a, "--groups") && v) {
             o.g1 = strstr(v, "g1") != NULL;
             o.g2 = strstr(v, "g2") != NULL;
@@ -195,7 +203,7 @@ int main(int argc, char **argv)
             i++;
         } else {
             fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
-                            "[--curves bn254,bls12381]\n");
+                            "[--curves bn254,bls12381] [--buckets auto|jacobian|affine]\n");
             return 2;
         }
     }

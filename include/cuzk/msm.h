@@ -29,6 +29,14 @@ int msm_run(const curve_group *G, uint64_t *result, const uint8_t *bases, const 
 int msm_run_window(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
                    size_t count, size_t scalar_bytes, unsigned threads, unsigned c);
 
+/* How buckets accumulate: jacobian points with mixed additions, or affine points with
+ * batched additions sharing one inversion (zk/msm.c); AUTO picks by group and size. */
+enum msm_buckets { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
+
+/* msm_run_window with the bucket form forced (tests, bench). */
+int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                 size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode);
+
 /* The naive sum (double-and-add per term) — test reference only. */
 int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
               size_t count, size_t scalar_bytes);

@@ -109,6 +109,14 @@ static void check_vs_naive(const curve_group *G, const uint8_t *bases, const uin
     char buf[128];
     snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u", what, n, threads, c);
     assert_same(G, got, want, buf);
+    /* and each bucket form forced (AUTO picks one of them by size) */
+    static const enum msm_buckets modes[] = {MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE};
+    static const char *const names[] = {"jacobian", "affine"};
+    for (int m = 0; m < 2; m++) {
+        ck_assert_int_eq(msm_run_opts(G, got, bases, sc, n, 32, threads, c, modes[m]), 0);
+        snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u buckets=%s", what, n, threads, c, names[m]);
+        assert_same(G, got, want, buf);
+    }
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -315,7 +323,56 @@ START_TEST(test_msm_large_matches_gmp_scalar_sum)
     for (unsigned t = 1; t <= 3; t++) {
         ck_assert_int_eq(msm_run(G, got, (uint8_t *)p.aff, sc, n, 32, t), 0);
         assert_same(G, got, want, "2^12");
+        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_JACOBIAN), 0);
+        assert_same(G, got, want, "2^12 jacobian");
+        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_AFFINE), 0);
+        assert_same(G, got, want, "2^12 affine");
     }
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* Batch-affine buckets under collisions: most scalars 1 (every point into one bucket
+ * of window 0, past the deferral limit into the jacobian overflow), -1 and 2 on the
+ * same few bases (P + P doubles, P + (-P) cancels inside a bucket), some random; at
+ * several window widths (batch sizes from 1 up) and thread counts. */
+START_TEST(test_msm_batch_affine_collisions)
+{
+    const curve_group *G = GROUPS[_i];
+    const unsigned cl = ec_cl(G);
+    const size_t nd = 24, n = G->deg == 1 ? 3000 : 1200;
+    struct pts p;
+    pts_make(&p, G, nd);
+    uint64_t *bases = malloc(n * 2 * cl * 8);
+    uint8_t *sc = calloc(n, 32);
+    uint64_t rm1[4];
+    ck_assert(bases && sc);
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(bases + i * 2 * cl, p.aff + (i % nd) * 2 * cl, 2 * cl * 8);
+        uint64_t v = rng64() % 10;
+        if (v < 7) sc[i * 32] = 1;
+        else if (v == 7) memcpy(sc + i * 32, rm1, 32);
+        else if (v == 8) sc[i * 32] = 2;
+        else {
+            uint64_t k[4];
+            rand_scalar(G, k);
+            memcpy(sc + i * 32, k, 32);
+        }
+    }
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)bases, sc, n, 32), 0);
+    static const unsigned cs[] = {0, 2, 5, 9, 13};
+    for (unsigned ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (unsigned t = 1; t <= 2; t++) {
+            ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)bases, sc, n, 32, t, cs[ci], MSM_BUCKETS_AFFINE), 0);
+            char buf[64];
+            snprintf(buf, sizeof buf, "collisions c=%u threads=%u", cs[ci], t);
+            assert_same(G, got, want, buf);
+        }
+    free(bases);
     free(sc);
     pts_free(&p);
 }
@@ -337,6 +394,7 @@ int main(void)
         {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 0, 4},
         {"every_window_width_agrees", test_msm_every_window_width_agrees, 0, 4},
         {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 2},
+        {"batch_affine_collisions", test_msm_batch_affine_collisions, 0, 4},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         TCase *tc = tcase_create(t[i].n);
