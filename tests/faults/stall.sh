@@ -33,4 +33,37 @@ for _ in $(seq 1 50); do [ "$(ft_pool_in_use)" = 0 ] && break; sleep 0.1; done
 down="$(ft_status | jq '[.children[] | select(.pid == 0)] | length')"
 [ "$down" -eq 0 ] || ft_fail "$down stage(s) not restarted"
 echo "ok: the job finished ($N proofs verified; ${held:-no partition} was held by the stopped worker)"
+
+# The finalizer: SIGSTOP it while it holds a partition (FINAL) and plant the temp files
+# it would be writing (OUT/<name>.{proof,public}.json.tmp.<pid>): after the stall kill
+# they are removed and the partition is finalized again.
+id2="$(ft_submit bn128 "$N" k)"
+victim="" part=""
+fpid="$(ft_stage_pids finalizer)"
+for _ in $(seq 1 60); do
+  [ "$(ft_cuzk --json status "$id2" | jq -r .job.state)" = running ] || break
+  sleep 0.0$((RANDOM % 10))
+  kill -STOP "$fpid" 2>/dev/null || break
+  part="$(ft_cuzk --json status "$id2" | jq -r --argjson p "$fpid" \
+    '[.job.parts[] | select(.state == "final" and .pid == $p) | .name][0] // ""')"
+  [ -n "$part" ] && { victim=$fpid; break; }
+  kill -CONT "$fpid"
+done
+if [ -z "$victim" ]; then
+  echo "note: never caught the finalizer holding a partition; temp-file check skipped"
+else
+  for k in proof public; do echo partial >"$FT_TMP/k/out/$part.$k.json.tmp.$victim"; done
+  echo "stopped finalizer pid $victim holding $part (FINAL); planted its temp files"
+  for _ in $(seq 1 100); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped finalizer $victim still alive after 10 s"; }
+  for _ in $(seq 1 20); do ls "$FT_TMP/k/out" | grep -q '\.tmp\.' || break; sleep 0.1; done
+  left="$(ls -A "$FT_TMP/k/out" | grep '\.tmp\.' || true)"
+  [ -z "$left" ] || ft_fail "temp files of the dead finalizer left: $left"
+  grep -q "pid $victim): no heartbeat" "$FT_TMP/cuzkd.log" || ft_fail "no stall message for pid $victim"
+  echo "ok: finalizer stall detected and killed; its temp files for $part removed"
+fi
+r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$id2")" || ft_fail "wait: $r"
+[ "$(jq -r .job.state <<<"$r")" = done ] || ft_fail "job k ended $(jq -c .job <<<"$r")"
+ft_check_files k "$N"
+ft_verify bn128 k
 ft_shutdown

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# libFuzzer harnesses for the zkey and wtns readers and the control protocol.
+#   tests/fuzz/run.sh [SECONDS]   build (clang, -fsanitize=fuzzer,address,undefined) into
+#                                 $BUILD/fuzz/ and run each target SECONDS (default 30)
+# Seeds: the fixtures' zkeys and witnesses, tests/fuzz/seeds/control/*; then every input
+# in tests/fuzz/regress/<target>/ (crashes found earlier, kept as regression tests) is
+# replayed first. A new crash is written to $BUILD/fuzz/crash-<target>-*: copy it into
+# tests/fuzz/regress/<target>/ once fixed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+. tests/fixtures/env.sh
+SECS="${1:-${FUZZ_SECONDS:-30}}"
+BUILD="${BUILD:-build}"
+out="$BUILD/fuzz"
+mkdir -p "$out"
+CC="${FUZZ_CC:-clang}"
+command -v "$CC" >/dev/null || { echo "SKIP: $CC not found"; exit 0; }
+# Instrumented: the parsers. The arithmetic they call (field, curve) comes from the
+# normal build's libraries (make first), uninstrumented: it parses nothing.
+srcs=(zk/zkey.c zk/wtns.c zk/binfile.c zk/error.c supervisor/control.c)
+for l in zk shm; do
+  [ -f "$BUILD/lib/libcuzk_$l.a" ] || { echo "FAIL: $BUILD/lib/libcuzk_$l.a missing (run make)"; exit 1; }
+done
+flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -Iinclude -Itests/fuzz -D_GNU_SOURCE -std=gnu17 -march=x86-64-v3 -pthread
+       $(pkg-config --cflags jansson))
+libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
+      $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
+for t in zkey wtns control; do
+  if [ ! -x "$out/fuzz_$t" ] || [ -n "$(find tests/fuzz "${srcs[@]}" include "$BUILD/lib" -newer "$out/fuzz_$t" \( -name '*.[ch]' -o -name '*.a' \) | head -1)" ]; then
+    echo "building $out/fuzz_$t"
+    "$CC" "${flags[@]}" -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" "${libs[@]}"
+  fi
+done
+fx="$SHARED/fixtures/snarkjs-groth16"
+declare -A seeds=([zkey]=circuit_final.zkey [wtns]=witness.wtns)
+rc=0
+for t in zkey wtns control; do
+  corpus="$out/corpus-$t"; mkdir -p "$corpus"
+  if [ "$t" = control ]; then cp tests/fuzz/seeds/control/* "$corpus/"
+  else for d in "$fx"/*/; do cp "$d/${seeds[$t]}" "$corpus/$(basename "$d").$t"; done; fi
+  if [ -d "tests/fuzz/regress/$t" ] && ls "tests/fuzz/regress/$t"/* >/dev/null 2>&1; then
+    "$out/fuzz_$t" "tests/fuzz/regress/$t"/* >"$out/regress-$t.log" 2>&1 \
+      || { echo "FAIL: fuzz_$t regression inputs crash (log $out/regress-$t.log)"; rc=1; continue; }
+  fi
+  FUZZ_ZKEY="$fx/bn128/circuit_final.zkey" "$out/fuzz_$t" -max_total_time="$SECS" -max_len=16384 \
+    -artifact_prefix="$out/crash-$t-" -print_final_stats=1 "$corpus" >"$out/fuzz-$t.log" 2>&1 \
+    || { echo "FAIL: fuzz_$t found a crash: $(ls "$out"/crash-$t-* 2>/dev/null | head -1) (log $out/fuzz-$t.log)"; rc=1; continue; }
+  echo "ok: fuzz_$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/fuzz-$t.log" | awk '{print $2}') executions in $SECS s, no crash"
+done
+exit $rc
