@@ -13,13 +13,13 @@ KILLS="${KILLS:-12}"
 DURATION="${DURATION:-0}"
 PARTS="${PARTS:-12}"
 RANDOM="${SEED:-$$}"
-MAX_S="${MAX_S:-150}"   # give up killing after this long (the test then fails)
+MAX_S="${MAX_S:-$(( DURATION > 90 ? DURATION + 60 : 150 ))}"  # give up killing after this long (fails)
 ft_init rk
 
 t0=$(date +%s)
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
 fx=(bn128 bn128-chain)
-jobs=() jobfx=() waiters=()
+jobs=() jobfx=() waiters=() checked=()
 round=0
 submit_job() {  # fixture name: submit, and wait for it in the background (a waiting
                 # connection also keeps the decided job from being retired)
@@ -28,7 +28,25 @@ submit_job() {  # fixture name: submit, and wait for it in the background (a wai
   jobs+=("$id"); jobfx+=("$1:$2")
   timeout 400 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$id" \
     >"$FT_TMP/wait.$id" 2>&1 &
-  waiters+=($!)
+  waiters+=($!); checked+=(0)
+}
+total=0
+check_job() {  # index: its waiter has exited; the job must be DONE, every partition DONE
+  local i="$1" id="${jobs[$1]}" r st nd
+  wait "${waiters[$i]}" || ft_fail "job $id (${jobfx[$i]}) did not finish: $(cat "$FT_TMP/wait.$id")"
+  r="$(cat "$FT_TMP/wait.$id")"
+  st="$(jq -r .job.state <<<"$r")"
+  [ "$st" = done ] || ft_fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
+  nd="$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")"
+  [ "$nd" -eq "$PARTS" ] || ft_fail "job $id: $nd of $PARTS partitions done"
+  total=$((total + nd)); checked[$i]=1
+}
+reap_jobs() {  # check the jobs whose waiters have exited (keeps connections few in a soak)
+  for i in "${!jobs[@]}"; do
+    # the reply is written when the waiter ends (kill -0 would see its zombie)
+    [ "${checked[$i]}" -eq 0 ] && [ -s "$FT_TMP/wait.${jobs[$i]}" ] && check_job "$i"
+  done
+  return 0
 }
 submit_round() {  # one job per circuit
   for k in 0 1; do submit_job "${fx[$k]}" "r${round}j$k"; done
@@ -51,6 +69,7 @@ while :; do
   fi
   [ $((now - t0)) -lt "$MAX_S" ] || ft_fail "only $kills kill(s) in $MAX_S s"
   # keep a backlog: kills must land on busy stages
+  reap_jobs
   [ "$(running)" -ge 2 ] || submit_round
   sleep "$(awk -v r=$RANDOM 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100.0}')"
   # a kind not hit yet first, else any
@@ -69,17 +88,7 @@ t_kill=$(date +%s)
 echo "killing done: $kills kills (synth ${hit[synth]}, worker ${hit[gpuworker]}, finalizer ${hit[finalizer]}) in $((t_kill - t0)) s, $round round(s) of jobs"
 
 # every job ends DONE, every partition DONE
-total=0
-for i in "${!jobs[@]}"; do
-  id="${jobs[$i]}"
-  wait "${waiters[$i]}" || ft_fail "job $id (${jobfx[$i]}) did not finish: $(cat "$FT_TMP/wait.$id")"
-  r="$(cat "$FT_TMP/wait.$id")"
-  st="$(jq -r .job.state <<<"$r")"
-  [ "$st" = done ] || ft_fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
-  nd="$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")"
-  [ "$nd" -eq "$PARTS" ] || ft_fail "job $id: $nd of $PARTS partitions done"
-  total=$((total + nd))
-done
+for i in "${!jobs[@]}"; do [ "${checked[$i]}" -eq 1 ] || check_job "$i"; done
 t_done=$(date +%s)
 echo "all ${#jobs[@]} jobs done: $total partitions in $((t_done - t0)) s"
 
