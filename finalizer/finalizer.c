@@ -176,6 +176,7 @@ static void final_one(struct finalizer *f, uint32_t p)
         return;
     }
     pipe_stage_enter_at(st, STATS_BUSY, t0);
+    pipe_part_begin(pl, p, PIPE_T_FINAL, f->o->index, t0); /* timeline (`cuzk trace`) */
     memset(&w, 0, sizeof(w));
     jb = &jt->jobs[jt->parts[p].job];
     if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", jb->out_dir,
@@ -254,6 +255,7 @@ static void final_one(struct finalizer *f, uint32_t p)
         goto out;
     }
     pipe_stage_enter(st, STATS_BUSY);
+    pipe_part_end(pl, p, PIPE_T_FINAL, pipe_stage_now()); /* published by the CAS below */
     if (jobtab_part_move(jt, p, JOBTAB_FINAL, pid, JOBTAB_DONE, 0, NULL)) {
         fprintf(stderr, "cuzk-finalizer: partition %u taken from us\n", p);
         goto out;

@@ -114,6 +114,7 @@ static void prove_one(struct worker *w, uint32_t p)
         return;
     }
     pipe_stage_enter(st, STATS_BUSY);
+    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, pipe_stage_now()); /* `cuzk trace` */
     jb = &jt->jobs[jt->parts[p].job];
     {
         /* Test-only fault hook (tests/faults/poison.sh; README "Failure handling"):
@@ -216,6 +217,7 @@ static void prove_one(struct worker *w, uint32_t p)
     res->raw = raw;
     res->worker = w->o->index;
     res->prove_ns = t1 - t0;
+    pipe_part_end(pl, p, PIPE_T_PROVE, pipe_stage_now());
     if (jobtab_part_move(jt, p, JOBTAB_PROVING, pid, JOBTAB_PROVED, 0, NULL)) {
         fprintf(stderr, "cuzk-gpuworker %u: partition %u taken from us\n", w->o->index, p);
         return;

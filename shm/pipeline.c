@@ -205,6 +205,28 @@ const struct pipe_config *pipeline_config(const struct pipeline *pl)
     return pl->config;
 }
 
+/* Relaxed: the owner's later CAS publishes them to the next stage; `status` reads
+ * them racily on purpose (pipeline.h, struct pipe_part_times). */
+void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who,
+                     uint64_t t_ns)
+{
+    struct pipe_partinfo *pi = pipeline_partinfo(pl, part);
+
+    if (!pi || k >= PIPE_T_STAGES)
+        return;
+    barrier_store_relaxed(&pi->times.end_ns[k], 0);
+    barrier_store_relaxed(&pi->times.who[k], who);
+    barrier_store_relaxed(&pi->times.begin_ns[k], t_ns);
+}
+
+void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns)
+{
+    struct pipe_partinfo *pi = pipeline_partinfo(pl, part);
+
+    if (pi && k < PIPE_T_STAGES)
+        barrier_store_relaxed(&pi->times.end_ns[k], t_ns);
+}
+
 int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index)
 {
     uint32_t base, n;
@@ -321,6 +343,10 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
             snprintf(pi->name, sizeof(pi->name), "%s", sp->name);
         else
             default_name(pi->name, sizeof(pi->name), sp->wtns_path);
+        for (unsigned k = 0; k < PIPE_T_STAGES; k++) { /* a new timeline (pipeline.h) */
+            barrier_store_relaxed(&pi->times.begin_ns[k], 0);
+            barrier_store_relaxed(&pi->times.end_ns[k], 0);
+        }
         /* S1: release seals the entry; pairs with the acquire in the synth's check
          * (synth.c, "pairs with S1"). */
         barrier_store_release(&pi->job_id, jb->id);

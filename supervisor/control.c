@@ -422,6 +422,34 @@ static const char *lstate(uint32_t s)
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
+/* A partition's timeline (pipeline.h, struct pipe_part_times) for `cuzk trace`:
+ * {"synth": {"begin_ns", "end_ns" (absent while running), "by"}, "prove": ..,
+ * "final": ..}, stages not begun left out. Read while the stages write: each value
+ * is whole (atomic), a pair may be one stage behind; the client skips an end < begin. */
+static json_t *part_times_json(const struct pipe_part_times *t0)
+{
+	static const char *const k[PIPE_T_STAGES] = { "synth", "prove", "final" };
+	struct pipe_part_times *t = (struct pipe_part_times *)t0; /* atomics: loads only */
+	json_t *o = json_object();
+
+	for (unsigned i = 0; o && i < PIPE_T_STAGES; i++) {
+		/* Relaxed: a racy reading on purpose; only placement on a timeline. */
+		uint64_t b = barrier_load_relaxed(&t->begin_ns[i]);
+		uint64_t e = barrier_load_relaxed(&t->end_ns[i]);
+		json_t *s;
+
+		if (!b)
+			continue;
+		s = json_pack("{s:I,s:i}", "begin_ns", (json_int_t)b, "by",
+			      (int)barrier_load_relaxed(&t->who[i]));
+		if (s && e)
+			json_object_set_new(s, "end_ns", json_integer((json_int_t)e));
+		if (s)
+			json_object_set_new(o, k[i], s);
+	}
+	return o;
+}
+
 json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo,
 			 uint32_t slot, int with_parts)
 {
@@ -443,6 +471,8 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 		      (int)jb->n_parts, "done", (int)done, "failed", (int)failed);
 	if (!o)
 		return NULL;
+	if (with_parts) /* the origin of the parts' "times" (CLOCK_MONOTONIC ns) */
+		json_object_set_new(o, "submit_ns", json_integer((json_int_t)jb->submit_ns));
 	if (st == JOBTAB_FAILED && jb->reason[0])
 		json_object_set_new(o, "reason", json_stringn(jb->reason, strnlen(jb->reason,
 								   sizeof(jb->reason))));
@@ -473,6 +503,7 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 				snprintf(path, sizeof(path), "%s/%s.public.json", jb->out_dir, nm);
 				json_object_set_new(po, "public", json_string(path));
 			}
+			json_object_set_new(po, "times", part_times_json(&partinfo[p].times));
 		}
 		if (ps == JOBTAB_FAILED)
 			json_object_set_new(po, "reason",

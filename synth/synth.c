@@ -193,6 +193,7 @@ static void synth_one(struct synth *s, uint32_t p)
         return;
     }
     pipe_stage_hist(st, H_QUEUED, t0 > jb->submit_ns ? t0 - jb->submit_ns : 0);
+    pipe_part_begin(pl, p, PIPE_T_SYNTH, s->o->index, t0); /* timeline (`cuzk trace`) */
     memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
     memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
     memset(&w, 0, sizeof(w));
@@ -270,6 +271,7 @@ static void synth_one(struct synth *s, uint32_t p)
     }
     pipe_stage_long_end(st);
     pipe_stage_enter(st, STATS_BUSY);
+    pipe_part_end(pl, p, PIPE_T_SYNTH, pipe_stage_now()); /* published by the CAS below */
     /* Release inside the transfer: the buffer's bytes before its new owner. */
     if (pool_buf_transfer(pool, b, pid, pool_owner_part(p)) ||
         jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_READY, 0, NULL)) {

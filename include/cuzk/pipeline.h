@@ -117,14 +117,33 @@ struct pipe_config {
 };
 _Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
 
-/* Per partition; writer: supervisor at submit, immutable while the job lives. */
+/* Per partition timeline, for `cuzk trace` (CLOCK_MONOTONIC ns, 0: not yet). Entry k
+ * (PIPE_T_*) has one writer at a time: the process owning the partition in stage k.
+ * pipe_part_begin right after its claiming CAS, pipe_part_end just before the CAS that
+ * hands the partition on, so whoever takes it next sees them (that CAS's release).
+ * cuzkd's `status {job}` reads them at any time: relaxed atomics, never torn, at worst
+ * one stage behind. A stage run again (retry after a death) overwrites its entry. The
+ * supervisor zeroes all at submit, before the seal. Not for accounting: the stats page
+ * is the truth for time spent; these only place each partition on a timeline. */
+enum { PIPE_T_SYNTH = 0, PIPE_T_PROVE, PIPE_T_FINAL, PIPE_T_STAGES };
+struct pipe_part_times {
+    _Atomic uint64_t begin_ns[PIPE_T_STAGES];
+    _Atomic uint64_t end_ns[PIPE_T_STAGES];
+    _Atomic uint32_t who[PIPE_T_STAGES];   /* the stage's index (synth i, worker i, ...) */
+    uint32_t reserved;
+};
+_Static_assert(sizeof(struct pipe_part_times) == 64, "pipe_part_times ABI");
+
+/* Per partition; writer: supervisor at submit, immutable while the job lives (times:
+ * see struct pipe_part_times). */
 struct pipe_partinfo {
     _Atomic uint64_t job_id;         /* seal: stored last (release), see "Stale hints" */
     char wtns_path[JOBTAB_PATH_LEN];
     char r1cs_path[JOBTAB_PATH_LEN]; /* "" when the job has none */
     char name[PIPE_NAME_LEN];        /* output basename: w1.wtns -> "w1" */
+    struct pipe_part_times times;
 };
-_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN,
+_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64,
                "pipe_partinfo ABI");
 
 /* Per partition; writer: the PROVING owner (see above). */
@@ -219,6 +238,13 @@ struct ring *pipeline_ring(const struct pipeline *pl, uint32_t ring);
 struct pipe_partinfo *pipeline_partinfo(const struct pipeline *pl, uint32_t part);
 struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part);
 const struct pipe_config *pipeline_config(const struct pipeline *pl);
+
+/* Stamp the partition's timeline (struct pipe_part_times): stage k began (who: the
+ * stage's index; clears its end) or ended, at t_ns (pipe_stage_now()). No-op for a
+ * bad index. */
+void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who,
+                     uint64_t t_ns);
+void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns);
 
 /* Stats slot number of (role, index) (map above), or -EINVAL. */
 int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index);
