@@ -40,6 +40,8 @@ void client_usage(FILE *f)
           "  drain               stop accepting jobs; returns when the running ones are done\n"
           "  shutdown            finish running jobs (bounded), stop the stages and cuzkd\n"
           "  metrics             the stats page in the Prometheus text format\n"
+          "  trace --job JOB -o FILE.json   the job's partitions through synth, prove and\n"
+          "                      finalize as Chrome trace-event JSON (open in Perfetto)\n"
           "  preload ZKEY [--no-wait] [--timeout-ms N]   load a circuit in every stage\n"
           "                      ahead of its first job (held until evicted); waits until\n"
           "                      every running stage has it (default 120000 ms)\n"
@@ -503,6 +505,135 @@ static int simple(struct client *c, json_t *req, int kind)
     return rc;
 }
 
+/* ---- cuzk trace: one job's timeline as Chrome trace-event JSON (Perfetto) ---------
+ *
+ * From the `status {job}` reply: each partition's "times" (pipeline.h, struct
+ * pipe_part_times) become complete events ("ph":"X"), one per stage it went through:
+ * pid = the stage kind (1 synth, 2 prove, 3 finalize), tid = that stage's process
+ * index (synth i, worker i, finalizer i), ts/dur in microseconds from the job's submit.
+ * A stage still running is left out (the file says how many); a failed partition gets
+ * an instant event with its reason. Schema: README, "Watching it". */
+static const char *const trace_stage[PIPE_T_STAGES] = { "synth", "prove", "finalize" };
+static const char *const trace_key[PIPE_T_STAGES] = { "synth", "prove", "final" };
+static const char *const trace_proc[PIPE_T_STAGES] = { "synth", "gpuworker", "finalizer" };
+
+static json_t *trace_build(json_t *job, unsigned *running)
+{
+    json_t *ev = json_array(), *parts = json_object_get(job, "parts"), *p;
+    uint64_t t_sub = (uint64_t)json_integer_value(json_object_get(job, "submit_ns"));
+    uint32_t seen_tid[PIPE_T_STAGES] = { 0 }; /* bit i: thread_name of index i emitted */
+    size_t i;
+
+    for (unsigned k = 0; k < PIPE_T_STAGES; k++)
+        json_array_append_new(ev, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name",
+                                            "process_name", "ph", "M", "pid", (int)k + 1,
+                                            "tid", 0, "args", "name", trace_proc[k]));
+    *running = 0;
+    json_array_foreach(parts, i, p) {
+        json_t *t = json_object_get(p, "times");
+        uint64_t last = 0;
+        int last_k = 0;
+
+        for (unsigned k = 0; k < PIPE_T_STAGES; k++) {
+            json_t *s = json_object_get(t, trace_key[k]);
+            uint64_t b = (uint64_t)json_integer_value(json_object_get(s, "begin_ns"));
+            uint64_t e = (uint64_t)json_integer_value(json_object_get(s, "end_ns"));
+            int who = (int)json_integer_value(json_object_get(s, "by"));
+            char name[PIPE_NAME_LEN + 16];
+
+            if (!s || !b)
+                continue;
+            last = b > last ? b : last;
+            last_k = (int)k;
+            if (!e || e < b) { /* still in this stage (or read mid-update) */
+                (*running)++;
+                continue;
+            }
+            last = e;
+            if (who >= 0 && who < 32 && !(seen_tid[k] & (1u << who))) {
+                char tn[32];
+
+                seen_tid[k] |= 1u << who;
+                snprintf(tn, sizeof(tn), "%s %d", trace_proc[k], who);
+                json_array_append_new(ev, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name",
+                                                    "thread_name", "ph", "M", "pid", (int)k + 1,
+                                                    "tid", who, "args", "name", tn));
+            }
+            snprintf(name, sizeof(name), "%s %s", trace_stage[k], jstr(p, "name"));
+            json_array_append_new(ev, json_pack(
+                "{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:I,s:s}}", "name", name, "cat",
+                trace_stage[k], "ph", "X", "ts", (double)((int64_t)(b - t_sub)) / 1e3, "dur",
+                (double)(e - b) / 1e3, "pid", (int)k + 1, "tid", who, "args", "partition",
+                json_integer_value(json_object_get(p, "index")), "name", jstr(p, "name")));
+        }
+        if (!strcmp(jstr(p, "state"), "failed") && last)
+            json_array_append_new(ev, json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:{s:I,s:s}}",
+                "name", "failed", "cat", trace_stage[last_k], "ph", "i", "s", "p", "ts",
+                (double)((int64_t)(last - t_sub)) / 1e3, "pid", last_k + 1, "tid", 0, "args",
+                "partition", json_integer_value(json_object_get(p, "index")), "reason",
+                jstr(p, "reason")));
+    }
+    return json_pack("{s:o,s:s,s:{s:I,s:s,s:s,s:I,s:i}}", "traceEvents", ev, "displayTimeUnit",
+                     "ms", "otherData", "job", json_integer_value(json_object_get(job, "id")),
+                     "state", jstr(job, "state"), "zkey", jstr(job, "zkey"), "submit_ns",
+                     (json_int_t)t_sub, "stages_running", (int)*running);
+}
+
+static int cmd_trace(struct client *c, int argc, char **argv)
+{
+    const char *out = NULL;
+    json_int_t job = -1;
+    json_t *r, *tr;
+    unsigned running = 0;
+    int rc;
+
+    for (int k = 1; k < argc; k++) {
+        if (!strcmp(argv[k], "--job") && k + 1 < argc) {
+            if (parse_job(argv[++k], &job))
+                return CLIENT_EXIT_USAGE;
+        } else if ((!strcmp(argv[k], "-o") || !strcmp(argv[k], "--output")) && k + 1 < argc)
+            out = argv[++k];
+        else if (argv[k][0] != '-' && job < 0 && !parse_job(argv[k], &job))
+            ;
+        else {
+            fprintf(stderr, "cuzk trace: unexpected %s\n", argv[k]);
+            return CLIENT_EXIT_USAGE;
+        }
+    }
+    if (job < 0 || !out) {
+        fprintf(stderr, "usage: cuzk trace --job JOB -o FILE.json (- for stdout)\n");
+        return CLIENT_EXIT_USAGE;
+    }
+    if ((rc = connect_daemon(c)))
+        return rc;
+    r = request(c, json_pack("{s:s,s:I}", "req", "status", "job", job));
+    if (!r)
+        return CLIENT_EXIT_NO_DAEMON;
+    if (!is_ok(r)) {
+        rc = print_error(c, r);
+        json_decref(r);
+        return rc;
+    }
+    tr = trace_build(json_object_get(r, "job"), &running);
+    json_decref(r);
+    if (!tr)
+        return CLIENT_EXIT_REFUSED;
+    if (!strcmp(out, "-"))
+        rc = json_dumpf(tr, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15)) ||
+             fputc('\n', stdout) == EOF;
+    else
+        rc = json_dump_file(tr, out, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    json_decref(tr);
+    if (rc) {
+        fprintf(stderr, "cuzk trace: writing %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    if (running)
+        fprintf(stderr, "cuzk trace: job %lld is still running: %u stage(s) in progress are "
+                "not in the trace\n", (long long)job, running);
+    return 0;
+}
+
 int client_main(int argc, char **argv)
 {
     struct client c;
@@ -581,6 +712,8 @@ int client_main(int argc, char **argv)
         rc = simple(&c, json_pack("{s:s}", "req", "shutdown"), 'x');
     else if (!strcmp(cmd, "preload") || !strcmp(cmd, "evict"))
         rc = cmd_circuit(&c, argc, argv, cmd);
+    else if (!strcmp(cmd, "trace"))
+        rc = cmd_trace(&c, argc, argv);
     else {
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
