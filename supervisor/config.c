@@ -1,5 +1,6 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
+#include "cuzk/metrics_http.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -62,6 +63,9 @@ void config_usage(FILE *f)
 	      "  --max-queued N       submit answers \"busy\" when it would leave more than N\n"
 	      "                       partitions unfinished (default 0: no limit but --max-parts)\n"
 	      "  --group NAME         also admit this group on the control socket\n"
+	      "  --metrics-listen ADDR:PORT   serve `cuzk metrics` on http://ADDR:PORT/metrics\n"
+	      "                       (numeric IPv4 or [IPv6]; bound to that address only;\n"
+	      "                       default: off)\n"
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
 	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
@@ -241,6 +245,11 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		return set_path(c->synthetic, sizeof(c->synthetic), name, v, err, errlen);
 	if (!strcmp(name, "driver-gpus"))
 		return set_path(c->driver_gpus, sizeof(c->driver_gpus), name, v, err, errlen);
+	if (!strcmp(name, "metrics-listen")) {
+		if (metrics_http_parse(v, NULL, NULL, err, errlen))
+			return -EINVAL;
+		return set_path(c->metrics_listen, sizeof(c->metrics_listen), name, v, err, errlen);
+	}
 	if (!strcmp(name, "group")) {
 		struct group *g = getgrnam(v);
 

@@ -29,6 +29,7 @@
 
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
+#include "cuzk/metrics_http.h"
 #include "cuzk/pipeline.h"
 
 #define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
@@ -1620,6 +1621,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	char err[1024];
 	sigset_t mask;
 	int rc, code = 10;
+	struct metrics_http *mh = NULL; /* --metrics-listen: its own thread (metrics_http.c) */
 
 	memset(s, 0, sizeof(*s));
 	s->c = c;
@@ -1678,6 +1680,17 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (!s->decided_ns || !s->cancelled || !s->crashes) {
 		logmsg("out of memory");
 		goto out_seg;
+	}
+	if (c->metrics_listen[0]) {
+		char bound[96];
+
+		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, bound,
+					     sizeof(bound), err, sizeof(err)))) {
+			logmsg("%s", err);
+			code = 3;
+			goto out_seg;
+		}
+		logmsg("metrics on http://%s/metrics", bound);
 	}
 	write_pid_file(s);
 
@@ -1765,6 +1778,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		conn_close(s, &s->conns[i]);
 	}
 out_seg:
+	metrics_http_stop(mh);
 	for (uint32_t i = 0; i < s->n_ch; i++)
 		if (s->ch[i].pid) {
 			kill(s->ch[i].pid, SIGKILL);

@@ -50,6 +50,7 @@ struct cuzkd_config {
 	char topology[CONFIG_PATH_MAX];  /* hwloc XML instead of this machine (tests) */
 	char synthetic[256];             /* hwloc synthetic topology string (tests) */
 	char group[64];                  /* control socket group ("" = none) */
+	char metrics_listen[80];         /* --metrics-listen ADDR:PORT ("" = off) */
 	gid_t gid;
 	int have_gid;
 	char bin_dir[CONFIG_PATH_MAX];   /* stage executables; "" = next to cuzkd */

@@ -1,0 +1,35 @@
+/* metrics_http.h — cuzkd --metrics-listen ADDR:PORT: the text of `cuzk metrics`
+ * (Prometheus text exposition format 0.0.4) on GET /metrics. Design and protocol in
+ * supervisor/metrics_http.c. */
+#ifndef CUZK_METRICS_HTTP_H
+#define CUZK_METRICS_HTTP_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#define METRICS_HTTP_HEAD_MAX 8192  /* request line + headers, bytes */
+#define METRICS_HTTP_IO_MS 2000     /* a client gets this long to send its request */
+
+struct metrics_http;
+
+/* Parse "IPv4:PORT" or "[IPv6]:PORT" (numeric only: the address is bound as given,
+ * never resolved). 0, or -EINVAL with a sentence in err. ss/len may be NULL. */
+int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+		       char *err, size_t errlen);
+
+/* Bind and listen on spec, start the serving thread for instance's stats page. Call
+ * with the signals the process handles already blocked (the thread inherits the mask).
+ * 0 and *out, or -errno with err. bound (may be NULL) gets "ADDR:PORT" as bound (the
+ * port the kernel chose for :0). */
+int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
+		       char *bound, size_t boundlen, char *err, size_t errlen);
+
+/* Stop the thread (at most one request's METRICS_HTTP_IO_MS later), close the socket,
+ * free. Accepts NULL. */
+void metrics_http_stop(struct metrics_http *m);
+
+/* One request on a connected socket: read the head, answer, do not close. For tests
+ * (tests/unit) and the thread. stop_fd: readable means give up (-1: none). */
+void metrics_http_serve(int fd, int stop_fd, const char *instance);
+
+#endif

@@ -1,0 +1,323 @@
+/* metrics_http.c — cuzkd --metrics-listen ADDR:PORT (metrics_http.h).
+ *
+ * Why a thread of cuzkd and not a source in its io_uring loop: a scrape maps the stats
+ * segment, reads /proc/PID/statm of every stage and formats some kilobytes, and a slow
+ * or stuck HTTP client holds its connection; none of that may ever delay the loop that
+ * reaps and restarts children and answers the control socket. The thread shares
+ * nothing with that loop: it reads the stats page exactly as an outside `cuzk metrics`
+ * does (top_snap_take: read-only mapping, seqlock copies; top_print_prometheus), so
+ * there is no lock, no queue and no supervisor state to hand over, and the HTTP code
+ * stays out of supervisor.c. It is started after daemonizing and after the signals are
+ * blocked (it inherits the mask, so they stay with the signalfd); the main thread forks
+ * the children and they call only async-signal-safe functions before exec, so the
+ * extra thread cannot wedge them. The listening socket is CLOEXEC, so stages never
+ * inherit it.
+ *
+ * The protocol, minimal on purpose (a scraper every few seconds needs one client at a
+ * time; nothing here is keep-alive, chunked or pipelined):
+ *   accept one connection; read the request head until a blank line, at most
+ *   METRICS_HTTP_HEAD_MAX bytes and METRICS_HTTP_IO_MS in all (too big or malformed:
+ *   400; too slow or closed early: dropped without an answer);
+ *   "GET /metrics" (a query string is ignored; HEAD too) -> 200, Content-Type
+ *   text/plain; version=0.0.4, the text of `cuzk metrics`; another path -> 404;
+ *   another method -> 405; always Content-Length and Connection: close; then close.
+ * A request body is never read (GET has none); the socket is shut down for writing
+ * before close so the answer is delivered. Sends time out after METRICS_HTTP_IO_MS.
+ */
+#include "cuzk/metrics_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/top.h"
+
+struct metrics_http {
+	int lfd;
+	int efd;            /* eventfd: written once by metrics_http_stop */
+	pthread_t th;
+	char instance[64];
+};
+
+int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+		       char *err, size_t errlen)
+{
+	char host[64];
+	const char *colon, *port;
+	struct addrinfo hints, *ai = NULL;
+	size_t hl;
+	int rc;
+
+	colon = spec ? strrchr(spec, ':') : NULL;
+	if (!colon || colon == spec || !colon[1] || strspn(colon + 1, "0123456789") !=
+	    strlen(colon + 1) || strlen(colon + 1) > 5 || atoi(colon + 1) > 65535)
+		goto bad;
+	port = colon + 1;
+	hl = (size_t)(colon - spec);
+	if (spec[0] == '[') { /* [IPv6]:PORT */
+		if (hl < 3 || spec[hl - 1] != ']')
+			goto bad;
+		spec++;
+		hl -= 2;
+	} else if (memchr(spec, ':', hl)) {
+		goto bad; /* IPv6 without brackets: which colon is the port's? */
+	}
+	if (hl >= sizeof(host))
+		goto bad;
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	if ((rc = getaddrinfo(host, port, &hints, &ai)) || !ai)
+		goto bad;
+	if (ss) {
+		memset(ss, 0, sizeof(*ss));
+		memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	}
+	if (len)
+		*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+bad:
+	snprintf(err, errlen, "--metrics-listen %s: expected IPV4:PORT or [IPV6]:PORT, numeric "
+		 "(e.g. 127.0.0.1:9464)", spec ? spec : "(missing)");
+	return -EINVAL;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* gone, or SO_SNDTIMEO passed: drop the rest */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void answer(int fd, int code, const char *ctype, const char *body, size_t blen,
+		   int head_only)
+{
+	const char *reason = code == 200 ? "OK" : code == 400 ? "Bad Request" :
+		code == 404 ? "Not Found" : code == 405 ? "Method Not Allowed" :
+		"Internal Server Error";
+	char h[256];
+	int n = snprintf(h, sizeof(h), "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+			 "Content-Length: %zu\r\n%sConnection: close\r\n\r\n", code, reason, ctype,
+			 blen, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+
+	send_all(fd, h, (size_t)n);
+	if (!head_only)
+		send_all(fd, body, blen);
+}
+
+static void answer_text(int fd, int code, const char *msg)
+{
+	answer(fd, code, "text/plain; charset=utf-8", msg, strlen(msg), 0);
+}
+
+void metrics_http_serve(int fd, int stop_fd, const char *instance)
+{
+	char head[METRICS_HTTP_HEAD_MAX + 1], *sp1, *sp2, *q, *eol;
+	size_t got = 0;
+	uint64_t deadline = mono_ms() + METRICS_HTTP_IO_MS;
+	struct timeval tv = { METRICS_HTTP_IO_MS / 1000, (METRICS_HTTP_IO_MS % 1000) * 1000 };
+	int head_only;
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (;;) { /* the head, bounded in size and time */
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+		uint64_t now = mono_ms();
+		ssize_t r;
+
+		head[got] = '\0';
+		if (strstr(head, "\r\n\r\n") || strstr(head, "\n\n"))
+			break;
+		if (got == METRICS_HTTP_HEAD_MAX) {
+			answer_text(fd, 400, "request head too large\n");
+			return;
+		}
+		if (now >= deadline || poll(p, stop_fd >= 0 ? 2 : 1, (int)(deadline - now)) <= 0 ||
+		    p[1].revents)
+			return; /* too slow (or EINTR, or stopping): drop it */
+		r = recv(fd, head + got, METRICS_HTTP_HEAD_MAX - got, 0);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return; /* closed before a whole head: nobody to answer */
+		got += (size_t)r;
+	}
+	/* Request line: METHOD SP TARGET SP HTTP/x.y */
+	eol = head + strcspn(head, "\r\n");
+	*eol = '\0';
+	sp1 = strchr(head, ' ');
+	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || sp2 == sp1 + 1 || strncmp(sp2 + 1, "HTTP/", 5) || strchr(sp2 + 1, ' ')) {
+		answer_text(fd, 400, "malformed request line\n");
+		return;
+	}
+	*sp1 = *sp2 = '\0';
+	if ((q = strchr(sp1 + 1, '?')))
+		*q = '\0';
+	head_only = !strcmp(head, "HEAD");
+	if (strcmp(head, "GET") && !head_only) {
+		answer_text(fd, 405, "only GET and HEAD\n");
+		return;
+	}
+	if (strcmp(sp1 + 1, "/metrics")) {
+		static const char nf[] = "not found: the metrics are at /metrics\n";
+
+		answer(fd, 404, "text/plain; charset=utf-8", nf, sizeof(nf) - 1, head_only);
+		return;
+	}
+	{
+		struct top_snap t;
+		char *body = NULL;
+		size_t blen = 0;
+		FILE *f = open_memstream(&body, &blen);
+
+		if (!f || top_snap_take(&t, instance)) {
+			if (f)
+				fclose(f);
+			free(body);
+			answer_text(fd, 500, "out of memory\n");
+			return;
+		}
+		top_print_prometheus(f, &t); /* the same text as `cuzk metrics` */
+		top_snap_free(&t);
+		if (fclose(f)) {
+			free(body);
+			answer_text(fd, 500, "out of memory\n");
+			return;
+		}
+		answer(fd, 200, "text/plain; version=0.0.4; charset=utf-8", body, blen, head_only);
+		free(body);
+	}
+}
+
+static void *serve_loop(void *arg)
+{
+	struct metrics_http *m = arg;
+
+	for (;;) {
+		struct pollfd p[2] = { { m->lfd, POLLIN, 0 }, { m->efd, POLLIN, 0 } };
+		int fd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				struct timespec ts = { 0, 100000000 }; /* out of fds: do not spin */
+
+				nanosleep(&ts, NULL);
+			}
+			continue;
+		}
+		metrics_http_serve(fd, m->efd, m->instance);
+		shutdown(fd, SHUT_WR);
+		close(fd);
+	}
+	return NULL;
+}
+
+int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
+		       char *bound, size_t boundlen, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct metrics_http *m;
+	int one = 1, rc;
+
+	*out = NULL;
+	if ((rc = metrics_http_parse(spec, &ss, &len, err, errlen)))
+		return rc;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "--metrics-listen: out of memory");
+		return -ENOMEM;
+	}
+	snprintf(m->instance, sizeof(m->instance), "%s", instance);
+	m->lfd = -1;
+	m->efd = eventfd(0, EFD_CLOEXEC);
+	m->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (m->efd < 0 || m->lfd < 0)
+		goto fail;
+	setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(m->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(m->lfd, (struct sockaddr *)&ss, len) || listen(m->lfd, 16))
+		goto fail;
+	if (bound) {
+		char a[INET6_ADDRSTRLEN] = "?";
+		uint16_t port = 0;
+
+		len = sizeof(ss);
+		getsockname(m->lfd, (struct sockaddr *)&ss, &len);
+		if (ss.ss_family == AF_INET) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a, sizeof(a));
+			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+			snprintf(bound, boundlen, "%s:%u", a, port);
+		} else {
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, a, sizeof(a));
+			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+			snprintf(bound, boundlen, "[%s]:%u", a, port);
+		}
+	}
+	if ((rc = pthread_create(&m->th, NULL, serve_loop, m))) {
+		errno = rc;
+		goto fail;
+	}
+	*out = m;
+	return 0;
+fail:
+	rc = -errno;
+	snprintf(err, errlen, "--metrics-listen %s: %s", spec, strerror(errno));
+	if (m->lfd >= 0)
+		close(m->lfd);
+	if (m->efd >= 0)
+		close(m->efd);
+	free(m);
+	return rc;
+}
+
+void metrics_http_stop(struct metrics_http *m)
+{
+	uint64_t one = 1;
+
+	if (!m)
+		return;
+	(void)!write(m->efd, &one, sizeof(one));
+	pthread_join(m->th, NULL);
+	close(m->lfd);
+	close(m->efd);
+	free(m);
+}
