@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks for top_accounting.sh: cuzk-top JSON schema (README "cuzk-top --once --json"),
-accounting (states sum to wall time), Prometheus text-format rules, planted delay."""
+accounting (states sum to wall time), Prometheus text-format rules, planted delay; and
+for metrics_trace.sh: one HTTP request, the cuzk trace JSON."""
 import json, math, re, sys
 
 def fail(msg):
@@ -199,6 +200,67 @@ def prometheus(path):
     print(f"ok: Prometheus text format: {n} samples in {len(types)} families, "
           f"{len(hist)} histograms")
 
+def http(port, method, path, out, raw=None):
+    """One request to 127.0.0.1:port (metrics_trace.sh); prints "STATUS CONTENT-TYPE",
+    the body goes to out. raw: send these bytes instead (malformed requests)."""
+    import socket
+    s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+    s.sendall(raw.encode().decode("unicode_escape").encode("latin-1") if raw else
+              f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n".encode())
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    if not lines[0].startswith("HTTP/1."):
+        fail(f"not an HTTP answer: {data[:80]!r}")
+    hdr = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:])}
+    if hdr.get("connection", "").lower() != "close":
+        fail("no Connection: close")
+    if int(hdr.get("content-length", -1)) != len(body) and method != "HEAD":
+        fail(f"Content-Length {hdr.get('content-length')} != body {len(body)}")
+    open(out, "wb").write(body)
+    print(lines[0].split(" ")[1], hdr.get("content-type", ""))
+
+def trace(path, nparts):
+    """cuzk trace output: Chrome trace-event JSON, every partition with its synth, prove
+    and finalize complete events, in that order, durations >= 0."""
+    d = json.load(open(path))
+    ev = d.get("traceEvents")
+    if not isinstance(ev, list):
+        fail("no traceEvents array")
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and
+             e.get("name") == "process_name"}
+    if sorted(names.values()) != ["finalizer", "gpuworker", "synth"]:
+        fail(f"process names {names}")
+    parts = {}
+    for e in ev:
+        if e.get("ph") != "X":
+            continue
+        for k, t in (("name", str), ("cat", str), ("ts", (int, float)), ("dur", (int, float)),
+                     ("pid", int), ("tid", int), ("args", dict)):
+            if not isinstance(e.get(k), t) or isinstance(e.get(k), bool):
+                fail(f"event {e}: {k}")
+        if e["dur"] < 0 or e["ts"] < 0:
+            fail(f"event {e}: negative ts or dur")
+        if names.get(e["pid"]) is None:
+            fail(f"event {e}: pid without a process_name")
+        parts.setdefault(e["args"]["partition"], {})[e["cat"]] = e
+    if len(parts) != int(nparts):
+        fail(f"{len(parts)} partitions in the trace, want {nparts}")
+    for p, st in sorted(parts.items()):
+        if sorted(st) != ["finalize", "prove", "synth"]:
+            fail(f"partition {p}: stages {sorted(st)}")
+        s, w, f = st["synth"], st["prove"], st["finalize"]
+        if not (s["ts"] + s["dur"] <= w["ts"] + 1e-3 and w["ts"] + w["dur"] <= f["ts"] + 1e-3):
+            fail(f"partition {p}: stages overlap or out of order: {s} {w} {f}")
+    print(f"ok: trace: {len(parts)} partitions, each synth -> prove -> finalize, "
+          f"{len(ev)} events")
+
 if __name__ == "__main__":
     {"schema": schema, "accounting": accounting, "figures": figures, "delay": delay,
-     "prometheus": prometheus}[sys.argv[1]](*sys.argv[2:])
+     "prometheus": prometheus, "http": http, "trace": trace}[sys.argv[1]](*sys.argv[2:])

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# cuzkd --metrics-listen and cuzk trace, checked from outside (README "Watching it"):
+#  1. option checks: a name instead of a numeric address is refused (exit 2); a port
+#     already taken stops cuzkd at start (exit 3);
+#  2. a daemon job (cpu:1), then GET /metrics: 200, text/plain; version=0.0.4, a body
+#     that passes the Prometheus format checker (top_check.py) with the families of
+#     `cuzk metrics`; HEAD; 404 for another path, 405 for POST, 400 for garbage; a client
+#     that sends nothing is dropped and the next one is still served; bound to 127.0.0.1
+#     only;
+#  3. cuzk trace --job JOB -o FILE.json: parseable by JSON.parse (node) and json
+#     (python), every partition with synth, prove, finalize complete events in order,
+#     durations >= 0; usage and unknown-job errors;
+#  4. after shutdown the port is closed.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+. "$ROOT/tests/fixtures/env.sh"
+for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
+  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
+done
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 0; }
+
+inst="tmet$$"
+tmp="$(mktemp -d)"
+run="$tmp/run"
+daemon_pid=""
+holder_pid=""
+stop_daemon() {
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" shutdown >/dev/null 2>&1 || true
+    for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
+  daemon_pid=""
+  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
+}
+cleanup() {
+  [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null || true
+  stop_daemon
+  [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+}
+trap cleanup EXIT
+cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
+fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 30 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+chk() { python3 "$HERE/top_check.py" "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# ---- 1. option checks ----------------------------------------------------------------
+rc=0; "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --metrics-listen localhost:9464 \
+  --plan >"$tmp/bad.log" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q "numeric" "$tmp/bad.log" || { cat "$tmp/bad.log"; fail "--metrics-listen localhost:9464: exit $rc, want 2"; }
+python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)
+open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(60)' "$tmp/held" &
+holder_pid=$!
+for _ in $(seq 1 50); do [ -s "$tmp/held" ] && break; sleep 0.1; done
+port="$(cat "$tmp/held")"
+rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 2 \
+  --buffer-mb 16 --foreground --metrics-listen "127.0.0.1:$port" >"$tmp/taken.log" 2>&1 || rc=$?
+kill "$holder_pid" 2>/dev/null || true; wait "$holder_pid" 2>/dev/null || true; holder_pid=""
+[ $rc -eq 3 ] && grep -q "metrics-listen" "$tmp/taken.log" || { cat "$tmp/taken.log"; fail "port taken: exit $rc, want 3"; }
+[ ! -e /dev/shm/cuzk-"$inst".data ] || fail "segments left behind after a failed start"
+echo "ok: --metrics-listen: a name is refused (2), a taken port stops cuzkd (3)"
+
+# ---- 2. /metrics -------------------------------------------------------------------------
+port="$(free_port)"
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 4 \
+  --buffer-mb 16 --foreground --metrics-listen "127.0.0.1:$port" >"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
+
+NPART="${CUZK_TRACE_PARTS:-4}"
+fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+mkdir -p "$tmp/in" "$tmp/out"
+for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
+out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" \
+  || fail "submit: $out"
+job="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["job"])' "$out")"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null \
+  || fail "job $job did not finish"
+
+got="$(chk http "$port" GET /metrics "$tmp/http.prom")" || fail "GET /metrics: $got"
+case "$got" in "200 text/plain; version=0.0.4"*) ;; *) fail "GET /metrics: $got" ;; esac
+chk prometheus "$tmp/http.prom" || fail "GET /metrics: Prometheus format"
+if command -v curl >/dev/null; then
+  curl -fsS "http://127.0.0.1:$port/metrics?x=1" >"$tmp/curl.prom" || fail "curl /metrics"
+  chk prometheus "$tmp/curl.prom" >/dev/null || fail "curl /metrics: Prometheus format"
+fi
+cuzk metrics >"$tmp/cli.prom" || fail "cuzk metrics"
+fams() { grep '^# TYPE' "$1" | sort; }
+[ "$(fams "$tmp/http.prom")" = "$(fams "$tmp/cli.prom")" ] || fail "/metrics and cuzk metrics differ in families"
+grep -q 'cuzk_stage_seconds_total{.*stage="gpuworker"' "$tmp/http.prom" || fail "no gpuworker series"
+got="$(chk http "$port" HEAD /metrics "$tmp/head")"; [ "${got%% *}" = 200 ] && [ ! -s "$tmp/head" ] || fail "HEAD: $got"
+got="$(chk http "$port" GET /nope "$tmp/404")"; [ "${got%% *}" = 404 ] || fail "GET /nope: $got"
+got="$(chk http "$port" POST /metrics "$tmp/405")"; [ "${got%% *}" = 405 ] || fail "POST: $got"
+got="$(chk http "$port" x x "$tmp/400" 'garbage\r\n\r\n')"; [ "${got%% *}" = 400 ] || fail "garbage: $got"
+# a silent client is dropped after its 2 s; the next request is still answered
+python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); time.sleep(3); s.close()' "$port" &
+silent_pid=$!
+sleep 0.5
+got="$(timeout 20 python3 "$HERE/top_check.py" http "$port" GET /metrics "$tmp/after")" || fail "after a silent client: $got"
+[ "${got%% *}" = 200 ] || fail "after a silent client: $got"
+wait "$silent_pid" || true
+if command -v ss >/dev/null; then
+  ss -Hltn "sport = :$port" | grep -q "127.0.0.1:$port" || { ss -ltn; fail "not bound to 127.0.0.1:$port"; }
+  ss -Hltn "sport = :$port" | grep -qv "127.0.0.1:$port" && fail "also bound elsewhere"
+fi
+echo "ok: GET /metrics (format, same families as cuzk metrics), HEAD, 404, 405, 400, silent client"
+
+# ---- 3. cuzk trace ----------------------------------------------------------------------
+cuzk trace --job "$job" -o "$tmp/trace.json" || fail "cuzk trace"
+if command -v node >/dev/null; then
+  node -e 'const t=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); if(!Array.isArray(t.traceEvents)) process.exit(1)' \
+    "$tmp/trace.json" || fail "trace: JSON.parse"
+fi
+chk trace "$tmp/trace.json" "$NPART" || fail "trace"
+rc=0; cuzk trace -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 2 ] || fail "trace without --job: exit $rc"
+rc=0; cuzk trace --job 999999 -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 21 ] || fail "trace of an unknown job: exit $rc"
+
+# ---- 4. shutdown closes the port --------------------------------------------------------
+stop_daemon
+python3 -c 'import socket,sys
+try:
+    socket.create_connection(("127.0.0.1",int(sys.argv[1])),timeout=2); sys.exit(1)
+except ConnectionRefusedError: pass' "$port" || fail "port $port still open after shutdown"
+echo "ok: metrics_trace"
