@@ -222,10 +222,15 @@ static void final_one(struct finalizer *f, uint32_t p)
             /* Name the worker that computed it: a fault that follows one device
              * shows up in the reasons (and in verify_failed) rather than as a
              * silent retry into a different answer. */
-            char tagged[sizeof(err)];
+            char tag[32];
+            size_t k = (size_t)snprintf(tag, sizeof(tag), "worker %u: ", pipeline_result(pl, p)->worker);
+            size_t len = strlen(err);
             pipe_stage_count(st, C_VERIFY_FAILED, 1);
-            snprintf(tagged, sizeof(tagged), "worker %u: %s", pipeline_result(pl, p)->worker, err);
-            memcpy(err, tagged, sizeof(err));
+            if (k + len >= sizeof(err))
+                len = sizeof(err) - k - 1;
+            memmove(err + k, err, len);
+            memcpy(err, tag, k);
+            err[k + len] = '\0';
         }
         fail_part(f, p, pi->wtns_path, err);
         goto out;
