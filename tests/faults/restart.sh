@@ -13,11 +13,16 @@ b="$(ft_submit bn128 "$N" b)"
 for st in synth worker finalizer; do
   g0="$(gen "$st")"
   r="$(ft_cuzk --json restart "$st")" || ft_fail "restart $st: $r"
+  stopped="$(jq -c .stopped <<<"$r")"
   for _ in $(seq 1 100); do
-    g1="$(gen "$st")"; down="$(ft_status | jq --arg s "$st" '[.children[] | select(.stage == $s and .pid == 0)] | length')"
-    [ "$g1" -gt "$g0" ] && [ "$down" -eq 0 ] && break; sleep 0.1
+    # every stopped pid gone, every stage of the kind running again
+    back="$(ft_status | jq --arg s "$st" --argjson old "$stopped" \
+      '[.children[] | select(.stage == $s)] | all(.pid != 0 and (.pid as $p | $old | index($p) == null))')"
+    g1="$(gen "$st")"
+    [ "$back" = true ] && break; sleep 0.1
   done
-  [ "$g1" -gt "$g0" ] && [ "$down" -eq 0 ] || ft_fail "$st did not come back (generation $g0 -> $g1, $down down)"
+  [ "$back" = true ] || ft_fail "$st did not come back (stopped $stopped; $(ft_status | jq -c .children))"
+  [ "$g1" -ge $((g0 + $(jq length <<<"$stopped"))) ] || ft_fail "$st generations $g0 -> $g1"
   echo "ok: restart $st: $(jq -c .stopped <<<"$r") stopped, generation $g0 -> $g1"
 done
 grep -q "killed by signal" "$FT_TMP/cuzkd.log" && ft_fail "a stage had to be killed: $(grep 'killed by signal' "$FT_TMP/cuzkd.log")"
