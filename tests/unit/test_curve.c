@@ -7,31 +7,11 @@
 
 #include <cuzk/curve.h>
 
+#include "helper_test.h"
+
 static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
 
-static uint64_t rng_state = 0xda3e39cb94b95bdbULL;
-static uint64_t rng64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
-/* random k < r */
-static void rand_scalar(const curve_group *G, uint64_t k[4])
-{
-    const field_desc *R = G->Fr;
-    for (;;) {
-        for (int i = 0; i < 4; i++) k[i] = rng64();
-        k[3] &= (UINT64_C(1) << (R->bits - 192)) - 1;
-        for (int i = 3; i >= 0; i--)
-            if (k[i] != R->p[i]) {
-                if (k[i] < R->p[i]) return;
-                break;
-            }
-    }
-}
 
 static void gen_jac(const curve_group *G, uint64_t *g) { ec_jac_from_aff(G, g, G->gen); }
 
@@ -40,7 +20,7 @@ static void rand_point(const curve_group *G, uint64_t *p)
 {
     uint64_t g[EC_MAX_JAC], k[4];
     gen_jac(G, g);
-    rand_scalar(G, k);
+    test_rand_scalar(G->Fr, k);
     ec_jac_mul_scalar(G, p, g, k, 4);
 }
 
@@ -170,8 +150,8 @@ START_TEST(test_curve_scalar_mul_is_linear)
     mpz_import(zr, 4, -1, 8, 0, 0, G->Fr->p);
     for (int k = 0; k < 6; k++) {
         rand_point(G, p);
-        rand_scalar(G, a);
-        rand_scalar(G, b);
+        test_rand_scalar(G->Fr, a);
+        test_rand_scalar(G->Fr, b);
         if (k == 0) memset(a, 0, sizeof a);           /* 0·P = O */
         if (k == 1) memset(b, 0, sizeof b), b[0] = 1; /* 1·P = P */
         ec_jac_mul_scalar(G, ap, p, a, 4);
@@ -213,12 +193,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("curve");
-    struct {
-        const char *n;
-        const TTest *f;
-        int hi;
-    } t[] = {
+    const struct test_case t[] = {
         {"generator_on_curve_with_order_r", test_curve_generator_on_curve_with_order_r, 4},
         {"point_plus_negation_is_infinity", test_curve_point_plus_negation_is_infinity, 4},
         {"double_equals_add_to_self", test_curve_double_equals_add_to_self, 4},
@@ -227,15 +202,6 @@ int main(void)
         {"scalar_mul_is_linear", test_curve_scalar_mul_is_linear, 4},
         {"lookup_by_fields", test_curve_lookup_by_fields, 1},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        TCase *tc = tcase_create(t[i].n);
-        tcase_set_timeout(tc, 120);
-        tcase_add_loop_test(tc, t[i].f, 0, t[i].hi);
-        suite_add_tcase(s, tc);
-    }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    test_rng_seed(0xda3e39cb94b95bdbULL);
+    return test_run_suite("curve", t, sizeof t / sizeof t[0], 120);
 }

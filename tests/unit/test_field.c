@@ -8,18 +8,12 @@
 
 #include <cuzk/field.h>
 
+#include "helper_test.h"
+
 static const field_desc *const FIELDS[] = {&FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
                                            &FIELD_BLS12_381_FR};
 #define RANDOM_ROUNDS 3000
 
-static uint64_t rng_state = 0x853c49e6748fea9bULL;
-static uint64_t rng64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static void z_from(mpz_t z, const field_desc *F, const uint64_t *a) { mpz_import(z, F->n, -1, 8, 0, 0, a); }
 static void z_to(uint64_t *a, const field_desc *F, const mpz_t z)
@@ -55,7 +49,7 @@ static void ref_mont(struct ref *g, uint64_t *a, const mpz_t v)
 static void rand_val(struct ref *g, mpz_t v)
 {
     uint64_t a[FE_MAX_LIMBS];
-    for (unsigned i = 0; i < g->F->n; i++) a[i] = rng64();
+    for (unsigned i = 0; i < g->F->n; i++) a[i] = test_rng64();
     z_from(v, g->F, a);
     mpz_mod(v, v, g->p);
 }
@@ -150,8 +144,8 @@ static void check_inv_pow(struct ref *g, const mpz_t va)
     if (mpz_sgn(va) == 0) mpz_set_ui(w, 0);
     else ck_assert(mpz_invert(w, va, g->p));
     assert_mont_eq(g, r, w, "inv");
-    for (unsigned i = 0; i < F->n; i++) e[i] = rng64();
-    e[0] &= rng64() & 1 ? ~(uint64_t)0 : 0xff; /* some short exponents */
+    for (unsigned i = 0; i < F->n; i++) e[i] = test_rng64();
+    e[0] &= test_rng64() & 1 ? ~(uint64_t)0 : 0xff; /* some short exponents */
     fe_pow(F, r, a, e, F->n);
     z_from(ze, F, e);
     mpz_powm(w, va, ze, g->p);
@@ -409,12 +403,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("field");
-    struct {
-        const char *n;
-        const TTest *f;
-        int hi;
-    } t[] = {
+    const struct test_case t[] = {
         {"constants_match_gmp", test_field_constants_match_gmp, 4},
         {"arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4},
         {"arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4},
@@ -424,15 +413,6 @@ int main(void)
         {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
         {"lookup_by_modulus", test_field_lookup_by_modulus, 4},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        TCase *tc = tcase_create(t[i].n);
-        tcase_set_timeout(tc, 120);
-        tcase_add_loop_test(tc, t[i].f, 0, t[i].hi);
-        suite_add_tcase(s, tc);
-    }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    test_rng_seed(0x853c49e6748fea9bULL);
+    return test_run_suite("field", t, sizeof t / sizeof t[0], 120);
 }

@@ -10,34 +10,13 @@
 #include <cuzk/curve.h>
 #include <cuzk/msm.h>
 
+#include "helper_test.h"
+
 static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
 
 /* ---- deterministic randomness ------------------------------------------------ */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-static uint64_t rng64(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
-/* Uniform-ish random scalar < r (rejection on the top limb's bit length). */
-static void rand_scalar(const curve_group *G, uint64_t k[4])
-{
-    const field_desc *R = G->Fr;
-    for (;;) {
-        for (int i = 0; i < 4; i++) k[i] = rng64();
-        k[3] &= (UINT64_C(1) << (R->bits - 192)) - 1;
-        for (int i = 3; i >= 0; i--)
-            if (k[i] != R->p[i]) {
-                if (k[i] < R->p[i]) return;
-                break;
-            }
-    }
-}
 
 /* ---- GMP helpers (the independent reference for scalar arithmetic) ------------- */
 
@@ -69,7 +48,7 @@ static void pts_make(struct pts *p, const curve_group *G, size_t n)
     ck_assert(jac && p->aff && p->k);
     ec_jac_from_aff(G, g, G->gen);
     for (size_t i = 0; i < n; i++) {
-        rand_scalar(G, p->k + 4 * i);
+        test_rand_scalar(G->Fr, p->k + 4 * i);
         ec_jac_mul_scalar(G, jac + i * 3 * cl, g, p->k + 4 * i, 4);
     }
     ck_assert_int_eq(ec_batch_to_aff(G, p->aff, jac, n), 0);
@@ -88,7 +67,7 @@ static uint8_t *rand_scalars(const curve_group *G, size_t n)
     ck_assert(s);
     for (size_t i = 0; i < n; i++) {
         uint64_t k[4];
-        rand_scalar(G, k);
+        test_rand_scalar(G->Fr, k);
         memcpy(s + 32 * i, k, 32);
     }
     return s;
@@ -231,11 +210,11 @@ START_TEST(test_msm_small_witness_scalars)
     memcpy(rm1, G->Fr->p, 32);
     rm1[0] -= 1;
     for (size_t i = 0; i < n; i++) {
-        uint64_t v = rng64() % 8;
+        uint64_t v = test_rng64() % 8;
         if (v < 5) sc[i * 32] = (uint8_t)(v & 1);
-        else if (v == 5) sc[i * 32] = (uint8_t)rng64();
+        else if (v == 5) sc[i * 32] = (uint8_t)test_rng64();
         else if (v == 6) memcpy(sc + i * 32, rm1, 32);
-        else memcpy(sc + i * 32, &(uint64_t){rng64()}, 8);
+        else memcpy(sc + i * 32, &(uint64_t){test_rng64()}, 8);
     }
     for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "witness-like");
     free(sc);
@@ -352,13 +331,13 @@ START_TEST(test_msm_batch_affine_collisions)
     rm1[0] -= 1;
     for (size_t i = 0; i < n; i++) {
         memcpy(bases + i * 2 * cl, p.aff + (i % nd) * 2 * cl, 2 * cl * 8);
-        uint64_t v = rng64() % 10;
+        uint64_t v = test_rng64() % 10;
         if (v < 7) sc[i * 32] = 1;
         else if (v == 7) memcpy(sc + i * 32, rm1, 32);
         else if (v == 8) sc[i * 32] = 2;
         else {
             uint64_t k[4];
-            rand_scalar(G, k);
+            test_rand_scalar(G->Fr, k);
             memcpy(sc + i * 32, k, 32);
         }
     }
@@ -380,6 +359,7 @@ END_TEST
 
 int main(void)
 {
+    test_rng_seed(0x9e3779b97f4a7c15ULL);
     Suite *s = suite_create("msm");
     struct {
         const char *n;

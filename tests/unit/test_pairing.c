@@ -9,24 +9,11 @@
 
 #include <cuzk/pairing.h>
 
+#include "helper_test.h"
+
 static const field_desc *const FQ[] = {&FIELD_BN254_FQ, &FIELD_BLS12_381_FQ};
 
-static uint64_t rng_state = 0x6a09e667f3bcc908ULL;
-static uint64_t rng64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
-/* random 0 < k < 2^(bits(r) - 1), so products of two stay representable below r^2 */
-static void rand_scalar(const field_desc *Fr, uint64_t k[4])
-{
-    for (int i = 0; i < 4; i++) k[i] = rng64();
-    k[3] &= (UINT64_C(1) << (Fr->bits - 193)) - 1;
-    k[0] |= 1;
-}
 
 /* affine k·gen */
 static void mul_gen(const curve_group *G, uint64_t *aff, const uint64_t *k, unsigned nk)
@@ -43,8 +30,8 @@ START_TEST(test_pairing_is_bilinear)
     const field_desc *Fr = pp->g1->Fr;
     uint64_t a[4], b[4], ab[8] = {0}, P[EC_MAX_AFF], Q[EC_MAX_AFF], aP[EC_MAX_AFF], bQ[EC_MAX_AFF];
     uint64_t e1[FQ12_MAX_LIMBS], e2[FQ12_MAX_LIMBS], e3[FQ12_MAX_LIMBS];
-    rand_scalar(Fr, a);
-    rand_scalar(Fr, b);
+    test_rand_scalar(Fr, a);
+    test_rand_scalar(Fr, b);
     /* ab as an 8-limb integer (no reduction needed: the result has order r) */
     for (int i = 0; i < 4; i++) {
         unsigned __int128 c = 0;
@@ -86,9 +73,9 @@ START_TEST(test_pairing_with_negation_cancels)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     uint64_t k[4], P[EC_MAX_AFF], nP[EC_MAX_AFF], Q[EC_MAX_AFF], nQ[EC_MAX_AFF];
-    rand_scalar(pp->g1->Fr, k);
+    test_rand_scalar(pp->g1->Fr, k);
     mul_gen(pp->g1, P, k, 4);
-    rand_scalar(pp->g1->Fr, k);
+    test_rand_scalar(pp->g1->Fr, k);
     mul_gen(pp->g2, Q, k, 4);
     ec_aff_neg(pp->g1, nP, P);
     ec_aff_neg(pp->g2, nQ, Q);
@@ -114,7 +101,7 @@ START_TEST(test_pairing_multi_check_of_four_and_infinity)
     const field_desc *Fr = G1->Fr;
     uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], c[FE_MAX_LIMBS], d[FE_MAX_LIMBS], e[FE_MAX_LIMBS], g[FE_MAX_LIMBS],
         t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
-    rand_scalar(Fr, a); rand_scalar(Fr, b); rand_scalar(Fr, c); rand_scalar(Fr, d); rand_scalar(Fr, e);
+    test_rand_scalar(Fr, a); test_rand_scalar(Fr, b); test_rand_scalar(Fr, c); test_rand_scalar(Fr, d); test_rand_scalar(Fr, e);
     /* g = ab - cd - e in Fr (Montgomery products cancel: mont(x)·mont(y) -> mont(xy)) */
     uint64_t am[FE_MAX_LIMBS], bm[FE_MAX_LIMBS], cm[FE_MAX_LIMBS], dm[FE_MAX_LIMBS], em[FE_MAX_LIMBS];
     fe_to_mont(Fr, am, a); fe_to_mont(Fr, bm, b); fe_to_mont(Fr, cm, c); fe_to_mont(Fr, dm, d);
@@ -211,6 +198,7 @@ END_TEST
 
 int main(void)
 {
+    test_rng_seed(0x6a09e667f3bcc908ULL);
     Suite *s = suite_create("pairing");
     struct {
         const char *n;

@@ -1,0 +1,41 @@
+/* helper_test.c — shared unit-test helpers (see helper_test.h). */
+#include "helper_test.h"
+
+#include <stdlib.h>
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+void test_rng_seed(uint64_t seed) { rng_state = seed; }
+
+uint64_t test_rng64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void test_rand_scalar(const field_desc *Fr, uint64_t k[4])
+{
+    for (;;) {
+        for (int i = 0; i < 4; i++) k[i] = test_rng64();
+        k[3] &= (UINT64_C(1) << (Fr->bits - 192)) - 1;
+        if (fe_is_reduced(Fr, k)) return;
+    }
+}
+
+int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout)
+{
+    Suite *s = suite_create(suite);
+    for (size_t i = 0; i < n; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, timeout);
+        tcase_add_loop_test(tc, cases[i].fn, 0, cases[i].loops);
+        suite_add_tcase(s, tc);
+    }
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
