@@ -16,6 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Declared at file scope (not nested in binfile) so the header also compiles as C++
+ * (zk/cuda/ includes it through zkey.h). */
+struct binfile_section {
+    uint32_t id;
+    uint64_t offset, size;          /* payload: b->map + offset, size bytes */
+};
+
 typedef struct binfile {
     int fd;                         /* open while mapped; -1 (or 0 in a zeroed struct) otherwise */
     const uint8_t *map;             /* whole file, read-only */
@@ -23,10 +30,7 @@ typedef struct binfile {
     char magic[5];                  /* NUL-terminated */
     uint32_t version;
     unsigned nsections;
-    struct binfile_section {
-        uint32_t id;
-        uint64_t offset, size;      /* payload: b->map + offset, size bytes */
-    } *sections;                    /* in file order */
+    struct binfile_section *sections; /* in file order */
     const char *path;               /* owned copy, for messages */
 } binfile;
 

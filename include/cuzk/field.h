@@ -45,25 +45,27 @@ typedef struct field_desc {
  * Constants from ../shared/spec/snarkjs-groth16.md §7; tests check them against GMP. */
 static const field_desc FIELD_BN254_FQ = {
     .id = FIELD_ID_BN254_FQ,
-    .n = 4, .bits = 254, .name = "bn254-fq",
+    .n = 4, .bits = 254,
     .p = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
     .inv = 0x87d20782e4866389ULL,
     .one = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL},
     .r2 = {0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL, 0x06d89f71cab8351fULL},
+    .name = "bn254-fq",
 };
 
 static const field_desc FIELD_BN254_FR = {
     .id = FIELD_ID_BN254_FR,
-    .n = 4, .bits = 254, .name = "bn254-fr",
+    .n = 4, .bits = 254,
     .p = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
     .inv = 0xc2e1f593efffffffULL,
     .one = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL},
     .r2 = {0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL},
+    .name = "bn254-fr",
 };
 
 static const field_desc FIELD_BLS12_381_FQ = {
     .id = FIELD_ID_BLS12_381_FQ,
-    .n = 6, .bits = 381, .name = "bls12-381-fq",
+    .n = 6, .bits = 381,
     .p = {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL,
           0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL},
     .inv = 0x89f3fffcfffcfffdULL,
@@ -71,15 +73,17 @@ static const field_desc FIELD_BLS12_381_FQ = {
             0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL},
     .r2 = {0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL, 0x67eb88a9939d83c0ULL,
            0x9a793e85b519952dULL, 0x11988fe592cae3aaULL},
+    .name = "bls12-381-fq",
 };
 
 static const field_desc FIELD_BLS12_381_FR = {
     .id = FIELD_ID_BLS12_381_FR,
-    .n = 4, .bits = 255, .name = "bls12-381-fr",
+    .n = 4, .bits = 255,
     .p = {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL},
     .inv = 0xfffffffeffffffffULL,
     .one = {0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL},
     .r2 = {0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL},
+    .name = "bls12-381-fr",
 };
 
 /* ---- limb helpers ------------------------------------------------------- */
