@@ -134,16 +134,16 @@ int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t 
 {
     const field_desc *Fr = z->Fr;
     const size_t n = z->domain_size;
-    ntt_domain d;
-    int rc = ntt_domain_init(&d, Fr, z->lg_domain);
-    if (rc) return rc;
+    const ntt_domain *d;
 
     double t0 = now_s();
-    ntt_to_odd_coset(&d, a, threads);
-    ntt_to_odd_coset(&d, b, threads);
-    ntt_to_odd_coset(&d, c, threads);
+    int rc = ntt_domain_acquire(Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
+    if (rc) return rc;
+    ntt_to_odd_coset(d, a, threads);
+    ntt_to_odd_coset(d, b, threads);
+    ntt_to_odd_coset(d, c, threads);
+    ntt_domain_release(d);
     FR_DISPATCH(Fr, h_impl, a, b, c, n);
-    ntt_domain_free(&d);
     double t1 = now_s();
     if (t) t->ntt += t1 - t0;
 

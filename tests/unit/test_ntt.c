@@ -189,10 +189,13 @@ START_TEST(test_ntt_odd_coset_matches_definition)
                 ck_assert_msg(fe_eq(F, y, w + j * L), "%s: coset 2^%u output %zu", F->name, lg, j);
                 fe_mul(F, x, x, d.omega);
             }
-            for (size_t i = 0; i < n; i++) { /* coset_pow[i] = coset^i */
+            for (size_t i = 0; i < n; i++) { /* coset_scale_br[rev(i)] = coset^i / n */
                 uint64_t p[FE_MAX_LIMBS];
+                size_t r = 0;
+                for (unsigned b = 0; b < lg; b++) r |= ((i >> b) & 1) << (lg - 1 - b);
                 fe_pow(F, p, d.coset, (uint64_t[]){i}, 1);
-                ck_assert(fe_eq(F, p, d.coset_pow + i * L));
+                fe_mul(F, p, p, d.n_inv);
+                ck_assert(fe_eq(F, p, d.coset_scale_br + r * L));
             }
             free(v), free(w), free(coef);
             ntt_domain_free(&d);
@@ -333,11 +336,96 @@ START_TEST(test_ntt_thread_count_does_not_change_result)
 }
 END_TEST
 
+START_TEST(test_ntt_odd_coset_large_is_inverse_shift_forward)
+{
+    /* Above the 2^12 block the coset path runs global DIF passes (an odd and an even
+     * number of them): it must equal the composition of the separately checked
+     * inverse and forward transforms with the shift coset^i in between. */
+    for (unsigned f = 0; f < 2; f++) {
+        const field_desc *F = FIELDS[f];
+        for (unsigned lg = 13; lg <= 15; lg++) {
+            ntt_domain d;
+            size_t n = (size_t)1 << lg;
+            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+            uint64_t *v = vec_rand(F, n), *ref = vec_dup(v, n), x[FE_MAX_LIMBS];
+            ntt_inverse(&d, ref, 1);
+            fe_set_one(F, x);
+            for (size_t i = 0; i < n; i++) {
+                fe_mul(F, ref + i * L, ref + i * L, x);
+                fe_mul(F, x, x, d.coset);
+            }
+            ntt_forward(&d, ref, 1);
+            for (unsigned t = 1; t <= 3; t++) {
+                uint64_t *w = vec_dup(v, n);
+                ntt_to_odd_coset(&d, w, t);
+                assert_vec_eq(F, w, ref, n, "odd coset");
+                free(w);
+            }
+            free(v), free(ref);
+            ntt_domain_free(&d);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_ntt_domain_cache_shares_keeps_and_evicts)
+{
+    ntt_cache_stats st0, st;
+    const ntt_domain *a, *b, *c;
+    ntt_cache_get_stats(&st0);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 10, &a), 0);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 10, &b), 0);
+    ck_assert_ptr_eq(a, b); /* one domain, shared */
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BLS12_381_FR, 10, &c), 0);
+    ck_assert_ptr_ne(a, c); /* keyed by field as well as size */
+    ck_assert_uint_eq(c->n, 1024);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.misses - st0.misses, 2);
+    ck_assert_uint_eq(st.hits - st0.hits, 1);
+    ck_assert_uint_eq(st.bytes, (size_t)2 * 3 * 1024 * 32);
+
+    /* a zero budget frees nothing in use ... */
+    ntt_cache_set_budget(0);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.domains, 2);
+    ck_assert_uint_eq(a->n, 1024); /* still readable */
+    ntt_domain_release(b);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.domains, 2); /* a still holds it */
+    /* ... and frees each as its last user lets go */
+    ntt_domain_release(a);
+    ntt_domain_release(c);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.domains, 0);
+    ck_assert_uint_eq(st.bytes, 0);
+    ck_assert_uint_eq(st.evictions - st0.evictions, 2);
+
+    /* with room for one domain the least recently used one goes */
+    ntt_cache_set_budget((size_t)3 * 1024 * 32);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 9, &a), 0);
+    ntt_domain_release(a);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 10, &b), 0);
+    ntt_domain_release(b);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.domains, 1);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 10, &b), 0); /* kept: a hit */
+    ntt_cache_stats st2;
+    ntt_cache_get_stats(&st2);
+    ck_assert_uint_eq(st2.hits, st.hits + 1);
+    ntt_domain_release(b);
+    ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 30, &a), -EINVAL); /* errors pass through */
+    ck_assert_ptr_null(a);
+    ntt_cache_set_budget(NTT_CACHE_DEFAULT_BUDGET);
+}
+END_TEST
+
 static Suite *ntt_suite(void)
 {
     Suite *s = suite_create("ntt");
     TCase *tc = tcase_create("ntt");
     tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ntt_odd_coset_large_is_inverse_shift_forward);
+    tcase_add_test(tc, test_ntt_domain_cache_shares_keeps_and_evicts);
     tcase_add_test(tc, test_ntt_snarkjs_roots);
     tcase_add_test(tc, test_ntt_matches_naive_dft_up_to_1024);
     tcase_add_test(tc, test_ntt_roundtrip_2_16);
