@@ -9,6 +9,8 @@
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
 #   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
+#                   (CUDA_ARCHS="80 90" picks the GPU architectures)
+#   make gpu-check  on a machine with a GPU: build, GPU tests, figures (bench/gpu-check.sh)
 #   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
 #
 # Layout convention (so adding a file never needs a Makefile edit):
@@ -18,6 +20,8 @@
 #   tests/unit/test_*.c         -> build/tests/test_* (Check), run by tests/run.sh
 #   tests/scripts/*.sh          -> run by tests/run.sh after the unit tests
 #   bench/*.c                   -> build/bench/*
+#   zk/cuda/*.cu                -> build/lib/libcuzk_cuda.a (nvcc; CUDA builds only)
+#   tests/gpu/*.c, *.cu         -> build/tests-gpu/* (CUDA builds; need a GPU to run)
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -58,17 +62,47 @@ SYS_LIBS  := $(PKG_LIBS) -lgmp -lm -lrt -pthread
 LDFLAGS_ALL := -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # ---- CUDA detection -------------------------------------------------------
+# The CUDA backend (zk/cuda/*.cu kernels + gpuworker/backend_cuda.c) is built when
+# nvcc is found (CUDA=0 turns it off). The runtime is linked statically (cudart_static),
+# so the binaries need only the NVIDIA driver (libcuda.so.1, loaded at run time) and,
+# on a machine without one, start and report "no CUDA device".
 NVCC ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ifeq ($(NVCC),)
 CUDA ?= 0
 else
 CUDA ?= 1
 endif
+CUDA_SRCS := $(wildcard zk/cuda/*.cu)
+# CUDA_ON: really building it (nvcc, the kernels and their C API are all there).
+CUDA_ON := 0
+ifeq ($(CUDA),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but no nvcc found (set NVCC=/path/to/nvcc, or CUDA=0))
+endif
+ifneq ($(CUDA_SRCS),)
+ifneq ($(wildcard include/cuzk/gpu.h),)
+CUDA_ON := 1
+endif
+endif
+endif
+# Files compiled only with the CUDA backend.
+CUDA_ONLY_C := gpuworker/backend_cuda.c
+ifeq ($(CUDA_ON),1)
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(realpath $(NVCC))))
+# Architectures: sm_80 (A100, A40...) and sm_90 (H100/H200) as machine code, plus
+# compute_90 PTX so newer GPUs can JIT it. Each entry is one more device compile of
+# every .cu file: CUDA_ARCHS=90 halves the build on a small machine.
+CUDA_ARCHS ?= 80 90
+CUDA_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+CPPFLAGS_ALL += -DCUZK_HAVE_CUDA
+SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+endif
 
 # ---- modules ---------------------------------------------------------------
 MODULES := shm zk synth gpuworker finalizer supervisor tools
 define module_template
-$(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c,$$(wildcard $(1)/*.c))
+$(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
 ifneq ($$($(1)_SRCS),)
 LIBS_BUILT += $(BUILD)/lib/libcuzk_$(1).a
@@ -79,6 +113,17 @@ endif
 endef
 LIBS_BUILT :=
 $(foreach m,$(MODULES),$(eval $(call module_template,$(m))))
+# The kernels: one more library, before the binaries (their prerequisites).
+ifeq ($(CUDA_ON),1)
+CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS_ALL) -MMD -MP -c -o $@ $<
+LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
+$(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+endif
 
 LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group
 
@@ -122,30 +167,45 @@ $(BUILD)/obj/%.o: %.c
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
-# ---- CUDA backend (compile-checked wherever nvcc exists) ------------------
-CUDA_SRCS := $(wildcard zk/cuda/*.cu)
-ifeq ($(CUDA),1)
-ifneq ($(CUDA_SRCS),)
-NVCCFLAGS ?= -O2 -std=c++17 -arch=sm_90 -Iinclude
-CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
-$(BUILD)/obj/%.o: %.cu
-	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $<
-LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
-$(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
-	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+# ---- CUDA backend ------------------------------------------------------------
+# Sources that test CUZK_HAVE_CUDA are rebuilt when CUDA_ON changes (a stamp holding
+# its value), so `make CUDA=0` after `make` never links a stale object.
+CUDA_STAMP := $(BUILD)/obj/.cuda-on
+$(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(CUDA_STAMP) 2>/dev/null)" = "$(CUDA_ON)" ] || echo $(CUDA_ON) > $(CUDA_STAMP); })
+CUDA_FLAG_USERS := $(shell grep -l CUZK_HAVE_CUDA $(foreach m,$(MODULES),$(m)/*.c) tests/unit/*.c 2>/dev/null)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_FLAG_USERS)): $(CUDA_STAMP)
+
+# tests/gpu/*.c|*.cu: programs that need a GPU (bench/gpu-check.sh runs them); built
+# by `make tests` when CUDA is on, never run by `make test`.
+GPU_TEST_SRCS := $(wildcard tests/gpu/*.c tests/gpu/*.cu)
+GPU_TEST_BINS :=
+ifeq ($(CUDA_ON),1)
+NVCCFLAGS ?= -O3 -lineinfo
+NVCC_WARN := -Xcompiler -Wall
+ifeq ($(WERROR),1)
+NVCC_WARN += -Werror all-warnings -Xcompiler -Werror
 endif
+NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) -Iinclude -D_GNU_SOURCE -DCUZK_HAVE_CUDA \
+                 -Xcompiler -pthread $(NVCC_WARN) $(NVCCFLAGS)
+GPU_TEST_BINS := $(patsubst tests/gpu/%,$(BUILD)/tests-gpu/%,$(basename $(GPU_TEST_SRCS)))
+$(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan bench install clean fixtures demo fuzz soak
+.PHONY: all test unit-tests asan tsan bench install clean fixtures demo fuzz soak gpu-tests gpu-check
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
 all: $(LIBS_BUILT) $(BINS)
 
-tests: all $(TEST_BINS)
+tests: all $(TEST_BINS) $(GPU_TEST_BINS)
+
+# The GPU programs alone, and the whole check on a machine with a GPU.
+gpu-tests: all $(GPU_TEST_BINS)
+gpu-check:
+	BUILD=$(BUILD) bash bench/gpu-check.sh
 
 test: tests
 	BUILD=$(BUILD) bash tests/run.sh

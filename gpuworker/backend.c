@@ -5,13 +5,29 @@
 
 static const struct backend_ops *const backends[] = {
     &backend_cpu_ops,
-    /* &backend_cuda_ops: the CUDA backend (later issue), when built with nvcc */
+#ifdef CUZK_HAVE_CUDA
+    &backend_cuda_ops, /* built when nvcc is present (Makefile: CUDA=1) */
+#endif
 };
 
 const struct backend_ops *backend_find(const char *name)
 {
+    size_t len;
+
+    if (!name)
+        return NULL;
+    len = strcspn(name, ":");
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-        if (name && !strcmp(backends[i]->name, name))
+        if (strlen(backends[i]->name) == len && !strncmp(backends[i]->name, name, len))
             return backends[i];
     return NULL;
+}
+
+const char *backend_list(void)
+{
+#ifdef CUZK_HAVE_CUDA
+    return "cpu, cuda";
+#else
+    return "cpu";
+#endif
 }

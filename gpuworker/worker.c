@@ -5,32 +5,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cuzk/backend.h"
 #include "cuzk/error.h"
 
 #define POLL_NS 100000000ll /* the 100 ms heartbeat promise */
+#define HB_NS 50000000ull   /* async loop: beat at most every 50 ms */
+#define FILL_NS 1000000ll   /* async loop, work in flight and room for more: poll the
+                             * ring every 1 ms (a partition that arrives while the device
+                             * computes is submitted at once, so its copy overlaps) */
+#define MAX_DEPTH 4
 
 /* ntt and the five MSMs are the compute sections (the device's time; CPU backend:
- * measured around each section). What the worker spends around them is busy. */
-enum { S_ZKEY = STATS_STAGE0, S_NTT, S_MSM_A, S_MSM_B1, S_MSM_B2, S_MSM_C, S_MSM_H };
+ * measured around each section). What the worker spends around them is busy.
+ * device: an asynchronous backend holds partitions and the worker waits for them. */
+enum { S_ZKEY = STATS_STAGE0, S_NTT, S_MSM_A, S_MSM_B1, S_MSM_B2, S_MSM_C, S_MSM_H, S_DEVICE };
 enum { C_DONE, C_FAILED, C_LOST, C_MSM_A, C_MSM_B1, C_MSM_B2, C_MSM_C, C_MSM_H, C_NTT,
        C_DEVICE };
 enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey", "ntt", "msm_a", "msm_b1", "msm_b2",
-                                           "msm_c", "msm_h", NULL };
+                                           "msm_c", "msm_h", "device", NULL };
 static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
                                              "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns",
                                              "msm_h_ns", "ntt_ns", "device_ns", NULL };
 static const char *const hist_names[] = { "gap", "prove", "ntt", "msm", NULL };
 
-struct worker {
-    struct pipe_stage st;
-    const struct pipe_stage_opts *o;
-    struct backend be;
-    uint64_t last_end; /* when the last backend call returned; 0 before the first */
-};
+struct worker;
 
 struct release_ctx {
     struct worker *w;
@@ -38,8 +41,30 @@ struct release_ctx {
     int done;
 };
 
+/* A partition handed to an asynchronous backend and not yet collected. */
+struct flight {
+    int used;
+    uint32_t p;
+    struct release_ctx rel;
+    struct backend_key key;
+    uint64_t t_submit;
+};
+
+struct worker {
+    struct pipe_stage st;
+    const struct pipe_stage_opts *o;
+    struct backend be;
+    uint64_t last_end; /* when the last backend call returned; 0 before the first */
+    /* asynchronous backends */
+    unsigned depth, n_flight;
+    struct flight fl[MAX_DEPTH];
+    uint32_t state;    /* the slot's state as last entered by the async loop */
+    uint64_t last_hb;
+};
+
 /* The backend no longer reads the buffer: free it, then forget it (worker.h says why
- * in this order). */
+ * in this order). Asynchronous backends call it on their own thread: it touches only
+ * the pool (atomics) and the partition's buf word, which we own (PROVING). */
 static void release_buf(void *arg)
 {
     struct release_ctx *r = arg;
@@ -48,7 +73,7 @@ static void release_buf(void *arg)
     if (r->done)
         return;
     r->done = 1;
-    pool_buf_free(&pl->data.pool, r->buf, (uint32_t)r->w->st.pid); /* taken in prove_one */
+    pool_buf_free(&pl->data.pool, r->buf, (uint32_t)r->w->st.pid); /* taken in claim_part */
     /* Relaxed: we own the partition (PROVING); published by our next CAS. */
     barrier_store_relaxed(&pl->data.jobtab.parts[r->part].buf, JOBTAB_NONE);
 }
@@ -64,6 +89,19 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
         jobtab_job_try_complete(jt, jt->parts[p].job);
     }
     fprintf(stderr, "cuzk-gpuworker %u: partition %u failed: %s\n", w->o->index, p, reason);
+}
+
+/* The device is unusable (a sticky CUDA error): say so and exit non-zero at once,
+ * leaving the partitions we hold PROVING. cuzkd reclaims them (their buffers were
+ * taken, so they are synthesized again), counts the crash against each (poison rules,
+ * --max-attempts) and restarts us with a fresh CUDA context. No clean-up: another lane
+ * may still be inside the CUDA runtime, and the context cannot be used again. */
+static void device_fault(struct worker *w, const char *what, const char *err)
+{
+    fprintf(stderr, "cuzk-gpuworker %u: device fault (%s): %s; exiting so that cuzkd "
+            "restarts the worker and retries its partitions\n", w->o->index, what, err);
+    fflush(stderr);
+    _exit(PIPE_EXIT_SYSTEM);
 }
 
 static uint64_t s_to_ns(double s)
@@ -91,29 +129,56 @@ static void push_final(struct worker *w, uint32_t p)
     }
 }
 
-static void prove_one(struct worker *w, uint32_t p)
+static void key_of_stat(struct backend_key *k, const struct stat *sb)
+{
+    k->dev = (uint64_t)sb->st_dev;
+    k->ino = (uint64_t)sb->st_ino;
+    k->size = (uint64_t)sb->st_size;
+    k->mtime_sec = (int64_t)sb->st_mtim.tv_sec;
+    k->mtime_nsec = (int64_t)sb->st_mtim.tv_nsec;
+}
+
+static void key_of_entry(struct backend_key *k, const struct pipe_zkey_entry *e)
+{
+    k->dev = (uint64_t)e->dev;
+    k->ino = (uint64_t)e->ino;
+    k->size = (uint64_t)e->size;
+    k->mtime_sec = (int64_t)e->mtim.tv_sec;
+    k->mtime_nsec = (int64_t)e->mtim.tv_nsec;
+}
+
+static int key_eq(const struct backend_key *a, const struct backend_key *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+static void drain(struct worker *w);
+
+/* Claim p, take its buffer, open its zkey, fill *in. 0: ready to prove; -1: p was
+ * dealt with (lost, or failed with the reason). */
+static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
+                      struct backend_input *in)
 {
     struct pipe_stage *st = &w->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     const uint32_t pid = (uint32_t)st->pid;
-    struct release_ctx rel = { w, p, JOBTAB_NONE, 0 };
-    struct backend_input in;
     struct pipe_result *res = pipeline_result(pl, p);
     struct jobtab_job *jb;
-    groth16_timings t = { 0 };
-    groth16_raw raw;
     const zkey *z;
     char err[1024] = "";
-    uint64_t t0, t1, t_ntt, t_msm, n, l, tm[5], at;
+    uint64_t n, l;
     unsigned char *buf;
     int rc;
 
+    *rel = (struct release_ctx){ w, p, JOBTAB_NONE, 0 };
     if (!res || jobtab_part_move(jt, p, JOBTAB_READY, 0, JOBTAB_PROVING, pid, NULL)) {
         pipe_stage_count(st, C_LOST, 1);
-        return;
+        return -1;
     }
     pipe_stage_enter(st, STATS_BUSY);
+    w->state = STATS_BUSY;
     pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, pipe_stage_now()); /* `cuzk trace` */
     jb = &jt->jobs[jt->parts[p].job];
     {
@@ -130,47 +195,131 @@ static void prove_one(struct worker *w, uint32_t p)
         }
     }
     /* Relaxed: the acquire of our CAS ordered the synth's store (its release CAS). */
-    rel.buf = barrier_load_relaxed(&jt->parts[p].buf);
-    if (rel.buf == JOBTAB_NONE || pool_buf_owner(&pl->data.pool, rel.buf) != pool_owner_part(p)) {
+    rel->buf = barrier_load_relaxed(&jt->parts[p].buf);
+    if (rel->buf == JOBTAB_NONE || pool_buf_owner(&pl->data.pool, rel->buf) != pool_owner_part(p)) {
         /* A READY partition always holds its buffer: a bug somewhere upstream. */
         snprintf(err, sizeof(err), "partition %u is READY without its buffer (%u): internal "
-                 "error", p, rel.buf);
-        rel.done = 1;
+                 "error", p, rel->buf);
+        rel->done = 1;
         fail_part(w, p, jb->zkey_path, err);
-        return;
+        return -1;
     }
     /* Take the buffer (PART|p -> our pid) before the backend consumes a, b, c in place
      * (backend.h): from here a death leaves nothing to resume from, and reclaim sees
      * the buffer no longer held for p, so p is synthesized again (QUEUED) instead of
      * being proved from a half-overwritten buffer (READY); pool_reclaim_pid frees it.
      * A death before this line leaves the buffer intact and held: READY is right. */
-    if (pool_buf_transfer(&pl->data.pool, rel.buf, pool_owner_part(p), pid)) {
+    if (pool_buf_transfer(&pl->data.pool, rel->buf, pool_owner_part(p), pid)) {
         snprintf(err, sizeof(err), "partition %u: buffer %u taken from it: internal error",
-                 p, rel.buf);
-        rel.done = 1;
+                 p, rel->buf);
+        rel->done = 1;
         fail_part(w, p, jb->zkey_path, err);
-        return;
+        return -1;
+    }
+    if (w->n_flight) {
+        /* The zkey cache may close an entry to open this one (another circuit, or this
+         * file rewritten): the partitions in flight read theirs until collected, so
+         * let them finish first when this one's file is not theirs. */
+        struct stat sb;
+        struct backend_key k;
+        int same = stat(jb->zkey_path, &sb) == 0;
+
+        if (same) {
+            key_of_stat(&k, &sb);
+            for (unsigned i = 0; i < MAX_DEPTH; i++)
+                if (w->fl[i].used && !key_eq(&w->fl[i].key, &k))
+                    same = 0;
+        }
+        if (!same)
+            drain(w);
     }
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
     rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
-        release_buf(&rel);
+        release_buf(rel);
+        fail_part(w, p, jb->zkey_path, err);
+        return -1;
+    }
+    memset(&in->key, 0, sizeof(in->key));
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
+        if (st->zc[i].used && &st->zc[i].z == z)
+            key_of_entry(&in->key, &st->zc[i]);
+    buf = pool_buf_ptr(&pl->data.pool, rel->buf);
+    n = z->domain_size;
+    l = z->n8r / 8;
+    in->z = z;
+    in->a = (uint64_t *)buf;
+    in->b = in->a + n * l;
+    in->c = in->a + 2 * n * l;
+    in->values = buf + 3 * n * z->n8r;
+    in->release = release_buf;
+    in->release_arg = rel;
+    return 0;
+}
+
+/* The backend is done with p (rc): results, accounting of the totals, hand-off. */
+static void finish_part(struct worker *w, uint32_t p, int rc, const char *err,
+                        const groth16_raw *raw, const groth16_timings *t, uint64_t device_ns,
+                        uint64_t prove_ns)
+{
+    struct pipe_stage *st = &w->st;
+    struct pipeline *pl = &st->pl;
+    struct jobtab *jt = &pl->data.jobtab;
+    struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
+    struct pipe_result *res = pipeline_result(pl, p);
+    uint64_t t_ntt, t_msm;
+
+    if (rc) {
         fail_part(w, p, jb->zkey_path, err);
         return;
     }
-    buf = pool_buf_ptr(&pl->data.pool, rel.buf);
-    n = z->domain_size;
-    l = z->n8r / 8;
-    in.z = z;
-    in.a = (uint64_t *)buf;
-    in.b = in.a + n * l;
-    in.c = in.a + 2 * n * l;
-    in.values = buf + 3 * n * z->n8r;
-    in.release = release_buf;
-    in.release_arg = &rel;
+    t_ntt = s_to_ns(t->ntt);
+    t_msm = s_to_ns(t->msm_a) + s_to_ns(t->msm_b1) + s_to_ns(t->msm_b2) + s_to_ns(t->msm_c) +
+            s_to_ns(t->msm_h);
+    pipe_stage_hist(st, H_PROVE, prove_ns);
+    pipe_stage_hist(st, H_NTT, t_ntt);
+    pipe_stage_hist(st, H_MSM, t_msm);
+    pipe_stage_count(st, C_NTT, t_ntt);
+    pipe_stage_count(st, C_MSM_A, s_to_ns(t->msm_a));
+    pipe_stage_count(st, C_MSM_B1, s_to_ns(t->msm_b1));
+    pipe_stage_count(st, C_MSM_B2, s_to_ns(t->msm_b2));
+    pipe_stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
+    pipe_stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
+    pipe_stage_count(st, C_DEVICE, device_ns);
 
+    /* Written while we own the partition; published by the CAS (R1) and read by the
+     * finalizer after its CAS PROVED->FINAL. */
+    res->raw = *raw;
+    res->worker = w->o->index;
+    res->prove_ns = prove_ns;
+    pipe_part_end(pl, p, PIPE_T_PROVE, pipe_stage_now());
+    if (jobtab_part_move(jt, p, JOBTAB_PROVING, (uint32_t)st->pid, JOBTAB_PROVED, 0, NULL)) {
+        fprintf(stderr, "cuzk-gpuworker %u: partition %u taken from us\n", w->o->index, p);
+        return;
+    }
+    push_final(w, p);
+    pipe_stage_count(st, C_DONE, 1);
+    if (w->o->verbose)
+        fprintf(stderr, "cuzk-gpuworker %u: partition %u proved in %.3f s\n", w->o->index, p,
+                (double)prove_ns * 1e-9);
+}
+
+/* Synchronous backend (CPU): one call on this thread. */
+static void prove_one(struct worker *w, uint32_t p)
+{
+    struct pipe_stage *st = &w->st;
+    struct release_ctx rel;
+    struct backend_input in;
+    groth16_timings t = { 0 };
+    groth16_raw raw;
+    char err[1024] = "";
+    uint64_t t0, t1, t_ntt, n_msm = 0, tm[5], at;
+    int rc;
+
+    if (claim_part(w, p, &rel, &in))
+        return;
     t0 = pipe_stage_now();
     if (w->last_end)
         pipe_stage_hist(st, H_GAP, t0 - w->last_end);
@@ -188,64 +337,187 @@ static void prove_one(struct worker *w, uint32_t p)
     tm[2] = s_to_ns(t.msm_b2);
     tm[3] = s_to_ns(t.msm_c);
     tm[4] = s_to_ns(t.msm_h);
-    t_msm = tm[0] + tm[1] + tm[2] + tm[3] + tm[4];
     /* In the order they ran, each clamped to the call's end; the rest is busy. */
     at = t0 + t_ntt < t1 ? t0 + t_ntt : t1;
     for (int k = 0; k < 5; k++) {
         pipe_stage_enter_at(st, S_MSM_A + (uint32_t)k, at);
         at = at + tm[k] < t1 ? at + tm[k] : t1;
+        n_msm += tm[k];
     }
     pipe_stage_enter_at(st, STATS_BUSY, at);
     pipe_stage_enter_at(st, STATS_BUSY, t1);
-    if (rc) {
-        fail_part(w, p, jb->zkey_path, err);
-        return;
-    }
-    pipe_stage_hist(st, H_PROVE, t1 - t0);
-    pipe_stage_hist(st, H_NTT, t_ntt);
-    pipe_stage_hist(st, H_MSM, t_msm);
-    pipe_stage_count(st, C_NTT, t_ntt);
-    pipe_stage_count(st, C_MSM_A, s_to_ns(t.msm_a));
-    pipe_stage_count(st, C_MSM_B1, s_to_ns(t.msm_b1));
-    pipe_stage_count(st, C_MSM_B2, s_to_ns(t.msm_b2));
-    pipe_stage_count(st, C_MSM_C, s_to_ns(t.msm_c));
-    pipe_stage_count(st, C_MSM_H, s_to_ns(t.msm_h));
-    pipe_stage_count(st, C_DEVICE, t_ntt + t_msm);
+    /* CPU: the compute sections are the "device" time. */
+    finish_part(w, p, rc, err, &raw, &t, t_ntt + n_msm, t1 - t0);
+}
 
-    /* Written while we own the partition; published by the CAS (R1) and read by the
-     * finalizer after its CAS PROVED->FINAL. */
-    res->raw = raw;
-    res->worker = w->o->index;
-    res->prove_ns = t1 - t0;
-    pipe_part_end(pl, p, PIPE_T_PROVE, pipe_stage_now());
-    if (jobtab_part_move(jt, p, JOBTAB_PROVING, pid, JOBTAB_PROVED, 0, NULL)) {
-        fprintf(stderr, "cuzk-gpuworker %u: partition %u taken from us\n", w->o->index, p);
+/* ---- asynchronous backends (CUDA): up to depth partitions in flight ---------- */
+
+static void async_enter(struct worker *w, uint32_t state)
+{
+    if (w->state != state) {
+        pipe_stage_enter(&w->st, state);
+        w->state = state;
+    }
+}
+
+static void async_beat(struct worker *w)
+{
+    uint64_t now = pipe_stage_now();
+
+    if (now - w->last_hb >= HB_NS) {
+        pipe_stage_heartbeat(&w->st);
+        w->last_hb = now;
+    }
+}
+
+/* Take one finished partition if there is one within timeout_ns. 1 if one was. */
+static int collect_one(struct worker *w, uint64_t timeout_ns)
+{
+    struct backend_done d;
+    struct flight *f = NULL;
+    int rc;
+
+    memset(&d, 0, sizeof(d));
+    rc = w->be.ops->collect(&w->be, timeout_ns, &d);
+    if (rc <= 0)
+        return 0;
+    for (unsigned i = 0; i < MAX_DEPTH; i++)
+        if (w->fl[i].used && (void *)&w->fl[i] == d.tag)
+            f = &w->fl[i];
+    if (!f) {
+        fprintf(stderr, "cuzk-gpuworker %u: backend returned an unknown partition: "
+                "internal error\n", w->o->index);
+        fflush(stderr);
+        _exit(PIPE_EXIT_BUG);
+    }
+    if (d.fatal)
+        device_fault(w, "proving", d.err);
+    release_buf(&f->rel); /* a backend that forgot: never leak the buffer */
+    w->n_flight--;
+    f->used = 0;
+    if (d.end_ns > w->last_end)
+        w->last_end = d.end_ns;
+    async_enter(w, STATS_BUSY);
+    finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, s_to_ns(d.device_s),
+                (d.end_ns > f->t_submit ? d.end_ns : pipe_stage_now()) - f->t_submit);
+    return 1;
+}
+
+/* Wait for everything in flight (heartbeats meanwhile). */
+static void drain(struct worker *w)
+{
+    while (w->n_flight) {
+        async_enter(w, S_DEVICE);
+        collect_one(w, POLL_NS);
+        async_beat(w);
+    }
+}
+
+static void submit_one(struct worker *w, uint32_t p)
+{
+    struct flight *f = NULL;
+    struct backend_input in;
+    char err[1024] = "";
+    uint64_t now;
+
+    for (unsigned i = 0; i < MAX_DEPTH && !f; i++)
+        if (!w->fl[i].used)
+            f = &w->fl[i];
+    if (!f || claim_part(w, p, &f->rel, &in))
+        return;
+    async_enter(w, STATS_BUSY);
+    now = pipe_stage_now();
+    /* gap: how long the device had nothing of ours (0 when another partition is still
+     * in flight, so the device had queued work all along). */
+    if (w->last_end)
+        pipe_stage_hist(&w->st, H_GAP, w->n_flight ? 0 : (now > w->last_end ? now - w->last_end : 0));
+    f->p = p;
+    f->key = in.key;
+    f->t_submit = now;
+    if (w->be.ops->submit(&w->be, &in, f, err, sizeof(err))) {
+        release_buf(&f->rel);
+        finish_part(w, p, -EIO, err, NULL, NULL, 0, 0);
         return;
     }
-    push_final(w, p);
-    pipe_stage_count(st, C_DONE, 1);
-    if (w->o->verbose)
-        fprintf(stderr, "cuzk-gpuworker %u: partition %u proved in %.3f s\n", w->o->index, p,
-                (double)(t1 - t0) * 1e-9);
+    f->used = 1;
+    w->n_flight++;
+}
+
+static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
+                           void *arg);
+
+static void run_async(struct worker *w, struct ring *in)
+{
+    uint32_t p;
+
+    while (!pipe_stage_stopping(&w->st) || w->n_flight) {
+        /* Finished partitions first: their buffers and results go on at once. */
+        while (w->n_flight && collect_one(w, 0))
+            ;
+        if (pipe_stage_stopping(&w->st)) {
+            drain(w);
+            break;
+        }
+        if (!w->n_flight) {
+            /* Nothing in flight: changes to the circuits table are applied now, when
+             * no partition can be reading a zkey an eviction would close. */
+            pipe_stage_circuits(&w->st, worker_circuit, w);
+        } else if (w->st.pl.circuits &&
+                   barrier_load_acquire(&w->st.pl.circuits->seq) != w->st.circ_seq) {
+            drain(w);
+            continue;
+        }
+        if (w->n_flight < w->depth) {
+            if (ring_try_pop(in, &p) == 0) {
+                submit_one(w, p);
+                continue;
+            }
+            async_enter(w, w->n_flight ? S_DEVICE : pipe_stage_wait_state(&w->st));
+            if (ring_pop_timeout(in, &p, w->n_flight ? FILL_NS : POLL_NS) == 0) {
+                submit_one(w, p);
+                continue;
+            }
+        } else {
+            async_enter(w, S_DEVICE);
+            collect_one(w, POLL_NS);
+        }
+        async_beat(w);
+    }
 }
 
 /* Preload: the worker reads the bases (sections 5-9: A, B1, B2, C, H). The CPU
- * backend uses them in place; a device backend would upload them here. */
+ * backend uses them in place (faulted in here); a device backend uploads them and
+ * keeps them resident (evict drops them). */
 static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
                            void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 5, 6, 7, 8, 9 };
+    struct worker *w = arg;
+    struct backend_key key;
+    char err[1024] = "";
+    int fatal = 0;
 
     (void)st;
-    (void)arg;
-    if (action == PIPE_CIRCUIT_PRELOAD)
-        pipe_zkey_touch(&e->z, ids, 7);
+    if (!w->be.ops->circuit) {
+        if (action == PIPE_CIRCUIT_PRELOAD)
+            pipe_zkey_touch(&e->z, ids, 7);
+        return;
+    }
+    key_of_entry(&key, e);
+    if (w->be.ops->circuit(&w->be, action, &e->z, &key, &fatal, err, sizeof(err))) {
+        if (fatal)
+            device_fault(w, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", err);
+        fprintf(stderr, "cuzk-gpuworker %u: %s of %s on the device failed: %s\n",
+                w->o->index, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", e->path,
+                err);
+    }
 }
 
 int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
 {
     struct worker *w = calloc(1, sizeof(*w));
     struct backend_params bp = { 0 };
+    const char *name = o->backend ? o->backend : "cpu", *colon = strchr(name, ':');
     struct ring *in;
     uint32_t p;
     int rc;
@@ -255,11 +527,31 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     w->o = o;
-    w->be.ops = backend_find(o->backend ? o->backend : "cpu");
+    w->be.ops = backend_find(name);
     if (!w->be.ops) {
-        snprintf(err, errlen, "unknown backend \"%s\" (this build has: cpu)", o->backend);
+        if (!strncmp(name, "cuda", 4) && (!name[4] || name[4] == ':'))
+            snprintf(err, errlen, "--backend %s: the CUDA backend is not built into this "
+                     "cuzk-gpuworker (built with CUDA=0 or without nvcc); this build has: %s",
+                     name, backend_list());
+        else
+            snprintf(err, errlen, "unknown backend \"%s\" (this build has: %s)", name,
+                     backend_list());
         free(w);
         return -EINVAL;
+    }
+    /* cuda:N: device N (cuzkd passes the plan's device); plain "cuda": the index. */
+    bp.device = (int)o->index;
+    if (colon) {
+        char *end;
+        long d = strtol(colon + 1, &end, 10);
+
+        if (end == colon + 1 || *end || d < 0 || d > 1024) {
+            snprintf(err, errlen, "--backend %s: expected %.*s or %.*s:DEVICE (a device "
+                     "number)", name, (int)(colon - name), name, (int)(colon - name), name);
+            free(w);
+            return -EINVAL;
+        }
+        bp.device = (int)d;
     }
     rc = pipe_stage_open(&w->st, o, STATS_ROLE_GPUWORKER, err, errlen);
     if (rc) {
@@ -268,24 +560,31 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     }
     pipe_stage_names(&w->st, state_names, counter_names, hist_names);
     bp.threads = o->threads ? o->threads : 1;
-    bp.device = (int)o->index;
     bp.slab = w->st.pl.data.pool.slab;
     bp.slab_size = (uint64_t)w->st.pl.data.pool.hdr->buf_count * w->st.pl.data.pool.hdr->buf_size;
+    pipe_stage_long_begin(&w->st); /* a CUDA context takes a while */
     rc = w->be.ops->init(&w->be, &bp, err, errlen);
+    pipe_stage_long_end(&w->st);
     if (rc)
         goto out;
     in = pipeline_ring(&w->st.pl, PIPE_RING_WORKER(o->index));
-    while (!pipe_stage_stopping(&w->st)) {
-        pipe_stage_circuits(&w->st, worker_circuit, w);
-        if (ring_try_pop(in, &p) != 0) {
-            pipe_stage_enter(&w->st, pipe_stage_wait_state(&w->st));
-            if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
-                pipe_stage_heartbeat(&w->st);
-                continue;
+    if (w->be.ops->depth) {
+        w->depth = w->be.ops->depth < MAX_DEPTH ? w->be.ops->depth : MAX_DEPTH;
+        w->state = STATS_IDLE;
+        run_async(w, in);
+    } else {
+        while (!pipe_stage_stopping(&w->st)) {
+            pipe_stage_circuits(&w->st, worker_circuit, w);
+            if (ring_try_pop(in, &p) != 0) {
+                pipe_stage_enter(&w->st, pipe_stage_wait_state(&w->st));
+                if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
+                    pipe_stage_heartbeat(&w->st);
+                    continue;
+                }
             }
+            prove_one(w, p);
+            pipe_stage_heartbeat(&w->st);
         }
-        prove_one(w, p);
-        pipe_stage_heartbeat(&w->st);
     }
     w->be.ops->fini(&w->be);
 out:

@@ -854,7 +854,8 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "  --verbose         one line per partition on stderr\n"
              "exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage, 111 system error, 100 bug\n",
              prog, what, prog,
-             extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default)\n" : "",
+             extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
+                                        "                    (CUDA builds; DEVICE defaults to the index)\n" : "",
              extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
                                      "(default 16; also after 1 s idle)\n"
                                      "  --test-trim-delay-ms N   tests only: trim after every "

@@ -383,7 +383,7 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 #ifndef CUZK_HAVE_CUDA
 	if (c->dev_kind == CONFIG_DEV_CUDA && !c->plan_only && !c->check) {
 		snprintf(err, errlen, "--devices %s: this cuzkd was built without the CUDA "
-			 "backend (it is a later milestone); use --devices cpu:N", c->devices);
+			 "backend (built with CUDA=0 or without nvcc); use --devices cpu:N", c->devices);
 		return -EINVAL;
 	}
 #endif

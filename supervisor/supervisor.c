@@ -186,7 +186,7 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 /* fork + exec one stage, pinned per its place. 0 or -errno (then restart_at is set). */
 static int child_start(struct sup *s, struct child *c)
 {
-	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16];
+	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32];
 	char *argv[16];
 	int n = 0, pfd;
 	sigset_t none;
@@ -208,8 +208,14 @@ static int child_start(struct sup *s, struct child *c)
 		argv[n++] = thr;
 	}
 	if (c->role == PLAN_WORKER) {
+		/* CUDA: the plan's device number for this worker (cuda:0,2 -> worker 1 on
+		 * device 2), not the worker index. */
+		if (s->c->dev_kind == CONFIG_DEV_CUDA && c->place->device >= 0)
+			snprintf(be, sizeof(be), "cuda:%d", c->place->device);
+		else
+			snprintf(be, sizeof(be), "%s", s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu");
 		argv[n++] = "--backend";
-		argv[n++] = s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu";
+		argv[n++] = be;
 	}
 	if (c->role == PLAN_FINALIZER && s->c->test_finalizer_delay_ms) {
 		snprintf(delay, sizeof(delay), "%u", s->c->test_finalizer_delay_ms);

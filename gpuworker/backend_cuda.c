@@ -1,0 +1,507 @@
+/* backend_cuda.c — the CUDA backend (backend.h, asynchronous): the kernels of zk/cuda/
+ * through their C API (gpu.h), two lanes in flight, circuits resident on the device.
+ *
+ * Compiled only in CUDA builds (Makefile: CUDA_ON). The CUDA context is created in
+ * init, which runs in the exec'd cuzk-gpuworker, never in cuzkd before a fork.
+ *
+ * Lanes. gpu_prove is one blocking call per partition (copies, kernels, results), so
+ * the copy of partition N+1 can only overlap the kernels of N if two calls run at
+ * once: LANES host threads, each with its own gpu_dev (its own streams, events and
+ * scratch) on the same device, take partitions from a small FIFO. The GPU interleaves
+ * their copies (copy engines) with the other lane's kernels. A lane calls the
+ * partition's release as soon as its copies are complete (gpu_prove's callback).
+ *
+ * Resident circuits. The bases of each circuit (A, B1, B2, C, H) are loaded once and
+ * shared by the lanes (same device, same process: one primary context, so a device
+ * pointer of one gpu_dev is valid on the other). A small cache keyed by the zkey
+ * file's identity (backend_key: dev, inode, size, mtime — as the stage zkey cache) holds
+ * them, least recently used evicted first when gpu_mem_info shows too little free
+ * memory for the next one, or when a load fails with out of device memory; entries in
+ * use by a lane are never evicted, preloaded ones only when nothing else can go.
+ *
+ * Faults. gpu.h returns -CUZK_E_DEVICE for a sticky error (the context is unusable):
+ * the result is marked fatal and the worker exits (backend.h). Out of device memory
+ * that eviction cannot cure fails the partition with the text (it would not fit on a
+ * fresh context either when nothing else is resident). */
+#include "cuzk/backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuzk/error.h"
+#include "cuzk/gpu.h"
+#include "cuzk/pipeline.h"
+
+#define LANES 2
+#define CACHE_MAX 8
+#define QUEUE_MAX LANES /* the worker never has more than depth (= LANES) submitted */
+
+struct circ {
+    int used;
+    struct backend_key key;
+    gpu_circuit *c;
+    gpu_dev *owner;     /* the gpu_dev that loaded it (and frees it) */
+    size_t bytes;
+    uint64_t last_use;
+    int pinned;         /* preloaded: evicted only when nothing else can go */
+    int refs;           /* lanes proving with it now */
+};
+
+struct job {
+    struct backend_input in;
+    void *tag;
+};
+
+struct cuda_be;
+
+struct lane {
+    struct cuda_be *cb;
+    pthread_t th;
+    int started;
+    gpu_dev *dev;
+};
+
+struct cuda_be {
+    int ordinal;
+    struct lane lane[LANES];
+    pthread_mutex_t mu;        /* queue, results, cache metadata */
+    pthread_mutex_t load_mu;   /* one load/eviction at a time (taken before mu) */
+    pthread_cond_t cv_work, cv_done;
+    struct job q[QUEUE_MAX];
+    unsigned q_head, q_n;
+    struct backend_done done[QUEUE_MAX + LANES];
+    unsigned d_head, d_n;
+    int quit;
+    struct circ cache[CACHE_MAX];
+    uint64_t clock;
+    void *slab;                /* registered with dev 0, or NULL */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int key_eq(const struct backend_key *a, const struct backend_key *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+/* What a circuit will take on the device: its points (A, B1 and C, H in G1; B2 in
+ * G2; affine, the zkey's own layout) and two domain-size Fr tables for the NTTs. An
+ * estimate (the loader may round up): eviction keeps an eighth more free. */
+static size_t circuit_estimate(const zkey *z)
+{
+    size_t g1 = 2u * z->n8q, g2 = 4u * z->n8q, nv = z->nvars, dom = z->domain_size;
+    size_t nc = nv > (size_t)z->npublic + 1 ? nv - z->npublic - 1 : 0;
+
+    return nv * (2 * g1 + g2) + nc * g1 + dom * g1 + 2 * dom * z->n8r;
+}
+
+static int is_oom(int rc, const char *err)
+{
+    return rc == -CUZK_E_INTERNAL && strstr(err, "out of device memory") != NULL;
+}
+
+/* The least recently used entry that may go (refs 0), unpinned first; NULL if none.
+ * Called with mu held. */
+static struct circ *victim(struct cuda_be *cb)
+{
+    struct circ *v = NULL;
+
+    for (int pass = 0; pass < 2 && !v; pass++)
+        for (int i = 0; i < CACHE_MAX; i++) {
+            struct circ *e = &cb->cache[i];
+
+            if (!e->used || e->refs || (pass == 0 && e->pinned))
+                continue;
+            if (!v || e->last_use < v->last_use)
+                v = e;
+        }
+    return v;
+}
+
+/* Free one entry (refs 0). Called with load_mu held; takes mu for the metadata. */
+static void circ_drop(struct cuda_be *cb, struct circ *e)
+{
+    gpu_circuit *c;
+    gpu_dev *owner;
+
+    pthread_mutex_lock(&cb->mu);
+    c = e->c;
+    owner = e->owner;
+    memset(e, 0, sizeof(*e));
+    pthread_mutex_unlock(&cb->mu);
+    gpu_circuit_free(owner, c);
+}
+
+/* Evict the least recent evictable entry. 1 if one went. load_mu held. */
+static int evict_one(struct cuda_be *cb)
+{
+    struct circ *v;
+
+    pthread_mutex_lock(&cb->mu);
+    v = victim(cb);
+    pthread_mutex_unlock(&cb->mu);
+    if (!v)
+        return 0;
+    circ_drop(cb, v);
+    return 1;
+}
+
+/* The resident circuit of (z, key), loading it with dev on a miss; refs taken. 0, or
+ * negative with err (*fatal: the device is unusable). */
+static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struct backend_key *key,
+                    struct circ **out, int *fatal, char *err, size_t errlen)
+{
+    struct circ *e = NULL;
+    gpu_circuit *c = NULL;
+    size_t need = circuit_estimate(z), fr = 0, tot = 0;
+    int rc;
+
+    *fatal = 0;
+    pthread_mutex_lock(&cb->load_mu);
+    pthread_mutex_lock(&cb->mu);
+    for (int i = 0; i < CACHE_MAX; i++)
+        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key)) {
+            e = &cb->cache[i];
+            e->refs++;
+            e->last_use = ++cb->clock;
+        }
+    pthread_mutex_unlock(&cb->mu);
+    if (e) {
+        pthread_mutex_unlock(&cb->load_mu);
+        *out = e;
+        return 0;
+    }
+    /* Room first: by the free memory the driver reports, then by the table's size. */
+    for (;;) {
+        if ((rc = gpu_mem_info(dev, &fr, &tot))) {
+            snprintf(err, errlen, "cudaMemGetInfo failed on device %d (a sticky CUDA error)",
+                     cb->ordinal);
+            *fatal = 1;
+            goto out;
+        }
+        if (fr >= need + need / 8 || !evict_one(cb))
+            break;
+    }
+    for (;;) {
+        int full = 1;
+
+        pthread_mutex_lock(&cb->mu);
+        for (int i = 0; i < CACHE_MAX; i++)
+            if (!cb->cache[i].used)
+                full = 0;
+        pthread_mutex_unlock(&cb->mu);
+        if (!full || !evict_one(cb))
+            break;
+    }
+    for (;;) {
+        rc = gpu_circuit_load(dev, z, &c, err, errlen);
+        if (!rc || !is_oom(rc, err) || !evict_one(cb))
+            break;
+    }
+    if (rc) {
+        *fatal = rc == -CUZK_E_DEVICE;
+        if (is_oom(rc, err)) {
+            char tmp[512];
+
+            snprintf(tmp, sizeof(tmp), "%s", err);
+            snprintf(err, errlen, "the circuit's bases (about %zu MiB) do not fit in device "
+                     "%d's memory (%zu of %zu MiB free, nothing left to evict): %s",
+                     need >> 20, cb->ordinal, fr >> 20, tot >> 20, tmp);
+        }
+        goto out;
+    }
+    pthread_mutex_lock(&cb->mu);
+    for (int i = 0; i < CACHE_MAX && !e; i++)
+        if (!cb->cache[i].used)
+            e = &cb->cache[i];
+    if (e) {
+        e->used = 1;
+        e->key = *key;
+        e->c = c;
+        e->owner = dev;
+        e->bytes = gpu_circuit_bytes(c);
+        e->last_use = ++cb->clock;
+        e->pinned = 0;
+        e->refs = 1;
+    }
+    pthread_mutex_unlock(&cb->mu);
+    if (!e) {
+        /* Every entry is in use by the lanes (CACHE_MAX > LANES: cannot happen). */
+        gpu_circuit_free(dev, c);
+        snprintf(err, errlen, "device circuit cache full: internal error");
+        rc = -CUZK_E_INTERNAL;
+        goto out;
+    }
+    *out = e;
+out:
+    pthread_mutex_unlock(&cb->load_mu);
+    return rc;
+}
+
+static void circ_put(struct cuda_be *cb, struct circ *e)
+{
+    pthread_mutex_lock(&cb->mu);
+    e->refs--;
+    pthread_mutex_unlock(&cb->mu);
+}
+
+static void *lane_main(void *arg)
+{
+    struct lane *ln = arg;
+    struct cuda_be *cb = ln->cb;
+
+    for (;;) {
+        struct backend_done d;
+        struct job j;
+        struct circ *e = NULL;
+        int rc;
+
+        pthread_mutex_lock(&cb->mu);
+        while (!cb->quit && !cb->q_n)
+            pthread_cond_wait(&cb->cv_work, &cb->mu);
+        if (!cb->q_n) {
+            pthread_mutex_unlock(&cb->mu);
+            break;
+        }
+        j = cb->q[cb->q_head];
+        cb->q_head = (cb->q_head + 1) % QUEUE_MAX;
+        cb->q_n--;
+        pthread_mutex_unlock(&cb->mu);
+
+        memset(&d, 0, sizeof(d));
+        d.tag = j.tag;
+        d.begin_ns = now_ns();
+        rc = circ_get(cb, ln->dev, j.in.z, &j.in.key, &e, &d.fatal, d.err, sizeof(d.err));
+        if (rc) {
+            /* gpu_prove never ran: the buffer is released here (backend.h: once). */
+            if (j.in.release)
+                j.in.release(j.in.release_arg);
+        } else {
+            rc = gpu_prove(ln->dev, e->c, j.in.z, j.in.values, j.in.a, j.in.b, j.in.c,
+                           j.in.release, j.in.release_arg, &d.raw, &d.t, &d.device_s, d.err,
+                           sizeof(d.err));
+            circ_put(cb, e);
+            if (rc == -CUZK_E_DEVICE)
+                d.fatal = 1;
+        }
+        d.rc = rc;
+        d.end_ns = now_ns();
+        if (rc && !d.err[0])
+            snprintf(d.err, sizeof(d.err), "CUDA prove failed with code %d", rc);
+
+        pthread_mutex_lock(&cb->mu);
+        cb->done[(cb->d_head + cb->d_n) % (QUEUE_MAX + LANES)] = d;
+        cb->d_n++;
+        pthread_cond_signal(&cb->cv_done);
+        pthread_mutex_unlock(&cb->mu);
+    }
+    return NULL;
+}
+
+static void cuda_teardown(struct cuda_be *cb)
+{
+    pthread_mutex_lock(&cb->mu);
+    cb->quit = 1;
+    pthread_cond_broadcast(&cb->cv_work);
+    pthread_mutex_unlock(&cb->mu);
+    for (int i = 0; i < LANES; i++)
+        if (cb->lane[i].started)
+            pthread_join(cb->lane[i].th, NULL);
+    for (int i = 0; i < CACHE_MAX; i++)
+        if (cb->cache[i].used)
+            gpu_circuit_free(cb->cache[i].owner, cb->cache[i].c);
+    if (cb->slab)
+        gpu_host_unregister(cb->lane[0].dev, cb->slab);
+    for (int i = LANES - 1; i >= 0; i--)
+        if (cb->lane[i].dev)
+            gpu_close(cb->lane[i].dev);
+    pthread_cond_destroy(&cb->cv_work);
+    pthread_cond_destroy(&cb->cv_done);
+    pthread_mutex_destroy(&cb->load_mu);
+    pthread_mutex_destroy(&cb->mu);
+    free(cb);
+}
+
+static int cuda_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
+{
+    struct cuda_be *cb;
+    pthread_condattr_t ca;
+    int n = gpu_device_count(), rc;
+    char e2[512];
+
+    be->params = *p;
+    be->priv = NULL;
+    if (n <= 0) {
+        snprintf(err, errlen, "no CUDA device: the NVIDIA driver is missing or lists no GPU "
+                 "(nvidia-smi shows what it sees); --backend cuda needs one, or run cuzkd "
+                 "with --devices cpu:N");
+        return -ENODEV;
+    }
+    if (p->device < 0 || p->device >= n) {
+        snprintf(err, errlen, "no CUDA device %d: the driver lists %d device(s), 0 to %d "
+                 "(check CUDA_VISIBLE_DEVICES and cuzkd --devices)", p->device, n, n - 1);
+        return -ENODEV;
+    }
+    cb = calloc(1, sizeof(*cb));
+    if (!cb) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    cb->ordinal = p->device;
+    pthread_mutex_init(&cb->mu, NULL);
+    pthread_mutex_init(&cb->load_mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&cb->cv_done, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&cb->cv_work, NULL);
+    for (int i = 0; i < LANES; i++) {
+        cb->lane[i].cb = cb;
+        rc = gpu_open(p->device, &cb->lane[i].dev, e2, sizeof(e2));
+        if (rc) {
+            cb->lane[i].dev = NULL;
+            snprintf(err, errlen, "CUDA device %d: opening lane %d: %s", p->device, i, e2);
+            cuda_teardown(cb);
+            return rc;
+        }
+    }
+    /* The pool's buffers, pinned once for the whole life of the worker: the copies
+     * then read the shared memory by DMA. Without it (memlock limit) they still work,
+     * staged through the driver's pinned bounce buffers, slower: say so, go on. */
+    if (p->slab && p->slab_size) {
+        rc = gpu_host_register(cb->lane[0].dev, p->slab, p->slab_size, e2, sizeof(e2));
+        if (rc == -CUZK_E_DEVICE) {
+            snprintf(err, errlen, "CUDA device %d: registering the buffer pool: %s", p->device, e2);
+            cuda_teardown(cb);
+            return rc;
+        }
+        if (rc)
+            fprintf(stderr, "cuzk-gpuworker: warning: the buffer pool (%llu MiB) could not be "
+                    "pinned for DMA (%s); copies will be staged and slower: raise "
+                    "LimitMEMLOCK / ulimit -l\n", (unsigned long long)(p->slab_size >> 20), e2);
+        else
+            cb->slab = p->slab;
+    }
+    for (int i = 0; i < LANES; i++) {
+        rc = pthread_create(&cb->lane[i].th, NULL, lane_main, &cb->lane[i]);
+        if (rc) {
+            snprintf(err, errlen, "starting CUDA lane %d: %s", i, strerror(rc));
+            cuda_teardown(cb);
+            return -rc;
+        }
+        cb->lane[i].started = 1;
+    }
+    be->priv = cb;
+    return 0;
+}
+
+static int cuda_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
+                       size_t errlen)
+{
+    struct cuda_be *cb = be->priv;
+    int rc = 0;
+
+    pthread_mutex_lock(&cb->mu);
+    if (cb->q_n == QUEUE_MAX) {
+        snprintf(err, errlen, "CUDA backend queue full (more than %d in flight): internal "
+                 "error", QUEUE_MAX);
+        rc = -CUZK_E_INTERNAL;
+    } else {
+        struct job *j = &cb->q[(cb->q_head + cb->q_n) % QUEUE_MAX];
+
+        j->in = *in;
+        j->tag = tag;
+        cb->q_n++;
+        pthread_cond_signal(&cb->cv_work);
+    }
+    pthread_mutex_unlock(&cb->mu);
+    return rc;
+}
+
+static int cuda_collect(struct backend *be, uint64_t timeout_ns, struct backend_done *out)
+{
+    struct cuda_be *cb = be->priv;
+    struct timespec dl;
+    int got = 0;
+
+    pthread_mutex_lock(&cb->mu);
+    if (!cb->d_n && timeout_ns) {
+        uint64_t t = now_ns() + timeout_ns;
+
+        dl.tv_sec = (time_t)(t / 1000000000ull);
+        dl.tv_nsec = (long)(t % 1000000000ull);
+        while (!cb->d_n)
+            if (pthread_cond_timedwait(&cb->cv_done, &cb->mu, &dl) == ETIMEDOUT)
+                break;
+    }
+    if (cb->d_n) {
+        *out = cb->done[cb->d_head];
+        cb->d_head = (cb->d_head + 1) % (QUEUE_MAX + LANES);
+        cb->d_n--;
+        got = 1;
+    }
+    pthread_mutex_unlock(&cb->mu);
+    return got;
+}
+
+/* Preload: load and keep (pinned); evict: drop it (nothing is in flight: backend.h). */
+static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z,
+                        const struct backend_key *key, int *fatal, char *err, size_t errlen)
+{
+    struct cuda_be *cb = be->priv;
+    struct circ *e = NULL;
+    int rc = 0;
+
+    *fatal = 0;
+    if (action == PIPE_CIRCUIT_PRELOAD) {
+        rc = circ_get(cb, cb->lane[0].dev, z, key, &e, fatal, err, errlen);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&cb->mu);
+        e->pinned = 1;
+        e->refs--;
+        pthread_mutex_unlock(&cb->mu);
+        return 0;
+    }
+    if (action != PIPE_CIRCUIT_EVICT)
+        return 0;
+    pthread_mutex_lock(&cb->load_mu);
+    pthread_mutex_lock(&cb->mu);
+    for (int i = 0; i < CACHE_MAX; i++)
+        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key) && !cb->cache[i].refs)
+            e = &cb->cache[i];
+    pthread_mutex_unlock(&cb->mu);
+    if (e)
+        circ_drop(cb, e);
+    pthread_mutex_unlock(&cb->load_mu);
+    return rc;
+}
+
+static void cuda_fini(struct backend *be)
+{
+    if (be->priv)
+        cuda_teardown(be->priv);
+    be->priv = NULL;
+}
+
+const struct backend_ops backend_cuda_ops = {
+    .name = "cuda",
+    .init = cuda_init,
+    .prove = NULL,
+    .fini = cuda_fini,
+    .depth = LANES,
+    .submit = cuda_submit,
+    .collect = cuda_collect,
+    .circuit = cuda_circuit,
+};
