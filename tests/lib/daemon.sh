@@ -9,32 +9,53 @@
 #   send LINE          one raw protocol line on a fresh connection; prints the reply
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
 #   daemon_start OPTS  start cuzkd --foreground with OPTS, wait for its socket
-# On exit the daemon (if still running) is stopped, its segments and tmp removed.
+#   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
+#   daemon_on_exit     set to a command run first at exit (the test's own cleanup)
+#   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
+# On exit the daemon (if still running) is stopped, its segments and tmp removed
+# (tmp is kept, and named, when KEEP is set).
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 BUILD="${BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 . "$ROOT/tests/fixtures/env.sh"
 
-daemon_init() {
+need_bins() {
   local b
-  for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
+  for b in "$@"; do
     [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
   done
+}
+
+daemon_init() {
+  need_bins cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer
   [ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null
   inst="${1:-t}$$"
   tmp="$(mktemp -d)"
   run="$tmp/run"
   daemon_pid=""
+  daemon_on_exit=""
   trap daemon_cleanup EXIT
 }
 
+daemon_stop() {
+  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
+    cuzk shutdown >/dev/null 2>&1 || true
+    local _
+    for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$daemon_pid" 2>/dev/null || true
+  fi
+  daemon_pid=""
+  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
+}
+
 daemon_cleanup() {
+  [ -z "${daemon_on_exit:-}" ] || eval "$daemon_on_exit" || true
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-  rm -rf "$tmp"
+  if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }

@@ -13,38 +13,11 @@
 #  4. after shutdown the port is closed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-. "$ROOT/tests/fixtures/env.sh"
-for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
-done
+. "$HERE/../lib/daemon.sh"
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 0; }
-
-inst="tmet$$"
-tmp="$(mktemp -d)"
-run="$tmp/run"
-daemon_pid=""
+daemon_init tmet
 holder_pid=""
-stop_daemon() {
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" shutdown >/dev/null 2>&1 || true
-    for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$daemon_pid" 2>/dev/null || true
-  fi
-  daemon_pid=""
-  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-}
-cleanup() {
-  [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null || true
-  stop_daemon
-  [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
-}
-trap cleanup EXIT
-cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 30 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+daemon_on_exit='[ -z "$holder_pid" ] || kill "$holder_pid" 2>/dev/null; daemon_stop'
 chk() { python3 "$HERE/top_check.py" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -67,11 +40,7 @@ echo "ok: --metrics-listen: a name is refused (2), a taken port stops cuzkd (3)"
 
 # ---- 2. /metrics -------------------------------------------------------------------------
 port="$(free_port)"
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 4 \
-  --buffer-mb 16 --foreground --metrics-listen "127.0.0.1:$port" >"$tmp/cuzkd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-[ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.0.1:$port"
 grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
 
 NPART="${CUZK_TRACE_PARTS:-4}"
@@ -123,7 +92,7 @@ rc=0; cuzk trace -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 2 ] || fail "t
 rc=0; cuzk trace --job 999999 -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 21 ] || fail "trace of an unknown job: exit $rc"
 
 # ---- 4. shutdown closes the port --------------------------------------------------------
-stop_daemon
+daemon_stop
 python3 -c 'import socket,sys
 try:
     socket.create_connection(("127.0.0.1",int(sys.argv[1])),timeout=2); sys.exit(1)

@@ -10,46 +10,13 @@
 #     within noise of the run without it.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-. "$ROOT/tests/fixtures/env.sh"
-for b in cuzkd cuzk cuzk-top cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-  [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
-done
+. "$HERE/../lib/daemon.sh"
+need_bins cuzk-top
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 0; }
-
-inst="ttop$$"
-tmp="$(mktemp -d)"
-run="$tmp/run"
-daemon_pid=""
+daemon_init ttop
 tsess="cuzktop$$"
-stop_daemon() {
-  if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" shutdown >/dev/null 2>&1 || true
-    for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$daemon_pid" 2>/dev/null || true
-  fi
-  daemon_pid=""
-  rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-}
-cleanup() {
-  tmux kill-session -t "$tsess" 2>/dev/null || true
-  stop_daemon
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 30 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
-
-start_daemon() { # extra cuzkd options
-  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 4 \
-    --buffer-mb 16 --foreground "$@" >"$tmp/cuzkd.log" 2>&1 &
-  daemon_pid=$!
-  for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-  [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
-}
+daemon_on_exit='tmux kill-session -t "$tsess" 2>/dev/null; daemon_stop'
+start_daemon() { daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"; } # extra cuzkd options
 NPART="${CUZK_TOP_PARTS:-8}"
 fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
 mkdir -p "$tmp/in"
@@ -102,7 +69,7 @@ if [ $have_tmux = 1 ]; then
 else
   echo "SKIP: tmux missing (apt-get install tmux): terminal test not run"
 fi
-stop_daemon
+daemon_stop
 
 # ---- 4. planted delay ----------------------------------------------------------------
 if [ "${CUZK_TOP_SKIP_DELAY:-0}" != 1 ]; then
@@ -112,7 +79,7 @@ if [ "${CUZK_TOP_SKIP_DELAY:-0}" != 1 ]; then
     || fail "delayed job $job did not finish"
   sleep 0.3
   "$BUILD/bin/cuzk-top" --instance "$inst" --once --json >"$tmp/snap2.json"
-  stop_daemon
+  daemon_stop
   python3 "$HERE/top_check.py" accounting "$tmp/snap2.json" || fail "accounting (delay run)"
   python3 "$HERE/top_check.py" delay "$tmp/snap1.json" "$tmp/snap2.json" 200 || fail "planted delay"
 fi
