@@ -5,6 +5,7 @@
 
 static const struct backend_ops *const backends[] = {
     &backend_cpu_ops,
+    &backend_cpu_async_ops, /* tests: the asynchronous path without a GPU */
 #ifdef CUZK_HAVE_CUDA
     &backend_cuda_ops, /* built when nvcc is present (Makefile: CUDA=1) */
 #endif
@@ -26,8 +27,8 @@ const struct backend_ops *backend_find(const char *name)
 const char *backend_list(void)
 {
 #ifdef CUZK_HAVE_CUDA
-    return "cpu, cuda";
+    return "cpu, cpu-async (tests), cuda";
 #else
-    return "cpu";
+    return "cpu, cpu-async (tests)";
 #endif
 }

@@ -6,8 +6,8 @@
  *
  * Lanes. gpu_prove is one blocking call per partition (copies, kernels, results), so
  * the copy of partition N+1 can only overlap the kernels of N if two calls run at
- * once: LANES host threads, each with its own gpu_dev (its own streams, events and
- * scratch) on the same device, take partitions from a small FIFO. The GPU interleaves
+ * once: LANES host threads (lanes.h), each with its own gpu_dev (its own streams,
+ * events and scratch) on the same device, take partitions from a small FIFO. The GPU interleaves
  * their copies (copy engines) with the other lane's kernels. A lane calls the
  * partition's release as soon as its copies are complete (gpu_prove's callback).
  *
@@ -30,15 +30,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuzk/error.h"
 #include "cuzk/gpu.h"
+#include "cuzk/lanes.h"
 #include "cuzk/pipeline.h"
 
 #define LANES 2
 #define CACHE_MAX 8
-#define QUEUE_MAX LANES /* the worker never has more than depth (= LANES) submitted */
 
 struct circ {
     int used;
@@ -51,43 +50,16 @@ struct circ {
     int refs;           /* lanes proving with it now */
 };
 
-struct job {
-    struct backend_input in;
-    void *tag;
-};
-
-struct cuda_be;
-
-struct lane {
-    struct cuda_be *cb;
-    pthread_t th;
-    int started;
-    gpu_dev *dev;
-};
-
 struct cuda_be {
     int ordinal;
-    struct lane lane[LANES];
-    pthread_mutex_t mu;        /* queue, results, cache metadata */
+    gpu_dev *dev[LANES];       /* one per lane; dev[0] also registers the slab */
+    struct lanes *lanes;
+    pthread_mutex_t mu;        /* cache metadata */
     pthread_mutex_t load_mu;   /* one load/eviction at a time (taken before mu) */
-    pthread_cond_t cv_work, cv_done;
-    struct job q[QUEUE_MAX];
-    unsigned q_head, q_n;
-    struct backend_done done[QUEUE_MAX + LANES];
-    unsigned d_head, d_n;
-    int quit;
     struct circ cache[CACHE_MAX];
     uint64_t clock;
-    void *slab;                /* registered with dev 0, or NULL */
+    void *slab;                /* registered with dev[0], or NULL */
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int key_eq(const struct backend_key *a, const struct backend_key *b)
 {
@@ -256,78 +228,38 @@ static void circ_put(struct cuda_be *cb, struct circ *e)
     pthread_mutex_unlock(&cb->mu);
 }
 
-static void *lane_main(void *arg)
+/* One partition on lane `lane` (lanes.h): the circuit, then gpu_prove. */
+static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in,
+                       struct backend_done *d)
 {
-    struct lane *ln = arg;
-    struct cuda_be *cb = ln->cb;
+    struct cuda_be *cb = ctx;
+    struct circ *e = NULL;
 
-    for (;;) {
-        struct backend_done d;
-        struct job j;
-        struct circ *e = NULL;
-        int rc;
-
-        pthread_mutex_lock(&cb->mu);
-        while (!cb->quit && !cb->q_n)
-            pthread_cond_wait(&cb->cv_work, &cb->mu);
-        if (!cb->q_n) {
-            pthread_mutex_unlock(&cb->mu);
-            break;
-        }
-        j = cb->q[cb->q_head];
-        cb->q_head = (cb->q_head + 1) % QUEUE_MAX;
-        cb->q_n--;
-        pthread_mutex_unlock(&cb->mu);
-
-        memset(&d, 0, sizeof(d));
-        d.tag = j.tag;
-        d.begin_ns = now_ns();
-        rc = circ_get(cb, ln->dev, j.in.z, &j.in.key, &e, &d.fatal, d.err, sizeof(d.err));
-        if (rc) {
-            /* gpu_prove never ran: the buffer is released here (backend.h: once). */
-            if (j.in.release)
-                j.in.release(j.in.release_arg);
-        } else {
-            rc = gpu_prove(ln->dev, e->c, j.in.z, j.in.values, j.in.a, j.in.b, j.in.c,
-                           j.in.release, j.in.release_arg, &d.raw, &d.t, &d.device_s, d.err,
-                           sizeof(d.err));
-            circ_put(cb, e);
-            if (rc == -CUZK_E_DEVICE)
-                d.fatal = 1;
-        }
-        d.rc = rc;
-        d.end_ns = now_ns();
-        if (rc && !d.err[0])
-            snprintf(d.err, sizeof(d.err), "CUDA prove failed with code %d", rc);
-
-        pthread_mutex_lock(&cb->mu);
-        cb->done[(cb->d_head + cb->d_n) % (QUEUE_MAX + LANES)] = d;
-        cb->d_n++;
-        pthread_cond_signal(&cb->cv_done);
-        pthread_mutex_unlock(&cb->mu);
+    d->rc = circ_get(cb, cb->dev[lane], in->z, &in->key, &e, &d->fatal, d->err, sizeof(d->err));
+    if (d->rc) {
+        /* gpu_prove never ran: the buffer is released here (backend.h: once). */
+        if (in->release)
+            in->release(in->release_arg);
+        return;
     }
-    return NULL;
+    d->rc = gpu_prove(cb->dev[lane], e->c, in->z, in->values, in->a, in->b, in->c, in->release,
+                      in->release_arg, &d->raw, &d->t, &d->device_s, d->err, sizeof(d->err));
+    circ_put(cb, e);
+    if (d->rc == -CUZK_E_DEVICE)
+        d->fatal = 1;
 }
 
 static void cuda_teardown(struct cuda_be *cb)
 {
-    pthread_mutex_lock(&cb->mu);
-    cb->quit = 1;
-    pthread_cond_broadcast(&cb->cv_work);
-    pthread_mutex_unlock(&cb->mu);
-    for (int i = 0; i < LANES; i++)
-        if (cb->lane[i].started)
-            pthread_join(cb->lane[i].th, NULL);
+    lanes_stop(cb->lanes);
     for (int i = 0; i < CACHE_MAX; i++)
         if (cb->cache[i].used)
             gpu_circuit_free(cb->cache[i].owner, cb->cache[i].c);
     if (cb->slab)
-        gpu_host_unregister(cb->lane[0].dev, cb->slab);
+        gpu_host_unregister(cb->dev[0], cb->slab);
     for (int i = LANES - 1; i >= 0; i--)
-        if (cb->lane[i].dev)
-            gpu_close(cb->lane[i].dev);
-    pthread_cond_destroy(&cb->cv_work);
-    pthread_cond_destroy(&cb->cv_done);
+        if (cb->dev[i])
+            gpu_close(cb->dev[i]);
     pthread_mutex_destroy(&cb->load_mu);
     pthread_mutex_destroy(&cb->mu);
     free(cb);
@@ -336,7 +268,6 @@ static void cuda_teardown(struct cuda_be *cb)
 static int cuda_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
 {
     struct cuda_be *cb;
-    pthread_condattr_t ca;
     int n = gpu_device_count(), rc;
     char e2[512];
 
@@ -361,16 +292,10 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
     cb->ordinal = p->device;
     pthread_mutex_init(&cb->mu, NULL);
     pthread_mutex_init(&cb->load_mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&cb->cv_done, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_cond_init(&cb->cv_work, NULL);
     for (int i = 0; i < LANES; i++) {
-        cb->lane[i].cb = cb;
-        rc = gpu_open(p->device, &cb->lane[i].dev, e2, sizeof(e2));
+        rc = gpu_open(p->device, &cb->dev[i], e2, sizeof(e2));
         if (rc) {
-            cb->lane[i].dev = NULL;
+            cb->dev[i] = NULL;
             snprintf(err, errlen, "CUDA device %d: opening lane %d: %s", p->device, i, e2);
             cuda_teardown(cb);
             return rc;
@@ -380,7 +305,7 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
      * then read the shared memory by DMA. Without it (memlock limit) they still work,
      * staged through the driver's pinned bounce buffers, slower: say so, go on. */
     if (p->slab && p->slab_size) {
-        rc = gpu_host_register(cb->lane[0].dev, p->slab, p->slab_size, e2, sizeof(e2));
+        rc = gpu_host_register(cb->dev[0], p->slab, p->slab_size, e2, sizeof(e2));
         if (rc == -CUZK_E_DEVICE) {
             snprintf(err, errlen, "CUDA device %d: registering the buffer pool: %s", p->device, e2);
             cuda_teardown(cb);
@@ -393,14 +318,10 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
         else
             cb->slab = p->slab;
     }
-    for (int i = 0; i < LANES; i++) {
-        rc = pthread_create(&cb->lane[i].th, NULL, lane_main, &cb->lane[i]);
-        if (rc) {
-            snprintf(err, errlen, "starting CUDA lane %d: %s", i, strerror(rc));
-            cuda_teardown(cb);
-            return -rc;
-        }
-        cb->lane[i].started = 1;
+    rc = lanes_start(&cb->lanes, LANES, lane_prove, cb, err, errlen);
+    if (rc) {
+        cuda_teardown(cb);
+        return rc;
     }
     be->priv = cb;
     return 0;
@@ -409,50 +330,12 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
 static int cuda_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
                        size_t errlen)
 {
-    struct cuda_be *cb = be->priv;
-    int rc = 0;
-
-    pthread_mutex_lock(&cb->mu);
-    if (cb->q_n == QUEUE_MAX) {
-        snprintf(err, errlen, "CUDA backend queue full (more than %d in flight): internal "
-                 "error", QUEUE_MAX);
-        rc = -CUZK_E_INTERNAL;
-    } else {
-        struct job *j = &cb->q[(cb->q_head + cb->q_n) % QUEUE_MAX];
-
-        j->in = *in;
-        j->tag = tag;
-        cb->q_n++;
-        pthread_cond_signal(&cb->cv_work);
-    }
-    pthread_mutex_unlock(&cb->mu);
-    return rc;
+    return lanes_submit(((struct cuda_be *)be->priv)->lanes, in, tag, err, errlen);
 }
 
 static int cuda_collect(struct backend *be, uint64_t timeout_ns, struct backend_done *out)
 {
-    struct cuda_be *cb = be->priv;
-    struct timespec dl;
-    int got = 0;
-
-    pthread_mutex_lock(&cb->mu);
-    if (!cb->d_n && timeout_ns) {
-        uint64_t t = now_ns() + timeout_ns;
-
-        dl.tv_sec = (time_t)(t / 1000000000ull);
-        dl.tv_nsec = (long)(t % 1000000000ull);
-        while (!cb->d_n)
-            if (pthread_cond_timedwait(&cb->cv_done, &cb->mu, &dl) == ETIMEDOUT)
-                break;
-    }
-    if (cb->d_n) {
-        *out = cb->done[cb->d_head];
-        cb->d_head = (cb->d_head + 1) % (QUEUE_MAX + LANES);
-        cb->d_n--;
-        got = 1;
-    }
-    pthread_mutex_unlock(&cb->mu);
-    return got;
+    return lanes_collect(((struct cuda_be *)be->priv)->lanes, timeout_ns, out);
 }
 
 /* Preload: load and keep (pinned); evict: drop it (nothing is in flight: backend.h). */
@@ -465,7 +348,7 @@ static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z,
 
     *fatal = 0;
     if (action == PIPE_CIRCUIT_PRELOAD) {
-        rc = circ_get(cb, cb->lane[0].dev, z, key, &e, fatal, err, errlen);
+        rc = circ_get(cb, cb->dev[0], z, key, &e, fatal, err, errlen);
         if (rc)
             return rc;
         pthread_mutex_lock(&cb->mu);

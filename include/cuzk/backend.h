@@ -106,14 +106,16 @@ struct backend {
 };
 
 extern const struct backend_ops backend_cpu_ops;
+extern const struct backend_ops backend_cpu_async_ops; /* tests (backend_cpu.c) */
 #ifdef CUZK_HAVE_CUDA
 extern const struct backend_ops backend_cuda_ops;
 #endif
 
-/* The backend called name ("cpu", "cuda"; a ":N" suffix is ignored), or NULL. */
+/* The backend called name ("cpu", "cpu-async", "cuda"; a ":N" suffix is ignored), or
+ * NULL. */
 const struct backend_ops *backend_find(const char *name);
 
-/* The backends this build has, as "cpu" or "cpu, cuda" (static string). */
+/* The backends this build has, for messages (static string). */
 const char *backend_list(void);
 
 #endif

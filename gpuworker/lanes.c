@@ -1,0 +1,189 @@
+/* lanes.c — lane threads for asynchronous backends (include/cuzk/lanes.h). */
+#include "cuzk/lanes.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuzk/error.h"
+
+struct lane_job {
+    struct backend_input in;
+    void *tag;
+};
+
+struct lane {
+    struct lanes *l;
+    unsigned idx;
+    pthread_t th;
+    int started;
+};
+
+/* Queue and results are bounded by n: the worker never has more than n submitted and
+ * not collected, so each ring of n entries never overflows. */
+struct lanes {
+    unsigned n;
+    lanes_fn fn;
+    void *ctx;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_done; /* cv_done on CLOCK_MONOTONIC */
+    struct lane_job q[LANES_MAX];
+    unsigned q_head, q_n;
+    struct backend_done done[LANES_MAX];
+    unsigned d_head, d_n;
+    unsigned outstanding;            /* submitted and not collected */
+    int quit;
+    struct lane lane[LANES_MAX];
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *lane_main(void *arg)
+{
+    struct lane *ln = arg;
+    struct lanes *l = ln->l;
+
+    for (;;) {
+        struct backend_done d;
+        struct lane_job j;
+
+        pthread_mutex_lock(&l->mu);
+        while (!l->quit && !l->q_n)
+            pthread_cond_wait(&l->cv_work, &l->mu);
+        if (!l->q_n) {
+            pthread_mutex_unlock(&l->mu);
+            return NULL;
+        }
+        j = l->q[l->q_head];
+        l->q_head = (l->q_head + 1) % l->n;
+        l->q_n--;
+        pthread_mutex_unlock(&l->mu);
+
+        memset(&d, 0, sizeof(d));
+        d.begin_ns = mono_ns();
+        l->fn(l->ctx, ln->idx, &j.in, &d);
+        d.end_ns = mono_ns();
+        d.tag = j.tag;
+        if (d.rc && !d.err[0])
+            snprintf(d.err, sizeof(d.err), "prove failed with code %d", d.rc);
+
+        pthread_mutex_lock(&l->mu);
+        l->done[(l->d_head + l->d_n) % l->n] = d;
+        l->d_n++;
+        pthread_cond_signal(&l->cv_done);
+        pthread_mutex_unlock(&l->mu);
+    }
+}
+
+int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err,
+                size_t errlen)
+{
+    struct lanes *l;
+    pthread_condattr_t ca;
+    int rc;
+
+    *out = NULL;
+    if (n < 1 || n > LANES_MAX) {
+        snprintf(err, errlen, "lanes: %u lanes (1 to %d)", n, LANES_MAX);
+        return -EINVAL;
+    }
+    l = calloc(1, sizeof(*l));
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    l->n = n;
+    l->fn = fn;
+    l->ctx = ctx;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv_done, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&l->cv_work, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        l->lane[i].l = l;
+        l->lane[i].idx = i;
+        rc = pthread_create(&l->lane[i].th, NULL, lane_main, &l->lane[i]);
+        if (rc) {
+            snprintf(err, errlen, "starting lane thread %u: %s", i, strerror(rc));
+            lanes_stop(l);
+            return -rc;
+        }
+        l->lane[i].started = 1;
+    }
+    *out = l;
+    return 0;
+}
+
+int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err,
+                 size_t errlen)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&l->mu);
+    if (l->outstanding == l->n) {
+        snprintf(err, errlen, "more than %u partitions submitted: internal error", l->n);
+        rc = -CUZK_E_INTERNAL;
+    } else {
+        struct lane_job *j = &l->q[(l->q_head + l->q_n) % l->n];
+
+        j->in = *in;
+        j->tag = tag;
+        l->q_n++;
+        l->outstanding++;
+        pthread_cond_signal(&l->cv_work);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out)
+{
+    int got = 0;
+
+    pthread_mutex_lock(&l->mu);
+    if (!l->d_n && timeout_ns) {
+        uint64_t t = mono_ns() + timeout_ns;
+        struct timespec dl = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+
+        while (!l->d_n)
+            if (pthread_cond_timedwait(&l->cv_done, &l->mu, &dl) == ETIMEDOUT)
+                break;
+    }
+    if (l->d_n) {
+        *out = l->done[l->d_head];
+        l->d_head = (l->d_head + 1) % l->n;
+        l->d_n--;
+        l->outstanding--;
+        got = 1;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return got;
+}
+
+void lanes_stop(struct lanes *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_lock(&l->mu);
+    l->quit = 1;
+    pthread_cond_broadcast(&l->cv_work);
+    pthread_mutex_unlock(&l->mu);
+    for (unsigned i = 0; i < l->n; i++)
+        if (l->lane[i].started)
+            pthread_join(l->lane[i].th, NULL);
+    pthread_cond_destroy(&l->cv_work);
+    pthread_cond_destroy(&l->cv_done);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
