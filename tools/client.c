@@ -49,6 +49,8 @@ void client_usage(FILE *f)
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
+          "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
+          "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
           "options: --instance NAME (default: default), --run-dir DIR (default as cuzkd:\n"
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"

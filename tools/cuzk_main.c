@@ -5,6 +5,7 @@
 #include "cuzk/client.h"
 #include "cuzk/error.h"
 #include "cuzk/prove_local.h"
+#include "cuzk/setup_test.h"
 #include "cuzk/verify_cmd.h"
 
 int main(int argc, char **argv)
@@ -16,6 +17,7 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "prove-local") == 0) return prove_local_main(argc - 1, argv + 1);
     if (strcmp(cmd, "verify") == 0) return verify_cmd_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         client_usage(stdout);
         return 0;
