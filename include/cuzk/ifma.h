@@ -1,0 +1,88 @@
+/* ifma.h — BN254 Fq arithmetic eight elements at a time with AVX-512 IFMA, and the
+ * batch-affine bucket addition of the MSM built on it.
+ *
+ * Layout ("fq8"): 8 elements in radix 2^52, 5 limbs (254 bits < 260), structure of
+ * arrays: l[k][j] is limb k of lane j, so one zmm register holds limb k of all eight
+ * lanes and vpmadd52luq/vpmadd52huq form eight 52x52-bit partial products at once.
+ *
+ * Montgomery form: products divide by R' = 2^260 (five 52-bit reduction steps), while
+ * the rest of cuzk keeps x·R mod p with R = 2^256 in 4x64 limbs (field.h). The fq8
+ * value of an element x is x·2^260 mod p, so that ifma_fq8_mul maps the fq8 values of
+ * x and y to the fq8 value of x·y; ifma_fq8_load multiplies the field.h form by 2^4
+ * (one lane product by 2^264 mod p) and ifma_fq8_store divides by it (one product by
+ * 2^256 mod p, then a full reduction), so store(load(a)) = a bit for bit and
+ * store(mul(load(a), load(b))) = fe_mul(a, b).
+ *
+ * Reduction is lazy: every fq8 value these functions return is in [0, 2p) with limbs
+ * below 2^52 (p < 2^254, so a Montgomery product of two such values stays below
+ * (4p/2^260 + 1) p < 2p); inputs must satisfy the same. Only store gives canonical
+ * (< p) results.
+ *
+ * Every function needs a CPU with AVX-512 F, VL and IFMA: call ifma_available() first
+ * (the default build targets x86-64-v3; these functions are compiled for AVX-512 alone,
+ * with __attribute__((target)), and would fault elsewhere).
+ *
+ * Measured (bench/ifma, this project's 2-vCPU AMD EPYC dev box; see the figures in
+ * bench/ifma.c's header and in the commit message). */
+#ifndef CUZK_IFMA_H
+#define CUZK_IFMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IFMA_LANES 8
+#define IFMA_LIMBS 5
+
+typedef struct ifma_fq8 {
+    uint64_t l[IFMA_LIMBS][IFMA_LANES];
+} __attribute__((aligned(64))) ifma_fq8;
+
+/* Whether this CPU (and OS) runs AVX-512 F+VL+IFMA, and the environment variable
+ * CUZK_NO_IFMA is not set to 1 (to compare against the scalar path). Cached after the
+ * first call; thread safe (idempotent). */
+bool ifma_available(void);
+
+/* r = the fq8 values of a[0..7], 8 elements in field.h's Montgomery form (4 limbs
+ * each, contiguous, reduced). */
+void ifma_fq8_load(ifma_fq8 *r, const uint64_t *a);
+
+/* r[0..31] = the 8 lanes of a back in field.h's form, 4 limbs each, canonical. */
+void ifma_fq8_store(uint64_t *r, const ifma_fq8 *a);
+
+/* Lane-wise Montgomery product r = a·b·2^-260 mod p, in [0, 2p). r may alias a or b. */
+void ifma_fq8_mul(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b);
+
+/* Lane-wise r = a + b and r = a - b mod p, in [0, 2p). */
+void ifma_fq8_add(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b);
+void ifma_fq8_sub(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b);
+
+/* r[k] = a[k]·b[k] for k < n blocks (n·8 products): the throughput form. */
+void ifma_fq8_mul_n(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b, size_t n);
+
+/* r[i] = fe_mul(a[i], b[i]) for count elements in field.h's form (count a multiple of
+ * 8): load, product, store — the cost of a product with the layout changes included. */
+void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count);
+
+/* ---- batch-affine addition (msm.c's bucket flush) --------------------------------
+ *
+ * For i < count: A[bb[i]] = A[bb[i]] + P_i on BN254 G1, affine, where
+ *   A    the affine buckets: bucket b at A + 8b (x then y, 4 limbs each, field.h's
+ *        Montgomery form, reduced) — msm.c's struct msm_scratch.A for G1 BN254;
+ *   bb   bucket of addition i (msm_scratch.bb);
+ *   bp   P_i at bp + 8i, same form (msm_scratch.bp);
+ * with the preconditions msm_aff_add already ensures: the buckets bb[0..count-1] are
+ * distinct, and P_i.x != bucket.x (no doubling or cancellation; neither point is
+ * infinity). The results are canonical and equal, bit for bit, those of msm.c's scalar
+ * flush (lambda = (Py - By)/(Px - Bx), x3 = lambda^2 - Bx - Px, y3 = lambda (Bx - x3)
+ * - By). One shared inversion (scalar, of 8 lane products), everything else in lanes.
+ * scratch: ifma_g1_batch_scratch_bytes(count) bytes, 64-byte aligned (aligned_alloc),
+ * reusable across calls. */
+size_t ifma_g1_batch_scratch_bytes(size_t count);
+void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+
+/* The same with field.h's scalar products (mulx where available): the portable
+ * version, and the baseline bench/ifma compares with. scratch as above. */
+void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+
+#endif
