@@ -2,7 +2,7 @@
  *
  *   msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]
  *           [--curves bn254,bls12381] [--buckets auto|jacobian|affine]
- *           [--curves bn254,bls12381]
+ *           [--glv auto|on|off] [--reps N]
  *
  * Prints ns/point for G1 and G2 MSMs of BN254 and BLS12-381 (one row per group and
  * size, the curves beside each other) on random full-size scalars of each curve's Fr,
@@ -93,8 +93,9 @@ static uint8_t *bench_bases(const curve_group *G, size_t n)
 
 struct bench_opts {
     unsigned sizes[8], nsizes;
-    unsigned threads, window;
+    unsigned threads, window, reps;
     enum msm_buckets buckets;
+    enum msm_glv glv;
     int g1, g2;
     int bn254, bls12381;
 };
@@ -108,10 +109,10 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
         size_t n = (size_t)1 << o->sizes[i];
         uint64_t r[EC_MAX_JAC];
         double best = 1e30, bestc = 1e30;
-        int reps = o->sizes[i] <= 16 ? 3 : 1;
+        int reps = o->reps ? (int)o->reps : o->sizes[i] <= 16 ? 3 : 1;
         for (int rep = 0; rep < reps; rep++) {
             double t0 = now_s(), c0 = cpu_s();
-            int rc = msm_run_opts(G, r, bases, sc, n, 32, o->threads, o->window, o->buckets);
+            int rc = msm_run_ext(G, r, bases, sc, n, 32, o->threads, o->window, o->buckets, o->glv);
             double t = now_s() - t0, tc = cpu_s() - c0;
             if (tc < bestc) bestc = tc;
             if (rc) {
@@ -141,9 +142,10 @@ static int bench_msm(const struct bench_opts *o)
     size_t nmax = (size_t)1 << maxlg;
     uint8_t *sc = malloc(nmax * 32);
     if (!sc) return -ENOMEM;
-    static const char *const bk[] = {"auto", "jacobian", "affine"};
-    printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s, buckets=%s)\n",
-           o->threads, o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto", bk[o->buckets]);
+    static const char *const bk[] = {"auto", "jacobian", "affine"}, *const gl[] = {"auto", "off", "on"};
+    printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s, buckets=%s, glv=%s)\n",
+           o->threads, o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto", bk[o->buckets],
+           gl[o->glv]);
     printf("%-13s %6s %10s %12s %10s %14s\n", "group", "size", "ms", "ns/point", "cpu ms", "cpu ns/point");
     for (int g = 0; g < 2; g++) {
         if (!group_on[g]) continue;
@@ -188,9 +190,14 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0) i++;
         else if (!strcmp(a, "--threads") && v) o.threads = (unsigned)atoi(argv[++i]);
         else if (!strcmp(a, "--window") && v) o.window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--reps") && v) o.reps = (unsigned)atoi(argv[++i]); /* e.g. 1 under callgrind */
         else if (!strcmp(a, "--buckets") && v) {
             o.buckets = !strcmp(v, "jacobian") ? MSM_BUCKETS_JACOBIAN
                         : !strcmp(v, "affine") ? MSM_BUCKETS_AFFINE : MSM_BUCKETS_AUTO;
+            i++;
+        }
+        else if (!strcmp(a, "--glv") && v) {
+            o.glv = !strcmp(v, "on") ? MSM_GLV_ON : !strcmp(v, "off") ? MSM_GLV_OFF : MSM_GLV_AUTO;
             i++;
         }
         else if (!strcmp(a, "--groups") && v) {
@@ -203,7 +210,7 @@ int main(int argc, char **argv)
             i++;
         } else {
             fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
-                            "[--curves bn254,bls12381] [--buckets auto|jacobian|affine]\n");
+                            "[--curves bn254,bls12381] [--buckets auto|jacobian|affine] [--glv auto|on|off] [--reps N]\n");
             return 2;
         }
     }

@@ -152,6 +152,114 @@ void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac,
     CURVE_DISPATCH(G, mul_scalar_impl, r, p_jac, k, nk);
 }
 
+/* ---- GLV scalar split (see curve.h) ---------------------------------------- */
+
+/* r = a b, na and nb limbs into na + nb limbs (r must not alias a or b). */
+static void glv_mp_mul(uint64_t *r, const uint64_t *a, unsigned na, const uint64_t *b, unsigned nb)
+{
+    for (unsigned i = 0; i < na + nb; i++) r[i] = 0;
+    for (unsigned i = 0; i < na; i++) {
+        uint64_t carry = 0;
+        for (unsigned j = 0; j < nb; j++) {
+            fe_u128 t = (fe_u128)a[i] * b[j] + r[i + j] + carry;
+            r[i + j] = (uint64_t)t;
+            carry = (uint64_t)(t >> 64);
+        }
+        r[i + nb] = carry;
+    }
+}
+
+/* a -= b over n limbs (mod 2^(64n)); returns the borrow out. */
+static uint64_t glv_mp_sub(uint64_t *a, const uint64_t *b, unsigned n)
+{
+    uint64_t borrow = 0;
+    for (unsigned i = 0; i < n; i++) {
+        fe_u128 d = (fe_u128)a[i] - b[i] - borrow;
+        a[i] = (uint64_t)d;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+    return borrow;
+}
+
+/* BN254 (constants derived with extended Euclid on (r, lambda); test_curve re-checks
+ * a_i + b_i lambda = 0 mod r and the split identity with GMP):
+ *   a1 = b2 = 0x89d3256894d213e3, a2 = 0x6f4d8248eeb859fd0be4e1541221250b,
+ *   b1 = -0x6f4d8248eeb859fc8211bbeb7d4f1128, det(a, b) = r.
+ * c1 = floor(k g1 / 2^256), c2 = floor(k g2 / 2^256) with g1 = floor(2^256 b2 / r),
+ * g2 = floor(2^256 |b1| / r) are the Babai coefficients k b2 / r, -k b1 / r rounded
+ * down by delta_i in [0, 1.25) (the floor, plus k < 2^254 times the error of g_i below
+ * 2^-256). Then (k1, k2) = (k, 0) - c1 (a1, b1) - c2 (a2, b2) = delta1 (a1, b1) +
+ * delta2 (a2, b2): k1 in [0, 1.25 (a1 + a2)) is never negative and |k2| < 1.25 |b1|,
+ * both below 0.55 * 2^128. */
+static const uint64_t GLV_BN_G1[2] = {0xd91d232ec7e0b3d7ULL, 0x2ULL};
+static const uint64_t GLV_BN_G2[3] = {0x7a7bd9d4391eb18dULL, 0x4ccef014a773d2cfULL, 0x2ULL};
+static const uint64_t GLV_BN_A1 = 0x89d3256894d213e3ULL; /* = b2 */
+static const uint64_t GLV_BN_A2[2] = {0x0be4e1541221250bULL, 0x6f4d8248eeb859fdULL};
+static const uint64_t GLV_BN_B1[2] = {0x8211bbeb7d4f1128ULL, 0x6f4d8248eeb859fcULL}; /* |b1| */
+/* BLS12-381: floor(2^256 / lambda), 129 bits. */
+static const uint64_t GLV_BLS_G[3] = {0x63f6e522f6cfee30ULL, 0x7c6becf1e01faaddULL, 0x1ULL};
+
+static unsigned glv_split_bn254(uint64_t k1[2], uint64_t k2[2], const uint64_t k[4])
+{
+    uint64_t t[7], c1, c2[2], u[4], v[3], w[3];
+    unsigned neg = 0;
+    glv_mp_mul(t, k, 4, GLV_BN_G1, 2);
+    c1 = t[4];                                   /* < 2^64 */
+    glv_mp_mul(t, k, 4, GLV_BN_G2, 3);
+    c2[0] = t[4];
+    c2[1] = t[5];                                /* < 2^128 */
+    /* k1 = k - c1 a1 - c2 a2, known to lie in [0, 2^128): compute it mod 2^128 */
+    k1[0] = k[0];
+    k1[1] = k[1];
+    glv_mp_mul(u, &c1, 1, &GLV_BN_A1, 1);
+    glv_mp_sub(k1, u, 2);
+    glv_mp_mul(u, c2, 2, GLV_BN_A2, 2);
+    glv_mp_sub(k1, u, 2);
+    /* k2 = c1 |b1| - c2 b2, |k2| < 2^128: in 192 bits, then sign and magnitude */
+    glv_mp_mul(v, &c1, 1, GLV_BN_B1, 2);
+    glv_mp_mul(w, c2, 2, &GLV_BN_A1, 1);
+    if (glv_mp_sub(v, w, 3)) {
+        uint64_t z[3] = {0, 0, 0};
+        glv_mp_sub(z, v, 3);
+        v[0] = z[0];
+        v[1] = z[1];
+        neg |= 2;
+    }
+    k2[0] = v[0];
+    k2[1] = v[1];
+    return neg;
+}
+
+static unsigned glv_split_bls12_381(const curve_group *G, uint64_t k1[2], uint64_t k2[2], const uint64_t k[4])
+{
+    uint64_t t[7], q[2], u[4], rem[4];
+    const uint64_t *lam = G->lambda;
+    /* q = floor(k g / 2^256) <= k div lambda, short of it by less than 1.5 */
+    glv_mp_mul(t, k, 4, GLV_BLS_G, 3);
+    q[0] = t[4];
+    q[1] = t[5];
+    memcpy(rem, k, sizeof rem);
+    glv_mp_mul(u, q, 2, lam, 2);
+    glv_mp_sub(rem, u, 4);                       /* k - q lambda >= 0 */
+    for (;;) {                                   /* at most twice */
+        uint64_t d[4] = {rem[0], rem[1], rem[2], rem[3]}, l4[4] = {lam[0], lam[1], 0, 0};
+        if (glv_mp_sub(d, l4, 4)) break;         /* rem < lambda */
+        memcpy(rem, d, sizeof rem);
+        if (++q[0] == 0) q[1]++;
+    }
+    k1[0] = rem[0];
+    k1[1] = rem[1];
+    k2[0] = q[0];                                /* <= (r-1)/lambda = lambda + 1 < 2^128 */
+    k2[1] = q[1];
+    return 0;
+}
+
+unsigned ec_glv_split(const curve_group *G, uint64_t k1[2], uint64_t k2[2], const uint64_t k[4])
+{
+    if (G->Fr->id == FIELD_ID_BN254_FR) return glv_split_bn254(k1, k2, k);
+    return glv_split_bls12_381(G, k1, k2, k);
+}
+
 const curve_group *curve_g1_for(const field_desc *Fq, const field_desc *Fr)
 {
     if (Fq->id == FIELD_ID_BN254_FQ && Fr->id == FIELD_ID_BN254_FR) return &G1_BN254;

@@ -19,6 +19,11 @@
  *     Threads claim tasks from a counter under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
  *
+ * GLV (msm_prepare_glv, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
+ * of 128 bits with k P = +-k1 P +- k2 phi(P) (curve.h ec_glv_split), so steps 2-4 run
+ * on twice the terms with half the windows: the same number of bucket additions, half
+ * the bucket reductions and doublings.
+ *
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "cuzk/msm.h"
@@ -32,17 +37,22 @@
 
 #define MSM_MAX_SCALAR_LIMBS 8 /* scalar_bytes <= 64 */
 #define MSM_NEG_BIT (UINT64_C(1) << 63)
+#define MSM_PHI_BIT (UINT64_C(1) << 62) /* GLV: the base's image phi(P), from msm_job.phi */
+#define MSM_IDX_MASK (~(MSM_NEG_BIT | MSM_PHI_BIT))
 
 struct msm_job {
     const curve_group *G;
     const uint8_t *bases;     /* zkey layout, maybe misaligned */
-    const uint64_t *idx;      /* active term k -> base index; MSM_NEG_BIT: negate the base */
+    const uint64_t *phi;      /* GLV: phi(base i) at i, affine (NULL without GLV) */
+    const uint64_t *idx;      /* active term k -> base index; MSM_NEG_BIT: negate the base,
+                                 MSM_PHI_BIT: take phi(base) */
     const uint64_t *sc;       /* active term k -> scalar, nl limbs (after the r - s fold) */
     size_t nact;              /* active terms */
     unsigned nl;              /* limbs per scalar */
     unsigned bits;            /* bit length of the OR of all active scalars */
     unsigned c, nwin, nsplit, ntasks;
     unsigned batch;           /* batch-affine buckets: additions per shared inversion; 0: jacobian */
+    unsigned min_batch;       /* a window whose buckets allow smaller batches goes jacobian */
     uint64_t *partial;        /* task t -> its window partial sum, jacobian */
     pthread_mutex_t lock;     /* guards next and err */
     unsigned next;            /* next unclaimed task */
@@ -73,6 +83,16 @@ static inline size_t msm_window_buckets(const struct msm_job *j, unsigned w)
     return rem < j->c - 1 ? (size_t)1 << rem : (size_t)1 << (j->c - 1);
 }
 
+/* Point of base reference ix (MSM_PHI_BIT: phi of the base; MSM_NEG_BIT: negated) into P. */
+CUZK_HD void msm_load(const curve_group *G, const struct msm_job *j, uint64_t *P, uint64_t ix)
+{
+    const unsigned cl = ec_cl(G);
+    const size_t pb = 2 * cl * sizeof(uint64_t);
+    const uint8_t *src = (ix & MSM_PHI_BIT) ? (const uint8_t *)j->phi : j->bases;
+    memcpy(P, src + (ix & MSM_IDX_MASK) * pb, pb);
+    if (ix & MSM_NEG_BIT) ecf_neg(G, P + cl, P + cl);
+}
+
 /* One task: window w over active terms [lo, hi) into out (jacobian). B holds
  * 2^(c-1) jacobian buckets of scratch. The loop (digits, base loads, negation) is
  * specialised per group by CURVE_DISPATCH; the additions call the per-group
@@ -83,8 +103,7 @@ static inline size_t msm_window_buckets(const struct msm_job *j, unsigned w)
 CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo, size_t hi,
                            uint64_t *B, uint64_t *out)
 {
-    const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
-    const size_t pb = 2 * cl * sizeof(uint64_t);
+    const unsigned jl = 3 * ec_cl(G), nl = j->nl, c = j->c;
     const size_t nb = msm_window_buckets(j, w);
     uint64_t P[EC_MAX_AFF];
 
@@ -92,10 +111,7 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
     for (size_t k = lo; k < hi; k++) {
         int d = msm_digit(j->sc + k * nl, nl, w, c);
         if (d == 0) continue;
-        uint64_t ix = j->idx[k];
-        bool neg = (d < 0) ^ ((ix & MSM_NEG_BIT) != 0);
-        memcpy(P, j->bases + (ix & ~MSM_NEG_BIT) * pb, pb);
-        if (neg) ecf_neg(G, P + cl, P + cl);
+        msm_load(G, j, P, j->idx[k] ^ (d < 0 ? MSM_NEG_BIT : 0));
         uint64_t *b = B + (size_t)((d < 0 ? -d : d) - 1) * jl;
         ec_add_aff(G, b, b, P);
     }
@@ -162,16 +178,9 @@ struct msm_aff_ctx {
     const struct msm_job *j;
     struct msm_scratch *S;
     unsigned nbat, ndef;
+    unsigned batch;   /* additions per flush in this window */
     uint32_t cur;     /* id of the open batch */
 };
-
-/* Point of base index ix (MSM_NEG_BIT: negated) into P. */
-CUZK_HD void msm_load(const curve_group *G, const struct msm_job *j, uint64_t *P, uint64_t ix)
-{
-    const unsigned cl = ec_cl(G);
-    memcpy(P, j->bases + (ix & ~MSM_NEG_BIT) * 2 * cl * sizeof(uint64_t), 2 * cl * sizeof(uint64_t));
-    if (ix & MSM_NEG_BIT) ecf_neg(G, P + cl, P + cl);
-}
 
 /* Into the jacobian overflow accumulator of bucket b. */
 CUZK_HD void msm_aff_overflow(const curve_group *G, struct msm_aff_ctx *x, uint32_t b, const uint64_t *P)
@@ -266,17 +275,17 @@ CUZK_HD void msm_aff_retry(const curve_group *G, struct msm_aff_ctx *x)
     unsigned n = x->ndef;
     x->ndef = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (x->nbat == x->j->batch) msm_aff_flush(G, x);
+        if (x->nbat == x->batch) msm_aff_flush(G, x);
         msm_aff_add(G, x, S->db[i], S->dref[i]);
     }
 }
 
 CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo,
-                                  size_t hi, struct msm_scratch *S, uint64_t *out)
+                                  size_t hi, struct msm_scratch *S, uint64_t *out, unsigned batch)
 {
     const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
     const size_t nb = msm_window_buckets(j, w);
-    struct msm_aff_ctx x = {.j = j, .S = S, .cur = 1};
+    struct msm_aff_ctx x = {.j = j, .S = S, .batch = batch, .cur = 1};
 
     memset(S->stamp, 0, nb * sizeof *S->stamp);
     memset(S->state, 0, nb);
@@ -297,7 +306,7 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
         msm_aff_add(G, &x, (uint32_t)((d < 0 ? -d : d) - 1), ix);
-        if (x.nbat == j->batch) {
+        if (x.nbat == x.batch) {
             msm_aff_flush(G, &x);
             msm_aff_retry(G, &x);
         }
@@ -332,30 +341,50 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
     }                                                                                           \
     static __attribute__((noinline)) void msm_task_aff_##tag(const struct msm_job *j, unsigned w,    \
                                                              size_t lo, size_t hi,                 \
-                                                             struct msm_scratch *S, uint64_t *out) \
+                                                             struct msm_scratch *S, uint64_t *out, \
+                                                             unsigned batch)                       \
     {                                                                                           \
-        msm_task_affine_impl(&group, j, w, lo, hi, S, out);                                     \
+        msm_task_affine_impl(&group, j, w, lo, hi, S, out, batch);                              \
     }
 MSM_TASK_FORMS(g1_bn254, G1_BN254)
 MSM_TASK_FORMS(g2_bn254, G2_BN254)
 MSM_TASK_FORMS(g1_bls12_381, G1_BLS12_381)
 MSM_TASK_FORMS(g2_bls12_381, G2_BLS12_381)
 
+/* The window's batch: at most a quarter of the buckets it can touch. The top window
+ * often has far fewer buckets than the others (2^(bits - wc) when fewer than c-1 bits
+ * remain): there a full-size batch kept colliding, the deferred list filled and most
+ * points went to the jacobian overflow, paying both forms (callgrind, 2^16 G1 with
+ * GLV: 124k overflow additions of 1.3M, against 41k for the bucket reduction). Such a
+ * window runs jacobian buckets instead, when its batch falls below min_batch. */
+static unsigned msm_window_batch(const struct msm_job *j, unsigned w)
+{
+    size_t b = msm_window_buckets(j, w) / 4;
+    if (b > j->batch) b = j->batch;
+    if (b < 1) b = 1;
+    return b < j->min_batch ? 0 : (unsigned)b;
+}
+
 static void msm_task(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
                      uint64_t *out)
 {
+    unsigned b = j->batch ? msm_window_batch(j, w) : 0;
     switch (j->G->id) {
     case CURVE_G1_BN254:
-        (j->batch ? msm_task_aff_g1_bn254 : msm_task_jac_g1_bn254)(j, w, lo, hi, S, out);
+        if (b) msm_task_aff_g1_bn254(j, w, lo, hi, S, out, b);
+        else msm_task_jac_g1_bn254(j, w, lo, hi, S, out);
         break;
     case CURVE_G2_BN254:
-        (j->batch ? msm_task_aff_g2_bn254 : msm_task_jac_g2_bn254)(j, w, lo, hi, S, out);
+        if (b) msm_task_aff_g2_bn254(j, w, lo, hi, S, out, b);
+        else msm_task_jac_g2_bn254(j, w, lo, hi, S, out);
         break;
     case CURVE_G1_BLS12_381:
-        (j->batch ? msm_task_aff_g1_bls12_381 : msm_task_jac_g1_bls12_381)(j, w, lo, hi, S, out);
+        if (b) msm_task_aff_g1_bls12_381(j, w, lo, hi, S, out, b);
+        else msm_task_jac_g1_bls12_381(j, w, lo, hi, S, out);
         break;
     case CURVE_G2_BLS12_381:
-        (j->batch ? msm_task_aff_g2_bls12_381 : msm_task_jac_g2_bls12_381)(j, w, lo, hi, S, out);
+        if (b) msm_task_aff_g2_bls12_381(j, w, lo, hi, S, out, b);
+        else msm_task_jac_g2_bls12_381(j, w, lo, hi, S, out);
         break;
     }
 }
@@ -462,6 +491,10 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c)
     j->ntasks = j->nwin * j->nsplit;
 }
 
+/* GLV from this many terms up (MSM_GLV_AUTO); measured in msm_run_ext's comment. */
+#define MSM_GLV_MIN 1024
+#define MSM_GLV_MAX_TABLE ((size_t)1 << 30)
+
 /* Scalar limbs a, b (MSM_MAX_SCALAR_LIMBS each): a < b? */
 static bool msm_lt(const uint64_t *a, const uint64_t *b)
 {
@@ -517,6 +550,69 @@ static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count,
     j->bits = ortop ? 64 * top + (64 - (unsigned)__builtin_clzll(ortop)) : 0;
 }
 
+/* Step 1 with GLV (curve.h ec_glv_split): each term k P becomes +-k1 P and
+ * +-k2 phi(P) with k1, k2 < 2^128, so the windows cover half the bits for twice the
+ * terms. The bucket additions stay n * bits / c, but there are half the windows to
+ * reduce and to combine. phi(P) of each active base goes into phi (aligned, 2cl limbs a
+ * point, indexed like the bases): one Fq product per point and coordinate limb set,
+ * instead of one per window load. Returns false, with nothing of j set, when a scalar is
+ * not below r (the split needs k < r; such terms are multiplied exactly by the plain
+ * path). */
+static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
+                            uint64_t *idx, uint64_t *sc, uint64_t *phi)
+{
+    const curve_group *G = j->G;
+    const unsigned cl = ec_cl(G);
+    const size_t pb = 2 * cl * sizeof(uint64_t);
+    const uint64_t *r = G->Fr->p;
+    uint64_t acc[2] = {0, 0};
+
+    for (size_t i = 0; i < count; i++) { /* all below r? (before anything is written) */
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = {0};
+        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+        for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
+            if (s[l]) return false;
+        bool below = false;
+        for (unsigned l = 4; l-- > 0;)
+            if (s[l] != r[l]) {
+                below = s[l] < r[l];
+                break;
+            }
+        if (!below) return false;
+    }
+
+    size_t k = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = {0}, k1[2], k2[2];
+        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+        if (!(s[0] | s[1] | s[2] | s[3])) continue;
+        uint64_t P[EC_MAX_AFF];
+        memcpy(P, j->bases + i * pb, pb);
+        if (ec_aff_is_inf(G, P)) continue;
+        unsigned neg = ec_glv_split(G, k1, k2, s);
+        if (k1[0] | k1[1]) {
+            sc[2 * k] = k1[0];
+            sc[2 * k + 1] = k1[1];
+            idx[k++] = (uint64_t)i | ((neg & 1) ? MSM_NEG_BIT : 0);
+            acc[0] |= k1[0];
+            acc[1] |= k1[1];
+        }
+        if (k2[0] | k2[1]) {
+            ec_aff_endo(G, phi + i * 2 * cl, P);
+            sc[2 * k] = k2[0];
+            sc[2 * k + 1] = k2[1];
+            idx[k++] = (uint64_t)i | MSM_PHI_BIT | ((neg & 2) ? MSM_NEG_BIT : 0);
+            acc[0] |= k2[0];
+            acc[1] |= k2[1];
+        }
+    }
+    j->nl = 2;
+    j->nact = k;
+    j->phi = phi;
+    j->bits = acc[1] ? 128 - (unsigned)__builtin_clzll(acc[1]) : acc[0] ? 64 - (unsigned)__builtin_clzll(acc[0]) : 0;
+    return true;
+}
+
 static unsigned msm_threads(unsigned threads)
 {
     if (threads == 0) {
@@ -549,13 +645,29 @@ int msm_run_window(const curve_group *G, uint64_t *result, const uint8_t *bases,
 int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
                  size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode)
 {
+    return msm_run_ext(G, result, bases, scalars, count, scalar_bytes, threads, c, mode, MSM_GLV_AUTO);
+}
+
+/* Whether GLV is worth it: see MSM_GLV_MIN. The phi table costs 2cl*8 bytes a term
+ * on top of the zkey's bases; past MSM_GLV_MAX_TABLE it is not taken. */
+static bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv)
+{
+    if (glv == MSM_GLV_OFF) return false;
+    if (count > MSM_GLV_MAX_TABLE / (2 * ec_cl(G) * sizeof(uint64_t))) return false;
+    return glv == MSM_GLV_ON || count >= MSM_GLV_MIN;
+}
+
+int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
+                enum msm_glv glv)
+{
     if (!G || !result || (count && (!bases || !scalars)) || scalar_bytes == 0 ||
-        scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS || c > MSM_MAX_WINDOW || count >= MSM_NEG_BIT)
+        scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS || c > MSM_MAX_WINDOW || count >= MSM_PHI_BIT)
         return -EINVAL;
 
     const unsigned jl = 3 * ec_cl(G);
     struct msm_job j = {.G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8)};
-    uint64_t *idx = NULL, *sc = NULL;
+    uint64_t *idx = NULL, *sc = NULL, *phi = NULL;
     pthread_t *tid = NULL;
     uint64_t acc[EC_MAX_JAC];
     unsigned started = 0;
@@ -565,13 +677,23 @@ int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, c
         ec_jac_set_inf(G, result);
         return 0;
     }
-    idx = malloc(count * sizeof *idx);
-    sc = malloc(count * j.nl * sizeof *sc);
+    /* GLV: 2 terms of 2 limbs per input term; plain: 1 term of nl limbs */
+    idx = malloc(2 * count * sizeof *idx);
+    sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc);
     if (!idx || !sc) {
         err = -ENOMEM;
         goto out;
     }
-    msm_prepare(&j, scalars, count, scalar_bytes, idx, sc);
+    bool use_glv = false;
+    if (msm_glv_wanted(G, count, glv)) {
+        phi = malloc(count * 2 * ec_cl(G) * sizeof *phi);
+        if (!phi) {
+            err = -ENOMEM;
+            goto out;
+        }
+        use_glv = msm_prepare_glv(&j, scalars, count, scalar_bytes, idx, sc, phi);
+    }
+    if (!use_glv) msm_prepare(&j, scalars, count, scalar_bytes, idx, sc);
     j.idx = idx;
     j.sc = sc;
     if (j.nact == 0) {
@@ -582,6 +704,7 @@ int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, c
     threads = msm_threads(threads);
     msm_plan(&j, threads, c);
     j.batch = msm_batch_size(&j, mode);
+    j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : MSM_AUTO_MIN_BATCH;
     if (threads > j.ntasks) threads = j.ntasks;
     j.partial = malloc((size_t)j.ntasks * jl * sizeof *j.partial);
     tid = malloc(threads * sizeof *tid);
@@ -609,6 +732,7 @@ int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, c
 out:
     free(tid);
     free(j.partial);
+    free(phi);
     free(sc);
     free(idx);
     return err;

@@ -27,6 +27,13 @@ typedef struct curve_group {
     unsigned deg;                   /* 1: G1 over Fq, 2: G2 over Fq2 */
     uint64_t b[EC_MAX_CL];          /* curve constant b, Montgomery, deg*n limbs */
     uint64_t gen[EC_MAX_AFF];       /* generator, affine Montgomery */
+    /* GLV endomorphism: phi(x, y) = (beta x, y) (beta a cube root of unity in Fq,
+     * Montgomery; for G2 it multiplies both Fq coordinates of x) equals [lambda] on this
+     * group (lambda a cube root of unity mod r, canonical, 4 limbs). Of the two betas,
+     * G1 and G2 of a curve take different ones for the same lambda (checked by
+     * test_curve against scalar multiplication); see ec_glv_split. */
+    uint64_t beta[FE_MAX_LIMBS];
+    uint64_t lambda[4];
     const char *name;
 } curve_group;
 
@@ -38,6 +45,8 @@ static const curve_group G1_BN254 = {
     .F = &FIELD_BN254_FQ, .Fr = &FIELD_BN254_FR, .deg = 1,
     .b = {0x7a17caa950ad28d7ULL, 0x1f6ac17ae15521b9ULL, 0x334bea4e696bd284ULL, 0x2a1f6744ce179d8eULL},
     .gen = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL, 0xa6ba871b8b1e1b3aULL, 0x14f1d651eb8e167bULL, 0xccdd46def0f28c58ULL, 0x1c14ef83340fbe5eULL},
+    .beta = {0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL, 0x2c3b3f0d26594943ULL},
+    .lambda = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL},
     .name = "bn254-g1",
 };
 static const curve_group G2_BN254 = {
@@ -45,6 +54,8 @@ static const curve_group G2_BN254 = {
     .F = &FIELD_BN254_FQ, .Fr = &FIELD_BN254_FR, .deg = 2,
     .b = {0x3bf938e377b802a8ULL, 0x020b1b273633535dULL, 0x26b7edf049755260ULL, 0x2514c6324384a86dULL, 0x38e7ecccd1dcff67ULL, 0x65f0b37d93ce0d3eULL, 0xd749d0dd22ac00aaULL, 0x0141b9ce4a688d4dULL},
     .gen = {0x8e83b5d102bc2026ULL, 0xdceb1935497b0172ULL, 0xfbb8264797811adfULL, 0x19573841af96503bULL, 0xafb4737da84c6140ULL, 0x6043dd5a5802d8c4ULL, 0x09e950fc52a02f86ULL, 0x14fef0833aea7b6bULL, 0x619dfa9d886be9f6ULL, 0xfe7fd297f59e9b78ULL, 0xff9e1a62231b7dfeULL, 0x28fd7eebae9e4206ULL, 0x64095b56c71856eeULL, 0xdc57f922327d3cbbULL, 0x55f935be33351076ULL, 0x0da4a0e693fd6482ULL},
+    .beta = {0x3350c88e13e80b9cULL, 0x7dce557cdb5e56b9ULL, 0x6001b4b8b615564aULL, 0x2682e617020217e0ULL},
+    .lambda = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL},
     .name = "bn254-g2",
 };
 static const curve_group G1_BLS12_381 = {
@@ -52,6 +63,8 @@ static const curve_group G1_BLS12_381 = {
     .F = &FIELD_BLS12_381_FQ, .Fr = &FIELD_BLS12_381_FR, .deg = 1,
     .b = {0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL},
     .gen = {0x5cb38790fd530c16ULL, 0x7817fc679976fff5ULL, 0x154f95c7143ba1c1ULL, 0xf0ae6acdf3d0e747ULL, 0xedce6ecc21dbf440ULL, 0x120177419e0bfb75ULL, 0xbaac93d50ce72271ULL, 0x8c22631a7918fd8eULL, 0xdd595f13570725ceULL, 0x51ac582950405194ULL, 0x0e1c8c3fad0059c0ULL, 0x0bbc3efc5008a26aULL},
+    .beta = {0xcd03c9e48671f071ULL, 0x5dab22461fcda5d2ULL, 0x587042afd3851b95ULL, 0x8eb60ebe01bacb9eULL, 0x03f97d6e83d050d2ULL, 0x18f0206554638741ULL},
+    .lambda = {0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
     .name = "bls12-381-g1",
 };
 static const curve_group G2_BLS12_381 = {
@@ -59,6 +72,8 @@ static const curve_group G2_BLS12_381 = {
     .F = &FIELD_BLS12_381_FQ, .Fr = &FIELD_BLS12_381_FR, .deg = 2,
     .b = {0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL, 0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL},
     .gen = {0xf5f28fa202940a10ULL, 0xb3f5fb2687b4961aULL, 0xa1a893b53e2ae580ULL, 0x9894999d1a3caee9ULL, 0x6f67b7631863366bULL, 0x058191924350bcd7ULL, 0xa5a9c0759e23f606ULL, 0xaaa0c59dbccd60c3ULL, 0x3bb17e18e2867806ULL, 0x1b1ab6cc8541b367ULL, 0xc2b6ed0ef2158547ULL, 0x11922a097360edf3ULL, 0x4c730af860494c4aULL, 0x597cfa1f5e369c5aULL, 0xe7e6856caa0a635aULL, 0xbbefb5e96e0d495fULL, 0x07d3a975f0ef25a2ULL, 0x0083fd8e7e80dae5ULL, 0xadc0fc92df64b05dULL, 0x18aa270a2b1461dcULL, 0x86adac6a3be4eba0ULL, 0x79495c4ec93da33aULL, 0xe7175850a43ccaedULL, 0x0b2bc2a163de1bf2ULL},
+    .beta = {0x30f1361b798a64e8ULL, 0xf3b8ddab7ece5a2aULL, 0x16a8ca3ac61577f7ULL, 0xc26a2ff874fd029bULL, 0x3636b76660701c6eULL, 0x051ba4ab241b6160ULL},
+    .lambda = {0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
     .name = "bls12-381-g2",
 };
 
@@ -186,6 +201,15 @@ CUZK_HD void ec_aff_neg(const curve_group *G, uint64_t *r, const uint64_t *p)
     const unsigned cl = ec_cl(G);
     if (r != p) ecf_copy(G, r, p);
     ecf_neg(G, r + cl, p + cl); /* -(0,0) = (0,0): neg(0) = 0 */
+}
+
+/* r = phi(p) = (beta x, y), which is [lambda] p on the group (see curve_group.beta):
+ * one Fq product per Fq coordinate of x. Infinity (0, 0) stays (0, 0). */
+CUZK_HD void ec_aff_endo(const curve_group *G, uint64_t *r, const uint64_t *p)
+{
+    const unsigned n = fe_n(G->F), cl = ec_cl(G);
+    for (unsigned i = 0; i < G->deg; i++) fe_mul(G->F, r + i * n, p + i * n, G->beta);
+    if (r != p) ecf_copy(G, r + cl, p + cl);
 }
 
 /* The doubling case inside an addition is rare (p == q); on the host it calls the
@@ -363,6 +387,17 @@ bool ec_jac_eq(const curve_group *G, const uint64_t *p, const uint64_t *q);
 /* r = k * p, k canonical little-endian limbs (nk limbs), double-and-add. For blinding
  * terms and as the naive reference in tests; not constant time. */
 void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k, unsigned nk);
+
+/* GLV split of a scalar 0 <= k < r (4 limbs, canonical, not Montgomery):
+ *   k = (-1)^n1 k1 + (-1)^n2 k2 lambda  (mod r),  0 <= k1, k2 < 2^128,
+ * where n1, n2 are bits 0 and 1 of the return value. So k P = +-k1 P +- k2 phi(P) with
+ * half-length scalars. BN254: Babai rounding against the short lattice basis
+ * (a1, b1) = (0x89d3..13e3, -0x6f4d..1128), (a2, b2) = (0x6f4d..250b, 0x89d3..13e3)
+ * (a + b lambda = 0 mod r; extended Euclid on (r, lambda) as in Gallant-Lambert-
+ * Vanstone 2001), the quotients by r taken as products with floor(2^256 b / r).
+ * BLS12-381: r = lambda^2 + lambda + 1 with lambda = z^2 - 1 (127 bits), so
+ * k2 = k div lambda, k1 = k mod lambda. test_curve checks the identity with GMP. */
+unsigned ec_glv_split(const curve_group *G, uint64_t k1[2], uint64_t k2[2], const uint64_t k[4]);
 
 /* Which curve (G1 of it) has this base field and scalar field? NULL if unknown. */
 const curve_group *curve_g1_for(const field_desc *Fq, const field_desc *Fr);

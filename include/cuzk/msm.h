@@ -37,6 +37,16 @@ enum msm_buckets { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
 int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
                  size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode);
 
+/* GLV (curve.h ec_glv_split): each term k P as k1 P + k2 phi(P) with 128-bit k1, k2.
+ * AUTO takes it from a size on (zk/msm.c MSM_GLV_MIN); ON takes it at any size (tests);
+ * either way only when every scalar is below r, else the plain path runs. */
+enum msm_glv { MSM_GLV_AUTO, MSM_GLV_OFF, MSM_GLV_ON };
+
+/* msm_run_opts with the GLV choice forced (tests, bench). Same results and errors. */
+int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
+                enum msm_glv glv);
+
 /* The naive sum (double-and-add per term) — test reference only. */
 int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
               size_t count, size_t scalar_bytes);

@@ -181,6 +181,133 @@ START_TEST(test_curve_scalar_mul_is_linear)
 }
 END_TEST
 
+static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n) { mpz_import(z, n, -1, 8, 0, 0, a); }
+
+/* The GLV constants, by GMP: beta^3 = 1 in Fq (beta != 1), lambda^2 + lambda + 1 = 0
+ * mod r (so lambda^3 = 1, lambda != 1), and phi(P) = (beta x, y) equals lambda P for the
+ * generator, random points and infinity, against the double-and-add multiplication. */
+START_TEST(test_curve_glv_endomorphism_is_lambda)
+{
+    const curve_group *G = GROUPS[_i];
+    const unsigned n = G->F->n;
+    mpz_t q, r, b, l, t;
+    mpz_inits(q, r, b, l, t, NULL);
+    mpz_from_limbs(q, G->F->p, n);
+    mpz_from_limbs(r, G->Fr->p, 4);
+    uint64_t bc[FE_MAX_LIMBS];
+    fe_from_mont(G->F, bc, G->beta);
+    mpz_from_limbs(b, bc, n);
+    mpz_powm_ui(t, b, 3, q);
+    ck_assert_int_eq(mpz_cmp_ui(t, 1), 0);
+    ck_assert_int_ne(mpz_cmp_ui(b, 1), 0);
+    mpz_from_limbs(l, G->lambda, 4);
+    ck_assert_int_lt(mpz_cmp(l, r), 0);
+    mpz_mul(t, l, l);
+    mpz_add(t, t, l);
+    mpz_add_ui(t, t, 1);
+    mpz_mod(t, t, r);
+    ck_assert_int_eq(mpz_sgn(t), 0);
+    mpz_powm_ui(t, l, 3, r);
+    ck_assert_int_eq(mpz_cmp_ui(t, 1), 0);
+    mpz_clears(q, r, b, l, t, NULL);
+
+    uint64_t p[EC_MAX_JAC], a[EC_MAX_AFF], e[EC_MAX_AFF], ej[EC_MAX_JAC], want[EC_MAX_JAC];
+    for (int k = 0; k < 6; k++) {
+        if (k == 0) gen_jac(G, p);
+        else rand_point(G, p);
+        ec_jac_to_aff(G, a, p);
+        ec_aff_endo(G, e, a);
+        ck_assert(ec_aff_is_on_curve(G, e));
+        ec_jac_from_aff(G, ej, e);
+        ec_jac_mul_scalar(G, want, p, G->lambda, 4);
+        ck_assert_msg(ec_jac_eq(G, ej, want), "%s: phi(P) != lambda P (point %d)", G->name, k);
+        ec_aff_endo(G, a, a);                        /* in place */
+        ck_assert(ec_jac_eq(G, ej, (ec_jac_from_aff(G, want, a), want)));
+    }
+    uint64_t inf[EC_MAX_AFF] = {0};
+    ec_aff_endo(G, e, inf);
+    ck_assert(ec_aff_is_inf(G, e));
+}
+END_TEST
+
+/* ec_glv_split against GMP: k = +-k1 +- k2 lambda (mod r) with k1, k2 < 2^128, for
+ * random scalars, the edges (0, 1, r-1, lambda and neighbours, r - lambda, (r-1)/2,
+ * 2^127, 2^128 - 1, 2^254 and 2^255 when below r) and scalars next to where the
+ * Babai quotients floor(k g / 2^256) step (k = ceil(m 2^256 / g) + {-1, 0, 1}). */
+START_TEST(test_curve_glv_split_identity)
+{
+    const curve_group *G = GROUPS[_i];
+    mpz_t r, l, k, a, b, t, g1, g2, m;
+    gmp_randstate_t rs;
+    gmp_randinit_default(rs);
+    gmp_randseed_ui(rs, 0x5eed + (unsigned long)_i);
+    mpz_inits(r, l, k, a, b, t, g1, g2, m, NULL);
+    mpz_from_limbs(r, G->Fr->p, 4);
+    mpz_from_limbs(l, G->lambda, 4);
+    /* the quotient multipliers (as in zk/curve.c, recomputed here): BN254 g1, g2 from
+     * the basis; BLS12-381 floor(2^256 / lambda) */
+    if (G->Fr->id == FIELD_ID_BN254_FR) {
+        mpz_set_str(g1, "89d3256894d213e3", 16);
+        mpz_mul_2exp(g1, g1, 256);
+        mpz_fdiv_q(g1, g1, r);
+        mpz_set_str(g2, "6f4d8248eeb859fc8211bbeb7d4f1128", 16);
+        mpz_mul_2exp(g2, g2, 256);
+        mpz_fdiv_q(g2, g2, r);
+    } else {
+        mpz_set_ui(g1, 1);
+        mpz_mul_2exp(g1, g1, 256);
+        mpz_fdiv_q(g1, g1, l);
+        mpz_set(g2, g1);
+    }
+    const int nrand = 20000, nedge = 40, nstep = 3 * 2 * 200;
+    for (int it = 0; it < nrand + nedge + nstep; it++) {
+        uint64_t kl[4] = {0}, k1[2], k2[2];
+        if (it < nrand) {
+            test_rand_scalar(G->Fr, kl);
+            mpz_from_limbs(k, kl, 4);
+        } else if (it < nrand + nedge) {
+            int e = it - nrand;
+            switch (e % 10) {
+            case 0: mpz_set_ui(k, (unsigned long)(e / 10)); break;              /* 0..3 */
+            case 1: mpz_sub_ui(k, r, (unsigned long)(1 + e / 10)); break;       /* r-1.. */
+            case 2: mpz_add_ui(k, l, (unsigned long)(e / 10)); break;           /* lambda.. */
+            case 3: mpz_sub_ui(k, l, (unsigned long)(1 + e / 10)); break;
+            case 4: mpz_sub(k, r, l); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
+            case 5: mpz_fdiv_q_2exp(k, r, 1); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
+            case 6: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 127); mpz_sub_ui(k, k, (unsigned long)(e / 10)); break;
+            case 7: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 128); mpz_sub_ui(k, k, (unsigned long)(1 + e / 10)); break;
+            case 8: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 254); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
+            default: mpz_mul(k, l, l); mpz_add_ui(k, k, (unsigned long)(e / 10)); mpz_mod(k, k, r); break;
+            }
+            if (mpz_cmp(k, r) >= 0) mpz_mod(k, k, r);
+        } else {
+            int e = it - nrand - nedge;
+            /* quotient m of the size c1 (64 bits) or c2 (127) take below r */
+            mpz_urandomb(m, rs, (e / 3) % 2 || G->Fr->id != FIELD_ID_BN254_FR ? 127 : 64);
+            mpz_mul_2exp(k, m, 256);
+            mpz_cdiv_q(k, k, (e / 3) % 2 ? g2 : g1);
+            mpz_add_ui(k, k, 1);
+            mpz_sub_ui(k, k, (unsigned long)(e % 3));
+            mpz_mod(k, k, r);
+        }
+        memset(kl, 0, sizeof kl);
+        mpz_export(kl, NULL, -1, 8, 0, 0, k);
+        unsigned neg = ec_glv_split(G, k1, k2, kl);
+        ck_assert_uint_lt(neg, 4);
+        mpz_from_limbs(a, k1, 2);
+        mpz_from_limbs(b, k2, 2);
+        if (neg & 1) mpz_neg(a, a);
+        if (neg & 2) mpz_neg(b, b);
+        mpz_addmul(a, b, l);                         /* +-k1 +- k2 lambda */
+        mpz_sub(a, a, k);
+        mpz_mod(a, a, r);
+        ck_assert_msg(mpz_sgn(a) == 0, "%s: GLV split identity fails (case %d)", G->name, it);
+    }
+    mpz_clears(r, l, k, a, b, t, g1, g2, m, NULL);
+    gmp_randclear(rs);
+}
+END_TEST
+
 START_TEST(test_curve_lookup_by_fields)
 {
     ck_assert_int_eq(curve_g1_for(&FIELD_BN254_FQ, &FIELD_BN254_FR)->id, CURVE_G1_BN254);
@@ -201,6 +328,8 @@ int main(void)
         {"batch_to_aff_matches_single_with_infinity", test_curve_batch_to_aff_matches_single_with_infinity, 4},
         {"scalar_mul_is_linear", test_curve_scalar_mul_is_linear, 4},
         {"lookup_by_fields", test_curve_lookup_by_fields, 1},
+        {"glv_endomorphism_is_lambda", test_curve_glv_endomorphism_is_lambda, 4},
+        {"glv_split_identity", test_curve_glv_split_identity, 4},
     };
     test_rng_seed(0xda3e39cb94b95bdbULL);
     return test_run_suite("curve", t, sizeof t / sizeof t[0], 120);

@@ -88,14 +88,19 @@ static void check_vs_naive(const curve_group *G, const uint8_t *bases, const uin
     char buf[128];
     snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u", what, n, threads, c);
     assert_same(G, got, want, buf);
-    /* and each bucket form forced (AUTO picks one of them by size) */
+    /* and each bucket form forced (AUTO picks one of them by size), with and without
+     * the GLV split (AUTO takes it only from MSM_GLV_MIN terms on) */
     static const enum msm_buckets modes[] = {MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE};
     static const char *const names[] = {"jacobian", "affine"};
-    for (int m = 0; m < 2; m++) {
-        ck_assert_int_eq(msm_run_opts(G, got, bases, sc, n, 32, threads, c, modes[m]), 0);
-        snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u buckets=%s", what, n, threads, c, names[m]);
-        assert_same(G, got, want, buf);
-    }
+    for (int glv = 0; glv < 2; glv++)
+        for (int m = 0; m < 2; m++) {
+            ck_assert_int_eq(msm_run_ext(G, got, bases, sc, n, 32, threads, c, modes[m],
+                                         glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                             0);
+            snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u buckets=%s glv=%d", what, n, threads, c,
+                     names[m], glv);
+            assert_same(G, got, want, buf);
+        }
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -270,6 +275,11 @@ START_TEST(test_msm_every_window_width_agrees)
         char buf[64];
         snprintf(buf, sizeof buf, "window c=%u", c);
         assert_same(G, got, want, buf);
+        ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c, MSM_BUCKETS_AUTO,
+                                     MSM_GLV_ON),
+                         0);
+        snprintf(buf, sizeof buf, "window c=%u glv", c);
+        assert_same(G, got, want, buf);
     }
     free(sc);
     pts_free(&p);
@@ -280,7 +290,8 @@ END_TEST
 START_TEST(test_msm_large_matches_gmp_scalar_sum)
 {
     const curve_group *G = GROUPS[_i];
-    const size_t n = 4096;
+    /* BLS12-381 bases cost a scalar multiplication each to make: 2^10 there */
+    const size_t n = G->F->n == 4 ? 4096 : 1024;
     struct pts p;
     pts_make(&p, G, n);
     uint8_t *sc = rand_scalars(G, n);
@@ -306,7 +317,70 @@ START_TEST(test_msm_large_matches_gmp_scalar_sum)
         assert_same(G, got, want, "2^12 jacobian");
         ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_AFFINE), 0);
         assert_same(G, got, want, "2^12 affine");
+        for (int glv = 0; glv < 2; glv++) {
+            ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_AUTO,
+                                         glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                             0);
+            assert_same(G, got, want, glv ? "2^12 glv" : "2^12 no glv");
+        }
     }
+    free(sc);
+    pts_free(&p);
+}
+END_TEST
+
+/* GLV split at its edges: k = 0, 1, 2, r-1, r-2, lambda, lambda +- 1, r - lambda,
+ * lambda^2 = r - 1 - lambda, (r-1)/2, (r+1)/2, 2^127, 2^128 +- 1, multiples of a
+ * lattice vector coordinate, and scalars at or above r (2^256 - 1, r, r + 1: GLV needs
+ * k < r, so those MSMs run the plain path and must still multiply exactly). */
+START_TEST(test_msm_glv_edge_scalars)
+{
+    const curve_group *G = GROUPS[_i];
+    const size_t n = 40;
+    struct pts p;
+    pts_make(&p, G, n);
+    uint8_t *sc = rand_scalars(G, n);
+    mpz_t r, lam, v;
+    mpz_inits(r, lam, v, NULL);
+    mpz_from_limbs(r, G->Fr->p, 4);
+    mpz_from_limbs(lam, G->lambda, 4);
+    const char *hexes[] = {"0", "1", "2", "89d3256894d213e3", "6f4d8248eeb859fd0be4e1541221250b",
+                           "6f4d8248eeb859fc8211bbeb7d4f1128", "80000000000000000000000000000000",
+                           "100000000000000000000000000000001", "ffffffffffffffffffffffffffffffff"};
+    size_t at = 0;
+    for (size_t h = 0; h < sizeof hexes / sizeof hexes[0]; h++) {
+        mpz_set_str(v, hexes[h], 16);
+        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+    }
+    for (int d = -2; d <= 2; d++) { /* r + d for d < 0, lambda + d, r - lambda + d */
+        if (d < 0) {
+            mpz_add_ui(v, r, 0);
+            mpz_sub_ui(v, v, (unsigned long)-d);
+            mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+        }
+        d < 0 ? mpz_sub_ui(v, lam, (unsigned long)-d) : mpz_add_ui(v, lam, (unsigned long)d);
+        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+        mpz_sub(v, r, lam);
+        d < 0 ? mpz_sub_ui(v, v, (unsigned long)-d) : mpz_add_ui(v, v, (unsigned long)d);
+        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+    }
+    mpz_mul(v, lam, lam);
+    mpz_mod(v, v, r);
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* lambda^2 */
+    mpz_sub_ui(v, r, 1);
+    mpz_fdiv_q_2exp(v, v, 1);
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* (r-1)/2 */
+    mpz_add_ui(v, v, 1);
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* (r+1)/2 */
+    ck_assert(at <= n);
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "glv edges");
+    /* all of them in one MSM, with scalars >= r: the plain path multiplies exactly */
+    memset(sc + 32 * (n - 3), 0xff, 32);                /* 2^256 - 1 */
+    mpz_to_limbs((uint64_t *)(sc + 32 * (n - 2)), 4, r); /* r */
+    mpz_add_ui(v, r, 1);
+    mpz_to_limbs((uint64_t *)(sc + 32 * (n - 1)), 4, v); /* r + 1 */
+    check_vs_naive(G, (uint8_t *)p.aff, sc, n, 2, 0, "glv edges, scalars >= r");
+    mpz_clears(r, lam, v, NULL);
     free(sc);
     pts_free(&p);
 }
@@ -345,12 +419,15 @@ START_TEST(test_msm_batch_affine_collisions)
     ck_assert_int_eq(msm_naive(G, want, (uint8_t *)bases, sc, n, 32), 0);
     static const unsigned cs[] = {0, 2, 5, 9, 13};
     for (unsigned ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
-        for (unsigned t = 1; t <= 2; t++) {
-            ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)bases, sc, n, 32, t, cs[ci], MSM_BUCKETS_AFFINE), 0);
-            char buf[64];
-            snprintf(buf, sizeof buf, "collisions c=%u threads=%u", cs[ci], t);
-            assert_same(G, got, want, buf);
-        }
+        for (unsigned t = 1; t <= 2; t++)
+            for (int glv = 0; glv < 2; glv++) {
+                ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)bases, sc, n, 32, t, cs[ci], MSM_BUCKETS_AFFINE,
+                                             glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                                 0);
+                char buf[64];
+                snprintf(buf, sizeof buf, "collisions c=%u threads=%u glv=%d", cs[ci], t, glv);
+                assert_same(G, got, want, buf);
+            }
     free(bases);
     free(sc);
     pts_free(&p);
@@ -373,7 +450,8 @@ int main(void)
         {"small_witness_scalars", test_msm_small_witness_scalars, 0, 4},
         {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 0, 4},
         {"every_window_width_agrees", test_msm_every_window_width_agrees, 0, 4},
-        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 2},
+        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 4},
+        {"glv_edge_scalars", test_msm_glv_edge_scalars, 0, 4},
         {"batch_affine_collisions", test_msm_batch_affine_collisions, 0, 4},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
