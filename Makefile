@@ -181,7 +181,7 @@ GPU_TEST_SRCS := $(wildcard tests/gpu/*.c tests/gpu/*.cu)
 GPU_TEST_BINS :=
 ifeq ($(CUDA_ON),1)
 NVCCFLAGS ?= -O3 -lineinfo
-NVCC_WARN := -Xcompiler -Wall
+NVCC_WARN := -Xcompiler -Wall,-Wno-unknown-pragmas
 ifeq ($(WERROR),1)
 NVCC_WARN += -Werror all-warnings -Xcompiler -Werror
 endif
