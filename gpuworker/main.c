@@ -1,9 +1,15 @@
-/* cuzk-gpuworker: see include/cuzk/worker.h. */
+/* cuzk-gpuworker: see include/cuzk/worker.h. `cuzk-gpuworker prove ...` runs one
+ * witness through a backend outside the daemon (prove.c). */
+#include <string.h>
+
 #include "cuzk/worker.h"
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "prove"))
+        return worker_prove_main(argc - 1, argv + 1);
     return pipe_stage_main(argc, argv, "cuzk-gpuworker",
-                           "Proving stage: NTTs and MSMs of synthesized partitions.",
+                           "Proving stage: NTTs and MSMs of synthesized partitions.\n"
+                           "  (cuzk-gpuworker prove --help: one witness, no daemon)",
                            PIPE_OPT_BACKEND, worker_run);
 }

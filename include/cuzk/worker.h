@@ -34,4 +34,10 @@
  * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot, backend). */
 int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen);
 
+/* `cuzk-gpuworker prove [--backend B] [--repeat N] [--insecure-seed S] ZKEY WTNS PROOF
+ * PUBLIC` (argv[0] = "prove"): synthesize, prove through backend B as the worker does,
+ * finalize, verify (pairing), write; one line of times on stdout. The process exit
+ * code (0, or a CUZK_E_* value). */
+int worker_prove_main(int argc, char **argv);
+
 #endif
