@@ -22,6 +22,7 @@
 #   bench/*.c                   -> build/bench/*
 #   zk/cuda/*.cu                -> build/lib/libcuzk_cuda.a (nvcc; CUDA builds only)
 #   tests/gpu/*.c, *.cu         -> build/tests-gpu/* (CUDA builds; need a GPU to run)
+#   bench/gpu/*.c               -> build/bench-gpu/* (CUDA builds; bench/gpu-check.sh)
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -175,8 +176,9 @@ $(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(CUDA_STAMP) 2>/dev/null)" = "$(CU
 CUDA_FLAG_USERS := $(shell grep -l CUZK_HAVE_CUDA $(foreach m,$(MODULES),$(m)/*.c) tests/unit/*.c 2>/dev/null)
 $(patsubst %.c,$(BUILD)/obj/%.o,$(CUDA_FLAG_USERS)): $(CUDA_STAMP)
 
-# tests/gpu/*.c|*.cu: programs that need a GPU (bench/gpu-check.sh runs them); built
-# by `make tests` when CUDA is on, never run by `make test`.
+# tests/gpu/*.c|*.cu: programs that need a GPU (bench/gpu-check.sh runs them), and
+# bench/gpu/*.c (build/bench-gpu/: its figures); built by `make tests` when CUDA is on,
+# never run by `make test`.
 GPU_TEST_SRCS := $(wildcard tests/gpu/*.c tests/gpu/*.cu)
 GPU_TEST_BINS :=
 ifeq ($(CUDA_ON),1)
@@ -187,7 +189,11 @@ NVCC_WARN += -Werror all-warnings -Xcompiler -Werror
 endif
 NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) -Iinclude -D_GNU_SOURCE -DCUZK_HAVE_CUDA \
                  -Xcompiler -pthread $(NVCC_WARN) $(NVCCFLAGS)
-GPU_TEST_BINS := $(patsubst tests/gpu/%,$(BUILD)/tests-gpu/%,$(basename $(GPU_TEST_SRCS)))
+GPU_TEST_BINS := $(patsubst tests/gpu/%,$(BUILD)/tests-gpu/%,$(basename $(GPU_TEST_SRCS))) \
+                 $(patsubst bench/gpu/%.c,$(BUILD)/bench-gpu/%,$(wildcard bench/gpu/*.c))
+$(BUILD)/bench-gpu/%: $(BUILD)/obj/bench/gpu/%.o $(LIBS_BUILT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)
 $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)

@@ -1,0 +1,446 @@
+/* gpu_bench.c — figures for bench/gpu-check.sh (CUDA builds only: build/bench-gpu/).
+ *
+ *   gpu_bench msm [--device N] [--reps R] LG...    BN254 G1 and G2 MSM at 2^LG points
+ *   gpu_bench ntt [--device N] [--reps R] LG...    BN254 Fr forward NTT at 2^LG
+ *   gpu_bench snap INSTANCE FILE                   the worker slots of a cuzkd instance's
+ *                                                  stats page, raw, for:
+ *   gpu_bench report BEFORE AFTER                  the workers' device-busy share and gap
+ *                                                  percentiles between two snaps
+ *
+ * Inputs: distinct points (i+1)·G (running sums on all CPUs, batch-converted to
+ * affine; not random, but every base is different, as in a zkey) and pseudo-random
+ * 254-bit scalars (gpu_msm multiplies values >= r exactly). Times are gpu.h's
+ * event-timed kernel_ms (device only, without the input copies), the best of --reps
+ * (default 3) after one warm-up run, and the wall time of the call (copies included).
+ * A size whose inputs would not fit in the device's free memory is skipped with a
+ * line saying so. Correctness is tests/gpu's job (against the CPU); this only times.
+ * Exit 0, 1 when a CUDA call fails (its error text printed), 2 usage. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/curve.h"
+#include "cuzk/field.h"
+#include "cuzk/gpu.h"
+#include "cuzk/shmlayout.h"
+#include "cuzk/stats.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+    /* splitmix64: fast, and a fixed stream makes runs comparable */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* ---- distinct bases: (i+1)·G ---- */
+struct gen_job {
+    const curve_group *G;
+    uint8_t *bases;
+    size_t first, count;
+    int rc;
+};
+
+#define GEN_CHUNK 4096
+
+static void *gen_thread(void *arg)
+{
+    struct gen_job *j = arg;
+    const curve_group *G = j->G;
+    unsigned cl = ec_cl(G), aff = 2 * cl, jac = 3 * cl;
+    uint64_t *tmp = malloc((size_t)GEN_CHUNK * jac * 8), gj[EC_MAX_JAC], cur[EC_MAX_JAC], k[4];
+
+    if (!tmp) {
+        j->rc = -ENOMEM;
+        return NULL;
+    }
+    /* cur = (first+1)·G */
+    memset(gj, 0, sizeof(gj));
+    memcpy(gj, G->gen, aff * 8);
+    memcpy(gj + 2 * cl, G->F->one, fe_n(G->F) * 8); /* Z = 1 (Montgomery) */
+    k[0] = j->first + 1;
+    k[1] = k[2] = k[3] = 0;
+    ec_jac_mul_scalar(G, cur, gj, k, 4);
+    for (size_t done = 0; done < j->count;) {
+        size_t n = j->count - done < GEN_CHUNK ? j->count - done : GEN_CHUNK;
+
+        for (size_t i = 0; i < n; i++) {
+            memcpy(tmp + i * jac, cur, jac * 8);
+            ec_add_aff(G, cur, cur, G->gen);
+        }
+        if ((j->rc = ec_batch_to_aff(G, (uint64_t *)(j->bases + (j->first + done) * aff * 8),
+                                     tmp, n)))
+            break;
+        done += n;
+    }
+    free(tmp);
+    return NULL;
+}
+
+static int gen_bases(const curve_group *G, uint8_t *bases, size_t count)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nt = ncpu > 0 ? (unsigned)ncpu : 1;
+    pthread_t th[256];
+    struct gen_job jobs[256];
+    int rc = 0;
+
+    if (nt > 256)
+        nt = 256;
+    for (unsigned t = 0; t < nt; t++) {
+        jobs[t] = (struct gen_job){ G, bases, count * t / nt, count * (t + 1) / nt - count * t / nt, 0 };
+        pthread_create(&th[t], NULL, gen_thread, &jobs[t]);
+    }
+    for (unsigned t = 0; t < nt; t++) {
+        pthread_join(th[t], NULL);
+        if (jobs[t].rc)
+            rc = jobs[t].rc;
+    }
+    return rc;
+}
+
+static int open_dev(int device, gpu_dev **d)
+{
+    char err[512];
+    int n = gpu_device_count(), rc;
+
+    if (n <= 0) {
+        fprintf(stderr, "gpu_bench: no CUDA device\n");
+        return 1;
+    }
+    if ((rc = gpu_open(device, d, err, sizeof(err)))) {
+        fprintf(stderr, "gpu_bench: gpu_open(%d): %s (%d)\n", device, err, rc);
+        return 1;
+    }
+    return 0;
+}
+
+static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
+{
+    static const curve_group *const groups[] = { &G1_BN254, &G2_BN254 };
+    static const char *const names[] = { "G1", "G2" };
+    unsigned maxlg = 0;
+    uint8_t *sc;
+    char err[512];
+
+    for (int i = 0; i < nlg; i++)
+        if (lg[i] > maxlg)
+            maxlg = lg[i];
+    sc = malloc(((size_t)32) << maxlg);
+    if (!sc) {
+        fprintf(stderr, "gpu_bench: out of host memory for 2^%u scalars\n", maxlg);
+        return 1;
+    }
+    for (size_t i = 0; i < ((size_t)4 << maxlg); i++)
+        ((uint64_t *)sc)[i] = rng();
+    for (size_t i = 0; i < ((size_t)1 << maxlg); i++)
+        sc[i * 32 + 31] &= 0x3f; /* 254 bits, as BN254 scalars */
+    for (int g = 0; g < 2; g++) {
+        const curve_group *G = groups[g];
+        size_t psz = (size_t)2 * ec_cl(G) * 8, fr = 0, tot = 0;
+        unsigned top = 0;
+        uint8_t *bases;
+        double t0;
+
+        /* The largest size whose bases and scalars take at most half the free memory
+         * (the rest: the kernels' buckets and sort scratch). */
+        gpu_mem_info(d, &fr, &tot);
+        for (int i = 0; i < nlg; i++)
+            if (lg[i] > top && ((psz + 32) << lg[i]) <= fr / 2)
+                top = lg[i];
+        bases = top ? malloc(psz << top) : NULL;
+        if (top && !bases) {
+            fprintf(stderr, "gpu_bench: out of host memory for 2^%u %s bases\n", top, names[g]);
+            free(sc);
+            return 1;
+        }
+        t0 = now_ms();
+        if (top && gen_bases(G, bases, (size_t)1 << top)) {
+            fprintf(stderr, "gpu_bench: generating bases: out of memory\n");
+            free(bases);
+            free(sc);
+            return 1;
+        }
+        if (top)
+            printf("# %s: 2^%u distinct bases generated on the CPU in %.1f s\n", names[g], top,
+                   (now_ms() - t0) / 1e3);
+        for (int i = 0; i < nlg; i++) {
+            size_t n = (size_t)1 << lg[i];
+            uint64_t res[EC_MAX_JAC];
+            double best = 1e30, bestw = 1e30;
+
+            if (lg[i] > top) {
+                printf("msm %s 2^%u: skipped (inputs %zu MiB > half of the %zu MiB free)\n",
+                       names[g], lg[i], ((psz + 32) << lg[i]) >> 20, fr >> 20);
+                continue;
+            }
+            for (int r = 0; r <= reps; r++) {
+                double k = 0, w = now_ms();
+                int rc = gpu_msm(d, G, res, bases, sc, n, &k, err, sizeof(err));
+
+                w = now_ms() - w;
+                if (rc) {
+                    fprintf(stderr, "gpu_bench: msm %s 2^%u: %s (%d)\n", names[g], lg[i], err, rc);
+                    free(bases);
+                    free(sc);
+                    return 1;
+                }
+                if (r && k < best)
+                    best = k;
+                if (r && w < bestw)
+                    bestw = w;
+            }
+            printf("msm %s 2^%u: %.3f ms kernels, %.2f ns/point; %.3f ms with copies (best of %d)\n",
+                   names[g], lg[i], best, best * 1e6 / (double)n, bestw, reps);
+            fflush(stdout);
+        }
+        free(bases);
+    }
+    free(sc);
+    return 0;
+}
+
+static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
+{
+    char err[512];
+
+    for (int i = 0; i < nlg; i++) {
+        size_t n = (size_t)1 << lg[i];
+        uint64_t *v = malloc(n * 32);
+        double best = 1e30, bestw = 1e30;
+
+        if (!v) {
+            fprintf(stderr, "gpu_bench: out of host memory for 2^%u\n", lg[i]);
+            return 1;
+        }
+        for (size_t k = 0; k < 4 * n; k++)
+            v[k] = rng();
+        for (size_t k = 0; k < n; k++)
+            v[4 * k + 3] &= 0x0fffffffffffffffull; /* < 2^252 < r: a valid Montgomery value */
+        for (int r = 0; r <= reps; r++) {
+            double k = 0, w = now_ms();
+            int rc = gpu_ntt(d, &FIELD_BN254_FR, lg[i], v, GPU_NTT_FORWARD, &k, err, sizeof(err));
+
+            w = now_ms() - w;
+            if (rc) {
+                fprintf(stderr, "gpu_bench: ntt 2^%u: %s (%d)\n", lg[i], err, rc);
+                free(v);
+                return 1;
+            }
+            if (r && k < best)
+                best = k;
+            if (r && w < bestw)
+                bestw = w;
+        }
+        printf("ntt Fr 2^%u: %.3f ms kernels; %.3f ms with copies (best of %d)\n", lg[i], best,
+               bestw, reps);
+        fflush(stdout);
+        free(v);
+    }
+    return 0;
+}
+
+/* ---- stats page: worker slots ---- */
+#define SNAP_MAX 16
+struct snapfile {
+    uint32_t n;
+    struct stats_snapshot s[SNAP_MAX];
+};
+
+static int snap(const char *instance, const char *path)
+{
+    struct shmlayout_stats st;
+    struct snapfile *sf = calloc(1, sizeof(*sf));
+    struct timespec ts;
+    char err[512];
+    FILE *f;
+    uint64_t now;
+
+    if (!sf || shmlayout_stats_attach(&st, instance, SEGMENT_RDONLY, err, sizeof(err))) {
+        fprintf(stderr, "gpu_bench snap: %s\n", sf ? err : "out of memory");
+        free(sf);
+        return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    for (uint32_t i = 0; i < st.page->slot_count && sf->n < SNAP_MAX; i++) {
+        const struct stats_slot *s = stats_page_slot(st.page, i);
+
+        if (s && stats_slot_read(s, &sf->s[sf->n], now, 1000) == 0 &&
+            sf->s[sf->n].role == STATS_ROLE_GPUWORKER)
+            sf->n++;
+    }
+    shmlayout_stats_detach(&st);
+    f = fopen(path, "wb");
+    if (!f || fwrite(sf, sizeof(*sf), 1, f) != 1 || fclose(f)) {
+        fprintf(stderr, "gpu_bench snap: cannot write %s\n", path);
+        free(sf);
+        return 1;
+    }
+    free(sf);
+    return 0;
+}
+
+static int find(const struct stats_snapshot *s, const char (*names)[STATS_NAME_LEN], int n,
+                const char *want)
+{
+    (void)s;
+    for (int i = 0; i < n; i++)
+        if (!strncmp(names[i], want, STATS_NAME_LEN))
+            return i;
+    return -1;
+}
+
+static int report(const char *bpath, const char *apath)
+{
+    struct snapfile *b = calloc(1, sizeof(*b)), *a = calloc(1, sizeof(*a));
+    FILE *fb = fopen(bpath, "rb"), *fa = fopen(apath, "rb");
+    int rc = 0;
+
+    if (!a || !b || !fb || !fa || fread(b, sizeof(*b), 1, fb) != 1 || fread(a, sizeof(*a), 1, fa) != 1) {
+        fprintf(stderr, "gpu_bench report: cannot read %s / %s\n", bpath, apath);
+        rc = 1;
+        goto out;
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        const struct stats_snapshot *A = &a->s[i], *B = NULL;
+        int dv, dn, gap, pr, ntt;
+        double wall, dev, gsum;
+        uint64_t cnt = 0, acc = 0, need50, need99, p50 = 0, p99 = 0, mx = 0;
+        uint64_t dbk[STATS_HIST_BUCKETS];
+
+        for (uint32_t j = 0; j < b->n; j++)
+            if (b->s[j].index == A->index)
+                B = &b->s[j];
+        if (!B || B->generation != A->generation) {
+            printf("worker %u: restarted during the run (generation %u -> %u): no figures\n",
+                   A->index, B ? B->generation : 0, A->generation);
+            rc = 1;
+            continue;
+        }
+        dv = find(A, A->counter_names, STATS_MAX_COUNTERS, "device_ns");
+        dn = find(A, A->counter_names, STATS_MAX_COUNTERS, "parts_done");
+        ntt = find(A, A->counter_names, STATS_MAX_COUNTERS, "ntt_ns");
+        gap = find(A, A->hist_names, STATS_MAX_HISTS, "gap");
+        pr = find(A, A->hist_names, STATS_MAX_HISTS, "prove");
+        if (dv < 0 || dn < 0 || gap < 0 || pr < 0 || ntt < 0) {
+            printf("worker %u: counters device_ns/parts_done/ntt_ns or hists gap/prove missing\n",
+                   A->index);
+            rc = 1;
+            continue;
+        }
+        wall = (double)(A->wall_ns - B->wall_ns);
+        dev = (double)(A->counters[dv] - B->counters[dv]);
+        /* kernels only: ntt + the five msm_*_ns counters, which follow ntt_ns's block */
+        {
+            double k = (double)(A->counters[ntt] - B->counters[ntt]);
+            static const char *const m[] = { "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns",
+                                             "msm_h_ns" };
+
+            for (int q = 0; q < 5; q++) {
+                int c = find(A, A->counter_names, STATS_MAX_COUNTERS, m[q]);
+
+                if (c >= 0)
+                    k += (double)(A->counters[c] - B->counters[c]);
+            }
+            printf("worker %u: %llu partitions in %.3f s; device busy (copies + kernels, "
+                   "events) %.1f%% of wall; kernels alone %.1f%%\n", A->index,
+                   (unsigned long long)(A->counters[dn] - B->counters[dn]), wall / 1e9,
+                   100.0 * dev / wall, 100.0 * k / wall);
+        }
+        for (int k = 0; k < STATS_HIST_BUCKETS; k++) {
+            dbk[k] = A->hists[gap].bucket[k] - B->hists[gap].bucket[k];
+            cnt += dbk[k];
+        }
+        gsum = (double)(A->hists[gap].sum_ns - B->hists[gap].sum_ns);
+        need50 = (cnt + 1) / 2;
+        need99 = cnt - cnt / 100;
+        for (int k = 0; k < STATS_HIST_BUCKETS; k++) {
+            uint64_t ub = k ? (k >= 63 ? UINT64_MAX : (1ull << k) - 1) : 0;
+
+            acc += dbk[k];
+            if (!p50 && acc >= need50 && cnt)
+                p50 = ub ? ub : 1;
+            if (!p99 && acc >= need99 && cnt)
+                p99 = ub ? ub : 1;
+            if (dbk[k])
+                mx = ub;
+        }
+        printf("worker %u: gaps (device idle between partitions; 0 while another was in "
+               "flight): %llu, mean %.3f ms, p50 <= %.3f ms, p99 <= %.3f ms, max <= %.3f ms "
+               "(log2 buckets)\n", A->index, (unsigned long long)cnt,
+               cnt ? gsum / (double)cnt / 1e6 : 0.0, p50 == 1 ? 0.0 : (double)p50 / 1e6,
+               p99 == 1 ? 0.0 : (double)p99 / 1e6, (double)mx / 1e6);
+        {
+            uint64_t pc = A->hists[pr].count - B->hists[pr].count;
+            double ps = (double)(A->hists[pr].sum_ns - B->hists[pr].sum_ns);
+
+            printf("worker %u: prove (submit to collect) mean %.3f ms over %llu\n", A->index,
+                   pc ? ps / (double)pc / 1e6 : 0.0, (unsigned long long)pc);
+        }
+    }
+out:
+    if (fb)
+        fclose(fb);
+    if (fa)
+        fclose(fa);
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: gpu_bench msm|ntt [--device N] [--reps R] LG...\n"
+                    "       gpu_bench snap INSTANCE FILE | report BEFORE AFTER\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned lg[16];
+    int nlg = 0, device = 0, reps = 3, rc, i = 2;
+    gpu_dev *d = NULL;
+
+    if (argc < 2)
+        return usage();
+    if (!strcmp(argv[1], "snap"))
+        return argc == 4 ? snap(argv[2], argv[3]) : usage();
+    if (!strcmp(argv[1], "report"))
+        return argc == 4 ? report(argv[2], argv[3]) : usage();
+    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt"))
+        return usage();
+    for (; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc)
+            device = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (nlg < 16 && atoi(argv[i]) > 0 && atoi(argv[i]) <= 28)
+            lg[nlg++] = (unsigned)atoi(argv[i]);
+        else
+            return usage();
+    }
+    if (!nlg || reps < 1)
+        return usage();
+    if ((rc = open_dev(device, &d)))
+        return rc;
+    rc = !strcmp(argv[1], "msm") ? bench_msm(d, reps, lg, nlg) : bench_ntt(d, reps, lg, nlg);
+    gpu_close(d);
+    return rc;
+}
