@@ -201,7 +201,8 @@ nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$FIXTURE/info.txt" 2>/dev/null)"
 buf_mb=$(( ( (3 * ${dom:-65536} + ${nv:-65536}) * 32 + (1 << 20) - 1) >> 20 ))
 run="$tmp/run"
 mkdir -p "$tmp/in" "$tmp/out"
-for i in $(seq 1 "$PARTS"); do ln -s "$W" "$tmp/in/w$i.wtns" 2>/dev/null || cp "$W" "$tmp/in/w$i.wtns"; done
+# copies (or hard links), not symlinks: cuzk names each output after the resolved file
+for i in $(seq 1 "$PARTS"); do ln "$W" "$tmp/in/w$i.wtns" 2>/dev/null || cp "$W" "$tmp/in/w$i.wtns"; done
 "$BUILD/bin/cuzkd" --plan --devices cuda:0 2>&1 | sed 's/^/  plan: /'
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cuda:0 --buffers 8 \
   --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
@@ -239,8 +240,8 @@ if [ -f "$vk" ]; then
 fi
 "$BUILD/bench-gpu/gpu_bench" report "$tmp/before.snap" "$tmp/after.snap" | tee "$tmp/report.log" \
   || bad "stats report"
-busy="$(sed -n 's/.*device busy (copies + kernels, events) \([0-9.]*\)%.*/\1/p' "$tmp/report.log" | head -n1)"
-kern="$(sed -n 's/.*kernels alone \([0-9.]*\)%.*/\1/p' "$tmp/report.log" | head -n1)"
+busy="$(sed -n 's/.*device busy ([^)]*) \([0-9.]*\)%.*/\1/p' "$tmp/report.log" | head -n1)"
+kern="$(sed -n 's/.*kernels alone ([^)]*) \([0-9.]*\)%.*/\1/p' "$tmp/report.log" | head -n1)"
 gaps="$(sed -n 's/^worker 0: gaps[^:]*: \(.*\)/\1/p' "$tmp/report.log")"
 summary+=("pipeline $PARTS x $(basename "$FIXTURE"): $wall s; device busy ${busy:-?}% (kernels ${kern:-?}%) [target >= 95%: $(awk -v v="${busy:-0}" 'BEGIN{print (v >= 95) ? "met" : "MISSED"}')]; gaps $gaps")
 grep -i "device fault\|exited with code\|killed by signal" "$tmp/cuzkd.log" && bad "a stage died during the pipeline run (cuzkd.log)"

@@ -35,6 +35,10 @@ struct lanes {
     struct backend_done done[LANES_MAX];
     unsigned d_head, d_n;
     unsigned outstanding;            /* submitted and not collected */
+    /* Union of the lanes' busy intervals: active lanes, since when at least one has
+     * been, and the closed total (backend_done.busy_total_ns). */
+    unsigned active;
+    uint64_t busy_since, busy_total;
     int quit;
     struct lane lane[LANES_MAX];
 };
@@ -66,17 +70,22 @@ static void *lane_main(void *arg)
         j = l->q[l->q_head];
         l->q_head = (l->q_head + 1) % l->n;
         l->q_n--;
-        pthread_mutex_unlock(&l->mu);
-
         memset(&d, 0, sizeof(d));
         d.begin_ns = mono_ns();
+        if (!l->active++)
+            l->busy_since = d.begin_ns;
+        pthread_mutex_unlock(&l->mu);
+
         l->fn(l->ctx, ln->idx, &j.in, &d);
-        d.end_ns = mono_ns();
         d.tag = j.tag;
         if (d.rc && !d.err[0])
             snprintf(d.err, sizeof(d.err), "prove failed with code %d", d.rc);
 
         pthread_mutex_lock(&l->mu);
+        d.end_ns = mono_ns(); /* under the lock: the totals below are monotonic */
+        if (!--l->active)
+            l->busy_total += d.end_ns - l->busy_since;
+        d.busy_total_ns = l->busy_total + (l->active ? d.end_ns - l->busy_since : 0);
         l->done[(l->d_head + l->d_n) % l->n] = d;
         l->d_n++;
         pthread_cond_signal(&l->cv_done);

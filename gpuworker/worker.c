@@ -59,6 +59,7 @@ struct worker {
     unsigned depth, n_flight;
     struct flight fl[MAX_DEPTH];
     uint32_t state;    /* the slot's state as last entered by the async loop */
+    uint64_t busy_seen; /* backend_done.busy_total_ns already counted in device_ns */
     uint64_t last_hb;
 };
 
@@ -375,6 +376,7 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
 {
     struct backend_done d;
     struct flight *f = NULL;
+    uint64_t dev_ns;
     int rc;
 
     memset(&d, 0, sizeof(d));
@@ -398,7 +400,12 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
     if (d.end_ns > w->last_end)
         w->last_end = d.end_ns;
     async_enter(w, STATS_BUSY);
-    finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, s_to_ns(d.device_s),
+    /* device_ns: the union of the lanes' busy time (never above wall, unlike the sum
+     * of per-partition device times when two partitions overlap). */
+    dev_ns = d.busy_total_ns > w->busy_seen ? d.busy_total_ns - w->busy_seen : 0;
+    if (d.busy_total_ns > w->busy_seen)
+        w->busy_seen = d.busy_total_ns;
+    finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, dev_ns,
                 (d.end_ns > f->t_submit ? d.end_ns : pipe_stage_now()) - f->t_submit);
     return 1;
 }

@@ -69,6 +69,9 @@ struct backend_done {
     groth16_timings t;       /* step times, device-timed (ntt, msm_*) */
     double device_s;         /* the partition's device time (copies + kernels, events) */
     uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC: its lane started / finished it */
+    uint64_t busy_total_ns;  /* the backend's time with at least one partition in
+                              * progress (union over its lanes), cumulative, as of this
+                              * completion: the worker's device_ns (never above wall) */
     char err[512];
 };
 

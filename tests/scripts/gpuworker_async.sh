@@ -60,6 +60,8 @@ if (w.restarts !== 0) bad.push(`restarted ${w.restarts} times`);
 if (w.counters.parts_done !== n) bad.push(`parts_done ${w.counters.parts_done} != ${n}`);
 if (w.counters.parts_failed !== 0) bad.push(`parts_failed ${w.counters.parts_failed}`);
 if (!(w.counters.device_ns > 0)) bad.push("device_ns is 0");
+// device_ns is the union of the lanes' busy time: never above wall, even with two in flight
+if (w.counters.device_ns > w.wall_ns) bad.push(`device_ns ${w.counters.device_ns} > wall ${w.wall_ns}`);
 if (!(w.states.device > 0)) bad.push("no time in state device");
 if (w.histograms.gap.count !== n - 1) bad.push(`gap count ${w.histograms.gap.count} != ${n - 1}`);
 if (w.histograms.prove.count !== n) bad.push(`prove count ${w.histograms.prove.count} != ${n}`);
