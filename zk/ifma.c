@@ -6,6 +6,7 @@
  * of the build stays x86-64-v3; callers check ifma_available() first. */
 #include "cuzk/ifma.h"
 
+#include <gmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,47 @@ static const uint64_t IFMA_ONE[IFMA_LIMBS] = {0x20880f6fce4b4ULL, 0x49baa989a845
 static const uint64_t IFMA_C264[IFMA_LIMBS] = {0xb0f2afaec667aULL, 0xed9626b0fffbdULL, 0x9e2a0fcad825aULL,
                                                0xe357276f48b70ULL, 0x00d791464ef86ULL};
 
+/* ---- the shared inversion ----------------------------------------------------------
+ *
+ * r = a^-1 in field.h's form, a != 0: GMP's extended gcd (Lehmer) inverts the integer
+ * A = x·2^256 to A^-1 = x^-1·2^-256, and one product by R^3 = 2^768 mod p turns that
+ * into x^-1·2^256. Measured 1.2 us against 8-10 us for fe_inv's Fermat power (about 380
+ * dependent products) on this machine: with one inversion per batch of 1024 additions
+ * that was a quarter of the IFMA batch's time. Both batch forms below use it, so that
+ * bench/ifma's comparison is of the products alone. (Not constant time; neither is the
+ * MSM's bucket choice.) */
+void ifma_fq_inv(uint64_t r[4], const uint64_t a[4])
+{
+    const field_desc *F = &FIELD_BN254_FQ;
+    uint64_t y[4] = {0}, r3[4];
+    mpz_t za, zy, zp;
+    mpz_init2(zy, 320);
+    mpz_roinit_n(za, (const mp_limb_t *)a, 4);
+    mpz_roinit_n(zp, (const mp_limb_t *)F->p, 4);
+    if (!mpz_invert(zy, za, zp)) mpz_set_ui(zy, 0); /* a = 0: 0, as fe_inv */
+    mpz_export(y, NULL, -1, 8, 0, 0, zy);
+    mpz_clear(zy);
+    fe_mul(F, r3, F->r2, F->r2); /* 2^768 mod p */
+    fe_mul(F, r, y, r3);
+}
+
+/* r[i] = a[i]^-1 for n <= 16 nonzero elements: Montgomery's trick around one
+ * ifma_fq_inv (3(n-1) products). */
+static void ifma_fq_batch_inv(uint64_t *r, const uint64_t *a, unsigned n)
+{
+    const field_desc *F = &FIELD_BN254_FQ;
+    uint64_t pre[16][4], inv[4], t[4];
+    fe_copy(F, pre[0], a);
+    for (unsigned i = 1; i < n; i++) fe_mul(F, pre[i], pre[i - 1], a + 4 * i);
+    ifma_fq_inv(inv, pre[n - 1]);
+    for (unsigned i = n; i-- > 1;) {
+        fe_mul(F, t, inv, pre[i - 1]);  /* 1/a_i */
+        fe_mul(F, inv, inv, a + 4 * i); /* 1/(a_0 .. a_{i-1}) */
+        fe_copy(F, r + 4 * i, t);
+    }
+    fe_copy(F, r, inv);
+}
+
 /* ---- scalar reference (portable) ------------------------------------------------ */
 
 size_t ifma_g1_batch_scratch_bytes(size_t count)
@@ -35,11 +77,12 @@ size_t ifma_g1_batch_scratch_bytes(size_t count)
     size_t blocks = (count + IFMA_LANES - 1) / IFMA_LANES;
     size_t ref = count * 4 * sizeof(uint64_t);
     size_t vec = blocks * sizeof(ifma_fq8);
-    return ref > vec ? ref : vec;
+    return ((ref > vec ? ref : vec) + 63) / 64 * 64; /* a valid aligned_alloc size */
 }
 
 /* msm.c's msm_aff_flush, G1 BN254 only: prefix products of the denominators, one
- * inversion, then back to front 1/den_i, lambda, x3, y3 (6 products an addition). */
+ * inversion (ifma_fq_inv, where msm.c has fe_inv), then back to front 1/den_i, lambda,
+ * x3, y3 (6 products an addition). */
 void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
 {
     const field_desc *F = &FIELD_BN254_FQ;
@@ -51,7 +94,7 @@ void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, 
         if (i == 0) fe_copy(F, pre, d);
         else fe_mul(F, pre + 4 * i, pre + 4 * (i - 1), d);
     }
-    fe_inv(F, inv, pre + 4 * (count - 1));
+    ifma_fq_inv(inv, pre + 4 * (count - 1));
     for (size_t i = count; i-- > 0;) {
         uint64_t *Bx = A + 8 * (size_t)bb[i], *By = Bx + 4;
         const uint64_t *Px = bp + 8 * i, *Py = Px + 4;
@@ -104,20 +147,20 @@ typedef struct {
 IFMA_INLINE v5 v5_load(const ifma_fq8 *a)
 {
     v5 r;
-    for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_load_si512(a->l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_load_si512(a->l[k]);
     return r;
 }
 
 IFMA_INLINE void v5_store(ifma_fq8 *r, v5 a)
 {
-    for (int k = 0; k < IFMA_LIMBS; k++) _mm512_store_si512(r->l[k], a.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) _mm512_store_si512(r->l[k], a.l[k]);
 }
 
 /* A constant in every lane. */
 IFMA_INLINE v5 v5_const(const uint64_t c[IFMA_LIMBS])
 {
     v5 r;
-    for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_set1_epi64((long long)c[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_set1_epi64((long long)c[k]);
     return r;
 }
 
@@ -126,7 +169,7 @@ IFMA_INLINE v5 v5_const(const uint64_t c[IFMA_LIMBS])
 IFMA_INLINE v5 v5_pmul(unsigned s)
 {
     v5 r;
-    for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_set1_epi64((long long)(IFMA_P[k] << s));
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) r.l[k] = _mm512_set1_epi64((long long)(IFMA_P[k] << s));
     return r;
 }
 
@@ -136,7 +179,7 @@ IFMA_INLINE v5 v5_pmul(unsigned s)
 IFMA_INLINE v5 v5_norm(v5 a)
 {
     const __m512i M = _mm512_set1_epi64((long long)IFMA_M52);
-    for (int k = 0; k < IFMA_LIMBS - 1; k++) {
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS - 1; k++) {
         a.l[k + 1] = _mm512_add_epi64(a.l[k + 1], _mm512_srai_epi64(a.l[k], 52));
         a.l[k] = _mm512_and_si512(a.l[k], M);
     }
@@ -145,14 +188,14 @@ IFMA_INLINE v5 v5_norm(v5 a)
 
 IFMA_INLINE v5 v5_add_raw(v5 a, v5 b)
 {
-    for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] = _mm512_add_epi64(a.l[k], b.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] = _mm512_add_epi64(a.l[k], b.l[k]);
     return a;
 }
 
 /* a + c - b limb by limb (normalise after). */
 IFMA_INLINE v5 v5_sub_plus(v5 a, v5 b, v5 c)
 {
-    for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
     return a;
 }
 
@@ -160,10 +203,10 @@ IFMA_INLINE v5 v5_sub_plus(v5 a, v5 b, v5 c)
 IFMA_INLINE v5 v5_csub(v5 a, v5 c)
 {
     v5 t;
-    for (int k = 0; k < IFMA_LIMBS; k++) t.l[k] = _mm512_sub_epi64(a.l[k], c.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) t.l[k] = _mm512_sub_epi64(a.l[k], c.l[k]);
     t = v5_norm(t);
     __mmask8 neg = _mm512_cmplt_epi64_mask(t.l[IFMA_LIMBS - 1], _mm512_setzero_si512());
-    for (int k = 0; k < IFMA_LIMBS; k++) t.l[k] = _mm512_mask_blend_epi64(neg, t.l[k], a.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) t.l[k] = _mm512_mask_blend_epi64(neg, t.l[k], a.l[k]);
     return t;
 }
 
@@ -173,7 +216,7 @@ IFMA_INLINE v5 v5_shl(v5 a, unsigned s)
     const __m512i M = _mm512_set1_epi64((long long)IFMA_M52);
     v5 r;
     r.l[0] = _mm512_and_si512(_mm512_slli_epi64(a.l[0], s), M);
-    for (int k = 1; k < IFMA_LIMBS; k++) {
+    CUZK_UNROLL for (int k = 1; k < IFMA_LIMBS; k++) {
         __m512i hi = _mm512_srli_epi64(a.l[k - 1], 52 - s);
         __m512i lo = _mm512_slli_epi64(a.l[k], s);
         if (k < IFMA_LIMBS - 1) lo = _mm512_and_si512(lo, M);
@@ -194,9 +237,9 @@ IFMA_INLINE v5 v5_mont(v5 a, v5 b)
     const __m512i z = _mm512_setzero_si512();
     const __m512i pinv = _mm512_set1_epi64((long long)IFMA_PINV);
     __m512i p[IFMA_LIMBS];
-    for (int k = 0; k < IFMA_LIMBS; k++) p[k] = _mm512_set1_epi64((long long)IFMA_P[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) p[k] = _mm512_set1_epi64((long long)IFMA_P[k]);
     __m512i t0 = z, t1 = z, t2 = z, t3 = z, t4 = z, t5;
-    for (int i = 0; i < IFMA_LIMBS; i++) {
+    CUZK_UNROLL for (int i = 0; i < IFMA_LIMBS; i++) {
         __m512i bi = b.l[i];
         t5 = z;
         /* t += a·b_i: low halves at limb j, high halves at limb j+1 */
@@ -238,7 +281,7 @@ IFMA_INLINE v5 v5_mont(v5 a, v5 b)
 IFMA_INLINE void aos4_load(__m512i x[4], const uint64_t *const ptr[8])
 {
     __m512i z[4];
-    for (int q = 0; q < 4; q++)
+    CUZK_UNROLL for (int q = 0; q < 4; q++)
         z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ptr[2 * q])),
                                   _mm256_loadu_si256((const __m256i *)ptr[2 * q + 1]), 1);
     const __m512i i01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0);
@@ -271,7 +314,7 @@ IFMA_INLINE void aos4_store(uint64_t *const ptr[8], const __m512i x[4], unsigned
     z[1] = _mm512_permutex2var_epi64(u0, i23, u1);
     z[2] = _mm512_permutex2var_epi64(v0, i01, v1);
     z[3] = _mm512_permutex2var_epi64(v0, i23, v1);
-    for (int q = 0; q < 4; q++) {
+    CUZK_UNROLL for (int q = 0; q < 4; q++) {
         if (keep & (1u << (2 * q))) _mm256_storeu_si256((__m256i *)ptr[2 * q], _mm512_castsi512_si256(z[q]));
         if (keep & (1u << (2 * q + 1)))
             _mm256_storeu_si256((__m256i *)ptr[2 * q + 1], _mm512_extracti64x4_epi64(z[q], 1));
@@ -308,7 +351,7 @@ IFMA_INLINE v5 v5_load_aos(const uint64_t *a)
 {
     const uint64_t *ptr[8];
     __m512i x[4];
-    for (int j = 0; j < 8; j++) ptr[j] = a + 4 * j;
+    CUZK_UNROLL for (int j = 0; j < 8; j++) ptr[j] = a + 4 * j;
     aos4_load(x, ptr);
     return v5_from64(x);
 }
@@ -317,7 +360,7 @@ IFMA_INLINE void v5_store_aos(uint64_t *r, v5 a)
 {
     uint64_t *ptr[8];
     __m512i x[4];
-    for (int j = 0; j < 8; j++) ptr[j] = r + 4 * j;
+    CUZK_UNROLL for (int j = 0; j < 8; j++) ptr[j] = r + 4 * j;
     v5_to64(x, a);
     aos4_store(ptr, x, 0xff);
 }
@@ -357,11 +400,14 @@ IFMA_FN void ifma_fq8_mul_n(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b, s
     for (size_t k = 0; k < n; k++) v5_store(r + k, v5_mont(v5_load(a + k), v5_load(b + k)));
 }
 
+/* No conversion product here: a stays x·2^256 (relimbed), b is shifted to y·2^260
+ * (16b < 16p < 2^258), and their product divides by 2^260: xy·2^256, field.h's form,
+ * below (16p·p/2^260 + 1)p < 1.2p, so one conditional subtraction. */
 IFMA_FN void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
 {
     for (size_t i = 0; i + 8 <= count; i += 8) {
-        v5 x = v5_to_fq8(v5_load_aos(a + 4 * i)), y = v5_to_fq8(v5_load_aos(b + 4 * i));
-        v5_store_aos(r + 4 * i, v5_from_fq8(v5_mont(x, y)));
+        v5 x = v5_load_aos(a + 4 * i), y = v5_shl(v5_load_aos(b + 4 * i), 4);
+        v5_store_aos(r + 4 * i, v5_canon(v5_mont(x, y)));
     }
 }
 
@@ -369,7 +415,7 @@ IFMA_FN void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, 
  *
  * Lane j of block k is addition 8k + j; each lane runs its own chain of prefix
  * products through the blocks, the eight lane totals are inverted together on the
- * scalar side (fe_batch_inv: 21 products and one inversion), then the blocks are
+ * scalar side (ifma_fq_batch_inv: 21 products and one inversion), then the blocks are
  * walked back as in msm_aff_flush.
  *
  * Forms: the buckets and points stay in field.h's form x·2^256 (just relimbed), and
@@ -378,7 +424,7 @@ IFMA_FN void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, 
  * a@s, b@t to ab@(s+t-260), and v5_shl(x, k) maps x@s to x@(s+k).
  *   - den_i = Px - Bx + p is den@256 in (0, 2p);
  *   - pre[k] = acc·den, acc starting at 1@260: pre[k] @ 260 - 4(k+1); the last,
- *     read as a field.h element, inverts (fe_batch_inv) to its inverse @ 252 + 4L
+ *     read as a field.h element, inverts (ifma_fq_batch_inv) to its inverse @ 252 + 4L
  *     (L blocks);
  *   - walking back, inv_k @ 256 + 4k, so 1/den = inv_k·pre[k-1] @ 256 for every k
  *     (and inv_0 itself @ 256);
@@ -431,7 +477,7 @@ IFMA_INLINE v5 v5_gather(const uint64_t *const ptr[8], unsigned off)
 {
     const uint64_t *q[8];
     __m512i x[4];
-    for (int j = 0; j < 8; j++) q[j] = ptr[j] + off;
+    CUZK_UNROLL for (int j = 0; j < 8; j++) q[j] = ptr[j] + off;
     aos4_load(x, q);
     return v5_from64(x);
 }
@@ -445,6 +491,10 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
     if (count == 0) return;
     const v5 P1 = v5_const(IFMA_P), P2 = v5_pmul(1), P4 = v5_pmul(2);
 
+    /* One chain per lane. Two (even and odd blocks, 16 totals to invert) measured 3%
+     * slower at B = 1024: the out-of-order core already overlaps the chain's 35 ns
+     * product latency with the next block's loads, and the bigger scalar batch
+     * inversion costs 24 products more. */
     v5 acc = v5_const(IFMA_ONE);
     for (size_t k = 0; k < L; k++) {
         if (k + 1 < L) ifma_prefetch_block(A, bb, count, k + 1);
@@ -456,9 +506,9 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
     }
 
     /* the eight lane totals: nonzero, since no denominator is */
-    uint64_t tot[32], inv8[32], tmp[32];
+    uint64_t tot[32], inv8[32];
     v5_store_aos(tot, v5_canon(acc));
-    fe_batch_inv(&FIELD_BN254_FQ, inv8, tot, 8, tmp);
+    ifma_fq_batch_inv(inv8, tot, 8);
     v5 inv = v5_load_aos(inv8);
 
     for (size_t k = L; k-- > 0;) {
@@ -478,7 +528,7 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         v5 l = v5_mont(v5_shl(dy, 2), v5_shl(di, 4)); /* lambda @258 */
         v5 x3 = v5_mont(l, l);                        /* lambda^2 @256 */
         x3 = v5_sub_plus(x3, bx, P2);
-        for (int m = 0; m < IFMA_LIMBS; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
+        CUZK_UNROLL for (int m = 0; m < IFMA_LIMBS; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
         x3 = v5_norm(x3);                             /* lambda^2 - Bx - Px + 2p */
         v5 t = v5_shl(v5_norm(v5_sub_plus(bx, x3, P4)), 2);
         v5 y3 = v5_mont(l, t);                        /* lambda (Bx - x3) @256 */
@@ -489,7 +539,7 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         v5_to64(o, x3);
         aos4_store(bq, o, keep);
         uint64_t *bqy[8];
-        for (int j = 0; j < 8; j++) bqy[j] = bq[j] + 4;
+        CUZK_UNROLL for (int j = 0; j < 8; j++) bqy[j] = bq[j] + 4;
         v5_to64(o, y3);
         aos4_store(bqy, o, keep);
     }

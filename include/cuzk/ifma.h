@@ -22,8 +22,19 @@
  * (the default build targets x86-64-v3; these functions are compiled for AVX-512 alone,
  * with __attribute__((target)), and would fault elsewhere).
  *
- * Measured (bench/ifma, this project's 2-vCPU AMD EPYC dev box; see the figures in
- * bench/ifma.c's header and in the commit message). */
+ * Measured (bench/ifma, 2-vCPU AMD EPYC with AVX-512 IFMA, thread CPU time, best of
+ * 7-40 runs, load average 8-9 from other builds): fe_mul (mulx) 16-21 ns a product,
+ * chained or independent; eight lanes 2.6-2.9 ns a product independent, 33-37 ns an
+ * 8-lane product in a dependent chain; 5.8-6.3 ns a product with field.h's layout in
+ * and out (ifma_fq_mul_aos). Batch-affine addition (ifma_g1_batch_add against the same
+ * flush with fe_mul), B additions into distinct buckets of 4B, ns an addition:
+ *              inversion by fe_inv         inversion by ifma_fq_inv (both ways)
+ *   B =  512   144 -> 44   (3.3x)          153 -> 36   (4.2x)
+ *   B = 1024   135 -> 35   (3.8x)          167 -> 35   (4.8x)
+ *   B = 2048   135 -> 31   (4.3x)          173 -> 34   (5.1x)
+ * (the scalar column moves by 20% between runs with the machine's load; the IFMA one
+ * by less). Not the double-pumped 512-bit units of Zen 4 nor the transposes dominate:
+ * the lane product is 6-7x a mulx product in throughput. */
 #ifndef CUZK_IFMA_H
 #define CUZK_IFMA_H
 
@@ -64,6 +75,12 @@ void ifma_fq8_mul_n(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b, size_t n)
  * 8): load, product, store — the cost of a product with the layout changes included. */
 void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count);
 
+/* r = a^-1 for a BN254 Fq element in field.h's form (0 -> 0), equal to fe_inv's: by
+ * GMP's extended gcd and one product, 1.2 us against fe_inv's 8-10 us (Fermat). Needs
+ * no AVX-512. The batch additions below take their one inversion from it; fe_inv and
+ * msm.c's other batch inversions could too. */
+void ifma_fq_inv(uint64_t r[4], const uint64_t a[4]);
+
 /* ---- batch-affine addition (msm.c's bucket flush) --------------------------------
  *
  * For i < count: A[bb[i]] = A[bb[i]] + P_i on BN254 G1, affine, where
@@ -76,8 +93,28 @@ void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t c
  * infinity). The results are canonical and equal, bit for bit, those of msm.c's scalar
  * flush (lambda = (Py - By)/(Px - Bx), x3 = lambda^2 - Bx - Px, y3 = lambda (Bx - x3)
  * - By). One shared inversion (scalar, of 8 lane products), everything else in lanes.
- * scratch: ifma_g1_batch_scratch_bytes(count) bytes, 64-byte aligned (aligned_alloc),
- * reusable across calls. */
+ * scratch: ifma_g1_batch_scratch_bytes(count) bytes (a multiple of 64), 64-byte
+ * aligned (aligned_alloc), reusable across calls with count no larger.
+ *
+ * How msm.c calls it (the whole change; test_msm's affine-bucket cases then cover it):
+ *   - struct msm_scratch gets `void *ifma;`; msm_scratch_alloc, after S->bb:
+ *         if (j->G->id == CURVE_G1_BN254 && ifma_available()) {
+ *             S->ifma = aligned_alloc(64, ifma_g1_batch_scratch_bytes(j->batch));
+ *             if (!S->ifma) return -ENOMEM;
+ *         }
+ *     and msm_scratch_free frees it;
+ *   - msm_aff_flush, after `if (nb == 0) return;`:
+ *         if (G->id == CURVE_G1_BN254 && S->ifma) {
+ *             ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+ *             x->nbat = 0;
+ *             x->cur++;
+ *             return;
+ *         }
+ *   (S->den is then computed by msm_aff_add only for its doubling check, S->pre not
+ *   used.) Measured so, on a copy of the tree (bench/msm_ntt, G1 BN254, random
+ *   scalars, 1 thread, CPU ms, CUZK_NO_IFMA=1 against IFMA, the batch's inversion still
+ *   by fe_inv): before GLV 2^16 370 -> 146, 2^18 1306 -> 488; with GLV, two runs each,
+ *   2^16 255-299 -> 116-129, 2^18 1072-1227 -> 639-666; test_msm passed with it. */
 size_t ifma_g1_batch_scratch_bytes(size_t count);
 void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
 

@@ -242,6 +242,24 @@ START_TEST(test_ifma_lanes_match_gmp)
 }
 END_TEST
 
+/* ifma_fq_inv (GMP's gcd) against fe_inv (Fermat) and against a·a^-1 = 1, on the
+ * edges and random elements; 0 inverts to 0 as in fe_inv. Needs no IFMA. */
+START_TEST(test_ifma_fq_inv_matches_fe_inv)
+{
+    test_rng_seed(0x5e11);
+    uint64_t a[4], want[4], got[4], one[4];
+    for (int round = 0; round < 2000; round++) {
+        rand_elem(a, round < N_EDGES ? (unsigned)round : 99);
+        fe_inv(F, want, a);
+        ifma_fq_inv(got, a);
+        ck_assert_msg(fe_eq(F, got, want), "round %d: ifma_fq_inv != fe_inv", round);
+        if (round == 0) continue; /* 0 */
+        fe_mul(F, one, a, got);
+        ck_assert_msg(fe_eq(F, one, F->one), "round %d: a * a^-1 != 1", round);
+    }
+}
+END_TEST
+
 /* n random affine points of G1 (consecutive multiples k0·G + i·k1·G, one inversion). */
 static uint64_t *rand_points(size_t n)
 {
@@ -321,6 +339,7 @@ int main(void)
         {"ifma_mul_matches_fe_mul", test_ifma_mul_matches_fe_mul, 1},
         {"ifma_load_store_round_trip", test_ifma_load_store_round_trip, 1},
         {"ifma_lanes_match_gmp", test_ifma_lanes_match_gmp, 1},
+        {"ifma_fq_inv_matches_fe_inv", test_ifma_fq_inv_matches_fe_inv, 1},
         {"ifma_batch_add_matches_jacobian", test_ifma_batch_add_matches_jacobian,
          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
     };
