@@ -332,7 +332,7 @@ CUZK_HD void fe2_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
 }
 
 /* Karatsuba: 3 base multiplications. (a0+a1u)(b0+b1u) = a0b0 - a1b1 + (a0b1 + a1b0)u */
-CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+CUZK_HD void fe2_mul_generic(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     const unsigned n = fe_n(F);
     uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
@@ -344,6 +344,21 @@ CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const 
     fe_sub(F, sa, sa, t0);
     fe_sub(F, r + n, sa, t1);            /* c1 = a0b1 + a1b0 */
     fe_sub(F, r, t0, t1);                /* c0 = a0b0 - a1b1 */
+}
+
+/* BN254 Fq2 product out of line (zk/field.c): with mulx, Karatsuba on unreduced
+ * 512-bit products and 2 Montgomery reductions instead of 3 full products. */
+void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
+
+CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+#ifndef __CUDA_ARCH__
+    if (F->id == FIELD_ID_BN254_FQ) {
+        fe2_mul_bn254_fq(r, a, b);
+        return;
+    }
+#endif
+    fe2_mul_generic(F, r, a, b);
 }
 
 /* (a0 + a1u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base multiplications. */

@@ -392,6 +392,63 @@ START_TEST(test_field_mulx_matches_portable)
 }
 END_TEST
 
+/* The BN254 Fq2 product with lazy reduction (zk/field.c, mulx) equals the plain
+ * Karatsuba of reduced products (fe2_mul_generic, itself checked against GMP) bit for
+ * bit: random operands, edge coordinates (0, 1, p-1, p-2, (p-1)/2, R mod p, limbs of
+ * all ones below p) in every pairing, and results written over either operand. */
+START_TEST(test_field_fq2_lazy_matches_generic)
+{
+    const field_desc *F = &FIELD_BN254_FQ;
+    struct ref g;
+    ref_init(&g, F);
+    enum { NEDGE = 8 };
+    uint64_t e[NEDGE][4], a[8], b[8], want[8], got[8];
+    mpz_t v;
+    mpz_init(v);
+    memset(e, 0, sizeof e);
+    e[1][0] = 1;
+    fe_copy(F, e[2], F->p); e[2][0] -= 1;
+    fe_copy(F, e[3], F->p); e[3][0] -= 2;
+    mpz_sub_ui(v, g.p, 1);
+    mpz_fdiv_q_2exp(v, v, 1);
+    z_to(e[4], F, v);
+    fe_copy(F, e[5], F->one);
+    e[6][0] = e[6][1] = e[6][2] = ~(uint64_t)0;
+    fe_copy(F, e[7], F->p); e[7][3] -= 1;              /* top limb below p's */
+    for (int i = 0; i < NEDGE * NEDGE; i++)
+        for (int j = 0; j < NEDGE * NEDGE; j++) {
+            memcpy(a, e[i % NEDGE], 32);
+            memcpy(a + 4, e[i / NEDGE], 32);
+            memcpy(b, e[j % NEDGE], 32);
+            memcpy(b + 4, e[j / NEDGE], 32);
+            fe2_mul_generic(F, want, a, b);
+            fe2_mul(F, got, a, b);
+            ck_assert_msg(memcmp(got, want, 64) == 0, "fq2 lazy product of edges %d, %d differs", i, j);
+        }
+    for (int r = 0; r < 100000; r++) {
+        for (int k = 0; k < 2; k++) {
+            rand_val(&g, v);
+            z_to(a + 4 * k, F, v);
+            rand_val(&g, v);
+            z_to(b + 4 * k, F, v);
+        }
+        if (r % 5 == 0) memcpy(b, a, 64);
+        fe2_mul_generic(F, want, a, b);
+        fe2_mul(F, got, a, b);
+        ck_assert_msg(memcmp(got, want, 64) == 0, "fq2 lazy product differs (round %d)", r);
+        if (r % 2) {
+            fe2_mul(F, a, a, b);                     /* r aliases a */
+            ck_assert(memcmp(a, want, 64) == 0);
+        } else {
+            fe2_mul(F, b, a, b);                     /* r aliases b */
+            ck_assert(memcmp(b, want, 64) == 0);
+        }
+    }
+    mpz_clear(v);
+    ref_clear(&g);
+}
+END_TEST
+
 /* The whole GMP comparison again with the portable product forced. */
 START_TEST(test_field_arithmetic_portable_matches_gmp)
 {
@@ -411,6 +468,7 @@ int main(void)
         {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
         {"decimal_round_trips", test_field_decimal_round_trips, 4},
         {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
+        {"fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 1},
         {"lookup_by_modulus", test_field_lookup_by_modulus, 4},
     };
     test_rng_seed(0x853c49e6748fea9bULL);
