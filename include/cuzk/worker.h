@@ -11,17 +11,31 @@
  * Between two partitions the loop touches only its ring, the table's state words and
  * its own stats slot. The zkey stays open (cache), so the MSM bases stay resident.
  *
+ * Asynchronous backends (backend.h depth > 0: CUDA, and cpu-async for tests) keep up
+ * to depth partitions in flight: claim + submit while there is room (polling the ring
+ * every 1 ms while the device works), collect and hand on each as it finishes. Before
+ * opening another circuit's zkey, or applying a changed circuits table, the worker
+ * waits for what is in flight (the zkey cache may close a zkey a lane still reads). A
+ * result marked fatal (device fault) makes the worker print the CUDA error and _exit
+ * 111 at once, holding its partitions: cuzkd's reclaim and retry do the rest.
+ *
  * Stats slot (role STATS_ROLE_GPUWORKER):
  *   states   wait_input/idle: ring empty (idle when no job is running); busy: claim
  *            and hand-off; zkey: zkey open on a cache miss; ntt: the coset NTTs and h;
  *            msm: the five MSMs; wait_output: finalizer ring full. ntt and msm are
  *            measured inside the backend call and entered in order afterwards, so
  *            a live reader sees "ntt" for the whole call; the totals are exact.
+ *            device (asynchronous backends, instead of ntt/msm_*): partitions are in
+ *            flight and the worker waits for the device.
  *   counters 0 parts_done, 1 parts_failed, 2 claims_lost, 3 msm_a_ns, 4 msm_b1_ns,
- *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns)
+ *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns; CUDA:
+ *            event-timed kernels, which may overlap between lanes), 9 device_ns (CPU:
+ *            the compute sections; asynchronous: the time at least one partition was
+ *            in the backend, never above wall: the device-busy share)
  *   hists    0 gap: end of one partition's prove to the start of the next (the
- *              device's idle time between partitions: the figure to watch),
- *            1 prove: one backend call, 2 ntt, 3 msm (all five)
+ *              device's idle time between partitions: the figure to watch; async:
+ *              0 when another partition was still in flight at the submit),
+ *            1 prove: one backend call (async: submit to collect), 2 ntt, 3 msm
  */
 #ifndef CUZK_WORKER_H
 #define CUZK_WORKER_H
