@@ -1,0 +1,167 @@
+/* test_lanes.c — gpuworker/lanes.c (the asynchronous half of a backend) against what
+ * the worker relies on, with a lane function that sleeps a known time per job (a
+ * stand-in for a device, so the timings have known answers):
+ *   - every submitted job comes back once, with its tag, release called exactly once,
+ *     and the lane's result fields; submit refuses more than n outstanding;
+ *   - two lanes run two jobs at the same time (wall ~ one job, not two);
+ *   - busy_total_ns is the union of the busy intervals: about one job's time for two
+ *     overlapping jobs (not the sum), never above the wall time, monotonic across
+ *     results; with one lane it is the sum;
+ *   - collect with a timeout returns 0 when nothing is done, and lanes_stop finishes
+ *     what is queued. */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cuzk/error.h"
+#include "cuzk/lanes.h"
+#include "helper_test.h"
+
+#define JOB_MS 60
+
+static _Atomic int released[16];
+static _Atomic int ran;
+
+static uint64_t mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void rel(void *arg)
+{
+    atomic_fetch_add(&released[(intptr_t)arg], 1);
+}
+
+/* Sleeps JOB_MS, releases at the midpoint (as the CUDA lane does after its copies). */
+static void lane_fn(void *ctx, unsigned lane, const struct backend_input *in,
+                    struct backend_done *d)
+{
+    struct timespec half = { 0, JOB_MS / 2 * 1000000L };
+
+    (void)ctx;
+    nanosleep(&half, NULL);
+    in->release(in->release_arg);
+    nanosleep(&half, NULL);
+    atomic_fetch_add(&ran, 1);
+    d->rc = 0;
+    d->device_s = JOB_MS * 1e-3;
+    d->raw.a[0] = (uint64_t)(intptr_t)in->release_arg + 100 * (lane + 1);
+}
+
+static void input(struct backend_input *in, int id)
+{
+    memset(in, 0, sizeof(*in));
+    in->release = rel;
+    in->release_arg = (void *)(intptr_t)id;
+}
+
+static int collect_all(struct lanes *l, int n, struct backend_done *out)
+{
+    int got = 0;
+    uint64_t t0 = mono();
+
+    while (got < n && mono() - t0 < 5000000000ull)
+        got += lanes_collect(l, 200000000ull, &out[got]);
+    return got;
+}
+
+START_TEST(two_lanes_overlap)
+{
+    struct lanes *l;
+    struct backend_input in;
+    struct backend_done d[4];
+    char err[256];
+    uint64_t t0, wall;
+
+    memset(released, 0, sizeof(released));
+    ck_assert_int_eq(lanes_start(&l, 2, lane_fn, NULL, err, sizeof(err)), 0);
+    ck_assert_int_eq(lanes_collect(l, 1000000, &d[0]), 0); /* nothing yet: 1 ms timeout */
+    t0 = mono();
+    input(&in, 1);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x11, err, sizeof(err)), 0);
+    input(&in, 2);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x22, err, sizeof(err)), 0);
+    input(&in, 3);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x33, err, sizeof(err)), -CUZK_E_INTERNAL);
+    ck_assert_int_eq(collect_all(l, 2, d), 2);
+    wall = mono() - t0;
+    ck_assert_int_eq(released[1], 1);
+    ck_assert_int_eq(released[2], 1);
+    ck_assert_int_eq(released[3], 0);
+    ck_assert(d[0].tag != d[1].tag);
+    ck_assert(d[0].tag == (void *)0x11 || d[0].tag == (void *)0x22);
+    ck_assert(d[1].tag == (void *)0x11 || d[1].tag == (void *)0x22);
+    /* in parallel: well under two jobs' time (generous for a loaded CI machine) */
+    ck_assert_msg(wall < 2 * JOB_MS * 1000000ull - 15000000ull, "wall %llu ns",
+                  (unsigned long long)wall);
+    /* the union: at least one job, at most the wall, monotonic */
+    ck_assert_uint_ge(d[1].busy_total_ns, JOB_MS * 1000000ull);
+    ck_assert_uint_le(d[1].busy_total_ns, wall);
+    ck_assert_uint_le(d[0].busy_total_ns, d[1].busy_total_ns);
+    ck_assert_uint_le(d[0].begin_ns, d[0].end_ns);
+    ck_assert(d[0].raw.a[0] % 100 == 1 || d[0].raw.a[0] % 100 == 2);
+    /* room again after the collects */
+    input(&in, 4);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x44, err, sizeof(err)), 0);
+    lanes_stop(l); /* finishes the queued job before joining */
+    ck_assert_int_eq(released[4], 1);
+}
+END_TEST
+
+START_TEST(one_lane_serial)
+{
+    struct lanes *l;
+    struct backend_input in;
+    struct backend_done d[2];
+    char err[256];
+    uint64_t t0, wall;
+
+    memset(released, 0, sizeof(released));
+    ck_assert_int_eq(lanes_start(&l, 1, lane_fn, NULL, err, sizeof(err)), 0);
+    t0 = mono();
+    input(&in, 5);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)5, err, sizeof(err)), 0);
+    ck_assert_int_eq(collect_all(l, 1, d), 1);
+    input(&in, 6);
+    ck_assert_int_eq(lanes_submit(l, &in, (void *)6, err, sizeof(err)), 0);
+    ck_assert_int_eq(collect_all(l, 1, d + 1), 1);
+    wall = mono() - t0;
+    ck_assert(d[0].tag == (void *)5 && d[1].tag == (void *)6);
+    /* one lane: the union is the sum of two jobs, and still within the wall */
+    ck_assert_uint_ge(d[1].busy_total_ns, 2 * JOB_MS * 1000000ull);
+    ck_assert_uint_le(d[1].busy_total_ns, wall);
+    ck_assert_uint_ge(d[1].busy_total_ns - d[0].busy_total_ns, JOB_MS * 1000000ull);
+    lanes_stop(l);
+    ck_assert_int_eq(released[5] + released[6], 2);
+}
+END_TEST
+
+START_TEST(bad_counts)
+{
+    struct lanes *l = (struct lanes *)1;
+    char err[256];
+
+    ck_assert_int_eq(lanes_start(&l, 0, lane_fn, NULL, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_null(l);
+    ck_assert_int_eq(lanes_start(&l, LANES_MAX + 1, lane_fn, NULL, err, sizeof(err)), -EINVAL);
+    lanes_stop(NULL);
+}
+END_TEST
+
+int main(void)
+{
+    const struct test_case cases[] = {
+        { "two_lanes_overlap", two_lanes_overlap, 1 },
+        { "one_lane_serial", one_lane_serial, 1 },
+        { "bad_counts", bad_counts, 1 },
+    };
+
+    return test_run_suite("lanes", cases, sizeof(cases) / sizeof(cases[0]), 30);
+}
