@@ -458,7 +458,12 @@ static void *msm_worker(void *arg)
  *   2^20, 2 threads, 1 run:  c=14 11.4  15 12.5  16 11.1  17 11.5
  * so the model's choice holds at 2^16; at 2^20 the model's 14% gain from c=14 to 16 is
  * mostly eaten by the buckets leaving L2 (3 MiB at c=16), and wider windows gain
- * nothing measurable: MSM_AUTO_MAX_C caps c at 16. */
+ * nothing measurable: MSM_AUTO_MAX_C caps c at 16.
+ * With GLV (2n terms of 128 bits) the model picks c = 13 at 2^16 again; callgrind,
+ * BN254 G1, 1 thread, instructions (portable products):
+ *   2^16 GLV:  c=12 4.94 G  13 4.33 G  14 4.68 G  15 4.94 G  16 5.41 G
+ * so the model's choice holds. (Wall-clock sweeps at 1 and 2 threads were not
+ * readable while this was tuned: the shared 2-core box ran at load 7-9.) */
 #define MSM_REDUCE_COST 3
 #define MSM_THREAD_COST 200 /* ~50 us to create and join a thread, in mixed additions */
 #define MSM_AUTO_MAX_C 16
