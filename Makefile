@@ -187,8 +187,11 @@ NVCC_WARN := -Xcompiler -Wall,-Wno-unknown-pragmas
 ifeq ($(WERROR),1)
 NVCC_WARN += -Werror all-warnings -Xcompiler -Werror
 endif
-NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) -Iinclude -D_GNU_SOURCE -DCUZK_HAVE_CUDA \
-                 -Xcompiler -pthread $(NVCC_WARN) $(NVCCFLAGS)
+# --threads: the architectures of one file compile in parallel (ptxas of the MSM
+# kernels is minutes per architecture on a small machine).
+NVCC_THREADS ?= 0
+NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) --threads $(NVCC_THREADS) -Iinclude -D_GNU_SOURCE \
+                 -DCUZK_HAVE_CUDA -Xcompiler -pthread $(NVCC_WARN) $(NVCCFLAGS)
 GPU_TEST_BINS := $(patsubst tests/gpu/%,$(BUILD)/tests-gpu/%,$(basename $(GPU_TEST_SRCS))) \
                  $(patsubst bench/gpu/%.c,$(BUILD)/bench-gpu/%,$(wildcard bench/gpu/*.c))
 $(BUILD)/bench-gpu/%: $(BUILD)/obj/bench/gpu/%.o $(LIBS_BUILT)

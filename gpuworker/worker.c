@@ -436,8 +436,10 @@ static void submit_one(struct worker *w, uint32_t p)
     now = pipe_stage_now();
     /* gap: how long the device had nothing of ours (0 when another partition is still
      * in flight, so the device had queued work all along). */
-    if (w->last_end)
-        pipe_stage_hist(&w->st, H_GAP, w->n_flight ? 0 : (now > w->last_end ? now - w->last_end : 0));
+    if (w->n_flight)
+        pipe_stage_hist(&w->st, H_GAP, 0);
+    else if (w->last_end) /* the very first partition has no gap */
+        pipe_stage_hist(&w->st, H_GAP, now > w->last_end ? now - w->last_end : 0);
     f->p = p;
     f->key = in.key;
     f->t_submit = now;
