@@ -4,19 +4,23 @@
  * BUILD NOTES for the Makefile (owned by the cuda-worker helper; requested here):
  *  1. zk/cuda/NAME.cu are compiled with
  *       $(NVCC) -O2 -std=c++17 -Iinclude -gencode arch=compute_80,code=sm_80 \
- *               -gencode arch=compute_90,code=sm_90 -Xcompiler -Wall -c
- *     (no -rdc: every kernel is in the .cu that launches it). CUB comes with the
- *     toolkit (header-only), nothing to link for it.
+ *               -gencode arch=compute_90,code=sm_90 -c
+ *     (no -rdc: every kernel is in the .cu that launches it; no -Xcompiler -Wall: the
+ *     host pass warns about the device-only #pragma unroll of hd.h). CUB comes with
+ *     the toolkit (header-only), nothing to link for it. The .cu files include
+ *     zk/cuda/NAME.h headers: add them to the .o dependencies (or use -MMD via
+ *     nvcc's -MD). -DCUZK_GPU_NO_BLS leaves out the BLS12-381 MSM kernels (faster
+ *     compile; gpu_msm then answers -CUZK_E_UNSUPPORTED for those groups).
  *  2. Anything that links libcuzk_cuda.a needs, after it:
  *       -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
  *     (the static runtime: no libcudart.so needed at run time, only the driver).
  *     gpu_device_count() returns 0 without a driver, so binaries linked with it still
  *     run on machines without a GPU.
  *  3. tests/gpu/gpu_test.c -> build/tests/gpu/gpu_test, built only when CUDA=1, linked
- *     like a unit test (helper objects of tests/unit/ + every lib + the CUDA libs of 2;
- *     it does not use Check). NOT run by make test; bench/gpu-check.sh runs it. It
- *     exits 77 (SKIP) when gpu_device_count() is 0, 1 on a mismatch. It takes optional
- *     arguments: gpu_test [--max-lg N] [--zkey F --wtns W] (see its top comment).
+ *     with every lib + the CUDA libs of 2 (no Check, no tests/unit helpers). NOT run by
+ *     make test; bench/gpu-check.sh runs it. It exits 77 (SKIP) when
+ *     gpu_device_count() is 0, 1 on a mismatch. Arguments (see its top comment):
+ *       gpu_test [--max-lg N] [--bench-lg N]... [--zkey F.zkey --wtns F.wtns]
  *  4. tests/unit/test_gpu_emul.c is an ordinary Check unit test (auto-discovered);
  *     it includes the kernels' logic headers by relative path ("../../zk/cuda/NAME.h"),
  *     so it needs no extra flags and no CUDA.

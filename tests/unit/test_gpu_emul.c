@@ -1,0 +1,454 @@
+/* test_gpu_emul.c — the CUDA kernels' per-thread logic (zk/cuda/ msm_logic.h, ntt_logic.h, gf.h,
+ * gec.h), run on the CPU over a small grid, against the CPU backend: fe_mul and the
+ * other field.h operations bit for bit, the curve formulas against ec_add / ec_dbl,
+ * the whole MSM pipeline (digits, sort, segmented bucket sums over several levels,
+ * scatter, range reduction, window combination) against msm_naive / msm_run, the NTT
+ * stages (bit reversal, shared-memory block stages, global stages, inverse, odd coset)
+ * against ntt_forward / ntt_inverse / ntt_to_odd_coset, and the h = a·b - c step.
+ * No GPU is needed: the kernels in zk/cuda/ are thin loops over these functions. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuzk/curve.h>
+#include <cuzk/msm.h>
+#include <cuzk/ntt.h>
+
+#include "../../zk/cuda/msm_logic.h"
+#include "../../zk/cuda/ntt_logic.h"
+#include "helper_test.h"
+
+static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+
+/* A uniform element < p (canonical limbs are also valid Montgomery limbs), with the
+ * edge values 0, 1, p - 1 and R mod p mixed in. */
+static void rand_elem(const field_desc *F, uint64_t *a, int which)
+{
+    const unsigned n = fe_n(F);
+    switch (which % 7) {
+    case 0: fe_set_zero(F, a); return;
+    case 1: fe_set_zero(F, a); a[0] = 1; return;
+    case 2: fe_copy(F, a, F->p); a[0] -= 1; return;
+    case 3: fe_set_one(F, a); return;
+    default: break;
+    }
+    unsigned top = F->bits - 64 * (n - 1);
+    do {
+        for (unsigned i = 0; i < n; i++) a[i] = test_rng64();
+        a[n - 1] &= top == 64 ? ~0ULL : ((1ULL << top) - 1);
+    } while (!fe_is_reduced(F, a));
+}
+
+/* ---- field ------------------------------------------------------------------- */
+
+/* The logic functions are forced inline and expect a constant field/group (as in the
+ * kernels); a run-time id would inline every field's code into every call (a
+ * 5-minute compile). So each check is an always-inline body, instantiated once per
+ * field or group below. */
+#define EMUL_INLINE static inline __attribute__((always_inline))
+
+EMUL_INLINE void check_gf(const field_desc *F, const enum field_id f)
+{
+    {
+        const unsigned n = fe_n(F);
+        ck_assert_uint_eq(gf_n(f), n);
+        for (unsigned i = 0; i < n; i++) {
+            ck_assert_uint_eq(gf_p(f, i), F->p[i]);
+            ck_assert_uint_eq(gf_one(f, i), F->one[i]);
+        }
+        ck_assert_uint_eq(gf_pinv(f), F->inv);
+        for (int it = 0; it < 2000; it++) {
+            uint64_t a[12], b[12], r1[12], r2[12];
+            rand_elem(F, a, it);
+            rand_elem(F, b, it / 7);
+            rand_elem(F, a + n, it + 3);
+            rand_elem(F, b + n, it / 5);
+            fe_mul(F, r1, a, b);
+            gf_mul(f, r2, a, b);
+            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_mul differs from fe_mul (iteration %d)", F->name, it);
+            fe_add(F, r1, a, b);
+            gf_add(f, r2, a, b);
+            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_add", F->name);
+            fe_sub(F, r1, a, b);
+            gf_sub(f, r2, a, b);
+            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_sub", F->name);
+            fe_neg(F, r1, a);
+            gf_neg(f, r2, a);
+            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_neg", F->name);
+            fe_from_mont(F, r1, a);
+            gf_from_mont(f, r2, a);
+            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_from_mont", F->name);
+            if (f == FIELD_ID_BN254_FQ || f == FIELD_ID_BLS12_381_FQ) {
+                fe2_mul(F, r1, a, b);
+                gf2_mul(f, r2, a, b);
+                ck_assert_msg(fe_eq(F, r1, r2) && fe_eq(F, r1 + n, r2 + n), "%s: gf2_mul", F->name);
+                fe2_sqr(F, r1, a);
+                gf2_sqr(f, r2, a);
+                ck_assert_msg(fe_eq(F, r1, r2) && fe_eq(F, r1 + n, r2 + n), "%s: gf2_sqr", F->name);
+            }
+        }
+    }
+}
+
+static void check_gf_bn254_fq(void) { check_gf(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ); }
+static void check_gf_bn254_fr(void) { check_gf(&FIELD_BN254_FR, FIELD_ID_BN254_FR); }
+static void check_gf_bls_fq(void) { check_gf(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ); }
+static void check_gf_bls_fr(void) { check_gf(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR); }
+
+START_TEST(test_gf_matches_field_h)
+{
+    check_gf_bn254_fq();
+    check_gf_bn254_fr();
+    check_gf_bls_fq();
+    check_gf_bls_fr();
+}
+END_TEST
+
+/* ---- curve -------------------------------------------------------------------- */
+
+/* k·G for a random k, jacobian with a random-looking Z (from an addition), and affine. */
+static void rand_point(const curve_group *G, uint64_t *jac, uint64_t *aff)
+{
+    uint64_t g[EC_MAX_JAC], k[4];
+    ec_jac_from_aff(G, g, G->gen);
+    test_rand_scalar(G->Fr, k);
+    ec_jac_mul_scalar(G, jac, g, k, 4);
+    ec_jac_to_aff(G, aff, jac);
+}
+
+EMUL_INLINE void check_gec(const curve_group *G, const enum curve_id g)
+{
+    {
+        const unsigned cl = ec_cl(G);
+        ck_assert_uint_eq(gec_cl(g), cl);
+        for (int it = 0; it < 20; it++) {
+            uint64_t p[EC_MAX_JAC], pa[EC_MAX_AFF], q[EC_MAX_JAC], qa[EC_MAX_AFF], r1[EC_MAX_JAC], r2[EC_MAX_JAC];
+            rand_point(G, p, pa);
+            rand_point(G, q, qa);
+            if (it == 1) memcpy(qa, pa, sizeof pa);                      /* p == q: doubling inside */
+            if (it == 2) ec_aff_neg(G, qa, pa);                          /* p == -q: infinity */
+            if (it == 3) memset(qa, 0, sizeof qa);                       /* q = infinity */
+            if (it == 4) ec_jac_set_inf(G, p), memset(pa, 0, sizeof pa); /* p = infinity */
+            ec_jac_from_aff(G, q, qa);
+            ec_add_aff(G, r1, p, qa);
+            gec_add_aff(g, r2, p, qa);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_add_aff (case %d)", G->name, it);
+            ec_add(G, r1, p, q);
+            gec_add(g, r2, p, q);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_add (case %d)", G->name, it);
+            ec_dbl(G, r1, p);
+            gec_dbl(g, r2, p);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_dbl (case %d)", G->name, it);
+            /* the bucket zero state: all-zero limbs must act as infinity */
+            memset(r2, 0, sizeof r2);
+            gec_add(g, r2, r2, q);
+            ck_assert_msg(ec_jac_eq(G, r2, q), "%s: zeroed bucket is not infinity", G->name);
+        }
+    }
+}
+
+static void check_gec_g1_bn254(void) { check_gec(&G1_BN254, CURVE_G1_BN254); }
+static void check_gec_g2_bn254(void) { check_gec(&G2_BN254, CURVE_G2_BN254); }
+static void check_gec_g1_bls(void) { check_gec(&G1_BLS12_381, CURVE_G1_BLS12_381); }
+static void check_gec_g2_bls(void) { check_gec(&G2_BLS12_381, CURVE_G2_BLS12_381); }
+
+START_TEST(test_gec_matches_curve_h)
+{
+    check_gec_g1_bn254();
+    check_gec_g2_bn254();
+    check_gec_g1_bls();
+    check_gec_g2_bls();
+}
+END_TEST
+
+/* ---- MSM: the pipeline of msm.cu, step by step on the CPU ---------------------- */
+
+struct pair {
+    uint32_t key, val, pos;
+};
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const struct pair *a = x, *b = y;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->pos < b->pos ? -1 : a->pos > b->pos; /* stable, like CUB's radix sort */
+}
+
+/* One segmentation level over n sorted keys: flags, exclusive scan, segment table.
+ * Returns nseg. */
+static size_t emul_segments(size_t n, const uint32_t *keys, uint32_t *key_start, uint32_t *flags, uint32_t *segid,
+                            uint32_t *seg_first, uint32_t *seg_key, uint32_t *distinct, size_t *ndistinct)
+{
+    for (size_t i = 0; i < n; i++) gmsm_run_start_thread(i, keys, key_start, distinct);
+    size_t nd = 0;
+    for (size_t i = 0; i < n; i++) nd += distinct[i];
+    if (ndistinct) *ndistinct = nd;
+    for (size_t i = 0; i < n; i++) gmsm_head_thread(i, keys, key_start, flags);
+    uint32_t acc = 0;
+    for (size_t i = 0; i < n; i++) segid[i] = acc, acc += flags[i];
+    for (size_t i = 0; i < n; i++) gmsm_seg_write_thread(i, n, flags, segid, keys, seg_first, seg_key);
+    return acc;
+}
+
+/* The whole GPU MSM plan of msm.cu on the CPU: result jacobian (3·cl limbs). */
+EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint64_t *result, const uint64_t *bases,
+                               const uint64_t *scalars, size_t count, int *levels_out)
+{
+    const unsigned cl = ec_cl(G), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
+    const uint32_t nb = gmsm_nbuckets(c), nkeys = nwin * nb;
+    const size_t N = (size_t)nwin * count;
+    uint32_t *keys = malloc((N + 1) * 4), *vals = malloc((N + 1) * 4), *flags = malloc((N + 1) * 4),
+             *segid = malloc((N + 1) * 4), *distinct = malloc((N + 1) * 4), *seg_first = malloc((N + 2) * 4),
+             *seg_key = malloc((N + 1) * 4), *key_start = malloc((nkeys + 1) * 4);
+    struct pair *pr = malloc((N + 1) * sizeof *pr);
+    uint64_t *lv_a = malloc((N + 1) * 3 * cl * 8), *lv_b = malloc((N + 1) * 3 * cl * 8);
+    uint64_t *buckets = calloc((size_t)nkeys * 3 * cl, 8);
+    const uint32_t nr = gmsm_nranges(c);
+    uint64_t *ranges = malloc((size_t)nwin * nr * 3 * cl * 8), *win = malloc((size_t)nwin * 3 * cl * 8);
+    ck_assert(keys && vals && flags && segid && distinct && seg_first && seg_key && key_start && pr && lv_a &&
+              lv_b && buckets && ranges && win);
+
+    for (size_t i = 0; i < count; i++) gmsm_digits_thread(i, count, c, scalars, keys, vals);
+    for (size_t i = 0; i < N; i++) pr[i] = (struct pair){keys[i], vals[i], (uint32_t)i};
+    qsort(pr, N, sizeof *pr, pair_cmp);
+    for (size_t i = 0; i < N; i++) keys[i] = pr[i].key, vals[i] = pr[i].val;
+    uint32_t nvalid = 0;
+    for (size_t i = 0; i < N; i++) gmsm_nvalid_thread(i, N, keys, nkeys, &nvalid);
+    for (size_t i = 0; i < N; i++) /* the sentinel count, independently */
+        ck_assert(i < nvalid ? keys[i] < nkeys : keys[i] == nkeys);
+
+    int levels = 0;
+    if (nvalid > 0) {
+        size_t ndistinct;
+        size_t nseg = emul_segments(nvalid, keys, key_start, flags, segid, seg_first, seg_key, distinct, &ndistinct);
+        for (size_t s = 0; s < nseg; s++) gmsm_sum_bases_thread(g, s, seg_first, vals, bases, lv_a);
+        levels = 1;
+        while (nseg > ndistinct) {
+            memcpy(keys, seg_key, nseg * 4);
+            size_t n2 = nseg;
+            nseg = emul_segments(n2, keys, key_start, flags, segid, seg_first, seg_key, distinct, NULL);
+            for (size_t s = 0; s < nseg; s++) gmsm_sum_jac_thread(g, s, seg_first, lv_a, lv_b);
+            uint64_t *t = lv_a;
+            lv_a = lv_b;
+            lv_b = t;
+            levels++;
+        }
+        ck_assert_uint_eq(nseg, ndistinct);
+        for (size_t s = 0; s < nseg; s++) gmsm_scatter_thread(g, s, seg_key, lv_a, buckets);
+    }
+    for (size_t t = 0; t < (size_t)nwin * nr; t++) gmsm_reduce_range_thread(g, t, nb, nr, buckets, ranges);
+    for (size_t w = 0; w < nwin; w++) gmsm_window_sum_thread(g, w, nr, ranges, win);
+    gmsm_combine(g, c, win, result);
+    if (levels_out) *levels_out = levels;
+    free(keys), free(vals), free(flags), free(segid), free(distinct), free(seg_first), free(seg_key);
+    free(key_start), free(pr), free(lv_a), free(lv_b), free(buckets), free(ranges), free(win);
+}
+
+#define EMUL_MSM(name, GRP, ID)                                                                          \
+    static void name(uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n, int *lv)                  \
+    {                                                                                                     \
+        emul_msm_body(&GRP, ID, r, b, s, n, lv);                                                           \
+    }
+EMUL_MSM(emul_msm_g1_bn254, G1_BN254, CURVE_G1_BN254)
+EMUL_MSM(emul_msm_g2_bn254, G2_BN254, CURVE_G2_BN254)
+EMUL_MSM(emul_msm_g1_bls, G1_BLS12_381, CURVE_G1_BLS12_381)
+EMUL_MSM(emul_msm_g2_bls, G2_BLS12_381, CURVE_G2_BLS12_381)
+
+static void emul_msm(const curve_group *G, uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n, int *lv)
+{
+    switch (G->id) {
+    case CURVE_G1_BN254: emul_msm_g1_bn254(r, b, s, n, lv); break;
+    case CURVE_G2_BN254: emul_msm_g2_bn254(r, b, s, n, lv); break;
+    case CURVE_G1_BLS12_381: emul_msm_g1_bls(r, b, s, n, lv); break;
+    case CURVE_G2_BLS12_381: emul_msm_g2_bls(r, b, s, n, lv); break;
+    }
+}
+
+/* kind 0: uniform scalars < r; 1: witness-like (mostly 0 and 1, some r-1 and small);
+ * 2: all 2^256 - 1 (beyond r: every window digit nonzero, the top carry). */
+static void make_scalars(const curve_group *G, uint64_t *s, size_t count, int kind)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t *k = s + 4 * i;
+        memset(k, 0, 32);
+        if (kind == 0) {
+            test_rand_scalar(G->Fr, k);
+        } else if (kind == 1) {
+            uint64_t x = test_rng64() % 16;
+            if (x < 6) k[0] = 0;
+            else if (x < 13) k[0] = 1;
+            else if (x == 13) memcpy(k, G->Fr->p, 32), k[0] -= 1;
+            else k[0] = test_rng64() % 1000;
+        } else {
+            memset(k, 0xff, 32);
+        }
+    }
+}
+
+START_TEST(test_msm_pipeline_matches_cpu)
+{
+    static const size_t counts[] = {1, 2, 33, 300, 1500};
+    for (size_t gi = 0; gi < 4; gi++) {
+        const curve_group *G = GROUPS[gi];
+        const unsigned cl = ec_cl(G);
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+            size_t count = counts[ci];
+            if (cl == 12 && count > 300) continue; /* BLS12-381 G2 on the CPU: keep the test short */
+            uint64_t *bases = malloc(count * 2 * cl * 8), *jac = malloc(count * 3 * cl * 8);
+            uint64_t *sc = malloc(count * 32);
+            ck_assert(bases && jac && sc);
+            for (size_t i = 0; i < count; i++) rand_point(G, jac + i * 3 * cl, bases + i * 2 * cl);
+            if (count > 2) memset(bases + 2 * cl, 0, 2 * cl * 8); /* one base at infinity */
+            if (count > 3) memcpy(bases + 3 * 2 * cl, bases, 2 * cl * 8); /* a repeated base: doubling in a bucket */
+            for (int kind = 0; kind < 3; kind++) {
+                uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+                int levels = 0;
+                make_scalars(G, sc, count, kind);
+                if (count <= 33)
+                    ck_assert_int_eq(msm_naive(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32), 0);
+                else
+                    ck_assert_int_eq(msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1), 0);
+                emul_msm(G, got, bases, sc, count, &levels);
+                ck_assert_msg(ec_jac_eq(G, want, got), "%s: emulated GPU MSM differs at count %zu, scalars %d",
+                              G->name, count, kind);
+                /* witness-like scalars pile ~40% of the points into one bucket: more than
+                 * one segment level must have run (the tree path is tested) */
+                if (kind == 1 && count >= 300) ck_assert_int_ge(levels, 2);
+            }
+            free(bases), free(jac), free(sc);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_msm_digits_reconstruct_scalar)
+{
+    /* sum_w d_w 2^(wc) = s for every width: checked with exact 320-bit arithmetic */
+    for (unsigned c = 4; c <= GMSM_MAX_C; c++) {
+        for (int it = 0; it < 200; it++) {
+            uint64_t s[4], acc[5] = {0};
+            for (int k = 0; k < 4; k++) s[k] = it == 0 ? ~0ULL : test_rng64();
+            for (unsigned w = gmsm_nwin(c); w-- > 0;) {
+                /* acc = acc·2^c + d (acc >= 0 at every step from the top) */
+                for (unsigned b = 0; b < c; b++) {
+                    for (int k = 4; k > 0; k--) acc[k] = (acc[k] << 1) | (acc[k - 1] >> 63);
+                    acc[0] <<= 1;
+                }
+                int d = gmsm_digit(s, w, c);
+                ck_assert_int_le(d < 0 ? -d : d, (int)gmsm_nbuckets(c));
+                unsigned __int128 carry = 0;
+                uint64_t add = (uint64_t)(d < 0 ? -(int64_t)d : d);
+                for (int k = 0; k < 5; k++) {
+                    unsigned __int128 x = d >= 0 ? (unsigned __int128)acc[k] + (k == 0 ? add : 0) + carry
+                                                 : (unsigned __int128)acc[k] - (k == 0 ? add : 0) - carry;
+                    acc[k] = (uint64_t)x;
+                    carry = d >= 0 ? x >> 64 : (x >> 64) & 1;
+                }
+            }
+            ck_assert_msg(acc[4] == 0 && memcmp(acc, s, 32) == 0, "digits of width %u do not rebuild the scalar", c);
+        }
+    }
+}
+END_TEST
+
+/* ---- NTT ---------------------------------------------------------------------- */
+
+/* The forward DIT of ntt.cu on the CPU: bit reversal, block stages (per block, stage
+ * by stage, thread by thread, on a copy as shared memory would be), global stages. */
+EMUL_INLINE void emul_ntt_dit_body(const enum field_id f, uint64_t *v, const uint64_t *tw, unsigned lg)
+{
+    const size_t n = (size_t)1 << lg;
+    for (size_t i = 0; i < n; i++) gntt_bitrev_thread(i, lg, v);
+    const unsigned blg = lg < GNTT_BLOCK_LG ? lg : GNTT_BLOCK_LG;
+    const size_t bs = (size_t)1 << blg;
+    uint64_t *sh = malloc(bs * GNTT_LIMBS * 8);
+    ck_assert(sh);
+    for (size_t blk = 0; blk < n / bs; blk++) {
+        memcpy(sh, v + blk * bs * GNTT_LIMBS, bs * GNTT_LIMBS * 8);
+        for (unsigned lgm = 0; lgm < blg; lgm++)
+            for (size_t t = 0; t < bs / 2; t++) gntt_bfly_thread(f, t, lgm, sh, tw);
+        memcpy(v + blk * bs * GNTT_LIMBS, sh, bs * GNTT_LIMBS * 8);
+    }
+    free(sh);
+    for (unsigned lgm = blg; lgm < lg; lgm++)
+        for (size_t k = 0; k < n / 2; k++) gntt_bfly_thread(f, k, lgm, v, tw);
+}
+
+EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
+{
+    static const unsigned lgs[] = {0, 1, 2, 5, 10, 11, 13};
+    {
+        for (size_t li = 0; li < sizeof lgs / sizeof lgs[0]; li++) {
+            const unsigned lg = lgs[li];
+            const size_t n = (size_t)1 << lg;
+            ntt_domain d;
+            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
+            uint64_t *tw = malloc(n * 32), *twi = malloc(n * 32), *cs = malloc(n * 32);
+            uint64_t *v = malloc(n * 32), *want = malloc(n * 32), *got = malloc(n * 32);
+            ck_assert(tw && twi && cs && v && want && got);
+            gntt_twiddles(f, tw, d.omega, lg);
+            gntt_twiddles(f, twi, d.omega_inv, lg);
+            gntt_coset_table(f, cs, d.coset, d.n_inv, lg);
+            for (size_t i = 0; i < n; i++) rand_elem(F, v + 4 * i, (int)i + 4);
+            for (int op = 0; op < 3; op++) {
+                memcpy(want, v, n * 32);
+                memcpy(got, v, n * 32);
+                if (op == 0) {
+                    ntt_forward(&d, want, 1);
+                    emul_ntt_dit_body(f, got, tw, lg);
+                } else if (op == 1) {
+                    ntt_inverse(&d, want, 1);
+                    emul_ntt_dit_body(f, got, twi, lg);
+                    for (size_t i = 0; i < n; i++) gntt_scale_thread(f, i, got, d.n_inv);
+                } else {
+                    ntt_to_odd_coset(&d, want, 1);
+                    emul_ntt_dit_body(f, got, twi, lg);
+                    for (size_t i = 0; i < n; i++) gntt_mul_table_thread(f, i, got, cs);
+                    emul_ntt_dit_body(f, got, tw, lg);
+                }
+                ck_assert_msg(memcmp(want, got, n * 32) == 0, "%s: emulated GPU NTT (op %d) differs at 2^%u",
+                              F->name, op, lg);
+            }
+            /* h = a·b - c out of Montgomery form, against field.h */
+            uint64_t *b = want, *cc = got;
+            for (size_t i = 0; i < n; i++) {
+                rand_elem(F, b + 4 * i, (int)i);
+                rand_elem(F, cc + 4 * i, (int)i + 2);
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint64_t ref[GF_MAX];
+                fe_mul(F, ref, v + 4 * i, b + 4 * i);
+                fe_sub(F, ref, ref, cc + 4 * i);
+                fe_from_mont(F, ref, ref);
+                gntt_h_thread(f, i, v, b, cc);
+                ck_assert_msg(memcmp(ref, v + 4 * i, 32) == 0, "%s: h step", F->name);
+            }
+            ntt_domain_free(&d);
+            free(tw), free(twi), free(cs), free(v), free(want), free(got);
+        }
+    }
+}
+
+static void check_ntt_bn254(void) { check_ntt(&FIELD_BN254_FR, FIELD_ID_BN254_FR); }
+static void check_ntt_bls(void) { check_ntt(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR); }
+
+START_TEST(test_ntt_stages_match_cpu)
+{
+    check_ntt_bn254();
+    check_ntt_bls();
+}
+END_TEST
+
+int main(void)
+{
+    test_rng_seed(0x6770755f656d756cULL);
+    const struct test_case cases[] = {
+        {"gf_matches_field_h", test_gf_matches_field_h, 1},
+        {"gec_matches_curve_h", test_gec_matches_curve_h, 1},
+        {"msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1},
+        {"msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 1},
+        {"ntt_stages_match_cpu", test_ntt_stages_match_cpu, 1},
+    };
+    return test_run_suite("gpu_emul", cases, sizeof cases / sizeof cases[0], 300);
+}

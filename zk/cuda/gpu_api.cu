@@ -1,0 +1,317 @@
+// gpu_api.cu — the C API of include/cuzk/gpu.h: devices, resident circuits, gpu_prove
+// (groth16_compute's math on the device), and the gpu_msm / gpu_ntt building blocks.
+//
+// A gpu_dev is used by one host thread at a time (the worker's prove loop); every call
+// here is synchronous when it returns.
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_util.h"
+#include "gec.h"
+
+static double gpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+extern "C" int gpu_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); // no driver / no device: clear, report none
+        return 0;
+    }
+    return n;
+}
+
+extern "C" void gpu_close(gpu_dev *d)
+{
+    if (!d) return;
+    (void)cudaSetDevice(d->ordinal);
+    gpu_ntt_tables_free(&d->ntt_cache);
+    for (int i = 0; i < 4; i++)
+        if (d->ev[i]) (void)cudaEventDestroy(d->ev[i]);
+    for (int i = 0; i < 2; i++)
+        if (d->stream[i]) (void)cudaStreamDestroy(d->stream[i]);
+    free(d);
+}
+
+static int gpu_open_impl(gpu_dev *d, int ordinal, char *err, size_t errlen)
+{
+    int n = gpu_device_count();
+    if (ordinal < 0 || ordinal >= n) {
+        snprintf(err, errlen, "GPU %d does not exist (%d CUDA device%s visible)", ordinal, n, n == 1 ? "" : "s");
+        return -CUZK_E_UNSUPPORTED;
+    }
+    d->ordinal = ordinal;
+    CK(cudaSetDevice(ordinal));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, ordinal));
+    snprintf(d->name, sizeof d->name, "%.200s (sm_%d%d, %zu MiB)", prop.name, prop.major, prop.minor,
+             (size_t)(prop.totalGlobalMem >> 20));
+    for (int i = 0; i < 2; i++) CK(cudaStreamCreateWithFlags(&d->stream[i], cudaStreamNonBlocking));
+    for (int i = 0; i < 4; i++) CK(cudaEventCreate(&d->ev[i]));
+    // keep freed stream-ordered memory in the pool between calls instead of returning it
+    cudaMemPool_t pool;
+    CK(cudaDeviceGetDefaultMemPool(&pool, ordinal));
+    uint64_t thr = UINT64_MAX;
+    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    return 0;
+}
+
+extern "C" int gpu_open(int ordinal, gpu_dev **out, char *err, size_t errlen)
+{
+    *out = nullptr;
+    gpu_dev *d = (gpu_dev *)calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of host memory");
+        return -CUZK_E_INTERNAL;
+    }
+    int rc = gpu_open_impl(d, ordinal, err, errlen);
+    if (rc) {
+        gpu_close(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+extern "C" int gpu_host_register(gpu_dev *d, void *p, size_t len, char *err, size_t errlen)
+{
+    CK(cudaSetDevice(d->ordinal));
+    CK(cudaHostRegister(p, len, cudaHostRegisterPortable));
+    return 0;
+}
+
+extern "C" int gpu_host_unregister(gpu_dev *d, void *p)
+{
+    char err[256];
+    size_t errlen = sizeof err;
+    CK(cudaSetDevice(d->ordinal));
+    CK(cudaHostUnregister(p));
+    return 0;
+}
+
+extern "C" int gpu_mem_info(gpu_dev *d, size_t *free_bytes, size_t *total_bytes)
+{
+    char err[256];
+    size_t errlen = sizeof err;
+    CK(cudaSetDevice(d->ordinal));
+    CK(cudaMemGetInfo(free_bytes, total_bytes));
+    return 0;
+}
+
+// ---- circuits -----------------------------------------------------------------------
+
+extern "C" size_t gpu_circuit_bytes(const gpu_circuit *c) { return c ? c->bytes : 0; }
+
+extern "C" void gpu_circuit_free(gpu_dev *d, gpu_circuit *c)
+{
+    if (!c) return;
+    if (d) (void)cudaSetDevice(d->ordinal);
+    uint64_t *ps[] = {c->a, c->b1, c->b2, c->c, c->h};
+    for (auto p : ps)
+        if (p) (void)cudaFree(p);
+    gpu_ntt_tables_free(&c->ntt);
+    free(c);
+}
+
+static int circuit_load_impl(gpu_circuit *c, const zkey *z, char *err, size_t errlen)
+{
+    const size_t g1 = 2 * ec_cl(z->g1) * 8, g2 = 2 * ec_cl(z->g2) * 8;
+    const size_t npriv = z->nvars - z->npublic - 1;
+    struct {
+        uint64_t **dst;
+        const uint8_t *src;
+        size_t bytes;
+    } secs[] = {
+        {&c->a, z->a, (size_t)z->nvars * g1},   {&c->b1, z->b1, (size_t)z->nvars * g1},
+        {&c->b2, z->b2, (size_t)z->nvars * g2}, {&c->c, z->c, npriv * g1},
+        {&c->h, z->h, (size_t)z->domain_size * g1},
+    };
+    for (auto &s : secs) {
+        CK(cudaMalloc((void **)s.dst, s.bytes ? s.bytes : 8));
+        // the mapping is only 4-byte aligned: cudaMemcpy takes any alignment
+        if (s.bytes) CK(cudaMemcpy(*s.dst, s.src, s.bytes, cudaMemcpyHostToDevice));
+        c->bytes += s.bytes;
+    }
+    int rc = gpu_ntt_tables_build(&c->ntt, z->Fr, z->lg_domain, err, errlen);
+    if (rc) return rc;
+    c->bytes += (size_t)3 * 32 << z->lg_domain;
+    return 0;
+}
+
+extern "C" int gpu_circuit_load(gpu_dev *d, const zkey *z, gpu_circuit **out, char *err, size_t errlen)
+{
+    *out = nullptr;
+    CK(cudaSetDevice(d->ordinal));
+    if (z->n8r != 32) {
+        snprintf(err, errlen, "GPU: scalars of %u bytes are not supported", z->n8r);
+        return -CUZK_E_UNSUPPORTED;
+    }
+    gpu_circuit *c = (gpu_circuit *)calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of host memory");
+        return -CUZK_E_INTERNAL;
+    }
+    c->z = z;
+    int rc = circuit_load_impl(c, z, err, errlen);
+    if (rc) {
+        gpu_circuit_free(d, c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+// ---- prove ----------------------------------------------------------------------------
+
+// Milliseconds between two recorded events (after both completed).
+static int ev_ms(cudaEvent_t a, cudaEvent_t b, float *ms, char *err, size_t errlen)
+{
+    CK(cudaEventSynchronize(b));
+    CK(cudaEventElapsedTime(ms, a, b));
+    return 0;
+}
+
+static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
+                      const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg, groth16_raw *raw,
+                      groth16_timings *t, double *device_s, char *err, size_t errlen)
+{
+    cudaStream_t s = d->stream[0];
+    const size_t n = z->domain_size, vb = (size_t)n * 32, npriv = z->nvars - z->npublic - 1;
+    const enum field_id f = z->Fr->id;
+    float ms_copy = 0, ms_ntt = 0;
+    DevBuf da, db, dc, dv;
+    CK(da.alloc(vb, s));
+    CK(db.alloc(vb, s));
+    CK(dc.alloc(vb, s));
+    CK(dv.alloc((size_t)z->nvars * 32, s));
+    CK(cudaEventRecord(d->ev[0], s));
+    CK(cudaMemcpyAsync(da.p, a, vb, cudaMemcpyHostToDevice, s));
+    CK(cudaMemcpyAsync(db.p, b, vb, cudaMemcpyHostToDevice, s));
+    CK(cudaMemcpyAsync(dc.p, cc, vb, cudaMemcpyHostToDevice, s));
+    CK(cudaMemcpyAsync(dv.p, values, (size_t)z->nvars * 32, cudaMemcpyHostToDevice, s));
+    CK(cudaEventRecord(d->ev[1], s));
+    // the input buffer goes back to the pool as soon as the copies are done
+    CK(cudaEventSynchronize(d->ev[1]));
+    if (*release) (*release)(arg);
+    *release = nullptr;
+    int rc;
+    if ((rc = gpu_ntt_device(&c->ntt, da.as<uint64_t>(), GPU_NTT_ODD_COSET, s, err, errlen)) ||
+        (rc = gpu_ntt_device(&c->ntt, db.as<uint64_t>(), GPU_NTT_ODD_COSET, s, err, errlen)) ||
+        (rc = gpu_ntt_device(&c->ntt, dc.as<uint64_t>(), GPU_NTT_ODD_COSET, s, err, errlen)) ||
+        (rc = gpu_h_device(f, n, da.as<uint64_t>(), db.as<uint64_t>(), dc.as<uint64_t>(), s, err, errlen)))
+        return rc;
+    CK(cudaEventRecord(d->ev[2], s));
+    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms_copy, err, errlen)) || (rc = ev_ms(d->ev[1], d->ev[2], &ms_ntt, err, errlen)))
+        return rc;
+    db.release();
+    dc.release();
+    double dev = (ms_copy + ms_ntt) / 1e3;
+    if (t) t->ntt += ms_ntt / 1e3;
+
+    const uint64_t *vals = dv.as<uint64_t>();
+    struct {
+        enum curve_id g;
+        uint64_t *out;
+        const uint64_t *bases, *scalars;
+        size_t count;
+        double *slot;
+    } jobs[] = {
+        {z->g1->id, raw->a, c->a, vals, z->nvars, t ? &t->msm_a : nullptr},
+        {z->g1->id, raw->b1, c->b1, vals, z->nvars, t ? &t->msm_b1 : nullptr},
+        {z->g2->id, raw->b2, c->b2, vals, z->nvars, t ? &t->msm_b2 : nullptr},
+        {z->g1->id, raw->c, c->c, vals + (z->npublic + 1) * 4, npriv, t ? &t->msm_c : nullptr},
+        {z->g1->id, raw->h, c->h, da.as<uint64_t>(), n, t ? &t->msm_h : nullptr},
+    };
+    for (auto &j : jobs) {
+        double t0 = gpu_now_s();
+        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, s, err, errlen))) return rc;
+        double el = gpu_now_s() - t0; // synchronous: wall time of the device work plus small host steps
+        if (j.slot) *j.slot += el;
+        dev += el;
+    }
+    if (device_s) *device_s = dev;
+    return 0;
+}
+
+extern "C" int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
+                         const uint64_t *b, const uint64_t *cc, void (*release)(void *), void *arg, groth16_raw *raw,
+                         groth16_timings *t, double *device_s, char *err, size_t errlen)
+{
+    int rc;
+    cudaError_t e = cudaSetDevice(d->ordinal);
+    if (e != cudaSuccess) rc = gpu_fail(e, "cudaSetDevice", err, errlen);
+    else if (z->n8r != 32 || !c) {
+        snprintf(err, errlen, "GPU prove: %s", c ? "scalars are not 32 bytes" : "circuit not loaded");
+        rc = -CUZK_E_INTERNAL;
+    } else {
+        rc = prove_impl(d, c, z, values, a, b, cc, &release, arg, raw, t, device_s, err, errlen);
+    }
+    if (release) { // failed before the copies completed: wait for any in flight, then release once
+        (void)cudaStreamSynchronize(d->stream[0]);
+        release(arg);
+    }
+    return rc;
+}
+
+// ---- building blocks ----------------------------------------------------------------
+
+static int msm_impl(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
+                    const uint8_t *scalars, size_t count, double *kernel_ms, char *err, size_t errlen)
+{
+    cudaStream_t s = d->stream[0];
+    const size_t pb = 2 * ec_cl(G) * 8;
+    DevBuf db, ds;
+    CK(db.alloc(count * pb, s));
+    CK(ds.alloc(count * 32, s));
+    if (count) {
+        CK(cudaMemcpyAsync(db.p, bases, count * pb, cudaMemcpyHostToDevice, s));
+        CK(cudaMemcpyAsync(ds.p, scalars, count * 32, cudaMemcpyHostToDevice, s));
+    }
+    CK(cudaStreamSynchronize(s));
+    double t0 = gpu_now_s();
+    int rc = gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, s, err, errlen);
+    if (rc) return rc;
+    if (kernel_ms) *kernel_ms = (gpu_now_s() - t0) * 1e3;
+    return 0;
+}
+
+extern "C" int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
+                       const uint8_t *scalars, size_t count, double *kernel_ms, char *err, size_t errlen)
+{
+    CK(cudaSetDevice(d->ordinal));
+    uint64_t r[GEC_MAX_JAC];
+    int rc = msm_impl(d, G, r, bases, scalars, count, kernel_ms, err, errlen);
+    if (rc == 0) memcpy(result, r, 3 * ec_cl(G) * 8);
+    return rc;
+}
+
+extern "C" int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *v, int inverse, double *kernel_ms,
+                       char *err, size_t errlen)
+{
+    CK(cudaSetDevice(d->ordinal));
+    cudaStream_t s = d->stream[0];
+    int rc;
+    if (!d->ntt_cache.tw || d->ntt_cache.f != Fr->id || d->ntt_cache.lg != lg) {
+        gpu_ntt_tables_free(&d->ntt_cache);
+        if ((rc = gpu_ntt_tables_build(&d->ntt_cache, Fr, lg, err, errlen))) return rc;
+    }
+    const size_t vb = (size_t)32 << lg;
+    DevBuf dv;
+    CK(dv.alloc(vb, s));
+    CK(cudaMemcpyAsync(dv.p, v, vb, cudaMemcpyHostToDevice, s));
+    CK(cudaEventRecord(d->ev[0], s));
+    if ((rc = gpu_ntt_device(&d->ntt_cache, dv.as<uint64_t>(), inverse, s, err, errlen))) return rc;
+    CK(cudaEventRecord(d->ev[1], s));
+    CK(cudaMemcpyAsync(v, dv.p, vb, cudaMemcpyDeviceToHost, s));
+    CK(cudaStreamSynchronize(s));
+    float ms = 0;
+    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms, err, errlen))) return rc;
+    if (kernel_ms) *kernel_ms = ms;
+    return 0;
+}

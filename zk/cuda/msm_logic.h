@@ -1,0 +1,240 @@
+/* msm_logic.h — one thread's work in each step of the GPU MSM (zk/cuda/msm.cu), as
+ * plain CUZK_HD functions that gcc also compiles: tests/unit/test_gpu_emul.c runs
+ * them over a small grid on the CPU and compares with msm_naive / msm_run.
+ *
+ * The plan (Pippenger with signed digits, buckets accumulated after a sort):
+ *  1. digits: thread i reads scalar i and, for every window w of width c, the signed
+ *     digit d (msm.c's Booth form: t = bits [wc-1, wc+c-1], d = (t>>1) + (t&1) -
+ *     2^c (t>>c), |d| <= 2^(c-1)); it writes the pair key = w·nb + |d| - 1 (nb = 2^(c-1)
+ *     buckets per window), value = i | sign<<31 at position w·count + i. A zero digit
+ *     gets key = the sentinel nwin·nb, which sorts last and is dropped. Windows cover
+ *     257 bits (nwin = 256/c + 1), so any scalar < 2^256 is exact.
+ *  2. a radix sort of the pairs by key (CUB) groups each bucket's points.
+ *  3. segmented sums, level by level: the sorted run of each key is cut into segments of
+ *     at most GMSM_SEG items (a head flag where (i - run start) % SEG == 0, an exclusive
+ *     scan numbers them); one thread sums one segment (level 1: mixed additions of the
+ *     gathered affine bases, negated for a negative digit; later levels: jacobian
+ *     additions of the previous level's sums). Levels repeat until each key has one
+ *     segment, so a bucket holding half of all points (witnesses full of 0s and 1s put
+ *     them in bucket 1 of window 0) is summed by a tree, not by one thread.
+ *  4. the one sum per key is scattered into a dense, zeroed (= infinity) bucket array.
+ *  5. reduction: window w's buckets are cut into nr ranges; a thread computes its range's
+ *     sum_k k·B_k by running sums (sum (k-lo+1)·B_k, plus lo·(sum B_k)); one thread per
+ *     window adds its ranges.
+ *  6. the host combines windows: acc = W[nwin-1], then c doublings and + W[w] down to 0.
+ *
+ * Indices: count <= 2^31 per call (the caller chunks), so values fit 31 bits. */
+#ifndef CUZK_CUDA_MSM_LOGIC_H
+#define CUZK_CUDA_MSM_LOGIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gec.h"
+
+#define GMSM_SEG 32u              /* items summed by one thread per level */
+#define GMSM_NEG (1u << 31)       /* value bit: subtract the base */
+#define GMSM_SCALAR_LIMBS 4       /* scalars are 32 bytes */
+#define GMSM_MAX_C 16u
+
+/* Window width for a chunk of `count` points: ~2^c buckets against count points;
+ * capped at 16 so a window's keys and buckets stay small (2^15 buckets). */
+CUZK_HD unsigned gmsm_window_bits(size_t count)
+{
+    unsigned lg = 0;
+    while (lg < 40 && ((size_t)1 << (lg + 1)) <= count) lg++;
+    unsigned c = lg > 4 ? lg - 4 : 1;
+    if (c < 4) c = 4;
+    if (c > GMSM_MAX_C) c = GMSM_MAX_C;
+    return c;
+}
+
+CUZK_HD unsigned gmsm_nwin(unsigned c) { return 256u / c + 1u; }
+CUZK_HD uint32_t gmsm_nbuckets(unsigned c) { return (uint32_t)1 << (c - 1); }
+
+/* w (<= 17) bits of s from bit off; bits past 256 are 0 (msm.c's msm_bits). */
+CUZK_HD uint32_t gmsm_bits(const uint64_t *s, unsigned off, unsigned w)
+{
+    unsigned i = off / 64, sh = off % 64;
+    if (i >= GMSM_SCALAR_LIMBS) return 0;
+    uint64_t v = s[i] >> sh;
+    if (sh + w > 64 && i + 1 < GMSM_SCALAR_LIMBS) v |= s[i + 1] << (64 - sh);
+    return (uint32_t)(v & (((uint64_t)1 << w) - 1));
+}
+
+/* Signed digit of window w (msm.c's msm_digit). */
+CUZK_HD int gmsm_digit(const uint64_t *s, unsigned w, unsigned c)
+{
+    uint32_t t = w ? gmsm_bits(s, w * c - 1, c + 1) : gmsm_bits(s, 0, c) << 1;
+    return (int)((t >> 1) + (t & 1)) - (int)((t >> c) << c);
+}
+
+/* Step 1, thread i < count. */
+CUZK_HD void gmsm_digits_thread(size_t i, size_t count, unsigned c, const uint64_t *scalars, uint32_t *keys,
+                                uint32_t *vals)
+{
+    const unsigned nwin = gmsm_nwin(c);
+    const uint32_t nb = gmsm_nbuckets(c), sentinel = nwin * nb;
+    uint64_t s[GMSM_SCALAR_LIMBS];
+    for (unsigned k = 0; k < GMSM_SCALAR_LIMBS; k++) s[k] = scalars[i * GMSM_SCALAR_LIMBS + k];
+    for (unsigned w = 0; w < nwin; w++) {
+        int d = gmsm_digit(s, w, c);
+        size_t at = (size_t)w * count + i;
+        if (d == 0) {
+            keys[at] = sentinel;
+            vals[at] = (uint32_t)i;
+        } else {
+            uint32_t mag = (uint32_t)(d < 0 ? -d : d);
+            keys[at] = w * nb + mag - 1;
+            vals[at] = (uint32_t)i | (d < 0 ? GMSM_NEG : 0u);
+        }
+    }
+}
+
+/* After the sort, thread i < n: *nvalid = index of the first sentinel (the caller
+ * zeroes *nvalid first; exactly one thread writes when some key is valid). */
+CUZK_HD void gmsm_nvalid_thread(size_t i, size_t n, const uint32_t *keys, uint32_t sentinel, uint32_t *nvalid)
+{
+    if (keys[i] != sentinel && (i + 1 == n || keys[i + 1] == sentinel)) *nvalid = (uint32_t)(i + 1);
+}
+
+/* Thread i < n (sorted keys): the first index of each key's run, and a flag for run
+ * starts (summed to count distinct keys). */
+CUZK_HD void gmsm_run_start_thread(size_t i, const uint32_t *keys, uint32_t *key_start, uint32_t *distinct)
+{
+    bool head = i == 0 || keys[i] != keys[i - 1];
+    if (head) key_start[keys[i]] = (uint32_t)i;
+    distinct[i] = head;
+}
+
+/* Thread i < n: segment head flag (every SEG-th item of a run). */
+CUZK_HD void gmsm_head_thread(size_t i, const uint32_t *keys, const uint32_t *key_start, uint32_t *flags)
+{
+    flags[i] = ((uint32_t)i - key_start[keys[i]]) % GMSM_SEG == 0;
+}
+
+/* Thread i < n, after segid = exclusive scan of flags: record each segment's first
+ * item and key; thread n-1 also closes the last segment (seg_first[nseg] = n). */
+CUZK_HD void gmsm_seg_write_thread(size_t i, size_t n, const uint32_t *flags, const uint32_t *segid,
+                                   const uint32_t *keys, uint32_t *seg_first, uint32_t *seg_key)
+{
+    if (flags[i]) {
+        seg_first[segid[i]] = (uint32_t)i;
+        seg_key[segid[i]] = keys[i];
+    }
+    if (i + 1 == n) seg_first[segid[i] + flags[i]] = (uint32_t)n;
+}
+
+/* Level 1, thread s < nseg: out[s] = sum of ±bases[vals[k]] over the segment. Bases are
+ * affine (2·cl limbs), out jacobian (3·cl limbs). */
+CUZK_HD void gmsm_sum_bases_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint32_t *vals,
+                                   const uint64_t *bases, uint64_t *out)
+{
+    const unsigned cl = gec_cl(g);
+    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_AFF];
+    gec_jac_set_inf(g, acc);
+    for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
+        uint32_t v = vals[k];
+        const uint64_t *b = bases + (size_t)(v & ~GMSM_NEG) * 2 * cl;
+        if (v & GMSM_NEG) gec_aff_neg(g, q, b);
+        else for (unsigned l = 0; l < 2 * cl; l++) q[l] = b[l];
+        gec_add_aff(g, acc, acc, q);
+    }
+    for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
+}
+
+/* Later levels, thread s < nseg: out[s] = sum of the jacobian in[k] over the segment. */
+CUZK_HD void gmsm_sum_jac_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint64_t *in,
+                                 uint64_t *out)
+{
+    const unsigned cl = gec_cl(g);
+    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
+    gec_jac_set_inf(g, acc);
+    for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
+        for (unsigned l = 0; l < 3 * cl; l++) q[l] = in[(size_t)k * 3 * cl + l];
+        gec_add(g, acc, acc, q);
+    }
+    for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
+}
+
+/* Thread s < nseg of the last level (one segment per key): buckets[key] = pts[s]. */
+CUZK_HD void gmsm_scatter_thread(enum curve_id g, size_t s, const uint32_t *seg_key, const uint64_t *pts,
+                                 uint64_t *buckets)
+{
+    const unsigned cl = gec_cl(g);
+    for (unsigned l = 0; l < 3 * cl; l++) buckets[(size_t)seg_key[s] * 3 * cl + l] = pts[s * 3 * cl + l];
+}
+
+/* r = k·p for a small k (< 2^32), double-and-add from the top bit. */
+CUZK_HD void gmsm_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uint32_t k)
+{
+    uint64_t acc[GEC_MAX_JAC];
+    gec_jac_set_inf(g, acc);
+    for (int b = 31; b >= 0; b--) {
+        gec_dbl(g, acc, acc);
+        if ((k >> b) & 1) gec_add(g, acc, acc, p);
+    }
+    gec_jac_copy(g, r, acc);
+}
+
+/* Step 5a, thread t < nwin·nr: range t % nr of window t / nr; bucket b (0-based in its
+ * window) has weight b + 1. out[t] = sum over the range of (b+1)·B_b. nr divides nb. */
+CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, uint32_t nr, const uint64_t *buckets,
+                                      uint64_t *out)
+{
+    const unsigned cl = gec_cl(g);
+    const size_t w = t / nr, r = t % nr;
+    const uint32_t len = nb / nr, lo = (uint32_t)r * len;
+    uint64_t run[GEC_MAX_JAC], sum[GEC_MAX_JAC], q[GEC_MAX_JAC];
+    gec_jac_set_inf(g, run);
+    gec_jac_set_inf(g, sum);
+    /* from the top: run = B_hi-1 + ... + B_b, sum += run gives sum (b - lo + 1) B_b */
+    for (uint32_t b = lo + len; b-- > lo;) {
+        for (unsigned l = 0; l < 3 * cl; l++) q[l] = buckets[(w * nb + b) * 3 * cl + l];
+        gec_add(g, run, run, q);
+        gec_add(g, sum, sum, run);
+    }
+    gmsm_mul_small(g, q, run, lo); /* + lo · sum B_b */
+    gec_add(g, sum, sum, q);
+    for (unsigned l = 0; l < 3 * cl; l++) out[t * 3 * cl + l] = sum[l];
+}
+
+/* Step 5b, thread w < nwin: win[w] = sum of its nr range results. */
+CUZK_HD void gmsm_window_sum_thread(enum curve_id g, size_t w, uint32_t nr, const uint64_t *ranges, uint64_t *win)
+{
+    const unsigned cl = gec_cl(g);
+    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
+    gec_jac_set_inf(g, acc);
+    for (uint32_t r = 0; r < nr; r++) {
+        for (unsigned l = 0; l < 3 * cl; l++) q[l] = ranges[(w * nr + r) * 3 * cl + l];
+        gec_add(g, acc, acc, q);
+    }
+    for (unsigned l = 0; l < 3 * cl; l++) win[w * 3 * cl + l] = acc[l];
+}
+
+/* Ranges per window for the reduction: enough threads to fill the device, ranges of
+ * at least 16 buckets. */
+CUZK_HD uint32_t gmsm_nranges(unsigned c)
+{
+    uint32_t nb = gmsm_nbuckets(c);
+    uint32_t nr = nb / 16;
+    if (nr > 256) nr = 256;
+    if (nr < 1) nr = 1;
+    return nr;
+}
+
+/* Step 6 (host): result = sum_w 2^(wc) win[w], jacobian (3·cl limbs; any Z). */
+CUZK_HD void gmsm_combine(enum curve_id g, unsigned c, const uint64_t *win, uint64_t *result)
+{
+    const unsigned cl = gec_cl(g), nwin = gmsm_nwin(c);
+    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
+    gec_jac_set_inf(g, acc);
+    for (unsigned w = nwin; w-- > 0;) {
+        for (unsigned k = 0; k < c; k++) gec_dbl(g, acc, acc);
+        for (unsigned l = 0; l < 3 * cl; l++) q[l] = win[w * 3 * cl + l];
+        gec_add(g, acc, acc, q);
+    }
+    gec_jac_copy(g, result, acc);
+}
+
+#endif
