@@ -28,6 +28,7 @@ static const uint64_t IFMA_ONE[IFMA_LIMBS] = {0x20880f6fce4b4ULL, 0x49baa989a845
                                               0x724f85a9201d8ULL, 0x01f16424e1bb7ULL};
 static const uint64_t IFMA_C264[IFMA_LIMBS] = {0xb0f2afaec667aULL, 0xed9626b0fffbdULL, 0x9e2a0fcad825aULL,
                                                0xe357276f48b70ULL, 0x00d791464ef86ULL};
+static const uint64_t IFMA_ZERO[IFMA_LIMBS];
 
 /* ---- the shared inversion ----------------------------------------------------------
  *
@@ -114,6 +115,73 @@ void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, 
         fe_mul(F, t, l, t);
         fe_sub(F, By, t, By); /* y3 = lambda (Bx - x3) - By */
         fe_copy(F, Bx, x3);
+    }
+}
+
+/* ---- G2 (Fq2 = Fq[u]/(u^2+1), element c0 then c1, 4 limbs each) ----------------- */
+
+size_t ifma_g2_batch_scratch_bytes(size_t count)
+{
+    size_t blocks = (count + IFMA_LANES - 1) / IFMA_LANES;
+    size_t ref = count * 8 * sizeof(uint64_t);
+    size_t vec = blocks * 2 * sizeof(ifma_fq8);
+    return ((ref > vec ? ref : vec) + 63) / 64 * 64;
+}
+
+/* r[i] = a[i]^-1 for n <= 16 nonzero Fq2 elements (8 limbs each): conj(a)/N(a) with
+ * the norms a0^2 + a1^2 (in Fq) inverted together (ifma_fq_batch_inv); then times
+ * `scale` (an Fq element in field.h's form) — the lanes take their 2^6 from here. */
+static void ifma_fq2_batch_inv(uint64_t *r, const uint64_t *a, unsigned n, const uint64_t scale[4])
+{
+    const field_desc *F = &FIELD_BN254_FQ;
+    uint64_t nrm[16][4], ninv[16][4], t[4];
+    for (unsigned i = 0; i < n; i++) {
+        fe_sqr(F, nrm[i], a + 8 * i);
+        fe_sqr(F, t, a + 8 * i + 4);
+        fe_add(F, nrm[i], nrm[i], t);
+    }
+    ifma_fq_batch_inv(ninv[0], nrm[0], n);
+    for (unsigned i = 0; i < n; i++) {
+        fe_mul(F, t, ninv[i], scale);
+        fe_mul(F, r + 8 * i, a + 8 * i, t);
+        fe_mul(F, r + 8 * i + 4, a + 8 * i + 4, t);
+        fe_neg(F, r + 8 * i + 4, r + 8 * i + 4);
+    }
+}
+
+/* msm.c's msm_aff_flush for G2 BN254 (fe2_mul: 3 fe_mul-class products, fe2_sqr: 2),
+ * its one inversion as fe2_inv's conj/norm with ifma_fq_inv for the norm. */
+void ifma_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    const field_desc *F = &FIELD_BN254_FQ;
+    uint64_t *pre = scratch;
+    uint64_t inv[8], di[8], l[8], x3[8], t[8], d[8];
+    if (count == 0) return;
+    for (size_t i = 0; i < count; i++) {
+        fe2_sub(F, d, bp + 16 * i, A + 16 * (size_t)bb[i]);
+        if (i == 0) memcpy(pre, d, sizeof d);
+        else fe2_mul(F, pre + 8 * i, pre + 8 * (i - 1), d);
+    }
+    ifma_fq2_batch_inv(inv, pre + 8 * (count - 1), 1, F->one);
+    for (size_t i = count; i-- > 0;) {
+        uint64_t *Bx = A + 16 * (size_t)bb[i], *By = Bx + 8;
+        const uint64_t *Px = bp + 16 * i, *Py = Px + 8;
+        if (i > 0) {
+            fe2_sub(F, d, Px, Bx);
+            fe2_mul(F, di, inv, pre + 8 * (i - 1)); /* 1/den_i */
+            fe2_mul(F, inv, inv, d);                /* 1/(den_0 ... den_{i-1}) */
+        } else {
+            memcpy(di, inv, sizeof di);
+        }
+        fe2_sub(F, t, Py, By);
+        fe2_mul(F, l, t, di); /* lambda */
+        fe2_sqr(F, x3, l);
+        fe2_sub(F, x3, x3, Bx);
+        fe2_sub(F, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
+        fe2_sub(F, t, Bx, x3);
+        fe2_mul(F, t, l, t);
+        fe2_sub(F, By, t, By); /* y3 = lambda (Bx - x3) - By */
+        memcpy(Bx, x3, sizeof x3);
     }
 }
 
@@ -544,6 +612,217 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         aos4_store(bqy, o, keep);
     }
 }
+/* ---- G2: the same in Fq2 lanes -----------------------------------------------------
+ *
+ * An Fq2 value is two fq8 blocks (c0, c1) per 8 additions. Products by Karatsuba
+ * (3 lane products; u^2 = -1), squares by (a0+a1)(a0-a1) + (2a0)a1 u (2 products). A
+ * product maps c0 and c1 at scale s and t (see above) to s + t - 260 as in Fq, since
+ * every lane product in it has operands at those scales; sums and differences of
+ * components keep the scale. Per addition 17 lane products (prefix 3, back 6,
+ * lambda 3, lambda^2 2, y3 3) against G1's 6.
+ *
+ * Scales: as G1, except that the 2^6 G1 got from shifting dy by 2 and 1/den by 4 comes
+ * from the scalar inversion (times 64: inv_k @ 262 + 4k, 1/den @ 262), so that
+ * lambda = dy·(1/den) @ 258 needs no shifted operand (a shifted 1/den, 16 times its
+ * bound, made the Karatsuba sum product exceed 2p); only Bx - x3 is still shifted by
+ * 2 for y3 @ 256.
+ * Bounds (a product of a < αp by b < βp is < (αβ·0.0119 + 1)p, and below 2p whenever
+ * αβ < 84): fq2 products below take components a < 2p, b < 8p; the Karatsuba sums are
+ * < 4p and < 16p, so t0, t1 < 1.2p and t2 < 1.8p; c0 = t0 + 2p - t1 in (0, 3.2p),
+ * less 2p where possible: [0, 2p); c1 = t2 + 4p - t0 - t1 in (1.6p, 5.8p), less 4p,
+ * then 2p, where possible: [0, 2p). Squares take a < 2p: (a0+a1) < 4p times
+ * a0 - a1 + 2p < 4p, and 2a0 < 4p times a1 < 2p, both < 1.2p. So every Fq2 value out
+ * of a product or square is in [0, 2p) per component, the same contract as fq8.
+ *   den, dy = P - B + p in (0, 2p) (the inputs are canonical); acc, pre, inv, 1/den,
+ *   lambda < 2p; lambda^2 < 1.2p; x3 = lambda^2 + 2p - Bx - Px in (0, 3.2p), made
+ *   canonical at once (less 2p, less p) so that Bx + p - x3 is in (0, 2p), shifted
+ *   < 8p; y3 = lambda·that < 2p, plus p less By in (0, 3p), less 2p, less p. */
+
+typedef struct {
+    v5 c0, c1;
+} v52;
+
+IFMA_INLINE v5 v5_sub_mod(v5 a, v5 b, v5 kp) { return v5_norm(v5_sub_plus(a, b, kp)); }
+
+/* Fq2 product, a components < 2p, b components < 8p (limbs < 2^52): [0, 2p) each. */
+IFMA_INLINE v52 v52_mul(v52 a, v52 b)
+{
+    const v5 P2 = v5_pmul(1), P4 = v5_pmul(2);
+    v5 t0 = v5_mont(a.c0, b.c0), t1 = v5_mont(a.c1, b.c1);
+    v5 t2 = v5_mont(v5_norm(v5_add_raw(a.c0, a.c1)), v5_norm(v5_add_raw(b.c0, b.c1)));
+    v52 r;
+    r.c0 = v5_csub(v5_sub_mod(t0, t1, P2), P2);
+    v5 c1 = v5_sub_plus(t2, t0, P4);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) c1.l[k] = _mm512_sub_epi64(c1.l[k], t1.l[k]);
+    r.c1 = v5_csub(v5_csub(v5_norm(c1), P4), P2);
+    return r;
+}
+
+/* Fq2 square, a components < 2p: [0, 1.2p) each. */
+IFMA_INLINE v52 v52_sqr(v52 a)
+{
+    v52 r;
+    r.c0 = v5_mont(v5_norm(v5_add_raw(a.c0, a.c1)), v5_sub_mod(a.c0, a.c1, v5_pmul(1)));
+    r.c1 = v5_mont(v5_shl(a.c0, 1), a.c1);
+    return r;
+}
+
+IFMA_INLINE v52 v52_load(const ifma_fq8 *a)
+{
+    v52 r = {v5_load(a), v5_load(a + 1)};
+    return r;
+}
+
+IFMA_INLINE void v52_store(ifma_fq8 *r, v52 a)
+{
+    v5_store(r, a.c0);
+    v5_store(r + 1, a.c1);
+}
+
+/* a - b + p (a, b canonical) componentwise: (0, 2p) */
+IFMA_INLINE v52 v52_sub_p(v52 a, v52 b)
+{
+    const v5 P1 = v5_const(IFMA_P);
+    v52 r = {v5_sub_mod(a.c0, b.c0, P1), v5_sub_mod(a.c1, b.c1, P1)};
+    return r;
+}
+
+/* [0, 4p) -> [0, p) */
+IFMA_INLINE v5 v5_canon4(v5 a) { return v5_csub(v5_csub(a, v5_pmul(1)), v5_const(IFMA_P)); }
+
+IFMA_FN void ifma_fq2x8_mul(ifma_fq8 r[2], const ifma_fq8 a[2], const ifma_fq8 b[2])
+{
+    v52_store(r, v52_mul(v52_load(a), v52_load(b)));
+}
+
+IFMA_FN void ifma_fq2x8_sqr(ifma_fq8 r[2], const ifma_fq8 a[2]) { v52_store(r, v52_sqr(v52_load(a))); }
+
+/* Padding lanes for G2: P = (1, 0) (x = 1 + 0u), B = 0. */
+static const uint64_t IFMA_PAD_P2[16] = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
+                                         0x0e0a77c19a07df2fULL};
+static uint64_t ifma_pad_b2[16];
+
+static inline unsigned ifma_block_ptrs2(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A, const uint32_t *bb,
+                                        const uint64_t *bp, size_t count, size_t k)
+{
+    unsigned keep = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        size_t i = 8 * k + j;
+        if (i < count) {
+            pp[j] = bp + 16 * i;
+            bq[j] = A + 16 * (size_t)bb[i];
+            keep |= 1u << j;
+        } else {
+            pp[j] = IFMA_PAD_P2;
+            bq[j] = ifma_pad_b2;
+        }
+    }
+    return keep;
+}
+
+static inline void ifma_prefetch_block2(uint64_t *A, const uint32_t *bb, size_t count, size_t k)
+{
+    for (size_t i = 8 * k; i < 8 * k + 8 && i < count; i++) {
+        const uint64_t *b = A + 16 * (size_t)bb[i];
+        __builtin_prefetch(b, 1);
+        __builtin_prefetch(b + 8, 1);
+        __builtin_prefetch(b + 15, 1);
+    }
+}
+
+IFMA_INLINE v52 v52_gather(const uint64_t *const ptr[8], unsigned off)
+{
+    v52 r = {v5_gather(ptr, off), v5_gather(ptr, off + 4)};
+    return r;
+}
+
+IFMA_INLINE void v52_scatter(uint64_t *const ptr[8], unsigned off, v52 a, unsigned keep)
+{
+    uint64_t *q[8];
+    __m512i o[4];
+    CUZK_UNROLL for (int j = 0; j < 8; j++) q[j] = ptr[j] + off;
+    v5_to64(o, a.c0);
+    aos4_store(q, o, keep);
+    CUZK_UNROLL for (int j = 0; j < 8; j++) q[j] = ptr[j] + off + 4;
+    v5_to64(o, a.c1);
+    aos4_store(q, o, keep);
+}
+
+IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    ifma_fq8 *pre = scratch;
+    const size_t L = (count + 7) / 8;
+    const uint64_t *pp[8];
+    uint64_t *bq[8];
+    if (count == 0) return;
+    const v5 P1 = v5_const(IFMA_P), P2 = v5_pmul(1);
+
+    v52 acc = {v5_const(IFMA_ONE), v5_const(IFMA_ZERO)};
+    for (size_t k = 0; k < L; k++) {
+        if (k + 1 < L) ifma_prefetch_block2(A, bb, count, k + 1);
+        ifma_block_ptrs2(pp, bq, A, bb, bp, count, k);
+        v52 den = v52_sub_p(v52_gather(pp, 0), v52_gather((const uint64_t *const *)bq, 0));
+        acc = v52_mul(acc, den);
+        v52_store(pre + 2 * k, acc);
+    }
+
+    /* the eight lane totals (nonzero: no denominator is), inverted times 2^6 */
+    uint64_t tot[64], inv8[64], s64[4];
+    {
+        uint64_t *ptr[8];
+        __m512i o[4];
+        for (int j = 0; j < 8; j++) ptr[j] = tot + 8 * j;
+        v5_to64(o, v5_canon(acc.c0));
+        aos4_store(ptr, o, 0xff);
+        for (int j = 0; j < 8; j++) ptr[j] = tot + 8 * j + 4;
+        v5_to64(o, v5_canon(acc.c1));
+        aos4_store(ptr, o, 0xff);
+    }
+    fe_copy(&FIELD_BN254_FQ, s64, FIELD_BN254_FQ.one);
+    for (int i = 0; i < 6; i++) fe_add(&FIELD_BN254_FQ, s64, s64, s64);
+    ifma_fq2_batch_inv(inv8, tot, 8, s64);
+    v52 inv;
+    {
+        const uint64_t *ptr[8];
+        for (int j = 0; j < 8; j++) ptr[j] = inv8 + 8 * j;
+        inv = v52_gather(ptr, 0);
+    }
+
+    for (size_t k = L; k-- > 0;) {
+        if (k > 0) ifma_prefetch_block2(A, bb, count, k - 1);
+        unsigned keep = ifma_block_ptrs2(pp, bq, A, bb, bp, count, k);
+        const uint64_t *const *bqc = (const uint64_t *const *)bq;
+        v52 px = v52_gather(pp, 0), bx = v52_gather(bqc, 0);
+        v52 di;
+        if (k > 0) {
+            v52 den = v52_sub_p(px, bx);
+            di = v52_mul(inv, v52_load(pre + 2 * (k - 1))); /* 1/den @262 */
+            inv = v52_mul(inv, den);                         /* 1/(den_0 .. den_{k-1}) */
+        } else {
+            di = inv;
+        }
+        v52 dy = v52_sub_p(v52_gather(pp, 8), v52_gather(bqc, 8));
+        v52 l = v52_mul(dy, di); /* lambda @258 */
+        v52 x3 = v52_sqr(l);     /* lambda^2 @256 */
+        x3.c0 = v5_sub_plus(x3.c0, bx.c0, P2);
+        x3.c1 = v5_sub_plus(x3.c1, bx.c1, P2);
+        CUZK_UNROLL for (int m = 0; m < IFMA_LIMBS; m++) {
+            x3.c0.l[m] = _mm512_sub_epi64(x3.c0.l[m], px.c0.l[m]);
+            x3.c1.l[m] = _mm512_sub_epi64(x3.c1.l[m], px.c1.l[m]);
+        }
+        x3.c0 = v5_canon4(v5_norm(x3.c0));
+        x3.c1 = v5_canon4(v5_norm(x3.c1)); /* lambda^2 - Bx - Px, canonical */
+        v52 t = v52_sub_p(bx, x3);
+        t.c0 = v5_shl(t.c0, 2);
+        t.c1 = v5_shl(t.c1, 2);
+        v52 y3 = v52_mul(l, t); /* lambda (Bx - x3) @256 */
+        v52 by = v52_gather(bqc, 8);
+        y3.c0 = v5_canon4(v5_sub_mod(y3.c0, by.c0, P1));
+        y3.c1 = v5_canon4(v5_sub_mod(y3.c1, by.c1, P1));
+        v52_scatter(bq, 0, x3, keep);
+        v52_scatter(bq, 8, y3, keep);
+    }
+}
 #else
 bool ifma_available(void) { return false; }
 
@@ -552,4 +831,10 @@ void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size
 {
     ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
 }
+
+void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    ifma_g2_batch_add_ref(A, bb, bp, count, scratch);
+}
+
 #endif

@@ -122,4 +122,50 @@ void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size
  * version, and the baseline bench/ifma compares with. scratch as above. */
 void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
 
+
+/* ---- G2: Fq2 = Fq[u]/(u^2+1) in lanes, and the G2 batch-affine addition ----------
+ *
+ * An Fq2 lane value is two fq8 blocks, c0 then c1 (r[0], r[1]), each component in the
+ * fq8 form above. Lane-wise r = a·b (Karatsuba, 3 lane products) with a's components
+ * in [0, 2p) and b's in [0, 8p), and r = a^2 (2 lane products) with a's in [0, 2p);
+ * results in [0, 2p) per component; r may alias a or b. (Exported for test_ifma's
+ * bound checks against GMP; the batch below inlines them.) */
+void ifma_fq2x8_mul(ifma_fq8 r[2], const ifma_fq8 a[2], const ifma_fq8 b[2]);
+void ifma_fq2x8_sqr(ifma_fq8 r[2], const ifma_fq8 a[2]);
+
+/* For i < count: A[bb[i]] = A[bb[i]] + P_i on BN254 G2, affine, with the contract of
+ * ifma_g1_batch_add but 16 limbs a point: bucket b at A + 16b, x then y, each an Fq2
+ * element c0 then c1 of 4 limbs (field.h's Montgomery form, reduced) — msm.c's
+ * msm_scratch.A for G2 BN254 (2·ec_cl = 16 limbs); P_i at bp + 16i (msm_scratch.bp);
+ * distinct buckets, P_i.x != bucket.x, neither infinity. Results canonical and equal
+ * bit for bit to msm.c's scalar flush (ecf_* on Fq2: lambda = (Py - By)/(Px - Bx),
+ * x3 = lambda^2 - Bx - Px, y3 = lambda (Bx - x3) - By). One shared inversion (8 Fq2
+ * lane totals: norms in Fq, one ifma_fq_inv), 17 lane products an addition.
+ * scratch: ifma_g2_batch_scratch_bytes(count) bytes (a multiple of 64), 64-byte
+ * aligned, reusable across calls with count no larger.
+ *
+ * How msm.c calls it (on top of the G1 change above; the same three places):
+ *   - msm_scratch_alloc:
+ *         if ((j->G->id == CURVE_G1_BN254 || j->G->id == CURVE_G2_BN254) && ifma_available()) {
+ *             S->ifma = aligned_alloc(64, j->G->id == CURVE_G1_BN254
+ *                                             ? ifma_g1_batch_scratch_bytes(j->batch)
+ *                                             : ifma_g2_batch_scratch_bytes(j->batch));
+ *             if (!S->ifma) return -ENOMEM;
+ *         }
+ *   - msm_aff_flush, after `if (nb == 0) return;`:
+ *         if (S->ifma && (G->id == CURVE_G1_BN254 || G->id == CURVE_G2_BN254)) {
+ *             if (G->id == CURVE_G1_BN254) ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+ *             else ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+ *             x->nbat = 0;
+ *             x->cur++;
+ *             return;
+ *         }
+ *   (G is a compile-time constant in each msm_task_aff_* body, so each keeps one call.) */
+size_t ifma_g2_batch_scratch_bytes(size_t count);
+void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+
+/* The same with field.h's scalar Fq2 arithmetic (fe2_mul: mulx, lazy Karatsuba): the
+ * portable version and bench/ifma's baseline. scratch as above. */
+void ifma_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+
 #endif

@@ -1,10 +1,11 @@
 /* test_ifma.c — the AVX-512 IFMA BN254 Fq lanes (zk/ifma.c) against field.h's scalar
  * products bit for bit and against GMP on the raw 52-bit lanes (including the lazy
- * [0, 2p) inputs field.h never sees), and the batch-affine addition against the
- * jacobian mixed addition of curve.h, one point at a time.
+ * [0, 2p) inputs field.h never sees), the Fq2 lane product and square against GMP on
+ * the edges of their input ranges, and the batch-affine addition on G1 and G2 against
+ * the jacobian mixed addition of curve.h, one point at a time.
  *
  * Without AVX-512 IFMA the lane tests print SKIP and pass; the portable batch addition
- * (ifma_g1_batch_add_ref) is checked either way. */
+ * (ifma_g1/g2_batch_add_ref) is checked either way. */
 #include <check.h>
 #include <gmp.h>
 #include <stdio.h>
@@ -242,6 +243,103 @@ START_TEST(test_ifma_lanes_match_gmp)
 }
 END_TEST
 
+/* A raw lane value in [0, 8p), the range of the second operand of the Fq2 lane
+ * product: rand_raw's edges, then 2p, 4p - 1, 4p, 6p + 1, 8p - 1, and random. */
+static void rand_raw8(mpz_t z, unsigned pick)
+{
+    static const unsigned mul[] = {2, 4, 4, 6, 8};
+    static const int add[] = {0, -1, 0, 1, -1};
+    if (pick < N_RAW_EDGES) {
+        rand_raw(z, pick);
+    } else if (pick < N_RAW_EDGES + 5) {
+        mpz_mul_ui(z, zp, mul[pick - N_RAW_EDGES]);
+        if (add[pick - N_RAW_EDGES] < 0) mpz_sub_ui(z, z, 1);
+        else mpz_add_ui(z, z, (unsigned long)add[pick - N_RAW_EDGES]);
+    } else {
+        uint64_t a[5];
+        mpz_t e8p;
+        for (int i = 0; i < 5; i++) a[i] = test_rng64();
+        mpz_init(e8p);
+        mpz_mul_2exp(e8p, zp, 3);
+        mpz_import(z, 5, -1, 8, 0, 0, a);
+        mpz_mod(z, z, e8p);
+        mpz_clear(e8p);
+    }
+}
+#define N_RAW8_EDGES (N_RAW_EDGES + 5)
+
+/* got == want·2^-260 mod p, got < 2p with normalised limbs */
+static void check_lane(const ifma_fq8 *r, int j, const mpz_t want, const char *what, int round, mpz_t v, mpz_t w)
+{
+    lane_get(v, r, j);
+    ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: %s not below 2p", round, j, what);
+    mpz_mul(w, want, zrinv);
+    mpz_sub(w, w, v);
+    ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: %s wrong", round, j, what);
+}
+
+/* The Fq2 lane product and square against GMP's (a0 + a1 u)(b0 + b1 u) with u^2 = -1,
+ * on every pairing of the edges of each component's allowed range (a < 2p, b < 8p)
+ * and random values in them; results below 2p; r aliasing a. */
+START_TEST(test_ifma_fq2_lanes_match_gmp)
+{
+    if (!have_ifma()) return;
+    test_rng_seed(0x6a2e);
+    ifma_fq8 x[2], y[2], r[2];
+    mpz_t a0[8], a1[8], b0[8], b1[8], v, w, t;
+    for (int j = 0; j < 8; j++) mpz_inits(a0[j], a1[j], b0[j], b1[j], NULL);
+    mpz_inits(v, w, t, NULL);
+    const int edge_rounds = (N_RAW_EDGES * N_RAW_EDGES * N_RAW8_EDGES * N_RAW8_EDGES + 7) / 8;
+    for (int round = 0; round < edge_rounds + ROUNDS; round++) {
+        for (int j = 0; j < 8; j++) {
+            unsigned e = (unsigned)(8 * round + j), ea0 = 99, ea1 = 99, eb0 = 99, eb1 = 99;
+            if (round < edge_rounds) {
+                eb1 = e % N_RAW8_EDGES;
+                e /= N_RAW8_EDGES;
+                eb0 = e % N_RAW8_EDGES;
+                e /= N_RAW8_EDGES;
+                ea1 = e % N_RAW_EDGES;
+                ea0 = (e / N_RAW_EDGES) % N_RAW_EDGES;
+            }
+            rand_raw(a0[j], ea0);
+            rand_raw(a1[j], ea1);
+            rand_raw8(b0[j], eb0);
+            rand_raw8(b1[j], eb1);
+            lane_set(&x[0], j, a0[j]);
+            lane_set(&x[1], j, a1[j]);
+            lane_set(&y[0], j, b0[j]);
+            lane_set(&y[1], j, b1[j]);
+        }
+        ifma_fq2x8_mul(r, x, y);
+        for (int j = 0; j < 8; j++) {
+            mpz_mul(t, a0[j], b0[j]);
+            mpz_submul(t, a1[j], b1[j]);
+            check_lane(&r[0], j, t, "c0 of a·b", round, v, w);
+            mpz_mul(t, a0[j], b1[j]);
+            mpz_addmul(t, a1[j], b0[j]);
+            check_lane(&r[1], j, t, "c1 of a·b", round, v, w);
+        }
+        ifma_fq2x8_sqr(r, x);
+        for (int j = 0; j < 8; j++) {
+            mpz_mul(t, a0[j], a0[j]);
+            mpz_submul(t, a1[j], a1[j]);
+            check_lane(&r[0], j, t, "c0 of a^2", round, v, w);
+            mpz_mul(t, a0[j], a1[j]);
+            mpz_mul_2exp(t, t, 1);
+            check_lane(&r[1], j, t, "c1 of a^2", round, v, w);
+        }
+        /* aliased: x = x·y, then the same values again */
+        ifma_fq8 keep[2];
+        memcpy(keep, r, sizeof keep);
+        ifma_fq2x8_mul(r, x, y);
+        ifma_fq2x8_mul(x, x, y);
+        ck_assert_msg(memcmp(x, r, sizeof r) == 0, "round %d: aliased Fq2 product differs", round);
+    }
+    for (int j = 0; j < 8; j++) mpz_clears(a0[j], a1[j], b0[j], b1[j], NULL);
+    mpz_clears(v, w, t, NULL);
+}
+END_TEST
+
 /* ifma_fq_inv (GMP's gcd) against fe_inv (Fermat) and against a·a^-1 = 1, on the
  * edges and random elements; 0 inverts to 0 as in fe_inv. Needs no IFMA. */
 START_TEST(test_ifma_fq_inv_matches_fe_inv)
@@ -260,12 +358,12 @@ START_TEST(test_ifma_fq_inv_matches_fe_inv)
 }
 END_TEST
 
-/* n random affine points of G1 (consecutive multiples k0·G + i·k1·G, one inversion). */
-static uint64_t *rand_points(size_t n)
+/* n random affine points of G (consecutive multiples k0·G + i·k1·G, one inversion). */
+static uint64_t *rand_points(const curve_group *G, size_t n)
 {
-    const curve_group *G = &G1_BN254;
-    uint64_t k[4], s[12], q[12], *jac = malloc(n * 12 * 8), *aff = malloc(n * 8 * 8);
-    uint64_t gj[12];
+    const unsigned cl = ec_cl(G);
+    uint64_t k[4], s[EC_MAX_JAC], q[EC_MAX_JAC], gj[EC_MAX_JAC];
+    uint64_t *jac = malloc(n * 3 * cl * 8), *aff = malloc(n * 2 * cl * 8);
     ck_assert(jac && aff);
     ec_jac_from_aff(G, gj, G->gen);
     test_rand_scalar(G->Fr, k);
@@ -273,7 +371,7 @@ static uint64_t *rand_points(size_t n)
     test_rand_scalar(G->Fr, k);
     ec_jac_mul_scalar(G, s, gj, k, 4);
     for (size_t i = 0; i < n; i++) {
-        memcpy(jac + 12 * i, q, sizeof q);
+        memcpy(jac + 3 * cl * i, q, 3 * cl * 8);
         ec_add(G, q, q, s);
     }
     ck_assert_int_eq(ec_batch_to_aff(G, aff, jac, n), 0);
@@ -285,17 +383,18 @@ static const size_t BATCH_COUNTS[] = {1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000,
 
 /* A[bb[i]] += P_i for distinct random buckets, against B + P by the jacobian mixed
  * addition (ec_add_aff) and back to affine, for each count; the IFMA form and the
- * portable one both. */
-START_TEST(test_ifma_batch_add_matches_jacobian)
+ * portable one both; G1 (deg 1) or G2 (deg 2, the Fq2 lanes). */
+static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
 {
-    const curve_group *G = &G1_BN254;
-    const size_t count = BATCH_COUNTS[_i], nbuckets = 2 * count + 3;
-    test_rng_seed(0x4d00 + (uint64_t)_i);
-    uint64_t *pts = rand_points(count + nbuckets);
-    uint64_t *bp = pts, *A0 = pts + 8 * count;
-    uint64_t *A = malloc(nbuckets * 64), *want = malloc(nbuckets * 64);
+    const unsigned al = 2 * ec_cl(G); /* limbs an affine point */
+    const size_t nbuckets = 2 * count + 3, pb = al * 8;
+    test_rng_seed(seed);
+    uint64_t *pts = rand_points(G, count + nbuckets);
+    uint64_t *bp = pts, *A0 = pts + al * count;
+    uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
-    void *scratch = aligned_alloc(64, (ifma_g1_batch_scratch_bytes(count) + 63) / 64 * 64);
+    size_t sb = G->deg == 1 ? ifma_g1_batch_scratch_bytes(count) : ifma_g2_batch_scratch_bytes(count);
+    void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
     ck_assert(A && want && bb && perm && scratch);
     /* distinct buckets: the head of a random permutation */
     for (size_t b = 0; b < nbuckets; b++) perm[b] = (uint32_t)b;
@@ -306,21 +405,26 @@ START_TEST(test_ifma_batch_add_matches_jacobian)
         perm[c] = t;
     }
     memcpy(bb, perm, count * sizeof *bb);
-    memcpy(want, A0, nbuckets * 64);
+    memcpy(want, A0, nbuckets * pb);
     for (size_t i = 0; i < count; i++) {
-        uint64_t *B = want + 8 * (size_t)bb[i], j[12];
-        ck_assert(!fe_eq(F, B, bp + 8 * i)); /* the precondition: no doubling */
+        uint64_t *B = want + al * (size_t)bb[i], j[EC_MAX_JAC];
+        ck_assert(!ecf_eq(G, B, bp + al * i)); /* the precondition: no doubling */
         ec_jac_from_aff(G, j, B);
-        ec_add_aff(G, j, j, bp + 8 * i);
+        ec_add_aff(G, j, j, bp + al * i);
         ec_jac_to_aff(G, B, j);
     }
     for (int form = 0; form < 2; form++) {
         if (form == 1 && !have_ifma()) break;
-        memcpy(A, A0, nbuckets * 64);
-        if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
-        else ifma_g1_batch_add(A, bb, bp, count, scratch);
+        memcpy(A, A0, nbuckets * pb);
+        if (G->deg == 1) {
+            if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
+            else ifma_g1_batch_add(A, bb, bp, count, scratch);
+        } else {
+            if (form == 0) ifma_g2_batch_add_ref(A, bb, bp, count, scratch);
+            else ifma_g2_batch_add(A, bb, bp, count, scratch);
+        }
         for (size_t b = 0; b < nbuckets; b++)
-            ck_assert_msg(memcmp(A + 8 * b, want + 8 * b, 64) == 0, "%s, count %zu: bucket %zu wrong",
+            ck_assert_msg(memcmp(A + al * b, want + al * b, pb) == 0, "%s %s, count %zu: bucket %zu wrong", G->name,
                           form ? "ifma" : "ref", count, b);
     }
     free(pts);
@@ -329,6 +433,22 @@ START_TEST(test_ifma_batch_add_matches_jacobian)
     free(bb);
     free(perm);
     free(scratch);
+}
+
+START_TEST(test_ifma_batch_add_matches_jacobian)
+{
+    check_batch_add(&G1_BN254, BATCH_COUNTS[_i], 0x4d00 + (uint64_t)_i);
+}
+END_TEST
+
+/* G2: every count from 1 to 40 (each partial block, one to five blocks), then the
+ * larger ones up to 2048 (msm.c's batches are at most 1024). */
+static const size_t G2_BIG_COUNTS[] = {63, 64, 65, 100, 511, 512, 1000, 1024, 2047, 2048};
+#define G2_SMALL 40
+START_TEST(test_ifma_g2_batch_add_matches_jacobian)
+{
+    size_t count = _i < G2_SMALL ? (size_t)_i + 1 : G2_BIG_COUNTS[_i - G2_SMALL];
+    check_batch_add(&G2_BN254, count, 0x7e00 + (uint64_t)_i);
 }
 END_TEST
 
@@ -342,6 +462,9 @@ int main(void)
         {"ifma_fq_inv_matches_fe_inv", test_ifma_fq_inv_matches_fe_inv, 1},
         {"ifma_batch_add_matches_jacobian", test_ifma_batch_add_matches_jacobian,
          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
+        {"ifma_fq2_lanes_match_gmp", test_ifma_fq2_lanes_match_gmp, 1},
+        {"ifma_g2_batch_add_matches_jacobian", test_ifma_g2_batch_add_matches_jacobian,
+         G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
     };
     int rc = test_run_suite("ifma", cases, sizeof cases / sizeof cases[0], 120);
     gmp_teardown();
