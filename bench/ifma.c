@@ -11,7 +11,9 @@
  *     batches of a quarter of the buckets), random points of G1: the scalar flush of
  *     msm.c (ifma_g1_batch_add_ref) against ifma_g1_batch_add; both results are first
  *     checked against the jacobian mixed addition ec_add_aff. Both take their one
- *     inversion from ifma_fq_inv, so the ratio is that of the products alone.
+ *     inversion from ifma_fq_inv, so the ratio is that of the products alone;
+ * (d) the same on G2 (Fq2 coordinates): ifma_g2_batch_add_ref (fe2_mul, msm.c's
+ *     scalar flush) against ifma_g2_batch_add.
  * Best of N runs in thread CPU time (the dev box is shared; load only adds time). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,19 +109,19 @@ static void bench_products(void)
     free(ros);
 }
 
-/* n affine points k0 G + i k1 G (one shared inversion). */
-static uint64_t *points(size_t n)
+/* n affine points k0 G + i k1 G of group G (one shared inversion). */
+static uint64_t *points(const curve_group *G, size_t n)
 {
-    const curve_group *G = &G1_BN254;
-    uint64_t k[4] = {rnd(), rnd(), rnd(), rnd() >> 4}, q[12], s[12], gj[12];
-    uint64_t *jac = malloc(n * 96), *aff = malloc(n * 64);
+    const unsigned cl = ec_cl(G);
+    uint64_t k[4] = {rnd(), rnd(), rnd(), rnd() >> 4}, q[EC_MAX_JAC], s[EC_MAX_JAC], gj[EC_MAX_JAC];
+    uint64_t *jac = malloc(n * 3 * cl * 8), *aff = malloc(n * 2 * cl * 8);
     if (!jac || !aff) abort();
     ec_jac_from_aff(G, gj, G->gen);
     ec_jac_mul_scalar(G, q, gj, k, 4);
     k[0] = rnd();
     ec_jac_mul_scalar(G, s, gj, k, 4);
     for (size_t i = 0; i < n; i++) {
-        memcpy(jac + 12 * i, q, sizeof q);
+        memcpy(jac + 3 * cl * i, q, 3 * cl * 8);
         ec_add(G, q, q, s);
     }
     if (ec_batch_to_aff(G, aff, jac, n)) abort();
@@ -127,14 +129,14 @@ static uint64_t *points(size_t n)
     return aff;
 }
 
-static int bench_batch(size_t B)
+static int bench_batch(const curve_group *G, size_t B)
 {
-    const curve_group *G = &G1_BN254;
-    const size_t nb = 4 * B;
-    uint64_t *pts = points(B + nb), *bp = pts, *A0 = pts + 8 * B;
-    uint64_t *A = malloc(nb * 64), *want = malloc(nb * 64);
+    const size_t nb = 4 * B, al = 2 * ec_cl(G), pb = al * 8;
+    uint64_t *pts = points(G, B + nb), *bp = pts, *A0 = pts + al * B;
+    uint64_t *A = malloc(nb * pb), *want = malloc(nb * pb);
     uint32_t *bb = malloc(B * sizeof *bb), *perm = malloc(nb * sizeof *perm);
-    void *scratch = aligned_alloc(64, (ifma_g1_batch_scratch_bytes(B) + 63) / 64 * 64);
+    size_t sb = G->deg == 1 ? ifma_g1_batch_scratch_bytes(B) : ifma_g2_batch_scratch_bytes(B);
+    void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
     if (!A || !want || !bb || !perm || !scratch) abort();
     for (size_t i = 0; i < nb; i++) perm[i] = (uint32_t)i;
     for (size_t i = nb; i-- > 1;) {
@@ -145,11 +147,11 @@ static int bench_batch(size_t B)
     }
     memcpy(bb, perm, B * sizeof *bb);
     /* the reference: one jacobian mixed addition per bucket */
-    memcpy(want, A0, nb * 64);
+    memcpy(want, A0, nb * pb);
     for (size_t i = 0; i < B; i++) {
-        uint64_t j[12], *Bk = want + 8 * (size_t)bb[i];
+        uint64_t j[EC_MAX_JAC], *Bk = want + al * (size_t)bb[i];
         ec_jac_from_aff(G, j, Bk);
-        ec_add_aff(G, j, j, bp + 8 * i);
+        ec_add_aff(G, j, j, bp + al * i);
         ec_jac_to_aff(G, Bk, j);
     }
     int bad = 0;
@@ -157,22 +159,27 @@ static int bench_batch(size_t B)
     for (int form = 0; form < 2; form++) {
         if (form == 1 && !ifma_available()) break;
         for (int r = 0; r < reps; r++) {
-            memcpy(A, A0, nb * 64);
+            memcpy(A, A0, nb * pb);
             double t0 = now_s();
-            if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, B, scratch);
-            else ifma_g1_batch_add(A, bb, bp, B, scratch);
+            if (G->deg == 1) {
+                if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, B, scratch);
+                else ifma_g1_batch_add(A, bb, bp, B, scratch);
+            } else {
+                if (form == 0) ifma_g2_batch_add_ref(A, bb, bp, B, scratch);
+                else ifma_g2_batch_add(A, bb, bp, B, scratch);
+            }
             double t = now_s() - t0;
-            if (memcmp(A, want, nb * 64) != 0) bad = 1;
+            if (memcmp(A, want, nb * pb) != 0) bad = 1;
             if (form == 0 && t < tr) tr = t;
             if (form == 1 && t < ti) ti = t;
         }
     }
     if (ti < 1e30)
-        printf("    B = %4zu   scalar %7.1f   IFMA %7.1f ns/addition   (%.2fx)%s\n", B, tr * 1e9 / (double)B,
-               ti * 1e9 / (double)B, tr / ti, bad ? "   RESULTS WRONG" : "");
+        printf("    %s B = %4zu   scalar %7.1f   IFMA %7.1f ns/addition   (%.2fx)%s\n", G->deg == 1 ? "G1" : "G2", B,
+               tr * 1e9 / (double)B, ti * 1e9 / (double)B, tr / ti, bad ? "   RESULTS WRONG" : "");
     else
-        printf("    B = %4zu   scalar %7.1f ns/addition   (IFMA not available)%s\n", B, tr * 1e9 / (double)B,
-               bad ? "   RESULTS WRONG" : "");
+        printf("    %s B = %4zu   scalar %7.1f ns/addition   (IFMA not available)%s\n", G->deg == 1 ? "G1" : "G2", B,
+               tr * 1e9 / (double)B, bad ? "   RESULTS WRONG" : "");
     free(pts);
     free(A);
     free(want);
@@ -195,8 +202,10 @@ int main(int argc, char **argv)
     printf("    one inversion: fe_inv  %7.0f ns", t * 1e9);
     BEST(t, ifma_fq_inv(r, a));
     printf(", ifma_fq_inv (GMP gcd) %.0f ns (the batches below use the latter, both ways)\n", t * 1e9);
-    printf("(c) batch-affine additions, B into distinct buckets of 4B (results checked against ec_add_aff)\n");
+    printf("(c) batch-affine additions, B into distinct buckets of 4B (results checked against ec_add_aff);\n"
+           "    G2: scalar fe2_mul (lazy mulx Karatsuba) against the Fq2 lanes\n");
     int bad = 0;
-    for (size_t B = 512; B <= 2048; B *= 2) bad |= bench_batch(B);
+    for (size_t B = 512; B <= 2048; B *= 2) bad |= bench_batch(&G1_BN254, B);
+    for (size_t B = 512; B <= 2048; B *= 2) bad |= bench_batch(&G2_BN254, B);
     return bad ? EXIT_FAILURE : EXIT_SUCCESS;
 }
