@@ -9,6 +9,7 @@
 
 #include <cuzk/curve.h>
 #include <cuzk/msm.h>
+#include <cuzk/ifma.h>
 
 #include "helper_test.h"
 
@@ -390,9 +391,10 @@ END_TEST
  * of window 0, past the deferral limit into the jacobian overflow), -1 and 2 on the
  * same few bases (P + P doubles, P + (-P) cancels inside a bucket), some random; at
  * several window widths (batch sizes from 1 up) and thread counts. */
-START_TEST(test_msm_batch_affine_collisions)
+/* Batches full of repeated bases and buckets (doublings, cancellations, deferrals),
+ * every bucket form against msm_naive. */
+static void check_batch_affine_collisions(const curve_group *G)
 {
-    const curve_group *G = GROUPS[_i];
     const unsigned cl = ec_cl(G);
     const size_t nd = 24, n = G->deg == 1 ? 3000 : 1200;
     struct pts p;
@@ -432,6 +434,38 @@ START_TEST(test_msm_batch_affine_collisions)
     free(sc);
     pts_free(&p);
 }
+
+START_TEST(test_msm_batch_affine_collisions)
+{
+    check_batch_affine_collisions(GROUPS[_i]);
+}
+END_TEST
+
+/* On an IFMA CPU the BN254 G1 flush runs in lanes (ifma.h), so the cases above check
+ * that path; this one turns it off (Check forks each test, so the cached answer of
+ * ifma_available is this test's own) to keep the scalar flush checked too. */
+START_TEST(test_msm_batch_affine_scalar_flush)
+{
+    setenv("CUZK_NO_IFMA", "1", 1);
+    ck_assert(!ifma_available());
+    check_batch_affine_collisions(GROUPS[0]);
+    const curve_group *G = GROUPS[0];
+    struct pts p;
+    pts_make(&p, G, 4096);
+    uint8_t *sc = malloc(4096 * 32);
+    ck_assert_ptr_nonnull(sc);
+    for (size_t i = 0; i < 4096; i++) {
+        uint64_t k[4];
+        test_rand_scalar(G->Fr, k);
+        memcpy(sc + i * 32, k, 32);
+    }
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, 4096, 32), 0);
+    ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, 4096, 32, 2, 12, MSM_BUCKETS_AFFINE), 0);
+    assert_same(G, got, want, "scalar flush, 2^12 random terms, c=12");
+    free(sc);
+    pts_free(&p);
+}
 END_TEST
 
 int main(void)
@@ -453,6 +487,7 @@ int main(void)
         {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 4},
         {"glv_edge_scalars", test_msm_glv_edge_scalars, 0, 4},
         {"batch_affine_collisions", test_msm_batch_affine_collisions, 0, 4},
+        {"batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 0, 1},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         TCase *tc = tcase_create(t[i].n);
