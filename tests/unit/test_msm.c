@@ -441,7 +441,7 @@ START_TEST(test_msm_batch_affine_collisions)
 }
 END_TEST
 
-/* On an IFMA CPU the BN254 G1 flush runs in lanes (ifma.h), so the cases above check
+/* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
 START_TEST(test_msm_batch_affine_scalar_flush)
@@ -449,6 +449,7 @@ START_TEST(test_msm_batch_affine_scalar_flush)
     setenv("CUZK_NO_IFMA", "1", 1);
     ck_assert(!ifma_available());
     check_batch_affine_collisions(GROUPS[0]);
+    check_batch_affine_collisions(GROUPS[1]); /* BN254 G2 */
     const curve_group *G = GROUPS[0];
     struct pts p;
     pts_make(&p, G, 4096);
