@@ -141,6 +141,11 @@ void ifma_fq2x8_sqr(ifma_fq8 r[2], const ifma_fq8 a[2]);
  * bit for bit to msm.c's scalar flush (ecf_* on Fq2: lambda = (Py - By)/(Px - Bx),
  * x3 = lambda^2 - Bx - Px, y3 = lambda (Bx - x3) - By). One shared inversion (8 Fq2
  * lane totals: norms in Fq, one ifma_fq_inv), 17 lane products an addition.
+ * Measured (bench/ifma, same machine, load average 5-6 from other builds, best of 9,
+ * ns an addition, scalar = ifma_g2_batch_add_ref with fe2_mul's lazy mulx Karatsuba):
+ *   B = 512 462 -> 94 (4.9x), B = 1024 506 -> 91 (5.6x), B = 2048 499 -> 93 (5.4x);
+ * with the msm.c change below (bench/msm_ntt, BN254 G2, 1 thread, CPU ms, CUZK_NO_IFMA=1
+ * against IFMA): 2^16 660-715 -> 243-252, 2^18 2595 -> 1212; test_msm passed with it.
  * scratch: ifma_g2_batch_scratch_bytes(count) bytes (a multiple of 64), 64-byte
  * aligned, reusable across calls with count no larger.
  *
