@@ -88,14 +88,15 @@ static size_t gmsm_seg_cap(size_t n, size_t nkeys)
 }
 
 // Device bytes one chunk of `count` points needs (everything msm_chunk allocates, CUB
-// temp storage estimated generously at 2 bytes per pair + 16 MiB).
+// temp storage estimated generously: the pair sort keeps its own alternate buffers,
+// 8 bytes per pair, plus 16 MiB).
 static size_t gmsm_chunk_bytes(unsigned cl, size_t count)
 {
     const unsigned c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
     const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
     const size_t jac = 3 * cl * 8;
     return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
-           (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 2 * N + (16u << 20);
+           (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + (16u << 20);
 }
 
 template <int G>

@@ -19,8 +19,9 @@ __global__ void k_bitrev(size_t n, unsigned lg, uint64_t *v)
 }
 
 // Stages lgm = 0 .. blg-1 of each aligned block of 2^blg elements in shared memory;
-// blockDim.x = 2^(blg-1) threads, one butterfly each per stage.
-template <int F> __global__ void k_block_stages(uint64_t *v, const uint64_t *tw, unsigned blg)
+// blockDim.x = 2^(blg-1) threads (<= 512), one butterfly each per stage. The launch
+// bound makes ptxas keep registers within what 512 threads per block can have.
+template <int F> __global__ void __launch_bounds__(1u << (GNTT_BLOCK_LG - 1)) k_block_stages(uint64_t *v, const uint64_t *tw, unsigned blg)
 {
     extern __shared__ uint64_t sh[];
     const size_t bs = (size_t)1 << blg, base = blockIdx.x * bs;
