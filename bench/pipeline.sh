@@ -30,9 +30,9 @@
 # $BUILD/bench/stats_dump (bench/stats_dump.c, a read-only reader of the page).
 #
 # Environment: BUILD (default build), BENCH_PIPE_PARTS (16), BENCH_PIPE_SIZE (16),
-#   BENCH_PIPE_DEVICES (cuzkd --devices; default cpu:2 on a machine of at most 4
-#   CPUs, where cpu:1 would leave the worker one core, else cpu:1, whose worker the
-#   plan gives most cores), BENCH_PIPE_LOCAL (1: also time prove-local; 0: skip
+#   BENCH_PIPE_DEVICES (cuzkd --devices; default cpu:1: its worker gets most cores
+#   in the plan; on 2 CPUs cpu:2 measured 0.21-0.27 partitions/s of mulchain-16
+#   against cpu:1's 0.30-0.44 in the same minutes), BENCH_PIPE_LOCAL (1: also time prove-local; 0: skip
 #   it), RAPIDSNARK (path of an iden3/rapidsnark prover binary built outside this
 #   repository; unset: no rapidsnark row).
 set -euo pipefail
@@ -46,7 +46,7 @@ N="${BENCH_PIPE_PARTS:-16}"
 K="${BENCH_PIPE_SIZE:-16}"
 LOCAL="${BENCH_PIPE_LOCAL:-1}"
 ncpu="$(nproc)"
-if [ "$ncpu" -le 4 ]; then DEVICES="${BENCH_PIPE_DEVICES:-cpu:2}"; else DEVICES="${BENCH_PIPE_DEVICES:-cpu:1}"; fi
+DEVICES="${BENCH_PIPE_DEVICES:-cpu:1}"
 RAPIDSNARK="${RAPIDSNARK:-}"
 if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
   echo "bench/pipeline: RAPIDSNARK=$RAPIDSNARK is not an executable; its row left out" >&2
