@@ -10,6 +10,7 @@
 
 #include "cuzk/backend.h"
 #include "cuzk/error.h"
+#include "cuzk/ntt.h"
 
 #define POLL_NS 100000000ll /* the 100 ms heartbeat promise */
 #define HB_NS 50000000ull   /* async loop: beat at most every 50 ms */
@@ -23,14 +24,17 @@
  * device: an asynchronous backend holds partitions and the worker waits for them. */
 enum { S_ZKEY = STATS_STAGE0, S_NTT, S_MSM_A, S_MSM_B1, S_MSM_B2, S_MSM_C, S_MSM_H, S_DEVICE };
 enum { C_DONE, C_FAILED, C_LOST, C_MSM_A, C_MSM_B1, C_MSM_B2, C_MSM_C, C_MSM_H, C_NTT,
-       C_DEVICE };
+       C_DEVICE, C_DOMAIN_HITS, C_DOMAIN_BUILDS };
+/* Gauges: per-circuit tables this worker keeps between partitions (ntt.h's cache). */
+enum { G_PRECOMP_BYTES, G_PRECOMP_BUDGET };
 enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey", "ntt", "msm_a", "msm_b1", "msm_b2",
                                            "msm_c", "msm_h", "device", NULL };
 static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
                                              "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns",
-                                             "msm_h_ns", "ntt_ns", "device_ns", NULL };
+                                             "msm_h_ns", "ntt_ns", "device_ns", "domain_hits",
+                                             "domain_builds", NULL };
 static const char *const hist_names[] = { "gap", "prove", "ntt", "msm", NULL };
 
 struct worker;
@@ -55,6 +59,7 @@ struct worker {
     const struct pipe_stage_opts *o;
     struct backend be;
     uint64_t last_end; /* when the last backend call returned; 0 before the first */
+    uint64_t domain_hits, domain_builds; /* ntt cache counts already reported */
     /* asynchronous backends */
     unsigned depth, n_flight;
     struct flight fl[MAX_DEPTH];
@@ -260,6 +265,20 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
     return 0;
 }
 
+/* The NTT domain cache (what a one-shot prover rebuilds per proof): its bytes as a
+ * gauge, its hits and builds as counters (deltas since the last report). */
+static void report_precompute(struct worker *w)
+{
+    ntt_cache_stats cs;
+    ntt_cache_get_stats(&cs);
+    uint64_t g[2] = {cs.bytes, (uint64_t)w->o->precompute_mb << 20};
+    pipe_stage_gauges(&w->st, G_PRECOMP_BYTES, g, 2);
+    pipe_stage_count(&w->st, C_DOMAIN_HITS, cs.hits - w->domain_hits);
+    pipe_stage_count(&w->st, C_DOMAIN_BUILDS, cs.misses - w->domain_builds);
+    w->domain_hits = cs.hits;
+    w->domain_builds = cs.misses;
+}
+
 /* The backend is done with p (rc): results, accounting of the totals, hand-off. */
 static void finish_part(struct worker *w, uint32_t p, int rc, const char *err,
                         const groth16_raw *raw, const groth16_timings *t, uint64_t device_ns,
@@ -289,6 +308,7 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err,
     pipe_stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
     pipe_stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
     pipe_stage_count(st, C_DEVICE, device_ns);
+    report_precompute(w);
 
     /* Written while we own the partition; published by the CAS (R1) and read by the
      * finalizer after its CAS PROVED->FINAL. */
@@ -574,6 +594,10 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return rc;
     }
     pipe_stage_names(&w->st, state_names, counter_names, hist_names);
+    pipe_stage_name_gauge(&w->st, G_PRECOMP_BYTES, "precomp_bytes");
+    pipe_stage_name_gauge(&w->st, G_PRECOMP_BUDGET, "precomp_budget");
+    ntt_cache_set_budget((size_t)o->precompute_mb << 20);
+    report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
     bp.slab = w->st.pl.data.pool.slab;
     bp.slab_size = (uint64_t)w->st.pl.data.pool.hdr->buf_count * w->st.pl.data.pool.hdr->buf_size;

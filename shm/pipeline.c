@@ -543,6 +543,20 @@ void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta)
     pthread_mutex_unlock(&st->mu);
 }
 
+void pipe_stage_gauges(struct pipe_stage *st, uint32_t first, const uint64_t *v, uint32_t n)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_gauges_set(st->slot, first, v, n);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void pipe_stage_name_gauge(struct pipe_stage *st, uint32_t g, const char *name)
+{
+    pthread_mutex_lock(&st->mu);
+    stats_slot_name_gauge(st->slot, g, name);
+    pthread_mutex_unlock(&st->mu);
+}
+
 void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns)
 {
     pthread_mutex_lock(&st->mu);
@@ -829,13 +843,15 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         { "generation", required_argument, NULL, 'g' },
         { "threads", required_argument, NULL, 't' },
         { "backend", required_argument, NULL, 'b' },
+        { "precompute-mb", required_argument, NULL, 'P' },
         { "trim-every", required_argument, NULL, 'T' },
         { "test-trim-delay-ms", required_argument, NULL, 'D' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct pipe_stage_opts o = { .backend = "cpu", .trim_every = 16, .stop = &main_stop };
+    struct pipe_stage_opts o = { .backend = "cpu", .trim_every = 16,
+                                 .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT, .stop = &main_stop };
     struct sigaction sa;
     char usage[2048], err[1024] = "";
     uint32_t v;
@@ -855,7 +871,9 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage, 111 system error, 100 bug\n",
              prog, what, prog,
              extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
-                                        "                    (CUDA builds; DEVICE defaults to the index)\n" : "",
+                                        "                    (CUDA builds; DEVICE defaults to the index)\n"
+                                        "  --precompute-mb N per-circuit tables kept between partitions\n"
+                                        "                    (NTT domains; default 512, 0 keeps none)\n" : "",
              extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
                                      "(default 16; also after 1 s idle)\n"
                                      "  --test-trim-delay-ms N   tests only: trim after every "
@@ -872,6 +890,10 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
             if (!(extra & PIPE_OPT_BACKEND))
                 goto bad;
             o.backend = optarg;
+            break;
+        case 'P':
+            if (!(extra & PIPE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb))
+                goto bad;
             break;
         case 'T':
             if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every))

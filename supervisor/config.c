@@ -33,6 +33,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->n_devices = 1;
 	c->buffers = 8;
 	c->buffer_mb = 64;
+	c->precompute_mb = 512; /* = PIPE_PRECOMPUTE_MB_DEFAULT */
 	c->max_jobs = 256;
 	c->max_parts = 4096;
 	c->drain_timeout_s = 30;
@@ -52,6 +53,8 @@ void config_usage(FILE *f)
 	      "  --buffers N          partition buffers in the pool (default 8)\n"
 	      "  --buffer-mb M        size of each buffer in MiB (default 64); a circuit needs\n"
 	      "                       (3*domain + nVars) * 32 bytes\n"
+	      "  --precompute-mb M    per worker: per-circuit tables (NTT domains) kept between\n"
+	      "                       partitions, MiB (default 512; 0 rebuilds them each time)\n"
 	      "  --synth-threads N    threads per synth process (default: its cores)\n"
 	      "  --max-jobs N         job table size (default 256)\n"
 	      "  --max-parts N        partition table size (default 4096)\n"
@@ -183,6 +186,7 @@ struct u32_opt {
 static const struct u32_opt u32_opts[] = {
 	{ "buffers", offsetof(struct cuzkd_config, buffers), 1, 65536 },
 	{ "buffer-mb", offsetof(struct cuzkd_config, buffer_mb), 1, 1u << 20 },
+	{ "precompute-mb", offsetof(struct cuzkd_config, precompute_mb), 0, 1u << 22 },
 	{ "synth-threads", offsetof(struct cuzkd_config, synth_threads), 0, 1024 },
 	{ "max-jobs", offsetof(struct cuzkd_config, max_jobs), 1, 1u << 20 },
 	{ "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },

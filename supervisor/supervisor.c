@@ -186,8 +186,8 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 /* fork + exec one stage, pinned per its place. 0 or -errno (then restart_at is set). */
 static int child_start(struct sup *s, struct child *c)
 {
-	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32];
-	char *argv[16];
+	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16];
+	char *argv[20];
 	int n = 0, pfd;
 	sigset_t none;
 	pid_t parent = getpid(), pid;
@@ -216,6 +216,9 @@ static int child_start(struct sup *s, struct child *c)
 			snprintf(be, sizeof(be), "%s", s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu");
 		argv[n++] = "--backend";
 		argv[n++] = be;
+		snprintf(pre, sizeof(pre), "%u", s->c->precompute_mb);
+		argv[n++] = "--precompute-mb";
+		argv[n++] = pre;
 	}
 	if (c->role == PLAN_FINALIZER && s->c->test_finalizer_delay_ms) {
 		snprintf(delay, sizeof(delay), "%u", s->c->test_finalizer_delay_ms);

@@ -288,6 +288,8 @@ struct pipe_stage_opts {
     unsigned threads;        /* --threads N; 0: all online CPUs */
     const char *backend;     /* gpuworker --backend (default "cpu") */
     uint32_t trim_every;     /* finalizer --trim-every N (default 16 partitions) */
+    uint32_t precompute_mb;  /* gpuworker --precompute-mb N: budget of per-circuit tables
+                              * kept between partitions (NTT domains: ntt.h's cache) */
     uint32_t test_trim_delay_ms; /* finalizer --test-trim-delay-ms N (tests only): trim
                               * after every partition, sleeping N ms in that step */
     const _Atomic int *stop; /* set (e.g. by SIGTERM): finish the partition in hand, return */
@@ -295,6 +297,7 @@ struct pipe_stage_opts {
 };
 
 #define PIPE_ZKEY_CACHE 4
+#define PIPE_PRECOMPUTE_MB_DEFAULT 512
 
 /* A zkey held open, keyed by the file's identity: a file replaced (new inode) or
  * rewritten in place (size or mtime) is a miss, so a changed key is never served. */
@@ -347,6 +350,8 @@ void pipe_stage_enter(struct pipe_stage *st, uint32_t state);
 void pipe_stage_enter_at(struct pipe_stage *st, uint32_t state, uint64_t now_ns);
 void pipe_stage_heartbeat(struct pipe_stage *st);
 void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta);
+void pipe_stage_gauges(struct pipe_stage *st, uint32_t first, const uint64_t *v, uint32_t n);
+void pipe_stage_name_gauge(struct pipe_stage *st, uint32_t g, const char *name);
 void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
 /* Name states (from STATS_STAGE0), counters and histograms; NULL-terminated lists. */
 void pipe_stage_names(struct pipe_stage *st, const char *const *states,

@@ -64,6 +64,15 @@ cuzk metrics >"$tmp/cli.prom" || fail "cuzk metrics"
 fams() { grep '^# TYPE' "$1" | sort; }
 [ "$(fams "$tmp/http.prom")" = "$(fams "$tmp/cli.prom")" ] || fail "/metrics and cuzk metrics differ in families"
 grep -q 'cuzk_stage_seconds_total{.*stage="gpuworker"' "$tmp/http.prom" || fail "no gpuworker series"
+# per-circuit precomputation kept by the worker: one circuit, so its NTT domain is built
+# once and reused by the other partitions, and held (3 tables of domain x 32 bytes)
+metric() { sed -n "s/^$1 //p" "$tmp/cli.prom"; }
+w='{stage="gpuworker",index="0",'
+[ "$(metric "cuzk_stage_counter_total${w}counter=\"domain_builds\"}")" = 1 ] || fail "domain_builds != 1"
+[ "$(metric "cuzk_stage_counter_total${w}counter=\"domain_hits\"}")" = $((NPART - 1)) ] || fail "domain_hits != $((NPART - 1))"
+[ "$(metric "cuzk_gauge${w}name=\"precomp_bytes\"}")" = $((3 * 64 * 32)) ] || fail "precomp_bytes != 3 x 2^6 x 32"
+[ "$(metric "cuzk_gauge${w}name=\"precomp_budget\"}")" = $((512 << 20)) ] || fail "precomp_budget != 512 MiB"
+echo "ok: worker precomputation: 1 domain build, $((NPART - 1)) hits, 6144 bytes of 512 MiB"
 got="$(chk http "$port" HEAD /metrics "$tmp/head")"; [ "${got%% *}" = 200 ] && [ ! -s "$tmp/head" ] || fail "HEAD: $got"
 got="$(chk http "$port" GET /nope "$tmp/404")"; [ "${got%% *}" = 404 ] || fail "GET /nope: $got"
 got="$(chk http "$port" POST /metrics "$tmp/405")"; [ "${got%% *}" = 405 ] || fail "POST: $got"
