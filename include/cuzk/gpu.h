@@ -9,8 +9,9 @@
  *     host pass warns about the device-only #pragma unroll of hd.h). CUB comes with
  *     the toolkit (header-only), nothing to link for it. The .cu files include
  *     zk/cuda/NAME.h headers: add them to the .o dependencies (or use -MMD via
- *     nvcc's -MD). -DCUZK_GPU_NO_BLS leaves out the BLS12-381 MSM kernels (faster
- *     compile; gpu_msm then answers -CUZK_E_UNSUPPORTED for those groups).
+ *     nvcc's -MD); zk/cuda/msm_impl.cuh is included by the four msm_GROUP.cu files
+ *     (one per group so that make -j2 compiles them in parallel: each is ~25-45 s of
+ *     CPU per architecture, mostly ptxas).
  *  2. Anything that links libcuzk_cuda.a needs, after it:
  *       -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
  *     (the static runtime: no libcudart.so needed at run time, only the driver).

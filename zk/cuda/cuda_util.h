@@ -125,4 +125,23 @@ int gpu_h_device(enum field_id f, size_t n, uint64_t *a, const uint64_t *b, cons
 int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
                    cudaStream_t s, char *err, size_t errlen);
 
+/* msm.cu: the CUB primitives the MSM uses, compiled once (CUB's radix sort is a large
+ * part of a .cu's compile time); same arguments as cub::DeviceRadixSort::SortPairs,
+ * cub::DeviceScan::ExclusiveSum, cub::DeviceReduce::Sum (temp NULL: size query). */
+cudaError_t gpu_sort_pairs_u32(void *temp, size_t &temp_bytes, const uint32_t *keys_in, uint32_t *keys_out,
+                               const uint32_t *vals_in, uint32_t *vals_out, int n, int begin_bit, int end_bit,
+                               cudaStream_t s);
+cudaError_t gpu_exclusive_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint32_t *out, int n,
+                                  cudaStream_t s);
+cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint32_t *out, int n, cudaStream_t s);
+
+/* one instance per group (msm_GROUP.cu) */
+#define GPU_MSM_DECL(sfx)                                                                                    \
+    int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,         \
+                      cudaStream_t s, char *err, size_t errlen);
+GPU_MSM_DECL(g1_bn254)
+GPU_MSM_DECL(g2_bn254)
+GPU_MSM_DECL(g1_bls12_381)
+GPU_MSM_DECL(g2_bls12_381)
+
 #endif
