@@ -46,7 +46,8 @@ static int fail(int rc, const char *msg)
 {
     fprintf(stderr, "cuzk-gpuworker prove: %s\n", msg);
     rc = rc < 0 ? -rc : rc;
-    return rc > 0 && rc < 100 ? rc : CUZK_E_INTERNAL;
+    /* CUZK_E_* codes as they are; an errno (no device: ENODEV) is an internal error. */
+    return rc > 0 && rc <= CUZK_E_INTERNAL ? rc : CUZK_E_INTERNAL;
 }
 
 static void count_release(void *arg)
