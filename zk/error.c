@@ -15,6 +15,7 @@ const char *cuzk_err_name(int code)
     case CUZK_E_UNSATISFIED: return "unsatisfied";
     case CUZK_E_OUTPUT: return "output";
     case CUZK_E_INTERNAL: return "internal";
+    case CUZK_E_DEVICE: return "device";
     default: return "unknown";
     }
 }

@@ -17,6 +17,8 @@ enum cuzk_err {
     CUZK_E_UNSATISFIED = 8, /* witness does not satisfy a constraint */
     CUZK_E_OUTPUT = 9,      /* output not writable */
     CUZK_E_INTERNAL = 10,   /* a bug or resource failure (out of memory) */
+    CUZK_E_DEVICE = 11,     /* a sticky GPU error: the CUDA context is unusable, the worker
+                             * exits and is restarted (never a prove-local exit code) */
 };
 
 /* A short name for the code ("truncated", "unsupported", ...). */

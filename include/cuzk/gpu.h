@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include "cuzk/curve.h"
+#include "cuzk/error.h"
 #include "cuzk/field.h"
 #include "cuzk/groth16.h"
 #include "cuzk/zkey.h"
@@ -53,9 +54,8 @@
 extern "C" {
 #endif
 
-/* A sticky device error (the CUDA context is unusable; exit and restart). Not in
- * enum cuzk_err so that error.c need not change; cuzk_err_name does not know it. */
-#define CUZK_E_DEVICE 11
+/* A sticky device error is -CUZK_E_DEVICE (error.h): the CUDA context is unusable;
+ * exit and restart. */
 
 typedef struct gpu_dev gpu_dev;          /* one device: context, streams, events, scratch */
 typedef struct gpu_circuit gpu_circuit;  /* one circuit's bases resident on the device */
