@@ -10,6 +10,9 @@
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
 #   daemon_start OPTS  start cuzkd --foreground with OPTS, wait for its socket
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
+#   daemon_shutdown_clean  the check: status answers, `cuzk shutdown` stops cuzkd with
+#                      exit 0 within 30 s, and no stage process, socket, pid file or
+#                      segment is left
 #   daemon_on_exit     set to a command run first at exit (the test's own cleanup)
 #   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
 # On exit the daemon (if still running) is stopped, its segments and tmp removed
@@ -82,4 +85,21 @@ daemon_start() {
   local _
   for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
   [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+}
+
+daemon_shutdown_clean() {
+  local rc=0 left _
+  cuzk status >/dev/null || fail "status"
+  cuzk shutdown >/dev/null || fail "shutdown request"
+  for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$daemon_pid" 2>/dev/null && fail "cuzkd still running 30 s after shutdown"
+  wait "$daemon_pid" || rc=$?
+  daemon_pid=""
+  [ $rc -eq 0 ] || fail "cuzkd exited with $rc after shutdown"
+  left="$(pgrep -f -- "--instance $inst " || true)"
+  [ -z "$left" ] || fail "stage processes left: $left"
+  [ ! -e "$run/$inst.sock" ] || fail "socket left behind"
+  [ ! -e "$run/$inst.pid" ] || fail "pid file left behind"
+  ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
+  echo "ok: clean shutdown (no process, socket, pid file or segment left)"
 }

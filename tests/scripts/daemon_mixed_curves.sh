@@ -46,16 +46,4 @@ for j in "${jobs[@]}"; do
 done
 echo "ok: ${n[bn128]} bn128 + ${n[bls12381]} bls12381 proofs from 4 concurrent jobs verified by snarkjs"
 
-cuzk status >/dev/null || fail "status"
-cuzk shutdown >/dev/null || fail "shutdown request"
-for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$daemon_pid" 2>/dev/null && fail "cuzkd still running 30 s after shutdown"
-rc=0; wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ $rc -eq 0 ] || fail "cuzkd exited with $rc after shutdown"
-left="$(pgrep -f -- "--instance $inst " || true)"
-[ -z "$left" ] || fail "stage processes left: $left"
-[ ! -e "$run/$inst.sock" ] || fail "socket left behind"
-[ ! -e "$run/$inst.pid" ] || fail "pid file left behind"
-ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
-echo "ok: clean shutdown (no process, socket, pid file or segment left)"
+daemon_shutdown_clean
