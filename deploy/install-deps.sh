@@ -12,6 +12,7 @@ PKGS=(
   libjansson-dev libncurses-dev libgmp-dev
   nodejs npm python3 tmux procps
   hwloc-nox
+  clang libclang-rt-dev
 )
 
 missing=()

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test: the Check unit-test binaries in $BUILD/tests/, then the script
 # tests in tests/scripts/ (end to end: prove, then verify with snarkjs).
-# Prints one line per test program and closes with "tests: N passed, N failed".
+# Prints one line per test program, PASS, FAIL or SKIP, and closes with
+# "tests: N passed, N failed, N skipped". A program that exits 77 could not run here
+# (a missing tool, no root, a GPU present): it is SKIP, with the reason it printed
+# (its last line starting with "SKIP"), and is counted apart, never as a pass.
 #   --unit-only   skip the script tests (sanitizer runs)
 #   TEST_FILTER=regex  run only programs whose name matches
 set -u
@@ -13,7 +16,7 @@ unit_only=0
 [ "${1:-}" = "--unit-only" ] && unit_only=1
 logdir="$BUILD/test-logs"
 mkdir -p "$logdir"
-pass=0; fail=0; failed=()
+pass=0; fail=0; skip=0; failed=()
 
 run_one() {  # name, command...
   local name="$1"; shift
@@ -23,7 +26,11 @@ run_one() {  # name, command...
   "$@" >"$log" 2>&1; rc=$?
   t1=$(date +%s.%N)
   local secs; secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
-  if [ $rc -eq 0 ]; then
+  if [ $rc -eq 77 ]; then
+    skip=$((skip+1))
+    local why; why="$(grep -E '^SKIP' "$log" | tail -n1)"
+    printf 'SKIP  %-34s %6ss  %s\n' "$name" "$secs" "${why:-$(tail -n1 "$log")}"
+  elif [ $rc -eq 0 ]; then
     pass=$((pass+1)); printf 'PASS  %-34s %6ss  %s\n' "$name" "$secs" "$(grep -E '^[0-9]+%: Checks' "$log" | tail -n1)"
   else
     fail=$((fail+1)); failed+=("$name")
@@ -47,5 +54,5 @@ fi
 
 echo
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "tests: $pass passed, $fail failed"
+echo "tests: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

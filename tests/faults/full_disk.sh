@@ -3,14 +3,14 @@
 # proof/public pairs). The partitions that do not fit fail with a reason naming the
 # full disk; no temp file is left and no file under a final name is half written
 # (each proof there verifies); another job on a roomy disk is DONE.
-# Needs root to mount a tmpfs: prints SKIP and exits 0 when the mount fails.
+# Needs root to mount a tmpfs: prints SKIP and exits 77 when the mount fails.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 ft_init fdisk
 mnt="$FT_TMP/small/out"
 mkdir -p "$mnt"
 if ! mount -t tmpfs -o size=16k,mode=0755 cuzk-fault-test "$mnt" 2>/dev/null; then
-  echo "SKIP: cannot mount a tmpfs here (not root?)"; exit 0
+  echo "SKIP: cannot mount a tmpfs here (not root?)"; exit 77
 fi
 umount_it() { umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true; }
 trap 'umount_it; ft_cleanup' EXIT

@@ -19,8 +19,8 @@ done
 t0=$(date +%s.%N)
 held="$(ft_cuzk --json status "$id" | jq -r --arg p "$victim" '[.job.parts[] | select(.pid == ($p | tonumber)) | .name] | join(",")')"
 echo "stopped worker pid $victim (it holds: ${held:-nothing})"
-for _ in $(seq 1 100); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped worker $victim still alive after 10 s"; }
+for _ in $(seq 1 600); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped worker $victim still alive after 60 s"; }
 dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 grep -q "pid $victim): no heartbeat" "$FT_TMP/cuzkd.log" || ft_fail "no stall message for pid $victim"
 echo "ok: stall of pid $victim detected and killed after $dt s"
@@ -54,10 +54,13 @@ if [ -z "$victim" ]; then
 else
   for k in proof public; do echo partial >"$FT_TMP/k/out/$part.$k.json.tmp.$victim"; done
   echo "stopped finalizer pid $victim holding $part (FINAL); planted its temp files"
-  for _ in $(seq 1 100); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped finalizer $victim still alive after 10 s"; }
-  for _ in $(seq 1 20); do ls "$FT_TMP/k/out" | grep -q '\.tmp\.' || break; sleep 0.1; done
-  left="$(ls -A "$FT_TMP/k/out" | grep '\.tmp\.' || true)"
+  for _ in $(seq 1 600); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; ft_fail "stopped finalizer $victim still alive after 60 s"; }
+  # Only the killed finalizer's own temp files (*.tmp.<victim pid>) must go: the
+  # restarted finalizer may be writing its own *.tmp.<new pid> at this very moment.
+  dead_tmp() { ls -A "$FT_TMP/k/out" | grep -E "\\.tmp\\.$victim\$" || true; }
+  for _ in $(seq 1 300); do [ -z "$(dead_tmp)" ] && break; sleep 0.1; done
+  left="$(dead_tmp)"
   [ -z "$left" ] || ft_fail "temp files of the dead finalizer left: $left"
   grep -q "pid $victim): no heartbeat" "$FT_TMP/cuzkd.log" || ft_fail "no stall message for pid $victim"
   echo "ok: finalizer stall detected and killed; its temp files for $part removed"

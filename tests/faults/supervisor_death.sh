@@ -16,9 +16,9 @@ old=$FT_DPID
 kill -KILL "$old"; wait "$old" 2>/dev/null || true
 FT_DPID=""
 t0=$(date +%s.%N)
-for _ in $(seq 1 50); do [ -z "$(pgrep -f -- "--instance $FT_INST " || true)" ] && break; sleep 0.02; done
+for _ in $(seq 1 500); do [ -z "$(pgrep -f -- "--instance $FT_INST " || true)" ] && break; sleep 0.02; done
 left="$(pgrep -f -- "--instance $FT_INST " || true)"
-[ -z "$left" ] || ft_fail "stages still running 1 s after cuzkd died: $left"
+[ -z "$left" ] || ft_fail "stages still running 10 s after cuzkd died (they must die with it): $left"
 echo "ok: stages gone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s after cuzkd was killed"
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
 for _ in $(seq 1 50); do grep -q "job $id LOST" "$FT_TMP/cuzkd.log" && break; sleep 0.1; done

@@ -31,7 +31,7 @@ fi
 grep -q "nosuch$$" "$tmp/w.out" || fail "CUDA build, no instance: unexpected: $(cat "$tmp/w.out")"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   echo "SKIP: this machine has a GPU (bench/gpu-check.sh tests the CUDA backend there)"
-  exit 0
+  exit 77
 fi
 
 daemon_start --devices cuda:0 --driver-gpus 0000:01:00.0 --buffers 2 --buffer-mb 16

@@ -14,7 +14,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 0; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 daemon_init tmet
 holder_pid=""
 daemon_on_exit='[ -z "$holder_pid" ] || kill "$holder_pid" 2>/dev/null; daemon_stop'

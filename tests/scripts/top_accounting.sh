@@ -6,13 +6,13 @@
 #  3. cuzk-top in a real terminal (tmux): header and every stage row appear, and the
 #     numbers change between two captures taken during a job;
 #  4. planted delay (--test-finalizer-delay-ms 200): the finalizer's trim state holds
-#     >= 95% of the planted time, and the worker's busy share and partitions/s stay
-#     within noise of the run without it.
+#     >= 95% of the planted time and every slot still accounts for its wall time; the
+#     worker's speed with and without the delay is printed as a figure, not asserted.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
 need_bins cuzk-top
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 0; }
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 daemon_init ttop
 tsess="cuzktop$$"
 daemon_on_exit='tmux kill-session -t "$tsess" 2>/dev/null; daemon_stop'
