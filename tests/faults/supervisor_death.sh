@@ -21,7 +21,7 @@ left="$(pgrep -f -- "--instance $FT_INST " || true)"
 [ -z "$left" ] || ft_fail "stages still running 10 s after cuzkd died (they must die with it): $left"
 echo "ok: stages gone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s after cuzkd was killed"
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
-for _ in $(seq 1 50); do grep -q "job $id LOST" "$FT_TMP/cuzkd.log" && break; sleep 0.1; done
+for _ in $(seq 1 300); do grep -q "job $id LOST" "$FT_TMP/cuzkd.log" && break; sleep 0.1; done
 grep -q "job $id LOST" "$FT_TMP/cuzkd.log" || ft_fail "no LOST line for job $id"
 out="$(ft_cuzk --json status "$id" 2>&1)" && ft_fail "status of lost job succeeded: $out"
 grep -q "was lost" <<<"$out" || ft_fail "status $id: $out"
