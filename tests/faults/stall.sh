@@ -9,13 +9,17 @@ N=100
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16 --stall-timeout 2
 id="$(ft_submit bn128-chain "$N" j)"
 victim="" part=""
-for _ in $(seq 1 200); do
+# Poll until a worker holds a partition: bounded by a deadline, not a count of polls
+# (on a loaded machine 200 quick polls can all fall before the first partition is
+# synthesized).
+deadline=$((SECONDS + 120))
+while [ $SECONDS -lt $deadline ]; do
   read -r part victim < <(ft_cuzk --json status "$id" | \
     jq -r '[.job.parts[] | select(.state == "proving")][0] // {} | "\(.name // "") \(.pid // "")"')
   [ -n "$victim" ] && kill -STOP "$victim" 2>/dev/null && break
-  victim=""
+  victim=""; sleep 0.02
 done
-[ -n "$victim" ] || ft_fail "never saw a worker proving"
+[ -n "$victim" ] || ft_fail "never saw a worker proving in 120 s"
 t0=$(date +%s.%N)
 held="$(ft_cuzk --json status "$id" | jq -r --arg p "$victim" '[.job.parts[] | select(.pid == ($p | tonumber)) | .name] | join(",")')"
 echo "stopped worker pid $victim (it holds: ${held:-nothing})"
