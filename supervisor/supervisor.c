@@ -1746,7 +1746,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
-		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, bound,
+		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, c->metrics_conns, bound,
 					     sizeof(bound), err, sizeof(err)))) {
 			logmsg("%s", err);
 			code = 3;
