@@ -9,6 +9,6 @@ rc=0
 for t in conn_exhaustion metrics_slowloris; do
   echo "== $t"
   bash "$dir/$t.sh"; r=$?
-  [ $r -eq 0 ] || { [ $r -eq 77 ] && [ $rc -eq 0 ] && rc=77 || rc=1; }
+  if [ $r -eq 77 ]; then [ $rc -ne 0 ] || rc=77; elif [ $r -ne 0 ]; then rc=1; fi
 done
 exit $rc
