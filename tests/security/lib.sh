@@ -9,7 +9,13 @@ attacker_init() {
     { echo "SKIP: useradd or runuser missing"; exit 77; }
   atk="cuzkatk$$"
   useradd -M -U -s /bin/sh "$atk" || { echo "SKIP: useradd $atk failed"; exit 77; }
-  daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }userdel $atk >/dev/null 2>&1; groupdel $atk >/dev/null 2>&1"
+  # The attacker's processes (only this test's user) are killed first, or userdel fails.
+  daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }attacker_cleanup"
+}
+attacker_cleanup() {
+  pkill -KILL -u "$atk" 2>/dev/null || true
+  local _; for _ in $(seq 1 20); do pgrep -u "$atk" >/dev/null || break; sleep 0.1; done
+  userdel -f "$atk" >/dev/null 2>&1 || true; groupdel "$atk" >/dev/null 2>&1 || true
 }
 as_attacker() { runuser -u "$atk" -- "$@"; }
 # Let the attacker reach the socket (a member of --group $atk).
