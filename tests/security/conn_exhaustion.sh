@@ -68,5 +68,21 @@ echo "ok: the $closed idle connections were closed (--idle-timeout 3)"
 [ "$(as_attacker python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"{\"req\":\"status\"}\n"); print(int(b"\"ok\":true" in s.recv(65536)))' "$run/$inst.sock")" = 1 ] ||
   fail "uid $uid is not served after its idle connections closed"
 echo "ok: uid $uid served again"
+# A wait in progress is not idle: with the synth stopped (SIGSTOP) a job cannot
+# finish, and `cuzk wait --timeout-ms 6000` (longer than --idle-timeout 3) must get
+# its "still running" answer (exit 23), not a closed connection.
+A="$SHARED/fixtures/snarkjs-groth16/bn128"
+mkdir -p "$tmp/in" "$tmp/out"; cp "$A/witness.wtns" "$tmp/in/w1.wtns"
+spid="$(pgrep -f -- "cuzk-synth.*--instance $inst " | head -1)"
+[ -n "$spid" ] || fail "no synth process"
+kill -STOP "$spid"
+out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns")" ||
+  { kill -CONT "$spid"; fail "submit: $out"; }
+id="$(js r.job "$out")"
+rc=0; w="$(timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$id" --timeout-ms 6000 2>&1)" || rc=$?
+kill -CONT "$spid"
+[ $rc -eq 23 ] || fail "wait (6 s, longer than --idle-timeout 3): exit $rc, want 23 (timed out): $w"
+echo "ok: a 6 s wait outlived --idle-timeout 3 (answered: timed out)"
+timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$id" >/dev/null || fail "job $id did not finish"
 daemon_shutdown_clean
 echo "PASS: conn_exhaustion"
