@@ -39,6 +39,9 @@ void config_defaults(struct cuzkd_config *c)
 	c->drain_timeout_s = 30;
 	c->stall_timeout_s = 60;
 	c->max_attempts = 3;
+	c->conns_per_uid = 8;
+	c->idle_timeout_s = 30;
+	c->metrics_conns = 16;
 }
 
 void config_usage(FILE *f)
@@ -66,6 +69,12 @@ void config_usage(FILE *f)
 	      "  --max-queued N       submit answers \"busy\" when it would leave more than N\n"
 	      "                       partitions unfinished (default 0: no limit but --max-parts)\n"
 	      "  --group NAME         also admit this group on the control socket\n"
+	      "  --conns-per-uid N    control connections one uid may hold (default 8); root\n"
+	      "                       and cuzkd's own user also have 8 reserved slots\n"
+	      "  --idle-timeout S     close a control connection with no request outstanding\n"
+	      "                       after S seconds (default 30; 0: never; a wait is not idle)\n"
+	      "  --metrics-conns N    concurrent metrics HTTP connections (default 16); each\n"
+	      "                       has 1 s to send its request head\n"
 	      "  --metrics-listen ADDR:PORT   serve `cuzk metrics` on http://ADDR:PORT/metrics\n"
 	      "                       (numeric IPv4 or [IPv6]; bound to that address only;\n"
 	      "                       default: off)\n"
@@ -194,6 +203,9 @@ static const struct u32_opt u32_opts[] = {
 	{ "stall-timeout", offsetof(struct cuzkd_config, stall_timeout_s), 0, 86400 },
 	{ "max-attempts", offsetof(struct cuzkd_config, max_attempts), 1, 1000 },
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
+	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
+	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
+	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
 	  60000 },
 };

@@ -13,25 +13,28 @@
  * extra thread cannot wedge them. The listening socket is CLOEXEC, so stages never
  * inherit it.
  *
- * The protocol, minimal on purpose (a scraper every few seconds needs one client at a
- * time; nothing here is keep-alive, chunked or pipelined):
- *   accept one connection; read the request head until a blank line, at most
- *   METRICS_HTTP_HEAD_MAX bytes and METRICS_HTTP_IO_MS in all (too big or malformed:
- *   400; too slow or closed early: dropped without an answer);
+ * The protocol, minimal on purpose (nothing here is keep-alive, chunked or pipelined):
+ *   up to --metrics-conns connections at once, polled together (serve_loop), a
+ *   newcomer taking the oldest one's slot when full; read each request head until a
+ *   blank line, at most METRICS_HTTP_HEAD_MAX bytes and METRICS_HTTP_READ_MS from
+ *   accept (too big or malformed: 400; too slow or closed early: dropped without an
+ *   answer), so slow clients never delay another's scrape;
  *   "GET /metrics" (a query string is ignored; HEAD too) -> 200, Content-Type
  *   text/plain; version=0.0.4, the text of `cuzk metrics`; another path -> 404;
  *   another method -> 405; always Content-Length and Connection: close; then close.
  * A request body is never read (GET has none); the socket is shut down for writing
- * before close so the answer is delivered. Sends time out after METRICS_HTTP_IO_MS.
+ * before close so the answer is delivered. Sends time out after METRICS_HTTP_READ_MS.
  */
 #include "cuzk/metrics_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@ struct metrics_http {
 	int lfd;
 	int efd;            /* eventfd: written once by metrics_http_stop */
 	pthread_t th;
+	unsigned max_conns;
 	char instance[64];
 };
 
@@ -139,37 +143,12 @@ static void answer_text(int fd, int code, const char *msg)
 	answer(fd, code, "text/plain; charset=utf-8", msg, strlen(msg), 0);
 }
 
-void metrics_http_serve(int fd, int stop_fd, const char *instance)
+/* Answer one whole request head (NUL-terminated, modified here). */
+static void respond(int fd, char *head, const char *instance)
 {
-	char head[METRICS_HTTP_HEAD_MAX + 1], *sp1, *sp2, *q, *eol;
-	size_t got = 0;
-	uint64_t deadline = mono_ms() + METRICS_HTTP_IO_MS;
-	struct timeval tv = { METRICS_HTTP_IO_MS / 1000, (METRICS_HTTP_IO_MS % 1000) * 1000 };
+	char *sp1, *sp2, *q, *eol;
 	int head_only;
 
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	for (;;) { /* the head, bounded in size and time */
-		struct pollfd p[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
-		uint64_t now = mono_ms();
-		ssize_t r;
-
-		head[got] = '\0';
-		if (strstr(head, "\r\n\r\n") || strstr(head, "\n\n"))
-			break;
-		if (got == METRICS_HTTP_HEAD_MAX) {
-			answer_text(fd, 400, "request head too large\n");
-			return;
-		}
-		if (now >= deadline || poll(p, stop_fd >= 0 ? 2 : 1, (int)(deadline - now)) <= 0 ||
-		    p[1].revents)
-			return; /* too slow (or EINTR, or stopping): drop it */
-		r = recv(fd, head + got, METRICS_HTTP_HEAD_MAX - got, 0);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			return; /* closed before a whole head: nobody to answer */
-		got += (size_t)r;
-	}
 	/* Request line: METHOD SP TARGET SP HTTP/x.y */
 	eol = head + strcspn(head, "\r\n");
 	*eol = '\0';
@@ -218,39 +197,176 @@ void metrics_http_serve(int fd, int stop_fd, const char *instance)
 	}
 }
 
+void metrics_http_serve(int fd, int stop_fd, const char *instance)
+{
+	char head[METRICS_HTTP_HEAD_MAX + 1];
+	size_t got = 0;
+	uint64_t deadline = mono_ms() + METRICS_HTTP_IO_MS;
+	struct timeval tv = { METRICS_HTTP_IO_MS / 1000, (METRICS_HTTP_IO_MS % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (;;) { /* the head, bounded in size and time */
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+		uint64_t now = mono_ms();
+		ssize_t r;
+
+		head[got] = '\0';
+		if (strstr(head, "\r\n\r\n") || strstr(head, "\n\n"))
+			break;
+		if (got == METRICS_HTTP_HEAD_MAX) {
+			answer_text(fd, 400, "request head too large\n");
+			return;
+		}
+		if (now >= deadline || poll(p, stop_fd >= 0 ? 2 : 1, (int)(deadline - now)) <= 0 ||
+		    p[1].revents)
+			return; /* too slow (or EINTR, or stopping): drop it */
+		r = recv(fd, head + got, METRICS_HTTP_HEAD_MAX - got, 0);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return; /* closed before a whole head: nobody to answer */
+		got += (size_t)r;
+	}
+	respond(fd, head, instance);
+}
+
+/* One connection of the thread's table: its head so far and its deadline. */
+struct mconn {
+	int fd;             /* -1: free */
+	size_t got;
+	uint64_t deadline;  /* mono_ms */
+	uint64_t since;     /* accepted at (the oldest is dropped for a newcomer) */
+	char head[METRICS_HTTP_HEAD_MAX + 1];
+};
+
+static void mconn_drop(struct mconn *c)
+{
+	shutdown(c->fd, SHUT_WR);
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* Read what c has; 1 when it is done with (answered or dropped). */
+static int mconn_read(struct mconn *c, const char *instance)
+{
+	for (;;) {
+		ssize_t r;
+
+		c->head[c->got] = '\0';
+		if (strstr(c->head, "\r\n\r\n") || strstr(c->head, "\n\n")) {
+			int fl = fcntl(c->fd, F_GETFL);
+			struct timeval tv = { METRICS_HTTP_READ_MS / 1000,
+					      (METRICS_HTTP_READ_MS % 1000) * 1000 };
+
+			/* The answer is some KB (fits the socket buffer); a client that does
+			 * not read it gets METRICS_HTTP_READ_MS. */
+			fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+			setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			respond(c->fd, c->head, instance);
+			return 1;
+		}
+		if (c->got == METRICS_HTTP_HEAD_MAX) {
+			answer_text(c->fd, 400, "request head too large\n");
+			return 1;
+		}
+		r = recv(c->fd, c->head + c->got, METRICS_HTTP_HEAD_MAX - c->got, MSG_DONTWAIT);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0)
+			return 1; /* closed before a whole head: nobody to answer */
+		c->got += (size_t)r;
+	}
+}
+
+/* Up to max_conns connections at once, polled together, each with its own
+ * METRICS_HTTP_READ_MS to send its head: slow clients hold their slots, never the
+ * others' (a slowloris cannot delay a scrape). With the table full, a newcomer takes
+ * the slot of the oldest connection. */
 static void *serve_loop(void *arg)
 {
 	struct metrics_http *m = arg;
+	unsigned n = m->max_conns;
+	struct mconn *c = calloc(n, sizeof(*c));
+	struct pollfd *p = calloc(n + 2, sizeof(*p));
 
-	for (;;) {
-		struct pollfd p[2] = { { m->lfd, POLLIN, 0 }, { m->efd, POLLIN, 0 } };
-		int fd;
-
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[1].revents)
-			break;
-		fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-				struct timespec ts = { 0, 100000000 }; /* out of fds: do not spin */
-
-				nanosleep(&ts, NULL);
-			}
-			continue;
-		}
-		metrics_http_serve(fd, m->efd, m->instance);
-		shutdown(fd, SHUT_WR);
-		close(fd);
+	if (!c || !p) {
+		free(c);
+		free(p);
+		return NULL;
 	}
+	for (unsigned i = 0; i < n; i++)
+		c[i].fd = -1;
+	for (;;) {
+		uint64_t now = mono_ms(), next = UINT64_MAX;
+		int timeout, rc;
+
+		p[0] = (struct pollfd){ m->efd, POLLIN, 0 };
+		p[1] = (struct pollfd){ m->lfd, POLLIN, 0 };
+		for (unsigned i = 0; i < n; i++) {
+			p[i + 2] = (struct pollfd){ c[i].fd, POLLIN, 0 };
+			if (c[i].fd >= 0 && c[i].deadline < next)
+				next = c[i].deadline;
+		}
+		timeout = next == UINT64_MAX ? -1 : next <= now ? 0 : (int)(next - now);
+		rc = poll(p, n + 2, timeout);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0 && p[0].revents)
+			break;
+		now = mono_ms();
+		for (unsigned i = 0; i < n; i++) {
+			if (c[i].fd < 0)
+				continue;
+			if (rc > 0 && p[i + 2].revents && mconn_read(&c[i], m->instance))
+				mconn_drop(&c[i]);
+			else if (now >= c[i].deadline)
+				mconn_drop(&c[i]); /* too slow: dropped without an answer */
+		}
+		if (rc <= 0 || !p[1].revents)
+			continue;
+		for (unsigned k = 0; k < n; k++) { /* a batch of newcomers */
+			int fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+			unsigned slot = 0;
+
+			if (fd < 0) {
+				if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+				    errno == ENOMEM) {
+					struct timespec ts = { 0, 100000000 }; /* out of fds */
+
+					nanosleep(&ts, NULL);
+				}
+				break;
+			}
+			for (unsigned i = 0; i < n; i++) {
+				if (c[i].fd < 0) {
+					slot = i;
+					break;
+				}
+				if (c[i].since < c[slot].since)
+					slot = i;
+			}
+			if (c[slot].fd >= 0)
+				mconn_drop(&c[slot]);
+			c[slot].fd = fd;
+			c[slot].got = 0;
+			c[slot].since = now;
+			c[slot].deadline = now + METRICS_HTTP_READ_MS;
+			if (mconn_read(&c[slot], m->instance)) /* often already whole */
+				mconn_drop(&c[slot]);
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].fd >= 0)
+			mconn_drop(&c[i]);
+	free(c);
+	free(p);
 	return NULL;
 }
 
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       char *bound, size_t boundlen, char *err, size_t errlen)
+		       unsigned max_conns, char *bound, size_t boundlen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -266,6 +382,7 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 		return -ENOMEM;
 	}
 	snprintf(m->instance, sizeof(m->instance), "%s", instance);
+	m->max_conns = max_conns ? max_conns : 16;
 	m->lfd = -1;
 	m->efd = eventfd(0, EFD_CLOEXEC);
 	m->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -274,7 +391,7 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 	setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ss.ss_family == AF_INET6)
 		setsockopt(m->lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(m->lfd, (struct sockaddr *)&ss, len) || listen(m->lfd, 16))
+	if (bind(m->lfd, (struct sockaddr *)&ss, len) || listen(m->lfd, 128))
 		goto fail;
 	if (bound) {
 		char a[INET6_ADDRSTRLEN] = "?";

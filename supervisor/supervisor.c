@@ -33,7 +33,9 @@
 #include "cuzk/pipeline.h"
 
 #define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
-#define MAX_CONNS 64
+#define MAX_CONNS 64            /* control connections of ordinary users */
+#define RESERVED_CONNS 8        /* more, only for root and cuzkd's own uid */
+#define N_CONNS (MAX_CONNS + RESERVED_CONNS)
 #define TICK_NS 100000000ull          /* timer period: 100 ms */
 #define RETIRE_GRACE_NS 30000000000ull /* decided jobs stay visible 30 s */
 #define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
@@ -80,6 +82,9 @@ struct conn {
 	uint64_t wait_job;
 	uint64_t wait_deadline; /* 0: none */
 	int drain_wait;
+	uid_t uid;              /* SO_PEERCRED */
+	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
+	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
 };
 
 struct sup {
@@ -94,7 +99,7 @@ struct sup {
 	char bin_dir[CONFIG_PATH_MAX];
 	struct child ch[MAX_CHILDREN];
 	uint32_t n_ch;
-	struct conn conns[MAX_CONNS];
+	struct conn conns[N_CONNS];
 	int listen_armed;
 	int draining;           /* refuse submits */
 	int stopping;           /* shutting down: waiting for in-flight work */
@@ -593,6 +598,7 @@ static void conn_flush(struct sup *s, struct conn *k)
 		k->out_off += (size_t)w;
 	}
 	k->out_len = k->out_off = 0;
+	k->active_ns = now_ns();
 	if (k->close_after)
 		conn_close(s, k);
 }
@@ -666,7 +672,7 @@ static int busy(const struct sup *s)
 
 static int job_has_waiter(const struct sup *s, uint32_t slot)
 {
-	for (int i = 0; i < MAX_CONNS; i++)
+	for (int i = 0; i < N_CONNS; i++)
 		if (s->conns[i].fd >= 0 && s->conns[i].waiting && s->conns[i].wait_slot == slot)
 			return 1;
 	return 0;
@@ -1111,29 +1117,70 @@ static int peer_allowed(const struct sup *s, int fd, char *why, size_t len)
 	return 0;
 }
 
+/* A slot for a new connection of uid, or NULL with why set: ordinary users share
+ * MAX_CONNS slots, at most --conns-per-uid each; root and cuzkd's own uid may also
+ * take the RESERVED_CONNS others, so a crowd of idle connections never locks them out. */
+static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, char *why, size_t len)
+{
+	struct conn *k = NULL;
+	uint32_t mine = 0, ordinary = 0;
+
+	for (int i = 0; i < N_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->fd < 0) {
+			if (!k)
+				k = c;
+			continue;
+		}
+		if (c->uid == uid)
+			mine++;
+		if (!c->privileged)
+			ordinary++;
+	}
+	if (!priv && mine >= s->c->conns_per_uid) {
+		snprintf(why, len, "busy: too many connections for uid %u (--conns-per-uid %u)",
+			 (unsigned)uid, s->c->conns_per_uid);
+		return NULL;
+	}
+	if (!k || (!priv && ordinary >= MAX_CONNS)) {
+		snprintf(why, len, "busy: too many control connections (%d); retry",
+			 priv ? N_CONNS : MAX_CONNS);
+		return NULL;
+	}
+	return k;
+}
+
 static void handle_listen(struct sup *s)
 {
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *k = NULL;
+		struct ucred cr;
+		socklen_t sl = sizeof(cr);
 		char why[160];
+		int priv;
 
 		if (fd < 0)
 			break;
-		for (int i = 0; i < MAX_CONNS; i++)
-			if (s->conns[i].fd < 0) {
-				k = &s->conns[i];
-				break;
-			}
-		if (!k) {
-			static const char m[] = "{\"ok\":false,\"error\":\"full\",\"message\":"
-				"\"too many control connections; retry\"}\n";
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
+			close(fd);
+			continue;
+		}
+		priv = cr.uid == 0 || cr.uid == geteuid();
+		if (!(k = conn_slot(s, cr.uid, priv, why, sizeof(why)))) {
+			char *m = control_reply_error("busy", why);
 
-			(void)!send(fd, m, sizeof(m) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (m)
+				(void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+			free(m);
 			close(fd);
 			continue;
 		}
 		k->fd = fd;
+		k->uid = cr.uid;
+		k->privileged = priv;
+		k->active_ns = now_ns();
 		memset(&k->fr, 0, sizeof(k->fr));
 		if (!peer_allowed(s, fd, why, sizeof(why))) {
 			k->close_after = 1;
@@ -1169,6 +1216,7 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 				continue;
 			break;
 		}
+		k->active_ns = now_ns();
 		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
 		    k->gen != gen)
 			return;
@@ -1331,7 +1379,7 @@ static void tick(struct sup *s)
 		repush_state(s, JOBTAB_PROVED);
 	}
 	/* Waiters. */
-	for (int i = 0; i < MAX_CONNS; i++) {
+	for (int i = 0; i < N_CONNS; i++) {
 		struct conn *k = &s->conns[i];
 
 		if (k->fd < 0)
@@ -1362,6 +1410,11 @@ static void tick(struct sup *s)
 			k->drain_wait = 0;
 			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
 		}
+		/* --idle-timeout: no request outstanding (a wait or drain is not idle). */
+		if (k->fd >= 0 && !k->waiting && !k->drain_wait && s->c->idle_timeout_s &&
+		    t > k->active_ns && t - k->active_ns >= (uint64_t)s->c->idle_timeout_s *
+		    1000000000ull)
+			conn_close(s, k);
 	}
 	retire(s, 0);
 	check_stalls(s, t);
@@ -1636,7 +1689,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->c = c;
 	s->plan = p;
 	s->lfd = s->sfd = s->tfd = s->ready_fd = -1;
-	for (int i = 0; i < MAX_CONNS; i++)
+	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 
@@ -1693,7 +1746,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
-		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, bound,
+		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, c->metrics_conns, bound,
 					     sizeof(bound), err, sizeof(err)))) {
 			logmsg("%s", err);
 			code = 3;
@@ -1747,11 +1800,11 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 					handle_listen(s);
 				break;
 			case EV_CONN:
-				if (idx < MAX_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen)
+				if (idx < N_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen)
 					handle_conn_in(s, &s->conns[idx]);
 				break;
 			case EV_CONN_OUT:
-				if (idx < MAX_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen) {
+				if (idx < N_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen) {
 					s->conns[idx].out_armed = 0;
 					conn_flush(s, &s->conns[idx]);
 				}
@@ -1775,7 +1828,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	logmsg("all stages stopped; removing segments, socket and pid file");
 	code = 0;
 
-	for (int i = 0; i < MAX_CONNS; i++) {
+	for (int i = 0; i < N_CONNS; i++) {
 		if (s->conns[i].fd >= 0 && s->conns[i].out_len) {
 			/* last replies (e.g. to shutdown): one blocking attempt */
 			int fl = fcntl(s->conns[i].fd, F_GETFL);

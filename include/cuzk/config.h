@@ -43,6 +43,10 @@ struct cuzkd_config {
 				     * times fails (SIGKILL/SIGTERM from outside do not count) */
 	uint32_t max_queued;        /* submit answers "busy" beyond this many unfinished
 				     * partitions; 0: only the table's size limits */
+	uint32_t conns_per_uid;     /* control connections one uid may hold (root and the
+				     * daemon's own uid: the reserved slots as well) */
+	uint32_t idle_timeout_s;    /* close a control connection idle this long; 0 never */
+	uint32_t metrics_conns;     /* concurrent metrics HTTP connections */
 	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;
 	int plan_only;

@@ -8,7 +8,8 @@
 #include <sys/socket.h>
 
 #define METRICS_HTTP_HEAD_MAX 8192  /* request line + headers, bytes */
-#define METRICS_HTTP_IO_MS 2000     /* a client gets this long to send its request */
+#define METRICS_HTTP_IO_MS 2000     /* metrics_http_serve: this long to send the request */
+#define METRICS_HTTP_READ_MS 1000   /* the thread: each connection's time to send its head */
 
 struct metrics_http;
 
@@ -17,14 +18,14 @@ struct metrics_http;
 int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
 		       char *err, size_t errlen);
 
-/* Bind and listen on spec, start the serving thread for instance's stats page. Call
+/* Bind and listen on spec, start the serving thread (max_conns connections at once) for instance's stats page. Call
  * with the signals the process handles already blocked (the thread inherits the mask).
  * 0 and *out, or -errno with err. bound (may be NULL) gets "ADDR:PORT" as bound (the
  * port the kernel chose for :0). */
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       char *bound, size_t boundlen, char *err, size_t errlen);
+		       unsigned max_conns, char *bound, size_t boundlen, char *err, size_t errlen);
 
-/* Stop the thread (at most one request's METRICS_HTTP_IO_MS later), close the socket,
+/* Stop the thread (at once: it polls the stop eventfd with its connections), close the socket,
  * free. Accepts NULL. */
 void metrics_http_stop(struct metrics_http *m);
 
