@@ -385,7 +385,8 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 	m->max_conns = max_conns ? max_conns : 16;
 	m->lfd = -1;
 	m->efd = eventfd(0, EFD_CLOEXEC);
-	m->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking: serve_loop accepts a batch of newcomers until EAGAIN. */
+	m->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (m->efd < 0 || m->lfd < 0)
 		goto fail;
 	setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
