@@ -238,9 +238,8 @@ static void final_one(struct finalizer *f, uint32_t p)
     tw = pipe_stage_now();
     pipe_stage_enter_at(st, S_WRITE, tw);
     pipe_stage_long_begin(st);
-    rc = groth16_write_public_timed(z, w.values, public_path, &wt, err, sizeof(err));
-    if (!rc)
-        rc = groth16_write_proof_timed(z, &proof, proof_path, &wt, err, sizeof(err));
+    rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err,
+                                  sizeof(err));
     pipe_stage_long_end(st);
     te = pipe_stage_now();
     pipe_stage_hist(st, H_WRITE, te - tw);

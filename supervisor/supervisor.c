@@ -1479,6 +1479,43 @@ static int mkdir_p(const char *dir, mode_t mode)
 	return 0;
 }
 
+/* The run directory holds the socket and pid file: create it with mode, or accept an
+ * existing one only if it is a real directory (lstat: not a symlink) owned by our euid
+ * that no one else can write to or enter (no group write, nothing for others). 0 or a
+ * message in err. */
+static int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
+{
+	struct stat st;
+	int rc;
+
+	if ((rc = mkdir_p(dir, mode))) {
+		snprintf(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	if (lstat(dir, &st)) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -errno;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "is %s, not a directory; refusing it (remove it, or pass "
+			 "another --run-dir)", S_ISLNK(st.st_mode) ? "a symlink" : "not a directory");
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "is owned by uid %u, not by this daemon's uid %u; refusing it "
+			 "(another user could replace the socket or pid file)", (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & 0027) {
+		snprintf(err, errlen, "has mode %04o: group-writable or open to others; refusing it "
+			 "(chmod %04o it, or pass another --run-dir)", (unsigned)(st.st_mode & 07777),
+			 (unsigned)mode);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* Is another cuzkd answering on this socket? */
 static int socket_live(const char *path)
 {
@@ -1532,25 +1569,62 @@ static int listen_socket(struct sup *s, char *err, size_t errlen)
 	return 0;
 }
 
-static void write_pid_file(struct sup *s)
+/* RUN/INSTANCE.pid, created O_EXCL|O_NOFOLLOW: an existing one is removed only if it
+ * is a regular file naming a dead process (a symlink or anything else planted there is
+ * refused, never followed). 0 or a message in err. */
+static int write_pid_file(struct sup *s, char *err, size_t errlen)
 {
-	char tmp[sizeof(s->pid_path) + 8];
-	FILE *f;
+	char buf[32];
+	struct stat st;
+	int fd, n;
 
 	snprintf(s->pid_path, sizeof(s->pid_path), "%s/%s.pid", s->c->run_dir, s->c->instance);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", s->pid_path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		logmsg("pid file %s: %s", s->pid_path, strerror(errno));
-		s->pid_path[0] = '\0';
-		return;
+	if (lstat(s->pid_path, &st) == 0) {
+		long old = 0;
+
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "pid file %s is %s, not a regular file; refusing it",
+				 s->pid_path, S_ISLNK(st.st_mode) ? "a symlink" : "special");
+			s->pid_path[0] = '\0';
+			return -EEXIST;
+		}
+		fd = open(s->pid_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		n = fd >= 0 ? (int)read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			old = strtol(buf, NULL, 10);
+		}
+		if (old > 0 && old != (long)getpid() && (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
+			snprintf(err, errlen, "pid file %.900s names process %ld, which is running; refusing "
+				 "to replace it", s->pid_path, old);
+			s->pid_path[0] = '\0';
+			return -EEXIST;
+		}
+		if (unlink(s->pid_path) && errno != ENOENT) {
+			snprintf(err, errlen, "stale pid file %s: %s", s->pid_path, strerror(errno));
+			s->pid_path[0] = '\0';
+			return -errno;
+		}
+		logmsg("removed a stale pid file %s", s->pid_path);
 	}
-	fprintf(f, "%d\n", (int)getpid());
-	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, s->pid_path)) {
-		logmsg("pid file %s: %s", s->pid_path, strerror(errno));
-		unlink(tmp);
+	fd = open(s->pid_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "pid file %s: %s", s->pid_path, strerror(errno));
 		s->pid_path[0] = '\0';
+		return -EEXIST;
 	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (write(fd, buf, (size_t)n) != n || fsync(fd)) {
+		snprintf(err, errlen, "pid file %s: %s", s->pid_path, strerror(errno));
+		close(fd);
+		unlink(s->pid_path);
+		s->pid_path[0] = '\0';
+		return -EIO;
+	}
+	close(fd);
+	return 0;
 }
 
 static void find_bin_dir(struct sup *s)
@@ -1693,8 +1767,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		s->conns[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((rc = mkdir_p(c->run_dir, c->have_gid ? 0750 : 0700))) {
-		fprintf(stderr, "cuzkd: run directory %s: %s\n", c->run_dir, strerror(-rc));
+	if ((rc = trusted_run_dir(c->run_dir, c->have_gid ? 0750 : 0700, err, sizeof(err)))) {
+		fprintf(stderr, "cuzkd: run directory %s: %s\n", c->run_dir, err);
 		return 3;
 	}
 	if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
@@ -1754,7 +1828,11 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		}
 		logmsg("metrics on http://%s/metrics", bound);
 	}
-	write_pid_file(s);
+	if (write_pid_file(s, err, sizeof(err))) {
+		logmsg("%s", err);
+		code = 3;
+		goto out_seg;
+	}
 
 	/* Children: workers, synths, finalizer, in plan order. */
 	for (uint32_t i = 0; i < p->n_places && i < MAX_CHILDREN; i++) {

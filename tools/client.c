@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -61,6 +62,39 @@ void client_usage(FILE *f)
           f);
 }
 
+/* Whoever controls the socket's directory controls what answers on it. Trusted: a real
+ * directory (not a symlink) that neither its group nor others can write to, owned by
+ * root or by us, or by another user (the daemon's, e.g. cuzk under /run) when its
+ * parent is root's and writable by no one else, so only root could have put it there.
+ * A /tmp/cuzk-UID made by another user fails: /tmp is writable by everyone. */
+static int trusted_socket_dir(const char *dir)
+{
+    char parent[CONFIG_PATH_MAX];
+    struct stat st, ps;
+    const char *why = NULL;
+
+    snprintf(parent, sizeof(parent), "%s", dir);
+    for (size_t n = strlen(parent); n > 1 && parent[n - 1] == '/'; n--)
+        parent[n - 1] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (slash == parent) parent[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(parent, sizeof(parent), ".");
+    if (lstat(dir, &st)) return 0; /* connect will say why */
+    if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+        why = "it is not a directory (a symlink?)";
+    else if (st.st_mode & 0022)
+        why = "its group or others can write to it";
+    else if (st.st_uid != 0 && st.st_uid != geteuid() &&
+             (lstat(parent, &ps) || !S_ISDIR(ps.st_mode) || ps.st_uid != 0 || (ps.st_mode & 0022)))
+        why = "it is owned by another user, in a directory that others can write to";
+    if (!why) return 0;
+    fprintf(stderr, "cuzk: refusing to talk to a daemon in %s: %s (owner uid %u); whoever "
+            "controls it controls what answers on the socket (pass --run-dir)\n",
+            dir, why, (unsigned)st.st_uid);
+    return CLIENT_EXIT_NO_DAEMON;
+}
+
 static int connect_daemon(struct client *c)
 {
     struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -70,6 +104,7 @@ static int connect_daemon(struct client *c)
         fprintf(stderr, "cuzk: socket path %s/%s.sock is too long\n", c->run_dir, c->instance);
         return CLIENT_EXIT_USAGE;
     }
+    if ((n = trusted_socket_dir(c->run_dir))) return n;
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
         fprintf(stderr, "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "

@@ -7,13 +7,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -302,24 +303,64 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Write text to path via a temp file in the same directory + fsync + rename; wt (may
- * be NULL) gets the time of each step added. */
-static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err,
-                        size_t errlen)
+/* One output being published: its directory (an fd, so nothing below re-resolves
+ * the path), its final name and its temp name in that directory. */
+typedef struct {
+    int dfd;
+    char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+    const char *path;
+} out_file;
+
+static void out_close(out_file *o)
 {
-    uint64_t t0 = mono_ns(), t1 = t0, t2 = t0;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    int fd = -1, rc = -CUZK_E_OUTPUT;
-    if (!tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return rc;
+    if (o->dfd >= 0) close(o->dfd);
+    o->dfd = -1;
+}
+
+/* Write text to a new temp file next to path, created relative to its directory's fd
+ * with O_EXCL|O_NOFOLLOW (a name planted there, symlink or not, is refused, never
+ * followed or truncated), and fsync it. wt (may be NULL) gets the times. */
+static int out_prepare(out_file *o, const char *path, const char *text, groth16_write_times *wt,
+                       char *err, size_t errlen)
+{
+    uint64_t t0 = mono_ns(), t1;
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX];
+    int fd = -1;
+
+    o->dfd = -1;
+    o->tmp[0] = '\0';
+    o->path = path;
+    if (slash) {
+        size_t dl = (size_t)(slash - path);
+        if (dl >= sizeof dir) {
+            snprintf(err, errlen, "cannot write %s: path too long", path);
+            return -CUZK_E_OUTPUT;
+        }
+        memcpy(dir, path, dl);
+        dir[dl ? dl : 1] = '\0';
+        if (!dl) dir[0] = '/';
+    } else
+        snprintf(dir, sizeof dir, ".");
+    const char *base = slash ? slash + 1 : path;
+    if (!*base || strlen(base) + 32 > sizeof o->name) {
+        snprintf(err, errlen, "cannot write %s: bad file name", path);
+        return -CUZK_E_OUTPUT;
     }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    snprintf(o->name, sizeof o->name, "%s", base);
+    o->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (o->dfd < 0) {
+        snprintf(err, errlen, "cannot write %s: %s: %s", path, dir, strerror(errno));
+        return -CUZK_E_OUTPUT;
+    }
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", base, (long)getpid());
+    fd = openat(o->dfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto out;
+        snprintf(err, errlen, "cannot create %s: %s%s", o->tmp, strerror(errno),
+                 errno == EEXIST || errno == ELOOP ? " (refused: not ours)" : "");
+        o->tmp[0] = '\0';
+        out_close(o);
+        return -CUZK_E_OUTPUT;
     }
     size_t len = strlen(text), off = 0;
     while (off < len) {
@@ -327,46 +368,77 @@ static int publish_file(const char *path, const char *text, groth16_write_times 
         if (k < 0) {
             if (errno == EINTR) continue;
             snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-            goto out;
+            goto fail;
         }
         off += (size_t)k;
     }
     t1 = mono_ns();
     if (fsync(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: fsync: %s", path, strerror(errno));
-        goto out;
+        goto fail;
     }
     if (close(fd) != 0) {
         fd = -1;
         snprintf(err, errlen, "cannot write %s: close: %s", path, strerror(errno));
-        goto out;
+        goto fail;
     }
-    fd = -1;
-    t2 = mono_ns();
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto out;
-    }
-    /* make the rename durable */
-    char *dcopy = strdup(path);
-    if (dcopy) {
-        int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-        free(dcopy);
-    }
-    rc = 0;
     if (wt) {
         wt->write_ns += t1 - t0;
-        wt->fsync_ns += t2 - t1;
-        wt->rename_ns += mono_ns() - t2; /* rename + directory fsync */
+        wt->fsync_ns += mono_ns() - t1;
     }
-out:
+    return 0;
+fail:
     if (fd >= 0) close(fd);
-    if (rc) unlink(tmp);
-    free(tmp);
+    unlinkat(o->dfd, o->tmp, 0);
+    o->tmp[0] = '\0';
+    out_close(o);
+    return -CUZK_E_OUTPUT;
+}
+
+/* Drop a prepared temp file (failure path). */
+static void out_abort(out_file *o)
+{
+    if (o->dfd >= 0 && o->tmp[0]) unlinkat(o->dfd, o->tmp, 0);
+    o->tmp[0] = '\0';
+    out_close(o);
+}
+
+/* Rename the temp file to its final name: only where that name is absent or a regular
+ * file (a symlink, directory, FIFO or device there is refused, never replaced). */
+static int out_commit(out_file *o, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (fstatat(o->dfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "refused: %s is %s, not a regular file", o->name,
+                     S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a directory" : "special");
+            return -CUZK_E_OUTPUT;
+        }
+    } else if (errno != ENOENT) {
+        snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+        return -CUZK_E_OUTPUT;
+    }
+    if (renameat(o->dfd, o->tmp, o->dfd, o->name) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+        return -CUZK_E_OUTPUT;
+    }
+    o->tmp[0] = '\0';
+    return 0;
+}
+
+/* Publish one file: prepare + commit + directory fsync. */
+static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err,
+                        size_t errlen)
+{
+    out_file o;
+    int rc = out_prepare(&o, path, text, wt, err, errlen);
+    if (rc) return rc;
+    uint64_t t2 = mono_ns();
+    rc = out_commit(&o, err, errlen);
+    if (!rc) fsync(o.dfd); /* make the rename durable */
+    if (!rc && wt) wt->rename_ns += mono_ns() - t2;
+    out_abort(&o);
     return rc;
 }
 
@@ -383,16 +455,18 @@ int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path,
     return groth16_write_proof_timed(z, p, path, NULL, err, errlen);
 }
 
-int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char *path,
-                              groth16_write_times *wt, char *err, size_t errlen)
+#define PROOF_TEXT_CAP 4096
+/* The proof's JSON into buf (PROOF_TEXT_CAP bytes). */
+static int proof_text(const zkey *z, const groth16_proof *p, const char *path, char *buf,
+                      groth16_write_times *wt, char *err, size_t errlen)
 {
     uint64_t t0 = mono_ns();
     const field_desc *F = z->Fq;
     const unsigned n = F->n;
-    char buf[4096];
+    const size_t cap = PROOF_TEXT_CAP;
     size_t o = 0;
-#define PUT(...) (o += (size_t)snprintf(buf + o, sizeof buf - o, __VA_ARGS__))
-#define COORD(m) (o += put_coord(F, (m), buf + o, sizeof buf - o))
+#define PUT(...) (o += (size_t)snprintf(buf + o, cap - o, __VA_ARGS__))
+#define COORD(m) (o += put_coord(F, (m), buf + o, cap - o))
     /* snarkjs writes infinity as z = 0 with (0, 1); the verifier accepts that (§6.1) */
     PUT("{\n \"pi_a\": [\n  ");
     if (ec_aff_is_inf(z->g1, p->a)) PUT("\"0\",\n  \"1\",\n  \"0\"");
@@ -426,12 +500,20 @@ int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char 
     PUT("\n ],\n \"protocol\": \"groth16\",\n \"curve\": \"%s\"\n}", groth16_curve_name(z));
 #undef PUT
 #undef COORD
-    if (o >= sizeof buf) {
+    if (o >= cap) {
         snprintf(err, errlen, "%s: proof text too long (bug)", path);
         return -CUZK_E_INTERNAL;
     }
     if (wt) wt->serialize_ns += mono_ns() - t0;
-    return publish_file(path, buf, wt, err, errlen);
+    return 0;
+}
+
+int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char *path,
+                              groth16_write_times *wt, char *err, size_t errlen)
+{
+    char buf[PROOF_TEXT_CAP];
+    int rc = proof_text(z, p, path, buf, wt, err, errlen);
+    return rc ? rc : publish_file(path, buf, wt, err, errlen);
 }
 
 int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen)
@@ -439,15 +521,16 @@ int groth16_write_public(const zkey *z, const uint8_t *values, const char *path,
     return groth16_write_public_timed(z, values, path, NULL, err, errlen);
 }
 
-int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
-                               groth16_write_times *wt, char *err, size_t errlen)
+/* The public signals' JSON, malloc'd (NULL: out of memory, err set). */
+static char *public_text(const zkey *z, const uint8_t *values, const char *path,
+                         groth16_write_times *wt, char *err, size_t errlen)
 {
     uint64_t t0 = mono_ns();
     size_t cap = 16 + (size_t)z->npublic * 90, o = 0;
     char *buf = malloc(cap);
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return -CUZK_E_INTERNAL;
+        return NULL;
     }
     o += (size_t)snprintf(buf + o, cap - o, "[");
     for (uint32_t i = 1; i <= z->npublic; i++) {
@@ -459,7 +542,49 @@ int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char 
     }
     o += (size_t)snprintf(buf + o, cap - o, "%s]", z->npublic ? "\n" : "");
     if (wt) wt->serialize_ns += mono_ns() - t0;
+    return buf;
+}
+
+int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
+                               groth16_write_times *wt, char *err, size_t errlen)
+{
+    char *buf = public_text(z, values, path, wt, err, errlen);
+    if (!buf) return -CUZK_E_INTERNAL;
     int rc = publish_file(path, buf, wt, err, errlen);
     free(buf);
+    return rc;
+}
+
+int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
+                             const char *proof_path, const char *public_path,
+                             groth16_write_times *wt, char *err, size_t errlen)
+{
+    char pbuf[PROOF_TEXT_CAP];
+    out_file po, uo;
+    int rc = proof_text(z, p, proof_path, pbuf, wt, err, errlen);
+    if (rc) return rc;
+    char *ubuf = public_text(z, values, public_path, wt, err, errlen);
+    if (!ubuf) return -CUZK_E_INTERNAL;
+    /* Both temp files complete and fsync'd before either final name changes. */
+    rc = out_prepare(&po, proof_path, pbuf, wt, err, errlen);
+    if (rc) goto out;
+    rc = out_prepare(&uo, public_path, ubuf, wt, err, errlen);
+    if (rc) {
+        out_abort(&po);
+        goto out;
+    }
+    uint64_t t2 = mono_ns();
+    rc = out_commit(&po, err, errlen);
+    if (!rc && (rc = out_commit(&uo, err, errlen)))
+        unlinkat(po.dfd, po.name, 0); /* never a proof.json whose public.json failed */
+    if (!rc) {
+        fsync(po.dfd); /* make the renames durable */
+        if (strcmp(proof_path, public_path)) fsync(uo.dfd);
+    }
+    if (!rc && wt) wt->rename_ns += mono_ns() - t2;
+    out_abort(&po);
+    out_abort(&uo);
+out:
+    free(ubuf);
     return rc;
 }

@@ -81,6 +81,13 @@ int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char 
                               groth16_write_times *wt, char *err, size_t errlen);
 int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
                                groth16_write_times *wt, char *err, size_t errlen);
+/* Both outputs of one proof: each written in full to a temp file (O_EXCL|O_NOFOLLOW,
+ * relative to its directory's fd) and fsync'd, then proof renamed, then public; a
+ * final name that is not a regular file is refused. On failure no temp is left and no
+ * public.json is published without its proof.json. */
+int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
+                             const char *proof_path, const char *public_path,
+                             groth16_write_times *wt, char *err, size_t errlen);
 
 /* "bn128" or "bls12381" — snarkjs's names. */
 const char *groth16_curve_name(const zkey *z);
