@@ -197,39 +197,6 @@ static void respond(int fd, char *head, const char *instance)
 	}
 }
 
-void metrics_http_serve(int fd, int stop_fd, const char *instance)
-{
-	char head[METRICS_HTTP_HEAD_MAX + 1];
-	size_t got = 0;
-	uint64_t deadline = mono_ms() + METRICS_HTTP_IO_MS;
-	struct timeval tv = { METRICS_HTTP_IO_MS / 1000, (METRICS_HTTP_IO_MS % 1000) * 1000 };
-
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	for (;;) { /* the head, bounded in size and time */
-		struct pollfd p[2] = { { fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
-		uint64_t now = mono_ms();
-		ssize_t r;
-
-		head[got] = '\0';
-		if (strstr(head, "\r\n\r\n") || strstr(head, "\n\n"))
-			break;
-		if (got == METRICS_HTTP_HEAD_MAX) {
-			answer_text(fd, 400, "request head too large\n");
-			return;
-		}
-		if (now >= deadline || poll(p, stop_fd >= 0 ? 2 : 1, (int)(deadline - now)) <= 0 ||
-		    p[1].revents)
-			return; /* too slow (or EINTR, or stopping): drop it */
-		r = recv(fd, head + got, METRICS_HTTP_HEAD_MAX - got, 0);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			return; /* closed before a whole head: nobody to answer */
-		got += (size_t)r;
-	}
-	respond(fd, head, instance);
-}
-
 /* One connection of the thread's table: its head so far and its deadline. */
 struct mconn {
 	int fd;             /* -1: free */

@@ -8,7 +8,6 @@
 #include <sys/socket.h>
 
 #define METRICS_HTTP_HEAD_MAX 8192  /* request line + headers, bytes */
-#define METRICS_HTTP_IO_MS 2000     /* metrics_http_serve: this long to send the request */
 #define METRICS_HTTP_READ_MS 1000   /* the thread: each connection's time to send its head */
 
 struct metrics_http;
@@ -28,9 +27,5 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 /* Stop the thread (at once: it polls the stop eventfd with its connections), close the socket,
  * free. Accepts NULL. */
 void metrics_http_stop(struct metrics_http *m);
-
-/* One request on a connected socket: read the head, answer, do not close. For tests
- * (tests/unit) and the thread. stop_fd: readable means give up (-1: none). */
-void metrics_http_serve(int fd, int stop_fd, const char *instance);
 
 #endif

@@ -77,7 +77,7 @@ got="$(chk http "$port" HEAD /metrics "$tmp/head")"; [ "${got%% *}" = 200 ] && [
 got="$(chk http "$port" GET /nope "$tmp/404")"; [ "${got%% *}" = 404 ] || fail "GET /nope: $got"
 got="$(chk http "$port" POST /metrics "$tmp/405")"; [ "${got%% *}" = 405 ] || fail "POST: $got"
 got="$(chk http "$port" x x "$tmp/400" 'garbage\r\n\r\n')"; [ "${got%% *}" = 400 ] || fail "garbage: $got"
-# a silent client is dropped after its 2 s; the next request is still answered
+# a silent client is dropped after its 1 s (METRICS_HTTP_READ_MS); the next request is still answered
 python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); time.sleep(3); s.close()' "$port" &
 silent_pid=$!
 sleep 0.5
