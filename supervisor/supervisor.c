@@ -37,7 +37,6 @@
 #define RESERVED_CONNS 8        /* more, only for root and cuzkd's own uid */
 #define N_CONNS (MAX_CONNS + RESERVED_CONNS)
 #define TICK_NS 100000000ull          /* timer period: 100 ms */
-#define RETIRE_GRACE_NS 30000000000ull /* decided jobs stay visible 30 s */
 #define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
 #define FAST_DEATH_NS 10000000000ull   /* a death within 10 s of start counts as fast */
 #define BACKOFF_MAX_NS 30000000000ull
@@ -697,7 +696,7 @@ static int retire(struct sup *s, int force)
 			s->decided_ns[j] = t;
 		if (job_has_waiter(s, j))
 			continue;
-		if (!force && t - s->decided_ns[j] < RETIRE_GRACE_NS)
+		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
 			s->decided_ns[j] = 0;
@@ -893,7 +892,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 			if (!lost_msg(s, r->job, m, sizeof(m)))
 				snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s "
 					 "after it finished)", (unsigned long long)r->job,
-					 (unsigned long long)(RETIRE_GRACE_NS / 1000000000ull));
+					 (unsigned long long)s->c->keep_finished_s);
 			reply_err(s, k, CONTROL_E_NO_JOB, m);
 			return;
 		}
@@ -1597,8 +1596,9 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 			old = strtol(buf, NULL, 10);
 		}
 		if (old > 0 && old != (long)getpid() && (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
-			snprintf(err, errlen, "pid file %.900s names process %ld, which is running; refusing "
-				 "to replace it", s->pid_path, old);
+			snprintf(err, errlen, "instance \"%.100s\" is already running (pid file %.700s "
+				 "names process %ld); stop it first or choose another --instance",
+				 s->c->instance, s->pid_path, old);
 			s->pid_path[0] = '\0';
 			return -EEXIST;
 		}
@@ -1800,6 +1800,15 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		goto out;
 	}
 
+	/* The pid file first, the socket last: the socket is what clients and tests
+	 * wait for, so when it appears the pid file already names this daemon (and a
+	 * second daemon on this instance is stopped by the pid file before it touches
+	 * the socket). */
+	if (write_pid_file(s, err, sizeof(err))) {
+		logmsg("%s", err);
+		code = 3;
+		goto out_ring;
+	}
 	if ((rc = listen_socket(s, err, sizeof(err)))) {
 		logmsg("%s", err);
 		code = 3;
@@ -1828,12 +1837,6 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		}
 		logmsg("metrics on http://%s/metrics", bound);
 	}
-	if (write_pid_file(s, err, sizeof(err))) {
-		logmsg("%s", err);
-		code = 3;
-		goto out_seg;
-	}
-
 	/* Children: workers, synths, finalizer, in plan order. */
 	for (uint32_t i = 0; i < p->n_places && i < MAX_CHILDREN; i++) {
 		struct child *ch = &s->ch[s->n_ch++];
@@ -1926,8 +1929,6 @@ out_seg:
 		}
 	pipeline_detach(&s->pl);
 	pipeline_destroy(c->instance);
-	if (s->pid_path[0])
-		unlink(s->pid_path);
 	free(s->decided_ns);
 	free(s->cancelled);
 	free(s->crashes);
@@ -1938,6 +1939,8 @@ out_sock:
 	if (s->sock_path[0])
 		unlink(s->sock_path);
 out_ring:
+	if (s->pid_path[0])
+		unlink(s->pid_path);
 	io_uring_queue_exit(&s->ring);
 out:
 	if (s->sfd >= 0)
