@@ -41,6 +41,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->max_attempts = 3;
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
+	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 }
 
@@ -73,6 +74,8 @@ void config_usage(FILE *f)
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
 	      "  --idle-timeout S     close a control connection with no request outstanding\n"
 	      "                       after S seconds (default 30; 0: never; a wait is not idle)\n"
+	      "  --keep-finished S    a finished or failed job stays in `cuzk status` for S\n"
+	      "                       seconds (default 30; sooner when the job table is full)\n"
 	      "  --metrics-conns N    concurrent metrics HTTP connections (default 16); each\n"
 	      "                       has 1 s to send its request head\n"
 	      "  --metrics-listen ADDR:PORT   serve `cuzk metrics` on http://ADDR:PORT/metrics\n"
@@ -205,6 +208,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
+	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
 	  60000 },

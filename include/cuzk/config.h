@@ -46,6 +46,8 @@ struct cuzkd_config {
 	uint32_t conns_per_uid;     /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;    /* close a control connection idle this long; 0 never */
+	uint32_t keep_finished_s;   /* a decided job stays visible this long (a full table
+				     * retires it sooner) */
 	uint32_t metrics_conns;     /* concurrent metrics HTTP connections */
 	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;

@@ -40,7 +40,10 @@ echo "ok: --metrics-listen: a name is refused (2), a taken port stops cuzkd (3)"
 
 # ---- 2. /metrics -------------------------------------------------------------------------
 port="$(free_port)"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.0.1:$port"
+# --keep-finished: the job must still be there for `cuzk trace` however long the
+# metrics checks take on a loaded machine (the default retires it 30 s after it ends).
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.0.1:$port" \
+  --keep-finished 3600
 grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
 
 NPART="${CUZK_TRACE_PARTS:-4}"
