@@ -203,7 +203,7 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan bench install clean fixtures demo fuzz soak gpu-tests gpu-check
+.PHONY: all test unit-tests asan tsan bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -264,7 +264,11 @@ demo: all
 # Binaries; the systemd unit (paths filled in), the sysusers.d entry for the cuzk
 # user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists) and
 # the README. tests/scripts/install_tree.sh checks the tree.
+# install-files installs what is built, without building: tests/scripts/install_tree.sh
+# uses it so that it never relinks a binary that a test running beside it executes.
 install: all
+	$(MAKE) install-files
+install-files:
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
