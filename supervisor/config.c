@@ -96,7 +96,8 @@ void config_usage(FILE *f)
 	      "  --topology FILE.xml  place on this hwloc XML topology instead of this machine\n"
 	      "  --synthetic STRING   place on an hwloc synthetic topology (\"pack:2 core:8 pu:1\")\n"
 	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
-	      "  create the run directory, socket or segments, 10 internal error\n",
+	      "  create the run directory, socket, segments or job store (or the store file is\n"
+	      "  corrupt or of a newer version), 10 internal error\n",
 	      f);
 }
 

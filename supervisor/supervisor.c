@@ -1190,6 +1190,8 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	}
 	rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority, (uint32_t)sub.n,
 				 parts, now_ns(), &slot, err, sizeof(err));
+	if (rc == -ENOSPC)
+		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
 		rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority,
 					 (uint32_t)sub.n, parts, now_ns(), &slot, err, sizeof(err));
