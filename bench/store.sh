@@ -8,8 +8,11 @@
 # store (its own temp state dir) and one with --no-store, BENCH_STORE_RUNS (3) rounds
 # interleaved (store, no store, store, ...). Prints partitions/s of each round from
 # submit to the job's completion, the medians and the store's overhead
-# (1 - store/no-store; issue 17's goal: under 3%). The last round's proofs of each
-# are checked by snarkjs.
+# (1 - store/no-store; issue 17's goal: under 3%), and, from cuzkd's store_commits
+# and store_ns counters (cuzk-top), how many commits the store made during the job,
+# their mean time and their share of the job's wall time (cuzkd's loop does the
+# commits; the stages never wait for them). The last round's proofs of each are
+# checked by snarkjs.
 #
 # Environment: BUILD (default build), BENCH_STORE_PARTS (64), BENCH_STORE_RUNS (3),
 #   BENCH_STORE_DEVICES (cuzkd --devices, default cpu:1).
@@ -55,19 +58,28 @@ one() {  # mode (store|nostore) round: prints partitions/s
   # warm: the first partition loads the zkey in every stage; not part of the figure
   mkdir -p "$tmp/warm"; cz prove --wait --zkey "$fx/circuit_final.zkey" --out "$tmp/warm" "$tmp/in/w1.wtns" >/dev/null \
     || fail "warm-up ($mode)"
+  c0="$(commits)"
   t0=$(date +%s.%N)
   cz prove --wait --zkey "$fx/circuit_final.zkey" --out "$out" "$tmp/in"/w*.wtns >/dev/null || fail "job ($mode)"
   t1=$(date +%s.%N)
+  c1="$(commits)"
   cz shutdown >/dev/null; wait "$dpid" 2>/dev/null || true; dpid=""
-  awk -v a="$t0" -v b="$t1" -v n="$N" 'BEGIN{printf "%.2f", n / (b - a)}'
+  awk -v a="$t0" -v b="$t1" -v n="$N" -v c0="$c0" -v c1="$c1" 'BEGIN{split(c0, x, " "); split(c1, y, " ");
+    k = y[1] - x[1]; ns = y[2] - x[2];
+    printf "%.2f %d %.2f %.2f", n / (b - a), k, k ? ns / k / 1e6 : 0, 100 * ns / 1e9 / (b - a)}'
+}
+commits() {  # the supervisor's store counters: commits, nanoseconds in them
+  "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json 2>/dev/null | jq -r \
+    '[.processes[] | select(.role == "supervisor")][0].counters | "\(.store_commits // 0) \(.store_ns // 0)"'
 }
 
 echo "== job store overhead (bn128 mulchain-10, $N partitions in one job, --devices $DEVICES; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 s=() n=()
 for r in $(seq 1 "$RUNS"); do
-  a="$(one store "$r")"; b="$(one nostore "$r")"
+  read -r a k ms share <<<"$(one store "$r")"; read -r b _ <<<"$(one nostore "$r")"
   s+=("$a"); n+=("$b")
-  printf '  round %d: store %s partitions/s, --no-store %s partitions/s\n' "$r" "$a" "$b"
+  printf '  round %d: store %s partitions/s (%d commits, %.2f ms each, %.2f%% of the wall time in them), --no-store %s partitions/s\n' \
+    "$r" "$a" "$k" "$ms" "$share" "$b"
 done
 med() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
 ms="$(med "${s[@]}")"; mn="$(med "${n[@]}")"

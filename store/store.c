@@ -16,6 +16,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *upd_part, *upd_job;
 	int in_batch;
+	int sync_full;          /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
 	char path[1100];
 };
 
@@ -232,6 +233,7 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 	    (rc = exec(st, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "pragmas", err,
 		       errlen)))
 		goto fail;
+	st->sync_full = 1;
 	if (ver == 0) {
 		if ((rc = exec(st, "BEGIN IMMEDIATE", "begin", err, errlen)))
 			goto fail;
@@ -287,12 +289,24 @@ uint64_t store_max_job_id(struct store *st)
 	return (uint64_t)v;
 }
 
-static int batch_begin(struct store *st)
+/* Open a transaction; durable: its commit fsyncs the WAL (synchronous=FULL), else
+ * the commit is only written (NORMAL: in WAL mode an interrupted log is cut at its
+ * last whole commit, never corrupt). A submit needs the first, state changes the
+ * second: losing the last of them only makes a new cuzkd look at the out dir again,
+ * and the next durable commit (a submit) makes all earlier ones durable as well. */
+static int batch_begin(struct store *st, int durable)
 {
 	int rc;
 
 	if (st->in_batch)
 		return 0;
+	if (st->sync_full != durable) {
+		rc = sqlite3_exec(st->db, durable ? "PRAGMA synchronous=FULL" :
+				  "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			return sq_errno(rc);
+		st->sync_full = durable;
+	}
 	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sq_errno(rc);
@@ -329,7 +343,9 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 	sqlite3_stmt *q = NULL;
 	int rc;
 
-	if ((rc = batch_begin(st))) {
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1))) {
 		snprintf(err, errlen, "job store %s: begin: %s", st->path, sqlite3_errmsg(st->db));
 		return rc;
 	}
@@ -369,7 +385,9 @@ int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
 	char sql[96];
 	int rc;
 
-	if ((rc = batch_begin(st)))
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1)))
 		return rc;
 	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE id = %llu", (unsigned long long)id);
 	if ((rc = exec(st, sql, "removing a job", err, errlen))) {
@@ -386,7 +404,7 @@ int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part
 
 	if ((unsigned)s >= STORE_NSTATES)
 		return -EINVAL;
-	if ((rc = batch_begin(st)))
+	if ((rc = batch_begin(st, 0)))
 		return rc;
 	sqlite3_bind_int64(st->upd_part, 1, (sqlite3_int64)job);
 	sqlite3_bind_int64(st->upd_part, 2, idx);
@@ -406,7 +424,7 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
 
 	if ((unsigned)s > STORE_JOB_FAILED)
 		return -EINVAL;
-	if ((rc = batch_begin(st)))
+	if ((rc = batch_begin(st, 0)))
 		return rc;
 	sqlite3_bind_int64(st->upd_job, 1, (sqlite3_int64)job);
 	sqlite3_bind_text(st->upd_job, 2, job_names[s], -1, SQLITE_STATIC);

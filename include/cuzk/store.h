@@ -12,11 +12,15 @@
  * The request is JSON so that it can grow (input.json, descriptors' origins) without
  * a migration; what resume needs of a partition beyond its state is in it.
  *
- * Durability: store_job_add commits (an fsync of the WAL) before it returns, so a job
- * is acknowledged only once it survives a power loss. State changes are batched
- * (store_part_set ... store_commit): one commit per supervisor tick, never one per
- * partition, and none in the stages' hot path. A lost batch only makes the next
- * cuzkd redo (or, for a proof on disk that verifies, mark done) a partition.
+ * Durability: store_job_add and store_job_delete commit with synchronous=FULL (an
+ * fsync of the WAL) before they return, so a job is acknowledged only once it
+ * survives a power loss. State changes are batched (store_part_set ... store_commit):
+ * one commit per supervisor tick, never one per partition, none in the stages' path,
+ * and with synchronous=NORMAL: written to the WAL, not fsync'd (WAL mode cuts an
+ * interrupted log at its last whole commit: never corrupt). A batch lost to a power
+ * cut only makes the next cuzkd look again: a proof on disk that verifies is marked
+ * done, anything else unfinished is queued; the next durable commit makes every
+ * earlier batch durable too.
  *
  * Errors: 0 or -errno, with a sentence in err; a failed call leaves the file as it
  * was (SQLite rolls the transaction back). */
