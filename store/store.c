@@ -397,6 +397,24 @@ int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
 	return store_commit(st, err, errlen);
 }
 
+int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
+{
+	char sql[160];
+	int rc;
+
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1)))
+		return rc;
+	snprintf(sql, sizeof(sql), "UPDATE parts SET state = 'failed', reason = 'cancelled' "
+		 "WHERE job = %llu AND state NOT IN ('done', 'failed')", (unsigned long long)id);
+	if ((rc = exec(st, sql, "recording a cancel", err, errlen))) {
+		batch_rollback(st);
+		return rc;
+	}
+	return store_commit(st, err, errlen);
+}
+
 int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,
 		   const char *reason)
 {

@@ -1386,6 +1386,13 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 		return;
 	}
 	if (job_state(s, slot) == JOBTAB_QUEUED) {
+		char err[512];
+
+		/* Durable before it is answered, as a submit: a restart never revives it. */
+		if (s->store && store_job_cancel(s->store, r->job, err, sizeof(err))) {
+			reply_err(s, k, CONTROL_E_STORE, err);
+			return;
+		}
 		s->cancelled[slot] = 1;
 		cancel_sweep(s, slot);
 		logmsg("job %llu: cancelled", (unsigned long long)r->job);

@@ -72,6 +72,10 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 /* Remove a job recorded by store_job_add that could not be started after all. */
 int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
 
+/* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
+ * cancel is never undone by a restart. */
+int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);
+
 /* Batched changes: open a transaction on the first one; store_commit makes them
  * durable. reason: for STORE_FAILED (NULL otherwise). */
 int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,

@@ -134,6 +134,29 @@ START_TEST(test_store_uncommitted_batch_is_not_kept)
 }
 END_TEST
 
+START_TEST(test_store_cancel_fails_unfinished_durably)
+{
+	struct store *st;
+	struct seen s = { 0 };
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	add_job(st, 3);
+	ck_assert_int_eq(store_part_set(st, 3, 0, STORE_DONE, NULL), 0);
+	ck_assert_int_eq(store_part_set(st, 3, 1, STORE_PROVING, NULL), 0);
+	/* The pending batch goes in first, then the cancel. */
+	ck_assert_msg(store_job_cancel(st, 3, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 1);
+	ck_assert_int_eq(s.st[0], STORE_DONE);
+	ck_assert_int_eq(s.st[1], STORE_FAILED);
+	ck_assert_str_eq(s.reason[1], "cancelled");
+	ck_assert_int_eq(s.st[2], STORE_FAILED);
+	store_close(st);
+}
+END_TEST
+
 START_TEST(test_store_newer_version_refused_untouched)
 {
 	struct store *st = (struct store *)1;
@@ -187,6 +210,7 @@ int main(void)
 	struct { const char *n; const TTest *f; } t[] = {
 		{ "resume_data_round_trips", test_store_resume_data_round_trips },
 		{ "uncommitted_batch_is_not_kept", test_store_uncommitted_batch_is_not_kept },
+		{ "cancel_fails_unfinished_durably", test_store_cancel_fails_unfinished_durably },
 		{ "newer_version_refused_untouched", test_store_newer_version_refused_untouched },
 		{ "other_files_refused_untouched", test_store_other_files_refused_untouched },
 	};
