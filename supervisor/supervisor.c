@@ -33,6 +33,7 @@
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
 #include "cuzk/verify.h"
+#include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
 #define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
@@ -915,10 +916,30 @@ static char *store_request(const struct control_submit *sub)
 	return t;
 }
 
+/* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
+ * values; little-endian limbs are the witness file's byte order). */
+static int signals_match(const char *wtns_path, const uint64_t *sig, uint32_t npub)
+{
+	char err[256];
+	wtns w;
+	int ok;
+
+	if (wtns_open(&w, wtns_path, err, sizeof(err)))
+		return 0;
+	ok = w.n8 == 32 && w.nwitness > npub;
+	for (uint32_t i = 0; ok && i < npub; i++)
+		ok = !memcmp(sig + 4 * (size_t)i, w.values + (size_t)(1 + i) * w.n8, 32);
+	wtns_close(&w);
+	return ok;
+}
+
 /* A partition's proof is already published (a finalizer wrote it before the store
- * heard of it): OUT/NAME.proof.json and .public.json exist and verify against the
- * zkey's key. vk: loaded once per job by the caller (NULL: cannot check, redo). */
-static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *name)
+ * heard of it): OUT/NAME.proof.json and .public.json exist, verify against the
+ * zkey's key, and the public signals are this partition's witness's (a proof left
+ * in the out dir by an earlier job with other witnesses of the same names verifies
+ * too). vk: loaded once per job by the caller (NULL: cannot check, redo). */
+static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *name,
+			 const char *wtns_path)
 {
 	char pp[2 * JOBTAB_PATH_LEN], pub[2 * JOBTAB_PATH_LEN], err[256];
 	groth16_proof pr;
@@ -934,7 +955,8 @@ static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *
 		return 0;
 	ok = !groth16_public_from_json(vk, &sig, pub, err, sizeof(err)) &&
 	     !groth16_proof_from_json(vk, &pr, pp, err, sizeof(err)) &&
-	     !groth16_verify_proof(vk, &pr, sig, vk->npublic, &valid, err, sizeof(err)) && valid;
+	     !groth16_verify_proof(vk, &pr, sig, vk->npublic, &valid, err, sizeof(err)) && valid &&
+	     signals_match(wtns_path, sig, vk->npublic);
 	free(sig);
 	return ok;
 }
@@ -1020,7 +1042,8 @@ static int resume_job(void *arg, const struct store_job *sj)
 					 "failed (reason not recorded)");
 			failed++;
 		} else if (ps == STORE_DONE ||
-			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name)) {
+			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name,
+					 sp[i].wtns_path)) {
 			jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_DONE, 0, NULL);
 			found += ps != STORE_DONE;
 			done++;
