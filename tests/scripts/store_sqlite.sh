@@ -8,6 +8,8 @@
 #    proved again would have been published anew (temp file + rename: a new inode and
 #    mtime), so every noted pair must be unchanged at the end. The submitter ran with
 #    --wait and died with the first cuzkd: the job is finished all the same.
+#    Then a proof of another witness planted under a partition's name is not taken
+#    for that partition's on resume (its public signals are checked).
 # 2. A store file that is not SQLite, one that fails its integrity check and one of a
 #    newer schema version are refused at start (exit 3, a message naming the file),
 #    and each is left byte for byte as it was, with no -wal or -shm file beside it.
@@ -85,6 +87,35 @@ daemon_shutdown_clean
 [ "$(sq "$state/$inst.db" "select count(*) from parts where job = $id and state = 'done'")" = "$N" ] \
   || fail "store: $(sq "$state/$inst.db" "select state, count(*) from parts where job = $id group by state")"
 echo "ok: the store has job $id done with its $N partitions; next job got id $id2"
+
+# ---- 1b. a proof on disk counts only for its own witness ----------------------------------
+# w3's out dir holds a valid proof of another witness (x = 8) under w3's name when
+# cuzkd dies before reaching w3 (the finalizer sleeps 1.5 s after each partition, so
+# w3 cannot have been published 0.5 s after the submit): the resume must prove w3
+# again, not take the stranger's proof for it.
+node "$SNARKJS" wtns calculate "$FX/circuit_js/circuit.wasm" <(echo '{"x": "8", "k": "1234567"}') \
+  "$tmp/other.wtns" >/dev/null 2>&1 || fail "snarkjs wtns calculate"
+mkdir -p "$tmp/stale"
+"$BUILD/bin/cuzk" prove-local "$FX/circuit_final.zkey" "$tmp/other.wtns" "$tmp/stale/w3.proof.json" \
+  "$tmp/stale/w3.public.json" >/dev/null || fail "prove-local of the other witness"
+cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" && fail "the other witness has the same public signals"
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state-b" --foreground \
+  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 1500 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+answering
+ib="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/stale" "$tmp/in"/w{1,2,3}.wtns | jq .job)" || fail "submit (1b)"
+sleep 0.5
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+stages_gone
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state-b" --foreground \
+  "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+answering
+r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$ib")" || fail "wait $ib: $r"
+[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $ib: $r"
+cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" || fail "w3 kept the other witness's proof: $(cat "$tmp/stale/w3.public.json")"
+out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$tmp/stale")" || fail "snarkjs: $out"
+echo "ok: a proof of another witness under w3's name was proved over on resume; snarkjs: $out"
+daemon_shutdown_clean >/dev/null
 
 # ---- 2. refused store files ---------------------------------------------------------------
 good="$tmp/good.db"; cp "$state/$inst.db" "$good"
