@@ -825,8 +825,8 @@ static void store_log_err(struct sup *s, const char *what, const char *err)
 }
 
 /* Record every partition state change since the last call, and the jobs decided
- * since, in one transaction: one fsync per tick (100 ms) whatever the number of
- * partitions, and nothing in the stages' path. A job's word is read before its
+ * since, in one transaction per tick (100 ms) whatever the number of partitions,
+ * not fsync'd (store.h says why that is enough) and nothing in the stages' path. A job's word is read before its
  * partitions' so that a job recorded decided has its partitions recorded final.
  * When the commit fails, everything is written again next time. */
 static void store_sync(struct sup *s)
@@ -870,8 +870,8 @@ static void store_sync(struct sup *s)
 		uint64_t t0 = now_ns();
 
 		rc = store_commit(s->store, err, sizeof(err));
-		/* The batch's cost (updates were before t0: cheap, in memory; the commit
-		 * is the fsync), shown by cuzk-top / cuzk metrics as store_commits and
+		/* The batch's cost (the updates before t0 are in memory; the commit
+		 * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
 		 * store_ns in the supervisor's counters. */
 		if (s->slot) {
 			stats_counter_add(s->slot, 2, 1);
