@@ -104,6 +104,32 @@ static int mkdir_p(const char *dir)
 	return 0;
 }
 
+/* The store decides which files cuzkd proves into and overwrites: its directory must
+ * be a real directory (not a symlink) of this uid that no one else can write to, as
+ * the run directory (another user could otherwise swap the file or its -wal). */
+static int trusted_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (lstat(dir, &sb)) {
+		snprintf(err, errlen, "job store: state directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "job store: state directory %s is %s, not a directory; "
+			 "refusing it", dir, S_ISLNK(sb.st_mode) ? "a symlink" : "not a directory");
+		return -ENOTDIR;
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & 0022)) {
+		snprintf(err, errlen, "job store: state directory %s is owned by uid %u with mode "
+			 "%04o: it must be this daemon's (uid %u) and writable by no one else; "
+			 "refusing it (chown/chmod it, or pass another --state-dir)", dir,
+			 (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* Before SQLite sees the file: a non-empty file must start with SQLite's magic, so a
  * file that is something else is refused with that said, not opened. */
 static int check_magic(const char *path, char *err, size_t errlen)
@@ -175,6 +201,10 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 	if ((rc = mkdir_p(dir))) {
 		snprintf(err, errlen, "job store: state directory %s: %s (--state-dir, or "
 			 "--no-store)", dir, strerror(-rc));
+		free(st);
+		return rc;
+	}
+	if ((rc = trusted_dir(dir, err, errlen))) {
 		free(st);
 		return rc;
 	}

@@ -12,7 +12,8 @@
 #    for that partition's on resume (its public signals are checked).
 # 2. A store file that is not SQLite, one that fails its integrity check and one of a
 #    newer schema version are refused at start (exit 3, a message naming the file),
-#    and each is left byte for byte as it was, with no -wal or -shm file beside it.
+#    and each is left byte for byte as it was, with no -wal or -shm file beside it;
+#    a state directory others can write to is refused too.
 # 3. A full disk under the store: the submit fails with error "store" naming the
 #    full disk and nothing is half-accepted (no job in status, nothing written to its
 #    out dir, no row in the store that a restart would resume); with room again,
@@ -143,6 +144,12 @@ refused "a store that fails its integrity check"
 cp "$good" "$tmp/bad/$inst.db"; sq "$tmp/bad/$inst.db" "pragma user_version = 2" >/dev/null
 rm -f "$tmp/bad/$inst.db-wal" "$tmp/bad/$inst.db-shm"
 refused "a store of schema version 2"
+chmod 0777 "$tmp/bad"; rm -f "$tmp/bad/$inst.db"
+rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/bad" --foreground \
+  "${OPTS[@]}" >"$tmp/bad.log" 2>&1 || rc=$?
+[ $rc -eq 3 ] && grep -q "writable by no one else" "$tmp/bad.log" || fail "a world-writable state dir: exit $rc: $(cat "$tmp/bad.log")"
+[ ! -e "$tmp/bad/$inst.db" ] || fail "a store was created in a world-writable state dir"
+echo "ok: a world-writable state dir is refused: $(grep -o 'job store: .*' "$tmp/bad.log" | cut -c1-120)"
 
 # ---- 3. disk full under the store ------------------------------------------------------------
 mnt="$tmp/small"; mkdir -p "$mnt"
