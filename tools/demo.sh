@@ -20,7 +20,7 @@ bash "$MAKE_FIXTURES" -q --curve "$CURVE" --only "$CIRCUIT"
 fx="$FIXTURES/$CURVE/$CIRCUIT"
 out="$BUILD/demo/out"
 work="$BUILD/demo"
-rm -rf "$out" "$work/in"
+rm -rf "$out" "$work/in" "$work/state"  # a fresh demo: nothing to resume
 mkdir -p "$out" "$work/in"
 for i in $(seq 1 "$PARTS"); do cp "$fx/witness.wtns" "$work/in/w$i.wtns"; done
 
