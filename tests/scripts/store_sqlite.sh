@@ -166,7 +166,7 @@ a="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/f1" "$
   || fail "first submit"
 dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null || true
 rc=0; out="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/f2" "$tmp/in"/w{1,2,3}.wtns 2>&1)" || rc=$?
-[ $rc -ne 0 ] || fail "a submit on a full disk was accepted: $out"
+[ $rc -eq 21 ] || fail "a submit on a full disk: exit $rc (want 21, refused): $out"
 grep -q '"store"' <<<"$out" && grep -qi "disk full\|full" <<<"$out" || fail "unclear refusal: $out"
 echo "ok: full disk: $(jq -r .message <<<"$out" 2>/dev/null | cut -c1-160)"
 [ "$(cuzk --json status | jq '[.jobs[] | select(.id != '"$a"')] | length')" = 0 ] || fail "a job was half-accepted: $(cuzk --json status | jq -c .jobs)"
