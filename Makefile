@@ -54,7 +54,7 @@ CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
 # override it (SAN_HEAVY below).
 CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS)
 
-PKGS      := liburing numa hwloc jansson ncursesw
+PKGS      := liburing numa hwloc jansson ncursesw sqlite3
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
@@ -101,7 +101,7 @@ SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 # ---- modules ---------------------------------------------------------------
-MODULES := shm zk synth gpuworker finalizer supervisor tools
+MODULES := shm zk store synth gpuworker finalizer supervisor tools
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))

@@ -26,6 +26,8 @@ enum config_dev_kind {
 struct cuzkd_config {
 	char instance[SEG_INSTANCE_MAX + 1];
 	char run_dir[CONFIG_PATH_MAX];
+	char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
+	int no_store;               /* --no-store: jobs live in memory only (lost with cuzkd) */
 	char devices[128];          /* the spec as given, for messages */
 	enum config_dev_kind dev_kind;
 	uint32_t n_devices;         /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
@@ -64,7 +66,7 @@ struct cuzkd_config {
 };
 
 /* Fills the defaults: instance "default", run dir config_default_run_dir(),
- * devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
+ * state dir store_default_dir(), devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
  * stall timeout 60 s, 3 attempts, no queue limit. */
 void config_defaults(struct cuzkd_config *c);
 
