@@ -806,6 +806,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		parts[i].wtns_path = sub.wtns[i];
 		parts[i].r1cs_path = sub.r1cs;
 		parts[i].name = sub.name[i];
+		parts[i].wgen_path = sub.wgen;
 	}
 	rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority, (uint32_t)sub.n,
 				 parts, now_ns(), &slot, err, sizeof(err));

@@ -34,6 +34,10 @@ void client_usage(FILE *f)
           "  prove --zkey Z --out DIR [--r1cs F] [--priority P] [--wait] W1.wtns [W2.wtns ...]\n"
           "                      submit one job, one partition per witness; proofs go to\n"
           "                      DIR/<name>.proof.json and DIR/<name>.public.json\n"
+          "  prove --zkey Z --witness-gen G.wgen --out DIR [...] IN1.json [IN2.json ...]\n"
+          "                      the same from input.json files: the synth stage computes\n"
+          "                      each witness with G (cuzk build-witness); in1.json ->\n"
+          "                      DIR/in1.proof.json\n"
           "  status [JOB]        all jobs and stages, or one job with its partitions\n"
           "  wait JOB [--timeout-ms N]   until the job is done or failed\n"
           "  cancel JOB          fail the job's partitions that have not started\n"
@@ -275,7 +279,7 @@ static int absolute(const char *what, const char *p, char *out)
 
 static int cmd_prove(struct client *c, int argc, char **argv)
 {
-    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL;
+    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL;
     long long prio = 0;
     int wait = 0, rc, nw = 0;
     char path[PATH_MAX], (*names)[PIPE_NAME_LEN];
@@ -287,6 +291,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         if (!strcmp(a, "--zkey") && i + 1 < argc) zkey_arg = argv[++i];
         else if (!strcmp(a, "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(a, "--r1cs") && i + 1 < argc) r1cs = argv[++i];
+        else if (!strcmp(a, "--witness-gen") && i + 1 < argc) gen = argv[++i];
         else if (!strcmp(a, "--priority") && i + 1 < argc) prio = atoll(argv[++i]);
         else if (!strcmp(a, "--wait")) wait = 1;
         else if (!strcmp(a, "--help")) { client_usage(stdout); return 0; }
@@ -297,7 +302,8 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
     }
     if (!zkey_arg || !out || !nw) {
-        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one .wtns\n");
+        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one %s\n",
+                gen ? "input.json" : ".wtns");
         return CLIENT_EXIT_USAGE;
     }
     /* Duplicate basenames would write the same proof file: refuse before submit. */
@@ -329,15 +335,19 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         if (absolute("r1cs", r1cs, path)) goto bad;
         json_object_set_new(req, "r1cs", json_string(path));
     }
+    if (gen) {
+        if (absolute("witness generator", gen, path)) goto bad;
+        json_object_set_new(req, "witness_gen", json_string(path));
+    }
     w = json_array();
     for (int i = 0; i < nw; i++) {
-        if (absolute("witness", argv[1 + i], path)) {
+        if (absolute(gen ? "input" : "witness", argv[1 + i], path)) {
             json_decref(w);
             goto bad;
         }
         json_array_append_new(w, json_string(path));
     }
-    json_object_set_new(req, "witnesses", w);
+    json_object_set_new(req, gen ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
     json_object_set_new(req, "req", json_string("submit"));
     if ((rc = connect_daemon(c))) {
