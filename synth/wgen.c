@@ -101,12 +101,12 @@ int wgen_check_zkey(const wgen *g, const zkey *z, char *err, size_t errlen)
 {
     if (g->Fr->id != z->Fr->id)
         return wgen_err(err, errlen, CUZK_E_MISMATCH,
-                        "witness generator %s is for a %s circuit but zkey %s is for %s: built for another curve?",
+                        "witness generator built for another curve? %s is for a %s circuit, zkey %s for %s",
                         g->path, fr_curve(g->Fr), z->bf.path, fr_curve(z->Fr));
     if (g->d->nwitness != z->nvars)
         return wgen_err(err, errlen, CUZK_E_MISMATCH,
-                        "witness generator %s makes witnesses of %u values, zkey %s expects %u: built for another "
-                        "circuit?",
+                        "witness generator built for another circuit? %s makes witnesses of %u values, zkey %s "
+                        "expects %u",
                         g->path, g->d->nwitness, z->bf.path, z->nvars);
     return 0;
 }
