@@ -17,6 +17,8 @@
 #include "cuzk/config.h"
 #include "cuzk/control.h"
 #include "cuzk/top.h"
+#include "cuzk/wgen.h"
+#include "cuzk/zkey.h"
 
 struct client {
     char instance[SEG_INSTANCE_MAX + 1];
@@ -65,7 +67,8 @@ void client_usage(FILE *f)
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"
           "  the daemon's JSON reply instead of text)\n"
           "exit codes (daemon commands): 0 ok, 2 usage, 20 no cuzkd answers, 21 cuzkd refused\n"
-          "  the request (the message says why), 22 the job failed, 23 wait timed out.\n"
+          "  the request (the message says why; also a --witness-gen that does not fit the\n"
+          "  zkey, checked before submitting), 22 the job failed, 23 wait timed out.\n"
           "  prove-local: see `cuzk prove-local --help`.\n",
           f);
 }
@@ -325,6 +328,25 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             }
     }
     free(names);
+    /* The synth checks the generator against the zkey (cuzkd never loads one); check
+     * here too, in the user's own process, so a mix-up is refused at once. */
+    if (gen) {
+        char err[1024];
+        wgen g;
+        zkey z;
+        int bad = wgen_open(&g, gen, err, sizeof(err));
+
+        memset(&z, 0, sizeof(z));
+        if (!bad) {
+            bad = zkey_open(&z, zkey_arg, err, sizeof(err)) || wgen_check_zkey(&g, &z, err, sizeof(err));
+            zkey_close(&z);
+            wgen_close(&g);
+        }
+        if (bad) {
+            fprintf(stderr, "cuzk prove: %s\n", err);
+            return CLIENT_EXIT_REFUSED;
+        }
+    }
     /* The daemon has another working directory: send absolute paths. */
     req = json_object();
     if (absolute("zkey", zkey_arg, path)) goto bad;

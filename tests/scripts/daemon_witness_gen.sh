@@ -83,10 +83,16 @@ check_bad extra "signal y" "not an input"
 check_bad notfield "signal k" "not a field element"
 check_bad badjson "not valid JSON"
 
-# Another circuit's generator: every partition fails, naming the generator.
+# Another circuit's generator: `cuzk prove` refuses it before submitting (exit 21);
+# sent past the client, the synth fails every partition, naming the generator.
 mkdir -p "$tmp/other/out"
-j="$(cuzk --json prove --zkey "$FIXTURES/bn128/justabove/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" \
-      --out "$tmp/other/out" "$tmp/bad/good.json" | js 'r.job' "$(cat)")" || fail "submit other circuit"
+rc=0
+cuzk prove --zkey "$FIXTURES/bn128/justabove/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" \
+  --out "$tmp/other/out" "$tmp/bad/good.json" 2>"$tmp/other.err" || rc=$?
+[ $rc -eq 21 ] && grep -q "another circuit" "$tmp/other.err" || fail "client check: exit $rc: $(cat "$tmp/other.err")"
+echo "ok   cuzk prove refuses another circuit's generator: $(cat "$tmp/other.err")"
+j="$(js 'r.job' "$(send "{\"req\":\"submit\",\"zkey\":\"$FIXTURES/bn128/justabove/circuit_final.zkey\",\"out_dir\":\"$tmp/other/out\",\"inputs\":[\"$tmp/bad/good.json\"],\"witness_gen\":\"$(wgen_for "$M")\"}")")"
+[ -n "$j" ] && [ "$j" != undefined ] || fail "raw submit of another circuit's generator"
 cuzk wait "$j" --timeout-ms 60000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"
 r="$(reason good)"
