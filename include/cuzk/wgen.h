@@ -53,7 +53,8 @@ size_t wgen_witness_bytes(const wgen *g);
 
 /* Reads INPUT (a JSON file), runs the circuit and writes the witness, canonical
  * little-endian, n8 bytes per value (the .wtns values section) to out, which holds
- * wgen_witness_bytes(g). Safe to call from several threads at once. 0 or, with a
+ * wgen_witness_bytes(g). One call at a time per process (circom's std::cout is
+ * redirected while the circuit runs, to catch its assert messages). 0 or, with a
  * message naming the input file and, where there is one, the signal:
  *   -CUZK_E_IO          INPUT unreadable
  *   -CUZK_E_FORMAT      not JSON, not an object, a value that is not a field element
