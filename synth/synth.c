@@ -110,7 +110,8 @@ static struct hint make_hint(const struct pipeline *pl, uint32_t p)
 /* ---- one partition ---------------------------------------------------------------- */
 
 /* Witness generators this process has loaded, by path: dlopen once per circuit (its
- * .dat is parsed on first use), kept while the slot is not needed for another. */
+ * .dat is parsed on first use), kept while the slot is not needed for another and
+ * the file is the same (one rebuilt in place is closed, so dlopen maps the new one). */
 #define WGEN_CACHE 4
 
 struct synth {
@@ -126,8 +127,11 @@ static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size
     wgen *g;
 
     for (unsigned i = 0; i < WGEN_CACHE; i++)
-        if (s->gen[i].dl && !strcmp(s->gen[i].path, path))
-            return &s->gen[i];
+        if (s->gen[i].dl && !strcmp(s->gen[i].path, path)) {
+            if (wgen_is_current(&s->gen[i]))
+                return &s->gen[i];
+            wgen_close(&s->gen[i]); /* rebuilt: load the new file */
+        }
     g = &s->gen[s->gen_next++ % WGEN_CACHE];
     wgen_close(g);
     return wgen_open(g, path, err, errlen) ? NULL : g;

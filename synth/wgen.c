@@ -50,6 +50,11 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
         return wgen_err(err, errlen, CUZK_E_IO, "%s: path too long", path);
     FILE *f = fopen(p, "rb");
     if (!f) return wgen_err(err, errlen, CUZK_E_IO, "cannot open witness generator %s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &g->st) != 0) {
+        int e = errno;
+        fclose(f);
+        return wgen_err(err, errlen, CUZK_E_IO, "cannot stat witness generator %s: %s", path, strerror(e));
+    }
     unsigned char magic[4] = {0};
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
@@ -95,6 +100,14 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
 fail:
     wgen_close(g);
     return rc;
+}
+
+int wgen_is_current(const wgen *g)
+{
+    struct stat st;
+    return g->dl && stat(g->path, &st) == 0 && st.st_dev == g->st.st_dev && st.st_ino == g->st.st_ino &&
+           st.st_size == g->st.st_size && st.st_mtim.tv_sec == g->st.st_mtim.tv_sec &&
+           st.st_mtim.tv_nsec == g->st.st_mtim.tv_nsec;
 }
 
 int wgen_check_zkey(const wgen *g, const zkey *z, char *err, size_t errlen)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "cuzk/field.h"
 #include "cuzk/wgen_abi.h"
@@ -33,6 +34,7 @@ typedef struct wgen {
     void (*ctx_get)(void *, uint32_t, uint32_t, uint8_t *);
     void (*ctx_free)(void *);
     char path[4096];
+    struct stat st;             /* of the file when loaded (wgen_is_current) */
 } wgen;
 
 /* dlopens PATH and checks its ABI version and prime. 0; -CUZK_E_IO (cannot be read or
@@ -43,6 +45,10 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen);
 
 /* Accepts a zeroed or already-closed struct. */
 void wgen_close(wgen *g);
+
+/* Is the file at g->path still the one loaded (device, inode, size, mtime)? A
+ * generator rebuilt in place must be loaded again: 1 or 0. */
+int wgen_is_current(const wgen *g);
 
 /* Does this generator make witnesses for this zkey? Same scalar field and witness size
  * (nvars), else -CUZK_E_MISMATCH with both in the message. */

@@ -7,8 +7,8 @@
 # that is not a field element, invalid JSON; a generator of another circuit fails the
 # job's partitions naming the generator. Then a generator that crashes (SIGSEGV in
 # the generated code): only the synth process dies, the supervisor restarts it, the
-# partition fails after --max-attempts, and a good job afterwards proves. Finally a
-# clean shutdown.
+# partition fails after --max-attempts, and a good job afterwards proves; rebuilt in
+# place (fixed), the same generator path proves. Finally a clean shutdown.
 # Environment: BUILD (default build).
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
@@ -123,6 +123,15 @@ cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" --out
 node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
   "$tmp/after/out" | grep -qx "1 verified" || fail "the proof after the crashes"
 echo "ok   the daemon goes on: synth restarted ($p0 -> $p1), the next job proved and verified"
+
+# The crashing generator rebuilt in place (fixed): the synth loads the new file.
+"$CUZK" build-witness "$M/circuit_cpp" "$tmp/crash.wgen" >/dev/null || fail "rebuild the generator in place"
+mkdir -p "$tmp/fixed/out"
+cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/crash.wgen" --out "$tmp/fixed/out" --wait \
+  "$tmp/bad/good.json" >/dev/null || fail "the generator rebuilt in place"
+node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
+  "$tmp/fixed/out" | grep -qx "1 verified" || fail "the proof with the rebuilt generator"
+echo "ok   a generator rebuilt in place is loaded again (proved, verified)"
 
 daemon_shutdown_clean
 echo "PASS: ${#fixtures[@]} fixtures proved from input.json by the daemon; 4 bad inputs, another circuit and a crashing generator failed only their partitions"
