@@ -59,7 +59,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
-SYS_LIBS  := $(PKG_LIBS) -lgmp -lm -lrt -pthread
+SYS_LIBS  := $(PKG_LIBS) -lgmp -lm -lrt -ldl -pthread
 LDFLAGS_ALL := -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # ---- CUDA detection -------------------------------------------------------
@@ -167,6 +167,9 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# build-witness embeds the sources of every .wgen (.incbin, which -MMD does not see).
+$(BUILD)/obj/tools/build_witness.o: synth/wgen_abi.cpp include/cuzk/wgen_abi.h synth/wgen_assert.h
 
 # ---- CUDA backend ------------------------------------------------------------
 # Sources that test CUZK_HAVE_CUDA are rebuilt when CUDA_ON changes (a stamp holding

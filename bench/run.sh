@@ -180,6 +180,14 @@ if [ "${BENCH_STORE:-1}" != 0 ]; then
   echo
 fi
 
+# ---- (f) end to end from input.json (issue 19) -------------------------------------
+if [ "${BENCH_INPUTJSON:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/inputjson.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("inputjson")
+  echo
+fi
+
 if [ ${#failures[@]} -gt 0 ]; then
   echo "bench: failures: ${failures[*]}"
   exit 1

@@ -10,6 +10,7 @@ PKGS=(
   build-essential pkg-config make gcc
   liburing-dev libnuma-dev libhwloc-dev check libsubunit-dev
   libjansson-dev libncurses-dev libgmp-dev libsqlite3-dev
+  g++ nasm
   nodejs npm python3 tmux procps
   hwloc-nox
   clang libclang-rt-dev

@@ -206,8 +206,21 @@ static void final_one(struct finalizer *f, uint32_t p)
     memset(&bl, 0, sizeof(bl)); /* r, s known = witness known: keep them nowhere */
 
     pipe_stage_enter(st, S_READ);
-    if ((rc = wtns_open(&w, pi->wtns_path, err, sizeof(err))) ||
-        (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+    if (pi->wgen_path[0]) {
+        /* input.json: the synth left signals 0..nPublic in publics[p] (ordered by
+         * the CAS chain SYNTH->READY ... PROVED->FINAL); only those are read below */
+        const struct pipe_publics *pu = pipeline_publics(pl, p);
+
+        if (pu->n != z->npublic + 1) {
+            fail_part(f, p, pi->wtns_path, "the synth left no public signals (bug)");
+            goto out;
+        }
+        if (wtns_of_values(&w, pi->wtns_path, z->Fr, pu->n, pu->values)) {
+            fail_part(f, p, pi->wtns_path, "out of memory");
+            goto out;
+        }
+    } else if ((rc = wtns_open(&w, pi->wtns_path, err, sizeof(err))) ||
+               (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
         fail_part(f, p, pi->wtns_path, err);
         goto out;
     }

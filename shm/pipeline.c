@@ -56,6 +56,11 @@ static int views(struct pipeline *pl, char *err, size_t errlen)
         snprintf(err, errlen, "segment %s: results region missing or short", pl->data.seg.name);
         return -EBADMSG;
     }
+    pl->publics = segment_region_ptr(&pl->data.seg, "publics", &sz);
+    if (!pl->publics || sz < (uint64_t)c->max_parts * sizeof(struct pipe_publics)) {
+        snprintf(err, errlen, "segment %s: publics region missing or short", pl->data.seg.name);
+        return -EBADMSG;
+    }
     pl->circuits = segment_region_ptr(&pl->data.seg, "circuits", &sz);
     if (!pl->circuits || sz < sizeof(struct pipe_circuits) +
                               (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack)) {
@@ -116,7 +121,7 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     cfg.n_nodes = p->n_nodes;
     memcpy(cfg.numa_node, p->numa_node, sizeof(cfg.numa_node));
     memcpy(cfg.node_buf_count, p->node_buf_count, sizeof(cfg.node_buf_count));
-    cfg.n_extra = 4;
+    cfg.n_extra = 5;
     snprintf(cfg.extra[0].name, SEG_REGION_NAME, "config");
     cfg.extra[0].size = sizeof(pc);
     cfg.extra[0].init = &pc;
@@ -128,6 +133,8 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     snprintf(cfg.extra[3].name, SEG_REGION_NAME, "circuits");
     cfg.extra[3].size = sizeof(struct pipe_circuits) +
                         (uint64_t)pc.n_slots * sizeof(struct pipe_circuit_ack);
+    snprintf(cfg.extra[4].name, SEG_REGION_NAME, "publics");
+    cfg.extra[4].size = (uint64_t)p->max_parts * sizeof(struct pipe_publics);
 
     snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
     rc = shmlayout_data_create(&pl->data, instance, &cfg, flags, err, errlen);
@@ -200,6 +207,11 @@ struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part)
     return part < pl->config->max_parts ? &pl->results[part] : NULL;
 }
 
+struct pipe_publics *pipeline_publics(const struct pipeline *pl, uint32_t part)
+{
+    return part < pl->config->max_parts ? &pl->publics[part] : NULL;
+}
+
 const struct pipe_config *pipeline_config(const struct pipeline *pl)
 {
     return pl->config;
@@ -261,7 +273,7 @@ static void default_name(char *dst, size_t len, const char *wtns_path)
 
     b = b ? b + 1 : wtns_path;
     n = strlen(b);
-    if (n > 5 && !strcmp(b + n - 5, ".wtns"))
+    if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json")))
         n -= 5;
     snprintf(dst, len, "%.*s", (int)n, b);
 }
@@ -300,7 +312,7 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
             return -EINVAL;
         }
         if (too_long(sp->wtns_path, JOBTAB_PATH_LEN) || too_long(sp->r1cs_path, JOBTAB_PATH_LEN) ||
-            too_long(sp->name, PIPE_NAME_LEN)) {
+            too_long(sp->wgen_path, JOBTAB_PATH_LEN) || too_long(sp->name, PIPE_NAME_LEN)) {
             snprintf(err, errlen, "submit: a path of witness %s is longer than %d bytes (name: "
                      "%d)", sp->wtns_path, JOBTAB_PATH_LEN - 1, PIPE_NAME_LEN - 1);
             return -ENAMETOOLONG;
@@ -339,6 +351,7 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
 
         snprintf(pi->wtns_path, sizeof(pi->wtns_path), "%s", sp->wtns_path);
         snprintf(pi->r1cs_path, sizeof(pi->r1cs_path), "%s", sp->r1cs_path ? sp->r1cs_path : "");
+        snprintf(pi->wgen_path, sizeof(pi->wgen_path), "%s", sp->wgen_path ? sp->wgen_path : "");
         if (sp->name && sp->name[0])
             snprintf(pi->name, sizeof(pi->name), "%s", sp->name);
         else

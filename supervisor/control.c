@@ -117,7 +117,25 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	r->kind = kinds[i].kind;
 	switch (r->kind) {
 	case CONTROL_SUBMIT: {
-		json_t *w = json_object_get(r->root, "witnesses");
+		/* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
+		 * checked the same way; only the word in messages differs */
+		json_t *w = json_object_get(r->root, "witnesses"), *in = json_object_get(r->root, "inputs");
+		const char *list = in ? "inputs" : "witnesses";
+
+		if (w && in) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "a job has \"witnesses\" "
+				  "(.wtns) or \"inputs\" (input.json), not both");
+			goto err;
+		}
+		if ((rc = get_str(r->root, "witness_gen", in != NULL, &r->witness_gen, e)))
+			goto err;
+		if (!in && r->witness_gen) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"witness_gen\" goes with "
+				  "\"inputs\" (input.json files), not with \"witnesses\"");
+			goto err;
+		}
+		if (in)
+			w = in;
 
 		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)) ||
 		    (rc = get_str(r->root, "out_dir", 1, &r->out_dir, e)) ||
@@ -128,7 +146,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		r->priority = has ? (int32_t)x : 0;
 		if (!json_is_array(w) || !json_array_size(w)) {
 			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				  "\"witnesses\" must be a non-empty array of .wtns paths");
+				  "\"%s\" must be a non-empty array of %s paths", list,
+				  in ? "input.json" : ".wtns");
 			goto err;
 		}
 		r->n_witnesses = json_array_size(w);
@@ -143,7 +162,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 			if (!json_is_string(s) || !json_string_length(s) ||
 			    strlen(json_string_value(s)) != json_string_length(s)) {
 				rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "witnesses[%zu] must be a non-empty string", i);
+					  "%s[%zu] must be a non-empty string", list, i);
 				goto err;
 			}
 			r->witnesses[i] = json_string_value(s);
@@ -208,7 +227,7 @@ int control_wtns_name(const char *path, char *name, size_t len)
 
 	b = b ? b + 1 : path;
 	n = strlen(b);
-	if (n > 5 && !strcmp(b + n - 5, ".wtns"))
+	if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json")))
 		n -= 5;
 	if (!n || n >= len)
 		return -EINVAL;
@@ -265,6 +284,8 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 		return rc;
 	if (r->r1cs && (rc = input_file("r1cs", r->r1cs, s->r1cs, e)))
 		return rc;
+	if (r->witness_gen && (rc = input_file("witness generator", r->witness_gen, s->wgen, e)))
+		return rc;
 	/* Output directory: exists, is a directory, writable by the daemon. */
 	if (!realpath(r->out_dir, buf) || stat(buf, &st))
 		return fail(e, CONTROL_E_OUTPUT, -errno ? -errno : -ENOENT, "out_dir %s: %s",
@@ -301,7 +322,7 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 					  r->witnesses[j], r->witnesses[i], s->name[i]);
 				goto err;
 			}
-		if ((rc = input_file("witness", r->witnesses[i], s->wtns[i], e)))
+		if ((rc = input_file(s->wgen[0] ? "input" : "witness", r->witnesses[i], s->wtns[i], e)))
 			goto err;
 	}
 
@@ -322,9 +343,17 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 			  (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
 		goto err;
 	}
+	if (s->wgen[0] && z.npublic + 1 > PIPE_PUBLIC_MAX) {
+		rc = fail(e, CONTROL_E_BAD_INPUT, -E2BIG, "zkey %s has %u public signals; a job "
+			  "from input.json takes at most %d: compute .wtns files with cuzk witness "
+			  "and submit those", r->zkey, z.npublic, PIPE_PUBLIC_MAX - 1);
+		goto err;
+	}
 	/* Each witness belongs to this circuit (the synth checks again; failing here
-	 * tells the user at once and keeps a wrong job out of the table). */
-	for (size_t i = 0; i < s->n; i++) {
+	 * tells the user at once and keeps a wrong job out of the table). A generator is
+	 * not loaded here: that would run its code in cuzkd. The synth checks it against
+	 * the zkey before any input (curve, witness size), and `cuzk prove` checks too. */
+	for (size_t i = 0; i < s->n && !s->wgen[0]; i++) {
 		wtns w;
 
 		memset(&w, 0, sizeof(w));

@@ -1219,6 +1219,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		parts[i].wtns_path = sub.wtns[i];
 		parts[i].r1cs_path = sub.r1cs;
 		parts[i].name = sub.name[i];
+		parts[i].wgen_path = sub.wgen;
 	}
 	/* Durable first: the job and its partitions are committed to the store under
 	 * the id the table will give it (ids are the supervisor's alone) before any stage

@@ -8,6 +8,7 @@
 
 #include "cuzk/error.h"
 #include "cuzk/r1cs.h"
+#include "cuzk/wgen.h"
 #include "cuzk/wtns.h"
 
 #define POLL_NS 100000000ll /* ring and pool waits: the 100 ms heartbeat promise */
@@ -19,12 +20,13 @@ enum {
     S_R1CS,
     S_MATVEC,
     S_WAIT_BUF,
+    S_WITNESS,
 };
 enum { C_DONE, C_FAILED, C_LOST, C_STALE, C_REQUEUED };
 enum { H_PART, H_QUEUED, H_BUF_WAIT };
 
 static const char *const state_names[] = { "zkey", "read_wtns", "r1cs", "matvec",
-                                           "wait_buffer", NULL };
+                                           "wait_buffer", "witness_gen", NULL };
 static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
                                              "stale_hints", "requeued", NULL };
 static const char *const hist_names[] = { "part", "queued", "buf_wait", NULL };
@@ -107,11 +109,50 @@ static struct hint make_hint(const struct pipeline *pl, uint32_t p)
 
 /* ---- one partition ---------------------------------------------------------------- */
 
+/* Witness generators this process has loaded, by path: dlopen once per circuit (its
+ * .dat is parsed on first use), kept while the slot is not needed for another and
+ * the file is the same (one rebuilt in place is closed, so dlopen maps the new one). */
+#define WGEN_CACHE 4
+
 struct synth {
     struct pipe_stage st;
     const struct pipe_stage_opts *o;
     struct heap heap;
+    wgen gen[WGEN_CACHE];
+    unsigned gen_next; /* the slot a miss replaces (round robin) */
 };
+
+static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size_t errlen)
+{
+    wgen *g;
+
+    for (unsigned i = 0; i < WGEN_CACHE; i++)
+        if (s->gen[i].dl && !strcmp(s->gen[i].path, path)) {
+            if (wgen_is_current(&s->gen[i]))
+                return &s->gen[i];
+            wgen_close(&s->gen[i]); /* rebuilt: load the new file */
+        }
+    g = &s->gen[s->gen_next++ % WGEN_CACHE];
+    wgen_close(g);
+    return wgen_open(g, path, err, errlen) ? NULL : g;
+}
+
+/* Every constraint of the job's r1cs against the witness: 0, or an error with err set. */
+static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_path,
+                      const char *r1cs_path, char *err, size_t errlen)
+{
+    uint32_t bad = 0;
+    int rc;
+
+    pipe_stage_enter(&s->st, S_R1CS);
+    pipe_stage_long_begin(&s->st);
+    rc = r1cs_open(r, r1cs_path, err, errlen);
+    if (!rc && (rc = r1cs_check_wtns(r, w, &bad, err, errlen)) == -CUZK_E_UNSATISFIED)
+        snprintf(err, errlen, "%s does not satisfy constraint %u of %s", wtns_path, bad,
+                 r1cs_path);
+    pipe_stage_long_end(&s->st);
+    return rc;
+}
 
 static void fail_part(struct synth *s, uint32_t p, const char *file, const char *msg)
 {
@@ -172,11 +213,13 @@ static void synth_one(struct synth *s, uint32_t p)
     struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
     struct jobtab_job *jb;
     const zkey *z = NULL;
+    const wgen *gen = NULL;
     wtns w;
     r1cs r;
     char err[1024] = "", wtns_path[JOBTAB_PATH_LEN], r1cs_path[JOBTAB_PATH_LEN];
+    char wgen_path[JOBTAB_PATH_LEN];
     uint64_t t0 = pipe_stage_now(), need, tb;
-    uint32_t b, bad = 0;
+    uint32_t b;
     unsigned char *buf;
     int rc;
 
@@ -196,6 +239,7 @@ static void synth_one(struct synth *s, uint32_t p)
     pipe_part_begin(pl, p, PIPE_T_SYNTH, s->o->index, t0); /* timeline (`cuzk trace`) */
     memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
     memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
+    memcpy(wgen_path, pi->wgen_path, sizeof(wgen_path));
     memset(&w, 0, sizeof(w));
     memset(&r, 0, sizeof(r));
 
@@ -207,21 +251,27 @@ static void synth_one(struct synth *s, uint32_t p)
         fail_part(s, p, jb->zkey_path, err);
         goto out;
     }
-    pipe_stage_enter(st, S_READ);
-    if ((rc = wtns_open(&w, wtns_path, err, sizeof(err))) ||
-        (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
-        fail_part(s, p, wtns_path, err);
-        goto out;
-    }
-    if (r1cs_path[0]) {
-        pipe_stage_enter(st, S_R1CS);
-        pipe_stage_long_begin(st);
-        rc = r1cs_open(&r, r1cs_path, err, sizeof(err));
-        if (!rc && (rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof(err))) == -CUZK_E_UNSATISFIED)
-            snprintf(err, sizeof(err), "%s does not satisfy constraint %u of %s", wtns_path, bad,
-                     r1cs_path);
-        pipe_stage_long_end(st);
-        if (rc) {
+    if (wgen_path[0]) {
+        /* input.json: the generator must make this zkey's witnesses (curve, size)
+         * before a buffer is taken; the witness is computed into the buffer below */
+        pipe_stage_enter(st, S_WITNESS);
+        if (!(gen = synth_wgen(s, wgen_path, err, sizeof(err))) ||
+            wgen_check_zkey(gen, z, err, sizeof(err))) {
+            fail_part(s, p, wgen_path, err);
+            goto out;
+        }
+        if (z->npublic + 1 > PIPE_PUBLIC_MAX || z->n8r != 32) { /* submit refuses these */
+            fail_part(s, p, wtns_path, "too many public signals for an input.json job");
+            goto out;
+        }
+    } else {
+        pipe_stage_enter(st, S_READ);
+        if ((rc = wtns_open(&w, wtns_path, err, sizeof(err))) ||
+            (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+            fail_part(s, p, wtns_path, err);
+            goto out;
+        }
+        if (r1cs_path[0] && check_r1cs(s, &r, &w, wtns_path, r1cs_path, err, sizeof(err))) {
             fail_part(s, p, wtns_path, err);
             goto out;
         }
@@ -254,6 +304,32 @@ static void synth_one(struct synth *s, uint32_t p)
             goto out;
         }
     }
+    buf = pool_buf_ptr(pool, b);
+    if (gen) {
+        /* Straight into the buffer's witness area (no file, no copy). A crash in the
+         * generated code kills this process: the buffer is ours (pid), so the
+         * supervisor's reclaim frees it, and the partition is retried up to
+         * --max-attempts. */
+        uint8_t *values = buf + 3 * (uint64_t)z->domain_size * z->n8r;
+
+        pipe_stage_enter(st, S_WITNESS);
+        pipe_stage_long_begin(st);
+        rc = wgen_compute_file(gen, wtns_path, values, err, sizeof(err));
+        pipe_stage_long_end(st);
+        if (!rc && (rc = wtns_of_values(&w, wtns_path, gen->Fr, z->nvars, values)))
+            snprintf(err, sizeof(err), "out of memory");
+        if (!rc && r1cs_path[0])
+            rc = check_r1cs(s, &r, &w, wtns_path, r1cs_path, err, sizeof(err));
+        if (rc) {
+            pool_buf_free(pool, b, pid);
+            fail_part(s, p, wtns_path, err);
+            goto out;
+        }
+        /* for the finalizer (pipeline.h, "publics"); published by the CAS to READY */
+        struct pipe_publics *pu = pipeline_publics(pl, p);
+        pu->n = z->npublic + 1;
+        memcpy(pu->values, values, (size_t)pu->n * z->n8r);
+    }
     /* Record the buffer before handing it over: if we die between the two, reclaim
      * still finds it (owned by our pid: pool_reclaim_pid frees it). The other order
      * would leave a buffer held for the partition that nothing records. Relaxed:
@@ -262,12 +338,12 @@ static void synth_one(struct synth *s, uint32_t p)
 
     pipe_stage_enter(st, S_MATVEC);
     pipe_stage_long_begin(st);
-    buf = pool_buf_ptr(pool, b);
     {
         uint64_t *a = (uint64_t *)buf, n = z->domain_size, l = z->n8r / 8;
 
         groth16_synth(z, w.values, a, a + n * l, a + 2 * n * l, s->o->threads, NULL);
-        memcpy(buf + 3 * n * z->n8r, w.values, (size_t)z->nvars * z->n8r);
+        if (!gen) /* a generator wrote them there already */
+            memcpy(buf + 3 * n * z->n8r, w.values, (size_t)z->nvars * z->n8r);
     }
     pipe_stage_long_end(st);
     pipe_stage_enter(st, STATS_BUSY);
@@ -344,6 +420,8 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     while (s->heap.n)
         ring_try_push(in, heap_pop(&s->heap).part);
     pipe_stage_close(&s->st);
+    for (unsigned i = 0; i < WGEN_CACHE; i++)
+        wgen_close(&s->gen[i]);
     free(s);
     return 0;
 }

@@ -17,6 +17,8 @@
 #include "cuzk/config.h"
 #include "cuzk/control.h"
 #include "cuzk/top.h"
+#include "cuzk/wgen.h"
+#include "cuzk/zkey.h"
 
 struct client {
     char instance[SEG_INSTANCE_MAX + 1];
@@ -34,6 +36,10 @@ void client_usage(FILE *f)
           "  prove --zkey Z --out DIR [--r1cs F] [--priority P] [--wait] W1.wtns [W2.wtns ...]\n"
           "                      submit one job, one partition per witness; proofs go to\n"
           "                      DIR/<name>.proof.json and DIR/<name>.public.json\n"
+          "  prove --zkey Z --witness-gen G.wgen --out DIR [...] IN1.json [IN2.json ...]\n"
+          "                      the same from input.json files: the synth stage computes\n"
+          "                      each witness with G (cuzk build-witness); in1.json ->\n"
+          "                      DIR/in1.proof.json\n"
           "  status [JOB]        all jobs and stages, or one job with its partitions\n"
           "  wait JOB [--timeout-ms N]   until the job is done or failed\n"
           "  cancel JOB          fail the job's partitions that have not started\n"
@@ -50,6 +56,10 @@ void client_usage(FILE *f)
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
+          "  build-witness [--prime P] CIRCUIT_cpp/ OUT.wgen   a witness generator from\n"
+          "                      circom --c output (g++, nasm, libgmp-dev)\n"
+          "  witness --witness-gen G.wgen INPUT.json OUT.wtns  compute a witness (as\n"
+          "                      snarkjs wtns calculate)\n"
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
@@ -57,7 +67,8 @@ void client_usage(FILE *f)
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"
           "  the daemon's JSON reply instead of text)\n"
           "exit codes (daemon commands): 0 ok, 2 usage, 20 no cuzkd answers, 21 cuzkd refused\n"
-          "  the request (the message says why), 22 the job failed, 23 wait timed out.\n"
+          "  the request (the message says why; also a --witness-gen that does not fit the\n"
+          "  zkey, checked before submitting), 22 the job failed, 23 wait timed out.\n"
           "  prove-local: see `cuzk prove-local --help`.\n",
           f);
 }
@@ -271,7 +282,7 @@ static int absolute(const char *what, const char *p, char *out)
 
 static int cmd_prove(struct client *c, int argc, char **argv)
 {
-    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL;
+    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL;
     long long prio = 0;
     int wait = 0, rc, nw = 0;
     char path[PATH_MAX], (*names)[PIPE_NAME_LEN];
@@ -283,6 +294,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         if (!strcmp(a, "--zkey") && i + 1 < argc) zkey_arg = argv[++i];
         else if (!strcmp(a, "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(a, "--r1cs") && i + 1 < argc) r1cs = argv[++i];
+        else if (!strcmp(a, "--witness-gen") && i + 1 < argc) gen = argv[++i];
         else if (!strcmp(a, "--priority") && i + 1 < argc) prio = atoll(argv[++i]);
         else if (!strcmp(a, "--wait")) wait = 1;
         else if (!strcmp(a, "--help")) { client_usage(stdout); return 0; }
@@ -293,7 +305,8 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
     }
     if (!zkey_arg || !out || !nw) {
-        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one .wtns\n");
+        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one %s\n",
+                gen ? "input.json" : ".wtns");
         return CLIENT_EXIT_USAGE;
     }
     /* Duplicate basenames would write the same proof file: refuse before submit. */
@@ -315,6 +328,25 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             }
     }
     free(names);
+    /* The synth checks the generator against the zkey (cuzkd never loads one); check
+     * here too, in the user's own process, so a mix-up is refused at once. */
+    if (gen) {
+        char err[1024];
+        wgen g;
+        zkey z;
+        int bad = wgen_open(&g, gen, err, sizeof(err));
+
+        memset(&z, 0, sizeof(z));
+        if (!bad) {
+            bad = zkey_open(&z, zkey_arg, err, sizeof(err)) || wgen_check_zkey(&g, &z, err, sizeof(err));
+            zkey_close(&z);
+            wgen_close(&g);
+        }
+        if (bad) {
+            fprintf(stderr, "cuzk prove: %s\n", err);
+            return CLIENT_EXIT_REFUSED;
+        }
+    }
     /* The daemon has another working directory: send absolute paths. */
     req = json_object();
     if (absolute("zkey", zkey_arg, path)) goto bad;
@@ -325,15 +357,19 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         if (absolute("r1cs", r1cs, path)) goto bad;
         json_object_set_new(req, "r1cs", json_string(path));
     }
+    if (gen) {
+        if (absolute("witness generator", gen, path)) goto bad;
+        json_object_set_new(req, "witness_gen", json_string(path));
+    }
     w = json_array();
     for (int i = 0; i < nw; i++) {
-        if (absolute("witness", argv[1 + i], path)) {
+        if (absolute(gen ? "input" : "witness", argv[1 + i], path)) {
             json_decref(w);
             goto bad;
         }
         json_array_append_new(w, json_string(path));
     }
-    json_object_set_new(req, "witnesses", w);
+    json_object_set_new(req, gen ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
     json_object_set_new(req, "req", json_string("submit"));
     if ((rc = connect_daemon(c))) {

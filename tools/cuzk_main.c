@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuzk/build_witness.h"
 #include "cuzk/client.h"
 #include "cuzk/error.h"
 #include "cuzk/prove_local.h"
 #include "cuzk/setup_test.h"
 #include "cuzk/verify_cmd.h"
+#include "cuzk/witness_cmd.h"
 
 int main(int argc, char **argv)
 {
@@ -17,6 +19,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (strcmp(cmd, "prove-local") == 0) return prove_local_main(argc - 1, argv + 1);
     if (strcmp(cmd, "verify") == 0) return verify_cmd_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "build-witness") == 0) return build_witness_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "witness") == 0) return witness_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         client_usage(stdout);

@@ -16,12 +16,16 @@
 #include "cuzk/groth16.h"
 #include "cuzk/r1cs.h"
 #include "cuzk/verify.h"
+#include "cuzk/wgen.h"
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
 static const char usage_text[] =
     "usage: cuzk prove-local [options] ZKEY WTNS PROOF.json PUBLIC.json\n"
+    "       cuzk prove-local [options] --witness-gen G.wgen ZKEY INPUT.json PROOF.json PUBLIC.json\n"
     "  Proves one witness with all stages in this process (no daemon).\n"
+    "  --witness-gen G    compute the witness from INPUT.json with G (a generator from\n"
+    "                     cuzk build-witness) instead of reading a .wtns\n"
     "  --threads N        worker threads (default: all online CPUs)\n"
     "  --timings          print the time of each step on stderr\n"
     "  --r1cs FILE        check every constraint of FILE against the witness first\n"
@@ -31,9 +35,10 @@ static const char usage_text[] =
     "  --insecure-seed N  TESTS ONLY: derive the blinding r, s from N. A proof with\n"
     "                     known r, s reveals the witness; never use it for real proofs.\n"
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n"
-    "exit codes: 0 ok, 2 usage, 3 unreadable input, 4 not a zkey/wtns/r1cs, 5 truncated,\n"
-    "  6 unsupported protocol or curve, 7 witness/zkey mismatch, 8 unsatisfied witness\n"
-    "  (by --r1cs, or the proof failed verification), 9 output not writable,\n"
+    "exit codes: 0 ok, 2 usage, 3 unreadable input, 4 not a zkey/wtns/r1cs/generator, or\n"
+    "  input.json not JSON or a value not a field element, 5 truncated, 6 unsupported\n"
+    "  protocol or curve, 7 witness (generator, input signals)/zkey mismatch, 8 unsatisfied\n"
+    "  witness (by --r1cs, a circom assert, or the proof failed verification), 9 output not writable,\n"
     "  10 internal error\n";
 
 static double now_s(void)
@@ -122,12 +127,12 @@ int prove_local_main(int argc, char **argv)
         {"threads", required_argument, NULL, 't'},   {"timings", no_argument, NULL, 'T'},
         {"r1cs", required_argument, NULL, 'r'},      {"insecure-seed", required_argument, NULL, 'S'},
         {"insecure-rs", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
-        {"no-verify", no_argument, NULL, 'V'},
+        {"no-verify", no_argument, NULL, 'V'},       {"witness-gen", required_argument, NULL, 'g'},
         {NULL, 0, NULL, 0},
     };
     unsigned threads = 0;
     bool timings = false, have_seed = false, verify = true;
-    const char *r1cs_path = NULL, *rs_arg = NULL;
+    const char *r1cs_path = NULL, *rs_arg = NULL, *gen_path = NULL;
     unsigned long long seed = 0;
     int c;
 
@@ -143,6 +148,7 @@ int prove_local_main(int argc, char **argv)
         case 'T': timings = true; break;
         case 'V': verify = false; break;
         case 'r': r1cs_path = optarg; break;
+        case 'g': gen_path = optarg; break;
         case 'S':
             seed = strtoull(optarg, &end, 10);
             if (*end || !*optarg) return fail(CUZK_E_USAGE, "--insecure-seed needs a number");
@@ -157,7 +163,8 @@ int prove_local_main(int argc, char **argv)
     }
     if (argc - optind != 4) {
         fputs(usage_text, stderr);
-        return fail(CUZK_E_USAGE, "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
+        return fail(CUZK_E_USAGE, gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
+                                           : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
     }
     const char *zkey_path = argv[optind], *wtns_path = argv[optind + 1];
     const char *proof_path = argv[optind + 2], *public_path = argv[optind + 3];
@@ -166,15 +173,31 @@ int prove_local_main(int argc, char **argv)
     zkey z;
     wtns w;
     r1cs r;
+    wgen g;
+    uint8_t *values = NULL;
     memset(&z, 0, sizeof z);
     memset(&w, 0, sizeof w);
+    memset(&g, 0, sizeof g);
     memset(&r, 0, sizeof r);
     int rc, code = 0;
     groth16_timings t = {0};
     double t0 = now_s();
 
     if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
-    if ((rc = wtns_open(&w, wtns_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if (gen_path) {
+        /* the generator is checked against the zkey before any input is read */
+        if ((rc = wgen_open(&g, gen_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if ((rc = wgen_check_zkey(&g, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if (!(values = malloc(wgen_witness_bytes(&g)))) { code = fail(CUZK_E_INTERNAL, "out of memory"); goto out; }
+        if ((rc = wgen_compute_file(&g, wtns_path, values, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if ((rc = wtns_of_values(&w, wtns_path, g.Fr, g.d->nwitness, values)) != 0) {
+            code = fail(rc, "out of memory");
+            goto out;
+        }
+    } else if ((rc = wtns_open(&w, wtns_path, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
     if ((rc = wtns_check_zkey(&w, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
     if (r1cs_path) {
         uint32_t bad = 0;
@@ -187,7 +210,7 @@ int prove_local_main(int argc, char **argv)
             goto out;
         }
     }
-    double t_read = now_s() - t0;
+    double t_read = now_s() - t0; /* with --witness-gen: and the witness computed */
 
     groth16_blind bl;
     if (rs_arg) {
@@ -220,16 +243,18 @@ int prove_local_main(int argc, char **argv)
     if (timings) {
         fprintf(stderr,
                 "timings (%s, %u signals, domain 2^%u):\n"
-                "  read+check  %8.3f s\n  matvec      %8.3f s\n  ntt         %8.3f s\n"
+                "  %s%8.3f s\n  matvec      %8.3f s\n  ntt         %8.3f s\n"
                 "  msm A       %8.3f s\n  msm B1      %8.3f s\n  msm B2 (G2) %8.3f s\n"
                 "  msm C       %8.3f s\n  msm H       %8.3f s\n  blind       %8.3f s\n"
                 "  verify      %8.3f s\n  write       %8.3f s\n  total       %8.3f s\n",
-                groth16_curve_name(&z), z.nvars, z.lg_domain, t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1,
+                groth16_curve_name(&z), z.nvars, z.lg_domain, gen_path ? "read+witness" : "read+check  ", t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1,
                 t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify, t_write, now_s() - t0);
     }
 out:
     r1cs_close(&r);
     wtns_close(&w);
+    free(values);
+    wgen_close(&g);
     zkey_close(&z);
     return code;
 }

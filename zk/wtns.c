@@ -1,8 +1,12 @@
 /* wtns.c — open a .wtns witness (spec §5) and match it to a zkey. */
 #include "cuzk/wtns.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuzk/error.h"
 #include "cuzk/zkey.h"
@@ -100,5 +104,70 @@ int wtns_check_zkey(const wtns *w, const zkey *z, char *err, size_t errlen)
         return binfile_err(err, errlen, CUZK_E_MISMATCH,
                            "witness %s has %u values, zkey %s expects %u: was it computed for another circuit?",
                            w->bf.path, w->nwitness, z->bf.path, z->nvars);
+    return 0;
+}
+
+int wtns_of_values(wtns *w, const char *name, const field_desc *Fr, uint32_t nwitness, const uint8_t *values)
+{
+    memset(w, 0, sizeof *w);
+    w->bf.fd = -1;
+    if (!(w->bf.path = strdup(name))) return -CUZK_E_INTERNAL;
+    w->n8 = Fr->n * 8;
+    w->Fr = Fr;
+    w->nwitness = nwitness;
+    w->values = values;
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int wtns_write(const char *path, const field_desc *Fr, uint32_t nwitness, const uint8_t *values, char *err,
+               size_t errlen)
+{
+    uint32_t n8 = Fr->n * 8, u32;
+    uint64_t u64;
+    uint8_t hdr[12 + 12 + 4 + 64 + 4 + 12], *h = hdr;
+    char tmp[4096 + 32];
+
+    /* "wtns" v2, 2 sections; section 1: n8, prime, nwitness; section 2: the values */
+    memcpy(h, "wtns", 4), h += 4;
+    u32 = 2, memcpy(h, &u32, 4), h += 4;
+    u32 = 2, memcpy(h, &u32, 4), h += 4;
+    u32 = 1, memcpy(h, &u32, 4), h += 4;
+    u64 = 4 + (uint64_t)n8 + 4, memcpy(h, &u64, 8), h += 8;
+    memcpy(h, &n8, 4), h += 4;
+    memcpy(h, Fr->p, n8), h += n8;
+    memcpy(h, &nwitness, 4), h += 4;
+    u32 = 2, memcpy(h, &u32, 4), h += 4;
+    u64 = (uint64_t)nwitness * n8, memcpy(h, &u64, 8), h += 8;
+
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) return binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: %s", tmp, strerror(errno));
+    if (write_all(fd, hdr, (size_t)(h - hdr)) || write_all(fd, values, (size_t)nwitness * n8) || fsync(fd)) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: %s", path, strerror(e));
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: %s", path, strerror(e));
+    }
     return 0;
 }

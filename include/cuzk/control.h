@@ -7,6 +7,9 @@
  * Requests (field types checked; unknown fields ignored):
  *   {"req":"submit","zkey":P,"witnesses":[P,...],"out_dir":D,"priority":N?,"r1cs":P?}
  *        -> {"ok":true,"job":ID,"partitions":N}
+ *   or, instead of "witnesses", "inputs":[P,...] (input.json files) with
+ *   "witness_gen":P (a generator from cuzk build-witness): the synth computes each
+ *   witness; a job has one or the other, never both
  *   {"req":"status","job":ID?}  -> {"ok":true,"job":{...}} or {"ok":true,"jobs":[...],
  *                                   "draining":B,"children":[...]}
  *   {"req":"wait","job":ID,"timeout_ms":N?} -> (when decided) {"ok":true,"job":{...}}
@@ -77,6 +80,7 @@ struct control_req {
 	enum control_kind kind;
 	json_t *root;
 	const char *zkey, *r1cs, *out_dir, *stage;
+	const char *witness_gen;  /* submit with "inputs": witnesses[] are input.json files */
 	const char **witnesses;
 	size_t n_witnesses;
 	int32_t priority;
@@ -96,6 +100,7 @@ struct control_submit {
 	char zkey[JOBTAB_PATH_LEN];
 	char r1cs[JOBTAB_PATH_LEN];
 	char out_dir[JOBTAB_PATH_LEN];
+	char wgen[JOBTAB_PATH_LEN];  /* "" for a .wtns job; wtns[] then hold input.json paths */
 	size_t n;
 	char (*wtns)[JOBTAB_PATH_LEN];
 	char (*name)[PIPE_NAME_LEN];
@@ -119,7 +124,8 @@ void control_submit_free(struct control_submit *s);
 int control_circuit_check(const struct control_req *r, uint64_t buf_size,
 			  char out[JOBTAB_PATH_LEN], int *may_be_gone, struct control_err *e);
 
-/* Output name of a witness path: its basename without ".wtns". 0 or -EINVAL. */
+/* Output name of a witness (or input.json) path: its basename without ".wtns" (or
+ * ".json"). 0 or -EINVAL. */
 int control_wtns_name(const char *path, char *name, size_t len);
 
 /* One reply line (with its '\n'), malloc'd; NULL only when out of memory. The _json

@@ -14,6 +14,12 @@
  *                                                  partition in PROVING, before its
  *                                                  CAS to PROVED; read by the finalizer
  *                                                  after its CAS PROVED -> FINAL
+ *     "publics"   struct pipe_publics[max_parts]   writer: the synth that owns an
+ *                                                  input.json partition in SYNTH, before
+ *                                                  its CAS to READY; read by the
+ *                                                  finalizer after PROVED -> FINAL (the
+ *                                                  CAS chain orders them); the witness
+ *                                                  itself is in no file to read again
  *     "config"    struct pipe_config               writer: supervisor at create
  *     "circuits"  struct pipe_circuits + one       table: supervisor (preload/evict
  *                 struct pipe_circuit_ack per      requests, seqlock); ack[slot]: the
@@ -33,6 +39,9 @@
  *   synth       CAS QUEUED->SYNTH(pid); open zkey (cached by dev/inode/size/mtime) and
  *               wtns; check the witness against the zkey (and every constraint when
  *               the job has an r1cs); pool_buf_alloc; write the buffer (layout below);
+ *               (an input.json job: load the job's generator once per process, check
+ *               it against the zkey, pool_buf_alloc, compute the witness straight
+ *               into the buffer's witness area, then the constraint check and a, b, c);
  *               transfer the buffer to POOL_OWNER_PART|p; set part.buf;
  *               CAS SYNTH->READY; push PIPE_RING_WORKER(i). A bad witness: FAILED with
  *               the reason (the job goes on; other jobs are untouched).
@@ -142,9 +151,23 @@ struct pipe_partinfo {
     char r1cs_path[JOBTAB_PATH_LEN]; /* "" when the job has none */
     char name[PIPE_NAME_LEN];        /* output basename: w1.wtns -> "w1" */
     struct pipe_part_times times;
+    /* "": wtns_path is a .wtns; else the job's witness generator (cuzk build-witness)
+     * and wtns_path is an input.json the synth computes the witness from */
+    char wgen_path[JOBTAB_PATH_LEN];
 };
-_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64,
+_Static_assert(sizeof(struct pipe_partinfo) == 8 + 3 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64,
                "pipe_partinfo ABI");
+
+/* Per input.json partition: signals 0..nPublic of its witness (the finalizer's
+ * verification and public.json), canonical, 32 bytes each. An input.json job's circuit
+ * may have at most PIPE_PUBLIC_MAX - 1 public signals (checked at submit). */
+#define PIPE_PUBLIC_MAX 64
+struct pipe_publics {
+    uint32_t n;                      /* values stored: nPublic + 1 */
+    uint32_t reserved[15];
+    uint8_t values[PIPE_PUBLIC_MAX * 32];
+};
+_Static_assert(sizeof(struct pipe_publics) == 64 + PIPE_PUBLIC_MAX * 32, "pipe_publics ABI");
 
 /* Per partition; writer: the PROVING owner (see above). */
 struct pipe_result {
@@ -192,6 +215,7 @@ struct pipeline {
     struct pipe_config *config;
     struct pipe_partinfo *partinfo;  /* max_parts entries */
     struct pipe_result *results;     /* max_parts entries */
+    struct pipe_publics *publics;    /* max_parts entries */
     struct pipe_circuits *circuits;
     char instance[SEG_INSTANCE_MAX + 1];
 };
@@ -237,6 +261,7 @@ int pipeline_destroy(const char *instance);
 struct ring *pipeline_ring(const struct pipeline *pl, uint32_t ring);
 struct pipe_partinfo *pipeline_partinfo(const struct pipeline *pl, uint32_t part);
 struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part);
+struct pipe_publics *pipeline_publics(const struct pipeline *pl, uint32_t part);
 const struct pipe_config *pipeline_config(const struct pipeline *pl);
 
 /* Stamp the partition's timeline (struct pipe_part_times): stage k began (who: the
@@ -252,11 +277,13 @@ struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_rol
                                        uint32_t index);
 
 /* One partition of a submit. name NULL or "": the witness file's basename without a
- * trailing ".wtns". r1cs_path NULL or "": no constraint check. */
+ * trailing ".wtns". r1cs_path NULL or "": no constraint check. wgen_path NULL or "":
+ * wtns_path is a .wtns; else wtns_path is an input.json for this generator. */
 struct pipe_submit_part {
     const char *wtns_path;
     const char *r1cs_path;
     const char *name;
+    const char *wgen_path;
 };
 
 /* Supervisor: add a job (jobtab_job_add), set its priority, fill and seal each

@@ -29,6 +29,17 @@ int wtns_open(wtns *w, const char *path, char *err, size_t errlen);
  * -CUZK_E_MISMATCH with both numbers in the message. */
 int wtns_check_zkey(const wtns *w, const struct zkey *z, char *err, size_t errlen);
 
+/* A witness in memory, as if opened from a file called name: w->values points at
+ * values (nwitness canonical values of Fr), which the caller keeps while w is used;
+ * wtns_close frees only the name. 0 or -CUZK_E_INTERNAL (out of memory). */
+int wtns_of_values(wtns *w, const char *name, const field_desc *Fr, uint32_t nwitness, const uint8_t *values);
+
+/* Writes a .wtns (version 2, as circom and snarkjs write it) of nwitness values of Fr,
+ * canonical little-endian, Fr's byte size each, to path by temp file + fsync + rename
+ * (no partial file under the final name). 0 or -CUZK_E_OUTPUT with a message. */
+int wtns_write(const char *path, const field_desc *Fr, uint32_t nwitness, const uint8_t *values, char *err,
+               size_t errlen);
+
 /* Accepts a zeroed or already-closed struct. */
 void wtns_close(wtns *w);
 

@@ -47,6 +47,24 @@ START_TEST(test_control_parses_preload_evict)
 }
 END_TEST
 
+START_TEST(test_control_parses_submit_of_inputs)
+{
+	struct control_req r;
+	struct control_err e;
+
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
+			       "\"inputs\":[\"/in1.json\"],\"witness_gen\":\"/g.wgen\"}", &r, &e), 0);
+	ck_assert_uint_eq(r.n_witnesses, 1);
+	ck_assert_str_eq(r.witnesses[0], "/in1.json");
+	ck_assert_str_eq(r.witness_gen, "/g.wgen");
+	control_req_free(&r);
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
+			       "\"witnesses\":[\"/a.wtns\"]}", &r, &e), 0);
+	ck_assert_ptr_null(r.witness_gen);
+	control_req_free(&r);
+}
+END_TEST
+
 START_TEST(test_control_rejects_bad_requests_with_codes)
 {
 	static const struct {
@@ -60,6 +78,15 @@ START_TEST(test_control_rejects_bad_requests_with_codes)
 		  CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[1]}",
 		  CONTROL_E_BAD_REQUEST },
+		/* input.json jobs: a generator, one list, not both */
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[\"/i.json\"]}",
+		  CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[\"/i.json\"],"
+		  "\"witnesses\":[\"/w.wtns\"],\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[\"/w.wtns\"],"
+		  "\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[],"
+		  "\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\"}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\",\"job\":-1}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
@@ -143,6 +170,8 @@ START_TEST(test_control_wtns_name)
 	ck_assert_str_eq(n, "plain");
 	ck_assert_int_eq(control_wtns_name("/a/.wtns", n, sizeof(n)), 0); /* kept: name ".wtns" */
 	ck_assert_int_eq(control_wtns_name("/a/", n, sizeof(n)), -EINVAL);
+	ck_assert_int_eq(control_wtns_name("/a/in1.json", n, sizeof(n)), 0); /* input.json jobs */
+	ck_assert_str_eq(n, "in1");
 }
 END_TEST
 
@@ -152,6 +181,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("protocol");
 
 	tcase_add_test(tc, test_control_parses_submit);
+	tcase_add_test(tc, test_control_parses_submit_of_inputs);
 	tcase_add_test(tc, test_control_parses_preload_evict);
 	tcase_add_test(tc, test_control_rejects_bad_requests_with_codes);
 	tcase_add_test(tc, test_control_framer_splits_and_drops_oversized);

@@ -1,0 +1,62 @@
+/* witness_cmd.c — `cuzk witness` (witness_cmd.h). */
+#include "cuzk/witness_cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/error.h"
+#include "cuzk/wgen.h"
+#include "cuzk/wtns.h"
+
+static const char usage_text[] =
+    "usage: cuzk witness --witness-gen G.wgen INPUT.json OUT.wtns\n"
+    "  Computes the circuit's witness for INPUT.json with a generator built by\n"
+    "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n"
+    "exit codes: 0 ok, 2 usage, 3 unreadable input or generator, 4 not JSON or a value\n"
+    "  that is not a field element, or not a generator, 6 unsupported prime, 7 a signal\n"
+    "  missing, unknown or of the wrong length, 8 a circom assert failed, 9 output not\n"
+    "  writable, 10 internal error\n";
+
+int witness_cmd_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"witness-gen", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *gen = NULL;
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'g': gen = optarg; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return CUZK_E_USAGE;
+        }
+    }
+    if (!gen || argc - optind != 2) {
+        fputs(usage_text, stderr);
+        return CUZK_E_USAGE;
+    }
+    wgen g;
+    char err[2048];
+    int rc = wgen_open(&g, gen, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "cuzk witness: %s\n", err);
+        return -rc;
+    }
+    uint8_t *w = malloc(wgen_witness_bytes(&g) ? wgen_witness_bytes(&g) : 1);
+    if (!w) {
+        rc = -CUZK_E_INTERNAL;
+        snprintf(err, sizeof err, "out of memory");
+    } else if (!(rc = wgen_compute_file(&g, argv[optind], w, err, sizeof err))) {
+        rc = wtns_write(argv[optind + 1], g.Fr, g.d->nwitness, w, err, sizeof err);
+    }
+    if (rc) fprintf(stderr, "cuzk witness: %s\n", err);
+    free(w);
+    wgen_close(&g);
+    return rc ? -rc : 0;
+}
