@@ -11,8 +11,9 @@
 # daemon test has its own instance, run dir and temp dir. A script that touches
 # something machine-wide (creates Unix users, mounts a file system) says so with a
 # line "# test: exclusive" and runs with nothing beside it. The longest programs of
-# the previous run start first ($BUILD/test-logs/durations), so that the last one to
-# start is a short one and the run ends soon after the slowest test.
+# the previous run start first ($BUILD/test-logs/durations, else tests/durations),
+# so that the last one to start is a short one and the run ends soon after the
+# slowest test.
 #   --unit-only   skip the script tests (sanitizer runs)
 #   TEST_FILTER=regex  run only programs whose name matches
 #   TEST_JOBS=N   how many programs run at once (1: one after the other)
@@ -52,8 +53,12 @@ fi
 # Longest first, by the previous run's durations (unknown programs count as long:
 # a new test is usually an end-to-end one).
 declare -A last=()
-if [ -f "$logdir/durations" ]; then
-  while read -r n d; do last["$n"]="$d"; done <"$logdir/durations"
+durations="$logdir/durations"
+# A fresh clone (CI) has no previous run: tests/durations holds figures of a run on a
+# 2-core machine, committed so that the first run is ordered well too.
+[ -f "$durations" ] || durations="$here/durations"
+if [ -f "$durations" ]; then
+  while read -r n d; do last["$n"]="$d"; done <"$durations"
 fi
 order=()
 while read -r _ i; do order+=("$i"); done < <(
