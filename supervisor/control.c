@@ -286,6 +286,15 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 		return rc;
 	if (r->witness_gen && (rc = input_file("witness generator", r->witness_gen, s->wgen, e)))
 		return rc;
+	/* A generator is native code the synth runs, and the synth maps every job's
+	 * buffers: only one that root or the daemon's user installed, and that nobody else
+	 * can rewrite, is accepted (like a program in a system directory). */
+	if (s->wgen[0] && (stat(s->wgen, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+			   (st.st_mode & (S_IWGRP | S_IWOTH))))
+		return fail(e, CONTROL_E_BAD_INPUT, -EPERM, "witness generator %s: it runs as "
+			    "native code in cuzkd's synth stage, so it must belong to root or to "
+			    "cuzkd's user and be writable by no one else (install it as the "
+			    "operator, e.g. next to the zkey)", r->witness_gen);
 	/* Output directory: exists, is a directory, writable by the daemon. */
 	if (!realpath(r->out_dir, buf) || stat(buf, &st))
 		return fail(e, CONTROL_E_OUTPUT, -errno ? -errno : -ENOENT, "out_dir %s: %s",

@@ -339,6 +339,8 @@ int build_witness_main(int argc, char **argv)
         }
     }
     int saved = errno;
+    /* 0755 whatever the umask: cuzkd refuses a generator others can rewrite */
+    if (!bad && fchmod(fd, 0755) != 0) bad = 1, saved = errno;
     if (!bad && fsync(fd) != 0) bad = 1, saved = errno;
     if (in >= 0) close(in);
     if (fd >= 0 && close(fd) != 0 && !bad) bad = 1, saved = errno;

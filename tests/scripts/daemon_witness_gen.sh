@@ -5,7 +5,8 @@
 # other circuits going on, the synth fails only the bad partition, with a message
 # naming the input file and the signal: a missing signal, an unknown one, a value
 # that is not a field element, invalid JSON; a generator of another circuit fails the
-# job's partitions naming the generator. Then a generator that crashes (SIGSEGV in
+# job's partitions naming the generator; one writable by others is refused at
+# submit (it would run as native code in the synth). Then a generator that crashes (SIGSEGV in
 # the generated code): only the synth process dies, the supervisor restarts it, the
 # partition fails after --max-attempts, and a good job afterwards proves; rebuilt in
 # place (fixed), the same generator path proves. Finally a clean shutdown.
@@ -99,6 +100,15 @@ r="$(reason good)"
 case "$r" in *"another circuit"*bn128-mulchain-10.wgen*) ;;
   *) fail "another circuit's generator: $(state good): $r" ;; esac
 echo "ok   another circuit's generator: failed: $r"
+
+# A generator others may rewrite is refused at submit: it would run in the synth.
+cp "$(wgen_for "$M")" "$tmp/open.wgen"
+chmod 666 "$tmp/open.wgen"
+rc=0
+cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/open.wgen" --out "$tmp/bad/out" "$tmp/bad/good.json" \
+  2>"$tmp/open.err" || rc=$?
+[ $rc -eq 21 ] && grep -q "writable by no one else" "$tmp/open.err" || fail "group/other-writable generator: exit $rc: $(cat "$tmp/open.err")"
+echo "ok   a generator writable by others is refused: $(cat "$tmp/open.err")"
 
 # ---- a generator that crashes ------------------------------------------------------
 cp -r "$M/circuit_cpp" "$tmp/crash_cpp"
