@@ -101,6 +101,13 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     pc.buf_count = p->buf_count;
     pc.n_clients = p->n_clients ? p->n_clients : DEFAULT_CLIENTS;
     pc.n_slots = 1 + pc.n_synth + pc.n_workers + pc.n_final + pc.n_clients;
+    for (uint32_t i = 0; i < PIPE_MAX_WORKERS; i++) {
+        /* zeroed params (tests, one node): node 0 for all, which routes everything */
+        pc.worker_node[i] = p->worker_node[i] < 0 || p->worker_node[i] >= (int)PIPE_NODE_NONE ?
+            PIPE_NODE_NONE : (uint8_t)p->worker_node[i];
+        pc.synth_node[i] = p->synth_node[i] < 0 || p->synth_node[i] >= (int)PIPE_NODE_NONE ?
+            PIPE_NODE_NONE : (uint8_t)p->synth_node[i];
+    }
     {
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -227,6 +234,8 @@ void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t wh
     if (!pi || k >= PIPE_T_STAGES)
         return;
     barrier_store_relaxed(&pi->times.end_ns[k], 0);
+    if (k == PIPE_T_SYNTH) /* a retry takes its buffer anew */
+        barrier_store_relaxed(&pi->times.buf_node, 0);
     barrier_store_relaxed(&pi->times.who[k], who);
     barrier_store_relaxed(&pi->times.begin_ns[k], t_ns);
 }

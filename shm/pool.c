@@ -117,9 +117,24 @@ static int pool_try_share(struct pool *p, uint32_t n, uint32_t owner, uint32_t *
 	return -EAGAIN;
 }
 
-static int pool_try_alloc(struct pool *p, int node, uint32_t owner, uint32_t *idx)
+/* Share of node, or -1 (several shares, none is node's). One share serves all. */
+static int pool_share_of(const struct pool *p, int node)
+{
+	if (p->hdr->n_nodes == 1)
+		return 0;
+	for (uint32_t n = 0; n < p->hdr->n_nodes; n++)
+		if (p->hdr->nodes[n].numa_node == node)
+			return (int)n;
+	return -1;
+}
+
+/* strict: share `node` only (pool_buf_alloc_node); else node's share first, then any. */
+static int pool_try_alloc(struct pool *p, int node, int strict, uint32_t owner, uint32_t *idx)
 {
 	uint32_t n_nodes = p->hdr->n_nodes, first = 0;
+
+	if (strict)
+		return pool_try_share(p, (uint32_t)pool_share_of(p, node), owner, idx);
 
 	if (node >= 0) {
 		for (uint32_t n = 0; n < n_nodes; n++)
@@ -132,31 +147,55 @@ static int pool_try_alloc(struct pool *p, int node, uint32_t owner, uint32_t *id
 	return -EAGAIN;
 }
 
-int pool_buf_alloc(struct pool *p, int node, uint32_t owner, int64_t timeout_ns, uint32_t *idx)
+static int pool_alloc(struct pool *p, int node, int strict, uint32_t owner, int64_t timeout_ns,
+		      uint32_t *idx)
 {
 	uint64_t deadline = 0;
 	int rc;
 
 	if (owner == POOL_OWNER_FREE)
 		return -EINVAL;
-	if ((rc = pool_try_alloc(p, node, owner, idx)) == 0 || timeout_ns == 0)
+	if (strict && pool_share_of(p, node) < 0)
+		return -ENOENT;
+	if ((rc = pool_try_alloc(p, node, strict, owner, idx)) == 0 || timeout_ns == 0)
 		return rc;
 	if (timeout_ns > 0)
 		deadline = futex_now_ns() + (uint64_t)timeout_ns;
 	for (;;) {
 		uint32_t seq = futex_waitq_prepare(&p->hdr->freed);
 
-		if (!pool_try_alloc(p, node, owner, idx)) {
+		if (!pool_try_alloc(p, node, strict, owner, idx)) {
 			futex_waitq_finish(&p->hdr->freed);
 			return 0;
 		}
 		futex_waitq_sleep(&p->hdr->freed, seq, deadline);
 		futex_waitq_finish(&p->hdr->freed);
-		if (!pool_try_alloc(p, node, owner, idx))
+		if (!pool_try_alloc(p, node, strict, owner, idx))
 			return 0;
 		if (deadline && futex_now_ns() >= deadline)
 			return -ETIMEDOUT;
 	}
+}
+
+int pool_buf_alloc(struct pool *p, int node, uint32_t owner, int64_t timeout_ns, uint32_t *idx)
+{
+	return pool_alloc(p, node, 0, owner, timeout_ns, idx);
+}
+
+int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
+			uint32_t *idx)
+{
+	return pool_alloc(p, node, 1, owner, timeout_ns, idx);
+}
+
+int pool_buf_node(const struct pool *p, uint32_t idx)
+{
+	if (idx >= p->hdr->buf_count)
+		return -1;
+	for (uint32_t n = 0; n < p->hdr->n_nodes; n++)
+		if (idx - p->hdr->nodes[n].first < p->hdr->nodes[n].count)
+			return p->hdr->nodes[n].numa_node;
+	return -1;
 }
 
 int pool_buf_transfer(struct pool *p, uint32_t idx, uint32_t from, uint32_t to)
@@ -297,9 +336,11 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
 
 	/* NUMA: bind each share to its node (a shared policy on the shm object, so it
 	 * holds for every process mapping it). One node: nothing to do. */
-	if (numa_available() < 0 || numa_max_node() == 0 || p->hdr->n_nodes < 2) {
+	if ((flags & POOL_SLAB_NO_MBIND) || numa_available() < 0 || numa_max_node() == 0 ||
+	    p->hdr->n_nodes < 2) {
 		rep_add(rep, log, "no NUMA binding: %s",
-			numa_available() < 0 ? "NUMA not available" :
+			(flags & POOL_SLAB_NO_MBIND) ? "the plan's nodes are a test's, not this "
+			"machine's" : numa_available() < 0 ? "NUMA not available" :
 			numa_max_node() == 0 ? "one NUMA node" : "pool has one share");
 	} else {
 		int ok = 1;

@@ -98,6 +98,10 @@ void config_usage(FILE *f)
 	      "                       addresses (0000:1a:00.0,...; none for no GPU)\n"
 	      "  --topology FILE.xml  place on this hwloc XML topology instead of this machine\n"
 	      "  --synthetic STRING   place on an hwloc synthetic topology (\"pack:2 core:8 pu:1\")\n"
+	      "  --test-fake-topology tests only: run (not only plan) on the --topology or\n"
+	      "                       --synthetic machine here: its NUMA nodes are routed as\n"
+	      "                       real ones, each planned cpu is this machine's cpu (N mod\n"
+	      "                       online cpus), no memory policy and no mbind\n"
 	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
 	      "  create the run directory, socket, segments or job store (or the store file is\n"
 	      "  corrupt or of a newer version), 10 internal error\n",
@@ -199,7 +203,7 @@ static int set_path(char *dst, size_t len, const char *name, const char *v, char
 static int is_flag(const char *name)
 {
 	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check") ||
-	       !strcmp(name, "no-store");
+	       !strcmp(name, "no-store") || !strcmp(name, "test-fake-topology");
 }
 
 struct u32_opt {
@@ -249,7 +253,8 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 			return -EINVAL;
 		}
 		*(name[0] == 'f' ? &c->foreground : name[0] == 'p' ? &c->plan_only :
-		  name[0] == 'n' ? &c->no_store : &c->check) = b;
+		  name[0] == 'n' ? &c->no_store : name[0] == 't' ? &c->test_fake_topology :
+		  &c->check) = b;
 		return 0;
 	}
 	if (!v) {
@@ -418,6 +423,18 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 #endif
+	if ((c->topology[0] || c->synthetic[0]) && !c->plan_only && !c->check &&
+	    !c->test_fake_topology) {
+		snprintf(err, errlen, "--%s plans another machine: add --plan to print its "
+			 "placement (--test-fake-topology runs on it here, for tests only)",
+			 c->topology[0] ? "topology" : "synthetic");
+		return -EINVAL;
+	}
+	if (c->test_fake_topology && !c->topology[0] && !c->synthetic[0]) {
+		snprintf(err, errlen, "--test-fake-topology needs --topology FILE.xml or "
+			 "--synthetic STRING");
+		return -EINVAL;
+	}
 	if (c->run_dir[0] != '/') {
 		snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);
 		return -EINVAL;

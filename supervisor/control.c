@@ -482,6 +482,13 @@ static json_t *part_times_json(const struct pipe_part_times *t0)
 			      (int)barrier_load_relaxed(&t->who[i]));
 		if (s && e)
 			json_object_set_new(s, "end_ns", json_integer((json_int_t)e));
+		if (s && i == PIPE_T_SYNTH) {
+			/* the NUMA node of its buffer (routing, route.h); absent with a one-share pool */
+			uint32_t bn = barrier_load_relaxed(&t->buf_node);
+
+			if (bn)
+				json_object_set_new(s, "buf_node", json_integer((json_int_t)bn - 1));
+		}
 		if (s)
 			json_object_set_new(o, k[i], s);
 	}

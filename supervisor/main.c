@@ -1,6 +1,7 @@
 /* cuzkd — the supervisor: options, placement, then the event loop (supervisor.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuzk/check.h"
 #include "cuzk/config.h"
@@ -48,6 +49,11 @@ int main(int argc, char **argv)
 	hwloc_topology_destroy(topo);
 	if (rc) {
 		fprintf(stderr, "cuzkd: %s\n", err);
+		return 2;
+	}
+	if (c.test_fake_topology && !c.plan_only && (rc = plan_fake_here(&p))) {
+		fprintf(stderr, "cuzkd: --test-fake-topology: cannot read this machine's cpus: "
+			"%s\n", strerror(-rc));
 		return 2;
 	}
 	plan_print(c.plan_only ? stdout : stderr, &p);

@@ -556,11 +556,38 @@ void plan_print(FILE *f, const struct plan *p)
 		fprintf(f, "warning: %s\n", p->warn[i]);
 }
 
+int plan_fake_here(struct plan *p)
+{
+	cpu_set_t online, m;
+	int here[CPU_SETSIZE], n = 0;
+
+	if (sched_getaffinity(0, sizeof(online), &online))
+		return -errno;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &online))
+			here[n++] = i;
+	if (!n)
+		return -ENODEV;
+	for (uint32_t i = 0; i < p->n_places; i++) {
+		struct plan_place *pl = &p->places[i];
+
+		CPU_ZERO(&m);
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &pl->cpus))
+				CPU_SET(here[c % n], &m);
+		pl->cpus = m;
+	}
+	p->fake = 1;
+	snprintf(p->note + strlen(p->note), sizeof(p->note) - strlen(p->note),
+		 "; test topology run on this machine's %d cpu(s), no memory binding", n);
+	return 0;
+}
+
 int plan_apply(const struct plan *p, const struct plan_place *pl)
 {
 	if (CPU_COUNT(&pl->cpus) && sched_setaffinity(0, sizeof(pl->cpus), &pl->cpus))
 		return -errno;
-	if (p->n_nodes > 1 && pl->numa_node >= 0 && pl->numa_node < 64) {
+	if (p->n_nodes > 1 && !p->fake && pl->numa_node >= 0 && pl->numa_node < 64) {
 		unsigned long mask = 1ul << pl->numa_node;
 
 		/* Preferred, not bound: a full node spills over instead of OOM-killing. */

@@ -287,19 +287,34 @@ static int child_start(struct sup *s, struct child *c)
 	return 0;
 }
 
-static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t *rot)
+static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, uint32_t *rot)
 {
-	uint32_t nw = s->pl.config->n_workers, best = 0, bestn = UINT32_MAX;
+	const struct pipe_config *pc = s->pl.config;
+	uint32_t nw = pc->n_workers, best = 0, bestn = UINT32_MAX;
+	int node = -1, any;
 
 	if (st == JOBTAB_QUEUED)
 		return PIPE_RING_SYNTH;
 	if (st == JOBTAB_PROVED)
 		return PIPE_RING_FINAL(nw);
-	/* READY: the least-loaded worker ring (ties rotate). */
+	/* READY: the least-loaded worker ring (ties rotate) on the node of the partition's
+	 * buffer (NUMA routing, route.h: the synth of that node made it for a worker
+	 * there); any worker when none is there (a one-share pool: every node's). */
+	if (s->pl.data.pool.hdr->n_nodes > 1)
+		/* Relaxed: part.buf was published by the CAS to READY, read back in the
+		 * scan (jobtab_parts_in_state) that found the state. */
+		node = pool_buf_node(&s->pl.data.pool,
+				     barrier_load_relaxed(&s->pl.data.jobtab.parts[part].buf));
+	any = 1;
+	for (uint32_t i = 0; node >= 0 && i < nw; i++)
+		if ((int)pc->worker_node[i] == node)
+			any = 0;
 	for (uint32_t k = 0; k < nw; k++) {
 		uint32_t i = (k + (*rot)++) % nw;
 		uint32_t n = ring_count(s->pl.data.rings[PIPE_RING_WORKER(i)]);
 
+		if (!any && (int)pc->worker_node[i] != node)
+			continue;
 		if (n < bestn) {
 			bestn = n;
 			best = i;
@@ -318,7 +333,7 @@ static void repush_state(struct sup *s, uint32_t st)
 		return;
 	n = jobtab_parts_in_state(&s->pl.data.jobtab, st, idx, max);
 	for (int i = 0; i < n; i++)
-		if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, &rot)], idx[i]))
+		if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, idx[i], &rot)], idx[i]))
 			s->repush_needed = 1;
 	free(idx);
 }
@@ -548,7 +563,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 			st = jobtab_word_state(jobtab_part_load(jt, out[i]));
 
 			if (st == JOBTAB_QUEUED || st == JOBTAB_READY || st == JOBTAB_PROVED)
-				if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, &rot)], out[i]))
+				if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, out[i], &rot)], out[i]))
 					s->repush_needed = 1;
 		}
 		total += n > 0 ? (uint32_t)n : 0;
@@ -1288,9 +1303,10 @@ static json_t *children_json(const struct sup *s)
 		json_t *o;
 
 		plan_cpus_str(&c->place->cpus, cpus, sizeof(cpus));
-		o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:s}", "stage", plan_role_name(c->role), "index",
-			      (int)c->index, "pid", (int)c->pid, "generation", (int)c->generation,
-			      "restarts", (int)c->restarts, "cpus", cpus);
+		o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:i}", "stage", plan_role_name(c->role),
+			      "index", (int)c->index, "pid", (int)c->pid, "generation",
+			      (int)c->generation, "restarts", (int)c->restarts, "cpus", cpus,
+			      "node", c->place->numa_node);
 		if (o && !c->pid && c->restart_at_ns)
 			json_object_set_new(o, "restart_in_ms", json_integer(
 				c->restart_at_ns > t ? (json_int_t)((c->restart_at_ns - t) / 1000000) : 0));
@@ -2123,6 +2139,15 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 		pp.n_nodes = 1;
 		memset(pp.node_buf_count, 0, sizeof(pp.node_buf_count));
 	}
+	/* Each stage's node, for the synths' routing (route.h). */
+	for (uint32_t i = 0; i < s->plan->n_places; i++) {
+		const struct plan_place *pl = &s->plan->places[i];
+
+		if (pl->role == PLAN_WORKER && pl->index < PIPE_MAX_WORKERS)
+			pp.worker_node[pl->index] = pl->numa_node;
+		else if (pl->role == PLAN_SYNTH && pl->index < PIPE_MAX_WORKERS)
+			pp.synth_node[pl->index] = pl->numa_node;
+	}
 	/* REPLACE: the socket check above showed no live instance of this name, so
 	 * segments left by a killed daemon are stale: report its jobs lost first. */
 	next_id = collect_lost(s);
@@ -2132,7 +2157,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	if (next_id)
 		/* Relaxed: only this process allocates ids. */
 		barrier_store_relaxed(&s->pl.data.jobtab.hdr->next_job_id, next_id);
-	pool_slab_setup(&s->pl.data.pool, 0, &rep, NULL);
+	pool_slab_setup(&s->pl.data.pool, s->plan->fake ? POOL_SLAB_NO_MBIND : 0, &rep, NULL);
 	logmsg("segments cuzk-%s.{data,stats}: %u buffer(s) of %u MiB%s%s%s", s->c->instance,
 	       s->c->buffers, s->c->buffer_mb, rep.locked ? ", locked" : "",
 	       rep.huge ? ", huge pages" : "", rep.numa_bound ? ", NUMA-bound" : "");

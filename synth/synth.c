@@ -2,12 +2,14 @@
 #include "cuzk/synth.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuzk/error.h"
 #include "cuzk/r1cs.h"
+#include "cuzk/route.h"
 #include "cuzk/wgen.h"
 #include "cuzk/wtns.h"
 
@@ -22,13 +24,15 @@ enum {
     S_WAIT_BUF,
     S_WITNESS,
 };
-enum { C_DONE, C_FAILED, C_LOST, C_STALE, C_REQUEUED };
+/* C_BUF0 + k: buffers taken from pool share k ("bufs_n<node>"; routing, route.h) */
+enum { C_DONE, C_FAILED, C_LOST, C_STALE, C_REQUEUED, C_CROSS, C_BUF0 };
+enum { G_NODE }; /* gauge: this synth's NUMA node (the plan's; 255: unknown) */
 enum { H_PART, H_QUEUED, H_BUF_WAIT };
 
 static const char *const state_names[] = { "zkey", "read_wtns", "r1cs", "matvec",
                                            "wait_buffer", "witness_gen", NULL };
 static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
-                                             "stale_hints", "requeued", NULL };
+                                             "stale_hints", "requeued", "cross_node", NULL };
 static const char *const hist_names[] = { "part", "queued", "buf_wait", NULL };
 
 /* ---- the local priority heap of hints ------------------------------------------- */
@@ -168,21 +172,88 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
         fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
 }
 
-/* Push a READY hint to the worker with the fewest queued. Waits (wait_output) while
- * every ring is full; gives up after a second once stopping (the supervisor re-pushes
+/* ---- NUMA routing (route.h) ------------------------------------------------------ */
+
+static int node_of(uint8_t n)
+{
+    return n == PIPE_NODE_NONE ? -1 : n;
+}
+
+/* The routing inputs as they are now: the plan's nodes (config), ring depths, and
+ * which synths run (their stats slots' pids; a dead one's pid stays until restart). */
+static void route_read(struct synth *s, struct route_view *v)
+{
+    const struct pipe_config *c = s->st.pl.config;
+
+    memset(v, 0, sizeof(*v));
+    v->n_workers = c->n_workers < ROUTE_MAX_WORKERS ? c->n_workers : ROUTE_MAX_WORKERS;
+    v->n_synth = c->n_synth < ROUTE_MAX_SYNTH ? c->n_synth : ROUTE_MAX_SYNTH;
+    for (uint32_t i = 0; i < v->n_workers; i++) {
+        v->worker_node[i] = node_of(c->worker_node[i]);
+        v->worker_depth[i] = ring_count(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(i)));
+    }
+    for (uint32_t k = 0; k < v->n_synth; k++) {
+        struct stats_slot *sl = pipeline_stats_slot(&s->st.pl, STATS_ROLE_SYNTH, k);
+        /* Relaxed: a liveness hint; a wrong guess only moves one partition's node. */
+        int32_t pid = sl ? barrier_load_relaxed(&sl->pid) : 0;
+
+        v->synth_node[k] = node_of(c->synth_node[k]);
+        v->synth_alive[k] = k == s->o->index ||
+                            (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM));
+    }
+}
+
+/* Several synths: does this one serve some worker now (route.h rule 3: else it leaves
+ * the hints to the others)? One synth serves all. */
+static int synth_serves(struct synth *s)
+{
+    struct route_view v;
+
+    if (s->st.pl.config->n_synth < 2)
+        return 1;
+    route_read(s, &v);
+    return route_synth_serves(&v, s->o->index);
+}
+
+/* The NUMA node whose worker gets partition p, and so whose pool share the buffer
+ * comes from; counts a crossing (route.h rule 2). -1: a one-share pool (no choice). */
+static int route_node(struct synth *s)
+{
+    struct route_view v;
+    int w, cross;
+
+    if (s->st.pl.data.pool.hdr->n_nodes < 2)
+        return -1;
+    route_read(s, &v);
+    w = route_pick_worker(&v, s->o->index, &cross);
+    if (w < 0) /* nobody left to serve since the claim: keep to our own node */
+        return v.synth_node[s->o->index];
+    if (cross)
+        pipe_stage_count(&s->st, C_CROSS, 1);
+    return v.worker_node[w];
+}
+
+/* Push a READY hint to the worker with the fewest queued on `node` (the node of its
+ * buffer; -1 or a node without workers: any worker). Waits (wait_output) while those
+ * rings are full; gives up after a second once stopping (the supervisor re-pushes
  * READY partitions when it restarts us). */
-static void push_to_worker(struct synth *s, uint32_t p)
+static void push_to_worker(struct synth *s, uint32_t p, int node)
 {
     const struct pipe_config *c = s->st.pl.config;
     uint64_t t_stop = 0;
-    int waited = 0;
+    int waited = 0, any = 1;
 
+    for (uint32_t i = 0; node >= 0 && i < c->n_workers; i++)
+        if (node_of(c->worker_node[i]) == node)
+            any = 0;
     for (;;) {
         uint32_t best = 0, best_n = UINT32_MAX;
 
         for (uint32_t i = 0; i < c->n_workers; i++) {
             uint32_t n = ring_count(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(i)));
 
+            if (!any && node_of(c->worker_node[i]) != node)
+                continue;
             if (n < best_n) {
                 best_n = n;
                 best = i;
@@ -220,6 +291,7 @@ static void synth_one(struct synth *s, uint32_t p)
     char wgen_path[JOBTAB_PATH_LEN];
     uint64_t t0 = pipe_stage_now(), need, tb;
     uint32_t b;
+    int node;
     unsigned char *buf;
     int rc;
 
@@ -285,12 +357,20 @@ static void synth_one(struct synth *s, uint32_t p)
         goto out;
     }
 
-    /* A buffer: wait for one, beating, in wait_buffer. */
+    /* A buffer of the node whose worker will prove it (route.h): wait for one of that
+     * node's, beating, in wait_buffer; another node's only when that node has no share
+     * (a plan with fewer buffers than nodes with workers). */
+    node = route_node(s);
     tb = pipe_stage_now();
-    rc = pool_buf_alloc(pool, -1, pid, 0, &b);
+    rc = pool_buf_alloc_node(pool, node, pid, 0, &b);
+    if (rc == -ENOENT) {
+        pipe_stage_count(st, C_CROSS, 1);
+        node = -1;
+        rc = pool_buf_alloc(pool, -1, pid, 0, &b);
+    }
     if (rc) {
         pipe_stage_enter_at(st, S_WAIT_BUF, tb);
-        while ((rc = pool_buf_alloc(pool, -1, pid, POLL_NS, &b)) == -ETIMEDOUT) {
+        while ((rc = pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
             pipe_stage_heartbeat(st);
             if (pipe_stage_stopping(st))
                 break;
@@ -305,6 +385,12 @@ static void synth_one(struct synth *s, uint32_t p)
         }
     }
     buf = pool_buf_ptr(pool, b);
+    for (uint32_t k = 0; k < pool->hdr->n_nodes; k++)
+        if (b - pool->hdr->nodes[k].first < pool->hdr->nodes[k].count)
+            pipe_stage_count(st, C_BUF0 + k, 1);
+    node = pool_buf_node(pool, b);
+    /* for `status JOB` (relaxed: published by the CAS to READY, as the times) */
+    barrier_store_relaxed(&pi->times.buf_node, (uint32_t)(node + 1));
     if (gen) {
         /* Straight into the buffer's witness area (no file, no copy). A crash in the
          * generated code kills this process: the buffer is ours (pid), so the
@@ -360,7 +446,7 @@ static void synth_one(struct synth *s, uint32_t p)
                 s->o->index, p, b);
         goto out;
     }
-    push_to_worker(s, p);
+    push_to_worker(s, p, node);
     pipe_stage_count(st, C_DONE, 1);
     pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
     if (s->o->verbose)
@@ -383,11 +469,37 @@ static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zk
         pipe_zkey_touch(&e->z, ids, 3);
 }
 
+/* Routing counters and gauge (cuzk-top's per-node lines): "bufs_n<node>" for each
+ * pool share, "numa_node". */
+static void synth_name_nodes(struct synth *s)
+{
+    const struct pool_hdr *h = s->st.pl.data.pool.hdr;
+    uint64_t g = s->o->index < PIPE_MAX_WORKERS ? s->st.pl.config->synth_node[s->o->index] :
+                 PIPE_NODE_NONE;
+    char name[32];
+
+    pthread_mutex_lock(&s->st.mu); /* slot writes: serialised with the heartbeat */
+    for (uint32_t k = 0; k < h->n_nodes && C_BUF0 + k < STATS_MAX_COUNTERS; k++) {
+        /* a one-share pool is every node's: its buffers count for this synth's node */
+        int n = h->nodes[k].numa_node >= 0 ? h->nodes[k].numa_node :
+                g != PIPE_NODE_NONE && h->n_nodes == 1 ? (int)g : -1;
+
+        if (n >= 0)
+            snprintf(name, sizeof(name), "bufs_n%d", n);
+        else
+            snprintf(name, sizeof(name), "bufs_nany");
+        stats_slot_name_counter(s->st.slot, C_BUF0 + k, name);
+    }
+    pthread_mutex_unlock(&s->st.mu);
+    pipe_stage_name_gauge(&s->st, G_NODE, "numa_node");
+    pipe_stage_gauges(&s->st, G_NODE, &g, 1);
+}
+
 int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
 {
     struct synth *s = calloc(1, sizeof(*s));
     struct ring *in;
-    uint32_t p;
+    uint32_t p, heap_max;
     int rc;
 
     if (!s) {
@@ -401,10 +513,24 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return rc;
     }
     pipe_stage_names(&s->st, state_names, counter_names, hist_names);
+    synth_name_nodes(s);
     in = pipeline_ring(&s->st.pl, PIPE_RING_SYNTH);
+    /* With several synths (one per NUMA node) each pops one hint at a time: a partition
+     * goes to the node of the synth that takes it (route.h), so one holding many
+     * would starve the other nodes' workers. One synth keeps the priority heap full. */
+    heap_max = s->st.pl.config->n_synth > 1 ? 1 : HEAP_MAX;
     while (!pipe_stage_stopping(&s->st)) {
         pipe_stage_circuits(&s->st, synth_circuit, s);
-        while (s->heap.n < HEAP_MAX && ring_try_pop(in, &p) == 0)
+        if (!s->heap.n && !synth_serves(s)) {
+            /* No worker to serve (route.h rule 3): leave the hints to the others. */
+            struct timespec ts = { 0, POLL_NS };
+
+            pipe_stage_enter(&s->st, STATS_IDLE);
+            nanosleep(&ts, NULL);
+            pipe_stage_heartbeat(&s->st);
+            continue;
+        }
+        while (s->heap.n < heap_max && ring_try_pop(in, &p) == 0)
             heap_push(&s->heap, make_hint(&s->st.pl, p));
         if (!s->heap.n) {
             pipe_stage_enter(&s->st, pipe_stage_wait_state(&s->st));

@@ -227,6 +227,94 @@ static json_t *proc_json(const struct top_proc *p)
 	return o;
 }
 
+static struct top_node *node_get(struct top_node *out, int *n, int max, int node)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (out[i].node == node)
+			return &out[i];
+	if (*n == max)
+		return NULL;
+	for (i = *n; i > 0 && out[i - 1].node > node; i--) /* keep node order */
+		out[i] = out[i - 1];
+	memset(&out[i], 0, sizeof(out[i]));
+	out[i].node = node;
+	(*n)++;
+	return &out[i];
+}
+
+int top_nodes(const struct top_snap *t, struct top_node *out, int max)
+{
+	int n = 0;
+
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct stats_snapshot *s = &t->p[i].s;
+		int g = top_gauge_find(s, "numa_node"), c;
+		struct top_node *nd;
+
+		if (s->role != STATS_ROLE_SYNTH || g < 0)
+			continue;
+		if ((nd = node_get(out, &n, max, s->gauges[g] >= 255 ? -1 : (int)s->gauges[g]))) {
+			nd->synths++;
+			if ((c = top_counter_find(s, "parts_done")) >= 0)
+				nd->synth_parts += s->counters[c];
+			if ((c = top_counter_find(s, "cross_node")) >= 0)
+				nd->cross_node += s->counters[c];
+		}
+		for (c = 0; c < STATS_MAX_COUNTERS; c++) {
+			const char *nm = s->counter_names[c];
+			char *end;
+			long k;
+
+			if (strncmp(nm, "bufs_n", 6))
+				continue;
+			k = strtol(nm + 6, &end, 10);
+			if (end == nm + 6 || *end)
+				k = -1; /* "bufs_nany" */
+			if ((nd = node_get(out, &n, max, (int)k)))
+				nd->bufs_taken += s->counters[c];
+		}
+	}
+	return n;
+}
+
+static json_t *nodes_json(const struct top_snap *t)
+{
+	struct top_node nd[TOP_MAX_NODES];
+	int n = top_nodes(t, nd, TOP_MAX_NODES);
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:i,s:i,s:o,s:o,s:o}", "node", nd[i].node,
+						   "synths", (int)nd[i].synths, "synth_parts",
+						   ju(nd[i].synth_parts), "bufs_taken",
+						   ju(nd[i].bufs_taken), "cross_node",
+						   ju(nd[i].cross_node)));
+	return a;
+}
+
+/* "nodes: n0 3 synthesized, 3 buffers  n1 ...  cross-node 0" (several nodes only) */
+static int nodes_line(const struct top_snap *t, char *line, size_t len)
+{
+	struct top_node nd[TOP_MAX_NODES];
+	int n = top_nodes(t, nd, TOP_MAX_NODES), o;
+	uint64_t cross = 0;
+
+	if (n < 2)
+		return 0;
+	o = snprintf(line, len, "nodes:");
+	for (int i = 0; i < n && o > 0 && (size_t)o < len; i++) {
+		o += snprintf(line + o, len - (size_t)o, "  n%d %llu synthesized, %llu buffers",
+			      nd[i].node, (unsigned long long)nd[i].synth_parts,
+			      (unsigned long long)nd[i].bufs_taken);
+		cross += nd[i].cross_node;
+	}
+	if (o > 0 && (size_t)o < len)
+		snprintf(line + o, len - (size_t)o, "   cross-node %llu", (unsigned long long)cross);
+	return 1;
+}
+
 int top_print_json(FILE *f, const struct top_snap *t)
 {
 	json_t *o = json_object(), *a = json_array(), *sh = json_object();
@@ -251,6 +339,7 @@ int top_print_json(FILE *f, const struct top_snap *t)
 					json_object_set_new(sh, s->gauge_names[g], ju(s->gauges[g]));
 	}
 	json_object_set_new(o, "shared", sh);
+	json_object_set_new(o, "nodes", nodes_json(t));
 	json_object_set_new(o, "processes", a);
 	text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	json_decref(o);
@@ -557,6 +646,8 @@ static void draw(struct view *v, double delay_s)
 			 (unsigned long long)shared_gauge(t, "pool_used"),
 			 (unsigned long long)shared_gauge(t, "pool_free"));
 		mvprintw(y++, 0, "%.*s", cols, line);
+		if (nodes_line(t, line, sizeof(line)))
+			mvprintw(y++, 0, "%.*s", cols, line);
 		snprintf(line, sizeof(line), "jobs: %llu running, %llu done, %llu failed   parts: "
 			 "queued %llu synth %llu ready %llu proving %llu proved %llu final %llu done "
 			 "%llu failed %llu",
@@ -708,7 +799,11 @@ static void print_once_text(const struct top_snap *t)
 {
 	char b1[32], b2[32], b3[32];
 
+	char line[512];
+
 	printf("instance %s: %s\n", t->instance, t->running ? "running" : t->why);
+	if (nodes_line(t, line, sizeof(line)))
+		printf("%s\n", line);
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 		int mh = top_main_hist(s), c = top_counter_find(s, "parts_done");

@@ -54,6 +54,7 @@ struct cuzkd_config {
 	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;
 	int plan_only;
+	int test_fake_topology;          /* tests only: run on --topology/--synthetic here */
 	int check;                       /* --check: preflight report, then exit */
 	char driver_gpus[192];           /* tests: the CUDA driver's GPUs, PCI addresses */
 	char topology[CONFIG_PATH_MAX];  /* hwloc XML instead of this machine (tests) */

@@ -6,7 +6,7 @@
  * Rings of the data segment (partition indices; hints only — the job table is the truth):
  *     ring PIPE_RING_SYNTH            QUEUED partitions, popped by the synth process(es)
  *     ring PIPE_RING_WORKER(i)        READY partitions for worker i (synth pushes to the
- *                                     least-loaded worker near its NUMA node)
+ *                                     least-loaded worker on its NUMA node: route.h)
  *     ring PIPE_RING_FINAL(nworkers)  PROVED partitions, popped by the finalizer
  * Extra regions, next to the job table (offsets in the segment's region table):
  *     "partinfo"  struct pipe_partinfo[max_parts]  writer: supervisor at submit
@@ -102,6 +102,7 @@
 #define PIPE_RING_FINAL(nworkers) (1u + (uint32_t)(nworkers))
 #define PIPE_NAME_LEN 128
 #define PIPE_CONFIG_MAGIC 0x45504950u /* "PIPE" */
+#define PIPE_NODE_NONE 0xffu /* pipe_config worker_node/synth_node: not known */
 
 /* Stage exit codes (s6 style); the reason goes to stderr. */
 #define PIPE_EXIT_OK 0
@@ -122,7 +123,11 @@ struct pipe_config {
     uint32_t buf_count;
     uint32_t n_clients;      /* stats slots for clients/tools after the stages */
     uint32_t n_slots;        /* stats slots in all */
-    uint8_t reserved[20];
+    /* The plan's NUMA node (OS number) of worker i and of synth k; PIPE_NODE_NONE:
+     * unknown (a topology without NUMA nodes). Routing (route.h) reads them. */
+    uint8_t worker_node[PIPE_MAX_WORKERS];
+    uint8_t synth_node[PIPE_MAX_WORKERS];
+    uint8_t reserved[4];
 };
 _Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
 
@@ -139,7 +144,9 @@ struct pipe_part_times {
     _Atomic uint64_t begin_ns[PIPE_T_STAGES];
     _Atomic uint64_t end_ns[PIPE_T_STAGES];
     _Atomic uint32_t who[PIPE_T_STAGES];   /* the stage's index (synth i, worker i, ...) */
-    uint32_t reserved;
+    /* NUMA node of the pool share the synth's buffer came from, plus one (0: none yet);
+     * writer: the synth, with its begin/end entries (routing, shown by `status JOB`) */
+    _Atomic uint32_t buf_node;
 };
 _Static_assert(sizeof(struct pipe_part_times) == 64, "pipe_part_times ABI");
 
@@ -233,6 +240,8 @@ struct pipe_params {
     uint32_t n_nodes;        /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
     uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
+    int worker_node[PIPE_MAX_WORKERS]; /* the plan's node of each worker, -1 unknown */
+    int synth_node[PIPE_MAX_WORKERS];  /* and of each synth (n_synth <= PIPE_MAX_WORKERS) */
 };
 
 /* Buffer geometry of a circuit: (3n + nvars) * 32 bytes (layout above). */

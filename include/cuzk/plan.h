@@ -63,6 +63,7 @@ struct plan {
 	uint32_t node_buffers[PLAN_MAX_NODES]; /* pool buffers of node k (same order) */
 	uint32_t n_warn;
 	char warn[PLAN_MAX_WARN][256]; /* topology and driver disagree, and the like */
+	int fake;            /* plan_fake_here: nodes are a test's, not this machine's */
 };
 
 /* A PCI address. */
@@ -95,6 +96,14 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 		      const struct plan_driver_gpus *drv, struct plan *p, char *err,
 		      size_t errlen);
 
+/* Tests only (cuzkd --test-fake-topology): run a plan made for another topology on this
+ * machine. Each place's cpu N becomes this machine's N-th online cpu modulo their
+ * number (so a fake node's processes still share or split cores as planned), its
+ * numa_node is kept (routing, pool shares: the nodes stay distinct), and p->fake makes
+ * plan_apply skip the memory policy (the caller skips mbind: POOL_SLAB_NO_MBIND).
+ * 0, or -errno when this machine's online cpus cannot be read. */
+int plan_fake_here(struct plan *p);
+
 /* Human-readable plan, one line per process, then the note. */
 void plan_print(FILE *f, const struct plan *p);
 
@@ -102,7 +111,8 @@ void plan_print(FILE *f, const struct plan *p);
 void plan_cpus_str(const cpu_set_t *s, char *buf, size_t len);
 
 /* In a child between fork and exec: bind to p->cpus (sched_setaffinity) and, on
- * multi-node machines, prefer p->numa_node for memory (set_mempolicy). Only system
+ * multi-node machines, prefer p->numa_node for memory (set_mempolicy; not for a
+ * plan_fake_here plan). Only system
  * calls: async-signal-safe. 0, or -errno of the first step that failed (the process
  * can run unpinned; the caller decides). */
 int plan_apply(const struct plan *p, const struct plan_place *pl);

@@ -106,6 +106,16 @@ int pool_view(struct pool *p, struct pool_hdr *h, size_t hdr_size, const void *m
  * 0 and *idx, -EAGAIN (timeout 0) or -ETIMEDOUT. */
 int pool_buf_alloc(struct pool *p, int node, uint32_t owner, int64_t timeout_ns, uint32_t *idx);
 
+/* Same, from share `node` only (NUMA routing: the buffer must be near the worker that
+ * reads it, so it waits for one of that node's rather than take another node's). A
+ * pool with one share serves every node. 0 and *idx, -EAGAIN, -ETIMEDOUT, or -ENOENT
+ * when the pool has several shares and none is node's. */
+int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
+			uint32_t *idx);
+
+/* The NUMA node of the share holding buffer idx (-1: unbound, or a bad index). */
+int pool_buf_node(const struct pool *p, uint32_t idx);
+
 /* Move buffer idx from owner `from` to `to` (to == POOL_OWNER_FREE frees it).
  * 0, -EPERM if `from` does not own it (unchanged), -EINVAL bad index. */
 int pool_buf_transfer(struct pool *p, uint32_t idx, uint32_t from, uint32_t to);
@@ -127,10 +137,12 @@ int pool_reclaim_pid(struct pool *p, pid_t pid);
 int pool_node_counts(const struct pool *p, int node, uint32_t *in_use, uint32_t *free_count);
 
 #define POOL_SLAB_NO_MLOCK 1u /* skip mlock (e.g. the CUDA backend pins it itself) */
+#define POOL_SLAB_NO_MBIND 2u /* skip mbind: the shares' nodes are not this machine's
+			       * (cuzkd --test-fake-topology) */
 
 /* Ask for huge pages on the slab (MADV_HUGEPAGE), bind each share to its NUMA node
  * (mbind, multi-node machines only) and lock it in memory (mlock, when
- * RLIMIT_MEMLOCK allows). Each step that cannot be done is skipped and its reason
+ * RLIMIT_MEMLOCK allows); flags: POOL_SLAB_*. Each step that cannot be done is skipped and its reason
  * written to rep->reason (and to log when not NULL); the pool works either way.
  * Returns 0. */
 int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep, FILE *log);

@@ -53,6 +53,21 @@ int top_main_hist(const struct stats_snapshot *s);
 /* Nanoseconds in states that are work (everything but idle, wait_input, wait_output). */
 uint64_t top_work_ns(const struct stats_snapshot *s);
 
+/* NUMA routing per node (route.h), summed over the synth slots: synth_parts are the
+ * partitions synthesized by the synths of the node (their "parts_done"; gauge
+ * "numa_node" says a synth's node), bufs_taken the buffers taken from the node's pool
+ * share by any synth (counters "bufs_n<node>"), cross_node the partitions the node's
+ * synths made for a worker on another node (fallback). Since each process's start:
+ * a restarted synth starts again from 0. node -1: unknown. */
+#define TOP_MAX_NODES 8
+struct top_node {
+	int node;
+	uint32_t synths;
+	uint64_t synth_parts, bufs_taken, cross_node;
+};
+/* Fill out[0..max) in node order; returns how many nodes. */
+int top_nodes(const struct top_snap *t, struct top_node *out, int max);
+
 /* Print the snapshot as one JSON object (schema TOP_SCHEMA_VERSION) and a newline. */
 int top_print_json(FILE *f, const struct top_snap *t);
 /* Print the snapshot in the Prometheus text exposition format (version 0.0.4). */

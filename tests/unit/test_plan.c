@@ -154,6 +154,38 @@ START_TEST(test_config_file_and_command_line)
 }
 END_TEST
 
+/* --test-fake-topology: a two-node plan runs here; cpus are this machine's, nodes kept. */
+START_TEST(test_plan_fake_here_maps_cpus_keeps_nodes)
+{
+	struct plan p;
+	cpu_set_t online;
+	int nodes[2] = { 0, 0 };
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(online), &online), 0);
+	make_plan("pack:2 numa:1 core:8 pu:2", "cpu:2", &p);
+	ck_assert_int_eq(plan_fake_here(&p), 0);
+	ck_assert_int_eq(p.fake, 1);
+	ck_assert_ptr_nonnull(strstr(p.note, "no memory binding"));
+	for (uint32_t i = 0; i < p.n_places; i++) {
+		const struct plan_place *pl = &p.places[i];
+		cpu_set_t x;
+
+		CPU_AND(&x, &pl->cpus, &online);
+		ck_assert_int_gt(CPU_COUNT(&pl->cpus), 0);
+		ck_assert_msg(CPU_EQUAL(&x, &pl->cpus), "%s %u: a cpu this machine lacks",
+			      plan_role_name(pl->role), pl->index);
+		if (pl->role == PLAN_WORKER)
+			ck_assert_int_eq(pl->numa_node, p.node_os[pl->index % 2]);
+		if (pl->role == PLAN_SYNTH)
+			nodes[pl->index] = pl->numa_node;
+	}
+	ck_assert_int_ne(nodes[0], nodes[1]);
+	/* the plan's processes start here: plan_apply pins to real cpus, no mempolicy */
+	ck_assert_int_eq(plan_apply(&p, &p.places[1]), 0);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(online), &online), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("plan");
@@ -164,6 +196,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_plan_four_nodes);
 	tcase_add_test(tc, test_plan_too_few_cores_shares_and_says_so);
 	tcase_add_test(tc, test_plan_cuda_without_gpus_is_refused);
+	tcase_add_test(tc, test_plan_fake_here_maps_cpus_keeps_nodes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("config");
 	tcase_add_test(tc, test_config_file_and_command_line);

@@ -142,6 +142,56 @@ START_TEST(test_pool_counts_per_node_and_prefers_node)
 }
 END_TEST
 
+START_TEST(test_pool_node_only_alloc_waits_for_its_node)
+{
+	uint32_t x, mine[3];
+
+	setup_n(7, 2); /* node 0: buffers 0-3, node 1: 4-6 */
+	ck_assert_int_eq(pool_buf_node(&d.pool, 0), 0);
+	ck_assert_int_eq(pool_buf_node(&d.pool, 3), 0);
+	ck_assert_int_eq(pool_buf_node(&d.pool, 4), 1);
+	ck_assert_int_eq(pool_buf_node(&d.pool, 6), 1);
+	ck_assert_int_eq(pool_buf_node(&d.pool, 7), -1);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 1, 50, 0, &mine[i]), 0);
+		ck_assert_int_eq(pool_buf_node(&d.pool, mine[i]), 1);
+	}
+	/* Node 1 exhausted: never another node's, though node 0 has four free. */
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 1, 50, 0, &x), -EAGAIN);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 1, 50, 20000000, &x), -ETIMEDOUT);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 0, 50, 0, &x), 0);
+	ck_assert_int_eq(pool_buf_node(&d.pool, x), 0);
+	/* A node without a share is refused, not served from another's. */
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 2, 50, 0, &x), -ENOENT);
+	ck_assert_int_eq(pool_buf_free(&d.pool, mine[1], 50), 0);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 1, 50, 0, &x), 0);
+	ck_assert_uint_eq(x, mine[1]);
+}
+END_TEST
+
+START_TEST(test_pool_one_share_serves_every_node)
+{
+	uint32_t x;
+
+	setup_n(2, 1);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 3, 50, 0, &x), 0);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, -1, 50, 0, &x), 0);
+	ck_assert_int_eq(pool_buf_alloc_node(&d.pool, 0, 50, 0, &x), -EAGAIN);
+}
+END_TEST
+
+START_TEST(test_pool_slab_setup_no_mbind_flag)
+{
+	struct pool_slab_report rep;
+
+	setup_n(4, 2);
+	ck_assert_int_eq(pool_slab_setup(&d.pool, POOL_SLAB_NO_MLOCK | POOL_SLAB_NO_MBIND, &rep,
+					 NULL), 0);
+	ck_assert_int_eq(rep.numa_bound, 0);
+	ck_assert_ptr_nonnull(strstr(rep.reason, "not this machine's"));
+}
+END_TEST
+
 START_TEST(test_pool_slab_setup_reports_what_it_did)
 {
 	struct pool_slab_report rep;
@@ -170,6 +220,9 @@ int main(void)
 		{ "reclaims_dead_process_buffers", test_pool_reclaims_dead_process_buffers },
 		{ "counts_per_node_and_prefers_node", test_pool_counts_per_node_and_prefers_node },
 		{ "slab_setup_reports_what_it_did", test_pool_slab_setup_reports_what_it_did },
+		{ "node_only_alloc_waits_for_its_node", test_pool_node_only_alloc_waits_for_its_node },
+		{ "one_share_serves_every_node", test_pool_one_share_serves_every_node },
+		{ "slab_setup_no_mbind_flag", test_pool_slab_setup_no_mbind_flag },
 	};
 	SRunner *sr;
 	int failed;
