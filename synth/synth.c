@@ -539,6 +539,12 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
             pipe_stage_heartbeat(&s->st);
             continue;
         }
+        if (heap_max == 1 && !synth_serves(s)) {
+            /* The hint came while we waited, after the check above, and the synths
+             * have changed since (one started): give it back for them. */
+            ring_try_push(in, heap_pop(&s->heap).part);
+            continue;
+        }
         synth_one(s, heap_pop(&s->heap).part);
         pipe_stage_heartbeat(&s->st);
     }

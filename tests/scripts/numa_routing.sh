@@ -5,7 +5,9 @@
 # A job of 8 partitions must have each partition synthesized by the synth of its
 # worker's node, into a buffer of that node (status JOB: who synthesized and proved it,
 # its buffer's node; status: each stage's node), cuzk-top's per-node counts must say
-# the same with no cross-node fallback, and snarkjs must accept every proof.
+# the same with no cross-node fallback, and snarkjs must accept every proof. Then synth
+# 1 is killed and a second job must count every crossing it causes; and on three fake
+# nodes with workers on two, the third node's synth must take nothing.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init numa
@@ -20,21 +22,28 @@ rc=0; "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --topology "$topo" 
 [ $rc -eq 2 ] && grep -q -- '--test-fake-topology' "$tmp/refused" || fail "--topology without --plan: rc $rc: $(cat "$tmp/refused")"
 echo "ok: --topology without --plan or --test-fake-topology is refused (exit 2)"
 
-daemon_start --devices cpu:2 --buffers 4 --buffer-mb 16 --topology "$topo" --test-fake-topology
-grep -q "not this machine's" "$tmp/cuzkd.log" || fail "the pool was not left unbound"
-
-# Every stage up (the synths look at each other's stats slots to route).
-for _ in $(seq 1 100); do
-  "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top0.json" 2>/dev/null || true
-  python3 - "$tmp/top0.json" <<'PY' && break
+# Wait until every stage named ("role index" pairs) is up in cuzk-top (the synths look
+# at each other's stats slots to route).
+stages_up() {
+  local _
+  for _ in $(seq 1 100); do
+    "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top0.json" 2>/dev/null || true
+    python3 - "$tmp/top0.json" "$@" <<'PY' && return 0
 import json, sys
 try: d = json.load(open(sys.argv[1]))
 except Exception: sys.exit(1)
-up = {(p["role"], p["index"]) for p in d["processes"] if p["alive"]}
-sys.exit(0 if {("synth", 0), ("synth", 1), ("gpuworker", 0), ("gpuworker", 1), ("finalizer", 0)} <= up else 1)
+up = {f'{p["role"]} {p["index"]}' for p in d["processes"] if p["alive"]}
+sys.exit(0 if set(sys.argv[2:]) <= up else 1)
 PY
-  sleep 0.1
-done
+    sleep 0.1
+  done
+  fail "stages not up after 10 s: $*"
+}
+
+daemon_start --devices cpu:2 --buffers 4 --buffer-mb 16 --topology "$topo" --test-fake-topology
+grep -q "not this machine's" "$tmp/cuzkd.log" || fail "the pool was not left unbound"
+
+stages_up "synth 0" "synth 1" "gpuworker 0" "gpuworker 1" "finalizer 0"
 cuzk --json status >"$tmp/status.json" || fail "status"
 python3 - "$tmp/status.json" <<'PY' || fail "stage nodes: $(cat "$tmp/status.json")"
 import json, sys
@@ -94,6 +103,78 @@ grep -q '^nodes:  n0 .* n1 .*cross-node 0$' "$tmp/top.txt" || fail "no nodes lin
 for i in $(seq 1 $N); do
   "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
     grep -q OK || fail "snarkjs rejects w$i.proof.json"
+done
+echo "ok: $N proofs verified by snarkjs"
+
+# The fallback: synth 1 killed (kill -9 from outside: restarted after its back-off).
+# Whether synth 0 feeds worker 1 meanwhile depends on timing, so what is checked is
+# that every buffer is still of its worker's node, and that each partition synthesized
+# on the other node was counted as cross-node, no more and no fewer.
+spid="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuzk --json status)")"
+kill -KILL "$spid"
+mkdir -p "$tmp/out2"
+out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out2" "$tmp/in"/w*.wtns)" || fail "submit 2: $out"
+job2="$(js 'r.job' "$out")"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job2" >"$tmp/wait" ||
+  fail "job $job2 did not finish: $(cat "$tmp/wait")"
+for _ in $(seq 1 100); do  # synth 1 restarted (back-off 0.25 s), for its new pid
+  p1="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuzk --json status)")"
+  [ "$p1" -gt 0 ] && [ "$p1" != "$spid" ] && break
+  sleep 0.1
+done
+cuzk --json status >"$tmp/status2.json" || fail "status"
+cuzk --json status "$job2" >"$tmp/job2.json" || fail "status $job2"
+"$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top2.json" || fail "cuzk-top"
+python3 - "$tmp/status2.json" "$tmp/job2.json" "$tmp/top2.json" "$spid" <<'PY' || fail "fallback"
+import json, sys
+st, job, top = (json.load(open(a)) for a in sys.argv[1:4])
+node = {(c["stage"], c["index"]): c["node"] for c in st["children"]}
+s1 = [c for c in st["children"] if c["stage"] == "synth" and c["index"] == 1][0]
+assert s1["pid"] != int(sys.argv[4]) and s1["restarts"] >= 1, f"synth 1 not restarted: {s1}"
+crossed = 0
+for p in job.get("job", job)["parts"]:
+    assert p["state"] == "done", p
+    t = p["times"]
+    sn, wn = node[("synth", t["synth"]["by"])], node[("worker", t["prove"]["by"])]
+    assert wn == t["synth"]["buf_node"], f"{p['name']}: worker on node {wn}, buffer on {t['synth']['buf_node']}"
+    assert t["synth"]["by"] == 0 or sn == wn, f"{p['name']}: the restarted synth crossed"
+    crossed += sn != wn
+nodes = {x["node"]: x for x in top["nodes"]}
+assert nodes[0]["cross_node"] == crossed and nodes[1]["cross_node"] == 0, (crossed, top["nodes"])
+print(f"ok: synth 1 killed: buffers stayed on their worker's node, {crossed} partition(s) "
+      "synthesized across by synth 0, each counted as cross_node")
+PY
+for i in $(seq 1 $N); do
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out2/w$i.public.json" "$tmp/out2/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects out2/w$i.proof.json"
+done
+echo "ok: $N more proofs verified by snarkjs"
+daemon_shutdown_clean
+
+# Three nodes, workers on two: the third node's synth serves nobody and takes nothing.
+daemon_start --devices cpu:2 --buffers 4 --buffer-mb 16 --synthetic "pack:3 numa:1 core:2 pu:1" \
+  --test-fake-topology
+stages_up "synth 0" "synth 1" "synth 2" "gpuworker 0" "gpuworker 1" "finalizer 0"
+mkdir -p "$tmp/out3"
+out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out3" "$tmp/in"/w*.wtns)" || fail "submit 3: $out"
+job3="$(js 'r.job' "$out")"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job3" >"$tmp/wait" ||
+  fail "job $job3 did not finish: $(cat "$tmp/wait")"
+"$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top3.json" || fail "cuzk-top"
+python3 - "$tmp/top3.json" "$N" <<'PY' || fail "three nodes: $(cat "$tmp/top3.json")"
+import json, sys
+top, n = json.load(open(sys.argv[1])), int(sys.argv[2])
+nodes = {x["node"]: x for x in top["nodes"]}
+assert sorted(nodes) == [0, 1, 2], top["nodes"]
+assert nodes[2]["synth_parts"] == 0 and nodes[2]["bufs_taken"] == 0, nodes[2]
+assert sum(x["synth_parts"] for x in nodes.values()) == n, top["nodes"]
+assert all(x["cross_node"] == 0 for x in nodes.values()), top["nodes"]
+assert all(nodes[k]["synth_parts"] == nodes[k]["bufs_taken"] for k in (0, 1)), top["nodes"]
+print(f"ok: three nodes, workers on two: node 2's synth took none of the {n} partitions")
+PY
+for i in $(seq 1 $N); do
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out3/w$i.public.json" "$tmp/out3/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects out3/w$i.proof.json"
 done
 echo "ok: $N proofs verified by snarkjs"
 daemon_shutdown_clean
