@@ -365,12 +365,13 @@ static void synth_one(struct synth *s, uint32_t p)
     rc = pool_buf_alloc_node(pool, node, pid, 0, &b);
     if (rc == -ENOENT) {
         pipe_stage_count(st, C_CROSS, 1);
-        node = -1;
+        node = -1; /* any share from now on */
         rc = pool_buf_alloc(pool, -1, pid, 0, &b);
     }
     if (rc) {
         pipe_stage_enter_at(st, S_WAIT_BUF, tb);
-        while ((rc = pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
+        while ((rc = node < 0 ? pool_buf_alloc(pool, -1, pid, POLL_NS, &b) :
+                     pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
             pipe_stage_heartbeat(st);
             if (pipe_stage_stopping(st))
                 break;

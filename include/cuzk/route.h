@@ -13,6 +13,9 @@
  *      writes cross the interconnect, not the device's reads; counted as "cross_node".
  *   3. neither (a synth on a node without workers while every node with workers has a
  *      live synth): it takes no partition at all and leaves the hints to the others.
+ * (A node whose pool share is empty, fewer buffers than nodes with workers, is the
+ * caller's case: the synth takes any share's buffer, counts cross_node, and the worker
+ * is chosen on that buffer's node.)
  * Work is shared between nodes by the synths' pace (each takes the next hint when it
  * can make progress), bounded by each node's buffers; DESIGN.md's "the supervisor picks
  * the worker first" is the same rule seen from the partition: its worker's node is the

@@ -7,7 +7,8 @@
 # its buffer's node; status: each stage's node), cuzk-top's per-node counts must say
 # the same with no cross-node fallback, and snarkjs must accept every proof. Then synth
 # 1 is killed and a second job must count every crossing it causes; and on three fake
-# nodes with workers on two, the third node's synth must take nothing.
+# nodes with workers on two, the third node's synth must take nothing; with a node
+# that has a worker but no buffers, its synth's crossings must be counted.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init numa
@@ -175,6 +176,44 @@ PY
 for i in $(seq 1 $N); do
   "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out3/w$i.public.json" "$tmp/out3/w$i.proof.json" 2>&1 |
     grep -q OK || fail "snarkjs rejects out3/w$i.proof.json"
+done
+echo "ok: $N proofs verified by snarkjs"
+daemon_shutdown_clean
+
+# Fewer buffers than nodes with workers: node 2 has a worker and a synth but no pool
+# share. Its synth takes any node's buffer (counted cross_node) and the partition goes
+# to a worker on the buffer's node; nothing waits forever.
+daemon_start --devices cpu:3 --buffers 2 --buffer-mb 16 --synthetic "pack:3 numa:1 core:2 pu:1" \
+  --test-fake-topology
+stages_up "synth 0" "synth 1" "synth 2" "gpuworker 0" "gpuworker 1" "gpuworker 2" "finalizer 0"
+mkdir -p "$tmp/out4"
+out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out4" "$tmp/in"/w*.wtns)" || fail "submit 4: $out"
+job4="$(js 'r.job' "$out")"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job4" >"$tmp/wait" ||
+  fail "job $job4 did not finish: $(cat "$tmp/wait")"
+cuzk --json status >"$tmp/status4.json" || fail "status"
+cuzk --json status "$job4" >"$tmp/job4.json" || fail "status $job4"
+"$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top4.json" || fail "cuzk-top"
+python3 - "$tmp/status4.json" "$tmp/job4.json" "$tmp/top4.json" <<'PY' || fail "node without buffers"
+import json, sys
+st, job, top = (json.load(open(a)) for a in sys.argv[1:4])
+node = {(c["stage"], c["index"]): c["node"] for c in st["children"]}
+crossed = 0
+for p in job.get("job", job)["parts"]:
+    assert p["state"] == "done", p
+    t = p["times"]
+    sn, wn = node[("synth", t["synth"]["by"])], node[("worker", t["prove"]["by"])]
+    assert wn == t["synth"]["buf_node"] and wn in (0, 1), (p["name"], wn, t)
+    crossed += sn != wn
+nodes = {x["node"]: x for x in top["nodes"]}
+assert nodes[2]["cross_node"] == nodes[2]["synth_parts"] == crossed, (crossed, top["nodes"])
+assert nodes[0]["cross_node"] == nodes[1]["cross_node"] == 0, top["nodes"]
+print(f"ok: node 2 without buffers: its synth made {crossed} partition(s) into other nodes' "
+      "buffers, each counted as cross_node, proved on the buffer's node")
+PY
+for i in $(seq 1 $N); do
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out4/w$i.public.json" "$tmp/out4/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects out4/w$i.proof.json"
 done
 echo "ok: $N proofs verified by snarkjs"
 daemon_shutdown_clean
