@@ -175,6 +175,8 @@ static void synth_one(struct synth *s, uint32_t p)
     wtns w;
     r1cs r;
     char err[1024] = "", wtns_path[JOBTAB_PATH_LEN], r1cs_path[JOBTAB_PATH_LEN];
+    char zb[64], wb[64], rb[64];
+    const char *zkey_open_path, *wtns_open_path, *r1cs_open_path;
     uint64_t t0 = pipe_stage_now(), need, tb;
     uint32_t b, bad = 0;
     unsigned char *buf;
@@ -196,32 +198,42 @@ static void synth_one(struct synth *s, uint32_t p)
     pipe_part_begin(pl, p, PIPE_T_SYNTH, s->o->index, t0); /* timeline (`cuzk trace`) */
     memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
     memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
+    /* What we open: cuzkd's copies (pipeline.h, "Inputs by descriptor"); messages name
+     * the files as the client did (pipe_err_rename). */
+    zkey_open_path = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
+    wtns_open_path = pipe_input_path(pl, pi->wtns_fd, wtns_path, wb, sizeof(wb));
+    r1cs_open_path = pipe_input_path(pl, pi->r1cs_fd, r1cs_path, rb, sizeof(rb));
     memset(&w, 0, sizeof(w));
     memset(&r, 0, sizeof(r));
 
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    rc = pipe_stage_zkey(st, zkey_open_path, &z, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
+        pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
         fail_part(s, p, jb->zkey_path, err);
         goto out;
     }
     pipe_stage_enter(st, S_READ);
-    if ((rc = wtns_open(&w, wtns_path, err, sizeof(err))) ||
+    if ((rc = wtns_open(&w, wtns_open_path, err, sizeof(err))) ||
         (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+        pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
+        pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
         fail_part(s, p, wtns_path, err);
         goto out;
     }
     if (r1cs_path[0]) {
         pipe_stage_enter(st, S_R1CS);
         pipe_stage_long_begin(st);
-        rc = r1cs_open(&r, r1cs_path, err, sizeof(err));
+        rc = r1cs_open(&r, r1cs_open_path, err, sizeof(err));
         if (!rc && (rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof(err))) == -CUZK_E_UNSATISFIED)
             snprintf(err, sizeof(err), "%s does not satisfy constraint %u of %s", wtns_path, bad,
                      r1cs_path);
         pipe_stage_long_end(st);
         if (rc) {
+            pipe_err_rename(err, sizeof(err), r1cs_open_path, r1cs_path);
+            pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
             fail_part(s, p, wtns_path, err);
             goto out;
         }

@@ -113,7 +113,8 @@ struct pipe_config {
     uint32_t buf_count;
     uint32_t n_clients;      /* stats slots for clients/tools after the stages */
     uint32_t n_slots;        /* stats slots in all */
-    uint8_t reserved[20];
+    uint32_t supervisor_pid; /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
+    uint8_t reserved[16];
 };
 _Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
 
@@ -134,16 +135,29 @@ struct pipe_part_times {
 };
 _Static_assert(sizeof(struct pipe_part_times) == 64, "pipe_part_times ABI");
 
+/* Inputs by descriptor (issue 16: the daemon never resolves a path a client names).
+ * A client passes open descriptors with its submit; cuzkd copies each input into a
+ * sealed memfd of its own (supervisor/copies.h says why a copy) and keeps the out
+ * directory's descriptor for the job's life. The table then holds, per file, the
+ * number N of that descriptor in cuzkd (jobtab_job.zkey_fd, .out_fd; partinfo
+ * .wtns_fd, .r1cs_fd; pipe_circuit.fd) and the path *as the client named it*, for
+ * messages and `status` only. A stage opens /proc/<supervisor_pid>/fd/N
+ * (pipe_input_path): that is the copy's inode whatever happens to the client's path.
+ * A number <= 0 means "no descriptor": the stage opens the path itself (test_pipeline
+ * drives the stages without a cuzkd; cuzkd keeps fds 0-2 open, so a copy is never 0). */
+
 /* Per partition; writer: supervisor at submit, immutable while the job lives (times:
  * see struct pipe_part_times). */
 struct pipe_partinfo {
     _Atomic uint64_t job_id;         /* seal: stored last (release), see "Stale hints" */
-    char wtns_path[JOBTAB_PATH_LEN];
+    char wtns_path[JOBTAB_PATH_LEN]; /* as the client named it (display; see above) */
     char r1cs_path[JOBTAB_PATH_LEN]; /* "" when the job has none */
     char name[PIPE_NAME_LEN];        /* output basename: w1.wtns -> "w1" */
     struct pipe_part_times times;
+    int32_t wtns_fd;                 /* cuzkd's descriptor of the copy, <= 0: none */
+    int32_t r1cs_fd;
 };
-_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64,
+_Static_assert(sizeof(struct pipe_partinfo) == 8 + 2 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64 + 8,
                "pipe_partinfo ABI");
 
 /* Per partition; writer: the PROVING owner (see above). */
@@ -163,8 +177,8 @@ enum { PIPE_CIRCUIT_FREE = 0, PIPE_CIRCUIT_PRELOAD = 1, PIPE_CIRCUIT_EVICT = 2 }
 struct pipe_circuit {
     uint64_t seq;                    /* table seq of the request that wrote it */
     uint32_t action;                 /* PIPE_CIRCUIT_* */
-    uint32_t reserved;
-    char path[JOBTAB_PATH_LEN];      /* absolute, resolved */
+    int32_t fd;                      /* cuzkd's descriptor of its copy (<= 0: open path) */
+    char path[JOBTAB_PATH_LEN];      /* as the client named it (display) */
 };
 
 /* Per stats slot; writer: the stage process in that slot. pid is stored at start
@@ -257,6 +271,7 @@ struct pipe_submit_part {
     const char *wtns_path;
     const char *r1cs_path;
     const char *name;
+    int wtns_fd, r1cs_fd;    /* cuzkd's descriptors of the copies; <= 0: none (above) */
 };
 
 /* Supervisor: add a job (jobtab_job_add), set its priority, fill and seal each
@@ -268,6 +283,20 @@ struct pipe_submit_part {
 int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
+/* The same, with the descriptors of the zkey's copy and of the out directory (<= 0:
+ * none), stored in the job before its partitions are sealed. */
+int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
+                            const char *out_dir, int out_fd, int32_t priority, uint32_t n_parts,
+                            const struct pipe_submit_part *parts, uint64_t now_ns,
+                            uint32_t *job, char *err, size_t errlen);
+
+/* The path a stage opens for input (fd, display): /proc/<cuzkd>/fd/<fd> into buf when
+ * fd > 0, else display itself (see "Inputs by descriptor"). */
+const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
+                            char *buf, size_t len);
+/* Replace each occurrence of from in msg (len bytes) by to: a message about the
+ * /proc path a stage opened names the file as the client knows it. */
+void pipe_err_rename(char *msg, size_t len, const char *from, const char *to);
 
 /* Supervisor (the table's only writer): record a PRELOAD or EVICT of path (absolute,
  * already checked). min_ack: the lowest ack seq of the running stages (an EVICT
@@ -277,6 +306,9 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
  * file is loaded anew); evicting turns its entry into a tombstone. */
 int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
                              uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
+/* The same, with cuzkd's descriptor of its copy of the zkey (PRELOAD; <= 0: none). */
+int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char *path, int fd,
+                                uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
 
 /* ---- stage helper: what every stage loop shares ---------------------------------- */
 
