@@ -154,7 +154,15 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 		c->e = e;
 		c->cap = cap;
 	}
-	fd = memfd_create("cuzk-copy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	{
+		/* Named after the client's file, so /proc/PID/maps of a stage says which
+		 * file it maps ("/memfd:cuzk:c.zkey (deleted)"). */
+		const char *b = strrchr(display, '/');
+		char name[200];
+
+		snprintf(name, sizeof(name), "cuzk:%s", b ? b + 1 : display);
+		fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	}
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s %s: cannot make a copy: %s", what, display,
