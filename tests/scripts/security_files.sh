@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 16 (security), the file and run-dir items: runs tests/security/{symlink_tempname,
 # rundir,confused_deputy,truncate_inputs}.sh, each of which performs an attack as an
-# unprivileged second user and fails
-# if it works. Needs root (useradd); exit 77 (SKIP) otherwise.
+# unprivileged second user and fails if it works. Needs root (useradd); exit 77 (SKIP)
+# otherwise.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../security" && pwd)"
 if [ "$(id -u)" != 0 ]; then
