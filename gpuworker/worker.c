@@ -201,6 +201,17 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
                     "partition %u\n", w->o->index, crash, p);
             abort();
         }
+        /* CUZK_TEST_HANG_ON=NAME (tests/faults/long_call.sh): the worker never returns
+         * from a long call on that partition, as a prover stuck in a kernel or a read
+         * would; only --long-call-timeout can end it. */
+        crash = getenv("CUZK_TEST_HANG_ON");
+        if (crash && *crash && pi && !strcmp(crash, pi->name)) {
+            fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_HANG_ON=%s: hanging in a long "
+                    "call on partition %u\n", w->o->index, crash, p);
+            pipe_stage_long_begin(st);
+            for (;;)
+                pause();
+        }
     }
     /* Relaxed: the acquire of our CAS ordered the synth's store (its release CAS). */
     rel->buf = barrier_load_relaxed(&jt->parts[p].buf);

@@ -97,6 +97,7 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     pc.n_clients = p->n_clients ? p->n_clients : DEFAULT_CLIENTS;
     pc.n_slots = 1 + pc.n_synth + pc.n_workers + pc.n_final + pc.n_clients;
     pc.supervisor_pid = (uint32_t)getpid(); /* the creator holds the input copies */
+    pc.long_call_s = p->long_call_s;
     {
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -500,8 +501,21 @@ static void *hb_main(void *arg)
      * writes themselves. */
     while (!atomic_load_explicit(&st->hb_quit, memory_order_relaxed)) {
         nanosleep(&ts, NULL);
-        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed))
-            pipe_stage_heartbeat(st);
+        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed)) {
+            uint64_t lim = (uint64_t)st->pl.config->long_call_s * 1000000000ull;
+            uint64_t t0 = atomic_load_explicit(&st->long_since, memory_order_relaxed);
+            uint64_t now = pipe_stage_now();
+
+            if (!lim || now < t0 || now - t0 < lim) {
+                st->long_told = 0;
+                pipe_stage_heartbeat(st);
+            } else if (!st->long_told) {
+                st->long_told = 1;
+                fprintf(stderr, "cuzk stage pid %d: one call has run %.0f s (long-call-timeout "
+                        "%u s): no more heartbeats, cuzkd will restart this stage\n",
+                        (int)st->pid, (double)(now - t0) / 1e9, st->pl.config->long_call_s);
+            }
+        }
     }
     return NULL;
 }
@@ -636,6 +650,8 @@ void pipe_stage_names(struct pipe_stage *st, const char *const *states,
 
 void pipe_stage_long_begin(struct pipe_stage *st)
 {
+    /* Relaxed: the hb thread reads a start at most one period old or new. */
+    atomic_store_explicit(&st->long_since, pipe_stage_now(), memory_order_relaxed);
     atomic_store_explicit(&st->in_long_call, 1, memory_order_relaxed);
 }
 

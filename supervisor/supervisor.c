@@ -1857,6 +1857,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	pp.max_parts = s->c->max_parts;
 	pp.buf_count = s->c->buffers;
 	pp.buf_size = config_buf_bytes(s->c);
+	pp.long_call_s = s->c->long_call_timeout_s;
 	/* One pool share per node that the plan gives buffers to (in proportion to its
 	 * workers), bound to that node. */
 	pp.n_nodes = 0;

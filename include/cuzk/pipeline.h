@@ -114,7 +114,8 @@ struct pipe_config {
     uint32_t n_clients;      /* stats slots for clients/tools after the stages */
     uint32_t n_slots;        /* stats slots in all */
     uint32_t supervisor_pid; /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
-    uint8_t reserved[16];
+    uint32_t long_call_s;    /* --long-call-timeout: pipe_stage_long_begin; 0 no limit */
+    uint8_t reserved[12];
 };
 _Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
 
@@ -220,6 +221,7 @@ struct pipe_params {
     uint64_t buf_size;       /* rounded up to a page */
     uint32_t ring_capacity;  /* 0: the power of two >= 2 * max_parts (room for duplicates) */
     uint32_t n_clients;      /* 0: 4 */
+    uint32_t long_call_s;    /* pipe_config.long_call_s */
     uint32_t n_nodes;        /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
     uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
@@ -360,6 +362,8 @@ struct pipe_stage {
     int hb_started;
     _Atomic int hb_quit;
     _Atomic int in_long_call; /* the loop is inside one long call: hb thread beats */
+    _Atomic uint64_t long_since; /* when it began (pipe_stage_now), for long_call_s */
+    int long_told;           /* hb thread: said once that it stopped beating */
     uint64_t zc_clock;
     struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
     uint64_t circ_seq;   /* circuits table seq applied (pipe_stage_circuits) */
@@ -389,7 +393,10 @@ void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
 void pipe_stage_names(struct pipe_stage *st, const char *const *states,
                       const char *const *counters, const char *const *hists);
 /* Bracket one call that may run for seconds (an MSM, a matvec, a zkey open): the
- * heartbeat thread beats every 50 ms meanwhile. Outside it the loop beats itself. */
+ * heartbeat thread beats every 50 ms meanwhile, for at most the instance's
+ * long_call_s (--long-call-timeout): a call stuck longer stops the beats, so cuzkd's
+ * --stall-timeout kills the stage and the partition counts a try, instead of the
+ * exemption hiding a hang forever. Outside it the loop beats itself. */
 void pipe_stage_long_begin(struct pipe_stage *st);
 void pipe_stage_long_end(struct pipe_stage *st);
 
