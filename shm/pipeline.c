@@ -470,7 +470,11 @@ void pipe_err_rename(char *msg, size_t len, const char *from, const char *to)
     if (!flen || !len || !strcmp(from, to) || !strstr(msg, from))
         return;
     while ((hit = strstr(m, from)) && o < sizeof(tmp) - 1) {
-        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - m), m, to);
+        /* "/proc/P/fd/7" is not a hit inside "/proc/P/fd/71". */
+        int whole = hit[flen] < '0' || hit[flen] > '9';
+
+        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - m), m,
+                              whole ? to : from);
         m = hit + flen;
     }
     if (o < sizeof(tmp) - 1)

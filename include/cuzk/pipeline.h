@@ -296,8 +296,9 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
  * fd > 0, else display itself (see "Inputs by descriptor"). */
 const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
                             char *buf, size_t len);
-/* Replace each occurrence of from in msg (len bytes) by to: a message about the
- * /proc path a stage opened names the file as the client knows it. */
+/* Replace each occurrence of from in msg (len bytes) by to, but not one followed by
+ * a digit (fd 7 is not fd 71): a message about the /proc path a stage opened names
+ * the file as the client knows it. */
 void pipe_err_rename(char *msg, size_t len, const char *from, const char *to);
 
 /* Supervisor (the table's only writer): record a PRELOAD or EVICT of path (absolute,
