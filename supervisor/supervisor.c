@@ -1162,10 +1162,14 @@ static int on_line(void *arg, const char *line, size_t len)
 		char m[96];
 
 		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, CONTROL_E_TOO_LONG, m);
 		return k->fd < 0;
 	}
 	if (control_parse(line, len, &r, &e)) {
+		/* Whatever it passed came with its bytes: do not let a later request
+		 * take them as its own. */
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, e.code, e.message);
 		return k->fd < 0;
 	}
