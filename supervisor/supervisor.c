@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
+#include "cuzk/copies.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
@@ -86,9 +88,29 @@ struct conn {
 	uint64_t wait_deadline; /* 0: none */
 	int drain_wait;
 	uid_t uid;              /* SO_PEERCRED */
+	gid_t gid;
+	gid_t *groups;          /* SO_PEERGROUPS (control_peer: the out dir check) */
+	size_t n_groups;
+	int *fds;               /* descriptors received, not yet taken by a request */
+	uint32_t n_fds;
+	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
 	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
 };
+
+/* What a job holds while its slot lives: references to cuzkd's copies of its inputs
+ * and its out directory's descriptor (pipeline.h, "Inputs by descriptor"): held for
+ * the job's whole life, so a stage restarted mid-job still finds them, and dropped
+ * when the slot is retired. -1: none. */
+struct job_files {
+	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+	int *wtns_fd;
+	size_t n;
+};
+
+/* A connection's queue of received descriptors: a request takes at most this many
+ * (a submit: one per witness plus zkey, r1cs, out dir and a few for later inputs). */
+#define CONN_FDS_EXTRA 16
 
 struct sup {
 	const struct cuzkd_config *c;
@@ -115,6 +137,8 @@ struct sup {
 	uint8_t *cancelled;
 	int ready_fd;           /* daemon mode: tell the launcher we are up */
 	uint16_t *crashes;      /* per partition: stage crashes while it held it */
+	struct job_files *files; /* per job slot: what it holds (copies, out dir) */
+	struct copies copies;   /* cuzkd's copies of client files (copies.h) */
 	json_t *lost;           /* jobs of a previous cuzkd that died with them */
 	int notified;           /* systemd told READY=1 */
 	/* The job store (store.h; NULL with --no-store). What was last recorded, so a
@@ -347,44 +371,57 @@ static int death_is_crash(const struct child *c, int status)
 }
 
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
- * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. */
-static void unlink_temps(const struct pipeline *pl, uint32_t p, pid_t pid)
+ * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. dfd: the out directory
+ * (our descriptor of the client's, or one opened by collect_lost); display: its name
+ * for the log. */
+static void unlink_temps_at(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
+			    pid_t pid)
 {
 	static const char *const kinds[] = { "proof", "public" };
-	const struct jobtab *jt = &pl->data.jobtab;
-	const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char path[2 * JOBTAB_PATH_LEN + 64];
+	char name[PIPE_NAME_LEN + 64];
 
-	for (int k = 0; pi && k < 2; k++) {
-		snprintf(path, sizeof(path), "%s/%s.%s.json.tmp.%d", jb->out_dir, pi->name, kinds[k],
-			 (int)pid);
-		if (unlink(path) == 0)
-			logmsg("removed %s, left by the dead finalizer", path);
+	for (int k = 0; pi && dfd >= 0 && k < 2; k++) {
+		snprintf(name, sizeof(name), "%s.%s.json.tmp.%d", pi->name, kinds[k], (int)pid);
+		if (unlinkat(dfd, name, 0) == 0)
+			logmsg("removed %s/%s, left by the dead finalizer", display, name);
 	}
 }
 
 /* cuzkd died between the finalizer's two renames: NAME.proof.json is under its final
  * name, NAME.public.json still under its temp name (both were fsync'd before either
  * rename, groth16_write_pair). With a job store, finish that publish, so that the
- * resume finds a proof that verifies instead of writing the partition a second time. */
-static void finish_publish(const struct pipeline *pl, uint32_t p, pid_t pid)
+ * resume finds a proof that verifies instead of writing the partition a second time.
+ * dfd: the out directory, opened by collect_lost only if it is still the one the
+ * client passed (device and inode); every name is resolved inside it. */
+static void finish_publish(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
+			   pid_t pid)
 {
-	const struct jobtab *jt = &pl->data.jobtab;
-	const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char proof[2 * JOBTAB_PATH_LEN + 64], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
+	char proof[PIPE_NAME_LEN + 32], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
 		utmp[sizeof(proof) + 32];
 
-	if (!pi)
+	if (!pi || dfd < 0)
 		return;
-	snprintf(proof, sizeof(proof), "%s/%s.proof.json", jb->out_dir, pi->name);
+	snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
 	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", proof, (int)pid);
-	snprintf(pub, sizeof(pub), "%s/%s.public.json", jb->out_dir, pi->name);
+	snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
 	snprintf(utmp, sizeof(utmp), "%s.tmp.%d", pub, (int)pid);
-	if (access(proof, F_OK) == 0 && access(ptmp, F_OK) && access(utmp, F_OK) == 0 &&
-	    rename(utmp, pub) == 0)
-		logmsg("completed the publish of %s that the dead finalizer had begun", pub);
+	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    faccessat(dfd, ptmp, F_OK, AT_SYMLINK_NOFOLLOW) &&
+	    faccessat(dfd, utmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    renameat(dfd, utmp, dfd, pub) == 0)
+		logmsg("completed the publish of %s/%s that the dead finalizer had begun", display,
+		       pub);
+}
+
+static void unlink_temps(const struct sup *s, uint32_t p, pid_t pid)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	uint32_t j = jt->parts[p].job;
+
+	if (j < jt->hdr->max_jobs)
+		unlink_temps_at(&s->pl, s->files[j].out_fd, jt->jobs[j].out_dir, p, pid);
 }
 
 /* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
@@ -467,6 +504,7 @@ static uint64_t collect_lost(struct sup *s)
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
 		const struct jobtab_job *jb = &jt->jobs[j];
 		uint32_t d = 0, f = 0;
+		int dfd = -1;
 
 		if (jobtab_word_state(barrier_load_acquire(&jt->jobs[j].word)) != JOBTAB_QUEUED)
 			continue;
@@ -474,12 +512,31 @@ static uint64_t collect_lost(struct sup *s)
 		for (uint32_t i = 0; i < jb->n_parts && jb->first_part + i < jt->hdr->max_parts; i++) {
 			uint64_t w = jobtab_part_load(jt, jb->first_part + i);
 
+			if (jobtab_word_state(w) == JOBTAB_FINAL && dfd < 0 && jb->out_ino) {
+				/* The previous cuzkd's descriptor died with it: open out_dir by
+				 * its name only to remove our own temp files, and only if it is
+				 * still the directory the client passed (same device and inode);
+				 * anything else there is not ours to touch. */
+				struct stat od;
+
+				dfd = open(jb->out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					   O_NONBLOCK | O_CLOEXEC);
+				if (dfd >= 0 && (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
+						 (uint64_t)od.st_ino != jb->out_ino)) {
+					close(dfd);
+					dfd = -1;
+				}
+			}
 			if (jobtab_word_state(w) != JOBTAB_FINAL)
 				continue;
 			if (!s->c->no_store)
-				finish_publish(&old, jb->first_part + i, (pid_t)jobtab_word_pid(w));
-			unlink_temps(&old, jb->first_part + i, (pid_t)jobtab_word_pid(w));
+				finish_publish(&old, dfd, jb->out_dir, jb->first_part + i,
+					       (pid_t)jobtab_word_pid(w));
+			unlink_temps_at(&old, dfd, jb->out_dir, jb->first_part + i,
+						(pid_t)jobtab_word_pid(w));
 		}
+		if (dfd >= 0)
+			close(dfd);
 		if (!s->lost)
 			s->lost = json_array();
 		json_array_append_new(s->lost, json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id",
@@ -541,7 +598,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 			uint32_t st;
 
 			if (c->role == PLAN_FINALIZER)
-				unlink_temps(&s->pl, out[i], pid);
+				unlink_temps(s, out[i], pid);
 			if (crash && s->crashes && ++s->crashes[out[i]] >= s->c->max_attempts &&
 			    fail_poison(s, c, out[i], status))
 				continue;
@@ -605,10 +662,28 @@ static void reap(struct sup *s, struct child *c)
 
 /* ---- connections --------------------------------------------------------------- */
 
+/* Close the first n queued descriptors of k and drop them from its queue. */
+static void conn_fds_drop(struct conn *k, uint32_t n)
+{
+	if (n > k->n_fds)
+		n = k->n_fds;
+	for (uint32_t i = 0; i < n; i++)
+		close(k->fds[i]);
+	memmove(k->fds, k->fds + n, (k->n_fds - n) * sizeof(*k->fds));
+	k->n_fds -= n;
+}
+
 static void conn_close(struct sup *s, struct conn *k)
 {
 	if (k->fd < 0)
 		return;
+	conn_fds_drop(k, k->n_fds);
+	free(k->fds);
+	free(k->groups);
+	k->fds = NULL;
+	k->groups = NULL;
+	k->n_groups = 0;
+	k->fd_trouble = 0;
 	if (k->in_armed)
 		cancel_poll(s, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
 	if (k->out_armed)
@@ -726,6 +801,23 @@ static int job_has_waiter(const struct sup *s, uint32_t slot)
 	return 0;
 }
 
+/* Drop what job slot j holds (job_files). */
+static void job_files_release(struct sup *s, uint32_t j)
+{
+	struct job_files *f = &s->files[j];
+
+	copies_put(&s->copies, f->zkey_fd);
+	copies_put(&s->copies, f->r1cs_fd);
+	copies_put(&s->copies, f->wgen_fd);
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++)
+		copies_put(&s->copies, f->wtns_fd[i]);
+	if (f->out_fd > 0)
+		close(f->out_fd);
+	free(f->wtns_fd);
+	memset(f, 0, sizeof(*f));
+	f->zkey_fd = f->r1cs_fd = f->out_fd = f->wgen_fd = -1;
+}
+
 /* Retire decided jobs after their waiters were told and the grace period; with
  * force, any decided job without a waiter (the table is full). Returns how many. */
 static int retire(struct sup *s, int force)
@@ -750,6 +842,7 @@ static int retire(struct sup *s, int force)
 		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
+			job_files_release(s, j);
 			s->decided_ns[j] = 0;
 			s->cancelled[j] = 0;
 			if (s->store) {
@@ -1173,8 +1266,10 @@ static int store_record(struct sup *s, const struct control_submit *sub, char *e
 	return rc;
 }
 
-static void do_submit(struct sup *s, struct conn *k, const struct control_req *r)
+static void do_submit(struct sup *s, struct conn *k, const struct control_req *r,
+		      const int *fds, size_t n_fds)
 {
+	const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
 	struct control_submit sub;
 	struct pipe_submit_part *parts;
 	struct control_err e;
@@ -1187,7 +1282,8 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
 		return;
 	}
-	if (control_submit_check(r, s->pl.config->buf_size, s->pl.config->max_parts, &sub, &e)) {
+	if (control_submit_check(r, fds, n_fds, &peer, &s->copies, s->pl.config->buf_size,
+				 s->pl.config->max_parts, &sub, &e)) {
 		reply_err(s, k, e.code, e.message);
 		return;
 	}
@@ -1204,14 +1300,14 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 				snprintf(m, sizeof(m), "busy: %u partition(s) queued or in progress, "
 					 "this job's %zu would pass --max-queued %u; retry when "
 					 "some finish", q, sub.n, s->c->max_queued);
-			control_submit_free(&sub);
+			control_submit_free(&sub, &s->copies);
 			reply_err(s, k, CONTROL_E_BUSY, m);
 			return;
 		}
 	}
 	parts = calloc(sub.n, sizeof(*parts));
 	if (!parts) {
-		control_submit_free(&sub);
+		control_submit_free(&sub, &s->copies);
 		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -1220,6 +1316,9 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		parts[i].r1cs_path = sub.r1cs;
 		parts[i].name = sub.name[i];
 		parts[i].wgen_path = sub.wgen;
+		parts[i].wtns_fd = sub.wtns_fd[i];
+		parts[i].r1cs_fd = sub.r1cs_fd;
+		parts[i].wgen_fd = sub.wgen_fd;
 	}
 	/* Durable first: the job and its partitions are committed to the store under
 	 * the id the table will give it (ids are the supervisor's alone) before any stage
@@ -1227,17 +1326,19 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	 * with nothing started; and a job the client is told about survives cuzkd. */
 	if (s->store && (rc = store_record(s, &sub, err, sizeof(err)))) {
 		free(parts);
-		control_submit_free(&sub);
+		control_submit_free(&sub, &s->copies);
 		reply_err(s, k, CONTROL_E_STORE, err);
 		return;
 	}
-	rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority, (uint32_t)sub.n,
-				 parts, now_ns(), &slot, err, sizeof(err));
+	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
+				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
+				     sizeof(err));
 	if (rc == -ENOSPC)
 		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
-		rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority,
-					 (uint32_t)sub.n, parts, now_ns(), &slot, err, sizeof(err));
+		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
+					     sub.out_fd, sub.priority, (uint32_t)sub.n, parts,
+					     now_ns(), &slot, err, sizeof(err));
 	free(parts);
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
@@ -1256,6 +1357,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST, err);
 	} else {
 		uint64_t id = s->pl.data.jobtab.jobs[slot].id;
+		struct job_files *f = &s->files[slot];
 
 		if (s->store) {
 			s->rec_job[slot] = REC_RUNNING;
@@ -1263,6 +1365,16 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			memset(&s->rec_part[s->pl.data.jobtab.jobs[slot].first_part], STORE_QUEUED,
 			       sub.n);
 		}
+		/* The job holds its files from now on (released when its slot retires). */
+		job_files_release(s, slot);
+		f->zkey_fd = sub.zkey_fd;
+		f->r1cs_fd = sub.r1cs_fd;
+		f->out_fd = sub.out_fd;
+		f->wgen_fd = sub.wgen_fd;
+		f->wtns_fd = sub.wtns_fd;
+		f->n = sub.n;
+		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
+		sub.wtns_fd = NULL;
 		s->cancelled[slot] = 0;
 		s->decided_ns[slot] = 0;
 		memset(&s->crashes[s->pl.data.jobtab.jobs[slot].first_part], 0,
@@ -1274,7 +1386,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)id,
 							    "partitions", (int)sub.n)));
 	}
-	control_submit_free(&sub);
+	control_submit_free(&sub, &s->copies);
 }
 
 static json_t *children_json(const struct sup *s)
@@ -1477,12 +1589,14 @@ static void start_stop(struct sup *s, const char *why)
 }
 
 /* preload / evict: answered at once; the stages apply it between partitions. */
-static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r)
+static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r,
+		       const int *fds, size_t n_fds)
 {
 	struct circ_live lv[MAX_CHILDREN];
 	size_t n = live_stages(s, lv);
 	char log[JOBTAB_PATH_LEN + 64] = "";
-	char *line = circuits_request(&s->pl, r, lv, n, log, sizeof(log));
+	char *line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log,
+				      sizeof(log));
 
 	if (log[0])
 		logmsg("%s", log);
@@ -1506,21 +1620,42 @@ static int on_line(void *arg, const char *line, size_t len)
 		char m[96];
 
 		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, CONTROL_E_TOO_LONG, m);
 		return k->fd < 0;
 	}
 	if (control_parse(line, len, &r, &e)) {
+		/* Whatever it passed came with its bytes: do not let a later request
+		 * take them as its own. */
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, e.code, e.message);
 		return k->fd < 0;
 	}
+	/* The request's descriptors: the first r.n_fds of the queue (control.h). */
+	if (r.n_fds && (k->fd_trouble || r.n_fds > k->n_fds)) {
+		char m[256];
+
+		if (k->fd_trouble)
+			snprintf(m, sizeof(m), "descriptors were lost on this connection (more "
+				 "than a request may pass, or a truncated SCM_RIGHTS): reconnect");
+		else
+			snprintf(m, sizeof(m), "the request says \"fds\":%u but %u descriptor(s) "
+				 "came with it: send them over SCM_RIGHTS with the request's bytes",
+				 r.n_fds, k->n_fds);
+		conn_fds_drop(k, k->n_fds);
+		k->fd_trouble = 0;
+		reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+		control_req_free(&r);
+		return k->fd < 0;
+	}
 	switch (r.kind) {
-	case CONTROL_SUBMIT: do_submit(s, k, &r); break;
+	case CONTROL_SUBMIT: do_submit(s, k, &r, k->fds, r.n_fds); break;
 	case CONTROL_STATUS: do_status(s, k, &r); break;
 	case CONTROL_WAIT: do_wait(s, k, &r); break;
 	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
 	case CONTROL_RESTART: do_restart(s, k, &r); break;
 	case CONTROL_PRELOAD:
-	case CONTROL_EVICT: do_circuit(s, k, &r); break;
+	case CONTROL_EVICT: do_circuit(s, k, &r, k->fds, r.n_fds); break;
 	case CONTROL_DRAIN:
 		if (!s->draining)
 			logmsg("drain requested: not accepting jobs");
@@ -1535,6 +1670,9 @@ static int on_line(void *arg, const char *line, size_t len)
 		start_stop(s, "shutdown requested");
 		break;
 	}
+	/* What the request needed of them is copied or duplicated: close the client's. */
+	if (k->fd >= 0)
+		conn_fds_drop(k, r.n_fds);
 	control_req_free(&r);
 	return k->fd < 0;
 }
@@ -1601,6 +1739,29 @@ static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, char *why, siz
 	return k;
 }
 
+/* The peer's supplementary groups (SO_PEERGROUPS, Linux 4.13): the out directory
+ * check counts them as the kernel would for the client. None when unreadable: then
+ * only its owner and other bits can admit it (refusing, never the reverse). */
+static void conn_groups(struct conn *k)
+{
+	socklen_t len = 64 * sizeof(gid_t);
+
+	for (int tries = 0; tries < 2; tries++) {
+		gid_t *g = malloc(len ? len : sizeof(gid_t));
+
+		if (!g)
+			return;
+		if (!getsockopt(k->fd, SOL_SOCKET, SO_PEERGROUPS, g, &len)) {
+			k->groups = g;
+			k->n_groups = len / sizeof(gid_t);
+			return;
+		}
+		free(g);
+		if (errno != ERANGE)
+			return;
+	}
+}
+
 static void handle_listen(struct sup *s)
 {
 	for (;;) {
@@ -1629,6 +1790,8 @@ static void handle_listen(struct sup *s)
 		}
 		k->fd = fd;
 		k->uid = cr.uid;
+		k->gid = cr.gid;
+		conn_groups(k);
 		k->privileged = priv;
 		k->active_ns = now_ns();
 		memset(&k->fr, 0, sizeof(k->fr));
@@ -1646,6 +1809,43 @@ static void handle_listen(struct sup *s)
 	}
 }
 
+/* Queue the descriptors that came with one recvmsg. A connection holds at most
+ * max_parts + CONN_FDS_EXTRA unclaimed: beyond that (or when the kernel truncated
+ * them) they are closed and the connection's next request with descriptors is
+ * refused, since the queue no longer lines up with the requests. */
+static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
+{
+	const uint32_t cap = s->pl.config->max_parts + CONN_FDS_EXTRA;
+
+	if (mh->msg_flags & MSG_CTRUNC)
+		k->fd_trouble = 1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t nf;
+		int *in;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nf = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		in = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < nf; i++) {
+			int fd;
+
+			memcpy(&fd, &in[i], sizeof(fd));
+			if (k->fd_trouble || k->n_fds >= cap) {
+				k->fd_trouble = 1;
+				close(fd);
+				continue;
+			}
+			if (!k->fds && !(k->fds = malloc(cap * sizeof(*k->fds)))) {
+				k->fd_trouble = 1;
+				close(fd);
+				continue;
+			}
+			k->fds[k->n_fds++] = fd;
+		}
+	}
+}
+
 static void handle_conn_in(struct sup *s, struct conn *k)
 {
 	char buf[16384];
@@ -1654,7 +1854,17 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 
 	k->in_armed = 0;
 	for (;;) {
-		ssize_t n = recv(k->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(253 * sizeof(int))]; /* SCM_MAX_FD per message */
+		} cb;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.b,
+				     .msg_controllen = sizeof(cb.b) };
+		ssize_t n = recvmsg(k->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n > 0)
+			conn_fds_take(s, k, &mh);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			/* Peer closed. Replies still queued are dropped with it. */
@@ -2111,6 +2321,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	pp.max_parts = s->c->max_parts;
 	pp.buf_count = s->c->buffers;
 	pp.buf_size = config_buf_bytes(s->c);
+	pp.long_call_s = s->c->long_call_timeout_s;
 	/* One pool share per node that the plan gives buffers to (in proportion to its
 	 * workers), bound to that node. */
 	pp.n_nodes = 0;
@@ -2203,6 +2414,28 @@ static void redirect_log(struct sup *s)
 	}
 }
 
+/* Descriptors: fds 0-2 open (a copy must never be fd 0: pipeline.h reads <= 0 as
+ * "none"), and the soft limit raised to the hard one: each queued partition holds
+ * its witness copy (copies.h), so the default 1024 would cap a full table. */
+static void fd_limits(void)
+{
+	struct rlimit rl;
+
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl); /* best effort: the old limit still works */
+	}
+}
+
 int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 {
 	static struct sup s_; /* large (connections, children): not on the stack */
@@ -2216,6 +2449,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	memset(s, 0, sizeof(*s));
 	s->c = c;
 	s->plan = p;
+	fd_limits();
 	s->lfd = s->sfd = s->tfd = s->ready_fd = -1;
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
@@ -2279,8 +2513,13 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->rec_part = malloc(c->max_parts);
 	s->rec_job = calloc(c->max_jobs, 1);
 	s->resumed = calloc(c->max_jobs, 1);
+	s->files = calloc(c->max_jobs, sizeof(*s->files));
+	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
+		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
+			s->files[j].wgen_fd = -1;
+	copies_init(&s->copies, PIPE_ZKEY_CACHE);
 	if (!s->decided_ns || !s->cancelled || !s->crashes || !s->rec_part || !s->rec_job ||
-	    !s->resumed) {
+	    !s->resumed || !s->files) {
 		logmsg("out of memory");
 		goto out_seg;
 	}
@@ -2403,6 +2642,10 @@ out_seg:
 	free(s->decided_ns);
 	free(s->cancelled);
 	free(s->crashes);
+	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
+		job_files_release(s, j);
+	free(s->files);
+	copies_free(&s->copies);
 	json_decref(s->lost);
 out_sock:
 	if (s->lfd >= 0)
