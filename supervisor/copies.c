@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -239,4 +240,135 @@ void copies_put(struct copies *c, int fd)
 size_t copies_count(const struct copies *c)
 {
 	return c->n;
+}
+
+/* ---- durable copies (the job store on) -------------------------------------------- */
+
+int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen)
+{
+	char path[1200];
+	struct stat st;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.copies", state_dir, instance) >=
+	    sizeof(path)) {
+		snprintf(err, errlen, "copies dir %s/%s.copies: path too long", state_dir, instance);
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		int e = errno;
+
+		snprintf(err, errlen, "copies dir %s: %s", path, strerror(e));
+		return -e;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "copies dir %s: %s", path, strerror(e));
+		return -e;
+	}
+	/* Only cuzkd may write inside it (or read it: witnesses are secrets). */
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		snprintf(err, errlen, "copies dir %s: must be cuzkd's own, mode 0700 (writable by no "
+			 "one else); fix or remove it", path);
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+void copies_durable_name(const struct stat *st, const char *kind, char *name, size_t len)
+{
+	snprintf(name, len, "%s-%llx-%llx-%llx-%lld.%09ld-%lld.%09ld", kind,
+		 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+		 (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
+		 st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t errlen)
+{
+	char tmp[300];
+	struct stat st;
+	int fd, rc;
+
+	if (!fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+		return 1; /* complete already: it is only ever renamed in whole */
+	if (fstat(copy_fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "copy %s: %s", name, strerror(-rc));
+		return rc;
+	}
+	snprintf(tmp, sizeof(tmp), ".tmp.%s", name);
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	if ((rc = copy_bytes(fd, copy_fd, st.st_size)) || (fsync(fd) ? (rc = -errno) : 0)) {
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		goto fail;
+	}
+	if (close(fd) ? (rc = -errno) : 0) {
+		unlinkat(dfd, tmp, 0);
+		goto fail;
+	}
+	if (renameat(dfd, tmp, dfd, name)) {
+		rc = -errno;
+		unlinkat(dfd, tmp, 0);
+		goto fail;
+	}
+	if (fsync(dfd)) {
+		rc = -errno;
+		unlinkat(dfd, name, 0);
+		goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot keep a durable copy for the job store: %s%s",
+		 strerror(-rc), rc == -ENOSPC || rc == -EDQUOT ? " (disk full)" : "");
+	return rc;
+}
+
+int copies_open_durable(int dfd, const char *name)
+{
+	struct stat st;
+	int fd;
+
+	if (!name || !name[0] || strchr(name, '/') || name[0] == '.')
+		return -EINVAL;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int copies_sweep(int dfd, int (*keep)(void *arg, const char *name), void *arg)
+{
+	int d = dup(dfd), n = 0;
+	DIR *dir;
+	struct dirent *de;
+
+	if (d < 0 || !(dir = fdopendir(d))) {
+		if (d >= 0)
+			close(d);
+		return -errno;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_name[0] != '.' && keep(arg, de->d_name))
+			continue;
+		if (!unlinkat(dfd, de->d_name, 0))
+			n++;
+	}
+	closedir(dir);
+	return n;
 }

@@ -106,6 +106,8 @@ struct job_files {
 	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
 	int *wtns_fd;
 	size_t n;
+	json_t *dur;            /* the job store on: names of the durable copies it holds
+				 * (copies.h), released when the slot retires */
 };
 
 /* A connection's queue of received descriptors: a request takes at most this many
@@ -139,6 +141,8 @@ struct sup {
 	uint16_t *crashes;      /* per partition: stage crashes while it held it */
 	struct job_files *files; /* per job slot: what it holds (copies, out dir) */
 	struct copies copies;   /* cuzkd's copies of client files (copies.h) */
+	int copies_dfd;         /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+	json_t *dur;            /* durable copy name -> jobs in the table holding it */
 	json_t *lost;           /* jobs of a previous cuzkd that died with them */
 	int notified;           /* systemd told READY=1 */
 	/* The job store (store.h; NULL with --no-store). What was last recorded, so a
@@ -814,8 +818,41 @@ static void job_files_release(struct sup *s, uint32_t j)
 	if (f->out_fd > 0)
 		close(f->out_fd);
 	free(f->wtns_fd);
+	json_decref(f->dur); /* the files stay: a later cuzkd resumes from them */
 	memset(f, 0, sizeof(*f));
 	f->zkey_fd = f->r1cs_fd = f->out_fd = f->wgen_fd = -1;
+}
+
+/* Durable copies (copies.h): s->dur counts the jobs in the table that hold each name;
+ * the file goes when the last one retires (or is refused). */
+static void dur_ref(struct sup *s, const char *name)
+{
+	json_t *v = json_object_get(s->dur, name);
+
+	json_object_set_new(s->dur, name, json_integer(v ? json_integer_value(v) + 1 : 1));
+}
+
+static void dur_unref(struct sup *s, const char *name)
+{
+	json_t *v = json_object_get(s->dur, name);
+
+	if (v && json_integer_value(v) > 1) {
+		json_object_set_new(s->dur, name, json_integer(json_integer_value(v) - 1));
+		return;
+	}
+	json_object_del(s->dur, name);
+	if (s->copies_dfd >= 0 && unlinkat(s->copies_dfd, name, 0) && errno != ENOENT)
+		logmsg("durable copy %s: cannot remove it: %s", name, strerror(errno));
+}
+
+static void dur_release(struct sup *s, json_t *names)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(names, i, v)
+		dur_unref(s, json_string_value(v));
+	json_decref(names);
 }
 
 /* Retire decided jobs after their waiters were told and the grace period; with
@@ -842,6 +879,8 @@ static int retire(struct sup *s, int force)
 		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
+			dur_release(s, s->files[j].dur); /* decided and recorded: not resumed */
+			s->files[j].dur = NULL;
 			job_files_release(s, j);
 			s->decided_ns[j] = 0;
 			s->cancelled[j] = 0;
@@ -991,21 +1030,94 @@ redo:
 	}
 }
 
-/* The submit as the store keeps it: what a later cuzkd needs to start it again. */
-static char *store_request(const struct control_submit *sub)
+/* The submit as the store keeps it: what a later cuzkd needs to start it again.
+ * Version 2 (descriptors): the paths are the client's names (display only, except
+ * out_dir, reopened at resume and accepted only as the same directory: "out"); the
+ * files are cuzkd's durable copies, by name in STATE_DIR/INSTANCE.copies ("copies");
+ * "peer" is who submitted (the out dir must still be theirs to write). */
+static char *store_request(const struct control_submit *sub, json_t *copies,
+			   const struct control_peer *peer, const struct stat *od)
 {
-	json_t *parts = json_array(), *o;
+	json_t *parts = json_array(), *groups = json_array(), *cp = json_object_get(copies, "parts"), *o;
 	char *t;
 
 	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts, json_pack("{s:s,s:s}", "wtns", sub->wtns[i], "name",
-						       sub->name[i]));
-	o = json_pack("{s:i,s:s,s:s,s:s?,s:i,s:o}", "version", 1, "zkey", sub->zkey, "out_dir",
-		      sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL, "priority",
-		      (int)sub->priority, "parts", parts);
+		json_array_append_new(parts, json_pack("{s:s,s:s,s:O}", "wtns", sub->wtns[i], "name",
+						       sub->name[i], "copy",
+						       json_array_get(cp, i)));
+	for (size_t i = 0; groups && i < peer->n_groups; i++)
+		json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
+	o = json_pack("{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
+		      "version", 2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs",
+		      sub->r1cs[0] ? sub->r1cs : NULL, "witness_gen", sub->wgen[0] ? sub->wgen : NULL,
+		      "priority", (int)sub->priority, "parts", parts,
+		      "out", "dev", (json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino,
+		      "peer", "uid", (json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups,
+		      "copies", "zkey", json_object_get(copies, "zkey"), "r1cs",
+		      json_object_get(copies, "r1cs"), "wgen", json_object_get(copies, "wgen"));
 	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return t;
+}
+
+/* The job store on: keep each of the submit's copies durable (copies.h) before the
+ * job is recorded, under the id it will get. *copies: {"zkey","r1cs"?,"wgen"?,
+ * "parts":[...]} names; *held: the names, each counted in s->dur. 0, or -errno with
+ * err (nothing held, nothing left: a full disk refuses the submit). */
+static int persist_copies(struct sup *s, const struct control_req *r, const int *fds,
+			  const struct control_submit *sub, uint64_t id, json_t **copies,
+			  json_t **held, char *err, size_t errlen)
+{
+	json_t *c = json_object(), *h = json_array(), *parts = json_array();
+	const struct { const char *key; int idx, fd; } sh[] = {
+		{ "zkey", r->zkey_fd, sub->zkey_fd },
+		{ "r1cs", r->r1cs_fd, sub->r1cs_fd },
+		{ "wgen", r->witness_gen_fd, sub->wgen_fd },
+	};
+	char name[256], e[400];
+	struct stat st;
+	int rc = 0;
+
+	*copies = *held = NULL;
+	if (!c || !h || !parts) {
+		rc = -ENOMEM;
+		snprintf(e, sizeof(e), "out of memory");
+		goto fail;
+	}
+	json_object_set_new(c, "parts", parts);
+	for (size_t i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
+		if (sh[i].fd <= 0 || sh[i].idx < 0)
+			continue;
+		/* Shared by identity: named after the client's file (as copies_take keys
+		 * its memfd), written once, then only referenced. */
+		if (fstat(fds[sh[i].idx], &st)) {
+			rc = -errno;
+			snprintf(e, sizeof(e), "%s: %s", sh[i].key, strerror(errno));
+			goto fail;
+		}
+		copies_durable_name(&st, sh[i].key, name, sizeof(name));
+		if ((rc = copies_persist(s->copies_dfd, sh[i].fd, name, e, sizeof(e))) < 0)
+			goto fail;
+		dur_ref(s, name);
+		json_array_append_new(h, json_string(name));
+		json_object_set_new(c, sh[i].key, json_string(name));
+	}
+	for (size_t i = 0; i < sub->n; i++) {
+		snprintf(name, sizeof(name), "job%llu-%zu", (unsigned long long)id, i);
+		if ((rc = copies_persist(s->copies_dfd, sub->wtns_fd[i], name, e, sizeof(e))) < 0)
+			goto fail;
+		dur_ref(s, name);
+		json_array_append_new(h, json_string(name));
+		json_array_append_new(parts, json_string(name));
+	}
+	*copies = c;
+	*held = h;
+	return 0;
+fail:
+	snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
+	json_decref(c);
+	dur_release(s, h);
+	return rc ? rc : -EIO;
 }
 
 /* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
@@ -1059,48 +1171,162 @@ struct resume_ctx {
 	json_t *ids;            /* the ids resumed, or left for a later start */
 };
 
+/* A resumed job's out directory: reopened by the path the client named, O_DIRECTORY,
+ * and accepted only if it is still the directory the client passed (device and inode
+ * recorded at submit) and the recorded peer may still write it; a path that now
+ * names something else is never followed there. A descriptor, or -1 with why. */
+static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t len)
+{
+	json_t *out = json_object_get(req, "out"), *peer = json_object_get(req, "peer"), *g;
+	gid_t groups[64];
+	struct control_peer pr;
+	struct stat st;
+	size_t i;
+	int fd;
+
+	if (!json_is_object(out) || !json_is_object(peer)) {
+		snprintf(why, len, "the job store has no identity for its out dir");
+		return -1;
+	}
+	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "out dir %s: %s since submit", out_dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) ||
+	    (uint64_t)st.st_dev != (uint64_t)json_integer_value(json_object_get(out, "dev")) ||
+	    (uint64_t)st.st_ino != (uint64_t)json_integer_value(json_object_get(out, "ino"))) {
+		snprintf(why, len, "out dir changed since submit (%s is another directory now)",
+			 out_dir);
+		close(fd);
+		return -1;
+	}
+	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
+	pr.gid = (gid_t)json_integer_value(json_object_get(peer, "gid"));
+	pr.n_groups = 0;
+	json_array_foreach(json_object_get(peer, "groups"), i, g)
+		if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
+			groups[pr.n_groups++] = (gid_t)json_integer_value(g);
+	pr.groups = groups;
+	if (!control_peer_may_write_dir(&pr, &st)) {
+		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
+			 (unsigned)pr.uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A durable copy (copies.h) of a resumed job into a fresh memfd copy (copies_take):
+ * its descriptor (> 2), or -1 with why; name NULL or JSON null: none wanted (0). */
+static int reopen_copy(struct sup *s, json_t *name, int shared, const char *what,
+		       const char *display, json_t *held, char *why, size_t len)
+{
+	const char *n = json_string_value(name);
+	char e[400];
+	int fd, c;
+
+	if (!n)
+		return 0;
+	fd = copies_open_durable(s->copies_dfd, n);
+	if (fd < 0) {
+		snprintf(why, len, "%s %s: its durable copy is gone (%s)", what, display,
+			 strerror(-fd));
+		return -1;
+	}
+	c = copies_take(&s->copies, fd, shared, what, display, e, sizeof(e));
+	close(fd);
+	if (c < 0) {
+		snprintf(why, len, "%s", e);
+		return -1;
+	}
+	dur_ref(s, n);
+	json_array_append_new(held, json_string(n));
+	return c;
+}
+
 /* One unfinished job of the store: into the table under its own id, before any stage
  * runs (so no stage can claim a partition before it is set): partitions the store has
  * done or failed are set so, those whose proof is on disk and verifies are marked
- * done, the rest are queued. */
+ * done, the rest are queued. Its files are cuzkd's durable copies and its out dir is
+ * reopened only as the very directory the client passed (reopen_out_dir); when either
+ * cannot be had, its unfinished partitions fail with the reason, before any stage
+ * could open anything for them. */
 static int resume_job(void *arg, const struct store_job *sj)
 {
 	struct resume_ctx *x = arg;
 	struct sup *s = x->s;
 	struct jobtab *jt = &s->pl.data.jobtab;
-	json_t *req = json_loads(sj->request, 0, NULL), *parts;
+	json_t *req = json_loads(sj->request, 0, NULL), *parts, *cps, *held = json_array();
 	struct pipe_submit_part *sp = NULL;
-	const char *zpath, *out_dir, *r1cs;
+	const char *zpath, *out_dir, *r1cs, *wgen;
 	groth16_vk vk, *vkp = NULL;
 	uint32_t slot, n, found = 0, done = 0, failed = 0;
-	char err[512];
+	int zfd = -1, rfd = -1, gfd = -1, ofd = -1, *wfd = NULL;
+	char err[512], why[600] = "";
 	int rc;
 
 	if (sj->id >= x->next_id)
 		x->next_id = sj->id + 1;
 	json_array_append_new(x->ids, json_integer((json_int_t)sj->id));
 	parts = json_object_get(req, "parts");
+	cps = json_object_get(req, "copies");
 	zpath = json_string_value(json_object_get(req, "zkey"));
 	out_dir = json_string_value(json_object_get(req, "out_dir"));
 	r1cs = json_string_value(json_object_get(req, "r1cs"));
+	wgen = json_string_value(json_object_get(req, "witness_gen"));
 	n = (uint32_t)json_array_size(parts);
-	if (!zpath || !out_dir || !n || n != sj->n_parts || !(sp = calloc(n, sizeof(*sp)))) {
+	if (!zpath || !out_dir || !n || n != sj->n_parts || !(sp = calloc(n, sizeof(*sp))) ||
+	    !(wfd = calloc(n, sizeof(*wfd)))) {
 		logmsg("job %llu in the job store is unreadable (request %.200s): not resumed",
 		       (unsigned long long)sj->id, sj->request);
 		goto out;
 	}
+	if (json_integer_value(json_object_get(req, "version")) < 2 || !json_is_object(cps))
+		snprintf(why, sizeof(why), "recorded by a cuzkd that kept no copies of its files: "
+			 "submit it again");
+	/* Its files (none is opened by a client's path); a first failure is the reason. */
+	if (!why[0] && (ofd = reopen_out_dir(req, out_dir, why, sizeof(why))) < 0)
+		ofd = -1;
+	if (!why[0] && (zfd = reopen_copy(s, json_object_get(cps, "zkey"), 1, "zkey", zpath, held,
+					  why, sizeof(why))) <= 0 && !why[0])
+		snprintf(why, sizeof(why), "zkey %s: no durable copy recorded", zpath);
+	if (!why[0] && r1cs)
+		rfd = reopen_copy(s, json_object_get(cps, "r1cs"), 1, "r1cs", r1cs, held, why,
+				  sizeof(why));
+	if (!why[0] && wgen && (gfd = reopen_copy(s, json_object_get(cps, "wgen"), 1,
+						  "witness generator", wgen, held, why,
+						  sizeof(why))) <= 0 && !why[0])
+		snprintf(why, sizeof(why), "witness generator %s: no durable copy recorded", wgen);
 	for (uint32_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(parts, i);
 
 		sp[i].wtns_path = json_string_value(json_object_get(p, "wtns"));
 		sp[i].name = json_string_value(json_object_get(p, "name"));
 		sp[i].r1cs_path = r1cs;
+		sp[i].wgen_path = wgen;
+		wfd[i] = -1;
+		/* a partition already decided needs no copy (and has none after a retire) */
+		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED &&
+		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0, wgen ? "input" :
+					  "witness", sp[i].wtns_path ? sp[i].wtns_path : "?", held,
+					  why, sizeof(why))) <= 0 && !why[0])
+			snprintf(why, sizeof(why), "no durable copy of %s recorded", sp[i].wtns_path);
+		sp[i].wtns_fd = wfd[i] > 0 ? wfd[i] : -1;
+		sp[i].r1cs_fd = rfd > 0 ? rfd : -1;
+		sp[i].wgen_fd = gfd > 0 ? gfd : -1;
+		if (!sp[i].wtns_path || !sp[i].name) {
+			logmsg("job %llu in the job store is unreadable (request %.200s): not "
+			       "resumed", (unsigned long long)sj->id, sj->request);
+			goto out;
+		}
 	}
 	/* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
-	rc = pipeline_submit_job(&s->pl, zpath, out_dir, (int32_t)json_integer_value(
-		json_object_get(req, "priority")), n, sp, now_ns(), &slot, err, sizeof(err));
+	rc = pipeline_submit_job_fds(&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
+				     (int32_t)json_integer_value(json_object_get(req, "priority")),
+				     n, sp, now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
@@ -1111,10 +1337,28 @@ static int resume_job(void *arg, const struct store_job *sj)
 		goto out;
 	}
 	{
-		zkey zk;
-		char zerr[256];
+		/* The job holds its files from now on (released when its slot retires). */
+		struct job_files *f = &s->files[slot];
 
-		if (!zkey_open(&zk, zpath, zerr, sizeof(zerr))) {
+		job_files_release(s, slot);
+		f->zkey_fd = zfd;
+		f->r1cs_fd = rfd;
+		f->wgen_fd = gfd;
+		f->out_fd = ofd;
+		f->wtns_fd = wfd;
+		f->n = n;
+		f->dur = held;
+		zfd = rfd = gfd = ofd = -1;
+		wfd = NULL;
+		held = NULL;
+	}
+	if (!why[0] && !wgen) {
+		/* The key, to check a proof found on disk (input.json jobs: redone). */
+		zkey zk;
+		char zerr[256], zp[64];
+
+		snprintf(zp, sizeof(zp), "/proc/self/fd/%d", s->files[slot].zkey_fd);
+		if (!zkey_open(&zk, zp, zerr, sizeof(zerr))) {
 			if (!groth16_vk_from_zkey(&vk, &zk, zerr, sizeof(zerr)))
 				vkp = &vk;
 			zkey_close(&zk);
@@ -1127,19 +1371,25 @@ static int resume_job(void *arg, const struct store_job *sj)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = jt->jobs[slot].first_part + i;
 		enum store_part_state ps = sj->state[i];
+		char od[64], wp[64];
 
+		snprintf(od, sizeof(od), "/proc/self/fd/%d", s->files[slot].out_fd);
+		snprintf(wp, sizeof(wp), "/proc/self/fd/%d", sp[i].wtns_fd);
 		s->crashes[p] = 0;
 		if (ps == STORE_FAILED) {
 			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, sj->reason[i] ? sj->reason[i] :
 					 "failed (reason not recorded)");
 			failed++;
 		} else if (ps == STORE_DONE ||
-			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name,
-					 sp[i].wtns_path)) {
+			   (vkp && proof_on_disk(vkp, od, pipeline_partinfo(&s->pl, p)->name, wp))) {
 			jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_DONE, 0, NULL);
 			found += ps != STORE_DONE;
 			done++;
 			ps = STORE_DONE;
+		} else if (why[0]) {
+			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, why);
+			failed++;
+			ps = STORE_FAILED;
 		} else {
 			ps = STORE_QUEUED;
 		}
@@ -1149,14 +1399,28 @@ static int resume_job(void *arg, const struct store_job *sj)
 	}
 	jobtab_job_try_complete(jt, slot);
 	logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
-	       "on disk and verified), %u failed, %u to prove -> %s", (unsigned long long)sj->id,
-	       done, n, found, failed, n - done - failed, out_dir);
+	       "on disk and verified), %u failed, %u to prove -> %s%s%s", (unsigned long long)sj->id,
+	       done, n, found, failed, n - done - failed, out_dir, why[0] ? "; " : "", why);
 out:
 	if (vkp)
 		groth16_vk_free(vkp);
+	copies_put(&s->copies, zfd);
+	copies_put(&s->copies, rfd);
+	copies_put(&s->copies, gfd);
+	for (uint32_t i = 0; wfd && i < n; i++)
+		copies_put(&s->copies, wfd[i]);
+	free(wfd);
+	if (ofd >= 0)
+		close(ofd);
+	dur_release(s, held);
 	free(sp);
 	json_decref(req);
 	return 0;
+}
+
+static int dur_keep(void *arg, const char *name)
+{
+	return json_object_get(((struct sup *)arg)->dur, name) != NULL;
 }
 
 /* Open the store and take over its unfinished jobs (before the stages start). The
@@ -1177,11 +1441,26 @@ static int store_start(struct sup *s, uint64_t next_id)
 		json_decref(x.ids);
 		return 3;
 	}
+	/* The durable copies live beside the store, in a directory only cuzkd writes. */
+	if ((s->copies_dfd = copies_dir_open(s->c->state_dir, s->c->instance, err,
+					     sizeof(err))) < 0) {
+		logmsg("job store: %s", err);
+		json_decref(x.ids);
+		return 3;
+	}
 	if (store_max_job_id(s->store) >= x.next_id)
 		x.next_id = store_max_job_id(s->store) + 1;
 	rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
 	if (rc)
 		logmsg("%s", err);
+	/* Copies no unfinished job refers to (their jobs were decided, or a submit died
+	 * half way): removed. Not after a failed scan: a job it missed may need them. */
+	if (!rc) {
+		int nrm = copies_sweep(s->copies_dfd, dur_keep, s);
+
+		if (nrm > 0)
+			logmsg("job store: removed %d durable copies no unfinished job needs", nrm);
+	}
 	if (x.next_id < 1)
 		x.next_id = 1;
 	barrier_store_relaxed(&jt->hdr->next_job_id, x.next_id);
@@ -1235,15 +1514,23 @@ static uint32_t unfinished_parts(const struct sup *s)
 }
 
 /* Record a submit in the store under the next job id. 0 or -errno with err. */
-static int store_record(struct sup *s, const struct control_submit *sub, char *err,
-			size_t errlen)
+static int store_record(struct sup *s, const struct control_submit *sub, json_t *copies,
+			const struct control_peer *peer, char *err, size_t errlen)
 {
 	uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
 	const char **names = calloc(sub->n, sizeof(*names));
-	char *req = store_request(sub), e[400];
+	struct stat od;
+	char *req, e[400];
 	uint64_t t0;
 	int rc;
 
+	if (fstat(sub->out_fd, &od)) {
+		rc = -errno;
+		free(names);
+		snprintf(err, errlen, "out_dir %s: %s", sub->out_dir, strerror(-rc));
+		return rc;
+	}
+	req = store_request(sub, copies, peer, &od);
 	if (!names || !req) {
 		free(names);
 		free(req);
@@ -1274,6 +1561,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	struct pipe_submit_part *parts;
 	struct control_err e;
 	char err[512];
+	json_t *copies = NULL, *held = NULL;
 	uint32_t slot;
 	int rc;
 
@@ -1324,12 +1612,18 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	 * the id the table will give it (ids are the supervisor's alone) before any stage
 	 * can see it, so a store that cannot record it (disk full) refuses the submit
 	 * with nothing started; and a job the client is told about survives cuzkd. */
-	if (s->store && (rc = store_record(s, &sub, err, sizeof(err)))) {
+	if (s->store &&
+	    ((rc = persist_copies(s, r, fds, &sub, barrier_load_relaxed(
+		      &s->pl.data.jobtab.hdr->next_job_id), &copies, &held, err, sizeof(err))) ||
+	     (rc = store_record(s, &sub, copies, &peer, err, sizeof(err))))) {
+		json_decref(copies);
+		dur_release(s, held);
 		free(parts);
 		control_submit_free(&sub, &s->copies);
 		reply_err(s, k, CONTROL_E_STORE, err);
 		return;
 	}
+	json_decref(copies);
 	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
 				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
 				     sizeof(err));
@@ -1354,6 +1648,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			       "cuzkd will run it", (unsigned long long)id, err, e2);
 	}
 	if (rc) {
+		dur_release(s, held);
 		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST, err);
 	} else {
 		uint64_t id = s->pl.data.jobtab.jobs[slot].id;
@@ -1373,6 +1668,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		f->wgen_fd = sub.wgen_fd;
 		f->wtns_fd = sub.wtns_fd;
 		f->n = sub.n;
+		f->dur = held;
 		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
 		sub.wtns_fd = NULL;
 		s->cancelled[slot] = 0;
@@ -2450,7 +2746,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->c = c;
 	s->plan = p;
 	fd_limits();
-	s->lfd = s->sfd = s->tfd = s->ready_fd = -1;
+	s->lfd = s->sfd = s->tfd = s->ready_fd = s->copies_dfd = -1;
+	s->dur = json_object();
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -2646,6 +2943,10 @@ out_seg:
 		job_files_release(s, j);
 	free(s->files);
 	copies_free(&s->copies);
+	json_decref(s->dur);
+	s->dur = NULL;
+	if (s->copies_dfd >= 0)
+		close(s->copies_dfd);
 	json_decref(s->lost);
 out_sock:
 	if (s->lfd >= 0)

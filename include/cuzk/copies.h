@@ -22,18 +22,26 @@
  * long. A file on a filesystem whose reads can block forever (a FUSE mount the client
  * controls) would hold it too: not covered yet.
  *
- * A job store that resumes jobs after a cuzkd restart (issue 17) cannot reopen
- * anything: these copies and the out directory's descriptor die with cuzkd, and the
- * paths in the job table are the client's names, for display only, never to be
- * opened. Resuming needs either the copies kept in a directory only cuzkd can write
- * (written from the copy, reopened by the daemon, never by the client's path) plus
- * the out dir re-passed by a client, or the job marked "needs its files again".
- */
+ * Durable copies (a job store that resumes jobs after a cuzkd restart, issue 17):
+ * the memfds and the out directory's descriptor die with cuzkd, and the paths in the
+ * job table are the client's names, for display only, never to be opened. So with
+ * the store on, each copy is also written to STATE_DIR/INSTANCE.copies/ (0700,
+ * cuzkd's own, files 0600; copies_dir_open), from the sealed memfd (the bytes that
+ * were checked), fsync'd with the directory before the submit is acknowledged
+ * (copies_persist). zkey, r1cs and generator copies are named after the client
+ * file's identity (copies_durable_name) and shared between jobs; witness and
+ * input.json copies are the job's own (the supervisor names them). A resumed job
+ * reopens them by these names, inside that directory (copies_open_durable), and takes
+ * fresh memfd copies of them; never a client's path. The out dir is reopened by its
+ * recorded path and accepted only if it is the same directory (device, inode) and
+ * the recorded peer may still write it (supervisor.c, resume_job).
+  */
 #ifndef CUZK_COPIES_H
 #define CUZK_COPIES_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 struct copy_entry;
@@ -70,5 +78,22 @@ void copies_put(struct copies *c, int fd);
 
 /* Copies now held and their bytes. */
 size_t copies_count(const struct copies *c);
+
+/* Durable copies (above). Open (creating, 0700) STATE_DIR/INSTANCE.copies: its
+ * descriptor, or -errno with err (-EPERM: not ours or open to others). */
+int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen);
+/* The durable name of a shared copy of the file st describes (the client's file):
+ * kind ("zkey", "r1cs", "wgen") and its dev, inode, size, mtime and ctime. */
+void copies_durable_name(const struct stat *st, const char *kind, char *name, size_t len);
+/* Write copy_fd's bytes to dfd/name (temp file 0600, fsync, rename, fsync of dfd).
+ * 1: name was there already (complete: only ever renamed in whole), 0 written, or
+ * -errno with err (-ENOSPC: "disk full"); nothing is left on failure. */
+int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t errlen);
+/* Open dfd/name for reading (a regular file, no symlink, no '/' or leading '.'):
+ * a descriptor or -errno. */
+int copies_open_durable(int dfd, const char *name);
+/* Remove every entry of dfd that keep(arg, name) does not want (temp files always).
+ * How many were removed, or -errno. */
+int copies_sweep(int dfd, int (*keep)(void *arg, const char *name), void *arg);
 
 #endif
