@@ -204,7 +204,7 @@ mkdir -p "$tmp/in" "$tmp/out"
 # copies (or hard links), not symlinks: cuzk names each output after the resolved file
 for i in $(seq 1 "$PARTS"); do ln "$W" "$tmp/in/w$i.wtns" 2>/dev/null || cp "$W" "$tmp/in/w$i.wtns"; done
 "$BUILD/bin/cuzkd" --plan --devices cuda:0 2>&1 | sed 's/^/  plan: /'
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cuda:0 --buffers 8 \
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices cuda:0 --buffers 8 \
   --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done

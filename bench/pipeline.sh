@@ -102,7 +102,7 @@ mkdir -p "$tmp/in" "$tmp/out"
 for i in $(seq 1 "$N"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 
 echo "== pipeline (bn128 mulchain-$K: domain $dom, $N partitions in one job, --devices $DEVICES; $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices "$DEVICES" --buffers 8 \
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices "$DEVICES" --buffers 8 \
   --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done

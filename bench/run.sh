@@ -14,7 +14,9 @@
 #       (stats_dump is a tool of (d), not a benchmark);
 #   (d) bench/pipeline.sh: cuzkd under a backlog of one circuit (partitions/s,
 #       stage utilization, the worker's gaps) against the same partitions through
-#       cuzk prove-local and rapidsnark back to back; BENCH_PIPELINE=0 skips it.
+#       cuzk prove-local and rapidsnark back to back; BENCH_PIPELINE=0 skips it;
+#   (e) bench/store.sh: the job store's cost, partitions/s of a backlog of 64 small
+#       partitions with the SQLite store and with --no-store; BENCH_STORE=0 skips it.
 #
 # Environment:
 #   BUILD        build dir (default build)
@@ -167,6 +169,14 @@ if [ "${BENCH_PIPELINE:-1}" != 0 ]; then
   rc=0
   BUILD="$BUILD" bash "$ROOT/bench/pipeline.sh" || rc=$?
   [ $rc -eq 0 ] || failures+=("pipeline")
+  echo
+fi
+
+# ---- (e) job store overhead ------------------------------------------------------------
+if [ "${BENCH_STORE:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/store.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("store")
   echo
 fi
 

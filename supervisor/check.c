@@ -1,5 +1,5 @@
 /* check.c — `cuzkd --check` (check.h): limits, /dev/shm, huge pages, io_uring, GPUs,
- * NUMA, stage executables, run directory and the placement, each with a fix. */
+ * NUMA, stage executables, run and state directories and the placement, each with a fix. */
 #include "cuzk/check.h"
 
 #include <dlfcn.h>
@@ -355,6 +355,31 @@ static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 	    "directory this user owns");
 }
 
+/* The job store's directory (store.h): cuzkd refuses to start without it. */
+static void check_state_dir(struct report *r, const struct cuzkd_config *c)
+{
+	char d[CONFIG_PATH_MAX], db[CONFIG_PATH_MAX + 80];
+
+	if (c->no_store) {
+		item(r, "warn", "state-dir", "no-store: jobs live in memory only; a cuzkd that dies "
+		     "(kill -9, OOM, power loss) loses them");
+		return;
+	}
+	snprintf(d, sizeof(d), "%s", c->state_dir);
+	while (access(d, F_OK) && strcmp(d, "/") && strcmp(d, "."))
+		snprintf(d, sizeof(d), "%s", dirname(d));
+	snprintf(db, sizeof(db), "%s/%s.db", c->state_dir, c->instance);
+	if (!access(d, W_OK | X_OK)) {
+		item(r, "ok", "state-dir", "%s %s; job store %s%s", c->state_dir,
+		     strcmp(d, c->state_dir) ? "can be created" : "is writable", db,
+		     access(db, F_OK) ? " (new)" : " (jobs in it are resumed at start)");
+		return;
+	}
+	item(r, "FAIL", "state-dir", "%s: %s is not writable by this user", c->state_dir, d);
+	fix(r, "StateDirectory=cuzk in the unit (the installed cuzkd.service has it), or state-dir = a "
+	    "directory this user owns, or no-store");
+}
+
 int check_run(const struct cuzkd_config *c, FILE *f)
 {
 	struct report r = { .f = f };
@@ -379,6 +404,7 @@ int check_run(const struct cuzkd_config *c, FILE *f)
 		item(&r, "ok", "numa", "%d NUMA node(s) (libnuma)", numa_max_node() + 1);
 	check_bins(&r, c);
 	check_run_dir(&r, c);
+	check_state_dir(&r, c);
 
 	if (plan_topology_load(&topo, c->topology, c->synthetic, err, sizeof(err))) {
 		item(&r, "FAIL", "placement", "%s", err);

@@ -1,6 +1,7 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
 #include "cuzk/metrics_http.h"
+#include "cuzk/store.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,6 +29,7 @@ void config_defaults(struct cuzkd_config *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->instance, sizeof(c->instance), "default");
 	config_default_run_dir(c->run_dir, sizeof(c->run_dir));
+	store_default_dir(c->state_dir, sizeof(c->state_dir));
 	snprintf(c->devices, sizeof(c->devices), "cpu:1");
 	c->dev_kind = CONFIG_DEV_CPU;
 	c->n_devices = 1;
@@ -42,6 +44,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->max_attempts = 3;
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
+	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 }
 
@@ -52,6 +55,10 @@ void config_usage(FILE *f)
 	      "  --instance NAME      instance name, [A-Za-z0-9_-] (default: default)\n"
 	      "  --run-dir DIR        socket and pid file (default: /run/cuzk as root, else\n"
 	      "                       $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID)\n"
+	      "  --state-dir DIR      the job store, DIR/INSTANCE.db (SQLite): accepted jobs survive\n"
+	      "                       a restart and are resumed (default: /var/lib/cuzk as root,\n"
+	      "                       else $XDG_STATE_HOME/cuzk, else ~/.local/state/cuzk)\n"
+	      "  --no-store           keep jobs in memory only: a cuzkd that dies loses them\n"
 	      "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
 	      "                       (default cpu:1)\n"
 	      "  --buffers N          partition buffers in the pool (default 8)\n"
@@ -78,6 +85,8 @@ void config_usage(FILE *f)
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
 	      "  --idle-timeout S     close a control connection with no request outstanding\n"
 	      "                       after S seconds (default 30; 0: never; a wait is not idle)\n"
+	      "  --keep-finished S    a finished or failed job stays in `cuzk status` for S\n"
+	      "                       seconds (default 30; sooner when the job table is full)\n"
 	      "  --metrics-conns N    concurrent metrics HTTP connections (default 16); each\n"
 	      "                       has 1 s to send its request head\n"
 	      "  --metrics-listen ADDR:PORT   serve `cuzk metrics` on http://ADDR:PORT/metrics\n"
@@ -95,7 +104,8 @@ void config_usage(FILE *f)
 	      "  --topology FILE.xml  place on this hwloc XML topology instead of this machine\n"
 	      "  --synthetic STRING   place on an hwloc synthetic topology (\"pack:2 core:8 pu:1\")\n"
 	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
-	      "  create the run directory, socket or segments, 10 internal error\n",
+	      "  create the run directory, socket, segments or job store (or the store file is\n"
+	      "  corrupt or of a newer version), 10 internal error\n",
 	      f);
 }
 
@@ -191,6 +201,12 @@ static int set_path(char *dst, size_t len, const char *name, const char *v, char
 	return 0;
 }
 
+static int is_flag(const char *name)
+{
+	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check") ||
+	       !strcmp(name, "no-store");
+}
+
 struct u32_opt {
 	const char *name;
 	size_t off;
@@ -211,6 +227,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
+	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
 	  60000 },
@@ -230,14 +247,15 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		}
 		return 0;
 	}
-	if (!strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check")) {
+	if (is_flag(name)) {
 		int b;
 
 		if (parse_bool(v, &b)) {
 			snprintf(err, errlen, "--%s %s: expected true or false", name, v);
 			return -EINVAL;
 		}
-		*(name[0] == 'f' ? &c->foreground : name[0] == 'p' ? &c->plan_only : &c->check) = b;
+		*(name[0] == 'f' ? &c->foreground : name[0] == 'p' ? &c->plan_only :
+		  name[0] == 'n' ? &c->no_store : &c->check) = b;
 		return 0;
 	}
 	if (!v) {
@@ -259,6 +277,8 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		return parse_devices(c, v, err, errlen);
 	if (!strcmp(name, "run-dir"))
 		return set_path(c->run_dir, sizeof(c->run_dir), name, v, err, errlen);
+	if (!strcmp(name, "state-dir"))
+		return set_path(c->state_dir, sizeof(c->state_dir), name, v, err, errlen);
 	if (!strcmp(name, "topology"))
 		return set_path(c->topology, sizeof(c->topology), name, v, err, errlen);
 	if (!strcmp(name, "bin-dir"))
@@ -344,11 +364,6 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 	return rc;
 }
 
-static int is_flag(const char *name)
-{
-	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check");
-}
-
 int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, size_t errlen)
 {
 	int rc;
@@ -411,6 +426,10 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 #endif
 	if (c->run_dir[0] != '/') {
 		snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);
+		return -EINVAL;
+	}
+	if (!c->no_store && c->state_dir[0] != '/') {
+		snprintf(err, errlen, "--state-dir %s: give an absolute path", c->state_dir);
 		return -EINVAL;
 	}
 	return 0;

@@ -33,13 +33,16 @@
 #include "cuzk/copies.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/pipeline.h"
+#include "cuzk/store.h"
+#include "cuzk/verify.h"
+#include "cuzk/wtns.h"
+#include "cuzk/zkey.h"
 
 #define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
 #define MAX_CONNS 64            /* control connections of ordinary users */
 #define RESERVED_CONNS 8        /* more, only for root and cuzkd's own uid */
 #define N_CONNS (MAX_CONNS + RESERVED_CONNS)
 #define TICK_NS 100000000ull          /* timer period: 100 ms */
-#define RETIRE_GRACE_NS 30000000000ull /* decided jobs stay visible 30 s */
 #define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
 #define FAST_DEATH_NS 10000000000ull   /* a death within 10 s of start counts as fast */
 #define BACKOFF_MAX_NS 30000000000ull
@@ -138,7 +141,18 @@ struct sup {
 	struct copies copies;   /* cuzkd's copies of client files (copies.h) */
 	json_t *lost;           /* jobs of a previous cuzkd that died with them */
 	int notified;           /* systemd told READY=1 */
+	/* The job store (store.h; NULL with --no-store). What was last recorded, so a
+	 * tick writes only changes: per partition its store state (REC_UNKNOWN: write
+	 * it), per job slot REC_* below. */
+	struct store *store;
+	uint8_t *rec_part;
+	uint8_t *rec_job;
+	uint8_t *resumed;       /* per job slot: taken over from a previous cuzkd */
+	uint64_t store_err_ns;  /* last logged store failure (one line per 10 s) */
 };
+
+#define REC_UNKNOWN 0xff
+enum { REC_NONE = 0, REC_RUNNING, REC_FINAL }; /* rec_job: not in the store / running / decided */
 
 static uint64_t now_ns(void)
 {
@@ -383,6 +397,32 @@ static void unlink_temps(const struct sup *s, uint32_t p, pid_t pid)
 		unlink_temps_at(&s->pl, s->files[j].out_fd, jt->jobs[j].out_dir, p, pid);
 }
 
+/* cuzkd died between the finalizer's two renames: NAME.proof.json is under its final
+ * name, NAME.public.json still under its temp name (both were fsync'd before either
+ * rename, groth16_write_pair). With a job store, finish that publish, so that the
+ * resume finds a proof that verifies instead of writing the partition a second time. */
+static void finish_publish(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
+			   pid_t pid)
+{
+	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+	char proof[PIPE_NAME_LEN + 32], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
+		utmp[sizeof(proof) + 32];
+
+	if (!pi || dfd < 0)
+		return;
+	/* Relative to the out dir's verified descriptor (collect_lost), never a path. */
+	snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
+	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", proof, (int)pid);
+	snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
+	snprintf(utmp, sizeof(utmp), "%s.tmp.%d", pub, (int)pid);
+	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    faccessat(dfd, ptmp, F_OK, AT_SYMLINK_NOFOLLOW) &&
+	    faccessat(dfd, utmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    renameat(dfd, utmp, dfd, pub) == 0)
+		logmsg("completed the publish of %s/%s that the dead finalizer had begun", display,
+		       pub);
+}
+
 /* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
  * it instead of handing it out again. 1 if it is now FAILED. */
 static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int status)
@@ -443,8 +483,10 @@ static void check_stalls(struct sup *s, uint64_t t)
 /* A previous cuzkd of this instance died (its socket did not answer) and left its
  * segments. Its stages died with it (PR_SET_PDEATHSIG), so nothing works on its table
  * any more and this cuzkd starts a new one (the geometry may differ). Each job that was
- * still running is reported lost, by id (log, `cuzk status`, `wait`/`status ID`); the
- * temp files its finalizer may have left are removed; job ids continue after its last.
+ * still running is listed in s->lost; with --no-store it is reported lost, by id (log,
+ * `cuzk status`, `wait`/`status ID`), with a store store_start resumes it and drops it
+ * from the list. The temp files its finalizer may have left are removed (a publish
+ * half done is finished first, with a store); job ids continue after its last.
  * Returns the next job id to use, 0 when there was no table. */
 static uint64_t collect_lost(struct sup *s)
 {
@@ -484,9 +526,13 @@ static uint64_t collect_lost(struct sup *s)
 					dfd = -1;
 				}
 			}
-			if (jobtab_word_state(w) == JOBTAB_FINAL)
-				unlink_temps_at(&old, dfd, jb->out_dir, jb->first_part + i,
-						(pid_t)jobtab_word_pid(w));
+			if (jobtab_word_state(w) != JOBTAB_FINAL)
+				continue;
+			if (!s->c->no_store && dfd >= 0)
+				finish_publish(&old, dfd, jb->out_dir, jb->first_part + i,
+					       (pid_t)jobtab_word_pid(w));
+			unlink_temps_at(&old, dfd, jb->out_dir, jb->first_part + i,
+					(pid_t)jobtab_word_pid(w));
 		}
 		if (dfd >= 0)
 			close(dfd);
@@ -495,10 +541,16 @@ static uint64_t collect_lost(struct sup *s)
 		json_array_append_new(s->lost, json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id",
 			(json_int_t)jb->id, "zkey", jb->zkey_path, "out_dir", jb->out_dir,
 			"partitions", (int)jb->n_parts, "done", (int)d, "failed", (int)f));
-		logmsg("job %llu LOST: the previous cuzkd (pid %d) died while it ran (%u of %u "
-		       "partition(s) done, their proofs are in %s); submit it again",
-		       (unsigned long long)jb->id, (int)old.stats.page->supervisor_pid, d,
-		       jb->n_parts, jb->out_dir);
+		if (s->c->no_store)
+			logmsg("job %llu LOST: the previous cuzkd (pid %d) died while it ran (%u of "
+			       "%u partition(s) done, their proofs are in %s); submit it again",
+			       (unsigned long long)jb->id, (int)old.stats.page->supervisor_pid, d,
+			       jb->n_parts, jb->out_dir);
+		else
+			logmsg("job %llu: the previous cuzkd (pid %d) died while it ran (%u of %u "
+			       "partition(s) done); the job store resumes it",
+			       (unsigned long long)jb->id, (int)old.stats.page->supervisor_pid, d,
+			       jb->n_parts);
 	}
 	pipeline_detach(&old);
 	return next;
@@ -783,12 +835,18 @@ static int retire(struct sup *s, int force)
 			s->decided_ns[j] = t;
 		if (job_has_waiter(s, j))
 			continue;
-		if (!force && t - s->decided_ns[j] < RETIRE_GRACE_NS)
+		if (s->store && s->rec_job[j] == REC_RUNNING)
+			continue; /* its end is not in the store yet (store_sync) */
+		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
 			job_files_release(s, j);
 			s->decided_ns[j] = 0;
 			s->cancelled[j] = 0;
+			if (s->store) {
+				s->rec_job[j] = REC_NONE;
+				s->resumed[j] = 0;
+			}
 			n++;
 		}
 	}
@@ -823,8 +881,352 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 	json_t *o = json_object(), *j = control_job_json(&s->pl.data.jobtab, s->pl.partinfo,
 							  slot, 1);
 
+	if (j && s->resumed && s->resumed[slot])
+		json_object_set_new(j, "resumed", json_true());
+
 	json_object_set_new(o, "job", j ? j : json_null());
 	conn_reply(s, k, control_reply_ok(o));
+}
+
+/* ---- the job store (store.h) --------------------------------------------------- */
+
+static enum store_part_state store_state_of(uint32_t st)
+{
+	switch (st) {
+	case JOBTAB_SYNTH: return STORE_SYNTHESIZING;
+	case JOBTAB_READY:
+	case JOBTAB_PROVING: return STORE_PROVING;
+	case JOBTAB_PROVED:
+	case JOBTAB_FINAL: return STORE_FINALIZING;
+	case JOBTAB_DONE: return STORE_DONE;
+	case JOBTAB_FAILED: return STORE_FAILED;
+	default: return STORE_QUEUED;
+	}
+}
+
+static void store_log_err(struct sup *s, const char *what, const char *err)
+{
+	uint64_t t = now_ns();
+
+	if (s->store_err_ns && t - s->store_err_ns < 10000000000ull)
+		return;
+	s->store_err_ns = t;
+	logmsg("%s: %s (retried every tick; proving goes on)", what, err);
+}
+
+/* Record every partition state change since the last call, and the jobs decided
+ * since, in one transaction per tick (100 ms) whatever the number of partitions,
+ * not fsync'd (store.h says why that is enough) and nothing in the stages' path. A job's word is read before its
+ * partitions' so that a job recorded decided has its partitions recorded final.
+ * When the commit fails, everything is written again next time. */
+static void store_sync(struct sup *s)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	char err[512];
+	int changed = 0, rc;
+
+	if (!s->store)
+		return;
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		const struct jobtab_job *jb = &jt->jobs[j];
+		uint32_t st;
+
+		if (s->rec_job[j] != REC_RUNNING)
+			continue;
+		st = job_state(s, j);
+		for (uint32_t i = 0; i < jb->n_parts; i++) {
+			uint32_t p = jb->first_part + i;
+			enum store_part_state ps = store_state_of(jobtab_word_state(
+				jobtab_part_load(jt, p)));
+
+			if (s->rec_part[p] == ps)
+				continue;
+			if (store_part_set(s->store, jb->id, i, ps, jt->parts[p].reason))
+				goto fail;
+			s->rec_part[p] = (uint8_t)ps;
+			changed = 1;
+		}
+		if (st == JOBTAB_DONE || st == JOBTAB_FAILED) {
+			if (store_job_set(s->store, jb->id, st == JOBTAB_DONE ? STORE_JOB_DONE :
+					  STORE_JOB_FAILED))
+				goto fail;
+			s->rec_job[j] = REC_FINAL;
+			changed = 1;
+		}
+	}
+	if (!changed)
+		return;
+	{
+		uint64_t t0 = now_ns();
+
+		rc = store_commit(s->store, err, sizeof(err));
+		/* The batch's cost (the updates before t0 are in memory; the commit
+		 * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
+		 * store_ns in the supervisor's counters. */
+		if (s->slot) {
+			stats_counter_add(s->slot, 2, 1);
+			stats_counter_add(s->slot, 3, now_ns() - t0);
+		}
+	}
+	if (!rc)
+		return;
+	store_log_err(s, "job store: recording partition states failed", err);
+	goto redo;
+fail:
+	snprintf(err, sizeof(err), "an update failed");
+	store_commit(s->store, err, sizeof(err)); /* ends (or rolls back) the batch */
+	store_log_err(s, "job store: recording partition states failed", err);
+redo:
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		const struct jobtab_job *jb = &jt->jobs[j];
+
+		if (s->rec_job[j] == REC_NONE)
+			continue;
+		if (s->rec_job[j] == REC_FINAL && job_state(s, j) != JOBTAB_FREE)
+			s->rec_job[j] = REC_RUNNING;
+		if (s->rec_job[j] == REC_RUNNING)
+			memset(&s->rec_part[jb->first_part], REC_UNKNOWN, jb->n_parts);
+	}
+}
+
+/* The submit as the store keeps it: what a later cuzkd needs to start it again. */
+static char *store_request(const struct control_submit *sub)
+{
+	json_t *parts = json_array(), *o;
+	char *t;
+
+	for (size_t i = 0; parts && i < sub->n; i++)
+		json_array_append_new(parts, json_pack("{s:s,s:s}", "wtns", sub->wtns[i], "name",
+						       sub->name[i]));
+	o = json_pack("{s:i,s:s,s:s,s:s?,s:i,s:o}", "version", 1, "zkey", sub->zkey, "out_dir",
+		      sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL, "priority",
+		      (int)sub->priority, "parts", parts);
+	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return t;
+}
+
+/* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
+ * values; little-endian limbs are the witness file's byte order). */
+static int signals_match(const char *wtns_path, const uint64_t *sig, uint32_t npub)
+{
+	char err[256];
+	wtns w;
+	int ok;
+
+	if (wtns_open(&w, wtns_path, err, sizeof(err)))
+		return 0;
+	ok = w.n8 == 32 && w.nwitness > npub;
+	for (uint32_t i = 0; ok && i < npub; i++)
+		ok = !memcmp(sig + 4 * (size_t)i, w.values + (size_t)(1 + i) * w.n8, 32);
+	wtns_close(&w);
+	return ok;
+}
+
+/* A partition's proof is already published (a finalizer wrote it before the store
+ * heard of it): OUT/NAME.proof.json and .public.json exist, verify against the
+ * zkey's key, and the public signals are this partition's witness's (a proof left
+ * in the out dir by an earlier job with other witnesses of the same names verifies
+ * too). vk: loaded once per job by the caller (NULL: cannot check, redo). */
+static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *name,
+			 const char *wtns_path)
+{
+	char pp[2 * JOBTAB_PATH_LEN], pub[2 * JOBTAB_PATH_LEN], err[256];
+	groth16_proof pr;
+	uint64_t *sig = NULL;
+	bool valid = false;
+	int ok;
+
+	if (!vk)
+		return 0;
+	snprintf(pp, sizeof(pp), "%s/%s.proof.json", out_dir, name);
+	snprintf(pub, sizeof(pub), "%s/%s.public.json", out_dir, name);
+	if (access(pp, F_OK) || access(pub, F_OK))
+		return 0;
+	ok = !groth16_public_from_json(vk, &sig, pub, err, sizeof(err)) &&
+	     !groth16_proof_from_json(vk, &pr, pp, err, sizeof(err)) &&
+	     !groth16_verify_proof(vk, &pr, sig, vk->npublic, &valid, err, sizeof(err)) && valid &&
+	     signals_match(wtns_path, sig, vk->npublic);
+	free(sig);
+	return ok;
+}
+
+struct resume_ctx {
+	struct sup *s;
+	uint64_t next_id;
+	json_t *ids;            /* the ids resumed, or left for a later start */
+};
+
+/* One unfinished job of the store: into the table under its own id, before any stage
+ * runs (so no stage can claim a partition before it is set): partitions the store has
+ * done or failed are set so, those whose proof is on disk and verifies are marked
+ * done, the rest are queued. */
+static int resume_job(void *arg, const struct store_job *sj)
+{
+	struct resume_ctx *x = arg;
+	struct sup *s = x->s;
+	struct jobtab *jt = &s->pl.data.jobtab;
+	json_t *req = json_loads(sj->request, 0, NULL), *parts;
+	struct pipe_submit_part *sp = NULL;
+	const char *zpath, *out_dir, *r1cs;
+	groth16_vk vk, *vkp = NULL;
+	uint32_t slot, n, found = 0, done = 0, failed = 0;
+	char err[512];
+	int rc, ofd;
+
+	if (sj->id >= x->next_id)
+		x->next_id = sj->id + 1;
+	json_array_append_new(x->ids, json_integer((json_int_t)sj->id));
+	parts = json_object_get(req, "parts");
+	zpath = json_string_value(json_object_get(req, "zkey"));
+	out_dir = json_string_value(json_object_get(req, "out_dir"));
+	r1cs = json_string_value(json_object_get(req, "r1cs"));
+	n = (uint32_t)json_array_size(parts);
+	if (!zpath || !out_dir || !n || n != sj->n_parts || !(sp = calloc(n, sizeof(*sp)))) {
+		logmsg("job %llu in the job store is unreadable (request %.200s): not resumed",
+		       (unsigned long long)sj->id, sj->request);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		json_t *p = json_array_get(parts, i);
+
+		sp[i].wtns_path = json_string_value(json_object_get(p, "wtns"));
+		sp[i].name = json_string_value(json_object_get(p, "name"));
+		sp[i].r1cs_path = r1cs;
+	}
+	/* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
+	 * the counter is set back past every id after the resume. */
+	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
+	/* ISSUE 16 / 17 (open): the submit's descriptors and cuzkd's copies died with
+	 * the previous cuzkd, so a resumed job is opened again by the paths the client
+	 * named (copies.h): with cuzkd's rights, and those paths are the client's words,
+	 * not checked against the files it passed. Until the store records each file's
+	 * identity (dev, inode, size, mtime, ctime at submit) and resume refuses a path
+	 * that no longer names that file, a resumed job is the one place a path is still
+	 * opened. The out dir at least is held as a descriptor, as for a submitted job,
+	 * so a later cuzkd removes its temp files by the directory's identity. */
+	ofd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	rc = pipeline_submit_job_fds(&s->pl, zpath, -1, out_dir, ofd,
+				     (int32_t)json_integer_value(json_object_get(req, "priority")),
+				     n, sp, now_ns(), &slot, err, sizeof(err));
+	if (rc == -ENOBUFS) {
+		s->repush_needed = 1;
+		rc = 0;
+	}
+	if (!rc) {
+		job_files_release(s, slot);
+		s->files[slot].out_fd = ofd;
+		ofd = -1;
+	}
+	if (ofd >= 0)
+		close(ofd);
+	if (rc) {
+		logmsg("job %llu not resumed: %s; it stays in the job store for a later start "
+		       "(raise --max-jobs/--max-parts)", (unsigned long long)sj->id, err);
+		goto out;
+	}
+	{
+		zkey zk;
+		char zerr[256];
+
+		if (!zkey_open(&zk, zpath, zerr, sizeof(zerr))) {
+			if (!groth16_vk_from_zkey(&vk, &zk, zerr, sizeof(zerr)))
+				vkp = &vk;
+			zkey_close(&zk);
+		}
+	}
+	s->rec_job[slot] = REC_RUNNING;
+	s->resumed[slot] = 1;
+	s->cancelled[slot] = 0;
+	s->decided_ns[slot] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = jt->jobs[slot].first_part + i;
+		enum store_part_state ps = sj->state[i];
+
+		s->crashes[p] = 0;
+		if (ps == STORE_FAILED) {
+			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, sj->reason[i] ? sj->reason[i] :
+					 "failed (reason not recorded)");
+			failed++;
+		} else if (ps == STORE_DONE ||
+			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name,
+					 sp[i].wtns_path)) {
+			jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_DONE, 0, NULL);
+			found += ps != STORE_DONE;
+			done++;
+			ps = STORE_DONE;
+		} else {
+			ps = STORE_QUEUED;
+		}
+		/* What the store holds now differs from ps where a proof was found or an
+		 * unfinished state goes back to queued: let the next sync write it. */
+		s->rec_part[p] = ps == sj->state[i] ? (uint8_t)ps : REC_UNKNOWN;
+	}
+	jobtab_job_try_complete(jt, slot);
+	logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
+	       "on disk and verified), %u failed, %u to prove -> %s", (unsigned long long)sj->id,
+	       done, n, found, failed, n - done - failed, out_dir);
+out:
+	if (vkp)
+		groth16_vk_free(vkp);
+	free(sp);
+	json_decref(req);
+	return 0;
+}
+
+/* Open the store and take over its unfinished jobs (before the stages start). The
+ * previous cuzkd's table (collect_lost) lists what it was running: those the store
+ * resumes are not lost. 0, or 3 with the reason logged (a store that cannot be
+ * opened stops cuzkd: silently running without it would lose jobs again). */
+static int store_start(struct sup *s, uint64_t next_id)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	struct resume_ctx x = { s, next_id, json_array() };
+	char err[1024];
+	size_t i;
+	json_t *o;
+	int rc;
+
+	if ((rc = store_open(&s->store, s->c->state_dir, s->c->instance, err, sizeof(err)))) {
+		logmsg("%s", err);
+		json_decref(x.ids);
+		return 3;
+	}
+	if (store_max_job_id(s->store) >= x.next_id)
+		x.next_id = store_max_job_id(s->store) + 1;
+	rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
+	if (rc)
+		logmsg("%s", err);
+	if (x.next_id < 1)
+		x.next_id = 1;
+	barrier_store_relaxed(&jt->hdr->next_job_id, x.next_id);
+	/* The previous cuzkd's jobs that the store knows were resumed, not lost. */
+	for (i = 0; s->lost && i < json_array_size(s->lost);) {
+		uint64_t id = (uint64_t)json_integer_value(json_object_get(
+			json_array_get(s->lost, i), "id"));
+		size_t k;
+		int known = 0;
+
+		json_array_foreach(x.ids, k, o)
+			known |= (uint64_t)json_integer_value(o) == id;
+		if (known) {
+			json_array_remove(s->lost, i);
+			continue;
+		}
+		logmsg("job %llu LOST: the previous cuzkd died while it ran and the job store "
+		       "has no record of it (it ran with --no-store?); submit it again",
+		       (unsigned long long)id);
+		i++;
+	}
+	if (s->lost && !json_array_size(s->lost)) {
+		json_decref(s->lost);
+		s->lost = NULL;
+	}
+	json_decref(x.ids);
+	logmsg("job store %s: next job id %llu", store_path(s->store),
+	       (unsigned long long)x.next_id);
+	store_sync(s);
+	return rc ? 3 : 0;
 }
 
 /* ---- requests ------------------------------------------------------------------ */
@@ -845,6 +1247,38 @@ static uint32_t unfinished_parts(const struct sup *s)
 		n += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
 	}
 	return n;
+}
+
+/* Record a submit in the store under the next job id. 0 or -errno with err. */
+static int store_record(struct sup *s, const struct control_submit *sub, char *err,
+			size_t errlen)
+{
+	uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
+	const char **names = calloc(sub->n, sizeof(*names));
+	char *req = store_request(sub), e[400];
+	uint64_t t0;
+	int rc;
+
+	if (!names || !req) {
+		free(names);
+		free(req);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sub->n; i++)
+		names[i] = sub->name[i];
+	t0 = now_ns();
+	rc = store_job_add(s->store, id, req, (uint32_t)sub->n, names, e, sizeof(e));
+	if (s->slot) {
+		stats_counter_add(s->slot, 2, 1);
+		stats_counter_add(s->slot, 3, now_ns() - t0);
+	}
+	if (rc)
+		snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s",
+			 e);
+	free(names);
+	free(req);
+	return rc;
 }
 
 static void do_submit(struct sup *s, struct conn *k, const struct control_req *r,
@@ -899,9 +1333,21 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		parts[i].wtns_fd = sub.wtns_fd[i];
 		parts[i].r1cs_fd = sub.r1cs_fd;
 	}
+	/* Durable first: the job and its partitions are committed to the store under
+	 * the id the table will give it (ids are the supervisor's alone) before any stage
+	 * can see it, so a store that cannot record it (disk full) refuses the submit
+	 * with nothing started; and a job the client is told about survives cuzkd. */
+	if (s->store && (rc = store_record(s, &sub, err, sizeof(err)))) {
+		free(parts);
+		control_submit_free(&sub, &s->copies);
+		reply_err(s, k, CONTROL_E_STORE, err);
+		return;
+	}
 	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
 				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
 				     sizeof(err));
+	if (rc == -ENOSPC)
+		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
 		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
 					     sub.out_fd, sub.priority, (uint32_t)sub.n, parts,
@@ -910,6 +1356,15 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
+	}
+	if (rc && s->store) {
+		char e2[512];
+		uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
+
+		/* Not started after all: take it out again, so no later cuzkd starts it. */
+		if (store_job_delete(s->store, id, e2, sizeof(e2)))
+			logmsg("job %llu was refused (%s) but stays in the job store: %s; a later "
+			       "cuzkd will run it", (unsigned long long)id, err, e2);
 	}
 	if (rc) {
 		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST, err);
@@ -926,6 +1381,12 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		f->n = sub.n;
 		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = -1;
 		sub.wtns_fd = NULL;
+		if (s->store) {
+			s->rec_job[slot] = REC_RUNNING;
+			s->resumed[slot] = 0;
+			memset(&s->rec_part[s->pl.data.jobtab.jobs[slot].first_part], STORE_QUEUED,
+			       sub.n);
+		}
 		s->cancelled[slot] = 0;
 		s->decided_ns[slot] = 0;
 		memset(&s->crashes[s->pl.data.jobtab.jobs[slot].first_part], 0,
@@ -997,7 +1458,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 			if (!lost_msg(s, r->job, m, sizeof(m)))
 				snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s "
 					 "after it finished)", (unsigned long long)r->job,
-					 (unsigned long long)(RETIRE_GRACE_NS / 1000000000ull));
+					 (unsigned long long)s->c->keep_finished_s);
 			reply_err(s, k, CONTROL_E_NO_JOB, m);
 			return;
 		}
@@ -1008,6 +1469,8 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
 		json_t *jj = control_job_json(jt, s->pl.partinfo, j, 0);
 
+		if (jj && s->resumed && s->resumed[j])
+			json_object_set_new(jj, "resumed", json_true());
 		if (jj)
 			json_array_append_new(jobs, jj);
 	}
@@ -1070,6 +1533,13 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 		return;
 	}
 	if (job_state(s, slot) == JOBTAB_QUEUED) {
+		char err[512];
+
+		/* Durable before it is answered, as a submit: a restart never revives it. */
+		if (s->store && store_job_cancel(s->store, r->job, err, sizeof(err))) {
+			reply_err(s, k, CONTROL_E_STORE, err);
+			return;
+		}
 		s->cancelled[slot] = 1;
 		cancel_sweep(s, slot);
 		logmsg("job %llu: cancelled", (unsigned long long)r->job);
@@ -1618,6 +2088,7 @@ static void tick(struct sup *s)
 		    1000000000ull)
 			conn_close(s, k);
 	}
+	store_sync(s);
 	retire(s, 0);
 	check_stalls(s, t);
 	/* Restarts due. */
@@ -1799,8 +2270,9 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 			old = strtol(buf, NULL, 10);
 		}
 		if (old > 0 && old != (long)getpid() && (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
-			snprintf(err, errlen, "pid file %.900s names process %ld, which is running; refusing "
-				 "to replace it", s->pid_path, old);
+			snprintf(err, errlen, "instance \"%.100s\" is already running (pid file %.700s "
+				 "names process %ld); stop it first or choose another --instance",
+				 s->c->instance, s->pid_path, old);
 			s->pid_path[0] = '\0';
 			return -EEXIST;
 		}
@@ -1894,6 +2366,8 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), now_ns());
 		stats_slot_name_counter(s->slot, 0, "deaths");
 		stats_slot_name_counter(s->slot, 1, "submits");
+		stats_slot_name_counter(s->slot, 2, "store_commits");
+		stats_slot_name_counter(s->slot, 3, "store_ns");
 		publish_gauge_names(s);
 	}
 	return 0;
@@ -2026,6 +2500,15 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		goto out;
 	}
 
+	/* The pid file first, the socket last: the socket is what clients and tests
+	 * wait for, so when it appears the pid file already names this daemon (and a
+	 * second daemon on this instance is stopped by the pid file before it touches
+	 * the socket). */
+	if (write_pid_file(s, err, sizeof(err))) {
+		logmsg("%s", err);
+		code = 3;
+		goto out_ring;
+	}
 	if ((rc = listen_socket(s, err, sizeof(err)))) {
 		logmsg("%s", err);
 		code = 3;
@@ -2043,10 +2526,20 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd = -1;
 	copies_init(&s->copies, PIPE_ZKEY_CACHE);
-	if (!s->decided_ns || !s->cancelled || !s->crashes || !s->files) {
+	s->rec_part = malloc(c->max_parts);
+	s->rec_job = calloc(c->max_jobs, 1);
+	s->resumed = calloc(c->max_jobs, 1);
+	if (!s->decided_ns || !s->cancelled || !s->crashes || !s->rec_part || !s->rec_job ||
+	    !s->resumed || !s->files) {
 		logmsg("out of memory");
 		goto out_seg;
 	}
+	memset(s->rec_part, REC_UNKNOWN, c->max_parts);
+	/* Before any stage runs: resumed partitions are set before anyone can claim them. */
+	if (!c->no_store && (code = store_start(s, barrier_load_relaxed(
+		&s->pl.data.jobtab.hdr->next_job_id))))
+		goto out_seg;
+	code = 10;
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
@@ -2058,12 +2551,6 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		}
 		logmsg("metrics on http://%s/metrics", bound);
 	}
-	if (write_pid_file(s, err, sizeof(err))) {
-		logmsg("%s", err);
-		code = 3;
-		goto out_seg;
-	}
-
 	/* Children: workers, synths, finalizer, in plan order. */
 	for (uint32_t i = 0; i < p->n_places && i < MAX_CHILDREN; i++) {
 		struct child *ch = &s->ch[s->n_ch++];
@@ -2154,10 +2641,15 @@ out_seg:
 			kill(s->ch[i].pid, SIGKILL);
 			waitpid(s->ch[i].pid, NULL, 0);
 		}
+	if (s->store) {
+		store_sync(s); /* the last partitions' ends; unfinished jobs stay running */
+		store_close(s->store);
+	}
+	free(s->rec_part);
+	free(s->rec_job);
+	free(s->resumed);
 	pipeline_detach(&s->pl);
 	pipeline_destroy(c->instance);
-	if (s->pid_path[0])
-		unlink(s->pid_path);
 	free(s->decided_ns);
 	free(s->cancelled);
 	free(s->crashes);
@@ -2172,6 +2664,8 @@ out_sock:
 	if (s->sock_path[0])
 		unlink(s->sock_path);
 out_ring:
+	if (s->pid_path[0])
+		unlink(s->pid_path);
 	io_uring_queue_exit(&s->ring);
 out:
 	if (s->sfd >= 0)

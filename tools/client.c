@@ -616,9 +616,10 @@ static void print_status_all(json_t *r)
     }
     printf("jobs: %zu\n", json_array_size(jobs));
     json_array_foreach(jobs, i, o)
-        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  %s\n", jint(o, "id"),
+        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  %s%s\n", jint(o, "id"),
                jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"),
-               jstr(o, "out_dir"));
+               jstr(o, "out_dir"),
+               json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
     json_array_foreach(ch, i, o)
         printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n",

@@ -26,6 +26,8 @@ enum config_dev_kind {
 struct cuzkd_config {
 	char instance[SEG_INSTANCE_MAX + 1];
 	char run_dir[CONFIG_PATH_MAX];
+	char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
+	int no_store;               /* --no-store: jobs live in memory only (lost with cuzkd) */
 	char devices[128];          /* the spec as given, for messages */
 	enum config_dev_kind dev_kind;
 	uint32_t n_devices;         /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
@@ -47,6 +49,8 @@ struct cuzkd_config {
 	uint32_t conns_per_uid;     /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;    /* close a control connection idle this long; 0 never */
+	uint32_t keep_finished_s;   /* a decided job stays visible this long (a full table
+				     * retires it sooner) */
 	uint32_t metrics_conns;     /* concurrent metrics HTTP connections */
 	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
 	int foreground;
@@ -63,7 +67,7 @@ struct cuzkd_config {
 };
 
 /* Fills the defaults: instance "default", run dir config_default_run_dir(),
- * devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
+ * state dir store_default_dir(), devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
  * stall timeout 60 s, 3 attempts, no queue limit. */
 void config_defaults(struct cuzkd_config *c);
 

@@ -70,6 +70,8 @@
 #define CONTROL_E_TIMEOUT "timeout"
 #define CONTROL_E_PERM "permission"
 #define CONTROL_E_INTERNAL "internal"
+#define CONTROL_E_STORE "store"               /* the job store could not record it
+					       * (disk full, I/O): nothing was accepted */
 
 enum control_kind {
 	CONTROL_SUBMIT = 0,

@@ -2,7 +2,8 @@
 # Shared by the fault tests (source me after setting BUILD): start a cuzkd on a
 # unique instance in a temp dir, talk to it, check the end state, clean up.
 #   ft_init NAME          instance NAME$$, temp dir $FT_TMP, trap cleanup
-#   ft_start ARGS...      cuzkd --foreground with ARGS; waits for its socket
+#   ft_start ARGS...      cuzkd --foreground with ARGS (job store $FT_TMP/state, kept
+#                         across restarts of the test's cuzkd); waits for its socket
 #   ft_cuzk ARGS...       the client on this instance
 #   ft_submit FX N JOB    a job of N copies of fixture FX's witness -> $FT_TMP/JOB/out;
 #                         prints the job id
@@ -51,7 +52,7 @@ ft_fail() {
 ft_cuzk() { "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" "$@"; }
 
 ft_start() {
-  "$BUILD/bin/cuzkd" --instance "$FT_INST" --run-dir "$FT_RUN" --foreground "$@" \
+  "$BUILD/bin/cuzkd" --instance "$FT_INST" --run-dir "$FT_RUN" --state-dir "$FT_TMP/state" --foreground "$@" \
     >>"$FT_TMP/cuzkd.log" 2>&1 &
   FT_DPID=$!
   for _ in $(seq 1 150); do [ -S "$FT_RUN/$FT_INST.sock" ] && break; sleep 0.1; done

@@ -1,39 +1,77 @@
 #!/usr/bin/env bash
 # Supervisor death: SIGKILL cuzkd during a job. Its stages exit at once (PDEATHSIG).
-# A new cuzkd on the same instance starts a fresh table and reports the running job
-# LOST by id (log, `cuzk status`, `cuzk wait ID`); no temp file is left in the out
-# dir; job ids continue after the lost one; new jobs are proved.
+# 1. With the job store (the default): a new cuzkd on the same store resumes the job
+#    under its id (log, `cuzk status` marks it resumed, `cuzk wait ID` sees it DONE),
+#    every partition has its proof and public file, snarkjs accepts each, no temp file
+#    is left; job ids continue after it; new jobs are proved.
+# 2. With --no-store (nothing remembers ids across a clean stop there): the new cuzkd
+#    reports the job LOST by id (log, `cuzk status`, `cuzk wait ID`) and its ids
+#    continue after the lost one.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 ft_init sdeath
 N=60
+kill_daemon() {
+  local old=$FT_DPID t0
+  kill -KILL "$old"; wait "$old" 2>/dev/null || true
+  FT_DPID=""
+  t0=$(date +%s.%N)
+  for _ in $(seq 1 500); do [ -z "$(pgrep -f -- "--instance $FT_INST " || true)" ] && break; sleep 0.02; done
+  left="$(pgrep -f -- "--instance $FT_INST " || true)"
+  [ -z "$left" ] || ft_fail "stages still running 10 s after cuzkd died (they must die with it): $left"
+  echo "ok: stages gone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s after cuzkd was killed"
+}
+wait_done() {  # id k: until k partitions of job id are done
+  for _ in $(seq 1 200); do
+    [ "$(ft_cuzk --json status "$1" | jq .job.done)" -ge "$2" ] && break; sleep 0.05
+  done
+}
+answering() { for _ in $(seq 1 150); do ft_cuzk status >/dev/null 2>&1 && return 0; sleep 0.1; done; ft_fail "cuzkd does not answer"; }
+
+# ---- 1. with the store: resumed ------------------------------------------------------
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
 id="$(ft_submit bn128-chain "$N" a)"
-for _ in $(seq 1 100); do
-  [ "$(ft_cuzk --json status "$id" | jq .job.done)" -ge 3 ] && break; sleep 0.05
-done
-old=$FT_DPID
-kill -KILL "$old"; wait "$old" 2>/dev/null || true
-FT_DPID=""
-t0=$(date +%s.%N)
-for _ in $(seq 1 500); do [ -z "$(pgrep -f -- "--instance $FT_INST " || true)" ] && break; sleep 0.02; done
-left="$(pgrep -f -- "--instance $FT_INST " || true)"
-[ -z "$left" ] || ft_fail "stages still running 10 s after cuzkd died (they must die with it): $left"
-echo "ok: stages gone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s after cuzkd was killed"
+wait_done "$id" 3
+kill_daemon
 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
-for _ in $(seq 1 300); do grep -q "job $id LOST" "$FT_TMP/cuzkd.log" && break; sleep 0.1; done
-grep -q "job $id LOST" "$FT_TMP/cuzkd.log" || ft_fail "no LOST line for job $id"
-out="$(ft_cuzk --json status "$id" 2>&1)" && ft_fail "status of lost job succeeded: $out"
-grep -q "was lost" <<<"$out" || ft_fail "status $id: $out"
-out="$(ft_cuzk --json wait "$id" 2>&1)" && ft_fail "wait of lost job succeeded: $out"
-grep -q "was lost" <<<"$out" || ft_fail "wait $id: $out"
-ft_status | jq -e --argjson id "$id" '.lost_jobs | map(.id) | index($id) != null' >/dev/null \
-  || ft_fail "status has no lost_jobs entry: $(ft_status)"
-echo "ok: $(grep -o "job $id LOST.*" "$FT_TMP/cuzkd.log")"
+answering
+grep -q "job $id resumed from the job store" "$FT_TMP/cuzkd.log" || ft_fail "no resume line for job $id"
+grep -q "job $id LOST" "$FT_TMP/cuzkd.log" && ft_fail "job $id reported lost although the store resumed it"
+st="$(ft_cuzk --json status "$id")" || ft_fail "status $id after the restart: $st"
+[ "$(jq -r .job.resumed <<<"$st")" = true ] || ft_fail "status $id does not say resumed: $st"
+ft_status | jq -e '.lost_jobs == null' >/dev/null || ft_fail "lost_jobs listed: $(ft_status | jq -c .lost_jobs)"
+echo "ok: $(grep -o "job $id resumed.*" "$FT_TMP/cuzkd.log" | sed 's/ -> .*//')"
+r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$id")" || ft_fail "wait $id: $r"
+[ "$(jq -r .job.state <<<"$r")" = done ] || ft_fail "resumed job $id: $r"
+ft_check_files a "$N"; ft_verify bn128-chain a
 tmpf="$(ls -A "$FT_TMP/a/out" | grep '\.tmp\.' || true)"
 [ -z "$tmpf" ] || ft_fail "temp files left: $tmpf"
 id2="$(ft_submit bn128 4 b)"
-[ "$id2" -gt "$id" ] || ft_fail "job id $id2 reuses the lost range (lost $id)"
+[ "$id2" -gt "$id" ] || ft_fail "job id $id2 reuses an id of the resumed range ($id)"
 ft_cuzk wait "$id2" >/dev/null || ft_fail "new job $id2"
 ft_check_files b 4; ft_verify bn128 b
+ft_shutdown
+
+# ---- 2. --no-store: lost -----------------------------------------------------------------
+ft_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
+id3="$(ft_submit bn128-chain 30 c)"
+wait_done "$id3" 2
+kill_daemon
+ft_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
+for _ in $(seq 1 300); do grep -q "job $id3 LOST" "$FT_TMP/cuzkd.log" && break; sleep 0.1; done
+grep -q "job $id3 LOST" "$FT_TMP/cuzkd.log" || ft_fail "no LOST line for job $id3"
+answering
+out="$(ft_cuzk --json status "$id3" 2>&1)" && ft_fail "status of lost job succeeded: $out"
+grep -q "was lost" <<<"$out" || ft_fail "status $id3: $out"
+out="$(ft_cuzk --json wait "$id3" 2>&1)" && ft_fail "wait of lost job succeeded: $out"
+grep -q "was lost" <<<"$out" || ft_fail "wait $id3: $out"
+ft_status | jq -e --argjson id "$id3" '.lost_jobs | map(.id) | index($id) != null' >/dev/null \
+  || ft_fail "status has no lost_jobs entry: $(ft_status)"
+echo "ok: --no-store: $(grep -o "job $id3 LOST.*" "$FT_TMP/cuzkd.log")"
+tmpf="$(ls -A "$FT_TMP/c/out" | grep '\.tmp\.' || true)"
+[ -z "$tmpf" ] || ft_fail "temp files left: $tmpf"
+id4="$(ft_submit bn128 2 d)"
+[ "$id4" -gt "$id3" ] || ft_fail "job id $id4 reuses the lost range (lost $id3)"
+ft_cuzk wait "$id4" >/dev/null || ft_fail "new job $id4"
+ft_check_files d 2; ft_verify bn128 d
 ft_shutdown

@@ -4,6 +4,7 @@
 #   ROOT, BUILD (absolute), SHARED, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
 #   inst   a unique instance name (NAME + pid)      tmp  a temp dir, removed on exit
 #   run    the run dir (socket, pid file)           daemon_pid  set by daemon_start
+#   (the job store is $tmp/state/$inst.db: each test's own, never the default)
 #   cuzk ARGS...       the client for this instance
 #   fail MSG           print MSG and the tail of the daemon's log, exit 1
 #   send LINE          one raw protocol line on a fresh connection; prints the reply
@@ -106,7 +107,8 @@ PY
 }
 
 daemon_start() {
-  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground "$@" >"$tmp/cuzkd.log" 2>&1 &
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground "$@" \
+    >"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
   local _
   for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done

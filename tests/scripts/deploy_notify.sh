@@ -16,7 +16,7 @@ s.settimeout(30)
 inst = "notify%d" % os.getpid()
 env = dict(os.environ, NOTIFY_SOCKET=sock)
 p = subprocess.Popen([bin + "/cuzkd", "--foreground", "--instance", inst, "--run-dir",
-                      tmp + "/run", "--devices", "cpu:2", "--buffers", "2", "--buffer-mb", "1"],
+                      tmp + "/run", "--state-dir", tmp + "/state", "--devices", "cpu:2", "--buffers", "2", "--buffer-mb", "1"],
                      env=env)
 try:
     msg = s.recv(4096).decode()

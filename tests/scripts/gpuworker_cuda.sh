@@ -21,7 +21,7 @@ if grep -q "not built" "$tmp/w.out"; then
   [ $rc = 111 ] || fail "exit $rc (expected 111): $(cat "$tmp/w.out")"
   echo "ok: CUDA=0 build: $(cat "$tmp/w.out")"
   rc=0
-  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground --devices cuda:0 \
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground --devices cuda:0 \
     --driver-gpus 0000:01:00.0 >"$tmp/d.out" 2>&1 || rc=$?
   [ $rc != 0 ] && grep -q "built without the CUDA backend" "$tmp/d.out" \
     || fail "cuzkd --devices cuda:0 in a CUDA=0 build: rc $rc: $(cat "$tmp/d.out")"

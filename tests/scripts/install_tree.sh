@@ -11,7 +11,7 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 dest="$tmp/dest"
 fail() { echo "install_tree: FAIL: $*" >&2; exit 1; }
 
-make -s install BUILD="$BUILD" DESTDIR="$dest" PREFIX=/usr/local >/dev/null
+make -s install-files BUILD="$BUILD" DESTDIR="$dest" PREFIX=/usr/local >/dev/null
 ( cd "$dest" && find . -type f -printf '%m %p\n' | sort )
 for f in usr/local/bin/cuzkd usr/local/bin/cuzk usr/local/bin/cuzk-top usr/local/bin/cuzk-synth \
 	 usr/local/bin/cuzk-gpuworker usr/local/bin/cuzk-finalizer; do
@@ -32,7 +32,7 @@ for key in Type=notify Restart=on-failure User=cuzk Group=cuzk RuntimeDirectory=
 done
 # an existing config is never overwritten
 echo "# mine" >> "$dest/etc/cuzk/cuzkd.conf"
-make -s install BUILD="$BUILD" DESTDIR="$dest" PREFIX=/usr/local >/dev/null
+make -s install-files BUILD="$BUILD" DESTDIR="$dest" PREFIX=/usr/local >/dev/null
 tail -n1 "$dest/etc/cuzk/cuzkd.conf" | grep -qx "# mine" || fail "make install overwrote the config"
 
 if command -v systemd-analyze >/dev/null 2>&1; then

@@ -31,7 +31,7 @@ open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(60)' "$tmp/held
 holder_pid=$!
 for _ in $(seq 1 50); do [ -s "$tmp/held" ] && break; sleep 0.1; done
 port="$(cat "$tmp/held")"
-rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --devices cpu:1 --buffers 2 \
+rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices cpu:1 --buffers 2 \
   --buffer-mb 16 --foreground --metrics-listen "127.0.0.1:$port" >"$tmp/taken.log" 2>&1 || rc=$?
 kill "$holder_pid" 2>/dev/null || true; wait "$holder_pid" 2>/dev/null || true; holder_pid=""
 [ $rc -eq 3 ] && grep -q "metrics-listen" "$tmp/taken.log" || { cat "$tmp/taken.log"; fail "port taken: exit $rc, want 3"; }
@@ -40,7 +40,10 @@ echo "ok: --metrics-listen: a name is refused (2), a taken port stops cuzkd (3)"
 
 # ---- 2. /metrics -------------------------------------------------------------------------
 port="$(free_port)"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.0.1:$port"
+# --keep-finished: the job must still be there for `cuzk trace` however long the
+# metrics checks take on a loaded machine (the default retires it 30 s after it ends).
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.0.1:$port" \
+  --keep-finished 3600
 grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
 
 NPART="${CUZK_TRACE_PARTS:-4}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: exclusive (creates and removes Unix users: useradd and userdel lock /etc/passwd)
 # Issue 16 items 4 and 8 (tests/security/): connection exhaustion on the control
 # socket and a slowloris on the metrics port, each as an unprivileged second user.
 # SKIP (77) when not root (the tests create that user with useradd).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# test: exclusive (creates and removes Unix users: useradd and userdel lock /etc/passwd)
 # Issue 16 (security), the file and run-dir items: runs tests/security/{symlink_tempname,
 # rundir,confused_deputy,truncate_inputs}.sh, each of which performs an attack as an
 # unprivileged second user and fails if it works. Needs root (useradd); exit 77 (SKIP)

@@ -35,7 +35,7 @@ as_attacker mkdir -m 0777 "$evil"
 as_attacker chmod 0777 "$evil"
 as_attacker ln -s "$tmp/victim/data" "$evil/${inst}v.pid"
 as_attacker ln -s "$tmp/victim/data" "$evil/${inst}v.pid.tmp"
-as_victim "$BUILD/bin/cuzkd" --instance "${inst}v" --foreground --devices cpu:1 --buffer-mb 16 \
+as_victim "$BUILD/bin/cuzkd" --instance "${inst}v" --state-dir "$tmp/vstate" --foreground --devices cpu:1 --buffer-mb 16 \
   >"$tmp/victim.log" 2>&1 &
 vpid=$!
 for _ in $(seq 1 100); do kill -0 "$vpid" 2>/dev/null || break; sleep 0.1; done
@@ -54,7 +54,7 @@ echo "ok: a foreign /tmp/cuzk-UID is refused: $(grep "run directory" "$tmp/victi
 mkdir -m 0700 "$run"
 printf 'ROOT SECRET\n' >"$tmp/secret"; chmod 0600 "$tmp/secret"
 ln -s "$tmp/secret" "$run/$inst.pid"
-"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground --devices cpu:1 --buffer-mb 16 \
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground --devices cpu:1 --buffer-mb 16 \
   >"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
 sleep 0.5

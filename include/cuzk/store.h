@@ -1,0 +1,103 @@
+/* store.h — cuzkd's durable job store: every accepted job and the state of each of
+ * its partitions, so a new cuzkd on the same store resumes what a dead one accepted
+ * (README "Failure handling"). One backend today: an SQLite file
+ * (STATE_DIR/INSTANCE.db, WAL, synchronous=FULL), written by the supervisor only.
+ *
+ * Schema version 1 (PRAGMA user_version):
+ *   jobs(id PRIMARY KEY, request TEXT: the submit as JSON (zkey, out_dir, priority,
+ *        r1cs, parts[{wtns, name}]), state 'running'|'done'|'failed', submitted,
+ *        finished: unix seconds)
+ *   parts(job, idx, name, state 'queued'|'synthesizing'|'proving'|'finalizing'|
+ *        'done'|'failed', reason, PRIMARY KEY(job, idx))
+ * The request is JSON so that it can grow (input.json, descriptors' origins) without
+ * a migration; what resume needs of a partition beyond its state is in it.
+ *
+ * Durability: store_job_add and store_job_delete commit with synchronous=FULL (an
+ * fsync of the WAL) before they return, so a job is acknowledged only once it
+ * survives a power loss. State changes are batched (store_part_set ... store_commit):
+ * one commit per supervisor tick, never one per partition, none in the stages' path,
+ * and with synchronous=NORMAL: written to the WAL, not fsync'd (WAL mode cuts an
+ * interrupted log at its last whole commit: never corrupt). A batch lost to a power
+ * cut only makes the next cuzkd look again: a proof on disk that verifies is marked
+ * done, anything else unfinished is queued; the next durable commit makes every
+ * earlier batch durable too.
+ *
+ * Errors: 0 or -errno, with a sentence in err; a failed call leaves the file as it
+ * was (SQLite rolls the transaction back). */
+#ifndef CUZK_STORE_H
+#define CUZK_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_SCHEMA_VERSION 1
+
+enum store_part_state {
+	STORE_QUEUED = 0,
+	STORE_SYNTHESIZING,
+	STORE_PROVING,
+	STORE_FINALIZING,
+	STORE_DONE,
+	STORE_FAILED,
+	STORE_NSTATES
+};
+
+enum store_job_state { STORE_JOB_RUNNING = 0, STORE_JOB_DONE, STORE_JOB_FAILED };
+
+struct store;
+
+const char *store_part_state_name(enum store_part_state s);
+
+/* The default state directory: $STATE_DIRECTORY (systemd's StateDirectory=, the
+ * unit's /var/lib/cuzk), else /var/lib/cuzk as root, else $XDG_STATE_HOME/cuzk, else
+ * ~/.local/state/cuzk. */
+void store_default_dir(char *buf, size_t len);
+
+/* Open (creating dir 0700 and the file if needed) DIR/INSTANCE.db. A file that is
+ * not an SQLite database, fails its integrity check or has a newer schema version
+ * than this cuzkd's is refused (-EPROTO, or -EIO/-ENOSPC...) without writing to it. */
+int store_open(struct store **st, const char *dir, const char *instance, char *err,
+	       size_t errlen);
+/* Flushes nothing (call store_commit first); accepts NULL. */
+void store_close(struct store *st);
+const char *store_path(const struct store *st);
+
+/* The highest job id ever recorded (0: none): ids are never reused across restarts. */
+uint64_t store_max_job_id(struct store *st);
+
+/* Record job id (request: JSON text) and its n partitions (queued), durably, in one
+ * transaction. A pending batch is committed with it. */
+int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n,
+		  const char *const *names, char *err, size_t errlen);
+/* Remove a job recorded by store_job_add that could not be started after all. */
+int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
+
+/* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
+ * cancel is never undone by a restart. */
+int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);
+
+/* Batched changes: open a transaction on the first one; store_commit makes them
+ * durable. reason: for STORE_FAILED (NULL otherwise). */
+int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,
+		   const char *reason);
+int store_job_set(struct store *st, uint64_t job, enum store_job_state s);
+/* 0 also when nothing was pending. On failure the batch is rolled back. */
+int store_commit(struct store *st, char *err, size_t errlen);
+
+/* One unfinished job for store_each_running: its partitions' states and reasons
+ * (reason[i] NULL unless failed); valid during the callback only. */
+struct store_job {
+	uint64_t id;
+	const char *request;
+	uint32_t n_parts;
+	const enum store_part_state *state;
+	const char *const *name;
+	const char *const *reason;
+};
+
+/* Calls cb for every job in state running, in id order; stops at a non-zero return
+ * and returns it. */
+int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j),
+		       void *arg, char *err, size_t errlen);
+
+#endif /* CUZK_STORE_H */

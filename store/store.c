@@ -1,0 +1,549 @@
+/* store.c — the durable job store, SQLite backend (store.h). */
+#include "cuzk/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *upd_part, *upd_job;
+	int in_batch;
+	int sync_full;          /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
+	char path[1100];
+};
+
+static const char *const part_names[STORE_NSTATES] = { "queued", "synthesizing", "proving",
+	"finalizing", "done", "failed" };
+static const char *const job_names[] = { "running", "done", "failed" };
+
+const char *store_part_state_name(enum store_part_state s)
+{
+	return (unsigned)s < STORE_NSTATES ? part_names[s] : "?";
+}
+
+static enum store_part_state part_state_of(const char *s)
+{
+	for (int i = 0; i < STORE_NSTATES; i++)
+		if (s && !strcmp(s, part_names[i]))
+			return (enum store_part_state)i;
+	return STORE_QUEUED; /* unknown (a later version's state): redo it */
+}
+
+void store_default_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	const char *sd = getenv("STATE_DIRECTORY"); /* systemd's StateDirectory= */
+
+	if (sd && sd[0] == '/')
+		snprintf(buf, len, "%.*s", (int)strcspn(sd, ":"), sd);
+	else if (geteuid() == 0)
+		snprintf(buf, len, "/var/lib/cuzk");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, len, "%s/cuzk", xdg);
+	else if (home && home[0] == '/')
+		snprintf(buf, len, "%s/.local/state/cuzk", home);
+	else
+		snprintf(buf, len, "/tmp/cuzk-state-%u", (unsigned)geteuid());
+}
+
+/* -errno for an SQLite result code: SQLITE_FULL is a full disk, the rest I/O. */
+static int sq_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL: return -ENOSPC;
+	case SQLITE_NOMEM: return -ENOMEM;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_CANTOPEN: return -EACCES;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB: return -EPROTO;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED: return -EBUSY;
+	default: return -EIO;
+	}
+}
+
+static int sq_fail(struct store *st, int rc, const char *what, char *err, size_t errlen)
+{
+	if (err)
+		snprintf(err, errlen, "job store %s: %s: %s%s", st->path, what,
+			 sqlite3_errmsg(st->db), (rc & 0xff) == SQLITE_FULL ? " (disk full)" : "");
+	return sq_errno(rc);
+}
+
+static int exec(struct store *st, const char *sql, const char *what, char *err, size_t errlen)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : sq_fail(st, rc, what, err, errlen);
+}
+
+static int mkdir_p(const char *dir)
+{
+	char b[1024];
+
+	if (snprintf(b, sizeof(b), "%s", dir) >= (int)sizeof(b))
+		return -ENAMETOOLONG;
+	for (char *p = b + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(b, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(b, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* The store decides which files cuzkd proves into and overwrites: its directory must
+ * be a real directory (not a symlink) of this uid that no one else can write to, as
+ * the run directory (another user could otherwise swap the file or its -wal). */
+static int trusted_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat sb;
+
+	if (lstat(dir, &sb)) {
+		snprintf(err, errlen, "job store: state directory %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "job store: state directory %s is %s, not a directory; "
+			 "refusing it", dir, S_ISLNK(sb.st_mode) ? "a symlink" : "not a directory");
+		return -ENOTDIR;
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & 0022)) {
+		snprintf(err, errlen, "job store: state directory %s is owned by uid %u with mode "
+			 "%04o: it must be this daemon's (uid %u) and writable by no one else; "
+			 "refusing it (chown/chmod it, or pass another --state-dir)", dir,
+			 (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Before SQLite sees the file: a non-empty file must start with SQLite's magic, so a
+ * file that is something else is refused with that said, not opened. */
+static int check_magic(const char *path, char *err, size_t errlen)
+{
+	static const char magic[16] = "SQLite format 3";
+	char h[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : (snprintf(err, errlen, "job store %s: %s", path,
+							strerror(errno)), -errno);
+	n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n == 0)
+		return 0;
+	if (n != (ssize_t)sizeof(h) || memcmp(h, magic, sizeof(h))) {
+		snprintf(err, errlen, "job store %s is not an SQLite database (corrupt, or another "
+			 "file): refusing it, nothing was changed; move it away to start an "
+			 "empty store (its jobs are then not resumed)", path);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int int_query(struct store *st, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *q;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(q, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static const char schema_v1[] =
+	"CREATE TABLE jobs(id INTEGER PRIMARY KEY, request TEXT NOT NULL, "
+	"  state TEXT NOT NULL DEFAULT 'running', submitted INTEGER, finished INTEGER);"
+	"CREATE TABLE parts(job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, "
+	"  idx INTEGER NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'queued', "
+	"  reason TEXT, PRIMARY KEY(job, idx)) WITHOUT ROWID;"
+	"CREATE INDEX jobs_state ON jobs(state);"
+	"PRAGMA user_version = 1;";
+
+int store_open(struct store **out, const char *dir, const char *instance, char *err,
+	       size_t errlen)
+{
+	struct store *st = calloc(1, sizeof(*st));
+	int64_t ver = 0, nt = 0;
+	int rc;
+
+	*out = NULL;
+	if (!st) {
+		snprintf(err, errlen, "job store: out of memory");
+		return -ENOMEM;
+	}
+	if (snprintf(st->path, sizeof(st->path), "%s/%s.db", dir, instance) >=
+	    (int)sizeof(st->path)) {
+		snprintf(err, errlen, "job store: --state-dir %s is too long", dir);
+		free(st);
+		return -ENAMETOOLONG;
+	}
+	if ((rc = mkdir_p(dir))) {
+		snprintf(err, errlen, "job store: state directory %s: %s (--state-dir, or "
+			 "--no-store)", dir, strerror(-rc));
+		free(st);
+		return rc;
+	}
+	if ((rc = trusted_dir(dir, err, errlen))) {
+		free(st);
+		return rc;
+	}
+	if ((rc = check_magic(st->path, err, errlen))) {
+		free(st);
+		return rc;
+	}
+	rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_NOFOLLOW, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(st, rc, "open", err, errlen);
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 2000);
+	/* Read-only checks first: a refused file is left exactly as it was. */
+	if ((rc = int_query(st, "PRAGMA user_version", &ver)) != SQLITE_OK) {
+		rc = sq_fail(st, rc, "reading its schema version", err, errlen);
+		goto fail;
+	}
+	if (ver > STORE_SCHEMA_VERSION) {
+		snprintf(err, errlen, "job store %s has schema version %lld, newer than this "
+			 "cuzkd's %d (written by a newer cuzk): refusing it, nothing was changed; "
+			 "run the newer cuzkd, or another --state-dir", st->path, (long long)ver,
+			 STORE_SCHEMA_VERSION);
+		rc = -EPROTO;
+		goto fail;
+	}
+	{
+		sqlite3_stmt *q;
+		const char *res = NULL;
+
+		rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &q, NULL);
+		if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
+			res = (const char *)sqlite3_column_text(q, 0);
+		if (!res || strcmp(res, "ok")) {
+			snprintf(err, errlen, "job store %s fails its integrity check (%s): refusing "
+				 "it, nothing was changed; move it away to start an empty store",
+				 st->path, res ? res : sqlite3_errmsg(st->db));
+			if (rc == SQLITE_OK || rc == SQLITE_ROW)
+				sqlite3_finalize(q);
+			rc = -EPROTO;
+			goto fail;
+		}
+		sqlite3_finalize(q);
+	}
+	if (ver == 0 && (rc = int_query(st, "SELECT count(*) FROM sqlite_master", &nt)) == SQLITE_OK &&
+	    nt > 0) {
+		snprintf(err, errlen, "job store %s is an SQLite database without cuzk's schema "
+			 "version: refusing it, nothing was changed", st->path);
+		rc = -EPROTO;
+		goto fail;
+	}
+	/* WAL: a commit appends to the log and fsyncs it once (synchronous=FULL); readers
+	 * never block the writer. */
+	if ((rc = exec(st, "PRAGMA journal_mode=WAL", "journal_mode", err, errlen)) ||
+	    (rc = exec(st, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "pragmas", err,
+		       errlen)))
+		goto fail;
+	st->sync_full = 1;
+	if (ver == 0) {
+		if ((rc = exec(st, "BEGIN IMMEDIATE", "begin", err, errlen)))
+			goto fail;
+		if ((rc = exec(st, schema_v1, "creating the schema", err, errlen))) {
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			goto fail;
+		}
+		if ((rc = exec(st, "COMMIT", "creating the schema", err, errlen))) {
+			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+			goto fail;
+		}
+	}
+	/* (A migration from version v to v+1 goes here, in one transaction.) */
+	rc = sqlite3_prepare_v2(st->db, "UPDATE parts SET state = ?3, reason = ?4 "
+				"WHERE job = ?1 AND idx = ?2", -1, &st->upd_part, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st->db, "UPDATE jobs SET state = ?2, finished = ?3 "
+					"WHERE id = ?1", -1, &st->upd_job, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(st, rc, "prepare", err, errlen);
+		goto fail;
+	}
+	*out = st;
+	return 0;
+fail:
+	store_close(st);
+	return rc;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	if (st->in_batch)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(st->upd_part);
+	sqlite3_finalize(st->upd_job);
+	sqlite3_close(st->db);
+	free(st);
+}
+
+const char *store_path(const struct store *st)
+{
+	return st->path;
+}
+
+uint64_t store_max_job_id(struct store *st)
+{
+	int64_t v = 0;
+
+	if (int_query(st, "SELECT coalesce(max(id), 0) FROM jobs", &v) != SQLITE_OK)
+		return 0;
+	return (uint64_t)v;
+}
+
+/* Open a transaction; durable: its commit fsyncs the WAL (synchronous=FULL), else
+ * the commit is only written (NORMAL: in WAL mode an interrupted log is cut at its
+ * last whole commit, never corrupt). A submit needs the first, state changes the
+ * second: losing the last of them only makes a new cuzkd look at the out dir again,
+ * and the next durable commit (a submit) makes all earlier ones durable as well. */
+static int batch_begin(struct store *st, int durable)
+{
+	int rc;
+
+	if (st->in_batch)
+		return 0;
+	if (st->sync_full != durable) {
+		rc = sqlite3_exec(st->db, durable ? "PRAGMA synchronous=FULL" :
+				  "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		if (rc != SQLITE_OK)
+			return sq_errno(rc);
+		st->sync_full = durable;
+	}
+	rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sq_errno(rc);
+	st->in_batch = 1;
+	return 0;
+}
+
+static void batch_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	st->in_batch = 0;
+}
+
+int store_commit(struct store *st, char *err, size_t errlen)
+{
+	int rc;
+
+	if (!st->in_batch)
+		return 0;
+	rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(st, rc, "commit", err, errlen);
+		batch_rollback(st);
+		return rc;
+	}
+	st->in_batch = 0;
+	return 0;
+}
+
+int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n,
+		  const char *const *names, char *err, size_t errlen)
+{
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1))) {
+		snprintf(err, errlen, "job store %s: begin: %s", st->path, sqlite3_errmsg(st->db));
+		return rc;
+	}
+	rc = sqlite3_prepare_v2(st->db, "INSERT INTO jobs(id, request, submitted) VALUES(?1, ?2, ?3)",
+				-1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+		sqlite3_bind_text(q, 2, request, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(q, 3, (sqlite3_int64)time(NULL));
+		rc = sqlite3_step(q);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st->db, "INSERT INTO parts(job, idx, name) VALUES(?1, ?2, ?3)",
+					-1, &q, NULL);
+	for (uint32_t i = 0; rc == SQLITE_OK && i < n; i++) {
+		sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+		sqlite3_bind_int64(q, 2, i);
+		sqlite3_bind_text(q, 3, names[i], -1, SQLITE_STATIC);
+		rc = sqlite3_step(q);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+		sqlite3_reset(q);
+	}
+	sqlite3_finalize(q);
+	if (rc != SQLITE_OK) {
+		rc = sq_fail(st, rc, "recording the job", err, errlen);
+		batch_rollback(st);
+		return rc;
+	}
+	return store_commit(st, err, errlen);
+}
+
+int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
+{
+	char sql[96];
+	int rc;
+
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1)))
+		return rc;
+	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE id = %llu", (unsigned long long)id);
+	if ((rc = exec(st, sql, "removing a job", err, errlen))) {
+		batch_rollback(st);
+		return rc;
+	}
+	return store_commit(st, err, errlen);
+}
+
+int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
+{
+	char sql[160];
+	int rc;
+
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 1)))
+		return rc;
+	snprintf(sql, sizeof(sql), "UPDATE parts SET state = 'failed', reason = 'cancelled' "
+		 "WHERE job = %llu AND state NOT IN ('done', 'failed')", (unsigned long long)id);
+	if ((rc = exec(st, sql, "recording a cancel", err, errlen))) {
+		batch_rollback(st);
+		return rc;
+	}
+	return store_commit(st, err, errlen);
+}
+
+int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,
+		   const char *reason)
+{
+	int rc;
+
+	if ((unsigned)s >= STORE_NSTATES)
+		return -EINVAL;
+	if ((rc = batch_begin(st, 0)))
+		return rc;
+	sqlite3_bind_int64(st->upd_part, 1, (sqlite3_int64)job);
+	sqlite3_bind_int64(st->upd_part, 2, idx);
+	sqlite3_bind_text(st->upd_part, 3, part_names[s], -1, SQLITE_STATIC);
+	if (s == STORE_FAILED && reason)
+		sqlite3_bind_text(st->upd_part, 4, reason, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st->upd_part, 4);
+	rc = sqlite3_step(st->upd_part);
+	sqlite3_reset(st->upd_part);
+	return rc == SQLITE_DONE ? 0 : sq_errno(rc);
+}
+
+int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
+{
+	int rc;
+
+	if ((unsigned)s > STORE_JOB_FAILED)
+		return -EINVAL;
+	if ((rc = batch_begin(st, 0)))
+		return rc;
+	sqlite3_bind_int64(st->upd_job, 1, (sqlite3_int64)job);
+	sqlite3_bind_text(st->upd_job, 2, job_names[s], -1, SQLITE_STATIC);
+	if (s == STORE_JOB_RUNNING)
+		sqlite3_bind_null(st->upd_job, 3);
+	else
+		sqlite3_bind_int64(st->upd_job, 3, (sqlite3_int64)time(NULL));
+	rc = sqlite3_step(st->upd_job);
+	sqlite3_reset(st->upd_job);
+	return rc == SQLITE_DONE ? 0 : sq_errno(rc);
+}
+
+int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j),
+		       void *arg, char *err, size_t errlen)
+{
+	sqlite3_stmt *jq = NULL, *pq = NULL;
+	int rc, ret = 0;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT id, request FROM jobs WHERE state = 'running' "
+				"ORDER BY id", -1, &jq, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(st->db, "SELECT idx, name, state, reason FROM parts "
+					"WHERE job = ?1 ORDER BY idx", -1, &pq, NULL);
+	while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(jq)) == SQLITE_ROW) {
+		struct store_job j = { .id = (uint64_t)sqlite3_column_int64(jq, 0),
+				       .request = (const char *)sqlite3_column_text(jq, 1) };
+		enum store_part_state *sv = NULL;
+		char **nm = NULL, **rs = NULL;
+		uint32_t cap = 0, n = 0;
+
+		sqlite3_bind_int64(pq, 1, (sqlite3_int64)j.id);
+		while ((rc = sqlite3_step(pq)) == SQLITE_ROW) {
+			const char *r = (const char *)sqlite3_column_text(pq, 3);
+
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				sv = realloc(sv, cap * sizeof(*sv));
+				nm = realloc(nm, cap * sizeof(*nm));
+				rs = realloc(rs, cap * sizeof(*rs));
+				if (!sv || !nm || !rs) {
+					rc = SQLITE_NOMEM;
+					break;
+				}
+			}
+			sv[n] = part_state_of((const char *)sqlite3_column_text(pq, 2));
+			nm[n] = strdup((const char *)sqlite3_column_text(pq, 1));
+			rs[n] = r ? strdup(r) : NULL;
+			n++;
+		}
+		sqlite3_reset(pq);
+		if (rc == SQLITE_DONE) {
+			rc = SQLITE_OK;
+			j.n_parts = n;
+			j.state = sv;
+			j.name = (const char *const *)nm;
+			j.reason = (const char *const *)rs;
+			ret = cb(arg, &j);
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			free(nm[i]);
+			free(rs[i]);
+		}
+		free(sv);
+		free(nm);
+		free(rs);
+	}
+	if (rc == SQLITE_DONE)
+		rc = SQLITE_OK;
+	if (rc != SQLITE_OK)
+		ret = sq_fail(st, rc, "reading its jobs", err, errlen);
+	sqlite3_finalize(jq);
+	sqlite3_finalize(pq);
+	return ret;
+}

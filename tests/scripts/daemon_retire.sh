@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# --keep-finished: a decided job is retired from the job table that many seconds after
+# it finished (metrics_trace.sh checks the other side: with a long keep-finished the
+# job is still there for `cuzk trace` however slow the machine). Deadlines only: the
+# retirement must happen within 60 s of the job's end, never "within N ms".
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+daemon_init retire
+daemon_start --devices cpu:1 --buffer-mb 16 --keep-finished 1
+
+A="$SHARED/fixtures/snarkjs-groth16/bn128"
+mkdir -p "$tmp/out"
+cp "$A/witness.wtns" "$tmp/r1.wtns"
+out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" --wait "$tmp/r1.wtns")" \
+  || fail "prove --wait: $out"
+job="$(node -e 'console.log(JSON.parse(process.argv[1].split("\n")[0]).job)' "$out")"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/r1.public.json" \
+  "$tmp/out/r1.proof.json" 2>&1 | grep -q OK || fail "snarkjs rejects r1"
+
+retired=0
+for _ in $(seq 1 600); do
+  rc=0; cuzk status "$job" >"$tmp/st" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then retired=1; break; fi
+  sleep 0.1
+done
+[ $retired = 1 ] || fail "job $job still listed 60 s after it finished with --keep-finished 1"
+grep -q "retired 1 s after it finished" "$tmp/st" || fail "unexpected answer: $(cat "$tmp/st")"
+echo "ok: job $job retired: $(cat "$tmp/st")"
+daemon_shutdown_clean
+echo "ok: daemon_retire"

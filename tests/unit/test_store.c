@@ -1,0 +1,232 @@
+/* test_store.c — the job store (SQLite backend) on a real file in a temp dir:
+ * durability of commits only, resume data round trip, refusals that touch nothing. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include <cuzk/store.h>
+
+static char dir[64], path[128], err[1024];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/cuzk-test-store-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/t.db", dir);
+}
+
+static void teardown(void)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+struct seen {
+	int jobs;
+	uint64_t id;
+	uint32_t n;
+	enum store_part_state st[8];
+	char reason[8][64];
+	char name[8][16];
+	char request[128];
+};
+
+static int collect(void *arg, const struct store_job *j)
+{
+	struct seen *s = arg;
+
+	s->jobs++;
+	s->id = j->id;
+	s->n = j->n_parts;
+	snprintf(s->request, sizeof(s->request), "%s", j->request);
+	for (uint32_t i = 0; i < j->n_parts && i < 8; i++) {
+		s->st[i] = j->state[i];
+		snprintf(s->name[i], sizeof(s->name[i]), "%s", j->name[i]);
+		snprintf(s->reason[i], sizeof(s->reason[i]), "%s", j->reason[i] ? j->reason[i] : "");
+	}
+	return 0;
+}
+
+static void add_job(struct store *st, uint64_t id)
+{
+	static const char *const names[3] = { "w1", "w2", "w3" };
+
+	ck_assert_msg(store_job_add(st, id, "{\"zkey\":\"/k.zkey\"}", 3, names, err,
+				    sizeof(err)) == 0, "%s", err);
+}
+
+static char *slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	char *b = malloc(1 << 20);
+
+	ck_assert_ptr_nonnull(f);
+	*n = fread(b, 1, 1 << 20, f);
+	fclose(f);
+	return b;
+}
+
+START_TEST(test_store_resume_data_round_trips)
+{
+	struct store *st;
+	struct seen s = { 0 };
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(store_max_job_id(st), 0);
+	add_job(st, 7);
+	ck_assert_int_eq(store_part_set(st, 7, 0, STORE_DONE, NULL), 0);
+	ck_assert_int_eq(store_part_set(st, 7, 1, STORE_FAILED, "bad witness"), 0);
+	ck_assert_int_eq(store_part_set(st, 7, 2, STORE_PROVING, NULL), 0);
+	ck_assert_msg(store_commit(st, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(store_max_job_id(st), 7);
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 1);
+	ck_assert_uint_eq(s.id, 7);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_str_eq(s.request, "{\"zkey\":\"/k.zkey\"}");
+	ck_assert_int_eq(s.st[0], STORE_DONE);
+	ck_assert_int_eq(s.st[1], STORE_FAILED);
+	ck_assert_str_eq(s.reason[1], "bad witness");
+	ck_assert_int_eq(s.st[2], STORE_PROVING);
+	ck_assert_str_eq(s.name[2], "w3");
+	/* A decided job is no longer resumed; its id still counts. */
+	ck_assert_int_eq(store_job_set(st, 7, STORE_JOB_FAILED), 0);
+	ck_assert_msg(store_commit(st, err, sizeof(err)) == 0, "%s", err);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 0);
+	ck_assert_uint_eq(store_max_job_id(st), 7);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_store_uncommitted_batch_is_not_kept)
+{
+	struct store *st;
+	struct seen s = { 0 };
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	add_job(st, 1);
+	ck_assert_int_eq(store_part_set(st, 1, 0, STORE_DONE, NULL), 0);
+	store_close(st); /* no commit: the batch is rolled back */
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 1);
+	ck_assert_int_eq(s.st[0], STORE_QUEUED);
+	/* A job taken out again is gone, parts and all. */
+	ck_assert_msg(store_job_delete(st, 1, err, sizeof(err)) == 0, "%s", err);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 0);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_store_cancel_fails_unfinished_durably)
+{
+	struct store *st;
+	struct seen s = { 0 };
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	add_job(st, 3);
+	ck_assert_int_eq(store_part_set(st, 3, 0, STORE_DONE, NULL), 0);
+	ck_assert_int_eq(store_part_set(st, 3, 1, STORE_PROVING, NULL), 0);
+	/* The pending batch goes in first, then the cancel. */
+	ck_assert_msg(store_job_cancel(st, 3, err, sizeof(err)) == 0, "%s", err);
+	store_close(st);
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.jobs, 1);
+	ck_assert_int_eq(s.st[0], STORE_DONE);
+	ck_assert_int_eq(s.st[1], STORE_FAILED);
+	ck_assert_str_eq(s.reason[1], "cancelled");
+	ck_assert_int_eq(s.st[2], STORE_FAILED);
+	store_close(st);
+}
+END_TEST
+
+START_TEST(test_store_newer_version_refused_untouched)
+{
+	struct store *st = (struct store *)1;
+	sqlite3 *db;
+	char *before, *after, side[160];
+	size_t nb, na;
+
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE x(a); PRAGMA user_version = 9;", NULL,
+				      NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	before = slurp(path, &nb);
+	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(err, "schema version 9") && strstr(err, path), "%s", err);
+	after = slurp(path, &na);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_int_eq(memcmp(before, after, nb), 0);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	ck_assert_int_ne(access(side, F_OK), 0);
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(test_store_other_files_refused_untouched)
+{
+	struct store *st;
+	sqlite3 *db;
+	int fd;
+
+	/* Not SQLite at all. */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(write(fd, "{\"not\": \"a database\"}\n", 23), 23);
+	close(fd);
+	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+	ck_assert_msg(strstr(err, "not an SQLite database"), "%s", err);
+	/* SQLite, but someone else's (no schema version, tables present). */
+	unlink(path);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE mine(a)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+	ck_assert_msg(strstr(err, "without cuzk's schema version"), "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("store");
+	struct { const char *n; const TTest *f; } t[] = {
+		{ "resume_data_round_trips", test_store_resume_data_round_trips },
+		{ "uncommitted_batch_is_not_kept", test_store_uncommitted_batch_is_not_kept },
+		{ "cancel_fails_unfinished_durably", test_store_cancel_fails_unfinished_durably },
+		{ "newer_version_refused_untouched", test_store_newer_version_refused_untouched },
+		{ "other_files_refused_untouched", test_store_other_files_refused_untouched },
+	};
+	SRunner *sr;
+	int failed;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		TCase *tc = tcase_create(t[i].n);
+
+		tcase_add_checked_fixture(tc, setup, teardown);
+		tcase_add_test(tc, t[i].f);
+		suite_add_tcase(s, tc);
+	}
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
