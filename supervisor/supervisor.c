@@ -800,11 +800,9 @@ static int job_has_waiter(const struct sup *s, uint32_t slot)
 	return 0;
 }
 
-/* Drop what job slot j holds (job_files). */
-static void job_files_release(struct sup *s, uint32_t j)
+/* Drop what f holds. */
+static void job_files_free(struct sup *s, struct job_files *f)
 {
-	struct job_files *f = &s->files[j];
-
 	copies_put(&s->copies, f->zkey_fd);
 	copies_put(&s->copies, f->r1cs_fd);
 	for (size_t i = 0; f->wtns_fd && i < f->n; i++)
@@ -814,6 +812,12 @@ static void job_files_release(struct sup *s, uint32_t j)
 	free(f->wtns_fd);
 	memset(f, 0, sizeof(*f));
 	f->zkey_fd = f->r1cs_fd = f->out_fd = -1;
+}
+
+/* Drop what job slot j holds (job_files). */
+static void job_files_release(struct sup *s, uint32_t j)
+{
+	job_files_free(s, &s->files[j]);
 }
 
 /* Retire decided jobs after their waiters were told and the grace period; with
@@ -996,11 +1000,14 @@ static char *store_request(const struct control_submit *sub)
 	char *t;
 
 	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts, json_pack("{s:s,s:s}", "wtns", sub->wtns[i], "name",
-						       sub->name[i]));
-	o = json_pack("{s:i,s:s,s:s,s:s?,s:i,s:o}", "version", 1, "zkey", sub->zkey, "out_dir",
-		      sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL, "priority",
-		      (int)sub->priority, "parts", parts);
+		json_array_append_new(parts, json_pack("{s:s,s:s,s:s}", "wtns", sub->wtns[i], "name",
+						       sub->name[i], "wtns_id", sub->wtns_id[i]));
+	/* The *_id: what each path named at submit (control_file_id); resume_job reopens
+	 * a path only while it still names that file. */
+	o = json_pack("{s:i,s:s,s:s,s:s?,s:i,s:o,s:s,s:s,s:s?}", "version", 1, "zkey", sub->zkey,
+		      "out_dir", sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL, "priority",
+		      (int)sub->priority, "parts", parts, "zkey_id", sub->zkey_id, "out_id",
+		      sub->out_id, "r1cs_id", sub->r1cs[0] ? sub->r1cs_id : NULL);
 	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return t;
@@ -1051,6 +1058,39 @@ static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *
 	return ok;
 }
 
+/* Reopen a resumed job's file by the path the client named, but only while it names
+ * the very file the client passed at submit (id: control_file_id then; "" from a
+ * store written before ids were recorded: refused too). Returns the descriptor or -1
+ * with why. The open does not block (O_NONBLOCK) nor follow a last-component link. */
+static int resume_open(const char *path, const char *id, int dir, char *why, size_t len)
+{
+	char now[CONTROL_ID_LEN];
+	struct stat st;
+	int fd;
+
+	if (!path || !id || !id[0]) {
+		snprintf(why, len, "%s: the job store has no record of which file it was",
+			 path ? path : "a file");
+		return -1;
+	}
+	fd = open(path, (dir ? O_PATH | O_DIRECTORY : O_RDONLY | O_NONBLOCK | O_NOCTTY) |
+		  O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || (!dir && !S_ISREG(st.st_mode))) {
+		snprintf(why, len, "%s is gone or not a regular file", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	control_file_id(&st, now);
+	if (strcmp(now, id)) {
+		snprintf(why, len, "%s is no longer the file submitted (replaced, moved or "
+			 "rewritten)", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct resume_ctx {
 	struct sup *s;
 	uint64_t next_id;
@@ -1071,8 +1111,9 @@ static int resume_job(void *arg, const struct store_job *sj)
 	const char *zpath, *out_dir, *r1cs;
 	groth16_vk vk, *vkp = NULL;
 	uint32_t slot, n, found = 0, done = 0, failed = 0;
-	char err[512];
-	int rc, ofd;
+	char err[512], why[400] = "";
+	struct job_files jf = { .zkey_fd = -1, .r1cs_fd = -1, .out_fd = -1 };
+	int rc;
 
 	if (sj->id >= x->next_id)
 		x->next_id = sj->id + 1;
@@ -1087,39 +1128,79 @@ static int resume_job(void *arg, const struct store_job *sj)
 		       (unsigned long long)sj->id, sj->request);
 		goto out;
 	}
+	/* The files again, as copies (copies.h), each only while its path still names
+	 * the file the client passed: a path is the client's word, so opening whatever
+	 * it names now with cuzkd's rights would undo the descriptors' point. Any that
+	 * fails fails the job's unfinished partitions with the reason (below). */
+	jf.zkey_fd = jf.r1cs_fd = jf.out_fd = -1;
+	jf.n = n;
+	jf.wtns_fd = malloc(n * sizeof(*jf.wtns_fd));
+	for (uint32_t i = 0; jf.wtns_fd && i < n; i++)
+		jf.wtns_fd[i] = -1;
+	if (!jf.wtns_fd)
+		snprintf(why, sizeof(why), "out of memory");
+	for (int k = 0; !why[0] && k < 3; k++) {
+		const char *path = k == 0 ? zpath : k == 1 ? r1cs : out_dir;
+		const char *idk = k == 0 ? "zkey_id" : k == 1 ? "r1cs_id" : "out_id";
+		int fd, c;
+
+		if (!path)
+			continue;
+		fd = resume_open(path, json_string_value(json_object_get(req, idk)), k == 2, why,
+				 sizeof(why));
+		if (fd < 0)
+			break;
+		if (k == 2) {
+			jf.out_fd = fd;
+			continue;
+		}
+		c = copies_take(&s->copies, fd, 1, k ? "r1cs" : "zkey", path, why, sizeof(why));
+		close(fd);
+		if (c < 0)
+			break;
+		*(k ? &jf.r1cs_fd : &jf.zkey_fd) = c;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(parts, i);
 
 		sp[i].wtns_path = json_string_value(json_object_get(p, "wtns"));
 		sp[i].name = json_string_value(json_object_get(p, "name"));
 		sp[i].r1cs_path = r1cs;
+		sp[i].wtns_fd = sp[i].r1cs_fd = -1;
+		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED) {
+			int fd = resume_open(sp[i].wtns_path, json_string_value(json_object_get(
+					     p, "wtns_id")), 0, why, sizeof(why));
+
+			if (fd >= 0) {
+				jf.wtns_fd[i] = copies_take(&s->copies, fd, 0, "witness",
+							    sp[i].wtns_path, why, sizeof(why));
+				close(fd);
+			}
+		}
+		sp[i].wtns_fd = jf.wtns_fd ? jf.wtns_fd[i] : -1;
+		sp[i].r1cs_fd = jf.r1cs_fd;
+	}
+	if (why[0]) { /* none of them: the job is shown, its unfinished partitions fail */
+		job_files_free(s, &jf);
+		for (uint32_t i = 0; i < n; i++)
+			sp[i].wtns_fd = sp[i].r1cs_fd = -1;
 	}
 	/* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
-	/* ISSUE 16 / 17 (open): the submit's descriptors and cuzkd's copies died with
-	 * the previous cuzkd, so a resumed job is opened again by the paths the client
-	 * named (copies.h): with cuzkd's rights, and those paths are the client's words,
-	 * not checked against the files it passed. Until the store records each file's
-	 * identity (dev, inode, size, mtime, ctime at submit) and resume refuses a path
-	 * that no longer names that file, a resumed job is the one place a path is still
-	 * opened. The out dir at least is held as a descriptor, as for a submitted job,
-	 * so a later cuzkd removes its temp files by the directory's identity. */
-	ofd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	rc = pipeline_submit_job_fds(&s->pl, zpath, -1, out_dir, ofd,
+	rc = pipeline_submit_job_fds(&s->pl, zpath, jf.zkey_fd, out_dir, jf.out_fd,
 				     (int32_t)json_integer_value(json_object_get(req, "priority")),
 				     n, sp, now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
 	}
-	if (!rc) {
+	if (!rc) { /* the job holds them now (job_files) */
 		job_files_release(s, slot);
-		s->files[slot].out_fd = ofd;
-		ofd = -1;
+		s->files[slot] = jf;
+		memset(&jf, 0, sizeof(jf));
+		jf.zkey_fd = jf.r1cs_fd = jf.out_fd = -1;
 	}
-	if (ofd >= 0)
-		close(ofd);
 	if (rc) {
 		logmsg("job %llu not resumed: %s; it stays in the job store for a later start "
 		       "(raise --max-jobs/--max-parts)", (unsigned long long)sj->id, err);
@@ -1129,7 +1210,10 @@ static int resume_job(void *arg, const struct store_job *sj)
 		zkey zk;
 		char zerr[256];
 
-		if (!zkey_open(&zk, zpath, zerr, sizeof(zerr))) {
+		char zp[64];
+
+		snprintf(zp, sizeof(zp), "/proc/self/fd/%d", s->files[slot].zkey_fd);
+		if (!why[0] && !zkey_open(&zk, zp, zerr, sizeof(zerr))) {
 			if (!groth16_vk_from_zkey(&vk, &zk, zerr, sizeof(zerr)))
 				vkp = &vk;
 			zkey_close(&zk);
@@ -1148,6 +1232,13 @@ static int resume_job(void *arg, const struct store_job *sj)
 			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, sj->reason[i] ? sj->reason[i] :
 					 "failed (reason not recorded)");
 			failed++;
+		} else if (ps != STORE_DONE && why[0]) {
+			char reason[JOBTAB_REASON_LEN];
+
+			pipe_reason(reason, sizeof(reason), sp[i].wtns_path, why);
+			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, reason);
+			failed++;
+			ps = STORE_FAILED;
 		} else if (ps == STORE_DONE ||
 			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name,
 					 sp[i].wtns_path)) {
@@ -1167,6 +1258,10 @@ static int resume_job(void *arg, const struct store_job *sj)
 	       "on disk and verified), %u failed, %u to prove -> %s", (unsigned long long)sj->id,
 	       done, n, found, failed, n - done - failed, out_dir);
 out:
+	if (why[0])
+		logmsg("job %llu: not resumed as it was: %s; submit it again",
+		       (unsigned long long)sj->id, why);
+	job_files_free(s, &jf);
 	if (vkp)
 		groth16_vk_free(vkp);
 	free(sp);
