@@ -22,12 +22,13 @@
  * long. A file on a filesystem whose reads can block forever (a FUSE mount the client
  * controls) would hold it too: not covered yet.
  *
- * A job store that resumes jobs after a cuzkd restart (issue 17) cannot reopen
- * anything: these copies and the out directory's descriptor die with cuzkd, and the
- * paths in the job table are the client's names, for display only, never to be
- * opened. Resuming needs either the copies kept in a directory only cuzkd can write
- * (written from the copy, reopened by the daemon, never by the client's path) plus
- * the out dir re-passed by a client, or the job marked "needs its files again".
+ * The job store (store.h) resumes jobs after a cuzkd restart, when these copies and
+ * the out directory's descriptor are gone. The paths in a request are the client's
+ * names, not checked against what it passed, so resume_job (supervisor.c) reopens a
+ * path only while it still names the file passed (control_file_id, recorded at
+ * submit), copies it again, and otherwise fails the job's unfinished partitions. A
+ * file rewritten or moved since its submit cannot be resumed; keeping the copies in a
+ * directory only cuzkd can write would let it resume those too (not done).
  */
 #ifndef CUZK_COPIES_H
 #define CUZK_COPIES_H
