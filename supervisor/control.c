@@ -369,6 +369,29 @@ static int input_copy(const char *what, const char *path, int idx, const int *fd
 	return 0;
 }
 
+void control_file_id(const struct stat *st, char id[CONTROL_ID_LEN])
+{
+	if (S_ISDIR(st->st_mode))
+		snprintf(id, CONTROL_ID_LEN, "%llu:%llu", (unsigned long long)st->st_dev,
+			 (unsigned long long)st->st_ino);
+	else
+		snprintf(id, CONTROL_ID_LEN, "%llu:%llu:%lld:%lld.%09ld:%lld.%09ld",
+			 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+			 (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+			 (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* id of the client's descriptor (after its copy: the identity the copy was taken of;
+ * copies_take refuses a file that changed while it was read). */
+static void fd_id(int fd, char id[CONTROL_ID_LEN])
+{
+	struct stat st;
+
+	id[0] = '\0';
+	if (!fstat(fd, &st))
+		control_file_id(&st, id);
+}
+
 static void self_path(char *buf, size_t len, int fd)
 {
 	snprintf(buf, len, "/proc/self/fd/%d", fd);
@@ -388,9 +411,11 @@ void control_submit_free(struct control_submit *s, struct copies *cp)
 	free(s->wtns);
 	free(s->name);
 	free(s->wtns_fd);
+	free(s->wtns_id);
 	s->wtns = NULL;
 	s->name = NULL;
 	s->wtns_fd = NULL;
+	s->wtns_id = NULL;
 	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
 }
 
@@ -456,7 +481,8 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	s->wtns = calloc(s->n, sizeof(*s->wtns));
 	s->name = calloc(s->n, sizeof(*s->name));
 	s->wtns_fd = malloc(s->n * sizeof(*s->wtns_fd));
-	if (!s->wtns || !s->name || !s->wtns_fd) {
+	s->wtns_id = calloc(s->n, sizeof(*s->wtns_id));
+	if (!s->wtns || !s->name || !s->wtns_fd || !s->wtns_id) {
 		rc = fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
 		goto err;
 	}
@@ -492,11 +518,14 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	snprintf(s->zkey, sizeof(s->zkey), "%s", r->zkey);
 	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, cp, &s->zkey_fd, e)))
 		goto err;
+	fd_id(fds[r->zkey_fd], s->zkey_id);
+	fd_id(fds[r->out_fd], s->out_id);
 	if (r->r1cs) {
 		snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
 		if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, cp, &s->r1cs_fd,
 				     e)))
 			goto err;
+		fd_id(fds[r->r1cs_fd], s->r1cs_id);
 	}
 	/* The generator: a shared copy like a zkey (one per distinct file, kept for later
 	 * jobs); the synth dlopens the copy, never the client's path. */
@@ -505,12 +534,15 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 		if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds,
 				     n_fds, 1, cp, &s->wgen_fd, e)))
 			goto err;
+		fd_id(fds[r->witness_gen_fd], s->wgen_id);
 	}
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i],
 				     r->witness_fd[i], fds, n_fds, 0,
 				     cp, &s->wtns_fd[i], e)))
 			goto err;
+		fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
+	}
 
 	/* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32).
 	 * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */

@@ -278,14 +278,6 @@ int copies_dir_open(const char *state_dir, const char *instance, char *err, size
 	return fd;
 }
 
-void copies_durable_name(const struct stat *st, const char *kind, char *name, size_t len)
-{
-	snprintf(name, len, "%s-%llx-%llx-%llx-%lld.%09ld-%lld.%09ld", kind,
-		 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-		 (unsigned long long)st->st_size, (long long)st->st_mtim.tv_sec,
-		 st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
-}
-
 int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t errlen)
 {
 	char tmp[300];

@@ -1042,9 +1042,10 @@ static char *store_request(const struct control_submit *sub, json_t *copies,
 	char *t;
 
 	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts, json_pack("{s:s,s:s,s:O}", "wtns", sub->wtns[i], "name",
-						       sub->name[i], "copy",
-						       json_array_get(cp, i)));
+		json_array_append_new(parts, json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i],
+						       "name", sub->name[i], "copy",
+						       json_array_get(cp, i), "wtns_id",
+						       sub->wtns_id[i]));
 	for (size_t i = 0; groups && i < peer->n_groups; i++)
 		json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
 	o = json_pack("{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
@@ -1064,18 +1065,16 @@ static char *store_request(const struct control_submit *sub, json_t *copies,
  * job is recorded, under the id it will get. *copies: {"zkey","r1cs"?,"wgen"?,
  * "parts":[...]} names; *held: the names, each counted in s->dur. 0, or -errno with
  * err (nothing held, nothing left: a full disk refuses the submit). */
-static int persist_copies(struct sup *s, const struct control_req *r, const int *fds,
-			  const struct control_submit *sub, uint64_t id, json_t **copies,
-			  json_t **held, char *err, size_t errlen)
+static int persist_copies(struct sup *s, const struct control_submit *sub, uint64_t id,
+			  json_t **copies, json_t **held, char *err, size_t errlen)
 {
 	json_t *c = json_object(), *h = json_array(), *parts = json_array();
-	const struct { const char *key; int idx, fd; } sh[] = {
-		{ "zkey", r->zkey_fd, sub->zkey_fd },
-		{ "r1cs", r->r1cs_fd, sub->r1cs_fd },
-		{ "wgen", r->witness_gen_fd, sub->wgen_fd },
+	const struct { const char *key, *id; int fd; } sh[] = {
+		{ "zkey", sub->zkey_id, sub->zkey_fd },
+		{ "r1cs", sub->r1cs_id, sub->r1cs_fd },
+		{ "wgen", sub->wgen_id, sub->wgen_fd },
 	};
-	char name[256], e[400];
-	struct stat st;
+	char name[CONTROL_ID_LEN + 16], e[400];
 	int rc = 0;
 
 	*copies = *held = NULL;
@@ -1086,16 +1085,17 @@ static int persist_copies(struct sup *s, const struct control_req *r, const int 
 	}
 	json_object_set_new(c, "parts", parts);
 	for (size_t i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
-		if (sh[i].fd <= 0 || sh[i].idx < 0)
+		if (sh[i].fd <= 0)
 			continue;
-		/* Shared by identity: named after the client's file (as copies_take keys
-		 * its memfd), written once, then only referenced. */
-		if (fstat(fds[sh[i].idx], &st)) {
-			rc = -errno;
-			snprintf(e, sizeof(e), "%s: %s", sh[i].key, strerror(errno));
+		/* Shared by identity: named after the client's file as it was copied
+		 * (control_file_id, as copies_take keys its memfd), written once, then
+		 * only referenced. */
+		if (!sh[i].id[0]) {
+			rc = -EIO;
+			snprintf(e, sizeof(e), "%s: its identity is unknown", sh[i].key);
 			goto fail;
 		}
-		copies_durable_name(&st, sh[i].key, name, sizeof(name));
+		snprintf(name, sizeof(name), "%s-%s", sh[i].key, sh[i].id);
 		if ((rc = copies_persist(s->copies_dfd, sh[i].fd, name, e, sizeof(e))) < 0)
 			goto fail;
 		dur_ref(s, name);
@@ -1613,7 +1613,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	 * can see it, so a store that cannot record it (disk full) refuses the submit
 	 * with nothing started; and a job the client is told about survives cuzkd. */
 	if (s->store &&
-	    ((rc = persist_copies(s, r, fds, &sub, barrier_load_relaxed(
+	    ((rc = persist_copies(s, &sub, barrier_load_relaxed(
 		      &s->pl.data.jobtab.hdr->next_job_id), &copies, &held, err, sizeof(err))) ||
 	     (rc = store_record(s, &sub, copies, &peer, err, sizeof(err))))) {
 		json_decref(copies);

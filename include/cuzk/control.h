@@ -134,6 +134,12 @@ struct control_peer {
  * ACL-only grant is refused, never the reverse)? */
 int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st);
 
+#define CONTROL_ID_LEN 96
+
+/* A file's identity as text: "dev:ino:size:mtime:ctime" (ns) for a regular file, any
+ * write changes it; "dev:ino" for a directory (its entries change). */
+void control_file_id(const struct stat *st, char id[CONTROL_ID_LEN]);
+
 /* A submit after validation: display paths, one output name per witness, and what
  * it holds: copies (copies.h) of the zkey, r1cs, generator and each witness (or
  * input.json), and a duplicate of the out directory's descriptor. -1: none. */
@@ -147,6 +153,11 @@ struct control_submit {
 	char (*name)[PIPE_NAME_LEN];
 	int *wtns_fd;
 	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+	/* What each file the client passed was (control_file_id): the durable copies of
+	 * a job store are named after it (shared by identity). */
+	char zkey_id[CONTROL_ID_LEN], r1cs_id[CONTROL_ID_LEN], out_id[CONTROL_ID_LEN];
+	char wgen_id[CONTROL_ID_LEN];
+	char (*wtns_id)[CONTROL_ID_LEN];
 	int32_t priority;
 	uint32_t domain_size, nvars;
 	uint64_t buf_need;

@@ -29,7 +29,7 @@
  * cuzkd's own, files 0600; copies_dir_open), from the sealed memfd (the bytes that
  * were checked), fsync'd with the directory before the submit is acknowledged
  * (copies_persist). zkey, r1cs and generator copies are named after the client
- * file's identity (copies_durable_name) and shared between jobs; witness and
+ * file's identity (control_file_id) and shared between jobs; witness and
  * input.json copies are the job's own (the supervisor names them). A resumed job
  * reopens them by these names, inside that directory (copies_open_durable), and takes
  * fresh memfd copies of them; never a client's path. The out dir is reopened by its
@@ -82,9 +82,6 @@ size_t copies_count(const struct copies *c);
 /* Durable copies (above). Open (creating, 0700) STATE_DIR/INSTANCE.copies: its
  * descriptor, or -errno with err (-EPERM: not ours or open to others). */
 int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen);
-/* The durable name of a shared copy of the file st describes (the client's file):
- * kind ("zkey", "r1cs", "wgen") and its dev, inode, size, mtime and ctime. */
-void copies_durable_name(const struct stat *st, const char *kind, char *name, size_t len);
 /* Write copy_fd's bytes to dfd/name (temp file 0600, fsync, rename, fsync of dfd).
  * 1: name was there already (complete: only ever renamed in whole), 0 written, or
  * -errno with err (-ENOSPC: "disk full"); nothing is left on failure. */
