@@ -1104,6 +1104,7 @@ static int persist_copies(struct sup *s, const struct control_submit *sub, uint6
 	}
 	for (size_t i = 0; i < sub->n; i++) {
 		snprintf(name, sizeof(name), "job%llu-%zu", (unsigned long long)id, i);
+		unlinkat(s->copies_dfd, name, 0); /* the job's own: never one left before */
 		if ((rc = copies_persist(s->copies_dfd, sub->wtns_fd[i], name, e, sizeof(e))) < 0)
 			goto fail;
 		dur_ref(s, name);
@@ -1190,7 +1191,8 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 	}
 	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(why, len, "out dir %s: %s since submit", out_dir, strerror(errno));
+		snprintf(why, len, "out dir changed since submit (%s: %s)", out_dir,
+			 strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) ||
