@@ -140,6 +140,62 @@ START_TEST(test_copies_refuse_what_is_not_a_readable_regular_file)
 }
 END_TEST
 
+static int keep_a(void *arg, const char *name)
+{
+	(void)arg;
+	return !strcmp(name, "a");
+}
+
+START_TEST(test_copies_durable_dir_persist_reopen_sweep)
+{
+	struct copies c;
+	char err[512], buf[16], p[128];
+	struct stat st;
+	int src = make_file("w.wtns", "witness bytes", O_RDONLY), cp, dfd, fd;
+
+	copies_init(&c, 2);
+	cp = copies_take(&c, src, 0, "witness", "w.wtns", err, sizeof(err));
+	ck_assert_int_gt(cp, 2);
+	/* the directory: created 0700, cuzkd's own */
+	dfd = copies_dir_open(dir, "inst", err, sizeof(err));
+	ck_assert_msg(dfd >= 0, "%s", err);
+	snprintf(p, sizeof(p), "%s/inst.copies", dir);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	/* written whole, 0600; a second write of the same name is a no-op */
+	ck_assert_int_eq(copies_persist(dfd, cp, "a", err, sizeof(err)), 0);
+	ck_assert_int_eq(copies_persist(dfd, cp, "a", err, sizeof(err)), 1);
+	ck_assert_int_eq(fstatat(dfd, "a", &st, 0), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	fd = copies_open_durable(dfd, "a");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 13);
+	ck_assert(!memcmp(buf, "witness bytes", 13));
+	close(fd);
+	/* reopened only inside the directory: no '/', no dot file, no symlink */
+	ck_assert_int_eq(copies_open_durable(dfd, "../inst.copies/a"), -EINVAL);
+	ck_assert_int_eq(copies_open_durable(dfd, ".tmp.a"), -EINVAL);
+	ck_assert_int_eq(symlinkat("a", dfd, "link"), 0);
+	ck_assert_int_lt(copies_open_durable(dfd, "link"), 0);
+	ck_assert_int_eq(copies_open_durable(dfd, "missing"), -ENOENT);
+	/* the sweep keeps what is wanted, removes the rest and temp files */
+	ck_assert_int_eq(copies_persist(dfd, cp, "b", err, sizeof(err)), 0);
+	ck_assert_int_eq(copies_persist(dfd, cp, ".tmp.x", err, sizeof(err)), 0);
+	ck_assert_int_ge(copies_sweep(dfd, keep_a, NULL), 2);
+	ck_assert_int_eq(faccessat(dfd, "a", F_OK, 0), 0);
+	ck_assert_int_ne(faccessat(dfd, "b", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_ne(faccessat(dfd, "link", F_OK, AT_SYMLINK_NOFOLLOW), 0);
+	close(dfd);
+	/* a copies dir open to others is refused */
+	ck_assert_int_eq(chmod(p, 0777), 0);
+	ck_assert_int_eq(copies_dir_open(dir, "inst", err, sizeof(err)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(err, "0700"));
+	copies_put(&c, cp);
+	copies_free(&c);
+	close(src);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("copies");
@@ -149,6 +205,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_copies_are_sealed_equal_and_survive_the_original);
 	tcase_add_test(tc, test_copies_shared_by_identity_and_private_closed_on_put);
 	tcase_add_test(tc, test_copies_refuse_what_is_not_a_readable_regular_file);
+	tcase_add_test(tc, test_copies_durable_dir_persist_reopen_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }
