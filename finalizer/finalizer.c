@@ -168,6 +168,8 @@ static void final_one(struct finalizer *f, uint32_t p)
     groth16_write_times wt = { 0 };
     wtns w;
     char err[1024] = "", proof_path[2 * JOBTAB_PATH_LEN], public_path[2 * JOBTAB_PATH_LEN];
+    char zb[64], wb[64], ob[64];
+    const char *zpath, *wpath, *odir;
     uint64_t t0 = pipe_stage_now(), tw, te, rest;
     int rc;
 
@@ -179,18 +181,25 @@ static void final_one(struct finalizer *f, uint32_t p)
     pipe_part_begin(pl, p, PIPE_T_FINAL, f->o->index, t0); /* timeline (`cuzk trace`) */
     memset(&w, 0, sizeof(w));
     jb = &jt->jobs[jt->parts[p].job];
-    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", jb->out_dir,
+    /* Open cuzkd's copies and write through its descriptor of the client's out dir
+     * (/proc/<cuzkd>/fd/N/NAME: the directory the client opened, whatever its path
+     * names now); messages name them as the client did. */
+    zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
+    wpath = pipe_input_path(pl, pi->wtns_fd, pi->wtns_path, wb, sizeof(wb));
+    odir = pipe_input_path(pl, jb->out_fd, jb->out_dir, ob, sizeof(ob));
+    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", odir,
                          pi->name) >= sizeof(proof_path) ||
-        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", jb->out_dir,
+        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", odir,
                          pi->name) >= sizeof(public_path)) {
         fail_part(f, p, pi->wtns_path, "output path too long");
         return;
     }
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    rc = pipe_stage_zkey(st, zpath, &z, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
+        pipe_err_rename(err, sizeof(err), zpath, jb->zkey_path);
         fail_part(f, p, jb->zkey_path, err);
         return;
     }
@@ -219,8 +228,10 @@ static void final_one(struct finalizer *f, uint32_t p)
             fail_part(f, p, pi->wtns_path, "out of memory");
             goto out;
         }
-    } else if ((rc = wtns_open(&w, pi->wtns_path, err, sizeof(err))) ||
+    } else if ((rc = wtns_open(&w, wpath, err, sizeof(err))) ||
                (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+        pipe_err_rename(err, sizeof(err), wpath, pi->wtns_path);
+        pipe_err_rename(err, sizeof(err), zpath, jb->zkey_path);
         fail_part(f, p, pi->wtns_path, err);
         goto out;
     }
@@ -254,6 +265,8 @@ static void final_one(struct finalizer *f, uint32_t p)
     rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err,
                                   sizeof(err));
     pipe_stage_long_end(st);
+    if (rc)
+        pipe_err_rename(err, sizeof(err), odir, jb->out_dir);
     te = pipe_stage_now();
     pipe_stage_hist(st, H_WRITE, te - tw);
     /* Sub-steps measured inside the calls, laid out in order (stats.h: they still sum

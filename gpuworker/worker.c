@@ -173,7 +173,8 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
     struct pipe_result *res = pipeline_result(pl, p);
     struct jobtab_job *jb;
     const zkey *z;
-    char err[1024] = "";
+    char err[1024] = "", zb[64];
+    const char *zpath;
     uint64_t n, l;
     unsigned char *buf;
     int rc;
@@ -187,6 +188,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
     w->state = STATS_BUSY;
     pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, pipe_stage_now()); /* `cuzk trace` */
     jb = &jt->jobs[jt->parts[p].job];
+    zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb)); /* cuzkd's copy */
     {
         /* Test-only fault hook (tests/faults/poison.sh; README "Failure handling"):
          * with CUZK_TEST_CRASH_ON=NAME in cuzkd's environment the worker aborts on
@@ -198,6 +200,17 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
             fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_CRASH_ON=%s: aborting on "
                     "partition %u\n", w->o->index, crash, p);
             abort();
+        }
+        /* CUZK_TEST_HANG_ON=NAME (tests/faults/long_call.sh): the worker never returns
+         * from a long call on that partition, as a prover stuck in a kernel or a read
+         * would; only --long-call-timeout can end it. */
+        crash = getenv("CUZK_TEST_HANG_ON");
+        if (crash && *crash && pi && !strcmp(crash, pi->name)) {
+            fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_HANG_ON=%s: hanging in a long "
+                    "call on partition %u\n", w->o->index, crash, p);
+            pipe_stage_long_begin(st);
+            for (;;)
+                pause();
         }
     }
     /* Relaxed: the acquire of our CAS ordered the synth's store (its release CAS). */
@@ -228,7 +241,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
          * let them finish first when this one's file is not theirs. */
         struct stat sb;
         struct backend_key k;
-        int same = stat(jb->zkey_path, &sb) == 0;
+        int same = stat(zpath, &sb) == 0;
 
         if (same) {
             key_of_stat(&k, &sb);
@@ -241,9 +254,10 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
     }
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    rc = pipe_stage_zkey(st, zpath, &z, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
+        pipe_err_rename(err, sizeof(err), zpath, jb->zkey_path);
         release_buf(rel);
         fail_part(w, p, jb->zkey_path, err);
         return -1;

@@ -108,6 +108,8 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
         pc.synth_node[i] = p->synth_node[i] < 0 || p->synth_node[i] >= (int)PIPE_NODE_NONE ?
             PIPE_NODE_NONE : (uint8_t)p->synth_node[i];
     }
+    pc.supervisor_pid = (uint32_t)getpid(); /* the creator holds the input copies */
+    pc.long_call_s = p->long_call_s;
     {
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -296,6 +298,15 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen)
 {
+    return pipeline_submit_job_fds(pl, zkey_path, -1, out_dir, -1, priority, n_parts, parts,
+                                   now_ns, job, err, errlen);
+}
+
+int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
+                            const char *out_dir, int out_fd, int32_t priority, uint32_t n_parts,
+                            const struct pipe_submit_part *parts, uint64_t now_ns,
+                            uint32_t *job, char *err, size_t errlen)
+{
     struct jobtab *jt = &pl->data.jobtab;
     struct jobtab_job *jb;
     uint32_t j, lost = 0;
@@ -354,6 +365,17 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
     /* Plain store: published to the synth by the release of the ring pushes below
      * (and of the seals); a stale hint that claims earlier only mis-orders. */
     jb->priority = priority;
+    jb->zkey_fd = zkey_fd > 0 ? zkey_fd : -1; /* published by the seals below, as the paths */
+    jb->out_fd = out_fd > 0 ? out_fd : -1;
+    jb->out_dev = jb->out_ino = 0;
+    {
+        struct stat od;
+
+        if (out_fd > 0 && !fstat(out_fd, &od)) {
+            jb->out_dev = (uint64_t)od.st_dev;
+            jb->out_ino = (uint64_t)od.st_ino;
+        }
+    }
     for (uint32_t i = 0; i < n_parts; i++) {
         struct pipe_partinfo *pi = &pl->partinfo[jb->first_part + i];
         const struct pipe_submit_part *sp = &parts[i];
@@ -361,6 +383,9 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
         snprintf(pi->wtns_path, sizeof(pi->wtns_path), "%s", sp->wtns_path);
         snprintf(pi->r1cs_path, sizeof(pi->r1cs_path), "%s", sp->r1cs_path ? sp->r1cs_path : "");
         snprintf(pi->wgen_path, sizeof(pi->wgen_path), "%s", sp->wgen_path ? sp->wgen_path : "");
+        pi->wtns_fd = sp->wtns_fd > 0 ? sp->wtns_fd : -1;
+        pi->r1cs_fd = sp->r1cs_fd > 0 ? sp->r1cs_fd : -1;
+        pi->wgen_fd = sp->wgen_fd > 0 ? sp->wgen_fd : -1;
         if (sp->name && sp->name[0])
             snprintf(pi->name, sizeof(pi->name), "%s", sp->name);
         else
@@ -389,6 +414,12 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
 
 int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
                              uint64_t min_ack, uint64_t *seq, char *err, size_t errlen)
+{
+    return pipeline_circuit_request_fd(pl, action, path, -1, min_ack, seq, err, errlen);
+}
+
+int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char *path, int fd,
+                                uint64_t min_ack, uint64_t *seq, char *err, size_t errlen)
 {
     struct pipe_circuits *cs = pl->circuits;
     struct pipe_circuit *e = NULL;
@@ -437,10 +468,42 @@ int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *p
     barrier_fence_release();
     e->seq = v + 2;
     e->action = action;
+    e->fd = fd > 0 ? fd : -1; /* EVICT: the copy it dropped, whose path stages cached */
     snprintf(e->path, sizeof(e->path), "%s", path);
     barrier_store_release(&cs->seq, v + 2);
     *seq = v + 2;
     return 0;
+}
+
+const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
+                            char *buf, size_t len)
+{
+    if (fd <= 0 || !pl->config || !pl->config->supervisor_pid)
+        return display;
+    snprintf(buf, len, "/proc/%u/fd/%d", pl->config->supervisor_pid, (int)fd);
+    return buf;
+}
+
+void pipe_err_rename(char *msg, size_t len, const char *from, const char *to)
+{
+    char tmp[1024];
+    const char *m = msg, *hit;
+    size_t flen = strlen(from), o = 0;
+
+    if (!flen || !len || !strcmp(from, to) || !strstr(msg, from))
+        return;
+    while ((hit = strstr(m, from)) && o < sizeof(tmp) - 1) {
+        /* "/proc/P/fd/7" is not a hit inside "/proc/P/fd/71". */
+        int whole = hit[flen] < '0' || hit[flen] > '9';
+
+        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - m), m,
+                              whole ? to : from);
+        m = hit + flen;
+    }
+    if (o < sizeof(tmp) - 1)
+        snprintf(tmp + o, sizeof(tmp) - o, "%s", m);
+    tmp[sizeof(tmp) - 1] = 0;
+    snprintf(msg, len, "%s", tmp);
 }
 
 /* ---- stage helper ---------------------------------------------------------------- */
@@ -465,8 +528,21 @@ static void *hb_main(void *arg)
      * writes themselves. */
     while (!atomic_load_explicit(&st->hb_quit, memory_order_relaxed)) {
         nanosleep(&ts, NULL);
-        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed))
-            pipe_stage_heartbeat(st);
+        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed)) {
+            uint64_t lim = (uint64_t)st->pl.config->long_call_s * 1000000000ull;
+            uint64_t t0 = atomic_load_explicit(&st->long_since, memory_order_relaxed);
+            uint64_t now = pipe_stage_now();
+
+            if (!lim || now < t0 || now - t0 < lim) {
+                st->long_told = 0;
+                pipe_stage_heartbeat(st);
+            } else if (!st->long_told) {
+                st->long_told = 1;
+                fprintf(stderr, "cuzk stage pid %d: one call has run %.0f s (long-call-timeout "
+                        "%u s): no more heartbeats, cuzkd will restart this stage\n",
+                        (int)st->pid, (double)(now - t0) / 1e9, st->pl.config->long_call_s);
+            }
+        }
     }
     return NULL;
 }
@@ -601,6 +677,8 @@ void pipe_stage_names(struct pipe_stage *st, const char *const *states,
 
 void pipe_stage_long_begin(struct pipe_stage *st)
 {
+    /* Relaxed: the hb thread reads a start at most one period old or new. */
+    atomic_store_explicit(&st->long_since, pipe_stage_now(), memory_order_relaxed);
     atomic_store_explicit(&st->in_long_call, 1, memory_order_relaxed);
 }
 
@@ -720,10 +798,21 @@ void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
     }
 }
 
-static int preloaded(const struct pipe_circuit *tab, const char *path)
+/* The path a stage opens for entry c (its copy in cuzkd, else its own path). */
+static const char *circuit_path(const struct pipe_stage *st, const struct pipe_circuit *c,
+                                char *buf, size_t len)
 {
+    return pipe_input_path(&st->pl, c->fd, c->path, buf, len);
+}
+
+static int preloaded(const struct pipe_stage *st, const struct pipe_circuit *tab,
+                     const char *path)
+{
+    char b[64];
+
     for (int i = 0; i < PIPE_CIRCUITS; i++)
-        if (tab[i].action == PIPE_CIRCUIT_PRELOAD && !strcmp(tab[i].path, path))
+        if (tab[i].action == PIPE_CIRCUIT_PRELOAD &&
+            !strcmp(circuit_path(st, &tab[i], b, sizeof(b)), path))
             return 1;
     return 0;
 }
@@ -753,14 +842,18 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
         struct pipe_circuit *c = &tab[i];
 
+        char ob[64];
+        const char *op;
+
         c->path[sizeof(c->path) - 1] = '\0';
         if (c->action != PIPE_CIRCUIT_EVICT || c->seq <= st->circ_seq)
             continue;
         n++;
+        op = circuit_path(st, c, ob, sizeof(ob));
         for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
             struct pipe_zkey_entry *e = &st->zc[j];
 
-            if (!e->used || strcmp(e->path, c->path))
+            if (!e->used || strcmp(e->path, op))
                 continue;
             if (fn)
                 fn(st, PIPE_CIRCUIT_EVICT, e, arg);
@@ -771,11 +864,12 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
         }
     }
     for (int j = 0; j < PIPE_ZKEY_CACHE; j++)
-        if (st->zc[j].pinned && !preloaded(tab, st->zc[j].path))
+        if (st->zc[j].pinned && !preloaded(st, tab, st->zc[j].path))
             st->zc[j].pinned = 0;
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
         const struct pipe_circuit *c = &tab[i];
         const zkey *z;
+        char ob[64];
 
         if (c->action != PIPE_CIRCUIT_PRELOAD)
             continue;
@@ -784,7 +878,8 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
             continue;
         }
         n++;
-        if (pipe_stage_zkey(st, c->path, &z, err, sizeof(err))) {
+        if (pipe_stage_zkey(st, circuit_path(st, c, ob, sizeof(ob)), &z, err, sizeof(err))) {
+            pipe_err_rename(err, sizeof(err), ob, c->path);
             failed |= 1u << i;
             fprintf(stderr, "cuzk stage pid %d: preload of %s failed: %s\n", (int)st->pid,
                     c->path, err);

@@ -24,27 +24,30 @@ static uint64_t ack_seq(const struct pipe_circuit_ack *a)
 	return barrier_load_acquire(&((struct pipe_circuit_ack *)a)->seq);
 }
 
-char *circuits_request(struct pipeline *pl, const struct control_req *r,
-		       const struct circ_live *lv, size_t n, char *log, size_t loglen)
+char *circuits_request(struct pipeline *pl, const struct control_req *r, const int *fds,
+		       size_t n_fds, struct copies *cp, const struct circ_live *lv, size_t n,
+		       char *log, size_t loglen)
 {
 	uint32_t action = r->kind == CONTROL_PRELOAD ? PIPE_CIRCUIT_PRELOAD : PIPE_CIRCUIT_EVICT;
 	char path[JOBTAB_PATH_LEN], err[512];
 	uint64_t min_ack = UINT64_MAX, seq;
 	struct control_err e;
-	int gone, rc;
+	int copy, old = -1, rc;
 
-	if (control_circuit_check(r, pl->config->buf_size, path, &gone, &e))
+	if (control_circuit_check(r, fds, n_fds, cp, pl->config->buf_size, path, &copy, &e))
 		return control_reply_error(e.code, e.message);
-	if (gone) {
-		/* Evict of a file that no longer exists: only if it is preloaded (by the
-		 * table's own writer: plain reads). */
-		int found = 0;
+	/* The copy the entry of this name holds now (the table's own writer: plain reads):
+	 * a preload again replaces it, an evict drops it. */
+	for (int i = 0; i < PIPE_CIRCUITS; i++)
+		if (pl->circuits->c[i].action == PIPE_CIRCUIT_PRELOAD &&
+		    !strcmp(pl->circuits->c[i].path, path))
+			old = pl->circuits->c[i].fd;
+	if (action == PIPE_CIRCUIT_EVICT && old < 0) {
+		char m[JOBTAB_PATH_LEN + 96];
 
-		for (int i = 0; i < PIPE_CIRCUITS; i++)
-			found |= pl->circuits->c[i].action == PIPE_CIRCUIT_PRELOAD &&
-				 !strcmp(pl->circuits->c[i].path, path);
-		if (!found)
-			return control_reply_error(e.code, e.message);
+		snprintf(m, sizeof(m), "zkey %s is not preloaded (evict names a zkey as its "
+			 "preload did)", path);
+		return control_reply_error(CONTROL_E_NOT_FOUND, m);
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct pipe_circuit_ack *a = ack_of(pl, &lv[i]);
@@ -52,10 +55,21 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r,
 		if (a && ack_seq(a) < min_ack)
 			min_ack = ack_seq(a);
 	}
-	rc = pipeline_circuit_request(pl, action, path, min_ack, &seq, err, sizeof(err));
-	if (rc)
+	/* EVICT carries the dropped copy's descriptor: the stages cached it by that. */
+	rc = pipeline_circuit_request_fd(pl, action, path, action == PIPE_CIRCUIT_PRELOAD ? copy : old,
+					 min_ack, &seq, err, sizeof(err));
+	if (rc) {
+		copies_put(cp, copy);
 		return control_reply_error(rc == -ENOSPC || rc == -EBUSY ? CONTROL_E_FULL :
 					   CONTROL_E_BAD_REQUEST, err);
+	}
+	/* The pin: the preload's reference to its copy, until replaced or evicted. The
+	 * copy stays open (unreferenced, shared) a while after: a stage that has not yet
+	 * applied the tombstone only finds its cache entry a miss. */
+	if (old > 0 && old != copy)
+		copies_put(cp, old);
+	else if (old > 0 && old == copy)
+		copies_put(cp, copy); /* the same copy again: one pin, not two */
 	snprintf(log, loglen, "%s of %s requested (seq %llu)",
 		 action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", path,
 		 (unsigned long long)seq);

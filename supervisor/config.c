@@ -40,6 +40,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->max_parts = 4096;
 	c->drain_timeout_s = 30;
 	c->stall_timeout_s = 60;
+	c->long_call_timeout_s = 1800;
 	c->max_attempts = 3;
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
@@ -71,6 +72,10 @@ void config_usage(FILE *f)
 	      "  --drain-timeout S    on SIGTERM/shutdown wait S seconds for in-flight work (30)\n"
 	      "  --stall-timeout S    kill and restart a stage whose heartbeat is older than S\n"
 	      "                       seconds (default 60; 0: never)\n"
+	      "  --long-call-timeout S  a stage inside one long call (an MSM, a zkey load) for\n"
+	      "                       more than S seconds stops beating, so --stall-timeout\n"
+	      "                       restarts it and the partition counts a try (default\n"
+	      "                       1800; 0: no limit)\n"
 	      "  --max-attempts K     a partition that crashed its stage K times fails (default 3;\n"
 	      "                       a SIGKILL or SIGTERM from outside is not the partition's fault)\n"
 	      "  --max-queued N       submit answers \"busy\" when it would leave more than N\n"
@@ -221,6 +226,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },
 	{ "drain-timeout", offsetof(struct cuzkd_config, drain_timeout_s), 0, 86400 },
 	{ "stall-timeout", offsetof(struct cuzkd_config, stall_timeout_s), 0, 86400 },
+	{ "long-call-timeout", offsetof(struct cuzkd_config, long_call_timeout_s), 0, 604800 },
 	{ "max-attempts", offsetof(struct cuzkd_config, max_attempts), 1, 1000 },
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },

@@ -3,6 +3,7 @@
 #include "cuzk/control.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -80,6 +81,51 @@ static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_i
 	return 0;
 }
 
+static int text_ok(const char *p)
+{
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* A file of the request, F = {"fd":I,"path":P} (control.h). A bare path string is
+ * refused with the sentence that says what to send instead. */
+static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, const char **path,
+		    int *fd, struct control_err *e)
+{
+	json_t *v = json_object_get(o, k), *f, *p;
+
+	*path = NULL;
+	*fd = -1;
+	if (!v) {
+		if (required)
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required: "
+				    "{\"fd\":I,\"path\":P}", k);
+		return 0;
+	}
+	if (json_is_string(v))
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is a path: cuzkd opens no "
+			    "path a client names; pass the open file over SCM_RIGHTS and send "
+			    "{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)", k);
+	f = json_object_get(v, "fd");
+	p = json_object_get(v, "path");
+	if (!json_is_object(v) || !json_is_integer(f) || !json_is_string(p))
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be {\"fd\":I,"
+			    "\"path\":P}", k);
+	if (json_integer_value(f) < 0 || json_integer_value(f) >= (json_int_t)n_fds)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\": fd %lld is not one of the "
+			    "%u descriptor(s) the request passed (\"fds\")", k,
+			    (long long)json_integer_value(f), n_fds);
+	if (!json_string_length(p) || strlen(json_string_value(p)) != json_string_length(p) ||
+	    json_string_length(p) >= JOBTAB_PATH_LEN || !text_ok(json_string_value(p)))
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\": \"path\" must be 1 to %d "
+			    "bytes of text (it names the file in messages)", k, JOBTAB_PATH_LEN - 1);
+	*path = json_string_value(p);
+	*fd = (int)json_integer_value(f);
+	return 0;
+}
+
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e)
 {
 	json_error_t je;
@@ -90,6 +136,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 
 	memset(r, 0, sizeof(*r));
 	r->timeout_ms = -1;
+	r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = -1;
 	if (len > CONTROL_LINE_MAX)
 		return fail(e, CONTROL_E_TOO_LONG, -EINVAL,
 			    "request line longer than %d bytes", CONTROL_LINE_MAX);
@@ -127,7 +174,18 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 				  "(.wtns) or \"inputs\" (input.json), not both");
 			goto err;
 		}
-		if ((rc = get_str(r->root, "witness_gen", in != NULL, &r->witness_gen, e)))
+		if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e)))
+			goto err;
+		r->n_fds = has ? (uint32_t)x : 0;
+		if (!r->n_fds) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "a submit passes its files as "
+				  "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
+				  "opens no path a client names (cuzk prove does this)");
+			goto err;
+		}
+		/* the generator is a file like the others: {"fd":I,"path":P}, copied */
+		if ((rc = get_file(r->root, "witness_gen", in != NULL, r->n_fds, &r->witness_gen,
+				   &r->witness_gen_fd, e)))
 			goto err;
 		if (!in && r->witness_gen) {
 			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"witness_gen\" goes with "
@@ -136,10 +194,9 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		}
 		if (in)
 			w = in;
-
-		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)) ||
-		    (rc = get_str(r->root, "out_dir", 1, &r->out_dir, e)) ||
-		    (rc = get_str(r->root, "r1cs", 0, &r->r1cs, e)))
+		if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
+		    (rc = get_file(r->root, "out_dir", 1, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
+		    (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
 			goto err;
 		if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e)))
 			goto err;
@@ -152,20 +209,30 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		}
 		r->n_witnesses = json_array_size(w);
 		r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
-		if (!r->witnesses) {
+		r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
+		r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
+		if (!r->witnesses || !r->witness_names || !r->witness_fd) {
 			rc = fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
 			goto err;
 		}
 		for (i = 0; i < r->n_witnesses; i++) {
 			json_t *s = json_array_get(w, i);
+			char key[32];
 
-			if (!json_is_string(s) || !json_string_length(s) ||
-			    strlen(json_string_value(s)) != json_string_length(s)) {
-				rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "%s[%zu] must be a non-empty string", list, i);
-				goto err;
+			snprintf(key, sizeof(key), "%s[%zu]", list, i);
+			{
+				/* get_file reads o[key]: wrap the element under its name. */
+				json_t *one = json_pack("{s:O}", key, s);
+
+				rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i],
+						    &r->witness_fd[i], e) :
+					   fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+				json_decref(one); /* the strings live on in s, held by root */
 			}
-			r->witnesses[i] = json_string_value(s);
+			if (rc)
+				goto err;
+			if ((rc = get_str(s, "name", 0, &r->witness_names[i], e)))
+				goto err;
 		}
 		break;
 	}
@@ -202,6 +269,12 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	case CONTROL_SHUTDOWN:
 		break;
 	case CONTROL_PRELOAD:
+		if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e)))
+			goto err;
+		r->n_fds = has ? (uint32_t)x : 0;
+		if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e)))
+			goto err;
+		break;
 	case CONTROL_EVICT:
 		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)))
 			goto err;
@@ -216,6 +289,8 @@ err:
 void control_req_free(struct control_req *r)
 {
 	free(r->witnesses);
+	free(r->witness_names);
+	free(r->witness_fd);
 	json_decref(r->root);
 	memset(r, 0, sizeof(*r));
 }
@@ -236,92 +311,197 @@ int control_wtns_name(const char *path, char *name, size_t len)
 	return 0;
 }
 
-/* Absolute, resolved path of an existing readable regular file. */
-static int input_file(const char *what, const char *path, char *out, struct control_err *e)
+int control_name_ok(const char *name)
 {
-	char buf[PATH_MAX];
-	struct stat st;
+	size_t n = strlen(name);
 
-	if (!realpath(path, buf))
-		return fail(e, CONTROL_E_NOT_FOUND, -errno, "%s %s: %s", what, path,
-			    strerror(errno));
-	if (stat(buf, &st) || !S_ISREG(st.st_mode))
-		return fail(e, CONTROL_E_NOT_FOUND, -EINVAL, "%s %s: not a regular file", what,
-			    path);
-	if (access(buf, R_OK))
-		return fail(e, CONTROL_E_NOT_FOUND, -errno, "%s %s: %s (the daemon must be able "
-			    "to read it)", what, path, strerror(errno));
-	if (strlen(buf) >= JOBTAB_PATH_LEN)
-		return fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG,
-			    "%s %s: path longer than %d bytes", what, path, JOBTAB_PATH_LEN - 1);
-	memcpy(out, buf, strlen(buf) + 1);
+	if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
 	return 0;
 }
 
-void control_submit_free(struct control_submit *s)
+static int in_groups(const struct control_peer *p, gid_t g)
 {
-	free(s->wtns);
-	free(s->name);
-	s->wtns = NULL;
-	s->name = NULL;
+	if (p->gid == g)
+		return 1;
+	for (size_t i = 0; i < p->n_groups; i++)
+		if (p->groups[i] == g)
+			return 1;
+	return 0;
 }
 
-int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_t max_parts,
-			 struct control_submit *s, struct control_err *e)
+int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st)
 {
-	char buf[PATH_MAX], err[512];
+	mode_t need;
+
+	if (!S_ISDIR(st->st_mode))
+		return 0;
+	if (peer->uid == 0)
+		return 1;
+	/* The kernel's order: the owner's bits for the owner, else the group's for a
+	 * member, else the others' (a denying owner bit is not overridden by others'). */
+	if (st->st_uid == peer->uid)
+		need = S_IWUSR | S_IXUSR;
+	else if (in_groups(peer, st->st_gid))
+		need = S_IWGRP | S_IXGRP;
+	else
+		need = S_IWOTH | S_IXOTH;
+	return (st->st_mode & need) == need;
+}
+
+/* Take a copy of input fds[idx] (copies.h); *out the copy's descriptor. */
+static int input_copy(const char *what, const char *path, int idx, const int *fds,
+		      size_t n_fds, int shared, struct copies *cp, int *out,
+		      struct control_err *e)
+{
+	char err[512];
+	int fd;
+
+	if (idx < 0 || (size_t)idx >= n_fds)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "%s %s: no descriptor passed for it",
+			    what, path);
+	fd = copies_take(cp, fds[idx], shared, what, path, err, sizeof(err));
+	if (fd < 0)
+		return fail(e, fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT :
+			    CONTROL_E_INTERNAL, fd, "%s", err);
+	*out = fd;
+	return 0;
+}
+
+void control_file_id(const struct stat *st, char id[CONTROL_ID_LEN])
+{
+	if (S_ISDIR(st->st_mode))
+		snprintf(id, CONTROL_ID_LEN, "%llu:%llu", (unsigned long long)st->st_dev,
+			 (unsigned long long)st->st_ino);
+	else
+		snprintf(id, CONTROL_ID_LEN, "%llu:%llu:%lld:%lld.%09ld:%lld.%09ld",
+			 (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+			 (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+			 (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* id of the client's descriptor (after its copy: the identity the copy was taken of;
+ * copies_take refuses a file that changed while it was read). */
+static void fd_id(int fd, char id[CONTROL_ID_LEN])
+{
 	struct stat st;
+
+	id[0] = '\0';
+	if (!fstat(fd, &st))
+		control_file_id(&st, id);
+}
+
+static void self_path(char *buf, size_t len, int fd)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+void control_submit_free(struct control_submit *s, struct copies *cp)
+{
+	if (cp) {
+		copies_put(cp, s->zkey_fd);
+		copies_put(cp, s->r1cs_fd);
+		copies_put(cp, s->wgen_fd);
+		for (size_t i = 0; s->wtns_fd && i < s->n; i++)
+			copies_put(cp, s->wtns_fd[i]);
+	}
+	if (s->out_fd > 0)
+		close(s->out_fd);
+	free(s->wtns);
+	free(s->name);
+	free(s->wtns_fd);
+	free(s->wtns_id);
+	s->wtns = NULL;
+	s->name = NULL;
+	s->wtns_fd = NULL;
+	s->wtns_id = NULL;
+	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
+}
+
+/* The out directory: a directory the peer could write itself; in a sticky one no
+ * output would replace another user's file (the kernel would not let the peer). */
+static int check_out_dir(const struct control_req *r, const int *fds, size_t n_fds,
+			 const struct control_peer *peer, struct control_submit *s,
+			 struct control_err *e)
+{
+	struct stat st, o;
+	int dfd;
+
+	if (r->out_fd < 0 || (size_t)r->out_fd >= n_fds)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "out_dir %s: no descriptor passed "
+			    "for it", r->out_dir);
+	dfd = fds[r->out_fd];
+	if (fstat(dfd, &st))
+		return fail(e, CONTROL_E_OUTPUT, -errno, "out_dir %s: %s", r->out_dir,
+			    strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(e, CONTROL_E_OUTPUT, -ENOTDIR, "out_dir %s: the descriptor passed is "
+			    "not a directory", r->out_dir);
+	if (!control_peer_may_write_dir(peer, &st))
+		return fail(e, CONTROL_E_PERM, -EACCES, "out_dir %s: uid %u may not create files "
+			    "there, so cuzkd will not either", r->out_dir, (unsigned)peer->uid);
+	if ((st.st_mode & S_ISVTX) && peer->uid != 0 && st.st_uid != peer->uid)
+		for (size_t i = 0; i < s->n; i++)
+			for (int k = 0; k < 2; k++) {
+				char nm[PIPE_NAME_LEN + 16];
+
+				snprintf(nm, sizeof(nm), "%s.%s.json", s->name[i],
+					 k ? "public" : "proof");
+				if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != peer->uid)
+					return fail(e, CONTROL_E_PERM, -EACCES, "out_dir %s: %s is "
+						    "another user's file in a sticky directory: uid %u "
+						    "may not replace it", r->out_dir, nm,
+						    (unsigned)peer->uid);
+			}
+	s->out_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	if (s->out_fd < 0)
+		return fail(e, CONTROL_E_INTERNAL, -errno, "out_dir %s: %s", r->out_dir,
+			    strerror(errno));
+	snprintf(s->out_dir, sizeof(s->out_dir), "%s", r->out_dir);
+	return 0;
+}
+
+int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
+			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
+			 uint32_t max_parts, struct control_submit *s, struct control_err *e)
+{
+	char err[512], zp[64], wp[64];
 	zkey z;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	memset(&z, 0, sizeof(z));
+	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
 	s->priority = r->priority;
 	if (r->n_witnesses > max_parts)
 		return fail(e, CONTROL_E_FULL, -E2BIG, "%zu witnesses: one job holds at most %u "
 			    "partitions (--max-parts); split it", r->n_witnesses, max_parts);
-	if ((rc = input_file("zkey", r->zkey, s->zkey, e)))
-		return rc;
-	if (r->r1cs && (rc = input_file("r1cs", r->r1cs, s->r1cs, e)))
-		return rc;
-	if (r->witness_gen && (rc = input_file("witness generator", r->witness_gen, s->wgen, e)))
-		return rc;
-	/* A generator is native code the synth runs, and the synth maps every job's
-	 * buffers: only one that root or the daemon's user installed, and that nobody else
-	 * can rewrite, is accepted (like a program in a system directory). */
-	if (s->wgen[0] && (stat(s->wgen, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-			   (st.st_mode & (S_IWGRP | S_IWOTH))))
-		return fail(e, CONTROL_E_BAD_INPUT, -EPERM, "witness generator %s: it runs as "
-			    "native code in cuzkd's synth stage, so it must belong to root or to "
-			    "cuzkd's user and be writable by no one else (install it as the "
-			    "operator, e.g. next to the zkey)", r->witness_gen);
-	/* Output directory: exists, is a directory, writable by the daemon. */
-	if (!realpath(r->out_dir, buf) || stat(buf, &st))
-		return fail(e, CONTROL_E_OUTPUT, -errno ? -errno : -ENOENT, "out_dir %s: %s",
-			    r->out_dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return fail(e, CONTROL_E_OUTPUT, -ENOTDIR, "out_dir %s: not a directory",
-			    r->out_dir);
-	if (access(buf, W_OK | X_OK))
-		return fail(e, CONTROL_E_OUTPUT, -errno, "out_dir %s: %s (the daemon writes the "
-			    "proofs there)", r->out_dir, strerror(errno));
-	if (strlen(buf) >= JOBTAB_PATH_LEN)
-		return fail(e, CONTROL_E_OUTPUT, -ENAMETOOLONG, "out_dir %s: path longer than %d "
-			    "bytes", r->out_dir, JOBTAB_PATH_LEN - 1);
-	memcpy(s->out_dir, buf, strlen(buf) + 1);
-
 	s->n = r->n_witnesses;
 	s->wtns = calloc(s->n, sizeof(*s->wtns));
 	s->name = calloc(s->n, sizeof(*s->name));
-	if (!s->wtns || !s->name) {
+	s->wtns_fd = malloc(s->n * sizeof(*s->wtns_fd));
+	s->wtns_id = calloc(s->n, sizeof(*s->wtns_id));
+	if (!s->wtns || !s->name || !s->wtns_fd || !s->wtns_id) {
 		rc = fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
 		goto err;
 	}
+	for (size_t i = 0; i < s->n; i++)
+		s->wtns_fd[i] = -1;
+	/* Names first: cheap, and the out dir check needs them. */
 	for (size_t i = 0; i < s->n; i++) {
-		if (control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
-			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: its file name "
+		if (r->witness_names[i] ? snprintf(s->name[i], PIPE_NAME_LEN, "%s",
+						   r->witness_names[i]) >= PIPE_NAME_LEN :
+		    control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: its output name "
 				  "must be 1 to %d bytes (without .wtns)", r->witnesses[i],
 				  PIPE_NAME_LEN - 1);
+			goto err;
+		}
+		if (control_name_ok(s->name[i])) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: output name \"%s\" "
+				  "refused: no '/', no control character, not . or ..",
+				  r->witnesses[i], s->name[i]);
 			goto err;
 		}
 		for (size_t j = 0; j < i; j++)
@@ -331,12 +511,59 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 					  r->witnesses[j], r->witnesses[i], s->name[i]);
 				goto err;
 			}
-		if ((rc = input_file(s->wgen[0] ? "input" : "witness", r->witnesses[i], s->wtns[i], e)))
+		snprintf(s->wtns[i], JOBTAB_PATH_LEN, "%s", r->witnesses[i]);
+	}
+	if ((rc = check_out_dir(r, fds, n_fds, peer, s, e)))
+		goto err;
+	snprintf(s->zkey, sizeof(s->zkey), "%s", r->zkey);
+	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, cp, &s->zkey_fd, e)))
+		goto err;
+	fd_id(fds[r->zkey_fd], s->zkey_id);
+	fd_id(fds[r->out_fd], s->out_id);
+	if (r->r1cs) {
+		snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
+		if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, cp, &s->r1cs_fd,
+				     e)))
 			goto err;
+		fd_id(fds[r->r1cs_fd], s->r1cs_id);
+	}
+	/* The generator: a shared copy like a zkey (one per distinct file, kept for later
+	 * jobs); the synth dlopens the copy, never the client's path. */
+	if (r->witness_gen) {
+		struct stat st;
+
+		snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
+		/* A generator is native code the synth runs, and the synth maps every job's
+		 * buffers: only one that root or the daemon's user installed, and that nobody
+		 * else can rewrite, is accepted (like a program in a system directory). Checked
+		 * on the client's descriptor, the file the copy is taken of. */
+		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds ||
+		    fstat(fds[r->witness_gen_fd], &st) ||
+		    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EPERM, "witness generator %s: it runs as "
+				  "native code in cuzkd's synth stage, so it must belong to root or to "
+				  "cuzkd's user and be writable by no one else (install it as the "
+				  "operator, e.g. next to the zkey)", r->witness_gen);
+			goto err;
+		}
+		if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds,
+				     n_fds, 1, cp, &s->wgen_fd, e)))
+			goto err;
+		fd_id(fds[r->witness_gen_fd], s->wgen_id);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i],
+				     r->witness_fd[i], fds, n_fds, 0,
+				     cp, &s->wtns_fd[i], e)))
+			goto err;
+		fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
 	}
 
-	/* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32). */
-	if ((rc = zkey_open(&z, s->zkey, err, sizeof(err)))) {
+	/* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32).
+	 * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */
+	self_path(zp, sizeof(zp), s->zkey_fd);
+	if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
+		pipe_err_rename(err, sizeof(err), zp, r->zkey);
 		rc = fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
 		goto err;
 	}
@@ -366,13 +593,17 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 		wtns w;
 
 		memset(&w, 0, sizeof(w));
-		if ((rc = wtns_open(&w, s->wtns[i], err, sizeof(err)))) {
+		self_path(wp, sizeof(wp), s->wtns_fd[i]);
+		if ((rc = wtns_open(&w, wp, err, sizeof(err)))) {
+			pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
 			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
 			goto err;
 		}
 		rc = wtns_check_zkey(&w, &z, err, sizeof(err));
 		wtns_close(&w);
 		if (rc) {
+			pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
+			pipe_err_rename(err, sizeof(err), zp, r->zkey);
 			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 			goto err;
 		}
@@ -381,42 +612,50 @@ int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_
 	return 0;
 err:
 	zkey_close(&z);
-	control_submit_free(s);
+	control_submit_free(s, cp);
 	return rc;
 }
 
-int control_circuit_check(const struct control_req *r, uint64_t buf_size,
-			  char out[JOBTAB_PATH_LEN], int *may_be_gone, struct control_err *e)
+int control_circuit_check(const struct control_req *r, const int *fds, size_t n_fds,
+			  struct copies *cp, uint64_t buf_size, char out[JOBTAB_PATH_LEN],
+			  int *copy_fd, struct control_err *e)
 {
-	char err[512];
+	char err[512], zp[64];
 	uint64_t need;
 	zkey z;
 	int rc;
 
-	*may_be_gone = 0;
-	if (r->kind == CONTROL_EVICT) {
-		if (!input_file("zkey", r->zkey, out, e))
-			return 0;
-		if (r->zkey[0] != '/' || strlen(r->zkey) >= JOBTAB_PATH_LEN)
-			return -EINVAL; /* e says why (input_file) */
-		memcpy(out, r->zkey, strlen(r->zkey) + 1);
-		*may_be_gone = 1;
-		return 0;
-	}
-	if ((rc = input_file("zkey", r->zkey, out, e)))
+	*copy_fd = -1;
+	if (strlen(r->zkey) >= JOBTAB_PATH_LEN)
+		return fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG, "zkey %s: path longer than "
+			    "%d bytes", r->zkey, JOBTAB_PATH_LEN - 1);
+	snprintf(out, JOBTAB_PATH_LEN, "%s", r->zkey);
+	if (r->kind == CONTROL_EVICT)
+		return 0; /* by name: opens nothing */
+	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, cp, copy_fd, e)))
 		return rc;
 	memset(&z, 0, sizeof(z));
-	if ((rc = zkey_open(&z, out, err, sizeof(err))))
-		return fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+	self_path(zp, sizeof(zp), *copy_fd);
+	if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
+		pipe_err_rename(err, sizeof(err), zp, r->zkey);
+		rc = fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+		goto err;
+	}
 	need = (3ull * z.domain_size + z.nvars) * 32ull;
 	zkey_close(&z);
-	if (need > buf_size)
-		return fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
-			    "needs %.1f MiB, buffers are %.1f MiB: preloading it would not help; "
-			    "start cuzkd with --buffer-mb %llu or more", r->zkey,
-			    (double)need / 1048576.0, (double)buf_size / 1048576.0,
-			    (unsigned long long)((need + (1u << 20) - 1) >> 20));
+	if (need > buf_size) {
+		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
+			  "needs %.1f MiB, buffers are %.1f MiB: preloading it would not help; "
+			  "start cuzkd with --buffer-mb %llu or more", r->zkey,
+			  (double)need / 1048576.0, (double)buf_size / 1048576.0,
+			  (unsigned long long)((need + (1u << 20) - 1) >> 20));
+		goto err;
+	}
 	return 0;
+err:
+	copies_put(cp, *copy_fd);
+	*copy_fd = -1;
+	return rc;
 }
 
 static char *dump_line(json_t *o)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
+#include "cuzk/copies.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
@@ -86,9 +88,31 @@ struct conn {
 	uint64_t wait_deadline; /* 0: none */
 	int drain_wait;
 	uid_t uid;              /* SO_PEERCRED */
+	gid_t gid;
+	gid_t *groups;          /* SO_PEERGROUPS (control_peer: the out dir check) */
+	size_t n_groups;
+	int *fds;               /* descriptors received, not yet taken by a request */
+	uint32_t n_fds;
+	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
 	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
 };
+
+/* What a job holds while its slot lives: references to cuzkd's copies of its inputs
+ * and its out directory's descriptor (pipeline.h, "Inputs by descriptor"): held for
+ * the job's whole life, so a stage restarted mid-job still finds them, and dropped
+ * when the slot is retired. -1: none. */
+struct job_files {
+	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+	int *wtns_fd;
+	size_t n;
+	json_t *dur;            /* the job store on: names of the durable copies it holds
+				 * (copies.h), released when the slot retires */
+};
+
+/* A connection's queue of received descriptors: a request takes at most this many
+ * (a submit: one per witness plus zkey, r1cs, out dir and a few for later inputs). */
+#define CONN_FDS_EXTRA 16
 
 struct sup {
 	const struct cuzkd_config *c;
@@ -115,6 +139,10 @@ struct sup {
 	uint8_t *cancelled;
 	int ready_fd;           /* daemon mode: tell the launcher we are up */
 	uint16_t *crashes;      /* per partition: stage crashes while it held it */
+	struct job_files *files; /* per job slot: what it holds (copies, out dir) */
+	struct copies copies;   /* cuzkd's copies of client files (copies.h) */
+	int copies_dfd;         /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+	json_t *dur;            /* durable copy name -> jobs in the table holding it */
 	json_t *lost;           /* jobs of a previous cuzkd that died with them */
 	int notified;           /* systemd told READY=1 */
 	/* The job store (store.h; NULL with --no-store). What was last recorded, so a
@@ -362,44 +390,57 @@ static int death_is_crash(const struct child *c, int status)
 }
 
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
- * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. */
-static void unlink_temps(const struct pipeline *pl, uint32_t p, pid_t pid)
+ * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. dfd: the out directory
+ * (our descriptor of the client's, or one opened by collect_lost); display: its name
+ * for the log. */
+static void unlink_temps_at(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
+			    pid_t pid)
 {
 	static const char *const kinds[] = { "proof", "public" };
-	const struct jobtab *jt = &pl->data.jobtab;
-	const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char path[2 * JOBTAB_PATH_LEN + 64];
+	char name[PIPE_NAME_LEN + 64];
 
-	for (int k = 0; pi && k < 2; k++) {
-		snprintf(path, sizeof(path), "%s/%s.%s.json.tmp.%d", jb->out_dir, pi->name, kinds[k],
-			 (int)pid);
-		if (unlink(path) == 0)
-			logmsg("removed %s, left by the dead finalizer", path);
+	for (int k = 0; pi && dfd >= 0 && k < 2; k++) {
+		snprintf(name, sizeof(name), "%s.%s.json.tmp.%d", pi->name, kinds[k], (int)pid);
+		if (unlinkat(dfd, name, 0) == 0)
+			logmsg("removed %s/%s, left by the dead finalizer", display, name);
 	}
 }
 
 /* cuzkd died between the finalizer's two renames: NAME.proof.json is under its final
  * name, NAME.public.json still under its temp name (both were fsync'd before either
  * rename, groth16_write_pair). With a job store, finish that publish, so that the
- * resume finds a proof that verifies instead of writing the partition a second time. */
-static void finish_publish(const struct pipeline *pl, uint32_t p, pid_t pid)
+ * resume finds a proof that verifies instead of writing the partition a second time.
+ * dfd: the out directory, opened by collect_lost only if it is still the one the
+ * client passed (device and inode); every name is resolved inside it. */
+static void finish_publish(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
+			   pid_t pid)
 {
-	const struct jobtab *jt = &pl->data.jobtab;
-	const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char proof[2 * JOBTAB_PATH_LEN + 64], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
+	char proof[PIPE_NAME_LEN + 32], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
 		utmp[sizeof(proof) + 32];
 
-	if (!pi)
+	if (!pi || dfd < 0)
 		return;
-	snprintf(proof, sizeof(proof), "%s/%s.proof.json", jb->out_dir, pi->name);
+	snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
 	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", proof, (int)pid);
-	snprintf(pub, sizeof(pub), "%s/%s.public.json", jb->out_dir, pi->name);
+	snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
 	snprintf(utmp, sizeof(utmp), "%s.tmp.%d", pub, (int)pid);
-	if (access(proof, F_OK) == 0 && access(ptmp, F_OK) && access(utmp, F_OK) == 0 &&
-	    rename(utmp, pub) == 0)
-		logmsg("completed the publish of %s that the dead finalizer had begun", pub);
+	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    faccessat(dfd, ptmp, F_OK, AT_SYMLINK_NOFOLLOW) &&
+	    faccessat(dfd, utmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    renameat(dfd, utmp, dfd, pub) == 0)
+		logmsg("completed the publish of %s/%s that the dead finalizer had begun", display,
+		       pub);
+}
+
+static void unlink_temps(const struct sup *s, uint32_t p, pid_t pid)
+{
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	uint32_t j = jt->parts[p].job;
+
+	if (j < jt->hdr->max_jobs)
+		unlink_temps_at(&s->pl, s->files[j].out_fd, jt->jobs[j].out_dir, p, pid);
 }
 
 /* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
@@ -482,6 +523,7 @@ static uint64_t collect_lost(struct sup *s)
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
 		const struct jobtab_job *jb = &jt->jobs[j];
 		uint32_t d = 0, f = 0;
+		int dfd = -1;
 
 		if (jobtab_word_state(barrier_load_acquire(&jt->jobs[j].word)) != JOBTAB_QUEUED)
 			continue;
@@ -489,12 +531,31 @@ static uint64_t collect_lost(struct sup *s)
 		for (uint32_t i = 0; i < jb->n_parts && jb->first_part + i < jt->hdr->max_parts; i++) {
 			uint64_t w = jobtab_part_load(jt, jb->first_part + i);
 
+			if (jobtab_word_state(w) == JOBTAB_FINAL && dfd < 0 && jb->out_ino) {
+				/* The previous cuzkd's descriptor died with it: open out_dir by
+				 * its name only to remove our own temp files, and only if it is
+				 * still the directory the client passed (same device and inode);
+				 * anything else there is not ours to touch. */
+				struct stat od;
+
+				dfd = open(jb->out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					   O_NONBLOCK | O_CLOEXEC);
+				if (dfd >= 0 && (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
+						 (uint64_t)od.st_ino != jb->out_ino)) {
+					close(dfd);
+					dfd = -1;
+				}
+			}
 			if (jobtab_word_state(w) != JOBTAB_FINAL)
 				continue;
 			if (!s->c->no_store)
-				finish_publish(&old, jb->first_part + i, (pid_t)jobtab_word_pid(w));
-			unlink_temps(&old, jb->first_part + i, (pid_t)jobtab_word_pid(w));
+				finish_publish(&old, dfd, jb->out_dir, jb->first_part + i,
+					       (pid_t)jobtab_word_pid(w));
+			unlink_temps_at(&old, dfd, jb->out_dir, jb->first_part + i,
+						(pid_t)jobtab_word_pid(w));
 		}
+		if (dfd >= 0)
+			close(dfd);
 		if (!s->lost)
 			s->lost = json_array();
 		json_array_append_new(s->lost, json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id",
@@ -556,7 +617,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 			uint32_t st;
 
 			if (c->role == PLAN_FINALIZER)
-				unlink_temps(&s->pl, out[i], pid);
+				unlink_temps(s, out[i], pid);
 			if (crash && s->crashes && ++s->crashes[out[i]] >= s->c->max_attempts &&
 			    fail_poison(s, c, out[i], status))
 				continue;
@@ -620,10 +681,28 @@ static void reap(struct sup *s, struct child *c)
 
 /* ---- connections --------------------------------------------------------------- */
 
+/* Close the first n queued descriptors of k and drop them from its queue. */
+static void conn_fds_drop(struct conn *k, uint32_t n)
+{
+	if (n > k->n_fds)
+		n = k->n_fds;
+	for (uint32_t i = 0; i < n; i++)
+		close(k->fds[i]);
+	memmove(k->fds, k->fds + n, (k->n_fds - n) * sizeof(*k->fds));
+	k->n_fds -= n;
+}
+
 static void conn_close(struct sup *s, struct conn *k)
 {
 	if (k->fd < 0)
 		return;
+	conn_fds_drop(k, k->n_fds);
+	free(k->fds);
+	free(k->groups);
+	k->fds = NULL;
+	k->groups = NULL;
+	k->n_groups = 0;
+	k->fd_trouble = 0;
 	if (k->in_armed)
 		cancel_poll(s, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
 	if (k->out_armed)
@@ -741,6 +820,56 @@ static int job_has_waiter(const struct sup *s, uint32_t slot)
 	return 0;
 }
 
+/* Drop what job slot j holds (job_files). */
+static void job_files_release(struct sup *s, uint32_t j)
+{
+	struct job_files *f = &s->files[j];
+
+	copies_put(&s->copies, f->zkey_fd);
+	copies_put(&s->copies, f->r1cs_fd);
+	copies_put(&s->copies, f->wgen_fd);
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++)
+		copies_put(&s->copies, f->wtns_fd[i]);
+	if (f->out_fd > 0)
+		close(f->out_fd);
+	free(f->wtns_fd);
+	json_decref(f->dur); /* the files stay: a later cuzkd resumes from them */
+	memset(f, 0, sizeof(*f));
+	f->zkey_fd = f->r1cs_fd = f->out_fd = f->wgen_fd = -1;
+}
+
+/* Durable copies (copies.h): s->dur counts the jobs in the table that hold each name;
+ * the file goes when the last one retires (or is refused). */
+static void dur_ref(struct sup *s, const char *name)
+{
+	json_t *v = json_object_get(s->dur, name);
+
+	json_object_set_new(s->dur, name, json_integer(v ? json_integer_value(v) + 1 : 1));
+}
+
+static void dur_unref(struct sup *s, const char *name)
+{
+	json_t *v = json_object_get(s->dur, name);
+
+	if (v && json_integer_value(v) > 1) {
+		json_object_set_new(s->dur, name, json_integer(json_integer_value(v) - 1));
+		return;
+	}
+	json_object_del(s->dur, name);
+	if (s->copies_dfd >= 0 && unlinkat(s->copies_dfd, name, 0) && errno != ENOENT)
+		logmsg("durable copy %s: cannot remove it: %s", name, strerror(errno));
+}
+
+static void dur_release(struct sup *s, json_t *names)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(names, i, v)
+		dur_unref(s, json_string_value(v));
+	json_decref(names);
+}
+
 /* Retire decided jobs after their waiters were told and the grace period; with
  * force, any decided job without a waiter (the table is full). Returns how many. */
 static int retire(struct sup *s, int force)
@@ -765,6 +894,9 @@ static int retire(struct sup *s, int force)
 		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
+			dur_release(s, s->files[j].dur); /* decided and recorded: not resumed */
+			s->files[j].dur = NULL;
+			job_files_release(s, j);
 			s->decided_ns[j] = 0;
 			s->cancelled[j] = 0;
 			if (s->store) {
@@ -913,21 +1045,95 @@ redo:
 	}
 }
 
-/* The submit as the store keeps it: what a later cuzkd needs to start it again. */
-static char *store_request(const struct control_submit *sub)
+/* The submit as the store keeps it: what a later cuzkd needs to start it again.
+ * Version 2 (descriptors): the paths are the client's names (display only, except
+ * out_dir, reopened at resume and accepted only as the same directory: "out"); the
+ * files are cuzkd's durable copies, by name in STATE_DIR/INSTANCE.copies ("copies");
+ * "peer" is who submitted (the out dir must still be theirs to write). */
+static char *store_request(const struct control_submit *sub, json_t *copies,
+			   const struct control_peer *peer, const struct stat *od)
 {
-	json_t *parts = json_array(), *o;
+	json_t *parts = json_array(), *groups = json_array(), *cp = json_object_get(copies, "parts"), *o;
 	char *t;
 
 	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts, json_pack("{s:s,s:s}", "wtns", sub->wtns[i], "name",
-						       sub->name[i]));
-	o = json_pack("{s:i,s:s,s:s,s:s?,s:i,s:o}", "version", 1, "zkey", sub->zkey, "out_dir",
-		      sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL, "priority",
-		      (int)sub->priority, "parts", parts);
+		json_array_append_new(parts, json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i],
+						       "name", sub->name[i], "copy",
+						       json_array_get(cp, i), "wtns_id",
+						       sub->wtns_id[i]));
+	for (size_t i = 0; groups && i < peer->n_groups; i++)
+		json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
+	o = json_pack("{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
+		      "version", 2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs",
+		      sub->r1cs[0] ? sub->r1cs : NULL, "witness_gen", sub->wgen[0] ? sub->wgen : NULL,
+		      "priority", (int)sub->priority, "parts", parts,
+		      "out", "dev", (json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino,
+		      "peer", "uid", (json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups,
+		      "copies", "zkey", json_object_get(copies, "zkey"), "r1cs",
+		      json_object_get(copies, "r1cs"), "wgen", json_object_get(copies, "wgen"));
 	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return t;
+}
+
+/* The job store on: keep each of the submit's copies durable (copies.h) before the
+ * job is recorded, under the id it will get. *copies: {"zkey","r1cs"?,"wgen"?,
+ * "parts":[...]} names; *held: the names, each counted in s->dur. 0, or -errno with
+ * err (nothing held, nothing left: a full disk refuses the submit). */
+static int persist_copies(struct sup *s, const struct control_submit *sub, uint64_t id,
+			  json_t **copies, json_t **held, char *err, size_t errlen)
+{
+	json_t *c = json_object(), *h = json_array(), *parts = json_array();
+	const struct { const char *key, *id; int fd; } sh[] = {
+		{ "zkey", sub->zkey_id, sub->zkey_fd },
+		{ "r1cs", sub->r1cs_id, sub->r1cs_fd },
+		{ "wgen", sub->wgen_id, sub->wgen_fd },
+	};
+	char name[CONTROL_ID_LEN + 16], e[400];
+	int rc = 0;
+
+	*copies = *held = NULL;
+	if (!c || !h || !parts) {
+		rc = -ENOMEM;
+		snprintf(e, sizeof(e), "out of memory");
+		goto fail;
+	}
+	json_object_set_new(c, "parts", parts);
+	for (size_t i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
+		if (sh[i].fd <= 0)
+			continue;
+		/* Shared by identity: named after the client's file as it was copied
+		 * (control_file_id, as copies_take keys its memfd), written once, then
+		 * only referenced. */
+		if (!sh[i].id[0]) {
+			rc = -EIO;
+			snprintf(e, sizeof(e), "%s: its identity is unknown", sh[i].key);
+			goto fail;
+		}
+		snprintf(name, sizeof(name), "%s-%s", sh[i].key, sh[i].id);
+		if ((rc = copies_persist(s->copies_dfd, sh[i].fd, name, e, sizeof(e))) < 0)
+			goto fail;
+		dur_ref(s, name);
+		json_array_append_new(h, json_string(name));
+		json_object_set_new(c, sh[i].key, json_string(name));
+	}
+	for (size_t i = 0; i < sub->n; i++) {
+		snprintf(name, sizeof(name), "job%llu-%zu", (unsigned long long)id, i);
+		unlinkat(s->copies_dfd, name, 0); /* the job's own: never one left before */
+		if ((rc = copies_persist(s->copies_dfd, sub->wtns_fd[i], name, e, sizeof(e))) < 0)
+			goto fail;
+		dur_ref(s, name);
+		json_array_append_new(h, json_string(name));
+		json_array_append_new(parts, json_string(name));
+	}
+	*copies = c;
+	*held = h;
+	return 0;
+fail:
+	snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
+	json_decref(c);
+	dur_release(s, h);
+	return rc ? rc : -EIO;
 }
 
 /* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
@@ -981,48 +1187,163 @@ struct resume_ctx {
 	json_t *ids;            /* the ids resumed, or left for a later start */
 };
 
+/* A resumed job's out directory: reopened by the path the client named, O_DIRECTORY,
+ * and accepted only if it is still the directory the client passed (device and inode
+ * recorded at submit) and the recorded peer may still write it; a path that now
+ * names something else is never followed there. A descriptor, or -1 with why. */
+static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t len)
+{
+	json_t *out = json_object_get(req, "out"), *peer = json_object_get(req, "peer"), *g;
+	gid_t groups[64];
+	struct control_peer pr;
+	struct stat st;
+	size_t i;
+	int fd;
+
+	if (!json_is_object(out) || !json_is_object(peer)) {
+		snprintf(why, len, "the job store has no identity for its out dir");
+		return -1;
+	}
+	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "out dir changed since submit (%s: %s)", out_dir,
+			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) ||
+	    (uint64_t)st.st_dev != (uint64_t)json_integer_value(json_object_get(out, "dev")) ||
+	    (uint64_t)st.st_ino != (uint64_t)json_integer_value(json_object_get(out, "ino"))) {
+		snprintf(why, len, "out dir changed since submit (%s is another directory now)",
+			 out_dir);
+		close(fd);
+		return -1;
+	}
+	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
+	pr.gid = (gid_t)json_integer_value(json_object_get(peer, "gid"));
+	pr.n_groups = 0;
+	json_array_foreach(json_object_get(peer, "groups"), i, g)
+		if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
+			groups[pr.n_groups++] = (gid_t)json_integer_value(g);
+	pr.groups = groups;
+	if (!control_peer_may_write_dir(&pr, &st)) {
+		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
+			 (unsigned)pr.uid);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A durable copy (copies.h) of a resumed job into a fresh memfd copy (copies_take):
+ * its descriptor (> 2), or -1 with why; name NULL or JSON null: none wanted (0). */
+static int reopen_copy(struct sup *s, json_t *name, int shared, const char *what,
+		       const char *display, json_t *held, char *why, size_t len)
+{
+	const char *n = json_string_value(name);
+	char e[400];
+	int fd, c;
+
+	if (!n)
+		return 0;
+	fd = copies_open_durable(s->copies_dfd, n);
+	if (fd < 0) {
+		snprintf(why, len, "%s %s: its durable copy is gone (%s)", what, display,
+			 strerror(-fd));
+		return -1;
+	}
+	c = copies_take(&s->copies, fd, shared, what, display, e, sizeof(e));
+	close(fd);
+	if (c < 0) {
+		snprintf(why, len, "%s", e);
+		return -1;
+	}
+	dur_ref(s, n);
+	json_array_append_new(held, json_string(n));
+	return c;
+}
+
 /* One unfinished job of the store: into the table under its own id, before any stage
  * runs (so no stage can claim a partition before it is set): partitions the store has
  * done or failed are set so, those whose proof is on disk and verifies are marked
- * done, the rest are queued. */
+ * done, the rest are queued. Its files are cuzkd's durable copies and its out dir is
+ * reopened only as the very directory the client passed (reopen_out_dir); when either
+ * cannot be had, its unfinished partitions fail with the reason, before any stage
+ * could open anything for them. */
 static int resume_job(void *arg, const struct store_job *sj)
 {
 	struct resume_ctx *x = arg;
 	struct sup *s = x->s;
 	struct jobtab *jt = &s->pl.data.jobtab;
-	json_t *req = json_loads(sj->request, 0, NULL), *parts;
+	json_t *req = json_loads(sj->request, 0, NULL), *parts, *cps, *held = json_array();
 	struct pipe_submit_part *sp = NULL;
-	const char *zpath, *out_dir, *r1cs;
+	const char *zpath, *out_dir, *r1cs, *wgen;
 	groth16_vk vk, *vkp = NULL;
 	uint32_t slot, n, found = 0, done = 0, failed = 0;
-	char err[512];
+	int zfd = -1, rfd = -1, gfd = -1, ofd = -1, *wfd = NULL;
+	char err[512], why[600] = "";
 	int rc;
 
 	if (sj->id >= x->next_id)
 		x->next_id = sj->id + 1;
 	json_array_append_new(x->ids, json_integer((json_int_t)sj->id));
 	parts = json_object_get(req, "parts");
+	cps = json_object_get(req, "copies");
 	zpath = json_string_value(json_object_get(req, "zkey"));
 	out_dir = json_string_value(json_object_get(req, "out_dir"));
 	r1cs = json_string_value(json_object_get(req, "r1cs"));
+	wgen = json_string_value(json_object_get(req, "witness_gen"));
 	n = (uint32_t)json_array_size(parts);
-	if (!zpath || !out_dir || !n || n != sj->n_parts || !(sp = calloc(n, sizeof(*sp)))) {
+	if (!zpath || !out_dir || !n || n != sj->n_parts || !(sp = calloc(n, sizeof(*sp))) ||
+	    !(wfd = calloc(n, sizeof(*wfd)))) {
 		logmsg("job %llu in the job store is unreadable (request %.200s): not resumed",
 		       (unsigned long long)sj->id, sj->request);
 		goto out;
 	}
+	if (json_integer_value(json_object_get(req, "version")) < 2 || !json_is_object(cps))
+		snprintf(why, sizeof(why), "recorded by a cuzkd that kept no copies of its files: "
+			 "submit it again");
+	/* Its files (none is opened by a client's path); a first failure is the reason. */
+	if (!why[0] && (ofd = reopen_out_dir(req, out_dir, why, sizeof(why))) < 0)
+		ofd = -1;
+	if (!why[0] && (zfd = reopen_copy(s, json_object_get(cps, "zkey"), 1, "zkey", zpath, held,
+					  why, sizeof(why))) <= 0 && !why[0])
+		snprintf(why, sizeof(why), "zkey %s: no durable copy recorded", zpath);
+	if (!why[0] && r1cs)
+		rfd = reopen_copy(s, json_object_get(cps, "r1cs"), 1, "r1cs", r1cs, held, why,
+				  sizeof(why));
+	if (!why[0] && wgen && (gfd = reopen_copy(s, json_object_get(cps, "wgen"), 1,
+						  "witness generator", wgen, held, why,
+						  sizeof(why))) <= 0 && !why[0])
+		snprintf(why, sizeof(why), "witness generator %s: no durable copy recorded", wgen);
 	for (uint32_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(parts, i);
 
 		sp[i].wtns_path = json_string_value(json_object_get(p, "wtns"));
 		sp[i].name = json_string_value(json_object_get(p, "name"));
 		sp[i].r1cs_path = r1cs;
+		sp[i].wgen_path = wgen;
+		wfd[i] = -1;
+		/* a partition already decided needs no copy (and has none after a retire) */
+		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED &&
+		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0, wgen ? "input" :
+					  "witness", sp[i].wtns_path ? sp[i].wtns_path : "?", held,
+					  why, sizeof(why))) <= 0 && !why[0])
+			snprintf(why, sizeof(why), "no durable copy of %s recorded", sp[i].wtns_path);
+		sp[i].wtns_fd = wfd[i] > 0 ? wfd[i] : -1;
+		sp[i].r1cs_fd = rfd > 0 ? rfd : -1;
+		sp[i].wgen_fd = gfd > 0 ? gfd : -1;
+		if (!sp[i].wtns_path || !sp[i].name) {
+			logmsg("job %llu in the job store is unreadable (request %.200s): not "
+			       "resumed", (unsigned long long)sj->id, sj->request);
+			goto out;
+		}
 	}
 	/* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
-	rc = pipeline_submit_job(&s->pl, zpath, out_dir, (int32_t)json_integer_value(
-		json_object_get(req, "priority")), n, sp, now_ns(), &slot, err, sizeof(err));
+	rc = pipeline_submit_job_fds(&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
+				     (int32_t)json_integer_value(json_object_get(req, "priority")),
+				     n, sp, now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
@@ -1033,10 +1354,28 @@ static int resume_job(void *arg, const struct store_job *sj)
 		goto out;
 	}
 	{
-		zkey zk;
-		char zerr[256];
+		/* The job holds its files from now on (released when its slot retires). */
+		struct job_files *f = &s->files[slot];
 
-		if (!zkey_open(&zk, zpath, zerr, sizeof(zerr))) {
+		job_files_release(s, slot);
+		f->zkey_fd = zfd;
+		f->r1cs_fd = rfd;
+		f->wgen_fd = gfd;
+		f->out_fd = ofd;
+		f->wtns_fd = wfd;
+		f->n = n;
+		f->dur = held;
+		zfd = rfd = gfd = ofd = -1;
+		wfd = NULL;
+		held = NULL;
+	}
+	if (!why[0] && !wgen) {
+		/* The key, to check a proof found on disk (input.json jobs: redone). */
+		zkey zk;
+		char zerr[256], zp[64];
+
+		snprintf(zp, sizeof(zp), "/proc/self/fd/%d", s->files[slot].zkey_fd);
+		if (!zkey_open(&zk, zp, zerr, sizeof(zerr))) {
 			if (!groth16_vk_from_zkey(&vk, &zk, zerr, sizeof(zerr)))
 				vkp = &vk;
 			zkey_close(&zk);
@@ -1049,19 +1388,25 @@ static int resume_job(void *arg, const struct store_job *sj)
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = jt->jobs[slot].first_part + i;
 		enum store_part_state ps = sj->state[i];
+		char od[64], wp[64];
 
+		snprintf(od, sizeof(od), "/proc/self/fd/%d", s->files[slot].out_fd);
+		snprintf(wp, sizeof(wp), "/proc/self/fd/%d", sp[i].wtns_fd);
 		s->crashes[p] = 0;
 		if (ps == STORE_FAILED) {
 			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, sj->reason[i] ? sj->reason[i] :
 					 "failed (reason not recorded)");
 			failed++;
 		} else if (ps == STORE_DONE ||
-			   proof_on_disk(vkp, out_dir, pipeline_partinfo(&s->pl, p)->name,
-					 sp[i].wtns_path)) {
+			   (vkp && proof_on_disk(vkp, od, pipeline_partinfo(&s->pl, p)->name, wp))) {
 			jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_DONE, 0, NULL);
 			found += ps != STORE_DONE;
 			done++;
 			ps = STORE_DONE;
+		} else if (why[0]) {
+			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, why);
+			failed++;
+			ps = STORE_FAILED;
 		} else {
 			ps = STORE_QUEUED;
 		}
@@ -1071,14 +1416,28 @@ static int resume_job(void *arg, const struct store_job *sj)
 	}
 	jobtab_job_try_complete(jt, slot);
 	logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
-	       "on disk and verified), %u failed, %u to prove -> %s", (unsigned long long)sj->id,
-	       done, n, found, failed, n - done - failed, out_dir);
+	       "on disk and verified), %u failed, %u to prove -> %s%s%s", (unsigned long long)sj->id,
+	       done, n, found, failed, n - done - failed, out_dir, why[0] ? "; " : "", why);
 out:
 	if (vkp)
 		groth16_vk_free(vkp);
+	copies_put(&s->copies, zfd);
+	copies_put(&s->copies, rfd);
+	copies_put(&s->copies, gfd);
+	for (uint32_t i = 0; wfd && i < n; i++)
+		copies_put(&s->copies, wfd[i]);
+	free(wfd);
+	if (ofd >= 0)
+		close(ofd);
+	dur_release(s, held);
 	free(sp);
 	json_decref(req);
 	return 0;
+}
+
+static int dur_keep(void *arg, const char *name)
+{
+	return json_object_get(((struct sup *)arg)->dur, name) != NULL;
 }
 
 /* Open the store and take over its unfinished jobs (before the stages start). The
@@ -1099,11 +1458,26 @@ static int store_start(struct sup *s, uint64_t next_id)
 		json_decref(x.ids);
 		return 3;
 	}
+	/* The durable copies live beside the store, in a directory only cuzkd writes. */
+	if ((s->copies_dfd = copies_dir_open(s->c->state_dir, s->c->instance, err,
+					     sizeof(err))) < 0) {
+		logmsg("job store: %s", err);
+		json_decref(x.ids);
+		return 3;
+	}
 	if (store_max_job_id(s->store) >= x.next_id)
 		x.next_id = store_max_job_id(s->store) + 1;
 	rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
 	if (rc)
 		logmsg("%s", err);
+	/* Copies no unfinished job refers to (their jobs were decided, or a submit died
+	 * half way): removed. Not after a failed scan: a job it missed may need them. */
+	if (!rc) {
+		int nrm = copies_sweep(s->copies_dfd, dur_keep, s);
+
+		if (nrm > 0)
+			logmsg("job store: removed %d durable copies no unfinished job needs", nrm);
+	}
 	if (x.next_id < 1)
 		x.next_id = 1;
 	barrier_store_relaxed(&jt->hdr->next_job_id, x.next_id);
@@ -1157,15 +1531,23 @@ static uint32_t unfinished_parts(const struct sup *s)
 }
 
 /* Record a submit in the store under the next job id. 0 or -errno with err. */
-static int store_record(struct sup *s, const struct control_submit *sub, char *err,
-			size_t errlen)
+static int store_record(struct sup *s, const struct control_submit *sub, json_t *copies,
+			const struct control_peer *peer, char *err, size_t errlen)
 {
 	uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
 	const char **names = calloc(sub->n, sizeof(*names));
-	char *req = store_request(sub), e[400];
+	struct stat od;
+	char *req, e[400];
 	uint64_t t0;
 	int rc;
 
+	if (fstat(sub->out_fd, &od)) {
+		rc = -errno;
+		free(names);
+		snprintf(err, errlen, "out_dir %s: %s", sub->out_dir, strerror(-rc));
+		return rc;
+	}
+	req = store_request(sub, copies, peer, &od);
 	if (!names || !req) {
 		free(names);
 		free(req);
@@ -1188,12 +1570,15 @@ static int store_record(struct sup *s, const struct control_submit *sub, char *e
 	return rc;
 }
 
-static void do_submit(struct sup *s, struct conn *k, const struct control_req *r)
+static void do_submit(struct sup *s, struct conn *k, const struct control_req *r,
+		      const int *fds, size_t n_fds)
 {
+	const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
 	struct control_submit sub;
 	struct pipe_submit_part *parts;
 	struct control_err e;
 	char err[512];
+	json_t *copies = NULL, *held = NULL;
 	uint32_t slot;
 	int rc;
 
@@ -1202,7 +1587,8 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
 		return;
 	}
-	if (control_submit_check(r, s->pl.config->buf_size, s->pl.config->max_parts, &sub, &e)) {
+	if (control_submit_check(r, fds, n_fds, &peer, &s->copies, s->pl.config->buf_size,
+				 s->pl.config->max_parts, &sub, &e)) {
 		reply_err(s, k, e.code, e.message);
 		return;
 	}
@@ -1219,14 +1605,14 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 				snprintf(m, sizeof(m), "busy: %u partition(s) queued or in progress, "
 					 "this job's %zu would pass --max-queued %u; retry when "
 					 "some finish", q, sub.n, s->c->max_queued);
-			control_submit_free(&sub);
+			control_submit_free(&sub, &s->copies);
 			reply_err(s, k, CONTROL_E_BUSY, m);
 			return;
 		}
 	}
 	parts = calloc(sub.n, sizeof(*parts));
 	if (!parts) {
-		control_submit_free(&sub);
+		control_submit_free(&sub, &s->copies);
 		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -1235,24 +1621,35 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		parts[i].r1cs_path = sub.r1cs;
 		parts[i].name = sub.name[i];
 		parts[i].wgen_path = sub.wgen;
+		parts[i].wtns_fd = sub.wtns_fd[i];
+		parts[i].r1cs_fd = sub.r1cs_fd;
+		parts[i].wgen_fd = sub.wgen_fd;
 	}
 	/* Durable first: the job and its partitions are committed to the store under
 	 * the id the table will give it (ids are the supervisor's alone) before any stage
 	 * can see it, so a store that cannot record it (disk full) refuses the submit
 	 * with nothing started; and a job the client is told about survives cuzkd. */
-	if (s->store && (rc = store_record(s, &sub, err, sizeof(err)))) {
+	if (s->store &&
+	    ((rc = persist_copies(s, &sub, barrier_load_relaxed(
+		      &s->pl.data.jobtab.hdr->next_job_id), &copies, &held, err, sizeof(err))) ||
+	     (rc = store_record(s, &sub, copies, &peer, err, sizeof(err))))) {
+		json_decref(copies);
+		dur_release(s, held);
 		free(parts);
-		control_submit_free(&sub);
+		control_submit_free(&sub, &s->copies);
 		reply_err(s, k, CONTROL_E_STORE, err);
 		return;
 	}
-	rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority, (uint32_t)sub.n,
-				 parts, now_ns(), &slot, err, sizeof(err));
+	json_decref(copies);
+	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
+				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
+				     sizeof(err));
 	if (rc == -ENOSPC)
 		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
-		rc = pipeline_submit_job(&s->pl, sub.zkey, sub.out_dir, sub.priority,
-					 (uint32_t)sub.n, parts, now_ns(), &slot, err, sizeof(err));
+		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
+					     sub.out_fd, sub.priority, (uint32_t)sub.n, parts,
+					     now_ns(), &slot, err, sizeof(err));
 	free(parts);
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
@@ -1268,9 +1665,11 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			       "cuzkd will run it", (unsigned long long)id, err, e2);
 	}
 	if (rc) {
+		dur_release(s, held);
 		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST, err);
 	} else {
 		uint64_t id = s->pl.data.jobtab.jobs[slot].id;
+		struct job_files *f = &s->files[slot];
 
 		if (s->store) {
 			s->rec_job[slot] = REC_RUNNING;
@@ -1278,6 +1677,17 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			memset(&s->rec_part[s->pl.data.jobtab.jobs[slot].first_part], STORE_QUEUED,
 			       sub.n);
 		}
+		/* The job holds its files from now on (released when its slot retires). */
+		job_files_release(s, slot);
+		f->zkey_fd = sub.zkey_fd;
+		f->r1cs_fd = sub.r1cs_fd;
+		f->out_fd = sub.out_fd;
+		f->wgen_fd = sub.wgen_fd;
+		f->wtns_fd = sub.wtns_fd;
+		f->n = sub.n;
+		f->dur = held;
+		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
+		sub.wtns_fd = NULL;
 		s->cancelled[slot] = 0;
 		s->decided_ns[slot] = 0;
 		memset(&s->crashes[s->pl.data.jobtab.jobs[slot].first_part], 0,
@@ -1289,7 +1699,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)id,
 							    "partitions", (int)sub.n)));
 	}
-	control_submit_free(&sub);
+	control_submit_free(&sub, &s->copies);
 }
 
 static json_t *children_json(const struct sup *s)
@@ -1493,12 +1903,14 @@ static void start_stop(struct sup *s, const char *why)
 }
 
 /* preload / evict: answered at once; the stages apply it between partitions. */
-static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r)
+static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r,
+		       const int *fds, size_t n_fds)
 {
 	struct circ_live lv[MAX_CHILDREN];
 	size_t n = live_stages(s, lv);
 	char log[JOBTAB_PATH_LEN + 64] = "";
-	char *line = circuits_request(&s->pl, r, lv, n, log, sizeof(log));
+	char *line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log,
+				      sizeof(log));
 
 	if (log[0])
 		logmsg("%s", log);
@@ -1522,21 +1934,42 @@ static int on_line(void *arg, const char *line, size_t len)
 		char m[96];
 
 		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, CONTROL_E_TOO_LONG, m);
 		return k->fd < 0;
 	}
 	if (control_parse(line, len, &r, &e)) {
+		/* Whatever it passed came with its bytes: do not let a later request
+		 * take them as its own. */
+		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, e.code, e.message);
 		return k->fd < 0;
 	}
+	/* The request's descriptors: the first r.n_fds of the queue (control.h). */
+	if (r.n_fds && (k->fd_trouble || r.n_fds > k->n_fds)) {
+		char m[256];
+
+		if (k->fd_trouble)
+			snprintf(m, sizeof(m), "descriptors were lost on this connection (more "
+				 "than a request may pass, or a truncated SCM_RIGHTS): reconnect");
+		else
+			snprintf(m, sizeof(m), "the request says \"fds\":%u but %u descriptor(s) "
+				 "came with it: send them over SCM_RIGHTS with the request's bytes",
+				 r.n_fds, k->n_fds);
+		conn_fds_drop(k, k->n_fds);
+		k->fd_trouble = 0;
+		reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+		control_req_free(&r);
+		return k->fd < 0;
+	}
 	switch (r.kind) {
-	case CONTROL_SUBMIT: do_submit(s, k, &r); break;
+	case CONTROL_SUBMIT: do_submit(s, k, &r, k->fds, r.n_fds); break;
 	case CONTROL_STATUS: do_status(s, k, &r); break;
 	case CONTROL_WAIT: do_wait(s, k, &r); break;
 	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
 	case CONTROL_RESTART: do_restart(s, k, &r); break;
 	case CONTROL_PRELOAD:
-	case CONTROL_EVICT: do_circuit(s, k, &r); break;
+	case CONTROL_EVICT: do_circuit(s, k, &r, k->fds, r.n_fds); break;
 	case CONTROL_DRAIN:
 		if (!s->draining)
 			logmsg("drain requested: not accepting jobs");
@@ -1551,6 +1984,9 @@ static int on_line(void *arg, const char *line, size_t len)
 		start_stop(s, "shutdown requested");
 		break;
 	}
+	/* What the request needed of them is copied or duplicated: close the client's. */
+	if (k->fd >= 0)
+		conn_fds_drop(k, r.n_fds);
 	control_req_free(&r);
 	return k->fd < 0;
 }
@@ -1617,6 +2053,29 @@ static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, char *why, siz
 	return k;
 }
 
+/* The peer's supplementary groups (SO_PEERGROUPS, Linux 4.13): the out directory
+ * check counts them as the kernel would for the client. None when unreadable: then
+ * only its owner and other bits can admit it (refusing, never the reverse). */
+static void conn_groups(struct conn *k)
+{
+	socklen_t len = 64 * sizeof(gid_t);
+
+	for (int tries = 0; tries < 2; tries++) {
+		gid_t *g = malloc(len ? len : sizeof(gid_t));
+
+		if (!g)
+			return;
+		if (!getsockopt(k->fd, SOL_SOCKET, SO_PEERGROUPS, g, &len)) {
+			k->groups = g;
+			k->n_groups = len / sizeof(gid_t);
+			return;
+		}
+		free(g);
+		if (errno != ERANGE)
+			return;
+	}
+}
+
 static void handle_listen(struct sup *s)
 {
 	for (;;) {
@@ -1645,6 +2104,8 @@ static void handle_listen(struct sup *s)
 		}
 		k->fd = fd;
 		k->uid = cr.uid;
+		k->gid = cr.gid;
+		conn_groups(k);
 		k->privileged = priv;
 		k->active_ns = now_ns();
 		memset(&k->fr, 0, sizeof(k->fr));
@@ -1662,6 +2123,43 @@ static void handle_listen(struct sup *s)
 	}
 }
 
+/* Queue the descriptors that came with one recvmsg. A connection holds at most
+ * max_parts + CONN_FDS_EXTRA unclaimed: beyond that (or when the kernel truncated
+ * them) they are closed and the connection's next request with descriptors is
+ * refused, since the queue no longer lines up with the requests. */
+static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
+{
+	const uint32_t cap = s->pl.config->max_parts + CONN_FDS_EXTRA;
+
+	if (mh->msg_flags & MSG_CTRUNC)
+		k->fd_trouble = 1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t nf;
+		int *in;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nf = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		in = (int *)CMSG_DATA(c);
+		for (size_t i = 0; i < nf; i++) {
+			int fd;
+
+			memcpy(&fd, &in[i], sizeof(fd));
+			if (k->fd_trouble || k->n_fds >= cap) {
+				k->fd_trouble = 1;
+				close(fd);
+				continue;
+			}
+			if (!k->fds && !(k->fds = malloc(cap * sizeof(*k->fds)))) {
+				k->fd_trouble = 1;
+				close(fd);
+				continue;
+			}
+			k->fds[k->n_fds++] = fd;
+		}
+	}
+}
+
 static void handle_conn_in(struct sup *s, struct conn *k)
 {
 	char buf[16384];
@@ -1670,7 +2168,17 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 
 	k->in_armed = 0;
 	for (;;) {
-		ssize_t n = recv(k->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		union {
+			struct cmsghdr h;
+			char b[CMSG_SPACE(253 * sizeof(int))]; /* SCM_MAX_FD per message */
+		} cb;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.b,
+				     .msg_controllen = sizeof(cb.b) };
+		ssize_t n = recvmsg(k->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (n > 0)
+			conn_fds_take(s, k, &mh);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			/* Peer closed. Replies still queued are dropped with it. */
@@ -2127,6 +2635,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 	pp.max_parts = s->c->max_parts;
 	pp.buf_count = s->c->buffers;
 	pp.buf_size = config_buf_bytes(s->c);
+	pp.long_call_s = s->c->long_call_timeout_s;
 	/* One pool share per node that the plan gives buffers to (in proportion to its
 	 * workers), bound to that node. */
 	pp.n_nodes = 0;
@@ -2228,6 +2737,28 @@ static void redirect_log(struct sup *s)
 	}
 }
 
+/* Descriptors: fds 0-2 open (a copy must never be fd 0: pipeline.h reads <= 0 as
+ * "none"), and the soft limit raised to the hard one: each queued partition holds
+ * its witness copy (copies.h), so the default 1024 would cap a full table. */
+static void fd_limits(void)
+{
+	struct rlimit rl;
+
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", O_RDWR);
+
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl); /* best effort: the old limit still works */
+	}
+}
+
 int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 {
 	static struct sup s_; /* large (connections, children): not on the stack */
@@ -2241,7 +2772,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	memset(s, 0, sizeof(*s));
 	s->c = c;
 	s->plan = p;
-	s->lfd = s->sfd = s->tfd = s->ready_fd = -1;
+	fd_limits();
+	s->lfd = s->sfd = s->tfd = s->ready_fd = s->copies_dfd = -1;
+	s->dur = json_object();
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -2304,8 +2837,13 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->rec_part = malloc(c->max_parts);
 	s->rec_job = calloc(c->max_jobs, 1);
 	s->resumed = calloc(c->max_jobs, 1);
+	s->files = calloc(c->max_jobs, sizeof(*s->files));
+	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
+		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
+			s->files[j].wgen_fd = -1;
+	copies_init(&s->copies, PIPE_ZKEY_CACHE);
 	if (!s->decided_ns || !s->cancelled || !s->crashes || !s->rec_part || !s->rec_job ||
-	    !s->resumed) {
+	    !s->resumed || !s->files) {
 		logmsg("out of memory");
 		goto out_seg;
 	}
@@ -2428,6 +2966,14 @@ out_seg:
 	free(s->decided_ns);
 	free(s->cancelled);
 	free(s->crashes);
+	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
+		job_files_release(s, j);
+	free(s->files);
+	copies_free(&s->copies);
+	json_decref(s->dur);
+	s->dur = NULL;
+	if (s->copies_dfd >= 0)
+		close(s->copies_dfd);
 	json_decref(s->lost);
 out_sock:
 	if (s->lfd >= 0)

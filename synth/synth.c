@@ -142,19 +142,26 @@ static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size
 }
 
 /* Every constraint of the job's r1cs against the witness: 0, or an error with err set. */
+/* wtns_path, r1cs_path: the client's names (messages); wtns_src, r1cs_src: what is
+ * opened (cuzkd's copies, pipe_input_path). */
 static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_path,
-                      const char *r1cs_path, char *err, size_t errlen)
+                      const char *r1cs_path, const char *wtns_src, const char *r1cs_src,
+                      char *err, size_t errlen)
 {
     uint32_t bad = 0;
     int rc;
 
     pipe_stage_enter(&s->st, S_R1CS);
     pipe_stage_long_begin(&s->st);
-    rc = r1cs_open(r, r1cs_path, err, errlen);
+    rc = r1cs_open(r, r1cs_src, err, errlen);
     if (!rc && (rc = r1cs_check_wtns(r, w, &bad, err, errlen)) == -CUZK_E_UNSATISFIED)
         snprintf(err, errlen, "%s does not satisfy constraint %u of %s", wtns_path, bad,
                  r1cs_path);
     pipe_stage_long_end(&s->st);
+    if (rc) {
+        pipe_err_rename(err, errlen, r1cs_src, r1cs_path);
+        pipe_err_rename(err, errlen, wtns_src, wtns_path);
+    }
     return rc;
 }
 
@@ -289,6 +296,8 @@ static void synth_one(struct synth *s, uint32_t p)
     r1cs r;
     char err[1024] = "", wtns_path[JOBTAB_PATH_LEN], r1cs_path[JOBTAB_PATH_LEN];
     char wgen_path[JOBTAB_PATH_LEN];
+    char zb[64], wb[64], rb[64], gb[64];
+    const char *zkey_open_path, *wtns_open_path, *r1cs_open_path, *wgen_open_path;
     uint64_t t0 = pipe_stage_now(), need, tb;
     uint32_t b;
     int node;
@@ -312,23 +321,34 @@ static void synth_one(struct synth *s, uint32_t p)
     memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
     memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
     memcpy(wgen_path, pi->wgen_path, sizeof(wgen_path));
+    /* What we open: cuzkd's copies (pipeline.h, "Inputs by descriptor"); messages name
+     * the files as the client did (pipe_err_rename). */
+    zkey_open_path = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
+    wtns_open_path = pipe_input_path(pl, pi->wtns_fd, wtns_path, wb, sizeof(wb));
+    r1cs_open_path = pipe_input_path(pl, pi->r1cs_fd, r1cs_path, rb, sizeof(rb));
+    wgen_open_path = pipe_input_path(pl, pi->wgen_fd, wgen_path, gb, sizeof(gb));
     memset(&w, 0, sizeof(w));
     memset(&r, 0, sizeof(r));
 
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, jb->zkey_path, &z, err, sizeof(err));
+    rc = pipe_stage_zkey(st, zkey_open_path, &z, err, sizeof(err));
     pipe_stage_long_end(st);
     if (rc) {
+        pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
         fail_part(s, p, jb->zkey_path, err);
         goto out;
     }
     if (wgen_path[0]) {
         /* input.json: the generator must make this zkey's witnesses (curve, size)
-         * before a buffer is taken; the witness is computed into the buffer below */
+         * before a buffer is taken; the witness is computed into the buffer below.
+         * The generator loaded is cuzkd's sealed copy (dlopen of /proc/<cuzkd>/fd/N):
+         * the client cannot swap the code under a job. */
         pipe_stage_enter(st, S_WITNESS);
-        if (!(gen = synth_wgen(s, wgen_path, err, sizeof(err))) ||
+        if (!(gen = synth_wgen(s, wgen_open_path, err, sizeof(err))) ||
             wgen_check_zkey(gen, z, err, sizeof(err))) {
+            pipe_err_rename(err, sizeof(err), wgen_open_path, wgen_path);
+            pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
             fail_part(s, p, wgen_path, err);
             goto out;
         }
@@ -338,12 +358,15 @@ static void synth_one(struct synth *s, uint32_t p)
         }
     } else {
         pipe_stage_enter(st, S_READ);
-        if ((rc = wtns_open(&w, wtns_path, err, sizeof(err))) ||
+        if ((rc = wtns_open(&w, wtns_open_path, err, sizeof(err))) ||
             (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
+            pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
+            pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
             fail_part(s, p, wtns_path, err);
             goto out;
         }
-        if (r1cs_path[0] && check_r1cs(s, &r, &w, wtns_path, r1cs_path, err, sizeof(err))) {
+        if (r1cs_path[0] && check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path,
+                                       r1cs_open_path, err, sizeof(err))) {
             fail_part(s, p, wtns_path, err);
             goto out;
         }
@@ -401,12 +424,17 @@ static void synth_one(struct synth *s, uint32_t p)
 
         pipe_stage_enter(st, S_WITNESS);
         pipe_stage_long_begin(st);
-        rc = wgen_compute_file(gen, wtns_path, values, err, sizeof(err));
+        rc = wgen_compute_file(gen, wtns_open_path, values, err, sizeof(err));
+        if (rc) {
+            pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
+            pipe_err_rename(err, sizeof(err), wgen_open_path, wgen_path);
+        }
         pipe_stage_long_end(st);
         if (!rc && (rc = wtns_of_values(&w, wtns_path, gen->Fr, z->nvars, values)))
             snprintf(err, sizeof(err), "out of memory");
         if (!rc && r1cs_path[0])
-            rc = check_r1cs(s, &r, &w, wtns_path, r1cs_path, err, sizeof(err));
+            rc = check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path, r1cs_open_path,
+                            err, sizeof(err));
         if (rc) {
             pool_buf_free(pool, b, pid);
             fail_part(s, p, wtns_path, err);

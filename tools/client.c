@@ -3,6 +3,7 @@
 #include "cuzk/client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,8 +127,12 @@ static int connect_daemon(struct client *c)
     return 0;
 }
 
-/* Send one request (reference taken), read one reply line. NULL on a broken connection. */
-static json_t *request(struct client *c, json_t *req)
+#define FDS_PER_MSG 253 /* the kernel's SCM_MAX_FD */
+
+/* Send one request (reference taken) with descriptors fds[0..nfds) (control.h: they
+ * ride on the line's first bytes, FDS_PER_MSG per sendmsg, one byte each), read one
+ * reply line. NULL on a broken connection. */
+static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t nfds)
 {
     char *s = json_dumps(req, JSON_COMPACT);
     size_t n, off = 0;
@@ -138,6 +143,32 @@ static json_t *request(struct client *c, json_t *req)
         return NULL;
     n = strlen(s);
     s[n] = '\n'; /* replaces the NUL; sent with n + 1 bytes */
+    for (size_t sent = 0; sent < nfds && off < n;) {
+        size_t k = nfds - sent < FDS_PER_MSG ? nfds - sent : FDS_PER_MSG;
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
+        } cb;
+        struct iovec iov = { s + off, 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.b,
+                             .msg_controllen = CMSG_SPACE(k * sizeof(int)) };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+        memset(cb.b, 0, sizeof(cb.b));
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
+        memcpy(CMSG_DATA(cm), fds + sent, k * sizeof(int));
+        if (sendmsg(c->fd, &mh, MSG_NOSIGNAL) != 1) {
+            if (errno == EINTR)
+                continue;
+            free(s);
+            fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
+            return NULL;
+        }
+        sent += k;
+        off++;
+    }
     while (off < n + 1) {
         ssize_t w = send(c->fd, s + off, n + 1 - off, MSG_NOSIGNAL);
 
@@ -183,6 +214,67 @@ static json_t *request(struct client *c, json_t *req)
         }
         c->len += (size_t)r;
     }
+}
+
+static json_t *request(struct client *c, json_t *req)
+{
+    return request_fds(c, req, NULL, 0);
+}
+
+/* The descriptors a request passes and the file references naming them. */
+struct fdset {
+    int *fd;
+    size_t n, cap;
+};
+
+static void fdset_close(struct fdset *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        close(f->fd[i]);
+    free(f->fd);
+    memset(f, 0, sizeof(*f));
+}
+
+/* Open arg for the daemon (dir: an out directory; else a regular input file) and add
+ * its descriptor: F = {"fd":I,"path":ABS} (control.h) in *ref. The daemon never opens
+ * the path: it reads what we opened, with our rights. -1 with a message on failure. */
+static int add_file(struct fdset *f, const char *what, const char *arg, int dir, json_t **ref)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int fd;
+
+    *ref = NULL;
+    if (!realpath(arg, path)) {
+        fprintf(stderr, "cuzk: %s %s: %s\n", what, arg, strerror(errno));
+        return -1;
+    }
+    /* O_NONBLOCK: a FIFO named here must not hang us in open(); checked below. */
+    fd = dir ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) :
+               open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "cuzk: %s %s: %s\n", what, arg, strerror(errno));
+        return -1;
+    }
+    if (!dir && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        fprintf(stderr, "cuzk: %s %s: not a regular file\n", what, arg);
+        close(fd);
+        return -1;
+    }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 8;
+        int *b = realloc(f->fd, cap * sizeof(*b));
+
+        if (!b) {
+            close(fd);
+            return -1;
+        }
+        f->fd = b;
+        f->cap = cap;
+    }
+    *ref = json_pack("{s:i,s:s}", "fd", (int)f->n, "path", path);
+    f->fd[f->n++] = fd;
+    return *ref ? 0 : -1;
 }
 
 static int is_ok(json_t *r)
@@ -271,21 +363,13 @@ static int parse_job(const char *s, json_int_t *out)
     return 0;
 }
 
-static int absolute(const char *what, const char *p, char *out)
-{
-    if (!realpath(p, out)) {
-        fprintf(stderr, "cuzk: %s %s: %s\n", what, p, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 static int cmd_prove(struct client *c, int argc, char **argv)
 {
     const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL;
     long long prio = 0;
     int wait = 0, rc, nw = 0;
-    char path[PATH_MAX], (*names)[PIPE_NAME_LEN];
+    char (*names)[PIPE_NAME_LEN];
+    struct fdset fs = { 0 };
     json_t *req, *w, *r;
 
     for (int i = 1; i < argc; i++) {
@@ -347,36 +431,49 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             return CLIENT_EXIT_REFUSED;
         }
     }
-    /* The daemon has another working directory: send absolute paths. */
-    req = json_object();
-    if (absolute("zkey", zkey_arg, path)) goto bad;
-    json_object_set_new(req, "zkey", json_string(path));
-    if (absolute("out", out, path)) goto bad;
-    json_object_set_new(req, "out_dir", json_string(path));
-    if (r1cs) {
-        if (absolute("r1cs", r1cs, path)) goto bad;
-        json_object_set_new(req, "r1cs", json_string(path));
-    }
-    if (gen) {
-        if (absolute("witness generator", gen, path)) goto bad;
-        json_object_set_new(req, "witness_gen", json_string(path));
-    }
-    w = json_array();
-    for (int i = 0; i < nw; i++) {
-        if (absolute(gen ? "input" : "witness", argv[1 + i], path)) {
-            json_decref(w);
-            goto bad;
+    /* Files go as descriptors we opened (control.h); the paths, made absolute, only
+     * name them in messages and status. */
+    {
+        json_t *ref;
+
+        req = json_object();
+        if (add_file(&fs, "zkey", zkey_arg, 0, &ref)) goto bad;
+        json_object_set_new(req, "zkey", ref);
+        if (add_file(&fs, "out", out, 1, &ref)) goto bad;
+        json_object_set_new(req, "out_dir", ref);
+        if (r1cs) {
+            if (add_file(&fs, "r1cs", r1cs, 0, &ref)) goto bad;
+            json_object_set_new(req, "r1cs", ref);
         }
-        json_array_append_new(w, json_string(path));
+        if (gen) {
+            if (add_file(&fs, "witness generator", gen, 0, &ref)) goto bad;
+            json_object_set_new(req, "witness_gen", ref);
+        }
+        w = json_array();
+        for (int i = 0; i < nw; i++) {
+            char nm[PIPE_NAME_LEN];
+
+            if (add_file(&fs, gen ? "input" : "witness", argv[1 + i], 0, &ref)) {
+                json_decref(w);
+                goto bad;
+            }
+            /* The output name from the name we were given (not the resolved one). */
+            if (!control_wtns_name(argv[1 + i], nm, sizeof(nm)))
+                json_object_set_new(ref, "name", json_string(nm));
+            json_array_append_new(w, ref);
+        }
     }
     json_object_set_new(req, gen ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
+    json_object_set_new(req, "fds", json_integer((json_int_t)fs.n));
     json_object_set_new(req, "req", json_string("submit"));
     if ((rc = connect_daemon(c))) {
         json_decref(req);
+        fdset_close(&fs);
         return rc;
     }
-    r = request(c, req);
+    r = request_fds(c, req, fs.fd, fs.n);
+    fdset_close(&fs); /* cuzkd has its own now (or refused) */
     if (!r)
         return CLIENT_EXIT_NO_DAEMON;
     if (!is_ok(r)) {
@@ -402,6 +499,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     return rc;
 bad:
     json_decref(req);
+    fdset_close(&fs);
     return CLIENT_EXIT_USAGE;
 }
 
@@ -460,9 +558,28 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
             return CLIENT_EXIT_USAGE;
         }
     }
-    if ((rc = connect_daemon(c)))
-        return rc;
-    r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
+    if (!strcmp(what, "preload")) {
+        /* The zkey as a descriptor we opened (control.h); evict names it only. */
+        struct fdset fs = { 0 };
+        json_t *ref;
+
+        if (add_file(&fs, "zkey", path, 0, &ref)) {
+            fdset_close(&fs);
+            return CLIENT_EXIT_USAGE;
+        }
+        if ((rc = connect_daemon(c))) {
+            json_decref(ref);
+            fdset_close(&fs);
+            return rc;
+        }
+        r = request_fds(c, json_pack("{s:s,s:i,s:o}", "req", what, "fds", 1, "zkey", ref),
+                        fs.fd, fs.n);
+        fdset_close(&fs);
+    } else {
+        if ((rc = connect_daemon(c)))
+            return rc;
+        r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
+    }
     if (!r)
         return CLIENT_EXIT_NO_DAEMON;
     if (!is_ok(r)) {

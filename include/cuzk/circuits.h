@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cuzk/control.h"
+#include "cuzk/copies.h"
 #include "cuzk/pipeline.h"
 
 /* A running stage as cuzkd knows it: its stats slot and the pid it forked. */
@@ -20,10 +21,13 @@ struct circ_live {
 	uint32_t index;
 };
 
-/* Handle a CONTROL_PRELOAD or CONTROL_EVICT request: the reply line (malloc'd; an
- * error reply when refused) and, when accepted, a sentence for the log in log. */
-char *circuits_request(struct pipeline *pl, const struct control_req *r,
-		       const struct circ_live *lv, size_t n, char *log, size_t loglen);
+/* Handle a CONTROL_PRELOAD (the zkey passed as fds[r->zkey_fd], copied into cp and
+ * pinned there until evicted) or CONTROL_EVICT (by the preload's path) request: the
+ * reply line (malloc'd; an error reply when refused) and, when accepted, a sentence
+ * for the log in log. */
+char *circuits_request(struct pipeline *pl, const struct control_req *r, const int *fds,
+		       size_t n_fds, struct copies *cp, const struct circ_live *lv, size_t n,
+		       char *log, size_t loglen);
 
 /* status's "circuits": {"seq","stages","entries":[{"zkey","action","seq","applied",
  * "failed"}],"acks":[{"stage","index","pid","seq","preloads","evicts"}]}. */

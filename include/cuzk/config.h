@@ -41,6 +41,7 @@ struct cuzkd_config {
 	uint32_t max_parts;
 	uint32_t drain_timeout_s;   /* SIGTERM/shutdown: wait this long for in-flight work */
 	uint32_t stall_timeout_s;   /* a stage without a heartbeat this long is killed; 0 off */
+	uint32_t long_call_timeout_s; /* one long call (an MSM) beats at most this long; 0 off */
 	uint32_t max_attempts;      /* a partition whose processing crashes a stage this many
 				     * times fails (SIGKILL/SIGTERM from outside do not count) */
 	uint32_t max_queued;        /* submit answers "busy" beyond this many unfinished

@@ -4,12 +4,25 @@
  * shapes, job status as JSON); supervisor.c owns the sockets and the job table calls.
  * Every function here is testable without a process or a socket.
  *
+ * Files travel as descriptors, never as paths to open (issue 16: a daemon that opens
+ * a client's path does so with its own rights). A request that carries files says how
+ * many descriptors it passed, "fds":N, and sends them with its line's bytes over
+ * SCM_RIGHTS (any number of sendmsg calls before the newline, at most 253 each); cuzkd
+ * queues the descriptors a connection sends and each request takes the first N of the
+ * queue, in order. A file is then F = {"fd":I,"path":P}: I indexes those N descriptors,
+ * P is the client's name for it, shown in status and messages and never opened. The
+ * out directory is a directory descriptor (O_DIRECTORY; O_PATH is enough); inputs are
+ * regular files open for reading. A request with a path where F is expected, or
+ * without its descriptors, is refused (bad_request): there is no path mode.
  * Requests (field types checked; unknown fields ignored):
- *   {"req":"submit","zkey":P,"witnesses":[P,...],"out_dir":D,"priority":N?,"r1cs":P?}
+ *   {"req":"submit","fds":N,"zkey":F,"witnesses":[W,...],"out_dir":F,"priority":N?,
+ *    "r1cs":F?}       W = {"fd":I,"path":P,"name":NAME?}; NAME (default: P's basename
+ *                     without .wtns) names OUT/NAME.proof.json: no '/', not . or ..
  *        -> {"ok":true,"job":ID,"partitions":N}
- *   or, instead of "witnesses", "inputs":[P,...] (input.json files) with
- *   "witness_gen":P (a generator from cuzk build-witness): the synth computes each
- *   witness; a job has one or the other, never both
+ *   or, instead of "witnesses", "inputs":[W,...] (input.json files, W as above, NAME
+ *   defaulting to P's basename without .json) with "witness_gen":F (a generator from
+ *   cuzk build-witness, copied and shared by identity like a zkey; the synth dlopens
+ *   the copy): the synth computes each witness; a job has one or the other, never both
  *   {"req":"status","job":ID?}  -> {"ok":true,"job":{...}} or {"ok":true,"jobs":[...],
  *                                   "draining":B,"children":[...]}
  *   {"req":"wait","job":ID,"timeout_ms":N?} -> (when decided) {"ok":true,"job":{...}}
@@ -18,9 +31,11 @@
  *   {"req":"restart","stage":"synth"|"worker"|"finalizer","index":N?} -> {"ok":true}
  *   {"req":"drain"}             -> (when idle) {"ok":true,"drained":true}
  *   {"req":"shutdown"}          -> {"ok":true,"shutting_down":true}
- *   {"req":"preload","zkey":P}  -> {"ok":true,"zkey":ABS,"seq":N,"stages":M} at once; the
- *   {"req":"evict","zkey":P}       stages apply it between partitions (pipeline.h,
- *                                  "Circuits"); status's "circuits" shows their acks
+ *   {"req":"preload","fds":1,"zkey":F} -> {"ok":true,"zkey":P,"seq":N,"stages":M} at
+ *   {"req":"evict","zkey":P}       once; the stages apply it between partitions
+ *                                  (pipeline.h, "Circuits"); status's "circuits" shows
+ *                                  their acks. evict names the zkey as its preload did
+ *                                  (no file is opened)
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * CONTROL_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
@@ -33,8 +48,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include <jansson.h>
 
+#include "cuzk/copies.h"
 #include "cuzk/jobtab.h"
 #include "cuzk/pipeline.h"
 
@@ -75,13 +94,19 @@ struct control_err {
 	char message[512];
 };
 
-/* A parsed request. Strings point into root (freed by control_req_free). */
+/* A parsed request. Strings point into root (freed by control_req_free). File paths
+ * are the client's names (display); *_fd are indices into the request's descriptors
+ * (-1: none). */
 struct control_req {
 	enum control_kind kind;
 	json_t *root;
 	const char *zkey, *r1cs, *out_dir, *stage;
 	const char *witness_gen;  /* submit with "inputs": witnesses[] are input.json files */
 	const char **witnesses;
+	const char **witness_names; /* NULL entries: from the path */
+	int *witness_fd;
+	int zkey_fd, r1cs_fd, out_fd, witness_gen_fd;
+	uint32_t n_fds;             /* "fds": descriptors the request passed */
 	size_t n_witnesses;
 	int32_t priority;
 	int has_job;
@@ -95,7 +120,29 @@ struct control_req {
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e);
 void control_req_free(struct control_req *r);
 
-/* A submit after validation: absolute paths, one output name per witness. */
+/* Who sent a request (SO_PEERCRED, SO_PEERGROUPS): the out directory must be one
+ * this user could write to itself. */
+struct control_peer {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+};
+
+/* May peer create and rename files in the directory of st (owner, group and other
+ * bits as the kernel reads them; root may; ACL grants are not honoured, so an
+ * ACL-only grant is refused, never the reverse)? */
+int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st);
+
+#define CONTROL_ID_LEN 96
+
+/* A file's identity as text: "dev:ino:size:mtime:ctime" (ns) for a regular file, any
+ * write changes it; "dev:ino" for a directory (its entries change). */
+void control_file_id(const struct stat *st, char id[CONTROL_ID_LEN]);
+
+/* A submit after validation: display paths, one output name per witness, and what
+ * it holds: copies (copies.h) of the zkey, r1cs, generator and each witness (or
+ * input.json), and a duplicate of the out directory's descriptor. -1: none. */
 struct control_submit {
 	char zkey[JOBTAB_PATH_LEN];
 	char r1cs[JOBTAB_PATH_LEN];
@@ -104,25 +151,42 @@ struct control_submit {
 	size_t n;
 	char (*wtns)[JOBTAB_PATH_LEN];
 	char (*name)[PIPE_NAME_LEN];
+	int *wtns_fd;
+	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+	/* What each file the client passed was (control_file_id): the durable copies of
+	 * a job store are named after it (shared by identity). */
+	char zkey_id[CONTROL_ID_LEN], r1cs_id[CONTROL_ID_LEN], out_id[CONTROL_ID_LEN];
+	char wgen_id[CONTROL_ID_LEN];
+	char (*wtns_id)[CONTROL_ID_LEN];
 	int32_t priority;
 	uint32_t domain_size, nvars;
 	uint64_t buf_need;
 };
 
-/* Validate a submit (files exist and are readable, the zkey opens and fits buf_size,
- * every witness belongs to it, out_dir is a writable directory, no two witnesses share
- * a basename, at most max_parts witnesses). 0 and s filled (free with
- * control_submit_free), or a -errno with e filled and nothing to free. */
-int control_submit_check(const struct control_req *r, uint64_t buf_size, uint32_t max_parts,
-			 struct control_submit *s, struct control_err *e);
-void control_submit_free(struct control_submit *s);
+/* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,
+ * left open): the inputs are regular files and are copied (copies_take), the zkey
+ * copy opens and fits buf_size, every witness copy belongs to it, the out directory
+ * is a directory peer may write (and in a sticky one, no output name is another
+ * user's file), output names are valid and distinct, at most max_parts witnesses.
+ * Messages speak only of the files passed, never of a path (no existence oracle).
+ * 0 and s filled (control_submit_free), or a -errno with e filled and nothing held. */
+int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
+			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
+			 uint32_t max_parts, struct control_submit *s, struct control_err *e);
+/* Free s, releasing what it still holds (fields set to -1 were handed on). */
+void control_submit_free(struct control_submit *s, struct copies *cp);
 
-/* Validate a preload (the zkey resolves, opens and its partitions fit buf_size) or
- * an evict (the path resolves; a file gone since it was preloaded may be given as the
- * absolute path it was preloaded under: may_be_gone set). out: the absolute path.
- * 0, or a -errno with e filled. */
-int control_circuit_check(const struct control_req *r, uint64_t buf_size,
-			  char out[JOBTAB_PATH_LEN], int *may_be_gone, struct control_err *e);
+/* Validate a preload (its descriptor is a regular file, copied as a shared copy, that
+ * opens and whose partitions fit buf_size: *copy_fd gets the copy with a reference) or
+ * an evict (only the path; *copy_fd -1). out: the display path. 0, or a -errno with e
+ * filled and nothing held. */
+int control_circuit_check(const struct control_req *r, const int *fds, size_t n_fds,
+			  struct copies *cp, uint64_t buf_size, char out[JOBTAB_PATH_LEN],
+			  int *copy_fd, struct control_err *e);
+
+/* An output name: 1 to PIPE_NAME_LEN - 1 bytes, no '/', no control character, not
+ * "." or "..". 0 or -EINVAL. */
+int control_name_ok(const char *name);
 
 /* Output name of a witness (or input.json) path: its basename without ".wtns" (or
  * ".json"). 0 or -EINVAL. */

@@ -75,9 +75,14 @@ struct jobtab_job {
 	int32_t priority;
 	uint32_t reserved0;
 	char reason[JOBTAB_REASON_LEN];  /* writer: the process deciding FAILED */
-	char zkey_path[JOBTAB_PATH_LEN]; /* writer: supervisor */
-	char out_dir[JOBTAB_PATH_LEN];   /* writer: supervisor */
-	uint8_t reserved[56];
+	char zkey_path[JOBTAB_PATH_LEN]; /* writer: supervisor; as the client named them, */
+	char out_dir[JOBTAB_PATH_LEN];   /* display only (pipeline.h "Inputs by descriptor") */
+	int32_t zkey_fd;                 /* writer: supervisor: cuzkd's descriptors of the */
+	int32_t out_fd;                  /* zkey's copy and of the out dir; <= 0: none */
+	uint64_t out_dev, out_ino;       /* writer: supervisor: the out dir's identity, so a
+					  * later cuzkd removes a dead finalizer's temp files
+					  * only where out_dir still names that directory */
+	uint8_t reserved[32];
 };
 _Static_assert(sizeof(struct jobtab_job) == 704, "jobtab_job ABI");
 _Static_assert(sizeof(struct jobtab_job) % BARRIER_CACHE_LINE == 0, "jobtab_job ABI");

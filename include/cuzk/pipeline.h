@@ -127,9 +127,11 @@ struct pipe_config {
      * unknown (a topology without NUMA nodes). Routing (route.h) reads them. */
     uint8_t worker_node[PIPE_MAX_WORKERS];
     uint8_t synth_node[PIPE_MAX_WORKERS];
-    uint8_t reserved[4];
+    uint32_t supervisor_pid; /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
+    uint32_t long_call_s;    /* --long-call-timeout: pipe_stage_long_begin; 0 no limit */
+    uint8_t reserved[60];
 };
-_Static_assert(sizeof(struct pipe_config) == 64, "pipe_config ABI");
+_Static_assert(sizeof(struct pipe_config) == 128, "pipe_config ABI");
 
 /* Per partition timeline, for `cuzk trace` (CLOCK_MONOTONIC ns, 0: not yet). Entry k
  * (PIPE_T_*) has one writer at a time: the process owning the partition in stage k.
@@ -150,19 +152,34 @@ struct pipe_part_times {
 };
 _Static_assert(sizeof(struct pipe_part_times) == 64, "pipe_part_times ABI");
 
+/* Inputs by descriptor (issue 16: the daemon never resolves a path a client names).
+ * A client passes open descriptors with its submit; cuzkd copies each input into a
+ * sealed memfd of its own (supervisor/copies.h says why a copy) and keeps the out
+ * directory's descriptor for the job's life. The table then holds, per file, the
+ * number N of that descriptor in cuzkd (jobtab_job.zkey_fd, .out_fd; partinfo
+ * .wtns_fd, .r1cs_fd, .wgen_fd; pipe_circuit.fd) and the path *as the client named it*, for
+ * messages and `status` only. A stage opens /proc/<supervisor_pid>/fd/N
+ * (pipe_input_path): that is the copy's inode whatever happens to the client's path.
+ * A number <= 0 means "no descriptor": the stage opens the path itself (test_pipeline
+ * drives the stages without a cuzkd; cuzkd keeps fds 0-2 open, so a copy is never 0). */
+
 /* Per partition; writer: supervisor at submit, immutable while the job lives (times:
  * see struct pipe_part_times). */
 struct pipe_partinfo {
     _Atomic uint64_t job_id;         /* seal: stored last (release), see "Stale hints" */
-    char wtns_path[JOBTAB_PATH_LEN];
+    char wtns_path[JOBTAB_PATH_LEN]; /* as the client named it (display; see above) */
     char r1cs_path[JOBTAB_PATH_LEN]; /* "" when the job has none */
     char name[PIPE_NAME_LEN];        /* output basename: w1.wtns -> "w1" */
     struct pipe_part_times times;
     /* "": wtns_path is a .wtns; else the job's witness generator (cuzk build-witness)
      * and wtns_path is an input.json the synth computes the witness from */
     char wgen_path[JOBTAB_PATH_LEN];
+    int32_t wtns_fd;                 /* cuzkd's descriptor of the copy, <= 0: none */
+    int32_t r1cs_fd;
+    int32_t wgen_fd;                 /* the generator's copy (shared by identity) */
+    uint32_t reserved;
 };
-_Static_assert(sizeof(struct pipe_partinfo) == 8 + 3 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64,
+_Static_assert(sizeof(struct pipe_partinfo) == 8 + 3 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64 + 16,
                "pipe_partinfo ABI");
 
 /* Per input.json partition: signals 0..nPublic of its witness (the finalizer's
@@ -193,8 +210,8 @@ enum { PIPE_CIRCUIT_FREE = 0, PIPE_CIRCUIT_PRELOAD = 1, PIPE_CIRCUIT_EVICT = 2 }
 struct pipe_circuit {
     uint64_t seq;                    /* table seq of the request that wrote it */
     uint32_t action;                 /* PIPE_CIRCUIT_* */
-    uint32_t reserved;
-    char path[JOBTAB_PATH_LEN];      /* absolute, resolved */
+    int32_t fd;                      /* cuzkd's descriptor of its copy (<= 0: open path) */
+    char path[JOBTAB_PATH_LEN];      /* as the client named it (display) */
 };
 
 /* Per stats slot; writer: the stage process in that slot. pid is stored at start
@@ -237,6 +254,7 @@ struct pipe_params {
     uint64_t buf_size;       /* rounded up to a page */
     uint32_t ring_capacity;  /* 0: the power of two >= 2 * max_parts (room for duplicates) */
     uint32_t n_clients;      /* 0: 4 */
+    uint32_t long_call_s;    /* pipe_config.long_call_s */
     uint32_t n_nodes;        /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
     uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
@@ -293,6 +311,8 @@ struct pipe_submit_part {
     const char *r1cs_path;
     const char *name;
     const char *wgen_path;
+    int wtns_fd, r1cs_fd;    /* cuzkd's descriptors of the copies; <= 0: none (above) */
+    int wgen_fd;
 };
 
 /* Supervisor: add a job (jobtab_job_add), set its priority, fill and seal each
@@ -304,6 +324,21 @@ struct pipe_submit_part {
 int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
+/* The same, with the descriptors of the zkey's copy and of the out directory (<= 0:
+ * none), stored in the job before its partitions are sealed. */
+int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
+                            const char *out_dir, int out_fd, int32_t priority, uint32_t n_parts,
+                            const struct pipe_submit_part *parts, uint64_t now_ns,
+                            uint32_t *job, char *err, size_t errlen);
+
+/* The path a stage opens for input (fd, display): /proc/<cuzkd>/fd/<fd> into buf when
+ * fd > 0, else display itself (see "Inputs by descriptor"). */
+const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
+                            char *buf, size_t len);
+/* Replace each occurrence of from in msg (len bytes) by to, but not one followed by
+ * a digit (fd 7 is not fd 71): a message about the /proc path a stage opened names
+ * the file as the client knows it. */
+void pipe_err_rename(char *msg, size_t len, const char *from, const char *to);
 
 /* Supervisor (the table's only writer): record a PRELOAD or EVICT of path (absolute,
  * already checked). min_ack: the lowest ack seq of the running stages (an EVICT
@@ -313,6 +348,9 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
  * file is loaded anew); evicting turns its entry into a tombstone. */
 int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
                              uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
+/* The same, with cuzkd's descriptor of its copy of the zkey (PRELOAD; <= 0: none). */
+int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char *path, int fd,
+                                uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
 
 /* ---- stage helper: what every stage loop shares ---------------------------------- */
 
@@ -364,6 +402,8 @@ struct pipe_stage {
     int hb_started;
     _Atomic int hb_quit;
     _Atomic int in_long_call; /* the loop is inside one long call: hb thread beats */
+    _Atomic uint64_t long_since; /* when it began (pipe_stage_now), for long_call_s */
+    int long_told;           /* hb thread: said once that it stopped beating */
     uint64_t zc_clock;
     struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
     uint64_t circ_seq;   /* circuits table seq applied (pipe_stage_circuits) */
@@ -393,7 +433,10 @@ void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
 void pipe_stage_names(struct pipe_stage *st, const char *const *states,
                       const char *const *counters, const char *const *hists);
 /* Bracket one call that may run for seconds (an MSM, a matvec, a zkey open): the
- * heartbeat thread beats every 50 ms meanwhile. Outside it the loop beats itself. */
+ * heartbeat thread beats every 50 ms meanwhile, for at most the instance's
+ * long_call_s (--long-call-timeout): a call stuck longer stops the beats, so cuzkd's
+ * --stall-timeout kills the stage and the partition counts a try, instead of the
+ * exemption hiding a hang forever. Outside it the loop beats itself. */
 void pipe_stage_long_begin(struct pipe_stage *st);
 void pipe_stage_long_end(struct pipe_stage *st);
 

@@ -4,9 +4,15 @@
  * (STATE_DIR/INSTANCE.db, WAL, synchronous=FULL), written by the supervisor only.
  *
  * Schema version 1 (PRAGMA user_version):
- *   jobs(id PRIMARY KEY, request TEXT: the submit as JSON (zkey, out_dir, priority,
- *        r1cs, parts[{wtns, name}]), state 'running'|'done'|'failed', submitted,
- *        finished: unix seconds)
+ *   jobs(id PRIMARY KEY, request TEXT: the submit as JSON, state 'running'|'done'|
+ *        'failed', submitted, finished: unix seconds). The request (version 2, files
+ *        as descriptors): zkey, r1cs?, witness_gen?, out_dir (the client's names;
+ *        only out_dir is ever reopened, see supervisor.c resume_job), priority,
+ *        out {dev, ino} (the out dir's identity at submit), peer {uid, gid, groups}
+ *        (who must still be allowed to write it), copies {zkey, r1cs?, wgen?} and
+ *        parts[{wtns, name, copy}]: names of cuzkd's durable copies in
+ *        STATE_DIR/INSTANCE.copies (copies.h). A version 1 row (paths only) is not
+ *        resumed: its unfinished partitions fail.
  *   parts(job, idx, name, state 'queued'|'synthesizing'|'proving'|'finalizing'|
  *        'done'|'failed', reason, PRIMARY KEY(job, idx))
  * The request is JSON so that it can grow (input.json, descriptors' origins) without

@@ -79,6 +79,32 @@ while b"\n" not in buf:
 print(buf.decode().split("\n")[0])
 PY
 }
+# send_fds LINE FILE...: LINE with the FILEs' descriptors (SCM_RIGHTS), as cuzk prove
+# passes them (control.h); a directory goes as O_PATH|O_DIRECTORY, anything else
+# O_RDONLY|O_NONBLOCK (a FIFO opens without a writer). Prints the reply line.
+send_fds() {
+  python3 - "$run/$inst.sock" "$@" <<'PY'
+import os, socket, stat, sys
+fds = []
+for p in sys.argv[3:]:
+    if os.path.isdir(p):
+        fds.append(os.open(p, os.O_PATH | os.O_DIRECTORY))
+    else:
+        fds.append(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+line = sys.argv[2].encode() + b"\n"
+if fds:
+    socket.send_fds(s, [line[:1]], fds)
+    line = line[1:]
+s.sendall(line)
+buf = b""
+while b"\n" not in buf:
+    d = s.recv(65536)
+    if not d: break
+    buf += d
+print(buf.decode().split("\n")[0])
+PY
+}
 
 daemon_start() {
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground "$@" \

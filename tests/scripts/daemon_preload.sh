@@ -2,8 +2,9 @@
 # cuzkd preload / evict: `cuzk preload Z` makes every stage map the zkey (seen in
 # /proc/PID/maps and in status's circuits acks) before any job; a job of that circuit
 # then proves; a restarted stage loads it again by itself; `cuzk evict Z` unmaps it
-# everywhere; bad requests get clear errors (missing file, not a zkey, evict of a path
-# never preloaded, a fourth preload, missing field).
+# everywhere; bad requests get clear errors (a path instead of a descriptor, not a
+# zkey, evict of a path never preloaded, a fourth preload, missing field). Stages map
+# cuzkd's copy of the zkey (a memfd named after it, copies.h), never the file itself.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init pre
@@ -15,11 +16,19 @@ expect_error() {  # what, code, request line
 }
 # stage pids (synth, worker, finalizer) from status
 stage_pids() { js 'r.children.map(c=>c.pid).join(" ")' "$(cuzk --json status)"; }
-# mapped PATH: how many of the stage processes map PATH
+# mapped PATH: how many of the stage processes map cuzkd's copy of PATH (a memfd named
+# after the file: stages never map the client's file itself, copies.h)
+copy_of() { echo "/memfd:cuzk:$(basename "$1") "; }
 mapped() {
   local n=0 p
-  for p in $(stage_pids); do grep -qF "$1" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
+  for p in $(stage_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
   echo "$n"
+}
+expect_fds() {  # what, code, request line, files...
+  local r; r="$(send_fds "${@:3}")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
+    || fail "$1: expected error $2, got: $r"
+  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
 
 daemon_start --devices cpu:1 --buffer-mb 16
@@ -59,10 +68,10 @@ old="$(js 'r.children.find(c=>c.stage=="worker").pid' "$(cuzk --json status)")"
 cuzk restart worker 0 >/dev/null || fail "restart worker"
 for _ in $(seq 1 100); do
   new="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid' "$(cuzk --json status)")"
-  [ -n "$new" ] && [ "$new" != 0 ] && [ "$new" != "$old" ] && grep -qF "$Z" "/proc/$new/maps" 2>/dev/null && break
+  [ -n "$new" ] && [ "$new" != 0 ] && [ "$new" != "$old" ] && grep -qF "$(copy_of "$Z")" "/proc/$new/maps" 2>/dev/null && break
   sleep 0.1
 done
-grep -qF "$Z" "/proc/$new/maps" 2>/dev/null || fail "restarted worker ($new) did not load the preloaded zkey"
+grep -qF "$(copy_of "$Z")" "/proc/$new/maps" 2>/dev/null || fail "restarted worker ($new) did not load the preloaded zkey"
 echo "ok: a restarted worker (pid $old -> $new) loads the preloaded zkey by itself"
 
 out="$(cuzk --json evict "$Z")" || fail "evict: $out"
@@ -74,13 +83,13 @@ st="$(cuzk --json status)"
 echo "ok: evict -> no stage maps the zkey; every stage counted an evict"
 
 # Errors, each with its code and a message; the daemon goes on.
-expect_error "preload of a missing file" not_found "{\"req\":\"preload\",\"zkey\":\"$tmp/nope.zkey\"}"
-expect_error "preload of a witness" bad_input "{\"req\":\"preload\",\"zkey\":\"$tmp/in/w1.wtns\"}"
+expect_error "preload of a path (no descriptor)" bad_request "{\"req\":\"preload\",\"zkey\":\"$tmp/nope.zkey\"}"
+expect_fds "preload of a witness" bad_input '{"req":"preload","fds":1,"zkey":{"fd":0,"path":"w1.wtns"}}' "$tmp/in/w1.wtns"
 expect_error "preload without zkey" bad_request '{"req":"preload"}'
 expect_error "evict of a path never preloaded" not_found "{\"req\":\"evict\",\"zkey\":\"$tmp/nope.zkey\"}"
 for i in 1 2 3 4; do cp "$A/circuit_final.zkey" "$tmp/z/c$i.zkey"; done
 for i in 1 2 3; do cuzk preload --no-wait "$tmp/z/c$i.zkey" >/dev/null || fail "preload c$i"; done
-expect_error "a fourth preload" full "{\"req\":\"preload\",\"zkey\":\"$tmp/z/c4.zkey\"}"
+expect_fds "a fourth preload" full "{\"req\":\"preload\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"$tmp/z/c4.zkey\"}}" "$tmp/z/c4.zkey"
 rc=0; cuzk preload "$tmp/nope.zkey" 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] || fail "client preload of a missing file: rc $rc ($(cat "$tmp/err"))"
 rm "$tmp/z/c1.zkey"

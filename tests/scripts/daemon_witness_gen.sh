@@ -92,7 +92,18 @@ cuzk prove --zkey "$FIXTURES/bn128/justabove/circuit_final.zkey" --witness-gen "
   --out "$tmp/other/out" "$tmp/bad/good.json" 2>"$tmp/other.err" || rc=$?
 [ $rc -eq 21 ] && grep -q "another circuit" "$tmp/other.err" || fail "client check: exit $rc: $(cat "$tmp/other.err")"
 echo "ok   cuzk prove refuses another circuit's generator: $(cat "$tmp/other.err")"
-j="$(js 'r.job' "$(send "{\"req\":\"submit\",\"zkey\":\"$FIXTURES/bn128/justabove/circuit_final.zkey\",\"out_dir\":\"$tmp/other/out\",\"inputs\":[\"$tmp/bad/good.json\"],\"witness_gen\":\"$(wgen_for "$M")\"}")")"
+# The generator and the inputs travel as descriptors like every file (control.h): a
+# request that names either by path only is refused before anything is opened.
+zo="$FIXTURES/bn128/justabove/circuit_final.zkey"
+r="$(send_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/other/out\"},\"inputs\":[{\"fd\":2,\"path\":\"$tmp/bad/good.json\"}],\"witness_gen\":\"$(wgen_for "$M")\"}" \
+  "$zo" "$tmp/other/out" "$tmp/bad/good.json")"
+case "$r" in *bad_request*SCM_RIGHTS*) ;; *) fail "a generator named by path: $r" ;; esac
+r="$(send_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/other/out\"},\"inputs\":[\"$tmp/bad/good.json\"],\"witness_gen\":{\"fd\":2,\"path\":\"g.wgen\"}}" \
+  "$zo" "$tmp/other/out" "$(wgen_for "$M")")"
+case "$r" in *bad_request*SCM_RIGHTS*) ;; *) fail "an input named by path: $r" ;; esac
+echo "ok   a generator or an input.json named by path only is refused (bad_request)"
+j="$(js 'r.job' "$(send_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/other/out\"},\"inputs\":[{\"fd\":2,\"path\":\"$tmp/bad/good.json\"}],\"witness_gen\":{\"fd\":3,\"path\":\"$(wgen_for "$M")\"}}" \
+  "$zo" "$tmp/other/out" "$tmp/bad/good.json" "$(wgen_for "$M")")")"
 [ -n "$j" ] && [ "$j" != undefined ] || fail "raw submit of another circuit's generator"
 cuzk wait "$j" --timeout-ms 60000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"

@@ -5,7 +5,7 @@
 set -u
 dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../faults" && pwd)"
 rc=0
-for t in stall restart poison busy supervisor_death; do
+for t in stall long_call restart poison busy supervisor_death; do
   t0=$(date +%s)
   if bash "$dir/$t.sh"; then echo "PASS faults/$t ($(( $(date +%s) - t0 )) s)"
   else echo "FAIL faults/$t"; rc=1; fi

@@ -10,6 +10,10 @@
 #    --wait and died with the first cuzkd: the job is finished all the same.
 #    Then a proof of another witness planted under a partition's name is not taken
 #    for that partition's on resume (its public signals are checked).
+# 1c. Resume with descriptors: jobs resume from cuzkd's durable copies (0700 dir, 0600
+#    files, a zkey copy shared) though the client's files were overwritten after the
+#    kill; a job whose out dir was replaced under its path fails "out dir changed since
+#    submit" and nothing is written there; no copy is left once the jobs are decided.
 # 2. A store file that is not SQLite, one that fails its integrity check and one of a
 #    newer schema version are refused at start (exit 3, a message naming the file),
 #    and each is left byte for byte as it was, with no -wal or -shm file beside it;
@@ -116,6 +120,74 @@ cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" || fail "w3 kept th
 out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/stale")" || fail "snarkjs: $out"
 echo "ok: a proof of another witness under w3's name was proved over on resume; snarkjs: $out"
+daemon_shutdown_clean >/dev/null
+
+# ---- 1c. resume reopens cuzkd's own copies, and the out dir only if it is the same ----------
+# Files travel as descriptors (issue 16): a resume must not open a client's path. Three
+# jobs when cuzkd is killed: A (.wtns), B (input.json + a generator; needs g++/nasm)
+# and C (.wtns). Then the client's witnesses, inputs and generator are overwritten
+# with junk, and C's out dir is moved away and a new directory made under its path.
+# After the restart A and B finish from cuzkd's durable copies (snarkjs accepts
+# every proof), C fails "out dir changed since submit" and nothing is written under
+# the new path. The copies directory is 0700, its files 0600, and once the jobs are
+# decided nothing is left in it.
+. "$ROOT/tests/lib/wgen.sh"
+CUZK="$BUILD/bin/cuzk"
+have_wgen=1
+for t in "${CXX:-g++}" "${NASM:-nasm}"; do command -v "$t" >/dev/null 2>&1 || have_wgen=0; done
+sc="$tmp/state-c"; cdir="$sc/$inst.copies"
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 0 \
+  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 1500 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+answering
+[ "$(stat -c %a "$cdir")" = 700 ] || fail "copies dir mode $(stat -c %a "$cdir") (want 700)"
+mkdir -p "$tmp/cin" "$tmp/ca" "$tmp/cb" "$tmp/cc"
+for i in 1 2 3; do cp "$FX/witness.wtns" "$tmp/cin/a$i.wtns"; done
+for i in 1 2; do cp "$FX/witness.wtns" "$tmp/cin/c$i.wtns"; done
+ja="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/ca" "$tmp/cin"/a{1,2,3}.wtns | jq .job)" || fail "submit A"
+jb=""
+if [ $have_wgen = 1 ]; then
+  cp "$(wgen_for "$FX")" "$tmp/cin/g.wgen"
+  for i in 1 2; do cp "$FX/input.json" "$tmp/cin/b$i.json"; done
+  jb="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --witness-gen "$tmp/cin/g.wgen" --out "$tmp/cb" \
+        "$tmp/cin"/b{1,2}.json | jq .job)" || fail "submit B"
+fi
+jc="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/cc" "$tmp/cin"/c{1,2}.wtns | jq .job)" || fail "submit C"
+bad="$(find "$cdir" -mindepth 1 ! -perm 0600 | head -n3)"
+[ -z "$bad" ] || fail "copies not 0600: $(ls -la "$cdir")"
+nz="$(ls "$cdir" | grep -c '^zkey-' || true)"; nw="$(ls "$cdir" | grep -c '^job' || true)"
+[ "$nz" = 1 ] && [ "$nw" = $((5 + 2 * have_wgen)) ] || fail "copies: $nz zkey (want 1: shared), $nw per job: $(ls "$cdir" | tr '\n' ' ')"
+[ $have_wgen = 0 ] || [ "$(ls "$cdir" | grep -c '^wgen-')" = 1 ] || fail "no generator copy: $(ls "$cdir")"
+echo "ok: durable copies: 0700 dir, 0600 files, one zkey copy shared by the jobs, $nw per-job copies"
+sleep 0.5
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+stages_gone
+for f in "$tmp/cin"/*; do head -c 100 /dev/urandom >"$f"; done
+mv "$tmp/cc" "$tmp/cc.moved"; mkdir "$tmp/cc"
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 2 \
+  "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+answering
+# (waiters from the start: a decided job with a waiter is not retired under it)
+wpids=()
+for j in $ja $jb; do
+  timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j" >"$tmp/w$j" 2>&1 & wpids+=($!)
+done
+r="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$jc")" || true
+[ "$(jq -r .job.state <<<"$r")" = failed ] || fail "job C with its out dir replaced: $r"
+jq -r '.job.parts[].reason // empty' <<<"$r" | grep -q "out dir changed since submit" || fail "job C's reason: $r"
+[ -z "$(ls -A "$tmp/cc")" ] || fail "written under the replaced out dir's path: $(ls -A "$tmp/cc")"
+echo "ok: an out dir replaced under its path is not followed: $(jq -r '[.job.parts[].reason] | unique | .[0]' <<<"$r" | cut -c1-120)"
+for w in "${wpids[@]}"; do wait "$w" || true; done
+for j in $ja $jb; do
+  [ "$(jq -r .job.state <"$tmp/w$j")" = done ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
+done
+out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$tmp/ca" ${jb:+"$tmp/cb"})" || fail "snarkjs: $out"
+[ "$out" = "$((3 + 2 * have_wgen)) verified" ] || fail "snarkjs: $out"
+echo "ok: resumed from cuzkd's copies although the client's files were overwritten; snarkjs: $out"
+[ $have_wgen = 1 ] || echo "skip: the input.json job (no g++/nasm)"
+for _ in $(seq 1 150); do [ -z "$(ls -A "$cdir")" ] && break; sleep 0.1; done
+[ -z "$(ls -A "$cdir")" ] || fail "copies left once every job was decided: $(ls -A "$cdir" | tr '\n' ' ')"
+echo "ok: no copy left once the jobs were decided and retired"
 daemon_shutdown_clean >/dev/null
 
 # ---- 2. refused store files ---------------------------------------------------------------

@@ -1,21 +1,38 @@
 # shellcheck shell=bash
-# tests/security: an unprivileged attacker user (sourced after tests/lib/daemon.sh).
-#   attacker_init   SKIP (77) unless root; creates user $atk (own group, no home),
-#                   removed on exit
-#   as_attacker CMD...  run CMD as $atk
+# tests/security: the unprivileged users of the attacks (sourced after tests/lib/daemon.sh;
+# call after daemon_init). Each user is created for this run with useradd and removed
+# on exit (its processes killed first), so no user is left behind and parallel runs
+# never share one. Without root (or useradd, runuser, setpriv) the test is skipped.
+#   attacker_init       exit 77 unless root with the tools; creates the attacker:
+#                       $atk (also $ATTACKER) with its own group, uid $ATTACKER_UID
+#   victim_init         another user: $VICTIM, uid $vuid (rundir.sh)
+#   as_attacker CMD...  run CMD as the attacker (its own group only)
+#   attacker_reach      let the attacker reach the socket (a member of --group $atk)
 attacker_init() {
-  if [ "$(id -u)" -ne 0 ]; then echo "SKIP: needs root to create an attacker user (useradd)"; exit 77; fi
-  command -v useradd >/dev/null && command -v runuser >/dev/null ||
-    { echo "SKIP: useradd or runuser missing"; exit 77; }
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: $(basename "$0") needs root to create an attacker user (useradd)"; exit 77
+  fi
+  command -v useradd >/dev/null && command -v runuser >/dev/null && command -v setpriv >/dev/null ||
+    { echo "SKIP: useradd, runuser or setpriv missing"; exit 77; }
   atk="cuzkatk$$"
-  useradd -M -U -s /bin/sh "$atk" || { echo "SKIP: useradd $atk failed"; exit 77; }
-  # The attacker's processes (only this test's user) are killed first, or userdel fails.
-  daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }attacker_cleanup"
+  sec_user_add "$atk"
+  ATTACKER="$atk"
+  ATTACKER_UID="$(id -u "$atk")"
 }
-attacker_cleanup() {
-  pkill -KILL -u "$atk" 2>/dev/null || true
-  local _; for _ in $(seq 1 20); do pgrep -u "$atk" >/dev/null || break; sleep 0.1; done
-  userdel -f "$atk" >/dev/null 2>&1 || true; groupdel "$atk" >/dev/null 2>&1 || true
+victim_init() {
+  VICTIM="cuzkvic$$"
+  sec_user_add "$VICTIM"
+  vuid="$(id -u "$VICTIM")"
+}
+# sec_user_add NAME: the user with its own group, no home, removed at exit.
+sec_user_add() {
+  useradd -M -U -s /bin/sh "$1" || { echo "SKIP: useradd $1 failed"; exit 77; }
+  daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }sec_user_del $1"
+}
+sec_user_del() {
+  pkill -KILL -u "$1" 2>/dev/null || true
+  local _; for _ in $(seq 1 20); do pgrep -u "$1" >/dev/null || break; sleep 0.1; done
+  userdel -f "$1" >/dev/null 2>&1 || true; groupdel "$1" >/dev/null 2>&1 || true
 }
 as_attacker() { runuser -u "$atk" -- "$@"; }
 # Let the attacker reach the socket (a member of --group $atk).

@@ -10,14 +10,11 @@
 #     `cuzk` must refuse to talk to it.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-. "$here/lib_users.sh"
-sec_need_root
 . "$here/../lib/daemon.sh"
+. "$here/lib.sh"
 daemon_init secrd
-VICTIM="${CUZK_TEST_VICTIM:-cuzkvict}"
-id -u "$VICTIM" >/dev/null 2>&1 || useradd -M -N -s /bin/sh "$VICTIM" 2>/dev/null \
-  || id -u "$VICTIM" >/dev/null 2>&1 || { echo "SKIP: useradd $VICTIM failed" >&2; exit 77; }
-vuid="$(id -u "$VICTIM")"
+attacker_init
+victim_init
 as_victim() { env -u XDG_RUNTIME_DIR setpriv --reuid="$vuid" --regid="$(id -g "$VICTIM")" --clear-groups -- "$@"; }
 evil="/tmp/cuzk-$vuid"
 vpid="" fpid=""
@@ -26,7 +23,8 @@ cleanup_rd() {
   [ -z "$fpid" ] || kill -KILL "$fpid" 2>/dev/null || true
   rm -rf "$evil"; rm -f /dev/shm/cuzk-"$inst"v.* 2>/dev/null || true
 }
-daemon_on_exit=cleanup_rd
+# First: the users' processes die after the fake daemon and victim's cuzkd are gone.
+daemon_on_exit="cleanup_rd${daemon_on_exit:+; $daemon_on_exit}"
 rm -rf "$evil"
 chmod 0711 "$tmp"
 

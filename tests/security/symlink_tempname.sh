@@ -6,10 +6,10 @@
 # the daemon keeps running, and no public.json is left without its proof.json.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-. "$here/lib_users.sh"
-sec_need_root
 . "$here/../lib/daemon.sh"
+. "$here/lib.sh"
 daemon_init secln
+attacker_init
 
 A="$FIXTURES/bn128/mulchain-10"
 daemon_start --devices cpu:1 --buffer-mb 16

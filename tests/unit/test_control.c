@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cuzk/control.h"
 
@@ -11,20 +12,84 @@ static int parse(const char *line, struct control_req *r, struct control_err *e)
 	return control_parse(line, strlen(line), r, e);
 }
 
-START_TEST(test_control_parses_submit)
+START_TEST(test_control_parses_submit_files_by_descriptor)
 {
 	struct control_req r;
 	struct control_err e;
 
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
-			       "\"witnesses\":[\"/a.wtns\",\"/b.wtns\"],\"priority\":5}", &r, &e), 0);
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
+			       "\"path\":\"/a.wtns\"},{\"fd\":3,\"path\":\"/b.wtns\",\"name\":\"bee\"}],"
+			       "\"priority\":5}", &r, &e), 0);
 	ck_assert_int_eq(r.kind, CONTROL_SUBMIT);
 	ck_assert_str_eq(r.zkey, "/z");
+	ck_assert_int_eq(r.zkey_fd, 0);
+	ck_assert_int_eq(r.out_fd, 1);
+	ck_assert_uint_eq(r.n_fds, 4);
 	ck_assert_uint_eq(r.n_witnesses, 2);
 	ck_assert_str_eq(r.witnesses[1], "/b.wtns");
+	ck_assert_int_eq(r.witness_fd[1], 3);
+	ck_assert_ptr_null(r.witness_names[0]);
+	ck_assert_str_eq(r.witness_names[1], "bee");
 	ck_assert_int_eq(r.priority, 5);
 	ck_assert_ptr_null(r.r1cs);
+	ck_assert_int_eq(r.r1cs_fd, -1);
 	control_req_free(&r);
+}
+END_TEST
+
+START_TEST(test_control_refuses_paths_and_missing_descriptors)
+{
+	struct control_req r;
+	struct control_err e;
+
+	/* The old path form: refused, with what to send instead. */
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
+			       "\"witnesses\":[\"/a.wtns\"]}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	ck_assert_ptr_nonnull(strstr(e.message, "descriptors"));
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
+			       "{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}",
+			       &r, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
+	/* An index past the descriptors announced. */
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,"
+			       "\"path\":\"w\"}]}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":\"/z\"}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+}
+END_TEST
+
+START_TEST(test_control_output_names_and_dir_rights)
+{
+	struct stat st;
+	const gid_t g[] = { 50 };
+	const struct control_peer alice = { 1000, 1000, g, 1 }, root = { 0, 0, NULL, 0 };
+
+	ck_assert_int_eq(control_name_ok("w1"), 0);
+	ck_assert_int_eq(control_name_ok("..."), 0);
+	ck_assert_int_eq(control_name_ok(".."), -EINVAL);
+	ck_assert_int_eq(control_name_ok("."), -EINVAL);
+	ck_assert_int_eq(control_name_ok("a/b"), -EINVAL);
+	ck_assert_int_eq(control_name_ok("a\nb"), -EINVAL);
+	ck_assert_int_eq(control_name_ok(""), -EINVAL);
+	memset(&st, 0, sizeof(st));
+	st.st_mode = S_IFDIR | 0755; /* root's */
+	ck_assert(!control_peer_may_write_dir(&alice, &st));
+	ck_assert(control_peer_may_write_dir(&root, &st));
+	st.st_mode = S_IFDIR | 0775;
+	st.st_gid = 50;              /* a supplementary group of alice's */
+	ck_assert(control_peer_may_write_dir(&alice, &st));
+	st.st_uid = 1000;            /* hers, but she took her own write bit away */
+	st.st_mode = S_IFDIR | 0577;
+	ck_assert(!control_peer_may_write_dir(&alice, &st));
+	st.st_mode = S_IFDIR | 01777;
+	st.st_uid = 0;
+	ck_assert(control_peer_may_write_dir(&alice, &st));
+	st.st_mode = S_IFREG | 0777;
+	ck_assert(!control_peer_may_write_dir(&alice, &st));
 }
 END_TEST
 
@@ -33,9 +98,11 @@ START_TEST(test_control_parses_preload_evict)
 	struct control_req r;
 	struct control_err e;
 
-	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":\"/z\"}", &r, &e), 0);
+	ck_assert_int_eq(parse("{\"req\":\"preload\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"/z\"}}",
+			       &r, &e), 0);
 	ck_assert_int_eq(r.kind, CONTROL_PRELOAD);
 	ck_assert_str_eq(r.zkey, "/z");
+	ck_assert_int_eq(r.zkey_fd, 0);
 	control_req_free(&r);
 	ck_assert_int_eq(parse("{\"req\":\"evict\",\"zkey\":\"/z\"}", &r, &e), 0);
 	ck_assert_int_eq(r.kind, CONTROL_EVICT);
@@ -52,16 +119,35 @@ START_TEST(test_control_parses_submit_of_inputs)
 	struct control_req r;
 	struct control_err e;
 
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
-			       "\"inputs\":[\"/in1.json\"],\"witness_gen\":\"/g.wgen\"}", &r, &e), 0);
+	/* input.json jobs pass the generator and each input as descriptors too */
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
+			       "\"path\":\"/in1.json\"}],\"witness_gen\":{\"fd\":3,\"path\":"
+			       "\"/g.wgen\"}}", &r, &e), 0);
 	ck_assert_uint_eq(r.n_witnesses, 1);
 	ck_assert_str_eq(r.witnesses[0], "/in1.json");
+	ck_assert_int_eq(r.witness_fd[0], 2);
 	ck_assert_str_eq(r.witness_gen, "/g.wgen");
+	ck_assert_int_eq(r.witness_gen_fd, 3);
 	control_req_free(&r);
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
-			       "\"witnesses\":[\"/a.wtns\"]}", &r, &e), 0);
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
+			       "\"path\":\"/a.wtns\"}]}", &r, &e), 0);
 	ck_assert_ptr_null(r.witness_gen);
+	ck_assert_int_eq(r.witness_gen_fd, -1);
 	control_req_free(&r);
+	/* a generator or an input named by path only: refused like any other file */
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
+			       "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}", &r, &e),
+			 -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[\"/in1.json\"],"
+			       "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}", &r, &e), -EINVAL);
+	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
 }
 END_TEST
 
@@ -79,14 +165,16 @@ START_TEST(test_control_rejects_bad_requests_with_codes)
 		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[1]}",
 		  CONTROL_E_BAD_REQUEST },
 		/* input.json jobs: a generator, one list, not both */
-		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[\"/i.json\"]}",
+		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
+		  "\"path\":\"/i.json\"}]}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
+		  "\"path\":\"/i.json\"}],\"witnesses\":[{\"fd\":2,\"path\":\"/w.wtns\"}],"
+		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
+		  "\"path\":\"/w.wtns\"}],\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
 		  CONTROL_E_BAD_REQUEST },
-		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[\"/i.json\"],"
-		  "\"witnesses\":[\"/w.wtns\"],\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
-		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[\"/w.wtns\"],"
-		  "\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
-		{ "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"inputs\":[],"
-		  "\"witness_gen\":\"/g\"}", CONTROL_E_BAD_REQUEST },
+		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[],"
+		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\"}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\",\"job\":-1}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
@@ -180,7 +268,9 @@ static Suite *suite(void)
 	Suite *s = suite_create("control");
 	TCase *tc = tcase_create("protocol");
 
-	tcase_add_test(tc, test_control_parses_submit);
+	tcase_add_test(tc, test_control_parses_submit_files_by_descriptor);
+	tcase_add_test(tc, test_control_refuses_paths_and_missing_descriptors);
+	tcase_add_test(tc, test_control_output_names_and_dir_rights);
 	tcase_add_test(tc, test_control_parses_submit_of_inputs);
 	tcase_add_test(tc, test_control_parses_preload_evict);
 	tcase_add_test(tc, test_control_rejects_bad_requests_with_codes);

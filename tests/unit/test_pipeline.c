@@ -258,6 +258,19 @@ START_TEST(test_pipeline_reason_names_the_file)
 }
 END_TEST
 
+/* A stage opens cuzkd's copies as /proc/PID/fd/N; its messages name them as the
+ * client did, and fd 7 is not mistaken for a prefix of fd 71. */
+START_TEST(test_pipeline_err_rename_names_copies_by_client_path)
+{
+    char m[256] = "witness /proc/9/fd/7 has 3 values, zkey /proc/9/fd/71 expects 4";
+
+    pipe_err_rename(m, sizeof(m), "/proc/9/fd/7", "/home/a/w1.wtns");
+    ck_assert_str_eq(m, "witness /home/a/w1.wtns has 3 values, zkey /proc/9/fd/71 expects 4");
+    pipe_err_rename(m, sizeof(m), "/proc/9/fd/71", "/home/a/c.zkey");
+    ck_assert_str_eq(m, "witness /home/a/w1.wtns has 3 values, zkey /home/a/c.zkey expects 4");
+}
+END_TEST
+
 START_TEST(test_pipeline_proves_fixtures_end_to_end)
 {
     char w1[512], w2[512], r2[512], bad[512], wrong[512], cmd[1200];
@@ -716,6 +729,7 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, test_pipeline_slot_map_and_regions);
     tcase_add_test(tc, test_pipeline_submit_fills_and_seals_partinfo);
     tcase_add_test(tc, test_pipeline_reason_names_the_file);
+    tcase_add_test(tc, test_pipeline_err_rename_names_copies_by_client_path);
     tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
     tcase_add_test(tc, test_pipeline_circuits_preload_pin_evict);
     tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
