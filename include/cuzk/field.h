@@ -252,9 +252,12 @@ void fe_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bn254_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
+/* r = a^2 for BLS12-381 Fq: with mulx a dedicated square (57 mulx, not 72). */
+void fe_sqr_bls12_381_fq(uint64_t *r, const uint64_t *a);
 
-/* Whether this CPU has BMI2 and ADX, so that the 4-limb products above use the
- * mulx/adcx/adox code of zk/field.c (~2.5x the portable C). fe_set_mulx(false) forces
+/* Whether this CPU has BMI2 and ADX, so that the products above (and the BLS12-381
+ * Fq square and the Fq2 products) use the mulx/adcx/adox code of zk/field.c (~2.5x the
+ * portable C). fe_set_mulx(false) forces
  * the portable path (tests compare the two; the environment variable CUZK_NO_MULX=1
  * does the same at start-up); it returns the previous setting. Not thread safe: set it
  * before starting work. */
@@ -276,7 +279,16 @@ CUZK_HD void fe_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const u
 #endif
 }
 
-CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_mul(F, r, a, a); }
+CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+#ifndef __CUDA_ARCH__
+    if (F->id == FIELD_ID_BLS12_381_FQ) {
+        fe_sqr_bls12_381_fq(r, a);
+        return;
+    }
+#endif
+    fe_mul(F, r, a, a);
+}
 
 /* canonical integer -> Montgomery form (a < p). */
 CUZK_HD void fe_to_mont(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_mul(F, r, a, F->r2); }
@@ -346,15 +358,20 @@ CUZK_HD void fe2_mul_generic(const field_desc *F, uint64_t *r, const uint64_t *a
     fe_sub(F, r, t0, t1);                /* c0 = a0b0 - a1b1 */
 }
 
-/* BN254 Fq2 product out of line (zk/field.c): with mulx, Karatsuba on unreduced
- * 512-bit products and 2 Montgomery reductions instead of 3 full products. */
+/* Fq2 products out of line (zk/field.c): with mulx, Karatsuba on unreduced
+ * double-width products and 2 Montgomery reductions instead of 3 full products. */
 void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
+void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 
 CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
 #ifndef __CUDA_ARCH__
     if (F->id == FIELD_ID_BN254_FQ) {
         fe2_mul_bn254_fq(r, a, b);
+        return;
+    }
+    if (F->id == FIELD_ID_BLS12_381_FQ) {
+        fe2_mul_bls12_381_fq(r, a, b);
         return;
     }
 #endif
