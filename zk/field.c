@@ -3,6 +3,7 @@
 #include "cuzk/field.h"
 
 #include <errno.h>
+#include <gmp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -666,6 +667,24 @@ void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
     }
 #endif
     fe2_mul_generic(&FIELD_BLS12_381_FQ, r, a, b);
+}
+
+/* GMP inverts the integer A = x R to A^-1 = x^-1 R^-1 mod p; one Montgomery product
+ * by R^3 (= R^2 R^2 R^-1) turns that into x^-1 R. mpz_roinit_n reads a and p where
+ * they lie; the one allocation is the result's. */
+void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = fe_n(F);
+    uint64_t y[FE_MAX_LIMBS] = {0}, r3[FE_MAX_LIMBS];
+    mpz_t za, zy, zp;
+    mpz_init2(zy, 64 * (n + 1));
+    mpz_roinit_n(za, (const mp_limb_t *)a, (mp_size_t)n);
+    mpz_roinit_n(zp, (const mp_limb_t *)F->p, (mp_size_t)n);
+    if (!mpz_invert(zy, za, zp)) mpz_set_ui(zy, 0); /* a = 0: 0, as fe_inv */
+    mpz_export(y, NULL, -1, 8, 0, 0, zy);
+    mpz_clear(zy);
+    fe_mul(F, r3, F->r2, F->r2);
+    fe_mul(F, r, y, r3);
 }
 
 char *fe_canon_to_dec(const field_desc *F, const uint64_t *a, char *buf, size_t len)

@@ -323,6 +323,13 @@ CUZK_HD void fe_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
     fe_pow(F, r, a, e, fe_n(F));
 }
 
+/* r = a^-1 like fe_inv (0 -> 0), bit for bit, by GMP's extended gcd instead of
+ * Fermat's power (host only, zk/field.c). fe_inv stays the portable reference (and the
+ * device's inversion); the MSM's batch-affine flush and Fq2 inversions on the host take
+ * this one: for BLS12-381 Fq the power is ~380 squares and ~190 products, ~17 us with
+ * mulx, for one inversion per flush of ~256-1024 additions. */
+void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a);
+
 /* ---- Fq2 = Fq[u]/(u^2+1); element = c0 (n limbs) then c1 (n limbs) ---------- */
 
 CUZK_HD void fe2_add(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
@@ -398,7 +405,11 @@ CUZK_HD void fe2_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
     fe_sqr(F, t0, a);
     fe_sqr(F, t1, a + n);
     fe_add(F, t0, t0, t1);
+#ifdef __CUDA_ARCH__
     fe_inv(F, t0, t0);
+#else
+    fe_inv_gcd(F, t0, t0);
+#endif
     fe_mul(F, r, a, t0);
     fe_mul(F, r + n, a + n, t0);
     fe_neg(F, r + n, r + n);

@@ -577,6 +577,47 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
 }
 END_TEST
 
+/* fe_inv_gcd (GMP's gcd, what the host's batch inversions use) equals fe_inv (Fermat,
+ * the portable reference) bit for bit and GMP's inverse of the value: on the carry
+ * edges (0 -> 0 included) and random values, with mulx and with the portable product. */
+START_TEST(test_field_inv_gcd_matches_fermat)
+{
+    const field_desc *F = FIELDS[_i];
+    struct ref g;
+    ref_init(&g, F);
+    uint64_t e[12 + 5 * FE_MAX_LIMBS][FE_MAX_LIMBS], a[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+    int ne = carry_edges(&g, e);
+    mpz_t v, w;
+    mpz_inits(v, w, NULL);
+    for (int path = 0; path < 2; path++) {
+        bool was = fe_set_mulx(path == 0);
+        for (int r = 0; r < ne + 300; r++) {
+            if (r < ne) {
+                fe_copy(F, a, e[r]);
+                z_from(v, F, a);
+                mpz_mul(v, v, g.Rinv); /* the value whose Montgomery limbs a is */
+                mpz_mod(v, v, g.p);
+            } else {
+                rand_val(&g, v);
+                ref_mont(&g, a, v);
+            }
+            fe_inv(F, want, a);
+            fe_inv_gcd(F, got, a);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: gcd inverse differs from Fermat's (case %d)", F->name,
+                          path, r);
+            if (mpz_sgn(v) == 0) mpz_set_ui(w, 0);
+            else ck_assert(mpz_invert(w, v, g.p));
+            assert_mont_eq(&g, got, w, "inv_gcd");
+            fe_inv_gcd(F, a, a); /* in place */
+            ck_assert(fe_eq(F, a, want));
+        }
+        fe_set_mulx(was);
+    }
+    mpz_clears(v, w, NULL);
+    ref_clear(&g);
+}
+END_TEST
+
 /* The whole GMP comparison again with the portable product forced. */
 START_TEST(test_field_arithmetic_portable_matches_gmp)
 {
@@ -594,6 +635,7 @@ int main(void)
         {"arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4},
         {"mulx_matches_portable", test_field_mulx_matches_portable, 4},
         {"products_match_gmp_at_carry_edges", test_field_products_match_gmp_at_carry_edges, 4},
+        {"inv_gcd_matches_fermat", test_field_inv_gcd_matches_fermat, 4},
         {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
         {"decimal_round_trips", test_field_decimal_round_trips, 4},
         {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
