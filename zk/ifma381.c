@@ -1,0 +1,335 @@
+/* ifma381.c — BLS12-381 Fq products in AVX-512 IFMA lanes and the G1 batch-affine
+ * addition on them. Forms and bounds: include/cuzk/ifma381.h. */
+#include "cuzk/ifma381.h"
+
+#include <string.h>
+
+#include "cuzk/field.h"
+#include "cuzk/ifma.h"
+
+#define L8 8 /* 52-bit limbs a lane */
+
+typedef struct {
+    uint64_t l[L8][8];
+} __attribute__((aligned(64))) fq8x381;
+
+size_t ifma381_g1_batch_scratch_bytes(size_t count)
+{
+    size_t blocks = (count + 7) / 8;
+    size_t ref = count * 6 * sizeof(uint64_t);
+    size_t vec = blocks * 3 * sizeof(fq8x381); /* prefix products, Px, Bx per block */
+    return ((ref > vec ? ref : vec) + 63) / 64 * 64;
+}
+
+/* msm.c's msm_aff_flush on G1 BLS12-381, with its products and ecf_inv's inversion. */
+void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    const field_desc *F = &FIELD_BLS12_381_FQ;
+    uint64_t *pre = scratch;
+    uint64_t inv[6], di[6], l[6], x3[6], t[6], d[6];
+    if (count == 0) return;
+    for (size_t i = 0; i < count; i++) {
+        fe_sub(F, d, bp + 12 * i, A + 12 * (size_t)bb[i]);
+        if (i == 0) fe_copy(F, pre, d);
+        else fe_mul(F, pre + 6 * i, pre + 6 * (i - 1), d);
+    }
+    fe_inv_gcd(F, inv, pre + 6 * (count - 1));
+    for (size_t i = count; i-- > 0;) {
+        uint64_t *Bx = A + 12 * (size_t)bb[i], *By = Bx + 6;
+        const uint64_t *Px = bp + 12 * i, *Py = Px + 6;
+        if (i > 0) {
+            fe_sub(F, d, Px, Bx);
+            fe_mul(F, di, inv, pre + 6 * (i - 1)); /* 1/den_i */
+            fe_mul(F, inv, inv, d);                /* 1/(den_0 ... den_{i-1}) */
+        } else {
+            fe_copy(F, di, inv);
+        }
+        fe_sub(F, t, Py, By);
+        fe_mul(F, l, t, di); /* lambda */
+        fe_sqr(F, x3, l);
+        fe_sub(F, x3, x3, Bx);
+        fe_sub(F, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
+        fe_sub(F, t, Bx, x3);
+        fe_mul(F, t, l, t);
+        fe_sub(F, By, t, By); /* y3 = lambda (Bx - x3) - By */
+        fe_copy(F, Bx, x3);
+    }
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define V8_FN __attribute__((target("avx512f,avx512vl,avx512ifma")))
+#define V8_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vl,avx512ifma")))
+#define M52 ((UINT64_C(1) << 52) - 1)
+
+/* p, 2^448, 2^384 (field.h's one) and 2^416 (the lanes' one), all mod p, radix 2^52;
+ * -p^-1 mod 2^52 (the low 52 bits of field.h's inv). test_ifma checks the products
+ * they make against fe_mul. */
+static const uint64_t P52[L8] = {0xeffffffffaaabULL, 0xfeb153ffffb9fULL, 0x6b0f6241eabffULL, 0x12bf6730d2a0fULL,
+                                 0x764774b84f385ULL, 0x1ba7b6434bacdULL, 0x1ea397fe69a4bULL, 0x000000001a011ULL};
+static const uint64_t C448[L8] = {0x7fde37dba9366ULL, 0x4e27525bc342bULL, 0x1f5b1e9778489ULL, 0xb872b2b91b9dcULL,
+                                  0xb206f497dfcafULL, 0x4137cc89a9b0bULL, 0xd9d20d7e39959ULL, 0x000000000411cULL};
+static const uint64_t C384[L8] = {0x900000002fffdULL, 0x0bc40c0002760ULL, 0x3c758baebf400ULL, 0x57455f4898575ULL,
+                                  0xd77ce58537052ULL, 0x071a97a256ec6ULL, 0xec3fa80e4935cULL, 0x0000000015f65ULL};
+static const uint64_t ONE416[L8] = {0x6480ea8e9b9afULL, 0x65766c8fe444fULL, 0x8b540fea96f7dULL, 0x3b2ee82efd422ULL,
+                                    0xa6723e5f0ade5ULL, 0xff6eb6fdd4230ULL, 0xe06ef23c24a25ULL, 0x0000000014c8eULL};
+#define PINV52 (UINT64_C(0x89f3fffcfffcfffd) & M52)
+
+typedef struct {
+    __m512i l[L8];
+} v8;
+
+V8_INLINE v8 v8_const(const uint64_t c[L8])
+{
+    v8 r;
+    CUZK_UNROLL for (int k = 0; k < L8; k++) r.l[k] = _mm512_set1_epi64((long long)c[k]);
+    return r;
+}
+
+/* k·p as unnormalised limbs (k <= 16: the value stays below 2^386). */
+V8_INLINE v8 v8_pmul(unsigned k)
+{
+    v8 r;
+    CUZK_UNROLL for (int i = 0; i < L8; i++) r.l[i] = _mm512_set1_epi64((long long)(P52[i] * k));
+    return r;
+}
+
+V8_INLINE v8 v8_load(const fq8x381 *a)
+{
+    v8 r;
+    CUZK_UNROLL for (int k = 0; k < L8; k++) r.l[k] = _mm512_load_si512(a->l[k]);
+    return r;
+}
+
+V8_INLINE void v8_store(fq8x381 *r, v8 a)
+{
+    CUZK_UNROLL for (int k = 0; k < L8; k++) _mm512_store_si512(r->l[k], a.l[k]);
+}
+
+/* Limbs back below 2^52, borrows by arithmetic shifts; the value must be >= 0. */
+V8_INLINE v8 v8_norm(v8 a)
+{
+    const __m512i M = _mm512_set1_epi64((long long)M52);
+    CUZK_UNROLL for (int k = 0; k < L8 - 1; k++) {
+        a.l[k + 1] = _mm512_add_epi64(a.l[k + 1], _mm512_srai_epi64(a.l[k], 52));
+        a.l[k] = _mm512_and_si512(a.l[k], M);
+    }
+    return a;
+}
+
+/* a + c - b, limb by limb, normalised (the caller makes it >= 0). */
+V8_INLINE v8 v8_sub_plus(v8 a, v8 b, v8 c)
+{
+    CUZK_UNROLL for (int k = 0; k < L8; k++) a.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
+    return v8_norm(a);
+}
+
+/* a - p where that is >= 0, else a (a normalised). */
+V8_INLINE v8 v8_csub_p(v8 a)
+{
+    v8 t;
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_sub_epi64(a.l[k], _mm512_set1_epi64((long long)P52[k]));
+    t = v8_norm(t);
+    __mmask8 neg = _mm512_cmplt_epi64_mask(t.l[L8 - 1], _mm512_setzero_si512());
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_mask_blend_epi64(neg, t.l[k], a.l[k]);
+    return t;
+}
+
+/* r = a·b·2^-416 mod p lane by lane, < a·b/2^416 + p: ifma.c's v5_mont with 8 limbs
+ * (operand scanning over b, one 52-bit reduction step per limb). Inputs normalised,
+ * values below 2^416. Each limb takes at most 4 terms < 2^52 a step over 8 steps,
+ * plus carries: < 2^58, no 64-bit overflow. */
+V8_INLINE v8 v8_mont(v8 a, v8 b)
+{
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i pinv = _mm512_set1_epi64((long long)PINV52);
+    __m512i p[L8], t[L8 + 1];
+    CUZK_UNROLL for (int k = 0; k < L8; k++) p[k] = _mm512_set1_epi64((long long)P52[k]);
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t[k] = z;
+    CUZK_UNROLL for (int i = 0; i < L8; i++) {
+        __m512i bi = b.l[i];
+        t[L8] = z;
+        CUZK_UNROLL for (int j = 0; j < L8; j++) t[j] = _mm512_madd52lo_epu64(t[j], a.l[j], bi);
+        CUZK_UNROLL for (int j = 0; j < L8; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a.l[j], bi);
+        __m512i m = _mm512_madd52lo_epu64(z, t[0], pinv);
+        CUZK_UNROLL for (int j = 0; j < L8; j++) t[j] = _mm512_madd52lo_epu64(t[j], m, p[j]);
+        CUZK_UNROLL for (int j = 0; j < L8; j++) t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m, p[j]);
+        /* t0 is 0 mod 2^52 now: shift down a limb, keeping its carry */
+        t[1] = _mm512_add_epi64(t[1], _mm512_srli_epi64(t[0], 52));
+        CUZK_UNROLL for (int j = 0; j < L8; j++) t[j] = t[j + 1];
+    }
+    v8 r;
+    CUZK_UNROLL for (int k = 0; k < L8; k++) r.l[k] = t[k];
+    return v8_norm(r);
+}
+
+/* The 6x64 limbs at ptr[j] + off of the 8 lanes (gathered), relimbed to 8x52. */
+V8_INLINE v8 v8_gather(const uint64_t *const ptr[8], unsigned off)
+{
+    const __m512i M = _mm512_set1_epi64((long long)M52);
+    __m512i vi = _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
+                                  (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
+                                  (long long)(ptr[1] + off), (long long)(ptr[0] + off));
+    __m512i x[6];
+    CUZK_UNROLL for (int k = 0; k < 6; k++) x[k] = _mm512_i64gather_epi64(vi, (const void *)(uintptr_t)(8 * k), 1);
+    v8 r;
+    r.l[0] = _mm512_and_si512(x[0], M);
+    r.l[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[0], 52), _mm512_slli_epi64(x[1], 12)), M);
+    r.l[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[1], 40), _mm512_slli_epi64(x[2], 24)), M);
+    r.l[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[2], 28), _mm512_slli_epi64(x[3], 36)), M);
+    r.l[4] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[3], 16), _mm512_slli_epi64(x[4], 48)), M);
+    r.l[5] = _mm512_and_si512(_mm512_srli_epi64(x[4], 4), M);
+    r.l[6] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[4], 56), _mm512_slli_epi64(x[5], 8)), M);
+    r.l[7] = _mm512_srli_epi64(x[5], 44);
+    return r;
+}
+
+/* a (normalised, value < 2^384) as 6x64 limbs scattered to ptr[j] + off for the lanes
+ * in keep. */
+V8_INLINE void v8_scatter(uint64_t *const ptr[8], unsigned off, v8 a, __mmask8 keep)
+{
+    __m512i vi = _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
+                                  (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
+                                  (long long)(ptr[1] + off), (long long)(ptr[0] + off));
+    __m512i x[6];
+    x[0] = _mm512_or_si512(a.l[0], _mm512_slli_epi64(a.l[1], 52));
+    x[1] = _mm512_or_si512(_mm512_srli_epi64(a.l[1], 12), _mm512_slli_epi64(a.l[2], 40));
+    x[2] = _mm512_or_si512(_mm512_srli_epi64(a.l[2], 24), _mm512_slli_epi64(a.l[3], 28));
+    x[3] = _mm512_or_si512(_mm512_srli_epi64(a.l[3], 36), _mm512_slli_epi64(a.l[4], 16));
+    x[4] = _mm512_or_si512(_mm512_or_si512(_mm512_srli_epi64(a.l[4], 48), _mm512_slli_epi64(a.l[5], 4)),
+                           _mm512_slli_epi64(a.l[6], 56));
+    x[5] = _mm512_or_si512(_mm512_srli_epi64(a.l[6], 8), _mm512_slli_epi64(a.l[7], 44));
+    CUZK_UNROLL for (int k = 0; k < 6; k++)
+        _mm512_mask_i64scatter_epi64((void *)(uintptr_t)(8 * k), keep, vi, x[k], 1);
+}
+
+/* field.h form (x·2^384) -> lanes (x·2^416), < 2p; and back, canonical. */
+V8_INLINE v8 v8_in(v8 a) { return v8_mont(a, v8_const(C448)); }
+V8_INLINE v8 v8_out(v8 a) { return v8_csub_p(v8_mont(a, v8_const(C384))); }
+
+V8_FN void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
+{
+    for (size_t i = 0; i + 8 <= count; i += 8) {
+        const uint64_t *pa[8], *pb[8];
+        uint64_t *pr[8];
+        for (int j = 0; j < 8; j++) {
+            pa[j] = a + 6 * (i + j);
+            pb[j] = b + 6 * (i + j);
+            pr[j] = r + 6 * (i + j);
+        }
+        v8 x = v8_in(v8_gather(pa, 0)), y = v8_in(v8_gather(pb, 0));
+        v8_scatter(pr, 0, v8_out(v8_mont(x, y)), 0xff);
+    }
+}
+
+/* Lanes past count: P = (1, 0), B = (0, 0) in field.h's form, so the denominator is 1
+ * and never 0; they are never written back (the scatter's mask). */
+static const uint64_t PAD_P[12] = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
+                                   0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL};
+static const uint64_t PAD_B[12];
+
+static inline __mmask8 block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A, const uint32_t *bb,
+                                  const uint64_t *bp, size_t count, size_t k)
+{
+    unsigned keep = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        size_t i = 8 * k + j;
+        if (i < count) {
+            pp[j] = bp + 12 * i;
+            bq[j] = A + 12 * (size_t)bb[i];
+            keep |= 1u << j;
+        } else {
+            pp[j] = PAD_P;
+            bq[j] = (uint64_t *)PAD_B; /* read only: masked out of every scatter */
+        }
+    }
+    return (__mmask8)keep;
+}
+
+/* Lane j of block k is addition 8k + j; one prefix-product chain per lane, the eight
+ * totals inverted on the scalar side (3·7 products and fe_inv_gcd), then the blocks
+ * walked back as msm_aff_flush does. 12 lane products an addition: 2 to bring Px, Bx
+ * in and 1 prefix product; back: 2 for the inverses, 2 to bring Py, By in, lambda,
+ * lambda^2, y3, and 2 to take x3, y3 out.
+ * Bounds (values below 2p out of every product): den = Px + 2p - Bx and dy = Py + 2p
+ * - By in (0, 4p); x3 = lambda^2 + 4p - Bx - Px in (0, 6p); Bx + 8p - x3 in (2p, 10p);
+ * y3 = lambda·that + 2p - By in (0, 4p): all far below 2^416 and never negative, and
+ * the out-product brings each below 2p, one subtraction makes it canonical. */
+V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    const field_desc *F = &FIELD_BLS12_381_FQ;
+    fq8x381 *sc = scratch; /* block k: prefix at 3k, Px at 3k+1, Bx at 3k+2 */
+    const size_t L = (count + 7) / 8;
+    const uint64_t *pp[8];
+    uint64_t *bq[8];
+    if (count == 0) return;
+    const v8 P2 = v8_pmul(2), P4 = v8_pmul(4), P8 = v8_pmul(8);
+
+    v8 acc = v8_const(ONE416);
+    for (size_t k = 0; k < L; k++) {
+        block_ptrs(pp, bq, A, bb, bp, count, k);
+        v8 px = v8_in(v8_gather(pp, 0)), bx = v8_in(v8_gather((const uint64_t *const *)bq, 0));
+        acc = v8_mont(acc, v8_sub_plus(px, bx, P2));
+        v8_store(sc + 3 * k, acc);
+        v8_store(sc + 3 * k + 1, px);
+        v8_store(sc + 3 * k + 2, bx);
+    }
+
+    /* the eight lane totals (nonzero: no denominator is), inverted together */
+    uint64_t tot[8][12], inv8[8][12], pre8[8][6], t[6];
+    {
+        uint64_t *pt[8];
+        for (int j = 0; j < 8; j++) pt[j] = tot[j];
+        v8_scatter(pt, 0, v8_out(acc), 0xff);
+    }
+    fe_copy(F, pre8[0], tot[0]);
+    for (int j = 1; j < 8; j++) fe_mul(F, pre8[j], pre8[j - 1], tot[j]);
+    fe_inv_gcd(F, t, pre8[7]);
+    for (int j = 7; j > 0; j--) {
+        fe_mul(F, inv8[j], t, pre8[j - 1]);
+        fe_mul(F, t, t, tot[j]);
+    }
+    fe_copy(F, inv8[0], t);
+    v8 inv;
+    {
+        const uint64_t *pi[8];
+        for (int j = 0; j < 8; j++) pi[j] = inv8[j];
+        inv = v8_in(v8_gather(pi, 0));
+    }
+
+    for (size_t k = L; k-- > 0;) {
+        __mmask8 keep = block_ptrs(pp, bq, A, bb, bp, count, k);
+        v8 px = v8_load(sc + 3 * k + 1), bx = v8_load(sc + 3 * k + 2);
+        v8 di;
+        if (k > 0) {
+            di = v8_mont(inv, v8_load(sc + 3 * (k - 1)));  /* 1/den_k */
+            inv = v8_mont(inv, v8_sub_plus(px, bx, P2));   /* 1/(den_0 .. den_{k-1}) */
+        } else {
+            di = inv;
+        }
+        v8 py = v8_in(v8_gather(pp, 6)), by = v8_in(v8_gather((const uint64_t *const *)bq, 6));
+        v8 l = v8_mont(v8_sub_plus(py, by, P2), di);      /* lambda */
+        v8 x3 = v8_mont(l, l);
+        x3 = v8_sub_plus(x3, bx, P4);
+        CUZK_UNROLL for (int m = 0; m < L8; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
+        x3 = v8_norm(x3);                                 /* lambda^2 - Bx - Px + 4p */
+        v8 y3 = v8_mont(l, v8_sub_plus(bx, x3, P8));      /* lambda (Bx - x3 + 8p) */
+        y3 = v8_sub_plus(y3, by, P2);
+        v8_scatter(bq, 0, v8_out(x3), keep);
+        v8_scatter(bq, 6, v8_out(y3), keep);
+    }
+}
+
+#else
+/* Without x86-64 only the portable form exists (ifma_available() says so). */
+void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
+}
+
+void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
+{
+    for (size_t i = 0; i < count; i++) fe_mul(&FIELD_BLS12_381_FQ, r + 6 * i, a + 6 * i, b + 6 * i);
+}
+#endif
