@@ -56,6 +56,49 @@ void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *b
     }
 }
 
+size_t ifma381_g2_batch_scratch_bytes(size_t count)
+{
+    size_t blocks = (count + 7) / 8;
+    size_t ref = count * 12 * sizeof(uint64_t);
+    size_t vec = blocks * 6 * sizeof(fq8x381); /* prefix, Px, Bx per block, two components each */
+    return ((ref > vec ? ref : vec) + 63) / 64 * 64;
+}
+
+/* msm.c's msm_aff_flush on G2 BLS12-381 (fe2_mul, fe2_sqr, fe2_inv). */
+void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    const field_desc *F = &FIELD_BLS12_381_FQ;
+    uint64_t *pre = scratch;
+    uint64_t inv[12], di[12], l[12], x3[12], t[12], d[12];
+    if (count == 0) return;
+    for (size_t i = 0; i < count; i++) {
+        fe2_sub(F, d, bp + 24 * i, A + 24 * (size_t)bb[i]);
+        if (i == 0) memcpy(pre, d, sizeof d);
+        else fe2_mul(F, pre + 12 * i, pre + 12 * (i - 1), d);
+    }
+    fe2_inv(F, inv, pre + 12 * (count - 1));
+    for (size_t i = count; i-- > 0;) {
+        uint64_t *Bx = A + 24 * (size_t)bb[i], *By = Bx + 12;
+        const uint64_t *Px = bp + 24 * i, *Py = Px + 12;
+        if (i > 0) {
+            fe2_sub(F, d, Px, Bx);
+            fe2_mul(F, di, inv, pre + 12 * (i - 1)); /* 1/den_i */
+            fe2_mul(F, inv, inv, d);                 /* 1/(den_0 ... den_{i-1}) */
+        } else {
+            memcpy(di, inv, sizeof di);
+        }
+        fe2_sub(F, t, Py, By);
+        fe2_mul(F, l, t, di); /* lambda */
+        fe2_sqr(F, x3, l);
+        fe2_sub(F, x3, x3, Bx);
+        fe2_sub(F, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
+        fe2_sub(F, t, Bx, x3);
+        fe2_mul(F, t, l, t);
+        fe2_sub(F, By, t, By); /* y3 = lambda (Bx - x3) - By */
+        memcpy(Bx, x3, sizeof x3);
+    }
+}
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -225,19 +268,20 @@ V8_FN void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b,
 
 /* Lanes past count: P = (1, 0), B = (0, 0) in field.h's form, so the denominator is 1
  * and never 0; they are never written back (the scatter's mask). */
-static const uint64_t PAD_P[12] = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
+static const uint64_t PAD_P[24] = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
                                    0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL};
-static const uint64_t PAD_B[12];
+static const uint64_t PAD_B[24];
 
+/* al: limbs an affine point (12 on G1, 24 on G2; PAD_P is (1, 0) on both). */
 static inline __mmask8 block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A, const uint32_t *bb,
-                                  const uint64_t *bp, size_t count, size_t k)
+                                  const uint64_t *bp, size_t count, size_t k, unsigned al)
 {
     unsigned keep = 0;
     for (unsigned j = 0; j < 8; j++) {
         size_t i = 8 * k + j;
         if (i < count) {
-            pp[j] = bp + 12 * i;
-            bq[j] = A + 12 * (size_t)bb[i];
+            pp[j] = bp + al * i;
+            bq[j] = A + al * (size_t)bb[i];
             keep |= 1u << j;
         } else {
             pp[j] = PAD_P;
@@ -268,7 +312,7 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
 
     v8 acc = v8_const(ONE416);
     for (size_t k = 0; k < L; k++) {
-        block_ptrs(pp, bq, A, bb, bp, count, k);
+        block_ptrs(pp, bq, A, bb, bp, count, k, 12);
         v8 px = v8_in(v8_gather(pp, 0)), bx = v8_in(v8_gather((const uint64_t *const *)bq, 0));
         acc = v8_mont(acc, v8_sub_plus(px, bx, P2));
         v8_store(sc + 3 * k, acc);
@@ -299,7 +343,7 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
     }
 
     for (size_t k = L; k-- > 0;) {
-        __mmask8 keep = block_ptrs(pp, bq, A, bb, bp, count, k);
+        __mmask8 keep = block_ptrs(pp, bq, A, bb, bp, count, k, 12);
         v8 px = v8_load(sc + 3 * k + 1), bx = v8_load(sc + 3 * k + 2);
         v8 di;
         if (k > 0) {
@@ -321,11 +365,157 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
     }
 }
 
+
+/* ---- G2: Fq2 = Fq[u]/(u^2+1) in lanes ----------------------------------------------
+ *
+ * An Fq2 lane value is two v8 (c0, c1). Products by Karatsuba (3 lane products),
+ * squares by (a0+a1)(a0-a1) + (2a0)a1 u (2). Bounds, per component (every lane product
+ * of operands below 64p is below 2p): a product's c0 = t0 + 2p - t1 is in (0, 4p) and
+ * c1 = t2 + 4p - t0 - t1 in (0, 6p); a square's components are below 2p (its inputs
+ * below 8p). */
+typedef struct {
+    v8 c0, c1;
+} v82;
+
+V8_INLINE v8 v8_add(v8 a, v8 b)
+{
+    CUZK_UNROLL for (int k = 0; k < L8; k++) a.l[k] = _mm512_add_epi64(a.l[k], b.l[k]);
+    return v8_norm(a);
+}
+
+V8_INLINE v82 v82_mul(v82 a, v82 b)
+{
+    const v8 P2 = v8_pmul(2), P4 = v8_pmul(4);
+    v8 t0 = v8_mont(a.c0, b.c0), t1 = v8_mont(a.c1, b.c1);
+    v8 t2 = v8_mont(v8_add(a.c0, a.c1), v8_add(b.c0, b.c1));
+    v82 r;
+    r.c0 = v8_sub_plus(t0, t1, P2);
+    v8 s = t2;
+    CUZK_UNROLL for (int k = 0; k < L8; k++)
+        s.l[k] = _mm512_sub_epi64(_mm512_add_epi64(s.l[k], P4.l[k]), _mm512_add_epi64(t0.l[k], t1.l[k]));
+    r.c1 = v8_norm(s);
+    return r;
+}
+
+/* a's components below 8p */
+V8_INLINE v82 v82_sqr(v82 a)
+{
+    const v8 P8 = v8_pmul(8);
+    v82 r;
+    r.c0 = v8_mont(v8_add(a.c0, a.c1), v8_sub_plus(a.c0, a.c1, P8));
+    r.c1 = v8_mont(v8_add(a.c0, a.c0), a.c1);
+    return r;
+}
+
+/* a + kp - b per component */
+V8_INLINE v82 v82_sub_plus(v82 a, v82 b, v8 kp)
+{
+    v82 r = {v8_sub_plus(a.c0, b.c0, kp), v8_sub_plus(a.c1, b.c1, kp)};
+    return r;
+}
+
+V8_INLINE v82 v82_gather_in(const uint64_t *const ptr[8], unsigned off)
+{
+    v82 r = {v8_in(v8_gather(ptr, off)), v8_in(v8_gather(ptr, off + 6))};
+    return r;
+}
+
+V8_INLINE void v82_scatter_out(uint64_t *const ptr[8], unsigned off, v82 a, __mmask8 keep)
+{
+    v8_scatter(ptr, off, v8_out(a.c0), keep);
+    v8_scatter(ptr, off + 6, v8_out(a.c1), keep);
+}
+
+/* ifma381_g1_batch_add on G2: 24 limbs a point (x c0, x c1, y c0, y c1). Per
+ * addition 17 lane products (prefix 3; back: inverses 6, lambda 3, lambda^2 2, y3 3)
+ * and 12 conversions (8 in, 4 out). Bounds per component: den, dy = P + 2p - B in
+ * (0, 4p); lambda < 6p; lambda^2 < 2p; x3 = lambda^2 + 4p - Bx - Px in (0, 6p);
+ * Bx + 8p - x3 in (2p, 10p); y3 = lambda·that (< 6p) + 2p - By in (0, 8p). */
+V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    const field_desc *F = &FIELD_BLS12_381_FQ;
+    fq8x381 *sc = scratch; /* block k: prefix at 6k (c0, c1), Px at 6k+2, Bx at 6k+4 */
+    const size_t L = (count + 7) / 8;
+    const uint64_t *pp[8];
+    uint64_t *bq[8];
+    if (count == 0) return;
+    const v8 P2 = v8_pmul(2), P4 = v8_pmul(4), P8 = v8_pmul(8);
+
+    v82 acc = {v8_const(ONE416), v8_pmul(0)};
+    for (size_t k = 0; k < L; k++) {
+        block_ptrs(pp, bq, A, bb, bp, count, k, 24);
+        v82 px = v82_gather_in(pp, 0), bx = v82_gather_in((const uint64_t *const *)bq, 0);
+        acc = v82_mul(acc, v82_sub_plus(px, bx, P2));
+        v8_store(sc + 6 * k, acc.c0);
+        v8_store(sc + 6 * k + 1, acc.c1);
+        v8_store(sc + 6 * k + 2, px.c0);
+        v8_store(sc + 6 * k + 3, px.c1);
+        v8_store(sc + 6 * k + 4, bx.c0);
+        v8_store(sc + 6 * k + 5, bx.c1);
+    }
+
+    /* the eight lane totals (nonzero), inverted together: Montgomery's trick in Fq2
+     * around one fe2_inv (its norm by fe_inv_gcd) */
+    uint64_t tot[8][24], inv8[8][12], pre8[8][12], t[12];
+    {
+        uint64_t *pt[8];
+        for (int j = 0; j < 8; j++) pt[j] = tot[j];
+        v82_scatter_out(pt, 0, acc, 0xff);
+    }
+    memcpy(pre8[0], tot[0], sizeof pre8[0]);
+    for (int j = 1; j < 8; j++) fe2_mul(F, pre8[j], pre8[j - 1], tot[j]);
+    fe2_inv(F, t, pre8[7]);
+    for (int j = 7; j > 0; j--) {
+        fe2_mul(F, inv8[j], t, pre8[j - 1]);
+        fe2_mul(F, t, t, tot[j]);
+    }
+    memcpy(inv8[0], t, sizeof t);
+    v82 inv;
+    {
+        const uint64_t *pi[8];
+        for (int j = 0; j < 8; j++) pi[j] = inv8[j];
+        inv = v82_gather_in(pi, 0);
+    }
+
+    for (size_t k = L; k-- > 0;) {
+        __mmask8 keep = block_ptrs(pp, bq, A, bb, bp, count, k, 24);
+        v82 px = {v8_load(sc + 6 * k + 2), v8_load(sc + 6 * k + 3)};
+        v82 bx = {v8_load(sc + 6 * k + 4), v8_load(sc + 6 * k + 5)};
+        v82 di;
+        if (k > 0) {
+            v82 pk = {v8_load(sc + 6 * (k - 1)), v8_load(sc + 6 * (k - 1) + 1)};
+            di = v82_mul(inv, pk);                           /* 1/den_k */
+            inv = v82_mul(inv, v82_sub_plus(px, bx, P2));    /* 1/(den_0 .. den_{k-1}) */
+        } else {
+            di = inv;
+        }
+        v82 py = v82_gather_in(pp, 12), by = v82_gather_in((const uint64_t *const *)bq, 12);
+        v82 l = v82_mul(v82_sub_plus(py, by, P2), di);       /* lambda */
+        v82 x3 = v82_sqr(l);
+        x3 = v82_sub_plus(x3, bx, P4);
+        CUZK_UNROLL for (int m = 0; m < L8; m++) {
+            x3.c0.l[m] = _mm512_sub_epi64(x3.c0.l[m], px.c0.l[m]);
+            x3.c1.l[m] = _mm512_sub_epi64(x3.c1.l[m], px.c1.l[m]);
+        }
+        x3.c0 = v8_norm(x3.c0);                              /* lambda^2 - Bx - Px + 4p */
+        x3.c1 = v8_norm(x3.c1);
+        v82 y3 = v82_mul(l, v82_sub_plus(bx, x3, P8));       /* lambda (Bx - x3 + 8p) */
+        y3 = v82_sub_plus(y3, by, P2);
+        v82_scatter_out(bq, 0, x3, keep);
+        v82_scatter_out(bq, 12, y3, keep);
+    }
+}
+
 #else
 /* Without x86-64 only the portable form exists (ifma_available() says so). */
 void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
 {
     ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
+}
+
+void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+{
+    ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
 }
 
 void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)

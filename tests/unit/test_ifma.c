@@ -395,9 +395,10 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
-    size_t sb = G->id == CURVE_G1_BLS12_381 ? ifma381_g1_batch_scratch_bytes(count)
-                : G->deg == 1              ? ifma_g1_batch_scratch_bytes(count)
-                                           : ifma_g2_batch_scratch_bytes(count);
+    size_t sb = G->id == CURVE_G1_BLS12_381   ? ifma381_g1_batch_scratch_bytes(count)
+                : G->id == CURVE_G2_BLS12_381 ? ifma381_g2_batch_scratch_bytes(count)
+                : G->deg == 1                 ? ifma_g1_batch_scratch_bytes(count)
+                                              : ifma_g2_batch_scratch_bytes(count);
     void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
     ck_assert(A && want && bb && perm && scratch);
     /* distinct buckets: the head of a random permutation */
@@ -423,6 +424,9 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
         if (G->id == CURVE_G1_BLS12_381) {
             if (form == 0) ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
             else ifma381_g1_batch_add(A, bb, bp, count, scratch);
+        } else if (G->id == CURVE_G2_BLS12_381) {
+            if (form == 0) ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
+            else ifma381_g2_batch_add(A, bb, bp, count, scratch);
         } else if (G->deg == 1) {
             if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
             else ifma_g1_batch_add(A, bb, bp, count, scratch);
@@ -463,6 +467,14 @@ END_TEST
 START_TEST(test_ifma381_g1_batch_add_matches_jacobian)
 {
     check_batch_add(&G1_BLS12_381, BATCH_COUNTS[_i], 0x3810 + (uint64_t)_i);
+}
+END_TEST
+
+/* BLS12-381 G2 (Fq2 lanes of zk/ifma381.c): counts 1..40 and G2_BIG_COUNTS. */
+START_TEST(test_ifma381_g2_batch_add_matches_jacobian)
+{
+    size_t count = _i < G2_SMALL ? (size_t)_i + 1 : G2_BIG_COUNTS[_i - G2_SMALL];
+    check_batch_add(&G2_BLS12_381, count, 0x3820 + (uint64_t)_i);
 }
 END_TEST
 
@@ -536,6 +548,8 @@ int main(void)
         {"ifma381_mul_matches_fe_mul", test_ifma381_mul_matches_fe_mul, 1},
         {"ifma381_g1_batch_add_matches_jacobian", test_ifma381_g1_batch_add_matches_jacobian,
          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
+        {"ifma381_g2_batch_add_matches_jacobian", test_ifma381_g2_batch_add_matches_jacobian,
+         G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
     };
     int rc = test_run_suite("ifma", cases, sizeof cases / sizeof cases[0], 120);
     gmp_teardown();
