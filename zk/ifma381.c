@@ -291,15 +291,50 @@ static inline __mmask8 block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], uint64
     return (__mmask8)keep;
 }
 
+/* a·2^32 (a normalised, value below 2^384, so the result stays below 2^416). */
+V8_INLINE v8 v8_shl32(v8 a)
+{
+    const __m512i M = _mm512_set1_epi64((long long)M52);
+    v8 r;
+    r.l[0] = _mm512_and_si512(_mm512_slli_epi64(a.l[0], 32), M);
+    CUZK_UNROLL for (int k = 1; k < L8; k++) {
+        __m512i lo = _mm512_slli_epi64(a.l[k], 32);
+        if (k < L8 - 1) lo = _mm512_and_si512(lo, M);
+        r.l[k] = _mm512_or_si512(lo, _mm512_srli_epi64(a.l[k - 1], 20));
+    }
+    return r;
+}
+
+/* a - kp where that is >= 0, else a (a normalised; kp = v8_pmul(k)). */
+V8_INLINE v8 v8_csub(v8 a, v8 kp)
+{
+    v8 t;
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_sub_epi64(a.l[k], kp.l[k]);
+    t = v8_norm(t);
+    __mmask8 neg = _mm512_cmplt_epi64_mask(t.l[L8 - 1], _mm512_setzero_si512());
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_mask_blend_epi64(neg, t.l[k], a.l[k]);
+    return t;
+}
+
 /* Lane j of block k is addition 8k + j; one prefix-product chain per lane, the eight
  * totals inverted on the scalar side (3·7 products and fe_inv_gcd), then the blocks
- * walked back as msm_aff_flush does. 12 lane products an addition: 2 to bring Px, Bx
- * in and 1 prefix product; back: 2 for the inverses, 2 to bring Py, By in, lambda,
- * lambda^2, y3, and 2 to take x3, y3 out.
- * Bounds (values below 2p out of every product): den = Px + 2p - Bx and dy = Py + 2p
- * - By in (0, 4p); x3 = lambda^2 + 4p - Bx - Px in (0, 6p); Bx + 8p - x3 in (2p, 10p);
- * y3 = lambda·that + 2p - By in (0, 4p): all far below 2^416 and never negative, and
- * the out-product brings each below 2p, one subtraction makes it canonical. */
+ * walked back as msm_aff_flush does.
+ *
+ * Forms, as ifma.c: the coordinates stay in field.h's form x·2^384, only relimbed, and
+ * no conversion product is spent on them; write v@s for v·2^s mod p, so a lane product
+ * maps a@s, b@t to ab@(s+t-416) and v8_shl32 maps v@s to v@(s+32). Then:
+ *   den = Px + p - Bx @384, den' = den << 32 @416; acc starts at 1@416 and
+ *   acc·den' stays @416, so the prefix products and, after the scalar inversion (one
+ *   conversion each way for the 8 totals), inv and 1/den = inv·pre are @416 too;
+ *   lambda = dy·(1/den) @384, lambda' = lambda << 32 @416; lambda·lambda' @384 and
+ *   lambda'·(Bx - x3) @384: the results are in field.h's form. 6 lane products an
+ *   addition (1 prefix; back: 2 for the inverses, lambda, lambda^2, y3), as BN254's.
+ * Bounds (a lane product of a < αp and b < βp is below (αβ 2^-35 + 1)p): the inputs
+ * are canonical; den, dy in (0, 2p); den', lambda' < 2^33 p, so acc·den' and
+ * lambda·lambda' < 1.5p, and everything else out of a product < 2p;
+ * x3 = lambda^2 + 2p - Bx - Px in (0, 3.5p), made canonical (less 2p, less p) before
+ * Bx + p - x3 in (0, 2p) is used; y3 = lambda'·that (< 1.5p) + p - By in (0, 2.5p),
+ * less 2p, less p. Every operand stays below 2^416. */
 V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
@@ -308,13 +343,13 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
     const uint64_t *pp[8];
     uint64_t *bq[8];
     if (count == 0) return;
-    const v8 P2 = v8_pmul(2), P4 = v8_pmul(4), P8 = v8_pmul(8);
+    const v8 P1 = v8_pmul(1), P2 = v8_pmul(2);
 
     v8 acc = v8_const(ONE416);
     for (size_t k = 0; k < L; k++) {
         block_ptrs(pp, bq, A, bb, bp, count, k, 12);
-        v8 px = v8_in(v8_gather(pp, 0)), bx = v8_in(v8_gather((const uint64_t *const *)bq, 0));
-        acc = v8_mont(acc, v8_sub_plus(px, bx, P2));
+        v8 px = v8_gather(pp, 0), bx = v8_gather((const uint64_t *const *)bq, 0);
+        acc = v8_mont(acc, v8_shl32(v8_sub_plus(px, bx, P1)));
         v8_store(sc + 3 * k, acc);
         v8_store(sc + 3 * k + 1, px);
         v8_store(sc + 3 * k + 2, bx);
@@ -347,24 +382,24 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
         v8 px = v8_load(sc + 3 * k + 1), bx = v8_load(sc + 3 * k + 2);
         v8 di;
         if (k > 0) {
-            di = v8_mont(inv, v8_load(sc + 3 * (k - 1)));  /* 1/den_k */
-            inv = v8_mont(inv, v8_sub_plus(px, bx, P2));   /* 1/(den_0 .. den_{k-1}) */
+            di = v8_mont(inv, v8_load(sc + 3 * (k - 1)));            /* 1/den_k @416 */
+            inv = v8_mont(inv, v8_shl32(v8_sub_plus(px, bx, P1)));   /* 1/(den_0 .. den_{k-1}) */
         } else {
             di = inv;
         }
-        v8 py = v8_in(v8_gather(pp, 6)), by = v8_in(v8_gather((const uint64_t *const *)bq, 6));
-        v8 l = v8_mont(v8_sub_plus(py, by, P2), di);      /* lambda */
-        v8 x3 = v8_mont(l, l);
-        x3 = v8_sub_plus(x3, bx, P4);
+        v8 py = v8_gather(pp, 6), by = v8_gather((const uint64_t *const *)bq, 6);
+        v8 l = v8_mont(v8_sub_plus(py, by, P1), di);                /* lambda @384 */
+        v8 l32 = v8_shl32(l);                                        /* lambda @416 */
+        v8 x3 = v8_mont(l, l32);                                     /* lambda^2 @384 */
+        x3 = v8_sub_plus(x3, bx, P2);
         CUZK_UNROLL for (int m = 0; m < L8; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
-        x3 = v8_norm(x3);                                 /* lambda^2 - Bx - Px + 4p */
-        v8 y3 = v8_mont(l, v8_sub_plus(bx, x3, P8));      /* lambda (Bx - x3 + 8p) */
-        y3 = v8_sub_plus(y3, by, P2);
-        v8_scatter(bq, 0, v8_out(x3), keep);
-        v8_scatter(bq, 6, v8_out(y3), keep);
+        x3 = v8_csub(v8_csub(v8_norm(x3), P2), P1);                  /* lambda^2 - Bx - Px, canonical */
+        v8 y3 = v8_mont(l32, v8_sub_plus(bx, x3, P1));               /* lambda (Bx - x3) @384 */
+        y3 = v8_csub(v8_csub(v8_sub_plus(y3, by, P1), P2), P1);
+        v8_scatter(bq, 0, x3, keep);
+        v8_scatter(bq, 6, y3, keep);
     }
 }
-
 
 /* ---- G2: Fq2 = Fq[u]/(u^2+1) in lanes ----------------------------------------------
  *
