@@ -461,11 +461,29 @@ V8_INLINE void v82_scatter_out(uint64_t *const ptr[8], unsigned off, v82 a, __mm
     v8_scatter(ptr, off + 6, v8_out(a.c1), keep);
 }
 
-/* ifma381_g1_batch_add on G2: 24 limbs a point (x c0, x c1, y c0, y c1). Per
- * addition 17 lane products (prefix 3; back: inverses 6, lambda 3, lambda^2 2, y3 3)
- * and 12 conversions (8 in, 4 out). Bounds per component: den, dy = P + 2p - B in
- * (0, 4p); lambda < 6p; lambda^2 < 2p; x3 = lambda^2 + 4p - Bx - Px in (0, 6p);
- * Bx + 8p - x3 in (2p, 10p); y3 = lambda·that (< 6p) + 2p - By in (0, 8p). */
+/* canonical (< p) from below 8p, per component */
+V8_INLINE v8 v8_canon8(v8 a) { return v8_csub(v8_csub(v8_csub(a, v8_pmul(4)), v8_pmul(2)), v8_pmul(1)); }
+
+/* 2^416 mod p in field.h's 6x64 limbs: fe_mul by it multiplies by 2^32. */
+static const uint64_t K32_64[6] = {0x44f6480ea8e9b9afULL, 0xa96f7d65766c8fe4ULL, 0xe82efd4228b540feULL,
+                                   0x6723e5f0ade53b2eULL, 0x25ff6eb6fdd4230aULL, 0x14c8ee06ef23c24aULL};
+
+/* ifma381_g1_batch_add on G2: 24 limbs a point (x c0, x c1, y c0, y c1). Scales as
+ * the G1 flush, but the prefix chain is not shifted (a shifted Fq2 operand makes the
+ * Karatsuba sums too large): den = Px + p - Bx @384, so pre_k = acc·den drifts to
+ * @(416 - 32(k+1)); the scalar side returns inv_{L-1} @(416 + 32(L-1)) (fe2_inv gives
+ * W^-1 2^768 for the integer pair W, times 2^32: one fe_mul by 2^416 mod p), after
+ * which inv_k @(416 + 32k) and 1/den_k = inv_k·pre_{k-1} @416 for every k. Then lambda
+ * = dy·(1/den) @384, made canonical and shifted (L = lambda << 32 @416); lambda^2 =
+ * (L0 + L1)(l0 - l1) + 2 L0 l1 u @384 and y3 = L·(Bx - x3) @384. 17 lane products an
+ * addition (prefix 3; back: inverses 6, lambda 3, lambda^2 2, y3 3), no conversions.
+ * Bounds per component (a lane product of a < αp, b < βp is < (αβ 2^-35 + 1)p):
+ * inputs canonical; den, dy in (0, 2p); every product of unshifted operands has
+ * t0, t1, t2 < 1.01p, so c0 < 3.01p, c1 < 5.1p (acc, inv, 1/den, lambda); L < 2^32 p;
+ * lambda^2 components < 1.5p, x3 = lambda^2 + 2p - Bx - Px in (0, 3.5p), made
+ * canonical; y3 = L·(Bx + p - x3): t0, t1 < 1.25p, t2 < 2p, so c0 < 3.25p, c1 < 6p,
+ * plus p less By below 7p, made canonical. Totals are made canonical before the
+ * scalar inversion. Every operand stays below 2^416. */
 V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
@@ -474,13 +492,14 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
     const uint64_t *pp[8];
     uint64_t *bq[8];
     if (count == 0) return;
-    const v8 P2 = v8_pmul(2), P4 = v8_pmul(4), P8 = v8_pmul(8);
+    const v8 P1 = v8_pmul(1), P2 = v8_pmul(2);
 
     v82 acc = {v8_const(ONE416), v8_pmul(0)};
     for (size_t k = 0; k < L; k++) {
         block_ptrs(pp, bq, A, bb, bp, count, k, 24);
-        v82 px = v82_gather_in(pp, 0), bx = v82_gather_in((const uint64_t *const *)bq, 0);
-        acc = v82_mul(acc, v82_sub_plus(px, bx, P2));
+        v82 px = {v8_gather(pp, 0), v8_gather(pp, 6)};
+        v82 bx = {v8_gather((const uint64_t *const *)bq, 0), v8_gather((const uint64_t *const *)bq, 6)};
+        acc = v82_mul(acc, v82_sub_plus(px, bx, P1));
         v8_store(sc + 6 * k, acc.c0);
         v8_store(sc + 6 * k + 1, acc.c1);
         v8_store(sc + 6 * k + 2, px.c0);
@@ -489,13 +508,14 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
         v8_store(sc + 6 * k + 5, bx.c1);
     }
 
-    /* the eight lane totals (nonzero), inverted together: Montgomery's trick in Fq2
-     * around one fe2_inv (its norm by fe_inv_gcd) */
+    /* the eight lane totals (nonzero), canonical, inverted together by Montgomery's
+     * trick in Fq2 around one fe2_inv, then times 2^32 */
     uint64_t tot[8][24], inv8[8][12], pre8[8][12], t[12];
     {
         uint64_t *pt[8];
         for (int j = 0; j < 8; j++) pt[j] = tot[j];
-        v82_scatter_out(pt, 0, acc, 0xff);
+        v8_scatter(pt, 0, v8_canon8(acc.c0), 0xff);
+        v8_scatter(pt, 6, v8_canon8(acc.c1), 0xff);
     }
     memcpy(pre8[0], tot[0], sizeof pre8[0]);
     for (int j = 1; j < 8; j++) fe2_mul(F, pre8[j], pre8[j - 1], tot[j]);
@@ -505,11 +525,16 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
         fe2_mul(F, t, t, tot[j]);
     }
     memcpy(inv8[0], t, sizeof t);
+    for (int j = 0; j < 8; j++) {
+        fe_mul(F, inv8[j], inv8[j], K32_64);
+        fe_mul(F, inv8[j] + 6, inv8[j] + 6, K32_64);
+    }
     v82 inv;
     {
         const uint64_t *pi[8];
         for (int j = 0; j < 8; j++) pi[j] = inv8[j];
-        inv = v82_gather_in(pi, 0);
+        inv.c0 = v8_gather(pi, 0);
+        inv.c1 = v8_gather(pi, 6);
     }
 
     for (size_t k = L; k-- > 0;) {
@@ -519,25 +544,35 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
         v82 di;
         if (k > 0) {
             v82 pk = {v8_load(sc + 6 * (k - 1)), v8_load(sc + 6 * (k - 1) + 1)};
-            di = v82_mul(inv, pk);                           /* 1/den_k */
-            inv = v82_mul(inv, v82_sub_plus(px, bx, P2));    /* 1/(den_0 .. den_{k-1}) */
+            di = v82_mul(inv, pk);                           /* 1/den_k @416 */
+            inv = v82_mul(inv, v82_sub_plus(px, bx, P1));    /* 1/(den_0 .. den_{k-1}) */
         } else {
             di = inv;
         }
-        v82 py = v82_gather_in(pp, 12), by = v82_gather_in((const uint64_t *const *)bq, 12);
-        v82 l = v82_mul(v82_sub_plus(py, by, P2), di);       /* lambda */
-        v82 x3 = v82_sqr(l);
-        x3 = v82_sub_plus(x3, bx, P4);
+        v82 py = {v8_gather(pp, 12), v8_gather(pp, 18)};
+        v82 by = {v8_gather((const uint64_t *const *)bq, 12), v8_gather((const uint64_t *const *)bq, 18)};
+        v82 l = v82_mul(v82_sub_plus(py, by, P1), di);       /* lambda @384 */
+        l.c0 = v8_canon8(l.c0);
+        l.c1 = v8_canon8(l.c1);
+        v82 l32 = {v8_shl32(l.c0), v8_shl32(l.c1)};          /* lambda @416 */
+        v82 x3;
+        x3.c0 = v8_mont(v8_add(l32.c0, l32.c1), v8_sub_plus(l.c0, l.c1, P1)); /* lambda^2 @384 */
+        x3.c1 = v8_mont(v8_add(l32.c0, l32.c0), l.c1);
+        x3 = v82_sub_plus(x3, bx, P2);
         CUZK_UNROLL for (int m = 0; m < L8; m++) {
             x3.c0.l[m] = _mm512_sub_epi64(x3.c0.l[m], px.c0.l[m]);
             x3.c1.l[m] = _mm512_sub_epi64(x3.c1.l[m], px.c1.l[m]);
         }
-        x3.c0 = v8_norm(x3.c0);                              /* lambda^2 - Bx - Px + 4p */
-        x3.c1 = v8_norm(x3.c1);
-        v82 y3 = v82_mul(l, v82_sub_plus(bx, x3, P8));       /* lambda (Bx - x3 + 8p) */
-        y3 = v82_sub_plus(y3, by, P2);
-        v82_scatter_out(bq, 0, x3, keep);
-        v82_scatter_out(bq, 12, y3, keep);
+        x3.c0 = v8_csub(v8_csub(v8_norm(x3.c0), P2), P1);   /* lambda^2 - Bx - Px, canonical */
+        x3.c1 = v8_csub(v8_csub(v8_norm(x3.c1), P2), P1);
+        v82 y3 = v82_mul(l32, v82_sub_plus(bx, x3, P1));     /* lambda (Bx - x3) @384 */
+        y3 = v82_sub_plus(y3, by, P1);
+        y3.c0 = v8_canon8(y3.c0);
+        y3.c1 = v8_canon8(y3.c1);
+        v8_scatter(bq, 0, x3.c0, keep);
+        v8_scatter(bq, 6, x3.c1, keep);
+        v8_scatter(bq, 12, y3.c0, keep);
+        v8_scatter(bq, 18, y3.c1, keep);
     }
 }
 
