@@ -28,6 +28,7 @@
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "cuzk/msm.h"
 #include "cuzk/ifma.h"
+#include "cuzk/ifma381.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -171,7 +172,8 @@ struct msm_scratch {
     uint32_t *bb;     /* batch: bucket of each addition */
     uint64_t *dref;   /* deferred: base index | MSM_NEG_BIT when negated */
     uint32_t *db;     /* deferred: bucket */
-    void *ifma;       /* BN254 G1/G2 on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add */
+    void *ifma;       /* on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add (BN254) or
+                         ifma381_g{1,2}_batch_add (BLS12-381) */
 };
 #define MSM_A_FULL 1
 #define MSM_B_FULL 2
@@ -207,7 +209,9 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
         if (G->id == CURVE_G1_BN254) ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G2_BN254) ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G1_BLS12_381) ifma381_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else ifma381_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
         x->nbat = 0;
         x->cur++;
         return;
@@ -432,9 +436,15 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->db = malloc(MSM_DEFER_MAX * sizeof *S->db);
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
         return -ENOMEM;
-    if ((j->G->id == CURVE_G1_BN254 || j->G->id == CURVE_G2_BN254) && ifma_available()) {
-        S->ifma = aligned_alloc(64, j->G->id == CURVE_G1_BN254 ? ifma_g1_batch_scratch_bytes(j->batch)
-                                                               : ifma_g2_batch_scratch_bytes(j->batch));
+    if (ifma_available()) { /* every group has its lane flush */
+        size_t sz;
+        switch (j->G->id) {
+        case CURVE_G1_BN254: sz = ifma_g1_batch_scratch_bytes(j->batch); break;
+        case CURVE_G2_BN254: sz = ifma_g2_batch_scratch_bytes(j->batch); break;
+        case CURVE_G1_BLS12_381: sz = ifma381_g1_batch_scratch_bytes(j->batch); break;
+        default: sz = ifma381_g2_batch_scratch_bytes(j->batch); break;
+        }
+        S->ifma = aligned_alloc(64, sz);
         if (!S->ifma) return -ENOMEM;
     }
     return 0;
