@@ -30,8 +30,10 @@
 # $BUILD/bench/stats_dump (bench/stats_dump.c, a read-only reader of the page).
 #
 # Environment: BUILD (default build), BENCH_PIPE_PARTS (16), BENCH_PIPE_SIZE (16),
-#   BENCH_PIPE_DEVICES (cuzkd --devices; default cpu:1: its worker gets most cores
-#   in the plan; on 2 CPUs cpu:2 measured 0.21-0.27 partitions/s of mulchain-16
+#   BENCH_PIPE_DEVICES (cuzkd --devices; default cpu:1: its worker gets every core
+#   of its node in the plan, shared with synth and finalizer (issue 21: on 2 CPUs,
+#   mulchain-14 daemon / prove-local back to back 1.20-1.53x over 3 runs, was
+#   0.86-1.03x with one core; mulchain-16 1.19-1.28x; worker p99 gap 8-17 ms); on 2 CPUs cpu:2 measured 0.21-0.27 partitions/s of mulchain-16
 #   against cpu:1's 0.30-0.44 in the same minutes), BENCH_PIPE_LOCAL (1: also time prove-local; 0: skip
 #   it), RAPIDSNARK (path of an iden3/rapidsnark prover binary built outside this
 #   repository; unset: no rapidsnark row).

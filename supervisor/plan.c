@@ -480,15 +480,25 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 		}
 		snprintf(p->note, sizeof(p->note), "every process has its own cores");
 	} else {
-		/* Too few cores: share, and say so. Workers round-robin over their node's
-		 * cores, each synth its whole node, the finalizer the last core. */
+		/* Too few cores: share, and say so. Each synth gets its whole node, the
+		 * finalizer the last core. CPU backend: the workers split their node's
+		 * cores, all of them (a node with one worker gives it every core): synth
+		 * and finalizer sit mostly idle under a backlog (1.7% and 1.9% of the wall
+		 * time at mulchain-14, issue 21), so they share those cores rather than
+		 * keep one from the MSMs. CUDA, or more workers than cores: round-robin,
+		 * one core each. */
 		for (uint32_t i = 0; i < p->n_workers; i++) {
 			struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
-			uint32_t k = (uint32_t)wnode[i], nth = 0;
+			uint32_t k = (uint32_t)wnode[i], nth = 0, cnt = w.node_count[k];
 
 			for (uint32_t j = 0; j < i; j++)
 				nth += wnode[j] == wnode[i];
-			give(pl, &w.cores[w.node_first[k] + (int)(nth % w.node_count[k])]);
+			if (!cuda && per_node[k] <= cnt) {
+				for (uint32_t x = nth * cnt / per_node[k]; x < (nth + 1) * cnt / per_node[k]; x++)
+					give(pl, &w.cores[w.node_first[k] + (int)x]);
+			} else {
+				give(pl, &w.cores[w.node_first[k] + (int)(nth % cnt)]);
+			}
 		}
 		for (uint32_t k = 0; k < p->n_nodes; k++) {
 			struct plan_place *pl = place_add(p, PLAN_SYNTH, k, (int)k, -1);

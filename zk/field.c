@@ -3,14 +3,16 @@
 #include "cuzk/field.h"
 
 #include <errno.h>
+#include <gmp.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- Montgomery products: portable C and x86-64 mulx/adcx/adox ---------------
  *
  * fe_mul_<field> is what fe_mul calls. On x86-64 CPUs with BMI2 and ADX (checked once
- * at start-up, fe_cpu_has_mulx) the 4-limb fields take fe_mul4_mulx below; otherwise,
- * and always for the 6-limb field so far, the portable no-carry CIOS of field.h.
+ * at start-up, fe_cpu_has_mulx) the 4-limb fields take fe_mul4_mulx below and
+ * BLS12-381 Fq fe_mul6_mulx (with its own square and lazy Fq2 product); otherwise
+ * the portable no-carry CIOS of field.h.
  * tests/unit/test_field.c checks both paths against each other bit for bit and against
  * GMP. */
 
@@ -220,6 +222,360 @@ static __attribute__((noinline)) void fe2_mul_bn254_fq_mulx(uint64_t *r, const u
     fe4_redc_mulx(F, r + 4, T2);
 }
 
+/* ---- BLS12-381 Fq (6 limbs): mulx/adcx/adox ------------------------------------
+ *
+ * The same CIOS as fe_mul4_mulx, 6 words wide: t (t0..t5, t6 = top word) += a b_i,
+ * then t = (t + m p) / 2^64. With p < 2^381 (top limb 0x1a01.. < 2^63 - 1) t stays
+ * below 2p < 2^382 between steps and t + a b_i + m p < 2^448, so seven words hold
+ * every intermediate and no carry word is needed — the bound fe_mul_inline relies on.
+ * 72 mulx a product. The modulus and inv are read from FIELD_BLS12_381_FQ directly
+ * (RIP-relative), not through a descriptor pointer: 9 accumulators and scratch plus
+ * the two operand pointers and rdx leave no register for one at -O1 (the asan build).
+ * Operands: %0..%5 t0..t5, %6 t6, %7 lo scratch, %8 hi scratch, rdx = multiplier. */
+#define FE6_P(k) [p##k] "m"(FIELD_BLS12_381_FQ.p[k])
+#define FE6_CONSTS FE6_P(0), FE6_P(1), FE6_P(2), FE6_P(3), FE6_P(4), FE6_P(5), [inv] "m"(FIELD_BLS12_381_FQ.inv)
+
+#define FE6_REDUCE                                                     \
+    "movq %0, %%rdx\n\t"                                               \
+    "imulq %[inv], %%rdx\n\t"                                          \
+    "xorl %k7, %k7\n\t"                                                \
+    "mulxq %[p0], %7, %8\n\t"                                         \
+    "adcxq %0, %7\n\t"    /* t0 + lo(m p0) = 0 mod 2^64: only CF */   \
+    "movq %8, %0\n\t"                                                 \
+    "adcxq %1, %0\n\t"                                                \
+    "mulxq %[p1], %7, %1\n\t"                                         \
+    "adoxq %7, %0\n\t"                                                \
+    "adcxq %2, %1\n\t"                                                \
+    "mulxq %[p2], %7, %2\n\t"                                         \
+    "adoxq %7, %1\n\t"                                                \
+    "adcxq %3, %2\n\t"                                                \
+    "mulxq %[p3], %7, %3\n\t"                                         \
+    "adoxq %7, %2\n\t"                                                \
+    "adcxq %4, %3\n\t"                                                \
+    "mulxq %[p4], %7, %4\n\t"                                         \
+    "adoxq %7, %3\n\t"                                                \
+    "adcxq %5, %4\n\t"                                                \
+    "mulxq %[p5], %7, %5\n\t"                                         \
+    "adoxq %7, %4\n\t"                                                \
+    "movl $0, %k7\n\t"                                                \
+    "adcxq %6, %5\n\t"                                                \
+    "adoxq %7, %5\n\t"
+
+#define FE6_MULADD(bi)                                                 \
+    "movq " bi ", %%rdx\n\t"                                           \
+    "xorl %k7, %k7\n\t"                                                \
+    "mulxq 0(%[a]), %7, %8\n\t"                                       \
+    "adoxq %7, %0\n\t"                                                \
+    "adcxq %8, %1\n\t"                                                \
+    "mulxq 8(%[a]), %7, %8\n\t"                                       \
+    "adoxq %7, %1\n\t"                                                \
+    "adcxq %8, %2\n\t"                                                \
+    "mulxq 16(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, %2\n\t"                                                \
+    "adcxq %8, %3\n\t"                                                \
+    "mulxq 24(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, %3\n\t"                                                \
+    "adcxq %8, %4\n\t"                                                \
+    "mulxq 32(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, %4\n\t"                                                \
+    "adcxq %8, %5\n\t"                                                \
+    "mulxq 40(%[a]), %7, %6\n\t"                                      \
+    "adoxq %7, %5\n\t"                                                \
+    "movl $0, %k7\n\t"                                                \
+    "adcxq %7, %6\n\t"                                                \
+    "adoxq %7, %6\n\t"
+
+static inline __attribute__((always_inline)) void fe_mul6_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi;
+    __asm__("movq 0(%[b]), %%rdx\n\t"
+            "mulxq 0(%[a]), %0, %1\n\t" /* step 0: t = a b_0, one chain */
+            "xorl %k7, %k7\n\t"
+            "mulxq 8(%[a]), %7, %2\n\t"
+            "adoxq %7, %1\n\t"
+            "mulxq 16(%[a]), %7, %3\n\t"
+            "adoxq %7, %2\n\t"
+            "mulxq 24(%[a]), %7, %4\n\t"
+            "adoxq %7, %3\n\t"
+            "mulxq 32(%[a]), %7, %5\n\t"
+            "adoxq %7, %4\n\t"
+            "mulxq 40(%[a]), %7, %6\n\t"
+            "adoxq %7, %5\n\t"
+            "movl $0, %k7\n\t"
+            "adoxq %7, %6\n\t"
+            FE6_REDUCE
+            FE6_MULADD("8(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("16(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("24(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("32(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("40(%[b])")
+            FE6_REDUCE
+            : "=&r"(t0), "=&r"(t1), "=&r"(t2), "=&r"(t3), "=&r"(t4), "=&r"(t5), "=&r"(t6), "=&r"(lo), "=&r"(hi)
+            : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), FE6_CONSTS
+            : "rdx", "cc");
+    uint64_t t[6] = {t0, t1, t2, t3, t4, t5};
+    fe_reduce_once(&FIELD_BLS12_381_FQ, r, t, 0);
+}
+
+/* One row of the 6x6 schoolbook product: (x0..x5, top) += a * b_i with two carry
+ * chains; top is written (it was free). %7 lo scratch, %8 hi scratch. */
+#define FE6W_ROW(bi, x0, x1, x2, x3, x4, x5, top)                     \
+    "movq " bi ", %%rdx\n\t"                                           \
+    "xorl %k7, %k7\n\t"                                                \
+    "mulxq 0(%[a]), %7, %8\n\t"                                       \
+    "adoxq %7, " x0 "\n\t"                                            \
+    "adcxq %8, " x1 "\n\t"                                            \
+    "mulxq 8(%[a]), %7, %8\n\t"                                       \
+    "adoxq %7, " x1 "\n\t"                                            \
+    "adcxq %8, " x2 "\n\t"                                            \
+    "mulxq 16(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, " x2 "\n\t"                                            \
+    "adcxq %8, " x3 "\n\t"                                            \
+    "mulxq 24(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, " x3 "\n\t"                                            \
+    "adcxq %8, " x4 "\n\t"                                            \
+    "mulxq 32(%[a]), %7, %8\n\t"                                      \
+    "adoxq %7, " x4 "\n\t"                                            \
+    "adcxq %8, " x5 "\n\t"                                            \
+    "mulxq 40(%[a]), %7, " top "\n\t"                                 \
+    "adoxq %7, " x5 "\n\t"                                            \
+    "movl $0, %k7\n\t"                                                \
+    "adcxq %7, " top "\n\t"                                           \
+    "adoxq %7, " top "\n\t"
+
+/* t (12 limbs) = a b (6 limbs each). Seven rotating accumulators, as fe4_mul_wide_mulx:
+ * after row i limb i is final, is stored, and its register is the next row's top. */
+static inline __attribute__((always_inline)) void fe6_mul_wide_mulx(uint64_t *t, const uint64_t *a,
+                                                                    const uint64_t *b)
+{
+    uint64_t x0, x1, x2, x3, x4, x5, x6, lo, hi;
+    __asm__("movq 0(%[b]), %%rdx\n\t"
+            "mulxq 0(%[a]), %0, %1\n\t" /* row 0: one chain */
+            "xorl %k7, %k7\n\t"
+            "mulxq 8(%[a]), %7, %2\n\t"
+            "adoxq %7, %1\n\t"
+            "mulxq 16(%[a]), %7, %3\n\t"
+            "adoxq %7, %2\n\t"
+            "mulxq 24(%[a]), %7, %4\n\t"
+            "adoxq %7, %3\n\t"
+            "mulxq 32(%[a]), %7, %5\n\t"
+            "adoxq %7, %4\n\t"
+            "mulxq 40(%[a]), %7, %6\n\t"
+            "adoxq %7, %5\n\t"
+            "movl $0, %k7\n\t"
+            "adoxq %7, %6\n\t"
+            "movq %0, 0(%[t])\n\t"
+            FE6W_ROW("8(%[b])", "%1", "%2", "%3", "%4", "%5", "%6", "%0")
+            "movq %1, 8(%[t])\n\t"
+            FE6W_ROW("16(%[b])", "%2", "%3", "%4", "%5", "%6", "%0", "%1")
+            "movq %2, 16(%[t])\n\t"
+            FE6W_ROW("24(%[b])", "%3", "%4", "%5", "%6", "%0", "%1", "%2")
+            "movq %3, 24(%[t])\n\t"
+            FE6W_ROW("32(%[b])", "%4", "%5", "%6", "%0", "%1", "%2", "%3")
+            "movq %4, 32(%[t])\n\t"
+            FE6W_ROW("40(%[b])", "%5", "%6", "%0", "%1", "%2", "%3", "%4")
+            "movq %5, 40(%[t])\n\t"
+            "movq %6, 48(%[t])\n\t"
+            "movq %0, 56(%[t])\n\t"
+            "movq %1, 64(%[t])\n\t"
+            "movq %2, 72(%[t])\n\t"
+            "movq %3, 80(%[t])\n\t"
+            "movq %4, 88(%[t])\n\t"
+            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(x5), "=&r"(x6), "=&r"(lo), "=&r"(hi),
+              "=m"(*(uint64_t(*)[12])t)
+            : [a] "r"(a), [b] "r"(b), [t] "r"(t), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b)
+            : "rdx", "cc");
+}
+#undef FE6W_ROW
+
+/* r (6 limbs, < p) = T R^-1 mod p for T (12 limbs) < pR: six FE6_REDUCE steps on
+ * T_lo give (T_lo + M p) / R <= p, plus T_hi < p: below 2p < 2^384, no carry out. */
+static inline __attribute__((always_inline)) void fe6_redc_mulx(uint64_t *r, const uint64_t *T)
+{
+    uint64_t t0 = T[0], t1 = T[1], t2 = T[2], t3 = T[3], t4 = T[4], t5 = T[5], zero = 0, lo, hi;
+    __asm__(FE6_REDUCE FE6_REDUCE FE6_REDUCE FE6_REDUCE FE6_REDUCE FE6_REDUCE
+            : "+&r"(t0), "+&r"(t1), "+&r"(t2), "+&r"(t3), "+&r"(t4), "+&r"(t5), "+&r"(zero), "=&r"(lo), "=&r"(hi)
+            : FE6_CONSTS
+            : "rdx", "cc");
+    uint64_t u[6];
+    unsigned char c = 0;
+    u[0] = fe_adc(t0, T[6], &c);
+    u[1] = fe_adc(t1, T[7], &c);
+    u[2] = fe_adc(t2, T[8], &c);
+    u[3] = fe_adc(t3, T[9], &c);
+    u[4] = fe_adc(t4, T[10], &c);
+    u[5] = fe_adc(t5, T[11], &c);
+    fe_reduce_once(&FIELD_BLS12_381_FQ, r, u, 0);
+}
+
+/* p^2 for BLS12-381 Fq, 12 limbs (762 bits). */
+static const uint64_t FE2_BLS_P2[12] = {
+    0x26aa00001c718e39ULL, 0x7ced6b1d76382eabULL, 0x162c338362113cfdULL, 0x66bf91ed3e71b743ULL,
+    0x292e85a87091a049ULL, 0x1d68619c86185c7bULL, 0xf53149330978ef01ULL, 0x50a62cfd16ddca6eULL,
+    0x66e59e49349e8bd0ULL, 0xe2dc90e50e7046b4ULL, 0x4bd278eaa22f25e9ULL, 0x02a437a4b8c35fc7ULL};
+
+/* The BN254 scheme above, 6 limbs: the sums a0 + a1 < 2p < 2^382 fit six limbs, the
+ * three wide products 12, and both REDC arguments lie in [0, 2p^2) inside [0, pR). */
+static __attribute__((noinline)) void fe2_mul_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t sa[6], sb[6], T0[12], T1[12], T2[12];
+    unsigned char c = 0, d = 0;
+    for (unsigned i = 0; i < 6; i++) sa[i] = fe_adc(a[i], a[6 + i], &c);
+    for (unsigned i = 0; i < 6; i++) sb[i] = fe_adc(b[i], b[6 + i], &d);
+    fe6_mul_wide_mulx(T0, a, b);
+    fe6_mul_wide_mulx(T1, a + 6, b + 6);
+    fe6_mul_wide_mulx(T2, sa, sb);
+    c = 0;
+    d = 0;
+    for (unsigned i = 0; i < 12; i++) T2[i] = fe_sbb(fe_sbb(T2[i], T0[i], &c), T1[i], &d); /* a0b1 + a1b0 */
+    c = 0;
+    d = 0;
+    for (unsigned i = 0; i < 12; i++) T0[i] = fe_sbb(fe_adc(T0[i], FE2_BLS_P2[i], &c), T1[i], &d);
+    fe6_redc_mulx(r, T0);     /* a and b are no longer read: r may alias them */
+    fe6_redc_mulx(r + 6, T2);
+}
+
+/* t (12 limbs) = a^2 (6 limbs): the 15 products a_i a_j (i < j) once, doubled, plus
+ * the 6 squares a_i^2 — 21 mulx against the 36 of fe6_mul_wide_mulx(t, a, a).
+ * Pass 1 sums the off-diagonal triangle into t[1..10] with rotating accumulators
+ * (row i adds a_i a_{i+1..5} at columns 2i+1..i+6; after it columns 2i+1, 2i+2 are
+ * final and stored). Pass 2 doubles each column on the CF chain (adcx x, x) and adds
+ * the square's half on the OF chain; 2W + D = a^2 < 2^768, so neither chain carries
+ * out of column 11 (t[0] and t[11] of W are zero and not stored in pass 1). */
+static inline __attribute__((always_inline)) void fe6_sqr_wide_mulx(uint64_t *t, const uint64_t *a)
+{
+    uint64_t x0, x1, x2, x3, x4, x5, x6, lo, hi;
+    __asm__(/* row 0: a0 a_{1..5} -> columns 1..6, one chain */
+            "movq 0(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq 8(%[a]), %1, %2\n\t"
+            "mulxq 16(%[a]), %7, %3\n\t"
+            "adcxq %7, %2\n\t"
+            "mulxq 24(%[a]), %7, %4\n\t"
+            "adcxq %7, %3\n\t"
+            "mulxq 32(%[a]), %7, %5\n\t"
+            "adcxq %7, %4\n\t"
+            "mulxq 40(%[a]), %7, %6\n\t"
+            "adcxq %7, %5\n\t"
+            "movl $0, %k7\n\t"
+            "adcxq %7, %6\n\t"
+            "movq %1, 8(%[t])\n\t"
+            "movq %2, 16(%[t])\n\t"
+            /* row 1: a1 a_{2..5} -> columns 3..7 (x3..x6, top x0) */
+            "movq 8(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq 16(%[a]), %7, %8\n\t"
+            "adoxq %7, %3\n\t"
+            "adcxq %8, %4\n\t"
+            "mulxq 24(%[a]), %7, %8\n\t"
+            "adoxq %7, %4\n\t"
+            "adcxq %8, %5\n\t"
+            "mulxq 32(%[a]), %7, %8\n\t"
+            "adoxq %7, %5\n\t"
+            "adcxq %8, %6\n\t"
+            "mulxq 40(%[a]), %7, %0\n\t"
+            "adoxq %7, %6\n\t"
+            "movl $0, %k7\n\t"
+            "adcxq %7, %0\n\t"
+            "adoxq %7, %0\n\t"
+            "movq %3, 24(%[t])\n\t"
+            "movq %4, 32(%[t])\n\t"
+            /* row 2: a2 a_{3..5} -> columns 5..8 (x5, x6, x0, top x1) */
+            "movq 16(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq 24(%[a]), %7, %8\n\t"
+            "adoxq %7, %5\n\t"
+            "adcxq %8, %6\n\t"
+            "mulxq 32(%[a]), %7, %8\n\t"
+            "adoxq %7, %6\n\t"
+            "adcxq %8, %0\n\t"
+            "mulxq 40(%[a]), %7, %1\n\t"
+            "adoxq %7, %0\n\t"
+            "movl $0, %k7\n\t"
+            "adcxq %7, %1\n\t"
+            "adoxq %7, %1\n\t"
+            "movq %5, 40(%[t])\n\t"
+            "movq %6, 48(%[t])\n\t"
+            /* row 3: a3 a_{4,5} -> columns 7..9 (x0, x1, top x2) */
+            "movq 24(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq 32(%[a]), %7, %8\n\t"
+            "adoxq %7, %0\n\t"
+            "adcxq %8, %1\n\t"
+            "mulxq 40(%[a]), %7, %2\n\t"
+            "adoxq %7, %1\n\t"
+            "movl $0, %k7\n\t"
+            "adcxq %7, %2\n\t"
+            "adoxq %7, %2\n\t"
+            "movq %0, 56(%[t])\n\t"
+            /* row 4: a4 a5 -> columns 9..10 (x2, top x3) */
+            "movq 32(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq 40(%[a]), %7, %3\n\t"
+            "adcxq %7, %2\n\t"
+            "movl $0, %k7\n\t"
+            "adcxq %7, %3\n\t"
+            "movq %1, 64(%[t])\n\t"
+            "movq %2, 72(%[t])\n\t"
+            "movq %3, 80(%[t])\n\t"
+            /* pass 2: t = 2 W + sum a_i^2 2^(128 i) */
+            "movq 0(%[a]), %%rdx\n\t"
+            "xorl %k7, %k7\n\t"
+            "mulxq %%rdx, %7, %8\n\t"
+            "movq %7, 0(%[t])\n\t"        /* column 0: W has none */
+            "movq 8(%[t]), %0\n\t"
+            "adcxq %0, %0\n\t"
+            "adoxq %8, %0\n\t"
+            "movq %0, 8(%[t])\n\t"
+#define FE6S_DIAG(ai, c0, c1)                                          \
+            "movq " ai ", %%rdx\n\t"                                   \
+            "mulxq %%rdx, %7, %8\n\t"                                  \
+            "movq " c0 ", %0\n\t"                                      \
+            "adcxq %0, %0\n\t"                                         \
+            "adoxq %7, %0\n\t"                                         \
+            "movq %0, " c0 "\n\t"                                      \
+            "movq " c1 ", %0\n\t"                                      \
+            "adcxq %0, %0\n\t"                                         \
+            "adoxq %8, %0\n\t"                                         \
+            "movq %0, " c1 "\n\t"
+            FE6S_DIAG("8(%[a])", "16(%[t])", "24(%[t])")
+            FE6S_DIAG("16(%[a])", "32(%[t])", "40(%[t])")
+            FE6S_DIAG("24(%[a])", "48(%[t])", "56(%[t])")
+            FE6S_DIAG("32(%[a])", "64(%[t])", "72(%[t])")
+#undef FE6S_DIAG
+            "movq 40(%[a]), %%rdx\n\t"
+            "mulxq %%rdx, %7, %8\n\t"
+            "movq 80(%[t]), %0\n\t"
+            "adcxq %0, %0\n\t"
+            "adoxq %7, %0\n\t"
+            "movq %0, 80(%[t])\n\t"
+            "movl $0, %k0\n\t"            /* column 11: W's is zero, only the carries */
+            "adcxq %0, %0\n\t"
+            "adoxq %8, %0\n\t"
+            "movq %0, 88(%[t])\n\t"
+            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(x5), "=&r"(x6), "=&r"(lo), "=&r"(hi),
+              "=m"(*(uint64_t(*)[12])t)
+            : [a] "r"(a), [t] "r"(t), "m"(*(const uint64_t(*)[6])a)
+            : "rdx", "cc");
+}
+
+/* r = a^2 R^-1 mod p: the wide square (a^2 < p^2 < pR) and one REDC; 57 mulx. */
+static __attribute__((noinline)) void fe_sqr_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a)
+{
+    uint64_t T[12];
+    fe6_sqr_wide_mulx(T, a);
+    fe6_redc_mulx(r, T);
+}
+
+#undef FE6_REDUCE
+#undef FE6_MULADD
+#undef FE6_CONSTS
+#undef FE6_P
+
 #undef FE4_REDUCE
 #undef FE4_MULADD
 
@@ -265,9 +621,70 @@ void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
 }
 FE_MUL4(fe_mul_bn254_fr, FIELD_BN254_FR)
 FE_MUL4(fe_mul_bls12_381_fr, FIELD_BLS12_381_FR)
-void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
+
+/* BLS12-381 Fq: the same two-function split as FE_MUL4, and the square and Fq2
+ * product beside it (the portable forms are field.h's: a product by itself and
+ * fe2_mul_generic, the oracles in test_field). */
+#if defined(__x86_64__)
+static __attribute__((noinline)) void fe_mul_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    fe_mul6_mulx(r, a, b);
+}
+#endif
+static __attribute__((noinline)) void fe_mul_bls12_381_fq_c(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     fe_mul_inline(&FIELD_BLS12_381_FQ, r, a, b);
+}
+
+void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(fe_mulx_on, 1)) {
+        fe_mul_bls12_381_fq_mulx(r, a, b);
+        return;
+    }
+#endif
+    fe_mul_bls12_381_fq_c(r, a, b);
+}
+
+void fe_sqr_bls12_381_fq(uint64_t *r, const uint64_t *a)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(fe_mulx_on, 1)) {
+        fe_sqr_bls12_381_fq_mulx(r, a);
+        return;
+    }
+#endif
+    fe_mul_bls12_381_fq_c(r, a, a);
+}
+
+void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(fe_mulx_on, 1)) {
+        fe2_mul_bls12_381_fq_mulx(r, a, b);
+        return;
+    }
+#endif
+    fe2_mul_generic(&FIELD_BLS12_381_FQ, r, a, b);
+}
+
+/* GMP inverts the integer A = x R to A^-1 = x^-1 R^-1 mod p; one Montgomery product
+ * by R^3 (= R^2 R^2 R^-1) turns that into x^-1 R. mpz_roinit_n reads a and p where
+ * they lie; the one allocation is the result's. */
+void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = fe_n(F);
+    uint64_t y[FE_MAX_LIMBS] = {0}, r3[FE_MAX_LIMBS];
+    mpz_t za, zy, zp;
+    mpz_init2(zy, 64 * (n + 1));
+    mpz_roinit_n(za, (const mp_limb_t *)a, (mp_size_t)n);
+    mpz_roinit_n(zp, (const mp_limb_t *)F->p, (mp_size_t)n);
+    if (!mpz_invert(zy, za, zp)) mpz_set_ui(zy, 0); /* a = 0: 0, as fe_inv */
+    mpz_export(y, NULL, -1, 8, 0, 0, zy);
+    mpz_clear(zy);
+    fe_mul(F, r3, F->r2, F->r2);
+    fe_mul(F, r, y, r3);
 }
 
 char *fe_canon_to_dec(const field_desc *F, const uint64_t *a, char *buf, size_t len)

@@ -28,6 +28,7 @@
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "cuzk/msm.h"
 #include "cuzk/ifma.h"
+#include "cuzk/ifma381.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -158,6 +159,26 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
  * nb/8 and nb/16 were within the noise of each other except nb/16 (~20% slower). */
 #define MSM_BATCH_MAX 1024
 #define MSM_AUTO_MIN_BATCH 256
+/* With the IFMA lanes (ifma.h, ifma381.h) the affine form wins from far smaller
+ * batches: bench/msm_ntt --buckets, 1 thread, forced window, ms (BN254 G1 / G2,
+ * BLS12-381 G1 / G2; shared 2-core IFMA box, load 5-8):
+ *   2^13 c=8  (batch 32):  jacobian 66 / 162 / 110 / 295   affine 30 / 51 / 67 / 133
+ *   2^13 c=10 (batch 128): jacobian 56 / 138 /  92 / 248   affine 18 / 37 / 30 /  73
+ *   2^14 c=11 (batch 256): jacobian 112 / 254 / 172 / 457  affine 32 / 67 / 54 / 135
+ * so AUTO goes affine from batches of 32 there. (Forced affine at c=9 read slower,
+ * 47 ms at 2^13 G1: its top window, 4 buckets, ran batches of 1; AUTO runs such a
+ * window jacobian through min_batch.) */
+#define MSM_AUTO_MIN_BATCH_IFMA 32
+/* One batch-affine bucket addition in mixed additions, for the cost model (msm_plan):
+ * from the rows above at 2^14 c=11 less the bucket reduction (the same in both forms),
+ * 0.19-0.22 with the IFMA lanes; from the mulx table above 0.65-0.78. */
+#define MSM_AFFINE_COST_IFMA 0.25
+#define MSM_AFFINE_COST 0.7
+
+static unsigned msm_auto_min_batch(void)
+{
+    return ifma_available() ? MSM_AUTO_MIN_BATCH_IFMA : MSM_AUTO_MIN_BATCH;
+}
 #define MSM_DEFER_MAX 512
 #define MSM_PREFETCH 6
 
@@ -171,7 +192,8 @@ struct msm_scratch {
     uint32_t *bb;     /* batch: bucket of each addition */
     uint64_t *dref;   /* deferred: base index | MSM_NEG_BIT when negated */
     uint32_t *db;     /* deferred: bucket */
-    void *ifma;       /* BN254 G1/G2 on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add */
+    void *ifma;       /* on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add (BN254) or
+                         ifma381_g{1,2}_batch_add (BLS12-381) */
 };
 #define MSM_A_FULL 1
 #define MSM_B_FULL 2
@@ -207,7 +229,9 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
         if (G->id == CURVE_G1_BN254) ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G2_BN254) ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G1_BLS12_381) ifma381_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else ifma381_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
         x->nbat = 0;
         x->cur++;
         return;
@@ -432,9 +456,15 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->db = malloc(MSM_DEFER_MAX * sizeof *S->db);
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
         return -ENOMEM;
-    if ((j->G->id == CURVE_G1_BN254 || j->G->id == CURVE_G2_BN254) && ifma_available()) {
-        S->ifma = aligned_alloc(64, j->G->id == CURVE_G1_BN254 ? ifma_g1_batch_scratch_bytes(j->batch)
-                                                               : ifma_g2_batch_scratch_bytes(j->batch));
+    if (ifma_available()) { /* every group has its lane flush */
+        size_t sz;
+        switch (j->G->id) {
+        case CURVE_G1_BN254: sz = ifma_g1_batch_scratch_bytes(j->batch); break;
+        case CURVE_G2_BN254: sz = ifma_g2_batch_scratch_bytes(j->batch); break;
+        case CURVE_G1_BLS12_381: sz = ifma381_g1_batch_scratch_bytes(j->batch); break;
+        default: sz = ifma381_g2_batch_scratch_bytes(j->batch); break;
+        }
+        S->ifma = aligned_alloc(64, sz);
         if (!S->ifma) return -ENOMEM;
     }
     return 0;
@@ -483,9 +513,25 @@ static void *msm_worker(void *arg)
 #define MSM_THREAD_COST 200 /* ~50 us to create and join a thread, in mixed additions */
 #define MSM_AUTO_MAX_C 16
 
-static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c)
+/* Additions per shared inversion for batch-affine buckets at window c with nsplit
+ * point ranges, 0 for jacobian buckets. */
+static unsigned msm_batch_for(size_t nact, unsigned c, unsigned nsplit, enum msm_buckets mode)
+{
+    size_t nb = (size_t)1 << (c - 1);
+    size_t per_task = nact / nsplit;
+    size_t b = nb / 4; /* a quarter of the buckets: few collisions, few deferrals */
+    if (b > MSM_BATCH_MAX) b = MSM_BATCH_MAX;
+    if (b > per_task) b = per_task;
+    if (b < 1) b = 1;
+    if (mode == MSM_BUCKETS_JACOBIAN) return 0;
+    if (mode == MSM_BUCKETS_AFFINE) return (unsigned)b;
+    return b >= msm_auto_min_batch() ? (unsigned)b : 0;
+}
+
+static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_buckets mode)
 {
     const size_t n = j->nact;
+    const double affine = ifma_available() ? MSM_AFFINE_COST_IFMA : MSM_AFFINE_COST;
     double best = -1;
     unsigned cmin = force_c ? force_c : 1, cmax = force_c ? force_c : MSM_AUTO_MAX_C;
 
@@ -498,7 +544,16 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c)
         for (unsigned s = 1; s <= smax; s++) {
             unsigned tasks = nwin * s, T = threads < tasks ? threads : tasks;
             unsigned rounds = (tasks + T - 1) / T;
-            double cost = (double)rounds * ((double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
+            unsigned b = msm_batch_for(n, c, s, mode);
+            double add = b ? affine : 1.0;
+            if (b && nwin > 1) {
+                /* the top window's few buckets may send it jacobian (msm_window_batch) */
+                unsigned rem = j->bits > (nwin - 1) * c ? j->bits - (nwin - 1) * c : 0;
+                size_t tb = rem < c - 1 ? ((size_t)1 << rem) / 4 : b;
+                if (tb < (mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch()))
+                    add = (affine * (nwin - 1) + 1.0) / nwin;
+            }
+            double cost = (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
                           MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
@@ -651,18 +706,10 @@ static unsigned msm_threads(unsigned threads)
     return threads > 1024 ? 1024 : threads;
 }
 
-/* Additions per shared inversion for batch-affine buckets, 0 for jacobian buckets. */
+/* The job's batch (see msm_batch_for), once msm_plan has set c and nsplit. */
 static unsigned msm_batch_size(const struct msm_job *j, enum msm_buckets mode)
 {
-    size_t nb = (size_t)1 << (j->c - 1);
-    size_t per_task = j->nact / j->nsplit;
-    size_t b = nb / 4; /* a quarter of the buckets: few collisions, few deferrals */
-    if (b > MSM_BATCH_MAX) b = MSM_BATCH_MAX;
-    if (b > per_task) b = per_task;
-    if (b < 1) b = 1;
-    if (mode == MSM_BUCKETS_JACOBIAN) return 0;
-    if (mode == MSM_BUCKETS_AFFINE) return (unsigned)b;
-    return b >= MSM_AUTO_MIN_BATCH ? (unsigned)b : 0;
+    return msm_batch_for(j->nact, j->c, j->nsplit, mode);
 }
 
 int msm_run_window(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
@@ -731,9 +778,9 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     }
 
     threads = msm_threads(threads);
-    msm_plan(&j, threads, c);
+    msm_plan(&j, threads, c, mode);
     j.batch = msm_batch_size(&j, mode);
-    j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : MSM_AUTO_MIN_BATCH;
+    j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
     if (threads > j.ntasks) threads = j.ntasks;
     j.partial = malloc((size_t)j.ntasks * jl * sizeof *j.partial);
     tid = malloc(threads * sizeof *tid);

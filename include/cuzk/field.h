@@ -252,9 +252,12 @@ void fe_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bn254_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe_mul_bls12_381_fr(uint64_t *r, const uint64_t *a, const uint64_t *b);
+/* r = a^2 for BLS12-381 Fq: with mulx a dedicated square (57 mulx, not 72). */
+void fe_sqr_bls12_381_fq(uint64_t *r, const uint64_t *a);
 
-/* Whether this CPU has BMI2 and ADX, so that the 4-limb products above use the
- * mulx/adcx/adox code of zk/field.c (~2.5x the portable C). fe_set_mulx(false) forces
+/* Whether this CPU has BMI2 and ADX, so that the products above (and the BLS12-381
+ * Fq square and the Fq2 products) use the mulx/adcx/adox code of zk/field.c (~2.5x the
+ * portable C). fe_set_mulx(false) forces
  * the portable path (tests compare the two; the environment variable CUZK_NO_MULX=1
  * does the same at start-up); it returns the previous setting. Not thread safe: set it
  * before starting work. */
@@ -276,7 +279,16 @@ CUZK_HD void fe_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const u
 #endif
 }
 
-CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_mul(F, r, a, a); }
+CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+#ifndef __CUDA_ARCH__
+    if (F->id == FIELD_ID_BLS12_381_FQ) {
+        fe_sqr_bls12_381_fq(r, a);
+        return;
+    }
+#endif
+    fe_mul(F, r, a, a);
+}
 
 /* canonical integer -> Montgomery form (a < p). */
 CUZK_HD void fe_to_mont(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_mul(F, r, a, F->r2); }
@@ -310,6 +322,13 @@ CUZK_HD void fe_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
     e[0] -= 2; /* p is odd and > 2, so no borrow */
     fe_pow(F, r, a, e, fe_n(F));
 }
+
+/* r = a^-1 like fe_inv (0 -> 0), bit for bit, by GMP's extended gcd instead of
+ * Fermat's power (host only, zk/field.c). fe_inv stays the portable reference (and the
+ * device's inversion); the MSM's batch-affine flush and Fq2 inversions on the host take
+ * this one: for BLS12-381 Fq the power is ~380 squares and ~190 products, ~17 us with
+ * mulx, for one inversion per flush of ~256-1024 additions. */
+void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a);
 
 /* ---- Fq2 = Fq[u]/(u^2+1); element = c0 (n limbs) then c1 (n limbs) ---------- */
 
@@ -346,15 +365,20 @@ CUZK_HD void fe2_mul_generic(const field_desc *F, uint64_t *r, const uint64_t *a
     fe_sub(F, r, t0, t1);                /* c0 = a0b0 - a1b1 */
 }
 
-/* BN254 Fq2 product out of line (zk/field.c): with mulx, Karatsuba on unreduced
- * 512-bit products and 2 Montgomery reductions instead of 3 full products. */
+/* Fq2 products out of line (zk/field.c): with mulx, Karatsuba on unreduced
+ * double-width products and 2 Montgomery reductions instead of 3 full products. */
 void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
+void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 
 CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
 #ifndef __CUDA_ARCH__
     if (F->id == FIELD_ID_BN254_FQ) {
         fe2_mul_bn254_fq(r, a, b);
+        return;
+    }
+    if (F->id == FIELD_ID_BLS12_381_FQ) {
+        fe2_mul_bls12_381_fq(r, a, b);
         return;
     }
 #endif
@@ -381,7 +405,11 @@ CUZK_HD void fe2_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
     fe_sqr(F, t0, a);
     fe_sqr(F, t1, a + n);
     fe_add(F, t0, t0, t1);
+#ifdef __CUDA_ARCH__
     fe_inv(F, t0, t0);
+#else
+    fe_inv_gcd(F, t0, t0);
+#endif
     fe_mul(F, r, a, t0);
     fe_mul(F, r + n, a + n, t0);
     fe_neg(F, r + n, r + n);

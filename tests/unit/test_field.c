@@ -346,6 +346,7 @@ START_TEST(test_field_mulx_matches_portable)
     ref_init(&g, F);
     enum { NEDGE = 12 };
     uint64_t e[NEDGE][FE_MAX_LIMBS], a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+    uint64_t sq[FE_MAX_LIMBS];
     mpz_t v;
     mpz_init(v);
     memset(e, 0, sizeof e);
@@ -371,6 +372,11 @@ START_TEST(test_field_mulx_matches_portable)
             fe_mul(F, got, e[i], e[j]);
             ck_assert_msg(fe_eq(F, got, want), "%s: mulx product of edges %d, %d differs", F->name, i, j);
         }
+    for (int i = 0; i < NEDGE; i++) {
+        fe_mul_inline(F, want, e[i], e[i]);
+        fe_sqr(F, got, e[i]);
+        ck_assert_msg(fe_eq(F, got, want), "%s: mulx square of edge %d differs", F->name, i);
+    }
     for (int r = 0; r < 200000; r++) {
         rand_val(&g, v);
         z_to(a, F, v);
@@ -383,6 +389,9 @@ START_TEST(test_field_mulx_matches_portable)
         fe_mul_inline(F, want, a, b);
         fe_mul(F, got, a, b);
         ck_assert_msg(fe_eq(F, got, want), "%s: mulx product differs (round %d)", F->name, r);
+        fe_mul_inline(F, sq, a, a);
+        fe_sqr(F, got, a);
+        ck_assert_msg(fe_eq(F, got, sq), "%s: mulx square differs (round %d)", F->name, r);
         fe_mul(F, a, a, b); /* in place */
         ck_assert(fe_eq(F, a, want));
     }
@@ -392,17 +401,20 @@ START_TEST(test_field_mulx_matches_portable)
 }
 END_TEST
 
-/* The BN254 Fq2 product with lazy reduction (zk/field.c, mulx) equals the plain
+/* The Fq2 products with lazy reduction (zk/field.c, mulx; BN254 and BLS12-381) equal the plain
  * Karatsuba of reduced products (fe2_mul_generic, itself checked against GMP) bit for
  * bit: random operands, edge coordinates (0, 1, p-1, p-2, (p-1)/2, R mod p, limbs of
  * all ones below p) in every pairing, and results written over either operand. */
 START_TEST(test_field_fq2_lazy_matches_generic)
 {
-    const field_desc *F = &FIELD_BN254_FQ;
+    const field_desc *F = _i == 0 ? &FIELD_BN254_FQ : &FIELD_BLS12_381_FQ;
+    const unsigned n = F->n;
+    const size_t sz = 2 * n * sizeof(uint64_t);
     struct ref g;
     ref_init(&g, F);
     enum { NEDGE = 8 };
-    uint64_t e[NEDGE][4], a[8], b[8], want[8], got[8];
+    uint64_t e[NEDGE][FE_MAX_LIMBS], a[2 * FE_MAX_LIMBS], b[2 * FE_MAX_LIMBS], want[2 * FE_MAX_LIMBS],
+        got[2 * FE_MAX_LIMBS];
     mpz_t v;
     mpz_init(v);
     memset(e, 0, sizeof e);
@@ -413,38 +425,195 @@ START_TEST(test_field_fq2_lazy_matches_generic)
     mpz_fdiv_q_2exp(v, v, 1);
     z_to(e[4], F, v);
     fe_copy(F, e[5], F->one);
-    e[6][0] = e[6][1] = e[6][2] = ~(uint64_t)0;
-    fe_copy(F, e[7], F->p); e[7][3] -= 1;              /* top limb below p's */
+    for (unsigned k = 0; k + 1 < n; k++) e[6][k] = ~(uint64_t)0;
+    fe_copy(F, e[7], F->p); e[7][n - 1] -= 1;          /* top limb below p's */
     for (int i = 0; i < NEDGE * NEDGE; i++)
         for (int j = 0; j < NEDGE * NEDGE; j++) {
-            memcpy(a, e[i % NEDGE], 32);
-            memcpy(a + 4, e[i / NEDGE], 32);
-            memcpy(b, e[j % NEDGE], 32);
-            memcpy(b + 4, e[j / NEDGE], 32);
+            memcpy(a, e[i % NEDGE], sz / 2);
+            memcpy(a + n, e[i / NEDGE], sz / 2);
+            memcpy(b, e[j % NEDGE], sz / 2);
+            memcpy(b + n, e[j / NEDGE], sz / 2);
             fe2_mul_generic(F, want, a, b);
             fe2_mul(F, got, a, b);
-            ck_assert_msg(memcmp(got, want, 64) == 0, "fq2 lazy product of edges %d, %d differs", i, j);
+            ck_assert_msg(memcmp(got, want, sz) == 0, "%s: fq2 lazy product of edges %d, %d differs", F->name, i, j);
         }
     for (int r = 0; r < 100000; r++) {
         for (int k = 0; k < 2; k++) {
             rand_val(&g, v);
-            z_to(a + 4 * k, F, v);
+            z_to(a + n * k, F, v);
             rand_val(&g, v);
-            z_to(b + 4 * k, F, v);
+            z_to(b + n * k, F, v);
         }
-        if (r % 5 == 0) memcpy(b, a, 64);
+        if (r % 5 == 0) memcpy(b, a, sz);
         fe2_mul_generic(F, want, a, b);
         fe2_mul(F, got, a, b);
-        ck_assert_msg(memcmp(got, want, 64) == 0, "fq2 lazy product differs (round %d)", r);
+        ck_assert_msg(memcmp(got, want, sz) == 0, "%s: fq2 lazy product differs (round %d)", F->name, r);
         if (r % 2) {
             fe2_mul(F, a, a, b);                     /* r aliases a */
-            ck_assert(memcmp(a, want, 64) == 0);
+            ck_assert(memcmp(a, want, sz) == 0);
         } else {
             fe2_mul(F, b, a, b);                     /* r aliases b */
-            ck_assert(memcmp(b, want, 64) == 0);
+            ck_assert(memcmp(b, want, sz) == 0);
         }
     }
     mpz_clear(v);
+    ref_clear(&g);
+}
+END_TEST
+
+/* Edge operands for the products: 0, 1, 2, p-1, p-2, (p-1)/2, (p+1)/2, R, R^2, R^-1
+ * (mod p), 2^(bits-1), 2^(bits-1) - 1, and per limb k: 2^(64k) - 1 (every limb below
+ * k all ones: carries run the whole row), 2^(64k), p - 2^(64k), a lone all-ones limb
+ * k, and all ones below limb k under p's top limb minus one. All reduced. Returns the
+ * count (at most 12 + 5 FE_MAX_LIMBS). */
+static int carry_edges(struct ref *g, uint64_t (*e)[FE_MAX_LIMBS])
+{
+    const field_desc *F = g->F;
+    const unsigned n = F->n;
+    int c = 0;
+    mpz_t v;
+    mpz_init(v);
+    memset(e, 0, (12 + 5 * FE_MAX_LIMBS) * sizeof *e);
+    for (int k = 0; k < 3; k++) e[c++][0] = (uint64_t)k;
+    mpz_sub_ui(v, g->p, 1), z_to(e[c++], F, v);
+    mpz_sub_ui(v, g->p, 2), z_to(e[c++], F, v);
+    mpz_sub_ui(v, g->p, 1), mpz_fdiv_q_2exp(v, v, 1), z_to(e[c++], F, v);
+    mpz_add_ui(v, v, 1), z_to(e[c++], F, v);
+    z_to(e[c++], F, g->R);
+    fe_copy(F, e[c++], F->r2);
+    z_to(e[c++], F, g->Rinv);
+    mpz_set_ui(v, 0), mpz_setbit(v, F->bits - 1), z_to(e[c++], F, v);
+    mpz_sub_ui(v, v, 1), z_to(e[c++], F, v);
+    for (unsigned k = 0; k < n; k++) {
+        for (unsigned i = 0; i < k; i++) e[c][i] = ~(uint64_t)0;
+        c++;
+        e[c++][k] = 1;
+        mpz_set_ui(v, 0), mpz_setbit(v, 64 * k), mpz_sub(v, g->p, v), z_to(e[c++], F, v);
+        if (k + 1 < n) e[c++][k] = ~(uint64_t)0;
+        else e[c++][k] = F->p[k] - 1;
+        for (unsigned i = 0; i < k; i++) e[c][i] = ~(uint64_t)0;
+        e[c++][k] = k + 1 < n ? 0 : F->p[k] - 1;
+    }
+    mpz_clear(v);
+    for (int i = 0; i < c; i++) ck_assert_msg(fe_is_reduced(F, e[i]), "%s: edge %d not reduced", F->name, i);
+    return c;
+}
+
+/* want = a b R^-1 mod p for raw limbs a, b: the Montgomery product by GMP. */
+static void ref_mont_mul(struct ref *g, uint64_t *want, const uint64_t *a, const uint64_t *b)
+{
+    mpz_t x, y;
+    mpz_inits(x, y, NULL);
+    z_from(x, g->F, a);
+    z_from(y, g->F, b);
+    mpz_mul(x, x, y);
+    mpz_mul(x, x, g->Rinv);
+    mpz_mod(x, x, g->p);
+    z_to(want, g->F, x);
+    mpz_clears(x, y, NULL);
+}
+
+/* Both product paths (mulx where the CPU has it, then the portable C) against GMP
+ * directly, not only against each other: fe_mul and fe_sqr on every pair of the carry
+ * edges above and on random operands; for the base fields also fe2_mul (lazy Karatsuba
+ * with mulx) on pairs of edges as coordinates. */
+START_TEST(test_field_products_match_gmp_at_carry_edges)
+{
+    const field_desc *F = FIELDS[_i];
+    const unsigned n = F->n;
+    struct ref g;
+    ref_init(&g, F);
+    uint64_t e[12 + 5 * FE_MAX_LIMBS][FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+    uint64_t a[2 * FE_MAX_LIMBS], b[2 * FE_MAX_LIMBS], r2[2 * FE_MAX_LIMBS], w2[2 * FE_MAX_LIMBS];
+    int ne = carry_edges(&g, e);
+    mpz_t v, x0, x1, y0, y1, c0;
+    mpz_inits(v, x0, x1, y0, y1, c0, NULL);
+    bool fq = F->id == FIELD_ID_BN254_FQ || F->id == FIELD_ID_BLS12_381_FQ;
+    for (int path = 0; path < 2; path++) {
+        if (path == 0 && !fe_cpu_has_mulx()) continue;
+        bool was = fe_set_mulx(path == 0);
+        for (int i = 0; i < ne; i++) {
+            ref_mont_mul(&g, want, e[i], e[i]);
+            fe_sqr(F, got, e[i]);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: square of edge %d wrong", F->name, path, i);
+            for (int j = 0; j < ne; j++) {
+                ref_mont_mul(&g, want, e[i], e[j]);
+                fe_mul(F, got, e[i], e[j]);
+                ck_assert_msg(fe_eq(F, got, want), "%s path %d: product of edges %d, %d wrong", F->name, path, i, j);
+            }
+        }
+        for (int r = 0; r < 20000; r++) {
+            rand_val(&g, v);
+            z_to(a, F, v);
+            rand_val(&g, v);
+            z_to(b, F, v);
+            ref_mont_mul(&g, want, a, b);
+            fe_mul(F, got, a, b);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random product wrong (round %d)", F->name, path, r);
+            ref_mont_mul(&g, want, a, a);
+            fe_sqr(F, got, a);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random square wrong (round %d)", F->name, path, r);
+        }
+        /* Fq2: c0 = a0b0 - a1b1, c1 = a0b1 + a1b0, each times R^-1 (Montgomery) */
+        for (int i = 0; fq && i < ne * ne; i += 7)
+            for (int j = 0; j < ne * ne; j += 5) {
+                fe_copy(F, a, e[i % ne]);
+                fe_copy(F, a + n, e[i / ne]);
+                fe_copy(F, b, e[j % ne]);
+                fe_copy(F, b + n, e[j / ne]);
+                fe2_mul(F, r2, a, b);
+                z_from(x0, F, a), z_from(x1, F, a + n), z_from(y0, F, b), z_from(y1, F, b + n);
+                mpz_mul(c0, x0, y0), mpz_submul(c0, x1, y1), mpz_mul(c0, c0, g.Rinv), mpz_mod(c0, c0, g.p);
+                z_to(w2, F, c0);
+                mpz_mul(c0, x0, y1), mpz_addmul(c0, x1, y0), mpz_mul(c0, c0, g.Rinv), mpz_mod(c0, c0, g.p);
+                z_to(w2 + n, F, c0);
+                ck_assert_msg(fe_eq(F, r2, w2) && fe_eq(F, r2 + n, w2 + n),
+                              "%s path %d: fq2 product of edge pairs %d, %d wrong", F->name, path, i, j);
+            }
+        fe_set_mulx(was);
+    }
+    mpz_clears(v, x0, x1, y0, y1, c0, NULL);
+    ref_clear(&g);
+}
+END_TEST
+
+/* fe_inv_gcd (GMP's gcd, what the host's batch inversions use) equals fe_inv (Fermat,
+ * the portable reference) bit for bit and GMP's inverse of the value: on the carry
+ * edges (0 -> 0 included) and random values, with mulx and with the portable product. */
+START_TEST(test_field_inv_gcd_matches_fermat)
+{
+    const field_desc *F = FIELDS[_i];
+    struct ref g;
+    ref_init(&g, F);
+    uint64_t e[12 + 5 * FE_MAX_LIMBS][FE_MAX_LIMBS], a[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
+    int ne = carry_edges(&g, e);
+    mpz_t v, w;
+    mpz_inits(v, w, NULL);
+    for (int path = 0; path < 2; path++) {
+        bool was = fe_set_mulx(path == 0);
+        for (int r = 0; r < ne + 300; r++) {
+            if (r < ne) {
+                fe_copy(F, a, e[r]);
+                z_from(v, F, a);
+                mpz_mul(v, v, g.Rinv); /* the value whose Montgomery limbs a is */
+                mpz_mod(v, v, g.p);
+            } else {
+                rand_val(&g, v);
+                ref_mont(&g, a, v);
+            }
+            fe_inv(F, want, a);
+            fe_inv_gcd(F, got, a);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: gcd inverse differs from Fermat's (case %d)", F->name,
+                          path, r);
+            if (mpz_sgn(v) == 0) mpz_set_ui(w, 0);
+            else ck_assert(mpz_invert(w, v, g.p));
+            assert_mont_eq(&g, got, w, "inv_gcd");
+            fe_inv_gcd(F, a, a); /* in place */
+            ck_assert(fe_eq(F, a, want));
+        }
+        fe_set_mulx(was);
+    }
+    mpz_clears(v, w, NULL);
     ref_clear(&g);
 }
 END_TEST
@@ -465,10 +634,12 @@ int main(void)
         {"arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4},
         {"arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4},
         {"mulx_matches_portable", test_field_mulx_matches_portable, 4},
+        {"products_match_gmp_at_carry_edges", test_field_products_match_gmp_at_carry_edges, 4},
+        {"inv_gcd_matches_fermat", test_field_inv_gcd_matches_fermat, 4},
         {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
         {"decimal_round_trips", test_field_decimal_round_trips, 4},
         {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
-        {"fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 1},
+        {"fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 2},
         {"lookup_by_modulus", test_field_lookup_by_modulus, 4},
     };
     test_rng_seed(0x853c49e6748fea9bULL);

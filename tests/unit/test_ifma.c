@@ -1,4 +1,5 @@
-/* test_ifma.c — the AVX-512 IFMA BN254 Fq lanes (zk/ifma.c) against field.h's scalar
+/* test_ifma.c — the AVX-512 IFMA BN254 Fq lanes (zk/ifma.c; BLS12-381 Fq and G1 of
+ * zk/ifma381.c at the end) against field.h's scalar
  * products bit for bit and against GMP on the raw 52-bit lanes (including the lazy
  * [0, 2p) inputs field.h never sees), the Fq2 lane product and square against GMP on
  * the edges of their input ranges, and the batch-affine addition on G1 and G2 against
@@ -15,6 +16,7 @@
 #include <cuzk/curve.h>
 #include <cuzk/field.h>
 #include <cuzk/ifma.h>
+#include <cuzk/ifma381.h>
 
 #include "helper_test.h"
 
@@ -393,7 +395,10 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
-    size_t sb = G->deg == 1 ? ifma_g1_batch_scratch_bytes(count) : ifma_g2_batch_scratch_bytes(count);
+    size_t sb = G->id == CURVE_G1_BLS12_381   ? ifma381_g1_batch_scratch_bytes(count)
+                : G->id == CURVE_G2_BLS12_381 ? ifma381_g2_batch_scratch_bytes(count)
+                : G->deg == 1                 ? ifma_g1_batch_scratch_bytes(count)
+                                              : ifma_g2_batch_scratch_bytes(count);
     void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
     ck_assert(A && want && bb && perm && scratch);
     /* distinct buckets: the head of a random permutation */
@@ -416,7 +421,13 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     for (int form = 0; form < 2; form++) {
         if (form == 1 && !have_ifma()) break;
         memcpy(A, A0, nbuckets * pb);
-        if (G->deg == 1) {
+        if (G->id == CURVE_G1_BLS12_381) {
+            if (form == 0) ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
+            else ifma381_g1_batch_add(A, bb, bp, count, scratch);
+        } else if (G->id == CURVE_G2_BLS12_381) {
+            if (form == 0) ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
+            else ifma381_g2_batch_add(A, bb, bp, count, scratch);
+        } else if (G->deg == 1) {
             if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
             else ifma_g1_batch_add(A, bb, bp, count, scratch);
         } else {
@@ -452,6 +463,75 @@ START_TEST(test_ifma_g2_batch_add_matches_jacobian)
 }
 END_TEST
 
+/* BLS12-381 G1 (zk/ifma381.c: 8 limbs of 52 bits): the same check, every count. */
+START_TEST(test_ifma381_g1_batch_add_matches_jacobian)
+{
+    check_batch_add(&G1_BLS12_381, BATCH_COUNTS[_i], 0x3810 + (uint64_t)_i);
+}
+END_TEST
+
+/* BLS12-381 G2 (Fq2 lanes of zk/ifma381.c): counts 1..40 and G2_BIG_COUNTS. */
+START_TEST(test_ifma381_g2_batch_add_matches_jacobian)
+{
+    size_t count = _i < G2_SMALL ? (size_t)_i + 1 : G2_BIG_COUNTS[_i - G2_SMALL];
+    check_batch_add(&G2_BLS12_381, count, 0x3820 + (uint64_t)_i);
+}
+END_TEST
+
+/* The BLS12-381 Fq lane product with its conversions in and out equals fe_mul bit for
+ * bit and GMP's a b R^-1 mod p (R = 2^384): random operands and the edges 0, 1, p-1,
+ * p-2, R mod p, limbs of all ones below p's top limb, 2^380, in every lane position. */
+START_TEST(test_ifma381_mul_matches_fe_mul)
+{
+    if (!have_ifma()) return;
+    const field_desc *Q = &FIELD_BLS12_381_FQ;
+    enum { N = 64, NE = 8 };
+    uint64_t a[6 * N], b[6 * N], got[6 * N], want[6], e[NE][6];
+    mpz_t zq, zri, x, y;
+    mpz_inits(zq, zri, x, y, NULL);
+    mpz_import(zq, 6, -1, 8, 0, 0, Q->p);
+    mpz_set_ui(zri, 1);
+    mpz_mul_2exp(zri, zri, 384);
+    ck_assert(mpz_invert(zri, zri, zq));
+    memset(e, 0, sizeof e);
+    e[1][0] = 1;
+    fe_copy(Q, e[2], Q->p), e[2][0] -= 1;
+    fe_copy(Q, e[3], Q->p), e[3][0] -= 2;
+    fe_copy(Q, e[4], Q->one);
+    for (int k = 0; k < 5; k++) e[5][k] = ~(uint64_t)0;
+    e[5][5] = Q->p[5] - 1;
+    e[6][5] = (uint64_t)1 << (380 - 320);
+    for (int k = 0; k < 6; k++) e[7][k] = 0x8000000000000000ULL >> k;
+    for (int round = 0; round < ROUNDS / 8; round++) {
+        for (int i = 0; i < N; i++) {
+            for (int k = 0; k < 6; k++) {
+                a[6 * i + k] = test_rng64();
+                b[6 * i + k] = test_rng64();
+            }
+            a[6 * i + 5] %= Q->p[5]; /* below p: top limb under p's */
+            b[6 * i + 5] %= Q->p[5];
+            if ((i + round) % 5 == 0) fe_copy(Q, a + 6 * i, e[(i + round) % NE]);
+            if ((i + 2 * round) % 7 == 0) fe_copy(Q, b + 6 * i, e[(i / 7 + round) % NE]);
+        }
+        ifma381_fq_mul_aos(got, a, b, N);
+        for (int i = 0; i < N; i++) {
+            fe_mul(Q, want, a + 6 * i, b + 6 * i);
+            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from fe_mul", round,
+                          i);
+            mpz_import(x, 6, -1, 8, 0, 0, a + 6 * i);
+            mpz_import(y, 6, -1, 8, 0, 0, b + 6 * i);
+            mpz_mul(x, x, y);
+            mpz_mul(x, x, zri);
+            mpz_mod(x, x, zq);
+            memset(want, 0, sizeof want);
+            mpz_export(want, NULL, -1, 8, 0, 0, x);
+            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from GMP", round, i);
+        }
+    }
+    mpz_clears(zq, zri, x, y, NULL);
+}
+END_TEST
+
 int main(void)
 {
     gmp_setup();
@@ -464,6 +544,11 @@ int main(void)
          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
         {"ifma_fq2_lanes_match_gmp", test_ifma_fq2_lanes_match_gmp, 1},
         {"ifma_g2_batch_add_matches_jacobian", test_ifma_g2_batch_add_matches_jacobian,
+         G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
+        {"ifma381_mul_matches_fe_mul", test_ifma381_mul_matches_fe_mul, 1},
+        {"ifma381_g1_batch_add_matches_jacobian", test_ifma381_g1_batch_add_matches_jacobian,
+         (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
+        {"ifma381_g2_batch_add_matches_jacobian", test_ifma381_g2_batch_add_matches_jacobian,
          G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
     };
     int rc = test_run_suite("ifma", cases, sizeof cases / sizeof cases[0], 120);
