@@ -89,6 +89,7 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
     struct jobtab *jt = &w->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
+    pipe_stage_orphan_check(&w->st.pl); /* a dying cuzkd's closed copies fail nothing */
     pipe_reason(reason, sizeof(reason), file, msg);
     if (jobtab_part_fail(jt, p, JOBTAB_PROVING, (uint32_t)w->st.pid, reason) == 0) {
         pipe_stage_count(&w->st, C_FAILED, 1);

@@ -4,6 +4,7 @@
 #include "cuzk/pipeline.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -482,6 +483,48 @@ const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *d
         return display;
     snprintf(buf, len, "/proc/%u/fd/%d", pl->config->supervisor_pid, (int)fd);
     return buf;
+}
+
+/* 1: pid is exiting or gone; 0: alive (or unknown: never a reason to exit). */
+static int supervisor_exiting(uint32_t pid)
+{
+    char path[64], buf[1024];
+    const char *p;
+    unsigned long flags = 0;
+    ssize_t n;
+    char state;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return n == 0 || errno == ESRCH;
+    buf[n] = '\0';
+    p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    if (!p)
+        return 0;
+    /* After ") ": state ppid pgrp session tty_nr tpgid flags (fields 3 to 9). */
+    if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+        return 0;
+    return (flags & 0x4ul) != 0; /* PF_EXITING */
+}
+
+void pipe_stage_orphan_check(const struct pipeline *pl)
+{
+    uint32_t pid = pl->config ? pl->config->supervisor_pid : 0;
+
+    if (!pid || !supervisor_exiting(pid))
+        return;
+    /* PDEATHSIG (SIGKILL) is on its way; if it never comes (we are not cuzkd's child,
+     * e.g. a test harness), leave on our own: nothing may be recorded for a daemon
+     * that is gone. */
+    for (int i = 0; i < 1000 && getppid() == (pid_t)pid; i++)
+        usleep(10000);
+    _exit(PIPE_EXIT_SYSTEM);
 }
 
 void pipe_err_rename(char *msg, size_t len, const char *from, const char *to)

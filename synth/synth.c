@@ -170,6 +170,7 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
     struct jobtab *jt = &s->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
+    pipe_stage_orphan_check(&s->st.pl); /* a dying cuzkd's closed copies fail nothing */
     pipe_reason(reason, sizeof(reason), file, msg);
     if (jobtab_part_fail(jt, p, JOBTAB_SYNTH, (uint32_t)s->st.pid, reason) == 0) {
         pipe_stage_count(&s->st, C_FAILED, 1);

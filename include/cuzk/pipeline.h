@@ -335,6 +335,14 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
  * fd > 0, else display itself (see "Inputs by descriptor"). */
 const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
                             char *buf, size_t len);
+/* Call before recording a partition's failure. When cuzkd is being killed, the kernel
+ * closes its descriptors (exit_files) before it signals the children (PDEATHSIG, in
+ * exit_notify): in that window every /proc/<cuzkd>/fd/N open fails with ENOENT, and a
+ * stage that recorded those as failures turned a dying daemon's running job into a
+ * failed one (faults/supervisor_death under load: no LOST line). So: if cuzkd is
+ * exiting (PF_EXITING in /proc/PID/stat) or gone, wait to be killed and exit without
+ * recording anything; returns at once while cuzkd lives. */
+void pipe_stage_orphan_check(const struct pipeline *pl);
 /* Replace each occurrence of from in msg (len bytes) by to, but not one followed by
  * a digit (fd 7 is not fd 71): a message about the /proc path a stage opened names
  * the file as the client knows it. */

@@ -719,6 +719,42 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
 }
 END_TEST
 
+
+/* pipe_stage_orphan_check: returns while cuzkd (here: this process, alive) lives; a
+ * stage whose cuzkd is gone exits 111 at once without recording anything. */
+START_TEST(test_pipeline_orphan_check_exits_only_without_supervisor)
+{
+    struct pipe_config pc;
+    struct pipeline opl;
+    pid_t dead, child;
+    int status;
+
+    memset(&pc, 0, sizeof(pc));
+    memset(&opl, 0, sizeof(opl));
+    opl.config = &pc;
+    pc.supervisor_pid = (uint32_t)getpid();
+    pipe_stage_orphan_check(&opl); /* alive: returns */
+    pc.supervisor_pid = 0;
+    pipe_stage_orphan_check(&opl); /* unknown: returns */
+
+    dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead); /* reaped: its pid names no one */
+    pc.supervisor_pid = (uint32_t)dead;
+    child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        pipe_stage_orphan_check(&opl);
+        _exit(0); /* returned: wrong */
+    }
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status));
+    ck_assert_int_eq(WEXITSTATUS(status), PIPE_EXIT_SYSTEM);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -733,6 +769,7 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
     tcase_add_test(tc, test_pipeline_circuits_preload_pin_evict);
     tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
+    tcase_add_test(tc, test_pipeline_orphan_check_exits_only_without_supervisor);
     tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
     tcase_add_test(tc, test_pipeline_synth_takes_higher_priority_first);
     suite_add_tcase(s, tc);
