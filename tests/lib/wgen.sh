@@ -33,3 +33,22 @@ wgen_skip_without_tools() {
     command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"; exit 77; }
   done
 }
+
+# wgen_script_init: the start of a standalone script test of witness generators (run
+# from tests/scripts/, not through daemon.sh): sets ROOT, BUILD (absolute), CUZK;
+# exits 77 without g++/nasm; builds the fixtures and sources their env.sh; makes tmp,
+# removed at exit.
+wgen_script_init() {
+  ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  cd "$ROOT"
+  BUILD="${BUILD:-build}"
+  case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+  CUZK="$BUILD/bin/cuzk"
+  [ -x "$CUZK" ] || { echo "FAIL: $CUZK does not exist (run make first)" >&2; exit 1; }
+  wgen_skip_without_tools
+  bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
+  # shellcheck source=../fixtures/env.sh
+  . "$ROOT/tests/fixtures/env.sh"
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+}

@@ -14,22 +14,9 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-CUZK="$BUILD/bin/cuzk"
-[ -x "$CUZK" ] || { echo "FAIL: $CUZK does not exist (run make first)" >&2; exit 1; }
 # shellcheck source=../lib/wgen.sh
-. "$ROOT/tests/lib/wgen.sh"
-wgen_skip_without_tools
-
-bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-# shellcheck source=../fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+. "$HERE/../lib/wgen.sh"
+wgen_script_init
 
 n=0
 while IFS= read -r d; do
