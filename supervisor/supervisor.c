@@ -519,10 +519,18 @@ static uint64_t collect_lost(struct sup *s)
 	struct jobtab *jt;
 	char e[256];
 	uint64_t next;
+	int rc;
 
 	memset(&old, 0, sizeof(old));
-	if (pipeline_attach(&old, s->c->instance, e, sizeof(e)))
+	rc = pipeline_attach(&old, s->c->instance, e, sizeof(e));
+	if (rc) {
+		/* No segment is the normal case (a clean stop removes them); anything else
+		 * means a dead cuzkd's jobs cannot be listed, which the operator must see. */
+		if (rc != -ENOENT)
+			logmsg("segments of a previous cuzkd unreadable, its jobs cannot be "
+			       "reported: %s", e);
 		return 0;
+	}
 	jt = &old.data.jobtab;
 	next = barrier_load_relaxed(&jt->hdr->next_job_id);
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {

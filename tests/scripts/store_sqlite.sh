@@ -55,7 +55,7 @@ id="$(cuzk --json status | jq '.jobs[0].id')"
 [ "$id" != null ] || fail "the job does not show in status"
 : >"$tmp/noted"
 for k in $(seq 1 "$KILLS"); do
-  sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100}')"
+  sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.05 + (r % 40) / 100}')"
   d="$(cuzk --json status "$id" | jq .job.done)" || d="?"
   kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
   stages_gone
