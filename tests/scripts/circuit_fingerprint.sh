@@ -2,7 +2,8 @@
 # The circuit fingerprint (include/cuzk/fingerprint.h) that matches a witness generator
 # to a zkey beyond curve and witness size:
 #   - on every fixture (bn128 and bls12381) the zkey's, the r1cs's and the generator's
-#     (build-witness --r1cs) fingerprints are equal, and differ between fixtures;
+#     (build-witness --r1cs) fingerprints are equal, equal to an independent python
+#     reference (hashlib, tests/lib/fingerprint_ref.py), and differ between fixtures;
 #   - a zkey whose section 4 entries are shuffled (another writer's order; the sorted
 #     path of fp_of_zkey) has the same fingerprint;
 #   - a generator of another circuit with the same witness size (mulchain-10 with one
@@ -28,9 +29,11 @@ for d in "${fixtures[@]}"; do
   label="${d#"$FIXTURES"/}"
   z="$(fp "$d/circuit_final.zkey")"; r="$(fp "$d/circuit.r1cs")"; g="$(fp "$(wgen_for "$d")")"
   [ ${#z} -eq 64 ] && [ "$z" = "$r" ] && [ "$z" = "$g" ] || fail "$label: zkey $z, r1cs $r, generator $g"
+  ref="$(python3 "$ROOT/tests/lib/fingerprint_ref.py" "$d/circuit_final.zkey")"
+  [ "$z" = "$ref" ] || fail "$label: cuzk $z, the python reference (tests/lib/fingerprint_ref.py) $ref"
   case "$seen" in *" $z "*) fail "$label: fingerprint $z also belongs to another fixture" ;; esac
   seen="$seen$z "
-  echo "ok   $label: zkey = r1cs = generator = ${z:0:16}"
+  echo "ok   $label: zkey = r1cs = generator = python reference = ${z:0:16}"
 done
 
 # ---- another writer's order: section 4 shuffled, duplicates split ------------------
