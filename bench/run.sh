@@ -16,7 +16,9 @@
 #       stage utilization, the worker's gaps) against the same partitions through
 #       cuzk prove-local and rapidsnark back to back; BENCH_PIPELINE=0 skips it;
 #   (e) bench/store.sh: the job store's cost, partitions/s of a backlog of 64 small
-#       partitions with the SQLite store and with --no-store; BENCH_STORE=0 skips it.
+#       partitions with the SQLite store and with --no-store; BENCH_STORE=0 skips it;
+#   (g) bench/threads.sh: prove-local --threads 1..nproc on mulchain 2^14 and 2^16,
+#       wall, CPU, speedup and threads created per proof; BENCH_THREADS=0 skips it.
 #
 # Environment:
 #   BUILD        build dir (default build)
@@ -185,6 +187,14 @@ if [ "${BENCH_INPUTJSON:-1}" != 0 ]; then
   rc=0
   BUILD="$BUILD" bash "$ROOT/bench/inputjson.sh" || rc=$?
   [ $rc -eq 0 ] || failures+=("inputjson")
+  echo
+fi
+
+# ---- (g) prove-local --threads 1..nproc (issue 21 item 4) ---------------------------
+if [ "${BENCH_THREADS:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/threads.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("threads")
   echo
 fi
 

@@ -9,7 +9,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config make gcc
   liburing-dev libnuma-dev libhwloc-dev check libsubunit-dev
-  libjansson-dev libncurses-dev libgmp-dev libsqlite3-dev
+  libjansson-dev libncurses-dev libgmp-dev libsqlite3-dev libssl-dev
   g++ nasm
   nodejs npm python3 tmux procps
   hwloc-nox

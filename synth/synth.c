@@ -138,7 +138,15 @@ static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size
         }
     g = &s->gen[s->gen_next++ % WGEN_CACHE];
     wgen_close(g);
-    return wgen_open(g, path, err, errlen) ? NULL : g;
+    if (wgen_open(g, path, err, errlen))
+        return NULL;
+    /* once per load, in the daemon's log: such a generator is checked by curve and
+     * witness size only (wgen.h) */
+    if (!wgen_has_fingerprint(g))
+        fprintf(stderr, "cuzk-synth %u: warning: witness generator %s was built without "
+                "--r1cs: checked against zkeys by curve and witness size only\n",
+                s->o->index, path);
+    return g;
 }
 
 /* Every constraint of the job's r1cs against the witness: 0, or an error with err set. */

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "cuzk/error.h"
+#include "cuzk/fingerprint.h"
 #include "cuzk/zkey.h"
 
 enum { WGEN_NAME_MAX = 512 }; /* longest qualified signal name we build */
@@ -78,6 +79,9 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
                       path);
         goto fail;
     }
+    /* optional: generators built before it, or without --r1cs, have no fingerprint */
+    const uint8_t *(*fingerprint)(void) = (const uint8_t *(*)(void))dlsym(g->dl, "cuzk_wgen_fingerprint");
+    g->fp = fingerprint ? fingerprint() : NULL;
     /* the version is the first field of every ABI's description */
     g->d = describe();
     if (g->d->abi != CUZK_WGEN_ABI) {
@@ -121,7 +125,26 @@ int wgen_check_zkey(const wgen *g, const zkey *z, char *err, size_t errlen)
                         "witness generator built for another circuit? %s makes witnesses of %u values, zkey %s "
                         "expects %u",
                         g->path, g->d->nwitness, z->bf.path, z->nvars);
+    if (g->fp) {
+        uint8_t zfp[FP_BYTES];
+        char a[FP_HEX], b[FP_HEX];
+        int rc = fp_of_zkey(z, zfp, err, errlen);
+        if (rc) return rc;
+        if (memcmp(zfp, g->fp, FP_BYTES) != 0) {
+            fp_hex(g->fp, a);
+            fp_hex(zfp, b);
+            return wgen_err(err, errlen, CUZK_E_MISMATCH,
+                            "witness generator %s was built for another circuit than zkey %s (same curve and "
+                            "witness size, other constraints: circuit fingerprints %.16s and %.16s)",
+                            g->path, z->bf.path, a, b);
+        }
+    }
     return 0;
+}
+
+int wgen_has_fingerprint(const wgen *g)
+{
+    return g->fp != NULL;
 }
 
 size_t wgen_witness_bytes(const wgen *g)

@@ -50,6 +50,8 @@ extern bool Fr_init();
  * build-witness writes (.incbin). */
 extern "C" const unsigned char cuzk_wgen_dat[], cuzk_wgen_dat_end[];
 extern "C" const char cuzk_wgen_names[];
+/* 32 bytes of circuit fingerprint then one byte, 1 when build-witness had the r1cs */
+extern "C" const unsigned char cuzk_wgen_fp[];
 
 /* Thrown by wgen_assert.h's assert. */
 struct wgen_assert_failed : std::runtime_error {
@@ -139,6 +141,11 @@ static void load_circuit()
     uint64_t h = 0xCBF29CE484222325ULL;
     for (const unsigned char *q = cuzk_wgen_dat; q < cuzk_wgen_dat_end; q++) h = (h ^ *q) * 0x100000001B3ULL;
     d.dat_hash = h;
+}
+
+WGEN_API const uint8_t *cuzk_wgen_fingerprint(void)
+{
+    return cuzk_wgen_fp[32] == 1 ? cuzk_wgen_fp : NULL;
 }
 
 WGEN_API const cuzk_wgen_desc *cuzk_wgen_describe(void)

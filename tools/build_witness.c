@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "cuzk/error.h"
+#include "cuzk/fingerprint.h"
+#include "cuzk/r1cs.h"
 #include "cuzk/wgen.h"
 
 /* The sources that go into every .wgen, embedded at build time (the Makefile makes
@@ -30,16 +32,21 @@ extern const char bw_src_abi_h[] __asm__("bw_src_abi_h");
 extern const char bw_src_assert_h[] __asm__("bw_src_assert_h");
 
 static const char usage_text[] =
-    "usage: cuzk build-witness [--prime bn128|bls12381] [--keep] CIRCUIT_cpp/ OUT.wgen\n"
+    "usage: cuzk build-witness [--prime bn128|bls12381] [--r1cs CIRCUIT.r1cs] [--keep] CIRCUIT_cpp/ OUT.wgen\n"
     "  Builds a witness generator from what `circom --c` wrote (CIRCUIT_cpp/: the\n"
     "  circuit's .cpp and .dat, calcwit.cpp, fr.cpp, fr.asm) for cuzk witness,\n"
     "  prove-local --witness-gen and cuzk prove --witness-gen. Needs g++, nasm and\n"
     "  libgmp-dev (CXX and NASM override the tools). With circom's --sym file next to\n"
     "  CIRCUIT_cpp/ a missing input is named in messages.\n"
     "  --prime P   check that circom compiled for this prime (bn128 or bls12381)\n"
+    "  --r1cs F    the circuit's .r1cs (circom --r1cs): its fingerprint goes into the\n"
+    "              generator, and prove-local and the daemon refuse it with a zkey of\n"
+    "              another circuit even of the same witness size (without it they check\n"
+    "              curve and size only, and warn)\n"
     "  --keep      keep the build directory (its path is printed)\n"
-    "exit codes: 0 ok, 2 usage, 3 circom output missing or unreadable, 7 not the\n"
-    "  --prime's circuit, 9 output not writable, 10 a compiler failed or is missing\n";
+    "exit codes: 0 ok, 2 usage, 3 circom output or r1cs missing or unreadable, 4 not an\n"
+    "  r1cs, 7 not the --prime's (or the r1cs's) circuit, 9 output not writable, 10 a\n"
+    "  compiler failed or is missing\n";
 
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int code, const char *fmt, ...)
@@ -176,10 +183,11 @@ int build_witness_main(int argc, char **argv)
     static const struct option opts[] = {
         {"prime", required_argument, NULL, 'p'},
         {"keep", no_argument, NULL, 'k'},
+        {"r1cs", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *prime = NULL;
+    const char *prime = NULL, *r1cs_path = NULL;
     int keep = 0, c;
 
     optind = 1;
@@ -187,6 +195,7 @@ int build_witness_main(int argc, char **argv)
         switch (c) {
         case 'p': prime = optarg; break;
         case 'k': keep = 1; break;
+        case 'r': r1cs_path = optarg; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return CUZK_E_USAGE;
         }
@@ -220,6 +229,20 @@ int build_witness_main(int argc, char **argv)
     long start = cpp_number(cpp, "get_main_input_signal_start()"), nin = cpp_number(cpp, "get_main_input_signal_no()");
     if (start < 0 || nin < 0)
         return fail(CUZK_E_IO, "%s: no get_main_input_signal_start/no: not circom 2 --c output?", cpp);
+    /* the circuit fingerprint, from the r1cs (checked against the generator below) */
+    uint8_t fp[FP_BYTES] = {0};
+    int fp_id = -1;
+    uint32_t fp_nwires = 0;
+    if (r1cs_path) {
+        r1cs r;
+        char e[1024];
+        if ((rc = r1cs_open(&r, r1cs_path, e, sizeof e))) return fail(-rc, "%s", e);
+        rc = fp_of_r1cs(&r, fp, e, sizeof e);
+        fp_id = r.Fr->id;
+        fp_nwires = r.nwires;
+        r1cs_close(&r);
+        if (rc) return fail(-rc, "%s", e);
+    }
 
     /* the build directory */
     const char *tmpdir = getenv("TMPDIR");
@@ -240,7 +263,7 @@ int build_witness_main(int argc, char **argv)
     FILE *nf = fopen(names, "w");
     int have_sym = nf && sym_names(sym, start, nin, nf) == 0;
     bad |= !nf || fclose(nf) != 0;
-    char dats[2 * PATH_MAX + 1024];
+    char dats[2 * PATH_MAX + 2048];
     snprintf(dats, sizeof dats,
              "    .section .rodata\n"
              "    .balign 64\n"
@@ -250,8 +273,18 @@ int build_witness_main(int argc, char **argv)
              "cuzk_wgen_dat_end:\n    .byte 0\n"
              "    .globl cuzk_wgen_names\n    .hidden cuzk_wgen_names\n"
              "cuzk_wgen_names:\n    .incbin \"%s\"\n    .byte 0\n"
-             "    .section .note.GNU-stack,\"\",@progbits\n",
+             "    .globl cuzk_wgen_fp\n    .hidden cuzk_wgen_fp\n"
+             "cuzk_wgen_fp:\n",
              dat, names);
+    /* the fingerprint's 32 bytes, then 1 (built with --r1cs) or 0 */
+    for (int i = 0; i <= FP_BYTES; i++) {
+        size_t l = strlen(dats);
+        snprintf(dats + l, sizeof dats - l, "    .byte %u\n", i < FP_BYTES ? fp[i] : r1cs_path ? 1u : 0u);
+    }
+    {
+        size_t l = strlen(dats);
+        snprintf(dats + l, sizeof dats - l, "    .section .note.GNU-stack,\"\",@progbits\n");
+    }
     bad |= write_text(work, "dat.S", dats) != 0;
     if (bad) {
         rm_tree(work);
@@ -313,7 +346,13 @@ int build_witness_main(int argc, char **argv)
     }
     const char *curve = g.Fr->id == FIELD_ID_BN254_FR ? "bn128" : "bls12381";
     unsigned nw = g.d->nwitness, ni = g.d->ninputs;
+    int gid = g.Fr->id;
     wgen_close(&g);
+    if (r1cs_path && (gid != fp_id || nw != fp_nwires)) {
+        if (!keep) rm_tree(work);
+        return fail(CUZK_E_MISMATCH, "%s is not the r1cs of %s: %s", r1cs_path, argv[optind],
+                    gid != fp_id ? "another prime" : "another number of wires than the generator's witness size");
+    }
     if (prime && strcmp(prime, curve)) {
         if (!keep) rm_tree(work);
         return fail(CUZK_E_MISMATCH, "%s was compiled by circom for %s, not %s (circom --prime %s)", argv[optind],
@@ -352,7 +391,11 @@ int build_witness_main(int argc, char **argv)
     }
     if (keep) fprintf(stderr, "cuzk build-witness: build directory kept: %s\n", work);
     else rm_tree(work);
-    printf("%s: %s circuit %s, %u witness values, %u input values%s\n", out, curve, base, nw, ni,
+    char hex[FP_HEX];
+    fp_hex(fp, hex);
+    hex[16] = '\0';
+    printf("%s: %s circuit %s, %u witness values, %u input values, %s%s%s\n", out, curve, base, nw, ni,
+           r1cs_path ? "circuit fingerprint " : "", r1cs_path ? hex : "no circuit fingerprint (no --r1cs)",
            have_sym ? "" : " (no .sym: missing inputs are named by signal number)");
     return 0;
 }

@@ -57,10 +57,11 @@ void client_usage(FILE *f)
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
-          "  build-witness [--prime P] CIRCUIT_cpp/ OUT.wgen   a witness generator from\n"
-          "                      circom --c output (g++, nasm, libgmp-dev)\n"
+          "  build-witness [--prime P] [--r1cs R] CIRCUIT_cpp/ OUT.wgen   a witness generator\n"
+          "                      from circom --c output (g++, nasm, libgmp-dev)\n"
           "  witness --witness-gen G.wgen INPUT.json OUT.wtns  compute a witness (as\n"
           "                      snarkjs wtns calculate)\n"
+          "  fingerprint FILE...  the circuit fingerprint of zkeys, r1cs files, generators\n"
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
@@ -426,6 +427,9 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         memset(&z, 0, sizeof(z));
         if (!bad) {
             bad = zkey_open(&z, zkey_arg, err, sizeof(err)) || wgen_check_zkey(&g, &z, err, sizeof(err));
+            if (!bad && !wgen_has_fingerprint(&g))
+                fprintf(stderr, "cuzk prove: warning: witness generator %s was built without --r1cs: "
+                        "only its curve and witness size are checked against zkey %s\n", gen, zkey_arg);
             zkey_close(&z);
             wgen_close(&g);
         }

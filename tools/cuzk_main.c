@@ -5,6 +5,7 @@
 #include "cuzk/build_witness.h"
 #include "cuzk/client.h"
 #include "cuzk/error.h"
+#include "cuzk/fingerprint_cmd.h"
 #include "cuzk/prove_local.h"
 #include "cuzk/setup_test.h"
 #include "cuzk/verify_cmd.h"
@@ -21,6 +22,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "verify") == 0) return verify_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "build-witness") == 0) return build_witness_main(argc - 1, argv + 1);
     if (strcmp(cmd, "witness") == 0) return witness_cmd_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "fingerprint") == 0) return fingerprint_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         client_usage(stdout);

@@ -188,6 +188,9 @@ int prove_local_main(int argc, char **argv)
         /* the generator is checked against the zkey before any input is read */
         if ((rc = wgen_open(&g, gen_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
         if ((rc = wgen_check_zkey(&g, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if (!wgen_has_fingerprint(&g))
+            fprintf(stderr, "cuzk prove-local: warning: witness generator %s was built without --r1cs: only its "
+                    "curve and witness size are checked against zkey %s\n", gen_path, zkey_path);
         if (!(values = malloc(wgen_witness_bytes(&g)))) { code = fail(CUZK_E_INTERNAL, "out of memory"); goto out; }
         if ((rc = wgen_compute_file(&g, wtns_path, values, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
         if ((rc = wtns_of_values(&w, wtns_path, g.Fr, g.d->nwitness, values)) != 0) {

@@ -33,6 +33,7 @@ typedef struct wgen {
     int (*ctx_run)(void *, char *, size_t);
     void (*ctx_get)(void *, uint32_t, uint32_t, uint8_t *);
     void (*ctx_free)(void *);
+    const uint8_t *fp;          /* circuit fingerprint (fingerprint.h), NULL if built without --r1cs */
     char path[4096];
     struct stat st;             /* of the file when loaded (wgen_is_current) */
 } wgen;
@@ -51,8 +52,15 @@ void wgen_close(wgen *g);
 int wgen_is_current(const wgen *g);
 
 /* Does this generator make witnesses for this zkey? Same scalar field and witness size
- * (nvars), else -CUZK_E_MISMATCH with both in the message. */
+ * (nvars) and, for a generator built with --r1cs, the same circuit fingerprint
+ * (fingerprint.h; the zkey's is computed on first use and kept in z), else
+ * -CUZK_E_MISMATCH with both files in the message; -CUZK_E_INTERNAL if the zkey's
+ * fingerprint cannot be computed. A generator without a fingerprint passes on curve
+ * and size alone: callers warn (wgen_has_fingerprint). */
 int wgen_check_zkey(const wgen *g, const struct zkey *z, char *err, size_t errlen);
+
+/* 1 when the generator carries a circuit fingerprint (built with --r1cs), else 0. */
+int wgen_has_fingerprint(const wgen *g);
 
 /* Bytes of one witness (nwitness * n8). */
 size_t wgen_witness_bytes(const wgen *g);

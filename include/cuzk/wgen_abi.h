@@ -7,7 +7,9 @@
  * Plain C, no includes beyond <stdint.h>/<stddef.h>: it is compiled by g++ as well.
  *
  * Bump CUZK_WGEN_ABI on any change of a layout or a function below: the loader
- * refuses a .wgen of another version ("rebuild it with cuzk build-witness"). */
+ * refuses a .wgen of another version ("rebuild it with cuzk build-witness"). A new
+ * function the loader treats as optional (cuzk_wgen_fingerprint: absent in older
+ * generators, which then count as built without --r1cs) needs no bump. */
 #ifndef CUZK_WGEN_ABI_H
 #define CUZK_WGEN_ABI_H
 
@@ -61,6 +63,10 @@ int cuzk_wgen_run(void *ctx, char *err, size_t errlen);
 /* Copies witness values [first, first + n) out, canonical little-endian, n8 bytes each
  * (the .wtns and pinned-buffer form). After a successful run only. */
 void cuzk_wgen_get(void *ctx, uint32_t first, uint32_t n, uint8_t *out);
+/* The circuit fingerprint (fingerprint.h, FP_BYTES = 32 bytes) that `cuzk build-witness
+ * --r1cs` computed from the circuit's r1cs, or NULL for a generator built without one.
+ * Optional: the loader looks it up with dlsym. */
+const uint8_t *cuzk_wgen_fingerprint(void);
 /* Frees a context; NULL is accepted. */
 void cuzk_wgen_free(void *ctx);
 

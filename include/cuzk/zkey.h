@@ -37,6 +37,9 @@ typedef struct zkey {
     const uint8_t *c;       /* section 8: (nvars-npublic-1) G1, entry j for signal npublic+1+j */
     const uint8_t *h;       /* section 9: domain_size G1 */
     /* All of the above point into the mapping: possibly misaligned (spec §1). */
+    /* the circuit fingerprint (fingerprint.h), filled by fp_of_zkey on first use */
+    uint8_t fp[32];
+    int fp_done;
 } zkey;
 
 /* Opens and validates (see above). Returns 0, or on failure (z left closed):

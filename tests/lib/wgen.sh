@@ -2,7 +2,8 @@
 # Source me: wgen_for FIXTURE_DIR prints the path of that fixture's witness generator,
 # built with `cuzk build-witness` from its circuit_cpp/ on first use and kept in
 # $BUILD/wgen/ (rebuilt when what goes into it changes: the circuit's .dat and .cpp,
-# the ABI sources cuzk embeds, build_witness.c; not on every relink of cuzk), so
+# the ABI sources cuzk embeds, build_witness.c, the r1cs whose circuit fingerprint
+# goes in (--r1cs); not on every relink of cuzk), so
 # the tests that use one pay the compile (about 10 s each) once. Needs BUILD, CUZK, ROOT.
 # With two tests asking at once, one builds and the other waits (flock).
 wgen_for() {  # fixture dir
@@ -12,13 +13,13 @@ wgen_for() {  # fixture dir
   out="$BUILD/wgen/$curve-$name.wgen"
   mkdir -p "$BUILD/wgen"
   stamp="$(cat "$ROOT/synth/wgen_abi.cpp" "$ROOT/include/cuzk/wgen_abi.h" "$ROOT/synth/wgen_assert.h" \
-             "$ROOT/tools/build_witness.c" "$d/circuit_cpp/circuit.dat" "$d/circuit_cpp/circuit.cpp" "$d/circuit.sym" |
+             "$ROOT/tools/build_witness.c" "$d/circuit_cpp/circuit.dat" "$d/circuit_cpp/circuit.cpp" "$d/circuit.sym" "$d/circuit.r1cs" |
            sha256sum | cut -d' ' -f1)"
   (
     exec 8>"$out.lock"
     if command -v flock >/dev/null 2>&1; then flock 8; fi
     if [ ! -f "$out" ] || [ "$(cat "$out.stamp" 2>/dev/null)" != "$stamp" ]; then
-      "$CUZK" build-witness --prime "$curve" "$d/circuit_cpp" "$out" >/dev/null ||
+      "$CUZK" build-witness --prime "$curve" --r1cs "$d/circuit.r1cs" "$d/circuit_cpp" "$out" >/dev/null ||
         { echo "FAIL: cuzk build-witness $d/circuit_cpp failed" >&2; exit 1; }
       echo "$stamp" >"$out.stamp"
     fi
