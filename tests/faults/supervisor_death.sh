@@ -28,8 +28,13 @@ wait_done() {  # id k: until k partitions of job id are done
 }
 answering() { for _ in $(seq 1 150); do ft_cuzk status >/dev/null 2>&1 && return 0; sleep 0.1; done; ft_fail "cuzkd does not answer"; }
 
+# The job must still be running when cuzkd is killed, whatever the machine's speed (on a
+# quiet machine a 30-partition job of this circuit can finish in under a second, before
+# the kill, and then nothing is lost). CUZK_TEST_HANG_ON (test-only hook) holds the
+# worker in a long call on the job's last witness, so the job cannot end before the
+# kill; the restarted cuzkd runs without it.
 # ---- 1. with the store: resumed ------------------------------------------------------
-ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
+CUZK_TEST_HANG_ON="w$N" ft_start --devices cpu:2 --buffers 6 --buffer-mb 16
 id="$(ft_submit bn128-chain "$N" a)"
 wait_done "$id" 3
 kill_daemon
@@ -53,7 +58,7 @@ ft_check_files b 4; ft_verify bn128 b
 ft_shutdown
 
 # ---- 2. --no-store: lost -----------------------------------------------------------------
-ft_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
+CUZK_TEST_HANG_ON=w30 ft_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
 id3="$(ft_submit bn128-chain 30 c)"
 wait_done "$id3" 2
 kill_daemon
