@@ -49,7 +49,7 @@ void pipe_reason(char *dst, size_t len, const char *file, const char *msg);
 struct pipe_stage_opts {
     const char *instance;    /* --instance NAME */
     uint32_t index;          /* --index I */
-    uint32_t generation;     /* --generation G (restart count; informative, see pipeline.c) */
+    uint32_t generation;     /* --generation G (restart count; informative, see stage.c) */
     unsigned threads;        /* --threads N; 0: all online CPUs */
     const char *backend;     /* gpuworker --backend (default "cpu") */
     uint32_t trim_every;     /* finalizer --trim-every N (default 16 partitions) */
