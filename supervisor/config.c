@@ -77,9 +77,15 @@ void config_usage(FILE *f)
 	      "                       restarts it and the partition counts a try (default\n"
 	      "                       1800; 0: no limit)\n"
 	      "  --max-attempts K     a partition that crashed its stage K times fails (default 3;\n"
-	      "                       a SIGKILL or SIGTERM from outside is not the partition's fault)\n"
+	      "                       a kill -9 or SIGTERM from outside counts too; a restart\n"
+	      "                       or shutdown cuzkd asked for does not)\n"
 	      "  --max-queued N       submit answers \"busy\" when it would leave more than N\n"
 	      "                       partitions unfinished (default 0: no limit but --max-parts)\n"
+	      "  --quota-jobs N       running jobs one uid may have (default 0: half of --max-jobs);\n"
+	      "                       root and cuzkd's own user are exempt; beyond: \"quota\"\n"
+	      "  --quota-partitions N unfinished partitions one uid may have queued (default 0:\n"
+	      "                       half of --max-parts)\n"
+	      "  --quota-preloads N   preloads one uid may hold (default 0: 1, half the slots)\n"
 	      "  --group NAME         also admit this group on the control socket\n"
 	      "  --conns-per-uid N    control connections one uid may hold (default 8); root\n"
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
@@ -229,6 +235,9 @@ static const struct u32_opt u32_opts[] = {
 	{ "long-call-timeout", offsetof(struct cuzkd_config, long_call_timeout_s), 0, 604800 },
 	{ "max-attempts", offsetof(struct cuzkd_config, max_attempts), 1, 1000 },
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
+	{ "quota-jobs", offsetof(struct cuzkd_config, quota_jobs), 0, 1u << 20 },
+	{ "quota-partitions", offsetof(struct cuzkd_config, quota_partitions), 0, 1u << 24 },
+	{ "quota-preloads", offsetof(struct cuzkd_config, quota_preloads), 0, PIPE_CIRCUITS },
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },

@@ -32,6 +32,7 @@
 #include "cuzk/control.h"
 #include "cuzk/copies.h"
 #include "cuzk/metrics_http.h"
+#include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
 #include "cuzk/verify.h"
@@ -137,6 +138,8 @@ struct sup {
 	/* private per job slot */
 	uint64_t *decided_ns;
 	uint8_t *cancelled;
+	uid_t *owner;           /* per job slot: who submitted it (SO_PEERCRED; owners.h) */
+	json_t *preload_owner;  /* zkey path of each preload -> its owner's uid (owners.h) */
 	int ready_fd;           /* daemon mode: tell the launcher we are up */
 	uint16_t *crashes;      /* per partition: stage crashes while it held it */
 	struct job_files *files; /* per job slot: what it holds (copies, out dir) */
@@ -374,9 +377,12 @@ static enum stats_role stats_role_of(enum plan_role r)
 		STATS_ROLE_FINALIZER;
 }
 
-/* A death that is the work's fault rather than an operator's: a crash signal, an error
- * exit, or a stall we killed it for. A SIGKILL or SIGTERM from outside (kill -9, the
- * OOM killer, a restart) is not held against the partitions the stage held. */
+/* A death that counts a try against the partitions the stage held: any death cuzkd
+ * did not ask for (a crash signal, an error exit, a SIGKILL or SIGTERM from outside:
+ * kill -9, the OOM killer), and a stall we killed it for. Otherwise a partition that
+ * gets its stage killed each time it runs (it exhausts memory, say) would be retried
+ * forever. Not counted: a restart or shutdown cuzkd sent (asked), and SIGINT (a ^C at
+ * the terminal reaches the whole group; cuzkd itself is stopping then). */
 static int death_is_crash(const struct child *c, int status)
 {
 	if (c->asked)
@@ -384,8 +390,7 @@ static int death_is_crash(const struct child *c, int status)
 	if (c->stalled)
 		return 1;
 	if (WIFSIGNALED(status))
-		return WTERMSIG(status) != SIGKILL && WTERMSIG(status) != SIGTERM &&
-		       WTERMSIG(status) != SIGINT;
+		return WTERMSIG(status) != SIGINT;
 	return WIFEXITED(status) && WEXITSTATUS(status) != 0;
 }
 
@@ -514,10 +519,18 @@ static uint64_t collect_lost(struct sup *s)
 	struct jobtab *jt;
 	char e[256];
 	uint64_t next;
+	int rc;
 
 	memset(&old, 0, sizeof(old));
-	if (pipeline_attach(&old, s->c->instance, e, sizeof(e)))
+	rc = pipeline_attach(&old, s->c->instance, e, sizeof(e));
+	if (rc) {
+		/* No segment is the normal case (a clean stop removes them); anything else
+		 * means a dead cuzkd's jobs cannot be listed, which the operator must see. */
+		if (rc != -ENOENT)
+			logmsg("segments of a previous cuzkd unreadable, its jobs cannot be "
+			       "reported: %s", e);
 		return 0;
+	}
 	jt = &old.data.jobtab;
 	next = barrier_load_relaxed(&jt->hdr->next_job_id);
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
@@ -939,6 +952,8 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 
 	if (j && s->resumed && s->resumed[slot])
 		json_object_set_new(j, "resumed", json_true());
+	if (j)
+		json_object_set_new(j, "owner", json_integer((json_int_t)s->owner[slot]));
 
 	json_object_set_new(o, "job", j ? j : json_null());
 	conn_reply(s, k, control_reply_ok(o));
@@ -1384,6 +1399,10 @@ static int resume_job(void *arg, const struct store_job *sj)
 	s->rec_job[slot] = REC_RUNNING;
 	s->resumed[slot] = 1;
 	s->cancelled[slot] = 0;
+	/* The submitter recorded with the request (store_request "peer"): a resumed job
+	 * keeps its owner. */
+	s->owner[slot] = (uid_t)json_integer_value(json_object_get(json_object_get(req, "peer"),
+								   "uid"));
 	s->decided_ns[slot] = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = jt->jobs[slot].first_part + i;
@@ -1587,6 +1606,18 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
 		return;
 	}
+	{
+		struct owners_quota q;
+		char m[256];
+
+		/* Before anything is copied: a user at its quota costs cuzkd nothing. */
+		owners_quota(s->c, &q);
+		if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid,
+					(uint32_t)r->n_witnesses, &q, m, sizeof(m))) {
+			reply_err(s, k, CONTROL_E_QUOTA, m);
+			return;
+		}
+	}
 	if (control_submit_check(r, fds, n_fds, &peer, &s->copies, s->pl.config->buf_size,
 				 s->pl.config->max_parts, &sub, &e)) {
 		reply_err(s, k, e.code, e.message);
@@ -1689,6 +1720,7 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
 		sub.wtns_fd = NULL;
 		s->cancelled[slot] = 0;
+		s->owner[slot] = k->uid;
 		s->decided_ns[slot] = 0;
 		memset(&s->crashes[s->pl.data.jobtab.jobs[slot].first_part], 0,
 		       sub.n * sizeof(*s->crashes));
@@ -1774,6 +1806,8 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		if (jj && s->resumed && s->resumed[j])
 			json_object_set_new(jj, "resumed", json_true());
 		if (jj)
+			json_object_set_new(jj, "owner", json_integer((json_int_t)s->owner[j]));
+		if (jj)
 			json_array_append_new(jobs, jj);
 	}
 	o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i}", "instance", s->c->instance, "jobs", jobs,
@@ -1832,6 +1866,16 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 
 	if (job_slot(s, r->job, &slot)) {
 		reply_err(s, k, CONTROL_E_NO_JOB, "no such job");
+		return;
+	}
+	if (!k->privileged && s->owner[slot] != k->uid) {
+		char m[160];
+
+		/* status lists every job with its owner: this tells no more than that. */
+		snprintf(m, sizeof(m), "job %llu is uid %u's, not uid %u's: only its owner (or "
+			 "root, or cuzkd's user) may cancel it", (unsigned long long)r->job,
+			 (unsigned)s->owner[slot], (unsigned)k->uid);
+		reply_err(s, k, CONTROL_E_NOT_OWNER, m);
 		return;
 	}
 	if (job_state(s, slot) == JOBTAB_QUEUED) {
@@ -1908,13 +1952,35 @@ static void do_circuit(struct sup *s, struct conn *k, const struct control_req *
 {
 	struct circ_live lv[MAX_CHILDREN];
 	size_t n = live_stages(s, lv);
-	char log[JOBTAB_PATH_LEN + 64] = "";
-	char *line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log,
-				      sizeof(log));
+	char log[JOBTAB_PATH_LEN + 64] = "", m[JOBTAB_PATH_LEN + 160];
+	const char *code = NULL;
+	struct owners_quota q;
+	char *line;
 
-	if (log[0])
+	owners_quota(s->c, &q);
+	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid,
+				 r->kind == CONTROL_EVICT, r->zkey, q.preloads, &code, m,
+				 sizeof(m))) {
+		reply_err(s, k, code, m);
+		return;
+	}
+	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log, sizeof(log));
+	if (log[0]) { /* accepted */
 		logmsg("%s", log);
+		owners_preload_note(s->preload_owner, r->kind == CONTROL_EVICT, r->zkey, k->uid);
+	}
 	conn_reply(s, k, line);
+}
+
+static void do_drain(struct sup *s, struct conn *k)
+{
+	if (!s->draining)
+		logmsg("drain requested: not accepting jobs");
+	s->draining = 1;
+	if (!busy(s))
+		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
+	else
+		k->drain_wait = 1;
 }
 
 struct line_ctx {
@@ -1967,24 +2033,33 @@ static int on_line(void *arg, const char *line, size_t len)
 	case CONTROL_STATUS: do_status(s, k, &r); break;
 	case CONTROL_WAIT: do_wait(s, k, &r); break;
 	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
-	case CONTROL_RESTART: do_restart(s, k, &r); break;
+	case CONTROL_RESTART:
+	case CONTROL_DRAIN:
+	case CONTROL_SHUTDOWN:
+		/* They act on every user's work: the operator's (root, cuzkd's user) alone. */
+		if (!k->privileged) {
+			char m[160];
+
+			snprintf(m, sizeof(m), "uid %u may not %s cuzkd: only root or cuzkd's own "
+				 "user may", (unsigned)k->uid, r.kind == CONTROL_RESTART ?
+				 "restart a stage of" : r.kind == CONTROL_DRAIN ? "drain" : "shut down");
+			reply_err(s, k, CONTROL_E_NOT_PERMITTED, m);
+			break;
+		}
+		if (r.kind == CONTROL_RESTART)
+			do_restart(s, k, &r);
+		else if (r.kind == CONTROL_DRAIN)
+			do_drain(s, k);
+		else {
+			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "shutting_down", 1)));
+			start_stop(s, "shutdown requested");
+		}
+		break;
 	case CONTROL_PRELOAD:
 	case CONTROL_EVICT: do_circuit(s, k, &r, k->fds, r.n_fds); break;
-	case CONTROL_DRAIN:
-		if (!s->draining)
-			logmsg("drain requested: not accepting jobs");
-		s->draining = 1;
-		if (!busy(s))
-			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
-		else
-			k->drain_wait = 1;
-		break;
-	case CONTROL_SHUTDOWN:
-		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "shutting_down", 1)));
-		start_stop(s, "shutdown requested");
-		break;
 	}
 	/* What the request needed of them is copied or duplicated: close the client's. */
+
 	if (k->fd >= 0)
 		conn_fds_drop(k, r.n_fds);
 	control_req_free(&r);
@@ -2206,8 +2281,10 @@ static void stop_children(struct sup *s)
 	s->killing = 1;
 	s->kill_deadline = now_ns() + STOP_GRACE_NS;
 	for (uint32_t i = 0; i < s->n_ch; i++)
-		if (s->ch[i].pid)
+		if (s->ch[i].pid) {
+			s->ch[i].asked = 1; /* cuzkd's own: no try counted (death_is_crash) */
 			kill(s->ch[i].pid, SIGTERM);
+		}
 	logmsg("stopping the stages");
 }
 
@@ -2833,6 +2910,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	}
 	s->decided_ns = calloc(c->max_jobs, sizeof(*s->decided_ns));
 	s->cancelled = calloc(c->max_jobs, 1);
+	s->owner = calloc(c->max_jobs, sizeof(*s->owner));
+	s->preload_owner = json_object();
 	s->crashes = calloc(c->max_parts, sizeof(*s->crashes));
 	s->rec_part = malloc(c->max_parts);
 	s->rec_job = calloc(c->max_jobs, 1);
@@ -2842,7 +2921,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
 			s->files[j].wgen_fd = -1;
 	copies_init(&s->copies, PIPE_ZKEY_CACHE);
-	if (!s->decided_ns || !s->cancelled || !s->crashes || !s->rec_part || !s->rec_job ||
+	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes || !s->rec_part || !s->rec_job ||
 	    !s->resumed || !s->files) {
 		logmsg("out of memory");
 		goto out_seg;
@@ -2965,6 +3044,8 @@ out_seg:
 	pipeline_destroy(c->instance);
 	free(s->decided_ns);
 	free(s->cancelled);
+	free(s->owner);
+	json_decref(s->preload_owner);
 	free(s->crashes);
 	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
 		job_files_release(s, j);

@@ -69,7 +69,8 @@ void client_usage(FILE *f)
           "  the daemon's JSON reply instead of text)\n"
           "exit codes (daemon commands): 0 ok, 2 usage, 20 no cuzkd answers, 21 cuzkd refused\n"
           "  the request (the message says why; also a --witness-gen that does not fit the\n"
-          "  zkey, checked before submitting), 22 the job failed, 23 wait timed out.\n"
+          "  zkey, checked before submitting), 22 the job failed, 23 wait timed out, 24 refused\n"
+          "  for a quota of this user (--quota-jobs, -partitions, -preloads): retry later.\n"
           "  prove-local: see `cuzk prove-local --help`.\n",
           f);
 }
@@ -296,6 +297,8 @@ static int print_error(const struct client *c, json_t *r)
         fprintf(stderr, "cuzk: %s (%s)\n", json_string_value(json_object_get(r, "message")) ?
                 json_string_value(json_object_get(r, "message")) : "error", code ? code : "?");
     }
+    if (code && !strcmp(code, CONTROL_E_QUOTA))
+        return CLIENT_EXIT_QUOTA; /* distinct: a script backs off and retries */
     return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CLIENT_EXIT_TIMEOUT : CLIENT_EXIT_REFUSED;
 }
 

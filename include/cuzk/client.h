@@ -13,6 +13,7 @@
 #define CLIENT_EXIT_REFUSED 21    /* cuzkd replied with an error */
 #define CLIENT_EXIT_JOB_FAILED 22 /* the job finished with failed partitions */
 #define CLIENT_EXIT_TIMEOUT 23    /* wait --timeout passed before the job finished */
+#define CLIENT_EXIT_QUOTA 24      /* refused: this uid is at a quota (--quota-*); retry later */
 
 /* argv[0] is "cuzk"; global options (--instance, --run-dir, --json) come before the
  * command. Returns the process exit code. */

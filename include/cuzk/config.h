@@ -43,9 +43,13 @@ struct cuzkd_config {
 	uint32_t stall_timeout_s;   /* a stage without a heartbeat this long is killed; 0 off */
 	uint32_t long_call_timeout_s; /* one long call (an MSM) beats at most this long; 0 off */
 	uint32_t max_attempts;      /* a partition whose processing crashes a stage this many
-				     * times fails (SIGKILL/SIGTERM from outside do not count) */
+				     * times fails (a kill from outside counts; a restart or
+				     * shutdown cuzkd asked for does not) */
 	uint32_t max_queued;        /* submit answers "busy" beyond this many unfinished
 				     * partitions; 0: only the table's size limits */
+	uint32_t quota_jobs;        /* per uid (root and cuzkd's uid exempt, owners.h): running */
+	uint32_t quota_partitions;  /* jobs, unfinished partitions, preloads; 0: the default, */
+	uint32_t quota_preloads;    /* half of --max-jobs, --max-parts, the preload slots */
 	uint32_t conns_per_uid;     /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;    /* close a control connection idle this long; 0 never */

@@ -73,6 +73,9 @@
 #define CONTROL_E_DRAINING "draining"         /* not accepting submits */
 #define CONTROL_E_TIMEOUT "timeout"
 #define CONTROL_E_PERM "permission"
+#define CONTROL_E_NOT_OWNER "not_owner"       /* cancel/evict of another uid's work (owners.h) */
+#define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
+#define CONTROL_E_QUOTA "quota"               /* a per-uid quota is reached (--quota-*) */
 #define CONTROL_E_INTERNAL "internal"
 #define CONTROL_E_STORE "store"               /* the job store could not record it
 					       * (disk full, I/O): nothing was accepted */

@@ -55,7 +55,7 @@ id="$(cuzk --json status | jq '.jobs[0].id')"
 [ "$id" != null ] || fail "the job does not show in status"
 : >"$tmp/noted"
 for k in $(seq 1 "$KILLS"); do
-  sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100}')"
+  sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.05 + (r % 40) / 100}')"
   d="$(cuzk --json status "$id" | jq .job.done)" || d="?"
   kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
   stages_gone
@@ -64,21 +64,31 @@ for k in $(seq 1 "$KILLS"); do
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$state" --foreground "${OPTS[@]}" \
     >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
   answering
+  # The job may have finished between the status read and the kill: a finished job is
+  # not resumed (nothing is left to do), so it is gone from status and the store says
+  # done. That is a correct outcome, not a race to fail on; stop killing there.
+  if [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = done ]; then
+    echo "kill $k: the job had finished before the kill; no more kills"
+    finished_early=1
+    break
+  fi
   st="$(cuzk --json status "$id")" || fail "job $id after restart $k: $st"
   [ "$(jq -r '.job.state' <<<"$st")" = done ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
     || fail "job $id not marked resumed after restart $k: $st"
 done
 wait "$waiter" 2>/dev/null || true
 grep -q "job $id resumed from the job store" "$tmp/cuzkd.log" || fail "no resume line"
-r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $id: $r"
+if [ -z "${finished_early:-}" ]; then
+  r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
+  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $id: $r"
+fi
 n="$(ls "$tmp/out" | grep -c '\.proof\.json$')"; m="$(ls -A "$tmp/out" | wc -l)"
 [ "$n" -eq "$N" ] && [ "$m" -eq $((2 * N)) ] || fail "$n proofs, $m files in the out dir (want $N, $((2 * N))): $(ls -A "$tmp/out" | tr '\n' ' ')"
 while read -r f ino mt; do
   now="$(stat -c '%i %.9Y' "$f")"
   [ "$now" = "$ino $mt" ] || fail "$f was written again after a restart (inode mtime $ino $mt -> $now)"
 done <"$tmp/noted"
-echo "ok: $N proofs after $KILLS kill -9 of cuzkd; $(sort -u "$tmp/noted" | wc -l) file(s) already there at a kill were never rewritten"
+echo "ok: $N proofs after $k kill -9 of cuzkd (of $KILLS planned); $(sort -u "$tmp/noted" | wc -l) file(s) already there at a kill were never rewritten"
 grep -o "job $id resumed.*" "$tmp/cuzkd.log" | sed 's/ -> .*//; s/^/  /'
 out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/out")" || fail "snarkjs: $out"
