@@ -146,12 +146,8 @@ static void fail_part(struct finalizer *f, uint32_t p, const char *file, const c
     struct jobtab *jt = &f->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
-    pipe_stage_orphan_check(&f->st.pl); /* a dying cuzkd's closed copies fail nothing */
-    pipe_reason(reason, sizeof(reason), file, msg);
-    if (jobtab_part_fail(jt, p, JOBTAB_FINAL, (uint32_t)f->st.pid, reason) == 0) {
-        pipe_stage_count(&f->st, C_FAILED, 1);
+    if (pipe_stage_fail_part(&f->st, p, JOBTAB_FINAL, C_FAILED, file, msg, reason, sizeof(reason)))
         complete(f, jt->parts[p].job);
-    }
     fprintf(stderr, "cuzk-finalizer: partition %u failed: %s\n", p, reason);
 }
 

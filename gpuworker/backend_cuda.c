@@ -34,7 +34,7 @@
 #include "cuzk/error.h"
 #include "cuzk/gpu.h"
 #include "cuzk/lanes.h"
-#include "cuzk/pipeline.h"
+#include "cuzk/stage.h"
 
 #define LANES 2
 #define CACHE_MAX 8

@@ -89,12 +89,9 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
     struct jobtab *jt = &w->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
-    pipe_stage_orphan_check(&w->st.pl); /* a dying cuzkd's closed copies fail nothing */
-    pipe_reason(reason, sizeof(reason), file, msg);
-    if (jobtab_part_fail(jt, p, JOBTAB_PROVING, (uint32_t)w->st.pid, reason) == 0) {
-        pipe_stage_count(&w->st, C_FAILED, 1);
+    if (pipe_stage_fail_part(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, reason,
+                             sizeof(reason)))
         jobtab_job_try_complete(jt, jt->parts[p].job);
-    }
     fprintf(stderr, "cuzk-gpuworker %u: partition %u failed: %s\n", w->o->index, p, reason);
 }
 
@@ -119,21 +116,15 @@ static uint64_t s_to_ns(double s)
 static void push_final(struct worker *w, uint32_t p)
 {
     struct ring *out = pipeline_ring(&w->st.pl, PIPE_RING_FINAL(w->st.pl.config->n_workers));
-    uint64_t t_stop = 0;
+    struct pipe_push_wait pw = { 0 };
 
     if (ring_try_push(out, p) == 0)
         return;
-    pipe_stage_enter(&w->st, STATS_WAIT_OUTPUT);
-    while (ring_push_timeout(out, p, POLL_NS) != 0) {
-        pipe_stage_heartbeat(&w->st);
-        /* Stopping: the supervisor re-pushes PROVED partitions on restart. */
-        if (pipe_stage_stopping(&w->st)) {
-            if (!t_stop)
-                t_stop = pipe_stage_now();
-            else if (pipe_stage_now() - t_stop > 1000000000ull)
-                return;
-        }
-    }
+    /* Stopping: the supervisor re-pushes PROVED partitions on restart. */
+    do {
+        if (pipe_stage_push_wait(&w->st, &pw))
+            return;
+    } while (ring_push_timeout(out, p, POLL_NS) != 0);
 }
 
 static void key_of_stat(struct backend_key *k, const struct stat *sb)

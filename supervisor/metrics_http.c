@@ -5,7 +5,8 @@
  * or stuck HTTP client holds its connection; none of that may ever delay the loop that
  * reaps and restarts children and answers the control socket. The thread shares
  * nothing with that loop: it reads the stats page exactly as an outside `cuzk metrics`
- * does (top_snap_take: read-only mapping, seqlock copies; top_print_prometheus), so
+ * does (stats_reading_take: read-only mapping, seqlock copies;
+ * stats_reading_prometheus, shm/stats_reader.h), so
  * there is no lock, no queue and no supervisor state to hand over, and the HTTP code
  * stays out of supervisor.c. It is started after daemonizing and after the signals are
  * blocked (it inherits the mask, so they stay with the signalfd); the main thread forks
@@ -43,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/top.h"
+#include "cuzk/stats_reader.h"
 
 struct metrics_http {
 	int lfd;
@@ -173,20 +174,20 @@ static void respond(int fd, char *head, const char *instance)
 		return;
 	}
 	{
-		struct top_snap t;
+		struct stats_reading t;
 		char *body = NULL;
 		size_t blen = 0;
 		FILE *f = open_memstream(&body, &blen);
 
-		if (!f || top_snap_take(&t, instance)) {
+		if (!f || stats_reading_take(&t, instance)) {
 			if (f)
 				fclose(f);
 			free(body);
 			answer_text(fd, 500, "out of memory\n");
 			return;
 		}
-		top_print_prometheus(f, &t); /* the same text as `cuzk metrics` */
-		top_snap_free(&t);
+		stats_reading_prometheus(f, &t); /* the same text as `cuzk metrics` */
+		stats_reading_free(&t);
 		if (fclose(f)) {
 			free(body);
 			answer_text(fd, 500, "out of memory\n");

@@ -178,12 +178,8 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
     struct jobtab *jt = &s->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
-    pipe_stage_orphan_check(&s->st.pl); /* a dying cuzkd's closed copies fail nothing */
-    pipe_reason(reason, sizeof(reason), file, msg);
-    if (jobtab_part_fail(jt, p, JOBTAB_SYNTH, (uint32_t)s->st.pid, reason) == 0) {
-        pipe_stage_count(&s->st, C_FAILED, 1);
+    if (pipe_stage_fail_part(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, reason, sizeof(reason)))
         jobtab_job_try_complete(jt, jt->parts[p].job);
-    }
     if (s->o->verbose)
         fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
 }
@@ -256,8 +252,8 @@ static int route_node(struct synth *s)
 static void push_to_worker(struct synth *s, uint32_t p, int node)
 {
     const struct pipe_config *c = s->st.pl.config;
-    uint64_t t_stop = 0;
-    int waited = 0, any = 1;
+    struct pipe_push_wait pw = { 0 };
+    int any = 1;
 
     for (uint32_t i = 0; node >= 0 && i < c->n_workers; i++)
         if (node_of(c->worker_node[i]) == node)
@@ -276,17 +272,9 @@ static void push_to_worker(struct synth *s, uint32_t p, int node)
             }
         }
         if (ring_push_timeout(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(best)), p,
-                              waited ? POLL_NS / 4 : 0) == 0)
+                              pw.waited ? POLL_NS / 4 : 0) == 0 ||
+            pipe_stage_push_wait(&s->st, &pw))
             break;
-        if (!waited++)
-            pipe_stage_enter(&s->st, STATS_WAIT_OUTPUT);
-        pipe_stage_heartbeat(&s->st);
-        if (pipe_stage_stopping(&s->st)) {
-            if (!t_stop)
-                t_stop = pipe_stage_now();
-            else if (pipe_stage_now() - t_stop > 1000000000ull)
-                break;
-        }
     }
 }
 

@@ -1,5 +1,5 @@
-/* top.c — snapshots of the stats page (top.h), their JSON and Prometheus forms,
- * `cuzk metrics`, and `cuzk-top`'s live ncurses view. */
+/* top.c — `cuzk metrics` and `cuzk-top`'s views (live ncurses, --once text/JSON);
+ * the readings come from stats_reader.h (shm/stats_reader.c). */
 #include "cuzk/top.h"
 
 #include <errno.h>
@@ -12,293 +12,46 @@
 #include <unistd.h>
 
 #include <curses.h>
-#include <jansson.h>
 
 #include "cuzk/config.h"
-#include "cuzk/shmlayout.h"
 
-static uint64_t mono_ns(void)
+/* ---- option parsing shared by cuzk-top and cuzk metrics --------------------------- */
+
+struct top_opts {
+	const char *instance;
+	char run_dir[CONFIG_PATH_MAX];
+	int once, json;
+	double delay_s;
+	int max_frames; /* tests: stop after N refreshes (0: run until q) */
+};
+
+int top_metrics_cmd(const char *instance, int argc, char **argv)
 {
-	struct timespec ts;
+	struct stats_reading t;
+	int found;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-const char *top_role_name(uint32_t role)
-{
-	static const char *const n[] = { "none", "supervisor", "synth", "gpuworker", "finalizer",
-					 "client" };
-
-	return role < sizeof(n) / sizeof(n[0]) ? n[role] : "unknown";
-}
-
-static int find_name(const char (*names)[STATS_NAME_LEN], int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (!strncmp(names[i], name, STATS_NAME_LEN))
-			return i;
-	return -1;
-}
-
-int top_hist_find(const struct stats_snapshot *s, const char *name)
-{
-	return find_name(s->hist_names, STATS_MAX_HISTS, name);
-}
-
-int top_counter_find(const struct stats_snapshot *s, const char *name)
-{
-	return find_name(s->counter_names, STATS_MAX_COUNTERS, name);
-}
-
-int top_gauge_find(const struct stats_snapshot *s, const char *name)
-{
-	return find_name(s->gauge_names, STATS_MAX_GAUGES, name);
-}
-
-int top_main_hist(const struct stats_snapshot *s)
-{
-	int h = s->role == STATS_ROLE_GPUWORKER ? top_hist_find(s, "prove") : -1;
-
-	return h >= 0 ? h : top_hist_find(s, "part");
-}
-
-uint64_t top_work_ns(const struct stats_snapshot *s)
-{
-	uint64_t w = 0;
-
-	for (int i = 0; i < STATS_MAX_STATES; i++)
-		if (i != STATS_IDLE && i != STATS_WAIT_INPUT && i != STATS_WAIT_OUTPUT)
-			w += s->state_ns[i];
-	return w;
-}
-
-/* Resident set from /proc/PID/statm (second field, pages); 0 when unreadable. */
-static uint64_t rss_of(int32_t pid)
-{
-	char path[64];
-	unsigned long size, res;
-	FILE *f;
-	int ok;
-
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	ok = fscanf(f, "%lu %lu", &size, &res) == 2;
-	fclose(f);
-	return ok ? (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
-static int pid_alive(int32_t pid)
-{
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
-}
-
-int top_snap_take(struct top_snap *t, const char *instance)
-{
-	struct shmlayout_stats st;
-	char err[256];
-	int rc;
-
-	memset(t, 0, sizeof(*t));
-	snprintf(t->instance, sizeof(t->instance), "%s", instance);
-	t->now_ns = mono_ns();
-	rc = shmlayout_stats_attach(&st, instance, SEGMENT_RDONLY, err, sizeof(err));
-	if (rc) {
-		if (rc == -ENOENT || rc == -EAGAIN)
-			snprintf(t->why, sizeof(t->why), "cuzkd instance \"%s\" is not running "
-				 "(no stats segment cuzk-%s.stats%s)", instance, instance,
-				 rc == -EAGAIN ? " ready yet" : "");
-		else
-			snprintf(t->why, sizeof(t->why), "%s", err);
-		return 0;
+	if (argc > 1) {
+		fputs("usage: cuzk [--instance NAME] metrics\n"
+		      "  the stats page in the Prometheus text format; for node_exporter's textfile\n"
+		      "  collector: cuzk metrics > DIR/cuzk.prom.tmp && mv DIR/cuzk.prom.tmp "
+		      "DIR/cuzk.prom\n", strcmp(argv[1], "--help") ? stderr : stdout);
+		return strcmp(argv[1], "--help") ? 2 : 0;
 	}
-	t->found = 1;
-	t->supervisor_pid = st.page->supervisor_pid;
-	t->page_start_ns = st.page->start_ns;
-	t->p = calloc(st.page->slot_count, sizeof(*t->p));
-	if (!t->p) {
-		shmlayout_stats_detach(&st);
-		return -ENOMEM;
-	}
-	t->now_ns = mono_ns();
-	for (uint32_t i = 0; i < st.page->slot_count; i++) {
-		const struct stats_slot *sl = stats_page_slot(st.page, i);
-		struct top_proc *p = &t->p[t->n];
-
-		if (barrier_load_relaxed(&((struct stats_slot *)sl)->role) == STATS_ROLE_NONE)
-			continue;
-		p->slot = i;
-		if (stats_slot_read(sl, &p->s, t->now_ns, 1000)) {
-			p->torn = 1;
-			continue;
-		}
-		if (p->s.role == STATS_ROLE_NONE)
-			continue;
-		p->alive = pid_alive(p->s.pid);
-		p->rss_bytes = p->alive ? rss_of(p->s.pid) : 0;
-		p->heartbeat_age_ns = t->now_ns > p->s.heartbeat_ns ? t->now_ns - p->s.heartbeat_ns : 0;
-		t->n++;
-	}
-	shmlayout_stats_detach(&st);
-	t->running = pid_alive(t->supervisor_pid);
-	if (!t->running)
-		snprintf(t->why, sizeof(t->why), "cuzkd instance \"%s\" is not running (pid %d of "
-			 "the stats segment is gone; the figures are its last)", instance,
-			 (int)t->supervisor_pid);
-	return 0;
-}
-
-void top_snap_free(struct top_snap *t)
-{
-	free(t->p);
-	t->p = NULL;
-	t->n = 0;
-}
-
-/* ---- JSON ---------------------------------------------------------------------- */
-
-static json_t *ju(uint64_t v)
-{
-	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
-static const char *state_name(const struct stats_snapshot *s, int i, char *buf, size_t len)
-{
-	if (s->state_names[i][0]) {
-		snprintf(buf, len, "%.*s", STATS_NAME_LEN, s->state_names[i]);
-		return buf;
-	}
-	snprintf(buf, len, "state%d", i);
-	return buf;
-}
-
-static json_t *proc_json(const struct top_proc *p)
-{
-	const struct stats_snapshot *s = &p->s;
-	json_t *o = json_object(), *st = json_object(), *c = json_object(), *h = json_object(),
-	       *g = json_object();
-	char nb[STATS_NAME_LEN + 8];
-
-	json_object_set_new(o, "slot", json_integer(p->slot));
-	json_object_set_new(o, "role", json_string(top_role_name(s->role)));
-	json_object_set_new(o, "index", json_integer(s->index));
-	json_object_set_new(o, "pid", json_integer(s->pid));
-	json_object_set_new(o, "alive", json_boolean(p->alive));
-	json_object_set_new(o, "generation", json_integer(s->generation));
-	json_object_set_new(o, "restarts", json_integer(s->generation ? s->generation - 1 : 0));
-	json_object_set_new(o, "state", json_string(state_name(s, (int)s->state, nb, sizeof(nb))));
-	json_object_set_new(o, "wall_ns", ju(s->wall_ns));
-	json_object_set_new(o, "heartbeat_age_ns", ju(p->heartbeat_age_ns));
-	json_object_set_new(o, "rss_bytes", ju(p->rss_bytes));
-	json_object_set_new(o, "work_ns", ju(top_work_ns(s)));
-	for (int i = 0; i < STATS_MAX_STATES; i++)
-		if (s->state_names[i][0] || s->state_ns[i])
-			json_object_set_new(st, state_name(s, i, nb, sizeof(nb)), ju(s->state_ns[i]));
-	for (int i = 0; i < STATS_MAX_COUNTERS; i++)
-		if (s->counter_names[i][0])
-			json_object_set_new(c, s->counter_names[i], ju(s->counters[i]));
-	for (int i = 0; i < STATS_MAX_HISTS; i++) {
-		json_t *x, *b;
-
-		if (!s->hist_names[i][0])
-			continue;
-		x = json_object();
-		b = json_array();
-		for (int k = 0; k < STATS_HIST_BUCKETS; k++)
-			json_array_append_new(b, ju(s->hists[i].bucket[k]));
-		json_object_set_new(x, "count", ju(s->hists[i].count));
-		json_object_set_new(x, "sum_ns", ju(s->hists[i].sum_ns));
-		json_object_set_new(x, "p50_ns", ju(stats_hist_percentile(s, (uint32_t)i, 0.50)));
-		json_object_set_new(x, "p99_ns", ju(stats_hist_percentile(s, (uint32_t)i, 0.99)));
-		json_object_set_new(x, "buckets", b);
-		json_object_set_new(h, s->hist_names[i], x);
-	}
-	for (int i = 0; i < STATS_MAX_GAUGES; i++)
-		if (s->gauge_names[i][0])
-			json_object_set_new(g, s->gauge_names[i], ju(s->gauges[i]));
-	json_object_set_new(o, "states", st);
-	json_object_set_new(o, "counters", c);
-	json_object_set_new(o, "histograms", h);
-	json_object_set_new(o, "gauges", g);
-	return o;
-}
-
-static struct top_node *node_get(struct top_node *out, int *n, int max, int node)
-{
-	int i;
-
-	for (i = 0; i < *n; i++)
-		if (out[i].node == node)
-			return &out[i];
-	if (*n == max)
-		return NULL;
-	for (i = *n; i > 0 && out[i - 1].node > node; i--) /* keep node order */
-		out[i] = out[i - 1];
-	memset(&out[i], 0, sizeof(out[i]));
-	out[i].node = node;
-	(*n)++;
-	return &out[i];
-}
-
-int top_nodes(const struct top_snap *t, struct top_node *out, int max)
-{
-	int n = 0;
-
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-		int g = top_gauge_find(s, "numa_node"), c;
-		struct top_node *nd;
-
-		if (s->role != STATS_ROLE_SYNTH || g < 0)
-			continue;
-		if ((nd = node_get(out, &n, max, s->gauges[g] >= 255 ? -1 : (int)s->gauges[g]))) {
-			nd->synths++;
-			if ((c = top_counter_find(s, "parts_done")) >= 0)
-				nd->synth_parts += s->counters[c];
-			if ((c = top_counter_find(s, "cross_node")) >= 0)
-				nd->cross_node += s->counters[c];
-		}
-		for (c = 0; c < STATS_MAX_COUNTERS; c++) {
-			const char *nm = s->counter_names[c];
-			char *end;
-			long k;
-
-			if (strncmp(nm, "bufs_n", 6))
-				continue;
-			k = strtol(nm + 6, &end, 10);
-			if (end == nm + 6 || *end)
-				k = -1; /* "bufs_nany" */
-			if ((nd = node_get(out, &n, max, (int)k)))
-				nd->bufs_taken += s->counters[c];
-		}
-	}
-	return n;
-}
-
-static json_t *nodes_json(const struct top_snap *t)
-{
-	struct top_node nd[TOP_MAX_NODES];
-	int n = top_nodes(t, nd, TOP_MAX_NODES);
-	json_t *a = json_array();
-
-	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:i,s:i,s:o,s:o,s:o}", "node", nd[i].node,
-						   "synths", (int)nd[i].synths, "synth_parts",
-						   ju(nd[i].synth_parts), "bufs_taken",
-						   ju(nd[i].bufs_taken), "cross_node",
-						   ju(nd[i].cross_node)));
-	return a;
+	if (stats_reading_take(&t, instance))
+		return 1;
+	stats_reading_prometheus(stdout, &t);
+	if (!t.found)
+		fprintf(stderr, "cuzk metrics: %s\n", t.why);
+	found = t.found;
+	stats_reading_free(&t);
+	return found ? 0 : 20;
 }
 
 /* "nodes: n0 3 synthesized, 3 buffers  n1 ...  cross-node 0" (several nodes only) */
-static int nodes_line(const struct top_snap *t, char *line, size_t len)
+static int nodes_line(const struct stats_reading *t, char *line, size_t len)
 {
-	struct top_node nd[TOP_MAX_NODES];
-	int n = top_nodes(t, nd, TOP_MAX_NODES), o;
+	struct stats_node nd[STATS_READING_MAX_NODES];
+	int n = stats_reading_nodes(t, nd, STATS_READING_MAX_NODES), o;
 	uint64_t cross = 0;
 
 	if (n < 2)
@@ -315,199 +68,18 @@ static int nodes_line(const struct top_snap *t, char *line, size_t len)
 	return 1;
 }
 
-int top_print_json(FILE *f, const struct top_snap *t)
-{
-	json_t *o = json_object(), *a = json_array(), *sh = json_object();
-	char *text;
-
-	json_object_set_new(o, "schema", json_integer(TOP_SCHEMA_VERSION));
-	json_object_set_new(o, "instance", json_string(t->instance));
-	json_object_set_new(o, "running", json_boolean(t->running));
-	if (!t->running)
-		json_object_set_new(o, "why", json_string(t->why));
-	json_object_set_new(o, "now_ns", ju(t->now_ns));
-	json_object_set_new(o, "supervisor_pid", json_integer(t->supervisor_pid));
-	json_object_set_new(o, "uptime_ns", ju(t->found && t->now_ns > t->page_start_ns ?
-					       t->now_ns - t->page_start_ns : 0));
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		json_array_append_new(a, proc_json(&t->p[i]));
-		if (s->role == STATS_ROLE_SUPERVISOR)
-			for (int g = 0; g < STATS_MAX_GAUGES; g++)
-				if (s->gauge_names[g][0])
-					json_object_set_new(sh, s->gauge_names[g], ju(s->gauges[g]));
-	}
-	json_object_set_new(o, "shared", sh);
-	json_object_set_new(o, "nodes", nodes_json(t));
-	json_object_set_new(o, "processes", a);
-	text = json_dumps(o, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (!text)
-		return -ENOMEM;
-	fprintf(f, "%s\n", text);
-	free(text);
-	return 0;
-}
-
-/* ---- Prometheus text format ----------------------------------------------------- */
-
-/* Histogram buckets exported: le = 2^b ns for b in [HB_LO, HB_HI] (1 us .. ~18 min),
- * bucket b of the page holding [2^(b-1), 2^b). */
-#define HB_LO 10
-#define HB_HI 40
-
-/* Names in the page are [A-Za-z0-9_] by convention; anything else becomes '_' so a
- * label value never needs escaping. */
-static const char *lbl(const char *name, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && i < STATS_NAME_LEN && name[i]; i++) {
-		char c = name[i];
-
-		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			 c == '_' ? c : '_';
-	}
-	buf[i] = 0;
-	return buf;
-}
-
-void top_print_prometheus(FILE *f, const struct top_snap *t)
-{
-	char a[STATS_NAME_LEN + 8], b[STATS_NAME_LEN + 8];
-
-	fprintf(f, "# HELP cuzk_up 1 when the cuzkd instance's supervisor is alive.\n"
-		"# TYPE cuzk_up gauge\ncuzk_up{instance_name=\"%s\"} %d\n", lbl(t->instance, a, sizeof(a)),
-		t->running);
-	fprintf(f, "# HELP cuzk_stage_seconds_total Wall time of each process by state; the "
-		"states of one process sum to its wall time.\n# TYPE cuzk_stage_seconds_total counter\n");
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_STATES; k++)
-			if (s->state_names[k][0] || s->state_ns[k])
-				fprintf(f, "cuzk_stage_seconds_total{stage=\"%s\",index=\"%u\",state=\"%s\"} "
-					"%.9f\n", top_role_name(s->role), s->index,
-					lbl(state_name(s, k, b, sizeof(b)), a, sizeof(a)),
-					(double)s->state_ns[k] * 1e-9);
-	}
-	fprintf(f, "# HELP cuzk_stage_counter_total Monotonic counters of each process (names "
-		"ending in _ns are nanoseconds).\n# TYPE cuzk_stage_counter_total counter\n");
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_COUNTERS; k++)
-			if (s->counter_names[k][0])
-				fprintf(f, "cuzk_stage_counter_total{stage=\"%s\",index=\"%u\",counter=\"%s\"} "
-					"%llu\n", top_role_name(s->role), s->index,
-					lbl(s->counter_names[k], a, sizeof(a)),
-					(unsigned long long)s->counters[k]);
-	}
-	fprintf(f, "# HELP cuzk_stage_step_seconds Duration of each step (log2 buckets).\n"
-		"# TYPE cuzk_stage_step_seconds histogram\n");
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_HISTS; k++) {
-			uint64_t acc = 0;
-
-			if (!s->hist_names[k][0])
-				continue;
-			lbl(s->hist_names[k], a, sizeof(a));
-			for (int q = 0; q < HB_LO; q++)
-				acc += s->hists[k].bucket[q];
-			for (int q = HB_LO; q <= HB_HI; q++) {
-				acc += s->hists[k].bucket[q];
-				fprintf(f, "cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-					"le=\"%.9g\"} %llu\n", top_role_name(s->role), s->index, a,
-					(double)(1ull << q) * 1e-9, (unsigned long long)acc);
-			}
-			fprintf(f, "cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-				"le=\"+Inf\"} %llu\n", top_role_name(s->role), s->index, a,
-				(unsigned long long)s->hists[k].count);
-			fprintf(f, "cuzk_stage_step_seconds_sum{stage=\"%s\",index=\"%u\",step=\"%s\"} %.9f\n",
-				top_role_name(s->role), s->index, a, (double)s->hists[k].sum_ns * 1e-9);
-			fprintf(f, "cuzk_stage_step_seconds_count{stage=\"%s\",index=\"%u\",step=\"%s\"} %llu\n",
-				top_role_name(s->role), s->index, a,
-				(unsigned long long)s->hists[k].count);
-		}
-	}
-	fprintf(f, "# HELP cuzk_gauge Current values: ring depths, pool use, jobs and partitions "
-		"by state (from cuzkd's slot).\n# TYPE cuzk_gauge gauge\n");
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_GAUGES; k++)
-			if (s->gauge_names[k][0])
-				fprintf(f, "cuzk_gauge{stage=\"%s\",index=\"%u\",name=\"%s\"} %llu\n",
-					top_role_name(s->role), s->index, lbl(s->gauge_names[k], a, sizeof(a)),
-					(unsigned long long)s->gauges[k]);
-	}
-	fprintf(f, "# HELP cuzk_process_resident_bytes RSS of each process (/proc/PID/statm).\n"
-		"# TYPE cuzk_process_resident_bytes gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_resident_bytes{stage=\"%s\",index=\"%u\"} %llu\n",
-			top_role_name(t->p[i].s.role), t->p[i].s.index,
-			(unsigned long long)t->p[i].rss_bytes);
-	fprintf(f, "# HELP cuzk_process_restarts Restarts of the process in its slot.\n"
-		"# TYPE cuzk_process_restarts gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_restarts{stage=\"%s\",index=\"%u\"} %u\n",
-			top_role_name(t->p[i].s.role), t->p[i].s.index,
-			t->p[i].s.generation ? t->p[i].s.generation - 1 : 0);
-	fprintf(f, "# HELP cuzk_process_heartbeat_age_seconds Time since the process last beat.\n"
-		"# TYPE cuzk_process_heartbeat_age_seconds gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_heartbeat_age_seconds{stage=\"%s\",index=\"%u\"} %.9f\n",
-			top_role_name(t->p[i].s.role), t->p[i].s.index,
-			(double)t->p[i].heartbeat_age_ns * 1e-9);
-}
-
-/* ---- option parsing shared by cuzk-top and cuzk metrics --------------------------- */
-
-struct top_opts {
-	const char *instance;
-	char run_dir[CONFIG_PATH_MAX];
-	int once, json;
-	double delay_s;
-	int max_frames; /* tests: stop after N refreshes (0: run until q) */
-};
-
-int top_metrics_cmd(const char *instance, int argc, char **argv)
-{
-	struct top_snap t;
-	int found;
-
-	if (argc > 1) {
-		fputs("usage: cuzk [--instance NAME] metrics\n"
-		      "  the stats page in the Prometheus text format; for node_exporter's textfile\n"
-		      "  collector: cuzk metrics > DIR/cuzk.prom.tmp && mv DIR/cuzk.prom.tmp "
-		      "DIR/cuzk.prom\n", strcmp(argv[1], "--help") ? stderr : stdout);
-		return strcmp(argv[1], "--help") ? 2 : 0;
-	}
-	if (top_snap_take(&t, instance))
-		return 1;
-	top_print_prometheus(stdout, &t);
-	if (!t.found)
-		fprintf(stderr, "cuzk metrics: %s\n", t.why);
-	found = t.found;
-	top_snap_free(&t);
-	return found ? 0 : 20;
-}
-
 /* ---- the live view --------------------------------------------------------------- */
 
 enum { SORT_SLOT, SORT_UTIL, SORT_RATE, SORT_N };
 
 struct row {
-	const struct top_proc *p;
+	const struct stats_proc *p;
 	int have_rate;       /* a previous reading of the same process exists */
 	double util, device, rate;
 };
 
 struct view {
-	struct top_snap cur, prev;
+	struct stats_reading cur, prev;
 	struct row *rows;
 	int paused, sort, help, colour;
 };
@@ -543,9 +115,9 @@ static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
 static void compute_rows(struct view *v)
 {
 	for (uint32_t i = 0; i < v->cur.n; i++) {
-		const struct top_proc *p = &v->cur.p[i], *q = NULL;
+		const struct stats_proc *p = &v->cur.p[i], *q = NULL;
 		struct row *r = &v->rows[i];
-		int c = top_counter_find(&p->s, "parts_done"), d = top_counter_find(&p->s, "device_ns");
+		int c = stats_counter_find(&p->s, "parts_done"), d = stats_counter_find(&p->s, "device_ns");
 
 		memset(r, 0, sizeof(*r));
 		r->p = p;
@@ -554,11 +126,11 @@ static void compute_rows(struct view *v)
 				q = &v->prev.p[k];
 		if (q && q->s.pid == p->s.pid && q->s.generation == p->s.generation &&
 		    p->s.wall_ns > q->s.wall_ns + 100000000ull &&
-		    top_work_ns(&p->s) >= top_work_ns(&q->s)) {
+		    stats_work_ns(&p->s) >= stats_work_ns(&q->s)) {
 			double dt = (double)(p->s.wall_ns - q->s.wall_ns);
 
 			r->have_rate = 1;
-			r->util = (double)(top_work_ns(&p->s) - top_work_ns(&q->s)) / dt;
+			r->util = (double)(stats_work_ns(&p->s) - stats_work_ns(&q->s)) / dt;
 			if (c >= 0 && p->s.counters[c] >= q->s.counters[c])
 				r->rate = (double)(p->s.counters[c] - q->s.counters[c]) * 1e9 / dt;
 			if (d >= 0 && p->s.counters[d] >= q->s.counters[d])
@@ -588,11 +160,11 @@ static int row_cmp(const void *a, const void *b)
 	return (int)x->p->slot - (int)y->p->slot;
 }
 
-static uint64_t shared_gauge(const struct top_snap *t, const char *name)
+static uint64_t shared_gauge(const struct stats_reading *t, const char *name)
 {
 	for (uint32_t i = 0; i < t->n; i++)
 		if (t->p[i].s.role == STATS_ROLE_SUPERVISOR) {
-			int g = top_gauge_find(&t->p[i].s, name);
+			int g = stats_gauge_find(&t->p[i].s, name);
 
 			return g >= 0 ? t->p[i].s.gauges[g] : 0;
 		}
@@ -602,7 +174,7 @@ static uint64_t shared_gauge(const struct top_snap *t, const char *name)
 static void draw(struct view *v, double delay_s)
 {
 	static const char *const sort_names[] = { "slot", "util", "rate" };
-	const struct top_snap *t = &v->cur;
+	const struct stats_reading *t = &v->cur;
 	int rows, cols, y = 0;
 	char b1[32], b2[32], b3[32], b4[32], b5[32], line[512];
 
@@ -635,7 +207,7 @@ static void draw(struct view *v, double delay_s)
 			snprintf(name, sizeof(name), "ring_worker%d", w);
 			for (uint32_t i = 0; i < t->n; i++)
 				if (t->p[i].s.role == STATS_ROLE_SUPERVISOR &&
-				    top_gauge_find(&t->p[i].s, name) >= 0)
+				    stats_gauge_find(&t->p[i].s, name) >= 0)
 					found = 1;
 			if (found)
 				n += snprintf(line + n, sizeof(line) - (size_t)n, "  w%d %llu", w,
@@ -676,11 +248,11 @@ static void draw(struct view *v, double delay_s)
 	for (uint32_t i = 0; i < t->n && y < rows - 1; i++) {
 		const struct row *r = &v->rows[i];
 		const struct stats_snapshot *s = &r->p->s;
-		int mh = top_main_hist(s), gh = s->role == STATS_ROLE_GPUWORKER ? top_hist_find(s, "gap") : -1;
+		int mh = stats_main_hist(s), gh = s->role == STATS_ROLE_GPUWORKER ? stats_hist_find(s, "gap") : -1;
 		char stage[24], bar[24], st[STATS_NAME_LEN + 8], util[16], dev[16], rate[16];
 		int nb = r->have_rate ? (int)(r->util * 16 + 0.5) : 0;
 
-		snprintf(stage, sizeof(stage), "%s/%u", top_role_name(s->role), s->index);
+		snprintf(stage, sizeof(stage), "%s/%u", stats_role_name(s->role), s->index);
 		for (int k = 0; k < 16; k++)
 			bar[k] = k < nb ? '#' : '.';
 		bar[16] = 0;
@@ -695,7 +267,7 @@ static void draw(struct view *v, double delay_s)
 			snprintf(dev, sizeof(dev), "%3.0f%%", r->device * 100);
 		else
 			snprintf(dev, sizeof(dev), "  -");
-		state_name(s, (int)s->state, st, sizeof(st));
+		stats_state_name(s, (int)s->state, st, sizeof(st));
 		snprintf(line, sizeof(line), "%-12s %-7d %-12.12s [%s] %s %4s %7s  %6s/%-7s %6s/%-7s %6s %3u %s%s",
 			 stage, (int)s->pid, r->p->alive ? st : "dead", bar, util, dev, rate,
 			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) : "-",
@@ -763,9 +335,9 @@ static int run_live(const struct top_opts *o)
 		int ch;
 
 		if (!v.paused) {
-			top_snap_free(&v.prev);
+			stats_reading_free(&v.prev);
 			v.prev = v.cur;
-			if (top_snap_take(&v.cur, o->instance))
+			if (stats_reading_take(&v.cur, o->instance))
 				break;
 			free(v.rows);
 			v.rows = calloc(v.cur.n ? v.cur.n : 1, sizeof(*v.rows));
@@ -788,14 +360,14 @@ static int run_live(const struct top_opts *o)
 		}
 	}
 	endwin();
-	top_snap_free(&v.cur);
-	top_snap_free(&v.prev);
+	stats_reading_free(&v.cur);
+	stats_reading_free(&v.prev);
 	free(v.rows);
 	return 0;
 }
 
 /* --once without --json: one plain table, utilisation over each process's lifetime. */
-static void print_once_text(const struct top_snap *t)
+static void print_once_text(const struct stats_reading *t)
 {
 	char b1[32], b2[32], b3[32];
 
@@ -806,13 +378,13 @@ static void print_once_text(const struct top_snap *t)
 		printf("%s\n", line);
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
-		int mh = top_main_hist(s), c = top_counter_find(s, "parts_done");
+		int mh = stats_main_hist(s), c = stats_counter_find(s, "parts_done");
 		char st[STATS_NAME_LEN + 8];
 
 		printf("%-10s %u pid %-7d %-12s work %5.1f%%  parts %-6llu p50 %-6s p99 %-6s rss %-6s "
-		       "restarts %u\n", top_role_name(s->role), s->index, (int)s->pid,
-		       state_name(s, (int)s->state, st, sizeof(st)),
-		       s->wall_ns ? 100.0 * (double)top_work_ns(s) / (double)s->wall_ns : 0.0,
+		       "restarts %u\n", stats_role_name(s->role), s->index, (int)s->pid,
+		       stats_state_name(s, (int)s->state, st, sizeof(st)),
+		       s->wall_ns ? 100.0 * (double)stats_work_ns(s) / (double)s->wall_ns : 0.0,
 		       c >= 0 ? (unsigned long long)s->counters[c] : 0ull,
 		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) : "-",
 		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2, sizeof(b2)) : "-",
@@ -868,17 +440,17 @@ int top_main(int argc, char **argv)
 		return 2;
 	}
 	if (o.once) {
-		struct top_snap t;
+		struct stats_reading t;
 		int found;
 
-		if (top_snap_take(&t, o.instance))
+		if (stats_reading_take(&t, o.instance))
 			return 1;
 		if (o.json)
-			top_print_json(stdout, &t);
+			stats_reading_json(stdout, &t);
 		else
 			print_once_text(&t);
 		found = t.found;
-		top_snap_free(&t);
+		stats_reading_free(&t);
 		return found ? 0 : 20;
 	}
 	return run_live(&o);

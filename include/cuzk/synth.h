@@ -32,7 +32,7 @@
 
 #include <stddef.h>
 
-#include "cuzk/pipeline.h"
+#include "cuzk/stage.h"
 
 /* Runs until *o->stop is set (then finishes the partition in hand and returns 0).
  * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot). */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cuzk/finalizer.h"
-#include "cuzk/pipeline.h"
+#include "cuzk/stage.h"
 #include "cuzk/synth.h"
 #include "cuzk/worker.h"
 

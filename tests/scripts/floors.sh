@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The floors of the house: a folder may import only folders on a lower floor, never
+# one beside it or above it, so that each floor can be read, built and tested with
+# only what stands under it. The table below is the rule (README, "Layout" says the
+# same); this script derives the import graph from the tree and fails on any arrow
+# that runs sideways or up.
+#
+# Imports are read two ways:
+#   1. the #include lines of every .c/.h/.cu/.cuh/.cpp of each folder. A header of
+#      include/cuzk/ is the public face of one module: cuzk/X.h belongs to the folder
+#      that has X.c (or X.cu), else to the folder the HEADER_OWNER table names; its
+#      own #include lines count as imports of that folder. A header that belongs to
+#      no folder is an error (it would be a floor of its own, outside the table).
+#   2. when the libraries are built ($BUILD/lib), the undefined symbols of each
+#      libcuzk_<folder>.a: a call to a function of a higher floor, declared by hand
+#      instead of included, is caught there.
+# tests/ and bench/ stand on top of everything and are not checked.
+set -euo pipefail
+BUILD="${BUILD:-build}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here/../.."
+
+# ---- the floor table (lowest first; one floor may hold several folders, which then
+# may not import each other) --------------------------------------------------------
+FLOORS=(
+	"shm zk"                       # shared memory (segments, rings, pool, job table,
+	                               # stats page and its reader) / the arithmetic and files
+	"store"                        # the durable job store
+	"stage"                        # the stage runtime every stage process stands on
+	"synth gpuworker finalizer"    # the three stages
+	"supervisor"                   # cuzkd
+	"tools"                        # the cuzk client, cuzk-top (the viewer)
+)
+# Headers with no X.c of the same name: whose face they are.
+declare -A HEADER_OWNER=(
+	[barrier]=shm    # the atomics wrappers of the shared-memory code
+	[hd]=zk          # host/device switch of the field and curve headers
+	[gpu]=zk         # the C API of zk/cuda/ (the kernels, libcuzk_cuda.a)
+	[wgen_abi]=synth # the ABI between wgen.c and a compiled witness generator
+)
+
+declare -A floor_of=()
+for i in "${!FLOORS[@]}"; do
+	for d in ${FLOORS[$i]}; do floor_of[$d]=$i; done
+done
+bad=0
+violation() { echo "floors: FAIL: $*"; bad=$((bad + 1)); }
+
+# Every module the Makefile builds has a floor.
+modules="$(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' Makefile)"
+[ -n "$modules" ] || { echo "floors: FAIL: no MODULES line in the Makefile"; exit 1; }
+for m in $modules; do
+	[ -n "${floor_of[$m]:-}" ] || violation "module $m (Makefile MODULES) has no floor in tests/scripts/floors.sh"
+done
+for m in "${!floor_of[@]}"; do
+	[ -d "$m" ] || violation "floor table names $m/, which does not exist"
+done
+
+# ---- owner of each public header ----------------------------------------------------
+declare -A owner=() srcs=()
+for m in "${!floor_of[@]}"; do
+	[ -d "$m" ] || continue
+	while read -r f; do
+		b="$(basename "${f%.*}")"
+		if [ -n "${srcs[$b]:-}" ] && [ "${srcs[$b]}" != "$m" ] && [ -f "include/cuzk/$b.h" ]; then
+			violation "include/cuzk/$b.h: both ${srcs[$b]}/ and $m/ have a $b source (rename one)"
+		fi
+		srcs[$b]="$m"
+	done < <(find "$m" -type f \( -name '*.c' -o -name '*.cu' \))
+done
+for h in include/cuzk/*.h; do
+	b="$(basename "$h" .h)"
+	o="${srcs[$b]:-${HEADER_OWNER[$b]:-}}"
+	if [ -z "$o" ]; then
+		violation "include/cuzk/$b.h belongs to no folder: no $b.c anywhere and no HEADER_OWNER entry"
+		continue
+	fi
+	owner[$b]="$o"
+done
+
+# ---- 1. #include lines -------------------------------------------------------------
+# edges "from to file header" (header: the cuzk/ name included, or the relative path)
+edges="$(mktemp)"; trap 'rm -f "$edges" "$edges.sym"' EXIT
+for m in "${!floor_of[@]}"; do
+	[ -d "$m" ] || continue
+	find "$m" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' \)
+done | while read -r f; do
+	m="${f%%/*}"
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+		case "$inc" in
+		cuzk/*.h) b="${inc#cuzk/}"; b="${b%.h}"; echo "$m ${owner[$b]:-?} $f $inc" ;;
+		*/*) # a relative path: the folder it lands in
+			t="$(realpath -m --relative-to=. "$(dirname "$f")/$inc")"; echo "$m ${t%%/*} $f $inc" ;;
+		esac
+	done
+done >"$edges"
+for h in include/cuzk/*.h; do
+	b="$(basename "$h" .h)"
+	m="${owner[$b]:-}"
+	[ -n "$m" ] || continue
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"cuzk\/\([^"]*\)\.h".*/\1/p' "$h" | while read -r i; do
+		echo "$m ${owner[$i]:-?} $h cuzk/$i.h"
+	done
+done >>"$edges"
+
+check_edge() {  # from to where what
+	local from="$1" to="$2" where="$3" what="$4"
+	[ "$from" = "$to" ] && return 0
+	local ff="${floor_of[$from]:-}" tf="${floor_of[$to]:-}"
+	if [ -z "$tf" ]; then
+		# include/ itself, or a folder outside the table (tests/ helpers): not a module
+		[ "$to" = "?" ] && violation "$where: $what belongs to no folder"
+		case "$to" in include|"?") return 0 ;; esac
+		violation "$where: imports $what from $to/, a folder outside the floor table"
+		return 0
+	fi
+	if [ "$tf" -ge "$ff" ]; then
+		local dir=above; [ "$tf" -eq "$ff" ] && dir=beside
+		violation "$where: $from/ (floor $ff) imports $to/ (floor $tf, $dir it) through $what"
+	fi
+}
+while read -r from to where what; do
+	check_edge "$from" "$to" "$where" "$what"
+done <"$edges"
+
+# ---- 2. link-level: undefined symbols of each module library -------------------------
+if compgen -G "$BUILD/lib/libcuzk_*.a" >/dev/null && command -v nm >/dev/null; then
+	# "D module symbol" for each definition, "U module object symbol" for each use
+	for a in "$BUILD"/lib/libcuzk_*.a; do
+		m="$(basename "$a" .a)"; m="${m#libcuzk_}"
+		[ "$m" = cuda ] && m=zk  # the kernels are zk/cuda/
+		nm -g --defined-only "$a" 2>/dev/null | awk -v m="$m" 'NF == 3 { print "D", m, $3 }'
+		nm -A -u "$a" 2>/dev/null | awk -v m="$m" '{ o = $1; sub(/:$/, "", o); print "U", m, o, $NF }'
+	done | awk '$1 == "D" { def[$3] = $2; next }
+		    { use[++n] = $2 " " $3 " " $4 }
+		    END { for (i = 1; i <= n; i++) { split(use[i], u, " ");
+			  if ((u[3] in def) && def[u[3]] != u[1]) print u[1], def[u[3]], u[2], u[3] } }' |
+		sort -u >"$edges.sym"
+	while read -r from to where what; do
+		check_edge "$from" "$to" "$where" "symbol $what"
+	done <"$edges.sym"
+	echo "floors: link check: $(wc -l <"$edges.sym") cross-module symbol references in $BUILD/lib"
+else
+	echo "floors: no libraries in $BUILD/lib: link-level check not run (includes only)"
+fi
+
+# ---- the picture --------------------------------------------------------------------
+for i in $(seq $((${#FLOORS[@]} - 1)) -1 0); do
+	line=""
+	for d in ${FLOORS[$i]}; do
+		imp="$(awk -v d="$d" '$1 == d && $2 != d && $2 != "?" { print $2 }' "$edges" | sort -u | tr '\n' ' ')"
+		line+="$d/ -> ${imp:-nothing}; "
+	done
+	echo "floor $i: $line"
+done
+if [ "$bad" -gt 0 ]; then
+	echo "floors: $bad arrow(s) against the floors"
+	exit 1
+fi
+echo "floors: PASS ($(awk '$1 != $2' "$edges" | wc -l) include lines between folders, none against the floors)"
