@@ -223,7 +223,8 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 		 "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
 		 "  lease_expiry = now() + make_interval(secs => $2::int)"
 		 " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
-		 " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir",
+		 " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
+		 " p.attempts",
 		 3, (const char *[]){ owner, lb, mb });
 	if (!ok(r))
 		return pg_fail(f, r, "claiming", err, errlen);
@@ -237,6 +238,7 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 		snprintf(c->name, sizeof(c->name), "%s", PQgetvalue(r, i, 4));
 		snprintf(c->zkey, sizeof(c->zkey), "%s", PQgetvalue(r, i, 5));
 		snprintf(c->out_dir, sizeof(c->out_dir), "%s", PQgetvalue(r, i, 6));
+		c->attempts = (uint32_t)strtoul(PQgetvalue(r, i, 7), NULL, 10);
 	}
 	PQclear(r);
 	return n < max ? n : max;
@@ -300,6 +302,26 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		PQclear(r);
 	}
 	return won;
+}
+
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+		  uint64_t gen, char *err, size_t errlen)
+{
+	char jb[24], ib[16], gb[24];
+	PGresult *r;
+	int n;
+
+	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+	snprintf(ib, sizeof(ib), "%u", idx);
+	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		    " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
+		    " AND state = 'leased'", 4, (const char *[]){ jb, ib, owner, gb });
+	if (!ok(r))
+		return pg_fail(f, r, "releasing", err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
 }
 
 int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,

@@ -66,6 +66,7 @@ struct fleet_claim {
 	uint64_t job;
 	uint32_t idx;
 	uint64_t gen;
+	uint32_t attempts;  /* claims of it so far, this one included */
 	char wtns[1024], name[256], zkey[1024], out_dir[1024];
 };
 
@@ -81,6 +82,12 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, char *err, size
  * call finished it, 0 when the lease is no longer owner's (discard the proof). */
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 uint64_t gen, const char *reason, char *err, size_t errlen);
+
+/* Give a partition owner holds at gen back to the queue (queued again, for any
+ * daemon): for a local refusal that is not the partition's fault (cuzkd draining).
+ * 1 released, 0 not owner's any more. */
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+		  uint64_t gen, char *err, size_t errlen);
 
 /* A job's state: counts of done and failed partitions, and its total. Returns
  * 0 running, 1 done (every partition done), 2 failed (some failed), or -errno. */
