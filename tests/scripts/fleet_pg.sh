@@ -13,7 +13,11 @@
 #    (the publish log has every partition exactly once and no EEXIST), snarkjs accepts
 #    every one, `cuzk status --queue` shows the daemons and their done counts.
 # 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start).
-# NOT YET: the claimers are the test's, not cuzkd (`cuzkd --queue` is not wired in).
+# 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
+#    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
+#    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
+#    accepts every one.
+# Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../lib/daemon.sh"
@@ -32,6 +36,9 @@ set +e; out="$("$BUILD/bin/cuzk" status --queue "$dead" 2>&1)"; rc=$?; set -e
 set +e; out="$("$BUILD/bin/cuzk" prove --queue "$dead" --zkey "$FX/circuit_final.zkey" --out "$tmp" "$FX/witness.wtns" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 20 ] || fail "prove to an unreachable queue: rc $rc: $out"
 echo "ok: unreachable database: exit 20: $out"
+set +e; out="$(timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state0" --foreground --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$dead" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 3 ] && [[ "$out" == *"cannot connect"* ]] || fail "cuzkd on an unreachable queue: rc $rc: $(echo "$out" | tail -n 3)"
+echo "ok: cuzkd --queue on an unreachable database: exit 3"
 
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: fleet_pg needs root to create the cluster's user"; exit 77; fi
 bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
@@ -95,7 +102,35 @@ round() {  # name, disturbance (kill|dbstop)
 }
 round kill kill
 round dbstop dbstop
+
+# 4: real cuzkd. Each its own instance, run dir and state dir.
+out="$tmp/out-cuzkd"; mkdir -p "$out"
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
+dpids=()
+for k in 1 2 3; do
+  "$BUILD/bin/cuzkd" --instance "$inst-$k" --run-dir "$tmp/run$k" --state-dir "$tmp/state$k" --foreground \
+    --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd$k.log" 2>&1 & dpids+=($!)
+done
+daemon_on_exit="for p in ${dpids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-*; ${daemon_on_exit}"
+for _ in $(seq 1 1200); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 10 ] && break; sleep 0.1; done
+kill -KILL "${dpids[0]}"; wait "${dpids[0]}" 2>/dev/null || true
+sleep 0.5
+for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted"
+echo "ok: cuzkd: killed cuzkd 1 with -9 after $(grep -c proof "$tmp/noted") proofs"
+timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || { tail -n 20 "$tmp"/cuzkd*.log; fail "cuzkd: job $job not done"; }
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "cuzkd: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+while read -r f ino mt; do
+  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "cuzkd: $f was published again"
+done <"$tmp/noted"
+! grep -q "existed already" "$tmp"/cuzkd*.log || fail "cuzkd: a publish met an existing file"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "cuzkd snarkjs: $r"
+[ "$r" = "$N verified" ] || fail "cuzkd snarkjs: $r"
+echo "ok: cuzkd: job $job: $N proofs, none rewritten after the kill, snarkjs: $r"
+for p in "${dpids[@]:1}"; do kill -TERM "$p" 2>/dev/null || true; done
+for p in "${dpids[@]:1}"; do wait "$p" 2>/dev/null || true; done
+
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
-echo "$st" | jq -e '.daemons | length == 6' >/dev/null || fail "status: $st"
-echo "$st" | jq -e '.parts.done == 60 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.daemons | length == 9' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.parts.done == 90 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
