@@ -54,7 +54,7 @@ CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
 # override it (SAN_HEAVY below).
 CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS)
 
-PKGS      := liburing numa hwloc jansson ncursesw sqlite3 libcrypto
+PKGS      := liburing numa hwloc jansson ncursesw sqlite3 libcrypto libpq
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)

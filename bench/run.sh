@@ -182,6 +182,14 @@ if [ "${BENCH_STORE:-1}" != 0 ]; then
   echo
 fi
 
+# ---- (e2) fleet on one PostgreSQL (issue 17) ------------------------------------------
+if [ "${BENCH_FLEET:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/fleet.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("fleet")
+  echo
+fi
+
 # ---- (f) end to end from input.json (issue 19) -------------------------------------
 if [ "${BENCH_INPUTJSON:-1}" != 0 ]; then
   rc=0

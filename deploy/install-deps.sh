@@ -3,7 +3,9 @@
 # already present are left alone and apt is not touched at all when nothing is missing.
 # Run as root on Debian 12 (bookworm). Node.js/npm are needed for the snarkjs/circom
 # fixtures; the npm packages themselves are installed by tests/fixtures/make.sh into
-# a cache folder, never globally.
+# a cache folder, never globally. postgresql (initdb, pg_ctl under
+# /usr/lib/postgresql/<version>/bin) is for tests/scripts/fleet_pg.sh's throwaway
+# cluster; libpq-dev for the fleet queue (store/fleet_pg.c).
 set -euo pipefail
 
 PKGS=(
@@ -14,6 +16,7 @@ PKGS=(
   nodejs npm python3 tmux procps
   hwloc-nox
   clang libclang-rt-dev
+  postgresql libpq-dev
 )
 
 missing=()

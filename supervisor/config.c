@@ -46,6 +46,8 @@ void config_defaults(struct cuzkd_config *c)
 	c->idle_timeout_s = 30;
 	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
+	c->queue_lease_s = 30;
+	c->queue_parallel = 2;
 }
 
 void config_usage(FILE *f)
@@ -100,6 +102,9 @@ void config_usage(FILE *f)
 	      "                       default: off)\n"
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
+	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
+	      "                       (postgresql://...; README \"Fleet\"); --queue-lease S\n"
+	      "                       (default 30), --queue-parallel N (default 2)\n"
 	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
 	      "  --foreground         stay in the foreground, log to stderr\n"
 	      "  --plan               print the placement and exit\n"
@@ -242,6 +247,8 @@ static const struct u32_opt u32_opts[] = {
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
+	{ "queue-lease", offsetof(struct cuzkd_config, queue_lease_s), 3, 86400 },
+	{ "queue-parallel", offsetof(struct cuzkd_config, queue_parallel), 1, 1024 },
 	{ "test-finalizer-delay-ms", offsetof(struct cuzkd_config, test_finalizer_delay_ms), 0,
 	  60000 },
 };
@@ -295,6 +302,8 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		return set_path(c->state_dir, sizeof(c->state_dir), name, v, err, errlen);
 	if (!strcmp(name, "topology"))
 		return set_path(c->topology, sizeof(c->topology), name, v, err, errlen);
+	if (!strcmp(name, "queue"))
+		return set_path(c->queue, sizeof(c->queue), name, v, err, errlen);
 	if (!strcmp(name, "bin-dir"))
 		return set_path(c->bin_dir, sizeof(c->bin_dir), name, v, err, errlen);
 	if (!strcmp(name, "synthetic"))

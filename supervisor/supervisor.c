@@ -31,6 +31,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
 #include "cuzk/copies.h"
+#include "cuzk/fleet_daemon.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
@@ -2845,6 +2846,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	sigset_t mask;
 	int rc, code = 10;
 	struct metrics_http *mh = NULL; /* --metrics-listen: its own thread (metrics_http.c) */
+	struct fleet_daemon *fleet = NULL; /* --queue: its own thread (fleet.c) */
 
 	memset(s, 0, sizeof(*s));
 	s->c = c;
@@ -2931,6 +2933,21 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (!c->no_store && (code = store_start(s, barrier_load_relaxed(
 		&s->pl.data.jobtab.hdr->next_job_id))))
 		goto out_seg;
+	/* --queue: the fleet thread (fleet_daemon.h); an unreachable database stops
+	 * cuzkd at start, like a port that cannot be bound. */
+	if (c->queue[0]) {
+		char cb[sizeof(s->bin_dir) + 8];
+
+		if ((size_t)snprintf(cb, sizeof(cb), "%s/cuzk", s->bin_dir) >= sizeof(cb))
+			cb[0] = '\0'; /* cannot happen: bin_dir is a path of its size */
+		if ((rc = fleet_daemon_start(&fleet, c, cb, err, sizeof(err)))) {
+			logmsg("%s", err);
+			code = 3;
+			goto out_seg;
+		}
+		logmsg("fleet: claiming from the queue (lease %u s, %u at once)",
+		       c->queue_lease_s, c->queue_parallel);
+	}
 	code = 10;
 	if (c->metrics_listen[0]) {
 		char bound[96];
@@ -3013,6 +3030,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		io_uring_cq_advance(&s->ring, seen);
 	}
 	logmsg("all stages stopped; removing segments, socket and pid file");
+	fleet_daemon_stop(fleet);
+	fleet = NULL;
 	code = 0;
 
 	for (int i = 0; i < N_CONNS; i++) {
@@ -3027,6 +3046,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		conn_close(s, &s->conns[i]);
 	}
 out_seg:
+	fleet_daemon_stop(fleet);
 	metrics_http_stop(mh);
 	for (uint32_t i = 0; i < s->n_ch; i++)
 		if (s->ch[i].pid) {

@@ -17,6 +17,7 @@
 
 #include "cuzk/config.h"
 #include "cuzk/control.h"
+#include "cuzk/fleet_client.h"
 #include "cuzk/top.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
@@ -54,6 +55,8 @@ void client_usage(FILE *f)
           "                      ahead of its first job (held until evicted); waits until\n"
           "                      every running stage has it (default 120000 ms)\n"
           "  evict ZKEY [--no-wait] [--timeout-ms N]     drop a circuit from every stage\n"
+          "  prove|wait|status --queue postgresql://...   the same on a fleet's queue\n"
+          "                      (no local cuzkd; paths must be on the shared file system)\n"
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
@@ -875,6 +878,9 @@ int client_main(int argc, char **argv)
             k--;
         }
 
+    /* --queue URL: the fleet's database, not a local cuzkd (fleet_client.h) */
+    if ((rc = fleet_client_main(argc, argv, c.json)) >= 0)
+        return rc;
     if (!strcmp(cmd, "metrics"))
         return top_metrics_cmd(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))

@@ -1,0 +1,27 @@
+/* fleet_daemon.h — cuzkd's side of the fleet queue (fleet.h), `cuzkd --queue URL`.
+ * One thread (the database calls are blocking libpq calls, kept off the event loop)
+ * claims up to --queue-parallel partitions into leases of --queue-lease seconds,
+ * renews them every lease/3, and runs each claimed partition as a local job of this
+ * cuzkd by running `cuzk prove --wait` against its own control socket: the job then
+ * goes through the same checks, store and limits as any local submit. The proof is
+ * written into OUT_DIR/.cuzk-OWNER/ (the staging dir, same file system), and after
+ * fleet_finish succeeds it is linked to OUT_DIR/NAME.proof.json (fleet.h's order). */
+#ifndef CUZK_FLEET_DAEMON_H
+#define CUZK_FLEET_DAEMON_H
+
+#include <stddef.h>
+
+#include "cuzk/config.h"
+
+struct fleet_daemon;
+
+/* Connect, create the schema if absent, register this daemon, start the thread.
+ * cuzk_bin: the client binary. -ECONNREFUSED (database unreachable) or another
+ * -errno with a sentence in err. */
+int fleet_daemon_start(struct fleet_daemon **fd, const struct cuzkd_config *c,
+		       const char *cuzk_bin, char *err, size_t errlen);
+/* Stop the thread; partitions in flight are abandoned (their leases expire and
+ * another daemon claims them). Accepts NULL. */
+void fleet_daemon_stop(struct fleet_daemon *fd);
+
+#endif

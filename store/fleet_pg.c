@@ -1,0 +1,394 @@
+/* fleet_pg.c — the fleet queue on PostgreSQL (fleet.h), libpq. */
+#include "cuzk/fleet.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+struct fleet {
+	PGconn *conn;
+};
+
+/* The schema; IF NOT EXISTS so that it is a no-op on an existing database. The
+ * caller holds the advisory lock: concurrent CREATE TABLE IF NOT EXISTS can still
+ * collide in the catalogs. */
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
+	" out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT 'running',"
+	" submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz);"
+	"CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
+	" ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
+	" state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
+	" lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
+	" finished timestamptz, PRIMARY KEY(job, idx));"
+	"CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
+	" WHERE state IN ('queued', 'leased');"
+	"CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
+	" heartbeat timestamptz NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
+	" done bigint NOT NULL DEFAULT 0);";
+
+int fleet_is_url(const char *s)
+{
+	return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
+}
+
+/* -errno for the connection's state: a lost or refused connection is ECONNREFUSED
+ * (the caller retries with backoff), anything else EIO. */
+static int pg_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
+{
+	const char *m = PQerrorMessage(f->conn);
+	int lost = PQstatus(f->conn) != CONNECTION_OK;
+
+	if (r && PQresultErrorMessage(r)[0])
+		m = PQresultErrorMessage(r);
+	snprintf(err, errlen, "fleet queue: %s: %.*s", what, (int)strcspn(m, "\n"), m);
+	if (r)
+		PQclear(r);
+	return lost ? -ECONNREFUSED : -EIO;
+}
+
+static PGresult *exec(struct fleet *f, const char *sql, int n, const char *const *p)
+{
+	return PQexecParams(f->conn, sql, n, NULL, p, NULL, NULL, 0);
+}
+
+static int ok(PGresult *r)
+{
+	ExecStatusType s = PQresultStatus(r);
+	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+}
+
+static int schema(struct fleet *f, char *err, size_t errlen)
+{
+	PGresult *r;
+	int v;
+
+	r = PQexec(f->conn, "BEGIN; SELECT pg_advisory_xact_lock(7172017);");
+	if (!ok(r))
+		return pg_fail(f, r, "creating the schema", err, errlen);
+	PQclear(r);
+	r = PQexec(f->conn, schema_sql);
+	if (!ok(r))
+		goto fail;
+	PQclear(r);
+	r = PQexec(f->conn, "INSERT INTO cuzk_meta VALUES ('schema_version', '1')"
+			    " ON CONFLICT DO NOTHING;"
+			    " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+	if (!ok(r) || PQntuples(r) != 1)
+		goto fail;
+	v = atoi(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (v > FLEET_SCHEMA_VERSION) {
+		PQclear(PQexec(f->conn, "ROLLBACK"));
+		snprintf(err, errlen, "fleet queue: schema version %d is newer than this cuzk's "
+			 "(%d): upgrade cuzk", v, FLEET_SCHEMA_VERSION);
+		return -EPROTO;
+	}
+	r = PQexec(f->conn, "COMMIT");
+	if (!ok(r))
+		goto fail;
+	PQclear(r);
+	return 0;
+fail:
+	{
+		int rc = pg_fail(f, r, "creating the schema", err, errlen);
+		PQclear(PQexec(f->conn, "ROLLBACK"));
+		return rc;
+	}
+}
+
+int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
+{
+	struct fleet *f = calloc(1, sizeof(*f));
+	int rc;
+
+	*fp = NULL;
+	if (!f) {
+		snprintf(err, errlen, "fleet queue: out of memory");
+		return -ENOMEM;
+	}
+	f->conn = PQconnectdb(url);
+	if (!f->conn || PQstatus(f->conn) != CONNECTION_OK) {
+		const char *m = f->conn ? PQerrorMessage(f->conn) : "out of memory";
+		snprintf(err, errlen, "fleet queue: cannot connect: %.*s", (int)strcspn(m, "\n"),
+			 m);
+		fleet_close(f);
+		return -ECONNREFUSED;
+	}
+	/* Notices (IF NOT EXISTS ... skipping) are not news for an operator. */
+	PQclear(PQexec(f->conn, "SET client_min_messages = warning"));
+	if ((rc = schema(f, err, errlen))) {
+		fleet_close(f);
+		return rc;
+	}
+	*fp = f;
+	return 0;
+}
+
+void fleet_close(struct fleet *f)
+{
+	if (!f)
+		return;
+	if (f->conn)
+		PQfinish(f->conn);
+	free(f);
+}
+
+int fleet_reconnect(struct fleet *f, char *err, size_t errlen)
+{
+	if (PQstatus(f->conn) == CONNECTION_OK)
+		return 0;
+	PQreset(f->conn);
+	if (PQstatus(f->conn) != CONNECTION_OK)
+		return pg_fail(f, NULL, "reconnecting", err, errlen);
+	PQclear(PQexec(f->conn, "SET client_min_messages = warning"));
+	return 0;
+}
+
+int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32_t n,
+		  const char *const *wtns, const char *const *name, uint64_t *job, char *err,
+		  size_t errlen)
+{
+	char nb[16], ib[16], jb[24];
+	PGresult *r;
+
+	snprintf(nb, sizeof(nb), "%u", n);
+	r = PQexec(f->conn, "BEGIN");
+	if (!ok(r))
+		return pg_fail(f, r, "submitting", err, errlen);
+	PQclear(r);
+	r = exec(f, "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
+		    " RETURNING id", 3, (const char *[]){ zkey, out_dir, nb });
+	if (!ok(r) || PQntuples(r) != 1)
+		goto fail;
+	snprintf(jb, sizeof(jb), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(ib, sizeof(ib), "%u", i);
+		r = exec(f, "INSERT INTO cuzk_parts(job, idx, wtns, name) VALUES ($1, $2, $3, $4)",
+			 4, (const char *[]){ jb, ib, wtns[i], name[i] });
+		if (!ok(r))
+			goto fail;
+		PQclear(r);
+	}
+	r = PQexec(f->conn, "COMMIT");
+	if (!ok(r))
+		goto fail;
+	PQclear(r);
+	*job = strtoull(jb, NULL, 10);
+	return 0;
+fail:
+	{
+		int rc = pg_fail(f, r, "submitting", err, errlen);
+		PQclear(PQexec(f->conn, "ROLLBACK"));
+		return rc;
+	}
+}
+
+int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, char *err,
+		       size_t errlen)
+{
+	PGresult *r = exec(f, "INSERT INTO cuzk_daemons(id, host) VALUES ($1, $2)"
+			      " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
+			      " started = now()", 2, (const char *[]){ id, host });
+	if (!ok(r))
+		return pg_fail(f, r, "registering the daemon", err, errlen);
+	PQclear(r);
+	return 0;
+}
+
+int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out,
+		int max, char *err, size_t errlen)
+{
+	char lb[16], mb[16];
+	PGresult *r;
+	int n;
+
+	snprintf(lb, sizeof(lb), "%d", lease_s);
+	snprintf(mb, sizeof(mb), "%d", max);
+	/* One statement, so its own transaction: the locked rows are updated before any
+	 * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
+	 * disjoint rows instead of waiting on each other. */
+	r = exec(f,
+		 "WITH c AS (SELECT job, idx FROM cuzk_parts"
+		 "  WHERE state = 'queued' OR (state = 'leased' AND lease_expiry < now())"
+		 "  ORDER BY job, idx LIMIT $3 FOR UPDATE SKIP LOCKED)"
+		 " UPDATE cuzk_parts p SET state = 'leased', owner = $1,"
+		 "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
+		 "  lease_expiry = now() + make_interval(secs => $2::int)"
+		 " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
+		 " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
+		 " p.attempts",
+		 3, (const char *[]){ owner, lb, mb });
+	if (!ok(r))
+		return pg_fail(f, r, "claiming", err, errlen);
+	n = PQntuples(r);
+	for (int i = 0; i < n && i < max; i++) {
+		struct fleet_claim *c = &out[i];
+		c->job = strtoull(PQgetvalue(r, i, 0), NULL, 10);
+		c->idx = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10);
+		c->gen = strtoull(PQgetvalue(r, i, 2), NULL, 10);
+		snprintf(c->wtns, sizeof(c->wtns), "%s", PQgetvalue(r, i, 3));
+		snprintf(c->name, sizeof(c->name), "%s", PQgetvalue(r, i, 4));
+		snprintf(c->zkey, sizeof(c->zkey), "%s", PQgetvalue(r, i, 5));
+		snprintf(c->out_dir, sizeof(c->out_dir), "%s", PQgetvalue(r, i, 6));
+		c->attempts = (uint32_t)strtoul(PQgetvalue(r, i, 7), NULL, 10);
+	}
+	PQclear(r);
+	return n < max ? n : max;
+}
+
+int fleet_renew(struct fleet *f, const char *owner, int lease_s, char *err, size_t errlen)
+{
+	char lb[16];
+	PGresult *r;
+	int n;
+
+	snprintf(lb, sizeof(lb), "%d", lease_s);
+	/* Only unexpired leases: one that expired may have been claimed by another
+	 * daemon already (then owner no longer matches anyway) or is about to be. */
+	r = exec(f, "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
+		    " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
+		    " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()",
+		 2, (const char *[]){ owner, lb });
+	if (!ok(r))
+		return pg_fail(f, r, "renewing leases", err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
+}
+
+int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+		 uint64_t gen, const char *reason, char *err, size_t errlen)
+{
+	char jb[24], ib[16], gb[24];
+	PGresult *r;
+	int won;
+
+	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+	snprintf(ib, sizeof(ib), "%u", idx);
+	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	/* The one decision point: only the holder of (owner, gen) moves the row out of
+	 * 'leased'. The job and the daemon's count change in the same statement. */
+	r = exec(f,
+		 "WITH p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL"
+		 "   THEN 'done' ELSE 'failed' END, reason = $5, done_by = owner,"
+		 "   finished = now(), lease_expiry = NULL"
+		 "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
+		 "   AND state = 'leased' RETURNING job),"
+		 " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
+		 "  WHERE id = $3)"
+		 " SELECT count(*) FROM p",
+		 5, (const char *[]){ jb, ib, owner, gb, reason });
+	if (!ok(r) || PQntuples(r) != 1)
+		return pg_fail(f, r, "finishing", err, errlen);
+	won = atoi(PQgetvalue(r, 0, 0)) == 1;
+	PQclear(r);
+	if (won) {
+		/* The job's end; a separate statement so it sees the update above. */
+		r = exec(f, "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+			    " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
+			    " ELSE 'done' END, finished = now() WHERE id = $1 AND state = 'running'"
+			    " AND NOT EXISTS (SELECT 1 FROM cuzk_parts WHERE job = $1 AND"
+			    " state IN ('queued', 'leased'))", 1, (const char *[]){ jb });
+		if (!ok(r))
+			return pg_fail(f, r, "finishing the job", err, errlen);
+		PQclear(r);
+	}
+	return won;
+}
+
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+		  uint64_t gen, char *err, size_t errlen)
+{
+	char jb[24], ib[16], gb[24];
+	PGresult *r;
+	int n;
+
+	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+	snprintf(ib, sizeof(ib), "%u", idx);
+	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		    " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
+		    " AND state = 'leased'", 4, (const char *[]){ jb, ib, owner, gb });
+	if (!ok(r))
+		return pg_fail(f, r, "releasing", err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
+}
+
+int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
+		    uint32_t *total, char *err, size_t errlen)
+{
+	char jb[24];
+	PGresult *r;
+
+	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+	r = exec(f, "SELECT count(*) FILTER (WHERE state = 'done'),"
+		    " count(*) FILTER (WHERE state = 'failed'), count(*)"
+		    " FROM cuzk_parts WHERE job = $1", 1, (const char *[]){ jb });
+	if (!ok(r) || PQntuples(r) != 1)
+		return pg_fail(f, r, "reading the job", err, errlen);
+	*done = (uint32_t)atoi(PQgetvalue(r, 0, 0));
+	*failed = (uint32_t)atoi(PQgetvalue(r, 0, 1));
+	*total = (uint32_t)atoi(PQgetvalue(r, 0, 2));
+	PQclear(r);
+	if (!*total) {
+		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
+		return -ENOENT;
+	}
+	if (*done + *failed < *total)
+		return 0;
+	return *failed ? 2 : 1;
+}
+
+char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
+{
+	PGresult *r;
+	char *s;
+
+	/* PostgreSQL builds the JSON: one round trip, and no quoting here. */
+	r = PQexec(f->conn,
+		   "SELECT json_build_object("
+		   " 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
+		   "   'host', d.host, 'heartbeat_age_s',"
+		   "   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
+		   "   'done', d.done, 'leases', (SELECT count(*) FROM cuzk_parts p"
+		   "   WHERE p.owner = d.id AND p.state = 'leased'))"
+		   "   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
+		   " 'parts', (SELECT json_build_object("
+		   "   'queued', count(*) FILTER (WHERE state = 'queued'),"
+		   "   'leased', count(*) FILTER (WHERE state = 'leased'),"
+		   "   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
+		   "   'done', count(*) FILTER (WHERE state = 'done'),"
+		   "   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
+		   " 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
+	if (!ok(r) || PQntuples(r) != 1) {
+		pg_fail(f, r, "status", err, errlen);
+		return NULL;
+	}
+	s = strdup(PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (!s)
+		snprintf(err, errlen, "fleet queue: out of memory");
+	return s;
+}
+
+int fleet_publish(int dirfd, const char *tmp, const char *final)
+{
+	int rc = 0;
+
+	/* linkat fails with EEXIST rather than replacing: the final name is written once
+	 * even if two owners reach this point (see fleet.h). */
+	if (linkat(dirfd, tmp, dirfd, final, 0))
+		rc = -errno;
+	unlinkat(dirfd, tmp, 0);
+	return rc;
+}

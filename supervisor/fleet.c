@@ -1,0 +1,317 @@
+/* fleet.c — cuzkd's fleet thread (fleet_daemon.h). */
+#include "cuzk/fleet_daemon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/fleet.h"
+
+struct slot {
+	pid_t pid;          /* the `cuzk prove --wait` running it; 0: free */
+	int finishing;      /* exited, its finish not yet recorded (database away) */
+	int rc;             /* its exit code */
+	struct fleet_claim c;
+};
+
+struct fleet_daemon {
+	pthread_t th;
+	atomic_int stop;
+	struct fleet *f;
+	char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
+	char run_dir[CONFIG_PATH_MAX];
+	int lease_s;
+	uint32_t n;
+	struct slot *slots;
+	int db_down;        /* the last call failed: logged once, retried with backoff */
+};
+
+/* cuzkd's log is its stderr (redirected in the background); one line each. */
+__attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "cuzkd: fleet: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* A database call failed with rc: log the first of a run of failures only, and
+ * reconnect (the next tick retries). */
+static void db_error(struct fleet_daemon *d, int rc, const char *err)
+{
+	char e2[512];
+
+	if (!d->db_down)
+		flog("%s%s", err, rc == -ECONNREFUSED ? " (retrying)" : "");
+	d->db_down = 1;
+	if (rc == -ECONNREFUSED)
+		fleet_reconnect(d->f, e2, sizeof(e2));
+}
+
+static void stage_name(const struct fleet_daemon *d, char *buf, size_t len)
+{
+	snprintf(buf, len, ".cuzk-%s", d->owner);
+}
+
+/* Fleet paths come from whoever writes the queue (fleet.h's trust boundary): a
+ * regular file, not reached through a symbolic link at its last component. */
+static int regular(const char *p)
+{
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), ok;
+
+	if (fd < 0)
+		return 0;
+	ok = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	close(fd);
+	return ok;
+}
+
+static int open_out(const char *dir)
+{
+	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int start_one(struct fleet_daemon *d, struct slot *sl)
+{
+	char stage[2048], sn[300];
+	const char *why = NULL;
+	int dfd, sfd;
+	pid_t pid;
+
+	stage_name(d, sn, sizeof(sn));
+	if (!regular(sl->c.wtns))
+		why = "witness is not a regular file";
+	else if (!regular(sl->c.zkey))
+		why = "zkey is not a regular file";
+	else if ((dfd = open_out(sl->c.out_dir)) < 0)
+		why = "out dir is not a directory";
+	else {
+		/* The staging dir: ours alone (0700), never a link. */
+		if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
+			why = "cannot create the staging dir in the out dir";
+		else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				       O_CLOEXEC)) < 0)
+			why = "staging dir in the out dir is not a directory";
+		else
+			close(sfd);
+		close(dfd);
+	}
+	if (why) {
+		sl->pid = 0;
+		sl->finishing = 1;
+		sl->rc = -1;
+		flog("partition rejected: %s (%s)", why, sl->c.wtns);
+		return -1;
+	}
+	snprintf(stage, sizeof(stage), "%s/%s", sl->c.out_dir, sn);
+	pid = fork();
+	if (pid == 0) {
+		sigset_t all;
+		int nul = open("/dev/null", O_WRONLY);
+
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
+		if (nul >= 0)
+			dup2(nul, 1);
+		execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
+		      "prove", "--wait", "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0) {
+		sl->pid = 0;
+		sl->finishing = 1;
+		sl->rc = -1;
+		return -1;
+	}
+	sl->pid = pid;
+	return 0;
+}
+
+/* The partition's end: finish it in the queue, then publish (or drop) the staged
+ * files. 0 when done with the slot, -1 to retry later (database away). */
+static int end_one(struct fleet_daemon *d, struct slot *sl)
+{
+	char err[512], reason[64], sn[300], tp[600], tq[600], fp[300], fq[300];
+	int won, dfd;
+
+	if (sl->rc)
+		snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
+	/* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
+	 * client not run): back to the queue for any daemon, up to 3 claims; exit 22
+	 * is the job's own failure. */
+	if (sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
+		won = fleet_release(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, err,
+				    sizeof(err));
+		if (won < 0) {
+			db_error(d, won, err);
+			return -1;
+		}
+		won = 0;
+		goto drop;
+	}
+	won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
+			   sl->rc ? reason : NULL, err, sizeof(err));
+	if (won < 0) {
+		db_error(d, won, err);
+		return -1;
+	}
+drop:
+	d->db_down = 0;
+	stage_name(d, sn, sizeof(sn));
+	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, sl->c.name);
+	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, sl->c.name);
+	snprintf(fp, sizeof(fp), "%s.proof.json", sl->c.name);
+	snprintf(fq, sizeof(fq), "%s.public.json", sl->c.name);
+	if ((dfd = open_out(sl->c.out_dir)) >= 0) {
+		if (won == 1 && !sl->rc) {
+			int a = fleet_publish(dfd, tq, fq), b = fleet_publish(dfd, tp, fp);
+			if (a || b)
+				flog("%s: %s", sl->c.name, "a final file existed already: kept it");
+		} else {
+			if (!won && !sl->rc)
+				flog("%s: %s", sl->c.name,
+				     "lease lost before the finish: proof discarded");
+			unlinkat(dfd, tp, 0);
+			unlinkat(dfd, tq, 0);
+		}
+		close(dfd);
+	}
+	memset(sl, 0, sizeof(*sl));
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct fleet_daemon *d = arg;
+	uint64_t last_renew = 0, backoff = 0, next_try = 0;
+	struct fleet_claim *cl = calloc(d->n, sizeof(*cl));
+	char err[512];
+
+	while (!atomic_load(&d->stop) && cl) {
+		uint64_t t = now_ms();
+		uint32_t nfree = 0;
+		int rc;
+
+		for (uint32_t i = 0; i < d->n; i++) {
+			struct slot *sl = &d->slots[i];
+			int st;
+
+			if (sl->pid && waitpid(sl->pid, &st, WNOHANG) == sl->pid) {
+				sl->pid = 0;
+				sl->finishing = 1;
+				sl->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+			}
+			if (sl->finishing && t >= next_try && end_one(d, sl))
+				next_try = t + 500;
+			if (!sl->pid && !sl->finishing)
+				nfree++;
+		}
+		if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
+			if ((rc = fleet_renew(d->f, d->owner, d->lease_s, err, sizeof(err))) < 0) {
+				db_error(d, rc, err);
+				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
+				next_try = t + backoff;
+			} else {
+				if (d->db_down)
+					flog("database reachable again");
+				d->db_down = 0;
+				backoff = 0;
+				last_renew = t;
+			}
+		}
+		/* Claim only as local room frees: a claimed partition waits in no queue. */
+		if (nfree && t >= next_try) {
+			int got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err,
+					      sizeof(err));
+			if (got < 0) {
+				db_error(d, got, err);
+				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
+				next_try = t + backoff;
+			}
+			for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
+				if (!d->slots[i].pid && !d->slots[i].finishing) {
+					d->slots[i].c = cl[k++];
+					start_one(d, &d->slots[i]);
+				}
+		}
+		usleep(100000);
+	}
+	/* Stopping: the clients in flight are ended; their leases expire. */
+	for (uint32_t i = 0; i < d->n; i++)
+		if (d->slots[i].pid) {
+			kill(d->slots[i].pid, SIGKILL);
+			waitpid(d->slots[i].pid, NULL, 0);
+		}
+	free(cl);
+	return NULL;
+}
+
+int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
+		       const char *cuzk_bin, char *err, size_t errlen)
+{
+	struct fleet_daemon *d = calloc(1, sizeof(*d));
+	char host[128] = "";
+	int rc;
+
+	*out = NULL;
+	if (!d || !(d->slots = calloc(c->queue_parallel, sizeof(*d->slots)))) {
+		free(d);
+		snprintf(err, errlen, "fleet: out of memory");
+		return -ENOMEM;
+	}
+	gethostname(host, sizeof(host) - 1);
+	/* The owner id: host and instance, so that two cuzkd on one machine differ and a
+	 * restarted one takes its own place (its old leases simply expire). */
+	snprintf(d->owner, sizeof(d->owner), "%s-%s", host, c->instance);
+	snprintf(d->cuzk, sizeof(d->cuzk), "%s", cuzk_bin);
+	snprintf(d->instance, sizeof(d->instance), "%s", c->instance);
+	snprintf(d->run_dir, sizeof(d->run_dir), "%s", c->run_dir);
+	d->lease_s = (int)c->queue_lease_s;
+	d->n = c->queue_parallel;
+	if ((rc = fleet_open(&d->f, c->queue, err, errlen)) ||
+	    (rc = fleet_daemon_hello(d->f, d->owner, host, err, errlen)) ||
+	    (rc = -pthread_create(&d->th, NULL, run, d))) {
+		if (rc == -EAGAIN)
+			snprintf(err, errlen, "fleet: cannot start its thread");
+		fleet_close(d->f);
+		free(d->slots);
+		free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+void fleet_daemon_stop(struct fleet_daemon *d)
+{
+	if (!d)
+		return;
+	atomic_store(&d->stop, 1);
+	pthread_join(d->th, NULL);
+	fleet_close(d->f);
+	free(d->slots);
+	free(d);
+}

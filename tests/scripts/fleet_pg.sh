@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The fleet queue on a real PostgreSQL cluster that this test starts (initdb + pg_ctl
+# as a per-run unprivileged user, temp dir, a free port, its unix socket in the temp
+# dir), never a mock database:
+# 0. the database unreachable: `cuzk status --queue` and `cuzk prove --queue` exit 20
+#    with a sentence naming the connection failure.
+# 1. lease semantics (build/tests/test_fleet_pg): disjoint SKIP LOCKED claims, an
+#    expired lease taken over with a new generation, the stale owner's finish refused,
+#    no partition finished twice, failed partitions fail the job.
+# 2. 30 partitions submitted with `cuzk prove --queue --json`, 3 claimers (test_fleet_pg
+#    worker: claim, prove-local, finish, publish: fleet.h's order), one killed with -9
+#    mid-run: `cuzk wait --queue` sees the job done, 30 proofs, each published once
+#    (the publish log has every partition exactly once and no EEXIST), snarkjs accepts
+#    every one, `cuzk status --queue` shows the daemons and their done counts.
+# 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start).
+# 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
+#    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
+#    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
+#    accepts every one.
+# Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/../lib/daemon.sh"
+daemon_init fleet
+. "$here/../security/lib.sh"
+FX="$FIXTURES/bn128/mulchain-10"
+[ -f "$FX/circuit_final.zkey" ] || bash "$MAKE_FIXTURES" -q >/dev/null
+T="$BUILD/tests/test_fleet_pg"
+[ -x "$T" ] || { echo "FAIL: $T is missing (make tests)"; exit 1; }
+
+# 0 needs no cluster: a port nobody listens on (bound and closed just now).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+dead="postgresql://cuzk@127.0.0.1:$(free_port)/cuzk?connect_timeout=3"
+set +e; out="$("$BUILD/bin/cuzk" status --queue "$dead" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 20 ] && [[ "$out" == *"cannot connect"* ]] || fail "unreachable queue: rc $rc: $out"
+set +e; out="$("$BUILD/bin/cuzk" prove --queue "$dead" --zkey "$FX/circuit_final.zkey" --out "$tmp" "$FX/witness.wtns" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 20 ] || fail "prove to an unreachable queue: rc $rc: $out"
+echo "ok: unreachable database: exit 20: $out"
+set +e; out="$(timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state0" --foreground --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$dead" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 3 ] && [[ "$out" == *"cannot connect"* ]] || fail "cuzkd on an unreachable queue: rc $rc: $(echo "$out" | tail -n 3)"
+echo "ok: cuzkd --queue on an unreachable database: exit 3"
+
+if [ "$(id -u)" -ne 0 ]; then echo "SKIP: fleet_pg needs root to create the cluster's user"; exit 77; fi
+bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+[ -n "$bindir" ] && [ -x "$bindir/initdb" ] && [ -x "$bindir/pg_ctl" ] ||
+  { echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"; exit 77; }
+command -v useradd >/dev/null && command -v runuser >/dev/null ||
+  { echo "SKIP: useradd or runuser missing"; exit 77; }
+pgu="cuzkpg$$"
+sec_user_add "$pgu"
+pg="$tmp/pg"; mkdir -p "$pg"; chown "$pgu" "$pg"; chmod 755 "$tmp"
+port="$(free_port)"
+as_pg() { runuser -u "$pgu" -- "$@"; }
+# The cluster is stopped before sec_user_del kills the user's processes.
+daemon_on_exit="as_pg $bindir/pg_ctl -D $pg/data -m immediate stop >/dev/null 2>&1 || true; ${daemon_on_exit}"
+as_pg "$bindir/initdb" -D "$pg/data" -U cuzk --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
+pgstart() { as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w -t 60 \
+  -o "-p $port -k $pg -c listen_addresses=''" start >/dev/null || { tail "$pg/log"; fail "pg_ctl start"; }; }
+pgstart
+as_pg "$bindir/createdb" -h "$pg" -p "$port" -U cuzk cuzk
+url="postgresql://cuzk@/cuzk?host=$pg&port=$port"
+sem="postgresql://cuzk@/sem?host=$pg&port=$port"
+as_pg "$bindir/createdb" -h "$pg" -p "$port" -U cuzk sem
+echo "ok: cluster up ($("$bindir/postgres" --version), port $port)"
+
+CUZK_TEST_PG_URL="$sem" "$T" || fail "lease semantics"
+
+# The workers run as root (like cuzkd), the database as its own user.
+mkdir -p "$tmp/in"
+N=30
+for i in $(seq 1 $N); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
+round() {  # name, disturbance (kill|dbstop)
+  local name="$1" how="$2" out="$tmp/out-$1" log="$tmp/pub-$1" pids=() job k
+  mkdir -p "$out"; : >"$log"
+  job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
+  [ -n "$job" ] && [ "$job" != null ] || fail "submit: no job id"
+  for k in 1 2 3; do
+    CUZK_TEST_PG_URL="$url" FLEET_PUBLISH_LOG="$log" "$T" worker "$name-d$k" "$BUILD/bin/cuzk" \
+      >"$tmp/$name-d$k.log" 2>&1 & pids+=($!)
+  done
+  # Mid-run: once a third of the partitions are published (liveness deadline only).
+  for _ in $(seq 1 600); do [ "$(wc -l <"$log")" -ge 10 ] && break; sleep 0.1; done
+  if [ "$how" = kill ]; then
+    kill -KILL "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+    echo "ok: $name: killed $name-d1 with -9 after $(wc -l <"$log") publishes"
+  else
+    as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
+    sleep 4
+    pgstart
+    echo "ok: $name: database stopped for 4 s after $(wc -l <"$log") publishes"
+  fi
+  timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || fail "$name: job $job not done"
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  [ "$(wc -l <"$log")" -eq $N ] || fail "$name: $(wc -l <"$log") publishes for $N partitions: $(sort "$log" | tr '\n' ';')"
+  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: a partition published twice"
+  ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
+  [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+    "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
+  [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
+  echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ',')), snarkjs: $r"
+}
+round kill kill
+round dbstop dbstop
+
+# 4: real cuzkd. Each its own instance, run dir and state dir.
+out="$tmp/out-cuzkd"; mkdir -p "$out"
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
+dpids=()
+for k in 1 2 3; do
+  "$BUILD/bin/cuzkd" --instance "$inst-$k" --run-dir "$tmp/run$k" --state-dir "$tmp/state$k" --foreground \
+    --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd$k.log" 2>&1 & dpids+=($!)
+done
+daemon_on_exit="for p in ${dpids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-*; ${daemon_on_exit}"
+for _ in $(seq 1 1200); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 10 ] && break; sleep 0.1; done
+kill -KILL "${dpids[0]}"; wait "${dpids[0]}" 2>/dev/null || true
+sleep 0.5
+for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted"
+echo "ok: cuzkd: killed cuzkd 1 with -9 after $(grep -c proof "$tmp/noted") proofs"
+timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || { tail -n 20 "$tmp"/cuzkd*.log; fail "cuzkd: job $job not done"; }
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "cuzkd: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+while read -r f ino mt; do
+  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "cuzkd: $f was published again"
+done <"$tmp/noted"
+! grep -q "existed already" "$tmp"/cuzkd*.log || fail "cuzkd: a publish met an existing file"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "cuzkd snarkjs: $r"
+[ "$r" = "$N verified" ] || fail "cuzkd snarkjs: $r"
+echo "ok: cuzkd: job $job: $N proofs, none rewritten after the kill, snarkjs: $r"
+for p in "${dpids[@]:1}"; do kill -TERM "$p" 2>/dev/null || true; done
+for p in "${dpids[@]:1}"; do wait "$p" 2>/dev/null || true; done
+
+st="$("$BUILD/bin/cuzk" status --queue "$url")"
+echo "$st" | jq -e '.daemons | length == 9' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.parts.done == 90 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
+echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
