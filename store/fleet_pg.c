@@ -1,5 +1,5 @@
-/* fleet_pg.c — the fleet queue on PostgreSQL (fleet.h), libpq. */
-#include "cuzk/fleet.h"
+/* fleet_pg.c — the fleet queue on PostgreSQL (fleet_pg.h), libpq. */
+#include "cuzk/fleet_pg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -386,7 +386,7 @@ int fleet_publish(int dirfd, const char *tmp, const char *final)
 	int rc = 0;
 
 	/* linkat fails with EEXIST rather than replacing: the final name is written once
-	 * even if two owners reach this point (see fleet.h). */
+	 * even if two owners reach this point (see fleet_pg.h). */
 	if (linkat(dirfd, tmp, dirfd, final, 0))
 		rc = -errno;
 	unlinkat(dirfd, tmp, 0);

@@ -1,5 +1,5 @@
-/* fleet.c — cuzkd's fleet thread (fleet_daemon.h). */
-#include "cuzk/fleet_daemon.h"
+/* fleet.c — cuzkd's fleet thread (fleet.h). */
+#include "cuzk/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/fleet.h"
+#include "cuzk/fleet_pg.h"
 
 struct slot {
 	pid_t pid;          /* the `cuzk prove --wait` running it; 0: free */
@@ -74,7 +74,7 @@ static void stage_name(const struct fleet_daemon *d, char *buf, size_t len)
 	snprintf(buf, len, ".cuzk-%s", d->owner);
 }
 
-/* Fleet paths come from whoever writes the queue (fleet.h's trust boundary): a
+/* Fleet paths come from whoever writes the queue (fleet_pg.h's trust boundary): a
  * regular file, not reached through a symbolic link at its last component. */
 static int regular(const char *p)
 {

@@ -31,7 +31,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
 #include "cuzk/copies.h"
-#include "cuzk/fleet_daemon.h"
+#include "cuzk/fleet.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
@@ -2933,7 +2933,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (!c->no_store && (code = store_start(s, barrier_load_relaxed(
 		&s->pl.data.jobtab.hdr->next_job_id))))
 		goto out_seg;
-	/* --queue: the fleet thread (fleet_daemon.h); an unreachable database stops
+	/* --queue: the fleet thread (fleet.h); an unreachable database stops
 	 * cuzkd at start, like a port that cannot be bound. */
 	if (c->queue[0]) {
 		char cb[sizeof(s->bin_dir) + 8];

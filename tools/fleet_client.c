@@ -11,7 +11,7 @@
 
 #include "cuzk/client.h"
 #include "cuzk/control.h"
-#include "cuzk/fleet.h"
+#include "cuzk/fleet_pg.h"
 #include "cuzk/pipeline.h"
 
 static int exit_of(int rc)

@@ -1,4 +1,4 @@
-/* test_fleet_pg.c — the fleet queue (fleet.h) against a real PostgreSQL cluster, which
+/* test_fleet_pg.c — the fleet queue (fleet_pg.h) against a real PostgreSQL cluster, which
  * tests/scripts/fleet_pg.sh starts and names in CUZK_TEST_PG_URL (without it: SKIP,
  * exit 77; there is never a mock database).
  *   test_fleet_pg                       lease semantics: disjoint claims, an expired
@@ -6,13 +6,13 @@
  *                                       partition finished once
  *   test_fleet_pg worker OWNER CUZK     a claimer as cuzkd's fleet loop will be: claim
  *                                       one partition, prove it with `CUZK prove-local`
- *                                       under temp names, finish, publish (fleet.h's
+ *                                       under temp names, finish, publish (fleet_pg.h's
  *                                       order); retries with backoff while the database
  *                                       is away; exits once nothing is queued or leased.
  *                                       Appends "JOB IDX OWNER" per publish to
  *                                       $FLEET_PUBLISH_LOG (the script checks each once).
  * Not a Check program: it needs the cluster the script starts. */
-#include "cuzk/fleet.h"
+#include "cuzk/fleet_pg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,7 +104,7 @@ static int semantics(const char *url)
 }
 
 /* A fleet path must be a regular file, not a link: whoever writes the queue chooses
- * it (fleet.h's trust boundary). */
+ * it (fleet_pg.h's trust boundary). */
 static int regular(const char *p)
 {
 	struct stat st;
