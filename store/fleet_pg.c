@@ -53,6 +53,15 @@ static int pg_fail(struct fleet *f, PGresult *r, const char *what, char *err, si
 	return lost ? -ECONNREFUSED : -EIO;
 }
 
+/* A failed statement inside a transaction: the error, then ROLLBACK (pg_fail clears r). */
+static int tx_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
+{
+	int rc = pg_fail(f, r, what, err, errlen);
+
+	PQclear(PQexec(f->conn, "ROLLBACK"));
+	return rc;
+}
+
 static PGresult *exec(struct fleet *f, const char *sql, int n, const char *const *p)
 {
 	return PQexecParams(f->conn, sql, n, NULL, p, NULL, NULL, 0);
@@ -96,11 +105,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 	PQclear(r);
 	return 0;
 fail:
-	{
-		int rc = pg_fail(f, r, "creating the schema", err, errlen);
-		PQclear(PQexec(f->conn, "ROLLBACK"));
-		return rc;
-	}
+	return tx_fail(f, r, "creating the schema", err, errlen);
 }
 
 int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
@@ -184,11 +189,7 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32
 	*job = strtoull(jb, NULL, 10);
 	return 0;
 fail:
-	{
-		int rc = pg_fail(f, r, "submitting", err, errlen);
-		PQclear(PQexec(f->conn, "ROLLBACK"));
-		return rc;
-	}
+	return tx_fail(f, r, "submitting", err, errlen);
 }
 
 int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, char *err,
