@@ -252,9 +252,14 @@ int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint6
 			continue;
 		if (o->state >= STATS_MAX_STATES)
 			o->state = STATS_IDLE;
+		/* now_ns was read before this copy; a writer that changed state in between
+		 * (the reader preempted on a loaded machine) has state totals that run to
+		 * since_ns, past now_ns. Read the slot as of the later of the two, so its
+		 * states still sum to its wall time (top_accounting saw 4 ms over 2 s). */
+		if (now_ns < o->since_ns)
+			now_ns = o->since_ns;
 		o->wall_ns = now_ns > o->start_ns ? now_ns - o->start_ns : 0;
-		if (now_ns > o->since_ns)
-			o->state_ns[o->state] += now_ns - o->since_ns;
+		o->state_ns[o->state] += now_ns - o->since_ns;
 		return 0;
 	}
 	return -EAGAIN;

@@ -43,6 +43,14 @@ START_TEST(test_stats_state_times_sum_to_wall_time)
 	ck_assert_uint_eq(sum, sn.wall_ns);
 	ck_assert_str_eq(sn.state_names[STATS_STAGE0], "msm");
 	ck_assert_str_eq(sn.state_names[STATS_WAIT_OUTPUT], "wait_output");
+	/* A reader whose clock was read before the writer's last change (preempted in
+	 * between): the states still sum to the wall time, both as of the change. */
+	ck_assert_int_eq(stats_slot_read(s, &sn, 1390, 10), 0);
+	sum = 0;
+	for (int i = 0; i < STATS_MAX_STATES; i++)
+		sum += sn.state_ns[i];
+	ck_assert_uint_eq(sn.wall_ns, 400);
+	ck_assert_uint_eq(sum, sn.wall_ns);
 	stats_slot_start(s, STATS_ROLE_GPUWORKER, 3, 78, 5000); /* restart */
 	stats_slot_read(s, &sn, 5000, 10);
 	ck_assert_uint_eq(sn.generation, 2);
