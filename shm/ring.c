@@ -16,6 +16,26 @@
  * The consumer of p then stores 2(p + capacity): empty, waiting for the producer one
  * lap later. Vyukov's original uses p and p + 1; doubling keeps "full for p" (2p+1)
  * distinct from "empty for p+1" (2p+2) when capacity is 1.
+ *
+ * Surviving kill -9. Vyukov's queue claims a position by a CAS on head (or tail) and
+ * then stores the cell's seq: a process killed between the two leaves the cell claimed
+ * forever, and one lap later every producer sees the ring full (or every consumer sees
+ * it empty) although it is not. The stages here are killed at arbitrary instructions
+ * (operators, the OOM killer, the fault tests), and a TSan build, which widens that
+ * window, hit it in test_shm_stress: fill 5 of 4096 and the ring refused every push.
+ * So the order is turned round. The cell itself is the claim: one 16-byte CAS moves
+ * it from {empty for p} to {full for p, value} (push) or from {full for p, value} to
+ * {empty for p + capacity} (pop), value included, so the hand-off is a single atomic
+ * step. head and tail become hints that may lag one position behind: whoever finds
+ * the cell at head already full (at tail already emptied) advances the counter with
+ * a CAS from exactly that position, on behalf of a peer that is slow or dead. A
+ * process killed anywhere leaves each cell before or after its step, and at worst a
+ * counter one behind, which the next caller repairs.
+ *
+ * Memory order. The cell step is a full barrier (a locked instruction, and a compiler
+ * barrier by its "memory" clobber): a push releases what the producer wrote before it (the job
+ * table entry the value names) and a pop acquires it. Loads of seq are acquire, so a
+ * value read after a matching seq belongs to it; the CAS re-checks both.
  */
 #include <cuzk/ring.h>
 
@@ -72,71 +92,114 @@ int ring_attach(const struct ring *r, size_t size)
 	return 0;
 }
 
+/* ThreadSanitizer cannot see the cmpxchg16b below; tell it that a step publishes
+ * what came before it and that a successful step sees what the previous one did.
+ * (TSan's own 16-byte atomics take a mutex private to each process, which is not
+ * atomic across processes: test_shm_stress saw duplicates with them.) */
+#if defined(__SANITIZE_THREAD__)
+#define RING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RING_TSAN 1
+#endif
+#endif
+#ifdef RING_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#endif
+
+/* The one step that moves a cell: {seq_from, value_from} -> {seq_to, value_to}, or
+ * nothing if the cell holds anything else. lock cmpxchg16b (in every x86-64 CPU since
+ * 2006), written out rather than through __sync_bool_compare_and_swap so that every
+ * build, sanitizers included, uses the instruction itself on the shared cell. */
+static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from,
+		     uint64_t seq_to, uint32_t value_to)
+{
+	uint64_t lo = seq_from, hi = value_from; /* pad is 0 */
+	unsigned char ok;
+
+#ifdef RING_TSAN
+	__tsan_release(c);
+#endif
+	__asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
+			     : "=q"(ok), "+m"(c->word), "+a"(lo), "+d"(hi)
+			     : "b"(seq_to), "c"((uint64_t)value_to)
+			     : "memory", "cc");
+#ifdef RING_TSAN
+	if (ok)
+		__tsan_acquire(c);
+#endif
+	return ok;
+}
+
+/* Move a counter that lags behind a cell already stepped at pos; a failed CAS means a
+ * peer moved it first. Relaxed: the counters only say where to look next, the cells
+ * carry the hand-off. */
+static void counter_pass(_Atomic uint64_t *counter, uint64_t pos)
+{
+	atomic_compare_exchange_strong_explicit(counter, &pos, pos + 1, memory_order_relaxed,
+						memory_order_relaxed);
+}
+
 int ring_try_push(struct ring *r, uint32_t value)
 {
-	struct ring_cell *c;
-	/* Relaxed: head is only a guess here; the CAS below validates it, and the value
-	 * hand-off is ordered through the cell's seq, not through head. */
 	uint64_t pos = barrier_load_relaxed(&r->head);
 
 	for (;;) {
-		c = &r->cells[pos & r->mask];
-		/* A1: acquire pairs with R2 in ring_try_pop: the consumer of the previous lap
-		 * has finished reading c->value before we overwrite it. */
+		struct ring_cell *c = &r->cells[pos & r->mask];
 		uint64_t seq = barrier_load_acquire(&c->seq);
 		int64_t dif = (int64_t)(seq - 2 * pos);
 
 		if (dif == 0) {
-			/* Relaxed CAS: it only arbitrates which producer owns pos. On failure pos
-			 * is reloaded with the current head. */
-			if (barrier_cas_weak_relaxed(&r->head, &pos, pos + 1))
+			/* Empty for pos (an empty cell always holds value 0). */
+			if (cell_step(c, 2 * pos, 0, 2 * pos + 1, value)) {
+				counter_pass(&r->head, pos);
 				break;
+			}
+			/* Another producer filled it first: loop and pass it. */
 		} else if (dif < 0) {
-			/* The cell still holds (or is being emptied of) the value from one lap
-			 * earlier: the ring is full. */
+			/* The cell still holds the value of pos - capacity: the ring is full. */
 			return -EAGAIN;
 		} else {
-			/* Another producer already took pos; catch up. */
+			/* pos was produced already (its producer may not have moved head yet,
+			 * or may be dead): move head past it and look again. */
+			counter_pass(&r->head, pos);
 			pos = barrier_load_relaxed(&r->head);
 		}
 	}
-	c->value = value;
-	/* R1: release publishes c->value; pairs with A2 in ring_try_pop. */
-	barrier_store_release(&c->seq, 2 * pos + 1);
 	futex_waitq_wake(&r->not_empty, 1);
 	return 0;
 }
 
 int ring_try_pop(struct ring *r, uint32_t *value)
 {
-	struct ring_cell *c;
-	/* Relaxed: as head in ring_try_push, validated by the CAS. */
 	uint64_t pos = barrier_load_relaxed(&r->tail);
-	uint32_t v;
 
 	for (;;) {
-		c = &r->cells[pos & r->mask];
-		/* A2: acquire pairs with R1 in ring_try_push: c->value is the producer's. */
+		struct ring_cell *c = &r->cells[pos & r->mask];
 		uint64_t seq = barrier_load_acquire(&c->seq);
 		int64_t dif = (int64_t)(seq - (2 * pos + 1));
 
 		if (dif == 0) {
-			/* Relaxed CAS: arbitration only, as in ring_try_push. */
-			if (barrier_cas_weak_relaxed(&r->tail, &pos, pos + 1))
+			/* Full for pos. value may already belong to a later lap if a peer took
+			 * pos meanwhile; then the step fails and the loop passes pos. */
+			uint32_t v = __atomic_load_n(&c->value, __ATOMIC_RELAXED);
+
+			if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
+				counter_pass(&r->tail, pos);
+				*value = v;
 				break;
+			}
 		} else if (dif < 0) {
-			/* The producer of pos has not stored yet: empty (or a producer is
-			 * mid-push; its wake will follow). */
+			/* Not produced yet: empty. */
 			return -EAGAIN;
 		} else {
+			/* pos was consumed already (by a peer that may not have moved tail
+			 * yet, or is dead): move tail past it and look again. */
+			counter_pass(&r->tail, pos);
 			pos = barrier_load_relaxed(&r->tail);
 		}
 	}
-	v = c->value;
-	/* R2: release orders our read of c->value before the cell is handed to the next
-	 * lap's producer; pairs with A1 in ring_try_push. */
-	barrier_store_release(&c->seq, 2 * (pos + r->capacity));
-	*value = v;
 	futex_waitq_wake(&r->not_full, 1);
 	return 0;
 }

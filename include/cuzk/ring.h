@@ -6,7 +6,9 @@
  * pointers, so each process may map it at a different address.
  *
  * Rings carry hints (partition or buffer indices); the job table is the truth. A value
- * taken by a process that then dies is lost with it, which recovery tolerates.
+ * taken by a process that then dies is lost with it, which recovery tolerates; a
+ * process killed at any point inside a ring call never blocks the ring for the others
+ * (tests/unit/test_ring_kill.c kills one at every instruction of push and pop).
  *
  * Blocking calls spin for a while (cheap when the peer is running on another core),
  * then sleep on a shared futex (see futex.h) so a waiter in one process is woken by a
@@ -26,15 +28,22 @@
  * enough to catch a peer that is mid-operation, short enough not to burn a core. */
 #define RING_SPIN_DEFAULT 256u
 
-/* One cell: 16 bytes. seq: writers are the producer that claimed the position (stores
- * "full") and the consumer that claimed it (stores "empty for the next lap"). value:
- * written by the producer before its release of seq, read by the consumer after its
- * acquire of seq; never accessed concurrently. */
+/* One cell: 16 bytes, changed only as a whole by a 16-byte compare-and-swap (word):
+ * a producer turns {empty for p, 0} into {full for p, value} and a consumer turns
+ * {full for p, value} into {empty for p + capacity, 0}, each in one atomic step. So a
+ * process killed at any instruction leaves every cell either before or after its
+ * step, never half-way: no cell is left claimed by the dead (see ring.c). seq and
+ * value are read on their own (atomic loads) only to build the expected word. */
 struct ring_cell {
-	_Atomic uint64_t seq;
-	uint32_t value;
-	uint32_t pad;
-};
+	union {
+		struct {
+			_Atomic uint64_t seq;
+			uint32_t value;
+			uint32_t pad; /* always 0 */
+		};
+		unsigned __int128 word;
+	};
+} __attribute__((aligned(16)));
 _Static_assert(sizeof(struct ring_cell) == 16, "ring_cell ABI");
 
 /* Shared ring header; cells follow it. Each group of fields is on its own cache line
@@ -45,11 +54,11 @@ struct ring {
 	uint32_t capacity; /* power of two, 1 .. RING_CAPACITY_MAX */
 	uint32_t mask;     /* capacity - 1 */
 	uint32_t reserved0[13];
-	/* line 1 — writers: all producers (CAS) */
-	_Atomic uint64_t head; /* next position to produce; free-running */
+	/* line 1 — writers: all producers (CAS; any of them advances a lagging head) */
+	_Atomic uint64_t head; /* next position to produce (or one behind it); free-running */
 	uint8_t pad1[BARRIER_CACHE_LINE - 8];
-	/* line 2 — writers: all consumers (CAS) */
-	_Atomic uint64_t tail; /* next position to consume; free-running */
+	/* line 2 — writers: all consumers (CAS; any of them advances a lagging tail) */
+	_Atomic uint64_t tail; /* next position to consume (or one behind it); free-running */
 	uint8_t pad2[BARRIER_CACHE_LINE - 8];
 	/* line 3 — consumers sleep here when empty; producers wake */
 	struct futex_waitq not_empty;

@@ -154,7 +154,11 @@ END_TEST
 
 #define NPARTS 3000
 #define NWORKERS 3
-#define CRASH_ROUNDS 3 /* ~90 kills per round on 2 cores */
+#define CRASH_ROUNDS 3
+/* A kill after every 5..34 partitions done (about 140 a round): paced by progress, not
+ * by the clock, so a fast or a loaded machine gets the same number of kills. */
+#define KILL_EVERY_MIN 5
+#define KILL_EVERY_SPAN 30
 
 struct crash_shared {
 	_Atomic uint32_t done_hits[NPARTS]; /* bumped after winning the DONE CAS */
@@ -258,7 +262,8 @@ START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 	struct crash_shared *sh;
 	pid_t w[NWORKERS];
 	uint32_t job, first, done = 0, failed, out[NPARTS], used, fr;
-	uint64_t deadline, next_kill;
+	uint64_t deadline;
+	uint32_t next_kill;
 	unsigned kills = 0, rolled_ready = 0, rolled_queued = 0, freed = 0;
 	int st;
 
@@ -275,10 +280,10 @@ START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 	for (int i = 0; i < NWORKERS; i++)
 		w[i] = spawn_worker(sh);
 	deadline = futex_now_ns() + 30 * 1000000000ULL;
-	next_kill = futex_now_ns();
+	next_kill = 0;
 	while (done < NPARTS) {
 		synth_pass(first);
-		if (futex_now_ns() >= next_kill) {
+		if (done >= next_kill) {
 			int k = rand() % NWORKERS;
 
 			/* Kill at a random moment, then recover as the supervisor will. */
@@ -307,7 +312,7 @@ START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 				ring_try_push(d.rings[0], out[i]);
 			kills++;
 			w[k] = spawn_worker(sh);
-			next_kill = futex_now_ns() + (uint64_t)(rand() % 1000 + 100) * 1000;
+			next_kill = done + KILL_EVERY_MIN + (uint32_t)(rand() % KILL_EVERY_SPAN);
 		}
 		usleep(200);
 		ck_assert_int_eq(jobtab_job_counts(&d.jobtab, job, &done, &failed), 0);
