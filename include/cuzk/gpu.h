@@ -30,8 +30,8 @@
  * a sentence into err (with cudaGetErrorString's text for CUDA failures). A device
  * fault (illegal address, launch failure: a "sticky" error that poisons the context)
  * is returned as -CUZK_E_DEVICE; the caller must then exit the process (the context
- * cannot be used again), the supervisor restarts it. Out of device memory is
- * -CUZK_E_INTERNAL with "out of device memory" in err (not sticky).
+ * cannot be used again), the supervisor restarts it. Out of device memory
+ * (cudaErrorMemoryAllocation) is -CUZK_E_DEVICE_NOMEM (not sticky: free and retry).
  *
  * Layouts are the host ones: points affine Montgomery in zkey layout (x || y, (0,0) =
  * infinity), results jacobian Montgomery (3*cl limbs), scalars canonical 32-byte LE,
