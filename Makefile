@@ -206,7 +206,8 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check
+.PHONY: all test unit-tests asan tsan bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+        readme-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -263,6 +264,14 @@ soak: all
 
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
+
+# The README's exit-code table, rewritten from zk/error.c's (the lines between its
+# exit-codes markers); test_error fails while the two differ.
+readme-exit-codes: all
+	$(BUILD)/bin/cuzk help exit-codes --markdown > $(BUILD)/exit-codes.md
+	awk -v t=$(BUILD)/exit-codes.md '/<!-- exit-codes: end/ { skip = 0 } !skip { print } \
+	  /<!-- exit-codes: begin/ { while ((getline l < t) > 0) print l; skip = 1 }' README.md > README.md.tmp
+	mv README.md.tmp README.md
 
 # Binaries; the systemd unit (paths filled in), the sysusers.d entry for the cuzk
 # user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists) and

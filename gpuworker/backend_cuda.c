@@ -16,7 +16,7 @@
  * pointer of one gpu_dev is valid on the other). A small cache keyed by the zkey
  * file's identity (backend_key: dev, inode, size, mtime — as the stage zkey cache) holds
  * them, least recently used evicted first when gpu_mem_info shows too little free
- * memory for the next one, or when a load fails with out of device memory; entries in
+ * memory for the next one, or when a load fails with -CUZK_E_DEVICE_NOMEM; entries in
  * use by a lane are never evicted, preloaded ones only when nothing else can go.
  *
  * Faults. gpu.h returns -CUZK_E_DEVICE for a sticky error (the context is unusable):
@@ -78,9 +78,11 @@ static size_t circuit_estimate(const zkey *z)
     return nv * (2 * g1 + g2) + nc * g1 + dom * g1 + 2 * dom * z->n8r;
 }
 
-static int is_oom(int rc, const char *err)
+/* Out of device memory: gpu.h says so by the CUDA error code (cudaErrorMemoryAllocation
+ * -> -CUZK_E_DEVICE_NOMEM), never by the text of err. */
+static int is_oom(int rc)
 {
-    return rc == -CUZK_E_INTERNAL && strstr(err, "out of device memory") != NULL;
+    return rc == -CUZK_E_DEVICE_NOMEM;
 }
 
 /* The least recently used entry that may go (refs 0), unpinned first; NULL if none.
@@ -178,12 +180,12 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
     }
     for (;;) {
         rc = gpu_circuit_load(dev, z, &c, err, errlen);
-        if (!rc || !is_oom(rc, err) || !evict_one(cb))
+        if (!rc || !is_oom(rc) || !evict_one(cb))
             break;
     }
     if (rc) {
         *fatal = rc == -CUZK_E_DEVICE;
-        if (is_oom(rc, err)) {
+        if (is_oom(rc)) {
             char tmp[512];
 
             snprintf(tmp, sizeof(tmp), "%s", err);

@@ -79,7 +79,7 @@ static void *lane_main(void *arg)
         l->fn(l->ctx, ln->idx, &j.in, &d);
         d.tag = j.tag;
         if (d.rc && !d.err[0])
-            snprintf(d.err, sizeof(d.err), "prove failed with code %d", d.rc);
+            snprintf(d.err, sizeof(d.err), "prove failed: %s (%s)", cuzk_strerror(d.rc), cuzk_err_name(d.rc));
 
         pthread_mutex_lock(&l->mu);
         d.end_ns = mono_ns(); /* under the lock: the totals below are monotonic */

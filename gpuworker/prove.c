@@ -32,7 +32,16 @@ static const char usage_text[] =
     "  --repeat N         prove N times (synthesis redone each time), report the best\n"
     "  --insecure-seed N  TESTS ONLY: blinding r, s from N (the proof reveals the witness)\n"
     "Prints one line of times on stdout; the proof is verified (pairing) before it is\n"
-    "written. exit codes as cuzk prove-local (0 ok, 2 usage, 8 proof fails, 10 internal)\n";
+    "written (it fails: exit 8). The exit codes are cuzk prove-local's.\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 static double now_s(void)
 {
@@ -45,9 +54,8 @@ static double now_s(void)
 static int fail(int rc, const char *msg)
 {
     fprintf(stderr, "cuzk-gpuworker prove: %s\n", msg);
-    rc = rc < 0 ? -rc : rc;
-    /* CUZK_E_* codes as they are; an errno (no device: ENODEV) is an internal error. */
-    return rc > 0 && rc <= CUZK_E_INTERNAL ? rc : CUZK_E_INTERNAL;
+    /* as prove-local (an errno such as ENODEV, no device: an internal error) */
+    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
 }
 
 static void count_release(void *arg)
@@ -134,18 +142,19 @@ int worker_prove_main(int argc, char **argv)
         case 't': threads = (unsigned)strtoul(optarg, &end, 10); break;
         case 'n': repeat = (unsigned)strtoul(optarg, &end, 10); break;
         case 'S': seed = strtoull(optarg, &end, 10); have_seed = true; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return CUZK_E_USAGE;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CUZK_EXIT_USAGE;
         }
         if (end && (*end || end == optarg)) {
-            fprintf(stderr, "cuzk-gpuworker prove: --%s needs a number\n%s",
-                    c == 't' ? "threads" : c == 'n' ? "repeat" : "insecure-seed", usage_text);
-            return CUZK_E_USAGE;
+            fprintf(stderr, "cuzk-gpuworker prove: --%s needs a number\n",
+                    c == 't' ? "threads" : c == 'n' ? "repeat" : "insecure-seed");
+            usage(stderr);
+            return CUZK_EXIT_USAGE;
         }
     }
     if (argc - optind != 4 || !repeat) {
-        fputs(usage_text, stderr);
-        return CUZK_E_USAGE;
+        usage(stderr);
+        return CUZK_EXIT_USAGE;
     }
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -105,7 +105,7 @@ static void device_fault(struct worker *w, const char *what, const char *err)
     fprintf(stderr, "cuzk-gpuworker %u: device fault (%s): %s; exiting so that cuzkd "
             "restarts the worker and retries its partitions\n", w->o->index, what, err);
     fflush(stderr);
-    _exit(PIPE_EXIT_SYSTEM);
+    _exit(CUZK_EXIT_SYSTEM);
 }
 
 static uint64_t s_to_ns(double s)
@@ -416,7 +416,7 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
         fprintf(stderr, "cuzk-gpuworker %u: backend returned an unknown partition: "
                 "internal error\n", w->o->index);
         fflush(stderr);
-        _exit(PIPE_EXIT_BUG);
+        _exit(CUZK_EXIT_BUG);
     }
     if (d.fatal)
         device_fault(w, "proving", d.err);

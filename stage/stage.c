@@ -60,7 +60,7 @@ void pipe_stage_orphan_check(const struct pipeline *pl)
      * that is gone. */
     for (int i = 0; i < 1000 && getppid() == (pid_t)pid; i++)
         usleep(10000);
-    _exit(PIPE_EXIT_SYSTEM);
+    _exit(CUZK_EXIT_SYSTEM);
 }
 
 /* ---- stage helper ---------------------------------------------------------------- */
@@ -466,15 +466,6 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
     return n;
 }
 
-int pipe_exit_code(int rc)
-{
-    if (rc == 0)
-        return PIPE_EXIT_OK;
-    if (rc == -CUZK_E_INTERNAL)
-        return PIPE_EXIT_BUG;
-    return PIPE_EXIT_SYSTEM;
-}
-
 uint32_t pipe_stage_wait_state(const struct pipe_stage *st)
 {
     const struct jobtab *jt = &st->pl.data.jobtab;
@@ -552,7 +543,7 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
     struct pipe_stage_opts o = { .backend = "cpu", .trim_every = 16,
                                  .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT, .stop = &main_stop };
     struct sigaction sa;
-    char usage[2048], err[1024] = "";
+    char usage[4096], err[1024] = "";
     uint32_t v;
     int c, rc;
 
@@ -566,8 +557,7 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "                    counts its own restarts)\n"
              "  --threads N       worker threads (default: all online CPUs)\n"
              "%s%s"
-             "  --verbose         one line per partition on stderr\n"
-             "exit codes: 0 stopped by SIGTERM/SIGINT, 2 usage, 111 system error, 100 bug\n",
+             "  --verbose         one line per partition on stderr\n",
              prog, what, prog,
              extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
                                         "                    (CUDA builds; DEVICE defaults to the index)\n"
@@ -577,6 +567,13 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
                                      "(default 16; also after 1 s idle)\n"
                                      "  --test-trim-delay-ms N   tests only: trim after every "
                                      "partition, N ms more\n" : "");
+    /* the exit codes from error.c's table, after the options */
+    size_t un = strlen(usage);
+    FILE *uf = fmemopen(usage + un, sizeof(usage) - un, "w");
+    if (uf) {
+        cuzk_exit_help(uf, CUZK_PROG_STAGE, NULL);
+        fclose(uf);
+    }
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -603,14 +600,14 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
                 goto bad;
             break;
         case 'v': o.verbose = 1; break;
-        case 'h': fputs(usage, stdout); return PIPE_EXIT_OK;
+        case 'h': fputs(usage, stdout); return CUZK_EXIT_OK;
         default: goto bad;
         }
     }
     if (optind != argc || !o.instance) {
         fprintf(stderr, "%s: %s\n%s", prog, optind != argc ? "unexpected argument" :
                 "--instance is required", usage);
-        return PIPE_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     if (!o.threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -628,16 +625,17 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
     rc = run(&o, err, sizeof(err));
     if (rc)
         fprintf(stderr, "%s[%d] %s %u: %s\n", prog, (int)getpid(), o.instance, o.index,
-                err[0] ? err : strerror(rc < 0 ? -rc : rc));
-    return pipe_exit_code(rc);
+                err[0] ? err : cuzk_strerror(rc));
+    /* 0 -> 0, -CUZK_E_INTERNAL -> 100 (bug), anything else -> 111 (system) */
+    return cuzk_exit_code(rc, CUZK_PROG_STAGE);
 
 bad_num:
     fprintf(stderr, "%s: --%s needs a non-negative number\n%s", prog,
             c == 'x' ? "index" : c == 'g' ? "generation" : "threads", usage);
-    return PIPE_EXIT_USAGE;
+    return CUZK_EXIT_USAGE;
 bad:
     fprintf(stderr, "%s: unknown, incomplete or invalid option\n%s", prog, usage);
-    return PIPE_EXIT_USAGE;
+    return CUZK_EXIT_USAGE;
 }
 
 void pipe_reason(char *dst, size_t len, const char *file, const char *msg)

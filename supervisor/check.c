@@ -17,6 +17,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cuzk/error.h"
+
 int check_sd_notify(const char *state)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
@@ -424,5 +426,5 @@ int check_run(const struct cuzkd_config *c, FILE *f)
 		}
 	}
 	fprintf(f, "check: %u ok, %u warning(s), %u failure(s)\n", r.ok, r.warn, r.fail);
-	return r.fail ? 1 : 0;
+	return r.fail ? CUZK_EXIT_FALSE : CUZK_EXIT_OK;
 }

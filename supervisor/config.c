@@ -1,5 +1,6 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
+#include "cuzk/error.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/store.h"
 
@@ -117,11 +118,9 @@ void config_usage(FILE *f)
 	      "  --test-fake-topology tests only: run (not only plan) on the --topology or\n"
 	      "                       --synthetic machine here: its NUMA nodes are routed as\n"
 	      "                       real ones, each planned cpu is this machine's cpu (N mod\n"
-	      "                       online cpus), no memory policy and no mbind\n"
-	      "exit codes: 0 ok (also after SIGTERM or shutdown), 2 usage or config, 3 cannot\n"
-	      "  create the run directory, socket, segments or job store (or the store file is\n"
-	      "  corrupt or of a newer version), 10 internal error\n",
+	      "                       online cpus), no memory policy and no mbind\n",
 	      f);
+	cuzk_exit_help(f, CUZK_PROG_CUZKD, NULL);
 }
 
 static int parse_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)

@@ -5,6 +5,7 @@
 
 #include "cuzk/check.h"
 #include "cuzk/config.h"
+#include "cuzk/error.h"
 #include "cuzk/plan.h"
 #include "cuzk/supervisor.h"
 
@@ -19,21 +20,21 @@ int main(int argc, char **argv)
 
 	rc = config_parse_args(&c, argc, argv, err, sizeof(err));
 	if (rc == 1)
-		return 0;
+		return CUZK_EXIT_OK;
 	if (rc || (rc = config_validate(&c, err, sizeof(err)))) {
 		fprintf(stderr, "cuzkd: %s\n", err);
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	if (c.driver_gpus[0] && check_parse_gpu_list(c.driver_gpus, &drv)) {
 		fprintf(stderr, "cuzkd: --driver-gpus %s: expected PCI addresses like "
 			"0000:1a:00.0,0000:34:00.0 (or none)\n", c.driver_gpus);
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	if (c.check)
 		return check_run(&c, stdout);
 	if (plan_topology_load(&topo, c.topology, c.synthetic, err, sizeof(err))) {
 		fprintf(stderr, "cuzkd: %s\n", err);
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	/* CUDA devices: number them as the driver does. This machine's driver, unless the
 	 * plan is for another machine (--topology/--synthetic) or tests name the list. */
@@ -49,15 +50,15 @@ int main(int argc, char **argv)
 	hwloc_topology_destroy(topo);
 	if (rc) {
 		fprintf(stderr, "cuzkd: %s\n", err);
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	if (c.test_fake_topology && !c.plan_only && (rc = plan_fake_here(&p))) {
 		fprintf(stderr, "cuzkd: --test-fake-topology: cannot read this machine's cpus: "
 			"%s\n", strerror(-rc));
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	plan_print(c.plan_only ? stdout : stderr, &p);
 	if (c.plan_only)
-		return 0;
+		return CUZK_EXIT_OK;
 	return supervisor_run(&c, &p);
 }

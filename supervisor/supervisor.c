@@ -31,6 +31,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
 #include "cuzk/copies.h"
+#include "cuzk/error.h"
 #include "cuzk/fleet.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/owners.h"
@@ -288,7 +289,7 @@ static int child_start(struct sup *s, struct child *c)
 		/* Child: only async-signal-safe calls until exec. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
-			_exit(PIPE_EXIT_SYSTEM);
+			_exit(CUZK_EXIT_SYSTEM);
 		syscall(SYS_close_range, 3, ~0u, 0);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
@@ -1476,14 +1477,14 @@ static int store_start(struct sup *s, uint64_t next_id)
 	if ((rc = store_open(&s->store, s->c->state_dir, s->c->instance, err, sizeof(err)))) {
 		logmsg("%s", err);
 		json_decref(x.ids);
-		return 3;
+		return CUZK_EXIT_IO;
 	}
 	/* The durable copies live beside the store, in a directory only cuzkd writes. */
 	if ((s->copies_dfd = copies_dir_open(s->c->state_dir, s->c->instance, err,
 					     sizeof(err))) < 0) {
 		logmsg("job store: %s", err);
 		json_decref(x.ids);
-		return 3;
+		return CUZK_EXIT_IO;
 	}
 	if (store_max_job_id(s->store) >= x.next_id)
 		x.next_id = store_max_job_id(s->store) + 1;
@@ -2774,11 +2775,11 @@ static int daemonize(struct sup *s)
 	if (pid < 0)
 		return -errno;
 	if (pid > 0) {
-		unsigned char code = 3;
+		unsigned char code = CUZK_EXIT_IO;
 
 		close(p[1]);
 		if (read(p[0], &code, 1) != 1)
-			code = 3;
+			code = CUZK_EXIT_IO;
 		_exit(code);
 	}
 	close(p[0]);
@@ -2844,7 +2845,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	struct itimerspec its = { .it_interval = { 0, TICK_NS }, .it_value = { 0, TICK_NS } };
 	char err[1024];
 	sigset_t mask;
-	int rc, code = 10;
+	int rc, code = CUZK_EXIT_INTERNAL;
 	struct metrics_http *mh = NULL; /* --metrics-listen: its own thread (metrics_http.c) */
 	struct fleet_daemon *fleet = NULL; /* --queue: its own thread (fleet.c) */
 
@@ -2860,14 +2861,14 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 
 	if ((rc = trusted_run_dir(c->run_dir, c->have_gid ? 0750 : 0700, err, sizeof(err)))) {
 		fprintf(stderr, "cuzkd: run directory %s: %s\n", c->run_dir, err);
-		return 3;
+		return CUZK_EXIT_IO;
 	}
 	if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
 		fprintf(stderr, "cuzkd: chgrp %s %s: %s\n", c->group, c->run_dir, strerror(errno));
 	if (!c->foreground) {
 		if ((rc = daemonize(s))) {
 			fprintf(stderr, "cuzkd: fork: %s\n", strerror(-rc));
-			return 10;
+			return CUZK_EXIT_INTERNAL;
 		}
 		redirect_log(s);
 	}
@@ -2897,17 +2898,17 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	 * the socket). */
 	if (write_pid_file(s, err, sizeof(err))) {
 		logmsg("%s", err);
-		code = 3;
+		code = CUZK_EXIT_IO;
 		goto out_ring;
 	}
 	if ((rc = listen_socket(s, err, sizeof(err)))) {
 		logmsg("%s", err);
-		code = 3;
+		code = CUZK_EXIT_IO;
 		goto out_ring;
 	}
 	if ((rc = create_segments(s, err, sizeof(err)))) {
 		logmsg("%s", err);
-		code = 3;
+		code = CUZK_EXIT_IO;
 		goto out_sock;
 	}
 	s->decided_ns = calloc(c->max_jobs, sizeof(*s->decided_ns));
@@ -2942,20 +2943,20 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 			cb[0] = '\0'; /* cannot happen: bin_dir is a path of its size */
 		if ((rc = fleet_daemon_start(&fleet, c, cb, err, sizeof(err)))) {
 			logmsg("%s", err);
-			code = 3;
+			code = CUZK_EXIT_IO;
 			goto out_seg;
 		}
 		logmsg("fleet: claiming from the queue (lease %u s, %u at once)",
 		       c->queue_lease_s, c->queue_parallel);
 	}
-	code = 10;
+	code = CUZK_EXIT_INTERNAL;
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
 		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, c->metrics_conns, bound,
 					     sizeof(bound), err, sizeof(err)))) {
 			logmsg("%s", err);
-			code = 3;
+			code = CUZK_EXIT_IO;
 			goto out_seg;
 		}
 		logmsg("metrics on http://%s/metrics", bound);

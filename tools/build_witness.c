@@ -43,11 +43,18 @@ static const char usage_text[] =
     "              generator, and prove-local and the daemon refuse it with a zkey of\n"
     "              another circuit even of the same witness size (without it they check\n"
     "              curve and size only, and warn)\n"
-    "  --keep      keep the build directory (its path is printed)\n"
-    "exit codes: 0 ok, 2 usage, 3 circom output or r1cs missing or unreadable, 4 not an\n"
-    "  r1cs, 7 not the --prime's (or the r1cs's) circuit, 9 output not writable, 10 a\n"
-    "  compiler failed or is missing\n";
+    "  --keep      keep the build directory (its path is printed)\n";
 
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 7, 9, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
+
+/* code: a CUZK_E_* (either sign) or -errno; returns the exit code. */
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(int code, const char *fmt, ...)
 {
@@ -57,7 +64,7 @@ static int fail(int code, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    return code;
+    return cuzk_exit_code(code, CUZK_PROG_TOOL);
 }
 
 static int write_text(const char *dir, const char *name, const char *text)
@@ -196,13 +203,13 @@ int build_witness_main(int argc, char **argv)
         case 'p': prime = optarg; break;
         case 'k': keep = 1; break;
         case 'r': r1cs_path = optarg; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return CUZK_E_USAGE;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CUZK_EXIT_USAGE;
         }
     }
     if (argc - optind != 2) {
-        fputs(usage_text, stderr);
-        return CUZK_E_USAGE;
+        usage(stderr);
+        return CUZK_EXIT_USAGE;
     }
     if (prime && strcmp(prime, "bn128") && strcmp(prime, "bls12381"))
         return fail(CUZK_E_USAGE, "--prime must be bn128 or bls12381, not '%s'", prime);
@@ -236,12 +243,12 @@ int build_witness_main(int argc, char **argv)
     if (r1cs_path) {
         r1cs r;
         char e[1024];
-        if ((rc = r1cs_open(&r, r1cs_path, e, sizeof e))) return fail(-rc, "%s", e);
+        if ((rc = r1cs_open(&r, r1cs_path, e, sizeof e))) return fail(rc, "%s", e);
         rc = fp_of_r1cs(&r, fp, e, sizeof e);
         fp_id = r.Fr->id;
         fp_nwires = r.nwires;
         r1cs_close(&r);
-        if (rc) return fail(-rc, "%s", e);
+        if (rc) return fail(rc, "%s", e);
     }
 
     /* the build directory */

@@ -17,6 +17,7 @@
 
 #include "cuzk/config.h"
 #include "cuzk/control.h"
+#include "cuzk/error.h"
 #include "cuzk/fleet_client.h"
 #include "cuzk/top.h"
 #include "cuzk/wgen.h"
@@ -68,15 +69,14 @@ void client_usage(FILE *f)
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
+          "  help exit-codes [--markdown]   every exit code of every program (the README's table)\n"
           "options: --instance NAME (default: default), --run-dir DIR (default as cuzkd:\n"
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"
-          "  the daemon's JSON reply instead of text)\n"
-          "exit codes (daemon commands): 0 ok, 2 usage, 20 no cuzkd answers, 21 cuzkd refused\n"
-          "  the request (the message says why; also a --witness-gen that does not fit the\n"
-          "  zkey, checked before submitting), 22 the job failed, 23 wait timed out, 24 refused\n"
-          "  for a quota of this user (--quota-jobs, -partitions, -preloads): retry later.\n"
-          "  prove-local: see `cuzk prove-local --help`.\n",
+          "  the daemon's JSON reply instead of text)\n",
           f);
+    cuzk_exit_help_titled(f, "exit codes (daemon commands):", CUZK_PROG_CLIENT, NULL);
+    cuzk_exit_help_titled(f, "exit codes (commands without a daemon; each command's --help says which):",
+                          CUZK_PROG_TOOL, NULL);
 }
 
 /* Whoever controls the socket's directory controls what answers on it. Trusted: a real
@@ -109,7 +109,7 @@ static int trusted_socket_dir(const char *dir)
     fprintf(stderr, "cuzk: refusing to talk to a daemon in %s: %s (owner uid %u); whoever "
             "controls it controls what answers on the socket (pass --run-dir)\n",
             dir, why, (unsigned)st.st_uid);
-    return CLIENT_EXIT_NO_DAEMON;
+    return CUZK_EXIT_NO_DAEMON;
 }
 
 static int connect_daemon(struct client *c)
@@ -119,7 +119,7 @@ static int connect_daemon(struct client *c)
 
     if (n < 0 || (size_t)n >= sizeof(a.sun_path)) {
         fprintf(stderr, "cuzk: socket path %s/%s.sock is too long\n", c->run_dir, c->instance);
-        return CLIENT_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     if ((n = trusted_socket_dir(c->run_dir))) return n;
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -127,7 +127,7 @@ static int connect_daemon(struct client *c)
         fprintf(stderr, "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
                 "(start it with `cuzkd --instance %s`, or pass --run-dir)\n", a.sun_path,
                 strerror(errno), c->instance, c->instance);
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     }
     return 0;
 }
@@ -302,8 +302,8 @@ static int print_error(const struct client *c, json_t *r)
                 json_string_value(json_object_get(r, "message")) : "error", code ? code : "?");
     }
     if (code && !strcmp(code, CONTROL_E_QUOTA))
-        return CLIENT_EXIT_QUOTA; /* distinct: a script backs off and retries */
-    return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CLIENT_EXIT_TIMEOUT : CLIENT_EXIT_REFUSED;
+        return CUZK_EXIT_QUOTA; /* distinct: a script backs off and retries */
+    return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CUZK_EXIT_TIMEOUT : CUZK_EXIT_REFUSED;
 }
 
 static void print_json(json_t *r)
@@ -354,7 +354,7 @@ static int finish_job_reply(const struct client *c, json_t *r)
         print_json(r);
     else
         print_job(j);
-    return !strcmp(st, "failed") ? CLIENT_EXIT_JOB_FAILED : CLIENT_EXIT_OK;
+    return !strcmp(st, "failed") ? CUZK_EXIT_JOB_FAILED : CUZK_EXIT_OK;
 }
 
 static int parse_job(const char *s, json_int_t *out)
@@ -391,31 +391,31 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         else if (!strcmp(a, "--help")) { client_usage(stdout); return 0; }
         else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "cuzk prove: unknown option %s\n", a);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         } else
             argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
     }
     if (!zkey_arg || !out || !nw) {
         fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one %s\n",
                 gen ? "input.json" : ".wtns");
-        return CLIENT_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     /* Duplicate basenames would write the same proof file: refuse before submit. */
     names = calloc((size_t)nw, sizeof(*names));
     if (!names)
-        return CLIENT_EXIT_REFUSED;
+        return CUZK_EXIT_REFUSED;
     for (int i = 0; i < nw; i++) {
         if (control_wtns_name(argv[1 + i], names[i], PIPE_NAME_LEN)) {
             fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[1 + i]);
             free(names);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
         for (int j = 0; j < i; j++)
             if (!strcmp(names[i], names[j])) {
                 fprintf(stderr, "cuzk prove: witnesses %s and %s would both write "
                         "%s.proof.json: rename one\n", argv[1 + j], argv[1 + i], names[i]);
                 free(names);
-                return CLIENT_EXIT_USAGE;
+                return CUZK_EXIT_USAGE;
             }
     }
     free(names);
@@ -438,7 +438,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         }
         if (bad) {
             fprintf(stderr, "cuzk prove: %s\n", err);
-            return CLIENT_EXIT_REFUSED;
+            return CUZK_EXIT_REFUSED;
         }
     }
     /* Files go as descriptors we opened (control.h); the paths, made absolute, only
@@ -485,7 +485,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     r = request_fds(c, req, fs.fd, fs.n);
     fdset_close(&fs); /* cuzkd has its own now (or refused) */
     if (!r)
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     if (!is_ok(r)) {
         rc = print_error(c, r);
         json_decref(r);
@@ -499,18 +499,18 @@ static int cmd_prove(struct client *c, int argc, char **argv)
                                                    (long long)id, jint(r, "partitions"));
         json_decref(r);
         if (!wait)
-            return CLIENT_EXIT_OK;
+            return CUZK_EXIT_OK;
         r = request(c, json_pack("{s:s,s:I}", "req", "wait", "job", id));
     }
     if (!r)
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     rc = is_ok(r) ? finish_job_reply(c, r) : print_error(c, r);
     json_decref(r);
     return rc;
 bad:
     json_decref(req);
     fdset_close(&fs);
-    return CLIENT_EXIT_USAGE;
+    return CUZK_EXIT_USAGE;
 }
 
 /* The entry of status's circuits table for path when it is request seq's or a later
@@ -546,12 +546,12 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
         else {
             fprintf(stderr, "cuzk %s: usage: cuzk %s ZKEY [--no-wait] [--timeout-ms N]\n", what,
                     what);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
     }
     if (!arg) {
         fprintf(stderr, "cuzk %s: needs a .zkey path\n", what);
-        return CLIENT_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     /* The daemon has another working directory: an absolute path (an evicted file may
      * be gone already: then the path as given, made absolute). */
@@ -560,12 +560,12 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
 
         if (strcmp(what, "evict") || (arg[0] != '/' && !getcwd(cwd, sizeof(cwd)))) {
             fprintf(stderr, "cuzk %s: %s: %s\n", what, arg, strerror(errno));
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
         if ((size_t)snprintf(path, sizeof(path), "%s%s%s", arg[0] == '/' ? "" : cwd,
                              arg[0] == '/' ? "" : "/", arg) >= sizeof(path)) {
             fprintf(stderr, "cuzk %s: %s: path too long\n", what, arg);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
     }
     if (!strcmp(what, "preload")) {
@@ -575,7 +575,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
 
         if (add_file(&fs, "zkey", path, 0, &ref)) {
             fdset_close(&fs);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
         if ((rc = connect_daemon(c))) {
             json_decref(ref);
@@ -591,7 +591,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
         r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
     }
     if (!r)
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     if (!is_ok(r)) {
         rc = print_error(c, r);
         json_decref(r);
@@ -604,7 +604,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
         json_decref(st);
         st = request(c, json_pack("{s:s}", "req", "status"));
         if (!st || !is_ok(st)) {
-            rc = st ? print_error(c, st) : CLIENT_EXIT_NO_DAEMON;
+            rc = st ? print_error(c, st) : CUZK_EXIT_NO_DAEMON;
             json_decref(st);
             json_decref(r);
             return rc;
@@ -619,7 +619,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
                     path, timeout_ms);
             json_decref(st);
             json_decref(r);
-            return CLIENT_EXIT_TIMEOUT;
+            return CUZK_EXIT_TIMEOUT;
         }
         usleep(100000);
     }
@@ -627,7 +627,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
         json_object_set(r, "applied", json_object_get(e, "applied"));
         json_object_set(r, "failed", json_object_get(e, "failed"));
     }
-    rc = e && !sup && jint(e, "failed") ? CLIENT_EXIT_REFUSED : CLIENT_EXIT_OK;
+    rc = e && !sup && jint(e, "failed") ? CUZK_EXIT_REFUSED : CUZK_EXIT_OK;
     if (c->json)
         print_json(r);
     else if (rc)
@@ -685,7 +685,7 @@ static int simple(struct client *c, json_t *req, int kind)
     }
     r = request(c, req);
     if (!r)
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     if (!is_ok(r))
         rc = print_error(c, r);
     else if (json_object_get(r, "job") && json_is_object(json_object_get(r, "job")))
@@ -791,25 +791,25 @@ static int cmd_trace(struct client *c, int argc, char **argv)
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "--job") && k + 1 < argc) {
             if (parse_job(argv[++k], &job))
-                return CLIENT_EXIT_USAGE;
+                return CUZK_EXIT_USAGE;
         } else if ((!strcmp(argv[k], "-o") || !strcmp(argv[k], "--output")) && k + 1 < argc)
             out = argv[++k];
         else if (argv[k][0] != '-' && job < 0 && !parse_job(argv[k], &job))
             ;
         else {
             fprintf(stderr, "cuzk trace: unexpected %s\n", argv[k]);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
     }
     if (job < 0 || !out) {
         fprintf(stderr, "usage: cuzk trace --job JOB -o FILE.json (- for stdout)\n");
-        return CLIENT_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     if ((rc = connect_daemon(c)))
         return rc;
     r = request(c, json_pack("{s:s,s:I}", "req", "status", "job", job));
     if (!r)
-        return CLIENT_EXIT_NO_DAEMON;
+        return CUZK_EXIT_NO_DAEMON;
     if (!is_ok(r)) {
         rc = print_error(c, r);
         json_decref(r);
@@ -818,7 +818,7 @@ static int cmd_trace(struct client *c, int argc, char **argv)
     tr = trace_build(json_object_get(r, "job"), &running);
     json_decref(r);
     if (!tr)
-        return CLIENT_EXIT_REFUSED;
+        return CUZK_EXIT_REFUSED;
     if (!strcmp(out, "-"))
         rc = json_dumpf(tr, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15)) ||
              fputc('\n', stdout) == EOF;
@@ -859,12 +859,12 @@ int client_main(int argc, char **argv)
         } else {
             fprintf(stderr, "cuzk: unknown option %s\n", argv[i]);
             client_usage(stderr);
-            return CLIENT_EXIT_USAGE;
+            return CUZK_EXIT_USAGE;
         }
     }
     if (i >= argc) {
         client_usage(stderr);
-        return CLIENT_EXIT_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     cmd = argv[i];
     argc -= i;
@@ -928,5 +928,5 @@ int client_main(int argc, char **argv)
     return rc;
 usage:
     client_usage(stderr);
-    return CLIENT_EXIT_USAGE;
+    return CUZK_EXIT_USAGE;
 }

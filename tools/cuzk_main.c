@@ -11,11 +11,27 @@
 #include "cuzk/verify_cmd.h"
 #include "cuzk/witness_cmd.h"
 
+/* `cuzk help exit-codes [--markdown]`: the exit-code table of every program, as
+ * text or as the README's Markdown table (test_error checks that they agree). */
+static int exit_codes_main(int argc, char **argv)
+{
+    if (argc == 1) {
+        cuzk_exit_help(stdout, CUZK_PROG_ALL, NULL);
+        return CUZK_EXIT_OK;
+    }
+    if (argc == 2 && strcmp(argv[1], "--markdown") == 0) {
+        cuzk_exit_markdown(stdout);
+        return CUZK_EXIT_OK;
+    }
+    fputs("usage: cuzk help exit-codes [--markdown]\n", stderr);
+    return CUZK_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         client_usage(stderr);
-        return CUZK_E_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "prove-local") == 0) return prove_local_main(argc - 1, argv + 1);
@@ -24,9 +40,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "witness") == 0) return witness_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "fingerprint") == 0) return fingerprint_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "exit-codes") == 0)
+        return exit_codes_main(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         client_usage(stdout);
-        return 0;
+        return CUZK_EXIT_OK;
     }
     return client_main(argc, argv);
 }

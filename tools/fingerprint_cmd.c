@@ -17,8 +17,16 @@ static const char usage_text[] =
     "  generator built with cuzk build-witness --r1cs, as \"HEX  FILE\": the zkey of a\n"
     "  circuit and the generator built from its r1cs print the same. A generator built\n"
     "  without --r1cs prints \"-\". --time adds the milliseconds it took.\n"
-    "  (Loading a generator runs its code in this process.)\n"
-    "exit codes: 0 ok, 2 usage, 3 unreadable, 4 none of the three, 10 internal error\n";
+    "  (Loading a generator runs its code in this process.)\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 static double now_ms(void)
 {
@@ -37,7 +45,7 @@ static int one(const char *path, int timed)
 
     if (!f) {
         fprintf(stderr, "cuzk fingerprint: cannot open %s\n", path);
-        return CUZK_E_IO;
+        return CUZK_EXIT_IO;
     }
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
@@ -65,7 +73,7 @@ static int one(const char *path, int timed)
     }
     if (rc) {
         fprintf(stderr, "cuzk fingerprint: %s\n", err);
-        return -rc;
+        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
     }
     if (timed) printf("%s  %s  %.1f ms\n", hex, path, now_ms() - t0);
     else printf("%s  %s\n", hex, path);
@@ -76,13 +84,13 @@ int fingerprint_cmd_main(int argc, char **argv)
 {
     int timed = 0, i = 1, code = 0;
     if (argc > 1 && !strcmp(argv[1], "--help")) {
-        fputs(usage_text, stdout);
+        usage(stdout);
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "--time")) timed = 1, i++;
     if (i >= argc) {
-        fputs(usage_text, stderr);
-        return CUZK_E_USAGE;
+        usage(stderr);
+        return CUZK_EXIT_USAGE;
     }
     for (; i < argc; i++) {
         int rc = one(argv[i], timed);

@@ -11,13 +11,9 @@
 
 #include "cuzk/client.h"
 #include "cuzk/control.h"
+#include "cuzk/error.h"
 #include "cuzk/fleet_pg.h"
 #include "cuzk/pipeline.h"
-
-static int exit_of(int rc)
-{
-	return rc == -ECONNREFUSED ? CLIENT_EXIT_NO_DAEMON : CLIENT_EXIT_REFUSED;
-}
 
 /* Daemons on other machines open these paths: absolute, on the shared file system
  * (README "Fleet"); a relative one would name another file there. */
@@ -36,7 +32,7 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
 	char zabs[PATH_MAX], oabs[PATH_MAX], err[512];
 	char **paths = calloc((size_t)argc, sizeof(char *));
 	char **names = calloc((size_t)argc, sizeof(char *));
-	int nw = 0, rc = CLIENT_EXIT_USAGE;
+	int nw = 0, rc = CUZK_EXIT_USAGE;
 	uint64_t job;
 
 	if (!paths || !names)
@@ -76,7 +72,7 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
 	if ((rc = fleet_job_add(f, zabs, oabs, (uint32_t)nw, (const char *const *)paths,
 				(const char *const *)names, &job, err, sizeof(err)))) {
 		fprintf(stderr, "cuzk prove: %s\n", err);
-		rc = exit_of(rc);
+		rc = cuzk_exit_code(rc, CUZK_PROG_CLIENT);
 		goto done;
 	}
 	if (json)
@@ -84,7 +80,7 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
 	else
 		printf("job %llu submitted to the queue: %d partition(s)\n",
 		       (unsigned long long)job, nw);
-	rc = CLIENT_EXIT_OK;
+	rc = CUZK_EXIT_OK;
 done:
 	for (int i = 0; i < nw; i++) {
 		free(paths[i]);
@@ -108,7 +104,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 
 	if (argc < 2 || !(job = strtoull(argv[1], &e, 10)) || *e) {
 		fprintf(stderr, "cuzk wait JOB --queue URL [--timeout-ms N]\n");
-		return CLIENT_EXIT_USAGE;
+		return CUZK_EXIT_USAGE;
 	}
 	if (argc > 3 && !strcmp(argv[2], "--timeout-ms"))
 		timeout_ms = atoll(argv[3]);
@@ -117,7 +113,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 		st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
 		if (st < 0 && st != -ECONNREFUSED) {
 			fprintf(stderr, "cuzk wait: %s\n", err);
-			return CLIENT_EXIT_REFUSED;
+			return CUZK_EXIT_REFUSED;
 		}
 		if (st == -ECONNREFUSED) /* the database restarting: keep waiting */
 			fleet_reconnect(f, err, sizeof(err));
@@ -128,7 +124,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 		    (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms) {
 			fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n",
 				(unsigned long long)job, timeout_ms);
-			return CLIENT_EXIT_TIMEOUT;
+			return CUZK_EXIT_TIMEOUT;
 		}
 		usleep(200000);
 	}
@@ -138,7 +134,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 	else
 		printf("job %llu %s: %u done, %u failed\n", (unsigned long long)job,
 		       st == 1 ? "done" : "failed", done, failed);
-	return st == 1 ? CLIENT_EXIT_OK : CLIENT_EXIT_JOB_FAILED;
+	return st == 1 ? CUZK_EXIT_OK : CUZK_EXIT_JOB_FAILED;
 }
 
 int fleet_client_main(int argc, char **argv, int json)
@@ -159,11 +155,11 @@ int fleet_client_main(int argc, char **argv, int json)
 		return -1;
 	if (strcmp(argv[0], "prove") && strcmp(argv[0], "wait") && strcmp(argv[0], "status")) {
 		fprintf(stderr, "cuzk %s: not a --queue command (prove, wait, status)\n", argv[0]);
-		return CLIENT_EXIT_USAGE;
+		return CUZK_EXIT_USAGE;
 	}
 	if ((rc = fleet_open(&f, url, err, sizeof(err)))) {
 		fprintf(stderr, "cuzk %s: %s\n", argv[0], err);
-		return exit_of(rc);
+		return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
 	}
 	if (!strcmp(argv[0], "prove"))
 		rc = prove(f, argc, argv, json);
@@ -175,7 +171,7 @@ int fleet_client_main(int argc, char **argv, int json)
 			printf("%s\n", s);
 		else
 			fprintf(stderr, "cuzk status: %s\n", err);
-		rc = s ? CLIENT_EXIT_OK : CLIENT_EXIT_REFUSED;
+		rc = s ? CUZK_EXIT_OK : CUZK_EXIT_REFUSED;
 		free(s);
 	}
 	fleet_close(f);

@@ -34,12 +34,16 @@ static const char usage_text[] =
     "                     that fails the pairing check is not written: exit 8)\n"
     "  --insecure-seed N  TESTS ONLY: derive the blinding r, s from N. A proof with\n"
     "                     known r, s reveals the witness; never use it for real proofs.\n"
-    "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n"
-    "exit codes: 0 ok, 2 usage, 3 unreadable input, 4 not a zkey/wtns/r1cs/generator, or\n"
-    "  input.json not JSON or a value not a field element, 5 truncated, 6 unsupported\n"
-    "  protocol or curve, 7 witness (generator, input signals)/zkey mismatch, 8 unsatisfied\n"
-    "  witness (by --r1cs, a circom assert, or the proof failed verification), 9 output not writable,\n"
-    "  10 internal error\n";
+    "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 static double now_s(void)
 {
@@ -48,10 +52,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int fail(int code, const char *msg)
+/* rc: -errno or a CUZK_E_* of either sign; returns the exit code. */
+static int fail(int rc, const char *msg)
 {
     fprintf(stderr, "cuzk prove-local: %s\n", msg);
-    return code < 0 ? -code : code;
+    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
 }
 
 /* Before any work: is the output path a place we can publish a file to? Creates and
@@ -155,14 +160,14 @@ int prove_local_main(int argc, char **argv)
             have_seed = true;
             break;
         case 'R': rs_arg = optarg; break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': usage(stdout); return 0;
         default:
-            fputs(usage_text, stderr);
+            usage(stderr);
             return fail(CUZK_E_USAGE, optopt ? "unknown or incomplete option" : "unknown option");
         }
     }
     if (argc - optind != 4) {
-        fputs(usage_text, stderr);
+        usage(stderr);
         return fail(CUZK_E_USAGE, gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
                                            : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
     }

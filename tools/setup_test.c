@@ -54,10 +54,16 @@ static const char usage_text[] =
     "  anything a proof is meant to protect.\n"
     "  Export the verification key with `snarkjs zkey export verificationkey OUT.zkey VK.json`.\n"
     "  --threads N   worker threads (default: all online CPUs)\n"
-    "  -q, --quiet   no summary line (the warning is always printed)\n"
-    "exit codes: 0 ok, 2 usage, 3 unreadable r1cs, 4 not an r1cs (bad format), 5 truncated\n"
-    "  r1cs, 6 unsupported curve or circuit too big for the curve, 9 output not writable,\n"
-    "  10 internal error\n";
+    "  -q, --quiet   no summary line (the warning is always printed)\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 9, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 static const char warning_text[] =
     "cuzk test-setup: WARNING: INSECURE KEY, FOR TESTS ONLY: made from random toxic waste without\n"
@@ -760,21 +766,21 @@ int setup_test_main(int argc, char **argv)
             threads = (unsigned)strtoul(optarg, &end, 10);
             if (*end || !*optarg) {
                 fprintf(stderr, "cuzk test-setup: --threads needs a number\n");
-                return CUZK_E_USAGE;
+                return CUZK_EXIT_USAGE;
             }
             break;
         case 'q': quiet = true; break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': usage(stdout); return 0;
         default:
-            fputs(usage_text, stderr);
+            usage(stderr);
             fprintf(stderr, "cuzk test-setup: unknown or incomplete option\n");
-            return CUZK_E_USAGE;
+            return CUZK_EXIT_USAGE;
         }
     }
     if (argc - optind != 2) {
-        fputs(usage_text, stderr);
+        usage(stderr);
         fprintf(stderr, "cuzk test-setup: expected 2 arguments: CIRCUIT.r1cs OUT.zkey\n");
-        return CUZK_E_USAGE;
+        return CUZK_EXIT_USAGE;
     }
     fputs(warning_text, stderr);
     char err[1024] = "";
@@ -782,7 +788,7 @@ int setup_test_main(int argc, char **argv)
     int rc = setup_test_write(argv[optind], argv[optind + 1], threads, &st, err, sizeof err);
     if (rc) {
         fprintf(stderr, "cuzk test-setup: %s\n", err);
-        return -rc;
+        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
     }
     if (!quiet)
         fprintf(stderr,

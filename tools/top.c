@@ -14,6 +14,7 @@
 #include <curses.h>
 
 #include "cuzk/config.h"
+#include "cuzk/error.h"
 
 /* ---- option parsing shared by cuzk-top and cuzk metrics --------------------------- */
 
@@ -28,23 +29,25 @@ struct top_opts {
 int top_metrics_cmd(const char *instance, int argc, char **argv)
 {
 	struct stats_reading t;
-	int found;
+	int found, rc;
 
 	if (argc > 1) {
 		fputs("usage: cuzk [--instance NAME] metrics\n"
 		      "  the stats page in the Prometheus text format; for node_exporter's textfile\n"
 		      "  collector: cuzk metrics > DIR/cuzk.prom.tmp && mv DIR/cuzk.prom.tmp "
 		      "DIR/cuzk.prom\n", strcmp(argv[1], "--help") ? stderr : stdout);
-		return strcmp(argv[1], "--help") ? 2 : 0;
+		return strcmp(argv[1], "--help") ? CUZK_EXIT_USAGE : CUZK_EXIT_OK;
 	}
-	if (stats_reading_take(&t, instance))
-		return 1;
+	if ((rc = stats_reading_take(&t, instance))) {
+		fprintf(stderr, "cuzk metrics: %s\n", cuzk_strerror(rc));
+		return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
+	}
 	stats_reading_prometheus(stdout, &t);
 	if (!t.found)
 		fprintf(stderr, "cuzk metrics: %s\n", t.why);
 	found = t.found;
 	stats_reading_free(&t);
-	return found ? 0 : 20;
+	return found ? CUZK_EXIT_OK : CUZK_EXIT_NO_DAEMON;
 }
 
 /* "nodes: n0 3 synthesized, 3 buffers  n1 ...  cross-node 0" (several nodes only) */
@@ -314,7 +317,7 @@ static int run_live(const struct top_opts *o)
 	if (!initscr()) {
 		fprintf(stderr, "cuzk-top: cannot initialise the terminal (TERM=%s)\n",
 			getenv("TERM") ? getenv("TERM") : "");
-		return 1;
+		return CUZK_EXIT_USAGE; /* the environment is part of the command line */
 	}
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
@@ -398,8 +401,9 @@ static void top_usage(FILE *f)
 	      "  live view of a cuzkd instance's stats page (mapped read-only)\n"
 	      "  -d SECONDS   refresh interval (default 1)\n"
 	      "  --once       print one snapshot and exit (--json: the schema in README.md)\n"
-	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n"
-	      "exit codes: 0 ok, 2 usage, 20 (--once) no such instance running\n", f);
+	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n", f);
+	/* 20: --once, no such instance running */
+	cuzk_exit_help(f, CUZK_PROG_CLIENT, (const int[]){ 0, 2, 10, 20, -1 });
 }
 
 int top_main(int argc, char **argv)
@@ -425,33 +429,35 @@ int top_main(int argc, char **argv)
 			o.delay_s = atof(optarg);
 			if (o.delay_s < 0.1 || o.delay_s > 3600) {
 				fprintf(stderr, "cuzk-top: -d %s: give 0.1 to 3600 seconds\n", optarg);
-				return 2;
+				return CUZK_EXIT_USAGE;
 			}
 			break;
 		case 'o': o.once = 1; break;
 		case 'j': o.json = 1; break;
 		case 'f': o.max_frames = atoi(optarg); break;
 		case 'h': top_usage(stdout); return 0;
-		default: top_usage(stderr); return 2;
+		default: top_usage(stderr); return CUZK_EXIT_USAGE;
 		}
 	}
 	if (optind != argc || (o.json && !o.once)) {
 		top_usage(stderr);
-		return 2;
+		return CUZK_EXIT_USAGE;
 	}
 	if (o.once) {
 		struct stats_reading t;
-		int found;
+		int found, rc = stats_reading_take(&t, o.instance);
 
-		if (stats_reading_take(&t, o.instance))
-			return 1;
+		if (rc) {
+			fprintf(stderr, "cuzk-top: %s\n", cuzk_strerror(rc));
+			return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
+		}
 		if (o.json)
 			stats_reading_json(stdout, &t);
 		else
 			print_once_text(&t);
 		found = t.found;
 		stats_reading_free(&t);
-		return found ? 0 : 20;
+		return found ? CUZK_EXIT_OK : CUZK_EXIT_NO_DAEMON;
 	}
 	return run_live(&o);
 }

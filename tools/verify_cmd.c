@@ -14,28 +14,35 @@ static const char usage_text[] =
     "  Verifies a Groth16 proof against snarkjs's verification_key.json and public.json\n"
     "  (the argument order of `snarkjs groth16 verify`); bn128 and bls12381.\n"
     "  Checks every number (< q, public signals < r), every length, that the key's and\n"
-    "  the proof's points lie on their curves and that G2 points lie in the subgroup.\n"
-    "exit codes: 0 valid (prints OK), 1 invalid proof (prints \"invalid proof\"; the reason\n"
-    "  on stderr), 2 usage, 3 unreadable file, 4 malformed input (bad JSON, wrong lengths,\n"
-    "  numbers out of range, wrong number of public signals, key point off its curve),\n"
-    "  6 unsupported protocol or curve, 10 internal error\n";
+    "  the proof's points lie on their curves and that G2 points lie in the subgroup.\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 1, 2, 3, 4, 6, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 static int fail(int rc, const char *msg)
 {
     fprintf(stderr, "cuzk verify: %s\n", msg);
-    int code = rc < 0 ? -rc : rc;
-    return code == CUZK_E_IO || code == CUZK_E_UNSUPPORTED || code == CUZK_E_INTERNAL ? code : CUZK_E_FORMAT;
+    int code = cuzk_exit_code(rc, CUZK_PROG_TOOL);
+    /* every other refusal is of the input's form */
+    return code == CUZK_EXIT_IO || code == CUZK_EXIT_UNSUPPORTED || code == CUZK_EXIT_INTERNAL ? code
+                                                                                              : CUZK_EXIT_FORMAT;
 }
 
 int verify_cmd_main(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_text, stdout);
+        usage(stdout);
         return 0;
     }
     if (argc != 4 || argv[1][0] == '-') {
-        fputs(usage_text, stderr);
-        return CUZK_E_USAGE;
+        usage(stderr);
+        return CUZK_EXIT_USAGE;
     }
     char err[1024] = "";
     groth16_vk vk;
@@ -54,7 +61,7 @@ int verify_cmd_main(int argc, char **argv)
     } else {
         puts("invalid proof");
         fprintf(stderr, "cuzk verify: %s\n", err);
-        code = 1;
+        code = CUZK_EXIT_FALSE;
     }
     free(pub);
     groth16_vk_free(&vk);

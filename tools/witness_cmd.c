@@ -13,11 +13,16 @@
 static const char usage_text[] =
     "usage: cuzk witness --witness-gen G.wgen INPUT.json OUT.wtns\n"
     "  Computes the circuit's witness for INPUT.json with a generator built by\n"
-    "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n"
-    "exit codes: 0 ok, 2 usage, 3 unreadable input or generator, 4 not JSON or a value\n"
-    "  that is not a field element, or not a generator, 6 unsupported prime, 7 a signal\n"
-    "  missing, unknown or of the wrong length, 8 a circom assert failed, 9 output not\n"
-    "  writable, 10 internal error\n";
+    "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n";
+
+/* Its exit codes, as error.c's table says them. */
+static const int exit_codes[] = {0, 2, 3, 4, 6, 7, 8, 9, 10, -1};
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
+}
 
 int witness_cmd_main(int argc, char **argv)
 {
@@ -33,20 +38,20 @@ int witness_cmd_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'g': gen = optarg; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return CUZK_E_USAGE;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CUZK_EXIT_USAGE;
         }
     }
     if (!gen || argc - optind != 2) {
-        fputs(usage_text, stderr);
-        return CUZK_E_USAGE;
+        usage(stderr);
+        return CUZK_EXIT_USAGE;
     }
     wgen g;
     char err[2048];
     int rc = wgen_open(&g, gen, err, sizeof err);
     if (rc) {
         fprintf(stderr, "cuzk witness: %s\n", err);
-        return -rc;
+        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
     }
     uint8_t *w = malloc(wgen_witness_bytes(&g) ? wgen_witness_bytes(&g) : 1);
     if (!w) {
@@ -58,5 +63,5 @@ int witness_cmd_main(int argc, char **argv)
     if (rc) fprintf(stderr, "cuzk witness: %s\n", err);
     free(w);
     wgen_close(&g);
-    return rc ? -rc : 0;
+    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
 }

@@ -13,10 +13,10 @@
 #ifndef CUZK_BUILD_WITNESS_H
 #define CUZK_BUILD_WITNESS_H
 
-/* Runs the subcommand with argv[0] = "build-witness". Returns the exit code: 0, 2
- * usage, 3 a file of the circom output missing or unreadable, 7 --prime is not the
- * prime circom compiled for, 9 output not writable, 10 a compiler failed or is
- * missing (its messages are on stderr). */
+/* Runs the subcommand with argv[0] = "build-witness". Returns the exit code, a
+ * CUZK_EXIT_* of error.h's table (3 a file of the circom output missing or
+ * unreadable, 7 --prime is not the prime circom compiled for, 10 a compiler failed or
+ * is missing: its messages are on stderr). */
 int build_witness_main(int argc, char **argv);
 
 #endif

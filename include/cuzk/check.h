@@ -9,8 +9,9 @@
 #include "cuzk/config.h"
 #include "cuzk/plan.h"
 
-/* Print the report to f. Returns the exit code: 0 when nothing FAILs (warnings allowed;
- * a machine without GPUs passes unless --devices names CUDA devices), 1 otherwise. */
+/* Print the report to f. Returns the exit code: CUZK_EXIT_OK when nothing FAILs (warnings
+ * allowed; a machine without GPUs passes unless --devices names CUDA devices),
+ * CUZK_EXIT_FALSE (1) otherwise. */
 int check_run(const struct cuzkd_config *c, FILE *f);
 
 /* The GPUs the CUDA driver lists, in device order, with their PCI addresses: loads

@@ -3,8 +3,8 @@
 #ifndef CUZK_FINGERPRINT_CMD_H
 #define CUZK_FINGERPRINT_CMD_H
 
-/* Runs the subcommand with argv[0] = "fingerprint"; returns the exit code (0, or the
- * first failure's CUZK_E_* value after a line on stderr). */
+/* Runs the subcommand with argv[0] = "fingerprint"; returns the exit code (0, or
+ * the first failure's, cuzk_exit_code of its error, after a line on stderr). */
 int fingerprint_cmd_main(int argc, char **argv);
 
 #endif

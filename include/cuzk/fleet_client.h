@@ -5,7 +5,7 @@
 
 /* argv[0] is the command; --queue URL somewhere in argv selects the fleet (removed
  * from argv). Returns -1 when there is no --queue (the daemon commands apply), else
- * the exit code (client.h's set: 20 the queue unreachable, 21 refused, 22 failed). */
+ * the exit code (error.h's client rows: 20 the queue unreachable, 21 refused, 22 failed). */
 int fleet_client_main(int argc, char **argv, int json);
 
 #endif

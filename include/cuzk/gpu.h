@@ -30,8 +30,8 @@
  * a sentence into err (with cudaGetErrorString's text for CUDA failures). A device
  * fault (illegal address, launch failure: a "sticky" error that poisons the context)
  * is returned as -CUZK_E_DEVICE; the caller must then exit the process (the context
- * cannot be used again), the supervisor restarts it. Out of device memory is
- * -CUZK_E_INTERNAL with "out of device memory" in err (not sticky).
+ * cannot be used again), the supervisor restarts it. Out of device memory
+ * (cudaErrorMemoryAllocation) is -CUZK_E_DEVICE_NOMEM (not sticky: free and retry).
  *
  * Layouts are the host ones: points affine Montgomery in zkey layout (x || y, (0,0) =
  * infinity), results jacobian Montgomery (3*cl limbs), scalars canonical 32-byte LE,
@@ -77,8 +77,8 @@ int gpu_mem_info(gpu_dev *d, size_t *free_bytes, size_t *total_bytes);
 
 /* Copies a zkey's point sections (A, B1, B2, C, H) to device memory (the device layout
  * is the zkey's own: affine Montgomery, so the copy is a plain memcpy). Also builds the
- * NTT tables of the zkey's domain on the device. -CUZK_E_INTERNAL "out of device
- * memory" when it does not fit (nothing is left allocated then). */
+ * NTT tables of the zkey's domain on the device. -CUZK_E_DEVICE_NOMEM when it does
+ * not fit (nothing is left allocated then). */
 int gpu_circuit_load(gpu_dev *d, const zkey *z, gpu_circuit **out, char *err, size_t errlen);
 size_t gpu_circuit_bytes(const gpu_circuit *c);
 void gpu_circuit_free(gpu_dev *d, gpu_circuit *c);

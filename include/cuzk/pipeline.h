@@ -103,12 +103,6 @@
 #define PIPE_CONFIG_MAGIC 0x45504950u /* "PIPE" */
 #define PIPE_NODE_NONE 0xffu /* pipe_config worker_node/synth_node: not known */
 
-/* Stage exit codes (s6 style); the reason goes to stderr. */
-#define PIPE_EXIT_OK 0
-#define PIPE_EXIT_USAGE 2
-#define PIPE_EXIT_BUG 100
-#define PIPE_EXIT_SYSTEM 111
-
 /* Fixed facts of an instance, written once by the supervisor (pipeline_create, before
  * the segment is published); immutable afterwards. */
 struct pipe_config {

@@ -4,7 +4,7 @@
 #define CUZK_PROVE_LOCAL_H
 
 /* Runs the subcommand with argv[0] = "prove-local". Returns the process exit code
- * (0, or a CUZK_E_* value from cuzk/error.h) after printing one line on stderr. */
+ * (0, or cuzk_exit_code of the error, error.h) after printing one line on stderr. */
 int prove_local_main(int argc, char **argv);
 
 #endif

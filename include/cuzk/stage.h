@@ -174,10 +174,6 @@ int pipe_stage_push_wait(struct pipe_stage *st, struct pipe_push_wait *w);
  * STATS_IDLE (no work anywhere). Reads only the jobs' state words. */
 uint32_t pipe_stage_wait_state(const struct pipe_stage *st);
 
-/* A stage entry function's return value as the process exit code: 0 -> 0,
- * -CUZK_E_INTERNAL -> 100 (bug), anything else -> 111 (system). */
-int pipe_exit_code(int rc);
-
 /* The whole of a stage's main(): parse the common options, die with the parent
  * (PR_SET_PDEATHSIG), turn SIGTERM/SIGINT into the stop flag, call run, map its result
  * to the exit code (usage errors: 2). extra: PIPE_OPT_* the stage also accepts. */

@@ -14,7 +14,8 @@
 #include "cuzk/plan.h"
 
 /* Runs the daemon until shutdown. Returns the process exit code (0 after a clean
- * shutdown, 3 when the run dir, socket or segments cannot be set up, 10 otherwise).
+ * shutdown, CUZK_EXIT_IO (3) when the run dir, socket or segments cannot be set up,
+ * CUZK_EXIT_INTERNAL (10) otherwise).
  * Unless c->foreground, it daemonizes first (the caller's process exits 0 once the
  * socket is listening, 3 if startup failed). */
 int supervisor_run(const struct cuzkd_config *c, const struct plan *p);

@@ -4,9 +4,9 @@
 #ifndef CUZK_WITNESS_CMD_H
 #define CUZK_WITNESS_CMD_H
 
-/* Runs the subcommand with argv[0] = "witness". Returns the exit code (0 or a
- * CUZK_E_* value, the meanings of wgen.h's wgen_compute_file) after one line on
- * stderr on failure. */
+/* Runs the subcommand with argv[0] = "witness". Returns the exit code (0 or
+ * cuzk_exit_code of the error of wgen.h's wgen_compute_file, error.h) after one line
+ * on stderr on failure. */
 int witness_cmd_main(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuzk/error.h"
 #include "cuzk/finalizer.h"
 #include "cuzk/stage.h"
 #include "cuzk/synth.h"
@@ -675,10 +676,10 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
         return;
     }
     ck_assert_int_eq(run_status("cuzk-synth", "--help", NULL, NULL), 0);
-    ck_assert_int_eq(run_status("cuzk-gpuworker", "--bogus", NULL, NULL), PIPE_EXIT_USAGE);
-    ck_assert_int_eq(run_status("cuzk-finalizer", "--index", "0", NULL), PIPE_EXIT_USAGE);
+    ck_assert_int_eq(run_status("cuzk-gpuworker", "--bogus", NULL, NULL), CUZK_EXIT_USAGE);
+    ck_assert_int_eq(run_status("cuzk-finalizer", "--index", "0", NULL), CUZK_EXIT_USAGE);
     ck_assert_int_eq(run_status("cuzk-synth", "--instance", "no-such-instance-x", NULL),
-                     PIPE_EXIT_SYSTEM);
+                     CUZK_EXIT_SYSTEM);
 
     fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
     fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
@@ -764,7 +765,7 @@ START_TEST(test_pipeline_orphan_check_exits_only_without_supervisor)
     }
     ck_assert_int_eq(waitpid(child, &status, 0), child);
     ck_assert(WIFEXITED(status));
-    ck_assert_int_eq(WEXITSTATUS(status), PIPE_EXIT_SYSTEM);
+    ck_assert_int_eq(WEXITSTATUS(status), CUZK_EXIT_SYSTEM);
 }
 END_TEST
 

@@ -41,14 +41,22 @@ static inline bool gpu_err_sticky(cudaError_t e)
     }
 }
 
-/* err <- "what: CUDA error text (name)"; returns -CUZK_E_DEVICE for sticky errors,
- * -CUZK_E_INTERNAL otherwise (out of device memory says so). */
+/* The project's code for a CUDA error: a sticky one -CUZK_E_DEVICE, out of device
+ * memory -CUZK_E_DEVICE_NOMEM (the caller may free something and retry: the backend
+ * evicts a cached circuit), anything else -CUZK_E_INTERNAL. */
+static inline int gpu_err_code(cudaError_t e)
+{
+    if (gpu_err_sticky(e)) return -CUZK_E_DEVICE;
+    return e == cudaErrorMemoryAllocation ? -CUZK_E_DEVICE_NOMEM : -CUZK_E_INTERNAL;
+}
+
+/* err <- "what: CUDA error text (name)"; returns gpu_err_code(e). */
 static inline int gpu_fail(cudaError_t e, const char *what, char *err, size_t errlen)
 {
     if (err && errlen)
         snprintf(err, errlen, "%s: %s%s (%s)", what, e == cudaErrorMemoryAllocation ? "out of device memory: " : "",
                  cudaGetErrorString(e), cudaGetErrorName(e));
-    return gpu_err_sticky(e) ? -CUZK_E_DEVICE : -CUZK_E_INTERNAL;
+    return gpu_err_code(e);
 }
 
 /* Every CUDA call goes through CK: on failure the function returns the coded error.
