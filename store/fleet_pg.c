@@ -275,8 +275,12 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
 	snprintf(ib, sizeof(ib), "%u", idx);
 	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	r = PQexec(f->conn, "BEGIN");
+	if (!ok(r))
+		return pg_fail(f, r, "finishing", err, errlen);
+	PQclear(r);
 	/* The one decision point: only the holder of (owner, gen) moves the row out of
-	 * 'leased'. The job and the daemon's count change in the same statement. */
+	 * 'leased'. The daemon's count changes in the same statement. */
 	r = exec(f,
 		 "WITH p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL"
 		 "   THEN 'done' ELSE 'failed' END, reason = $5, done_by = owner,"
@@ -288,20 +292,40 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 " SELECT count(*) FROM p",
 		 5, (const char *[]){ jb, ib, owner, gb, reason });
 	if (!ok(r) || PQntuples(r) != 1)
-		return pg_fail(f, r, "finishing", err, errlen);
+		return tx_fail(f, r, "finishing", err, errlen);
 	won = atoi(PQgetvalue(r, 0, 0)) == 1;
 	PQclear(r);
-	if (won) {
-		/* The job's end; a separate statement so it sees the update above. */
+	if (!won) {
+		/* A retry whose first try committed but whose answer was lost (the database
+		 * went away between COMMIT and its reply): the row says owner finished it at
+		 * gen, which only that first try can have done (claims raise lease_gen).
+		 * Answering 0 here would leave a done partition that nobody publishes. */
+		r = exec(f, "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
+			    " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
+			 4, (const char *[]){ jb, ib, owner, gb });
+		if (!ok(r))
+			return tx_fail(f, r, "finishing", err, errlen);
+		won = PQntuples(r) == 1 ? 2 : 0;
+		PQclear(r);
+	}
+	if (won == 1) {
+		/* The job's end, in the same transaction: a separate statement so that it
+		 * sees the update above (a CTE reads the statement's starting snapshot). One
+		 * transaction, so a partition is never done while its job's last update is
+		 * lost (the job would stay 'running' with nothing left to finish it). */
 		r = exec(f, "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
 			    " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
 			    " ELSE 'done' END, finished = now() WHERE id = $1 AND state = 'running'"
 			    " AND NOT EXISTS (SELECT 1 FROM cuzk_parts WHERE job = $1 AND"
 			    " state IN ('queued', 'leased'))", 1, (const char *[]){ jb });
 		if (!ok(r))
-			return pg_fail(f, r, "finishing the job", err, errlen);
+			return tx_fail(f, r, "finishing the job", err, errlen);
 		PQclear(r);
 	}
+	r = PQexec(f->conn, "COMMIT");
+	if (!ok(r))
+		return pg_fail(f, r, "finishing", err, errlen);
+	PQclear(r);
 	return won;
 }
 

@@ -186,7 +186,7 @@ drop:
 	snprintf(fp, sizeof(fp), "%s.proof.json", sl->c.name);
 	snprintf(fq, sizeof(fq), "%s.public.json", sl->c.name);
 	if ((dfd = open_out(sl->c.out_dir)) >= 0) {
-		if (won == 1 && !sl->rc) {
+		if (won >= 1 && !sl->rc) {
 			int a = fleet_publish(dfd, tq, fq), b = fleet_publish(dfd, tp, fp);
 			if (a || b)
 				flog("%s: %s", sl->c.name, "a final file existed already: kept it");

@@ -78,8 +78,12 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 		int max, char *err, size_t errlen);
 /* Heartbeat: extend owner's leases to now() + lease_s. Returns how many it holds. */
 int fleet_renew(struct fleet *f, const char *owner, int lease_s, char *err, size_t errlen);
-/* Finish (done, or failed with reason) a partition owner holds at gen: 1 when this
- * call finished it, 0 when the lease is no longer owner's (discard the proof). */
+/* Finish (done, or failed with reason) a partition owner holds at gen, in one
+ * transaction with its job's end: 1 when this call finished it, 2 when owner had
+ * finished it at gen already (a retry after a lost answer: the commit happened, its
+ * reply did not arrive; publish as for 1), 0 when the lease is no longer owner's
+ * (discard the proof). -ECONNREFUSED: retry after fleet_reconnect; the answer to
+ * the retry is the truth either way. */
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 uint64_t gen, const char *reason, char *err, size_t errlen);
 
