@@ -245,24 +245,57 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 	return n < max ? n : max;
 }
 
-int fleet_renew(struct fleet *f, const char *owner, int lease_s, char *err, size_t errlen)
+int fleet_renew(struct fleet *f, const char *owner, int lease_s,
+		const struct fleet_claim *held, int n, char *err, size_t errlen)
 {
-	char lb[16];
+	char lb[16], *jobs, *idxs, *gens;
+	size_t cap = 3 + (size_t)n * 22; /* "{", n numbers with commas, "}", NUL */
 	PGresult *r;
-	int n;
+	int got;
 
 	snprintf(lb, sizeof(lb), "%d", lease_s);
+	jobs = malloc(cap);
+	idxs = malloc(cap);
+	gens = malloc(cap);
+	if (!jobs || !idxs || !gens) {
+		free(jobs);
+		free(idxs);
+		free(gens);
+		snprintf(err, errlen, "fleet queue: out of memory");
+		return -ENOMEM;
+	}
+	/* Array literals {a,b,...}: one statement whatever n is. */
+	size_t oj = 0, oi = 0, og = 0;
+	jobs[oj++] = idxs[oi++] = gens[og++] = '{';
+	for (int i = 0; i < n; i++) {
+		oj += (size_t)snprintf(jobs + oj, cap - oj, "%s%llu", i ? "," : "",
+				       (unsigned long long)held[i].job);
+		oi += (size_t)snprintf(idxs + oi, cap - oi, "%s%u", i ? "," : "", held[i].idx);
+		og += (size_t)snprintf(gens + og, cap - og, "%s%llu", i ? "," : "",
+				       (unsigned long long)held[i].gen);
+	}
+	snprintf(jobs + oj, cap - oj, "}");
+	snprintf(idxs + oi, cap - oi, "}");
+	snprintf(gens + og, cap - og, "}");
 	/* Only unexpired leases: one that expired may have been claimed by another
-	 * daemon already (then owner no longer matches anyway) or is about to be. */
+	 * daemon already (then owner no longer matches anyway) or is about to be. And
+	 * only the ones the caller names: a lease owner got without knowing it (a claim
+	 * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
+	 * not be kept alive by this daemon's heartbeat for as long as it lives. */
 	r = exec(f, "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
 		    " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
-		    " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()",
-		 2, (const char *[]){ owner, lb });
+		    " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()"
+		    " AND (job, idx, lease_gen) IN (SELECT * FROM unnest($3::bigint[],"
+		    " $4::int[], $5::bigint[]))",
+		 5, (const char *[]){ owner, lb, jobs, idxs, gens });
+	free(jobs);
+	free(idxs);
+	free(gens);
 	if (!ok(r))
 		return pg_fail(f, r, "renewing leases", err, errlen);
-	n = atoi(PQcmdTuples(r));
+	got = atoi(PQcmdTuples(r));
 	PQclear(r);
-	return n;
+	return got;
 }
 
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
@@ -345,6 +378,72 @@ int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
 	if (!ok(r))
 		return pg_fail(f, r, "releasing", err, errlen);
 	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
+}
+
+int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen)
+{
+	PGresult *r;
+	int n;
+
+	/* Unexpired or not: a lease held by owner at its start is a previous life's,
+	 * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
+	 * would keep it from every daemon for as long as this one lives. */
+	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		    " WHERE owner = $1 AND state = 'leased'", 1, (const char *[]){ owner });
+	if (!ok(r))
+		return pg_fail(f, r, "releasing a previous run's leases", err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
+}
+
+int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
+		    size_t errlen)
+{
+	PGresult *r;
+	int n;
+
+	*dirs = NULL;
+	r = exec(f, "SELECT DISTINCT j.out_dir FROM cuzk_jobs j JOIN cuzk_parts p ON p.job = j.id"
+		    " WHERE p.done_by = $1 AND p.state = 'done'", 1, (const char *[]){ owner });
+	if (!ok(r))
+		return pg_fail(f, r, "listing out dirs", err, errlen);
+	n = PQntuples(r);
+	if (n && !(*dirs = calloc((size_t)n, sizeof(**dirs)))) {
+		PQclear(r);
+		snprintf(err, errlen, "fleet queue: out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		if (!((*dirs)[i] = strdup(PQgetvalue(r, i, 0)))) {
+			while (i--)
+				free((*dirs)[i]);
+			free(*dirs);
+			*dirs = NULL;
+			PQclear(r);
+			snprintf(err, errlen, "fleet queue: out of memory");
+			return -ENOMEM;
+		}
+	PQclear(r);
+	return n;
+}
+
+int fleet_done_here(struct fleet *f, const char *owner, const char *out_dir,
+		    const char *name, char *err, size_t errlen)
+{
+	PGresult *r;
+	int n;
+
+	/* The newest partition of that name in that dir decides: an older job's part
+	 * of the same name was published (or not) long ago. */
+	r = exec(f, "SELECT p.done_by = $1 AND p.state = 'done' FROM cuzk_parts p"
+		    " JOIN cuzk_jobs j ON j.id = p.job WHERE j.out_dir = $2 AND p.name = $3"
+		    " ORDER BY p.job DESC LIMIT 1", 3, (const char *[]){ owner, out_dir, name });
+	if (!ok(r))
+		return pg_fail(f, r, "looking up a staged proof", err, errlen);
+	n = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
 	PQclear(r);
 	return n;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -35,6 +36,7 @@ struct fleet_daemon {
 	uint32_t n;
 	struct slot *slots;
 	int db_down;        /* the last call failed: logged once, retried with backoff */
+	int recovered;      /* the previous run's leases and staged proofs are handled */
 };
 
 /* cuzkd's log is its stderr (redirected in the background); one line each. */
@@ -178,6 +180,10 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 		db_error(d, won, err);
 		return -1;
 	}
+	/* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
+	 * finish and the publish that the next start's recover() closes. */
+	if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH"))
+		kill(getpid(), SIGKILL);
 drop:
 	d->db_down = 0;
 	stage_name(d, sn, sizeof(sn));
@@ -203,18 +209,115 @@ drop:
 	return 0;
 }
 
+/* One out dir's staging dir after a restart: each staged NAME.proof.json whose
+ * partition this owner finished as done is published (the crash came between the
+ * finish and the link; fleet_publish refuses to replace a final file), every other
+ * staged file is stale (a discarded or failed proof, a local job of the previous
+ * run that the queue has since given to another daemon) and removed. */
+static int recover_dir(struct fleet_daemon *d, const char *out_dir, int *published)
+{
+	char err[512], sn[300], tp[600], tq[600], fp[300], fq[300];
+	int dfd, sfd, rc = 0;
+	DIR *dir;
+	struct dirent *e;
+
+	stage_name(d, sn, sizeof(sn));
+	if ((dfd = open_out(out_dir)) < 0)
+		return 0; /* gone or not mounted here: nothing of ours to publish */
+	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    !(dir = fdopendir(sfd))) {
+		if (sfd >= 0)
+			close(sfd);
+		close(dfd);
+		return 0;
+	}
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+		char name[256];
+
+		if (len <= 11 || len - 11 >= sizeof(name) ||
+		    strcmp(e->d_name + len - 11, ".proof.json"))
+			continue;
+		memcpy(name, e->d_name, len - 11);
+		name[len - 11] = 0;
+		snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, name);
+		snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, name);
+		snprintf(fp, sizeof(fp), "%s.proof.json", name);
+		snprintf(fq, sizeof(fq), "%s.public.json", name);
+		rc = fleet_done_here(d->f, d->owner, out_dir, name, err, sizeof(err));
+		if (rc < 0) {
+			db_error(d, rc, err);
+			break;
+		}
+		if (rc == 1) {
+			/* public first: the proof's final name is what readers wait for */
+			int a = fleet_publish(dfd, tq, fq), b = fleet_publish(dfd, tp, fp);
+			if (a || b)
+				flog("%s: %s", name, "a final file existed already: kept it");
+			else
+				(*published)++;
+		} else {
+			unlinkat(dfd, tp, 0);
+			unlinkat(dfd, tq, 0);
+		}
+		rc = 0;
+	}
+	closedir(dir);
+	close(dfd);
+	return rc;
+}
+
+/* The start of this daemon's fleet life: the previous run's leases back to the
+ * queue (it held them under the same owner id and nobody works on them now), and
+ * proofs it finished but had not published yet (fleet_pg.h's "Publishing"). */
+static int recover(struct fleet_daemon *d)
+{
+	char err[512], **dirs = NULL;
+	int n, rc, published = 0;
+
+	if ((rc = fleet_release_mine(d->f, d->owner, err, sizeof(err))) < 0) {
+		db_error(d, rc, err);
+		return -1;
+	}
+	if (rc)
+		flog("gave %d leases of a previous run back to the queue", rc);
+	if ((n = fleet_done_dirs(d->f, d->owner, &dirs, err, sizeof(err))) < 0) {
+		db_error(d, n, err);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!rc)
+			rc = recover_dir(d, dirs[i], &published);
+		free(dirs[i]);
+	}
+	free(dirs);
+	if (published)
+		flog("published %d proofs finished before a restart", published);
+	return rc ? -1 : 0;
+}
+
 static void *run(void *arg)
 {
 	struct fleet_daemon *d = arg;
 	uint64_t last_renew = 0, backoff = 0, next_try = 0;
-	struct fleet_claim *cl = calloc(d->n, sizeof(*cl));
+	struct fleet_claim *cl = calloc(d->n, sizeof(*cl)), *held = calloc(d->n, sizeof(*held));
 	char err[512];
 
-	while (!atomic_load(&d->stop) && cl) {
+	while (!atomic_load(&d->stop) && cl && held) {
 		uint64_t t = now_ms();
 		uint32_t nfree = 0;
 		int rc;
 
+		if (!d->recovered) {
+			if (t >= next_try && !recover(d))
+				d->recovered = 1;
+			else if (t >= next_try) {
+				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
+				next_try = t + backoff;
+			}
+			usleep(100000);
+			continue;
+		}
 		for (uint32_t i = 0; i < d->n; i++) {
 			struct slot *sl = &d->slots[i];
 			int st;
@@ -230,7 +333,13 @@ static void *run(void *arg)
 				nfree++;
 		}
 		if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
-			if ((rc = fleet_renew(d->f, d->owner, d->lease_s, err, sizeof(err))) < 0) {
+			int nh = 0;
+
+			for (uint32_t i = 0; i < d->n; i++)
+				if (d->slots[i].pid || d->slots[i].finishing)
+					held[nh++] = d->slots[i].c;
+			if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err,
+					      sizeof(err))) < 0) {
 				db_error(d, rc, err);
 				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
 				next_try = t + backoff;
@@ -266,6 +375,7 @@ static void *run(void *arg)
 			waitpid(d->slots[i].pid, NULL, 0);
 		}
 	free(cl);
+	free(held);
 	return NULL;
 }
 

@@ -19,7 +19,8 @@
  * Leases: fleet_claim takes queued partitions and leased ones whose lease expired
  * (SELECT ... FOR UPDATE SKIP LOCKED: two daemons never wait on, or take, the same
  * row), sets owner, lease_gen+1 and lease_expiry = now() + lease. fleet_renew (the
- * heartbeat, every lease/3) extends the caller's unexpired leases and its daemon row.
+ * heartbeat, every lease/3) extends the unexpired leases the caller names and its
+ * daemon row.
  * fleet_finish succeeds only while (owner, lease_gen) still match: a stale owner whose
  * lease was taken over gets 0 and must discard its proof.
  *
@@ -28,8 +29,10 @@
  * one decision point, so a stale owner never reaches the final name; link() (not
  * rename) fails with EEXIST instead of replacing, so even a paused owner whose lease
  * expired after its finish can not publish over another's file. Finishing first and
- * publishing after means a crash between the two leaves a done row and a temp file:
- * fleet_publish_check (run on a done partition without its final file) links it.
+ * publishing after means a crash between the two leaves a done row and a staged
+ * file: the daemon's next start (same owner id) publishes it (fleet_done_dirs,
+ * fleet_done_here); a daemon that never comes back leaves that partition done and
+ * unpublished (its staged files stay in OUT_DIR/.cuzk-OWNER/ for an operator).
  * The other order (publish, then finish) would let a stale owner's file reach the
  * final name before its update fails: a duplicate publish, which this one excludes.
  *
@@ -76,8 +79,11 @@ int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, char *
 /* Claim up to max partitions for owner, lease_s seconds. Returns how many (0..max). */
 int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out,
 		int max, char *err, size_t errlen);
-/* Heartbeat: extend owner's leases to now() + lease_s. Returns how many it holds. */
-int fleet_renew(struct fleet *f, const char *owner, int lease_s, char *err, size_t errlen);
+/* Heartbeat: extend the n leases in held (job, idx, gen; owner's, unexpired) to
+ * now() + lease_s and refresh owner's daemon row. Returns how many it renewed. A
+ * lease owner holds but does not name here (a claim whose reply was lost) expires. */
+int fleet_renew(struct fleet *f, const char *owner, int lease_s,
+		const struct fleet_claim *held, int n, char *err, size_t errlen);
 /* Finish (done, or failed with reason) a partition owner holds at gen, in one
  * transaction with its job's end: 1 when this call finished it, 2 when owner had
  * finished it at gen already (a retry after a lost answer: the commit happened, its
@@ -92,6 +98,21 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
  * 1 released, 0 not owner's any more. */
 int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		  uint64_t gen, char *err, size_t errlen);
+
+/* A daemon's start (after fleet_daemon_hello): leases still held by owner belong to
+ * its previous run (killed, restarted under the same id): back to the queue, for
+ * any daemon. Returns how many. */
+int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen);
+
+/* Recovering a crash between fleet_finish and the publish (see "Publishing" above):
+ * the out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
+ * malloc'd array, the caller frees; returns how many), and whether the newest
+ * partition named name in out_dir was finished as done by owner (1, else 0): then
+ * its staged files are published, else they are stale and removed. */
+int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
+		    size_t errlen);
+int fleet_done_here(struct fleet *f, const char *owner, const char *out_dir,
+		    const char *name, char *err, size_t errlen);
 
 /* A job's state: counts of done and failed partitions, and its total. Returns
  * 0 running, 1 done (every partition done), 2 failed (some failed), or -errno. */

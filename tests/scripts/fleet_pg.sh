@@ -17,6 +17,8 @@
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
 #    accepts every one.
+# 5. a cuzkd killed between a finish and its publish, restarted under its instance:
+#    its old leases back to the queue at once, the staged proof published once.
 # Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -134,3 +136,38 @@ st="$("$BUILD/bin/cuzk" status --queue "$url")"
 echo "$st" | jq -e '.daemons | length == 9' >/dev/null || fail "status: $st"
 echo "$st" | jq -e '.parts.done == 90 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
+
+# 5: a cuzkd killed between a finish and its publish (the test hook kills it there as
+# a power loss would), then started again under the same instance: the previous run's
+# leases go back to the queue at once (a 60 s lease: waiting for them to expire would
+# outlast the 45 s wait below; before, the new run's heartbeat renewed them forever),
+# and the proof it finished but had not published is published, once.
+out="$tmp/out-restart"; mkdir -p "$out"
+M=6
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
+  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+rcfg=(--instance "$inst-r" --run-dir "$tmp/runr" --state-dir "$tmp/stater" --foreground --devices cpu:1
+  --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 60 --queue-parallel 2)
+set +e
+CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r1.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-r1.log"; fail "restart: cuzkd did not die at the hook (rc $rc)"; }
+staged=("$out"/.cuzk-*-"$inst-r"/*.proof.json)
+[ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
+  fail "restart: want one staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+"$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r2.log" 2>&1 & rpid=$!
+daemon_on_exit="kill -KILL $rpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-r*; ${daemon_on_exit}"
+timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 45000 >/dev/null ||
+  { tail -n 20 "$tmp/cuzkd-r2.log"; fail "restart: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
+kill -TERM "$rpid"; wait "$rpid" 2>/dev/null || true
+grep -q "published 1 proofs finished before a restart" "$tmp/cuzkd-r2.log" ||
+  { tail -n 20 "$tmp/cuzkd-r2.log"; fail "restart: the staged proof was not published by the new run"; }
+grep -q "leases of a previous run back" "$tmp/cuzkd-r2.log" || fail "restart: no previous lease given back"
+! grep -q "existed already" "$tmp/cuzkd-r2.log" || fail "restart: a publish met an existing file"
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "restart: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+[ -z "$(ls "$out"/.cuzk-* 2>/dev/null)" ] || fail "restart: staged files left: $(ls "$out"/.cuzk-*)"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "restart snarkjs: $r"
+[ "$r" = "$M verified" ] || fail "restart snarkjs: $r"
+echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"

@@ -66,7 +66,7 @@ static int semantics(const char *url)
 	CHECK(fleet_claim(f, "sem-b", 1, c, 8, err, sizeof(err)) == 0, "claimed a leased part");
 	/* b keeps its leases alive; a's expire and b takes them over with a new gen. */
 	sleep(2);
-	CHECK(fleet_renew(f, "sem-b", 30, err, sizeof(err)) == 3, "renew: %s", err);
+	CHECK(fleet_renew(f, "sem-b", 30, b, nb, err, sizeof(err)) == 3, "renew: %s", err);
 	nc = fleet_claim(f, "sem-b", 30, c, 8, err, sizeof(err));
 	CHECK(nc == 3, "took over %d expired leases (want 3)", nc);
 	for (int i = 0; i < nc; i++)
@@ -97,6 +97,35 @@ static int semantics(const char *url)
 			     err, sizeof(err));
 	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 2 &&
 	      done == 5 && failed == 1, "end state %u done %u failed", done, failed);
+	/* Leases a daemon does not name in its heartbeat are not its work: one it got
+	 * without knowing (a claim whose COMMIT landed, its reply lost) expires though the
+	 * heartbeat goes on, and a restarted daemon's previous run's go back to the queue
+	 * at once. Before, the heartbeat renewed every lease of the owner id: such a
+	 * partition stayed leased, worked on by nobody, for as long as the daemon lived. */
+	{
+		const char *w2[2] = { "/g", "/h" }, *nm2[2] = { "g", "h" };
+		uint64_t job2;
+
+		CHECK(!fleet_job_add(f, "/z.zkey", "/out", 2, w2, nm2, &job2, err, sizeof(err)),
+		      "add: %s", err);
+		CHECK(fleet_claim(f, "sem-c", 1, a, 1, err, sizeof(err)) == 1, "claim: %s", err);
+		CHECK((rc = fleet_renew(f, "sem-c", 30, a, 0, err, sizeof(err))) == 0,
+		      "renewed %d leases it did not name: %s", rc, err);
+		sleep(2);
+		CHECK((rc = fleet_claim(f, "sem-d", 30, b, 1, err, sizeof(err))) == 1 &&
+		      b[0].job == a[0].job && b[0].idx == a[0].idx,
+		      "an unnamed lease was kept alive (claimed %d)", rc);
+		CHECK(fleet_claim(f, "sem-c", 30, a, 1, err, sizeof(err)) == 1, "claim: %s", err);
+		CHECK((rc = fleet_release_mine(f, "sem-c", err, sizeof(err))) == 1,
+		      "released %d of a previous run's leases (want 1)", rc);
+		CHECK((rc = fleet_claim(f, "sem-d", 30, c, 1, err, sizeof(err))) == 1 &&
+		      c[0].job == a[0].job && c[0].idx == a[0].idx,
+		      "a released lease was not claimable (claimed %d)", rc);
+		for (int i = 0; i < 2; i++)
+			CHECK(fleet_finish(f, "sem-d", i ? c[0].job : b[0].job, i ? c[0].idx : b[0].idx,
+					   i ? c[0].gen : b[0].gen, NULL, err, sizeof(err)) == 1,
+			      "finish: %s", err);
+	}
 	{
 		char *s = fleet_status_json(f, err, sizeof(err));
 		const char *b_row = s ? strstr(s, "\"sem-b\"") : NULL;
