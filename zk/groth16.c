@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "cuzk/error.h"
 #include "cuzk/msm.h"
 #include "cuzk/ntt.h"
+#include "cuzk/workers.h"
 
 #define FR_LIMBS 4
 
@@ -112,19 +112,20 @@ CUZK_HD void synth_rows(const field_desc *Fr, const zkey *z, const uint8_t *valu
         fe_mul(Fr, c + i * FR_LIMBS, a + i * FR_LIMBS, b + i * FR_LIMBS);
 }
 
-struct synth_part {
+struct synth_job {
     const zkey *z;
     const uint8_t *values;
     uint64_t *a, *b, *c;
-    size_t lo, hi;
-    pthread_t th;
+    size_t n;
 };
 
-static void *synth_part_main(void *arg)
+/* One part of workers_run: rows [n part/nparts, n (part+1)/nparts). Each row sums its
+ * terms in the zkey's order whatever the split, so the result does not depend on it. */
+static void synth_part(void *arg, unsigned part, unsigned nparts)
 {
-    struct synth_part *p = arg;
-    FR_DISPATCH(p->z->Fr, synth_rows, p->z, p->values, p->a, p->b, p->c, p->lo, p->hi);
-    return NULL;
+    const struct synth_job *j = arg;
+    size_t lo = j->n * part / nparts, hi = j->n * (part + 1) / nparts;
+    FR_DISPATCH(j->z->Fr, synth_rows, j->z, j->values, j->a, j->b, j->c, lo, hi);
 }
 
 #define SYNTH_MAX_THREADS 64
@@ -135,8 +136,7 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
 {
     double t0 = now_s();
     const size_t n = z->domain_size;
-    struct synth_part parts[SYNTH_MAX_THREADS];
-    bool started[SYNTH_MAX_THREADS] = {false};
+    struct synth_job j = {.z = z, .values = values, .a = a, .b = b, .c = c, .n = n};
 
     if (threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -144,17 +144,7 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
     }
     if (threads > SYNTH_MAX_THREADS) threads = SYNTH_MAX_THREADS;
     if (threads > n / SYNTH_MIN_ROWS_PER_THREAD) threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
-    for (unsigned k = 0; k < threads; k++) {
-        parts[k] = (struct synth_part){.z = z, .values = values, .a = a, .b = b, .c = c,
-                                       .lo = n * k / threads, .hi = n * (k + 1) / threads};
-        /* part 0 runs here; a thread that cannot start leaves its rows to this one */
-        if (k > 0) started[k] = pthread_create(&parts[k].th, NULL, synth_part_main, &parts[k]) == 0;
-    }
-    synth_part_main(&parts[0]);
-    for (unsigned k = 1; k < threads; k++) {
-        if (started[k]) pthread_join(parts[k].th, NULL);
-        else synth_part_main(&parts[k]);
-    }
+    workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
     if (t) t->matvec += now_s() - t0;
     return 0;
 }

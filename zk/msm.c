@@ -16,7 +16,8 @@
  *     running sums (sum_k k B_k with 2 additions per bucket). Buckets are affine with
  *     batched additions (one inversion per batch, see "batch-affine buckets") when the
  *     window has enough buckets for big batches, else jacobian with mixed additions.
- *     Threads claim tasks from a counter under a mutex (tasks are milliseconds long).
+ *     Threads (the process's persistent set, workers.h) claim tasks from a counter
+ *     under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
  *
  * GLV (msm_prepare_glv, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
@@ -29,6 +30,7 @@
 #include "cuzk/msm.h"
 #include "cuzk/ifma.h"
 #include "cuzk/ifma381.h"
+#include "cuzk/workers.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -470,8 +472,12 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     return 0;
 }
 
-static void *msm_worker(void *arg)
+/* One part of workers_run: claims tasks until none is left. The partial sums go by task,
+ * not by part, so the result does not depend on how many parts ran or which took what. */
+static void msm_part(void *arg, unsigned part, unsigned nparts)
 {
+    (void)part;
+    (void)nparts;
     struct msm_job *j = arg;
     const unsigned jl = 3 * ec_cl(j->G);
     struct msm_scratch S;
@@ -490,7 +496,6 @@ static void *msm_worker(void *arg)
         msm_task(j, w, lo, hi, &S, j->partial + (size_t)t * jl);
     }
     msm_scratch_free(&S);
-    return NULL;
 }
 
 /* Cost model, in mixed additions (madd-2007-bl, 7M+4S = 11 products):
@@ -510,7 +515,10 @@ static void *msm_worker(void *arg)
  * so the model's choice holds. (Wall-clock sweeps at 1 and 2 threads were not
  * readable while this was tuned: the shared 2-core box ran at load 7-9.) */
 #define MSM_REDUCE_COST 3
-#define MSM_THREAD_COST 200 /* ~50 us to create and join a thread, in mixed additions */
+/* ~50 us to create and join a thread, in mixed additions. The threads now persist
+ * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
+ * and with them every result bit for bit, stay as they were measured. */
+#define MSM_THREAD_COST 200
 #define MSM_AUTO_MAX_C 16
 
 /* Additions per shared inversion for batch-affine buckets at window c with nsplit
@@ -744,9 +752,7 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     const unsigned jl = 3 * ec_cl(G);
     struct msm_job j = {.G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8)};
     uint64_t *idx = NULL, *sc = NULL, *phi = NULL;
-    pthread_t *tid = NULL;
     uint64_t acc[EC_MAX_JAC];
-    unsigned started = 0;
     int err = 0;
 
     if (count == 0) {
@@ -783,17 +789,12 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
     if (threads > j.ntasks) threads = j.ntasks;
     j.partial = malloc((size_t)j.ntasks * jl * sizeof *j.partial);
-    tid = malloc(threads * sizeof *tid);
-    if (!j.partial || !tid) {
+    if (!j.partial) {
         err = -ENOMEM;
         goto out;
     }
     pthread_mutex_init(&j.lock, NULL);
-    /* A thread that fails to start leaves its share to the others. */
-    for (unsigned t = 1; t < threads; t++)
-        if (pthread_create(&tid[started], NULL, msm_worker, &j) == 0) started++;
-    msm_worker(&j);
-    for (unsigned t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    workers_run(threads, msm_part, &j); /* fewer parts than asked just take more tasks each */
     pthread_mutex_destroy(&j.lock);
     err = j.err;
     if (err) goto out;
@@ -806,7 +807,6 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     }
     ec_jac_copy(G, result, acc);
 out:
-    free(tid);
     free(j.partial);
     free(phi);
     free(sc);

@@ -32,9 +32,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuzk/workers.h"
+
 #define NTT_LIMBS 4
 #define NTT_LOCAL_LG 12   /* block of 2^12 elements (128 KiB) for the in-cache stages */
-#define NTT_MT_MIN_LG 12  /* below 2^12 elements one thread: spawn cost > the work */
+#define NTT_MT_MIN_LG 12  /* below 2^12 elements one thread: hand-over cost > the work */
 #define NTT_MAX_THREADS 256
 
 typedef uint64_t fe4[NTT_LIMBS];
@@ -289,7 +291,7 @@ struct ntt_job {
     const ntt_domain *d;
     uint64_t *v;
     enum ntt_op op;
-    unsigned nt;                /* threads taking part; set by the caller before the gate opens */
+    unsigned nt;                /* threads taking part; set by part 0 before the gate opens */
     pthread_barrier_t bar;
     pthread_mutex_t lock;       /* gate: workers start once nt is final */
     pthread_cond_t cond;
@@ -632,22 +634,23 @@ static void ntt_run(struct ntt_job *job, unsigned tid)
 
 /* ---- threads --------------------------------------------------------------- */
 
-struct ntt_worker {
-    struct ntt_job *job;
-    unsigned tid;
-    pthread_t th;
-};
-
-static void *ntt_worker_main(void *arg)
+/* One part of workers_run (the process's persistent threads, workers.h). The barrier
+ * needs the number of parts, which workers_run fixes only as the parts start: part 0
+ * sets nt and the barrier up, the others wait at the gate until it has. */
+static void ntt_part(void *arg, unsigned part, unsigned nparts)
 {
-    struct ntt_worker *w = arg;
-    struct ntt_job *job = w->job;
+    struct ntt_job *job = arg;
 
     pthread_mutex_lock(&job->lock);
+    if (part == 0) {
+        job->nt = nparts;
+        if (nparts > 1) pthread_barrier_init(&job->bar, NULL, nparts);
+        job->go = true;
+        pthread_cond_broadcast(&job->cond);
+    }
     while (!job->go) pthread_cond_wait(&job->cond, &job->lock);
     pthread_mutex_unlock(&job->lock);
-    ntt_run(job, w->tid);
-    return NULL;
+    ntt_run(job, part);
 }
 
 static unsigned ntt_threads(const ntt_domain *d, unsigned threads)
@@ -664,8 +667,7 @@ static unsigned ntt_threads(const ntt_domain *d, unsigned threads)
 static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned threads)
 {
     struct ntt_job job = {.d = d, .v = v, .op = op, .nt = 1};
-    struct ntt_worker w[NTT_MAX_THREADS];
-    unsigned want = ntt_threads(d, threads), started = 0;
+    unsigned want = ntt_threads(d, threads);
 
     if (d->n < 2) {
         if (op == NTT_OP_INVERSE || op == NTT_OP_COSET) fe_mul(d->Fr, v, v, d->n_inv); /* n_inv = 1 */
@@ -675,23 +677,10 @@ static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned 
         ntt_run(&job, 0);
         return;
     }
-    /* Workers wait at the gate until the number that really started is known; a failed
-     * pthread_create just leaves the work to fewer threads. */
+    /* Fewer parts than wanted (no thread to be had) just split the work fewer ways. */
     pthread_mutex_init(&job.lock, NULL);
     pthread_cond_init(&job.cond, NULL);
-    for (unsigned i = 1; i < want; i++) {
-        w[started] = (struct ntt_worker){.job = &job, .tid = i};
-        if (pthread_create(&w[started].th, NULL, ntt_worker_main, &w[started])) break;
-        started++;
-    }
-    job.nt = started + 1;
-    if (job.nt > 1) pthread_barrier_init(&job.bar, NULL, job.nt);
-    pthread_mutex_lock(&job.lock);
-    job.go = true;
-    pthread_cond_broadcast(&job.cond);
-    pthread_mutex_unlock(&job.lock);
-    ntt_run(&job, 0);
-    for (unsigned i = 0; i < started; i++) pthread_join(w[i].th, NULL);
+    workers_run(want, ntt_part, &job);
     if (job.nt > 1) pthread_barrier_destroy(&job.bar);
     pthread_cond_destroy(&job.cond);
     pthread_mutex_destroy(&job.lock);

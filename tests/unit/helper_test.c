@@ -1,6 +1,7 @@
 /* helper_test.c — shared unit-test helpers (see helper_test.h). */
 #include "helper_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -22,6 +23,13 @@ void test_rand_scalar(const field_desc *Fr, uint64_t k[4])
         k[3] &= (UINT64_C(1) << (Fr->bits - 192)) - 1;
         if (fe_is_reduced(Fr, k)) return;
     }
+}
+
+void test_shared_fixture(char *dst, size_t len, const char *set, const char *file)
+{
+    const char *s = getenv("CUZK_SHARED");
+
+    snprintf(dst, len, "%s/fixtures/snarkjs-groth16/%s/%s", s && *s ? s : "../shared", set, file);
 }
 
 int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout)

@@ -18,6 +18,10 @@ uint64_t test_rng64(void);
  * by rejection below r's bit length. */
 void test_rand_scalar(const field_desc *Fr, uint64_t k[4]);
 
+/* dst = the shared snarkjs fixture file FILE of set SET ("bn128", "bn128-chain", ...):
+ * under $CUZK_SHARED, else ../shared (tests run from the repository's root). */
+void test_shared_fixture(char *dst, size_t len, const char *set, const char *file);
+
 /* One test case run `loops` times (Check's loop tests: _i = 0 .. loops-1). */
 struct test_case {
     const char *name;
