@@ -286,7 +286,7 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     rc = groth16_h(z, a, b, c, threads, t);
     if (rc) goto out;
     /* b and c are dead once h is in a: freed before the MSMs, whose scratch (up to
-     * 176 bytes a term for the G2 one, msm.c) makes the memory peak, so that peak is
+     * 112 bytes a term for the G2 one, msm.c) makes the memory peak, so that peak is
      * 2 vectors (16 MiB at 2^18) lower */
     free(b);
     free(c);
