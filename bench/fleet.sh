@@ -9,12 +9,8 @@
 # not scaling. The proofs of each round are checked by snarkjs.
 # Needs root and Debian's postgresql; else it says so and exits 0.
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-. "$ROOT/tests/fixtures/env.sh"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet
 N="${BENCH_FLEET_PARTS:-30}"
 FX="$FIXTURES/bn128/mulchain-10"
 bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"

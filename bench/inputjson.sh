@@ -12,22 +12,16 @@
 # nlohmann/json) and the daemon backlog of input.json partitions.
 # Environment: BUILD (default build), BENCH_IJ_SIZE (16), BENCH_RUNS (3).
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-CUZK="$BUILD/bin/cuzk"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" inputjson
 K="${BENCH_IJ_SIZE:-16}"
 RUNS="${BENCH_RUNS:-3}"
-[ -x "$CUZK" ] || { echo "bench/inputjson: $CUZK is missing (make)"; exit 1; }
+bench_need bin/cuzk
 for t in g++ nasm; do
   command -v "$t" >/dev/null || { echo "bench/inputjson: $t not installed: skipped"; exit 0; }
 done
 bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --size "$K" >/dev/null
 bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --only poseidon >/dev/null
-# shellcheck source=../tests/fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
 # shellcheck source=../tests/lib/wgen.sh
 . "$ROOT/tests/lib/wgen.sh"
 tmp="$(mktemp -d)"

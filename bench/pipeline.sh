@@ -39,11 +39,8 @@
 #   repository; unset: no rapidsnark row).
 set -euo pipefail
 trap 'echo "bench/pipeline: stopped by a failing command at line $LINENO" >&2' ERR
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" pipeline
 N="${BENCH_PIPE_PARTS:-16}"
 K="${BENCH_PIPE_SIZE:-16}"
 LOCAL="${BENCH_PIPE_LOCAL:-1}"
@@ -55,12 +52,8 @@ if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
   RAPIDSNARK=""
 fi
 
-for b in bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer bench/stats_dump; do
-  [ -x "$BUILD/$b" ] || { echo "bench/pipeline: $BUILD/$b is missing (make all bench)"; exit 1; }
-done
+bench_need bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer bench/stats_dump
 bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --size "$K" >/dev/null
-# shellcheck source=../tests/fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
 fx="$FIXTURES/bn128/mulchain-$K"
 zkey="$fx/circuit_final.zkey"
 dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$fx/info.txt")"

@@ -33,11 +33,8 @@
 #                its column here and in bench/pipeline.sh
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run
 BENCH_SIZES="${BENCH_SIZES:-12 14 16 18}"
 BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
 BENCH_RUNS="${BENCH_RUNS:-3}"
@@ -93,8 +90,6 @@ for c in bn128 bls12381; do
 done
 [ ${#rows[@]} -eq 0 ] || mapfile -t rows < <(printf '%s\n' "${rows[@]}" | sort -s -k2,2n)
 echo "== prove (mulchain, bn128 and bls12381; median of $BENCH_RUNS, interleaved)"
-# shellcheck source=../tests/fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
 [ $cuzk_ok -eq 1 ] || echo "(cuzk is not built: $BUILD/bin/cuzk; its column is empty)"
 [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
 for sk in "${skipped[@]}"; do echo "skipped: $sk"; done

@@ -17,20 +17,13 @@
 # Environment: BUILD (default build), BENCH_STORE_PARTS (64), BENCH_STORE_RUNS (3),
 #   BENCH_STORE_DEVICES (cuzkd --devices, default cpu:1).
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" store
 N="${BENCH_STORE_PARTS:-64}"
 RUNS="${BENCH_STORE_RUNS:-3}"
 DEVICES="${BENCH_STORE_DEVICES:-cpu:1}"
-for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-  [ -x "$BUILD/bin/$b" ] || { echo "bench/store: $BUILD/bin/$b is missing (make all)"; exit 1; }
-done
+bench_need bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
 bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-# shellcheck source=../tests/fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
 fx="$FIXTURES/bn128/mulchain-10"
 inst="sbench$$"
 tmp="$(mktemp -d)"

@@ -9,16 +9,11 @@
 # (the MSM and NTT start theirs per call today: (N - 1) per parallel phase).
 # Environment: BUILD (default build), BENCH_THREADS_SIZES ("14 16"), BENCH_RUNS (3).
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-CUZK="$BUILD/bin/cuzk"
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" threads
 RUNS="${BENCH_RUNS:-3}"
 NP="$(nproc)"
-[ -x "$CUZK" ] || { echo "bench/threads: $CUZK is missing (make)"; exit 1; }
-. "$ROOT/tests/fixtures/env.sh"
+bench_need bin/cuzk
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{ if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'; }

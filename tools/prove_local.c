@@ -14,6 +14,7 @@
 
 #include "cuzk/error.h"
 #include "cuzk/groth16.h"
+#include "cuzk/ntt.h"
 #include "cuzk/r1cs.h"
 #include "cuzk/verify.h"
 #include "cuzk/wgen.h"
@@ -235,6 +236,10 @@ int prove_local_main(int argc, char **argv)
         goto out;
     }
 
+    /* One proof per process: a cached NTT domain (3 vectors of the domain's size, 24 MiB
+     * at 2^18) would only be held through the MSMs, where the memory peak is, until exit.
+     * The daemon's worker keeps its cache (--precompute-mb). */
+    ntt_cache_set_budget(0);
     groth16_proof proof;
     if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
     double t1 = now_s();

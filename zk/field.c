@@ -43,22 +43,29 @@ bool fe_set_mulx(bool on)
  * with two chains. For p < 2^255 (all 4-limb fields here) t stays below 2p < 2^256
  * between steps and t + a b_i + m p < 2^320, so five words suffice and no carry word
  * is needed (the same "no-carry" bound the C path relies on).
- * Operands: %0..%3 t0..t3, %4 t4, %5 lo scratch, %6 hi scratch, rdx = multiplier. */
+ * Operands: %0..%3 t0..t3, %4 t4, %5 lo scratch, %6 hi scratch, rdx = multiplier,
+ * [P] the modulus (a register: F->p), [inv] -p^-1 mod 2^64.
+ * Registers, counted for -O0 (tests/scripts/field_o0.sh builds this file so): gcc
+ * does not fold F = &FIELD_X there, so each "m"(F->p[k]) operand took a register of
+ * its own for its address, and fe_mul4_mulx asked for 16 ("impossible constraints").
+ * One pointer for the four limbs costs at -O2 one lea per product. The descriptors
+ * are const objects never written, so the asm needs no memory operand to be ordered
+ * after a store to them. */
 #define FE4_REDUCE                                                     \
     "movq %0, %%rdx\n\t"                                               \
     "imulq %[inv], %%rdx\n\t"                                          \
     "xorl %k5, %k5\n\t"                                                \
-    "mulxq %[p0], %5, %6\n\t"                                          \
+    "mulxq 0(%[P]), %5, %6\n\t"                                          \
     "adcxq %0, %5\n\t"    /* t0 + lo(m p0) = 0 mod 2^64: only CF */   \
     "movq %6, %0\n\t"                                                 \
     "adcxq %1, %0\n\t"                                                \
-    "mulxq %[p1], %5, %1\n\t"                                         \
+    "mulxq 8(%[P]), %5, %1\n\t"                                         \
     "adoxq %5, %0\n\t"                                                \
     "adcxq %2, %1\n\t"                                                \
-    "mulxq %[p2], %5, %2\n\t"                                         \
+    "mulxq 16(%[P]), %5, %2\n\t"                                         \
     "adoxq %5, %1\n\t"                                                \
     "adcxq %3, %2\n\t"                                                \
-    "mulxq %[p3], %5, %3\n\t"                                         \
+    "mulxq 24(%[P]), %5, %3\n\t"                                         \
     "adoxq %5, %2\n\t"                                                \
     "movl $0, %k5\n\t"                                                \
     "adcxq %4, %3\n\t"                                                \
@@ -105,9 +112,9 @@ static inline __attribute__((always_inline)) void fe_mul4_mulx(const field_desc 
             FE4_MULADD("24(%[b])")
             FE4_REDUCE
             : "=&r"(t0), "=&r"(t1), "=&r"(t2), "=&r"(t3), "=&r"(t4), "=&r"(lo), "=&r"(hi)
-            : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b),
-              [p0] "m"(F->p[0]), [p1] "m"(F->p[1]), [p2] "m"(F->p[2]), [p3] "m"(F->p[3]), [inv] "m"(F->inv)
-            : "rdx", "cc");
+            : [a] "r"(a), [b] "r"(b), [P] "r"(F->p), [inv] "rm"(F->inv)
+            : "rdx", "cc", "memory"); /* reads a[0..3], b[0..3]: "m" operands would take
+                                       * 2 more registers at -O0 (see FE4_REDUCE) */
     uint64_t t[4] = {t0, t1, t2, t3};
     fe_reduce_once(F, r, t, 0);
 }
@@ -149,7 +156,7 @@ static inline __attribute__((always_inline)) void fe4_mul_wide_mulx(uint64_t *t,
                                                                     const uint64_t *b)
 {
     uint64_t x0, x1, x2, x3, x4, lo, hi;
-    __asm__("movq 0(%[b]), %%rdx\n\t"
+    __asm__ volatile("movq 0(%[b]), %%rdx\n\t"
             "mulxq 0(%[a]), %0, %1\n\t" /* row 0: one chain */
             "xorl %k5, %k5\n\t"
             "mulxq 8(%[a]), %5, %2\n\t"
@@ -171,10 +178,9 @@ static inline __attribute__((always_inline)) void fe4_mul_wide_mulx(uint64_t *t,
             "movq %0, 40(%[t])\n\t"
             "movq %1, 48(%[t])\n\t"
             "movq %2, 56(%[t])\n\t"
-            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(lo), "=&r"(hi),
-              "=m"(*(uint64_t(*)[8])t)
-            : [a] "r"(a), [b] "r"(b), [t] "r"(t), "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b)
-            : "rdx", "cc");
+            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(lo), "=&r"(hi)
+            : [a] "r"(a), [b] "r"(b), [t] "r"(t)
+            : "rdx", "cc", "memory"); /* as fe6_mul_wide_mulx: no "m" operands */
 }
 #undef FE4W_ROW
 
@@ -185,7 +191,7 @@ static inline __attribute__((always_inline)) void fe4_redc_mulx(const field_desc
     uint64_t t0 = T[0], t1 = T[1], t2 = T[2], t3 = T[3], zero = 0, lo, hi;
     __asm__(FE4_REDUCE FE4_REDUCE FE4_REDUCE FE4_REDUCE
             : "+&r"(t0), "+&r"(t1), "+&r"(t2), "+&r"(t3), "+&r"(zero), "=&r"(lo), "=&r"(hi)
-            : [p0] "m"(F->p[0]), [p1] "m"(F->p[1]), [p2] "m"(F->p[2]), [p3] "m"(F->p[3]), [inv] "m"(F->inv)
+            : [P] "r"(F->p), [inv] "rm"(F->inv)
             : "rdx", "cc");
     /* (T_lo + M p) / R <= p, plus T_hi < p: below 2p < 2^256, no carry out */
     uint64_t u[4];
@@ -348,12 +354,22 @@ static inline __attribute__((always_inline)) void fe_mul6_mulx(uint64_t *r, cons
     "adoxq %7, " top "\n\t"
 
 /* t (12 limbs) = a b (6 limbs each). Seven rotating accumulators, as fe4_mul_wide_mulx:
- * after row i limb i is final, is stored, and its register is the next row's top. */
+ * after row i limb i is final, is stored, and its register is the next row's top.
+ * Registers: 9 accumulators and scratch, the three pointers and rdx are 13, every
+ * general register but rsp and rbp (the frame pointer at -O0 and in the sanitizer
+ * builds). So what the asm reads and writes through a, b and t is told by a "memory"
+ * clobber, not by "m" operands: at -O0 gcc forms each "m" operand's address in a
+ * register of its own (it loads the pointer from its stack slot), 3 more than exist
+ * ("impossible constraints"). The asm is volatile because its register outputs are
+ * all dead: without "m" outputs gcc would otherwise delete it as unused (it did).
+ * At -O2 the clobber costs nothing here: the caller's a, b, sa, sb are in memory
+ * already and T0..T2 are read from memory after it.
+ * tests/scripts/field_o0.sh builds this file at -O0 and runs the field tests. */
 static inline __attribute__((always_inline)) void fe6_mul_wide_mulx(uint64_t *t, const uint64_t *a,
                                                                     const uint64_t *b)
 {
     uint64_t x0, x1, x2, x3, x4, x5, x6, lo, hi;
-    __asm__("movq 0(%[b]), %%rdx\n\t"
+    __asm__ volatile("movq 0(%[b]), %%rdx\n\t"
             "mulxq 0(%[a]), %0, %1\n\t" /* row 0: one chain */
             "xorl %k7, %k7\n\t"
             "mulxq 8(%[a]), %7, %2\n\t"
@@ -385,10 +401,9 @@ static inline __attribute__((always_inline)) void fe6_mul_wide_mulx(uint64_t *t,
             "movq %2, 72(%[t])\n\t"
             "movq %3, 80(%[t])\n\t"
             "movq %4, 88(%[t])\n\t"
-            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(x5), "=&r"(x6), "=&r"(lo), "=&r"(hi),
-              "=m"(*(uint64_t(*)[12])t)
-            : [a] "r"(a), [b] "r"(b), [t] "r"(t), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b)
-            : "rdx", "cc");
+            : "=&r"(x0), "=&r"(x1), "=&r"(x2), "=&r"(x3), "=&r"(x4), "=&r"(x5), "=&r"(x6), "=&r"(lo), "=&r"(hi)
+            : [a] "r"(a), [b] "r"(b), [t] "r"(t)
+            : "rdx", "cc", "memory");
 }
 #undef FE6W_ROW
 

@@ -47,7 +47,8 @@
 struct msm_job {
     const curve_group *G;
     const uint8_t *bases;     /* zkey layout, maybe misaligned */
-    const uint64_t *phi;      /* GLV: phi(base i) at i, affine (NULL without GLV) */
+    const uint64_t *phi;      /* GLV: the x of phi(base i) at i, cl limbs (its y is the
+                                 base's); NULL without GLV */
     const uint64_t *idx;      /* active term k -> base index; MSM_NEG_BIT: negate the base,
                                  MSM_PHI_BIT: take phi(base) */
     const uint64_t *sc;       /* active term k -> scalar, nl limbs (after the r - s fold) */
@@ -91,9 +92,13 @@ static inline size_t msm_window_buckets(const struct msm_job *j, unsigned w)
 CUZK_HD void msm_load(const curve_group *G, const struct msm_job *j, uint64_t *P, uint64_t ix)
 {
     const unsigned cl = ec_cl(G);
-    const size_t pb = 2 * cl * sizeof(uint64_t);
-    const uint8_t *src = (ix & MSM_PHI_BIT) ? (const uint8_t *)j->phi : j->bases;
-    memcpy(P, src + (ix & MSM_IDX_MASK) * pb, pb);
+    const size_t pb = 2 * cl * sizeof(uint64_t), i = ix & MSM_IDX_MASK;
+    if (ix & MSM_PHI_BIT) { /* phi(P) = (beta x, y) */
+        memcpy(P, j->phi + i * cl, cl * sizeof(uint64_t));
+        memcpy(P + cl, j->bases + i * pb + cl * sizeof(uint64_t), cl * sizeof(uint64_t));
+    } else {
+        memcpy(P, j->bases + i * pb, pb);
+    }
     if (ix & MSM_NEG_BIT) ecf_neg(G, P + cl, P + cl);
 }
 
@@ -645,9 +650,11 @@ static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count,
 /* Step 1 with GLV (curve.h ec_glv_split): each term k P becomes +-k1 P and
  * +-k2 phi(P) with k1, k2 < 2^128, so the windows cover half the bits for twice the
  * terms. The bucket additions stay n * bits / c, but there are half the windows to
- * reduce and to combine. phi(P) of each active base goes into phi (aligned, 2cl limbs a
- * point, indexed like the bases): one Fq product per point and coordinate limb set,
- * instead of one per window load. Returns false, with nothing of j set, when a scalar is
+ * reduce and to combine. The x of phi(P) of each active base goes into phi (aligned,
+ * cl limbs a point, indexed like the bases; its y is the base's, read from the zkey):
+ * one Fq product per point and coordinate limb set, instead of one per window load.
+ * Holding x alone halves the table: the G2 MSM at 2^18 took 32 MiB of it, the largest
+ * allocation of a proof. Returns false, with nothing of j set, when a scalar is
  * not below r (the split needs k < r; such terms are multiplied exactly by the plain
  * path). */
 static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
@@ -690,7 +697,9 @@ static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t co
             acc[1] |= k1[1];
         }
         if (k2[0] | k2[1]) {
-            ec_aff_endo(G, phi + i * 2 * cl, P);
+            uint64_t E[EC_MAX_AFF];
+            ec_aff_endo(G, E, P);
+            memcpy(phi + i * cl, E, cl * sizeof *E);
             sc[2 * k] = k2[0];
             sc[2 * k + 1] = k2[1];
             idx[k++] = (uint64_t)i | MSM_PHI_BIT | ((neg & 2) ? MSM_NEG_BIT : 0);
@@ -732,12 +741,12 @@ int msm_run_opts(const curve_group *G, uint64_t *result, const uint8_t *bases, c
     return msm_run_ext(G, result, bases, scalars, count, scalar_bytes, threads, c, mode, MSM_GLV_AUTO);
 }
 
-/* Whether GLV is worth it: see MSM_GLV_MIN. The phi table costs 2cl*8 bytes a term
+/* Whether GLV is worth it: see MSM_GLV_MIN. The phi table costs cl*8 bytes a term
  * on top of the zkey's bases; past MSM_GLV_MAX_TABLE it is not taken. */
 static bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv)
 {
     if (glv == MSM_GLV_OFF) return false;
-    if (count > MSM_GLV_MAX_TABLE / (2 * ec_cl(G) * sizeof(uint64_t))) return false;
+    if (count > MSM_GLV_MAX_TABLE / (ec_cl(G) * sizeof(uint64_t))) return false;
     return glv == MSM_GLV_ON || count >= MSM_GLV_MIN;
 }
 
@@ -768,7 +777,7 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     }
     bool use_glv = false;
     if (msm_glv_wanted(G, count, glv)) {
-        phi = malloc(count * 2 * ec_cl(G) * sizeof *phi);
+        phi = malloc(count * ec_cl(G) * sizeof *phi);
         if (!phi) {
             err = -ENOMEM;
             goto out;
