@@ -1376,6 +1376,9 @@ static int resume_job(void *arg, const struct store_job *sj)
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
 	rc = pipeline_submit_job_fds(&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
+				     json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")) ?
+				     json_integer_value(json_object_get(json_object_get(req, "peer"),
+									"uid")) : -1,
 				     (int32_t)json_integer_value(json_object_get(req, "priority")),
 				     n, sp, now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
@@ -1750,13 +1753,13 @@ static void submit_finish(struct sup *s, struct conn *k, struct control_submit *
 	}
 	json_decref(copies);
 	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
-				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
+				     (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
 				     sizeof(err));
 	if (rc == -ENOSPC)
 		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
 		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
-					     sub.out_fd, sub.priority, (uint32_t)sub.n, parts,
+					     sub.out_fd, (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts,
 					     now_ns(), &slot, err, sizeof(err));
 	free(parts);
 	if (rc == -ENOBUFS) {
