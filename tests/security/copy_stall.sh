@@ -24,7 +24,7 @@ chown -R "$atk:$atk" "$tmp/atk"
 size="$(stat -c %s "$A/circuit_final.zkey")"
 python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" "$size" "$tmp/fuse.read" 2>"$tmp/fuse.log" &
 fuse_pid=$!
-daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
+daemon_on_exit="[ -z \"\$fuse_pid\" ] || kill \$fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
 for _ in $(seq 1 50); do [ -f "$tmp/fuse/c.zkey" ] && break; sleep 0.1; done
 [ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
 rcuzk() { timeout "$1" "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "${@:2}"; }
@@ -80,6 +80,7 @@ echo "ok: two submits stuck in reads are the most one uid gets; the third is ref
 
 # The FUSE server goes: the reads fail, the threads end, cuzkd carries on.
 kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
+fuse_pid="" # gone: its pid may be another process's soon
 umount -l "$tmp/fuse" 2>/dev/null || true
 for _ in $(seq 1 100); do [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 2 ] && break; sleep 0.1; done
 [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 2 ] || fail "the stuck reads did not end: $(tail -5 "$tmp/cuzkd.log")"
