@@ -33,6 +33,7 @@ struct intake *intake_new(struct control_req *r, const int *fds, size_t n_fds, u
 	t->r = *r;
 	memset(r, 0, sizeof(*r));
 	t->notify_fd = -1;
+	t->copy_fd = -1;
 	t->sub.zkey_fd = t->sub.r1cs_fd = t->sub.out_fd = t->sub.wgen_fd = -1;
 	return t;
 }
@@ -44,8 +45,12 @@ static void *run(void *arg)
 	uint64_t one = 1;
 
 	copies_progress_bind(&t->bytes);
-	t->rc = control_submit_check(&t->r, t->fds, t->n_fds, &peer, t->cp, t->buf_size,
-				     t->max_parts, &t->sub, &t->e);
+	if (t->r.kind == CONTROL_PRELOAD)
+		t->rc = control_circuit_check(&t->r, t->fds, t->n_fds, t->cp, t->buf_size, t->path,
+					      &t->copy_fd, &t->e);
+	else
+		t->rc = control_submit_check(&t->r, t->fds, t->n_fds, &peer, t->cp, t->buf_size,
+					     t->max_parts, &t->sub, &t->e);
 	copies_progress_bind(NULL);
 	/* Release pairs with the acquire in intake_done: rc, sub and e are written. */
 	barrier_store_release(&t->done, 1);
@@ -81,8 +86,10 @@ void intake_free(struct intake *t)
 {
 	if (!t)
 		return;
-	if (!t->rc && barrier_load_relaxed(&t->done))
+	if (!t->rc && barrier_load_relaxed(&t->done)) {
 		control_submit_free(&t->sub, t->cp);
+		copies_put(t->cp, t->copy_fd);
+	}
 	for (size_t i = 0; i < t->n_fds; i++)
 		close(t->fds[i]);
 	free(t->fds);

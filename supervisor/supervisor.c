@@ -1634,29 +1634,28 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 
 static void submit_finish(struct sup *s, struct conn *k, struct control_submit *sub);
 
-/* A submit: its files are checked and copied by an intake (intake.h), off this loop;
- * submit_finish takes it from there. *r and the request's descriptors (the first
- * n_fds of k's queue) are moved into the intake when it starts. */
-static void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+/* Hand request *r (a submit or a preload) and its n_fds descriptors (the first of
+ * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
+ * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
+ * uid already has STUCK_PER_UID intakes given up on. */
+static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
 	struct intake *t;
 	unsigned stuck = 0;
 	int rc;
 
-	/* Before anything is copied: a user at its quota costs cuzkd nothing. */
-	if (submit_refused(s, k, (uint32_t)r->n_witnesses))
-		return;
 	for (t = s->intakes; t; t = t->next)
 		stuck += t->abandoned && t->uid == k->uid;
 	if (stuck >= STUCK_PER_UID) {
 		char m[256];
 
-		snprintf(m, sizeof(m), "busy: %u earlier submit(s) of uid %u are still stuck "
-			 "reading their files (--copy-timeout %u s passed); submit again once "
+		snprintf(m, sizeof(m), "busy: %u earlier submit(s) or preload(s) of uid %u are "
+			 "still stuck reading their files (--copy-timeout %u s passed); submit again once "
 			 "those reads return", stuck, (unsigned)k->uid, s->c->copy_timeout_s);
 		reply_err(s, k, CONTROL_E_BUSY, m);
 		return;
 	}
+
 	t = intake_new(r, k->fds, n_fds, k->uid, k->gid, k->groups, k->n_groups);
 	if (!t) {
 		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
@@ -1683,6 +1682,16 @@ static void do_submit(struct sup *s, struct conn *k, struct control_req *r, size
 	t->next = s->intakes;
 	s->intakes = t;
 	k->pending = t;
+}
+
+/* A submit: its files are checked and copied by an intake (intake.h), off this loop;
+ * submit_finish takes it from there. */
+static void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	/* Before anything is copied: a user at its quota costs cuzkd nothing. */
+	if (submit_refused(s, k, (uint32_t)r->n_witnesses))
+		return;
+	intake_begin(s, k, r, n_fds);
 }
 
 /* The rest of a submit, in the loop, once its intake checked it: sub is consumed. */
@@ -2027,8 +2036,9 @@ static void start_stop(struct sup *s, const char *why)
 }
 
 /* preload / evict: answered at once; the stages apply it between partitions. */
-static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r,
-		       const int *fds, size_t n_fds)
+/* preload / evict, once its zkey is checked (copy >= 0: by an intake; else evict). */
+static void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r,
+			   const int *fds, size_t n_fds, int copy)
 {
 	struct circ_live lv[MAX_CHILDREN];
 	size_t n = live_stages(s, lv);
@@ -2041,15 +2051,38 @@ static void do_circuit(struct sup *s, struct conn *k, const struct control_req *
 	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid,
 				 r->kind == CONTROL_EVICT, r->zkey, q.preloads, &code, m,
 				 sizeof(m))) {
+		copies_put(&s->copies, copy); /* -1: none */
 		reply_err(s, k, code, m);
 		return;
 	}
-	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log, sizeof(log));
+	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, copy, lv, n, log,
+				sizeof(log));
 	if (log[0]) { /* accepted */
 		logmsg("%s", log);
 		owners_preload_note(s->preload_owner, r->kind == CONTROL_EVICT, r->zkey, k->uid);
 	}
 	conn_reply(s, k, line);
+}
+
+/* preload: the zkey is copied by an intake, like a submit's (a preload's read can
+ * block as long); evict opens nothing. The owner checks run before and again after. */
+static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	struct owners_quota q;
+	const char *code = NULL;
+	char m[JOBTAB_PATH_LEN + 160];
+
+	if (r->kind != CONTROL_PRELOAD) {
+		circuit_finish(s, k, r, k->fds, n_fds, -1);
+		return;
+	}
+	owners_quota(s->c, &q);
+	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid, 0, r->zkey,
+				 q.preloads, &code, m, sizeof(m))) {
+		reply_err(s, k, code, m);
+		return;
+	}
+	intake_begin(s, k, r, n_fds);
 }
 
 static void do_drain(struct sup *s, struct conn *k)
@@ -2151,7 +2184,7 @@ static int on_line(void *arg, const char *line, size_t len)
 		}
 		break;
 	case CONTROL_PRELOAD:
-	case CONTROL_EVICT: do_circuit(s, k, &r, k->fds, r.n_fds); break;
+	case CONTROL_EVICT: do_circuit(s, k, &r, r.n_fds); break; /* a preload moves r */
 	}
 	/* What the request needed of them is copied or duplicated: close the client's. */
 
@@ -2422,14 +2455,17 @@ static void handle_intakes(struct sup *s)
 		}
 		*pp = t->next;
 		if (t->abandoned) {
-			logmsg("a submit of uid %u given up on (--copy-timeout) ended after all",
-			       (unsigned)t->uid);
+			logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
+			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid);
 		} else if ((k = intake_conn(s, t))) {
 			k->pending = NULL;
 			k->active_ns = now_ns();
 			if (t->rc)
 				reply_err(s, k, t->e.code, t->e.message);
-			else
+			else if (t->r.kind == CONTROL_PRELOAD) {
+				circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
+				t->copy_fd = -1; /* taken: pinned, or put on refusal */
+			} else
 				submit_finish(s, k, &t->sub);
 			intake_free(t);
 			conn_resume(s, k);
@@ -2460,16 +2496,17 @@ static void check_intakes(struct sup *s, uint64_t t_ns)
 		if (!limit || t_ns - t->seen_ns < limit)
 			continue;
 		t->abandoned = 1;
-		logmsg("a submit of uid %u read nothing of its files for %u s (%llu bytes in "
+		logmsg("a %s of uid %u read nothing of its files for %u s (%llu bytes in "
 		       "all): refused; its reads are left to end on their own",
-		       (unsigned)t->uid, s->c->copy_timeout_s, (unsigned long long)b);
+		       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid, s->c->copy_timeout_s, (unsigned long long)b);
 		if (!(k = intake_conn(s, t)))
 			continue;
 		k->pending = NULL;
-		snprintf(m, sizeof(m), "submit: no byte of its files could be read for %u s "
+		snprintf(m, sizeof(m), "%s: no byte of its files could be read for %u s "
 			 "(--copy-timeout; %llu bytes read in all): is one on a filesystem whose "
 			 "reads block (a FUSE mount, a hung NFS server)? Copy the files to a local "
-			 "disk and submit again", s->c->copy_timeout_s, (unsigned long long)b);
+			 "disk and try again", t->r.kind == CONTROL_PRELOAD ? "preload" : "submit",
+			 s->c->copy_timeout_s, (unsigned long long)b);
 		reply_err(s, k, CONTROL_E_BAD_INPUT, m);
 		conn_resume(s, k);
 	}

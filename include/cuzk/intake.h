@@ -1,4 +1,5 @@
-/* intake.h — a submit's checks and copies, in a thread of their own (supervisor/intake.c).
+/* intake.h — a submit's (or preload's) checks and copies, in a thread of their own
+ * (supervisor/intake.c).
  *
  * A submit reads the client's files: fstat of each descriptor and of the out dir,
  * then a copy of each file into a sealed memfd (copies.h). Every one of those calls
@@ -49,8 +50,12 @@ struct intake {
 	_Atomic int done;
 	int rc;                     /* control_submit_check's */
 	struct control_submit sub;  /* rc 0: the checked submit, holding its copies */
+	char path[JOBTAB_PATH_LEN]; /* a preload (r.kind): control_circuit_check's */
+	int copy_fd;                /* rc 0 of a preload: its zkey's copy (a reference) */
 	struct control_err e;       /* rc != 0 */
 };
+
+/* A preload is checked the same way (control_circuit_check): path and copy_fd. */
 
 /* A new intake of request *r and its n_fds descriptors fds (both moved in: *r is
  * zeroed, fds are the intake's to close), for a peer of uid, gid and groups (copied).

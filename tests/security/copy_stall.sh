@@ -78,12 +78,32 @@ stuck s3 >"$tmp/s3.out" 2>&1 || fail "third stuck submit: $(cat "$tmp/s3.out")"
 grep -q '"error":"busy"' "$tmp/s3.out" && grep -q 'still stuck' "$tmp/s3.out" || fail "third stuck submit: $(cat "$tmp/s3.out")"
 echo "ok: two submits stuck in reads are the most one uid gets; the third is refused as busy"
 
+# A preload of the FUSE zkey (root's: its own stuck count) is copied off the loop too.
+cat >"$tmp/preload.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+line = b'{"req":"preload","fds":1,"zkey":{"fd":0,"path":"c.zkey"}}\n'
+socket.send_fds(s, [line[:1]], [os.open(sys.argv[2], os.O_RDONLY)]); s.sendall(line[1:])
+buf = b""
+while b"\n" not in buf:
+    x = s.recv(65536)
+    if not x: break
+    buf += x
+print(buf.decode().split("\n")[0])
+PY
+timeout 120 python3 "$tmp/preload.py" "$run/$inst.sock" "$tmp/fuse/c.zkey" >"$tmp/p1.out" 2>&1 &
+p1=$!
+rcuzk 10 status >/dev/null || fail "status not answered while a preload's read blocks"
+wait "$p1" || fail "the stuck preload got no answer: $(cat "$tmp/p1.out")"
+grep -q '"ok":false' "$tmp/p1.out" && grep -q 'copy-timeout' "$tmp/p1.out" || fail "the stuck preload's answer: $(cat "$tmp/p1.out")"
+echo "ok: a preload whose zkey read blocks fails after --copy-timeout; status is answered meanwhile"
+
 # The FUSE server goes: the reads fail, the threads end, cuzkd carries on.
 kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
 fuse_pid="" # gone: its pid may be another process's soon
 umount -l "$tmp/fuse" 2>/dev/null || true
-for _ in $(seq 1 100); do [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 2 ] && break; sleep 0.1; done
-[ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 2 ] || fail "the stuck reads did not end: $(tail -5 "$tmp/cuzkd.log")"
+for _ in $(seq 1 100); do [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 3 ] && break; sleep 0.1; done
+[ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 3 ] || fail "the stuck reads did not end: $(tail -5 "$tmp/cuzkd.log")"
 alive "after the FUSE server went"
 out="$(cuzk --json status)" || fail "status after the FUSE server went"
 echo "ok: the stuck threads ended once their reads failed; cuzkd is up"
