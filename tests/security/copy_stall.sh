@@ -79,19 +79,7 @@ grep -q '"error":"busy"' "$tmp/s3.out" && grep -q 'still stuck' "$tmp/s3.out" ||
 echo "ok: two submits stuck in reads are the most one uid gets; the third is refused as busy"
 
 # A preload of the FUSE zkey (root's: its own stuck count) is copied off the loop too.
-cat >"$tmp/preload.py" <<'PY'
-import os, socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-line = b'{"req":"preload","fds":1,"zkey":{"fd":0,"path":"c.zkey"}}\n'
-socket.send_fds(s, [line[:1]], [os.open(sys.argv[2], os.O_RDONLY)]); s.sendall(line[1:])
-buf = b""
-while b"\n" not in buf:
-    x = s.recv(65536)
-    if not x: break
-    buf += x
-print(buf.decode().split("\n")[0])
-PY
-timeout 120 python3 "$tmp/preload.py" "$run/$inst.sock" "$tmp/fuse/c.zkey" >"$tmp/p1.out" 2>&1 &
+send_fds '{"req":"preload","fds":1,"zkey":{"fd":0,"path":"c.zkey"}}' "$tmp/fuse/c.zkey" >"$tmp/p1.out" 2>&1 &
 p1=$!
 rcuzk 10 status >/dev/null || fail "status not answered while a preload's read blocks"
 wait "$p1" || fail "the stuck preload got no answer: $(cat "$tmp/p1.out")"
