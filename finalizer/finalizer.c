@@ -2,11 +2,14 @@
 #include "cuzk/finalizer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cuzk/error.h"
 #include "cuzk/verify.h"
@@ -105,6 +108,36 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
         snprintf(err, errlen, "%s", why);
     }
     free(pub);
+    return rc;
+}
+
+/* Again at publish what the submit checked (control.c, check_out_dir): in a sticky
+ * out dir not the submitter's own, no output may replace another user's file; the
+ * directory may have become sticky, or another user's file appeared, since submit.
+ * 0, or -CUZK_E_OUTPUT with err. */
+static int sticky_check(const struct jobtab_job *jb, const char *odir, const char *name,
+                        char *err, size_t errlen)
+{
+    struct stat st, o;
+    char nm[PIPE_NAME_LEN + 16];
+    int dfd, rc = 0;
+
+    if (!jb->owner_known || jb->owner_uid == 0)
+        return 0;
+    dfd = open(odir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0; /* the write reports it */
+    if (!fstat(dfd, &st) && (st.st_mode & S_ISVTX) && st.st_uid != jb->owner_uid)
+        for (int k = 0; k < 2 && !rc; k++) {
+            snprintf(nm, sizeof(nm), "%s.%s.json", name, k ? "public" : "proof");
+            if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != jb->owner_uid) {
+                snprintf(err, errlen, "refused: %s is another user's file (uid %u) in a "
+                         "sticky out dir: uid %u may not replace it", nm, (unsigned)o.st_uid,
+                         (unsigned)jb->owner_uid);
+                rc = -CUZK_E_OUTPUT;
+            }
+        }
+    close(dfd);
     return rc;
 }
 
@@ -259,7 +292,9 @@ static void final_one(struct finalizer *f, uint32_t p)
     tw = pipe_stage_now();
     pipe_stage_enter_at(st, S_WRITE, tw);
     pipe_stage_long_begin(st);
-    rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err,
+    rc = sticky_check(jb, odir, pi->name, err, sizeof(err));
+    if (!rc)
+        rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err,
                                   sizeof(err));
     pipe_stage_long_end(st);
     if (rc)

@@ -294,12 +294,13 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen)
 {
-    return pipeline_submit_job_fds(pl, zkey_path, -1, out_dir, -1, priority, n_parts, parts,
+    return pipeline_submit_job_fds(pl, zkey_path, -1, out_dir, -1, -1, priority, n_parts, parts,
                                    now_ns, job, err, errlen);
 }
 
 int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
-                            const char *out_dir, int out_fd, int32_t priority, uint32_t n_parts,
+                            const char *out_dir, int out_fd, int64_t owner, int32_t priority,
+                            uint32_t n_parts,
                             const struct pipe_submit_part *parts, uint64_t now_ns,
                             uint32_t *job, char *err, size_t errlen)
 {
@@ -363,6 +364,8 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
     jb->priority = priority;
     jb->zkey_fd = zkey_fd > 0 ? zkey_fd : -1; /* published by the seals below, as the paths */
     jb->out_fd = out_fd > 0 ? out_fd : -1;
+    jb->owner_uid = owner >= 0 ? (uint32_t)owner : 0;
+    jb->owner_known = owner >= 0;
     jb->out_dev = jb->out_ino = 0;
     {
         struct stat od;

@@ -25,16 +25,18 @@ static uint64_t ack_seq(const struct pipe_circuit_ack *a)
 }
 
 char *circuits_request(struct pipeline *pl, const struct control_req *r, const int *fds,
-		       size_t n_fds, struct copies *cp, const struct circ_live *lv, size_t n,
-		       char *log, size_t loglen)
+		       size_t n_fds, struct copies *cp, int copy, const struct circ_live *lv,
+		       size_t n, char *log, size_t loglen)
 {
 	uint32_t action = r->kind == CONTROL_PRELOAD ? PIPE_CIRCUIT_PRELOAD : PIPE_CIRCUIT_EVICT;
 	char path[JOBTAB_PATH_LEN], err[512];
 	uint64_t min_ack = UINT64_MAX, seq;
 	struct control_err e;
-	int copy, old = -1, rc;
+	int old = -1, rc;
 
-	if (control_circuit_check(r, fds, n_fds, cp, pl->config->buf_size, path, &copy, &e))
+	if (copy >= 0)
+		snprintf(path, sizeof(path), "%s", r->zkey); /* checked by the intake */
+	else if (control_circuit_check(r, fds, n_fds, cp, pl->config->buf_size, path, &copy, &e))
 		return control_reply_error(e.code, e.message);
 	/* The copy the entry of this name holds now (the table's own writer: plain reads):
 	 * a preload again replaces it, an evict drops it. */

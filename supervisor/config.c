@@ -45,6 +45,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->max_attempts = 3;
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
+	c->copy_timeout_s = 120;
 	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 	c->queue_lease_s = 30;
@@ -94,6 +95,8 @@ void config_usage(FILE *f)
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
 	      "  --idle-timeout S     close a control connection with no request outstanding\n"
 	      "                       after S seconds (default 30; 0: never; a wait is not idle)\n"
+	      "  --copy-timeout S     a submit whose files give no byte for S seconds (a read\n"
+	      "                       that blocks: FUSE, hung NFS) fails (default 120; 0 never)\n"
 	      "  --keep-finished S    a finished or failed job stays in `cuzk status` for S\n"
 	      "                       seconds (default 30; sooner when the job table is full)\n"
 	      "  --metrics-conns N    concurrent metrics HTTP connections (default 16); each\n"
@@ -244,6 +247,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "quota-preloads", offsetof(struct cuzkd_config, quota_preloads), 0, PIPE_CIRCUITS },
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
+	{ "copy-timeout", offsetof(struct cuzkd_config, copy_timeout_s), 0, 86400 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "queue-lease", offsetof(struct cuzkd_config, queue_lease_s), 3, 86400 },

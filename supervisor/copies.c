@@ -1,5 +1,6 @@
 /* copies.c — sealed memfd copies of the files clients pass (copies.h says why). */
 #include "cuzk/copies.h"
+#include "cuzk/barrier.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,10 +25,13 @@ struct copy_entry {
 	struct timespec mtim, ctim;
 };
 
+static _Thread_local _Atomic uint64_t *progress; /* copies_progress_bind */
+
 void copies_init(struct copies *c, unsigned keep)
 {
 	memset(c, 0, sizeof(*c));
 	c->keep = keep;
+	pthread_mutex_init(&c->lock, NULL);
 }
 
 void copies_free(struct copies *c)
@@ -35,7 +39,13 @@ void copies_free(struct copies *c)
 	for (size_t i = 0; i < c->n; i++)
 		close(c->e[i].fd);
 	free(c->e);
+	pthread_mutex_destroy(&c->lock); /* a zeroed one is the static initializer's */
 	memset(c, 0, sizeof(*c));
+}
+
+void copies_progress_bind(_Atomic uint64_t *bytes)
+{
+	progress = bytes;
 }
 
 static int same_file(const struct copy_entry *e, const struct stat *sb)
@@ -88,6 +98,8 @@ static int copy_bytes(int dst, int src, off_t size)
 			}
 		}
 		off += r;
+		if (progress)
+			barrier_fetch_add_relaxed(progress, (uint64_t)r); /* a count only */
 	}
 out:
 	free(buf);
@@ -114,6 +126,28 @@ static void trim(struct copies *c)
 	}
 }
 
+/* A new reference to a shared copy of the file of sb, or -1 (c->lock held). */
+static int shared_ref_locked(struct copies *c, const struct stat *sb)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].shared && same_file(&c->e[i], sb)) {
+			c->e[i].refs++;
+			c->e[i].last_use = ++c->clock;
+			return c->e[i].fd;
+		}
+	return -1;
+}
+
+static int shared_ref(struct copies *c, const struct stat *sb)
+{
+	int fd;
+
+	pthread_mutex_lock(&c->lock);
+	fd = shared_ref_locked(c, sb);
+	pthread_mutex_unlock(&c->lock);
+	return fd;
+}
+
 int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 		const char *display, char *err, size_t errlen)
 {
@@ -137,24 +171,8 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 			 display);
 		return -EBADF;
 	}
-	if (shared)
-		for (size_t i = 0; i < c->n; i++)
-			if (c->e[i].shared && same_file(&c->e[i], &sb)) {
-				c->e[i].refs++;
-				c->e[i].last_use = ++c->clock;
-				return c->e[i].fd;
-			}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct copy_entry *e = realloc(c->e, cap * sizeof(*e));
-
-		if (!e) {
-			snprintf(err, errlen, "%s %s: out of memory", what, display);
-			return -ENOMEM;
-		}
-		c->e = e;
-		c->cap = cap;
-	}
+	if (shared && (fd = shared_ref(c, &sb)) >= 0)
+		return fd;
 	{
 		/* Named after the client's file, so /proc/PID/maps of a stage says which
 		 * file it maps ("/memfd:cuzk:c.zkey (deleted)"). */
@@ -189,12 +207,37 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 			 strerror(errno));
 		goto fail;
 	}
+	pthread_mutex_lock(&c->lock);
+	if (shared) {
+		/* Another thread copied the same file meanwhile: one copy is kept. */
+		int other = shared_ref_locked(c, &sb);
+
+		if (other >= 0) {
+			pthread_mutex_unlock(&c->lock);
+			close(fd);
+			return other;
+		}
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct copy_entry *e = realloc(c->e, cap * sizeof(*e));
+
+		if (!e) {
+			pthread_mutex_unlock(&c->lock);
+			snprintf(err, errlen, "%s %s: out of memory", what, display);
+			rc = -ENOMEM;
+			goto fail;
+		}
+		c->e = e;
+		c->cap = cap;
+	}
 	c->e[c->n] = (struct copy_entry){ .fd = fd, .shared = shared, .refs = 1,
 					  .last_use = ++c->clock, .dev = sb.st_dev,
 					  .ino = sb.st_ino, .size = sb.st_size,
 					  .mtim = sb.st_mtim, .ctim = sb.st_ctim };
 	c->n++;
 	c->bytes += (uint64_t)sb.st_size;
+	pthread_mutex_unlock(&c->lock);
 	return fd;
 changed:
 	rc = -ESTALE;
@@ -207,19 +250,25 @@ fail:
 
 int copies_ref(struct copies *c, int fd)
 {
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->e[i].fd == fd) {
 			c->e[i].refs++;
 			c->e[i].last_use = ++c->clock;
-			return 0;
+			rc = 0;
+			break;
 		}
-	return -ENOENT;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
 }
 
 void copies_put(struct copies *c, int fd)
 {
 	if (fd <= 0)
 		return;
+	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < c->n; i++) {
 		struct copy_entry *e = &c->e[i];
 
@@ -233,13 +282,19 @@ void copies_put(struct copies *c, int fd)
 			*e = c->e[--c->n];
 		}
 		trim(c);
-		return;
+		break;
 	}
+	pthread_mutex_unlock(&c->lock);
 }
 
-size_t copies_count(const struct copies *c)
+size_t copies_count(struct copies *c)
 {
-	return c->n;
+	size_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->n;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 /* ---- durable copies (the job store on) -------------------------------------------- */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@
 #include "cuzk/copies.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet.h"
+#include "cuzk/intake.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
@@ -51,7 +53,11 @@
 #define BACKOFF_MAX_NS 30000000000ull
 #define REPLY_MAX (64u << 20)          /* a connection's unsent replies */
 
-enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER };
+enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER, EV_INTAKE };
+
+/* Intakes of one uid that were given up on (--copy-timeout) and still block: past
+ * this many its next submit is refused, so a client cannot pile up stuck threads. */
+#define STUCK_PER_UID 2
 
 static uint64_t ev_data(enum ev_type t, uint32_t gen, uint32_t idx)
 {
@@ -99,6 +105,10 @@ struct conn {
 	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
 	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
+	struct intake *pending; /* a submit being checked (intake.h): no other request of
+				 * this connection runs, and none is read, until it ends */
+	char *defer;            /* lines read behind it, '\n'-separated, run after it */
+	size_t defer_len;
 };
 
 /* What a job holds while its slot lives: references to cuzkd's copies of its inputs
@@ -158,6 +168,9 @@ struct sup {
 	uint8_t *rec_job;
 	uint8_t *resumed;       /* per job slot: taken over from a previous cuzkd */
 	uint64_t store_err_ns;  /* last logged store failure (one line per 10 s) */
+	int intake_fd;          /* eventfd: an intake finished (never closed: a thread given
+				 * up on may still write it) */
+	struct intake *intakes; /* every intake not yet freed (intake.h) */
 };
 
 #define REC_UNKNOWN 0xff
@@ -727,6 +740,10 @@ static void conn_close(struct sup *s, struct conn *k)
 	free(k->out);
 	k->out = NULL;
 	k->out_len = k->out_off = 0;
+	free(k->defer);
+	k->defer = NULL;
+	k->defer_len = 0;
+	k->pending = NULL; /* its intake ends on its own and finds the connection gone */
 	k->fd = -1;
 	k->gen++;
 	k->waiting = k->drain_wait = k->in_armed = k->out_armed = k->close_after = 0;
@@ -1359,6 +1376,9 @@ static int resume_job(void *arg, const struct store_job *sj)
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
 	rc = pipeline_submit_job_fds(&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
+				     json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")) ?
+				     json_integer_value(json_object_get(json_object_get(req, "peer"),
+									"uid")) : -1,
 				     (int32_t)json_integer_value(json_object_get(req, "priority")),
 				     n, sp, now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
@@ -1591,38 +1611,105 @@ static int store_record(struct sup *s, const struct control_submit *sub, json_t 
 	return rc;
 }
 
-static void do_submit(struct sup *s, struct conn *k, const struct control_req *r,
-		      const int *fds, size_t n_fds)
+/* Refusals a submit gets before and after its intake: draining, the uid's quota.
+ * 1 (refused, answered) or 0. */
+static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
+{
+	struct owners_quota q;
+	char m[256];
+
+	if (s->draining) {
+		reply_err(s, k, CONTROL_E_DRAINING, s->stopping ? "cuzkd is shutting down; "
+			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
+		return 1;
+	}
+	owners_quota(s->c, &q);
+	if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m,
+				sizeof(m))) {
+		reply_err(s, k, CONTROL_E_QUOTA, m);
+		return 1;
+	}
+	return 0;
+}
+
+static void submit_finish(struct sup *s, struct conn *k, struct control_submit *sub);
+
+/* Hand request *r (a submit or a preload) and its n_fds descriptors (the first of
+ * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
+ * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
+ * uid already has STUCK_PER_UID intakes given up on. */
+static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	struct intake *t;
+	unsigned stuck = 0;
+	int rc;
+
+	for (t = s->intakes; t; t = t->next)
+		stuck += t->abandoned && t->uid == k->uid;
+	if (stuck >= STUCK_PER_UID) {
+		char m[256];
+
+		snprintf(m, sizeof(m), "busy: %u earlier submit(s) or preload(s) of uid %u are "
+			 "still stuck reading their files (--copy-timeout %u s passed); submit again once "
+			 "those reads return", stuck, (unsigned)k->uid, s->c->copy_timeout_s);
+		reply_err(s, k, CONTROL_E_BUSY, m);
+		return;
+	}
+
+	t = intake_new(r, k->fds, n_fds, k->uid, k->gid, k->groups, k->n_groups);
+	if (!t) {
+		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
+		return;
+	}
+	/* The descriptors are the intake's now: out of the queue without closing them. */
+	memmove(k->fds, k->fds + n_fds, (k->n_fds - n_fds) * sizeof(*k->fds));
+	k->n_fds -= (uint32_t)n_fds;
+	t->cp = &s->copies;
+	t->buf_size = s->pl.config->buf_size;
+	t->max_parts = s->pl.config->max_parts;
+	t->notify_fd = s->intake_fd;
+	t->conn = (uint32_t)(k - s->conns);
+	t->conn_gen = k->gen;
+	t->seen_ns = now_ns();
+	if ((rc = intake_start(t))) {
+		char m[128];
+
+		intake_free(t);
+		snprintf(m, sizeof(m), "cannot start the submit's checks: %s", strerror(-rc));
+		reply_err(s, k, CONTROL_E_INTERNAL, m);
+		return;
+	}
+	t->next = s->intakes;
+	s->intakes = t;
+	k->pending = t;
+}
+
+/* A submit: its files are checked and copied by an intake (intake.h), off this loop;
+ * submit_finish takes it from there. */
+static void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	/* Before anything is copied: a user at its quota costs cuzkd nothing. */
+	if (submit_refused(s, k, (uint32_t)r->n_witnesses))
+		return;
+	intake_begin(s, k, r, n_fds);
+}
+
+/* The rest of a submit, in the loop, once its intake checked it: sub is consumed. */
+static void submit_finish(struct sup *s, struct conn *k, struct control_submit *sub_)
 {
 	const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
-	struct control_submit sub;
+	struct control_submit sub = *sub_;
 	struct pipe_submit_part *parts;
-	struct control_err e;
 	char err[512];
 	json_t *copies = NULL, *held = NULL;
 	uint32_t slot;
 	int rc;
 
-	if (s->draining) {
-		reply_err(s, k, CONTROL_E_DRAINING, s->stopping ? "cuzkd is shutting down; "
-			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
-		return;
-	}
-	{
-		struct owners_quota q;
-		char m[256];
-
-		/* Before anything is copied: a user at its quota costs cuzkd nothing. */
-		owners_quota(s->c, &q);
-		if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid,
-					(uint32_t)r->n_witnesses, &q, m, sizeof(m))) {
-			reply_err(s, k, CONTROL_E_QUOTA, m);
-			return;
-		}
-	}
-	if (control_submit_check(r, fds, n_fds, &peer, &s->copies, s->pl.config->buf_size,
-				 s->pl.config->max_parts, &sub, &e)) {
-		reply_err(s, k, e.code, e.message);
+	memset(sub_, 0, sizeof(*sub_));
+	sub_->zkey_fd = sub_->r1cs_fd = sub_->out_fd = sub_->wgen_fd = -1;
+	/* Again: the table moved while the files were read (other intakes landed). */
+	if (submit_refused(s, k, (uint32_t)sub.n)) {
+		control_submit_free(&sub, &s->copies);
 		return;
 	}
 	if (s->c->max_queued) {
@@ -1675,13 +1762,13 @@ static void do_submit(struct sup *s, struct conn *k, const struct control_req *r
 	}
 	json_decref(copies);
 	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
-				     sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
+				     (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
 				     sizeof(err));
 	if (rc == -ENOSPC)
 		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
 		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
-					     sub.out_fd, sub.priority, (uint32_t)sub.n, parts,
+					     sub.out_fd, (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts,
 					     now_ns(), &slot, err, sizeof(err));
 	free(parts);
 	if (rc == -ENOBUFS) {
@@ -1949,8 +2036,9 @@ static void start_stop(struct sup *s, const char *why)
 }
 
 /* preload / evict: answered at once; the stages apply it between partitions. */
-static void do_circuit(struct sup *s, struct conn *k, const struct control_req *r,
-		       const int *fds, size_t n_fds)
+/* preload / evict, once its zkey is checked (copy >= 0: by an intake; else evict). */
+static void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r,
+			   const int *fds, size_t n_fds, int copy)
 {
 	struct circ_live lv[MAX_CHILDREN];
 	size_t n = live_stages(s, lv);
@@ -1963,15 +2051,38 @@ static void do_circuit(struct sup *s, struct conn *k, const struct control_req *
 	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid,
 				 r->kind == CONTROL_EVICT, r->zkey, q.preloads, &code, m,
 				 sizeof(m))) {
+		copies_put(&s->copies, copy); /* -1: none */
 		reply_err(s, k, code, m);
 		return;
 	}
-	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, lv, n, log, sizeof(log));
+	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, copy, lv, n, log,
+				sizeof(log));
 	if (log[0]) { /* accepted */
 		logmsg("%s", log);
 		owners_preload_note(s->preload_owner, r->kind == CONTROL_EVICT, r->zkey, k->uid);
 	}
 	conn_reply(s, k, line);
+}
+
+/* preload: the zkey is copied by an intake, like a submit's (a preload's read can
+ * block as long); evict opens nothing. The owner checks run before and again after. */
+static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	struct owners_quota q;
+	const char *code = NULL;
+	char m[JOBTAB_PATH_LEN + 160];
+
+	if (r->kind != CONTROL_PRELOAD) {
+		circuit_finish(s, k, r, k->fds, n_fds, -1);
+		return;
+	}
+	owners_quota(s->c, &q);
+	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid, 0, r->zkey,
+				 q.preloads, &code, m, sizeof(m))) {
+		reply_err(s, k, code, m);
+		return;
+	}
+	intake_begin(s, k, r, n_fds);
 }
 
 static void do_drain(struct sup *s, struct conn *k)
@@ -1998,6 +2109,21 @@ static int on_line(void *arg, const char *line, size_t len)
 	struct control_req r;
 	struct control_err e;
 
+	if (line && k->pending) {
+		/* Behind a submit still being checked: run in order once it ends. At most
+		 * one read's worth waits here (handle_conn_in stops reading meanwhile). */
+		char *d = realloc(k->defer, k->defer_len + len + 1);
+
+		if (!d) {
+			conn_close(s, k);
+			return 1;
+		}
+		memcpy(d + k->defer_len, line, len);
+		d[k->defer_len + len] = '\n';
+		k->defer = d;
+		k->defer_len += len + 1;
+		return 0;
+	}
 	if (!line) {
 		char m[96];
 
@@ -2031,7 +2157,7 @@ static int on_line(void *arg, const char *line, size_t len)
 		return k->fd < 0;
 	}
 	switch (r.kind) {
-	case CONTROL_SUBMIT: do_submit(s, k, &r, k->fds, r.n_fds); break;
+	case CONTROL_SUBMIT: do_submit(s, k, &r, r.n_fds); break; /* moves r */
 	case CONTROL_STATUS: do_status(s, k, &r); break;
 	case CONTROL_WAIT: do_wait(s, k, &r); break;
 	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
@@ -2058,7 +2184,7 @@ static int on_line(void *arg, const char *line, size_t len)
 		}
 		break;
 	case CONTROL_PRELOAD:
-	case CONTROL_EVICT: do_circuit(s, k, &r, k->fds, r.n_fds); break;
+	case CONTROL_EVICT: do_circuit(s, k, &r, r.n_fds); break; /* a preload moves r */
 	}
 	/* What the request needed of them is copied or duplicated: close the client's. */
 
@@ -2271,9 +2397,119 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
 		    k->gen != gen)
 			return;
+		if (k->pending)
+			return; /* read again once its submit ends (conn_resume) */
 	}
 	arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
 	k->in_armed = 1;
+}
+
+/* A connection's submit ended: run the lines that waited behind it, then read again. */
+static void conn_resume(struct sup *s, struct conn *k)
+{
+	struct line_ctx x = { s, k };
+	uint32_t gen = k->gen;
+
+	while (k->fd >= 0 && k->gen == gen && !k->pending && k->defer_len) {
+		size_t n = (size_t)((char *)memchr(k->defer, '\n', k->defer_len) - k->defer);
+		char *line = malloc(n + 1);
+
+		if (!line) {
+			conn_close(s, k);
+			return;
+		}
+		memcpy(line, k->defer, n);
+		line[n] = '\0';
+		k->defer_len -= n + 1;
+		memmove(k->defer, k->defer + n + 1, k->defer_len);
+		on_line(&x, line, n);
+		free(line);
+	}
+	if (k->fd >= 0 && k->gen == gen && !k->pending && !k->in_armed) {
+		arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+		k->in_armed = 1;
+	}
+}
+
+/* The connection an intake answers, or NULL when it closed meanwhile. */
+static struct conn *intake_conn(struct sup *s, const struct intake *t)
+{
+	struct conn *k = &s->conns[t->conn];
+
+	return k->fd >= 0 && k->gen == t->conn_gen && k->pending == t ? k : NULL;
+}
+
+/* EV_INTAKE: answer each finished intake's client, free those given up on. */
+static void handle_intakes(struct sup *s)
+{
+	uint64_t n;
+
+	(void)!read(s->intake_fd, &n, sizeof(n));
+	for (struct intake **pp = &s->intakes; *pp;) {
+		struct intake *t = *pp;
+		struct conn *k;
+
+		if (!intake_done(t)) {
+			pp = &t->next;
+			continue;
+		}
+		*pp = t->next;
+		if (t->abandoned) {
+			logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
+			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid);
+		} else if ((k = intake_conn(s, t))) {
+			k->pending = NULL;
+			k->active_ns = now_ns();
+			if (t->rc)
+				reply_err(s, k, t->e.code, t->e.message);
+			else if (t->r.kind == CONTROL_PRELOAD) {
+				circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
+				t->copy_fd = -1; /* taken: pinned, or put on refusal */
+			} else
+				submit_finish(s, k, &t->sub);
+			intake_free(t);
+			conn_resume(s, k);
+			continue;
+		}
+		intake_free(t);
+	}
+}
+
+/* --copy-timeout: an intake whose copies read nothing for that long fails its
+ * submit; its thread is left to end on its own (intake.h). */
+static void check_intakes(struct sup *s, uint64_t t_ns)
+{
+	const uint64_t limit = (uint64_t)s->c->copy_timeout_s * 1000000000ull;
+
+	for (struct intake *t = s->intakes; t; t = t->next) {
+		uint64_t b = intake_bytes(t);
+		struct conn *k;
+		char m[384];
+
+		if (t->abandoned || intake_done(t))
+			continue;
+		if (b != t->seen_bytes) {
+			t->seen_bytes = b;
+			t->seen_ns = t_ns;
+			continue;
+		}
+		if (!limit || t_ns - t->seen_ns < limit)
+			continue;
+		t->abandoned = 1;
+		logmsg("a %s of uid %u read nothing of its files for %u s (%llu bytes in "
+		       "all): refused; its reads are left to end on their own",
+		       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid, s->c->copy_timeout_s, (unsigned long long)b);
+		if (!(k = intake_conn(s, t)))
+			continue;
+		k->pending = NULL;
+		snprintf(m, sizeof(m), "%s: no byte of its files could be read for %u s "
+			 "(--copy-timeout; %llu bytes read in all): is one on a filesystem whose "
+			 "reads block (a FUSE mount, a hung NFS server)? Copy the files to a local "
+			 "disk and try again", t->r.kind == CONTROL_PRELOAD ? "preload" : "submit",
+			 s->c->copy_timeout_s, (unsigned long long)b);
+		reply_err(s, k, CONTROL_E_BAD_INPUT, m);
+		conn_resume(s, k);
+	}
 }
 
 /* ---- periodic work ------------------------------------------------------------- */
@@ -2463,12 +2699,15 @@ static void tick(struct sup *s)
 			k->drain_wait = 0;
 			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
 		}
-		/* --idle-timeout: no request outstanding (a wait or drain is not idle). */
-		if (k->fd >= 0 && !k->waiting && !k->drain_wait && s->c->idle_timeout_s &&
+		/* --idle-timeout: no request outstanding (a wait, drain or submit being
+		 * checked is not idle). */
+		if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->pending &&
+		    s->c->idle_timeout_s &&
 		    t > k->active_ns && t - k->active_ns >= (uint64_t)s->c->idle_timeout_s *
 		    1000000000ull)
 			conn_close(s, k);
 	}
+	check_intakes(s, t);
 	store_sync(s);
 	retire(s, 0);
 	check_stalls(s, t);
@@ -2853,7 +3092,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->c = c;
 	s->plan = p;
 	fd_limits();
-	s->lfd = s->sfd = s->tfd = s->ready_fd = s->copies_dfd = -1;
+	s->lfd = s->sfd = s->tfd = s->ready_fd = s->copies_dfd = s->intake_fd = -1;
 	s->dur = json_object();
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
@@ -2883,8 +3122,10 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (s->sfd < 0 || s->tfd < 0 || timerfd_settime(s->tfd, 0, &its, NULL)) {
-		logmsg("signalfd/timerfd: %s", strerror(errno));
+	s->intake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->sfd < 0 || s->tfd < 0 || s->intake_fd < 0 ||
+	    timerfd_settime(s->tfd, 0, &its, NULL)) {
+		logmsg("signalfd/timerfd/eventfd: %s", strerror(errno));
 		goto out;
 	}
 	if ((rc = io_uring_queue_init(256, &s->ring, 0))) {
@@ -2976,6 +3217,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->listen_armed = 1;
 	arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
 	arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
+	arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
 	logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance,
 	       s->sock_path, (int)getpid(), p->n_workers, c->devices);
 	tell_launcher(s, 0);
@@ -3026,6 +3268,10 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 				tick(s);
 				arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
 				break;
+			case EV_INTAKE:
+				handle_intakes(s);
+				arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
+				break;
 			}
 		}
 		io_uring_cq_advance(&s->ring, seen);
@@ -3071,7 +3317,23 @@ out_seg:
 	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
 		job_files_release(s, j);
 	free(s->files);
-	copies_free(&s->copies);
+	{
+		int running = 0;
+
+		/* A thread still blocked in a client's read holds copies: they go with
+		 * the process. */
+		while (s->intakes) {
+			struct intake *t = s->intakes;
+
+			s->intakes = t->next;
+			if (intake_done(t))
+				intake_free(t);
+			else
+				running = 1;
+		}
+		if (!running)
+			copies_free(&s->copies);
+	}
 	json_decref(s->dur);
 	s->dur = NULL;
 	if (s->copies_dfd >= 0)

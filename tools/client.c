@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +644,23 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
     return rc;
 }
 
+/* "alice (1001)" for the "owner" uid of o (a job), "?" when the reply has none. */
+static void owner_name(json_t *o, char *buf, size_t len)
+{
+    json_t *u = json_object_get(o, "owner");
+    struct passwd *pw;
+
+    if (!json_is_integer(u)) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    pw = getpwuid((uid_t)json_integer_value(u));
+    if (pw)
+        snprintf(buf, len, "%s (%lld)", pw->pw_name, (long long)json_integer_value(u));
+    else
+        snprintf(buf, len, "uid %lld", (long long)json_integer_value(u));
+}
+
 static void print_status_all(json_t *r)
 {
     json_t *jobs = json_object_get(r, "jobs"), *ch = json_object_get(r, "children"), *o;
@@ -661,11 +679,15 @@ static void print_status_all(json_t *r)
         putchar('\n');
     }
     printf("jobs: %zu\n", json_array_size(jobs));
-    json_array_foreach(jobs, i, o)
-        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  %s%s\n", jint(o, "id"),
+    json_array_foreach(jobs, i, o) {
+        char who[64];
+
+        owner_name(o, who, sizeof(who));
+        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s  %s%s\n", jint(o, "id"),
                jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"),
-               jstr(o, "out_dir"),
+               who, jstr(o, "out_dir"),
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
+    }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
     json_array_foreach(ch, i, o)
         printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n",

@@ -24,10 +24,11 @@ struct circ_live {
 /* Handle a CONTROL_PRELOAD (the zkey passed as fds[r->zkey_fd], copied into cp and
  * pinned there until evicted) or CONTROL_EVICT (by the preload's path) request: the
  * reply line (malloc'd; an error reply when refused) and, when accepted, a sentence
- * for the log in log. */
+ * for the log in log. copy >= 0: a preload whose zkey an intake already checked and
+ * copied (control_circuit_check, intake.h): that reference is taken over, fds unused. */
 char *circuits_request(struct pipeline *pl, const struct control_req *r, const int *fds,
-		       size_t n_fds, struct copies *cp, const struct circ_live *lv, size_t n,
-		       char *log, size_t loglen);
+		       size_t n_fds, struct copies *cp, int copy, const struct circ_live *lv,
+		       size_t n, char *log, size_t loglen);
 
 /* status's "circuits": {"seq","stages","entries":[{"zkey","action","seq","applied",
  * "failed"}],"acks":[{"stage","index","pid","seq","preloads","evicts"}]}. */

@@ -56,6 +56,7 @@ struct cuzkd_config {
 	uint32_t conns_per_uid;     /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;    /* close a control connection idle this long; 0 never */
+	uint32_t copy_timeout_s;    /* a submit whose files read nothing this long fails; 0 never */
 	uint32_t keep_finished_s;   /* a decided job stays visible this long (a full table
 				     * retires it sooner) */
 	uint32_t metrics_conns;     /* concurrent metrics HTTP connections */

@@ -17,10 +17,12 @@
  * The price: one copy in memory (shmem, swappable) per distinct zkey or r1cs, kept and
  * shared between jobs (keyed by the client file's dev, inode, size, mtime and ctime:
  * any write changes the ctime, so a rewritten file is copied anew), and one per
- * witness for its job's life. The copy runs in cuzkd's event loop: at page-cache
- * speed (about 1 s per 2-4 GB), a first submit of a large zkey holds the loop that
- * long. A file on a filesystem whose reads can block forever (a FUSE mount the client
- * controls) would hold it too: not covered yet.
+ * witness for its job's life. The copy runs in a thread of its own (intake.h), never
+ * in cuzkd's event loop: at page-cache speed a large zkey takes about 1 s per 2-4 GB,
+ * and a file on a filesystem whose reads can block forever (a FUSE mount the client
+ * controls) would hold the loop for good. So the table is shared between threads
+ * (one lock, never held during a read), and copies_progress_bind lets the loop see
+ * whether a copy still moves (--copy-timeout).
  *
  * Durable copies (a job store that resumes jobs after a cuzkd restart, issue 17):
  * the memfds and the out directory's descriptor die with cuzkd, and the paths in the
@@ -39,6 +41,8 @@
 #ifndef CUZK_COPIES_H
 #define CUZK_COPIES_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -52,6 +56,8 @@ struct copies {
 	unsigned keep;        /* unreferenced shared copies kept for later jobs (LRU) */
 	uint64_t clock;
 	uint64_t bytes;       /* in all copies now */
+	pthread_mutex_t lock; /* every field above; held for table changes only, never
+			       * while a client's file is read */
 };
 
 /* keep: how many unreferenced shared copies (zkeys, r1cs) to keep. */
@@ -70,6 +76,10 @@ void copies_free(struct copies *c);
 int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 		const char *display, char *err, size_t errlen);
 
+/* Count the bytes this thread's copies_take calls read into *bytes from now on
+ * (NULL: stop), so another thread can see a copy that makes no progress. */
+void copies_progress_bind(_Atomic uint64_t *bytes);
+
 /* Another reference to copy fd (a preload pins its zkey with one). 0 or -ENOENT. */
 int copies_ref(struct copies *c, int fd);
 /* Drop one reference; a private copy with none left is closed, a shared one kept
@@ -77,7 +87,7 @@ int copies_ref(struct copies *c, int fd);
 void copies_put(struct copies *c, int fd);
 
 /* Copies now held and their bytes. */
-size_t copies_count(const struct copies *c);
+size_t copies_count(struct copies *c);
 
 /* Durable copies (above). Open (creating, 0700) STATE_DIR/INSTANCE.copies: its
  * descriptor, or -errno with err (-EPERM: not ours or open to others). */

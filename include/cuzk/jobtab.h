@@ -82,7 +82,9 @@ struct jobtab_job {
 	uint64_t out_dev, out_ino;       /* writer: supervisor: the out dir's identity, so a
 					  * later cuzkd removes a dead finalizer's temp files
 					  * only where out_dir still names that directory */
-	uint8_t reserved[32];
+	uint32_t owner_uid;              /* writer: supervisor: who submitted it, when */
+	uint32_t owner_known;            /* owner_known (the finalizer's sticky check) */
+	uint8_t reserved[24];
 };
 _Static_assert(sizeof(struct jobtab_job) == 704, "jobtab_job ABI");
 _Static_assert(sizeof(struct jobtab_job) % BARRIER_CACHE_LINE == 0, "jobtab_job ABI");

@@ -318,9 +318,11 @@ int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *
                         int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
                         uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
 /* The same, with the descriptors of the zkey's copy and of the out directory (<= 0:
- * none), stored in the job before its partitions are sealed. */
+ * none) and the submitter's uid (owner, < 0: unknown), stored in the job before its
+ * partitions are sealed. */
 int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
-                            const char *out_dir, int out_fd, int32_t priority, uint32_t n_parts,
+                            const char *out_dir, int out_fd, int64_t owner, int32_t priority,
+                            uint32_t n_parts,
                             const struct pipe_submit_part *parts, uint64_t now_ns,
                             uint32_t *job, char *err, size_t errlen);
 

@@ -2,7 +2,8 @@
 # libFuzzer harnesses for the zkey and wtns readers and the control protocol.
 #   tests/fuzz/run.sh [SECONDS]   build (clang, -fsanitize=fuzzer,address,undefined) into
 #                                 $BUILD/fuzz/ and run each target SECONDS (default 30)
-# Seeds: the fixtures' zkeys and witnesses, tests/fuzz/seeds/control/*; then every input
+# fuzz_control also runs each parsed submit and preload through the descriptor path
+# (control_submit_check) with one descriptor of each kind. Seeds: the fixtures' zkeys and witnesses, tests/fuzz/seeds/control/*; then every input
 # in tests/fuzz/regress/<target>/ (crashes found earlier, kept as regression tests) is
 # replayed first. A new crash is written to $BUILD/fuzz/crash-<target>-*: copy it into
 # tests/fuzz/regress/<target>/ once fixed.

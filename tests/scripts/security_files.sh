@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test: exclusive (creates and removes Unix users: useradd and userdel lock /etc/passwd)
 # Issue 16 (security), the file and run-dir items: runs tests/security/{symlink_tempname,
-# rundir,confused_deputy,truncate_inputs,resume_paths}.sh, each of which performs an attack as an
+# rundir,confused_deputy,truncate_inputs,resume_paths,copy_stall,sticky_publish}.sh, each of which performs an attack as an
 # unprivileged second user and fails if it works. Needs root (useradd); exit 77 (SKIP)
 # otherwise.
 set -uo pipefail
@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 77
 fi
 rc=0 ran=0
-for t in symlink_tempname rundir confused_deputy truncate_inputs resume_paths; do
+for t in symlink_tempname rundir confused_deputy truncate_inputs resume_paths copy_stall sticky_publish; do
   [ -f "$here/$t.sh" ] || continue
   echo "== security/$t"
   r=0; bash "$here/$t.sh" || r=$?

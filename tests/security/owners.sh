@@ -10,7 +10,7 @@
 # while A and root can still submit. The stages are frozen (SIGSTOP) while the table is
 # filled, so that the jobs stay running whatever the machine's speed; then A's jobs
 # complete and their proofs verify with snarkjs. `cuzk status --json` shows each job's
-# owner. SKIP (77) when not root.
+# owner, and so does plain `cuzk status`. SKIP (77) when not root.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -114,6 +114,11 @@ owner() { jq -r --argjson j "$1" '.jobs[] | select(.id == $j) | .owner' <<<"$st"
 [ "$(owner "${jb[0]}")" = "$ATTACKER_UID" ] && [ "$(owner "${jb[1]}")" = "$ATTACKER_UID" ] || fail "B's jobs' owner: $st"
 [ "$(owner "$jr")" = 0 ] || fail "root's job's owner: $st"
 echo "ok: status --json shows each job's owner (A $vuid, B $ATTACKER_UID, root 0)"
+plain="$(cuzk status)"
+for j in "$ja" "$ja2"; do grep -qE "^  job $j .* owner $VICTIM \($vuid\)" <<<"$plain" || fail "plain status, A's job $j: $plain"; done
+grep -qE "^  job ${jb[0]} .* owner $atk \($ATTACKER_UID\)" <<<"$plain" || fail "plain status, B's job: $plain"
+grep -qE "^  job $jr .* owner root \(0\)" <<<"$plain" || fail "plain status, root's job: $plain"
+echo "ok: plain status shows each job's owner too (name and uid)"
 
 # ---- thaw: A's work completes and verifies -------------------------------------
 thaw
