@@ -17,6 +17,12 @@
 #       cuzk prove-local and rapidsnark back to back; BENCH_PIPELINE=0 skips it;
 #   (e) bench/store.sh: the job store's cost, partitions/s of a backlog of 64 small
 #       partitions with the SQLite store and with --no-store; BENCH_STORE=0 skips it;
+#   (f) bench/inputjson.sh: end to end from input.json, cuzk prove-local vs snarkjs
+#       fullprove vs circom's witness binary + rapidsnark (bench/native.sh: when
+#       RAPIDSNARK and nlohmann/json.hpp are there); BENCH_INPUTJSON=0 skips it;
+#   (f2) bench/backlog.sh: a daemon backlog of 32 input.json partitions (mulchain
+#       2^16), partitions/s against prove-local and witness binary + rapidsnark back
+#       to back, and the worker's idle share; BENCH_BACKLOG=0 skips it;
 #   (g) bench/threads.sh: prove-local --threads 1..nproc on mulchain 2^14 and 2^16,
 #       wall, CPU, speedup and threads created per proof; BENCH_THREADS=0 skips it.
 #
@@ -30,7 +36,9 @@
 #                $PROVER_CMD ZKEY WTNS PROOF PUBLIC
 #   RAPIDSNARK   path of an external rapidsnark `prover` binary (iden3/rapidsnark,
 #                built outside this repository; not built or shipped here): adds
-#                its column here and in bench/pipeline.sh
+#                its column here, in bench/pipeline.sh, inputjson.sh and backlog.sh
+#   NLOHMANN_JSON_INCLUDE  a directory with nlohmann/json.hpp for circom's witness
+#                binary (bench/native.sh), when the compiler does not find it
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -190,6 +198,14 @@ if [ "${BENCH_INPUTJSON:-1}" != 0 ]; then
   rc=0
   BUILD="$BUILD" bash "$ROOT/bench/inputjson.sh" || rc=$?
   [ $rc -eq 0 ] || failures+=("inputjson")
+  echo
+fi
+
+# ---- (f2) a daemon backlog of input.json partitions (issue 19) -----------------------
+if [ "${BENCH_BACKLOG:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/backlog.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("backlog")
   echo
 fi
 

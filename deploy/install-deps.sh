@@ -5,7 +5,8 @@
 # fixtures; the npm packages themselves are installed by tests/fixtures/make.sh into
 # a cache folder, never globally. postgresql (initdb, pg_ctl under
 # /usr/lib/postgresql/<version>/bin) is for tests/scripts/fleet_pg.sh's throwaway
-# cluster; libpq-dev for the fleet queue (store/fleet_pg.c).
+# cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
+# only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.
 set -euo pipefail
 
 PKGS=(
@@ -13,6 +14,7 @@ PKGS=(
   liburing-dev libnuma-dev libhwloc-dev check libsubunit-dev
   libjansson-dev libncurses-dev libgmp-dev libsqlite3-dev libssl-dev
   g++ nasm
+  nlohmann-json3-dev
   nodejs npm python3 tmux procps
   hwloc-nox
   clang libclang-rt-dev

@@ -96,6 +96,27 @@ int jobtab_part_move(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_
 	return 0;
 }
 
+int jobtab_reason_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strlen(src), cut, k;
+
+	if (n < len) {
+		memcpy(dst, src, n + 1);
+		return 0;
+	}
+	cut = len - sizeof(JOBTAB_REASON_CUT); /* room for the marker and its NUL */
+	while (cut && ((unsigned char)src[cut] & 0xc0) == 0x80)
+		cut--; /* src[cut] starts a character: keep [0, cut) */
+	for (k = cut; k && cut - k < 32; k--)
+		if (src[k - 1] == ' ') {
+			cut = k - 1;
+			break;
+		}
+	memcpy(dst, src, cut);
+	memcpy(dst + cut, JOBTAB_REASON_CUT, sizeof(JOBTAB_REASON_CUT));
+	return 1;
+}
+
 int jobtab_part_fail(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_t pid,
 		     const char *reason)
 {
@@ -107,7 +128,7 @@ int jobtab_part_fail(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_
 	w = jobtab_part_load(jt, p);
 	if (jobtab_word_state(w) != from_state || jobtab_word_pid(w) != pid)
 		return -EAGAIN;
-	snprintf(jt->parts[p].reason, sizeof(jt->parts[p].reason), "%s", reason ? reason : "");
+	jobtab_reason_copy(jt->parts[p].reason, sizeof(jt->parts[p].reason), reason ? reason : "");
 	return jobtab_part_move(jt, p, from_state, pid, JOBTAB_FAILED, 0, NULL);
 }
 

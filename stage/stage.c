@@ -642,7 +642,7 @@ void pipe_reason(char *dst, size_t len, const char *file, const char *msg)
 {
     const char *base = strrchr(file, '/'), *hit;
     size_t flen = strlen(file), o = 0;
-    char tmp[1024];
+    char tmp[2048], out[2048 + JOBTAB_PATH_LEN];
 
     base = base ? base + 1 : file;
     /* Replace each occurrence of the full path with the basename. */
@@ -654,7 +654,8 @@ void pipe_reason(char *dst, size_t len, const char *file, const char *msg)
         snprintf(tmp + o, sizeof(tmp) - o, "%s", msg);
     tmp[sizeof(tmp) - 1] = 0;
     if (strstr(tmp, base))
-        snprintf(dst, len, "%s", tmp);
+        snprintf(out, sizeof(out), "%s", tmp);
     else
-        snprintf(dst, len, "%s: %s", base, tmp);
+        snprintf(out, sizeof(out), "%s: %s", base, tmp);
+    jobtab_reason_copy(dst, len, out);
 }

@@ -470,7 +470,7 @@ static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int sta
 	struct jobtab *jt = &s->pl.data.jobtab;
 	uint64_t w = jobtab_part_load(jt, p);
 	uint32_t st = jobtab_word_state(w), buf = barrier_load_acquire(&jt->parts[p].buf);
-	char reason[160], how[48]; /* jobtab_part_fail keeps JOBTAB_REASON_LEN */
+	char reason[JOBTAB_REASON_LEN], how[48];
 
 	if (c->stalled)
 		snprintf(how, sizeof(how), "hung (no heartbeat)");

@@ -24,7 +24,15 @@
 struct pool;
 
 #define JOBTAB_MAGIC 0x4241544au /* "JTAB" */
-#define JOBTAB_REASON_LEN 96
+/* A partition's failure reason holds the whole of the longest message a stage writes:
+ * two JOBTAB_PATH_LEN paths (a zkey and a generator, as the client named them) and
+ * ~150 bytes of text (the circuit-fingerprint mismatch). A longer one is cut at a
+ * UTF-8 and, where one is near, a word boundary, ending in JOBTAB_REASON_CUT
+ * (jobtab_reason_copy). A job's own reason is only a count ("N of M partitions
+ * failed"). Changing either changes the segment ABI (SEG_ABI_VERSION). */
+#define JOBTAB_REASON_LEN 736
+#define JOBTAB_JOB_REASON_LEN 96
+#define JOBTAB_REASON_CUT " [... cut]"
 #define JOBTAB_PATH_LEN 256
 #define JOBTAB_NONE UINT32_MAX
 
@@ -49,7 +57,7 @@ static inline uint32_t jobtab_word_state(uint64_t w) { return (uint32_t)(w >> 56
 static inline uint32_t jobtab_word_gen(uint64_t w) { return (uint32_t)(w >> 32) & 0xffffff; }
 static inline uint32_t jobtab_word_pid(uint64_t w) { return (uint32_t)w; }
 
-/* One partition, two cache lines. */
+/* One partition, twelve cache lines (most of them the failure reason). */
 struct jobtab_part {
 	_Atomic uint64_t word;     /* writers: CAS by whoever moves the partition */
 	uint32_t job;              /* writer: supervisor at job_add; fixed while in use */
@@ -62,7 +70,7 @@ struct jobtab_part {
 	char reason[JOBTAB_REASON_LEN]; /* writer: the process moving it to FAILED, before
 					 * its CAS; read after seeing FAILED (acquire) */
 };
-_Static_assert(sizeof(struct jobtab_part) == 128, "jobtab_part ABI");
+_Static_assert(sizeof(struct jobtab_part) == 768, "jobtab_part ABI");
 _Static_assert(offsetof(struct jobtab_part, reason) == 32, "jobtab_part ABI");
 
 /* One job. Paths are filled by the supervisor at submit time (later issues). */
@@ -74,7 +82,7 @@ struct jobtab_job {
 	uint64_t submit_ns;      /* CLOCK_MONOTONIC */
 	int32_t priority;
 	uint32_t reserved0;
-	char reason[JOBTAB_REASON_LEN];  /* writer: the process deciding FAILED */
+	char reason[JOBTAB_JOB_REASON_LEN]; /* writer: the process deciding FAILED */
 	char zkey_path[JOBTAB_PATH_LEN]; /* writer: supervisor; as the client named them, */
 	char out_dir[JOBTAB_PATH_LEN];   /* display only (pipeline.h "Inputs by descriptor") */
 	int32_t zkey_fd;                 /* writer: supervisor: cuzkd's descriptors of the */
@@ -129,7 +137,13 @@ uint64_t jobtab_part_load(const struct jobtab *jt, uint32_t p);
 int jobtab_part_move(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_t from_pid,
 		     uint32_t to_state, uint32_t to_pid, uint64_t *seen);
 
-/* Write reason, then move p from (from_state, pid) to FAILED. As jobtab_part_move. */
+/* Copy src into dst (len bytes, len > sizeof(JOBTAB_REASON_CUT)) whole if it fits; else
+ * cut it at a UTF-8 character boundary, back to the last space if one is within 32
+ * bytes, and end it with JOBTAB_REASON_CUT. Returns 1 if cut, else 0. */
+int jobtab_reason_copy(char *dst, size_t len, const char *src);
+
+/* Write reason (jobtab_reason_copy), then move p from (from_state, pid) to FAILED. As
+ * jobtab_part_move. */
 int jobtab_part_fail(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_t pid,
 		     const char *reason);
 

@@ -21,7 +21,7 @@
 #include <cuzk/barrier.h>
 
 #define SEG_MAGIC 0x004745534b5a5543ull /* "CUZKSEG\0" little-endian */
-#define SEG_ABI_VERSION 1u
+#define SEG_ABI_VERSION 2u /* 2: jobtab_part reason 96 -> 736 bytes */
 #define SEG_INSTANCE_MAX 48   /* bytes of instance name, without NUL */
 #define SEG_REGION_NAME 24
 #define SEG_MAX_REGIONS 40

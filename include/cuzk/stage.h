@@ -38,9 +38,9 @@ _Static_assert(sizeof(struct pipe_result) == PIPE_RESULT_SIZE, "pipe_result ABI 
  * recording anything; returns at once while cuzkd lives. */
 void pipe_stage_orphan_check(const struct pipeline *pl);
 
-/* A partition's failure reason (JOBTAB_REASON_LEN bytes, so paths are shortened):
- * msg with file's full path replaced by its basename, prefixed with the basename
- * when msg does not name it. */
+/* A partition's failure reason (len bytes, JOBTAB_REASON_LEN in the table): msg with
+ * file's full path replaced by its basename, prefixed with the basename when msg does
+ * not name it; cut with a marker only past len (jobtab_reason_copy). */
 void pipe_reason(char *dst, size_t len, const char *file, const char *msg);
 
 /* ---- stage helper: what every stage loop shares ---------------------------------- */

@@ -10,7 +10,8 @@
 #     constant changed, compiled here with circom) is refused by prove-local (exit 7)
 #     and by the daemon (cuzk prove exit 21; sent past the client, the synth fails
 #     its partition), naming both files, while a good job beside it proves and
-#     snarkjs verifies it;
+#     snarkjs verifies it; the synth's reason, naming a long zkey path and a long
+#     generator name, reaches status and wait whole;
 #   - a generator built without --r1cs still proves, with a warning.
 # Environment: BUILD (default build).
 set -euo pipefail
@@ -108,17 +109,27 @@ cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/other.wgen" --out 
 echo "ok   cuzk prove refuses it before submitting (exit 21)"
 jg="$(cuzk --json prove --zkey "$M/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" --out "$tmp/good" \
       "$tmp/in/good.json" | js 'r.job' "$(cat)")" || fail "submit the good job"
-zo="$M/circuit_final.zkey"
-jb="$(js 'r.job' "$(send_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/bad\"},\"inputs\":[{\"fd\":2,\"path\":\"$tmp/in/bad.json\"}],\"witness_gen\":{\"fd\":3,\"path\":\"$tmp/other.wgen\"}}" \
-  "$zo" "$tmp/bad" "$tmp/in/bad.json" "$tmp/other.wgen")")"
+# Long names (a zkey path of about 190 bytes and a generator name of 111, paths under
+# JOBTAB_PATH_LEN): the synth's reason names both, so it must reach status and wait
+# whole (the table cut it at 96 bytes).
+long="$tmp/$(printf 'd%.0s' $(seq 90))/$(printf 'e%.0s' $(seq 60))"
+mkdir -p "$long"
+zo="$long/circuit_final.zkey"; go="$tmp/other-$(printf 'g%.0s' $(seq 100)).wgen"
+cp "$M/circuit_final.zkey" "$zo"
+cp "$tmp/other.wgen" "$go"
+jb="$(js 'r.job' "$(send_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/bad\"},\"inputs\":[{\"fd\":2,\"path\":\"$tmp/in/bad.json\"}],\"witness_gen\":{\"fd\":3,\"path\":\"$go\"}}" \
+  "$zo" "$tmp/bad" "$tmp/in/bad.json" "$go")")"
 [ -n "$jb" ] && [ "$jb" != undefined ] || fail "raw submit of the other circuit's generator"
-cuzk wait "$jb" --timeout-ms 60000 >/dev/null 2>&1 || true
+waited="$(cuzk wait "$jb" --timeout-ms 60000 2>&1 || true)"
 st="$(cuzk --json status "$jb" || true)"
 state="$(js "(r.job.parts[0] || {}).state || ''" "$st")"; reason="$(js "(r.job.parts[0] || {}).reason || ''" "$st")"
 [ "$state" = failed ] || fail "the other circuit's generator in the synth: $state $reason"
-case "$reason" in *other.wgen*"another circuit than zkey"*) ;;  # the reason is cut to JOBTAB_REASON_LEN
-  *) fail "the synth's reason: $reason" ;; esac
-echo "ok   past the client, the synth fails the partition: $reason"
+fg="$(fp "$go")"; fz="$(fp "$zo")"
+want="witness generator ${go##*/} was built for another circuit than zkey $zo (same curve and witness size, other constraints: circuit fingerprints ${fg:0:16} and ${fz:0:16})"
+[ "$reason" = "$want" ] || fail "the synth's reason (${#reason} bytes) is not the whole message (${#want}): $reason"
+grep -qF "$want" <<<"$waited" || fail "cuzk wait does not print the whole reason: $waited"
+grep -qF "$want" <<<"$(cuzk status "$jb" || true)" || fail "cuzk status does not print the whole reason"
+echo "ok   past the client, the synth fails the partition; status and wait show its ${#reason}-byte reason whole: $reason"
 cuzk wait "$jg" --timeout-ms 120000 >/dev/null || fail "the good job beside it"
 out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
          "$M/verification_key.json" "$tmp/good")" || fail "snarkjs: $out"

@@ -127,6 +127,51 @@ START_TEST(test_jobtab_add_reports_full_and_reuses_retired)
 }
 END_TEST
 
+/* A long failure reason (the fingerprint mismatch names two client paths of up to
+ * JOBTAB_PATH_LEN) arrives whole; only past JOBTAB_REASON_LEN is it cut, at a UTF-8
+ * character boundary, and it says so. The table kept 95 bytes before. */
+START_TEST(test_jobtab_long_reason_whole_or_cut_with_marker)
+{
+	struct jobtab *jt = &d.jobtab;
+	char path[JOBTAB_PATH_LEN], msg[2 * JOBTAB_REASON_LEN];
+	const char *r;
+	uint32_t j, p;
+	size_t n;
+
+	memset(path, 'z', sizeof(path) - 1);
+	memcpy(path, "/", 1);
+	path[sizeof(path) - 1] = 0;
+	snprintf(msg, sizeof(msg), "witness generator %.*s.wgen was built for another circuit than "
+		 "zkey %s (same curve and witness size, other constraints: circuit fingerprints "
+		 "0123456789abcdef and fedcba9876543210)", JOBTAB_PATH_LEN - 6, path + 1, path);
+	ck_assert_int_eq(jobtab_job_add(jt, 2, NULL, NULL, 1, &j), 0);
+	p = jt->jobs[j].first_part;
+	ck_assert_int_eq(jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, msg), 0);
+	ck_assert_str_eq(jt->parts[p].reason, msg);
+
+	/* Twice the room, in 2-byte characters with a space every 31 bytes: cut at a
+	 * character boundary near a space, with the marker. */
+	n = 0;
+	for (unsigned c = 0; n + 2 < sizeof(msg); c++) {
+		if (c % 16 == 15)
+			msg[n++] = ' ';
+		else
+			msg[n++] = (char)0xc3, msg[n++] = (char)0xa9; /* é */
+	}
+	msg[n] = 0;
+	ck_assert_int_eq(jobtab_part_fail(jt, p + 1, JOBTAB_QUEUED, 0, msg), 0);
+	r = jt->parts[p + 1].reason;
+	n = strlen(r);
+	ck_assert_uint_lt(n, JOBTAB_REASON_LEN);
+	ck_assert_uint_gt(n, JOBTAB_REASON_LEN - 40);
+	ck_assert_str_eq(r + n - strlen(JOBTAB_REASON_CUT), JOBTAB_REASON_CUT);
+	n -= strlen(JOBTAB_REASON_CUT);
+	ck_assert_int_eq(memcmp(r, msg, n), 0);
+	ck_assert_msg(msg[n] == ' ', "cut at byte %zu, not at a space", n);
+	ck_assert_msg(((unsigned char)msg[n - 1] & 0xc0) != 0xc0, "cut inside a character");
+}
+END_TEST
+
 START_TEST(test_jobtab_reclaim_rolls_back_to_last_intact_state)
 {
 	struct jobtab *jt = &d.jobtab;
@@ -190,6 +235,8 @@ int main(void)
 		  test_jobtab_job_done_decided_by_exactly_one_call },
 		{ "add_reports_full_and_reuses_retired",
 		  test_jobtab_add_reports_full_and_reuses_retired },
+		{ "long_reason_whole_or_cut_with_marker",
+		  test_jobtab_long_reason_whole_or_cut_with_marker },
 		{ "reclaim_rolls_back_to_last_intact_state",
 		  test_jobtab_reclaim_rolls_back_to_last_intact_state },
 	};
