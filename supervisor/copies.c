@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,24 @@ int copies_dir_open(const char *state_dir, const char *instance, char *err, size
 	return fd;
 }
 
+/* Test hook (tests/scripts/store_slow_disk.sh): CUZK_TEST_PERSIST_HOLD=DIR in cuzkd's
+ * environment makes each durable copy wait before its fsync for as long as DIR/hold
+ * exists (a disk as slow as the test likes), after creating DIR/held to say so. */
+static void test_persist_hold(void)
+{
+	const char *d = getenv("CUZK_TEST_PERSIST_HOLD");
+	char hold[PATH_MAX], held[PATH_MAX];
+	int fd;
+
+	if (!d || snprintf(hold, sizeof(hold), "%s/hold", d) >= (int)sizeof(hold) ||
+	    snprintf(held, sizeof(held), "%s/held", d) >= (int)sizeof(held) || access(hold, F_OK))
+		return;
+	if ((fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+		close(fd);
+	while (!access(hold, F_OK))
+		usleep(20000);
+}
+
 int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t errlen)
 {
 	char tmp[300];
@@ -353,7 +372,10 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
 		rc = -errno;
 		goto fail;
 	}
-	if ((rc = copy_bytes(fd, copy_fd, st.st_size)) || (fsync(fd) ? (rc = -errno) : 0)) {
+	rc = copy_bytes(fd, copy_fd, st.st_size);
+	if (!rc)
+		test_persist_hold();
+	if (rc || (fsync(fd) ? (rc = -errno) : 0)) {
 		close(fd);
 		unlinkat(dfd, tmp, 0);
 		goto fail;

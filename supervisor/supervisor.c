@@ -1114,60 +1114,36 @@ static char *store_request(const struct control_submit *sub, json_t *copies,
  * job is recorded, under the id it will get. *copies: {"zkey","r1cs"?,"wgen"?,
  * "parts":[...]} names; *held: the names, each counted in s->dur. 0, or -errno with
  * err (nothing held, nothing left: a full disk refuses the submit). */
-static int persist_copies(struct sup *s, const struct control_submit *sub, uint64_t id,
-			  json_t **copies, json_t **held, char *err, size_t errlen)
+/* The loop's part of a submit's durable copies, which its intake wrote and fsync'd
+ * in its own thread (intake_persist): the job holds each name from now on (dur_ref).
+ * A shared copy (zkey, r1cs, generator) can have gone between that write and now:
+ * the last job holding it retired (dur_unref removes it). Held now, it cannot go
+ * any more, so each shared name is checked once (copies_persist finds it in one
+ * fstatat) and, in that rare case, written again here. 0, or -errno with err; the
+ * caller releases held (dur_release) either way when the submit fails. */
+static int take_copies(struct sup *s, const struct control_submit *sub, json_t *held,
+		       char *err, size_t errlen)
 {
-	json_t *c = json_object(), *h = json_array(), *parts = json_array();
-	const struct { const char *key, *id; int fd; } sh[] = {
-		{ "zkey", sub->zkey_id, sub->zkey_fd },
-		{ "r1cs", sub->r1cs_id, sub->r1cs_fd },
-		{ "wgen", sub->wgen_id, sub->wgen_fd },
+	const struct { const char *prefix; int fd; } sh[] = {
+		{ "zkey-", sub->zkey_fd }, { "r1cs-", sub->r1cs_fd }, { "wgen-", sub->wgen_fd },
 	};
-	char name[CONTROL_ID_LEN + 16], e[400];
-	int rc = 0;
+	char e[400];
+	size_t i;
+	json_t *v;
+	int rc;
 
-	*copies = *held = NULL;
-	if (!c || !h || !parts) {
-		rc = -ENOMEM;
-		snprintf(e, sizeof(e), "out of memory");
-		goto fail;
-	}
-	json_object_set_new(c, "parts", parts);
-	for (size_t i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
-		if (sh[i].fd <= 0)
-			continue;
-		/* Shared by identity: named after the client's file as it was copied
-		 * (control_file_id, as copies_take keys its memfd), written once, then
-		 * only referenced. */
-		if (!sh[i].id[0]) {
-			rc = -EIO;
-			snprintf(e, sizeof(e), "%s: its identity is unknown", sh[i].key);
-			goto fail;
-		}
-		snprintf(name, sizeof(name), "%s-%s", sh[i].key, sh[i].id);
-		if ((rc = copies_persist(s->copies_dfd, sh[i].fd, name, e, sizeof(e))) < 0)
-			goto fail;
-		dur_ref(s, name);
-		json_array_append_new(h, json_string(name));
-		json_object_set_new(c, sh[i].key, json_string(name));
-	}
-	for (size_t i = 0; i < sub->n; i++) {
-		snprintf(name, sizeof(name), "job%llu-%zu", (unsigned long long)id, i);
-		unlinkat(s->copies_dfd, name, 0); /* the job's own: never one left before */
-		if ((rc = copies_persist(s->copies_dfd, sub->wtns_fd[i], name, e, sizeof(e))) < 0)
-			goto fail;
-		dur_ref(s, name);
-		json_array_append_new(h, json_string(name));
-		json_array_append_new(parts, json_string(name));
-	}
-	*copies = c;
-	*held = h;
+	json_array_foreach(held, i, v)
+		dur_ref(s, json_string_value(v));
+	json_array_foreach(held, i, v)
+		for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
+			if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
+			    (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v), e,
+						 sizeof(e))) < 0) {
+				snprintf(err, errlen, "the job could not be recorded, so it was not "
+					 "accepted: %s", e);
+				return rc;
+			}
 	return 0;
-fail:
-	snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
-	json_decref(c);
-	dur_release(s, h);
-	return rc ? rc : -EIO;
 }
 
 /* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
@@ -1632,7 +1608,30 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 	return 0;
 }
 
-static void submit_finish(struct sup *s, struct conn *k, struct control_submit *sub);
+static void submit_finish(struct sup *s, struct conn *k, struct intake *t);
+
+/* Durable copies an intake wrote that no job took (its submit given up on, its
+ * client gone): each goes unless a job holds it (a shared zkey copy, say). */
+static void drop_unheld(struct sup *s, json_t *held)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(held, i, v)
+		if (!json_object_get(s->dur, json_string_value(v)) &&
+		    unlinkat(s->copies_dfd, json_string_value(v), 0) && errno != ENOENT)
+			logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
+			       strerror(errno));
+}
+
+/* A submit that will not run: its files, and its durable copies (take_copies). */
+static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copies,
+			json_t *held)
+{
+	json_decref(copies);
+	dur_release(s, held);
+	control_submit_free(sub, &s->copies);
+}
 
 /* Hand request *r (a submit or a preload) and its n_fds descriptors (the first of
  * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
@@ -1668,6 +1667,14 @@ static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, s
 	t->buf_size = s->pl.config->buf_size;
 	t->max_parts = s->pl.config->max_parts;
 	t->notify_fd = s->intake_fd;
+	/* A dup: the thread may outlive this loop's descriptor (cuzkd stopping). */
+	if (s->store && t->r.kind != CONTROL_PRELOAD &&
+	    (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		intake_free(t);
+		reply_err(s, k, CONTROL_E_INTERNAL, "cannot start the submit's checks: out of "
+			  "descriptors");
+		return;
+	}
 	t->conn = (uint32_t)(k - s->conns);
 	t->conn_gen = k->gen;
 	t->seen_ns = now_ns();
@@ -1694,22 +1701,38 @@ static void do_submit(struct sup *s, struct conn *k, struct control_req *r, size
 	intake_begin(s, k, r, n_fds);
 }
 
-/* The rest of a submit, in the loop, once its intake checked it: sub is consumed. */
-static void submit_finish(struct sup *s, struct conn *k, struct control_submit *sub_)
+/* The rest of a submit, in the loop, once its intake checked it (and, with a job
+ * store, wrote its durable copies): its submit and copies are consumed. */
+static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 {
 	const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
-	struct control_submit sub = *sub_;
+	struct control_submit sub = t->sub, *sub_ = &t->sub;
 	struct pipe_submit_part *parts;
 	char err[512];
-	json_t *copies = NULL, *held = NULL;
+	json_t *copies = t->copies, *held = t->held;
 	uint32_t slot;
 	int rc;
 
 	memset(sub_, 0, sizeof(*sub_));
 	sub_->zkey_fd = sub_->r1cs_fd = sub_->out_fd = sub_->wgen_fd = -1;
+	t->copies = t->held = NULL; /* ours now */
+	if (!s->store) {
+		json_decref(copies);
+		json_decref(held);
+		copies = held = NULL;
+	} else if ((rc = t->dur_rc) ||
+		   (rc = take_copies(s, &sub, held, err, sizeof(err)))) {
+		/* held (NULL when the intake failed: it removed its own) is released: the
+		 * job's own copies go, a shared one only if no other job holds it. */
+		json_decref(copies);
+		dur_release(s, held);
+		control_submit_free(&sub, &s->copies);
+		reply_err(s, k, CONTROL_E_STORE, t->dur_rc ? t->dur_err : err);
+		return;
+	}
 	/* Again: the table moved while the files were read (other intakes landed). */
 	if (submit_refused(s, k, (uint32_t)sub.n)) {
-		control_submit_free(&sub, &s->copies);
+		submit_drop(s, &sub, copies, held);
 		return;
 	}
 	if (s->c->max_queued) {
@@ -1725,14 +1748,14 @@ static void submit_finish(struct sup *s, struct conn *k, struct control_submit *
 				snprintf(m, sizeof(m), "busy: %u partition(s) queued or in progress, "
 					 "this job's %zu would pass --max-queued %u; retry when "
 					 "some finish", q, sub.n, s->c->max_queued);
-			control_submit_free(&sub, &s->copies);
+			submit_drop(s, &sub, copies, held);
 			reply_err(s, k, CONTROL_E_BUSY, m);
 			return;
 		}
 	}
 	parts = calloc(sub.n, sizeof(*parts));
 	if (!parts) {
-		control_submit_free(&sub, &s->copies);
+		submit_drop(s, &sub, copies, held);
 		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -1749,14 +1772,9 @@ static void submit_finish(struct sup *s, struct conn *k, struct control_submit *
 	 * the id the table will give it (ids are the supervisor's alone) before any stage
 	 * can see it, so a store that cannot record it (disk full) refuses the submit
 	 * with nothing started; and a job the client is told about survives cuzkd. */
-	if (s->store &&
-	    ((rc = persist_copies(s, &sub, barrier_load_relaxed(
-		      &s->pl.data.jobtab.hdr->next_job_id), &copies, &held, err, sizeof(err))) ||
-	     (rc = store_record(s, &sub, copies, &peer, err, sizeof(err))))) {
-		json_decref(copies);
-		dur_release(s, held);
+	if (s->store && (rc = store_record(s, &sub, copies, &peer, err, sizeof(err)))) {
 		free(parts);
-		control_submit_free(&sub, &s->copies);
+		submit_drop(s, &sub, copies, held);
 		reply_err(s, k, CONTROL_E_STORE, err);
 		return;
 	}
@@ -2454,6 +2472,8 @@ static void handle_intakes(struct sup *s)
 			continue;
 		}
 		*pp = t->next;
+		if (t->held && (t->abandoned || !intake_conn(s, t)))
+			drop_unheld(s, t->held);
 		if (t->abandoned) {
 			logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
 			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid);
@@ -2466,7 +2486,7 @@ static void handle_intakes(struct sup *s)
 				circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
 				t->copy_fd = -1; /* taken: pinned, or put on refusal */
 			} else
-				submit_finish(s, k, &t->sub);
+				submit_finish(s, k, t);
 			intake_free(t);
 			conn_resume(s, k);
 			continue;

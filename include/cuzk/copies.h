@@ -32,7 +32,8 @@
  * were checked), fsync'd with the directory before the submit is acknowledged
  * (copies_persist). zkey, r1cs and generator copies are named after the client
  * file's identity (control_file_id) and shared between jobs; witness and
- * input.json copies are the job's own (the supervisor names them). A resumed job
+ * input.json copies are the job's own (part-TOKEN-I, named and written by the
+ * submit's intake thread: intake_persist). A resumed job
  * reopens them by these names, inside that directory (copies_open_durable), and takes
  * fresh memfd copies of them; never a client's path. The out dir is reopened by its
  * recorded path and accepted only if it is the same directory (device, inode) and

@@ -20,6 +20,7 @@
 #ifndef CUZK_INTAKE_H
 #define CUZK_INTAKE_H
 
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -40,6 +41,8 @@ struct intake {
 	uint64_t buf_size;
 	uint32_t max_parts;
 	int notify_fd;              /* eventfd: +1 when done; must outlive the thread */
+	int durable_dfd;            /* a submit with a job store: its copies dir (a dup,
+	                             * closed by intake_free), else -1 */
 	/* loop */
 	uint32_t conn, conn_gen;    /* who waits for the answer */
 	uint64_t seen_bytes, seen_ns; /* progress last seen, and when it last moved */
@@ -53,6 +56,13 @@ struct intake {
 	char path[JOBTAB_PATH_LEN]; /* a preload (r.kind): control_circuit_check's */
 	int copy_fd;                /* rc 0 of a preload: its zkey's copy (a reference) */
 	struct control_err e;       /* rc != 0 */
+	/* out, a submit with durable_dfd: its durable copies, written and fsync'd here
+	 * (intake_persist), since for a large zkey that is as long as the read. rc 0
+	 * and dur_rc 0: copies (the store's record of them) and held (every name
+	 * written or found), both the loop's once it takes them (set them NULL). */
+	int dur_rc;                 /* 0 or -errno (-ENOSPC: disk full) with dur_err */
+	char dur_err[400];
+	json_t *copies, *held;
 };
 
 /* A preload is checked the same way (control_circuit_check): path and copy_fd. */
@@ -69,7 +79,18 @@ int intake_done(struct intake *t);
 /* Bytes its copies have read so far. */
 uint64_t intake_bytes(struct intake *t);
 /* Free a finished (or never started) intake: its descriptors, its request, and its
- * submit's copies unless they were taken (t->sub's fds set to -1 by the caller). */
+ * submit's copies unless they were taken (t->sub's fds set to -1 by the caller).
+ * Durable copies not taken stay on disk: only the loop knows which other jobs hold
+ * them (supervisor.c, drop_unheld). */
 void intake_free(struct intake *t);
+
+/* Write the durable copies of submit sub into dfd (copies_persist): each shared
+ * file (zkey, r1cs, generator) as KEY-IDENTITY, each witness or input as
+ * "part-TOKEN-I" (TOKEN random: unique without knowing the job's id, which only
+ * the loop gives). 0 with *copies ({"zkey":..., "parts":[...]}) and *held (every
+ * name), or -errno with err (nothing of the job's own left behind). Safe in any
+ * thread: it touches only dfd and sub. */
+int intake_persist(int dfd, const struct control_submit *sub, json_t **copies,
+		   json_t **held, char *err, size_t errlen);
 
 #endif

@@ -164,7 +164,7 @@ fi
 jc="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/cc" "$tmp/cin"/c{1,2}.wtns | jq .job)" || fail "submit C"
 bad="$(find "$cdir" -mindepth 1 ! -perm 0600 | head -n3)"
 [ -z "$bad" ] || fail "copies not 0600: $(ls -la "$cdir")"
-nz="$(ls "$cdir" | grep -c '^zkey-' || true)"; nw="$(ls "$cdir" | grep -c '^job' || true)"
+nz="$(ls "$cdir" | grep -c '^zkey-' || true)"; nw="$(ls "$cdir" | grep -c '^part-' || true)"
 [ "$nz" = 1 ] && [ "$nw" = $((5 + 2 * have_wgen)) ] || fail "copies: $nz zkey (want 1: shared), $nw per job: $(ls "$cdir" | tr '\n' ' ')"
 [ $have_wgen = 0 ] || [ "$(ls "$cdir" | grep -c '^wgen-')" = 1 ] || fail "no generator copy: $(ls "$cdir")"
 echo "ok: durable copies: 0700 dir, 0600 files, one zkey copy shared by the jobs, $nw per-job copies"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# A slow disk under the job store must not hold cuzkd. With the store on, a submit is
+# acknowledged only once its durable copies (zkey, witnesses) are written and
+# fsync'd; for a large zkey on a slow or busy disk that takes as long as the disk
+# likes. That write used to run in cuzkd's event loop: meanwhile no status, wait or
+# submit of anyone was answered and no stage was restarted. Now the intake thread
+# writes it. The disk is made as slow as the test likes with the test hook
+# CUZK_TEST_PERSIST_HOLD (supervisor/copies.c: each durable copy waits before its
+# fsync while DIR/hold exists). While the first submit's copy is held, status must
+# answer and list no such job yet (it is not acknowledged), and cuzkd must not have
+# acknowledged it; once the hold is lifted the job is accepted, proved, and every
+# proof verifies with snarkjs. Then a held submit that cuzkd gives up on
+# (--copy-timeout) leaves no durable copy of its own behind.
+set -euo pipefail
+. "$(dirname "$0")/../lib/daemon.sh"
+daemon_init slowdisk
+FX="$FIXTURES/bn128/mulchain-10"
+[ -f "$FX/circuit_final.zkey" ] || bash "$MAKE_FIXTURES" -q >/dev/null
+hold="$tmp/hold"
+mkdir -p "$hold" "$tmp/in" "$tmp/out"
+for i in 1 2 3; do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
+CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4
+for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+
+touch "$hold/hold"
+cuzk prove --json --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns \
+  >"$tmp/submit.json" 2>"$tmp/submit.err" &
+sub_pid=$!
+for _ in $(seq 1 600); do [ -f "$hold/held" ] && break; sleep 0.1; done
+[ -f "$hold/held" ] || fail "the submit's durable copy never reached its fsync"
+# The loop is free while the copy waits: status answers (the old cuzkd never did).
+st="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status --json)" ||
+  fail "status did not answer while a durable copy was being written"
+[ "$(js 'r.jobs.length' "$st")" = 0 ] || fail "a job is listed before its copies are durable: $st"
+kill -0 "$sub_pid" 2>/dev/null || fail "the submit was answered before its copies were durable: $(cat "$tmp/submit.json" "$tmp/submit.err")"
+echo "ok: status answered while the submit's durable copy was held"
+
+rm -f "$hold/hold"
+wait "$sub_pid" || fail "submit failed: $(cat "$tmp/submit.err")"
+job="$(js 'r.job' "$(cat "$tmp/submit.json")")"
+cuzk wait "$job" >/dev/null || fail "job $job did not finish"
+vk="$FX/verification_key.json"
+for i in 1 2 3; do
+  "$SNARKJS" groth16 verify "$vk" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$i"
+done
+echo "ok: the job was accepted once its copies were durable; 3 proofs verified"
+
+# A held submit that cuzkd gives up on (--copy-timeout: the held copy makes no
+# progress): the client is told, and once the write ends the intake removes the
+# copies of its own it made (part-*); nothing else in the copies dir changes.
+daemon_shutdown_clean
+CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4 --copy-timeout 1
+for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+cdir="$tmp/state/$inst.copies"
+before="$(ls -A "$cdir" | sort)"
+rm -f "$hold/held"
+touch "$hold/hold"
+r=0; cuzk prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns" \
+  >"$tmp/sub3.out" 2>&1 || r=$?
+[ $r -ne 0 ] || fail "a submit whose durable copy made no progress was accepted"
+grep -q "copy-timeout" "$tmp/sub3.out" || fail "no copy-timeout message: $(cat "$tmp/sub3.out")"
+[ -f "$hold/held" ] || fail "the submit failed before its durable copy: $(cat "$tmp/sub3.out")"
+rm -f "$hold/hold"
+for _ in $(seq 1 300); do grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" && break; sleep 0.1; done
+grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" || fail "the given-up intake never ended"
+after="$(ls -A "$cdir" | sort)"
+[ "$before" = "$after" ] || fail "the given-up submit changed the copies dir: before [$before] after [$after]"
+echo "ok: a submit given up on during its durable copy left no copy behind"
+daemon_shutdown_clean
