@@ -427,6 +427,28 @@ int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
 	return store_commit(st, err, errlen);
 }
 
+int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t errlen)
+{
+	char sql[200];
+	int rc;
+
+	*n = 0;
+	if (st->in_batch && (rc = store_commit(st, err, errlen)))
+		return rc;
+	if ((rc = batch_begin(st, 0)))
+		return rc;
+	/* The newest job stays whatever its age: ids come from max(id)
+	 * (store_max_job_id), and must never be handed out twice. */
+	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE state != 'running' AND finished < %lld "
+		 "AND id < (SELECT max(id) FROM jobs)", (long long)before);
+	if ((rc = exec(st, sql, "pruning decided jobs", err, errlen))) {
+		batch_rollback(st);
+		return rc;
+	}
+	*n = (uint64_t)sqlite3_changes(st->db);
+	return store_commit(st, err, errlen);
+}
+
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
 {
 	char sql[160];

@@ -46,6 +46,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
 	c->copy_timeout_s = 120;
+	c->store_keep_days = 30;
 	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 	c->queue_lease_s = 30;
@@ -63,6 +64,8 @@ void config_usage(FILE *f)
 	      "                       a restart and are resumed (default: /var/lib/cuzk as root,\n"
 	      "                       else $XDG_STATE_HOME/cuzk, else ~/.local/state/cuzk)\n"
 	      "  --no-store           keep jobs in memory only: a cuzkd that dies loses them\n"
+	      "  --store-keep-days D  remove decided jobs from the store D days after they\n"
+	      "                       finished (at start, then hourly; default 30; 0: never)\n"
 	      "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
 	      "                       (default cpu:1)\n"
 	      "  --buffers N          partition buffers in the pool (default 8)\n"
@@ -248,6 +251,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "conns-per-uid", offsetof(struct cuzkd_config, conns_per_uid), 1, 64 },
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
 	{ "copy-timeout", offsetof(struct cuzkd_config, copy_timeout_s), 0, 86400 },
+	{ "store-keep-days", offsetof(struct cuzkd_config, store_keep_days), 0, 36500 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "queue-lease", offsetof(struct cuzkd_config, queue_lease_s), 3, 86400 },

@@ -168,6 +168,7 @@ struct sup {
 	uint8_t *rec_job;
 	uint8_t *resumed;       /* per job slot: taken over from a previous cuzkd */
 	uint64_t store_err_ns;  /* last logged store failure (one line per 10 s) */
+	uint64_t prune_ns;      /* last store_prune (--store-keep-days; hourly) */
 	int intake_fd;          /* eventfd: an intake finished (never closed: a thread given
 				 * up on may still write it) */
 	struct intake *intakes; /* every intake not yet freed (intake.h) */
@@ -1461,6 +1462,25 @@ static int dur_keep(void *arg, const char *name)
  * previous cuzkd's table (collect_lost) lists what it was running: those the store
  * resumes are not lost. 0, or 3 with the reason logged (a store that cannot be
  * opened stops cuzkd: silently running without it would lose jobs again). */
+/* --store-keep-days: decided jobs leave the store that long after they finished, so
+ * the file does not grow with every job ever run. At start, then hourly (from
+ * tick): a DELETE of old rows, cheap next to a tick's batch commit. */
+static void prune_store(struct sup *s, uint64_t t)
+{
+	uint64_t n;
+	char err[512];
+
+	if (!s->store || !s->c->store_keep_days)
+		return;
+	s->prune_ns = t;
+	if (store_prune(s->store, (int64_t)time(NULL) - (int64_t)s->c->store_keep_days * 86400,
+			&n, err, sizeof(err)))
+		store_log_err(s, "pruning", err);
+	else if (n)
+		logmsg("job store: removed %llu decided job(s) finished more than %u day(s) ago "
+		       "(--store-keep-days)", (unsigned long long)n, s->c->store_keep_days);
+}
+
 static int store_start(struct sup *s, uint64_t next_id)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
@@ -1524,6 +1544,7 @@ static int store_start(struct sup *s, uint64_t next_id)
 	logmsg("job store %s: next job id %llu", store_path(s->store),
 	       (unsigned long long)x.next_id);
 	store_sync(s);
+	prune_store(s, now_ns());
 	return rc ? 3 : 0;
 }
 
@@ -2729,6 +2750,8 @@ static void tick(struct sup *s)
 	}
 	check_intakes(s, t);
 	store_sync(s);
+	if (t - s->prune_ns >= 3600ull * 1000000000ull)
+		prune_store(s, t);
 	retire(s, 0);
 	check_stalls(s, t);
 	/* Restarts due. */

@@ -78,6 +78,11 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 /* Remove a job recorded by store_job_add that could not be started after all. */
 int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
 
+/* Remove the decided jobs (done or failed, with their partitions) finished before
+ * unix time before, except the newest job (ids must not be reused): what keeps the
+ * store from growing with every job ever run (--store-keep-days). *n: how many. Not
+ * fsync'd (a prune lost to a power cut is only done again). */
+int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t errlen);
 /* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
  * cancel is never undone by a restart. */
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);

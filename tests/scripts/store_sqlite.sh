@@ -18,6 +18,7 @@
 #    newer schema version are refused at start (exit 3, a message naming the file),
 #    and each is left byte for byte as it was, with no -wal or -shm file beside it;
 #    a state directory others can write to is refused too.
+# 2b. --store-keep-days: decided jobs older than that leave the store (not the newest).
 # 3. A full disk under the store: the submit fails with error "store" naming the
 #    full disk and nothing is half-accepted (no job in status, nothing written to its
 #    out dir, no row in the store that a restart would resume); with room again,
@@ -232,6 +233,40 @@ rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-
 [ $rc -eq 3 ] && grep -q "writable by no one else" "$tmp/bad.log" || fail "a world-writable state dir: exit $rc: $(cat "$tmp/bad.log")"
 [ ! -e "$tmp/bad/$inst.db" ] || fail "a store was created in a world-writable state dir"
 echo "ok: a world-writable state dir is refused: $(grep -o 'job store: .*' "$tmp/bad.log" | cut -c1-120)"
+
+# 2b. --store-keep-days: decided jobs finished longer ago than that leave the store at
+# start (and hourly), except the newest job, so ids are never handed out twice.
+sp="$tmp/state-p"
+rm -f /dev/shm/cuzk-"$inst".*
+mkdir -p "$tmp/p1"
+start_p() {
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sp" --foreground \
+    --devices cpu:1 --buffers 4 --buffer-mb 4 "$@" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  answering
+}
+stop_p() { cuzk shutdown >/dev/null; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""; stages_gone; }
+start_p
+for i in 1 2 3; do
+  cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/p1" "$tmp/in/w$i.wtns" >/dev/null \
+    || fail "prune part: submit $i"
+done
+stop_p
+# Jobs 1 and 3 finished 40 days ago, job 2 10 days ago.
+sqw() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$@"; }
+sqw "$sp/$inst.db" "update jobs set finished = finished - 40*86400 where id in (1, 3)"
+sqw "$sp/$inst.db" "update jobs set finished = finished - 10*86400 where id = 2"
+start_p --store-keep-days 0
+[ "$(sq "$sp/$inst.db" "select group_concat(id) from jobs")" = "1,2,3" ] || fail "--store-keep-days 0 removed jobs"
+stop_p
+start_p
+grep -q "removed 1 decided job(s) finished more than 30 day(s) ago" "$tmp/cuzkd.log" || fail "no prune line"
+ids="$(sq "$sp/$inst.db" "select group_concat(id) from jobs")"
+[ "$ids" = "2,3" ] || fail "after pruning the store holds jobs $ids (want 2,3: job 1 is old, 3 is old but the newest)"
+[ "$(sq "$sp/$inst.db" "select count(*) from parts where job = 1")" = 0 ] || fail "job 1's partitions were left"
+j="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/p1" "$tmp/in/w1.wtns" | jq -s ".[0].job")"
+[ "$j" = 4 ] || fail "the next job after pruning got id $j (want 4: no id reused)"
+stop_p
+echo "ok: --store-keep-days: the old decided job left the store (with its partitions), the newest stayed, next id 4"
 
 # ---- 3. disk full under the store ------------------------------------------------------------
 mnt="$tmp/small"; mkdir -p "$mnt"
