@@ -419,6 +419,7 @@ static void out_abort(out_file *o)
 static int out_commit(out_file *o, char *err, size_t errlen)
 {
     struct stat st;
+    int absent = 0, r;
 
     if (fstatat(o->dfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode)) {
@@ -429,8 +430,25 @@ static int out_commit(out_file *o, char *err, size_t errlen)
     } else if (errno != ENOENT) {
         snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
         return -CUZK_E_OUTPUT;
+    } else {
+        absent = 1;
     }
-    if (renameat(o->dfd, o->tmp, o->dfd, o->name) != 0) {
+    /* A name seen absent is taken only if it still is (RENAME_NOREPLACE): what the
+     * caller checked before (the finalizer's sticky rule: no other user's file is
+     * replaced) cannot be undone by a file created meanwhile. A file system without
+     * the flag (EINVAL) gets the plain rename. */
+    r = absent ? renameat2(o->dfd, o->tmp, o->dfd, o->name, RENAME_NOREPLACE) : -1;
+    if (absent && r != 0 && errno == EEXIST) {
+        snprintf(err, errlen, "refused: %s appeared while it was being written; not "
+                 "replaced", o->name);
+        return -CUZK_E_OUTPUT;
+    }
+    if ((!absent || (r != 0 && errno == EINVAL)) &&
+        (r = renameat(o->dfd, o->tmp, o->dfd, o->name)) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
+        return -CUZK_E_OUTPUT;
+    }
+    if (r != 0) {
         snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
         return -CUZK_E_OUTPUT;
     }
