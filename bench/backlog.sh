@@ -48,17 +48,24 @@ daemon_start --devices cpu:1 --buffers 4 --buffer-mb $(( ((3 * dom + nv) * 32 + 
 cuzk prove --zkey "$d/circuit_final.zkey" --witness-gen "$g" --out "$tmp/warm" --wait "$tmp/in/p1.json" >/dev/null ||
   fail "warm-up job"  # the stages load the key and the generator once, outside the window
 top "$tmp/before.json"
-td="$(backlog_run "$d" 4 "$tmp/in" "$tmp/out")"
-top "$tmp/after.json"
+# The window ends when the last job is done (backlog_run's hook), not after the
+# snarkjs checks that follow: the worker idled through those (32 verifies, seconds),
+# which once read as 17.9% idle.
+td="$(backlog_run "$d" 4 "$tmp/in" "$tmp/out" "top $tmp/after.json")"
 idle="$(node -e '
   const fs = require("fs"), ld = (f) => JSON.parse(fs.readFileSync(f)).processes;
   const w = (l) => l.find((s) => s.role === "gpuworker" && s.index === 0);
   const b = w(ld(process.argv[1])), a = w(ld(process.argv[2]));
   if (!a || !b || a.generation !== b.generation) { console.log("- (worker restarted)"); process.exit(0); }
-  let idle = 0;
+  let idle = 0, parts = [];
+  const wall = a.wall_ns - b.wall_ns;
   for (const [k, v] of Object.entries(a.states))
-    if (k === "idle" || k.startsWith("wait")) idle += v - (b.states[k] || 0);
-  console.log((100 * idle / (a.wall_ns - b.wall_ns)).toFixed(2) + "%");' "$tmp/before.json" "$tmp/after.json")"
+    if (k === "idle" || k.startsWith("wait")) {
+      const d = v - (b.states[k] || 0);
+      idle += d;
+      if (d > 0) parts.push(k + " " + (100 * d / wall).toFixed(2) + "%");
+    }
+  console.log((100 * idle / wall).toFixed(2) + "%" + (parts.length ? " (" + parts.join(", ") + ")" : ""));' "$tmp/before.json" "$tmp/after.json")"
 daemon_stop
 
 t0="$(now)"

@@ -9,15 +9,17 @@
 #   size, all before the first wait (a backlog: more partitions than buffers), with
 #   FIXTURE's witness generator; wait for every job; check each job is done with
 #   every partition, and that snarkjs verifies every proof in OUT. Prints the wall
-#   seconds from the first submit to the last job's end.
+#   seconds from the first submit to the last job's end. HOOK (optional, a command)
+#   runs at that end, before the checks: bench/backlog.sh reads the stats page there,
+#   so that its window holds the backlog and not the snarkjs checks after it.
 backlog_inputs() {  # fixture n dir
   local i
   mkdir -p "$3"
   for i in $(seq 1 "$2"); do cp "$1/input.json" "$3/p$i.json"; done
 }
 
-backlog_run() {  # fixture jobs dir out
-  local d="$1" njobs="$2" in="$3" out="$4" g t0 t1 k j st n verified
+backlog_run() {  # fixture jobs dir out [hook]
+  local d="$1" njobs="$2" in="$3" out="$4" hook="${5:-}" g t0 t1 k j st n verified
   local -a files ids=()
   g="$(wgen_for "$d")" || fail "witness generator of $d"
   mapfile -t files < <(find "$in" -maxdepth 1 -name 'p*.json' | sort -V)
@@ -35,6 +37,7 @@ backlog_run() {  # fixture jobs dir out
     cuzk wait "$j" --timeout-ms 1800000 >/dev/null || fail "backlog: job $j: $(cuzk status "$j" 2>&1 | head -5)"
   done
   t1=$(date +%s.%N)
+  [ -z "$hook" ] || $hook
   for j in "${ids[@]}"; do
     st="$(cuzk --json status "$j")" || fail "backlog: status of job $j"
     [ "$(js "r.job.state + ' ' + r.job.parts.filter(p => p.state === 'done').length + '/' + r.job.parts.length" "$st")" \
