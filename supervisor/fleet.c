@@ -36,6 +36,8 @@ struct fleet_daemon {
 	uint32_t n;
 	struct slot *slots;
 	int db_down;        /* the last call failed: logged once, retried with backoff */
+	atomic_int h_down;  /* fleet_health, read by the event loop and the metrics thread */
+	atomic_ullong h_errors, h_reconnects;
 	int recovered;      /* the previous run's leases and staged proofs are handled */
 };
 
@@ -67,8 +69,29 @@ static void db_error(struct fleet_daemon *d, int rc, const char *err)
 	if (!d->db_down)
 		flog("%s%s", err, rc == -ECONNREFUSED ? " (retrying)" : "");
 	d->db_down = 1;
+	atomic_store(&d->h_down, 1);
+	atomic_fetch_add(&d->h_errors, 1);
 	if (rc == -ECONNREFUSED)
 		fleet_reconnect(d->f, e2, sizeof(e2));
+}
+
+/* A database call succeeded: the end of a run of failures, if there was one. */
+static void db_ok(struct fleet_daemon *d)
+{
+	if (d->db_down)
+		flog("database reachable again");
+	if (atomic_exchange(&d->h_down, 0))
+		atomic_fetch_add(&d->h_reconnects, 1);
+	d->db_down = 0;
+}
+
+void fleet_daemon_health(const struct fleet_daemon *d, struct fleet_health *h)
+{
+	struct fleet_daemon *m = (struct fleet_daemon *)d; /* atomics: loads only */
+
+	h->db_reachable = !atomic_load(&m->h_down);
+	h->db_errors = atomic_load(&m->h_errors);
+	h->reconnects = atomic_load(&m->h_reconnects);
 }
 
 static void stage_name(const struct fleet_daemon *d, char *buf, size_t len)
@@ -185,7 +208,7 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 	if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH"))
 		kill(getpid(), SIGKILL);
 drop:
-	d->db_down = 0;
+	db_ok(d);
 	stage_name(d, sn, sizeof(sn));
 	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, sl->c.name);
 	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, sl->c.name);
@@ -344,9 +367,7 @@ static void *run(void *arg)
 				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
 				next_try = t + backoff;
 			} else {
-				if (d->db_down)
-					flog("database reachable again");
-				d->db_down = 0;
+				db_ok(d);
 				backoff = 0;
 				last_renew = t;
 			}
@@ -359,7 +380,8 @@ static void *run(void *arg)
 				db_error(d, got, err);
 				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
 				next_try = t + backoff;
-			}
+			} else
+				db_ok(d);
 			for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
 				if (!d->slots[i].pid && !d->slots[i].finishing) {
 					d->slots[i].c = cl[k++];

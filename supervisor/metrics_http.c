@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuzk/fleet.h"
 #include "cuzk/stats_reader.h"
 
 struct metrics_http {
@@ -52,6 +53,7 @@ struct metrics_http {
 	pthread_t th;
 	unsigned max_conns;
 	char instance[64];
+	const struct fleet_daemon *fleet; /* --queue: its health (fleet.h), or NULL */
 };
 
 int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
@@ -144,8 +146,29 @@ static void answer_text(int fd, int code, const char *msg)
 	answer(fd, code, "text/plain; charset=utf-8", msg, strlen(msg), 0);
 }
 
+/* --queue: the fleet thread's view of its database (fleet_daemon_health), the same
+ * numbers as `cuzk status`'s "fleet". Only cuzkd knows them (the stats page is the
+ * stages'), so `cuzk metrics` does not have them. */
+static void fleet_prometheus(FILE *f, const struct metrics_http *m)
+{
+	struct fleet_health h;
+
+	fleet_daemon_health(m->fleet, &h);
+	fprintf(f, "# HELP cuzk_fleet_db_reachable 1 when the fleet queue's last database call "
+		"succeeded.\n# TYPE cuzk_fleet_db_reachable gauge\n"
+		"cuzk_fleet_db_reachable{instance_name=\"%s\"} %d\n", m->instance, h.db_reachable);
+	fprintf(f, "# HELP cuzk_fleet_db_errors_total Fleet queue database calls that failed.\n"
+		"# TYPE cuzk_fleet_db_errors_total counter\n"
+		"cuzk_fleet_db_errors_total{instance_name=\"%s\"} %llu\n", m->instance,
+		(unsigned long long)h.db_errors);
+	fprintf(f, "# HELP cuzk_fleet_reconnects_total Times the fleet queue's database came "
+		"back after failing.\n# TYPE cuzk_fleet_reconnects_total counter\n"
+		"cuzk_fleet_reconnects_total{instance_name=\"%s\"} %llu\n", m->instance,
+		(unsigned long long)h.reconnects);
+}
+
 /* Answer one whole request head (NUL-terminated, modified here). */
-static void respond(int fd, char *head, const char *instance)
+static void respond(int fd, char *head, const struct metrics_http *m)
 {
 	char *sp1, *sp2, *q, *eol;
 	int head_only;
@@ -179,7 +202,7 @@ static void respond(int fd, char *head, const char *instance)
 		size_t blen = 0;
 		FILE *f = open_memstream(&body, &blen);
 
-		if (!f || stats_reading_take(&t, instance)) {
+		if (!f || stats_reading_take(&t, m->instance)) {
 			if (f)
 				fclose(f);
 			free(body);
@@ -188,6 +211,8 @@ static void respond(int fd, char *head, const char *instance)
 		}
 		stats_reading_prometheus(f, &t); /* the same text as `cuzk metrics` */
 		stats_reading_free(&t);
+		if (m->fleet)
+			fleet_prometheus(f, m);
 		if (fclose(f)) {
 			free(body);
 			answer_text(fd, 500, "out of memory\n");
@@ -215,7 +240,7 @@ static void mconn_drop(struct mconn *c)
 }
 
 /* Read what c has; 1 when it is done with (answered or dropped). */
-static int mconn_read(struct mconn *c, const char *instance)
+static int mconn_read(struct mconn *c, const struct metrics_http *m)
 {
 	for (;;) {
 		ssize_t r;
@@ -230,7 +255,7 @@ static int mconn_read(struct mconn *c, const char *instance)
 			 * not read it gets METRICS_HTTP_READ_MS. */
 			fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
 			setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-			respond(c->fd, c->head, instance);
+			respond(c->fd, c->head, m);
 			return 1;
 		}
 		if (c->got == METRICS_HTTP_HEAD_MAX) {
@@ -287,7 +312,7 @@ static void *serve_loop(void *arg)
 		for (unsigned i = 0; i < n; i++) {
 			if (c[i].fd < 0)
 				continue;
-			if (rc > 0 && p[i + 2].revents && mconn_read(&c[i], m->instance))
+			if (rc > 0 && p[i + 2].revents && mconn_read(&c[i], m))
 				mconn_drop(&c[i]);
 			else if (now >= c[i].deadline)
 				mconn_drop(&c[i]); /* too slow: dropped without an answer */
@@ -321,7 +346,7 @@ static void *serve_loop(void *arg)
 			c[slot].got = 0;
 			c[slot].since = now;
 			c[slot].deadline = now + METRICS_HTTP_READ_MS;
-			if (mconn_read(&c[slot], m->instance)) /* often already whole */
+			if (mconn_read(&c[slot], m)) /* often already whole */
 				mconn_drop(&c[slot]);
 		}
 	}
@@ -334,7 +359,8 @@ static void *serve_loop(void *arg)
 }
 
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       unsigned max_conns, char *bound, size_t boundlen, char *err, size_t errlen)
+		       const struct fleet_daemon *fleet, unsigned max_conns, char *bound,
+		       size_t boundlen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -350,6 +376,7 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 		return -ENOMEM;
 	}
 	snprintf(m->instance, sizeof(m->instance), "%s", instance);
+	m->fleet = fleet;
 	m->max_conns = max_conns ? max_conns : 16;
 	m->lfd = -1;
 	m->efd = eventfd(0, EFD_CLOEXEC);

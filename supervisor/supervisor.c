@@ -132,6 +132,7 @@ struct sup {
 	const struct plan *plan;
 	struct pipeline pl;
 	struct stats_slot *slot;
+	const struct fleet_daemon *fleet; /* --queue: its health for status (fleet.h) */
 	struct io_uring ring;
 	int lfd, sfd, tfd;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -1950,6 +1951,15 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 	}
 	if (s->lost)
 		json_object_set(o, "lost_jobs", s->lost);
+	if (s->fleet) {
+		struct fleet_health h;
+
+		fleet_daemon_health(s->fleet, &h);
+		json_object_set_new(o, "fleet", json_pack("{s:b,s:I,s:I}", "db_reachable",
+							  h.db_reachable, "db_errors",
+							  (json_int_t)h.db_errors, "reconnects",
+							  (json_int_t)h.reconnects));
+	}
 	{
 		struct circ_live lv[MAX_CHILDREN];
 		size_t n = live_stages(s, lv);
@@ -3230,6 +3240,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 			code = CUZK_EXIT_IO;
 			goto out_seg;
 		}
+		s->fleet = fleet;
 		logmsg("fleet: claiming from the queue (lease %u s, %u at once)",
 		       c->queue_lease_s, c->queue_parallel);
 	}
@@ -3237,7 +3248,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
-		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, c->metrics_conns, bound,
+		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, fleet, c->metrics_conns, bound,
 					     sizeof(bound), err, sizeof(err)))) {
 			logmsg("%s", err);
 			code = CUZK_EXIT_IO;
@@ -3320,6 +3331,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		io_uring_cq_advance(&s->ring, seen);
 	}
 	logmsg("all stages stopped; removing segments, socket and pid file");
+	metrics_http_stop(mh); /* it reads the fleet's health: first */
+	mh = NULL;
+	s->fleet = NULL;
 	fleet_daemon_stop(fleet);
 	fleet = NULL;
 	code = 0;
@@ -3336,8 +3350,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		conn_close(s, &s->conns[i]);
 	}
 out_seg:
-	fleet_daemon_stop(fleet);
 	metrics_http_stop(mh);
+	s->fleet = NULL;
+	fleet_daemon_stop(fleet);
 	for (uint32_t i = 0; i < s->n_ch; i++)
 		if (s->ch[i].pid) {
 			kill(s->ch[i].pid, SIGKILL);

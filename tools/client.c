@@ -669,6 +669,10 @@ static void print_status_all(json_t *r)
     printf("cuzkd instance %s, pid %lld%s%s\n", jstr(r, "instance"), jint(r, "pid"),
            json_is_true(json_object_get(r, "draining")) ? ", draining" : "",
            json_is_true(json_object_get(r, "stopping")) ? ", shutting down" : "");
+    if ((o = json_object_get(r, "fleet")))
+        printf("fleet queue: database %s, %lld errors, %lld reconnects\n",
+               json_is_true(json_object_get(o, "db_reachable")) ? "reachable" : "UNREACHABLE",
+               jint(o, "db_errors"), jint(o, "reconnects"));
     printf("stages:\n");
     json_array_foreach(ch, i, o) {
         printf("  %-9s %lld  pid %-7lld generation %lld  restarts %lld  cpus %s", jstr(o, "stage"),
