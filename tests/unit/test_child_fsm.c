@@ -282,7 +282,7 @@ END_TEST
 
 int main(void)
 {
-	static const struct test_case cases[] = {
+	const struct test_case cases[] = {
 		{ "first_start_and_heartbeat", test_first_start_and_heartbeat, 1 },
 		{ "crash_while_holding_a_partition", test_crash_while_holding_a_partition, 1 },
 		{ "fast_deaths_back_off_then_cap", test_fast_deaths_back_off_then_cap, 1 },
