@@ -71,7 +71,7 @@ struct child {
 	pid_t pid;             /* 0: not running */
 	int pidfd;
 	uint32_t gen;          /* poll generation of pidfd */
-	uint32_t generation;   /* deaths so far; passed as --generation */
+	uint32_t generation;   /* restarts so far; passed as --generation */
 	int last_status;
 	struct child_fsm fsm;  /* its lifecycle: state, backoff, stall (child_fsm.h) */
 };
