@@ -29,6 +29,7 @@
 
 #include <liburing.h>
 
+#include "cuzk/child_fsm.h"
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
 #include "cuzk/copies.h"
@@ -49,11 +50,10 @@
 #define N_CONNS (MAX_CONNS + RESERVED_CONNS)
 #define TICK_NS 100000000ull          /* timer period: 100 ms */
 #define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
-#define FAST_DEATH_NS 10000000000ull   /* a death within 10 s of start counts as fast */
-#define BACKOFF_MAX_NS 30000000000ull
 #define REPLY_MAX (64u << 20)          /* a connection's unsent replies */
 
-enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER, EV_INTAKE };
+enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER, EV_INTAKE,
+	       EV_CHILD_TIMER };
 
 /* Intakes of one uid that were given up on (--copy-timeout) and still block: past
  * this many its next submit is refused, so a client cannot pile up stuck threads. */
@@ -72,13 +72,8 @@ struct child {
 	int pidfd;
 	uint32_t gen;          /* poll generation of pidfd */
 	uint32_t generation;   /* restarts so far; passed as --generation */
-	uint32_t restarts;
-	uint32_t fast_deaths;
-	uint64_t started_ns;
-	uint64_t restart_at_ns; /* when pid == 0: start again at this time */
-	int asked;             /* we sent SIGTERM for a restart request */
 	int last_status;
-	int stalled;           /* we SIGKILLed it for a stale heartbeat (--stall-timeout) */
+	struct child_fsm fsm;  /* its lifecycle: state, backoff, stall (child_fsm.h) */
 };
 
 struct conn {
@@ -135,6 +130,9 @@ struct sup {
 	const struct fleet_daemon *fleet; /* --queue: its health for status (fleet.h) */
 	struct io_uring ring;
 	int lfd, sfd, tfd;
+	int cfd;                /* timerfd, one-shot: the children's earliest deadline */
+	uint64_t cfd_at;        /* what cfd is armed for (0: disarmed) */
+	struct child_fsm_cfg fsm_cfg;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char pid_path[CONFIG_PATH_MAX + 64];
 	char bin_dir[CONFIG_PATH_MAX];
@@ -250,7 +248,8 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 	return n > 0 ? (uint32_t)n : 1;
 }
 
-/* fork + exec one stage, pinned per its place. 0 or -errno (then restart_at is set). */
+/* fork + exec one stage, pinned per its place. 0 or -errno (nothing changed; the
+ * caller tells its state machine, CHILD_EV_SPAWNED or CHILD_EV_SPAWN_FAILED). */
 static int child_start(struct sup *s, struct child *c)
 {
 	char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16];
@@ -321,8 +320,6 @@ static int child_start(struct sup *s, struct child *c)
 	}
 	c->pid = pid;
 	c->pidfd = pfd;
-	c->started_ns = now_ns();
-	c->restart_at_ns = 0;
 	c->gen++;
 	arm_poll(s, pfd, POLLIN, ev_data(EV_PIDFD, c->gen, (uint32_t)(c - s->ch)));
 	{
@@ -394,23 +391,6 @@ static enum stats_role stats_role_of(enum plan_role r)
 		STATS_ROLE_FINALIZER;
 }
 
-/* A death that counts a try against the partitions the stage held: any death cuzkd
- * did not ask for (a crash signal, an error exit, a SIGKILL or SIGTERM from outside:
- * kill -9, the OOM killer), and a stall we killed it for. Otherwise a partition that
- * gets its stage killed each time it runs (it exhausts memory, say) would be retried
- * forever. Not counted: a restart or shutdown cuzkd sent (asked), and SIGINT (a ^C at
- * the terminal reaches the whole group; cuzkd itself is stopping then). */
-static int death_is_crash(const struct child *c, int status)
-{
-	if (c->asked)
-		return 0;
-	if (c->stalled)
-		return 1;
-	if (WIFSIGNALED(status))
-		return WTERMSIG(status) != SIGINT;
-	return WIFEXITED(status) && WEXITSTATUS(status) != 0;
-}
-
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
  * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. dfd: the out directory
  * (our descriptor of the client's, or one opened by collect_lost); display: its name
@@ -467,14 +447,14 @@ static void unlink_temps(const struct sup *s, uint32_t p, pid_t pid)
 
 /* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
  * it instead of handing it out again. 1 if it is now FAILED. */
-static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int status)
+static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int status, int hung)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
 	uint64_t w = jobtab_part_load(jt, p);
 	uint32_t st = jobtab_word_state(w), buf = barrier_load_acquire(&jt->parts[p].buf);
 	char reason[JOBTAB_REASON_LEN], how[48];
 
-	if (c->stalled)
+	if (hung)
 		snprintf(how, sizeof(how), "hung (no heartbeat)");
 	else if (WIFSIGNALED(status))
 		snprintf(how, sizeof(how), "signal %d, %s", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -490,36 +470,6 @@ static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int sta
 	       jt->parts[p].index, reason);
 	jobtab_job_try_complete(jt, jt->parts[p].job);
 	return 1;
-}
-
-/* --stall-timeout: SIGKILL a stage whose stats heartbeat (or start, before it has
- * one) is older than the timeout; child_died then recovers and restarts it. */
-static void check_stalls(struct sup *s, uint64_t t)
-{
-	uint64_t lim = (uint64_t)s->c->stall_timeout_s * 1000000000ull;
-
-	if (!lim || s->killing)
-		return;
-	for (uint32_t i = 0; i < s->n_ch; i++) {
-		struct child *c = &s->ch[i];
-		struct stats_slot *sl = pipeline_stats_slot(&s->pl, stats_role_of(c->role), c->index);
-		uint64_t base = c->started_ns, hb;
-
-		if (!c->pid || c->stalled || !sl)
-			continue;
-		/* Relaxed: a single word the stage rewrites every 100 ms; a torn view is
-		 * impossible (64-bit atomic) and a stale one only delays the verdict. */
-		hb = barrier_load_relaxed(&sl->heartbeat_ns);
-		if (barrier_load_relaxed(&sl->pid) == c->pid && hb > base)
-			base = hb;
-		if (t < base + lim)
-			continue;
-		logmsg("%s %u (pid %d): no heartbeat for %.1f s (--stall-timeout %u): SIGKILL and "
-		       "restart", child_bin(c->role), c->index, (int)c->pid, (double)(t - base) / 1e9,
-		       s->c->stall_timeout_s);
-		c->stalled = 1;
-		kill(c->pid, SIGKILL);
-	}
 }
 
 /* A previous cuzkd of this instance died (its socket did not answer) and left its
@@ -624,37 +574,35 @@ static int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
 	return 0;
 }
 
-/* A child is gone: roll its partitions back, re-push hints, schedule the restart. */
-static void child_died(struct sup *s, struct child *c, int status)
+static void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t,
+			uint64_t arg);
+
+/* The stage of c died (CHILD_ACT_RECLAIM): roll its partitions back (each counts a try
+ * when st says CHILD_ACT_CRASH; poison at --max-attempts), free its buffers, re-push
+ * hints, and forget its pid. */
+static void child_reclaim(struct sup *s, struct child *c, const struct child_step *st,
+			  int status)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
 	uint32_t out[256], rot = 0, total = 0;
-	uint64_t t = now_ns();
 	pid_t pid = c->pid;
-	int n, freed, crash;
+	int n, freed, crash = !!(st->actions & CHILD_ACT_CRASH);
 
-	if (WIFEXITED(status))
-		logmsg("%s %u (pid %d) exited with code %d", child_bin(c->role), c->index,
-		       (int)pid, WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index,
-		       (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
-	c->last_status = status;
-	crash = death_is_crash(c, status);
 	do {
 		n = jobtab_reclaim_pid(jt, &s->pl.data.pool, pid, out, 256);
 		for (int i = 0; i < n; i++) {
-			uint32_t st;
+			uint32_t pst;
 
 			if (c->role == PLAN_FINALIZER)
 				unlink_temps(s, out[i], pid);
-			if (crash && s->crashes && ++s->crashes[out[i]] >= s->c->max_attempts &&
-			    fail_poison(s, c, out[i], status))
+			if (crash && s->crashes &&
+			    child_fsm_part_crash(&s->crashes[out[i]], s->c->max_attempts) &&
+			    fail_poison(s, c, out[i], status, st->hung))
 				continue;
-			st = jobtab_word_state(jobtab_part_load(jt, out[i]));
+			pst = jobtab_word_state(jobtab_part_load(jt, out[i]));
 
-			if (st == JOBTAB_QUEUED || st == JOBTAB_READY || st == JOBTAB_PROVED)
-				if (ring_try_push(s->pl.data.rings[ring_of_state(s, st, out[i], &rot)], out[i]))
+			if (pst == JOBTAB_QUEUED || pst == JOBTAB_READY || pst == JOBTAB_PROVED)
+				if (ring_try_push(s->pl.data.rings[ring_of_state(s, pst, out[i], &rot)], out[i]))
 					s->repush_needed = 1;
 		}
 		total += n > 0 ? (uint32_t)n : 0;
@@ -673,28 +621,94 @@ static void child_died(struct sup *s, struct child *c, int status)
 	close(c->pidfd);
 	c->pidfd = -1;
 	c->pid = 0;
-	c->stalled = 0;
 	c->generation++;
-	if (s->killing)
-		return; /* shutting down: no restart */
-	if (c->asked) {
-		c->asked = 0;
-		c->fast_deaths = 0;
-		c->restart_at_ns = t;
-	} else if (t - c->started_ns < FAST_DEATH_NS) {
-		uint64_t d = 250000000ull << (c->fast_deaths < 7 ? c->fast_deaths : 7);
+}
 
-		c->fast_deaths++;
-		if (d > BACKOFF_MAX_NS)
-			d = BACKOFF_MAX_NS;
-		c->restart_at_ns = t + d;
-		logmsg("%s %u died %u time(s) in a row within 10 s of starting: restarting in "
-		       "%.1f s", child_bin(c->role), c->index, c->fast_deaths, (double)d / 1e9);
-	} else {
-		c->fast_deaths = 0;
-		c->restart_at_ns = t;
+/* Arm cfd for the earliest deadline of any child (child_fsm.h: a restart due, a
+ * heartbeat to look at), or disarm it when none has one. */
+static void child_timer_arm(struct sup *s)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	uint64_t at = 0;
+
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		uint64_t d = s->ch[i].fsm.deadline_ns;
+
+		if (d && (!at || d < at))
+			at = d;
 	}
-	c->restarts++;
+	if (at == s->cfd_at || s->cfd < 0)
+		return;
+	its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+	its.it_value.tv_nsec = (long)(at % 1000000000ull);
+	if (timerfd_settime(s->cfd, TFD_TIMER_ABSTIME, &its, NULL) == 0)
+		s->cfd_at = at;
+	else
+		logmsg("timerfd_settime: %s", strerror(errno));
+}
+
+/* One event of child c (child_fsm.h), and the actions its state machine asks for. */
+static void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t,
+			uint64_t arg)
+{
+	struct child_step st = child_fsm_step(&c->fsm, &s->fsm_cfg, ev, t, arg);
+
+	if (st.actions & CHILD_ACT_KILL) {
+		logmsg("%s %u (pid %d): no heartbeat for %.1f s (--stall-timeout %u): SIGKILL and "
+		       "restart", child_bin(c->role), c->index, (int)c->pid, (double)st.stale_ns / 1e9,
+		       s->c->stall_timeout_s);
+		if (c->pid)
+			kill(c->pid, SIGKILL);
+	}
+	if ((st.actions & CHILD_ACT_TERM) && c->pid)
+		kill(c->pid, SIGTERM);
+	if (st.actions & CHILD_ACT_RECLAIM)
+		child_reclaim(s, c, &st, (int)arg);
+	if (st.actions & CHILD_ACT_BACKOFF)
+		logmsg("%s %u died %u time(s) in a row within 10 s of starting: restarting in "
+		       "%.1f s", child_bin(c->role), c->index, c->fsm.fast_deaths,
+		       (double)st.delay_ns / 1e9);
+	if (st.actions & CHILD_ACT_START)
+		child_event(s, c, child_start(s, c) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED,
+			    now_ns(), 0);
+	child_timer_arm(s);
+}
+
+/* The deadline of cfd came: every child whose deadline_ns is past gets CHILD_EV_TIMER,
+ * with its heartbeat (the stats slot's, when the slot is this pid's). */
+static void child_timers(struct sup *s)
+{
+	uint64_t exp, t = now_ns();
+
+	(void)!read(s->cfd, &exp, sizeof(exp));
+	s->cfd_at = 0; /* one-shot: it fired */
+	for (uint32_t i = 0; i < s->n_ch; i++) {
+		struct child *c = &s->ch[i];
+		struct stats_slot *sl = pipeline_stats_slot(&s->pl, stats_role_of(c->role), c->index);
+		uint64_t hb = 0;
+
+		if (!c->fsm.deadline_ns || c->fsm.deadline_ns > t)
+			continue;
+		/* Relaxed: a single word the stage rewrites every 100 ms; a torn view is
+		 * impossible (64-bit atomic) and a stale one only delays the verdict. */
+		if (c->pid && sl && barrier_load_relaxed(&sl->pid) == c->pid)
+			hb = barrier_load_relaxed(&sl->heartbeat_ns);
+		child_event(s, c, CHILD_EV_TIMER, t, hb);
+	}
+	child_timer_arm(s);
+}
+
+/* A child is gone: its state machine rolls its partitions back and restarts it. */
+static void child_died(struct sup *s, struct child *c, int status)
+{
+	if (WIFEXITED(status))
+		logmsg("%s %u (pid %d) exited with code %d", child_bin(c->role), c->index,
+		       (int)c->pid, WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index,
+		       (int)c->pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	c->last_status = status;
+	child_event(s, c, CHILD_EV_EXITED, now_ns(), (uint64_t)(unsigned)status);
 }
 
 static void reap(struct sup *s, struct child *c)
@@ -1876,11 +1890,11 @@ static json_t *children_json(const struct sup *s)
 		plan_cpus_str(&c->place->cpus, cpus, sizeof(cpus));
 		o = json_pack("{s:s,s:i,s:i,s:i,s:i,s:s,s:i}", "stage", plan_role_name(c->role),
 			      "index", (int)c->index, "pid", (int)c->pid, "generation",
-			      (int)c->generation, "restarts", (int)c->restarts, "cpus", cpus,
+			      (int)c->generation, "restarts", (int)c->fsm.restarts, "cpus", cpus,
 			      "node", c->place->numa_node);
-		if (o && !c->pid && c->restart_at_ns)
-			json_object_set_new(o, "restart_in_ms", json_integer(
-				c->restart_at_ns > t ? (json_int_t)((c->restart_at_ns - t) / 1000000) : 0));
+		if (o && c->fsm.state == CHILD_BACKOFF && c->fsm.restart_at_ns)
+			json_object_set_new(o, "restart_in_ms", json_integer(c->fsm.restart_at_ns > t ?
+				(json_int_t)((c->fsm.restart_at_ns - t) / 1000000) : 0));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -2047,15 +2061,11 @@ static void do_restart(struct sup *s, struct conn *k, const struct control_req *
 			continue;
 		found++;
 		if (c->pid) {
-			c->asked = 1;
-			kill(c->pid, SIGTERM);
 			json_array_append_new(pids, json_integer(c->pid));
 			logmsg("restart of %s %u (pid %d) requested", child_bin(role), c->index,
 			       (int)c->pid);
-		} else {
-			c->restart_at_ns = now_ns();
-			c->fast_deaths = 0;
 		}
+		child_event(s, c, CHILD_EV_RESTART, now_ns(), 0);
 	}
 	if (!found) {
 		char m[128];
@@ -2569,11 +2579,9 @@ static void stop_children(struct sup *s)
 {
 	s->killing = 1;
 	s->kill_deadline = now_ns() + STOP_GRACE_NS;
+	/* SIGTERM, cuzkd's own: no try counted; no restart after (child_fsm.h) */
 	for (uint32_t i = 0; i < s->n_ch; i++)
-		if (s->ch[i].pid) {
-			s->ch[i].asked = 1; /* cuzkd's own: no try counted (death_is_crash) */
-			kill(s->ch[i].pid, SIGTERM);
-		}
+		child_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, now_ns(), 0);
 	logmsg("stopping the stages");
 }
 
@@ -2763,18 +2771,8 @@ static void tick(struct sup *s)
 	if (t - s->prune_ns >= 3600ull * 1000000000ull)
 		prune_store(s, t);
 	retire(s, 0);
-	check_stalls(s, t);
-	/* Restarts due. */
-	if (!s->killing)
-		for (uint32_t i = 0; i < s->n_ch; i++) {
-			struct child *c = &s->ch[i];
-
-			if (!c->pid && c->restart_at_ns && t >= c->restart_at_ns &&
-			    child_start(s, c)) {
-				c->restart_at_ns = t + 1000000000ull;
-			}
-		}
-	/* Shutdown progress. */
+	/* Restarts and stall checks are not here: each child's deadline arms cfd
+	 * (child_timer_arm). Shutdown progress. */
 	if (s->stopping && !s->killing && (!busy(s) || t >= s->stop_deadline)) {
 		if (busy(s))
 			logmsg("drain timeout (%u s): stopping with jobs still running",
@@ -3145,7 +3143,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->c = c;
 	s->plan = p;
 	fd_limits();
-	s->lfd = s->sfd = s->tfd = s->ready_fd = s->copies_dfd = s->intake_fd = -1;
+	s->lfd = s->sfd = s->tfd = s->cfd = s->ready_fd = s->copies_dfd = s->intake_fd = -1;
 	s->dur = json_object();
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
@@ -3175,8 +3173,10 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	s->sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	s->cfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	s->intake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (s->sfd < 0 || s->tfd < 0 || s->intake_fd < 0 ||
+	s->fsm_cfg.stall_ns = (uint64_t)c->stall_timeout_s * 1000000000ull;
+	if (s->sfd < 0 || s->tfd < 0 || s->cfd < 0 || s->intake_fd < 0 ||
 	    timerfd_settime(s->tfd, 0, &its, NULL)) {
 		logmsg("signalfd/timerfd/eventfd: %s", strerror(errno));
 		goto out;
@@ -3264,13 +3264,14 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		ch->index = p->places[i].index;
 		ch->place = &p->places[i];
 		ch->pidfd = -1;
-		if (child_start(s, ch))
-			ch->restart_at_ns = now_ns() + 1000000000ull;
+		child_fsm_init(&ch->fsm);
+		child_event(s, ch, CHILD_EV_TIMER, now_ns(), 0); /* due at once: start */
 	}
 	arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
 	s->listen_armed = 1;
 	arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
 	arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
+	arm_poll(s, s->cfd, POLLIN, ev_data(EV_CHILD_TIMER, 0, 0));
 	arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
 	logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance,
 	       s->sock_path, (int)getpid(), p->n_workers, c->devices);
@@ -3321,6 +3322,10 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 			case EV_TIMER:
 				tick(s);
 				arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
+				break;
+			case EV_CHILD_TIMER:
+				child_timers(s);
+				arm_poll(s, s->cfd, POLLIN, ev_data(EV_CHILD_TIMER, 0, 0));
 				break;
 			case EV_INTAKE:
 				handle_intakes(s);
@@ -3411,6 +3416,8 @@ out:
 		close(s->sfd);
 	if (s->tfd >= 0)
 		close(s->tfd);
+	if (s->cfd >= 0)
+		close(s->cfd);
 	tell_launcher(s, (unsigned char)code);
 	return code;
 }
