@@ -38,11 +38,7 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
 /* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
 static double now_s(void) { return (double)futex_now_ns() * 1e-9; }
