@@ -6,6 +6,7 @@
 #   need_cuzk          CUZK=$BUILD/bin/cuzk; FAIL (exit 1) when it is not built
 #   need_built P...    FAIL unless $BUILD/P exists and is executable, for each P
 #   use_fixtures       make the fixtures if needed (quietly), source tests/fixtures/env.sh
+#   use_tmp            tmp=a new temp dir, removed on exit (trap EXIT)
 #   prover_from_env    PROVER=( $PROVER_CMD ), default "$BUILD/bin/cuzk prove-local" (FAIL
 #                      when that is not built); a relative command path made absolute
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,6 +30,11 @@ use_fixtures() {
   bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
   # shellcheck source=../fixtures/env.sh
   . "$ROOT/tests/fixtures/env.sh"
+}
+
+use_tmp() {
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
 }
 
 prover_from_env() {

@@ -26,8 +26,7 @@ prover_from_env
 
 use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # Inputs: a small bn128 fixture, another circuit, the same circuit on bls12381.
 F="$FIXTURES/bn128/manypub"

@@ -29,8 +29,7 @@ PROVE_TIMEOUT="${PROVE_TIMEOUT:-300}"
 
 use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # All checks of one fixture in one node process (snarkjs as a library: the same
 # groth16.verify that the CLI calls; starting node once instead of five times

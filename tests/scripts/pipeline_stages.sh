@@ -15,8 +15,7 @@ set -euo pipefail
 need_built tests/test_pipeline bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
 use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # Only the test case that runs the executables (Check selects it by name).
 if ! CK_RUN_SUITE=pipeline CK_RUN_CASE=executables CK_DEFAULT_TIMEOUT=300 \

@@ -25,8 +25,7 @@ need_cuzk
 
 use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 fails=0
 bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "ok    $*"; }

@@ -32,8 +32,7 @@ need_cuzk
 
 use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # ---- the proofs ----------------------------------------------------------------
 : >"$tmp/proofs"   # label vkey public proof
