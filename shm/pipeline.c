@@ -272,16 +272,25 @@ struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_rol
     return i < 0 || !pl->stats.page ? NULL : stats_page_slot(pl->stats.page, (uint32_t)i);
 }
 
-/* "dir/w1.wtns" -> "w1" */
-static void default_name(char *dst, size_t len, const char *wtns_path)
+size_t pipeline_wtns_stem(const char *path, const char **stem)
 {
-    const char *b = strrchr(wtns_path, '/');
+    const char *b = strrchr(path, '/');
     size_t n;
 
-    b = b ? b + 1 : wtns_path;
+    b = b ? b + 1 : path;
     n = strlen(b);
     if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json")))
         n -= 5;
+    *stem = b;
+    return n;
+}
+
+/* "dir/w1.wtns" -> "w1", cut to fit len */
+static void default_name(char *dst, size_t len, const char *wtns_path)
+{
+    const char *b;
+    size_t n = pipeline_wtns_stem(wtns_path, &b);
+
     snprintf(dst, len, "%.*s", (int)n, b);
 }
 

@@ -61,6 +61,21 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Zeroes *seg and fills seg->name and shmname ("/" + name, for shm_open) from the
+ * instance and kind: 0, or -EINVAL with a message naming the allowed characters. */
+static int seg_init_name(struct segment *seg, char *shmname, size_t len, const char *instance,
+			 enum seg_kind kind, char *err, size_t errlen)
+{
+	memset(seg, 0, sizeof(*seg));
+	if (segment_name(seg->name, sizeof(seg->name), instance, kind)) {
+		seg_err(err, errlen, "instance name \"%s\": use 1-%d characters of A-Z a-z 0-9 _ -",
+			instance ? instance : "", SEG_INSTANCE_MAX);
+		return -EINVAL;
+	}
+	snprintf(shmname, len, "/%s", seg->name);
+	return 0;
+}
+
 int segment_create(struct segment *seg, const char *instance, enum seg_kind kind,
 		   size_t size, mode_t mode, unsigned flags, char *err, size_t errlen)
 {
@@ -70,19 +85,14 @@ int segment_create(struct segment *seg, const char *instance, enum seg_kind kind
 	void *base;
 	int fd, rc;
 
-	memset(seg, 0, sizeof(*seg));
-	if (segment_name(seg->name, sizeof(seg->name), instance, kind)) {
-		seg_err(err, errlen, "instance name \"%s\": use 1-%d characters of A-Z a-z 0-9 _ -",
-			instance ? instance : "", SEG_INSTANCE_MAX);
-		return -EINVAL;
-	}
+	if ((rc = seg_init_name(seg, shmname, sizeof(shmname), instance, kind, err, errlen)))
+		return rc;
 	size = (size + page - 1) / page * page;
 	if (size <= SEG_HEADER_SIZE) {
 		seg_err(err, errlen, "segment %s: size %zu leaves no room after the %u-byte header",
 			seg->name, size, SEG_HEADER_SIZE);
 		return -EINVAL;
 	}
-	snprintf(shmname, sizeof(shmname), "/%s", seg->name);
 	if (flags & SEGMENT_REPLACE)
 		shm_unlink(shmname);
 	fd = shm_open(shmname, O_RDWR | O_CREAT | O_EXCL, mode);
@@ -191,13 +201,8 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 	void *base;
 	int fd, rc;
 
-	memset(seg, 0, sizeof(*seg));
-	if (segment_name(seg->name, sizeof(seg->name), instance, kind)) {
-		seg_err(err, errlen, "instance name \"%s\": use 1-%d characters of A-Z a-z 0-9 _ -",
-			instance ? instance : "", SEG_INSTANCE_MAX);
-		return -EINVAL;
-	}
-	snprintf(shmname, sizeof(shmname), "/%s", seg->name);
+	if ((rc = seg_init_name(seg, shmname, sizeof(shmname), instance, kind, err, errlen)))
+		return rc;
 	fd = shm_open(shmname, ro ? O_RDONLY : O_RDWR, 0);
 	if (fd < 0) {
 		rc = -errno;

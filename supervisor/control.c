@@ -297,13 +297,9 @@ void control_req_free(struct control_req *r)
 
 int control_wtns_name(const char *path, char *name, size_t len)
 {
-	const char *b = strrchr(path, '/');
-	size_t n;
+	const char *b;
+	size_t n = pipeline_wtns_stem(path, &b); /* the rule the pipeline names outputs by */
 
-	b = b ? b + 1 : path;
-	n = strlen(b);
-	if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json")))
-		n -= 5;
 	if (!n || n >= len)
 		return -EINVAL;
 	memcpy(name, b, n);

@@ -48,11 +48,7 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 2, 3, 4, 7, 9, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
 /* code: a CUZK_E_* (either sign) or -errno; returns the exit code. */
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

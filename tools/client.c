@@ -307,6 +307,21 @@ static int print_error(const struct client *c, json_t *r)
     return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CUZK_EXIT_TIMEOUT : CUZK_EXIT_REFUSED;
 }
 
+/* 0 when r is an ok reply; otherwise the exit code: no reply (no daemon), or an error
+ * reply, printed and freed. */
+static int reply_failed(const struct client *c, json_t *r)
+{
+    int rc;
+
+    if (!r)
+        return CUZK_EXIT_NO_DAEMON;
+    if (is_ok(r))
+        return 0;
+    rc = print_error(c, r);
+    json_decref(r);
+    return rc;
+}
+
 static void print_json(json_t *r)
 {
     char *s = json_dumps(r, JSON_COMPACT);
@@ -485,13 +500,8 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     }
     r = request_fds(c, req, fs.fd, fs.n);
     fdset_close(&fs); /* cuzkd has its own now (or refused) */
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
-    if (!is_ok(r)) {
-        rc = print_error(c, r);
-        json_decref(r);
+    if ((rc = reply_failed(c, r)))
         return rc;
-    }
     {
         json_int_t id = json_integer_value(json_object_get(r, "job"));
 
@@ -591,13 +601,8 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
             return rc;
         r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
     }
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
-    if (!is_ok(r)) {
-        rc = print_error(c, r);
-        json_decref(r);
+    if ((rc = reply_failed(c, r)))
         return rc;
-    }
     seq = json_integer_value(json_object_get(r, "seq"));
     snprintf(path, sizeof(path), "%s", jstr(r, "zkey"));
     /* Wait until every running stage has applied it (status, every 100 ms). */
@@ -834,13 +839,8 @@ static int cmd_trace(struct client *c, int argc, char **argv)
     if ((rc = connect_daemon(c)))
         return rc;
     r = request(c, json_pack("{s:s,s:I}", "req", "status", "job", job));
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
-    if (!is_ok(r)) {
-        rc = print_error(c, r);
-        json_decref(r);
+    if ((rc = reply_failed(c, r)))
         return rc;
-    }
     tr = trace_build(json_object_get(r, "job"), &running);
     json_decref(r);
     if (!tr)

@@ -7,6 +7,7 @@
 
 #include "cuzk/error.h"
 #include "cuzk/fingerprint.h"
+#include "cuzk/futex.h"
 #include "cuzk/r1cs.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
@@ -22,18 +23,10 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+/* CLOCK_MONOTONIC in milliseconds (the clock futex deadlines use). */
+static double now_ms(void) { return (double)futex_now_ns() / 1e6; }
 
 /* One file: its kind from its first 4 bytes. */
 static int one(const char *path, int timed)

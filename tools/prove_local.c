@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuzk/error.h"
+#include "cuzk/futex.h"
 #include "cuzk/groth16.h"
 #include "cuzk/ntt.h"
 #include "cuzk/r1cs.h"
@@ -40,18 +41,10 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
+static double now_s(void) { return (double)futex_now_ns() * 1e-9; }
 
 /* rc: -errno or a CUZK_E_* of either sign; returns the exit code. */
 static int fail(int rc, const char *msg)

@@ -59,11 +59,7 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 9, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
 static const char warning_text[] =
     "cuzk test-setup: WARNING: INSECURE KEY, FOR TESTS ONLY: made from random toxic waste without\n"
@@ -74,13 +70,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 /* A uniform nonzero element of Fr, Montgomery form, by rejection (at most ~4 tries
@@ -427,12 +416,12 @@ static void columns_at_tau(const r1cs *r, const uint64_t *lag, struct derived *d
     for (uint32_t c = 0; c < r->nconstraints; c++) {
         const uint64_t *lc = lag + (size_t)c * FR_LIMBS;
         for (int m = 0; m < 3; m++) {
-            uint32_t nterms = rd32(p);
+            uint32_t nterms = binfile_rd32(p);
             p += 4;
             if (m < 2) cnt += nterms;
             for (uint32_t t = 0; t < nterms; t++, p += 4 + r->n8) {
                 uint64_t coef[FE_MAX_LIMBS] = {0};
-                uint64_t *dst = col[m] + (size_t)rd32(p) * FR_LIMBS; /* wire < nwires: r1cs_open checked */
+                uint64_t *dst = col[m] + (size_t)binfile_rd32(p) * FR_LIMBS; /* wire < nwires: r1cs_open checked */
                 memcpy(coef, p + 4, r->n8);
                 fe_to_mont(Fr, coef, coef);
                 fe_mul(Fr, coef, coef, lc);
@@ -664,7 +653,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         const uint8_t *p = r.constraints;
         for (uint32_t c = 0; c < nc; c++) {
             for (uint32_t mtx = 0; mtx < 3; mtx++) {
-                uint32_t nterms = rd32(p);
+                uint32_t nterms = binfile_rd32(p);
                 p += 4;
                 for (uint32_t t = 0; t < nterms; t++, p += 4 + r.n8) {
                     if (mtx == 2) continue; /* C is not stored (spec §3.3) */
@@ -673,7 +662,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
                     fe_to_mont(Fr, v, v);
                     fe_to_mont(Fr, v, v); /* coef R^2 mod r, written as a plain integer */
                     uint8_t e[12];
-                    uint32_t sig = rd32(p);
+                    uint32_t sig = binfile_rd32(p);
                     memcpy(e, &mtx, 4);
                     memcpy(e + 4, &c, 4);
                     memcpy(e + 8, &sig, 4);

@@ -19,11 +19,7 @@ static const char usage_text[] =
 /* Its exit codes, as error.c's table says them. */
 static const int exit_codes[] = {0, 1, 2, 3, 4, 6, 10, -1};
 
-static void usage(FILE *f)
-{
-    fputs(usage_text, f);
-    cuzk_exit_help(f, CUZK_PROG_TOOL, exit_codes);
-}
+static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
 
 static int fail(int rc, const char *msg)
 {

@@ -25,18 +25,13 @@ int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...)
     return -code;
 }
 
-static uint32_t rd32(const uint8_t *p)
+void binfile_le_hex(const uint8_t *b, size_t n, char *out, size_t outlen)
 {
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+    size_t pos = 0, i = n;
 
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
+    while (i > 1 && b[i - 1] == 0) i--;
+    pos += (size_t)snprintf(out, outlen, "0x");
+    while (i-- > 0 && pos + 3 < outlen) pos += (size_t)snprintf(out + pos, outlen - pos, "%02x", b[i]);
 }
 
 /* The magic as printable text for a message: "zkey", or hex bytes if not printable. */
@@ -109,7 +104,7 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
     }
     memcpy(b->magic, magic, 4);
     b->magic[4] = 0;
-    b->version = rd32(b->map + 4);
+    b->version = binfile_rd32(b->map + 4);
     if (b->version == 0) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s has %s version 0, which no writer produces", path, b->magic);
         goto fail;
@@ -123,7 +118,7 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
 
     /* Each record takes at least 12 bytes, so a count above (size-12)/12 cannot be
      * satisfied: refuse it before allocating. */
-    uint32_t nsec = rd32(b->map + 8);
+    uint32_t nsec = binfile_rd32(b->map + 8);
     if ((uint64_t)nsec > (b->size - 12) / 12) {
         rc = binfile_err(err, errlen, CUZK_E_TRUNCATED,
                          "%s declares %u sections but is only %zu bytes long: is the file complete?", path, nsec,
@@ -144,8 +139,8 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
                              path, i + 1, nsec, (unsigned long long)off, b->size);
             goto fail;
         }
-        uint32_t id = rd32(b->map + off);
-        uint64_t sz = rd64(b->map + off + 4);
+        uint32_t id = binfile_rd32(b->map + off);
+        uint64_t sz = binfile_rd64(b->map + off + 4);
         off += 12;
         if (sz > b->size - off) {
             rc = binfile_err(err, errlen, CUZK_E_TRUNCATED,

@@ -199,6 +199,12 @@ void cuzk_exit_help(FILE *f, unsigned prog, const int *only)
     cuzk_exit_help_titled(f, "exit codes:", prog, only);
 }
 
+void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only)
+{
+    fputs(text, f);
+    cuzk_exit_help(f, prog, only);
+}
+
 void cuzk_exit_markdown(FILE *f)
 {
     fputs("| code | name | for | meaning |\n|---|---|---|---|\n", f);

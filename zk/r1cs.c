@@ -12,13 +12,6 @@ enum { R1CS_MAX_VERSION = 1 };
 static const uint32_t r1cs_ids[] = {1, 2};
 static const char *const r1cs_names[] = {"header", "constraints"};
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
 void r1cs_close(r1cs *r)
 {
     if (!r) return;
@@ -34,11 +27,11 @@ static int scan_lc(const r1cs *r, uint64_t *off, uint32_t ci, char lc, char *err
     const uint8_t *p = r->constraints;
     uint64_t size = r->constraints_size, term = 4 + (uint64_t)r->n8;
     if (size - *off < 4) goto trunc;
-    uint32_t nterms = rd32(p + *off);
+    uint32_t nterms = binfile_rd32(p + *off);
     *off += 4;
     if ((size - *off) / term < nterms) goto trunc;
     for (uint32_t t = 0; t < nterms; t++, *off += term) {
-        uint32_t wire = rd32(p + *off);
+        uint32_t wire = binfile_rd32(p + *off);
         uint64_t v[FE_MAX_LIMBS] = {0};
         memcpy(v, p + *off + 4, r->n8);
         if (wire >= r->nwires)
@@ -66,7 +59,7 @@ int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
 
     const struct binfile_section *s1 = binfile_section(&r->bf, 1), *s2 = binfile_section(&r->bf, 2);
     const uint8_t *h = binfile_payload(&r->bf, s1);
-    if (s1->size < 4 || (r->n8 = rd32(h), s1->size != (uint64_t)r->n8 + 32)) {
+    if (s1->size < 4 || (r->n8 = binfile_rd32(h), s1->size != (uint64_t)r->n8 + 32)) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT, "section 1 (header) of %s is %llu bytes, expected n8 + 32",
                          path, (unsigned long long)s1->size);
         goto fail;
@@ -79,12 +72,12 @@ int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
         goto fail;
     }
     const uint8_t *f = h + 4 + r->n8;
-    r->nwires = rd32(f);
-    r->npubout = rd32(f + 4);
-    r->npubin = rd32(f + 8);
-    r->nprvin = rd32(f + 12);
+    r->nwires = binfile_rd32(f);
+    r->npubout = binfile_rd32(f + 4);
+    r->npubin = binfile_rd32(f + 8);
+    r->nprvin = binfile_rd32(f + 12);
     memcpy(&r->nlabels, f + 16, 8);
-    r->nconstraints = rd32(f + 24);
+    r->nconstraints = binfile_rd32(f + 24);
     if (r->nwires == 0 || (uint64_t)r->npubout + r->npubin + r->nprvin + 1 > r->nwires) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s: %u outputs + %u public + %u private inputs + 1 exceed %u wires",
                          path, r->npubout, r->npubin, r->nprvin, r->nwires);
@@ -116,13 +109,13 @@ static void eval_lc(const r1cs *r, const uint8_t *values, uint64_t *off, uint64_
 {
     const field_desc *F = r->Fr;
     const uint8_t *p = r->constraints + *off;
-    uint32_t nterms = rd32(p);
+    uint32_t nterms = binfile_rd32(p);
     p += 4;
     fe_set_zero(F, out);
     for (uint32_t t = 0; t < nterms; t++, p += 4 + r->n8) {
         uint64_t c[FE_MAX_LIMBS] = {0}, w[FE_MAX_LIMBS] = {0};
         memcpy(c, p + 4, r->n8);
-        memcpy(w, values + (uint64_t)rd32(p) * r->n8, r->n8);
+        memcpy(w, values + (uint64_t)binfile_rd32(p) * r->n8, r->n8);
         fe_to_mont(F, c, c);
         fe_mul(F, c, c, w);
         fe_add(F, out, out, c);

@@ -16,21 +16,6 @@ enum { WTNS_MAX_VERSION = 2 }; /* circom/snarkjs write 2; 1 has the same two sec
 static const uint32_t wtns_ids[] = {1, 2};
 static const char *const wtns_names[] = {"header", "values"};
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static void le_hex(const uint8_t *b, size_t n, char *out, size_t outlen)
-{
-    size_t pos = 0, i = n;
-    while (i > 1 && b[i - 1] == 0) i--;
-    pos += (size_t)snprintf(out, outlen, "0x");
-    while (i-- > 0 && pos + 3 < outlen) pos += (size_t)snprintf(out + pos, outlen - pos, "%02x", b[i]);
-}
-
 static const char *fr_curve(const field_desc *Fr)
 {
     return Fr->id == FIELD_ID_BN254_FR ? "BN254 (bn128)" : "BLS12-381";
@@ -54,7 +39,7 @@ int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
 
     const struct binfile_section *s1 = binfile_section(&w->bf, 1), *s2 = binfile_section(&w->bf, 2);
     const uint8_t *h = binfile_payload(&w->bf, s1);
-    if (s1->size < 4 || (w->n8 = rd32(h), s1->size != 4 + (uint64_t)w->n8 + 4)) {
+    if (s1->size < 4 || (w->n8 = binfile_rd32(h), s1->size != 4 + (uint64_t)w->n8 + 4)) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT,
                          "section 1 (header) of %s is %llu bytes, expected 4 + n8 + 4 = %llu", path,
                          (unsigned long long)s1->size, s1->size < 4 ? 40ULL : 8ULL + w->n8);
@@ -63,7 +48,7 @@ int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
     w->Fr = field_by_modulus(h + 4, w->n8);
     if (!w->Fr || (w->Fr->id != FIELD_ID_BN254_FR && w->Fr->id != FIELD_ID_BLS12_381_FR)) {
         char ph[2 * 64 + 8];
-        le_hex(h + 4, w->n8 < 64 ? w->n8 : 64, ph, sizeof ph);
+        binfile_le_hex(h + 4, w->n8 < 64 ? w->n8 : 64, ph, sizeof ph);
         w->Fr = NULL;
         rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
                          "%s: witness prime %s is not the scalar field of BN254 or BLS12-381: was the circuit "
@@ -71,7 +56,7 @@ int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
                          path, ph);
         goto fail;
     }
-    w->nwitness = rd32(h + 4 + w->n8);
+    w->nwitness = binfile_rd32(h + 4 + w->n8);
     if (s2->size != (uint64_t)w->nwitness * w->n8) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT, "section 2 (values) of %s is %llu bytes, expected %llu for %u values",
                          path, (unsigned long long)s2->size, (unsigned long long)w->nwitness * w->n8, w->nwitness);

@@ -12,22 +12,6 @@ static const uint32_t zkey_ids[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 static const char *const zkey_names[] = {"header", "groth16 header", "IC", "coefficients", "A",
                                          "B1",     "B2",             "C",  "H"};
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-/* Big-endian hex of an LE integer of n bytes, leading zeros dropped. */
-static void le_hex(const uint8_t *b, size_t n, char *out, size_t outlen)
-{
-    size_t pos = 0, i = n;
-    while (i > 1 && b[i - 1] == 0) i--;
-    pos += (size_t)snprintf(out, outlen, "0x");
-    while (i-- > 0 && pos + 3 < outlen) pos += (size_t)snprintf(out + pos, outlen - pos, "%02x", b[i]);
-}
-
 /* 2-adicity of the scalar field: the largest k with 2^k | r-1 (spec §7). */
 static unsigned fr_two_adicity(const field_desc *Fr)
 {
@@ -77,7 +61,7 @@ static int parse_header(zkey *z, char *err, size_t errlen)
     if (s1->size != 4)
         return binfile_err(err, errlen, CUZK_E_FORMAT, "section 1 (header) of %s is %llu bytes, expected 4",
                            b->path, (unsigned long long)s1->size);
-    uint32_t proto = rd32(binfile_payload(b, s1));
+    uint32_t proto = binfile_rd32(binfile_payload(b, s1));
     if (proto == 2 || proto == 10)
         return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
                            "%s is a %s proving key; cuzk proves Groth16 only (run snarkjs groth16 setup)", b->path,
@@ -90,10 +74,10 @@ static int parse_header(zkey *z, char *err, size_t errlen)
     p = binfile_payload(b, s2);
     sz = s2->size;
     if (sz < 4) goto short2;
-    z->n8q = rd32(p);
+    z->n8q = binfile_rd32(p);
     need = 4 + (uint64_t)z->n8q + 4;
     if (sz < need) goto short2;
-    z->n8r = rd32(p + 4 + z->n8q);
+    z->n8r = binfile_rd32(p + 4 + z->n8q);
     need += (uint64_t)z->n8r + 12;
     if (sz < need) goto short2;
     const uint8_t *q = p + 4, *r = p + 8 + z->n8q, *rest = r + z->n8r;
@@ -107,8 +91,8 @@ static int parse_header(zkey *z, char *err, size_t errlen)
     }
     if (!z->g1 || !z->g2) {
         char qh[2 * 64 + 8], rh[2 * 64 + 8];
-        le_hex(q, z->n8q < 64 ? z->n8q : 64, qh, sizeof qh);
-        le_hex(r, z->n8r < 64 ? z->n8r : 64, rh, sizeof rh);
+        binfile_le_hex(q, z->n8q < 64 ? z->n8q : 64, qh, sizeof qh);
+        binfile_le_hex(r, z->n8r < 64 ? z->n8r : 64, rh, sizeof rh);
         if (!z->Fq || z->Fq->id == FIELD_ID_BN254_FR || z->Fq->id == FIELD_ID_BLS12_381_FR)
             return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
                                "%s: curve with q=%s is not supported (BN254 and BLS12-381 are)", b->path, qh);
@@ -116,9 +100,9 @@ static int parse_header(zkey *z, char *err, size_t errlen)
                            "%s: curve with q=%s and r=%s is not supported (BN254 and BLS12-381 are)", b->path, qh,
                            rh);
     }
-    z->nvars = rd32(rest);
-    z->npublic = rd32(rest + 4);
-    z->domain_size = rd32(rest + 8);
+    z->nvars = binfile_rd32(rest);
+    z->npublic = binfile_rd32(rest + 4);
+    z->domain_size = binfile_rd32(rest + 8);
 
     uint64_t sg1 = 2 * (uint64_t)z->n8q, sg2 = 4 * (uint64_t)z->n8q;
     int rc = check_size(z, 2, need + 3 * sg1 + 3 * sg2, curve_name(z->Fr), err, errlen);
@@ -176,7 +160,7 @@ static int check_sections(zkey *z, char *err, size_t errlen)
     if (s4->size < 4)
         return binfile_err(err, errlen, CUZK_E_FORMAT, "section 4 (coefficients) of %s is %llu bytes, too short",
                            b->path, (unsigned long long)s4->size);
-    z->ncoefs = rd32(binfile_payload(b, s4));
+    z->ncoefs = binfile_rd32(binfile_payload(b, s4));
     snprintf(what, sizeof what, "%llu coefficients", (unsigned long long)z->ncoefs);
     if ((rc = check_size(z, 4, 4 + z->ncoefs * (12 + (uint64_t)z->n8r), what, err, errlen))) return rc;
 

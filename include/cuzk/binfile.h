@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Declared at file scope (not nested in binfile) so the header also compiles as C++
  * (zk/cuda/ includes it through zkey.h). */
@@ -60,6 +61,26 @@ static inline const uint8_t *binfile_payload(const binfile *b, const struct binf
  * "zkey file X has no section 4 (coefficients)" / "... has 2 sections with id 4". */
 int binfile_require(const binfile *b, const uint32_t *ids, const char *const *names, unsigned nids,
                     char *err, size_t errlen);
+
+/* Little-endian loads from a mapped file at any alignment (the formats are LE; so are
+ * the hosts cuzk builds for). */
+static inline uint32_t binfile_rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline uint64_t binfile_rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* out = "0x" and the big-endian hex of the LE integer b[0..n), leading zeros dropped
+ * (for messages: "0x1f..."); cut to fit outlen. */
+void binfile_le_hex(const uint8_t *b, size_t n, char *out, size_t outlen);
 
 /* Unmaps and closes; accepts a zeroed or already-closed struct (map == NULL). */
 void binfile_close(binfile *b);

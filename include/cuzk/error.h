@@ -116,6 +116,9 @@ int cuzk_exit_code(int rc, unsigned prog);
 void cuzk_exit_help(FILE *f, unsigned prog, const int *only);
 void cuzk_exit_help_titled(FILE *f, const char *title, unsigned prog, const int *only);
 
+/* A command's whole --help: its usage text, then cuzk_exit_help(f, prog, only). */
+void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only);
+
 /* The whole table as the README's Markdown table (code | for | meaning). */
 void cuzk_exit_markdown(FILE *f);
 

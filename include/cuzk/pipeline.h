@@ -291,6 +291,11 @@ void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t wh
                      uint64_t t_ns);
 void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns);
 
+/* The output-name rule, in one place: a witness path's default output name is its
+ * basename less a ".wtns" or ".json" ending ("dir/w1.wtns" -> "w1"; ".wtns" alone is
+ * kept). Sets *stem to the name's first byte inside path; returns its length. */
+size_t pipeline_wtns_stem(const char *path, const char **stem);
+
 /* Stats slot number of (role, index) (map above), or -EINVAL. */
 int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index);
 struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role,

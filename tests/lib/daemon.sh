@@ -8,6 +8,11 @@
 #   cuzk ARGS...       the client for this instance
 #   fail MSG           print MSG and the tail of the daemon's log, exit 1
 #   send LINE          one raw protocol line on a fresh connection; prints the reply
+#   expect_error WHAT CODE LINE  send LINE; fail unless the reply is an error CODE with
+#                      a message (printed: "ok: WHAT -> CODE: message")
+#   wait_jobs J...     cuzk wait ${ids[J]} for each J (up to 10 min each); fail if one does not end
+#   verify_outs J FX N snarkjs accepts $tmp/J/out/w{1..N}.proof.json with its public.json under
+#                      fixture set FX's key (fail otherwise); adds N to n
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
 #   daemon_start OPTS  start cuzkd --foreground with OPTS, wait for its socket
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
@@ -18,10 +23,8 @@
 #   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
 # On exit the daemon (if still running) is stopped, its segments and tmp removed
 # (tmp is kept, and named, when KEEP is set).
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 . "$ROOT/tests/fixtures/env.sh"
 
 need_bins() {
@@ -62,23 +65,36 @@ daemon_cleanup() {
   if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 
+expect_error() {  # what, code, request line
+  local r; r="$(send "$3")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
+    || fail "$1: expected error $2, got: $r"
+  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
+}
+
+wait_jobs() {
+  local j
+  for j in "$@"; do
+    timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" \
+      || fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
+  done
+}
+
+verify_outs() {  # J FX N
+  local vk="$SHARED/fixtures/snarkjs-groth16/$2/verification_key.json" i p pub
+  for i in $(seq 1 "$3"); do
+    p="$tmp/$1/out/w$i.proof.json"; pub="$tmp/$1/out/w$i.public.json"
+    [ -f "$p" ] && [ -f "$pub" ] || fail "job $1: w$i.proof.json or w$i.public.json missing"
+    "$SNARKJS" groth16 verify "$vk" "$pub" "$p" 2>&1 | grep -q OK || fail "snarkjs rejects $p"
+    n=$((n + 1))
+  done
+}
+
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 40 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
 js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
 
-send() {
-  python3 - "$run/$inst.sock" "$1" <<'PY'
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n")
-buf = b""
-while b"\n" not in buf:
-    d = s.recv(65536)
-    if not d: break
-    buf += d
-print(buf.decode().split("\n")[0])
-PY
-}
+send() { send_fds "$1"; }  # no descriptors: a plain line (declare -f send send_fds to pass it on)
 # send_fds LINE FILE...: LINE with the FILEs' descriptors (SCM_RIGHTS), as cuzk prove
 # passes them (control.h); a directory goes as O_PATH|O_DIRECTORY, anything else
 # O_RDONLY|O_NONBLOCK (a FIFO opens without a writer). Prints the reply line.

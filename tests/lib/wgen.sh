@@ -40,16 +40,19 @@ wgen_skip_without_tools() {
 # exits 77 without g++/nasm; builds the fixtures and sources their env.sh; makes tmp,
 # removed at exit.
 wgen_script_init() {
-  ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-  cd "$ROOT"
-  BUILD="${BUILD:-build}"
-  case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-  CUZK="$BUILD/bin/cuzk"
-  [ -x "$CUZK" ] || { echo "FAIL: $CUZK does not exist (run make first)" >&2; exit 1; }
+  # shellcheck source=common.sh
+  . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+  need_cuzk
   wgen_skip_without_tools
-  bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-  # shellcheck source=../fixtures/env.sh
-  . "$ROOT/tests/fixtures/env.sh"
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
+  use_fixtures
+  use_tmp
+}
+
+# wgen_daemon_init NAME: the start of a daemon test of witness generators (after
+# tests/lib/daemon.sh): exits 77 without g++/nasm; CUZK; daemon_init NAME; the fixtures.
+wgen_daemon_init() {
+  wgen_skip_without_tools
+  CUZK="$BUILD/bin/cuzk"
+  daemon_init "$1"
+  bash "$MAKE_FIXTURES" -q >/dev/null
 }

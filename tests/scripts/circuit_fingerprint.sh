@@ -17,10 +17,7 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
-wgen_skip_without_tools
-CUZK="$BUILD/bin/cuzk"
-daemon_init fp
-bash "$MAKE_FIXTURES" -q >/dev/null
+wgen_daemon_init fp
 fp() { "$CUZK" fingerprint "$1" | cut -d' ' -f1; }
 
 # ---- equality on every fixture -----------------------------------------------------

@@ -22,20 +22,9 @@ for j in a b c; do
     || fail "submit of job $j: $out"
   ids[$j]="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"
 done
-for j in a b c; do
-  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" \
-    || fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
-done
+wait_jobs a b c
 n=0
-for j in a b c; do
-  vk="$SHARED/fixtures/snarkjs-groth16/${fx[$j]}/verification_key.json"
-  for i in 1 2 3 4; do
-    p="$tmp/$j/out/w$i.proof.json"; pub="$tmp/$j/out/w$i.public.json"
-    [ -f "$p" ] && [ -f "$pub" ] || fail "job $j: w$i.proof.json or w$i.public.json missing"
-    "$SNARKJS" groth16 verify "$vk" "$pub" "$p" 2>&1 | grep -q OK || fail "snarkjs rejects $p"
-    n=$((n + 1))
-  done
-done
+for j in a b c; do verify_outs "$j" "${fx[$j]}" 4; done
 echo "ok: $n proofs from 3 concurrent jobs verified by snarkjs"
 
 daemon_shutdown_clean

@@ -8,12 +8,6 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init pre
-expect_error() {  # what, code, request line
-  local r; r="$(send "$3")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
-    || fail "$1: expected error $2, got: $r"
-  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
-}
 # stage pids (synth, worker, finalizer) from status
 stage_pids() { js 'r.children.map(c=>c.pid).join(" ")' "$(cuzk --json status)"; }
 # mapped PATH: how many of the stage processes map cuzkd's copy of PATH (a memfd named

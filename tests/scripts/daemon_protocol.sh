@@ -9,12 +9,6 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init ptest
-expect_error() {  # what, code, request line
-  local r; r="$(send "$3")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
-    || fail "$1: expected error $2, got: $r"
-  echo "ok: $1 -> $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
-}
 
 daemon_start --devices cpu:1 --buffer-mb 16
 

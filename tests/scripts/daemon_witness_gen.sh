@@ -14,10 +14,7 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
-wgen_skip_without_tools
-CUZK="$BUILD/bin/cuzk"
-daemon_init wgen
-bash "$MAKE_FIXTURES" -q >/dev/null
+wgen_daemon_init wgen
 
 mapfile -t fixtures < <(bash "$MAKE_FIXTURES" --list)
 for d in "${fixtures[@]}"; do wgen_for "$d" >/dev/null; done

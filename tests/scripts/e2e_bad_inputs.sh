@@ -19,28 +19,14 @@
 # Environment: BUILD (default build), PROVER_CMD (default "$BUILD/bin/cuzk prove-local").
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-if [ -z "${PROVER_CMD:-}" ]; then
-  if [ ! -x "$BUILD/bin/cuzk" ]; then
-    echo "FAIL: the prover $BUILD/bin/cuzk does not exist (run make first, or set PROVER_CMD)" >&2
-    exit 1
-  fi
-  PROVER_CMD="$BUILD/bin/cuzk prove-local"
-fi
-read -r -a PROVER <<<"$PROVER_CMD"
-case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
+prover_from_env
 
-bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-# shellcheck source=../fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
+use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # Inputs: a small bn128 fixture, another circuit, the same circuit on bls12381.
 F="$FIXTURES/bn128/manypub"

@@ -21,29 +21,15 @@
 #   E2E_FILTER   regex on "curve/name": run only matching fixtures
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 
-if [ -z "${PROVER_CMD:-}" ]; then
-  if [ ! -x "$BUILD/bin/cuzk" ]; then
-    echo "FAIL: the prover $BUILD/bin/cuzk does not exist (run make first, or set PROVER_CMD)" >&2
-    exit 1
-  fi
-  PROVER_CMD="$BUILD/bin/cuzk prove-local"
-fi
-read -r -a PROVER <<<"$PROVER_CMD"
-case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
+prover_from_env
 PROVE_TIMEOUT="${PROVE_TIMEOUT:-300}"
 
-bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-# shellcheck source=../fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
+use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # All checks of one fixture in one node process (snarkjs as a library: the same
 # groth16.verify that the CLI calls; starting node once instead of five times

@@ -34,20 +34,9 @@ out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json 
 out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json evict "$Z")" \
   || fail "evict while jobs run: $out"
 echo "ok: preload and evict applied by every stage while the async worker had work"
-for j in a b c; do
-  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" \
-    || fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
-done
+wait_jobs a b c
 n=0
-for j in a b c; do
-  vk="$SHARED/fixtures/snarkjs-groth16/${fx[$j]}/verification_key.json"
-  for i in $(seq 1 "${cnt[$j]}"); do
-    p="$tmp/$j/out/w$i.proof.json"; pub="$tmp/$j/out/w$i.public.json"
-    [ -f "$p" ] && [ -f "$pub" ] || fail "job $j: w$i.proof.json or w$i.public.json missing"
-    "$SNARKJS" groth16 verify "$vk" "$pub" "$p" 2>&1 | grep -q OK || fail "snarkjs rejects $p"
-    n=$((n + 1))
-  done
-done
+for j in a b c; do verify_outs "$j" "${fx[$j]}" "${cnt[$j]}"; done
 echo "ok: $n proofs from 3 concurrent jobs (3 circuits) through the async worker verified by snarkjs"
 
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top.json" || fail "cuzk-top"

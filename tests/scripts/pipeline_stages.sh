@@ -10,23 +10,12 @@
 # Environment: BUILD (default build).
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-for b in tests/test_pipeline bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer; do
-  if [ ! -x "$BUILD/$b" ]; then
-    echo "FAIL: $BUILD/$b does not exist (run make tests first)" >&2
-    exit 1
-  fi
-done
-bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
-# shellcheck source=../fixtures/env.sh
-. "$ROOT/tests/fixtures/env.sh"
+# shellcheck source=../lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+need_built tests/test_pipeline bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
+use_fixtures
 
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+use_tmp
 
 # Only the test case that runs the executables (Check selects it by name).
 if ! CK_RUN_SUITE=pipeline CK_RUN_CASE=executables CK_DEFAULT_TIMEOUT=300 \

@@ -11,11 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init secdep
-attacker_init
-A="$FIXTURES/bn128/mulchain-10"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
-attacker_reach
+attack_daemon secdep mulchain-10
 
 # The attacker's own tree: the client binary and its inputs (the checkout may not be
 # readable by other users in CI).
@@ -27,7 +23,7 @@ chown -R "$atk:$atk" "$tmp/atk"
 acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 # Raw requests with descriptors, opened as the attacker (tests/lib/daemon.sh send_fds).
 asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
-asend() { as_attacker bash -c "$(declare -f send); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
+asend() { as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
 
 # Root's files.
 mkdir -m 0755 "$tmp/rootonly"                 # root's, no write for others

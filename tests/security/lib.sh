@@ -8,6 +8,8 @@
 #   victim_init         another user: $VICTIM, uid $vuid (rundir.sh)
 #   as_attacker CMD...  run CMD as the attacker (its own group only)
 #   attacker_reach      let the attacker reach the socket (a member of --group $atk)
+#   attack_daemon NAME FX  daemon_init NAME, attacker_init, A=bn128 fixture FX, a cuzkd
+#                       on one CPU worker (4 buffers of 16 MiB) the attacker can reach
 attacker_init() {
   if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP: $(basename "$0") needs root to create an attacker user (useradd)"; exit 77
@@ -37,3 +39,12 @@ sec_user_del() {
 as_attacker() { runuser -u "$atk" -- "$@"; }
 # Let the attacker reach the socket (a member of --group $atk).
 attacker_reach() { chmod 755 "$tmp" "$run"; chmod 666 "$run/$inst.sock"; }
+# The set-up the attacks share: an instance NAME, the attacker, A=$FIXTURES/bn128/FX, and
+# a small cuzkd (--devices cpu:1, 4 buffers of 16 MiB) admitting the attacker's group.
+attack_daemon() {
+  daemon_init "$1"
+  attacker_init
+  A="$FIXTURES/bn128/$2"
+  daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
+  attacker_reach
+}

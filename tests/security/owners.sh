@@ -38,7 +38,7 @@ as() { local u="$1"; shift; runuser -u "$u" -- "$@"; }
 ucuzk() { local u="$1" d="$2"; shift 2; as "$u" "$d/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 acuzk() { ucuzk "$VICTIM" "$A" "$@"; }
 bcuzk() { ucuzk "$atk" "$B" "$@"; }
-bsend() { as_attacker bash -c "$(declare -f send); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
+bsend() { as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
 refused_with() {  # code what reply: the reply is a refusal with that error code
   local code="$1" what="$2" r="$3"
   [ "$(js 'r.ok === false && r.error' "$r")" = "$code" ] || fail "$what: not refused with \"$code\": $r"

@@ -12,11 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init secres
-attacker_init
-A="$FIXTURES/bn128/mulchain-10"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
-attacker_reach
+attack_daemon secres mulchain-10
 mkdir -p "$tmp/atk/in" "$tmp/atk/out"
 cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
 for w in a b c; do cp "$A/witness.wtns" "$tmp/atk/in/$w.wtns"; done

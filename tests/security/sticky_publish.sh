@@ -10,11 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init secsticky
-attacker_init
-A="$FIXTURES/bn128/mulchain-10"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
-attacker_reach
+attack_daemon secsticky mulchain-10
 
 mkdir -p "$tmp/atk/in" "$tmp/sticky"
 chmod 1777 "$tmp/sticky"

@@ -13,11 +13,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init sectrunc
-attacker_init
-A="$FIXTURES/bn128/mulchain-13"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
-attacker_reach
+attack_daemon sectrunc mulchain-13
 
 mkdir -p "$tmp/atk/in" "$tmp/atk/out" "$tmp/root/in" "$tmp/root/out"
 install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk"

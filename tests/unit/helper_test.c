@@ -32,18 +32,37 @@ void test_shared_fixture(char *dst, size_t len, const char *set, const char *fil
     snprintf(dst, len, "%s/fixtures/snarkjs-groth16/%s/%s", s && *s ? s : "../shared", set, file);
 }
 
-int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout)
+int test_run(Suite *s)
 {
-    Suite *s = suite_create(suite);
-    for (size_t i = 0; i < n; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_set_timeout(tc, timeout);
-        tcase_add_loop_test(tc, cases[i].fn, 0, cases[i].loops);
-        suite_add_tcase(s, tc);
-    }
     SRunner *sr = srunner_create(s);
+    int failed;
+
     srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int test_run_cases(const char *suite, const struct test_case *cases, size_t n, const struct test_opts *o)
+{
+    Suite *s = suite_create(suite);
+
+    for (size_t i = 0; i < n; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+
+        if (o && (o->setup || o->teardown))
+            tcase_add_checked_fixture(tc, o->setup, o->teardown);
+        if (o && o->timeout > 0)
+            tcase_set_timeout(tc, o->timeout);
+        tcase_add_loop_test(tc, cases[i].fn, 0, cases[i].loops > 0 ? cases[i].loops : 1);
+        suite_add_tcase(s, tc);
+    }
+    return test_run(s);
+}
+
+int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout)
+{
+    const struct test_opts o = { .timeout = timeout };
+
+    return test_run_cases(suite, cases, n, &o);
 }

@@ -22,15 +22,33 @@ void test_rand_scalar(const field_desc *Fr, uint64_t k[4]);
  * under $CUZK_SHARED, else ../shared (tests run from the repository's root). */
 void test_shared_fixture(char *dst, size_t len, const char *set, const char *file);
 
-/* One test case run `loops` times (Check's loop tests: _i = 0 .. loops-1). */
+/* One test case run `loops` times (Check's loop tests: _i = 0 .. loops-1); a table
+ * written { name, fn } (loops 0) runs it once. */
 struct test_case {
     const char *name;
     const TTest *fn;
     int loops;
 };
 
-/* Build a suite with one tcase per case (timeout seconds each), run it, and return
- * the process exit status (EXIT_SUCCESS when nothing failed). */
+/* What every tcase of a table shares: a checked fixture (either may be NULL) and a
+ * timeout in seconds (0: Check's default, or CK_DEFAULT_TIMEOUT). */
+struct test_opts {
+    SFun setup, teardown;
+    double timeout;
+};
+
+/* Run suite s (and free it); return the process exit status (EXIT_SUCCESS when
+ * nothing failed). The one place a unit-test main turns Check's count into a status. */
+int test_run(Suite *s);
+
+/* Build a suite with one tcase per case, named after it (CK_RUN_CASE picks one), with
+ * the shared options o (NULL: none), run it, and return test_run's status. */
+int test_run_cases(const char *suite, const struct test_case *cases, size_t n, const struct test_opts *o);
+
+/* test_run_cases with only a timeout. */
 int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout);
+
+/* The number of rows of a case table. */
+#define TEST_N(t) (sizeof(t) / sizeof((t)[0]))
 
 #endif

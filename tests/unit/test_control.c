@@ -7,6 +7,8 @@
 
 #include "cuzk/control.h"
 
+#include "helper_test.h"
+
 static int parse(const char *line, struct control_req *r, struct control_err *e)
 {
 	return control_parse(line, strlen(line), r, e);
@@ -283,11 +285,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(suite());
 }

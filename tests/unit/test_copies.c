@@ -10,6 +10,8 @@
 
 #include "cuzk/copies.h"
 
+#include "helper_test.h"
+
 static char dir[64];
 
 static void setup(void)
@@ -212,11 +214,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(suite());
 }

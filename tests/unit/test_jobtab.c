@@ -8,6 +8,8 @@
 
 #include <cuzk/shmlayout.h>
 
+#include "helper_test.h"
+
 static char inst[64], err[512];
 static struct shmlayout_data d;
 
@@ -227,8 +229,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("jobtab");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "moves_are_cas_on_state_and_owner", test_jobtab_moves_are_cas_on_state_and_owner },
 		{ "generation_defeats_aba", test_jobtab_generation_defeats_aba },
 		{ "job_done_decided_by_exactly_one_call",
@@ -240,19 +241,7 @@ int main(void)
 		{ "reclaim_rolls_back_to_last_intact_state",
 		  test_jobtab_reclaim_rolls_back_to_last_intact_state },
 	};
-	SRunner *sr;
-	int failed;
+	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("jobtab", t, TEST_N(t), &o);
 }

@@ -472,33 +472,18 @@ END_TEST
 int main(void)
 {
     test_rng_seed(0x9e3779b97f4a7c15ULL);
-    Suite *s = suite_create("msm");
-    struct {
-        const char *n;
-        const TTest *f;
-        int lo, hi; /* loop over GROUPS[lo..hi) */
-    } t[] = {
-        {"count_zero_is_infinity", test_msm_count_zero_is_infinity, 0, 1},
-        {"rejects_bad_arguments", test_msm_rejects_bad_arguments, 0, 1},
-        {"matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 0, 4},
-        {"handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 0, 4},
-        {"small_witness_scalars", test_msm_small_witness_scalars, 0, 4},
-        {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 0, 4},
-        {"every_window_width_agrees", test_msm_every_window_width_agrees, 0, 4},
-        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 0, 4},
-        {"glv_edge_scalars", test_msm_glv_edge_scalars, 0, 4},
-        {"batch_affine_collisions", test_msm_batch_affine_collisions, 0, 4},
-        {"batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 0, 1},
+    const struct test_case t[] = { /* loops over GROUPS[0 .. loops) */
+        {"count_zero_is_infinity", test_msm_count_zero_is_infinity, 1},
+        {"rejects_bad_arguments", test_msm_rejects_bad_arguments, 1},
+        {"matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 4},
+        {"handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 4},
+        {"small_witness_scalars", test_msm_small_witness_scalars, 4},
+        {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 4},
+        {"every_window_width_agrees", test_msm_every_window_width_agrees, 4},
+        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 4},
+        {"glv_edge_scalars", test_msm_glv_edge_scalars, 4},
+        {"batch_affine_collisions", test_msm_batch_affine_collisions, 4},
+        {"batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 1},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        TCase *tc = tcase_create(t[i].n);
-        tcase_set_timeout(tc, 300);
-        tcase_add_loop_test(tc, t[i].f, t[i].lo, t[i].hi);
-        suite_add_tcase(s, tc);
-    }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run_suite("msm", t, TEST_N(t), 300);
 }

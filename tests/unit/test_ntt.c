@@ -9,6 +9,8 @@
 
 #include <cuzk/ntt.h>
 
+#include "helper_test.h"
+
 #define L 4
 
 static const field_desc *const FIELDS[] = {&FIELD_BN254_FR, &FIELD_BLS12_381_FR};
@@ -439,9 +441,5 @@ static Suite *ntt_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(ntt_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(ntt_suite());
 }

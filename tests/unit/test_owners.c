@@ -8,6 +8,8 @@
 
 #include "cuzk/owners.h"
 
+#include "helper_test.h"
+
 /* Two ordinary uids: neither root nor ours. */
 #define UA 4242
 #define UB 4343
@@ -87,11 +89,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *r = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(suite());
 }

@@ -199,26 +199,12 @@ END_TEST
 int main(void)
 {
     test_rng_seed(0x6a09e667f3bcc908ULL);
-    Suite *s = suite_create("pairing");
-    struct {
-        const char *n;
-        const TTest *f;
-    } t[] = {
-        {"is_bilinear", test_pairing_is_bilinear},
-        {"is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r},
-        {"with_negation_cancels", test_pairing_with_negation_cancels},
-        {"multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity},
-        {"subgroup_check", test_pairing_subgroup_check},
+    const struct test_case t[] = {
+        {"is_bilinear", test_pairing_is_bilinear, 2},
+        {"is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r, 2},
+        {"with_negation_cancels", test_pairing_with_negation_cancels, 2},
+        {"multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity, 2},
+        {"subgroup_check", test_pairing_subgroup_check, 2},
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        TCase *tc = tcase_create(t[i].n);
-        tcase_set_timeout(tc, 120);
-        tcase_add_loop_test(tc, t[i].f, 0, 2);
-        suite_add_tcase(s, tc);
-    }
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run_suite("pairing", t, TEST_N(t), 120);
 }

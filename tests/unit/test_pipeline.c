@@ -788,11 +788,5 @@ static Suite *pipeline_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(pipeline_suite());
-    int nf;
-
-    srunner_run_all(sr, CK_NORMAL);
-    nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(pipeline_suite());
 }

@@ -9,6 +9,8 @@
 #include "cuzk/config.h"
 #include "cuzk/plan.h"
 
+#include "helper_test.h"
+
 static void make_plan(const char *synthetic, const char *devices, struct plan *p)
 {
 	struct cuzkd_config c;
@@ -206,11 +208,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(suite());
 }

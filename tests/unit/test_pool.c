@@ -10,6 +10,8 @@
 #include <cuzk/futex.h>
 #include <cuzk/shmlayout.h>
 
+#include "helper_test.h"
+
 static char inst[64], err[512];
 static struct shmlayout_data d;
 
@@ -213,8 +215,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("pool");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "alloc_until_empty_then_free", test_pool_alloc_until_empty_then_free },
 		{ "alloc_times_out_then_wakes_on_free", test_pool_alloc_times_out_then_wakes_on_free },
 		{ "reclaims_dead_process_buffers", test_pool_reclaims_dead_process_buffers },
@@ -224,19 +225,7 @@ int main(void)
 		{ "one_share_serves_every_node", test_pool_one_share_serves_every_node },
 		{ "slab_setup_no_mbind_flag", test_pool_slab_setup_no_mbind_flag },
 	};
-	SRunner *sr;
-	int failed;
+	const struct test_opts o = { .teardown = teardown };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_add_checked_fixture(tc, NULL, teardown);
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("pool", t, TEST_N(t), &o);
 }

@@ -21,6 +21,8 @@
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
+#include "helper_test.h"
+
 static char shared[PATH_MAX];
 static char tmpdir[PATH_MAX];
 static char err[1024];
@@ -675,9 +677,5 @@ static Suite *readers_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(readers_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run(readers_suite());
 }

@@ -14,6 +14,8 @@
 #include <cuzk/futex.h>
 #include <cuzk/ring.h>
 
+#include "helper_test.h"
+
 /* A ring in an anonymous shared mapping, so forked children share it. */
 static struct ring *ring_new(uint32_t cap, uint64_t start)
 {
@@ -350,13 +352,9 @@ START_TEST(test_ring_mpmc_threads_capacity_two_under_contention)
 }
 END_TEST
 
-static Suite *ring_suite(void)
+int main(void)
 {
-	Suite *s = suite_create("ring");
-	struct {
-		const char *name;
-		const TTest *fn;
-	} t[] = {
+	const struct test_case t[] = {
 		{ "rejects_bad_capacity", test_ring_rejects_bad_capacity },
 		{ "full_and_empty_report_eagain", test_ring_full_and_empty_report_eagain },
 		{ "capacity_one_alternates", test_ring_capacity_one_alternates },
@@ -374,23 +372,5 @@ static Suite *ring_suite(void)
 		  test_ring_mpmc_threads_capacity_two_under_contention },
 	};
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].name);
-
-		tcase_set_timeout(tc, 60);
-		tcase_add_test(tc, t[i].fn);
-		suite_add_tcase(s, tc);
-	}
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(ring_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite("ring", t, TEST_N(t), 60);
 }

@@ -23,6 +23,8 @@
 
 #include <cuzk/ring.h>
 
+#include "helper_test.h"
+
 #define CAP 4
 #define START (UINT64_MAX - 5) /* the victim's position is near the 2^64 wrap too */
 #define VICTIM_VALUE 777u
@@ -230,8 +232,6 @@ int main(void)
 	const char *san = getenv("CUZK_SANITIZER");
 	Suite *s = suite_create("ring_kill");
 	TCase *tc = tcase_create("kill");
-	SRunner *sr;
-	int failed;
 
 	if (san && !strcmp(san, "tsan")) {
 		printf("SKIP: fork and ptrace under TSan (the ring's thread tests cover TSan)\n");
@@ -246,9 +246,5 @@ int main(void)
 	tcase_add_test(tc, test_push_killed_at_every_instruction);
 	tcase_add_test(tc, test_pop_killed_at_every_instruction);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(s);
 }

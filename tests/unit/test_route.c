@@ -6,6 +6,8 @@
 
 #include "cuzk/route.h"
 
+#include "helper_test.h"
+
 /* workers on nodes wn[0..nw), synths on sn[0..ns), all alive, rings empty */
 static struct route_view view(uint32_t nw, const int *wn, uint32_t ns, const int *sn)
 {
@@ -125,8 +127,6 @@ int main(void)
 {
 	Suite *s = suite_create("route");
 	TCase *tc = tcase_create("decision");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_test(tc, test_route_local_worker_of_each_node);
 	tcase_add_test(tc, test_route_least_loaded_on_the_node);
@@ -134,9 +134,5 @@ int main(void)
 	tcase_add_test(tc, test_route_node_without_synth_in_the_plan);
 	tcase_add_test(tc, test_route_one_node_and_unknown_nodes_are_local);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(s);
 }

@@ -14,6 +14,8 @@
 #include <cuzk/segment.h>
 #include <cuzk/shmlayout.h>
 
+#include "helper_test.h"
+
 static char inst[64];
 static char err[512];
 
@@ -242,8 +244,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("segment");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "round_trip_header_and_regions", test_segment_round_trip_header_and_regions },
 		{ "create_refuses_existing_and_bad_names",
 		  test_segment_create_refuses_existing_and_bad_names },
@@ -255,19 +256,7 @@ int main(void)
 		{ "readonly_mapping_faults_on_write", test_segment_readonly_mapping_faults_on_write },
 		{ "layout_views_match_after_attach", test_segment_layout_views_match_after_attach },
 	};
-	SRunner *sr;
-	int failed;
+	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("segment", t, TEST_N(t), &o);
 }

@@ -15,6 +15,8 @@
 #include <cuzk/futex.h>
 #include <cuzk/shmlayout.h>
 
+#include "helper_test.h"
+
 static char inst[64], err[512];
 static struct shmlayout_data d;
 
@@ -349,27 +351,13 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("shm_stress");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "processes_move_a_million_indices_exactly_once",
 		  test_stress_processes_move_a_million_indices_exactly_once },
 		{ "killed_consumers_recover_every_partition_once",
 		  test_stress_killed_consumers_recover_every_partition_once },
 	};
-	SRunner *sr;
-	int failed;
+	const struct test_opts o = { .teardown = teardown, .timeout = 120 };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_set_timeout(tc, 120);
-		tcase_add_checked_fixture(tc, NULL, teardown);
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("shm_stress", t, TEST_N(t), &o);
 }

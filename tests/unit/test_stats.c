@@ -7,6 +7,8 @@
 
 #include <cuzk/stats.h>
 
+#include "helper_test.h"
+
 static struct stats_page *page_new(uint32_t slots)
 {
 	struct stats_page *pg = aligned_alloc(64, (stats_page_size(slots) + 63) / 64 * 64);
@@ -185,8 +187,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("stats");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "state_times_sum_to_wall_time", test_stats_state_times_sum_to_wall_time },
 		{ "histogram_percentiles", test_stats_histogram_percentiles },
 		{ "page_check_refuses_other_version", test_stats_page_check_refuses_other_version },
@@ -194,18 +195,6 @@ int main(void)
 		{ "gauges_set_named_and_cleared_by_restart",
 		  test_stats_gauges_set_named_and_cleared_by_restart },
 	};
-	SRunner *sr;
-	int failed;
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("stats", t, TEST_N(t), NULL);
 }

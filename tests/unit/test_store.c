@@ -13,6 +13,8 @@
 
 #include <cuzk/store.h>
 
+#include "helper_test.h"
+
 static char dir[64], path[128], err[1024];
 
 static void setup(void)
@@ -206,27 +208,14 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("store");
-	struct { const char *n; const TTest *f; } t[] = {
+	const struct test_case t[] = {
 		{ "resume_data_round_trips", test_store_resume_data_round_trips },
 		{ "uncommitted_batch_is_not_kept", test_store_uncommitted_batch_is_not_kept },
 		{ "cancel_fails_unfinished_durably", test_store_cancel_fails_unfinished_durably },
 		{ "newer_version_refused_untouched", test_store_newer_version_refused_untouched },
 		{ "other_files_refused_untouched", test_store_other_files_refused_untouched },
 	};
-	SRunner *sr;
-	int failed;
+	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		TCase *tc = tcase_create(t[i].n);
-
-		tcase_add_checked_fixture(tc, setup, teardown);
-		tcase_add_test(tc, t[i].f);
-		suite_add_tcase(s, tc);
-	}
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_cases("store", t, TEST_N(t), &o);
 }

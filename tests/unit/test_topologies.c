@@ -12,6 +12,8 @@
 #include "cuzk/plan.h"
 #include "cuzk/pool.h"
 
+#include "helper_test.h"
+
 #define DUAL "tests/topologies/dual-xeon-8gpu.xml"
 #define EPYC "tests/topologies/epyc-4gpu.xml"
 
@@ -403,11 +405,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run(suite());
 }

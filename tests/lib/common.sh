@@ -1,0 +1,50 @@
+# shellcheck shell=bash
+# The preamble every script test shares (sourced, never run). After
+# `. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"`:
+#   ROOT   the repository root (absolute; also the current directory)
+#   BUILD  the build dir, absolute (from $BUILD, default build)
+#   need_cuzk          CUZK=$BUILD/bin/cuzk; FAIL (exit 1) when it is not built
+#   need_built P...    FAIL unless $BUILD/P exists and is executable, for each P
+#   use_fixtures       make the fixtures if needed (quietly), source tests/fixtures/env.sh
+#   use_tmp            tmp=a new temp dir, removed on exit (trap EXIT)
+#   prover_from_env    PROVER=( $PROVER_CMD ), default "$BUILD/bin/cuzk prove-local" (FAIL
+#                      when that is not built); a relative command path made absolute
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+BUILD="${BUILD:-build}"
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+
+need_built() {
+  local b
+  for b in "$@"; do
+    [ -x "$BUILD/$b" ] || { echo "FAIL: $BUILD/$b does not exist (run make tests first)" >&2; exit 1; }
+  done
+}
+
+need_cuzk() {
+  CUZK="$BUILD/bin/cuzk"
+  [ -x "$CUZK" ] || { echo "FAIL: $CUZK does not exist (run make first)" >&2; exit 1; }
+}
+
+use_fixtures() {
+  bash "$ROOT/tests/fixtures/make.sh" -q >/dev/null
+  # shellcheck source=../fixtures/env.sh
+  . "$ROOT/tests/fixtures/env.sh"
+}
+
+use_tmp() {
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+}
+
+prover_from_env() {
+  if [ -z "${PROVER_CMD:-}" ]; then
+    if [ ! -x "$BUILD/bin/cuzk" ]; then
+      echo "FAIL: the prover $BUILD/bin/cuzk does not exist (run make first, or set PROVER_CMD)" >&2
+      exit 1
+    fi
+    PROVER_CMD="$BUILD/bin/cuzk prove-local"
+  fi
+  read -r -a PROVER <<<"$PROVER_CMD"
+  case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
+}
