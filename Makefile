@@ -3,7 +3,9 @@
 #   make            every binary into build/bin/, one static library per module in build/lib/
 #   make test       build and run every test (unit tests with Check, then script tests)
 #   make asan       the tests built and run with AddressSanitizer + UBSan (build-asan/)
-#   make tsan       the thread-variant tests built and run with ThreadSanitizer (build-tsan/)
+#   make tsan       the shared-memory/thread unit tests (TSAN_TESTS) under ThreadSanitizer (build-tsan/)
+#   make format     clang-format the project's sources in place (tools/format.sh)
+#   make format-check  list the files clang-format would change, fail if any (CI)
 #   make demo       the main job: prove the bundled example circuit, verify with snarkjs
 #   make bench      benchmarks that print comparison tables
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
@@ -227,7 +229,7 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+.PHONY: all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
         readme-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
@@ -274,6 +276,12 @@ tsan:
 	  EXTRA_LDFLAGS="-fsanitize=thread" $(patsubst %,build-tsan/tests/%,$(TSAN_TESTS))
 	BUILD=build-tsan CUZK_SANITIZER=tsan TEST_FILTER='^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$' \
 	  bash tests/run.sh --unit-only
+
+# .clang-format (4 spaces) or .clang-format-tabs, per file by its indentation.
+format:
+	bash tools/format.sh
+format-check:
+	bash tools/format.sh --check
 
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh
