@@ -7,6 +7,7 @@
 # /usr/lib/postgresql/<version>/bin) is for tests/scripts/fleet_pg.sh's throwaway
 # cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
 # only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.
+# clang-format for make format / make format-check (Debian 12's is version 14).
 set -euo pipefail
 
 PKGS=(
@@ -17,7 +18,7 @@ PKGS=(
   nlohmann-json3-dev
   nodejs npm python3 tmux procps
   hwloc-nox
-  clang libclang-rt-dev
+  clang libclang-rt-dev clang-format
   postgresql libpq-dev
 )
 

@@ -2927,7 +2927,7 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 		long old = 0;
 
 		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "pid file %s is %s, not a regular file; refusing it",
+			snprintf(err, errlen, "pid file %.900s is %s, not a regular file; refusing it",
 				 s->pid_path, S_ISLNK(st.st_mode) ? "a symlink" : "special");
 			s->pid_path[0] = '\0';
 			return -EEXIST;
@@ -2948,7 +2948,7 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 			return -EEXIST;
 		}
 		if (unlink(s->pid_path) && errno != ENOENT) {
-			snprintf(err, errlen, "stale pid file %s: %s", s->pid_path, strerror(errno));
+			snprintf(err, errlen, "stale pid file %.900s: %s", s->pid_path, strerror(errno));
 			s->pid_path[0] = '\0';
 			return -errno;
 		}
@@ -2956,13 +2956,13 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 	}
 	fd = open(s->pid_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		snprintf(err, errlen, "pid file %s: %s", s->pid_path, strerror(errno));
+		snprintf(err, errlen, "pid file %.900s: %s", s->pid_path, strerror(errno));
 		s->pid_path[0] = '\0';
 		return -EEXIST;
 	}
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (write(fd, buf, (size_t)n) != n || fsync(fd)) {
-		snprintf(err, errlen, "pid file %s: %s", s->pid_path, strerror(errno));
+		snprintf(err, errlen, "pid file %.900s: %s", s->pid_path, strerror(errno));
 		close(fd);
 		unlink(s->pid_path);
 		s->pid_path[0] = '\0';

@@ -51,6 +51,9 @@ bool fe_set_mulx(bool on)
  * One pointer for the four limbs costs at -O2 one lea per product. The descriptors
  * are const objects never written, so the asm needs no memory operand to be ordered
  * after a store to them. */
+/* The asm below is laid out by hand (one instruction a line, with its operand
+ * comments): make format leaves it alone. */
+/* clang-format off */
 #define FE4_REDUCE                                                     \
     "movq %0, %%rdx\n\t"                                               \
     "imulq %[inv], %%rdx\n\t"                                          \
@@ -593,6 +596,7 @@ static __attribute__((noinline)) void fe_sqr_bls12_381_fq_mulx(uint64_t *r, cons
 
 #undef FE4_REDUCE
 #undef FE4_MULADD
+/* clang-format on */
 
 /* The two paths as separate functions, entered by a tail jump: sharing one body made
  * every mulx product save and restore the six callee-saved registers the portable

@@ -1,6 +1,8 @@
 /* test_pool.c — buffer pool: allocation, ownership, reclaim, per-node counts, slab. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,49 @@ START_TEST(test_pool_slab_setup_reports_what_it_did)
 }
 END_TEST
 
+/* Threads of one process share 2 buffers: each takes one, fills it with its own id,
+ * checks the bytes are still its own, gives it back; under TSan (make tsan) this is
+ * the pool's ordering check (A1/R1 in pool.c: the previous owner's writes happen
+ * before the next owner's), which the fork tests above cannot give it. */
+#define SHARE_THREADS 4
+#define SHARE_ROUNDS 2000
+static atomic_int share_bad;
+
+static void *share_main(void *arg)
+{
+	uint32_t me = (uint32_t)(uintptr_t)arg, idx;
+
+	for (int r = 0; r < SHARE_ROUNDS; r++) {
+		/* long timeout: only a lost wake-up would reach it (then share_bad) */
+		if (pool_buf_alloc(&d.pool, -1, me, 60000000000LL, &idx)) {
+			atomic_fetch_add(&share_bad, 1);
+			return NULL;
+		}
+		unsigned char *b = pool_buf_ptr(&d.pool, idx);
+		memset(b, (int)(me & 0xff), 256);
+		for (int i = 0; i < 256; i++)
+			if (b[i] != (me & 0xff))
+				atomic_fetch_add(&share_bad, 1);
+		if (pool_buf_free(&d.pool, idx, me))
+			atomic_fetch_add(&share_bad, 1);
+	}
+	return NULL;
+}
+
+START_TEST(test_pool_threads_share_buffers_exclusively)
+{
+	pthread_t th[SHARE_THREADS];
+
+	setup_n(2, 1);
+	atomic_store(&share_bad, 0);
+	for (uintptr_t t = 0; t < SHARE_THREADS; t++)
+		ck_assert_int_eq(pthread_create(&th[t], NULL, share_main, (void *)(100 + t)), 0);
+	for (int t = 0; t < SHARE_THREADS; t++)
+		pthread_join(th[t], NULL);
+	ck_assert_int_eq(atomic_load(&share_bad), 0);
+}
+END_TEST
+
 int main(void)
 {
 	const struct test_case t[] = {
@@ -224,6 +269,7 @@ int main(void)
 		{ "node_only_alloc_waits_for_its_node", test_pool_node_only_alloc_waits_for_its_node },
 		{ "one_share_serves_every_node", test_pool_one_share_serves_every_node },
 		{ "slab_setup_no_mbind_flag", test_pool_slab_setup_no_mbind_flag },
+		{ "threads_share_buffers_exclusively", test_pool_threads_share_buffers_exclusively },
 	};
 	const struct test_opts o = { .teardown = teardown };
 
