@@ -148,8 +148,11 @@ have_wgen=1
 for t in "${CXX:-g++}" "${NASM:-nasm}"; do command -v "$t" >/dev/null 2>&1 || have_wgen=0; done
 sc="$tmp/state-c"; cdir="$sc/$inst.copies"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 0 \
-  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 1500 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 60000 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 answering
+# (a finalizer delay far past the submits: no job may finish, and drop its copies,
+# before the copies are counted and cuzkd is killed; with 1.5 s, job A finished
+# while a loaded machine took 6 s over the generator job's submit)
 [ "$(stat -c %a "$cdir")" = 700 ] || fail "copies dir mode $(stat -c %a "$cdir") (want 700)"
 mkdir -p "$tmp/cin" "$tmp/ca" "$tmp/cb" "$tmp/cc"
 for i in 1 2 3; do cp "$FX/witness.wtns" "$tmp/cin/a$i.wtns"; done

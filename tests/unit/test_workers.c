@@ -378,13 +378,21 @@ END_TEST
 int main(void)
 {
     test_rng_seed(0x776f726b657273ULL);
+    /* Under ASan the fork case is left out: GCC's libsanitizer allocator is not
+     * fork-safe while another thread allocates (the child inherits a size-class
+     * region mutex held; gdb shows the child's threads waiting in
+     * SizeClassAllocator64::GetFromAllocator, 1 run in 6 here). The plain build runs
+     * it, and it is the plain build's allocator the daemon forks with. */
+    const char *san = getenv("CUZK_SANITIZER");
+    int asan = san && !strcmp(san, "asan");
     const struct test_case t[] = {
         {"run_every_part_once", test_workers_run_every_part_once, 1},
         {"parts_run_at_once", test_workers_parts_run_at_once, 1},
         {"concurrent_callers", test_workers_concurrent_callers, 1},
         {"nested_caller", test_workers_nested_caller, 1},
-        {"fork_child_runs", test_workers_fork_child_runs, 1},
         {"second_round_makes_no_thread", test_workers_second_round_makes_no_thread, 1},
+        {"fork_child_runs", test_workers_fork_child_runs, 1}, /* last: see above */
     };
-    return test_run_suite("workers", t, sizeof t / sizeof t[0], 300);
+    if (asan) printf("workers: fork_child_runs not run under asan (libsanitizer allocator not fork-safe)\n");
+    return test_run_suite("workers", t, sizeof t / sizeof t[0] - (size_t)asan, 300);
 }
