@@ -17,8 +17,14 @@
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
 #    accepts every one.
+#    A worker or cuzkd killed between a finish and its publish: the others adopt its
+#    staged proof once its heartbeat is 3 leases old, and `cuzk wait` returns only
+#    once every proof file is in place.
 # 5. a cuzkd killed between a finish and its publish, restarted under its instance:
 #    its old leases back to the queue at once, the staged proof published once.
+# 6. a cuzkd killed between a finish and its publish and never started again: another
+#    cuzkd (a fresh instance) finishes the job and publishes the dead one's proof,
+#    once (before: the job was done with that proof missing).
 # Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -93,14 +99,16 @@ round() {  # name, disturbance (kill|dbstop)
   fi
   timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || fail "$name: job $job not done"
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  [ "$(wc -l <"$log")" -eq $N ] || fail "$name: $(wc -l <"$log") publishes for $N partitions: $(sort "$log" | tr '\n' ';')"
-  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: a partition published twice"
+  # Each partition in the log (published by its worker, or adopted from a dead one's
+  # staging dir, or only marked where the dead one had linked it), linked by one only.
+  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: $(cut -d' ' -f1,2 "$log" | sort -u | wc -l) partitions published for $N: $(sort "$log" | tr '\n' ';')"
+  [ -z "$(grep -v ' marked$' "$log" | cut -d' ' -f1,2 | sort | uniq -d)" ] || fail "$name: a partition published twice: $(sort "$log" | tr '\n' ';')"
   ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
   [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
   r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
   [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
-  echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ',')), snarkjs: $r"
+  echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ','); $(grep -c ' adopted$' "$log" || true) adopted), snarkjs: $r"
 }
 round kill kill
 round dbstop dbstop
@@ -171,3 +179,50 @@ r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modul
   "$FX/verification_key.json" "$out")" || fail "restart snarkjs: $r"
 [ "$r" = "$M verified" ] || fail "restart snarkjs: $r"
 echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"
+
+# 6: a cuzkd killed between a finish and its publish (the hook), never started again:
+# its partition stays done and unpublished, the job running. Another cuzkd (instance
+# B, lease 3) proves the rest and adopts the dead one's staged proof once its
+# heartbeat is 3 leases old: every proof published once. Before, `cuzk wait` returned
+# with that proof missing (the CI failure "cuzkd: 29 proofs").
+out="$tmp/out-adopt"; mkdir -p "$out"
+M=6
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
+  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+acfg=(--instance "$inst-a" --run-dir "$tmp/runa" --state-dir "$tmp/statea" --foreground --devices cpu:1
+  --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 --queue-parallel 2)
+set +e
+CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${acfg[@]}" >"$tmp/cuzkd-a.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-a.log"; fail "adopt: cuzkd A did not die at the hook (rc $rc)"; }
+staged=("$out"/.cuzk-*-"$inst-a"/*.proof.json)
+[ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
+  fail "adopt: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+dead="$(basename "$(dirname "${staged[0]}")")"; dead="${dead#.cuzk-}"
+"$BUILD/bin/cuzkd" --instance "$inst-b" --run-dir "$tmp/runb" --state-dir "$tmp/stateb" --foreground \
+  --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd-b.log" 2>&1 & bpid=$!
+daemon_on_exit="kill -KILL $bpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-b*; ${daemon_on_exit}"
+timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 90000 >/dev/null ||
+  { tail -n 20 "$tmp/cuzkd-b.log"; fail "adopt: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "adopt: $(ls "$out" | grep -c '\.proof\.json$') proofs for $M"
+# Once: nothing is published again while B goes on adopting (two more rounds).
+for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-a"
+sleep 7
+while read -r f ino mt; do
+  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "adopt: $f was published again"
+done <"$tmp/noted-a"
+kill -TERM "$bpid"; wait "$bpid" 2>/dev/null || true
+# (A's other partition may have left staged files too, finished by nobody: stale.)
+adopted="$(grep -c "published .* (job $job part [0-9]*) that $dead finished" "$tmp/cuzkd-b.log" || true)"
+[ "$adopted" -eq 1 ] || { tail -n 20 "$tmp/cuzkd-b.log"; fail "adopt: B said it published $adopted of $dead's proofs (want 1)"; }
+dead_name="$(sed -n "s/.*published \([^ ]*\) (job $job part [0-9]*) that $dead finished.*/\1/p" "$tmp/cuzkd-b.log")"
+! grep -q "existed already" "$tmp/cuzkd-b.log" || fail "adopt: a publish met an existing file"
+[ ! -e "$out/.cuzk-$dead/$dead_name.proof.json" ] && [ ! -e "$out/.cuzk-$dead/$dead_name.public.json" ] ||
+  fail "adopt: the adopted proof is still staged: $(ls "$out/.cuzk-$dead")"
+st="$("$BUILD/bin/cuzk" status --queue "$url")"
+echo "$st" | jq -e '.parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "adopt: status: $st"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "adopt snarkjs: $r"
+[ "$r" = "$M verified" ] || fail "adopt snarkjs: $r"
+echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B published its $dead_name once: $M proofs, snarkjs: $r"
