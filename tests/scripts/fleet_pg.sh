@@ -8,11 +8,13 @@
 #    expired lease taken over with a new generation, the stale owner's finish refused,
 #    no partition finished twice, failed partitions fail the job.
 # 2. 30 partitions submitted with `cuzk prove --queue --json`, 3 claimers (test_fleet_pg
-#    worker: claim, prove-local, finish, publish: fleet.h's order), one killed with -9
+#    worker: claim, prove-local, finish, publish, mark: fleet_pg.h's order), one killed with -9
 #    mid-run: `cuzk wait --queue` sees the job done, 30 proofs, each published once
 #    (the publish log has every partition exactly once and no EEXIST), snarkjs accepts
 #    every one, `cuzk status --queue` shows the daemons and their done counts.
-# 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start).
+# 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start),
+#    and with one worker dying between its 3rd finish and its publish (a hook): the
+#    others adopt its staged proof (the log says "adopted").
 # 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
@@ -83,12 +85,16 @@ round() {  # name, disturbance (kill|dbstop)
   job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
   [ -n "$job" ] && [ "$job" != null ] || fail "submit: no job id"
   for k in 1 2 3; do
-    CUZK_TEST_PG_URL="$url" FLEET_PUBLISH_LOG="$log" "$T" worker "$name-d$k" "$BUILD/bin/cuzk" \
-      >"$tmp/$name-d$k.log" 2>&1 & pids+=($!)
+    crash=""; [ "$how" = crash ] && [ "$k" = 1 ] && crash=3
+    CUZK_TEST_PG_URL="$url" FLEET_PUBLISH_LOG="$log" FLEET_TEST_CRASH_AFTER_FINISH="$crash" \
+      "$T" worker "$name-d$k" "$BUILD/bin/cuzk" >"$tmp/$name-d$k.log" 2>&1 & pids+=($!)
   done
   # Mid-run: once a third of the partitions are published (liveness deadline only).
   for _ in $(seq 1 600); do [ "$(wc -l <"$log")" -ge 10 ] && break; sleep 0.1; done
-  if [ "$how" = kill ]; then
+  if [ "$how" = crash ]; then
+    wait "${pids[0]}" 2>/dev/null || true
+    echo "ok: $name: $name-d1 died between its 3rd finish and its publish"
+  elif [ "$how" = kill ]; then
     kill -KILL "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
     echo "ok: $name: killed $name-d1 with -9 after $(wc -l <"$log") publishes"
   else
@@ -104,6 +110,7 @@ round() {  # name, disturbance (kill|dbstop)
   [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: $(cut -d' ' -f1,2 "$log" | sort -u | wc -l) partitions published for $N: $(sort "$log" | tr '\n' ';')"
   [ -z "$(grep -v ' marked$' "$log" | cut -d' ' -f1,2 | sort | uniq -d)" ] || fail "$name: a partition published twice: $(sort "$log" | tr '\n' ';')"
   ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
+  [ "$how" != crash ] || grep -q " adopted$" "$log" || fail "$name: the dead worker's proof was not adopted: $(sort "$log" | tr '\n' ';')"
   [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
   r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
@@ -112,6 +119,7 @@ round() {  # name, disturbance (kill|dbstop)
 }
 round kill kill
 round dbstop dbstop
+round crash crash
 
 # 4: real cuzkd. Each its own instance, run dir and state dir.
 out="$tmp/out-cuzkd"; mkdir -p "$out"
@@ -141,8 +149,8 @@ for p in "${dpids[@]:1}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${dpids[@]:1}"; do wait "$p" 2>/dev/null || true; done
 
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
-echo "$st" | jq -e '.daemons | length == 9' >/dev/null || fail "status: $st"
-echo "$st" | jq -e '.parts.done == 90 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.daemons | length == 12' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.parts.done == 120 and .parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 
 # 5: a cuzkd killed between a finish and its publish (the test hook kills it there as

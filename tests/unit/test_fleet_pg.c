@@ -15,10 +15,13 @@
  *                                       IDX OWNER" per publish to $FLEET_PUBLISH_LOG
  *                                       ("... adopted" for a dead worker's, "...
  *                                       marked" where the dead one had linked it).
+ *                                       FLEET_TEST_CRASH_AFTER_FINISH=N: die with -9
+ *                                       after the N-th finish, before its publish.
  * Not a Check program: it needs the cluster the script starts. */
 #include "cuzk/fleet_pg.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -486,7 +489,8 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 	struct fleet *f = NULL;
 	struct fleet_claim c;
 	char err[512], sn[300];
-	int backoff_ms = 100, rc;
+	const char *ca = getenv("FLEET_TEST_CRASH_AFTER_FINISH");
+	int backoff_ms = 100, rc, finished = 0, crash_after = ca ? atoi(ca) : 0;
 
 	fleet_stage_name(owner, sn, sizeof(sn));
 	for (;;) { /* connect, with backoff: the database may be restarting */
@@ -557,6 +561,10 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 			usleep(200000);
 			fleet_reconnect(f, err, sizeof(err));
 		}
+		/* Test hook (fleet_pg.sh's crash round): die after the N-th finish, before
+		 * its publish, as cuzkd's CUZK_TEST_FLEET_CRASH_AFTER_FINISH does. */
+		if (won >= 1 && !rc && crash_after > 0 && ++finished == crash_after)
+			kill(getpid(), SIGKILL);
 		if (won >= 1 && !rc) {
 			/* Publish and mark; a retry after a lost database only marks (the
 			 * staged files are linked and gone: never published twice). */
