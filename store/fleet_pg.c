@@ -90,6 +90,29 @@ static int ok(PGresult *r)
 	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
+/* A partition's key as the text parameters of a statement. */
+struct part_key {
+	char job[24], idx[16], gen[24];
+};
+
+static void part_key(struct part_key *k, uint64_t job, uint32_t idx, uint64_t gen)
+{
+	snprintf(k->job, sizeof(k->job), "%llu", (unsigned long long)job);
+	snprintf(k->idx, sizeof(k->idx), "%u", idx);
+	snprintf(k->gen, sizeof(k->gen), "%llu", (unsigned long long)gen);
+}
+
+/* BEGIN: 0, or the error (nothing to roll back). */
+static int begin(struct fleet *f, const char *what, char *err, size_t errlen)
+{
+	PGresult *r = PQexec(f->conn, "BEGIN");
+
+	if (!ok(r))
+		return pg_fail(f, r, what, err, errlen);
+	PQclear(r);
+	return 0;
+}
+
 static int schema(struct fleet *f, char *err, size_t errlen)
 {
 	PGresult *r;
@@ -189,12 +212,11 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32
 {
 	char nb[16], ib[16], jb[24];
 	PGresult *r;
+	int rc;
 
 	snprintf(nb, sizeof(nb), "%u", n);
-	r = PQexec(f->conn, "BEGIN");
-	if (!ok(r))
-		return pg_fail(f, r, "submitting", err, errlen);
-	PQclear(r);
+	if ((rc = begin(f, "submitting", err, errlen)))
+		return rc;
 	r = exec(f, "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
 		    " RETURNING id", 3, (const char *[]){ zkey, out_dir, nb });
 	if (!ok(r) || PQntuples(r) != 1)
@@ -353,17 +375,13 @@ static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 uint64_t gen, const char *reason, char *err, size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
 	int won, rc;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
-	r = PQexec(f->conn, "BEGIN");
-	if (!ok(r))
-		return pg_fail(f, r, "finishing", err, errlen);
-	PQclear(r);
+	part_key(&k, job, idx, gen);
+	if ((rc = begin(f, "finishing", err, errlen)))
+		return rc;
 	/* The one decision point: only the holder of (owner, gen) moves the row out of
 	 * 'leased'. The daemon's count changes in the same statement. */
 	r = exec(f,
@@ -376,7 +394,7 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
 		 "  WHERE id = $3)"
 		 " SELECT count(*) FROM p",
-		 5, (const char *[]){ jb, ib, owner, gb, reason });
+		 5, (const char *[]){ k.job, k.idx, owner, k.gen, reason });
 	if (!ok(r) || PQntuples(r) != 1)
 		return tx_fail(f, r, "finishing", err, errlen);
 	won = atoi(PQgetvalue(r, 0, 0)) == 1;
@@ -388,13 +406,13 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 * Answering 0 here would leave a done partition that nobody publishes. */
 		r = exec(f, "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
 			    " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
-			 4, (const char *[]){ jb, ib, owner, gb });
+			 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 		if (!ok(r))
 			return tx_fail(f, r, "finishing", err, errlen);
 		won = PQntuples(r) == 1 ? 2 : 0;
 		PQclear(r);
 	}
-	if (won == 1 && (rc = job_end(f, jb, err, errlen)))
+	if (won == 1 && (rc = job_end(f, k.job, err, errlen)))
 		return rc;
 	r = PQexec(f->conn, "COMMIT");
 	if (!ok(r))
@@ -406,16 +424,14 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		  uint64_t gen, char *err, size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
 	int n;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	part_key(&k, job, idx, gen);
 	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
 		    " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
-		    " AND state = 'leased'", 4, (const char *[]){ jb, ib, owner, gb });
+		    " AND state = 'leased'", 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 	if (!ok(r))
 		return pg_fail(f, r, "releasing", err, errlen);
 	n = atoi(PQcmdTuples(r));
@@ -479,26 +495,22 @@ void fleet_stage_name(const char *owner, char *buf, size_t len)
 int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
 		    size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
 	int n, rc;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
-	r = PQexec(f->conn, "BEGIN");
-	if (!ok(r))
-		return pg_fail(f, r, "marking a proof published", err, errlen);
-	PQclear(r);
+	part_key(&k, job, idx, gen);
+	if ((rc = begin(f, "marking a proof published", err, errlen)))
+		return rc;
 	r = exec(f, "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
 		    " AND lease_gen = $3 AND state = 'done' AND NOT published", 3,
-		 (const char *[]){ jb, ib, gb });
+		 (const char *[]){ k.job, k.idx, k.gen });
 	if (!ok(r))
 		return tx_fail(f, r, "marking a proof published", err, errlen);
 	n = atoi(PQcmdTuples(r));
 	PQclear(r);
 	/* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
-	if ((rc = job_end(f, jb, err, errlen)))
+	if ((rc = job_end(f, k.job, err, errlen)))
 		return rc;
 	r = PQexec(f->conn, "COMMIT");
 	if (!ok(r))
@@ -512,17 +524,15 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
 static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen,
 		   const char *done_by, char *err, size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
 	int n;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	part_key(&k, job, idx, gen);
 	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
 		    " lease_expiry = NULL, finished = NULL WHERE job = $1 AND idx = $2"
 		    " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
-		 4, (const char *[]){ jb, ib, gb, done_by });
+		 4, (const char *[]){ k.job, k.idx, k.gen, done_by });
 	if (!ok(r))
 		return pg_fail(f, r, "putting a lost proof back to the queue", err, errlen);
 	n = atoi(PQcmdTuples(r));

@@ -153,26 +153,36 @@ echo "$st" | jq -e '.daemons | length == 12' >/dev/null || fail "status: $st"
 echo "$st" | jq -e '.parts.done == 120 and .parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 
+# A job of M=6 partitions into $out ($tmp/out-PART, its id in job), then a cuzkd
+# (instance $inst-X, lease LEASE s; its options in cfg) started with the hook that
+# kills it between its first finish and its publish (log $tmp/cuzkd-X1.log): it must
+# die there (137), leaving a staged proof in $out/.cuzk-*-$inst-X/ and no final one.
+# Sets out, M, job, cfg, staged (the staged proofs).
+crash_at_finish() {
+  local part="$1" x="$2" lease="$3" rc
+  out="$tmp/out-$part"; mkdir -p "$out"
+  M=6
+  job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
+    $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+  cfg=(--instance "$inst-$x" --run-dir "$tmp/run$x" --state-dir "$tmp/state$x" --foreground --devices cpu:1
+    --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease "$lease" --queue-parallel 2)
+  set +e
+  CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${cfg[@]}" >"$tmp/cuzkd-${x}1.log" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-${x}1.log"; fail "$part: cuzkd did not die at the hook (rc $rc)"; }
+  staged=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
+  [ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
+    fail "$part: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+}
+
 # 5: a cuzkd killed between a finish and its publish (the test hook kills it there as
 # a power loss would), then started again under the same instance: the previous run's
 # leases go back to the queue at once (a 60 s lease: waiting for them to expire would
 # outlast the 45 s wait below; before, the new run's heartbeat renewed them forever),
 # and the proof it finished but had not published is published, once.
-out="$tmp/out-restart"; mkdir -p "$out"
-M=6
-job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
-  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
-rcfg=(--instance "$inst-r" --run-dir "$tmp/runr" --state-dir "$tmp/stater" --foreground --devices cpu:1
-  --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 60 --queue-parallel 2)
-set +e
-CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r1.log" 2>&1
-rc=$?
-set -e
-[ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-r1.log"; fail "restart: cuzkd did not die at the hook (rc $rc)"; }
-staged=("$out"/.cuzk-*-"$inst-r"/*.proof.json)
-[ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
-  fail "restart: want one staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
-"$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r2.log" 2>&1 & rpid=$!
+crash_at_finish restart r 60
+"$BUILD/bin/cuzkd" "${cfg[@]}" >"$tmp/cuzkd-r2.log" 2>&1 & rpid=$!
 daemon_on_exit="kill -KILL $rpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-r*; ${daemon_on_exit}"
 timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 45000 >/dev/null ||
   { tail -n 20 "$tmp/cuzkd-r2.log"; fail "restart: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
@@ -193,20 +203,7 @@ echo "ok: restart: killed between a finish and its publish, restarted: $M proofs
 # B, lease 3) proves the rest and adopts the dead one's staged proof once its
 # heartbeat is 3 leases old: every proof published once. Before, `cuzk wait` returned
 # with that proof missing (the CI failure "cuzkd: 29 proofs").
-out="$tmp/out-adopt"; mkdir -p "$out"
-M=6
-job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
-  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
-acfg=(--instance "$inst-a" --run-dir "$tmp/runa" --state-dir "$tmp/statea" --foreground --devices cpu:1
-  --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 --queue-parallel 2)
-set +e
-CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${acfg[@]}" >"$tmp/cuzkd-a.log" 2>&1
-rc=$?
-set -e
-[ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-a.log"; fail "adopt: cuzkd A did not die at the hook (rc $rc)"; }
-staged=("$out"/.cuzk-*-"$inst-a"/*.proof.json)
-[ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
-  fail "adopt: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+crash_at_finish adopt a 3
 dead="$(basename "$(dirname "${staged[0]}")")"; dead="${dead#.cuzk-}"
 "$BUILD/bin/cuzkd" --instance "$inst-b" --run-dir "$tmp/runb" --state-dir "$tmp/stateb" --foreground \
   --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd-b.log" 2>&1 & bpid=$!
