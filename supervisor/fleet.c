@@ -231,6 +231,9 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 			flog("%s: staged proof missing: back to the queue", sl->c.name);
 		else if (won == FLEET_PUB_MARKED && linked < 2 && sl->marking == 1)
 			flog("%s: %s", sl->c.name, "a final file existed already: kept it");
+		else if (won == FLEET_PUB_GONE && sl->marking == 1)
+			flog("%s: published or requeued by another daemon meanwhile (was this "
+			     "one's heartbeat stale?)", sl->c.name);
 		memset(sl, 0, sizeof(*sl));
 		return 0;
 	}
