@@ -59,8 +59,8 @@
  *    requeue never follows a publish it did not see, except where the staging dir is
  *    unreadable to the adopter; then the finisher may still publish and the re-proof
  *    meets EEXIST: still one publish per final name, one wasted proof.
- *  - the requeue and the mark are conditional on (job, idx, lease_gen, done_by, state
- *    'done', not published): whichever comes second of a requeue and a mark changes
+ *  - the mark is conditional on (job, idx, lease_gen, state 'done'), the requeue
+ *    also on done_by and not published: whichever of the two comes second changes
  *    nothing; a requeued partition is claimed with the next lease_gen, so the old
  *    finisher's late mark (same gen) matches no row.
  * The cost: a partition whose finisher died is published 3 leases after its last
