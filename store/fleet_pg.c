@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -26,12 +27,28 @@ static const char schema_sql[] =
 	" ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
 	" state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
 	" lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
-	" finished timestamptz, PRIMARY KEY(job, idx));"
+	" finished timestamptz, published boolean NOT NULL DEFAULT false,"
+	" PRIMARY KEY(job, idx));"
 	"CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
 	" WHERE state IN ('queued', 'leased');"
 	"CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
 	" heartbeat timestamptz NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
-	" done bigint NOT NULL DEFAULT 0);";
+	" done bigint NOT NULL DEFAULT 0, lease_s int);";
+
+/* Version 1 to 2 (same lock): the columns of fleet_pg.h's "Publishing". A version-1
+ * done row had its one chance to be published (a crash window lost it): marked
+ * published, as are failed rows (nothing to publish). */
+static const char migrate_v1_sql[] =
+	"ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS published boolean NOT NULL"
+	" DEFAULT false;"
+	"ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS lease_s int;"
+	"UPDATE cuzk_parts SET published = true WHERE state IN ('done', 'failed');"
+	"UPDATE cuzk_meta SET value = '2' WHERE key = 'schema_version';";
+
+/* After the columns exist (created or migrated): what fleet_adopt looks for. */
+static const char index_sql[] =
+	"CREATE INDEX IF NOT EXISTS cuzk_parts_unpublished ON cuzk_parts(done_by)"
+	" WHERE state = 'done' AND NOT published;";
 
 int fleet_is_url(const char *s)
 {
@@ -73,6 +90,29 @@ static int ok(PGresult *r)
 	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
+/* A partition's key as the text parameters of a statement. */
+struct part_key {
+	char job[24], idx[16], gen[24];
+};
+
+static void part_key(struct part_key *k, uint64_t job, uint32_t idx, uint64_t gen)
+{
+	snprintf(k->job, sizeof(k->job), "%llu", (unsigned long long)job);
+	snprintf(k->idx, sizeof(k->idx), "%u", idx);
+	snprintf(k->gen, sizeof(k->gen), "%llu", (unsigned long long)gen);
+}
+
+/* BEGIN: 0, or the error (nothing to roll back). */
+static int begin(struct fleet *f, const char *what, char *err, size_t errlen)
+{
+	PGresult *r = PQexec(f->conn, "BEGIN");
+
+	if (!ok(r))
+		return pg_fail(f, r, what, err, errlen);
+	PQclear(r);
+	return 0;
+}
+
 static int schema(struct fleet *f, char *err, size_t errlen)
 {
 	PGresult *r;
@@ -86,7 +126,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 	if (!ok(r))
 		goto fail;
 	PQclear(r);
-	r = PQexec(f->conn, "INSERT INTO cuzk_meta VALUES ('schema_version', '1')"
+	r = PQexec(f->conn, "INSERT INTO cuzk_meta VALUES ('schema_version', '2')"
 			    " ON CONFLICT DO NOTHING;"
 			    " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
 	if (!ok(r) || PQntuples(r) != 1)
@@ -99,6 +139,16 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 			 "(%d): upgrade cuzk", v, FLEET_SCHEMA_VERSION);
 		return -EPROTO;
 	}
+	if (v < FLEET_SCHEMA_VERSION) {
+		r = PQexec(f->conn, migrate_v1_sql);
+		if (!ok(r))
+			goto fail;
+		PQclear(r);
+	}
+	r = PQexec(f->conn, index_sql);
+	if (!ok(r))
+		goto fail;
+	PQclear(r);
 	r = PQexec(f->conn, "COMMIT");
 	if (!ok(r))
 		goto fail;
@@ -162,12 +212,11 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32
 {
 	char nb[16], ib[16], jb[24];
 	PGresult *r;
+	int rc;
 
 	snprintf(nb, sizeof(nb), "%u", n);
-	r = PQexec(f->conn, "BEGIN");
-	if (!ok(r))
-		return pg_fail(f, r, "submitting", err, errlen);
-	PQclear(r);
+	if ((rc = begin(f, "submitting", err, errlen)))
+		return rc;
 	r = exec(f, "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
 		    " RETURNING id", 3, (const char *[]){ zkey, out_dir, nb });
 	if (!ok(r) || PQntuples(r) != 1)
@@ -192,12 +241,16 @@ fail:
 	return tx_fail(f, r, "submitting", err, errlen);
 }
 
-int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, char *err,
-		       size_t errlen)
+int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s,
+		       char *err, size_t errlen)
 {
-	PGresult *r = exec(f, "INSERT INTO cuzk_daemons(id, host) VALUES ($1, $2)"
-			      " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
-			      " started = now()", 2, (const char *[]){ id, host });
+	char lb[16];
+	PGresult *r;
+
+	snprintf(lb, sizeof(lb), "%d", lease_s);
+	r = exec(f, "INSERT INTO cuzk_daemons(id, host, lease_s) VALUES ($1, $2, $3)"
+		    " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
+		    " started = now(), lease_s = $3", 3, (const char *[]){ id, host, lb });
 	if (!ok(r))
 		return pg_fail(f, r, "registering the daemon", err, errlen);
 	PQclear(r);
@@ -298,32 +351,50 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s,
 	return got;
 }
 
+/* The job's end, inside the caller's transaction (rolled back on failure): 'done' or
+ * 'failed' once no partition is queued, leased, or done with its proof not yet at
+ * its final name. A separate statement from the caller's update so that it sees it
+ * (a CTE reads the statement's starting snapshot); the same transaction, so a
+ * partition never ends while its job's last update is lost (the job would stay
+ * 'running' with nothing left to end it). */
+static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
+{
+	PGresult *r = exec(f, "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+			      " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
+			      " ELSE 'done' END, finished = now() WHERE id = $1 AND"
+			      " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
+			      " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
+			      " (state = 'done' AND NOT published)))", 1, (const char *[]){ jb });
+
+	if (!ok(r))
+		return tx_fail(f, r, "finishing the job", err, errlen);
+	PQclear(r);
+	return 0;
+}
+
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 uint64_t gen, const char *reason, char *err, size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
-	int won;
+	int won, rc;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
-	r = PQexec(f->conn, "BEGIN");
-	if (!ok(r))
-		return pg_fail(f, r, "finishing", err, errlen);
-	PQclear(r);
+	part_key(&k, job, idx, gen);
+	if ((rc = begin(f, "finishing", err, errlen)))
+		return rc;
 	/* The one decision point: only the holder of (owner, gen) moves the row out of
 	 * 'leased'. The daemon's count changes in the same statement. */
 	r = exec(f,
 		 "WITH p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL"
 		 "   THEN 'done' ELSE 'failed' END, reason = $5, done_by = owner,"
+		 "   published = $5::text IS NOT NULL,"
 		 "   finished = now(), lease_expiry = NULL"
 		 "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
 		 "   AND state = 'leased' RETURNING job),"
 		 " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
 		 "  WHERE id = $3)"
 		 " SELECT count(*) FROM p",
-		 5, (const char *[]){ jb, ib, owner, gb, reason });
+		 5, (const char *[]){ k.job, k.idx, owner, k.gen, reason });
 	if (!ok(r) || PQntuples(r) != 1)
 		return tx_fail(f, r, "finishing", err, errlen);
 	won = atoi(PQgetvalue(r, 0, 0)) == 1;
@@ -335,26 +406,14 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 * Answering 0 here would leave a done partition that nobody publishes. */
 		r = exec(f, "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
 			    " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
-			 4, (const char *[]){ jb, ib, owner, gb });
+			 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 		if (!ok(r))
 			return tx_fail(f, r, "finishing", err, errlen);
 		won = PQntuples(r) == 1 ? 2 : 0;
 		PQclear(r);
 	}
-	if (won == 1) {
-		/* The job's end, in the same transaction: a separate statement so that it
-		 * sees the update above (a CTE reads the statement's starting snapshot). One
-		 * transaction, so a partition is never done while its job's last update is
-		 * lost (the job would stay 'running' with nothing left to finish it). */
-		r = exec(f, "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
-			    " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
-			    " ELSE 'done' END, finished = now() WHERE id = $1 AND state = 'running'"
-			    " AND NOT EXISTS (SELECT 1 FROM cuzk_parts WHERE job = $1 AND"
-			    " state IN ('queued', 'leased'))", 1, (const char *[]){ jb });
-		if (!ok(r))
-			return tx_fail(f, r, "finishing the job", err, errlen);
-		PQclear(r);
-	}
+	if (won == 1 && (rc = job_end(f, k.job, err, errlen)))
+		return rc;
 	r = PQexec(f->conn, "COMMIT");
 	if (!ok(r))
 		return pg_fail(f, r, "finishing", err, errlen);
@@ -365,16 +424,14 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		  uint64_t gen, char *err, size_t errlen)
 {
-	char jb[24], ib[16], gb[24];
+	struct part_key k;
 	PGresult *r;
 	int n;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	snprintf(ib, sizeof(ib), "%u", idx);
-	snprintf(gb, sizeof(gb), "%llu", (unsigned long long)gen);
+	part_key(&k, job, idx, gen);
 	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
 		    " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
-		    " AND state = 'leased'", 4, (const char *[]){ jb, ib, owner, gb });
+		    " AND state = 'leased'", 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 	if (!ok(r))
 		return pg_fail(f, r, "releasing", err, errlen);
 	n = atoi(PQcmdTuples(r));
@@ -430,22 +487,153 @@ int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
 	return n;
 }
 
-int fleet_done_here(struct fleet *f, const char *owner, const char *out_dir,
-		    const char *name, char *err, size_t errlen)
+void fleet_stage_name(const char *owner, char *buf, size_t len)
 {
+	snprintf(buf, len, ".cuzk-%s", owner);
+}
+
+int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
+		    size_t errlen)
+{
+	struct part_key k;
+	PGresult *r;
+	int n, rc;
+
+	part_key(&k, job, idx, gen);
+	if ((rc = begin(f, "marking a proof published", err, errlen)))
+		return rc;
+	r = exec(f, "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
+		    " AND lease_gen = $3 AND state = 'done' AND NOT published", 3,
+		 (const char *[]){ k.job, k.idx, k.gen });
+	if (!ok(r))
+		return tx_fail(f, r, "marking a proof published", err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	/* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
+	if ((rc = job_end(f, k.job, err, errlen)))
+		return rc;
+	r = PQexec(f->conn, "COMMIT");
+	if (!ok(r))
+		return pg_fail(f, r, "marking a proof published", err, errlen);
+	PQclear(r);
+	return n;
+}
+
+/* A done, unpublished partition whose proof is nowhere: queued again (for any
+ * daemon), only while it is still that row. 1 requeued, 0 not that row any more. */
+static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen,
+		   const char *done_by, char *err, size_t errlen)
+{
+	struct part_key k;
 	PGresult *r;
 	int n;
 
-	/* The newest partition of that name in that dir decides: an older job's part
-	 * of the same name was published (or not) long ago. */
-	r = exec(f, "SELECT p.done_by = $1 AND p.state = 'done' FROM cuzk_parts p"
-		    " JOIN cuzk_jobs j ON j.id = p.job WHERE j.out_dir = $2 AND p.name = $3"
-		    " ORDER BY p.job DESC LIMIT 1", 3, (const char *[]){ owner, out_dir, name });
+	part_key(&k, job, idx, gen);
+	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
+		    " lease_expiry = NULL, finished = NULL WHERE job = $1 AND idx = $2"
+		    " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
+		 4, (const char *[]){ k.job, k.idx, k.gen, done_by });
 	if (!ok(r))
-		return pg_fail(f, r, "looking up a staged proof", err, errlen);
-	n = PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't';
+		return pg_fail(f, r, "putting a lost proof back to the queue", err, errlen);
+	n = atoi(PQcmdTuples(r));
 	PQclear(r);
 	return n;
+}
+
+/* Is dfd/path there (not followed)? 1 yes, 0 absent or unreadable to us. */
+static int there(int dfd, const char *path)
+{
+	struct stat st;
+
+	return !fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode);
+}
+
+int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name,
+		       const char *done_by, uint64_t job, uint32_t idx, uint64_t gen,
+		       int *linked, char *err, size_t errlen)
+{
+	char sn[300], tq[600], tp[600], fq[300], fp[300];
+	int dfd, staged, finals, rc;
+
+	*linked = 0;
+	fleet_stage_name(done_by, sn, sizeof(sn));
+	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, name);
+	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, name);
+	snprintf(fq, sizeof(fq), "%s.public.json", name);
+	snprintf(fp, sizeof(fp), "%s.proof.json", name);
+	if ((dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "fleet queue: %s: cannot open the out dir %s: %s", name,
+			 out_dir, strerror(errno));
+		return -ENOTDIR;
+	}
+	/* public first: the proof's final name is what readers wait for. */
+	if (there(dfd, tq) && !fleet_publish(dfd, tq, fq))
+		(*linked)++;
+	if (there(dfd, tp) && !fleet_publish(dfd, tp, fp))
+		(*linked)++;
+	/* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
+	 * absent was published before, or lost). */
+	staged = there(dfd, tq) || there(dfd, tp);
+	finals = there(dfd, fq) && there(dfd, fp);
+	close(dfd);
+	if (finals) {
+		rc = fleet_published(f, job, idx, gen, err, errlen);
+		return rc < 0 ? rc : rc ? FLEET_PUB_MARKED : FLEET_PUB_GONE;
+	}
+	if (staged) {
+		snprintf(err, errlen, "fleet queue: %s: staged in %s/%s but cannot be linked to "
+			 "its final name (does the file system allow hard links?)", name, out_dir,
+			 sn);
+		return -EPERM;
+	}
+	rc = requeue(f, job, idx, gen, done_by, err, errlen);
+	return rc < 0 ? rc : rc ? FLEET_PUB_REQUEUED : FLEET_PUB_GONE;
+}
+
+int fleet_adopt(struct fleet *f, const char *self, int mine,
+		void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err,
+		size_t errlen)
+{
+	char eb[512] = "";
+	PGresult *r;
+	int n, rc = 0;
+
+	/* A daemon row written by a version-1 cuzkd has no lease_s: its default, 30. */
+	r = exec(f, "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
+		    " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+		    " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
+		    " WHERE p.state = 'done' AND NOT p.published AND"
+		    " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
+		    "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
+		    "  END) ORDER BY p.job, p.idx LIMIT 256",
+		 2, (const char *[]){ self, mine ? "true" : "false" });
+	if (!ok(r))
+		return pg_fail(f, r, "looking for unpublished proofs", err, errlen);
+	n = PQntuples(r);
+	for (int i = 0; i < n; i++) {
+		struct fleet_adopted a = {
+			.job = strtoull(PQgetvalue(r, i, 0), NULL, 10),
+			.idx = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10),
+			.name = PQgetvalue(r, i, 3),
+			.out_dir = PQgetvalue(r, i, 4),
+			.done_by = PQgetvalue(r, i, 5),
+		};
+		uint64_t gen = strtoull(PQgetvalue(r, i, 2), NULL, 10);
+
+		a.outcome = fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen,
+					       &a.linked, eb, sizeof(eb));
+		if (a.outcome == -ECONNREFUSED || (a.outcome < 0 && PQstatus(f->conn) !=
+						   CONNECTION_OK)) {
+			snprintf(err, errlen, "%s", eb);
+			rc = a.outcome;
+			break;
+		}
+		a.why = eb;
+		if (cb)
+			cb(arg, &a);
+	}
+	PQclear(r);
+	return rc ? rc : n;
 }
 
 int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
@@ -455,7 +643,7 @@ int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *fai
 	PGresult *r;
 
 	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	r = exec(f, "SELECT count(*) FILTER (WHERE state = 'done'),"
+	r = exec(f, "SELECT count(*) FILTER (WHERE state = 'done' AND published),"
 		    " count(*) FILTER (WHERE state = 'failed'), count(*)"
 		    " FROM cuzk_parts WHERE job = $1", 1, (const char *[]){ jb });
 	if (!ok(r) || PQntuples(r) != 1)
@@ -492,6 +680,7 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 		   "   'leased', count(*) FILTER (WHERE state = 'leased'),"
 		   "   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
 		   "   'done', count(*) FILTER (WHERE state = 'done'),"
+		   "   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
 		   "   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
 		   " 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
 	if (!ok(r) || PQntuples(r) != 1) {

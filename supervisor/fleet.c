@@ -22,6 +22,7 @@
 struct slot {
 	pid_t pid;          /* the `cuzk prove --wait` running it; 0: free */
 	int finishing;      /* exited, its finish not yet recorded (database away) */
+	int marking;        /* finished: 1 publishing, 2 its fleet_part_publish to retry */
 	int rc;             /* its exit code */
 	struct fleet_claim c;
 };
@@ -39,7 +40,12 @@ struct fleet_daemon {
 	atomic_int h_down;  /* fleet_health, read by the event loop and the metrics thread */
 	atomic_ullong h_errors, h_reconnects;
 	int recovered;      /* the previous run's leases and staged proofs are handled */
+	uint64_t next_adopt; /* now_ms() of the next fleet_adopt of stale daemons' proofs */
 };
+
+/* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
+ * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
+#define ADOPT_EVERY_MS 3000
 
 /* cuzkd's log is its stderr (redirected in the background); one line each. */
 __attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
@@ -94,11 +100,6 @@ void fleet_daemon_health(const struct fleet_daemon *d, struct fleet_health *h)
 	h->reconnects = atomic_load(&m->h_reconnects);
 }
 
-static void stage_name(const struct fleet_daemon *d, char *buf, size_t len)
-{
-	snprintf(buf, len, ".cuzk-%s", d->owner);
-}
-
 /* Fleet paths come from whoever writes the queue (fleet_pg.h's trust boundary): a
  * regular file, not reached through a symbolic link at its last component. */
 static int regular(const char *p)
@@ -125,7 +126,7 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 	int dfd, sfd;
 	pid_t pid;
 
-	stage_name(d, sn, sizeof(sn));
+	fleet_stage_name(d->owner, sn, sizeof(sn));
 	if (!regular(sl->c.wtns))
 		why = "witness is not a regular file";
 	else if (!regular(sl->c.zkey))
@@ -176,12 +177,17 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 }
 
 /* The partition's end: finish it in the queue, then publish (or drop) the staged
- * files. 0 when done with the slot, -1 to retry later (database away). */
+ * files and mark them published (fleet_part_publish). 0 when done with the slot, -1
+ * to retry later (database away); a retry after the publish only marks (sl->marking:
+ * the staged files are linked and gone, the call finds the finals and never links
+ * twice). */
 static int end_one(struct fleet_daemon *d, struct slot *sl)
 {
-	char err[512], reason[64], sn[300], tp[600], tq[600], fp[300], fq[300];
-	int won, dfd;
+	char err[512], reason[64], sn[300], tp[600], tq[600];
+	int won, dfd, linked;
 
+	if (sl->marking)
+		goto publish;
 	if (sl->rc)
 		snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
 	/* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
@@ -204,99 +210,118 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 		return -1;
 	}
 	/* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
-	 * finish and the publish that the next start's recover() closes. */
+	 * finish and the publish that adoption closes (this daemon's next start, or
+	 * another daemon once this one's heartbeat is stale). */
 	if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH"))
 		kill(getpid(), SIGKILL);
+	if (won >= 1 && !sl->rc) {
+		sl->marking = 1;
+	publish:
+		won = fleet_part_publish(d->f, sl->c.out_dir, sl->c.name, d->owner, sl->c.job,
+					 sl->c.idx, sl->c.gen, &linked, err, sizeof(err));
+		if (won < 0 && won != -ENOTDIR && won != -EPERM) { /* the database */
+			sl->marking = 2;
+			db_error(d, won, err);
+			return -1;
+		}
+		db_ok(d);
+		if (won < 0)
+			flog("%s", err);
+		else if (won == FLEET_PUB_REQUEUED)
+			flog("%s: staged proof missing: back to the queue", sl->c.name);
+		else if (won == FLEET_PUB_MARKED && linked < 2 && sl->marking == 1)
+			flog("%s: %s", sl->c.name, "a final file existed already: kept it");
+		else if (won == FLEET_PUB_GONE && sl->marking == 1)
+			flog("%s: published or requeued by another daemon meanwhile (was this "
+			     "one's heartbeat stale?)", sl->c.name);
+		memset(sl, 0, sizeof(*sl));
+		return 0;
+	}
 drop:
 	db_ok(d);
-	stage_name(d, sn, sizeof(sn));
+	fleet_stage_name(d->owner, sn, sizeof(sn));
 	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, sl->c.name);
 	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, sl->c.name);
-	snprintf(fp, sizeof(fp), "%s.proof.json", sl->c.name);
-	snprintf(fq, sizeof(fq), "%s.public.json", sl->c.name);
 	if ((dfd = open_out(sl->c.out_dir)) >= 0) {
-		if (won >= 1 && !sl->rc) {
-			int a = fleet_publish(dfd, tq, fq), b = fleet_publish(dfd, tp, fp);
-			if (a || b)
-				flog("%s: %s", sl->c.name, "a final file existed already: kept it");
-		} else {
-			if (!won && !sl->rc)
-				flog("%s: %s", sl->c.name,
-				     "lease lost before the finish: proof discarded");
-			unlinkat(dfd, tp, 0);
-			unlinkat(dfd, tq, 0);
-		}
+		if (!won && !sl->rc)
+			flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
+		unlinkat(dfd, tp, 0);
+		unlinkat(dfd, tq, 0);
 		close(dfd);
 	}
 	memset(sl, 0, sizeof(*sl));
 	return 0;
 }
+/* What fleet_adopt did, logged: one line per partition of another daemon, a count for
+ * this daemon's own (a previous run's). */
+struct adoption {
+	struct fleet_daemon *d;
+	int own, progress, failed;
+};
 
-/* One out dir's staging dir after a restart: each staged NAME.proof.json whose
- * partition this owner finished as done is published (the crash came between the
- * finish and the link; fleet_publish refuses to replace a final file), every other
- * staged file is stale (a discarded or failed proof, a local job of the previous
- * run that the queue has since given to another daemon) and removed. */
-static int recover_dir(struct fleet_daemon *d, const char *out_dir, int *published)
+static void adopted(void *arg, const struct fleet_adopted *a)
 {
-	char err[512], sn[300], tp[600], tq[600], fp[300], fq[300];
-	int dfd, sfd, rc = 0;
+	struct adoption *c = arg;
+	int own = !strcmp(a->done_by, c->d->owner);
+
+	if (a->outcome >= 0)
+		c->progress++;
+	if (a->outcome == -ENOTDIR)
+		return; /* that out dir is not mounted here: another daemon's to adopt */
+	if (a->outcome < 0) {
+		c->failed++;
+		flog("%s", a->why);
+	} else if (a->outcome == FLEET_PUB_MARKED && own)
+		c->own += a->linked > 0;
+	else if (a->outcome == FLEET_PUB_MARKED && a->linked)
+		flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale",
+		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
+	else if (a->outcome == FLEET_PUB_REQUEUED)
+		flog("%s (job %llu part %u), finished by %s: no staged proof, back to the queue",
+		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
+}
+
+/* The stale staged files of one out dir's staging dir after a restart, once
+ * fleet_adopt(mine) published what this owner had finished: a discarded or failed
+ * proof, a local job of the previous run that the queue has since given to another
+ * daemon. */
+static void clean_dir(struct fleet_daemon *d, const char *out_dir)
+{
+	char sn[300];
+	int dfd, sfd;
 	DIR *dir;
 	struct dirent *e;
 
-	stage_name(d, sn, sizeof(sn));
+	fleet_stage_name(d->owner, sn, sizeof(sn));
 	if ((dfd = open_out(out_dir)) < 0)
-		return 0; /* gone or not mounted here: nothing of ours to publish */
+		return; /* gone or not mounted here */
 	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    !(dir = fdopendir(sfd))) {
 		if (sfd >= 0)
 			close(sfd);
 		close(dfd);
-		return 0;
+		return;
 	}
 	while ((e = readdir(dir))) {
 		size_t len = strlen(e->d_name);
-		char name[256];
 
-		if (len <= 11 || len - 11 >= sizeof(name) ||
-		    strcmp(e->d_name + len - 11, ".proof.json"))
-			continue;
-		memcpy(name, e->d_name, len - 11);
-		name[len - 11] = 0;
-		snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, name);
-		snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, name);
-		snprintf(fp, sizeof(fp), "%s.proof.json", name);
-		snprintf(fq, sizeof(fq), "%s.public.json", name);
-		rc = fleet_done_here(d->f, d->owner, out_dir, name, err, sizeof(err));
-		if (rc < 0) {
-			db_error(d, rc, err);
-			break;
-		}
-		if (rc == 1) {
-			/* public first: the proof's final name is what readers wait for */
-			int a = fleet_publish(dfd, tq, fq), b = fleet_publish(dfd, tp, fp);
-			if (a || b)
-				flog("%s: %s", name, "a final file existed already: kept it");
-			else
-				(*published)++;
-		} else {
-			unlinkat(dfd, tp, 0);
-			unlinkat(dfd, tq, 0);
-		}
-		rc = 0;
+		if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
+		    (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
+			unlinkat(sfd, e->d_name, 0);
 	}
 	closedir(dir);
 	close(dfd);
-	return rc;
 }
 
 /* The start of this daemon's fleet life: the previous run's leases back to the
- * queue (it held them under the same owner id and nobody works on them now), and
- * proofs it finished but had not published yet (fleet_pg.h's "Publishing"). */
+ * queue (it held them under the same owner id and nobody works on them now), the
+ * proofs it finished but had not published (fleet_pg.h's "Publishing") published,
+ * then its stale staged files removed. */
 static int recover(struct fleet_daemon *d)
 {
 	char err[512], **dirs = NULL;
-	int n, rc, published = 0;
+	struct adoption c = { .d = d };
+	int n, rc;
 
 	if ((rc = fleet_release_mine(d->f, d->owner, err, sizeof(err))) < 0) {
 		db_error(d, rc, err);
@@ -304,19 +329,27 @@ static int recover(struct fleet_daemon *d)
 	}
 	if (rc)
 		flog("gave %d leases of a previous run back to the queue", rc);
+	do { /* 256 rows a call; again while a full call made progress */
+		c.progress = 0;
+		if ((n = fleet_adopt(d->f, d->owner, 1, adopted, &c, err, sizeof(err))) < 0) {
+			db_error(d, n, err);
+			return -1;
+		}
+	} while (n == 256 && c.progress);
+	if (c.own)
+		flog("published %d proofs finished before a restart", c.own);
+	if (c.failed)
+		return 0; /* keep the staged files of what could not be published */
 	if ((n = fleet_done_dirs(d->f, d->owner, &dirs, err, sizeof(err))) < 0) {
 		db_error(d, n, err);
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		if (!rc)
-			rc = recover_dir(d, dirs[i], &published);
+		clean_dir(d, dirs[i]);
 		free(dirs[i]);
 	}
 	free(dirs);
-	if (published)
-		flog("published %d proofs finished before a restart", published);
-	return rc ? -1 : 0;
+	return 0;
 }
 
 static void *run(void *arg)
@@ -354,6 +387,17 @@ static void *run(void *arg)
 				next_try = t + 500;
 			if (!sl->pid && !sl->finishing)
 				nfree++;
+		}
+		if (t >= d->next_adopt && t >= next_try) {
+			struct adoption c = { .d = d };
+
+			d->next_adopt = t + ADOPT_EVERY_MS;
+			if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err,
+					      sizeof(err))) < 0) {
+				db_error(d, rc, err);
+				next_try = t + 500;
+			} else
+				db_ok(d);
 		}
 		if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
 			int nh = 0;
@@ -424,7 +468,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
 	d->lease_s = (int)c->queue_lease_s;
 	d->n = c->queue_parallel;
 	if ((rc = fleet_open(&d->f, c->queue, err, errlen)) ||
-	    (rc = fleet_daemon_hello(d->f, d->owner, host, err, errlen)) ||
+	    (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
 	    (rc = -pthread_create(&d->th, NULL, run, d))) {
 		if (rc == -EAGAIN)
 			snprintf(err, errlen, "fleet: cannot start its thread");

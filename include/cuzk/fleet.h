@@ -5,7 +5,10 @@
  * cuzkd by running `cuzk prove --wait` against its own control socket: the job then
  * goes through the same checks, store and limits as any local submit. The proof is
  * written into OUT_DIR/.cuzk-OWNER/ (the staging dir, same file system), and after
- * fleet_finish succeeds it is linked to OUT_DIR/NAME.proof.json (fleet_pg.h's order). */
+ * fleet_finish succeeds it is linked to OUT_DIR/NAME.proof.json and marked published
+ * (fleet_part_publish, fleet_pg.h's order). Every 3 s the thread adopts the
+ * unpublished proofs of daemons whose heartbeat is stale (fleet_adopt), and at its
+ * start its own previous run's. */
 #ifndef CUZK_FLEET_H
 #define CUZK_FLEET_H
 

@@ -2,14 +2,18 @@
  * selected by `--queue postgresql://...` (issue 17). Jobs are inserted by clients
  * (`cuzk prove --queue`), partitions are claimed by daemons into leases.
  *
- * Schema version 1 (created if absent, under an advisory lock so that daemons starting
- * together do not race; a database with a newer version is refused, -EPROTO):
+ * Schema version 2 (created if absent, under an advisory lock so that daemons starting
+ * together do not race; a database with a newer version is refused, -EPROTO; a
+ * version-1 database is migrated under the same lock: the two columns added, its
+ * done and failed rows marked published, version set to 2):
  *   cuzk_meta(key, value): 'schema_version'
  *   cuzk_jobs(id bigserial, zkey, out_dir, n_parts, state 'running'|'done'|'failed',
  *             submitted, finished)
  *   cuzk_parts(job, idx, wtns, name, state 'queued'|'leased'|'done'|'failed', owner,
- *              lease_gen, lease_expiry, attempts, done_by, reason, finished)
- *   cuzk_daemons(id, host, heartbeat, started, done)
+ *              lease_gen, lease_expiry, attempts, done_by, reason, finished,
+ *              published: its proof files are at their final names (v2))
+ *   cuzk_daemons(id, host, heartbeat, started, done, lease_s: its own lease (v2), so
+ *                that others can tell when its heartbeat is stale)
  * Inputs and outputs are paths on a file system every daemon mounts at the same place
  * (README "Fleet"); the daemon opens them with O_NOFOLLOW and checks regular files.
  * Trust boundary: whoever can write these tables can make a daemon read any file it
@@ -24,17 +28,43 @@
  * fleet_finish succeeds only while (owner, lease_gen) still match: a stale owner whose
  * lease was taken over gets 0 and must discard its proof.
  *
- * Publishing (why this order): the proof is written under a temp name in the out dir,
- * then fleet_finish, then link(temp, final) + unlink(temp). The finish-update is the
- * one decision point, so a stale owner never reaches the final name; link() (not
- * rename) fails with EEXIST instead of replacing, so even a paused owner whose lease
- * expired after its finish can not publish over another's file. Finishing first and
- * publishing after means a crash between the two leaves a done row and a staged
- * file: the daemon's next start (same owner id) publishes it (fleet_done_dirs,
- * fleet_done_here); a daemon that never comes back leaves that partition done and
- * unpublished (its staged files stay in OUT_DIR/.cuzk-OWNER/ for an operator).
- * The other order (publish, then finish) would let a stale owner's file reach the
- * final name before its update fails: a duplicate publish, which this one excludes.
+ * Publishing (why this order): the proof is written into the staging dir
+ * OUT_DIR/.cuzk-OWNER/ (fleet_stage_name), then fleet_finish, then link(staged, final)
+ * + unlink(staged) for NAME.public.json and then NAME.proof.json, then
+ * fleet_published. The finish-update is the one decision point, so a stale owner
+ * never reaches the final name; link() (not rename) fails with EEXIST instead of
+ * replacing, so even a paused owner whose lease expired after its finish can not
+ * publish over another's file. The other order (publish, then finish) would let a
+ * stale owner's file reach the final name before its update fails: a duplicate
+ * publish, which this one excludes.
+ * A crash between the finish and the mark leaves a 'done' row with published false,
+ * and the job stays 'running' (fleet_job_state counts only published parts, so
+ * `cuzk wait` does not return): adoption (fleet_adopt) closes it. A row is adopted by
+ * its own daemon at its next start, or by any daemon once the finisher's heartbeat is
+ * older than 3 x its lease_s (or it has no daemon row). The adopter (fleet_part_publish)
+ * links the staged files to their final names as above, then looks at the staged
+ * files and then at the final ones: both finals there -> mark published (whoever
+ * linked them); finals incomplete and nothing staged (or the staging dir unreadable
+ * to it) -> the partition back to the queue, to be proved again; finals incomplete
+ * but a staged file still there (a link that fails for another reason) -> left alone,
+ * with the error.
+ * Races, with the finisher alive but slow (its heartbeat stale, it is paused between
+ * the finish and the link) or with a second adopter:
+ *  - both link the same staged file: link() never replaces, so the final name is
+ *    written once; the loser gets EEXIST (or ENOENT: the winner unlinked the staged
+ *    file already) and sees the finals there: it only marks. Marking is idempotent.
+ *  - the requeue needs the staged file absent and then (looked at after) the final
+ *    absent. A staged file is unlinked only after its link was tried, so a staged file
+ *    seen absent was either published before (then its final is seen) or lost: a
+ *    requeue never follows a publish it did not see, except where the staging dir is
+ *    unreadable to the adopter; then the finisher may still publish and the re-proof
+ *    meets EEXIST: still one publish per final name, one wasted proof.
+ *  - the mark is conditional on (job, idx, lease_gen, state 'done'), the requeue
+ *    also on done_by and not published: whichever of the two comes second changes
+ *    nothing; a requeued partition is claimed with the next lease_gen, so the old
+ *    finisher's late mark (same gen) matches no row.
+ * The cost: a partition whose finisher died is published 3 leases after its last
+ * heartbeat (90 s at the default 30 s lease), not at once.
  *
  * Database calls are blocking libpq calls: cuzkd makes them from one fleet thread,
  * never from its event loop. Errors: 0 (or a count) or -errno with a sentence in err:
@@ -45,7 +75,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FLEET_SCHEMA_VERSION 1
+#define FLEET_SCHEMA_VERSION 2
 
 struct fleet;
 
@@ -73,9 +103,11 @@ struct fleet_claim {
 	char wtns[1024], name[256], zkey[1024], out_dir[1024];
 };
 
-/* Register (or refresh) daemon id; host: shown by `cuzk status --queue`. */
-int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, char *err,
-		       size_t errlen);
+/* Register (or refresh) daemon id; host: shown by `cuzk status --queue`; lease_s:
+ * its lease, which tells others when its heartbeat (fleet_renew, every lease/3) is
+ * stale. */
+int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s,
+		       char *err, size_t errlen);
 /* Claim up to max partitions for owner, lease_s seconds. Returns how many (0..max). */
 int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out,
 		int max, char *err, size_t errlen);
@@ -104,23 +136,62 @@ int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
  * any daemon. Returns how many. */
 int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen);
 
-/* Recovering a crash between fleet_finish and the publish (see "Publishing" above):
- * the out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
- * malloc'd array, the caller frees; returns how many), and whether the newest
- * partition named name in out_dir was finished as done by owner (1, else 0): then
- * its staged files are published, else they are stale and removed. */
+/* The staging dir of owner, relative to a partition's out dir: ".cuzk-OWNER". */
+void fleet_stage_name(const char *owner, char *buf, size_t len);
+
+/* Mark partition (job, idx) finished as done at gen published (its final files are
+ * there), and end its job when nothing else is open, in one transaction. 1 marked,
+ * 0 when it was marked already or is no longer that done row (requeued). */
+int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
+		    size_t errlen);
+
+/* Publish the staged proof of partition (job, idx) that done_by finished as done at
+ * gen, from out_dir/.cuzk-DONEBY/NAME.{public,proof}.json, and record it ("Publishing"
+ * above): FLEET_PUB_MARKED (finals there, marked; *linked: how many of the two this
+ * call linked), FLEET_PUB_REQUEUED (nothing to publish: back to the queue),
+ * FLEET_PUB_GONE (the row was marked or requeued by someone else meanwhile),
+ * -ENOTDIR (the out dir can not be opened here: nothing done), -EPERM with err (a
+ * staged file that can not be linked: nothing marked), or a database -errno (the
+ * links done stay done; the call may be repeated: it never publishes twice). */
+enum { FLEET_PUB_GONE = 0, FLEET_PUB_MARKED = 1, FLEET_PUB_REQUEUED = 2 };
+int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name,
+		       const char *done_by, uint64_t job, uint32_t idx, uint64_t gen,
+		       int *linked, char *err, size_t errlen);
+
+/* One adopted partition, as fleet_adopt reports it. */
+struct fleet_adopted {
+	uint64_t job;
+	uint32_t idx;
+	const char *name, *out_dir, *done_by;
+	int outcome;  /* FLEET_PUB_*, or -errno (skipped: out dir not here, link error) */
+	int linked;   /* proof files this call linked (0..2) */
+	const char *why; /* outcome < 0: the sentence */
+};
+/* Adoption (see "Publishing"): each done, unpublished partition whose finisher is
+ * stale (heartbeat older than 3 x its lease_s, or no daemon row), and with mine set
+ * also each one self finished (call it so only at self's start, before claiming:
+ * then they are a previous run's), goes through fleet_part_publish; cb (may be NULL)
+ * hears each. Returns how many were looked at, or a database -errno (stop, retry
+ * later: what was done stays done). */
+int fleet_adopt(struct fleet *f, const char *self, int mine,
+		void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err,
+		size_t errlen);
+
+/* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
+ * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
+ * for stale staged files to remove, after its fleet_adopt(mine). */
 int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
 		    size_t errlen);
-int fleet_done_here(struct fleet *f, const char *owner, const char *out_dir,
-		    const char *name, char *err, size_t errlen);
 
-/* A job's state: counts of done and failed partitions, and its total. Returns
- * 0 running, 1 done (every partition done), 2 failed (some failed), or -errno. */
+/* A job's state: counts of done (and published) and failed partitions, and its total.
+ * Returns 0 running, 1 done (every partition done and its proof at its final name),
+ * 2 failed (some failed, none open), or -errno. */
 int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
 		    uint32_t *total, char *err, size_t errlen);
 
 /* `cuzk status --queue`: daemons with heartbeats, their leases and done counts, and
- * the queue's counts by state, as JSON text (malloc'd, the caller frees). */
+ * the queue's counts by state ("unpublished": done, proof not yet at its final
+ * name), as JSON text (malloc'd, the caller frees). */
 char *fleet_status_json(struct fleet *f, char *err, size_t errlen);
 
 /* The publish step described above: link tmp to final (no replace), unlink tmp.

@@ -8,17 +8,25 @@
 #    expired lease taken over with a new generation, the stale owner's finish refused,
 #    no partition finished twice, failed partitions fail the job.
 # 2. 30 partitions submitted with `cuzk prove --queue --json`, 3 claimers (test_fleet_pg
-#    worker: claim, prove-local, finish, publish: fleet.h's order), one killed with -9
+#    worker: claim, prove-local, finish, publish, mark: fleet_pg.h's order), one killed with -9
 #    mid-run: `cuzk wait --queue` sees the job done, 30 proofs, each published once
 #    (the publish log has every partition exactly once and no EEXIST), snarkjs accepts
 #    every one, `cuzk status --queue` shows the daemons and their done counts.
-# 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start).
+# 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start),
+#    and with one worker dying between its 3rd finish and its publish (a hook): the
+#    others adopt its staged proof (the log says "adopted").
 # 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
 #    accepts every one.
+#    A worker or cuzkd killed between a finish and its publish: the others adopt its
+#    staged proof once its heartbeat is 3 leases old, and `cuzk wait` returns only
+#    once every proof file is in place.
 # 5. a cuzkd killed between a finish and its publish, restarted under its instance:
 #    its old leases back to the queue at once, the staged proof published once.
+# 6. a cuzkd killed between a finish and its publish and never started again: another
+#    cuzkd (a fresh instance) finishes the job and publishes the dead one's proof,
+#    once (before: the job was done with that proof missing).
 # Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -77,12 +85,16 @@ round() {  # name, disturbance (kill|dbstop)
   job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
   [ -n "$job" ] && [ "$job" != null ] || fail "submit: no job id"
   for k in 1 2 3; do
-    CUZK_TEST_PG_URL="$url" FLEET_PUBLISH_LOG="$log" "$T" worker "$name-d$k" "$BUILD/bin/cuzk" \
-      >"$tmp/$name-d$k.log" 2>&1 & pids+=($!)
+    crash=""; [ "$how" = crash ] && [ "$k" = 1 ] && crash=3
+    CUZK_TEST_PG_URL="$url" FLEET_PUBLISH_LOG="$log" FLEET_TEST_CRASH_AFTER_FINISH="$crash" \
+      "$T" worker "$name-d$k" "$BUILD/bin/cuzk" >"$tmp/$name-d$k.log" 2>&1 & pids+=($!)
   done
   # Mid-run: once a third of the partitions are published (liveness deadline only).
   for _ in $(seq 1 600); do [ "$(wc -l <"$log")" -ge 10 ] && break; sleep 0.1; done
-  if [ "$how" = kill ]; then
+  if [ "$how" = crash ]; then
+    wait "${pids[0]}" 2>/dev/null || true
+    echo "ok: $name: $name-d1 died between its 3rd finish and its publish"
+  elif [ "$how" = kill ]; then
     kill -KILL "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
     echo "ok: $name: killed $name-d1 with -9 after $(wc -l <"$log") publishes"
   else
@@ -93,17 +105,21 @@ round() {  # name, disturbance (kill|dbstop)
   fi
   timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || fail "$name: job $job not done"
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  [ "$(wc -l <"$log")" -eq $N ] || fail "$name: $(wc -l <"$log") publishes for $N partitions: $(sort "$log" | tr '\n' ';')"
-  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: a partition published twice"
+  # Each partition in the log (published by its worker, or adopted from a dead one's
+  # staging dir, or only marked where the dead one had linked it), linked by one only.
+  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: $(cut -d' ' -f1,2 "$log" | sort -u | wc -l) partitions published for $N: $(sort "$log" | tr '\n' ';')"
+  [ -z "$(grep -v ' marked$' "$log" | cut -d' ' -f1,2 | sort | uniq -d)" ] || fail "$name: a partition published twice: $(sort "$log" | tr '\n' ';')"
   ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
+  [ "$how" != crash ] || grep -q " adopted$" "$log" || fail "$name: the dead worker's proof was not adopted: $(sort "$log" | tr '\n' ';')"
   [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
   r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
   [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
-  echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ',')), snarkjs: $r"
+  echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ','); $(grep -c ' adopted$' "$log" || true) adopted), snarkjs: $r"
 }
 round kill kill
 round dbstop dbstop
+round crash crash
 
 # 4: real cuzkd. Each its own instance, run dir and state dir.
 out="$tmp/out-cuzkd"; mkdir -p "$out"
@@ -133,30 +149,40 @@ for p in "${dpids[@]:1}"; do kill -TERM "$p" 2>/dev/null || true; done
 for p in "${dpids[@]:1}"; do wait "$p" 2>/dev/null || true; done
 
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
-echo "$st" | jq -e '.daemons | length == 9' >/dev/null || fail "status: $st"
-echo "$st" | jq -e '.parts.done == 90 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.daemons | length == 12' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.parts.done == 120 and .parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
+
+# A job of M=6 partitions into $out ($tmp/out-PART, its id in job), then a cuzkd
+# (instance $inst-X, lease LEASE s; its options in cfg) started with the hook that
+# kills it between its first finish and its publish (log $tmp/cuzkd-X1.log): it must
+# die there (137), leaving a staged proof in $out/.cuzk-*-$inst-X/ and no final one.
+# Sets out, M, job, cfg, staged (the staged proofs).
+crash_at_finish() {
+  local part="$1" x="$2" lease="$3" rc
+  out="$tmp/out-$part"; mkdir -p "$out"
+  M=6
+  job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
+    $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+  cfg=(--instance "$inst-$x" --run-dir "$tmp/run$x" --state-dir "$tmp/state$x" --foreground --devices cpu:1
+    --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease "$lease" --queue-parallel 2)
+  set +e
+  CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${cfg[@]}" >"$tmp/cuzkd-${x}1.log" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-${x}1.log"; fail "$part: cuzkd did not die at the hook (rc $rc)"; }
+  staged=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
+  [ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
+    fail "$part: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+}
 
 # 5: a cuzkd killed between a finish and its publish (the test hook kills it there as
 # a power loss would), then started again under the same instance: the previous run's
 # leases go back to the queue at once (a 60 s lease: waiting for them to expire would
 # outlast the 45 s wait below; before, the new run's heartbeat renewed them forever),
 # and the proof it finished but had not published is published, once.
-out="$tmp/out-restart"; mkdir -p "$out"
-M=6
-job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
-  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
-rcfg=(--instance "$inst-r" --run-dir "$tmp/runr" --state-dir "$tmp/stater" --foreground --devices cpu:1
-  --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 60 --queue-parallel 2)
-set +e
-CUZK_TEST_FLEET_CRASH_AFTER_FINISH=1 timeout 120 "$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r1.log" 2>&1
-rc=$?
-set -e
-[ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-r1.log"; fail "restart: cuzkd did not die at the hook (rc $rc)"; }
-staged=("$out"/.cuzk-*-"$inst-r"/*.proof.json)
-[ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
-  fail "restart: want one staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
-"$BUILD/bin/cuzkd" "${rcfg[@]}" >"$tmp/cuzkd-r2.log" 2>&1 & rpid=$!
+crash_at_finish restart r 60
+"$BUILD/bin/cuzkd" "${cfg[@]}" >"$tmp/cuzkd-r2.log" 2>&1 & rpid=$!
 daemon_on_exit="kill -KILL $rpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-r*; ${daemon_on_exit}"
 timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 45000 >/dev/null ||
   { tail -n 20 "$tmp/cuzkd-r2.log"; fail "restart: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
@@ -171,3 +197,37 @@ r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modul
   "$FX/verification_key.json" "$out")" || fail "restart snarkjs: $r"
 [ "$r" = "$M verified" ] || fail "restart snarkjs: $r"
 echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"
+
+# 6: a cuzkd killed between a finish and its publish (the hook), never started again:
+# its partition stays done and unpublished, the job running. Another cuzkd (instance
+# B, lease 3) proves the rest and adopts the dead one's staged proof once its
+# heartbeat is 3 leases old: every proof published once. Before, `cuzk wait` returned
+# with that proof missing (the CI failure "cuzkd: 29 proofs").
+crash_at_finish adopt a 3
+dead="$(basename "$(dirname "${staged[0]}")")"; dead="${dead#.cuzk-}"
+"$BUILD/bin/cuzkd" --instance "$inst-b" --run-dir "$tmp/runb" --state-dir "$tmp/stateb" --foreground \
+  --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd-b.log" 2>&1 & bpid=$!
+daemon_on_exit="kill -KILL $bpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-b*; ${daemon_on_exit}"
+timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 90000 >/dev/null ||
+  { tail -n 20 "$tmp/cuzkd-b.log"; fail "adopt: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "adopt: $(ls "$out" | grep -c '\.proof\.json$') proofs for $M"
+# Once: nothing is published again while B goes on adopting (two more rounds).
+for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-a"
+sleep 7
+while read -r f ino mt; do
+  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "adopt: $f was published again"
+done <"$tmp/noted-a"
+kill -TERM "$bpid"; wait "$bpid" 2>/dev/null || true
+# (A's other partition may have left staged files too, finished by nobody: stale.)
+adopted="$(grep -c "published .* (job $job part [0-9]*) that $dead finished" "$tmp/cuzkd-b.log" || true)"
+[ "$adopted" -eq 1 ] || { tail -n 20 "$tmp/cuzkd-b.log"; fail "adopt: B said it published $adopted of $dead's proofs (want 1)"; }
+dead_name="$(sed -n "s/.*published \([^ ]*\) (job $job part [0-9]*) that $dead finished.*/\1/p" "$tmp/cuzkd-b.log")"
+! grep -q "existed already" "$tmp/cuzkd-b.log" || fail "adopt: a publish met an existing file"
+[ ! -e "$out/.cuzk-$dead/$dead_name.proof.json" ] && [ ! -e "$out/.cuzk-$dead/$dead_name.public.json" ] ||
+  fail "adopt: the adopted proof is still staged: $(ls "$out/.cuzk-$dead")"
+st="$("$BUILD/bin/cuzk" status --queue "$url")"
+echo "$st" | jq -e '.parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "adopt: status: $st"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "adopt snarkjs: $r"
+[ "$r" = "$M verified" ] || fail "adopt snarkjs: $r"
+echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B published its $dead_name once: $M proofs, snarkjs: $r"

@@ -4,17 +4,24 @@
  *   test_fleet_pg                       lease semantics: disjoint claims, an expired
  *                                       lease taken over, a stale finish refused, a
  *                                       partition finished once
- *   test_fleet_pg worker OWNER CUZK     a claimer as cuzkd's fleet loop will be: claim
- *                                       one partition, prove it with `CUZK prove-local`
- *                                       under temp names, finish, publish (fleet_pg.h's
- *                                       order); retries with backoff while the database
- *                                       is away; exits once nothing is queued or leased.
- *                                       Appends "JOB IDX OWNER" per publish to
- *                                       $FLEET_PUBLISH_LOG (the script checks each once).
+ *   test_fleet_pg worker OWNER CUZK     a claimer as cuzkd's fleet loop is: heartbeat,
+ *                                       claim one partition, prove it with `CUZK
+ *                                       prove-local` into OUT/.cuzk-OWNER/, finish,
+ *                                       publish and mark (fleet_part_publish); when
+ *                                       idle, adopts dead workers' unpublished proofs
+ *                                       (fleet_adopt); retries with backoff while the
+ *                                       database is away; exits once nothing is
+ *                                       queued, leased or unpublished. Appends "JOB
+ *                                       IDX OWNER" per publish to $FLEET_PUBLISH_LOG
+ *                                       ("... adopted" for a dead worker's, "...
+ *                                       marked" where the dead one had linked it).
+ *                                       FLEET_TEST_CRASH_AFTER_FINISH=N: die with -9
+ *                                       after the N-th finish, before its publish.
  * Not a Check program: it needs the cluster the script starts. */
 #include "cuzk/fleet_pg.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #define LEASE_S 3
 
@@ -36,6 +45,264 @@ static int fails;
 			fails++;                                                        \
 		}                                                                       \
 	} while (0)
+
+/* Plain SQL beside the library: to read what it wrote and to build a version-1
+ * database by hand. Returns the first value of the first row (static, "" when
+ * none), NULL on an error (printed). */
+static const char *sql(PGconn *c, const char *q)
+{
+	static char v[256];
+	PGresult *r = PQexec(c, q);
+	ExecStatusType st = PQresultStatus(r);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		fprintf(stderr, "sql: %s: %s", q, PQresultErrorMessage(r));
+		PQclear(r);
+		return NULL;
+	}
+	snprintf(v, sizeof(v), "%s", PQntuples(r) && PQnfields(r) ? PQgetvalue(r, 0, 0) : "");
+	PQclear(r);
+	return v;
+}
+
+static int job_row_state(const char *url, uint64_t job, const char *want)
+{
+	PGconn *c = PQconnectdb(url);
+	char q[128];
+	const char *v;
+	int same;
+
+	snprintf(q, sizeof(q), "SELECT state FROM cuzk_jobs WHERE id = %llu",
+		 (unsigned long long)job);
+	v = PQstatus(c) == CONNECTION_OK ? sql(c, q) : NULL;
+	same = v && !strcmp(v, want);
+	if (!same)
+		fprintf(stderr, "job %llu row state %s (want %s)\n", (unsigned long long)job,
+			v ? v : "?", want);
+	PQfinish(c);
+	return same;
+}
+
+static int put(const char *dir, const char *name, const char *text)
+{
+	char p[1200];
+	FILE *o;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (!(o = fopen(p, "w")))
+		return -1;
+	fputs(text, o);
+	return fclose(o);
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char p[1200];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return !access(p, F_OK);
+}
+
+struct seen {
+	int n, outcome[8], linked[8];
+	uint32_t idx[8];
+};
+
+static void saw(void *arg, const struct fleet_adopted *a)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		s->idx[s->n] = a->idx;
+		s->outcome[s->n] = a->outcome;
+		s->linked[s->n++] = a->linked;
+	}
+	if (a->outcome < 0)
+		fprintf(stderr, "adopt: %s\n", a->why);
+}
+
+/* Adoption (fleet_pg.h "Publishing"): a daemon that died between its finishes and
+ * its publishes, never back. p0: both files staged (published by the adopter), p1:
+ * nothing staged, no final (queued again, proved again), p2: the finals there already
+ * (the dead one linked them, its mark was cut off: only marked). */
+static void adoption(const char *url, struct fleet *f)
+{
+	char dir[] = "/tmp/cuzk-fleet-adopt-XXXXXX", stage[600], err[512];
+	const char *w[3] = { "/w0", "/w1", "/w2" }, *nm[3] = { "p0", "p1", "p2" };
+	struct fleet_claim d[3], l[1];
+	struct seen sn = { 0 };
+	uint32_t done, failed, total;
+	uint64_t job;
+	int rc, linked;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(stage, sizeof(stage), "%s/.cuzk-sem-dead", dir);
+	CHECK(!mkdir(stage, 0700), "mkdir %s", stage);
+	CHECK(!fleet_job_add(f, "/z.zkey", dir, 3, w, nm, &job, err, sizeof(err)), "add: %s", err);
+	CHECK(!fleet_daemon_hello(f, "sem-dead", "here", 1, err, sizeof(err)), "hello: %s", err);
+	CHECK(!fleet_daemon_hello(f, "sem-live", "here", 30, err, sizeof(err)), "hello: %s", err);
+	CHECK(fleet_claim(f, "sem-dead", 1, d, 3, err, sizeof(err)) == 3, "claim: %s", err);
+	for (int i = 0; i < 3; i++)
+		CHECK(fleet_finish(f, "sem-dead", d[i].job, d[i].idx, d[i].gen, NULL, err,
+				   sizeof(err)) == 1, "finish: %s", err);
+	CHECK(!put(stage, "p0.public.json", "public p0\n") &&
+	      !put(stage, "p0.proof.json", "proof p0\n") && !put(dir, "p2.public.json", "public p2\n") &&
+	      !put(dir, "p2.proof.json", "proof p2\n"), "writing the staged files");
+	/* Alive (heartbeat under 3 leases old): not adopted; nor one's own without mine. */
+	CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 0,
+	      "adopted %d of a live daemon's partitions: %s", rc, err);
+	CHECK((rc = fleet_adopt(f, "sem-dead", 0, saw, &sn, err, sizeof(err))) == 0,
+	      "adopted %d of its own partitions without mine: %s", rc, err);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 0,
+	      "state %u done before adoption", done);
+	sleep(4); /* > 3 x sem-dead's 1 s lease, and no heartbeat */
+	CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 3,
+	      "adopted %d (want 3): %s", rc, err);
+	for (int i = 0; i < sn.n; i++) {
+		int want = sn.idx[i] == 1 ? FLEET_PUB_REQUEUED : FLEET_PUB_MARKED;
+		int wl = sn.idx[i] == 0 ? 2 : 0;
+
+		CHECK(sn.outcome[i] == want && sn.linked[i] == wl, "p%u: outcome %d linked %d "
+		      "(want %d %d)", sn.idx[i], sn.outcome[i], sn.linked[i], want, wl);
+	}
+	CHECK(exists(dir, "p0.public.json") && exists(dir, "p0.proof.json") &&
+	      !exists(stage, "p0.proof.json") && !exists(stage, "p0.public.json"),
+	      "p0 not published from the staging dir");
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
+	      done == 2 && total == 3, "state %u/%u after adoption (want 2/3)", done, total);
+	/* Nothing left to adopt; the dead one's late mark of the requeued p1 matches nothing. */
+	CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 0,
+	      "adopted %d again", rc);
+	CHECK((rc = fleet_published(f, d[1].job, d[1].idx, d[1].gen, err, sizeof(err))) == 0,
+	      "a requeued partition's late mark answered %d", rc);
+	/* p1 proved again by sem-live, published with the same call cuzkd uses. */
+	CHECK(fleet_claim(f, "sem-live", 30, l, 1, err, sizeof(err)) == 1 && l[0].idx == 1 &&
+	      l[0].gen == d[1].gen + 1, "requeued p1 not claimable: %s", err);
+	CHECK(fleet_finish(f, "sem-live", l[0].job, l[0].idx, l[0].gen, NULL, err,
+			   sizeof(err)) == 1, "finish: %s", err);
+	snprintf(stage, sizeof(stage), "%s/.cuzk-sem-live", dir);
+	CHECK(!mkdir(stage, 0700) && !put(stage, "p1.public.json", "public p1\n") &&
+	      !put(stage, "p1.proof.json", "proof p1\n"), "staging p1");
+	CHECK((rc = fleet_part_publish(f, dir, "p1", "sem-live", l[0].job, l[0].idx, l[0].gen,
+				       &linked, err, sizeof(err))) == FLEET_PUB_MARKED &&
+	      linked == 2, "publish answered %d linked %d: %s", rc, linked, err);
+	/* A retry (its answer lost) finds the finals: it marks again, links nothing. */
+	CHECK((rc = fleet_part_publish(f, dir, "p1", "sem-live", l[0].job, l[0].idx, l[0].gen,
+				       &linked, err, sizeof(err))) == FLEET_PUB_GONE &&
+	      linked == 0, "retried publish answered %d linked %d", rc, linked);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 1 &&
+	      done == 3, "state %u/%u at the end (want done 3/3)", done, total);
+	CHECK(job_row_state(url, job, "done"), "job row not done");
+	/* A dead daemon's proof in an out dir not mounted here: skipped, nothing changed. */
+	{
+		const char *w1[1] = { "/w" }, *n1[1] = { "q" };
+		uint64_t j2;
+
+		CHECK(!fleet_job_add(f, "/z.zkey", "/nonexistent/out", 1, w1, n1, &j2, err,
+				     sizeof(err)), "add: %s", err);
+		CHECK(!fleet_daemon_hello(f, "sem-dead2", "here", 1, err, sizeof(err)), "hello");
+		CHECK(fleet_claim(f, "sem-dead2", 1, d, 1, err, sizeof(err)) == 1 &&
+		      fleet_finish(f, "sem-dead2", d[0].job, d[0].idx, d[0].gen, NULL, err,
+				   sizeof(err)) == 1, "finish: %s", err);
+		sleep(4);
+		sn.n = 0;
+		CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 1 &&
+		      sn.outcome[0] == -ENOTDIR, "adopt of an unmounted out dir: %d %d", rc,
+		      sn.outcome[0]);
+		CHECK(fleet_job_state(f, j2, &done, &failed, &total, err, sizeof(err)) == 0,
+		      "unmounted out dir: job ended");
+		/* Its own start (mine) does not reach it either; leave it published for
+		 * the status checks below: as an operator would, once the dir is back. */
+		CHECK(fleet_published(f, d[0].job, d[0].idx, d[0].gen, err, sizeof(err)) == 1,
+		      "mark: %s", err);
+	}
+	printf("ok: adoption: a dead daemon's staged proof published, a lost one requeued, "
+	       "a linked one marked, a live daemon's left alone\n");
+}
+
+/* A version-1 database (tables created by hand, as cuzk 1 created them) opened by
+ * this cuzk: rows kept, old done and failed rows published, version 2; a newer
+ * version refused. In a fresh database, made here from url's connection. */
+static void migration(const char *url)
+{
+	PGconn *c = PQconnectdb(url), *v1 = NULL;
+	char conn[1024], err[512];
+	struct fleet *f = NULL;
+	uint32_t done, failed, total;
+	const char *v;
+	int rc;
+
+	CHECK(PQstatus(c) == CONNECTION_OK, "connect: %s", PQerrorMessage(c));
+	sql(c, "SET client_min_messages = warning");
+	sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
+	CHECK(sql(c, "CREATE DATABASE cuzk_v1"), "create database");
+	snprintf(conn, sizeof(conn), "host=%s port=%s user=%s dbname=cuzk_v1", PQhost(c),
+		 PQport(c), PQuser(c));
+	v1 = PQconnectdb(conn);
+	CHECK(PQstatus(v1) == CONNECTION_OK, "connect v1: %s", PQerrorMessage(v1));
+	CHECK(sql(v1,
+		  "CREATE TABLE cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
+		  "CREATE TABLE cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
+		  " out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT"
+		  " 'running', submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz);"
+		  "CREATE TABLE cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
+		  " ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
+		  " state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL"
+		  " DEFAULT 0, lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0,"
+		  " done_by text, reason text, finished timestamptz, PRIMARY KEY(job, idx));"
+		  "CREATE INDEX cuzk_parts_open ON cuzk_parts(job, idx)"
+		  " WHERE state IN ('queued', 'leased');"
+		  "CREATE TABLE cuzk_daemons(id text PRIMARY KEY, host text, heartbeat timestamptz"
+		  " NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
+		  " done bigint NOT NULL DEFAULT 0);"
+		  "INSERT INTO cuzk_meta VALUES ('schema_version', '1');"
+		  "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ('/z', '/out', 3);"
+		  "INSERT INTO cuzk_parts(job, idx, wtns, name, state, done_by, lease_gen, reason)"
+		  " VALUES (1, 0, '/a', 'a', 'done', 'old', 1, NULL),"
+		  " (1, 1, '/b', 'b', 'failed', 'old', 1, 'bad'), (1, 2, '/c', 'c', 'queued',"
+		  " NULL, 0, NULL);"
+		  "INSERT INTO cuzk_daemons(id, host, done) VALUES ('old', 'h', 2)"),
+	      "creating the version-1 tables");
+	rc = fleet_open(&f, conn, err, sizeof(err));
+	CHECK(!rc, "open of a version-1 database: %s", err);
+	CHECK((v = sql(v1, "SELECT value FROM cuzk_meta WHERE key = 'schema_version'")) &&
+	      !strcmp(v, "2"), "schema version %s after the migration", v ? v : "?");
+	CHECK((v = sql(v1, "SELECT string_agg(idx || ':' || state || ':' || published, ','"
+			   " ORDER BY idx) FROM cuzk_parts")) &&
+	      !strcmp(v, "0:done:true,1:failed:true,2:queued:false"), "parts after: %s",
+	      v ? v : "?");
+	CHECK((v = sql(v1, "SELECT count(*) || ':' || count(lease_s) || ':' || sum(done)"
+			   " FROM cuzk_daemons")) && !strcmp(v, "1:0:2"), "daemons after: %s",
+	      v ? v : "?");
+	CHECK((v = sql(v1, "SELECT count(*) FROM pg_indexes WHERE indexname ="
+			   " 'cuzk_parts_unpublished'")) && !strcmp(v, "1"), "no partial index");
+	if (f) {
+		CHECK(fleet_job_state(f, 1, &done, &failed, &total, err, sizeof(err)) == 0 &&
+		      done == 1 && failed == 1 && total == 3, "migrated job %u/%u/%u", done,
+		      failed, total);
+		CHECK(!fleet_daemon_hello(f, "new", "h", 7, err, sizeof(err)), "hello: %s", err);
+		fleet_close(f);
+		f = NULL;
+	}
+	/* Opened again: no second migration (the rows are as they were). */
+	CHECK(!fleet_open(&f, conn, err, sizeof(err)), "second open: %s", err);
+	fleet_close(f);
+	f = NULL;
+	CHECK((v = sql(v1, "SELECT string_agg(id || ':' || coalesce(lease_s, 0), ',' ORDER BY id)"
+			   " FROM cuzk_daemons")) && !strcmp(v, "new:7,old:0"), "daemons: %s",
+	      v ? v : "?");
+	sql(v1, "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version'");
+	CHECK((rc = fleet_open(&f, conn, err, sizeof(err))) == -EPROTO && !f,
+	      "a newer schema answered %d: %s", rc, err);
+	PQfinish(v1);
+	sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
+	PQfinish(c);
+	printf("ok: migration: a version-1 database kept its rows, old done rows published, "
+	       "version 2; version 3 refused\n");
+}
 
 static int semantics(const char *url)
 {
@@ -54,8 +321,8 @@ static int semantics(const char *url)
 		return 1;
 	CHECK(!fleet_job_add(f, "/z.zkey", "/out", 6, w, nm, &job, err, sizeof(err)), "add: %s",
 	      err);
-	CHECK(!fleet_daemon_hello(f, "sem-a", "here", err, sizeof(err)), "hello: %s", err);
-	CHECK(!fleet_daemon_hello(f, "sem-b", "here", err, sizeof(err)), "hello: %s", err);
+	CHECK(!fleet_daemon_hello(f, "sem-a", "here", 1, err, sizeof(err)), "hello: %s", err);
+	CHECK(!fleet_daemon_hello(f, "sem-b", "here", 4, err, sizeof(err)), "hello: %s", err);
 	/* a takes 3 on a 1 s lease, b the other 3 on a 4 s one, none twice. */
 	na = fleet_claim(f, "sem-a", 1, a, 3, err, sizeof(err));
 	nb = fleet_claim(f, "sem-b", 4, b, 8, err, sizeof(err));
@@ -90,13 +357,31 @@ static int semantics(const char *url)
 		CHECK(fleet_finish(f, "sem-a", c[i].job, c[i].idx, c[i].gen - 1, NULL, err,
 				   sizeof(err)) == 0, "stale owner's finish of a done part accepted");
 	}
+	/* Done but not yet published: not counted, so `cuzk wait` does not return while a
+	 * proof file is missing (before, it did: a done row whose publish a kill cut off). */
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
+	      done == 0 && total == 6, "state %u/%u before the marks (want 0/6)", done, total);
+	for (int i = 0; i < nc; i++) {
+		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err,
+					    sizeof(err))) == 1, "mark answered %d: %s", rc, err);
+		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err,
+					    sizeof(err))) == 0, "second mark answered %d", rc);
+	}
 	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
 	      done == 3 && total == 6, "state %u/%u", done, total);
 	for (int i = 0; i < nb; i++)
 		fleet_finish(f, "sem-b", b[i].job, b[i].idx, b[i].gen, i ? NULL : "bad witness",
 			     err, sizeof(err));
+	/* One failed (nothing to publish), two done and unpublished: still running. */
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
+	      done == 3 && failed == 1, "unpublished state %u done %u failed", done, failed);
+	CHECK(job_row_state(url, job, "running"), "job row ended with proofs unpublished");
+	for (int i = 1; i < nb; i++)
+		CHECK(fleet_published(f, b[i].job, b[i].idx, b[i].gen, err, sizeof(err)) == 1,
+		      "mark: %s", err);
 	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 2 &&
 	      done == 5 && failed == 1, "end state %u done %u failed", done, failed);
+	CHECK(job_row_state(url, job, "failed"), "job row not ended by the last mark");
 	/* Leases a daemon does not name in its heartbeat are not its work: one it got
 	 * without knowing (a claim whose COMMIT landed, its reply lost) expires though the
 	 * heartbeat goes on, and a restarted daemon's previous run's go back to the queue
@@ -121,10 +406,14 @@ static int semantics(const char *url)
 		CHECK((rc = fleet_claim(f, "sem-d", 30, c, 1, err, sizeof(err))) == 1 &&
 		      c[0].job == a[0].job && c[0].idx == a[0].idx,
 		      "a released lease was not claimable (claimed %d)", rc);
-		for (int i = 0; i < 2; i++)
-			CHECK(fleet_finish(f, "sem-d", i ? c[0].job : b[0].job, i ? c[0].idx : b[0].idx,
-					   i ? c[0].gen : b[0].gen, NULL, err, sizeof(err)) == 1,
-			      "finish: %s", err);
+		for (int i = 0; i < 2; i++) {
+			const struct fleet_claim *x = i ? &c[0] : &b[0];
+
+			CHECK(fleet_finish(f, "sem-d", x->job, x->idx, x->gen, NULL, err,
+					   sizeof(err)) == 1, "finish: %s", err);
+			CHECK(fleet_published(f, x->job, x->idx, x->gen, err, sizeof(err)) == 1,
+			      "mark: %s", err);
+		}
 	}
 	{
 		char *s = fleet_status_json(f, err, sizeof(err));
@@ -135,7 +424,9 @@ static int semantics(const char *url)
 			printf("status: %s\n", s);
 		free(s);
 	}
+	adoption(url, f);
 	fleet_close(f);
+	migration(url);
 	printf("%s: lease semantics\n", fails ? "FAIL" : "ok");
 	return fails ? 1 : 0;
 }
@@ -169,17 +460,42 @@ static int prove(const char *cuzk, const struct fleet_claim *c, const char *tp,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int worker(const char *url, const char *owner, const char *cuzk)
+static void publog(const char *line)
 {
 	const char *log = getenv("FLEET_PUBLISH_LOG");
+	FILE *lf = log ? fopen(log, "a") : NULL;
+
+	if (lf) {
+		fprintf(lf, "%s\n", line);
+		fclose(lf);
+	}
+}
+
+/* fleet_adopt's report: a proof another (dead) worker finished, published here. */
+static void adopted(void *arg, const struct fleet_adopted *a)
+{
+	char line[600];
+
+	if (a->outcome == FLEET_PUB_MARKED) {
+		snprintf(line, sizeof(line), "%llu %u %s %s", (unsigned long long)a->job, a->idx,
+			 (const char *)arg, a->linked ? "adopted" : "marked");
+		publog(line);
+	} else if (a->outcome < 0)
+		fprintf(stderr, "%s: adoption: %s\n", (const char *)arg, a->why);
+}
+
+static int worker(const char *url, const char *owner, const char *cuzk)
+{
 	struct fleet *f = NULL;
 	struct fleet_claim c;
-	char err[512];
-	int backoff_ms = 100, rc;
+	char err[512], sn[300];
+	const char *ca = getenv("FLEET_TEST_CRASH_AFTER_FINISH");
+	int backoff_ms = 100, rc, finished = 0, crash_after = ca ? atoi(ca) : 0;
 
+	fleet_stage_name(owner, sn, sizeof(sn));
 	for (;;) { /* connect, with backoff: the database may be restarting */
 		if (!(rc = fleet_open(&f, url, err, sizeof(err))) &&
-		    !(rc = fleet_daemon_hello(f, owner, "test", err, sizeof(err))))
+		    !(rc = fleet_daemon_hello(f, owner, "test", LEASE_S, err, sizeof(err))))
 			break;
 		fleet_close(f);
 		f = NULL;
@@ -189,9 +505,14 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 			backoff_ms *= 2;
 	}
 	for (;;) {
-		char tp[1700], tq[1700], fp[400], fq[400], tpn[600], tqn[600];
-		int n = fleet_claim(f, owner, LEASE_S, &c, 1, err, sizeof(err)), won, dfd;
+		char tp[1700], tq[1700], line[600];
+		int n, won, linked = 0;
 
+		/* The heartbeat (no lease named: the one held is given up before the next
+		 * claim), so that others can tell this worker alive from a dead one. */
+		n = fleet_renew(f, owner, LEASE_S, &c, 0, err, sizeof(err));
+		if (n >= 0)
+			n = fleet_claim(f, owner, LEASE_S, &c, 1, err, sizeof(err));
 		if (n < 0) {
 			fprintf(stderr, "%s: %s (retrying)\n", owner, err);
 			usleep((useconds_t)backoff_ms * 1000);
@@ -202,22 +523,30 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 		}
 		backoff_ms = 100;
 		if (n == 0) {
-			char *s = fleet_status_json(f, err, sizeof(err));
-			int idle = s && strstr(s, "\"queued\" : 0") && strstr(s, "\"leased\" : 0");
+			char *s;
+			int idle;
+
+			if (fleet_adopt(f, owner, 0, adopted, (void *)owner, err, sizeof(err)) < 0)
+				continue;
+			s = fleet_status_json(f, err, sizeof(err));
+			idle = s && strstr(s, "\"queued\" : 0") && strstr(s, "\"leased\" : 0") &&
+			       strstr(s, "\"unpublished\" : 0");
 			free(s);
 			if (idle)
 				break;
 			usleep(200000); /* others hold leases that may expire */
 			continue;
 		}
-		snprintf(tpn, sizeof(tpn), ".%s.proof.json.%s.%llu.tmp", c.name, owner,
-			 (unsigned long long)c.gen);
-		snprintf(tqn, sizeof(tqn), ".%s.public.json.%s.%llu.tmp", c.name, owner,
-			 (unsigned long long)c.gen);
-		snprintf(fp, sizeof(fp), "%s.proof.json", c.name);
-		snprintf(fq, sizeof(fq), "%s.public.json", c.name);
-		snprintf(tp, sizeof(tp), "%s/%s", c.out_dir, tpn);
-		snprintf(tq, sizeof(tq), "%s/%s", c.out_dir, tqn);
+		/* The staging dir of cuzkd's fleet thread (fleet_stage_name), so that an
+		 * adopter finds a dead worker's proofs where it finds a dead cuzkd's. */
+		snprintf(tp, sizeof(tp), "%s/%s", c.out_dir, sn);
+		if (mkdir(tp, 0700) && errno != EEXIST) {
+			fleet_finish(f, owner, c.job, c.idx, c.gen, "cannot create the staging dir",
+				     err, sizeof(err));
+			continue;
+		}
+		snprintf(tp, sizeof(tp), "%s/%s/%s.proof.json", c.out_dir, sn, c.name);
+		snprintf(tq, sizeof(tq), "%s/%s/%s.public.json", c.out_dir, sn, c.name);
 		if (!regular(c.wtns) || !regular(c.zkey)) {
 			fleet_finish(f, owner, c.job, c.idx, c.gen, "input not a regular file", err,
 				     sizeof(err));
@@ -232,23 +561,35 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 			usleep(200000);
 			fleet_reconnect(f, err, sizeof(err));
 		}
-		dfd = open(c.out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (won >= 1 && !rc && dfd >= 0) {
-			int a = fleet_publish(dfd, tqn, fq), b = fleet_publish(dfd, tpn, fp);
-			if (log) {
-				FILE *lf = fopen(log, "a");
-				if (lf) {
-					fprintf(lf, "%llu %u %s%s\n", (unsigned long long)c.job, c.idx,
-						owner, a || b ? " EEXIST" : "");
-					fclose(lf);
-				}
+		/* Test hook (fleet_pg.sh's crash round): die after the N-th finish, before
+		 * its publish, as cuzkd's CUZK_TEST_FLEET_CRASH_AFTER_FINISH does. */
+		if (won >= 1 && !rc && crash_after > 0 && ++finished == crash_after)
+			kill(getpid(), SIGKILL);
+		if (won >= 1 && !rc) {
+			/* Publish and mark; a retry after a lost database only marks (the
+			 * staged files are linked and gone: never published twice). */
+			int first = 1, l;
+
+			while ((won = fleet_part_publish(f, c.out_dir, c.name, owner, c.job, c.idx,
+							 c.gen, &l, err, sizeof(err))) < 0 &&
+			       won != -ENOTDIR && won != -EPERM) {
+				linked += l;
+				first = 0;
+				usleep(200000);
+				fleet_reconnect(f, err, sizeof(err));
 			}
-		} else if (dfd >= 0) {
-			unlinkat(dfd, tpn, 0); /* not ours to publish */
-			unlinkat(dfd, tqn, 0);
+			linked += l;
+			if (won < 0)
+				fprintf(stderr, "%s: %s\n", owner, err);
+			else if (won == FLEET_PUB_MARKED || linked) {
+				snprintf(line, sizeof(line), "%llu %u %s%s", (unsigned long long)c.job,
+					 c.idx, owner, linked < 2 && first ? " EEXIST" : "");
+				publog(line);
+			}
+		} else {
+			unlink(tp); /* not ours to publish */
+			unlink(tq);
 		}
-		if (dfd >= 0)
-			close(dfd);
 	}
 	fleet_close(f);
 	return 0;
