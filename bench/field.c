@@ -46,7 +46,8 @@ static void run_chain(const field_desc *F, enum op op, uint64_t *x, const uint64
     for (long i = 0; i < iters; i++) apply(F, op, x, y);
 }
 
-static void run_par(const field_desc *F, enum op op, uint64_t (*x)[2 * FE_MAX_LIMBS], const uint64_t *y, long iters)
+static void run_par(const field_desc *F, enum op op, uint64_t (*x)[2 * FE_MAX_LIMBS], const uint64_t *y,
+                    long iters)
 {
     for (long i = 0; i < iters; i += 8)
         for (int k = 0; k < 8; k++) apply(F, op, x[k], y);
@@ -65,8 +66,10 @@ static double best_ns(const field_desc *F, enum op op, int par, long iters)
     }
     for (int r = 0; r < 5; r++) {
         double t0 = now_s();
-        if (par) run_par(F, op, x, y, iters);
-        else run_chain(F, op, x[0], y, iters);
+        if (par)
+            run_par(F, op, x, y, iters);
+        else
+            run_chain(F, op, x[0], y, iters);
         t[r] = (now_s() - t0) * 1e9 / (double)iters;
     }
     qsort(t, 5, sizeof t[0], cmp_d);
@@ -85,14 +88,17 @@ int main(int argc, char **argv)
         const char *what;
         long div; /* the Fq2 rows run fewer iterations: 3 products each */
     } rows[] = {
-        {&FIELD_BN254_FQ, OP_MUL, "mul", 1},        {&FIELD_BN254_FR, OP_MUL, "mul", 1},
-        {&FIELD_BLS12_381_FQ, OP_MUL, "mul", 1},    {&FIELD_BLS12_381_FR, OP_MUL, "mul", 1},
-        {&FIELD_BLS12_381_FQ, OP_SQR, "sqr", 1},    {&FIELD_BN254_FQ, OP_FQ2_MUL, "fq2 mul", 3},
-        {&FIELD_BLS12_381_FQ, OP_FQ2_MUL, "fq2 mul", 3},
+        { &FIELD_BN254_FQ, OP_MUL, "mul", 1 },
+        { &FIELD_BN254_FR, OP_MUL, "mul", 1 },
+        { &FIELD_BLS12_381_FQ, OP_MUL, "mul", 1 },
+        { &FIELD_BLS12_381_FR, OP_MUL, "mul", 1 },
+        { &FIELD_BLS12_381_FQ, OP_SQR, "sqr", 1 },
+        { &FIELD_BN254_FQ, OP_FQ2_MUL, "fq2 mul", 3 },
+        { &FIELD_BLS12_381_FQ, OP_FQ2_MUL, "fq2 mul", 3 },
     };
     printf("Montgomery product, ns (best of 5; mulx: %s)\n", fe_cpu_has_mulx() ? "available" : "absent");
-    printf("%-14s %-8s %10s %10s %10s %10s %8s\n", "field", "op", "C chain", "C 8-way", "mulx chain", "mulx 8-way",
-           "C/mulx");
+    printf("%-14s %-8s %10s %10s %10s %10s %8s\n", "field", "op", "C chain", "C 8-way", "mulx chain",
+           "mulx 8-way", "C/mulx");
     for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         double v[4];
         long it = iters / rows[i].div / 8 * 8;
@@ -102,8 +108,8 @@ int main(int argc, char **argv)
             v[2 * m + 1] = best_ns(rows[i].F, rows[i].op, 1, it);
             fe_set_mulx(was);
         }
-        printf("%-14s %-8s %10.1f %10.1f %10.1f %10.1f %8.2f\n", rows[i].F->name, rows[i].what, v[0], v[1], v[2],
-               v[3], v[0] / v[2]);
+        printf("%-14s %-8s %10.1f %10.1f %10.1f %10.1f %8.2f\n", rows[i].F->name, rows[i].what, v[0], v[1],
+               v[2], v[3], v[0] / v[2]);
     }
     return 0;
 }

@@ -51,15 +51,15 @@ static void rnd_elem(uint64_t a[4])
     } while (!fe_is_reduced(F, a));
 }
 
-#define BEST(var, body)                                                                        \
-    do {                                                                                       \
-        var = 1e30;                                                                            \
-        for (int r_ = 0; r_ < reps; r_++) {                                                    \
-            double t0_ = now_s();                                                              \
-            body;                                                                              \
-            double t_ = now_s() - t0_;                                                         \
-            if (t_ < var) var = t_;                                                            \
-        }                                                                                      \
+#define BEST(var, body)                     \
+    do {                                    \
+        var = 1e30;                         \
+        for (int r_ = 0; r_ < reps; r_++) { \
+            double t0_ = now_s();           \
+            body;                           \
+            double t_ = now_s() - t0_;      \
+            if (t_ < var) var = t_;         \
+        }                                   \
     } while (0)
 
 static void bench_products(void)
@@ -96,8 +96,8 @@ static void bench_products(void)
     printf("    independent, lanes     %7.2f ns/product  (%d blocks of 8 in L1)\n",
            t * 1e9 / (double)(rounds * 8 * NB), NB);
     BEST(t, for (long i = 0; i < iters / 8; i++) ifma_fq8_mul(a, a, b));
-    printf("    dependent chain        %7.2f ns/product  (%.1f ns per 8-lane product)\n", t * 1e9 / (double)iters,
-           t * 8e9 / (double)iters);
+    printf("    dependent chain        %7.2f ns/product  (%.1f ns per 8-lane product)\n",
+           t * 1e9 / (double)iters, t * 8e9 / (double)iters);
     BEST(t, for (long i = 0; i < rounds; i++) ifma_fq_mul_aos(ros, aos, bos, NB * 8));
     printf("    with layout changes    %7.2f ns/product  (field.h form in and out)\n",
            t * 1e9 / (double)(rounds * 8 * NB));
@@ -114,7 +114,7 @@ static void bench_products(void)
 static uint64_t *points(const curve_group *G, size_t n)
 {
     const unsigned cl = ec_cl(G);
-    uint64_t k[4] = {rnd(), rnd(), rnd(), rnd() >> 4}, q[EC_MAX_JAC], s[EC_MAX_JAC], gj[EC_MAX_JAC];
+    uint64_t k[4] = { rnd(), rnd(), rnd(), rnd() >> 4 }, q[EC_MAX_JAC], s[EC_MAX_JAC], gj[EC_MAX_JAC];
     uint64_t *jac = malloc(n * 3 * cl * 8), *aff = malloc(n * 2 * cl * 8);
     if (!jac || !aff) abort();
     ec_jac_from_aff(G, gj, G->gen);
@@ -165,17 +165,25 @@ static int bench_batch(const curve_group *G, size_t B)
             memcpy(A, A0, nb * pb);
             double t0 = now_s();
             if (bls && G->deg == 1) {
-                if (form == 0) ifma381_g1_batch_add_ref(A, bb, bp, B, scratch);
-                else ifma381_g1_batch_add(A, bb, bp, B, scratch);
+                if (form == 0)
+                    ifma381_g1_batch_add_ref(A, bb, bp, B, scratch);
+                else
+                    ifma381_g1_batch_add(A, bb, bp, B, scratch);
             } else if (bls) {
-                if (form == 0) ifma381_g2_batch_add_ref(A, bb, bp, B, scratch);
-                else ifma381_g2_batch_add(A, bb, bp, B, scratch);
+                if (form == 0)
+                    ifma381_g2_batch_add_ref(A, bb, bp, B, scratch);
+                else
+                    ifma381_g2_batch_add(A, bb, bp, B, scratch);
             } else if (G->deg == 1) {
-                if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, B, scratch);
-                else ifma_g1_batch_add(A, bb, bp, B, scratch);
+                if (form == 0)
+                    ifma_g1_batch_add_ref(A, bb, bp, B, scratch);
+                else
+                    ifma_g1_batch_add(A, bb, bp, B, scratch);
             } else {
-                if (form == 0) ifma_g2_batch_add_ref(A, bb, bp, B, scratch);
-                else ifma_g2_batch_add(A, bb, bp, B, scratch);
+                if (form == 0)
+                    ifma_g2_batch_add_ref(A, bb, bp, B, scratch);
+                else
+                    ifma_g2_batch_add(A, bb, bp, B, scratch);
             }
             double t = now_s() - t0;
             if (memcmp(A, want, nb * pb) != 0) bad = 1;

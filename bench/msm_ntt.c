@@ -116,7 +116,8 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
             double t = now_s() - t0, tc = cpu_s() - c0;
             if (tc < bestc) bestc = tc;
             if (rc) {
-                fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i], strerror(-rc));
+                fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i],
+                        strerror(-rc));
                 free(bases);
                 return rc;
             }
@@ -133,16 +134,16 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
 static int bench_msm(const struct bench_opts *o)
 {
     /* G1 then G2 of each curve; a curve's scalars are drawn below its own r. */
-    const curve_group *groups[2][2] = {{&G1_BN254, &G2_BN254}, {&G1_BLS12_381, &G2_BLS12_381}};
-    const int curve_on[2] = {o->bn254, o->bls12381};
-    const int group_on[2] = {o->g1, o->g2};
+    const curve_group *groups[2][2] = { { &G1_BN254, &G2_BN254 }, { &G1_BLS12_381, &G2_BLS12_381 } };
+    const int curve_on[2] = { o->bn254, o->bls12381 };
+    const int group_on[2] = { o->g1, o->g2 };
     unsigned maxlg = 0;
     for (unsigned i = 0; i < o->nsizes; i++)
         if (o->sizes[i] > maxlg) maxlg = o->sizes[i];
     size_t nmax = (size_t)1 << maxlg;
     uint8_t *sc = malloc(nmax * 32);
     if (!sc) return -ENOMEM;
-    static const char *const bk[] = {"auto", "jacobian", "affine"}, *const gl[] = {"auto", "off", "on"};
+    static const char *const bk[] = { "auto", "jacobian", "affine" }, *const gl[] = { "auto", "off", "on" };
     printf("msm (random full-size scalars of each curve's Fr, threads=%u%s, window=%s, buckets=%s, glv=%s)\n",
            o->threads, o->threads ? "" : " = all CPUs", o->window ? "forced" : "auto", bk[o->buckets],
            gl[o->glv]);
@@ -184,23 +185,26 @@ static int parse_sizes(struct bench_opts *o, const char *s)
 
 int main(int argc, char **argv)
 {
-    struct bench_opts o = {.sizes = {16, 20}, .nsizes = 2, .g1 = 1, .g2 = 1, .bn254 = 1, .bls12381 = 1};
+    struct bench_opts o = { .sizes = { 16, 20 }, .nsizes = 2, .g1 = 1, .g2 = 1, .bn254 = 1, .bls12381 = 1 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0) i++;
-        else if (!strcmp(a, "--threads") && v) o.threads = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(a, "--window") && v) o.window = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(a, "--reps") && v) o.reps = (unsigned)atoi(argv[++i]); /* e.g. 1 under callgrind */
+        if (!strcmp(a, "--sizes") && v && parse_sizes(&o, v) == 0)
+            i++;
+        else if (!strcmp(a, "--threads") && v)
+            o.threads = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--window") && v)
+            o.window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--reps") && v)
+            o.reps = (unsigned)atoi(argv[++i]); /* e.g. 1 under callgrind */
         else if (!strcmp(a, "--buckets") && v) {
             o.buckets = !strcmp(v, "jacobian") ? MSM_BUCKETS_JACOBIAN
-                        : !strcmp(v, "affine") ? MSM_BUCKETS_AFFINE : MSM_BUCKETS_AUTO;
+                : !strcmp(v, "affine")         ? MSM_BUCKETS_AFFINE
+                                               : MSM_BUCKETS_AUTO;
             i++;
-        }
-        else if (!strcmp(a, "--glv") && v) {
+        } else if (!strcmp(a, "--glv") && v) {
             o.glv = !strcmp(v, "on") ? MSM_GLV_ON : !strcmp(v, "off") ? MSM_GLV_OFF : MSM_GLV_AUTO;
             i++;
-        }
-        else if (!strcmp(a, "--groups") && v) {
+        } else if (!strcmp(a, "--groups") && v) {
             o.g1 = strstr(v, "g1") != NULL;
             o.g2 = strstr(v, "g2") != NULL;
             i++;
@@ -209,8 +213,10 @@ int main(int argc, char **argv)
             o.bls12381 = strstr(v, "bls12381") != NULL || strstr(v, "bls12-381") != NULL;
             i++;
         } else {
-            fprintf(stderr, "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
-                            "[--curves bn254,bls12381] [--buckets auto|jacobian|affine] [--glv auto|on|off] [--reps N]\n");
+            fprintf(
+                stderr,
+                "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
+                "[--curves bn254,bls12381] [--buckets auto|jacobian|affine] [--glv auto|on|off] [--reps N]\n");
             return 2;
         }
     }

@@ -19,10 +19,11 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    static const field_desc *const fields[] = {&FIELD_BN254_FR, &FIELD_BLS12_381_FR};
-    static const char *const names[] = {"forward", "inverse", "to_odd_coset"};
-    void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = {ntt_forward, ntt_inverse, ntt_to_odd_coset};
-    unsigned lgs[16] = {16, 20}, nlg = 2;
+    static const field_desc *const fields[] = { &FIELD_BN254_FR, &FIELD_BLS12_381_FR };
+    static const char *const names[] = { "forward", "inverse", "to_odd_coset" };
+    void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = { ntt_forward, ntt_inverse,
+                                                                      ntt_to_odd_coset };
+    unsigned lgs[16] = { 16, 20 }, nlg = 2;
     const char *r = getenv("NTT_BENCH_REPS");
     int reps = r ? atoi(r) : 5;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -44,9 +45,10 @@ int main(int argc, char **argv)
             }
             uint64_t *v = aligned_alloc(64, d.n * 32);
             if (!v) return 1;
-            for (size_t i = 0; i < d.n * 4; i++) v[i] = (i * 0x9e3779b97f4a7c15ULL) >> 4; /* < p: top nibble 0 */
+            for (size_t i = 0; i < d.n * 4; i++)
+                v[i] = (i * 0x9e3779b97f4a7c15ULL) >> 4; /* < p: top nibble 0 */
             for (unsigned o = 0; o < 3; o++) {
-                double best[2] = {1e30, 1e30};
+                double best[2] = { 1e30, 1e30 };
                 for (int t = 0; t < 2; t++) {
                     for (int rep = 0; rep < reps; rep++) {
                         double t0 = now_s();
@@ -55,8 +57,8 @@ int main(int argc, char **argv)
                         if (dt < best[t]) best[t] = dt;
                     }
                 }
-                printf("%-14s %-4u %-13s %12.1f %12.1f\n", fields[f]->name, lgs[k], names[o], best[0] * 1e9 / d.n,
-                       best[1] * 1e9 / d.n);
+                printf("%-14s %-4u %-13s %12.1f %12.1f\n", fields[f]->name, lgs[k], names[o],
+                       best[0] * 1e9 / d.n, best[1] * 1e9 / d.n);
             }
             free(v);
             ntt_domain_free(&d);

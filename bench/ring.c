@@ -122,8 +122,12 @@ static void latency(uint32_t spin, uint64_t *p50, uint64_t *p99)
 
 int main(int argc, char **argv)
 {
-	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 1024 }, .max_jobs = 1,
-					.max_parts = 1, .buf_count = 1, .buf_size = 4096 };
+	struct shmlayout_config cfg = { .n_rings = 1,
+					.ring_capacity = { 1024 },
+					.max_jobs = 1,
+					.max_parts = 1,
+					.buf_count = 1,
+					.buf_size = 4096 };
 	uint32_t items = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 2000000;
 	char inst[32], err[256];
 	uint64_t f50, f99, s50, s99;

@@ -42,8 +42,7 @@ static void put_name(const char *s, size_t max)
 static uint64_t hist_max(const struct stats_snapshot *sn, uint32_t h)
 {
     for (int b = STATS_HIST_BUCKETS - 1; b > 0; b--)
-        if (sn->hists[h].bucket[b])
-            return b >= 63 ? UINT64_MAX : (1ull << b) - 1;
+        if (sn->hists[h].bucket[b]) return b >= 63 ? UINT64_MAX : (1ull << b) - 1;
     return 0;
 }
 
@@ -59,8 +58,7 @@ static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
         printf("\"%u\"", sn->state);
     printf(",\"wall_ns\":%llu,\"states\":{", (unsigned long long)sn->wall_ns);
     for (uint32_t s = 0; s < STATS_MAX_STATES; s++) {
-        if (!sn->state_names[s][0] && !sn->state_ns[s])
-            continue;
+        if (!sn->state_names[s][0] && !sn->state_ns[s]) continue;
         printf("%s", first ? "" : ",");
         first = 0;
         if (sn->state_names[s][0])
@@ -72,8 +70,7 @@ static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
     printf("},\"counters\":{");
     first = 1;
     for (uint32_t c = 0; c < STATS_MAX_COUNTERS; c++) {
-        if (!sn->counter_names[c][0])
-            continue;
+        if (!sn->counter_names[c][0]) continue;
         printf("%s", first ? "" : ",");
         first = 0;
         put_name(sn->counter_names[c], STATS_NAME_LEN);
@@ -82,15 +79,15 @@ static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
     printf("},\"hists\":{");
     first = 1;
     for (uint32_t h = 0; h < STATS_MAX_HISTS; h++) {
-        if (!sn->hist_names[h][0])
-            continue;
+        if (!sn->hist_names[h][0]) continue;
         printf("%s", first ? "" : ",");
         first = 0;
         put_name(sn->hist_names[h], STATS_NAME_LEN);
-        printf(":{\"count\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"buckets\":[",
-               (unsigned long long)sn->hists[h].count, (unsigned long long)sn->hists[h].sum_ns,
-               (unsigned long long)stats_hist_percentile(sn, h, 0.50),
-               (unsigned long long)stats_hist_percentile(sn, h, 0.99), (unsigned long long)hist_max(sn, h));
+        printf(
+            ":{\"count\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"buckets\":[",
+            (unsigned long long)sn->hists[h].count, (unsigned long long)sn->hists[h].sum_ns,
+            (unsigned long long)stats_hist_percentile(sn, h, 0.50),
+            (unsigned long long)stats_hist_percentile(sn, h, 0.99), (unsigned long long)hist_max(sn, h));
         for (uint32_t b = 0; b < STATS_HIST_BUCKETS; b++)
             printf("%s%llu", b ? "," : "", (unsigned long long)sn->hists[h].bucket[b]);
         printf("]}");
@@ -130,8 +127,7 @@ int main(int argc, char **argv)
     printf("{\"instance\":\"%s\",\"now_ns\":%llu,\"slots\":[", instance, (unsigned long long)now);
     for (uint32_t i = 0; i < st.page->slot_count; i++) {
         const struct stats_slot *s = stats_page_slot(st.page, i);
-        if (!s || stats_slot_read(s, &sn, now, 1000) != 0 || sn.role == STATS_ROLE_NONE)
-            continue;
+        if (!s || stats_slot_read(s, &sn, now, 1000) != 0 || sn.role == STATS_ROLE_NONE) continue;
         printf("%s", n++ ? ",\n" : "\n");
         dump_slot(i, &sn);
     }

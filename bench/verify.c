@@ -57,7 +57,8 @@ static void run_verify(void *p)
     ctx *c = p;
     char err[256];
     bool valid = false;
-    c->ok = groth16_verify_proof(&c->vk, &c->proof, c->pub, c->vk.npublic, &valid, err, sizeof err) == 0 && valid;
+    c->ok =
+        groth16_verify_proof(&c->vk, &c->proof, c->pub, c->vk.npublic, &valid, err, sizeof err) == 0 && valid;
 }
 
 static void run_subgroup(void *p)
@@ -86,9 +87,10 @@ int main(int argc, char **argv)
     int reps = env ? atoi(env) : 21;
     if (reps < 1) reps = 1;
     if (reps > MAX_REPS) reps = MAX_REPS;
-    static const char *const fixtures[] = {"bn128", "bls12381"};
+    static const char *const fixtures[] = { "bn128", "bls12381" };
     printf("verify: ms per proof, median of %d, one thread (key and proof parsed beforehand)\n", reps);
-    printf("%-10s %8s %10s %10s %10s %10s\n", "curve", "verify", "r*B check", "miller(4)", "final exp", "nPublic");
+    printf("%-10s %8s %10s %10s %10s %10s\n", "curve", "verify", "r*B check", "miller(4)", "final exp",
+           "nPublic");
     int failed = 0;
     for (size_t i = 0; i < sizeof fixtures / sizeof fixtures[0]; i++) {
         char vkp[4096], pubp[4096], prp[4096], err[1024];
@@ -109,8 +111,8 @@ int main(int argc, char **argv)
         ec_aff_neg(c->vk.g1, c->na, c->proof.a);
         /* the Miller loop's inputs as in a verification (vk_x replaced by IC[0]: the
          * cost is the same) */
-        const uint64_t *g1[4] = {c->na, c->vk.alpha1, c->vk.ic, c->proof.c};
-        const uint64_t *g2[4] = {c->proof.b, c->vk.beta2, c->vk.gamma2, c->vk.delta2};
+        const uint64_t *g1[4] = { c->na, c->vk.alpha1, c->vk.ic, c->proof.c };
+        const uint64_t *g2[4] = { c->proof.b, c->vk.beta2, c->vk.gamma2, c->vk.delta2 };
         memcpy(c->g1, g1, sizeof g1);
         memcpy(c->g2, g2, sizeof g2);
         run_verify(c); /* warm-up, and builds the pairing parameters */

@@ -15,29 +15,27 @@
 #include "cuzk/verify.h"
 #include "cuzk/wtns.h"
 
-#define POLL_NS 100000000ll            /* the 100 ms heartbeat promise */
-#define IDLE_TRIM_NS 1000000000ull     /* trim once after 1 s without work */
+#define POLL_NS      100000000ll   /* the 100 ms heartbeat promise */
+#define IDLE_TRIM_NS 1000000000ull /* trim once after 1 s without work */
 
 /* write: write(2) of the temp files plus open/close; serialize, fsync and rename
  * (rename + directory fsync) are the other steps of publishing the two files. */
-enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM, S_VERIFY, S_SERIALIZE, S_FSYNC,
-       S_RENAME };
+enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM, S_VERIFY, S_SERIALIZE, S_FSYNC, S_RENAME };
 enum { C_DONE, C_FAILED, C_LOST, C_JOBS_DONE, C_JOBS_FAILED, C_TRIMS, C_VERIFY_FAILED };
 enum { H_PART, H_TRIM, H_JOB, H_WRITE };
 
-static const char *const state_names[] = { "zkey", "blind", "read_wtns", "write", "trim",
-                                           "verify", "serialize", "fsync", "rename", NULL };
-static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
-                                             "jobs_done", "jobs_failed", "trims",
-                                             "verify_failed", NULL };
+static const char *const state_names[] = { "zkey",   "blind",     "read_wtns", "write",  "trim",
+                                           "verify", "serialize", "fsync",     "rename", NULL };
+static const char *const counter_names[] = { "parts_done",  "parts_failed", "claims_lost",   "jobs_done",
+                                             "jobs_failed", "trims",        "verify_failed", NULL };
 static const char *const hist_names[] = { "part", "trim", "job", "write", NULL };
 
 struct finalizer {
     struct pipe_stage st;
     const struct pipe_stage_opts *o;
-    uint32_t since_trim;  /* partitions since the last trim */
-    uint64_t last_work;   /* when the last partition ended */
-    int trimmed_idle;     /* this idle period has had its trim */
+    uint32_t since_trim; /* partitions since the last trim */
+    uint64_t last_work;  /* when the last partition ended */
+    int trimmed_idle;    /* this idle period has had its trim */
     /* The verification key of the last zkey used, with that zkey's identity (the
      * cache entry it came from may be reused for another file). */
     int vk_valid;
@@ -46,27 +44,22 @@ struct finalizer {
 };
 
 /* The key for z (a pointer into the stage's zkey cache), derived once per zkey file. */
-static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, char *err,
-                  size_t errlen)
+static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, char *err, size_t errlen)
 {
     const struct pipe_zkey_entry *e = NULL;
     int rc;
 
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-        if (&f->st.zc[i].z == z)
-            e = &f->st.zc[i];
-    if (f->vk_valid && e && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino &&
-        e->size == f->vk_of.size && e->mtim.tv_sec == f->vk_of.mtim.tv_sec &&
-        e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
+        if (&f->st.zc[i].z == z) e = &f->st.zc[i];
+    if (f->vk_valid && e && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino && e->size == f->vk_of.size &&
+        e->mtim.tv_sec == f->vk_of.mtim.tv_sec && e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
         *out = &f->vk;
         return 0;
     }
-    if (f->vk_valid)
-        groth16_vk_free(&f->vk);
+    if (f->vk_valid) groth16_vk_free(&f->vk);
     f->vk_valid = 0;
     rc = groth16_vk_from_zkey(&f->vk, z, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (e) {
         f->vk_of.dev = e->dev;
         f->vk_of.ino = e->ino;
@@ -81,8 +74,8 @@ static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, ch
 /* Pairing check of the proof against the zkey's key and the witness's public values,
  * before anything is published. 0, -CUZK_E_UNSATISFIED (invalid: reason in err), or
  * the key's error. */
-static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
-                  const groth16_proof *proof, char *err, size_t errlen)
+static int verify(struct finalizer *f, const zkey *z, const uint8_t *values, const groth16_proof *proof,
+                  char *err, size_t errlen)
 {
     const groth16_vk *vk;
     uint64_t *pub;
@@ -90,8 +83,7 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
     char why[256] = "";
     int rc = vk_for(f, z, &vk, err, errlen);
 
-    if (rc)
-        return rc;
+    if (rc) return rc;
     pub = malloc(((size_t)z->npublic + 1) * 4 * sizeof(*pub));
     if (!pub) {
         snprintf(err, errlen, "out of memory");
@@ -101,8 +93,10 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
     memcpy(pub, values + z->n8r, (size_t)z->npublic * 4 * sizeof(*pub));
     rc = groth16_verify_proof(vk, proof, pub, z->npublic, &valid, why, sizeof(why));
     if (rc == 0 && !valid) {
-        snprintf(err, errlen, "proof fails verification: the witness does not satisfy the "
-                 "circuit, or a faulty computation (%s)", why);
+        snprintf(err, errlen,
+                 "proof fails verification: the witness does not satisfy the "
+                 "circuit, or a faulty computation (%s)",
+                 why);
         rc = -CUZK_E_UNSATISFIED;
     } else if (rc) {
         snprintf(err, errlen, "%s", why);
@@ -115,25 +109,24 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values,
  * out dir not the submitter's own, no output may replace another user's file; the
  * directory may have become sticky, or another user's file appeared, since submit.
  * 0, or -CUZK_E_OUTPUT with err. */
-static int sticky_check(const struct jobtab_job *jb, const char *odir, const char *name,
-                        char *err, size_t errlen)
+static int sticky_check(const struct jobtab_job *jb, const char *odir, const char *name, char *err,
+                        size_t errlen)
 {
     struct stat st, o;
     char nm[PIPE_NAME_LEN + 16];
     int dfd, rc = 0;
 
-    if (!jb->owner_known || jb->owner_uid == 0)
-        return 0;
+    if (!jb->owner_known || jb->owner_uid == 0) return 0;
     dfd = open(odir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return 0; /* the write reports it */
+    if (dfd < 0) return 0; /* the write reports it */
     if (!fstat(dfd, &st) && (st.st_mode & S_ISVTX) && st.st_uid != jb->owner_uid)
         for (int k = 0; k < 2 && !rc; k++) {
             snprintf(nm, sizeof(nm), "%s.%s.json", name, k ? "public" : "proof");
             if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != jb->owner_uid) {
-                snprintf(err, errlen, "refused: %s is another user's file (uid %u) in a "
-                         "sticky out dir: uid %u may not replace it", nm, (unsigned)o.st_uid,
-                         (unsigned)jb->owner_uid);
+                snprintf(err, errlen,
+                         "refused: %s is another user's file (uid %u) in a "
+                         "sticky out dir: uid %u may not replace it",
+                         nm, (unsigned)o.st_uid, (unsigned)jb->owner_uid);
                 rc = -CUZK_E_OUTPUT;
             }
         }
@@ -167,8 +160,7 @@ static void complete(struct finalizer *f, uint32_t job)
     struct jobtab *jt = &f->st.pl.data.jobtab;
     uint64_t w;
 
-    if (jobtab_job_try_complete(jt, job) != 1)
-        return;
+    if (jobtab_job_try_complete(jt, job) != 1) return;
     w = barrier_load_acquire(&jt->jobs[job].word);
     pipe_stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
     pipe_stage_hist(&f->st, H_JOB, pipe_stage_now() - jt->jobs[job].submit_ns);
@@ -217,10 +209,10 @@ static void final_one(struct finalizer *f, uint32_t p)
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
     wpath = pipe_input_path(pl, pi->wtns_fd, pi->wtns_path, wb, sizeof(wb));
     odir = pipe_input_path(pl, jb->out_fd, jb->out_dir, ob, sizeof(ob));
-    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", odir,
-                         pi->name) >= sizeof(proof_path) ||
-        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", odir,
-                         pi->name) >= sizeof(public_path)) {
+    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", odir, pi->name) >=
+            sizeof(proof_path) ||
+        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", odir, pi->name) >=
+            sizeof(public_path)) {
         fail_part(f, p, pi->wtns_path, "output path too long");
         return;
     }
@@ -280,8 +272,7 @@ static void final_one(struct finalizer *f, uint32_t p)
             size_t k = (size_t)snprintf(tag, sizeof(tag), "worker %u: ", pipeline_result(pl, p)->worker);
             size_t len = strlen(err);
             pipe_stage_count(st, C_VERIFY_FAILED, 1);
-            if (k + len >= sizeof(err))
-                len = sizeof(err) - k - 1;
+            if (k + len >= sizeof(err)) len = sizeof(err) - k - 1;
             memmove(err + k, err, len);
             memcpy(err, tag, k);
             err[k + len] = '\0';
@@ -294,11 +285,9 @@ static void final_one(struct finalizer *f, uint32_t p)
     pipe_stage_long_begin(st);
     rc = sticky_check(jb, odir, pi->name, err, sizeof(err));
     if (!rc)
-        rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err,
-                                  sizeof(err));
+        rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err, sizeof(err));
     pipe_stage_long_end(st);
-    if (rc)
-        pipe_err_rename(err, sizeof(err), odir, jb->out_dir);
+    if (rc) pipe_err_rename(err, sizeof(err), odir, jb->out_dir);
     te = pipe_stage_now();
     pipe_stage_hist(st, H_WRITE, te - tw);
     /* Sub-steps measured inside the calls, laid out in order (stats.h: they still sum
@@ -325,16 +314,14 @@ static void final_one(struct finalizer *f, uint32_t p)
     pipe_stage_count(st, C_DONE, 1);
     complete(f, jt->parts[p].job);
     pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
-    if (f->o->verbose)
-        fprintf(stderr, "cuzk-finalizer: partition %u -> %s\n", p, proof_path);
+    if (f->o->verbose) fprintf(stderr, "cuzk-finalizer: partition %u -> %s\n", p, proof_path);
 out:
     wtns_close(&w);
 }
 
 /* Preload: derive the verification key (header, IC: sections 1-3) now. Evict: drop
  * it with the zkey. */
-static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
-                          void *arg)
+static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 3 };
     struct finalizer *f = arg;
@@ -346,9 +333,8 @@ static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zk
         pipe_zkey_touch(&e->z, ids, 3);
         if (vk_for(f, &e->z, &vk, err, sizeof(err)))
             fprintf(stderr, "cuzk-finalizer: preload of %s: %s\n", e->path, err);
-    } else if (f->vk_valid && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino &&
-               e->size == f->vk_of.size && e->mtim.tv_sec == f->vk_of.mtim.tv_sec &&
-               e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
+    } else if (f->vk_valid && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino && e->size == f->vk_of.size &&
+               e->mtim.tv_sec == f->vk_of.mtim.tv_sec && e->mtim.tv_nsec == f->vk_of.mtim.tv_nsec) {
         groth16_vk_free(&f->vk);
         f->vk_valid = 0;
     }
@@ -380,8 +366,7 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
             pipe_stage_enter(&f->st, pipe_stage_wait_state(&f->st));
             if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
                 pipe_stage_heartbeat(&f->st);
-                if (!f->trimmed_idle && f->since_trim &&
-                    pipe_stage_now() - f->last_work >= IDLE_TRIM_NS) {
+                if (!f->trimmed_idle && f->since_trim && pipe_stage_now() - f->last_work >= IDLE_TRIM_NS) {
                     trim(f);
                     f->trimmed_idle = 1;
                 }
@@ -391,13 +376,11 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         final_one(f, p);
         f->since_trim++;
         f->trimmed_idle = 0;
-        if ((o->trim_every && f->since_trim >= o->trim_every) || o->test_trim_delay_ms)
-            trim(f);
+        if ((o->trim_every && f->since_trim >= o->trim_every) || o->test_trim_delay_ms) trim(f);
         f->last_work = pipe_stage_now();
         pipe_stage_heartbeat(&f->st);
     }
-    if (f->vk_valid)
-        groth16_vk_free(&f->vk);
+    if (f->vk_valid) groth16_vk_free(&f->vk);
     pipe_stage_close(&f->st);
     free(f);
     return 0;

@@ -4,8 +4,7 @@
 #include <string.h>
 
 static const struct backend_ops *const backends[] = {
-    &backend_cpu_ops,
-    &backend_cpu_async_ops, /* tests: the asynchronous path without a GPU */
+    &backend_cpu_ops, &backend_cpu_async_ops, /* tests: the asynchronous path without a GPU */
 #ifdef CUZK_HAVE_CUDA
     &backend_cuda_ops, /* built when nvcc is present (Makefile: CUDA=1) */
 #endif
@@ -15,12 +14,10 @@ const struct backend_ops *backend_find(const char *name)
 {
     size_t len;
 
-    if (!name)
-        return NULL;
+    if (!name) return NULL;
     len = strcspn(name, ":");
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
-        if (strlen(backends[i]->name) == len && !strncmp(backends[i]->name, name, len))
-            return backends[i];
+        if (strlen(backends[i]->name) == len && !strncmp(backends[i]->name, name, len)) return backends[i];
     return NULL;
 }
 

@@ -24,23 +24,20 @@ static int cpu_init(struct backend *be, const struct backend_params *p, char *er
     return 0;
 }
 
-static int cpu_compute(const struct backend_params *bp, const struct backend_input *in,
-                       unsigned threads, groth16_raw *raw, groth16_timings *t, char *err,
-                       size_t errlen)
+static int cpu_compute(const struct backend_params *bp, const struct backend_input *in, unsigned threads,
+                       groth16_raw *raw, groth16_timings *t, char *err, size_t errlen)
 {
     int rc = groth16_compute(in->z, in->values, in->a, in->b, in->c, raw, threads, t);
 
     (void)bp;
     /* The MSMs read the buffer (the witness, and h written over a) to the end. */
-    if (in->release)
-        in->release(in->release_arg);
-    if (rc)
-        snprintf(err, errlen, "CPU prove: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
+    if (in->release) in->release(in->release_arg);
+    if (rc) snprintf(err, errlen, "CPU prove: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
     return rc;
 }
 
-static int cpu_prove(struct backend *be, const struct backend_input *in, groth16_raw *raw,
-                     groth16_timings *t, char *err, size_t errlen)
+static int cpu_prove(struct backend *be, const struct backend_input *in, groth16_raw *raw, groth16_timings *t,
+                     char *err, size_t errlen)
 {
     return cpu_compute(&be->params, in, be->params.threads, raw, t, err, errlen);
 }
@@ -65,8 +62,7 @@ struct cpu_async {
     struct lanes *lanes;
 };
 
-static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input *in,
-                           struct backend_done *d)
+static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct cpu_async *ca = ctx;
     unsigned th = ca->p.threads / CPU_ASYNC_LANES;
@@ -77,8 +73,7 @@ static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input 
     d->device_s = d->t.ntt + d->t.msm_a + d->t.msm_b1 + d->t.msm_b2 + d->t.msm_c + d->t.msm_h;
 }
 
-static int cpu_async_init(struct backend *be, const struct backend_params *p, char *err,
-                          size_t errlen)
+static int cpu_async_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
 {
     struct cpu_async *ca = calloc(1, sizeof(*ca));
     int rc;
@@ -99,8 +94,8 @@ static int cpu_async_init(struct backend *be, const struct backend_params *p, ch
     return 0;
 }
 
-static int cpu_async_submit(struct backend *be, const struct backend_input *in, void *tag,
-                            char *err, size_t errlen)
+static int cpu_async_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
+                            size_t errlen)
 {
     return lanes_submit(((struct cpu_async *)be->priv)->lanes, in, tag, err, errlen);
 }

@@ -36,35 +36,35 @@
 #include "cuzk/lanes.h"
 #include "cuzk/stage.h"
 
-#define LANES 2
+#define LANES     2
 #define CACHE_MAX 8
 
 struct circ {
     int used;
     struct backend_key key;
     gpu_circuit *c;
-    gpu_dev *owner;     /* the gpu_dev that loaded it (and frees it) */
+    gpu_dev *owner; /* the gpu_dev that loaded it (and frees it) */
     size_t bytes;
     uint64_t last_use;
-    int pinned;         /* preloaded: evicted only when nothing else can go */
-    int refs;           /* lanes proving with it now */
+    int pinned; /* preloaded: evicted only when nothing else can go */
+    int refs;   /* lanes proving with it now */
 };
 
 struct cuda_be {
     int ordinal;
-    gpu_dev *dev[LANES];       /* one per lane; dev[0] also registers the slab */
+    gpu_dev *dev[LANES]; /* one per lane; dev[0] also registers the slab */
     struct lanes *lanes;
-    pthread_mutex_t mu;        /* cache metadata */
-    pthread_mutex_t load_mu;   /* one load/eviction at a time (taken before mu) */
+    pthread_mutex_t mu;      /* cache metadata */
+    pthread_mutex_t load_mu; /* one load/eviction at a time (taken before mu) */
     struct circ cache[CACHE_MAX];
     uint64_t clock;
-    void *slab;                /* registered with dev[0], or NULL */
+    void *slab; /* registered with dev[0], or NULL */
 };
 
 static int key_eq(const struct backend_key *a, const struct backend_key *b)
 {
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
+        a->mtime_nsec == b->mtime_nsec;
 }
 
 /* What a circuit will take on the device: its points (A, B1 and C, H in G1; B2 in
@@ -95,10 +95,8 @@ static struct circ *victim(struct cuda_be *cb)
         for (int i = 0; i < CACHE_MAX; i++) {
             struct circ *e = &cb->cache[i];
 
-            if (!e->used || e->refs || (pass == 0 && e->pinned))
-                continue;
-            if (!v || e->last_use < v->last_use)
-                v = e;
+            if (!e->used || e->refs || (pass == 0 && e->pinned)) continue;
+            if (!v || e->last_use < v->last_use) v = e;
         }
     return v;
 }
@@ -125,8 +123,7 @@ static int evict_one(struct cuda_be *cb)
     pthread_mutex_lock(&cb->mu);
     v = victim(cb);
     pthread_mutex_unlock(&cb->mu);
-    if (!v)
-        return 0;
+    if (!v) return 0;
     circ_drop(cb, v);
     return 1;
 }
@@ -159,29 +156,24 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
     /* Room first: by the free memory the driver reports, then by the table's size. */
     for (;;) {
         if ((rc = gpu_mem_info(dev, &fr, &tot))) {
-            snprintf(err, errlen, "cudaMemGetInfo failed on device %d (a sticky CUDA error)",
-                     cb->ordinal);
+            snprintf(err, errlen, "cudaMemGetInfo failed on device %d (a sticky CUDA error)", cb->ordinal);
             *fatal = 1;
             goto out;
         }
-        if (fr >= need + need / 8 || !evict_one(cb))
-            break;
+        if (fr >= need + need / 8 || !evict_one(cb)) break;
     }
     for (;;) {
         int full = 1;
 
         pthread_mutex_lock(&cb->mu);
         for (int i = 0; i < CACHE_MAX; i++)
-            if (!cb->cache[i].used)
-                full = 0;
+            if (!cb->cache[i].used) full = 0;
         pthread_mutex_unlock(&cb->mu);
-        if (!full || !evict_one(cb))
-            break;
+        if (!full || !evict_one(cb)) break;
     }
     for (;;) {
         rc = gpu_circuit_load(dev, z, &c, err, errlen);
-        if (!rc || !is_oom(rc) || !evict_one(cb))
-            break;
+        if (!rc || !is_oom(rc) || !evict_one(cb)) break;
     }
     if (rc) {
         *fatal = rc == -CUZK_E_DEVICE;
@@ -189,7 +181,8 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
             char tmp[512];
 
             snprintf(tmp, sizeof(tmp), "%s", err);
-            snprintf(err, errlen, "the circuit's bases (about %zu MiB) do not fit in device "
+            snprintf(err, errlen,
+                     "the circuit's bases (about %zu MiB) do not fit in device "
                      "%d's memory (%zu of %zu MiB free, nothing left to evict): %s",
                      need >> 20, cb->ordinal, fr >> 20, tot >> 20, tmp);
         }
@@ -197,8 +190,7 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
     }
     pthread_mutex_lock(&cb->mu);
     for (int i = 0; i < CACHE_MAX && !e; i++)
-        if (!cb->cache[i].used)
-            e = &cb->cache[i];
+        if (!cb->cache[i].used) e = &cb->cache[i];
     if (e) {
         e->used = 1;
         e->key = *key;
@@ -231,8 +223,7 @@ static void circ_put(struct cuda_be *cb, struct circ *e)
 }
 
 /* One partition on lane `lane` (lanes.h): the circuit, then gpu_prove. */
-static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in,
-                       struct backend_done *d)
+static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct cuda_be *cb = ctx;
     struct circ *e = NULL;
@@ -240,28 +231,23 @@ static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in,
     d->rc = circ_get(cb, cb->dev[lane], in->z, &in->key, &e, &d->fatal, d->err, sizeof(d->err));
     if (d->rc) {
         /* gpu_prove never ran: the buffer is released here (backend.h: once). */
-        if (in->release)
-            in->release(in->release_arg);
+        if (in->release) in->release(in->release_arg);
         return;
     }
     d->rc = gpu_prove(cb->dev[lane], e->c, in->z, in->values, in->a, in->b, in->c, in->release,
                       in->release_arg, &d->raw, &d->t, &d->device_s, d->err, sizeof(d->err));
     circ_put(cb, e);
-    if (d->rc == -CUZK_E_DEVICE)
-        d->fatal = 1;
+    if (d->rc == -CUZK_E_DEVICE) d->fatal = 1;
 }
 
 static void cuda_teardown(struct cuda_be *cb)
 {
     lanes_stop(cb->lanes);
     for (int i = 0; i < CACHE_MAX; i++)
-        if (cb->cache[i].used)
-            gpu_circuit_free(cb->cache[i].owner, cb->cache[i].c);
-    if (cb->slab)
-        gpu_host_unregister(cb->dev[0], cb->slab);
+        if (cb->cache[i].used) gpu_circuit_free(cb->cache[i].owner, cb->cache[i].c);
+    if (cb->slab) gpu_host_unregister(cb->dev[0], cb->slab);
     for (int i = LANES - 1; i >= 0; i--)
-        if (cb->dev[i])
-            gpu_close(cb->dev[i]);
+        if (cb->dev[i]) gpu_close(cb->dev[i]);
     pthread_mutex_destroy(&cb->load_mu);
     pthread_mutex_destroy(&cb->mu);
     free(cb);
@@ -276,14 +262,17 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
     be->params = *p;
     be->priv = NULL;
     if (n <= 0) {
-        snprintf(err, errlen, "no CUDA device: the NVIDIA driver is missing or lists no GPU "
+        snprintf(err, errlen,
+                 "no CUDA device: the NVIDIA driver is missing or lists no GPU "
                  "(nvidia-smi shows what it sees); --backend cuda needs one, or run cuzkd "
                  "with --devices cpu:N");
         return -ENODEV;
     }
     if (p->device < 0 || p->device >= n) {
-        snprintf(err, errlen, "no CUDA device %d: the driver lists %d device(s), 0 to %d "
-                 "(check CUDA_VISIBLE_DEVICES and cuzkd --devices)", p->device, n, n - 1);
+        snprintf(err, errlen,
+                 "no CUDA device %d: the driver lists %d device(s), 0 to %d "
+                 "(check CUDA_VISIBLE_DEVICES and cuzkd --devices)",
+                 p->device, n, n - 1);
         return -ENODEV;
     }
     cb = calloc(1, sizeof(*cb));
@@ -314,9 +303,11 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
             return rc;
         }
         if (rc)
-            fprintf(stderr, "cuzk-gpuworker: warning: the buffer pool (%llu MiB) could not be "
+            fprintf(stderr,
+                    "cuzk-gpuworker: warning: the buffer pool (%llu MiB) could not be "
                     "pinned for DMA (%s); copies will be staged and slower: raise "
-                    "LimitMEMLOCK / ulimit -l\n", (unsigned long long)(p->slab_size >> 20), e2);
+                    "LimitMEMLOCK / ulimit -l\n",
+                    (unsigned long long)(p->slab_size >> 20), e2);
         else
             cb->slab = p->slab;
     }
@@ -341,8 +332,8 @@ static int cuda_collect(struct backend *be, uint64_t timeout_ns, struct backend_
 }
 
 /* Preload: load and keep (pinned); evict: drop it (nothing is in flight: backend.h). */
-static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z,
-                        const struct backend_key *key, int *fatal, char *err, size_t errlen)
+static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z, const struct backend_key *key,
+                        int *fatal, char *err, size_t errlen)
 {
     struct cuda_be *cb = be->priv;
     struct circ *e = NULL;
@@ -351,32 +342,27 @@ static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z,
     *fatal = 0;
     if (action == PIPE_CIRCUIT_PRELOAD) {
         rc = circ_get(cb, cb->dev[0], z, key, &e, fatal, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         pthread_mutex_lock(&cb->mu);
         e->pinned = 1;
         e->refs--;
         pthread_mutex_unlock(&cb->mu);
         return 0;
     }
-    if (action != PIPE_CIRCUIT_EVICT)
-        return 0;
+    if (action != PIPE_CIRCUIT_EVICT) return 0;
     pthread_mutex_lock(&cb->load_mu);
     pthread_mutex_lock(&cb->mu);
     for (int i = 0; i < CACHE_MAX; i++)
-        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key) && !cb->cache[i].refs)
-            e = &cb->cache[i];
+        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key) && !cb->cache[i].refs) e = &cb->cache[i];
     pthread_mutex_unlock(&cb->mu);
-    if (e)
-        circ_drop(cb, e);
+    if (e) circ_drop(cb, e);
     pthread_mutex_unlock(&cb->load_mu);
     return rc;
 }
 
 static void cuda_fini(struct backend *be)
 {
-    if (be->priv)
-        cuda_teardown(be->priv);
+    if (be->priv) cuda_teardown(be->priv);
     be->priv = NULL;
 }
 

@@ -34,7 +34,7 @@ struct lanes {
     unsigned q_head, q_n;
     struct backend_done done[LANES_MAX];
     unsigned d_head, d_n;
-    unsigned outstanding;            /* submitted and not collected */
+    unsigned outstanding; /* submitted and not collected */
     /* Union of the lanes' busy intervals: active lanes, since when at least one has
      * been, and the closed total (backend_done.busy_total_ns). */
     unsigned active;
@@ -61,8 +61,7 @@ static void *lane_main(void *arg)
         struct lane_job j;
 
         pthread_mutex_lock(&l->mu);
-        while (!l->quit && !l->q_n)
-            pthread_cond_wait(&l->cv_work, &l->mu);
+        while (!l->quit && !l->q_n) pthread_cond_wait(&l->cv_work, &l->mu);
         if (!l->q_n) {
             pthread_mutex_unlock(&l->mu);
             return NULL;
@@ -72,8 +71,7 @@ static void *lane_main(void *arg)
         l->q_n--;
         memset(&d, 0, sizeof(d));
         d.begin_ns = mono_ns();
-        if (!l->active++)
-            l->busy_since = d.begin_ns;
+        if (!l->active++) l->busy_since = d.begin_ns;
         pthread_mutex_unlock(&l->mu);
 
         l->fn(l->ctx, ln->idx, &j.in, &d);
@@ -83,8 +81,7 @@ static void *lane_main(void *arg)
 
         pthread_mutex_lock(&l->mu);
         d.end_ns = mono_ns(); /* under the lock: the totals below are monotonic */
-        if (!--l->active)
-            l->busy_total += d.end_ns - l->busy_since;
+        if (!--l->active) l->busy_total += d.end_ns - l->busy_since;
         d.busy_total_ns = l->busy_total + (l->active ? d.end_ns - l->busy_since : 0);
         l->done[(l->d_head + l->d_n) % l->n] = d;
         l->d_n++;
@@ -93,8 +90,7 @@ static void *lane_main(void *arg)
     }
 }
 
-int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err,
-                size_t errlen)
+int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err, size_t errlen)
 {
     struct lanes *l;
     pthread_condattr_t ca;
@@ -134,8 +130,7 @@ int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *er
     return 0;
 }
 
-int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err,
-                 size_t errlen)
+int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err, size_t errlen)
 {
     int rc = 0;
 
@@ -166,8 +161,7 @@ int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out
         struct timespec dl = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
 
         while (!l->d_n)
-            if (pthread_cond_timedwait(&l->cv_done, &l->mu, &dl) == ETIMEDOUT)
-                break;
+            if (pthread_cond_timedwait(&l->cv_done, &l->mu, &dl) == ETIMEDOUT) break;
     }
     if (l->d_n) {
         *out = l->done[l->d_head];
@@ -182,15 +176,13 @@ int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out
 
 void lanes_stop(struct lanes *l)
 {
-    if (!l)
-        return;
+    if (!l) return;
     pthread_mutex_lock(&l->mu);
     l->quit = 1;
     pthread_cond_broadcast(&l->cv_work);
     pthread_mutex_unlock(&l->mu);
     for (unsigned i = 0; i < l->n; i++)
-        if (l->lane[i].started)
-            pthread_join(l->lane[i].th, NULL);
+        if (l->lane[i].started) pthread_join(l->lane[i].th, NULL);
     pthread_cond_destroy(&l->cv_work);
     pthread_cond_destroy(&l->cv_done);
     pthread_mutex_destroy(&l->mu);

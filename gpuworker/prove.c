@@ -36,12 +36,18 @@ static const char usage_text[] =
     "written (it fails: exit 8). The exit codes are cuzk prove-local's.\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 /* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
-static double now_s(void) { return (double)futex_now_ns() * 1e-9; }
+static double now_s(void)
+{
+    return (double)futex_now_ns() * 1e-9;
+}
 
 static int fail(int rc, const char *msg)
 {
@@ -56,8 +62,8 @@ static void count_release(void *arg)
 }
 
 /* The five MSMs of one synthesized buffer through be (sync or async). */
-static int run_backend(struct backend *be, struct backend_input *in, groth16_raw *raw,
-                       groth16_timings *t, double *device_s, char *err, size_t errlen)
+static int run_backend(struct backend *be, struct backend_input *in, groth16_raw *raw, groth16_timings *t,
+                       double *device_s, char *err, size_t errlen)
 {
     struct backend_done d;
     int rc;
@@ -68,8 +74,7 @@ static int run_backend(struct backend *be, struct backend_input *in, groth16_raw
         return rc;
     }
     rc = be->ops->submit(be, in, in, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     memset(&d, 0, sizeof(d));
     while (be->ops->collect(be, 1000000000ull, &d) == 0)
         ;
@@ -90,12 +95,9 @@ static int run_backend(struct backend *be, struct backend_input *in, groth16_raw
 int worker_prove_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "backend", required_argument, NULL, 'b' },
-        { "threads", required_argument, NULL, 't' },
-        { "repeat", required_argument, NULL, 'n' },
-        { "insecure-seed", required_argument, NULL, 'S' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "backend", required_argument, NULL, 'b' }, { "threads", required_argument, NULL, 't' },
+        { "repeat", required_argument, NULL, 'n' },  { "insecure-seed", required_argument, NULL, 'S' },
+        { "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
     };
     const char *name = "cpu", *colon;
     unsigned threads = 0, repeat = 1;
@@ -133,13 +135,18 @@ int worker_prove_main(int argc, char **argv)
         case 'b': name = optarg; break;
         case 't': threads = (unsigned)strtoul(optarg, &end, 10); break;
         case 'n': repeat = (unsigned)strtoul(optarg, &end, 10); break;
-        case 'S': seed = strtoull(optarg, &end, 10); have_seed = true; break;
+        case 'S':
+            seed = strtoull(optarg, &end, 10);
+            have_seed = true;
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return CUZK_EXIT_USAGE;
         }
         if (end && (*end || end == optarg)) {
             fprintf(stderr, "cuzk-gpuworker prove: --%s needs a number\n",
-                    c == 't' ? "threads" : c == 'n' ? "repeat" : "insecure-seed");
+                    c == 't'       ? "threads"
+                        : c == 'n' ? "repeat"
+                                   : "insecure-seed");
             usage(stderr);
             return CUZK_EXIT_USAGE;
         }
@@ -155,8 +162,7 @@ int worker_prove_main(int argc, char **argv)
     }
     be.ops = backend_find(name);
     if (!be.ops) {
-        snprintf(err, sizeof(err), "--backend %s: not in this build (it has: %s)", name,
-                 backend_list());
+        snprintf(err, sizeof(err), "--backend %s: not in this build (it has: %s)", name, backend_list());
         return fail(CUZK_E_USAGE, err);
     }
     colon = strchr(name, ':');
@@ -218,8 +224,7 @@ int worker_prove_main(int argc, char **argv)
             goto out;
         }
         if (released != 1) {
-            snprintf(err, sizeof(err), "the backend released the buffer %d times (1 expected)",
-                     released);
+            snprintf(err, sizeof(err), "the backend released the buffer %d times (1 expected)", released);
             code = fail(CUZK_E_INTERNAL, err);
             goto out;
         }
@@ -263,12 +268,12 @@ int worker_prove_main(int argc, char **argv)
     }
     printf("backend %s: %s domain 2^%u, %u signals: prove %.3f ms (best of %u; ntt %.3f, "
            "msm a %.3f b1 %.3f b2 %.3f c %.3f h %.3f ms; device %.3f ms), backend init "
-           "%.3f s, proof verified\n", name, groth16_curve_name(&z), z.lg_domain, z.nvars,
-           best * 1e3, repeat, best_t.ntt * 1e3, best_t.msm_a * 1e3, best_t.msm_b1 * 1e3,
-           best_t.msm_b2 * 1e3, best_t.msm_c * 1e3, best_t.msm_h * 1e3, best_dev * 1e3, t_init);
+           "%.3f s, proof verified\n",
+           name, groth16_curve_name(&z), z.lg_domain, z.nvars, best * 1e3, repeat, best_t.ntt * 1e3,
+           best_t.msm_a * 1e3, best_t.msm_b1 * 1e3, best_t.msm_b2 * 1e3, best_t.msm_c * 1e3,
+           best_t.msm_h * 1e3, best_dev * 1e3, t_init);
 out:
-    if (be_up)
-        be.ops->fini(&be);
+    if (be_up) be.ops->fini(&be);
     groth16_vk_free(&vk);
     free(pub);
     free(buf);

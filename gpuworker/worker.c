@@ -13,8 +13,9 @@
 #include "cuzk/ntt.h"
 
 #define POLL_NS 100000000ll /* the 100 ms heartbeat promise */
-#define HB_NS 50000000ull   /* async loop: beat at most every 50 ms */
-#define FILL_NS 1000000ll   /* async loop, work in flight and room for more: poll the
+#define HB_NS   50000000ull /* async loop: beat at most every 50 ms */
+#define FILL_NS \
+    1000000ll /* async loop, work in flight and room for more: poll the
                              * ring every 1 ms (a partition that arrives while the device
                              * computes is submitted at once, so its copy overlaps) */
 #define MAX_DEPTH 4
@@ -23,18 +24,30 @@
  * measured around each section). What the worker spends around them is busy.
  * device: an asynchronous backend holds partitions and the worker waits for them. */
 enum { S_ZKEY = STATS_STAGE0, S_NTT, S_MSM_A, S_MSM_B1, S_MSM_B2, S_MSM_C, S_MSM_H, S_DEVICE };
-enum { C_DONE, C_FAILED, C_LOST, C_MSM_A, C_MSM_B1, C_MSM_B2, C_MSM_C, C_MSM_H, C_NTT,
-       C_DEVICE, C_DOMAIN_HITS, C_DOMAIN_BUILDS };
+enum {
+    C_DONE,
+    C_FAILED,
+    C_LOST,
+    C_MSM_A,
+    C_MSM_B1,
+    C_MSM_B2,
+    C_MSM_C,
+    C_MSM_H,
+    C_NTT,
+    C_DEVICE,
+    C_DOMAIN_HITS,
+    C_DOMAIN_BUILDS
+};
 /* Gauges: per-circuit tables this worker keeps between partitions (ntt.h's cache). */
 enum { G_PRECOMP_BYTES, G_PRECOMP_BUDGET };
 enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
-static const char *const state_names[] = { "zkey", "ntt", "msm_a", "msm_b1", "msm_b2",
+static const char *const state_names[] = { "zkey",  "ntt",   "msm_a",  "msm_b1", "msm_b2",
                                            "msm_c", "msm_h", "device", NULL };
-static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
-                                             "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns",
-                                             "msm_h_ns", "ntt_ns", "device_ns", "domain_hits",
-                                             "domain_builds", NULL };
+static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost", "msm_a_ns",
+                                             "msm_b1_ns",  "msm_b2_ns",    "msm_c_ns",    "msm_h_ns",
+                                             "ntt_ns",     "device_ns",    "domain_hits", "domain_builds",
+                                             NULL };
 static const char *const hist_names[] = { "gap", "prove", "ntt", "msm", NULL };
 
 struct worker;
@@ -58,12 +71,12 @@ struct worker {
     struct pipe_stage st;
     const struct pipe_stage_opts *o;
     struct backend be;
-    uint64_t last_end; /* when the last backend call returned; 0 before the first */
+    uint64_t last_end;                   /* when the last backend call returned; 0 before the first */
     uint64_t domain_hits, domain_builds; /* ntt cache counts already reported */
     /* asynchronous backends */
     unsigned depth, n_flight;
     struct flight fl[MAX_DEPTH];
-    uint32_t state;    /* the slot's state as last entered by the async loop */
+    uint32_t state;     /* the slot's state as last entered by the async loop */
     uint64_t busy_seen; /* backend_done.busy_total_ns already counted in device_ns */
     uint64_t last_hb;
 };
@@ -76,8 +89,7 @@ static void release_buf(void *arg)
     struct release_ctx *r = arg;
     struct pipeline *pl = &r->w->st.pl;
 
-    if (r->done)
-        return;
+    if (r->done) return;
     r->done = 1;
     pool_buf_free(&pl->data.pool, r->buf, (uint32_t)r->w->st.pid); /* taken in claim_part */
     /* Relaxed: we own the partition (PROVING); published by our next CAS. */
@@ -89,8 +101,7 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
     struct jobtab *jt = &w->st.pl.data.jobtab;
     char reason[JOBTAB_REASON_LEN];
 
-    if (pipe_stage_fail_part(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, reason,
-                             sizeof(reason)))
+    if (pipe_stage_fail_part(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, reason, sizeof(reason)))
         jobtab_job_try_complete(jt, jt->parts[p].job);
     fprintf(stderr, "cuzk-gpuworker %u: partition %u failed: %s\n", w->o->index, p, reason);
 }
@@ -102,8 +113,10 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
  * may still be inside the CUDA runtime, and the context cannot be used again. */
 static void device_fault(struct worker *w, const char *what, const char *err)
 {
-    fprintf(stderr, "cuzk-gpuworker %u: device fault (%s): %s; exiting so that cuzkd "
-            "restarts the worker and retries its partitions\n", w->o->index, what, err);
+    fprintf(stderr,
+            "cuzk-gpuworker %u: device fault (%s): %s; exiting so that cuzkd "
+            "restarts the worker and retries its partitions\n",
+            w->o->index, what, err);
     fflush(stderr);
     _exit(CUZK_EXIT_SYSTEM);
 }
@@ -118,12 +131,10 @@ static void push_final(struct worker *w, uint32_t p)
     struct ring *out = pipeline_ring(&w->st.pl, PIPE_RING_FINAL(w->st.pl.config->n_workers));
     struct pipe_push_wait pw = { 0 };
 
-    if (ring_try_push(out, p) == 0)
-        return;
+    if (ring_try_push(out, p) == 0) return;
     /* Stopping: the supervisor re-pushes PROVED partitions on restart. */
     do {
-        if (pipe_stage_push_wait(&w->st, &pw))
-            return;
+        if (pipe_stage_push_wait(&w->st, &pw)) return;
     } while (ring_push_timeout(out, p, POLL_NS) != 0);
 }
 
@@ -147,16 +158,15 @@ static void key_of_entry(struct backend_key *k, const struct pipe_zkey_entry *e)
 
 static int key_eq(const struct backend_key *a, const struct backend_key *b)
 {
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
+        a->mtime_nsec == b->mtime_nsec;
 }
 
 static void drain(struct worker *w);
 
 /* Claim p, take its buffer, open its zkey, fill *in. 0: ready to prove; -1: p was
  * dealt with (lost, or failed with the reason). */
-static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
-                      struct backend_input *in)
+static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, struct backend_input *in)
 {
     struct pipe_stage *st = &w->st;
     struct pipeline *pl = &st->pl;
@@ -189,8 +199,10 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
         const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
 
         if (crash && *crash && pi && !strcmp(crash, pi->name)) {
-            fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_CRASH_ON=%s: aborting on "
-                    "partition %u\n", w->o->index, crash, p);
+            fprintf(stderr,
+                    "cuzk-gpuworker %u: CUZK_TEST_CRASH_ON=%s: aborting on "
+                    "partition %u\n",
+                    w->o->index, crash, p);
             abort();
         }
         /* CUZK_TEST_HANG_ON=NAME (tests/faults/long_call.sh): the worker never returns
@@ -198,19 +210,22 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
          * would; only --long-call-timeout can end it. */
         crash = getenv("CUZK_TEST_HANG_ON");
         if (crash && *crash && pi && !strcmp(crash, pi->name)) {
-            fprintf(stderr, "cuzk-gpuworker %u: CUZK_TEST_HANG_ON=%s: hanging in a long "
-                    "call on partition %u\n", w->o->index, crash, p);
+            fprintf(stderr,
+                    "cuzk-gpuworker %u: CUZK_TEST_HANG_ON=%s: hanging in a long "
+                    "call on partition %u\n",
+                    w->o->index, crash, p);
             pipe_stage_long_begin(st);
-            for (;;)
-                pause();
+            for (;;) pause();
         }
     }
     /* Relaxed: the acquire of our CAS ordered the synth's store (its release CAS). */
     rel->buf = barrier_load_relaxed(&jt->parts[p].buf);
     if (rel->buf == JOBTAB_NONE || pool_buf_owner(&pl->data.pool, rel->buf) != pool_owner_part(p)) {
         /* A READY partition always holds its buffer: a bug somewhere upstream. */
-        snprintf(err, sizeof(err), "partition %u is READY without its buffer (%u): internal "
-                 "error", p, rel->buf);
+        snprintf(err, sizeof(err),
+                 "partition %u is READY without its buffer (%u): internal "
+                 "error",
+                 p, rel->buf);
         rel->done = 1;
         fail_part(w, p, jb->zkey_path, err);
         return -1;
@@ -221,8 +236,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
      * being proved from a half-overwritten buffer (READY); pool_reclaim_pid frees it.
      * A death before this line leaves the buffer intact and held: READY is right. */
     if (pool_buf_transfer(&pl->data.pool, rel->buf, pool_owner_part(p), pid)) {
-        snprintf(err, sizeof(err), "partition %u: buffer %u taken from it: internal error",
-                 p, rel->buf);
+        snprintf(err, sizeof(err), "partition %u: buffer %u taken from it: internal error", p, rel->buf);
         rel->done = 1;
         fail_part(w, p, jb->zkey_path, err);
         return -1;
@@ -238,11 +252,9 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
         if (same) {
             key_of_stat(&k, &sb);
             for (unsigned i = 0; i < MAX_DEPTH; i++)
-                if (w->fl[i].used && !key_eq(&w->fl[i].key, &k))
-                    same = 0;
+                if (w->fl[i].used && !key_eq(&w->fl[i].key, &k)) same = 0;
         }
-        if (!same)
-            drain(w);
+        if (!same) drain(w);
     }
     pipe_stage_enter(st, S_ZKEY);
     pipe_stage_long_begin(st);
@@ -256,8 +268,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel,
     }
     memset(&in->key, 0, sizeof(in->key));
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-        if (st->zc[i].used && &st->zc[i].z == z)
-            key_of_entry(&in->key, &st->zc[i]);
+        if (st->zc[i].used && &st->zc[i].z == z) key_of_entry(&in->key, &st->zc[i]);
     buf = pool_buf_ptr(&pl->data.pool, rel->buf);
     n = z->domain_size;
     l = z->n8r / 8;
@@ -277,7 +288,7 @@ static void report_precompute(struct worker *w)
 {
     ntt_cache_stats cs;
     ntt_cache_get_stats(&cs);
-    uint64_t g[2] = {cs.bytes, (uint64_t)w->o->precompute_mb << 20};
+    uint64_t g[2] = { cs.bytes, (uint64_t)w->o->precompute_mb << 20 };
     pipe_stage_gauges(&w->st, G_PRECOMP_BYTES, g, 2);
     pipe_stage_count(&w->st, C_DOMAIN_HITS, cs.hits - w->domain_hits);
     pipe_stage_count(&w->st, C_DOMAIN_BUILDS, cs.misses - w->domain_builds);
@@ -286,9 +297,8 @@ static void report_precompute(struct worker *w)
 }
 
 /* The backend is done with p (rc): results, accounting of the totals, hand-off. */
-static void finish_part(struct worker *w, uint32_t p, int rc, const char *err,
-                        const groth16_raw *raw, const groth16_timings *t, uint64_t device_ns,
-                        uint64_t prove_ns)
+static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, const groth16_raw *raw,
+                        const groth16_timings *t, uint64_t device_ns, uint64_t prove_ns)
 {
     struct pipe_stage *st = &w->st;
     struct pipeline *pl = &st->pl;
@@ -302,8 +312,8 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err,
         return;
     }
     t_ntt = s_to_ns(t->ntt);
-    t_msm = s_to_ns(t->msm_a) + s_to_ns(t->msm_b1) + s_to_ns(t->msm_b2) + s_to_ns(t->msm_c) +
-            s_to_ns(t->msm_h);
+    t_msm =
+        s_to_ns(t->msm_a) + s_to_ns(t->msm_b1) + s_to_ns(t->msm_b2) + s_to_ns(t->msm_c) + s_to_ns(t->msm_h);
     pipe_stage_hist(st, H_PROVE, prove_ns);
     pipe_stage_hist(st, H_NTT, t_ntt);
     pipe_stage_hist(st, H_MSM, t_msm);
@@ -345,11 +355,9 @@ static void prove_one(struct worker *w, uint32_t p)
     uint64_t t0, t1, t_ntt, n_msm = 0, tm[5], at;
     int rc;
 
-    if (claim_part(w, p, &rel, &in))
-        return;
+    if (claim_part(w, p, &rel, &in)) return;
     t0 = pipe_stage_now();
-    if (w->last_end)
-        pipe_stage_hist(st, H_GAP, t0 - w->last_end);
+    if (w->last_end) pipe_stage_hist(st, H_GAP, t0 - w->last_end);
     pipe_stage_enter_at(st, S_NTT, t0);
     pipe_stage_long_begin(st);
     rc = w->be.ops->prove(&w->be, &in, &raw, &t, err, sizeof(err));
@@ -407,30 +415,27 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
 
     memset(&d, 0, sizeof(d));
     rc = w->be.ops->collect(&w->be, timeout_ns, &d);
-    if (rc <= 0)
-        return 0;
+    if (rc <= 0) return 0;
     for (unsigned i = 0; i < MAX_DEPTH; i++)
-        if (w->fl[i].used && (void *)&w->fl[i] == d.tag)
-            f = &w->fl[i];
+        if (w->fl[i].used && (void *)&w->fl[i] == d.tag) f = &w->fl[i];
     if (!f) {
-        fprintf(stderr, "cuzk-gpuworker %u: backend returned an unknown partition: "
-                "internal error\n", w->o->index);
+        fprintf(stderr,
+                "cuzk-gpuworker %u: backend returned an unknown partition: "
+                "internal error\n",
+                w->o->index);
         fflush(stderr);
         _exit(CUZK_EXIT_BUG);
     }
-    if (d.fatal)
-        device_fault(w, "proving", d.err);
+    if (d.fatal) device_fault(w, "proving", d.err);
     release_buf(&f->rel); /* a backend that forgot: never leak the buffer */
     w->n_flight--;
     f->used = 0;
-    if (d.end_ns > w->last_end)
-        w->last_end = d.end_ns;
+    if (d.end_ns > w->last_end) w->last_end = d.end_ns;
     async_enter(w, STATS_BUSY);
     /* device_ns: the union of the lanes' busy time (never above wall, unlike the sum
      * of per-partition device times when two partitions overlap). */
     dev_ns = d.busy_total_ns > w->busy_seen ? d.busy_total_ns - w->busy_seen : 0;
-    if (d.busy_total_ns > w->busy_seen)
-        w->busy_seen = d.busy_total_ns;
+    if (d.busy_total_ns > w->busy_seen) w->busy_seen = d.busy_total_ns;
     finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, dev_ns,
                 (d.end_ns > f->t_submit ? d.end_ns : pipe_stage_now()) - f->t_submit);
     return 1;
@@ -454,10 +459,8 @@ static void submit_one(struct worker *w, uint32_t p)
     uint64_t now;
 
     for (unsigned i = 0; i < MAX_DEPTH && !f; i++)
-        if (!w->fl[i].used)
-            f = &w->fl[i];
-    if (!f || claim_part(w, p, &f->rel, &in))
-        return;
+        if (!w->fl[i].used) f = &w->fl[i];
+    if (!f || claim_part(w, p, &f->rel, &in)) return;
     async_enter(w, STATS_BUSY);
     now = pipe_stage_now();
     /* gap: how long the device had nothing of ours (0 when another partition is still
@@ -478,8 +481,7 @@ static void submit_one(struct worker *w, uint32_t p)
     w->n_flight++;
 }
 
-static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
-                           void *arg);
+static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg);
 
 static void run_async(struct worker *w, struct ring *in)
 {
@@ -497,8 +499,7 @@ static void run_async(struct worker *w, struct ring *in)
             /* Nothing in flight: changes to the circuits table are applied now, when
              * no partition can be reading a zkey an eviction would close. */
             pipe_stage_circuits(&w->st, worker_circuit, w);
-        } else if (w->st.pl.circuits &&
-                   barrier_load_acquire(&w->st.pl.circuits->seq) != w->st.circ_seq) {
+        } else if (w->st.pl.circuits && barrier_load_acquire(&w->st.pl.circuits->seq) != w->st.circ_seq) {
             drain(w);
             continue;
         }
@@ -523,8 +524,7 @@ static void run_async(struct worker *w, struct ring *in)
 /* Preload: the worker reads the bases (sections 5-9: A, B1, B2, C, H). The CPU
  * backend uses them in place (faulted in here); a device backend uploads them and
  * keeps them resident (evict drops them). */
-static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
-                           void *arg)
+static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 5, 6, 7, 8, 9 };
     struct worker *w = arg;
@@ -534,17 +534,14 @@ static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_z
 
     (void)st;
     if (!w->be.ops->circuit) {
-        if (action == PIPE_CIRCUIT_PRELOAD)
-            pipe_zkey_touch(&e->z, ids, 7);
+        if (action == PIPE_CIRCUIT_PRELOAD) pipe_zkey_touch(&e->z, ids, 7);
         return;
     }
     key_of_entry(&key, e);
     if (w->be.ops->circuit(&w->be, action, &e->z, &key, &fatal, err, sizeof(err))) {
-        if (fatal)
-            device_fault(w, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", err);
-        fprintf(stderr, "cuzk-gpuworker %u: %s of %s on the device failed: %s\n",
-                w->o->index, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", e->path,
-                err);
+        if (fatal) device_fault(w, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", err);
+        fprintf(stderr, "cuzk-gpuworker %u: %s of %s on the device failed: %s\n", w->o->index,
+                action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", e->path, err);
     }
 }
 
@@ -560,8 +557,7 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     /* Test hook (tests/scripts/gpuworker_async.sh): CUZK_TEST_BACKEND=cpu-async in
      * cuzkd's environment gives its CPU workers the asynchronous CPU backend. */
     test_be = getenv("CUZK_TEST_BACKEND");
-    if (test_be && *test_be && !strcmp(name, "cpu"))
-        name = test_be;
+    if (test_be && *test_be && !strcmp(name, "cpu")) name = test_be;
     colon = strchr(name, ':');
     if (!w) {
         snprintf(err, errlen, "out of memory");
@@ -571,12 +567,12 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     w->be.ops = backend_find(name);
     if (!w->be.ops) {
         if (!strncmp(name, "cuda", 4) && (!name[4] || name[4] == ':'))
-            snprintf(err, errlen, "--backend %s: the CUDA backend is not built into this "
+            snprintf(err, errlen,
+                     "--backend %s: the CUDA backend is not built into this "
                      "cuzk-gpuworker (built with CUDA=0 or without nvcc); this build has: %s",
                      name, backend_list());
         else
-            snprintf(err, errlen, "unknown backend \"%s\" (this build has: %s)", name,
-                     backend_list());
+            snprintf(err, errlen, "unknown backend \"%s\" (this build has: %s)", name, backend_list());
         free(w);
         return -EINVAL;
     }
@@ -587,8 +583,10 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         long d = strtol(colon + 1, &end, 10);
 
         if (end == colon + 1 || *end || d < 0 || d > 1024) {
-            snprintf(err, errlen, "--backend %s: expected %.*s or %.*s:DEVICE (a device "
-                     "number)", name, (int)(colon - name), name, (int)(colon - name), name);
+            snprintf(err, errlen,
+                     "--backend %s: expected %.*s or %.*s:DEVICE (a device "
+                     "number)",
+                     name, (int)(colon - name), name, (int)(colon - name), name);
             free(w);
             return -EINVAL;
         }
@@ -610,8 +608,7 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     pipe_stage_long_begin(&w->st); /* a CUDA context takes a while */
     rc = w->be.ops->init(&w->be, &bp, err, errlen);
     pipe_stage_long_end(&w->st);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     in = pipeline_ring(&w->st.pl, PIPE_RING_WORKER(o->index));
     if (w->be.ops->depth) {
         w->depth = w->be.ops->depth < MAX_DEPTH ? w->be.ops->depth : MAX_DEPTH;

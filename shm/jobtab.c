@@ -14,7 +14,7 @@ static size_t align64(size_t n)
 size_t jobtab_size_bytes(uint32_t max_jobs, uint32_t max_parts)
 {
 	return sizeof(struct jobtab_hdr) + align64((size_t)max_jobs * sizeof(struct jobtab_job)) +
-	       (size_t)max_parts * sizeof(struct jobtab_part);
+		(size_t)max_parts * sizeof(struct jobtab_part);
 }
 
 int jobtab_init(struct jobtab_hdr *h, uint32_t max_jobs, uint32_t max_parts)
@@ -42,9 +42,9 @@ int jobtab_view(struct jobtab *jt, struct jobtab_hdr *h, size_t size)
 {
 	memset(jt, 0, sizeof(*jt));
 	if (size < sizeof(*h) || h->magic != JOBTAB_MAGIC || !h->max_jobs || !h->max_parts ||
-	    size < jobtab_size_bytes(h->max_jobs, h->max_parts) ||
-	    h->jobs_offset != sizeof(*h) ||
-	    h->parts_offset != sizeof(*h) + align64((size_t)h->max_jobs * sizeof(struct jobtab_job)))
+	    size < jobtab_size_bytes(h->max_jobs, h->max_parts) || h->jobs_offset != sizeof(*h) ||
+	    h->parts_offset !=
+		    sizeof(*h) + align64((size_t)h->max_jobs * sizeof(struct jobtab_job)))
 		return -EINVAL;
 	jt->hdr = h;
 	jt->jobs = (struct jobtab_job *)((char *)h + h->jobs_offset);
@@ -132,8 +132,8 @@ int jobtab_part_fail(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_
 	return jobtab_part_move(jt, p, from_state, pid, JOBTAB_FAILED, 0, NULL);
 }
 
-int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path,
-		   const char *out_dir, uint64_t now_ns, uint32_t *job)
+int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path, const char *out_dir,
+		   uint64_t now_ns, uint32_t *job)
 {
 	struct jobtab_hdr *h = jt->hdr;
 	uint32_t j, first = 0, run = 0;
@@ -181,7 +181,8 @@ int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path,
 		barrier_store_relaxed(&pt->attempts, 0);
 		barrier_store_relaxed(&pt->result, 0);
 		/* R2: release publishes job/index/buf above to whoever claims it. */
-		barrier_store_release(&pt->word, jobtab_word(JOBTAB_QUEUED, jobtab_word_gen(w) + 1, 0));
+		barrier_store_release(&pt->word,
+				      jobtab_word(JOBTAB_QUEUED, jobtab_word_gen(w) + 1, 0));
 	}
 	/* R3: release publishes the job record; pairs with the acquire in job_counts. */
 	barrier_store_release(&jb->word,
@@ -199,7 +200,8 @@ int jobtab_job_counts(const struct jobtab *jt, uint32_t job, uint32_t *done, uin
 		return -EINVAL;
 	jb = &jt->jobs[job];
 	/* Acquire pairs with R3 in jobtab_job_add: first_part/n_parts are set. */
-	if (jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) == JOBTAB_FREE)
+	if (jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) ==
+	    JOBTAB_FREE)
 		return -EINVAL;
 	for (uint32_t i = 0; i < jb->n_parts; i++) {
 		uint32_t s = jobtab_word_state(jobtab_part_load(jt, jb->first_part + i));
@@ -233,7 +235,9 @@ int jobtab_job_try_complete(struct jobtab *jt, uint32_t job)
 	 * caller writing the same reason text is harmless: both computed it from the
 	 * same final partition states. */
 	return barrier_cas_acq_rel(&jt->jobs[job].word, &w,
-				   jobtab_word(to, jobtab_word_gen(w) + 1, 0)) ? 1 : 0;
+				   jobtab_word(to, jobtab_word_gen(w) + 1, 0)) ?
+		1 :
+		0;
 }
 
 int jobtab_job_retire(struct jobtab *jt, uint32_t job)
@@ -256,7 +260,8 @@ int jobtab_job_retire(struct jobtab *jt, uint32_t job)
 		uint64_t pw = barrier_load_relaxed(&pt->word);
 
 		/* Release: a later job_add (same process) re-reads nothing from others. */
-		barrier_store_release(&pt->word, jobtab_word(JOBTAB_FREE, jobtab_word_gen(pw) + 1, 0));
+		barrier_store_release(&pt->word,
+				      jobtab_word(JOBTAB_FREE, jobtab_word_gen(pw) + 1, 0));
 	}
 	barrier_store_release(&jb->word, jobtab_word(JOBTAB_FREE, jobtab_word_gen(w) + 1, 0));
 	return 0;
@@ -270,8 +275,7 @@ static int buf_held(struct pool *pool, uint32_t b, uint32_t p)
 	return !pool || pool_buf_owner(pool, b) == pool_owner_part(p);
 }
 
-int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t *out,
-		       size_t max)
+int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t *out, size_t max)
 {
 	size_t n = 0;
 

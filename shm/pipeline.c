@@ -13,15 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-
 #define DEFAULT_CLIENTS 4u
 
 static uint32_t pow2_at_least(uint64_t n)
 {
     uint32_t c = 8;
 
-    while (c < n && c < RING_CAPACITY_MAX)
-        c <<= 1;
+    while (c < n && c < RING_CAPACITY_MAX) c <<= 1;
     return c;
 }
 
@@ -37,8 +35,10 @@ static int views(struct pipeline *pl, char *err, size_t errlen)
     if (!c || sz < sizeof(*c) || c->magic != PIPE_CONFIG_MAGIC || !c->n_workers ||
         c->n_workers > PIPE_MAX_WORKERS || c->max_parts != pl->data.jobtab.hdr->max_parts ||
         pl->data.n_rings < PIPE_RING_FINAL(c->n_workers) + 1) {
-        snprintf(err, errlen, "segment %s: pipeline config region missing or inconsistent "
-                 "(created by another version of cuzkd?)", pl->data.seg.name);
+        snprintf(err, errlen,
+                 "segment %s: pipeline config region missing or inconsistent "
+                 "(created by another version of cuzkd?)",
+                 pl->data.seg.name);
         return -EBADMSG;
     }
     pl->partinfo = segment_region_ptr(&pl->data.seg, "partinfo", &sz);
@@ -57,21 +57,21 @@ static int views(struct pipeline *pl, char *err, size_t errlen)
         return -EBADMSG;
     }
     pl->circuits = segment_region_ptr(&pl->data.seg, "circuits", &sz);
-    if (!pl->circuits || sz < sizeof(struct pipe_circuits) +
-                              (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack)) {
+    if (!pl->circuits ||
+        sz < sizeof(struct pipe_circuits) + (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack)) {
         snprintf(err, errlen, "segment %s: circuits region missing or short", pl->data.seg.name);
         return -EBADMSG;
     }
     if (pl->stats.page && pl->stats.page->slot_count < c->n_slots) {
-        snprintf(err, errlen, "stats segment of \"%s\" has %u slots, config says %u",
-                 pl->instance, pl->stats.page->slot_count, c->n_slots);
+        snprintf(err, errlen, "stats segment of \"%s\" has %u slots, config says %u", pl->instance,
+                 pl->stats.page->slot_count, c->n_slots);
         return -EBADMSG;
     }
     return 0;
 }
 
-int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p,
-                    unsigned flags, char *err, size_t errlen)
+int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p, unsigned flags,
+                    char *err, size_t errlen)
 {
     struct shmlayout_config cfg;
     struct pipe_config pc;
@@ -79,11 +79,12 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     int rc;
 
     memset(pl, 0, sizeof(*pl));
-    if (!p->n_workers || p->n_workers > PIPE_MAX_WORKERS || !p->n_synth || !p->max_jobs ||
-        !p->max_parts || !p->buf_count || !p->buf_size ||
-        PIPE_RING_FINAL(p->n_workers) + 1 > SHMLAYOUT_MAX_RINGS) {
-        snprintf(err, errlen, "instance \"%s\": workers must be 1-%d; synth, jobs, partitions, "
-                 "buffers and buffer size non-zero", instance, PIPE_MAX_WORKERS);
+    if (!p->n_workers || p->n_workers > PIPE_MAX_WORKERS || !p->n_synth || !p->max_jobs || !p->max_parts ||
+        !p->buf_count || !p->buf_size || PIPE_RING_FINAL(p->n_workers) + 1 > SHMLAYOUT_MAX_RINGS) {
+        snprintf(err, errlen,
+                 "instance \"%s\": workers must be 1-%d; synth, jobs, partitions, "
+                 "buffers and buffer size non-zero",
+                 instance, PIPE_MAX_WORKERS);
         return -EINVAL;
     }
     memset(&pc, 0, sizeof(pc));
@@ -98,10 +99,12 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     pc.n_slots = 1 + pc.n_synth + pc.n_workers + pc.n_final + pc.n_clients;
     for (uint32_t i = 0; i < PIPE_MAX_WORKERS; i++) {
         /* zeroed params (tests, one node): node 0 for all, which routes everything */
-        pc.worker_node[i] = p->worker_node[i] < 0 || p->worker_node[i] >= (int)PIPE_NODE_NONE ?
-            PIPE_NODE_NONE : (uint8_t)p->worker_node[i];
-        pc.synth_node[i] = p->synth_node[i] < 0 || p->synth_node[i] >= (int)PIPE_NODE_NONE ?
-            PIPE_NODE_NONE : (uint8_t)p->synth_node[i];
+        pc.worker_node[i] = p->worker_node[i] < 0 || p->worker_node[i] >= (int)PIPE_NODE_NONE
+            ? PIPE_NODE_NONE
+            : (uint8_t)p->worker_node[i];
+        pc.synth_node[i] = p->synth_node[i] < 0 || p->synth_node[i] >= (int)PIPE_NODE_NONE
+            ? PIPE_NODE_NONE
+            : (uint8_t)p->synth_node[i];
     }
     pc.supervisor_pid = (uint32_t)getpid(); /* the creator holds the input copies */
     pc.long_call_s = p->long_call_s;
@@ -116,8 +119,7 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     /* Every partition's hint fits each ring twice over: duplicates re-pushed after a
      * death never make a push wait on a full ring in practice. */
     cap = p->ring_capacity ? p->ring_capacity : pow2_at_least(2ull * p->max_parts);
-    for (uint32_t i = 0; i < cfg.n_rings; i++)
-        cfg.ring_capacity[i] = cap;
+    for (uint32_t i = 0; i < cfg.n_rings; i++) cfg.ring_capacity[i] = cap;
     cfg.max_jobs = p->max_jobs;
     cfg.max_parts = p->max_parts;
     cfg.buf_count = p->buf_count;
@@ -135,21 +137,17 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     snprintf(cfg.extra[2].name, SEG_REGION_NAME, "results");
     cfg.extra[2].size = (uint64_t)p->max_parts * PIPE_RESULT_SIZE;
     snprintf(cfg.extra[3].name, SEG_REGION_NAME, "circuits");
-    cfg.extra[3].size = sizeof(struct pipe_circuits) +
-                        (uint64_t)pc.n_slots * sizeof(struct pipe_circuit_ack);
+    cfg.extra[3].size = sizeof(struct pipe_circuits) + (uint64_t)pc.n_slots * sizeof(struct pipe_circuit_ack);
     snprintf(cfg.extra[4].name, SEG_REGION_NAME, "publics");
     cfg.extra[4].size = (uint64_t)p->max_parts * sizeof(struct pipe_publics);
 
     snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
     rc = shmlayout_data_create(&pl->data, instance, &cfg, flags, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = shmlayout_stats_create(&pl->stats, instance, pc.n_slots, flags, err, errlen);
-    if (rc)
-        goto err_data;
+    if (rc) goto err_data;
     rc = views(pl, err, errlen);
-    if (rc)
-        goto err_stats;
+    if (rc) goto err_stats;
     return 0;
 
 err_stats:
@@ -169,20 +167,16 @@ int pipeline_attach(struct pipeline *pl, const char *instance, char *err, size_t
     memset(pl, 0, sizeof(*pl));
     snprintf(pl->instance, sizeof(pl->instance), "%s", instance);
     rc = shmlayout_data_attach(&pl->data, instance, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = shmlayout_stats_attach(&pl->stats, instance, 0, err, errlen);
-    if (!rc)
-        rc = views(pl, err, errlen);
-    if (rc)
-        pipeline_detach(pl);
+    if (!rc) rc = views(pl, err, errlen);
+    if (rc) pipeline_detach(pl);
     return rc;
 }
 
 void pipeline_detach(struct pipeline *pl)
 {
-    if (!pl)
-        return;
+    if (!pl) return;
     shmlayout_stats_detach(&pl->stats);
     shmlayout_data_detach(&pl->data);
     memset(pl, 0, sizeof(*pl));
@@ -208,8 +202,9 @@ struct pipe_partinfo *pipeline_partinfo(const struct pipeline *pl, uint32_t part
 
 struct pipe_result *pipeline_result(const struct pipeline *pl, uint32_t part)
 {
-    return part < pl->config->max_parts ?
-        (struct pipe_result *)((char *)pl->results + (size_t)part * PIPE_RESULT_SIZE) : NULL;
+    return part < pl->config->max_parts
+        ? (struct pipe_result *)((char *)pl->results + (size_t)part * PIPE_RESULT_SIZE)
+        : NULL;
 }
 
 struct pipe_publics *pipeline_publics(const struct pipeline *pl, uint32_t part)
@@ -224,13 +219,11 @@ const struct pipe_config *pipeline_config(const struct pipeline *pl)
 
 /* Relaxed: the owner's later CAS publishes them to the next stage; `status` reads
  * them racily on purpose (pipeline.h, struct pipe_part_times). */
-void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who,
-                     uint64_t t_ns)
+void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who, uint64_t t_ns)
 {
     struct pipe_partinfo *pi = pipeline_partinfo(pl, part);
 
-    if (!pi || k >= PIPE_T_STAGES)
-        return;
+    if (!pi || k >= PIPE_T_STAGES) return;
     barrier_store_relaxed(&pi->times.end_ns[k], 0);
     if (k == PIPE_T_SYNTH) /* a retry takes its buffer anew */
         barrier_store_relaxed(&pi->times.buf_node, 0);
@@ -242,8 +235,7 @@ void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns
 {
     struct pipe_partinfo *pi = pipeline_partinfo(pl, part);
 
-    if (pi && k < PIPE_T_STAGES)
-        barrier_store_relaxed(&pi->times.end_ns[k], t_ns);
+    if (pi && k < PIPE_T_STAGES) barrier_store_relaxed(&pi->times.end_ns[k], t_ns);
 }
 
 int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index)
@@ -251,10 +243,22 @@ int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role,
     uint32_t base, n;
 
     switch (role) {
-    case STATS_ROLE_SUPERVISOR: base = 0; n = 1; break;
-    case STATS_ROLE_SYNTH: base = 1; n = c->n_synth; break;
-    case STATS_ROLE_GPUWORKER: base = 1 + c->n_synth; n = c->n_workers; break;
-    case STATS_ROLE_FINALIZER: base = 1 + c->n_synth + c->n_workers; n = c->n_final; break;
+    case STATS_ROLE_SUPERVISOR:
+        base = 0;
+        n = 1;
+        break;
+    case STATS_ROLE_SYNTH:
+        base = 1;
+        n = c->n_synth;
+        break;
+    case STATS_ROLE_GPUWORKER:
+        base = 1 + c->n_synth;
+        n = c->n_workers;
+        break;
+    case STATS_ROLE_FINALIZER:
+        base = 1 + c->n_synth + c->n_workers;
+        n = c->n_final;
+        break;
     case STATS_ROLE_CLIENT:
         base = 1 + c->n_synth + c->n_workers + c->n_final;
         n = c->n_clients;
@@ -264,8 +268,7 @@ int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role,
     return index < n ? (int)(base + index) : -EINVAL;
 }
 
-struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role,
-                                       uint32_t index)
+struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role, uint32_t index)
 {
     int i = pipeline_stats_slot_index(pl->config, role, index);
 
@@ -279,8 +282,7 @@ size_t pipeline_wtns_stem(const char *path, const char **stem)
 
     b = b ? b + 1 : path;
     n = strlen(b);
-    if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json")))
-        n -= 5;
+    if (n > 5 && (!strcmp(b + n - 5, ".wtns") || !strcmp(b + n - 5, ".json"))) n -= 5;
     *stem = b;
     return n;
 }
@@ -299,19 +301,18 @@ static int too_long(const char *s, size_t max)
     return s && strlen(s) >= max;
 }
 
-int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
-                        int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
-                        uint64_t now_ns, uint32_t *job, char *err, size_t errlen)
+int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir, int32_t priority,
+                        uint32_t n_parts, const struct pipe_submit_part *parts, uint64_t now_ns,
+                        uint32_t *job, char *err, size_t errlen)
 {
-    return pipeline_submit_job_fds(pl, zkey_path, -1, out_dir, -1, -1, priority, n_parts, parts,
-                                   now_ns, job, err, errlen);
+    return pipeline_submit_job_fds(pl, zkey_path, -1, out_dir, -1, -1, priority, n_parts, parts, now_ns, job,
+                                   err, errlen);
 }
 
-int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
-                            const char *out_dir, int out_fd, int64_t owner, int32_t priority,
-                            uint32_t n_parts,
-                            const struct pipe_submit_part *parts, uint64_t now_ns,
-                            uint32_t *job, char *err, size_t errlen)
+int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd, const char *out_dir,
+                            int out_fd, int64_t owner, int32_t priority, uint32_t n_parts,
+                            const struct pipe_submit_part *parts, uint64_t now_ns, uint32_t *job, char *err,
+                            size_t errlen)
 {
     struct jobtab *jt = &pl->data.jobtab;
     struct jobtab_job *jb;
@@ -319,14 +320,14 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
     int rc;
 
     if (!n_parts || !parts || !zkey_path || !out_dir) {
-        snprintf(err, errlen, "submit: a job needs a zkey, an output directory and at least "
+        snprintf(err, errlen,
+                 "submit: a job needs a zkey, an output directory and at least "
                  "one witness");
         return -EINVAL;
     }
     if (too_long(zkey_path, JOBTAB_PATH_LEN) || too_long(out_dir, JOBTAB_PATH_LEN)) {
         snprintf(err, errlen, "submit: %s is longer than %d bytes",
-                 too_long(zkey_path, JOBTAB_PATH_LEN) ? zkey_path : out_dir,
-                 JOBTAB_PATH_LEN - 1);
+                 too_long(zkey_path, JOBTAB_PATH_LEN) ? zkey_path : out_dir, JOBTAB_PATH_LEN - 1);
         return -ENAMETOOLONG;
     }
     for (uint32_t i = 0; i < n_parts; i++) {
@@ -339,8 +340,10 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
         }
         if (too_long(sp->wtns_path, JOBTAB_PATH_LEN) || too_long(sp->r1cs_path, JOBTAB_PATH_LEN) ||
             too_long(sp->wgen_path, JOBTAB_PATH_LEN) || too_long(sp->name, PIPE_NAME_LEN)) {
-            snprintf(err, errlen, "submit: a path of witness %s is longer than %d bytes (name: "
-                     "%d)", sp->wtns_path, JOBTAB_PATH_LEN - 1, PIPE_NAME_LEN - 1);
+            snprintf(err, errlen,
+                     "submit: a path of witness %s is longer than %d bytes (name: "
+                     "%d)",
+                     sp->wtns_path, JOBTAB_PATH_LEN - 1, PIPE_NAME_LEN - 1);
             return -ENAMETOOLONG;
         }
         if (!sp->name || !sp->name[0]) {
@@ -348,23 +351,27 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
 
             b = b ? b + 1 : sp->wtns_path;
             if (strlen(b) >= PIPE_NAME_LEN + 5) {
-                snprintf(err, errlen, "submit: the name of witness %s is longer than %d "
-                         "bytes: give a shorter name", sp->wtns_path, PIPE_NAME_LEN - 1);
+                snprintf(err, errlen,
+                         "submit: the name of witness %s is longer than %d "
+                         "bytes: give a shorter name",
+                         sp->wtns_path, PIPE_NAME_LEN - 1);
                 return -ENAMETOOLONG;
             }
             default_name(nm, sizeof(nm), sp->wtns_path);
             if (!nm[0]) {
-                snprintf(err, errlen, "submit: witness %s gives an empty output name",
-                         sp->wtns_path);
+                snprintf(err, errlen, "submit: witness %s gives an empty output name", sp->wtns_path);
                 return -EINVAL;
             }
         }
     }
     rc = jobtab_job_add(jt, n_parts, zkey_path, out_dir, now_ns, &j);
     if (rc) {
-        snprintf(err, errlen, rc == -ENOSPC ? "submit: the job table is full (%u partitions "
-                 "asked): wait for running jobs or raise the limits" : "submit: %u partitions "
-                 "is more than the table holds", n_parts);
+        snprintf(err, errlen,
+                 rc == -ENOSPC ? "submit: the job table is full (%u partitions "
+                                 "asked): wait for running jobs or raise the limits"
+                               : "submit: %u partitions "
+                                 "is more than the table holds",
+                 n_parts);
         return rc;
     }
     jb = &jt->jobs[j];
@@ -407,12 +414,13 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
         barrier_store_release(&pi->job_id, jb->id);
     }
     for (uint32_t i = 0; i < n_parts; i++)
-        if (ring_try_push(pl->data.rings[PIPE_RING_SYNTH], jb->first_part + i))
-            lost++;
+        if (ring_try_push(pl->data.rings[PIPE_RING_SYNTH], jb->first_part + i)) lost++;
     *job = j;
     if (lost) {
-        snprintf(err, errlen, "submit: job %llu: %u of %u hints did not fit the synth ring; "
-                 "re-push its queued partitions", (unsigned long long)jb->id, lost, n_parts);
+        snprintf(err, errlen,
+                 "submit: job %llu: %u of %u hints did not fit the synth ring; "
+                 "re-push its queued partitions",
+                 (unsigned long long)jb->id, lost, n_parts);
         return -ENOBUFS;
     }
     return 0;
@@ -420,8 +428,8 @@ int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey
 
 /* ---- circuits table (supervisor side) ------------------------------------------- */
 
-int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
-                             uint64_t min_ack, uint64_t *seq, char *err, size_t errlen)
+int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path, uint64_t min_ack,
+                             uint64_t *seq, char *err, size_t errlen)
 {
     return pipeline_circuit_request_fd(pl, action, path, -1, min_ack, seq, err, errlen);
 }
@@ -444,29 +452,30 @@ int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char
     }
     /* Single writer: plain reads of our own table. */
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
-        if (cs->c[i].action == PIPE_CIRCUIT_PRELOAD)
-            npre++;
-        if (cs->c[i].action != PIPE_CIRCUIT_FREE && !strcmp(cs->c[i].path, path))
-            e = &cs->c[i];
+        if (cs->c[i].action == PIPE_CIRCUIT_PRELOAD) npre++;
+        if (cs->c[i].action != PIPE_CIRCUIT_FREE && !strcmp(cs->c[i].path, path)) e = &cs->c[i];
     }
     if (action == PIPE_CIRCUIT_PRELOAD && !(e && e->action == PIPE_CIRCUIT_PRELOAD) &&
         npre >= PIPE_PRELOAD_MAX) {
-        snprintf(err, errlen, "%u circuits are preloaded already (at most %d, so jobs of "
-                 "other circuits keep a cache entry): evict one first", npre, PIPE_PRELOAD_MAX);
+        snprintf(err, errlen,
+                 "%u circuits are preloaded already (at most %d, so jobs of "
+                 "other circuits keep a cache entry): evict one first",
+                 npre, PIPE_PRELOAD_MAX);
         return -ENOSPC;
     }
     if (!e) {
         /* A free entry, else the oldest tombstone every running stage has applied. */
         for (int i = 0; i < PIPE_CIRCUITS && !e; i++)
-            if (cs->c[i].action == PIPE_CIRCUIT_FREE)
-                e = &cs->c[i];
+            if (cs->c[i].action == PIPE_CIRCUIT_FREE) e = &cs->c[i];
         for (int i = 0; i < PIPE_CIRCUITS && !e; i++)
             if (cs->c[i].action == PIPE_CIRCUIT_EVICT && cs->c[i].seq <= min_ack &&
                 (!e || cs->c[i].seq < e->seq))
                 e = &cs->c[i];
         if (!e) {
-            snprintf(err, errlen, "the stages are still applying %d earlier preload/evict "
-                     "requests: retry in a moment", PIPE_CIRCUITS);
+            snprintf(err, errlen,
+                     "the stages are still applying %d earlier preload/evict "
+                     "requests: retry in a moment",
+                     PIPE_CIRCUITS);
             return -EBUSY;
         }
     }
@@ -483,11 +492,9 @@ int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char
     return 0;
 }
 
-const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
-                            char *buf, size_t len)
+const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display, char *buf, size_t len)
 {
-    if (fd <= 0 || !pl->config || !pl->config->supervisor_pid)
-        return display;
+    if (fd <= 0 || !pl->config || !pl->config->supervisor_pid) return display;
     snprintf(buf, len, "/proc/%u/fd/%d", pl->config->supervisor_pid, (int)fd);
     return buf;
 }
@@ -498,18 +505,15 @@ void pipe_err_rename(char *msg, size_t len, const char *from, const char *to)
     const char *m = msg, *hit;
     size_t flen = strlen(from), o = 0;
 
-    if (!flen || !len || !strcmp(from, to) || !strstr(msg, from))
-        return;
+    if (!flen || !len || !strcmp(from, to) || !strstr(msg, from)) return;
     while ((hit = strstr(m, from)) && o < sizeof(tmp) - 1) {
         /* "/proc/P/fd/7" is not a hit inside "/proc/P/fd/71". */
         int whole = hit[flen] < '0' || hit[flen] > '9';
 
-        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - m), m,
-                              whole ? to : from);
+        o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - m), m, whole ? to : from);
         m = hit + flen;
     }
-    if (o < sizeof(tmp) - 1)
-        snprintf(tmp + o, sizeof(tmp) - o, "%s", m);
+    if (o < sizeof(tmp) - 1) snprintf(tmp + o, sizeof(tmp) - o, "%s", m);
     tmp[sizeof(tmp) - 1] = 0;
     snprintf(msg, len, "%s", tmp);
 }

@@ -27,9 +27,8 @@ int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t
 	return pool_init_split(h, buf_count, buf_size, slab_offset, n_nodes, numa_nodes, NULL);
 }
 
-int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size,
-		    int64_t slab_offset, uint32_t n_nodes, const int *numa_nodes,
-		    const uint32_t *counts)
+int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
+		    uint32_t n_nodes, const int *numa_nodes, const uint32_t *counts)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	_Atomic uint64_t *owners;
@@ -55,8 +54,7 @@ int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size,
 	h->n_nodes = n_nodes;
 	for (uint32_t i = 0, first = 0; i < n_nodes; i++) {
 		/* Even split; the first shares take the remainder. */
-		uint32_t cnt = counts ? counts[i] :
-			buf_count / n_nodes + (i < buf_count % n_nodes);
+		uint32_t cnt = counts ? counts[i] : buf_count / n_nodes + (i < buf_count % n_nodes);
 
 		h->nodes[i].first = first;
 		h->nodes[i].count = cnt;
@@ -182,8 +180,7 @@ int pool_buf_alloc(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
 	return pool_alloc(p, node, 0, owner, timeout_ns, idx);
 }
 
-int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
-			uint32_t *idx)
+int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns, uint32_t *idx)
 {
 	return pool_alloc(p, node, 1, owner, timeout_ns, idx);
 }
@@ -329,8 +326,10 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
 	if (madvise(p->slab, bytes, MADV_HUGEPAGE) < 0)
 		rep_add(rep, log, "no huge pages: madvise(MADV_HUGEPAGE): %s", strerror(errno));
 	else if (!shmem_thp_enabled(mode, sizeof(mode)))
-		rep_add(rep, log, "no huge pages: shmem THP is \"%s\" in "
-			"/sys/kernel/mm/transparent_hugepage/shmem_enabled (set \"advise\")", mode);
+		rep_add(rep, log,
+			"no huge pages: shmem THP is \"%s\" in "
+			"/sys/kernel/mm/transparent_hugepage/shmem_enabled (set \"advise\")",
+			mode);
 	else
 		rep->huge = 1;
 
@@ -340,8 +339,10 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
 	    p->hdr->n_nodes < 2) {
 		rep_add(rep, log, "no NUMA binding: %s",
 			(flags & POOL_SLAB_NO_MBIND) ? "the plan's nodes are a test's, not this "
-			"machine's" : numa_available() < 0 ? "NUMA not available" :
-			numa_max_node() == 0 ? "one NUMA node" : "pool has one share");
+						       "machine's" :
+				numa_available() < 0 ? "NUMA not available" :
+				numa_max_node() == 0 ? "one NUMA node" :
+						       "pool has one share");
 	} else {
 		int ok = 1;
 
@@ -368,9 +369,10 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
 		rep_add(rep, log, "not locked: caller asked not to");
 	} else if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
 		   rl.rlim_cur < bytes) {
-		rep_add(rep, log, "not locked: slab is %llu bytes, RLIMIT_MEMLOCK %llu (raise "
-			"LimitMEMLOCK= / ulimit -l)", (unsigned long long)bytes,
-			(unsigned long long)rl.rlim_cur);
+		rep_add(rep, log,
+			"not locked: slab is %llu bytes, RLIMIT_MEMLOCK %llu (raise "
+			"LimitMEMLOCK= / ulimit -l)",
+			(unsigned long long)bytes, (unsigned long long)rl.rlim_cur);
 	} else if (mlock(p->slab, bytes) < 0) {
 		rep_add(rep, log, "not locked: mlock %llu bytes: %s", (unsigned long long)bytes,
 			strerror(errno));

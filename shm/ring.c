@@ -112,8 +112,8 @@ void __tsan_release(void *addr);
  * nothing if the cell holds anything else. lock cmpxchg16b (in every x86-64 CPU since
  * 2006), written out rather than through __sync_bool_compare_and_swap so that every
  * build, sanitizers included, uses the instruction itself on the shared cell. */
-static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from,
-		     uint64_t seq_to, uint32_t value_to)
+static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from, uint64_t seq_to,
+		     uint32_t value_to)
 {
 	uint64_t lo = seq_from, hi = value_from; /* pad is 0 */
 	unsigned char ok;

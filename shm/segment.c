@@ -28,8 +28,10 @@ static void seg_err(char *err, size_t errlen, const char *fmt, ...)
 static const char *kind_suffix(enum seg_kind kind)
 {
 	switch (kind) {
-	case SEG_KIND_STATS: return "stats";
-	case SEG_KIND_DATA: return "data";
+	case SEG_KIND_STATS:
+		return "stats";
+	case SEG_KIND_DATA:
+		return "data";
 	}
 	return NULL;
 }
@@ -44,8 +46,8 @@ int segment_name(char *buf, size_t len, const char *instance, enum seg_kind kind
 	for (size_t i = 0; i < n; i++) {
 		char c = instance[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-'))
 			return -EINVAL;
 	}
 	if ((size_t)snprintf(buf, len, "cuzk-%s.%s", instance, sfx) >= len)
@@ -76,8 +78,8 @@ static int seg_init_name(struct segment *seg, char *shmname, size_t len, const c
 	return 0;
 }
 
-int segment_create(struct segment *seg, const char *instance, enum seg_kind kind,
-		   size_t size, mode_t mode, unsigned flags, char *err, size_t errlen)
+int segment_create(struct segment *seg, const char *instance, enum seg_kind kind, size_t size,
+		   mode_t mode, unsigned flags, char *err, size_t errlen)
 {
 	char shmname[sizeof(seg->name) + 1];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -99,9 +101,10 @@ int segment_create(struct segment *seg, const char *instance, enum seg_kind kind
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -EEXIST)
-			seg_err(err, errlen, "segment %s already exists: is another cuzkd running "
-				"with instance \"%s\"? If not, remove /dev/shm/%s", seg->name,
-				instance, seg->name);
+			seg_err(err, errlen,
+				"segment %s already exists: is another cuzkd running "
+				"with instance \"%s\"? If not, remove /dev/shm/%s",
+				seg->name, instance, seg->name);
 		else
 			seg_err(err, errlen, "segment %s: shm_open: %s", seg->name, strerror(-rc));
 		return rc;
@@ -191,8 +194,8 @@ void segment_publish(struct segment *seg)
 	barrier_store_release(&seg->hdr->ready, 1);
 }
 
-int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind,
-		   unsigned flags, char *err, size_t errlen)
+int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind, unsigned flags,
+		   char *err, size_t errlen)
 {
 	char shmname[sizeof(seg->name) + 1];
 	int ro = !!(flags & SEGMENT_RDONLY);
@@ -207,8 +210,10 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 	if (fd < 0) {
 		rc = -errno;
 		if (rc == -ENOENT)
-			seg_err(err, errlen, "segment %s does not exist: is cuzkd running with "
-				"instance \"%s\"?", seg->name, instance);
+			seg_err(err, errlen,
+				"segment %s does not exist: is cuzkd running with "
+				"instance \"%s\"?",
+				seg->name, instance);
 		else
 			seg_err(err, errlen, "segment %s: shm_open %s: %s", seg->name,
 				ro ? "read-only" : "read-write", strerror(-rc));
@@ -226,8 +231,8 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 		close(fd);
 		return -EBADMSG;
 	}
-	base = mmap(NULL, (size_t)st.st_size, ro ? PROT_READ : PROT_READ | PROT_WRITE,
-		    MAP_SHARED, fd, 0);
+	base = mmap(NULL, (size_t)st.st_size, ro ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		    fd, 0);
 	close(fd);
 	if (base == MAP_FAILED) {
 		rc = -errno;
@@ -236,16 +241,18 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 	}
 	h = base;
 	if (h->magic != SEG_MAGIC) {
-		seg_err(err, errlen, "segment %s: not a cuzk segment (magic %016llx, expected "
-			"%016llx)", seg->name, (unsigned long long)h->magic,
-			(unsigned long long)SEG_MAGIC);
+		seg_err(err, errlen,
+			"segment %s: not a cuzk segment (magic %016llx, expected "
+			"%016llx)",
+			seg->name, (unsigned long long)h->magic, (unsigned long long)SEG_MAGIC);
 		rc = -EINVAL;
 		goto err_unmap;
 	}
 	if (h->abi_version != SEG_ABI_VERSION) {
-		seg_err(err, errlen, "segment %s: ABI version %u, this build expects %u: "
-			"restart cuzkd and its stages from one build", seg->name, h->abi_version,
-			SEG_ABI_VERSION);
+		seg_err(err, errlen,
+			"segment %s: ABI version %u, this build expects %u: "
+			"restart cuzkd and its stages from one build",
+			seg->name, h->abi_version, SEG_ABI_VERSION);
 		rc = -EPROTO;
 		goto err_unmap;
 	}
@@ -256,8 +263,10 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 		goto err_unmap;
 	}
 	if (h->size != (uint64_t)st.st_size || h->header_size != SEG_HEADER_SIZE) {
-		seg_err(err, errlen, "segment %s: truncated: file has %lld bytes, header says "
-			"%llu", seg->name, (long long)st.st_size, (unsigned long long)h->size);
+		seg_err(err, errlen,
+			"segment %s: truncated: file has %lld bytes, header says "
+			"%llu",
+			seg->name, (long long)st.st_size, (unsigned long long)h->size);
 		rc = -EBADMSG;
 		goto err_unmap;
 	}
@@ -269,8 +278,10 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 	}
 	/* A1: acquire pairs with R1 in segment_publish. */
 	if (barrier_load_acquire(&((struct seg_header *)base)->ready) != 1) {
-		seg_err(err, errlen, "segment %s: not ready yet (creator pid %d still formatting "
-			"it, or died doing so)", seg->name, h->creator_pid);
+		seg_err(err, errlen,
+			"segment %s: not ready yet (creator pid %d still formatting "
+			"it, or died doing so)",
+			seg->name, h->creator_pid);
 		rc = -EAGAIN;
 		goto err_unmap;
 	}

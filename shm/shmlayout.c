@@ -65,8 +65,10 @@ int shmlayout_data_create(struct shmlayout_data *d, const char *instance,
 
 	memset(d, 0, sizeof(*d));
 	if ((rc = shmlayout_compute(cfg, &l))) {
-		snprintf(err, errlen, "data segment for \"%s\": invalid layout config (ring "
-			 "capacities must be powers of two; counts and sizes non-zero)", instance);
+		snprintf(err, errlen,
+			 "data segment for \"%s\": invalid layout config (ring "
+			 "capacities must be powers of two; counts and sizes non-zero)",
+			 instance);
 		return rc;
 	}
 	rc = segment_create(&d->seg, instance, SEG_KIND_DATA, l.total, 0600, flags, err, errlen);
@@ -88,7 +90,8 @@ int shmlayout_data_create(struct shmlayout_data *d, const char *instance,
 		snprintf(name, sizeof(name), "ring%u", i);
 		rc = segment_region_add(&d->seg, name, l.ring_off[i], l.ring_size[i]);
 		if (!rc)
-			rc = ring_init((struct ring *)(base + l.ring_off[i]), cfg->ring_capacity[i]);
+			rc = ring_init((struct ring *)(base + l.ring_off[i]),
+				       cfg->ring_capacity[i]);
 	}
 	if (!rc)
 		rc = segment_region_add(&d->seg, "pool", l.pool_off, l.pool_size);
@@ -124,8 +127,7 @@ err_destroy:
 	return rc;
 }
 
-int shmlayout_data_attach(struct shmlayout_data *d, const char *instance, char *err,
-			  size_t errlen)
+int shmlayout_data_attach(struct shmlayout_data *d, const char *instance, char *err, size_t errlen)
 {
 	uint64_t sz;
 	void *p;
@@ -182,12 +184,13 @@ int shmlayout_stats_create(struct shmlayout_stats *s, const char *instance, uint
 
 	memset(s, 0, sizeof(*s));
 	if (!slots) {
-		snprintf(err, errlen, "stats segment for \"%s\": needs at least one slot", instance);
+		snprintf(err, errlen, "stats segment for \"%s\": needs at least one slot",
+			 instance);
 		return -EINVAL;
 	}
 	/* 0640: the operator group may read it (cuzk-top), nobody else writes. */
-	rc = segment_create(&s->seg, instance, SEG_KIND_STATS, SEG_HEADER_SIZE + psz, 0640,
-			    flags, err, errlen);
+	rc = segment_create(&s->seg, instance, SEG_KIND_STATS, SEG_HEADER_SIZE + psz, 0640, flags,
+			    err, errlen);
 	if (rc)
 		return rc;
 	s->page = (struct stats_page *)((char *)s->seg.hdr + SEG_HEADER_SIZE);

@@ -71,7 +71,10 @@ static void add_relaxed(_Atomic uint64_t *p, uint64_t d)
 }
 
 static const char *const common_names[STATS_COMMON_STATES] = {
-	"idle", "wait_input", "busy", "wait_output",
+	"idle",
+	"wait_input",
+	"busy",
+	"wait_output",
 };
 
 void stats_slot_start(struct stats_slot *s, enum stats_role role, uint32_t index, int32_t pid,
@@ -244,7 +247,8 @@ int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint6
 			o->hists[h].count = barrier_load_relaxed(&s->hists[h].count);
 			o->hists[h].sum_ns = barrier_load_relaxed(&s->hists[h].sum_ns);
 			for (int b = 0; b < STATS_HIST_BUCKETS; b++)
-				o->hists[h].bucket[b] = barrier_load_relaxed(&s->hists[h].bucket[b]);
+				o->hists[h].bucket[b] =
+					barrier_load_relaxed(&s->hists[h].bucket[b]);
 		}
 		for (int g = 0; g < STATS_MAX_GAUGES; g++)
 			o->gauges[g] = barrier_load_relaxed(&s->gauges[g]);

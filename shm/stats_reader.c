@@ -25,8 +25,8 @@ static uint64_t mono_ns(void)
 
 const char *stats_role_name(uint32_t role)
 {
-	static const char *const n[] = { "none", "supervisor", "synth", "gpuworker", "finalizer",
-					 "client" };
+	static const char *const n[] = { "none",      "supervisor", "synth",
+					 "gpuworker", "finalizer",  "client" };
 
 	return role < sizeof(n) / sizeof(n[0]) ? n[role] : "unknown";
 }
@@ -107,9 +107,10 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
 	rc = shmlayout_stats_attach(&st, instance, SEGMENT_RDONLY, err, sizeof(err));
 	if (rc) {
 		if (rc == -ENOENT || rc == -EAGAIN)
-			snprintf(t->why, sizeof(t->why), "cuzkd instance \"%s\" is not running "
-				 "(no stats segment cuzk-%s.stats%s)", instance, instance,
-				 rc == -EAGAIN ? " ready yet" : "");
+			snprintf(t->why, sizeof(t->why),
+				 "cuzkd instance \"%s\" is not running "
+				 "(no stats segment cuzk-%s.stats%s)",
+				 instance, instance, rc == -EAGAIN ? " ready yet" : "");
 		else
 			snprintf(t->why, sizeof(t->why), "%s", err);
 		return 0;
@@ -138,15 +139,17 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
 			continue;
 		p->alive = pid_alive(p->s.pid);
 		p->rss_bytes = p->alive ? rss_of(p->s.pid) : 0;
-		p->heartbeat_age_ns = t->now_ns > p->s.heartbeat_ns ? t->now_ns - p->s.heartbeat_ns : 0;
+		p->heartbeat_age_ns =
+			t->now_ns > p->s.heartbeat_ns ? t->now_ns - p->s.heartbeat_ns : 0;
 		t->n++;
 	}
 	shmlayout_stats_detach(&st);
 	t->running = pid_alive(t->supervisor_pid);
 	if (!t->running)
-		snprintf(t->why, sizeof(t->why), "cuzkd instance \"%s\" is not running (pid %d of "
-			 "the stats segment is gone; the figures are its last)", instance,
-			 (int)t->supervisor_pid);
+		snprintf(t->why, sizeof(t->why),
+			 "cuzkd instance \"%s\" is not running (pid %d of "
+			 "the stats segment is gone; the figures are its last)",
+			 instance, (int)t->supervisor_pid);
 	return 0;
 }
 
@@ -188,14 +191,16 @@ static json_t *proc_json(const struct stats_proc *p)
 	json_object_set_new(o, "alive", json_boolean(p->alive));
 	json_object_set_new(o, "generation", json_integer(s->generation));
 	json_object_set_new(o, "restarts", json_integer(s->generation ? s->generation - 1 : 0));
-	json_object_set_new(o, "state", json_string(stats_state_name(s, (int)s->state, nb, sizeof(nb))));
+	json_object_set_new(o, "state",
+			    json_string(stats_state_name(s, (int)s->state, nb, sizeof(nb))));
 	json_object_set_new(o, "wall_ns", ju(s->wall_ns));
 	json_object_set_new(o, "heartbeat_age_ns", ju(p->heartbeat_age_ns));
 	json_object_set_new(o, "rss_bytes", ju(p->rss_bytes));
 	json_object_set_new(o, "work_ns", ju(stats_work_ns(s)));
 	for (int i = 0; i < STATS_MAX_STATES; i++)
 		if (s->state_names[i][0] || s->state_ns[i])
-			json_object_set_new(st, stats_state_name(s, i, nb, sizeof(nb)), ju(s->state_ns[i]));
+			json_object_set_new(st, stats_state_name(s, i, nb, sizeof(nb)),
+					    ju(s->state_ns[i]));
 	for (int i = 0; i < STATS_MAX_COUNTERS; i++)
 		if (s->counter_names[i][0])
 			json_object_set_new(c, s->counter_names[i], ju(s->counters[i]));
@@ -284,11 +289,12 @@ static json_t *nodes_json(const struct stats_reading *t)
 	json_t *a = json_array();
 
 	for (int i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:i,s:i,s:o,s:o,s:o}", "node", nd[i].node,
-						   "synths", (int)nd[i].synths, "synth_parts",
-						   ju(nd[i].synth_parts), "bufs_taken",
-						   ju(nd[i].bufs_taken), "cross_node",
-						   ju(nd[i].cross_node)));
+		json_array_append_new(a,
+				      json_pack("{s:i,s:i,s:o,s:o,s:o}", "node", nd[i].node,
+						"synths", (int)nd[i].synths, "synth_parts",
+						ju(nd[i].synth_parts), "bufs_taken",
+						ju(nd[i].bufs_taken), "cross_node",
+						ju(nd[i].cross_node)));
 	return a;
 }
 
@@ -304,8 +310,9 @@ int stats_reading_json(FILE *f, const struct stats_reading *t)
 		json_object_set_new(o, "why", json_string(t->why));
 	json_object_set_new(o, "now_ns", ju(t->now_ns));
 	json_object_set_new(o, "supervisor_pid", json_integer(t->supervisor_pid));
-	json_object_set_new(o, "uptime_ns", ju(t->found && t->now_ns > t->page_start_ns ?
-					       t->now_ns - t->page_start_ns : 0));
+	json_object_set_new(
+		o, "uptime_ns",
+		ju(t->found && t->now_ns > t->page_start_ns ? t->now_ns - t->page_start_ns : 0));
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
@@ -313,7 +320,8 @@ int stats_reading_json(FILE *f, const struct stats_reading *t)
 		if (s->role == STATS_ROLE_SUPERVISOR)
 			for (int g = 0; g < STATS_MAX_GAUGES; g++)
 				if (s->gauge_names[g][0])
-					json_object_set_new(sh, s->gauge_names[g], ju(s->gauges[g]));
+					json_object_set_new(sh, s->gauge_names[g],
+							    ju(s->gauges[g]));
 	}
 	json_object_set_new(o, "shared", sh);
 	json_object_set_new(o, "nodes", nodes_json(t));
@@ -343,8 +351,10 @@ static const char *lbl(const char *name, char *buf, size_t len)
 	for (i = 0; i + 1 < len && i < STATS_NAME_LEN && name[i]; i++) {
 		char c = name[i];
 
-		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			 c == '_' ? c : '_';
+		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				(c >= '0' && c <= '9') || c == '_' ?
+			c :
+			'_';
 	}
 	buf[i] = 0;
 	return buf;
@@ -354,34 +364,42 @@ void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
 {
 	char a[STATS_NAME_LEN + 8], b[STATS_NAME_LEN + 8];
 
-	fprintf(f, "# HELP cuzk_up 1 when the cuzkd instance's supervisor is alive.\n"
-		"# TYPE cuzk_up gauge\ncuzk_up{instance_name=\"%s\"} %d\n", lbl(t->instance, a, sizeof(a)),
-		t->running);
-	fprintf(f, "# HELP cuzk_stage_seconds_total Wall time of each process by state; the "
+	fprintf(f,
+		"# HELP cuzk_up 1 when the cuzkd instance's supervisor is alive.\n"
+		"# TYPE cuzk_up gauge\ncuzk_up{instance_name=\"%s\"} %d\n",
+		lbl(t->instance, a, sizeof(a)), t->running);
+	fprintf(f,
+		"# HELP cuzk_stage_seconds_total Wall time of each process by state; the "
 		"states of one process sum to its wall time.\n# TYPE cuzk_stage_seconds_total counter\n");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
 		for (int k = 0; k < STATS_MAX_STATES; k++)
 			if (s->state_names[k][0] || s->state_ns[k])
-				fprintf(f, "cuzk_stage_seconds_total{stage=\"%s\",index=\"%u\",state=\"%s\"} "
-					"%.9f\n", stats_role_name(s->role), s->index,
+				fprintf(f,
+					"cuzk_stage_seconds_total{stage=\"%s\",index=\"%u\",state=\"%s\"} "
+					"%.9f\n",
+					stats_role_name(s->role), s->index,
 					lbl(stats_state_name(s, k, b, sizeof(b)), a, sizeof(a)),
 					(double)s->state_ns[k] * 1e-9);
 	}
-	fprintf(f, "# HELP cuzk_stage_counter_total Monotonic counters of each process (names "
+	fprintf(f,
+		"# HELP cuzk_stage_counter_total Monotonic counters of each process (names "
 		"ending in _ns are nanoseconds).\n# TYPE cuzk_stage_counter_total counter\n");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
 		for (int k = 0; k < STATS_MAX_COUNTERS; k++)
 			if (s->counter_names[k][0])
-				fprintf(f, "cuzk_stage_counter_total{stage=\"%s\",index=\"%u\",counter=\"%s\"} "
-					"%llu\n", stats_role_name(s->role), s->index,
+				fprintf(f,
+					"cuzk_stage_counter_total{stage=\"%s\",index=\"%u\",counter=\"%s\"} "
+					"%llu\n",
+					stats_role_name(s->role), s->index,
 					lbl(s->counter_names[k], a, sizeof(a)),
 					(unsigned long long)s->counters[k]);
 	}
-	fprintf(f, "# HELP cuzk_stage_step_seconds Duration of each step (log2 buckets).\n"
+	fprintf(f,
+		"# HELP cuzk_stage_step_seconds Duration of each step (log2 buckets).\n"
 		"# TYPE cuzk_stage_step_seconds histogram\n");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
@@ -396,44 +414,57 @@ void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
 				acc += s->hists[k].bucket[q];
 			for (int q = HB_LO; q <= HB_HI; q++) {
 				acc += s->hists[k].bucket[q];
-				fprintf(f, "cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-					"le=\"%.9g\"} %llu\n", stats_role_name(s->role), s->index, a,
+				fprintf(f,
+					"cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
+					"le=\"%.9g\"} %llu\n",
+					stats_role_name(s->role), s->index, a,
 					(double)(1ull << q) * 1e-9, (unsigned long long)acc);
 			}
-			fprintf(f, "cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-				"le=\"+Inf\"} %llu\n", stats_role_name(s->role), s->index, a,
+			fprintf(f,
+				"cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
+				"le=\"+Inf\"} %llu\n",
+				stats_role_name(s->role), s->index, a,
 				(unsigned long long)s->hists[k].count);
-			fprintf(f, "cuzk_stage_step_seconds_sum{stage=\"%s\",index=\"%u\",step=\"%s\"} %.9f\n",
-				stats_role_name(s->role), s->index, a, (double)s->hists[k].sum_ns * 1e-9);
-			fprintf(f, "cuzk_stage_step_seconds_count{stage=\"%s\",index=\"%u\",step=\"%s\"} %llu\n",
+			fprintf(f,
+				"cuzk_stage_step_seconds_sum{stage=\"%s\",index=\"%u\",step=\"%s\"} %.9f\n",
+				stats_role_name(s->role), s->index, a,
+				(double)s->hists[k].sum_ns * 1e-9);
+			fprintf(f,
+				"cuzk_stage_step_seconds_count{stage=\"%s\",index=\"%u\",step=\"%s\"} %llu\n",
 				stats_role_name(s->role), s->index, a,
 				(unsigned long long)s->hists[k].count);
 		}
 	}
-	fprintf(f, "# HELP cuzk_gauge Current values: ring depths, pool use, jobs and partitions "
+	fprintf(f,
+		"# HELP cuzk_gauge Current values: ring depths, pool use, jobs and partitions "
 		"by state (from cuzkd's slot).\n# TYPE cuzk_gauge gauge\n");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
 		for (int k = 0; k < STATS_MAX_GAUGES; k++)
 			if (s->gauge_names[k][0])
-				fprintf(f, "cuzk_gauge{stage=\"%s\",index=\"%u\",name=\"%s\"} %llu\n",
-					stats_role_name(s->role), s->index, lbl(s->gauge_names[k], a, sizeof(a)),
+				fprintf(f,
+					"cuzk_gauge{stage=\"%s\",index=\"%u\",name=\"%s\"} %llu\n",
+					stats_role_name(s->role), s->index,
+					lbl(s->gauge_names[k], a, sizeof(a)),
 					(unsigned long long)s->gauges[k]);
 	}
-	fprintf(f, "# HELP cuzk_process_resident_bytes RSS of each process (/proc/PID/statm).\n"
+	fprintf(f,
+		"# HELP cuzk_process_resident_bytes RSS of each process (/proc/PID/statm).\n"
 		"# TYPE cuzk_process_resident_bytes gauge\n");
 	for (uint32_t i = 0; i < t->n; i++)
 		fprintf(f, "cuzk_process_resident_bytes{stage=\"%s\",index=\"%u\"} %llu\n",
 			stats_role_name(t->p[i].s.role), t->p[i].s.index,
 			(unsigned long long)t->p[i].rss_bytes);
-	fprintf(f, "# HELP cuzk_process_restarts Restarts of the process in its slot.\n"
+	fprintf(f,
+		"# HELP cuzk_process_restarts Restarts of the process in its slot.\n"
 		"# TYPE cuzk_process_restarts gauge\n");
 	for (uint32_t i = 0; i < t->n; i++)
 		fprintf(f, "cuzk_process_restarts{stage=\"%s\",index=\"%u\"} %u\n",
 			stats_role_name(t->p[i].s.role), t->p[i].s.index,
 			t->p[i].s.generation ? t->p[i].s.generation - 1 : 0);
-	fprintf(f, "# HELP cuzk_process_heartbeat_age_seconds Time since the process last beat.\n"
+	fprintf(f,
+		"# HELP cuzk_process_heartbeat_age_seconds Time since the process last beat.\n"
 		"# TYPE cuzk_process_heartbeat_age_seconds gauge\n");
 	for (uint32_t i = 0; i < t->n; i++)
 		fprintf(f, "cuzk_process_heartbeat_age_seconds{stage=\"%s\",index=\"%u\"} %.9f\n",

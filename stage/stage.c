@@ -33,19 +33,15 @@ static int supervisor_exiting(uint32_t pid)
 
     snprintf(path, sizeof(path), "/proc/%u/stat", pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ESRCH;
+    if (fd < 0) return errno == ENOENT || errno == ESRCH;
     n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
-        return n == 0 || errno == ESRCH;
+    if (n <= 0) return n == 0 || errno == ESRCH;
     buf[n] = '\0';
     p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-    if (!p)
-        return 0;
+    if (!p) return 0;
     /* After ") ": state ppid pgrp session tty_nr tpgid flags (fields 3 to 9). */
-    if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
-        return 0;
+    if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) return 0;
     return (flags & 0x4ul) != 0; /* PF_EXITING */
 }
 
@@ -53,13 +49,11 @@ void pipe_stage_orphan_check(const struct pipeline *pl)
 {
     uint32_t pid = pl->config ? pl->config->supervisor_pid : 0;
 
-    if (!pid || !supervisor_exiting(pid))
-        return;
+    if (!pid || !supervisor_exiting(pid)) return;
     /* PDEATHSIG (SIGKILL) is on its way; if it never comes (we are not cuzkd's child,
      * e.g. a test harness), leave on our own: nothing may be recorded for a daemon
      * that is gone. */
-    for (int i = 0; i < 1000 && getppid() == (pid_t)pid; i++)
-        usleep(10000);
+    for (int i = 0; i < 1000 && getppid() == (pid_t)pid; i++) usleep(10000);
     _exit(CUZK_EXIT_SYSTEM);
 }
 
@@ -95,7 +89,8 @@ static void *hb_main(void *arg)
                 pipe_stage_heartbeat(st);
             } else if (!st->long_told) {
                 st->long_told = 1;
-                fprintf(stderr, "cuzk stage pid %d: one call has run %.0f s (long-call-timeout "
+                fprintf(stderr,
+                        "cuzk stage pid %d: one call has run %.0f s (long-call-timeout "
                         "%u s): no more heartbeats, cuzkd will restart this stage\n",
                         (int)st->pid, (double)(now - t0) / 1e9, st->pl.config->long_call_s);
             }
@@ -104,8 +99,8 @@ static void *hb_main(void *arg)
     return NULL;
 }
 
-int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
-                    enum stats_role role, char *err, size_t errlen)
+int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum stats_role role, char *err,
+                    size_t errlen)
 {
     int rc;
 
@@ -116,13 +111,13 @@ int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
     st->stop = o->stop;
     pthread_mutex_init(&st->mu, NULL);
     rc = pipeline_attach(&st->pl, o->instance, err, errlen);
-    if (rc)
-        goto err;
+    if (rc) goto err;
     st->slot = pipeline_stats_slot(&st->pl, role, o->index);
     if (!st->slot) {
-        snprintf(err, errlen, "instance %s has no stats slot for this stage with index %u "
-                 "(n_synth %u, n_workers %u)", o->instance, o->index,
-                 st->pl.config->n_synth, st->pl.config->n_workers);
+        snprintf(err, errlen,
+                 "instance %s has no stats slot for this stage with index %u "
+                 "(n_synth %u, n_workers %u)",
+                 o->instance, o->index, st->pl.config->n_synth, st->pl.config->n_workers);
         rc = -EINVAL;
         goto err_detach;
     }
@@ -131,8 +126,7 @@ int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
     stats_slot_start(st->slot, role, o->index, st->pid, pipe_stage_now());
     /* Our circuits ack: seq 0 before our pid (release), so cuzkd never counts an ack of
      * the slot's previous process as ours. */
-    st->circ_ack = &st->pl.circuits->ack[pipeline_stats_slot_index(st->pl.config, role,
-                                                                   o->index)];
+    st->circ_ack = &st->pl.circuits->ack[pipeline_stats_slot_index(st->pl.config, role, o->index)];
     barrier_store_relaxed(&st->circ_ack->seq, 0);
     barrier_store_relaxed(&st->circ_ack->failed, 0);
     barrier_store_release(&st->circ_ack->pid, (uint32_t)st->pid);
@@ -154,16 +148,14 @@ err:
 
 void pipe_stage_close(struct pipe_stage *st)
 {
-    if (!st || !st->pl.config)
-        return;
+    if (!st || !st->pl.config) return;
     if (st->hb_started) {
         atomic_store_explicit(&st->hb_quit, 1, memory_order_relaxed);
         pthread_join(st->hb, NULL);
     }
     pipe_stage_enter(st, STATS_IDLE);
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-        if (st->zc[i].used)
-            zkey_close(&st->zc[i].z);
+        if (st->zc[i].used) zkey_close(&st->zc[i].z);
     pipeline_detach(&st->pl);
     pthread_mutex_destroy(&st->mu);
     memset(st, 0, sizeof(*st));
@@ -219,16 +211,14 @@ void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns)
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_names(struct pipe_stage *st, const char *const *states,
-                      const char *const *counters, const char *const *hists)
+void pipe_stage_names(struct pipe_stage *st, const char *const *states, const char *const *counters,
+                      const char *const *hists)
 {
     pthread_mutex_lock(&st->mu);
     for (uint32_t i = 0; states && states[i]; i++)
         stats_slot_name_state(st->slot, STATS_STAGE0 + i, states[i]);
-    for (uint32_t i = 0; counters && counters[i]; i++)
-        stats_slot_name_counter(st->slot, i, counters[i]);
-    for (uint32_t i = 0; hists && hists[i]; i++)
-        stats_slot_name_hist(st->slot, i, hists[i]);
+    for (uint32_t i = 0; counters && counters[i]; i++) stats_slot_name_counter(st->slot, i, counters[i]);
+    for (uint32_t i = 0; hists && hists[i]; i++) stats_slot_name_hist(st->slot, i, hists[i]);
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -248,19 +238,17 @@ void pipe_stage_long_end(struct pipe_stage *st)
 static int same_file(const struct pipe_zkey_entry *e, const struct stat *sb)
 {
     return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
-           e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec;
+        e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec;
 }
 
-int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
-                    size_t errlen)
+int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err, size_t errlen)
 {
     struct pipe_zkey_entry *victim = NULL;
     struct stat sb, sa;
     int rc, pinned = 0;
 
     if (stat(path, &sb) < 0)
-        return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path,
-                           strerror(errno));
+        return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path, strerror(errno));
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++) {
         struct pipe_zkey_entry *e = &st->zc[i];
 
@@ -278,18 +266,15 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
             pinned = victim->pinned; /* a preloaded path stays preloaded */
         }
     for (int i = 0; i < PIPE_ZKEY_CACHE && !victim; i++)
-        if (!st->zc[i].used)
-            victim = &st->zc[i];
+        if (!st->zc[i].used) victim = &st->zc[i];
     /* The least recent, unpinned first (at most PIPE_PRELOAD_MAX are pinned). */
     if (!victim)
         for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-            if (!st->zc[i].pinned && (!victim || st->zc[i].last_use < victim->last_use))
-                victim = &st->zc[i];
+            if (!st->zc[i].pinned && (!victim || st->zc[i].last_use < victim->last_use)) victim = &st->zc[i];
     if (!victim) {
         victim = &st->zc[0];
         for (int i = 1; i < PIPE_ZKEY_CACHE; i++)
-            if (st->zc[i].last_use < victim->last_use)
-                victim = &st->zc[i];
+            if (st->zc[i].last_use < victim->last_use) victim = &st->zc[i];
     }
     if (victim->used) {
         zkey_close(&victim->z);
@@ -300,19 +285,19 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
      * retry if the file changed under us (replaced or rewritten during the open). */
     for (int tries = 0;; tries++) {
         rc = zkey_open(&victim->z, path, err, errlen);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         if (stat(path, &sa) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
             sa.st_size == sb.st_size && sa.st_mtim.tv_sec == sb.st_mtim.tv_sec &&
             sa.st_mtim.tv_nsec == sb.st_mtim.tv_nsec)
             break;
         zkey_close(&victim->z);
         if (tries == 3)
-            return binfile_err(err, errlen, CUZK_E_IO, "zkey %s keeps changing while it is "
-                               "being opened: is it still being written?", path);
+            return binfile_err(err, errlen, CUZK_E_IO,
+                               "zkey %s keeps changing while it is "
+                               "being opened: is it still being written?",
+                               path);
         if (stat(path, &sb) < 0)
-            return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path,
-                               strerror(errno));
+            return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path, strerror(errno));
     }
     victim->used = 1;
     victim->dev = sb.st_dev;
@@ -332,12 +317,10 @@ static void touch_range(const uint8_t *p, size_t len)
     const uintptr_t a = (uintptr_t)p & ~(pg - 1), end = (uintptr_t)p + len;
     volatile uint8_t sink = 0;
 
-    if (!len)
-        return;
+    if (!len) return;
     (void)madvise((void *)a, end - a, MADV_WILLNEED); /* a hint: failure changes nothing */
     /* One read per page faults it in (the mapping is page-aligned, so a is inside). */
-    for (uintptr_t q = a; q < end; q += pg)
-        sink ^= *(const volatile uint8_t *)q;
+    for (uintptr_t q = a; q < end; q += pg) sink ^= *(const volatile uint8_t *)q;
     (void)sink;
 }
 
@@ -350,26 +333,23 @@ void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
     for (unsigned i = 0; i < n; i++) {
         const struct binfile_section *sec = binfile_section(&z->bf, ids[i]);
 
-        if (sec)
-            touch_range(binfile_payload(&z->bf, sec), sec->size);
+        if (sec) touch_range(binfile_payload(&z->bf, sec), sec->size);
     }
 }
 
 /* The path a stage opens for entry c (its copy in cuzkd, else its own path). */
-static const char *circuit_path(const struct pipe_stage *st, const struct pipe_circuit *c,
-                                char *buf, size_t len)
+static const char *circuit_path(const struct pipe_stage *st, const struct pipe_circuit *c, char *buf,
+                                size_t len)
 {
     return pipe_input_path(&st->pl, c->fd, c->path, buf, len);
 }
 
-static int preloaded(const struct pipe_stage *st, const struct pipe_circuit *tab,
-                     const char *path)
+static int preloaded(const struct pipe_stage *st, const struct pipe_circuit *tab, const char *path)
 {
     char b[64];
 
     for (int i = 0; i < PIPE_CIRCUITS; i++)
-        if (tab[i].action == PIPE_CIRCUIT_PRELOAD &&
-            !strcmp(circuit_path(st, &tab[i], b, sizeof(b)), path))
+        if (tab[i].action == PIPE_CIRCUIT_PRELOAD && !strcmp(circuit_path(st, &tab[i], b, sizeof(b)), path))
             return 1;
     return 0;
 }
@@ -384,17 +364,14 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
     char err[1024];
     int n = 0;
 
-    if (!cs || !ack)
-        return 0;
+    if (!cs || !ack) return 0;
     /* A1: acquire pairs with R1 in pipeline_circuit_request (the entries written). */
     s0 = barrier_load_acquire(&cs->seq);
-    if (s0 == st->circ_seq || (s0 & 1))
-        return 0;
+    if (s0 == st->circ_seq || (s0 & 1)) return 0;
     /* Plain copy; a torn one is discarded by the seq check (A2 pairs with W1). */
     memcpy(tab, cs->c, sizeof(tab));
     barrier_fence_acquire();
-    if (barrier_load_relaxed(&cs->seq) != s0)
-        return 0; /* being written: the next iteration */
+    if (barrier_load_relaxed(&cs->seq) != s0) return 0; /* being written: the next iteration */
     pipe_stage_long_begin(st);
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
         struct pipe_circuit *c = &tab[i];
@@ -403,17 +380,14 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
         const char *op;
 
         c->path[sizeof(c->path) - 1] = '\0';
-        if (c->action != PIPE_CIRCUIT_EVICT || c->seq <= st->circ_seq)
-            continue;
+        if (c->action != PIPE_CIRCUIT_EVICT || c->seq <= st->circ_seq) continue;
         n++;
         op = circuit_path(st, c, ob, sizeof(ob));
         for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
             struct pipe_zkey_entry *e = &st->zc[j];
 
-            if (!e->used || strcmp(e->path, op))
-                continue;
-            if (fn)
-                fn(st, PIPE_CIRCUIT_EVICT, e, arg);
+            if (!e->used || strcmp(e->path, op)) continue;
+            if (fn) fn(st, PIPE_CIRCUIT_EVICT, e, arg);
             zkey_close(&e->z);
             e->used = 0;
             e->pinned = 0;
@@ -421,15 +395,13 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
         }
     }
     for (int j = 0; j < PIPE_ZKEY_CACHE; j++)
-        if (st->zc[j].pinned && !preloaded(st, tab, st->zc[j].path))
-            st->zc[j].pinned = 0;
+        if (st->zc[j].pinned && !preloaded(st, tab, st->zc[j].path)) st->zc[j].pinned = 0;
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
         const struct pipe_circuit *c = &tab[i];
         const zkey *z;
         char ob[64];
 
-        if (c->action != PIPE_CIRCUIT_PRELOAD)
-            continue;
+        if (c->action != PIPE_CIRCUIT_PRELOAD) continue;
         if (c->seq <= st->circ_seq) {
             failed |= st->circ_failed & (1u << i);
             continue;
@@ -438,15 +410,13 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
         if (pipe_stage_zkey(st, circuit_path(st, c, ob, sizeof(ob)), &z, err, sizeof(err))) {
             pipe_err_rename(err, sizeof(err), ob, c->path);
             failed |= 1u << i;
-            fprintf(stderr, "cuzk stage pid %d: preload of %s failed: %s\n", (int)st->pid,
-                    c->path, err);
+            fprintf(stderr, "cuzk stage pid %d: preload of %s failed: %s\n", (int)st->pid, c->path, err);
             continue;
         }
         for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
             struct pipe_zkey_entry *e = &st->zc[j];
 
-            if (&e->z != z)
-                continue;
+            if (&e->z != z) continue;
             e->pinned = 1;
             if (fn)
                 fn(st, PIPE_CIRCUIT_PRELOAD, e, arg);
@@ -482,19 +452,16 @@ int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint
 {
     pipe_stage_orphan_check(&st->pl);
     pipe_reason(reason, len, file, msg);
-    if (jobtab_part_fail(&st->pl.data.jobtab, p, state, (uint32_t)st->pid, reason) != 0)
-        return 0;
+    if (jobtab_part_fail(&st->pl.data.jobtab, p, state, (uint32_t)st->pid, reason) != 0) return 0;
     pipe_stage_count(st, counter, 1);
     return 1;
 }
 
 int pipe_stage_push_wait(struct pipe_stage *st, struct pipe_push_wait *w)
 {
-    if (!w->waited++)
-        pipe_stage_enter(st, STATS_WAIT_OUTPUT);
+    if (!w->waited++) pipe_stage_enter(st, STATS_WAIT_OUTPUT);
     pipe_stage_heartbeat(st);
-    if (!pipe_stage_stopping(st))
-        return 0;
+    if (!pipe_stage_stopping(st)) return 0;
     if (!w->t_stop)
         w->t_stop = pipe_stage_now();
     else if (pipe_stage_now() - w->t_stop > 1000000000ull)
@@ -518,8 +485,7 @@ static int parse_u32(const char *s, uint32_t *out)
 
     errno = 0;
     v = strtoul(s, &end, 10);
-    if (!*s || *end || errno || v > UINT32_MAX)
-        return -1;
+    if (!*s || *end || errno || v > UINT32_MAX) return -1;
     *out = (uint32_t)v;
     return 0;
 }
@@ -540,8 +506,9 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct pipe_stage_opts o = { .backend = "cpu", .trim_every = 16,
-                                 .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT, .stop = &main_stop };
+    struct pipe_stage_opts o = {
+        .backend = "cpu", .trim_every = 16, .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT, .stop = &main_stop
+    };
     struct sigaction sa;
     char usage[4096], err[1024] = "";
     uint32_t v;
@@ -559,14 +526,17 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "%s%s"
              "  --verbose         one line per partition on stderr\n",
              prog, what, prog,
-             extra & PIPE_OPT_BACKEND ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
-                                        "                    (CUDA builds; DEVICE defaults to the index)\n"
-                                        "  --precompute-mb N per-circuit tables kept between partitions\n"
-                                        "                    (NTT domains; default 512, 0 keeps none)\n" : "",
+             extra & PIPE_OPT_BACKEND
+                 ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
+                   "                    (CUDA builds; DEVICE defaults to the index)\n"
+                   "  --precompute-mb N per-circuit tables kept between partitions\n"
+                   "                    (NTT domains; default 512, 0 keeps none)\n"
+                 : "",
              extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
                                      "(default 16; also after 1 s idle)\n"
                                      "  --test-trim-delay-ms N   tests only: trim after every "
-                                     "partition, N ms more\n" : "");
+                                     "partition, N ms more\n"
+                                   : "");
     /* the exit codes from error.c's table, after the options */
     size_t un = strlen(usage);
     FILE *uf = fmemopen(usage + un, sizeof(usage) - un, "w");
@@ -579,25 +549,28 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': o.instance = optarg; break;
-        case 'x': if (parse_u32(optarg, &o.index)) goto bad_num; break;
-        case 'g': if (parse_u32(optarg, &o.generation)) goto bad_num; break;
-        case 't': if (parse_u32(optarg, &v)) goto bad_num; o.threads = v; break;
+        case 'x':
+            if (parse_u32(optarg, &o.index)) goto bad_num;
+            break;
+        case 'g':
+            if (parse_u32(optarg, &o.generation)) goto bad_num;
+            break;
+        case 't':
+            if (parse_u32(optarg, &v)) goto bad_num;
+            o.threads = v;
+            break;
         case 'b':
-            if (!(extra & PIPE_OPT_BACKEND))
-                goto bad;
+            if (!(extra & PIPE_OPT_BACKEND)) goto bad;
             o.backend = optarg;
             break;
         case 'P':
-            if (!(extra & PIPE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb))
-                goto bad;
+            if (!(extra & PIPE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb)) goto bad;
             break;
         case 'T':
-            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every))
-                goto bad;
+            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every)) goto bad;
             break;
         case 'D':
-            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms))
-                goto bad;
+            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms)) goto bad;
             break;
         case 'v': o.verbose = 1; break;
         case 'h': fputs(usage, stdout); return CUZK_EXIT_OK;
@@ -605,8 +578,8 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         }
     }
     if (optind != argc || !o.instance) {
-        fprintf(stderr, "%s: %s\n%s", prog, optind != argc ? "unexpected argument" :
-                "--instance is required", usage);
+        fprintf(stderr, "%s: %s\n%s", prog, optind != argc ? "unexpected argument" : "--instance is required",
+                usage);
         return CUZK_EXIT_USAGE;
     }
     if (!o.threads) {
@@ -631,7 +604,10 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
 
 bad_num:
     fprintf(stderr, "%s: --%s needs a non-negative number\n%s", prog,
-            c == 'x' ? "index" : c == 'g' ? "generation" : "threads", usage);
+            c == 'x'       ? "index"
+                : c == 'g' ? "generation"
+                           : "threads",
+            usage);
     return CUZK_EXIT_USAGE;
 bad:
     fprintf(stderr, "%s: unknown, incomplete or invalid option\n%s", prog, usage);
@@ -650,8 +626,7 @@ void pipe_reason(char *dst, size_t len, const char *file, const char *msg)
         o += (size_t)snprintf(tmp + o, sizeof(tmp) - o, "%.*s%s", (int)(hit - msg), msg, base);
         msg = hit + flen;
     }
-    if (o < sizeof(tmp) - 1)
-        snprintf(tmp + o, sizeof(tmp) - o, "%s", msg);
+    if (o < sizeof(tmp) - 1) snprintf(tmp + o, sizeof(tmp) - o, "%s", msg);
     tmp[sizeof(tmp) - 1] = 0;
     if (strstr(tmp, base))
         snprintf(out, sizeof(out), "%s", tmp);

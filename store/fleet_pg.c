@@ -126,17 +126,20 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 	if (!ok(r))
 		goto fail;
 	PQclear(r);
-	r = PQexec(f->conn, "INSERT INTO cuzk_meta VALUES ('schema_version', '2')"
-			    " ON CONFLICT DO NOTHING;"
-			    " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+	r = PQexec(f->conn,
+		   "INSERT INTO cuzk_meta VALUES ('schema_version', '2')"
+		   " ON CONFLICT DO NOTHING;"
+		   " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
 	if (!ok(r) || PQntuples(r) != 1)
 		goto fail;
 	v = atoi(PQgetvalue(r, 0, 0));
 	PQclear(r);
 	if (v > FLEET_SCHEMA_VERSION) {
 		PQclear(PQexec(f->conn, "ROLLBACK"));
-		snprintf(err, errlen, "fleet queue: schema version %d is newer than this cuzk's "
-			 "(%d): upgrade cuzk", v, FLEET_SCHEMA_VERSION);
+		snprintf(err, errlen,
+			 "fleet queue: schema version %d is newer than this cuzk's "
+			 "(%d): upgrade cuzk",
+			 v, FLEET_SCHEMA_VERSION);
 		return -EPROTO;
 	}
 	if (v < FLEET_SCHEMA_VERSION) {
@@ -217,8 +220,10 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32
 	snprintf(nb, sizeof(nb), "%u", n);
 	if ((rc = begin(f, "submitting", err, errlen)))
 		return rc;
-	r = exec(f, "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
-		    " RETURNING id", 3, (const char *[]){ zkey, out_dir, nb });
+	r = exec(f,
+		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
+		 " RETURNING id",
+		 3, (const char *[]){ zkey, out_dir, nb });
 	if (!ok(r) || PQntuples(r) != 1)
 		goto fail;
 	snprintf(jb, sizeof(jb), "%s", PQgetvalue(r, 0, 0));
@@ -241,24 +246,26 @@ fail:
 	return tx_fail(f, r, "submitting", err, errlen);
 }
 
-int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s,
-		       char *err, size_t errlen)
+int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s, char *err,
+		       size_t errlen)
 {
 	char lb[16];
 	PGresult *r;
 
 	snprintf(lb, sizeof(lb), "%d", lease_s);
-	r = exec(f, "INSERT INTO cuzk_daemons(id, host, lease_s) VALUES ($1, $2, $3)"
-		    " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
-		    " started = now(), lease_s = $3", 3, (const char *[]){ id, host, lb });
+	r = exec(f,
+		 "INSERT INTO cuzk_daemons(id, host, lease_s) VALUES ($1, $2, $3)"
+		 " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
+		 " started = now(), lease_s = $3",
+		 3, (const char *[]){ id, host, lb });
 	if (!ok(r))
 		return pg_fail(f, r, "registering the daemon", err, errlen);
 	PQclear(r);
 	return 0;
 }
 
-int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out,
-		int max, char *err, size_t errlen)
+int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max,
+		char *err, size_t errlen)
 {
 	char lb[16], mb[16];
 	PGresult *r;
@@ -298,8 +305,8 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 	return n < max ? n : max;
 }
 
-int fleet_renew(struct fleet *f, const char *owner, int lease_s,
-		const struct fleet_claim *held, int n, char *err, size_t errlen)
+int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held,
+		int n, char *err, size_t errlen)
 {
 	char lb[16], *jobs, *idxs, *gens;
 	size_t cap = 3 + (size_t)n * 22; /* "{", n numbers with commas, "}", NUL */
@@ -335,11 +342,12 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s,
 	 * only the ones the caller names: a lease owner got without knowing it (a claim
 	 * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
 	 * not be kept alive by this daemon's heartbeat for as long as it lives. */
-	r = exec(f, "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
-		    " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
-		    " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()"
-		    " AND (job, idx, lease_gen) IN (SELECT * FROM unnest($3::bigint[],"
-		    " $4::int[], $5::bigint[]))",
+	r = exec(f,
+		 "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
+		 " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
+		 " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()"
+		 " AND (job, idx, lease_gen) IN (SELECT * FROM unnest($3::bigint[],"
+		 " $4::int[], $5::bigint[]))",
 		 5, (const char *[]){ owner, lb, jobs, idxs, gens });
 	free(jobs);
 	free(idxs);
@@ -359,12 +367,14 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s,
  * 'running' with nothing left to end it). */
 static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 {
-	PGresult *r = exec(f, "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
-			      " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
-			      " ELSE 'done' END, finished = now() WHERE id = $1 AND"
-			      " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
-			      " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
-			      " (state = 'done' AND NOT published)))", 1, (const char *[]){ jb });
+	PGresult *r = exec(f,
+			   "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+			   " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
+			   " ELSE 'done' END, finished = now() WHERE id = $1 AND"
+			   " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
+			   " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
+			   " (state = 'done' AND NOT published)))",
+			   1, (const char *[]){ jb });
 
 	if (!ok(r))
 		return tx_fail(f, r, "finishing the job", err, errlen);
@@ -372,8 +382,8 @@ static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 	return 0;
 }
 
-int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-		 uint64_t gen, const char *reason, char *err, size_t errlen)
+int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		 const char *reason, char *err, size_t errlen)
 {
 	struct part_key k;
 	PGresult *r;
@@ -404,8 +414,9 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		 * went away between COMMIT and its reply): the row says owner finished it at
 		 * gen, which only that first try can have done (claims raise lease_gen).
 		 * Answering 0 here would leave a done partition that nobody publishes. */
-		r = exec(f, "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
-			    " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
+		r = exec(f,
+			 "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
+			 " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
 			 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 		if (!ok(r))
 			return tx_fail(f, r, "finishing", err, errlen);
@@ -421,17 +432,19 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 	return won;
 }
 
-int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-		  uint64_t gen, char *err, size_t errlen)
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		  char *err, size_t errlen)
 {
 	struct part_key k;
 	PGresult *r;
 	int n;
 
 	part_key(&k, job, idx, gen);
-	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
-		    " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
-		    " AND state = 'leased'", 4, (const char *[]){ k.job, k.idx, owner, k.gen });
+	r = exec(f,
+		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		 " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
+		 " AND state = 'leased'",
+		 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 	if (!ok(r))
 		return pg_fail(f, r, "releasing", err, errlen);
 	n = atoi(PQcmdTuples(r));
@@ -447,8 +460,10 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
 	/* Unexpired or not: a lease held by owner at its start is a previous life's,
 	 * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
 	 * would keep it from every daemon for as long as this one lives. */
-	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
-		    " WHERE owner = $1 AND state = 'leased'", 1, (const char *[]){ owner });
+	r = exec(f,
+		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		 " WHERE owner = $1 AND state = 'leased'",
+		 1, (const char *[]){ owner });
 	if (!ok(r))
 		return pg_fail(f, r, "releasing a previous run's leases", err, errlen);
 	n = atoi(PQcmdTuples(r));
@@ -456,15 +471,16 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
 	return n;
 }
 
-int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
-		    size_t errlen)
+int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err, size_t errlen)
 {
 	PGresult *r;
 	int n;
 
 	*dirs = NULL;
-	r = exec(f, "SELECT DISTINCT j.out_dir FROM cuzk_jobs j JOIN cuzk_parts p ON p.job = j.id"
-		    " WHERE p.done_by = $1 AND p.state = 'done'", 1, (const char *[]){ owner });
+	r = exec(f,
+		 "SELECT DISTINCT j.out_dir FROM cuzk_jobs j JOIN cuzk_parts p ON p.job = j.id"
+		 " WHERE p.done_by = $1 AND p.state = 'done'",
+		 1, (const char *[]){ owner });
 	if (!ok(r))
 		return pg_fail(f, r, "listing out dirs", err, errlen);
 	n = PQntuples(r);
@@ -502,9 +518,10 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
 	part_key(&k, job, idx, gen);
 	if ((rc = begin(f, "marking a proof published", err, errlen)))
 		return rc;
-	r = exec(f, "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
-		    " AND lease_gen = $3 AND state = 'done' AND NOT published", 3,
-		 (const char *[]){ k.job, k.idx, k.gen });
+	r = exec(f,
+		 "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
+		 " AND lease_gen = $3 AND state = 'done' AND NOT published",
+		 3, (const char *[]){ k.job, k.idx, k.gen });
 	if (!ok(r))
 		return tx_fail(f, r, "marking a proof published", err, errlen);
 	n = atoi(PQcmdTuples(r));
@@ -521,17 +538,18 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
 
 /* A done, unpublished partition whose proof is nowhere: queued again (for any
  * daemon), only while it is still that row. 1 requeued, 0 not that row any more. */
-static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen,
-		   const char *done_by, char *err, size_t errlen)
+static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, const char *done_by,
+		   char *err, size_t errlen)
 {
 	struct part_key k;
 	PGresult *r;
 	int n;
 
 	part_key(&k, job, idx, gen);
-	r = exec(f, "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
-		    " lease_expiry = NULL, finished = NULL WHERE job = $1 AND idx = $2"
-		    " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
+	r = exec(f,
+		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
+		 " lease_expiry = NULL, finished = NULL WHERE job = $1 AND idx = $2"
+		 " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
 		 4, (const char *[]){ k.job, k.idx, k.gen, done_by });
 	if (!ok(r))
 		return pg_fail(f, r, "putting a lost proof back to the queue", err, errlen);
@@ -548,9 +566,9 @@ static int there(int dfd, const char *path)
 	return !fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode);
 }
 
-int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name,
-		       const char *done_by, uint64_t job, uint32_t idx, uint64_t gen,
-		       int *linked, char *err, size_t errlen)
+int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, const char *done_by,
+		       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err,
+		       size_t errlen)
 {
 	char sn[300], tq[600], tp[600], fq[300], fp[300];
 	int dfd, staged, finals, rc;
@@ -581,9 +599,10 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name,
 		return rc < 0 ? rc : rc ? FLEET_PUB_MARKED : FLEET_PUB_GONE;
 	}
 	if (staged) {
-		snprintf(err, errlen, "fleet queue: %s: staged in %s/%s but cannot be linked to "
-			 "its final name (does the file system allow hard links?)", name, out_dir,
-			 sn);
+		snprintf(err, errlen,
+			 "fleet queue: %s: staged in %s/%s but cannot be linked to "
+			 "its final name (does the file system allow hard links?)",
+			 name, out_dir, sn);
 		return -EPERM;
 	}
 	rc = requeue(f, job, idx, gen, done_by, err, errlen);
@@ -599,13 +618,14 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 	int n, rc = 0;
 
 	/* A daemon row written by a version-1 cuzkd has no lease_s: its default, 30. */
-	r = exec(f, "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
-		    " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
-		    " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
-		    " WHERE p.state = 'done' AND NOT p.published AND"
-		    " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
-		    "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
-		    "  END) ORDER BY p.job, p.idx LIMIT 256",
+	r = exec(f,
+		 "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
+		 " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+		 " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
+		 " WHERE p.state = 'done' AND NOT p.published AND"
+		 " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
+		 "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
+		 "  END) ORDER BY p.job, p.idx LIMIT 256",
 		 2, (const char *[]){ self, mine ? "true" : "false" });
 	if (!ok(r))
 		return pg_fail(f, r, "looking for unpublished proofs", err, errlen);
@@ -622,8 +642,8 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 
 		a.outcome = fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen,
 					       &a.linked, eb, sizeof(eb));
-		if (a.outcome == -ECONNREFUSED || (a.outcome < 0 && PQstatus(f->conn) !=
-						   CONNECTION_OK)) {
+		if (a.outcome == -ECONNREFUSED ||
+		    (a.outcome < 0 && PQstatus(f->conn) != CONNECTION_OK)) {
 			snprintf(err, errlen, "%s", eb);
 			rc = a.outcome;
 			break;
@@ -643,9 +663,11 @@ int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *fai
 	PGresult *r;
 
 	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	r = exec(f, "SELECT count(*) FILTER (WHERE state = 'done' AND published),"
-		    " count(*) FILTER (WHERE state = 'failed'), count(*)"
-		    " FROM cuzk_parts WHERE job = $1", 1, (const char *[]){ jb });
+	r = exec(f,
+		 "SELECT count(*) FILTER (WHERE state = 'done' AND published),"
+		 " count(*) FILTER (WHERE state = 'failed'), count(*)"
+		 " FROM cuzk_parts WHERE job = $1",
+		 1, (const char *[]){ jb });
 	if (!ok(r) || PQntuples(r) != 1)
 		return pg_fail(f, r, "reading the job", err, errlen);
 	*done = (uint32_t)atoi(PQgetvalue(r, 0, 0));
@@ -667,22 +689,23 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 	char *s;
 
 	/* PostgreSQL builds the JSON: one round trip, and no quoting here. */
-	r = PQexec(f->conn,
-		   "SELECT json_build_object("
-		   " 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
-		   "   'host', d.host, 'heartbeat_age_s',"
-		   "   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
-		   "   'done', d.done, 'leases', (SELECT count(*) FROM cuzk_parts p"
-		   "   WHERE p.owner = d.id AND p.state = 'leased'))"
-		   "   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
-		   " 'parts', (SELECT json_build_object("
-		   "   'queued', count(*) FILTER (WHERE state = 'queued'),"
-		   "   'leased', count(*) FILTER (WHERE state = 'leased'),"
-		   "   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
-		   "   'done', count(*) FILTER (WHERE state = 'done'),"
-		   "   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
-		   "   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
-		   " 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
+	r = PQexec(
+		f->conn,
+		"SELECT json_build_object("
+		" 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
+		"   'host', d.host, 'heartbeat_age_s',"
+		"   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
+		"   'done', d.done, 'leases', (SELECT count(*) FROM cuzk_parts p"
+		"   WHERE p.owner = d.id AND p.state = 'leased'))"
+		"   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
+		" 'parts', (SELECT json_build_object("
+		"   'queued', count(*) FILTER (WHERE state = 'queued'),"
+		"   'leased', count(*) FILTER (WHERE state = 'leased'),"
+		"   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
+		"   'done', count(*) FILTER (WHERE state = 'done'),"
+		"   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
+		"   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
+		" 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
 	if (!ok(r) || PQntuples(r) != 1) {
 		pg_fail(f, r, "status", err, errlen);
 		return NULL;

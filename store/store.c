@@ -16,12 +16,12 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *upd_part, *upd_job;
 	int in_batch;
-	int sync_full;          /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
+	int sync_full; /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
 	char path[1100];
 };
 
-static const char *const part_names[STORE_NSTATES] = { "queued", "synthesizing", "proving",
-	"finalizing", "done", "failed" };
+static const char *const part_names[STORE_NSTATES] = { "queued",     "synthesizing", "proving",
+						       "finalizing", "done",         "failed" };
 static const char *const job_names[] = { "running", "done", "failed" };
 
 const char *store_part_state_name(enum store_part_state s)
@@ -58,16 +58,22 @@ void store_default_dir(char *buf, size_t len)
 static int sq_errno(int rc)
 {
 	switch (rc & 0xff) {
-	case SQLITE_FULL: return -ENOSPC;
-	case SQLITE_NOMEM: return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
 	case SQLITE_READONLY:
 	case SQLITE_PERM:
-	case SQLITE_CANTOPEN: return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -EACCES;
 	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB: return -EPROTO;
+	case SQLITE_NOTADB:
+		return -EPROTO;
 	case SQLITE_BUSY:
-	case SQLITE_LOCKED: return -EBUSY;
-	default: return -EIO;
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	default:
+		return -EIO;
 	}
 }
 
@@ -116,15 +122,19 @@ static int trusted_dir(const char *dir, char *err, size_t errlen)
 		return -errno;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		snprintf(err, errlen, "job store: state directory %s is %s, not a directory; "
-			 "refusing it", dir, S_ISLNK(sb.st_mode) ? "a symlink" : "not a directory");
+		snprintf(err, errlen,
+			 "job store: state directory %s is %s, not a directory; "
+			 "refusing it",
+			 dir, S_ISLNK(sb.st_mode) ? "a symlink" : "not a directory");
 		return -ENOTDIR;
 	}
 	if (sb.st_uid != geteuid() || (sb.st_mode & 0022)) {
-		snprintf(err, errlen, "job store: state directory %s is owned by uid %u with mode "
+		snprintf(err, errlen,
+			 "job store: state directory %s is owned by uid %u with mode "
 			 "%04o: it must be this daemon's (uid %u) and writable by no one else; "
-			 "refusing it (chown/chmod it, or pass another --state-dir)", dir,
-			 (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777), (unsigned)geteuid());
+			 "refusing it (chown/chmod it, or pass another --state-dir)",
+			 dir, (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777),
+			 (unsigned)geteuid());
 		return -EPERM;
 	}
 	return 0;
@@ -140,16 +150,19 @@ static int check_magic(const char *path, char *err, size_t errlen)
 	ssize_t n;
 
 	if (fd < 0)
-		return errno == ENOENT ? 0 : (snprintf(err, errlen, "job store %s: %s", path,
-							strerror(errno)), -errno);
+		return errno == ENOENT ?
+			0 :
+			(snprintf(err, errlen, "job store %s: %s", path, strerror(errno)), -errno);
 	n = read(fd, h, sizeof(h));
 	close(fd);
 	if (n == 0)
 		return 0;
 	if (n != (ssize_t)sizeof(h) || memcmp(h, magic, sizeof(h))) {
-		snprintf(err, errlen, "job store %s is not an SQLite database (corrupt, or another "
+		snprintf(err, errlen,
+			 "job store %s is not an SQLite database (corrupt, or another "
 			 "file): refusing it, nothing was changed; move it away to start an "
-			 "empty store (its jobs are then not resumed)", path);
+			 "empty store (its jobs are then not resumed)",
+			 path);
 		return -EPROTO;
 	}
 	return 0;
@@ -180,8 +193,7 @@ static const char schema_v1[] =
 	"CREATE INDEX jobs_state ON jobs(state);"
 	"PRAGMA user_version = 1;";
 
-int store_open(struct store **out, const char *dir, const char *instance, char *err,
-	       size_t errlen)
+int store_open(struct store **out, const char *dir, const char *instance, char *err, size_t errlen)
 {
 	struct store *st = calloc(1, sizeof(*st));
 	int64_t ver = 0, nt = 0;
@@ -199,8 +211,10 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		return -ENAMETOOLONG;
 	}
 	if ((rc = mkdir_p(dir))) {
-		snprintf(err, errlen, "job store: state directory %s: %s (--state-dir, or "
-			 "--no-store)", dir, strerror(-rc));
+		snprintf(err, errlen,
+			 "job store: state directory %s: %s (--state-dir, or "
+			 "--no-store)",
+			 dir, strerror(-rc));
 		free(st);
 		return rc;
 	}
@@ -212,8 +226,9 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		free(st);
 		return rc;
 	}
-	rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			     SQLITE_OPEN_NOFOLLOW, NULL);
+	rc = sqlite3_open_v2(st->path, &st->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+			     NULL);
 	if (rc != SQLITE_OK) {
 		rc = sq_fail(st, rc, "open", err, errlen);
 		goto fail;
@@ -225,10 +240,11 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		goto fail;
 	}
 	if (ver > STORE_SCHEMA_VERSION) {
-		snprintf(err, errlen, "job store %s has schema version %lld, newer than this "
+		snprintf(err, errlen,
+			 "job store %s has schema version %lld, newer than this "
 			 "cuzkd's %d (written by a newer cuzk): refusing it, nothing was changed; "
-			 "run the newer cuzkd, or another --state-dir", st->path, (long long)ver,
-			 STORE_SCHEMA_VERSION);
+			 "run the newer cuzkd, or another --state-dir",
+			 st->path, (long long)ver, STORE_SCHEMA_VERSION);
 		rc = -EPROTO;
 		goto fail;
 	}
@@ -240,7 +256,8 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
 			res = (const char *)sqlite3_column_text(q, 0);
 		if (!res || strcmp(res, "ok")) {
-			snprintf(err, errlen, "job store %s fails its integrity check (%s): refusing "
+			snprintf(err, errlen,
+				 "job store %s fails its integrity check (%s): refusing "
 				 "it, nothing was changed; move it away to start an empty store",
 				 st->path, res ? res : sqlite3_errmsg(st->db));
 			if (rc == SQLITE_OK || rc == SQLITE_ROW)
@@ -250,10 +267,13 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		}
 		sqlite3_finalize(q);
 	}
-	if (ver == 0 && (rc = int_query(st, "SELECT count(*) FROM sqlite_master", &nt)) == SQLITE_OK &&
+	if (ver == 0 &&
+	    (rc = int_query(st, "SELECT count(*) FROM sqlite_master", &nt)) == SQLITE_OK &&
 	    nt > 0) {
-		snprintf(err, errlen, "job store %s is an SQLite database without cuzk's schema "
-			 "version: refusing it, nothing was changed", st->path);
+		snprintf(err, errlen,
+			 "job store %s is an SQLite database without cuzk's schema "
+			 "version: refusing it, nothing was changed",
+			 st->path);
 		rc = -EPROTO;
 		goto fail;
 	}
@@ -277,11 +297,15 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		}
 	}
 	/* (A migration from version v to v+1 goes here, in one transaction.) */
-	rc = sqlite3_prepare_v2(st->db, "UPDATE parts SET state = ?3, reason = ?4 "
-				"WHERE job = ?1 AND idx = ?2", -1, &st->upd_part, NULL);
+	rc = sqlite3_prepare_v2(st->db,
+				"UPDATE parts SET state = ?3, reason = ?4 "
+				"WHERE job = ?1 AND idx = ?2",
+				-1, &st->upd_part, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(st->db, "UPDATE jobs SET state = ?2, finished = ?3 "
-					"WHERE id = ?1", -1, &st->upd_job, NULL);
+		rc = sqlite3_prepare_v2(st->db,
+					"UPDATE jobs SET state = ?2, finished = ?3 "
+					"WHERE id = ?1",
+					-1, &st->upd_job, NULL);
 	if (rc != SQLITE_OK) {
 		rc = sq_fail(st, rc, "prepare", err, errlen);
 		goto fail;
@@ -331,8 +355,9 @@ static int batch_begin(struct store *st, int durable)
 	if (st->in_batch)
 		return 0;
 	if (st->sync_full != durable) {
-		rc = sqlite3_exec(st->db, durable ? "PRAGMA synchronous=FULL" :
-				  "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+		rc = sqlite3_exec(st->db,
+				  durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+				  NULL, NULL, NULL);
 		if (rc != SQLITE_OK)
 			return sq_errno(rc);
 		st->sync_full = durable;
@@ -379,8 +404,9 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 		snprintf(err, errlen, "job store %s: begin: %s", st->path, sqlite3_errmsg(st->db));
 		return rc;
 	}
-	rc = sqlite3_prepare_v2(st->db, "INSERT INTO jobs(id, request, submitted) VALUES(?1, ?2, ?3)",
-				-1, &q, NULL);
+	rc = sqlite3_prepare_v2(st->db,
+				"INSERT INTO jobs(id, request, submitted) VALUES(?1, ?2, ?3)", -1,
+				&q, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
 		sqlite3_bind_text(q, 2, request, -1, SQLITE_STATIC);
@@ -391,8 +417,9 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 	sqlite3_finalize(q);
 	q = NULL;
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(st->db, "INSERT INTO parts(job, idx, name) VALUES(?1, ?2, ?3)",
-					-1, &q, NULL);
+		rc = sqlite3_prepare_v2(st->db,
+					"INSERT INTO parts(job, idx, name) VALUES(?1, ?2, ?3)", -1,
+					&q, NULL);
 	for (uint32_t i = 0; rc == SQLITE_OK && i < n; i++) {
 		sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
 		sqlite3_bind_int64(q, 2, i);
@@ -439,8 +466,10 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
 		return rc;
 	/* The newest job stays whatever its age: ids come from max(id)
 	 * (store_max_job_id), and must never be handed out twice. */
-	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE state != 'running' AND finished < %lld "
-		 "AND id < (SELECT max(id) FROM jobs)", (long long)before);
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM jobs WHERE state != 'running' AND finished < %lld "
+		 "AND id < (SELECT max(id) FROM jobs)",
+		 (long long)before);
 	if ((rc = exec(st, sql, "pruning decided jobs", err, errlen))) {
 		batch_rollback(st);
 		return rc;
@@ -458,8 +487,10 @@ int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
 		return rc;
 	if ((rc = batch_begin(st, 1)))
 		return rc;
-	snprintf(sql, sizeof(sql), "UPDATE parts SET state = 'failed', reason = 'cancelled' "
-		 "WHERE job = %llu AND state NOT IN ('done', 'failed')", (unsigned long long)id);
+	snprintf(sql, sizeof(sql),
+		 "UPDATE parts SET state = 'failed', reason = 'cancelled' "
+		 "WHERE job = %llu AND state NOT IN ('done', 'failed')",
+		 (unsigned long long)id);
 	if ((rc = exec(st, sql, "recording a cancel", err, errlen))) {
 		batch_rollback(st);
 		return rc;
@@ -507,17 +538,21 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
 	return rc == SQLITE_DONE ? 0 : sq_errno(rc);
 }
 
-int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j),
-		       void *arg, char *err, size_t errlen)
+int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
+		       char *err, size_t errlen)
 {
 	sqlite3_stmt *jq = NULL, *pq = NULL;
 	int rc, ret = 0;
 
-	rc = sqlite3_prepare_v2(st->db, "SELECT id, request FROM jobs WHERE state = 'running' "
-				"ORDER BY id", -1, &jq, NULL);
+	rc = sqlite3_prepare_v2(st->db,
+				"SELECT id, request FROM jobs WHERE state = 'running' "
+				"ORDER BY id",
+				-1, &jq, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(st->db, "SELECT idx, name, state, reason FROM parts "
-					"WHERE job = ?1 ORDER BY idx", -1, &pq, NULL);
+		rc = sqlite3_prepare_v2(st->db,
+					"SELECT idx, name, state, reason FROM parts "
+					"WHERE job = ?1 ORDER BY idx",
+					-1, &pq, NULL);
 	while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(jq)) == SQLITE_ROW) {
 		struct store_job j = { .id = (uint64_t)sqlite3_column_int64(jq, 0),
 				       .request = (const char *)sqlite3_column_text(jq, 1) };

@@ -96,8 +96,10 @@ int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len)
 			dlclose(h);
 			return 0;
 		}
-		snprintf(why, len, "cuInit failed with CUDA error %d (kernel module not loaded, "
-			 "or /dev/nvidia* not accessible to this user)", rc);
+		snprintf(why, len,
+			 "cuInit failed with CUDA error %d (kernel module not loaded, "
+			 "or /dev/nvidia* not accessible to this user)",
+			 rc);
 		dlclose(h);
 		return -ENODEV;
 	}
@@ -122,7 +124,7 @@ struct report {
 };
 
 __attribute__((format(printf, 4, 5))) static void item(struct report *r, const char *level,
-							const char *what, const char *fmt, ...)
+						       const char *what, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -184,9 +186,12 @@ static void check_memlock(struct report *r, uint64_t need)
 		return;
 	}
 	human(rl.rlim_cur, b, sizeof(b));
-	item(r, "warn", "memlock", "limit %s is below the %s of buffers: they will not be "
-	     "locked (pageable; DMA from them is slower and they may be swapped)", b, a);
-	fix(r, "LimitMEMLOCK=infinity in the unit (the installed cuzkd.service has it); by hand: "
+	item(r, "warn", "memlock",
+	     "limit %s is below the %s of buffers: they will not be "
+	     "locked (pageable; DMA from them is slower and they may be swapped)",
+	     b, a);
+	fix(r,
+	    "LimitMEMLOCK=infinity in the unit (the installed cuzkd.service has it); by hand: "
 	    "ulimit -l unlimited, or a memlock line in /etc/security/limits.conf");
 }
 
@@ -208,9 +213,12 @@ static void check_shm(struct report *r, uint64_t need)
 		item(r, "ok", "/dev/shm", "%s free; the data segment needs about %s", b, a);
 		return;
 	}
-	item(r, "FAIL", "/dev/shm", "%s free, the data segment needs about %s: cuzkd would fail "
-	     "to create it (or be killed by SIGBUS when it fills)", b, a);
-	fix(r, "mount -o remount,size=<more>G /dev/shm (and the same in /etc/fstab), or lower "
+	item(r, "FAIL", "/dev/shm",
+	     "%s free, the data segment needs about %s: cuzkd would fail "
+	     "to create it (or be killed by SIGBUS when it fills)",
+	     b, a);
+	fix(r,
+	    "mount -o remount,size=<more>G /dev/shm (and the same in /etc/fstab), or lower "
 	    "buffers / buffer-mb");
 }
 
@@ -221,9 +229,11 @@ static void check_huge(struct report *r)
 	unsigned long total = 0, freep = 0;
 
 	if (read_line("/sys/kernel/mm/transparent_hugepage/shmem_enabled", line, sizeof(line))) {
-		item(r, "warn", "hugepages", "no transparent huge pages in this kernel: buffers use "
+		item(r, "warn", "hugepages",
+		     "no transparent huge pages in this kernel: buffers use "
 		     "4 KiB pages");
-		fix(r, "a kernel with CONFIG_TRANSPARENT_HUGEPAGE (any current distribution kernel)");
+		fix(r,
+		    "a kernel with CONFIG_TRANSPARENT_HUGEPAGE (any current distribution kernel)");
 		return;
 	}
 	a = strchr(line, '[');
@@ -240,16 +250,21 @@ static void check_huge(struct report *r)
 		}
 		fclose(f);
 	}
-	if (a && (!strcmp(a + 1, "always") || !strcmp(a + 1, "advise") ||
-		  !strcmp(a + 1, "within_size") || !strcmp(a + 1, "force"))) {
-		item(r, "ok", "hugepages", "shmem THP \"%s\": buffers get huge pages (reserved "
-		     "hugetlb pages: %lu, %lu free; cuzk does not need them)", a + 1, total, freep);
+	if (a &&
+	    (!strcmp(a + 1, "always") || !strcmp(a + 1, "advise") ||
+	     !strcmp(a + 1, "within_size") || !strcmp(a + 1, "force"))) {
+		item(r, "ok", "hugepages",
+		     "shmem THP \"%s\": buffers get huge pages (reserved "
+		     "hugetlb pages: %lu, %lu free; cuzk does not need them)",
+		     a + 1, total, freep);
 		return;
 	}
-	item(r, "warn", "hugepages", "shmem THP is \"%s\": buffers get 4 KiB pages (more TLB "
-	     "misses, slower cudaHostRegister); reserved hugetlb pages: %lu", a ? a + 1 : line,
-	     total);
-	fix(r, "echo advise > /sys/kernel/mm/transparent_hugepage/shmem_enabled (at boot: a "
+	item(r, "warn", "hugepages",
+	     "shmem THP is \"%s\": buffers get 4 KiB pages (more TLB "
+	     "misses, slower cudaHostRegister); reserved hugetlb pages: %lu",
+	     a ? a + 1 : line, total);
+	fix(r,
+	    "echo advise > /sys/kernel/mm/transparent_hugepage/shmem_enabled (at boot: a "
 	    "tmpfiles.d line, or transparent_hugepage_shmem=advise on kernels >= 6.14)");
 }
 
@@ -266,15 +281,18 @@ static void check_uring(struct report *r)
 		     dis[0] ? dis : "absent");
 		return;
 	}
-	item(r, "FAIL", "io_uring", "blocked: io_uring_setup: %s (kernel.io_uring_disabled=%s); "
-	     "cuzkd's event loop needs it", strerror(-rc), dis[0] ? dis : "absent");
-	fix(r, "sysctl kernel.io_uring_disabled=0 (or =1 with cuzk's group in "
+	item(r, "FAIL", "io_uring",
+	     "blocked: io_uring_setup: %s (kernel.io_uring_disabled=%s); "
+	     "cuzkd's event loop needs it",
+	     strerror(-rc), dis[0] ? dis : "absent");
+	fix(r,
+	    "sysctl kernel.io_uring_disabled=0 (or =1 with cuzk's group in "
 	    "kernel.io_uring_group); in a container, allow io_uring_setup/enter/register in "
 	    "its seccomp profile");
 }
 
-static void check_gpus(struct report *r, const struct cuzkd_config *c,
-		       struct plan_driver_gpus *drv, int *have_drv)
+static void check_gpus(struct report *r, const struct cuzkd_config *c, struct plan_driver_gpus *drv,
+		       int *have_drv)
 {
 	char why[256];
 	int cuda = c->dev_kind == CONFIG_DEV_CUDA, rc;
@@ -288,7 +306,8 @@ static void check_gpus(struct report *r, const struct cuzkd_config *c,
 	if (c->driver_gpus[0]) {
 		rc = check_parse_gpu_list(c->driver_gpus, drv);
 		*have_drv = !rc;
-		item(r, "ok", "gpus", "%u GPU(s) given by --driver-gpus (tests); %s", drv->n, built);
+		item(r, "ok", "gpus", "%u GPU(s) given by --driver-gpus (tests); %s", drv->n,
+		     built);
 		return;
 	}
 	rc = check_driver_gpus(drv, why, sizeof(why));
@@ -296,7 +315,8 @@ static void check_gpus(struct report *r, const struct cuzkd_config *c,
 		item(r, cuda ? "FAIL" : "ok", "gpus", "%s; %s%s", why, built,
 		     cuda ? "" : " (devices cpu:N: GPUs not needed)");
 		if (cuda)
-			fix(r, "install the NVIDIA driver (nvidia-smi must list the GPUs), or use "
+			fix(r,
+			    "install the NVIDIA driver (nvidia-smi must list the GPUs), or use "
 			    "devices = cpu:N");
 		return;
 	}
@@ -353,7 +373,8 @@ static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 		return;
 	}
 	item(r, "FAIL", "run-dir", "%s: %s is not writable by this user", c->run_dir, d);
-	fix(r, "RuntimeDirectory=cuzk in the unit (the installed cuzkd.service has it), or run-dir = a "
+	fix(r,
+	    "RuntimeDirectory=cuzk in the unit (the installed cuzkd.service has it), or run-dir = a "
 	    "directory this user owns");
 }
 
@@ -363,7 +384,8 @@ static void check_state_dir(struct report *r, const struct cuzkd_config *c)
 	char d[CONFIG_PATH_MAX], db[CONFIG_PATH_MAX + 80];
 
 	if (c->no_store) {
-		item(r, "warn", "state-dir", "no-store: jobs live in memory only; a cuzkd that dies "
+		item(r, "warn", "state-dir",
+		     "no-store: jobs live in memory only; a cuzkd that dies "
 		     "(kill -9, OOM, power loss) loses them");
 		return;
 	}
@@ -378,7 +400,8 @@ static void check_state_dir(struct report *r, const struct cuzkd_config *c)
 		return;
 	}
 	item(r, "FAIL", "state-dir", "%s: %s is not writable by this user", c->state_dir, d);
-	fix(r, "StateDirectory=cuzk in the unit (the installed cuzkd.service has it), or state-dir = a "
+	fix(r,
+	    "StateDirectory=cuzk in the unit (the installed cuzkd.service has it), or state-dir = a "
 	    "directory this user owns, or no-store");
 }
 
@@ -419,9 +442,10 @@ int check_run(const struct cuzkd_config *c, FILE *f)
 		if (rc) {
 			item(&r, cuda ? "FAIL" : "warn", "placement", "%s", err);
 		} else {
-			item(&r, p.n_warn ? "warn" : "ok", "placement", "%u worker(s), %u synth, 1 "
-			     "finalizer on %u node(s)%s:", p.n_workers, p.n_synth, p.n_nodes,
-			     p.shared ? " (cores shared)" : "");
+			item(&r, p.n_warn ? "warn" : "ok", "placement",
+			     "%u worker(s), %u synth, 1 "
+			     "finalizer on %u node(s)%s:",
+			     p.n_workers, p.n_synth, p.n_nodes, p.shared ? " (cores shared)" : "");
 			plan_print(f, &p);
 		}
 	}

@@ -8,15 +8,15 @@
 /* How a table entry decides: most moves are fixed; a few depend on the time, the
  * heartbeat or the wait status. */
 enum rule {
-	R_NONE,     /* no move: nothing changes */
-	R_FIXED,    /* to = entry's, actions = entry's */
-	R_SPAWNED,  /* a new run: counters of the run reset */
-	R_RETRY,    /* start failed: BACKOFF CHILD_RETRY_NS */
-	R_WATCH,    /* TIMER while it runs: first heartbeat, stale heartbeat */
-	R_DUE,      /* TIMER in BACKOFF: START when due */
-	R_NOW,      /* RESTART in BACKOFF: no delay, fast deaths forgotten */
-	R_ASK,      /* RESTART or SHUTDOWN of a live stage: STOPPING + TERM */
-	R_DEATH,    /* EXITED: reclaim, count, back off */
+	R_NONE,    /* no move: nothing changes */
+	R_FIXED,   /* to = entry's, actions = entry's */
+	R_SPAWNED, /* a new run: counters of the run reset */
+	R_RETRY,   /* start failed: BACKOFF CHILD_RETRY_NS */
+	R_WATCH,   /* TIMER while it runs: first heartbeat, stale heartbeat */
+	R_DUE,     /* TIMER in BACKOFF: START when due */
+	R_NOW,     /* RESTART in BACKOFF: no delay, fast deaths forgotten */
+	R_ASK,     /* RESTART or SHUTDOWN of a live stage: STOPPING + TERM */
+	R_DEATH,   /* EXITED: reclaim, count, back off */
 };
 
 #define SAME CHILD_N_STATES
@@ -98,8 +98,7 @@ static uint64_t hb_base(const struct child_fsm *f)
 }
 
 /* When the caller must look at f next (CHILD_EV_TIMER); 0: never. */
-static uint64_t deadline_of(const struct child_fsm *f, const struct child_fsm_cfg *cfg,
-			    uint64_t t)
+static uint64_t deadline_of(const struct child_fsm *f, const struct child_fsm_cfg *cfg, uint64_t t)
 {
 	uint64_t d = 0;
 
@@ -196,7 +195,8 @@ struct child_step child_fsm_step(struct child_fsm *f, const struct child_fsm_cfg
 			f->fast_deaths = 0;
 			f->restart_at_ns = t;
 		} else if (t - f->started_ns < CHILD_FAST_DEATH_NS) {
-			uint64_t d = CHILD_BACKOFF_BASE_NS << (f->fast_deaths < 7 ? f->fast_deaths : 7);
+			uint64_t d = CHILD_BACKOFF_BASE_NS
+				<< (f->fast_deaths < 7 ? f->fast_deaths : 7);
 
 			f->fast_deaths++;
 			if (d > CHILD_BACKOFF_MAX_NS)
@@ -222,8 +222,8 @@ const char *child_state_name(enum child_state s)
 {
 	static const char *const names[CHILD_N_STATES] = {
 		[CHILD_STARTING] = "starting", [CHILD_RUNNING] = "running",
-		[CHILD_STALLED] = "stalled", [CHILD_STOPPING] = "stopping",
-		[CHILD_BACKOFF] = "backoff", [CHILD_DEAD] = "dead",
+		[CHILD_STALLED] = "stalled",   [CHILD_STOPPING] = "stopping",
+		[CHILD_BACKOFF] = "backoff",   [CHILD_DEAD] = "dead",
 	};
 
 	return (unsigned)s < CHILD_N_STATES ? names[s] : "?";

@@ -6,8 +6,7 @@
 #include <string.h>
 
 /* The ack of a running stage, or NULL when its process has not written one yet. */
-static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl,
-					     const struct circ_live *l)
+static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl, const struct circ_live *l)
 {
 	const struct pipe_circuit_ack *a;
 
@@ -47,8 +46,10 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
 	if (action == PIPE_CIRCUIT_EVICT && old < 0) {
 		char m[JOBTAB_PATH_LEN + 96];
 
-		snprintf(m, sizeof(m), "zkey %s is not preloaded (evict names a zkey as its "
-			 "preload did)", path);
+		snprintf(m, sizeof(m),
+			 "zkey %s is not preloaded (evict names a zkey as its "
+			 "preload did)",
+			 path);
 		return control_reply_error(CONTROL_E_NOT_FOUND, m);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -58,12 +59,14 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
 			min_ack = ack_seq(a);
 	}
 	/* EVICT carries the dropped copy's descriptor: the stages cached it by that. */
-	rc = pipeline_circuit_request_fd(pl, action, path, action == PIPE_CIRCUIT_PRELOAD ? copy : old,
-					 min_ack, &seq, err, sizeof(err));
+	rc = pipeline_circuit_request_fd(pl, action, path,
+					 action == PIPE_CIRCUIT_PRELOAD ? copy : old, min_ack, &seq,
+					 err, sizeof(err));
 	if (rc) {
 		copies_put(cp, copy);
 		return control_reply_error(rc == -ENOSPC || rc == -EBUSY ? CONTROL_E_FULL :
-					   CONTROL_E_BAD_REQUEST, err);
+									   CONTROL_E_BAD_REQUEST,
+					   err);
 	}
 	/* The pin: the preload's reference to its copy, until replaced or evicted. The
 	 * copy stays open (unreferenced, shared) a while after: a stage that has not yet
@@ -98,24 +101,31 @@ json_t *circuits_json(const struct pipeline *pl, const struct circ_live *lv, siz
 				continue;
 			applied++;
 			if (c->action == PIPE_CIRCUIT_PRELOAD &&
-			    (barrier_load_relaxed(&((struct pipe_circuit_ack *)a)->failed) & (1u << i)))
+			    (barrier_load_relaxed(&((struct pipe_circuit_ack *)a)->failed) &
+			     (1u << i)))
 				failed++;
 		}
-		json_array_append_new(entries, json_pack(
-			"{s:s,s:s,s:I,s:i,s:i}", "zkey", c->path, "action",
-			c->action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", "seq",
-			(json_int_t)c->seq, "applied", applied, "failed", failed));
+		json_array_append_new(
+			entries,
+			json_pack("{s:s,s:s,s:I,s:i,s:i}", "zkey", c->path, "action",
+				  c->action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", "seq",
+				  (json_int_t)c->seq, "applied", applied, "failed", failed));
 	}
 	for (size_t k = 0; k < n; k++) {
 		const struct pipe_circuit_ack *a = ack_of(pl, &lv[k]);
 
-		json_array_append_new(acks, json_pack(
-			"{s:s,s:i,s:i,s:I,s:I,s:I}", "stage", lv[k].stage, "index", (int)lv[k].index,
-			"pid", (int)lv[k].pid, "seq", a ? (json_int_t)ack_seq(a) : (json_int_t)-1,
-			"preloads", a ? (json_int_t)barrier_load_relaxed(
-				&((struct pipe_circuit_ack *)a)->preloads) : (json_int_t)0,
-			"evicts", a ? (json_int_t)barrier_load_relaxed(
-				&((struct pipe_circuit_ack *)a)->evicts) : (json_int_t)0));
+		json_array_append_new(
+			acks,
+			json_pack("{s:s,s:i,s:i,s:I,s:I,s:I}", "stage", lv[k].stage, "index",
+				  (int)lv[k].index, "pid", (int)lv[k].pid, "seq",
+				  a ? (json_int_t)ack_seq(a) : (json_int_t)-1, "preloads",
+				  a ? (json_int_t)barrier_load_relaxed(
+					      &((struct pipe_circuit_ack *)a)->preloads) :
+				      (json_int_t)0,
+				  "evicts",
+				  a ? (json_int_t)barrier_load_relaxed(
+					      &((struct pipe_circuit_ack *)a)->evicts) :
+				      (json_int_t)0));
 	}
 	return json_pack("{s:I,s:i,s:o,s:o}", "seq",
 			 (json_int_t)barrier_load_relaxed(&((struct pipe_circuits *)cs)->seq),

@@ -183,14 +183,16 @@ static int parse_devices(struct cuzkd_config *c, const char *v, char *err, size_
 		snprintf(buf, sizeof(buf), "%s", v + 5);
 		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (k == PIPE_MAX_WORKERS || parse_u32(tok, 0, 255, &n)) {
-				snprintf(err, errlen, "--devices %s: cuda:LIST needs up to %d "
-					 "comma-separated device numbers", v, PIPE_MAX_WORKERS);
+				snprintf(err, errlen,
+					 "--devices %s: cuda:LIST needs up to %d "
+					 "comma-separated device numbers",
+					 v, PIPE_MAX_WORKERS);
 				return -EINVAL;
 			}
 			for (uint32_t j = 0; j < k; j++)
 				if (c->cuda_ids[j] == (int)n) {
-					snprintf(err, errlen, "--devices %s: device %u is listed twice",
-						 v, n);
+					snprintf(err, errlen,
+						 "--devices %s: device %u is listed twice", v, n);
 					return -EINVAL;
 				}
 			c->cuda_ids[k++] = (int)n;
@@ -224,7 +226,7 @@ static int set_path(char *dst, size_t len, const char *name, const char *v, char
 static int is_flag(const char *name)
 {
 	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check") ||
-	       !strcmp(name, "no-store") || !strcmp(name, "test-fake-topology");
+		!strcmp(name, "no-store") || !strcmp(name, "test-fake-topology");
 }
 
 struct u32_opt {
@@ -260,8 +262,7 @@ static const struct u32_opt u32_opts[] = {
 	  60000 },
 };
 
-int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err,
-	       size_t errlen)
+int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(u32_opts) / sizeof(u32_opts[0]); i++) {
 		if (strcmp(name, u32_opts[i].name))
@@ -281,9 +282,11 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 			snprintf(err, errlen, "--%s %s: expected true or false", name, v);
 			return -EINVAL;
 		}
-		*(name[0] == 'f' ? &c->foreground : name[0] == 'p' ? &c->plan_only :
-		  name[0] == 'n' ? &c->no_store : name[0] == 't' ? &c->test_fake_topology :
-		  &c->check) = b;
+		*(name[0] == 'f'         ? &c->foreground :
+			  name[0] == 'p' ? &c->plan_only :
+			  name[0] == 'n' ? &c->no_store :
+			  name[0] == 't' ? &c->test_fake_topology :
+					   &c->check) = b;
 		return 0;
 	}
 	if (!v) {
@@ -294,8 +297,10 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		char seg[SEG_INSTANCE_MAX + 32];
 
 		if (segment_name(seg, sizeof(seg), v, SEG_KIND_DATA)) {
-			snprintf(err, errlen, "--instance %s: use 1 to %d characters from "
-				 "A-Z a-z 0-9 _ -", v, SEG_INSTANCE_MAX);
+			snprintf(err, errlen,
+				 "--instance %s: use 1 to %d characters from "
+				 "A-Z a-z 0-9 _ -",
+				 v, SEG_INSTANCE_MAX);
 			return -EINVAL;
 		}
 		snprintf(c->instance, sizeof(c->instance), "%s", v);
@@ -424,7 +429,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 			return 1;
 		}
 		if (strncmp(a, "--", 2) || !a[2]) {
-			snprintf(err, errlen, "unexpected argument '%s' (options start with --)", a);
+			snprintf(err, errlen, "unexpected argument '%s' (options start with --)",
+				 a);
 			return -EINVAL;
 		}
 		a += 2;
@@ -449,20 +455,24 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 {
 #ifndef CUZK_HAVE_CUDA
 	if (c->dev_kind == CONFIG_DEV_CUDA && !c->plan_only && !c->check) {
-		snprintf(err, errlen, "--devices %s: this cuzkd was built without the CUDA "
-			 "backend (built with CUDA=0 or without nvcc); use --devices cpu:N", c->devices);
+		snprintf(err, errlen,
+			 "--devices %s: this cuzkd was built without the CUDA "
+			 "backend (built with CUDA=0 or without nvcc); use --devices cpu:N",
+			 c->devices);
 		return -EINVAL;
 	}
 #endif
 	if ((c->topology[0] || c->synthetic[0]) && !c->plan_only && !c->check &&
 	    !c->test_fake_topology) {
-		snprintf(err, errlen, "--%s plans another machine: add --plan to print its "
+		snprintf(err, errlen,
+			 "--%s plans another machine: add --plan to print its "
 			 "placement (--test-fake-topology runs on it here, for tests only)",
 			 c->topology[0] ? "topology" : "synthetic");
 		return -EINVAL;
 	}
 	if (c->test_fake_topology && !c->topology[0] && !c->synthetic[0]) {
-		snprintf(err, errlen, "--test-fake-topology needs --topology FILE.xml or "
+		snprintf(err, errlen,
+			 "--test-fake-topology needs --topology FILE.xml or "
 			 "--synthetic STRING");
 		return -EINVAL;
 	}

@@ -33,15 +33,14 @@ static const struct {
 	const char *name;
 	enum control_kind kind;
 } kinds[] = {
-	{ "submit", CONTROL_SUBMIT }, { "status", CONTROL_STATUS },
-	{ "wait", CONTROL_WAIT },     { "cancel", CONTROL_CANCEL },
-	{ "restart", CONTROL_RESTART }, { "drain", CONTROL_DRAIN },
+	{ "submit", CONTROL_SUBMIT },     { "status", CONTROL_STATUS },
+	{ "wait", CONTROL_WAIT },         { "cancel", CONTROL_CANCEL },
+	{ "restart", CONTROL_RESTART },   { "drain", CONTROL_DRAIN },
 	{ "shutdown", CONTROL_SHUTDOWN }, { "preload", CONTROL_PRELOAD },
 	{ "evict", CONTROL_EVICT },
 };
 
-static int get_str(json_t *o, const char *k, int required, const char **out,
-		   struct control_err *e)
+static int get_str(json_t *o, const char *k, int required, const char **out, struct control_err *e)
 {
 	json_t *v = json_object_get(o, k);
 
@@ -53,15 +52,16 @@ static int get_str(json_t *o, const char *k, int required, const char **out,
 		return 0;
 	}
 	if (!json_is_string(v) || !json_string_length(v))
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string", k);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string",
+			    k);
 	if (strlen(json_string_value(v)) != json_string_length(v))
 		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte", k);
 	*out = json_string_value(v);
 	return 0;
 }
 
-static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_int_t hi,
-		   int *has, json_int_t *out, struct control_err *e)
+static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_int_t hi, int *has,
+		   json_int_t *out, struct control_err *e)
 {
 	json_t *v = json_object_get(o, k);
 
@@ -100,27 +100,36 @@ static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, cons
 	*fd = -1;
 	if (!v) {
 		if (required)
-			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required: "
-				    "{\"fd\":I,\"path\":P}", k);
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "\"%s\" is required: "
+				    "{\"fd\":I,\"path\":P}",
+				    k);
 		return 0;
 	}
 	if (json_is_string(v))
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is a path: cuzkd opens no "
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "\"%s\" is a path: cuzkd opens no "
 			    "path a client names; pass the open file over SCM_RIGHTS and send "
-			    "{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)", k);
+			    "{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)",
+			    k);
 	f = json_object_get(v, "fd");
 	p = json_object_get(v, "path");
 	if (!json_is_object(v) || !json_is_integer(f) || !json_is_string(p))
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be {\"fd\":I,"
-			    "\"path\":P}", k);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "\"%s\" must be {\"fd\":I,"
+			    "\"path\":P}",
+			    k);
 	if (json_integer_value(f) < 0 || json_integer_value(f) >= (json_int_t)n_fds)
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\": fd %lld is not one of the "
-			    "%u descriptor(s) the request passed (\"fds\")", k,
-			    (long long)json_integer_value(f), n_fds);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "\"%s\": fd %lld is not one of the "
+			    "%u descriptor(s) the request passed (\"fds\")",
+			    k, (long long)json_integer_value(f), n_fds);
 	if (!json_string_length(p) || strlen(json_string_value(p)) != json_string_length(p) ||
 	    json_string_length(p) >= JOBTAB_PATH_LEN || !text_ok(json_string_value(p)))
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\": \"path\" must be 1 to %d "
-			    "bytes of text (it names the file in messages)", k, JOBTAB_PATH_LEN - 1);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "\"%s\": \"path\" must be 1 to %d "
+			    "bytes of text (it names the file in messages)",
+			    k, JOBTAB_PATH_LEN - 1);
 	*path = json_string_value(p);
 	*fd = (int)json_integer_value(f);
 	return 0;
@@ -138,8 +147,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	r->timeout_ms = -1;
 	r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = -1;
 	if (len > CONTROL_LINE_MAX)
-		return fail(e, CONTROL_E_TOO_LONG, -EINVAL,
-			    "request line longer than %d bytes", CONTROL_LINE_MAX);
+		return fail(e, CONTROL_E_TOO_LONG, -EINVAL, "request line longer than %d bytes",
+			    CONTROL_LINE_MAX);
 	r->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 	if (!r->root)
 		return fail(e, CONTROL_E_BAD_JSON, -EINVAL,
@@ -158,7 +167,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	if (i == sizeof(kinds) / sizeof(kinds[0])) {
 		rc = fail(e, CONTROL_E_UNKNOWN, -EINVAL,
 			  "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-			  "restart, drain, shutdown, preload, evict", req);
+			  "restart, drain, shutdown, preload, evict",
+			  req);
 		goto err;
 	}
 	r->kind = kinds[i].kind;
@@ -166,11 +176,13 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	case CONTROL_SUBMIT: {
 		/* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
 		 * checked the same way; only the word in messages differs */
-		json_t *w = json_object_get(r->root, "witnesses"), *in = json_object_get(r->root, "inputs");
+		json_t *w = json_object_get(r->root, "witnesses"),
+		       *in = json_object_get(r->root, "inputs");
 		const char *list = in ? "inputs" : "witnesses";
 
 		if (w && in) {
-			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "a job has \"witnesses\" "
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "a job has \"witnesses\" "
 				  "(.wtns) or \"inputs\" (input.json), not both");
 			goto err;
 		}
@@ -178,7 +190,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 			goto err;
 		r->n_fds = has ? (uint32_t)x : 0;
 		if (!r->n_fds) {
-			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "a submit passes its files as "
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "a submit passes its files as "
 				  "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
 				  "opens no path a client names (cuzk prove does this)");
 			goto err;
@@ -188,7 +201,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 				   &r->witness_gen_fd, e)))
 			goto err;
 		if (!in && r->witness_gen) {
-			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"witness_gen\" goes with "
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "\"witness_gen\" goes with "
 				  "\"inputs\" (input.json files), not with \"witnesses\"");
 			goto err;
 		}
@@ -239,8 +253,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	case CONTROL_STATUS:
 	case CONTROL_WAIT:
 	case CONTROL_CANCEL:
-		if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has,
-				  &x, e)))
+		if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x,
+				  e)))
 			goto err;
 		r->has_job = has;
 		r->job = (uint64_t)x;
@@ -311,8 +325,8 @@ int control_name_ok(const char *name)
 {
 	size_t n = strlen(name);
 
-	if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) ||
-	    !strcmp(name, ".") || !strcmp(name, ".."))
+	if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
 		return -EINVAL;
 	return 0;
 }
@@ -347,9 +361,8 @@ int control_peer_may_write_dir(const struct control_peer *peer, const struct sta
 }
 
 /* Take a copy of input fds[idx] (copies.h); *out the copy's descriptor. */
-static int input_copy(const char *what, const char *path, int idx, const int *fds,
-		      size_t n_fds, int shared, struct copies *cp, int *out,
-		      struct control_err *e)
+static int input_copy(const char *what, const char *path, int idx, const int *fds, size_t n_fds,
+		      int shared, struct copies *cp, int *out, struct control_err *e)
 {
 	char err[512];
 	int fd;
@@ -359,8 +372,10 @@ static int input_copy(const char *what, const char *path, int idx, const int *fd
 			    what, path);
 	fd = copies_take(cp, fds[idx], shared, what, path, err, sizeof(err));
 	if (fd < 0)
-		return fail(e, fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT :
-			    CONTROL_E_INTERNAL, fd, "%s", err);
+		return fail(e,
+			    fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT :
+									     CONTROL_E_INTERNAL,
+			    fd, "%s", err);
 	*out = fd;
 	return 0;
 }
@@ -425,18 +440,24 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 	int dfd;
 
 	if (r->out_fd < 0 || (size_t)r->out_fd >= n_fds)
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "out_dir %s: no descriptor passed "
-			    "for it", r->out_dir);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "out_dir %s: no descriptor passed "
+			    "for it",
+			    r->out_dir);
 	dfd = fds[r->out_fd];
 	if (fstat(dfd, &st))
 		return fail(e, CONTROL_E_OUTPUT, -errno, "out_dir %s: %s", r->out_dir,
 			    strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return fail(e, CONTROL_E_OUTPUT, -ENOTDIR, "out_dir %s: the descriptor passed is "
-			    "not a directory", r->out_dir);
+		return fail(e, CONTROL_E_OUTPUT, -ENOTDIR,
+			    "out_dir %s: the descriptor passed is "
+			    "not a directory",
+			    r->out_dir);
 	if (!control_peer_may_write_dir(peer, &st))
-		return fail(e, CONTROL_E_PERM, -EACCES, "out_dir %s: uid %u may not create files "
-			    "there, so cuzkd will not either", r->out_dir, (unsigned)peer->uid);
+		return fail(e, CONTROL_E_PERM, -EACCES,
+			    "out_dir %s: uid %u may not create files "
+			    "there, so cuzkd will not either",
+			    r->out_dir, (unsigned)peer->uid);
 	if ((st.st_mode & S_ISVTX) && peer->uid != 0 && st.st_uid != peer->uid)
 		for (size_t i = 0; i < s->n; i++)
 			for (int k = 0; k < 2; k++) {
@@ -444,11 +465,14 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 
 				snprintf(nm, sizeof(nm), "%s.%s.json", s->name[i],
 					 k ? "public" : "proof");
-				if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != peer->uid)
-					return fail(e, CONTROL_E_PERM, -EACCES, "out_dir %s: %s is "
-						    "another user's file in a sticky directory: uid %u "
-						    "may not replace it", r->out_dir, nm,
-						    (unsigned)peer->uid);
+				if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) &&
+				    o.st_uid != peer->uid)
+					return fail(
+						e, CONTROL_E_PERM, -EACCES,
+						"out_dir %s: %s is "
+						"another user's file in a sticky directory: uid %u "
+						"may not replace it",
+						r->out_dir, nm, (unsigned)peer->uid);
 			}
 	s->out_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
 	if (s->out_fd < 0)
@@ -471,8 +495,10 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
 	s->priority = r->priority;
 	if (r->n_witnesses > max_parts)
-		return fail(e, CONTROL_E_FULL, -E2BIG, "%zu witnesses: one job holds at most %u "
-			    "partitions (--max-parts); split it", r->n_witnesses, max_parts);
+		return fail(e, CONTROL_E_FULL, -E2BIG,
+			    "%zu witnesses: one job holds at most %u "
+			    "partitions (--max-parts); split it",
+			    r->n_witnesses, max_parts);
 	s->n = r->n_witnesses;
 	s->wtns = calloc(s->n, sizeof(*s->wtns));
 	s->name = calloc(s->n, sizeof(*s->name));
@@ -486,23 +512,27 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 		s->wtns_fd[i] = -1;
 	/* Names first: cheap, and the out dir check needs them. */
 	for (size_t i = 0; i < s->n; i++) {
-		if (r->witness_names[i] ? snprintf(s->name[i], PIPE_NAME_LEN, "%s",
-						   r->witness_names[i]) >= PIPE_NAME_LEN :
-		    control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
-			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: its output name "
-				  "must be 1 to %d bytes (without .wtns)", r->witnesses[i],
-				  PIPE_NAME_LEN - 1);
+		if (r->witness_names[i] ?
+			    snprintf(s->name[i], PIPE_NAME_LEN, "%s", r->witness_names[i]) >=
+				    PIPE_NAME_LEN :
+			    control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+				  "witness %s: its output name "
+				  "must be 1 to %d bytes (without .wtns)",
+				  r->witnesses[i], PIPE_NAME_LEN - 1);
 			goto err;
 		}
 		if (control_name_ok(s->name[i])) {
-			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witness %s: output name \"%s\" "
+			rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+				  "witness %s: output name \"%s\" "
 				  "refused: no '/', no control character, not . or ..",
 				  r->witnesses[i], s->name[i]);
 			goto err;
 		}
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(s->name[i], s->name[j])) {
-				rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "witnesses %s and %s "
+				rc = fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+					  "witnesses %s and %s "
 					  "would both write %s.proof.json: rename one",
 					  r->witnesses[j], r->witnesses[i], s->name[i]);
 				goto err;
@@ -535,11 +565,15 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 		 * on the client's descriptor, the file the copy is taken of. */
 		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds ||
 		    fstat(fds[r->witness_gen_fd], &st) ||
-		    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			rc = fail(e, CONTROL_E_BAD_INPUT, -EPERM, "witness generator %s: it runs as "
-				  "native code in cuzkd's synth stage, so it must belong to root or to "
-				  "cuzkd's user and be writable by no one else (install it as the "
-				  "operator, e.g. next to the zkey)", r->witness_gen);
+		    (st.st_uid != 0 && st.st_uid != geteuid()) ||
+		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			rc = fail(
+				e, CONTROL_E_BAD_INPUT, -EPERM,
+				"witness generator %s: it runs as "
+				"native code in cuzkd's synth stage, so it must belong to root or to "
+				"cuzkd's user and be writable by no one else (install it as the "
+				"operator, e.g. next to the zkey)",
+				r->witness_gen);
 			goto err;
 		}
 		if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds,
@@ -549,8 +583,7 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i],
-				     r->witness_fd[i], fds, n_fds, 0,
-				     cp, &s->wtns_fd[i], e)))
+				     r->witness_fd[i], fds, n_fds, 0, cp, &s->wtns_fd[i], e)))
 			goto err;
 		fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
 	}
@@ -567,18 +600,21 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	s->nvars = z.nvars;
 	s->buf_need = (3ull * z.domain_size + z.nvars) * 32ull;
 	if (s->buf_need > buf_size) {
-		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
+		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG,
+			  "zkey %s: a partition of this circuit "
 			  "needs %.1f MiB ((3 x %u + %u) x 32 bytes), buffers are %.1f MiB: start "
-			  "cuzkd with --buffer-mb %llu or more", r->zkey,
-			  (double)s->buf_need / 1048576.0, z.domain_size, z.nvars,
+			  "cuzkd with --buffer-mb %llu or more",
+			  r->zkey, (double)s->buf_need / 1048576.0, z.domain_size, z.nvars,
 			  (double)buf_size / 1048576.0,
 			  (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
 		goto err;
 	}
 	if (s->wgen[0] && z.npublic + 1 > PIPE_PUBLIC_MAX) {
-		rc = fail(e, CONTROL_E_BAD_INPUT, -E2BIG, "zkey %s has %u public signals; a job "
+		rc = fail(e, CONTROL_E_BAD_INPUT, -E2BIG,
+			  "zkey %s has %u public signals; a job "
 			  "from input.json takes at most %d: compute .wtns files with cuzk witness "
-			  "and submit those", r->zkey, z.npublic, PIPE_PUBLIC_MAX - 1);
+			  "and submit those",
+			  r->zkey, z.npublic, PIPE_PUBLIC_MAX - 1);
 		goto err;
 	}
 	/* Each witness belongs to this circuit (the synth checks again; failing here
@@ -592,7 +628,8 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 		self_path(wp, sizeof(wp), s->wtns_fd[i]);
 		if ((rc = wtns_open(&w, wp, err, sizeof(err)))) {
 			pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
-			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i],
+				  err);
 			goto err;
 		}
 		rc = wtns_check_zkey(&w, &z, err, sizeof(err));
@@ -623,8 +660,10 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
 
 	*copy_fd = -1;
 	if (strlen(r->zkey) >= JOBTAB_PATH_LEN)
-		return fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG, "zkey %s: path longer than "
-			    "%d bytes", r->zkey, JOBTAB_PATH_LEN - 1);
+		return fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG,
+			    "zkey %s: path longer than "
+			    "%d bytes",
+			    r->zkey, JOBTAB_PATH_LEN - 1);
 	snprintf(out, JOBTAB_PATH_LEN, "%s", r->zkey);
 	if (r->kind == CONTROL_EVICT)
 		return 0; /* by name: opens nothing */
@@ -640,10 +679,11 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
 	need = (3ull * z.domain_size + z.nvars) * 32ull;
 	zkey_close(&z);
 	if (need > buf_size) {
-		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG, "zkey %s: a partition of this circuit "
+		rc = fail(e, CONTROL_E_TOO_BIG, -EFBIG,
+			  "zkey %s: a partition of this circuit "
 			  "needs %.1f MiB, buffers are %.1f MiB: preloading it would not help; "
-			  "start cuzkd with --buffer-mb %llu or more", r->zkey,
-			  (double)need / 1048576.0, (double)buf_size / 1048576.0,
+			  "start cuzkd with --buffer-mb %llu or more",
+			  r->zkey, (double)need / 1048576.0, (double)buf_size / 1048576.0,
 			  (unsigned long long)((need + (1u << 20) - 1) >> 20));
 		goto err;
 	}
@@ -690,8 +730,8 @@ char *control_reply_ok(json_t *obj)
 
 static const char *lstate(uint32_t s)
 {
-	static const char *n[] = { "free", "queued", "synth", "ready", "proving", "proved",
-				   "final", "done", "failed" };
+	static const char *n[] = { "free",   "queued", "synth", "ready", "proving",
+				   "proved", "final",  "done",  "failed" };
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
@@ -722,7 +762,8 @@ static json_t *part_times_json(const struct pipe_part_times *t0)
 			uint32_t bn = barrier_load_relaxed(&t->buf_node);
 
 			if (bn)
-				json_object_set_new(s, "buf_node", json_integer((json_int_t)bn - 1));
+				json_object_set_new(s, "buf_node",
+						    json_integer((json_int_t)bn - 1));
 		}
 		if (s)
 			json_object_set_new(o, k[i], s);
@@ -747,15 +788,16 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 	jobtab_job_counts(jt, slot, &done, &failed);
 	o = json_pack("{s:I,s:s,s:i,s:s,s:s,s:i,s:i,s:i}", "id", (json_int_t)jb->id, "state",
 		      st == JOBTAB_QUEUED ? "running" : lstate(st), "priority", jb->priority,
-		      "zkey", jb->zkey_path, "out_dir", jb->out_dir, "partitions",
-		      (int)jb->n_parts, "done", (int)done, "failed", (int)failed);
+		      "zkey", jb->zkey_path, "out_dir", jb->out_dir, "partitions", (int)jb->n_parts,
+		      "done", (int)done, "failed", (int)failed);
 	if (!o)
 		return NULL;
 	if (with_parts) /* the origin of the parts' "times" (CLOCK_MONOTONIC ns) */
 		json_object_set_new(o, "submit_ns", json_integer((json_int_t)jb->submit_ns));
 	if (st == JOBTAB_FAILED && jb->reason[0])
-		json_object_set_new(o, "reason", json_stringn(jb->reason, strnlen(jb->reason,
-								   sizeof(jb->reason))));
+		json_object_set_new(
+			o, "reason",
+			json_stringn(jb->reason, strnlen(jb->reason, sizeof(jb->reason))));
 	if (!with_parts)
 		return o;
 	parts = json_array();
@@ -764,9 +806,9 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 		uint64_t w = jobtab_part_load(jt, p);
 		uint32_t ps = jobtab_word_state(w);
 		const struct jobtab_part *pt = &jt->parts[p];
-		json_t *po = json_pack("{s:i,s:s,s:i}", "index", (int)i, "state", lstate(ps),
-				       "attempts", (int)barrier_load_relaxed(
-					       &((struct jobtab_part *)pt)->attempts));
+		json_t *po =
+			json_pack("{s:i,s:s,s:i}", "index", (int)i, "state", lstate(ps), "attempts",
+				  (int)barrier_load_relaxed(&((struct jobtab_part *)pt)->attempts));
 
 		if (!po)
 			continue;
@@ -776,7 +818,8 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 			const char *nm = partinfo[p].name;
 			char path[JOBTAB_PATH_LEN + PIPE_NAME_LEN + 32];
 
-			json_object_set_new(po, "name", json_stringn(nm, strnlen(nm, PIPE_NAME_LEN)));
+			json_object_set_new(po, "name",
+					    json_stringn(nm, strnlen(nm, PIPE_NAME_LEN)));
 			if (ps == JOBTAB_DONE) {
 				snprintf(path, sizeof(path), "%s/%s.proof.json", jb->out_dir, nm);
 				json_object_set_new(po, "proof", json_string(path));
@@ -786,9 +829,9 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 			json_object_set_new(po, "times", part_times_json(&partinfo[p].times));
 		}
 		if (ps == JOBTAB_FAILED)
-			json_object_set_new(po, "reason",
-					    json_stringn(pt->reason, strnlen(pt->reason,
-									     sizeof(pt->reason))));
+			json_object_set_new(
+				po, "reason",
+				json_stringn(pt->reason, strnlen(pt->reason, sizeof(pt->reason))));
 		json_array_append_new(parts, po);
 	}
 	if (parts)
@@ -796,8 +839,8 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
 	return o;
 }
 
-int control_framer_feed(struct control_framer *f, const char *data, size_t n,
-			control_line_fn fn, void *arg)
+int control_framer_feed(struct control_framer *f, const char *data, size_t n, control_line_fn fn,
+			void *arg)
 {
 	while (n) {
 		const char *nl = memchr(data, '\n', n);

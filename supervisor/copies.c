@@ -16,11 +16,11 @@
 #define COPY_CHUNK (1u << 20)
 
 struct copy_entry {
-	int fd;                /* cuzkd's descriptor of the sealed memfd */
+	int fd; /* cuzkd's descriptor of the sealed memfd */
 	int shared;
 	unsigned refs;
 	uint64_t last_use;
-	dev_t dev;             /* the client file's identity when copied (shared only) */
+	dev_t dev; /* the client file's identity when copied (shared only) */
 	ino_t ino;
 	off_t size;
 	struct timespec mtim, ctim;
@@ -52,15 +52,18 @@ void copies_progress_bind(_Atomic uint64_t *bytes)
 static int same_file(const struct copy_entry *e, const struct stat *sb)
 {
 	return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
-	       e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec &&
-	       e->ctim.tv_sec == sb->st_ctim.tv_sec && e->ctim.tv_nsec == sb->st_ctim.tv_nsec;
+		e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec &&
+		e->ctim.tv_sec == sb->st_ctim.tv_sec && e->ctim.tv_nsec == sb->st_ctim.tv_nsec;
 }
 
 static const char *kind_of(mode_t m)
 {
-	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
-	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" :
-	       S_ISDIR(m) ? "a directory" : "not a regular file";
+	return S_ISFIFO(m)  ? "a FIFO" :
+		S_ISCHR(m)  ? "a character device" :
+		S_ISBLK(m)  ? "a block device" :
+		S_ISSOCK(m) ? "a socket" :
+		S_ISDIR(m)  ? "a directory" :
+			      "not a regular file";
 }
 
 /* Copy size bytes of src (from offset 0, by pread: the client's file offset is not
@@ -149,8 +152,8 @@ static int shared_ref(struct copies *c, const struct stat *sb)
 	return fd;
 }
 
-int copies_take(struct copies *c, int client_fd, int shared, const char *what,
-		const char *display, char *err, size_t errlen)
+int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display,
+		char *err, size_t errlen)
 {
 	struct stat sb, sa;
 	int fl, fd = -1, rc;
@@ -232,18 +235,25 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what,
 		c->e = e;
 		c->cap = cap;
 	}
-	c->e[c->n] = (struct copy_entry){ .fd = fd, .shared = shared, .refs = 1,
-					  .last_use = ++c->clock, .dev = sb.st_dev,
-					  .ino = sb.st_ino, .size = sb.st_size,
-					  .mtim = sb.st_mtim, .ctim = sb.st_ctim };
+	c->e[c->n] = (struct copy_entry){ .fd = fd,
+					  .shared = shared,
+					  .refs = 1,
+					  .last_use = ++c->clock,
+					  .dev = sb.st_dev,
+					  .ino = sb.st_ino,
+					  .size = sb.st_size,
+					  .mtim = sb.st_mtim,
+					  .ctim = sb.st_ctim };
 	c->n++;
 	c->bytes += (uint64_t)sb.st_size;
 	pthread_mutex_unlock(&c->lock);
 	return fd;
 changed:
 	rc = -ESTALE;
-	snprintf(err, errlen, "%s %s changed while it was read (truncated or rewritten): "
-		 "submit again once it is complete", what, display);
+	snprintf(err, errlen,
+		 "%s %s changed while it was read (truncated or rewritten): "
+		 "submit again once it is complete",
+		 what, display);
 fail:
 	close(fd);
 	return rc;
@@ -308,7 +318,8 @@ int copies_dir_open(const char *state_dir, const char *instance, char *err, size
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s.copies", state_dir, instance) >=
 	    sizeof(path)) {
-		snprintf(err, errlen, "copies dir %s/%s.copies: path too long", state_dir, instance);
+		snprintf(err, errlen, "copies dir %s/%s.copies: path too long", state_dir,
+			 instance);
 		return -ENAMETOOLONG;
 	}
 	if (mkdir(path, 0700) && errno != EEXIST) {
@@ -326,8 +337,10 @@ int copies_dir_open(const char *state_dir, const char *instance, char *err, size
 	}
 	/* Only cuzkd may write inside it (or read it: witnesses are secrets). */
 	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		snprintf(err, errlen, "copies dir %s: must be cuzkd's own, mode 0700 (writable by no "
-			 "one else); fix or remove it", path);
+		snprintf(err, errlen,
+			 "copies dir %s: must be cuzkd's own, mode 0700 (writable by no "
+			 "one else); fix or remove it",
+			 path);
 		close(fd);
 		return -EPERM;
 	}
@@ -396,8 +409,8 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "cannot keep a durable copy for the job store: %s%s",
-		 strerror(-rc), rc == -ENOSPC || rc == -EDQUOT ? " (disk full)" : "");
+	snprintf(err, errlen, "cannot keep a durable copy for the job store: %s%s", strerror(-rc),
+		 rc == -ENOSPC || rc == -EDQUOT ? " (disk full)" : "");
 	return rc;
 }
 

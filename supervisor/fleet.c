@@ -20,10 +20,10 @@
 #include "cuzk/fleet_pg.h"
 
 struct slot {
-	pid_t pid;          /* the `cuzk prove --wait` running it; 0: free */
-	int finishing;      /* exited, its finish not yet recorded (database away) */
-	int marking;        /* finished: 1 publishing, 2 its fleet_part_publish to retry */
-	int rc;             /* its exit code */
+	pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
+	int finishing; /* exited, its finish not yet recorded (database away) */
+	int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
+	int rc;        /* its exit code */
 	struct fleet_claim c;
 };
 
@@ -36,10 +36,10 @@ struct fleet_daemon {
 	int lease_s;
 	uint32_t n;
 	struct slot *slots;
-	int db_down;        /* the last call failed: logged once, retried with backoff */
-	atomic_int h_down;  /* fleet_health, read by the event loop and the metrics thread */
+	int db_down;       /* the last call failed: logged once, retried with backoff */
+	atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
 	atomic_ullong h_errors, h_reconnects;
-	int recovered;      /* the previous run's leases and staged proofs are handled */
+	int recovered;       /* the previous run's leases and staged proofs are handled */
 	uint64_t next_adopt; /* now_ms() of the next fleet_adopt of stale daemons' proofs */
 };
 
@@ -137,8 +137,8 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		/* The staging dir: ours alone (0700), never a link. */
 		if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
 			why = "cannot create the staging dir in the out dir";
-		else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-				       O_CLOEXEC)) < 0)
+		else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+			 0)
 			why = "staging dir in the out dir is not a directory";
 		else
 			close(sfd);
@@ -161,9 +161,8 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
 		if (nul >= 0)
 			dup2(nul, 1);
-		execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
-		      "prove", "--wait", "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns,
-		      (char *)NULL);
+		execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir, "prove",
+		      "--wait", "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns, (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0) {
@@ -203,8 +202,8 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 		won = 0;
 		goto drop;
 	}
-	won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
-			   sl->rc ? reason : NULL, err, sizeof(err));
+	won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, sl->rc ? reason : NULL,
+			   err, sizeof(err));
 	if (won < 0) {
 		db_error(d, won, err);
 		return -1;
@@ -216,7 +215,7 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 		kill(getpid(), SIGKILL);
 	if (won >= 1 && !sl->rc) {
 		sl->marking = 1;
-	publish:
+publish:
 		won = fleet_part_publish(d->f, sl->c.out_dir, sl->c.name, d->owner, sl->c.job,
 					 sl->c.idx, sl->c.gen, &linked, err, sizeof(err));
 		if (won < 0 && won != -ENOTDIR && won != -EPERM) { /* the database */
@@ -233,7 +232,8 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 			flog("%s: %s", sl->c.name, "a final file existed already: kept it");
 		else if (won == FLEET_PUB_GONE && sl->marking == 1)
 			flog("%s: published or requeued by another daemon meanwhile (was this "
-			     "one's heartbeat stale?)", sl->c.name);
+			     "one's heartbeat stale?)",
+			     sl->c.name);
 		memset(sl, 0, sizeof(*sl));
 		return 0;
 	}
@@ -392,8 +392,8 @@ static void *run(void *arg)
 			struct adoption c = { .d = d };
 
 			d->next_adopt = t + ADOPT_EVERY_MS;
-			if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err,
-					      sizeof(err))) < 0) {
+			if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) <
+			    0) {
 				db_error(d, rc, err);
 				next_try = t + 500;
 			} else

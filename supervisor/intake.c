@@ -11,8 +11,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-struct intake *intake_new(struct control_req *r, const int *fds, size_t n_fds, uid_t uid,
-			  gid_t gid, const gid_t *groups, size_t n_groups)
+struct intake *intake_new(struct control_req *r, const int *fds, size_t n_fds, uid_t uid, gid_t gid,
+			  const gid_t *groups, size_t n_groups)
 {
 	struct intake *t = calloc(1, sizeof(*t));
 
@@ -109,11 +109,14 @@ void intake_free(struct intake *t)
 	free(t);
 }
 
-int intake_persist(int dfd, const struct control_submit *sub, json_t **copies,
-		   json_t **held, char *err, size_t errlen)
+int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, json_t **held,
+		   char *err, size_t errlen)
 {
 	json_t *c = json_object(), *h = json_array(), *parts = json_array();
-	const struct { const char *key, *id; int fd; } sh[] = {
+	const struct {
+		const char *key, *id;
+		int fd;
+	} sh[] = {
 		{ "zkey", sub->zkey_id, sub->zkey_fd },
 		{ "r1cs", sub->r1cs_id, sub->r1cs_fd },
 		{ "wgen", sub->wgen_id, sub->wgen_fd },
@@ -171,9 +174,8 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies,
 	return 0;
 fail:
 	snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
-	json_array_foreach(h, i, v)
-		if (!strncmp(json_string_value(v), "part-", 5))
-			unlinkat(dfd, json_string_value(v), 0);
+	json_array_foreach(h, i, v) if (!strncmp(json_string_value(v), "part-", 5))
+		unlinkat(dfd, json_string_value(v), 0);
 	json_decref(c);
 	json_decref(h);
 	return rc ? rc : -EIO;

@@ -26,8 +26,10 @@ int main(int argc, char **argv)
 		return CUZK_EXIT_USAGE;
 	}
 	if (c.driver_gpus[0] && check_parse_gpu_list(c.driver_gpus, &drv)) {
-		fprintf(stderr, "cuzkd: --driver-gpus %s: expected PCI addresses like "
-			"0000:1a:00.0,0000:34:00.0 (or none)\n", c.driver_gpus);
+		fprintf(stderr,
+			"cuzkd: --driver-gpus %s: expected PCI addresses like "
+			"0000:1a:00.0,0000:34:00.0 (or none)\n",
+			c.driver_gpus);
 		return CUZK_EXIT_USAGE;
 	}
 	if (c.check)
@@ -44,7 +46,8 @@ int main(int argc, char **argv)
 		if (check_driver_gpus(&drv, why, sizeof(why)) == 0)
 			use = &drv;
 		else
-			fprintf(stderr, "cuzkd: %s: numbering GPUs as the topology shows them\n", why);
+			fprintf(stderr, "cuzkd: %s: numbering GPUs as the topology shows them\n",
+				why);
 	}
 	rc = plan_compute_with(topo, &c, use, &p, err, sizeof(err));
 	hwloc_topology_destroy(topo);
@@ -53,8 +56,10 @@ int main(int argc, char **argv)
 		return CUZK_EXIT_USAGE;
 	}
 	if (c.test_fake_topology && !c.plan_only && (rc = plan_fake_here(&p))) {
-		fprintf(stderr, "cuzkd: --test-fake-topology: cannot read this machine's cpus: "
-			"%s\n", strerror(-rc));
+		fprintf(stderr,
+			"cuzkd: --test-fake-topology: cannot read this machine's cpus: "
+			"%s\n",
+			strerror(-rc));
 		return CUZK_EXIT_USAGE;
 	}
 	plan_print(c.plan_only ? stdout : stderr, &p);

@@ -49,15 +49,15 @@
 
 struct metrics_http {
 	int lfd;
-	int efd;            /* eventfd: written once by metrics_http_stop */
+	int efd; /* eventfd: written once by metrics_http_stop */
 	pthread_t th;
 	unsigned max_conns;
 	char instance[64];
 	const struct fleet_daemon *fleet; /* --queue: its health (fleet.h), or NULL */
 };
 
-int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-		       char *err, size_t errlen)
+int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen)
 {
 	char host[64];
 	const char *colon, *port;
@@ -66,8 +66,9 @@ int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t 
 	int rc;
 
 	colon = spec ? strrchr(spec, ':') : NULL;
-	if (!colon || colon == spec || !colon[1] || strspn(colon + 1, "0123456789") !=
-	    strlen(colon + 1) || strlen(colon + 1) > 5 || atoi(colon + 1) > 65535)
+	if (!colon || colon == spec || !colon[1] ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) || strlen(colon + 1) > 5 ||
+	    atoi(colon + 1) > 65535)
 		goto bad;
 	port = colon + 1;
 	hl = (size_t)(colon - spec);
@@ -98,8 +99,10 @@ int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t 
 	freeaddrinfo(ai);
 	return 0;
 bad:
-	snprintf(err, errlen, "--metrics-listen %s: expected IPV4:PORT or [IPV6]:PORT, numeric "
-		 "(e.g. 127.0.0.1:9464)", spec ? spec : "(missing)");
+	snprintf(err, errlen,
+		 "--metrics-listen %s: expected IPV4:PORT or [IPV6]:PORT, numeric "
+		 "(e.g. 127.0.0.1:9464)",
+		 spec ? spec : "(missing)");
 	return -EINVAL;
 }
 
@@ -128,13 +131,16 @@ static void send_all(int fd, const char *p, size_t n)
 static void answer(int fd, int code, const char *ctype, const char *body, size_t blen,
 		   int head_only)
 {
-	const char *reason = code == 200 ? "OK" : code == 400 ? "Bad Request" :
-		code == 404 ? "Not Found" : code == 405 ? "Method Not Allowed" :
-		"Internal Server Error";
+	const char *reason = code == 200 ? "OK" :
+		code == 400              ? "Bad Request" :
+		code == 404              ? "Not Found" :
+		code == 405              ? "Method Not Allowed" :
+					   "Internal Server Error";
 	char h[256];
-	int n = snprintf(h, sizeof(h), "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
-			 "Content-Length: %zu\r\n%sConnection: close\r\n\r\n", code, reason, ctype,
-			 blen, code == 405 ? "Allow: GET, HEAD\r\n" : "");
+	int n = snprintf(h, sizeof(h),
+			 "HTTP/1.0 %d %s\r\nContent-Type: %s\r\n"
+			 "Content-Length: %zu\r\n%sConnection: close\r\n\r\n",
+			 code, reason, ctype, blen, code == 405 ? "Allow: GET, HEAD\r\n" : "");
 
 	send_all(fd, h, (size_t)n);
 	if (!head_only)
@@ -154,17 +160,21 @@ static void fleet_prometheus(FILE *f, const struct metrics_http *m)
 	struct fleet_health h;
 
 	fleet_daemon_health(m->fleet, &h);
-	fprintf(f, "# HELP cuzk_fleet_db_reachable 1 when the fleet queue's last database call "
+	fprintf(f,
+		"# HELP cuzk_fleet_db_reachable 1 when the fleet queue's last database call "
 		"succeeded.\n# TYPE cuzk_fleet_db_reachable gauge\n"
-		"cuzk_fleet_db_reachable{instance_name=\"%s\"} %d\n", m->instance, h.db_reachable);
-	fprintf(f, "# HELP cuzk_fleet_db_errors_total Fleet queue database calls that failed.\n"
+		"cuzk_fleet_db_reachable{instance_name=\"%s\"} %d\n",
+		m->instance, h.db_reachable);
+	fprintf(f,
+		"# HELP cuzk_fleet_db_errors_total Fleet queue database calls that failed.\n"
 		"# TYPE cuzk_fleet_db_errors_total counter\n"
-		"cuzk_fleet_db_errors_total{instance_name=\"%s\"} %llu\n", m->instance,
-		(unsigned long long)h.db_errors);
-	fprintf(f, "# HELP cuzk_fleet_reconnects_total Times the fleet queue's database came "
+		"cuzk_fleet_db_errors_total{instance_name=\"%s\"} %llu\n",
+		m->instance, (unsigned long long)h.db_errors);
+	fprintf(f,
+		"# HELP cuzk_fleet_reconnects_total Times the fleet queue's database came "
 		"back after failing.\n# TYPE cuzk_fleet_reconnects_total counter\n"
-		"cuzk_fleet_reconnects_total{instance_name=\"%s\"} %llu\n", m->instance,
-		(unsigned long long)h.reconnects);
+		"cuzk_fleet_reconnects_total{instance_name=\"%s\"} %llu\n",
+		m->instance, (unsigned long long)h.reconnects);
 }
 
 /* Answer one whole request head (NUL-terminated, modified here). */
@@ -178,7 +188,8 @@ static void respond(int fd, char *head, const struct metrics_http *m)
 	*eol = '\0';
 	sp1 = strchr(head, ' ');
 	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || sp2 == sp1 + 1 || strncmp(sp2 + 1, "HTTP/", 5) || strchr(sp2 + 1, ' ')) {
+	if (!sp1 || !sp2 || sp2 == sp1 + 1 || strncmp(sp2 + 1, "HTTP/", 5) ||
+	    strchr(sp2 + 1, ' ')) {
 		answer_text(fd, 400, "malformed request line\n");
 		return;
 	}
@@ -225,10 +236,10 @@ static void respond(int fd, char *head, const struct metrics_http *m)
 
 /* One connection of the thread's table: its head so far and its deadline. */
 struct mconn {
-	int fd;             /* -1: free */
+	int fd; /* -1: free */
 	size_t got;
-	uint64_t deadline;  /* mono_ms */
-	uint64_t since;     /* accepted at (the oldest is dropped for a newcomer) */
+	uint64_t deadline; /* mono_ms */
+	uint64_t since;    /* accepted at (the oldest is dropped for a newcomer) */
 	char head[METRICS_HTTP_HEAD_MAX + 1];
 };
 

@@ -34,8 +34,9 @@ int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, 
 		const struct jobtab_job *jb = &jt->jobs[j];
 
 		/* Acquire: n_parts and first_part were written before the job was published. */
-		if (owner[j] != uid || jobtab_word_state(barrier_load_acquire(
-			    &((struct jobtab_job *)jb)->word)) != JOBTAB_QUEUED)
+		if (owner[j] != uid ||
+		    jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) !=
+			    JOBTAB_QUEUED)
 			continue;
 		jobs++;
 		for (uint32_t i = 0; i < jb->n_parts; i++) {
@@ -45,14 +46,18 @@ int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, 
 		}
 	}
 	if (jobs + 1 > q->jobs) {
-		snprintf(m, len, "quota: uid %u has %u job(s) running, the most one user may "
-			 "(--quota-jobs %u); retry when one finishes", (unsigned)uid, jobs, q->jobs);
+		snprintf(m, len,
+			 "quota: uid %u has %u job(s) running, the most one user may "
+			 "(--quota-jobs %u); retry when one finishes",
+			 (unsigned)uid, jobs, q->jobs);
 		return -EDQUOT;
 	}
 	if (parts + n > q->parts) {
-		snprintf(m, len, "quota: uid %u has %u partition(s) queued or in progress, this "
-			 "job's %u would pass --quota-partitions %u; %s", (unsigned)uid, parts, n,
-			 q->parts, n > q->parts ? "split it" : "retry when some finish");
+		snprintf(m, len,
+			 "quota: uid %u has %u partition(s) queued or in progress, this "
+			 "job's %u would pass --quota-partitions %u; %s",
+			 (unsigned)uid, parts, n, q->parts,
+			 n > q->parts ? "split it" : "retry when some finish");
 		return -EDQUOT;
 	}
 	return 0;
@@ -80,19 +85,23 @@ int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid,
 	/* status lists every preload by name: saying it is another's reveals no more. */
 	if (entry_of(cs, path) >= 0 && o && (uid_t)json_integer_value(o) != uid) {
 		*code = CONTROL_E_NOT_OWNER;
-		snprintf(m, len, "zkey %s is preloaded by uid %lld, not by uid %u: only its owner "
-			 "(or root, or cuzkd's user) may %s it", path, (long long)json_integer_value(o),
-			 (unsigned)uid, evict ? "evict" : "replace");
+		snprintf(m, len,
+			 "zkey %s is preloaded by uid %lld, not by uid %u: only its owner "
+			 "(or root, or cuzkd's user) may %s it",
+			 path, (long long)json_integer_value(o), (unsigned)uid,
+			 evict ? "evict" : "replace");
 		return -EPERM;
 	}
 	if (evict || entry_of(cs, path) >= 0)
 		return 0; /* an evict, or a preload of one's own again: no new slot */
-	json_object_foreach(map, k, v)
-		mine += (uid_t)json_integer_value(v) == uid && entry_of(cs, k) >= 0;
+	json_object_foreach(map, k, v) mine +=
+		(uid_t)json_integer_value(v) == uid && entry_of(cs, k) >= 0;
 	if (mine + 1 > quota) {
 		*code = CONTROL_E_QUOTA;
-		snprintf(m, len, "quota: uid %u holds %u preload(s), the most one user may "
-			 "(--quota-preloads %u); evict one first", (unsigned)uid, mine, quota);
+		snprintf(m, len,
+			 "quota: uid %u holds %u preload(s), the most one user may "
+			 "(--quota-preloads %u); evict one first",
+			 (unsigned)uid, mine, quota);
 		return -EDQUOT;
 	}
 	return 0;

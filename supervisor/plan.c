@@ -11,15 +11,18 @@
 const char *plan_role_name(enum plan_role r)
 {
 	switch (r) {
-	case PLAN_WORKER: return "worker";
-	case PLAN_SYNTH: return "synth";
-	case PLAN_FINALIZER: return "finalizer";
+	case PLAN_WORKER:
+		return "worker";
+	case PLAN_SYNTH:
+		return "synth";
+	case PLAN_FINALIZER:
+		return "finalizer";
 	}
 	return "?";
 }
 
-int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synthetic,
-		       char *err, size_t errlen)
+int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synthetic, char *err,
+		       size_t errlen)
 {
 	hwloc_topology_t t;
 	int rc;
@@ -38,8 +41,10 @@ int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synt
 		}
 	} else if (synthetic && *synthetic) {
 		if (hwloc_topology_set_synthetic(t, synthetic)) {
-			snprintf(err, errlen, "--synthetic \"%s\": not a valid hwloc synthetic "
-				 "topology (e.g. \"pack:2 numa:1 core:8 pu:2\")", synthetic);
+			snprintf(err, errlen,
+				 "--synthetic \"%s\": not a valid hwloc synthetic "
+				 "topology (e.g. \"pack:2 numa:1 core:8 pu:2\")",
+				 synthetic);
 			goto fail;
 		}
 	}
@@ -74,7 +79,8 @@ static void set_from_bitmap(cpu_set_t *s, hwloc_const_bitmap_t b)
 {
 	unsigned i;
 
-	hwloc_bitmap_foreach_begin(i, b) {
+	hwloc_bitmap_foreach_begin(i, b)
+	{
 		if (i < CPU_SETSIZE)
 			CPU_SET(i, s);
 	}
@@ -82,12 +88,11 @@ static void set_from_bitmap(cpu_set_t *s, hwloc_const_bitmap_t b)
 }
 
 /* Nodes with at least one core, and their cores in topology order. */
-static int collect(hwloc_topology_t topo, struct plan *p, struct work *w, char *err,
-		   size_t errlen)
+static int collect(hwloc_topology_t topo, struct plan *p, struct work *w, char *err, size_t errlen)
 {
 	int nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-	hwloc_obj_type_t ct = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ?
-		HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+	hwloc_obj_type_t ct =
+		hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
 	int ncores = hwloc_get_nbobjs_by_type(topo, ct);
 
 	w->cores = calloc((size_t)(ncores > 0 ? ncores : 1), sizeof(*w->cores));
@@ -97,9 +102,11 @@ static int collect(hwloc_topology_t topo, struct plan *p, struct work *w, char *
 	}
 	p->n_pus = (uint32_t)hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
 	for (int k = 0; k < nnodes || (nnodes <= 0 && k == 0); k++) {
-		hwloc_obj_t node = nnodes > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE,
-								   (unsigned)k) : NULL;
-		hwloc_const_cpuset_t ns = node ? node->cpuset : hwloc_topology_get_topology_cpuset(topo);
+		hwloc_obj_t node = nnodes > 0 ?
+			hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)k) :
+			NULL;
+		hwloc_const_cpuset_t ns =
+			node ? node->cpuset : hwloc_topology_get_topology_cpuset(topo);
 		uint32_t pos = p->n_nodes, cnt = 0;
 
 		if (pos == PLAN_MAX_NODES)
@@ -177,7 +184,7 @@ static int is_nvidia_gpu(hwloc_obj_t o)
 static int pci_eq(hwloc_obj_t o, const struct plan_pci *a)
 {
 	return o->attr->pcidev.domain == a->domain && o->attr->pcidev.bus == a->bus &&
-	       o->attr->pcidev.dev == a->dev && o->attr->pcidev.func == a->func;
+		o->attr->pcidev.dev == a->dev && o->attr->pcidev.func == a->func;
 }
 
 /* Node position nearest an I/O object (0 when the topology does not say). */
@@ -259,13 +266,16 @@ static int cuda_from_driver(hwloc_topology_t topo, const struct cuzkd_config *c,
 					      o->attr->pcidev.dev, o->attr->pcidev.func };
 
 			pci_str(&x, a, sizeof(a));
-			warn(p, "the topology shows an NVIDIA GPU at PCI %s that the CUDA driver "
+			warn(p,
+			     "the topology shows an NVIDIA GPU at PCI %s that the CUDA driver "
 			     "does not list (driver not bound to it, GPU fallen off the bus, or "
-			     "hidden by CUDA_VISIBLE_DEVICES): not used", a);
+			     "hidden by CUDA_VISIBLE_DEVICES): not used",
+			     a);
 		}
 	}
 	if (!drv->n) {
-		snprintf(err, errlen, "--devices %s: the CUDA driver lists no GPU (the topology "
+		snprintf(err, errlen,
+			 "--devices %s: the CUDA driver lists no GPU (the topology "
 			 "shows %d NVIDIA GPU(s)); check nvidia-smi, or use --devices cpu:N",
 			 c->devices, n_topo);
 		return -ENODEV;
@@ -278,8 +288,10 @@ static int cuda_from_driver(hwloc_topology_t topo, const struct cuzkd_config *c,
 
 		wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
 		if (wdev[i] < 0 || (uint32_t)wdev[i] >= drv->n) {
-			snprintf(err, errlen, "--devices %s: the CUDA driver lists %u GPU(s), no "
-				 "device %d", c->devices, drv->n, wdev[i]);
+			snprintf(err, errlen,
+				 "--devices %s: the CUDA driver lists %u GPU(s), no "
+				 "device %d",
+				 c->devices, drv->n, wdev[i]);
 			return -ENODEV;
 		}
 		o = NULL;
@@ -297,8 +309,10 @@ static int cuda_from_driver(hwloc_topology_t topo, const struct cuzkd_config *c,
 					best = k;
 			wnode[i] = (int)best;
 			pci_str(&drv->pci[wdev[i]], a, sizeof(a));
-			warn(p, "CUDA device %d (PCI %s) is not in the topology: its NUMA node is "
-			     "unknown, placed on node %d", wdev[i], a, p->node_os[best]);
+			warn(p,
+			     "CUDA device %d (PCI %s) is not in the topology: its NUMA node is "
+			     "unknown, placed on node %d",
+			     wdev[i], a, p->node_os[best]);
 		}
 		per_node[wnode[i]]++;
 	}
@@ -356,7 +370,8 @@ static void split_buffers(struct plan *p, const uint32_t *per_node, uint32_t buf
 		uint32_t best = 0;
 
 		for (uint32_t k = 1; k < p->n_nodes; k++)
-			if (rem[k] > rem[best] || (rem[k] == rem[best] && per_node[k] > per_node[best]))
+			if (rem[k] > rem[best] ||
+			    (rem[k] == rem[best] && per_node[k] > per_node[best]))
 				best = k;
 		p->node_buffers[best]++;
 		rem[best] = 0;
@@ -364,15 +379,14 @@ static void split_buffers(struct plan *p, const uint32_t *per_node, uint32_t buf
 	}
 }
 
-int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p,
-		 char *err, size_t errlen)
+int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p, char *err,
+		 size_t errlen)
 {
 	return plan_compute_with(topo, c, NULL, p, err, errlen);
 }
 
 int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
-		      const struct plan_driver_gpus *drv, struct plan *p, char *err,
-		      size_t errlen)
+		      const struct plan_driver_gpus *drv, struct plan *p, char *err, size_t errlen)
 {
 	struct work w = { 0 };
 	int wnode[PIPE_MAX_WORKERS], wdev[PIPE_MAX_WORKERS];
@@ -404,8 +418,10 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 			wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
 			wnode[i] = gpu_node(topo, p, wdev[i], NULL);
 			if (wnode[i] < 0) {
-				snprintf(err, errlen, "--devices %s: the topology shows %d NVIDIA "
-					 "GPU(s), no device %d", c->devices, ngpu, wdev[i]);
+				snprintf(err, errlen,
+					 "--devices %s: the topology shows %d NVIDIA "
+					 "GPU(s), no device %d",
+					 c->devices, ngpu, wdev[i]);
 				rc = -ENODEV;
 				goto out;
 			}
@@ -494,7 +510,8 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 			for (uint32_t j = 0; j < i; j++)
 				nth += wnode[j] == wnode[i];
 			if (!cuda && per_node[k] <= cnt) {
-				for (uint32_t x = nth * cnt / per_node[k]; x < (nth + 1) * cnt / per_node[k]; x++)
+				for (uint32_t x = nth * cnt / per_node[k];
+				     x < (nth + 1) * cnt / per_node[k]; x++)
 					give(pl, &w.cores[w.node_first[k] + (int)x]);
 			} else {
 				give(pl, &w.cores[w.node_first[k] + (int)(nth % cnt)]);
@@ -511,7 +528,8 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 		p->shared = 1;
 		snprintf(p->note, sizeof(p->note),
 			 "only %u core(s) for %u worker(s), %u synth and 1 finalizer: cores are "
-			 "shared", p->n_cores, p->n_workers, p->n_synth);
+			 "shared",
+			 p->n_cores, p->n_workers, p->n_synth);
 	}
 	rc = 0;
 out:

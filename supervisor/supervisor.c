@@ -45,15 +45,23 @@
 #include "cuzk/zkey.h"
 
 #define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
-#define MAX_CONNS 64            /* control connections of ordinary users */
-#define RESERVED_CONNS 8        /* more, only for root and cuzkd's own uid */
+#define MAX_CONNS 64     /* control connections of ordinary users */
+#define RESERVED_CONNS 8 /* more, only for root and cuzkd's own uid */
 #define N_CONNS (MAX_CONNS + RESERVED_CONNS)
-#define TICK_NS 100000000ull          /* timer period: 100 ms */
-#define STOP_GRACE_NS 10000000000ull   /* children get 10 s after SIGTERM, then SIGKILL */
-#define REPLY_MAX (64u << 20)          /* a connection's unsent replies */
+#define TICK_NS 100000000ull         /* timer period: 100 ms */
+#define STOP_GRACE_NS 10000000000ull /* children get 10 s after SIGTERM, then SIGKILL */
+#define REPLY_MAX (64u << 20)        /* a connection's unsent replies */
 
-enum ev_type { EV_LISTEN = 1, EV_CONN, EV_CONN_OUT, EV_PIDFD, EV_SIGNAL, EV_TIMER, EV_INTAKE,
-	       EV_CHILD_TIMER };
+enum ev_type {
+	EV_LISTEN = 1,
+	EV_CONN,
+	EV_CONN_OUT,
+	EV_PIDFD,
+	EV_SIGNAL,
+	EV_TIMER,
+	EV_INTAKE,
+	EV_CHILD_TIMER
+};
 
 /* Intakes of one uid that were given up on (--copy-timeout) and still block: past
  * this many its next submit is refused, so a client cannot pile up stuck threads. */
@@ -68,34 +76,34 @@ struct child {
 	enum plan_role role;
 	uint32_t index;
 	const struct plan_place *place;
-	pid_t pid;             /* 0: not running */
+	pid_t pid; /* 0: not running */
 	int pidfd;
-	uint32_t gen;          /* poll generation of pidfd */
-	uint32_t generation;   /* restarts so far; passed as --generation */
+	uint32_t gen;        /* poll generation of pidfd */
+	uint32_t generation; /* restarts so far; passed as --generation */
 	int last_status;
-	struct child_fsm fsm;  /* its lifecycle: state, backoff, stall (child_fsm.h) */
+	struct child_fsm fsm; /* its lifecycle: state, backoff, stall (child_fsm.h) */
 };
 
 struct conn {
-	int fd;                 /* -1: slot free */
+	int fd; /* -1: slot free */
 	uint32_t gen;
 	struct control_framer fr;
 	char *out;
 	size_t out_len, out_off;
 	int out_armed;
 	int in_armed;
-	int close_after;        /* close once the output is sent */
+	int close_after; /* close once the output is sent */
 	/* pending wait */
 	int waiting;
 	uint32_t wait_slot;
 	uint64_t wait_job;
 	uint64_t wait_deadline; /* 0: none */
 	int drain_wait;
-	uid_t uid;              /* SO_PEERCRED */
+	uid_t uid; /* SO_PEERCRED */
 	gid_t gid;
-	gid_t *groups;          /* SO_PEERGROUPS (control_peer: the out dir check) */
+	gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
 	size_t n_groups;
-	int *fds;               /* descriptors received, not yet taken by a request */
+	int *fds; /* descriptors received, not yet taken by a request */
 	uint32_t n_fds;
 	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
@@ -114,7 +122,7 @@ struct job_files {
 	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
 	int *wtns_fd;
 	size_t n;
-	json_t *dur;            /* the job store on: names of the durable copies it holds
+	json_t *dur; /* the job store on: names of the durable copies it holds
 				 * (copies.h), released when the slot retires */
 };
 
@@ -130,8 +138,8 @@ struct sup {
 	const struct fleet_daemon *fleet; /* --queue: its health for status (fleet.h) */
 	struct io_uring ring;
 	int lfd, sfd, tfd;
-	int cfd;                /* timerfd, one-shot: the children's earliest deadline */
-	uint64_t cfd_at;        /* what cfd is armed for (0: disarmed) */
+	int cfd;         /* timerfd, one-shot: the children's earliest deadline */
+	uint64_t cfd_at; /* what cfd is armed for (0: disarmed) */
 	struct child_fsm_cfg fsm_cfg;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char pid_path[CONFIG_PATH_MAX + 64];
@@ -149,16 +157,16 @@ struct sup {
 	/* private per job slot */
 	uint64_t *decided_ns;
 	uint8_t *cancelled;
-	uid_t *owner;           /* per job slot: who submitted it (SO_PEERCRED; owners.h) */
-	json_t *preload_owner;  /* zkey path of each preload -> its owner's uid (owners.h) */
-	int ready_fd;           /* daemon mode: tell the launcher we are up */
-	uint16_t *crashes;      /* per partition: stage crashes while it held it */
+	uid_t *owner;            /* per job slot: who submitted it (SO_PEERCRED; owners.h) */
+	json_t *preload_owner;   /* zkey path of each preload -> its owner's uid (owners.h) */
+	int ready_fd;            /* daemon mode: tell the launcher we are up */
+	uint16_t *crashes;       /* per partition: stage crashes while it held it */
 	struct job_files *files; /* per job slot: what it holds (copies, out dir) */
-	struct copies copies;   /* cuzkd's copies of client files (copies.h) */
-	int copies_dfd;         /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
-	json_t *dur;            /* durable copy name -> jobs in the table holding it */
-	json_t *lost;           /* jobs of a previous cuzkd that died with them */
-	int notified;           /* systemd told READY=1 */
+	struct copies copies;    /* cuzkd's copies of client files (copies.h) */
+	int copies_dfd;          /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+	json_t *dur;             /* durable copy name -> jobs in the table holding it */
+	json_t *lost;            /* jobs of a previous cuzkd that died with them */
+	int notified;            /* systemd told READY=1 */
 	/* The job store (store.h; NULL with --no-store). What was last recorded, so a
 	 * tick writes only changes: per partition its store state (REC_UNKNOWN: write
 	 * it), per job slot REC_* below. */
@@ -230,8 +238,9 @@ static void cancel_poll(struct sup *s, uint64_t data)
 
 static const char *child_bin(enum plan_role r)
 {
-	return r == PLAN_WORKER ? "cuzk-gpuworker" : r == PLAN_SYNTH ? "cuzk-synth" :
-		"cuzk-finalizer";
+	return r == PLAN_WORKER ? "cuzk-gpuworker" :
+		r == PLAN_SYNTH ? "cuzk-synth" :
+				  "cuzk-finalizer";
 }
 
 static int pidfd_open_(pid_t pid)
@@ -279,7 +288,8 @@ static int child_start(struct sup *s, struct child *c)
 		if (s->c->dev_kind == CONFIG_DEV_CUDA && c->place->device >= 0)
 			snprintf(be, sizeof(be), "cuda:%d", c->place->device);
 		else
-			snprintf(be, sizeof(be), "%s", s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu");
+			snprintf(be, sizeof(be), "%s",
+				 s->c->dev_kind == CONFIG_DEV_CUDA ? "cuda" : "cpu");
 		argv[n++] = "--backend";
 		argv[n++] = be;
 		snprintf(pre, sizeof(pre), "%u", s->c->precompute_mb);
@@ -387,8 +397,9 @@ static void repush_state(struct sup *s, uint32_t st)
 
 static enum stats_role stats_role_of(enum plan_role r)
 {
-	return r == PLAN_WORKER ? STATS_ROLE_GPUWORKER : r == PLAN_SYNTH ? STATS_ROLE_SYNTH :
-		STATS_ROLE_FINALIZER;
+	return r == PLAN_WORKER ? STATS_ROLE_GPUWORKER :
+		r == PLAN_SYNTH ? STATS_ROLE_SYNTH :
+				  STATS_ROLE_FINALIZER;
 }
 
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
@@ -457,7 +468,8 @@ static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int sta
 	if (hung)
 		snprintf(how, sizeof(how), "hung (no heartbeat)");
 	else if (WIFSIGNALED(status))
-		snprintf(how, sizeof(how), "signal %d, %s", WTERMSIG(status), strsignal(WTERMSIG(status)));
+		snprintf(how, sizeof(how), "signal %d, %s", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
 	else
 		snprintf(how, sizeof(how), "exit code %d", WEXITSTATUS(status));
 	snprintf(reason, sizeof(reason), "crashed %s %u times (last: %s); not retried",
@@ -466,8 +478,8 @@ static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int sta
 		return 0;
 	if (st == JOBTAB_READY && buf != JOBTAB_NONE)
 		pool_buf_transfer(&s->pl.data.pool, buf, pool_owner_part(p), POOL_OWNER_FREE);
-	logmsg("job %llu partition %u FAILED: %s", (unsigned long long)jt->jobs[jt->parts[p].job].id,
-	       jt->parts[p].index, reason);
+	logmsg("job %llu partition %u FAILED: %s",
+	       (unsigned long long)jt->jobs[jt->parts[p].job].id, jt->parts[p].index, reason);
 	jobtab_job_try_complete(jt, jt->parts[p].job);
 	return 1;
 }
@@ -495,7 +507,8 @@ static uint64_t collect_lost(struct sup *s)
 		 * means a dead cuzkd's jobs cannot be listed, which the operator must see. */
 		if (rc != -ENOENT)
 			logmsg("segments of a previous cuzkd unreadable, its jobs cannot be "
-			       "reported: %s", e);
+			       "reported: %s",
+			       e);
 		return 0;
 	}
 	jt = &old.data.jobtab;
@@ -508,7 +521,8 @@ static uint64_t collect_lost(struct sup *s)
 		if (jobtab_word_state(barrier_load_acquire(&jt->jobs[j].word)) != JOBTAB_QUEUED)
 			continue;
 		jobtab_job_counts(jt, j, &d, &f);
-		for (uint32_t i = 0; i < jb->n_parts && jb->first_part + i < jt->hdr->max_parts; i++) {
+		for (uint32_t i = 0; i < jb->n_parts && jb->first_part + i < jt->hdr->max_parts;
+		     i++) {
 			uint64_t w = jobtab_part_load(jt, jb->first_part + i);
 
 			if (jobtab_word_state(w) == JOBTAB_FINAL && dfd < 0 && jb->out_ino) {
@@ -518,10 +532,12 @@ static uint64_t collect_lost(struct sup *s)
 				 * anything else there is not ours to touch. */
 				struct stat od;
 
-				dfd = open(jb->out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					   O_NONBLOCK | O_CLOEXEC);
-				if (dfd >= 0 && (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
-						 (uint64_t)od.st_ino != jb->out_ino)) {
+				dfd = open(jb->out_dir,
+					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
+						   O_CLOEXEC);
+				if (dfd >= 0 &&
+				    (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
+				     (uint64_t)od.st_ino != jb->out_ino)) {
 					close(dfd);
 					dfd = -1;
 				}
@@ -532,15 +548,17 @@ static uint64_t collect_lost(struct sup *s)
 				finish_publish(&old, dfd, jb->out_dir, jb->first_part + i,
 					       (pid_t)jobtab_word_pid(w));
 			unlink_temps_at(&old, dfd, jb->out_dir, jb->first_part + i,
-						(pid_t)jobtab_word_pid(w));
+					(pid_t)jobtab_word_pid(w));
 		}
 		if (dfd >= 0)
 			close(dfd);
 		if (!s->lost)
 			s->lost = json_array();
-		json_array_append_new(s->lost, json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id",
-			(json_int_t)jb->id, "zkey", jb->zkey_path, "out_dir", jb->out_dir,
-			"partitions", (int)jb->n_parts, "done", (int)d, "failed", (int)f));
+		json_array_append_new(
+			s->lost,
+			json_pack("{s:I,s:s,s:s,s:i,s:i,s:i}", "id", (json_int_t)jb->id, "zkey",
+				  jb->zkey_path, "out_dir", jb->out_dir, "partitions",
+				  (int)jb->n_parts, "done", (int)d, "failed", (int)f));
 		if (s->c->no_store)
 			logmsg("job %llu LOST: the previous cuzkd (pid %d) died while it ran (%u of "
 			       "%u partition(s) done, their proofs are in %s); submit it again",
@@ -562,15 +580,17 @@ static int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(s->lost, i, o)
-		if ((uint64_t)json_integer_value(json_object_get(o, "id")) == id) {
-			snprintf(m, len, "job %llu was lost: the previous cuzkd died while it was "
-				 "running (%lld of %lld partition(s) done); submit it again",
-				 (unsigned long long)id,
-				 (long long)json_integer_value(json_object_get(o, "done")),
-				 (long long)json_integer_value(json_object_get(o, "partitions")));
-			return 1;
-		}
+	json_array_foreach(s->lost, i,
+			   o) if ((uint64_t)json_integer_value(json_object_get(o, "id")) == id)
+	{
+		snprintf(m, len,
+			 "job %llu was lost: the previous cuzkd died while it was "
+			 "running (%lld of %lld partition(s) done); submit it again",
+			 (unsigned long long)id,
+			 (long long)json_integer_value(json_object_get(o, "done")),
+			 (long long)json_integer_value(json_object_get(o, "partitions")));
+		return 1;
+	}
 	return 0;
 }
 
@@ -580,8 +600,7 @@ static void child_event(struct sup *s, struct child *c, enum child_event ev, uin
 /* The stage of c died (CHILD_ACT_RECLAIM): roll its partitions back (each counts a try
  * when st says CHILD_ACT_CRASH; poison at --max-attempts), free its buffers, re-push
  * hints, and forget its pid. */
-static void child_reclaim(struct sup *s, struct child *c, const struct child_step *st,
-			  int status)
+static void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, int status)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
 	uint32_t out[256], rot = 0, total = 0;
@@ -602,7 +621,9 @@ static void child_reclaim(struct sup *s, struct child *c, const struct child_ste
 			pst = jobtab_word_state(jobtab_part_load(jt, out[i]));
 
 			if (pst == JOBTAB_QUEUED || pst == JOBTAB_READY || pst == JOBTAB_PROVED)
-				if (ring_try_push(s->pl.data.rings[ring_of_state(s, pst, out[i], &rot)], out[i]))
+				if (ring_try_push(
+					    s->pl.data.rings[ring_of_state(s, pst, out[i], &rot)],
+					    out[i]))
 					s->repush_needed = 1;
 		}
 		total += n > 0 ? (uint32_t)n : 0;
@@ -614,7 +635,8 @@ static void child_reclaim(struct sup *s, struct child *c, const struct child_ste
 	if (c->role == PLAN_SYNTH)
 		repush_state(s, JOBTAB_QUEUED);
 	if (total || freed)
-		logmsg("recovered %u partition(s) and %d buffer(s) of pid %d", total, freed, (int)pid);
+		logmsg("recovered %u partition(s) and %d buffer(s) of pid %d", total, freed,
+		       (int)pid);
 	if (s->slot)
 		stats_counter_add(s->slot, 0, 1);
 
@@ -655,7 +677,8 @@ static void child_event(struct sup *s, struct child *c, enum child_event ev, uin
 
 	if (st.actions & CHILD_ACT_KILL) {
 		logmsg("%s %u (pid %d): no heartbeat for %.1f s (--stall-timeout %u): SIGKILL and "
-		       "restart", child_bin(c->role), c->index, (int)c->pid, (double)st.stale_ns / 1e9,
+		       "restart",
+		       child_bin(c->role), c->index, (int)c->pid, (double)st.stale_ns / 1e9,
 		       s->c->stall_timeout_s);
 		if (c->pid)
 			kill(c->pid, SIGKILL);
@@ -666,8 +689,8 @@ static void child_event(struct sup *s, struct child *c, enum child_event ev, uin
 		child_reclaim(s, c, &st, (int)arg);
 	if (st.actions & CHILD_ACT_BACKOFF)
 		logmsg("%s %u died %u time(s) in a row within 10 s of starting: restarting in "
-		       "%.1f s", child_bin(c->role), c->index, c->fsm.fast_deaths,
-		       (double)st.delay_ns / 1e9);
+		       "%.1f s",
+		       child_bin(c->role), c->index, c->fsm.fast_deaths, (double)st.delay_ns / 1e9);
 	if (st.actions & CHILD_ACT_START)
 		child_event(s, c, child_start(s, c) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED,
 			    now_ns(), 0);
@@ -684,7 +707,8 @@ static void child_timers(struct sup *s)
 	s->cfd_at = 0; /* one-shot: it fired */
 	for (uint32_t i = 0; i < s->n_ch; i++) {
 		struct child *c = &s->ch[i];
-		struct stats_slot *sl = pipeline_stats_slot(&s->pl, stats_role_of(c->role), c->index);
+		struct stats_slot *sl =
+			pipeline_stats_slot(&s->pl, stats_role_of(c->role), c->index);
 		uint64_t hb = 0;
 
 		if (!c->fsm.deadline_ns || c->fsm.deadline_ns > t)
@@ -774,8 +798,9 @@ static void conn_flush(struct sup *s, struct conn *k)
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				if (!k->out_armed) {
-					arm_poll(s, k->fd, POLLOUT, ev_data(EV_CONN_OUT, k->gen,
-							(uint32_t)(k - s->conns)));
+					arm_poll(s, k->fd, POLLOUT,
+						 ev_data(EV_CONN_OUT, k->gen,
+							 (uint32_t)(k - s->conns)));
 					k->out_armed = 1;
 				}
 				return;
@@ -800,7 +825,8 @@ static void conn_reply(struct sup *s, struct conn *k, char *line)
 	char *b;
 
 	if (!line)
-		line = strdup("{\"ok\":false,\"error\":\"internal\",\"message\":\"out of memory\"}\n");
+		line = strdup(
+			"{\"ok\":false,\"error\":\"internal\",\"message\":\"out of memory\"}\n");
 	if (!line || k->fd < 0) {
 		free(line);
 		return;
@@ -913,8 +939,7 @@ static void dur_release(struct sup *s, json_t *names)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(names, i, v)
-		dur_unref(s, json_string_value(v));
+	json_array_foreach(names, i, v) dur_unref(s, json_string_value(v));
 	json_decref(names);
 }
 
@@ -939,7 +964,8 @@ static int retire(struct sup *s, int force)
 			continue;
 		if (s->store && s->rec_job[j] == REC_RUNNING)
 			continue; /* its end is not in the store yet (store_sync) */
-		if (!force && t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
+		if (!force &&
+		    t - s->decided_ns[j] < (uint64_t)s->c->keep_finished_s * 1000000000ull)
 			continue;
 		if (!jobtab_job_retire(jt, j)) {
 			dur_release(s, s->files[j].dur); /* decided and recorded: not resumed */
@@ -975,15 +1001,16 @@ static void cancel_sweep(struct sup *s, uint32_t slot)
 		if (jobtab_part_fail(jt, p, st, jobtab_word_pid(w), "cancelled"))
 			continue; /* someone claimed it meanwhile */
 		if (st == JOBTAB_READY && buf != JOBTAB_NONE)
-			pool_buf_transfer(&s->pl.data.pool, buf, pool_owner_part(p), POOL_OWNER_FREE);
+			pool_buf_transfer(&s->pl.data.pool, buf, pool_owner_part(p),
+					  POOL_OWNER_FREE);
 	}
 	jobtab_job_try_complete(jt, slot);
 }
 
 static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 {
-	json_t *o = json_object(), *j = control_job_json(&s->pl.data.jobtab, s->pl.partinfo,
-							  slot, 1);
+	json_t *o = json_object(),
+	       *j = control_job_json(&s->pl.data.jobtab, s->pl.partinfo, slot, 1);
 
 	if (j && s->resumed && s->resumed[slot])
 		json_object_set_new(j, "resumed", json_true());
@@ -999,14 +1026,20 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 static enum store_part_state store_state_of(uint32_t st)
 {
 	switch (st) {
-	case JOBTAB_SYNTH: return STORE_SYNTHESIZING;
+	case JOBTAB_SYNTH:
+		return STORE_SYNTHESIZING;
 	case JOBTAB_READY:
-	case JOBTAB_PROVING: return STORE_PROVING;
+	case JOBTAB_PROVING:
+		return STORE_PROVING;
 	case JOBTAB_PROVED:
-	case JOBTAB_FINAL: return STORE_FINALIZING;
-	case JOBTAB_DONE: return STORE_DONE;
-	case JOBTAB_FAILED: return STORE_FAILED;
-	default: return STORE_QUEUED;
+	case JOBTAB_FINAL:
+		return STORE_FINALIZING;
+	case JOBTAB_DONE:
+		return STORE_DONE;
+	case JOBTAB_FAILED:
+		return STORE_FAILED;
+	default:
+		return STORE_QUEUED;
 	}
 }
 
@@ -1042,8 +1075,8 @@ static void store_sync(struct sup *s)
 		st = job_state(s, j);
 		for (uint32_t i = 0; i < jb->n_parts; i++) {
 			uint32_t p = jb->first_part + i;
-			enum store_part_state ps = store_state_of(jobtab_word_state(
-				jobtab_part_load(jt, p)));
+			enum store_part_state ps =
+				store_state_of(jobtab_word_state(jobtab_part_load(jt, p)));
 
 			if (s->rec_part[p] == ps)
 				continue;
@@ -1053,8 +1086,8 @@ static void store_sync(struct sup *s)
 			changed = 1;
 		}
 		if (st == JOBTAB_DONE || st == JOBTAB_FAILED) {
-			if (store_job_set(s->store, jb->id, st == JOBTAB_DONE ? STORE_JOB_DONE :
-					  STORE_JOB_FAILED))
+			if (store_job_set(s->store, jb->id,
+					  st == JOBTAB_DONE ? STORE_JOB_DONE : STORE_JOB_FAILED))
 				goto fail;
 			s->rec_job[j] = REC_FINAL;
 			changed = 1;
@@ -1103,24 +1136,26 @@ redo:
 static char *store_request(const struct control_submit *sub, json_t *copies,
 			   const struct control_peer *peer, const struct stat *od)
 {
-	json_t *parts = json_array(), *groups = json_array(), *cp = json_object_get(copies, "parts"), *o;
+	json_t *parts = json_array(), *groups = json_array(),
+	       *cp = json_object_get(copies, "parts"), *o;
 	char *t;
 
 	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts, json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i],
-						       "name", sub->name[i], "copy",
-						       json_array_get(cp, i), "wtns_id",
-						       sub->wtns_id[i]));
+		json_array_append_new(parts,
+				      json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i], "name",
+						sub->name[i], "copy", json_array_get(cp, i),
+						"wtns_id", sub->wtns_id[i]));
 	for (size_t i = 0; groups && i < peer->n_groups; i++)
 		json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
-	o = json_pack("{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
-		      "version", 2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs",
-		      sub->r1cs[0] ? sub->r1cs : NULL, "witness_gen", sub->wgen[0] ? sub->wgen : NULL,
-		      "priority", (int)sub->priority, "parts", parts,
-		      "out", "dev", (json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino,
-		      "peer", "uid", (json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups,
-		      "copies", "zkey", json_object_get(copies, "zkey"), "r1cs",
-		      json_object_get(copies, "r1cs"), "wgen", json_object_get(copies, "wgen"));
+	o = json_pack(
+		"{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
+		"version", 2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs",
+		sub->r1cs[0] ? sub->r1cs : NULL, "witness_gen", sub->wgen[0] ? sub->wgen : NULL,
+		"priority", (int)sub->priority, "parts", parts, "out", "dev",
+		(json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino, "peer", "uid",
+		(json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups, "copies",
+		"zkey", json_object_get(copies, "zkey"), "r1cs", json_object_get(copies, "r1cs"),
+		"wgen", json_object_get(copies, "wgen"));
 	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return t;
@@ -1137,28 +1172,36 @@ static char *store_request(const struct control_submit *sub, json_t *copies,
  * any more, so each shared name is checked once (copies_persist finds it in one
  * fstatat) and, in that rare case, written again here. 0, or -errno with err; the
  * caller releases held (dur_release) either way when the submit fails. */
-static int take_copies(struct sup *s, const struct control_submit *sub, json_t *held,
-		       char *err, size_t errlen)
+static int take_copies(struct sup *s, const struct control_submit *sub, json_t *held, char *err,
+		       size_t errlen)
 {
-	const struct { const char *prefix; int fd; } sh[] = {
-		{ "zkey-", sub->zkey_fd }, { "r1cs-", sub->r1cs_fd }, { "wgen-", sub->wgen_fd },
+	const struct {
+		const char *prefix;
+		int fd;
+	} sh[] = {
+		{ "zkey-", sub->zkey_fd },
+		{ "r1cs-", sub->r1cs_fd },
+		{ "wgen-", sub->wgen_fd },
 	};
 	char e[400];
 	size_t i;
 	json_t *v;
 	int rc;
 
-	json_array_foreach(held, i, v)
-		dur_ref(s, json_string_value(v));
-	json_array_foreach(held, i, v)
-		for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
-			if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
-			    (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v), e,
-						 sizeof(e))) < 0) {
-				snprintf(err, errlen, "the job could not be recorded, so it was not "
-					 "accepted: %s", e);
-				return rc;
-			}
+	json_array_foreach(held, i, v) dur_ref(s, json_string_value(v));
+	json_array_foreach(
+		held, i,
+		v) for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]);
+			j++) if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
+				 (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v),
+						      e, sizeof(e))) < 0)
+	{
+		snprintf(err, errlen,
+			 "the job could not be recorded, so it was not "
+			 "accepted: %s",
+			 e);
+		return rc;
+	}
 	return 0;
 }
 
@@ -1200,9 +1243,9 @@ static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *
 	if (access(pp, F_OK) || access(pub, F_OK))
 		return 0;
 	ok = !groth16_public_from_json(vk, &sig, pub, err, sizeof(err)) &&
-	     !groth16_proof_from_json(vk, &pr, pp, err, sizeof(err)) &&
-	     !groth16_verify_proof(vk, &pr, sig, vk->npublic, &valid, err, sizeof(err)) && valid &&
-	     signals_match(wtns_path, sig, vk->npublic);
+		!groth16_proof_from_json(vk, &pr, pp, err, sizeof(err)) &&
+		!groth16_verify_proof(vk, &pr, sig, vk->npublic, &valid, err, sizeof(err)) &&
+		valid && signals_match(wtns_path, sig, vk->npublic);
 	free(sig);
 	return ok;
 }
@@ -1210,7 +1253,7 @@ static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *
 struct resume_ctx {
 	struct sup *s;
 	uint64_t next_id;
-	json_t *ids;            /* the ids resumed, or left for a later start */
+	json_t *ids; /* the ids resumed, or left for a later start */
 };
 
 /* A resumed job's out directory: reopened by the path the client named, O_DIRECTORY,
@@ -1247,9 +1290,9 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
 	pr.gid = (gid_t)json_integer_value(json_object_get(peer, "gid"));
 	pr.n_groups = 0;
-	json_array_foreach(json_object_get(peer, "groups"), i, g)
-		if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
-			groups[pr.n_groups++] = (gid_t)json_integer_value(g);
+	json_array_foreach(json_object_get(peer, "groups"), i,
+			   g) if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
+		groups[pr.n_groups++] = (gid_t)json_integer_value(g);
 	pr.groups = groups;
 	if (!control_peer_may_write_dir(&pr, &st)) {
 		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
@@ -1326,20 +1369,24 @@ static int resume_job(void *arg, const struct store_job *sj)
 		goto out;
 	}
 	if (json_integer_value(json_object_get(req, "version")) < 2 || !json_is_object(cps))
-		snprintf(why, sizeof(why), "recorded by a cuzkd that kept no copies of its files: "
+		snprintf(why, sizeof(why),
+			 "recorded by a cuzkd that kept no copies of its files: "
 			 "submit it again");
 	/* Its files (none is opened by a client's path); a first failure is the reason. */
 	if (!why[0] && (ofd = reopen_out_dir(req, out_dir, why, sizeof(why))) < 0)
 		ofd = -1;
-	if (!why[0] && (zfd = reopen_copy(s, json_object_get(cps, "zkey"), 1, "zkey", zpath, held,
-					  why, sizeof(why))) <= 0 && !why[0])
+	if (!why[0] &&
+	    (zfd = reopen_copy(s, json_object_get(cps, "zkey"), 1, "zkey", zpath, held, why,
+			       sizeof(why))) <= 0 &&
+	    !why[0])
 		snprintf(why, sizeof(why), "zkey %s: no durable copy recorded", zpath);
 	if (!why[0] && r1cs)
 		rfd = reopen_copy(s, json_object_get(cps, "r1cs"), 1, "r1cs", r1cs, held, why,
 				  sizeof(why));
-	if (!why[0] && wgen && (gfd = reopen_copy(s, json_object_get(cps, "wgen"), 1,
-						  "witness generator", wgen, held, why,
-						  sizeof(why))) <= 0 && !why[0])
+	if (!why[0] && wgen &&
+	    (gfd = reopen_copy(s, json_object_get(cps, "wgen"), 1, "witness generator", wgen, held,
+			       why, sizeof(why))) <= 0 &&
+	    !why[0])
 		snprintf(why, sizeof(why), "witness generator %s: no durable copy recorded", wgen);
 	for (uint32_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(parts, i);
@@ -1351,35 +1398,41 @@ static int resume_job(void *arg, const struct store_job *sj)
 		wfd[i] = -1;
 		/* a partition already decided needs no copy (and has none after a retire) */
 		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED &&
-		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0, wgen ? "input" :
-					  "witness", sp[i].wtns_path ? sp[i].wtns_path : "?", held,
-					  why, sizeof(why))) <= 0 && !why[0])
-			snprintf(why, sizeof(why), "no durable copy of %s recorded", sp[i].wtns_path);
+		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0,
+					  wgen ? "input" : "witness",
+					  sp[i].wtns_path ? sp[i].wtns_path : "?", held, why,
+					  sizeof(why))) <= 0 &&
+		    !why[0])
+			snprintf(why, sizeof(why), "no durable copy of %s recorded",
+				 sp[i].wtns_path);
 		sp[i].wtns_fd = wfd[i] > 0 ? wfd[i] : -1;
 		sp[i].r1cs_fd = rfd > 0 ? rfd : -1;
 		sp[i].wgen_fd = gfd > 0 ? gfd : -1;
 		if (!sp[i].wtns_path || !sp[i].name) {
 			logmsg("job %llu in the job store is unreadable (request %.200s): not "
-			       "resumed", (unsigned long long)sj->id, sj->request);
+			       "resumed",
+			       (unsigned long long)sj->id, sj->request);
 			goto out;
 		}
 	}
 	/* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
 	 * the counter is set back past every id after the resume. */
 	barrier_store_relaxed(&jt->hdr->next_job_id, sj->id);
-	rc = pipeline_submit_job_fds(&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
-				     json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")) ?
-				     json_integer_value(json_object_get(json_object_get(req, "peer"),
-									"uid")) : -1,
-				     (int32_t)json_integer_value(json_object_get(req, "priority")),
-				     n, sp, now_ns(), &slot, err, sizeof(err));
+	rc = pipeline_submit_job_fds(
+		&s->pl, zpath, zfd > 0 ? zfd : -1, out_dir, ofd,
+		json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")) ?
+			json_integer_value(json_object_get(json_object_get(req, "peer"), "uid")) :
+			-1,
+		(int32_t)json_integer_value(json_object_get(req, "priority")), n, sp, now_ns(),
+		&slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
 	}
 	if (rc) {
 		logmsg("job %llu not resumed: %s; it stays in the job store for a later start "
-		       "(raise --max-jobs/--max-parts)", (unsigned long long)sj->id, err);
+		       "(raise --max-jobs/--max-parts)",
+		       (unsigned long long)sj->id, err);
 		goto out;
 	}
 	{
@@ -1415,8 +1468,8 @@ static int resume_job(void *arg, const struct store_job *sj)
 	s->cancelled[slot] = 0;
 	/* The submitter recorded with the request (store_request "peer"): a resumed job
 	 * keeps its owner. */
-	s->owner[slot] = (uid_t)json_integer_value(json_object_get(json_object_get(req, "peer"),
-								   "uid"));
+	s->owner[slot] =
+		(uid_t)json_integer_value(json_object_get(json_object_get(req, "peer"), "uid"));
 	s->decided_ns[slot] = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t p = jt->jobs[slot].first_part + i;
@@ -1427,11 +1480,13 @@ static int resume_job(void *arg, const struct store_job *sj)
 		snprintf(wp, sizeof(wp), "/proc/self/fd/%d", sp[i].wtns_fd);
 		s->crashes[p] = 0;
 		if (ps == STORE_FAILED) {
-			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, sj->reason[i] ? sj->reason[i] :
-					 "failed (reason not recorded)");
+			jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0,
+					 sj->reason[i] ? sj->reason[i] :
+							 "failed (reason not recorded)");
 			failed++;
 		} else if (ps == STORE_DONE ||
-			   (vkp && proof_on_disk(vkp, od, pipeline_partinfo(&s->pl, p)->name, wp))) {
+			   (vkp &&
+			    proof_on_disk(vkp, od, pipeline_partinfo(&s->pl, p)->name, wp))) {
 			jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_DONE, 0, NULL);
 			found += ps != STORE_DONE;
 			done++;
@@ -1449,8 +1504,9 @@ static int resume_job(void *arg, const struct store_job *sj)
 	}
 	jobtab_job_try_complete(jt, slot);
 	logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
-	       "on disk and verified), %u failed, %u to prove -> %s%s%s", (unsigned long long)sj->id,
-	       done, n, found, failed, n - done - failed, out_dir, why[0] ? "; " : "", why);
+	       "on disk and verified), %u failed, %u to prove -> %s%s%s",
+	       (unsigned long long)sj->id, done, n, found, failed, n - done - failed, out_dir,
+	       why[0] ? "; " : "", why);
 out:
 	if (vkp)
 		groth16_vk_free(vkp);
@@ -1488,12 +1544,13 @@ static void prune_store(struct sup *s, uint64_t t)
 	if (!s->store || !s->c->store_keep_days)
 		return;
 	s->prune_ns = t;
-	if (store_prune(s->store, (int64_t)time(NULL) - (int64_t)s->c->store_keep_days * 86400,
-			&n, err, sizeof(err)))
+	if (store_prune(s->store, (int64_t)time(NULL) - (int64_t)s->c->store_keep_days * 86400, &n,
+			err, sizeof(err)))
 		store_log_err(s, "pruning", err);
 	else if (n)
 		logmsg("job store: removed %llu decided job(s) finished more than %u day(s) ago "
-		       "(--store-keep-days)", (unsigned long long)n, s->c->store_keep_days);
+		       "(--store-keep-days)",
+		       (unsigned long long)n, s->c->store_keep_days);
 }
 
 static int store_start(struct sup *s, uint64_t next_id)
@@ -1511,8 +1568,8 @@ static int store_start(struct sup *s, uint64_t next_id)
 		return CUZK_EXIT_IO;
 	}
 	/* The durable copies live beside the store, in a directory only cuzkd writes. */
-	if ((s->copies_dfd = copies_dir_open(s->c->state_dir, s->c->instance, err,
-					     sizeof(err))) < 0) {
+	if ((s->copies_dfd = copies_dir_open(s->c->state_dir, s->c->instance, err, sizeof(err))) <
+	    0) {
 		logmsg("job store: %s", err);
 		json_decref(x.ids);
 		return CUZK_EXIT_IO;
@@ -1535,13 +1592,12 @@ static int store_start(struct sup *s, uint64_t next_id)
 	barrier_store_relaxed(&jt->hdr->next_job_id, x.next_id);
 	/* The previous cuzkd's jobs that the store knows were resumed, not lost. */
 	for (i = 0; s->lost && i < json_array_size(s->lost);) {
-		uint64_t id = (uint64_t)json_integer_value(json_object_get(
-			json_array_get(s->lost, i), "id"));
+		uint64_t id = (uint64_t)json_integer_value(
+			json_object_get(json_array_get(s->lost, i), "id"));
 		size_t k;
 		int known = 0;
 
-		json_array_foreach(x.ids, k, o)
-			known |= (uint64_t)json_integer_value(o) == id;
+		json_array_foreach(x.ids, k, o) known |= (uint64_t)json_integer_value(o) == id;
 		if (known) {
 			json_array_remove(s->lost, i);
 			continue;
@@ -1631,13 +1687,14 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 	char m[256];
 
 	if (s->draining) {
-		reply_err(s, k, CONTROL_E_DRAINING, s->stopping ? "cuzkd is shutting down; "
-			  "submit to another instance" : "cuzkd is draining (not accepting jobs)");
+		reply_err(s, k, CONTROL_E_DRAINING,
+			  s->stopping ? "cuzkd is shutting down; "
+					"submit to another instance" :
+					"cuzkd is draining (not accepting jobs)");
 		return 1;
 	}
 	owners_quota(s->c, &q);
-	if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m,
-				sizeof(m))) {
+	if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m, sizeof(m))) {
 		reply_err(s, k, CONTROL_E_QUOTA, m);
 		return 1;
 	}
@@ -1653,16 +1710,15 @@ static void drop_unheld(struct sup *s, json_t *held)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(held, i, v)
-		if (!json_object_get(s->dur, json_string_value(v)) &&
-		    unlinkat(s->copies_dfd, json_string_value(v), 0) && errno != ENOENT)
-			logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
-			       strerror(errno));
+	json_array_foreach(held, i, v) if (!json_object_get(s->dur, json_string_value(v)) &&
+					   unlinkat(s->copies_dfd, json_string_value(v), 0) &&
+					   errno != ENOENT)
+		logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
+		       strerror(errno));
 }
 
 /* A submit that will not run: its files, and its durable copies (take_copies). */
-static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copies,
-			json_t *held)
+static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copies, json_t *held)
 {
 	json_decref(copies);
 	dur_release(s, held);
@@ -1684,9 +1740,12 @@ static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, s
 	if (stuck >= STUCK_PER_UID) {
 		char m[256];
 
-		snprintf(m, sizeof(m), "busy: %u earlier submit(s) or preload(s) of uid %u are "
-			 "still stuck reading their files (--copy-timeout %u s passed); submit again once "
-			 "those reads return", stuck, (unsigned)k->uid, s->c->copy_timeout_s);
+		snprintf(
+			m, sizeof(m),
+			"busy: %u earlier submit(s) or preload(s) of uid %u are "
+			"still stuck reading their files (--copy-timeout %u s passed); submit again once "
+			"those reads return",
+			stuck, (unsigned)k->uid, s->c->copy_timeout_s);
 		reply_err(s, k, CONTROL_E_BUSY, m);
 		return;
 	}
@@ -1707,7 +1766,8 @@ static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, s
 	if (s->store && t->r.kind != CONTROL_PRELOAD &&
 	    (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		intake_free(t);
-		reply_err(s, k, CONTROL_E_INTERNAL, "cannot start the submit's checks: out of "
+		reply_err(s, k, CONTROL_E_INTERNAL,
+			  "cannot start the submit's checks: out of "
 			  "descriptors");
 		return;
 	}
@@ -1756,8 +1816,7 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 		json_decref(copies);
 		json_decref(held);
 		copies = held = NULL;
-	} else if ((rc = t->dur_rc) ||
-		   (rc = take_copies(s, &sub, held, err, sizeof(err)))) {
+	} else if ((rc = t->dur_rc) || (rc = take_copies(s, &sub, held, err, sizeof(err)))) {
 		/* held (NULL when the intake failed: it removed its own) is released: the
 		 * job's own copies go, a shared one only if no other job holds it. */
 		json_decref(copies);
@@ -1777,13 +1836,16 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 
 		if (sub.n > s->c->max_queued || q + sub.n > s->c->max_queued) {
 			if (sub.n > s->c->max_queued)
-				snprintf(m, sizeof(m), "busy: a job of %zu partitions is more than "
-					 "this cuzkd queues (--max-queued %u): split it", sub.n,
-					 s->c->max_queued);
+				snprintf(m, sizeof(m),
+					 "busy: a job of %zu partitions is more than "
+					 "this cuzkd queues (--max-queued %u): split it",
+					 sub.n, s->c->max_queued);
 			else
-				snprintf(m, sizeof(m), "busy: %u partition(s) queued or in progress, "
+				snprintf(m, sizeof(m),
+					 "busy: %u partition(s) queued or in progress, "
 					 "this job's %zu would pass --max-queued %u; retry when "
-					 "some finish", q, sub.n, s->c->max_queued);
+					 "some finish",
+					 q, sub.n, s->c->max_queued);
 			submit_drop(s, &sub, copies, held);
 			reply_err(s, k, CONTROL_E_BUSY, m);
 			return;
@@ -1816,13 +1878,13 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 	}
 	json_decref(copies);
 	rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
-				     (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts, now_ns(), &slot, err,
-				     sizeof(err));
+				     (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts,
+				     now_ns(), &slot, err, sizeof(err));
 	if (rc == -ENOSPC)
 		store_sync(s); /* a decided job is retired only once its end is recorded */
 	if (rc == -ENOSPC && retire(s, 1) > 0)
-		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir,
-					     sub.out_fd, (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts,
+		rc = pipeline_submit_job_fds(&s->pl, sub.zkey, sub.zkey_fd, sub.out_dir, sub.out_fd,
+					     (int64_t)k->uid, sub.priority, (uint32_t)sub.n, parts,
 					     now_ns(), &slot, err, sizeof(err));
 	free(parts);
 	if (rc == -ENOBUFS) {
@@ -1836,7 +1898,8 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 		/* Not started after all: take it out again, so no later cuzkd starts it. */
 		if (store_job_delete(s->store, id, e2, sizeof(e2)))
 			logmsg("job %llu was refused (%s) but stays in the job store: %s; a later "
-			       "cuzkd will run it", (unsigned long long)id, err, e2);
+			       "cuzkd will run it",
+			       (unsigned long long)id, err, e2);
 	}
 	if (rc) {
 		dur_release(s, held);
@@ -1871,8 +1934,9 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 		       sub.zkey, sub.out_dir);
 		if (s->slot)
 			stats_counter_add(s->slot, 1, 1);
-		conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)id,
-							    "partitions", (int)sub.n)));
+		conn_reply(s, k,
+			   control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)id,
+						      "partitions", (int)sub.n)));
 	}
 	control_submit_free(&sub, &s->copies);
 }
@@ -1893,8 +1957,12 @@ static json_t *children_json(const struct sup *s)
 			      (int)c->generation, "restarts", (int)c->fsm.restarts, "cpus", cpus,
 			      "node", c->place->numa_node);
 		if (o && c->fsm.state == CHILD_BACKOFF && c->fsm.restart_at_ns)
-			json_object_set_new(o, "restart_in_ms", json_integer(c->fsm.restart_at_ns > t ?
-				(json_int_t)((c->fsm.restart_at_ns - t) / 1000000) : 0));
+			json_object_set_new(
+				o, "restart_in_ms",
+				json_integer(
+					c->fsm.restart_at_ns > t ?
+						(json_int_t)((c->fsm.restart_at_ns - t) / 1000000) :
+						0));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -1909,7 +1977,8 @@ static size_t live_stages(const struct sup *s, struct circ_live *lv)
 	for (uint32_t i = 0; i < s->n_ch; i++) {
 		const struct child *c = &s->ch[i];
 		enum stats_role r = c->role == PLAN_WORKER ? STATS_ROLE_GPUWORKER :
-				    c->role == PLAN_SYNTH ? STATS_ROLE_SYNTH : STATS_ROLE_FINALIZER;
+			c->role == PLAN_SYNTH              ? STATS_ROLE_SYNTH :
+							     STATS_ROLE_FINALIZER;
 
 		if (!c->pid)
 			continue;
@@ -1933,8 +2002,10 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 			char m[256];
 
 			if (!lost_msg(s, r->job, m, sizeof(m)))
-				snprintf(m, sizeof(m), "no job %llu (never submitted, or retired %llu s "
-					 "after it finished)", (unsigned long long)r->job,
+				snprintf(m, sizeof(m),
+					 "no job %llu (never submitted, or retired %llu s "
+					 "after it finished)",
+					 (unsigned long long)r->job,
 					 (unsigned long long)s->c->keep_finished_s);
 			reply_err(s, k, CONTROL_E_NO_JOB, m);
 			return;
@@ -1960,8 +2031,8 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		uint32_t used = 0, fr = 0;
 
 		pool_node_counts(&s->pl.data.pool, -1, &used, &fr);
-		json_object_set_new(o, "pool", json_pack("{s:i,s:i}", "in_use", (int)used,
-							 "free", (int)fr));
+		json_object_set_new(o, "pool",
+				    json_pack("{s:i,s:i}", "in_use", (int)used, "free", (int)fr));
 	}
 	if (s->lost)
 		json_object_set(o, "lost_jobs", s->lost);
@@ -1969,10 +2040,10 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		struct fleet_health h;
 
 		fleet_daemon_health(s->fleet, &h);
-		json_object_set_new(o, "fleet", json_pack("{s:b,s:I,s:I}", "db_reachable",
-							  h.db_reachable, "db_errors",
-							  (json_int_t)h.db_errors, "reconnects",
-							  (json_int_t)h.reconnects));
+		json_object_set_new(o, "fleet",
+				    json_pack("{s:b,s:I,s:I}", "db_reachable", h.db_reachable,
+					      "db_errors", (json_int_t)h.db_errors, "reconnects",
+					      (json_int_t)h.reconnects));
 	}
 	{
 		struct circ_live lv[MAX_CHILDREN];
@@ -1997,8 +2068,8 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
 		return;
 	}
 	st = job_state(s, slot);
-	if (st == JOBTAB_DONE || st == JOBTAB_FAILED || jobtab_job_try_complete(
-		    &s->pl.data.jobtab, slot) == 1) {
+	if (st == JOBTAB_DONE || st == JOBTAB_FAILED ||
+	    jobtab_job_try_complete(&s->pl.data.jobtab, slot) == 1) {
 		reply_job(s, k, slot);
 		return;
 	}
@@ -2024,9 +2095,10 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 		char m[160];
 
 		/* status lists every job with its owner: this tells no more than that. */
-		snprintf(m, sizeof(m), "job %llu is uid %u's, not uid %u's: only its owner (or "
-			 "root, or cuzkd's user) may cancel it", (unsigned long long)r->job,
-			 (unsigned)s->owner[slot], (unsigned)k->uid);
+		snprintf(m, sizeof(m),
+			 "job %llu is uid %u's, not uid %u's: only its owner (or "
+			 "root, or cuzkd's user) may cancel it",
+			 (unsigned long long)r->job, (unsigned)s->owner[slot], (unsigned)k->uid);
 		reply_err(s, k, CONTROL_E_NOT_OWNER, m);
 		return;
 	}
@@ -2042,15 +2114,17 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 		cancel_sweep(s, slot);
 		logmsg("job %llu: cancelled", (unsigned long long)r->job);
 	}
-	conn_reply(s, k, control_reply_ok(json_pack("{s:I,s:s}", "job", (json_int_t)r->job,
-						    "state", job_state(s, slot) == JOBTAB_QUEUED ?
-						    "cancelling" : "decided")));
+	conn_reply(s, k,
+		   control_reply_ok(json_pack("{s:I,s:s}", "job", (json_int_t)r->job, "state",
+					      job_state(s, slot) == JOBTAB_QUEUED ? "cancelling" :
+										    "decided")));
 }
 
 static void do_restart(struct sup *s, struct conn *k, const struct control_req *r)
 {
-	enum plan_role role = r->stage[0] == 's' ? PLAN_SYNTH : r->stage[0] == 'f' ?
-		PLAN_FINALIZER : PLAN_WORKER;
+	enum plan_role role = r->stage[0] == 's' ? PLAN_SYNTH :
+		r->stage[0] == 'f'               ? PLAN_FINALIZER :
+						   PLAN_WORKER;
 	json_t *pids = json_array();
 	int found = 0;
 
@@ -2107,15 +2181,13 @@ static void circuit_finish(struct sup *s, struct conn *k, const struct control_r
 	char *line;
 
 	owners_quota(s->c, &q);
-	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid,
-				 r->kind == CONTROL_EVICT, r->zkey, q.preloads, &code, m,
-				 sizeof(m))) {
+	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid, r->kind == CONTROL_EVICT,
+				 r->zkey, q.preloads, &code, m, sizeof(m))) {
 		copies_put(&s->copies, copy); /* -1: none */
 		reply_err(s, k, code, m);
 		return;
 	}
-	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, copy, lv, n, log,
-				sizeof(log));
+	line = circuits_request(&s->pl, r, fds, n_fds, &s->copies, copy, lv, n, log, sizeof(log));
 	if (log[0]) { /* accepted */
 		logmsg("%s", log);
 		owners_preload_note(s->preload_owner, r->kind == CONTROL_EVICT, r->zkey, k->uid);
@@ -2136,8 +2208,8 @@ static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, siz
 		return;
 	}
 	owners_quota(s->c, &q);
-	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid, 0, r->zkey,
-				 q.preloads, &code, m, sizeof(m))) {
+	if (owners_preload_check(s->pl.circuits, s->preload_owner, k->uid, 0, r->zkey, q.preloads,
+				 &code, m, sizeof(m))) {
 		reply_err(s, k, code, m);
 		return;
 	}
@@ -2186,7 +2258,8 @@ static int on_line(void *arg, const char *line, size_t len)
 	if (!line) {
 		char m[96];
 
-		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+		snprintf(m, sizeof(m), "request line longer than %d bytes: dropped",
+			 CONTROL_LINE_MAX);
 		conn_fds_drop(k, k->n_fds);
 		reply_err(s, k, CONTROL_E_TOO_LONG, m);
 		return k->fd < 0;
@@ -2203,10 +2276,12 @@ static int on_line(void *arg, const char *line, size_t len)
 		char m[256];
 
 		if (k->fd_trouble)
-			snprintf(m, sizeof(m), "descriptors were lost on this connection (more "
+			snprintf(m, sizeof(m),
+				 "descriptors were lost on this connection (more "
 				 "than a request may pass, or a truncated SCM_RIGHTS): reconnect");
 		else
-			snprintf(m, sizeof(m), "the request says \"fds\":%u but %u descriptor(s) "
+			snprintf(m, sizeof(m),
+				 "the request says \"fds\":%u but %u descriptor(s) "
 				 "came with it: send them over SCM_RIGHTS with the request's bytes",
 				 r.n_fds, k->n_fds);
 		conn_fds_drop(k, k->n_fds);
@@ -2216,10 +2291,18 @@ static int on_line(void *arg, const char *line, size_t len)
 		return k->fd < 0;
 	}
 	switch (r.kind) {
-	case CONTROL_SUBMIT: do_submit(s, k, &r, r.n_fds); break; /* moves r */
-	case CONTROL_STATUS: do_status(s, k, &r); break;
-	case CONTROL_WAIT: do_wait(s, k, &r); break;
-	case CONTROL_CANCEL: do_cancel(s, k, &r); break;
+	case CONTROL_SUBMIT:
+		do_submit(s, k, &r, r.n_fds);
+		break; /* moves r */
+	case CONTROL_STATUS:
+		do_status(s, k, &r);
+		break;
+	case CONTROL_WAIT:
+		do_wait(s, k, &r);
+		break;
+	case CONTROL_CANCEL:
+		do_cancel(s, k, &r);
+		break;
 	case CONTROL_RESTART:
 	case CONTROL_DRAIN:
 	case CONTROL_SHUTDOWN:
@@ -2227,9 +2310,13 @@ static int on_line(void *arg, const char *line, size_t len)
 		if (!k->privileged) {
 			char m[160];
 
-			snprintf(m, sizeof(m), "uid %u may not %s cuzkd: only root or cuzkd's own "
-				 "user may", (unsigned)k->uid, r.kind == CONTROL_RESTART ?
-				 "restart a stage of" : r.kind == CONTROL_DRAIN ? "drain" : "shut down");
+			snprintf(m, sizeof(m),
+				 "uid %u may not %s cuzkd: only root or cuzkd's own "
+				 "user may",
+				 (unsigned)k->uid,
+				 r.kind == CONTROL_RESTART       ? "restart a stage of" :
+					 r.kind == CONTROL_DRAIN ? "drain" :
+								   "shut down");
 			reply_err(s, k, CONTROL_E_NOT_PERMITTED, m);
 			break;
 		}
@@ -2243,7 +2330,9 @@ static int on_line(void *arg, const char *line, size_t len)
 		}
 		break;
 	case CONTROL_PRELOAD:
-	case CONTROL_EVICT: do_circuit(s, k, &r, r.n_fds); break; /* a preload moves r */
+	case CONTROL_EVICT:
+		do_circuit(s, k, &r, r.n_fds);
+		break; /* a preload moves r */
 	}
 	/* What the request needed of them is copied or duplicated: close the client's. */
 
@@ -2435,14 +2524,17 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 			char b[CMSG_SPACE(253 * sizeof(int))]; /* SCM_MAX_FD per message */
 		} cb;
 		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.b,
+		struct msghdr mh = { .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cb.b,
 				     .msg_controllen = sizeof(cb.b) };
 		ssize_t n = recvmsg(k->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 		if (n > 0)
 			conn_fds_take(s, k, &mh);
 
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		if (n == 0 ||
+		    (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			/* Peer closed. Replies still queued are dropped with it. */
 			conn_close(s, k);
 			return;
@@ -2517,7 +2609,8 @@ static void handle_intakes(struct sup *s)
 			drop_unheld(s, t->held);
 		if (t->abandoned) {
 			logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
-			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid);
+			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit",
+			       (unsigned)t->uid);
 		} else if ((k = intake_conn(s, t))) {
 			k->pending = NULL;
 			k->active_ns = now_ns();
@@ -2559,15 +2652,18 @@ static void check_intakes(struct sup *s, uint64_t t_ns)
 		t->abandoned = 1;
 		logmsg("a %s of uid %u read nothing of its files for %u s (%llu bytes in "
 		       "all): refused; its reads are left to end on their own",
-		       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid, s->c->copy_timeout_s, (unsigned long long)b);
+		       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid,
+		       s->c->copy_timeout_s, (unsigned long long)b);
 		if (!(k = intake_conn(s, t)))
 			continue;
 		k->pending = NULL;
-		snprintf(m, sizeof(m), "%s: no byte of its files could be read for %u s "
+		snprintf(m, sizeof(m),
+			 "%s: no byte of its files could be read for %u s "
 			 "(--copy-timeout; %llu bytes read in all): is one on a filesystem whose "
 			 "reads block (a FUSE mount, a hung NFS server)? Copy the files to a local "
-			 "disk and try again", t->r.kind == CONTROL_PRELOAD ? "preload" : "submit",
-			 s->c->copy_timeout_s, (unsigned long long)b);
+			 "disk and try again",
+			 t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", s->c->copy_timeout_s,
+			 (unsigned long long)b);
 		reply_err(s, k, CONTROL_E_BAD_INPUT, m);
 		conn_resume(s, k);
 	}
@@ -2597,16 +2693,25 @@ static int children_alive(const struct sup *s)
  * data segment is 0600): ring depths, pool use, jobs and partitions by state, as
  * gauges of the supervisor's slot. Names are set once in publish_gauge_names. */
 enum {
-	G_RING_SYNTH, G_RING_FINAL, G_RING_W0, G_POOL_USED = G_RING_W0 + PIPE_MAX_WORKERS,
-	G_POOL_FREE, G_JOBS_RUNNING, G_JOBS_DONE, G_JOBS_FAILED, G_PARTS0,
-	G_NODE0 = G_PARTS0 + 8, G_MAX_NODES = (STATS_MAX_GAUGES - G_NODE0) / 2,
+	G_RING_SYNTH,
+	G_RING_FINAL,
+	G_RING_W0,
+	G_POOL_USED = G_RING_W0 + PIPE_MAX_WORKERS,
+	G_POOL_FREE,
+	G_JOBS_RUNNING,
+	G_JOBS_DONE,
+	G_JOBS_FAILED,
+	G_PARTS0,
+	G_NODE0 = G_PARTS0 + 8,
+	G_MAX_NODES = (STATS_MAX_GAUGES - G_NODE0) / 2,
 };
 _Static_assert(G_NODE0 + 2 * G_MAX_NODES <= STATS_MAX_GAUGES, "gauge map fits");
 
 static void publish_gauge_names(struct sup *s)
 {
-	static const char *const parts[8] = { "parts_queued", "parts_synth", "parts_ready",
-		"parts_proving", "parts_proved", "parts_final", "parts_done", "parts_failed" };
+	static const char *const parts[8] = { "parts_queued",  "parts_synth",  "parts_ready",
+					      "parts_proving", "parts_proved", "parts_final",
+					      "parts_done",    "parts_failed" };
 	const struct pool_hdr *ph = s->pl.data.pool.hdr;
 	char n[STATS_NAME_LEN];
 
@@ -2675,10 +2780,12 @@ static int stages_up(const struct sup *s)
 	for (uint32_t i = 0; i < s->n_ch; i++) {
 		const struct child *c = &s->ch[i];
 		enum stats_role r = c->role == PLAN_WORKER ? STATS_ROLE_GPUWORKER :
-				    c->role == PLAN_SYNTH ? STATS_ROLE_SYNTH : STATS_ROLE_FINALIZER;
+			c->role == PLAN_SYNTH              ? STATS_ROLE_SYNTH :
+							     STATS_ROLE_FINALIZER;
 		struct stats_slot *sl = pipeline_stats_slot(&s->pl, r, c->index);
 
-		if (!c->pid || !sl || atomic_load_explicit(&sl->pid, memory_order_acquire) != c->pid)
+		if (!c->pid || !sl ||
+		    atomic_load_explicit(&sl->pid, memory_order_acquire) != c->pid)
 			return 0;
 	}
 	return 1;
@@ -2750,7 +2857,8 @@ static void tick(struct sup *s)
 				reply_err(s, k, CONTROL_E_TIMEOUT, m);
 			} else if (s->killing) {
 				k->waiting = 0;
-				reply_err(s, k, CONTROL_E_DRAINING, "cuzkd is shutting down before "
+				reply_err(s, k, CONTROL_E_DRAINING,
+					  "cuzkd is shutting down before "
 					  "the job finished");
 			}
 		}
@@ -2761,9 +2869,8 @@ static void tick(struct sup *s)
 		/* --idle-timeout: no request outstanding (a wait, drain or submit being
 		 * checked is not idle). */
 		if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->pending &&
-		    s->c->idle_timeout_s &&
-		    t > k->active_ns && t - k->active_ns >= (uint64_t)s->c->idle_timeout_s *
-		    1000000000ull)
+		    s->c->idle_timeout_s && t > k->active_ns &&
+		    t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
 			conn_close(s, k);
 	}
 	check_intakes(s, t);
@@ -2841,20 +2948,24 @@ static int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errle
 		return -errno;
 	}
 	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "is %s, not a directory; refusing it (remove it, or pass "
-			 "another --run-dir)", S_ISLNK(st.st_mode) ? "a symlink" : "not a directory");
+		snprintf(err, errlen,
+			 "is %s, not a directory; refusing it (remove it, or pass "
+			 "another --run-dir)",
+			 S_ISLNK(st.st_mode) ? "a symlink" : "not a directory");
 		return -ENOTDIR;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(err, errlen, "is owned by uid %u, not by this daemon's uid %u; refusing it "
-			 "(another user could replace the socket or pid file)", (unsigned)st.st_uid,
-			 (unsigned)geteuid());
+		snprintf(err, errlen,
+			 "is owned by uid %u, not by this daemon's uid %u; refusing it "
+			 "(another user could replace the socket or pid file)",
+			 (unsigned)st.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
 	if (st.st_mode & 0027) {
-		snprintf(err, errlen, "has mode %04o: group-writable or open to others; refusing it "
-			 "(chmod %04o it, or pass another --run-dir)", (unsigned)(st.st_mode & 07777),
-			 (unsigned)mode);
+		snprintf(err, errlen,
+			 "has mode %04o: group-writable or open to others; refusing it "
+			 "(chmod %04o it, or pass another --run-dir)",
+			 (unsigned)(st.st_mode & 07777), (unsigned)mode);
 		return -EPERM;
 	}
 	return 0;
@@ -2880,16 +2991,20 @@ static int listen_socket(struct sup *s, char *err, size_t errlen)
 	int fd;
 
 	if (strlen(s->c->run_dir) + strlen(s->c->instance) + 7 > sizeof(a.sun_path)) {
-		snprintf(err, errlen, "socket path %.200s/%s.sock is longer than %zu bytes: "
-			 "choose a shorter --run-dir", s->c->run_dir, s->c->instance, sizeof(a.sun_path) - 1);
+		snprintf(err, errlen,
+			 "socket path %.200s/%s.sock is longer than %zu bytes: "
+			 "choose a shorter --run-dir",
+			 s->c->run_dir, s->c->instance, sizeof(a.sun_path) - 1);
 		return -ENAMETOOLONG;
 	}
 	if (snprintf(s->sock_path, sizeof(s->sock_path), "%s/%s.sock", s->c->run_dir,
 		     s->c->instance) >= (int)sizeof(s->sock_path))
 		return -ENAMETOOLONG; /* checked above */
 	if (socket_live(s->sock_path)) {
-		snprintf(err, errlen, "instance \"%s\" is already running (%s answers); stop it "
-			 "first or choose another --instance", s->c->instance, s->sock_path);
+		snprintf(err, errlen,
+			 "instance \"%s\" is already running (%s answers); stop it "
+			 "first or choose another --instance",
+			 s->c->instance, s->sock_path);
 		s->sock_path[0] = '\0';
 		return -EADDRINUSE;
 	}
@@ -2927,7 +3042,8 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 		long old = 0;
 
 		if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "pid file %.900s is %s, not a regular file; refusing it",
+			snprintf(err, errlen,
+				 "pid file %.900s is %s, not a regular file; refusing it",
 				 s->pid_path, S_ISLNK(st.st_mode) ? "a symlink" : "special");
 			s->pid_path[0] = '\0';
 			return -EEXIST;
@@ -2940,15 +3056,18 @@ static int write_pid_file(struct sup *s, char *err, size_t errlen)
 			buf[n] = '\0';
 			old = strtol(buf, NULL, 10);
 		}
-		if (old > 0 && old != (long)getpid() && (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
-			snprintf(err, errlen, "instance \"%.100s\" is already running (pid file %.700s "
+		if (old > 0 && old != (long)getpid() &&
+		    (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
+			snprintf(err, errlen,
+				 "instance \"%.100s\" is already running (pid file %.700s "
 				 "names process %ld); stop it first or choose another --instance",
 				 s->c->instance, s->pid_path, old);
 			s->pid_path[0] = '\0';
 			return -EEXIST;
 		}
 		if (unlink(s->pid_path) && errno != ENOENT) {
-			snprintf(err, errlen, "stale pid file %.900s: %s", s->pid_path, strerror(errno));
+			snprintf(err, errlen, "stale pid file %.900s: %s", s->pid_path,
+				 strerror(errno));
 			s->pid_path[0] = '\0';
 			return -errno;
 		}
@@ -3136,7 +3255,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	char err[1024];
 	sigset_t mask;
 	int rc, code = CUZK_EXIT_INTERNAL;
-	struct metrics_http *mh = NULL; /* --metrics-listen: its own thread (metrics_http.c) */
+	struct metrics_http *mh = NULL;    /* --metrics-listen: its own thread (metrics_http.c) */
 	struct fleet_daemon *fleet = NULL; /* --queue: its own thread (fleet.c) */
 
 	memset(s, 0, sizeof(*s));
@@ -3218,15 +3337,15 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
 			s->files[j].wgen_fd = -1;
 	copies_init(&s->copies, PIPE_ZKEY_CACHE);
-	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes || !s->rec_part || !s->rec_job ||
-	    !s->resumed || !s->files) {
+	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes ||
+	    !s->rec_part || !s->rec_job || !s->resumed || !s->files) {
 		logmsg("out of memory");
 		goto out_seg;
 	}
 	memset(s->rec_part, REC_UNKNOWN, c->max_parts);
 	/* Before any stage runs: resumed partitions are set before anyone can claim them. */
-	if (!c->no_store && (code = store_start(s, barrier_load_relaxed(
-		&s->pl.data.jobtab.hdr->next_job_id))))
+	if (!c->no_store &&
+	    (code = store_start(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id))))
 		goto out_seg;
 	/* --queue: the fleet thread (fleet.h); an unreachable database stops
 	 * cuzkd at start, like a port that cannot be bound. */
@@ -3241,15 +3360,16 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 			goto out_seg;
 		}
 		s->fleet = fleet;
-		logmsg("fleet: claiming from the queue (lease %u s, %u at once)",
-		       c->queue_lease_s, c->queue_parallel);
+		logmsg("fleet: claiming from the queue (lease %u s, %u at once)", c->queue_lease_s,
+		       c->queue_parallel);
 	}
 	code = CUZK_EXIT_INTERNAL;
 	if (c->metrics_listen[0]) {
 		char bound[96];
 
-		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, fleet, c->metrics_conns, bound,
-					     sizeof(bound), err, sizeof(err)))) {
+		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, fleet,
+					     c->metrics_conns, bound, sizeof(bound), err,
+					     sizeof(err)))) {
 			logmsg("%s", err);
 			code = CUZK_EXIT_IO;
 			goto out_seg;
@@ -3286,7 +3406,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 			logmsg("io_uring: %s", strerror(-rc));
 			break;
 		}
-		io_uring_for_each_cqe(&s->ring, head, cqe) {
+		io_uring_for_each_cqe(&s->ring, head, cqe)
+		{
 			uint64_t d = io_uring_cqe_get_data64(cqe);
 			enum ev_type t = (enum ev_type)(d >> 56);
 			uint32_t gen = (uint32_t)(d >> 32) & 0xffffff, idx = (uint32_t)d;
@@ -3302,11 +3423,13 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 					handle_listen(s);
 				break;
 			case EV_CONN:
-				if (idx < N_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen)
+				if (idx < N_CONNS && s->conns[idx].fd >= 0 &&
+				    s->conns[idx].gen == gen)
 					handle_conn_in(s, &s->conns[idx]);
 				break;
 			case EV_CONN_OUT:
-				if (idx < N_CONNS && s->conns[idx].fd >= 0 && s->conns[idx].gen == gen) {
+				if (idx < N_CONNS && s->conns[idx].fd >= 0 &&
+				    s->conns[idx].gen == gen) {
 					s->conns[idx].out_armed = 0;
 					conn_flush(s, &s->conns[idx]);
 				}

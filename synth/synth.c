@@ -13,7 +13,7 @@
 #include "cuzk/wgen.h"
 #include "cuzk/wtns.h"
 
-#define POLL_NS 100000000ll /* ring and pool waits: the 100 ms heartbeat promise */
+#define POLL_NS  100000000ll /* ring and pool waits: the 100 ms heartbeat promise */
 #define HEAP_MAX 256
 
 enum {
@@ -29,10 +29,10 @@ enum { C_DONE, C_FAILED, C_LOST, C_STALE, C_REQUEUED, C_CROSS, C_BUF0 };
 enum { G_NODE }; /* gauge: this synth's NUMA node (the plan's; 255: unknown) */
 enum { H_PART, H_QUEUED, H_BUF_WAIT };
 
-static const char *const state_names[] = { "zkey", "read_wtns", "r1cs", "matvec",
+static const char *const state_names[] = { "zkey",        "read_wtns",   "r1cs", "matvec",
                                            "wait_buffer", "witness_gen", NULL };
-static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost",
-                                             "stale_hints", "requeued", "cross_node", NULL };
+static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost", "stale_hints",
+                                             "requeued",   "cross_node",   NULL };
 static const char *const hist_names[] = { "part", "queued", "buf_wait", NULL };
 
 /* ---- the local priority heap of hints ------------------------------------------- */
@@ -52,10 +52,8 @@ struct heap {
 /* a before b? priority desc, then job id asc (older first), then partition asc */
 static int hint_before(const struct hint *a, const struct hint *b)
 {
-    if (a->prio != b->prio)
-        return a->prio > b->prio;
-    if (a->job_id != b->job_id)
-        return a->job_id < b->job_id;
+    if (a->prio != b->prio) return a->prio > b->prio;
+    if (a->job_id != b->job_id) return a->job_id < b->job_id;
     return a->index < b->index;
 }
 
@@ -78,12 +76,9 @@ static struct hint heap_pop(struct heap *hp)
     for (;;) {
         uint32_t c = 2 * i + 1;
 
-        if (c >= hp->n)
-            break;
-        if (c + 1 < hp->n && hint_before(&hp->h[c + 1], &hp->h[c]))
-            c++;
-        if (!hint_before(&hp->h[c], &x))
-            break;
+        if (c >= hp->n) break;
+        if (c + 1 < hp->n && hint_before(&hp->h[c + 1], &hp->h[c])) c++;
+        if (!hint_before(&hp->h[c], &x)) break;
         hp->h[i] = hp->h[c];
         i = c;
     }
@@ -132,18 +127,17 @@ static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size
 
     for (unsigned i = 0; i < WGEN_CACHE; i++)
         if (s->gen[i].dl && !strcmp(s->gen[i].path, path)) {
-            if (wgen_is_current(&s->gen[i]))
-                return &s->gen[i];
+            if (wgen_is_current(&s->gen[i])) return &s->gen[i];
             wgen_close(&s->gen[i]); /* rebuilt: load the new file */
         }
     g = &s->gen[s->gen_next++ % WGEN_CACHE];
     wgen_close(g);
-    if (wgen_open(g, path, err, errlen))
-        return NULL;
+    if (wgen_open(g, path, err, errlen)) return NULL;
     /* once per load, in the daemon's log: such a generator is checked by curve and
      * witness size only (wgen.h) */
     if (!wgen_has_fingerprint(g))
-        fprintf(stderr, "cuzk-synth %u: warning: witness generator %s was built without "
+        fprintf(stderr,
+                "cuzk-synth %u: warning: witness generator %s was built without "
                 "--r1cs: checked against zkeys by curve and witness size only\n",
                 s->o->index, path);
     return g;
@@ -152,9 +146,8 @@ static const wgen *synth_wgen(struct synth *s, const char *path, char *err, size
 /* Every constraint of the job's r1cs against the witness: 0, or an error with err set. */
 /* wtns_path, r1cs_path: the client's names (messages); wtns_src, r1cs_src: what is
  * opened (cuzkd's copies, pipe_input_path). */
-static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_path,
-                      const char *r1cs_path, const char *wtns_src, const char *r1cs_src,
-                      char *err, size_t errlen)
+static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_path, const char *r1cs_path,
+                      const char *wtns_src, const char *r1cs_src, char *err, size_t errlen)
 {
     uint32_t bad = 0;
     int rc;
@@ -163,8 +156,7 @@ static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_
     pipe_stage_long_begin(&s->st);
     rc = r1cs_open(r, r1cs_src, err, errlen);
     if (!rc && (rc = r1cs_check_wtns(r, w, &bad, err, errlen)) == -CUZK_E_UNSATISFIED)
-        snprintf(err, errlen, "%s does not satisfy constraint %u of %s", wtns_path, bad,
-                 r1cs_path);
+        snprintf(err, errlen, "%s does not satisfy constraint %u of %s", wtns_path, bad, r1cs_path);
     pipe_stage_long_end(&s->st);
     if (rc) {
         pipe_err_rename(err, errlen, r1cs_src, r1cs_path);
@@ -180,8 +172,7 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
 
     if (pipe_stage_fail_part(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, reason, sizeof(reason)))
         jobtab_job_try_complete(jt, jt->parts[p].job);
-    if (s->o->verbose)
-        fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
+    if (s->o->verbose) fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
 }
 
 /* ---- NUMA routing (route.h) ------------------------------------------------------ */
@@ -210,8 +201,7 @@ static void route_read(struct synth *s, struct route_view *v)
         int32_t pid = sl ? barrier_load_relaxed(&sl->pid) : 0;
 
         v->synth_node[k] = node_of(c->synth_node[k]);
-        v->synth_alive[k] = k == s->o->index ||
-                            (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM));
+        v->synth_alive[k] = k == s->o->index || (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM));
     }
 }
 
@@ -221,8 +211,7 @@ static int synth_serves(struct synth *s)
 {
     struct route_view v;
 
-    if (s->st.pl.config->n_synth < 2)
-        return 1;
+    if (s->st.pl.config->n_synth < 2) return 1;
     route_read(s, &v);
     return route_synth_serves(&v, s->o->index);
 }
@@ -234,14 +223,12 @@ static int route_node(struct synth *s)
     struct route_view v;
     int w, cross;
 
-    if (s->st.pl.data.pool.hdr->n_nodes < 2)
-        return -1;
+    if (s->st.pl.data.pool.hdr->n_nodes < 2) return -1;
     route_read(s, &v);
     w = route_pick_worker(&v, s->o->index, &cross);
     if (w < 0) /* nobody left to serve since the claim: keep to our own node */
         return v.synth_node[s->o->index];
-    if (cross)
-        pipe_stage_count(&s->st, C_CROSS, 1);
+    if (cross) pipe_stage_count(&s->st, C_CROSS, 1);
     return v.worker_node[w];
 }
 
@@ -256,16 +243,14 @@ static void push_to_worker(struct synth *s, uint32_t p, int node)
     int any = 1;
 
     for (uint32_t i = 0; node >= 0 && i < c->n_workers; i++)
-        if (node_of(c->worker_node[i]) == node)
-            any = 0;
+        if (node_of(c->worker_node[i]) == node) any = 0;
     for (;;) {
         uint32_t best = 0, best_n = UINT32_MAX;
 
         for (uint32_t i = 0; i < c->n_workers; i++) {
             uint32_t n = ring_count(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(i)));
 
-            if (!any && node_of(c->worker_node[i]) != node)
-                continue;
+            if (!any && node_of(c->worker_node[i]) != node) continue;
             if (n < best_n) {
                 best_n = n;
                 best = i;
@@ -362,17 +347,18 @@ static void synth_one(struct synth *s, uint32_t p)
             fail_part(s, p, wtns_path, err);
             goto out;
         }
-        if (r1cs_path[0] && check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path,
-                                       r1cs_open_path, err, sizeof(err))) {
+        if (r1cs_path[0] &&
+            check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path, r1cs_open_path, err, sizeof(err))) {
             fail_part(s, p, wtns_path, err);
             goto out;
         }
     }
     need = pipeline_buf_bytes(z->domain_size, z->nvars, z->n8r);
     if (need > pl->config->buf_size) {
-        snprintf(err, sizeof(err), "circuit needs %llu-byte buffers, instance has %llu: "
-                 "restart cuzkd with a larger --buffer-mb", (unsigned long long)need,
-                 (unsigned long long)pl->config->buf_size);
+        snprintf(err, sizeof(err),
+                 "circuit needs %llu-byte buffers, instance has %llu: "
+                 "restart cuzkd with a larger --buffer-mb",
+                 (unsigned long long)need, (unsigned long long)pl->config->buf_size);
         fail_part(s, p, wtns_path, err);
         goto out;
     }
@@ -390,11 +376,10 @@ static void synth_one(struct synth *s, uint32_t p)
     }
     if (rc) {
         pipe_stage_enter_at(st, S_WAIT_BUF, tb);
-        while ((rc = node < 0 ? pool_buf_alloc(pool, -1, pid, POLL_NS, &b) :
-                     pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
+        while ((rc = node < 0 ? pool_buf_alloc(pool, -1, pid, POLL_NS, &b)
+                              : pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
             pipe_stage_heartbeat(st);
-            if (pipe_stage_stopping(st))
-                break;
+            if (pipe_stage_stopping(st)) break;
         }
         pipe_stage_hist(st, H_BUF_WAIT, pipe_stage_now() - tb);
         if (rc) {
@@ -407,8 +392,7 @@ static void synth_one(struct synth *s, uint32_t p)
     }
     buf = pool_buf_ptr(pool, b);
     for (uint32_t k = 0; k < pool->hdr->n_nodes; k++)
-        if (b - pool->hdr->nodes[k].first < pool->hdr->nodes[k].count)
-            pipe_stage_count(st, C_BUF0 + k, 1);
+        if (b - pool->hdr->nodes[k].first < pool->hdr->nodes[k].count) pipe_stage_count(st, C_BUF0 + k, 1);
     node = pool_buf_node(pool, b);
     /* for `status JOB` (relaxed: published by the CAS to READY, as the times) */
     barrier_store_relaxed(&pi->times.buf_node, (uint32_t)(node + 1));
@@ -430,8 +414,8 @@ static void synth_one(struct synth *s, uint32_t p)
         if (!rc && (rc = wtns_of_values(&w, wtns_path, gen->Fr, z->nvars, values)))
             snprintf(err, sizeof(err), "out of memory");
         if (!rc && r1cs_path[0])
-            rc = check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path, r1cs_open_path,
-                            err, sizeof(err));
+            rc =
+                check_r1cs(s, &r, &w, wtns_path, r1cs_path, wtns_open_path, r1cs_open_path, err, sizeof(err));
         if (rc) {
             pool_buf_free(pool, b, pid);
             fail_part(s, p, wtns_path, err);
@@ -468,31 +452,27 @@ static void synth_one(struct synth *s, uint32_t p)
          * harmlessly when the reclaim already freed it). */
         pool_buf_free(pool, b, pid);
         pool_buf_transfer(pool, b, pool_owner_part(p), POOL_OWNER_FREE);
-        fprintf(stderr, "cuzk-synth %u: partition %u or buffer %u taken from us\n",
-                s->o->index, p, b);
+        fprintf(stderr, "cuzk-synth %u: partition %u or buffer %u taken from us\n", s->o->index, p, b);
         goto out;
     }
     push_to_worker(s, p, node);
     pipe_stage_count(st, C_DONE, 1);
     pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
     if (s->o->verbose)
-        fprintf(stderr, "cuzk-synth %u: partition %u (%s) ready in buffer %u\n", s->o->index,
-                p, pi->name, b);
+        fprintf(stderr, "cuzk-synth %u: partition %u (%s) ready in buffer %u\n", s->o->index, p, pi->name, b);
 out:
     r1cs_close(&r);
     wtns_close(&w);
 }
 
 /* Preload: the synth reads the header and the coefficients (section 4). */
-static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e,
-                          void *arg)
+static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 4 };
 
     (void)st;
     (void)arg;
-    if (action == PIPE_CIRCUIT_PRELOAD)
-        pipe_zkey_touch(&e->z, ids, 3);
+    if (action == PIPE_CIRCUIT_PRELOAD) pipe_zkey_touch(&e->z, ids, 3);
 }
 
 /* Routing counters and gauge (cuzk-top's per-node lines): "bufs_n<node>" for each
@@ -500,15 +480,15 @@ static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zk
 static void synth_name_nodes(struct synth *s)
 {
     const struct pool_hdr *h = s->st.pl.data.pool.hdr;
-    uint64_t g = s->o->index < PIPE_MAX_WORKERS ? s->st.pl.config->synth_node[s->o->index] :
-                 PIPE_NODE_NONE;
+    uint64_t g = s->o->index < PIPE_MAX_WORKERS ? s->st.pl.config->synth_node[s->o->index] : PIPE_NODE_NONE;
     char name[32];
 
     pthread_mutex_lock(&s->st.mu); /* slot writes: serialised with the heartbeat */
     for (uint32_t k = 0; k < h->n_nodes && C_BUF0 + k < STATS_MAX_COUNTERS; k++) {
         /* a one-share pool is every node's: its buffers count for this synth's node */
-        int n = h->nodes[k].numa_node >= 0 ? h->nodes[k].numa_node :
-                g != PIPE_NODE_NONE && h->n_nodes == 1 ? (int)g : -1;
+        int n = h->nodes[k].numa_node >= 0           ? h->nodes[k].numa_node
+            : g != PIPE_NODE_NONE && h->n_nodes == 1 ? (int)g
+                                                     : -1;
 
         if (n >= 0)
             snprintf(name, sizeof(name), "bufs_n%d", n);
@@ -560,8 +540,7 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
             heap_push(&s->heap, make_hint(&s->st.pl, p));
         if (!s->heap.n) {
             pipe_stage_enter(&s->st, pipe_stage_wait_state(&s->st));
-            if (ring_pop_timeout(in, &p, POLL_NS) == 0)
-                heap_push(&s->heap, make_hint(&s->st.pl, p));
+            if (ring_pop_timeout(in, &p, POLL_NS) == 0) heap_push(&s->heap, make_hint(&s->st.pl, p));
             pipe_stage_heartbeat(&s->st);
             continue;
         }
@@ -575,11 +554,9 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         pipe_stage_heartbeat(&s->st);
     }
     /* Unclaimed hints go back for the next synth. */
-    while (s->heap.n)
-        ring_try_push(in, heap_pop(&s->heap).part);
+    while (s->heap.n) ring_try_push(in, heap_pop(&s->heap).part);
     pipe_stage_close(&s->st);
-    for (unsigned i = 0; i < WGEN_CACHE; i++)
-        wgen_close(&s->gen[i]);
+    for (unsigned i = 0; i < WGEN_CACHE; i++) wgen_close(&s->gen[i]);
     free(s);
     return 0;
 }

@@ -18,7 +18,8 @@
 
 enum { WGEN_NAME_MAX = 512 }; /* longest qualified signal name we build */
 
-static int wgen_err(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int wgen_err(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int wgen_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -50,22 +51,27 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
     if (snprintf(p, sizeof p, "%s%s", strchr(path, '/') ? "" : "./", path) >= (int)sizeof p)
         return wgen_err(err, errlen, CUZK_E_IO, "%s: path too long", path);
     FILE *f = fopen(p, "rb");
-    if (!f) return wgen_err(err, errlen, CUZK_E_IO, "cannot open witness generator %s: %s", path, strerror(errno));
+    if (!f)
+        return wgen_err(err, errlen, CUZK_E_IO, "cannot open witness generator %s: %s", path,
+                        strerror(errno));
     if (fstat(fileno(f), &g->st) != 0) {
         int e = errno;
         fclose(f);
         return wgen_err(err, errlen, CUZK_E_IO, "cannot stat witness generator %s: %s", path, strerror(e));
     }
-    unsigned char magic[4] = {0};
+    unsigned char magic[4] = { 0 };
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
     if (got != 4 || memcmp(magic, "\177ELF", 4) != 0)
-        return wgen_err(err, errlen, CUZK_E_FORMAT,
-                        "%s is not a witness generator (not a shared object): build one with cuzk build-witness", path);
+        return wgen_err(
+            err, errlen, CUZK_E_FORMAT,
+            "%s is not a witness generator (not a shared object): build one with cuzk build-witness", path);
     dlerror();
     g->dl = dlopen(p, RTLD_NOW | RTLD_LOCAL);
-    if (!g->dl) return wgen_err(err, errlen, CUZK_E_IO, "cannot load witness generator %s: %s", path, dlerror());
-    const struct cuzk_wgen_desc *(*describe)(void) = (const struct cuzk_wgen_desc *(*)(void))dlsym(g->dl, "cuzk_wgen_describe");
+    if (!g->dl)
+        return wgen_err(err, errlen, CUZK_E_IO, "cannot load witness generator %s: %s", path, dlerror());
+    const struct cuzk_wgen_desc *(*describe)(void) =
+        (const struct cuzk_wgen_desc *(*)(void))dlsym(g->dl, "cuzk_wgen_describe");
     g->ctx_new = (void *(*)(void))dlsym(g->dl, "cuzk_wgen_new");
     g->ctx_set = (void (*)(void *, uint64_t, const uint64_t *))dlsym(g->dl, "cuzk_wgen_set");
     g->ctx_run = (int (*)(void *, char *, size_t))dlsym(g->dl, "cuzk_wgen_run");
@@ -73,10 +79,11 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
     g->ctx_free = (void (*)(void *))dlsym(g->dl, "cuzk_wgen_free");
     int rc;
     if (!describe || !g->ctx_new || !g->ctx_set || !g->ctx_run || !g->ctx_get || !g->ctx_free) {
-        rc = wgen_err(err, errlen, CUZK_E_FORMAT,
-                      "%s is a shared object but not a witness generator (no cuzk_wgen_* functions): build one "
-                      "with cuzk build-witness",
-                      path);
+        rc = wgen_err(
+            err, errlen, CUZK_E_FORMAT,
+            "%s is a shared object but not a witness generator (no cuzk_wgen_* functions): build one "
+            "with cuzk build-witness",
+            path);
         goto fail;
     }
     /* optional: generators built before it, or without --r1cs, have no fingerprint */
@@ -93,10 +100,11 @@ int wgen_open(wgen *g, const char *path, char *err, size_t errlen)
     }
     g->Fr = g->d->n8 <= 64 ? field_by_modulus(g->d->prime, g->d->n8) : NULL;
     if (!g->Fr || (g->Fr->id != FIELD_ID_BN254_FR && g->Fr->id != FIELD_ID_BLS12_381_FR)) {
-        rc = wgen_err(err, errlen, CUZK_E_UNSUPPORTED,
-                      "%s: the circuit's prime is not the scalar field of BN254 or BLS12-381: compile it with "
-                      "circom --prime bn128 or bls12381",
-                      path);
+        rc =
+            wgen_err(err, errlen, CUZK_E_UNSUPPORTED,
+                     "%s: the circuit's prime is not the scalar field of BN254 or BLS12-381: compile it with "
+                     "circom --prime bn128 or bls12381",
+                     path);
         goto fail;
     }
     snprintf(g->path, sizeof g->path, "%s", path);
@@ -110,8 +118,8 @@ int wgen_is_current(const wgen *g)
 {
     struct stat st;
     return g->dl && stat(g->path, &st) == 0 && st.st_dev == g->st.st_dev && st.st_ino == g->st.st_ino &&
-           st.st_size == g->st.st_size && st.st_mtim.tv_sec == g->st.st_mtim.tv_sec &&
-           st.st_mtim.tv_nsec == g->st.st_mtim.tv_nsec;
+        st.st_size == g->st.st_size && st.st_mtim.tv_sec == g->st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == g->st.st_mtim.tv_nsec;
 }
 
 int wgen_check_zkey(const wgen *g, const zkey *z, char *err, size_t errlen)
@@ -121,10 +129,11 @@ int wgen_check_zkey(const wgen *g, const zkey *z, char *err, size_t errlen)
                         "witness generator built for another curve? %s is for a %s circuit, zkey %s for %s",
                         g->path, fr_curve(g->Fr), z->bf.path, fr_curve(z->Fr));
     if (g->d->nwitness != z->nvars)
-        return wgen_err(err, errlen, CUZK_E_MISMATCH,
-                        "witness generator built for another circuit? %s makes witnesses of %u values, zkey %s "
-                        "expects %u",
-                        g->path, g->d->nwitness, z->bf.path, z->nvars);
+        return wgen_err(
+            err, errlen, CUZK_E_MISMATCH,
+            "witness generator built for another circuit? %s makes witnesses of %u values, zkey %s "
+            "expects %u",
+            g->path, g->d->nwitness, z->bf.path, z->nvars);
     if (g->fp) {
         uint8_t zfp[FP_BYTES];
         char a[FP_HEX], b[FP_HEX];
@@ -203,10 +212,12 @@ static int to_field(struct fill *f, const char *sig, const json_t *v, uint64_t *
         s = json_string_value(v);
     } else {
         return wgen_err(f->err, f->errlen, CUZK_E_FORMAT,
-                        "%s: signal %s: %s is not a field element (an integer or a string of one)", f->file, sig,
-                        json_is_real(v) ? "a fractional number" : json_is_boolean(v) ? "a boolean"
-                                                               : json_is_null(v)    ? "null"
-                                                                                    : "an object");
+                        "%s: signal %s: %s is not a field element (an integer or a string of one)", f->file,
+                        sig,
+                        json_is_real(v)          ? "a fractional number"
+                            : json_is_boolean(v) ? "a boolean"
+                            : json_is_null(v)    ? "null"
+                                                 : "an object");
     }
     const char *d = s;
     if (*d == '-') neg = 1, d++;
@@ -215,17 +226,18 @@ static int to_field(struct fill *f, const char *sig, const json_t *v, uint64_t *
     bool ok = nd > 0 && nd == strspn(d, base == 16 ? "0123456789abcdefABCDEF" : "0123456789");
     if (!ok)
         return wgen_err(f->err, f->errlen, CUZK_E_FORMAT,
-                        "%s: signal %s: \"%.80s\" is not a field element (decimal, or 0x and hex digits)", f->file,
-                        sig, s);
+                        "%s: signal %s: \"%.80s\" is not a field element (decimal, or 0x and hex digits)",
+                        f->file, sig, s);
     mpz_init(x);
     mpz_init(p);
     mpz_set_str(x, d, base);
     mpz_import(p, Fr->n, -1, 8, 0, 0, Fr->p);
     if (mpz_cmp(x, p) >= 0) {
-        rc = wgen_err(f->err, f->errlen, CUZK_E_FORMAT,
-                      "%s: signal %s: %.80s is not a field element: it is not below the %s prime (values are not "
-                      "reduced)",
-                      f->file, sig, s, fr_curve(Fr));
+        rc = wgen_err(
+            f->err, f->errlen, CUZK_E_FORMAT,
+            "%s: signal %s: %.80s is not a field element: it is not below the %s prime (values are not "
+            "reduced)",
+            f->file, sig, s, fr_curve(Fr));
         goto out;
     }
     if (neg && mpz_sgn(x) != 0) mpz_sub(x, p, x);
@@ -283,17 +295,19 @@ static int set_signal(struct fill *f, const char *sig, const json_t *v)
     const struct cuzk_wgen_input *in = find_input(d, sig);
     if (!in)
         return wgen_err(f->err, f->errlen, CUZK_E_MISMATCH,
-                        "%s: signal %s is not an input of the circuit (is this input for another circuit?)", f->file,
-                        sig);
-    if (in->signalid < d->input_start || in->signalid + in->signalsize > (uint64_t)d->input_start + d->ninputs)
-        return wgen_err(f->err, f->errlen, CUZK_E_INTERNAL, "%s: signal %s: the generator's input table is corrupt",
+                        "%s: signal %s is not an input of the circuit (is this input for another circuit?)",
                         f->file, sig);
+    if (in->signalid < d->input_start ||
+        in->signalid + in->signalsize > (uint64_t)d->input_start + d->ninputs)
+        return wgen_err(f->err, f->errlen, CUZK_E_INTERNAL,
+                        "%s: signal %s: the generator's input table is corrupt", f->file, sig);
     uint64_t n = 0, k = 0;
     int rc = count_leaf(f, sig, v, &n);
     if (rc) return rc;
     if (n != in->signalsize)
-        return wgen_err(f->err, f->errlen, CUZK_E_MISMATCH, "%s: signal %s has %llu value%s, the circuit expects %llu",
-                        f->file, sig, (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)in->signalsize);
+        return wgen_err(f->err, f->errlen, CUZK_E_MISMATCH,
+                        "%s: signal %s has %llu value%s, the circuit expects %llu", f->file, sig,
+                        (unsigned long long)n, n == 1 ? "" : "s", (unsigned long long)in->signalsize);
     return set_leaf(f, sig, v, in->signalid, &k);
 }
 
@@ -306,10 +320,11 @@ static int walk(struct fill *f, const char *prefix, const json_t *v)
     if (json_is_object(v)) {
         const char *key;
         json_t *val;
-        json_object_foreach((json_t *)v, key, val) {
+        json_object_foreach((json_t *)v, key, val)
+        {
             if (snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key) >= (int)sizeof name)
-                return wgen_err(f->err, f->errlen, CUZK_E_FORMAT, "%s: signal name %.60s... is too long", f->file,
-                                name);
+                return wgen_err(f->err, f->errlen, CUZK_E_FORMAT, "%s: signal name %.60s... is too long",
+                                f->file, name);
             int rc = walk(f, name, val);
             if (rc) return rc;
         }
@@ -366,19 +381,21 @@ static int missing(struct fill *f)
                                         (unsigned long long)(d->input_start + i));
     }
     if (pos >= sizeof list) snprintf(list + sizeof list - 5, 5, "...");
-    return wgen_err(f->err, f->errlen, CUZK_E_MISMATCH, "%s: %u of the circuit's %u input values are not given: %s",
-                    f->file, d->ninputs - f->nassigned, d->ninputs, list);
+    return wgen_err(f->err, f->errlen, CUZK_E_MISMATCH,
+                    "%s: %u of the circuit's %u input values are not given: %s", f->file,
+                    d->ninputs - f->nassigned, d->ninputs, list);
 }
 
 static int compute(const wgen *g, json_t *root, const char *file, uint8_t *out, char *err, size_t errlen)
 {
     const struct cuzk_wgen_desc *d = g->d;
-    struct fill f = {.g = g, .file = file, .err = err, .errlen = errlen};
+    struct fill f = { .g = g, .file = file, .err = err, .errlen = errlen };
     char why[1024];
     int rc;
 
     if (!json_is_object(root))
-        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: the input must be a JSON object of signal names", file);
+        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: the input must be a JSON object of signal names",
+                        file);
     f.assigned = calloc(d->ninputs ? d->ninputs : 1, 1);
     f.ctx = g->ctx_new();
     if (!f.assigned || !f.ctx) {
@@ -408,8 +425,8 @@ int wgen_compute_text(const wgen *g, const char *text, size_t len, const char *n
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", name, je.text,
-                        je.line, je.column);
+        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", name,
+                        je.text, je.line, je.column);
     int rc = compute(g, root, name, out, err, errlen);
     json_decref(root);
     return rc;
@@ -423,8 +440,8 @@ int wgen_compute_file(const wgen *g, const char *input, uint8_t *out, char *err,
     json_t *root = json_loadf(fp, JSON_REJECT_DUPLICATES, &je);
     fclose(fp);
     if (!root)
-        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", input, je.text,
-                        je.line, je.column);
+        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", input,
+                        je.text, je.line, je.column);
     int rc = compute(g, root, input, out, err, errlen);
     json_decref(root);
     return rc;

@@ -122,8 +122,10 @@ static void load_circuit()
             p = read_defs(p, &pair);
             c->templateInsId2IOSignalInfo[index[i]] = pair;
         }
-        c->busInsId2FieldInfo = (IOFieldDefPair *)calloc(get_size_of_bus_field_map() + 1, sizeof(IOFieldDefPair));
-        for (uint32_t i = 0; i < get_size_of_bus_field_map(); i++) p = read_defs(p, &c->busInsId2FieldInfo[i]);
+        c->busInsId2FieldInfo =
+            (IOFieldDefPair *)calloc(get_size_of_bus_field_map() + 1, sizeof(IOFieldDefPair));
+        for (uint32_t i = 0; i < get_size_of_bus_field_map(); i++)
+            p = read_defs(p, &c->busInsId2FieldInfo[i]);
     }
     g_circuit = c;
 
@@ -195,8 +197,10 @@ WGEN_API int cuzk_wgen_run(void *p, char *err, size_t errlen)
     std::string text = out.str(), reason;
     std::istringstream lines(text);
     for (std::string l; std::getline(lines, l);) {
-        if (l.rfind("Failed assert", 0) == 0) reason = l;
-        else if (!l.empty()) std::cerr << l << "\n";
+        if (l.rfind("Failed assert", 0) == 0)
+            reason = l;
+        else if (!l.empty())
+            std::cerr << l << "\n";
     }
     if (why.empty()) return 0;
     if (!reason.empty()) why = reason;

@@ -46,9 +46,12 @@ static const char usage_text[] =
     "  --keep      keep the build directory (its path is printed)\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 7, 9, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 7, 9, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 /* code: a CUZK_E_* (either sign) or -errno; returns the exit code. */
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -132,7 +135,8 @@ static pid_t spawn(char *const argv[])
     if (pid == 0) {
         execvp(argv[0], argv);
         fprintf(stderr, "cuzk build-witness: cannot run %s: %s%s\n", argv[0], strerror(errno),
-                errno == ENOENT ? " (install it: deploy/install-deps.sh installs g++, nasm and libgmp-dev)" : "");
+                errno == ENOENT ? " (install it: deploy/install-deps.sh installs g++, nasm and libgmp-dev)"
+                                : "");
         _exit(127);
     }
     return pid;
@@ -155,8 +159,10 @@ static void rm_tree(const char *dir)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char p[PATH_MAX];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (e->d_type == DT_DIR) rm_tree(p);
-        else unlink(p);
+        if (e->d_type == DT_DIR)
+            rm_tree(p);
+        else
+            unlink(p);
     }
     closedir(d);
     rmdir(dir);
@@ -184,11 +190,11 @@ static int find_base(const char *dir, char *base, size_t len)
 int build_witness_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"prime", required_argument, NULL, 'p'},
-        {"keep", no_argument, NULL, 'k'},
-        {"r1cs", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "prime", required_argument, NULL, 'p' },
+        { "keep", no_argument, NULL, 'k' },
+        { "r1cs", required_argument, NULL, 'r' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     const char *prime = NULL, *r1cs_path = NULL;
     int keep = 0, c;
@@ -217,23 +223,25 @@ int build_witness_main(int argc, char **argv)
     int rc = find_base(src, base, sizeof base);
     if (rc)
         return fail(CUZK_E_IO, "%s: %s", argv[optind],
-                    rc == -ENOENT ? "no .dat file: is this the directory circom --c wrote (NAME_cpp/)?"
-                    : rc == -EEXIST ? "more than one .dat file: which circuit?"
-                                    : strerror(-rc));
+                    rc == -ENOENT       ? "no .dat file: is this the directory circom --c wrote (NAME_cpp/)?"
+                        : rc == -EEXIST ? "more than one .dat file: which circuit?"
+                                        : strerror(-rc));
     snprintf(cpp, sizeof cpp, "%s/%s.cpp", src, base);
     snprintf(dat, sizeof dat, "%s/%s.dat", src, base);
-    static const char *const need[] = {"calcwit.cpp", "calcwit.hpp", "circom.hpp", "fr.cpp", "fr.hpp", "fr.asm"};
+    static const char *const need[] = { "calcwit.cpp", "calcwit.hpp", "circom.hpp",
+                                        "fr.cpp",      "fr.hpp",      "fr.asm" };
     if (access(cpp, R_OK)) return fail(CUZK_E_IO, "%s: %s", cpp, strerror(errno));
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         char p[PATH_MAX + 32];
         snprintf(p, sizeof p, "%s/%s", src, need[i]);
         if (access(p, R_OK)) return fail(CUZK_E_IO, "%s: %s (not circom --c output?)", p, strerror(errno));
     }
-    long start = cpp_number(cpp, "get_main_input_signal_start()"), nin = cpp_number(cpp, "get_main_input_signal_no()");
+    long start = cpp_number(cpp, "get_main_input_signal_start()"),
+         nin = cpp_number(cpp, "get_main_input_signal_no()");
     if (start < 0 || nin < 0)
         return fail(CUZK_E_IO, "%s: no get_main_input_signal_start/no: not circom 2 --c output?", cpp);
     /* the circuit fingerprint, from the r1cs (checked against the generator below) */
-    uint8_t fp[FP_BYTES] = {0};
+    uint8_t fp[FP_BYTES] = { 0 };
     int fp_id = -1;
     uint32_t fp_nwires = 0;
     if (r1cs_path) {
@@ -251,7 +259,8 @@ int build_witness_main(int argc, char **argv)
     const char *tmpdir = getenv("TMPDIR");
     char work[PATH_MAX];
     snprintf(work, sizeof work, "%s/cuzk-wgen-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(work)) return fail(CUZK_E_INTERNAL, "cannot create a build directory in %s: %s", work, strerror(errno));
+    if (!mkdtemp(work))
+        return fail(CUZK_E_INTERNAL, "cannot create a build directory in %s: %s", work, strerror(errno));
     char inc[PATH_MAX + 16];
     snprintf(inc, sizeof inc, "%s/cuzk", work);
     int bad = mkdir(inc, 0700) != 0;
@@ -300,27 +309,31 @@ int build_witness_main(int argc, char **argv)
     char incw[PATH_MAX + 4], incs[PATH_MAX + 4];
     snprintf(incw, sizeof incw, "-I%s", work);
     snprintf(incs, sizeof incs, "-I%s", src);
-    const char *units[] = {cpp, "calcwit.cpp", "fr.cpp", "wgen_abi.cpp", "dat.S"};
-    const char *objs[] = {"circuit.o", "calcwit.o", "fr.o", "wgen_abi.o", "dat.o"};
+    const char *units[] = { cpp, "calcwit.cpp", "fr.cpp", "wgen_abi.cpp", "dat.S" };
+    const char *objs[] = { "circuit.o", "calcwit.o", "fr.o", "wgen_abi.o", "dat.o" };
     enum { NU = 5 };
     char inpath[NU][PATH_MAX + 300], opath[NU + 1][PATH_MAX + 32];
     pid_t pids[NU + 1];
     int failed = 0;
     for (int i = 0; i < NU; i++) {
-        if (units[i][0] == '/') snprintf(inpath[i], sizeof inpath[i], "%s", units[i]);
-        else if (i < 3) snprintf(inpath[i], sizeof inpath[i], "%s/%s", src, units[i]);
-        else snprintf(inpath[i], sizeof inpath[i], "%s/%s", work, units[i]);
+        if (units[i][0] == '/')
+            snprintf(inpath[i], sizeof inpath[i], "%s", units[i]);
+        else if (i < 3)
+            snprintf(inpath[i], sizeof inpath[i], "%s/%s", src, units[i]);
+        else
+            snprintf(inpath[i], sizeof inpath[i], "%s/%s", work, units[i]);
         snprintf(opath[i], sizeof opath[i], "%s/%s", work, objs[i]);
         /* -w: circom's generated code is not ours to warn about; -O3 as circom's Makefile */
-        char *av[] = {(char *)cxx, "-std=c++11", "-O3", "-fPIC", "-fvisibility=hidden", "-w", incw, incs,
-                      "-c", inpath[i], "-o", opath[i], NULL};
+        char *av[] = { (char *)cxx, "-std=c++11", "-O3", "-fPIC", "-fvisibility=hidden",
+                       "-w",        incw,         incs,  "-c",    inpath[i],
+                       "-o",        opath[i],     NULL };
         if (i == 4) av[1] = "-x", av[2] = "assembler-with-cpp";
         pids[i] = spawn(av);
     }
     char asmin[PATH_MAX + 16];
     snprintf(asmin, sizeof asmin, "%s/fr.asm", src);
     snprintf(opath[NU], sizeof opath[NU], "%s/fr_asm.o", work);
-    char *nav[] = {(char *)nasm, "-felf64", asmin, "-o", opath[NU], NULL};
+    char *nav[] = { (char *)nasm, "-felf64", asmin, "-o", opath[NU], NULL };
     pids[NU] = spawn(nav);
     for (int i = 0; i <= NU; i++) failed |= pids[i] < 0 || reap(pids[i]) != 0;
     if (failed) {
@@ -332,8 +345,11 @@ int build_witness_main(int argc, char **argv)
     snprintf(mapo, sizeof mapo, "-Wl,--version-script=%s/wgen.map", work);
     /* -z defs: every symbol resolved now (libgmp, libstdc++), not at dlopen in a stage;
      * -z text: fails if fr.asm ever needed a text relocation */
-    char *lav[] = {(char *)cxx, "-shared", "-o", so, opath[0], opath[1], opath[2], opath[3], opath[4], opath[5],
-                   mapo, "-Wl,-z,defs", "-Wl,-z,text", "-Wl,-z,noexecstack", "-Wl,-z,now", "-lgmp", NULL};
+    char *lav[] = {
+        (char *)cxx,  "-shared", "-o",     so,   opath[0],      opath[1],      opath[2],
+        opath[3],     opath[4],  opath[5], mapo, "-Wl,-z,defs", "-Wl,-z,text", "-Wl,-z,noexecstack",
+        "-Wl,-z,now", "-lgmp",   NULL
+    };
     pid_t lp = spawn(lav);
     if (lp < 0 || reap(lp) != 0) {
         if (!keep) rm_tree(work);
@@ -354,17 +370,19 @@ int build_witness_main(int argc, char **argv)
     if (r1cs_path && (gid != fp_id || nw != fp_nwires)) {
         if (!keep) rm_tree(work);
         return fail(CUZK_E_MISMATCH, "%s is not the r1cs of %s: %s", r1cs_path, argv[optind],
-                    gid != fp_id ? "another prime" : "another number of wires than the generator's witness size");
+                    gid != fp_id ? "another prime"
+                                 : "another number of wires than the generator's witness size");
     }
     if (prime && strcmp(prime, curve)) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_MISMATCH, "%s was compiled by circom for %s, not %s (circom --prime %s)", argv[optind],
-                    curve, prime, prime);
+        return fail(CUZK_E_MISMATCH, "%s was compiled by circom for %s, not %s (circom --prime %s)",
+                    argv[optind], curve, prime, prime);
     }
     /* publish: copy next to OUT, fsync, rename */
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    int in = open(so, O_RDONLY | O_CLOEXEC), fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
+    int in = open(so, O_RDONLY | O_CLOEXEC),
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
     bad = in < 0 || fd < 0;
     char buf[1 << 16];
     ssize_t k;
@@ -376,8 +394,10 @@ int build_witness_main(int argc, char **argv)
         }
         for (ssize_t o = 0; o < k && !bad;) {
             ssize_t w = write(fd, buf + o, (size_t)(k - o));
-            if (w < 0 && errno != EINTR) bad = 1;
-            else if (w > 0) o += w;
+            if (w < 0 && errno != EINTR)
+                bad = 1;
+            else if (w > 0)
+                o += w;
         }
     }
     int saved = errno;
@@ -392,8 +412,10 @@ int build_witness_main(int argc, char **argv)
         if (!keep) rm_tree(work);
         return fail(CUZK_E_OUTPUT, "cannot write %s: %s", out, strerror(saved));
     }
-    if (keep) fprintf(stderr, "cuzk build-witness: build directory kept: %s\n", work);
-    else rm_tree(work);
+    if (keep)
+        fprintf(stderr, "cuzk build-witness: build directory kept: %s\n", work);
+    else
+        rm_tree(work);
     char hex[FP_HEX];
     fp_hex(fp, hex);
     hex[16] = '\0';

@@ -76,8 +76,8 @@ void client_usage(FILE *f)
           "  the daemon's JSON reply instead of text)\n",
           f);
     cuzk_exit_help_titled(f, "exit codes (daemon commands):", CUZK_PROG_CLIENT, NULL);
-    cuzk_exit_help_titled(f, "exit codes (commands without a daemon; each command's --help says which):",
-                          CUZK_PROG_TOOL, NULL);
+    cuzk_exit_help_titled(
+        f, "exit codes (commands without a daemon; each command's --help says which):", CUZK_PROG_TOOL, NULL);
 }
 
 /* Whoever controls the socket's directory controls what answers on it. Trusted: a real
@@ -92,12 +92,14 @@ static int trusted_socket_dir(const char *dir)
     const char *why = NULL;
 
     snprintf(parent, sizeof(parent), "%s", dir);
-    for (size_t n = strlen(parent); n > 1 && parent[n - 1] == '/'; n--)
-        parent[n - 1] = '\0';
+    for (size_t n = strlen(parent); n > 1 && parent[n - 1] == '/'; n--) parent[n - 1] = '\0';
     char *slash = strrchr(parent, '/');
-    if (slash == parent) parent[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(parent, sizeof(parent), ".");
+    if (slash == parent)
+        parent[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(parent, sizeof(parent), ".");
     if (lstat(dir, &st)) return 0; /* connect will say why */
     if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
         why = "it is not a directory (a symlink?)";
@@ -107,7 +109,8 @@ static int trusted_socket_dir(const char *dir)
              (lstat(parent, &ps) || !S_ISDIR(ps.st_mode) || ps.st_uid != 0 || (ps.st_mode & 0022)))
         why = "it is owned by another user, in a directory that others can write to";
     if (!why) return 0;
-    fprintf(stderr, "cuzk: refusing to talk to a daemon in %s: %s (owner uid %u); whoever "
+    fprintf(stderr,
+            "cuzk: refusing to talk to a daemon in %s: %s (owner uid %u); whoever "
             "controls it controls what answers on the socket (pass --run-dir)\n",
             dir, why, (unsigned)st.st_uid);
     return CUZK_EXIT_NO_DAEMON;
@@ -125,9 +128,10 @@ static int connect_daemon(struct client *c)
     if ((n = trusted_socket_dir(c->run_dir))) return n;
     c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
-        fprintf(stderr, "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
-                "(start it with `cuzkd --instance %s`, or pass --run-dir)\n", a.sun_path,
-                strerror(errno), c->instance, c->instance);
+        fprintf(stderr,
+                "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
+                "(start it with `cuzkd --instance %s`, or pass --run-dir)\n",
+                a.sun_path, strerror(errno), c->instance, c->instance);
         return CUZK_EXIT_NO_DAEMON;
     }
     return 0;
@@ -145,8 +149,7 @@ static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t
     json_error_t je;
 
     json_decref(req);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     n = strlen(s);
     s[n] = '\n'; /* replaces the NUL; sent with n + 1 bytes */
     for (size_t sent = 0; sent < nfds && off < n;) {
@@ -156,7 +159,9 @@ static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t
             char b[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
         } cb;
         struct iovec iov = { s + off, 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cb.b,
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = cb.b,
                              .msg_controllen = CMSG_SPACE(k * sizeof(int)) };
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
@@ -166,8 +171,7 @@ static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t
         cm->cmsg_len = CMSG_LEN(k * sizeof(int));
         memcpy(CMSG_DATA(cm), fds + sent, k * sizeof(int));
         if (sendmsg(c->fd, &mh, MSG_NOSIGNAL) != 1) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             free(s);
             fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
             return NULL;
@@ -179,8 +183,7 @@ static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t
         ssize_t w = send(c->fd, s + off, n + 1 - off, MSG_NOSIGNAL);
 
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             free(s);
             fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
             return NULL;
@@ -197,25 +200,22 @@ static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t
 
             memmove(c->buf, nl + 1, c->len - line - 1);
             c->len -= line + 1;
-            if (!r)
-                fprintf(stderr, "cuzk: cuzkd sent a reply that is not JSON: %s\n", je.text);
+            if (!r) fprintf(stderr, "cuzk: cuzkd sent a reply that is not JSON: %s\n", je.text);
             return r;
         }
         if (c->len + 65536 > c->cap) {
             char *b = realloc(c->buf, c->cap + 65536 * 4);
 
-            if (!b)
-                return NULL;
+            if (!b) return NULL;
             c->buf = b;
             c->cap += 65536 * 4;
         }
         ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
 
-        if (r < 0 && errno == EINTR)
-            continue;
+        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
-            fprintf(stderr, "cuzk: cuzkd closed the connection without a reply%s%s\n",
-                    r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
+            fprintf(stderr, "cuzk: cuzkd closed the connection without a reply%s%s\n", r < 0 ? ": " : "",
+                    r < 0 ? strerror(errno) : "");
             return NULL;
         }
         c->len += (size_t)r;
@@ -235,8 +235,7 @@ struct fdset {
 
 static void fdset_close(struct fdset *f)
 {
-    for (size_t i = 0; i < f->n; i++)
-        close(f->fd[i]);
+    for (size_t i = 0; i < f->n; i++) close(f->fd[i]);
     free(f->fd);
     memset(f, 0, sizeof(*f));
 }
@@ -256,8 +255,8 @@ static int add_file(struct fdset *f, const char *what, const char *arg, int dir,
         return -1;
     }
     /* O_NONBLOCK: a FIFO named here must not hang us in open(); checked below. */
-    fd = dir ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) :
-               open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    fd = dir ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)
+             : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, "cuzk: %s %s: %s\n", what, arg, strerror(errno));
         return -1;
@@ -299,8 +298,11 @@ static int print_error(const struct client *c, json_t *r)
         puts(s ? s : "{}");
         free(s);
     } else {
-        fprintf(stderr, "cuzk: %s (%s)\n", json_string_value(json_object_get(r, "message")) ?
-                json_string_value(json_object_get(r, "message")) : "error", code ? code : "?");
+        fprintf(stderr, "cuzk: %s (%s)\n",
+                json_string_value(json_object_get(r, "message"))
+                    ? json_string_value(json_object_get(r, "message"))
+                    : "error",
+                code ? code : "?");
     }
     if (code && !strcmp(code, CONTROL_E_QUOTA))
         return CUZK_EXIT_QUOTA; /* distinct: a script backs off and retries */
@@ -313,10 +315,8 @@ static int reply_failed(const struct client *c, json_t *r)
 {
     int rc;
 
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
-    if (is_ok(r))
-        return 0;
+    if (!r) return CUZK_EXIT_NO_DAEMON;
+    if (is_ok(r)) return 0;
     rc = print_error(c, r);
     json_decref(r);
     return rc;
@@ -350,12 +350,11 @@ static void print_job(json_t *j)
     printf("job %lld: %s, %lld/%lld done, %lld failed%s%s\n", jint(j, "id"), jstr(j, "state"),
            jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
            json_object_get(j, "reason") ? ": " : "", jstr(j, "reason"));
-    json_array_foreach(parts, i, p) {
+    json_array_foreach(parts, i, p)
+    {
         printf("  %-24s %-8s", jstr(p, "name"), jstr(p, "state"));
-        if (json_object_get(p, "proof"))
-            printf(" %s", jstr(p, "proof"));
-        if (json_object_get(p, "reason"))
-            printf(" %s", jstr(p, "reason"));
+        if (json_object_get(p, "proof")) printf(" %s", jstr(p, "proof"));
+        if (json_object_get(p, "reason")) printf(" %s", jstr(p, "reason"));
         putchar('\n');
     }
 }
@@ -380,8 +379,7 @@ static int parse_job(const char *s, json_int_t *out)
 
     errno = 0;
     v = strtoll(s, &end, 10);
-    if (errno || *end || v < 0 || !*s)
-        return -1;
+    if (errno || *end || v < 0 || !*s) return -1;
     *out = v;
     return 0;
 }
@@ -391,21 +389,29 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL;
     long long prio = 0;
     int wait = 0, rc, nw = 0;
-    char (*names)[PIPE_NAME_LEN];
+    char(*names)[PIPE_NAME_LEN];
     struct fdset fs = { 0 };
     json_t *req, *w, *r;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 
-        if (!strcmp(a, "--zkey") && i + 1 < argc) zkey_arg = argv[++i];
-        else if (!strcmp(a, "--out") && i + 1 < argc) out = argv[++i];
-        else if (!strcmp(a, "--r1cs") && i + 1 < argc) r1cs = argv[++i];
-        else if (!strcmp(a, "--witness-gen") && i + 1 < argc) gen = argv[++i];
-        else if (!strcmp(a, "--priority") && i + 1 < argc) prio = atoll(argv[++i]);
-        else if (!strcmp(a, "--wait")) wait = 1;
-        else if (!strcmp(a, "--help")) { client_usage(stdout); return 0; }
-        else if (a[0] == '-' && a[1] == '-') {
+        if (!strcmp(a, "--zkey") && i + 1 < argc)
+            zkey_arg = argv[++i];
+        else if (!strcmp(a, "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(a, "--r1cs") && i + 1 < argc)
+            r1cs = argv[++i];
+        else if (!strcmp(a, "--witness-gen") && i + 1 < argc)
+            gen = argv[++i];
+        else if (!strcmp(a, "--priority") && i + 1 < argc)
+            prio = atoll(argv[++i]);
+        else if (!strcmp(a, "--wait"))
+            wait = 1;
+        else if (!strcmp(a, "--help")) {
+            client_usage(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "cuzk prove: unknown option %s\n", a);
             return CUZK_EXIT_USAGE;
         } else
@@ -418,8 +424,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     }
     /* Duplicate basenames would write the same proof file: refuse before submit. */
     names = calloc((size_t)nw, sizeof(*names));
-    if (!names)
-        return CUZK_EXIT_REFUSED;
+    if (!names) return CUZK_EXIT_REFUSED;
     for (int i = 0; i < nw; i++) {
         if (control_wtns_name(argv[1 + i], names[i], PIPE_NAME_LEN)) {
             fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[1 + i]);
@@ -428,8 +433,10 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         }
         for (int j = 0; j < i; j++)
             if (!strcmp(names[i], names[j])) {
-                fprintf(stderr, "cuzk prove: witnesses %s and %s would both write "
-                        "%s.proof.json: rename one\n", argv[1 + j], argv[1 + i], names[i]);
+                fprintf(stderr,
+                        "cuzk prove: witnesses %s and %s would both write "
+                        "%s.proof.json: rename one\n",
+                        argv[1 + j], argv[1 + i], names[i]);
                 free(names);
                 return CUZK_EXIT_USAGE;
             }
@@ -447,8 +454,10 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         if (!bad) {
             bad = zkey_open(&z, zkey_arg, err, sizeof(err)) || wgen_check_zkey(&g, &z, err, sizeof(err));
             if (!bad && !wgen_has_fingerprint(&g))
-                fprintf(stderr, "cuzk prove: warning: witness generator %s was built without --r1cs: "
-                        "only its curve and witness size are checked against zkey %s\n", gen, zkey_arg);
+                fprintf(stderr,
+                        "cuzk prove: warning: witness generator %s was built without --r1cs: "
+                        "only its curve and witness size are checked against zkey %s\n",
+                        gen, zkey_arg);
             zkey_close(&z);
             wgen_close(&g);
         }
@@ -500,21 +509,19 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     }
     r = request_fds(c, req, fs.fd, fs.n);
     fdset_close(&fs); /* cuzkd has its own now (or refused) */
-    if ((rc = reply_failed(c, r)))
-        return rc;
+    if ((rc = reply_failed(c, r))) return rc;
     {
         json_int_t id = json_integer_value(json_object_get(r, "job"));
 
         if (!wait || c->json)
-            c->json ? print_json(r) : (void)printf("job %lld submitted: %lld partition(s)\n",
-                                                   (long long)id, jint(r, "partitions"));
+            c->json ? print_json(r)
+                    : (void)printf("job %lld submitted: %lld partition(s)\n", (long long)id,
+                                   jint(r, "partitions"));
         json_decref(r);
-        if (!wait)
-            return CUZK_EXIT_OK;
+        if (!wait) return CUZK_EXIT_OK;
         r = request(c, json_pack("{s:s,s:I}", "req", "wait", "job", id));
     }
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
+    if (!r) return CUZK_EXIT_NO_DAEMON;
     rc = is_ok(r) ? finish_job_reply(c, r) : print_error(c, r);
     json_decref(r);
     return rc;
@@ -532,11 +539,11 @@ static json_t *circuit_entry(json_t *st, const char *path, json_int_t seq, int *
     size_t i;
 
     *superseded = 1;
-    json_array_foreach(ents, i, e)
-        if (!strcmp(jstr(e, "zkey"), path)) {
-            *superseded = jint(e, "seq") != seq;
-            return jint(e, "seq") >= seq ? e : NULL;
-        }
+    json_array_foreach(ents, i, e) if (!strcmp(jstr(e, "zkey"), path))
+    {
+        *superseded = jint(e, "seq") != seq;
+        return jint(e, "seq") >= seq ? e : NULL;
+    }
     return NULL;
 }
 
@@ -551,12 +558,14 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
     json_int_t seq;
 
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--no-wait")) wait = 0;
-        else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) timeout_ms = atoll(argv[++i]);
-        else if (argv[i][0] != '-' && !arg) arg = argv[i];
+        if (!strcmp(argv[i], "--no-wait"))
+            wait = 0;
+        else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc)
+            timeout_ms = atoll(argv[++i]);
+        else if (argv[i][0] != '-' && !arg)
+            arg = argv[i];
         else {
-            fprintf(stderr, "cuzk %s: usage: cuzk %s ZKEY [--no-wait] [--timeout-ms N]\n", what,
-                    what);
+            fprintf(stderr, "cuzk %s: usage: cuzk %s ZKEY [--no-wait] [--timeout-ms N]\n", what, what);
             return CUZK_EXIT_USAGE;
         }
     }
@@ -573,8 +582,8 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
             fprintf(stderr, "cuzk %s: %s: %s\n", what, arg, strerror(errno));
             return CUZK_EXIT_USAGE;
         }
-        if ((size_t)snprintf(path, sizeof(path), "%s%s%s", arg[0] == '/' ? "" : cwd,
-                             arg[0] == '/' ? "" : "/", arg) >= sizeof(path)) {
+        if ((size_t)snprintf(path, sizeof(path), "%s%s%s", arg[0] == '/' ? "" : cwd, arg[0] == '/' ? "" : "/",
+                             arg) >= sizeof(path)) {
             fprintf(stderr, "cuzk %s: %s: path too long\n", what, arg);
             return CUZK_EXIT_USAGE;
         }
@@ -593,16 +602,13 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
             fdset_close(&fs);
             return rc;
         }
-        r = request_fds(c, json_pack("{s:s,s:i,s:o}", "req", what, "fds", 1, "zkey", ref),
-                        fs.fd, fs.n);
+        r = request_fds(c, json_pack("{s:s,s:i,s:o}", "req", what, "fds", 1, "zkey", ref), fs.fd, fs.n);
         fdset_close(&fs);
     } else {
-        if ((rc = connect_daemon(c)))
-            return rc;
+        if ((rc = connect_daemon(c))) return rc;
         r = request(c, json_pack("{s:s,s:s}", "req", what, "zkey", path));
     }
-    if ((rc = reply_failed(c, r)))
-        return rc;
+    if ((rc = reply_failed(c, r))) return rc;
     seq = json_integer_value(json_object_get(r, "seq"));
     snprintf(path, sizeof(path), "%s", jstr(r, "zkey"));
     /* Wait until every running stage has applied it (status, every 100 ms). */
@@ -616,13 +622,12 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
             return rc;
         }
         e = circuit_entry(st, path, seq, &sup);
-        if (sup || (e && jint(e, "applied") >=
-                             jint(json_object_get(st, "circuits"), "stages")))
-            break;
+        if (sup || (e && jint(e, "applied") >= jint(json_object_get(st, "circuits"), "stages"))) break;
         if (t >= timeout_ms) {
-            fprintf(stderr, "cuzk %s: %s: not every stage has applied it after %lld ms (a "
-                    "stage in a long partition applies it after that partition)\n", what,
-                    path, timeout_ms);
+            fprintf(stderr,
+                    "cuzk %s: %s: not every stage has applied it after %lld ms (a "
+                    "stage in a long partition applies it after that partition)\n",
+                    what, path, timeout_ms);
             json_decref(st);
             json_decref(r);
             return CUZK_EXIT_TIMEOUT;
@@ -637,13 +642,13 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
     if (c->json)
         print_json(r);
     else if (rc)
-        fprintf(stderr, "cuzk %s: %s failed to load in %lld of %lld stage(s): see cuzkd's log\n",
-                what, path, jint(e, "failed"), jint(e, "applied"));
+        fprintf(stderr, "cuzk %s: %s failed to load in %lld of %lld stage(s): see cuzkd's log\n", what, path,
+                jint(e, "failed"), jint(e, "applied"));
     else if (!wait)
         printf("%s of %s requested\n", what, path);
     else
-        printf("%s: %s in %lld stage(s)\n", !strcmp(what, "preload") ? "preloaded" : "evicted",
-               path, sup ? 0 : jint(e, "applied"));
+        printf("%s: %s in %lld stage(s)\n", !strcmp(what, "preload") ? "preloaded" : "evicted", path,
+               sup ? 0 : jint(e, "applied"));
     json_decref(st);
     json_decref(r);
     return rc;
@@ -679,29 +684,29 @@ static void print_status_all(json_t *r)
                json_is_true(json_object_get(o, "db_reachable")) ? "reachable" : "UNREACHABLE",
                jint(o, "db_errors"), jint(o, "reconnects"));
     printf("stages:\n");
-    json_array_foreach(ch, i, o) {
+    json_array_foreach(ch, i, o)
+    {
         printf("  %-9s %lld  pid %-7lld generation %lld  restarts %lld  cpus %s", jstr(o, "stage"),
-               jint(o, "index"), jint(o, "pid"), jint(o, "generation"), jint(o, "restarts"),
-               jstr(o, "cpus"));
+               jint(o, "index"), jint(o, "pid"), jint(o, "generation"), jint(o, "restarts"), jstr(o, "cpus"));
         if (json_object_get(o, "restart_in_ms"))
             printf("  (down; restart in %lld ms)", jint(o, "restart_in_ms"));
         putchar('\n');
     }
     printf("jobs: %zu\n", json_array_size(jobs));
-    json_array_foreach(jobs, i, o) {
+    json_array_foreach(jobs, i, o)
+    {
         char who[64];
 
         owner_name(o, who, sizeof(who));
         printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s  %s%s\n", jint(o, "id"),
-               jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"),
-               who, jstr(o, "out_dir"),
+               jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"), who,
+               jstr(o, "out_dir"),
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
     json_array_foreach(ch, i, o)
-        printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n",
-               jstr(o, "action"), jstr(o, "zkey"), jint(o, "applied"),
-               jint(json_object_get(r, "circuits"), "stages"),
+        printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n", jstr(o, "action"),
+               jstr(o, "zkey"), jint(o, "applied"), jint(json_object_get(r, "circuits"), "stages"),
                jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 
@@ -715,8 +720,7 @@ static int simple(struct client *c, json_t *req, int kind)
         return rc;
     }
     r = request(c, req);
-    if (!r)
-        return CUZK_EXIT_NO_DAEMON;
+    if (!r) return CUZK_EXIT_NO_DAEMON;
     if (!is_ok(r))
         rc = print_error(c, r);
     else if (json_object_get(r, "job") && json_is_object(json_object_get(r, "job")))
@@ -757,11 +761,12 @@ static json_t *trace_build(json_t *job, unsigned *running)
     size_t i;
 
     for (unsigned k = 0; k < PIPE_T_STAGES; k++)
-        json_array_append_new(ev, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name",
-                                            "process_name", "ph", "M", "pid", (int)k + 1,
-                                            "tid", 0, "args", "name", trace_proc[k]));
+        json_array_append_new(ev,
+                              json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "process_name", "ph", "M", "pid",
+                                        (int)k + 1, "tid", 0, "args", "name", trace_proc[k]));
     *running = 0;
-    json_array_foreach(parts, i, p) {
+    json_array_foreach(parts, i, p)
+    {
         json_t *t = json_object_get(p, "times");
         uint64_t last = 0;
         int last_k = 0;
@@ -773,8 +778,7 @@ static json_t *trace_build(json_t *job, unsigned *running)
             int who = (int)json_integer_value(json_object_get(s, "by"));
             char name[PIPE_NAME_LEN + 16];
 
-            if (!s || !b)
-                continue;
+            if (!s || !b) continue;
             last = b > last ? b : last;
             last_k = (int)k;
             if (!e || e < b) { /* still in this stage (or read mid-update) */
@@ -787,28 +791,31 @@ static json_t *trace_build(json_t *job, unsigned *running)
 
                 seen_tid[k] |= 1u << who;
                 snprintf(tn, sizeof(tn), "%s %d", trace_proc[k], who);
-                json_array_append_new(ev, json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name",
-                                                    "thread_name", "ph", "M", "pid", (int)k + 1,
-                                                    "tid", who, "args", "name", tn));
+                json_array_append_new(ev,
+                                      json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "thread_name", "ph", "M",
+                                                "pid", (int)k + 1, "tid", who, "args", "name", tn));
             }
             snprintf(name, sizeof(name), "%s %s", trace_stage[k], jstr(p, "name"));
-            json_array_append_new(ev, json_pack(
-                "{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:I,s:s}}", "name", name, "cat",
-                trace_stage[k], "ph", "X", "ts", (double)((int64_t)(b - t_sub)) / 1e3, "dur",
-                (double)(e - b) / 1e3, "pid", (int)k + 1, "tid", who, "args", "partition",
-                json_integer_value(json_object_get(p, "index")), "name", jstr(p, "name")));
+            json_array_append_new(
+                ev,
+                json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:I,s:s}}", "name", name, "cat", trace_stage[k],
+                          "ph", "X", "ts", (double)((int64_t)(b - t_sub)) / 1e3, "dur", (double)(e - b) / 1e3,
+                          "pid", (int)k + 1, "tid", who, "args", "partition",
+                          json_integer_value(json_object_get(p, "index")), "name", jstr(p, "name")));
         }
         if (!strcmp(jstr(p, "state"), "failed") && last)
-            json_array_append_new(ev, json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:{s:I,s:s}}",
-                "name", "failed", "cat", trace_stage[last_k], "ph", "i", "s", "p", "ts",
-                (double)((int64_t)(last - t_sub)) / 1e3, "pid", last_k + 1, "tid", 0, "args",
-                "partition", json_integer_value(json_object_get(p, "index")), "reason",
-                jstr(p, "reason")));
+            json_array_append_new(ev,
+                                  json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:{s:I,s:s}}", "name", "failed",
+                                            "cat", trace_stage[last_k], "ph", "i", "s", "p", "ts",
+                                            (double)((int64_t)(last - t_sub)) / 1e3, "pid", last_k + 1, "tid",
+                                            0, "args", "partition",
+                                            json_integer_value(json_object_get(p, "index")), "reason",
+                                            jstr(p, "reason")));
     }
-    return json_pack("{s:o,s:s,s:{s:I,s:s,s:s,s:I,s:i}}", "traceEvents", ev, "displayTimeUnit",
-                     "ms", "otherData", "job", json_integer_value(json_object_get(job, "id")),
-                     "state", jstr(job, "state"), "zkey", jstr(job, "zkey"), "submit_ns",
-                     (json_int_t)t_sub, "stages_running", (int)*running);
+    return json_pack("{s:o,s:s,s:{s:I,s:s,s:s,s:I,s:i}}", "traceEvents", ev, "displayTimeUnit", "ms",
+                     "otherData", "job", json_integer_value(json_object_get(job, "id")), "state",
+                     jstr(job, "state"), "zkey", jstr(job, "zkey"), "submit_ns", (json_int_t)t_sub,
+                     "stages_running", (int)*running);
 }
 
 static int cmd_trace(struct client *c, int argc, char **argv)
@@ -821,8 +828,7 @@ static int cmd_trace(struct client *c, int argc, char **argv)
 
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "--job") && k + 1 < argc) {
-            if (parse_job(argv[++k], &job))
-                return CUZK_EXIT_USAGE;
+            if (parse_job(argv[++k], &job)) return CUZK_EXIT_USAGE;
         } else if ((!strcmp(argv[k], "-o") || !strcmp(argv[k], "--output")) && k + 1 < argc)
             out = argv[++k];
         else if (argv[k][0] != '-' && job < 0 && !parse_job(argv[k], &job))
@@ -836,18 +842,14 @@ static int cmd_trace(struct client *c, int argc, char **argv)
         fprintf(stderr, "usage: cuzk trace --job JOB -o FILE.json (- for stdout)\n");
         return CUZK_EXIT_USAGE;
     }
-    if ((rc = connect_daemon(c)))
-        return rc;
+    if ((rc = connect_daemon(c))) return rc;
     r = request(c, json_pack("{s:s,s:I}", "req", "status", "job", job));
-    if ((rc = reply_failed(c, r)))
-        return rc;
+    if ((rc = reply_failed(c, r))) return rc;
     tr = trace_build(json_object_get(r, "job"), &running);
     json_decref(r);
-    if (!tr)
-        return CUZK_EXIT_REFUSED;
+    if (!tr) return CUZK_EXIT_REFUSED;
     if (!strcmp(out, "-"))
-        rc = json_dumpf(tr, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15)) ||
-             fputc('\n', stdout) == EOF;
+        rc = json_dumpf(tr, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15)) || fputc('\n', stdout) == EOF;
     else
         rc = json_dump_file(tr, out, JSON_COMPACT | JSON_REAL_PRECISION(15));
     json_decref(tr);
@@ -856,8 +858,10 @@ static int cmd_trace(struct client *c, int argc, char **argv)
         return 1;
     }
     if (running)
-        fprintf(stderr, "cuzk trace: job %lld is still running: %u stage(s) in progress are "
-                "not in the trace\n", (long long)job, running);
+        fprintf(stderr,
+                "cuzk trace: job %lld is still running: %u stage(s) in progress are "
+                "not in the trace\n",
+                (long long)job, running);
     return 0;
 }
 
@@ -905,16 +909,16 @@ int client_main(int argc, char **argv)
         }
 
     /* --queue URL: the fleet's database, not a local cuzkd (fleet_client.h) */
-    if ((rc = fleet_client_main(argc, argv, c.json)) >= 0)
-        return rc;
-    if (!strcmp(cmd, "metrics"))
-        return top_metrics_cmd(c.instance, argc, argv);
+    if ((rc = fleet_client_main(argc, argv, c.json)) >= 0) return rc;
+    if (!strcmp(cmd, "metrics")) return top_metrics_cmd(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))
         rc = cmd_prove(&c, argc, argv);
     else if (!strcmp(cmd, "status")) {
         if (argc > 1 && parse_job(argv[1], &job)) goto usage;
-        rc = simple(&c, argc > 1 ? json_pack("{s:s,s:I}", "req", "status", "job", job) :
-                    json_pack("{s:s}", "req", "status"), 's');
+        rc = simple(&c,
+                    argc > 1 ? json_pack("{s:s,s:I}", "req", "status", "job", job)
+                             : json_pack("{s:s}", "req", "status"),
+                    's');
     } else if (!strcmp(cmd, "wait")) {
         json_t *req;
 
@@ -948,8 +952,7 @@ int client_main(int argc, char **argv)
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
     }
-    if (c.fd >= 0)
-        close(c.fd);
+    if (c.fd >= 0) close(c.fd);
     free(c.buf);
     return rc;
 usage:

@@ -21,17 +21,23 @@ static const char usage_text[] =
     "  (Loading a generator runs its code in this process.)\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 /* CLOCK_MONOTONIC in milliseconds (the clock futex deadlines use). */
-static double now_ms(void) { return (double)futex_now_ns() / 1e6; }
+static double now_ms(void)
+{
+    return (double)futex_now_ns() / 1e6;
+}
 
 /* One file: its kind from its first 4 bytes. */
 static int one(const char *path, int timed)
 {
-    char err[2048], hex[FP_HEX] = "-", magic[4] = {0};
+    char err[2048], hex[FP_HEX] = "-", magic[4] = { 0 };
     uint8_t fp[FP_BYTES];
     FILE *f = fopen(path, "rb");
     int rc = 0;
@@ -68,8 +74,10 @@ static int one(const char *path, int timed)
         fprintf(stderr, "cuzk fingerprint: %s\n", err);
         return cuzk_exit_code(rc, CUZK_PROG_TOOL);
     }
-    if (timed) printf("%s  %s  %.1f ms\n", hex, path, now_ms() - t0);
-    else printf("%s  %s\n", hex, path);
+    if (timed)
+        printf("%s  %s  %.1f ms\n", hex, path, now_ms() - t0);
+    else
+        printf("%s  %s\n", hex, path);
     return 0;
 }
 

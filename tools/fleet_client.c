@@ -57,7 +57,8 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
 			}
 			for (int j = 0; j < nw - 1; j++)
 				if (!strcmp(names[j], n)) {
-					fprintf(stderr, "cuzk prove: %s and %s both write %s.proof.json\n",
+					fprintf(stderr,
+						"cuzk prove: %s and %s both write %s.proof.json\n",
 						paths[j], a, n);
 					goto done;
 				}
@@ -120,8 +121,9 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 		if (st > 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (timeout_ms >= 0 && (t.tv_sec - t0.tv_sec) * 1000 +
-		    (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms) {
+		if (timeout_ms >= 0 &&
+		    (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
+			    timeout_ms) {
 			fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n",
 				(unsigned long long)job, timeout_ms);
 			return CUZK_EXIT_TIMEOUT;

@@ -39,12 +39,18 @@ static const char usage_text[] =
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 /* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
-static double now_s(void) { return (double)futex_now_ns() * 1e-9; }
+static double now_s(void)
+{
+    return (double)futex_now_ns() * 1e-9;
+}
 
 /* rc: -errno or a CUZK_E_* of either sign; returns the exit code. */
 static int fail(int rc, const char *msg)
@@ -79,7 +85,8 @@ static int output_probe(const char *path, char *err, size_t errlen)
  * no proof that fails the pairing check is ever written. Without --r1cs this is the
  * only check that the witness satisfies the circuit (the zkey holds no C matrix).
  * Returns 0, -CUZK_E_UNSATISFIED with the reason, or the key's error. */
-static int self_verify(const zkey *z, const uint8_t *values, const groth16_proof *proof, char *err, size_t errlen)
+static int self_verify(const zkey *z, const uint8_t *values, const groth16_proof *proof, char *err,
+                       size_t errlen)
 {
     groth16_vk vk;
     int rc = groth16_vk_from_zkey(&vk, z, err, errlen);
@@ -123,11 +130,15 @@ static int parse_rs(const zkey *z, const char *arg, groth16_blind *bl)
 int prove_local_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"threads", required_argument, NULL, 't'},   {"timings", no_argument, NULL, 'T'},
-        {"r1cs", required_argument, NULL, 'r'},      {"insecure-seed", required_argument, NULL, 'S'},
-        {"insecure-rs", required_argument, NULL, 'R'}, {"help", no_argument, NULL, 'h'},
-        {"no-verify", no_argument, NULL, 'V'},       {"witness-gen", required_argument, NULL, 'g'},
-        {NULL, 0, NULL, 0},
+        { "threads", required_argument, NULL, 't' },
+        { "timings", no_argument, NULL, 'T' },
+        { "r1cs", required_argument, NULL, 'r' },
+        { "insecure-seed", required_argument, NULL, 'S' },
+        { "insecure-rs", required_argument, NULL, 'R' },
+        { "help", no_argument, NULL, 'h' },
+        { "no-verify", no_argument, NULL, 'V' },
+        { "witness-gen", required_argument, NULL, 'g' },
+        { NULL, 0, NULL, 0 },
     };
     unsigned threads = 0;
     bool timings = false, have_seed = false, verify = true;
@@ -162,8 +173,9 @@ int prove_local_main(int argc, char **argv)
     }
     if (argc - optind != 4) {
         usage(stderr);
-        return fail(CUZK_E_USAGE, gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
-                                           : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
+        return fail(CUZK_E_USAGE,
+                    gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
+                             : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
     }
     const char *zkey_path = argv[optind], *wtns_path = argv[optind + 1];
     const char *proof_path = argv[optind + 2], *public_path = argv[optind + 3];
@@ -179,19 +191,36 @@ int prove_local_main(int argc, char **argv)
     memset(&g, 0, sizeof g);
     memset(&r, 0, sizeof r);
     int rc, code = 0;
-    groth16_timings t = {0};
+    groth16_timings t = { 0 };
     double t0 = now_s();
 
-    if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
     if (gen_path) {
         /* the generator is checked against the zkey before any input is read */
-        if ((rc = wgen_open(&g, gen_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
-        if ((rc = wgen_check_zkey(&g, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if ((rc = wgen_open(&g, gen_path, err, sizeof err)) != 0) {
+            code = fail(rc, err);
+            goto out;
+        }
+        if ((rc = wgen_check_zkey(&g, &z, err, sizeof err)) != 0) {
+            code = fail(rc, err);
+            goto out;
+        }
         if (!wgen_has_fingerprint(&g))
-            fprintf(stderr, "cuzk prove-local: warning: witness generator %s was built without --r1cs: only its "
-                    "curve and witness size are checked against zkey %s\n", gen_path, zkey_path);
-        if (!(values = malloc(wgen_witness_bytes(&g)))) { code = fail(CUZK_E_INTERNAL, "out of memory"); goto out; }
-        if ((rc = wgen_compute_file(&g, wtns_path, values, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+            fprintf(stderr,
+                    "cuzk prove-local: warning: witness generator %s was built without --r1cs: only its "
+                    "curve and witness size are checked against zkey %s\n",
+                    gen_path, zkey_path);
+        if (!(values = malloc(wgen_witness_bytes(&g)))) {
+            code = fail(CUZK_E_INTERNAL, "out of memory");
+            goto out;
+        }
+        if ((rc = wgen_compute_file(&g, wtns_path, values, err, sizeof err)) != 0) {
+            code = fail(rc, err);
+            goto out;
+        }
         if ((rc = wtns_of_values(&w, wtns_path, g.Fr, g.d->nwitness, values)) != 0) {
             code = fail(rc, "out of memory");
             goto out;
@@ -200,13 +229,20 @@ int prove_local_main(int argc, char **argv)
         code = fail(rc, err);
         goto out;
     }
-    if ((rc = wtns_check_zkey(&w, &z, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if ((rc = wtns_check_zkey(&w, &z, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
     if (r1cs_path) {
         uint32_t bad = 0;
-        if ((rc = r1cs_open(&r, r1cs_path, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+        if ((rc = r1cs_open(&r, r1cs_path, err, sizeof err)) != 0) {
+            code = fail(rc, err);
+            goto out;
+        }
         if ((rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof err)) != 0) {
             if (rc == -CUZK_E_UNSATISFIED) /* name both files: the witness is what is wrong */
-                snprintf(err, sizeof err, "%s does not satisfy constraint %u of %s (0-based, as snarkjs wtns check counts)",
+                snprintf(err, sizeof err,
+                         "%s does not satisfy constraint %u of %s (0-based, as snarkjs wtns check counts)",
                          wtns_path, bad, r1cs_path);
             code = fail(rc, err);
             goto out;
@@ -216,7 +252,10 @@ int prove_local_main(int argc, char **argv)
 
     groth16_blind bl;
     if (rs_arg) {
-        if (parse_rs(&z, rs_arg, &bl) != 0) { code = fail(CUZK_E_USAGE, "--insecure-rs needs R,S: two decimals < r"); goto out; }
+        if (parse_rs(&z, rs_arg, &bl) != 0) {
+            code = fail(CUZK_E_USAGE, "--insecure-rs needs R,S: two decimals < r");
+            goto out;
+        }
     } else if (have_seed) {
         groth16_blind_from_seed(&z, seed, &bl);
     } else if ((rc = groth16_blind_random(&z, &bl)) != 0) {
@@ -224,7 +263,8 @@ int prove_local_main(int argc, char **argv)
         code = fail(CUZK_E_INTERNAL, err);
         goto out;
     }
-    if ((rc = output_probe(proof_path, err, sizeof err)) != 0 || (rc = output_probe(public_path, err, sizeof err)) != 0) {
+    if ((rc = output_probe(proof_path, err, sizeof err)) != 0 ||
+        (rc = output_probe(public_path, err, sizeof err)) != 0) {
         code = fail(rc, err);
         goto out;
     }
@@ -234,9 +274,15 @@ int prove_local_main(int argc, char **argv)
      * The daemon's worker keeps its cache (--precompute-mb). */
     ntt_cache_set_budget(0);
     groth16_proof proof;
-    if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
     double t1 = now_s();
-    if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) { code = fail(rc, err); goto out; }
+    if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) {
+        code = fail(rc, err);
+        goto out;
+    }
     double t_verify = now_s() - t1;
     t1 = now_s();
     if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
@@ -253,8 +299,9 @@ int prove_local_main(int argc, char **argv)
                 "  msm A       %8.3f s\n  msm B1      %8.3f s\n  msm B2 (G2) %8.3f s\n"
                 "  msm C       %8.3f s\n  msm H       %8.3f s\n  blind       %8.3f s\n"
                 "  verify      %8.3f s\n  write       %8.3f s\n  total       %8.3f s\n",
-                groth16_curve_name(&z), z.nvars, z.lg_domain, gen_path ? "read+witness" : "read+check  ", t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1,
-                t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify, t_write, now_s() - t0);
+                groth16_curve_name(&z), z.nvars, z.lg_domain, gen_path ? "read+witness" : "read+check  ",
+                t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1, t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify,
+                t_write, now_s() - t0);
     }
 out:
     r1cs_close(&r);

@@ -37,11 +37,11 @@
 #include "cuzk/ntt.h"
 #include "cuzk/r1cs.h"
 
-#define FR_LIMBS 4            /* both scalar fields: 4 limbs, n8r = 32 (array stride) */
+#define FR_LIMBS    4 /* both scalar fields: 4 limbs, n8r = 32 (array stride) */
 /* Temporaries are FE_MAX_LIMBS wide: with a run-time descriptor gcc cannot see that
  * the limb loops of field.h stop at 4. */
-#define FB_CHUNK 2048         /* points per task: one shared inversion per window */
-#define FB_PREFETCH 8         /* table entries requested this many points ahead */
+#define FB_CHUNK    2048 /* points per task: one shared inversion per window */
+#define FB_PREFETCH 8    /* table entries requested this many points ahead */
 
 static const char usage_text[] =
     "usage: cuzk test-setup [--threads N] [-q] CIRCUIT.r1cs OUT.zkey\n"
@@ -57,9 +57,12 @@ static const char usage_text[] =
     "  -q, --quiet   no summary line (the warning is always printed)\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 5, 6, 9, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 9, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 static const char warning_text[] =
     "cuzk test-setup: WARNING: INSECURE KEY, FOR TESTS ONLY: made from random toxic waste without\n"
@@ -76,7 +79,7 @@ static double now_s(void)
  * expected: r is above 2^253). 0 or -CUZK_E_INTERNAL when getrandom fails. */
 static int fr_random(const field_desc *Fr, uint64_t *out)
 {
-    uint64_t v[FE_MAX_LIMBS] = {0};
+    uint64_t v[FE_MAX_LIMBS] = { 0 };
     const unsigned top = Fr->bits % 64;
     for (;;) {
         ssize_t got = getrandom(v, FR_LIMBS * sizeof *v, 0);
@@ -93,7 +96,7 @@ static int fr_random(const field_desc *Fr, uint64_t *out)
 /* Field element from a small integer, Montgomery form. */
 static void fr_from_u64(const field_desc *Fr, uint64_t *out, uint64_t x)
 {
-    uint64_t v[FE_MAX_LIMBS] = {x};
+    uint64_t v[FE_MAX_LIMBS] = { x };
     fe_to_mont(Fr, out, v);
 }
 
@@ -115,7 +118,7 @@ static void wipe_free(uint64_t *p, size_t limbs)
 typedef struct fb_table {
     const curve_group *G;
     unsigned c, nwin, cl;
-    uint64_t *pts;            /* nwin x 2^c affine points: entry (w, d) = d 2^(cw) G; d = 0 unused */
+    uint64_t *pts; /* nwin x 2^c affine points: entry (w, d) = d 2^(cw) G; d = 0 unused */
 } fb_table;
 
 /* Window width for `count` points: one mixed addition per window and point, and
@@ -188,10 +191,10 @@ static inline unsigned fb_digit(const uint64_t *s, unsigned off, unsigned c)
 
 /* Scratch of one worker for a chunk of up to FB_CHUNK points. */
 struct fb_scratch {
-    uint64_t *den, *pre;      /* FB_CHUNK coordinates each: x_T - x_acc, running products */
-    uint32_t *idx;            /* FB_CHUNK: point of the k-th pending addition */
-    const uint64_t **tp;      /* FB_CHUNK: its table entry */
-    uint8_t *inf;             /* FB_CHUNK: accumulator still at infinity */
+    uint64_t *den, *pre; /* FB_CHUNK coordinates each: x_T - x_acc, running products */
+    uint32_t *idx;       /* FB_CHUNK: point of the k-th pending addition */
+    const uint64_t **tp; /* FB_CHUNK: its table entry */
+    uint8_t *inf;        /* FB_CHUNK: accumulator still at infinity */
 };
 
 /* acc[i] = [sc[i]]G for i < cnt, affine (infinity as (0, 0)), window by window from
@@ -205,8 +208,8 @@ struct fb_scratch {
  * accumulator holds [s']G with 0 < s' = s mod 2^(cw) < 2^(cw) <= d 2^(cw), and
  * s' + d 2^(cw) <= s < r, so s' differs from both d 2^(cw) and r - d 2^(cw). The
  * x_T = x_acc branch is a guard that keeps a wrong scalar (>= r) from going silent. */
-CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64_t *sc, size_t cnt, uint64_t *acc,
-                           struct fb_scratch *S, int *err)
+CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64_t *sc, size_t cnt,
+                           uint64_t *acc, struct fb_scratch *S, int *err)
 {
     const unsigned cl = ec_cl(G);
     const size_t al = 2 * (size_t)cl, per = (size_t)1 << t->c;
@@ -217,8 +220,8 @@ CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64
         ecf_set_one(G, prod);
         for (size_t i = 0; i < cnt; i++) {
             if (i + FB_PREFETCH < cnt) { /* the table is MBs: ask for the entry early */
-                const uint64_t *f = t->pts + ((size_t)w * per +
-                                              fb_digit(sc + (i + FB_PREFETCH) * FR_LIMBS, w * t->c, t->c)) * al;
+                const uint64_t *f = t->pts +
+                    ((size_t)w * per + fb_digit(sc + (i + FB_PREFETCH) * FR_LIMBS, w * t->c, t->c)) * al;
                 __builtin_prefetch(f);
                 __builtin_prefetch(f + al - 1);
             }
@@ -233,7 +236,7 @@ CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64
                 continue;
             }
             uint64_t *dk = S->den + na * cl;
-            ecf_sub(G, dk, T, P);           /* x_T - x_acc */
+            ecf_sub(G, dk, T, P); /* x_T - x_acc */
             if (ecf_is_zero(G, dk)) {
                 *err = -EINVAL;
                 return;
@@ -245,7 +248,7 @@ CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64
             na++;
         }
         if (!na) continue;
-        ecf_inv(G, inv, prod);              /* 1 / prod of all x_T - x_acc */
+        ecf_inv(G, inv, prod); /* 1 / prod of all x_T - x_acc */
         for (size_t k = na; k-- > 0;) {
             uint64_t *P = acc + (size_t)S->idx[k] * al;
             const uint64_t *T = S->tp[k];
@@ -256,13 +259,13 @@ CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64
                 ecf_copy(G, di, inv);
             }
             ecf_sub(G, lam, T + cl, P + cl);
-            ecf_mul(G, lam, lam, di);       /* lambda = (y_T - y_acc) / (x_T - x_acc) */
+            ecf_mul(G, lam, lam, di); /* lambda = (y_T - y_acc) / (x_T - x_acc) */
             ecf_sqr(G, x3, lam);
             ecf_sub(G, x3, x3, P);
-            ecf_sub(G, x3, x3, T);          /* x3 = lambda^2 - x_acc - x_T */
+            ecf_sub(G, x3, x3, T); /* x3 = lambda^2 - x_acc - x_T */
             ecf_sub(G, u, P, x3);
             ecf_mul(G, u, u, lam);
-            ecf_sub(G, P + cl, u, P + cl);  /* y3 = lambda (x_acc - x3) - y_acc */
+            ecf_sub(G, P + cl, u, P + cl); /* y3 = lambda (x_acc - x3) - y_acc */
             ecf_copy(G, P, x3);
         }
     }
@@ -272,10 +275,10 @@ CUZK_HD void fb_chunk_impl(const curve_group *G, const fb_table *t, const uint64
 
 struct fb_job {
     const fb_table *t;
-    const uint64_t *sc;       /* count canonical scalars, FR_LIMBS each */
+    const uint64_t *sc; /* count canonical scalars, FR_LIMBS each */
     size_t count;
-    uint64_t *out;            /* count affine points, zkey layout */
-    pthread_mutex_t lock;     /* guards next and err */
+    uint64_t *out;        /* count affine points, zkey layout */
+    pthread_mutex_t lock; /* guards next and err */
     size_t next;
     int err;
 };
@@ -300,7 +303,8 @@ static void *fb_worker(void *arg)
         pthread_mutex_unlock(&j->lock);
         if (lo >= j->count) break;
         size_t hi = lo + FB_CHUNK < j->count ? lo + FB_CHUNK : j->count;
-        CURVE_DISPATCH(j->t->G, fb_chunk_impl, j->t, j->sc + lo * FR_LIMBS, hi - lo, j->out + lo * al, &S, &err);
+        CURVE_DISPATCH(j->t->G, fb_chunk_impl, j->t, j->sc + lo * FR_LIMBS, hi - lo, j->out + lo * al, &S,
+                       &err);
     }
     free(S.den);
     free(S.pre);
@@ -315,7 +319,7 @@ static void *fb_worker(void *arg)
  * for a scalar >= r (see fb_chunk_impl). */
 static int fb_run(const fb_table *t, uint64_t *out, const uint64_t *sc, size_t count, unsigned threads)
 {
-    struct fb_job j = {.t = t, .sc = sc, .count = count, .out = out};
+    struct fb_job j = { .t = t, .sc = sc, .count = count, .out = out };
     size_t chunks = (count + FB_CHUNK - 1) / FB_CHUNK;
     if (threads > chunks) threads = chunks ? (unsigned)chunks : 1;
     pthread_t *tid = threads > 1 ? calloc(threads - 1, sizeof *tid) : NULL;
@@ -336,15 +340,21 @@ struct out {
     FILE *f;
     const char *path;
     char tmp[4096];
-    int err;                  /* errno of the first failed write, 0 if none */
+    int err; /* errno of the first failed write, 0 if none */
 };
 
 static void put(struct out *o, const void *p, size_t n)
 {
     if (!o->err && n && fwrite(p, 1, n, o->f) != n) o->err = errno ? errno : EIO;
 }
-static void put32(struct out *o, uint32_t v) { put(o, &v, 4); }
-static void put64(struct out *o, uint64_t v) { put(o, &v, 8); }
+static void put32(struct out *o, uint32_t v)
+{
+    put(o, &v, 4);
+}
+static void put64(struct out *o, uint64_t v)
+{
+    put(o, &v, 8);
+}
 static void section(struct out *o, uint32_t id, uint64_t size)
 {
     put32(o, id);
@@ -354,16 +364,17 @@ static void section(struct out *o, uint32_t id, uint64_t size)
 /* ---- the setup ----------------------------------------------------------------- */
 
 struct waste {
-    uint64_t tau[FE_MAX_LIMBS], alpha[FE_MAX_LIMBS], beta[FE_MAX_LIMBS], gamma[FE_MAX_LIMBS], delta[FE_MAX_LIMBS];
+    uint64_t tau[FE_MAX_LIMBS], alpha[FE_MAX_LIMBS], beta[FE_MAX_LIMBS], gamma[FE_MAX_LIMBS],
+        delta[FE_MAX_LIMBS];
 };
 
 /* Everything derived from the waste, erased on every exit path. */
 struct derived {
     size_t nvars, n;
-    uint64_t *lag;            /* n: L_j(tau), later reused for the H denominators */
-    uint64_t *u, *v, *w;      /* nvars each: the A, B, C columns at tau (Montgomery) */
-    uint64_t *sa, *sb, *sk;   /* nvars each, canonical: u_i, v_i, (beta u + alpha v + w)/(gamma|delta) */
-    uint64_t *sh;             /* n, canonical: H scalars */
+    uint64_t *lag;          /* n: L_j(tau), later reused for the H denominators */
+    uint64_t *u, *v, *w;    /* nvars each: the A, B, C columns at tau (Montgomery) */
+    uint64_t *sa, *sb, *sk; /* nvars each, canonical: u_i, v_i, (beta u + alpha v + w)/(gamma|delta) */
+    uint64_t *sh;           /* n, canonical: H scalars */
 };
 
 static void derived_free(struct derived *d)
@@ -381,9 +392,10 @@ static void derived_free(struct derived *d)
 
 /* Step 1: lag[j] = L_j(tau) for the domain of n = 2^lg with generator omega; tau
  * must not be on it. Returns 0 or -ENOMEM. */
-static int lagrange_at_tau(const field_desc *Fr, const uint64_t *tau, const uint64_t *omega, size_t n, uint64_t *lag)
+static int lagrange_at_tau(const field_desc *Fr, const uint64_t *tau, const uint64_t *omega, size_t n,
+                           uint64_t *lag)
 {
-    uint64_t pw[FE_MAX_LIMBS], zn[FE_MAX_LIMBS], k[FE_MAX_LIMBS], e[1] = {n};
+    uint64_t pw[FE_MAX_LIMBS], zn[FE_MAX_LIMBS], k[FE_MAX_LIMBS], e[1] = { n };
     fe_set_one(Fr, pw);
     for (size_t j = 0; j < n; j++) {
         fe_sub(Fr, lag + j * FR_LIMBS, tau, pw); /* tau - w^j, nonzero */
@@ -391,15 +403,15 @@ static int lagrange_at_tau(const field_desc *Fr, const uint64_t *tau, const uint
     }
     if (fe_batch_inv(Fr, lag, lag, n, NULL)) return -ENOMEM;
     fe_pow(Fr, zn, tau, e, 1);
-    fe_sub(Fr, zn, zn, Fr->one);            /* tau^n - 1 */
+    fe_sub(Fr, zn, zn, Fr->one); /* tau^n - 1 */
     fr_from_u64(Fr, k, n);
     fe_inv(Fr, k, k);
-    fe_mul(Fr, k, k, zn);                   /* (tau^n - 1) / n */
+    fe_mul(Fr, k, k, zn); /* (tau^n - 1) / n */
     fe_set_one(Fr, pw);
     for (size_t j = 0; j < n; j++) {
         uint64_t *l = lag + j * FR_LIMBS;
         fe_mul(Fr, l, l, pw);
-        fe_mul(Fr, l, l, k);                /* w^j (tau^n - 1) / (n (tau - w^j)) */
+        fe_mul(Fr, l, l, k); /* w^j (tau^n - 1) / (n (tau - w^j)) */
         fe_mul(Fr, pw, pw, omega);
     }
     return 0;
@@ -412,7 +424,7 @@ static void columns_at_tau(const r1cs *r, const uint64_t *lag, struct derived *d
     const field_desc *Fr = r->Fr;
     const uint8_t *p = r->constraints;
     uint64_t cnt = 0;
-    uint64_t *col[3] = {d->u, d->v, d->w};
+    uint64_t *col[3] = { d->u, d->v, d->w };
     for (uint32_t c = 0; c < r->nconstraints; c++) {
         const uint64_t *lc = lag + (size_t)c * FR_LIMBS;
         for (int m = 0; m < 3; m++) {
@@ -420,8 +432,9 @@ static void columns_at_tau(const r1cs *r, const uint64_t *lag, struct derived *d
             p += 4;
             if (m < 2) cnt += nterms;
             for (uint32_t t = 0; t < nterms; t++, p += 4 + r->n8) {
-                uint64_t coef[FE_MAX_LIMBS] = {0};
-                uint64_t *dst = col[m] + (size_t)binfile_rd32(p) * FR_LIMBS; /* wire < nwires: r1cs_open checked */
+                uint64_t coef[FE_MAX_LIMBS] = { 0 };
+                uint64_t *dst =
+                    col[m] + (size_t)binfile_rd32(p) * FR_LIMBS; /* wire < nwires: r1cs_open checked */
                 memcpy(coef, p + 4, r->n8);
                 fe_to_mont(Fr, coef, coef);
                 fe_mul(Fr, coef, coef, lc);
@@ -442,7 +455,7 @@ static void columns_at_tau(const r1cs *r, const uint64_t *lag, struct derived *d
 static int h_scalars(const field_desc *Fr, const struct waste *x, const uint64_t *omega, const uint64_t *inc,
                      size_t n, uint64_t *lag, uint64_t *sh)
 {
-    uint64_t pt[FE_MAX_LIMBS], k[FE_MAX_LIMBS], t[FE_MAX_LIMBS], e[1] = {2 * n};
+    uint64_t pt[FE_MAX_LIMBS], k[FE_MAX_LIMBS], t[FE_MAX_LIMBS], e[1] = { 2 * n };
     fe_copy(Fr, pt, inc);
     for (size_t i = 0; i < n; i++) {
         fe_sub(Fr, lag + i * FR_LIMBS, x->tau, pt); /* tau - w_2n w^i, nonzero */
@@ -450,11 +463,11 @@ static int h_scalars(const field_desc *Fr, const struct waste *x, const uint64_t
     }
     if (fe_batch_inv(Fr, lag, lag, n, NULL)) return -ENOMEM;
     fe_pow(Fr, k, x->tau, e, 1);
-    fe_sub(Fr, k, k, Fr->one);              /* tau^2n - 1 */
+    fe_sub(Fr, k, k, Fr->one); /* tau^2n - 1 */
     fr_from_u64(Fr, t, 2 * n);
     fe_mul(Fr, t, t, x->delta);
     fe_inv(Fr, t, t);
-    fe_mul(Fr, k, k, t);                    /* (tau^2n - 1) / (2n delta) */
+    fe_mul(Fr, k, k, t); /* (tau^2n - 1) / (2n delta) */
     fe_copy(Fr, pt, inc);
     for (size_t i = 0; i < n; i++) {
         uint64_t *l = lag + i * FR_LIMBS;
@@ -485,10 +498,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     r1cs r;
     struct waste x;
     struct derived d;
-    fb_table t1 = {0}, t2 = {0};
-    struct out o = {.path = zkey_path};
+    fb_table t1 = { 0 }, t2 = { 0 };
+    struct out o = { .path = zkey_path };
     uint64_t *buf = NULL;
-    setup_test_stats s = {0};
+    setup_test_stats s = { 0 };
     int rc = 0;
     double t0 = now_s(), tm;
 
@@ -508,7 +521,8 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     unsigned lg = 0;
     uint64_t omega[FE_MAX_LIMBS], inc[FE_MAX_LIMBS];
     if (m == 0) {
-        rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED, "%s has no constraints and no public signals", r1cs_path);
+        rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED, "%s has no constraints and no public signals",
+                         r1cs_path);
         goto out;
     }
     while ((m >> lg) > 1) lg++;
@@ -516,9 +530,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     /* snarkjs treats lg == s apart (shift = 25, other ptau points; spec §4.7) and the
      * provers reject it: the odd coset needs the 2^(lg+1)-th root. */
     if (fr_root_of_unity(Fr, lg, omega) || fr_root_of_unity(Fr, lg + 1, inc)) {
-        rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                         "%s needs a domain of 2^%u, too big for its curve (the odd coset needs a 2^%u-th root of unity)",
-                         r1cs_path, lg, lg + 1);
+        rc = binfile_err(
+            err, errlen, CUZK_E_UNSUPPORTED,
+            "%s needs a domain of 2^%u, too big for its curve (the odd coset needs a 2^%u-th root of unity)",
+            r1cs_path, lg, lg + 1);
         goto out;
     }
     const size_t n = (size_t)1 << lg;
@@ -557,13 +572,13 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     d.sh = malloc(n * FR_LIMBS * sizeof *d.sh);
     if (!d.lag || !d.u || !d.v || !d.w || !d.sa || !d.sb || !d.sk || !d.sh) goto oom;
     for (;;) {
-        if (fr_random(Fr, x.tau) || fr_random(Fr, x.alpha) || fr_random(Fr, x.beta) || fr_random(Fr, x.gamma) ||
-            fr_random(Fr, x.delta)) {
+        if (fr_random(Fr, x.tau) || fr_random(Fr, x.alpha) || fr_random(Fr, x.beta) ||
+            fr_random(Fr, x.gamma) || fr_random(Fr, x.delta)) {
             rc = binfile_err(err, errlen, CUZK_E_INTERNAL, "getrandom failed: %s", strerror(errno));
             goto out;
         }
         /* tau^2n = 1 would put tau on the 2n domain (probability 2n/r): draw again. */
-        uint64_t e[1] = {2 * (uint64_t)n}, t2n[FE_MAX_LIMBS];
+        uint64_t e[1] = { 2 * (uint64_t)n }, t2n[FE_MAX_LIMBS];
         fe_pow(Fr, t2n, x.tau, e, 1);
         bool on_domain = fe_eq(Fr, t2n, Fr->one);
         explicit_bzero(t2n, sizeof t2n);
@@ -610,10 +625,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     const size_t sg1 = 2 * (size_t)n8q, sg2 = 4 * (size_t)n8q;
 
     put(&o, "zkey", 4);
-    put32(&o, 1);   /* version */
-    put32(&o, 10);  /* sections, written in id order */
+    put32(&o, 1);  /* version */
+    put32(&o, 10); /* sections, written in id order */
     section(&o, 1, 4);
-    put32(&o, 1);   /* groth16 */
+    put32(&o, 1); /* groth16 */
 
     section(&o, 2, 4 + n8q + 4 + n8r + 12 + 3 * sg1 + 3 * sg2);
     put32(&o, n8q);
@@ -633,12 +648,12 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         fe_from_mont(Fr, sc + FR_LIMBS, x.gamma);
         if ((rc = fb_run(&t2, p2, sc, 3, 1))) goto oom; /* beta2, gamma2, delta2 */
         explicit_bzero(sc, sizeof sc);
-        put(&o, p1, sg1);                 /* alpha1 */
-        put(&o, p1 + sg1 / 8, sg1);       /* beta1 */
-        put(&o, p2, sg2);                 /* beta2 */
-        put(&o, p2 + sg2 / 8, sg2);       /* gamma2 */
-        put(&o, p1 + 2 * sg1 / 8, sg1);   /* delta1 */
-        put(&o, p2 + 2 * sg2 / 8, sg2);   /* delta2 */
+        put(&o, p1, sg1);               /* alpha1 */
+        put(&o, p1 + sg1 / 8, sg1);     /* beta1 */
+        put(&o, p2, sg2);               /* beta2 */
+        put(&o, p2 + sg2 / 8, sg2);     /* gamma2 */
+        put(&o, p1 + 2 * sg1 / 8, sg1); /* delta1 */
+        put(&o, p2 + 2 * sg2 / 8, sg2); /* delta2 */
     }
     /* The toxic waste proper is no longer needed: only the scalar arrays remain. */
     explicit_bzero(&x, sizeof x);
@@ -657,7 +672,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
                 p += 4;
                 for (uint32_t t = 0; t < nterms; t++, p += 4 + r.n8) {
                     if (mtx == 2) continue; /* C is not stored (spec §3.3) */
-                    uint64_t v[FE_MAX_LIMBS] = {0};
+                    uint64_t v[FE_MAX_LIMBS] = { 0 };
                     memcpy(v, p + 4, r.n8);
                     fe_to_mont(Fr, v, v);
                     fe_to_mont(Fr, v, v); /* coef R^2 mod r, written as a plain integer */
@@ -683,7 +698,8 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     if ((rc = write_points(&o, &t1, 5, d.sa, nvars, threads, buf))) goto oom;
     if ((rc = write_points(&o, &t1, 6, d.sb, nvars, threads, buf))) goto oom;
     if ((rc = write_points(&o, &t2, 7, d.sb, nvars, threads, buf))) goto oom;
-    if ((rc = write_points(&o, &t1, 8, d.sk + ((size_t)npub + 1) * FR_LIMBS, (size_t)nvars - npub - 1, threads, buf)))
+    if ((rc = write_points(&o, &t1, 8, d.sk + ((size_t)npub + 1) * FR_LIMBS, (size_t)nvars - npub - 1,
+                           threads, buf)))
         goto oom;
     if ((rc = write_points(&o, &t1, 9, d.sh, n, threads, buf))) goto oom;
 
@@ -717,9 +733,11 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     goto out;
 oom:
     if (rc == -EINVAL) /* fb_run: a scalar >= r cannot come from fe_from_mont */
-        rc = binfile_err(err, errlen, CUZK_E_INTERNAL, "internal error: an unreduced scalar setting up %s", r1cs_path);
+        rc = binfile_err(err, errlen, CUZK_E_INTERNAL, "internal error: an unreduced scalar setting up %s",
+                         r1cs_path);
     else
-        rc = binfile_err(err, errlen, CUZK_E_INTERNAL, "out of memory setting up %s (domain 2^%u)", r1cs_path, lg);
+        rc = binfile_err(err, errlen, CUZK_E_INTERNAL, "out of memory setting up %s (domain 2^%u)", r1cs_path,
+                         lg);
 out:
     if (o.f) {
         fclose(o.f);
@@ -738,10 +756,10 @@ out:
 int setup_test_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"threads", required_argument, NULL, 't'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "threads", required_argument, NULL, 't' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     unsigned threads = 0;
     bool quiet = false;
@@ -784,7 +802,7 @@ int setup_test_main(int argc, char **argv)
                 "cuzk test-setup: INSECURE key %s: %u constraints, %u public, %u signals, domain 2^%u, "
                 "%llu coefficients, %.1f MB in %.2f s (scalars %.2f s, points+write %.2f s, fsync %.2f s)\n",
                 argv[optind + 1], st.nconstraints, st.npublic, st.nvars, st.lg_domain,
-                (unsigned long long)st.ncoefs, (double)st.zkey_bytes / 1048576.0, st.secs_total, st.secs_scalars,
-                st.secs_points, st.secs_write);
+                (unsigned long long)st.ncoefs, (double)st.zkey_bytes / 1048576.0, st.secs_total,
+                st.secs_scalars, st.secs_points, st.secs_write);
     return 0;
 }

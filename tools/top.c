@@ -35,7 +35,8 @@ int top_metrics_cmd(const char *instance, int argc, char **argv)
 		fputs("usage: cuzk [--instance NAME] metrics\n"
 		      "  the stats page in the Prometheus text format; for node_exporter's textfile\n"
 		      "  collector: cuzk metrics > DIR/cuzk.prom.tmp && mv DIR/cuzk.prom.tmp "
-		      "DIR/cuzk.prom\n", strcmp(argv[1], "--help") ? stderr : stdout);
+		      "DIR/cuzk.prom\n",
+		      strcmp(argv[1], "--help") ? stderr : stdout);
 		return strcmp(argv[1], "--help") ? CUZK_EXIT_USAGE : CUZK_EXIT_OK;
 	}
 	if ((rc = stats_reading_take(&t, instance))) {
@@ -67,7 +68,8 @@ static int nodes_line(const struct stats_reading *t, char *line, size_t len)
 		cross += nd[i].cross_node;
 	}
 	if (o > 0 && (size_t)o < len)
-		snprintf(line + o, len - (size_t)o, "   cross-node %llu", (unsigned long long)cross);
+		snprintf(line + o, len - (size_t)o, "   cross-node %llu",
+			 (unsigned long long)cross);
 	return 1;
 }
 
@@ -77,7 +79,7 @@ enum { SORT_SLOT, SORT_UTIL, SORT_RATE, SORT_N };
 
 struct row {
 	const struct stats_proc *p;
-	int have_rate;       /* a previous reading of the same process exists */
+	int have_rate; /* a previous reading of the same process exists */
 	double util, device, rate;
 };
 
@@ -120,7 +122,8 @@ static void compute_rows(struct view *v)
 	for (uint32_t i = 0; i < v->cur.n; i++) {
 		const struct stats_proc *p = &v->cur.p[i], *q = NULL;
 		struct row *r = &v->rows[i];
-		int c = stats_counter_find(&p->s, "parts_done"), d = stats_counter_find(&p->s, "device_ns");
+		int c = stats_counter_find(&p->s, "parts_done"),
+		    d = stats_counter_find(&p->s, "device_ns");
 
 		memset(r, 0, sizeof(*r));
 		r->p = p;
@@ -216,34 +219,38 @@ static void draw(struct view *v, double delay_s)
 				n += snprintf(line + n, sizeof(line) - (size_t)n, "  w%d %llu", w,
 					      (unsigned long long)shared_gauge(t, name));
 		}
-		snprintf(line + n, sizeof(line) - (size_t)n, "  final %llu   pool: %llu used, %llu free",
+		snprintf(line + n, sizeof(line) - (size_t)n,
+			 "  final %llu   pool: %llu used, %llu free",
 			 (unsigned long long)shared_gauge(t, "ring_final"),
 			 (unsigned long long)shared_gauge(t, "pool_used"),
 			 (unsigned long long)shared_gauge(t, "pool_free"));
 		mvprintw(y++, 0, "%.*s", cols, line);
 		if (nodes_line(t, line, sizeof(line)))
 			mvprintw(y++, 0, "%.*s", cols, line);
-		snprintf(line, sizeof(line), "jobs: %llu running, %llu done, %llu failed   parts: "
-			 "queued %llu synth %llu ready %llu proving %llu proved %llu final %llu done "
-			 "%llu failed %llu",
-			 (unsigned long long)shared_gauge(t, "jobs_running"),
-			 (unsigned long long)shared_gauge(t, "jobs_done"),
-			 (unsigned long long)shared_gauge(t, "jobs_failed"),
-			 (unsigned long long)shared_gauge(t, "parts_queued"),
-			 (unsigned long long)shared_gauge(t, "parts_synth"),
-			 (unsigned long long)shared_gauge(t, "parts_ready"),
-			 (unsigned long long)shared_gauge(t, "parts_proving"),
-			 (unsigned long long)shared_gauge(t, "parts_proved"),
-			 (unsigned long long)shared_gauge(t, "parts_final"),
-			 (unsigned long long)shared_gauge(t, "parts_done"),
-			 (unsigned long long)shared_gauge(t, "parts_failed"));
+		snprintf(
+			line, sizeof(line),
+			"jobs: %llu running, %llu done, %llu failed   parts: "
+			"queued %llu synth %llu ready %llu proving %llu proved %llu final %llu done "
+			"%llu failed %llu",
+			(unsigned long long)shared_gauge(t, "jobs_running"),
+			(unsigned long long)shared_gauge(t, "jobs_done"),
+			(unsigned long long)shared_gauge(t, "jobs_failed"),
+			(unsigned long long)shared_gauge(t, "parts_queued"),
+			(unsigned long long)shared_gauge(t, "parts_synth"),
+			(unsigned long long)shared_gauge(t, "parts_ready"),
+			(unsigned long long)shared_gauge(t, "parts_proving"),
+			(unsigned long long)shared_gauge(t, "parts_proved"),
+			(unsigned long long)shared_gauge(t, "parts_final"),
+			(unsigned long long)shared_gauge(t, "parts_done"),
+			(unsigned long long)shared_gauge(t, "parts_failed"));
 		mvprintw(y++, 0, "%.*s", cols, line);
 	}
 	y++;
 	if (v->colour)
 		attron(A_REVERSE);
-	mvprintw(y++, 0, "%-*.*s", cols, cols,
-		 "STAGE        PID     STATE        UTIL                   DEV   PART/S  MAIN p50/p99    GAP p50/p99     RSS   RST  HB");
+	mvprintw(
+		y++, 0, "%-*.*s", cols, cols,
+		"STAGE        PID     STATE        UTIL                   DEV   PART/S  MAIN p50/p99    GAP p50/p99     RSS   RST  HB");
 	if (v->colour)
 		attroff(A_REVERSE);
 	row_cmp_mode = v->sort;
@@ -251,7 +258,8 @@ static void draw(struct view *v, double delay_s)
 	for (uint32_t i = 0; i < t->n && y < rows - 1; i++) {
 		const struct row *r = &v->rows[i];
 		const struct stats_snapshot *s = &r->p->s;
-		int mh = stats_main_hist(s), gh = s->role == STATS_ROLE_GPUWORKER ? stats_hist_find(s, "gap") : -1;
+		int mh = stats_main_hist(s),
+		    gh = s->role == STATS_ROLE_GPUWORKER ? stats_hist_find(s, "gap") : -1;
 		char stage[24], bar[24], st[STATS_NAME_LEN + 8], util[16], dev[16], rate[16];
 		int nb = r->have_rate ? (int)(r->util * 16 + 0.5) : 0;
 
@@ -271,29 +279,48 @@ static void draw(struct view *v, double delay_s)
 		else
 			snprintf(dev, sizeof(dev), "  -");
 		stats_state_name(s, (int)s->state, st, sizeof(st));
-		snprintf(line, sizeof(line), "%-12s %-7d %-12.12s [%s] %s %4s %7s  %6s/%-7s %6s/%-7s %6s %3u %s%s",
+		snprintf(line, sizeof(line),
+			 "%-12s %-7d %-12.12s [%s] %s %4s %7s  %6s/%-7s %6s/%-7s %6s %3u %s%s",
 			 stage, (int)s->pid, r->p->alive ? st : "dead", bar, util, dev, rate,
-			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) : "-",
-			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2, sizeof(b2)) : "-",
-			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.5), b3, sizeof(b3)) : "",
-			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.99), b4, sizeof(b4)) : "",
-			 fmt_bytes(r->p->rss_bytes, b5, sizeof(b5)), s->generation ? s->generation - 1 : 0,
+			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1,
+					  sizeof(b1)) :
+				   "-",
+			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2,
+					  sizeof(b2)) :
+				   "-",
+			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.5), b3,
+					  sizeof(b3)) :
+				   "",
+			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.99), b4,
+					  sizeof(b4)) :
+				   "",
+			 fmt_bytes(r->p->rss_bytes, b5, sizeof(b5)),
+			 s->generation ? s->generation - 1 : 0,
 			 fmt_ns(r->p->heartbeat_age_ns, b1, sizeof(b1)),
-			 !r->p->alive ? " STALE" : r->p->heartbeat_age_ns > 2000000000ull ? " LATE" : "");
+			 !r->p->alive                                   ? " STALE" :
+				 r->p->heartbeat_age_ns > 2000000000ull ? " LATE" :
+									  "");
 		if (v->colour)
-			attron(COLOR_PAIR(!r->p->alive || r->p->heartbeat_age_ns > 2000000000ull ? 2 :
-					  r->have_rate && r->util > 0.5 ? 1 : 3));
+			attron(COLOR_PAIR(!r->p->alive || r->p->heartbeat_age_ns > 2000000000ull ?
+						  2 :
+						  r->have_rate && r->util > 0.5 ? 1 :
+										  3));
 		mvprintw(y++, 0, "%.*s", cols, line);
 		if (v->colour)
 			attroff(COLOR_PAIR(1) | COLOR_PAIR(2) | COLOR_PAIR(3));
 	}
 	if (v->help && y + 6 < rows) {
 		y++;
-		mvprintw(y++, 0, "q quit   p pause/resume   s sort (slot, util, rate)   h this help");
-		mvprintw(y++, 0, "UTIL: share of the last interval in work states (not idle/wait);");
-		mvprintw(y++, 0, "DEV: worker compute sections (NTT+MSM) share; MAIN: synth/finalizer");
-		mvprintw(y++, 0, "part, worker prove; GAP: worker end-to-start gap; RST: restarts;");
-		mvprintw(y++, 0, "HB: heartbeat age. A pid change or counter drop resets the rates.");
+		mvprintw(y++, 0,
+			 "q quit   p pause/resume   s sort (slot, util, rate)   h this help");
+		mvprintw(y++, 0,
+			 "UTIL: share of the last interval in work states (not idle/wait);");
+		mvprintw(y++, 0,
+			 "DEV: worker compute sections (NTT+MSM) share; MAIN: synth/finalizer");
+		mvprintw(y++, 0,
+			 "part, worker prove; GAP: worker end-to-start gap; RST: restarts;");
+		mvprintw(y++, 0,
+			 "HB: heartbeat age. A pid change or counter drop resets the rates.");
 	}
 	mvprintw(rows - 1, 0, "%.*s", cols, "q quit  p pause  s sort  h help");
 	refresh();
@@ -354,12 +381,27 @@ static int run_live(const struct top_opts *o)
 		timeout((int)(o->delay_s * 1000));
 		ch = getch();
 		switch (ch) {
-		case 'q': case 'Q': top_quit = 1; break;
-		case 'p': case 'P': v.paused = !v.paused; break;
-		case 's': case 'S': v.sort = (v.sort + 1) % SORT_N; break;
-		case 'h': case 'H': case '?': v.help = !v.help; break;
-		case KEY_RESIZE: /* ncurses has resized stdscr; the next draw fits */ break;
-		default: break;
+		case 'q':
+		case 'Q':
+			top_quit = 1;
+			break;
+		case 'p':
+		case 'P':
+			v.paused = !v.paused;
+			break;
+		case 's':
+		case 'S':
+			v.sort = (v.sort + 1) % SORT_N;
+			break;
+		case 'h':
+		case 'H':
+		case '?':
+			v.help = !v.help;
+			break;
+		case KEY_RESIZE: /* ncurses has resized stdscr; the next draw fits */
+			break;
+		default:
+			break;
 		}
 	}
 	endwin();
@@ -385,13 +427,19 @@ static void print_once_text(const struct stats_reading *t)
 		char st[STATS_NAME_LEN + 8];
 
 		printf("%-10s %u pid %-7d %-12s work %5.1f%%  parts %-6llu p50 %-6s p99 %-6s rss %-6s "
-		       "restarts %u\n", stats_role_name(s->role), s->index, (int)s->pid,
+		       "restarts %u\n",
+		       stats_role_name(s->role), s->index, (int)s->pid,
 		       stats_state_name(s, (int)s->state, st, sizeof(st)),
 		       s->wall_ns ? 100.0 * (double)stats_work_ns(s) / (double)s->wall_ns : 0.0,
 		       c >= 0 ? (unsigned long long)s->counters[c] : 0ull,
-		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) : "-",
-		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2, sizeof(b2)) : "-",
-		       fmt_bytes(t->p[i].rss_bytes, b3, sizeof(b3)), s->generation ? s->generation - 1 : 0);
+		       mh >= 0 ?
+			       fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) :
+			       "-",
+		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2,
+					sizeof(b2)) :
+				 "-",
+		       fmt_bytes(t->p[i].rss_bytes, b3, sizeof(b3)),
+		       s->generation ? s->generation - 1 : 0);
 	}
 }
 
@@ -401,7 +449,8 @@ static void top_usage(FILE *f)
 	      "  live view of a cuzkd instance's stats page (mapped read-only)\n"
 	      "  -d SECONDS   refresh interval (default 1)\n"
 	      "  --once       print one snapshot and exit (--json: the schema in README.md)\n"
-	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n", f);
+	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n",
+	      f);
 	/* 20: --once, no such instance running */
 	cuzk_exit_help(f, CUZK_PROG_CLIENT, (const int[]){ 0, 2, 10, 20, -1 });
 }
@@ -423,20 +472,35 @@ int top_main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': o.instance = optarg; break;
-		case 'r': snprintf(o.run_dir, sizeof(o.run_dir), "%s", optarg); break;
+		case 'i':
+			o.instance = optarg;
+			break;
+		case 'r':
+			snprintf(o.run_dir, sizeof(o.run_dir), "%s", optarg);
+			break;
 		case 'd':
 			o.delay_s = atof(optarg);
 			if (o.delay_s < 0.1 || o.delay_s > 3600) {
-				fprintf(stderr, "cuzk-top: -d %s: give 0.1 to 3600 seconds\n", optarg);
+				fprintf(stderr, "cuzk-top: -d %s: give 0.1 to 3600 seconds\n",
+					optarg);
 				return CUZK_EXIT_USAGE;
 			}
 			break;
-		case 'o': o.once = 1; break;
-		case 'j': o.json = 1; break;
-		case 'f': o.max_frames = atoi(optarg); break;
-		case 'h': top_usage(stdout); return 0;
-		default: top_usage(stderr); return CUZK_EXIT_USAGE;
+		case 'o':
+			o.once = 1;
+			break;
+		case 'j':
+			o.json = 1;
+			break;
+		case 'f':
+			o.max_frames = atoi(optarg);
+			break;
+		case 'h':
+			top_usage(stdout);
+			return 0;
+		default:
+			top_usage(stderr);
+			return CUZK_EXIT_USAGE;
 		}
 	}
 	if (optind != argc || (o.json && !o.once)) {

@@ -17,17 +17,21 @@ static const char usage_text[] =
     "  the proof's points lie on their curves and that G2 points lie in the subgroup.\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 1, 2, 3, 4, 6, 10, -1};
+static const int exit_codes[] = { 0, 1, 2, 3, 4, 6, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 static int fail(int rc, const char *msg)
 {
     fprintf(stderr, "cuzk verify: %s\n", msg);
     int code = cuzk_exit_code(rc, CUZK_PROG_TOOL);
     /* every other refusal is of the input's form */
-    return code == CUZK_EXIT_IO || code == CUZK_EXIT_UNSUPPORTED || code == CUZK_EXIT_INTERNAL ? code
-                                                                                              : CUZK_EXIT_FORMAT;
+    return code == CUZK_EXIT_IO || code == CUZK_EXIT_UNSUPPORTED || code == CUZK_EXIT_INTERNAL
+        ? code
+        : CUZK_EXIT_FORMAT;
 }
 
 int verify_cmd_main(int argc, char **argv)

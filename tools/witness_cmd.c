@@ -10,22 +10,24 @@
 #include "cuzk/wgen.h"
 #include "cuzk/wtns.h"
 
-static const char usage_text[] =
-    "usage: cuzk witness --witness-gen G.wgen INPUT.json OUT.wtns\n"
-    "  Computes the circuit's witness for INPUT.json with a generator built by\n"
-    "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n";
+static const char usage_text[] = "usage: cuzk witness --witness-gen G.wgen INPUT.json OUT.wtns\n"
+                                 "  Computes the circuit's witness for INPUT.json with a generator built by\n"
+                                 "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n";
 
 /* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = {0, 2, 3, 4, 6, 7, 8, 9, 10, -1};
+static const int exit_codes[] = { 0, 2, 3, 4, 6, 7, 8, 9, 10, -1 };
 
-static void usage(FILE *f) { cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes); }
+static void usage(FILE *f)
+{
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
+}
 
 int witness_cmd_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"witness-gen", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        { "witness-gen", required_argument, NULL, 'g' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
     };
     const char *gen = NULL;
     int c;

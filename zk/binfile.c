@@ -40,8 +40,10 @@ static void magic_text(const uint8_t *m, char *out, size_t outlen)
     int printable = 1;
     for (int i = 0; i < 4; i++)
         if (m[i] < 0x20 || m[i] > 0x7e) printable = 0;
-    if (printable) snprintf(out, outlen, "\"%c%c%c%c\"", m[0], m[1], m[2], m[3]);
-    else snprintf(out, outlen, "bytes %02x %02x %02x %02x", m[0], m[1], m[2], m[3]);
+    if (printable)
+        snprintf(out, outlen, "\"%c%c%c%c\"", m[0], m[1], m[2], m[3]);
+    else
+        snprintf(out, outlen, "bytes %02x %02x %02x %02x", m[0], m[1], m[2], m[3]);
 }
 
 void binfile_close(binfile *b)
@@ -66,8 +68,7 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
     memset(b, 0, sizeof *b);
     b->fd = -1;
     b->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (b->fd < 0)
-        return binfile_err(err, errlen, CUZK_E_IO, "cannot open %s: %s", path, strerror(errno));
+    if (b->fd < 0) return binfile_err(err, errlen, CUZK_E_IO, "cannot open %s: %s", path, strerror(errno));
     if (fstat(b->fd, &st) != 0) {
         rc = binfile_err(err, errlen, CUZK_E_IO, "cannot stat %s: %s", path, strerror(errno));
         goto fail_fd;
@@ -98,15 +99,16 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
     if (memcmp(b->map, magic, 4) != 0) {
         char found[32];
         magic_text(b->map, found, sizeof found);
-        rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s starts with %s, not \"%.4s\": is it a .%.4s file?", path,
-                         found, magic, magic);
+        rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s starts with %s, not \"%.4s\": is it a .%.4s file?",
+                         path, found, magic, magic);
         goto fail;
     }
     memcpy(b->magic, magic, 4);
     b->magic[4] = 0;
     b->version = binfile_rd32(b->map + 4);
     if (b->version == 0) {
-        rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s has %s version 0, which no writer produces", path, b->magic);
+        rc = binfile_err(err, errlen, CUZK_E_FORMAT, "%s has %s version 0, which no writer produces", path,
+                         b->magic);
         goto fail;
     }
     if (b->version > max_version) {
@@ -121,8 +123,8 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
     uint32_t nsec = binfile_rd32(b->map + 8);
     if ((uint64_t)nsec > (b->size - 12) / 12) {
         rc = binfile_err(err, errlen, CUZK_E_TRUNCATED,
-                         "%s declares %u sections but is only %zu bytes long: is the file complete?", path, nsec,
-                         b->size);
+                         "%s declares %u sections but is only %zu bytes long: is the file complete?", path,
+                         nsec, b->size);
         goto fail;
     }
     b->sections = calloc(nsec ? nsec : 1, sizeof *b->sections);
@@ -133,20 +135,22 @@ int binfile_open(binfile *b, const char *path, const char *magic, uint32_t max_v
     uint64_t off = 12;
     for (uint32_t i = 0; i < nsec; i++) {
         if (b->size - off < 12) {
-            rc = binfile_err(err, errlen, CUZK_E_TRUNCATED,
-                             "%s ends inside the record of section %u of %u (offset %llu of %zu bytes): is the file "
-                             "complete?",
-                             path, i + 1, nsec, (unsigned long long)off, b->size);
+            rc = binfile_err(
+                err, errlen, CUZK_E_TRUNCATED,
+                "%s ends inside the record of section %u of %u (offset %llu of %zu bytes): is the file "
+                "complete?",
+                path, i + 1, nsec, (unsigned long long)off, b->size);
             goto fail;
         }
         uint32_t id = binfile_rd32(b->map + off);
         uint64_t sz = binfile_rd64(b->map + off + 4);
         off += 12;
         if (sz > b->size - off) {
-            rc = binfile_err(err, errlen, CUZK_E_TRUNCATED,
-                             "section %u of %s runs past the end of the file (%llu bytes at offset %llu, file is %zu "
-                             "bytes): is the file complete?",
-                             id, path, (unsigned long long)sz, (unsigned long long)off, b->size);
+            rc = binfile_err(
+                err, errlen, CUZK_E_TRUNCATED,
+                "section %u of %s runs past the end of the file (%llu bytes at offset %llu, file is %zu "
+                "bytes): is the file complete?",
+                id, path, (unsigned long long)sz, (unsigned long long)off, b->size);
             goto fail;
         }
         b->sections[i].id = id;
@@ -185,8 +189,9 @@ int binfile_require(const binfile *b, const uint32_t *ids, const char *const *na
         if (count == 0)
             return binfile_err(err, errlen, CUZK_E_FORMAT, "%s file %s has no section %u%s: is it complete?",
                                b->magic, b->path, ids[k], name);
-        return binfile_err(err, errlen, CUZK_E_FORMAT, "%s file %s has %u sections with id %u%s; readers need one",
-                           b->magic, b->path, count, ids[k], name);
+        return binfile_err(err, errlen, CUZK_E_FORMAT,
+                           "%s file %s has %u sections with id %u%s; readers need one", b->magic, b->path,
+                           count, ids[k], name);
     }
     return 0;
 }

@@ -17,13 +17,14 @@ CUZK_HD void to_aff_impl(const curve_group *G, uint64_t *aff, const uint64_t *ja
     }
     ecf_inv(G, zi, jac + 2 * cl);
     ecf_sqr(G, zi2, zi);
-    ecf_mul(G, t, jac, zi2);            /* x = X / Z^2 */
+    ecf_mul(G, t, jac, zi2); /* x = X / Z^2 */
     ecf_mul(G, zi2, zi2, zi);
     ecf_mul(G, aff + cl, jac + cl, zi2); /* y = Y / Z^3 */
     ecf_copy(G, aff, t);
 }
 
-CUZK_HD void batch_to_aff_impl(const curve_group *G, uint64_t *aff, const uint64_t *jac, size_t count, uint64_t *pre)
+CUZK_HD void batch_to_aff_impl(const curve_group *G, uint64_t *aff, const uint64_t *jac, size_t count,
+                               uint64_t *pre)
 {
     const unsigned cl = ec_cl(G);
     /* Montgomery's trick over the Z coordinates; infinity (Z = 0) is skipped. */
@@ -43,8 +44,10 @@ CUZK_HD void batch_to_aff_impl(const curve_group *G, uint64_t *aff, const uint64
             continue;
         }
         ecf_copy(G, z, p + 2 * cl);
-        if (i > 0) ecf_mul(G, zi, inv, pre + (i - 1) * cl);
-        else ecf_copy(G, zi, inv);
+        if (i > 0)
+            ecf_mul(G, zi, inv, pre + (i - 1) * cl);
+        else
+            ecf_copy(G, zi, inv);
         ecf_mul(G, inv, inv, z);
         ecf_sqr(G, zi2, zi);
         ecf_mul(G, t, p, zi2);
@@ -63,10 +66,10 @@ CUZK_HD void on_curve_impl(const curve_group *G, bool *out, const uint64_t *aff)
     *out = false;
     for (unsigned i = 0; i < 2 * G->deg; i++)
         if (!fe_is_reduced(G->F, aff + i * n)) return;
-    ecf_sqr(G, lhs, aff + cl);          /* y^2 */
+    ecf_sqr(G, lhs, aff + cl); /* y^2 */
     ecf_sqr(G, rhs, aff);
     ecf_mul(G, rhs, rhs, aff);
-    ecf_add(G, rhs, rhs, G->b);         /* x^3 + b */
+    ecf_add(G, rhs, rhs, G->b); /* x^3 + b */
     *out = ecf_eq(G, lhs, rhs);
 }
 
@@ -91,7 +94,8 @@ CUZK_HD void eq_impl(const curve_group *G, bool *out, const uint64_t *p, const u
     *out = ecf_eq(G, a, b);
 }
 
-CUZK_HD void mul_scalar_impl(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k, unsigned nk)
+CUZK_HD void mul_scalar_impl(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k,
+                             unsigned nk)
 {
     uint64_t acc[EC_MAX_JAC], base[EC_MAX_JAC];
     ec_jac_copy(G, base, p_jac);
@@ -147,7 +151,8 @@ bool ec_jac_eq(const curve_group *G, const uint64_t *p, const uint64_t *q)
     return out;
 }
 
-void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k, unsigned nk)
+void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k,
+                       unsigned nk)
 {
     CURVE_DISPATCH(G, mul_scalar_impl, r, p_jac, k, nk);
 }
@@ -191,23 +196,23 @@ static uint64_t glv_mp_sub(uint64_t *a, const uint64_t *b, unsigned n)
  * 2^-256). Then (k1, k2) = (k, 0) - c1 (a1, b1) - c2 (a2, b2) = delta1 (a1, b1) +
  * delta2 (a2, b2): k1 in [0, 1.25 (a1 + a2)) is never negative and |k2| < 1.25 |b1|,
  * both below 0.55 * 2^128. */
-static const uint64_t GLV_BN_G1[2] = {0xd91d232ec7e0b3d7ULL, 0x2ULL};
-static const uint64_t GLV_BN_G2[3] = {0x7a7bd9d4391eb18dULL, 0x4ccef014a773d2cfULL, 0x2ULL};
+static const uint64_t GLV_BN_G1[2] = { 0xd91d232ec7e0b3d7ULL, 0x2ULL };
+static const uint64_t GLV_BN_G2[3] = { 0x7a7bd9d4391eb18dULL, 0x4ccef014a773d2cfULL, 0x2ULL };
 static const uint64_t GLV_BN_A1 = 0x89d3256894d213e3ULL; /* = b2 */
-static const uint64_t GLV_BN_A2[2] = {0x0be4e1541221250bULL, 0x6f4d8248eeb859fdULL};
-static const uint64_t GLV_BN_B1[2] = {0x8211bbeb7d4f1128ULL, 0x6f4d8248eeb859fcULL}; /* |b1| */
+static const uint64_t GLV_BN_A2[2] = { 0x0be4e1541221250bULL, 0x6f4d8248eeb859fdULL };
+static const uint64_t GLV_BN_B1[2] = { 0x8211bbeb7d4f1128ULL, 0x6f4d8248eeb859fcULL }; /* |b1| */
 /* BLS12-381: floor(2^256 / lambda), 129 bits. */
-static const uint64_t GLV_BLS_G[3] = {0x63f6e522f6cfee30ULL, 0x7c6becf1e01faaddULL, 0x1ULL};
+static const uint64_t GLV_BLS_G[3] = { 0x63f6e522f6cfee30ULL, 0x7c6becf1e01faaddULL, 0x1ULL };
 
 static unsigned glv_split_bn254(uint64_t k1[2], uint64_t k2[2], const uint64_t k[4])
 {
     uint64_t t[7], c1, c2[2], u[4], v[3], w[3];
     unsigned neg = 0;
     glv_mp_mul(t, k, 4, GLV_BN_G1, 2);
-    c1 = t[4];                                   /* < 2^64 */
+    c1 = t[4]; /* < 2^64 */
     glv_mp_mul(t, k, 4, GLV_BN_G2, 3);
     c2[0] = t[4];
-    c2[1] = t[5];                                /* < 2^128 */
+    c2[1] = t[5]; /* < 2^128 */
     /* k1 = k - c1 a1 - c2 a2, known to lie in [0, 2^128): compute it mod 2^128 */
     k1[0] = k[0];
     k1[1] = k[1];
@@ -219,7 +224,7 @@ static unsigned glv_split_bn254(uint64_t k1[2], uint64_t k2[2], const uint64_t k
     glv_mp_mul(v, &c1, 1, GLV_BN_B1, 2);
     glv_mp_mul(w, c2, 2, &GLV_BN_A1, 1);
     if (glv_mp_sub(v, w, 3)) {
-        uint64_t z[3] = {0, 0, 0};
+        uint64_t z[3] = { 0, 0, 0 };
         glv_mp_sub(z, v, 3);
         v[0] = z[0];
         v[1] = z[1];
@@ -240,16 +245,16 @@ static unsigned glv_split_bls12_381(const curve_group *G, uint64_t k1[2], uint64
     q[1] = t[5];
     memcpy(rem, k, sizeof rem);
     glv_mp_mul(u, q, 2, lam, 2);
-    glv_mp_sub(rem, u, 4);                       /* k - q lambda >= 0 */
-    for (;;) {                                   /* at most twice */
-        uint64_t d[4] = {rem[0], rem[1], rem[2], rem[3]}, l4[4] = {lam[0], lam[1], 0, 0};
-        if (glv_mp_sub(d, l4, 4)) break;         /* rem < lambda */
+    glv_mp_sub(rem, u, 4); /* k - q lambda >= 0 */
+    for (;;) {             /* at most twice */
+        uint64_t d[4] = { rem[0], rem[1], rem[2], rem[3] }, l4[4] = { lam[0], lam[1], 0, 0 };
+        if (glv_mp_sub(d, l4, 4)) break; /* rem < lambda */
         memcpy(rem, d, sizeof rem);
         if (++q[0] == 0) q[1]++;
     }
     k1[0] = rem[0];
     k1[1] = rem[1];
-    k2[0] = q[0];                                /* <= (r-1)/lambda = lambda + 1 < 2^128 */
+    k2[0] = q[0]; /* <= (r-1)/lambda = lambda + 1 < 2^128 */
     k2[1] = q[1];
     return 0;
 }

@@ -9,20 +9,25 @@ static const struct {
     const char *name, *msg;
     int tool_exit;
 } own[CUZK_E_END - CUZK_E_BASE] = {
-    [CUZK_E_USAGE - CUZK_E_BASE] = {"usage", "bad command line", CUZK_EXIT_USAGE},
-    [CUZK_E_IO - CUZK_E_BASE] = {"io", "input file missing or unreadable", CUZK_EXIT_IO},
-    [CUZK_E_FORMAT - CUZK_E_BASE] = {"format", "not a file of the expected format", CUZK_EXIT_FORMAT},
-    [CUZK_E_TRUNCATED - CUZK_E_BASE] = {"truncated", "file shorter than its own headers say", CUZK_EXIT_TRUNCATED},
-    [CUZK_E_UNSUPPORTED - CUZK_E_BASE] = {"unsupported", "unsupported protocol, curve or prime",
-                                          CUZK_EXIT_UNSUPPORTED},
-    [CUZK_E_MISMATCH - CUZK_E_BASE] = {"mismatch", "inputs that do not belong together (witness, generator, "
-                                       "zkey, r1cs)", CUZK_EXIT_MISMATCH},
-    [CUZK_E_UNSATISFIED - CUZK_E_BASE] = {"unsatisfied", "witness does not satisfy the circuit",
-                                          CUZK_EXIT_UNSATISFIED},
-    [CUZK_E_OUTPUT - CUZK_E_BASE] = {"output", "output not writable", CUZK_EXIT_OUTPUT},
-    [CUZK_E_INTERNAL - CUZK_E_BASE] = {"internal", "internal error (out of memory, or a bug)", CUZK_EXIT_INTERNAL},
-    [CUZK_E_DEVICE - CUZK_E_BASE] = {"device", "GPU fault: the CUDA context is unusable", CUZK_EXIT_INTERNAL},
-    [CUZK_E_DEVICE_NOMEM - CUZK_E_BASE] = {"device_nomem", "out of device memory", CUZK_EXIT_INTERNAL},
+    [CUZK_E_USAGE - CUZK_E_BASE] = { "usage", "bad command line", CUZK_EXIT_USAGE },
+    [CUZK_E_IO - CUZK_E_BASE] = { "io", "input file missing or unreadable", CUZK_EXIT_IO },
+    [CUZK_E_FORMAT - CUZK_E_BASE] = { "format", "not a file of the expected format", CUZK_EXIT_FORMAT },
+    [CUZK_E_TRUNCATED -
+        CUZK_E_BASE] = { "truncated", "file shorter than its own headers say", CUZK_EXIT_TRUNCATED },
+    [CUZK_E_UNSUPPORTED -
+        CUZK_E_BASE] = { "unsupported", "unsupported protocol, curve or prime", CUZK_EXIT_UNSUPPORTED },
+    [CUZK_E_MISMATCH - CUZK_E_BASE] = { "mismatch",
+                                        "inputs that do not belong together (witness, generator, "
+                                        "zkey, r1cs)",
+                                        CUZK_EXIT_MISMATCH },
+    [CUZK_E_UNSATISFIED -
+        CUZK_E_BASE] = { "unsatisfied", "witness does not satisfy the circuit", CUZK_EXIT_UNSATISFIED },
+    [CUZK_E_OUTPUT - CUZK_E_BASE] = { "output", "output not writable", CUZK_EXIT_OUTPUT },
+    [CUZK_E_INTERNAL -
+        CUZK_E_BASE] = { "internal", "internal error (out of memory, or a bug)", CUZK_EXIT_INTERNAL },
+    [CUZK_E_DEVICE -
+        CUZK_E_BASE] = { "device", "GPU fault: the CUDA context is unusable", CUZK_EXIT_INTERNAL },
+    [CUZK_E_DEVICE_NOMEM - CUZK_E_BASE] = { "device_nomem", "out of device memory", CUZK_EXIT_INTERNAL },
 };
 
 const char *cuzk_err_name(int rc)
@@ -48,45 +53,47 @@ const char *cuzk_strerror(int rc)
 /* The exit codes. `cuzk help exit-codes --markdown` prints this as the README's table;
  * each --help prints its own rows of it. */
 const struct cuzk_exit_row cuzk_exit_table[] = {
-    {CUZK_EXIT_OK, CUZK_PROG_ALL, "ok",
-     "success; cuzkd and the stages: stopped by SIGTERM, SIGINT or `cuzk shutdown`"},
-    {CUZK_EXIT_FALSE, CUZK_PROG_TOOL, "false",
-     "`cuzk verify`: the proof is invalid (it prints \"invalid proof\", the reason on stderr)"},
-    {CUZK_EXIT_FALSE, CUZK_PROG_CUZKD, "false", "`--check` found a failure"},
-    {CUZK_EXIT_USAGE, CUZK_PROG_ALL, "usage", "bad command line or configuration (the message names the option)"},
-    {CUZK_EXIT_IO, CUZK_PROG_TOOL, "io",
-     "an input file missing or unreadable (zkey, witness, r1cs, generator, circom output)"},
-    {CUZK_EXIT_IO, CUZK_PROG_CUZKD, "io",
-     "the run directory, socket, segments, metrics port, job store or fleet database cannot be set up "
-     "(also a store file refused as corrupt or newer)"},
-    {CUZK_EXIT_FORMAT, CUZK_PROG_TOOL, "format",
-     "not a zkey / wtns / r1cs / generator (bad magic or section table); input.json not JSON or a value "
-     "not a field element; malformed `cuzk verify` input"},
-    {CUZK_EXIT_TRUNCATED, CUZK_PROG_TOOL, "truncated", "a file shorter than its own headers say"},
-    {CUZK_EXIT_UNSUPPORTED, CUZK_PROG_TOOL, "unsupported",
-     "a protocol (PLONK, FFLONK), curve or prime not proved, or a circuit too big for its curve"},
-    {CUZK_EXIT_MISMATCH, CUZK_PROG_TOOL, "mismatch",
-     "witness and zkey (or r1cs) do not belong together; with a generator: it is for another curve or "
-     "circuit, or a signal is missing, unknown or of the wrong length; build-witness: `--prime` (or the "
-     "r1cs) is not what circom compiled for"},
-    {CUZK_EXIT_UNSATISFIED, CUZK_PROG_TOOL, "unsatisfied",
-     "the witness does not satisfy a constraint (`--r1cs`), a circom assert failed, or the proof failed "
-     "verification"},
-    {CUZK_EXIT_OUTPUT, CUZK_PROG_TOOL, "output", "output not writable (no partial file is left under the final name)"},
-    {CUZK_EXIT_INTERNAL, CUZK_PROG_TOOL | CUZK_PROG_CLIENT | CUZK_PROG_CUZKD, "internal",
-     "internal error (out of memory, a compiler that failed or is missing, a bug)"},
-    {CUZK_EXIT_NO_DAEMON, CUZK_PROG_CLIENT, "no_daemon",
-     "no cuzkd answers on the socket (the instance is not running); `--queue`: the database is unreachable"},
-    {CUZK_EXIT_REFUSED, CUZK_PROG_CLIENT, "refused",
-     "cuzkd refused the request, the message says why (also an input checked before submitting, such as a "
-     "`--witness-gen` that does not fit the zkey)"},
-    {CUZK_EXIT_JOB_FAILED, CUZK_PROG_CLIENT, "job_failed", "the job finished with failed partitions"},
-    {CUZK_EXIT_TIMEOUT, CUZK_PROG_CLIENT, "timeout", "`wait --timeout-ms` passed before the job finished"},
-    {CUZK_EXIT_QUOTA, CUZK_PROG_CLIENT, "quota",
-     "refused for a quota of this user (`--quota-jobs`, `-partitions`, `-preloads`): retry later"},
-    {CUZK_EXIT_BUG, CUZK_PROG_STAGE, "bug", "a bug (an internal error); cuzkd restarts the stage"},
-    {CUZK_EXIT_SYSTEM, CUZK_PROG_STAGE, "system",
-     "a system error (a segment, a file, no CUDA device, a GPU fault); cuzkd restarts the stage"},
+    { CUZK_EXIT_OK, CUZK_PROG_ALL, "ok",
+      "success; cuzkd and the stages: stopped by SIGTERM, SIGINT or `cuzk shutdown`" },
+    { CUZK_EXIT_FALSE, CUZK_PROG_TOOL, "false",
+      "`cuzk verify`: the proof is invalid (it prints \"invalid proof\", the reason on stderr)" },
+    { CUZK_EXIT_FALSE, CUZK_PROG_CUZKD, "false", "`--check` found a failure" },
+    { CUZK_EXIT_USAGE, CUZK_PROG_ALL, "usage",
+      "bad command line or configuration (the message names the option)" },
+    { CUZK_EXIT_IO, CUZK_PROG_TOOL, "io",
+      "an input file missing or unreadable (zkey, witness, r1cs, generator, circom output)" },
+    { CUZK_EXIT_IO, CUZK_PROG_CUZKD, "io",
+      "the run directory, socket, segments, metrics port, job store or fleet database cannot be set up "
+      "(also a store file refused as corrupt or newer)" },
+    { CUZK_EXIT_FORMAT, CUZK_PROG_TOOL, "format",
+      "not a zkey / wtns / r1cs / generator (bad magic or section table); input.json not JSON or a value "
+      "not a field element; malformed `cuzk verify` input" },
+    { CUZK_EXIT_TRUNCATED, CUZK_PROG_TOOL, "truncated", "a file shorter than its own headers say" },
+    { CUZK_EXIT_UNSUPPORTED, CUZK_PROG_TOOL, "unsupported",
+      "a protocol (PLONK, FFLONK), curve or prime not proved, or a circuit too big for its curve" },
+    { CUZK_EXIT_MISMATCH, CUZK_PROG_TOOL, "mismatch",
+      "witness and zkey (or r1cs) do not belong together; with a generator: it is for another curve or "
+      "circuit, or a signal is missing, unknown or of the wrong length; build-witness: `--prime` (or the "
+      "r1cs) is not what circom compiled for" },
+    { CUZK_EXIT_UNSATISFIED, CUZK_PROG_TOOL, "unsatisfied",
+      "the witness does not satisfy a constraint (`--r1cs`), a circom assert failed, or the proof failed "
+      "verification" },
+    { CUZK_EXIT_OUTPUT, CUZK_PROG_TOOL, "output",
+      "output not writable (no partial file is left under the final name)" },
+    { CUZK_EXIT_INTERNAL, CUZK_PROG_TOOL | CUZK_PROG_CLIENT | CUZK_PROG_CUZKD, "internal",
+      "internal error (out of memory, a compiler that failed or is missing, a bug)" },
+    { CUZK_EXIT_NO_DAEMON, CUZK_PROG_CLIENT, "no_daemon",
+      "no cuzkd answers on the socket (the instance is not running); `--queue`: the database is unreachable" },
+    { CUZK_EXIT_REFUSED, CUZK_PROG_CLIENT, "refused",
+      "cuzkd refused the request, the message says why (also an input checked before submitting, such as a "
+      "`--witness-gen` that does not fit the zkey)" },
+    { CUZK_EXIT_JOB_FAILED, CUZK_PROG_CLIENT, "job_failed", "the job finished with failed partitions" },
+    { CUZK_EXIT_TIMEOUT, CUZK_PROG_CLIENT, "timeout", "`wait --timeout-ms` passed before the job finished" },
+    { CUZK_EXIT_QUOTA, CUZK_PROG_CLIENT, "quota",
+      "refused for a quota of this user (`--quota-jobs`, `-partitions`, `-preloads`): retry later" },
+    { CUZK_EXIT_BUG, CUZK_PROG_STAGE, "bug", "a bug (an internal error); cuzkd restarts the stage" },
+    { CUZK_EXIT_SYSTEM, CUZK_PROG_STAGE, "system",
+      "a system error (a segment, a file, no CUDA device, a GPU fault); cuzkd restarts the stage" },
 };
 const size_t cuzk_exit_table_len = sizeof cuzk_exit_table / sizeof cuzk_exit_table[0];
 
@@ -95,12 +102,19 @@ const size_t cuzk_exit_table_len = sizeof cuzk_exit_table / sizeof cuzk_exit_tab
 static int tool_errno(int e)
 {
     switch (e) {
-    case ENOENT: case EACCES: case EPERM: case ENOTDIR: case EISDIR: case ELOOP: case ENAMETOOLONG: case ENXIO:
-        return CUZK_EXIT_IO;
-    case ENOSPC: case EDQUOT: case EROFS: case EFBIG:
-        return CUZK_EXIT_OUTPUT;
-    default:
-        return CUZK_EXIT_INTERNAL;
+    case ENOENT:
+    case EACCES:
+    case EPERM:
+    case ENOTDIR:
+    case EISDIR:
+    case ELOOP:
+    case ENAMETOOLONG:
+    case ENXIO: return CUZK_EXIT_IO;
+    case ENOSPC:
+    case EDQUOT:
+    case EROFS:
+    case EFBIG: return CUZK_EXIT_OUTPUT;
+    default: return CUZK_EXIT_INTERNAL;
     }
 }
 
@@ -119,13 +133,11 @@ int cuzk_exit_code(int rc, unsigned prog)
             return CUZK_EXIT_NO_DAEMON;
         if (c == ENOMEM || c == CUZK_E_INTERNAL) return CUZK_EXIT_INTERNAL;
         return CUZK_EXIT_REFUSED;
-    case CUZK_PROG_CUZKD:
-        return c == CUZK_E_INTERNAL || c == ENOMEM ? CUZK_EXIT_INTERNAL : CUZK_EXIT_IO;
+    case CUZK_PROG_CUZKD: return c == CUZK_E_INTERNAL || c == ENOMEM ? CUZK_EXIT_INTERNAL : CUZK_EXIT_IO;
     case CUZK_PROG_STAGE:
         /* s6 style: 100 a bug, 111 anything the system did (a device fault included). */
         return c == CUZK_E_INTERNAL ? CUZK_EXIT_BUG : CUZK_EXIT_SYSTEM;
-    default:
-        return own_code ? own[c - CUZK_E_BASE].tool_exit : tool_errno(c);
+    default: return own_code ? own[c - CUZK_E_BASE].tool_exit : tool_errno(c);
     }
 }
 
@@ -150,7 +162,7 @@ static size_t plain(char *out, size_t cap, const char *text)
 /* "tools, cuzkd" for a row's progs; "all" for every kind. */
 static const char *prog_names(unsigned progs, char *buf, size_t len)
 {
-    static const char *const names[] = {"tools", "client", "cuzkd", "stages"};
+    static const char *const names[] = { "tools", "client", "cuzkd", "stages" };
     size_t n = 0;
     if (progs == CUZK_PROG_ALL) return "all";
     buf[0] = 0;
@@ -211,6 +223,7 @@ void cuzk_exit_markdown(FILE *f)
     for (size_t i = 0; i < cuzk_exit_table_len; i++) {
         const struct cuzk_exit_row *r = &cuzk_exit_table[i];
         char who[64];
-        fprintf(f, "| %d | %s | %s | %s |\n", r->code, r->name, prog_names(r->progs, who, sizeof who), r->meaning);
+        fprintf(f, "| %d | %s | %s | %s |\n", r->code, r->name, prog_names(r->progs, who, sizeof who),
+                r->meaning);
     }
 }

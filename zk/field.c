@@ -28,7 +28,10 @@ __attribute__((constructor)) static void fe_detect_cpu(void)
     fe_mulx_on = fe_mulx_cpu && !(e && *e && strcmp(e, "0") != 0);
 }
 
-bool fe_cpu_has_mulx(void) { return fe_mulx_cpu; }
+bool fe_cpu_has_mulx(void)
+{
+    return fe_mulx_cpu;
+}
 
 bool fe_set_mulx(bool on)
 {
@@ -601,27 +604,37 @@ static __attribute__((noinline)) void fe_sqr_bls12_381_fq_mulx(uint64_t *r, cons
 /* The two paths as separate functions, entered by a tail jump: sharing one body made
  * every mulx product save and restore the six callee-saved registers the portable
  * code needs. */
-#define FE_MUL4(name, FD)                                                                 \
-    static __attribute__((noinline)) void name##_mulx(uint64_t *r, const uint64_t *a,     \
-                                                      const uint64_t *b)                  \
-    {                                                                                     \
-        fe_mul4_mulx(&FD, r, a, b);                                                       \
-    }                                                                                     \
-    static __attribute__((noinline)) void name##_c(uint64_t *r, const uint64_t *a,        \
-                                                   const uint64_t *b)                     \
-    {                                                                                     \
-        fe_mul_inline(&FD, r, a, b);                                                      \
-    }                                                                                     \
-    void name(uint64_t *r, const uint64_t *a, const uint64_t *b)                          \
-    {                                                                                     \
-        if (__builtin_expect(fe_mulx_on, 1)) name##_mulx(r, a, b);                        \
-        else name##_c(r, a, b);                                                           \
+#define FE_MUL4(name, FD)                                                                                \
+    static __attribute__((noinline)) void name##_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b) \
+    {                                                                                                    \
+        fe_mul4_mulx(&FD, r, a, b);                                                                      \
+    }                                                                                                    \
+    static __attribute__((noinline)) void name##_c(uint64_t *r, const uint64_t *a, const uint64_t *b)    \
+    {                                                                                                    \
+        fe_mul_inline(&FD, r, a, b);                                                                     \
+    }                                                                                                    \
+    void name(uint64_t *r, const uint64_t *a, const uint64_t *b)                                         \
+    {                                                                                                    \
+        if (__builtin_expect(fe_mulx_on, 1))                                                             \
+            name##_mulx(r, a, b);                                                                        \
+        else                                                                                             \
+            name##_c(r, a, b);                                                                           \
     }
 #else
-bool fe_cpu_has_mulx(void) { return false; }
-bool fe_set_mulx(bool on) { (void)on; return false; }
-#define FE_MUL4(name, FD)                                                     \
-    void name(uint64_t *r, const uint64_t *a, const uint64_t *b) { fe_mul_inline(&FD, r, a, b); }
+bool fe_cpu_has_mulx(void)
+{
+    return false;
+}
+bool fe_set_mulx(bool on)
+{
+    (void)on;
+    return false;
+}
+#define FE_MUL4(name, FD)                                        \
+    void name(uint64_t *r, const uint64_t *a, const uint64_t *b) \
+    {                                                            \
+        fe_mul_inline(&FD, r, a, b);                             \
+    }
 #endif
 
 FE_MUL4(fe_mul_bn254_fq, FIELD_BN254_FQ)
@@ -645,7 +658,8 @@ FE_MUL4(fe_mul_bls12_381_fr, FIELD_BLS12_381_FR)
  * product beside it (the portable forms are field.h's: a product by itself and
  * fe2_mul_generic, the oracles in test_field). */
 #if defined(__x86_64__)
-static __attribute__((noinline)) void fe_mul_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
+static __attribute__((noinline)) void fe_mul_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a,
+                                                               const uint64_t *b)
 {
     fe_mul6_mulx(r, a, b);
 }
@@ -694,7 +708,7 @@ void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
 void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
     const unsigned n = fe_n(F);
-    uint64_t y[FE_MAX_LIMBS] = {0}, r3[FE_MAX_LIMBS];
+    uint64_t y[FE_MAX_LIMBS] = { 0 }, r3[FE_MAX_LIMBS];
     mpz_t za, zy, zp;
     mpz_init2(zy, 64 * (n + 1));
     mpz_roinit_n(za, (const mp_limb_t *)a, (mp_size_t)n);
@@ -752,7 +766,7 @@ char *fe_mont_to_dec(const field_desc *F, const uint64_t *a, char *buf, size_t l
 
 int fe_canon_from_dec(const field_desc *F, uint64_t *r, const char *s)
 {
-    uint64_t t[FE_MAX_LIMBS + 1] = {0};
+    uint64_t t[FE_MAX_LIMBS + 1] = { 0 };
     if (!s || !*s) return -EINVAL;
     for (const char *c = s; *c; c++) {
         if (*c < '0' || *c > '9') return -EINVAL;
@@ -787,8 +801,10 @@ CUZK_HD void batch_inv_impl(const field_desc *F, uint64_t *r, const uint64_t *a,
             fe_set_zero(F, r + i * n);
             continue;
         }
-        if (i > 0) fe_copy(F, prev, pre + (i - 1) * n);
-        else fe_set_one(F, prev);
+        if (i > 0)
+            fe_copy(F, prev, pre + (i - 1) * n);
+        else
+            fe_set_one(F, prev);
         fe_mul(F, r + i * n, inv, prev); /* 1/a_i = inv(prefix_i) * prefix_{i-1} */
         fe_mul(F, inv, inv, ai);         /* inv(prefix_{i-1}) */
     }
@@ -809,8 +825,8 @@ int fe_batch_inv(const field_desc *F, uint64_t *r, const uint64_t *a, size_t cou
 
 const field_desc *field_by_modulus(const uint8_t *bytes, size_t nbytes)
 {
-    const field_desc *const all[] = {&FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
-                                            &FIELD_BLS12_381_FR};
+    const field_desc *const all[] = { &FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
+                                      &FIELD_BLS12_381_FR };
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         const field_desc *F = all[k];
         if (nbytes != F->n * 8) continue;

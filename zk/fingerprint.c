@@ -50,7 +50,8 @@ static int fp_begin(struct fp_ctx *h, const field_desc *Fr, unsigned n8, uint32_
     if (!(h->md = EVP_MD_CTX_new()) || EVP_DigestInit_ex(h->md, EVP_sha256(), NULL) != 1) {
         EVP_MD_CTX_free(h->md);
         h->md = NULL;
-        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint: cannot start SHA-256 (libcrypto)");
+        return binfile_err(err, errlen, CUZK_E_INTERNAL,
+                           "circuit fingerprint: cannot start SHA-256 (libcrypto)");
     }
     put(h, fp_tag, sizeof fp_tag - 1);
     put32(h, n8);
@@ -82,7 +83,8 @@ static int fp_end(struct fp_ctx *h, uint8_t out[FP_BYTES], char *err, size_t err
     h->bad |= EVP_DigestFinal_ex(h->md, out, &len) != 1 || len != FP_BYTES;
     EVP_MD_CTX_free(h->md);
     h->md = NULL;
-    if (h->bad) return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint: SHA-256 failed (libcrypto)");
+    if (h->bad)
+        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint: SHA-256 failed (libcrypto)");
     return 0;
 }
 
@@ -139,11 +141,13 @@ static int zkey_sorted(struct fp_ctx *h, const zkey *z, char *err, size_t errlen
 {
     const uint64_t esz = 12 + (uint64_t)z->n8r;
     struct keyed *ix = malloc((z->ncoefs ? z->ncoefs : 1) * sizeof *ix);
-    if (!ix) return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory", z->bf.path);
-    for (uint64_t i = 0; i < z->ncoefs; i++) ix[i] = (struct keyed){zkey_key(z->coefs + i * esz), i};
+    if (!ix)
+        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory",
+                           z->bf.path);
+    for (uint64_t i = 0; i < z->ncoefs; i++) ix[i] = (struct keyed){ zkey_key(z->coefs + i * esz), i };
     qsort(ix, z->ncoefs, sizeof *ix, cmp_keyed);
     for (uint64_t i = 0; i < z->ncoefs;) {
-        uint64_t sum[FE_MAX_LIMBS] = {0}, v[FE_MAX_LIMBS];
+        uint64_t sum[FE_MAX_LIMBS] = { 0 }, v[FE_MAX_LIMBS];
         uint64_t k = ix[i].key;
         for (; i < z->ncoefs && ix[i].key == k; i++) {
             memset(v, 0, sizeof v);
@@ -168,7 +172,8 @@ int fp_of_zkey(const zkey *z, uint8_t out[FP_BYTES], char *err, size_t errlen)
         return 0;
     }
     if (!(h = malloc(sizeof *h)))
-        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory", z->bf.path);
+        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory",
+                           z->bf.path);
     if ((rc = fp_begin(h, z->Fr, z->n8r, z->nvars, z->npublic, z->domain_size, err, errlen))) goto out;
     /* One pass while the keys increase strictly (snarkjs's order); the first entry out
      * of order or repeated restarts the hash on the sorted path. */
@@ -222,8 +227,8 @@ static int cmp_term(const void *a, const void *b)
 /* Hashes one linear combination at *off as row c of matrix m, and steps past it. rr3
  * = R³ mod r, so a Montgomery product by it turns a coefficient into coef·R² (the
  * zkey's encoding). *terms grows to the longest row. */
-static int r1cs_lc(struct fp_ctx *h, const r1cs *r, uint64_t *off, uint32_t c, uint32_t m, const uint64_t *rr3,
-                   struct term **terms, uint32_t *cap, char *err, size_t errlen)
+static int r1cs_lc(struct fp_ctx *h, const r1cs *r, uint64_t *off, uint32_t c, uint32_t m,
+                   const uint64_t *rr3, struct term **terms, uint32_t *cap, char *err, size_t errlen)
 {
     const uint8_t *p = r->constraints + *off;
     uint32_t n;
@@ -233,14 +238,16 @@ static int r1cs_lc(struct fp_ctx *h, const r1cs *r, uint64_t *off, uint32_t c, u
     if (m > 1) return 0; /* C: not in the zkey */
     if (n > *cap) {
         struct term *t = realloc(*terms, (size_t)n * sizeof *t);
-        if (!t) return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory", r->bf.path);
+        if (!t)
+            return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory",
+                               r->bf.path);
         *terms = t;
         *cap = n;
     }
     struct term *t = *terms;
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++, p += 4 + r->n8) {
-        uint64_t coef[FE_MAX_LIMBS] = {0};
+        uint64_t coef[FE_MAX_LIMBS] = { 0 };
         memcpy(&t[i].signal, p, 4);
         memcpy(coef, p + 4, r->n8);
         memset(t[i].v, 0, sizeof t[i].v);
@@ -249,7 +256,7 @@ static int r1cs_lc(struct fp_ctx *h, const r1cs *r, uint64_t *off, uint32_t c, u
     }
     if (!sorted) qsort(t, n, sizeof *t, cmp_term); /* circom writes rows sorted; others may not */
     for (uint32_t i = 0; i < n;) {
-        uint64_t sum[FE_MAX_LIMBS] = {0};
+        uint64_t sum[FE_MAX_LIMBS] = { 0 };
         uint32_t s = t[i].signal;
         for (; i < n && t[i].signal == s; i++) fe_add(r->Fr, sum, sum, t[i].v);
         fp_entry(h, c, m, s, sum);
@@ -261,8 +268,8 @@ int fp_of_r1cs(const r1cs *r, uint8_t out[FP_BYTES], char *err, size_t errlen)
 {
     const field_desc *Fr = r->Fr;
     uint32_t npublic = r->npubout + r->npubin, domain = 1, cap = 0;
-    uint64_t rows = (uint64_t)r->nconstraints + npublic, off = 0, rr3[FE_MAX_LIMBS] = {0};
-    uint64_t one[FE_MAX_LIMBS] = {0};
+    uint64_t rows = (uint64_t)r->nconstraints + npublic, off = 0, rr3[FE_MAX_LIMBS] = { 0 };
+    uint64_t one[FE_MAX_LIMBS] = { 0 };
     struct term *terms = NULL;
     struct fp_ctx *h;
     int rc;
@@ -276,10 +283,12 @@ int fp_of_r1cs(const r1cs *r, uint8_t out[FP_BYTES], char *err, size_t errlen)
     }
     fe_mul(Fr, rr3, Fr->r2, Fr->r2); /* R²·R²/R = R³ */
     if (!(h = malloc(sizeof *h)))
-        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory", r->bf.path);
+        return binfile_err(err, errlen, CUZK_E_INTERNAL, "circuit fingerprint of %s: out of memory",
+                           r->bf.path);
     if ((rc = fp_begin(h, Fr, r->n8, r->nwires, npublic, domain, err, errlen))) goto out;
     for (uint32_t c = 0; c < r->nconstraints && !rc; c++)
-        for (uint32_t m = 0; m < 3 && !rc; m++) rc = r1cs_lc(h, r, &off, c, m, rr3, &terms, &cap, err, errlen);
+        for (uint32_t m = 0; m < 3 && !rc; m++)
+            rc = r1cs_lc(h, r, &off, c, m, rr3, &terms, &cap, err, errlen);
     if (rc) {
         fp_abort(h);
         goto out;

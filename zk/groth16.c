@@ -108,8 +108,7 @@ CUZK_HD void synth_rows(const field_desc *Fr, const zkey *z, const uint8_t *valu
         uint64_t *dst = (m == 0 ? a : b) + (size_t)row * FR_LIMBS;
         fe_add(Fr, dst, dst, prod);
     }
-    for (size_t i = lo; i < hi; i++)
-        fe_mul(Fr, c + i * FR_LIMBS, a + i * FR_LIMBS, b + i * FR_LIMBS);
+    for (size_t i = lo; i < hi; i++) fe_mul(Fr, c + i * FR_LIMBS, a + i * FR_LIMBS, b + i * FR_LIMBS);
 }
 
 struct synth_job {
@@ -128,22 +127,23 @@ static void synth_part(void *arg, unsigned part, unsigned nparts)
     FR_DISPATCH(j->z->Fr, synth_rows, j->z, j->values, j->a, j->b, j->c, lo, hi);
 }
 
-#define SYNTH_MAX_THREADS 64
+#define SYNTH_MAX_THREADS         64
 #define SYNTH_MIN_ROWS_PER_THREAD 1024 /* fewer and a thread costs more than its share */
 
-int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
-                  groth16_timings *t)
+int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                  unsigned threads, groth16_timings *t)
 {
     double t0 = now_s();
     const size_t n = z->domain_size;
-    struct synth_job j = {.z = z, .values = values, .a = a, .b = b, .c = c, .n = n};
+    struct synth_job j = { .z = z, .values = values, .a = a, .b = b, .c = c, .n = n };
 
     if (threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         threads = cpus > 0 ? (unsigned)cpus : 1;
     }
     if (threads > SYNTH_MAX_THREADS) threads = SYNTH_MAX_THREADS;
-    if (threads > n / SYNTH_MIN_ROWS_PER_THREAD) threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
+    if (threads > n / SYNTH_MIN_ROWS_PER_THREAD)
+        threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
     workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
     if (t) t->matvec += now_s() - t0;
     return 0;
@@ -164,7 +164,8 @@ CUZK_HD void h_impl(const field_desc *Fr, uint64_t *a, const uint64_t *b, const 
 /* ---- §4.2-4.4: coset NTTs, h, MSMs ----------------------------------------- */
 
 /* §4.2-4.3: the three coset NTTs, then h over a. b and c are dead afterwards. */
-static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads, groth16_timings *t)
+static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
+                     groth16_timings *t)
 {
     const field_desc *Fr = z->Fr;
     const size_t n = z->domain_size;
@@ -183,8 +184,8 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
 }
 
 /* §4.4: the five MSMs; the witness bytes are the scalars as they lie, h is a. */
-static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw, unsigned threads,
-                        groth16_timings *t)
+static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
+                        unsigned threads, groth16_timings *t)
 {
     const size_t n = z->domain_size;
     int rc;
@@ -197,11 +198,11 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
         size_t count;
         double *slot;
     } jobs[] = {
-        {z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL},
-        {z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL},
-        {z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL},
-        {z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL},
-        {z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL},
+        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL },
+        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL },
+        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL },
+        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL },
+        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL },
     };
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
         double s0 = now_s();
@@ -212,8 +213,8 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
     return 0;
 }
 
-int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, groth16_raw *raw,
-                    unsigned threads, groth16_timings *t)
+int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                    groth16_raw *raw, unsigned threads, groth16_timings *t)
 {
     int rc = groth16_h(z, a, b, c, threads, t);
     return rc ? rc : groth16_msms(z, values, a, raw, threads, t);
@@ -331,8 +332,8 @@ static void out_close(out_file *o)
 /* Write text to a new temp file next to path, created relative to its directory's fd
  * with O_EXCL|O_NOFOLLOW (a name planted there, symlink or not, is refused, never
  * followed or truncated), and fsync it. wt (may be NULL) gets the times. */
-static int out_prepare(out_file *o, const char *path, const char *text, groth16_write_times *wt,
-                       char *err, size_t errlen)
+static int out_prepare(out_file *o, const char *path, const char *text, groth16_write_times *wt, char *err,
+                       size_t errlen)
 {
     uint64_t t0 = mono_ns(), t1;
     const char *slash = strrchr(path, '/');
@@ -424,7 +425,9 @@ static int out_commit(out_file *o, char *err, size_t errlen)
     if (fstatat(o->dfd, o->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode)) {
             snprintf(err, errlen, "refused: %s is %s, not a regular file", o->name,
-                     S_ISLNK(st.st_mode) ? "a symlink" : S_ISDIR(st.st_mode) ? "a directory" : "special");
+                     S_ISLNK(st.st_mode)       ? "a symlink"
+                         : S_ISDIR(st.st_mode) ? "a directory"
+                                               : "special");
             return -CUZK_E_OUTPUT;
         }
     } else if (errno != ENOENT) {
@@ -439,12 +442,13 @@ static int out_commit(out_file *o, char *err, size_t errlen)
      * the flag (EINVAL) gets the plain rename. */
     r = absent ? renameat2(o->dfd, o->tmp, o->dfd, o->name, RENAME_NOREPLACE) : -1;
     if (absent && r != 0 && errno == EEXIST) {
-        snprintf(err, errlen, "refused: %s appeared while it was being written; not "
-                 "replaced", o->name);
+        snprintf(err, errlen,
+                 "refused: %s appeared while it was being written; not "
+                 "replaced",
+                 o->name);
         return -CUZK_E_OUTPUT;
     }
-    if ((!absent || (r != 0 && errno == EINVAL)) &&
-        (r = renameat(o->dfd, o->tmp, o->dfd, o->name)) != 0) {
+    if ((!absent || (r != 0 && errno == EINVAL)) && (r = renameat(o->dfd, o->tmp, o->dfd, o->name)) != 0) {
         snprintf(err, errlen, "cannot write %s: %s", o->path, strerror(errno));
         return -CUZK_E_OUTPUT;
     }
@@ -457,8 +461,7 @@ static int out_commit(out_file *o, char *err, size_t errlen)
 }
 
 /* Publish one file: prepare + commit + directory fsync. */
-static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err,
-                        size_t errlen)
+static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err, size_t errlen)
 {
     out_file o;
     int rc = out_prepare(&o, path, text, wt, err, errlen);
@@ -498,7 +501,8 @@ static int proof_text(const zkey *z, const groth16_proof *p, const char *path, c
 #define COORD(m) (o += put_coord(F, (m), buf + o, cap - o))
     /* snarkjs writes infinity as z = 0 with (0, 1); the verifier accepts that (§6.1) */
     PUT("{\n \"pi_a\": [\n  ");
-    if (ec_aff_is_inf(z->g1, p->a)) PUT("\"0\",\n  \"1\",\n  \"0\"");
+    if (ec_aff_is_inf(z->g1, p->a))
+        PUT("\"0\",\n  \"1\",\n  \"0\"");
     else {
         COORD(p->a);
         PUT(",\n  ");
@@ -519,7 +523,8 @@ static int proof_text(const zkey *z, const groth16_proof *p, const char *path, c
         PUT("  [\n   \"1\",\n   \"0\"\n  ]");
     }
     PUT("\n ],\n \"pi_c\": [\n  ");
-    if (ec_aff_is_inf(z->g1, p->c)) PUT("\"0\",\n  \"1\",\n  \"0\"");
+    if (ec_aff_is_inf(z->g1, p->c))
+        PUT("\"0\",\n  \"1\",\n  \"0\"");
     else {
         COORD(p->c);
         PUT(",\n  ");
@@ -551,8 +556,8 @@ int groth16_write_public(const zkey *z, const uint8_t *values, const char *path,
 }
 
 /* The public signals' JSON, malloc'd (NULL: out of memory, err set). */
-static char *public_text(const zkey *z, const uint8_t *values, const char *path,
-                         groth16_write_times *wt, char *err, size_t errlen)
+static char *public_text(const zkey *z, const uint8_t *values, const char *path, groth16_write_times *wt,
+                         char *err, size_t errlen)
 {
     uint64_t t0 = mono_ns();
     size_t cap = 16 + (size_t)z->npublic * 90, o = 0;
@@ -585,8 +590,8 @@ int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char 
 }
 
 int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
-                             const char *proof_path, const char *public_path,
-                             groth16_write_times *wt, char *err, size_t errlen)
+                             const char *proof_path, const char *public_path, groth16_write_times *wt,
+                             char *err, size_t errlen)
 {
     char pbuf[PROOF_TEXT_CAP];
     out_file po, uo;

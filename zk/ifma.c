@@ -15,19 +15,19 @@
 #define IFMA_M52 ((UINT64_C(1) << 52) - 1)
 
 /* p in radix 2^52 and -p^-1 mod 2^52 (the low 52 bits of field.h's -p^-1 mod 2^64). */
-static const uint64_t IFMA_P[IFMA_LIMBS] = {0x08c16d87cfd47ULL, 0x916871ca8d3c2ULL, 0x181585d97816aULL,
-                                            0xa029b85045b68ULL, 0x030644e72e131ULL};
+static const uint64_t IFMA_P[IFMA_LIMBS] = { 0x08c16d87cfd47ULL, 0x916871ca8d3c2ULL, 0x181585d97816aULL,
+                                             0xa029b85045b68ULL, 0x030644e72e131ULL };
 #define IFMA_PINV (UINT64_C(0x87d20782e4866389) & IFMA_M52)
 /* 2^264 mod p: the product by it turns field.h's x·2^256 into x·2^260 (load). */
 /* 2^256 mod p (field.h's R mod p, relimbed): the product by it turns x·2^260 back
  * into x·2^256 (store). */
-static const uint64_t IFMA_C256[IFMA_LIMBS] = {0xd438dc58f0d9dULL, 0x28f5c70b3dd35ULL, 0x879462c0a78ebULL,
-                                               0xdf2f666ea36f7ULL, 0x00e0a77c19a07ULL};
+static const uint64_t IFMA_C256[IFMA_LIMBS] = { 0xd438dc58f0d9dULL, 0x28f5c70b3dd35ULL, 0x879462c0a78ebULL,
+                                                0xdf2f666ea36f7ULL, 0x00e0a77c19a07ULL };
 /* 2^260 mod p: the fq8 form of 1. */
-static const uint64_t IFMA_ONE[IFMA_LIMBS] = {0x20880f6fce4b4ULL, 0x49baa989a8455ULL, 0x18f014a498908ULL,
-                                              0x724f85a9201d8ULL, 0x01f16424e1bb7ULL};
-static const uint64_t IFMA_C264[IFMA_LIMBS] = {0xb0f2afaec667aULL, 0xed9626b0fffbdULL, 0x9e2a0fcad825aULL,
-                                               0xe357276f48b70ULL, 0x00d791464ef86ULL};
+static const uint64_t IFMA_ONE[IFMA_LIMBS] = { 0x20880f6fce4b4ULL, 0x49baa989a8455ULL, 0x18f014a498908ULL,
+                                               0x724f85a9201d8ULL, 0x01f16424e1bb7ULL };
+static const uint64_t IFMA_C264[IFMA_LIMBS] = { 0xb0f2afaec667aULL, 0xed9626b0fffbdULL, 0x9e2a0fcad825aULL,
+                                                0xe357276f48b70ULL, 0x00d791464ef86ULL };
 static const uint64_t IFMA_ZERO[IFMA_LIMBS];
 
 /* ---- the shared inversion ----------------------------------------------------------
@@ -42,7 +42,7 @@ static const uint64_t IFMA_ZERO[IFMA_LIMBS];
 void ifma_fq_inv(uint64_t r[4], const uint64_t a[4])
 {
     const field_desc *F = &FIELD_BN254_FQ;
-    uint64_t y[4] = {0}, r3[4];
+    uint64_t y[4] = { 0 }, r3[4];
     mpz_t za, zy, zp;
     mpz_init2(zy, 320);
     mpz_roinit_n(za, (const mp_limb_t *)a, 4);
@@ -92,8 +92,10 @@ void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, 
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
         fe_sub(F, d, bp + 8 * i, A + 8 * (size_t)bb[i]);
-        if (i == 0) fe_copy(F, pre, d);
-        else fe_mul(F, pre + 4 * i, pre + 4 * (i - 1), d);
+        if (i == 0)
+            fe_copy(F, pre, d);
+        else
+            fe_mul(F, pre + 4 * i, pre + 4 * (i - 1), d);
     }
     ifma_fq_inv(inv, pre + 4 * (count - 1));
     for (size_t i = count; i-- > 0;) {
@@ -159,8 +161,10 @@ void ifma_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, 
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
         fe2_sub(F, d, bp + 16 * i, A + 16 * (size_t)bb[i]);
-        if (i == 0) memcpy(pre, d, sizeof d);
-        else fe2_mul(F, pre + 8 * i, pre + 8 * (i - 1), d);
+        if (i == 0)
+            memcpy(pre, d, sizeof d);
+        else
+            fe2_mul(F, pre + 8 * i, pre + 8 * (i - 1), d);
     }
     ifma_fq2_batch_inv(inv, pre + 8 * (count - 1), 1, F->one);
     for (size_t i = count; i-- > 0;) {
@@ -188,7 +192,7 @@ void ifma_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define IFMA_FN __attribute__((target("avx512f,avx512vl,avx512ifma")))
+#define IFMA_FN     __attribute__((target("avx512f,avx512vl,avx512ifma")))
 #define IFMA_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vl,avx512ifma")))
 
 static int ifma_state = -1; /* -1 unknown, 0 no, 1 yes; written once, same value by any thread */
@@ -247,7 +251,8 @@ IFMA_INLINE v5 v5_pmul(unsigned s)
 IFMA_INLINE v5 v5_norm(v5 a)
 {
     const __m512i M = _mm512_set1_epi64((long long)IFMA_M52);
-    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS - 1; k++) {
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS - 1; k++)
+    {
         a.l[k + 1] = _mm512_add_epi64(a.l[k + 1], _mm512_srai_epi64(a.l[k], 52));
         a.l[k] = _mm512_and_si512(a.l[k], M);
     }
@@ -263,7 +268,8 @@ IFMA_INLINE v5 v5_add_raw(v5 a, v5 b)
 /* a + c - b limb by limb (normalise after). */
 IFMA_INLINE v5 v5_sub_plus(v5 a, v5 b, v5 c)
 {
-    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
+    CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) a.l[k] =
+        _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
     return a;
 }
 
@@ -284,7 +290,8 @@ IFMA_INLINE v5 v5_shl(v5 a, unsigned s)
     const __m512i M = _mm512_set1_epi64((long long)IFMA_M52);
     v5 r;
     r.l[0] = _mm512_and_si512(_mm512_slli_epi64(a.l[0], s), M);
-    CUZK_UNROLL for (int k = 1; k < IFMA_LIMBS; k++) {
+    CUZK_UNROLL for (int k = 1; k < IFMA_LIMBS; k++)
+    {
         __m512i hi = _mm512_srli_epi64(a.l[k - 1], 52 - s);
         __m512i lo = _mm512_slli_epi64(a.l[k], s);
         if (k < IFMA_LIMBS - 1) lo = _mm512_and_si512(lo, M);
@@ -307,7 +314,8 @@ IFMA_INLINE v5 v5_mont(v5 a, v5 b)
     __m512i p[IFMA_LIMBS];
     CUZK_UNROLL for (int k = 0; k < IFMA_LIMBS; k++) p[k] = _mm512_set1_epi64((long long)IFMA_P[k]);
     __m512i t0 = z, t1 = z, t2 = z, t3 = z, t4 = z, t5;
-    CUZK_UNROLL for (int i = 0; i < IFMA_LIMBS; i++) {
+    CUZK_UNROLL for (int i = 0; i < IFMA_LIMBS; i++)
+    {
         __m512i bi = b.l[i];
         t5 = z;
         /* t += a·b_i: low halves at limb j, high halves at limb j+1 */
@@ -340,7 +348,7 @@ IFMA_INLINE v5 v5_mont(v5 a, v5 b)
         t3 = t4;
         t4 = t5;
     }
-    v5 r = {{t0, t1, t2, t3, t4}};
+    v5 r = { { t0, t1, t2, t3, t4 } };
     return v5_norm(r);
 }
 
@@ -349,9 +357,9 @@ IFMA_INLINE v5 v5_mont(v5 a, v5 b)
 IFMA_INLINE void aos4_load(__m512i x[4], const uint64_t *const ptr[8])
 {
     __m512i z[4];
-    CUZK_UNROLL for (int q = 0; q < 4; q++)
-        z[q] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ptr[2 * q])),
-                                  _mm256_loadu_si256((const __m256i *)ptr[2 * q + 1]), 1);
+    CUZK_UNROLL for (int q = 0; q < 4; q++) z[q] =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)ptr[2 * q])),
+                           _mm256_loadu_si256((const __m256i *)ptr[2 * q + 1]), 1);
     const __m512i i01 = _mm512_set_epi64(13, 9, 5, 1, 12, 8, 4, 0);
     const __m512i i23 = _mm512_set_epi64(15, 11, 7, 3, 14, 10, 6, 2);
     const __m512i lo = _mm512_set_epi64(11, 10, 9, 8, 3, 2, 1, 0);
@@ -382,7 +390,8 @@ IFMA_INLINE void aos4_store(uint64_t *const ptr[8], const __m512i x[4], unsigned
     z[1] = _mm512_permutex2var_epi64(u0, i23, u1);
     z[2] = _mm512_permutex2var_epi64(v0, i01, v1);
     z[3] = _mm512_permutex2var_epi64(v0, i23, v1);
-    CUZK_UNROLL for (int q = 0; q < 4; q++) {
+    CUZK_UNROLL for (int q = 0; q < 4; q++)
+    {
         if (keep & (1u << (2 * q))) _mm256_storeu_si256((__m256i *)ptr[2 * q], _mm512_castsi512_si256(z[q]));
         if (keep & (1u << (2 * q + 1)))
             _mm256_storeu_si256((__m256i *)ptr[2 * q + 1], _mm512_extracti64x4_epi64(z[q], 1));
@@ -412,7 +421,10 @@ IFMA_INLINE void v5_to64(__m512i x[4], v5 a)
 }
 
 /* [0, 2p) -> [0, p) */
-IFMA_INLINE v5 v5_canon(v5 a) { return v5_csub(a, v5_const(IFMA_P)); }
+IFMA_INLINE v5 v5_canon(v5 a)
+{
+    return v5_csub(a, v5_const(IFMA_P));
+}
 
 /* 8 contiguous field.h elements -> their 5x52 limbs, same value (x·2^256 mod p). */
 IFMA_INLINE v5 v5_load_aos(const uint64_t *a)
@@ -434,15 +446,27 @@ IFMA_INLINE void v5_store_aos(uint64_t *r, v5 a)
 }
 
 /* field.h form (x·2^256) -> fq8 form (x·2^260): times 2^264, divided by 2^260. */
-IFMA_INLINE v5 v5_to_fq8(v5 a) { return v5_mont(a, v5_const(IFMA_C264)); }
+IFMA_INLINE v5 v5_to_fq8(v5 a)
+{
+    return v5_mont(a, v5_const(IFMA_C264));
+}
 
 /* fq8 form -> field.h form, canonical: times 2^256 mod p (field.h's one), divided by
  * 2^260; a < 2^260 and the constant < p give a result below 2p, one subtraction. */
-IFMA_INLINE v5 v5_from_fq8(v5 a) { return v5_canon(v5_mont(a, v5_const(IFMA_C256))); }
+IFMA_INLINE v5 v5_from_fq8(v5 a)
+{
+    return v5_canon(v5_mont(a, v5_const(IFMA_C256)));
+}
 
-IFMA_FN void ifma_fq8_load(ifma_fq8 *r, const uint64_t *a) { v5_store(r, v5_to_fq8(v5_load_aos(a))); }
+IFMA_FN void ifma_fq8_load(ifma_fq8 *r, const uint64_t *a)
+{
+    v5_store(r, v5_to_fq8(v5_load_aos(a)));
+}
 
-IFMA_FN void ifma_fq8_store(uint64_t *r, const ifma_fq8 *a) { v5_store_aos(r, v5_from_fq8(v5_load(a))); }
+IFMA_FN void ifma_fq8_store(uint64_t *r, const ifma_fq8 *a)
+{
+    v5_store_aos(r, v5_from_fq8(v5_load(a)));
+}
 
 IFMA_FN void ifma_fq8_mul(ifma_fq8 *r, const ifma_fq8 *a, const ifma_fq8 *b)
 {
@@ -508,13 +532,13 @@ IFMA_FN void ifma_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, 
 
 /* Padding for the lanes past count: P = (1, 0), B = (0, 0) in field.h's form, so the
  * denominator is 1, never 0; nothing is written back for them. */
-static const uint64_t IFMA_PAD_P[8] = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
-                                       0x0e0a77c19a07df2fULL};
+static const uint64_t IFMA_PAD_P[8] = { 0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
+                                        0x0e0a77c19a07df2fULL };
 static uint64_t ifma_pad_b[8];
 
 /* Points and buckets of block k (8 lanes); returns the lanes that are real additions. */
-static inline unsigned ifma_block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A, const uint32_t *bb,
-                                       const uint64_t *bp, size_t count, size_t k)
+static inline unsigned ifma_block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A,
+                                       const uint32_t *bb, const uint64_t *bp, size_t count, size_t k)
 {
     unsigned keep = 0;
     for (unsigned j = 0; j < 8; j++) {
@@ -550,7 +574,8 @@ IFMA_INLINE v5 v5_gather(const uint64_t *const ptr[8], unsigned off)
     return v5_from64(x);
 }
 
-IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                               void *scratch)
 {
     ifma_fq8 *pre = scratch;
     const size_t L = (count + 7) / 8;
@@ -597,9 +622,9 @@ IFMA_FN void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         v5 x3 = v5_mont(l, l);                        /* lambda^2 @256 */
         x3 = v5_sub_plus(x3, bx, P2);
         CUZK_UNROLL for (int m = 0; m < IFMA_LIMBS; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
-        x3 = v5_norm(x3);                             /* lambda^2 - Bx - Px + 2p */
+        x3 = v5_norm(x3); /* lambda^2 - Bx - Px + 2p */
         v5 t = v5_shl(v5_norm(v5_sub_plus(bx, x3, P4)), 2);
-        v5 y3 = v5_mont(l, t);                        /* lambda (Bx - x3) @256 */
+        v5 y3 = v5_mont(l, t); /* lambda (Bx - x3) @256 */
         y3 = v5_norm(v5_sub_plus(y3, by, P1));
         x3 = v5_csub(v5_csub(x3, P2), P1);
         y3 = v5_csub(v5_csub(y3, P2), P1);
@@ -642,7 +667,10 @@ typedef struct {
     v5 c0, c1;
 } v52;
 
-IFMA_INLINE v5 v5_sub_mod(v5 a, v5 b, v5 kp) { return v5_norm(v5_sub_plus(a, b, kp)); }
+IFMA_INLINE v5 v5_sub_mod(v5 a, v5 b, v5 kp)
+{
+    return v5_norm(v5_sub_plus(a, b, kp));
+}
 
 /* Fq2 product, a components < 2p, b components < 8p (limbs < 2^52): [0, 2p) each. */
 IFMA_INLINE v52 v52_mul(v52 a, v52 b)
@@ -669,7 +697,7 @@ IFMA_INLINE v52 v52_sqr(v52 a)
 
 IFMA_INLINE v52 v52_load(const ifma_fq8 *a)
 {
-    v52 r = {v5_load(a), v5_load(a + 1)};
+    v52 r = { v5_load(a), v5_load(a + 1) };
     return r;
 }
 
@@ -683,27 +711,33 @@ IFMA_INLINE void v52_store(ifma_fq8 *r, v52 a)
 IFMA_INLINE v52 v52_sub_p(v52 a, v52 b)
 {
     const v5 P1 = v5_const(IFMA_P);
-    v52 r = {v5_sub_mod(a.c0, b.c0, P1), v5_sub_mod(a.c1, b.c1, P1)};
+    v52 r = { v5_sub_mod(a.c0, b.c0, P1), v5_sub_mod(a.c1, b.c1, P1) };
     return r;
 }
 
 /* [0, 4p) -> [0, p) */
-IFMA_INLINE v5 v5_canon4(v5 a) { return v5_csub(v5_csub(a, v5_pmul(1)), v5_const(IFMA_P)); }
+IFMA_INLINE v5 v5_canon4(v5 a)
+{
+    return v5_csub(v5_csub(a, v5_pmul(1)), v5_const(IFMA_P));
+}
 
 IFMA_FN void ifma_fq2x8_mul(ifma_fq8 r[2], const ifma_fq8 a[2], const ifma_fq8 b[2])
 {
     v52_store(r, v52_mul(v52_load(a), v52_load(b)));
 }
 
-IFMA_FN void ifma_fq2x8_sqr(ifma_fq8 r[2], const ifma_fq8 a[2]) { v52_store(r, v52_sqr(v52_load(a))); }
+IFMA_FN void ifma_fq2x8_sqr(ifma_fq8 r[2], const ifma_fq8 a[2])
+{
+    v52_store(r, v52_sqr(v52_load(a)));
+}
 
 /* Padding lanes for G2: P = (1, 0) (x = 1 + 0u), B = 0. */
-static const uint64_t IFMA_PAD_P2[16] = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
-                                         0x0e0a77c19a07df2fULL};
+static const uint64_t IFMA_PAD_P2[16] = { 0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL,
+                                          0x0e0a77c19a07df2fULL };
 static uint64_t ifma_pad_b2[16];
 
-static inline unsigned ifma_block_ptrs2(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A, const uint32_t *bb,
-                                        const uint64_t *bp, size_t count, size_t k)
+static inline unsigned ifma_block_ptrs2(const uint64_t *pp[8], uint64_t *bq[8], uint64_t *A,
+                                        const uint32_t *bb, const uint64_t *bp, size_t count, size_t k)
 {
     unsigned keep = 0;
     for (unsigned j = 0; j < 8; j++) {
@@ -732,7 +766,7 @@ static inline void ifma_prefetch_block2(uint64_t *A, const uint32_t *bb, size_t 
 
 IFMA_INLINE v52 v52_gather(const uint64_t *const ptr[8], unsigned off)
 {
-    v52 r = {v5_gather(ptr, off), v5_gather(ptr, off + 4)};
+    v52 r = { v5_gather(ptr, off), v5_gather(ptr, off + 4) };
     return r;
 }
 
@@ -748,7 +782,8 @@ IFMA_INLINE void v52_scatter(uint64_t *const ptr[8], unsigned off, v52 a, unsign
     aos4_store(q, o, keep);
 }
 
-IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                               void *scratch)
 {
     ifma_fq8 *pre = scratch;
     const size_t L = (count + 7) / 8;
@@ -757,7 +792,7 @@ IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
     if (count == 0) return;
     const v5 P1 = v5_const(IFMA_P), P2 = v5_pmul(1);
 
-    v52 acc = {v5_const(IFMA_ONE), v5_const(IFMA_ZERO)};
+    v52 acc = { v5_const(IFMA_ONE), v5_const(IFMA_ZERO) };
     for (size_t k = 0; k < L; k++) {
         if (k + 1 < L) ifma_prefetch_block2(A, bb, count, k + 1);
         ifma_block_ptrs2(pp, bq, A, bb, bp, count, k);
@@ -797,7 +832,7 @@ IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         if (k > 0) {
             v52 den = v52_sub_p(px, bx);
             di = v52_mul(inv, v52_load(pre + 2 * (k - 1))); /* 1/den @262 */
-            inv = v52_mul(inv, den);                         /* 1/(den_0 .. den_{k-1}) */
+            inv = v52_mul(inv, den);                        /* 1/(den_0 .. den_{k-1}) */
         } else {
             di = inv;
         }
@@ -806,7 +841,8 @@ IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
         v52 x3 = v52_sqr(l);     /* lambda^2 @256 */
         x3.c0 = v5_sub_plus(x3.c0, bx.c0, P2);
         x3.c1 = v5_sub_plus(x3.c1, bx.c1, P2);
-        CUZK_UNROLL for (int m = 0; m < IFMA_LIMBS; m++) {
+        CUZK_UNROLL for (int m = 0; m < IFMA_LIMBS; m++)
+        {
             x3.c0.l[m] = _mm512_sub_epi64(x3.c0.l[m], px.c0.l[m]);
             x3.c1.l[m] = _mm512_sub_epi64(x3.c1.l[m], px.c1.l[m]);
         }
@@ -824,7 +860,10 @@ IFMA_FN void ifma_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *
     }
 }
 #else
-bool ifma_available(void) { return false; }
+bool ifma_available(void)
+{
+    return false;
+}
 
 /* Without x86-64 only the portable form exists (ifma_available() says so). */
 void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)

@@ -22,7 +22,8 @@ size_t ifma381_g1_batch_scratch_bytes(size_t count)
 }
 
 /* msm.c's msm_aff_flush on G1 BLS12-381, with its products and ecf_inv's inversion. */
-void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                              void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
     uint64_t *pre = scratch;
@@ -30,8 +31,10 @@ void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *b
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
         fe_sub(F, d, bp + 12 * i, A + 12 * (size_t)bb[i]);
-        if (i == 0) fe_copy(F, pre, d);
-        else fe_mul(F, pre + 6 * i, pre + 6 * (i - 1), d);
+        if (i == 0)
+            fe_copy(F, pre, d);
+        else
+            fe_mul(F, pre + 6 * i, pre + 6 * (i - 1), d);
     }
     fe_inv_gcd(F, inv, pre + 6 * (count - 1));
     for (size_t i = count; i-- > 0;) {
@@ -65,7 +68,8 @@ size_t ifma381_g2_batch_scratch_bytes(size_t count)
 }
 
 /* msm.c's msm_aff_flush on G2 BLS12-381 (fe2_mul, fe2_sqr, fe2_inv). */
-void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                              void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
     uint64_t *pre = scratch;
@@ -73,8 +77,10 @@ void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *b
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
         fe2_sub(F, d, bp + 24 * i, A + 24 * (size_t)bb[i]);
-        if (i == 0) memcpy(pre, d, sizeof d);
-        else fe2_mul(F, pre + 12 * i, pre + 12 * (i - 1), d);
+        if (i == 0)
+            memcpy(pre, d, sizeof d);
+        else
+            fe2_mul(F, pre + 12 * i, pre + 12 * (i - 1), d);
     }
     fe2_inv(F, inv, pre + 12 * (count - 1));
     for (size_t i = count; i-- > 0;) {
@@ -102,21 +108,25 @@ void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *b
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define V8_FN __attribute__((target("avx512f,avx512vl,avx512ifma")))
+#define V8_FN     __attribute__((target("avx512f,avx512vl,avx512ifma")))
 #define V8_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vl,avx512ifma")))
-#define M52 ((UINT64_C(1) << 52) - 1)
+#define M52       ((UINT64_C(1) << 52) - 1)
 
 /* p, 2^448, 2^384 (field.h's one) and 2^416 (the lanes' one), all mod p, radix 2^52;
  * -p^-1 mod 2^52 (the low 52 bits of field.h's inv). test_ifma checks the products
  * they make against fe_mul. */
-static const uint64_t P52[L8] = {0xeffffffffaaabULL, 0xfeb153ffffb9fULL, 0x6b0f6241eabffULL, 0x12bf6730d2a0fULL,
-                                 0x764774b84f385ULL, 0x1ba7b6434bacdULL, 0x1ea397fe69a4bULL, 0x000000001a011ULL};
-static const uint64_t C448[L8] = {0x7fde37dba9366ULL, 0x4e27525bc342bULL, 0x1f5b1e9778489ULL, 0xb872b2b91b9dcULL,
-                                  0xb206f497dfcafULL, 0x4137cc89a9b0bULL, 0xd9d20d7e39959ULL, 0x000000000411cULL};
-static const uint64_t C384[L8] = {0x900000002fffdULL, 0x0bc40c0002760ULL, 0x3c758baebf400ULL, 0x57455f4898575ULL,
-                                  0xd77ce58537052ULL, 0x071a97a256ec6ULL, 0xec3fa80e4935cULL, 0x0000000015f65ULL};
-static const uint64_t ONE416[L8] = {0x6480ea8e9b9afULL, 0x65766c8fe444fULL, 0x8b540fea96f7dULL, 0x3b2ee82efd422ULL,
-                                    0xa6723e5f0ade5ULL, 0xff6eb6fdd4230ULL, 0xe06ef23c24a25ULL, 0x0000000014c8eULL};
+static const uint64_t P52[L8] = { 0xeffffffffaaabULL, 0xfeb153ffffb9fULL, 0x6b0f6241eabffULL,
+                                  0x12bf6730d2a0fULL, 0x764774b84f385ULL, 0x1ba7b6434bacdULL,
+                                  0x1ea397fe69a4bULL, 0x000000001a011ULL };
+static const uint64_t C448[L8] = { 0x7fde37dba9366ULL, 0x4e27525bc342bULL, 0x1f5b1e9778489ULL,
+                                   0xb872b2b91b9dcULL, 0xb206f497dfcafULL, 0x4137cc89a9b0bULL,
+                                   0xd9d20d7e39959ULL, 0x000000000411cULL };
+static const uint64_t C384[L8] = { 0x900000002fffdULL, 0x0bc40c0002760ULL, 0x3c758baebf400ULL,
+                                   0x57455f4898575ULL, 0xd77ce58537052ULL, 0x071a97a256ec6ULL,
+                                   0xec3fa80e4935cULL, 0x0000000015f65ULL };
+static const uint64_t ONE416[L8] = { 0x6480ea8e9b9afULL, 0x65766c8fe444fULL, 0x8b540fea96f7dULL,
+                                     0x3b2ee82efd422ULL, 0xa6723e5f0ade5ULL, 0xff6eb6fdd4230ULL,
+                                     0xe06ef23c24a25ULL, 0x0000000014c8eULL };
 #define PINV52 (UINT64_C(0x89f3fffcfffcfffd) & M52)
 
 typedef struct {
@@ -154,7 +164,8 @@ V8_INLINE void v8_store(fq8x381 *r, v8 a)
 V8_INLINE v8 v8_norm(v8 a)
 {
     const __m512i M = _mm512_set1_epi64((long long)M52);
-    CUZK_UNROLL for (int k = 0; k < L8 - 1; k++) {
+    CUZK_UNROLL for (int k = 0; k < L8 - 1; k++)
+    {
         a.l[k + 1] = _mm512_add_epi64(a.l[k + 1], _mm512_srai_epi64(a.l[k], 52));
         a.l[k] = _mm512_and_si512(a.l[k], M);
     }
@@ -164,7 +175,8 @@ V8_INLINE v8 v8_norm(v8 a)
 /* a + c - b, limb by limb, normalised (the caller makes it >= 0). */
 V8_INLINE v8 v8_sub_plus(v8 a, v8 b, v8 c)
 {
-    CUZK_UNROLL for (int k = 0; k < L8; k++) a.l[k] = _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
+    CUZK_UNROLL for (int k = 0; k < L8; k++) a.l[k] =
+        _mm512_sub_epi64(_mm512_add_epi64(a.l[k], c.l[k]), b.l[k]);
     return v8_norm(a);
 }
 
@@ -172,7 +184,8 @@ V8_INLINE v8 v8_sub_plus(v8 a, v8 b, v8 c)
 V8_INLINE v8 v8_csub_p(v8 a)
 {
     v8 t;
-    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_sub_epi64(a.l[k], _mm512_set1_epi64((long long)P52[k]));
+    CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] =
+        _mm512_sub_epi64(a.l[k], _mm512_set1_epi64((long long)P52[k]));
     t = v8_norm(t);
     __mmask8 neg = _mm512_cmplt_epi64_mask(t.l[L8 - 1], _mm512_setzero_si512());
     CUZK_UNROLL for (int k = 0; k < L8; k++) t.l[k] = _mm512_mask_blend_epi64(neg, t.l[k], a.l[k]);
@@ -190,7 +203,8 @@ V8_INLINE v8 v8_mont(v8 a, v8 b)
     __m512i p[L8], t[L8 + 1];
     CUZK_UNROLL for (int k = 0; k < L8; k++) p[k] = _mm512_set1_epi64((long long)P52[k]);
     CUZK_UNROLL for (int k = 0; k < L8; k++) t[k] = z;
-    CUZK_UNROLL for (int i = 0; i < L8; i++) {
+    CUZK_UNROLL for (int i = 0; i < L8; i++)
+    {
         __m512i bi = b.l[i];
         t[L8] = z;
         CUZK_UNROLL for (int j = 0; j < L8; j++) t[j] = _mm512_madd52lo_epu64(t[j], a.l[j], bi);
@@ -211,11 +225,13 @@ V8_INLINE v8 v8_mont(v8 a, v8 b)
 V8_INLINE v8 v8_gather(const uint64_t *const ptr[8], unsigned off)
 {
     const __m512i M = _mm512_set1_epi64((long long)M52);
-    __m512i vi = _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
-                                  (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
-                                  (long long)(ptr[1] + off), (long long)(ptr[0] + off));
+    __m512i vi =
+        _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
+                         (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
+                         (long long)(ptr[1] + off), (long long)(ptr[0] + off));
     __m512i x[6];
-    CUZK_UNROLL for (int k = 0; k < 6; k++) x[k] = _mm512_i64gather_epi64(vi, (const void *)(uintptr_t)(8 * k), 1);
+    CUZK_UNROLL for (int k = 0; k < 6; k++) x[k] =
+        _mm512_i64gather_epi64(vi, (const void *)(uintptr_t)(8 * k), 1);
     v8 r;
     r.l[0] = _mm512_and_si512(x[0], M);
     r.l[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x[0], 52), _mm512_slli_epi64(x[1], 12)), M);
@@ -232,9 +248,10 @@ V8_INLINE v8 v8_gather(const uint64_t *const ptr[8], unsigned off)
  * in keep. */
 V8_INLINE void v8_scatter(uint64_t *const ptr[8], unsigned off, v8 a, __mmask8 keep)
 {
-    __m512i vi = _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
-                                  (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
-                                  (long long)(ptr[1] + off), (long long)(ptr[0] + off));
+    __m512i vi =
+        _mm512_set_epi64((long long)(ptr[7] + off), (long long)(ptr[6] + off), (long long)(ptr[5] + off),
+                         (long long)(ptr[4] + off), (long long)(ptr[3] + off), (long long)(ptr[2] + off),
+                         (long long)(ptr[1] + off), (long long)(ptr[0] + off));
     __m512i x[6];
     x[0] = _mm512_or_si512(a.l[0], _mm512_slli_epi64(a.l[1], 52));
     x[1] = _mm512_or_si512(_mm512_srli_epi64(a.l[1], 12), _mm512_slli_epi64(a.l[2], 40));
@@ -248,8 +265,14 @@ V8_INLINE void v8_scatter(uint64_t *const ptr[8], unsigned off, v8 a, __mmask8 k
 }
 
 /* field.h form (x·2^384) -> lanes (x·2^416), < 2p; and back, canonical. */
-V8_INLINE v8 v8_in(v8 a) { return v8_mont(a, v8_const(C448)); }
-V8_INLINE v8 v8_out(v8 a) { return v8_csub_p(v8_mont(a, v8_const(C384))); }
+V8_INLINE v8 v8_in(v8 a)
+{
+    return v8_mont(a, v8_const(C448));
+}
+V8_INLINE v8 v8_out(v8 a)
+{
+    return v8_csub_p(v8_mont(a, v8_const(C384)));
+}
 
 V8_FN void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
 {
@@ -268,8 +291,8 @@ V8_FN void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b,
 
 /* Lanes past count: P = (1, 0), B = (0, 0) in field.h's form, so the denominator is 1
  * and never 0; they are never written back (the scatter's mask). */
-static const uint64_t PAD_P[24] = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
-                                   0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL};
+static const uint64_t PAD_P[24] = { 0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL,
+                                    0x77ce585370525745ULL, 0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL };
 static const uint64_t PAD_B[24];
 
 /* al: limbs an affine point (12 on G1, 24 on G2; PAD_P is (1, 0) on both). */
@@ -297,7 +320,8 @@ V8_INLINE v8 v8_shl32(v8 a)
     const __m512i M = _mm512_set1_epi64((long long)M52);
     v8 r;
     r.l[0] = _mm512_and_si512(_mm512_slli_epi64(a.l[0], 32), M);
-    CUZK_UNROLL for (int k = 1; k < L8; k++) {
+    CUZK_UNROLL for (int k = 1; k < L8; k++)
+    {
         __m512i lo = _mm512_slli_epi64(a.l[k], 32);
         if (k < L8 - 1) lo = _mm512_and_si512(lo, M);
         r.l[k] = _mm512_or_si512(lo, _mm512_srli_epi64(a.l[k - 1], 20));
@@ -335,7 +359,8 @@ V8_INLINE v8 v8_csub(v8 a, v8 kp)
  * x3 = lambda^2 + 2p - Bx - Px in (0, 3.5p), made canonical (less 2p, less p) before
  * Bx + p - x3 in (0, 2p) is used; y3 = lambda'·that (< 1.5p) + p - By in (0, 2.5p),
  * less 2p, less p. Every operand stays below 2^416. */
-V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                                void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
     fq8x381 *sc = scratch; /* block k: prefix at 3k, Px at 3k+1, Bx at 3k+2 */
@@ -382,19 +407,19 @@ V8_FN void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
         v8 px = v8_load(sc + 3 * k + 1), bx = v8_load(sc + 3 * k + 2);
         v8 di;
         if (k > 0) {
-            di = v8_mont(inv, v8_load(sc + 3 * (k - 1)));            /* 1/den_k @416 */
-            inv = v8_mont(inv, v8_shl32(v8_sub_plus(px, bx, P1)));   /* 1/(den_0 .. den_{k-1}) */
+            di = v8_mont(inv, v8_load(sc + 3 * (k - 1)));          /* 1/den_k @416 */
+            inv = v8_mont(inv, v8_shl32(v8_sub_plus(px, bx, P1))); /* 1/(den_0 .. den_{k-1}) */
         } else {
             di = inv;
         }
         v8 py = v8_gather(pp, 6), by = v8_gather((const uint64_t *const *)bq, 6);
-        v8 l = v8_mont(v8_sub_plus(py, by, P1), di);                /* lambda @384 */
-        v8 l32 = v8_shl32(l);                                        /* lambda @416 */
-        v8 x3 = v8_mont(l, l32);                                     /* lambda^2 @384 */
+        v8 l = v8_mont(v8_sub_plus(py, by, P1), di); /* lambda @384 */
+        v8 l32 = v8_shl32(l);                        /* lambda @416 */
+        v8 x3 = v8_mont(l, l32);                     /* lambda^2 @384 */
         x3 = v8_sub_plus(x3, bx, P2);
         CUZK_UNROLL for (int m = 0; m < L8; m++) x3.l[m] = _mm512_sub_epi64(x3.l[m], px.l[m]);
-        x3 = v8_csub(v8_csub(v8_norm(x3), P2), P1);                  /* lambda^2 - Bx - Px, canonical */
-        v8 y3 = v8_mont(l32, v8_sub_plus(bx, x3, P1));               /* lambda (Bx - x3) @384 */
+        x3 = v8_csub(v8_csub(v8_norm(x3), P2), P1);    /* lambda^2 - Bx - Px, canonical */
+        v8 y3 = v8_mont(l32, v8_sub_plus(bx, x3, P1)); /* lambda (Bx - x3) @384 */
         y3 = v8_csub(v8_csub(v8_sub_plus(y3, by, P1), P2), P1);
         v8_scatter(bq, 0, x3, keep);
         v8_scatter(bq, 6, y3, keep);
@@ -426,8 +451,8 @@ V8_INLINE v82 v82_mul(v82 a, v82 b)
     v82 r;
     r.c0 = v8_sub_plus(t0, t1, P2);
     v8 s = t2;
-    CUZK_UNROLL for (int k = 0; k < L8; k++)
-        s.l[k] = _mm512_sub_epi64(_mm512_add_epi64(s.l[k], P4.l[k]), _mm512_add_epi64(t0.l[k], t1.l[k]));
+    CUZK_UNROLL for (int k = 0; k < L8; k++) s.l[k] =
+        _mm512_sub_epi64(_mm512_add_epi64(s.l[k], P4.l[k]), _mm512_add_epi64(t0.l[k], t1.l[k]));
     r.c1 = v8_norm(s);
     return r;
 }
@@ -445,13 +470,13 @@ V8_INLINE v82 v82_sqr(v82 a)
 /* a + kp - b per component */
 V8_INLINE v82 v82_sub_plus(v82 a, v82 b, v8 kp)
 {
-    v82 r = {v8_sub_plus(a.c0, b.c0, kp), v8_sub_plus(a.c1, b.c1, kp)};
+    v82 r = { v8_sub_plus(a.c0, b.c0, kp), v8_sub_plus(a.c1, b.c1, kp) };
     return r;
 }
 
 V8_INLINE v82 v82_gather_in(const uint64_t *const ptr[8], unsigned off)
 {
-    v82 r = {v8_in(v8_gather(ptr, off)), v8_in(v8_gather(ptr, off + 6))};
+    v82 r = { v8_in(v8_gather(ptr, off)), v8_in(v8_gather(ptr, off + 6)) };
     return r;
 }
 
@@ -462,11 +487,14 @@ V8_INLINE void v82_scatter_out(uint64_t *const ptr[8], unsigned off, v82 a, __mm
 }
 
 /* canonical (< p) from below 8p, per component */
-V8_INLINE v8 v8_canon8(v8 a) { return v8_csub(v8_csub(v8_csub(a, v8_pmul(4)), v8_pmul(2)), v8_pmul(1)); }
+V8_INLINE v8 v8_canon8(v8 a)
+{
+    return v8_csub(v8_csub(v8_csub(a, v8_pmul(4)), v8_pmul(2)), v8_pmul(1));
+}
 
 /* 2^416 mod p in field.h's 6x64 limbs: fe_mul by it multiplies by 2^32. */
-static const uint64_t K32_64[6] = {0x44f6480ea8e9b9afULL, 0xa96f7d65766c8fe4ULL, 0xe82efd4228b540feULL,
-                                   0x6723e5f0ade53b2eULL, 0x25ff6eb6fdd4230aULL, 0x14c8ee06ef23c24aULL};
+static const uint64_t K32_64[6] = { 0x44f6480ea8e9b9afULL, 0xa96f7d65766c8fe4ULL, 0xe82efd4228b540feULL,
+                                    0x6723e5f0ade53b2eULL, 0x25ff6eb6fdd4230aULL, 0x14c8ee06ef23c24aULL };
 
 /* ifma381_g1_batch_add on G2: 24 limbs a point (x c0, x c1, y c0, y c1). Scales as
  * the G1 flush, but the prefix chain is not shifted (a shifted Fq2 operand makes the
@@ -484,7 +512,8 @@ static const uint64_t K32_64[6] = {0x44f6480ea8e9b9afULL, 0xa96f7d65766c8fe4ULL,
  * canonical; y3 = L·(Bx + p - x3): t0, t1 < 1.25p, t2 < 2p, so c0 < 3.25p, c1 < 6p,
  * plus p less By below 7p, made canonical. Totals are made canonical before the
  * scalar inversion. Every operand stays below 2^416. */
-V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch)
+V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                                void *scratch)
 {
     const field_desc *F = &FIELD_BLS12_381_FQ;
     fq8x381 *sc = scratch; /* block k: prefix at 6k (c0, c1), Px at 6k+2, Bx at 6k+4 */
@@ -494,11 +523,11 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
     if (count == 0) return;
     const v8 P1 = v8_pmul(1), P2 = v8_pmul(2);
 
-    v82 acc = {v8_const(ONE416), v8_pmul(0)};
+    v82 acc = { v8_const(ONE416), v8_pmul(0) };
     for (size_t k = 0; k < L; k++) {
         block_ptrs(pp, bq, A, bb, bp, count, k, 24);
-        v82 px = {v8_gather(pp, 0), v8_gather(pp, 6)};
-        v82 bx = {v8_gather((const uint64_t *const *)bq, 0), v8_gather((const uint64_t *const *)bq, 6)};
+        v82 px = { v8_gather(pp, 0), v8_gather(pp, 6) };
+        v82 bx = { v8_gather((const uint64_t *const *)bq, 0), v8_gather((const uint64_t *const *)bq, 6) };
         acc = v82_mul(acc, v82_sub_plus(px, bx, P1));
         v8_store(sc + 6 * k, acc.c0);
         v8_store(sc + 6 * k + 1, acc.c1);
@@ -539,33 +568,34 @@ V8_FN void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t 
 
     for (size_t k = L; k-- > 0;) {
         __mmask8 keep = block_ptrs(pp, bq, A, bb, bp, count, k, 24);
-        v82 px = {v8_load(sc + 6 * k + 2), v8_load(sc + 6 * k + 3)};
-        v82 bx = {v8_load(sc + 6 * k + 4), v8_load(sc + 6 * k + 5)};
+        v82 px = { v8_load(sc + 6 * k + 2), v8_load(sc + 6 * k + 3) };
+        v82 bx = { v8_load(sc + 6 * k + 4), v8_load(sc + 6 * k + 5) };
         v82 di;
         if (k > 0) {
-            v82 pk = {v8_load(sc + 6 * (k - 1)), v8_load(sc + 6 * (k - 1) + 1)};
-            di = v82_mul(inv, pk);                           /* 1/den_k @416 */
-            inv = v82_mul(inv, v82_sub_plus(px, bx, P1));    /* 1/(den_0 .. den_{k-1}) */
+            v82 pk = { v8_load(sc + 6 * (k - 1)), v8_load(sc + 6 * (k - 1) + 1) };
+            di = v82_mul(inv, pk);                        /* 1/den_k @416 */
+            inv = v82_mul(inv, v82_sub_plus(px, bx, P1)); /* 1/(den_0 .. den_{k-1}) */
         } else {
             di = inv;
         }
-        v82 py = {v8_gather(pp, 12), v8_gather(pp, 18)};
-        v82 by = {v8_gather((const uint64_t *const *)bq, 12), v8_gather((const uint64_t *const *)bq, 18)};
-        v82 l = v82_mul(v82_sub_plus(py, by, P1), di);       /* lambda @384 */
+        v82 py = { v8_gather(pp, 12), v8_gather(pp, 18) };
+        v82 by = { v8_gather((const uint64_t *const *)bq, 12), v8_gather((const uint64_t *const *)bq, 18) };
+        v82 l = v82_mul(v82_sub_plus(py, by, P1), di); /* lambda @384 */
         l.c0 = v8_canon8(l.c0);
         l.c1 = v8_canon8(l.c1);
-        v82 l32 = {v8_shl32(l.c0), v8_shl32(l.c1)};          /* lambda @416 */
+        v82 l32 = { v8_shl32(l.c0), v8_shl32(l.c1) }; /* lambda @416 */
         v82 x3;
         x3.c0 = v8_mont(v8_add(l32.c0, l32.c1), v8_sub_plus(l.c0, l.c1, P1)); /* lambda^2 @384 */
         x3.c1 = v8_mont(v8_add(l32.c0, l32.c0), l.c1);
         x3 = v82_sub_plus(x3, bx, P2);
-        CUZK_UNROLL for (int m = 0; m < L8; m++) {
+        CUZK_UNROLL for (int m = 0; m < L8; m++)
+        {
             x3.c0.l[m] = _mm512_sub_epi64(x3.c0.l[m], px.c0.l[m]);
             x3.c1.l[m] = _mm512_sub_epi64(x3.c1.l[m], px.c1.l[m]);
         }
-        x3.c0 = v8_csub(v8_csub(v8_norm(x3.c0), P2), P1);   /* lambda^2 - Bx - Px, canonical */
+        x3.c0 = v8_csub(v8_csub(v8_norm(x3.c0), P2), P1); /* lambda^2 - Bx - Px, canonical */
         x3.c1 = v8_csub(v8_csub(v8_norm(x3.c1), P2), P1);
-        v82 y3 = v82_mul(l32, v82_sub_plus(bx, x3, P1));     /* lambda (Bx - x3) @384 */
+        v82 y3 = v82_mul(l32, v82_sub_plus(bx, x3, P1)); /* lambda (Bx - x3) @384 */
         y3 = v82_sub_plus(y3, by, P1);
         y3.c0 = v8_canon8(y3.c0);
         y3.c1 = v8_canon8(y3.c1);

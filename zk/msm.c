@@ -40,28 +40,28 @@
 #include <unistd.h>
 
 #define MSM_MAX_SCALAR_LIMBS 8 /* scalar_bytes <= 64 */
-#define MSM_NEG_BIT (UINT64_C(1) << 63)
-#define MSM_PHI_BIT (UINT64_C(1) << 62) /* GLV: the base's image phi(P), from msm_job.phi */
-#define MSM_IDX_MASK (~(MSM_NEG_BIT | MSM_PHI_BIT))
+#define MSM_NEG_BIT          (UINT64_C(1) << 63)
+#define MSM_PHI_BIT          (UINT64_C(1) << 62) /* GLV: the base's image phi(P), from msm_job.phi */
+#define MSM_IDX_MASK         (~(MSM_NEG_BIT | MSM_PHI_BIT))
 
 struct msm_job {
     const curve_group *G;
-    const uint8_t *bases;     /* zkey layout, maybe misaligned */
-    const uint64_t *phi;      /* GLV: the x of phi(base i) at i, cl limbs (its y is the
+    const uint8_t *bases; /* zkey layout, maybe misaligned */
+    const uint64_t *phi;  /* GLV: the x of phi(base i) at i, cl limbs (its y is the
                                  base's); NULL without GLV */
-    const uint64_t *idx;      /* active term k -> base index; MSM_NEG_BIT: negate the base,
+    const uint64_t *idx;  /* active term k -> base index; MSM_NEG_BIT: negate the base,
                                  MSM_PHI_BIT: take phi(base) */
-    const uint64_t *sc;       /* active term k -> scalar, nl limbs (after the r - s fold) */
-    size_t nact;              /* active terms */
-    unsigned nl;              /* limbs per scalar */
-    unsigned bits;            /* bit length of the OR of all active scalars */
+    const uint64_t *sc;   /* active term k -> scalar, nl limbs (after the r - s fold) */
+    size_t nact;          /* active terms */
+    unsigned nl;          /* limbs per scalar */
+    unsigned bits;        /* bit length of the OR of all active scalars */
     unsigned c, nwin, nsplit, ntasks;
-    unsigned batch;           /* batch-affine buckets: additions per shared inversion; 0: jacobian */
-    unsigned min_batch;       /* a window whose buckets allow smaller batches goes jacobian */
-    uint64_t *partial;        /* task t -> its window partial sum, jacobian */
-    pthread_mutex_t lock;     /* guards next and err */
-    unsigned next;            /* next unclaimed task */
-    int err;                  /* first error seen by a worker, 0 if none */
+    unsigned batch;       /* batch-affine buckets: additions per shared inversion; 0: jacobian */
+    unsigned min_batch;   /* a window whose buckets allow smaller batches goes jacobian */
+    uint64_t *partial;    /* task t -> its window partial sum, jacobian */
+    pthread_mutex_t lock; /* guards next and err */
+    unsigned next;        /* next unclaimed task */
+    int err;              /* first error seen by a worker, 0 if none */
 };
 
 /* w (<= 32) bits of the scalar s (nl limbs) starting at bit off; bits past the end are 0. */
@@ -164,8 +164,8 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
  * so AUTO takes the affine form from batches of 256 (c >= 11) on, for both groups.
  * Batches of a quarter of the buckets, capped at 1024: at 2^16 (c = 13) nb/2, nb/4,
  * nb/8 and nb/16 were within the noise of each other except nb/16 (~20% slower). */
-#define MSM_BATCH_MAX 1024
-#define MSM_AUTO_MIN_BATCH 256
+#define MSM_BATCH_MAX           1024
+#define MSM_AUTO_MIN_BATCH      256
 /* With the IFMA lanes (ifma.h, ifma381.h) the affine form wins from far smaller
  * batches: bench/msm_ntt --buckets, 1 thread, forced window, ms (BN254 G1 / G2,
  * BLS12-381 G1 / G2; shared 2-core IFMA box, load 5-8):
@@ -179,27 +179,27 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
 /* One batch-affine bucket addition in mixed additions, for the cost model (msm_plan):
  * from the rows above at 2^14 c=11 less the bucket reduction (the same in both forms),
  * 0.19-0.22 with the IFMA lanes; from the mulx table above 0.65-0.78. */
-#define MSM_AFFINE_COST_IFMA 0.25
-#define MSM_AFFINE_COST 0.7
+#define MSM_AFFINE_COST_IFMA    0.25
+#define MSM_AFFINE_COST         0.7
 
 static unsigned msm_auto_min_batch(void)
 {
     return ifma_available() ? MSM_AUTO_MIN_BATCH_IFMA : MSM_AUTO_MIN_BATCH;
 }
 #define MSM_DEFER_MAX 512
-#define MSM_PREFETCH 6
+#define MSM_PREFETCH  6
 
 struct msm_scratch {
-    uint64_t *B;      /* jacobian buckets (jacobian path; overflow of the affine path) */
-    uint64_t *A;      /* affine buckets, 2cl limbs each */
-    uint32_t *stamp;  /* bucket -> id of the batch it is in */
-    uint8_t *state;   /* bucket -> MSM_A_FULL | MSM_B_FULL */
-    uint64_t *bp;     /* batch: points (2cl), denominators and prefix products (cl each) */
+    uint64_t *B;     /* jacobian buckets (jacobian path; overflow of the affine path) */
+    uint64_t *A;     /* affine buckets, 2cl limbs each */
+    uint32_t *stamp; /* bucket -> id of the batch it is in */
+    uint8_t *state;  /* bucket -> MSM_A_FULL | MSM_B_FULL */
+    uint64_t *bp;    /* batch: points (2cl), denominators and prefix products (cl each) */
     uint64_t *den, *pre;
-    uint32_t *bb;     /* batch: bucket of each addition */
-    uint64_t *dref;   /* deferred: base index | MSM_NEG_BIT when negated */
-    uint32_t *db;     /* deferred: bucket */
-    void *ifma;       /* on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add (BN254) or
+    uint32_t *bb;   /* batch: bucket of each addition */
+    uint64_t *dref; /* deferred: base index | MSM_NEG_BIT when negated */
+    uint32_t *db;   /* deferred: bucket */
+    void *ifma;     /* on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add (BN254) or
                          ifma381_g{1,2}_batch_add (BLS12-381) */
 };
 #define MSM_A_FULL 1
@@ -209,8 +209,8 @@ struct msm_aff_ctx {
     const struct msm_job *j;
     struct msm_scratch *S;
     unsigned nbat, ndef;
-    unsigned batch;   /* additions per flush in this window */
-    uint32_t cur;     /* id of the open batch */
+    unsigned batch; /* additions per flush in this window */
+    uint32_t cur;   /* id of the open batch */
 };
 
 /* Into the jacobian overflow accumulator of bucket b. */
@@ -235,10 +235,14 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL];
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
-        if (G->id == CURVE_G1_BN254) ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else if (G->id == CURVE_G2_BN254) ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else if (G->id == CURVE_G1_BLS12_381) ifma381_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else ifma381_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        if (G->id == CURVE_G1_BN254)
+            ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G2_BN254)
+            ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else if (G->id == CURVE_G1_BLS12_381)
+            ifma381_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        else
+            ifma381_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
         x->nbat = 0;
         x->cur++;
         return;
@@ -261,13 +265,13 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
         uint64_t *Bx = S->A + (size_t)S->bb[i] * 2 * cl, *By = Bx + cl;
         const uint64_t *Px = S->bp + (size_t)i * 2 * cl, *Py = Px + cl;
         ecf_sub(G, t, Py, By);
-        ecf_mul(G, l, t, di);       /* lambda */
+        ecf_mul(G, l, t, di); /* lambda */
         ecf_sqr(G, x3, l);
         ecf_sub(G, x3, x3, Bx);
-        ecf_sub(G, x3, x3, Px);     /* x3 = lambda^2 - Bx - Px */
+        ecf_sub(G, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
         ecf_sub(G, t, Bx, x3);
         ecf_mul(G, t, l, t);
-        ecf_sub(G, By, t, By);      /* y3 = lambda (Bx - x3) - By */
+        ecf_sub(G, By, t, By); /* y3 = lambda (Bx - x3) - By */
         ecf_copy(G, Bx, x3);
     }
     x->nbat = 0;
@@ -325,7 +329,7 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
 {
     const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
     const size_t nb = msm_window_buckets(j, w);
-    struct msm_aff_ctx x = {.j = j, .S = S, .batch = batch, .cur = 1};
+    struct msm_aff_ctx x = { .j = j, .S = S, .batch = batch, .cur = 1 };
 
     memset(S->stamp, 0, nb * sizeof *S->stamp);
     memset(S->state, 0, nb);
@@ -372,19 +376,17 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
  * into one dispatcher, msm_task was a single 210 KB function: 48 s to compile at -O2
  * and over ten minutes under ASan (compile time grows faster than linearly with a
  * function's size). Split, each body is compiled on its own; same code, same speed. */
-#define MSM_TASK_FORMS(tag, group)                                                              \
-    static __attribute__((noinline)) void msm_task_jac_##tag(const struct msm_job *j, unsigned w,    \
-                                                             size_t lo, size_t hi,                 \
-                                                             struct msm_scratch *S, uint64_t *out) \
-    {                                                                                           \
-        msm_task_impl(&group, j, w, lo, hi, S->B, out);                                         \
-    }                                                                                           \
-    static __attribute__((noinline)) void msm_task_aff_##tag(const struct msm_job *j, unsigned w,    \
-                                                             size_t lo, size_t hi,                 \
-                                                             struct msm_scratch *S, uint64_t *out, \
-                                                             unsigned batch)                       \
-    {                                                                                           \
-        msm_task_affine_impl(&group, j, w, lo, hi, S, out, batch);                              \
+#define MSM_TASK_FORMS(tag, group)                                                                           \
+    static __attribute__((noinline)) void msm_task_jac_##tag(                                                \
+        const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S, uint64_t *out)     \
+    {                                                                                                        \
+        msm_task_impl(&group, j, w, lo, hi, S->B, out);                                                      \
+    }                                                                                                        \
+    static __attribute__((noinline)) void msm_task_aff_##tag(const struct msm_job *j, unsigned w, size_t lo, \
+                                                             size_t hi, struct msm_scratch *S,               \
+                                                             uint64_t *out, unsigned batch)                  \
+    {                                                                                                        \
+        msm_task_affine_impl(&group, j, w, lo, hi, S, out, batch);                                           \
     }
 MSM_TASK_FORMS(g1_bn254, G1_BN254)
 MSM_TASK_FORMS(g2_bn254, G2_BN254)
@@ -411,20 +413,28 @@ static void msm_task(const struct msm_job *j, unsigned w, size_t lo, size_t hi, 
     unsigned b = j->batch ? msm_window_batch(j, w) : 0;
     switch (j->G->id) {
     case CURVE_G1_BN254:
-        if (b) msm_task_aff_g1_bn254(j, w, lo, hi, S, out, b);
-        else msm_task_jac_g1_bn254(j, w, lo, hi, S, out);
+        if (b)
+            msm_task_aff_g1_bn254(j, w, lo, hi, S, out, b);
+        else
+            msm_task_jac_g1_bn254(j, w, lo, hi, S, out);
         break;
     case CURVE_G2_BN254:
-        if (b) msm_task_aff_g2_bn254(j, w, lo, hi, S, out, b);
-        else msm_task_jac_g2_bn254(j, w, lo, hi, S, out);
+        if (b)
+            msm_task_aff_g2_bn254(j, w, lo, hi, S, out, b);
+        else
+            msm_task_jac_g2_bn254(j, w, lo, hi, S, out);
         break;
     case CURVE_G1_BLS12_381:
-        if (b) msm_task_aff_g1_bls12_381(j, w, lo, hi, S, out, b);
-        else msm_task_jac_g1_bls12_381(j, w, lo, hi, S, out);
+        if (b)
+            msm_task_aff_g1_bls12_381(j, w, lo, hi, S, out, b);
+        else
+            msm_task_jac_g1_bls12_381(j, w, lo, hi, S, out);
         break;
     case CURVE_G2_BLS12_381:
-        if (b) msm_task_aff_g2_bls12_381(j, w, lo, hi, S, out, b);
-        else msm_task_jac_g2_bls12_381(j, w, lo, hi, S, out);
+        if (b)
+            msm_task_aff_g2_bls12_381(j, w, lo, hi, S, out, b);
+        else
+            msm_task_jac_g2_bls12_381(j, w, lo, hi, S, out);
         break;
     }
 }
@@ -524,7 +534,7 @@ static void msm_part(void *arg, unsigned part, unsigned nparts)
  * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
  * and with them every result bit for bit, stay as they were measured. */
 #define MSM_THREAD_COST 200
-#define MSM_AUTO_MAX_C 16
+#define MSM_AUTO_MAX_C  16
 
 /* Additions per shared inversion for batch-affine buckets at window c with nsplit
  * point ranges, 0 for jacobian buckets. */
@@ -566,8 +576,9 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
                 if (tb < (mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch()))
                     add = (affine * (nwin - 1) + 1.0) / nwin;
             }
-            double cost = (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
-                          MSM_THREAD_COST * (double)(T - 1);
+            double cost =
+                (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
+                MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
                 j->c = c;
@@ -589,7 +600,7 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
  *   2^14   2175 M    1369 M     (-37%: the plain plan's top windows overflowed)
  *   2^16   4686 M    4331 M     (-8%; G2: 14.11 G -> 12.92 G, -8%)
  * The split and the phi table cost under 2% of the GLV total at 2^16. */
-#define MSM_GLV_MIN 256
+#define MSM_GLV_MIN       256
 #define MSM_GLV_MAX_TABLE ((size_t)1 << 30)
 
 /* Scalar limbs a, b (MSM_MAX_SCALAR_LIMBS each): a < b? */
@@ -607,7 +618,7 @@ static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count,
     const curve_group *G = j->G;
     const unsigned cl = ec_cl(G), nl = j->nl;
     const size_t pb = 2 * cl * sizeof(uint64_t);
-    uint64_t r[MSM_MAX_SCALAR_LIMBS] = {0}, half[MSM_MAX_SCALAR_LIMBS] = {0}, ortop = 0;
+    uint64_t r[MSM_MAX_SCALAR_LIMBS] = { 0 }, half[MSM_MAX_SCALAR_LIMBS] = { 0 }, ortop = 0;
     unsigned top = 0;
 
     memcpy(r, G->Fr->p, G->Fr->n * sizeof *r);
@@ -615,9 +626,9 @@ static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count,
         half[i] = (r[i] >> 1) | (i + 1 < G->Fr->n ? r[i + 1] << 63 : 0);
 
     size_t k = 0;
-    uint64_t acc[MSM_MAX_SCALAR_LIMBS] = {0};
+    uint64_t acc[MSM_MAX_SCALAR_LIMBS] = { 0 };
     for (size_t i = 0; i < count; i++) {
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = {0}, any = 0, neg = 0;
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, any = 0, neg = 0;
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes); /* little-endian host */
         for (unsigned l = 0; l < nl; l++) any |= s[l];
         if (!any) continue;
@@ -664,10 +675,10 @@ static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t co
     const unsigned cl = ec_cl(G);
     const size_t pb = 2 * cl * sizeof(uint64_t);
     const uint64_t *r = G->Fr->p;
-    uint64_t acc[2] = {0, 0};
+    uint64_t acc[2] = { 0, 0 };
 
     for (size_t i = 0; i < count; i++) { /* all below r? (before anything is written) */
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = {0};
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
         for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
             if (s[l]) return false;
@@ -682,7 +693,7 @@ static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t co
 
     size_t k = 0;
     for (size_t i = 0; i < count; i++) {
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = {0}, k1[2], k2[2];
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, k1[2], k2[2];
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
         if (!(s[0] | s[1] | s[2] | s[3])) continue;
         uint64_t P[EC_MAX_AFF];
@@ -710,7 +721,9 @@ static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t co
     j->nl = 2;
     j->nact = k;
     j->phi = phi;
-    j->bits = acc[1] ? 128 - (unsigned)__builtin_clzll(acc[1]) : acc[0] ? 64 - (unsigned)__builtin_clzll(acc[0]) : 0;
+    j->bits = acc[1] ? 128 - (unsigned)__builtin_clzll(acc[1])
+        : acc[0]     ? 64 - (unsigned)__builtin_clzll(acc[0])
+                     : 0;
     return true;
 }
 
@@ -759,7 +772,7 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
         return -EINVAL;
 
     const unsigned jl = 3 * ec_cl(G);
-    struct msm_job j = {.G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8)};
+    struct msm_job j = { .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8) };
     uint64_t *idx = NULL, *sc = NULL, *phi = NULL;
     uint64_t acc[EC_MAX_JAC];
     int err = 0;
@@ -812,7 +825,8 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     ec_jac_set_inf(G, acc);
     for (unsigned w = j.nwin; w-- > 0;) {
         for (unsigned i = 0; i < j.c && !ec_jac_is_inf(G, acc); i++) ec_dbl(G, acc, acc);
-        for (unsigned s = 0; s < j.nsplit; s++) ec_add(G, acc, acc, j.partial + ((size_t)s * j.nwin + w) * jl);
+        for (unsigned s = 0; s < j.nsplit; s++)
+            ec_add(G, acc, acc, j.partial + ((size_t)s * j.nwin + w) * jl);
     }
     ec_jac_copy(G, result, acc);
 out:
@@ -841,7 +855,7 @@ int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, cons
 
     ec_jac_set_inf(G, acc);
     for (size_t i = 0; i < count; i++) {
-        uint64_t k[MSM_MAX_SCALAR_LIMBS] = {0};
+        uint64_t k[MSM_MAX_SCALAR_LIMBS] = { 0 };
         memcpy(P, bases + i * pb, pb);
         memcpy(k, scalars + i * scalar_bytes, scalar_bytes);
         ec_jac_from_aff(G, pj, P);

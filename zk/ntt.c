@@ -34,9 +34,9 @@
 
 #include "cuzk/workers.h"
 
-#define NTT_LIMBS 4
-#define NTT_LOCAL_LG 12   /* block of 2^12 elements (128 KiB) for the in-cache stages */
-#define NTT_MT_MIN_LG 12  /* below 2^12 elements one thread: hand-over cost > the work */
+#define NTT_LIMBS       4
+#define NTT_LOCAL_LG    12 /* block of 2^12 elements (128 KiB) for the in-cache stages */
+#define NTT_MT_MIN_LG   12 /* below 2^12 elements one thread: hand-over cost > the work */
 #define NTT_MAX_THREADS 256
 
 typedef uint64_t fe4[NTT_LIMBS];
@@ -71,7 +71,7 @@ int fr_root_of_unity(const field_desc *F, unsigned k, uint64_t *out)
     fe_neg(F, minus1, F->one);
     /* nqr: the smallest integer >= 2 with nqr^((r-1)/2) = -1 (Euler's criterion). */
     for (uint64_t c = 2;; c++) {
-        uint64_t cc[FE_MAX_LIMBS] = {c};
+        uint64_t cc[FE_MAX_LIMBS] = { c };
         fe_to_mont(F, x, cc);
         fe_pow(F, y, x, half, n);
         if (fe_eq(F, y, minus1)) break;
@@ -153,7 +153,7 @@ int ntt_domain_init(ntt_domain *d, const field_desc *F, unsigned lg)
     if (!ntt_root_is_primitive(F, d->omega, lg) || !ntt_root_is_primitive(F, d->coset, lg + 1) ||
         !fe_eq(F, x, d->omega))
         return -EINVAL; /* a bug in the root derivation, not a caller error */
-    uint64_t nn[FE_MAX_LIMBS] = {(uint64_t)d->n};
+    uint64_t nn[FE_MAX_LIMBS] = { (uint64_t)d->n };
     fe_to_mont(F, x, nn);
     fe_inv(F, d->n_inv, x);
 
@@ -166,7 +166,7 @@ int ntt_domain_init(ntt_domain *d, const field_desc *F, unsigned lg)
     }
     ntt_twiddles(F, d->tw, d->omega, d->n);
     ntt_twiddles(F, d->tw_inv, d->omega_inv, d->n);
-    fe_set_one(F, d->tw);     /* unused slot, defined anyway */
+    fe_set_one(F, d->tw); /* unused slot, defined anyway */
     fe_set_one(F, d->tw_inv);
     /* coset_scale_br[bitrev(i)] = coset^i / n: the running power is written where the
      * DIF output holds element i */
@@ -181,9 +181,9 @@ int ntt_domain_init(ntt_domain *d, const field_desc *F, unsigned lg)
 /* ---- the process-wide domain cache ------------------------------------------ */
 
 struct ntt_cache_entry {
-    ntt_domain d;               /* first: ntt_domain_release finds the entry from &d */
+    ntt_domain d; /* first: ntt_domain_release finds the entry from &d */
     unsigned refs;
-    uint64_t last_use;          /* cache clock at the last acquire */
+    uint64_t last_use; /* cache clock at the last acquire */
     struct ntt_cache_entry *next;
 };
 
@@ -193,9 +193,12 @@ static struct {
     size_t budget, bytes;
     unsigned domains;
     uint64_t clock, hits, misses, evictions;
-} ntt_cache = {.lock = PTHREAD_MUTEX_INITIALIZER, .budget = NTT_CACHE_DEFAULT_BUDGET};
+} ntt_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .budget = NTT_CACHE_DEFAULT_BUDGET };
 
-static size_t ntt_domain_bytes(const ntt_domain *d) { return 3 * d->n * NTT_LIMBS * sizeof(uint64_t); }
+static size_t ntt_domain_bytes(const ntt_domain *d)
+{
+    return 3 * d->n * NTT_LIMBS * sizeof(uint64_t);
+}
 
 /* Frees unused entries, least recently used first, until the cache fits its budget.
  * Called with the lock held. */
@@ -275,11 +278,11 @@ void ntt_cache_set_budget(size_t bytes)
 void ntt_cache_get_stats(ntt_cache_stats *out)
 {
     pthread_mutex_lock(&ntt_cache.lock);
-    *out = (ntt_cache_stats){.bytes = ntt_cache.bytes,
-                             .domains = ntt_cache.domains,
-                             .hits = ntt_cache.hits,
-                             .misses = ntt_cache.misses,
-                             .evictions = ntt_cache.evictions};
+    *out = (ntt_cache_stats){ .bytes = ntt_cache.bytes,
+                              .domains = ntt_cache.domains,
+                              .hits = ntt_cache.hits,
+                              .misses = ntt_cache.misses,
+                              .evictions = ntt_cache.evictions };
     pthread_mutex_unlock(&ntt_cache.lock);
 }
 
@@ -291,9 +294,9 @@ struct ntt_job {
     const ntt_domain *d;
     uint64_t *v;
     enum ntt_op op;
-    unsigned nt;                /* threads taking part; set by part 0 before the gate opens */
+    unsigned nt; /* threads taking part; set by part 0 before the gate opens */
     pthread_barrier_t bar;
-    pthread_mutex_t lock;       /* gate: workers start once nt is final */
+    pthread_mutex_t lock; /* gate: workers start once nt is final */
     pthread_cond_t cond;
     bool go;
 };
@@ -354,12 +357,14 @@ CUZK_HD void ntt_block(const field_desc *F, uint64_t *blk, unsigned lb, const ui
             fe_sub(F, b, a, t);
             fe_add(F, a, a, t);
             for (size_t j = 1; j < m; j++)
-                ntt_bfly(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
+                ntt_bfly(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS,
+                         tw + (m + j) * NTT_LIMBS);
         }
 }
 
 /* Radix-2 stage m (= 2^lgm) over butterflies k in [lo, hi) of the n/2. */
-CUZK_HD void ntt_stage2(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
+CUZK_HD void ntt_stage2(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
+                        size_t hi)
 {
     const size_t m = (size_t)1 << lgm;
     for (size_t k = lo; k < hi; k++) {
@@ -370,7 +375,8 @@ CUZK_HD void ntt_stage2(const field_desc *F, uint64_t *v, unsigned lgm, const ui
 
 /* Stages m and 2m (m = 2^lgm) fused, over the quadruples k in [lo, hi) of the n/4:
  * elements i, i+m, i+2m, i+3m with i = (k / m)·4m + k mod m. */
-CUZK_HD void ntt_stage4(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
+CUZK_HD void ntt_stage4(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
+                        size_t hi)
 {
     const size_t m = (size_t)1 << lgm;
     for (size_t k = lo; k < hi; k++) {
@@ -413,7 +419,8 @@ CUZK_HD void ntt_block_dif(const field_desc *F, uint64_t *blk, unsigned lb, cons
         for (size_t g = 0; g < B; g += 2 * m) {
             ntt_bfly_1(F, blk + g * NTT_LIMBS, blk + (g + m) * NTT_LIMBS);
             for (size_t j = 1; j < m; j++)
-                ntt_bfly_dif(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
+                ntt_bfly_dif(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS,
+                             tw + (m + j) * NTT_LIMBS);
         }
     if (lb) /* m = 1 */
         for (size_t i = 0; i < B; i += 2) ntt_bfly_1(F, blk + i * NTT_LIMBS, blk + (i + 1) * NTT_LIMBS);
@@ -475,7 +482,10 @@ struct ntt_kernels {
     void (*mul_table)(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi);
 };
 
-static void block_bn254(uint64_t *blk, unsigned lb, const uint64_t *tw) { ntt_block(&FIELD_BN254_FR, blk, lb, tw); }
+static void block_bn254(uint64_t *blk, unsigned lb, const uint64_t *tw)
+{
+    ntt_block(&FIELD_BN254_FR, blk, lb, tw);
+}
 static void stage2_bn254(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
 {
     ntt_stage2(&FIELD_BN254_FR, v, lgm, tw, lo, hi);
@@ -488,7 +498,10 @@ static void scale_bn254(uint64_t *v, const uint64_t *s, const uint64_t *pow, siz
 {
     ntt_scale(&FIELD_BN254_FR, v, s, pow, lo, hi);
 }
-static void block_bls(uint64_t *blk, unsigned lb, const uint64_t *tw) { ntt_block(&FIELD_BLS12_381_FR, blk, lb, tw); }
+static void block_bls(uint64_t *blk, unsigned lb, const uint64_t *tw)
+{
+    ntt_block(&FIELD_BLS12_381_FR, blk, lb, tw);
+}
 static void stage2_bls(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
 {
     ntt_stage2(&FIELD_BLS12_381_FR, v, lgm, tw, lo, hi);
@@ -505,32 +518,36 @@ static void scale_bls(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_
 /* v[i] *= tab[i] for i in [lo, hi) */
 CUZK_HD void ntt_mul_table(const field_desc *F, uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)
 {
-    for (size_t i = lo; i < hi; i++) fe_mul_inline(F, v + i * NTT_LIMBS, v + i * NTT_LIMBS, tab + i * NTT_LIMBS);
+    for (size_t i = lo; i < hi; i++)
+        fe_mul_inline(F, v + i * NTT_LIMBS, v + i * NTT_LIMBS, tab + i * NTT_LIMBS);
 }
 
-#define NTT_INSTANCE(sfx, F)                                                                                  \
-    static void block_dif_##sfx(uint64_t *blk, unsigned lb, const uint64_t *tw) { ntt_block_dif(F, blk, lb, tw); } \
-    static void stage2_dif_##sfx(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)          \
-    {                                                                                                         \
-        ntt_stage2_dif(F, v, lgm, tw, lo, hi);                                                                \
-    }                                                                                                         \
-    static void stage4_dif_##sfx(uint64_t *v, unsigned lgh, const uint64_t *tw, size_t lo, size_t hi)          \
-    {                                                                                                         \
-        ntt_stage4_dif(F, v, lgh, tw, lo, hi);                                                                \
-    }                                                                                                         \
-    static void mul_table_##sfx(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)                        \
-    {                                                                                                         \
-        ntt_mul_table(F, v, tab, lo, hi);                                                                     \
+#define NTT_INSTANCE(sfx, F)                                                                          \
+    static void block_dif_##sfx(uint64_t *blk, unsigned lb, const uint64_t *tw)                       \
+    {                                                                                                 \
+        ntt_block_dif(F, blk, lb, tw);                                                                \
+    }                                                                                                 \
+    static void stage2_dif_##sfx(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi) \
+    {                                                                                                 \
+        ntt_stage2_dif(F, v, lgm, tw, lo, hi);                                                        \
+    }                                                                                                 \
+    static void stage4_dif_##sfx(uint64_t *v, unsigned lgh, const uint64_t *tw, size_t lo, size_t hi) \
+    {                                                                                                 \
+        ntt_stage4_dif(F, v, lgh, tw, lo, hi);                                                        \
+    }                                                                                                 \
+    static void mul_table_##sfx(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)               \
+    {                                                                                                 \
+        ntt_mul_table(F, v, tab, lo, hi);                                                             \
     }
 NTT_INSTANCE(bn254, &FIELD_BN254_FR)
 NTT_INSTANCE(bls, &FIELD_BLS12_381_FR)
 
-static const struct ntt_kernels NTT_KERNELS_BN254 = {block_bn254,     stage2_bn254,     stage4_bn254,
-                                                     scale_bn254,     block_dif_bn254, stage2_dif_bn254,
-                                                     stage4_dif_bn254, mul_table_bn254};
-static const struct ntt_kernels NTT_KERNELS_BLS12_381 = {block_bls,     stage2_bls,     stage4_bls,
-                                                         scale_bls,     block_dif_bls, stage2_dif_bls,
-                                                         stage4_dif_bls, mul_table_bls};
+static const struct ntt_kernels NTT_KERNELS_BN254 = { block_bn254,      stage2_bn254,    stage4_bn254,
+                                                      scale_bn254,      block_dif_bn254, stage2_dif_bn254,
+                                                      stage4_dif_bn254, mul_table_bn254 };
+static const struct ntt_kernels NTT_KERNELS_BLS12_381 = { block_bls,      stage2_bls,    stage4_bls,
+                                                          scale_bls,      block_dif_bls, stage2_dif_bls,
+                                                          stage4_dif_bls, mul_table_bls };
 
 /* Block size 2^lb for the in-cache stages: at least one block per thread, at most
  * 2^NTT_LOCAL_LG elements. */
@@ -609,14 +626,13 @@ static void ntt_dit(const struct ntt_kernels *K, struct ntt_job *job, unsigned t
 static void ntt_run(struct ntt_job *job, unsigned tid)
 {
     const ntt_domain *d = job->d;
-    const struct ntt_kernels *K =
-        d->Fr->id == FIELD_ID_BN254_FR ? &NTT_KERNELS_BN254 : &NTT_KERNELS_BLS12_381; /* init admits no other */
+    const struct ntt_kernels *K = d->Fr->id == FIELD_ID_BN254_FR
+        ? &NTT_KERNELS_BN254
+        : &NTT_KERNELS_BLS12_381; /* init admits no other */
     size_t lo, hi;
 
     switch (job->op) {
-    case NTT_OP_FORWARD:
-        ntt_dit(K, job, tid, d->tw, false);
-        return;
+    case NTT_OP_FORWARD: ntt_dit(K, job, tid, d->tw, false); return;
     case NTT_OP_INVERSE:
         ntt_dit(K, job, tid, d->tw_inv, false);
         ntt_range(d->n, tid, job->nt, &lo, &hi);
@@ -666,7 +682,7 @@ static unsigned ntt_threads(const ntt_domain *d, unsigned threads)
 
 static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned threads)
 {
-    struct ntt_job job = {.d = d, .v = v, .op = op, .nt = 1};
+    struct ntt_job job = { .d = d, .v = v, .op = op, .nt = 1 };
     unsigned want = ntt_threads(d, threads);
 
     if (d->n < 2) {
@@ -686,9 +702,15 @@ static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned 
     pthread_mutex_destroy(&job.lock);
 }
 
-void ntt_forward(const ntt_domain *d, uint64_t *v, unsigned threads) { ntt_exec(d, v, NTT_OP_FORWARD, threads); }
+void ntt_forward(const ntt_domain *d, uint64_t *v, unsigned threads)
+{
+    ntt_exec(d, v, NTT_OP_FORWARD, threads);
+}
 
-void ntt_inverse(const ntt_domain *d, uint64_t *v, unsigned threads) { ntt_exec(d, v, NTT_OP_INVERSE, threads); }
+void ntt_inverse(const ntt_domain *d, uint64_t *v, unsigned threads)
+{
+    ntt_exec(d, v, NTT_OP_INVERSE, threads);
+}
 
 void ntt_to_odd_coset(const ntt_domain *d, uint64_t *v, unsigned threads)
 {

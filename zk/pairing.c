@@ -12,13 +12,16 @@
 #include <pthread.h>
 #include <string.h>
 
-#define FQ2_MAX (2 * FE_MAX_LIMBS)
-#define FQ6_MAX (6 * FE_MAX_LIMBS)
+#define FQ2_MAX  (2 * FE_MAX_LIMBS)
+#define FQ6_MAX  (6 * FE_MAX_LIMBS)
 #define FQ12_MAX FQ12_MAX_LIMBS
 
 /* ---- Fq2 helpers beyond field.h ------------------------------------------- */
 
-static void fq2_copy(const field_desc *F, uint64_t *r, const uint64_t *a) { memmove(r, a, 2 * F->n * sizeof *r); }
+static void fq2_copy(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    memmove(r, a, 2 * F->n * sizeof *r);
+}
 
 static void fq2_conj(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
@@ -49,7 +52,10 @@ static void fq2_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const u
 
 /* ---- Fq6 = Fq2[v]/(v^3 - xi) ---------------------------------------------- */
 
-static void fq2_mul_xi(const pairing_params *pp, uint64_t *r, const uint64_t *a) { fe2_mul(pp->F, r, a, pp->xi); }
+static void fq2_mul_xi(const pairing_params *pp, uint64_t *r, const uint64_t *a)
+{
+    fe2_mul(pp->F, r, a, pp->xi);
+}
 
 static void fq6_add(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
@@ -73,7 +79,8 @@ static void fq6_mul(const pairing_params *pp, uint64_t *r, const uint64_t *a, co
     const field_desc *F = pp->F;
     const unsigned m = 2 * F->n;
     const uint64_t *a0 = a, *a1 = a + m, *a2 = a + 2 * m, *b0 = b, *b1 = b + m, *b2 = b + 2 * m;
-    uint64_t t0[FQ2_MAX], t1[FQ2_MAX], t2[FQ2_MAX], s[FQ2_MAX], u[FQ2_MAX], c0[FQ2_MAX], c1[FQ2_MAX], c2[FQ2_MAX];
+    uint64_t t0[FQ2_MAX], t1[FQ2_MAX], t2[FQ2_MAX], s[FQ2_MAX], u[FQ2_MAX], c0[FQ2_MAX], c1[FQ2_MAX],
+        c2[FQ2_MAX];
     fe2_mul(F, t0, a0, b0);
     fe2_mul(F, t1, a1, b1);
     fe2_mul(F, t2, a2, b2);
@@ -83,20 +90,20 @@ static void fq6_mul(const pairing_params *pp, uint64_t *r, const uint64_t *a, co
     fe2_sub(F, s, s, t1);
     fe2_sub(F, s, s, t2);
     fq2_mul_xi(pp, s, s);
-    fe2_add(F, c0, t0, s);              /* c0 = t0 + xi((a1+a2)(b1+b2) - t1 - t2) */
+    fe2_add(F, c0, t0, s); /* c0 = t0 + xi((a1+a2)(b1+b2) - t1 - t2) */
     fe2_add(F, s, a0, a1);
     fe2_add(F, u, b0, b1);
     fe2_mul(F, s, s, u);
     fe2_sub(F, s, s, t0);
     fe2_sub(F, s, s, t1);
     fq2_mul_xi(pp, u, t2);
-    fe2_add(F, c1, s, u);               /* c1 = (a0+a1)(b0+b1) - t0 - t1 + xi t2 */
+    fe2_add(F, c1, s, u); /* c1 = (a0+a1)(b0+b1) - t0 - t1 + xi t2 */
     fe2_add(F, s, a0, a2);
     fe2_add(F, u, b0, b2);
     fe2_mul(F, s, s, u);
     fe2_sub(F, s, s, t0);
     fe2_sub(F, s, s, t2);
-    fe2_add(F, c2, s, t1);              /* c2 = (a0+a2)(b0+b2) - t0 - t2 + t1 */
+    fe2_add(F, c2, s, t1); /* c2 = (a0+a2)(b0+b2) - t0 - t2 + t1 */
     fq2_copy(F, r, c0);
     fq2_copy(F, r + m, c1);
     fq2_copy(F, r + 2 * m, c2);
@@ -231,9 +238,15 @@ void fq12_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_
     fq12_mul_pp(params_of(F), r, a, b);
 }
 
-void fq12_sqr(const field_desc *F, uint64_t *r, const uint64_t *a) { fq12_sqr_pp(params_of(F), r, a); }
+void fq12_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    fq12_sqr_pp(params_of(F), r, a);
+}
 
-void fq12_inv(const field_desc *F, uint64_t *r, const uint64_t *a) { fq12_inv_pp(params_of(F), r, a); }
+void fq12_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    fq12_inv_pp(params_of(F), r, a);
+}
 
 void fq12_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *e, unsigned ne)
 {
@@ -250,7 +263,10 @@ void fq12_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_
 
 /* Where the coefficient of w^i lies, in Fq2 units: w^0 w^2 w^4 are c0.a0 a1 a2 and
  * w^1 w^3 w^5 are c1.a0 a1 a2. */
-static unsigned wpos(unsigned i) { return (i % 2) * 3 + i / 2; }
+static unsigned wpos(unsigned i)
+{
+    return (i % 2) * 3 + i / 2;
+}
 
 /* r = a^(q^k), k = 1..3: sum c_i w^i -> sum conj^k(c_i) xi^(i (q^k - 1)/6) w^i,
  * since w^(q^k) = w (w^6)^((q^k - 1)/6). r may alias a. */
@@ -261,8 +277,10 @@ static void fq12_frob(const pairing_params *pp, uint64_t *r, const uint64_t *a, 
     uint64_t t[FQ2_MAX];
     for (unsigned i = 0; i < 6; i++) {
         const uint64_t *c = a + wpos(i) * m;
-        if (k % 2) fq2_conj(F, t, c);
-        else fq2_copy(F, t, c);
+        if (k % 2)
+            fq2_conj(F, t, c);
+        else
+            fq2_copy(F, t, c);
         fe2_mul(F, r + wpos(i) * m, t, pp->frob[k - 1][i]);
     }
 }
@@ -294,7 +312,8 @@ static void line_to_fq12(const pairing_params *pp, uint64_t *l, const uint64_t *
 /* Sparse product f *= l for l from line_to_fq12: the general product on a mostly
  * zero operand. (A dedicated sparse product would save ~40% of the loop; the whole
  * check is already a few ms.) */
-static void mul_line(const pairing_params *pp, uint64_t *f, const uint64_t *A0, const uint64_t *A1, const uint64_t *A3)
+static void mul_line(const pairing_params *pp, uint64_t *f, const uint64_t *A0, const uint64_t *A1,
+                     const uint64_t *A3)
 {
     uint64_t l[FQ12_MAX];
     line_to_fq12(pp, l, A0, A1, A3);
@@ -312,19 +331,19 @@ static void step_dbl(const pairing_params *pp, uint64_t *f, uint64_t *T, const u
     uint64_t A0[FQ2_MAX], A1[FQ2_MAX], A3[FQ2_MAX], XX[FQ2_MAX], ZZ[FQ2_MAX], t[FQ2_MAX];
     fe2_sqr(F, XX, X);
     fe2_add(F, t, XX, XX);
-    fe2_add(F, XX, t, XX);              /* 3X^2 */
+    fe2_add(F, XX, t, XX); /* 3X^2 */
     fe2_sqr(F, ZZ, Z);
     fe2_mul(F, A1, XX, ZZ);
     fq2_mul_fq(F, A1, A1, P);
-    fe2_neg(F, A1, A1);                 /* -3X^2 Z^2 xP */
-    fe2_mul(F, A3, XX, X);              /* 3X^3 */
+    fe2_neg(F, A1, A1);    /* -3X^2 Z^2 xP */
+    fe2_mul(F, A3, XX, X); /* 3X^3 */
     fe2_sqr(F, t, Y);
     fe2_add(F, t, t, t);
-    fe2_sub(F, A3, A3, t);              /* 3X^3 - 2Y^2 */
+    fe2_sub(F, A3, A3, t); /* 3X^3 - 2Y^2 */
     fe2_mul(F, A0, Y, Z);
     fe2_mul(F, A0, A0, ZZ);
     fe2_add(F, A0, A0, A0);
-    fq2_mul_fq(F, A0, A0, P + n);       /* 2YZ^3 yP */
+    fq2_mul_fq(F, A0, A0, P + n); /* 2YZ^3 yP */
     mul_line(pp, f, A0, A1, A3);
     ec_dbl(pp->g2, T, T);
 }
@@ -340,11 +359,11 @@ static void step_add(const pairing_params *pp, uint64_t *f, uint64_t *T, const u
     uint64_t A0[FQ2_MAX], A1[FQ2_MAX], A3[FQ2_MAX], ZZ[FQ2_MAX], R[FQ2_MAX], H[FQ2_MAX], t[FQ2_MAX];
     fe2_sqr(F, ZZ, Z);
     fe2_mul(F, H, Q, ZZ);
-    fe2_sub(F, H, H, X);                /* H = xQ Z^2 - X */
+    fe2_sub(F, H, H, X); /* H = xQ Z^2 - X */
     fe2_mul(F, R, ZZ, Z);
     fe2_mul(F, R, R, Q + m);
-    fe2_sub(F, R, R, Y);                /* R = yQ Z^3 - Y */
-    fe2_mul(F, H, H, Z);                /* s = Z H */
+    fe2_sub(F, R, R, Y); /* R = yQ Z^3 - Y */
+    fe2_mul(F, H, H, Z); /* s = Z H */
     fq2_mul_fq(F, A0, H, P + n);
     fq2_mul_fq(F, A1, R, P);
     fe2_neg(F, A1, A1);
@@ -362,8 +381,10 @@ static void twist_frob(const pairing_params *pp, uint64_t *r, const uint64_t *Q,
     const unsigned m = 2 * F->n;
     uint64_t t[FQ2_MAX];
     for (unsigned c = 0; c < 2; c++) {
-        if (k % 2) fq2_conj(F, t, Q + c * m);
-        else fq2_copy(F, t, Q + c * m);
+        if (k % 2)
+            fq2_conj(F, t, Q + c * m);
+        else
+            fq2_copy(F, t, Q + c * m);
         fe2_mul(F, r + c * m, t, pp->frob[k - 1][2 + c]);
     }
 }
@@ -448,13 +469,13 @@ void pairing_final_exp(const pairing_params *pp, uint64_t *r, const uint64_t *f)
 void pairing(const pairing_params *pp, uint64_t *r, const uint64_t *g1_aff, const uint64_t *g2_aff)
 {
     uint64_t f[FQ12_MAX];
-    const uint64_t *p[1] = {g1_aff}, *q[1] = {g2_aff};
+    const uint64_t *p[1] = { g1_aff }, *q[1] = { g2_aff };
     pairing_miller_loop(pp, f, p, q, 1);
     pairing_final_exp(pp, r, f);
 }
 
-int pairing_multi_check(const pairing_params *pp, const uint64_t *const g1_aff[], const uint64_t *const g2_aff[],
-                        size_t n, bool *is_one)
+int pairing_multi_check(const pairing_params *pp, const uint64_t *const g1_aff[],
+                        const uint64_t *const g2_aff[], size_t n, bool *is_one)
 {
     if (!pp || n == 0) return -EINVAL;
     uint64_t f[FQ12_MAX];
@@ -477,7 +498,10 @@ bool pairing_in_subgroup(const curve_group *G, const uint64_t *aff)
 static pairing_params params_bn254, params_bls12_381;
 static pthread_once_t params_once = PTHREAD_ONCE_INIT;
 
-static void mpz_from_limbs(mpz_t r, const uint64_t *a, size_t n) { mpz_import(r, n, -1, sizeof *a, 0, 0, a); }
+static void mpz_from_limbs(mpz_t r, const uint64_t *a, size_t n)
+{
+    mpz_import(r, n, -1, sizeof *a, 0, 0, a);
+}
 
 /* Exports z (>= 0) into limbs, zero-padded to cap limbs; returns the number used. */
 static size_t mpz_to_limbs(uint64_t *r, size_t cap, const mpz_t z)
@@ -488,8 +512,9 @@ static size_t mpz_to_limbs(uint64_t *r, size_t cap, const mpz_t z)
     return cnt;
 }
 
-static void params_init_one(pairing_params *pp, const field_desc *F, const curve_group *g1, const curve_group *g2,
-                            enum pairing_twist tw, bool bn, uint64_t x_abs, bool x_neg, unsigned xi0)
+static void params_init_one(pairing_params *pp, const field_desc *F, const curve_group *g1,
+                            const curve_group *g2, enum pairing_twist tw, bool bn, uint64_t x_abs, bool x_neg,
+                            unsigned xi0)
 {
     const unsigned n = F->n;
     mpz_t q, e, t, rr;
@@ -510,7 +535,7 @@ static void params_init_one(pairing_params *pp, const field_desc *F, const curve
     mpz_to_limbs(pp->loop, 2, t);
     pp->loop_bits = (unsigned)mpz_sizeinbase(t, 2);
     /* xi = xi0 + u, Montgomery */
-    uint64_t c[FE_MAX_LIMBS] = {xi0};
+    uint64_t c[FE_MAX_LIMBS] = { xi0 };
     fe_to_mont(F, pp->xi, c);
     fe_set_one(F, pp->xi + n);
     /* frob[k-1][i] = xi^(i (q^k - 1) / 6) */
@@ -549,8 +574,8 @@ static void params_init(void)
      * BLS12-381: x = -0xd201000000010000, M twist, xi = 1 + u. */
     params_init_one(&params_bn254, &FIELD_BN254_FQ, &G1_BN254, &G2_BN254, PAIRING_TWIST_D, true,
                     4965661367192848881ULL, false, 9);
-    params_init_one(&params_bls12_381, &FIELD_BLS12_381_FQ, &G1_BLS12_381, &G2_BLS12_381, PAIRING_TWIST_M, false,
-                    0xd201000000010000ULL, true, 1);
+    params_init_one(&params_bls12_381, &FIELD_BLS12_381_FQ, &G1_BLS12_381, &G2_BLS12_381, PAIRING_TWIST_M,
+                    false, 0xd201000000010000ULL, true, 1);
 }
 
 const pairing_params *pairing_params_get(const field_desc *F)
@@ -563,4 +588,7 @@ const pairing_params *pairing_params_get(const field_desc *F)
     }
 }
 
-static const pairing_params *params_of(const field_desc *F) { return pairing_params_get(F); }
+static const pairing_params *params_of(const field_desc *F)
+{
+    return pairing_params_get(F);
+}

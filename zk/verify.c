@@ -10,7 +10,7 @@
 #include "cuzk/error.h"
 #include "cuzk/pairing.h"
 
-#define FR_LIMBS 4
+#define FR_LIMBS      4
 /* A bound on nPublic from a JSON file, so a hostile count cannot ask for terabytes;
  * zkeys cap the same count by their section sizes. */
 #define VK_MAX_PUBLIC (1u << 24)
@@ -39,15 +39,18 @@ static int vk_check(const groth16_vk *vk, const char *src, char *err, size_t err
         const char *name;
         const curve_group *G;
         const uint64_t *p;
-    } pts[] = {{"vk_alpha_1", vk->g1, vk->alpha1}, {"vk_beta_2", vk->g2, vk->beta2},
-               {"vk_gamma_2", vk->g2, vk->gamma2}, {"vk_delta_2", vk->g2, vk->delta2}};
+    } pts[] = { { "vk_alpha_1", vk->g1, vk->alpha1 },
+                { "vk_beta_2", vk->g2, vk->beta2 },
+                { "vk_gamma_2", vk->g2, vk->gamma2 },
+                { "vk_delta_2", vk->g2, vk->delta2 } };
     for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
         if (!ec_aff_is_on_curve(pts[i].G, pts[i].p)) {
             snprintf(err, errlen, "%s: %s is not a point of the curve", src, pts[i].name);
             return -CUZK_E_FORMAT;
         }
         if (pts[i].G->deg == 2 && !pairing_in_subgroup(pts[i].G, pts[i].p)) {
-            snprintf(err, errlen, "%s: %s is on the twist but not in the order-r subgroup G2", src, pts[i].name);
+            snprintf(err, errlen, "%s: %s is on the twist but not in the order-r subgroup G2", src,
+                     pts[i].name);
             return -CUZK_E_FORMAT;
         }
     }
@@ -94,7 +97,8 @@ static int json_read(const char *path, json_t **out, char *err, size_t errlen)
     *out = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
     fclose(f);
     if (!*out) {
-        snprintf(err, errlen, "%s is not valid JSON (line %d, column %d: %s)", path, je.line, je.column, je.text);
+        snprintf(err, errlen, "%s is not valid JSON (line %d, column %d: %s)", path, je.line, je.column,
+                 je.text);
         return -CUZK_E_FORMAT;
     }
     return 0;
@@ -134,7 +138,10 @@ static int coord_parse(const field_desc *F, uint64_t *r, const json_t *v, const 
 }
 
 /* Whether v is the decimal string s. */
-static bool str_is(const json_t *v, const char *s) { return json_is_string(v) && strcmp(json_string_value(v), s) == 0; }
+static bool str_is(const json_t *v, const char *s)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), s) == 0;
+}
 
 /* A G1 point ["x", "y", "z"] with z "1" (affine) or "0" (infinity). */
 static int g1_parse(const groth16_vk *vk, uint64_t *aff, const json_t *v, const char *path, const char *name,
@@ -173,21 +180,23 @@ static int g2_parse(const groth16_vk *vk, uint64_t *aff, const json_t *v, const 
         shape = json_is_array(e) && json_array_size(e) == 2;
     }
     if (!shape) {
-        snprintf(err, errlen, "%s: %s must be 3 pairs of decimal strings [[x.c0, x.c1], [y.c0, y.c1], [z.c0, z.c1]]",
-                 path, name);
+        snprintf(err, errlen,
+                 "%s: %s must be 3 pairs of decimal strings [[x.c0, x.c1], [y.c0, y.c1], [z.c0, z.c1]]", path,
+                 name);
         return -CUZK_E_FORMAT;
     }
     for (unsigned c = 0; c < 4; c++) {
         snprintf(what, sizeof what, "%s[%u][%u]", name, c / 2, c % 2);
-        int rc = coord_parse(F, aff + c * F->n, json_array_get(json_array_get(v, c / 2), c % 2), path, what, err,
-                             errlen);
+        int rc = coord_parse(F, aff + c * F->n, json_array_get(json_array_get(v, c / 2), c % 2), path, what,
+                             err, errlen);
         if (rc) return rc;
     }
     const json_t *z = json_array_get(v, 2);
     if (str_is(json_array_get(z, 0), "0") && str_is(json_array_get(z, 1), "0")) {
         memset(aff, 0, 4 * F->n * sizeof *aff);
     } else if (!str_is(json_array_get(z, 0), "1") || !str_is(json_array_get(z, 1), "0")) {
-        snprintf(err, errlen, "%s: %s[2] (z) must be [\"1\", \"0\"] (affine) or [\"0\", \"0\"] (infinity)", path, name);
+        snprintf(err, errlen, "%s: %s[2] (z) must be [\"1\", \"0\"] (affine) or [\"0\", \"0\"] (infinity)",
+                 path, name);
         return -CUZK_E_FORMAT;
     }
     return 0;
@@ -232,8 +241,8 @@ int groth16_vk_from_json(groth16_vk *vk, const char *path, char *err, size_t err
     }
     vk->npublic = (uint32_t)json_integer_value(np);
     if (!json_is_array(ic) || json_array_size(ic) != (size_t)vk->npublic + 1) {
-        snprintf(err, errlen, "%s: IC must be an array of nPublic + 1 = %u points (has %zu)", path, vk->npublic + 1,
-                 json_is_array(ic) ? json_array_size(ic) : (size_t)0);
+        snprintf(err, errlen, "%s: IC must be an array of nPublic + 1 = %u points (has %zu)", path,
+                 vk->npublic + 1, json_is_array(ic) ? json_array_size(ic) : (size_t)0);
         goto out;
     }
     if ((rc = g1_parse(vk, vk->alpha1, json_object_get(j, "vk_alpha_1"), path, "vk_alpha_1", err, errlen)) ||
@@ -260,7 +269,8 @@ out:
     return rc;
 }
 
-int groth16_proof_from_json(const groth16_vk *vk, groth16_proof *p, const char *path, char *err, size_t errlen)
+int groth16_proof_from_json(const groth16_vk *vk, groth16_proof *p, const char *path, char *err,
+                            size_t errlen)
 {
     json_t *j = NULL;
     int rc;
@@ -289,8 +299,10 @@ int groth16_public_from_json(const groth16_vk *vk, uint64_t **out, const char *p
         goto out;
     }
     if (json_array_size(j) != vk->npublic) {
-        snprintf(err, errlen, "%s has %zu public signals, the verification key expects %u: were they made for another circuit?",
-                 path, json_array_size(j), vk->npublic);
+        snprintf(
+            err, errlen,
+            "%s has %zu public signals, the verification key expects %u: were they made for another circuit?",
+            path, json_array_size(j), vk->npublic);
         goto out;
     }
     uint64_t *v = NULL;
@@ -305,7 +317,8 @@ int groth16_public_from_json(const groth16_vk *vk, uint64_t **out, const char *p
     for (uint32_t i = 0; i < vk->npublic; i++) {
         char what[32];
         snprintf(what, sizeof what, "public signal %u", i);
-        if ((rc = num_parse(vk->Fr, v + (size_t)i * FR_LIMBS, json_array_get(j, i), path, what, err, errlen))) {
+        if ((rc = num_parse(vk->Fr, v + (size_t)i * FR_LIMBS, json_array_get(j, i), path, what, err,
+                            errlen))) {
             free(v);
             goto out;
         }
@@ -335,13 +348,14 @@ static bool point_ok(const curve_group *G, const uint64_t *aff, const char *name
     return true;
 }
 
-int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon, size_t npublic,
-                         bool *valid, char *err, size_t errlen)
+int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
+                         size_t npublic, bool *valid, char *err, size_t errlen)
 {
     const curve_group *G1 = vk->g1;
     const size_t aff = 2 * (size_t)vk->Fq->n;
     if (npublic != vk->npublic) {
-        snprintf(err, errlen, "%zu public signals given, the verification key expects %u", npublic, vk->npublic);
+        snprintf(err, errlen, "%zu public signals given, the verification key expects %u", npublic,
+                 vk->npublic);
         return -CUZK_E_FORMAT;
     }
     for (size_t i = 0; i < npublic; i++) {
@@ -368,8 +382,8 @@ int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uin
     }
     ec_jac_to_aff(G1, vkx, acc);
     ec_aff_neg(G1, na, p->a);
-    const uint64_t *g1s[4] = {na, vk->alpha1, vkx, p->c};
-    const uint64_t *g2s[4] = {p->b, vk->beta2, vk->gamma2, vk->delta2};
+    const uint64_t *g1s[4] = { na, vk->alpha1, vkx, p->c };
+    const uint64_t *g2s[4] = { p->b, vk->beta2, vk->gamma2, vk->delta2 };
     bool one = false;
     if (pairing_multi_check(pairing_params_get(vk->Fq), g1s, g2s, 4, &one) != 0) {
         snprintf(err, errlen, "no pairing for the curve of %s", vk->Fq->name);

@@ -31,11 +31,11 @@ struct workers_call {
 };
 
 struct workers_thread {
-    pthread_cond_t wake;          /* signalled under W.mu when call is set */
-    struct workers_call *call;    /* the call whose part this thread runs, NULL when idle; W.mu */
-    unsigned part;                /* W.mu */
-    struct workers_thread *next;  /* the idle list, or a caller's list of taken threads; W.mu */
-    struct workers_thread *all;   /* every thread of the set, for the forked child to free */
+    pthread_cond_t wake;         /* signalled under W.mu when call is set */
+    struct workers_call *call;   /* the call whose part this thread runs, NULL when idle; W.mu */
+    unsigned part;               /* W.mu */
+    struct workers_thread *next; /* the idle list, or a caller's list of taken threads; W.mu */
+    struct workers_thread *all;  /* every thread of the set, for the forked child to free */
 };
 
 static struct {
@@ -46,7 +46,7 @@ static struct {
     unsigned threads, nidle;
     uint64_t created, runs;
     bool forksafe; /* the pthread_atfork handlers are registered; without them no threads */
-} W = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} W = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t workers_once = PTHREAD_ONCE_INIT;
 
@@ -55,9 +55,15 @@ static pthread_once_t workers_once = PTHREAD_ONCE_INIT;
  * it) and frees their records at its next call. No condition variable of the old set
  * is destroyed: their waiters do not exist in the child, and glibc's destroy would
  * wait for them. */
-static void workers_atfork_prepare(void) { pthread_mutex_lock(&W.mu); }
+static void workers_atfork_prepare(void)
+{
+    pthread_mutex_lock(&W.mu);
+}
 
-static void workers_atfork_parent(void) { pthread_mutex_unlock(&W.mu); }
+static void workers_atfork_parent(void)
+{
+    pthread_mutex_unlock(&W.mu);
+}
 
 static void workers_atfork_child(void)
 {
@@ -138,7 +144,7 @@ fail:
 
 unsigned workers_run(unsigned want, workers_fn *fn, void *arg)
 {
-    struct workers_call c = {.fn = fn, .arg = arg};
+    struct workers_call c = { .fn = fn, .arg = arg };
     struct workers_thread *taken = NULL, *t;
     unsigned n = 1;
 
@@ -196,6 +202,6 @@ unsigned workers_run(unsigned want, workers_fn *fn, void *arg)
 void workers_stats_get(workers_stats *out)
 {
     pthread_mutex_lock(&W.mu);
-    *out = (workers_stats){.created = W.created, .runs = W.runs, .threads = W.threads, .idle = W.nidle};
+    *out = (workers_stats){ .created = W.created, .runs = W.runs, .threads = W.threads, .idle = W.nidle };
     pthread_mutex_unlock(&W.mu);
 }

@@ -13,8 +13,8 @@
 
 enum { WTNS_MAX_VERSION = 2 }; /* circom/snarkjs write 2; 1 has the same two sections */
 
-static const uint32_t wtns_ids[] = {1, 2};
-static const char *const wtns_names[] = {"header", "values"};
+static const uint32_t wtns_ids[] = { 1, 2 };
+static const char *const wtns_names[] = { "header", "values" };
 
 static const char *fr_curve(const field_desc *Fr)
 {
@@ -50,25 +50,28 @@ int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
         char ph[2 * 64 + 8];
         binfile_le_hex(h + 4, w->n8 < 64 ? w->n8 : 64, ph, sizeof ph);
         w->Fr = NULL;
-        rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                         "%s: witness prime %s is not the scalar field of BN254 or BLS12-381: was the circuit "
-                         "compiled with another --prime?",
-                         path, ph);
+        rc =
+            binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
+                        "%s: witness prime %s is not the scalar field of BN254 or BLS12-381: was the circuit "
+                        "compiled with another --prime?",
+                        path, ph);
         goto fail;
     }
     w->nwitness = binfile_rd32(h + 4 + w->n8);
     if (s2->size != (uint64_t)w->nwitness * w->n8) {
-        rc = binfile_err(err, errlen, CUZK_E_FORMAT, "section 2 (values) of %s is %llu bytes, expected %llu for %u values",
-                         path, (unsigned long long)s2->size, (unsigned long long)w->nwitness * w->n8, w->nwitness);
+        rc = binfile_err(err, errlen, CUZK_E_FORMAT,
+                         "section 2 (values) of %s is %llu bytes, expected %llu for %u values", path,
+                         (unsigned long long)s2->size, (unsigned long long)w->nwitness * w->n8, w->nwitness);
         goto fail;
     }
     w->values = binfile_payload(&w->bf, s2);
     for (uint32_t i = 0; i < w->nwitness; i++) {
-        uint64_t v[FE_MAX_LIMBS] = {0};
+        uint64_t v[FE_MAX_LIMBS] = { 0 };
         memcpy(v, w->values + (uint64_t)i * w->n8, w->n8);
         if (!fe_is_reduced(w->Fr, v)) {
             rc = binfile_err(err, errlen, CUZK_E_FORMAT,
-                             "%s: witness value %u is not below the field prime (values must be canonical)", path, i);
+                             "%s: witness value %u is not below the field prime (values must be canonical)",
+                             path, i);
             goto fail;
         }
     }
@@ -81,14 +84,16 @@ fail:
 int wtns_check_zkey(const wtns *w, const zkey *z, char *err, size_t errlen)
 {
     if (w->Fr->id != z->Fr->id)
-        return binfile_err(err, errlen, CUZK_E_MISMATCH,
-                           "witness %s is over the %s scalar field but zkey %s is for %s: was it computed for "
-                           "another curve?",
-                           w->bf.path, fr_curve(w->Fr), z->bf.path, fr_curve(z->Fr));
+        return binfile_err(
+            err, errlen, CUZK_E_MISMATCH,
+            "witness %s is over the %s scalar field but zkey %s is for %s: was it computed for "
+            "another curve?",
+            w->bf.path, fr_curve(w->Fr), z->bf.path, fr_curve(z->Fr));
     if (w->nwitness != z->nvars)
-        return binfile_err(err, errlen, CUZK_E_MISMATCH,
-                           "witness %s has %u values, zkey %s expects %u: was it computed for another circuit?",
-                           w->bf.path, w->nwitness, z->bf.path, z->nvars);
+        return binfile_err(
+            err, errlen, CUZK_E_MISMATCH,
+            "witness %s has %u values, zkey %s expects %u: was it computed for another circuit?", w->bf.path,
+            w->nwitness, z->bf.path, z->nvars);
     return 0;
 }
 

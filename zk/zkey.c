@@ -8,9 +8,10 @@
 
 enum { ZKEY_MAX_VERSION = 2 }; /* snarkjs prove accepts <= 2; writers emit 1 (spec §1) */
 
-static const uint32_t zkey_ids[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-static const char *const zkey_names[] = {"header", "groth16 header", "IC", "coefficients", "A",
-                                         "B1",     "B2",             "C",  "H"};
+static const uint32_t zkey_ids[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+static const char *const zkey_names[] = {
+    "header", "groth16 header", "IC", "coefficients", "A", "B1", "B2", "C", "H"
+};
 
 /* 2-adicity of the scalar field: the largest k with 2^k | r-1 (spec §7). */
 static unsigned fr_two_adicity(const field_desc *Fr)
@@ -46,9 +47,9 @@ static int check_size(const zkey *z, uint32_t id, uint64_t expect, const char *w
 {
     const struct binfile_section *s = binfile_section(&z->bf, id);
     if (s->size == expect) return 0;
-    return binfile_err(err, errlen, CUZK_E_FORMAT, "section %u (%s) of %s is %llu bytes, expected %llu for %s", id,
-                       zkey_names[id - 1], z->bf.path, (unsigned long long)s->size, (unsigned long long)expect,
-                       what);
+    return binfile_err(err, errlen, CUZK_E_FORMAT,
+                       "section %u (%s) of %s is %llu bytes, expected %llu for %s", id, zkey_names[id - 1],
+                       z->bf.path, (unsigned long long)s->size, (unsigned long long)expect, what);
 }
 
 static int parse_header(zkey *z, char *err, size_t errlen)
@@ -64,8 +65,8 @@ static int parse_header(zkey *z, char *err, size_t errlen)
     uint32_t proto = binfile_rd32(binfile_payload(b, s1));
     if (proto == 2 || proto == 10)
         return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                           "%s is a %s proving key; cuzk proves Groth16 only (run snarkjs groth16 setup)", b->path,
-                           proto == 2 ? "PLONK" : "FFLONK");
+                           "%s is a %s proving key; cuzk proves Groth16 only (run snarkjs groth16 setup)",
+                           b->path, proto == 2 ? "PLONK" : "FFLONK");
     if (proto != 1)
         return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
                            "%s has unknown protocol id %u; cuzk proves Groth16 (id 1) only", b->path, proto);
@@ -97,8 +98,8 @@ static int parse_header(zkey *z, char *err, size_t errlen)
             return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
                                "%s: curve with q=%s is not supported (BN254 and BLS12-381 are)", b->path, qh);
         return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                           "%s: curve with q=%s and r=%s is not supported (BN254 and BLS12-381 are)", b->path, qh,
-                           rh);
+                           "%s: curve with q=%s and r=%s is not supported (BN254 and BLS12-381 are)", b->path,
+                           qh, rh);
     }
     z->nvars = binfile_rd32(rest);
     z->npublic = binfile_rd32(rest + 4);
@@ -113,36 +114,42 @@ static int parse_header(zkey *z, char *err, size_t errlen)
                            z->domain_size);
     z->lg_domain = (uint32_t)__builtin_ctz(z->domain_size);
     if (z->lg_domain >= fr_two_adicity(z->Fr))
-        return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                           "%s: domain size 2^%u reaches the %s 2-adicity 2^%u, a case snarkjs handles with a "
-                           "different coset and cuzk does not",
-                           b->path, z->lg_domain, curve_name(z->Fr), fr_two_adicity(z->Fr));
+        return binfile_err(
+            err, errlen, CUZK_E_UNSUPPORTED,
+            "%s: domain size 2^%u reaches the %s 2-adicity 2^%u, a case snarkjs handles with a "
+            "different coset and cuzk does not",
+            b->path, z->lg_domain, curve_name(z->Fr), fr_two_adicity(z->Fr));
     if ((uint64_t)z->npublic + 1 > z->nvars)
-        return binfile_err(err, errlen, CUZK_E_FORMAT, "%s: %u public signals + 1 exceed the %u signals", b->path,
-                           z->npublic, z->nvars);
+        return binfile_err(err, errlen, CUZK_E_FORMAT, "%s: %u public signals + 1 exceed the %u signals",
+                           b->path, z->npublic, z->nvars);
 
     /* header points: alpha1, beta1 (G1), beta2, gamma2 (G2), delta1 (G1), delta2 (G2) */
     const uint8_t *pt = rest + 12;
-    struct { uint64_t *dst; const curve_group *g; const char *name; } hp[] = {
-        {z->alpha1, z->g1, "alpha1"}, {z->beta1, z->g1, "beta1"},   {z->beta2, z->g2, "beta2"},
-        {z->gamma2, z->g2, "gamma2"}, {z->delta1, z->g1, "delta1"}, {z->delta2, z->g2, "delta2"},
+    struct {
+        uint64_t *dst;
+        const curve_group *g;
+        const char *name;
+    } hp[] = {
+        { z->alpha1, z->g1, "alpha1" }, { z->beta1, z->g1, "beta1" },   { z->beta2, z->g2, "beta2" },
+        { z->gamma2, z->g2, "gamma2" }, { z->delta1, z->g1, "delta1" }, { z->delta2, z->g2, "delta2" },
     };
     for (unsigned i = 0; i < sizeof hp / sizeof hp[0]; i++) {
         uint64_t len = hp[i].g->deg == 1 ? sg1 : sg2;
         memcpy(hp[i].dst, pt, len);
         pt += len;
         if (!ec_aff_is_on_curve(hp[i].g, hp[i].dst))
-            return binfile_err(err, errlen, CUZK_E_FORMAT,
-                               "%s: header point %s is not on %s (or a coordinate is not below q): the file is "
-                               "corrupt",
-                               b->path, hp[i].name, hp[i].g->name);
+            return binfile_err(
+                err, errlen, CUZK_E_FORMAT,
+                "%s: header point %s is not on %s (or a coordinate is not below q): the file is "
+                "corrupt",
+                b->path, hp[i].name, hp[i].g->name);
     }
     return 0;
 
 short2:
     return binfile_err(err, errlen, CUZK_E_FORMAT,
-                       "section 2 (groth16 header) of %s is %llu bytes, too short for its own field sizes", b->path,
-                       (unsigned long long)sz);
+                       "section 2 (groth16 header) of %s is %llu bytes, too short for its own field sizes",
+                       b->path, (unsigned long long)sz);
 }
 
 static int check_sections(zkey *z, char *err, size_t errlen)
@@ -158,8 +165,9 @@ static int check_sections(zkey *z, char *err, size_t errlen)
 
     const struct binfile_section *s4 = binfile_section(b, 4);
     if (s4->size < 4)
-        return binfile_err(err, errlen, CUZK_E_FORMAT, "section 4 (coefficients) of %s is %llu bytes, too short",
-                           b->path, (unsigned long long)s4->size);
+        return binfile_err(err, errlen, CUZK_E_FORMAT,
+                           "section 4 (coefficients) of %s is %llu bytes, too short", b->path,
+                           (unsigned long long)s4->size);
     z->ncoefs = binfile_rd32(binfile_payload(b, s4));
     snprintf(what, sizeof what, "%llu coefficients", (unsigned long long)z->ncoefs);
     if ((rc = check_size(z, 4, 4 + z->ncoefs * (12 + (uint64_t)z->n8r), what, err, errlen))) return rc;
@@ -188,7 +196,7 @@ static int check_coefs(const zkey *z, char *err, size_t errlen)
 {
     for (uint64_t i = 0; i < z->ncoefs; i++) {
         uint32_t m, c, s;
-        uint64_t v[FE_MAX_LIMBS] = {0};
+        uint64_t v[FE_MAX_LIMBS] = { 0 };
         zkey_coef(z, i, &m, &c, &s, v);
         if (m > 1)
             return binfile_err(err, errlen, CUZK_E_FORMAT,
@@ -196,8 +204,8 @@ static int check_coefs(const zkey *z, char *err, size_t errlen)
                                (unsigned long long)i, m);
         if (c >= z->domain_size)
             return binfile_err(err, errlen, CUZK_E_FORMAT,
-                               "%s: coefficient %llu is in constraint %u, outside the domain of size %u", z->bf.path,
-                               (unsigned long long)i, c, z->domain_size);
+                               "%s: coefficient %llu is in constraint %u, outside the domain of size %u",
+                               z->bf.path, (unsigned long long)i, c, z->domain_size);
         if (s >= z->nvars)
             return binfile_err(err, errlen, CUZK_E_FORMAT,
                                "%s: coefficient %llu refers to signal %u, but the circuit has %u signals",

@@ -85,9 +85,7 @@ static void *gen_thread(void *arg)
             memcpy(tmp + i * jac, cur, jac * 8);
             ec_add_aff(G, cur, cur, G->gen);
         }
-        if ((j->rc = ec_batch_to_aff(G, (uint64_t *)(j->bases + (j->first + done) * aff * 8),
-                                     tmp, n)))
-            break;
+        if ((j->rc = ec_batch_to_aff(G, (uint64_t *)(j->bases + (j->first + done) * aff * 8), tmp, n))) break;
         done += n;
     }
     free(tmp);
@@ -102,16 +100,14 @@ static int gen_bases(const curve_group *G, uint8_t *bases, size_t count)
     struct gen_job jobs[256];
     int rc = 0;
 
-    if (nt > 256)
-        nt = 256;
+    if (nt > 256) nt = 256;
     for (unsigned t = 0; t < nt; t++) {
         jobs[t] = (struct gen_job){ G, bases, count * t / nt, count * (t + 1) / nt - count * t / nt, 0 };
         pthread_create(&th[t], NULL, gen_thread, &jobs[t]);
     }
     for (unsigned t = 0; t < nt; t++) {
         pthread_join(th[t], NULL);
-        if (jobs[t].rc)
-            rc = jobs[t].rc;
+        if (jobs[t].rc) rc = jobs[t].rc;
     }
     return rc;
 }
@@ -145,15 +141,13 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
     char err[512];
 
     for (int i = 0; i < nlg; i++)
-        if (lg[i] > maxlg)
-            maxlg = lg[i];
+        if (lg[i] > maxlg) maxlg = lg[i];
     sc = malloc(((size_t)32) << maxlg);
     if (!sc) {
         fprintf(stderr, "gpu_bench: out of host memory for 2^%u scalars\n", maxlg);
         return 1;
     }
-    for (size_t i = 0; i < ((size_t)4 << maxlg); i++)
-        ((uint64_t *)sc)[i] = rng();
+    for (size_t i = 0; i < ((size_t)4 << maxlg); i++) ((uint64_t *)sc)[i] = rng();
     for (size_t i = 0; i < ((size_t)1 << maxlg); i++)
         sc[i * 32 + 31] &= 0x3f; /* 254 bits, as BN254 scalars */
     for (int g = 0; g < 2; g++) {
@@ -167,8 +161,7 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
          * (the rest: the kernels' buckets and sort scratch). */
         gpu_mem_info(d, &fr, &tot);
         for (int i = 0; i < nlg; i++)
-            if (lg[i] > top && ((psz + 32) << lg[i]) <= fr / 2 && (g == 0 || lg[i] <= g2_max))
-                top = lg[i];
+            if (lg[i] > top && ((psz + 32) << lg[i]) <= fr / 2 && (g == 0 || lg[i] <= g2_max)) top = lg[i];
         bases = top ? malloc(psz << top) : NULL;
         if (top && !bases) {
             fprintf(stderr, "gpu_bench: out of host memory for 2^%u %s bases\n", top, names[g]);
@@ -194,8 +187,8 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
                 if (g == 1 && lg[i] > g2_max)
                     printf("msm %s 2^%u: skipped (above --g2-max %u)\n", names[g], lg[i], g2_max);
                 else
-                    printf("msm %s 2^%u: skipped (inputs %zu MiB > half of the %zu MiB free)\n",
-                           names[g], lg[i], ((psz + 32) << lg[i]) >> 20, fr >> 20);
+                    printf("msm %s 2^%u: skipped (inputs %zu MiB > half of the %zu MiB free)\n", names[g],
+                           lg[i], ((psz + 32) << lg[i]) >> 20, fr >> 20);
                 continue;
             }
             for (int r = 0; r <= reps; r++) {
@@ -209,10 +202,8 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
                     free(sc);
                     return 1;
                 }
-                if (r && k < best)
-                    best = k;
-                if (r && w < bestw)
-                    bestw = w;
+                if (r && k < best) best = k;
+                if (r && w < bestw) bestw = w;
             }
             printf("msm %s 2^%u: %.3f ms kernels, %.2f ns/point; %.3f ms with copies (best of %d)\n",
                    names[g], lg[i], best, best * 1e6 / (double)n, bestw, reps);
@@ -237,8 +228,7 @@ static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
             fprintf(stderr, "gpu_bench: out of host memory for 2^%u\n", lg[i]);
             return 1;
         }
-        for (size_t k = 0; k < 4 * n; k++)
-            v[k] = rng();
+        for (size_t k = 0; k < 4 * n; k++) v[k] = rng();
         for (size_t k = 0; k < n; k++)
             v[4 * k + 3] &= 0x0fffffffffffffffull; /* < 2^252 < r: a valid Montgomery value */
         for (int r = 0; r <= reps; r++) {
@@ -251,13 +241,10 @@ static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
                 free(v);
                 return 1;
             }
-            if (r && k < best)
-                best = k;
-            if (r && w < bestw)
-                bestw = w;
+            if (r && k < best) best = k;
+            if (r && w < bestw) bestw = w;
         }
-        printf("ntt Fr 2^%u: %.3f ms kernels; %.3f ms with copies (best of %d)\n", lg[i], best,
-               bestw, reps);
+        printf("ntt Fr 2^%u: %.3f ms kernels; %.3f ms with copies (best of %d)\n", lg[i], best, bestw, reps);
         fflush(stdout);
         free(v);
     }
@@ -305,13 +292,11 @@ static int snap(const char *instance, const char *path)
     return 0;
 }
 
-static int find(const struct stats_snapshot *s, const char (*names)[STATS_NAME_LEN], int n,
-                const char *want)
+static int find(const struct stats_snapshot *s, const char (*names)[STATS_NAME_LEN], int n, const char *want)
 {
     (void)s;
     for (int i = 0; i < n; i++)
-        if (!strncmp(names[i], want, STATS_NAME_LEN))
-            return i;
+        if (!strncmp(names[i], want, STATS_NAME_LEN)) return i;
     return -1;
 }
 
@@ -334,11 +319,10 @@ static int report(const char *bpath, const char *apath)
         uint64_t dbk[STATS_HIST_BUCKETS];
 
         for (uint32_t j = 0; j < b->n; j++)
-            if (b->s[j].index == A->index)
-                B = &b->s[j];
+            if (b->s[j].index == A->index) B = &b->s[j];
         if (!B || B->generation != A->generation) {
-            printf("worker %u: restarted during the run (generation %u -> %u): no figures\n",
-                   A->index, B ? B->generation : 0, A->generation);
+            printf("worker %u: restarted during the run (generation %u -> %u): no figures\n", A->index,
+                   B ? B->generation : 0, A->generation);
             rc = 1;
             continue;
         }
@@ -348,8 +332,7 @@ static int report(const char *bpath, const char *apath)
         gap = find(A, A->hist_names, STATS_MAX_HISTS, "gap");
         pr = find(A, A->hist_names, STATS_MAX_HISTS, "prove");
         if (dv < 0 || dn < 0 || gap < 0 || pr < 0 || ntt < 0) {
-            printf("worker %u: counters device_ns/parts_done/ntt_ns or hists gap/prove missing\n",
-                   A->index);
+            printf("worker %u: counters device_ns/parts_done/ntt_ns or hists gap/prove missing\n", A->index);
             rc = 1;
             continue;
         }
@@ -358,19 +341,17 @@ static int report(const char *bpath, const char *apath)
         /* kernels only: ntt + the five msm_*_ns counters, which follow ntt_ns's block */
         {
             double k = (double)(A->counters[ntt] - B->counters[ntt]);
-            static const char *const m[] = { "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns",
-                                             "msm_h_ns" };
+            static const char *const m[] = { "msm_a_ns", "msm_b1_ns", "msm_b2_ns", "msm_c_ns", "msm_h_ns" };
 
             for (int q = 0; q < 5; q++) {
                 int c = find(A, A->counter_names, STATS_MAX_COUNTERS, m[q]);
 
-                if (c >= 0)
-                    k += (double)(A->counters[c] - B->counters[c]);
+                if (c >= 0) k += (double)(A->counters[c] - B->counters[c]);
             }
             printf("worker %u: %llu partitions in %.3f s; device busy (a partition on the "
                    "device: copies + kernels) %.1f%% of wall; kernels alone (events, summed "
-                   "over lanes) %.1f%%\n", A->index,
-                   (unsigned long long)(A->counters[dn] - B->counters[dn]), wall / 1e9,
+                   "over lanes) %.1f%%\n",
+                   A->index, (unsigned long long)(A->counters[dn] - B->counters[dn]), wall / 1e9,
                    100.0 * dev / wall, 100.0 * k / wall);
         }
         for (int k = 0; k < STATS_HIST_BUCKETS; k++) {
@@ -384,18 +365,15 @@ static int report(const char *bpath, const char *apath)
             uint64_t ub = k ? (k >= 63 ? UINT64_MAX : (1ull << k) - 1) : 0;
 
             acc += dbk[k];
-            if (!p50 && acc >= need50 && cnt)
-                p50 = ub ? ub : 1;
-            if (!p99 && acc >= need99 && cnt)
-                p99 = ub ? ub : 1;
-            if (dbk[k])
-                mx = ub;
+            if (!p50 && acc >= need50 && cnt) p50 = ub ? ub : 1;
+            if (!p99 && acc >= need99 && cnt) p99 = ub ? ub : 1;
+            if (dbk[k]) mx = ub;
         }
         printf("worker %u: gaps (device idle between partitions; 0 while another was in "
                "flight): %llu, mean %.3f ms, p50 <= %.3f ms, p99 <= %.3f ms, max <= %.3f ms "
-               "(log2 buckets)\n", A->index, (unsigned long long)cnt,
-               cnt ? gsum / (double)cnt / 1e6 : 0.0, p50 == 1 ? 0.0 : (double)p50 / 1e6,
-               p99 == 1 ? 0.0 : (double)p99 / 1e6, (double)mx / 1e6);
+               "(log2 buckets)\n",
+               A->index, (unsigned long long)cnt, cnt ? gsum / (double)cnt / 1e6 : 0.0,
+               p50 == 1 ? 0.0 : (double)p50 / 1e6, p99 == 1 ? 0.0 : (double)p99 / 1e6, (double)mx / 1e6);
         {
             uint64_t pc = A->hists[pr].count - B->hists[pr].count;
             double ps = (double)(A->hists[pr].sum_ns - B->hists[pr].sum_ns);
@@ -405,10 +383,8 @@ static int report(const char *bpath, const char *apath)
         }
     }
 out:
-    if (fb)
-        fclose(fb);
-    if (fa)
-        fclose(fa);
+    if (fb) fclose(fb);
+    if (fa) fclose(fa);
     free(a);
     free(b);
     return rc;
@@ -416,8 +392,9 @@ out:
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: gpu_bench msm|ntt [--device N] [--reps R] LG...\n"
-                    "       gpu_bench snap INSTANCE FILE | report BEFORE AFTER\n");
+    fprintf(stderr,
+            "usage: gpu_bench msm|ntt [--device N] [--reps R] LG...\n"
+            "       gpu_bench snap INSTANCE FILE | report BEFORE AFTER\n");
     return 2;
 }
 
@@ -427,14 +404,10 @@ int main(int argc, char **argv)
     int nlg = 0, device = 0, reps = 3, rc, i = 2;
     gpu_dev *d = NULL;
 
-    if (argc < 2)
-        return usage();
-    if (!strcmp(argv[1], "snap"))
-        return argc == 4 ? snap(argv[2], argv[3]) : usage();
-    if (!strcmp(argv[1], "report"))
-        return argc == 4 ? report(argv[2], argv[3]) : usage();
-    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt"))
-        return usage();
+    if (argc < 2) return usage();
+    if (!strcmp(argv[1], "snap")) return argc == 4 ? snap(argv[2], argv[3]) : usage();
+    if (!strcmp(argv[1], "report")) return argc == 4 ? report(argv[2], argv[3]) : usage();
+    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt")) return usage();
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc)
             device = atoi(argv[++i]);
@@ -447,10 +420,8 @@ int main(int argc, char **argv)
         else
             return usage();
     }
-    if (!nlg || reps < 1)
-        return usage();
-    if ((rc = open_dev(device, &d)))
-        return rc;
+    if (!nlg || reps < 1) return usage();
+    if ((rc = open_dev(device, &d))) return rc;
     rc = !strcmp(argv[1], "msm") ? bench_msm(d, reps, lg, nlg) : bench_ntt(d, reps, lg, nlg);
     gpu_close(d);
     return rc;

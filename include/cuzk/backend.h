@@ -38,9 +38,9 @@
 struct backend;
 
 struct backend_params {
-    unsigned threads;        /* CPU threads (CPU backend), host threads (CUDA) */
-    int device;              /* device ordinal: from --backend cuda:N, else the worker index */
-    void *slab;              /* the pool's buffers, for cudaHostRegister */
+    unsigned threads; /* CPU threads (CPU backend), host threads (CUDA) */
+    int device;       /* device ordinal: from --backend cuda:N, else the worker index */
+    void *slab;       /* the pool's buffers, for cudaHostRegister */
     uint64_t slab_size;
 };
 
@@ -53,23 +53,23 @@ struct backend_key {
 
 struct backend_input {
     const zkey *z;
-    uint64_t *a, *b, *c;     /* domain_size elements each, in the buffer; consumed */
-    const uint8_t *values;   /* nvars canonical scalars, in the buffer */
+    uint64_t *a, *b, *c;   /* domain_size elements each, in the buffer; consumed */
+    const uint8_t *values; /* nvars canonical scalars, in the buffer */
     void (*release)(void *arg);
     void *release_arg;
-    struct backend_key key;  /* identity of z's file (device-resident circuits) */
+    struct backend_key key; /* identity of z's file (device-resident circuits) */
 };
 
 /* One finished partition of an asynchronous backend (collect). */
 struct backend_done {
-    void *tag;               /* submit's tag */
-    int rc;                  /* 0 or negative (-errno / -CUZK_E_*) with err */
-    int fatal;               /* the device is unusable: exit, cuzkd restarts us */
+    void *tag; /* submit's tag */
+    int rc;    /* 0 or negative (-errno / -CUZK_E_*) with err */
+    int fatal; /* the device is unusable: exit, cuzkd restarts us */
     groth16_raw raw;
-    groth16_timings t;       /* step times, device-timed (ntt, msm_*) */
-    double device_s;         /* the partition's device time (copies + kernels, events) */
+    groth16_timings t;         /* step times, device-timed (ntt, msm_*) */
+    double device_s;           /* the partition's device time (copies + kernels, events) */
     uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC: its lane started / finished it */
-    uint64_t busy_total_ns;  /* the backend's time with at least one partition in
+    uint64_t busy_total_ns;    /* the backend's time with at least one partition in
                               * progress (union over its lanes), cumulative, as of this
                               * completion: the worker's device_ns (never above wall) */
     char err[512];
@@ -82,8 +82,8 @@ struct backend_ops {
     /* Synchronous backends: the five MSM results before blinding; t gets the step
      * times (ntt, msm_*). Calls in->release once, on success and on failure. 0 or
      * negative with err. NULL for asynchronous backends. */
-    int (*prove)(struct backend *be, const struct backend_input *in, groth16_raw *raw,
-                 groth16_timings *t, char *err, size_t errlen);
+    int (*prove)(struct backend *be, const struct backend_input *in, groth16_raw *raw, groth16_timings *t,
+                 char *err, size_t errlen);
     void (*fini)(struct backend *be);
     /* Asynchronous backends (depth > 0): submit queues a partition (the backend copies
      * *in); the caller never has more than depth submitted and not collected. 0, or
@@ -91,21 +91,20 @@ struct backend_ops {
      * timeout_ns (0: do not wait) for a finished one: 1 (*out filled; in->release has
      * been called), 0 (none yet). */
     unsigned depth;
-    int (*submit)(struct backend *be, const struct backend_input *in, void *tag, char *err,
-                  size_t errlen);
+    int (*submit)(struct backend *be, const struct backend_input *in, void *tag, char *err, size_t errlen);
     int (*collect)(struct backend *be, uint64_t timeout_ns, struct backend_done *out);
     /* Optional: the circuits table (pipeline.h, "Circuits") — action PIPE_CIRCUIT_PRELOAD
      * (make z's bases resident and keep them) or PIPE_CIRCUIT_EVICT (drop them). Only
      * called with nothing in flight. 0, or negative with err; *fatal set when the
      * device is unusable (the worker exits as for a fatal result). */
-    int (*circuit)(struct backend *be, uint32_t action, const zkey *z,
-                   const struct backend_key *key, int *fatal, char *err, size_t errlen);
+    int (*circuit)(struct backend *be, uint32_t action, const zkey *z, const struct backend_key *key,
+                   int *fatal, char *err, size_t errlen);
 };
 
 struct backend {
     const struct backend_ops *ops;
     struct backend_params params;
-    void *priv;              /* the backend's own state */
+    void *priv; /* the backend's own state */
 };
 
 extern const struct backend_ops backend_cpu_ops;

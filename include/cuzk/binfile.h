@@ -21,18 +21,18 @@
  * (zk/cuda/ includes it through zkey.h). */
 struct binfile_section {
     uint32_t id;
-    uint64_t offset, size;          /* payload: b->map + offset, size bytes */
+    uint64_t offset, size; /* payload: b->map + offset, size bytes */
 };
 
 typedef struct binfile {
-    int fd;                         /* open while mapped; -1 (or 0 in a zeroed struct) otherwise */
-    const uint8_t *map;             /* whole file, read-only */
-    size_t size;                    /* file size in bytes */
-    char magic[5];                  /* NUL-terminated */
+    int fd;             /* open while mapped; -1 (or 0 in a zeroed struct) otherwise */
+    const uint8_t *map; /* whole file, read-only */
+    size_t size;        /* file size in bytes */
+    char magic[5];      /* NUL-terminated */
     uint32_t version;
     unsigned nsections;
     struct binfile_section *sections; /* in file order */
-    const char *path;               /* owned copy, for messages */
+    const char *path;                 /* owned copy, for messages */
 } binfile;
 
 /* Opens and maps `path`, checks the 4-byte `magic` and 1 <= version <= max_version,
@@ -59,8 +59,8 @@ static inline const uint8_t *binfile_payload(const binfile *b, const struct binf
 /* Each of ids[0..nids) must be present exactly once. names[i] (may be NULL, or an
  * entry NULL) names section ids[i] in messages. 0 or -CUZK_E_FORMAT with a message
  * "zkey file X has no section 4 (coefficients)" / "... has 2 sections with id 4". */
-int binfile_require(const binfile *b, const uint32_t *ids, const char *const *names, unsigned nids,
-                    char *err, size_t errlen);
+int binfile_require(const binfile *b, const uint32_t *ids, const char *const *names, unsigned nids, char *err,
+                    size_t errlen);
 
 /* Little-endian loads from a mapped file at any alignment (the formats are LE; so are
  * the hosts cuzk builds for). */
@@ -87,6 +87,7 @@ void binfile_close(binfile *b);
 
 /* Formats a message into err (if errlen > 0) and returns -code: the readers' one-line
  * error path, `return binfile_err(err, errlen, CUZK_E_FORMAT, "...", ...)`. */
-int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

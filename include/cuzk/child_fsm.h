@@ -29,19 +29,19 @@
 
 #include <stdint.h>
 
-#define CHILD_FAST_DEATH_NS 10000000000ull   /* a death within 10 s of start counts as fast */
-#define CHILD_BACKOFF_BASE_NS 250000000ull   /* first delay after a fast death */
+#define CHILD_FAST_DEATH_NS 10000000000ull /* a death within 10 s of start counts as fast */
+#define CHILD_BACKOFF_BASE_NS 250000000ull /* first delay after a fast death */
 #define CHILD_BACKOFF_MAX_NS 30000000000ull
-#define CHILD_RETRY_NS 1000000000ull         /* fork or pidfd_open failed: try again */
-#define CHILD_HB_POLL_NS 100000000ull        /* STARTING: look for the first heartbeat */
+#define CHILD_RETRY_NS 1000000000ull  /* fork or pidfd_open failed: try again */
+#define CHILD_HB_POLL_NS 100000000ull /* STARTING: look for the first heartbeat */
 
 enum child_state {
-	CHILD_STARTING,  /* forked; no heartbeat of its pid seen yet */
-	CHILD_RUNNING,   /* its heartbeat seen (idle or holding partitions) */
-	CHILD_STALLED,   /* SIGKILLed for a stale heartbeat: its death counts a try */
-	CHILD_STOPPING,  /* cuzkd sent SIGTERM (restart or shutdown): its death does not */
-	CHILD_BACKOFF,   /* not running; started again at restart_at_ns */
-	CHILD_DEAD,      /* not running and never started again (cuzkd is stopping) */
+	CHILD_STARTING, /* forked; no heartbeat of its pid seen yet */
+	CHILD_RUNNING,  /* its heartbeat seen (idle or holding partitions) */
+	CHILD_STALLED,  /* SIGKILLed for a stale heartbeat: its death counts a try */
+	CHILD_STOPPING, /* cuzkd sent SIGTERM (restart or shutdown): its death does not */
+	CHILD_BACKOFF,  /* not running; started again at restart_at_ns */
+	CHILD_DEAD,     /* not running and never started again (cuzkd is stopping) */
 	CHILD_N_STATES
 };
 
@@ -66,15 +66,15 @@ enum child_action {
 };
 
 struct child_fsm_cfg {
-	uint64_t stall_ns;      /* --stall-timeout; 0: no stall check */
+	uint64_t stall_ns; /* --stall-timeout; 0: no stall check */
 };
 
 /* One child's lifecycle. Written only by child_fsm_step (init aside). */
 struct child_fsm {
 	enum child_state state;
-	int shutdown;           /* CHILD_EV_SHUTDOWN seen: no stall checks, no restarts */
-	int stall_killed;       /* SIGKILL sent for a stale heartbeat */
-	uint32_t fast_deaths;   /* deaths in a row within CHILD_FAST_DEATH_NS of start */
+	int shutdown;         /* CHILD_EV_SHUTDOWN seen: no stall checks, no restarts */
+	int stall_killed;     /* SIGKILL sent for a stale heartbeat */
+	uint32_t fast_deaths; /* deaths in a row within CHILD_FAST_DEATH_NS of start */
 	uint32_t restarts;
 	uint64_t started_ns;
 	uint64_t hb_ns;         /* last heartbeat of this run seen (0: none) */
@@ -85,10 +85,10 @@ struct child_fsm {
 /* What one event did. */
 struct child_step {
 	enum child_state from, to;
-	unsigned actions;       /* enum child_action bits */
-	uint64_t delay_ns;      /* CHILD_ACT_BACKOFF: the delay */
-	uint64_t stale_ns;      /* CHILD_ACT_KILL: the heartbeat's age */
-	int hung;               /* EXITED: it had been killed for a stall */
+	unsigned actions;  /* enum child_action bits */
+	uint64_t delay_ns; /* CHILD_ACT_BACKOFF: the delay */
+	uint64_t stale_ns; /* CHILD_ACT_KILL: the heartbeat's age */
+	int hung;          /* EXITED: it had been killed for a stall */
 };
 
 /* BACKOFF, due at once: the first CHILD_EV_TIMER starts it. */

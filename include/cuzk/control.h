@@ -60,24 +60,25 @@
 #define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 
 /* Error codes of the protocol. */
-#define CONTROL_E_BAD_JSON "bad_json"         /* not one JSON object */
-#define CONTROL_E_TOO_LONG "line_too_long"    /* > CONTROL_LINE_MAX */
-#define CONTROL_E_BAD_REQUEST "bad_request"   /* a field missing or of the wrong type */
+#define CONTROL_E_BAD_JSON "bad_json"       /* not one JSON object */
+#define CONTROL_E_TOO_LONG "line_too_long"  /* > CONTROL_LINE_MAX */
+#define CONTROL_E_BAD_REQUEST "bad_request" /* a field missing or of the wrong type */
 #define CONTROL_E_UNKNOWN "unknown_request"
-#define CONTROL_E_NOT_FOUND "not_found"       /* input file missing or unreadable */
-#define CONTROL_E_BAD_INPUT "bad_input"       /* not a zkey/wtns, wrong circuit, dup names */
-#define CONTROL_E_TOO_BIG "too_big"           /* circuit needs more than --buffer-mb */
-#define CONTROL_E_OUTPUT "bad_output"         /* out_dir missing or not writable */
-#define CONTROL_E_FULL "full"                 /* job table has no room */
+#define CONTROL_E_NOT_FOUND "not_found" /* input file missing or unreadable */
+#define CONTROL_E_BAD_INPUT "bad_input" /* not a zkey/wtns, wrong circuit, dup names */
+#define CONTROL_E_TOO_BIG "too_big"     /* circuit needs more than --buffer-mb */
+#define CONTROL_E_OUTPUT "bad_output"   /* out_dir missing or not writable */
+#define CONTROL_E_FULL "full"           /* job table has no room */
 #define CONTROL_E_NO_JOB "no_such_job"
-#define CONTROL_E_DRAINING "draining"         /* not accepting submits */
+#define CONTROL_E_DRAINING "draining" /* not accepting submits */
 #define CONTROL_E_TIMEOUT "timeout"
 #define CONTROL_E_PERM "permission"
-#define CONTROL_E_NOT_OWNER "not_owner"       /* cancel/evict of another uid's work (owners.h) */
+#define CONTROL_E_NOT_OWNER "not_owner"         /* cancel/evict of another uid's work (owners.h) */
 #define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
-#define CONTROL_E_QUOTA "quota"               /* a per-uid quota is reached (--quota-*) */
+#define CONTROL_E_QUOTA "quota"                 /* a per-uid quota is reached (--quota-*) */
 #define CONTROL_E_INTERNAL "internal"
-#define CONTROL_E_STORE "store"               /* the job store could not record it
+#define CONTROL_E_STORE \
+	"store" /* the job store could not record it
 					       * (disk full, I/O): nothing was accepted */
 
 enum control_kind {
@@ -104,17 +105,17 @@ struct control_req {
 	enum control_kind kind;
 	json_t *root;
 	const char *zkey, *r1cs, *out_dir, *stage;
-	const char *witness_gen;  /* submit with "inputs": witnesses[] are input.json files */
+	const char *witness_gen; /* submit with "inputs": witnesses[] are input.json files */
 	const char **witnesses;
 	const char **witness_names; /* NULL entries: from the path */
 	int *witness_fd;
 	int zkey_fd, r1cs_fd, out_fd, witness_gen_fd;
-	uint32_t n_fds;             /* "fds": descriptors the request passed */
+	uint32_t n_fds; /* "fds": descriptors the request passed */
 	size_t n_witnesses;
 	int32_t priority;
 	int has_job;
 	uint64_t job;
-	int64_t timeout_ms;  /* wait: -1 = none */
+	int64_t timeout_ms; /* wait: -1 = none */
 	int has_index;
 	uint32_t index;
 };
@@ -150,7 +151,7 @@ struct control_submit {
 	char zkey[JOBTAB_PATH_LEN];
 	char r1cs[JOBTAB_PATH_LEN];
 	char out_dir[JOBTAB_PATH_LEN];
-	char wgen[JOBTAB_PATH_LEN];  /* "" for a .wtns job; wtns[] then hold input.json paths */
+	char wgen[JOBTAB_PATH_LEN]; /* "" for a .wtns job; wtns[] then hold input.json paths */
 	size_t n;
 	char (*wtns)[JOBTAB_PATH_LEN];
 	char (*name)[PIPE_NAME_LEN];
@@ -216,8 +217,8 @@ struct control_framer {
 typedef int (*control_line_fn)(void *arg, const char *line, size_t len);
 
 /* Append data and call fn for each complete line. 0, -ENOMEM. */
-int control_framer_feed(struct control_framer *f, const char *data, size_t n,
-			control_line_fn fn, void *arg);
+int control_framer_feed(struct control_framer *f, const char *data, size_t n, control_line_fn fn,
+			void *arg);
 void control_framer_free(struct control_framer *f);
 
 #endif

@@ -54,7 +54,7 @@ struct copy_entry;
 struct copies {
 	struct copy_entry *e;
 	size_t n, cap;
-	unsigned keep;        /* unreferenced shared copies kept for later jobs (LRU) */
+	unsigned keep; /* unreferenced shared copies kept for later jobs (LRU) */
 	uint64_t clock;
 	uint64_t bytes;       /* in all copies now */
 	pthread_mutex_t lock; /* every field above; held for table changes only, never
@@ -74,8 +74,8 @@ void copies_free(struct copies *c);
  * -EINVAL not a regular file (a FIFO, device, socket or directory is refused before
  * any read: none can block us), -EBADF not open for reading, -ESTALE the file changed
  * while it was copied, -ENOMEM, -EMFILE. Nothing is held on failure. */
-int copies_take(struct copies *c, int client_fd, int shared, const char *what,
-		const char *display, char *err, size_t errlen);
+int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display,
+		char *err, size_t errlen);
 
 /* Count the bytes this thread's copies_take calls read into *bytes from now on
  * (NULL: stop), so another thread can see a copy that makes no progress. */

@@ -14,19 +14,19 @@
 
 #include "cuzk/field.h"
 
-#define EC_MAX_CL (2 * FE_MAX_LIMBS)          /* coordinate limbs, worst case */
+#define EC_MAX_CL  (2 * FE_MAX_LIMBS) /* coordinate limbs, worst case */
 #define EC_MAX_AFF (2 * EC_MAX_CL)
 #define EC_MAX_JAC (3 * EC_MAX_CL)
 
 enum curve_id { CURVE_G1_BN254, CURVE_G2_BN254, CURVE_G1_BLS12_381, CURVE_G2_BLS12_381 };
 
 typedef struct curve_group {
-    enum curve_id id;               /* identity: compare ids, not pointers (copies per TU) */
-    const field_desc *F;            /* base field Fq */
-    const field_desc *Fr;           /* scalar field (group order r) */
-    unsigned deg;                   /* 1: G1 over Fq, 2: G2 over Fq2 */
-    uint64_t b[EC_MAX_CL];          /* curve constant b, Montgomery, deg*n limbs */
-    uint64_t gen[EC_MAX_AFF];       /* generator, affine Montgomery */
+    enum curve_id id;         /* identity: compare ids, not pointers (copies per TU) */
+    const field_desc *F;      /* base field Fq */
+    const field_desc *Fr;     /* scalar field (group order r) */
+    unsigned deg;             /* 1: G1 over Fq, 2: G2 over Fq2 */
+    uint64_t b[EC_MAX_CL];    /* curve constant b, Montgomery, deg*n limbs */
+    uint64_t gen[EC_MAX_AFF]; /* generator, affine Montgomery */
     /* GLV endomorphism: phi(x, y) = (beta x, y) (beta a cube root of unity in Fq,
      * Montgomery; for G2 it multiplies both Fq coordinates of x) equals [lambda] on this
      * group (lambda a cube root of unity mod r, canonical, 4 limbs). Of the two betas,
@@ -42,55 +42,83 @@ typedef struct curve_group {
  * each generator is on its curve and has order r. */
 static const curve_group G1_BN254 = {
     .id = CURVE_G1_BN254,
-    .F = &FIELD_BN254_FQ, .Fr = &FIELD_BN254_FR, .deg = 1,
-    .b = {0x7a17caa950ad28d7ULL, 0x1f6ac17ae15521b9ULL, 0x334bea4e696bd284ULL, 0x2a1f6744ce179d8eULL},
-    .gen = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL, 0xa6ba871b8b1e1b3aULL, 0x14f1d651eb8e167bULL, 0xccdd46def0f28c58ULL, 0x1c14ef83340fbe5eULL},
-    .beta = {0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL, 0x2c3b3f0d26594943ULL},
-    .lambda = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL},
+    .F = &FIELD_BN254_FQ,
+    .Fr = &FIELD_BN254_FR,
+    .deg = 1,
+    .b = { 0x7a17caa950ad28d7ULL, 0x1f6ac17ae15521b9ULL, 0x334bea4e696bd284ULL, 0x2a1f6744ce179d8eULL },
+    .gen = { 0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL,
+             0xa6ba871b8b1e1b3aULL, 0x14f1d651eb8e167bULL, 0xccdd46def0f28c58ULL, 0x1c14ef83340fbe5eULL },
+    .beta = { 0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL, 0x2c3b3f0d26594943ULL },
+    .lambda = { 0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL },
     .name = "bn254-g1",
 };
 static const curve_group G2_BN254 = {
     .id = CURVE_G2_BN254,
-    .F = &FIELD_BN254_FQ, .Fr = &FIELD_BN254_FR, .deg = 2,
-    .b = {0x3bf938e377b802a8ULL, 0x020b1b273633535dULL, 0x26b7edf049755260ULL, 0x2514c6324384a86dULL, 0x38e7ecccd1dcff67ULL, 0x65f0b37d93ce0d3eULL, 0xd749d0dd22ac00aaULL, 0x0141b9ce4a688d4dULL},
-    .gen = {0x8e83b5d102bc2026ULL, 0xdceb1935497b0172ULL, 0xfbb8264797811adfULL, 0x19573841af96503bULL, 0xafb4737da84c6140ULL, 0x6043dd5a5802d8c4ULL, 0x09e950fc52a02f86ULL, 0x14fef0833aea7b6bULL, 0x619dfa9d886be9f6ULL, 0xfe7fd297f59e9b78ULL, 0xff9e1a62231b7dfeULL, 0x28fd7eebae9e4206ULL, 0x64095b56c71856eeULL, 0xdc57f922327d3cbbULL, 0x55f935be33351076ULL, 0x0da4a0e693fd6482ULL},
-    .beta = {0x3350c88e13e80b9cULL, 0x7dce557cdb5e56b9ULL, 0x6001b4b8b615564aULL, 0x2682e617020217e0ULL},
-    .lambda = {0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL},
+    .F = &FIELD_BN254_FQ,
+    .Fr = &FIELD_BN254_FR,
+    .deg = 2,
+    .b = { 0x3bf938e377b802a8ULL, 0x020b1b273633535dULL, 0x26b7edf049755260ULL, 0x2514c6324384a86dULL,
+           0x38e7ecccd1dcff67ULL, 0x65f0b37d93ce0d3eULL, 0xd749d0dd22ac00aaULL, 0x0141b9ce4a688d4dULL },
+    .gen = { 0x8e83b5d102bc2026ULL, 0xdceb1935497b0172ULL, 0xfbb8264797811adfULL, 0x19573841af96503bULL,
+             0xafb4737da84c6140ULL, 0x6043dd5a5802d8c4ULL, 0x09e950fc52a02f86ULL, 0x14fef0833aea7b6bULL,
+             0x619dfa9d886be9f6ULL, 0xfe7fd297f59e9b78ULL, 0xff9e1a62231b7dfeULL, 0x28fd7eebae9e4206ULL,
+             0x64095b56c71856eeULL, 0xdc57f922327d3cbbULL, 0x55f935be33351076ULL, 0x0da4a0e693fd6482ULL },
+    .beta = { 0x3350c88e13e80b9cULL, 0x7dce557cdb5e56b9ULL, 0x6001b4b8b615564aULL, 0x2682e617020217e0ULL },
+    .lambda = { 0x8b17ea66b99c90ddULL, 0x5bfc41088d8daaa7ULL, 0xb3c4d79d41a91758ULL, 0x0000000000000000ULL },
     .name = "bn254-g2",
 };
 static const curve_group G1_BLS12_381 = {
     .id = CURVE_G1_BLS12_381,
-    .F = &FIELD_BLS12_381_FQ, .Fr = &FIELD_BLS12_381_FR, .deg = 1,
-    .b = {0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL},
-    .gen = {0x5cb38790fd530c16ULL, 0x7817fc679976fff5ULL, 0x154f95c7143ba1c1ULL, 0xf0ae6acdf3d0e747ULL, 0xedce6ecc21dbf440ULL, 0x120177419e0bfb75ULL, 0xbaac93d50ce72271ULL, 0x8c22631a7918fd8eULL, 0xdd595f13570725ceULL, 0x51ac582950405194ULL, 0x0e1c8c3fad0059c0ULL, 0x0bbc3efc5008a26aULL},
-    .beta = {0xcd03c9e48671f071ULL, 0x5dab22461fcda5d2ULL, 0x587042afd3851b95ULL, 0x8eb60ebe01bacb9eULL, 0x03f97d6e83d050d2ULL, 0x18f0206554638741ULL},
-    .lambda = {0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
+    .F = &FIELD_BLS12_381_FQ,
+    .Fr = &FIELD_BLS12_381_FR,
+    .deg = 1,
+    .b = { 0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL,
+           0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL },
+    .gen = { 0x5cb38790fd530c16ULL, 0x7817fc679976fff5ULL, 0x154f95c7143ba1c1ULL, 0xf0ae6acdf3d0e747ULL,
+             0xedce6ecc21dbf440ULL, 0x120177419e0bfb75ULL, 0xbaac93d50ce72271ULL, 0x8c22631a7918fd8eULL,
+             0xdd595f13570725ceULL, 0x51ac582950405194ULL, 0x0e1c8c3fad0059c0ULL, 0x0bbc3efc5008a26aULL },
+    .beta = { 0xcd03c9e48671f071ULL, 0x5dab22461fcda5d2ULL, 0x587042afd3851b95ULL, 0x8eb60ebe01bacb9eULL,
+              0x03f97d6e83d050d2ULL, 0x18f0206554638741ULL },
+    .lambda = { 0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL },
     .name = "bls12-381-g1",
 };
 static const curve_group G2_BLS12_381 = {
     .id = CURVE_G2_BLS12_381,
-    .F = &FIELD_BLS12_381_FQ, .Fr = &FIELD_BLS12_381_FR, .deg = 2,
-    .b = {0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL, 0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL},
-    .gen = {0xf5f28fa202940a10ULL, 0xb3f5fb2687b4961aULL, 0xa1a893b53e2ae580ULL, 0x9894999d1a3caee9ULL, 0x6f67b7631863366bULL, 0x058191924350bcd7ULL, 0xa5a9c0759e23f606ULL, 0xaaa0c59dbccd60c3ULL, 0x3bb17e18e2867806ULL, 0x1b1ab6cc8541b367ULL, 0xc2b6ed0ef2158547ULL, 0x11922a097360edf3ULL, 0x4c730af860494c4aULL, 0x597cfa1f5e369c5aULL, 0xe7e6856caa0a635aULL, 0xbbefb5e96e0d495fULL, 0x07d3a975f0ef25a2ULL, 0x0083fd8e7e80dae5ULL, 0xadc0fc92df64b05dULL, 0x18aa270a2b1461dcULL, 0x86adac6a3be4eba0ULL, 0x79495c4ec93da33aULL, 0xe7175850a43ccaedULL, 0x0b2bc2a163de1bf2ULL},
-    .beta = {0x30f1361b798a64e8ULL, 0xf3b8ddab7ece5a2aULL, 0x16a8ca3ac61577f7ULL, 0xc26a2ff874fd029bULL, 0x3636b76660701c6eULL, 0x051ba4ab241b6160ULL},
-    .lambda = {0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL},
+    .F = &FIELD_BLS12_381_FQ,
+    .Fr = &FIELD_BLS12_381_FR,
+    .deg = 2,
+    .b = { 0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL, 0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL,
+           0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL, 0xaa270000000cfff3ULL, 0x53cc0032fc34000aULL,
+           0x478fe97a6b0a807fULL, 0xb1d37ebee6ba24d7ULL, 0x8ec9733bbf78ab2fULL, 0x09d645513d83de7eULL },
+    .gen = { 0xf5f28fa202940a10ULL, 0xb3f5fb2687b4961aULL, 0xa1a893b53e2ae580ULL, 0x9894999d1a3caee9ULL,
+             0x6f67b7631863366bULL, 0x058191924350bcd7ULL, 0xa5a9c0759e23f606ULL, 0xaaa0c59dbccd60c3ULL,
+             0x3bb17e18e2867806ULL, 0x1b1ab6cc8541b367ULL, 0xc2b6ed0ef2158547ULL, 0x11922a097360edf3ULL,
+             0x4c730af860494c4aULL, 0x597cfa1f5e369c5aULL, 0xe7e6856caa0a635aULL, 0xbbefb5e96e0d495fULL,
+             0x07d3a975f0ef25a2ULL, 0x0083fd8e7e80dae5ULL, 0xadc0fc92df64b05dULL, 0x18aa270a2b1461dcULL,
+             0x86adac6a3be4eba0ULL, 0x79495c4ec93da33aULL, 0xe7175850a43ccaedULL, 0x0b2bc2a163de1bf2ULL },
+    .beta = { 0x30f1361b798a64e8ULL, 0xf3b8ddab7ece5a2aULL, 0x16a8ca3ac61577f7ULL, 0xc26a2ff874fd029bULL,
+              0x3636b76660701c6eULL, 0x051ba4ab241b6160ULL },
+    .lambda = { 0x00000000ffffffffULL, 0xac45a4010001a402ULL, 0x0000000000000000ULL, 0x0000000000000000ULL },
     .name = "bls12-381-g2",
 };
 
 /* Runs `fn(&G_X, ...)` with the group that has G's id as a compile-time constant. */
-#define CURVE_DISPATCH(G, fn, ...)                                                   \
-    do {                                                                             \
-        switch ((G)->id) {                                                           \
-        case CURVE_G1_BN254: fn(&G1_BN254, __VA_ARGS__); break;                      \
-        case CURVE_G2_BN254: fn(&G2_BN254, __VA_ARGS__); break;                      \
-        case CURVE_G1_BLS12_381: fn(&G1_BLS12_381, __VA_ARGS__); break;              \
-        case CURVE_G2_BLS12_381: fn(&G2_BLS12_381, __VA_ARGS__); break;              \
-        }                                                                            \
+#define CURVE_DISPATCH(G, fn, ...)                                      \
+    do {                                                                \
+        switch ((G)->id) {                                              \
+        case CURVE_G1_BN254: fn(&G1_BN254, __VA_ARGS__); break;         \
+        case CURVE_G2_BN254: fn(&G2_BN254, __VA_ARGS__); break;         \
+        case CURVE_G1_BLS12_381: fn(&G1_BLS12_381, __VA_ARGS__); break; \
+        case CURVE_G2_BLS12_381: fn(&G2_BLS12_381, __VA_ARGS__); break; \
+        }                                                               \
     } while (0)
 
 /* ---- coordinate field: Fq or Fq2 depending on G->deg ---------------------- */
 
-CUZK_HD unsigned ec_cl(const curve_group *G) { return G->deg * fe_n(G->F); }
+CUZK_HD unsigned ec_cl(const curve_group *G)
+{
+    return G->deg * fe_n(G->F);
+}
 
 CUZK_HD void ecf_copy(const curve_group *G, uint64_t *r, const uint64_t *a)
 {
@@ -119,29 +147,42 @@ CUZK_HD void ecf_set_one(const curve_group *G, uint64_t *r)
 }
 CUZK_HD void ecf_add(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (G->deg == 1) fe_add(G->F, r, a, b);
-    else fe2_add(G->F, r, a, b);
+    if (G->deg == 1)
+        fe_add(G->F, r, a, b);
+    else
+        fe2_add(G->F, r, a, b);
 }
 CUZK_HD void ecf_sub(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (G->deg == 1) fe_sub(G->F, r, a, b);
-    else fe2_sub(G->F, r, a, b);
+    if (G->deg == 1)
+        fe_sub(G->F, r, a, b);
+    else
+        fe2_sub(G->F, r, a, b);
 }
 CUZK_HD void ecf_neg(const curve_group *G, uint64_t *r, const uint64_t *a)
 {
-    if (G->deg == 1) fe_neg(G->F, r, a);
-    else fe2_neg(G->F, r, a);
+    if (G->deg == 1)
+        fe_neg(G->F, r, a);
+    else
+        fe2_neg(G->F, r, a);
 }
-CUZK_HD void ecf_dbl(const curve_group *G, uint64_t *r, const uint64_t *a) { ecf_add(G, r, a, a); }
+CUZK_HD void ecf_dbl(const curve_group *G, uint64_t *r, const uint64_t *a)
+{
+    ecf_add(G, r, a, a);
+}
 CUZK_HD void ecf_mul(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (G->deg == 1) fe_mul(G->F, r, a, b);
-    else fe2_mul(G->F, r, a, b);
+    if (G->deg == 1)
+        fe_mul(G->F, r, a, b);
+    else
+        fe2_mul(G->F, r, a, b);
 }
 CUZK_HD void ecf_sqr(const curve_group *G, uint64_t *r, const uint64_t *a)
 {
-    if (G->deg == 1) fe_sqr(G->F, r, a);
-    else fe2_sqr(G->F, r, a);
+    if (G->deg == 1)
+        fe_sqr(G->F, r, a);
+    else
+        fe2_sqr(G->F, r, a);
 }
 CUZK_HD void ecf_inv(const curve_group *G, uint64_t *r, const uint64_t *a)
 {
@@ -150,14 +191,25 @@ CUZK_HD void ecf_inv(const curve_group *G, uint64_t *r, const uint64_t *a)
 #else
     if (G->deg == 1) fe_inv_gcd(G->F, r, a); /* GMP's gcd: ~8x Fermat's power (field.h) */
 #endif
-    else fe2_inv(G->F, r, a);
+    else
+        fe2_inv(G->F, r, a);
 }
 
 /* ---- points --------------------------------------------------------------- */
 
-CUZK_HD uint64_t *ec_x(const curve_group *G, uint64_t *p) { (void)G; return p; }
-CUZK_HD uint64_t *ec_y(const curve_group *G, uint64_t *p) { return p + ec_cl(G); }
-CUZK_HD uint64_t *ec_z(const curve_group *G, uint64_t *p) { return p + 2 * ec_cl(G); }
+CUZK_HD uint64_t *ec_x(const curve_group *G, uint64_t *p)
+{
+    (void)G;
+    return p;
+}
+CUZK_HD uint64_t *ec_y(const curve_group *G, uint64_t *p)
+{
+    return p + ec_cl(G);
+}
+CUZK_HD uint64_t *ec_z(const curve_group *G, uint64_t *p)
+{
+    return p + 2 * ec_cl(G);
+}
 
 CUZK_HD bool ec_aff_is_inf(const curve_group *G, const uint64_t *p)
 {
@@ -166,7 +218,10 @@ CUZK_HD bool ec_aff_is_inf(const curve_group *G, const uint64_t *p)
     return acc == 0;
 }
 
-CUZK_HD bool ec_jac_is_inf(const curve_group *G, const uint64_t *p) { return ecf_is_zero(G, p + 2 * ec_cl(G)); }
+CUZK_HD bool ec_jac_is_inf(const curve_group *G, const uint64_t *p)
+{
+    return ecf_is_zero(G, p + 2 * ec_cl(G));
+}
 
 CUZK_HD void ec_jac_set_inf(const curve_group *G, uint64_t *r)
 {
@@ -237,27 +292,27 @@ CUZK_HD void ec_jac_dbl(const curve_group *G, uint64_t *r, const uint64_t *p)
         ec_jac_set_inf(G, r);
         return;
     }
-    ecf_sqr(G, A, X1);          /* A = X1^2 */
-    ecf_sqr(G, B, Y1);          /* B = Y1^2 */
-    ecf_sqr(G, C, B);           /* C = B^2 */
+    ecf_sqr(G, A, X1); /* A = X1^2 */
+    ecf_sqr(G, B, Y1); /* B = Y1^2 */
+    ecf_sqr(G, C, B);  /* C = B^2 */
     ecf_add(G, D, X1, B);
     ecf_sqr(G, D, D);
     ecf_sub(G, D, D, A);
     ecf_sub(G, D, D, C);
-    ecf_dbl(G, D, D);           /* D = 2((X1+B)^2 - A - C) */
+    ecf_dbl(G, D, D); /* D = 2((X1+B)^2 - A - C) */
     ecf_dbl(G, E, A);
-    ecf_add(G, E, E, A);        /* E = 3A */
-    ecf_sqr(G, F, E);           /* F = E^2 */
+    ecf_add(G, E, E, A); /* E = 3A */
+    ecf_sqr(G, F, E);    /* F = E^2 */
     ecf_mul(G, Z3, Y1, Z1);
-    ecf_dbl(G, Z3, Z3);         /* Z3 = 2 Y1 Z1 */
+    ecf_dbl(G, Z3, Z3); /* Z3 = 2 Y1 Z1 */
     ecf_sub(G, r, F, D);
-    ecf_sub(G, r, r, D);        /* X3 = F - 2D */
+    ecf_sub(G, r, r, D); /* X3 = F - 2D */
     ecf_sub(G, D, D, r);
-    ecf_mul(G, D, E, D);        /* E (D - X3) */
+    ecf_mul(G, D, E, D); /* E (D - X3) */
     ecf_dbl(G, C, C);
     ecf_dbl(G, C, C);
-    ecf_dbl(G, C, C);           /* 8C */
-    ecf_sub(G, r + cl, D, C);   /* Y3 = E (D - X3) - 8C */
+    ecf_dbl(G, C, C);         /* 8C */
+    ecf_sub(G, r + cl, D, C); /* Y3 = E (D - X3) - 8C */
     ecf_copy(G, r + 2 * cl, Z3);
 }
 
@@ -277,41 +332,41 @@ CUZK_HD void ec_jac_add_aff(const curve_group *G, uint64_t *r, const uint64_t *p
         ec_jac_from_aff(G, r, q);
         return;
     }
-    ecf_sqr(G, Z1Z1, Z1);       /* Z1Z1 = Z1^2 */
-    ecf_mul(G, U2, X2, Z1Z1);   /* U2 = X2 Z1Z1 */
+    ecf_sqr(G, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
+    ecf_mul(G, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
     ecf_mul(G, S2, Y2, Z1);
-    ecf_mul(G, S2, S2, Z1Z1);   /* S2 = Y2 Z1 Z1Z1 */
-    ecf_sub(G, H, U2, X1);      /* H = U2 - X1 */
+    ecf_mul(G, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
+    ecf_sub(G, H, U2, X1);    /* H = U2 - X1 */
     ecf_sub(G, rr, S2, Y1);
     if (ecf_is_zero(G, H)) {
-        if (ecf_is_zero(G, rr)) {   /* same point: double */
+        if (ecf_is_zero(G, rr)) { /* same point: double */
             uint64_t pj[EC_MAX_JAC];
             ec_jac_from_aff(G, pj, q);
             EC_DBL_RARE(G, r, pj);
-        } else {                    /* p = -q */
+        } else { /* p = -q */
             ec_jac_set_inf(G, r);
         }
         return;
     }
-    ecf_dbl(G, rr, rr);         /* r = 2 (S2 - Y1) */
-    ecf_sqr(G, HH, H);          /* HH = H^2 */
+    ecf_dbl(G, rr, rr); /* r = 2 (S2 - Y1) */
+    ecf_sqr(G, HH, H);  /* HH = H^2 */
     ecf_dbl(G, I, HH);
-    ecf_dbl(G, I, I);           /* I = 4 HH */
-    ecf_mul(G, J, H, I);        /* J = H I */
-    ecf_mul(G, V, X1, I);       /* V = X1 I */
+    ecf_dbl(G, I, I);     /* I = 4 HH */
+    ecf_mul(G, J, H, I);  /* J = H I */
+    ecf_mul(G, V, X1, I); /* V = X1 I */
     ecf_add(G, t, Z1, H);
     ecf_sqr(G, t, t);
     ecf_sub(G, t, t, Z1Z1);
     ecf_sub(G, r + 2 * cl, t, HH); /* Z3 = (Z1 + H)^2 - Z1Z1 - HH (Z1 read above) */
     ecf_mul(G, t, Y1, J);
-    ecf_dbl(G, t, t);           /* 2 Y1 J (Y1 read before Y3 is written) */
+    ecf_dbl(G, t, t); /* 2 Y1 J (Y1 read before Y3 is written) */
     ecf_sqr(G, U2, rr);
     ecf_sub(G, U2, U2, J);
     ecf_sub(G, U2, U2, V);
-    ecf_sub(G, U2, U2, V);      /* X3 = r^2 - J - 2V */
+    ecf_sub(G, U2, U2, V); /* X3 = r^2 - J - 2V */
     ecf_sub(G, V, V, U2);
     ecf_mul(G, V, rr, V);
-    ecf_sub(G, r + cl, V, t);   /* Y3 = r (V - X3) - 2 Y1 J */
+    ecf_sub(G, r + cl, V, t); /* Y3 = r (V - X3) - 2 Y1 J */
     ecf_copy(G, r, U2);
 }
 
@@ -330,40 +385,42 @@ CUZK_HD void ec_jac_add(const curve_group *G, uint64_t *r, const uint64_t *p, co
         if (r != q) ec_jac_copy(G, r, q);
         return;
     }
-    ecf_sqr(G, Z1Z1, Z1);       /* Z1Z1 = Z1^2 */
-    ecf_sqr(G, Z2Z2, Z2);       /* Z2Z2 = Z2^2 */
-    ecf_mul(G, U1, X1, Z2Z2);   /* U1 = X1 Z2Z2 */
-    ecf_mul(G, U2, X2, Z1Z1);   /* U2 = X2 Z1Z1 */
+    ecf_sqr(G, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
+    ecf_sqr(G, Z2Z2, Z2);     /* Z2Z2 = Z2^2 */
+    ecf_mul(G, U1, X1, Z2Z2); /* U1 = X1 Z2Z2 */
+    ecf_mul(G, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
     ecf_mul(G, S1, Y1, Z2);
-    ecf_mul(G, S1, S1, Z2Z2);   /* S1 = Y1 Z2 Z2Z2 */
+    ecf_mul(G, S1, S1, Z2Z2); /* S1 = Y1 Z2 Z2Z2 */
     ecf_mul(G, S2, Y2, Z1);
-    ecf_mul(G, S2, S2, Z1Z1);   /* S2 = Y2 Z1 Z1Z1 */
-    ecf_sub(G, H, U2, U1);      /* H = U2 - U1 */
+    ecf_mul(G, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
+    ecf_sub(G, H, U2, U1);    /* H = U2 - U1 */
     ecf_sub(G, rr, S2, S1);
     if (ecf_is_zero(G, H)) {
-        if (ecf_is_zero(G, rr)) EC_DBL_RARE(G, r, p);
-        else ec_jac_set_inf(G, r);
+        if (ecf_is_zero(G, rr))
+            EC_DBL_RARE(G, r, p);
+        else
+            ec_jac_set_inf(G, r);
         return;
     }
-    ecf_dbl(G, rr, rr);         /* r = 2 (S2 - S1) */
+    ecf_dbl(G, rr, rr); /* r = 2 (S2 - S1) */
     ecf_dbl(G, I, H);
-    ecf_sqr(G, I, I);           /* I = (2H)^2 */
-    ecf_mul(G, J, H, I);        /* J = H I */
-    ecf_mul(G, V, U1, I);       /* V = U1 I */
+    ecf_sqr(G, I, I);     /* I = (2H)^2 */
+    ecf_mul(G, J, H, I);  /* J = H I */
+    ecf_mul(G, V, U1, I); /* V = U1 I */
     ecf_add(G, Z3, Z1, Z2);
     ecf_sqr(G, Z3, Z3);
     ecf_sub(G, Z3, Z3, Z1Z1);
     ecf_sub(G, Z3, Z3, Z2Z2);
-    ecf_mul(G, Z3, Z3, H);      /* Z3 = ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H */
+    ecf_mul(G, Z3, Z3, H); /* Z3 = ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H */
     ecf_sqr(G, U2, rr);
     ecf_sub(G, U2, U2, J);
     ecf_sub(G, U2, U2, V);
-    ecf_sub(G, U2, U2, V);      /* X3 = r^2 - J - 2V */
+    ecf_sub(G, U2, U2, V); /* X3 = r^2 - J - 2V */
     ecf_sub(G, V, V, U2);
     ecf_mul(G, V, rr, V);
     ecf_mul(G, S1, S1, J);
     ecf_dbl(G, S1, S1);
-    ecf_sub(G, r + cl, V, S1);  /* Y3 = r (V - X3) - 2 S1 J */
+    ecf_sub(G, r + cl, V, S1); /* Y3 = r (V - X3) - 2 S1 J */
     ecf_copy(G, r, U2);
     ecf_copy(G, r + 2 * cl, Z3);
 }
@@ -390,7 +447,8 @@ bool ec_jac_eq(const curve_group *G, const uint64_t *p, const uint64_t *q);
 
 /* r = k * p, k canonical little-endian limbs (nk limbs), double-and-add. For blinding
  * terms and as the naive reference in tests; not constant time. */
-void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k, unsigned nk);
+void ec_jac_mul_scalar(const curve_group *G, uint64_t *r, const uint64_t *p_jac, const uint64_t *k,
+                       unsigned nk);
 
 /* GLV split of a scalar 0 <= k < r (4 limbs, canonical, not Montgomery):
  *   k = (-1)^n1 k1 + (-1)^n2 k2 lambda  (mod r),  0 <= k1, k2 < 2^128,

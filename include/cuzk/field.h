@@ -30,13 +30,13 @@ typedef unsigned __int128 fe_u128;
 enum field_id { FIELD_ID_BN254_FQ, FIELD_ID_BN254_FR, FIELD_ID_BLS12_381_FQ, FIELD_ID_BLS12_381_FR };
 
 typedef struct field_desc {
-    enum field_id id;               /* identity: compare ids, not pointers (copies per TU) */
-    unsigned n;                     /* limbs */
-    unsigned bits;                  /* bit length of p */
-    uint64_t p[FE_MAX_LIMBS];       /* modulus, plain */
-    uint64_t inv;                   /* -p^-1 mod 2^64 */
-    uint64_t one[FE_MAX_LIMBS];     /* R mod p (Montgomery 1) */
-    uint64_t r2[FE_MAX_LIMBS];      /* R^2 mod p (to_mont multiplier) */
+    enum field_id id;           /* identity: compare ids, not pointers (copies per TU) */
+    unsigned n;                 /* limbs */
+    unsigned bits;              /* bit length of p */
+    uint64_t p[FE_MAX_LIMBS];   /* modulus, plain */
+    uint64_t inv;               /* -p^-1 mod 2^64 */
+    uint64_t one[FE_MAX_LIMBS]; /* R mod p (Montgomery 1) */
+    uint64_t r2[FE_MAX_LIMBS];  /* R^2 mod p (to_mont multiplier) */
     const char *name;
 } field_desc;
 
@@ -45,44 +45,48 @@ typedef struct field_desc {
  * Constants from ../shared/spec/snarkjs-groth16.md §7; tests check them against GMP. */
 static const field_desc FIELD_BN254_FQ = {
     .id = FIELD_ID_BN254_FQ,
-    .n = 4, .bits = 254,
-    .p = {0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
+    .n = 4,
+    .bits = 254,
+    .p = { 0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL },
     .inv = 0x87d20782e4866389ULL,
-    .one = {0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL},
-    .r2 = {0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL, 0x06d89f71cab8351fULL},
+    .one = { 0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL },
+    .r2 = { 0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL, 0x06d89f71cab8351fULL },
     .name = "bn254-fq",
 };
 
 static const field_desc FIELD_BN254_FR = {
     .id = FIELD_ID_BN254_FR,
-    .n = 4, .bits = 254,
-    .p = {0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL},
+    .n = 4,
+    .bits = 254,
+    .p = { 0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL },
     .inv = 0xc2e1f593efffffffULL,
-    .one = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL},
-    .r2 = {0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL},
+    .one = { 0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL },
+    .r2 = { 0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL },
     .name = "bn254-fr",
 };
 
 static const field_desc FIELD_BLS12_381_FQ = {
     .id = FIELD_ID_BLS12_381_FQ,
-    .n = 6, .bits = 381,
-    .p = {0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL,
-          0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL},
+    .n = 6,
+    .bits = 381,
+    .p = { 0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL,
+           0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL },
     .inv = 0x89f3fffcfffcfffdULL,
-    .one = {0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL, 0x77ce585370525745ULL,
-            0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL},
-    .r2 = {0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL, 0x67eb88a9939d83c0ULL,
-           0x9a793e85b519952dULL, 0x11988fe592cae3aaULL},
+    .one = { 0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL, 0x77ce585370525745ULL,
+             0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL },
+    .r2 = { 0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL, 0x67eb88a9939d83c0ULL,
+            0x9a793e85b519952dULL, 0x11988fe592cae3aaULL },
     .name = "bls12-381-fq",
 };
 
 static const field_desc FIELD_BLS12_381_FR = {
     .id = FIELD_ID_BLS12_381_FR,
-    .n = 4, .bits = 255,
-    .p = {0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL},
+    .n = 4,
+    .bits = 255,
+    .p = { 0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL },
     .inv = 0xfffffffeffffffffULL,
-    .one = {0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL},
-    .r2 = {0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL},
+    .one = { 0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL },
+    .r2 = { 0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL },
     .name = "bls12-381-fr",
 };
 
@@ -107,7 +111,10 @@ CUZK_HD void fe_set_zero(const field_desc *F, uint64_t *r)
     CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = 0;
 }
 
-CUZK_HD void fe_set_one(const field_desc *F, uint64_t *r) { fe_copy(F, r, F->one); }
+CUZK_HD void fe_set_one(const field_desc *F, uint64_t *r)
+{
+    fe_copy(F, r, F->one);
+}
 
 CUZK_HD bool fe_is_zero(const field_desc *F, const uint64_t *a)
 {
@@ -195,7 +202,10 @@ CUZK_HD void fe_sub(const field_desc *F, uint64_t *r, const uint64_t *a, const u
     CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = fe_adc(t[i], F->p[i] & mask, &carry);
 }
 
-CUZK_HD void fe_dbl(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_add(F, r, a, a); }
+CUZK_HD void fe_dbl(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    fe_add(F, r, a, a);
+}
 
 CUZK_HD void fe_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
@@ -204,7 +214,8 @@ CUZK_HD void fe_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
         return;
     }
     uint64_t borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++)
+    {
         fe_u128 d = (fe_u128)F->p[i] - a[i] - borrow;
         r[i] = (uint64_t)d;
         borrow = (uint64_t)(d >> 64) & 1;
@@ -224,7 +235,8 @@ CUZK_HD void fe_mul_inline(const field_desc *F, uint64_t *r, const uint64_t *a, 
     uint64_t t[FE_MAX_LIMBS];
     CUZK_UNROLL for (unsigned i = 0; i < n; i++) t[i] = 0;
 
-    CUZK_UNROLL for (unsigned i = 0; i < n; i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < n; i++)
+    {
         /* column 0: t0 += a0 b_i; m makes the low word cancel in t + m p */
         fe_u128 x = (fe_u128)a[0] * b[i] + t[0];
         uint64_t ca = (uint64_t)(x >> 64);
@@ -232,7 +244,8 @@ CUZK_HD void fe_mul_inline(const field_desc *F, uint64_t *r, const uint64_t *a, 
         uint64_t m = t[0] * F->inv;
         x = (fe_u128)m * F->p[0] + t[0];
         uint64_t cm = (uint64_t)(x >> 64);
-        CUZK_UNROLL for (unsigned j = 1; j < n; j++) {
+        CUZK_UNROLL for (unsigned j = 1; j < n; j++)
+        {
             x = (fe_u128)a[j] * b[i] + t[j] + ca; /* t += a b_i */
             ca = (uint64_t)(x >> 64);
             t[j] = (uint64_t)x;
@@ -291,12 +304,15 @@ CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
 }
 
 /* canonical integer -> Montgomery form (a < p). */
-CUZK_HD void fe_to_mont(const field_desc *F, uint64_t *r, const uint64_t *a) { fe_mul(F, r, a, F->r2); }
+CUZK_HD void fe_to_mont(const field_desc *F, uint64_t *r, const uint64_t *a)
+{
+    fe_mul(F, r, a, F->r2);
+}
 
 /* Montgomery form -> canonical integer: multiply by plain 1. */
 CUZK_HD void fe_from_mont(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
-    uint64_t one[FE_MAX_LIMBS] = {1};
+    uint64_t one[FE_MAX_LIMBS] = { 1 };
     fe_mul(F, r, a, one);
 }
 
@@ -355,14 +371,14 @@ CUZK_HD void fe2_mul_generic(const field_desc *F, uint64_t *r, const uint64_t *a
 {
     const unsigned n = fe_n(F);
     uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
-    fe_mul(F, t0, a, b);                 /* a0 b0 */
-    fe_mul(F, t1, a + n, b + n);         /* a1 b1 */
-    fe_add(F, sa, a, a + n);             /* a0 + a1 */
-    fe_add(F, sb, b, b + n);             /* b0 + b1 */
-    fe_mul(F, sa, sa, sb);               /* (a0+a1)(b0+b1) */
+    fe_mul(F, t0, a, b);         /* a0 b0 */
+    fe_mul(F, t1, a + n, b + n); /* a1 b1 */
+    fe_add(F, sa, a, a + n);     /* a0 + a1 */
+    fe_add(F, sb, b, b + n);     /* b0 + b1 */
+    fe_mul(F, sa, sa, sb);       /* (a0+a1)(b0+b1) */
     fe_sub(F, sa, sa, t0);
-    fe_sub(F, r + n, sa, t1);            /* c1 = a0b1 + a1b0 */
-    fe_sub(F, r, t0, t1);                /* c0 = a0b0 - a1b1 */
+    fe_sub(F, r + n, sa, t1); /* c1 = a0b1 + a1b0 */
+    fe_sub(F, r, t0, t1);     /* c0 = a0b0 - a1b1 */
 }
 
 /* Fq2 products out of line (zk/field.c): with mulx, Karatsuba on unreduced
@@ -417,24 +433,24 @@ CUZK_HD void fe2_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
 
 /* Runs `fn(&FIELD_X, ...)` with the descriptor that has F's id, as a compile-time
  * constant, so out-of-line generic code gets specialised arithmetic. */
-#define FIELD_DISPATCH(F, fn, ...)                                                   \
-    do {                                                                             \
-        switch ((F)->id) {                                                           \
-        case FIELD_ID_BN254_FQ: fn(&FIELD_BN254_FQ, __VA_ARGS__); break;             \
-        case FIELD_ID_BN254_FR: fn(&FIELD_BN254_FR, __VA_ARGS__); break;             \
-        case FIELD_ID_BLS12_381_FQ: fn(&FIELD_BLS12_381_FQ, __VA_ARGS__); break;     \
-        case FIELD_ID_BLS12_381_FR: fn(&FIELD_BLS12_381_FR, __VA_ARGS__); break;     \
-        }                                                                            \
+#define FIELD_DISPATCH(F, fn, ...)                                               \
+    do {                                                                         \
+        switch ((F)->id) {                                                       \
+        case FIELD_ID_BN254_FQ: fn(&FIELD_BN254_FQ, __VA_ARGS__); break;         \
+        case FIELD_ID_BN254_FR: fn(&FIELD_BN254_FR, __VA_ARGS__); break;         \
+        case FIELD_ID_BLS12_381_FQ: fn(&FIELD_BLS12_381_FQ, __VA_ARGS__); break; \
+        case FIELD_ID_BLS12_381_FR: fn(&FIELD_BLS12_381_FR, __VA_ARGS__); break; \
+        }                                                                        \
     } while (0)
 
 /* The same for the scalar fields only (both 4 limbs), for code that works on Fr. */
-#define FR_DISPATCH(F, fn, ...)                                                      \
-    do {                                                                             \
-        switch ((F)->id) {                                                           \
-        case FIELD_ID_BN254_FR: fn(&FIELD_BN254_FR, __VA_ARGS__); break;             \
-        case FIELD_ID_BLS12_381_FR: fn(&FIELD_BLS12_381_FR, __VA_ARGS__); break;     \
-        default: break;                                                              \
-        }                                                                            \
+#define FR_DISPATCH(F, fn, ...)                                                  \
+    do {                                                                         \
+        switch ((F)->id) {                                                       \
+        case FIELD_ID_BN254_FR: fn(&FIELD_BN254_FR, __VA_ARGS__); break;         \
+        case FIELD_ID_BLS12_381_FR: fn(&FIELD_BLS12_381_FR, __VA_ARGS__); break; \
+        default: break;                                                          \
+        }                                                                        \
     } while (0)
 
 /* ---- out-of-line helpers (zk/field.c) ------------------------------------ */

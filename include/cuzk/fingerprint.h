@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define FP_BYTES 32
-#define FP_HEX (2 * FP_BYTES + 1)
+#define FP_HEX   (2 * FP_BYTES + 1)
 
 struct zkey;
 struct r1cs;

@@ -22,8 +22,8 @@ struct fleet_daemon;
 /* Connect, create the schema if absent, register this daemon, start the thread.
  * cuzk_bin: the client binary. -ECONNREFUSED (database unreachable) or another
  * -errno with a sentence in err. */
-int fleet_daemon_start(struct fleet_daemon **fd, const struct cuzkd_config *c,
-		       const char *cuzk_bin, char *err, size_t errlen);
+int fleet_daemon_start(struct fleet_daemon **fd, const struct cuzkd_config *c, const char *cuzk_bin,
+		       char *err, size_t errlen);
 /* The fleet thread's view of its database, for `cuzk status` and the metrics endpoint
  * (atomics: safe to read from any thread while the fleet thread runs).
  * db_reachable: the last database call succeeded; db_errors: calls that failed since

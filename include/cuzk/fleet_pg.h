@@ -99,37 +99,37 @@ struct fleet_claim {
 	uint64_t job;
 	uint32_t idx;
 	uint64_t gen;
-	uint32_t attempts;  /* claims of it so far, this one included */
+	uint32_t attempts; /* claims of it so far, this one included */
 	char wtns[1024], name[256], zkey[1024], out_dir[1024];
 };
 
 /* Register (or refresh) daemon id; host: shown by `cuzk status --queue`; lease_s:
  * its lease, which tells others when its heartbeat (fleet_renew, every lease/3) is
  * stale. */
-int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s,
-		       char *err, size_t errlen);
+int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s, char *err,
+		       size_t errlen);
 /* Claim up to max partitions for owner, lease_s seconds. Returns how many (0..max). */
-int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out,
-		int max, char *err, size_t errlen);
+int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max,
+		char *err, size_t errlen);
 /* Heartbeat: extend the n leases in held (job, idx, gen; owner's, unexpired) to
  * now() + lease_s and refresh owner's daemon row. Returns how many it renewed. A
  * lease owner holds but does not name here (a claim whose reply was lost) expires. */
-int fleet_renew(struct fleet *f, const char *owner, int lease_s,
-		const struct fleet_claim *held, int n, char *err, size_t errlen);
+int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held,
+		int n, char *err, size_t errlen);
 /* Finish (done, or failed with reason) a partition owner holds at gen, in one
  * transaction with its job's end: 1 when this call finished it, 2 when owner had
  * finished it at gen already (a retry after a lost answer: the commit happened, its
  * reply did not arrive; publish as for 1), 0 when the lease is no longer owner's
  * (discard the proof). -ECONNREFUSED: retry after fleet_reconnect; the answer to
  * the retry is the truth either way. */
-int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-		 uint64_t gen, const char *reason, char *err, size_t errlen);
+int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		 const char *reason, char *err, size_t errlen);
 
 /* Give a partition owner holds at gen back to the queue (queued again, for any
  * daemon): for a local refusal that is not the partition's fault (cuzkd draining).
  * 1 released, 0 not owner's any more. */
-int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-		  uint64_t gen, char *err, size_t errlen);
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		  char *err, size_t errlen);
 
 /* A daemon's start (after fleet_daemon_hello): leases still held by owner belong to
  * its previous run (killed, restarted under the same id): back to the queue, for
@@ -154,17 +154,17 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
  * staged file that can not be linked: nothing marked), or a database -errno (the
  * links done stay done; the call may be repeated: it never publishes twice). */
 enum { FLEET_PUB_GONE = 0, FLEET_PUB_MARKED = 1, FLEET_PUB_REQUEUED = 2 };
-int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name,
-		       const char *done_by, uint64_t job, uint32_t idx, uint64_t gen,
-		       int *linked, char *err, size_t errlen);
+int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, const char *done_by,
+		       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err,
+		       size_t errlen);
 
 /* One adopted partition, as fleet_adopt reports it. */
 struct fleet_adopted {
 	uint64_t job;
 	uint32_t idx;
 	const char *name, *out_dir, *done_by;
-	int outcome;  /* FLEET_PUB_*, or -errno (skipped: out dir not here, link error) */
-	int linked;   /* proof files this call linked (0..2) */
+	int outcome;     /* FLEET_PUB_*, or -errno (skipped: out dir not here, link error) */
+	int linked;      /* proof files this call linked (0..2) */
 	const char *why; /* outcome < 0: the sentence */
 };
 /* Adoption (see "Publishing"): each done, unpublished partition whose finisher is
@@ -180,8 +180,7 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 /* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
  * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
  * for stale staged files to remove, after its fleet_adopt(mine). */
-int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
-		    size_t errlen);
+int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err, size_t errlen);
 
 /* A job's state: counts of done (and published) and failed partitions, and its total.
  * Returns 0 running, 1 done (every partition done and its proof at its final name),

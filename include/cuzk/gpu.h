@@ -57,8 +57,8 @@ extern "C" {
 /* A sticky device error is -CUZK_E_DEVICE (error.h): the CUDA context is unusable;
  * exit and restart. */
 
-typedef struct gpu_dev gpu_dev;          /* one device: context, streams, events, scratch */
-typedef struct gpu_circuit gpu_circuit;  /* one circuit's bases resident on the device */
+typedef struct gpu_dev gpu_dev;         /* one device: context, streams, events, scratch */
+typedef struct gpu_circuit gpu_circuit; /* one circuit's bases resident on the device */
 
 /* Number of usable CUDA devices; 0 when there is no driver or no GPU (never fails). */
 int gpu_device_count(void);
@@ -108,11 +108,11 @@ int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *b
  * ntt_forward (inverse = 0), ntt_inverse (1, includes 1/n) or ntt_to_odd_coset (2) of
  * zk/ntt.c bit for bit. Fr: FIELD_BN254_FR or FIELD_BLS12_381_FR. *kernel_ms: device
  * time without the copies. */
-#define GPU_NTT_FORWARD 0
-#define GPU_NTT_INVERSE 1
+#define GPU_NTT_FORWARD   0
+#define GPU_NTT_INVERSE   1
 #define GPU_NTT_ODD_COSET 2
-int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *v, int inverse, double *kernel_ms, char *err,
-            size_t errlen);
+int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *v, int inverse, double *kernel_ms,
+            char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

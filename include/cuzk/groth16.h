@@ -49,13 +49,13 @@ void groth16_blind_from_seed(const zkey *z, uint64_t seed, groth16_blind *out);
 /* Evaluations of A·w and B·w on the domain, and c = a∘b (all Montgomery, domain_size
  * elements of 4 limbs each, caller-allocated, 32-byte aligned). values: the witness
  * (canonical LE, nvars × n8r bytes, any alignment). Returns 0. */
-int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
-                  groth16_timings *t);
+int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                  unsigned threads, groth16_timings *t);
 
 /* NTTs to the odd coset, h = a·b − c, the five MSMs. a, b, c are consumed (overwritten).
  * Returns 0, -ENOMEM or -EINVAL. */
-int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c, groth16_raw *raw,
-                    unsigned threads, groth16_timings *t);
+int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                    groth16_raw *raw, unsigned threads, groth16_timings *t);
 
 /* Blinding and affine conversion (§4.5, §4.6). */
 void groth16_finalize(const zkey *z, const groth16_raw *raw, const groth16_blind *bl, groth16_proof *out);
@@ -86,8 +86,8 @@ int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char 
  * final name that is not a regular file is refused. On failure no temp is left and no
  * public.json is published without its proof.json. */
 int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
-                             const char *proof_path, const char *public_path,
-                             groth16_write_times *wt, char *err, size_t errlen);
+                             const char *proof_path, const char *public_path, groth16_write_times *wt,
+                             char *err, size_t errlen);
 
 /* "bn128" or "bls12381" — snarkjs's names. */
 const char *groth16_curve_name(const zkey *z);

@@ -7,10 +7,10 @@
 #define CUZK_HD_H
 
 #ifdef __CUDACC__
-#define CUZK_HD static __host__ __device__ __forceinline__
+#define CUZK_HD     static __host__ __device__ __forceinline__
 #define CUZK_UNROLL _Pragma("unroll")
 #else
-#define CUZK_HD static inline __attribute__((always_inline))
+#define CUZK_HD     static inline __attribute__((always_inline))
 #define CUZK_UNROLL _Pragma("GCC unroll 16")
 #endif
 

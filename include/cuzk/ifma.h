@@ -122,7 +122,6 @@ void ifma_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size
  * version, and the baseline bench/ifma compares with. scratch as above. */
 void ifma_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
 
-
 /* ---- G2: Fq2 = Fq[u]/(u^2+1) in lanes, and the G2 batch-affine addition ----------
  *
  * An Fq2 lane value is two fq8 blocks, c0 then c1 (r[0], r[1]), each component in the

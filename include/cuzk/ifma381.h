@@ -31,13 +31,15 @@ void ifma381_g1_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, s
 
 /* The same with field.h's scalar products (mulx where available) and fe_inv_gcd: the
  * portable version, and the oracle of test_ifma. scratch as above. */
-void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+void ifma381_g1_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                              void *scratch);
 
 /* The same on G2 (Fq2 = Fq[u]/(u^2+1)): 24 limbs a point, bucket b at A + 24b (x then
  * y, each c0 then c1), P_i at bp + 24i; portable form beside it. */
 size_t ifma381_g2_batch_scratch_bytes(size_t count);
 void ifma381_g2_batch_add(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
-void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count, void *scratch);
+void ifma381_g2_batch_add_ref(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
+                              void *scratch);
 
 /* r[i] = fe_mul(a[i], b[i]) on BLS12-381 Fq for count elements (a multiple of 8) in
  * field.h's form, through the lanes (load, product, store): for tests and bench. */

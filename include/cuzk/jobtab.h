@@ -53,20 +53,29 @@ static inline uint64_t jobtab_word(uint32_t state, uint32_t gen, uint32_t pid)
 {
 	return (uint64_t)state << 56 | (uint64_t)(gen & 0xffffff) << 32 | pid;
 }
-static inline uint32_t jobtab_word_state(uint64_t w) { return (uint32_t)(w >> 56); }
-static inline uint32_t jobtab_word_gen(uint64_t w) { return (uint32_t)(w >> 32) & 0xffffff; }
-static inline uint32_t jobtab_word_pid(uint64_t w) { return (uint32_t)w; }
+static inline uint32_t jobtab_word_state(uint64_t w)
+{
+	return (uint32_t)(w >> 56);
+}
+static inline uint32_t jobtab_word_gen(uint64_t w)
+{
+	return (uint32_t)(w >> 32) & 0xffffff;
+}
+static inline uint32_t jobtab_word_pid(uint64_t w)
+{
+	return (uint32_t)w;
+}
 
 /* One partition, twelve cache lines (most of them the failure reason). */
 struct jobtab_part {
-	_Atomic uint64_t word;     /* writers: CAS by whoever moves the partition */
-	uint32_t job;              /* writer: supervisor at job_add; fixed while in use */
-	uint32_t index;            /* partition number within the job; as job */
-	_Atomic uint32_t buf;      /* pool buffer, or JOBTAB_NONE; writer: the owner
+	_Atomic uint64_t word;          /* writers: CAS by whoever moves the partition */
+	uint32_t job;                   /* writer: supervisor at job_add; fixed while in use */
+	uint32_t index;                 /* partition number within the job; as job */
+	_Atomic uint32_t buf;           /* pool buffer, or JOBTAB_NONE; writer: the owner
 				    * (SYNTH pid, PROVING pid), or reclaim while the owner
 				    * is dead */
-	_Atomic uint32_t attempts; /* writers: each claim out of QUEUED/READY (fetch_add) */
-	_Atomic uint64_t result;   /* opaque result handle; writer: the PROVING owner */
+	_Atomic uint32_t attempts;      /* writers: each claim out of QUEUED/READY (fetch_add) */
+	_Atomic uint64_t result;        /* opaque result handle; writer: the PROVING owner */
 	char reason[JOBTAB_REASON_LEN]; /* writer: the process moving it to FAILED, before
 					 * its CAS; read after seeing FAILED (acquire) */
 };
@@ -75,23 +84,23 @@ _Static_assert(offsetof(struct jobtab_part, reason) == 32, "jobtab_part ABI");
 
 /* One job. Paths are filled by the supervisor at submit time (later issues). */
 struct jobtab_job {
-	_Atomic uint64_t word;   /* QUEUED while running, DONE or FAILED (one CAS decides) */
-	uint64_t id;             /* writer: supervisor; fixed while in use */
-	uint32_t first_part;     /* partitions [first_part, first_part + n_parts) */
+	_Atomic uint64_t word; /* QUEUED while running, DONE or FAILED (one CAS decides) */
+	uint64_t id;           /* writer: supervisor; fixed while in use */
+	uint32_t first_part;   /* partitions [first_part, first_part + n_parts) */
 	uint32_t n_parts;
-	uint64_t submit_ns;      /* CLOCK_MONOTONIC */
+	uint64_t submit_ns; /* CLOCK_MONOTONIC */
 	int32_t priority;
 	uint32_t reserved0;
 	char reason[JOBTAB_JOB_REASON_LEN]; /* writer: the process deciding FAILED */
-	char zkey_path[JOBTAB_PATH_LEN]; /* writer: supervisor; as the client named them, */
-	char out_dir[JOBTAB_PATH_LEN];   /* display only (pipeline.h "Inputs by descriptor") */
-	int32_t zkey_fd;                 /* writer: supervisor: cuzkd's descriptors of the */
-	int32_t out_fd;                  /* zkey's copy and of the out dir; <= 0: none */
-	uint64_t out_dev, out_ino;       /* writer: supervisor: the out dir's identity, so a
+	char zkey_path[JOBTAB_PATH_LEN];    /* writer: supervisor; as the client named them, */
+	char out_dir[JOBTAB_PATH_LEN];      /* display only (pipeline.h "Inputs by descriptor") */
+	int32_t zkey_fd;                    /* writer: supervisor: cuzkd's descriptors of the */
+	int32_t out_fd;                     /* zkey's copy and of the out dir; <= 0: none */
+	uint64_t out_dev, out_ino;          /* writer: supervisor: the out dir's identity, so a
 					  * later cuzkd removes a dead finalizer's temp files
 					  * only where out_dir still names that directory */
-	uint32_t owner_uid;              /* writer: supervisor: who submitted it, when */
-	uint32_t owner_known;            /* owner_known (the finalizer's sticky check) */
+	uint32_t owner_uid;                 /* writer: supervisor: who submitted it, when */
+	uint32_t owner_known;               /* owner_known (the finalizer's sticky check) */
 	uint8_t reserved[24];
 };
 _Static_assert(sizeof(struct jobtab_job) == 704, "jobtab_job ABI");
@@ -149,8 +158,8 @@ int jobtab_part_fail(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_
 
 /* Supervisor only: allocate a job and n_parts contiguous partitions (all QUEUED).
  * zkey_path/out_dir may be NULL. 0 and *job; -ENOSPC when no room (nothing changed). */
-int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path,
-		   const char *out_dir, uint64_t now_ns, uint32_t *job);
+int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path, const char *out_dir,
+		   uint64_t now_ns, uint32_t *job);
 
 /* Count the job's partitions in DONE and in FAILED (a scan; always consistent with the
  * partition words, unlike counters a dying process could leave half-updated). */
@@ -174,8 +183,7 @@ int jobtab_job_retire(struct jobtab *jt, uint32_t job);
  * Writes up to max partition indices to out, for re-queueing (their new states say
  * onto which ring). Returns how many were rolled back; when that equals max, call
  * again: the rest are still owned by pid. -EINVAL for pid <= 0. */
-int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t *out,
-		       size_t max);
+int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t *out, size_t max);
 
 /* Indices of partitions now in `state` (up to max; returns how many). After a death
  * the supervisor re-pushes every READY (and PROVED) partition: a hint the dead process

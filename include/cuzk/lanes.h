@@ -21,16 +21,13 @@ struct lanes;
 
 /* Prove one partition on lane `lane`: fill d->rc, d->fatal, d->err, d->raw, d->t,
  * d->device_s (tag and times are filled by the lanes). */
-typedef void (*lanes_fn)(void *ctx, unsigned lane, const struct backend_input *in,
-                         struct backend_done *d);
+typedef void (*lanes_fn)(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d);
 
 /* Start n (1..LANES_MAX) lane threads. 0, or -errno with err (nothing left running). */
-int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err,
-                size_t errlen);
+int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err, size_t errlen);
 /* Queue a partition (*in copied). 0, or -CUZK_E_INTERNAL when n are already queued
  * and not collected (the caller's depth is n). */
-int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err,
-                 size_t errlen);
+int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err, size_t errlen);
 /* A finished partition within timeout_ns (0: no wait): 1 and *out, or 0. */
 int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out);
 /* Finish what is queued, join the threads, free. Accepts NULL. */

@@ -7,15 +7,15 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#define METRICS_HTTP_HEAD_MAX 8192  /* request line + headers, bytes */
-#define METRICS_HTTP_READ_MS 1000   /* the thread: each connection's time to send its head */
+#define METRICS_HTTP_HEAD_MAX 8192 /* request line + headers, bytes */
+#define METRICS_HTTP_READ_MS 1000  /* the thread: each connection's time to send its head */
 
 struct metrics_http;
 
 /* Parse "IPv4:PORT" or "[IPv6]:PORT" (numeric only: the address is bound as given,
  * never resolved). 0, or -EINVAL with a sentence in err. ss/len may be NULL. */
-int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
-		       char *err, size_t errlen);
+int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errlen);
 
 struct fleet_daemon;
 

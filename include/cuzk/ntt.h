@@ -18,16 +18,16 @@
 
 typedef struct ntt_domain {
     const field_desc *Fr;
-    unsigned lg;                 /* n = 2^lg */
+    unsigned lg; /* n = 2^lg */
     size_t n;
-    uint64_t omega[4];           /* primitive n-th root w[lg] (Montgomery) */
+    uint64_t omega[4]; /* primitive n-th root w[lg] (Montgomery) */
     uint64_t omega_inv[4];
-    uint64_t n_inv[4];           /* 1/n (Montgomery) */
-    uint64_t coset[4];           /* snarkjs's odd-coset shift w[lg+1] (Montgomery) */
-    uint64_t *tw;                /* forward twiddles: tw[m + j] = w[2m]^j for m = 1, 2, ..., n/2,
+    uint64_t n_inv[4];        /* 1/n (Montgomery) */
+    uint64_t coset[4];        /* snarkjs's odd-coset shift w[lg+1] (Montgomery) */
+    uint64_t *tw;             /* forward twiddles: tw[m + j] = w[2m]^j for m = 1, 2, ..., n/2,
                                   * j < m (n elements, tw[0] unused), so each stage is contiguous */
-    uint64_t *tw_inv;            /* the same for omega_inv */
-    uint64_t *coset_scale_br;    /* coset^i / n stored at bitrev(i), i < n (Montgomery): the
+    uint64_t *tw_inv;         /* the same for omega_inv */
+    uint64_t *coset_scale_br; /* coset^i / n stored at bitrev(i), i < n (Montgomery): the
                                   * inverse's 1/n and the coset shift as one product, in the
                                   * order ntt_to_odd_coset's DIF pass leaves the elements */
 } ntt_domain;
@@ -60,8 +60,8 @@ void ntt_domain_release(const ntt_domain *d);
 void ntt_cache_set_budget(size_t bytes);
 
 typedef struct ntt_cache_stats {
-    size_t bytes;        /* table bytes held now, in use or kept */
-    unsigned domains;    /* domains held now */
+    size_t bytes;     /* table bytes held now, in use or kept */
+    unsigned domains; /* domains held now */
     uint64_t hits, misses, evictions;
 } ntt_cache_stats;
 void ntt_cache_get_stats(ntt_cache_stats *out);
@@ -74,8 +74,8 @@ int fr_root_of_unity(const field_desc *Fr, unsigned k, uint64_t *out);
 /* In-place transforms over the n elements of v, natural order in and out.
  * threads: worker threads to use (0 = all online CPUs); small sizes run on the
  * calling thread alone. If a thread cannot be created the work is done by fewer. */
-void ntt_forward(const ntt_domain *d, uint64_t *v, unsigned threads);  /* v[j] = sum_i v[i] w^(ij) */
-void ntt_inverse(const ntt_domain *d, uint64_t *v, unsigned threads);  /* includes the 1/n factor */
+void ntt_forward(const ntt_domain *d, uint64_t *v, unsigned threads); /* v[j] = sum_i v[i] w^(ij) */
+void ntt_inverse(const ntt_domain *d, uint64_t *v, unsigned threads); /* includes the 1/n factor */
 
 /* snarkjs §4.2: inverse NTT, multiply element i by coset^i, forward NTT; afterwards
  * v[j] = P(coset·ω^j) for the interpolant P of the input over {ω^i}. */

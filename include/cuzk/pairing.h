@@ -31,15 +31,15 @@
 enum pairing_twist { PAIRING_TWIST_D, PAIRING_TWIST_M };
 
 typedef struct pairing_params {
-    const field_desc *F;            /* Fq */
+    const field_desc *F; /* Fq */
     const curve_group *g1, *g2;
-    enum pairing_twist twist;       /* D: psi(x,y) = (x w^2, y w^3); M: (x / w^2, y / w^3) */
-    bool bn;                        /* BN: the two extra Frobenius lines after the loop */
-    bool x_negative;                /* conjugate f after the loop */
-    uint64_t x_abs;                 /* |x|, the curve's seed */
-    uint64_t loop[2];               /* the Miller loop count: 6x+2 (BN, 65 bits), |x| (BLS) */
+    enum pairing_twist twist; /* D: psi(x,y) = (x w^2, y w^3); M: (x / w^2, y / w^3) */
+    bool bn;                  /* BN: the two extra Frobenius lines after the loop */
+    bool x_negative;          /* conjugate f after the loop */
+    uint64_t x_abs;           /* |x|, the curve's seed */
+    uint64_t loop[2];         /* the Miller loop count: 6x+2 (BN, 65 bits), |x| (BLS) */
     unsigned loop_bits;
-    uint64_t xi[2 * FE_MAX_LIMBS];  /* xi in Fq2, Montgomery */
+    uint64_t xi[2 * FE_MAX_LIMBS]; /* xi in Fq2, Montgomery */
     /* Computed once by pairing_params_get (GMP), never typed in: */
     uint64_t frob[3][6][2 * FE_MAX_LIMBS]; /* frob[k-1][i] = xi^(i (q^k - 1) / 6), k = 1..3 */
     uint64_t hard[4][FE_MAX_LIMBS];        /* (q^4 - q^2 + 1)/r = sum hard[i] q^i, digits < q */
@@ -74,8 +74,8 @@ void pairing(const pairing_params *pp, uint64_t *r, const uint64_t *g1_aff, cons
 
 /* *is_one = (prod_i e(g1_aff[i], g2_aff[i]) == 1), with one shared final
  * exponentiation. Returns 0, or -EINVAL when pp is NULL or n is 0 (is_one unchanged). */
-int pairing_multi_check(const pairing_params *pp, const uint64_t *const g1_aff[], const uint64_t *const g2_aff[],
-                        size_t n, bool *is_one);
+int pairing_multi_check(const pairing_params *pp, const uint64_t *const g1_aff[],
+                        const uint64_t *const g2_aff[], size_t n, bool *is_one);
 
 /* Whether the affine point is in the order-r subgroup: r*P = O (infinity counts).
  * The point must be on the curve (ec_aff_is_on_curve). */

@@ -95,27 +95,27 @@
 
 #include "cuzk/shmlayout.h"
 
-#define PIPE_MAX_WORKERS 8
-#define PIPE_RING_SYNTH 0u
-#define PIPE_RING_WORKER(i) (1u + (uint32_t)(i))
+#define PIPE_MAX_WORKERS          8
+#define PIPE_RING_SYNTH           0u
+#define PIPE_RING_WORKER(i)       (1u + (uint32_t)(i))
 #define PIPE_RING_FINAL(nworkers) (1u + (uint32_t)(nworkers))
-#define PIPE_NAME_LEN 128
-#define PIPE_CONFIG_MAGIC 0x45504950u /* "PIPE" */
-#define PIPE_NODE_NONE 0xffu /* pipe_config worker_node/synth_node: not known */
+#define PIPE_NAME_LEN             128
+#define PIPE_CONFIG_MAGIC         0x45504950u /* "PIPE" */
+#define PIPE_NODE_NONE            0xffu       /* pipe_config worker_node/synth_node: not known */
 
 /* Fixed facts of an instance, written once by the supervisor (pipeline_create, before
  * the segment is published); immutable afterwards. */
 struct pipe_config {
-    uint32_t magic;          /* PIPE_CONFIG_MAGIC */
-    uint32_t n_workers;      /* 1 .. PIPE_MAX_WORKERS */
+    uint32_t magic;     /* PIPE_CONFIG_MAGIC */
+    uint32_t n_workers; /* 1 .. PIPE_MAX_WORKERS */
     uint32_t n_synth;
     uint32_t max_parts;
-    uint64_t buf_size;       /* bytes per pool buffer (page multiple) */
+    uint64_t buf_size; /* bytes per pool buffer (page multiple) */
     uint32_t max_jobs;
-    uint32_t n_final;        /* finalizer processes (1) */
+    uint32_t n_final; /* finalizer processes (1) */
     uint32_t buf_count;
-    uint32_t n_clients;      /* stats slots for clients/tools after the stages */
-    uint32_t n_slots;        /* stats slots in all */
+    uint32_t n_clients; /* stats slots for clients/tools after the stages */
+    uint32_t n_slots;   /* stats slots in all */
     /* The plan's NUMA node (OS number) of worker i and of synth k; PIPE_NODE_NONE:
      * unknown (a topology without NUMA nodes). Routing (route.h) reads them. */
     uint8_t worker_node[PIPE_MAX_WORKERS];
@@ -138,7 +138,7 @@ enum { PIPE_T_SYNTH = 0, PIPE_T_PROVE, PIPE_T_FINAL, PIPE_T_STAGES };
 struct pipe_part_times {
     _Atomic uint64_t begin_ns[PIPE_T_STAGES];
     _Atomic uint64_t end_ns[PIPE_T_STAGES];
-    _Atomic uint32_t who[PIPE_T_STAGES];   /* the stage's index (synth i, worker i, ...) */
+    _Atomic uint32_t who[PIPE_T_STAGES]; /* the stage's index (synth i, worker i, ...) */
     /* NUMA node of the pool share the synth's buffer came from, plus one (0: none yet);
      * writer: the synth, with its begin/end entries (routing, shown by `status JOB`) */
     _Atomic uint32_t buf_node;
@@ -167,9 +167,9 @@ struct pipe_partinfo {
     /* "": wtns_path is a .wtns; else the job's witness generator (cuzk build-witness)
      * and wtns_path is an input.json the synth computes the witness from */
     char wgen_path[JOBTAB_PATH_LEN];
-    int32_t wtns_fd;                 /* cuzkd's descriptor of the copy, <= 0: none */
+    int32_t wtns_fd; /* cuzkd's descriptor of the copy, <= 0: none */
     int32_t r1cs_fd;
-    int32_t wgen_fd;                 /* the generator's copy (shared by identity) */
+    int32_t wgen_fd; /* the generator's copy (shared by identity) */
     uint32_t reserved;
 };
 _Static_assert(sizeof(struct pipe_partinfo) == 8 + 3 * JOBTAB_PATH_LEN + PIPE_NAME_LEN + 64 + 16,
@@ -180,7 +180,7 @@ _Static_assert(sizeof(struct pipe_partinfo) == 8 + 3 * JOBTAB_PATH_LEN + PIPE_NA
  * may have at most PIPE_PUBLIC_MAX - 1 public signals (checked at submit). */
 #define PIPE_PUBLIC_MAX 64
 struct pipe_publics {
-    uint32_t n;                      /* values stored: nPublic + 1 */
+    uint32_t n; /* values stored: nPublic + 1 */
     uint32_t reserved[15];
     uint8_t values[PIPE_PUBLIC_MAX * 32];
 };
@@ -194,35 +194,36 @@ _Static_assert(sizeof(struct pipe_publics) == 64 + PIPE_PUBLIC_MAX * 32, "pipe_p
 struct pipe_result;
 
 /* ---- circuits region (see "Circuits" above) ---- */
-#define PIPE_CIRCUITS 8       /* table entries */
-#define PIPE_ZKEY_CACHE 4     /* zkeys a stage holds open (stage.h's cache) */
-#define PIPE_PRELOAD_MAX 3    /* PRELOAD entries at once: PIPE_ZKEY_CACHE - 1, so a job
+#define PIPE_CIRCUITS   8 /* table entries */
+#define PIPE_ZKEY_CACHE 4 /* zkeys a stage holds open (stage.h's cache) */
+#define PIPE_PRELOAD_MAX \
+    3 /* PRELOAD entries at once: PIPE_ZKEY_CACHE - 1, so a job
                                * with another circuit always finds an unpinned cache entry */
 enum { PIPE_CIRCUIT_FREE = 0, PIPE_CIRCUIT_PRELOAD = 1, PIPE_CIRCUIT_EVICT = 2 };
 
 struct pipe_circuit {
-    uint64_t seq;                    /* table seq of the request that wrote it */
-    uint32_t action;                 /* PIPE_CIRCUIT_* */
-    int32_t fd;                      /* cuzkd's descriptor of its copy (<= 0: open path) */
-    char path[JOBTAB_PATH_LEN];      /* as the client named it (display) */
+    uint64_t seq;               /* table seq of the request that wrote it */
+    uint32_t action;            /* PIPE_CIRCUIT_* */
+    int32_t fd;                 /* cuzkd's descriptor of its copy (<= 0: open path) */
+    char path[JOBTAB_PATH_LEN]; /* as the client named it (display) */
 };
 
 /* Per stats slot; writer: the stage process in that slot. pid is stored at start
  * (after seq = 0), so an ack left by an earlier process of the slot never counts. */
 struct pipe_circuit_ack {
     _Atomic uint32_t pid;
-    _Atomic uint32_t failed;         /* bit i: entry i could not be loaded (last apply) */
-    _Atomic uint64_t seq;            /* table seq applied; stored last (release) */
-    _Atomic uint64_t preloads;       /* zkeys loaded and faulted in for a PRELOAD entry */
-    _Atomic uint64_t evicts;         /* cached zkeys dropped for an EVICT entry */
+    _Atomic uint32_t failed;   /* bit i: entry i could not be loaded (last apply) */
+    _Atomic uint64_t seq;      /* table seq applied; stored last (release) */
+    _Atomic uint64_t preloads; /* zkeys loaded and faulted in for a PRELOAD entry */
+    _Atomic uint64_t evicts;   /* cached zkeys dropped for an EVICT entry */
 };
 
 struct pipe_circuits {
-    _Atomic uint64_t seq;            /* seqlock: odd while the supervisor writes; even:
+    _Atomic uint64_t seq; /* seqlock: odd while the supervisor writes; even:
                                       * the table's version (0: never written) */
     uint64_t reserved[7];
     struct pipe_circuit c[PIPE_CIRCUITS];
-    struct pipe_circuit_ack ack[];   /* config->n_slots entries */
+    struct pipe_circuit_ack ack[]; /* config->n_slots entries */
 };
 
 /* Process-local handle on an instance's two segments (typed views; no shared state). */
@@ -230,29 +231,29 @@ struct pipeline {
     struct shmlayout_data data;
     struct shmlayout_stats stats;
     struct pipe_config *config;
-    struct pipe_partinfo *partinfo;  /* max_parts entries */
-    struct pipe_result *results;     /* max_parts entries */
-    struct pipe_publics *publics;    /* max_parts entries */
+    struct pipe_partinfo *partinfo; /* max_parts entries */
+    struct pipe_result *results;    /* max_parts entries */
+    struct pipe_publics *publics;   /* max_parts entries */
     struct pipe_circuits *circuits;
     char instance[SEG_INSTANCE_MAX + 1];
 };
 
 /* What the supervisor decides at start. Zero fields get the defaults noted. */
 struct pipe_params {
-    uint32_t n_workers;      /* 1 .. PIPE_MAX_WORKERS */
-    uint32_t n_synth;        /* >= 1 */
+    uint32_t n_workers; /* 1 .. PIPE_MAX_WORKERS */
+    uint32_t n_synth;   /* >= 1 */
     uint32_t max_jobs;
     uint32_t max_parts;
     uint32_t buf_count;
-    uint64_t buf_size;       /* rounded up to a page */
-    uint32_t ring_capacity;  /* 0: the power of two >= 2 * max_parts (room for duplicates) */
-    uint32_t n_clients;      /* 0: 4 */
-    uint32_t long_call_s;    /* pipe_config.long_call_s */
-    uint32_t n_nodes;        /* pool shares, as shmlayout_config */
+    uint64_t buf_size;      /* rounded up to a page */
+    uint32_t ring_capacity; /* 0: the power of two >= 2 * max_parts (room for duplicates) */
+    uint32_t n_clients;     /* 0: 4 */
+    uint32_t long_call_s;   /* pipe_config.long_call_s */
+    uint32_t n_nodes;       /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
     uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
-    int worker_node[PIPE_MAX_WORKERS]; /* the plan's node of each worker, -1 unknown */
-    int synth_node[PIPE_MAX_WORKERS];  /* and of each synth (n_synth <= PIPE_MAX_WORKERS) */
+    int worker_node[PIPE_MAX_WORKERS];       /* the plan's node of each worker, -1 unknown */
+    int synth_node[PIPE_MAX_WORKERS];        /* and of each synth (n_synth <= PIPE_MAX_WORKERS) */
 };
 
 /* Buffer geometry of a circuit: (3n + nvars) * 32 bytes (layout above). */
@@ -264,8 +265,8 @@ static inline uint64_t pipeline_buf_bytes(uint32_t domain_size, uint32_t nvars, 
 /* Supervisor: create both segments (flags: SEGMENT_REPLACE), the data segment with the
  * "partinfo", "results" and "config" regions. 0, or -errno with err saying why;
  * nothing is left behind on failure. pool_slab_setup is left to the caller. */
-int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p,
-                    unsigned flags, char *err, size_t errlen);
+int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe_params *p, unsigned flags,
+                    char *err, size_t errlen);
 
 /* Stages and tools: attach both segments read-write and check the regions. 0 or
  * -errno (as shmlayout_*_attach; -EBADMSG for a missing or bad pipeline region). */
@@ -287,8 +288,7 @@ const struct pipe_config *pipeline_config(const struct pipeline *pl);
 /* Stamp the partition's timeline (struct pipe_part_times): stage k began (who: the
  * stage's index; clears its end) or ended, at t_ns (pipe_stage_now()). No-op for a
  * bad index. */
-void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who,
-                     uint64_t t_ns);
+void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who, uint64_t t_ns);
 void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns);
 
 /* The output-name rule, in one place: a witness path's default output name is its
@@ -298,8 +298,7 @@ size_t pipeline_wtns_stem(const char *path, const char **stem);
 
 /* Stats slot number of (role, index) (map above), or -EINVAL. */
 int pipeline_stats_slot_index(const struct pipe_config *c, enum stats_role role, uint32_t index);
-struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role,
-                                       uint32_t index);
+struct stats_slot *pipeline_stats_slot(const struct pipeline *pl, enum stats_role role, uint32_t index);
 
 /* One partition of a submit. name NULL or "": the witness file's basename without a
  * trailing ".wtns". r1cs_path NULL or "": no constraint check. wgen_path NULL or "":
@@ -309,7 +308,7 @@ struct pipe_submit_part {
     const char *r1cs_path;
     const char *name;
     const char *wgen_path;
-    int wtns_fd, r1cs_fd;    /* cuzkd's descriptors of the copies; <= 0: none (above) */
+    int wtns_fd, r1cs_fd; /* cuzkd's descriptors of the copies; <= 0: none (above) */
     int wgen_fd;
 };
 
@@ -319,22 +318,21 @@ struct pipe_submit_part {
  * long, named in err), -EINVAL, -ENOSPC (no room in the table): nothing changed.
  * -ENOBUFS: the job exists (*job set) but some hints did not fit the ring; re-push
  * the job's QUEUED partitions later (jobtab_parts_in_state). */
-int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir,
-                        int32_t priority, uint32_t n_parts, const struct pipe_submit_part *parts,
-                        uint64_t now_ns, uint32_t *job, char *err, size_t errlen);
+int pipeline_submit_job(struct pipeline *pl, const char *zkey_path, const char *out_dir, int32_t priority,
+                        uint32_t n_parts, const struct pipe_submit_part *parts, uint64_t now_ns,
+                        uint32_t *job, char *err, size_t errlen);
 /* The same, with the descriptors of the zkey's copy and of the out directory (<= 0:
  * none) and the submitter's uid (owner, < 0: unknown), stored in the job before its
  * partitions are sealed. */
-int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd,
-                            const char *out_dir, int out_fd, int64_t owner, int32_t priority,
-                            uint32_t n_parts,
-                            const struct pipe_submit_part *parts, uint64_t now_ns,
-                            uint32_t *job, char *err, size_t errlen);
+int pipeline_submit_job_fds(struct pipeline *pl, const char *zkey_path, int zkey_fd, const char *out_dir,
+                            int out_fd, int64_t owner, int32_t priority, uint32_t n_parts,
+                            const struct pipe_submit_part *parts, uint64_t now_ns, uint32_t *job, char *err,
+                            size_t errlen);
 
 /* The path a stage opens for input (fd, display): /proc/<cuzkd>/fd/<fd> into buf when
  * fd > 0, else display itself (see "Inputs by descriptor"). */
-const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display,
-                            char *buf, size_t len);
+const char *pipe_input_path(const struct pipeline *pl, int32_t fd, const char *display, char *buf,
+                            size_t len);
 /* Replace each occurrence of from in msg (len bytes) by to, but not one followed by
  * a digit (fd 7 is not fd 71): a message about the /proc path a stage opened names
  * the file as the client knows it. */
@@ -346,8 +344,8 @@ void pipe_err_rename(char *msg, size_t len, const char *from, const char *to);
  * circuits preloaded), -EBUSY (no entry free: stages still applying), -ENAMETOOLONG,
  * -EINVAL, with err. Preloading a preloaded path again re-applies it (a rewritten
  * file is loaded anew); evicting turns its entry into a tombstone. */
-int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path,
-                             uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);
+int pipeline_circuit_request(struct pipeline *pl, uint32_t action, const char *path, uint64_t min_ack,
+                             uint64_t *seq, char *err, size_t errlen);
 /* The same, with cuzkd's descriptor of its copy of the zkey (PRELOAD; <= 0: none). */
 int pipeline_circuit_request_fd(struct pipeline *pl, uint32_t action, const char *path, int fd,
                                 uint64_t min_ack, uint64_t *seq, char *err, size_t errlen);

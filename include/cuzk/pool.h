@@ -49,9 +49,9 @@ struct pool_hdr {
 	/* lines 0-2 — writer: creator (pool_init); immutable afterwards */
 	uint32_t magic;
 	uint32_t buf_count;
-	uint64_t buf_size;       /* bytes, multiple of the page size */
-	int64_t slab_offset;     /* slab start, bytes relative to this header */
-	uint32_t owners_offset;  /* owner words, bytes relative to this header */
+	uint64_t buf_size;      /* bytes, multiple of the page size */
+	int64_t slab_offset;    /* slab start, bytes relative to this header */
+	uint32_t owners_offset; /* owner words, bytes relative to this header */
 	uint32_t n_nodes;
 	uint8_t reserved0[32];
 	struct pool_node nodes[POOL_MAX_NODES];
@@ -93,9 +93,8 @@ int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t
 
 /* Same with share i holding counts[i] buffers (their sum must be buf_count; counts
  * NULL or all zero: the even split of pool_init). 0 or -EINVAL. */
-int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size,
-		    int64_t slab_offset, uint32_t n_nodes, const int *numa_nodes,
-		    const uint32_t *counts);
+int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
+		    uint32_t n_nodes, const int *numa_nodes, const uint32_t *counts);
 
 /* Build a view of a pool formatted by another process; hdr_size/slab_end bound it
  * inside the mapping. 0 or -EINVAL. */
@@ -137,7 +136,8 @@ int pool_reclaim_pid(struct pool *p, pid_t pid);
 int pool_node_counts(const struct pool *p, int node, uint32_t *in_use, uint32_t *free_count);
 
 #define POOL_SLAB_NO_MLOCK 1u /* skip mlock (e.g. the CUDA backend pins it itself) */
-#define POOL_SLAB_NO_MBIND 2u /* skip mbind: the shares' nodes are not this machine's
+#define POOL_SLAB_NO_MBIND \
+	2u /* skip mbind: the shares' nodes are not this machine's
 			       * (cuzkd --test-fake-topology) */
 
 /* Ask for huge pages on the slab (MADV_HUGEPAGE), bind each share to its NUMA node

@@ -38,7 +38,7 @@ struct route_view {
 	uint32_t worker_depth[ROUTE_MAX_WORKERS]; /* hints queued in the worker's ring */
 	uint32_t n_synth;
 	int synth_node[ROUTE_MAX_SYNTH];
-	int synth_alive[ROUTE_MAX_SYNTH];         /* the synth in slot i runs now */
+	int synth_alive[ROUTE_MAX_SYNTH]; /* the synth in slot i runs now */
 };
 
 /* The worker synth `me` hands its next partition to: rule 1 (*cross = 0), rule 2

@@ -29,7 +29,7 @@
 struct shmlayout_extra {
 	char name[SEG_REGION_NAME];
 	uint64_t size;
-	const void *init;  /* NULL: zero-filled; else init_len (<= size) bytes copied in */
+	const void *init; /* NULL: zero-filled; else init_len (<= size) bytes copied in */
 	size_t init_len;
 };
 
@@ -39,11 +39,11 @@ struct shmlayout_config {
 	uint32_t max_jobs;
 	uint32_t max_parts;
 	uint32_t buf_count;
-	uint64_t buf_size;  /* rounded up to a page */
-	uint32_t n_nodes;   /* pool shares; 0 or 1: one unbound share */
+	uint64_t buf_size; /* rounded up to a page */
+	uint32_t n_nodes;  /* pool shares; 0 or 1: one unbound share */
 	int numa_node[POOL_MAX_NODES];
 	uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers per share; all 0: even split */
-	uint32_t n_extra;   /* 0 for none */
+	uint32_t n_extra;                        /* 0 for none */
 	struct shmlayout_extra extra[SHMLAYOUT_MAX_EXTRA];
 };
 
@@ -81,8 +81,7 @@ int shmlayout_data_create(struct shmlayout_data *d, const char *instance,
 			  size_t errlen);
 /* Attach read-write and rebuild the views; errors as segment_attach, plus -EBADMSG
  * for a region that is missing or does not check out. */
-int shmlayout_data_attach(struct shmlayout_data *d, const char *instance, char *err,
-			  size_t errlen);
+int shmlayout_data_attach(struct shmlayout_data *d, const char *instance, char *err, size_t errlen);
 void shmlayout_data_detach(struct shmlayout_data *d);
 
 int shmlayout_stats_create(struct shmlayout_stats *s, const char *instance, uint32_t slots,

@@ -22,8 +22,8 @@
 
 /* Per partition; writer: the PROVING owner (see above). */
 struct pipe_result {
-    groth16_raw raw;                 /* the five MSM results before blinding */
-    uint32_t worker;                 /* which worker computed it (device-fault accounting) */
+    groth16_raw raw; /* the five MSM results before blinding */
+    uint32_t worker; /* which worker computed it (device-fault accounting) */
     uint32_t reserved;
     uint64_t prove_ns;
 };
@@ -47,18 +47,18 @@ void pipe_reason(char *dst, size_t len, const char *file, const char *msg);
 
 /* Options every stage takes (cuzk-synth, cuzk-gpuworker, cuzk-finalizer). */
 struct pipe_stage_opts {
-    const char *instance;    /* --instance NAME */
-    uint32_t index;          /* --index I */
-    uint32_t generation;     /* --generation G (restart count; informative, see stage.c) */
-    unsigned threads;        /* --threads N; 0: all online CPUs */
-    const char *backend;     /* gpuworker --backend (default "cpu") */
-    uint32_t trim_every;     /* finalizer --trim-every N (default 16 partitions) */
-    uint32_t precompute_mb;  /* gpuworker --precompute-mb N: budget of per-circuit tables
+    const char *instance;        /* --instance NAME */
+    uint32_t index;              /* --index I */
+    uint32_t generation;         /* --generation G (restart count; informative, see stage.c) */
+    unsigned threads;            /* --threads N; 0: all online CPUs */
+    const char *backend;         /* gpuworker --backend (default "cpu") */
+    uint32_t trim_every;         /* finalizer --trim-every N (default 16 partitions) */
+    uint32_t precompute_mb;      /* gpuworker --precompute-mb N: budget of per-circuit tables
                               * kept between partitions (NTT domains: ntt.h's cache) */
     uint32_t test_trim_delay_ms; /* finalizer --test-trim-delay-ms N (tests only): trim
                               * after every partition, sleeping N ms in that step */
-    const _Atomic int *stop; /* set (e.g. by SIGTERM): finish the partition in hand, return */
-    int verbose;             /* log each partition to stderr */
+    const _Atomic int *stop;     /* set (e.g. by SIGTERM): finish the partition in hand, return */
+    int verbose;                 /* log each partition to stderr */
 };
 
 #define PIPE_PRECOMPUTE_MB_DEFAULT 512
@@ -72,7 +72,7 @@ struct pipe_zkey_entry {
     off_t size;
     struct timespec mtim;
     uint64_t last_use;
-    int pinned;          /* preloaded: never taken as the least-recent victim */
+    int pinned; /* preloaded: never taken as the least-recent victim */
     char path[JOBTAB_PATH_LEN];
     zkey z;
 };
@@ -91,20 +91,20 @@ struct pipe_stage {
     pthread_t hb;
     int hb_started;
     _Atomic int hb_quit;
-    _Atomic int in_long_call; /* the loop is inside one long call: hb thread beats */
+    _Atomic int in_long_call;    /* the loop is inside one long call: hb thread beats */
     _Atomic uint64_t long_since; /* when it began (pipe_stage_now), for long_call_s */
-    int long_told;           /* hb thread: said once that it stopped beating */
+    int long_told;               /* hb thread: said once that it stopped beating */
     uint64_t zc_clock;
     struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
-    uint64_t circ_seq;   /* circuits table seq applied (pipe_stage_circuits) */
+    uint64_t circ_seq; /* circuits table seq applied (pipe_stage_circuits) */
     uint32_t circ_failed;
     struct pipe_circuit_ack *circ_ack;
 };
 
 /* Attach the instance, claim the stats slot of (role, index), start the heartbeat
  * thread. 0 or -errno with err. */
-int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o,
-                    enum stats_role role, char *err, size_t errlen);
+int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum stats_role role, char *err,
+                    size_t errlen);
 /* Stops the heartbeat thread, closes cached zkeys, detaches. Accepts a zeroed st. */
 void pipe_stage_close(struct pipe_stage *st);
 
@@ -120,8 +120,8 @@ void pipe_stage_gauges(struct pipe_stage *st, uint32_t first, const uint64_t *v,
 void pipe_stage_name_gauge(struct pipe_stage *st, uint32_t g, const char *name);
 void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
 /* Name states (from STATS_STAGE0), counters and histograms; NULL-terminated lists. */
-void pipe_stage_names(struct pipe_stage *st, const char *const *states,
-                      const char *const *counters, const char *const *hists);
+void pipe_stage_names(struct pipe_stage *st, const char *const *states, const char *const *counters,
+                      const char *const *hists);
 /* Bracket one call that may run for seconds (an MSM, a matvec, a zkey open): the
  * heartbeat thread beats every 50 ms meanwhile, for at most the instance's
  * long_call_s (--long-call-timeout): a call stuck longer stops the beats, so cuzkd's
@@ -132,16 +132,14 @@ void pipe_stage_long_end(struct pipe_stage *st);
 
 /* The job's zkey from the cache, opening (and validating) it on a miss. The pointer
  * stays valid until the next call. 0 or a negative CUZK_E_* with err. */
-int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err,
-                    size_t errlen);
+int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err, size_t errlen);
 
 /* Apply the circuits table if it changed since the last call (one acquire load when
  * not): EVICT entries drop the cached zkey of their path (fn first, then unmap);
  * PRELOAD entries open it through pipe_stage_zkey, pin it, and call fn to bring in
  * what this stage reads (fn NULL: every page of the file). Then the ack. Call once
  * per loop iteration, between partitions. Returns how many entries it applied. */
-typedef void (*pipe_circuit_fn)(struct pipe_stage *st, uint32_t action,
-                                struct pipe_zkey_entry *e, void *arg);
+typedef void (*pipe_circuit_fn)(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg);
 int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg);
 
 /* Fault in the payload of the zkey's sections ids[0..n) (madvise WILLNEED, then one
@@ -179,7 +177,7 @@ uint32_t pipe_stage_wait_state(const struct pipe_stage *st);
  * to the exit code (usage errors: 2). extra: PIPE_OPT_* the stage also accepts. */
 typedef int (*pipe_stage_fn)(const struct pipe_stage_opts *o, char *err, size_t errlen);
 #define PIPE_OPT_BACKEND 1u
-#define PIPE_OPT_TRIM 2u
+#define PIPE_OPT_TRIM    2u
 int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
                     pipe_stage_fn run);
 

@@ -66,9 +66,9 @@ struct stats_hist {
  * inside a seqlock write (seq odd). Readers: anyone, by the protocol above. */
 struct stats_slot {
 	/* line 0 */
-	_Atomic uint32_t seq;        /* seqlock: odd while the writer is writing */
-	_Atomic uint32_t role;       /* enum stats_role; NONE = slot unused */
-	_Atomic uint32_t index;      /* e.g. GPU worker number */
+	_Atomic uint32_t seq;   /* seqlock: odd while the writer is writing */
+	_Atomic uint32_t role;  /* enum stats_role; NONE = slot unused */
+	_Atomic uint32_t index; /* e.g. GPU worker number */
 	_Atomic int32_t pid;
 	_Atomic uint32_t generation; /* bumped by each restart in this slot */
 	_Atomic uint32_t state;      /* enum stats_state or a stage state */
@@ -101,13 +101,13 @@ _Static_assert(sizeof(struct stats_slot) % BARRIER_CACHE_LINE == 0, "slots own t
 /* Page header. Writer: the creator (supervisor), before the segment is published;
  * immutable afterwards. */
 struct stats_page {
-	uint32_t version;      /* STATS_PAGE_VERSION */
-	uint32_t size;         /* bytes of page header + slots */
+	uint32_t version; /* STATS_PAGE_VERSION */
+	uint32_t size;    /* bytes of page header + slots */
 	uint32_t slot_count;
 	uint32_t slot_size;    /* sizeof(struct stats_slot) of the writer's build */
 	uint32_t slots_offset; /* bytes from this header */
 	int32_t supervisor_pid;
-	uint64_t start_ns;     /* CLOCK_MONOTONIC at creation */
+	uint64_t start_ns; /* CLOCK_MONOTONIC at creation */
 	uint8_t reserved[256 - 32];
 };
 _Static_assert(sizeof(struct stats_page) == 256, "stats_page ABI");
@@ -117,8 +117,8 @@ struct stats_snapshot {
 	uint32_t role, index, generation, state;
 	int32_t pid;
 	uint64_t start_ns, since_ns, heartbeat_ns;
-	uint64_t wall_ns;                     /* now - start_ns */
-	uint64_t state_ns[STATS_MAX_STATES];  /* including the open interval */
+	uint64_t wall_ns;                    /* now - start_ns */
+	uint64_t state_ns[STATS_MAX_STATES]; /* including the open interval */
 	uint64_t counters[STATS_MAX_COUNTERS];
 	struct {
 		uint64_t count, sum_ns, bucket[STATS_HIST_BUCKETS];

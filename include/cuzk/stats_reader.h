@@ -20,22 +20,22 @@
 
 struct stats_proc {
 	uint32_t slot;
-	int alive;              /* kill(pid, 0) succeeded */
-	int torn;               /* the slot could not be read consistently (writer died mid-write) */
-	uint64_t rss_bytes;     /* 0 when unknown */
+	int alive;          /* kill(pid, 0) succeeded */
+	int torn;           /* the slot could not be read consistently (writer died mid-write) */
+	uint64_t rss_bytes; /* 0 when unknown */
 	uint64_t heartbeat_age_ns;
 	struct stats_snapshot s;
 };
 
 struct stats_reading {
 	char instance[64];
-	int running;            /* segment found and its supervisor alive */
-	int found;              /* segment found (may be stale: supervisor dead) */
-	char why[256];          /* when !running: what a person should know */
-	uint64_t now_ns;        /* CLOCK_MONOTONIC of the reading */
+	int running;     /* segment found and its supervisor alive */
+	int found;       /* segment found (may be stale: supervisor dead) */
+	char why[256];   /* when !running: what a person should know */
+	uint64_t now_ns; /* CLOCK_MONOTONIC of the reading */
 	int32_t supervisor_pid;
 	uint64_t page_start_ns;
-	uint32_t n;             /* processes (used slots) */
+	uint32_t n; /* processes (used slots) */
 	struct stats_proc *p;
 };
 

@@ -62,8 +62,7 @@ void store_default_dir(char *buf, size_t len);
 /* Open (creating dir 0700 and the file if needed) DIR/INSTANCE.db. A file that is
  * not an SQLite database, fails its integrity check or has a newer schema version
  * than this cuzkd's is refused (-EPROTO, or -EIO/-ENOSPC...) without writing to it. */
-int store_open(struct store **st, const char *dir, const char *instance, char *err,
-	       size_t errlen);
+int store_open(struct store **st, const char *dir, const char *instance, char *err, size_t errlen);
 /* Flushes nothing (call store_commit first); accepts NULL. */
 void store_close(struct store *st);
 const char *store_path(const struct store *st);
@@ -108,7 +107,7 @@ struct store_job {
 
 /* Calls cb for every job in state running, in id order; stops at a non-zero return
  * and returns it. */
-int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j),
-		       void *arg, char *err, size_t errlen);
+int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
+		       char *err, size_t errlen);
 
 #endif /* CUZK_STORE_H */

@@ -36,7 +36,7 @@ typedef struct groth16_vk {
     uint32_t npublic;
     /* affine Montgomery, (0, 0) = infinity */
     uint64_t alpha1[EC_MAX_AFF], beta2[EC_MAX_AFF], gamma2[EC_MAX_AFF], delta2[EC_MAX_AFF];
-    uint64_t *ic;   /* (npublic + 1) G1 points, 2n limbs each, malloc'd */
+    uint64_t *ic; /* (npublic + 1) G1 points, 2n limbs each, malloc'd */
 } groth16_vk;
 
 /* Copies the key out of an open zkey (the zkey may be closed afterwards) and checks
@@ -59,19 +59,21 @@ void groth16_vk_free(groth16_vk *vk);
  * are not needed and, as in snarkjs, not read). Coordinates are parsed, range
  * checked and converted to Montgomery form; curve membership is left to
  * groth16_verify_proof. Returns 0, -CUZK_E_IO or -CUZK_E_FORMAT with err. */
-int groth16_proof_from_json(const groth16_vk *vk, groth16_proof *p, const char *path, char *err, size_t errlen);
+int groth16_proof_from_json(const groth16_vk *vk, groth16_proof *p, const char *path, char *err,
+                            size_t errlen);
 
 /* Reads public.json: exactly vk->npublic decimal strings < r, into *out (malloc'd,
  * npublic × 4 canonical limbs; NULL when npublic is 0). Returns 0, -CUZK_E_IO,
  * -CUZK_E_FORMAT (also for a wrong count: the message names both counts) or
  * -CUZK_E_INTERNAL; *out is NULL on failure. */
-int groth16_public_from_json(const groth16_vk *vk, uint64_t **out, const char *path, char *err, size_t errlen);
+int groth16_public_from_json(const groth16_vk *vk, uint64_t **out, const char *path, char *err,
+                             size_t errlen);
 
 /* Verifies. public_canon: npublic × 4 limbs, canonical (not Montgomery). Returns 0
  * with *valid set (when false, err says why when it is known: a point off its curve
  * or outside its subgroup, or "the pairing check fails"), or -CUZK_E_FORMAT when
  * npublic differs from the key's or a signal is >= r (*valid unchanged). */
-int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon, size_t npublic,
-                         bool *valid, char *err, size_t errlen);
+int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
+                         size_t npublic, bool *valid, char *err, size_t errlen);
 
 #endif

@@ -25,17 +25,17 @@
 struct zkey;
 
 typedef struct wgen {
-    void *dl;                   /* dlopen handle; NULL when closed */
+    void *dl; /* dlopen handle; NULL when closed */
     const struct cuzk_wgen_desc *d;
-    const field_desc *Fr;       /* BN254 Fr or BLS12-381 Fr */
+    const field_desc *Fr; /* BN254 Fr or BLS12-381 Fr */
     void *(*ctx_new)(void);
     void (*ctx_set)(void *, uint64_t, const uint64_t *);
     int (*ctx_run)(void *, char *, size_t);
     void (*ctx_get)(void *, uint32_t, uint32_t, uint8_t *);
     void (*ctx_free)(void *);
-    const uint8_t *fp;          /* circuit fingerprint (fingerprint.h), NULL if built without --r1cs */
+    const uint8_t *fp; /* circuit fingerprint (fingerprint.h), NULL if built without --r1cs */
     char path[4096];
-    struct stat st;             /* of the file when loaded (wgen_is_current) */
+    struct stat st; /* of the file when loaded (wgen_is_current) */
 } wgen;
 
 /* dlopens PATH and checks its ABI version and prime. 0; -CUZK_E_IO (cannot be read or

@@ -32,18 +32,18 @@ struct __attribute__((__packed__)) cuzk_wgen_input {
 };
 
 struct cuzk_wgen_desc {
-    uint32_t abi;               /* CUZK_WGEN_ABI */
-    uint32_t n8;                /* bytes per field element (32 for BN254 and BLS12-381 Fr) */
-    uint8_t prime[64];          /* the field prime, little-endian, n8 bytes used */
-    uint32_t nwitness;          /* values in the witness (the zkey's nVars) */
-    uint32_t ninputs;           /* main input signals (field elements), ids [input_start, +ninputs) */
+    uint32_t abi;      /* CUZK_WGEN_ABI */
+    uint32_t n8;       /* bytes per field element (32 for BN254 and BLS12-381 Fr) */
+    uint8_t prime[64]; /* the field prime, little-endian, n8 bytes used */
+    uint32_t nwitness; /* values in the witness (the zkey's nVars) */
+    uint32_t ninputs;  /* main input signals (field elements), ids [input_start, +ninputs) */
     uint32_t input_start;
-    uint32_t nhash;             /* slots in inputs[] */
+    uint32_t nhash; /* slots in inputs[] */
     const struct cuzk_wgen_input *inputs;
     /* "name size\n" for every main input (from circom's .sym, in signal order), so a
      * message can name a signal that input.json leaves out; "" when built without .sym */
     const char *names;
-    uint64_t dat_hash;          /* fnv1a-64 of circuit.dat: tells circuits apart (a check
+    uint64_t dat_hash; /* fnv1a-64 of circuit.dat: tells circuits apart (a check
                                  * against mix-ups, not a security measure) */
     uint64_t dat_size;
 };

@@ -12,10 +12,10 @@ struct zkey;
 
 typedef struct wtns {
     binfile bf;
-    uint32_t n8;                /* bytes per value (32 for BN254 and BLS12-381 Fr) */
-    const field_desc *Fr;       /* the field of the header prime */
+    uint32_t n8;          /* bytes per value (32 for BN254 and BLS12-381 Fr) */
+    const field_desc *Fr; /* the field of the header prime */
     uint32_t nwitness;
-    const uint8_t *values;      /* nwitness * n8 bytes, canonical LE, < prime; possibly misaligned */
+    const uint8_t *values; /* nwitness * n8 bytes, canonical LE, < prime; possibly misaligned */
 } wtns;
 
 /* Opens a .wtns: magic "wtns", version 1 or 2, sections 1 and 2 unique, header size

@@ -29,13 +29,13 @@ typedef struct zkey {
     /* header points, affine Montgomery, copied into aligned storage */
     uint64_t alpha1[EC_MAX_AFF], beta1[EC_MAX_AFF], beta2[EC_MAX_AFF], gamma2[EC_MAX_AFF], delta1[EC_MAX_AFF],
         delta2[EC_MAX_AFF];
-    const uint8_t *coefs;   /* section 4 entries (after the u32 count): ncoefs x (12+n8r) bytes, packed */
+    const uint8_t *coefs; /* section 4 entries (after the u32 count): ncoefs x (12+n8r) bytes, packed */
     uint64_t ncoefs;
-    const uint8_t *ic;      /* section 3: (npublic+1) G1 */
-    const uint8_t *a, *b1;  /* sections 5, 6: nvars G1 */
-    const uint8_t *b2;      /* section 7: nvars G2 */
-    const uint8_t *c;       /* section 8: (nvars-npublic-1) G1, entry j for signal npublic+1+j */
-    const uint8_t *h;       /* section 9: domain_size G1 */
+    const uint8_t *ic;     /* section 3: (npublic+1) G1 */
+    const uint8_t *a, *b1; /* sections 5, 6: nvars G1 */
+    const uint8_t *b2;     /* section 7: nvars G2 */
+    const uint8_t *c;      /* section 8: (nvars-npublic-1) G1, entry j for signal npublic+1+j */
+    const uint8_t *h;      /* section 9: domain_size G1 */
     /* All of the above point into the mapping: possibly misaligned (spec §1). */
     /* the circuit fingerprint (fingerprint.h), filled by fp_of_zkey on first use */
     uint8_t fp[32];

@@ -15,8 +15,7 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
     int fd = memfd_create("cuzk-fuzz", MFD_CLOEXEC);
     size_t off = 0;
 
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     while (off < size) {
         ssize_t w = write(fd, data + off, size - off);
 

@@ -25,12 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         have_key = zp && zkey_open(&key, zp, err, sizeof(err)) == 0;
     }
     fd = fuzz_file(data, size, path, sizeof(path));
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     memset(&w, 0, sizeof(w));
     if (wtns_open(&w, path, err, sizeof(err)) == 0) {
-        if (have_key)
-            wtns_check_zkey(&w, &key, err, sizeof(err));
+        if (have_key) wtns_check_zkey(&w, &key, err, sizeof(err));
         wtns_close(&w);
     }
     close(fd);

@@ -15,8 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     zkey z;
     int fd = fuzz_file(data, size, path, sizeof(path));
 
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     memset(&z, 0, sizeof(z));
     if (zkey_open(&z, path, err, sizeof(err)) == 0) {
         for (uint64_t i = 0; i < z.ncoefs; i++) {

@@ -99,10 +99,14 @@ static void make_scalars(const curve_group *G, uint64_t *s, size_t n, int witnes
         }
         memset(k, 0, 32);
         uint64_t x = rng64() % 16;
-        if (x < 6) k[0] = 0;
-        else if (x < 13) k[0] = 1;
-        else if (x == 13) memcpy(k, G->Fr->p, 32), k[0] -= 1;
-        else rand_scalar(G->Fr, k);
+        if (x < 6)
+            k[0] = 0;
+        else if (x < 13)
+            k[0] = 1;
+        else if (x == 13)
+            memcpy(k, G->Fr->p, 32), k[0] -= 1;
+        else
+            rand_scalar(G->Fr, k);
     }
 }
 
@@ -150,15 +154,18 @@ static void check_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg)
     }
     uint64_t *v = xmalloc(n * 32), *want = xmalloc(n * 32), *got = xmalloc(n * 32);
     for (size_t i = 0; i < n; i++) rand_scalar(Fr, v + 4 * i); /* < r: valid Montgomery limbs */
-    static const char *const names[] = {"forward", "inverse", "odd-coset"};
+    static const char *const names[] = { "forward", "inverse", "odd-coset" };
     for (int op = 0; op < 3; op++) {
         char err[512] = "";
         double ms = 0;
         memcpy(want, v, n * 32);
         memcpy(got, v, n * 32);
-        if (op == GPU_NTT_FORWARD) ntt_forward(&dom, want, 0);
-        else if (op == GPU_NTT_INVERSE) ntt_inverse(&dom, want, 0);
-        else ntt_to_odd_coset(&dom, want, 0);
+        if (op == GPU_NTT_FORWARD)
+            ntt_forward(&dom, want, 0);
+        else if (op == GPU_NTT_INVERSE)
+            ntt_inverse(&dom, want, 0);
+        else
+            ntt_to_odd_coset(&dom, want, 0);
         int rc = gpu_ntt(d, Fr, lg, got, op, &ms, err, sizeof err);
         if (rc) {
             printf("FAIL ntt %s %s 2^%u: %s (rc %d)\n", Fr->name, names[op], lg, err, rc);
@@ -189,7 +196,7 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
     uint64_t *a = xmalloc(vb), *b = xmalloc(vb), *c = xmalloc(vb);
     uint64_t *a2 = xmalloc(vb), *b2 = xmalloc(vb), *c2 = xmalloc(vb);
     groth16_raw want, got;
-    groth16_timings tc = {0}, tg = {0};
+    groth16_timings tc = { 0 }, tg = { 0 };
     memset(a, 0, vb), memset(b, 0, vb), memset(c, 0, vb);
     groth16_synth(&z, w.values, a, b, c, 0, NULL);
     memcpy(a2, a, vb), memcpy(b2, b, vb), memcpy(c2, c, vb);
@@ -202,19 +209,20 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
     double load = now_s() - t0;
     double dev = 0;
     t0 = now_s();
-    if (rc == 0) rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &dev, err, sizeof err);
+    if (rc == 0)
+        rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &dev, err, sizeof err);
     double gpu = now_s() - t0;
     if (rc) {
         printf("FAIL prove %s: %s (rc %d)\n", zpath, err, rc);
         failures++;
     } else {
         bool ok = ec_jac_eq(z.g1, want.a, got.a) && ec_jac_eq(z.g1, want.b1, got.b1) &&
-                  ec_jac_eq(z.g2, want.b2, got.b2) && ec_jac_eq(z.g1, want.c, got.c) &&
-                  ec_jac_eq(z.g1, want.h, got.h);
+            ec_jac_eq(z.g2, want.b2, got.b2) && ec_jac_eq(z.g1, want.c, got.c) &&
+            ec_jac_eq(z.g1, want.h, got.h);
         printf("%s prove %s (2^%u, %u vars): gpu %.3f s (device %.3f s; ntt %.3f, msm a %.3f b1 %.3f b2 %.3f "
                "c %.3f h %.3f), cpu %.3f s, circuit load %.3f s (%zu MiB)\n",
-               ok ? "ok  " : "FAIL", zpath, z.lg_domain, z.nvars, gpu, dev, tg.ntt, tg.msm_a, tg.msm_b1, tg.msm_b2,
-               tg.msm_c, tg.msm_h, cpu, load, gpu_circuit_bytes(gc) >> 20);
+               ok ? "ok  " : "FAIL", zpath, z.lg_domain, z.nvars, gpu, dev, tg.ntt, tg.msm_a, tg.msm_b1,
+               tg.msm_b2, tg.msm_c, tg.msm_h, cpu, load, gpu_circuit_bytes(gc) >> 20);
         if (!ok) failures++;
     }
     gpu_circuit_free(d, gc);
@@ -226,7 +234,7 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
 static void bench(gpu_dev *d, unsigned lg)
 {
     const size_t n = (size_t)1 << lg, distinct = n < 65536 ? n : 65536;
-    const curve_group *gs[] = {&G1_BN254, &G2_BN254};
+    const curve_group *gs[] = { &G1_BN254, &G2_BN254 };
     for (int gi = 0; gi < 2; gi++) {
         const curve_group *G = gs[gi];
         const size_t pb = 2 * ec_cl(G) * 8;
@@ -267,10 +275,14 @@ int main(int argc, char **argv)
     unsigned max_lg = 16, bench_lgs[8], nbench = 0;
     const char *zpath = NULL, *wpath = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--max-lg") && i + 1 < argc) max_lg = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--bench-lg") && i + 1 < argc && nbench < 8) bench_lgs[nbench++] = (unsigned)atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--zkey") && i + 1 < argc) zpath = argv[++i];
-        else if (!strcmp(argv[i], "--wtns") && i + 1 < argc) wpath = argv[++i];
+        if (!strcmp(argv[i], "--max-lg") && i + 1 < argc)
+            max_lg = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--bench-lg") && i + 1 < argc && nbench < 8)
+            bench_lgs[nbench++] = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--zkey") && i + 1 < argc)
+            zpath = argv[++i];
+        else if (!strcmp(argv[i], "--wtns") && i + 1 < argc)
+            wpath = argv[++i];
         else {
             fprintf(stderr, "usage: gpu_test [--max-lg N] [--bench-lg N]... [--zkey F --wtns W]\n");
             return 2;
@@ -286,11 +298,11 @@ int main(int argc, char **argv)
         printf("FAIL gpu_open: %s\n", err);
         return 1;
     }
-    const curve_group *groups[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+    const curve_group *groups[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
     for (int gi = 0; gi < 4; gi++)
         for (unsigned lg = 10; lg <= max_lg; lg += 2) check_msm(d, groups[gi], lg);
-    const field_desc *frs[] = {&FIELD_BN254_FR, &FIELD_BLS12_381_FR};
-    const unsigned nlgs[] = {1, 10, 11, 16, max_lg};
+    const field_desc *frs[] = { &FIELD_BN254_FR, &FIELD_BLS12_381_FR };
+    const unsigned nlgs[] = { 1, 10, 11, 16, max_lg };
     for (int fi = 0; fi < 2; fi++)
         for (int li = 0; li < 5; li++)
             if (li < 4 || (max_lg != 16 && max_lg > 11)) check_ntt(d, frs[fi], nlgs[li]);

@@ -6,7 +6,10 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
-void test_rng_seed(uint64_t seed) { rng_state = seed; }
+void test_rng_seed(uint64_t seed)
+{
+    rng_state = seed;
+}
 
 uint64_t test_rng64(void)
 {
@@ -50,10 +53,8 @@ int test_run_cases(const char *suite, const struct test_case *cases, size_t n, c
     for (size_t i = 0; i < n; i++) {
         TCase *tc = tcase_create(cases[i].name);
 
-        if (o && (o->setup || o->teardown))
-            tcase_add_checked_fixture(tc, o->setup, o->teardown);
-        if (o && o->timeout > 0)
-            tcase_set_timeout(tc, o->timeout);
+        if (o && (o->setup || o->teardown)) tcase_add_checked_fixture(tc, o->setup, o->teardown);
+        if (o && o->timeout > 0) tcase_set_timeout(tc, o->timeout);
         tcase_add_loop_test(tc, cases[i].fn, 0, cases[i].loops > 0 ? cases[i].loops : 1);
         suite_add_tcase(s, tc);
     }

@@ -24,8 +24,8 @@ static struct child_step step(struct child_fsm *f, enum child_event ev, uint64_t
 {
 	struct child_step r = child_fsm_step(f, &cfg, ev, t, arg);
 
-	ck_assert_msg(r.to == to && f->state == to, "event %d at %llu: state %s, expected %s",
-		      ev, (unsigned long long)t, child_state_name(f->state), child_state_name(to));
+	ck_assert_msg(r.to == to && f->state == to, "event %d at %llu: state %s, expected %s", ev,
+		      (unsigned long long)t, child_state_name(f->state), child_state_name(to));
 	ck_assert_msg(r.actions == actions, "event %d at %llu: actions 0x%x, expected 0x%x", ev,
 		      (unsigned long long)t, r.actions, actions);
 	return r;
@@ -96,8 +96,8 @@ END_TEST
  * then lives 10 s resets the count. */
 START_TEST(test_fast_deaths_back_off_then_cap)
 {
-	static const uint64_t want[] = { 250 * MS, 500 * MS, 1 * S, 2 * S, 4 * S, 8 * S,
-					 16 * S, 30 * S, 30 * S, 30 * S };
+	static const uint64_t want[] = { 250 * MS, 500 * MS, 1 * S,  2 * S,  4 * S,
+					 8 * S,    16 * S,   30 * S, 30 * S, 30 * S };
 	struct child_fsm f;
 	uint64_t t = 1000 * S;
 

@@ -19,10 +19,13 @@ START_TEST(test_control_parses_submit_files_by_descriptor)
 	struct control_req r;
 	struct control_err e;
 
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
-			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
-			       "\"path\":\"/a.wtns\"},{\"fd\":3,\"path\":\"/b.wtns\",\"name\":\"bee\"}],"
-			       "\"priority\":5}", &r, &e), 0);
+	ck_assert_int_eq(
+		parse("{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+		      "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
+		      "\"path\":\"/a.wtns\"},{\"fd\":3,\"path\":\"/b.wtns\",\"name\":\"bee\"}],"
+		      "\"priority\":5}",
+		      &r, &e),
+		0);
 	ck_assert_int_eq(r.kind, CONTROL_SUBMIT);
 	ck_assert_str_eq(r.zkey, "/z");
 	ck_assert_int_eq(r.zkey_fd, 0);
@@ -47,17 +50,23 @@ START_TEST(test_control_refuses_paths_and_missing_descriptors)
 
 	/* The old path form: refused, with what to send instead. */
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
-			       "\"witnesses\":[\"/a.wtns\"]}", &r, &e), -EINVAL);
+			       "\"witnesses\":[\"/a.wtns\"]}",
+			       &r, &e),
+			 -EINVAL);
 	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
 	ck_assert_ptr_nonnull(strstr(e.message, "descriptors"));
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
-			       "{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}",
-			       &r, &e), -EINVAL);
+	ck_assert_int_eq(
+		parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
+		      "{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}",
+		      &r, &e),
+		-EINVAL);
 	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
 	/* An index past the descriptors announced. */
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"z\"},"
 			       "\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,"
-			       "\"path\":\"w\"}]}", &r, &e), -EINVAL);
+			       "\"path\":\"w\"}]}",
+			       &r, &e),
+			 -EINVAL);
 	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
 	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":\"/z\"}", &r, &e), -EINVAL);
 	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
@@ -82,9 +91,9 @@ START_TEST(test_control_output_names_and_dir_rights)
 	ck_assert(!control_peer_may_write_dir(&alice, &st));
 	ck_assert(control_peer_may_write_dir(&root, &st));
 	st.st_mode = S_IFDIR | 0775;
-	st.st_gid = 50;              /* a supplementary group of alice's */
+	st.st_gid = 50; /* a supplementary group of alice's */
 	ck_assert(control_peer_may_write_dir(&alice, &st));
-	st.st_uid = 1000;            /* hers, but she took her own write bit away */
+	st.st_uid = 1000; /* hers, but she took her own write bit away */
 	st.st_mode = S_IFDIR | 0577;
 	ck_assert(!control_peer_may_write_dir(&alice, &st));
 	st.st_mode = S_IFDIR | 01777;
@@ -100,8 +109,10 @@ START_TEST(test_control_parses_preload_evict)
 	struct control_req r;
 	struct control_err e;
 
-	ck_assert_int_eq(parse("{\"req\":\"preload\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"/z\"}}",
-			       &r, &e), 0);
+	ck_assert_int_eq(
+		parse("{\"req\":\"preload\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"/z\"}}", &r,
+		      &e),
+		0);
 	ck_assert_int_eq(r.kind, CONTROL_PRELOAD);
 	ck_assert_str_eq(r.zkey, "/z");
 	ck_assert_int_eq(r.zkey_fd, 0);
@@ -125,7 +136,9 @@ START_TEST(test_control_parses_submit_of_inputs)
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
 			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
 			       "\"path\":\"/in1.json\"}],\"witness_gen\":{\"fd\":3,\"path\":"
-			       "\"/g.wgen\"}}", &r, &e), 0);
+			       "\"/g.wgen\"}}",
+			       &r, &e),
+			 0);
 	ck_assert_uint_eq(r.n_witnesses, 1);
 	ck_assert_str_eq(r.witnesses[0], "/in1.json");
 	ck_assert_int_eq(r.witness_fd[0], 2);
@@ -134,20 +147,25 @@ START_TEST(test_control_parses_submit_of_inputs)
 	control_req_free(&r);
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
 			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
-			       "\"path\":\"/a.wtns\"}]}", &r, &e), 0);
+			       "\"path\":\"/a.wtns\"}]}",
+			       &r, &e),
+			 0);
 	ck_assert_ptr_null(r.witness_gen);
 	ck_assert_int_eq(r.witness_gen_fd, -1);
 	control_req_free(&r);
 	/* a generator or an input named by path only: refused like any other file */
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
 			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
-			       "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}", &r, &e),
+			       "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}",
+			       &r, &e),
 			 -EINVAL);
 	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
 	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
 	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
 			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[\"/in1.json\"],"
-			       "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}", &r, &e), -EINVAL);
+			       "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}",
+			       &r, &e),
+			 -EINVAL);
 	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
 	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
 }
@@ -168,15 +186,18 @@ START_TEST(test_control_rejects_bad_requests_with_codes)
 		  CONTROL_E_BAD_REQUEST },
 		/* input.json jobs: a generator, one list, not both */
 		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
-		  "\"path\":\"/i.json\"}]}", CONTROL_E_BAD_REQUEST },
+		  "\"path\":\"/i.json\"}]}",
+		  CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
 		  "\"path\":\"/i.json\"}],\"witnesses\":[{\"fd\":2,\"path\":\"/w.wtns\"}],"
-		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}", CONTROL_E_BAD_REQUEST },
+		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
+		  CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
 		  "\"path\":\"/w.wtns\"}],\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
 		  CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[],"
-		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}", CONTROL_E_BAD_REQUEST },
+		  "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
+		  CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\"}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"wait\",\"job\":-1}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
@@ -186,7 +207,8 @@ START_TEST(test_control_rejects_bad_requests_with_codes)
 		struct control_req r;
 		struct control_err e;
 
-		ck_assert_msg(parse(cases[i].line, &r, &e) == -EINVAL, "accepted %s", cases[i].line);
+		ck_assert_msg(parse(cases[i].line, &r, &e) == -EINVAL, "accepted %s",
+			      cases[i].line);
 		ck_assert_msg(!strcmp(e.code, cases[i].code), "%s: code %s, expected %s",
 			      cases[i].line, e.code, cases[i].code);
 		ck_assert_int_gt(strlen(e.message), 10);

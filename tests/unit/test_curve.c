@@ -9,11 +9,12 @@
 
 #include "helper_test.h"
 
-static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+static const curve_group *const GROUPS[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
 
-
-
-static void gen_jac(const curve_group *G, uint64_t *g) { ec_jac_from_aff(G, g, G->gen); }
+static void gen_jac(const curve_group *G, uint64_t *g)
+{
+    ec_jac_from_aff(G, g, G->gen);
+}
 
 /* random point k·G, jacobian with a non-trivial Z (it went through additions) */
 static void rand_point(const curve_group *G, uint64_t *p)
@@ -31,18 +32,18 @@ START_TEST(test_curve_generator_on_curve_with_order_r)
     ck_assert(ec_aff_is_on_curve(G, G->gen));
     ck_assert(!ec_aff_is_inf(G, G->gen));
     gen_jac(G, g);
-    ec_jac_mul_scalar(G, r, g, G->Fr->p, 4);        /* r·G = O */
+    ec_jac_mul_scalar(G, r, g, G->Fr->p, 4); /* r·G = O */
     ck_assert(ec_jac_is_inf(G, r));
     memcpy(rm1, G->Fr->p, 32);
     rm1[0] -= 1;
-    ec_jac_mul_scalar(G, r, g, rm1, 4);             /* (r-1)·G = -G */
+    ec_jac_mul_scalar(G, r, g, rm1, 4); /* (r-1)·G = -G */
     ec_jac_neg(G, g, g);
     ck_assert(ec_jac_eq(G, r, g));
-    uint64_t off[EC_MAX_AFF];                        /* a perturbed point is off the curve */
+    uint64_t off[EC_MAX_AFF]; /* a perturbed point is off the curve */
     memcpy(off, G->gen, sizeof off);
     off[0] ^= 1;
     ck_assert(!ec_aff_is_on_curve(G, off));
-    uint64_t inf[EC_MAX_AFF] = {0};
+    uint64_t inf[EC_MAX_AFF] = { 0 };
     ck_assert(ec_aff_is_on_curve(G, inf));
 }
 END_TEST
@@ -59,7 +60,7 @@ START_TEST(test_curve_point_plus_negation_is_infinity)
         ec_jac_to_aff(G, a, p);
         ec_aff_neg(G, na, a);
         ck_assert(ec_aff_is_on_curve(G, na));
-        ec_add_aff(G, r, p, na);                      /* mixed: P + (-P) */
+        ec_add_aff(G, r, p, na); /* mixed: P + (-P) */
         ck_assert(ec_jac_is_inf(G, r));
     }
 }
@@ -73,17 +74,17 @@ START_TEST(test_curve_double_equals_add_to_self)
         rand_point(G, p);
         ec_dbl(G, d, p);
         ec_jac_copy(G, q, p);
-        ec_add(G, s, p, q);                           /* distinct buffers, same point */
+        ec_add(G, s, p, q); /* distinct buffers, same point */
         ck_assert(ec_jac_eq(G, d, s));
-        ec_add(G, s, p, p);                           /* aliased */
+        ec_add(G, s, p, p); /* aliased */
         ck_assert(ec_jac_eq(G, d, s));
         ec_jac_to_aff(G, a, p);
-        ec_add_aff(G, s, p, a);                       /* mixed P + P */
+        ec_add_aff(G, s, p, a); /* mixed P + P */
         ck_assert(ec_jac_eq(G, d, s));
         ec_jac_to_aff(G, a, d);
         ck_assert(ec_aff_is_on_curve(G, a));
     }
-    ec_jac_set_inf(G, p);                             /* 2·O = O */
+    ec_jac_set_inf(G, p); /* 2·O = O */
     ec_dbl(G, d, p);
     ck_assert(ec_jac_is_inf(G, d));
 }
@@ -93,7 +94,7 @@ START_TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], q[EC_MAX_JAC], r1[EC_MAX_JAC], r2[EC_MAX_JAC], inf[EC_MAX_JAC], qa[EC_MAX_AFF];
-    uint64_t infa[EC_MAX_AFF] = {0};
+    uint64_t infa[EC_MAX_AFF] = { 0 };
     ec_jac_set_inf(G, inf);
     for (int k = 0; k < 10; k++) {
         rand_point(G, p);
@@ -102,16 +103,16 @@ START_TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add)
         ec_add_aff(G, r1, p, qa);
         ec_add(G, r2, p, q);
         ck_assert(ec_jac_eq(G, r1, r2));
-        ec_add_aff(G, r1, p, infa);                  /* P + O */
+        ec_add_aff(G, r1, p, infa); /* P + O */
         ck_assert(ec_jac_eq(G, r1, p));
-        ec_add_aff(G, r1, inf, qa);                  /* O + Q */
+        ec_add_aff(G, r1, inf, qa); /* O + Q */
         ck_assert(ec_jac_eq(G, r1, q));
-        ec_add(G, r1, inf, q);                       /* general: O + Q, P + O */
+        ec_add(G, r1, inf, q); /* general: O + Q, P + O */
         ck_assert(ec_jac_eq(G, r1, q));
         ec_add(G, r1, p, inf);
         ck_assert(ec_jac_eq(G, r1, p));
     }
-    ec_add_aff(G, r1, inf, infa);                     /* O + O */
+    ec_add_aff(G, r1, inf, infa); /* O + O */
     ck_assert(ec_jac_is_inf(G, r1));
 }
 END_TEST
@@ -123,8 +124,10 @@ START_TEST(test_curve_batch_to_aff_matches_single_with_infinity)
     const size_t n = 40;
     uint64_t *jac = malloc(n * 3 * cl * 8), *aff = malloc(n * 2 * cl * 8), one[EC_MAX_AFF];
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || i % 7 == 3 || i == n - 1) ec_jac_set_inf(G, jac + i * 3 * cl);
-        else rand_point(G, jac + i * 3 * cl);
+        if (i == 0 || i % 7 == 3 || i == n - 1)
+            ec_jac_set_inf(G, jac + i * 3 * cl);
+        else
+            rand_point(G, jac + i * 3 * cl);
     }
     ck_assert_int_eq(ec_batch_to_aff(G, aff, jac, n), 0);
     for (size_t i = 0; i < n; i++) {
@@ -181,7 +184,10 @@ START_TEST(test_curve_scalar_mul_is_linear)
 }
 END_TEST
 
-static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n) { mpz_import(z, n, -1, 8, 0, 0, a); }
+static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n)
+{
+    mpz_import(z, n, -1, 8, 0, 0, a);
+}
 
 /* The GLV constants, by GMP: beta^3 = 1 in Fq (beta != 1), lambda^2 + lambda + 1 = 0
  * mod r (so lambda^3 = 1, lambda != 1), and phi(P) = (beta x, y) equals lambda P for the
@@ -213,18 +219,20 @@ START_TEST(test_curve_glv_endomorphism_is_lambda)
 
     uint64_t p[EC_MAX_JAC], a[EC_MAX_AFF], e[EC_MAX_AFF], ej[EC_MAX_JAC], want[EC_MAX_JAC];
     for (int k = 0; k < 6; k++) {
-        if (k == 0) gen_jac(G, p);
-        else rand_point(G, p);
+        if (k == 0)
+            gen_jac(G, p);
+        else
+            rand_point(G, p);
         ec_jac_to_aff(G, a, p);
         ec_aff_endo(G, e, a);
         ck_assert(ec_aff_is_on_curve(G, e));
         ec_jac_from_aff(G, ej, e);
         ec_jac_mul_scalar(G, want, p, G->lambda, 4);
         ck_assert_msg(ec_jac_eq(G, ej, want), "%s: phi(P) != lambda P (point %d)", G->name, k);
-        ec_aff_endo(G, a, a);                        /* in place */
+        ec_aff_endo(G, a, a); /* in place */
         ck_assert(ec_jac_eq(G, ej, (ec_jac_from_aff(G, want, a), want)));
     }
-    uint64_t inf[EC_MAX_AFF] = {0};
+    uint64_t inf[EC_MAX_AFF] = { 0 };
     ec_aff_endo(G, e, inf);
     ck_assert(ec_aff_is_inf(G, e));
 }
@@ -261,23 +269,45 @@ START_TEST(test_curve_glv_split_identity)
     }
     const int nrand = 20000, nedge = 40, nstep = 3 * 2 * 200;
     for (int it = 0; it < nrand + nedge + nstep; it++) {
-        uint64_t kl[4] = {0}, k1[2], k2[2];
+        uint64_t kl[4] = { 0 }, k1[2], k2[2];
         if (it < nrand) {
             test_rand_scalar(G->Fr, kl);
             mpz_from_limbs(k, kl, 4);
         } else if (it < nrand + nedge) {
             int e = it - nrand;
             switch (e % 10) {
-            case 0: mpz_set_ui(k, (unsigned long)(e / 10)); break;              /* 0..3 */
-            case 1: mpz_sub_ui(k, r, (unsigned long)(1 + e / 10)); break;       /* r-1.. */
-            case 2: mpz_add_ui(k, l, (unsigned long)(e / 10)); break;           /* lambda.. */
+            case 0: mpz_set_ui(k, (unsigned long)(e / 10)); break;        /* 0..3 */
+            case 1: mpz_sub_ui(k, r, (unsigned long)(1 + e / 10)); break; /* r-1.. */
+            case 2: mpz_add_ui(k, l, (unsigned long)(e / 10)); break;     /* lambda.. */
             case 3: mpz_sub_ui(k, l, (unsigned long)(1 + e / 10)); break;
-            case 4: mpz_sub(k, r, l); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
-            case 5: mpz_fdiv_q_2exp(k, r, 1); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
-            case 6: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 127); mpz_sub_ui(k, k, (unsigned long)(e / 10)); break;
-            case 7: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 128); mpz_sub_ui(k, k, (unsigned long)(1 + e / 10)); break;
-            case 8: mpz_set_ui(k, 1); mpz_mul_2exp(k, k, 254); mpz_add_ui(k, k, (unsigned long)(e / 10)); break;
-            default: mpz_mul(k, l, l); mpz_add_ui(k, k, (unsigned long)(e / 10)); mpz_mod(k, k, r); break;
+            case 4:
+                mpz_sub(k, r, l);
+                mpz_add_ui(k, k, (unsigned long)(e / 10));
+                break;
+            case 5:
+                mpz_fdiv_q_2exp(k, r, 1);
+                mpz_add_ui(k, k, (unsigned long)(e / 10));
+                break;
+            case 6:
+                mpz_set_ui(k, 1);
+                mpz_mul_2exp(k, k, 127);
+                mpz_sub_ui(k, k, (unsigned long)(e / 10));
+                break;
+            case 7:
+                mpz_set_ui(k, 1);
+                mpz_mul_2exp(k, k, 128);
+                mpz_sub_ui(k, k, (unsigned long)(1 + e / 10));
+                break;
+            case 8:
+                mpz_set_ui(k, 1);
+                mpz_mul_2exp(k, k, 254);
+                mpz_add_ui(k, k, (unsigned long)(e / 10));
+                break;
+            default:
+                mpz_mul(k, l, l);
+                mpz_add_ui(k, k, (unsigned long)(e / 10));
+                mpz_mod(k, k, r);
+                break;
             }
             if (mpz_cmp(k, r) >= 0) mpz_mod(k, k, r);
         } else {
@@ -298,7 +328,7 @@ START_TEST(test_curve_glv_split_identity)
         mpz_from_limbs(b, k2, 2);
         if (neg & 1) mpz_neg(a, a);
         if (neg & 2) mpz_neg(b, b);
-        mpz_addmul(a, b, l);                         /* +-k1 +- k2 lambda */
+        mpz_addmul(a, b, l); /* +-k1 +- k2 lambda */
         mpz_sub(a, a, k);
         mpz_mod(a, a, r);
         ck_assert_msg(mpz_sgn(a) == 0, "%s: GLV split identity fails (case %d)", G->name, it);
@@ -321,15 +351,17 @@ END_TEST
 int main(void)
 {
     const struct test_case t[] = {
-        {"generator_on_curve_with_order_r", test_curve_generator_on_curve_with_order_r, 4},
-        {"point_plus_negation_is_infinity", test_curve_point_plus_negation_is_infinity, 4},
-        {"double_equals_add_to_self", test_curve_double_equals_add_to_self, 4},
-        {"mixed_add_handles_infinity_and_agrees_with_add", test_curve_mixed_add_handles_infinity_and_agrees_with_add, 4},
-        {"batch_to_aff_matches_single_with_infinity", test_curve_batch_to_aff_matches_single_with_infinity, 4},
-        {"scalar_mul_is_linear", test_curve_scalar_mul_is_linear, 4},
-        {"lookup_by_fields", test_curve_lookup_by_fields, 1},
-        {"glv_endomorphism_is_lambda", test_curve_glv_endomorphism_is_lambda, 4},
-        {"glv_split_identity", test_curve_glv_split_identity, 4},
+        { "generator_on_curve_with_order_r", test_curve_generator_on_curve_with_order_r, 4 },
+        { "point_plus_negation_is_infinity", test_curve_point_plus_negation_is_infinity, 4 },
+        { "double_equals_add_to_self", test_curve_double_equals_add_to_self, 4 },
+        { "mixed_add_handles_infinity_and_agrees_with_add",
+          test_curve_mixed_add_handles_infinity_and_agrees_with_add, 4 },
+        { "batch_to_aff_matches_single_with_infinity", test_curve_batch_to_aff_matches_single_with_infinity,
+          4 },
+        { "scalar_mul_is_linear", test_curve_scalar_mul_is_linear, 4 },
+        { "lookup_by_fields", test_curve_lookup_by_fields, 1 },
+        { "glv_endomorphism_is_lambda", test_curve_glv_endomorphism_is_lambda, 4 },
+        { "glv_split_identity", test_curve_glv_split_identity, 4 },
     };
     test_rng_seed(0xda3e39cb94b95bdbULL);
     return test_run_suite("curve", t, sizeof t / sizeof t[0], 120);

@@ -12,8 +12,8 @@
 #include "cuzk/error.h"
 #include "helper_test.h"
 
-static const unsigned kinds[] = {CUZK_PROG_TOOL, CUZK_PROG_CLIENT, CUZK_PROG_CUZKD, CUZK_PROG_STAGE};
-#define NKINDS (sizeof kinds / sizeof kinds[0])
+static const unsigned kinds[] = { CUZK_PROG_TOOL, CUZK_PROG_CLIENT, CUZK_PROG_CUZKD, CUZK_PROG_STAGE };
+#define NKINDS    (sizeof kinds / sizeof kinds[0])
 #define MAX_ERRNO 4095 /* the kernel's: no errno is larger */
 
 /* Does the table document `code` for this kind of program? */
@@ -53,7 +53,8 @@ START_TEST(test_error_every_code_has_name_message_and_exit_code)
         }
         for (size_t k = 0; k < NKINDS; k++) {
             int x = cuzk_exit_code(-c, kinds[k]);
-            ck_assert_msg(documented(x, kinds[k]), "%s -> exit %d, not in the table for kind %#x", name, x, kinds[k]);
+            ck_assert_msg(documented(x, kinds[k]), "%s -> exit %d, not in the table for kind %#x", name, x,
+                          kinds[k]);
             ck_assert_int_ne(x, 0);
         }
     }
@@ -61,7 +62,8 @@ START_TEST(test_error_every_code_has_name_message_and_exit_code)
     for (int e = 1; e <= 133; e++)
         for (size_t k = 0; k < NKINDS; k++) {
             int x = cuzk_exit_code(-e, kinds[k]);
-            ck_assert_msg(documented(x, kinds[k]) && x != 0, "errno %d -> exit %d for kind %#x", e, x, kinds[k]);
+            ck_assert_msg(documented(x, kinds[k]) && x != 0, "errno %d -> exit %d for kind %#x", e, x,
+                          kinds[k]);
         }
     for (size_t k = 0; k < NKINDS; k++) ck_assert_int_eq(cuzk_exit_code(0, kinds[k]), 0);
     ck_assert_str_eq(cuzk_err_name(0), "ok");
@@ -95,10 +97,15 @@ END_TEST
 /* The numbers scripts and tests read (README "Exit codes"): never renumbered. */
 START_TEST(test_error_documented_numbers_stay)
 {
-    static const struct { int err, tool_exit; } tool[] = {
-        {CUZK_E_USAGE, 2},    {CUZK_E_IO, 3},       {CUZK_E_FORMAT, 4},      {CUZK_E_TRUNCATED, 5},
-        {CUZK_E_UNSUPPORTED, 6}, {CUZK_E_MISMATCH, 7}, {CUZK_E_UNSATISFIED, 8}, {CUZK_E_OUTPUT, 9},
-        {CUZK_E_INTERNAL, 10}, {CUZK_E_DEVICE, 10}, {CUZK_E_DEVICE_NOMEM, 10},
+    static const struct {
+        int err, tool_exit;
+    } tool[] = {
+        { CUZK_E_USAGE, 2 },         { CUZK_E_IO, 3 },
+        { CUZK_E_FORMAT, 4 },        { CUZK_E_TRUNCATED, 5 },
+        { CUZK_E_UNSUPPORTED, 6 },   { CUZK_E_MISMATCH, 7 },
+        { CUZK_E_UNSATISFIED, 8 },   { CUZK_E_OUTPUT, 9 },
+        { CUZK_E_INTERNAL, 10 },     { CUZK_E_DEVICE, 10 },
+        { CUZK_E_DEVICE_NOMEM, 10 },
     };
     for (size_t i = 0; i < sizeof tool / sizeof tool[0]; i++) {
         ck_assert_int_eq(cuzk_exit_code(-tool[i].err, CUZK_PROG_TOOL), tool[i].tool_exit);
@@ -125,7 +132,8 @@ START_TEST(test_error_table_is_well_formed)
 {
     for (size_t i = 0; i < cuzk_exit_table_len; i++) {
         const struct cuzk_exit_row *r = &cuzk_exit_table[i];
-        ck_assert_msg(r->code >= 0 && r->code <= 125, "row %zu: code %d is not a plain exit status", i, r->code);
+        ck_assert_msg(r->code >= 0 && r->code <= 125, "row %zu: code %d is not a plain exit status", i,
+                      r->code);
         ck_assert_msg(r->progs && !(r->progs & ~(unsigned)CUZK_PROG_ALL), "row %zu: kinds %#x", i, r->progs);
         ck_assert_msg(r->name && *r->name && r->meaning && *r->meaning, "row %zu has no name or meaning", i);
         ck_assert_msg(!strpbrk(r->meaning, "|\n") && !strpbrk(r->name, "|\n `"), "row %zu breaks a table", i);
@@ -179,7 +187,8 @@ START_TEST(test_error_readme_table_is_the_code_table)
     fclose(m);
     ck_assert_msg((size_t)(e - b) == wlen && !memcmp(b, want, wlen),
                   "README.md's exit-code table differs from zk/error.c's: run `make readme-exit-codes`\n"
-                  "README:\n%.*s\ncode:\n%s", (int)(e - b), b, want);
+                  "README:\n%.*s\ncode:\n%s",
+                  (int)(e - b), b, want);
     free(want);
     free(readme);
 }
@@ -191,11 +200,13 @@ START_TEST(test_error_help_prints_the_rows_asked)
     size_t len = 0;
     FILE *m = open_memstream(&out, &len);
     ck_assert_ptr_nonnull(m);
-    cuzk_exit_help(m, CUZK_PROG_TOOL, (const int[]){0, 1, 7, -1});
+    cuzk_exit_help(m, CUZK_PROG_TOOL, (const int[]){ 0, 1, 7, -1 });
     fclose(m);
     ck_assert_msg(!strncmp(out, "exit codes:\n", 12), "%s", out);
-    ck_assert_msg(strstr(out, "\n    0  ") && strstr(out, "\n    1  ") && strstr(out, "\n    7  "), "%s", out);
-    ck_assert_msg(!strstr(out, "\n    2  ") && !strstr(out, "--check"), "%s", out); /* not asked / cuzkd's 1 */
+    ck_assert_msg(strstr(out, "\n    0  ") && strstr(out, "\n    1  ") && strstr(out, "\n    7  "), "%s",
+                  out);
+    ck_assert_msg(!strstr(out, "\n    2  ") && !strstr(out, "--check"), "%s",
+                  out); /* not asked / cuzkd's 1 */
     ck_assert_msg(!strchr(out, '`'), "Markdown quotes in --help: %s", out);
     for (const char *l = out; *l;) {
         size_t n = strcspn(l, "\n");
@@ -208,7 +219,8 @@ START_TEST(test_error_help_prints_the_rows_asked)
     m = open_memstream(&out, &len);
     cuzk_exit_help(m, CUZK_PROG_ALL, NULL);
     fclose(m);
-    ck_assert_msg(strstr(out, "  111  [stages] ") && strstr(out, "    3  [cuzkd] ") && strstr(out, "    0  success"),
+    ck_assert_msg(strstr(out, "  111  [stages] ") && strstr(out, "    3  [cuzkd] ") &&
+                      strstr(out, "    0  success"),
                   "%s", out);
     free(out);
 }
@@ -217,13 +229,14 @@ END_TEST
 int main(void)
 {
     const struct test_case t[] = {
-        {"codes_are_disjoint_from_errno", test_error_codes_are_disjoint_from_errno, 1},
-        {"every_code_has_name_message_and_exit_code", test_error_every_code_has_name_message_and_exit_code, 1},
-        {"errno_is_read_as_errno", test_error_errno_is_read_as_errno, 1},
-        {"documented_numbers_stay", test_error_documented_numbers_stay, 1},
-        {"table_is_well_formed", test_error_table_is_well_formed, 1},
-        {"readme_table_is_the_code_table", test_error_readme_table_is_the_code_table, 1},
-        {"help_prints_the_rows_asked", test_error_help_prints_the_rows_asked, 1},
+        { "codes_are_disjoint_from_errno", test_error_codes_are_disjoint_from_errno, 1 },
+        { "every_code_has_name_message_and_exit_code", test_error_every_code_has_name_message_and_exit_code,
+          1 },
+        { "errno_is_read_as_errno", test_error_errno_is_read_as_errno, 1 },
+        { "documented_numbers_stay", test_error_documented_numbers_stay, 1 },
+        { "table_is_well_formed", test_error_table_is_well_formed, 1 },
+        { "readme_table_is_the_code_table", test_error_readme_table_is_the_code_table, 1 },
+        { "help_prints_the_rows_asked", test_error_help_prints_the_rows_asked, 1 },
     };
     return test_run_suite("error", t, sizeof t / sizeof t[0], 60);
 }

@@ -10,12 +10,14 @@
 
 #include "helper_test.h"
 
-static const field_desc *const FIELDS[] = {&FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
-                                           &FIELD_BLS12_381_FR};
+static const field_desc *const FIELDS[] = { &FIELD_BN254_FQ, &FIELD_BN254_FR, &FIELD_BLS12_381_FQ,
+                                            &FIELD_BLS12_381_FR };
 #define RANDOM_ROUNDS 3000
 
-
-static void z_from(mpz_t z, const field_desc *F, const uint64_t *a) { mpz_import(z, F->n, -1, 8, 0, 0, a); }
+static void z_from(mpz_t z, const field_desc *F, const uint64_t *a)
+{
+    mpz_import(z, F->n, -1, 8, 0, 0, a);
+}
 static void z_to(uint64_t *a, const field_desc *F, const mpz_t z)
 {
     memset(a, 0, F->n * 8);
@@ -37,7 +39,10 @@ static void ref_init(struct ref *g, const field_desc *F)
     mpz_mod(g->R, g->R, g->p);
     ck_assert(mpz_invert(g->Rinv, g->R, g->p));
 }
-static void ref_clear(struct ref *g) { mpz_clears(g->p, g->R, g->Rinv, g->t, g->u, NULL); }
+static void ref_clear(struct ref *g)
+{
+    mpz_clears(g->p, g->R, g->Rinv, g->t, g->u, NULL);
+}
 
 /* Montgomery limbs of the value v (v·R mod p), computed by GMP. */
 static void ref_mont(struct ref *g, uint64_t *a, const mpz_t v)
@@ -141,8 +146,10 @@ static void check_inv_pow(struct ref *g, const mpz_t va)
     mpz_inits(w, ze, NULL);
     ref_mont(g, a, va);
     fe_inv(F, r, a);
-    if (mpz_sgn(va) == 0) mpz_set_ui(w, 0);
-    else ck_assert(mpz_invert(w, va, g->p));
+    if (mpz_sgn(va) == 0)
+        mpz_set_ui(w, 0);
+    else
+        ck_assert(mpz_invert(w, va, g->p));
     assert_mont_eq(g, r, w, "inv");
     for (unsigned i = 0; i < F->n; i++) e[i] = test_rng64();
     e[0] &= test_rng64() & 1 ? ~(uint64_t)0 : 0xff; /* some short exponents */
@@ -233,8 +240,10 @@ START_TEST(test_field_decimal_round_trips)
     for (int i = 0; i < 5; i++) mpz_init(e[i]);
     edges(&g, e);
     for (int r = 0; r < 500; r++) {
-        if (r < 5) mpz_set(v, e[r]);
-        else rand_val(&g, v);
+        if (r < 5)
+            mpz_set(v, e[r]);
+        else
+            rand_val(&g, v);
         if (r == 5) mpz_set_ui(v, 10000000000000000000ULL); /* 10^19: a chunk boundary */
         z_to(a, F, v);
         mpz_get_str(want, 10, v);
@@ -248,9 +257,10 @@ START_TEST(test_field_decimal_round_trips)
     }
     mpz_get_str(want, 10, g.p);
     ck_assert_int_eq(fe_canon_from_dec(F, b, want), -ERANGE);
-    ck_assert_int_eq(fe_canon_from_dec(F, b, "99999999999999999999999999999999999999999999999999999999999"
-                                              "999999999999999999999999999999999999999999999999999999999999"
-                                              "999999999999999999999999999999999999999999999999999999999999"),
+    ck_assert_int_eq(fe_canon_from_dec(F, b,
+                                       "99999999999999999999999999999999999999999999999999999999999"
+                                       "999999999999999999999999999999999999999999999999999999999999"
+                                       "999999999999999999999999999999999999999999999999999999999999"),
                      -ERANGE);
     ck_assert_int_eq(fe_canon_from_dec(F, b, ""), -EINVAL);
     ck_assert_int_eq(fe_canon_from_dec(F, b, "12a"), -EINVAL);
@@ -351,16 +361,18 @@ START_TEST(test_field_mulx_matches_portable)
     mpz_init(v);
     memset(e, 0, sizeof e);
     e[1][0] = 1;
-    fe_copy(F, e[2], F->p); e[2][0] -= 1;                   /* p - 1 */
-    fe_copy(F, e[3], F->p); e[3][0] -= 2;                   /* p - 2 */
-    fe_copy(F, e[4], F->one);                               /* R mod p */
+    fe_copy(F, e[2], F->p);
+    e[2][0] -= 1; /* p - 1 */
+    fe_copy(F, e[3], F->p);
+    e[3][0] -= 2;             /* p - 2 */
+    fe_copy(F, e[4], F->one); /* R mod p */
     fe_copy(F, e[5], F->r2);
     for (unsigned i = 0; i + 1 < F->n; i++) e[6][i] = ~(uint64_t)0; /* 2^(64(n-1)) - 1 */
-    e[7][F->n - 1] = F->p[F->n - 1] - 1;                    /* top limb just below p's */
+    e[7][F->n - 1] = F->p[F->n - 1] - 1;                            /* top limb just below p's */
     for (unsigned i = 0; i + 1 < F->n; i++) e[7][i] = ~(uint64_t)0;
-    e[8][F->n - 1] = (uint64_t)1 << 60;                     /* powers of two */
+    e[8][F->n - 1] = (uint64_t)1 << 60; /* powers of two */
     e[9][F->n / 2] = (uint64_t)1 << 63;
-    mpz_sub_ui(v, g.p, 1);                                  /* (p-1)/2 */
+    mpz_sub_ui(v, g.p, 1); /* (p-1)/2 */
     mpz_fdiv_q_2exp(v, v, 1);
     z_to(e[10], F, v);
     z_to(e[11], F, g.Rinv);
@@ -380,8 +392,10 @@ START_TEST(test_field_mulx_matches_portable)
     for (int r = 0; r < 200000; r++) {
         rand_val(&g, v);
         z_to(a, F, v);
-        if (r % 3 == 0) fe_copy(F, b, a);
-        else if (r % 7 == 0) fe_copy(F, b, e[r % NEDGE]);
+        if (r % 3 == 0)
+            fe_copy(F, b, a);
+        else if (r % 7 == 0)
+            fe_copy(F, b, e[r % NEDGE]);
         else {
             rand_val(&g, v);
             z_to(b, F, v);
@@ -419,14 +433,17 @@ START_TEST(test_field_fq2_lazy_matches_generic)
     mpz_init(v);
     memset(e, 0, sizeof e);
     e[1][0] = 1;
-    fe_copy(F, e[2], F->p); e[2][0] -= 1;
-    fe_copy(F, e[3], F->p); e[3][0] -= 2;
+    fe_copy(F, e[2], F->p);
+    e[2][0] -= 1;
+    fe_copy(F, e[3], F->p);
+    e[3][0] -= 2;
     mpz_sub_ui(v, g.p, 1);
     mpz_fdiv_q_2exp(v, v, 1);
     z_to(e[4], F, v);
     fe_copy(F, e[5], F->one);
     for (unsigned k = 0; k + 1 < n; k++) e[6][k] = ~(uint64_t)0;
-    fe_copy(F, e[7], F->p); e[7][n - 1] -= 1;          /* top limb below p's */
+    fe_copy(F, e[7], F->p);
+    e[7][n - 1] -= 1; /* top limb below p's */
     for (int i = 0; i < NEDGE * NEDGE; i++)
         for (int j = 0; j < NEDGE * NEDGE; j++) {
             memcpy(a, e[i % NEDGE], sz / 2);
@@ -435,7 +452,8 @@ START_TEST(test_field_fq2_lazy_matches_generic)
             memcpy(b + n, e[j / NEDGE], sz / 2);
             fe2_mul_generic(F, want, a, b);
             fe2_mul(F, got, a, b);
-            ck_assert_msg(memcmp(got, want, sz) == 0, "%s: fq2 lazy product of edges %d, %d differs", F->name, i, j);
+            ck_assert_msg(memcmp(got, want, sz) == 0, "%s: fq2 lazy product of edges %d, %d differs", F->name,
+                          i, j);
         }
     for (int r = 0; r < 100000; r++) {
         for (int k = 0; k < 2; k++) {
@@ -449,10 +467,10 @@ START_TEST(test_field_fq2_lazy_matches_generic)
         fe2_mul(F, got, a, b);
         ck_assert_msg(memcmp(got, want, sz) == 0, "%s: fq2 lazy product differs (round %d)", F->name, r);
         if (r % 2) {
-            fe2_mul(F, a, a, b);                     /* r aliases a */
+            fe2_mul(F, a, a, b); /* r aliases a */
             ck_assert(memcmp(a, want, sz) == 0);
         } else {
-            fe2_mul(F, b, a, b);                     /* r aliases b */
+            fe2_mul(F, b, a, b); /* r aliases b */
             ck_assert(memcmp(b, want, sz) == 0);
         }
     }
@@ -489,8 +507,10 @@ static int carry_edges(struct ref *g, uint64_t (*e)[FE_MAX_LIMBS])
         c++;
         e[c++][k] = 1;
         mpz_set_ui(v, 0), mpz_setbit(v, 64 * k), mpz_sub(v, g->p, v), z_to(e[c++], F, v);
-        if (k + 1 < n) e[c++][k] = ~(uint64_t)0;
-        else e[c++][k] = F->p[k] - 1;
+        if (k + 1 < n)
+            e[c++][k] = ~(uint64_t)0;
+        else
+            e[c++][k] = F->p[k] - 1;
         for (unsigned i = 0; i < k; i++) e[c][i] = ~(uint64_t)0;
         e[c++][k] = k + 1 < n ? 0 : F->p[k] - 1;
     }
@@ -539,7 +559,8 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
             for (int j = 0; j < ne; j++) {
                 ref_mont_mul(&g, want, e[i], e[j]);
                 fe_mul(F, got, e[i], e[j]);
-                ck_assert_msg(fe_eq(F, got, want), "%s path %d: product of edges %d, %d wrong", F->name, path, i, j);
+                ck_assert_msg(fe_eq(F, got, want), "%s path %d: product of edges %d, %d wrong", F->name, path,
+                              i, j);
             }
         }
         for (int r = 0; r < 20000; r++) {
@@ -549,10 +570,12 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
             z_to(b, F, v);
             ref_mont_mul(&g, want, a, b);
             fe_mul(F, got, a, b);
-            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random product wrong (round %d)", F->name, path, r);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random product wrong (round %d)", F->name, path,
+                          r);
             ref_mont_mul(&g, want, a, a);
             fe_sqr(F, got, a);
-            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random square wrong (round %d)", F->name, path, r);
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: random square wrong (round %d)", F->name, path,
+                          r);
         }
         /* Fq2: c0 = a0b0 - a1b1, c1 = a0b1 + a1b0, each times R^-1 (Montgomery) */
         for (int i = 0; fq && i < ne * ne; i += 7)
@@ -603,10 +626,12 @@ START_TEST(test_field_inv_gcd_matches_fermat)
             }
             fe_inv(F, want, a);
             fe_inv_gcd(F, got, a);
-            ck_assert_msg(fe_eq(F, got, want), "%s path %d: gcd inverse differs from Fermat's (case %d)", F->name,
-                          path, r);
-            if (mpz_sgn(v) == 0) mpz_set_ui(w, 0);
-            else ck_assert(mpz_invert(w, v, g.p));
+            ck_assert_msg(fe_eq(F, got, want), "%s path %d: gcd inverse differs from Fermat's (case %d)",
+                          F->name, path, r);
+            if (mpz_sgn(v) == 0)
+                mpz_set_ui(w, 0);
+            else
+                ck_assert(mpz_invert(w, v, g.p));
             assert_mont_eq(&g, got, w, "inv_gcd");
             fe_inv_gcd(F, a, a); /* in place */
             ck_assert(fe_eq(F, a, want));
@@ -630,17 +655,17 @@ END_TEST
 int main(void)
 {
     const struct test_case t[] = {
-        {"constants_match_gmp", test_field_constants_match_gmp, 4},
-        {"arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4},
-        {"arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4},
-        {"mulx_matches_portable", test_field_mulx_matches_portable, 4},
-        {"products_match_gmp_at_carry_edges", test_field_products_match_gmp_at_carry_edges, 4},
-        {"inv_gcd_matches_fermat", test_field_inv_gcd_matches_fermat, 4},
-        {"batch_inv_matches_single", test_field_batch_inv_matches_single, 4},
-        {"decimal_round_trips", test_field_decimal_round_trips, 4},
-        {"fq2_matches_gmp", test_field_fq2_matches_gmp, 2},
-        {"fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 2},
-        {"lookup_by_modulus", test_field_lookup_by_modulus, 4},
+        { "constants_match_gmp", test_field_constants_match_gmp, 4 },
+        { "arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4 },
+        { "arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4 },
+        { "mulx_matches_portable", test_field_mulx_matches_portable, 4 },
+        { "products_match_gmp_at_carry_edges", test_field_products_match_gmp_at_carry_edges, 4 },
+        { "inv_gcd_matches_fermat", test_field_inv_gcd_matches_fermat, 4 },
+        { "batch_inv_matches_single", test_field_batch_inv_matches_single, 4 },
+        { "decimal_round_trips", test_field_decimal_round_trips, 4 },
+        { "fq2_matches_gmp", test_field_fq2_matches_gmp, 2 },
+        { "fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 2 },
+        { "lookup_by_modulus", test_field_lookup_by_modulus, 4 },
     };
     test_rng_seed(0x853c49e6748fea9bULL);
     return test_run_suite("field", t, sizeof t / sizeof t[0], 120);

@@ -36,14 +36,14 @@
 #define LEASE_S 3
 
 static int fails;
-#define CHECK(c, ...)                                                                   \
-	do {                                                                            \
-		if (!(c)) {                                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-			fprintf(stderr, __VA_ARGS__);                                   \
-			fputc('\n', stderr);                                            \
-			fails++;                                                        \
-		}                                                                       \
+#define CHECK(c, ...)                                                        \
+	do {                                                                 \
+		if (!(c)) {                                                  \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+			fails++;                                             \
+		}                                                            \
 	} while (0)
 
 /* Plain SQL beside the library: to read what it wrote and to build a version-1
@@ -147,10 +147,13 @@ static void adoption(const char *url, struct fleet *f)
 	CHECK(fleet_claim(f, "sem-dead", 1, d, 3, err, sizeof(err)) == 3, "claim: %s", err);
 	for (int i = 0; i < 3; i++)
 		CHECK(fleet_finish(f, "sem-dead", d[i].job, d[i].idx, d[i].gen, NULL, err,
-				   sizeof(err)) == 1, "finish: %s", err);
+				   sizeof(err)) == 1,
+		      "finish: %s", err);
 	CHECK(!put(stage, "p0.public.json", "public p0\n") &&
-	      !put(stage, "p0.proof.json", "proof p0\n") && !put(dir, "p2.public.json", "public p2\n") &&
-	      !put(dir, "p2.proof.json", "proof p2\n"), "writing the staged files");
+		      !put(stage, "p0.proof.json", "proof p0\n") &&
+		      !put(dir, "p2.public.json", "public p2\n") &&
+		      !put(dir, "p2.proof.json", "proof p2\n"),
+	      "writing the staged files");
 	/* Alive (heartbeat under 3 leases old): not adopted; nor one's own without mine. */
 	CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 0,
 	      "adopted %d of a live daemon's partitions: %s", rc, err);
@@ -165,14 +168,17 @@ static void adoption(const char *url, struct fleet *f)
 		int want = sn.idx[i] == 1 ? FLEET_PUB_REQUEUED : FLEET_PUB_MARKED;
 		int wl = sn.idx[i] == 0 ? 2 : 0;
 
-		CHECK(sn.outcome[i] == want && sn.linked[i] == wl, "p%u: outcome %d linked %d "
-		      "(want %d %d)", sn.idx[i], sn.outcome[i], sn.linked[i], want, wl);
+		CHECK(sn.outcome[i] == want && sn.linked[i] == wl,
+		      "p%u: outcome %d linked %d "
+		      "(want %d %d)",
+		      sn.idx[i], sn.outcome[i], sn.linked[i], want, wl);
 	}
 	CHECK(exists(dir, "p0.public.json") && exists(dir, "p0.proof.json") &&
-	      !exists(stage, "p0.proof.json") && !exists(stage, "p0.public.json"),
+		      !exists(stage, "p0.proof.json") && !exists(stage, "p0.public.json"),
 	      "p0 not published from the staging dir");
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
-	      done == 2 && total == 3, "state %u/%u after adoption (want 2/3)", done, total);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 2 &&
+		      total == 3,
+	      "state %u/%u after adoption (want 2/3)", done, total);
 	/* Nothing left to adopt; the dead one's late mark of the requeued p1 matches nothing. */
 	CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 0,
 	      "adopted %d again", rc);
@@ -180,21 +186,26 @@ static void adoption(const char *url, struct fleet *f)
 	      "a requeued partition's late mark answered %d", rc);
 	/* p1 proved again by sem-live, published with the same call cuzkd uses. */
 	CHECK(fleet_claim(f, "sem-live", 30, l, 1, err, sizeof(err)) == 1 && l[0].idx == 1 &&
-	      l[0].gen == d[1].gen + 1, "requeued p1 not claimable: %s", err);
-	CHECK(fleet_finish(f, "sem-live", l[0].job, l[0].idx, l[0].gen, NULL, err,
-			   sizeof(err)) == 1, "finish: %s", err);
+		      l[0].gen == d[1].gen + 1,
+	      "requeued p1 not claimable: %s", err);
+	CHECK(fleet_finish(f, "sem-live", l[0].job, l[0].idx, l[0].gen, NULL, err, sizeof(err)) ==
+		      1,
+	      "finish: %s", err);
 	snprintf(stage, sizeof(stage), "%s/.cuzk-sem-live", dir);
 	CHECK(!mkdir(stage, 0700) && !put(stage, "p1.public.json", "public p1\n") &&
-	      !put(stage, "p1.proof.json", "proof p1\n"), "staging p1");
+		      !put(stage, "p1.proof.json", "proof p1\n"),
+	      "staging p1");
 	CHECK((rc = fleet_part_publish(f, dir, "p1", "sem-live", l[0].job, l[0].idx, l[0].gen,
 				       &linked, err, sizeof(err))) == FLEET_PUB_MARKED &&
-	      linked == 2, "publish answered %d linked %d: %s", rc, linked, err);
+		      linked == 2,
+	      "publish answered %d linked %d: %s", rc, linked, err);
 	/* A retry (its answer lost) finds the finals: it marks again, links nothing. */
 	CHECK((rc = fleet_part_publish(f, dir, "p1", "sem-live", l[0].job, l[0].idx, l[0].gen,
 				       &linked, err, sizeof(err))) == FLEET_PUB_GONE &&
-	      linked == 0, "retried publish answered %d linked %d", rc, linked);
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 1 &&
-	      done == 3, "state %u/%u at the end (want done 3/3)", done, total);
+		      linked == 0,
+	      "retried publish answered %d linked %d", rc, linked);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 1 && done == 3,
+	      "state %u/%u at the end (want done 3/3)", done, total);
 	CHECK(job_row_state(url, job, "done"), "job row not done");
 	/* A dead daemon's proof in an out dir not mounted here: skipped, nothing changed. */
 	{
@@ -202,16 +213,18 @@ static void adoption(const char *url, struct fleet *f)
 		uint64_t j2;
 
 		CHECK(!fleet_job_add(f, "/z.zkey", "/nonexistent/out", 1, w1, n1, &j2, err,
-				     sizeof(err)), "add: %s", err);
+				     sizeof(err)),
+		      "add: %s", err);
 		CHECK(!fleet_daemon_hello(f, "sem-dead2", "here", 1, err, sizeof(err)), "hello");
 		CHECK(fleet_claim(f, "sem-dead2", 1, d, 1, err, sizeof(err)) == 1 &&
-		      fleet_finish(f, "sem-dead2", d[0].job, d[0].idx, d[0].gen, NULL, err,
-				   sizeof(err)) == 1, "finish: %s", err);
+			      fleet_finish(f, "sem-dead2", d[0].job, d[0].idx, d[0].gen, NULL, err,
+					   sizeof(err)) == 1,
+		      "finish: %s", err);
 		sleep(4);
 		sn.n = 0;
 		CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 1 &&
-		      sn.outcome[0] == -ENOTDIR, "adopt of an unmounted out dir: %d %d", rc,
-		      sn.outcome[0]);
+			      sn.outcome[0] == -ENOTDIR,
+		      "adopt of an unmounted out dir: %d %d", rc, sn.outcome[0]);
 		CHECK(fleet_job_state(f, j2, &done, &failed, &total, err, sizeof(err)) == 0,
 		      "unmounted out dir: job ended");
 		/* Its own start (mine) does not reach it either; leave it published for
@@ -239,8 +252,8 @@ static void migration(const char *url)
 	sql(c, "SET client_min_messages = warning");
 	sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
 	CHECK(sql(c, "CREATE DATABASE cuzk_v1"), "create database");
-	snprintf(conn, sizeof(conn), "host=%s port=%s user=%s dbname=cuzk_v1", PQhost(c),
-		 PQport(c), PQuser(c));
+	snprintf(conn, sizeof(conn), "host=%s port=%s user=%s dbname=cuzk_v1", PQhost(c), PQport(c),
+		 PQuser(c));
 	v1 = PQconnectdb(conn);
 	CHECK(PQstatus(v1) == CONNECTION_OK, "connect v1: %s", PQerrorMessage(v1));
 	CHECK(sql(v1,
@@ -269,20 +282,27 @@ static void migration(const char *url)
 	rc = fleet_open(&f, conn, err, sizeof(err));
 	CHECK(!rc, "open of a version-1 database: %s", err);
 	CHECK((v = sql(v1, "SELECT value FROM cuzk_meta WHERE key = 'schema_version'")) &&
-	      !strcmp(v, "2"), "schema version %s after the migration", v ? v : "?");
-	CHECK((v = sql(v1, "SELECT string_agg(idx || ':' || state || ':' || published, ','"
-			   " ORDER BY idx) FROM cuzk_parts")) &&
-	      !strcmp(v, "0:done:true,1:failed:true,2:queued:false"), "parts after: %s",
-	      v ? v : "?");
-	CHECK((v = sql(v1, "SELECT count(*) || ':' || count(lease_s) || ':' || sum(done)"
-			   " FROM cuzk_daemons")) && !strcmp(v, "1:0:2"), "daemons after: %s",
-	      v ? v : "?");
-	CHECK((v = sql(v1, "SELECT count(*) FROM pg_indexes WHERE indexname ="
-			   " 'cuzk_parts_unpublished'")) && !strcmp(v, "1"), "no partial index");
+		      !strcmp(v, "2"),
+	      "schema version %s after the migration", v ? v : "?");
+	CHECK((v = sql(v1,
+		       "SELECT string_agg(idx || ':' || state || ':' || published, ','"
+		       " ORDER BY idx) FROM cuzk_parts")) &&
+		      !strcmp(v, "0:done:true,1:failed:true,2:queued:false"),
+	      "parts after: %s", v ? v : "?");
+	CHECK((v = sql(v1,
+		       "SELECT count(*) || ':' || count(lease_s) || ':' || sum(done)"
+		       " FROM cuzk_daemons")) &&
+		      !strcmp(v, "1:0:2"),
+	      "daemons after: %s", v ? v : "?");
+	CHECK((v = sql(v1,
+		       "SELECT count(*) FROM pg_indexes WHERE indexname ="
+		       " 'cuzk_parts_unpublished'")) &&
+		      !strcmp(v, "1"),
+	      "no partial index");
 	if (f) {
 		CHECK(fleet_job_state(f, 1, &done, &failed, &total, err, sizeof(err)) == 0 &&
-		      done == 1 && failed == 1 && total == 3, "migrated job %u/%u/%u", done,
-		      failed, total);
+			      done == 1 && failed == 1 && total == 3,
+		      "migrated job %u/%u/%u", done, failed, total);
 		CHECK(!fleet_daemon_hello(f, "new", "h", 7, err, sizeof(err)), "hello: %s", err);
 		fleet_close(f);
 		f = NULL;
@@ -291,9 +311,11 @@ static void migration(const char *url)
 	CHECK(!fleet_open(&f, conn, err, sizeof(err)), "second open: %s", err);
 	fleet_close(f);
 	f = NULL;
-	CHECK((v = sql(v1, "SELECT string_agg(id || ':' || coalesce(lease_s, 0), ',' ORDER BY id)"
-			   " FROM cuzk_daemons")) && !strcmp(v, "new:7,old:0"), "daemons: %s",
-	      v ? v : "?");
+	CHECK((v = sql(v1,
+		       "SELECT string_agg(id || ':' || coalesce(lease_s, 0), ',' ORDER BY id)"
+		       " FROM cuzk_daemons")) &&
+		      !strcmp(v, "new:7,old:0"),
+	      "daemons: %s", v ? v : "?");
 	sql(v1, "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version'");
 	CHECK((rc = fleet_open(&f, conn, err, sizeof(err))) == -EPROTO && !f,
 	      "a newer schema answered %d: %s", rc, err);
@@ -344,43 +366,53 @@ static int semantics(const char *url)
 	/* a's late proofs are refused; b's count, once. */
 	for (int i = 0; i < na; i++)
 		CHECK(fleet_finish(f, "sem-a", a[i].job, a[i].idx, a[i].gen, NULL, err,
-				   sizeof(err)) == 0, "stale finish accepted");
+				   sizeof(err)) == 0,
+		      "stale finish accepted");
 	for (int i = 0; i < nc; i++) {
 		CHECK(fleet_finish(f, "sem-b", c[i].job, c[i].idx, c[i].gen, NULL, err,
-				   sizeof(err)) == 1, "finish refused: %s", err);
+				   sizeof(err)) == 1,
+		      "finish refused: %s", err);
 		/* The retry of a finish whose reply was lost (the database went away after
 		 * its COMMIT): answered "yours, already" so that the caller publishes, and
 		 * not counted again. Answered 0 before: a done partition nobody published,
 		 * seen in fleet_pg's dbstop round. */
 		CHECK((rc = fleet_finish(f, "sem-b", c[i].job, c[i].idx, c[i].gen, NULL, err,
-					 sizeof(err))) == 2, "retried finish answered %d (want 2)", rc);
+					 sizeof(err))) == 2,
+		      "retried finish answered %d (want 2)", rc);
 		CHECK(fleet_finish(f, "sem-a", c[i].job, c[i].idx, c[i].gen - 1, NULL, err,
-				   sizeof(err)) == 0, "stale owner's finish of a done part accepted");
+				   sizeof(err)) == 0,
+		      "stale owner's finish of a done part accepted");
 	}
 	/* Done but not yet published: not counted, so `cuzk wait` does not return while a
 	 * proof file is missing (before, it did: a done row whose publish a kill cut off). */
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
-	      done == 0 && total == 6, "state %u/%u before the marks (want 0/6)", done, total);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 0 &&
+		      total == 6,
+	      "state %u/%u before the marks (want 0/6)", done, total);
 	for (int i = 0; i < nc; i++) {
-		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err,
-					    sizeof(err))) == 1, "mark answered %d: %s", rc, err);
-		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err,
-					    sizeof(err))) == 0, "second mark answered %d", rc);
+		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err, sizeof(err))) ==
+			      1,
+		      "mark answered %d: %s", rc, err);
+		CHECK((rc = fleet_published(f, c[i].job, c[i].idx, c[i].gen, err, sizeof(err))) ==
+			      0,
+		      "second mark answered %d", rc);
 	}
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
-	      done == 3 && total == 6, "state %u/%u", done, total);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 3 &&
+		      total == 6,
+	      "state %u/%u", done, total);
 	for (int i = 0; i < nb; i++)
 		fleet_finish(f, "sem-b", b[i].job, b[i].idx, b[i].gen, i ? NULL : "bad witness",
 			     err, sizeof(err));
 	/* One failed (nothing to publish), two done and unpublished: still running. */
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 &&
-	      done == 3 && failed == 1, "unpublished state %u done %u failed", done, failed);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 3 &&
+		      failed == 1,
+	      "unpublished state %u done %u failed", done, failed);
 	CHECK(job_row_state(url, job, "running"), "job row ended with proofs unpublished");
 	for (int i = 1; i < nb; i++)
 		CHECK(fleet_published(f, b[i].job, b[i].idx, b[i].gen, err, sizeof(err)) == 1,
 		      "mark: %s", err);
-	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 2 &&
-	      done == 5 && failed == 1, "end state %u done %u failed", done, failed);
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 2 && done == 5 &&
+		      failed == 1,
+	      "end state %u done %u failed", done, failed);
 	CHECK(job_row_state(url, job, "failed"), "job row not ended by the last mark");
 	/* Leases a daemon does not name in its heartbeat are not its work: one it got
 	 * without knowing (a claim whose COMMIT landed, its reply lost) expires though the
@@ -398,19 +430,20 @@ static int semantics(const char *url)
 		      "renewed %d leases it did not name: %s", rc, err);
 		sleep(2);
 		CHECK((rc = fleet_claim(f, "sem-d", 30, b, 1, err, sizeof(err))) == 1 &&
-		      b[0].job == a[0].job && b[0].idx == a[0].idx,
+			      b[0].job == a[0].job && b[0].idx == a[0].idx,
 		      "an unnamed lease was kept alive (claimed %d)", rc);
 		CHECK(fleet_claim(f, "sem-c", 30, a, 1, err, sizeof(err)) == 1, "claim: %s", err);
 		CHECK((rc = fleet_release_mine(f, "sem-c", err, sizeof(err))) == 1,
 		      "released %d of a previous run's leases (want 1)", rc);
 		CHECK((rc = fleet_claim(f, "sem-d", 30, c, 1, err, sizeof(err))) == 1 &&
-		      c[0].job == a[0].job && c[0].idx == a[0].idx,
+			      c[0].job == a[0].job && c[0].idx == a[0].idx,
 		      "a released lease was not claimable (claimed %d)", rc);
 		for (int i = 0; i < 2; i++) {
 			const struct fleet_claim *x = i ? &c[0] : &b[0];
 
 			CHECK(fleet_finish(f, "sem-d", x->job, x->idx, x->gen, NULL, err,
-					   sizeof(err)) == 1, "finish: %s", err);
+					   sizeof(err)) == 1,
+			      "finish: %s", err);
 			CHECK(fleet_published(f, x->job, x->idx, x->gen, err, sizeof(err)) == 1,
 			      "mark: %s", err);
 		}
@@ -445,8 +478,7 @@ static int regular(const char *p)
 	return ok;
 }
 
-static int prove(const char *cuzk, const struct fleet_claim *c, const char *tp,
-		 const char *tq)
+static int prove(const char *cuzk, const struct fleet_claim *c, const char *tp, const char *tq)
 {
 	pid_t pid = fork();
 	int st;
@@ -530,7 +562,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 				continue;
 			s = fleet_status_json(f, err, sizeof(err));
 			idle = s && strstr(s, "\"queued\" : 0") && strstr(s, "\"leased\" : 0") &&
-			       strstr(s, "\"unpublished\" : 0");
+				strstr(s, "\"unpublished\" : 0");
 			free(s);
 			if (idle)
 				break;
@@ -555,9 +587,11 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 		rc = prove(cuzk, &c, tp, tq);
 		/* The finish may meet a database that is away: retry it while the lease
 		 * could still be ours; a lost lease answers 0 and the proof is dropped. */
-		for (int t = 0; (won = fleet_finish(f, owner, c.job, c.idx, c.gen,
-						      rc ? "prove-local failed" : NULL, err,
-						      sizeof(err))) < 0 && t < 50; t++) {
+		for (int t = 0;
+		     (won = fleet_finish(f, owner, c.job, c.idx, c.gen,
+					 rc ? "prove-local failed" : NULL, err, sizeof(err))) < 0 &&
+		     t < 50;
+		     t++) {
 			usleep(200000);
 			fleet_reconnect(f, err, sizeof(err));
 		}
@@ -582,8 +616,9 @@ static int worker(const char *url, const char *owner, const char *cuzk)
 			if (won < 0)
 				fprintf(stderr, "%s: %s\n", owner, err);
 			else if (won == FLEET_PUB_MARKED || linked) {
-				snprintf(line, sizeof(line), "%llu %u %s%s", (unsigned long long)c.job,
-					 c.idx, owner, linked < 2 && first ? " EEXIST" : "");
+				snprintf(line, sizeof(line), "%llu %u %s%s",
+					 (unsigned long long)c.job, c.idx, owner,
+					 linked < 2 && first ? " EEXIST" : "");
 				publog(line);
 			}
 		} else {

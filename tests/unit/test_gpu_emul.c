@@ -19,7 +19,7 @@
 #include "../../zk/cuda/ntt_logic.h"
 #include "helper_test.h"
 
-static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+static const curve_group *const GROUPS[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
 
 /* A uniform element < p (canonical limbs are also valid Montgomery limbs), with the
  * edge values 0, 1, p - 1 and R mod p mixed in. */
@@ -28,8 +28,14 @@ static void rand_elem(const field_desc *F, uint64_t *a, int which)
     const unsigned n = fe_n(F);
     switch (which % 7) {
     case 0: fe_set_zero(F, a); return;
-    case 1: fe_set_zero(F, a); a[0] = 1; return;
-    case 2: fe_copy(F, a, F->p); a[0] -= 1; return;
+    case 1:
+        fe_set_zero(F, a);
+        a[0] = 1;
+        return;
+    case 2:
+        fe_copy(F, a, F->p);
+        a[0] -= 1;
+        return;
     case 3: fe_set_one(F, a); return;
     default: break;
     }
@@ -91,10 +97,22 @@ EMUL_INLINE void check_gf(const field_desc *F, const enum field_id f)
     }
 }
 
-static void check_gf_bn254_fq(void) { check_gf(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ); }
-static void check_gf_bn254_fr(void) { check_gf(&FIELD_BN254_FR, FIELD_ID_BN254_FR); }
-static void check_gf_bls_fq(void) { check_gf(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ); }
-static void check_gf_bls_fr(void) { check_gf(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR); }
+static void check_gf_bn254_fq(void)
+{
+    check_gf(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ);
+}
+static void check_gf_bn254_fr(void)
+{
+    check_gf(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
+}
+static void check_gf_bls_fq(void)
+{
+    check_gf(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ);
+}
+static void check_gf_bls_fr(void)
+{
+    check_gf(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
+}
 
 START_TEST(test_gf_matches_field_h)
 {
@@ -123,7 +141,8 @@ EMUL_INLINE void check_gec(const curve_group *G, const enum curve_id g)
         const unsigned cl = ec_cl(G);
         ck_assert_uint_eq(gec_cl(g), cl);
         for (int it = 0; it < 20; it++) {
-            uint64_t p[EC_MAX_JAC], pa[EC_MAX_AFF], q[EC_MAX_JAC], qa[EC_MAX_AFF], r1[EC_MAX_JAC], r2[EC_MAX_JAC];
+            uint64_t p[EC_MAX_JAC], pa[EC_MAX_AFF], q[EC_MAX_JAC], qa[EC_MAX_AFF], r1[EC_MAX_JAC],
+                r2[EC_MAX_JAC];
             rand_point(G, p, pa);
             rand_point(G, q, qa);
             if (it == 1) memcpy(qa, pa, sizeof pa);                      /* p == q: doubling inside */
@@ -148,10 +167,22 @@ EMUL_INLINE void check_gec(const curve_group *G, const enum curve_id g)
     }
 }
 
-static void check_gec_g1_bn254(void) { check_gec(&G1_BN254, CURVE_G1_BN254); }
-static void check_gec_g2_bn254(void) { check_gec(&G2_BN254, CURVE_G2_BN254); }
-static void check_gec_g1_bls(void) { check_gec(&G1_BLS12_381, CURVE_G1_BLS12_381); }
-static void check_gec_g2_bls(void) { check_gec(&G2_BLS12_381, CURVE_G2_BLS12_381); }
+static void check_gec_g1_bn254(void)
+{
+    check_gec(&G1_BN254, CURVE_G1_BN254);
+}
+static void check_gec_g2_bn254(void)
+{
+    check_gec(&G2_BN254, CURVE_G2_BN254);
+}
+static void check_gec_g1_bls(void)
+{
+    check_gec(&G1_BLS12_381, CURVE_G1_BLS12_381);
+}
+static void check_gec_g2_bls(void)
+{
+    check_gec(&G2_BLS12_381, CURVE_G2_BLS12_381);
+}
 
 START_TEST(test_gec_matches_curve_h)
 {
@@ -177,8 +208,9 @@ static int pair_cmp(const void *x, const void *y)
 
 /* One segmentation level over n sorted keys: flags, exclusive scan, segment table.
  * Returns nseg. */
-static size_t emul_segments(size_t n, const uint32_t *keys, uint32_t *key_start, uint32_t *flags, uint32_t *segid,
-                            uint32_t *seg_first, uint32_t *seg_key, uint32_t *distinct, size_t *ndistinct)
+static size_t emul_segments(size_t n, const uint32_t *keys, uint32_t *key_start, uint32_t *flags,
+                            uint32_t *segid, uint32_t *seg_first, uint32_t *seg_key, uint32_t *distinct,
+                            size_t *ndistinct)
 {
     for (size_t i = 0; i < n; i++) gmsm_run_start_thread(i, keys, key_start, distinct);
     size_t nd = 0;
@@ -192,8 +224,8 @@ static size_t emul_segments(size_t n, const uint32_t *keys, uint32_t *key_start,
 }
 
 /* The whole GPU MSM plan of msm.cu on the CPU: result jacobian (3·cl limbs). */
-EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint64_t *result, const uint64_t *bases,
-                               const uint64_t *scalars, size_t count, int *levels_out)
+EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint64_t *result,
+                               const uint64_t *bases, const uint64_t *scalars, size_t count, int *levels_out)
 {
     const unsigned cl = ec_cl(G), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
     const uint32_t nb = gmsm_nbuckets(c), nkeys = nwin * nb;
@@ -210,7 +242,7 @@ EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint
               lv_b && buckets && ranges && win);
 
     for (size_t i = 0; i < count; i++) gmsm_digits_thread(i, count, c, scalars, keys, vals);
-    for (size_t i = 0; i < N; i++) pr[i] = (struct pair){keys[i], vals[i], (uint32_t)i};
+    for (size_t i = 0; i < N; i++) pr[i] = (struct pair){ keys[i], vals[i], (uint32_t)i };
     qsort(pr, N, sizeof *pr, pair_cmp);
     for (size_t i = 0; i < N; i++) keys[i] = pr[i].key, vals[i] = pr[i].val;
     uint32_t nvalid = 0;
@@ -221,7 +253,8 @@ EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint
     int levels = 0;
     if (nvalid > 0) {
         size_t ndistinct;
-        size_t nseg = emul_segments(nvalid, keys, key_start, flags, segid, seg_first, seg_key, distinct, &ndistinct);
+        size_t nseg =
+            emul_segments(nvalid, keys, key_start, flags, segid, seg_first, seg_key, distinct, &ndistinct);
         for (size_t s = 0; s < nseg; s++) gmsm_sum_bases_thread(g, s, seg_first, vals, bases, lv_a);
         levels = 1;
         while (nseg > ndistinct) {
@@ -245,17 +278,18 @@ EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint
     free(key_start), free(pr), free(lv_a), free(lv_b), free(buckets), free(ranges), free(win);
 }
 
-#define EMUL_MSM(name, GRP, ID)                                                                          \
-    static void name(uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n, int *lv)                  \
-    {                                                                                                     \
-        emul_msm_body(&GRP, ID, r, b, s, n, lv);                                                           \
+#define EMUL_MSM(name, GRP, ID)                                                            \
+    static void name(uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n, int *lv) \
+    {                                                                                      \
+        emul_msm_body(&GRP, ID, r, b, s, n, lv);                                           \
     }
 EMUL_MSM(emul_msm_g1_bn254, G1_BN254, CURVE_G1_BN254)
 EMUL_MSM(emul_msm_g2_bn254, G2_BN254, CURVE_G2_BN254)
 EMUL_MSM(emul_msm_g1_bls, G1_BLS12_381, CURVE_G1_BLS12_381)
 EMUL_MSM(emul_msm_g2_bls, G2_BLS12_381, CURVE_G2_BLS12_381)
 
-static void emul_msm(const curve_group *G, uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n, int *lv)
+static void emul_msm(const curve_group *G, uint64_t *r, const uint64_t *b, const uint64_t *s, size_t n,
+                     int *lv)
 {
     switch (G->id) {
     case CURVE_G1_BN254: emul_msm_g1_bn254(r, b, s, n, lv); break;
@@ -276,10 +310,14 @@ static void make_scalars(const curve_group *G, uint64_t *s, size_t count, int ki
             test_rand_scalar(G->Fr, k);
         } else if (kind == 1) {
             uint64_t x = test_rng64() % 16;
-            if (x < 6) k[0] = 0;
-            else if (x < 13) k[0] = 1;
-            else if (x == 13) memcpy(k, G->Fr->p, 32), k[0] -= 1;
-            else k[0] = test_rng64() % 1000;
+            if (x < 6)
+                k[0] = 0;
+            else if (x < 13)
+                k[0] = 1;
+            else if (x == 13)
+                memcpy(k, G->Fr->p, 32), k[0] -= 1;
+            else
+                k[0] = test_rng64() % 1000;
         } else {
             memset(k, 0xff, 32);
         }
@@ -288,7 +326,7 @@ static void make_scalars(const curve_group *G, uint64_t *s, size_t count, int ki
 
 START_TEST(test_msm_pipeline_matches_cpu)
 {
-    static const size_t counts[] = {1, 2, 33, 300, 1500};
+    static const size_t counts[] = { 1, 2, 33, 300, 1500 };
     for (size_t gi = 0; gi < 4; gi++) {
         const curve_group *G = GROUPS[gi];
         const unsigned cl = ec_cl(G);
@@ -300,18 +338,21 @@ START_TEST(test_msm_pipeline_matches_cpu)
             ck_assert(bases && jac && sc);
             for (size_t i = 0; i < count; i++) rand_point(G, jac + i * 3 * cl, bases + i * 2 * cl);
             if (count > 2) memset(bases + 2 * cl, 0, 2 * cl * 8); /* one base at infinity */
-            if (count > 3) memcpy(bases + 3 * 2 * cl, bases, 2 * cl * 8); /* a repeated base: doubling in a bucket */
+            if (count > 3)
+                memcpy(bases + 3 * 2 * cl, bases, 2 * cl * 8); /* a repeated base: doubling in a bucket */
             for (int kind = 0; kind < 3; kind++) {
                 uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
                 int levels = 0;
                 make_scalars(G, sc, count, kind);
                 if (count <= 33)
-                    ck_assert_int_eq(msm_naive(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32), 0);
+                    ck_assert_int_eq(
+                        msm_naive(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32), 0);
                 else
-                    ck_assert_int_eq(msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1), 0);
+                    ck_assert_int_eq(
+                        msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1), 0);
                 emul_msm(G, got, bases, sc, count, &levels);
-                ck_assert_msg(ec_jac_eq(G, want, got), "%s: emulated GPU MSM differs at count %zu, scalars %d",
-                              G->name, count, kind);
+                ck_assert_msg(ec_jac_eq(G, want, got),
+                              "%s: emulated GPU MSM differs at count %zu, scalars %d", G->name, count, kind);
                 /* witness-like scalars pile ~40% of the points into one bucket: more than
                  * one segment level must have run (the tree path is tested) */
                 if (kind == 1 && count >= 300) ck_assert_int_ge(levels, 2);
@@ -327,7 +368,7 @@ START_TEST(test_msm_digits_reconstruct_scalar)
     /* sum_w d_w 2^(wc) = s for every width: checked with exact 320-bit arithmetic */
     for (unsigned c = 4; c <= GMSM_MAX_C; c++) {
         for (int it = 0; it < 200; it++) {
-            uint64_t s[4], acc[5] = {0};
+            uint64_t s[4], acc[5] = { 0 };
             for (int k = 0; k < 4; k++) s[k] = it == 0 ? ~0ULL : test_rng64();
             for (unsigned w = gmsm_nwin(c); w-- > 0;) {
                 /* acc = acc·2^c + d (acc >= 0 at every step from the top) */
@@ -346,7 +387,8 @@ START_TEST(test_msm_digits_reconstruct_scalar)
                     carry = d >= 0 ? x >> 64 : (x >> 64) & 1;
                 }
             }
-            ck_assert_msg(acc[4] == 0 && memcmp(acc, s, 32) == 0, "digits of width %u do not rebuild the scalar", c);
+            ck_assert_msg(acc[4] == 0 && memcmp(acc, s, 32) == 0,
+                          "digits of width %u do not rebuild the scalar", c);
         }
     }
 }
@@ -377,7 +419,7 @@ EMUL_INLINE void emul_ntt_dit_body(const enum field_id f, uint64_t *v, const uin
 
 EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
 {
-    static const unsigned lgs[] = {0, 1, 2, 5, 10, 11, 13};
+    static const unsigned lgs[] = { 0, 1, 2, 5, 10, 11, 13 };
     {
         for (size_t li = 0; li < sizeof lgs / sizeof lgs[0]; li++) {
             const unsigned lg = lgs[li];
@@ -430,8 +472,14 @@ EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
     }
 }
 
-static void check_ntt_bn254(void) { check_ntt(&FIELD_BN254_FR, FIELD_ID_BN254_FR); }
-static void check_ntt_bls(void) { check_ntt(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR); }
+static void check_ntt_bn254(void)
+{
+    check_ntt(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
+}
+static void check_ntt_bls(void)
+{
+    check_ntt(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
+}
 
 START_TEST(test_ntt_stages_match_cpu)
 {
@@ -444,11 +492,11 @@ int main(void)
 {
     test_rng_seed(0x6770755f656d756cULL);
     const struct test_case cases[] = {
-        {"gf_matches_field_h", test_gf_matches_field_h, 1},
-        {"gec_matches_curve_h", test_gec_matches_curve_h, 1},
-        {"msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1},
-        {"msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 1},
-        {"ntt_stages_match_cpu", test_ntt_stages_match_cpu, 1},
+        { "gf_matches_field_h", test_gf_matches_field_h, 1 },
+        { "gec_matches_curve_h", test_gec_matches_curve_h, 1 },
+        { "msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1 },
+        { "msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 1 },
+        { "ntt_stages_match_cpu", test_ntt_stages_match_cpu, 1 },
     };
     return test_run_suite("gpu_emul", cases, sizeof cases / sizeof cases[0], 300);
 }

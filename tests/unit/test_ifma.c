@@ -27,7 +27,8 @@ static bool have_ifma(void)
 {
     static int said;
     if (ifma_available()) return true;
-    if (!said++) fprintf(stderr, "SKIP: no AVX-512 IFMA on this CPU (or CUZK_NO_IFMA=1): lane tests not run\n");
+    if (!said++)
+        fprintf(stderr, "SKIP: no AVX-512 IFMA on this CPU (or CUZK_NO_IFMA=1): lane tests not run\n");
     return false;
 }
 
@@ -42,7 +43,10 @@ static void gmp_setup(void)
     if (!mpz_invert(zrinv, zrinv, zp)) abort(); /* p is prime: cannot happen */
     mpz_mul_2exp(z2p, zp, 1);
 }
-static void gmp_teardown(void) { mpz_clears(zp, zrinv, z2p, NULL); }
+static void gmp_teardown(void)
+{
+    mpz_clears(zp, zrinv, z2p, NULL);
+}
 
 /* lane j of a as an integer; also checks its limbs are normalised (< 2^52) */
 static void lane_get(mpz_t z, const ifma_fq8 *a, int j)
@@ -74,11 +78,20 @@ static void rand_elem(uint64_t a[4], unsigned pick)
 {
     switch (pick) {
     case 0: memset(a, 0, 32); return;
-    case 1: memset(a, 0, 32); a[0] = 1; return;
-    case 2: memcpy(a, F->p, 32); a[0] -= 1; return;
+    case 1:
+        memset(a, 0, 32);
+        a[0] = 1;
+        return;
+    case 2:
+        memcpy(a, F->p, 32);
+        a[0] -= 1;
+        return;
     case 3: memcpy(a, F->one, 32); return;
     case 4: memcpy(a, F->r2, 32); return;
-    case 5: memset(a, 0xff, 32); a[3] = (UINT64_C(1) << 61) - 1; return;
+    case 5:
+        memset(a, 0xff, 32);
+        a[3] = (UINT64_C(1) << 61) - 1;
+        return;
     default:
         do {
             for (int i = 0; i < 4; i++) a[i] = test_rng64();
@@ -98,8 +111,15 @@ static void rand_raw(mpz_t z, unsigned pick)
     case 2: mpz_sub_ui(z, zp, 1); return;
     case 3: mpz_set(z, zp); return;
     case 4: mpz_add_ui(z, zp, 1); return;
-    case 5: mpz_set_ui(z, 1); mpz_mul_2exp(z, z, 254); mpz_sub_ui(z, z, 1); return;
-    case 6: mpz_set_ui(z, 1); mpz_mul_2exp(z, z, 254); return;
+    case 5:
+        mpz_set_ui(z, 1);
+        mpz_mul_2exp(z, z, 254);
+        mpz_sub_ui(z, z, 1);
+        return;
+    case 6:
+        mpz_set_ui(z, 1);
+        mpz_mul_2exp(z, z, 254);
+        return;
     case 7: mpz_sub_ui(z, z2p, 1); return;
     default: {
         uint64_t a[4];
@@ -249,14 +269,16 @@ END_TEST
  * product: rand_raw's edges, then 2p, 4p - 1, 4p, 6p + 1, 8p - 1, and random. */
 static void rand_raw8(mpz_t z, unsigned pick)
 {
-    static const unsigned mul[] = {2, 4, 4, 6, 8};
-    static const int add[] = {0, -1, 0, 1, -1};
+    static const unsigned mul[] = { 2, 4, 4, 6, 8 };
+    static const int add[] = { 0, -1, 0, 1, -1 };
     if (pick < N_RAW_EDGES) {
         rand_raw(z, pick);
     } else if (pick < N_RAW_EDGES + 5) {
         mpz_mul_ui(z, zp, mul[pick - N_RAW_EDGES]);
-        if (add[pick - N_RAW_EDGES] < 0) mpz_sub_ui(z, z, 1);
-        else mpz_add_ui(z, z, (unsigned long)add[pick - N_RAW_EDGES]);
+        if (add[pick - N_RAW_EDGES] < 0)
+            mpz_sub_ui(z, z, 1);
+        else
+            mpz_add_ui(z, z, (unsigned long)add[pick - N_RAW_EDGES]);
     } else {
         uint64_t a[5];
         mpz_t e8p;
@@ -271,7 +293,8 @@ static void rand_raw8(mpz_t z, unsigned pick)
 #define N_RAW8_EDGES (N_RAW_EDGES + 5)
 
 /* got == want·2^-260 mod p, got < 2p with normalised limbs */
-static void check_lane(const ifma_fq8 *r, int j, const mpz_t want, const char *what, int round, mpz_t v, mpz_t w)
+static void check_lane(const ifma_fq8 *r, int j, const mpz_t want, const char *what, int round, mpz_t v,
+                       mpz_t w)
 {
     lane_get(v, r, j);
     ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: %s not below 2p", round, j, what);
@@ -381,7 +404,7 @@ static uint64_t *rand_points(const curve_group *G, size_t n)
     return aff;
 }
 
-static const size_t BATCH_COUNTS[] = {1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000, 1024, 2048};
+static const size_t BATCH_COUNTS[] = { 1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000, 1024, 2048 };
 
 /* A[bb[i]] += P_i for distinct random buckets, against B + P by the jacobian mixed
  * addition (ec_add_aff) and back to affine, for each count; the IFMA form and the
@@ -395,10 +418,10 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
-    size_t sb = G->id == CURVE_G1_BLS12_381   ? ifma381_g1_batch_scratch_bytes(count)
-                : G->id == CURVE_G2_BLS12_381 ? ifma381_g2_batch_scratch_bytes(count)
-                : G->deg == 1                 ? ifma_g1_batch_scratch_bytes(count)
-                                              : ifma_g2_batch_scratch_bytes(count);
+    size_t sb = G->id == CURVE_G1_BLS12_381 ? ifma381_g1_batch_scratch_bytes(count)
+        : G->id == CURVE_G2_BLS12_381       ? ifma381_g2_batch_scratch_bytes(count)
+        : G->deg == 1                       ? ifma_g1_batch_scratch_bytes(count)
+                                            : ifma_g2_batch_scratch_bytes(count);
     void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
     ck_assert(A && want && bb && perm && scratch);
     /* distinct buckets: the head of a random permutation */
@@ -422,21 +445,29 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
         if (form == 1 && !have_ifma()) break;
         memcpy(A, A0, nbuckets * pb);
         if (G->id == CURVE_G1_BLS12_381) {
-            if (form == 0) ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
-            else ifma381_g1_batch_add(A, bb, bp, count, scratch);
+            if (form == 0)
+                ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
+            else
+                ifma381_g1_batch_add(A, bb, bp, count, scratch);
         } else if (G->id == CURVE_G2_BLS12_381) {
-            if (form == 0) ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
-            else ifma381_g2_batch_add(A, bb, bp, count, scratch);
+            if (form == 0)
+                ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
+            else
+                ifma381_g2_batch_add(A, bb, bp, count, scratch);
         } else if (G->deg == 1) {
-            if (form == 0) ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
-            else ifma_g1_batch_add(A, bb, bp, count, scratch);
+            if (form == 0)
+                ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
+            else
+                ifma_g1_batch_add(A, bb, bp, count, scratch);
         } else {
-            if (form == 0) ifma_g2_batch_add_ref(A, bb, bp, count, scratch);
-            else ifma_g2_batch_add(A, bb, bp, count, scratch);
+            if (form == 0)
+                ifma_g2_batch_add_ref(A, bb, bp, count, scratch);
+            else
+                ifma_g2_batch_add(A, bb, bp, count, scratch);
         }
         for (size_t b = 0; b < nbuckets; b++)
-            ck_assert_msg(memcmp(A + al * b, want + al * b, pb) == 0, "%s %s, count %zu: bucket %zu wrong", G->name,
-                          form ? "ifma" : "ref", count, b);
+            ck_assert_msg(memcmp(A + al * b, want + al * b, pb) == 0, "%s %s, count %zu: bucket %zu wrong",
+                          G->name, form ? "ifma" : "ref", count, b);
     }
     free(pts);
     free(A);
@@ -454,7 +485,7 @@ END_TEST
 
 /* G2: every count from 1 to 40 (each partial block, one to five blocks), then the
  * larger ones up to 2048 (msm.c's batches are at most 1024). */
-static const size_t G2_BIG_COUNTS[] = {63, 64, 65, 100, 511, 512, 1000, 1024, 2047, 2048};
+static const size_t G2_BIG_COUNTS[] = { 63, 64, 65, 100, 511, 512, 1000, 1024, 2047, 2048 };
 #define G2_SMALL 40
 START_TEST(test_ifma_g2_batch_add_matches_jacobian)
 {
@@ -516,8 +547,8 @@ START_TEST(test_ifma381_mul_matches_fe_mul)
         ifma381_fq_mul_aos(got, a, b, N);
         for (int i = 0; i < N; i++) {
             fe_mul(Q, want, a + 6 * i, b + 6 * i);
-            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from fe_mul", round,
-                          i);
+            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from fe_mul",
+                          round, i);
             mpz_import(x, 6, -1, 8, 0, 0, a + 6 * i);
             mpz_import(y, 6, -1, 8, 0, 0, b + 6 * i);
             mpz_mul(x, x, y);
@@ -525,7 +556,8 @@ START_TEST(test_ifma381_mul_matches_fe_mul)
             mpz_mod(x, x, zq);
             memset(want, 0, sizeof want);
             mpz_export(want, NULL, -1, 8, 0, 0, x);
-            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from GMP", round, i);
+            ck_assert_msg(fe_eq(Q, got + 6 * i, want), "round %d lane %d: lane product differs from GMP",
+                          round, i);
         }
     }
     mpz_clears(zq, zri, x, y, NULL);
@@ -536,20 +568,20 @@ int main(void)
 {
     gmp_setup();
     const struct test_case cases[] = {
-        {"ifma_mul_matches_fe_mul", test_ifma_mul_matches_fe_mul, 1},
-        {"ifma_load_store_round_trip", test_ifma_load_store_round_trip, 1},
-        {"ifma_lanes_match_gmp", test_ifma_lanes_match_gmp, 1},
-        {"ifma_fq_inv_matches_fe_inv", test_ifma_fq_inv_matches_fe_inv, 1},
-        {"ifma_batch_add_matches_jacobian", test_ifma_batch_add_matches_jacobian,
-         (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
-        {"ifma_fq2_lanes_match_gmp", test_ifma_fq2_lanes_match_gmp, 1},
-        {"ifma_g2_batch_add_matches_jacobian", test_ifma_g2_batch_add_matches_jacobian,
-         G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
-        {"ifma381_mul_matches_fe_mul", test_ifma381_mul_matches_fe_mul, 1},
-        {"ifma381_g1_batch_add_matches_jacobian", test_ifma381_g1_batch_add_matches_jacobian,
-         (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0])},
-        {"ifma381_g2_batch_add_matches_jacobian", test_ifma381_g2_batch_add_matches_jacobian,
-         G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0])},
+        { "ifma_mul_matches_fe_mul", test_ifma_mul_matches_fe_mul, 1 },
+        { "ifma_load_store_round_trip", test_ifma_load_store_round_trip, 1 },
+        { "ifma_lanes_match_gmp", test_ifma_lanes_match_gmp, 1 },
+        { "ifma_fq_inv_matches_fe_inv", test_ifma_fq_inv_matches_fe_inv, 1 },
+        { "ifma_batch_add_matches_jacobian", test_ifma_batch_add_matches_jacobian,
+          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0]) },
+        { "ifma_fq2_lanes_match_gmp", test_ifma_fq2_lanes_match_gmp, 1 },
+        { "ifma_g2_batch_add_matches_jacobian", test_ifma_g2_batch_add_matches_jacobian,
+          G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0]) },
+        { "ifma381_mul_matches_fe_mul", test_ifma381_mul_matches_fe_mul, 1 },
+        { "ifma381_g1_batch_add_matches_jacobian", test_ifma381_g1_batch_add_matches_jacobian,
+          (int)(sizeof BATCH_COUNTS / sizeof BATCH_COUNTS[0]) },
+        { "ifma381_g2_batch_add_matches_jacobian", test_ifma381_g2_batch_add_matches_jacobian,
+          G2_SMALL + (int)(sizeof G2_BIG_COUNTS / sizeof G2_BIG_COUNTS[0]) },
     };
     int rc = test_run_suite("ifma", cases, sizeof cases / sizeof cases[0], 120);
     gmp_teardown();

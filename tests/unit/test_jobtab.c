@@ -15,8 +15,12 @@ static struct shmlayout_data d;
 
 static void setup(void)
 {
-	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 8 }, .max_jobs = 3,
-					.max_parts = 10, .buf_count = 4, .buf_size = 4096 };
+	struct shmlayout_config cfg = { .n_rings = 1,
+					.ring_capacity = { 8 },
+					.max_jobs = 3,
+					.max_parts = 10,
+					.buf_count = 4,
+					.buf_size = 4096 };
 
 	snprintf(inst, sizeof(inst), "j%d", (int)getpid());
 	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
@@ -47,7 +51,8 @@ START_TEST(test_jobtab_moves_are_cas_on_state_and_owner)
 	w0 = jobtab_part_load(jt, p);
 	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 10, NULL), 0);
 	/* A second claimant loses and learns who holds it. */
-	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 11, &seen), -EAGAIN);
+	ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, 11, &seen),
+			 -EAGAIN);
 	ck_assert_uint_eq(jobtab_word_pid(seen), 10);
 	ck_assert_uint_eq(jobtab_word_state(seen), JOBTAB_SYNTH);
 	/* Only the owner pid moves it on. */
@@ -143,9 +148,11 @@ START_TEST(test_jobtab_long_reason_whole_or_cut_with_marker)
 	memset(path, 'z', sizeof(path) - 1);
 	memcpy(path, "/", 1);
 	path[sizeof(path) - 1] = 0;
-	snprintf(msg, sizeof(msg), "witness generator %.*s.wgen was built for another circuit than "
+	snprintf(msg, sizeof(msg),
+		 "witness generator %.*s.wgen was built for another circuit than "
 		 "zkey %s (same curve and witness size, other constraints: circuit fingerprints "
-		 "0123456789abcdef and fedcba9876543210)", JOBTAB_PATH_LEN - 6, path + 1, path);
+		 "0123456789abcdef and fedcba9876543210)",
+		 JOBTAB_PATH_LEN - 6, path + 1, path);
 	ck_assert_int_eq(jobtab_job_add(jt, 2, NULL, NULL, 1, &j), 0);
 	p = jt->jobs[j].first_part;
 	ck_assert_int_eq(jobtab_part_fail(jt, p, JOBTAB_QUEUED, 0, msg), 0);
@@ -230,7 +237,8 @@ END_TEST
 int main(void)
 {
 	const struct test_case t[] = {
-		{ "moves_are_cas_on_state_and_owner", test_jobtab_moves_are_cas_on_state_and_owner },
+		{ "moves_are_cas_on_state_and_owner",
+		  test_jobtab_moves_are_cas_on_state_and_owner },
 		{ "generation_defeats_aba", test_jobtab_generation_defeats_aba },
 		{ "job_done_decided_by_exactly_one_call",
 		  test_jobtab_job_done_decided_by_exactly_one_call },

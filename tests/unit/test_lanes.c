@@ -40,8 +40,7 @@ static void rel(void *arg)
 }
 
 /* Sleeps JOB_MS, releases at the midpoint (as the CUDA lane does after its copies). */
-static void lane_fn(void *ctx, unsigned lane, const struct backend_input *in,
-                    struct backend_done *d)
+static void lane_fn(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct timespec half = { 0, JOB_MS / 2 * 1000000L };
 
@@ -67,8 +66,7 @@ static int collect_all(struct lanes *l, int n, struct backend_done *out)
     int got = 0;
     uint64_t t0 = mono();
 
-    while (got < n && mono() - t0 < 5000000000ull)
-        got += lanes_collect(l, 200000000ull, &out[got]);
+    while (got < n && mono() - t0 < 5000000000ull) got += lanes_collect(l, 200000000ull, &out[got]);
     return got;
 }
 
@@ -99,8 +97,7 @@ START_TEST(two_lanes_overlap)
     ck_assert(d[0].tag == (void *)0x11 || d[0].tag == (void *)0x22);
     ck_assert(d[1].tag == (void *)0x11 || d[1].tag == (void *)0x22);
     /* in parallel: well under two jobs' time (generous for a loaded CI machine) */
-    ck_assert_msg(wall < 2 * JOB_MS * 1000000ull - 15000000ull, "wall %llu ns",
-                  (unsigned long long)wall);
+    ck_assert_msg(wall < 2 * JOB_MS * 1000000ull - 15000000ull, "wall %llu ns", (unsigned long long)wall);
     /* the union: at least one job, at most the wall, monotonic */
     ck_assert_uint_ge(d[1].busy_total_ns, JOB_MS * 1000000ull);
     ck_assert_uint_le(d[1].busy_total_ns, wall);

@@ -13,15 +13,16 @@
 
 #include "helper_test.h"
 
-static const curve_group *const GROUPS[] = {&G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381};
+static const curve_group *const GROUPS[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
 
 /* ---- deterministic randomness ------------------------------------------------ */
 
-
-
 /* ---- GMP helpers (the independent reference for scalar arithmetic) ------------- */
 
-static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n) { mpz_import(z, n, -1, 8, 0, 0, a); }
+static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n)
+{
+    mpz_import(z, n, -1, 8, 0, 0, a);
+}
 static void mpz_to_limbs(uint64_t *a, size_t n, const mpz_t z)
 {
     memset(a, 0, n * 8);
@@ -33,8 +34,8 @@ static void mpz_to_limbs(uint64_t *a, size_t n, const mpz_t z)
 struct pts {
     const curve_group *G;
     size_t n;
-    uint64_t *aff;  /* n * 2cl limbs */
-    uint64_t *k;    /* n * 4 limbs: aff[i] = k[i]·G */
+    uint64_t *aff; /* n * 2cl limbs */
+    uint64_t *k;   /* n * 4 limbs: aff[i] = k[i]·G */
 };
 
 static void pts_make(struct pts *p, const curve_group *G, size_t n)
@@ -91,13 +92,13 @@ static void check_vs_naive(const curve_group *G, const uint8_t *bases, const uin
     assert_same(G, got, want, buf);
     /* and each bucket form forced (AUTO picks one of them by size), with and without
      * the GLV split (AUTO takes it only from MSM_GLV_MIN terms on) */
-    static const enum msm_buckets modes[] = {MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE};
-    static const char *const names[] = {"jacobian", "affine"};
+    static const enum msm_buckets modes[] = { MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
+    static const char *const names[] = { "jacobian", "affine" };
     for (int glv = 0; glv < 2; glv++)
         for (int m = 0; m < 2; m++) {
-            ck_assert_int_eq(msm_run_ext(G, got, bases, sc, n, 32, threads, c, modes[m],
-                                         glv ? MSM_GLV_ON : MSM_GLV_OFF),
-                             0);
+            ck_assert_int_eq(
+                msm_run_ext(G, got, bases, sc, n, 32, threads, c, modes[m], glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                0);
             snprintf(buf, sizeof buf, "%s n=%zu threads=%u c=%u buckets=%s glv=%d", what, n, threads, c,
                      names[m], glv);
             assert_same(G, got, want, buf);
@@ -120,7 +121,7 @@ END_TEST
 START_TEST(test_msm_rejects_bad_arguments)
 {
     uint64_t r[EC_MAX_JAC];
-    uint8_t b[64] = {0}, s[32] = {0};
+    uint8_t b[64] = { 0 }, s[32] = { 0 };
     ck_assert_int_eq(msm_run(NULL, r, b, s, 1, 32, 1), -EINVAL);
     ck_assert_int_eq(msm_run(&G1_BN254, NULL, b, s, 1, 32, 1), -EINVAL);
     ck_assert_int_eq(msm_run(&G1_BN254, r, NULL, s, 1, 32, 1), -EINVAL);
@@ -135,8 +136,8 @@ END_TEST
 START_TEST(test_msm_matches_naive_on_random_terms)
 {
     const curve_group *G = GROUPS[_i];
-    static const size_t sizes_bn[] = {1, 2, 3, 5, 17, 100, 1000};
-    static const size_t sizes_bls[] = {1, 2, 3, 5, 17, 100};
+    static const size_t sizes_bn[] = { 1, 2, 3, 5, 17, 100, 1000 };
+    static const size_t sizes_bls[] = { 1, 2, 3, 5, 17, 100 };
     const size_t *sizes = G->F->n == 4 ? sizes_bn : sizes_bls;
     size_t ns = G->F->n == 4 ? 7 : 6;
     struct pts p;
@@ -161,20 +162,20 @@ START_TEST(test_msm_handles_edge_scalars_and_bases)
     uint8_t *sc = rand_scalars(G, n);
     uint64_t rm1[4], k[4];
     memcpy(rm1, G->Fr->p, 32);
-    rm1[0] -= 1;                                   /* r - 1 */
-    memset(sc + 0 * 32, 0, 32);                    /* zero scalar */
-    memcpy(sc + 1 * 32, rm1, 32);                  /* r - 1 */
+    rm1[0] -= 1;                  /* r - 1 */
+    memset(sc + 0 * 32, 0, 32);   /* zero scalar */
+    memcpy(sc + 1 * 32, rm1, 32); /* r - 1 */
     memset(sc + 2 * 32, 0, 32);
-    sc[2 * 32] = 1;                                /* 1 */
+    sc[2 * 32] = 1; /* 1 */
     memset(sc + 3 * 32, 0, 32);
-    sc[3 * 32] = 7;                                /* small */
+    sc[3 * 32] = 7; /* small */
     memcpy(k, rm1, 32);
     k[0] -= 4;
-    memcpy(sc + 4 * 32, k, 32);                    /* -5 */
-    memset(p.aff + 5 * 2 * cl, 0, 2 * cl * 8);     /* base at infinity, random scalar */
-    memset(p.aff + 6 * 2 * cl, 0, 2 * cl * 8);     /* base at infinity, scalar r - 1 */
+    memcpy(sc + 4 * 32, k, 32);                /* -5 */
+    memset(p.aff + 5 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, random scalar */
+    memset(p.aff + 6 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, scalar r - 1 */
     memcpy(sc + 6 * 32, rm1, 32);
-    for (size_t i = 10; i < 20; i++)               /* repeated base */
+    for (size_t i = 10; i < 20; i++) /* repeated base */
         memcpy(p.aff + i * 2 * cl, p.aff + 9 * 2 * cl, 2 * cl * 8);
     memcpy(p.aff + 21 * 2 * cl, p.aff + 20 * 2 * cl, 2 * cl * 8); /* s P + (r - s) P = O */
     memcpy(k, G->Fr->p, 32);
@@ -217,10 +218,14 @@ START_TEST(test_msm_small_witness_scalars)
     rm1[0] -= 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t v = test_rng64() % 8;
-        if (v < 5) sc[i * 32] = (uint8_t)(v & 1);
-        else if (v == 5) sc[i * 32] = (uint8_t)test_rng64();
-        else if (v == 6) memcpy(sc + i * 32, rm1, 32);
-        else memcpy(sc + i * 32, &(uint64_t){test_rng64()}, 8);
+        if (v < 5)
+            sc[i * 32] = (uint8_t)(v & 1);
+        else if (v == 5)
+            sc[i * 32] = (uint8_t)test_rng64();
+        else if (v == 6)
+            memcpy(sc + i * 32, rm1, 32);
+        else
+            memcpy(sc + i * 32, &(uint64_t){ test_rng64() }, 8);
     }
     for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "witness-like");
     free(sc);
@@ -268,7 +273,7 @@ START_TEST(test_msm_every_window_width_agrees)
     ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, n, 32), 0);
     /* Each window reduces 2^(c-1) buckets whatever n is: c = 20 alone takes seconds,
      * so widths above 13 are covered once, on BN254 G1. */
-    static const unsigned wide[] = {16, 20};
+    static const unsigned wide[] = { 16, 20 };
     unsigned nc = 13 + (G->id == CURVE_G1_BN254 ? 2 : 0);
     for (unsigned ci = 0; ci < nc; ci++) {
         unsigned c = ci < 13 ? ci + 1 : wide[ci - 13];
@@ -276,9 +281,8 @@ START_TEST(test_msm_every_window_width_agrees)
         char buf[64];
         snprintf(buf, sizeof buf, "window c=%u", c);
         assert_same(G, got, want, buf);
-        ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c, MSM_BUCKETS_AUTO,
-                                     MSM_GLV_ON),
-                         0);
+        ck_assert_int_eq(
+            msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c, MSM_BUCKETS_AUTO, MSM_GLV_ON), 0);
         snprintf(buf, sizeof buf, "window c=%u glv", c);
         assert_same(G, got, want, buf);
     }
@@ -345,9 +349,15 @@ START_TEST(test_msm_glv_edge_scalars)
     mpz_inits(r, lam, v, NULL);
     mpz_from_limbs(r, G->Fr->p, 4);
     mpz_from_limbs(lam, G->lambda, 4);
-    const char *hexes[] = {"0", "1", "2", "89d3256894d213e3", "6f4d8248eeb859fd0be4e1541221250b",
-                           "6f4d8248eeb859fc8211bbeb7d4f1128", "80000000000000000000000000000000",
-                           "100000000000000000000000000000001", "ffffffffffffffffffffffffffffffff"};
+    const char *hexes[] = { "0",
+                            "1",
+                            "2",
+                            "89d3256894d213e3",
+                            "6f4d8248eeb859fd0be4e1541221250b",
+                            "6f4d8248eeb859fc8211bbeb7d4f1128",
+                            "80000000000000000000000000000000",
+                            "100000000000000000000000000000001",
+                            "ffffffffffffffffffffffffffffffff" };
     size_t at = 0;
     for (size_t h = 0; h < sizeof hexes / sizeof hexes[0]; h++) {
         mpz_set_str(v, hexes[h], 16);
@@ -367,16 +377,16 @@ START_TEST(test_msm_glv_edge_scalars)
     }
     mpz_mul(v, lam, lam);
     mpz_mod(v, v, r);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* lambda^2 */
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* lambda^2 */
     mpz_sub_ui(v, r, 1);
     mpz_fdiv_q_2exp(v, v, 1);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* (r-1)/2 */
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* (r-1)/2 */
     mpz_add_ui(v, v, 1);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);   /* (r+1)/2 */
+    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* (r+1)/2 */
     ck_assert(at <= n);
     for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "glv edges");
     /* all of them in one MSM, with scalars >= r: the plain path multiplies exactly */
-    memset(sc + 32 * (n - 3), 0xff, 32);                /* 2^256 - 1 */
+    memset(sc + 32 * (n - 3), 0xff, 32);                 /* 2^256 - 1 */
     mpz_to_limbs((uint64_t *)(sc + 32 * (n - 2)), 4, r); /* r */
     mpz_add_ui(v, r, 1);
     mpz_to_limbs((uint64_t *)(sc + 32 * (n - 1)), 4, v); /* r + 1 */
@@ -408,9 +418,12 @@ static void check_batch_affine_collisions(const curve_group *G)
     for (size_t i = 0; i < n; i++) {
         memcpy(bases + i * 2 * cl, p.aff + (i % nd) * 2 * cl, 2 * cl * 8);
         uint64_t v = test_rng64() % 10;
-        if (v < 7) sc[i * 32] = 1;
-        else if (v == 7) memcpy(sc + i * 32, rm1, 32);
-        else if (v == 8) sc[i * 32] = 2;
+        if (v < 7)
+            sc[i * 32] = 1;
+        else if (v == 7)
+            memcpy(sc + i * 32, rm1, 32);
+        else if (v == 8)
+            sc[i * 32] = 2;
         else {
             uint64_t k[4];
             test_rand_scalar(G->Fr, k);
@@ -419,12 +432,12 @@ static void check_batch_affine_collisions(const curve_group *G)
     }
     uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
     ck_assert_int_eq(msm_naive(G, want, (uint8_t *)bases, sc, n, 32), 0);
-    static const unsigned cs[] = {0, 2, 5, 9, 13};
+    static const unsigned cs[] = { 0, 2, 5, 9, 13 };
     for (unsigned ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
         for (unsigned t = 1; t <= 2; t++)
             for (int glv = 0; glv < 2; glv++) {
-                ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)bases, sc, n, 32, t, cs[ci], MSM_BUCKETS_AFFINE,
-                                             glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)bases, sc, n, 32, t, cs[ci],
+                                             MSM_BUCKETS_AFFINE, glv ? MSM_GLV_ON : MSM_GLV_OFF),
                                  0);
                 char buf[64];
                 snprintf(buf, sizeof buf, "collisions c=%u threads=%u glv=%d", cs[ci], t, glv);
@@ -472,18 +485,19 @@ END_TEST
 int main(void)
 {
     test_rng_seed(0x9e3779b97f4a7c15ULL);
-    const struct test_case t[] = { /* loops over GROUPS[0 .. loops) */
-        {"count_zero_is_infinity", test_msm_count_zero_is_infinity, 1},
-        {"rejects_bad_arguments", test_msm_rejects_bad_arguments, 1},
-        {"matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 4},
-        {"handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 4},
-        {"small_witness_scalars", test_msm_small_witness_scalars, 4},
-        {"reads_misaligned_bases", test_msm_reads_misaligned_bases, 4},
-        {"every_window_width_agrees", test_msm_every_window_width_agrees, 4},
-        {"large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 4},
-        {"glv_edge_scalars", test_msm_glv_edge_scalars, 4},
-        {"batch_affine_collisions", test_msm_batch_affine_collisions, 4},
-        {"batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 1},
+    const struct test_case t[] = {
+        /* loops over GROUPS[0 .. loops) */
+        { "count_zero_is_infinity", test_msm_count_zero_is_infinity, 1 },
+        { "rejects_bad_arguments", test_msm_rejects_bad_arguments, 1 },
+        { "matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 4 },
+        { "handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 4 },
+        { "small_witness_scalars", test_msm_small_witness_scalars, 4 },
+        { "reads_misaligned_bases", test_msm_reads_misaligned_bases, 4 },
+        { "every_window_width_agrees", test_msm_every_window_width_agrees, 4 },
+        { "large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 4 },
+        { "glv_edge_scalars", test_msm_glv_edge_scalars, 4 },
+        { "batch_affine_collisions", test_msm_batch_affine_collisions, 4 },
+        { "batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 1 },
     };
     return test_run_suite("msm", t, TEST_N(t), 300);
 }

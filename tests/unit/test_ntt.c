@@ -13,7 +13,7 @@
 
 #define L 4
 
-static const field_desc *const FIELDS[] = {&FIELD_BN254_FR, &FIELD_BLS12_381_FR};
+static const field_desc *const FIELDS[] = { &FIELD_BN254_FR, &FIELD_BLS12_381_FR };
 
 /* xorshift64*: deterministic data, so a failure reproduces. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
@@ -86,7 +86,8 @@ static void poly_eval(const field_desc *F, uint64_t *r, const uint64_t *c, size_
     fe_copy(F, r, acc);
 }
 
-static void assert_vec_eq(const field_desc *F, const uint64_t *a, const uint64_t *b, size_t n, const char *what)
+static void assert_vec_eq(const field_desc *F, const uint64_t *a, const uint64_t *b, size_t n,
+                          const char *what)
 {
     for (size_t i = 0; i < n; i++)
         ck_assert_msg(fe_eq(F, a + i * L, b + i * L), "%s: %s differs at %zu of %zu", F->name, what, i, n);
@@ -158,10 +159,10 @@ START_TEST(test_ntt_large_spot_checks_against_definition)
         ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
         uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n);
         ntt_forward(&d, w, 3);
-        size_t js[] = {0, 1, 2, n / 2, n - 1, 12345, 31000};
+        size_t js[] = { 0, 1, 2, n / 2, n - 1, 12345, 31000 };
         for (unsigned k = 0; k < sizeof js / sizeof js[0]; k++) {
             uint64_t x[FE_MAX_LIMBS], acc[FE_MAX_LIMBS];
-            fe_pow(F, x, d.omega, (uint64_t[]){js[k]}, 1);
+            fe_pow(F, x, d.omega, (uint64_t[]){ js[k] }, 1);
             poly_eval(F, acc, v, n, x);
             ck_assert_msg(fe_eq(F, acc, w + js[k] * L), "%s: forward 2^15 output %zu", F->name, js[k]);
         }
@@ -195,7 +196,7 @@ START_TEST(test_ntt_odd_coset_matches_definition)
                 uint64_t p[FE_MAX_LIMBS];
                 size_t r = 0;
                 for (unsigned b = 0; b < lg; b++) r |= ((i >> b) & 1) << (lg - 1 - b);
-                fe_pow(F, p, d.coset, (uint64_t[]){i}, 1);
+                fe_pow(F, p, d.coset, (uint64_t[]){ i }, 1);
                 fe_mul(F, p, p, d.n_inv);
                 ck_assert(fe_eq(F, p, d.coset_scale_br + r * L));
             }
@@ -214,12 +215,18 @@ START_TEST(test_ntt_snarkjs_roots)
         unsigned k;
         const char *dec;
     } roots[] = {
-        {&FIELD_BN254_FR, 28, "19103219067921713944291392827692070036145651957329286315305642004821462161904"},
-        {&FIELD_BN254_FR, 4, "14940766826517323942636479241147756311199852622225275649687664389641784935947"},
-        {&FIELD_BN254_FR, 5, "4419234939496763621076330863786513495701855246241724391626358375488475697872"},
-        {&FIELD_BLS12_381_FR, 32, "937917089079007706106976984802249742464848817460758522850752807661925904159"},
-        {&FIELD_BLS12_381_FR, 4, "35811073542294463015946892559272836998938171743018714161809767624935956676211"},
-        {&FIELD_BLS12_381_FR, 5, "32311457133713125762627935188100354218453688428796477340173861531654182464166"},
+        { &FIELD_BN254_FR, 28,
+          "19103219067921713944291392827692070036145651957329286315305642004821462161904" },
+        { &FIELD_BN254_FR, 4,
+          "14940766826517323942636479241147756311199852622225275649687664389641784935947" },
+        { &FIELD_BN254_FR, 5,
+          "4419234939496763621076330863786513495701855246241724391626358375488475697872" },
+        { &FIELD_BLS12_381_FR, 32,
+          "937917089079007706106976984802249742464848817460758522850752807661925904159" },
+        { &FIELD_BLS12_381_FR, 4,
+          "35811073542294463015946892559272836998938171743018714161809767624935956676211" },
+        { &FIELD_BLS12_381_FR, 5,
+          "32311457133713125762627935188100354218453688428796477340173861531654182464166" },
     };
     for (unsigned i = 0; i < sizeof roots / sizeof roots[0]; i++) {
         uint64_t want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
@@ -286,7 +293,8 @@ START_TEST(test_ntt_reproduces_bn128_fixture_coset_evaluations)
     dec_to_mont(F, x, json_string_value(json_object_get(j, "coset_inc")));
     ck_assert(fe_eq(F, x, d.coset));
 
-    static const char *const ev[] = {"a_eval", "b_eval", "c_eval"}, *const co[] = {"a_coset", "b_coset", "c_coset"};
+    static const char *const ev[] = { "a_eval", "b_eval", "c_eval" },
+                             *const co[] = { "a_coset", "b_coset", "c_coset" };
     uint64_t *odd[3];
     for (int k = 0; k < 3; k++) {
         uint64_t *want = fixture_vec(F, j, co[k], n);
@@ -318,15 +326,16 @@ START_TEST(test_ntt_thread_count_does_not_change_result)
             size_t n = (size_t)1 << lg;
             ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
             uint64_t *v = vec_rand(F, n);
-            void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = {ntt_forward, ntt_inverse,
-                                                                              ntt_to_odd_coset};
+            void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = { ntt_forward, ntt_inverse,
+                                                                              ntt_to_odd_coset };
             for (unsigned o = 0; o < 3; o++) {
                 uint64_t *r1 = vec_dup(v, n);
                 ops[o](&d, r1, 1);
                 for (unsigned t = 2; t <= 3; t++) {
                     uint64_t *rt = vec_dup(v, n);
                     ops[o](&d, rt, t);
-                    ck_assert_msg(memcmp(r1, rt, n * L * 8) == 0, "%s 2^%u op %u threads %u", F->name, lg, o, t);
+                    ck_assert_msg(memcmp(r1, rt, n * L * 8) == 0, "%s 2^%u op %u threads %u", F->name, lg, o,
+                                  t);
                     free(rt);
                 }
                 free(r1);

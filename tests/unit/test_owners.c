@@ -57,18 +57,22 @@ START_TEST(test_owners_preloads_are_their_owners)
 	ck_assert(strstr(m, "uid 4242"));
 	ck_assert_int_eq(owners_preload_check(cs, map, UB, 0, "/a.zkey", 1, &code, m, sizeof(m)),
 			 -EPERM);
-	ck_assert_int_eq(owners_preload_check(cs, map, UA, 1, "/a.zkey", 1, &code, m, sizeof(m)), 0);
-	ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/a.zkey", 1, &code, m, sizeof(m)), 0);
+	ck_assert_int_eq(owners_preload_check(cs, map, UA, 1, "/a.zkey", 1, &code, m, sizeof(m)),
+			 0);
+	ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/a.zkey", 1, &code, m, sizeof(m)),
+			 0);
 	ck_assert_int_eq(owners_preload_check(cs, map, 0, 1, "/a.zkey", 1, &code, m, sizeof(m)), 0);
 	/* A's quota of 1 is used: a second zkey is refused, B's first is not. */
 	ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/b.zkey", 1, &code, m, sizeof(m)),
 			 -EDQUOT);
 	ck_assert_str_eq(code, CONTROL_E_QUOTA);
 	ck_assert(strstr(m, "--quota-preloads 1"));
-	ck_assert_int_eq(owners_preload_check(cs, map, UB, 0, "/b.zkey", 1, &code, m, sizeof(m)), 0);
+	ck_assert_int_eq(owners_preload_check(cs, map, UB, 0, "/b.zkey", 1, &code, m, sizeof(m)),
+			 0);
 	/* An evicted entry no longer counts, nor does a stale owner of a freed entry. */
 	cs->c[0].action = PIPE_CIRCUIT_EVICT;
-	ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/b.zkey", 1, &code, m, sizeof(m)), 0);
+	ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/b.zkey", 1, &code, m, sizeof(m)),
+			 0);
 	owners_preload_note(map, 1, "/a.zkey", UA);
 	ck_assert_ptr_null(json_object_get(map, "/a.zkey"));
 	json_decref(map);

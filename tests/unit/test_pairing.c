@@ -11,9 +11,7 @@
 
 #include "helper_test.h"
 
-static const field_desc *const FQ[] = {&FIELD_BN254_FQ, &FIELD_BLS12_381_FQ};
-
-
+static const field_desc *const FQ[] = { &FIELD_BN254_FQ, &FIELD_BLS12_381_FQ };
 
 /* affine k·gen */
 static void mul_gen(const curve_group *G, uint64_t *aff, const uint64_t *k, unsigned nk)
@@ -28,7 +26,7 @@ START_TEST(test_pairing_is_bilinear)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const field_desc *Fr = pp->g1->Fr;
-    uint64_t a[4], b[4], ab[8] = {0}, P[EC_MAX_AFF], Q[EC_MAX_AFF], aP[EC_MAX_AFF], bQ[EC_MAX_AFF];
+    uint64_t a[4], b[4], ab[8] = { 0 }, P[EC_MAX_AFF], Q[EC_MAX_AFF], aP[EC_MAX_AFF], bQ[EC_MAX_AFF];
     uint64_t e1[FQ12_MAX_LIMBS], e2[FQ12_MAX_LIMBS], e3[FQ12_MAX_LIMBS];
     test_rand_scalar(Fr, a);
     test_rand_scalar(Fr, b);
@@ -46,9 +44,9 @@ START_TEST(test_pairing_is_bilinear)
     memcpy(Q, pp->g2->gen, sizeof Q);
     mul_gen(pp->g1, aP, a, 4);
     mul_gen(pp->g2, bQ, b, 4);
-    pairing(pp, e1, aP, bQ);                 /* e(aP, bQ) */
+    pairing(pp, e1, aP, bQ); /* e(aP, bQ) */
     pairing(pp, e2, P, Q);
-    fq12_pow(pp->F, e2, e2, ab, 8);          /* e(P, Q)^(ab) */
+    fq12_pow(pp->F, e2, e2, ab, 8); /* e(P, Q)^(ab) */
     ck_assert(fq12_eq(pp->F, e1, e2));
     /* and each argument separately: e(aP, Q) = e(P, aQ) */
     mul_gen(pp->g2, bQ, a, 4);
@@ -64,7 +62,7 @@ START_TEST(test_pairing_is_non_degenerate_of_order_r)
     uint64_t e[FQ12_MAX_LIMBS], er[FQ12_MAX_LIMBS];
     pairing(pp, e, pp->g1->gen, pp->g2->gen);
     ck_assert(!fq12_is_one(pp->F, e));
-    fq12_pow(pp->F, er, e, pp->g1->Fr->p, 4);    /* e^r = 1 */
+    fq12_pow(pp->F, er, e, pp->g1->Fr->p, 4); /* e^r = 1 */
     ck_assert(fq12_is_one(pp->F, er));
 }
 END_TEST
@@ -80,14 +78,14 @@ START_TEST(test_pairing_with_negation_cancels)
     ec_aff_neg(pp->g1, nP, P);
     ec_aff_neg(pp->g2, nQ, Q);
     bool one = false;
-    const uint64_t *g1[2] = {P, nP}, *g2[2] = {Q, Q};
-    ck_assert_int_eq(pairing_multi_check(pp, g1, g2, 2, &one), 0);  /* e(P,Q) e(-P,Q) = 1 */
+    const uint64_t *g1[2] = { P, nP }, *g2[2] = { Q, Q };
+    ck_assert_int_eq(pairing_multi_check(pp, g1, g2, 2, &one), 0); /* e(P,Q) e(-P,Q) = 1 */
     ck_assert(one);
-    const uint64_t *h1[2] = {P, P}, *h2[2] = {Q, nQ};
-    ck_assert_int_eq(pairing_multi_check(pp, h1, h2, 2, &one), 0);  /* e(P,Q) e(P,-Q) = 1 */
+    const uint64_t *h1[2] = { P, P }, *h2[2] = { Q, nQ };
+    ck_assert_int_eq(pairing_multi_check(pp, h1, h2, 2, &one), 0); /* e(P,Q) e(P,-Q) = 1 */
     ck_assert(one);
-    const uint64_t *d1[2] = {P, P}, *d2[2] = {Q, Q};
-    ck_assert_int_eq(pairing_multi_check(pp, d1, d2, 2, &one), 0);  /* e(P,Q)^2 != 1 */
+    const uint64_t *d1[2] = { P, P }, *d2[2] = { Q, Q };
+    ck_assert_int_eq(pairing_multi_check(pp, d1, d2, 2, &one), 0); /* e(P,Q)^2 != 1 */
     ck_assert(!one);
 }
 END_TEST
@@ -99,12 +97,19 @@ START_TEST(test_pairing_multi_check_of_four_and_infinity)
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const curve_group *G1 = pp->g1, *G2 = pp->g2;
     const field_desc *Fr = G1->Fr;
-    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], c[FE_MAX_LIMBS], d[FE_MAX_LIMBS], e[FE_MAX_LIMBS], g[FE_MAX_LIMBS],
-        t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
-    test_rand_scalar(Fr, a); test_rand_scalar(Fr, b); test_rand_scalar(Fr, c); test_rand_scalar(Fr, d); test_rand_scalar(Fr, e);
+    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], c[FE_MAX_LIMBS], d[FE_MAX_LIMBS], e[FE_MAX_LIMBS],
+        g[FE_MAX_LIMBS], t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
+    test_rand_scalar(Fr, a);
+    test_rand_scalar(Fr, b);
+    test_rand_scalar(Fr, c);
+    test_rand_scalar(Fr, d);
+    test_rand_scalar(Fr, e);
     /* g = ab - cd - e in Fr (Montgomery products cancel: mont(x)·mont(y) -> mont(xy)) */
     uint64_t am[FE_MAX_LIMBS], bm[FE_MAX_LIMBS], cm[FE_MAX_LIMBS], dm[FE_MAX_LIMBS], em[FE_MAX_LIMBS];
-    fe_to_mont(Fr, am, a); fe_to_mont(Fr, bm, b); fe_to_mont(Fr, cm, c); fe_to_mont(Fr, dm, d);
+    fe_to_mont(Fr, am, a);
+    fe_to_mont(Fr, bm, b);
+    fe_to_mont(Fr, cm, c);
+    fe_to_mont(Fr, dm, d);
     fe_to_mont(Fr, em, e);
     fe_mul(Fr, t, am, bm);
     fe_mul(Fr, m, cm, dm);
@@ -112,14 +117,16 @@ START_TEST(test_pairing_multi_check_of_four_and_infinity)
     fe_sub(Fr, t, t, em);
     fe_from_mont(Fr, g, t);
     uint64_t A[EC_MAX_AFF], B[EC_MAX_AFF], C[EC_MAX_AFF], D[EC_MAX_AFF], E[EC_MAX_AFF], Gp[EC_MAX_AFF],
-        inf1[EC_MAX_AFF] = {0}, inf2[EC_MAX_AFF] = {0};
-    mul_gen(G1, A, a, 4); ec_aff_neg(G1, A, A);
+        inf1[EC_MAX_AFF] = { 0 }, inf2[EC_MAX_AFF] = { 0 };
+    mul_gen(G1, A, a, 4);
+    ec_aff_neg(G1, A, A);
     mul_gen(G2, B, b, 4);
     mul_gen(G1, C, c, 4);
     mul_gen(G2, D, d, 4);
     mul_gen(G1, E, e, 4);
     mul_gen(G1, Gp, g, 4);
-    const uint64_t *p1[6] = {A, C, E, Gp, inf1, G1->gen}, *p2[6] = {B, D, G2->gen, G2->gen, G2->gen, inf2};
+    const uint64_t *p1[6] = { A, C, E, Gp, inf1, G1->gen },
+                   *p2[6] = { B, D, G2->gen, G2->gen, G2->gen, inf2 };
     bool one = false;
     ck_assert_int_eq(pairing_multi_check(pairing_params_get(FQ[_i]), p1, p2, 6, &one), 0);
     ck_assert(one);
@@ -146,8 +153,8 @@ static bool fq_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
 static bool fq2_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
     const unsigned n = F->n;
-    uint64_t N[FE_MAX_LIMBS], t[FE_MAX_LIMBS], s[FE_MAX_LIMBS], half[FE_MAX_LIMBS], two[FE_MAX_LIMBS] = {2},
-        x0[FE_MAX_LIMBS], chk[2 * FE_MAX_LIMBS];
+    uint64_t N[FE_MAX_LIMBS], t[FE_MAX_LIMBS], s[FE_MAX_LIMBS], half[FE_MAX_LIMBS],
+        two[FE_MAX_LIMBS] = { 2 }, x0[FE_MAX_LIMBS], chk[2 * FE_MAX_LIMBS];
     fe_sqr(F, N, a);
     fe_sqr(F, t, a + n);
     fe_add(F, N, N, t);
@@ -155,8 +162,10 @@ static bool fq2_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
     fe_to_mont(F, two, two);
     fe_inv(F, half, two);
     for (int sign = 0; sign < 2; sign++) {
-        if (sign) fe_sub(F, t, a, s);
-        else fe_add(F, t, a, s);
+        if (sign)
+            fe_sub(F, t, a, s);
+        else
+            fe_add(F, t, a, s);
         fe_mul(F, t, t, half);
         if (!fq_sqrt(F, x0, t) || fe_is_zero(F, x0)) continue;
         fe_add(F, t, x0, x0);
@@ -179,10 +188,10 @@ START_TEST(test_pairing_subgroup_check)
      * overwhelming odds) not of order r; and it must still be on the curve. */
     const field_desc *F = pp->F;
     const unsigned n = F->n;
-    uint64_t P[EC_MAX_AFF] = {0}, rhs[2 * FE_MAX_LIMBS];
+    uint64_t P[EC_MAX_AFF] = { 0 }, rhs[2 * FE_MAX_LIMBS];
     bool found = false;
     for (uint64_t k = 1; k < 64 && !found; k++) {
-        uint64_t x0[FE_MAX_LIMBS] = {k};
+        uint64_t x0[FE_MAX_LIMBS] = { k };
         fe_to_mont(F, P, x0);
         fe_set_one(F, P + n);
         fe2_sqr(F, rhs, P);
@@ -200,11 +209,11 @@ int main(void)
 {
     test_rng_seed(0x6a09e667f3bcc908ULL);
     const struct test_case t[] = {
-        {"is_bilinear", test_pairing_is_bilinear, 2},
-        {"is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r, 2},
-        {"with_negation_cancels", test_pairing_with_negation_cancels, 2},
-        {"multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity, 2},
-        {"subgroup_check", test_pairing_subgroup_check, 2},
+        { "is_bilinear", test_pairing_is_bilinear, 2 },
+        { "is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r, 2 },
+        { "with_negation_cancels", test_pairing_with_negation_cancels, 2 },
+        { "multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity, 2 },
+        { "subgroup_check", test_pairing_subgroup_check, 2 },
     };
     return test_run_suite("pairing", t, TEST_N(t), 120);
 }

@@ -43,16 +43,14 @@ static uint64_t buf_need(const char *set)
 
 static void setup(void)
 {
-    struct pipe_params p = { .n_workers = 2, .n_synth = 1, .max_jobs = 4, .max_parts = 16,
-                             .buf_count = 3 };
+    struct pipe_params p = { .n_workers = 2, .n_synth = 1, .max_jobs = 4, .max_parts = 16, .buf_count = 3 };
     uint64_t a = buf_need("bn128"), b = buf_need("bn128-chain");
 
     p.buf_size = a > b ? a : b;
     snprintf(inst, sizeof(inst), "t%d", (int)getpid());
     snprintf(outdir, sizeof(outdir), "/tmp/cuzk-test-pipeline-XXXXXX");
     ck_assert(mkdtemp(outdir) != NULL);
-    ck_assert_msg(pipeline_create(&pl, inst, &p, SEGMENT_REPLACE, err, sizeof(err)) == 0, "%s",
-                  err);
+    ck_assert_msg(pipeline_create(&pl, inst, &p, SEGMENT_REPLACE, err, sizeof(err)) == 0, "%s", err);
 }
 
 static void teardown(void)
@@ -89,9 +87,8 @@ static void *stage_main(void *arg)
 
 static void stages_start(void)
 {
-    int (*runs[4])(const struct pipe_stage_opts *, char *, size_t) = { synth_run, worker_run,
-                                                                        worker_run,
-                                                                        finalizer_run };
+    int (*runs[4])(const struct pipe_stage_opts *, char *, size_t) = { synth_run, worker_run, worker_run,
+                                                                       finalizer_run };
     uint32_t idx[4] = { 0, 0, 1, 0 };
 
     atomic_store(&stop, 0);
@@ -130,8 +127,7 @@ static uint32_t wait_job(uint32_t j)
     for (int i = 0; i < 12000; i++) {
         uint32_t s = job_state(j);
 
-        if (s == JOBTAB_DONE || s == JOBTAB_FAILED)
-            return s;
+        if (s == JOBTAB_DONE || s == JOBTAB_FAILED) return s;
         usleep(10000);
     }
     ck_abort_msg("job %u not decided after 120 s", j);
@@ -174,11 +170,9 @@ static void check_outputs(const char *set, const char *name)
  * while the writer sits preempted inside an update, which on a loaded machine can
  * outlast any fixed number of tries; the writer is alive, so retry until it
  * finishes (Check's timeout is the hang guard). */
-static void read_slot(enum stats_role role, uint32_t index, struct stats_snapshot *snap,
-                      uint64_t now)
+static void read_slot(enum stats_role role, uint32_t index, struct stats_snapshot *snap, uint64_t now)
 {
-    while (stats_slot_read(pipeline_stats_slot(&pl, role, index), snap, now, 1000) != 0)
-        usleep(1000);
+    while (stats_slot_read(pipeline_stats_slot(&pl, role, index), snap, now, 1000) != 0) usleep(1000);
 }
 
 static uint64_t slot_counter(enum stats_role role, uint32_t index, uint32_t c)
@@ -224,8 +218,8 @@ START_TEST(test_pipeline_submit_fills_and_seals_partinfo)
     uint32_t j, p, v;
     struct jobtab_job *jb;
 
-    ck_assert_msg(pipeline_submit_job(&pl, "/k.zkey", "/out", 5, 2, parts, 7, &j, err,
-                                      sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, "/k.zkey", "/out", 5, 2, parts, 7, &j, err, sizeof(err)) == 0,
+                  "%s", err);
     jb = &pl.data.jobtab.jobs[j];
     ck_assert_int_eq(jb->priority, 5);
     p = jb->first_part;
@@ -242,8 +236,8 @@ START_TEST(test_pipeline_submit_fills_and_seals_partinfo)
     memset(longp, 'x', sizeof(longp) - 1);
     longp[sizeof(longp) - 1] = 0;
     parts[1].wtns_path = longp;
-    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", "/out", 0, 2, parts, 7, &j, err,
-                                         sizeof(err)), -ENAMETOOLONG);
+    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", "/out", 0, 2, parts, 7, &j, err, sizeof(err)),
+                     -ENAMETOOLONG);
     ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), -EAGAIN);
 }
 END_TEST
@@ -306,26 +300,27 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
         fclose(in);
         fclose(o);
     }
-    for (int i = 0; i < 8; i++)
-        snprintf(names[i], sizeof(names[i]), "p%d", i);
-    for (int i = 0; i < 3; i++)
-        p1[i] = (struct pipe_submit_part){ w1, NULL, names[i] };
-    for (int i = 0; i < 2; i++)
-        p2[i] = (struct pipe_submit_part){ w2, r2, names[3 + i] };
+    for (int i = 0; i < 8; i++) snprintf(names[i], sizeof(names[i]), "p%d", i);
+    for (int i = 0; i < 3; i++) p1[i] = (struct pipe_submit_part){ w1, NULL, names[i] };
+    for (int i = 0; i < 2; i++) p2[i] = (struct pipe_submit_part){ w2, r2, names[3 + i] };
     p3[0] = (struct pipe_submit_part){ w1, NULL, names[5] };
     p3[1] = (struct pipe_submit_part){ bad, NULL, NULL };
     p3[2] = (struct pipe_submit_part){ w1, NULL, names[6] };
 
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p1, pipe_stage_now(), &j1, err,
-                                      sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(pipeline_submit_job(&pl, zk2, outdir, 1, 2, p2, pipe_stage_now(), &j2, err,
-                                      sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, pipe_stage_now(), &j3, err,
-                                      sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p1, pipe_stage_now(), &j1, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk2, outdir, 1, 2, p2, pipe_stage_now(), &j2, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, pipe_stage_now(), &j3, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
     p4[0] = (struct pipe_submit_part){ wrong, NULL, NULL };
     p4[1] = (struct pipe_submit_part){ w1, NULL, names[7] };
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, pipe_stage_now(), &j4, err,
-                                      sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, pipe_stage_now(), &j4, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
     stages_start();
     ck_assert_uint_eq(wait_job(j1), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j2), JOBTAB_DONE);
@@ -335,10 +330,8 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     usleep(300000);
     stages_stop();
 
-    for (int i = 0; i < 3; i++)
-        ck_assert_uint_eq(part_state(jt->jobs[j1].first_part + i), JOBTAB_DONE);
-    for (int i = 0; i < 2; i++)
-        ck_assert_uint_eq(part_state(jt->jobs[j2].first_part + i), JOBTAB_DONE);
+    for (int i = 0; i < 3; i++) ck_assert_uint_eq(part_state(jt->jobs[j1].first_part + i), JOBTAB_DONE);
+    for (int i = 0; i < 2; i++) ck_assert_uint_eq(part_state(jt->jobs[j2].first_part + i), JOBTAB_DONE);
     for (int i = 0; i < 3; i++) {
         uint32_t p = jt->jobs[j3].first_part + i;
 
@@ -352,10 +345,8 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     ck_assert_msg(strstr(jt->parts[failed_part].reason, "bad.wtns") != NULL,
                   "reason does not name the witness: %s", jt->parts[failed_part].reason);
     ck_assert_str_eq(jt->jobs[j3].reason, "1 of 3 partitions failed");
-    for (int i = 0; i < 3; i++)
-        check_outputs("bn128", names[i]);
-    for (int i = 3; i < 5; i++)
-        check_outputs("bn128-chain", names[i]);
+    for (int i = 0; i < 3; i++) check_outputs("bn128", names[i]);
+    for (int i = 3; i < 5; i++) check_outputs("bn128-chain", names[i]);
     check_outputs("bn128", names[5]);
     check_outputs("bn128", names[6]);
     snprintf(cmd, sizeof(cmd), "%s/bad.proof.json", outdir);
@@ -377,14 +368,12 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     ck_assert_int_eq(pool_node_counts(&pl.data.pool, -1, &in_use, &nfree), 0);
     ck_assert_uint_eq(in_use, 0);
     ck_assert_uint_eq(nfree, 3);
-    for (uint32_t p = 0; p < 10; p++)
-        ck_assert_uint_eq(jt->parts[p].buf, JOBTAB_NONE);
+    for (uint32_t p = 0; p < 10; p++) ck_assert_uint_eq(jt->parts[p].buf, JOBTAB_NONE);
 
     /* Stats: each stage counted its partitions; the two workers share 9. */
     ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 0), 9);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 1), 1);
-    ck_assert_uint_eq(slot_counter(STATS_ROLE_GPUWORKER, 0, 0) +
-                          slot_counter(STATS_ROLE_GPUWORKER, 1, 0), 9);
+    ck_assert_uint_eq(slot_counter(STATS_ROLE_GPUWORKER, 0, 0) + slot_counter(STATS_ROLE_GPUWORKER, 1, 0), 9);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 0), 8);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 1), 1);
     ck_assert_uint_eq(slot_counter(STATS_ROLE_FINALIZER, 0, 6), 1); /* verify_failed */
@@ -393,14 +382,13 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
      * j4 by the finalizer. */
     ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 1);
     ck_assert_uint_le(slot_counter(STATS_ROLE_FINALIZER, 0, 4), 2);
-    ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 5), 3);  /* trims */
+    ck_assert_uint_ge(slot_counter(STATS_ROLE_FINALIZER, 0, 5), 3); /* trims */
     {
         struct stats_snapshot s;
         uint64_t sum = 0;
 
         read_slot(STATS_ROLE_GPUWORKER, 0, &s, pipe_stage_now());
-        for (int i = 0; i < STATS_MAX_STATES; i++)
-            sum += s.state_ns[i];
+        for (int i = 0; i < STATS_MAX_STATES; i++) sum += s.state_ns[i];
         ck_assert_uint_eq(sum, s.wall_ns);
         ck_assert_str_eq(s.state_names[STATS_STAGE0 + 1], "ntt");
         ck_assert_str_eq(s.hist_names[0], "gap");
@@ -417,8 +405,7 @@ START_TEST(test_pipeline_zkey_cache_misses_on_a_changed_file)
     struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000, 0 } };
     struct stat sb;
 
-    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s",
-                  err);
+    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s", err);
     test_shared_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
     snprintf(path, sizeof(path), "%s/k.zkey", outdir);
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fx, path);
@@ -483,10 +470,10 @@ START_TEST(test_pipeline_circuits_preload_pin_evict)
     }
     ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* empty table: nothing */
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[i], 0, &seq, err,
-                                                  sizeof(err)), 0);
-    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[3], 0, &seq, err,
-                                              sizeof(err)), -ENOSPC);
+        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[i], 0, &seq, err, sizeof(err)),
+                         0);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[3], 0, &seq, err, sizeof(err)),
+                     -ENOSPC);
     ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 3);
     ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* unchanged: nothing */
     ck_assert_uint_eq(st.circ_ack->seq, seq);
@@ -501,34 +488,31 @@ START_TEST(test_pipeline_circuits_preload_pin_evict)
     }
     ck_assert_int_eq(pinned, 3);
     /* Evict k0: unmapped; its entry becomes a tombstone. */
-    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[0], 0, &seq, err,
-                                              sizeof(err)), 0);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[0], 0, &seq, err, sizeof(err)), 0);
     ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 1);
     ck_assert_uint_eq(st.circ_ack->evicts, 1);
-    for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-        ck_assert(!st.zc[i].used || strcmp(st.zc[i].path, k[0]));
+    for (int i = 0; i < PIPE_ZKEY_CACHE; i++) ck_assert(!st.zc[i].used || strcmp(st.zc[i].path, k[0]));
     /* 2 preloads + 1 tombstone: 5 more tombstones fill the table; the next needs an
      * acknowledged one (min_ack), and takes the oldest. */
     for (int i = 0; i < 5; i++) {
         char p[64];
 
         snprintf(p, sizeof(p), "/gone/%d.zkey", i);
-        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, p, 0, &seq, err,
-                                                  sizeof(err)), 0);
+        ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, p, 0, &seq, err, sizeof(err)), 0);
     }
-    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey", 0, &seq,
-                                              err, sizeof(err)), -EBUSY);
-    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey",
-                                              st.circ_ack->seq, &seq, err, sizeof(err)), 0);
+    ck_assert_int_eq(
+        pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey", 0, &seq, err, sizeof(err)), -EBUSY);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, "/gone/x.zkey", st.circ_ack->seq, &seq,
+                                              err, sizeof(err)),
+                     0);
     for (int i = 0; i < PIPE_CIRCUITS; i++)
-        ck_assert(pl.circuits->c[i].action != PIPE_CIRCUIT_EVICT ||
-                  strcmp(pl.circuits->c[i].path, k[0]));
+        ck_assert(pl.circuits->c[i].action != PIPE_CIRCUIT_EVICT || strcmp(pl.circuits->c[i].path, k[0]));
     /* A preload that cannot be loaded: failed bit, the rest applied. */
-    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[1], 0, &seq, err,
-                                              sizeof(err)), 0);
+    ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[1], 0, &seq, err, sizeof(err)), 0);
     ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 7); /* 7 new tombstones */
     ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, "/nonexistent/z.zkey",
-                                              st.circ_ack->seq, &seq, err, sizeof(err)), 0);
+                                              st.circ_ack->seq, &seq, err, sizeof(err)),
+                     0);
     ck_assert_int_gt(pipe_stage_circuits(&st, NULL, NULL), 0);
     ck_assert_uint_ne(st.circ_ack->failed, 0);
     ck_assert_uint_eq(st.circ_ack->seq, seq);
@@ -541,22 +525,19 @@ START_TEST(test_pipeline_stale_hint_is_put_back)
     struct pipe_submit_part parts[1] = { { "/w/one.wtns", NULL, NULL } };
     uint32_t j, p, v;
 
-    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", outdir, 0, 1, parts, 1, &j, err,
-                                         sizeof(err)), 0);
+    ck_assert_int_eq(pipeline_submit_job(&pl, "/k.zkey", outdir, 0, 1, parts, 1, &j, err, sizeof(err)), 0);
     p = pl.data.jobtab.jobs[j].first_part;
     ck_assert_int_eq(ring_try_pop(pipeline_ring(&pl, PIPE_RING_SYNTH), &v), 0);
     /* As if a new submit were still filling this partition's entry. */
     barrier_store_release(&pipeline_partinfo(&pl, p)->job_id, 0);
     ck_assert_int_eq(ring_try_push(pipeline_ring(&pl, PIPE_RING_SYNTH), p), 0);
     stages_start();
-    for (int i = 0; i < 100 && !slot_counter(STATS_ROLE_SYNTH, 0, 3); i++)
-        usleep(10000);
+    for (int i = 0; i < 100 && !slot_counter(STATS_ROLE_SYNTH, 0, 3); i++) usleep(10000);
     stages_stop();
     ck_assert_uint_eq(slot_counter(STATS_ROLE_SYNTH, 0, 3), 1);
     ck_assert_uint_eq(part_state(p), JOBTAB_QUEUED);
 }
 END_TEST
-
 
 START_TEST(test_pipeline_synth_takes_higher_priority_first)
 {
@@ -579,8 +560,7 @@ START_TEST(test_pipeline_synth_takes_higher_priority_first)
     stages[0].run = synth_run;
     atomic_store(&stop, 0);
     ck_assert_int_eq(pthread_create(&stages[0].t, NULL, stage_main, &stages[0]), 0);
-    for (int i = 0; i < 1000 && slot_counter(STATS_ROLE_SYNTH, 0, 0) < 3; i++)
-        usleep(10000);
+    for (int i = 0; i < 1000 && slot_counter(STATS_ROLE_SYNTH, 0, 0) < 3; i++) usleep(10000);
     atomic_store(&stop, 1);
     pthread_join(stages[0].t, NULL);
     ck_assert_int_eq(stages[0].rc, 0);
@@ -593,9 +573,9 @@ START_TEST(test_pipeline_synth_takes_higher_priority_first)
     /* The buffers stay with their READY partitions. */
     for (uint32_t i = 0; i < 2; i++)
         ck_assert_uint_eq(part_state(pl.data.jobtab.jobs[ja].first_part + i), JOBTAB_READY);
-    ck_assert_uint_eq(pool_buf_owner(&pl.data.pool,
-                                     pl.data.jobtab.parts[pl.data.jobtab.jobs[jb].first_part].buf),
-                      pool_owner_part(pl.data.jobtab.jobs[jb].first_part));
+    ck_assert_uint_eq(
+        pool_buf_owner(&pl.data.pool, pl.data.jobtab.parts[pl.data.jobtab.jobs[jb].first_part].buf),
+        pool_owner_part(pl.data.jobtab.jobs[jb].first_part));
 }
 END_TEST
 
@@ -618,8 +598,8 @@ static pid_t spawn(const char *bin, const char *idx)
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        execl(path, bin, "--instance", inst, "--index", idx, "--threads", "1", "--generation",
-              "3", (char *)NULL);
+        execl(path, bin, "--instance", inst, "--index", idx, "--threads", "1", "--generation", "3",
+              (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -635,8 +615,7 @@ static int run_status(const char *bin, const char *a1, const char *a2, const cha
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
-            _exit(127);
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
         execl(path, bin, a1, a2, a3, (char *)NULL);
         _exit(127);
     }
@@ -648,11 +627,10 @@ static int run_status(const char *bin, const char *a1, const char *a2, const cha
  * with snarkjs), else to the scratch dir. */
 START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
 {
-    static const char *bins[4] = { "cuzk-synth", "cuzk-gpuworker", "cuzk-gpuworker",
-                                    "cuzk-finalizer" };
+    static const char *bins[4] = { "cuzk-synth", "cuzk-gpuworker", "cuzk-gpuworker", "cuzk-finalizer" };
     static const char *idx[4] = { "0", "0", "1", "0" };
-    static const enum stats_role roles[4] = { STATS_ROLE_SYNTH, STATS_ROLE_GPUWORKER,
-                                              STATS_ROLE_GPUWORKER, STATS_ROLE_FINALIZER };
+    static const enum stats_role roles[4] = { STATS_ROLE_SYNTH, STATS_ROLE_GPUWORKER, STATS_ROLE_GPUWORKER,
+                                              STATS_ROLE_FINALIZER };
     const char *keep = getenv("PIPELINE_OUT");
     const char *out = keep && *keep ? keep : outdir;
     char dir[256], path[600], zk[2][512], w[2][512], r[512];
@@ -668,8 +646,7 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
     ck_assert_int_eq(run_status("cuzk-synth", "--help", NULL, NULL), 0);
     ck_assert_int_eq(run_status("cuzk-gpuworker", "--bogus", NULL, NULL), CUZK_EXIT_USAGE);
     ck_assert_int_eq(run_status("cuzk-finalizer", "--index", "0", NULL), CUZK_EXIT_USAGE);
-    ck_assert_int_eq(run_status("cuzk-synth", "--instance", "no-such-instance-x", NULL),
-                     CUZK_EXIT_SYSTEM);
+    ck_assert_int_eq(run_status("cuzk-synth", "--instance", "no-such-instance-x", NULL), CUZK_EXIT_SYSTEM);
 
     test_shared_fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
     test_shared_fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
@@ -680,11 +657,11 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
     parts[0][1] = (struct pipe_submit_part){ w[0], NULL, "bn128-b" };
     parts[1][0] = (struct pipe_submit_part){ w[1], r, "bn128-chain-a" };
     parts[1][1] = (struct pipe_submit_part){ w[1], r, "bn128-chain-b" };
-    for (int i = 0; i < 4; i++)
-        pids[i] = spawn(bins[i], idx[i]);
+    for (int i = 0; i < 4; i++) pids[i] = spawn(bins[i], idx[i]);
     for (int i = 0; i < 2; i++)
-        ck_assert_msg(pipeline_submit_job(&pl, zk[i], out, 0, 2, parts[i], pipe_stage_now(),
-                                          &j[i], err, sizeof(err)) == 0, "%s", err);
+        ck_assert_msg(pipeline_submit_job(&pl, zk[i], out, 0, 2, parts[i], pipe_stage_now(), &j[i], err,
+                                          sizeof(err)) == 0,
+                      "%s", err);
     ck_assert_uint_eq(wait_job(j[0]), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j[1]), JOBTAB_DONE);
     /* Idle, each process still beats in its own slot: its heartbeat moves on while
@@ -701,18 +678,15 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
             usleep(20000);
             read_slot(roles[i], (uint32_t)atoi(idx[i]), &snap, pipe_stage_now());
         } while (snap.heartbeat_ns == first);
-        ck_assert_msg(snap.heartbeat_ns > first, "%s %s: heartbeat went back", bins[i],
-                      idx[i]);
+        ck_assert_msg(snap.heartbeat_ns > first, "%s %s: heartbeat went back", bins[i], idx[i]);
         ck_assert_uint_eq(snap.state, STATS_IDLE);
     }
-    for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(kill(pids[i], SIGTERM), 0);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(kill(pids[i], SIGTERM), 0);
     for (int i = 0; i < 4; i++) {
         int st;
 
         ck_assert_int_eq(waitpid(pids[i], &st, 0), pids[i]);
-        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s exited with status %#x",
-                      bins[i], st);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s exited with status %#x", bins[i], st);
     }
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof(path), "%s/%s.proof.json", out, parts[0][i].name);
@@ -722,7 +696,6 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
     }
 }
 END_TEST
-
 
 /* pipe_stage_orphan_check: returns while cuzkd (here: this process, alive) lives; a
  * stage whose cuzkd is gone exits 111 at once without recording anything. */
@@ -743,8 +716,7 @@ START_TEST(test_pipeline_orphan_check_exits_only_without_supervisor)
 
     dead = fork();
     ck_assert_int_ge(dead, 0);
-    if (dead == 0)
-        _exit(0);
+    if (dead == 0) _exit(0);
     ck_assert_int_eq(waitpid(dead, NULL, 0), dead); /* reaped: its pid names no one */
     pc.supervisor_pid = (uint32_t)dead;
     child = fork();

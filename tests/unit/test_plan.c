@@ -140,7 +140,8 @@ START_TEST(test_config_file_and_command_line)
 
 	ck_assert_int_ge(fd, 0);
 	f = fdopen(fd, "w");
-	fputs("[cuzkd]\n# comment\ninstance = fromfile\nbuffers = 9\ndevices = cpu:3\nforeground\n", f);
+	fputs("[cuzkd]\n# comment\ninstance = fromfile\nbuffers = 9\ndevices = cpu:3\nforeground\n",
+	      f);
 	fclose(f);
 	ck_assert_msg(config_parse_args(&c, 5, argv, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(c.instance, "fromfile");

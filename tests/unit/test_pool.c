@@ -19,9 +19,14 @@ static struct shmlayout_data d;
 
 static void setup_n(uint32_t bufs, uint32_t nodes)
 {
-	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 8 }, .max_jobs = 2,
-					.max_parts = 8, .buf_count = bufs, .buf_size = 8192,
-					.n_nodes = nodes, .numa_node = { 0, 1, 2, 3 } };
+	struct shmlayout_config cfg = { .n_rings = 1,
+					.ring_capacity = { 8 },
+					.max_jobs = 2,
+					.max_parts = 8,
+					.buf_count = bufs,
+					.buf_size = 8192,
+					.n_nodes = nodes,
+					.numa_node = { 0, 1, 2, 3 } };
 
 	snprintf(inst, sizeof(inst), "p%d", (int)getpid());
 	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
@@ -189,8 +194,8 @@ START_TEST(test_pool_slab_setup_no_mbind_flag)
 	struct pool_slab_report rep;
 
 	setup_n(4, 2);
-	ck_assert_int_eq(pool_slab_setup(&d.pool, POOL_SLAB_NO_MLOCK | POOL_SLAB_NO_MBIND, &rep,
-					 NULL), 0);
+	ck_assert_int_eq(
+		pool_slab_setup(&d.pool, POOL_SLAB_NO_MLOCK | POOL_SLAB_NO_MBIND, &rep, NULL), 0);
 	ck_assert_int_eq(rep.numa_bound, 0);
 	ck_assert_ptr_nonnull(strstr(rep.reason, "not this machine's"));
 }
@@ -262,14 +267,17 @@ int main(void)
 {
 	const struct test_case t[] = {
 		{ "alloc_until_empty_then_free", test_pool_alloc_until_empty_then_free },
-		{ "alloc_times_out_then_wakes_on_free", test_pool_alloc_times_out_then_wakes_on_free },
+		{ "alloc_times_out_then_wakes_on_free",
+		  test_pool_alloc_times_out_then_wakes_on_free },
 		{ "reclaims_dead_process_buffers", test_pool_reclaims_dead_process_buffers },
 		{ "counts_per_node_and_prefers_node", test_pool_counts_per_node_and_prefers_node },
 		{ "slab_setup_reports_what_it_did", test_pool_slab_setup_reports_what_it_did },
-		{ "node_only_alloc_waits_for_its_node", test_pool_node_only_alloc_waits_for_its_node },
+		{ "node_only_alloc_waits_for_its_node",
+		  test_pool_node_only_alloc_waits_for_its_node },
 		{ "one_share_serves_every_node", test_pool_one_share_serves_every_node },
 		{ "slab_setup_no_mbind_flag", test_pool_slab_setup_no_mbind_flag },
-		{ "threads_share_buffers_exclusively", test_pool_threads_share_buffers_exclusively },
+		{ "threads_share_buffers_exclusively",
+		  test_pool_threads_share_buffers_exclusively },
 	};
 	const struct test_opts o = { .teardown = teardown };
 

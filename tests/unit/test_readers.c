@@ -101,8 +101,14 @@ static uint32_t get32(const uint8_t *p)
     memcpy(&v, p, 4);
     return v;
 }
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void put32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, 8);
+}
 
 /* Offset of the 12-byte record of the first section with this id in a container image. */
 static size_t record_of(const uint8_t *b, size_t len, uint32_t id)
@@ -132,12 +138,16 @@ static void setup(void)
     err[0] = 0;
 }
 
-static void teardown(void) { nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS); }
+static void teardown(void)
+{
+    nftw(tmpdir, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
+}
 
-#define ck_rc(expr, code)                                                                                   \
-    do {                                                                                                    \
-        int rc_ = (expr);                                                                                   \
-        ck_assert_msg(rc_ == (code), "%s = %d (%s), want %d: %s", #expr, rc_, cuzk_err_name(rc_), (code), err); \
+#define ck_rc(expr, code)                                                                                 \
+    do {                                                                                                  \
+        int rc_ = (expr);                                                                                 \
+        ck_assert_msg(rc_ == (code), "%s = %d (%s), want %d: %s", #expr, rc_, cuzk_err_name(rc_), (code), \
+                      err);                                                                               \
     } while (0)
 #define ck_err_has(s) ck_assert_msg(strstr(err, (s)) != NULL, "message \"%s\" lacks \"%s\"", err, (s))
 
@@ -147,29 +157,60 @@ struct fixture {
     const char *set;
     uint32_t n8q, nvars, npublic, domain, ncoefs, nconstraints;
     enum field_id fr;
-    const char *alpha1_x, *delta1_x;   /* canonical, from refprover --info */
-    uint32_t first[4][3];              /* first four coefficient (matrix, constraint, signal) */
-    const char *w1;                    /* witness value 1 */
+    const char *alpha1_x, *delta1_x; /* canonical, from refprover --info */
+    uint32_t first[4][3];            /* first four coefficient (matrix, constraint, signal) */
+    const char *w1;                  /* witness value 1 */
 };
 
 static const struct fixture fixtures[] = {
-    {"bn128", 32, 9, 2, 16, 15, 6, FIELD_ID_BN254_FR,
-     "1792387575567822892908979014139822501354456642316156660128060447195514052460",
-     "6194565485409049946787765228109665837024135379007552034171109886991402334617",
-     {{0, 0, 3}, {1, 0, 3}, {0, 1, 4}, {1, 1, 3}}, "112568"},
-    {"bn128-chain", 32, 45, 5, 64, 195, 0, FIELD_ID_BN254_FR,
-     "1464066802366653075340878551138934534879481926123154416142552749018421324088",
-     "21530867689176436582388368511961840637985703142967179986554665573788885807904",
-     {{0, 0, 6}, {1, 0, 7}, {0, 1, 3}, {0, 1, 8}}, "295025988379188686262199062659524312166911826122673544"},
-    {"bls12381", 48, 9, 2, 16, 15, 6, FIELD_ID_BLS12_381_FR,
-     "2652871491496946540897678577326639615329876372482978132276568843340440262165133128643181489011348490676313885155290",
-     "1237337425779748233207178602514603195065260231782085461143890766361554607711137045969907880987282558807551663089347",
-     {{0, 0, 3}, {1, 0, 3}, {0, 1, 4}, {1, 1, 3}}, "112568"},
-    {"bls12381-chain", 48, 45, 5, 64, 195, 0, FIELD_ID_BLS12_381_FR,
-     "2586300784051838209447572680787216760401690010040238308340567397138645682872691981277152826055758846170594281433449",
-     "3423045840603539154874792661595551400756371035263345165422887628188662478665938830594310667533054769443237505339351",
-     {{0, 0, 6}, {1, 0, 7}, {0, 1, 3}, {0, 1, 8}},
-     "21476105149610437832382708868323526510173140034044871858977382422862422555671"},
+    { "bn128",
+      32,
+      9,
+      2,
+      16,
+      15,
+      6,
+      FIELD_ID_BN254_FR,
+      "1792387575567822892908979014139822501354456642316156660128060447195514052460",
+      "6194565485409049946787765228109665837024135379007552034171109886991402334617",
+      { { 0, 0, 3 }, { 1, 0, 3 }, { 0, 1, 4 }, { 1, 1, 3 } },
+      "112568" },
+    { "bn128-chain",
+      32,
+      45,
+      5,
+      64,
+      195,
+      0,
+      FIELD_ID_BN254_FR,
+      "1464066802366653075340878551138934534879481926123154416142552749018421324088",
+      "21530867689176436582388368511961840637985703142967179986554665573788885807904",
+      { { 0, 0, 6 }, { 1, 0, 7 }, { 0, 1, 3 }, { 0, 1, 8 } },
+      "295025988379188686262199062659524312166911826122673544" },
+    { "bls12381",
+      48,
+      9,
+      2,
+      16,
+      15,
+      6,
+      FIELD_ID_BLS12_381_FR,
+      "2652871491496946540897678577326639615329876372482978132276568843340440262165133128643181489011348490676313885155290",
+      "1237337425779748233207178602514603195065260231782085461143890766361554607711137045969907880987282558807551663089347",
+      { { 0, 0, 3 }, { 1, 0, 3 }, { 0, 1, 4 }, { 1, 1, 3 } },
+      "112568" },
+    { "bls12381-chain",
+      48,
+      45,
+      5,
+      64,
+      195,
+      0,
+      FIELD_ID_BLS12_381_FR,
+      "2586300784051838209447572680787216760401690010040238308340567397138645682872691981277152826055758846170594281433449",
+      "3423045840603539154874792661595551400756371035263345165422887628188662478665938830594310667533054769443237505339351",
+      { { 0, 0, 6 }, { 1, 0, 7 }, { 0, 1, 3 }, { 0, 1, 8 } },
+      "21476105149610437832382708868323526510173140034044871858977382422862422555671" },
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
@@ -194,7 +235,7 @@ START_TEST(test_zkey_fixture_headers_match_refprover)
     ck_assert_str_eq(fe_mont_to_dec(z.Fq, z.delta1, dec, sizeof dec), f->delta1_x);
     for (int i = 0; i < 4; i++) {
         uint32_t m, c, s;
-        uint64_t v[FE_MAX_LIMBS] = {0};
+        uint64_t v[FE_MAX_LIMBS] = { 0 };
         zkey_coef(&z, (uint64_t)i, &m, &c, &s, v);
         ck_assert_uint_eq(m, f->first[i][0]);
         ck_assert_uint_eq(c, f->first[i][1]);
@@ -210,10 +251,13 @@ END_TEST
 /* Spec §8: every coefficient of the bn128 fixture, decoded as raw * Rr^-2. */
 START_TEST(test_zkey_bn128_worked_example)
 {
-    static const struct { uint32_t m, c, s; int v; } want[15] = {
-        {0, 0, 3, -1}, {1, 0, 3, 1}, {0, 1, 4, -1}, {1, 1, 3, 1}, {0, 2, 5, -1}, {1, 2, 2, 1},
-        {0, 3, 6, -1}, {1, 3, 4, 1}, {0, 4, 0, -7}, {0, 4, 7, -1}, {1, 4, 2, 1}, {1, 4, 3, 1},
-        {0, 6, 0, 1},  {0, 7, 1, 1}, {0, 8, 2, 1},
+    static const struct {
+        uint32_t m, c, s;
+        int v;
+    } want[15] = {
+        { 0, 0, 3, -1 }, { 1, 0, 3, 1 },  { 0, 1, 4, -1 }, { 1, 1, 3, 1 },  { 0, 2, 5, -1 },
+        { 1, 2, 2, 1 },  { 0, 3, 6, -1 }, { 1, 3, 4, 1 },  { 0, 4, 0, -7 }, { 0, 4, 7, -1 },
+        { 1, 4, 2, 1 },  { 1, 4, 3, 1 },  { 0, 6, 0, 1 },  { 0, 7, 1, 1 },  { 0, 8, 2, 1 },
     };
     zkey z;
     char dec[128], exp[128];
@@ -231,7 +275,7 @@ START_TEST(test_zkey_bn128_worked_example)
                      "11433591847334821759727423731066742631984958734377391128014939150075060517938");
     for (int i = 0; i < 15; i++) {
         uint32_t m, c, s;
-        uint64_t v[FE_MAX_LIMBS] = {0}, k[FE_MAX_LIMBS] = {0};
+        uint64_t v[FE_MAX_LIMBS] = { 0 }, k[FE_MAX_LIMBS] = { 0 };
         zkey_coef(&z, (uint64_t)i, &m, &c, &s, v);
         ck_assert_uint_eq(m, want[i].m);
         ck_assert_uint_eq(c, want[i].c);
@@ -245,7 +289,8 @@ START_TEST(test_zkey_bn128_worked_example)
         fe_from_mont(z.Fr, v, v); /* coef * Rr */
         fe_mont_to_dec(z.Fr, v, dec, sizeof dec);
         k[0] = (uint64_t)(want[i].v < 0 ? -want[i].v : want[i].v);
-        if (want[i].v < 0) fe_sub(z.Fr, k, z.Fr->p, k); /* r - |v|: p is not reduced, but sub works limbwise */
+        if (want[i].v < 0)
+            fe_sub(z.Fr, k, z.Fr->p, k); /* r - |v|: p is not reduced, but sub works limbwise */
         fe_canon_to_dec(z.Fr, k, exp, sizeof exp);
         ck_assert_msg(strcmp(dec, exp) == 0, "coef %d = %s, want %s", i, dec, exp);
     }
@@ -255,7 +300,7 @@ END_TEST
 
 START_TEST(test_wtns_fixture_values)
 {
-    static const char *const tiny[] = {"1", "112568", "11", "3", "9", "27", "297", "2673", "37520"};
+    static const char *const tiny[] = { "1", "112568", "11", "3", "9", "27", "297", "2673", "37520" };
     const struct fixture *f = &fixtures[_i];
     wtns w;
     zkey z;
@@ -266,7 +311,7 @@ START_TEST(test_wtns_fixture_values)
     ck_assert_int_eq(w.Fr->id, f->fr);
     ck_assert_uint_eq(w.nwitness, f->nvars);
     for (uint32_t i = 0; i < w.nwitness; i++) {
-        uint64_t v[FE_MAX_LIMBS] = {0};
+        uint64_t v[FE_MAX_LIMBS] = { 0 };
         memcpy(v, w.values + 32 * i, 32);
         fe_canon_to_dec(w.Fr, v, dec, sizeof dec);
         if (i == 0) ck_assert_str_eq(dec, "1");
@@ -310,8 +355,14 @@ END_TEST
  * w6 = 297 = w5 * w2 is the output of constraint 2; w8 = 37520 of constraint 4. */
 START_TEST(test_r1cs_changed_signal_names_constraint)
 {
-    static const struct { const char *set; uint32_t sig, want; } cases[] = {
-        {"bn128", 6, 2}, {"bn128", 8, 4}, {"bls12381", 6, 2}, {"bls12381", 4, 0},
+    static const struct {
+        const char *set;
+        uint32_t sig, want;
+    } cases[] = {
+        { "bn128", 6, 2 },
+        { "bn128", 8, 4 },
+        { "bls12381", 6, 2 },
+        { "bls12381", 4, 0 },
     };
     for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t len;
@@ -382,13 +433,13 @@ END_TEST
 
 START_TEST(test_truncated_anywhere_is_truncated)
 {
-    static const char *const files[] = {"circuit_final.zkey", "witness.wtns", "circuit.r1cs"};
+    static const char *const files[] = { "circuit_final.zkey", "witness.wtns", "circuit.r1cs" };
     for (unsigned fi = 0; fi < 3; fi++) {
         size_t len;
         uint8_t *b = slurp(fx("bn128", files[fi]), &len);
         /* inside the header, inside the first record, inside the first payload, inside
          * a later record, inside later payloads, one byte short */
-        size_t cuts[] = {0, 3, 8, 11, 12, 17, 23, 25, 27, 30, 39, 100, len / 2, len - 33, len - 1};
+        size_t cuts[] = { 0, 3, 8, 11, 12, 17, 23, 25, 27, 30, 39, 100, len / 2, len - 33, len - 1 };
         for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
             const char *p = spit("cut.bin", b, cuts[c]);
             int rc;
@@ -474,8 +525,10 @@ END_TEST
 
 START_TEST(test_zkey_protocol_refusals)
 {
-    static const struct { uint32_t id; const char *word; } cases[] = {
-        {2, "PLONK"}, {10, "FFLONK"}, {7, "unknown protocol id 7"}};
+    static const struct {
+        uint32_t id;
+        const char *word;
+    } cases[] = { { 2, "PLONK" }, { 10, "FFLONK" }, { 7, "unknown protocol id 7" } };
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t p1 = record_of(b, len, 1) + 12;
@@ -645,15 +698,15 @@ static Suite *readers_suite(void)
     Suite *s = suite_create("readers");
     TCase *tc;
 
-#define ADD(fn)                                                                                              \
-    tc = tcase_create(#fn);                                                                                  \
-    tcase_add_checked_fixture(tc, setup, teardown);                                                          \
-    tcase_add_test(tc, fn);                                                                                  \
+#define ADD(fn)                                     \
+    tc = tcase_create(#fn);                         \
+    tcase_add_checked_fixture(tc, setup, teardown); \
+    tcase_add_test(tc, fn);                         \
     suite_add_tcase(s, tc)
-#define ADD_LOOP(fn)                                                                                         \
-    tc = tcase_create(#fn);                                                                                  \
-    tcase_add_checked_fixture(tc, setup, teardown);                                                          \
-    tcase_add_loop_test(tc, fn, 0, (int)NFIX);                                                               \
+#define ADD_LOOP(fn)                                \
+    tc = tcase_create(#fn);                         \
+    tcase_add_checked_fixture(tc, setup, teardown); \
+    tcase_add_loop_test(tc, fn, 0, (int)NFIX);      \
     suite_add_tcase(s, tc)
 
     ADD_LOOP(test_zkey_fixture_headers_match_refprover);

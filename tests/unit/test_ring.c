@@ -254,7 +254,7 @@ END_TEST
 struct mpmc {
 	struct ring *r;
 	uint32_t per_producer;
-	_Atomic uint32_t *seen;   /* per item: times delivered */
+	_Atomic uint32_t *seen; /* per item: times delivered */
 	_Atomic uint64_t sum;
 	_Atomic uint32_t consumed;
 	uint32_t total;
@@ -367,7 +367,8 @@ int main(void)
 		  test_ring_sleeping_pop_is_woken_by_push_thread },
 		{ "sleeping_push_is_woken_by_pop_in_other_process",
 		  test_ring_sleeping_push_is_woken_by_pop_in_other_process },
-		{ "mpmc_threads_deliver_each_item_once", test_ring_mpmc_threads_deliver_each_item_once },
+		{ "mpmc_threads_deliver_each_item_once",
+		  test_ring_mpmc_threads_deliver_each_item_once },
 		{ "mpmc_threads_capacity_two_under_contention",
 		  test_ring_mpmc_threads_capacity_two_under_contention },
 	};

@@ -80,12 +80,15 @@ static pid_t victim_start(enum op op)
 	errno = 0;
 	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
 	ck_assert_int_eq(errno, 0);
-	ck_assert_int_eq(ptrace(PTRACE_POKETEXT, pid, (void *)entry,
-				(void *)((word & ~0xffL) | 0xcc)), 0); /* int3 */
+	ck_assert_int_eq(
+		ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)),
+		0); /* int3 */
 	ck_assert_int_eq(ptrace(PTRACE_CONT, pid, NULL, NULL), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP, "victim missed the "
-		      "breakpoint (status %#x)", st);
+	ck_assert_msg(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP,
+		      "victim missed the "
+		      "breakpoint (status %#x)",
+		      st);
 	ck_assert_int_eq(ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word), 0);
 	ck_assert_int_eq(ptrace(PTRACE_GETREGS, pid, NULL, &regs), 0);
 	ck_assert_uint_eq(regs.rip, entry + 1);
@@ -140,26 +143,32 @@ static void ring_check(enum op op, long n)
 	while (k <= CAP && ring_try_pop(r, &v) == 0)
 		got[k++] = v;
 	if (op == OP_PUSH) {
-		ck_assert_msg(k == 2 || k == 3, "kill after %ld steps of push: %d values left", n, k);
-		ck_assert_msg(got[0] == 1 && got[1] == 2, "kill after %ld steps of push: order "
-			      "%u %u", n, got[0], got[1]);
+		ck_assert_msg(k == 2 || k == 3, "kill after %ld steps of push: %d values left", n,
+			      k);
+		ck_assert_msg(got[0] == 1 && got[1] == 2,
+			      "kill after %ld steps of push: order "
+			      "%u %u",
+			      n, got[0], got[1]);
 		if (k == 3)
 			ck_assert_uint_eq(got[2], VICTIM_VALUE);
 	} else {
-		ck_assert_msg(k == 1 || k == 2, "kill after %ld steps of pop: %d values left", n, k);
+		ck_assert_msg(k == 1 || k == 2, "kill after %ld steps of pop: %d values left", n,
+			      k);
 		ck_assert_msg(got[k - 1] == 2 && (k == 1 || got[0] == 1),
 			      "kill after %ld steps of pop: wrong values left", n);
 	}
 	for (int lap = 0; lap < 3; lap++) {
 		for (uint32_t i = 0; i < CAP; i++)
-			ck_assert_msg(ring_try_push(r, next + i) == 0, "kill after %ld steps of %s: "
-				      "push %u of %u refused (a cell is held by the dead)", n,
-				      op == OP_PUSH ? "push" : "pop", i + 1, CAP);
+			ck_assert_msg(ring_try_push(r, next + i) == 0,
+				      "kill after %ld steps of %s: "
+				      "push %u of %u refused (a cell is held by the dead)",
+				      n, op == OP_PUSH ? "push" : "pop", i + 1, CAP);
 		ck_assert_int_eq(ring_try_push(r, 9), -EAGAIN);
 		for (uint32_t i = 0; i < CAP; i++) {
-			ck_assert_msg(ring_try_pop(r, &v) == 0, "kill after %ld steps of %s: pop %u "
-				      "of %u found nothing", n, op == OP_PUSH ? "push" : "pop",
-				      i + 1, CAP);
+			ck_assert_msg(ring_try_pop(r, &v) == 0,
+				      "kill after %ld steps of %s: pop %u "
+				      "of %u found nothing",
+				      n, op == OP_PUSH ? "push" : "pop", i + 1, CAP);
 			ck_assert_uint_eq(v, next + i);
 		}
 		ck_assert_int_eq(ring_try_pop(r, &v), -EAGAIN);

@@ -35,8 +35,8 @@ static void make_segment(void)
 {
 	struct segment s;
 
-	ck_assert_int_eq(segment_create(&s, inst, SEG_KIND_DATA, 3 * 4096, 0600, 0, err,
-					sizeof(err)), 0);
+	ck_assert_int_eq(
+		segment_create(&s, inst, SEG_KIND_DATA, 3 * 4096, 0600, 0, err, sizeof(err)), 0);
 	ck_assert_int_eq(segment_region_add(&s, "r", 4096, 4096), 0);
 	segment_publish(&s);
 	segment_detach(&s);
@@ -85,16 +85,18 @@ START_TEST(test_segment_create_refuses_existing_and_bad_names)
 	struct segment s;
 
 	make_segment();
-	ck_assert_int_eq(segment_create(&s, inst, SEG_KIND_DATA, 8192, 0600, 0, err,
-					sizeof(err)), -EEXIST);
+	ck_assert_int_eq(segment_create(&s, inst, SEG_KIND_DATA, 8192, 0600, 0, err, sizeof(err)),
+			 -EEXIST);
 	ck_assert_ptr_nonnull(strstr(err, "already exists"));
-	ck_assert_int_eq(segment_create(&s, inst, SEG_KIND_DATA, 8192, 0600, SEGMENT_REPLACE,
-					err, sizeof(err)), 0);
+	ck_assert_int_eq(segment_create(&s, inst, SEG_KIND_DATA, 8192, 0600, SEGMENT_REPLACE, err,
+					sizeof(err)),
+			 0);
 	segment_detach(&s);
-	ck_assert_int_eq(segment_create(&s, "../etc", SEG_KIND_DATA, 8192, 0600, 0, err,
-					sizeof(err)), -EINVAL);
-	ck_assert_int_eq(segment_create(&s, "", SEG_KIND_DATA, 8192, 0600, 0, err,
-					sizeof(err)), -EINVAL);
+	ck_assert_int_eq(
+		segment_create(&s, "../etc", SEG_KIND_DATA, 8192, 0600, 0, err, sizeof(err)),
+		-EINVAL);
+	ck_assert_int_eq(segment_create(&s, "", SEG_KIND_DATA, 8192, 0600, 0, err, sizeof(err)),
+			 -EINVAL);
 }
 END_TEST
 
@@ -176,8 +178,8 @@ START_TEST(test_segment_attach_refuses_unpublished)
 {
 	struct segment c, a;
 
-	ck_assert_int_eq(segment_create(&c, inst, SEG_KIND_DATA, 8192, 0600, 0, err,
-					sizeof(err)), 0);
+	ck_assert_int_eq(segment_create(&c, inst, SEG_KIND_DATA, 8192, 0600, 0, err, sizeof(err)),
+			 0);
 	ck_assert_int_eq(segment_attach(&a, inst, SEG_KIND_DATA, 0, err, sizeof(err)), -EAGAIN);
 	segment_publish(&c);
 	ck_assert_int_eq(segment_attach(&a, inst, SEG_KIND_DATA, 0, err, sizeof(err)), 0);
@@ -199,8 +201,12 @@ START_TEST(test_segment_readonly_mapping_faults_on_write)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		/* Raw syscall: sanitizers intercept signal() and keep their own handler. */
-		struct { void *h; unsigned long flags; void *restorer; uint64_t mask; } ka = {
-			(void *)SIG_DFL, 0, NULL, 0 };
+		struct {
+			void *h;
+			unsigned long flags;
+			void *restorer;
+			uint64_t mask;
+		} ka = { (void *)SIG_DFL, 0, NULL, 0 };
 		syscall(SYS_rt_sigaction, SIGSEGV, &ka, NULL, 8);
 		*(volatile uint32_t *)&r.page->slot_count = 99; /* must fault */
 		_exit(0);
@@ -216,8 +222,11 @@ END_TEST
 
 START_TEST(test_segment_layout_views_match_after_attach)
 {
-	struct shmlayout_config cfg = { .n_rings = 3, .ring_capacity = { 4, 64, 1 },
-					.max_jobs = 4, .max_parts = 32, .buf_count = 6,
+	struct shmlayout_config cfg = { .n_rings = 3,
+					.ring_capacity = { 4, 64, 1 },
+					.max_jobs = 4,
+					.max_parts = 32,
+					.buf_count = 6,
 					.buf_size = 5000 };
 	struct shmlayout_data c, a;
 	uint32_t v;
@@ -249,11 +258,13 @@ int main(void)
 		{ "create_refuses_existing_and_bad_names",
 		  test_segment_create_refuses_existing_and_bad_names },
 		{ "attach_missing_names_it", test_segment_attach_missing_names_it },
-		{ "attach_refuses_other_abi_version", test_segment_attach_refuses_other_abi_version },
+		{ "attach_refuses_other_abi_version",
+		  test_segment_attach_refuses_other_abi_version },
 		{ "attach_refuses_truncated", test_segment_attach_refuses_truncated },
 		{ "attach_refuses_foreign_file", test_segment_attach_refuses_foreign_file },
 		{ "attach_refuses_unpublished", test_segment_attach_refuses_unpublished },
-		{ "readonly_mapping_faults_on_write", test_segment_readonly_mapping_faults_on_write },
+		{ "readonly_mapping_faults_on_write",
+		  test_segment_readonly_mapping_faults_on_write },
 		{ "layout_views_match_after_attach", test_segment_layout_views_match_after_attach },
 	};
 	const struct test_opts o = { .setup = setup, .teardown = teardown };

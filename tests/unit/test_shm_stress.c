@@ -91,8 +91,12 @@ static int consume(struct ring *r, _Atomic uint32_t *seen, struct result *res)
 
 START_TEST(test_stress_processes_move_a_million_indices_exactly_once)
 {
-	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 256 }, .max_jobs = 1,
-					.max_parts = 1, .buf_count = 1, .buf_size = 4096 };
+	struct shmlayout_config cfg = { .n_rings = 1,
+					.ring_capacity = { 256 },
+					.max_jobs = 1,
+					.max_parts = 1,
+					.buf_count = 1,
+					.buf_size = 4096 };
 	uint32_t per = !strcmp(sanitizer(), "asan") ? 100000 : 333334; /* 3 x 333334 > 10^6 */
 	size_t words = ((size_t)NPROD << 20) / 32;
 	_Atomic uint32_t *seen;
@@ -246,11 +250,13 @@ static int synth_pass(uint32_t first)
 		pool_node_counts(&d.pool, -1, &used, &fr);
 		if (fr <= NWORKERS || pool_buf_alloc(&d.pool, -1, me, 0, &b))
 			break; /* pool busy: next pass */
-		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, me, NULL), 0);
+		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, me, NULL),
+				 0);
 		*(uint32_t *)pool_buf_ptr(&d.pool, b) = p;
 		jt->parts[p].buf = b;
 		ck_assert_int_eq(pool_buf_transfer(&d.pool, b, me, pool_owner_part(p)), 0);
-		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_SYNTH, me, JOBTAB_READY, 0, NULL), 0);
+		ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_SYNTH, me, JOBTAB_READY, 0, NULL),
+				 0);
 		ck_assert_int_eq(ring_try_push(d.rings[0], p), 0);
 		n++;
 	}
@@ -259,8 +265,12 @@ static int synth_pass(uint32_t first)
 
 START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 {
-	struct shmlayout_config cfg = { .n_rings = 1, .ring_capacity = { 4096 }, .max_jobs = 1,
-					.max_parts = NPARTS, .buf_count = 24, .buf_size = 4096 };
+	struct shmlayout_config cfg = { .n_rings = 1,
+					.ring_capacity = { 4096 },
+					.max_jobs = 1,
+					.max_parts = NPARTS,
+					.buf_count = 24,
+					.buf_size = 4096 };
 	struct crash_shared *sh;
 	pid_t w[NWORKERS];
 	uint32_t job, first, done = 0, failed, out[NPARTS], used, fr;
@@ -275,74 +285,85 @@ START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 	srand((unsigned)getpid());
 	sh = shared_alloc(sizeof(*sh));
 	for (int round = 0; round < CRASH_ROUNDS; round++) {
-	memset(sh, 0, sizeof(*sh));
-	done = 0;
-	ck_assert_int_eq(jobtab_job_add(&d.jobtab, NPARTS, NULL, NULL, 0, &job), 0);
-	first = d.jobtab.jobs[job].first_part;
-	for (int i = 0; i < NWORKERS; i++)
-		w[i] = spawn_worker(sh);
-	deadline = futex_now_ns() + 30 * 1000000000ULL;
-	next_kill = 0;
-	while (done < NPARTS) {
-		synth_pass(first);
-		if (done >= next_kill) {
-			int k = rand() % NWORKERS;
+		memset(sh, 0, sizeof(*sh));
+		done = 0;
+		ck_assert_int_eq(jobtab_job_add(&d.jobtab, NPARTS, NULL, NULL, 0, &job), 0);
+		first = d.jobtab.jobs[job].first_part;
+		for (int i = 0; i < NWORKERS; i++)
+			w[i] = spawn_worker(sh);
+		deadline = futex_now_ns() + 30 * 1000000000ULL;
+		next_kill = 0;
+		while (done < NPARTS) {
+			synth_pass(first);
+			if (done >= next_kill) {
+				int k = rand() % NWORKERS;
 
-			/* Kill at a random moment, then recover as the supervisor will. */
-			kill(w[k], SIGKILL);
-			ck_assert_int_eq(waitpid(w[k], &st, 0), w[k]);
-			ck_assert_msg(WIFSIGNALED(st), "worker exited by itself with %d: "
-				      "it saw a recovery bug", WEXITSTATUS(st));
-			freed += (unsigned)pool_reclaim_pid(&d.pool, w[k]);
-			int n = jobtab_reclaim_pid(&d.jobtab, &d.pool, w[k], out, NPARTS);
+				/* Kill at a random moment, then recover as the supervisor will. */
+				kill(w[k], SIGKILL);
+				ck_assert_int_eq(waitpid(w[k], &st, 0), w[k]);
+				ck_assert_msg(WIFSIGNALED(st),
+					      "worker exited by itself with %d: "
+					      "it saw a recovery bug",
+					      WEXITSTATUS(st));
+				freed += (unsigned)pool_reclaim_pid(&d.pool, w[k]);
+				int n = jobtab_reclaim_pid(&d.jobtab, &d.pool, w[k], out, NPARTS);
 
-			for (int i = 0; i < n; i++) {
-				uint32_t s = jobtab_word_state(jobtab_part_load(&d.jobtab, out[i]));
+				for (int i = 0; i < n; i++) {
+					uint32_t s = jobtab_word_state(
+						jobtab_part_load(&d.jobtab, out[i]));
 
-				if (s == JOBTAB_READY) {
-					rolled_ready++;
-				} else {
-					ck_assert_uint_eq(s, JOBTAB_QUEUED); /* synth_pass redoes it */
-					rolled_queued++;
+					if (s == JOBTAB_READY) {
+						rolled_ready++;
+					} else {
+						ck_assert_uint_eq(
+							s,
+							JOBTAB_QUEUED); /* synth_pass redoes it */
+						rolled_queued++;
+					}
 				}
-			}
-			/* Re-push every READY partition: the dead worker may have popped a hint
+				/* Re-push every READY partition: the dead worker may have popped a hint
 			 * it never claimed. Duplicates lose the claim CAS; a full ring already
 			 * holds hints that will be drained. */
-			n = jobtab_parts_in_state(&d.jobtab, JOBTAB_READY, out, NPARTS);
-			for (int i = 0; i < n; i++)
-				ring_try_push(d.rings[0], out[i]);
-			kills++;
-			w[k] = spawn_worker(sh);
-			next_kill = done + KILL_EVERY_MIN + (uint32_t)(rand() % KILL_EVERY_SPAN);
+				n = jobtab_parts_in_state(&d.jobtab, JOBTAB_READY, out, NPARTS);
+				for (int i = 0; i < n; i++)
+					ring_try_push(d.rings[0], out[i]);
+				kills++;
+				w[k] = spawn_worker(sh);
+				next_kill = done + KILL_EVERY_MIN +
+					(uint32_t)(rand() % KILL_EVERY_SPAN);
+			}
+			usleep(200);
+			ck_assert_int_eq(jobtab_job_counts(&d.jobtab, job, &done, &failed), 0);
+			ck_assert_uint_eq(failed, 0);
+			ck_assert_msg(futex_now_ns() < deadline,
+				      "stuck: %u of %u partitions done after "
+				      "%u kills (a partition was lost by recovery)",
+				      done, NPARTS, kills);
 		}
-		usleep(200);
-		ck_assert_int_eq(jobtab_job_counts(&d.jobtab, job, &done, &failed), 0);
-		ck_assert_uint_eq(failed, 0);
-		ck_assert_msg(futex_now_ns() < deadline, "stuck: %u of %u partitions done after "
-			      "%u kills (a partition was lost by recovery)", done, NPARTS, kills);
+		for (int i = 0; i < NWORKERS; i++) {
+			kill(w[i], SIGKILL);
+			waitpid(w[i], &st, 0);
+			ck_assert_msg(WIFSIGNALED(st), "worker exited with %d", WEXITSTATUS(st));
+			pool_reclaim_pid(&d.pool, w[i]);
+			jobtab_reclaim_pid(&d.jobtab, &d.pool, w[i], out, NPARTS);
+		}
+		for (uint32_t i = 0; i < NPARTS; i++) {
+			ck_assert_uint_eq(jobtab_word_state(jobtab_part_load(&d.jobtab, first + i)),
+					  JOBTAB_DONE);
+			/* 0 only if killed between the DONE CAS and the bump; never 2. */
+			ck_assert_uint_le(sh->done_hits[first + i], 1);
+			ck_assert_uint_eq(d.jobtab.parts[first + i].result,
+					  expect_result(first + i));
+		}
+		ck_assert_int_eq(jobtab_job_try_complete(&d.jobtab, job), 1);
+		pool_node_counts(&d.pool, -1, &used, &fr);
+		ck_assert_msg(used == 0, "%u buffers leaked", used);
+		ck_assert_int_eq(jobtab_job_retire(&d.jobtab, job), 0);
 	}
-	for (int i = 0; i < NWORKERS; i++) {
-		kill(w[i], SIGKILL);
-		waitpid(w[i], &st, 0);
-		ck_assert_msg(WIFSIGNALED(st), "worker exited with %d", WEXITSTATUS(st));
-		pool_reclaim_pid(&d.pool, w[i]);
-		jobtab_reclaim_pid(&d.jobtab, &d.pool, w[i], out, NPARTS);
-	}
-	for (uint32_t i = 0; i < NPARTS; i++) {
-		ck_assert_uint_eq(jobtab_word_state(jobtab_part_load(&d.jobtab, first + i)),
-				  JOBTAB_DONE);
-		/* 0 only if killed between the DONE CAS and the bump; never 2. */
-		ck_assert_uint_le(sh->done_hits[first + i], 1);
-		ck_assert_uint_eq(d.jobtab.parts[first + i].result, expect_result(first + i));
-	}
-	ck_assert_int_eq(jobtab_job_try_complete(&d.jobtab, job), 1);
-	pool_node_counts(&d.pool, -1, &used, &fr);
-	ck_assert_msg(used == 0, "%u buffers leaked", used);
-	ck_assert_int_eq(jobtab_job_retire(&d.jobtab, job), 0);
-	}
-	fprintf(stderr, "crash stress: %u kills, %u rolled back to READY, %u to QUEUED, "
-		"%u scratch buffers reclaimed\n", kills, rolled_ready, rolled_queued, freed);
+	fprintf(stderr,
+		"crash stress: %u kills, %u rolled back to READY, %u to QUEUED, "
+		"%u scratch buffers reclaimed\n",
+		kills, rolled_ready, rolled_queued, freed);
 	ck_assert_uint_ge(kills, 100 * CRASH_ROUNDS / 2);
 	ck_assert_uint_gt(rolled_ready + rolled_queued, 0);
 	munmap(sh, sizeof(*sh));

@@ -74,9 +74,9 @@ START_TEST(test_stats_histogram_percentiles)
 	ck_assert_uint_eq(stats_hist_bucket(1024), 11);
 	ck_assert_uint_eq(stats_hist_bucket(UINT64_MAX), 63);
 	for (int i = 0; i < 98; i++)
-		stats_hist_record(s, 1, 1000);  /* bucket 10: <= 1023 */
-	stats_hist_record(s, 1, 1000000);       /* bucket 20 */
-	stats_hist_record(s, 1, 1000000000);    /* bucket 30 */
+		stats_hist_record(s, 1, 1000); /* bucket 10: <= 1023 */
+	stats_hist_record(s, 1, 1000000);      /* bucket 20 */
+	stats_hist_record(s, 1, 1000000000);   /* bucket 30 */
 	stats_counter_add(s, 2, 5);
 	stats_counter_add(s, 2, 6);
 	stats_slot_read(s, &sn, 10, 10);

@@ -53,7 +53,8 @@ static int collect(void *arg, const struct store_job *j)
 	for (uint32_t i = 0; i < j->n_parts && i < 8; i++) {
 		s->st[i] = j->state[i];
 		snprintf(s->name[i], sizeof(s->name[i]), "%s", j->name[i]);
-		snprintf(s->reason[i], sizeof(s->reason[i]), "%s", j->reason[i] ? j->reason[i] : "");
+		snprintf(s->reason[i], sizeof(s->reason[i]), "%s",
+			 j->reason[i] ? j->reason[i] : "");
 	}
 	return 0;
 }
@@ -62,8 +63,9 @@ static void add_job(struct store *st, uint64_t id)
 {
 	static const char *const names[3] = { "w1", "w2", "w3" };
 
-	ck_assert_msg(store_job_add(st, id, "{\"zkey\":\"/k.zkey\"}", 3, names, err,
-				    sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(store_job_add(st, id, "{\"zkey\":\"/k.zkey\"}", 3, names, err, sizeof(err)) ==
+			      0,
+		      "%s", err);
 }
 
 static char *slurp(const char *p, size_t *n)
@@ -167,8 +169,9 @@ START_TEST(test_store_newer_version_refused_untouched)
 	size_t nb, na;
 
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE x(a); PRAGMA user_version = 9;", NULL,
-				      NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(
+		sqlite3_exec(db, "CREATE TABLE x(a); PRAGMA user_version = 9;", NULL, NULL, NULL),
+		SQLITE_OK);
 	sqlite3_close(db);
 	before = slurp(path, &nb);
 	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);

@@ -97,7 +97,8 @@ static int subset(const cpu_set_t *a, const cpu_set_t *b)
 /* The properties every plan on a real topology must have. */
 static void check_properties(const char *xml, const struct plan *p, uint32_t buffers)
 {
-	uint32_t synth_seen[PLAN_MAX_NODES] = { 0 }, fin = 0, sum = 0, per_node[PLAN_MAX_NODES] = { 0 };
+	uint32_t synth_seen[PLAN_MAX_NODES] = { 0 }, fin = 0, sum = 0,
+		 per_node[PLAN_MAX_NODES] = { 0 };
 
 	ck_assert_uint_eq(p->shared, 0);
 	ck_assert_uint_eq(p->n_synth, p->n_nodes);
@@ -266,7 +267,8 @@ static int warned(const struct plan *p, const char *a, const char *b)
 START_TEST(test_driver_agrees)
 {
 	static const char *const bus[] = { "0000:1a:00.0", "0000:34:00.0", "0000:4d:00.0",
-		"0000:67:00.0", "0000:9B:00.0", "0000:b4:00.0", "0000:cd:00.0", "e6:00.0" };
+					   "0000:67:00.0", "0000:9B:00.0", "0000:b4:00.0",
+					   "0000:cd:00.0", "e6:00.0" };
 	struct plan_driver_gpus d;
 	struct plan p;
 
@@ -282,7 +284,8 @@ START_TEST(test_gpu_in_topology_absent_from_driver)
 {
 	/* the GPU at b4:00.0 fell off the bus: the driver lists 7, numbered past it */
 	static const char *const bus[] = { "0000:1a:00.0", "0000:34:00.0", "0000:4d:00.0",
-		"0000:67:00.0", "0000:9b:00.0", "0000:cd:00.0", "0000:e6:00.0" };
+					   "0000:67:00.0", "0000:9b:00.0", "0000:cd:00.0",
+					   "0000:e6:00.0" };
 	struct plan_driver_gpus d;
 	struct plan p;
 
@@ -304,7 +307,7 @@ START_TEST(test_gpu_in_driver_absent_from_topology)
 {
 	/* a GPU the (stale) topology does not show: planned on the emptier node, said */
 	static const char *const bus[] = { "0000:01:00.0", "0000:21:00.0", "0000:41:00.0",
-		"0000:61:00.0", "0000:81:00.0" };
+					   "0000:61:00.0", "0000:81:00.0" };
 	struct plan_driver_gpus d;
 	struct plan p;
 

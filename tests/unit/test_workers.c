@@ -53,7 +53,10 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 #if defined(__SANITIZE_THREAD__)
 /* The fork test makes threads in a child of a threaded process; TSan would kill it. */
 const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) { return "die_after_fork=0"; }
+const char *__tsan_default_options(void)
+{
+    return "die_after_fork=0";
+}
 #endif
 
 static double now_s(void)
@@ -69,11 +72,11 @@ static double now_s(void)
 
 struct tally {
     atomic_uint runs[MAXP];
-    atomic_uint arrived;   /* parts that have started */
-    atomic_uint bad_n;     /* parts that saw another nparts than the first */
+    atomic_uint arrived; /* parts that have started */
+    atomic_uint bad_n;   /* parts that saw another nparts than the first */
     atomic_uint nseen;
-    atomic_uint late;      /* parts that waited past the deadline for the others */
-    int together;          /* wait until all nparts have started (a barrier of nparts) */
+    atomic_uint late; /* parts that waited past the deadline for the others */
+    int together;     /* wait until all nparts have started (a barrier of nparts) */
 };
 
 static void tally_part(void *arg, unsigned part, unsigned nparts)
@@ -116,7 +119,7 @@ static void run_and_check(unsigned want, int together)
 
 START_TEST(test_workers_run_every_part_once)
 {
-    static const unsigned wants[] = {0, 1, 2, 3, 5, 8, 17, 64, 2, 64, 1};
+    static const unsigned wants[] = { 0, 1, 2, 3, 5, 8, 17, 64, 2, 64, 1 };
     workers_stats s0, st;
 
     workers_stats_get(&s0); /* Check forks each test: zero, unless CK_FORK=no */
@@ -140,7 +143,7 @@ END_TEST
 /* ---- several callers at once, and a caller inside a part ---------------------- */
 
 #define CALLERS 4
-#define CALLS 300
+#define CALLS   300
 
 static void *caller_main(void *arg)
 {
@@ -187,7 +190,8 @@ START_TEST(test_workers_nested_caller)
     for (int round = 0; round < 20; round++) {
         memset(ok, 0, sizeof ok);
         ck_assert_uint_eq(workers_run(4, nested_part, ok), 4);
-        for (unsigned p = 0; p < 4; p++) ck_assert_msg(atomic_load(&ok[p]) == 1, "round %d part %u", round, p);
+        for (unsigned p = 0; p < 4; p++)
+            ck_assert_msg(atomic_load(&ok[p]) == 1, "round %d part %u", round, p);
     }
 }
 END_TEST
@@ -205,7 +209,8 @@ static void *bg_main(void *arg)
         struct tally t;
         memset(&t, 0, sizeof t);
         unsigned n = workers_run(3, tally_part, &t);
-        if (n != 3 || atomic_load(&t.runs[0]) != 1 || atomic_load(&t.runs[1]) != 1 || atomic_load(&t.runs[2]) != 1)
+        if (n != 3 || atomic_load(&t.runs[0]) != 1 || atomic_load(&t.runs[1]) != 1 ||
+            atomic_load(&t.runs[2]) != 1)
             atomic_fetch_add(&bg_bad, 1);
     }
     return NULL;
@@ -298,7 +303,7 @@ static void round_setup(struct round *r)
     free(jac);
     for (size_t i = 0; i < nd; i++) test_rand_scalar(&FIELD_BN254_FR, (uint64_t *)r->v + 4 * i);
     ck_assert_int_eq(ntt_domain_init(&r->d, &FIELD_BN254_FR, 13), 0);
-    r->fake = (zkey){.Fr = &FIELD_BN254_FR, .n8r = 32, .domain_size = 1 << 12};
+    r->fake = (zkey){ .Fr = &FIELD_BN254_FR, .n8r = 32, .domain_size = 1 << 12 };
 
     test_shared_fixture(zp, sizeof zp, "bn128-chain", "circuit_final.zkey");
     test_shared_fixture(wp, sizeof wp, "bn128-chain", "witness.wtns");
@@ -362,8 +367,8 @@ START_TEST(test_workers_second_round_makes_no_thread)
     workers_stats_get(&s2);
 #if COUNT_CREATES
     uint64_t c2 = atomic_load(&creates);
-    ck_assert_msg(c2 == c1, "the second round made %llu threads (the first %llu)", (unsigned long long)(c2 - c1),
-                  (unsigned long long)(c1 - c0));
+    ck_assert_msg(c2 == c1, "the second round made %llu threads (the first %llu)",
+                  (unsigned long long)(c2 - c1), (unsigned long long)(c1 - c0));
 #endif
     ck_assert_uint_ge(s1.threads, NT - 1); /* the first round made them (unless an earlier test had) */
     ck_assert_uint_le(s1.created - s0.created, NT - 1); /* one caller at a time: NT - 1 at most */
@@ -386,12 +391,12 @@ int main(void)
     const char *san = getenv("CUZK_SANITIZER");
     int asan = san && !strcmp(san, "asan");
     const struct test_case t[] = {
-        {"run_every_part_once", test_workers_run_every_part_once, 1},
-        {"parts_run_at_once", test_workers_parts_run_at_once, 1},
-        {"concurrent_callers", test_workers_concurrent_callers, 1},
-        {"nested_caller", test_workers_nested_caller, 1},
-        {"second_round_makes_no_thread", test_workers_second_round_makes_no_thread, 1},
-        {"fork_child_runs", test_workers_fork_child_runs, 1}, /* last: see above */
+        { "run_every_part_once", test_workers_run_every_part_once, 1 },
+        { "parts_run_at_once", test_workers_parts_run_at_once, 1 },
+        { "concurrent_callers", test_workers_concurrent_callers, 1 },
+        { "nested_caller", test_workers_nested_caller, 1 },
+        { "second_round_makes_no_thread", test_workers_second_round_makes_no_thread, 1 },
+        { "fork_child_runs", test_workers_fork_child_runs, 1 }, /* last: see above */
     };
     if (asan) printf("workers: fork_child_runs not run under asan (libsanitizer allocator not fork-safe)\n");
     return test_run_suite("workers", t, sizeof t / sizeof t[0] - (size_t)asan, 300);

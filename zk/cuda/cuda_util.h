@@ -34,10 +34,8 @@ static inline bool gpu_err_sticky(cudaError_t e)
     case cudaErrorECCUncorrectable:
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
-    case cudaErrorContextIsDestroyed:
-        return true;
-    default:
-        return false;
+    case cudaErrorContextIsDestroyed: return true;
+    default: return false;
     }
 }
 
@@ -54,18 +52,19 @@ static inline int gpu_err_code(cudaError_t e)
 static inline int gpu_fail(cudaError_t e, const char *what, char *err, size_t errlen)
 {
     if (err && errlen)
-        snprintf(err, errlen, "%s: %s%s (%s)", what, e == cudaErrorMemoryAllocation ? "out of device memory: " : "",
-                 cudaGetErrorString(e), cudaGetErrorName(e));
+        snprintf(err, errlen, "%s: %s%s (%s)", what,
+                 e == cudaErrorMemoryAllocation ? "out of device memory: " : "", cudaGetErrorString(e),
+                 cudaGetErrorName(e));
     return gpu_err_code(e);
 }
 
 /* Every CUDA call goes through CK: on failure the function returns the coded error.
  * Functions using it have `char *err, size_t errlen` in scope and hold device memory
  * only in DevBuf (freed by its destructor on every return path). */
-#define CK(call)                                                                                             \
-    do {                                                                                                     \
-        cudaError_t ck_e_ = (call);                                                                          \
-        if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, #call, err, errlen);                                \
+#define CK(call)                                                              \
+    do {                                                                      \
+        cudaError_t ck_e_ = (call);                                           \
+        if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, #call, err, errlen); \
     } while (0)
 
 /* After a kernel launch: launch configuration errors now, faults at the next sync. */
@@ -78,7 +77,10 @@ struct DevBuf {
     DevBuf() = default;
     DevBuf(const DevBuf &) = delete;
     DevBuf &operator=(const DevBuf &) = delete;
-    ~DevBuf() { release(); }
+    ~DevBuf()
+    {
+        release();
+    }
     void release()
     {
         if (p) (void)cudaFreeAsync(p, s);
@@ -90,11 +92,17 @@ struct DevBuf {
         s = st;
         return cudaMallocAsync(&p, bytes ? bytes : 8, st);
     }
-    template <typename T> T *as() const { return static_cast<T *>(p); }
+    template <typename T> T *as() const
+    {
+        return static_cast<T *>(p);
+    }
 };
 
 /* Grid for n threads of `block` each (n > 0). */
-static inline unsigned gpu_grid(size_t n, unsigned block) { return (unsigned)((n + block - 1) / block); }
+static inline unsigned gpu_grid(size_t n, unsigned block)
+{
+    return (unsigned)((n + block - 1) / block);
+}
 
 /* NTT tables of one domain on the device. */
 struct gpu_ntt_tables {
@@ -130,8 +138,8 @@ int gpu_h_device(enum field_id f, size_t n, uint64_t *a, const uint64_t *b, cons
 
 /* msm.cu: result (jacobian, 3·cl limbs, host) = sum scalars[i]·bases[i] over device
  * arrays (bases affine 2·cl limbs, scalars 4 limbs canonical). Synchronous on s. */
-int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                   cudaStream_t s, char *err, size_t errlen);
+int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars,
+                   size_t count, cudaStream_t s, char *err, size_t errlen);
 
 /* msm.cu: the CUB primitives the MSM uses, compiled once (CUB's radix sort is a large
  * part of a .cu's compile time); same arguments as cub::DeviceRadixSort::SortPairs,
@@ -141,11 +149,12 @@ cudaError_t gpu_sort_pairs_u32(void *temp, size_t &temp_bytes, const uint32_t *k
                                cudaStream_t s);
 cudaError_t gpu_exclusive_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint32_t *out, int n,
                                   cudaStream_t s);
-cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint32_t *out, int n, cudaStream_t s);
+cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint32_t *out, int n,
+                        cudaStream_t s);
 
 /* one instance per group (msm_GROUP.cu) */
-#define GPU_MSM_DECL(sfx)                                                                                    \
-    int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,         \
+#define GPU_MSM_DECL(sfx)                                                                             \
+    int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, \
                       cudaStream_t s, char *err, size_t errlen);
 GPU_MSM_DECL(g1_bn254)
 GPU_MSM_DECL(g2_bn254)

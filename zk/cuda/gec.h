@@ -8,7 +8,7 @@
 #include "cuzk/curve.h"
 #include "gf.h"
 
-#define GEC_MAX_CL 12
+#define GEC_MAX_CL  12
 #define GEC_MAX_AFF 24
 #define GEC_MAX_JAC 36
 
@@ -16,35 +16,54 @@ CUZK_HD enum field_id gec_field(enum curve_id g)
 {
     return g == CURVE_G1_BN254 || g == CURVE_G2_BN254 ? FIELD_ID_BN254_FQ : FIELD_ID_BLS12_381_FQ;
 }
-CUZK_HD unsigned gec_deg(enum curve_id g) { return g == CURVE_G2_BN254 || g == CURVE_G2_BLS12_381 ? 2u : 1u; }
-CUZK_HD unsigned gec_cl(enum curve_id g) { return gec_deg(g) * gf_n(gec_field(g)); }
+CUZK_HD unsigned gec_deg(enum curve_id g)
+{
+    return g == CURVE_G2_BN254 || g == CURVE_G2_BLS12_381 ? 2u : 1u;
+}
+CUZK_HD unsigned gec_cl(enum curve_id g)
+{
+    return gec_deg(g) * gf_n(gec_field(g));
+}
 
 /* coordinate field: Fq or Fq2 */
 CUZK_HD void gecf_add(enum curve_id g, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (gec_deg(g) == 1) gf_add(gec_field(g), r, a, b);
-    else gf2_add(gec_field(g), r, a, b);
+    if (gec_deg(g) == 1)
+        gf_add(gec_field(g), r, a, b);
+    else
+        gf2_add(gec_field(g), r, a, b);
 }
 CUZK_HD void gecf_sub(enum curve_id g, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (gec_deg(g) == 1) gf_sub(gec_field(g), r, a, b);
-    else gf2_sub(gec_field(g), r, a, b);
+    if (gec_deg(g) == 1)
+        gf_sub(gec_field(g), r, a, b);
+    else
+        gf2_sub(gec_field(g), r, a, b);
 }
 CUZK_HD void gecf_neg(enum curve_id g, uint64_t *r, const uint64_t *a)
 {
-    if (gec_deg(g) == 1) gf_neg(gec_field(g), r, a);
-    else gf2_neg(gec_field(g), r, a);
+    if (gec_deg(g) == 1)
+        gf_neg(gec_field(g), r, a);
+    else
+        gf2_neg(gec_field(g), r, a);
 }
-CUZK_HD void gecf_dbl(enum curve_id g, uint64_t *r, const uint64_t *a) { gecf_add(g, r, a, a); }
+CUZK_HD void gecf_dbl(enum curve_id g, uint64_t *r, const uint64_t *a)
+{
+    gecf_add(g, r, a, a);
+}
 CUZK_HD void gecf_mul(enum curve_id g, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (gec_deg(g) == 1) gf_mul(gec_field(g), r, a, b);
-    else gf2_mul(gec_field(g), r, a, b);
+    if (gec_deg(g) == 1)
+        gf_mul(gec_field(g), r, a, b);
+    else
+        gf2_mul(gec_field(g), r, a, b);
 }
 CUZK_HD void gecf_sqr(enum curve_id g, uint64_t *r, const uint64_t *a)
 {
-    if (gec_deg(g) == 1) gf_sqr(gec_field(g), r, a);
-    else gf2_sqr(gec_field(g), r, a);
+    if (gec_deg(g) == 1)
+        gf_sqr(gec_field(g), r, a);
+    else
+        gf2_sqr(gec_field(g), r, a);
 }
 CUZK_HD bool gecf_is_zero(enum curve_id g, const uint64_t *a)
 {
@@ -69,7 +88,10 @@ CUZK_HD bool gec_aff_is_inf(enum curve_id g, const uint64_t *p)
     CUZK_UNROLL for (unsigned i = 0; i < 2 * gec_cl(g); i++) acc |= p[i];
     return acc == 0;
 }
-CUZK_HD bool gec_jac_is_inf(enum curve_id g, const uint64_t *p) { return gecf_is_zero(g, p + 2 * gec_cl(g)); }
+CUZK_HD bool gec_jac_is_inf(enum curve_id g, const uint64_t *p)
+{
+    return gecf_is_zero(g, p + 2 * gec_cl(g));
+}
 
 /* Infinity as all-zero limbs: what cudaMemset(0) produces, so zeroed buckets are
  * infinity; every formula tests Z only. */
@@ -201,8 +223,9 @@ CUZK_HD void gec_add_body(enum curve_id g, uint64_t *r, const uint64_t *p, const
 {
     const unsigned cl = gec_cl(g);
     const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl, *Z2 = q + 2 * cl;
-    uint64_t Z1Z1[GEC_MAX_CL], Z2Z2[GEC_MAX_CL], U1[GEC_MAX_CL], U2[GEC_MAX_CL], S1[GEC_MAX_CL], S2[GEC_MAX_CL],
-        H[GEC_MAX_CL], I[GEC_MAX_CL], J[GEC_MAX_CL], rr[GEC_MAX_CL], V[GEC_MAX_CL], Z3[GEC_MAX_CL];
+    uint64_t Z1Z1[GEC_MAX_CL], Z2Z2[GEC_MAX_CL], U1[GEC_MAX_CL], U2[GEC_MAX_CL], S1[GEC_MAX_CL],
+        S2[GEC_MAX_CL], H[GEC_MAX_CL], I[GEC_MAX_CL], J[GEC_MAX_CL], rr[GEC_MAX_CL], V[GEC_MAX_CL],
+        Z3[GEC_MAX_CL];
     if (gec_jac_is_inf(g, q)) {
         if (r != p) gec_jac_copy(g, r, p);
         return;
@@ -222,8 +245,10 @@ CUZK_HD void gec_add_body(enum curve_id g, uint64_t *r, const uint64_t *p, const
     gecf_sub(g, H, U2, U1);
     gecf_sub(g, rr, S2, S1);
     if (gecf_is_zero(g, H)) {
-        if (gecf_is_zero(g, rr)) gec_dbl(g, r, p);
-        else gec_jac_set_inf(g, r);
+        if (gecf_is_zero(g, rr))
+            gec_dbl(g, r, p);
+        else
+            gec_jac_set_inf(g, r);
         return;
     }
     gecf_dbl(g, rr, rr);
@@ -255,32 +280,38 @@ CUZK_HD void gec_add_body(enum curve_id g, uint64_t *r, const uint64_t *p, const
 #define GEC_OUTLINE static __attribute__((noinline, unused))
 #endif
 
-#define GEC_INSTANCE(sfx, ID)                                                                            \
-    GEC_OUTLINE void gec_dbl_##sfx(uint64_t *r, const uint64_t *p) { gec_dbl_body(ID, r, p); }              \
-    GEC_OUTLINE void gec_add_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q)                       \
-    {                                                                                                     \
-        gec_add_body(ID, r, p, q);                                                                         \
-    }                                                                                                     \
-    GEC_OUTLINE void gec_add_aff_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q)                   \
-    {                                                                                                     \
-        gec_add_aff_body(ID, r, p, q);                                                                     \
+#define GEC_INSTANCE(sfx, ID)                                                             \
+    GEC_OUTLINE void gec_dbl_##sfx(uint64_t *r, const uint64_t *p)                        \
+    {                                                                                     \
+        gec_dbl_body(ID, r, p);                                                           \
+    }                                                                                     \
+    GEC_OUTLINE void gec_add_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q)     \
+    {                                                                                     \
+        gec_add_body(ID, r, p, q);                                                        \
+    }                                                                                     \
+    GEC_OUTLINE void gec_add_aff_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q) \
+    {                                                                                     \
+        gec_add_aff_body(ID, r, p, q);                                                    \
     }
 GEC_INSTANCE(g1_bn254, CURVE_G1_BN254)
 GEC_INSTANCE(g2_bn254, CURVE_G2_BN254)
 GEC_INSTANCE(g1_bls, CURVE_G1_BLS12_381)
 GEC_INSTANCE(g2_bls, CURVE_G2_BLS12_381)
 
-#define GEC_DISPATCH(fn, g, ...)                                                                         \
-    do {                                                                                                  \
-        switch (g) {                                                                                      \
-        case CURVE_G1_BN254: fn##_g1_bn254(__VA_ARGS__); break;                                           \
-        case CURVE_G2_BN254: fn##_g2_bn254(__VA_ARGS__); break;                                           \
-        case CURVE_G1_BLS12_381: fn##_g1_bls(__VA_ARGS__); break;                                         \
-        case CURVE_G2_BLS12_381: fn##_g2_bls(__VA_ARGS__); break;                                         \
-        }                                                                                                 \
+#define GEC_DISPATCH(fn, g, ...)                                  \
+    do {                                                          \
+        switch (g) {                                              \
+        case CURVE_G1_BN254: fn##_g1_bn254(__VA_ARGS__); break;   \
+        case CURVE_G2_BN254: fn##_g2_bn254(__VA_ARGS__); break;   \
+        case CURVE_G1_BLS12_381: fn##_g1_bls(__VA_ARGS__); break; \
+        case CURVE_G2_BLS12_381: fn##_g2_bls(__VA_ARGS__); break; \
+        }                                                         \
     } while (0)
 
-CUZK_HD void gec_dbl(enum curve_id g, uint64_t *r, const uint64_t *p) { GEC_DISPATCH(gec_dbl, g, r, p); }
+CUZK_HD void gec_dbl(enum curve_id g, uint64_t *r, const uint64_t *p)
+{
+    GEC_DISPATCH(gec_dbl, g, r, p);
+}
 /* r = p + q (jacobian); r may alias p or q. */
 CUZK_HD void gec_add(enum curve_id g, uint64_t *r, const uint64_t *p, const uint64_t *q)
 {

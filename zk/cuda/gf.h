@@ -28,7 +28,10 @@
 #define GF_PICK6(i, a, b, c, d, e, f) \
     ((i) == 0 ? (a) : (i) == 1 ? (b) : (i) == 2 ? (c) : (i) == 3 ? (d) : (i) == 4 ? (e) : (f))
 
-CUZK_HD unsigned gf_n(enum field_id f) { return f == FIELD_ID_BLS12_381_FQ ? 6u : 4u; }
+CUZK_HD unsigned gf_n(enum field_id f)
+{
+    return f == FIELD_ID_BLS12_381_FQ ? 6u : 4u;
+}
 
 /* Modulus limb i (values of field.h, ../shared/spec/snarkjs-groth16.md §7). */
 CUZK_HD uint64_t gf_p(enum field_id f, unsigned i)
@@ -126,7 +129,8 @@ CUZK_HD bool gf_is_zero(enum field_id f, const uint64_t *a)
 CUZK_HD void gf_reduce_once(enum field_id f, uint64_t *r, const uint64_t *t, uint64_t hi)
 {
     uint64_t s[GF_MAX], borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++)
+    {
         uint64_t p = gf_p(f, i), d = t[i] - p;
         uint64_t b1 = t[i] < p;
         uint64_t d2 = d - borrow;
@@ -141,7 +145,8 @@ CUZK_HD void gf_reduce_once(enum field_id f, uint64_t *r, const uint64_t *t, uin
 CUZK_HD void gf_add(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[GF_MAX], carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++)
+    {
         uint64_t s = a[i] + b[i];
         uint64_t c1 = s < a[i];
         uint64_t s2 = s + carry;
@@ -155,7 +160,8 @@ CUZK_HD void gf_add(enum field_id f, uint64_t *r, const uint64_t *a, const uint6
 CUZK_HD void gf_sub(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[GF_MAX], borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++)
+    {
         uint64_t d = a[i] - b[i];
         uint64_t b1 = a[i] < b[i];
         uint64_t d2 = d - borrow;
@@ -165,7 +171,8 @@ CUZK_HD void gf_sub(enum field_id f, uint64_t *r, const uint64_t *a, const uint6
     }
     /* on borrow add p back */
     uint64_t mask = (uint64_t)0 - borrow, carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < gf_n(f); i++)
+    {
         uint64_t p = gf_p(f, i) & mask;
         uint64_t s = t[i] + p;
         uint64_t c1 = s < p;
@@ -176,7 +183,10 @@ CUZK_HD void gf_sub(enum field_id f, uint64_t *r, const uint64_t *a, const uint6
     }
 }
 
-CUZK_HD void gf_dbl(enum field_id f, uint64_t *r, const uint64_t *a) { gf_add(f, r, a, a); }
+CUZK_HD void gf_dbl(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+    gf_add(f, r, a, a);
+}
 
 CUZK_HD void gf_neg(enum field_id f, uint64_t *r, const uint64_t *a)
 {
@@ -192,13 +202,15 @@ CUZK_HD void gf_mul(enum field_id f, uint64_t *r, const uint64_t *a, const uint6
     const unsigned n = gf_n(f);
     uint64_t t[GF_MAX];
     CUZK_UNROLL for (unsigned i = 0; i < n; i++) t[i] = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < n; i++) {
+    CUZK_UNROLL for (unsigned i = 0; i < n; i++)
+    {
         uint64_t lo, ca, cm;
         gf_mac(a[0], b[i], t[0], 0, &lo, &ca);
         t[0] = lo;
         uint64_t m = t[0] * gf_pinv(f);
         gf_mac(m, gf_p(f, 0), t[0], 0, &lo, &cm);
-        CUZK_UNROLL for (unsigned j = 1; j < n; j++) {
+        CUZK_UNROLL for (unsigned j = 1; j < n; j++)
+        {
             gf_mac(a[j], b[i], t[j], ca, &lo, &ca);
             t[j] = lo;
             gf_mac(m, gf_p(f, j), t[j], cm, &lo, &cm);
@@ -209,7 +221,10 @@ CUZK_HD void gf_mul(enum field_id f, uint64_t *r, const uint64_t *a, const uint6
     gf_reduce_once(f, r, t, 0);
 }
 
-CUZK_HD void gf_sqr(enum field_id f, uint64_t *r, const uint64_t *a) { gf_mul(f, r, a, a); }
+CUZK_HD void gf_sqr(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+    gf_mul(f, r, a, a);
+}
 
 /* Montgomery -> canonical: product with plain 1. */
 CUZK_HD void gf_from_mont(enum field_id f, uint64_t *r, const uint64_t *a)
@@ -281,19 +296,29 @@ GF_OUTLINE void gf2_mul_bls(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     gf2_mul_body(FIELD_ID_BLS12_381_FQ, r, a, b);
 }
-GF_OUTLINE void gf2_sqr_bn254(uint64_t *r, const uint64_t *a) { gf2_sqr_body(FIELD_ID_BN254_FQ, r, a); }
-GF_OUTLINE void gf2_sqr_bls(uint64_t *r, const uint64_t *a) { gf2_sqr_body(FIELD_ID_BLS12_381_FQ, r, a); }
+GF_OUTLINE void gf2_sqr_bn254(uint64_t *r, const uint64_t *a)
+{
+    gf2_sqr_body(FIELD_ID_BN254_FQ, r, a);
+}
+GF_OUTLINE void gf2_sqr_bls(uint64_t *r, const uint64_t *a)
+{
+    gf2_sqr_body(FIELD_ID_BLS12_381_FQ, r, a);
+}
 
 /* f: FIELD_ID_BN254_FQ or FIELD_ID_BLS12_381_FQ (the G2 coordinate fields). */
 CUZK_HD void gf2_mul(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    if (f == FIELD_ID_BN254_FQ) gf2_mul_bn254(r, a, b);
-    else gf2_mul_bls(r, a, b);
+    if (f == FIELD_ID_BN254_FQ)
+        gf2_mul_bn254(r, a, b);
+    else
+        gf2_mul_bls(r, a, b);
 }
 CUZK_HD void gf2_sqr(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-    if (f == FIELD_ID_BN254_FQ) gf2_sqr_bn254(r, a);
-    else gf2_sqr_bls(r, a);
+    if (f == FIELD_ID_BN254_FQ)
+        gf2_sqr_bn254(r, a);
+    else
+        gf2_sqr_bls(r, a);
 }
 
 #endif

@@ -43,7 +43,8 @@ static int gpu_open_impl(gpu_dev *d, int ordinal, char *err, size_t errlen)
 {
     int n = gpu_device_count();
     if (ordinal < 0 || ordinal >= n) {
-        snprintf(err, errlen, "GPU %d does not exist (%d CUDA device%s visible)", ordinal, n, n == 1 ? "" : "s");
+        snprintf(err, errlen, "GPU %d does not exist (%d CUDA device%s visible)", ordinal, n,
+                 n == 1 ? "" : "s");
         return -CUZK_E_UNSUPPORTED;
     }
     d->ordinal = ordinal;
@@ -106,13 +107,16 @@ extern "C" int gpu_mem_info(gpu_dev *d, size_t *free_bytes, size_t *total_bytes)
 
 // ---- circuits -----------------------------------------------------------------------
 
-extern "C" size_t gpu_circuit_bytes(const gpu_circuit *c) { return c ? c->bytes : 0; }
+extern "C" size_t gpu_circuit_bytes(const gpu_circuit *c)
+{
+    return c ? c->bytes : 0;
+}
 
 extern "C" void gpu_circuit_free(gpu_dev *d, gpu_circuit *c)
 {
     if (!c) return;
     if (d) (void)cudaSetDevice(d->ordinal);
-    uint64_t *ps[] = {c->a, c->b1, c->b2, c->c, c->h};
+    uint64_t *ps[] = { c->a, c->b1, c->b2, c->c, c->h };
     for (auto p : ps)
         if (p) (void)cudaFree(p);
     gpu_ntt_tables_free(&c->ntt);
@@ -128,9 +132,9 @@ static int circuit_load_impl(gpu_circuit *c, const zkey *z, char *err, size_t er
         const uint8_t *src;
         size_t bytes;
     } secs[] = {
-        {&c->a, z->a, (size_t)z->nvars * g1},   {&c->b1, z->b1, (size_t)z->nvars * g1},
-        {&c->b2, z->b2, (size_t)z->nvars * g2}, {&c->c, z->c, npriv * g1},
-        {&c->h, z->h, (size_t)z->domain_size * g1},
+        { &c->a, z->a, (size_t)z->nvars * g1 },       { &c->b1, z->b1, (size_t)z->nvars * g1 },
+        { &c->b2, z->b2, (size_t)z->nvars * g2 },     { &c->c, z->c, npriv * g1 },
+        { &c->h, z->h, (size_t)z->domain_size * g1 },
     };
     for (auto &s : secs) {
         CK(cudaMalloc((void **)s.dst, s.bytes ? s.bytes : 8));
@@ -178,8 +182,8 @@ static int ev_ms(cudaEvent_t a, cudaEvent_t b, float *ms, char *err, size_t errl
 }
 
 static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
-                      const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg, groth16_raw *raw,
-                      groth16_timings *t, double *device_s, char *err, size_t errlen)
+                      const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg,
+                      groth16_raw *raw, groth16_timings *t, double *device_s, char *err, size_t errlen)
 {
     cudaStream_t s = d->stream[0];
     const size_t n = z->domain_size, vb = (size_t)n * 32, npriv = z->nvars - z->npublic - 1;
@@ -207,7 +211,8 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
         (rc = gpu_h_device(f, n, da.as<uint64_t>(), db.as<uint64_t>(), dc.as<uint64_t>(), s, err, errlen)))
         return rc;
     CK(cudaEventRecord(d->ev[2], s));
-    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms_copy, err, errlen)) || (rc = ev_ms(d->ev[1], d->ev[2], &ms_ntt, err, errlen)))
+    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms_copy, err, errlen)) ||
+        (rc = ev_ms(d->ev[1], d->ev[2], &ms_ntt, err, errlen)))
         return rc;
     db.release();
     dc.release();
@@ -222,11 +227,11 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
         size_t count;
         double *slot;
     } jobs[] = {
-        {z->g1->id, raw->a, c->a, vals, z->nvars, t ? &t->msm_a : nullptr},
-        {z->g1->id, raw->b1, c->b1, vals, z->nvars, t ? &t->msm_b1 : nullptr},
-        {z->g2->id, raw->b2, c->b2, vals, z->nvars, t ? &t->msm_b2 : nullptr},
-        {z->g1->id, raw->c, c->c, vals + (z->npublic + 1) * 4, npriv, t ? &t->msm_c : nullptr},
-        {z->g1->id, raw->h, c->h, da.as<uint64_t>(), n, t ? &t->msm_h : nullptr},
+        { z->g1->id, raw->a, c->a, vals, z->nvars, t ? &t->msm_a : nullptr },
+        { z->g1->id, raw->b1, c->b1, vals, z->nvars, t ? &t->msm_b1 : nullptr },
+        { z->g2->id, raw->b2, c->b2, vals, z->nvars, t ? &t->msm_b2 : nullptr },
+        { z->g1->id, raw->c, c->c, vals + (z->npublic + 1) * 4, npriv, t ? &t->msm_c : nullptr },
+        { z->g1->id, raw->h, c->h, da.as<uint64_t>(), n, t ? &t->msm_h : nullptr },
     };
     for (auto &j : jobs) {
         double t0 = gpu_now_s();
@@ -240,12 +245,13 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
 }
 
 extern "C" int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
-                         const uint64_t *b, const uint64_t *cc, void (*release)(void *), void *arg, groth16_raw *raw,
-                         groth16_timings *t, double *device_s, char *err, size_t errlen)
+                         const uint64_t *b, const uint64_t *cc, void (*release)(void *), void *arg,
+                         groth16_raw *raw, groth16_timings *t, double *device_s, char *err, size_t errlen)
 {
     int rc;
     cudaError_t e = cudaSetDevice(d->ordinal);
-    if (e != cudaSuccess) rc = gpu_fail(e, "cudaSetDevice", err, errlen);
+    if (e != cudaSuccess)
+        rc = gpu_fail(e, "cudaSetDevice", err, errlen);
     else if (z->n8r != 32 || !c) {
         snprintf(err, errlen, "GPU prove: %s", c ? "scalars are not 32 bytes" : "circuit not loaded");
         rc = -CUZK_E_INTERNAL;
@@ -291,8 +297,8 @@ extern "C" int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const
     return rc;
 }
 
-extern "C" int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *v, int inverse, double *kernel_ms,
-                       char *err, size_t errlen)
+extern "C" int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *v, int inverse,
+                       double *kernel_ms, char *err, size_t errlen)
 {
     CK(cudaSetDevice(d->ordinal));
     cudaStream_t s = d->stream[0];

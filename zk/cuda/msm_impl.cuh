@@ -8,12 +8,13 @@
 #include "cuda_util.h"
 #include "msm_logic.h"
 
-#define GMSM_BLOCK 256u
+#define GMSM_BLOCK     256u
 #define GMSM_MAX_CHUNK ((size_t)1 << 24) /* points per pass: 17 windows x 2^24 pairs < 2^31 */
 
 // ---- kernels: one thread each, bounds-checked, calling the logic ----------------
 
-static __global__ void k_digits(size_t count, unsigned c, const uint64_t *scalars, uint32_t *keys, uint32_t *vals)
+static __global__ void k_digits(size_t count, unsigned c, const uint64_t *scalars, uint32_t *keys,
+                                uint32_t *vals)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < count) gmsm_digits_thread(i, count, c, scalars, keys, vals);
@@ -37,16 +38,16 @@ static __global__ void k_head(size_t n, const uint32_t *keys, const uint32_t *ke
     if (i < n) gmsm_head_thread(i, keys, key_start, flags);
 }
 
-static __global__ void k_seg_write(size_t n, const uint32_t *flags, const uint32_t *segid, const uint32_t *keys,
-                            uint32_t *seg_first, uint32_t *seg_key)
+static __global__ void k_seg_write(size_t n, const uint32_t *flags, const uint32_t *segid,
+                                   const uint32_t *keys, uint32_t *seg_first, uint32_t *seg_key)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) gmsm_seg_write_thread(i, n, flags, segid, keys, seg_first, seg_key);
 }
 
 template <int G>
-static __global__ void k_sum_bases(size_t nseg, const uint32_t *seg_first, const uint32_t *vals, const uint64_t *bases,
-                            uint64_t *out)
+static __global__ void k_sum_bases(size_t nseg, const uint32_t *seg_first, const uint32_t *vals,
+                                   const uint64_t *bases, uint64_t *out)
 {
     size_t s = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (s < nseg) gmsm_sum_bases_thread((enum curve_id)G, s, seg_first, vals, bases, out);
@@ -67,7 +68,8 @@ static __global__ void k_scatter(size_t nseg, const uint32_t *seg_key, const uin
 }
 
 template <int G>
-static __global__ void k_reduce_range(size_t nt, uint32_t nb, uint32_t nr, const uint64_t *buckets, uint64_t *out)
+static __global__ void k_reduce_range(size_t nt, uint32_t nb, uint32_t nr, const uint64_t *buckets,
+                                      uint64_t *out)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (t < nt) gmsm_reduce_range_thread((enum curve_id)G, t, nb, nr, buckets, out);
@@ -98,12 +100,12 @@ static size_t gmsm_chunk_bytes(unsigned cl, size_t count)
     const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
     const size_t jac = 3 * cl * 8;
     return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
-           (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + (16u << 20);
+        (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + (16u << 20);
 }
 
 template <int G>
-static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, cudaStream_t s,
-                     char *err, size_t errlen)
+static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
+                     cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = gec_cl(g), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
@@ -112,8 +114,8 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     unsigned end_bit = 1;
     while (end_bit < 32 && ((uint64_t)1 << end_bit) <= nkeys) end_bit++; // keys 0 .. nkeys (sentinel)
 
-    DevBuf keys_in, vals_in, keys, vals, flags, segid, distinct, seg_first, seg_key, key_start, pa, pb, buckets,
-        ranges, win, cnt, temp;
+    DevBuf keys_in, vals_in, keys, vals, flags, segid, distinct, seg_first, seg_key, key_start, pa, pb,
+        buckets, ranges, win, cnt, temp;
     CK(keys_in.alloc(4 * N, s));
     CK(vals_in.alloc(4 * N, s));
     CK(keys.alloc(4 * N, s));
@@ -134,7 +136,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     // CUB temp storage: the largest of the sort, the scan and the reduction
     size_t tb_sort = 0, tb_scan = 0, tb_red = 0;
     CK(gpu_sort_pairs_u32(nullptr, tb_sort, keys_in.as<uint32_t>(), keys.as<uint32_t>(),
-                                       vals_in.as<uint32_t>(), vals.as<uint32_t>(), (int)N, 0, (int)end_bit, s));
+                          vals_in.as<uint32_t>(), vals.as<uint32_t>(), (int)N, 0, (int)end_bit, s));
     CK(gpu_exclusive_sum_u32(nullptr, tb_scan, flags.as<uint32_t>(), segid.as<uint32_t>(), (int)N, s));
     CK(gpu_sum_u32(nullptr, tb_red, distinct.as<uint32_t>(), cnt.as<uint32_t>(), (int)N, s));
     size_t tb = tb_sort > tb_scan ? tb_sort : tb_scan;
@@ -143,13 +145,14 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 
     // 1-2: digits, sort
     k_digits<<<gpu_grid(count, GMSM_BLOCK), GMSM_BLOCK, 0, s>>>(count, c, scalars, keys_in.as<uint32_t>(),
-                                                               vals_in.as<uint32_t>());
+                                                                vals_in.as<uint32_t>());
     CK_LAUNCH("digits");
     size_t tbx = tb;
-    CK(gpu_sort_pairs_u32(temp.p, tbx, keys_in.as<uint32_t>(), keys.as<uint32_t>(),
-                                       vals_in.as<uint32_t>(), vals.as<uint32_t>(), (int)N, 0, (int)end_bit, s));
+    CK(gpu_sort_pairs_u32(temp.p, tbx, keys_in.as<uint32_t>(), keys.as<uint32_t>(), vals_in.as<uint32_t>(),
+                          vals.as<uint32_t>(), (int)N, 0, (int)end_bit, s));
     CK(cudaMemsetAsync(cnt.p, 0, 16, s));
-    k_nvalid<<<gpu_grid(N, GMSM_BLOCK), GMSM_BLOCK, 0, s>>>(N, keys.as<uint32_t>(), nkeys, cnt.as<uint32_t>());
+    k_nvalid<<<gpu_grid(N, GMSM_BLOCK), GMSM_BLOCK, 0, s>>>(N, keys.as<uint32_t>(), nkeys,
+                                                            cnt.as<uint32_t>());
     CK_LAUNCH("nvalid");
     uint32_t nvalid = 0;
     CK(cudaMemcpyAsync(&nvalid, cnt.p, 4, cudaMemcpyDeviceToHost, s));
@@ -188,18 +191,19 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
         k_seg_write<<<gr, GMSM_BLOCK, 0, s>>>(n, flags.as<uint32_t>(), segid.as<uint32_t>(), lkeys,
                                               seg_first.as<uint32_t>(), seg_key.as<uint32_t>());
         CK_LAUNCH("seg_write");
-        uint32_t last[2] = {0, 0};
+        uint32_t last[2] = { 0, 0 };
         CK(cudaMemcpyAsync(&last[0], segid.as<uint32_t>() + n - 1, 4, cudaMemcpyDeviceToHost, s));
         CK(cudaMemcpyAsync(&last[1], flags.as<uint32_t>() + n - 1, 4, cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
         nseg = (size_t)last[0] + last[1];
         if (nseg > cap || nseg < ndistinct) {
-            snprintf(err, errlen, "GPU MSM: %zu segments (cap %zu, %zu keys): a kernel bug", nseg, cap, ndistinct);
+            snprintf(err, errlen, "GPU MSM: %zu segments (cap %zu, %zu keys): a kernel bug", nseg, cap,
+                     ndistinct);
             return -CUZK_E_INTERNAL;
         }
         if (level == 0) {
-            k_sum_bases<G><<<gpu_grid(nseg, 128), 128, 0, s>>>(nseg, seg_first.as<uint32_t>(), vals.as<uint32_t>(),
-                                                               bases, cur);
+            k_sum_bases<G><<<gpu_grid(nseg, 128), 128, 0, s>>>(nseg, seg_first.as<uint32_t>(),
+                                                               vals.as<uint32_t>(), bases, cur);
             CK_LAUNCH("sum_bases");
         } else {
             k_sum_jac<G><<<gpu_grid(nseg, 128), 128, 0, s>>>(nseg, seg_first.as<uint32_t>(), cur, nxt);
@@ -222,7 +226,8 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     }
     // 5: reduction
     size_t nt = (size_t)nwin * nr;
-    k_reduce_range<G><<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(), ranges.as<uint64_t>());
+    k_reduce_range<G>
+        <<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(), ranges.as<uint64_t>());
     CK_LAUNCH("reduce_range");
     k_window_sum<G><<<gpu_grid(nwin, 32), 32, 0, s>>>(nwin, nr, ranges.as<uint64_t>(), win.as<uint64_t>());
     CK_LAUNCH("window_sum");
@@ -235,8 +240,8 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 }
 
 template <int G>
-static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, cudaStream_t s,
-                   char *err, size_t errlen)
+static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
+                   cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = gec_cl(g);

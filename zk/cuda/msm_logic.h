@@ -32,10 +32,10 @@
 
 #include "gec.h"
 
-#define GMSM_SEG 32u              /* items summed by one thread per level */
-#define GMSM_NEG (1u << 31)       /* value bit: subtract the base */
-#define GMSM_SCALAR_LIMBS 4       /* scalars are 32 bytes */
-#define GMSM_MAX_C 16u
+#define GMSM_SEG          32u        /* items summed by one thread per level */
+#define GMSM_NEG          (1u << 31) /* value bit: subtract the base */
+#define GMSM_SCALAR_LIMBS 4          /* scalars are 32 bytes */
+#define GMSM_MAX_C        16u
 
 /* Window width for a chunk of `count` points: ~2^c buckets against count points;
  * capped at 16 so a window's keys and buckets stay small (2^15 buckets). */
@@ -49,8 +49,14 @@ CUZK_HD unsigned gmsm_window_bits(size_t count)
     return c;
 }
 
-CUZK_HD unsigned gmsm_nwin(unsigned c) { return 256u / c + 1u; }
-CUZK_HD uint32_t gmsm_nbuckets(unsigned c) { return (uint32_t)1 << (c - 1); }
+CUZK_HD unsigned gmsm_nwin(unsigned c)
+{
+    return 256u / c + 1u;
+}
+CUZK_HD uint32_t gmsm_nbuckets(unsigned c)
+{
+    return (uint32_t)1 << (c - 1);
+}
 
 /* w (<= 17) bits of s from bit off; bits past 256 are 0 (msm.c's msm_bits). */
 CUZK_HD uint32_t gmsm_bits(const uint64_t *s, unsigned off, unsigned w)
@@ -136,8 +142,10 @@ CUZK_HD void gmsm_sum_bases_thread(enum curve_id g, size_t s, const uint32_t *se
     for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
         uint32_t v = vals[k];
         const uint64_t *b = bases + (size_t)(v & ~GMSM_NEG) * 2 * cl;
-        if (v & GMSM_NEG) gec_aff_neg(g, q, b);
-        else for (unsigned l = 0; l < 2 * cl; l++) q[l] = b[l];
+        if (v & GMSM_NEG)
+            gec_aff_neg(g, q, b);
+        else
+            for (unsigned l = 0; l < 2 * cl; l++) q[l] = b[l];
         gec_add_aff(g, acc, acc, q);
     }
     for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
@@ -179,8 +187,8 @@ CUZK_HD void gmsm_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uin
 
 /* Step 5a, thread t < nwin·nr: range t % nr of window t / nr; bucket b (0-based in its
  * window) has weight b + 1. out[t] = sum over the range of (b+1)·B_b. nr divides nb. */
-CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, uint32_t nr, const uint64_t *buckets,
-                                      uint64_t *out)
+CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, uint32_t nr,
+                                      const uint64_t *buckets, uint64_t *out)
 {
     const unsigned cl = gec_cl(g);
     const size_t w = t / nr, r = t % nr;
@@ -200,7 +208,8 @@ CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, ui
 }
 
 /* Step 5b, thread w < nwin: win[w] = sum of its nr range results. */
-CUZK_HD void gmsm_window_sum_thread(enum curve_id g, size_t w, uint32_t nr, const uint64_t *ranges, uint64_t *win)
+CUZK_HD void gmsm_window_sum_thread(enum curve_id g, size_t w, uint32_t nr, const uint64_t *ranges,
+                                    uint64_t *win)
 {
     const unsigned cl = gec_cl(g);
     uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];

@@ -21,7 +21,9 @@ __global__ void k_bitrev(size_t n, unsigned lg, uint64_t *v)
 // Stages lgm = 0 .. blg-1 of each aligned block of 2^blg elements in shared memory;
 // blockDim.x = 2^(blg-1) threads (<= 512), one butterfly each per stage. The launch
 // bound makes ptxas keep registers within what 512 threads per block can have.
-template <int F> __global__ void __launch_bounds__(1u << (GNTT_BLOCK_LG - 1)) k_block_stages(uint64_t *v, const uint64_t *tw, unsigned blg)
+template <int F>
+__global__ void __launch_bounds__(1u << (GNTT_BLOCK_LG - 1))
+    k_block_stages(uint64_t *v, const uint64_t *tw, unsigned blg)
 {
     extern __shared__ uint64_t sh[];
     const size_t bs = (size_t)1 << blg, base = blockIdx.x * bs;
@@ -67,9 +69,9 @@ template <int F> __global__ void k_h(size_t n, uint64_t *a, const uint64_t *b, c
 
 // ---- tables ---------------------------------------------------------------------
 
-template <int F> static void tables_host(uint64_t *tw, uint64_t *twi, uint64_t *cs, const uint64_t *omega,
-                                         const uint64_t *omega_inv, const uint64_t *coset, const uint64_t *ninv,
-                                         unsigned lg)
+template <int F>
+static void tables_host(uint64_t *tw, uint64_t *twi, uint64_t *cs, const uint64_t *omega,
+                        const uint64_t *omega_inv, const uint64_t *coset, const uint64_t *ninv, unsigned lg)
 {
     gntt_twiddles((enum field_id)F, tw, omega, lg);
     gntt_twiddles((enum field_id)F, twi, omega_inv, lg);
@@ -86,10 +88,11 @@ void gpu_ntt_tables_free(gpu_ntt_tables *t)
 }
 
 // The roots are zk/ntt.c's (fr_root_of_unity: snarkjs's w[lg], coset = w[lg+1]).
-static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, uint64_t *h, char *err, size_t errlen)
+static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, uint64_t *h, char *err,
+                        size_t errlen)
 {
     const size_t n = (size_t)1 << lg;
-    uint64_t omega[4], omega_inv[4], coset[4], nn[4] = {(uint64_t)n, 0, 0, 0}, x[4];
+    uint64_t omega[4], omega_inv[4], coset[4], nn[4] = { (uint64_t)n, 0, 0, 0 }, x[4];
     if (fr_root_of_unity(Fr, lg, omega) || fr_root_of_unity(Fr, lg + 1, coset)) {
         snprintf(err, errlen, "GPU NTT: no 2^%u-th roots of unity in %s", lg + 1, Fr->name);
         return -CUZK_E_UNSUPPORTED;
@@ -98,8 +101,10 @@ static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, ui
     fe_to_mont(Fr, x, nn);
     fe_inv(Fr, t->ninv, x);
     uint64_t *tw = h, *twi = h + 4 * n, *cs = h + 8 * n;
-    if (Fr->id == FIELD_ID_BN254_FR) tables_host<FIELD_ID_BN254_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
-    else tables_host<FIELD_ID_BLS12_381_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
+    if (Fr->id == FIELD_ID_BN254_FR)
+        tables_host<FIELD_ID_BN254_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
+    else
+        tables_host<FIELD_ID_BLS12_381_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
     CK(cudaMalloc(&t->tw, 32 * n));
     CK(cudaMalloc(&t->twi, 32 * n));
     CK(cudaMalloc(&t->cs, 32 * n));
@@ -136,7 +141,8 @@ int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, c
 // ---- transforms -------------------------------------------------------------------
 
 template <int F>
-static int dit(const gpu_ntt_tables *t, uint64_t *v, const uint64_t *tw, cudaStream_t s, char *err, size_t errlen)
+static int dit(const gpu_ntt_tables *t, uint64_t *v, const uint64_t *tw, cudaStream_t s, char *err,
+               size_t errlen)
 {
     const unsigned lg = t->lg;
     const size_t n = (size_t)1 << lg;
@@ -187,8 +193,10 @@ int gpu_h_device(enum field_id f, size_t n, uint64_t *a, const uint64_t *b, cons
                  char *err, size_t errlen)
 {
     if (n == 0) return 0;
-    if (f == FIELD_ID_BN254_FR) k_h<FIELD_ID_BN254_FR><<<gpu_grid(n, GNTT_THREADS), GNTT_THREADS, 0, s>>>(n, a, b, c);
-    else k_h<FIELD_ID_BLS12_381_FR><<<gpu_grid(n, GNTT_THREADS), GNTT_THREADS, 0, s>>>(n, a, b, c);
+    if (f == FIELD_ID_BN254_FR)
+        k_h<FIELD_ID_BN254_FR><<<gpu_grid(n, GNTT_THREADS), GNTT_THREADS, 0, s>>>(n, a, b, c);
+    else
+        k_h<FIELD_ID_BLS12_381_FR><<<gpu_grid(n, GNTT_THREADS), GNTT_THREADS, 0, s>>>(n, a, b, c);
     CK_LAUNCH("h");
     return 0;
 }

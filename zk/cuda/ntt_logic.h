@@ -19,7 +19,7 @@
 
 #include "gf.h"
 
-#define GNTT_LIMBS 4
+#define GNTT_LIMBS    4
 #define GNTT_BLOCK_LG 10 /* 1024 elements = 32 KiB of shared memory per block */
 
 CUZK_HD uint32_t gntt_bitrev(uint32_t i, unsigned lg)
@@ -97,7 +97,8 @@ CUZK_HD void gntt_twiddles(enum field_id f, uint64_t *tw, const uint64_t *w, uns
     gf_set_one(f, tw + h * GNTT_LIMBS);
     for (size_t j = 1; j < h; j++) gf_mul(f, tw + (h + j) * GNTT_LIMBS, tw + (h + j - 1) * GNTT_LIMBS, w);
     for (size_t m = h / 2; m >= 1; m /= 2)
-        for (size_t j = 0; j < m; j++) gf_copy(f, tw + (m + j) * GNTT_LIMBS, tw + (2 * m + 2 * j) * GNTT_LIMBS);
+        for (size_t j = 0; j < m; j++)
+            gf_copy(f, tw + (m + j) * GNTT_LIMBS, tw + (2 * m + 2 * j) * GNTT_LIMBS);
 }
 
 /* Host: table[i] = coset^i · ninv, i < 2^lg. */
