@@ -273,7 +273,7 @@ static void adopted(void *arg, const struct fleet_adopted *a)
 		flog("%s", a->why);
 	} else if (a->outcome == FLEET_PUB_MARKED && own)
 		c->own += a->linked > 0;
-	else if (a->outcome == FLEET_PUB_MARKED && a->linked)
+	else if (a->outcome >= 0 && a->linked) /* GONE too: another's mark came first */
 		flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale",
 		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
 	else if (a->outcome == FLEET_PUB_REQUEUED)

@@ -231,3 +231,45 @@ r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modul
   "$FX/verification_key.json" "$out")" || fail "adopt snarkjs: $r"
 [ "$r" = "$M verified" ] || fail "adopt snarkjs: $r"
 echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B published its $dead_name once: $M proofs, snarkjs: $r"
+
+# 7: the database lost under a real cuzkd, as its operator sees it: while PostgreSQL is
+# stopped, `cuzk status --json` says "db_reachable": false with db_errors counted and
+# /metrics says cuzk_fleet_db_reachable 0; once it is back, reachable again with a
+# reconnect counted, and the job finishes: every proof once, snarkjs verifies all.
+out="$tmp/out-health"; mkdir -p "$out"
+M=6
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
+  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+mport="$(free_port)"
+"$BUILD/bin/cuzkd" --instance "$inst-h" --run-dir "$tmp/runh" --state-dir "$tmp/stateh" --foreground \
+  --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 \
+  --metrics-listen "127.0.0.1:$mport" >"$tmp/cuzkd-h.log" 2>&1 & hpid=$!
+daemon_on_exit="kill -KILL $hpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-h*; ${daemon_on_exit}"
+hstat() { "$BUILD/bin/cuzk" --instance "$inst-h" --run-dir "$tmp/runh" --json status 2>/dev/null | jq -c '.fleet // empty'; }
+hmet() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+  "http://127.0.0.1:$mport/metrics" | sed -n 's/^cuzk_fleet_db_reachable{[^}]*} //p'; }
+for _ in $(seq 1 600); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 1 ] && break; sleep 0.1; done
+h="$(hstat)"
+echo "$h" | jq -e '.db_reachable == true and .db_errors == 0' >/dev/null || fail "health: before the stop: $h"
+as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
+# (liveness deadline only: the fleet thread's next call, a renew every lease/3 = 1 s)
+for _ in $(seq 1 300); do h="$(hstat)"; echo "$h" | jq -e '.db_reachable == false' >/dev/null 2>&1 && break; sleep 0.1; done
+echo "$h" | jq -e '.db_reachable == false and .db_errors >= 1' >/dev/null ||
+  { pgstart; fail "health: status while the database is down: $h"; }
+m="$(hmet)"
+[ "$m" = 0 ] || { pgstart; fail "health: cuzk_fleet_db_reachable while the database is down: '$m'"; }
+pgstart
+for _ in $(seq 1 300); do h="$(hstat)"; echo "$h" | jq -e '.db_reachable == true' >/dev/null 2>&1 && break; sleep 0.1; done
+echo "$h" | jq -e '.db_reachable == true and .reconnects >= 1 and .db_errors >= 1' >/dev/null ||
+  fail "health: status after the database came back: $h"
+timeout 180 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 150000 >/dev/null ||
+  { tail -n 20 "$tmp/cuzkd-h.log"; fail "health: job $job not done after the database came back"; }
+m="$(hmet)"
+[ "$m" = 1 ] || fail "health: cuzk_fleet_db_reachable after: '$m'"
+kill -TERM "$hpid"; wait "$hpid" 2>/dev/null || true
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "health: $(ls "$out" | grep -c '\.proof\.json$') proofs for $M"
+! grep -q "existed already" "$tmp/cuzkd-h.log" || fail "health: a publish met an existing file"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "health snarkjs: $r"
+[ "$r" = "$M verified" ] || fail "health snarkjs: $r"
+echo "ok: health: database stopped under a running cuzkd: status and /metrics said unreachable, then $h; $M proofs, snarkjs: $r"

@@ -508,7 +508,10 @@ static void adopted(void *arg, const struct fleet_adopted *a)
 {
 	char line[600];
 
-	if (a->outcome == FLEET_PUB_MARKED) {
+	/* Whoever linked says "adopted", also when another adopter's mark came first
+	 * (FLEET_PUB_GONE): seen in the crash round, two workers adopting one proof, one
+	 * linking it and the other, finding the finals, marking it. */
+	if (a->linked > 0 || a->outcome == FLEET_PUB_MARKED) {
 		snprintf(line, sizeof(line), "%llu %u %s %s", (unsigned long long)a->job, a->idx,
 			 (const char *)arg, a->linked ? "adopted" : "marked");
 		publog(line);
