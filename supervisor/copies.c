@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,7 +350,8 @@ int copies_dir_open(const char *state_dir, const char *instance, char *err, size
 
 /* Test hook (tests/scripts/store_slow_disk.sh): CUZK_TEST_PERSIST_HOLD=DIR in cuzkd's
  * environment makes each durable copy wait before its fsync for as long as DIR/hold
- * exists (a disk as slow as the test likes), after creating DIR/held to say so. */
+ * exists (a disk as slow as the test likes), after creating DIR/held (and
+ * DIR/held.TID, one per writer) to say so. */
 static void test_persist_hold(void)
 {
 	const char *d = getenv("CUZK_TEST_PERSIST_HOLD");
@@ -361,13 +363,17 @@ static void test_persist_hold(void)
 		return;
 	if ((fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
 		close(fd);
+	/* and DIR/held.TID: one per writer held, so that a test can wait for two */
+	if (snprintf(held, sizeof(held), "%s/held.%d", d, (int)gettid()) < (int)sizeof(held) &&
+	    (fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) >= 0)
+		close(fd);
 	while (!access(hold, F_OK))
 		usleep(20000);
 }
 
 int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t errlen)
 {
-	char tmp[300];
+	char tmp[400];
 	struct stat st;
 	int fd, rc;
 
@@ -378,8 +384,15 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
 		snprintf(err, errlen, "copy %s: %s", name, strerror(-rc));
 		return rc;
 	}
-	snprintf(tmp, sizeof(tmp), ".tmp.%s", name);
-	unlinkat(dfd, tmp, 0);
+	/* A temp name of this writer's own: two intakes of one shared copy (two submits
+	 * of the same zkey at once, as a fleet daemon's parallel claims make) wrote one
+	 * `.tmp.NAME` before, each unlinking the other's: one failed ENOENT ("cannot keep
+	 * a durable copy"), and the other's rename could publish a file still being
+	 * written. Both now write in full and rename; the second rename replaces
+	 * identical bytes. Leftovers of a crash are dot names: copies_sweep removes
+	 * them at start. */
+	static atomic_uint seq;
+	snprintf(tmp, sizeof(tmp), ".tmp.%s.%d.%u", name, (int)gettid(), atomic_fetch_add(&seq, 1));
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;

@@ -107,7 +107,11 @@ round() {  # name, disturbance (kill|dbstop)
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   # Each partition in the log (published by its worker, or adopted from a dead one's
   # staging dir, or only marked where the dead one had linked it), linked by one only.
-  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $N ] || fail "$name: $(cut -d' ' -f1,2 "$log" | sort -u | wc -l) partitions published for $N: $(sort "$log" | tr '\n' ';')"
+  # (kill: the killed worker may have linked and marked its last partition and died
+  # before its log line; one partition of the log may be missing then, its files are
+  # counted below like every other's, and no other worker logged it: not published twice.)
+  local want=$N; [ "$how" = kill ] && [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $((N - 1)) ] && want=$((N - 1))
+  [ "$(cut -d' ' -f1,2 "$log" | sort -u | wc -l)" -eq $want ] || fail "$name: $(cut -d' ' -f1,2 "$log" | sort -u | wc -l) partitions published for $N: $(sort "$log" | tr '\n' ';')"
   [ -z "$(grep -v ' marked$' "$log" | cut -d' ' -f1,2 | sort | uniq -d)" ] || fail "$name: a partition published twice: $(sort "$log" | tr '\n' ';')"
   ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
   [ "$how" != crash ] || grep -q " adopted$" "$log" || fail "$name: the dead worker's proof was not adopted: $(sort "$log" | tr '\n' ';')"

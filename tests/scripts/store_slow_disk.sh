@@ -68,3 +68,32 @@ after="$(ls -A "$cdir" | sort)"
 [ "$before" = "$after" ] || fail "the given-up submit changed the copies dir: before [$before] after [$after]"
 echo "ok: a submit given up on during its durable copy left no copy behind"
 daemon_shutdown_clean
+
+# Two submits of one zkey at once (a fleet daemon's parallel claims do this): both
+# intakes write the shared zkey copy. They wrote one temp name `.tmp.zkey-ID`, the
+# second unlinking the first's: one submit failed "cannot keep a durable copy ...: No
+# such file or directory" (seen in fleet_pg), and the other's rename could put a
+# file still being written under the final name. Both are held at their fsync (one
+# held.TID each) before either goes on: the old code fails here.
+CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4
+for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+cp "$FX/circuit_final.zkey" "$tmp/z2.zkey" # a new identity: no copy of it yet
+mkdir -p "$tmp/o1" "$tmp/o2"
+rm -f "$hold"/held*
+touch "$hold/hold"
+cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o1" "$tmp/in/w1.wtns" >"$tmp/s1.json" 2>"$tmp/s1.err" & p1=$!
+cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o2" "$tmp/in/w2.wtns" >"$tmp/s2.json" 2>"$tmp/s2.err" & p2=$!
+for _ in $(seq 1 600); do [ "$(ls "$hold" | grep -c '^held\.')" -ge 2 ] && break; sleep 0.1; done
+[ "$(ls "$hold" | grep -c '^held\.')" -ge 2 ] || fail "two intakes were not held at once: $(ls "$hold")"
+rm -f "$hold/hold"
+wait "$p1" || fail "submit 1 of a shared zkey failed: $(cat "$tmp/s1.json" "$tmp/s1.err")"
+wait "$p2" || fail "submit 2 of a shared zkey failed: $(cat "$tmp/s2.json" "$tmp/s2.err")"
+for k in 1 2; do
+  j="$(js 'r.job' "$(cat "$tmp/s$k.json")")"
+  cuzk wait "$j" >/dev/null || fail "job $j did not finish"
+  "$SNARKJS" groth16 verify "$vk" "$tmp/o$k/w$k.public.json" "$tmp/o$k/w$k.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$k of job $j"
+done
+[ -z "$(ls -A "$cdir" | grep '^\.tmp\.' || true)" ] || fail "temp copies left: $(ls -A "$cdir")"
+echo "ok: two submits of one zkey written at once: both accepted, 2 proofs verified, no temp left"
+daemon_shutdown_clean
