@@ -271,9 +271,9 @@ static void adopted(void *arg, const struct fleet_adopted *a)
 	if (a->outcome < 0) {
 		c->failed++;
 		flog("%s", a->why);
-	} else if (a->outcome == FLEET_PUB_MARKED && own)
-		c->own += a->linked > 0;
-	else if (a->outcome >= 0 && a->linked) /* GONE too: another's mark came first */
+	} else if (a->linked && own) /* counted whether its mark or another's came first */
+		c->own++;
+	else if (a->linked) /* GONE too: another's mark came first */
 		flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale",
 		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
 	else if (a->outcome == FLEET_PUB_REQUEUED)
