@@ -160,7 +160,7 @@ static void complete(struct finalizer *f, uint32_t job)
     struct jobtab *jt = &f->st.pl.data.jobtab;
     uint64_t w;
 
-    if (jobtab_job_try_complete(jt, job) != 1) return;
+    if (pipe_stage_job_try_complete(&f->st, job) != 1) return;
     w = barrier_load_acquire(&jt->jobs[job].word);
     pipe_stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
     pipe_stage_hist(&f->st, H_JOB, pipe_stage_now() - jt->jobs[job].submit_ns);

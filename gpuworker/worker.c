@@ -102,7 +102,7 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
     char reason[JOBTAB_REASON_LEN];
 
     if (pipe_stage_fail_part(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, reason, sizeof(reason)))
-        jobtab_job_try_complete(jt, jt->parts[p].job);
+        pipe_stage_job_try_complete(&w->st, jt->parts[p].job);
     fprintf(stderr, "cuzk-gpuworker %u: partition %u failed: %s\n", w->o->index, p, reason);
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,7 @@ int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum
     st->index = o->index;
     st->pid = getpid();
     st->stop = o->stop;
+    st->doorbell_fd = o->doorbell_fd;
     pthread_mutex_init(&st->mu, NULL);
     rc = pipeline_attach(&st->pl, o->instance, err, errlen);
     if (rc) goto err;
@@ -490,6 +492,20 @@ static int parse_u32(const char *s, uint32_t *out)
     return 0;
 }
 
+int pipe_stage_job_try_complete(struct pipe_stage *st, uint32_t job)
+{
+    int rc = jobtab_job_try_complete(&st->pl.data.jobtab, job);
+
+    if (rc == 1 && st->doorbell_fd > 0) {
+        uint64_t one = 1;
+
+        /* Non-blocking eventfd: EAGAIN only at a counter near 2^64, never here; a
+         * failed write costs the waiters at most one tick. */
+        (void)!write(st->doorbell_fd, &one, sizeof(one));
+    }
+    return rc;
+}
+
 int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
                     pipe_stage_fn run)
 {
@@ -502,13 +518,16 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         { "precompute-mb", required_argument, NULL, 'P' },
         { "trim-every", required_argument, NULL, 'T' },
         { "test-trim-delay-ms", required_argument, NULL, 'D' },
+        { "doorbell-fd", required_argument, NULL, 'd' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct pipe_stage_opts o = {
-        .backend = "cpu", .trim_every = 16, .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT, .stop = &main_stop
-    };
+    struct pipe_stage_opts o = { .backend = "cpu",
+                                 .trim_every = 16,
+                                 .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT,
+                                 .stop = &main_stop,
+                                 .doorbell_fd = -1 };
     struct sigaction sa;
     char usage[4096], err[1024] = "";
     uint32_t v;
@@ -523,6 +542,8 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "  --generation G    restart count, from cuzkd (informative: the stats slot\n"
              "                    counts its own restarts)\n"
              "  --threads N       worker threads (default: all online CPUs)\n"
+             "  --doorbell-fd N   an eventfd inherited from cuzkd, written when this stage\n"
+             "                    decides a job, so waiters hear of it at once\n"
              "%s%s"
              "  --verbose         one line per partition on stderr\n",
              prog, what, prog,
@@ -571,6 +592,12 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
             break;
         case 'D':
             if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms)) goto bad;
+            break;
+        case 'd':
+            /* Only an open descriptor is taken: a wrong number must not make the
+             * stage write 8 bytes into whatever file has it. */
+            if (parse_u32(optarg, &v) || !v || v > INT_MAX || fcntl((int)v, F_GETFD) < 0) goto bad;
+            o.doorbell_fd = (int)v;
             break;
         case 'v': o.verbose = 1; break;
         case 'h': fputs(usage, stdout); return CUZK_EXIT_OK;

@@ -60,8 +60,13 @@ enum ev_type {
 	EV_SIGNAL,
 	EV_TIMER,
 	EV_INTAKE,
-	EV_CHILD_TIMER
+	EV_CHILD_TIMER,
+	EV_DOORBELL
 };
+
+/* The doorbell's number in every stage (dup2'd there before exec; --doorbell-fd). */
+#define DOORBELL_CHILD_FD 3
+#define DOORBELL_CHILD_FD_STR "3"
 
 /* Intakes of one uid that were given up on (--copy-timeout) and still block: past
  * this many its next submit is refused, so a client cannot pile up stuck threads. */
@@ -173,12 +178,16 @@ struct sup {
 	struct store *store;
 	uint8_t *rec_part;
 	uint8_t *rec_job;
-	uint8_t *resumed;       /* per job slot: taken over from a previous cuzkd */
-	uint64_t store_err_ns;  /* last logged store failure (one line per 10 s) */
-	uint64_t prune_ns;      /* last store_prune (--store-keep-days; hourly) */
-	int intake_fd;          /* eventfd: an intake finished (never closed: a thread given
+	uint8_t *resumed;        /* per job slot: taken over from a previous cuzkd */
+	uint64_t store_err_ns;   /* last logged store failure (one line per 10 s) */
+	uint64_t prune_ns;       /* last store_prune (--store-keep-days; hourly) */
+	int intake_fd;           /* eventfd: an intake finished (never closed: a thread given
 				 * up on may still write it) */
-	struct intake *intakes; /* every intake not yet freed (intake.h) */
+	struct intake *intakes;  /* every intake not yet freed (intake.h) */
+	int doorbell_fd;         /* eventfd the stages write when they decide a job
+				 * (pipe_stage_job_try_complete): waiters are answered then,
+				 * not at the next tick */
+	uint64_t doorbell_rings; /* times it woke us (status --json "doorbell_rings") */
 };
 
 #define REC_UNKNOWN 0xff
@@ -301,6 +310,8 @@ static int child_start(struct sup *s, struct child *c)
 		argv[n++] = "--test-trim-delay-ms";
 		argv[n++] = delay;
 	}
+	argv[n++] = "--doorbell-fd";
+	argv[n++] = DOORBELL_CHILD_FD_STR;
 	argv[n] = NULL;
 	sigemptyset(&none);
 
@@ -314,7 +325,13 @@ static int child_start(struct sup *s, struct child *c)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != parent)
 			_exit(CUZK_EXIT_SYSTEM);
-		syscall(SYS_close_range, 3, ~0u, 0);
+		/* The doorbell at DOORBELL_CHILD_FD without CLOEXEC (dup2 clears it; the
+		 * same number already: clear it by hand), every other descriptor closed. */
+		if (s->doorbell_fd != DOORBELL_CHILD_FD)
+			dup2(s->doorbell_fd, DOORBELL_CHILD_FD);
+		else
+			fcntl(DOORBELL_CHILD_FD, F_SETFD, 0);
+		syscall(SYS_close_range, DOORBELL_CHILD_FD + 1, ~0u, 0);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
 		plan_apply(s->plan, c->place); /* unpinned if it fails: still correct */
@@ -2024,9 +2041,10 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		if (jj)
 			json_array_append_new(jobs, jj);
 	}
-	o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i}", "instance", s->c->instance, "jobs", jobs,
+	o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i,s:I}", "instance", s->c->instance, "jobs", jobs,
 		      "children", children_json(s), "draining", s->draining, "stopping",
-		      s->stopping, "pid", (int)getpid());
+		      s->stopping, "pid", (int)getpid(), "doorbell_rings",
+		      (json_int_t)s->doorbell_rings);
 	{
 		uint32_t used = 0, fr = 0;
 
@@ -2805,35 +2823,11 @@ static void notify_systemd(struct sup *s)
 		logmsg("sd_notify to $NOTIFY_SOCKET failed: %s", strerror(errno));
 }
 
-static void tick(struct sup *s)
+/* Clients waiting on a job (`cuzk prove --wait`, `cuzk wait`) whose job is decided,
+ * retired or past its --timeout, or cuzkd going down; and drains that are done. From
+ * the tick and from the doorbell (EV_DOORBELL: a stage decided a job). */
+static void answer_waiters(struct sup *s, uint64_t t)
 {
-	struct jobtab *jt = &s->pl.data.jobtab;
-	uint64_t t = now_ns();
-	uint64_t exp;
-
-	(void)!read(s->tfd, &exp, sizeof(exp));
-	notify_systemd(s);
-	if (s->slot) {
-		stats_slot_heartbeat(s->slot, t);
-		publish_gauges(s);
-	}
-	/* Decide jobs (the finalizer does; this covers a finalizer that died between
-	 * its last DONE and its try_complete) and sweep cancels. */
-	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
-		if (job_state(s, j) != JOBTAB_QUEUED)
-			continue;
-		if (s->cancelled[j])
-			cancel_sweep(s, j);
-		else
-			jobtab_job_try_complete(jt, j);
-	}
-	if (s->repush_needed) {
-		s->repush_needed = 0;
-		repush_state(s, JOBTAB_QUEUED);
-		repush_state(s, JOBTAB_READY);
-		repush_state(s, JOBTAB_PROVED);
-	}
-	/* Waiters. */
 	for (int i = 0; i < N_CONNS; i++) {
 		struct conn *k = &s->conns[i];
 
@@ -2866,6 +2860,41 @@ static void tick(struct sup *s)
 			k->drain_wait = 0;
 			conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
 		}
+	}
+}
+
+static void tick(struct sup *s)
+{
+	struct jobtab *jt = &s->pl.data.jobtab;
+	uint64_t t = now_ns();
+	uint64_t exp;
+
+	(void)!read(s->tfd, &exp, sizeof(exp));
+	notify_systemd(s);
+	if (s->slot) {
+		stats_slot_heartbeat(s->slot, t);
+		publish_gauges(s);
+	}
+	/* Decide jobs (the finalizer does; this covers a finalizer that died between
+	 * its last DONE and its try_complete) and sweep cancels. */
+	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+		if (job_state(s, j) != JOBTAB_QUEUED)
+			continue;
+		if (s->cancelled[j])
+			cancel_sweep(s, j);
+		else
+			jobtab_job_try_complete(jt, j);
+	}
+	if (s->repush_needed) {
+		s->repush_needed = 0;
+		repush_state(s, JOBTAB_QUEUED);
+		repush_state(s, JOBTAB_READY);
+		repush_state(s, JOBTAB_PROVED);
+	}
+	answer_waiters(s, t);
+	for (int i = 0; i < N_CONNS; i++) {
+		struct conn *k = &s->conns[i];
+
 		/* --idle-timeout: no request outstanding (a wait, drain or submit being
 		 * checked is not idle). */
 		if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->pending &&
@@ -3263,6 +3292,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->plan = p;
 	fd_limits();
 	s->lfd = s->sfd = s->tfd = s->cfd = s->ready_fd = s->copies_dfd = s->intake_fd = -1;
+	s->doorbell_fd = -1;
 	s->dur = json_object();
 	for (int i = 0; i < N_CONNS; i++)
 		s->conns[i].fd = -1;
@@ -3294,8 +3324,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	s->cfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	s->intake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->doorbell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->fsm_cfg.stall_ns = (uint64_t)c->stall_timeout_s * 1000000000ull;
-	if (s->sfd < 0 || s->tfd < 0 || s->cfd < 0 || s->intake_fd < 0 ||
+	if (s->sfd < 0 || s->tfd < 0 || s->cfd < 0 || s->intake_fd < 0 || s->doorbell_fd < 0 ||
 	    timerfd_settime(s->tfd, 0, &its, NULL)) {
 		logmsg("signalfd/timerfd/eventfd: %s", strerror(errno));
 		goto out;
@@ -3393,6 +3424,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
 	arm_poll(s, s->cfd, POLLIN, ev_data(EV_CHILD_TIMER, 0, 0));
 	arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
+	arm_poll(s, s->doorbell_fd, POLLIN, ev_data(EV_DOORBELL, 0, 0));
 	logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance,
 	       s->sock_path, (int)getpid(), p->n_workers, c->devices);
 	tell_launcher(s, 0);
@@ -3454,6 +3486,15 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 				handle_intakes(s);
 				arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
 				break;
+			case EV_DOORBELL: {
+				uint64_t rung;
+
+				(void)!read(s->doorbell_fd, &rung, sizeof(rung));
+				s->doorbell_rings++;
+				answer_waiters(s, now_ns());
+				arm_poll(s, s->doorbell_fd, POLLIN, ev_data(EV_DOORBELL, 0, 0));
+				break;
+			}
 			}
 		}
 		io_uring_cq_advance(&s->ring, seen);

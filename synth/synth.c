@@ -171,7 +171,7 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
     char reason[JOBTAB_REASON_LEN];
 
     if (pipe_stage_fail_part(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, reason, sizeof(reason)))
-        jobtab_job_try_complete(jt, jt->parts[p].job);
+        pipe_stage_job_try_complete(&s->st, jt->parts[p].job);
     if (s->o->verbose) fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
 }
 

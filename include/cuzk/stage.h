@@ -59,6 +59,9 @@ struct pipe_stage_opts {
                               * after every partition, sleeping N ms in that step */
     const _Atomic int *stop;     /* set (e.g. by SIGTERM): finish the partition in hand, return */
     int verbose;                 /* log each partition to stderr */
+    int doorbell_fd;             /* --doorbell-fd N: cuzkd's eventfd, rung when this stage
+                                  * decides a job (pipe_stage_job_try_complete); 0 or less:
+                                  * none (a zeroed opts has none; fd 0 is never it) */
 };
 
 #define PIPE_PRECOMPUTE_MB_DEFAULT 512
@@ -84,6 +87,7 @@ struct pipe_stage {
     uint32_t index;
     pid_t pid;
     const _Atomic int *stop;
+    int doorbell_fd; /* 0 or less: none (a stage run by hand, or by a test) */
     /* Slot writes come from the loop thread and the heartbeat thread; this private
      * mutex serialises the two (the slot's seqlock has one writer). It is never
      * shared with another process. */
@@ -154,6 +158,13 @@ void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
  * caller then tries to complete the job), 0 when the partition had left our hands. */
 int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter,
                          const char *file, const char *msg, char *reason, size_t len);
+
+/* jobtab_job_try_complete, and when this call decided the job (returned 1), one
+ * write to cuzkd's doorbell eventfd: cuzkd answers the job's waiters (`cuzk prove
+ * --wait`, `cuzk wait`) at once instead of at its next 100 ms tick, which stays as
+ * the fallback for a stage killed between its CAS and the write. Returns what
+ * jobtab_job_try_complete returned. */
+int pipe_stage_job_try_complete(struct pipe_stage *st, uint32_t job);
 
 /* Waiting for room on a full output ring, one turn per failed push:
  *     struct pipe_push_wait w = { 0 };

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,6 +77,7 @@ struct stage_thread {
 
 static _Atomic int stop;
 static struct stage_thread stages[4];
+static int doorbell; /* the stages' --doorbell-fd (0: none), as cuzkd gives them */
 
 static void *stage_main(void *arg)
 {
@@ -102,6 +104,7 @@ static void stages_start(void)
         s->o.backend = "cpu";
         s->o.trim_every = 2;
         s->o.stop = &stop;
+        s->o.doorbell_fd = doorbell;
         s->run = runs[i];
         ck_assert_int_eq(pthread_create(&s->t, NULL, stage_main, s), 0);
     }
@@ -321,6 +324,8 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, pipe_stage_now(), &j4, err, sizeof(err)) ==
                       0,
                   "%s", err);
+    doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ck_assert_int_gt(doorbell, 0);
     stages_start();
     ck_assert_uint_eq(wait_job(j1), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j2), JOBTAB_DONE);
@@ -329,6 +334,17 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
     /* Let the finalizer trim when idle, then stop every stage cleanly. */
     usleep(300000);
     stages_stop();
+    /* The doorbell: one ring per decided job, from whichever stage won its CAS (the
+     * finalizer for j1, j2 and j4's pairing failure; the finalizer or synth for j3),
+     * never two: with no cuzkd here, no tick decides any. */
+    {
+        uint64_t rung = 0;
+
+        ck_assert_int_eq(read(doorbell, &rung, sizeof(rung)), (int)sizeof(rung));
+        ck_assert_uint_eq(rung, 4);
+        close(doorbell);
+        doorbell = 0;
+    }
 
     for (int i = 0; i < 3; i++) ck_assert_uint_eq(part_state(jt->jobs[j1].first_part + i), JOBTAB_DONE);
     for (int i = 0; i < 2; i++) ck_assert_uint_eq(part_state(jt->jobs[j2].first_part + i), JOBTAB_DONE);
@@ -647,6 +663,8 @@ START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
     ck_assert_int_eq(run_status("cuzk-gpuworker", "--bogus", NULL, NULL), CUZK_EXIT_USAGE);
     ck_assert_int_eq(run_status("cuzk-finalizer", "--index", "0", NULL), CUZK_EXIT_USAGE);
     ck_assert_int_eq(run_status("cuzk-synth", "--instance", "no-such-instance-x", NULL), CUZK_EXIT_SYSTEM);
+    /* A doorbell number that is not an open descriptor is refused, not written to. */
+    ck_assert_int_eq(run_status("cuzk-finalizer", "--doorbell-fd", "1000", NULL), CUZK_EXIT_USAGE);
 
     test_shared_fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
     test_shared_fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
