@@ -29,11 +29,9 @@
 # Environment: BUILD (build), JOBS (nproc), CUDA_ARCHS, PIPE_PARTS (32), FIXTURE,
 #   SKIP_BUILD=1 (use the existing build).
 set -uo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+# shellcheck source=../tests/fixtures/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/fixtures/env.sh" # ROOT, BUILD (absolute)
 cd "$ROOT" || exit 1
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 JOBS="${JOBS:-$(nproc)}"
 PARTS="${PIPE_PARTS:-32}"
 OUT="${OUT:-}"

@@ -5,11 +5,10 @@
 # (the checkout, also the working directory), BUILD (absolute; default build) and CUZK
 # ($BUILD/bin/cuzk), the fixture variables of tests/fixtures/env.sh (FIXTURES,
 # SNARKJS, MAKE_FIXTURES...; it only sets variables), and bench_need.
+# shellcheck disable=SC2034  # for the scripts' own messages
 BENCH_NAME="${1:?bench/lib.sh: pass the script name}"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT" || exit 1
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+# shellcheck source=../tests/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/common.sh" # ROOT (the cwd), BUILD, need_built
 # shellcheck disable=SC2034  # read by the scripts that source this
 CUZK="$BUILD/bin/cuzk"
 # shellcheck source=../tests/fixtures/env.sh
@@ -17,9 +16,4 @@ CUZK="$BUILD/bin/cuzk"
 
 # bench_need PATH... (relative to BUILD: bin/cuzk, bench/stats_dump): stops the script
 # with a note when one is not built.
-bench_need() {
-  local p
-  for p in "$@"; do
-    [ -x "$BUILD/$p" ] || { echo "bench/$BENCH_NAME: $BUILD/$p is missing (make all bench)"; exit 1; }
-  done
-}
+bench_need() { NEED_MAKE="make all bench" need_built "$@"; }

@@ -19,38 +19,23 @@
 #include <time.h>
 
 #include <cuzk/curve.h>
+#include <cuzk/futex.h>
 #include <cuzk/msm.h>
+
+#include "rng.h"
 
 #define BENCH_DISTINCT_LG 16
 
 static uint64_t rng_state = 0x243f6a8885a308d3ULL;
-static uint64_t rng64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 static void rand_scalar(const curve_group *G, uint64_t k[4])
 {
     const field_desc *R = G->Fr;
     for (;;) {
-        for (int i = 0; i < 4; i++) k[i] = rng64();
+        for (int i = 0; i < 4; i++) k[i] = bench_rng64(&rng_state);
         k[3] &= (UINT64_C(1) << (R->bits - 192)) - 1;
-        for (int i = 3; i >= 0; i--)
-            if (k[i] != R->p[i]) {
-                if (k[i] < R->p[i]) return;
-                break;
-            }
+        if (fe_is_reduced(R, k)) return;
     }
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* CPU seconds of the whole process (all threads): on a shared machine this moves far
@@ -111,9 +96,9 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
         double best = 1e30, bestc = 1e30;
         int reps = o->reps ? (int)o->reps : o->sizes[i] <= 16 ? 3 : 1;
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now_s(), c0 = cpu_s();
+            double t0 = futex_now_s(), c0 = cpu_s();
             int rc = msm_run_ext(G, r, bases, sc, n, 32, o->threads, o->window, o->buckets, o->glv);
-            double t = now_s() - t0, tc = cpu_s() - c0;
+            double t = futex_now_s() - t0, tc = cpu_s() - c0;
             if (tc < bestc) bestc = tc;
             if (rc) {
                 fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i],

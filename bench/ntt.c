@@ -8,14 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cuzk/futex.h>
 #include <cuzk/ntt.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -51,9 +45,9 @@ int main(int argc, char **argv)
                 double best[2] = { 1e30, 1e30 };
                 for (int t = 0; t < 2; t++) {
                     for (int rep = 0; rep < reps; rep++) {
-                        double t0 = now_s();
+                        double t0 = futex_now_s();
                         ops[o](&d, v, t == 0 ? 1 : 0);
-                        double dt = now_s() - t0;
+                        double dt = futex_now_s() - t0;
                         if (dt < best[t]) best[t] = dt;
                     }
                 }

@@ -169,53 +169,33 @@ for b in "$BUILD"/bench/*; do
   if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
 done
 
-# ---- (d) pipeline under backlog ---------------------------------------------------
-if [ "${BENCH_PIPELINE:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/pipeline.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("pipeline")
+# bench_script NAME: bench/NAME.sh, unless BENCH_NAME (upper case) is 0; a failure is
+# counted under NAME.
+bench_script() {
+  local var="BENCH_${1^^}" rc=0
+  [ "${!var:-1}" != 0 ] || return 0
+  BUILD="$BUILD" bash "$ROOT/bench/$1.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("$1")
   echo
-fi
+}
+
+# ---- (d) pipeline under backlog ---------------------------------------------------
+bench_script pipeline
 
 # ---- (e) job store overhead ------------------------------------------------------------
-if [ "${BENCH_STORE:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/store.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("store")
-  echo
-fi
+bench_script store
 
 # ---- (e2) fleet on one PostgreSQL (issue 17) ------------------------------------------
-if [ "${BENCH_FLEET:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/fleet.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("fleet")
-  echo
-fi
+bench_script fleet
 
 # ---- (f) end to end from input.json (issue 19) -------------------------------------
-if [ "${BENCH_INPUTJSON:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/inputjson.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("inputjson")
-  echo
-fi
+bench_script inputjson
 
 # ---- (f2) a daemon backlog of input.json partitions (issue 19) -----------------------
-if [ "${BENCH_BACKLOG:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/backlog.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("backlog")
-  echo
-fi
+bench_script backlog
 
 # ---- (g) prove-local --threads 1..nproc (issue 21 item 4) ---------------------------
-if [ "${BENCH_THREADS:-1}" != 0 ]; then
-  rc=0
-  BUILD="$BUILD" bash "$ROOT/bench/threads.sh" || rc=$?
-  [ $rc -eq 0 ] || failures+=("threads")
-  echo
-fi
+bench_script threads
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "bench: failures: ${failures[*]}"

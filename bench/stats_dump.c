@@ -15,18 +15,7 @@
 
 #include <cuzk/shmlayout.h>
 #include <cuzk/stats.h>
-
-static const char *role_name(uint32_t r)
-{
-    switch (r) {
-    case STATS_ROLE_SUPERVISOR: return "supervisor";
-    case STATS_ROLE_SYNTH: return "synth";
-    case STATS_ROLE_GPUWORKER: return "gpuworker";
-    case STATS_ROLE_FINALIZER: return "finalizer";
-    case STATS_ROLE_CLIENT: return "client";
-    default: return "none";
-    }
-}
+#include <cuzk/stats_reader.h>
 
 /* Names come from another process's page: print only what is safe in a JSON string. */
 static void put_name(const char *s, size_t max)
@@ -39,6 +28,14 @@ static void put_name(const char *s, size_t max)
     putchar('"');
 }
 
+/* "NAME" as the key of an object's member, after a comma unless it is the first. */
+static void put_key(int *first, const char *name)
+{
+    printf("%s", *first ? "" : ",");
+    *first = 0;
+    put_name(name, STATS_NAME_LEN);
+}
+
 static uint64_t hist_max(const struct stats_snapshot *sn, uint32_t h)
 {
     for (int b = STATS_HIST_BUCKETS - 1; b > 0; b--)
@@ -48,10 +45,11 @@ static uint64_t hist_max(const struct stats_snapshot *sn, uint32_t h)
 
 static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
 {
+    char nb[STATS_NAME_LEN + 1];
     int first = 1;
 
     printf("{\"slot\":%u,\"role\":\"%s\",\"index\":%u,\"pid\":%d,\"generation\":%u,\"state\":", i,
-           role_name(sn->role), sn->index, sn->pid, sn->generation);
+           stats_role_name(sn->role), sn->index, sn->pid, sn->generation);
     if (sn->state < STATS_MAX_STATES && sn->state_names[sn->state][0])
         put_name(sn->state_names[sn->state], STATS_NAME_LEN);
     else
@@ -59,30 +57,21 @@ static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
     printf(",\"wall_ns\":%llu,\"states\":{", (unsigned long long)sn->wall_ns);
     for (uint32_t s = 0; s < STATS_MAX_STATES; s++) {
         if (!sn->state_names[s][0] && !sn->state_ns[s]) continue;
-        printf("%s", first ? "" : ",");
-        first = 0;
-        if (sn->state_names[s][0])
-            put_name(sn->state_names[s], STATS_NAME_LEN);
-        else
-            printf("\"state%u\"", s);
+        put_key(&first, stats_state_name(sn, (int)s, nb, sizeof(nb)));
         printf(":%llu", (unsigned long long)sn->state_ns[s]);
     }
     printf("},\"counters\":{");
     first = 1;
     for (uint32_t c = 0; c < STATS_MAX_COUNTERS; c++) {
         if (!sn->counter_names[c][0]) continue;
-        printf("%s", first ? "" : ",");
-        first = 0;
-        put_name(sn->counter_names[c], STATS_NAME_LEN);
+        put_key(&first, sn->counter_names[c]);
         printf(":%llu", (unsigned long long)sn->counters[c]);
     }
     printf("},\"hists\":{");
     first = 1;
     for (uint32_t h = 0; h < STATS_MAX_HISTS; h++) {
         if (!sn->hist_names[h][0]) continue;
-        printf("%s", first ? "" : ",");
-        first = 0;
-        put_name(sn->hist_names[h], STATS_NAME_LEN);
+        put_key(&first, sn->hist_names[h]);
         printf(
             ":{\"count\":%llu,\"sum_ns\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"buckets\":[",
             (unsigned long long)sn->hists[h].count, (unsigned long long)sn->hists[h].sum_ns,

@@ -9,15 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <cuzk/futex.h>
 #include <cuzk/pairing.h>
 #include <cuzk/verify.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -33,9 +27,9 @@ static double median_ms(bench_fn what, void *ctx, int reps)
 {
     double t[MAX_REPS];
     for (int i = 0; i < reps; i++) {
-        double t0 = now_s();
+        double t0 = futex_now_s();
         what(ctx);
-        t[i] = (now_s() - t0) * 1e3;
+        t[i] = (futex_now_s() - t0) * 1e3;
     }
     qsort(t, (size_t)reps, sizeof t[0], cmp_d);
     return t[reps / 2];

@@ -71,38 +71,17 @@ static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, ch
     return 0;
 }
 
-/* Pairing check of the proof against the zkey's key and the witness's public values,
- * before anything is published. 0, -CUZK_E_UNSATISFIED (invalid: reason in err), or
- * the key's error. */
+/* Pairing check of the proof against the zkey's key (cached) and the witness's public
+ * values, before anything is published. 0, -CUZK_E_UNSATISFIED (invalid: reason in
+ * err), or the key's error. */
 static int verify(struct finalizer *f, const zkey *z, const uint8_t *values, const groth16_proof *proof,
                   char *err, size_t errlen)
 {
     const groth16_vk *vk;
-    uint64_t *pub;
-    bool valid = false;
-    char why[256] = "";
     int rc = vk_for(f, z, &vk, err, errlen);
 
     if (rc) return rc;
-    pub = malloc(((size_t)z->npublic + 1) * 4 * sizeof(*pub));
-    if (!pub) {
-        snprintf(err, errlen, "out of memory");
-        return -CUZK_E_INTERNAL;
-    }
-    /* Signals 1..nPublic, canonical, copied to aligned memory. */
-    memcpy(pub, values + z->n8r, (size_t)z->npublic * 4 * sizeof(*pub));
-    rc = groth16_verify_proof(vk, proof, pub, z->npublic, &valid, why, sizeof(why));
-    if (rc == 0 && !valid) {
-        snprintf(err, errlen,
-                 "proof fails verification: the witness does not satisfy the "
-                 "circuit, or a faulty computation (%s)",
-                 why);
-        rc = -CUZK_E_UNSATISFIED;
-    } else if (rc) {
-        snprintf(err, errlen, "%s", why);
-    }
-    free(pub);
-    return rc;
+    return groth16_verify_witness(vk, z, values, proof, err, errlen);
 }
 
 /* Again at publish what the submit checked (control.c, check_out_dir): in a sticky
@@ -217,11 +196,8 @@ static void final_one(struct finalizer *f, uint32_t p)
         return;
     }
     pipe_stage_enter(st, S_ZKEY);
-    pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, zpath, &z, err, sizeof(err));
-    pipe_stage_long_end(st);
+    rc = pipe_stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
-        pipe_err_rename(err, sizeof(err), zpath, jb->zkey_path);
         fail_part(f, p, jb->zkey_path, err);
         return;
     }

@@ -29,3 +29,12 @@ const char *backend_list(void)
     return "cpu, cpu-async (tests)";
 #endif
 }
+
+void backend_key_of(struct backend_key *k, dev_t dev, ino_t ino, off_t size, const struct timespec *mtim)
+{
+    k->dev = (uint64_t)dev;
+    k->ino = (uint64_t)ino;
+    k->size = (uint64_t)size;
+    k->mtime_sec = (int64_t)mtim->tv_sec;
+    k->mtime_nsec = (int64_t)mtim->tv_nsec;
+}

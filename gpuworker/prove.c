@@ -35,18 +35,9 @@ static const char usage_text[] =
     "Prints one line of times on stdout; the proof is verified (pairing) before it is\n"
     "written (it fails: exit 8). The exit codes are cuzk prove-local's.\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1 };
-
 static void usage(FILE *f)
 {
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
-
-/* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
-static double now_s(void)
-{
-    return (double)futex_now_ns() * 1e-9;
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, cuzk_exit_codes_prove);
 }
 
 static int fail(int rc, const char *msg)
@@ -114,12 +105,11 @@ int worker_prove_main(int argc, char **argv)
     groth16_blind bl;
     groth16_proof proof;
     groth16_vk vk;
-    uint64_t *pub = NULL;
     uint8_t *buf = NULL;
     size_t bytes;
     double best = 1e30, best_dev = 0, t_init, t0;
     char err[1024] = "";
-    bool valid = false, be_up = false;
+    bool be_up = false;
     int c, rc, code = 0, released = 0;
 
     memset(&z, 0, sizeof(z));
@@ -189,13 +179,13 @@ int worker_prove_main(int argc, char **argv)
     memset(buf, 0, bytes);
     bp.slab = buf;
     bp.slab_size = bytes;
-    t0 = now_s();
+    t0 = futex_now_s();
     if ((rc = be.ops->init(&be, &bp, err, sizeof(err)))) {
         code = fail(rc, err);
         goto out;
     }
     be_up = true;
-    t_init = now_s() - t0;
+    t_init = futex_now_s() - t0;
     memset(&in, 0, sizeof(in));
     in.z = &z;
     in.a = (uint64_t *)buf;
@@ -204,11 +194,7 @@ int worker_prove_main(int argc, char **argv)
     in.values = buf + 3 * (size_t)z.domain_size * z.n8r;
     in.release = count_release;
     in.release_arg = &released;
-    in.key.dev = (uint64_t)sb.st_dev;
-    in.key.ino = (uint64_t)sb.st_ino;
-    in.key.size = (uint64_t)sb.st_size;
-    in.key.mtime_sec = (int64_t)sb.st_mtim.tv_sec;
-    in.key.mtime_nsec = (int64_t)sb.st_mtim.tv_nsec;
+    backend_key_of(&in.key, sb.st_dev, sb.st_ino, sb.st_size, &sb.st_mtim);
     for (unsigned r = 0; r < repeat; r++) {
         double dev = 0, el;
 
@@ -216,9 +202,9 @@ int worker_prove_main(int argc, char **argv)
         groth16_synth(&z, w.values, in.a, in.b, in.c, threads, &t);
         memcpy(buf + 3 * (size_t)z.domain_size * z.n8r, w.values, (size_t)z.nvars * z.n8r);
         released = 0;
-        t0 = now_s();
+        t0 = futex_now_s();
         rc = run_backend(&be, &in, &raw, &t, &dev, err, sizeof(err));
-        el = now_s() - t0;
+        el = futex_now_s() - t0;
         if (rc) {
             code = fail(rc, err);
             goto out;
@@ -246,19 +232,11 @@ int worker_prove_main(int argc, char **argv)
         code = fail(rc, err);
         goto out;
     }
-    pub = malloc(((size_t)z.npublic + 1) * 4 * sizeof(*pub));
-    if (!pub) {
-        code = fail(CUZK_E_INTERNAL, "out of memory");
-        goto out;
-    }
-    memcpy(pub, w.values + z.n8r, (size_t)z.npublic * 4 * sizeof(*pub));
-    rc = groth16_verify_proof(&vk, &proof, pub, z.npublic, &valid, err, sizeof(err));
-    if (rc || !valid) {
+    if ((rc = groth16_verify_witness(&vk, &z, w.values, &proof, err, sizeof(err)))) {
         char e2[1100];
 
-        snprintf(e2, sizeof(e2), "the %s backend's proof fails verification%s%s", be.ops->name,
-                 err[0] ? ": " : "", err);
-        code = fail(rc ? rc : CUZK_E_UNSATISFIED, e2);
+        snprintf(e2, sizeof(e2), "the %s backend's proof: %s", be.ops->name, err);
+        code = fail(rc, e2);
         goto out;
     }
     if ((rc = groth16_write_proof(&z, &proof, argv[optind + 2], err, sizeof(err))) ||
@@ -275,7 +253,6 @@ int worker_prove_main(int argc, char **argv)
 out:
     if (be_up) be.ops->fini(&be);
     groth16_vk_free(&vk);
-    free(pub);
     free(buf);
     wtns_close(&w);
     zkey_close(&z);

@@ -138,24 +138,6 @@ static void push_final(struct worker *w, uint32_t p)
     } while (ring_push_timeout(out, p, POLL_NS) != 0);
 }
 
-static void key_of_stat(struct backend_key *k, const struct stat *sb)
-{
-    k->dev = (uint64_t)sb->st_dev;
-    k->ino = (uint64_t)sb->st_ino;
-    k->size = (uint64_t)sb->st_size;
-    k->mtime_sec = (int64_t)sb->st_mtim.tv_sec;
-    k->mtime_nsec = (int64_t)sb->st_mtim.tv_nsec;
-}
-
-static void key_of_entry(struct backend_key *k, const struct pipe_zkey_entry *e)
-{
-    k->dev = (uint64_t)e->dev;
-    k->ino = (uint64_t)e->ino;
-    k->size = (uint64_t)e->size;
-    k->mtime_sec = (int64_t)e->mtim.tv_sec;
-    k->mtime_nsec = (int64_t)e->mtim.tv_nsec;
-}
-
 static int key_eq(const struct backend_key *a, const struct backend_key *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
@@ -250,25 +232,23 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
         int same = stat(zpath, &sb) == 0;
 
         if (same) {
-            key_of_stat(&k, &sb);
+            backend_key_of(&k, sb.st_dev, sb.st_ino, sb.st_size, &sb.st_mtim);
             for (unsigned i = 0; i < MAX_DEPTH; i++)
                 if (w->fl[i].used && !key_eq(&w->fl[i].key, &k)) same = 0;
         }
         if (!same) drain(w);
     }
     pipe_stage_enter(st, S_ZKEY);
-    pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, zpath, &z, err, sizeof(err));
-    pipe_stage_long_end(st);
+    rc = pipe_stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
-        pipe_err_rename(err, sizeof(err), zpath, jb->zkey_path);
         release_buf(rel);
         fail_part(w, p, jb->zkey_path, err);
         return -1;
     }
     memset(&in->key, 0, sizeof(in->key));
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
-        if (st->zc[i].used && &st->zc[i].z == z) key_of_entry(&in->key, &st->zc[i]);
+        if (st->zc[i].used && &st->zc[i].z == z)
+            backend_key_of(&in->key, st->zc[i].dev, st->zc[i].ino, st->zc[i].size, &st->zc[i].mtim);
     buf = pool_buf_ptr(&pl->data.pool, rel->buf);
     n = z->domain_size;
     l = z->n8r / 8;
@@ -537,7 +517,7 @@ static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_z
         if (action == PIPE_CIRCUIT_PRELOAD) pipe_zkey_touch(&e->z, ids, 7);
         return;
     }
-    key_of_entry(&key, e);
+    backend_key_of(&key, e->dev, e->ino, e->size, &e->mtim);
     if (w->be.ops->circuit(&w->be, action, &e->z, &key, &fatal, err, sizeof(err))) {
         if (fatal) device_fault(w, action == PIPE_CIRCUIT_PRELOAD ? "preload" : "evict", err);
         fprintf(stderr, "cuzk-gpuworker %u: %s of %s on the device failed: %s\n", w->o->index,

@@ -25,6 +25,20 @@ static uint32_t pow2_at_least(uint64_t n)
 
 /* ---- segments ------------------------------------------------------------------- */
 
+/* The region NAME of the data segment, of at least min bytes; NULL with err if it is
+ * missing or short. */
+static void *region(struct pipeline *pl, const char *name, uint64_t min, char *err, size_t errlen)
+{
+    uint64_t sz;
+    void *r = segment_region_ptr(&pl->data.seg, name, &sz);
+
+    if (!r || sz < min) {
+        snprintf(err, errlen, "segment %s: %s region missing or short", pl->data.seg.name, name);
+        return NULL;
+    }
+    return r;
+}
+
 static int views(struct pipeline *pl, char *err, size_t errlen)
 {
     uint64_t sz;
@@ -41,27 +55,16 @@ static int views(struct pipeline *pl, char *err, size_t errlen)
                  pl->data.seg.name);
         return -EBADMSG;
     }
-    pl->partinfo = segment_region_ptr(&pl->data.seg, "partinfo", &sz);
-    if (!pl->partinfo || sz < (uint64_t)c->max_parts * sizeof(struct pipe_partinfo)) {
-        snprintf(err, errlen, "segment %s: partinfo region missing or short", pl->data.seg.name);
+    if (!(pl->partinfo =
+              region(pl, "partinfo", (uint64_t)c->max_parts * sizeof(struct pipe_partinfo), err, errlen)) ||
+        !(pl->results = region(pl, "results", (uint64_t)c->max_parts * PIPE_RESULT_SIZE, err, errlen)) ||
+        !(pl->publics =
+              region(pl, "publics", (uint64_t)c->max_parts * sizeof(struct pipe_publics), err, errlen)) ||
+        !(pl->circuits =
+              region(pl, "circuits",
+                     sizeof(struct pipe_circuits) + (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack),
+                     err, errlen)))
         return -EBADMSG;
-    }
-    pl->results = segment_region_ptr(&pl->data.seg, "results", &sz);
-    if (!pl->results || sz < (uint64_t)c->max_parts * PIPE_RESULT_SIZE) {
-        snprintf(err, errlen, "segment %s: results region missing or short", pl->data.seg.name);
-        return -EBADMSG;
-    }
-    pl->publics = segment_region_ptr(&pl->data.seg, "publics", &sz);
-    if (!pl->publics || sz < (uint64_t)c->max_parts * sizeof(struct pipe_publics)) {
-        snprintf(err, errlen, "segment %s: publics region missing or short", pl->data.seg.name);
-        return -EBADMSG;
-    }
-    pl->circuits = segment_region_ptr(&pl->data.seg, "circuits", &sz);
-    if (!pl->circuits ||
-        sz < sizeof(struct pipe_circuits) + (uint64_t)c->n_slots * sizeof(struct pipe_circuit_ack)) {
-        snprintf(err, errlen, "segment %s: circuits region missing or short", pl->data.seg.name);
-        return -EBADMSG;
-    }
     if (pl->stats.page && pl->stats.page->slot_count < c->n_slots) {
         snprintf(err, errlen, "stats segment of \"%s\" has %u slots, config says %u", pl->instance,
                  pl->stats.page->slot_count, c->n_slots);

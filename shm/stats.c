@@ -110,43 +110,37 @@ void stats_slot_start(struct stats_slot *s, enum stats_role role, uint32_t index
 	write_end(s);
 }
 
-static int name_set(struct stats_slot *s, char *dst, const char *name)
+/* names[i] = name, for i in [first, n): one of the slot's name tables. */
+static int name_set(struct stats_slot *s, char (*names)[STATS_NAME_LEN], uint32_t first, uint32_t n,
+		    uint32_t i, const char *name)
 {
-	if (!name || strlen(name) >= STATS_NAME_LEN)
+	if (i < first || i >= n || !name || strlen(name) >= STATS_NAME_LEN)
 		return -EINVAL;
 	write_begin(s);
-	memset(dst, 0, STATS_NAME_LEN);
-	memcpy(dst, name, strlen(name));
+	memset(names[i], 0, STATS_NAME_LEN);
+	memcpy(names[i], name, strlen(name));
 	write_end(s);
 	return 0;
 }
 
 int stats_slot_name_state(struct stats_slot *s, uint32_t state, const char *name)
 {
-	if (state < STATS_STAGE0 || state >= STATS_MAX_STATES)
-		return -EINVAL;
-	return name_set(s, s->state_names[state], name);
+	return name_set(s, s->state_names, STATS_STAGE0, STATS_MAX_STATES, state, name);
 }
 
 int stats_slot_name_counter(struct stats_slot *s, uint32_t c, const char *name)
 {
-	if (c >= STATS_MAX_COUNTERS)
-		return -EINVAL;
-	return name_set(s, s->counter_names[c], name);
+	return name_set(s, s->counter_names, 0, STATS_MAX_COUNTERS, c, name);
 }
 
 int stats_slot_name_hist(struct stats_slot *s, uint32_t h, const char *name)
 {
-	if (h >= STATS_MAX_HISTS)
-		return -EINVAL;
-	return name_set(s, s->hist_names[h], name);
+	return name_set(s, s->hist_names, 0, STATS_MAX_HISTS, h, name);
 }
 
 int stats_slot_name_gauge(struct stats_slot *s, uint32_t g, const char *name)
 {
-	if (g >= STATS_MAX_GAUGES)
-		return -EINVAL;
-	return name_set(s, s->gauge_names[g], name);
+	return name_set(s, s->gauge_names, 0, STATS_MAX_GAUGES, g, name);
 }
 
 int stats_slot_enter(struct stats_slot *s, uint32_t state, uint64_t now_ns)

@@ -360,47 +360,59 @@ static const char *lbl(const char *name, char *buf, size_t len)
 	return buf;
 }
 
+/* A metric family's HELP and TYPE lines. */
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The start of a sample of process s, NAME{stage="ROLE",index="N": the caller adds its
+ * own labels, the closing brace and the value. */
+static void sample(FILE *f, const char *name, const struct stats_snapshot *s)
+{
+	fprintf(f, "%s{stage=\"%s\",index=\"%u\"", name, stats_role_name(s->role), s->index);
+}
+
+/* One sample per named entry of a process's counters or gauges: label="NAME". */
+static void named(FILE *f, const char *name, const char *label, const struct stats_snapshot *s,
+		  const char (*names)[STATS_NAME_LEN], const uint64_t *v, int n)
+{
+	char a[STATS_NAME_LEN + 8];
+
+	for (int k = 0; k < n; k++)
+		if (names[k][0]) {
+			sample(f, name, s);
+			fprintf(f, ",%s=\"%s\"} %llu\n", label, lbl(names[k], a, sizeof(a)),
+				(unsigned long long)v[k]);
+		}
+}
+
 void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
 {
 	char a[STATS_NAME_LEN + 8], b[STATS_NAME_LEN + 8];
 
-	fprintf(f,
-		"# HELP cuzk_up 1 when the cuzkd instance's supervisor is alive.\n"
-		"# TYPE cuzk_up gauge\ncuzk_up{instance_name=\"%s\"} %d\n",
-		lbl(t->instance, a, sizeof(a)), t->running);
-	fprintf(f,
-		"# HELP cuzk_stage_seconds_total Wall time of each process by state; the "
-		"states of one process sum to its wall time.\n# TYPE cuzk_stage_seconds_total counter\n");
+	family(f, "cuzk_up", "gauge", "1 when the cuzkd instance's supervisor is alive.");
+	fprintf(f, "cuzk_up{instance_name=\"%s\"} %d\n", lbl(t->instance, a, sizeof(a)),
+		t->running);
+	family(f, "cuzk_stage_seconds_total", "counter",
+	       "Wall time of each process by state; the states of one process sum to its wall time.");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
 		for (int k = 0; k < STATS_MAX_STATES; k++)
-			if (s->state_names[k][0] || s->state_ns[k])
-				fprintf(f,
-					"cuzk_stage_seconds_total{stage=\"%s\",index=\"%u\",state=\"%s\"} "
-					"%.9f\n",
-					stats_role_name(s->role), s->index,
+			if (s->state_names[k][0] || s->state_ns[k]) {
+				sample(f, "cuzk_stage_seconds_total", s);
+				fprintf(f, ",state=\"%s\"} %.9f\n",
 					lbl(stats_state_name(s, k, b, sizeof(b)), a, sizeof(a)),
 					(double)s->state_ns[k] * 1e-9);
+			}
 	}
-	fprintf(f,
-		"# HELP cuzk_stage_counter_total Monotonic counters of each process (names "
-		"ending in _ns are nanoseconds).\n# TYPE cuzk_stage_counter_total counter\n");
-	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_COUNTERS; k++)
-			if (s->counter_names[k][0])
-				fprintf(f,
-					"cuzk_stage_counter_total{stage=\"%s\",index=\"%u\",counter=\"%s\"} "
-					"%llu\n",
-					stats_role_name(s->role), s->index,
-					lbl(s->counter_names[k], a, sizeof(a)),
-					(unsigned long long)s->counters[k]);
-	}
-	fprintf(f,
-		"# HELP cuzk_stage_step_seconds Duration of each step (log2 buckets).\n"
-		"# TYPE cuzk_stage_step_seconds histogram\n");
+	family(f, "cuzk_stage_counter_total", "counter",
+	       "Monotonic counters of each process (names ending in _ns are nanoseconds).");
+	for (uint32_t i = 0; i < t->n; i++)
+		named(f, "cuzk_stage_counter_total", "counter", &t->p[i].s, t->p[i].s.counter_names,
+		      t->p[i].s.counters, STATS_MAX_COUNTERS);
+	family(f, "cuzk_stage_step_seconds", "histogram", "Duration of each step (log2 buckets).");
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct stats_snapshot *s = &t->p[i].s;
 
@@ -414,60 +426,39 @@ void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
 				acc += s->hists[k].bucket[q];
 			for (int q = HB_LO; q <= HB_HI; q++) {
 				acc += s->hists[k].bucket[q];
-				fprintf(f,
-					"cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-					"le=\"%.9g\"} %llu\n",
-					stats_role_name(s->role), s->index, a,
+				sample(f, "cuzk_stage_step_seconds_bucket", s);
+				fprintf(f, ",step=\"%s\",le=\"%.9g\"} %llu\n", a,
 					(double)(1ull << q) * 1e-9, (unsigned long long)acc);
 			}
-			fprintf(f,
-				"cuzk_stage_step_seconds_bucket{stage=\"%s\",index=\"%u\",step=\"%s\","
-				"le=\"+Inf\"} %llu\n",
-				stats_role_name(s->role), s->index, a,
+			sample(f, "cuzk_stage_step_seconds_bucket", s);
+			fprintf(f, ",step=\"%s\",le=\"+Inf\"} %llu\n", a,
 				(unsigned long long)s->hists[k].count);
-			fprintf(f,
-				"cuzk_stage_step_seconds_sum{stage=\"%s\",index=\"%u\",step=\"%s\"} %.9f\n",
-				stats_role_name(s->role), s->index, a,
-				(double)s->hists[k].sum_ns * 1e-9);
-			fprintf(f,
-				"cuzk_stage_step_seconds_count{stage=\"%s\",index=\"%u\",step=\"%s\"} %llu\n",
-				stats_role_name(s->role), s->index, a,
+			sample(f, "cuzk_stage_step_seconds_sum", s);
+			fprintf(f, ",step=\"%s\"} %.9f\n", a, (double)s->hists[k].sum_ns * 1e-9);
+			sample(f, "cuzk_stage_step_seconds_count", s);
+			fprintf(f, ",step=\"%s\"} %llu\n", a,
 				(unsigned long long)s->hists[k].count);
 		}
 	}
-	fprintf(f,
-		"# HELP cuzk_gauge Current values: ring depths, pool use, jobs and partitions "
-		"by state (from cuzkd's slot).\n# TYPE cuzk_gauge gauge\n");
+	family(f, "cuzk_gauge", "gauge",
+	       "Current values: ring depths, pool use, jobs and partitions by state (from cuzkd's slot).");
+	for (uint32_t i = 0; i < t->n; i++)
+		named(f, "cuzk_gauge", "name", &t->p[i].s, t->p[i].s.gauge_names, t->p[i].s.gauges,
+		      STATS_MAX_GAUGES);
+	family(f, "cuzk_process_resident_bytes", "gauge", "RSS of each process (/proc/PID/statm).");
 	for (uint32_t i = 0; i < t->n; i++) {
-		const struct stats_snapshot *s = &t->p[i].s;
-
-		for (int k = 0; k < STATS_MAX_GAUGES; k++)
-			if (s->gauge_names[k][0])
-				fprintf(f,
-					"cuzk_gauge{stage=\"%s\",index=\"%u\",name=\"%s\"} %llu\n",
-					stats_role_name(s->role), s->index,
-					lbl(s->gauge_names[k], a, sizeof(a)),
-					(unsigned long long)s->gauges[k]);
+		sample(f, "cuzk_process_resident_bytes", &t->p[i].s);
+		fprintf(f, "} %llu\n", (unsigned long long)t->p[i].rss_bytes);
 	}
-	fprintf(f,
-		"# HELP cuzk_process_resident_bytes RSS of each process (/proc/PID/statm).\n"
-		"# TYPE cuzk_process_resident_bytes gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_resident_bytes{stage=\"%s\",index=\"%u\"} %llu\n",
-			stats_role_name(t->p[i].s.role), t->p[i].s.index,
-			(unsigned long long)t->p[i].rss_bytes);
-	fprintf(f,
-		"# HELP cuzk_process_restarts Restarts of the process in its slot.\n"
-		"# TYPE cuzk_process_restarts gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_restarts{stage=\"%s\",index=\"%u\"} %u\n",
-			stats_role_name(t->p[i].s.role), t->p[i].s.index,
-			t->p[i].s.generation ? t->p[i].s.generation - 1 : 0);
-	fprintf(f,
-		"# HELP cuzk_process_heartbeat_age_seconds Time since the process last beat.\n"
-		"# TYPE cuzk_process_heartbeat_age_seconds gauge\n");
-	for (uint32_t i = 0; i < t->n; i++)
-		fprintf(f, "cuzk_process_heartbeat_age_seconds{stage=\"%s\",index=\"%u\"} %.9f\n",
-			stats_role_name(t->p[i].s.role), t->p[i].s.index,
-			(double)t->p[i].heartbeat_age_ns * 1e-9);
+	family(f, "cuzk_process_restarts", "gauge", "Restarts of the process in its slot.");
+	for (uint32_t i = 0; i < t->n; i++) {
+		sample(f, "cuzk_process_restarts", &t->p[i].s);
+		fprintf(f, "} %u\n", t->p[i].s.generation ? t->p[i].s.generation - 1 : 0);
+	}
+	family(f, "cuzk_process_heartbeat_age_seconds", "gauge",
+	       "Time since the process last beat.");
+	for (uint32_t i = 0; i < t->n; i++) {
+		sample(f, "cuzk_process_heartbeat_age_seconds", &t->p[i].s);
+		fprintf(f, "} %.9f\n", (double)t->p[i].heartbeat_age_ns * 1e-9);
+	}
 }

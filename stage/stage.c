@@ -313,6 +313,16 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
     return 0;
 }
 
+int pipe_stage_job_zkey(struct pipe_stage *st, const char *open_path, const char *shown_path,
+                        const zkey **out, char *err, size_t errlen)
+{
+    pipe_stage_long_begin(st);
+    int rc = pipe_stage_zkey(st, open_path, out, err, errlen);
+    pipe_stage_long_end(st);
+    if (rc) pipe_err_rename(err, errlen, open_path, shown_path);
+    return rc;
+}
+
 static void touch_range(const uint8_t *p, size_t len)
 {
     const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);

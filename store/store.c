@@ -437,65 +437,57 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
 	return store_commit(st, err, errlen);
 }
 
-int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
+/* One statement in a transaction of its own (durable: batch_begin's), after committing
+ * any batch in progress. *n: the rows it changed, when n is not NULL. */
+static int exec_alone(struct store *st, int durable, const char *sql, const char *what, uint64_t *n,
+		      char *err, size_t errlen)
 {
-	char sql[96];
 	int rc;
 
 	if (st->in_batch && (rc = store_commit(st, err, errlen)))
 		return rc;
-	if ((rc = batch_begin(st, 1)))
+	if ((rc = batch_begin(st, durable)))
 		return rc;
-	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE id = %llu", (unsigned long long)id);
-	if ((rc = exec(st, sql, "removing a job", err, errlen))) {
+	if ((rc = exec(st, sql, what, err, errlen))) {
 		batch_rollback(st);
 		return rc;
 	}
+	if (n)
+		*n = (uint64_t)sqlite3_changes(st->db);
 	return store_commit(st, err, errlen);
+}
+
+int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "DELETE FROM jobs WHERE id = %llu", (unsigned long long)id);
+	return exec_alone(st, 1, sql, "removing a job", NULL, err, errlen);
 }
 
 int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t errlen)
 {
 	char sql[200];
-	int rc;
 
 	*n = 0;
-	if (st->in_batch && (rc = store_commit(st, err, errlen)))
-		return rc;
-	if ((rc = batch_begin(st, 0)))
-		return rc;
 	/* The newest job stays whatever its age: ids come from max(id)
 	 * (store_max_job_id), and must never be handed out twice. */
 	snprintf(sql, sizeof(sql),
 		 "DELETE FROM jobs WHERE state != 'running' AND finished < %lld "
 		 "AND id < (SELECT max(id) FROM jobs)",
 		 (long long)before);
-	if ((rc = exec(st, sql, "pruning decided jobs", err, errlen))) {
-		batch_rollback(st);
-		return rc;
-	}
-	*n = (uint64_t)sqlite3_changes(st->db);
-	return store_commit(st, err, errlen);
+	return exec_alone(st, 0, sql, "pruning decided jobs", n, err, errlen);
 }
 
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
 {
 	char sql[160];
-	int rc;
 
-	if (st->in_batch && (rc = store_commit(st, err, errlen)))
-		return rc;
-	if ((rc = batch_begin(st, 1)))
-		return rc;
 	snprintf(sql, sizeof(sql),
 		 "UPDATE parts SET state = 'failed', reason = 'cancelled' "
 		 "WHERE job = %llu AND state NOT IN ('done', 'failed')",
 		 (unsigned long long)id);
-	if ((rc = exec(st, sql, "recording a cancel", err, errlen))) {
-		batch_rollback(st);
-		return rc;
-	}
-	return store_commit(st, err, errlen);
+	return exec_alone(st, 1, sql, "recording a cancel", NULL, err, errlen);
 }
 
 int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,

@@ -262,6 +262,26 @@ static const struct u32_opt u32_opts[] = {
 	  60000 },
 };
 
+/* Options whose value is kept as it is given (a path, or a spec parsed later), in a
+ * char array of the config. */
+struct path_opt {
+	const char *name;
+	size_t off, len;
+};
+
+#define PATH_OPT(name, field)                                     \
+	{                                                         \
+		name, offsetof(struct cuzkd_config, field),       \
+			sizeof(((struct cuzkd_config *)0)->field) \
+	}
+
+static const struct path_opt path_opts[] = {
+	PATH_OPT("run-dir", run_dir),         PATH_OPT("state-dir", state_dir),
+	PATH_OPT("topology", topology),       PATH_OPT("queue", queue),
+	PATH_OPT("bin-dir", bin_dir),         PATH_OPT("synthetic", synthetic),
+	PATH_OPT("driver-gpus", driver_gpus),
+};
+
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(u32_opts) / sizeof(u32_opts[0]); i++) {
@@ -308,20 +328,10 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 	}
 	if (!strcmp(name, "devices"))
 		return parse_devices(c, v, err, errlen);
-	if (!strcmp(name, "run-dir"))
-		return set_path(c->run_dir, sizeof(c->run_dir), name, v, err, errlen);
-	if (!strcmp(name, "state-dir"))
-		return set_path(c->state_dir, sizeof(c->state_dir), name, v, err, errlen);
-	if (!strcmp(name, "topology"))
-		return set_path(c->topology, sizeof(c->topology), name, v, err, errlen);
-	if (!strcmp(name, "queue"))
-		return set_path(c->queue, sizeof(c->queue), name, v, err, errlen);
-	if (!strcmp(name, "bin-dir"))
-		return set_path(c->bin_dir, sizeof(c->bin_dir), name, v, err, errlen);
-	if (!strcmp(name, "synthetic"))
-		return set_path(c->synthetic, sizeof(c->synthetic), name, v, err, errlen);
-	if (!strcmp(name, "driver-gpus"))
-		return set_path(c->driver_gpus, sizeof(c->driver_gpus), name, v, err, errlen);
+	for (size_t i = 0; i < sizeof(path_opts) / sizeof(path_opts[0]); i++)
+		if (!strcmp(name, path_opts[i].name))
+			return set_path((char *)c + path_opts[i].off, path_opts[i].len, name, v,
+					err, errlen);
 	if (!strcmp(name, "metrics-listen")) {
 		if (metrics_http_parse(v, NULL, NULL, err, errlen))
 			return -EINVAL;

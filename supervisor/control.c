@@ -40,17 +40,25 @@ static const struct {
 	{ "evict", CONTROL_EVICT },
 };
 
+/* *v = member k of o, NULL when it is missing: an error when it is required, saying
+ * what it should be (what: after "\"k\" is required"). */
+static int member(json_t *o, const char *k, int required, const char *what, json_t **v,
+		  struct control_err *e)
+{
+	*v = json_object_get(o, k);
+	if (!*v && required)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required%s", k, what);
+	return 0;
+}
+
 static int get_str(json_t *o, const char *k, int required, const char **out, struct control_err *e)
 {
-	json_t *v = json_object_get(o, k);
+	json_t *v;
+	int rc;
 
 	*out = NULL;
-	if (!v) {
-		if (required)
-			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" is required (a string)", k);
-		return 0;
-	}
+	if ((rc = member(o, k, required, " (a string)", &v, e)) || !v)
+		return rc;
 	if (!json_is_string(v) || !json_string_length(v))
 		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string",
 			    k);
@@ -63,15 +71,12 @@ static int get_str(json_t *o, const char *k, int required, const char **out, str
 static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_int_t hi, int *has,
 		   json_int_t *out, struct control_err *e)
 {
-	json_t *v = json_object_get(o, k);
+	json_t *v;
+	int rc;
 
 	*has = 0;
-	if (!v) {
-		if (required)
-			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" is required (a number)", k);
-		return 0;
-	}
+	if ((rc = member(o, k, required, " (a number)", &v, e)) || !v)
+		return rc;
 	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
 		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
 			    "\"%s\" must be a whole number from %lld to %lld", k, (long long)lo,
@@ -94,18 +99,13 @@ static int text_ok(const char *p)
 static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, const char **path,
 		    int *fd, struct control_err *e)
 {
-	json_t *v = json_object_get(o, k), *f, *p;
+	json_t *v, *f, *p;
+	int rc;
 
 	*path = NULL;
 	*fd = -1;
-	if (!v) {
-		if (required)
-			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" is required: "
-				    "{\"fd\":I,\"path\":P}",
-				    k);
-		return 0;
-	}
+	if ((rc = member(o, k, required, ": {\"fd\":I,\"path\":P}", &v, e)) || !v)
+		return rc;
 	if (json_is_string(v))
 		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
 			    "\"%s\" is a path: cuzkd opens no "

@@ -313,11 +313,8 @@ static void synth_one(struct synth *s, uint32_t p)
     memset(&r, 0, sizeof(r));
 
     pipe_stage_enter(st, S_ZKEY);
-    pipe_stage_long_begin(st);
-    rc = pipe_stage_zkey(st, zkey_open_path, &z, err, sizeof(err));
-    pipe_stage_long_end(st);
+    rc = pipe_stage_job_zkey(st, zkey_open_path, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
-        pipe_err_rename(err, sizeof(err), zkey_open_path, jb->zkey_path);
         fail_part(s, p, jb->zkey_path, err);
         goto out;
     }

@@ -419,17 +419,25 @@ out:
     return rc;
 }
 
+/* compute() on the JSON document root parsed from name (NULL: je says why), which it
+ * releases. */
+static int compute_parsed(const wgen *g, json_t *root, const json_error_t *je, const char *name, uint8_t *out,
+                          char *err, size_t errlen)
+{
+    if (!root)
+        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", name,
+                        je->text, je->line, je->column);
+    int rc = compute(g, root, name, out, err, errlen);
+    json_decref(root);
+    return rc;
+}
+
 int wgen_compute_text(const wgen *g, const char *text, size_t len, const char *name, uint8_t *out, char *err,
                       size_t errlen)
 {
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
-        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", name,
-                        je.text, je.line, je.column);
-    int rc = compute(g, root, name, out, err, errlen);
-    json_decref(root);
-    return rc;
+    return compute_parsed(g, root, &je, name, out, err, errlen);
 }
 
 int wgen_compute_file(const wgen *g, const char *input, uint8_t *out, char *err, size_t errlen)
@@ -439,10 +447,5 @@ int wgen_compute_file(const wgen *g, const char *input, uint8_t *out, char *err,
     json_error_t je;
     json_t *root = json_loadf(fp, JSON_REJECT_DUPLICATES, &je);
     fclose(fp);
-    if (!root)
-        return wgen_err(err, errlen, CUZK_E_FORMAT, "%s: not valid JSON: %s (line %d, column %d)", input,
-                        je.text, je.line, je.column);
-    int rc = compute(g, root, input, out, err, errlen);
-    json_decref(root);
-    return rc;
+    return compute_parsed(g, root, &je, input, out, err, errlen);
 }

@@ -28,12 +28,6 @@ static void usage(FILE *f)
     cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
 }
 
-/* CLOCK_MONOTONIC in milliseconds (the clock futex deadlines use). */
-static double now_ms(void)
-{
-    return (double)futex_now_ns() / 1e6;
-}
-
 /* One file: its kind from its first 4 bytes. */
 static int one(const char *path, int timed)
 {
@@ -48,18 +42,18 @@ static int one(const char *path, int timed)
     }
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
-    double t0 = now_ms();
+    double t0 = futex_now_s();
     if (got == 4 && !memcmp(magic, "zkey", 4)) {
         zkey z;
         if (!(rc = zkey_open(&z, path, err, sizeof err))) {
-            t0 = now_ms(); /* the hash only, not zkey_open's validation pass */
+            t0 = futex_now_s(); /* the hash only, not zkey_open's validation pass */
             if (!(rc = fp_of_zkey(&z, fp, err, sizeof err))) fp_hex(fp, hex);
             zkey_close(&z);
         }
     } else if (got == 4 && !memcmp(magic, "r1cs", 4)) {
         r1cs r;
         if (!(rc = r1cs_open(&r, path, err, sizeof err))) {
-            t0 = now_ms();
+            t0 = futex_now_s();
             if (!(rc = fp_of_r1cs(&r, fp, err, sizeof err))) fp_hex(fp, hex);
             r1cs_close(&r);
         }
@@ -75,7 +69,7 @@ static int one(const char *path, int timed)
         return cuzk_exit_code(rc, CUZK_PROG_TOOL);
     }
     if (timed)
-        printf("%s  %s  %.1f ms\n", hex, path, now_ms() - t0);
+        printf("%s  %s  %.1f ms\n", hex, path, (futex_now_s() - t0) * 1e3);
     else
         printf("%s  %s\n", hex, path);
     return 0;

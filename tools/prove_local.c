@@ -38,18 +38,9 @@ static const char usage_text[] =
     "                     known r, s reveals the witness; never use it for real proofs.\n"
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1 };
-
 static void usage(FILE *f)
 {
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
-
-/* CLOCK_MONOTONIC in seconds (the clock futex deadlines use). */
-static double now_s(void)
-{
-    return (double)futex_now_ns() * 1e-9;
+    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, cuzk_exit_codes_prove);
 }
 
 /* rc: -errno or a CUZK_E_* of either sign; returns the exit code. */
@@ -91,26 +82,11 @@ static int self_verify(const zkey *z, const uint8_t *values, const groth16_proof
     groth16_vk vk;
     int rc = groth16_vk_from_zkey(&vk, z, err, errlen);
     if (rc) return rc;
-    uint64_t *pub = malloc(((size_t)z->npublic + 1) * 4 * sizeof *pub);
-    if (!pub) {
-        groth16_vk_free(&vk);
-        snprintf(err, errlen, "out of memory");
-        return -CUZK_E_INTERNAL;
+    rc = groth16_verify_witness(&vk, z, values, proof, err, errlen);
+    if (rc == -CUZK_E_UNSATISFIED) {
+        size_t n = strlen(err);
+        snprintf(err + n, errlen - n, "; nothing written (--r1cs FILE names the first failing constraint)");
     }
-    memcpy(pub, values + z->n8r, (size_t)z->npublic * 4 * sizeof *pub); /* signals 1..nPublic, canonical */
-    bool valid = false;
-    char why[256] = "";
-    rc = groth16_verify_proof(&vk, proof, pub, z->npublic, &valid, why, sizeof why);
-    if (rc == 0 && !valid) {
-        snprintf(err, errlen,
-                 "the witness does not satisfy the circuit, or the computation was faulty: the proof fails "
-                 "verification (%s); nothing written (--r1cs FILE names the first failing constraint)",
-                 why);
-        rc = -CUZK_E_UNSATISFIED;
-    } else if (rc) {
-        snprintf(err, errlen, "%s", why);
-    }
-    free(pub);
     groth16_vk_free(&vk);
     return rc;
 }
@@ -192,7 +168,7 @@ int prove_local_main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     int rc, code = 0;
     groth16_timings t = { 0 };
-    double t0 = now_s();
+    double t0 = futex_now_s();
 
     if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) {
         code = fail(rc, err);
@@ -248,7 +224,7 @@ int prove_local_main(int argc, char **argv)
             goto out;
         }
     }
-    double t_read = now_s() - t0; /* with --witness-gen: and the witness computed */
+    double t_read = futex_now_s() - t0; /* with --witness-gen: and the witness computed */
 
     groth16_blind bl;
     if (rs_arg) {
@@ -278,20 +254,20 @@ int prove_local_main(int argc, char **argv)
         code = fail(rc, err);
         goto out;
     }
-    double t1 = now_s();
+    double t1 = futex_now_s();
     if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) {
         code = fail(rc, err);
         goto out;
     }
-    double t_verify = now_s() - t1;
-    t1 = now_s();
+    double t_verify = futex_now_s() - t1;
+    t1 = futex_now_s();
     if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
         (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
         unlink(proof_path);
         code = fail(rc, err);
         goto out;
     }
-    double t_write = now_s() - t1;
+    double t_write = futex_now_s() - t1;
     if (timings) {
         fprintf(stderr,
                 "timings (%s, %u signals, domain 2^%u):\n"
@@ -301,7 +277,7 @@ int prove_local_main(int argc, char **argv)
                 "  verify      %8.3f s\n  write       %8.3f s\n  total       %8.3f s\n",
                 groth16_curve_name(&z), z.nvars, z.lg_domain, gen_path ? "read+witness" : "read+check  ",
                 t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1, t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify,
-                t_write, now_s() - t0);
+                t_write, futex_now_s() - t0);
     }
 out:
     r1cs_close(&r);

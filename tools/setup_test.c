@@ -17,6 +17,7 @@
  *  5. Sections 1..10 in id order through a temp file, fsync, rename.
  * The toxic waste and every array it was mixed into are erased (explicit_bzero)
  * before they are freed, the point tables are public multiples of the generator. */
+#include "cuzk/futex.h"
 #include "cuzk/setup_test.h"
 
 #include <errno.h>
@@ -67,13 +68,6 @@ static void usage(FILE *f)
 static const char warning_text[] =
     "cuzk test-setup: WARNING: INSECURE KEY, FOR TESTS ONLY: made from random toxic waste without\n"
     "  a ceremony; proofs under it prove nothing to anyone who did not watch this process.\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* A uniform nonzero element of Fr, Montgomery form, by rejection (at most ~4 tries
  * expected: r is above 2^253). 0 or -CUZK_E_INTERNAL when getrandom fails. */
@@ -503,7 +497,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     uint64_t *buf = NULL;
     setup_test_stats s = { 0 };
     int rc = 0;
-    double t0 = now_s(), tm;
+    double t0 = futex_now_s(), tm;
 
     memset(&d, 0, sizeof d);
     memset(&x, 0, sizeof x);
@@ -556,10 +550,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         goto out;
     }
     setvbuf(o.f, NULL, _IOFBF, 1 << 20);
-    s.secs_read = now_s() - t0;
+    s.secs_read = futex_now_s() - t0;
 
     /* ---- scalars ---- */
-    tm = now_s();
+    tm = futex_now_s();
     d.nvars = nvars;
     d.n = n;
     d.lag = malloc(n * FR_LIMBS * sizeof *d.lag);
@@ -613,10 +607,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         explicit_bzero(t, sizeof t);
     }
     if (h_scalars(Fr, &x, omega, inc, n, d.lag, d.sh)) goto oom;
-    s.secs_scalars = now_s() - tm;
+    s.secs_scalars = futex_now_s() - tm;
 
     /* ---- points and the file ---- */
-    tm = now_s();
+    tm = futex_now_s();
     if (fb_build(&t1, g1, 4 * (size_t)nvars + n) || fb_build(&t2, g2, nvars)) goto oom;
     const size_t big = (size_t)nvars > n ? nvars : n;
     buf = malloc((big > 3 ? big : 3) * 2 * (size_t)t2.cl * sizeof *buf); /* G2 points are the largest */
@@ -712,9 +706,9 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         put(&o, zero, sizeof zero);
         put32(&o, 0);
     }
-    s.secs_points = now_s() - tm;
+    s.secs_points = futex_now_s() - tm;
 
-    tm = now_s();
+    tm = futex_now_s();
     if (!o.err && fflush(o.f) != 0) o.err = errno;
     if (!o.err && fsync(fileno(o.f)) != 0) o.err = errno;
     s.zkey_bytes = (uint64_t)ftell(o.f);
@@ -726,8 +720,8 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         rc = binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: %s", zkey_path, strerror(o.err));
         goto out;
     }
-    s.secs_write = now_s() - tm;
-    s.secs_total = now_s() - t0;
+    s.secs_write = futex_now_s() - tm;
+    s.secs_total = futex_now_s() - t0;
     if (st) *st = s;
     rc = 0;
     goto out;

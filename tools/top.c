@@ -104,6 +104,14 @@ static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/* Percentile q of histogram h of s, as fmt_ns writes it; none when s has no such
+ * histogram (h < 0). */
+static const char *fmt_pct(const struct stats_snapshot *s, int h, double q, const char *none,
+			   char *buf, size_t len)
+{
+	return h >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)h, q), buf, len) : none;
+}
+
 static const char *fmt_bytes(uint64_t b, char *buf, size_t len)
 {
 	if (!b)
@@ -182,7 +190,7 @@ static void draw(struct view *v, double delay_s)
 	static const char *const sort_names[] = { "slot", "util", "rate" };
 	const struct stats_reading *t = &v->cur;
 	int rows, cols, y = 0;
-	char b1[32], b2[32], b3[32], b4[32], b5[32], line[512];
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], line[512];
 
 	getmaxyx(stdscr, rows, cols);
 	erase();
@@ -282,21 +290,13 @@ static void draw(struct view *v, double delay_s)
 		snprintf(line, sizeof(line),
 			 "%-12s %-7d %-12.12s [%s] %s %4s %7s  %6s/%-7s %6s/%-7s %6s %3u %s%s",
 			 stage, (int)s->pid, r->p->alive ? st : "dead", bar, util, dev, rate,
-			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1,
-					  sizeof(b1)) :
-				   "-",
-			 mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2,
-					  sizeof(b2)) :
-				   "-",
-			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.5), b3,
-					  sizeof(b3)) :
-				   "",
-			 gh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)gh, 0.99), b4,
-					  sizeof(b4)) :
-				   "",
+			 fmt_pct(s, mh, 0.5, "-", b1, sizeof(b1)),
+			 fmt_pct(s, mh, 0.99, "-", b2, sizeof(b2)),
+			 fmt_pct(s, gh, 0.5, "", b3, sizeof(b3)),
+			 fmt_pct(s, gh, 0.99, "", b4, sizeof(b4)),
 			 fmt_bytes(r->p->rss_bytes, b5, sizeof(b5)),
 			 s->generation ? s->generation - 1 : 0,
-			 fmt_ns(r->p->heartbeat_age_ns, b1, sizeof(b1)),
+			 fmt_ns(r->p->heartbeat_age_ns, b6, sizeof(b6)),
 			 !r->p->alive                                   ? " STALE" :
 				 r->p->heartbeat_age_ns > 2000000000ull ? " LATE" :
 									  "");
@@ -432,12 +432,8 @@ static void print_once_text(const struct stats_reading *t)
 		       stats_state_name(s, (int)s->state, st, sizeof(st)),
 		       s->wall_ns ? 100.0 * (double)stats_work_ns(s) / (double)s->wall_ns : 0.0,
 		       c >= 0 ? (unsigned long long)s->counters[c] : 0ull,
-		       mh >= 0 ?
-			       fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.5), b1, sizeof(b1)) :
-			       "-",
-		       mh >= 0 ? fmt_ns(stats_hist_percentile(s, (uint32_t)mh, 0.99), b2,
-					sizeof(b2)) :
-				 "-",
+		       fmt_pct(s, mh, 0.5, "-", b1, sizeof(b1)),
+		       fmt_pct(s, mh, 0.99, "-", b2, sizeof(b2)),
 		       fmt_bytes(t->p[i].rss_bytes, b3, sizeof(b3)),
 		       s->generation ? s->generation - 1 : 0);
 	}

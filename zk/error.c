@@ -211,6 +211,8 @@ void cuzk_exit_help(FILE *f, unsigned prog, const int *only)
     cuzk_exit_help_titled(f, "exit codes:", prog, only);
 }
 
+const int cuzk_exit_codes_prove[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, -1 };
+
 void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only)
 {
     fputs(text, f);

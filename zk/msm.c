@@ -407,36 +407,27 @@ static unsigned msm_window_batch(const struct msm_job *j, unsigned w)
     return b < j->min_batch ? 0 : (unsigned)b;
 }
 
+/* The two forms of each group, by curve_id. */
+static const struct {
+    void (*jac)(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
+                uint64_t *out);
+    void (*aff)(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
+                uint64_t *out, unsigned batch);
+} msm_task_forms[] = {
+    [CURVE_G1_BN254] = { msm_task_jac_g1_bn254, msm_task_aff_g1_bn254 },
+    [CURVE_G2_BN254] = { msm_task_jac_g2_bn254, msm_task_aff_g2_bn254 },
+    [CURVE_G1_BLS12_381] = { msm_task_jac_g1_bls12_381, msm_task_aff_g1_bls12_381 },
+    [CURVE_G2_BLS12_381] = { msm_task_jac_g2_bls12_381, msm_task_aff_g2_bls12_381 },
+};
+
 static void msm_task(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
                      uint64_t *out)
 {
     unsigned b = j->batch ? msm_window_batch(j, w) : 0;
-    switch (j->G->id) {
-    case CURVE_G1_BN254:
-        if (b)
-            msm_task_aff_g1_bn254(j, w, lo, hi, S, out, b);
-        else
-            msm_task_jac_g1_bn254(j, w, lo, hi, S, out);
-        break;
-    case CURVE_G2_BN254:
-        if (b)
-            msm_task_aff_g2_bn254(j, w, lo, hi, S, out, b);
-        else
-            msm_task_jac_g2_bn254(j, w, lo, hi, S, out);
-        break;
-    case CURVE_G1_BLS12_381:
-        if (b)
-            msm_task_aff_g1_bls12_381(j, w, lo, hi, S, out, b);
-        else
-            msm_task_jac_g1_bls12_381(j, w, lo, hi, S, out);
-        break;
-    case CURVE_G2_BLS12_381:
-        if (b)
-            msm_task_aff_g2_bls12_381(j, w, lo, hi, S, out, b);
-        else
-            msm_task_jac_g2_bls12_381(j, w, lo, hi, S, out);
-        break;
-    }
+    if (b)
+        msm_task_forms[j->G->id].aff(j, w, lo, hi, S, out, b);
+    else
+        msm_task_forms[j->G->id].jac(j, w, lo, hi, S, out);
 }
 
 static void msm_scratch_free(struct msm_scratch *S)

@@ -336,62 +336,6 @@ CUZK_HD void ntt_bfly(const field_desc *F, uint64_t *a, uint64_t *b, const uint6
     fe_add(F, a, a, t);
 }
 
-/* All stages m = 1 .. B/2 on the block of B = 2^lb elements at blk (bit-reversed order). */
-CUZK_HD void ntt_block(const field_desc *F, uint64_t *blk, unsigned lb, const uint64_t *tw)
-{
-    const size_t B = (size_t)1 << lb;
-    if (lb == 0) return;
-    for (size_t i = 0; i < B; i += 2) { /* m = 1: the twiddle is 1 */
-        fe4 t;
-        uint64_t *a = blk + i * NTT_LIMBS, *b = a + NTT_LIMBS;
-        fe_copy(F, t, b);
-        fe_sub(F, b, a, t);
-        fe_add(F, a, a, t);
-    }
-    /* j = 0 has twiddle 1: skipping its product saves ~n of the (n/2)·lg products */
-    for (size_t m = 2; m < B; m *= 2)
-        for (size_t g = 0; g < B; g += 2 * m) {
-            fe4 t;
-            uint64_t *a = blk + g * NTT_LIMBS, *b = a + m * NTT_LIMBS;
-            fe_copy(F, t, b);
-            fe_sub(F, b, a, t);
-            fe_add(F, a, a, t);
-            for (size_t j = 1; j < m; j++)
-                ntt_bfly(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS,
-                         tw + (m + j) * NTT_LIMBS);
-        }
-}
-
-/* Radix-2 stage m (= 2^lgm) over butterflies k in [lo, hi) of the n/2. */
-CUZK_HD void ntt_stage2(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
-                        size_t hi)
-{
-    const size_t m = (size_t)1 << lgm;
-    for (size_t k = lo; k < hi; k++) {
-        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 1)) + j;
-        ntt_bfly(F, v + i * NTT_LIMBS, v + (i + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
-    }
-}
-
-/* Stages m and 2m (m = 2^lgm) fused, over the quadruples k in [lo, hi) of the n/4:
- * elements i, i+m, i+2m, i+3m with i = (k / m)·4m + k mod m. */
-CUZK_HD void ntt_stage4(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
-                        size_t hi)
-{
-    const size_t m = (size_t)1 << lgm;
-    for (size_t k = lo; k < hi; k++) {
-        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 2)) + j;
-        uint64_t *x0 = v + i * NTT_LIMBS, *x1 = x0 + m * NTT_LIMBS, *x2 = x1 + m * NTT_LIMBS,
-                 *x3 = x2 + m * NTT_LIMBS;
-        const uint64_t *w1 = tw + (m + j) * NTT_LIMBS, *w2 = tw + (2 * m + j) * NTT_LIMBS,
-                       *w3 = w2 + m * NTT_LIMBS;
-        ntt_bfly(F, x0, x1, w1); /* stage m */
-        ntt_bfly(F, x2, x3, w1);
-        ntt_bfly(F, x0, x2, w2); /* stage 2m: x1 sits at j + m in its group */
-        ntt_bfly(F, x1, x3, w3);
-    }
-}
-
 /* Gentleman-Sande butterfly: (a, b) <- (a + b, (a - b) w) */
 CUZK_HD void ntt_bfly_dif(const field_desc *F, uint64_t *a, uint64_t *b, const uint64_t *w)
 {
@@ -410,6 +354,68 @@ CUZK_HD void ntt_bfly_1(const field_desc *F, uint64_t *a, uint64_t *b)
     fe_add(F, a, a, t);
 }
 
+/* All stages m = 1 .. B/2 on the block of B = 2^lb elements at blk (bit-reversed order). */
+CUZK_HD void ntt_block(const field_desc *F, uint64_t *blk, unsigned lb, const uint64_t *tw)
+{
+    const size_t B = (size_t)1 << lb;
+    if (lb == 0) return;
+    for (size_t i = 0; i < B; i += 2) /* m = 1: the twiddle is 1 */
+        ntt_bfly_1(F, blk + i * NTT_LIMBS, blk + (i + 1) * NTT_LIMBS);
+    /* j = 0 has twiddle 1: skipping its product saves ~n of the (n/2)·lg products */
+    for (size_t m = 2; m < B; m *= 2)
+        for (size_t g = 0; g < B; g += 2 * m) {
+            ntt_bfly_1(F, blk + g * NTT_LIMBS, blk + (g + m) * NTT_LIMBS);
+            for (size_t j = 1; j < m; j++)
+                ntt_bfly(F, blk + (g + j) * NTT_LIMBS, blk + (g + j + m) * NTT_LIMBS,
+                         tw + (m + j) * NTT_LIMBS);
+        }
+}
+
+/* Radix-2 stage m (= 2^lgm) over butterflies k in [lo, hi) of the n/2: elements i and
+ * i+m with i = (k / m)·2m + k mod m. dif: Gentleman-Sande butterflies, else
+ * Cooley-Tukey (a constant: each caller's loop has one kind). */
+CUZK_HD void ntt_stage2_any(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
+                            size_t hi, bool dif)
+{
+    const size_t m = (size_t)1 << lgm;
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 1)) + j;
+        uint64_t *a = v + i * NTT_LIMBS, *b = v + (i + m) * NTT_LIMBS;
+        if (dif)
+            ntt_bfly_dif(F, a, b, tw + (m + j) * NTT_LIMBS);
+        else
+            ntt_bfly(F, a, b, tw + (m + j) * NTT_LIMBS);
+    }
+}
+
+/* Stages m and 2m (m = 2^lgm) fused, over the quadruples k in [lo, hi) of the n/4:
+ * elements i, i+m, i+2m, i+3m with i = (k / m)·4m + k mod m. Forward (Cooley-Tukey):
+ * stage m, then 2m. dif (Gentleman-Sande, the mirror): first (x0, x2) and (x1, x3) at
+ * stage 2m, then (x0, x1) and (x2, x3) at stage m. */
+CUZK_HD void ntt_stage4_any(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
+                            size_t hi, bool dif)
+{
+    const size_t m = (size_t)1 << lgm;
+    for (size_t k = lo; k < hi; k++) {
+        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 2)) + j;
+        uint64_t *x0 = v + i * NTT_LIMBS, *x1 = x0 + m * NTT_LIMBS, *x2 = x1 + m * NTT_LIMBS,
+                 *x3 = x2 + m * NTT_LIMBS;
+        const uint64_t *w1 = tw + (m + j) * NTT_LIMBS, *w2 = tw + (2 * m + j) * NTT_LIMBS,
+                       *w3 = w2 + m * NTT_LIMBS;
+        if (dif) {
+            ntt_bfly_dif(F, x0, x2, w2); /* stage 2m: x1 sits at j + m in its group */
+            ntt_bfly_dif(F, x1, x3, w3);
+            ntt_bfly_dif(F, x0, x1, w1); /* stage m */
+            ntt_bfly_dif(F, x2, x3, w1);
+        } else {
+            ntt_bfly(F, x0, x1, w1); /* stage m */
+            ntt_bfly(F, x2, x3, w1);
+            ntt_bfly(F, x0, x2, w2); /* stage 2m: x1 sits at j + m in its group */
+            ntt_bfly(F, x1, x3, w3);
+        }
+    }
+}
+
 /* DIF mirror of ntt_block: stages m = B/2 .. 1 on the block of B = 2^lb elements,
  * natural order in, bit-reversed (within the block) out. */
 CUZK_HD void ntt_block_dif(const field_desc *F, uint64_t *blk, unsigned lb, const uint64_t *tw)
@@ -424,37 +430,6 @@ CUZK_HD void ntt_block_dif(const field_desc *F, uint64_t *blk, unsigned lb, cons
         }
     if (lb) /* m = 1 */
         for (size_t i = 0; i < B; i += 2) ntt_bfly_1(F, blk + i * NTT_LIMBS, blk + (i + 1) * NTT_LIMBS);
-}
-
-/* DIF radix-2 stage m (= 2^lgm) over butterflies k in [lo, hi) of the n/2. */
-CUZK_HD void ntt_stage2_dif(const field_desc *F, uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo,
-                            size_t hi)
-{
-    const size_t m = (size_t)1 << lgm;
-    for (size_t k = lo; k < hi; k++) {
-        size_t j = k & (m - 1), i = ((k >> lgm) << (lgm + 1)) + j;
-        ntt_bfly_dif(F, v + i * NTT_LIMBS, v + (i + m) * NTT_LIMBS, tw + (m + j) * NTT_LIMBS);
-    }
-}
-
-/* DIF stages 2h and h (h = 2^lgh) fused — the mirror of ntt_stage4, same quadruples
- * i, i+h, i+2h, i+3h: first (x0, x2) and (x1, x3) at stage 2h, then (x0, x1) and
- * (x2, x3) at stage h. */
-CUZK_HD void ntt_stage4_dif(const field_desc *F, uint64_t *v, unsigned lgh, const uint64_t *tw, size_t lo,
-                            size_t hi)
-{
-    const size_t h = (size_t)1 << lgh;
-    for (size_t k = lo; k < hi; k++) {
-        size_t j = k & (h - 1), i = ((k >> lgh) << (lgh + 2)) + j;
-        uint64_t *x0 = v + i * NTT_LIMBS, *x1 = x0 + h * NTT_LIMBS, *x2 = x1 + h * NTT_LIMBS,
-                 *x3 = x2 + h * NTT_LIMBS;
-        const uint64_t *w1 = tw + (h + j) * NTT_LIMBS, *w2 = tw + (2 * h + j) * NTT_LIMBS,
-                       *w3 = w2 + h * NTT_LIMBS;
-        ntt_bfly_dif(F, x0, x2, w2); /* stage 2h: x1 sits at j + h in its group */
-        ntt_bfly_dif(F, x1, x3, w3);
-        ntt_bfly_dif(F, x0, x1, w1); /* stage h */
-        ntt_bfly_dif(F, x2, x3, w1);
-    }
 }
 
 /* v[i] *= s · (pow ? pow[i] : 1) for i in [lo, hi) */
@@ -482,39 +457,6 @@ struct ntt_kernels {
     void (*mul_table)(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi);
 };
 
-static void block_bn254(uint64_t *blk, unsigned lb, const uint64_t *tw)
-{
-    ntt_block(&FIELD_BN254_FR, blk, lb, tw);
-}
-static void stage2_bn254(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
-{
-    ntt_stage2(&FIELD_BN254_FR, v, lgm, tw, lo, hi);
-}
-static void stage4_bn254(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
-{
-    ntt_stage4(&FIELD_BN254_FR, v, lgm, tw, lo, hi);
-}
-static void scale_bn254(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo, size_t hi)
-{
-    ntt_scale(&FIELD_BN254_FR, v, s, pow, lo, hi);
-}
-static void block_bls(uint64_t *blk, unsigned lb, const uint64_t *tw)
-{
-    ntt_block(&FIELD_BLS12_381_FR, blk, lb, tw);
-}
-static void stage2_bls(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
-{
-    ntt_stage2(&FIELD_BLS12_381_FR, v, lgm, tw, lo, hi);
-}
-static void stage4_bls(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi)
-{
-    ntt_stage4(&FIELD_BLS12_381_FR, v, lgm, tw, lo, hi);
-}
-static void scale_bls(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo, size_t hi)
-{
-    ntt_scale(&FIELD_BLS12_381_FR, v, s, pow, lo, hi);
-}
-
 /* v[i] *= tab[i] for i in [lo, hi) */
 CUZK_HD void ntt_mul_table(const field_desc *F, uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)
 {
@@ -522,32 +464,29 @@ CUZK_HD void ntt_mul_table(const field_desc *F, uint64_t *v, const uint64_t *tab
         fe_mul_inline(F, v + i * NTT_LIMBS, v + i * NTT_LIMBS, tab + i * NTT_LIMBS);
 }
 
-#define NTT_INSTANCE(sfx, F)                                                                          \
-    static void block_dif_##sfx(uint64_t *blk, unsigned lb, const uint64_t *tw)                       \
-    {                                                                                                 \
-        ntt_block_dif(F, blk, lb, tw);                                                                \
-    }                                                                                                 \
-    static void stage2_dif_##sfx(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi) \
-    {                                                                                                 \
-        ntt_stage2_dif(F, v, lgm, tw, lo, hi);                                                        \
-    }                                                                                                 \
-    static void stage4_dif_##sfx(uint64_t *v, unsigned lgh, const uint64_t *tw, size_t lo, size_t hi) \
-    {                                                                                                 \
-        ntt_stage4_dif(F, v, lgh, tw, lo, hi);                                                        \
-    }                                                                                                 \
-    static void mul_table_##sfx(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)               \
-    {                                                                                                 \
-        ntt_mul_table(F, v, tab, lo, hi);                                                             \
-    }
-NTT_INSTANCE(bn254, &FIELD_BN254_FR)
-NTT_INSTANCE(bls, &FIELD_BLS12_381_FR)
-
-static const struct ntt_kernels NTT_KERNELS_BN254 = { block_bn254,      stage2_bn254,    stage4_bn254,
-                                                      scale_bn254,      block_dif_bn254, stage2_dif_bn254,
-                                                      stage4_dif_bn254, mul_table_bn254 };
-static const struct ntt_kernels NTT_KERNELS_BLS12_381 = { block_bls,      stage2_bls,    stage4_bls,
-                                                          scale_bls,      block_dif_bls, stage2_dif_bls,
-                                                          stage4_dif_bls, mul_table_bls };
+/* The kernels of one field, each with the field F a constant (one line each). */
+/* clang-format off */
+#define NTT_INSTANCE(sfx, F)                                                                                       \
+    static void block_##sfx(uint64_t *b, unsigned lb, const uint64_t *tw) { ntt_block(F, b, lb, tw); }            \
+    static void block_dif_##sfx(uint64_t *b, unsigned lb, const uint64_t *tw) { ntt_block_dif(F, b, lb, tw); }    \
+    static void stage2_##sfx(uint64_t *v, unsigned lg, const uint64_t *tw, size_t lo, size_t hi)                  \
+    { ntt_stage2_any(F, v, lg, tw, lo, hi, false); }                                                              \
+    static void stage2_dif_##sfx(uint64_t *v, unsigned lg, const uint64_t *tw, size_t lo, size_t hi)              \
+    { ntt_stage2_any(F, v, lg, tw, lo, hi, true); }                                                               \
+    static void stage4_##sfx(uint64_t *v, unsigned lg, const uint64_t *tw, size_t lo, size_t hi)                  \
+    { ntt_stage4_any(F, v, lg, tw, lo, hi, false); }                                                              \
+    static void stage4_dif_##sfx(uint64_t *v, unsigned lg, const uint64_t *tw, size_t lo, size_t hi)              \
+    { ntt_stage4_any(F, v, lg, tw, lo, hi, true); }                                                               \
+    static void scale_##sfx(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo, size_t hi)            \
+    { ntt_scale(F, v, s, pow, lo, hi); }                                                                          \
+    static void mul_table_##sfx(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)                           \
+    { ntt_mul_table(F, v, tab, lo, hi); }                                                                         \
+    static const struct ntt_kernels NTT_KERNELS_##sfx = { block_##sfx,     stage2_##sfx,     stage4_##sfx,        \
+                                                          scale_##sfx,     block_dif_##sfx,  stage2_dif_##sfx,    \
+                                                          stage4_dif_##sfx, mul_table_##sfx };
+/* clang-format on */
+NTT_INSTANCE(BN254, &FIELD_BN254_FR)
+NTT_INSTANCE(BLS12_381, &FIELD_BLS12_381_FR)
 
 /* Block size 2^lb for the in-cache stages: at least one block per thread, at most
  * 2^NTT_LOCAL_LG elements. */

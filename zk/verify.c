@@ -393,3 +393,28 @@ int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uin
     if (!one) snprintf(err, errlen, "invalid proof: the pairing check fails");
     return 0;
 }
+
+int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
+                           char *err, size_t errlen)
+{
+    bool valid = false;
+    char why[256] = "";
+    uint64_t *pub = malloc(((size_t)z->npublic + 1) * FR_LIMBS * sizeof *pub);
+    if (!pub) {
+        snprintf(err, errlen, "out of memory");
+        return -CUZK_E_INTERNAL;
+    }
+    /* Signals 1..nPublic, canonical, copied to aligned memory. */
+    memcpy(pub, values + z->n8r, (size_t)z->npublic * FR_LIMBS * sizeof *pub);
+    int rc = groth16_verify_proof(vk, p, pub, z->npublic, &valid, why, sizeof why);
+    free(pub);
+    if (rc == 0 && !valid) {
+        snprintf(err, errlen,
+                 "the witness does not satisfy the circuit, or the computation was faulty: the proof fails "
+                 "verification (%s)",
+                 why);
+        return -CUZK_E_UNSATISFIED;
+    }
+    if (rc) snprintf(err, errlen, "%s", why);
+    return rc;
+}

@@ -30,6 +30,8 @@
 #include "cuzk/shmlayout.h"
 #include "cuzk/stats.h"
 
+#include "../rng.h"
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -39,16 +41,6 @@ static double now_ms(void)
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void)
-{
-    /* splitmix64: fast, and a fixed stream makes runs comparable */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* ---- distinct bases: (i+1)·G ---- */
 struct gen_job {
@@ -147,7 +139,7 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
         fprintf(stderr, "gpu_bench: out of host memory for 2^%u scalars\n", maxlg);
         return 1;
     }
-    for (size_t i = 0; i < ((size_t)4 << maxlg); i++) ((uint64_t *)sc)[i] = rng();
+    for (size_t i = 0; i < ((size_t)4 << maxlg); i++) ((uint64_t *)sc)[i] = bench_rng64(&rng_state);
     for (size_t i = 0; i < ((size_t)1 << maxlg); i++)
         sc[i * 32 + 31] &= 0x3f; /* 254 bits, as BN254 scalars */
     for (int g = 0; g < 2; g++) {
@@ -228,7 +220,7 @@ static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
             fprintf(stderr, "gpu_bench: out of host memory for 2^%u\n", lg[i]);
             return 1;
         }
-        for (size_t k = 0; k < 4 * n; k++) v[k] = rng();
+        for (size_t k = 0; k < 4 * n; k++) v[k] = bench_rng64(&rng_state);
         for (size_t k = 0; k < n; k++)
             v[4 * k + 3] &= 0x0fffffffffffffffull; /* < 2^252 < r: a valid Montgomery value */
         for (int r = 0; r <= reps; r++) {

@@ -31,6 +31,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "cuzk/groth16.h"
 #include "cuzk/zkey.h"
@@ -50,6 +52,10 @@ struct backend_key {
     uint64_t dev, ino, size;
     int64_t mtime_sec, mtime_nsec;
 };
+
+/* The key of a file: from its stat (st_dev, st_ino, st_size, &st_mtim) or from a stage
+ * zkey cache entry's copy of them. */
+void backend_key_of(struct backend_key *k, dev_t dev, ino_t ino, off_t size, const struct timespec *mtim);
 
 struct backend_input {
     const zkey *z;

@@ -116,6 +116,10 @@ int cuzk_exit_code(int rc, unsigned prog);
 void cuzk_exit_help(FILE *f, unsigned prog, const int *only);
 void cuzk_exit_help_titled(FILE *f, const char *title, unsigned prog, const int *only);
 
+/* The exit codes of a command that proves one witness without the daemon (cuzk
+ * prove-local, cuzk-gpuworker prove), for `only` above. Ends with -1. */
+extern const int cuzk_exit_codes_prove[];
+
 /* A command's whole --help: its usage text, then cuzk_exit_help(f, prog, only). */
 void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only);
 

@@ -41,6 +41,12 @@ _Static_assert(sizeof(struct futex_waitq) == 8, "futex_waitq is part of the shar
 /* CLOCK_MONOTONIC in nanoseconds: the clock every futex deadline uses. */
 uint64_t futex_now_ns(void);
 
+/* The same clock in seconds, for the timings a program prints. */
+static inline double futex_now_s(void)
+{
+	return (double)futex_now_ns() * 1e-9;
+}
+
 /* Sleep while *word == expected, until woken or until deadline_ns (CLOCK_MONOTONIC,
  * absolute; 0 = no deadline). Returns 0 when woken, -EAGAIN if *word != expected on
  * entry, -ETIMEDOUT, or -EINTR. Spurious returns are possible: callers re-check. */

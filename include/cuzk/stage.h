@@ -138,6 +138,12 @@ void pipe_stage_long_end(struct pipe_stage *st);
  * stays valid until the next call. 0 or a negative CUZK_E_* with err. */
 int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err, size_t errlen);
 
+/* A partition's zkey as each stage takes it: pipe_stage_zkey of cuzkd's copy at
+ * open_path inside a long call (a miss reads and validates the whole file), an error
+ * naming the file as the client did (shown_path, pipe_err_rename). */
+int pipe_stage_job_zkey(struct pipe_stage *st, const char *open_path, const char *shown_path,
+                        const zkey **out, char *err, size_t errlen);
+
 /* Apply the circuits table if it changed since the last call (one acquire load when
  * not): EVICT entries drop the cached zkey of their path (fn first, then unmap);
  * PRELOAD entries open it through pipe_stage_zkey, pin it, and call fn to bring in

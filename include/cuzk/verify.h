@@ -76,4 +76,13 @@ int groth16_public_from_json(const groth16_vk *vk, uint64_t **out, const char *p
 int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
                          size_t npublic, bool *valid, char *err, size_t errlen);
 
+/* A proof just made from a witness, checked before it is published (the finalizer,
+ * prove-local, cuzk-gpuworker prove): groth16_verify_proof against vk with the public
+ * signals 1..nPublic of values (the witness in the zkey's layout, canonical). Returns
+ * 0 when it holds; -CUZK_E_UNSATISFIED when it does not, err saying "the witness does
+ * not satisfy the circuit, or the computation was faulty: the proof fails verification
+ * (WHY)"; else the verifier's error (-CUZK_E_INTERNAL: out of memory) with err. */
+int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
+                           char *err, size_t errlen);
+
 #endif

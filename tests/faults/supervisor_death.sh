@@ -26,6 +26,19 @@ wait_done() {  # id k: until k partitions of job id are done
     [ "$(ft_cuzk --json status "$1" | jq .job.done)" -ge "$2" ] && break; sleep 0.05
   done
 }
+# after_kill D OLD_ID E K WHAT: no temp file left in D's out dir; a new job E of K
+# partitions gets an id after OLD_ID (else: "reuses WHAT"), is proved and verified;
+# then cuzkd shuts down.
+after_kill() {
+  local tmpf id_new
+  tmpf="$(ls -A "$FT_TMP/$1/out" | grep '\.tmp\.' || true)"
+  [ -z "$tmpf" ] || ft_fail "temp files left: $tmpf"
+  id_new="$(ft_submit bn128 "$4" "$3")"
+  [ "$id_new" -gt "$2" ] || ft_fail "job id $id_new reuses $5"
+  ft_cuzk wait "$id_new" >/dev/null || ft_fail "new job $id_new"
+  ft_check_files "$3" "$4"; ft_verify bn128 "$3"
+  ft_shutdown
+}
 answering() { for _ in $(seq 1 150); do ft_cuzk status >/dev/null 2>&1 && return 0; sleep 0.1; done; ft_fail "cuzkd does not answer"; }
 
 # The job must still be running when cuzkd is killed, whatever the machine's speed (on a
@@ -49,13 +62,7 @@ echo "ok: $(grep -o "job $id resumed.*" "$FT_TMP/cuzkd.log" | sed 's/ -> .*//')"
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$id")" || ft_fail "wait $id: $r"
 [ "$(jq -r .job.state <<<"$r")" = done ] || ft_fail "resumed job $id: $r"
 ft_check_files a "$N"; ft_verify bn128-chain a
-tmpf="$(ls -A "$FT_TMP/a/out" | grep '\.tmp\.' || true)"
-[ -z "$tmpf" ] || ft_fail "temp files left: $tmpf"
-id2="$(ft_submit bn128 4 b)"
-[ "$id2" -gt "$id" ] || ft_fail "job id $id2 reuses an id of the resumed range ($id)"
-ft_cuzk wait "$id2" >/dev/null || ft_fail "new job $id2"
-ft_check_files b 4; ft_verify bn128 b
-ft_shutdown
+after_kill a "$id" b 4 "an id of the resumed range ($id)"
 
 # ---- 2. --no-store: lost -----------------------------------------------------------------
 CUZK_TEST_HANG_ON=w30 ft_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
@@ -73,10 +80,4 @@ grep -q "was lost" <<<"$out" || ft_fail "wait $id3: $out"
 ft_status | jq -e --argjson id "$id3" '.lost_jobs | map(.id) | index($id) != null' >/dev/null \
   || ft_fail "status has no lost_jobs entry: $(ft_status)"
 echo "ok: --no-store: $(grep -o "job $id3 LOST.*" "$FT_TMP/cuzkd.log")"
-tmpf="$(ls -A "$FT_TMP/c/out" | grep '\.tmp\.' || true)"
-[ -z "$tmpf" ] || ft_fail "temp files left: $tmpf"
-id4="$(ft_submit bn128 2 d)"
-[ "$id4" -gt "$id3" ] || ft_fail "job id $id4 reuses the lost range (lost $id3)"
-ft_cuzk wait "$id4" >/dev/null || ft_fail "new job $id4"
-ft_check_files d 2; ft_verify bn128 d
-ft_shutdown
+after_kill c "$id3" d 2 "the lost range (lost $id3)"

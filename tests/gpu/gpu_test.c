@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <cuzk/curve.h>
+#include <cuzk/futex.h>
 #include <cuzk/gpu.h>
 #include <cuzk/groth16.h>
 #include <cuzk/msm.h>
@@ -27,32 +28,7 @@
 #include <cuzk/wtns.h>
 #include <cuzk/zkey.h>
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t rng64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* uniform k < r by rejection below r's bit length */
-static void rand_scalar(const field_desc *Fr, uint64_t *k)
-{
-    unsigned top = Fr->bits - 192;
-    do {
-        for (int i = 0; i < 4; i++) k[i] = rng64();
-        k[3] &= (1ULL << top) - 1;
-    } while (!fe_is_reduced(Fr, k));
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "../unit/helper_test.h"
 
 static int failures;
 
@@ -73,9 +49,9 @@ static uint64_t *make_bases(const curve_group *G, size_t n)
     uint64_t g[EC_MAX_JAC], r[EC_MAX_JAC], q[EC_MAX_JAC], k[4];
     uint64_t *jac = xmalloc(n * 3 * cl * 8), *aff = xmalloc(n * 2 * cl * 8);
     ec_jac_from_aff(G, g, G->gen);
-    rand_scalar(G->Fr, k);
+    test_rand_scalar(G->Fr, k);
     ec_jac_mul_scalar(G, r, g, k, 4);
-    rand_scalar(G->Fr, k);
+    test_rand_scalar(G->Fr, k);
     ec_jac_mul_scalar(G, q, g, k, 4);
     for (size_t i = 0; i < n; i++) {
         memcpy(jac + i * 3 * cl, r, 3 * cl * 8);
@@ -94,11 +70,11 @@ static void make_scalars(const curve_group *G, uint64_t *s, size_t n, int witnes
     for (size_t i = 0; i < n; i++) {
         uint64_t *k = s + 4 * i;
         if (!witness_like) {
-            rand_scalar(G->Fr, k);
+            test_rand_scalar(G->Fr, k);
             continue;
         }
         memset(k, 0, 32);
-        uint64_t x = rng64() % 16;
+        uint64_t x = test_rng64() % 16;
         if (x < 6)
             k[0] = 0;
         else if (x < 13)
@@ -106,7 +82,7 @@ static void make_scalars(const curve_group *G, uint64_t *s, size_t n, int witnes
         else if (x == 13)
             memcpy(k, G->Fr->p, 32), k[0] -= 1;
         else
-            rand_scalar(G->Fr, k);
+            test_rand_scalar(G->Fr, k);
     }
 }
 
@@ -119,9 +95,9 @@ static void check_msm(gpu_dev *d, const curve_group *G, unsigned lg)
         char err[512] = "";
         double ms = 0;
         make_scalars(G, sc, n, wl);
-        double t0 = now_s();
+        double t0 = futex_now_s();
         int rc = msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, n, 32, 0);
-        double cpu = now_s() - t0;
+        double cpu = futex_now_s() - t0;
         if (rc) {
             printf("FAIL msm %s 2^%u: CPU msm_run returned %d\n", G->name, lg, rc);
             failures++;
@@ -153,7 +129,7 @@ static void check_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg)
         return;
     }
     uint64_t *v = xmalloc(n * 32), *want = xmalloc(n * 32), *got = xmalloc(n * 32);
-    for (size_t i = 0; i < n; i++) rand_scalar(Fr, v + 4 * i); /* < r: valid Montgomery limbs */
+    for (size_t i = 0; i < n; i++) test_rand_scalar(Fr, v + 4 * i); /* < r: valid Montgomery limbs */
     static const char *const names[] = { "forward", "inverse", "odd-coset" };
     for (int op = 0; op < 3; op++) {
         char err[512] = "";
@@ -200,18 +176,18 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
     memset(a, 0, vb), memset(b, 0, vb), memset(c, 0, vb);
     groth16_synth(&z, w.values, a, b, c, 0, NULL);
     memcpy(a2, a, vb), memcpy(b2, b, vb), memcpy(c2, c, vb);
-    double t0 = now_s();
+    double t0 = futex_now_s();
     int rc = groth16_compute(&z, w.values, a, b, c, &want, 0, &tc);
-    double cpu = now_s() - t0;
+    double cpu = futex_now_s() - t0;
     gpu_circuit *gc = NULL;
-    t0 = now_s();
+    t0 = futex_now_s();
     if (rc == 0) rc = gpu_circuit_load(d, &z, &gc, err, sizeof err);
-    double load = now_s() - t0;
+    double load = futex_now_s() - t0;
     double dev = 0;
-    t0 = now_s();
+    t0 = futex_now_s();
     if (rc == 0)
         rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &dev, err, sizeof err);
-    double gpu = now_s() - t0;
+    double gpu = futex_now_s() - t0;
     if (rc) {
         printf("FAIL prove %s: %s (rc %d)\n", zpath, err, rc);
         failures++;
@@ -256,7 +232,7 @@ static void bench(gpu_dev *d, unsigned lg)
         free(base), free(bases), free(sc);
     }
     uint64_t *v = xmalloc(n * 32);
-    for (size_t i = 0; i < n; i++) rand_scalar(&FIELD_BN254_FR, v + 4 * i);
+    for (size_t i = 0; i < n; i++) test_rand_scalar(&FIELD_BN254_FR, v + 4 * i);
     char err[512] = "";
     double ms = 0;
     int rc = gpu_ntt(d, &FIELD_BN254_FR, lg, v, GPU_NTT_FORWARD, &ms, err, sizeof err);

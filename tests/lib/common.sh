@@ -4,7 +4,8 @@
 #   ROOT   the repository root (absolute; also the current directory)
 #   BUILD  the build dir, absolute (from $BUILD, default build)
 #   need_cuzk          CUZK=$BUILD/bin/cuzk; FAIL (exit 1) when it is not built
-#   need_built P...    FAIL unless $BUILD/P exists and is executable, for each P
+#   need_built P...    FAIL unless $BUILD/P exists and is executable, for each P (the
+#                      message says to run $NEED_MAKE, default "make tests")
 #   use_fixtures       make the fixtures if needed (quietly), source tests/fixtures/env.sh
 #   use_tmp            tmp=a new temp dir, removed on exit (trap EXIT)
 #   prover_from_env    PROVER=( $PROVER_CMD ), default "$BUILD/bin/cuzk prove-local" (FAIL
@@ -17,13 +18,14 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 need_built() {
   local b
   for b in "$@"; do
-    [ -x "$BUILD/$b" ] || { echo "FAIL: $BUILD/$b does not exist (run make tests first)" >&2; exit 1; }
+    [ -x "$BUILD/$b" ] || { echo "FAIL: $BUILD/$b does not exist (run ${NEED_MAKE:-make tests} first)" >&2; exit 1; }
   done
 }
 
 need_cuzk() {
+  # shellcheck disable=SC2034  # read by the scripts that call this
   CUZK="$BUILD/bin/cuzk"
-  [ -x "$CUZK" ] || { echo "FAIL: $CUZK does not exist (run make first)" >&2; exit 1; }
+  NEED_MAKE="make" need_built bin/cuzk
 }
 
 use_fixtures() {

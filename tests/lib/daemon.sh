@@ -27,12 +27,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 . "$ROOT/tests/fixtures/env.sh"
 
-need_bins() {
-  local b
-  for b in "$@"; do
-    [ -x "$BUILD/bin/$b" ] || { echo "FAIL: $BUILD/bin/$b is missing (run make)"; exit 1; }
-  done
-}
+need_bins() { NEED_MAKE="make" need_built "${@/#/bin/}"; }
 
 daemon_init() {
   need_bins cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer

@@ -16,6 +16,19 @@ need_bins cuzk-top
 topo="$ROOT/tests/topologies/dual-xeon-8gpu.xml"
 fx="$SHARED/fixtures/snarkjs-groth16/bn128"
 N=8
+# shellcheck disable=SC2034  # counted by verify_outs (daemon.sh), which set -u needs set
+n=0
+
+# prove_round R: a job of the N witnesses of $tmp/in into $tmp/R/out, waited for; its
+# id in job.
+prove_round() {
+  mkdir -p "$tmp/$1/out"
+  out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/$1/out" "$tmp/in"/w*.wtns)" ||
+    fail "submit $1: $out"
+  job="$(js 'r.job' "$out")"
+  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >"$tmp/wait" ||
+    fail "job $job did not finish: $(cat "$tmp/wait")"
+}
 
 # Without the test option a topology file only plans.
 rc=0; "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --topology "$topo" \
@@ -57,12 +70,9 @@ assert all(c["pid"] > 0 for c in d["children"]), "a stage is not running"
 print("ok: status places worker 0 and synth 0 on node 0, worker 1 and synth 1 on node 1")
 PY
 
-mkdir -p "$tmp/in" "$tmp/out"
+mkdir -p "$tmp/in"
 for i in $(seq 1 $N); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
-out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" || fail "submit: $out"
-job="$(js 'r.job' "$out")"
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >"$tmp/wait" ||
-  fail "job $job did not finish: $(cat "$tmp/wait")"
+prove_round 1
 cuzk --json status "$job" >"$tmp/job.json" || fail "status $job"
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top.json" || fail "cuzk-top"
 python3 "$ROOT/tests/scripts/top_check.py" schema "$tmp/top.json" || fail "cuzk-top schema"
@@ -101,10 +111,7 @@ PY
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once >"$tmp/top.txt" || fail "cuzk-top --once"
 grep -q '^nodes:  n0 .* n1 .*cross-node 0$' "$tmp/top.txt" || fail "no nodes line: $(cat "$tmp/top.txt")"
 
-for i in $(seq 1 $N); do
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
-    grep -q OK || fail "snarkjs rejects w$i.proof.json"
-done
+verify_outs 1 bn128 $N
 echo "ok: $N proofs verified by snarkjs"
 
 # The fallback: synth 1 killed (kill -9 from outside: restarted after its back-off).
@@ -113,11 +120,8 @@ echo "ok: $N proofs verified by snarkjs"
 # on the other node was counted as cross-node, no more and no fewer.
 spid="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuzk --json status)")"
 kill -KILL "$spid"
-mkdir -p "$tmp/out2"
-out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out2" "$tmp/in"/w*.wtns)" || fail "submit 2: $out"
-job2="$(js 'r.job' "$out")"
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job2" >"$tmp/wait" ||
-  fail "job $job2 did not finish: $(cat "$tmp/wait")"
+prove_round 2
+job2="$job"
 for _ in $(seq 1 100); do  # synth 1 restarted (back-off 0.25 s), for its new pid
   p1="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuzk --json status)")"
   [ "$p1" -gt 0 ] && [ "$p1" != "$spid" ] && break
@@ -145,10 +149,7 @@ assert nodes[0]["cross_node"] == crossed and nodes[1]["cross_node"] == 0, (cross
 print(f"ok: synth 1 killed: buffers stayed on their worker's node, {crossed} partition(s) "
       "synthesized across by synth 0, each counted as cross_node")
 PY
-for i in $(seq 1 $N); do
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out2/w$i.public.json" "$tmp/out2/w$i.proof.json" 2>&1 |
-    grep -q OK || fail "snarkjs rejects out2/w$i.proof.json"
-done
+verify_outs 2 bn128 $N
 echo "ok: $N more proofs verified by snarkjs"
 daemon_shutdown_clean
 
@@ -156,11 +157,7 @@ daemon_shutdown_clean
 daemon_start --devices cpu:2 --buffers 4 --buffer-mb 16 --synthetic "pack:3 numa:1 core:2 pu:1" \
   --test-fake-topology
 stages_up "synth 0" "synth 1" "synth 2" "gpuworker 0" "gpuworker 1" "finalizer 0"
-mkdir -p "$tmp/out3"
-out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out3" "$tmp/in"/w*.wtns)" || fail "submit 3: $out"
-job3="$(js 'r.job' "$out")"
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job3" >"$tmp/wait" ||
-  fail "job $job3 did not finish: $(cat "$tmp/wait")"
+prove_round 3
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top3.json" || fail "cuzk-top"
 python3 - "$tmp/top3.json" "$N" <<'PY' || fail "three nodes: $(cat "$tmp/top3.json")"
 import json, sys
@@ -173,10 +170,7 @@ assert all(x["cross_node"] == 0 for x in nodes.values()), top["nodes"]
 assert all(nodes[k]["synth_parts"] == nodes[k]["bufs_taken"] for k in (0, 1)), top["nodes"]
 print(f"ok: three nodes, workers on two: node 2's synth took none of the {n} partitions")
 PY
-for i in $(seq 1 $N); do
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out3/w$i.public.json" "$tmp/out3/w$i.proof.json" 2>&1 |
-    grep -q OK || fail "snarkjs rejects out3/w$i.proof.json"
-done
+verify_outs 3 bn128 $N
 echo "ok: $N proofs verified by snarkjs"
 daemon_shutdown_clean
 
@@ -186,11 +180,8 @@ daemon_shutdown_clean
 daemon_start --devices cpu:3 --buffers 2 --buffer-mb 16 --synthetic "pack:3 numa:1 core:2 pu:1" \
   --test-fake-topology
 stages_up "synth 0" "synth 1" "synth 2" "gpuworker 0" "gpuworker 1" "gpuworker 2" "finalizer 0"
-mkdir -p "$tmp/out4"
-out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out4" "$tmp/in"/w*.wtns)" || fail "submit 4: $out"
-job4="$(js 'r.job' "$out")"
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job4" >"$tmp/wait" ||
-  fail "job $job4 did not finish: $(cat "$tmp/wait")"
+prove_round 4
+job4="$job"
 cuzk --json status >"$tmp/status4.json" || fail "status"
 cuzk --json status "$job4" >"$tmp/job4.json" || fail "status $job4"
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/top4.json" || fail "cuzk-top"
@@ -211,9 +202,6 @@ assert nodes[0]["cross_node"] == nodes[1]["cross_node"] == 0, top["nodes"]
 print(f"ok: node 2 without buffers: its synth made {crossed} partition(s) into other nodes' "
       "buffers, each counted as cross_node, proved on the buffer's node")
 PY
-for i in $(seq 1 $N); do
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out4/w$i.public.json" "$tmp/out4/w$i.proof.json" 2>&1 |
-    grep -q OK || fail "snarkjs rejects out4/w$i.proof.json"
-done
+verify_outs 4 bn128 $N
 echo "ok: $N proofs verified by snarkjs"
 daemon_shutdown_clean

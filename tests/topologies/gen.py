@@ -111,19 +111,16 @@ def build(path, title, sockets, cores, l3_cores, mem_gb, gpus, osdevs):
                 'pci_type="0302 [10de:%s] [10de:%s] a1" pci_link_speed="31.507692">'
                 % (G.g(), gpu_bus, pci_id, subsys))
             if osdevs:
-                G.w(d + 1, '<object type="OSDev" gp_index="%d" name="cuda%d" subtype="CUDA" osdev_type="5">'
-                    % (G.g(), cuda_no))
-                G.w(d + 2, '<info name="Backend" value="CUDA"/>')
-                G.w(d + 2, '<info name="GPUVendor" value="NVIDIA Corporation"/>')
-                G.w(d + 2, '<info name="GPUModel" value="NVIDIA A100-SXM4-80GB"/>')
-                G.w(d + 2, '<info name="CUDAGlobalMemorySize" value="83886080"/>')
-                G.w(d + 1, '</object>')
-                G.w(d + 1, '<object type="OSDev" gp_index="%d" name="nvml%d" osdev_type="1">'
-                    % (G.g(), cuda_no))
-                G.w(d + 2, '<info name="Backend" value="NVML"/>')
-                G.w(d + 2, '<info name="GPUVendor" value="NVIDIA Corporation"/>')
-                G.w(d + 2, '<info name="GPUModel" value="NVIDIA A100-SXM4-80GB"/>')
-                G.w(d + 1, '</object>')
+                # the GPU as the CUDA and the NVML backends each see it
+                for attrs, backend, extra in (
+                        ('name="cuda%d" subtype="CUDA" osdev_type="5"', "CUDA",
+                         [("CUDAGlobalMemorySize", "83886080")]),
+                        ('name="nvml%d" osdev_type="1"', "NVML", [])):
+                    G.w(d + 1, '<object type="OSDev" gp_index="%d" ' % G.g() + attrs % cuda_no + '>')
+                    for name, value in [("Backend", backend), ("GPUVendor", "NVIDIA Corporation"),
+                                        ("GPUModel", "NVIDIA A100-SXM4-80GB")] + extra:
+                        G.w(d + 2, '<info name="%s" value="%s"/>' % (name, value))
+                    G.w(d + 1, '</object>')
                 cuda_no += 1
             G.w(d, '</object>')
             if switch:
