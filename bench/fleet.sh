@@ -62,7 +62,7 @@ psql=("$bindir/psql" -q -X -h "$tmp/pg" -p "$port" -U cuzk cuzk)
   INSERT INTO cuzk_parts(job, idx, wtns, name) SELECT currval('cuzk_jobs_id_seq'), g, '/w', 'w' || g FROM generate_series(0, 1999) g;"
 t0="$(date +%s.%N)"
 { for _ in $(seq 1 2000); do
-  echo "WITH c AS (SELECT job, idx FROM cuzk_parts WHERE state = 'queued' ORDER BY job, idx LIMIT 1 FOR UPDATE SKIP LOCKED) UPDATE cuzk_parts p SET state = 'leased', owner = 'b', lease_gen = p.lease_gen + 1, lease_expiry = now() + interval '30 s' FROM c WHERE p.job = c.job AND p.idx = c.idx;"
+  echo "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job WHERE p.state = 'queued' AND (NOT j.store_proofs OR false) ORDER BY p.job, p.idx LIMIT 1 FOR UPDATE OF p SKIP LOCKED) UPDATE cuzk_parts p SET state = 'leased', owner = 'b', lease_gen = p.lease_gen + 1, lease_expiry = now() + interval '30 s' FROM c WHERE p.job = c.job AND p.idx = c.idx;"
   echo "UPDATE cuzk_parts SET state = 'done', finished = now() WHERE owner = 'b' AND state = 'leased';"
 done; } | "${psql[@]}" >/dev/null
 t1="$(date +%s.%N)"

@@ -9,10 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <libpq-fe.h>
 
 struct fleet {
 	PGconn *conn;
+	int stores; /* fleet_set_stores */
 };
 
 /* The schema; IF NOT EXISTS so that it is a no-op on an existing database. The
@@ -22,18 +24,19 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
 	" out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT 'running',"
-	" submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz);"
+	" submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz,"
+	" store_proofs boolean NOT NULL DEFAULT false);"
 	"CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
 	" ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
 	" state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
 	" lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
 	" finished timestamptz, published boolean NOT NULL DEFAULT false,"
-	" PRIMARY KEY(job, idx));"
+	" proof_json text, public_json text, PRIMARY KEY(job, idx));"
 	"CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
 	" WHERE state IN ('queued', 'leased');"
 	"CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
 	" heartbeat timestamptz NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
-	" done bigint NOT NULL DEFAULT 0, lease_s int);";
+	" done bigint NOT NULL DEFAULT 0, lease_s int, store_proofs boolean);";
 
 /* Version 1 to 2 (same lock): the columns of fleet_pg.h's "Publishing". A version-1
  * done row had its one chance to be published (a crash window lost it): marked
@@ -44,6 +47,16 @@ static const char migrate_v1_sql[] =
 	"ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS lease_s int;"
 	"UPDATE cuzk_parts SET published = true WHERE state IN ('done', 'failed');"
 	"UPDATE cuzk_meta SET value = '2' WHERE key = 'schema_version';";
+
+/* Version 2 to 3 (same lock, after v1 -> 2 where that ran): the stored-proof columns
+ * (fleet_pg.h "Stored proofs"). No row had a stored proof: NULL, and no job asked. */
+static const char migrate_v2_sql[] =
+	"ALTER TABLE cuzk_jobs ADD COLUMN IF NOT EXISTS store_proofs boolean NOT NULL"
+	" DEFAULT false;"
+	"ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS proof_json text,"
+	" ADD COLUMN IF NOT EXISTS public_json text;"
+	"ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS store_proofs boolean;"
+	"UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version';";
 
 /* After the columns exist (created or migrated): what fleet_adopt looks for. */
 static const char index_sql[] =
@@ -127,7 +140,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 		goto fail;
 	PQclear(r);
 	r = PQexec(f->conn,
-		   "INSERT INTO cuzk_meta VALUES ('schema_version', '2')"
+		   "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
 		   " ON CONFLICT DO NOTHING;"
 		   " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
 	if (!ok(r) || PQntuples(r) != 1)
@@ -142,8 +155,14 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 			 v, FLEET_SCHEMA_VERSION);
 		return -EPROTO;
 	}
-	if (v < FLEET_SCHEMA_VERSION) {
+	if (v < 2) {
 		r = PQexec(f->conn, migrate_v1_sql);
+		if (!ok(r))
+			goto fail;
+		PQclear(r);
+	}
+	if (v < 3) {
+		r = PQexec(f->conn, migrate_v2_sql);
 		if (!ok(r))
 			goto fail;
 		PQclear(r);
@@ -209,21 +228,27 @@ int fleet_reconnect(struct fleet *f, char *err, size_t errlen)
 	return 0;
 }
 
-int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32_t n,
-		  const char *const *wtns, const char *const *name, uint64_t *job, char *err,
-		  size_t errlen)
+int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs,
+		  uint32_t n, const char *const *wtns, const char *const *name, uint64_t *job,
+		  char *err, size_t errlen)
 {
 	char nb[16], ib[16], jb[24];
 	PGresult *r;
 	int rc;
 
+	if (!out_dir)
+		out_dir = "";
+	if (!out_dir[0] && !store_proofs) {
+		snprintf(err, errlen, "fleet queue: a job needs an out dir or stored proofs");
+		return -EINVAL;
+	}
 	snprintf(nb, sizeof(nb), "%u", n);
 	if ((rc = begin(f, "submitting", err, errlen)))
 		return rc;
 	r = exec(f,
-		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ($1, $2, $3)"
-		 " RETURNING id",
-		 3, (const char *[]){ zkey, out_dir, nb });
+		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs)"
+		 " VALUES ($1, $2, $3, $4) RETURNING id",
+		 4, (const char *[]){ zkey, out_dir, nb, store_proofs ? "true" : "false" });
 	if (!ok(r) || PQntuples(r) != 1)
 		goto fail;
 	snprintf(jb, sizeof(jb), "%s", PQgetvalue(r, 0, 0));
@@ -254,14 +279,19 @@ int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int le
 
 	snprintf(lb, sizeof(lb), "%d", lease_s);
 	r = exec(f,
-		 "INSERT INTO cuzk_daemons(id, host, lease_s) VALUES ($1, $2, $3)"
+		 "INSERT INTO cuzk_daemons(id, host, lease_s, store_proofs) VALUES ($1, $2, $3, $4)"
 		 " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
-		 " started = now(), lease_s = $3",
-		 3, (const char *[]){ id, host, lb });
+		 " started = now(), lease_s = $3, store_proofs = $4",
+		 4, (const char *[]){ id, host, lb, f->stores ? "true" : "false" });
 	if (!ok(r))
 		return pg_fail(f, r, "registering the daemon", err, errlen);
 	PQclear(r);
 	return 0;
+}
+
+void fleet_set_stores(struct fleet *f, int on)
+{
+	f->stores = !!on;
 }
 
 int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max,
@@ -277,16 +307,17 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 	 * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
 	 * disjoint rows instead of waiting on each other. */
 	r = exec(f,
-		 "WITH c AS (SELECT job, idx FROM cuzk_parts"
-		 "  WHERE state = 'queued' OR (state = 'leased' AND lease_expiry < now())"
-		 "  ORDER BY job, idx LIMIT $3 FOR UPDATE SKIP LOCKED)"
+		 "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+		 "  WHERE (p.state = 'queued' OR (p.state = 'leased' AND p.lease_expiry < now()))"
+		 "  AND (NOT j.store_proofs OR $4::boolean)"
+		 "  ORDER BY p.job, p.idx LIMIT $3 FOR UPDATE OF p SKIP LOCKED)"
 		 " UPDATE cuzk_parts p SET state = 'leased', owner = $1,"
 		 "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
 		 "  lease_expiry = now() + make_interval(secs => $2::int)"
 		 " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
 		 " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
-		 " p.attempts",
-		 3, (const char *[]){ owner, lb, mb });
+		 " p.attempts, j.store_proofs",
+		 4, (const char *[]){ owner, lb, mb, f->stores ? "true" : "false" });
 	if (!ok(r))
 		return pg_fail(f, r, "claiming", err, errlen);
 	n = PQntuples(r);
@@ -300,6 +331,7 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 		snprintf(c->zkey, sizeof(c->zkey), "%s", PQgetvalue(r, i, 5));
 		snprintf(c->out_dir, sizeof(c->out_dir), "%s", PQgetvalue(r, i, 6));
 		c->attempts = (uint32_t)strtoul(PQgetvalue(r, i, 7), NULL, 10);
+		c->store_proofs = PQgetvalue(r, i, 8)[0] == 't';
 	}
 	PQclear(r);
 	return n < max ? n : max;
@@ -382,8 +414,48 @@ static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 	return 0;
 }
 
-int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		 const char *reason, char *err, size_t errlen)
+int fleet_proof_check(const char *proof, const char *pub, char *err, size_t errlen)
+{
+	const char *what[2] = { "proof.json", "public.json" }, *txt[2] = { proof, pub };
+	size_t cap[2] = { FLEET_PROOF_MAX, FLEET_PUBLIC_MAX };
+
+	for (int i = 0; i < 2; i++) {
+		size_t len = txt[i] ? strlen(txt[i]) : 0;
+		json_error_t je;
+		json_t *j;
+		int shape;
+
+		if (!len) {
+			snprintf(err, errlen, "fleet queue: the %s to store is empty", what[i]);
+			return -EINVAL;
+		}
+		if (len > cap[i]) {
+			snprintf(err, errlen,
+				 "fleet queue: the %s to store has %zu bytes, over the %zu "
+				 "bytes a stored one may have",
+				 what[i], len, cap[i]);
+			return -EINVAL;
+		}
+		if (!(j = json_loadb(txt[i], len, 0, &je))) {
+			snprintf(err, errlen, "fleet queue: the %s to store is not JSON: %s",
+				 what[i], je.text);
+			return -EINVAL;
+		}
+		shape = i ? json_is_array(j) : json_is_object(j);
+		json_decref(j);
+		if (!shape) {
+			snprintf(err, errlen, "fleet queue: the %s to store is not a JSON %s",
+				 what[i], i ? "array" : "object");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The finish of fleet_finish and fleet_finish_stored: proof and pub NULL when not
+ * stored. */
+static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		  const char *reason, const char *proof, const char *pub, char *err, size_t errlen)
 {
 	struct part_key k;
 	PGresult *r;
@@ -393,18 +465,25 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 	if ((rc = begin(f, "finishing", err, errlen)))
 		return rc;
 	/* The one decision point: only the holder of (owner, gen) moves the row out of
-	 * 'leased'. The daemon's count changes in the same statement. */
+	 * 'leased', and only its proof is stored. The daemon's count changes in the same
+	 * statement. A job with no out dir has nothing to publish: its stored proof is
+	 * published; without one (a daemon's bug) the partition fails rather than stay
+	 * done with nothing anyone could publish. */
 	r = exec(f,
-		 "WITH p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL"
-		 "   THEN 'done' ELSE 'failed' END, reason = $5, done_by = owner,"
-		 "   published = $5::text IS NOT NULL,"
-		 "   finished = now(), lease_expiry = NULL"
+		 "WITH x AS (SELECT out_dir = '' AS nodir FROM cuzk_jobs WHERE id = $1),"
+		 " p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL AND"
+		 "   NOT (x.nodir AND $6::text IS NULL) THEN 'done' ELSE 'failed' END,"
+		 "   reason = CASE WHEN $5::text IS NULL AND x.nodir AND $6::text IS NULL"
+		 "   THEN 'no out dir and no stored proof' ELSE $5 END, done_by = owner,"
+		 "   published = $5::text IS NOT NULL OR x.nodir,"
+		 "   proof_json = $6, public_json = $7::text,"
+		 "   finished = now(), lease_expiry = NULL FROM x"
 		 "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
 		 "   AND state = 'leased' RETURNING job),"
 		 " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
 		 "  WHERE id = $3)"
 		 " SELECT count(*) FROM p",
-		 5, (const char *[]){ k.job, k.idx, owner, k.gen, reason });
+		 7, (const char *[]){ k.job, k.idx, owner, k.gen, reason, proof, pub });
 	if (!ok(r) || PQntuples(r) != 1)
 		return tx_fail(f, r, "finishing", err, errlen);
 	won = atoi(PQgetvalue(r, 0, 0)) == 1;
@@ -430,6 +509,20 @@ int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
 		return pg_fail(f, r, "finishing", err, errlen);
 	PQclear(r);
 	return won;
+}
+
+int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+		 const char *reason, char *err, size_t errlen)
+{
+	return finish(f, owner, job, idx, gen, reason, NULL, NULL, err, errlen);
+}
+
+int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+			uint64_t gen, const char *proof, const char *pub, char *err, size_t errlen)
+{
+	int rc = fleet_proof_check(proof, pub, err, errlen);
+
+	return rc ? rc : finish(f, owner, job, idx, gen, NULL, proof, pub, err, errlen);
 }
 
 int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
@@ -548,7 +641,8 @@ static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, co
 	part_key(&k, job, idx, gen);
 	r = exec(f,
 		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
-		 " lease_expiry = NULL, finished = NULL WHERE job = $1 AND idx = $2"
+		 " lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
+		 " WHERE job = $1 AND idx = $2"
 		 " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
 		 4, (const char *[]){ k.job, k.idx, k.gen, done_by });
 	if (!ok(r))
@@ -683,6 +777,57 @@ int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *fai
 	return *failed ? 2 : 1;
 }
 
+int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s),
+		void *arg, char *err, size_t errlen)
+{
+	char jb[24], ib[16];
+	PGresult *r, *t = NULL;
+	int n, rc = 0;
+
+	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+	r = exec(f,
+		 "SELECT idx, name, state, reason, proof_json IS NOT NULL FROM cuzk_parts"
+		 " WHERE job = $1 ORDER BY idx",
+		 1, (const char *[]){ jb });
+	if (!ok(r))
+		return pg_fail(f, r, "reading the job", err, errlen);
+	if (!(n = PQntuples(r))) {
+		PQclear(r);
+		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
+		return -ENOENT;
+	}
+	for (int i = 0; i < n && !rc; i++) {
+		struct fleet_stored s = {
+			.idx = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10),
+			.name = PQgetvalue(r, i, 1),
+			.state = PQgetvalue(r, i, 2),
+			.reason = PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+		};
+
+		/* One partition's texts at a time (up to FLEET_PUBLIC_MAX each). */
+		if (PQgetvalue(r, i, 4)[0] == 't') {
+			snprintf(ib, sizeof(ib), "%u", s.idx);
+			t = exec(f,
+				 "SELECT proof_json, public_json FROM cuzk_parts WHERE job = $1"
+				 " AND idx = $2 AND proof_json IS NOT NULL",
+				 2, (const char *[]){ jb, ib });
+			if (!ok(t)) {
+				rc = pg_fail(f, t, "reading a stored proof", err, errlen);
+				break;
+			}
+			if (PQntuples(t) == 1) {
+				s.proof = PQgetvalue(t, 0, 0);
+				s.pub = PQgetvalue(t, 0, 1);
+			}
+		}
+		rc = cb(arg, &s);
+		PQclear(t);
+		t = NULL;
+	}
+	PQclear(r);
+	return rc ? rc : n;
+}
+
 char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 {
 	PGresult *r;
@@ -695,7 +840,10 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 		" 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
 		"   'host', d.host, 'heartbeat_age_s',"
 		"   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
-		"   'done', d.done, 'leases', (SELECT count(*) FROM cuzk_parts p"
+		"   'done', d.done, 'store_proofs', coalesce(d.store_proofs, false),"
+		"   'done_1m', (SELECT count(*) FROM cuzk_parts p WHERE p.done_by = d.id"
+		"   AND p.state = 'done' AND p.finished > now() - interval '1 minute'),"
+		"   'leases', (SELECT count(*) FROM cuzk_parts p"
 		"   WHERE p.owner = d.id AND p.state = 'leased'))"
 		"   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
 		" 'parts', (SELECT json_build_object("
@@ -704,6 +852,7 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 		"   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
 		"   'done', count(*) FILTER (WHERE state = 'done'),"
 		"   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
+		"   'stored', count(*) FILTER (WHERE state = 'done' AND proof_json IS NOT NULL),"
 		"   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
 		" 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
 	if (!ok(r) || PQntuples(r) != 1) {

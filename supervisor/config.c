@@ -112,6 +112,10 @@ void config_usage(FILE *f)
 	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
 	      "                       (postgresql://...; README \"Fleet\"); --queue-lease S\n"
 	      "                       (default 30), --queue-parallel N (default 2)\n"
+	      "  --store-proofs       with --queue: also store each proof and public JSON in\n"
+	      "                       the queue's table (`cuzk fetch`); claim the jobs\n"
+	      "                       submitted with --store-proofs, the ones with no out dir\n"
+	      "                       too (proved in RUN-DIR/fleet-INSTANCE.proofs/)\n"
 	      "  --bin-dir DIR        where the stage executables are (default: next to cuzkd)\n"
 	      "  --foreground         stay in the foreground, log to stderr\n"
 	      "  --plan               print the placement and exit\n"
@@ -226,7 +230,8 @@ static int set_path(char *dst, size_t len, const char *name, const char *v, char
 static int is_flag(const char *name)
 {
 	return !strcmp(name, "foreground") || !strcmp(name, "plan") || !strcmp(name, "check") ||
-		!strcmp(name, "no-store") || !strcmp(name, "test-fake-topology");
+		!strcmp(name, "no-store") || !strcmp(name, "test-fake-topology") ||
+		!strcmp(name, "store-proofs");
 }
 
 struct u32_opt {
@@ -306,6 +311,7 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 			  name[0] == 'p' ? &c->plan_only :
 			  name[0] == 'n' ? &c->no_store :
 			  name[0] == 't' ? &c->test_fake_topology :
+			  name[0] == 's' ? &c->store_proofs :
 					   &c->check) = b;
 		return 0;
 	}
@@ -472,6 +478,11 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 #endif
+	if (c->store_proofs && !c->queue[0]) {
+		snprintf(err, errlen,
+			 "--store-proofs stores a fleet's proofs: it needs --queue URL");
+		return -EINVAL;
+	}
 	if ((c->topology[0] || c->synthetic[0]) && !c->plan_only && !c->check &&
 	    !c->test_fake_topology) {
 		snprintf(err, errlen,

@@ -33,6 +33,9 @@ struct fleet_daemon {
 	struct fleet *f;
 	char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
 	char run_dir[CONFIG_PATH_MAX];
+	int store;                  /* --store-proofs */
+	char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
+				       * no out dir (fleet_pg.h "Stored proofs") */
 	int lease_s;
 	uint32_t n;
 	struct slot *slots;
@@ -119,6 +122,63 @@ static int open_out(const char *dir)
 	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* The staging dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
+ * (created if need be); -1 with errno. */
+static int open_priv(struct fleet_daemon *d, const struct slot *sl)
+{
+	char sub[16];
+	int pfd, sfd;
+
+	snprintf(sub, sizeof(sub), "%u", (unsigned)(sl - d->slots));
+	if ((pfd = open(d->priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -1;
+	if (mkdirat(pfd, sub, 0700) && errno != EEXIST) {
+		close(pfd);
+		return -1;
+	}
+	sfd = openat(pfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	return sfd;
+}
+
+/* The slot's staging dir, opened: OUT/.cuzk-OWNER/ or, with no out dir, PRIV/SLOT. */
+static int open_stage(struct fleet_daemon *d, const struct slot *sl)
+{
+	char sn[300];
+	int dfd, sfd;
+
+	if (!sl->c.out_dir[0])
+		return open_priv(d, sl);
+	fleet_stage_name(d->owner, sn, sizeof(sn));
+	if ((dfd = open_out(sl->c.out_dir)) < 0)
+		return -1;
+	sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	return sfd;
+}
+
+/* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
+static void clean_fd(int sfd)
+{
+	int fd = dup(sfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		size_t len = strlen(e->d_name);
+
+		if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
+		    (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
+			unlinkat(sfd, e->d_name, 0);
+	}
+	closedir(dir);
+}
+
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
 	char stage[2048], sn[300];
@@ -131,7 +191,19 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		why = "witness is not a regular file";
 	else if (!regular(sl->c.zkey))
 		why = "zkey is not a regular file";
-	else if ((dfd = open_out(sl->c.out_dir)) < 0)
+	else if (!sl->c.out_dir[0]) {
+		/* No out dir: proved into this slot's private dir, stored only. A daemon
+		 * that does not store never claims such a job (fleet_claim). */
+		if (!d->store)
+			why = "no out dir and this cuzkd does not --store-proofs";
+		else if ((sfd = open_priv(d, sl)) < 0)
+			why = "cannot create its private staging dir in the run dir";
+		else {
+			clean_fd(sfd); /* a previous partition's, never to be mixed up */
+			close(sfd);
+			snprintf(stage, sizeof(stage), "%s/%u", d->priv, (unsigned)(sl - d->slots));
+		}
+	} else if ((dfd = open_out(sl->c.out_dir)) < 0)
 		why = "out dir is not a directory";
 	else {
 		/* The staging dir: ours alone (0700), never a link. */
@@ -143,6 +215,7 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		else
 			close(sfd);
 		close(dfd);
+		snprintf(stage, sizeof(stage), "%s/%s", sl->c.out_dir, sn);
 	}
 	if (why) {
 		sl->pid = 0;
@@ -151,7 +224,6 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		flog("partition rejected: %s (%s)", why, sl->c.wtns);
 		return -1;
 	}
-	snprintf(stage, sizeof(stage), "%s/%s", sl->c.out_dir, sn);
 	pid = fork();
 	if (pid == 0) {
 		sigset_t all;
@@ -175,15 +247,114 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 	return 0;
 }
 
-/* The partition's end: finish it in the queue, then publish (or drop) the staged
- * files and mark them published (fleet_part_publish). 0 when done with the slot, -1
- * to retry later (database away); a retry after the publish only marks (sl->marking:
- * the staged files are linked and gone, the call finds the finals and never links
- * twice). */
+/* A staged proof file, read for the table: at most cap bytes, a regular file not
+ * reached through a link, no NUL byte (a text column). malloc'd text, or NULL with the
+ * reason in why. */
+static char *read_staged(int sfd, const char *name, size_t cap, char *why, size_t whylen)
+{
+	int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "stored proof: cannot read %s: %s", name,
+			 fd < 0 ? strerror(errno) : "not a regular file");
+		goto out;
+	}
+	if ((size_t)st.st_size > cap) {
+		snprintf(why, whylen, "stored proof: %s has %lld bytes, over the %zu stored", name,
+			 (long long)st.st_size, cap);
+		goto out;
+	}
+	if (!(buf = malloc((size_t)st.st_size + 1))) {
+		snprintf(why, whylen, "stored proof: out of memory");
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			snprintf(why, whylen, "stored proof: reading %s: %s", name,
+				 n ? strerror(errno) : "shorter than its size");
+			free(buf);
+			buf = NULL;
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	if (strlen(buf) != got) {
+		snprintf(why, whylen, "stored proof: %s has a NUL byte", name);
+		free(buf);
+		buf = NULL;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+/* Finish a proved partition with its proof in the table (--store-proofs): read the
+ * staged files, fleet_finish_stored; a proof that cannot be stored (over a cap, not
+ * JSON, unreadable) fails the partition with that reason. fleet_finish's answers. */
+static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, size_t errlen)
+{
+	char tp[300], tq[300], why[512];
+	char *proof = NULL, *pub = NULL;
+	int sfd, won;
+
+	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
+	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
+	if ((sfd = open_stage(d, sl)) < 0)
+		snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s",
+			 strerror(errno));
+	else {
+		if ((proof = read_staged(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
+			pub = read_staged(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
+		close(sfd);
+	}
+	won = proof && pub ? fleet_finish_stored(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
+						 proof, pub, err, errlen) :
+			     -EINVAL;
+	free(proof);
+	free(pub);
+	if (won == -EINVAL) {
+		if (proof && pub) /* fleet_proof_check's reason */
+			snprintf(why, sizeof(why), "%s", err);
+		flog("%s: %s: the partition fails", sl->c.name, why);
+		sl->rc = -1; /* dropped below, not published */
+		won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, why, err,
+				   errlen);
+	}
+	return won;
+}
+
+/* The slot's staged files, removed (a discarded or failed proof, a stored one). */
+static void unstage(struct fleet_daemon *d, struct slot *sl)
+{
+	char tp[300], tq[300];
+	int sfd = open_stage(d, sl);
+
+	if (sfd < 0)
+		return;
+	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
+	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
+	unlinkat(sfd, tp, 0);
+	unlinkat(sfd, tq, 0);
+	close(sfd);
+}
+
+/* The partition's end: finish it in the queue (with --store-proofs, its proof stored
+ * by the same update), then publish (or drop) the staged files and mark them
+ * published (fleet_part_publish); a job with no out dir has nothing to publish (its
+ * finish marked it). 0 when done with the slot, -1 to retry later (database away); a
+ * retry after the publish only marks (sl->marking: the staged files are linked and
+ * gone, the call finds the finals and never links twice). */
 static int end_one(struct fleet_daemon *d, struct slot *sl)
 {
-	char err[512], reason[64], sn[300], tp[600], tq[600];
-	int won, dfd, linked;
+	char err[512], reason[64];
+	int won, linked;
 
 	if (sl->marking)
 		goto publish;
@@ -202,12 +373,17 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 		won = 0;
 		goto drop;
 	}
-	won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, sl->rc ? reason : NULL,
-			   err, sizeof(err));
+	if (!sl->rc && d->store)
+		won = finish_stored(d, sl, err, sizeof(err));
+	else
+		won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
+				   sl->rc ? reason : NULL, err, sizeof(err));
 	if (won < 0) {
 		db_error(d, won, err);
 		return -1;
 	}
+	if (!sl->c.out_dir[0]) /* stored only: its finish published it */
+		goto drop;
 	/* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
 	 * finish and the publish that adoption closes (this daemon's next start, or
 	 * another daemon once this one's heartbeat is stale). */
@@ -239,16 +415,9 @@ publish:
 	}
 drop:
 	db_ok(d);
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, sl->c.name);
-	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, sl->c.name);
-	if ((dfd = open_out(sl->c.out_dir)) >= 0) {
-		if (!won && !sl->rc)
-			flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
-		unlinkat(dfd, tp, 0);
-		unlinkat(dfd, tq, 0);
-		close(dfd);
-	}
+	if (!won && !sl->rc)
+		flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
+	unstage(d, sl);
 	memset(sl, 0, sizeof(*sl));
 	return 0;
 }
@@ -289,27 +458,14 @@ static void clean_dir(struct fleet_daemon *d, const char *out_dir)
 {
 	char sn[300];
 	int dfd, sfd;
-	DIR *dir;
-	struct dirent *e;
 
 	fleet_stage_name(d->owner, sn, sizeof(sn));
 	if ((dfd = open_out(out_dir)) < 0)
 		return; /* gone or not mounted here */
-	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    !(dir = fdopendir(sfd))) {
-		if (sfd >= 0)
-			close(sfd);
-		close(dfd);
-		return;
+	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		clean_fd(sfd);
+		close(sfd);
 	}
-	while ((e = readdir(dir))) {
-		size_t len = strlen(e->d_name);
-
-		if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
-		    (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
-			unlinkat(sfd, e->d_name, 0);
-	}
-	closedir(dir);
 	close(dfd);
 }
 
@@ -445,6 +601,41 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* --store-proofs: the private staging dirs, RUN_DIR/fleet-INSTANCE.proofs/SLOT,
+ * created 0700 and cuzkd's own (the run dir is cuzkd's, checked at its start); what a
+ * previous run left in them is removed (its leases went back to the queue). */
+static int make_priv(struct fleet_daemon *d, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if ((size_t)snprintf(d->priv, sizeof(d->priv), "%s/fleet-%s.proofs", d->run_dir,
+			     d->instance) >= sizeof(d->priv)) {
+		snprintf(err, errlen, "fleet: the run dir's path is too long");
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(d->priv, 0700) && errno != EEXIST) {
+		snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
+		return -errno;
+	}
+	if (lstat(d->priv, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		snprintf(err, errlen,
+			 "fleet: %s must be a directory of cuzkd's user that no one else can "
+			 "read or write (not a link)",
+			 d->priv);
+		return -EPERM;
+	}
+	for (uint32_t i = 0; i < d->n; i++) {
+		int sfd = open_priv(d, &d->slots[i]);
+
+		if (sfd >= 0) {
+			clean_fd(sfd);
+			close(sfd);
+		}
+	}
+	return 0;
+}
+
 int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
 		       const char *cuzk_bin, char *err, size_t errlen)
 {
@@ -467,7 +658,10 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
 	snprintf(d->run_dir, sizeof(d->run_dir), "%s", c->run_dir);
 	d->lease_s = (int)c->queue_lease_s;
 	d->n = c->queue_parallel;
-	if ((rc = fleet_open(&d->f, c->queue, err, errlen)) ||
+	d->store = c->store_proofs;
+	if ((d->store && (rc = make_priv(d, err, errlen))) ||
+	    (rc = fleet_open(&d->f, c->queue, err, errlen)) ||
+	    (fleet_set_stores(d->f, d->store), 0) ||
 	    (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
 	    (rc = -pthread_create(&d->th, NULL, run, d))) {
 		if (rc == -EAGAIN)

@@ -78,8 +78,9 @@ const struct cuzk_exit_row cuzk_exit_table[] = {
     { CUZK_EXIT_UNSATISFIED, CUZK_PROG_TOOL, "unsatisfied",
       "the witness does not satisfy a constraint (`--r1cs`), a circom assert failed, or the proof failed "
       "verification" },
-    { CUZK_EXIT_OUTPUT, CUZK_PROG_TOOL, "output",
-      "output not writable (no partial file is left under the final name)" },
+    { CUZK_EXIT_OUTPUT, CUZK_PROG_TOOL | CUZK_PROG_CLIENT, "output",
+      "output not writable (no partial file is left under the final name); `cuzk fetch`: a file there "
+      "already (another file, a link) is never replaced" },
     { CUZK_EXIT_INTERNAL, CUZK_PROG_TOOL | CUZK_PROG_CLIENT | CUZK_PROG_CUZKD, "internal",
       "internal error (out of memory, a compiler that failed or is missing, a bug)" },
     { CUZK_EXIT_NO_DAEMON, CUZK_PROG_CLIENT, "no_daemon",

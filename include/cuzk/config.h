@@ -31,6 +31,7 @@ struct cuzkd_config {
 	char queue[CONFIG_PATH_MAX]; /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
 	uint32_t queue_lease_s;      /* --queue-lease: seconds a claim is held unrenewed */
 	uint32_t queue_parallel;     /* --queue-parallel: fleet partitions in this cuzkd at once */
+	int store_proofs;            /* --store-proofs: proofs also stored in the queue's table */
 	char devices[128];           /* the spec as given, for messages */
 	enum config_dev_kind dev_kind;
 	uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */

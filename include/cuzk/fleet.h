@@ -8,7 +8,10 @@
  * fleet_finish succeeds it is linked to OUT_DIR/NAME.proof.json and marked published
  * (fleet_part_publish, fleet_pg.h's order). Every 3 s the thread adopts the
  * unpublished proofs of daemons whose heartbeat is stale (fleet_adopt), and at its
- * start its own previous run's. */
+ * start its own previous run's. With --store-proofs (fleet_pg.h "Stored proofs") it
+ * also reads each staged proof back and stores it by its finish, and claims jobs
+ * with no out dir, proved into RUN_DIR/fleet-INSTANCE.proofs/SLOT/ (0700, emptied at
+ * start): their finish is their publish. */
 #ifndef CUZK_FLEET_H
 #define CUZK_FLEET_H
 

@@ -1,5 +1,5 @@
-/* fleet_client.h — `cuzk prove|wait|status --queue URL`: the client commands that talk
- * to the fleet's PostgreSQL queue (fleet_pg.h) directly, with no local cuzkd. */
+/* fleet_client.h — `cuzk prove|wait|status|fetch --queue URL`: the client commands that
+ * talk to the fleet's PostgreSQL queue (fleet_pg.h) directly, with no local cuzkd. */
 #ifndef CUZK_FLEET_CLIENT_H
 #define CUZK_FLEET_CLIENT_H
 

@@ -2,20 +2,25 @@
  * selected by `--queue postgresql://...` (issue 17). Jobs are inserted by clients
  * (`cuzk prove --queue`), partitions are claimed by daemons into leases.
  *
- * Schema version 2 (created if absent, under an advisory lock so that daemons starting
- * together do not race; a database with a newer version is refused, -EPROTO; a
- * version-1 database is migrated under the same lock: the two columns added, its
- * done and failed rows marked published, version set to 2):
+ * Schema version 3 (created if absent, under an advisory lock so that daemons starting
+ * together do not race; a database with a newer version is refused, -EPROTO; an older
+ * one is migrated under the same lock, one version at a time: 1 -> 2 adds the two
+ * columns of "Publishing" and marks its done and failed rows published; 2 -> 3 adds
+ * the stored-proof columns, its rows keep NULL there):
  *   cuzk_meta(key, value): 'schema_version'
- *   cuzk_jobs(id bigserial, zkey, out_dir, n_parts, state 'running'|'done'|'failed',
- *             submitted, finished)
+ *   cuzk_jobs(id bigserial, zkey, out_dir ('' : none, proofs stored only), n_parts,
+ *             state 'running'|'done'|'failed', submitted, finished,
+ *             store_proofs: the submitter asked for the proofs in the table (v3))
  *   cuzk_parts(job, idx, wtns, name, state 'queued'|'leased'|'done'|'failed', owner,
  *              lease_gen, lease_expiry, attempts, done_by, reason, finished,
- *              published: its proof files are at their final names (v2))
+ *              published: its proof files are at their final names (v2),
+ *              proof_json, public_json: the stored proof (v3, NULL when not stored))
  *   cuzk_daemons(id, host, heartbeat, started, done, lease_s: its own lease (v2), so
- *                that others can tell when its heartbeat is stale)
- * Inputs and outputs are paths on a file system every daemon mounts at the same place
- * (README "Fleet"); the daemon opens them with O_NOFOLLOW and checks regular files.
+ *                that others can tell when its heartbeat is stale,
+ *                store_proofs: it stores the proofs it finishes (v3))
+ * Inputs are paths on a file system every daemon mounts at the same place (README
+ * "Fleet"); the daemon opens them with O_NOFOLLOW and checks regular files. Outputs
+ * are paths there too (the job's out dir), or stored in the table ("Stored proofs").
  * Trust boundary: whoever can write these tables can make a daemon read any file it
  * can read and write proofs into any directory it can write: the database credentials
  * are the boundary, give them to the daemons and the submitters only.
@@ -45,7 +50,8 @@
  * links the staged files to their final names as above, then looks at the staged
  * files and then at the final ones: both finals there -> mark published (whoever
  * linked them); finals incomplete and nothing staged (or the staging dir unreadable
- * to it) -> the partition back to the queue, to be proved again; finals incomplete
+ * to it) -> the partition back to the queue, to be proved again (a stored proof of
+ * it is dropped then: the row is as before its claim); finals incomplete
  * but a staged file still there (a link that fails for another reason) -> left alone,
  * with the error.
  * Races, with the finisher alive but slow (its heartbeat stale, it is paused between
@@ -66,6 +72,17 @@
  * The cost: a partition whose finisher died is published 3 leases after its last
  * heartbeat (90 s at the default 30 s lease), not at once.
  *
+ * Stored proofs (`--store-proofs`, v3): a daemon that stores proofs (fleet_set_stores)
+ * passes each proof it finishes to fleet_finish_stored, which writes proof_json and
+ * public_json in the same lease-checked UPDATE as the finish: a stale owner's JSON
+ * matches no row and is never stored, a retry after a lost answer stores nothing
+ * again. Both texts are checked first (FLEET_PROOF_MAX, FLEET_PUBLIC_MAX, valid JSON:
+ * an object and an array; -EINVAL with the reason, nothing written). A job submitted
+ * with store_proofs is claimed only by daemons that store; one with no out dir ('')
+ * has nothing to publish: the finish that stores its proof marks it published in
+ * the same statement (a finish of such a partition without a proof fails it, never
+ * leaves it done and unpublished). fleet_fetch reads them back (`cuzk fetch`).
+ *
  * Database calls are blocking libpq calls: cuzkd makes them from one fleet thread,
  * never from its event loop. Errors: 0 (or a count) or -errno with a sentence in err:
  * -ECONNREFUSED the database unreachable, -EPROTO a newer schema, -EIO the rest. */
@@ -75,7 +92,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FLEET_SCHEMA_VERSION 2
+#define FLEET_SCHEMA_VERSION 3
+
+/* The largest stored proof.json and public.json (a Groth16 proof is under 2 KiB; the
+ * public signals of a circuit can be many: 16 MiB is about 200k signals). */
+#define FLEET_PROOF_MAX (64 * 1024)
+#define FLEET_PUBLIC_MAX (16 * 1024 * 1024)
 
 struct fleet;
 
@@ -89,10 +111,12 @@ void fleet_close(struct fleet *f);
 int fleet_reconnect(struct fleet *f, char *err, size_t errlen);
 
 /* A client's submit: one job of n partitions (wtns[i] paths, name[i] output base
- * names), in one transaction. *job: its id. */
-int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, uint32_t n,
-		  const char *const *wtns, const char *const *name, uint64_t *job, char *err,
-		  size_t errlen);
+ * names), in one transaction. *job: its id. store_proofs: the proofs are also stored
+ * in the table (only daemons that store claim it); out_dir NULL or "" (then
+ * store_proofs is required, else -EINVAL): they are stored only. */
+int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs,
+		  uint32_t n, const char *const *wtns, const char *const *name, uint64_t *job,
+		  char *err, size_t errlen);
 
 /* One claimed partition: valid until the next fleet call that fills claims. */
 struct fleet_claim {
@@ -100,8 +124,14 @@ struct fleet_claim {
 	uint32_t idx;
 	uint64_t gen;
 	uint32_t attempts; /* claims of it so far, this one included */
-	char wtns[1024], name[256], zkey[1024], out_dir[1024];
+	int store_proofs;  /* the job asked for its proofs in the table */
+	char wtns[1024], name[256], zkey[1024], out_dir[1024]; /* out_dir "": none */
 };
+
+/* This handle's daemon stores the proofs it finishes (`cuzkd --store-proofs`): its
+ * fleet_daemon_hello records it (shown by status), and its fleet_claim takes jobs
+ * submitted with store_proofs too (without it, never). Call before both. */
+void fleet_set_stores(struct fleet *f, int on);
 
 /* Register (or refresh) daemon id; host: shown by `cuzk status --queue`; lease_s:
  * its lease, which tells others when its heartbeat (fleet_renew, every lease/3) is
@@ -124,6 +154,14 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
  * the retry is the truth either way. */
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
 		 const char *reason, char *err, size_t errlen);
+/* fleet_finish of a done partition with its proof stored in the same UPDATE ("Stored
+ * proofs"): proof and pub the texts of NAME.proof.json and NAME.public.json.
+ * -EINVAL (nothing written, no database call) when either is over its cap or not
+ * valid JSON: the reason is in err. */
+int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
+			uint64_t gen, const char *proof, const char *pub, char *err, size_t errlen);
+/* The check fleet_finish_stored makes: 0, or -EINVAL with the reason in err. */
+int fleet_proof_check(const char *proof, const char *pub, char *err, size_t errlen);
 
 /* Give a partition owner holds at gen back to the queue (queued again, for any
  * daemon): for a local refusal that is not the partition's fault (cuzkd draining).
@@ -188,9 +226,23 @@ int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
 int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
 		    uint32_t *total, char *err, size_t errlen);
 
-/* `cuzk status --queue`: daemons with heartbeats, their leases and done counts, and
+/* One partition of a job as fleet_fetch reports it: state as in the table; proof and
+ * pub its stored texts (NULL when not stored); reason: a failed one's. */
+struct fleet_stored {
+	uint32_t idx;
+	const char *name, *state, *reason, *proof, *pub;
+};
+/* `cuzk fetch`: each partition of job in idx order to cb (the texts are valid during
+ * the call only; read one partition at a time, so a job of large public files is
+ * never in memory at once). Returns how many, -ENOENT (no such job, err says so), or a
+ * database -errno; a non-zero return of cb stops it and is returned. */
+int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s),
+		void *arg, char *err, size_t errlen);
+
+/* `cuzk status --queue`: daemons with heartbeats, their leases, done counts (all time,
+ * and "done_1m": partitions they finished in the last minute, their throughput), and
  * the queue's counts by state ("unpublished": done, proof not yet at its final
- * name), as JSON text (malloc'd, the caller frees). */
+ * name; "stored": done with its proof in the table), as JSON text (malloc'd, the caller frees). */
 char *fleet_status_json(struct fleet *f, char *err, size_t errlen);
 
 /* The publish step described above: link tmp to final (no replace), unlink tmp.

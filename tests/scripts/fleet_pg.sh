@@ -18,7 +18,8 @@
 # 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
-#    accepts every one.
+#    accepts every one; then the same with 3 fresh cuzkd and the database stopped
+#    for 4 s mid-run instead.
 #    A worker or cuzkd killed between a finish and its publish: the others adopt its
 #    staged proof once its heartbeat is 3 leases old, and `cuzk wait` returns only
 #    once every proof file is in place.
@@ -27,6 +28,10 @@
 # 6. a cuzkd killed between a finish and its publish and never started again: another
 #    cuzkd (a fresh instance) finishes the job and publishes the dead one's proof,
 #    once (before: the job was done with that proof missing).
+# 7. the database stopped under a running cuzkd: status and /metrics say so.
+# 8. --store-proofs: a job with no out dir on 2 cuzkd --store-proofs, one killed
+#    with -9: every proof stored once, `cuzk fetch` writes them (never replacing or
+#    following what is there), snarkjs verifies all.
 # Also: cuzkd --queue on an unreachable database exits 3 naming the failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,6 +54,9 @@ echo "ok: unreachable database: exit 20: $out"
 set +e; out="$(timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state0" --foreground --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$dead" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 3 ] && [[ "$out" == *"cannot connect"* ]] || fail "cuzkd on an unreachable queue: rc $rc: $(echo "$out" | tail -n 3)"
 echo "ok: cuzkd --queue on an unreachable database: exit 3"
+set +e; out="$(timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state0" --foreground --devices cpu:1 --store-proofs 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 2 ] && [[ "$out" == *"--store-proofs"*"--queue"* ]] || fail "cuzkd --store-proofs without --queue: rc $rc: $(echo "$out" | tail -n 3)"
+echo "ok: cuzkd --store-proofs without --queue: exit 2"
 
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: fleet_pg needs root to create the cluster's user"; exit 77; fi
 bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
@@ -125,36 +133,59 @@ round kill kill
 round dbstop dbstop
 round crash crash
 
-# 4: real cuzkd. Each its own instance, run dir and state dir.
-out="$tmp/out-cuzkd"; mkdir -p "$out"
-job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
-dpids=()
-for k in 1 2 3; do
-  "$BUILD/bin/cuzkd" --instance "$inst-$k" --run-dir "$tmp/run$k" --state-dir "$tmp/state$k" --foreground \
-    --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd$k.log" 2>&1 & dpids+=($!)
-done
-daemon_on_exit="for p in ${dpids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-*; ${daemon_on_exit}"
-for _ in $(seq 1 1200); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 10 ] && break; sleep 0.1; done
-kill -KILL "${dpids[0]}"; wait "${dpids[0]}" 2>/dev/null || true
-sleep 0.5
-for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted"
-echo "ok: cuzkd: killed cuzkd 1 with -9 after $(grep -c proof "$tmp/noted") proofs"
-timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || { tail -n 20 "$tmp"/cuzkd*.log; fail "cuzkd: job $job not done"; }
-[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "cuzkd: $(ls "$out" | grep -c '\.proof\.json$') proofs"
-while read -r f ino mt; do
-  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "cuzkd: $f was published again"
-done <"$tmp/noted"
-! grep -q "existed already" "$tmp"/cuzkd*.log || fail "cuzkd: a publish met an existing file"
-r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-  "$FX/verification_key.json" "$out")" || fail "cuzkd snarkjs: $r"
-[ "$r" = "$N verified" ] || fail "cuzkd snarkjs: $r"
-echo "ok: cuzkd: job $job: $N proofs, none rewritten after the kill, snarkjs: $r"
-for p in "${dpids[@]:1}"; do kill -TERM "$p" 2>/dev/null || true; done
-for p in "${dpids[@]:1}"; do wait "$p" 2>/dev/null || true; done
+# 4: real cuzkd. Each its own instance, run dir and state dir: 3 cuzkd (instances
+# K0..K0+2), 30 partitions, and mid-run (a third published) one cuzkd killed with -9
+# (kill) or the database stopped for 4 s (dbstop). Proofs published before that are
+# noted (inode, mtime) and must be unchanged at the end.
+cuzkd_round() {  # name, how (kill|dbstop), K0
+  local name="$1" how="$2" k0="$3" out="$tmp/out-$1" job k pids=()
+  mkdir -p "$out"
+  job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
+  for k in $(seq "$k0" $((k0 + 2))); do
+    "$BUILD/bin/cuzkd" --instance "$inst-$k" --run-dir "$tmp/run$k" --state-dir "$tmp/state$k" --foreground \
+      --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd$k.log" 2>&1 & pids+=($!)
+  done
+  daemon_on_exit="for p in ${pids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-*; ${daemon_on_exit}"
+  for _ in $(seq 1 1200); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 10 ] && break; sleep 0.1; done
+  if [ "$how" = kill ]; then
+    kill -KILL "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+    pids=("${pids[@]:1}")
+    sleep 0.5
+  else
+    as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
+  fi
+  for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-$name"
+  if [ "$how" = dbstop ]; then
+    sleep 4
+    pgstart
+    echo "ok: $name: database stopped for 4 s under 3 cuzkd after $(grep -c proof "$tmp/noted-$name") proofs"
+  else
+    echo "ok: $name: killed cuzkd $k0 with -9 after $(grep -c proof "$tmp/noted-$name") proofs"
+  fi
+  timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || { tail -n 20 "$tmp"/cuzkd*.log; fail "$name: job $job not done"; }
+  [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+  while read -r f ino mt; do
+    [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "$name: $f was published again"
+  done <"$tmp/noted-$name"
+  for k in $(seq "$k0" $((k0 + 2))); do
+    ! grep -q "existed already" "$tmp/cuzkd$k.log" || fail "$name: a publish met an existing file"
+  done
+  # (each daemon's fleet thread calls the database at least every lease/3 = 1 s)
+  [ "$how" != dbstop ] || [ "$(cat "$tmp"/cuzkd{$k0,$((k0 + 1)),$((k0 + 2))}.log | grep -c "database reachable again")" -ge 1 ] ||
+    fail "$name: no cuzkd saw the database go and come back"
+  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+    "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
+  [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
+  echo "ok: $name: job $job: $N proofs, none rewritten after the $how, snarkjs: $r"
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+cuzkd_round cuzkd kill 1
+cuzkd_round cuzkd-dbstop dbstop 4
 
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
-echo "$st" | jq -e '.daemons | length == 12' >/dev/null || fail "status: $st"
-echo "$st" | jq -e '.parts.done == 120 and .parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.daemons | length == 15' >/dev/null || fail "status: $st"
+echo "$st" | jq -e '.parts.done == 150 and .parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "status: $st"
 echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 
 # A job of M=6 partitions into $out ($tmp/out-PART, its id in job), then a cuzkd
@@ -277,3 +308,74 @@ r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modul
   "$FX/verification_key.json" "$out")" || fail "health snarkjs: $r"
 [ "$r" = "$M verified" ] || fail "health snarkjs: $r"
 echo "ok: health: database stopped under a running cuzkd: status and /metrics said unreachable, then $h; $M proofs, snarkjs: $r"
+
+# 8: --store-proofs, for a submitter with no shared file system for its outputs: a job
+# with no out dir, 2 cuzkd --store-proofs (each proves into its own private dir under
+# its run dir and stores the proof and public JSON by its lease-checked finish), one
+# killed with -9 mid-run. `cuzk wait` sees the job done; `cuzk fetch` writes every
+# proof into a fresh dir, snarkjs verifies all; the two daemons' finishes add up to
+# M (none finished twice); a second fetch changes nothing; a fetch never replaces a
+# file or follows a link already at a final name.
+out="$tmp/out-stored"; mkdir -p "$out"
+M=12
+job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --store-proofs --zkey "$FX/circuit_final.zkey" \
+  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+[ -n "$job" ] && [ "$job" != null ] || fail "stored: submit: no job id"
+set +e; o="$("$BUILD/bin/cuzk" prove --queue "$url" --zkey "$FX/circuit_final.zkey" "$tmp/in/w1.wtns" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 2 ] || fail "stored: a submit with neither --out nor --store-proofs: rc $rc: $o"
+spids=()
+# s1 on the command line, s2 from an INI file (the key store-proofs).
+printf 'queue = %s\nqueue-lease = 3\nstore-proofs\n' "$url" >"$tmp/s2.conf"
+for k in 1 2; do
+  o=(--queue "$url" --queue-lease 3 --store-proofs); [ $k = 2 ] && o=(--config "$tmp/s2.conf")
+  "$BUILD/bin/cuzkd" --instance "$inst-s$k" --run-dir "$tmp/runs$k" --state-dir "$tmp/states$k" --foreground \
+    --devices cpu:1 --buffers 2 --buffer-mb 4 "${o[@]}" >"$tmp/cuzkd-s$k.log" 2>&1 & spids+=($!)
+done
+daemon_on_exit="for p in ${spids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-s*; ${daemon_on_exit}"
+stored() { "$BUILD/bin/cuzk" status --queue "$url" | jq .parts.stored; }
+# (liveness deadline only) Mid-run: a sixth of the proofs stored.
+for _ in $(seq 1 1200); do [ "$(stored)" -ge 2 ] && break; sleep 0.1; done
+kill -KILL "${spids[0]}"; wait "${spids[0]}" 2>/dev/null || true
+echo "ok: stored: killed cuzkd s1 with -9 after $(stored) stored proofs"
+timeout 180 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 150000 >/dev/null ||
+  { tail -n 20 "$tmp"/cuzkd-s*.log; fail "stored: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
+kill -TERM "${spids[1]}"; wait "${spids[1]}" 2>/dev/null || true
+st="$("$BUILD/bin/cuzk" status --queue "$url")"
+echo "$st" | jq -e --argjson m $M '.parts.stored == $m and ([.daemons[] | select(.id | test("-s[12]$")) | .done] | add) == $m
+  and ([.daemons[] | select(.id | test("-s[12]$")) | .store_proofs] | all)' >/dev/null ||
+  fail "stored: want $M stored, finished once each by the two: $st"
+pd="$tmp/runs2/fleet-$inst-s2.proofs"
+[ "$(stat -c %a "$pd")" = 700 ] && [ -z "$(find "$pd" -name '*.json')" ] ||
+  fail "stored: private dir $pd: mode $(stat -c %a "$pd"), left: $(find "$pd" -name '*.json' | tr '\n' ' ')"
+ls -A "$out" | grep -q . && fail "stored: the fetch dir was written before the fetch"
+f1="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: fetch: $f1"
+echo "$f1" | jq -e --argjson m $M '.written == $m and .present == 0 and .errors == 0 and .finished' >/dev/null || fail "stored: fetch: $f1"
+[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] && [ "$(ls "$out" | grep -c '\.public\.json$')" -eq $M ] &&
+  [ "$(ls -A "$out" | wc -l)" -eq $((2 * M)) ] || fail "stored: fetched $(ls -A "$out" | tr '\n' ' ')"
+r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  "$FX/verification_key.json" "$out")" || fail "stored snarkjs: $r"
+[ "$r" = "$M verified" ] || fail "stored snarkjs: $r"
+for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-s"
+f2="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: second fetch: $f2"
+echo "$f2" | jq -e --argjson m $M '.written == 0 and .present == $m' >/dev/null || fail "stored: second fetch: $f2"
+while read -r f ino mt; do
+  [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "stored: $f rewritten by the second fetch"
+done <"$tmp/noted-s"
+# Not replaced, not followed: w1's proof there with other bytes, w2's public a link.
+o2="$tmp/out-stored2"; mkdir -p "$o2"
+echo "not a proof" >"$o2/w1.proof.json"; echo keep >"$tmp/target"; ln -s "$tmp/target" "$o2/w2.public.json"
+set +e; f3="$("$BUILD/bin/cuzk" fetch "$job" --queue "$url" --out "$o2" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 9 ] && [[ "$f3" == *"w1.proof.json exists"* ]] && [[ "$f3" == *"w2.public.json exists"* ]] ||
+  fail "stored: fetch over a file and a link: rc $rc: $f3"
+[ "$(cat "$o2/w1.proof.json")" = "not a proof" ] && [ "$(cat "$tmp/target")" = keep ] && [ -L "$o2/w2.public.json" ] ||
+  fail "stored: fetch replaced or followed what was there"
+# (w2's proof is not written without its public file: the proof's name is what a
+# reader waits for)
+[ "$(ls "$o2" | grep -c '\.proof\.json$')" -eq $((M - 1)) ] && [ ! -e "$o2/w2.proof.json" ] &&
+  [ -z "$(ls -A "$o2" | grep cuzk-fetch)" ] ||
+  fail "stored: the other proofs not fetched, or temp files left: $(ls -A "$o2" | tr '\n' ' ')"
+set +e; o="$("$BUILD/bin/cuzk" fetch 99999 --queue "$url" --out "$o2" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 21 ] && [[ "$o" == *"no job 99999"* ]] || fail "stored: fetch of no job: rc $rc: $o"
+set +e; o="$("$BUILD/bin/cuzk" fetch "$job" --out "$o2" 2>&1)"; rc=$?; set -e
+[ "$rc" -eq 2 ] && [[ "$o" == *"--queue"* ]] || fail "stored: fetch without --queue: rc $rc: $o"
+echo "ok: stored: no out dir, cuzkd s1 killed: $M proofs stored once, fetched, snarkjs: $r; a second fetch changed nothing; a file and a link at final names kept"

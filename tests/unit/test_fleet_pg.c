@@ -141,7 +141,8 @@ static void adoption(const char *url, struct fleet *f)
 	}
 	snprintf(stage, sizeof(stage), "%s/.cuzk-sem-dead", dir);
 	CHECK(!mkdir(stage, 0700), "mkdir %s", stage);
-	CHECK(!fleet_job_add(f, "/z.zkey", dir, 3, w, nm, &job, err, sizeof(err)), "add: %s", err);
+	CHECK(!fleet_job_add(f, "/z.zkey", dir, 0, 3, w, nm, &job, err, sizeof(err)), "add: %s",
+	      err);
 	CHECK(!fleet_daemon_hello(f, "sem-dead", "here", 1, err, sizeof(err)), "hello: %s", err);
 	CHECK(!fleet_daemon_hello(f, "sem-live", "here", 30, err, sizeof(err)), "hello: %s", err);
 	CHECK(fleet_claim(f, "sem-dead", 1, d, 3, err, sizeof(err)) == 3, "claim: %s", err);
@@ -212,7 +213,7 @@ static void adoption(const char *url, struct fleet *f)
 		const char *w1[1] = { "/w" }, *n1[1] = { "q" };
 		uint64_t j2;
 
-		CHECK(!fleet_job_add(f, "/z.zkey", "/nonexistent/out", 1, w1, n1, &j2, err,
+		CHECK(!fleet_job_add(f, "/z.zkey", "/nonexistent/out", 0, 1, w1, n1, &j2, err,
 				     sizeof(err)),
 		      "add: %s", err);
 		CHECK(!fleet_daemon_hello(f, "sem-dead2", "here", 1, err, sizeof(err)), "hello");
@@ -236,94 +237,346 @@ static void adoption(const char *url, struct fleet *f)
 	       "a linked one marked, a live daemon's left alone\n");
 }
 
-/* A version-1 database (tables created by hand, as cuzk 1 created them) opened by
- * this cuzk: rows kept, old done and failed rows published, version 2; a newer
- * version refused. In a fresh database, made here from url's connection. */
-static void migration(const char *url)
+/* The tables as cuzk 1 created them (schema version 1), with one job: a done, a
+ * failed and a queued partition. */
+static const char v1_sql[] =
+	"CREATE TABLE cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
+	"CREATE TABLE cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
+	" out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT"
+	" 'running', submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz);"
+	"CREATE TABLE cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
+	" ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
+	" state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL"
+	" DEFAULT 0, lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0,"
+	" done_by text, reason text, finished timestamptz, PRIMARY KEY(job, idx));"
+	"CREATE INDEX cuzk_parts_open ON cuzk_parts(job, idx)"
+	" WHERE state IN ('queued', 'leased');"
+	"CREATE TABLE cuzk_daemons(id text PRIMARY KEY, host text, heartbeat timestamptz"
+	" NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
+	" done bigint NOT NULL DEFAULT 0);"
+	"INSERT INTO cuzk_meta VALUES ('schema_version', '1');"
+	"INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ('/z', '/out', 3);"
+	"INSERT INTO cuzk_parts(job, idx, wtns, name, state, done_by, lease_gen, reason)"
+	" VALUES (1, 0, '/a', 'a', 'done', 'old', 1, NULL),"
+	" (1, 1, '/b', 'b', 'failed', 'old', 1, 'bad'), (1, 2, '/c', 'c', 'queued',"
+	" NULL, 0, NULL);"
+	"INSERT INTO cuzk_daemons(id, host, done) VALUES ('old', 'h', 2)";
+
+/* What cuzk 2 added to it (schema version 2), its rows as a version-2 cuzk leaves
+ * them: the done partition finished but not yet published (its mark pending). */
+static const char v2_sql[] =
+	"ALTER TABLE cuzk_parts ADD COLUMN published boolean NOT NULL DEFAULT false;"
+	"ALTER TABLE cuzk_daemons ADD COLUMN lease_s int;"
+	"UPDATE cuzk_parts SET published = true WHERE state = 'failed';"
+	"UPDATE cuzk_daemons SET lease_s = 30;"
+	"CREATE INDEX cuzk_parts_unpublished ON cuzk_parts(done_by)"
+	" WHERE state = 'done' AND NOT published;"
+	"UPDATE cuzk_meta SET value = '2' WHERE key = 'schema_version'";
+
+/* A fresh database name, made from c's connection, filled by hand with the given
+ * statements; conn: its connection string. The connection to it, or NULL. */
+static PGconn *old_db(PGconn *c, const char *name, const char *const *stmts, int n, char *conn,
+		      size_t len)
 {
-	PGconn *c = PQconnectdb(url), *v1 = NULL;
+	char q[128];
+	PGconn *o;
+
+	snprintf(q, sizeof(q), "DROP DATABASE IF EXISTS %s", name);
+	sql(c, q);
+	snprintf(q, sizeof(q), "CREATE DATABASE %s", name);
+	CHECK(sql(c, q), "create database");
+	snprintf(conn, len, "host=%s port=%s user=%s dbname=%s", PQhost(c), PQport(c), PQuser(c),
+		 name);
+	o = PQconnectdb(conn);
+	CHECK(PQstatus(o) == CONNECTION_OK, "connect %s: %s", name, PQerrorMessage(o));
+	for (int i = 0; i < n; i++)
+		CHECK(sql(o, stmts[i]), "building the old tables of %s", name);
+	return o;
+}
+
+/* Each check of one old database after this cuzk opened it: a query and its answer. */
+static void expect(PGconn *o, const char *what, const char *q, const char *want)
+{
+	const char *v = sql(o, q);
+
+	CHECK(v && !strcmp(v, want), "%s: %s (want %s)", what, v ? v : "?", want);
+}
+
+/* An old database opened by this cuzk: migrated to this version, its partitions
+ * (IDX:STATE:PUBLISHED:PROOF_NULL PUBLIC_NULL, ...) as parts says. The handle (NULL
+ * after a failure, reported). */
+static struct fleet *open_old(PGconn *o, const char *conn, const char *parts)
+{
+	struct fleet *f = NULL;
+	char err[512];
+
+	CHECK(!fleet_open(&f, conn, err, sizeof(err)), "open of %s: %s", conn, err);
+	expect(o, "schema version after the migration",
+	       "SELECT value FROM cuzk_meta WHERE key = 'schema_version'", "3");
+	expect(o, "parts after the migration",
+	       "SELECT string_agg(idx || ':' || state || ':' || published || ':' ||"
+	       " (proof_json IS NULL) || (public_json IS NULL), ',' ORDER BY idx) FROM cuzk_parts",
+	       parts);
+	return f;
+}
+
+/* Opened again: no second migration; a version newer than this cuzk's refused, with
+ * nothing changed. */
+static void reopen_and_refuse(PGconn *o, const char *conn)
+{
+	struct fleet *f = NULL;
+	char err[512], q[128];
+	int rc;
+
+	CHECK(!fleet_open(&f, conn, err, sizeof(err)), "second open: %s", err);
+	fleet_close(f);
+	f = NULL;
+	snprintf(q, sizeof(q), "UPDATE cuzk_meta SET value = '%d' WHERE key = 'schema_version'",
+		 FLEET_SCHEMA_VERSION + 1);
+	sql(o, q);
+	CHECK((rc = fleet_open(&f, conn, err, sizeof(err))) == -EPROTO && !f,
+	      "a newer schema answered %d: %s", rc, err);
+}
+
+/* A version-1 database (tables created by hand, as cuzk 1 created them) opened by
+ * this cuzk: rows kept, old done and failed rows published, migrated through 2 to 3;
+ * a newer version refused. */
+static void migration_v1(PGconn *c)
+{
+	const char *stmts[1] = { v1_sql };
 	char conn[1024], err[512];
 	struct fleet *f = NULL;
 	uint32_t done, failed, total;
-	const char *v;
-	int rc;
+	PGconn *v1 = old_db(c, "cuzk_v1", stmts, 1, conn, sizeof(conn));
 
-	CHECK(PQstatus(c) == CONNECTION_OK, "connect: %s", PQerrorMessage(c));
-	sql(c, "SET client_min_messages = warning");
-	sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
-	CHECK(sql(c, "CREATE DATABASE cuzk_v1"), "create database");
-	snprintf(conn, sizeof(conn), "host=%s port=%s user=%s dbname=cuzk_v1", PQhost(c), PQport(c),
-		 PQuser(c));
-	v1 = PQconnectdb(conn);
-	CHECK(PQstatus(v1) == CONNECTION_OK, "connect v1: %s", PQerrorMessage(v1));
-	CHECK(sql(v1,
-		  "CREATE TABLE cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
-		  "CREATE TABLE cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
-		  " out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT"
-		  " 'running', submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz);"
-		  "CREATE TABLE cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
-		  " ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
-		  " state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL"
-		  " DEFAULT 0, lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0,"
-		  " done_by text, reason text, finished timestamptz, PRIMARY KEY(job, idx));"
-		  "CREATE INDEX cuzk_parts_open ON cuzk_parts(job, idx)"
-		  " WHERE state IN ('queued', 'leased');"
-		  "CREATE TABLE cuzk_daemons(id text PRIMARY KEY, host text, heartbeat timestamptz"
-		  " NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
-		  " done bigint NOT NULL DEFAULT 0);"
-		  "INSERT INTO cuzk_meta VALUES ('schema_version', '1');"
-		  "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts) VALUES ('/z', '/out', 3);"
-		  "INSERT INTO cuzk_parts(job, idx, wtns, name, state, done_by, lease_gen, reason)"
-		  " VALUES (1, 0, '/a', 'a', 'done', 'old', 1, NULL),"
-		  " (1, 1, '/b', 'b', 'failed', 'old', 1, 'bad'), (1, 2, '/c', 'c', 'queued',"
-		  " NULL, 0, NULL);"
-		  "INSERT INTO cuzk_daemons(id, host, done) VALUES ('old', 'h', 2)"),
-	      "creating the version-1 tables");
-	rc = fleet_open(&f, conn, err, sizeof(err));
-	CHECK(!rc, "open of a version-1 database: %s", err);
-	CHECK((v = sql(v1, "SELECT value FROM cuzk_meta WHERE key = 'schema_version'")) &&
-		      !strcmp(v, "2"),
-	      "schema version %s after the migration", v ? v : "?");
-	CHECK((v = sql(v1,
-		       "SELECT string_agg(idx || ':' || state || ':' || published, ','"
-		       " ORDER BY idx) FROM cuzk_parts")) &&
-		      !strcmp(v, "0:done:true,1:failed:true,2:queued:false"),
-	      "parts after: %s", v ? v : "?");
-	CHECK((v = sql(v1,
-		       "SELECT count(*) || ':' || count(lease_s) || ':' || sum(done)"
-		       " FROM cuzk_daemons")) &&
-		      !strcmp(v, "1:0:2"),
-	      "daemons after: %s", v ? v : "?");
-	CHECK((v = sql(v1,
-		       "SELECT count(*) FROM pg_indexes WHERE indexname ="
-		       " 'cuzk_parts_unpublished'")) &&
-		      !strcmp(v, "1"),
-	      "no partial index");
+	f = open_old(v1, conn,
+		     "0:done:true:truetrue,1:failed:true:truetrue,2:queued:false:truetrue");
+	expect(v1, "daemons after",
+	       "SELECT count(*) || ':' || count(lease_s) || ':' || sum(done) FROM cuzk_daemons",
+	       "1:0:2");
+	expect(v1, "the partial index",
+	       "SELECT count(*) FROM pg_indexes WHERE indexname = 'cuzk_parts_unpublished'", "1");
 	if (f) {
 		CHECK(fleet_job_state(f, 1, &done, &failed, &total, err, sizeof(err)) == 0 &&
 			      done == 1 && failed == 1 && total == 3,
 		      "migrated job %u/%u/%u", done, failed, total);
 		CHECK(!fleet_daemon_hello(f, "new", "h", 7, err, sizeof(err)), "hello: %s", err);
 		fleet_close(f);
-		f = NULL;
 	}
-	/* Opened again: no second migration (the rows are as they were). */
-	CHECK(!fleet_open(&f, conn, err, sizeof(err)), "second open: %s", err);
-	fleet_close(f);
-	f = NULL;
-	CHECK((v = sql(v1,
-		       "SELECT string_agg(id || ':' || coalesce(lease_s, 0), ',' ORDER BY id)"
-		       " FROM cuzk_daemons")) &&
-		      !strcmp(v, "new:7,old:0"),
-	      "daemons: %s", v ? v : "?");
-	sql(v1, "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version'");
-	CHECK((rc = fleet_open(&f, conn, err, sizeof(err))) == -EPROTO && !f,
-	      "a newer schema answered %d: %s", rc, err);
+	reopen_and_refuse(v1, conn);
+	expect(v1, "daemons",
+	       "SELECT string_agg(id || ':' || coalesce(lease_s, 0), ',' ORDER BY id)"
+	       " FROM cuzk_daemons",
+	       "new:7,old:0");
 	PQfinish(v1);
 	sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
+	printf("ok: migration 1 -> 3: a version-1 database kept its rows, old done rows "
+	       "published, version 3; version %d refused\n",
+	       FLEET_SCHEMA_VERSION + 1);
+}
+
+/* A version-2 database (cuzk 2's tables, by hand) opened by this cuzk: its rows as
+ * they were (the unpublished done row stays unpublished: its proof is still to be
+ * published from its staging dir), the stored-proof columns added empty, version 3;
+ * a job stored only is then submitted, claimed by a storing daemon and finished with
+ * its proof; version 4 refused. */
+static void migration_v2(PGconn *c)
+{
+	const char *stmts[2] = { v1_sql, v2_sql }, *w[1] = { "/w" }, *nm[1] = { "w" };
+	char conn[1024], err[512];
+	struct fleet *f = NULL;
+	struct fleet_claim cl[2];
+	uint64_t job = 0;
+	PGconn *v2 = old_db(c, "cuzk_v2", stmts, 2, conn, sizeof(conn));
+
+	f = open_old(v2, conn,
+		     "0:done:false:truetrue,1:failed:true:truetrue,2:queued:false:truetrue");
+	expect(v2, "jobs after", "SELECT string_agg(id || ':' || store_proofs, ',') FROM cuzk_jobs",
+	       "1:false");
+	expect(v2, "daemons after",
+	       "SELECT string_agg(id || ':' || lease_s || ':' || coalesce(store_proofs::text, '-'),"
+	       " ',') FROM cuzk_daemons",
+	       "old:30:-");
+	if (f) {
+		fleet_set_stores(f, 1);
+		CHECK(!fleet_job_add(f, "/z", NULL, 1, 1, w, nm, &job, err, sizeof(err)), "add: %s",
+		      err);
+		CHECK(fleet_claim(f, "new", 30, cl, 2, err, sizeof(err)) == 2 && cl[1].job == job &&
+			      cl[1].store_proofs && !cl[1].out_dir[0],
+		      "claims on the migrated database: %s", err);
+		CHECK(fleet_finish_stored(f, "new", job, 0, cl[1].gen, "{\"pi_a\": []}", "[\"1\"]",
+					  err, sizeof(err)) == 1,
+		      "stored finish on the migrated database: %s", err);
+		fleet_close(f);
+	}
+	expect(v2, "the stored partition",
+	       "SELECT state || ':' || published || ':' || proof_json || ':' || public_json"
+	       " FROM cuzk_parts WHERE job = 2",
+	       "done:true:{\"pi_a\": []}:[\"1\"]");
+	reopen_and_refuse(v2, conn);
+	PQfinish(v2);
+	sql(c, "DROP DATABASE IF EXISTS cuzk_v2");
+	printf("ok: migration 2 -> 3: a version-2 database kept its rows (its unpublished "
+	       "one too), stored-proof columns added, a stored job proved on it; version %d "
+	       "refused\n",
+	       FLEET_SCHEMA_VERSION + 1);
+}
+
+static void migration(const char *url)
+{
+	PGconn *c = PQconnectdb(url);
+
+	CHECK(PQstatus(c) == CONNECTION_OK, "connect: %s", PQerrorMessage(c));
+	sql(c, "SET client_min_messages = warning");
+	migration_v1(c);
+	migration_v2(c);
 	PQfinish(c);
-	printf("ok: migration: a version-1 database kept its rows, old done rows published, "
-	       "version 2; version 3 refused\n");
+}
+
+/* Stored proofs (fleet_pg.h "Stored proofs"): a job with no out dir is claimed only
+ * by a daemon that stores; a stale owner's proof is never stored (the finish's lease
+ * check), the winner's is, once, and publishes the partition; bad JSON and texts over
+ * the caps are refused before any write; fleet_fetch reads them back. */
+static const char *stored_row(const char *url, uint64_t job, uint32_t idx)
+{
+	PGconn *c = PQconnectdb(url);
+	char q[256];
+	const char *v;
+
+	snprintf(q, sizeof(q),
+		 "SELECT state || ':' || published || ':' || coalesce(done_by, '-') || ':' ||"
+		 " coalesce(proof_json, '-') || ':' || coalesce(public_json, '-') || ':' ||"
+		 " coalesce(reason, '-') FROM cuzk_parts WHERE job = %llu AND idx = %u",
+		 (unsigned long long)job, idx);
+	v = PQstatus(c) == CONNECTION_OK ? sql(c, q) : NULL;
+	PQfinish(c);
+	return v ? v : "?";
+}
+
+struct fetched {
+	int n;
+	char got[4][128];
+};
+
+static int fetched(void *arg, const struct fleet_stored *s)
+{
+	struct fetched *x = arg;
+
+	if (x->n < 4)
+		snprintf(x->got[x->n++], sizeof(x->got[0]), "%u:%s:%s:%s:%s", s->idx, s->name,
+			 s->state, s->proof ? s->proof : "-", s->pub ? s->pub : "-");
+	return 0;
+}
+
+static void stored(const char *url, struct fleet *f)
+{
+	const char *w[2] = { "/w0", "/w1" }, *nm[2] = { "s0", "s1" };
+	struct fleet_claim a[2], b[2], c[2];
+	struct fetched x = { 0 };
+	uint32_t done, failed, total;
+	char err[512], *big;
+	uint64_t job;
+	int rc;
+
+	CHECK(fleet_job_add(f, "/z.zkey", "", 0, 2, w, nm, &job, err, sizeof(err)) == -EINVAL,
+	      "a job with no out dir and no stored proofs accepted");
+	CHECK(!fleet_job_add(f, "/z.zkey", NULL, 1, 2, w, nm, &job, err, sizeof(err)), "add: %s",
+	      err);
+	/* f does not store: it never claims the job. */
+	CHECK((rc = fleet_claim(f, "st-no", 30, a, 2, err, sizeof(err))) == 0,
+	      "a daemon that does not store claimed %d stored-only partitions", rc);
+	fleet_set_stores(f, 1);
+	CHECK(!fleet_daemon_hello(f, "st-b", "here", 30, err, sizeof(err)), "hello: %s", err);
+	CHECK(fleet_claim(f, "st-a", 1, a, 2, err, sizeof(err)) == 2 && a[0].store_proofs &&
+		      !a[0].out_dir[0],
+	      "claim: %s", err);
+	/* Refused before any write: the row stays st-a's lease. */
+	big = malloc(FLEET_PROOF_MAX + 16);
+	if (big) {
+		memset(big, ' ', FLEET_PROOF_MAX + 8);
+		memcpy(big, "{}", 2);
+		big[FLEET_PROOF_MAX + 8] = '\0';
+		CHECK(fleet_finish_stored(f, "st-a", job, 0, a[0].gen, big, "[]", err,
+					  sizeof(err)) == -EINVAL &&
+			      strstr(err, "over the"),
+		      "a proof over the cap: %s", err);
+		free(big);
+	}
+	CHECK(fleet_finish_stored(f, "st-a", job, 0, a[0].gen, "{\"pi_a\": [", "[]", err,
+				  sizeof(err)) == -EINVAL &&
+		      strstr(err, "not JSON"),
+	      "a cut proof: %s", err);
+	CHECK(fleet_finish_stored(f, "st-a", job, 0, a[0].gen, "{}", "{}", err, sizeof(err)) ==
+			      -EINVAL &&
+		      strstr(err, "array"),
+	      "public signals not an array: %s", err);
+	CHECK(!strncmp(stored_row(url, job, 0), "leased:false:-:-:-:", 19),
+	      "a refused stored finish changed the row: %s", stored_row(url, job, 0));
+	/* st-a's leases expire, st-b takes them over; st-a's late proofs are not stored. */
+	sleep(2);
+	CHECK(fleet_claim(f, "st-b", 30, b, 2, err, sizeof(err)) == 2, "take over: %s", err);
+	for (int i = 0; i < 2; i++)
+		CHECK(fleet_finish_stored(f, "st-a", job, a[i].idx, a[i].gen, "{\"who\": \"a\"}",
+					  "[\"a\"]", err, sizeof(err)) == 0,
+		      "a stale owner's stored finish accepted");
+	CHECK(!strncmp(stored_row(url, job, 0), "leased:false:-:-:-:", 19),
+	      "a stale owner's proof written: %s", stored_row(url, job, 0));
+	CHECK(fleet_finish_stored(f, "st-b", job, 0, b[0].gen, "{\"who\": \"b\"}", "[\"b\"]", err,
+				  sizeof(err)) == 1,
+	      "finish: %s", err);
+	/* A retry (its answer lost): "yours already", nothing written again. */
+	CHECK(fleet_finish_stored(f, "st-b", job, 0, b[0].gen, "{\"who\": \"b2\"}", "[\"b2\"]", err,
+				  sizeof(err)) == 2,
+	      "retried stored finish");
+	/* st-a again, after the finish: still refused, still st-b's proof. */
+	CHECK(fleet_finish_stored(f, "st-a", job, 0, a[0].gen, "{\"who\": \"a\"}", "[\"a\"]", err,
+				  sizeof(err)) == 0,
+	      "a stale owner's stored finish after the winner's accepted");
+	CHECK(!strcmp(stored_row(url, job, 0), "done:true:st-b:{\"who\": \"b\"}:[\"b\"]:-"),
+	      "the stored row: %s", stored_row(url, job, 0));
+	/* Published at its finish: counted by `cuzk wait`, nothing for adoption. */
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 1,
+	      "stored-only state %u done", done);
+	/* A finish of such a partition without a proof fails it, never leaves it done with
+	 * nothing anyone could publish. */
+	CHECK(fleet_finish(f, "st-b", job, 1, b[1].gen, NULL, err, sizeof(err)) == 1, "finish: %s",
+	      err);
+	CHECK(!strcmp(stored_row(url, job, 1),
+		      "failed:true:st-b:-:-:no out dir and no stored proof"),
+	      "the proofless row: %s", stored_row(url, job, 1));
+	CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 2, "job state");
+	CHECK(fleet_fetch(f, job, fetched, &x, err, sizeof(err)) == 2 && x.n == 2 &&
+		      !strcmp(x.got[0], "0:s0:done:{\"who\": \"b\"}:[\"b\"]") &&
+		      !strcmp(x.got[1], "1:s1:failed:-:-"),
+	      "fetch: %s | %s", x.got[0], x.got[1]);
+	CHECK(fleet_fetch(f, job + 1000, fetched, &x, err, sizeof(err)) == -ENOENT,
+	      "fetch of no job");
+	/* A storing daemon stores the proofs of jobs with an out dir too: the finish stores
+	 * them, the publish of the files marks it as before. */
+	CHECK(!fleet_job_add(f, "/z.zkey", "/out", 0, 1, w, nm, &job, err, sizeof(err)), "add: %s",
+	      err);
+	CHECK(fleet_claim(f, "st-b", 30, c, 2, err, sizeof(err)) == 1 && !c[0].store_proofs &&
+		      !strcmp(c[0].out_dir, "/out"),
+	      "claim: %s", err);
+	CHECK(fleet_finish_stored(f, "st-b", job, 0, c[0].gen, "{}", "[]", err, sizeof(err)) == 1,
+	      "finish: %s", err);
+	CHECK(!strcmp(stored_row(url, job, 0), "done:false:st-b:{}:[]:-"),
+	      "stored with an out dir: %s", stored_row(url, job, 0));
+	CHECK(fleet_published(f, job, 0, c[0].gen, err, sizeof(err)) == 1, "mark: %s", err);
+	/* Throughput in status: st-b's 2 done partitions, finished just now (a failed one
+	 * is not throughput); st-a none, and it stores. */
+	{
+		char *st = fleet_status_json(f, err, sizeof(err));
+		const char *rb = st ? strstr(st, "\"st-b\"") : NULL;
+
+		CHECK(rb && strstr(rb, "\"done_1m\" : 2,") && strstr(rb, "\"store_proofs\" : true"),
+		      "status: %s", st ? st : err);
+		free(st);
+	}
+	fleet_set_stores(f, 0);
+	printf("ok: stored proofs: claimed only by a storing daemon, a stale owner's never "
+	       "stored, the winner's once, bad JSON and oversize refused unwritten, fetched "
+	       "back\n");
 }
 
 static int semantics(const char *url)
@@ -341,7 +594,7 @@ static int semantics(const char *url)
 	CHECK(!rc, "open: %s", err);
 	if (rc)
 		return 1;
-	CHECK(!fleet_job_add(f, "/z.zkey", "/out", 6, w, nm, &job, err, sizeof(err)), "add: %s",
+	CHECK(!fleet_job_add(f, "/z.zkey", "/out", 0, 6, w, nm, &job, err, sizeof(err)), "add: %s",
 	      err);
 	CHECK(!fleet_daemon_hello(f, "sem-a", "here", 1, err, sizeof(err)), "hello: %s", err);
 	CHECK(!fleet_daemon_hello(f, "sem-b", "here", 4, err, sizeof(err)), "hello: %s", err);
@@ -423,7 +676,7 @@ static int semantics(const char *url)
 		const char *w2[2] = { "/g", "/h" }, *nm2[2] = { "g", "h" };
 		uint64_t job2;
 
-		CHECK(!fleet_job_add(f, "/z.zkey", "/out", 2, w2, nm2, &job2, err, sizeof(err)),
+		CHECK(!fleet_job_add(f, "/z.zkey", "/out", 0, 2, w2, nm2, &job2, err, sizeof(err)),
 		      "add: %s", err);
 		CHECK(fleet_claim(f, "sem-c", 1, a, 1, err, sizeof(err)) == 1, "claim: %s", err);
 		CHECK((rc = fleet_renew(f, "sem-c", 30, a, 0, err, sizeof(err))) == 0,
@@ -458,6 +711,7 @@ static int semantics(const char *url)
 		free(s);
 	}
 	adoption(url, f);
+	stored(url, f);
 	fleet_close(f);
 	migration(url);
 	printf("%s: lease semantics\n", fails ? "FAIL" : "ok");
