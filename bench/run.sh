@@ -24,7 +24,10 @@
 #       2^16), partitions/s against prove-local and witness binary + rapidsnark back
 #       to back, and the worker's idle share; BENCH_BACKLOG=0 skips it;
 #   (g) bench/threads.sh: prove-local --threads 1..nproc on mulchain 2^14 and 2^16,
-#       wall, CPU, speedup and threads created per proof; BENCH_THREADS=0 skips it.
+#       wall, CPU, speedup and threads created per proof; BENCH_THREADS=0 skips it;
+#   (h) bench/curves.sh: CPU seconds of BLS12-381 against BN254 proofs at the same size
+#       (mulchain 2^13; CURVES_SIZES), every proof checked by snarkjs; BENCH_CURVES=0
+#       skips it.
 #
 # Environment:
 #   BUILD        build dir (default build)
@@ -196,6 +199,14 @@ bench_script backlog
 
 # ---- (g) prove-local --threads 1..nproc (issue 21 item 4) ---------------------------
 bench_script threads
+
+# ---- (h) BLS12-381 / BN254 CPU time at the same size (issue 21) ----------------------
+if [ "${BENCH_CURVES:-1}" != 0 ]; then
+  rc=0
+  BUILD="$BUILD" bash "$ROOT/bench/curves.sh" || rc=$?
+  [ $rc -eq 0 ] || failures+=("curves")
+  echo
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "bench: failures: ${failures[*]}"

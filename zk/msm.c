@@ -177,10 +177,20 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
  * window jacobian through min_batch.) */
 #define MSM_AUTO_MIN_BATCH_IFMA 32
 /* One batch-affine bucket addition in mixed additions, for the cost model (msm_plan):
- * from the rows above at 2^14 c=11 less the bucket reduction (the same in both forms),
- * 0.19-0.22 with the IFMA lanes; from the mulx table above 0.65-0.78. */
-#define MSM_AFFINE_COST_IFMA    0.25
-#define MSM_AFFINE_COST         0.7
+ * MSM_AFFINE_COST(_IFMA) for the addition itself plus MSM_INV_COST_G1/G2 / batch, its
+ * share of the batch's one inversion (GMP's gcd, 1.2-1.8 us: about 10 G1 or 4 G2 mixed
+ * additions, an Fq2 inverse being one Fq inverse and a few products). At batch 256 that
+ * is the 0.25 (IFMA) and 0.7 (mulx) measured from the rows above at 2^14 c=11 less the
+ * bucket reduction. Without the inversion term the model saw no cost in small batches
+ * and took c = 8 (batches of 32) for BN254 at 2^13, where GLV halves have 127 bits
+ * (BLS12-381's 128 took c = 10): GMP's gcd was 23% of that proof's CPU time (perf,
+ * cpu-clock samples). bench/msm_ntt, 2^13, 1 thread, CPU ms, min of 5 (shared box,
+ * load ~25), BN254 G1 / G2: c=8 27.8 / 54.7, c=9 21.4 / 51.2, c=10 16.1 / 40.3,
+ * c=11 18.8 / 51.1; with the term the model takes c = 10. */
+#define MSM_AFFINE_COST_IFMA    0.21
+#define MSM_AFFINE_COST         0.66
+#define MSM_INV_COST_G1         10.0
+#define MSM_INV_COST_G2         4.0
 
 static unsigned msm_auto_min_batch(void)
 {
@@ -546,6 +556,7 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
 {
     const size_t n = j->nact;
     const double affine = ifma_available() ? MSM_AFFINE_COST_IFMA : MSM_AFFINE_COST;
+    const double inv = j->G->deg == 1 ? MSM_INV_COST_G1 : MSM_INV_COST_G2;
     double best = -1;
     unsigned cmin = force_c ? force_c : 1, cmax = force_c ? force_c : MSM_AUTO_MAX_C;
 
@@ -559,13 +570,13 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
             unsigned tasks = nwin * s, T = threads < tasks ? threads : tasks;
             unsigned rounds = (tasks + T - 1) / T;
             unsigned b = msm_batch_for(n, c, s, mode);
-            double add = b ? affine : 1.0;
+            double add = b ? affine + inv / b : 1.0;
             if (b && nwin > 1) {
                 /* the top window's few buckets may send it jacobian (msm_window_batch) */
                 unsigned rem = j->bits > (nwin - 1) * c ? j->bits - (nwin - 1) * c : 0;
                 size_t tb = rem < c - 1 ? ((size_t)1 << rem) / 4 : b;
                 if (tb < (mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch()))
-                    add = (affine * (nwin - 1) + 1.0) / nwin;
+                    add = (add * (nwin - 1) + 1.0) / nwin;
             }
             double cost =
                 (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
