@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -35,6 +36,34 @@ void test_shared_fixture(char *dst, size_t len, const char *set, const char *fil
     snprintf(dst, len, "%s/fixtures/snarkjs-groth16/%s/%s", s && *s ? s : "../shared", set, file);
 }
 
+/* What TEST registered before main: a program's tests fit in a fixed table. */
+#define TEST_MAX 64
+static struct test_case registered[TEST_MAX];
+static size_t n_registered;
+
+void test_register(const char *tcase, const TTest *t, int loops)
+{
+    if (n_registered == TEST_MAX) {
+        fprintf(stderr, "helper_test: more than %d TESTs in one program: raise TEST_MAX\n", TEST_MAX);
+        abort();
+    }
+    registered[n_registered++] = (struct test_case){ tcase, t, loops };
+}
+
+/* Constructors run in an order C does not promise: the source line decides. */
+static int by_line(const void *a, const void *b)
+{
+    const struct test_case *x = a, *y = b;
+
+    return (x->fn->line > y->fn->line) - (x->fn->line < y->fn->line);
+}
+
+int test_main(const char *suite, const struct test_opts *o)
+{
+    qsort(registered, n_registered, sizeof(registered[0]), by_line);
+    return test_run_cases(suite, registered, n_registered, o);
+}
+
 int test_run(Suite *s)
 {
     SRunner *sr = srunner_create(s);
@@ -51,6 +80,7 @@ int test_run_cases(const char *suite, const struct test_case *cases, size_t n, c
     Suite *s = suite_create(suite);
 
     for (size_t i = 0; i < n; i++) {
+        if (o && o->leave_out && !strcmp(cases[i].name, o->leave_out)) continue;
         TCase *tc = tcase_create(cases[i].name);
 
         if (o && (o->setup || o->teardown)) tcase_add_checked_fixture(tc, o->setup, o->teardown);

@@ -1,6 +1,6 @@
 /* helper_test.h — what several unit-test programs share (tests/unit/helper_test.c is
- * linked into every test program by the Makefile): deterministic randomness and the
- * "table of looped test cases -> suite -> run" main. */
+ * linked into every test program by the Makefile): deterministic randomness, tests
+ * that register themselves (TEST) and the "cases -> suite -> run" main. */
 #ifndef CUZK_TEST_HELPER_H
 #define CUZK_TEST_HELPER_H
 
@@ -30,11 +30,14 @@ struct test_case {
     int loops;
 };
 
-/* What every tcase of a table shares: a checked fixture (either may be NULL) and a
- * timeout in seconds (0: Check's default, or CK_DEFAULT_TIMEOUT). */
+/* What every tcase of a table shares: a checked fixture (either may be NULL), a
+ * timeout in seconds (0: Check's default, or CK_DEFAULT_TIMEOUT), and one case to
+ * leave out (its name; NULL: none), for a case that cannot run in this build (the
+ * caller says why). */
 struct test_opts {
     SFun setup, teardown;
     double timeout;
+    const char *leave_out;
 };
 
 /* Run suite s (and free it); return the process exit status (EXIT_SUCCESS when
@@ -47,6 +50,27 @@ int test_run_cases(const char *suite, const struct test_case *cases, size_t n, c
 
 /* test_run_cases with only a timeout. */
 int test_run_suite(const char *suite, const struct test_case *cases, size_t n, double timeout);
+
+/* TEST(fn, loops) { body } END_TEST: Check's START_TEST (the body sees the loop index
+ * _i = 0 .. loops-1; fn##_fn is the body's function) that also registers the test,
+ * before main, as the tcase named fn of this program's test_main; TEST_AS names the
+ * tcase otherwise (a name a script picks with CK_RUN_CASE). A test is written in one
+ * place: there is no second list of cases to keep in step with the definitions. */
+#define TEST_AS(tcase, fn, loops)                                         \
+    static void fn##_fn(int _i);                                          \
+    static const TTest fn##_ttest = { #fn, fn##_fn, __FILE__, __LINE__ }; \
+    __attribute__((constructor)) static void fn##_register(void)          \
+    {                                                                     \
+        test_register(tcase, &fn##_ttest, loops);                         \
+    }                                                                     \
+    static void fn##_fn(int _i CK_ATTRIBUTE_UNUSED)
+#define TEST(fn, loops) TEST_AS(#fn, fn, loops)
+
+/* Called by TEST's constructor: add a case to this program's list. */
+void test_register(const char *tcase, const TTest *t, int loops);
+
+/* test_run_cases over the registered TESTs, in the order they are written. */
+int test_main(const char *suite, const struct test_opts *o);
 
 /* The number of rows of a case table. */
 #define TEST_N(t) (sizeof(t) / sizeof((t)[0]))

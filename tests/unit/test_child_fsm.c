@@ -38,7 +38,7 @@ static void start_running(struct child_fsm *f, uint64_t t)
 	step(f, CHILD_EV_TIMER, t + MS, t + MS, CHILD_RUNNING, 0);
 }
 
-START_TEST(test_first_start_and_heartbeat)
+TEST(test_first_start_and_heartbeat, 1)
 {
 	struct child_fsm f;
 
@@ -67,7 +67,7 @@ END_TEST
 
 /* A crash (SIGSEGV) while holding partitions, long after start: reclaim, count a try
  * against what it held, restart at once. An error exit counts, SIGINT does not. */
-START_TEST(test_crash_while_holding_a_partition)
+TEST(test_crash_while_holding_a_partition, 1)
 {
 	struct child_fsm f;
 	struct child_step r;
@@ -94,7 +94,7 @@ END_TEST
 
 /* Deaths within 10 s of start, in a row: 0.25 s doubling, capped at 30 s; a stage that
  * then lives 10 s resets the count. */
-START_TEST(test_fast_deaths_back_off_then_cap)
+TEST(test_fast_deaths_back_off_then_cap, 1)
 {
 	static const uint64_t want[] = { 250 * MS, 500 * MS, 1 * S,  2 * S,  4 * S,
 					 8 * S,    16 * S,   30 * S, 30 * S, 30 * S };
@@ -129,7 +129,7 @@ END_TEST
 
 /* No heartbeat for --stall-timeout: SIGKILL once; the death counts as a hung crash and
  * the stage is restarted. */
-START_TEST(test_stall_kill_restart)
+TEST(test_stall_kill_restart, 1)
 {
 	struct child_fsm f;
 	struct child_step r;
@@ -170,7 +170,7 @@ START_TEST(test_stall_kill_restart)
 END_TEST
 
 /* The same partition crashes its stage --max-attempts (3) times: poisoned on the 3rd. */
-START_TEST(test_repeated_crash_poisons)
+TEST(test_repeated_crash_poisons, 1)
 {
 	struct child_fsm f;
 	uint16_t crashes = 0;
@@ -195,7 +195,7 @@ END_TEST
 
 /* `cuzk restart`: SIGTERM, and its death (any status, even fast, even after a stall
  * kill) counts nothing and restarts at once; in backoff, it starts at once. */
-START_TEST(test_restart_requested)
+TEST(test_restart_requested, 1)
 {
 	struct child_fsm f;
 	uint64_t t = 10 * S;
@@ -232,7 +232,7 @@ END_TEST
 
 /* Shutdown: a live stage gets SIGTERM and is not restarted after its death (counted
  * nothing); one in backoff is never started again; no stall checks meanwhile. */
-START_TEST(test_shutdown)
+TEST(test_shutdown, 1)
 {
 	struct child_fsm f;
 	uint32_t restarts;
@@ -262,7 +262,7 @@ START_TEST(test_shutdown)
 END_TEST
 
 /* Events without a move change nothing. */
-START_TEST(test_no_move_changes_nothing)
+TEST(test_no_move_changes_nothing, 1)
 {
 	struct child_fsm f, before;
 
@@ -282,16 +282,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case cases[] = {
-		{ "first_start_and_heartbeat", test_first_start_and_heartbeat, 1 },
-		{ "crash_while_holding_a_partition", test_crash_while_holding_a_partition, 1 },
-		{ "fast_deaths_back_off_then_cap", test_fast_deaths_back_off_then_cap, 1 },
-		{ "stall_kill_restart", test_stall_kill_restart, 1 },
-		{ "repeated_crash_poisons", test_repeated_crash_poisons, 1 },
-		{ "restart_requested", test_restart_requested, 1 },
-		{ "shutdown", test_shutdown, 1 },
-		{ "no_move_changes_nothing", test_no_move_changes_nothing, 1 },
-	};
+	const struct test_opts o = { .timeout = 10 };
 
-	return test_run_suite("child_fsm", cases, sizeof(cases) / sizeof(cases[0]), 10);
+	return test_main("child_fsm", &o);
 }

@@ -14,7 +14,22 @@ static int parse(const char *line, struct control_req *r, struct control_err *e)
 	return control_parse(line, strlen(line), r, e);
 }
 
-START_TEST(test_control_parses_submit_files_by_descriptor)
+/* line is refused: -EINVAL with error code `code`, a message of some length, and (when
+ * not NULL) `said` in that message. */
+static void check_refused(const char *line, const char *code, const char *said)
+{
+	struct control_req r;
+	struct control_err e;
+
+	ck_assert_msg(parse(line, &r, &e) == -EINVAL, "accepted %s", line);
+	ck_assert_msg(!strcmp(e.code, code), "%s: code %s, expected %s", line, e.code, code);
+	ck_assert_int_gt(strlen(e.message), 10);
+	if (said)
+		ck_assert_msg(strstr(e.message, said), "%s: message '%s' lacks '%s'", line,
+			      e.message, said);
+}
+
+TEST(test_control_parses_submit_files_by_descriptor, 1)
 {
 	struct control_req r;
 	struct control_err e;
@@ -43,37 +58,25 @@ START_TEST(test_control_parses_submit_files_by_descriptor)
 }
 END_TEST
 
-START_TEST(test_control_refuses_paths_and_missing_descriptors)
+TEST(test_control_refuses_paths_and_missing_descriptors, 1)
 {
-	struct control_req r;
-	struct control_err e;
-
 	/* The old path form: refused, with what to send instead. */
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
-			       "\"witnesses\":[\"/a.wtns\"]}",
-			       &r, &e),
-			 -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
-	ck_assert_ptr_nonnull(strstr(e.message, "descriptors"));
-	ck_assert_int_eq(
-		parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
+	check_refused("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
+		      "\"witnesses\":[\"/a.wtns\"]}",
+		      CONTROL_E_BAD_REQUEST, "descriptors");
+	check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
 		      "{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}",
-		      &r, &e),
-		-EINVAL);
-	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
+		      CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
 	/* An index past the descriptors announced. */
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"z\"},"
-			       "\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,"
-			       "\"path\":\"w\"}]}",
-			       &r, &e),
-			 -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
-	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":\"/z\"}", &r, &e), -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"z\"},"
+		      "\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,"
+		      "\"path\":\"w\"}]}",
+		      CONTROL_E_BAD_REQUEST, NULL);
+	check_refused("{\"req\":\"preload\",\"zkey\":\"/z\"}", CONTROL_E_BAD_REQUEST, NULL);
 }
 END_TEST
 
-START_TEST(test_control_output_names_and_dir_rights)
+TEST(test_control_output_names_and_dir_rights, 1)
 {
 	struct stat st;
 	const gid_t g[] = { 50 };
@@ -104,7 +107,7 @@ START_TEST(test_control_output_names_and_dir_rights)
 }
 END_TEST
 
-START_TEST(test_control_parses_preload_evict)
+TEST(test_control_parses_preload_evict, 1)
 {
 	struct control_req r;
 	struct control_err e;
@@ -120,14 +123,12 @@ START_TEST(test_control_parses_preload_evict)
 	ck_assert_int_eq(parse("{\"req\":\"evict\",\"zkey\":\"/z\"}", &r, &e), 0);
 	ck_assert_int_eq(r.kind, CONTROL_EVICT);
 	control_req_free(&r);
-	ck_assert_int_eq(parse("{\"req\":\"evict\"}", &r, &e), -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
-	ck_assert_int_eq(parse("{\"req\":\"preload\",\"zkey\":7}", &r, &e), -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
+	check_refused("{\"req\":\"evict\"}", CONTROL_E_BAD_REQUEST, NULL);
+	check_refused("{\"req\":\"preload\",\"zkey\":7}", CONTROL_E_BAD_REQUEST, NULL);
 }
 END_TEST
 
-START_TEST(test_control_parses_submit_of_inputs)
+TEST(test_control_parses_submit_of_inputs, 1)
 {
 	struct control_req r;
 	struct control_err e;
@@ -154,24 +155,18 @@ START_TEST(test_control_parses_submit_of_inputs)
 	ck_assert_int_eq(r.witness_gen_fd, -1);
 	control_req_free(&r);
 	/* a generator or an input named by path only: refused like any other file */
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
-			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
-			       "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}",
-			       &r, &e),
-			 -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
-	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
-	ck_assert_int_eq(parse("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
-			       "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[\"/in1.json\"],"
-			       "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}",
-			       &r, &e),
-			 -EINVAL);
-	ck_assert_str_eq(e.code, CONTROL_E_BAD_REQUEST);
-	ck_assert_ptr_nonnull(strstr(e.message, "SCM_RIGHTS"));
+	check_refused("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+		      "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
+		      "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}",
+		      CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
+	check_refused("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+		      "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[\"/in1.json\"],"
+		      "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}",
+		      CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
 }
 END_TEST
 
-START_TEST(test_control_rejects_bad_requests_with_codes)
+TEST(test_control_rejects_bad_requests_with_codes, 1)
 {
 	static const struct {
 		const char *line, *code;
@@ -203,16 +198,8 @@ START_TEST(test_control_rejects_bad_requests_with_codes)
 		{ "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
 		{ "{\"req\":\"status\",\"req\":\"drain\"}", CONTROL_E_BAD_JSON },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct control_req r;
-		struct control_err e;
-
-		ck_assert_msg(parse(cases[i].line, &r, &e) == -EINVAL, "accepted %s",
-			      cases[i].line);
-		ck_assert_msg(!strcmp(e.code, cases[i].code), "%s: code %s, expected %s",
-			      cases[i].line, e.code, cases[i].code);
-		ck_assert_int_gt(strlen(e.message), 10);
-	}
+	for (size_t i = 0; i < TEST_N(cases); i++)
+		check_refused(cases[i].line, cases[i].code, NULL);
 }
 END_TEST
 
@@ -234,7 +221,7 @@ static int on_line(void *arg, const char *line, size_t len)
 	return 0;
 }
 
-START_TEST(test_control_framer_splits_and_drops_oversized)
+TEST(test_control_framer_splits_and_drops_oversized, 1)
 {
 	struct control_framer f = { 0 };
 	struct lines l = { 0 };
@@ -258,7 +245,7 @@ START_TEST(test_control_framer_splits_and_drops_oversized)
 }
 END_TEST
 
-START_TEST(test_control_replies_are_one_line)
+TEST(test_control_replies_are_one_line, 1)
 {
 	char *e = control_reply_error(CONTROL_E_NO_JOB, "no job 7");
 	char *o = control_reply_ok(json_pack("{s:i}", "job", 7));
@@ -272,7 +259,7 @@ START_TEST(test_control_replies_are_one_line)
 }
 END_TEST
 
-START_TEST(test_control_wtns_name)
+TEST(test_control_wtns_name, 1)
 {
 	char n[PIPE_NAME_LEN];
 
@@ -287,25 +274,7 @@ START_TEST(test_control_wtns_name)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("control");
-	TCase *tc = tcase_create("protocol");
-
-	tcase_add_test(tc, test_control_parses_submit_files_by_descriptor);
-	tcase_add_test(tc, test_control_refuses_paths_and_missing_descriptors);
-	tcase_add_test(tc, test_control_output_names_and_dir_rights);
-	tcase_add_test(tc, test_control_parses_submit_of_inputs);
-	tcase_add_test(tc, test_control_parses_preload_evict);
-	tcase_add_test(tc, test_control_rejects_bad_requests_with_codes);
-	tcase_add_test(tc, test_control_framer_splits_and_drops_oversized);
-	tcase_add_test(tc, test_control_replies_are_one_line);
-	tcase_add_test(tc, test_control_wtns_name);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return test_run(suite());
+	return test_main("control", NULL);
 }

@@ -43,7 +43,7 @@ static int make_file(const char *name, const char *text, int flags)
 	return fd;
 }
 
-START_TEST(test_copies_are_sealed_equal_and_survive_the_original)
+TEST(test_copies_are_sealed_equal_and_survive_the_original, 1)
 {
 	struct copies c;
 	char err[256], buf[64] = "";
@@ -70,7 +70,7 @@ START_TEST(test_copies_are_sealed_equal_and_survive_the_original)
 }
 END_TEST
 
-START_TEST(test_copies_shared_by_identity_and_private_closed_on_put)
+TEST(test_copies_shared_by_identity_and_private_closed_on_put, 1)
 {
 	struct copies c;
 	char err[256], p[128];
@@ -109,7 +109,7 @@ START_TEST(test_copies_shared_by_identity_and_private_closed_on_put)
 }
 END_TEST
 
-START_TEST(test_copies_refuse_what_is_not_a_readable_regular_file)
+TEST(test_copies_refuse_what_is_not_a_readable_regular_file, 1)
 {
 	struct copies c;
 	char err[256], p[128];
@@ -148,7 +148,7 @@ static int keep_a(void *arg, const char *name)
 	return !strcmp(name, "a");
 }
 
-START_TEST(test_copies_durable_dir_persist_reopen_sweep)
+TEST(test_copies_durable_dir_persist_reopen_sweep, 1)
 {
 	struct copies c;
 	char err[512], buf[16], p[128];
@@ -198,21 +198,9 @@ START_TEST(test_copies_durable_dir_persist_reopen_sweep)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("copies");
-	TCase *tc = tcase_create("copies");
-
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_copies_are_sealed_equal_and_survive_the_original);
-	tcase_add_test(tc, test_copies_shared_by_identity_and_private_closed_on_put);
-	tcase_add_test(tc, test_copies_refuse_what_is_not_a_readable_regular_file);
-	tcase_add_test(tc, test_copies_durable_dir_persist_reopen_sweep);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return test_run(suite());
+	const struct test_opts o = { .setup = setup, .teardown = teardown };
+
+	return test_main("copies", &o);
 }

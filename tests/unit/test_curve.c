@@ -25,7 +25,7 @@ static void rand_point(const curve_group *G, uint64_t *p)
     ec_jac_mul_scalar(G, p, g, k, 4);
 }
 
-START_TEST(test_curve_generator_on_curve_with_order_r)
+TEST(test_curve_generator_on_curve_with_order_r, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t g[EC_MAX_JAC], r[EC_MAX_JAC], rm1[4];
@@ -48,7 +48,7 @@ START_TEST(test_curve_generator_on_curve_with_order_r)
 }
 END_TEST
 
-START_TEST(test_curve_point_plus_negation_is_infinity)
+TEST(test_curve_point_plus_negation_is_infinity, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], n[EC_MAX_JAC], r[EC_MAX_JAC], a[EC_MAX_AFF], na[EC_MAX_AFF];
@@ -66,7 +66,7 @@ START_TEST(test_curve_point_plus_negation_is_infinity)
 }
 END_TEST
 
-START_TEST(test_curve_double_equals_add_to_self)
+TEST(test_curve_double_equals_add_to_self, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], d[EC_MAX_JAC], s[EC_MAX_JAC], q[EC_MAX_JAC], a[EC_MAX_AFF];
@@ -90,7 +90,7 @@ START_TEST(test_curve_double_equals_add_to_self)
 }
 END_TEST
 
-START_TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add)
+TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], q[EC_MAX_JAC], r1[EC_MAX_JAC], r2[EC_MAX_JAC], inf[EC_MAX_JAC], qa[EC_MAX_AFF];
@@ -117,7 +117,7 @@ START_TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add)
 }
 END_TEST
 
-START_TEST(test_curve_batch_to_aff_matches_single_with_infinity)
+TEST(test_curve_batch_to_aff_matches_single_with_infinity, 4)
 {
     const curve_group *G = GROUPS[_i];
     const unsigned cl = ec_cl(G);
@@ -143,7 +143,7 @@ START_TEST(test_curve_batch_to_aff_matches_single_with_infinity)
 END_TEST
 
 /* a·P + b·P = ((a + b) mod r)·P, and (a·b)·G = a·(b·G), with GMP for the scalars. */
-START_TEST(test_curve_scalar_mul_is_linear)
+TEST(test_curve_scalar_mul_is_linear, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], ap[EC_MAX_JAC], bp[EC_MAX_JAC], s[EC_MAX_JAC], t[EC_MAX_JAC];
@@ -192,7 +192,7 @@ static void mpz_from_limbs(mpz_t z, const uint64_t *a, size_t n)
 /* The GLV constants, by GMP: beta^3 = 1 in Fq (beta != 1), lambda^2 + lambda + 1 = 0
  * mod r (so lambda^3 = 1, lambda != 1), and phi(P) = (beta x, y) equals lambda P for the
  * generator, random points and infinity, against the double-and-add multiplication. */
-START_TEST(test_curve_glv_endomorphism_is_lambda)
+TEST(test_curve_glv_endomorphism_is_lambda, 4)
 {
     const curve_group *G = GROUPS[_i];
     const unsigned n = G->F->n;
@@ -242,7 +242,7 @@ END_TEST
  * random scalars, the edges (0, 1, r-1, lambda and neighbours, r - lambda, (r-1)/2,
  * 2^127, 2^128 - 1, 2^254 and 2^255 when below r) and scalars next to where the
  * Babai quotients floor(k g / 2^256) step (k = ceil(m 2^256 / g) + {-1, 0, 1}). */
-START_TEST(test_curve_glv_split_identity)
+TEST(test_curve_glv_split_identity, 4)
 {
     const curve_group *G = GROUPS[_i];
     mpz_t r, l, k, a, b, t, g1, g2, m;
@@ -338,7 +338,7 @@ START_TEST(test_curve_glv_split_identity)
 }
 END_TEST
 
-START_TEST(test_curve_lookup_by_fields)
+TEST(test_curve_lookup_by_fields, 1)
 {
     ck_assert_int_eq(curve_g1_for(&FIELD_BN254_FQ, &FIELD_BN254_FR)->id, CURVE_G1_BN254);
     ck_assert_int_eq(curve_g2_for(&FIELD_BN254_FQ, &FIELD_BN254_FR)->id, CURVE_G2_BN254);
@@ -350,19 +350,8 @@ END_TEST
 
 int main(void)
 {
-    const struct test_case t[] = {
-        { "generator_on_curve_with_order_r", test_curve_generator_on_curve_with_order_r, 4 },
-        { "point_plus_negation_is_infinity", test_curve_point_plus_negation_is_infinity, 4 },
-        { "double_equals_add_to_self", test_curve_double_equals_add_to_self, 4 },
-        { "mixed_add_handles_infinity_and_agrees_with_add",
-          test_curve_mixed_add_handles_infinity_and_agrees_with_add, 4 },
-        { "batch_to_aff_matches_single_with_infinity", test_curve_batch_to_aff_matches_single_with_infinity,
-          4 },
-        { "scalar_mul_is_linear", test_curve_scalar_mul_is_linear, 4 },
-        { "lookup_by_fields", test_curve_lookup_by_fields, 1 },
-        { "glv_endomorphism_is_lambda", test_curve_glv_endomorphism_is_lambda, 4 },
-        { "glv_split_identity", test_curve_glv_split_identity, 4 },
-    };
+    const struct test_opts o = { .timeout = 120 };
+
     test_rng_seed(0xda3e39cb94b95bdbULL);
-    return test_run_suite("curve", t, sizeof t / sizeof t[0], 120);
+    return test_main("curve", &o);
 }

@@ -24,7 +24,7 @@ static int documented(int code, unsigned kind)
     return 0;
 }
 
-START_TEST(test_error_codes_are_disjoint_from_errno)
+TEST(test_error_codes_are_disjoint_from_errno, 1)
 {
     ck_assert_int_gt(CUZK_E_BASE, MAX_ERRNO);
     for (int e = 1; e <= MAX_ERRNO; e++) {
@@ -40,7 +40,7 @@ START_TEST(test_error_codes_are_disjoint_from_errno)
 }
 END_TEST
 
-START_TEST(test_error_every_code_has_name_message_and_exit_code)
+TEST(test_error_every_code_has_name_message_and_exit_code, 1)
 {
     for (int c = CUZK_E_BASE; c < CUZK_E_END; c++) {
         const char *name = cuzk_err_name(-c), *msg = cuzk_strerror(-c);
@@ -72,7 +72,7 @@ START_TEST(test_error_every_code_has_name_message_and_exit_code)
 }
 END_TEST
 
-START_TEST(test_error_errno_is_read_as_errno)
+TEST(test_error_errno_is_read_as_errno, 1)
 {
     ck_assert_str_eq(cuzk_err_name(-EAGAIN), "EAGAIN");
     ck_assert_str_eq(cuzk_err_name(-ENOMEM), "ENOMEM");
@@ -95,7 +95,7 @@ START_TEST(test_error_errno_is_read_as_errno)
 END_TEST
 
 /* The numbers scripts and tests read (README "Exit codes"): never renumbered. */
-START_TEST(test_error_documented_numbers_stay)
+TEST(test_error_documented_numbers_stay, 1)
 {
     static const struct {
         int err, tool_exit;
@@ -128,7 +128,7 @@ START_TEST(test_error_documented_numbers_stay)
 }
 END_TEST
 
-START_TEST(test_error_table_is_well_formed)
+TEST(test_error_table_is_well_formed, 1)
 {
     for (size_t i = 0; i < cuzk_exit_table_len; i++) {
         const struct cuzk_exit_row *r = &cuzk_exit_table[i];
@@ -164,7 +164,7 @@ static char *slurp(FILE *f)
     return b;
 }
 
-START_TEST(test_error_readme_table_is_the_code_table)
+TEST(test_error_readme_table_is_the_code_table, 1)
 {
     FILE *f = fopen("README.md", "r");
     ck_assert_msg(f, "README.md not found: run from the source root");
@@ -194,7 +194,7 @@ START_TEST(test_error_readme_table_is_the_code_table)
 }
 END_TEST
 
-START_TEST(test_error_help_prints_the_rows_asked)
+TEST(test_error_help_prints_the_rows_asked, 1)
 {
     char *out = NULL;
     size_t len = 0;
@@ -228,15 +228,7 @@ END_TEST
 
 int main(void)
 {
-    const struct test_case t[] = {
-        { "codes_are_disjoint_from_errno", test_error_codes_are_disjoint_from_errno, 1 },
-        { "every_code_has_name_message_and_exit_code", test_error_every_code_has_name_message_and_exit_code,
-          1 },
-        { "errno_is_read_as_errno", test_error_errno_is_read_as_errno, 1 },
-        { "documented_numbers_stay", test_error_documented_numbers_stay, 1 },
-        { "table_is_well_formed", test_error_table_is_well_formed, 1 },
-        { "readme_table_is_the_code_table", test_error_readme_table_is_the_code_table, 1 },
-        { "help_prints_the_rows_asked", test_error_help_prints_the_rows_asked, 1 },
-    };
-    return test_run_suite("error", t, sizeof t / sizeof t[0], 60);
+    const struct test_opts o = { .timeout = 60 };
+
+    return test_main("error", &o);
 }

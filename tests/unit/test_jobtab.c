@@ -8,29 +8,22 @@
 
 #include <cuzk/shmlayout.h>
 
+#include "helper_shm.h"
 #include "helper_test.h"
 
-static char inst[64], err[512];
+static char inst[64];
 static struct shmlayout_data d;
 
 static void setup(void)
 {
-	struct shmlayout_config cfg = { .n_rings = 1,
-					.ring_capacity = { 8 },
-					.max_jobs = 3,
-					.max_parts = 10,
-					.buf_count = 4,
-					.buf_size = 4096 };
+	const struct shmlayout_config cfg = test_shm_config(8, 3, 10, 4, 4096);
 
-	snprintf(inst, sizeof(inst), "j%d", (int)getpid());
-	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
-		      "%s", err);
+	test_shm_create(&d, inst, sizeof(inst), "j", &cfg);
 }
 
 static void teardown(void)
 {
-	shmlayout_data_detach(&d);
-	segment_destroy(inst, SEG_KIND_DATA);
+	test_shm_destroy(&d, inst);
 }
 
 static uint32_t state_of(uint32_t p)
@@ -38,7 +31,7 @@ static uint32_t state_of(uint32_t p)
 	return jobtab_word_state(jobtab_part_load(&d.jobtab, p));
 }
 
-START_TEST(test_jobtab_moves_are_cas_on_state_and_owner)
+TEST(test_jobtab_moves_are_cas_on_state_and_owner, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	uint32_t j, p;
@@ -68,7 +61,7 @@ START_TEST(test_jobtab_moves_are_cas_on_state_and_owner)
 }
 END_TEST
 
-START_TEST(test_jobtab_generation_defeats_aba)
+TEST(test_jobtab_generation_defeats_aba, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	uint32_t j, p;
@@ -88,7 +81,7 @@ START_TEST(test_jobtab_generation_defeats_aba)
 }
 END_TEST
 
-START_TEST(test_jobtab_job_done_decided_by_exactly_one_call)
+TEST(test_jobtab_job_done_decided_by_exactly_one_call, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	uint32_t j, f, done, failed;
@@ -114,7 +107,7 @@ START_TEST(test_jobtab_job_done_decided_by_exactly_one_call)
 }
 END_TEST
 
-START_TEST(test_jobtab_add_reports_full_and_reuses_retired)
+TEST(test_jobtab_add_reports_full_and_reuses_retired, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	uint32_t a, b, c;
@@ -137,7 +130,7 @@ END_TEST
 /* A long failure reason (the fingerprint mismatch names two client paths of up to
  * JOBTAB_PATH_LEN) arrives whole; only past JOBTAB_REASON_LEN is it cut, at a UTF-8
  * character boundary, and it says so. The table kept 95 bytes before. */
-START_TEST(test_jobtab_long_reason_whole_or_cut_with_marker)
+TEST(test_jobtab_long_reason_whole_or_cut_with_marker, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	char path[JOBTAB_PATH_LEN], msg[2 * JOBTAB_REASON_LEN];
@@ -181,7 +174,7 @@ START_TEST(test_jobtab_long_reason_whole_or_cut_with_marker)
 }
 END_TEST
 
-START_TEST(test_jobtab_reclaim_rolls_back_to_last_intact_state)
+TEST(test_jobtab_reclaim_rolls_back_to_last_intact_state, 1)
 {
 	struct jobtab *jt = &d.jobtab;
 	struct pool *pl = &d.pool;
@@ -236,20 +229,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "moves_are_cas_on_state_and_owner",
-		  test_jobtab_moves_are_cas_on_state_and_owner },
-		{ "generation_defeats_aba", test_jobtab_generation_defeats_aba },
-		{ "job_done_decided_by_exactly_one_call",
-		  test_jobtab_job_done_decided_by_exactly_one_call },
-		{ "add_reports_full_and_reuses_retired",
-		  test_jobtab_add_reports_full_and_reuses_retired },
-		{ "long_reason_whole_or_cut_with_marker",
-		  test_jobtab_long_reason_whole_or_cut_with_marker },
-		{ "reclaim_rolls_back_to_last_intact_state",
-		  test_jobtab_reclaim_rolls_back_to_last_intact_state },
-	};
 	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	return test_run_cases("jobtab", t, TEST_N(t), &o);
+	return test_main("jobtab", &o);
 }

@@ -61,6 +61,27 @@ static void input(struct backend_input *in, int id)
     in->release_arg = (void *)(intptr_t)id;
 }
 
+/* Lanes of lane_fn, none released yet. */
+static struct lanes *start(unsigned n)
+{
+    struct lanes *l;
+    char err[256];
+
+    memset(released, 0, sizeof(released));
+    ck_assert_msg(lanes_start(&l, n, lane_fn, NULL, err, sizeof(err)) == 0, "%s", err);
+    return l;
+}
+
+/* Submit job id (its release marks released[id]) with tag; lanes_submit's return. */
+static int submit(struct lanes *l, int id, void *tag)
+{
+    struct backend_input in;
+    char err[256];
+
+    input(&in, id);
+    return lanes_submit(l, &in, tag, err, sizeof(err));
+}
+
 static int collect_all(struct lanes *l, int n, struct backend_done *out)
 {
     int got = 0;
@@ -70,24 +91,18 @@ static int collect_all(struct lanes *l, int n, struct backend_done *out)
     return got;
 }
 
-START_TEST(two_lanes_overlap)
+TEST(two_lanes_overlap, 1)
 {
     struct lanes *l;
-    struct backend_input in;
     struct backend_done d[4];
-    char err[256];
     uint64_t t0, wall;
 
-    memset(released, 0, sizeof(released));
-    ck_assert_int_eq(lanes_start(&l, 2, lane_fn, NULL, err, sizeof(err)), 0);
+    l = start(2);
     ck_assert_int_eq(lanes_collect(l, 1000000, &d[0]), 0); /* nothing yet: 1 ms timeout */
     t0 = mono();
-    input(&in, 1);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x11, err, sizeof(err)), 0);
-    input(&in, 2);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x22, err, sizeof(err)), 0);
-    input(&in, 3);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x33, err, sizeof(err)), -CUZK_E_INTERNAL);
+    ck_assert_int_eq(submit(l, 1, (void *)0x11), 0);
+    ck_assert_int_eq(submit(l, 2, (void *)0x22), 0);
+    ck_assert_int_eq(submit(l, 3, (void *)0x33), -CUZK_E_INTERNAL);
     ck_assert_int_eq(collect_all(l, 2, d), 2);
     wall = mono() - t0;
     ck_assert_int_eq(released[1], 1);
@@ -105,29 +120,23 @@ START_TEST(two_lanes_overlap)
     ck_assert_uint_le(d[0].begin_ns, d[0].end_ns);
     ck_assert(d[0].raw.a[0] % 100 == 1 || d[0].raw.a[0] % 100 == 2);
     /* room again after the collects */
-    input(&in, 4);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)0x44, err, sizeof(err)), 0);
+    ck_assert_int_eq(submit(l, 4, (void *)0x44), 0);
     lanes_stop(l); /* finishes the queued job before joining */
     ck_assert_int_eq(released[4], 1);
 }
 END_TEST
 
-START_TEST(one_lane_serial)
+TEST(one_lane_serial, 1)
 {
     struct lanes *l;
-    struct backend_input in;
     struct backend_done d[2];
-    char err[256];
     uint64_t t0, wall;
 
-    memset(released, 0, sizeof(released));
-    ck_assert_int_eq(lanes_start(&l, 1, lane_fn, NULL, err, sizeof(err)), 0);
+    l = start(1);
     t0 = mono();
-    input(&in, 5);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)5, err, sizeof(err)), 0);
+    ck_assert_int_eq(submit(l, 5, (void *)5), 0);
     ck_assert_int_eq(collect_all(l, 1, d), 1);
-    input(&in, 6);
-    ck_assert_int_eq(lanes_submit(l, &in, (void *)6, err, sizeof(err)), 0);
+    ck_assert_int_eq(submit(l, 6, (void *)6), 0);
     ck_assert_int_eq(collect_all(l, 1, d + 1), 1);
     wall = mono() - t0;
     ck_assert(d[0].tag == (void *)5 && d[1].tag == (void *)6);
@@ -140,7 +149,7 @@ START_TEST(one_lane_serial)
 }
 END_TEST
 
-START_TEST(bad_counts)
+TEST(bad_counts, 1)
 {
     struct lanes *l = (struct lanes *)1;
     char err[256];
@@ -154,11 +163,7 @@ END_TEST
 
 int main(void)
 {
-    const struct test_case cases[] = {
-        { "two_lanes_overlap", two_lanes_overlap, 1 },
-        { "one_lane_serial", one_lane_serial, 1 },
-        { "bad_counts", bad_counts, 1 },
-    };
+    const struct test_opts o = { .timeout = 30 };
 
-    return test_run_suite("lanes", cases, sizeof(cases) / sizeof(cases[0]), 30);
+    return test_main("lanes", &o);
 }

@@ -13,6 +13,7 @@
 
 #include "helper_test.h"
 
+/* A TEST of n loops runs over GROUPS[0 .. n). */
 static const curve_group *const GROUPS[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
 
 /* ---- deterministic randomness ------------------------------------------------ */
@@ -36,43 +37,39 @@ struct pts {
     size_t n;
     uint64_t *aff; /* n * 2cl limbs */
     uint64_t *k;   /* n * 4 limbs: aff[i] = k[i]·G */
+    uint8_t *sc;   /* n random scalars < r, 32 bytes each: the terms' scalars */
 };
 
-static void pts_make(struct pts *p, const curve_group *G, size_t n)
+static struct pts pts_make(const curve_group *G, size_t n)
 {
     const unsigned cl = ec_cl(G);
     uint64_t g[EC_MAX_JAC];
     uint64_t *jac = malloc((n ? n : 1) * 3 * cl * 8);
-    p->G = G;
-    p->n = n;
-    p->aff = malloc((n ? n : 1) * 2 * cl * 8);
-    p->k = malloc((n ? n : 1) * 4 * 8);
-    ck_assert(jac && p->aff && p->k);
+    struct pts p = { .G = G, .n = n };
+    p.aff = malloc((n ? n : 1) * 2 * cl * 8);
+    p.k = malloc((n ? n : 1) * 4 * 8);
+    p.sc = malloc((n ? n : 1) * 32);
+    ck_assert(jac && p.aff && p.k && p.sc);
     ec_jac_from_aff(G, g, G->gen);
     for (size_t i = 0; i < n; i++) {
-        test_rand_scalar(G->Fr, p->k + 4 * i);
-        ec_jac_mul_scalar(G, jac + i * 3 * cl, g, p->k + 4 * i, 4);
+        test_rand_scalar(G->Fr, p.k + 4 * i);
+        ec_jac_mul_scalar(G, jac + i * 3 * cl, g, p.k + 4 * i, 4);
     }
-    ck_assert_int_eq(ec_batch_to_aff(G, p->aff, jac, n), 0);
+    ck_assert_int_eq(ec_batch_to_aff(G, p.aff, jac, n), 0);
     free(jac);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4];
+        test_rand_scalar(G->Fr, k);
+        memcpy(p.sc + 32 * i, k, 32);
+    }
+    return p;
 }
 
 static void pts_free(struct pts *p)
 {
     free(p->aff);
     free(p->k);
-}
-
-static uint8_t *rand_scalars(const curve_group *G, size_t n)
-{
-    uint8_t *s = malloc((n ? n : 1) * 32);
-    ck_assert(s);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k[4];
-        test_rand_scalar(G->Fr, k);
-        memcpy(s + 32 * i, k, 32);
-    }
-    return s;
+    free(p->sc);
 }
 
 static void assert_same(const curve_group *G, const uint64_t *a, const uint64_t *b, const char *what)
@@ -105,9 +102,19 @@ static void check_vs_naive(const curve_group *G, const uint8_t *bases, const uin
         }
 }
 
+/* A TEST over the 4 GROUPS: check(G, p, n) on count terms (bases k_i·G, random scalars). */
+#define TERMS_TEST(name, count, check)              \
+    TEST(name, 4)                                   \
+    {                                               \
+        struct pts p = pts_make(GROUPS[_i], count); \
+        check(p.G, &p, p.n);                        \
+        pts_free(&p);                               \
+    }                                               \
+    END_TEST
+
 /* ---- tests ----------------------------------------------------------------------- */
 
-START_TEST(test_msm_count_zero_is_infinity)
+TEST(test_msm_count_zero_is_infinity, 1)
 {
     for (size_t g = 0; g < 4; g++) {
         uint64_t r[EC_MAX_JAC];
@@ -118,7 +125,7 @@ START_TEST(test_msm_count_zero_is_infinity)
 }
 END_TEST
 
-START_TEST(test_msm_rejects_bad_arguments)
+TEST(test_msm_rejects_bad_arguments, 1)
 {
     uint64_t r[EC_MAX_JAC];
     uint8_t b[64] = { 0 }, s[32] = { 0 };
@@ -133,85 +140,72 @@ START_TEST(test_msm_rejects_bad_arguments)
 END_TEST
 
 /* Random bases and scalars at sizes 1, 2, 3 and non-powers of two, threads 1..3. */
-START_TEST(test_msm_matches_naive_on_random_terms)
+TEST(test_msm_matches_naive_on_random_terms, 4)
 {
     const curve_group *G = GROUPS[_i];
     static const size_t sizes_bn[] = { 1, 2, 3, 5, 17, 100, 1000 };
     static const size_t sizes_bls[] = { 1, 2, 3, 5, 17, 100 };
     const size_t *sizes = G->F->n == 4 ? sizes_bn : sizes_bls;
     size_t ns = G->F->n == 4 ? 7 : 6;
-    struct pts p;
-    pts_make(&p, G, sizes[ns - 1]);
-    uint8_t *sc = rand_scalars(G, p.n);
+    struct pts p = pts_make(G, sizes[ns - 1]);
     for (size_t i = 0; i < ns; i++)
-        for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, sizes[i], t, 0, "random");
-    free(sc);
+        for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, p.sc, sizes[i], t, 0, "random");
     pts_free(&p);
 }
 END_TEST
 
 /* Zero scalars, r-1, 1, small and small negative scalars, repeated bases, bases at
  * infinity, and a term and its negation cancelling. */
-START_TEST(test_msm_handles_edge_scalars_and_bases)
+static void check_edge_terms(const curve_group *G, struct pts *p, size_t n)
 {
-    const curve_group *G = GROUPS[_i];
     const unsigned cl = ec_cl(G);
-    const size_t n = 40;
-    struct pts p;
-    pts_make(&p, G, n);
-    uint8_t *sc = rand_scalars(G, n);
     uint64_t rm1[4], k[4];
     memcpy(rm1, G->Fr->p, 32);
-    rm1[0] -= 1;                  /* r - 1 */
-    memset(sc + 0 * 32, 0, 32);   /* zero scalar */
-    memcpy(sc + 1 * 32, rm1, 32); /* r - 1 */
-    memset(sc + 2 * 32, 0, 32);
-    sc[2 * 32] = 1; /* 1 */
-    memset(sc + 3 * 32, 0, 32);
-    sc[3 * 32] = 7; /* small */
+    rm1[0] -= 1;                     /* r - 1 */
+    memset(p->sc + 0 * 32, 0, 32);   /* zero scalar */
+    memcpy(p->sc + 1 * 32, rm1, 32); /* r - 1 */
+    memset(p->sc + 2 * 32, 0, 32);
+    p->sc[2 * 32] = 1; /* 1 */
+    memset(p->sc + 3 * 32, 0, 32);
+    p->sc[3 * 32] = 7; /* small */
     memcpy(k, rm1, 32);
     k[0] -= 4;
-    memcpy(sc + 4 * 32, k, 32);                /* -5 */
-    memset(p.aff + 5 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, random scalar */
-    memset(p.aff + 6 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, scalar r - 1 */
-    memcpy(sc + 6 * 32, rm1, 32);
+    memcpy(p->sc + 4 * 32, k, 32);              /* -5 */
+    memset(p->aff + 5 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, random scalar */
+    memset(p->aff + 6 * 2 * cl, 0, 2 * cl * 8); /* base at infinity, scalar r - 1 */
+    memcpy(p->sc + 6 * 32, rm1, 32);
     for (size_t i = 10; i < 20; i++) /* repeated base */
-        memcpy(p.aff + i * 2 * cl, p.aff + 9 * 2 * cl, 2 * cl * 8);
-    memcpy(p.aff + 21 * 2 * cl, p.aff + 20 * 2 * cl, 2 * cl * 8); /* s P + (r - s) P = O */
+        memcpy(p->aff + i * 2 * cl, p->aff + 9 * 2 * cl, 2 * cl * 8);
+    memcpy(p->aff + 21 * 2 * cl, p->aff + 20 * 2 * cl, 2 * cl * 8); /* s P + (r - s) P = O */
     memcpy(k, G->Fr->p, 32);
     {
         mpz_t a, b, r;
         mpz_inits(a, b, r, NULL);
         mpz_from_limbs(r, G->Fr->p, 4);
-        mpz_import(a, 4, -1, 8, 0, 0, sc + 20 * 32);
+        mpz_import(a, 4, -1, 8, 0, 0, p->sc + 20 * 32);
         mpz_sub(b, r, a);
         mpz_to_limbs(k, 4, b);
         mpz_clears(a, b, r, NULL);
     }
-    memcpy(sc + 21 * 32, k, 32);
-    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "edge");
+    memcpy(p->sc + 21 * 32, k, 32);
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p->aff, p->sc, n, t, 0, "edge");
 
     /* all scalars zero, and all bases at infinity: infinity */
     uint64_t r[EC_MAX_JAC];
     uint8_t *z = calloc(n, 32);
-    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p.aff, z, n, 32, 2), 0);
+    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p->aff, z, n, 32, 2), 0);
     ck_assert(ec_jac_is_inf(G, r));
-    memset(p.aff, 0, n * 2 * cl * 8);
-    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p.aff, sc, n, 32, 2), 0);
+    memset(p->aff, 0, n * 2 * cl * 8);
+    ck_assert_int_eq(msm_run(G, r, (uint8_t *)p->aff, p->sc, n, 32, 2), 0);
     ck_assert(ec_jac_is_inf(G, r));
     free(z);
-    free(sc);
-    pts_free(&p);
 }
-END_TEST
+
+TERMS_TEST(test_msm_handles_edge_scalars_and_bases, 40, check_edge_terms)
 
 /* Witness-like scalars: mostly 0 and 1, some small, some -1: few windows. */
-START_TEST(test_msm_small_witness_scalars)
+static void check_witness_like(const curve_group *G, struct pts *p, size_t n)
 {
-    const curve_group *G = GROUPS[_i];
-    const size_t n = 300;
-    struct pts p;
-    pts_make(&p, G, n);
     uint8_t *sc = calloc(n, 32);
     uint64_t rm1[4];
     memcpy(rm1, G->Fr->p, 32);
@@ -227,85 +221,73 @@ START_TEST(test_msm_small_witness_scalars)
         else
             memcpy(sc + i * 32, &(uint64_t){ test_rng64() }, 8);
     }
-    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "witness-like");
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p->aff, sc, n, t, 0, "witness-like");
     free(sc);
-    pts_free(&p);
 }
-END_TEST
+
+TERMS_TEST(test_msm_small_witness_scalars, 300, check_witness_like)
 
 /* Bases 4 bytes off an 8-byte boundary, as in a mapped zkey section. */
-START_TEST(test_msm_reads_misaligned_bases)
+static void check_misaligned(const curve_group *G, struct pts *p, size_t n)
 {
-    const curve_group *G = GROUPS[_i];
-    const size_t n = 50, pb = 2 * ec_cl(G) * 8;
-    struct pts p;
-    pts_make(&p, G, n);
-    uint8_t *sc = rand_scalars(G, n);
+    const size_t pb = 2 * ec_cl(G) * 8;
     uint8_t *buf = malloc(n * pb + 8), *mis = buf + 4;
-    memcpy(mis, p.aff, n * pb);
+    memcpy(mis, p->aff, n * pb);
     uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
-    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, n, 32), 0);
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p->aff, p->sc, n, 32), 0);
     for (unsigned t = 1; t <= 3; t++) {
-        ck_assert_int_eq(msm_run(G, got, mis, sc, n, 32, t), 0);
+        ck_assert_int_eq(msm_run(G, got, mis, p->sc, n, 32, t), 0);
         assert_same(G, got, want, "misaligned");
     }
     /* misaligned scalars too */
     uint8_t *sbuf = malloc(n * 32 + 8);
-    memcpy(sbuf + 4, sc, n * 32);
+    memcpy(sbuf + 4, p->sc, n * 32);
     ck_assert_int_eq(msm_run(G, got, mis, sbuf + 4, n, 32, 2), 0);
     assert_same(G, got, want, "misaligned scalars");
     free(sbuf);
     free(buf);
-    free(sc);
-    pts_free(&p);
 }
-END_TEST
+
+TERMS_TEST(test_msm_reads_misaligned_bases, 50, check_misaligned)
 
 /* Every forced window width gives the same sum (covers top-window carries). */
-START_TEST(test_msm_every_window_width_agrees)
+static void check_every_window(const curve_group *G, struct pts *p, size_t n)
 {
-    const curve_group *G = GROUPS[_i];
-    const size_t n = 33;
-    struct pts p;
-    pts_make(&p, G, n);
-    uint8_t *sc = rand_scalars(G, n);
     uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
-    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, n, 32), 0);
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p->aff, p->sc, n, 32), 0);
     /* Each window reduces 2^(c-1) buckets whatever n is: c = 20 alone takes seconds,
      * so widths above 13 are covered once, on BN254 G1. */
     static const unsigned wide[] = { 16, 20 };
     unsigned nc = 13 + (G->id == CURVE_G1_BN254 ? 2 : 0);
     for (unsigned ci = 0; ci < nc; ci++) {
         unsigned c = ci < 13 ? ci + 1 : wide[ci - 13];
-        ck_assert_int_eq(msm_run_window(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c), 0);
+        ck_assert_int_eq(msm_run_window(G, got, (uint8_t *)p->aff, p->sc, n, 32, 1 + c % 3, c), 0);
         char buf[64];
         snprintf(buf, sizeof buf, "window c=%u", c);
         assert_same(G, got, want, buf);
         ck_assert_int_eq(
-            msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, 1 + c % 3, c, MSM_BUCKETS_AUTO, MSM_GLV_ON), 0);
+            msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, 1 + c % 3, c, MSM_BUCKETS_AUTO, MSM_GLV_ON),
+            0);
         snprintf(buf, sizeof buf, "window c=%u glv", c);
         assert_same(G, got, want, buf);
     }
-    free(sc);
-    pts_free(&p);
 }
-END_TEST
+
+TERMS_TEST(test_msm_every_window_width_agrees, 33, check_every_window)
 
 /* 2^12 terms: sum s_i (k_i G) = (sum s_i k_i mod r) G, the scalar sum by GMP. */
-START_TEST(test_msm_large_matches_gmp_scalar_sum)
+TEST(test_msm_large_matches_gmp_scalar_sum, 4)
 {
     const curve_group *G = GROUPS[_i];
     /* BLS12-381 bases cost a scalar multiplication each to make: 2^10 there */
     const size_t n = G->F->n == 4 ? 4096 : 1024;
-    struct pts p;
-    pts_make(&p, G, n);
-    uint8_t *sc = rand_scalars(G, n);
-    for (size_t i = 0; i < n; i += 97) memset(sc + 32 * i, 0, 32); /* some zeros */
+    struct pts p = pts_make(G, n);
+    for (size_t i = 0; i < n; i += 97) memset(p.sc + 32 * i, 0, 32); /* some zeros */
     mpz_t acc, r, a, b;
     mpz_inits(acc, r, a, b, NULL);
     mpz_from_limbs(r, G->Fr->p, 4);
     for (size_t i = 0; i < n; i++) {
-        mpz_import(a, 4, -1, 8, 0, 0, sc + 32 * i);
+        mpz_import(a, 4, -1, 8, 0, 0, p.sc + 32 * i);
         mpz_from_limbs(b, p.k + 4 * i, 4);
         mpz_addmul(acc, a, b);
     }
@@ -316,20 +298,19 @@ START_TEST(test_msm_large_matches_gmp_scalar_sum)
     ec_jac_from_aff(G, g, G->gen);
     ec_jac_mul_scalar(G, want, g, k, 4);
     for (unsigned t = 1; t <= 3; t++) {
-        ck_assert_int_eq(msm_run(G, got, (uint8_t *)p.aff, sc, n, 32, t), 0);
+        ck_assert_int_eq(msm_run(G, got, (uint8_t *)p.aff, p.sc, n, 32, t), 0);
         assert_same(G, got, want, "2^12");
-        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_JACOBIAN), 0);
+        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, p.sc, n, 32, t, 0, MSM_BUCKETS_JACOBIAN), 0);
         assert_same(G, got, want, "2^12 jacobian");
-        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_AFFINE), 0);
+        ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, p.sc, n, 32, t, 0, MSM_BUCKETS_AFFINE), 0);
         assert_same(G, got, want, "2^12 affine");
         for (int glv = 0; glv < 2; glv++) {
-            ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p.aff, sc, n, 32, t, 0, MSM_BUCKETS_AUTO,
+            ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p.aff, p.sc, n, 32, t, 0, MSM_BUCKETS_AUTO,
                                          glv ? MSM_GLV_ON : MSM_GLV_OFF),
                              0);
             assert_same(G, got, want, glv ? "2^12 glv" : "2^12 no glv");
         }
     }
-    free(sc);
     pts_free(&p);
 }
 END_TEST
@@ -338,13 +319,8 @@ END_TEST
  * lambda^2 = r - 1 - lambda, (r-1)/2, (r+1)/2, 2^127, 2^128 +- 1, multiples of a
  * lattice vector coordinate, and scalars at or above r (2^256 - 1, r, r + 1: GLV needs
  * k < r, so those MSMs run the plain path and must still multiply exactly). */
-START_TEST(test_msm_glv_edge_scalars)
+static void check_glv_edges(const curve_group *G, struct pts *p, size_t n)
 {
-    const curve_group *G = GROUPS[_i];
-    const size_t n = 40;
-    struct pts p;
-    pts_make(&p, G, n);
-    uint8_t *sc = rand_scalars(G, n);
     mpz_t r, lam, v;
     mpz_inits(r, lam, v, NULL);
     mpz_from_limbs(r, G->Fr->p, 4);
@@ -361,41 +337,40 @@ START_TEST(test_msm_glv_edge_scalars)
     size_t at = 0;
     for (size_t h = 0; h < sizeof hexes / sizeof hexes[0]; h++) {
         mpz_set_str(v, hexes[h], 16);
-        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+        mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v);
     }
     for (int d = -2; d <= 2; d++) { /* r + d for d < 0, lambda + d, r - lambda + d */
         if (d < 0) {
             mpz_add_ui(v, r, 0);
             mpz_sub_ui(v, v, (unsigned long)-d);
-            mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+            mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v);
         }
         d < 0 ? mpz_sub_ui(v, lam, (unsigned long)-d) : mpz_add_ui(v, lam, (unsigned long)d);
-        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+        mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v);
         mpz_sub(v, r, lam);
         d < 0 ? mpz_sub_ui(v, v, (unsigned long)-d) : mpz_add_ui(v, v, (unsigned long)d);
-        mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v);
+        mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v);
     }
     mpz_mul(v, lam, lam);
     mpz_mod(v, v, r);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* lambda^2 */
+    mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v); /* lambda^2 */
     mpz_sub_ui(v, r, 1);
     mpz_fdiv_q_2exp(v, v, 1);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* (r-1)/2 */
+    mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v); /* (r-1)/2 */
     mpz_add_ui(v, v, 1);
-    mpz_to_limbs((uint64_t *)(sc + 32 * at++), 4, v); /* (r+1)/2 */
+    mpz_to_limbs((uint64_t *)(p->sc + 32 * at++), 4, v); /* (r+1)/2 */
     ck_assert(at <= n);
-    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p.aff, sc, n, t, 0, "glv edges");
+    for (unsigned t = 1; t <= 3; t++) check_vs_naive(G, (uint8_t *)p->aff, p->sc, n, t, 0, "glv edges");
     /* all of them in one MSM, with scalars >= r: the plain path multiplies exactly */
-    memset(sc + 32 * (n - 3), 0xff, 32);                 /* 2^256 - 1 */
-    mpz_to_limbs((uint64_t *)(sc + 32 * (n - 2)), 4, r); /* r */
+    memset(p->sc + 32 * (n - 3), 0xff, 32);                 /* 2^256 - 1 */
+    mpz_to_limbs((uint64_t *)(p->sc + 32 * (n - 2)), 4, r); /* r */
     mpz_add_ui(v, r, 1);
-    mpz_to_limbs((uint64_t *)(sc + 32 * (n - 1)), 4, v); /* r + 1 */
-    check_vs_naive(G, (uint8_t *)p.aff, sc, n, 2, 0, "glv edges, scalars >= r");
+    mpz_to_limbs((uint64_t *)(p->sc + 32 * (n - 1)), 4, v); /* r + 1 */
+    check_vs_naive(G, (uint8_t *)p->aff, p->sc, n, 2, 0, "glv edges, scalars >= r");
     mpz_clears(r, lam, v, NULL);
-    free(sc);
-    pts_free(&p);
 }
-END_TEST
+
+TERMS_TEST(test_msm_glv_edge_scalars, 40, check_glv_edges)
 
 /* Batch-affine buckets under collisions: most scalars 1 (every point into one bucket
  * of window 0, past the deferral limit into the jacobian overflow), -1 and 2 on the
@@ -407,8 +382,7 @@ static void check_batch_affine_collisions(const curve_group *G)
 {
     const unsigned cl = ec_cl(G);
     const size_t nd = 24, n = G->deg == 1 ? 3000 : 1200;
-    struct pts p;
-    pts_make(&p, G, nd);
+    struct pts p = pts_make(G, nd);
     uint64_t *bases = malloc(n * 2 * cl * 8);
     uint8_t *sc = calloc(n, 32);
     uint64_t rm1[4];
@@ -448,7 +422,7 @@ static void check_batch_affine_collisions(const curve_group *G)
     pts_free(&p);
 }
 
-START_TEST(test_msm_batch_affine_collisions)
+TEST(test_msm_batch_affine_collisions, 4)
 {
     check_batch_affine_collisions(GROUPS[_i]);
 }
@@ -457,47 +431,26 @@ END_TEST
 /* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
-START_TEST(test_msm_batch_affine_scalar_flush)
+TEST(test_msm_batch_affine_scalar_flush, 1)
 {
     setenv("CUZK_NO_IFMA", "1", 1);
     ck_assert(!ifma_available());
     check_batch_affine_collisions(GROUPS[0]);
     check_batch_affine_collisions(GROUPS[1]); /* BN254 G2 */
     const curve_group *G = GROUPS[0];
-    struct pts p;
-    pts_make(&p, G, 4096);
-    uint8_t *sc = malloc(4096 * 32);
-    ck_assert_ptr_nonnull(sc);
-    for (size_t i = 0; i < 4096; i++) {
-        uint64_t k[4];
-        test_rand_scalar(G->Fr, k);
-        memcpy(sc + i * 32, k, 32);
-    }
+    struct pts p = pts_make(G, 4096);
     uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
-    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, sc, 4096, 32), 0);
-    ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, sc, 4096, 32, 2, 12, MSM_BUCKETS_AFFINE), 0);
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p.aff, p.sc, 4096, 32), 0);
+    ck_assert_int_eq(msm_run_opts(G, got, (uint8_t *)p.aff, p.sc, 4096, 32, 2, 12, MSM_BUCKETS_AFFINE), 0);
     assert_same(G, got, want, "scalar flush, 2^12 random terms, c=12");
-    free(sc);
     pts_free(&p);
 }
 END_TEST
 
 int main(void)
 {
+    const struct test_opts o = { .timeout = 300 };
+
     test_rng_seed(0x9e3779b97f4a7c15ULL);
-    const struct test_case t[] = {
-        /* loops over GROUPS[0 .. loops) */
-        { "count_zero_is_infinity", test_msm_count_zero_is_infinity, 1 },
-        { "rejects_bad_arguments", test_msm_rejects_bad_arguments, 1 },
-        { "matches_naive_on_random_terms", test_msm_matches_naive_on_random_terms, 4 },
-        { "handles_edge_scalars_and_bases", test_msm_handles_edge_scalars_and_bases, 4 },
-        { "small_witness_scalars", test_msm_small_witness_scalars, 4 },
-        { "reads_misaligned_bases", test_msm_reads_misaligned_bases, 4 },
-        { "every_window_width_agrees", test_msm_every_window_width_agrees, 4 },
-        { "large_matches_gmp_scalar_sum", test_msm_large_matches_gmp_scalar_sum, 4 },
-        { "glv_edge_scalars", test_msm_glv_edge_scalars, 4 },
-        { "batch_affine_collisions", test_msm_batch_affine_collisions, 4 },
-        { "batch_affine_scalar_flush", test_msm_batch_affine_scalar_flush, 1 },
-    };
-    return test_run_suite("msm", t, TEST_N(t), 300);
+    return test_main("msm", &o);
 }

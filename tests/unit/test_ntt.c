@@ -100,114 +100,117 @@ static void dec_to_mont(const field_desc *F, uint64_t *r, const char *dec)
     fe_to_mont(F, r, c);
 }
 
-START_TEST(test_ntt_matches_naive_dft_up_to_1024)
+/* A check of one domain d (field F = d->Fr, size n = d->n) on a random vector v. */
+typedef void domain_check(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v);
+
+/* For each of FIELDS and each size 2^lo .. 2^hi: check that domain with a random vector
+ * (each check's messages name the field and size). */
+static void for_each_domain(unsigned lo, unsigned hi, domain_check *check)
 {
-    /* forward and inverse, every power of two 1 .. 2^10, both fields */
     for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        for (unsigned lg = 0; lg <= 10; lg++) {
+        for (unsigned lg = lo; lg <= hi; lg++) {
             ntt_domain d;
-            size_t n = (size_t)1 << lg;
-            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
-            uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n), *ref = vec_new(n);
-
-            naive_dft(F, ref, v, n, d.omega, F->one);
-            ntt_forward(&d, w, 1);
-            assert_vec_eq(F, w, ref, n, "forward");
-
-            memcpy(w, v, n * L * 8);
-            naive_dft(F, ref, v, n, d.omega_inv, d.n_inv);
-            ntt_inverse(&d, w, 1);
-            assert_vec_eq(F, w, ref, n, "inverse");
-            free(v), free(w), free(ref);
+            ck_assert_int_eq(ntt_domain_init(&d, FIELDS[f], lg), 0);
+            uint64_t *v = vec_rand(FIELDS[f], d.n);
+            check(FIELDS[f], &d, d.n, v);
+            free(v);
             ntt_domain_free(&d);
         }
     }
 }
-END_TEST
 
-START_TEST(test_ntt_roundtrip_2_16)
+/* A TEST that runs check on each domain of for_each_domain(lo, hi). */
+#define DOMAIN_TEST(name, lo, hi, check) \
+    TEST(name, 1)                        \
+    {                                    \
+        for_each_domain(lo, hi, check);  \
+    }                                    \
+    END_TEST
+
+/* forward and inverse against the naive DFT */
+static void check_naive_dft(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
 {
-    /* inverse(forward(v)) = v at 2^16, all threads and one; forward(inverse(v)) = v too */
-    for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        ntt_domain d;
-        size_t n = (size_t)1 << 16;
-        ck_assert_int_eq(ntt_domain_init(&d, F, 16), 0);
-        uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n);
-        ntt_forward(&d, w, 0);
-        ntt_inverse(&d, w, 1);
-        assert_vec_eq(F, w, v, n, "inverse(forward)");
-        ntt_inverse(&d, w, 1);
-        ntt_forward(&d, w, 0);
-        assert_vec_eq(F, w, v, n, "forward(inverse)");
-        free(v), free(w);
-        ntt_domain_free(&d);
-    }
-}
-END_TEST
+    uint64_t *w = vec_dup(v, n), *ref = vec_new(n);
 
-START_TEST(test_ntt_large_spot_checks_against_definition)
+    naive_dft(F, ref, v, n, d->omega, F->one);
+    ntt_forward(d, w, 1);
+    assert_vec_eq(F, w, ref, n, "forward");
+
+    memcpy(w, v, n * L * 8);
+    naive_dft(F, ref, v, n, d->omega_inv, d->n_inv);
+    ntt_inverse(d, w, 1);
+    assert_vec_eq(F, w, ref, n, "inverse");
+    free(w), free(ref);
+}
+
+/* every power of two 1 .. 2^10, both fields */
+DOMAIN_TEST(test_ntt_matches_naive_dft_up_to_1024, 0, 10, check_naive_dft)
+
+/* inverse(forward(v)) = v, all threads and one; forward(inverse(v)) = v too */
+static void check_roundtrip(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
 {
-    /* multithreaded 2^15 (one radix-2 plus radix-4 global stages): a few outputs by the
-     * O(n) definition v[j] = sum_i v[i] w^(ij) */
-    for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        ntt_domain d;
-        unsigned lg = 15;
-        size_t n = (size_t)1 << lg;
-        ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
-        uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n);
-        ntt_forward(&d, w, 3);
-        size_t js[] = { 0, 1, 2, n / 2, n - 1, 12345, 31000 };
-        for (unsigned k = 0; k < sizeof js / sizeof js[0]; k++) {
-            uint64_t x[FE_MAX_LIMBS], acc[FE_MAX_LIMBS];
-            fe_pow(F, x, d.omega, (uint64_t[]){ js[k] }, 1);
-            poly_eval(F, acc, v, n, x);
-            ck_assert_msg(fe_eq(F, acc, w + js[k] * L), "%s: forward 2^15 output %zu", F->name, js[k]);
-        }
-        free(v), free(w);
-        ntt_domain_free(&d);
-    }
-}
-END_TEST
+    uint64_t *w = vec_dup(v, n);
 
-START_TEST(test_ntt_odd_coset_matches_definition)
+    ntt_forward(d, w, 0);
+    ntt_inverse(d, w, 1);
+    assert_vec_eq(F, w, v, n, "inverse(forward)");
+    ntt_inverse(d, w, 1);
+    ntt_forward(d, w, 0);
+    assert_vec_eq(F, w, v, n, "forward(inverse)");
+    free(w);
+}
+
+DOMAIN_TEST(test_ntt_roundtrip_2_16, 16, 16, check_roundtrip)
+
+/* a few outputs of the multithreaded forward by the O(n) definition v[j] = sum_i v[i] w^(ij) */
+static void check_spots(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
 {
-    /* v_odd[j] = A(coset·w^j), A = interpolant of v over {w^i}: coefficients by the naive
-     * inverse DFT, evaluation by Horner at the coset points */
-    for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        for (unsigned lg = 0; lg <= 7; lg++) {
-            ntt_domain d;
-            size_t n = (size_t)1 << lg;
-            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
-            uint64_t *v = vec_rand(F, n), *w = vec_dup(v, n), *coef = vec_new(n), x[FE_MAX_LIMBS];
-            naive_dft(F, coef, v, n, d.omega_inv, d.n_inv);
-            ntt_to_odd_coset(&d, w, 1);
-            fe_copy(F, x, d.coset);
-            for (size_t j = 0; j < n; j++) {
-                uint64_t y[FE_MAX_LIMBS];
-                poly_eval(F, y, coef, n, x);
-                ck_assert_msg(fe_eq(F, y, w + j * L), "%s: coset 2^%u output %zu", F->name, lg, j);
-                fe_mul(F, x, x, d.omega);
-            }
-            for (size_t i = 0; i < n; i++) { /* coset_scale_br[rev(i)] = coset^i / n */
-                uint64_t p[FE_MAX_LIMBS];
-                size_t r = 0;
-                for (unsigned b = 0; b < lg; b++) r |= ((i >> b) & 1) << (lg - 1 - b);
-                fe_pow(F, p, d.coset, (uint64_t[]){ i }, 1);
-                fe_mul(F, p, p, d.n_inv);
-                ck_assert(fe_eq(F, p, d.coset_scale_br + r * L));
-            }
-            free(v), free(w), free(coef);
-            ntt_domain_free(&d);
-        }
-    }
-}
-END_TEST
+    uint64_t *w = vec_dup(v, n);
 
-START_TEST(test_ntt_snarkjs_roots)
+    ntt_forward(d, w, 3);
+    size_t js[] = { 0, 1, 2, n / 2, n - 1, 12345, 31000 };
+    for (unsigned k = 0; k < sizeof js / sizeof js[0]; k++) {
+        uint64_t x[FE_MAX_LIMBS], acc[FE_MAX_LIMBS];
+        fe_pow(F, x, d->omega, (uint64_t[]){ js[k] }, 1);
+        poly_eval(F, acc, v, n, x);
+        ck_assert_msg(fe_eq(F, acc, w + js[k] * L), "%s: forward 2^%u output %zu", F->name, d->lg, js[k]);
+    }
+    free(w);
+}
+
+/* 2^15: one radix-2 plus radix-4 global stages */
+DOMAIN_TEST(test_ntt_large_spot_checks_against_definition, 15, 15, check_spots)
+
+/* v_odd[j] = A(coset·w^j), A = interpolant of v over {w^i}: coefficients by the naive
+ * inverse DFT, evaluation by Horner at the coset points */
+static void check_odd_coset(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
+{
+    unsigned lg = d->lg;
+    uint64_t *w = vec_dup(v, n), *coef = vec_new(n), x[FE_MAX_LIMBS];
+
+    naive_dft(F, coef, v, n, d->omega_inv, d->n_inv);
+    ntt_to_odd_coset(d, w, 1);
+    fe_copy(F, x, d->coset);
+    for (size_t j = 0; j < n; j++) {
+        uint64_t y[FE_MAX_LIMBS];
+        poly_eval(F, y, coef, n, x);
+        ck_assert_msg(fe_eq(F, y, w + j * L), "%s: coset 2^%u output %zu", F->name, lg, j);
+        fe_mul(F, x, x, d->omega);
+    }
+    for (size_t i = 0; i < n; i++) { /* coset_scale_br[rev(i)] = coset^i / n */
+        uint64_t p[FE_MAX_LIMBS];
+        size_t r = 0;
+        for (unsigned b = 0; b < lg; b++) r |= ((i >> b) & 1) << (lg - 1 - b);
+        fe_pow(F, p, d->coset, (uint64_t[]){ i }, 1);
+        fe_mul(F, p, p, d->n_inv);
+        ck_assert_msg(fe_eq(F, p, d->coset_scale_br + r * L), "%s: coset_scale 2^%u at %zu", F->name, lg, i);
+    }
+    free(w), free(coef);
+}
+
+DOMAIN_TEST(test_ntt_odd_coset_matches_definition, 0, 7, check_odd_coset)
+
+TEST(test_ntt_snarkjs_roots, 1)
 {
     /* §7.3: BN254 w[28], w[4], w[5]; BLS12-381 w[32] (5-based, not arkworks' 7-based), w[4], w[5] */
     static const struct {
@@ -258,11 +261,9 @@ END_TEST
 
 static json_t *fixture_load(void)
 {
-    const char *shared = getenv("CUZK_SHARED");
     char path[4096];
     json_error_t err;
-    snprintf(path, sizeof path, "%s/fixtures/snarkjs-groth16/bn128/intermediates_fixed_rs.json",
-             shared && *shared ? shared : "../shared");
+    test_shared_fixture(path, sizeof path, "bn128", "intermediates_fixed_rs.json");
     json_t *j = json_load_file(path, 0, &err);
     ck_assert_msg(j != NULL, "%s: %s (set CUZK_SHARED to the shared folder)", path, err.text);
     return j;
@@ -277,7 +278,7 @@ static uint64_t *fixture_vec(const field_desc *F, json_t *j, const char *key, si
     return v;
 }
 
-START_TEST(test_ntt_reproduces_bn128_fixture_coset_evaluations)
+TEST(test_ntt_reproduces_bn128_fixture_coset_evaluations, 1)
 {
     /* intermediates_fixed_rs.json: a/b/c_eval -> a/b/c_coset, h = a_coset·b_coset - c_coset */
     const field_desc *F = &FIELD_BN254_FR;
@@ -316,70 +317,54 @@ START_TEST(test_ntt_reproduces_bn128_fixture_coset_evaluations)
 }
 END_TEST
 
-START_TEST(test_ntt_thread_count_does_not_change_result)
+/* threads 1, 2, 3 bit for bit */
+static void check_thread_counts(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
 {
-    /* threads 1, 2, 3 bit for bit, sizes with an even and an odd number of global stages */
-    for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        for (unsigned lg = 12; lg <= 15; lg++) {
-            ntt_domain d;
-            size_t n = (size_t)1 << lg;
-            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
-            uint64_t *v = vec_rand(F, n);
-            void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = { ntt_forward, ntt_inverse,
-                                                                              ntt_to_odd_coset };
-            for (unsigned o = 0; o < 3; o++) {
-                uint64_t *r1 = vec_dup(v, n);
-                ops[o](&d, r1, 1);
-                for (unsigned t = 2; t <= 3; t++) {
-                    uint64_t *rt = vec_dup(v, n);
-                    ops[o](&d, rt, t);
-                    ck_assert_msg(memcmp(r1, rt, n * L * 8) == 0, "%s 2^%u op %u threads %u", F->name, lg, o,
-                                  t);
-                    free(rt);
-                }
-                free(r1);
-            }
-            free(v);
-            ntt_domain_free(&d);
+    void (*const ops[])(const ntt_domain *, uint64_t *, unsigned) = { ntt_forward, ntt_inverse,
+                                                                      ntt_to_odd_coset };
+    for (unsigned o = 0; o < 3; o++) {
+        uint64_t *r1 = vec_dup(v, n);
+        ops[o](d, r1, 1);
+        for (unsigned t = 2; t <= 3; t++) {
+            uint64_t *rt = vec_dup(v, n);
+            ops[o](d, rt, t);
+            ck_assert_msg(memcmp(r1, rt, n * L * 8) == 0, "%s 2^%u op %u threads %u", F->name, d->lg, o, t);
+            free(rt);
         }
+        free(r1);
     }
 }
-END_TEST
 
-START_TEST(test_ntt_odd_coset_large_is_inverse_shift_forward)
+/* sizes with an even and an odd number of global stages */
+DOMAIN_TEST(test_ntt_thread_count_does_not_change_result, 12, 15, check_thread_counts)
+
+/* The coset path equals the composition of the separately checked inverse and forward
+ * transforms with the shift coset^i in between, at 1, 2 and 3 threads. */
+static void check_odd_coset_composition(const field_desc *F, const ntt_domain *d, size_t n, const uint64_t *v)
 {
-    /* Above the 2^12 block the coset path runs global DIF passes (an odd and an even
-     * number of them): it must equal the composition of the separately checked
-     * inverse and forward transforms with the shift coset^i in between. */
-    for (unsigned f = 0; f < 2; f++) {
-        const field_desc *F = FIELDS[f];
-        for (unsigned lg = 13; lg <= 15; lg++) {
-            ntt_domain d;
-            size_t n = (size_t)1 << lg;
-            ck_assert_int_eq(ntt_domain_init(&d, F, lg), 0);
-            uint64_t *v = vec_rand(F, n), *ref = vec_dup(v, n), x[FE_MAX_LIMBS];
-            ntt_inverse(&d, ref, 1);
-            fe_set_one(F, x);
-            for (size_t i = 0; i < n; i++) {
-                fe_mul(F, ref + i * L, ref + i * L, x);
-                fe_mul(F, x, x, d.coset);
-            }
-            ntt_forward(&d, ref, 1);
-            for (unsigned t = 1; t <= 3; t++) {
-                uint64_t *w = vec_dup(v, n);
-                ntt_to_odd_coset(&d, w, t);
-                assert_vec_eq(F, w, ref, n, "odd coset");
-                free(w);
-            }
-            free(v), free(ref);
-            ntt_domain_free(&d);
-        }
-    }
-}
-END_TEST
+    uint64_t *ref = vec_dup(v, n), x[FE_MAX_LIMBS];
 
-START_TEST(test_ntt_domain_cache_shares_keeps_and_evicts)
+    ntt_inverse(d, ref, 1);
+    fe_set_one(F, x);
+    for (size_t i = 0; i < n; i++) {
+        fe_mul(F, ref + i * L, ref + i * L, x);
+        fe_mul(F, x, x, d->coset);
+    }
+    ntt_forward(d, ref, 1);
+    for (unsigned t = 1; t <= 3; t++) {
+        uint64_t *w = vec_dup(v, n);
+        ntt_to_odd_coset(d, w, t);
+        assert_vec_eq(F, w, ref, n, "odd coset");
+        free(w);
+    }
+    free(ref);
+}
+
+/* Above the 2^12 block the coset path runs global DIF passes (an odd and an even
+ * number of them). */
+DOMAIN_TEST(test_ntt_odd_coset_large_is_inverse_shift_forward, 13, 15, check_odd_coset_composition)
+
+TEST(test_ntt_domain_cache_shares_keeps_and_evicts, 1)
 {
     ntt_cache_stats st0, st;
     const ntt_domain *a, *b, *c;
@@ -430,25 +415,9 @@ START_TEST(test_ntt_domain_cache_shares_keeps_and_evicts)
 }
 END_TEST
 
-static Suite *ntt_suite(void)
-{
-    Suite *s = suite_create("ntt");
-    TCase *tc = tcase_create("ntt");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_ntt_odd_coset_large_is_inverse_shift_forward);
-    tcase_add_test(tc, test_ntt_domain_cache_shares_keeps_and_evicts);
-    tcase_add_test(tc, test_ntt_snarkjs_roots);
-    tcase_add_test(tc, test_ntt_matches_naive_dft_up_to_1024);
-    tcase_add_test(tc, test_ntt_roundtrip_2_16);
-    tcase_add_test(tc, test_ntt_large_spot_checks_against_definition);
-    tcase_add_test(tc, test_ntt_odd_coset_matches_definition);
-    tcase_add_test(tc, test_ntt_reproduces_bn128_fixture_coset_evaluations);
-    tcase_add_test(tc, test_ntt_thread_count_does_not_change_result);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return test_run(ntt_suite());
+    const struct test_opts o = { .timeout = 120 };
+
+    return test_main("ntt", &o);
 }

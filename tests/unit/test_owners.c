@@ -20,7 +20,7 @@ static void preload(struct pipe_circuits *cs, int i, const char *path)
 	snprintf(cs->c[i].path, sizeof(cs->c[i].path), "%s", path);
 }
 
-START_TEST(test_owners_quota_defaults_leave_room)
+TEST(test_owners_quota_defaults_leave_room, 1)
 {
 	struct cuzkd_config c;
 	struct owners_quota q;
@@ -40,7 +40,7 @@ START_TEST(test_owners_quota_defaults_leave_room)
 }
 END_TEST
 
-START_TEST(test_owners_preloads_are_their_owners)
+TEST(test_owners_preloads_are_their_owners, 1)
 {
 	struct pipe_circuits *cs = calloc(1, sizeof(*cs));
 	json_t *map = json_object();
@@ -80,18 +80,7 @@ START_TEST(test_owners_preloads_are_their_owners)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("owners");
-	TCase *tc = tcase_create("core");
-
-	tcase_add_test(tc, test_owners_quota_defaults_leave_room);
-	tcase_add_test(tc, test_owners_preloads_are_their_owners);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return test_run(suite());
+	return test_main("owners", NULL);
 }

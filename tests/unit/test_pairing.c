@@ -22,7 +22,7 @@ static void mul_gen(const curve_group *G, uint64_t *aff, const uint64_t *k, unsi
     ec_jac_to_aff(G, aff, p);
 }
 
-START_TEST(test_pairing_is_bilinear)
+TEST(test_pairing_is_bilinear, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const field_desc *Fr = pp->g1->Fr;
@@ -56,7 +56,7 @@ START_TEST(test_pairing_is_bilinear)
 }
 END_TEST
 
-START_TEST(test_pairing_is_non_degenerate_of_order_r)
+TEST(test_pairing_is_non_degenerate_of_order_r, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     uint64_t e[FQ12_MAX_LIMBS], er[FQ12_MAX_LIMBS];
@@ -67,7 +67,7 @@ START_TEST(test_pairing_is_non_degenerate_of_order_r)
 }
 END_TEST
 
-START_TEST(test_pairing_with_negation_cancels)
+TEST(test_pairing_with_negation_cancels, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     uint64_t k[4], P[EC_MAX_AFF], nP[EC_MAX_AFF], Q[EC_MAX_AFF], nQ[EC_MAX_AFF];
@@ -92,7 +92,7 @@ END_TEST
 
 /* A Groth16-shaped product of four: e(-aP, bQ) e(cP, dQ) e(eP, Q) e(gP, Q) = 1 with
  * ab = cd + e + g (mod r). Infinity entries contribute 1. */
-START_TEST(test_pairing_multi_check_of_four_and_infinity)
+TEST(test_pairing_multi_check_of_four_and_infinity, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const curve_group *G1 = pp->g1, *G2 = pp->g2;
@@ -178,7 +178,7 @@ static bool fq2_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
     return false;
 }
 
-START_TEST(test_pairing_subgroup_check)
+TEST(test_pairing_subgroup_check, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     ck_assert(pairing_in_subgroup(pp->g2, pp->g2->gen));
@@ -207,13 +207,8 @@ END_TEST
 
 int main(void)
 {
+    const struct test_opts o = { .timeout = 120 };
+
     test_rng_seed(0x6a09e667f3bcc908ULL);
-    const struct test_case t[] = {
-        { "is_bilinear", test_pairing_is_bilinear, 2 },
-        { "is_non_degenerate_of_order_r", test_pairing_is_non_degenerate_of_order_r, 2 },
-        { "with_negation_cancels", test_pairing_with_negation_cancels, 2 },
-        { "multi_check_of_four_and_infinity", test_pairing_multi_check_of_four_and_infinity, 2 },
-        { "subgroup_check", test_pairing_subgroup_check, 2 },
-    };
-    return test_run_suite("pairing", t, TEST_N(t), 120);
+    return test_main("pairing", &o);
 }

@@ -188,7 +188,7 @@ static uint64_t slot_counter(enum stats_role role, uint32_t index, uint32_t c)
 
 /* ---- tests ------------------------------------------------------------------------- */
 
-START_TEST(test_pipeline_slot_map_and_regions)
+TEST(test_pipeline_slot_map_and_regions, 1)
 {
     const struct pipe_config *c = pipeline_config(&pl);
     struct pipeline other;
@@ -213,7 +213,7 @@ START_TEST(test_pipeline_slot_map_and_regions)
 }
 END_TEST
 
-START_TEST(test_pipeline_submit_fills_and_seals_partinfo)
+TEST(test_pipeline_submit_fills_and_seals_partinfo, 1)
 {
     struct pipe_submit_part parts[2] = { { "/w/one.wtns", NULL, NULL },
                                          { "/w/two.wtns", "/c.r1cs", "second" } };
@@ -245,31 +245,47 @@ START_TEST(test_pipeline_submit_fills_and_seals_partinfo)
 }
 END_TEST
 
-START_TEST(test_pipeline_reason_names_the_file)
+TEST(test_pipeline_reason_names_the_file, 1)
 {
+    /* the path in the message becomes the file's name; a message without it is prefixed */
+    static const struct {
+        const char *msg, *want;
+    } cases[] = {
+        { "cannot open /a/b/w1.wtns: No such file", "cannot open w1.wtns: No such file" },
+        { "witness has 3 values, zkey expects 4", "w1.wtns: witness has 3 values, zkey expects 4" },
+    };
     char r[JOBTAB_REASON_LEN];
 
-    pipe_reason(r, sizeof(r), "/a/b/w1.wtns", "cannot open /a/b/w1.wtns: No such file");
-    ck_assert_str_eq(r, "cannot open w1.wtns: No such file");
-    pipe_reason(r, sizeof(r), "/a/b/w1.wtns", "witness has 3 values, zkey expects 4");
-    ck_assert_str_eq(r, "w1.wtns: witness has 3 values, zkey expects 4");
+    for (size_t i = 0; i < TEST_N(cases); i++) {
+        pipe_reason(r, sizeof(r), "/a/b/w1.wtns", cases[i].msg);
+        ck_assert_str_eq(r, cases[i].want);
+    }
 }
 END_TEST
 
 /* A stage opens cuzkd's copies as /proc/PID/fd/N; its messages name them as the
  * client did, and fd 7 is not mistaken for a prefix of fd 71. */
-START_TEST(test_pipeline_err_rename_names_copies_by_client_path)
+TEST(test_pipeline_err_rename_names_copies_by_client_path, 1)
 {
+    /* renames applied one after another to the same message */
+    static const struct {
+        const char *copy, *client, *want;
+    } steps[] = {
+        { "/proc/9/fd/7", "/home/a/w1.wtns",
+          "witness /home/a/w1.wtns has 3 values, zkey /proc/9/fd/71 expects 4" },
+        { "/proc/9/fd/71", "/home/a/c.zkey",
+          "witness /home/a/w1.wtns has 3 values, zkey /home/a/c.zkey expects 4" },
+    };
     char m[256] = "witness /proc/9/fd/7 has 3 values, zkey /proc/9/fd/71 expects 4";
 
-    pipe_err_rename(m, sizeof(m), "/proc/9/fd/7", "/home/a/w1.wtns");
-    ck_assert_str_eq(m, "witness /home/a/w1.wtns has 3 values, zkey /proc/9/fd/71 expects 4");
-    pipe_err_rename(m, sizeof(m), "/proc/9/fd/71", "/home/a/c.zkey");
-    ck_assert_str_eq(m, "witness /home/a/w1.wtns has 3 values, zkey /home/a/c.zkey expects 4");
+    for (size_t i = 0; i < TEST_N(steps); i++) {
+        pipe_err_rename(m, sizeof(m), steps[i].copy, steps[i].client);
+        ck_assert_str_eq(m, steps[i].want);
+    }
 }
 END_TEST
 
-START_TEST(test_pipeline_proves_fixtures_end_to_end)
+TEST(test_pipeline_proves_fixtures_end_to_end, 1)
 {
     char w1[512], w2[512], r2[512], bad[512], wrong[512], cmd[1200];
     struct pipe_submit_part p1[3], p2[2], p3[3], p4[2];
@@ -412,7 +428,7 @@ START_TEST(test_pipeline_proves_fixtures_end_to_end)
 }
 END_TEST
 
-START_TEST(test_pipeline_zkey_cache_misses_on_a_changed_file)
+TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
 {
     struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
     struct pipe_stage st;
@@ -468,7 +484,7 @@ END_TEST
 /* preload / evict: the table (pipeline_circuit_request) and a stage applying it
  * (pipe_stage_circuits): pinned entries survive LRU, at most PIPE_PRELOAD_MAX, evict
  * unmaps, tombstones are reused only once acknowledged. */
-START_TEST(test_pipeline_circuits_preload_pin_evict)
+TEST(test_pipeline_circuits_preload_pin_evict, 1)
 {
     struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
     struct pipe_stage st;
@@ -536,7 +552,7 @@ START_TEST(test_pipeline_circuits_preload_pin_evict)
 }
 END_TEST
 
-START_TEST(test_pipeline_stale_hint_is_put_back)
+TEST(test_pipeline_stale_hint_is_put_back, 1)
 {
     struct pipe_submit_part parts[1] = { { "/w/one.wtns", NULL, NULL } };
     uint32_t j, p, v;
@@ -555,7 +571,7 @@ START_TEST(test_pipeline_stale_hint_is_put_back)
 }
 END_TEST
 
-START_TEST(test_pipeline_synth_takes_higher_priority_first)
+TEST(test_pipeline_synth_takes_higher_priority_first, 1)
 {
     char zk[512], w[512];
     struct pipe_submit_part a[2], b[1];
@@ -640,8 +656,9 @@ static int run_status(const char *bin, const char *a1, const char *a2, const cha
 }
 
 /* Outputs go to $PIPELINE_OUT when set (tests/scripts/pipeline_stages.sh verifies them
- * with snarkjs), else to the scratch dir. */
-START_TEST(test_pipeline_stage_binaries_prove_and_stop_on_sigterm)
+ * with snarkjs), else to the scratch dir. Its tcase is "executables": that script runs
+ * it alone (CK_RUN_CASE). */
+TEST_AS("executables", test_pipeline_stage_binaries_prove_and_stop_on_sigterm, 1)
 {
     static const char *bins[4] = { "cuzk-synth", "cuzk-gpuworker", "cuzk-gpuworker", "cuzk-finalizer" };
     static const char *idx[4] = { "0", "0", "1", "0" };
@@ -717,7 +734,7 @@ END_TEST
 
 /* pipe_stage_orphan_check: returns while cuzkd (here: this process, alive) lives; a
  * stage whose cuzkd is gone exits 111 at once without recording anything. */
-START_TEST(test_pipeline_orphan_check_exits_only_without_supervisor)
+TEST(test_pipeline_orphan_check_exits_only_without_supervisor, 1)
 {
     struct pipe_config pc;
     struct pipeline opl;
@@ -749,34 +766,9 @@ START_TEST(test_pipeline_orphan_check_exits_only_without_supervisor)
 }
 END_TEST
 
-static Suite *pipeline_suite(void)
-{
-    Suite *s = suite_create("pipeline");
-    TCase *tc = tcase_create("instance");
-
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_pipeline_slot_map_and_regions);
-    tcase_add_test(tc, test_pipeline_submit_fills_and_seals_partinfo);
-    tcase_add_test(tc, test_pipeline_reason_names_the_file);
-    tcase_add_test(tc, test_pipeline_err_rename_names_copies_by_client_path);
-    tcase_add_test(tc, test_pipeline_zkey_cache_misses_on_a_changed_file);
-    tcase_add_test(tc, test_pipeline_circuits_preload_pin_evict);
-    tcase_add_test(tc, test_pipeline_stale_hint_is_put_back);
-    tcase_add_test(tc, test_pipeline_orphan_check_exits_only_without_supervisor);
-    tcase_add_test(tc, test_pipeline_proves_fixtures_end_to_end);
-    tcase_add_test(tc, test_pipeline_synth_takes_higher_priority_first);
-    suite_add_tcase(s, tc);
-    /* Its own case: tests/scripts/pipeline_stages.sh runs it alone (CK_RUN_CASE). */
-    tc = tcase_create("executables");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, test_pipeline_stage_binaries_prove_and_stop_on_sigterm);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
-    return test_run(pipeline_suite());
+    const struct test_opts o = { .setup = setup, .teardown = teardown, .timeout = 300 };
+
+    return test_main("pipeline", &o);
 }

@@ -9,6 +9,7 @@
 #include "cuzk/config.h"
 #include "cuzk/plan.h"
 
+#include "helper_plan.h"
 #include "helper_test.h"
 
 static void make_plan(const char *synthetic, const char *devices, struct plan *p)
@@ -47,27 +48,22 @@ static void check_complete(const struct plan *p, uint32_t workers, uint32_t node
 	ck_assert_uint_eq(f, 1);
 }
 
-static void check_disjoint(const struct plan *p)
+/* A plan of synthetic topology with devices: workers and nodes as said, all placed,
+ * no core given twice and none shared. */
+static void plan_fits(const char *synthetic, const char *devices, uint32_t workers, uint32_t nodes,
+		      struct plan *p)
 {
-	for (uint32_t i = 0; i < p->n_places; i++)
-		for (uint32_t j = i + 1; j < p->n_places; j++) {
-			cpu_set_t x;
-
-			CPU_AND(&x, &p->places[i].cpus, &p->places[j].cpus);
-			ck_assert_msg(CPU_COUNT(&x) == 0, "%s %u and %s %u share a core",
-				      plan_role_name(p->places[i].role), p->places[i].index,
-				      plan_role_name(p->places[j].role), p->places[j].index);
-		}
+	make_plan(synthetic, devices, p);
+	check_complete(p, workers, nodes);
+	test_plan_check_disjoint(p);
+	ck_assert_int_eq(p->shared, 0);
 }
 
-START_TEST(test_plan_two_socket_no_core_twice)
+TEST(test_plan_two_socket_no_core_twice, 1)
 {
 	struct plan p;
 
-	make_plan("pack:2 numa:1 core:16 pu:2", "cpu:8", &p);
-	check_complete(&p, 8, 2);
-	check_disjoint(&p);
-	ck_assert_int_eq(p.shared, 0);
+	plan_fits("pack:2 numa:1 core:16 pu:2", "cpu:8", 8, 2, &p);
 	/* workers alternate nodes, and their cores lie on their node */
 	for (uint32_t i = 0; i < p.n_places; i++)
 		if (p.places[i].role == PLAN_WORKER)
@@ -75,28 +71,23 @@ START_TEST(test_plan_two_socket_no_core_twice)
 }
 END_TEST
 
-START_TEST(test_plan_one_socket_four_workers)
+TEST(test_plan_one_socket_four_workers, 1)
 {
 	struct plan p;
 
-	make_plan("pack:1 numa:1 core:8 pu:2", "cpu:4", &p);
-	check_complete(&p, 4, 1);
-	check_disjoint(&p);
-	ck_assert_int_eq(p.shared, 0);
+	plan_fits("pack:1 numa:1 core:8 pu:2", "cpu:4", 4, 1, &p);
 }
 END_TEST
 
-START_TEST(test_plan_four_nodes)
+TEST(test_plan_four_nodes, 1)
 {
 	struct plan p;
 
-	make_plan("pack:2 numa:2 core:4 pu:1", "cpu:8", &p);
-	check_complete(&p, 8, 4);
-	check_disjoint(&p);
+	plan_fits("pack:2 numa:2 core:4 pu:1", "cpu:8", 8, 4, &p);
 }
 END_TEST
 
-START_TEST(test_plan_too_few_cores_shares_and_says_so)
+TEST(test_plan_too_few_cores_shares_and_says_so, 1)
 {
 	struct plan p;
 
@@ -114,7 +105,7 @@ START_TEST(test_plan_too_few_cores_shares_and_says_so)
 }
 END_TEST
 
-START_TEST(test_plan_cuda_without_gpus_is_refused)
+TEST(test_plan_cuda_without_gpus_is_refused, 1)
 {
 	struct cuzkd_config c;
 	struct plan p;
@@ -130,7 +121,7 @@ START_TEST(test_plan_cuda_without_gpus_is_refused)
 }
 END_TEST
 
-START_TEST(test_config_file_and_command_line)
+TEST(test_config_file_and_command_line, 1)
 {
 	struct cuzkd_config c;
 	char path[] = "/tmp/cuzk-test-config-XXXXXX", err[512];
@@ -158,7 +149,7 @@ START_TEST(test_config_file_and_command_line)
 END_TEST
 
 /* --test-fake-topology: a two-node plan runs here; cpus are this machine's, nodes kept. */
-START_TEST(test_plan_fake_here_maps_cpus_keeps_nodes)
+TEST(test_plan_fake_here_maps_cpus_keeps_nodes, 1)
 {
 	struct plan p;
 	cpu_set_t online;
@@ -189,25 +180,7 @@ START_TEST(test_plan_fake_here_maps_cpus_keeps_nodes)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("plan");
-	TCase *tc = tcase_create("placement");
-
-	tcase_add_test(tc, test_plan_two_socket_no_core_twice);
-	tcase_add_test(tc, test_plan_one_socket_four_workers);
-	tcase_add_test(tc, test_plan_four_nodes);
-	tcase_add_test(tc, test_plan_too_few_cores_shares_and_says_so);
-	tcase_add_test(tc, test_plan_cuda_without_gpus_is_refused);
-	tcase_add_test(tc, test_plan_fake_here_maps_cpus_keeps_nodes);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("config");
-	tcase_add_test(tc, test_config_file_and_command_line);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return test_run(suite());
+	return test_main("plan", NULL);
 }

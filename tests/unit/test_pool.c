@@ -12,34 +12,28 @@
 #include <cuzk/futex.h>
 #include <cuzk/shmlayout.h>
 
+#include "helper_shm.h"
 #include "helper_test.h"
 
-static char inst[64], err[512];
+static char inst[64];
 static struct shmlayout_data d;
 
 static void setup_n(uint32_t bufs, uint32_t nodes)
 {
-	struct shmlayout_config cfg = { .n_rings = 1,
-					.ring_capacity = { 8 },
-					.max_jobs = 2,
-					.max_parts = 8,
-					.buf_count = bufs,
-					.buf_size = 8192,
-					.n_nodes = nodes,
-					.numa_node = { 0, 1, 2, 3 } };
+	struct shmlayout_config cfg = test_shm_config(8, 2, 8, bufs, 8192);
 
-	snprintf(inst, sizeof(inst), "p%d", (int)getpid());
-	ck_assert_msg(shmlayout_data_create(&d, inst, &cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
-		      "%s", err);
+	cfg.n_nodes = nodes;
+	for (int i = 0; i < 4; i++)
+		cfg.numa_node[i] = i;
+	test_shm_create(&d, inst, sizeof(inst), "p", &cfg);
 }
 
 static void teardown(void)
 {
-	shmlayout_data_detach(&d);
-	segment_destroy(inst, SEG_KIND_DATA);
+	test_shm_destroy(&d, inst);
 }
 
-START_TEST(test_pool_alloc_until_empty_then_free)
+TEST(test_pool_alloc_until_empty_then_free, 1)
 {
 	uint32_t idx[4], x, used, fr;
 	uint32_t me = (uint32_t)getpid();
@@ -68,7 +62,7 @@ START_TEST(test_pool_alloc_until_empty_then_free)
 }
 END_TEST
 
-START_TEST(test_pool_alloc_times_out_then_wakes_on_free)
+TEST(test_pool_alloc_times_out_then_wakes_on_free, 1)
 {
 	uint32_t a, b, x;
 	uint64_t t0;
@@ -94,7 +88,7 @@ START_TEST(test_pool_alloc_times_out_then_wakes_on_free)
 }
 END_TEST
 
-START_TEST(test_pool_reclaims_dead_process_buffers)
+TEST(test_pool_reclaims_dead_process_buffers, 1)
 {
 	uint32_t used, fr, x;
 	pid_t pid;
@@ -127,7 +121,7 @@ START_TEST(test_pool_reclaims_dead_process_buffers)
 }
 END_TEST
 
-START_TEST(test_pool_counts_per_node_and_prefers_node)
+TEST(test_pool_counts_per_node_and_prefers_node, 1)
 {
 	uint32_t used, fr, x;
 
@@ -151,7 +145,7 @@ START_TEST(test_pool_counts_per_node_and_prefers_node)
 }
 END_TEST
 
-START_TEST(test_pool_node_only_alloc_waits_for_its_node)
+TEST(test_pool_node_only_alloc_waits_for_its_node, 1)
 {
 	uint32_t x, mine[3];
 
@@ -178,7 +172,7 @@ START_TEST(test_pool_node_only_alloc_waits_for_its_node)
 }
 END_TEST
 
-START_TEST(test_pool_one_share_serves_every_node)
+TEST(test_pool_one_share_serves_every_node, 1)
 {
 	uint32_t x;
 
@@ -189,7 +183,7 @@ START_TEST(test_pool_one_share_serves_every_node)
 }
 END_TEST
 
-START_TEST(test_pool_slab_setup_no_mbind_flag)
+TEST(test_pool_slab_setup_no_mbind_flag, 1)
 {
 	struct pool_slab_report rep;
 
@@ -201,7 +195,7 @@ START_TEST(test_pool_slab_setup_no_mbind_flag)
 }
 END_TEST
 
-START_TEST(test_pool_slab_setup_reports_what_it_did)
+TEST(test_pool_slab_setup_reports_what_it_did, 1)
 {
 	struct pool_slab_report rep;
 
@@ -249,7 +243,7 @@ static void *share_main(void *arg)
 	return NULL;
 }
 
-START_TEST(test_pool_threads_share_buffers_exclusively)
+TEST(test_pool_threads_share_buffers_exclusively, 1)
 {
 	pthread_t th[SHARE_THREADS];
 
@@ -265,21 +259,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "alloc_until_empty_then_free", test_pool_alloc_until_empty_then_free },
-		{ "alloc_times_out_then_wakes_on_free",
-		  test_pool_alloc_times_out_then_wakes_on_free },
-		{ "reclaims_dead_process_buffers", test_pool_reclaims_dead_process_buffers },
-		{ "counts_per_node_and_prefers_node", test_pool_counts_per_node_and_prefers_node },
-		{ "slab_setup_reports_what_it_did", test_pool_slab_setup_reports_what_it_did },
-		{ "node_only_alloc_waits_for_its_node",
-		  test_pool_node_only_alloc_waits_for_its_node },
-		{ "one_share_serves_every_node", test_pool_one_share_serves_every_node },
-		{ "slab_setup_no_mbind_flag", test_pool_slab_setup_no_mbind_flag },
-		{ "threads_share_buffers_exclusively",
-		  test_pool_threads_share_buffers_exclusively },
-	};
 	const struct test_opts o = { .teardown = teardown };
 
-	return test_run_cases("pool", t, TEST_N(t), &o);
+	return test_main("pool", &o);
 }

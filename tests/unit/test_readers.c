@@ -214,7 +214,7 @@ static const struct fixture fixtures[] = {
 };
 #define NFIX (sizeof fixtures / sizeof fixtures[0])
 
-START_TEST(test_zkey_fixture_headers_match_refprover)
+TEST(test_zkey_fixture_headers_match_refprover, (int)NFIX)
 {
     const struct fixture *f = &fixtures[_i];
     zkey z;
@@ -249,7 +249,7 @@ START_TEST(test_zkey_fixture_headers_match_refprover)
 END_TEST
 
 /* Spec §8: every coefficient of the bn128 fixture, decoded as raw * Rr^-2. */
-START_TEST(test_zkey_bn128_worked_example)
+TEST(test_zkey_bn128_worked_example, 1)
 {
     static const struct {
         uint32_t m, c, s;
@@ -298,7 +298,7 @@ START_TEST(test_zkey_bn128_worked_example)
 }
 END_TEST
 
-START_TEST(test_wtns_fixture_values)
+TEST(test_wtns_fixture_values, (int)NFIX)
 {
     static const char *const tiny[] = { "1", "112568", "11", "3", "9", "27", "297", "2673", "37520" };
     const struct fixture *f = &fixtures[_i];
@@ -325,7 +325,7 @@ START_TEST(test_wtns_fixture_values)
 }
 END_TEST
 
-START_TEST(test_r1cs_fixture_witness_satisfies)
+TEST(test_r1cs_fixture_witness_satisfies, (int)NFIX)
 {
     const struct fixture *f = &fixtures[_i];
     r1cs r;
@@ -353,7 +353,7 @@ END_TEST
 
 /* Changing one internal signal breaks the first constraint that reads it. bn128 tiny:
  * w6 = 297 = w5 * w2 is the output of constraint 2; w8 = 37520 of constraint 4. */
-START_TEST(test_r1cs_changed_signal_names_constraint)
+TEST(test_r1cs_changed_signal_names_constraint, 1)
 {
     static const struct {
         const char *set;
@@ -393,7 +393,7 @@ END_TEST
 
 /* ---- refusals ---------------------------------------------------------------- */
 
-START_TEST(test_missing_file_is_io)
+TEST(test_missing_file_is_io, 1)
 {
     zkey z;
     wtns w;
@@ -415,7 +415,7 @@ START_TEST(test_missing_file_is_io)
 }
 END_TEST
 
-START_TEST(test_wrong_magic_is_format)
+TEST(test_wrong_magic_is_format, 1)
 {
     zkey z;
     wtns w;
@@ -431,7 +431,7 @@ START_TEST(test_wrong_magic_is_format)
 }
 END_TEST
 
-START_TEST(test_truncated_anywhere_is_truncated)
+TEST(test_truncated_anywhere_is_truncated, 1)
 {
     static const char *const files[] = { "circuit_final.zkey", "witness.wtns", "circuit.r1cs" };
     for (unsigned fi = 0; fi < 3; fi++) {
@@ -462,7 +462,7 @@ START_TEST(test_truncated_anywhere_is_truncated)
 }
 END_TEST
 
-START_TEST(test_zkey_corrupted_section_size)
+TEST(test_zkey_corrupted_section_size, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
@@ -492,7 +492,7 @@ START_TEST(test_zkey_corrupted_section_size)
 }
 END_TEST
 
-START_TEST(test_zkey_section_table_refusals)
+TEST(test_zkey_section_table_refusals, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
@@ -523,7 +523,7 @@ START_TEST(test_zkey_section_table_refusals)
 }
 END_TEST
 
-START_TEST(test_zkey_protocol_refusals)
+TEST(test_zkey_protocol_refusals, 1)
 {
     static const struct {
         uint32_t id;
@@ -542,7 +542,7 @@ START_TEST(test_zkey_protocol_refusals)
 }
 END_TEST
 
-START_TEST(test_zkey_unknown_curve)
+TEST(test_zkey_unknown_curve, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
@@ -564,7 +564,7 @@ START_TEST(test_zkey_unknown_curve)
 }
 END_TEST
 
-START_TEST(test_zkey_content_refusals)
+TEST(test_zkey_content_refusals, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
@@ -604,7 +604,7 @@ START_TEST(test_zkey_content_refusals)
 }
 END_TEST
 
-START_TEST(test_wtns_mismatch_with_zkey)
+TEST(test_wtns_mismatch_with_zkey, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "witness.wtns"), &len);
@@ -634,7 +634,7 @@ START_TEST(test_wtns_mismatch_with_zkey)
 }
 END_TEST
 
-START_TEST(test_wtns_content_refusals)
+TEST(test_wtns_content_refusals, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "witness.wtns"), &len);
@@ -662,7 +662,7 @@ START_TEST(test_wtns_content_refusals)
 }
 END_TEST
 
-START_TEST(test_r1cs_content_refusals)
+TEST(test_r1cs_content_refusals, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit.r1cs"), &len);
@@ -693,42 +693,9 @@ START_TEST(test_r1cs_content_refusals)
 }
 END_TEST
 
-static Suite *readers_suite(void)
-{
-    Suite *s = suite_create("readers");
-    TCase *tc;
-
-#define ADD(fn)                                     \
-    tc = tcase_create(#fn);                         \
-    tcase_add_checked_fixture(tc, setup, teardown); \
-    tcase_add_test(tc, fn);                         \
-    suite_add_tcase(s, tc)
-#define ADD_LOOP(fn)                                \
-    tc = tcase_create(#fn);                         \
-    tcase_add_checked_fixture(tc, setup, teardown); \
-    tcase_add_loop_test(tc, fn, 0, (int)NFIX);      \
-    suite_add_tcase(s, tc)
-
-    ADD_LOOP(test_zkey_fixture_headers_match_refprover);
-    ADD(test_zkey_bn128_worked_example);
-    ADD_LOOP(test_wtns_fixture_values);
-    ADD_LOOP(test_r1cs_fixture_witness_satisfies);
-    ADD(test_r1cs_changed_signal_names_constraint);
-    ADD(test_missing_file_is_io);
-    ADD(test_wrong_magic_is_format);
-    ADD(test_truncated_anywhere_is_truncated);
-    ADD(test_zkey_corrupted_section_size);
-    ADD(test_zkey_section_table_refusals);
-    ADD(test_zkey_protocol_refusals);
-    ADD(test_zkey_unknown_curve);
-    ADD(test_zkey_content_refusals);
-    ADD(test_wtns_mismatch_with_zkey);
-    ADD(test_wtns_content_refusals);
-    ADD(test_r1cs_content_refusals);
-    return s;
-}
-
 int main(void)
 {
-    return test_run(readers_suite());
+    const struct test_opts o = { .setup = setup, .teardown = teardown };
+
+    return test_main("readers", &o);
 }

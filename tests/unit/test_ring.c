@@ -62,7 +62,7 @@ static void fill_drain(struct ring *r, unsigned laps)
 	}
 }
 
-START_TEST(test_ring_rejects_bad_capacity)
+TEST(test_ring_rejects_bad_capacity, 1)
 {
 	static _Alignas(64) unsigned char buf[4096];
 
@@ -81,7 +81,7 @@ START_TEST(test_ring_rejects_bad_capacity)
 }
 END_TEST
 
-START_TEST(test_ring_full_and_empty_report_eagain)
+TEST(test_ring_full_and_empty_report_eagain, 1)
 {
 	struct ring *r = ring_new(8, 0);
 	uint32_t v = 99;
@@ -93,7 +93,7 @@ START_TEST(test_ring_full_and_empty_report_eagain)
 }
 END_TEST
 
-START_TEST(test_ring_capacity_one_alternates)
+TEST(test_ring_capacity_one_alternates, 1)
 {
 	struct ring *r = ring_new(1, 0);
 
@@ -103,7 +103,7 @@ START_TEST(test_ring_capacity_one_alternates)
 }
 END_TEST
 
-START_TEST(test_ring_capacity_two_interleaves)
+TEST(test_ring_capacity_two_interleaves, 1)
 {
 	struct ring *r = ring_new(2, 0);
 	uint32_t v;
@@ -123,7 +123,7 @@ START_TEST(test_ring_capacity_two_interleaves)
 }
 END_TEST
 
-START_TEST(test_ring_wraps_past_u32_max)
+TEST(test_ring_wraps_past_u32_max, 1)
 {
 	/* Counters start 5 below 2^32: a 32-bit truncation anywhere breaks FIFO order or
 	 * the full/empty checks within the first lap. */
@@ -135,7 +135,7 @@ START_TEST(test_ring_wraps_past_u32_max)
 }
 END_TEST
 
-START_TEST(test_ring_wraps_past_u64_max)
+TEST(test_ring_wraps_past_u64_max, 1)
 {
 	struct ring *r = ring_new(4, UINT64_MAX - 5u);
 	uint32_t v;
@@ -152,7 +152,7 @@ START_TEST(test_ring_wraps_past_u64_max)
 }
 END_TEST
 
-START_TEST(test_ring_pop_timeout_expires)
+TEST(test_ring_pop_timeout_expires, 1)
 {
 	struct ring *r = ring_new(4, 0);
 	uint32_t v;
@@ -169,7 +169,7 @@ START_TEST(test_ring_pop_timeout_expires)
 }
 END_TEST
 
-START_TEST(test_ring_push_timeout_expires_when_full)
+TEST(test_ring_push_timeout_expires_when_full, 1)
 {
 	struct ring *r = ring_new(2, 0);
 	uint64_t t0, dt;
@@ -202,7 +202,7 @@ static void *pusher_after_delay(void *p)
 	return NULL;
 }
 
-START_TEST(test_ring_sleeping_pop_is_woken_by_push_thread)
+TEST(test_ring_sleeping_pop_is_woken_by_push_thread, 1)
 {
 	struct ring *r = ring_new(4, 0);
 	struct sleeper_arg a = { r, 4242, -1 };
@@ -219,7 +219,7 @@ START_TEST(test_ring_sleeping_pop_is_woken_by_push_thread)
 }
 END_TEST
 
-START_TEST(test_ring_sleeping_push_is_woken_by_pop_in_other_process)
+TEST(test_ring_sleeping_push_is_woken_by_pop_in_other_process, 1)
 {
 	struct ring *r = ring_new(1, 0);
 	uint32_t v;
@@ -339,13 +339,13 @@ static void mpmc_threads(uint32_t cap, uint32_t per_producer)
 	ring_free(m.r);
 }
 
-START_TEST(test_ring_mpmc_threads_deliver_each_item_once)
+TEST(test_ring_mpmc_threads_deliver_each_item_once, 1)
 {
 	mpmc_threads(64, under_tsan() ? 20000 : 200000);
 }
 END_TEST
 
-START_TEST(test_ring_mpmc_threads_capacity_two_under_contention)
+TEST(test_ring_mpmc_threads_capacity_two_under_contention, 1)
 {
 	/* Small capacity: producers and consumers sleep and wake constantly. */
 	mpmc_threads(2, under_tsan() ? 5000 : 50000);
@@ -354,24 +354,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "rejects_bad_capacity", test_ring_rejects_bad_capacity },
-		{ "full_and_empty_report_eagain", test_ring_full_and_empty_report_eagain },
-		{ "capacity_one_alternates", test_ring_capacity_one_alternates },
-		{ "capacity_two_interleaves", test_ring_capacity_two_interleaves },
-		{ "wraps_past_u32_max", test_ring_wraps_past_u32_max },
-		{ "wraps_past_u64_max", test_ring_wraps_past_u64_max },
-		{ "pop_timeout_expires", test_ring_pop_timeout_expires },
-		{ "push_timeout_expires_when_full", test_ring_push_timeout_expires_when_full },
-		{ "sleeping_pop_is_woken_by_push_thread",
-		  test_ring_sleeping_pop_is_woken_by_push_thread },
-		{ "sleeping_push_is_woken_by_pop_in_other_process",
-		  test_ring_sleeping_push_is_woken_by_pop_in_other_process },
-		{ "mpmc_threads_deliver_each_item_once",
-		  test_ring_mpmc_threads_deliver_each_item_once },
-		{ "mpmc_threads_capacity_two_under_contention",
-		  test_ring_mpmc_threads_capacity_two_under_contention },
-	};
+	const struct test_opts o = { .timeout = 60 };
 
-	return test_run_suite("ring", t, TEST_N(t), 60);
+	return test_main("ring", &o);
 }

@@ -197,7 +197,7 @@ static long kill_at_every_step(enum op op)
 	return n;
 }
 
-START_TEST(test_push_killed_at_every_instruction)
+TEST(test_push_killed_at_every_instruction, 1)
 {
 	long n = kill_at_every_step(OP_PUSH);
 
@@ -205,7 +205,7 @@ START_TEST(test_push_killed_at_every_instruction)
 }
 END_TEST
 
-START_TEST(test_pop_killed_at_every_instruction)
+TEST(test_pop_killed_at_every_instruction, 1)
 {
 	long n = kill_at_every_step(OP_POP);
 
@@ -239,8 +239,9 @@ static int ptrace_allowed(void)
 int main(void)
 {
 	const char *san = getenv("CUZK_SANITIZER");
-	Suite *s = suite_create("ring_kill");
-	TCase *tc = tcase_create("kill");
+	const struct test_opts o = { .setup = ring_setup,
+				     .teardown = ring_teardown,
+				     .timeout = 300 };
 
 	if (san && !strcmp(san, "tsan")) {
 		printf("SKIP: fork and ptrace under TSan (the ring's thread tests cover TSan)\n");
@@ -250,10 +251,5 @@ int main(void)
 		printf("SKIP: this machine does not let a process trace its child (ptrace)\n");
 		return 77;
 	}
-	tcase_add_checked_fixture(tc, ring_setup, ring_teardown);
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_push_killed_at_every_instruction);
-	tcase_add_test(tc, test_pop_killed_at_every_instruction);
-	suite_add_tcase(s, tc);
-	return test_run(s);
+	return test_main("ring_kill", &o);
 }

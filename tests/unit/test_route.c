@@ -24,7 +24,7 @@ static struct route_view view(uint32_t nw, const int *wn, uint32_t ns, const int
 	return v;
 }
 
-START_TEST(test_route_local_worker_of_each_node)
+TEST(test_route_local_worker_of_each_node, 1)
 {
 	static const int wn[] = { 0, 1 }, sn[] = { 0, 1 };
 	struct route_view v = view(2, wn, 2, sn);
@@ -41,7 +41,7 @@ START_TEST(test_route_local_worker_of_each_node)
 }
 END_TEST
 
-START_TEST(test_route_least_loaded_on_the_node)
+TEST(test_route_least_loaded_on_the_node, 1)
 {
 	/* dual socket, 8 GPUs: 0-3 on node 0, 4-7 on node 1 */
 	static const int wn[] = { 0, 0, 0, 0, 1, 1, 1, 1 }, sn[] = { 0, 1 };
@@ -57,7 +57,7 @@ START_TEST(test_route_least_loaded_on_the_node)
 }
 END_TEST
 
-START_TEST(test_route_fallback_only_when_the_node_has_no_live_synth)
+TEST(test_route_fallback_only_when_the_node_has_no_live_synth, 1)
 {
 	static const int wn[] = { 0, 1 }, sn[] = { 0, 1 };
 	struct route_view v = view(2, wn, 2, sn);
@@ -94,7 +94,7 @@ START_TEST(test_route_fallback_only_when_the_node_has_no_live_synth)
 }
 END_TEST
 
-START_TEST(test_route_node_without_synth_in_the_plan)
+TEST(test_route_node_without_synth_in_the_plan, 1)
 {
 	/* 1 worker on node 1, one synth on node 0 only: everything crosses, counted */
 	static const int wn[] = { 1 }, sn[] = { 0 };
@@ -106,7 +106,7 @@ START_TEST(test_route_node_without_synth_in_the_plan)
 }
 END_TEST
 
-START_TEST(test_route_one_node_and_unknown_nodes_are_local)
+TEST(test_route_one_node_and_unknown_nodes_are_local, 1)
 {
 	static const int wn[] = { 0, 0 }, sn[] = { 0 }, un[] = { -1, -1 }, us[] = { -1 };
 	struct route_view v = view(2, wn, 1, sn);
@@ -125,14 +125,5 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("route");
-	TCase *tc = tcase_create("decision");
-
-	tcase_add_test(tc, test_route_local_worker_of_each_node);
-	tcase_add_test(tc, test_route_least_loaded_on_the_node);
-	tcase_add_test(tc, test_route_fallback_only_when_the_node_has_no_live_synth);
-	tcase_add_test(tc, test_route_node_without_synth_in_the_plan);
-	tcase_add_test(tc, test_route_one_node_and_unknown_nodes_are_local);
-	suite_add_tcase(s, tc);
-	return test_run(s);
+	return test_main("route", NULL);
 }

@@ -59,7 +59,7 @@ static void poke(void (*f)(int fd, struct seg_header *h))
 	close(fd);
 }
 
-START_TEST(test_segment_round_trip_header_and_regions)
+TEST(test_segment_round_trip_header_and_regions, 1)
 {
 	struct segment a;
 	const struct seg_region *r;
@@ -80,7 +80,7 @@ START_TEST(test_segment_round_trip_header_and_regions)
 }
 END_TEST
 
-START_TEST(test_segment_create_refuses_existing_and_bad_names)
+TEST(test_segment_create_refuses_existing_and_bad_names, 1)
 {
 	struct segment s;
 
@@ -100,7 +100,7 @@ START_TEST(test_segment_create_refuses_existing_and_bad_names)
 }
 END_TEST
 
-START_TEST(test_segment_attach_missing_names_it)
+TEST(test_segment_attach_missing_names_it, 1)
 {
 	struct segment s;
 
@@ -116,7 +116,7 @@ static void set_abi3(int fd, struct seg_header *h)
 	h->abi_version = 3;
 }
 
-START_TEST(test_segment_attach_refuses_other_abi_version)
+TEST(test_segment_attach_refuses_other_abi_version, 1)
 {
 	struct segment s;
 	char want[128];
@@ -142,7 +142,7 @@ static void truncate_hard(int fd, struct seg_header *h)
 	ck_assert_int_eq(ftruncate(fd, 100), 0);
 }
 
-START_TEST(test_segment_attach_refuses_truncated)
+TEST(test_segment_attach_refuses_truncated, 1)
 {
 	struct segment s;
 
@@ -157,7 +157,7 @@ START_TEST(test_segment_attach_refuses_truncated)
 }
 END_TEST
 
-START_TEST(test_segment_attach_refuses_foreign_file)
+TEST(test_segment_attach_refuses_foreign_file, 1)
 {
 	struct segment s;
 	char path[128];
@@ -174,7 +174,7 @@ START_TEST(test_segment_attach_refuses_foreign_file)
 }
 END_TEST
 
-START_TEST(test_segment_attach_refuses_unpublished)
+TEST(test_segment_attach_refuses_unpublished, 1)
 {
 	struct segment c, a;
 
@@ -188,7 +188,7 @@ START_TEST(test_segment_attach_refuses_unpublished)
 }
 END_TEST
 
-START_TEST(test_segment_readonly_mapping_faults_on_write)
+TEST(test_segment_readonly_mapping_faults_on_write, 1)
 {
 	struct shmlayout_stats w, r;
 	pid_t pid;
@@ -220,7 +220,7 @@ START_TEST(test_segment_readonly_mapping_faults_on_write)
 }
 END_TEST
 
-START_TEST(test_segment_layout_views_match_after_attach)
+TEST(test_segment_layout_views_match_after_attach, 1)
 {
 	struct shmlayout_config cfg = { .n_rings = 3,
 					.ring_capacity = { 4, 64, 1 },
@@ -253,21 +253,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "round_trip_header_and_regions", test_segment_round_trip_header_and_regions },
-		{ "create_refuses_existing_and_bad_names",
-		  test_segment_create_refuses_existing_and_bad_names },
-		{ "attach_missing_names_it", test_segment_attach_missing_names_it },
-		{ "attach_refuses_other_abi_version",
-		  test_segment_attach_refuses_other_abi_version },
-		{ "attach_refuses_truncated", test_segment_attach_refuses_truncated },
-		{ "attach_refuses_foreign_file", test_segment_attach_refuses_foreign_file },
-		{ "attach_refuses_unpublished", test_segment_attach_refuses_unpublished },
-		{ "readonly_mapping_faults_on_write",
-		  test_segment_readonly_mapping_faults_on_write },
-		{ "layout_views_match_after_attach", test_segment_layout_views_match_after_attach },
-	};
 	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	return test_run_cases("segment", t, TEST_N(t), &o);
+	return test_main("segment", &o);
 }

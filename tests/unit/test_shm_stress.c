@@ -15,9 +15,10 @@
 #include <cuzk/futex.h>
 #include <cuzk/shmlayout.h>
 
+#include "helper_shm.h"
 #include "helper_test.h"
 
-static char inst[64], err[512];
+static char inst[64];
 static struct shmlayout_data d;
 
 static const char *sanitizer(void)
@@ -35,17 +36,9 @@ static void *shared_alloc(size_t n)
 	return m;
 }
 
-static void setup_cfg(const struct shmlayout_config *cfg)
-{
-	snprintf(inst, sizeof(inst), "s%d", (int)getpid());
-	ck_assert_msg(shmlayout_data_create(&d, inst, cfg, SEGMENT_REPLACE, err, sizeof(err)) == 0,
-		      "%s", err);
-}
-
 static void teardown(void)
 {
-	shmlayout_data_detach(&d);
-	segment_destroy(inst, SEG_KIND_DATA);
+	test_shm_destroy(&d, inst);
 }
 
 /* ---- a million indices, exactly once ---- */
@@ -89,14 +82,9 @@ static int consume(struct ring *r, _Atomic uint32_t *seen, struct result *res)
 	}
 }
 
-START_TEST(test_stress_processes_move_a_million_indices_exactly_once)
+TEST(test_stress_processes_move_a_million_indices_exactly_once, 1)
 {
-	struct shmlayout_config cfg = { .n_rings = 1,
-					.ring_capacity = { 256 },
-					.max_jobs = 1,
-					.max_parts = 1,
-					.buf_count = 1,
-					.buf_size = 4096 };
+	const struct shmlayout_config cfg = test_shm_config(256, 1, 1, 1, 4096);
 	uint32_t per = !strcmp(sanitizer(), "asan") ? 100000 : 333334; /* 3 x 333334 > 10^6 */
 	size_t words = ((size_t)NPROD << 20) / 32;
 	_Atomic uint32_t *seen;
@@ -107,7 +95,7 @@ START_TEST(test_stress_processes_move_a_million_indices_exactly_once)
 
 	if (!strcmp(sanitizer(), "tsan"))
 		return; /* TSan and fork: test_ring's thread variant covers this path */
-	setup_cfg(&cfg);
+	test_shm_create(&d, inst, sizeof(inst), "s", &cfg);
 	seen = shared_alloc(words * 4);
 	res = shared_alloc(sizeof(*res) * NCONS);
 	for (int c = 0; c < NCONS; c++) {
@@ -263,14 +251,9 @@ static int synth_pass(uint32_t first)
 	return n;
 }
 
-START_TEST(test_stress_killed_consumers_recover_every_partition_once)
+TEST(test_stress_killed_consumers_recover_every_partition_once, 1)
 {
-	struct shmlayout_config cfg = { .n_rings = 1,
-					.ring_capacity = { 4096 },
-					.max_jobs = 1,
-					.max_parts = NPARTS,
-					.buf_count = 24,
-					.buf_size = 4096 };
+	const struct shmlayout_config cfg = test_shm_config(4096, 1, NPARTS, 24, 4096);
 	struct crash_shared *sh;
 	pid_t w[NWORKERS];
 	uint32_t job, first, done = 0, failed, out[NPARTS], used, fr;
@@ -281,7 +264,7 @@ START_TEST(test_stress_killed_consumers_recover_every_partition_once)
 
 	if (!strcmp(sanitizer(), "tsan"))
 		return; /* fork + SIGKILL: not a TSan subject (no threads) */
-	setup_cfg(&cfg);
+	test_shm_create(&d, inst, sizeof(inst), "s", &cfg);
 	srand((unsigned)getpid());
 	sh = shared_alloc(sizeof(*sh));
 	for (int round = 0; round < CRASH_ROUNDS; round++) {
@@ -372,13 +355,7 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "processes_move_a_million_indices_exactly_once",
-		  test_stress_processes_move_a_million_indices_exactly_once },
-		{ "killed_consumers_recover_every_partition_once",
-		  test_stress_killed_consumers_recover_every_partition_once },
-	};
 	const struct test_opts o = { .teardown = teardown, .timeout = 120 };
 
-	return test_run_cases("shm_stress", t, TEST_N(t), &o);
+	return test_main("shm_stress", &o);
 }

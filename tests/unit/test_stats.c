@@ -18,7 +18,7 @@ static struct stats_page *page_new(uint32_t slots)
 	return pg;
 }
 
-START_TEST(test_stats_state_times_sum_to_wall_time)
+TEST(test_stats_state_times_sum_to_wall_time, 1)
 {
 	struct stats_page *pg = page_new(2);
 	struct stats_slot *s = stats_page_slot(pg, 1);
@@ -61,7 +61,7 @@ START_TEST(test_stats_state_times_sum_to_wall_time)
 }
 END_TEST
 
-START_TEST(test_stats_histogram_percentiles)
+TEST(test_stats_histogram_percentiles, 1)
 {
 	struct stats_page *pg = page_new(1);
 	struct stats_slot *s = stats_page_slot(pg, 0);
@@ -90,7 +90,7 @@ START_TEST(test_stats_histogram_percentiles)
 }
 END_TEST
 
-START_TEST(test_stats_page_check_refuses_other_version)
+TEST(test_stats_page_check_refuses_other_version, 1)
 {
 	struct stats_page *pg = page_new(1);
 
@@ -126,7 +126,7 @@ static void *stats_writer(void *p)
 	return NULL;
 }
 
-START_TEST(test_stats_gauges_set_named_and_cleared_by_restart)
+TEST(test_stats_gauges_set_named_and_cleared_by_restart, 1)
 {
 	struct stats_page *pg = page_new(1);
 	struct stats_slot *s = stats_page_slot(pg, 0);
@@ -151,7 +151,7 @@ START_TEST(test_stats_gauges_set_named_and_cleared_by_restart)
 }
 END_TEST
 
-START_TEST(test_stats_reader_never_sees_torn_slot)
+TEST(test_stats_reader_never_sees_torn_slot, 1)
 {
 	struct stats_page *pg = page_new(1);
 	struct rw a = { .s = stats_page_slot(pg, 0) };
@@ -187,14 +187,5 @@ END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "state_times_sum_to_wall_time", test_stats_state_times_sum_to_wall_time },
-		{ "histogram_percentiles", test_stats_histogram_percentiles },
-		{ "page_check_refuses_other_version", test_stats_page_check_refuses_other_version },
-		{ "reader_never_sees_torn_slot", test_stats_reader_never_sees_torn_slot },
-		{ "gauges_set_named_and_cleared_by_restart",
-		  test_stats_gauges_set_named_and_cleared_by_restart },
-	};
-
-	return test_run_cases("stats", t, TEST_N(t), NULL);
+	return test_main("stats", NULL);
 }

@@ -68,6 +68,40 @@ static void add_job(struct store *st, uint64_t id)
 		      "%s", err);
 }
 
+/* The store of the test's dir, opened (created when missing). */
+static struct store *open_store(void)
+{
+	struct store *st;
+
+	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	return st;
+}
+
+/* s = the jobs the store would resume, read afresh. */
+static void running(struct store *st, struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	ck_assert_int_eq(store_each_running(st, collect, s, err, sizeof(err)), 0);
+}
+
+/* Close st, open the store again and read what it would resume into s. */
+static struct store *reopen(struct store *st, struct seen *s)
+{
+	store_close(st);
+	st = open_store();
+	running(st, s);
+	return st;
+}
+
+/* Opening the store is refused (-EPROTO), saying `said`. */
+static void check_refused(const char *said)
+{
+	struct store *st;
+
+	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+	ck_assert_msg(strstr(err, said), "%s", err);
+}
+
 static char *slurp(const char *p, size_t *n)
 {
 	FILE *f = fopen(p, "rb");
@@ -79,23 +113,19 @@ static char *slurp(const char *p, size_t *n)
 	return b;
 }
 
-START_TEST(test_store_resume_data_round_trips)
+TEST(test_store_resume_data_round_trips, 1)
 {
-	struct store *st;
-	struct seen s = { 0 };
+	struct store *st = open_store();
+	struct seen s;
 
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(store_max_job_id(st), 0);
 	add_job(st, 7);
 	ck_assert_int_eq(store_part_set(st, 7, 0, STORE_DONE, NULL), 0);
 	ck_assert_int_eq(store_part_set(st, 7, 1, STORE_FAILED, "bad witness"), 0);
 	ck_assert_int_eq(store_part_set(st, 7, 2, STORE_PROVING, NULL), 0);
 	ck_assert_msg(store_commit(st, err, sizeof(err)) == 0, "%s", err);
-	store_close(st);
-
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+	st = reopen(st, &s);
 	ck_assert_uint_eq(store_max_job_id(st), 7);
-	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
 	ck_assert_int_eq(s.jobs, 1);
 	ck_assert_uint_eq(s.id, 7);
 	ck_assert_uint_eq(s.n, 3);
@@ -108,50 +138,42 @@ START_TEST(test_store_resume_data_round_trips)
 	/* A decided job is no longer resumed; its id still counts. */
 	ck_assert_int_eq(store_job_set(st, 7, STORE_JOB_FAILED), 0);
 	ck_assert_msg(store_commit(st, err, sizeof(err)) == 0, "%s", err);
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	running(st, &s);
 	ck_assert_int_eq(s.jobs, 0);
 	ck_assert_uint_eq(store_max_job_id(st), 7);
 	store_close(st);
 }
 END_TEST
 
-START_TEST(test_store_uncommitted_batch_is_not_kept)
+TEST(test_store_uncommitted_batch_is_not_kept, 1)
 {
-	struct store *st;
-	struct seen s = { 0 };
+	struct store *st = open_store();
+	struct seen s;
 
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
 	add_job(st, 1);
 	ck_assert_int_eq(store_part_set(st, 1, 0, STORE_DONE, NULL), 0);
-	store_close(st); /* no commit: the batch is rolled back */
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	st = reopen(st, &s); /* no commit: the batch is rolled back */
 	ck_assert_int_eq(s.jobs, 1);
 	ck_assert_int_eq(s.st[0], STORE_QUEUED);
 	/* A job taken out again is gone, parts and all. */
 	ck_assert_msg(store_job_delete(st, 1, err, sizeof(err)) == 0, "%s", err);
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	running(st, &s);
 	ck_assert_int_eq(s.jobs, 0);
 	store_close(st);
 }
 END_TEST
 
-START_TEST(test_store_cancel_fails_unfinished_durably)
+TEST(test_store_cancel_fails_unfinished_durably, 1)
 {
-	struct store *st;
-	struct seen s = { 0 };
+	struct store *st = open_store();
+	struct seen s;
 
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
 	add_job(st, 3);
 	ck_assert_int_eq(store_part_set(st, 3, 0, STORE_DONE, NULL), 0);
 	ck_assert_int_eq(store_part_set(st, 3, 1, STORE_PROVING, NULL), 0);
 	/* The pending batch goes in first, then the cancel. */
 	ck_assert_msg(store_job_cancel(st, 3, err, sizeof(err)) == 0, "%s", err);
-	store_close(st);
-	ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(store_each_running(st, collect, &s, err, sizeof(err)), 0);
+	st = reopen(st, &s);
 	ck_assert_int_eq(s.jobs, 1);
 	ck_assert_int_eq(s.st[0], STORE_DONE);
 	ck_assert_int_eq(s.st[1], STORE_FAILED);
@@ -161,7 +183,7 @@ START_TEST(test_store_cancel_fails_unfinished_durably)
 }
 END_TEST
 
-START_TEST(test_store_newer_version_refused_untouched)
+TEST(test_store_newer_version_refused_untouched, 1)
 {
 	struct store *st = (struct store *)1;
 	sqlite3 *db;
@@ -187,9 +209,8 @@ START_TEST(test_store_newer_version_refused_untouched)
 }
 END_TEST
 
-START_TEST(test_store_other_files_refused_untouched)
+TEST(test_store_other_files_refused_untouched, 1)
 {
-	struct store *st;
 	sqlite3 *db;
 	int fd;
 
@@ -197,28 +218,19 @@ START_TEST(test_store_other_files_refused_untouched)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	ck_assert_int_eq(write(fd, "{\"not\": \"a database\"}\n", 23), 23);
 	close(fd);
-	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
-	ck_assert_msg(strstr(err, "not an SQLite database"), "%s", err);
+	check_refused("not an SQLite database");
 	/* SQLite, but someone else's (no schema version, tables present). */
 	unlink(path);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE mine(a)", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
-	ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
-	ck_assert_msg(strstr(err, "without cuzk's schema version"), "%s", err);
+	check_refused("without cuzk's schema version");
 }
 END_TEST
 
 int main(void)
 {
-	const struct test_case t[] = {
-		{ "resume_data_round_trips", test_store_resume_data_round_trips },
-		{ "uncommitted_batch_is_not_kept", test_store_uncommitted_batch_is_not_kept },
-		{ "cancel_fails_unfinished_durably", test_store_cancel_fails_unfinished_durably },
-		{ "newer_version_refused_untouched", test_store_newer_version_refused_untouched },
-		{ "other_files_refused_untouched", test_store_other_files_refused_untouched },
-	};
 	const struct test_opts o = { .setup = setup, .teardown = teardown };
 
-	return test_run_cases("store", t, TEST_N(t), &o);
+	return test_main("store", &o);
 }

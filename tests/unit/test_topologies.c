@@ -12,6 +12,7 @@
 #include "cuzk/plan.h"
 #include "cuzk/pool.h"
 
+#include "helper_plan.h"
 #include "helper_test.h"
 
 #define DUAL "tests/topologies/dual-xeon-8gpu.xml"
@@ -135,16 +136,8 @@ static void check_properties(const char *xml, const struct plan *p, uint32_t buf
 			ck_assert_uint_le(pl->n_cores, 2);
 			break;
 		}
-		/* no core given twice */
-		for (uint32_t j = i + 1; j < p->n_places; j++) {
-			cpu_set_t x;
-
-			CPU_AND(&x, &pl->cpus, &p->places[j].cpus);
-			ck_assert_msg(CPU_COUNT(&x) == 0, "%s %u and %s %u share a core",
-				      plan_role_name(pl->role), pl->index,
-				      plan_role_name(p->places[j].role), p->places[j].index);
-		}
 	}
+	test_plan_check_disjoint(p);
 	ck_assert_uint_eq(fin, 1);
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
 		double want = (double)buffers * per_node[k] / p->n_workers;
@@ -161,89 +154,96 @@ static void check_properties(const char *xml, const struct plan *p, uint32_t buf
 	ck_assert_uint_eq(sum, buffers);
 }
 
-START_TEST(test_xml_loads_with_gpus)
+TEST(test_xml_loads_with_gpus, 1)
 {
-	hwloc_topology_t t;
-	hwloc_obj_t o = NULL;
-	int gpus = 0;
+	static const struct {
+		const char *xml;
+		int nodes, cores, gpus;
+	} want[] = { { DUAL, 2, 56, 8 }, { EPYC, 1, 32, 4 } };
 
-	t = load(DUAL);
-	ck_assert_int_eq(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE), 2);
-	ck_assert_int_eq(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), 56);
-	while ((o = hwloc_get_next_pcidev(t, o)))
-		gpus += o->attr->pcidev.vendor_id == 0x10de;
-	ck_assert_int_eq(gpus, 8);
-	hwloc_topology_destroy(t);
-	t = load(EPYC);
-	gpus = 0;
-	ck_assert_int_eq(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE), 1);
-	ck_assert_int_eq(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), 32);
-	while ((o = hwloc_get_next_pcidev(t, o)))
-		gpus += o->attr->pcidev.vendor_id == 0x10de;
-	ck_assert_int_eq(gpus, 4);
-	hwloc_topology_destroy(t);
+	for (size_t k = 0; k < TEST_N(want); k++) {
+		hwloc_topology_t t = load(want[k].xml);
+		hwloc_obj_t o = NULL;
+		int gpus = 0;
+
+		while ((o = hwloc_get_next_pcidev(t, o)))
+			gpus += o->attr->pcidev.vendor_id == 0x10de;
+		ck_assert_msg(hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) == want[k].nodes &&
+				      hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE) ==
+					      want[k].cores &&
+				      gpus == want[k].gpus,
+			      "%s: %d nodes, %d cores, %d GPUs; want %d, %d, %d", want[k].xml,
+			      hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE),
+			      hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE), gpus, want[k].nodes,
+			      want[k].cores, want[k].gpus);
+		hwloc_topology_destroy(t);
+	}
 }
 END_TEST
 
-START_TEST(test_dual_socket_8gpu_all)
+/* "cuda:all" on xml with the given buffers: workers and nodes as said, the properties,
+ * and worker i is CUDA device i (PCI order). */
+static void plan_all_gpus(const char *xml, uint32_t buffers, uint32_t workers, uint32_t nodes,
+			  struct plan *p)
+{
+	make_plan(xml, "cuda:all", buffers, NULL, p);
+	ck_assert_uint_eq(p->n_workers, workers);
+	ck_assert_uint_eq(p->n_nodes, nodes);
+	check_properties(xml, p, buffers);
+	for (uint32_t i = 0; i < workers; i++)
+		ck_assert_int_eq(p->places[i].device, (int)i);
+}
+
+TEST(test_dual_socket_8gpu_all, 1)
 {
 	struct plan p;
 
-	make_plan(DUAL, "cuda:all", 16, NULL, &p);
-	ck_assert_uint_eq(p.n_workers, 8);
-	ck_assert_uint_eq(p.n_nodes, 2);
-	check_properties(DUAL, &p, 16);
+	plan_all_gpus(DUAL, 16, 8, 2, &p);
 	/* four GPUs on each socket's root: cuda0-3 on node 0, cuda4-7 on node 1 */
-	for (uint32_t i = 0; i < 8; i++) {
-		ck_assert_int_eq(p.places[i].device, (int)i);
+	for (uint32_t i = 0; i < 8; i++)
 		ck_assert_int_eq(p.places[i].numa_node, i < 4 ? 0 : 1);
-	}
 	ck_assert_uint_eq(p.node_buffers[0], 8);
 	ck_assert_uint_eq(p.node_buffers[1], 8);
 	ck_assert_uint_eq(p.n_warn, 0);
 }
 END_TEST
 
-START_TEST(test_dual_socket_uneven_gpus_uneven_buffers)
+/* devices on DUAL with the given buffers: the properties, and node 0 and 1 get b0 and b1. */
+static void check_buffers(const char *devices, uint32_t buffers, uint32_t b0, uint32_t b1)
 {
 	struct plan p;
 
+	make_plan(DUAL, devices, buffers, NULL, &p);
+	check_properties(DUAL, &p, buffers);
+	ck_assert_msg(p.node_buffers[0] == b0 && p.node_buffers[1] == b1,
+		      "%s, %u buffers: %u and %u, want %u and %u", devices, buffers,
+		      p.node_buffers[0], p.node_buffers[1], b0, b1);
+}
+
+TEST(test_dual_socket_uneven_gpus_uneven_buffers, 1)
+{
 	/* three GPUs of socket 0, one of socket 1: buffers 3:1 */
-	make_plan(DUAL, "cuda:0,1,2,5", 8, NULL, &p);
-	check_properties(DUAL, &p, 8);
-	ck_assert_uint_eq(p.node_buffers[0], 6);
-	ck_assert_uint_eq(p.node_buffers[1], 2);
+	check_buffers("cuda:0,1,2,5", 8, 6, 2);
 	/* only socket 1's GPUs: socket 0 gets no buffers, still its synth */
-	make_plan(DUAL, "cuda:4,7", 9, NULL, &p);
-	check_properties(DUAL, &p, 9);
-	ck_assert_uint_eq(p.node_buffers[0], 0);
-	ck_assert_uint_eq(p.node_buffers[1], 9);
+	check_buffers("cuda:4,7", 9, 0, 9);
 }
 END_TEST
 
-START_TEST(test_dual_socket_cpu_backend)
+TEST(test_dual_socket_cpu_backend, 1)
 {
-	struct plan p;
-
-	make_plan(DUAL, "cpu:4", 10, NULL, &p);
-	check_properties(DUAL, &p, 10);
-	ck_assert_uint_eq(p.node_buffers[0], 5);
+	/* CPU workers alternate nodes: the buffers split evenly */
+	check_buffers("cpu:4", 10, 5, 5);
 }
 END_TEST
 
-START_TEST(test_one_socket_4gpu_pci_order)
+TEST(test_one_socket_4gpu_pci_order, 1)
 {
 	struct plan p;
 
-	make_plan(EPYC, "cuda:all", 8, NULL, &p);
-	ck_assert_uint_eq(p.n_workers, 4);
-	ck_assert_uint_eq(p.n_nodes, 1);
-	check_properties(EPYC, &p, 8);
-	for (uint32_t i = 0; i < 4; i++) {
-		ck_assert_int_eq(p.places[i].device, (int)i);
-		/* worker cores lie in one CCX (4 cores per L3 on this part) */
+	plan_all_gpus(EPYC, 8, 4, 1, &p);
+	/* worker cores lie in one CCX (4 cores per L3 on this part) */
+	for (uint32_t i = 0; i < 4; i++)
 		ck_assert_uint_eq(p.places[i].n_cores, 2);
-	}
 	ck_assert_uint_eq(p.node_buffers[0], 8);
 }
 END_TEST
@@ -256,6 +256,16 @@ static void driver(struct plan_driver_gpus *d, const char *const *bus, uint32_t 
 		ck_assert_int_eq(plan_pci_parse(bus[i], &d->pci[i]), 0);
 }
 
+/* "cuda:all" on xml with a driver that lists the n GPUs at bus (n buffers): n workers. */
+static void plan_with_driver(const char *xml, const char *const *bus, uint32_t n, struct plan *p)
+{
+	struct plan_driver_gpus d;
+
+	driver(&d, bus, n);
+	make_plan(xml, "cuda:all", n, &d, p);
+	ck_assert_uint_eq(p->n_workers, n);
+}
+
 static int warned(const struct plan *p, const char *a, const char *b)
 {
 	for (uint32_t i = 0; i < p->n_warn; i++)
@@ -264,34 +274,28 @@ static int warned(const struct plan *p, const char *a, const char *b)
 	return 0;
 }
 
-START_TEST(test_driver_agrees)
+TEST(test_driver_agrees, 1)
 {
 	static const char *const bus[] = { "0000:1a:00.0", "0000:34:00.0", "0000:4d:00.0",
 					   "0000:67:00.0", "0000:9B:00.0", "0000:b4:00.0",
 					   "0000:cd:00.0", "e6:00.0" };
-	struct plan_driver_gpus d;
 	struct plan p;
 
-	driver(&d, bus, 8);
-	make_plan(DUAL, "cuda:all", 8, &d, &p);
-	ck_assert_uint_eq(p.n_workers, 8);
+	plan_with_driver(DUAL, bus, 8, &p);
 	ck_assert_uint_eq(p.n_warn, 0);
 	check_properties(DUAL, &p, 8);
 }
 END_TEST
 
-START_TEST(test_gpu_in_topology_absent_from_driver)
+TEST(test_gpu_in_topology_absent_from_driver, 1)
 {
 	/* the GPU at b4:00.0 fell off the bus: the driver lists 7, numbered past it */
 	static const char *const bus[] = { "0000:1a:00.0", "0000:34:00.0", "0000:4d:00.0",
 					   "0000:67:00.0", "0000:9b:00.0", "0000:cd:00.0",
 					   "0000:e6:00.0" };
-	struct plan_driver_gpus d;
 	struct plan p;
 
-	driver(&d, bus, 7);
-	make_plan(DUAL, "cuda:all", 7, &d, &p);
-	ck_assert_uint_eq(p.n_workers, 7);
+	plan_with_driver(DUAL, bus, 7, &p);
 	ck_assert_msg(warned(&p, "0000:b4:00.0", "does not list"), "no warning: %s",
 		      p.n_warn ? p.warn[0] : "(none)");
 	/* driver device 5 is the GPU at cd:00.0, on socket 1 */
@@ -303,30 +307,21 @@ START_TEST(test_gpu_in_topology_absent_from_driver)
 }
 END_TEST
 
-START_TEST(test_gpu_in_driver_absent_from_topology)
+TEST(test_gpu_in_driver_absent_from_topology, 1)
 {
 	/* a GPU the (stale) topology does not show: planned on the emptier node, said */
 	static const char *const bus[] = { "0000:01:00.0", "0000:21:00.0", "0000:41:00.0",
 					   "0000:61:00.0", "0000:81:00.0" };
-	struct plan_driver_gpus d;
 	struct plan p;
 
-	driver(&d, bus, 5);
-	make_plan(EPYC, "cuda:all", 5, &d, &p);
-	ck_assert_uint_eq(p.n_workers, 5);
+	plan_with_driver(EPYC, bus, 5, &p);
 	ck_assert(warned(&p, "CUDA device 4", "not in the topology"));
 	ck_assert_uint_eq(p.node_buffers[0], 5);
-	for (uint32_t i = 0; i < p.n_places; i++)
-		for (uint32_t j = i + 1; j < p.n_places; j++) {
-			cpu_set_t x;
-
-			CPU_AND(&x, &p.places[i].cpus, &p.places[j].cpus);
-			ck_assert_int_eq(CPU_COUNT(&x), 0);
-		}
+	test_plan_check_disjoint(&p);
 }
 END_TEST
 
-START_TEST(test_driver_without_gpus_and_missing_device)
+TEST(test_driver_without_gpus_and_missing_device, 1)
 {
 	struct cuzkd_config c;
 	struct plan_driver_gpus d;
@@ -348,7 +343,7 @@ START_TEST(test_driver_without_gpus_and_missing_device)
 }
 END_TEST
 
-START_TEST(test_pci_parse)
+TEST(test_pci_parse, 1)
 {
 	struct plan_pci a;
 
@@ -364,7 +359,7 @@ START_TEST(test_pci_parse)
 }
 END_TEST
 
-START_TEST(test_pool_split_by_counts)
+TEST(test_pool_split_by_counts, 1)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct pool_hdr *h = calloc(1, pool_hdr_size(8));
@@ -384,29 +379,7 @@ START_TEST(test_pool_split_by_counts)
 }
 END_TEST
 
-static Suite *suite(void)
-{
-	Suite *s = suite_create("topologies");
-	TCase *tc = tcase_create("xml");
-
-	tcase_add_test(tc, test_xml_loads_with_gpus);
-	tcase_add_test(tc, test_dual_socket_8gpu_all);
-	tcase_add_test(tc, test_dual_socket_uneven_gpus_uneven_buffers);
-	tcase_add_test(tc, test_dual_socket_cpu_backend);
-	tcase_add_test(tc, test_one_socket_4gpu_pci_order);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("driver");
-	tcase_add_test(tc, test_driver_agrees);
-	tcase_add_test(tc, test_gpu_in_topology_absent_from_driver);
-	tcase_add_test(tc, test_gpu_in_driver_absent_from_topology);
-	tcase_add_test(tc, test_driver_without_gpus_and_missing_device);
-	tcase_add_test(tc, test_pci_parse);
-	tcase_add_test(tc, test_pool_split_by_counts);
-	suite_add_tcase(s, tc);
-	return s;
-}
-
 int main(void)
 {
-	return test_run(suite());
+	return test_main("topologies", NULL);
 }

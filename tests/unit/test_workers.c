@@ -117,7 +117,7 @@ static void run_and_check(unsigned want, int together)
                       atomic_load(&t.runs[p]));
 }
 
-START_TEST(test_workers_run_every_part_once)
+TEST(test_workers_run_every_part_once, 1)
 {
     static const unsigned wants[] = { 0, 1, 2, 3, 5, 8, 17, 64, 2, 64, 1 };
     workers_stats s0, st;
@@ -132,7 +132,7 @@ START_TEST(test_workers_run_every_part_once)
 }
 END_TEST
 
-START_TEST(test_workers_parts_run_at_once)
+TEST(test_workers_parts_run_at_once, 1)
 {
     /* each part waits for all the others to start: parts run one after another would
      * never get past the first */
@@ -152,7 +152,7 @@ static void *caller_main(void *arg)
     return NULL;
 }
 
-START_TEST(test_workers_concurrent_callers)
+TEST(test_workers_concurrent_callers, 1)
 {
     pthread_t th[CALLERS];
     workers_stats s0, st;
@@ -183,7 +183,7 @@ static void nested_part(void *arg, unsigned part, unsigned nparts)
         atomic_fetch_add(&ok[part], 1);
 }
 
-START_TEST(test_workers_nested_caller)
+TEST(test_workers_nested_caller, 1)
 {
     atomic_uint ok[4];
 
@@ -233,7 +233,7 @@ static int child_body(void)
     return st.created == 3 ? 0 : 5;
 }
 
-START_TEST(test_workers_fork_child_runs)
+TEST(test_workers_fork_child_runs, 1)
 {
     pthread_t bg;
 
@@ -344,7 +344,7 @@ static void round_run(struct round *r, uint64_t *msm_out, groth16_proof *proof)
     ck_assert_msg(groth16_prove(&r->z, &r->w, &bl, proof, NT, NULL, err, sizeof err) == 0, "%s", err);
 }
 
-START_TEST(test_workers_second_round_makes_no_thread)
+TEST(test_workers_second_round_makes_no_thread, 1)
 {
     struct round r;
     uint64_t m1[EC_MAX_JAC], m2[EC_MAX_JAC];
@@ -382,7 +382,6 @@ END_TEST
 
 int main(void)
 {
-    test_rng_seed(0x776f726b657273ULL);
     /* Under ASan the fork case is left out: GCC's libsanitizer allocator is not
      * fork-safe while another thread allocates (the child inherits a size-class
      * region mutex held; gdb shows the child's threads waiting in
@@ -390,14 +389,9 @@ int main(void)
      * it, and it is the plain build's allocator the daemon forks with. */
     const char *san = getenv("CUZK_SANITIZER");
     int asan = san && !strcmp(san, "asan");
-    const struct test_case t[] = {
-        { "run_every_part_once", test_workers_run_every_part_once, 1 },
-        { "parts_run_at_once", test_workers_parts_run_at_once, 1 },
-        { "concurrent_callers", test_workers_concurrent_callers, 1 },
-        { "nested_caller", test_workers_nested_caller, 1 },
-        { "second_round_makes_no_thread", test_workers_second_round_makes_no_thread, 1 },
-        { "fork_child_runs", test_workers_fork_child_runs, 1 }, /* last: see above */
-    };
+    const struct test_opts o = { .timeout = 300, .leave_out = asan ? "test_workers_fork_child_runs" : NULL };
+
+    test_rng_seed(0x776f726b657273ULL);
     if (asan) printf("workers: fork_child_runs not run under asan (libsanitizer allocator not fork-safe)\n");
-    return test_run_suite("workers", t, sizeof t / sizeof t[0] - (size_t)asan, 300);
+    return test_main("workers", &o);
 }

@@ -1,0 +1,10 @@
+/* helper_plan.h — what the placement tests (test_plan.c, test_topologies.c) both check. */
+#ifndef CUZK_TEST_HELPER_PLAN_H
+#define CUZK_TEST_HELPER_PLAN_H
+
+#include "cuzk/plan.h"
+
+/* No two places of p share a core (the failure names both). */
+void test_plan_check_disjoint(const struct plan *p);
+
+#endif
