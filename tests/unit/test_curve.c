@@ -25,6 +25,18 @@ static void rand_point(const curve_group *G, uint64_t *p)
     ec_jac_mul_scalar(G, p, g, k, 4);
 }
 
+/* want = p + q by the general addition and by the mixed one (q made affine). */
+static void check_sum(const curve_group *G, const uint64_t *want, const uint64_t *p, const uint64_t *q,
+                      const char *what)
+{
+    uint64_t r[EC_MAX_JAC], qa[EC_MAX_AFF];
+    ec_add(G, r, p, q);
+    ck_assert_msg(ec_jac_eq(G, r, want), "%s: %s by ec_add", G->name, what);
+    ec_jac_to_aff(G, qa, q);
+    ec_add_aff(G, r, p, qa);
+    ck_assert_msg(ec_jac_eq(G, r, want), "%s: %s by ec_add_aff", G->name, what);
+}
+
 TEST(test_curve_generator_on_curve_with_order_r, 4)
 {
     const curve_group *G = GROUPS[_i];
@@ -51,16 +63,16 @@ END_TEST
 TEST(test_curve_point_plus_negation_is_infinity, 4)
 {
     const curve_group *G = GROUPS[_i];
-    uint64_t p[EC_MAX_JAC], n[EC_MAX_JAC], r[EC_MAX_JAC], a[EC_MAX_AFF], na[EC_MAX_AFF];
+    uint64_t p[EC_MAX_JAC], n[EC_MAX_JAC], r[EC_MAX_JAC], o[EC_MAX_JAC], a[EC_MAX_AFF], na[EC_MAX_AFF];
+    ec_jac_set_inf(G, o);
     for (int k = 0; k < 10; k++) {
         rand_point(G, p);
         ec_jac_neg(G, n, p);
-        ec_add(G, r, p, n);
-        ck_assert(ec_jac_is_inf(G, r));
-        ec_jac_to_aff(G, a, p);
+        check_sum(G, o, p, n, "P + (-P) = O");
+        ec_jac_to_aff(G, a, p); /* -P negated in affine form */
         ec_aff_neg(G, na, a);
         ck_assert(ec_aff_is_on_curve(G, na));
-        ec_add_aff(G, r, p, na); /* mixed: P + (-P) */
+        ec_add_aff(G, r, p, na);
         ck_assert(ec_jac_is_inf(G, r));
     }
 }
@@ -74,12 +86,8 @@ TEST(test_curve_double_equals_add_to_self, 4)
         rand_point(G, p);
         ec_dbl(G, d, p);
         ec_jac_copy(G, q, p);
-        ec_add(G, s, p, q); /* distinct buffers, same point */
-        ck_assert(ec_jac_eq(G, d, s));
-        ec_add(G, s, p, p); /* aliased */
-        ck_assert(ec_jac_eq(G, d, s));
-        ec_jac_to_aff(G, a, p);
-        ec_add_aff(G, s, p, a); /* mixed P + P */
+        check_sum(G, d, p, q, "2P = P + P"); /* distinct buffers, same point */
+        ec_add(G, s, p, p);                  /* aliased */
         ck_assert(ec_jac_eq(G, d, s));
         ec_jac_to_aff(G, a, d);
         ck_assert(ec_aff_is_on_curve(G, a));
@@ -93,24 +101,16 @@ END_TEST
 TEST(test_curve_mixed_add_handles_infinity_and_agrees_with_add, 4)
 {
     const curve_group *G = GROUPS[_i];
-    uint64_t p[EC_MAX_JAC], q[EC_MAX_JAC], r1[EC_MAX_JAC], r2[EC_MAX_JAC], inf[EC_MAX_JAC], qa[EC_MAX_AFF];
+    uint64_t p[EC_MAX_JAC], q[EC_MAX_JAC], r1[EC_MAX_JAC], r2[EC_MAX_JAC], inf[EC_MAX_JAC];
     uint64_t infa[EC_MAX_AFF] = { 0 };
     ec_jac_set_inf(G, inf);
     for (int k = 0; k < 10; k++) {
         rand_point(G, p);
         rand_point(G, q);
-        ec_jac_to_aff(G, qa, q);
-        ec_add_aff(G, r1, p, qa);
         ec_add(G, r2, p, q);
-        ck_assert(ec_jac_eq(G, r1, r2));
-        ec_add_aff(G, r1, p, infa); /* P + O */
-        ck_assert(ec_jac_eq(G, r1, p));
-        ec_add_aff(G, r1, inf, qa); /* O + Q */
-        ck_assert(ec_jac_eq(G, r1, q));
-        ec_add(G, r1, inf, q); /* general: O + Q, P + O */
-        ck_assert(ec_jac_eq(G, r1, q));
-        ec_add(G, r1, p, inf);
-        ck_assert(ec_jac_eq(G, r1, p));
+        check_sum(G, r2, p, q, "P + Q");
+        check_sum(G, p, p, inf, "P + O");
+        check_sum(G, q, inf, q, "O + Q");
     }
     ec_add_aff(G, r1, inf, infa); /* O + O */
     ck_assert(ec_jac_is_inf(G, r1));
@@ -142,12 +142,33 @@ TEST(test_curve_batch_to_aff_matches_single_with_infinity, 4)
 }
 END_TEST
 
+/* out = (k mod r)·p, k reduced by GMP (k is changed). */
+static void mul_mod_r(const curve_group *G, uint64_t *out, const uint64_t *p, mpz_t k, const mpz_t r)
+{
+    uint64_t c[4] = { 0 };
+
+    mpz_mod(k, k, r);
+    mpz_export(c, NULL, -1, 8, 0, 0, k);
+    ec_jac_mul_scalar(G, out, p, c, 4);
+}
+
+/* k = 2^bits + d (d may be negative). */
+static void pow2_plus(mpz_t k, unsigned bits, int d)
+{
+    mpz_set_ui(k, 1);
+    mpz_mul_2exp(k, k, bits);
+    if (d < 0)
+        mpz_sub_ui(k, k, (unsigned long)-d);
+    else
+        mpz_add_ui(k, k, (unsigned long)d);
+}
+
 /* a·P + b·P = ((a + b) mod r)·P, and (a·b)·G = a·(b·G), with GMP for the scalars. */
 TEST(test_curve_scalar_mul_is_linear, 4)
 {
     const curve_group *G = GROUPS[_i];
     uint64_t p[EC_MAX_JAC], ap[EC_MAX_JAC], bp[EC_MAX_JAC], s[EC_MAX_JAC], t[EC_MAX_JAC];
-    uint64_t a[4], b[4], c[4];
+    uint64_t a[4], b[4];
     mpz_t za, zb, zr;
     mpz_inits(za, zb, zr, NULL);
     mpz_import(zr, 4, -1, 8, 0, 0, G->Fr->p);
@@ -165,18 +186,12 @@ TEST(test_curve_scalar_mul_is_linear, 4)
         mpz_import(za, 4, -1, 8, 0, 0, a);
         mpz_import(zb, 4, -1, 8, 0, 0, b);
         mpz_add(za, za, zb);
-        mpz_mod(za, za, zr);
-        memset(c, 0, sizeof c);
-        mpz_export(c, NULL, -1, 8, 0, 0, za);
-        ec_jac_mul_scalar(G, t, p, c, 4);
+        mul_mod_r(G, t, p, za, zr);
         ck_assert(ec_jac_eq(G, s, t));
         /* (a b mod r)·P = a·(b·P) */
         mpz_import(za, 4, -1, 8, 0, 0, a);
         mpz_mul(za, za, zb);
-        mpz_mod(za, za, zr);
-        memset(c, 0, sizeof c);
-        mpz_export(c, NULL, -1, 8, 0, 0, za);
-        ec_jac_mul_scalar(G, t, p, c, 4);
+        mul_mod_r(G, t, p, za, zr);
         ec_jac_mul_scalar(G, s, bp, a, 4);
         ck_assert(ec_jac_eq(G, s, t));
     }
@@ -288,21 +303,9 @@ TEST(test_curve_glv_split_identity, 4)
                 mpz_fdiv_q_2exp(k, r, 1);
                 mpz_add_ui(k, k, (unsigned long)(e / 10));
                 break;
-            case 6:
-                mpz_set_ui(k, 1);
-                mpz_mul_2exp(k, k, 127);
-                mpz_sub_ui(k, k, (unsigned long)(e / 10));
-                break;
-            case 7:
-                mpz_set_ui(k, 1);
-                mpz_mul_2exp(k, k, 128);
-                mpz_sub_ui(k, k, (unsigned long)(1 + e / 10));
-                break;
-            case 8:
-                mpz_set_ui(k, 1);
-                mpz_mul_2exp(k, k, 254);
-                mpz_add_ui(k, k, (unsigned long)(e / 10));
-                break;
+            case 6: pow2_plus(k, 127, -(e / 10)); break;
+            case 7: pow2_plus(k, 128, -(1 + e / 10)); break;
+            case 8: pow2_plus(k, 254, e / 10); break;
             default:
                 mpz_mul(k, l, l);
                 mpz_add_ui(k, k, (unsigned long)(e / 10));

@@ -24,10 +24,11 @@ static void z_to(uint64_t *a, const field_desc *F, const mpz_t z)
     mpz_export(a, NULL, -1, 8, 0, 0, z);
 }
 
-/* GMP context per field: p, R = 2^(64n) mod p, R^-1. */
+/* GMP context per field: p, R = 2^(64n) mod p, R^-1, and the edge values e: 0, 1, p-1,
+ * R mod p, R^-1 mod p. */
 struct ref {
     const field_desc *F;
-    mpz_t p, R, Rinv, t, u;
+    mpz_t p, R, Rinv, t, u, e[5];
 };
 static void ref_init(struct ref *g, const field_desc *F)
 {
@@ -38,11 +39,29 @@ static void ref_init(struct ref *g, const field_desc *F)
     mpz_mul_2exp(g->R, g->R, 64 * F->n);
     mpz_mod(g->R, g->R, g->p);
     ck_assert(mpz_invert(g->Rinv, g->R, g->p));
+    mpz_init_set_ui(g->e[0], 0);
+    mpz_init_set_ui(g->e[1], 1);
+    mpz_init(g->e[2]);
+    mpz_sub_ui(g->e[2], g->p, 1);
+    mpz_init_set(g->e[3], g->R);
+    mpz_init_set(g->e[4], g->Rinv);
 }
 static void ref_clear(struct ref *g)
 {
     mpz_clears(g->p, g->R, g->Rinv, g->t, g->u, NULL);
+    for (int i = 0; i < 5; i++) mpz_clear(g->e[i]);
 }
+
+/* A TEST over the 4 FIELDS: check(g) with the GMP context g of each. */
+#define REF_TEST(name, check)     \
+    TEST(name, 4)                 \
+    {                             \
+        struct ref g;             \
+        ref_init(&g, FIELDS[_i]); \
+        check(&g);                \
+        ref_clear(&g);            \
+    }                             \
+    END_TEST
 
 /* Montgomery limbs of the value v (v·R mod p), computed by GMP. */
 static void ref_mont(struct ref *g, uint64_t *a, const mpz_t v)
@@ -59,6 +78,7 @@ static void rand_val(struct ref *g, mpz_t v)
     mpz_mod(v, v, g->p);
 }
 
+/* got are the Montgomery limbs of want_val mod p (any integer: ref_mont reduces it). */
 static void assert_mont_eq(struct ref *g, const uint64_t *got, const mpz_t want_val, const char *op)
 {
     uint64_t w[FE_MAX_LIMBS];
@@ -67,26 +87,24 @@ static void assert_mont_eq(struct ref *g, const uint64_t *got, const mpz_t want_
     ck_assert_msg(fe_is_reduced(g->F, got), "%s: %s not reduced", g->F->name, op);
 }
 
-START_TEST(test_field_constants_match_gmp)
+static void check_constants(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
-    struct ref g;
-    ref_init(&g, F);
-    ck_assert(mpz_probab_prime_p(g.p, 30));
-    ck_assert_uint_eq(mpz_sizeinbase(g.p, 2), F->bits);
+    const field_desc *F = g->F;
+    ck_assert(mpz_probab_prime_p(g->p, 30));
+    ck_assert_uint_eq(mpz_sizeinbase(g->p, 2), F->bits);
     ck_assert_uint_eq(F->inv * F->p[0], (uint64_t)0 - 1); /* inv = -p^-1 mod 2^64 */
     /* fe_mul_inline's no-carry CIOS needs the top limb below 2^63 - 1 */
     ck_assert_msg(F->p[F->n - 1] < 0x7fffffffffffffffULL, "%s: no-carry Montgomery precondition", F->name);
     uint64_t a[FE_MAX_LIMBS];
-    z_to(a, F, g.R);
+    z_to(a, F, g->R);
     ck_assert(fe_eq(F, a, F->one));
-    mpz_mul(g.u, g.R, g.R);
-    mpz_mod(g.u, g.u, g.p);
-    z_to(a, F, g.u);
+    mpz_mul(g->u, g->R, g->R);
+    mpz_mod(g->u, g->u, g->p);
+    z_to(a, F, g->u);
     ck_assert(fe_eq(F, a, F->r2));
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_constants_match_gmp, check_constants)
 
 /* add, sub, neg, dbl, mul, sqr, to_mont/from_mont on random values and edges. */
 static void check_ops(struct ref *g, const mpz_t va, const mpz_t vb)
@@ -100,29 +118,23 @@ static void check_ops(struct ref *g, const mpz_t va, const mpz_t vb)
 
     fe_add(F, r, a, b);
     mpz_add(w, va, vb);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "add");
     fe_sub(F, r, a, b);
     mpz_sub(w, va, vb);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "sub");
     fe_neg(F, r, a);
     mpz_neg(w, va);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "neg");
     fe_dbl(F, r, a);
     mpz_mul_2exp(w, va, 1);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "dbl");
     fe_mul(F, r, a, b);
     mpz_mul(w, va, vb);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "mul");
     fe_mul_inline(F, c, a, b);
     ck_assert(fe_eq(F, c, r));
     fe_sqr(F, r, a);
     mpz_mul(w, va, va);
-    mpz_mod(w, w, g->p);
     assert_mont_eq(g, r, w, "sqr");
     /* aliasing: r = a op a in place */
     fe_copy(F, r, a);
@@ -160,56 +172,39 @@ static void check_inv_pow(struct ref *g, const mpz_t va)
     mpz_clears(w, ze, NULL);
 }
 
-/* The edge values: 0, 1, p-1, R mod p, R^-1 mod p. */
-static void edges(struct ref *g, mpz_t *v)
+static void check_arithmetic(struct ref *g)
 {
-    mpz_set_ui(v[0], 0);
-    mpz_set_ui(v[1], 1);
-    mpz_sub_ui(v[2], g->p, 1);
-    mpz_set(v[3], g->R);
-    mpz_set(v[4], g->Rinv);
-}
-
-START_TEST(test_field_arithmetic_matches_gmp)
-{
-    struct ref g;
-    ref_init(&g, FIELDS[_i]);
-    mpz_t e[5], a, b;
-    for (int i = 0; i < 5; i++) mpz_init(e[i]);
+    mpz_t *e = g->e, a, b;
     mpz_inits(a, b, NULL);
-    edges(&g, e);
     for (int i = 0; i < 5; i++) {
-        check_inv_pow(&g, e[i]);
-        for (int j = 0; j < 5; j++) check_ops(&g, e[i], e[j]);
+        check_inv_pow(g, e[i]);
+        for (int j = 0; j < 5; j++) check_ops(g, e[i], e[j]);
     }
     for (int r = 0; r < RANDOM_ROUNDS; r++) {
-        rand_val(&g, a);
-        rand_val(&g, b);
-        check_ops(&g, a, b);
-        check_ops(&g, a, e[r % 5]);
-        if (r % 4 == 0) check_inv_pow(&g, a);
+        rand_val(g, a);
+        rand_val(g, b);
+        check_ops(g, a, b);
+        check_ops(g, a, e[r % 5]);
+        if (r % 4 == 0) check_inv_pow(g, a);
     }
-    for (int i = 0; i < 5; i++) mpz_clear(e[i]);
     mpz_clears(a, b, NULL);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_arithmetic_matches_gmp, check_arithmetic)
 
 /* Batch inversion equals single inversions; zeros stay zero; in place works. */
-START_TEST(test_field_batch_inv_matches_single)
+static void check_batch_inv(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
-    struct ref g;
-    ref_init(&g, F);
+    const field_desc *F = g->F;
     const size_t cnt = 257;
     const unsigned n = F->n;
     uint64_t *a = malloc(cnt * n * 8), *r = malloc(cnt * n * 8), *scr = malloc(cnt * n * 8), s[FE_MAX_LIMBS];
     mpz_t v;
     mpz_init(v);
     for (size_t i = 0; i < cnt; i++) {
-        rand_val(&g, v);
+        rand_val(g, v);
         if (i % 17 == 3 || i == 0 || i == cnt - 1) mpz_set_ui(v, 0);
-        ref_mont(&g, a + i * n, v);
+        ref_mont(g, a + i * n, v);
     }
     ck_assert_int_eq(fe_batch_inv(F, r, a, cnt, NULL), 0);
     for (size_t i = 0; i < cnt; i++) {
@@ -223,27 +218,23 @@ START_TEST(test_field_batch_inv_matches_single)
     free(a);
     free(r);
     free(scr);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_batch_inv_matches_single, check_batch_inv)
 
 /* Decimal I/O agrees with mpz_get_str / mpz_set_str; bad input is refused. */
-START_TEST(test_field_decimal_round_trips)
+static void check_decimal(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
-    struct ref g;
-    ref_init(&g, F);
-    mpz_t v, e[5];
+    const field_desc *F = g->F;
+    mpz_t v, *e = g->e;
     char buf[200], want[200];
     uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
     mpz_init(v);
-    for (int i = 0; i < 5; i++) mpz_init(e[i]);
-    edges(&g, e);
     for (int r = 0; r < 500; r++) {
         if (r < 5)
             mpz_set(v, e[r]);
         else
-            rand_val(&g, v);
+            rand_val(g, v);
         if (r == 5) mpz_set_ui(v, 10000000000000000000ULL); /* 10^19: a chunk boundary */
         z_to(a, F, v);
         mpz_get_str(want, 10, v);
@@ -251,11 +242,11 @@ START_TEST(test_field_decimal_round_trips)
         ck_assert_str_eq(buf, want);
         ck_assert_int_eq(fe_canon_from_dec(F, b, want), 0);
         ck_assert(fe_eq(F, a, b));
-        ref_mont(&g, m, v);
+        ref_mont(g, m, v);
         fe_mont_to_dec(F, m, buf, sizeof buf);
         ck_assert_str_eq(buf, want);
     }
-    mpz_get_str(want, 10, g.p);
+    mpz_get_str(want, 10, g->p);
     ck_assert_int_eq(fe_canon_from_dec(F, b, want), -ERANGE);
     ck_assert_int_eq(fe_canon_from_dec(F, b,
                                        "99999999999999999999999999999999999999999999999999999999999"
@@ -266,13 +257,12 @@ START_TEST(test_field_decimal_round_trips)
     ck_assert_int_eq(fe_canon_from_dec(F, b, "12a"), -EINVAL);
     ck_assert_int_eq(fe_canon_from_dec(F, b, "-1"), -EINVAL);
     mpz_clear(v);
-    for (int i = 0; i < 5; i++) mpz_clear(e[i]);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_decimal_round_trips, check_decimal)
 
 /* Fq2 (u^2 = -1): mul, sqr, inv against (a0+a1u)(b0+b1u) computed with GMP. */
-START_TEST(test_field_fq2_matches_gmp)
+TEST(test_field_fq2_matches_gmp, 2)
 {
     const field_desc *F = _i == 0 ? &FIELD_BN254_FQ : &FIELD_BLS12_381_FQ;
     const unsigned n = F->n;
@@ -332,7 +322,7 @@ START_TEST(test_field_fq2_matches_gmp)
 }
 END_TEST
 
-START_TEST(test_field_lookup_by_modulus)
+TEST(test_field_lookup_by_modulus, 4)
 {
     const field_desc *F = FIELDS[_i];
     uint8_t bytes[48];
@@ -348,12 +338,10 @@ END_TEST
  * (all-ones low limbs below p, p-1, p-2, small values, powers of two) and every pair
  * of those; the portable path is the oracle (itself checked against GMP above, and the
  * arithmetic test runs once per path). Skipped where the CPU lacks mulx. */
-START_TEST(test_field_mulx_matches_portable)
+static void check_mulx(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
+    const field_desc *F = g->F;
     if (!fe_cpu_has_mulx()) return;
-    struct ref g;
-    ref_init(&g, F);
     enum { NEDGE = 12 };
     uint64_t e[NEDGE][FE_MAX_LIMBS], a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
     uint64_t sq[FE_MAX_LIMBS];
@@ -372,10 +360,10 @@ START_TEST(test_field_mulx_matches_portable)
     for (unsigned i = 0; i + 1 < F->n; i++) e[7][i] = ~(uint64_t)0;
     e[8][F->n - 1] = (uint64_t)1 << 60; /* powers of two */
     e[9][F->n / 2] = (uint64_t)1 << 63;
-    mpz_sub_ui(v, g.p, 1); /* (p-1)/2 */
+    mpz_sub_ui(v, g->p, 1); /* (p-1)/2 */
     mpz_fdiv_q_2exp(v, v, 1);
     z_to(e[10], F, v);
-    z_to(e[11], F, g.Rinv);
+    z_to(e[11], F, g->Rinv);
     bool was = fe_set_mulx(true);
     for (int i = 0; i < NEDGE; i++)
         for (int j = 0; j < NEDGE; j++) {
@@ -390,14 +378,14 @@ START_TEST(test_field_mulx_matches_portable)
         ck_assert_msg(fe_eq(F, got, want), "%s: mulx square of edge %d differs", F->name, i);
     }
     for (int r = 0; r < 200000; r++) {
-        rand_val(&g, v);
+        rand_val(g, v);
         z_to(a, F, v);
         if (r % 3 == 0)
             fe_copy(F, b, a);
         else if (r % 7 == 0)
             fe_copy(F, b, e[r % NEDGE]);
         else {
-            rand_val(&g, v);
+            rand_val(g, v);
             z_to(b, F, v);
         }
         fe_mul_inline(F, want, a, b);
@@ -411,15 +399,15 @@ START_TEST(test_field_mulx_matches_portable)
     }
     fe_set_mulx(was);
     mpz_clear(v);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_mulx_matches_portable, check_mulx)
 
 /* The Fq2 products with lazy reduction (zk/field.c, mulx; BN254 and BLS12-381) equal the plain
  * Karatsuba of reduced products (fe2_mul_generic, itself checked against GMP) bit for
  * bit: random operands, edge coordinates (0, 1, p-1, p-2, (p-1)/2, R mod p, limbs of
  * all ones below p) in every pairing, and results written over either operand. */
-START_TEST(test_field_fq2_lazy_matches_generic)
+TEST(test_field_fq2_lazy_matches_generic, 2)
 {
     const field_desc *F = _i == 0 ? &FIELD_BN254_FQ : &FIELD_BLS12_381_FQ;
     const unsigned n = F->n;
@@ -537,15 +525,13 @@ static void ref_mont_mul(struct ref *g, uint64_t *want, const uint64_t *a, const
  * directly, not only against each other: fe_mul and fe_sqr on every pair of the carry
  * edges above and on random operands; for the base fields also fe2_mul (lazy Karatsuba
  * with mulx) on pairs of edges as coordinates. */
-START_TEST(test_field_products_match_gmp_at_carry_edges)
+static void check_products(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
+    const field_desc *F = g->F;
     const unsigned n = F->n;
-    struct ref g;
-    ref_init(&g, F);
     uint64_t e[12 + 5 * FE_MAX_LIMBS][FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
     uint64_t a[2 * FE_MAX_LIMBS], b[2 * FE_MAX_LIMBS], r2[2 * FE_MAX_LIMBS], w2[2 * FE_MAX_LIMBS];
-    int ne = carry_edges(&g, e);
+    int ne = carry_edges(g, e);
     mpz_t v, x0, x1, y0, y1, c0;
     mpz_inits(v, x0, x1, y0, y1, c0, NULL);
     bool fq = F->id == FIELD_ID_BN254_FQ || F->id == FIELD_ID_BLS12_381_FQ;
@@ -553,26 +539,26 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
         if (path == 0 && !fe_cpu_has_mulx()) continue;
         bool was = fe_set_mulx(path == 0);
         for (int i = 0; i < ne; i++) {
-            ref_mont_mul(&g, want, e[i], e[i]);
+            ref_mont_mul(g, want, e[i], e[i]);
             fe_sqr(F, got, e[i]);
             ck_assert_msg(fe_eq(F, got, want), "%s path %d: square of edge %d wrong", F->name, path, i);
             for (int j = 0; j < ne; j++) {
-                ref_mont_mul(&g, want, e[i], e[j]);
+                ref_mont_mul(g, want, e[i], e[j]);
                 fe_mul(F, got, e[i], e[j]);
                 ck_assert_msg(fe_eq(F, got, want), "%s path %d: product of edges %d, %d wrong", F->name, path,
                               i, j);
             }
         }
         for (int r = 0; r < 20000; r++) {
-            rand_val(&g, v);
+            rand_val(g, v);
             z_to(a, F, v);
-            rand_val(&g, v);
+            rand_val(g, v);
             z_to(b, F, v);
-            ref_mont_mul(&g, want, a, b);
+            ref_mont_mul(g, want, a, b);
             fe_mul(F, got, a, b);
             ck_assert_msg(fe_eq(F, got, want), "%s path %d: random product wrong (round %d)", F->name, path,
                           r);
-            ref_mont_mul(&g, want, a, a);
+            ref_mont_mul(g, want, a, a);
             fe_sqr(F, got, a);
             ck_assert_msg(fe_eq(F, got, want), "%s path %d: random square wrong (round %d)", F->name, path,
                           r);
@@ -586,9 +572,9 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
                 fe_copy(F, b + n, e[j / ne]);
                 fe2_mul(F, r2, a, b);
                 z_from(x0, F, a), z_from(x1, F, a + n), z_from(y0, F, b), z_from(y1, F, b + n);
-                mpz_mul(c0, x0, y0), mpz_submul(c0, x1, y1), mpz_mul(c0, c0, g.Rinv), mpz_mod(c0, c0, g.p);
+                mpz_mul(c0, x0, y0), mpz_submul(c0, x1, y1), mpz_mul(c0, c0, g->Rinv), mpz_mod(c0, c0, g->p);
                 z_to(w2, F, c0);
-                mpz_mul(c0, x0, y1), mpz_addmul(c0, x1, y0), mpz_mul(c0, c0, g.Rinv), mpz_mod(c0, c0, g.p);
+                mpz_mul(c0, x0, y1), mpz_addmul(c0, x1, y0), mpz_mul(c0, c0, g->Rinv), mpz_mod(c0, c0, g->p);
                 z_to(w2 + n, F, c0);
                 ck_assert_msg(fe_eq(F, r2, w2) && fe_eq(F, r2 + n, w2 + n),
                               "%s path %d: fq2 product of edge pairs %d, %d wrong", F->name, path, i, j);
@@ -596,20 +582,18 @@ START_TEST(test_field_products_match_gmp_at_carry_edges)
         fe_set_mulx(was);
     }
     mpz_clears(v, x0, x1, y0, y1, c0, NULL);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_products_match_gmp_at_carry_edges, check_products)
 
 /* fe_inv_gcd (GMP's gcd, what the host's batch inversions use) equals fe_inv (Fermat,
  * the portable reference) bit for bit and GMP's inverse of the value: on the carry
  * edges (0 -> 0 included) and random values, with mulx and with the portable product. */
-START_TEST(test_field_inv_gcd_matches_fermat)
+static void check_inv_gcd(struct ref *g)
 {
-    const field_desc *F = FIELDS[_i];
-    struct ref g;
-    ref_init(&g, F);
+    const field_desc *F = g->F;
     uint64_t e[12 + 5 * FE_MAX_LIMBS][FE_MAX_LIMBS], a[FE_MAX_LIMBS], want[FE_MAX_LIMBS], got[FE_MAX_LIMBS];
-    int ne = carry_edges(&g, e);
+    int ne = carry_edges(g, e);
     mpz_t v, w;
     mpz_inits(v, w, NULL);
     for (int path = 0; path < 2; path++) {
@@ -618,11 +602,11 @@ START_TEST(test_field_inv_gcd_matches_fermat)
             if (r < ne) {
                 fe_copy(F, a, e[r]);
                 z_from(v, F, a);
-                mpz_mul(v, v, g.Rinv); /* the value whose Montgomery limbs a is */
-                mpz_mod(v, v, g.p);
+                mpz_mul(v, v, g->Rinv); /* the value whose Montgomery limbs a is */
+                mpz_mod(v, v, g->p);
             } else {
-                rand_val(&g, v);
-                ref_mont(&g, a, v);
+                rand_val(g, v);
+                ref_mont(g, a, v);
             }
             fe_inv(F, want, a);
             fe_inv_gcd(F, got, a);
@@ -631,42 +615,32 @@ START_TEST(test_field_inv_gcd_matches_fermat)
             if (mpz_sgn(v) == 0)
                 mpz_set_ui(w, 0);
             else
-                ck_assert(mpz_invert(w, v, g.p));
-            assert_mont_eq(&g, got, w, "inv_gcd");
+                ck_assert(mpz_invert(w, v, g->p));
+            assert_mont_eq(g, got, w, "inv_gcd");
             fe_inv_gcd(F, a, a); /* in place */
             ck_assert(fe_eq(F, a, want));
         }
         fe_set_mulx(was);
     }
     mpz_clears(v, w, NULL);
-    ref_clear(&g);
 }
-END_TEST
+
+REF_TEST(test_field_inv_gcd_matches_fermat, check_inv_gcd)
 
 /* The whole GMP comparison again with the portable product forced. */
-START_TEST(test_field_arithmetic_portable_matches_gmp)
+static void check_arithmetic_portable(struct ref *g)
 {
     bool was = fe_set_mulx(false);
-    test_field_arithmetic_matches_gmp_fn(_i);
+    check_arithmetic(g);
     fe_set_mulx(was);
 }
-END_TEST
+
+REF_TEST(test_field_arithmetic_portable_matches_gmp, check_arithmetic_portable)
 
 int main(void)
 {
-    const struct test_case t[] = {
-        { "constants_match_gmp", test_field_constants_match_gmp, 4 },
-        { "arithmetic_matches_gmp", test_field_arithmetic_matches_gmp, 4 },
-        { "arithmetic_portable_matches_gmp", test_field_arithmetic_portable_matches_gmp, 4 },
-        { "mulx_matches_portable", test_field_mulx_matches_portable, 4 },
-        { "products_match_gmp_at_carry_edges", test_field_products_match_gmp_at_carry_edges, 4 },
-        { "inv_gcd_matches_fermat", test_field_inv_gcd_matches_fermat, 4 },
-        { "batch_inv_matches_single", test_field_batch_inv_matches_single, 4 },
-        { "decimal_round_trips", test_field_decimal_round_trips, 4 },
-        { "fq2_matches_gmp", test_field_fq2_matches_gmp, 2 },
-        { "fq2_lazy_matches_generic", test_field_fq2_lazy_matches_generic, 2 },
-        { "lookup_by_modulus", test_field_lookup_by_modulus, 4 },
-    };
+    const struct test_opts o = { .timeout = 120 };
+
     test_rng_seed(0x853c49e6748fea9bULL);
-    return test_run_suite("field", t, sizeof t / sizeof t[0], 120);
+    return test_main("field", &o);
 }

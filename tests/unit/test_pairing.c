@@ -97,33 +97,26 @@ TEST(test_pairing_multi_check_of_four_and_infinity, 2)
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const curve_group *G1 = pp->g1, *G2 = pp->g2;
     const field_desc *Fr = G1->Fr;
-    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], c[FE_MAX_LIMBS], d[FE_MAX_LIMBS], e[FE_MAX_LIMBS],
-        g[FE_MAX_LIMBS], t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
-    test_rand_scalar(Fr, a);
-    test_rand_scalar(Fr, b);
-    test_rand_scalar(Fr, c);
-    test_rand_scalar(Fr, d);
-    test_rand_scalar(Fr, e);
+    enum { a, b, c, d, e }; /* k[a] .. k[e]: random scalars, km their Montgomery forms */
+    uint64_t k[5][FE_MAX_LIMBS], km[5][FE_MAX_LIMBS], g[FE_MAX_LIMBS], t[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
+    for (int i = a; i <= e; i++) {
+        test_rand_scalar(Fr, k[i]);
+        fe_to_mont(Fr, km[i], k[i]);
+    }
     /* g = ab - cd - e in Fr (Montgomery products cancel: mont(x)·mont(y) -> mont(xy)) */
-    uint64_t am[FE_MAX_LIMBS], bm[FE_MAX_LIMBS], cm[FE_MAX_LIMBS], dm[FE_MAX_LIMBS], em[FE_MAX_LIMBS];
-    fe_to_mont(Fr, am, a);
-    fe_to_mont(Fr, bm, b);
-    fe_to_mont(Fr, cm, c);
-    fe_to_mont(Fr, dm, d);
-    fe_to_mont(Fr, em, e);
-    fe_mul(Fr, t, am, bm);
-    fe_mul(Fr, m, cm, dm);
+    fe_mul(Fr, t, km[a], km[b]);
+    fe_mul(Fr, m, km[c], km[d]);
     fe_sub(Fr, t, t, m);
-    fe_sub(Fr, t, t, em);
+    fe_sub(Fr, t, t, km[e]);
     fe_from_mont(Fr, g, t);
     uint64_t A[EC_MAX_AFF], B[EC_MAX_AFF], C[EC_MAX_AFF], D[EC_MAX_AFF], E[EC_MAX_AFF], Gp[EC_MAX_AFF],
         inf1[EC_MAX_AFF] = { 0 }, inf2[EC_MAX_AFF] = { 0 };
-    mul_gen(G1, A, a, 4);
+    mul_gen(G1, A, k[a], 4);
     ec_aff_neg(G1, A, A);
-    mul_gen(G2, B, b, 4);
-    mul_gen(G1, C, c, 4);
-    mul_gen(G2, D, d, 4);
-    mul_gen(G1, E, e, 4);
+    mul_gen(G2, B, k[b], 4);
+    mul_gen(G1, C, k[c], 4);
+    mul_gen(G2, D, k[d], 4);
+    mul_gen(G1, E, k[e], 4);
     mul_gen(G1, Gp, g, 4);
     const uint64_t *p1[6] = { A, C, E, Gp, inf1, G1->gen },
                    *p2[6] = { B, D, G2->gen, G2->gen, G2->gen, inf2 };

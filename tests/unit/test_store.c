@@ -84,6 +84,16 @@ static void running(struct store *st, struct seen *s)
 	ck_assert_int_eq(store_each_running(st, collect, s, err, sizeof(err)), 0);
 }
 
+/* The store opened, job id of 3 parts added, its part 0 done (not committed). */
+static struct store *open_with_job(uint64_t id)
+{
+	struct store *st = open_store();
+
+	add_job(st, id);
+	ck_assert_int_eq(store_part_set(st, id, 0, STORE_DONE, NULL), 0);
+	return st;
+}
+
 /* Close st, open the store again and read what it would resume into s. */
 static struct store *reopen(struct store *st, struct seen *s)
 {
@@ -147,11 +157,9 @@ END_TEST
 
 TEST(test_store_uncommitted_batch_is_not_kept, 1)
 {
-	struct store *st = open_store();
+	struct store *st = open_with_job(1);
 	struct seen s;
 
-	add_job(st, 1);
-	ck_assert_int_eq(store_part_set(st, 1, 0, STORE_DONE, NULL), 0);
 	st = reopen(st, &s); /* no commit: the batch is rolled back */
 	ck_assert_int_eq(s.jobs, 1);
 	ck_assert_int_eq(s.st[0], STORE_QUEUED);
@@ -165,11 +173,9 @@ END_TEST
 
 TEST(test_store_cancel_fails_unfinished_durably, 1)
 {
-	struct store *st = open_store();
+	struct store *st = open_with_job(3);
 	struct seen s;
 
-	add_job(st, 3);
-	ck_assert_int_eq(store_part_set(st, 3, 0, STORE_DONE, NULL), 0);
 	ck_assert_int_eq(store_part_set(st, 3, 1, STORE_PROVING, NULL), 0);
 	/* The pending batch goes in first, then the cancel. */
 	ck_assert_msg(store_job_cancel(st, 3, err, sizeof(err)) == 0, "%s", err);
