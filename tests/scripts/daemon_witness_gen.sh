@@ -19,7 +19,11 @@ wgen_daemon_init wgen
 mapfile -t fixtures < <(bash "$MAKE_FIXTURES" --list)
 for d in "${fixtures[@]}"; do wgen_for "$d" >/dev/null; done
 
-daemon_start --devices cpu:1 --buffers 6 --buffer-mb 16 --max-attempts 2
+# --keep-finished: the jobs below are waited for and verified one after the other; a
+# job that finished early must still be there when its turn comes (cuzkd retires a
+# decided job 30 s after it ended by default, and the snarkjs checks of the jobs
+# before it can take longer than that on a loaded machine).
+daemon_start --devices cpu:1 --buffers 6 --buffer-mb 16 --max-attempts 2 --keep-finished 3600
 
 # ---- every fixture from input.json, a .wtns job beside them -----------------------
 jobs=()
