@@ -6,9 +6,14 @@
  *                          (0, 0) is the point at infinity, as in the zkey.
  *   jacobian X || Y || Z   3*cl limbs, (x, y) = (X/Z^2, Y/Z^3); Z = 0 is infinity.
  *
- * As in field.h, every function takes a constant `const curve_group *` and is
- * always-inline, so G1 and G2 of each curve get their own specialised code from one
- * source. Results first; they may alias inputs unless said otherwise. */
+ * As in field.h, the arithmetic is written once for host and device: the formulas
+ * take the group as an `enum curve_id` (the _id forms: ec_jac_add_id, ...; base field
+ * and degree follow from the id by rule), and the `const curve_group *` API host code
+ * calls is each the _id form for G->id. Everything is always-inline, so with a constant
+ * group G1 and G2 of each curve get their own specialised code from one source; the
+ * point formulas are also kept out of line once per group (ec_add_id and its kin:
+ * zk/curve.c on the host, CUZK_DEVICE_OUTLINE copies on the device). Results first;
+ * they may alias inputs unless said otherwise. */
 #ifndef CUZK_CURVE_H
 #define CUZK_CURVE_H
 
@@ -113,76 +118,390 @@ static const curve_group G2_BLS12_381 = {
         }                                                               \
     } while (0)
 
-/* ---- coordinate field: Fq or Fq2 depending on G->deg ---------------------- */
+/* ---- the group by id (see field.h: one copy for host and device) ------------- */
+
+/* The base field and degree of group g: rules, so they fold in device code too. */
+CUZK_HD enum field_id ec_field_id(enum curve_id g)
+{
+    return g == CURVE_G1_BN254 || g == CURVE_G2_BN254 ? FIELD_ID_BN254_FQ : FIELD_ID_BLS12_381_FQ;
+}
+CUZK_HD unsigned ec_deg_id(enum curve_id g)
+{
+    return g == CURVE_G2_BN254 || g == CURVE_G2_BLS12_381 ? 2u : 1u;
+}
+/* coordinate limbs: deg * n */
+CUZK_HD unsigned ec_cl_id(enum curve_id g)
+{
+    return ec_deg_id(g) * fe_n_id(ec_field_id(g));
+}
+
+/* ---- coordinate field: Fq or Fq2 depending on the degree ------------------- */
+
+CUZK_HD void ecf_copy_id(enum curve_id g, uint64_t *r, const uint64_t *a)
+{
+    CUZK_UNROLL for (unsigned i = 0; i < ec_cl_id(g); i++) r[i] = a[i];
+}
+CUZK_HD bool ecf_is_zero_id(enum curve_id g, const uint64_t *a)
+{
+    uint64_t acc = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < ec_cl_id(g); i++) acc |= a[i];
+    return acc == 0;
+}
+CUZK_HD void ecf_set_zero_id(enum curve_id g, uint64_t *r)
+{
+    CUZK_UNROLL for (unsigned i = 0; i < ec_cl_id(g); i++) r[i] = 0;
+}
+CUZK_HD void ecf_set_one_id(enum curve_id g, uint64_t *r)
+{
+    ecf_set_zero_id(g, r);
+    fe_set_one_id(ec_field_id(g), r);
+}
+/* ecf_OP_id: fe_OP_id on Fq for G1, fe2_OP_id on Fq2 for G2. */
+#define ECF_BY_DEG(op, params, args)                                 \
+    CUZK_HD void ecf_##op##_id(enum curve_id g, CUZK_UNPAREN params) \
+    {                                                                \
+        if (ec_deg_id(g) == 1)                                       \
+            fe_##op##_id(ec_field_id(g), CUZK_UNPAREN args);         \
+        else                                                         \
+            fe2_##op##_id(ec_field_id(g), CUZK_UNPAREN args);        \
+    }
+/* clang-format off */
+ECF_BY_DEG(add, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+ECF_BY_DEG(sub, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+ECF_BY_DEG(neg, (uint64_t *r, const uint64_t *a), (r, a))
+ECF_BY_DEG(mul, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+ECF_BY_DEG(sqr, (uint64_t *r, const uint64_t *a), (r, a))
+/* clang-format on */
+CUZK_HD void ecf_dbl_id(enum curve_id g, uint64_t *r, const uint64_t *a)
+{
+    ecf_add_id(g, r, a, a);
+}
+
+/* ---- points --------------------------------------------------------------- */
+
+CUZK_HD bool ec_aff_is_inf_id(enum curve_id g, const uint64_t *p)
+{
+    uint64_t acc = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < 2 * ec_cl_id(g); i++) acc |= p[i];
+    return acc == 0;
+}
+
+/* Every formula tests Z only, so all-zero limbs (a cudaMemset bucket) are infinity too. */
+CUZK_HD bool ec_jac_is_inf_id(enum curve_id g, const uint64_t *p)
+{
+    return ecf_is_zero_id(g, p + 2 * ec_cl_id(g));
+}
+
+CUZK_HD void ec_jac_set_inf_id(enum curve_id g, uint64_t *r)
+{
+    /* (1, 1, 0): any X, Y with Z = 0 is infinity; 1s keep formulas well defined */
+    ecf_set_one_id(g, r);
+    ecf_set_one_id(g, r + ec_cl_id(g));
+    ecf_set_zero_id(g, r + 2 * ec_cl_id(g));
+}
+
+CUZK_HD void ec_jac_copy_id(enum curve_id g, uint64_t *r, const uint64_t *p)
+{
+    CUZK_UNROLL for (unsigned i = 0; i < 3 * ec_cl_id(g); i++) r[i] = p[i];
+}
+
+CUZK_HD void ec_jac_from_aff_id(enum curve_id g, uint64_t *r, const uint64_t *a)
+{
+    const unsigned cl = ec_cl_id(g);
+    if (ec_aff_is_inf_id(g, a)) {
+        ec_jac_set_inf_id(g, r);
+        return;
+    }
+    ecf_copy_id(g, r, a);
+    ecf_copy_id(g, r + cl, a + cl);
+    ecf_set_one_id(g, r + 2 * cl);
+}
+
+CUZK_HD void ec_jac_neg_id(enum curve_id g, uint64_t *r, const uint64_t *p)
+{
+    const unsigned cl = ec_cl_id(g);
+    if (r != p) ec_jac_copy_id(g, r, p);
+    ecf_neg_id(g, r + cl, p + cl);
+}
+
+CUZK_HD void ec_aff_neg_id(enum curve_id g, uint64_t *r, const uint64_t *p)
+{
+    const unsigned cl = ec_cl_id(g);
+    if (r != p) ecf_copy_id(g, r, p);
+    ecf_neg_id(g, r + cl, p + cl); /* -(0,0) = (0,0): neg(0) = 0 */
+}
+
+/* The formulas out of line, one copy per group, by id (defined after the formulas):
+ * on the host ec_dbl / ec_add / ec_add_aff of zk/curve.c, in device code the
+ * CUZK_DEVICE_OUTLINE copies below (inlining every addition into every kernel made one
+ * file a 5+ minute compile, nvcc and gcc alike). The doubling case inside an addition
+ * is rare (p == q) and calls ec_dbl_id, so an addition does not inline a second copy
+ * of the doubling formulas (that doubled compile time and code size for nothing). */
+CUZK_HD void ec_dbl_id(enum curve_id g, uint64_t *r, const uint64_t *p);
+
+/* Doubling, "dbl-2009-l" (Explicit-Formulas Database, a = 0): 2M + 5S. */
+CUZK_HD void ec_jac_dbl_id(enum curve_id g, uint64_t *r, const uint64_t *p)
+{
+    const unsigned cl = ec_cl_id(g);
+    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl;
+    uint64_t A[EC_MAX_CL], B[EC_MAX_CL], C[EC_MAX_CL], D[EC_MAX_CL], E[EC_MAX_CL], F[EC_MAX_CL],
+        Z3[EC_MAX_CL];
+    if (ec_jac_is_inf_id(g, p)) {
+        ec_jac_set_inf_id(g, r);
+        return;
+    }
+    ecf_sqr_id(g, A, X1); /* A = X1^2 */
+    ecf_sqr_id(g, B, Y1); /* B = Y1^2 */
+    ecf_sqr_id(g, C, B);  /* C = B^2 */
+    ecf_add_id(g, D, X1, B);
+    ecf_sqr_id(g, D, D);
+    ecf_sub_id(g, D, D, A);
+    ecf_sub_id(g, D, D, C);
+    ecf_dbl_id(g, D, D); /* D = 2((X1+B)^2 - A - C) */
+    ecf_dbl_id(g, E, A);
+    ecf_add_id(g, E, E, A); /* E = 3A */
+    ecf_sqr_id(g, F, E);    /* F = E^2 */
+    ecf_mul_id(g, Z3, Y1, Z1);
+    ecf_dbl_id(g, Z3, Z3); /* Z3 = 2 Y1 Z1 */
+    ecf_sub_id(g, r, F, D);
+    ecf_sub_id(g, r, r, D); /* X3 = F - 2D */
+    ecf_sub_id(g, D, D, r);
+    ecf_mul_id(g, D, E, D); /* E (D - X3) */
+    ecf_dbl_id(g, C, C);
+    ecf_dbl_id(g, C, C);
+    ecf_dbl_id(g, C, C);         /* 8C */
+    ecf_sub_id(g, r + cl, D, C); /* Y3 = E (D - X3) - 8C */
+    ecf_copy_id(g, r + 2 * cl, Z3);
+}
+
+/* The end both additions share: X3 = rr^2 - J - 2V and Y3 = rr (V - X3) - y (y = 2 Y1 J
+ * or 2 S1 J) into r's X and Y; V is scratch. Every input is a local of the caller, so
+ * r may alias the points it added. */
+CUZK_HD void ec_add_finish_id(enum curve_id g, uint64_t *r, const uint64_t *rr, const uint64_t *J,
+                              uint64_t *V, const uint64_t *y)
+{
+    const unsigned cl = ec_cl_id(g);
+    uint64_t X3[EC_MAX_CL];
+    ecf_sqr_id(g, X3, rr);
+    ecf_sub_id(g, X3, X3, J);
+    ecf_sub_id(g, X3, X3, V);
+    ecf_sub_id(g, X3, X3, V); /* X3 = r^2 - J - 2V */
+    ecf_sub_id(g, V, V, X3);
+    ecf_mul_id(g, V, rr, V);
+    ecf_sub_id(g, r + cl, V, y); /* Y3 = r (V - X3) - y */
+    ecf_copy_id(g, r, X3);
+}
+
+/* Mixed addition r = p + q with q affine, "madd-2007-bl": 7M + 4S.
+ * Handles p = infinity, q = infinity, p = q (doubles) and p = -q. r may alias p. */
+CUZK_HD void ec_jac_add_aff_id(enum curve_id g, uint64_t *r, const uint64_t *p, const uint64_t *q)
+{
+    const unsigned cl = ec_cl_id(g);
+    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl;
+    uint64_t Z1Z1[EC_MAX_CL], U2[EC_MAX_CL], S2[EC_MAX_CL], H[EC_MAX_CL], HH[EC_MAX_CL], I[EC_MAX_CL],
+        J[EC_MAX_CL], rr[EC_MAX_CL], V[EC_MAX_CL], t[EC_MAX_CL];
+    if (ec_aff_is_inf_id(g, q)) {
+        if (r != p) ec_jac_copy_id(g, r, p);
+        return;
+    }
+    if (ec_jac_is_inf_id(g, p)) {
+        ec_jac_from_aff_id(g, r, q);
+        return;
+    }
+    ecf_sqr_id(g, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
+    ecf_mul_id(g, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
+    ecf_mul_id(g, S2, Y2, Z1);
+    ecf_mul_id(g, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
+    ecf_sub_id(g, H, U2, X1);    /* H = U2 - X1 */
+    ecf_sub_id(g, rr, S2, Y1);
+    if (ecf_is_zero_id(g, H)) {
+        if (ecf_is_zero_id(g, rr)) { /* same point: double */
+            uint64_t pj[EC_MAX_JAC];
+            ec_jac_from_aff_id(g, pj, q);
+            ec_dbl_id(g, r, pj);
+        } else { /* p = -q */
+            ec_jac_set_inf_id(g, r);
+        }
+        return;
+    }
+    ecf_dbl_id(g, rr, rr); /* r = 2 (S2 - Y1) */
+    ecf_sqr_id(g, HH, H);  /* HH = H^2 */
+    ecf_dbl_id(g, I, HH);
+    ecf_dbl_id(g, I, I);     /* I = 4 HH */
+    ecf_mul_id(g, J, H, I);  /* J = H I */
+    ecf_mul_id(g, V, X1, I); /* V = X1 I */
+    ecf_add_id(g, t, Z1, H);
+    ecf_sqr_id(g, t, t);
+    ecf_sub_id(g, t, t, Z1Z1);
+    ecf_sub_id(g, r + 2 * cl, t, HH); /* Z3 = (Z1 + H)^2 - Z1Z1 - HH (Z1 read above) */
+    ecf_mul_id(g, t, Y1, J);
+    ecf_dbl_id(g, t, t); /* 2 Y1 J (Y1 read before Y3 is written) */
+    ec_add_finish_id(g, r, rr, J, V, t);
+}
+
+/* General addition r = p + q, "add-2007-bl": 11M + 5S. Handles every special case;
+ * r may alias p or q. */
+CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, const uint64_t *q)
+{
+    const unsigned cl = ec_cl_id(g);
+    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl, *Z2 = q + 2 * cl;
+    uint64_t Z1Z1[EC_MAX_CL], Z2Z2[EC_MAX_CL], U1[EC_MAX_CL], U2[EC_MAX_CL], S1[EC_MAX_CL], S2[EC_MAX_CL],
+        H[EC_MAX_CL], I[EC_MAX_CL], J[EC_MAX_CL], rr[EC_MAX_CL], V[EC_MAX_CL], Z3[EC_MAX_CL];
+    if (ec_jac_is_inf_id(g, q)) {
+        if (r != p) ec_jac_copy_id(g, r, p);
+        return;
+    }
+    if (ec_jac_is_inf_id(g, p)) {
+        if (r != q) ec_jac_copy_id(g, r, q);
+        return;
+    }
+    ecf_sqr_id(g, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
+    ecf_sqr_id(g, Z2Z2, Z2);     /* Z2Z2 = Z2^2 */
+    ecf_mul_id(g, U1, X1, Z2Z2); /* U1 = X1 Z2Z2 */
+    ecf_mul_id(g, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
+    ecf_mul_id(g, S1, Y1, Z2);
+    ecf_mul_id(g, S1, S1, Z2Z2); /* S1 = Y1 Z2 Z2Z2 */
+    ecf_mul_id(g, S2, Y2, Z1);
+    ecf_mul_id(g, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
+    ecf_sub_id(g, H, U2, U1);    /* H = U2 - U1 */
+    ecf_sub_id(g, rr, S2, S1);
+    if (ecf_is_zero_id(g, H)) {
+        if (ecf_is_zero_id(g, rr))
+            ec_dbl_id(g, r, p);
+        else
+            ec_jac_set_inf_id(g, r);
+        return;
+    }
+    ecf_dbl_id(g, rr, rr); /* r = 2 (S2 - S1) */
+    ecf_dbl_id(g, I, H);
+    ecf_sqr_id(g, I, I);     /* I = (2H)^2 */
+    ecf_mul_id(g, J, H, I);  /* J = H I */
+    ecf_mul_id(g, V, U1, I); /* V = U1 I */
+    ecf_add_id(g, Z3, Z1, Z2);
+    ecf_sqr_id(g, Z3, Z3);
+    ecf_sub_id(g, Z3, Z3, Z1Z1);
+    ecf_sub_id(g, Z3, Z3, Z2Z2);
+    ecf_mul_id(g, Z3, Z3, H); /* Z3 = ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H */
+    ecf_mul_id(g, S1, S1, J);
+    ecf_dbl_id(g, S1, S1); /* 2 S1 J */
+    ec_add_finish_id(g, r, rr, J, V, S1);
+    ecf_copy_id(g, r + 2 * cl, Z3);
+}
+
+/* ---- the formulas out of line, by id --------------------------------------- */
+
+/* Host: zk/curve.c's out-of-line, group-specialised forms of the formulas above, for
+ * code outside the innermost loops (one copy of each formula per group). */
+void ec_dbl(const curve_group *G, uint64_t *r, const uint64_t *p);
+void ec_add(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q);
+void ec_add_aff(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q_aff);
+
+/* The group with id g (host code only: device code has no descriptors). */
+static inline const curve_group *ec_group(enum curve_id g)
+{
+    switch (g) {
+    case CURVE_G1_BN254: return &G1_BN254;
+    case CURVE_G2_BN254: return &G2_BN254;
+    case CURVE_G1_BLS12_381: return &G1_BLS12_381;
+    case CURVE_G2_BLS12_381: break;
+    }
+    return &G2_BLS12_381;
+}
+
+#ifdef CUZK_DEVICE_OUTLINE_ON
+#define EC_DEVICE_INSTANCE(sfx, ID)                                                                  \
+    CUZK_DEVICE_OUTLINE void ec_dbl_dev_##sfx(uint64_t *r, const uint64_t *p)                        \
+    {                                                                                                \
+        ec_jac_dbl_id(ID, r, p);                                                                     \
+    }                                                                                                \
+    CUZK_DEVICE_OUTLINE void ec_add_dev_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q)     \
+    {                                                                                                \
+        ec_jac_add_id(ID, r, p, q);                                                                  \
+    }                                                                                                \
+    CUZK_DEVICE_OUTLINE void ec_add_aff_dev_##sfx(uint64_t *r, const uint64_t *p, const uint64_t *q) \
+    {                                                                                                \
+        ec_jac_add_aff_id(ID, r, p, q);                                                              \
+    }
+EC_DEVICE_INSTANCE(g1_bn254, CURVE_G1_BN254)
+EC_DEVICE_INSTANCE(g2_bn254, CURVE_G2_BN254)
+EC_DEVICE_INSTANCE(g1_bls12_381, CURVE_G1_BLS12_381)
+EC_DEVICE_INSTANCE(g2_bls12_381, CURVE_G2_BLS12_381)
+#endif
+
+/* void NAME_id(g, params): in device code NAME_dev_GROUP(args) for the group g, on the
+ * host NAME(G, args) of zk/curve.c. */
+#ifdef CUZK_DEVICE_CODE
+#define EC_OUTLINED(name, params, args)                               \
+    CUZK_HD void name##_id(enum curve_id g, CUZK_UNPAREN params)      \
+    {                                                                 \
+        switch (g) {                                                  \
+        case CURVE_G1_BN254: name##_dev_g1_bn254 args; break;         \
+        case CURVE_G2_BN254: name##_dev_g2_bn254 args; break;         \
+        case CURVE_G1_BLS12_381: name##_dev_g1_bls12_381 args; break; \
+        case CURVE_G2_BLS12_381: name##_dev_g2_bls12_381 args; break; \
+        }                                                             \
+    }
+#else
+#define EC_OUTLINED(name, params, args)                          \
+    CUZK_HD void name##_id(enum curve_id g, CUZK_UNPAREN params) \
+    {                                                            \
+        name(ec_group(g), CUZK_UNPAREN args);                    \
+    }
+#endif
+/* (clang-format would read "uint64_t *r" in these lists as a product) */
+/* clang-format off */
+EC_OUTLINED(ec_dbl, (uint64_t *r, const uint64_t *p), (r, p))                           /* r = 2p */
+EC_OUTLINED(ec_add, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r, p, q))     /* r = p + q */
+EC_OUTLINED(ec_add_aff, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r, p, q)) /* q affine */
+/* clang-format on */
+
+/* ---- the group API: each the _id form above for G->id (field.h's CUZK_BY_ID) ---- */
 
 CUZK_HD unsigned ec_cl(const curve_group *G)
 {
     return G->deg * fe_n(G->F);
 }
-
-CUZK_HD void ecf_copy(const curve_group *G, uint64_t *r, const uint64_t *a)
-{
-    CUZK_UNROLL for (unsigned i = 0; i < ec_cl(G); i++) r[i] = a[i];
-}
+#define EC_BY_ID(name, params, args) CUZK_BY_ID(name, curve_group, params, args)
 CUZK_HD bool ecf_is_zero(const curve_group *G, const uint64_t *a)
 {
-    uint64_t acc = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < ec_cl(G); i++) acc |= a[i];
-    return acc == 0;
+    return ecf_is_zero_id(G->id, a);
 }
+CUZK_HD bool ec_aff_is_inf(const curve_group *G, const uint64_t *p)
+{
+    return ec_aff_is_inf_id(G->id, p);
+}
+CUZK_HD bool ec_jac_is_inf(const curve_group *G, const uint64_t *p)
+{
+    return ec_jac_is_inf_id(G->id, p);
+}
+/* (clang-format would read "uint64_t *r" in these lists as a product) */
+/* clang-format off */
+EC_BY_ID(ecf_copy, (uint64_t *r, const uint64_t *a), (r, a))
+EC_BY_ID(ecf_set_zero, (uint64_t *r), (r))
+EC_BY_ID(ecf_set_one, (uint64_t *r), (r))
+EC_BY_ID(ecf_add, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+EC_BY_ID(ecf_sub, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+EC_BY_ID(ecf_neg, (uint64_t *r, const uint64_t *a), (r, a))
+EC_BY_ID(ecf_dbl, (uint64_t *r, const uint64_t *a), (r, a))
+EC_BY_ID(ecf_mul, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+EC_BY_ID(ecf_sqr, (uint64_t *r, const uint64_t *a), (r, a))
+EC_BY_ID(ec_jac_set_inf, (uint64_t *r), (r))
+EC_BY_ID(ec_jac_copy, (uint64_t *r, const uint64_t *p), (r, p))
+EC_BY_ID(ec_jac_from_aff, (uint64_t *r, const uint64_t *a), (r, a))
+EC_BY_ID(ec_jac_neg, (uint64_t *r, const uint64_t *p), (r, p))
+EC_BY_ID(ec_aff_neg, (uint64_t *r, const uint64_t *p), (r, p))
+EC_BY_ID(ec_jac_dbl, (uint64_t *r, const uint64_t *p), (r, p))
+EC_BY_ID(ec_jac_add_aff, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r, p, q))
+EC_BY_ID(ec_jac_add, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r, p, q))
+/* clang-format on */
+
+/* ---- host-side operations (group only; the kernels do not use them) ---------- */
+
 CUZK_HD bool ecf_eq(const curve_group *G, const uint64_t *a, const uint64_t *b)
 {
     uint64_t acc = 0;
     CUZK_UNROLL for (unsigned i = 0; i < ec_cl(G); i++) acc |= a[i] ^ b[i];
     return acc == 0;
-}
-CUZK_HD void ecf_set_zero(const curve_group *G, uint64_t *r)
-{
-    CUZK_UNROLL for (unsigned i = 0; i < ec_cl(G); i++) r[i] = 0;
-}
-CUZK_HD void ecf_set_one(const curve_group *G, uint64_t *r)
-{
-    ecf_set_zero(G, r);
-    fe_set_one(G->F, r);
-}
-CUZK_HD void ecf_add(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    if (G->deg == 1)
-        fe_add(G->F, r, a, b);
-    else
-        fe2_add(G->F, r, a, b);
-}
-CUZK_HD void ecf_sub(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    if (G->deg == 1)
-        fe_sub(G->F, r, a, b);
-    else
-        fe2_sub(G->F, r, a, b);
-}
-CUZK_HD void ecf_neg(const curve_group *G, uint64_t *r, const uint64_t *a)
-{
-    if (G->deg == 1)
-        fe_neg(G->F, r, a);
-    else
-        fe2_neg(G->F, r, a);
-}
-CUZK_HD void ecf_dbl(const curve_group *G, uint64_t *r, const uint64_t *a)
-{
-    ecf_add(G, r, a, a);
-}
-CUZK_HD void ecf_mul(const curve_group *G, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    if (G->deg == 1)
-        fe_mul(G->F, r, a, b);
-    else
-        fe2_mul(G->F, r, a, b);
-}
-CUZK_HD void ecf_sqr(const curve_group *G, uint64_t *r, const uint64_t *a)
-{
-    if (G->deg == 1)
-        fe_sqr(G->F, r, a);
-    else
-        fe2_sqr(G->F, r, a);
 }
 CUZK_HD void ecf_inv(const curve_group *G, uint64_t *r, const uint64_t *a)
 {
@@ -195,73 +514,6 @@ CUZK_HD void ecf_inv(const curve_group *G, uint64_t *r, const uint64_t *a)
         fe2_inv(G->F, r, a);
 }
 
-/* ---- points --------------------------------------------------------------- */
-
-CUZK_HD uint64_t *ec_x(const curve_group *G, uint64_t *p)
-{
-    (void)G;
-    return p;
-}
-CUZK_HD uint64_t *ec_y(const curve_group *G, uint64_t *p)
-{
-    return p + ec_cl(G);
-}
-CUZK_HD uint64_t *ec_z(const curve_group *G, uint64_t *p)
-{
-    return p + 2 * ec_cl(G);
-}
-
-CUZK_HD bool ec_aff_is_inf(const curve_group *G, const uint64_t *p)
-{
-    uint64_t acc = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < 2 * ec_cl(G); i++) acc |= p[i];
-    return acc == 0;
-}
-
-CUZK_HD bool ec_jac_is_inf(const curve_group *G, const uint64_t *p)
-{
-    return ecf_is_zero(G, p + 2 * ec_cl(G));
-}
-
-CUZK_HD void ec_jac_set_inf(const curve_group *G, uint64_t *r)
-{
-    /* (1, 1, 0): any X, Y with Z = 0 is infinity; 1s keep formulas well defined */
-    ecf_set_one(G, r);
-    ecf_set_one(G, r + ec_cl(G));
-    ecf_set_zero(G, r + 2 * ec_cl(G));
-}
-
-CUZK_HD void ec_jac_copy(const curve_group *G, uint64_t *r, const uint64_t *p)
-{
-    CUZK_UNROLL for (unsigned i = 0; i < 3 * ec_cl(G); i++) r[i] = p[i];
-}
-
-CUZK_HD void ec_jac_from_aff(const curve_group *G, uint64_t *r, const uint64_t *a)
-{
-    const unsigned cl = ec_cl(G);
-    if (ec_aff_is_inf(G, a)) {
-        ec_jac_set_inf(G, r);
-        return;
-    }
-    ecf_copy(G, r, a);
-    ecf_copy(G, r + cl, a + cl);
-    ecf_set_one(G, r + 2 * cl);
-}
-
-CUZK_HD void ec_jac_neg(const curve_group *G, uint64_t *r, const uint64_t *p)
-{
-    const unsigned cl = ec_cl(G);
-    if (r != p) ec_jac_copy(G, r, p);
-    ecf_neg(G, r + cl, p + cl);
-}
-
-CUZK_HD void ec_aff_neg(const curve_group *G, uint64_t *r, const uint64_t *p)
-{
-    const unsigned cl = ec_cl(G);
-    if (r != p) ecf_copy(G, r, p);
-    ecf_neg(G, r + cl, p + cl); /* -(0,0) = (0,0): neg(0) = 0 */
-}
-
 /* r = phi(p) = (beta x, y), which is [lambda] p on the group (see curve_group.beta):
  * one Fq product per Fq coordinate of x. Infinity (0, 0) stays (0, 0). */
 CUZK_HD void ec_aff_endo(const curve_group *G, uint64_t *r, const uint64_t *p)
@@ -271,166 +523,7 @@ CUZK_HD void ec_aff_endo(const curve_group *G, uint64_t *r, const uint64_t *p)
     if (r != p) ecf_copy(G, r + cl, p + cl);
 }
 
-/* The doubling case inside an addition is rare (p == q); on the host it calls the
- * out-of-line ec_dbl so the addition does not inline a second copy of the doubling
- * formulas (that doubled compile time and code size for nothing). */
-void ec_dbl(const curve_group *G, uint64_t *r, const uint64_t *p);
-#ifdef __CUDA_ARCH__
-#define EC_DBL_RARE(G, r, p) ec_jac_dbl(G, r, p)
-#else
-#define EC_DBL_RARE(G, r, p) ec_dbl(G, r, p)
-#endif
-
-/* Doubling, "dbl-2009-l" (Explicit-Formulas Database, a = 0): 2M + 5S. */
-CUZK_HD void ec_jac_dbl(const curve_group *G, uint64_t *r, const uint64_t *p)
-{
-    const unsigned cl = ec_cl(G);
-    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl;
-    uint64_t A[EC_MAX_CL], B[EC_MAX_CL], C[EC_MAX_CL], D[EC_MAX_CL], E[EC_MAX_CL], F[EC_MAX_CL],
-        Z3[EC_MAX_CL];
-    if (ec_jac_is_inf(G, p)) {
-        ec_jac_set_inf(G, r);
-        return;
-    }
-    ecf_sqr(G, A, X1); /* A = X1^2 */
-    ecf_sqr(G, B, Y1); /* B = Y1^2 */
-    ecf_sqr(G, C, B);  /* C = B^2 */
-    ecf_add(G, D, X1, B);
-    ecf_sqr(G, D, D);
-    ecf_sub(G, D, D, A);
-    ecf_sub(G, D, D, C);
-    ecf_dbl(G, D, D); /* D = 2((X1+B)^2 - A - C) */
-    ecf_dbl(G, E, A);
-    ecf_add(G, E, E, A); /* E = 3A */
-    ecf_sqr(G, F, E);    /* F = E^2 */
-    ecf_mul(G, Z3, Y1, Z1);
-    ecf_dbl(G, Z3, Z3); /* Z3 = 2 Y1 Z1 */
-    ecf_sub(G, r, F, D);
-    ecf_sub(G, r, r, D); /* X3 = F - 2D */
-    ecf_sub(G, D, D, r);
-    ecf_mul(G, D, E, D); /* E (D - X3) */
-    ecf_dbl(G, C, C);
-    ecf_dbl(G, C, C);
-    ecf_dbl(G, C, C);         /* 8C */
-    ecf_sub(G, r + cl, D, C); /* Y3 = E (D - X3) - 8C */
-    ecf_copy(G, r + 2 * cl, Z3);
-}
-
-/* Mixed addition r = p + q with q affine, "madd-2007-bl": 7M + 4S.
- * Handles p = infinity, q = infinity, p = q (doubles) and p = -q. */
-CUZK_HD void ec_jac_add_aff(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q)
-{
-    const unsigned cl = ec_cl(G);
-    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl;
-    uint64_t Z1Z1[EC_MAX_CL], U2[EC_MAX_CL], S2[EC_MAX_CL], H[EC_MAX_CL], HH[EC_MAX_CL], I[EC_MAX_CL],
-        J[EC_MAX_CL], rr[EC_MAX_CL], V[EC_MAX_CL], t[EC_MAX_CL];
-    if (ec_aff_is_inf(G, q)) {
-        if (r != p) ec_jac_copy(G, r, p);
-        return;
-    }
-    if (ec_jac_is_inf(G, p)) {
-        ec_jac_from_aff(G, r, q);
-        return;
-    }
-    ecf_sqr(G, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
-    ecf_mul(G, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
-    ecf_mul(G, S2, Y2, Z1);
-    ecf_mul(G, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
-    ecf_sub(G, H, U2, X1);    /* H = U2 - X1 */
-    ecf_sub(G, rr, S2, Y1);
-    if (ecf_is_zero(G, H)) {
-        if (ecf_is_zero(G, rr)) { /* same point: double */
-            uint64_t pj[EC_MAX_JAC];
-            ec_jac_from_aff(G, pj, q);
-            EC_DBL_RARE(G, r, pj);
-        } else { /* p = -q */
-            ec_jac_set_inf(G, r);
-        }
-        return;
-    }
-    ecf_dbl(G, rr, rr); /* r = 2 (S2 - Y1) */
-    ecf_sqr(G, HH, H);  /* HH = H^2 */
-    ecf_dbl(G, I, HH);
-    ecf_dbl(G, I, I);     /* I = 4 HH */
-    ecf_mul(G, J, H, I);  /* J = H I */
-    ecf_mul(G, V, X1, I); /* V = X1 I */
-    ecf_add(G, t, Z1, H);
-    ecf_sqr(G, t, t);
-    ecf_sub(G, t, t, Z1Z1);
-    ecf_sub(G, r + 2 * cl, t, HH); /* Z3 = (Z1 + H)^2 - Z1Z1 - HH (Z1 read above) */
-    ecf_mul(G, t, Y1, J);
-    ecf_dbl(G, t, t); /* 2 Y1 J (Y1 read before Y3 is written) */
-    ecf_sqr(G, U2, rr);
-    ecf_sub(G, U2, U2, J);
-    ecf_sub(G, U2, U2, V);
-    ecf_sub(G, U2, U2, V); /* X3 = r^2 - J - 2V */
-    ecf_sub(G, V, V, U2);
-    ecf_mul(G, V, rr, V);
-    ecf_sub(G, r + cl, V, t); /* Y3 = r (V - X3) - 2 Y1 J */
-    ecf_copy(G, r, U2);
-}
-
-/* General addition r = p + q, "add-2007-bl": 11M + 5S. Handles every special case. */
-CUZK_HD void ec_jac_add(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q)
-{
-    const unsigned cl = ec_cl(G);
-    const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl, *Z2 = q + 2 * cl;
-    uint64_t Z1Z1[EC_MAX_CL], Z2Z2[EC_MAX_CL], U1[EC_MAX_CL], U2[EC_MAX_CL], S1[EC_MAX_CL], S2[EC_MAX_CL],
-        H[EC_MAX_CL], I[EC_MAX_CL], J[EC_MAX_CL], rr[EC_MAX_CL], V[EC_MAX_CL], Z3[EC_MAX_CL];
-    if (ec_jac_is_inf(G, q)) {
-        if (r != p) ec_jac_copy(G, r, p);
-        return;
-    }
-    if (ec_jac_is_inf(G, p)) {
-        if (r != q) ec_jac_copy(G, r, q);
-        return;
-    }
-    ecf_sqr(G, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
-    ecf_sqr(G, Z2Z2, Z2);     /* Z2Z2 = Z2^2 */
-    ecf_mul(G, U1, X1, Z2Z2); /* U1 = X1 Z2Z2 */
-    ecf_mul(G, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
-    ecf_mul(G, S1, Y1, Z2);
-    ecf_mul(G, S1, S1, Z2Z2); /* S1 = Y1 Z2 Z2Z2 */
-    ecf_mul(G, S2, Y2, Z1);
-    ecf_mul(G, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
-    ecf_sub(G, H, U2, U1);    /* H = U2 - U1 */
-    ecf_sub(G, rr, S2, S1);
-    if (ecf_is_zero(G, H)) {
-        if (ecf_is_zero(G, rr))
-            EC_DBL_RARE(G, r, p);
-        else
-            ec_jac_set_inf(G, r);
-        return;
-    }
-    ecf_dbl(G, rr, rr); /* r = 2 (S2 - S1) */
-    ecf_dbl(G, I, H);
-    ecf_sqr(G, I, I);     /* I = (2H)^2 */
-    ecf_mul(G, J, H, I);  /* J = H I */
-    ecf_mul(G, V, U1, I); /* V = U1 I */
-    ecf_add(G, Z3, Z1, Z2);
-    ecf_sqr(G, Z3, Z3);
-    ecf_sub(G, Z3, Z3, Z1Z1);
-    ecf_sub(G, Z3, Z3, Z2Z2);
-    ecf_mul(G, Z3, Z3, H); /* Z3 = ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H */
-    ecf_sqr(G, U2, rr);
-    ecf_sub(G, U2, U2, J);
-    ecf_sub(G, U2, U2, V);
-    ecf_sub(G, U2, U2, V); /* X3 = r^2 - J - 2V */
-    ecf_sub(G, V, V, U2);
-    ecf_mul(G, V, rr, V);
-    ecf_mul(G, S1, S1, J);
-    ecf_dbl(G, S1, S1);
-    ecf_sub(G, r + cl, V, S1); /* Y3 = r (V - X3) - 2 S1 J */
-    ecf_copy(G, r, U2);
-    ecf_copy(G, r + 2 * cl, Z3);
-}
-
 /* ---- out-of-line helpers (zk/curve.c) ------------------------------------- */
-
-/* Out-of-line, group-specialised forms of the formulas above, for host code outside
- * the innermost loops (one copy of each formula per group in the binary). */
-void ec_add(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q);
-void ec_add_aff(const curve_group *G, uint64_t *r, const uint64_t *p, const uint64_t *q_aff);
 
 /* Jacobian -> affine (one inversion); infinity -> (0, 0). */
 void ec_jac_to_aff(const curve_group *G, uint64_t *aff, const uint64_t *jac);

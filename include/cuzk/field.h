@@ -5,10 +5,30 @@
  * That is byte for byte the layout of points in a snarkjs .zkey (spec §2.1), so bases
  * from a mapped zkey are used where they lie.
  *
- * Every operation takes a `const field_desc *` first. Callers pass one of the
- * constant descriptors below; since the functions are always-inline, the compiler
- * folds the descriptor's fields (limb count, modulus) into the code and unrolls the
- * limb loops, so one source serves every curve without token-pasting templates.
+ * One copy for the host and the CUDA kernels. Every operation the kernels use is
+ * written once, below, as a CUZK_HD always-inline function taking the field as an
+ * `enum field_id` (the _id forms: fe_add_id, fe_mul_id, fe2_mul_id, ...). An id and not
+ * the descriptor because device code may not take the address of a host `static const`
+ * (the descriptors), while an id is a constant that the kernels' templates pass in.
+ * The constants come through fe_n_id, fe_p_id, fe_inv_id, fe_one_id and fe_r2_id: on
+ * the host a read of the descriptor FIELD_TABLE[f] (an immediate when f is a constant,
+ * an ordinary load when it is not, as reading F->p always was); in device code a switch
+ * over the same constant lists (FIELD_BN254_FQ_P, ...) that folds to immediates once
+ * the function is specialised and its limb loops unrolled (a __device__ table would
+ * cost a memory load per limb). Where host and device differ it is said at the spot:
+ * the host's carries are the adc/sbb intrinsics and its products, the BLS12-381 Fq
+ * square, the Fq2 products and the Fq2 inverse are out of line in zk/field.c (mulx/adx
+ * or portable, chosen at run time); the device inlines the portable product
+ * (fe_mul_inline_id) and keeps one out-of-line Fq2 product per field.
+ * tests/unit/test_gpu_emul.c compiles the device form with gcc (CUZK_DEVICE_EMUL, hd.h)
+ * and checks it against GMP and the host.
+ *
+ * The descriptor API (fe_add(F, ...), what host code calls) is each a one-line call of
+ * the _id form with F->id. Callers pass one of the constant descriptors below (or
+ * dispatch to one: FIELD_DISPATCH); since everything is always-inline, F->id folds and
+ * the host compiles to the code it had when these functions read F directly. The
+ * reverse (descriptor forms as the one copy) cannot run on the device, and a generator
+ * would put a build step between the reader and the code.
  *
  * Results come first and may alias inputs. Inputs must be reduced (< p).
  *
@@ -40,110 +60,170 @@ typedef struct field_desc {
     const char *name;
 } field_desc;
 
-/* The descriptors are defined here, not in a .c file, so that every translation unit
- * sees their values: gcc then folds n, p and inv into the inlined arithmetic.
- * Constants from ../shared/spec/snarkjs-groth16.md §7; tests check them against GMP. */
-static const field_desc FIELD_BN254_FQ = {
-    .id = FIELD_ID_BN254_FQ,
-    .n = 4,
-    .bits = 254,
-    .p = { 0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL },
-    .inv = 0x87d20782e4866389ULL,
-    .one = { 0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL },
-    .r2 = { 0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL, 0x06d89f71cab8351fULL },
-    .name = "bn254-fq",
-};
+/* The constants, once (../shared/spec/snarkjs-groth16.md §7; tests check them against
+ * GMP): the host descriptors and the device switches below are both made from these. */
+#define FIELD_BN254_FQ_N    4
+#define FIELD_BN254_FQ_BITS 254
+#define FIELD_BN254_FQ_P \
+    0x3c208c16d87cfd47ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL
+#define FIELD_BN254_FQ_INV 0x87d20782e4866389ULL
+#define FIELD_BN254_FQ_ONE \
+    0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL
+#define FIELD_BN254_FQ_R2 \
+    0xf32cfc5b538afa89ULL, 0xb5e71911d44501fbULL, 0x47ab1eff0a417ff6ULL, 0x06d89f71cab8351fULL
 
-static const field_desc FIELD_BN254_FR = {
-    .id = FIELD_ID_BN254_FR,
-    .n = 4,
-    .bits = 254,
-    .p = { 0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL },
-    .inv = 0xc2e1f593efffffffULL,
-    .one = { 0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL },
-    .r2 = { 0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL },
-    .name = "bn254-fr",
-};
+#define FIELD_BN254_FR_N    4
+#define FIELD_BN254_FR_BITS 254
+#define FIELD_BN254_FR_P \
+    0x43e1f593f0000001ULL, 0x2833e84879b97091ULL, 0xb85045b68181585dULL, 0x30644e72e131a029ULL
+#define FIELD_BN254_FR_INV 0xc2e1f593efffffffULL
+#define FIELD_BN254_FR_ONE \
+    0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL, 0x0e0a77c19a07df2fULL
+#define FIELD_BN254_FR_R2 \
+    0x1bb8e645ae216da7ULL, 0x53fe3ab1e35c59e3ULL, 0x8c49833d53bb8085ULL, 0x0216d0b17f4e44a5ULL
 
-static const field_desc FIELD_BLS12_381_FQ = {
-    .id = FIELD_ID_BLS12_381_FQ,
-    .n = 6,
-    .bits = 381,
-    .p = { 0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL,
-           0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL },
-    .inv = 0x89f3fffcfffcfffdULL,
-    .one = { 0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL, 0x77ce585370525745ULL,
-             0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL },
-    .r2 = { 0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL, 0x67eb88a9939d83c0ULL,
-            0x9a793e85b519952dULL, 0x11988fe592cae3aaULL },
-    .name = "bls12-381-fq",
-};
+#define FIELD_BLS12_381_FQ_N    6
+#define FIELD_BLS12_381_FQ_BITS 381
+#define FIELD_BLS12_381_FQ_P                                                                    \
+    0xb9feffffffffaaabULL, 0x1eabfffeb153ffffULL, 0x6730d2a0f6b0f624ULL, 0x64774b84f38512bfULL, \
+        0x4b1ba7b6434bacd7ULL, 0x1a0111ea397fe69aULL
+#define FIELD_BLS12_381_FQ_INV 0x89f3fffcfffcfffdULL
+#define FIELD_BLS12_381_FQ_ONE                                                                  \
+    0x760900000002fffdULL, 0xebf4000bc40c0002ULL, 0x5f48985753c758baULL, 0x77ce585370525745ULL, \
+        0x5c071a97a256ec6dULL, 0x15f65ec3fa80e493ULL
+#define FIELD_BLS12_381_FQ_R2                                                                   \
+    0xf4df1f341c341746ULL, 0x0a76e6a609d104f1ULL, 0x8de5476c4c95b6d5ULL, 0x67eb88a9939d83c0ULL, \
+        0x9a793e85b519952dULL, 0x11988fe592cae3aaULL
 
-static const field_desc FIELD_BLS12_381_FR = {
-    .id = FIELD_ID_BLS12_381_FR,
-    .n = 4,
-    .bits = 255,
-    .p = { 0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL },
-    .inv = 0xfffffffeffffffffULL,
-    .one = { 0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL },
-    .r2 = { 0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL },
-    .name = "bls12-381-fr",
+#define FIELD_BLS12_381_FR_N    4
+#define FIELD_BLS12_381_FR_BITS 255
+#define FIELD_BLS12_381_FR_P \
+    0xffffffff00000001ULL, 0x53bda402fffe5bfeULL, 0x3339d80809a1d805ULL, 0x73eda753299d7d48ULL
+#define FIELD_BLS12_381_FR_INV 0xfffffffeffffffffULL
+#define FIELD_BLS12_381_FR_ONE \
+    0x00000001fffffffeULL, 0x5884b7fa00034802ULL, 0x998c4fefecbc4ff5ULL, 0x1824b159acc5056fULL
+#define FIELD_BLS12_381_FR_R2 \
+    0xc999e990f3f29c6dULL, 0x2b6cedcb87925c23ULL, 0x05d314967254398fULL, 0x0748d9d99f59ff11ULL
+
+/* The descriptors, indexed by id, defined here and not in a .c file so that every
+ * translation unit sees their values: gcc then folds n, p and inv into the inlined
+ * arithmetic. FIELD_BN254_FQ etc. name the entries (&FIELD_BN254_FQ is a descriptor). */
+#define FIELD_DESC(ID, NAME)                                                                    \
+    {                                                                                           \
+        FIELD_ID_##ID, FIELD_##ID##_N, FIELD_##ID##_BITS, { FIELD_##ID##_P }, FIELD_##ID##_INV, \
+            { FIELD_##ID##_ONE }, { FIELD_##ID##_R2 }, NAME                                     \
+    }
+static const field_desc FIELD_TABLE[4] = {
+    /* in enum field_id order */
+    FIELD_DESC(BN254_FQ, "bn254-fq"),
+    FIELD_DESC(BN254_FR, "bn254-fr"),
+    FIELD_DESC(BLS12_381_FQ, "bls12-381-fq"),
+    FIELD_DESC(BLS12_381_FR, "bls12-381-fr"),
 };
+#define FIELD_BN254_FQ     (FIELD_TABLE[FIELD_ID_BN254_FQ])
+#define FIELD_BN254_FR     (FIELD_TABLE[FIELD_ID_BN254_FR])
+#define FIELD_BLS12_381_FQ (FIELD_TABLE[FIELD_ID_BLS12_381_FQ])
+#define FIELD_BLS12_381_FR (FIELD_TABLE[FIELD_ID_BLS12_381_FR])
+
+/* ---- the constants by id ----------------------------------------------------- */
+
+/* Device code: limb i of a constant list; i is a loop index that unrolling makes
+ * constant, so the ternaries fold. Zeros pad the lists past their end. */
+#define FE_PICK_(i, a, b, c, d, e, f, ...) \
+    ((i) == 0 ? (a) : (i) == 1 ? (b) : (i) == 2 ? (c) : (i) == 3 ? (d) : (i) == 4 ? (e) : (f))
+#define FE_PICK(i, ...) FE_PICK_(i, __VA_ARGS__, 0, 0, 0, 0, 0, 0)
+#define FE_CONST_SWITCH(f, WHAT, i)                                           \
+    switch (f) {                                                              \
+    case FIELD_ID_BN254_FQ: return FE_PICK(i, FIELD_BN254_FQ_##WHAT);         \
+    case FIELD_ID_BN254_FR: return FE_PICK(i, FIELD_BN254_FR_##WHAT);         \
+    case FIELD_ID_BLS12_381_FQ: return FE_PICK(i, FIELD_BLS12_381_FQ_##WHAT); \
+    case FIELD_ID_BLS12_381_FR: return FE_PICK(i, FIELD_BLS12_381_FR_##WHAT); \
+    }                                                                         \
+    return 0
+
+/* The limb count, with the bound stated so the compiler knows loops stay inside
+ * FE_MAX_LIMBS-sized temporaries when the id is not a compile-time constant. */
+CUZK_HD unsigned fe_n_id(enum field_id f)
+{
+#ifdef CUZK_DEVICE_CODE
+    FE_CONST_SWITCH(f, N, 0);
+#else
+    unsigned n = FIELD_TABLE[f].n;
+    if (n > FE_MAX_LIMBS || n == 0) __builtin_unreachable();
+    return n;
+#endif
+}
+
+/* limb i of the modulus */
+CUZK_HD uint64_t fe_p_id(enum field_id f, unsigned i)
+{
+#ifdef CUZK_DEVICE_CODE
+    FE_CONST_SWITCH(f, P, i);
+#else
+    return FIELD_TABLE[f].p[i];
+#endif
+}
+
+/* -p^-1 mod 2^64 */
+CUZK_HD uint64_t fe_inv_id(enum field_id f)
+{
+#ifdef CUZK_DEVICE_CODE
+    FE_CONST_SWITCH(f, INV, 0);
+#else
+    return FIELD_TABLE[f].inv;
+#endif
+}
+
+/* limb i of R mod p (Montgomery 1) */
+CUZK_HD uint64_t fe_one_id(enum field_id f, unsigned i)
+{
+#ifdef CUZK_DEVICE_CODE
+    FE_CONST_SWITCH(f, ONE, i);
+#else
+    return FIELD_TABLE[f].one[i];
+#endif
+}
+
+/* limb i of R^2 mod p */
+CUZK_HD uint64_t fe_r2_id(enum field_id f, unsigned i)
+{
+#ifdef CUZK_DEVICE_CODE
+    FE_CONST_SWITCH(f, R2, i);
+#else
+    return FIELD_TABLE[f].r2[i];
+#endif
+}
 
 /* ---- limb helpers ------------------------------------------------------- */
 
-/* The limb count, with the bound stated so the compiler knows loops stay inside
- * FE_MAX_LIMBS-sized temporaries when the descriptor is not a compile-time constant. */
-CUZK_HD unsigned fe_n(const field_desc *F)
+CUZK_HD void fe_copy_id(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-    unsigned n = F->n;
-    if (n > FE_MAX_LIMBS || n == 0) __builtin_unreachable();
-    return n;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = a[i];
 }
 
-CUZK_HD void fe_copy(const field_desc *F, uint64_t *r, const uint64_t *a)
+CUZK_HD void fe_set_zero_id(enum field_id f, uint64_t *r)
 {
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = a[i];
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = 0;
 }
 
-CUZK_HD void fe_set_zero(const field_desc *F, uint64_t *r)
+CUZK_HD void fe_set_one_id(enum field_id f, uint64_t *r)
 {
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = fe_one_id(f, i);
 }
 
-CUZK_HD void fe_set_one(const field_desc *F, uint64_t *r)
-{
-    fe_copy(F, r, F->one);
-}
-
-CUZK_HD bool fe_is_zero(const field_desc *F, const uint64_t *a)
+CUZK_HD bool fe_is_zero_id(enum field_id f, const uint64_t *a)
 {
     uint64_t acc = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) acc |= a[i];
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) acc |= a[i];
     return acc == 0;
-}
-
-CUZK_HD bool fe_eq(const field_desc *F, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t acc = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) acc |= a[i] ^ b[i];
-    return acc == 0;
-}
-
-/* a < p: whether raw limbs (e.g. from a file) are a reduced element. */
-CUZK_HD bool fe_is_reduced(const field_desc *F, const uint64_t *a)
-{
-    for (unsigned i = fe_n(F); i-- > 0;) {
-        if (a[i] != F->p[i]) return a[i] < F->p[i];
-    }
-    return false;
 }
 
 /* Add-with-carry and subtract-with-borrow on one limb. On x86-64 hosts these are the
  * adc/sbb intrinsics: with the 128-bit-integer form gcc 12 kept each carry in a
  * register pair and fe_add/fe_sub cost ~12 ns (perf: 35% of a 2^16 prove sat in the
- * additions of ec_add_aff, against 53% in products). */
-#if defined(__x86_64__) && !defined(__CUDA_ARCH__)
+ * additions of ec_add_aff, against 53% in products). In device code, comparisons,
+ * which nvcc turns into its carry chains. */
+#if defined(__x86_64__) && !defined(CUZK_DEVICE_CODE)
 #include <x86intrin.h>
 CUZK_HD uint64_t fe_adc(uint64_t a, uint64_t b, unsigned char *carry)
 {
@@ -160,66 +240,82 @@ CUZK_HD uint64_t fe_sbb(uint64_t a, uint64_t b, unsigned char *borrow)
 #else
 CUZK_HD uint64_t fe_adc(uint64_t a, uint64_t b, unsigned char *carry)
 {
-    fe_u128 s = (fe_u128)a + b + *carry;
-    *carry = (unsigned char)(s >> 64);
-    return (uint64_t)s;
+    uint64_t s = a + b, s2 = s + *carry;
+    *carry = (unsigned char)((s < a) | (s2 < s));
+    return s2;
 }
 CUZK_HD uint64_t fe_sbb(uint64_t a, uint64_t b, unsigned char *borrow)
 {
-    fe_u128 d = (fe_u128)a - b - *borrow;
-    *borrow = (unsigned char)((d >> 64) & 1);
-    return (uint64_t)d;
+    uint64_t d = a - b, d2 = d - *borrow;
+    *borrow = (unsigned char)((a < b) | (d < *borrow));
+    return d2;
 }
 #endif
 
+/* lo, hi of a·b + c + d (cannot overflow 128 bits). The device has no 128-bit
+ * product: the high word is __umul64hi (in the CPU emulation, a 128-bit one). */
+CUZK_HD void fe_mac(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t *lo, uint64_t *hi)
+{
+#ifdef CUZK_DEVICE_CODE
+#ifdef __CUDA_ARCH__
+    uint64_t l = a * b, h = __umul64hi(a, b);
+#else
+    uint64_t l = a * b, h = (uint64_t)(((fe_u128)a * b) >> 64);
+#endif
+    l += c;
+    h += l < c;
+    l += d;
+    h += l < d;
+    *lo = l;
+    *hi = h;
+#else
+    fe_u128 x = (fe_u128)a * b + c + d;
+    *lo = (uint64_t)x;
+    *hi = (uint64_t)(x >> 64);
+#endif
+}
+
 /* r = a - p if a >= p (a given as n limbs plus a carry-out word `hi`). */
-CUZK_HD void fe_reduce_once(const field_desc *F, uint64_t *r, const uint64_t *a, uint64_t hi)
+CUZK_HD void fe_reduce_once_id(enum field_id f, uint64_t *r, const uint64_t *a, uint64_t hi)
 {
     uint64_t t[FE_MAX_LIMBS];
     unsigned char borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_sbb(a[i], F->p[i], &borrow);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) t[i] = fe_sbb(a[i], fe_p_id(f, i), &borrow);
     /* a >= p exactly when the subtraction did not borrow past the carry word. */
     uint64_t take = (uint64_t)0 - (uint64_t)(hi || !borrow);
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = (t[i] & take) | (a[i] & ~take);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = (t[i] & take) | (a[i] & ~take);
 }
 
-CUZK_HD void fe_add(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+CUZK_HD void fe_add_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[FE_MAX_LIMBS];
     unsigned char carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_adc(a[i], b[i], &carry);
-    fe_reduce_once(F, r, t, carry);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) t[i] = fe_adc(a[i], b[i], &carry);
+    fe_reduce_once_id(f, r, t, carry);
 }
 
-CUZK_HD void fe_sub(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+CUZK_HD void fe_sub_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     uint64_t t[FE_MAX_LIMBS];
     unsigned char borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) t[i] = fe_sbb(a[i], b[i], &borrow);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) t[i] = fe_sbb(a[i], b[i], &borrow);
     /* On borrow add p back; mask instead of branch. */
     uint64_t mask = (uint64_t)0 - borrow;
     unsigned char carry = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) r[i] = fe_adc(t[i], F->p[i] & mask, &carry);
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = fe_adc(t[i], fe_p_id(f, i) & mask, &carry);
 }
 
-CUZK_HD void fe_dbl(const field_desc *F, uint64_t *r, const uint64_t *a)
+CUZK_HD void fe_dbl_id(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-    fe_add(F, r, a, a);
+    fe_add_id(f, r, a, a);
 }
 
-CUZK_HD void fe_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
+/* r = p - a, and 0 for 0 (p masked off: no branch). */
+CUZK_HD void fe_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-    if (fe_is_zero(F, a)) {
-        fe_set_zero(F, r);
-        return;
-    }
-    uint64_t borrow = 0;
-    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++)
-    {
-        fe_u128 d = (fe_u128)F->p[i] - a[i] - borrow;
-        r[i] = (uint64_t)d;
-        borrow = (uint64_t)(d >> 64) & 1;
-    }
+    uint64_t mask = (uint64_t)0 - (uint64_t)!fe_is_zero_id(f, a);
+    unsigned char borrow = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n_id(f); i++) r[i] = fe_sbb(fe_p_id(f, i) & mask, a[i], &borrow);
 }
 
 /* Montgomery product r = a·b·R^-1 mod p: CIOS (Koç, Acar, Kaliski 1996) in the
@@ -228,34 +324,29 @@ CUZK_HD void fe_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
  * here, and checked by test_field — the running sum never needs an extra carry word,
  * which saves two additions per outer step. Measured 20.9 ns against 29.3 ns for the
  * textbook CIOS (BN254 Fq, dependent chain, this machine); 45 ns against 73 ns for
- * BLS12-381 Fq. One conditional subtraction at the end. */
-CUZK_HD void fe_mul_inline(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+ * BLS12-381 Fq. One conditional subtraction at the end. The device's product, and the
+ * host's portable one (zk/field.c; test_field checks it against GMP). */
+CUZK_HD void fe_mul_inline_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    const unsigned n = fe_n(F);
+    const unsigned n = fe_n_id(f);
     uint64_t t[FE_MAX_LIMBS];
     CUZK_UNROLL for (unsigned i = 0; i < n; i++) t[i] = 0;
 
     CUZK_UNROLL for (unsigned i = 0; i < n; i++)
     {
         /* column 0: t0 += a0 b_i; m makes the low word cancel in t + m p */
-        fe_u128 x = (fe_u128)a[0] * b[i] + t[0];
-        uint64_t ca = (uint64_t)(x >> 64);
-        t[0] = (uint64_t)x;
-        uint64_t m = t[0] * F->inv;
-        x = (fe_u128)m * F->p[0] + t[0];
-        uint64_t cm = (uint64_t)(x >> 64);
+        uint64_t ca, cm;
+        fe_mac(a[0], b[i], t[0], 0, &t[0], &ca);
+        uint64_t m = t[0] * fe_inv_id(f), lo;
+        fe_mac(m, fe_p_id(f, 0), t[0], 0, &lo, &cm);
         CUZK_UNROLL for (unsigned j = 1; j < n; j++)
         {
-            x = (fe_u128)a[j] * b[i] + t[j] + ca; /* t += a b_i */
-            ca = (uint64_t)(x >> 64);
-            t[j] = (uint64_t)x;
-            x = (fe_u128)m * F->p[j] + t[j] + cm; /* (t + m p) / 2^64 */
-            cm = (uint64_t)(x >> 64);
-            t[j - 1] = (uint64_t)x;
+            fe_mac(a[j], b[i], t[j], ca, &t[j], &ca);           /* t += a b_i */
+            fe_mac(m, fe_p_id(f, j), t[j], cm, &t[j - 1], &cm); /* (t + m p) / 2^64 */
         }
         t[n - 1] = cm + ca; /* cannot overflow: top limb of p < 2^63 - 1 */
     }
-    fe_reduce_once(F, r, t, 0);
+    fe_reduce_once_id(f, r, t, 0);
 }
 
 /* One out-of-line copy of the product per field (zk/field.c). Inlining the unrolled
@@ -277,13 +368,14 @@ void fe_sqr_bls12_381_fq(uint64_t *r, const uint64_t *a);
 bool fe_cpu_has_mulx(void);
 bool fe_set_mulx(bool on);
 
-/* Montgomery product; with a constant descriptor the switch folds to one call. */
-CUZK_HD void fe_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
+/* Montgomery product: inline on the device; on the host the field's out-of-line
+ * product (with a constant id the switch folds to one call). */
+CUZK_HD void fe_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-#ifdef __CUDA_ARCH__
-    fe_mul_inline(F, r, a, b);
+#ifdef CUZK_DEVICE_CODE
+    fe_mul_inline_id(f, r, a, b);
 #else
-    switch (F->id) {
+    switch (f) {
     case FIELD_ID_BN254_FQ: fe_mul_bn254_fq(r, a, b); break;
     case FIELD_ID_BN254_FR: fe_mul_bn254_fr(r, a, b); break;
     case FIELD_ID_BLS12_381_FQ: fe_mul_bls12_381_fq(r, a, b); break;
@@ -292,28 +384,198 @@ CUZK_HD void fe_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const u
 #endif
 }
 
-CUZK_HD void fe_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
+CUZK_HD void fe_sqr_id(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-#ifndef __CUDA_ARCH__
-    if (F->id == FIELD_ID_BLS12_381_FQ) {
+#ifndef CUZK_DEVICE_CODE
+    if (f == FIELD_ID_BLS12_381_FQ) {
         fe_sqr_bls12_381_fq(r, a);
         return;
     }
 #endif
-    fe_mul(F, r, a, a);
+    fe_mul_id(f, r, a, a);
+}
+
+/* Montgomery form -> canonical integer: multiply by plain 1. */
+CUZK_HD void fe_from_mont_id(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+    uint64_t one[FE_MAX_LIMBS] = { 1 };
+    fe_mul_id(f, r, a, one);
+}
+
+/* ---- Fq2 = Fq[u]/(u^2+1); element = c0 (n limbs) then c1 (n limbs) ---------- */
+
+CUZK_HD void fe2_add_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    const unsigned n = fe_n_id(f);
+    fe_add_id(f, r, a, b);
+    fe_add_id(f, r + n, a + n, b + n);
+}
+
+CUZK_HD void fe2_sub_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    const unsigned n = fe_n_id(f);
+    fe_sub_id(f, r, a, b);
+    fe_sub_id(f, r + n, a + n, b + n);
+}
+
+CUZK_HD void fe2_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = fe_n_id(f);
+    fe_neg_id(f, r, a);
+    fe_neg_id(f, r + n, a + n);
+}
+
+/* Karatsuba: 3 base multiplications. (a0+a1u)(b0+b1u) = a0b0 - a1b1 + (a0b1 + a1b0)u */
+CUZK_HD void fe2_mul_generic_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    const unsigned n = fe_n_id(f);
+    uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
+    fe_mul_id(f, t0, a, b);         /* a0 b0 */
+    fe_mul_id(f, t1, a + n, b + n); /* a1 b1 */
+    fe_add_id(f, sa, a, a + n);     /* a0 + a1 */
+    fe_add_id(f, sb, b, b + n);     /* b0 + b1 */
+    fe_mul_id(f, sa, sa, sb);       /* (a0+a1)(b0+b1) */
+    fe_sub_id(f, sa, sa, t0);
+    fe_sub_id(f, r + n, sa, t1); /* c1 = a0b1 + a1b0 */
+    fe_sub_id(f, r, t0, t1);     /* c0 = a0b0 - a1b1 */
+}
+
+/* (a0 + a1u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base multiplications. */
+CUZK_HD void fe2_sqr_generic_id(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+    const unsigned n = fe_n_id(f);
+    uint64_t s[FE_MAX_LIMBS], d[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
+    fe_add_id(f, s, a, a + n);
+    fe_sub_id(f, d, a, a + n);
+    fe_mul_id(f, m, a, a + n);
+    fe_mul_id(f, r, s, d);
+    fe_add_id(f, r + n, m, m);
+}
+
+/* Fq2 products out of line (zk/field.c): with mulx, Karatsuba on unreduced
+ * double-width products and 2 Montgomery reductions instead of 3 full products. */
+void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
+void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
+
+/* Device: the Fq2 product and square out of line, one copy per base field: inlined,
+ * every G2 formula held ~50 unrolled base products and ptxas spent minutes per kernel
+ * (the base products inside stay inline). */
+#ifdef CUZK_DEVICE_OUTLINE_ON
+CUZK_DEVICE_OUTLINE void fe2_mul_dev_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    fe2_mul_generic_id(FIELD_ID_BN254_FQ, r, a, b);
+}
+CUZK_DEVICE_OUTLINE void fe2_mul_dev_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    fe2_mul_generic_id(FIELD_ID_BLS12_381_FQ, r, a, b);
+}
+CUZK_DEVICE_OUTLINE void fe2_sqr_dev_bn254_fq(uint64_t *r, const uint64_t *a)
+{
+    fe2_sqr_generic_id(FIELD_ID_BN254_FQ, r, a);
+}
+CUZK_DEVICE_OUTLINE void fe2_sqr_dev_bls12_381_fq(uint64_t *r, const uint64_t *a)
+{
+    fe2_sqr_generic_id(FIELD_ID_BLS12_381_FQ, r, a);
+}
+#endif
+
+/* f: FIELD_ID_BN254_FQ or FIELD_ID_BLS12_381_FQ (the G2 coordinate fields). */
+CUZK_HD void fe2_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+#ifdef CUZK_DEVICE_CODE
+    if (f == FIELD_ID_BN254_FQ)
+        fe2_mul_dev_bn254_fq(r, a, b);
+    else
+        fe2_mul_dev_bls12_381_fq(r, a, b);
+#else
+    if (f == FIELD_ID_BN254_FQ)
+        fe2_mul_bn254_fq(r, a, b);
+    else if (f == FIELD_ID_BLS12_381_FQ)
+        fe2_mul_bls12_381_fq(r, a, b);
+    else
+        fe2_mul_generic_id(f, r, a, b);
+#endif
+}
+
+CUZK_HD void fe2_sqr_id(enum field_id f, uint64_t *r, const uint64_t *a)
+{
+#ifdef CUZK_DEVICE_CODE
+    if (f == FIELD_ID_BN254_FQ)
+        fe2_sqr_dev_bn254_fq(r, a);
+    else
+        fe2_sqr_dev_bls12_381_fq(r, a);
+#else
+    fe2_sqr_generic_id(f, r, a);
+#endif
+}
+
+/* ---- the descriptor API: each the _id form above for F->id -------------------- */
+
+/* The limb count (a descriptor field; fe_n_id for an id). */
+CUZK_HD unsigned fe_n(const field_desc *F)
+{
+    unsigned n = F->n;
+    if (n > FE_MAX_LIMBS || n == 0) __builtin_unreachable();
+    return n;
+}
+
+/* void NAME(D, params) is NAME_id(D->id, args), D a `const DESC *` (field_desc here,
+ * curve_group in curve.h): the descriptor forms as a table, one line each. */
+#define CUZK_UNPAREN(...) __VA_ARGS__
+#define CUZK_BY_ID(name, DESC, params, args)              \
+    CUZK_HD void name(const DESC *D, CUZK_UNPAREN params) \
+    {                                                     \
+        name##_id(D->id, CUZK_UNPAREN args);              \
+    }
+#define FE_BY_ID(name, params, args) CUZK_BY_ID(name, field_desc, params, args)
+CUZK_HD bool fe_is_zero(const field_desc *F, const uint64_t *a)
+{
+    return fe_is_zero_id(F->id, a);
+}
+/* (clang-format would read "uint64_t *r" in these lists as a product) */
+/* clang-format off */
+FE_BY_ID(fe_copy, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe_set_zero, (uint64_t *r), (r))
+FE_BY_ID(fe_set_one, (uint64_t *r), (r))
+FE_BY_ID(fe_reduce_once, (uint64_t *r, const uint64_t *a, uint64_t hi), (r, a, hi))
+FE_BY_ID(fe_add, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe_sub, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe_dbl, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe_neg, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe_mul_inline, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe_mul, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe_sqr, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe_from_mont, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe2_add, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe2_sub, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe2_neg, (uint64_t *r, const uint64_t *a), (r, a))
+FE_BY_ID(fe2_mul_generic, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe2_mul, (uint64_t *r, const uint64_t *a, const uint64_t *b), (r, a, b))
+FE_BY_ID(fe2_sqr, (uint64_t *r, const uint64_t *a), (r, a))
+/* clang-format on */
+
+/* ---- host-side operations (descriptor only; the kernels do not use them) -------- */
+
+CUZK_HD bool fe_eq(const field_desc *F, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t acc = 0;
+    CUZK_UNROLL for (unsigned i = 0; i < fe_n(F); i++) acc |= a[i] ^ b[i];
+    return acc == 0;
+}
+
+/* a < p: whether raw limbs (e.g. from a file) are a reduced element. */
+CUZK_HD bool fe_is_reduced(const field_desc *F, const uint64_t *a)
+{
+    for (unsigned i = fe_n(F); i-- > 0;) {
+        if (a[i] != F->p[i]) return a[i] < F->p[i];
+    }
+    return false;
 }
 
 /* canonical integer -> Montgomery form (a < p). */
 CUZK_HD void fe_to_mont(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
     fe_mul(F, r, a, F->r2);
-}
-
-/* Montgomery form -> canonical integer: multiply by plain 1. */
-CUZK_HD void fe_from_mont(const field_desc *F, uint64_t *r, const uint64_t *a)
-{
-    uint64_t one[FE_MAX_LIMBS] = { 1 };
-    fe_mul(F, r, a, one);
 }
 
 /* r = a^e for an exponent given as little-endian limbs (ne limbs). Square-and-multiply,
@@ -340,78 +602,11 @@ CUZK_HD void fe_inv(const field_desc *F, uint64_t *r, const uint64_t *a)
 }
 
 /* r = a^-1 like fe_inv (0 -> 0), bit for bit, by GMP's extended gcd instead of
- * Fermat's power (host only, zk/field.c). fe_inv stays the portable reference (and the
- * device's inversion); the MSM's batch-affine flush and Fq2 inversions on the host take
+ * Fermat's power (host only, zk/field.c). fe_inv stays the portable reference; the
+ * MSM's batch-affine flush and Fq2 inversions on the host take
  * this one: for BLS12-381 Fq the power is ~380 squares and ~190 products, ~17 us with
  * mulx, for one inversion per flush of ~256-1024 additions. */
 void fe_inv_gcd(const field_desc *F, uint64_t *r, const uint64_t *a);
-
-/* ---- Fq2 = Fq[u]/(u^2+1); element = c0 (n limbs) then c1 (n limbs) ---------- */
-
-CUZK_HD void fe2_add(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    fe_add(F, r, a, b);
-    fe_add(F, r + F->n, a + F->n, b + F->n);
-}
-
-CUZK_HD void fe2_sub(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    fe_sub(F, r, a, b);
-    fe_sub(F, r + F->n, a + F->n, b + F->n);
-}
-
-CUZK_HD void fe2_neg(const field_desc *F, uint64_t *r, const uint64_t *a)
-{
-    fe_neg(F, r, a);
-    fe_neg(F, r + F->n, a + F->n);
-}
-
-/* Karatsuba: 3 base multiplications. (a0+a1u)(b0+b1u) = a0b0 - a1b1 + (a0b1 + a1b0)u */
-CUZK_HD void fe2_mul_generic(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    const unsigned n = fe_n(F);
-    uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
-    fe_mul(F, t0, a, b);         /* a0 b0 */
-    fe_mul(F, t1, a + n, b + n); /* a1 b1 */
-    fe_add(F, sa, a, a + n);     /* a0 + a1 */
-    fe_add(F, sb, b, b + n);     /* b0 + b1 */
-    fe_mul(F, sa, sa, sb);       /* (a0+a1)(b0+b1) */
-    fe_sub(F, sa, sa, t0);
-    fe_sub(F, r + n, sa, t1); /* c1 = a0b1 + a1b0 */
-    fe_sub(F, r, t0, t1);     /* c0 = a0b0 - a1b1 */
-}
-
-/* Fq2 products out of line (zk/field.c): with mulx, Karatsuba on unreduced
- * double-width products and 2 Montgomery reductions instead of 3 full products. */
-void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
-void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
-
-CUZK_HD void fe2_mul(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-#ifndef __CUDA_ARCH__
-    if (F->id == FIELD_ID_BN254_FQ) {
-        fe2_mul_bn254_fq(r, a, b);
-        return;
-    }
-    if (F->id == FIELD_ID_BLS12_381_FQ) {
-        fe2_mul_bls12_381_fq(r, a, b);
-        return;
-    }
-#endif
-    fe2_mul_generic(F, r, a, b);
-}
-
-/* (a0 + a1u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base multiplications. */
-CUZK_HD void fe2_sqr(const field_desc *F, uint64_t *r, const uint64_t *a)
-{
-    const unsigned n = fe_n(F);
-    uint64_t s[FE_MAX_LIMBS], d[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
-    fe_add(F, s, a, a + n);
-    fe_sub(F, d, a, a + n);
-    fe_mul(F, m, a, a + n);
-    fe_mul(F, r, s, d);
-    fe_add(F, r + n, m, m);
-}
 
 /* 1/(a0 + a1u) = (a0 - a1u) / (a0^2 + a1^2) */
 CUZK_HD void fe2_inv(const field_desc *F, uint64_t *r, const uint64_t *a)

@@ -1,12 +1,20 @@
-/* test_gpu_emul.c — the CUDA kernels' per-thread logic (zk/cuda/ msm_logic.h, ntt_logic.h, gf.h,
- * gec.h), run on the CPU over a small grid, against the CPU backend: fe_mul and the
- * other field.h operations bit for bit, the curve formulas against ec_add / ec_dbl,
- * the whole MSM pipeline (digits, sort, segmented bucket sums over several levels,
- * scatter, range reduction, window combination) against msm_naive / msm_run, the NTT
- * stages (bit reversal, shared-memory block stages, global stages, inverse, odd coset)
- * against ntt_forward / ntt_inverse / ntt_to_odd_coset, and the h = a·b - c step.
- * No GPU is needed: the kernels in zk/cuda/ are thin loops over these functions. */
+/* test_gpu_emul.c — the CUDA kernels' code run on the CPU. CUZK_DEVICE_EMUL (hd.h)
+ * makes field.h and curve.h compile in their device form here: the constants by
+ * switch, the carries by comparison, the portable product inline, the Fq2 products and
+ * the point formulas out of line per field and group — what nvcc's device pass
+ * compiles, with only __umul64hi replaced by a 128-bit product. Over that, the
+ * kernels' per-thread logic (zk/cuda/msm_logic.h, ntt_logic.h) on a small grid. Checked:
+ * the field operations against GMP, the point formulas against the host's ec_add /
+ * ec_dbl (zk/curve.c, compiled in the host form), the whole MSM pipeline (digits, sort,
+ * segmented bucket sums over several levels, scatter, range reduction, window
+ * combination) against msm_naive / msm_run, the NTT stages (bit reversal,
+ * shared-memory block stages, global stages, inverse, odd coset) against ntt_forward /
+ * ntt_inverse / ntt_to_odd_coset, and the h = a·b - c step against GMP. No GPU is
+ * needed: the kernels in zk/cuda/ are thin loops over these functions. */
+#define CUZK_DEVICE_EMUL 1 /* before any include: the device form of the arithmetic */
+
 #include <check.h>
+#include <gmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +26,10 @@
 #include "../../zk/cuda/msm_logic.h"
 #include "../../zk/cuda/ntt_logic.h"
 #include "helper_test.h"
+
+#ifndef CUZK_DEVICE_CODE
+#error "hd.h did not switch to the device form"
+#endif
 
 static const curve_group *const GROUPS[] = { &G1_BN254, &G2_BN254, &G1_BLS12_381, &G2_BLS12_381 };
 
@@ -46,7 +58,70 @@ static void rand_elem(const field_desc *F, uint64_t *a, int which)
     } while (!fe_is_reduced(F, a));
 }
 
-/* ---- field ------------------------------------------------------------------- */
+/* ---- field: the device form against GMP ----------------------------------- */
+
+/* The value of n limbs, and back (reduced mod p). */
+static void limbs_to_mpz(mpz_t z, const uint64_t *a, unsigned n)
+{
+    mpz_import(z, n, -1, sizeof *a, 0, 0, a);
+}
+static void mpz_to_limbs(uint64_t *a, unsigned n, mpz_t z, const mpz_t p)
+{
+    mpz_mod(z, z, p);
+    memset(a, 0, n * sizeof *a);
+    mpz_export(a, NULL, -1, sizeof *a, 0, 0, z);
+}
+
+enum gmp_op { OP_ADD, OP_SUB, OP_NEG, OP_MUL, OP_SQR, OP_FROM_MONT, OP_FQ2_MUL, OP_FQ2_SQR, OP_H };
+
+/* r = op(a, b[, c]) on Montgomery elements (x·R), computed on integers by GMP:
+ * a product is a·b·R^-1, from_mont a·R^-1; Fq2 operands are c0 then c1; OP_H is the
+ * NTT's h step, (a·b - c) out of Montgomery form. */
+static void gmp_ref(const field_desc *F, enum gmp_op op, uint64_t *r, const uint64_t *a, const uint64_t *b,
+                    const uint64_t *c)
+{
+    const unsigned n = F->n;
+    mpz_t p, rinv, a0, a1, b0, b1, x, y;
+    mpz_inits(p, rinv, a0, a1, b0, b1, x, y, NULL);
+    limbs_to_mpz(p, F->p, n);
+    mpz_set_ui(rinv, 1);
+    mpz_mul_2exp(rinv, rinv, 64 * n);
+    ck_assert(mpz_invert(rinv, rinv, p));
+    limbs_to_mpz(a0, a, n);
+    limbs_to_mpz(b0, b, n);
+    if (op == OP_FQ2_MUL || op == OP_FQ2_SQR) {
+        limbs_to_mpz(a1, a + n, n);
+        limbs_to_mpz(b1, b + n, n);
+        if (op == OP_FQ2_SQR) mpz_set(b0, a0), mpz_set(b1, a1);
+        mpz_mul(x, a0, b0); /* c0 = (a0 b0 - a1 b1) R^-1 */
+        mpz_submul(x, a1, b1);
+        mpz_mul(x, x, rinv);
+        mpz_mul(y, a0, b1); /* c1 = (a0 b1 + a1 b0) R^-1 */
+        mpz_addmul(y, a1, b0);
+        mpz_mul(y, y, rinv);
+        mpz_to_limbs(r, n, x, p);
+        mpz_to_limbs(r + n, n, y, p);
+        mpz_clears(p, rinv, a0, a1, b0, b1, x, y, NULL);
+        return;
+    }
+    switch (op) {
+    case OP_ADD: mpz_add(x, a0, b0); break;
+    case OP_SUB: mpz_sub(x, a0, b0); break;
+    case OP_NEG: mpz_neg(x, a0); break;
+    case OP_SQR: mpz_set(b0, a0); /* fall through */
+    case OP_MUL: mpz_mul(x, a0, b0), mpz_mul(x, x, rinv); break;
+    case OP_FROM_MONT: mpz_mul(x, a0, rinv); break;
+    default: /* OP_H */
+        limbs_to_mpz(y, c, n);
+        mpz_mul(x, a0, b0);
+        mpz_mul(x, x, rinv);
+        mpz_sub(x, x, y);
+        mpz_mul(x, x, rinv);
+        break;
+    }
+    mpz_to_limbs(r, n, x, p);
+    mpz_clears(p, rinv, a0, a1, b0, b1, x, y, NULL);
+}
 
 /* The logic functions are forced inline and expect a constant field/group (as in the
  * kernels); a run-time id would inline every field's code into every call (a
@@ -54,72 +129,74 @@ static void rand_elem(const field_desc *F, uint64_t *a, int which)
  * field or group below. */
 #define EMUL_INLINE static inline __attribute__((always_inline))
 
-EMUL_INLINE void check_gf(const field_desc *F, const enum field_id f)
+#define CHECK_OP(what, op, got)                                                                       \
+    do {                                                                                              \
+        gmp_ref(F, op, want, a, b, NULL);                                                             \
+        ck_assert_msg(memcmp(want, got, (op == OP_FQ2_MUL || op == OP_FQ2_SQR ? 2 : 1) * n * 8) == 0, \
+                      "%s: device %s differs from GMP (iteration %d)", F->name, what, it);            \
+    } while (0)
+
+EMUL_INLINE void check_field(const field_desc *F, const enum field_id f)
 {
-    {
-        const unsigned n = fe_n(F);
-        ck_assert_uint_eq(gf_n(f), n);
-        for (unsigned i = 0; i < n; i++) {
-            ck_assert_uint_eq(gf_p(f, i), F->p[i]);
-            ck_assert_uint_eq(gf_one(f, i), F->one[i]);
-        }
-        ck_assert_uint_eq(gf_pinv(f), F->inv);
-        for (int it = 0; it < 2000; it++) {
-            uint64_t a[12], b[12], r1[12], r2[12];
-            rand_elem(F, a, it);
-            rand_elem(F, b, it / 7);
-            rand_elem(F, a + n, it + 3);
-            rand_elem(F, b + n, it / 5);
-            fe_mul(F, r1, a, b);
-            gf_mul(f, r2, a, b);
-            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_mul differs from fe_mul (iteration %d)", F->name, it);
-            fe_add(F, r1, a, b);
-            gf_add(f, r2, a, b);
-            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_add", F->name);
-            fe_sub(F, r1, a, b);
-            gf_sub(f, r2, a, b);
-            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_sub", F->name);
-            fe_neg(F, r1, a);
-            gf_neg(f, r2, a);
-            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_neg", F->name);
-            fe_from_mont(F, r1, a);
-            gf_from_mont(f, r2, a);
-            ck_assert_msg(fe_eq(F, r1, r2), "%s: gf_from_mont", F->name);
-            if (f == FIELD_ID_BN254_FQ || f == FIELD_ID_BLS12_381_FQ) {
-                fe2_mul(F, r1, a, b);
-                gf2_mul(f, r2, a, b);
-                ck_assert_msg(fe_eq(F, r1, r2) && fe_eq(F, r1 + n, r2 + n), "%s: gf2_mul", F->name);
-                fe2_sqr(F, r1, a);
-                gf2_sqr(f, r2, a);
-                ck_assert_msg(fe_eq(F, r1, r2) && fe_eq(F, r1 + n, r2 + n), "%s: gf2_sqr", F->name);
-            }
+    const unsigned n = fe_n(F);
+    /* the device's constants (switches over the lists) are the host descriptor's */
+    ck_assert_uint_eq(fe_n_id(f), n);
+    for (unsigned i = 0; i < n; i++) {
+        ck_assert_uint_eq(fe_p_id(f, i), F->p[i]);
+        ck_assert_uint_eq(fe_one_id(f, i), F->one[i]);
+        ck_assert_uint_eq(fe_r2_id(f, i), F->r2[i]);
+    }
+    ck_assert_uint_eq(fe_inv_id(f), F->inv);
+    for (int it = 0; it < 2000; it++) {
+        uint64_t a[12], b[12], r[12], want[12];
+        rand_elem(F, a, it);
+        rand_elem(F, b, it / 7);
+        rand_elem(F, a + n, it + 3);
+        rand_elem(F, b + n, it / 5);
+        fe_mul_id(f, r, a, b);
+        CHECK_OP("mul", OP_MUL, r);
+        fe_sqr_id(f, r, a);
+        CHECK_OP("sqr", OP_SQR, r);
+        fe_add_id(f, r, a, b);
+        CHECK_OP("add", OP_ADD, r);
+        fe_sub_id(f, r, a, b);
+        CHECK_OP("sub", OP_SUB, r);
+        fe_neg_id(f, r, a);
+        CHECK_OP("neg", OP_NEG, r);
+        fe_from_mont_id(f, r, a);
+        CHECK_OP("from_mont", OP_FROM_MONT, r);
+        if (f == FIELD_ID_BN254_FQ || f == FIELD_ID_BLS12_381_FQ) {
+            fe2_mul_id(f, r, a, b);
+            CHECK_OP("fq2 mul", OP_FQ2_MUL, r);
+            fe2_sqr_id(f, r, a);
+            CHECK_OP("fq2 sqr", OP_FQ2_SQR, r);
         }
     }
 }
 
-static void check_gf_bn254_fq(void)
+static void check_field_bn254_fq(void)
 {
-    check_gf(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ);
+    check_field(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ);
 }
-static void check_gf_bn254_fr(void)
+static void check_field_bn254_fr(void)
 {
-    check_gf(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
+    check_field(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
 }
-static void check_gf_bls_fq(void)
+static void check_field_bls_fq(void)
 {
-    check_gf(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ);
+    check_field(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ);
 }
-static void check_gf_bls_fr(void)
+static void check_field_bls_fr(void)
 {
-    check_gf(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
+    check_field(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
 }
 
-START_TEST(test_gf_matches_field_h)
+START_TEST(test_device_field_matches_gmp)
 {
-    check_gf_bn254_fq();
-    check_gf_bn254_fr();
-    check_gf_bls_fq();
-    check_gf_bls_fr();
+    check_field_bn254_fq();
+    check_field_bn254_fr();
+    check_field_bls_fq();
+    check_field_bls_fr();
 }
 END_TEST
 
@@ -135,11 +212,11 @@ static void rand_point(const curve_group *G, uint64_t *jac, uint64_t *aff)
     ec_jac_to_aff(G, aff, jac);
 }
 
-EMUL_INLINE void check_gec(const curve_group *G, const enum curve_id g)
+EMUL_INLINE void check_points(const curve_group *G, const enum curve_id g)
 {
     {
         const unsigned cl = ec_cl(G);
-        ck_assert_uint_eq(gec_cl(g), cl);
+        ck_assert_uint_eq(ec_cl_id(g), cl);
         for (int it = 0; it < 20; it++) {
             uint64_t p[EC_MAX_JAC], pa[EC_MAX_AFF], q[EC_MAX_JAC], qa[EC_MAX_AFF], r1[EC_MAX_JAC],
                 r2[EC_MAX_JAC];
@@ -151,45 +228,45 @@ EMUL_INLINE void check_gec(const curve_group *G, const enum curve_id g)
             if (it == 4) ec_jac_set_inf(G, p), memset(pa, 0, sizeof pa); /* p = infinity */
             ec_jac_from_aff(G, q, qa);
             ec_add_aff(G, r1, p, qa);
-            gec_add_aff(g, r2, p, qa);
-            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_add_aff (case %d)", G->name, it);
+            ec_add_aff_id(g, r2, p, qa);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: device ec_add_aff (case %d)", G->name, it);
             ec_add(G, r1, p, q);
-            gec_add(g, r2, p, q);
-            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_add (case %d)", G->name, it);
+            ec_add_id(g, r2, p, q);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: device ec_add (case %d)", G->name, it);
             ec_dbl(G, r1, p);
-            gec_dbl(g, r2, p);
-            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: gec_dbl (case %d)", G->name, it);
+            ec_dbl_id(g, r2, p);
+            ck_assert_msg(ec_jac_eq(G, r1, r2), "%s: device ec_dbl (case %d)", G->name, it);
             /* the bucket zero state: all-zero limbs must act as infinity */
             memset(r2, 0, sizeof r2);
-            gec_add(g, r2, r2, q);
+            ec_add_id(g, r2, r2, q);
             ck_assert_msg(ec_jac_eq(G, r2, q), "%s: zeroed bucket is not infinity", G->name);
         }
     }
 }
 
-static void check_gec_g1_bn254(void)
+static void check_points_g1_bn254(void)
 {
-    check_gec(&G1_BN254, CURVE_G1_BN254);
+    check_points(&G1_BN254, CURVE_G1_BN254);
 }
-static void check_gec_g2_bn254(void)
+static void check_points_g2_bn254(void)
 {
-    check_gec(&G2_BN254, CURVE_G2_BN254);
+    check_points(&G2_BN254, CURVE_G2_BN254);
 }
-static void check_gec_g1_bls(void)
+static void check_points_g1_bls(void)
 {
-    check_gec(&G1_BLS12_381, CURVE_G1_BLS12_381);
+    check_points(&G1_BLS12_381, CURVE_G1_BLS12_381);
 }
-static void check_gec_g2_bls(void)
+static void check_points_g2_bls(void)
 {
-    check_gec(&G2_BLS12_381, CURVE_G2_BLS12_381);
+    check_points(&G2_BLS12_381, CURVE_G2_BLS12_381);
 }
 
-START_TEST(test_gec_matches_curve_h)
+START_TEST(test_device_points_match_host)
 {
-    check_gec_g1_bn254();
-    check_gec_g2_bn254();
-    check_gec_g1_bls();
-    check_gec_g2_bls();
+    check_points_g1_bn254();
+    check_points_g2_bn254();
+    check_points_g1_bls();
+    check_points_g2_bls();
 }
 END_TEST
 
@@ -452,17 +529,15 @@ EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
                 ck_assert_msg(memcmp(want, got, n * 32) == 0, "%s: emulated GPU NTT (op %d) differs at 2^%u",
                               F->name, op, lg);
             }
-            /* h = a·b - c out of Montgomery form, against field.h */
+            /* h = a·b - c out of Montgomery form, against GMP */
             uint64_t *b = want, *cc = got;
             for (size_t i = 0; i < n; i++) {
                 rand_elem(F, b + 4 * i, (int)i);
                 rand_elem(F, cc + 4 * i, (int)i + 2);
             }
             for (size_t i = 0; i < n; i++) {
-                uint64_t ref[GF_MAX];
-                fe_mul(F, ref, v + 4 * i, b + 4 * i);
-                fe_sub(F, ref, ref, cc + 4 * i);
-                fe_from_mont(F, ref, ref);
+                uint64_t ref[FE_MAX_LIMBS];
+                gmp_ref(F, OP_H, ref, v + 4 * i, b + 4 * i, cc + 4 * i);
                 gntt_h_thread(f, i, v, b, cc);
                 ck_assert_msg(memcmp(ref, v + 4 * i, 32) == 0, "%s: h step", F->name);
             }
@@ -492,8 +567,8 @@ int main(void)
 {
     test_rng_seed(0x6770755f656d756cULL);
     const struct test_case cases[] = {
-        { "gf_matches_field_h", test_gf_matches_field_h, 1 },
-        { "gec_matches_curve_h", test_gec_matches_curve_h, 1 },
+        { "device_field_matches_gmp", test_device_field_matches_gmp, 1 },
+        { "device_points_match_host", test_device_points_match_host, 1 },
         { "msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1 },
         { "msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 1 },
         { "ntt_stages_match_cpu", test_ntt_stages_match_cpu, 1 },

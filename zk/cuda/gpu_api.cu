@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "cuda_util.h"
-#include "gec.h"
+#include "cuzk/curve.h"
 
 static double gpu_now_s(void)
 {
@@ -291,7 +291,7 @@ extern "C" int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const
                        const uint8_t *scalars, size_t count, double *kernel_ms, char *err, size_t errlen)
 {
     CK(cudaSetDevice(d->ordinal));
-    uint64_t r[GEC_MAX_JAC];
+    uint64_t r[EC_MAX_JAC];
     int rc = msm_impl(d, G, r, bases, scalars, count, kernel_ms, err, errlen);
     if (rc == 0) memcpy(result, r, 3 * ec_cl(G) * 8);
     return rc;

@@ -108,7 +108,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
                      cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
-    const unsigned cl = gec_cl(g), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
+    const unsigned cl = ec_cl_id(g), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
     const uint32_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, nr = gmsm_nranges(c);
     const size_t N = (size_t)nwin * count, cap = gmsm_seg_cap(N, nkeys), jac = 3 * cl * 8;
     unsigned end_bit = 1;
@@ -231,7 +231,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     CK_LAUNCH("reduce_range");
     k_window_sum<G><<<gpu_grid(nwin, 32), 32, 0, s>>>(nwin, nr, ranges.as<uint64_t>(), win.as<uint64_t>());
     CK_LAUNCH("window_sum");
-    uint64_t hwin[(256 / 4 + 1) * GEC_MAX_JAC];
+    uint64_t hwin[(256 / 4 + 1) * EC_MAX_JAC];
     CK(cudaMemcpyAsync(hwin, win.p, (size_t)nwin * jac, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
     // 6: windows on the host
@@ -244,8 +244,8 @@ static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scal
                    cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
-    const unsigned cl = gec_cl(g);
-    gec_jac_set_inf(g, result);
+    const unsigned cl = ec_cl_id(g);
+    ec_jac_set_inf_id(g, result);
     if (count == 0) return 0;
     // chunk: at most 2^24 points, and what fits in 70% of free device memory
     size_t fr = 0, tot = 0;
@@ -254,10 +254,10 @@ static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scal
     while (chunk > 1024 && gmsm_chunk_bytes(cl, chunk) > fr / 10 * 7) chunk /= 2;
     for (size_t lo = 0; lo < count; lo += chunk) {
         size_t m = count - lo < chunk ? count - lo : chunk;
-        uint64_t part[GEC_MAX_JAC];
+        uint64_t part[EC_MAX_JAC];
         int rc = msm_chunk<G>(part, bases + lo * 2 * cl, scalars + lo * GMSM_SCALAR_LIMBS, m, s, err, errlen);
         if (rc) return rc;
-        gec_add(g, result, result, part);
+        ec_add_id(g, result, result, part);
     }
     return 0;
 }

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gec.h"
+#include "cuzk/curve.h"
 
 #define GMSM_SEG          32u        /* items summed by one thread per level */
 #define GMSM_NEG          (1u << 31) /* value bit: subtract the base */
@@ -136,17 +136,17 @@ CUZK_HD void gmsm_seg_write_thread(size_t i, size_t n, const uint32_t *flags, co
 CUZK_HD void gmsm_sum_bases_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint32_t *vals,
                                    const uint64_t *bases, uint64_t *out)
 {
-    const unsigned cl = gec_cl(g);
-    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_AFF];
-    gec_jac_set_inf(g, acc);
+    const unsigned cl = ec_cl_id(g);
+    uint64_t acc[EC_MAX_JAC], q[EC_MAX_AFF];
+    ec_jac_set_inf_id(g, acc);
     for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
         uint32_t v = vals[k];
         const uint64_t *b = bases + (size_t)(v & ~GMSM_NEG) * 2 * cl;
         if (v & GMSM_NEG)
-            gec_aff_neg(g, q, b);
+            ec_aff_neg_id(g, q, b);
         else
             for (unsigned l = 0; l < 2 * cl; l++) q[l] = b[l];
-        gec_add_aff(g, acc, acc, q);
+        ec_add_aff_id(g, acc, acc, q);
     }
     for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
 }
@@ -155,12 +155,12 @@ CUZK_HD void gmsm_sum_bases_thread(enum curve_id g, size_t s, const uint32_t *se
 CUZK_HD void gmsm_sum_jac_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint64_t *in,
                                  uint64_t *out)
 {
-    const unsigned cl = gec_cl(g);
-    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
-    gec_jac_set_inf(g, acc);
+    const unsigned cl = ec_cl_id(g);
+    uint64_t acc[EC_MAX_JAC], q[EC_MAX_JAC];
+    ec_jac_set_inf_id(g, acc);
     for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
         for (unsigned l = 0; l < 3 * cl; l++) q[l] = in[(size_t)k * 3 * cl + l];
-        gec_add(g, acc, acc, q);
+        ec_add_id(g, acc, acc, q);
     }
     for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
 }
@@ -169,20 +169,20 @@ CUZK_HD void gmsm_sum_jac_thread(enum curve_id g, size_t s, const uint32_t *seg_
 CUZK_HD void gmsm_scatter_thread(enum curve_id g, size_t s, const uint32_t *seg_key, const uint64_t *pts,
                                  uint64_t *buckets)
 {
-    const unsigned cl = gec_cl(g);
+    const unsigned cl = ec_cl_id(g);
     for (unsigned l = 0; l < 3 * cl; l++) buckets[(size_t)seg_key[s] * 3 * cl + l] = pts[s * 3 * cl + l];
 }
 
 /* r = k·p for a small k (< 2^32), double-and-add from the top bit. */
 CUZK_HD void gmsm_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uint32_t k)
 {
-    uint64_t acc[GEC_MAX_JAC];
-    gec_jac_set_inf(g, acc);
+    uint64_t acc[EC_MAX_JAC];
+    ec_jac_set_inf_id(g, acc);
     for (int b = 31; b >= 0; b--) {
-        gec_dbl(g, acc, acc);
-        if ((k >> b) & 1) gec_add(g, acc, acc, p);
+        ec_dbl_id(g, acc, acc);
+        if ((k >> b) & 1) ec_add_id(g, acc, acc, p);
     }
-    gec_jac_copy(g, r, acc);
+    ec_jac_copy_id(g, r, acc);
 }
 
 /* Step 5a, thread t < nwin·nr: range t % nr of window t / nr; bucket b (0-based in its
@@ -190,20 +190,20 @@ CUZK_HD void gmsm_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uin
 CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, uint32_t nr,
                                       const uint64_t *buckets, uint64_t *out)
 {
-    const unsigned cl = gec_cl(g);
+    const unsigned cl = ec_cl_id(g);
     const size_t w = t / nr, r = t % nr;
     const uint32_t len = nb / nr, lo = (uint32_t)r * len;
-    uint64_t run[GEC_MAX_JAC], sum[GEC_MAX_JAC], q[GEC_MAX_JAC];
-    gec_jac_set_inf(g, run);
-    gec_jac_set_inf(g, sum);
+    uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC], q[EC_MAX_JAC];
+    ec_jac_set_inf_id(g, run);
+    ec_jac_set_inf_id(g, sum);
     /* from the top: run = B_hi-1 + ... + B_b, sum += run gives sum (b - lo + 1) B_b */
     for (uint32_t b = lo + len; b-- > lo;) {
         for (unsigned l = 0; l < 3 * cl; l++) q[l] = buckets[(w * nb + b) * 3 * cl + l];
-        gec_add(g, run, run, q);
-        gec_add(g, sum, sum, run);
+        ec_add_id(g, run, run, q);
+        ec_add_id(g, sum, sum, run);
     }
     gmsm_mul_small(g, q, run, lo); /* + lo · sum B_b */
-    gec_add(g, sum, sum, q);
+    ec_add_id(g, sum, sum, q);
     for (unsigned l = 0; l < 3 * cl; l++) out[t * 3 * cl + l] = sum[l];
 }
 
@@ -211,12 +211,12 @@ CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, ui
 CUZK_HD void gmsm_window_sum_thread(enum curve_id g, size_t w, uint32_t nr, const uint64_t *ranges,
                                     uint64_t *win)
 {
-    const unsigned cl = gec_cl(g);
-    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
-    gec_jac_set_inf(g, acc);
+    const unsigned cl = ec_cl_id(g);
+    uint64_t acc[EC_MAX_JAC], q[EC_MAX_JAC];
+    ec_jac_set_inf_id(g, acc);
     for (uint32_t r = 0; r < nr; r++) {
         for (unsigned l = 0; l < 3 * cl; l++) q[l] = ranges[(w * nr + r) * 3 * cl + l];
-        gec_add(g, acc, acc, q);
+        ec_add_id(g, acc, acc, q);
     }
     for (unsigned l = 0; l < 3 * cl; l++) win[w * 3 * cl + l] = acc[l];
 }
@@ -235,15 +235,15 @@ CUZK_HD uint32_t gmsm_nranges(unsigned c)
 /* Step 6 (host): result = sum_w 2^(wc) win[w], jacobian (3·cl limbs; any Z). */
 CUZK_HD void gmsm_combine(enum curve_id g, unsigned c, const uint64_t *win, uint64_t *result)
 {
-    const unsigned cl = gec_cl(g), nwin = gmsm_nwin(c);
-    uint64_t acc[GEC_MAX_JAC], q[GEC_MAX_JAC];
-    gec_jac_set_inf(g, acc);
+    const unsigned cl = ec_cl_id(g), nwin = gmsm_nwin(c);
+    uint64_t acc[EC_MAX_JAC], q[EC_MAX_JAC];
+    ec_jac_set_inf_id(g, acc);
     for (unsigned w = nwin; w-- > 0;) {
-        for (unsigned k = 0; k < c; k++) gec_dbl(g, acc, acc);
+        for (unsigned k = 0; k < c; k++) ec_dbl_id(g, acc, acc);
         for (unsigned l = 0; l < 3 * cl; l++) q[l] = win[w * 3 * cl + l];
-        gec_add(g, acc, acc, q);
+        ec_add_id(g, acc, acc, q);
     }
-    gec_jac_copy(g, result, acc);
+    ec_jac_copy_id(g, result, acc);
 }
 
 #endif

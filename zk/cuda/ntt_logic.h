@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gf.h"
+#include "cuzk/field.h"
 
 #define GNTT_LIMBS    4
 #define GNTT_BLOCK_LG 10 /* 1024 elements = 32 KiB of shared memory per block */
@@ -49,15 +49,16 @@ CUZK_HD void gntt_bfly_thread(enum field_id f, size_t k, unsigned lgm, uint64_t 
 {
     const size_t m = (size_t)1 << lgm, j = k & (m - 1);
     const size_t i0 = ((k >> lgm) << (lgm + 1)) + j, i1 = i0 + m;
-    uint64_t a[GF_MAX], b[GF_MAX], w[GF_MAX], t[GF_MAX]; /* GF_MAX: f may be a run-time value (CPU test) */
+    uint64_t a[FE_MAX_LIMBS], b[FE_MAX_LIMBS], w[FE_MAX_LIMBS],
+        t[FE_MAX_LIMBS]; /* f may be a run-time value (CPU test) */
     for (unsigned l = 0; l < GNTT_LIMBS; l++) {
         a[l] = v[i0 * GNTT_LIMBS + l];
         b[l] = v[i1 * GNTT_LIMBS + l];
         w[l] = tw[(m + j) * GNTT_LIMBS + l];
     }
-    gf_mul(f, t, w, b);
-    gf_sub(f, b, a, t);
-    gf_add(f, a, a, t);
+    fe_mul_id(f, t, w, b);
+    fe_sub_id(f, b, a, t);
+    fe_add_id(f, a, a, t);
     for (unsigned l = 0; l < GNTT_LIMBS; l++) {
         v[i0 * GNTT_LIMBS + l] = a[l];
         v[i1 * GNTT_LIMBS + l] = b[l];
@@ -67,13 +68,13 @@ CUZK_HD void gntt_bfly_thread(enum field_id f, size_t k, unsigned lgm, uint64_t 
 /* Thread i < n: v[i] *= s (one constant, e.g. 1/n). */
 CUZK_HD void gntt_scale_thread(enum field_id f, size_t i, uint64_t *v, const uint64_t *s)
 {
-    gf_mul(f, v + i * GNTT_LIMBS, v + i * GNTT_LIMBS, s);
+    fe_mul_id(f, v + i * GNTT_LIMBS, v + i * GNTT_LIMBS, s);
 }
 
 /* Thread i < n: v[i] *= table[i] (the coset scale coset^i / n). */
 CUZK_HD void gntt_mul_table_thread(enum field_id f, size_t i, uint64_t *v, const uint64_t *table)
 {
-    gf_mul(f, v + i * GNTT_LIMBS, v + i * GNTT_LIMBS, table + i * GNTT_LIMBS);
+    fe_mul_id(f, v + i * GNTT_LIMBS, v + i * GNTT_LIMBS, table + i * GNTT_LIMBS);
 }
 
 /* Thread i < n: a[i] = a[i]·b[i] - c[i], then out of Montgomery form (the MSM scalars
@@ -81,9 +82,9 @@ CUZK_HD void gntt_mul_table_thread(enum field_id f, size_t i, uint64_t *v, const
 CUZK_HD void gntt_h_thread(enum field_id f, size_t i, uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
     uint64_t *ai = a + i * GNTT_LIMBS;
-    gf_mul(f, ai, ai, b + i * GNTT_LIMBS);
-    gf_sub(f, ai, ai, c + i * GNTT_LIMBS);
-    gf_from_mont(f, ai, ai);
+    fe_mul_id(f, ai, ai, b + i * GNTT_LIMBS);
+    fe_sub_id(f, ai, ai, c + i * GNTT_LIMBS);
+    fe_from_mont_id(f, ai, ai);
 }
 
 /* Host: tw[m + j] = w^(j n / 2m) for m = 1 .. n/2, j < m (zk/ntt.c's ntt_twiddles), from
@@ -91,25 +92,25 @@ CUZK_HD void gntt_h_thread(enum field_id f, size_t i, uint64_t *a, const uint64_
 CUZK_HD void gntt_twiddles(enum field_id f, uint64_t *tw, const uint64_t *w, unsigned lg)
 {
     const size_t n = (size_t)1 << lg;
-    gf_set_one(f, tw);
+    fe_set_one_id(f, tw);
     if (n < 2) return;
     const size_t h = n / 2;
-    gf_set_one(f, tw + h * GNTT_LIMBS);
-    for (size_t j = 1; j < h; j++) gf_mul(f, tw + (h + j) * GNTT_LIMBS, tw + (h + j - 1) * GNTT_LIMBS, w);
+    fe_set_one_id(f, tw + h * GNTT_LIMBS);
+    for (size_t j = 1; j < h; j++) fe_mul_id(f, tw + (h + j) * GNTT_LIMBS, tw + (h + j - 1) * GNTT_LIMBS, w);
     for (size_t m = h / 2; m >= 1; m /= 2)
         for (size_t j = 0; j < m; j++)
-            gf_copy(f, tw + (m + j) * GNTT_LIMBS, tw + (2 * m + 2 * j) * GNTT_LIMBS);
+            fe_copy_id(f, tw + (m + j) * GNTT_LIMBS, tw + (2 * m + 2 * j) * GNTT_LIMBS);
 }
 
 /* Host: table[i] = coset^i · ninv, i < 2^lg. */
 CUZK_HD void gntt_coset_table(enum field_id f, uint64_t *table, const uint64_t *coset, const uint64_t *ninv,
                               unsigned lg)
 {
-    uint64_t x[GF_MAX];
-    gf_copy(f, x, ninv);
+    uint64_t x[FE_MAX_LIMBS];
+    fe_copy_id(f, x, ninv);
     for (size_t i = 0; i < ((size_t)1 << lg); i++) {
-        gf_copy(f, table + i * GNTT_LIMBS, x);
-        gf_mul(f, x, x, coset);
+        fe_copy_id(f, table + i * GNTT_LIMBS, x);
+        fe_mul_id(f, x, x, coset);
     }
 }
 
