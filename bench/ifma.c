@@ -8,12 +8,11 @@
  *     dependent chain of 8-lane products, and ifma_fq_mul_aos (the same products with
  *     the field.h <-> lane layout changes and the 2^4 scalings included);
  * (c) B independent affine additions into B distinct buckets out of 4B (msm.c takes
- *     batches of a quarter of the buckets), random points of G1: the scalar flush of
- *     msm.c (ifma_g1_batch_add_ref) against ifma_g1_batch_add; both results are first
- *     checked against the jacobian mixed addition ec_add_aff. Both take their one
- *     inversion from ifma_fq_inv, so the ratio is that of the products alone;
- * (d) the same on G2 (Fq2 coordinates): ifma_g2_batch_add_ref (fe2_mul, msm.c's
- *     scalar flush) against ifma_g2_batch_add.
+ *     batches of a quarter of the buckets), random points of G1 and G2: the scalar
+ *     flush of msm.c (ifma_batch_add_ref) against the lanes (ifma_batch_add); both
+ *     results are checked against the jacobian mixed addition ec_add_aff. Both take
+ *     their one inversion from GMP's gcd, so the ratio is that of the products alone;
+ * (d) the same on BLS12-381.
  * Best of N runs in thread CPU time (the dev box is shared; load only adds time). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,6 @@
 #include <cuzk/curve.h>
 #include <cuzk/field.h>
 #include <cuzk/ifma.h>
-#include <cuzk/ifma381.h>
 
 static const field_desc *const F = &FIELD_BN254_FQ;
 static int reps = 7;
@@ -136,10 +134,7 @@ static int bench_batch(const curve_group *G, size_t B)
     uint64_t *pts = points(G, B + nb), *bp = pts, *A0 = pts + al * B;
     uint64_t *A = malloc(nb * pb), *want = malloc(nb * pb);
     uint32_t *bb = malloc(B * sizeof *bb), *perm = malloc(nb * sizeof *perm);
-    const bool bls = G->id == CURVE_G1_BLS12_381 || G->id == CURVE_G2_BLS12_381;
-    size_t sb = bls ? (G->deg == 1 ? ifma381_g1_batch_scratch_bytes(B) : ifma381_g2_batch_scratch_bytes(B))
-                    : (G->deg == 1 ? ifma_g1_batch_scratch_bytes(B) : ifma_g2_batch_scratch_bytes(B));
-    void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
+    void *scratch = aligned_alloc(64, ifma_batch_scratch_bytes(G, B));
     if (!A || !want || !bb || !perm || !scratch) abort();
     for (size_t i = 0; i < nb; i++) perm[i] = (uint32_t)i;
     for (size_t i = nb; i-- > 1;) {
@@ -164,27 +159,10 @@ static int bench_batch(const curve_group *G, size_t B)
         for (int r = 0; r < reps; r++) {
             memcpy(A, A0, nb * pb);
             double t0 = now_s();
-            if (bls && G->deg == 1) {
-                if (form == 0)
-                    ifma381_g1_batch_add_ref(A, bb, bp, B, scratch);
-                else
-                    ifma381_g1_batch_add(A, bb, bp, B, scratch);
-            } else if (bls) {
-                if (form == 0)
-                    ifma381_g2_batch_add_ref(A, bb, bp, B, scratch);
-                else
-                    ifma381_g2_batch_add(A, bb, bp, B, scratch);
-            } else if (G->deg == 1) {
-                if (form == 0)
-                    ifma_g1_batch_add_ref(A, bb, bp, B, scratch);
-                else
-                    ifma_g1_batch_add(A, bb, bp, B, scratch);
-            } else {
-                if (form == 0)
-                    ifma_g2_batch_add_ref(A, bb, bp, B, scratch);
-                else
-                    ifma_g2_batch_add(A, bb, bp, B, scratch);
-            }
+            if (form == 0)
+                ifma_batch_add_ref(G, A, bb, bp, B, scratch);
+            else
+                ifma_batch_add(G, A, bb, bp, B, scratch);
             double t = now_s() - t0;
             if (memcmp(A, want, nb * pb) != 0) bad = 1;
             if (form == 0 && t < tr) tr = t;

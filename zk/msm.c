@@ -29,7 +29,6 @@
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "cuzk/msm.h"
 #include "cuzk/ifma.h"
-#include "cuzk/ifma381.h"
 #include "cuzk/workers.h"
 
 #include <errno.h>
@@ -166,7 +165,7 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
  * nb/8 and nb/16 were within the noise of each other except nb/16 (~20% slower). */
 #define MSM_BATCH_MAX           1024
 #define MSM_AUTO_MIN_BATCH      256
-/* With the IFMA lanes (ifma.h, ifma381.h) the affine form wins from far smaller
+/* With the IFMA lanes (ifma.h) the affine form wins from far smaller
  * batches: bench/msm_ntt --buckets, 1 thread, forced window, ms (BN254 G1 / G2,
  * BLS12-381 G1 / G2; shared 2-core IFMA box, load 5-8):
  *   2^13 c=8  (batch 32):  jacobian 66 / 162 / 110 / 295   affine 30 / 51 / 67 / 133
@@ -209,8 +208,7 @@ struct msm_scratch {
     uint32_t *bb;   /* batch: bucket of each addition */
     uint64_t *dref; /* deferred: base index | MSM_NEG_BIT when negated */
     uint32_t *db;   /* deferred: bucket */
-    void *ifma;     /* on an AVX-512 IFMA CPU: scratch of ifma_g{1,2}_batch_add (BN254) or
-                         ifma381_g{1,2}_batch_add (BLS12-381) */
+    void *ifma;     /* on an AVX-512 IFMA CPU: scratch of ifma_batch_add */
 };
 #define MSM_A_FULL 1
 #define MSM_B_FULL 2
@@ -245,14 +243,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL];
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
-        if (G->id == CURVE_G1_BN254)
-            ifma_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else if (G->id == CURVE_G2_BN254)
-            ifma_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else if (G->id == CURVE_G1_BLS12_381)
-            ifma381_g1_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
-        else
-            ifma381_g2_batch_add(S->A, S->bb, S->bp, nb, S->ifma);
+        ifma_batch_add(G, S->A, S->bb, S->bp, nb, S->ifma);
         x->nbat = 0;
         x->cur++;
         return;
@@ -475,14 +466,7 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
         return -ENOMEM;
     if (ifma_available()) { /* every group has its lane flush */
-        size_t sz;
-        switch (j->G->id) {
-        case CURVE_G1_BN254: sz = ifma_g1_batch_scratch_bytes(j->batch); break;
-        case CURVE_G2_BN254: sz = ifma_g2_batch_scratch_bytes(j->batch); break;
-        case CURVE_G1_BLS12_381: sz = ifma381_g1_batch_scratch_bytes(j->batch); break;
-        default: sz = ifma381_g2_batch_scratch_bytes(j->batch); break;
-        }
-        S->ifma = aligned_alloc(64, sz);
+        S->ifma = aligned_alloc(64, ifma_batch_scratch_bytes(j->G, j->batch));
         if (!S->ifma) return -ENOMEM;
     }
     return 0;

@@ -1,12 +1,13 @@
-/* test_ifma.c — the AVX-512 IFMA BN254 Fq lanes (zk/ifma.c; BLS12-381 Fq and G1 of
- * zk/ifma381.c at the end) against field.h's scalar
- * products bit for bit and against GMP on the raw 52-bit lanes (including the lazy
- * [0, 2p) inputs field.h never sees), the Fq2 lane product and square against GMP on
- * the edges of their input ranges, and the batch-affine addition on G1 and G2 against
- * the jacobian mixed addition of curve.h, one point at a time.
+/* test_ifma.c — the AVX-512 IFMA lanes (zk/ifma_lanes.h, instantiated for BN254 in
+ * zk/ifma.c and for BLS12-381 in zk/ifma381.c): the BN254 Fq lanes against field.h's
+ * scalar products bit for bit and against GMP on the raw 52-bit lanes (including the
+ * lazy [0, 2p) inputs field.h never sees), the Fq2 lane product and square against GMP
+ * on the edges of their input ranges, the BLS12-381 lane product against fe_mul and
+ * GMP, and the batch-affine addition on G1 and G2 of both curves against the jacobian
+ * mixed addition of curve.h, one point at a time.
  *
  * Without AVX-512 IFMA the lane tests print SKIP and pass; the portable batch addition
- * (ifma_g1/g2_batch_add_ref) is checked either way. */
+ * (ifma_batch_add_ref) is checked either way. */
 #include <check.h>
 #include <gmp.h>
 #include <stdio.h>
@@ -197,6 +198,27 @@ START_TEST(test_ifma_load_store_round_trip)
 }
 END_TEST
 
+/* Lane j of r is a·b·2^-260 (op 'x'), a + b ('+') or a - b ('-') mod p for the
+ * lanes' a = za[j], b = zb[j], below 2p with normalised limbs. */
+static void check_raw_op(const ifma_fq8 *r, mpz_t za[8], mpz_t zb[8], char op, const char *what, int round,
+                         mpz_t v, mpz_t w)
+{
+    for (int j = 0; j < 8; j++) {
+        lane_get(v, r, j);
+        ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: %s not below 2p", round, j, what);
+        if (op == 'x') {
+            mpz_mul(w, za[j], zb[j]);
+            mpz_mul(w, w, zrinv);
+        } else if (op == '+') {
+            mpz_add(w, za[j], zb[j]);
+        } else {
+            mpz_sub(w, za[j], zb[j]);
+        }
+        mpz_sub(w, w, v);
+        ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: %s wrong", round, j, what);
+    }
+}
+
 /* The raw lane product, the lazy bound and the add/sub, each against GMP alone. */
 START_TEST(test_ifma_lanes_match_gmp)
 {
@@ -216,30 +238,11 @@ START_TEST(test_ifma_lanes_match_gmp)
             lane_set(&y, j, zb[j]);
         }
         ifma_fq8_mul(&r, &x, &y);
-        for (int j = 0; j < 8; j++) {
-            lane_get(v, &r, j);
-            ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: product not below 2p", round, j);
-            mpz_mul(w, za[j], zb[j]);
-            mpz_mul(w, w, zrinv);
-            mpz_sub(w, w, v);
-            ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: product != a·b·2^-260", round, j);
-        }
+        check_raw_op(&r, za, zb, 'x', "product", round, v, w);
         ifma_fq8_add(&r, &x, &y);
-        for (int j = 0; j < 8; j++) {
-            lane_get(v, &r, j);
-            ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: sum not below 2p", round, j);
-            mpz_add(w, za[j], zb[j]);
-            mpz_sub(w, w, v);
-            ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: sum wrong", round, j);
-        }
+        check_raw_op(&r, za, zb, '+', "sum", round, v, w);
         ifma_fq8_sub(&r, &x, &y);
-        for (int j = 0; j < 8; j++) {
-            lane_get(v, &r, j);
-            ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: difference not below 2p", round, j);
-            mpz_sub(w, za[j], zb[j]);
-            mpz_sub(w, w, v);
-            ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: difference wrong", round, j);
-        }
+        check_raw_op(&r, za, zb, '-', "difference", round, v, w);
     }
     /* ifma_fq8_mul_n: blocks independent of each other */
     ifma_fq8 *xa = aligned_alloc(64, 3 * sizeof(ifma_fq8)), *ya = aligned_alloc(64, 3 * sizeof(ifma_fq8)),
@@ -292,20 +295,22 @@ static void rand_raw8(mpz_t z, unsigned pick)
 }
 #define N_RAW8_EDGES (N_RAW_EDGES + 5)
 
-/* got == want·2^-260 mod p, got < 2p with normalised limbs */
-static void check_lane(const ifma_fq8 *r, int j, const mpz_t want, const char *what, int round, mpz_t v,
-                       mpz_t w)
+/* got == want·2^-260 mod p, got < bound·p with normalised limbs */
+static void check_lane(const ifma_fq8 *r, int j, const mpz_t want, unsigned bound, const char *what,
+                       int round, mpz_t v, mpz_t w)
 {
     lane_get(v, r, j);
-    ck_assert_msg(mpz_cmp(v, z2p) < 0, "round %d lane %d: %s not below 2p", round, j, what);
+    mpz_mul_ui(w, zp, bound);
+    ck_assert_msg(mpz_cmp(v, w) < 0, "round %d lane %d: %s not below %up", round, j, what, bound);
     mpz_mul(w, want, zrinv);
     mpz_sub(w, w, v);
     ck_assert_msg(mpz_divisible_p(w, zp), "round %d lane %d: %s wrong", round, j, what);
 }
 
 /* The Fq2 lane product and square against GMP's (a0 + a1 u)(b0 + b1 u) with u^2 = -1,
- * on every pairing of the edges of each component's allowed range (a < 2p, b < 8p)
- * and random values in them; results below 2p; r aliasing a. */
+ * on every pairing of the edges of each component's allowed range (a < 2p, b < 8p;
+ * the square's a < p) and random values in them; products below (4p, 6p), squares
+ * below 2p (ifma.h); r aliasing a. */
 START_TEST(test_ifma_fq2_lanes_match_gmp)
 {
     if (!have_ifma()) return;
@@ -339,19 +344,27 @@ START_TEST(test_ifma_fq2_lanes_match_gmp)
         for (int j = 0; j < 8; j++) {
             mpz_mul(t, a0[j], b0[j]);
             mpz_submul(t, a1[j], b1[j]);
-            check_lane(&r[0], j, t, "c0 of a·b", round, v, w);
+            check_lane(&r[0], j, t, 4, "c0 of a·b", round, v, w);
             mpz_mul(t, a0[j], b1[j]);
             mpz_addmul(t, a1[j], b0[j]);
-            check_lane(&r[1], j, t, "c1 of a·b", round, v, w);
+            check_lane(&r[1], j, t, 6, "c1 of a·b", round, v, w);
         }
-        ifma_fq2x8_sqr(r, x);
+        /* the square takes canonical components: a mod p (the edges 0, 1, p - 1 among them) */
+        ifma_fq8 xs[2];
+        for (int j = 0; j < 8; j++) {
+            mpz_mod(a0[j], a0[j], zp);
+            mpz_mod(a1[j], a1[j], zp);
+            lane_set(&xs[0], j, a0[j]);
+            lane_set(&xs[1], j, a1[j]);
+        }
+        ifma_fq2x8_sqr(r, xs);
         for (int j = 0; j < 8; j++) {
             mpz_mul(t, a0[j], a0[j]);
             mpz_submul(t, a1[j], a1[j]);
-            check_lane(&r[0], j, t, "c0 of a^2", round, v, w);
+            check_lane(&r[0], j, t, 2, "c0 of a^2", round, v, w);
             mpz_mul(t, a0[j], a1[j]);
             mpz_mul_2exp(t, t, 1);
-            check_lane(&r[1], j, t, "c1 of a^2", round, v, w);
+            check_lane(&r[1], j, t, 2, "c1 of a^2", round, v, w);
         }
         /* aliased: x = x·y, then the same values again */
         ifma_fq8 keep[2];
@@ -404,7 +417,7 @@ static uint64_t *rand_points(const curve_group *G, size_t n)
     return aff;
 }
 
-static const size_t BATCH_COUNTS[] = { 1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000, 1024, 2048 };
+static const size_t BATCH_COUNTS[] = { 0, 1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000, 1024, 2048 };
 
 /* A[bb[i]] += P_i for distinct random buckets, against B + P by the jacobian mixed
  * addition (ec_add_aff) and back to affine, for each count; the IFMA form and the
@@ -418,11 +431,7 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
-    size_t sb = G->id == CURVE_G1_BLS12_381 ? ifma381_g1_batch_scratch_bytes(count)
-        : G->id == CURVE_G2_BLS12_381       ? ifma381_g2_batch_scratch_bytes(count)
-        : G->deg == 1                       ? ifma_g1_batch_scratch_bytes(count)
-                                            : ifma_g2_batch_scratch_bytes(count);
-    void *scratch = aligned_alloc(64, (sb + 63) / 64 * 64);
+    void *scratch = aligned_alloc(64, ifma_batch_scratch_bytes(G, count) + 64);
     ck_assert(A && want && bb && perm && scratch);
     /* distinct buckets: the head of a random permutation */
     for (size_t b = 0; b < nbuckets; b++) perm[b] = (uint32_t)b;
@@ -444,27 +453,10 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     for (int form = 0; form < 2; form++) {
         if (form == 1 && !have_ifma()) break;
         memcpy(A, A0, nbuckets * pb);
-        if (G->id == CURVE_G1_BLS12_381) {
-            if (form == 0)
-                ifma381_g1_batch_add_ref(A, bb, bp, count, scratch);
-            else
-                ifma381_g1_batch_add(A, bb, bp, count, scratch);
-        } else if (G->id == CURVE_G2_BLS12_381) {
-            if (form == 0)
-                ifma381_g2_batch_add_ref(A, bb, bp, count, scratch);
-            else
-                ifma381_g2_batch_add(A, bb, bp, count, scratch);
-        } else if (G->deg == 1) {
-            if (form == 0)
-                ifma_g1_batch_add_ref(A, bb, bp, count, scratch);
-            else
-                ifma_g1_batch_add(A, bb, bp, count, scratch);
-        } else {
-            if (form == 0)
-                ifma_g2_batch_add_ref(A, bb, bp, count, scratch);
-            else
-                ifma_g2_batch_add(A, bb, bp, count, scratch);
-        }
+        if (form == 0)
+            ifma_batch_add_ref(G, A, bb, bp, count, scratch);
+        else
+            ifma_batch_add(G, A, bb, bp, count, scratch);
         for (size_t b = 0; b < nbuckets; b++)
             ck_assert_msg(memcmp(A + al * b, want + al * b, pb) == 0, "%s %s, count %zu: bucket %zu wrong",
                           G->name, form ? "ifma" : "ref", count, b);
@@ -483,13 +475,13 @@ START_TEST(test_ifma_batch_add_matches_jacobian)
 }
 END_TEST
 
-/* G2: every count from 1 to 40 (each partial block, one to five blocks), then the
+/* G2: every count from 0 to 39 (each partial block, none to five blocks), then the
  * larger ones up to 2048 (msm.c's batches are at most 1024). */
 static const size_t G2_BIG_COUNTS[] = { 63, 64, 65, 100, 511, 512, 1000, 1024, 2047, 2048 };
 #define G2_SMALL 40
 START_TEST(test_ifma_g2_batch_add_matches_jacobian)
 {
-    size_t count = _i < G2_SMALL ? (size_t)_i + 1 : G2_BIG_COUNTS[_i - G2_SMALL];
+    size_t count = _i < G2_SMALL ? (size_t)_i : G2_BIG_COUNTS[_i - G2_SMALL];
     check_batch_add(&G2_BN254, count, 0x7e00 + (uint64_t)_i);
 }
 END_TEST
@@ -501,10 +493,10 @@ START_TEST(test_ifma381_g1_batch_add_matches_jacobian)
 }
 END_TEST
 
-/* BLS12-381 G2 (Fq2 lanes of zk/ifma381.c): counts 1..40 and G2_BIG_COUNTS. */
+/* BLS12-381 G2 (Fq2 lanes of zk/ifma381.c): counts 0..39 and G2_BIG_COUNTS. */
 START_TEST(test_ifma381_g2_batch_add_matches_jacobian)
 {
-    size_t count = _i < G2_SMALL ? (size_t)_i + 1 : G2_BIG_COUNTS[_i - G2_SMALL];
+    size_t count = _i < G2_SMALL ? (size_t)_i : G2_BIG_COUNTS[_i - G2_SMALL];
     check_batch_add(&G2_BLS12_381, count, 0x3820 + (uint64_t)_i);
 }
 END_TEST
