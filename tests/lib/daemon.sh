@@ -14,7 +14,7 @@
 #   verify_outs J FX N snarkjs accepts $tmp/J/out/w{1..N}.proof.json with its public.json under
 #                      fixture set FX's key (fail otherwise); adds N to n
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
-#   daemon_start OPTS  start cuzkd --foreground with OPTS, wait for its socket
+#   daemon_start OPTS  start cuzkd --foreground with OPTS, wait until it answers status
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
 #   daemon_shutdown_clean  the check: status answers, `cuzk shutdown` stops cuzkd with
 #                      exit 0 within 30 s, and no stage process, socket, pid file or
@@ -124,6 +124,12 @@ daemon_start() {
   local _
   for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
   [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+  # The socket is bound before the segments are made (and their log lines written):
+  # the daemon is up once it answers, which its event loop does only after set-up.
+  # (numa_routing grepped the log at the socket's appearance and missed the buffers
+  # line on a loaded machine.) A liveness bound, not a speed check.
+  for _ in $(seq 1 1200); do cuzk status >/dev/null 2>&1 && return 0; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  fail "cuzkd did not answer status within 120 s of creating its socket"
 }
 
 daemon_shutdown_clean() {
