@@ -59,11 +59,15 @@ ft_start() {
   [ -S "$FT_RUN/$FT_INST.sock" ] || ft_fail "cuzkd did not create its socket"
 }
 
+# A fixture: a name under the shared snarkjs fixtures, or an absolute directory.
+ft_fx() { case "$1" in /*) echo "$1" ;; *) echo "$FXDIR/$1" ;; esac; }
+
 ft_submit() {  # fixture n job [extra client args]
-  local fx="$1" n="$2" job="$3" out; shift 3
+  local fx; fx="$(ft_fx "$1")"
+  local n="$2" job="$3" out; shift 3
   mkdir -p "$FT_TMP/$job/in" "$FT_TMP/$job/out"
-  for i in $(seq 1 "$n"); do cp "$FXDIR/$fx/witness.wtns" "$FT_TMP/$job/in/w$i.wtns"; done
-  out="$(ft_cuzk --json prove "$@" --zkey "$FXDIR/$fx/circuit_final.zkey" --out "$FT_TMP/$job/out" \
+  for i in $(seq 1 "$n"); do cp "$fx/witness.wtns" "$FT_TMP/$job/in/w$i.wtns"; done
+  out="$(ft_cuzk --json prove "$@" --zkey "$fx/circuit_final.zkey" --out "$FT_TMP/$job/out" \
     "$FT_TMP/$job/in"/w*.wtns)" || ft_fail "submit of $job: $out"
   jq -r .job <<<"$out"
 }
@@ -87,7 +91,7 @@ ft_verify() {  # fixture job...: snarkjs (one node process) accepts every proof 
   local fx="$1" dirs=() out; shift
   for j in "$@"; do dirs+=("$FT_TMP/$j/out"); done
   out="$(node "$HERE_FT/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-    "$FXDIR/$fx/verification_key.json" "${dirs[@]}")" || ft_fail "snarkjs: $out"
+    "$(ft_fx "$fx")/verification_key.json" "${dirs[@]}")" || ft_fail "snarkjs: $out"
   echo "$out"
 }
 
