@@ -42,59 +42,15 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-/* n affine bases R + i·Q (distinct, cheap to make: one addition each). */
-static uint64_t *make_bases(const curve_group *G, size_t n)
-{
-    const unsigned cl = ec_cl(G);
-    uint64_t g[EC_MAX_JAC], r[EC_MAX_JAC], q[EC_MAX_JAC], k[4];
-    uint64_t *jac = xmalloc(n * 3 * cl * 8), *aff = xmalloc(n * 2 * cl * 8);
-    ec_jac_from_aff(G, g, G->gen);
-    test_rand_scalar(G->Fr, k);
-    ec_jac_mul_scalar(G, r, g, k, 4);
-    test_rand_scalar(G->Fr, k);
-    ec_jac_mul_scalar(G, q, g, k, 4);
-    for (size_t i = 0; i < n; i++) {
-        memcpy(jac + i * 3 * cl, r, 3 * cl * 8);
-        ec_add(G, r, r, q);
-    }
-    if (ec_batch_to_aff(G, aff, jac, n)) {
-        fprintf(stderr, "gpu_test: out of host memory\n");
-        exit(1);
-    }
-    free(jac);
-    return aff;
-}
-
-static void make_scalars(const curve_group *G, uint64_t *s, size_t n, int witness_like)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t *k = s + 4 * i;
-        if (!witness_like) {
-            test_rand_scalar(G->Fr, k);
-            continue;
-        }
-        memset(k, 0, 32);
-        uint64_t x = test_rng64() % 16;
-        if (x < 6)
-            k[0] = 0;
-        else if (x < 13)
-            k[0] = 1;
-        else if (x == 13)
-            memcpy(k, G->Fr->p, 32), k[0] -= 1;
-        else
-            test_rand_scalar(G->Fr, k);
-    }
-}
-
 static void check_msm(gpu_dev *d, const curve_group *G, unsigned lg)
 {
     const size_t n = (size_t)1 << lg;
-    uint64_t *bases = make_bases(G, n), *sc = xmalloc(n * 32);
+    uint64_t *bases = test_rand_points(G, n), *sc = xmalloc(n * 32);
     for (int wl = 0; wl < 2; wl++) {
         uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
         char err[512] = "";
         double ms = 0;
-        make_scalars(G, sc, n, wl);
+        test_rand_scalars(G->Fr, sc, n, wl ? TEST_SCALARS_WITNESS : TEST_SCALARS_UNIFORM);
         double t0 = futex_now_s();
         int rc = msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, n, 32, 0);
         double cpu = futex_now_s() - t0;
@@ -214,11 +170,11 @@ static void bench(gpu_dev *d, unsigned lg)
     for (int gi = 0; gi < 2; gi++) {
         const curve_group *G = gs[gi];
         const size_t pb = 2 * ec_cl(G) * 8;
-        uint64_t *base = make_bases(G, distinct);
+        uint64_t *base = test_rand_points(G, distinct);
         uint8_t *bases = xmalloc(n * pb);
         uint64_t *sc = xmalloc(n * 32), r[EC_MAX_JAC];
         for (size_t i = 0; i < n; i += distinct) memcpy(bases + i * pb, base, distinct * pb);
-        make_scalars(G, sc, n, 0);
+        test_rand_scalars(G->Fr, sc, n, TEST_SCALARS_UNIFORM);
         char err[512] = "";
         double ms = 0;
         int rc = gpu_msm(d, G, r, bases, (const uint8_t *)sc, n, &ms, err, sizeof err);

@@ -29,6 +29,62 @@ void test_rand_scalar(const field_desc *Fr, uint64_t k[4])
     }
 }
 
+void test_rand_scalars(const field_desc *Fr, uint64_t *s, size_t n, enum test_scalars kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *k = s + 4 * i;
+
+        memset(k, kind == TEST_SCALARS_ONES ? 0xff : 0, 32);
+        if (kind == TEST_SCALARS_ONES) continue;
+        /* uniform, or one of the witness-like mix (x out of 16) */
+        uint64_t x = kind == TEST_SCALARS_WITNESS ? test_rng64() % 16 : 15;
+        if (x < 6)
+            k[0] = 0;
+        else if (x < 13)
+            k[0] = 1;
+        else if (x == 13)
+            memcpy(k, Fr->p, 32), k[0] -= 1;
+        else if (x == 14)
+            k[0] = test_rng64() % 1000;
+        else
+            test_rand_scalar(Fr, k);
+    }
+}
+
+static void *alloc_or_die(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+
+    if (!p) {
+        fprintf(stderr, "helper_test: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
+
+uint64_t *test_rand_points(const curve_group *G, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    uint64_t g[EC_MAX_JAC], p[EC_MAX_JAC], step[EC_MAX_JAC], k[4];
+    uint64_t *jac = alloc_or_die(n * 3 * cl * 8), *aff = alloc_or_die(n * 2 * cl * 8);
+
+    ec_jac_from_aff(G, g, G->gen);
+    test_rand_scalar(G->Fr, k);
+    ec_jac_mul_scalar(G, p, g, k, 4);
+    test_rand_scalar(G->Fr, k);
+    ec_jac_mul_scalar(G, step, g, k, 4);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(jac + i * 3 * cl, p, 3 * cl * 8);
+        ec_add(G, p, p, step);
+    }
+    if (ec_batch_to_aff(G, aff, jac, n)) {
+        fprintf(stderr, "helper_test: ec_batch_to_aff: out of memory\n");
+        abort();
+    }
+    free(jac);
+    return aff;
+}
+
 void test_shared_fixture(char *dst, size_t len, const char *set, const char *file)
 {
     const char *s = getenv("CUZK_SHARED");

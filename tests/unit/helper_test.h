@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuzk/curve.h>
 #include <cuzk/field.h>
 
 /* splitmix64; each program seeds it once so its sequence is its own and repeatable. */
@@ -17,6 +18,19 @@ uint64_t test_rng64(void);
 /* A uniform random scalar k < r of the given scalar field (4 limbs, canonical),
  * by rejection below r's bit length. */
 void test_rand_scalar(const field_desc *Fr, uint64_t k[4]);
+
+/* What test_rand_scalars draws: uniform scalars < r; witness-like ones (mostly 0 and
+ * 1, which pile into one bucket of an MSM, some r - 1, small and uniform ones); or
+ * all 2^256 - 1 (beyond r: every window digit nonzero, the top carry). */
+enum test_scalars { TEST_SCALARS_UNIFORM, TEST_SCALARS_WITNESS, TEST_SCALARS_ONES };
+
+/* n scalars of the field Fr (4 limbs each) of the given kind. */
+void test_rand_scalars(const field_desc *Fr, uint64_t *s, size_t n, enum test_scalars kind);
+
+/* n affine points of G, malloc'd (2·cl limbs each): the consecutive multiples
+ * (k0 + i·k1)·G for random k0, k1, so distinct; one addition a point and one batch
+ * inversion. Aborts when memory runs out. */
+uint64_t *test_rand_points(const curve_group *G, size_t n);
 
 /* dst = the shared snarkjs fixture file FILE of set SET ("bn128", "bn128-chain", ...):
  * under $CUZK_SHARED, else ../shared (tests run from the repository's root). */

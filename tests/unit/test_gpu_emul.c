@@ -129,6 +129,14 @@ static void gmp_ref(const field_desc *F, enum gmp_op op, uint64_t *r, const uint
  * field or group below. */
 #define EMUL_INLINE static inline __attribute__((always_inline))
 
+/* One test (a tcase named NAME) that runs CHECK for one constant field or group: the
+ * test's function is CHECK's out-of-line instance, check_<id>. */
+#define EMUL_TEST(name, check, desc, id) \
+    TEST_AS(#name, check##_##id, 1)      \
+    {                                    \
+        check(&desc, id);                \
+    }
+
 #define CHECK_OP(what, op, got)                                                                       \
     do {                                                                                              \
         gmp_ref(F, op, want, a, b, NULL);                                                             \
@@ -174,31 +182,10 @@ EMUL_INLINE void check_field(const field_desc *F, const enum field_id f)
     }
 }
 
-static void check_field_bn254_fq(void)
-{
-    check_field(&FIELD_BN254_FQ, FIELD_ID_BN254_FQ);
-}
-static void check_field_bn254_fr(void)
-{
-    check_field(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
-}
-static void check_field_bls_fq(void)
-{
-    check_field(&FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ);
-}
-static void check_field_bls_fr(void)
-{
-    check_field(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
-}
-
-START_TEST(test_device_field_matches_gmp)
-{
-    check_field_bn254_fq();
-    check_field_bn254_fr();
-    check_field_bls_fq();
-    check_field_bls_fr();
-}
-END_TEST
+EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BN254_FQ, FIELD_ID_BN254_FQ)
+EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BN254_FR, FIELD_ID_BN254_FR)
+EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ)
+EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR)
 
 /* ---- curve -------------------------------------------------------------------- */
 
@@ -244,31 +231,10 @@ EMUL_INLINE void check_points(const curve_group *G, const enum curve_id g)
     }
 }
 
-static void check_points_g1_bn254(void)
-{
-    check_points(&G1_BN254, CURVE_G1_BN254);
-}
-static void check_points_g2_bn254(void)
-{
-    check_points(&G2_BN254, CURVE_G2_BN254);
-}
-static void check_points_g1_bls(void)
-{
-    check_points(&G1_BLS12_381, CURVE_G1_BLS12_381);
-}
-static void check_points_g2_bls(void)
-{
-    check_points(&G2_BLS12_381, CURVE_G2_BLS12_381);
-}
-
-START_TEST(test_device_points_match_host)
-{
-    check_points_g1_bn254();
-    check_points_g2_bn254();
-    check_points_g1_bls();
-    check_points_g2_bls();
-}
-END_TEST
+EMUL_TEST(device_points_match_host, check_points, G1_BN254, CURVE_G1_BN254)
+EMUL_TEST(device_points_match_host, check_points, G2_BN254, CURVE_G2_BN254)
+EMUL_TEST(device_points_match_host, check_points, G1_BLS12_381, CURVE_G1_BLS12_381)
+EMUL_TEST(device_points_match_host, check_points, G2_BLS12_381, CURVE_G2_BLS12_381)
 
 /* ---- MSM: the pipeline of msm.cu, step by step on the CPU ---------------------- */
 
@@ -376,71 +342,42 @@ static void emul_msm(const curve_group *G, uint64_t *r, const uint64_t *b, const
     }
 }
 
-/* kind 0: uniform scalars < r; 1: witness-like (mostly 0 and 1, some r-1 and small);
- * 2: all 2^256 - 1 (beyond r: every window digit nonzero, the top carry). */
-static void make_scalars(const curve_group *G, uint64_t *s, size_t count, int kind)
-{
-    for (size_t i = 0; i < count; i++) {
-        uint64_t *k = s + 4 * i;
-        memset(k, 0, 32);
-        if (kind == 0) {
-            test_rand_scalar(G->Fr, k);
-        } else if (kind == 1) {
-            uint64_t x = test_rng64() % 16;
-            if (x < 6)
-                k[0] = 0;
-            else if (x < 13)
-                k[0] = 1;
-            else if (x == 13)
-                memcpy(k, G->Fr->p, 32), k[0] -= 1;
-            else
-                k[0] = test_rng64() % 1000;
-        } else {
-            memset(k, 0xff, 32);
-        }
-    }
-}
-
-START_TEST(test_msm_pipeline_matches_cpu)
+TEST_AS("msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 4)
 {
     static const size_t counts[] = { 1, 2, 33, 300, 1500 };
-    for (size_t gi = 0; gi < 4; gi++) {
-        const curve_group *G = GROUPS[gi];
-        const unsigned cl = ec_cl(G);
-        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-            size_t count = counts[ci];
-            if (cl == 12 && count > 300) continue; /* BLS12-381 G2 on the CPU: keep the test short */
-            uint64_t *bases = malloc(count * 2 * cl * 8), *jac = malloc(count * 3 * cl * 8);
-            uint64_t *sc = malloc(count * 32);
-            ck_assert(bases && jac && sc);
-            for (size_t i = 0; i < count; i++) rand_point(G, jac + i * 3 * cl, bases + i * 2 * cl);
-            if (count > 2) memset(bases + 2 * cl, 0, 2 * cl * 8); /* one base at infinity */
-            if (count > 3)
-                memcpy(bases + 3 * 2 * cl, bases, 2 * cl * 8); /* a repeated base: doubling in a bucket */
-            for (int kind = 0; kind < 3; kind++) {
-                uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
-                int levels = 0;
-                make_scalars(G, sc, count, kind);
-                if (count <= 33)
-                    ck_assert_int_eq(
-                        msm_naive(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32), 0);
-                else
-                    ck_assert_int_eq(
-                        msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1), 0);
-                emul_msm(G, got, bases, sc, count, &levels);
-                ck_assert_msg(ec_jac_eq(G, want, got),
-                              "%s: emulated GPU MSM differs at count %zu, scalars %d", G->name, count, kind);
-                /* witness-like scalars pile ~40% of the points into one bucket: more than
-                 * one segment level must have run (the tree path is tested) */
-                if (kind == 1 && count >= 300) ck_assert_int_ge(levels, 2);
-            }
-            free(bases), free(jac), free(sc);
+    const curve_group *G = GROUPS[_i];
+    const unsigned cl = ec_cl(G);
+    for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+        size_t count = counts[ci];
+        if (cl == 12 && count > 300) continue; /* BLS12-381 G2 on the CPU: keep the test short */
+        uint64_t *bases = test_rand_points(G, count), *sc = malloc(count * 32);
+        ck_assert(sc);
+        if (count > 2) memset(bases + 2 * cl, 0, 2 * cl * 8); /* one base at infinity */
+        if (count > 3)
+            memcpy(bases + 3 * 2 * cl, bases, 2 * cl * 8); /* a repeated base: doubling in a bucket */
+        for (enum test_scalars kind = TEST_SCALARS_UNIFORM; kind <= TEST_SCALARS_ONES; kind++) {
+            uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+            int levels = 0;
+            test_rand_scalars(G->Fr, sc, count, kind);
+            if (count <= 33)
+                ck_assert_int_eq(msm_naive(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32),
+                                 0);
+            else
+                ck_assert_int_eq(msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1),
+                                 0);
+            emul_msm(G, got, bases, sc, count, &levels);
+            ck_assert_msg(ec_jac_eq(G, want, got), "%s: emulated GPU MSM differs at count %zu, scalars %d",
+                          G->name, count, (int)kind);
+            /* witness-like scalars pile ~40% of the points into one bucket: more than
+             * one segment level must have run (the tree path is tested) */
+            if (kind == TEST_SCALARS_WITNESS && count >= 300) ck_assert_int_ge(levels, 2);
         }
+        free(bases), free(sc);
     }
 }
 END_TEST
 
-START_TEST(test_msm_digits_reconstruct_scalar)
+TEST_AS("msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1)
 {
     /* sum_w d_w 2^(wc) = s for every width: checked with exact 320-bit arithmetic */
     for (unsigned c = 4; c <= GMSM_MAX_C; c++) {
@@ -547,31 +484,13 @@ EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
     }
 }
 
-static void check_ntt_bn254(void)
-{
-    check_ntt(&FIELD_BN254_FR, FIELD_ID_BN254_FR);
-}
-static void check_ntt_bls(void)
-{
-    check_ntt(&FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR);
-}
-
-START_TEST(test_ntt_stages_match_cpu)
-{
-    check_ntt_bn254();
-    check_ntt_bls();
-}
-END_TEST
+EMUL_TEST(ntt_stages_match_cpu, check_ntt, FIELD_BN254_FR, FIELD_ID_BN254_FR)
+EMUL_TEST(ntt_stages_match_cpu, check_ntt, FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR)
 
 int main(void)
 {
+    const struct test_opts o = { .timeout = 300 };
+
     test_rng_seed(0x6770755f656d756cULL);
-    const struct test_case cases[] = {
-        { "device_field_matches_gmp", test_device_field_matches_gmp, 1 },
-        { "device_points_match_host", test_device_points_match_host, 1 },
-        { "msm_digits_reconstruct_scalar", test_msm_digits_reconstruct_scalar, 1 },
-        { "msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 1 },
-        { "ntt_stages_match_cpu", test_ntt_stages_match_cpu, 1 },
-    };
-    return test_run_suite("gpu_emul", cases, sizeof cases / sizeof cases[0], 300);
+    return test_main("gpu_emul", &o);
 }

@@ -396,27 +396,6 @@ START_TEST(test_ifma_fq_inv_matches_fe_inv)
 }
 END_TEST
 
-/* n random affine points of G (consecutive multiples k0·G + i·k1·G, one inversion). */
-static uint64_t *rand_points(const curve_group *G, size_t n)
-{
-    const unsigned cl = ec_cl(G);
-    uint64_t k[4], s[EC_MAX_JAC], q[EC_MAX_JAC], gj[EC_MAX_JAC];
-    uint64_t *jac = malloc(n * 3 * cl * 8), *aff = malloc(n * 2 * cl * 8);
-    ck_assert(jac && aff);
-    ec_jac_from_aff(G, gj, G->gen);
-    test_rand_scalar(G->Fr, k);
-    ec_jac_mul_scalar(G, q, gj, k, 4);
-    test_rand_scalar(G->Fr, k);
-    ec_jac_mul_scalar(G, s, gj, k, 4);
-    for (size_t i = 0; i < n; i++) {
-        memcpy(jac + 3 * cl * i, q, 3 * cl * 8);
-        ec_add(G, q, q, s);
-    }
-    ck_assert_int_eq(ec_batch_to_aff(G, aff, jac, n), 0);
-    free(jac);
-    return aff;
-}
-
 static const size_t BATCH_COUNTS[] = { 0, 1, 2, 7, 8, 9, 15, 16, 17, 100, 512, 1000, 1024, 2048 };
 
 /* A[bb[i]] += P_i for distinct random buckets, against B + P by the jacobian mixed
@@ -427,7 +406,7 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     const unsigned al = 2 * ec_cl(G); /* limbs an affine point */
     const size_t nbuckets = 2 * count + 3, pb = al * 8;
     test_rng_seed(seed);
-    uint64_t *pts = rand_points(G, count + nbuckets);
+    uint64_t *pts = test_rand_points(G, count + nbuckets);
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
     uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
