@@ -151,6 +151,39 @@ static void teardown(void)
     } while (0)
 #define ck_err_has(s) ck_assert_msg(strstr(err, (s)) != NULL, "message \"%s\" lacks \"%s\"", err, (s))
 
+/* Open the file at path with the reader its extension names (.zkey, .wtns, .r1cs),
+ * close it again when it opened, and return the open's status (err: its message). */
+static int open_by_ext(const char *path)
+{
+    const char *ext = strrchr(path, '.');
+    zkey z;
+    wtns w;
+    r1cs r;
+    int rc;
+
+    err[0] = 0;
+    ck_assert_msg(ext != NULL, "%s: no extension", path);
+    if (strcmp(ext, ".zkey") == 0) {
+        if ((rc = zkey_open(&z, path, err, sizeof err)) == 0) zkey_close(&z);
+    } else if (strcmp(ext, ".wtns") == 0) {
+        if ((rc = wtns_open(&w, path, err, sizeof err)) == 0) wtns_close(&w);
+    } else {
+        ck_assert_msg(strcmp(ext, ".r1cs") == 0, "%s: not a .zkey, .wtns or .r1cs", path);
+        if ((rc = r1cs_open(&r, path, err, sizeof err)) == 0) r1cs_close(&r);
+    }
+    return rc;
+}
+
+/* The image b (len bytes), written as the temp file NAME, must open with status rc
+ * and, unless WORD is NULL, a message that holds WORD. */
+static void ck_open_copy(const uint8_t *b, size_t len, const char *name, int rc, const char *word)
+{
+    int got = open_by_ext(spit(name, b, len));
+
+    ck_assert_msg(got == rc, "%s: open = %d (%s), want %d: %s", name, got, cuzk_err_name(got), rc, err);
+    if (word) ck_err_has(word);
+}
+
 /* ---- fixtures decode to the documented values ------------------------------ */
 
 struct fixture {
@@ -426,8 +459,7 @@ TEST(test_wrong_magic_is_format, 1)
     ck_err_has("\"r1cs\"");
     uint8_t junk[64];
     memset(junk, 0x01, sizeof junk);
-    ck_rc(zkey_open(&z, spit("junk.zkey", junk, sizeof junk), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("01 01 01 01");
+    ck_open_copy(junk, sizeof junk, "junk.zkey", -CUZK_E_FORMAT, "01 01 01 01");
 }
 END_TEST
 
@@ -441,21 +473,12 @@ TEST(test_truncated_anywhere_is_truncated, 1)
          * a later record, inside later payloads, one byte short */
         size_t cuts[] = { 0, 3, 8, 11, 12, 17, 23, 25, 27, 30, 39, 100, len / 2, len - 33, len - 1 };
         for (unsigned c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
-            const char *p = spit("cut.bin", b, cuts[c]);
-            int rc;
-            if (fi == 0) {
-                zkey z;
-                rc = zkey_open(&z, p, err, sizeof err);
-            } else if (fi == 1) {
-                wtns w;
-                rc = wtns_open(&w, p, err, sizeof err);
-            } else {
-                r1cs r;
-                rc = r1cs_open(&r, p, err, sizeof err);
-            }
+            char name[32];
+            snprintf(name, sizeof name, "cut%s", strrchr(files[fi], '.'));
+            int rc = open_by_ext(spit(name, b, cuts[c]));
             ck_assert_msg(rc == -CUZK_E_TRUNCATED, "%s cut at %zu: %d (%s) %s", files[fi], cuts[c], rc,
                           cuzk_err_name(rc), err);
-            ck_err_has("cut.bin");
+            ck_err_has(name);
         }
         free(b);
     }
@@ -467,16 +490,14 @@ TEST(test_zkey_corrupted_section_size, 1)
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t r2 = record_of(b, len, 2);
-    zkey z;
 
     /* past the end */
     put64(b + r2 + 4, 1u << 30);
-    ck_rc(zkey_open(&z, spit("big.zkey", b, len), err, sizeof err), -CUZK_E_TRUNCATED);
-    ck_err_has("section 2");
+    ck_open_copy(b, len, "big.zkey", -CUZK_E_TRUNCATED, "section 2");
     /* 4 bytes short: the table walk lands inside section 2; whatever it then reads must
      * be refused, either as a bad table or as a bad section */
     put64(b + r2 + 4, 656);
-    int rc = zkey_open(&z, spit("short.zkey", b, len), err, sizeof err);
+    int rc = open_by_ext(spit("short.zkey", b, len));
     ck_assert_msg(rc == -CUZK_E_FORMAT || rc == -CUZK_E_TRUNCATED, "%d %s", rc, err);
     free(b);
 
@@ -485,8 +506,7 @@ TEST(test_zkey_corrupted_section_size, 1)
     b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t h = record_of(b, len, 2) + 12;
     put32(b + h + 4 + 32 + 4 + 32, 10);
-    ck_rc(zkey_open(&z, spit("nvars.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("section 5 (A)");
+    ck_open_copy(b, len, "nvars.zkey", -CUZK_E_FORMAT, "section 5 (A)");
     ck_err_has("576 bytes, expected 640 for 10 signals");
     free(b);
 }
@@ -496,29 +516,24 @@ TEST(test_zkey_section_table_refusals, 1)
 {
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
-    zkey z;
 
     put32(b + record_of(b, len, 10), 4); /* a second section 4 */
-    ck_rc(zkey_open(&z, spit("dup.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("2 sections with id 4");
+    ck_open_copy(b, len, "dup.zkey", -CUZK_E_FORMAT, "2 sections with id 4");
     put32(b + record_of(b, len, 4), 10);
     put32(b + record_of(b, len, 5), 11); /* no section 5 */
-    ck_rc(zkey_open(&z, spit("nosec.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("no section 5 (A)");
+    ck_open_copy(b, len, "nosec.zkey", -CUZK_E_FORMAT, "no section 5 (A)");
     free(b);
 
     b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     put32(b + 4, 3);
-    ck_rc(zkey_open(&z, spit("v3.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
-    ck_err_has("version 3");
+    ck_open_copy(b, len, "v3.zkey", -CUZK_E_UNSUPPORTED, "version 3");
     put32(b + 4, 2); /* snarkjs accepts <= 2 */
-    ck_rc(zkey_open(&z, spit("v2.zkey", b, len), err, sizeof err), 0);
-    zkey_close(&z);
+    ck_open_copy(b, len, "v2.zkey", 0, NULL);
     put32(b + 4, 0);
-    ck_rc(zkey_open(&z, spit("v0.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_open_copy(b, len, "v0.zkey", -CUZK_E_FORMAT, NULL);
     put32(b + 4, 1);
     put32(b + 8, 1000000); /* more records than the file can hold */
-    ck_rc(zkey_open(&z, spit("nsec.zkey", b, len), err, sizeof err), -CUZK_E_TRUNCATED);
+    ck_open_copy(b, len, "nsec.zkey", -CUZK_E_TRUNCATED, NULL);
     free(b);
 }
 END_TEST
@@ -532,11 +547,9 @@ TEST(test_zkey_protocol_refusals, 1)
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t p1 = record_of(b, len, 1) + 12;
-    zkey z;
     for (unsigned k = 0; k < 3; k++) {
         put32(b + p1, cases[k].id);
-        ck_rc(zkey_open(&z, spit("proto.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
-        ck_err_has(cases[k].word);
+        ck_open_copy(b, len, "proto.zkey", -CUZK_E_UNSUPPORTED, cases[k].word);
     }
     free(b);
 }
@@ -547,19 +560,17 @@ TEST(test_zkey_unknown_curve, 1)
     size_t len;
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t h = record_of(b, len, 2) + 12;
-    zkey z;
 
     b[h + 4] ^= 0x02; /* q's low byte: 0x47 -> 0x45 */
-    ck_rc(zkey_open(&z, spit("q.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
-    ck_err_has("q=0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd45");
+    ck_open_copy(b, len, "q.zkey", -CUZK_E_UNSUPPORTED,
+                 "q=0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd45");
     ck_err_has("BN254 and BLS12-381");
     b[h + 4] ^= 0x02;
     b[h + 4 + 32 + 4] ^= 0x02; /* r */
-    ck_rc(zkey_open(&z, spit("r.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_open_copy(b, len, "r.zkey", -CUZK_E_UNSUPPORTED, NULL);
     b[h + 4 + 32 + 4] ^= 0x02;
     put32(b + h, 48); /* n8q 48: n8r is then read from inside q, and no longer fits the section */
-    ck_rc(zkey_open(&z, spit("n8q.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("too short");
+    ck_open_copy(b, len, "n8q.zkey", -CUZK_E_FORMAT, "too short");
     free(b);
 }
 END_TEST
@@ -570,36 +581,28 @@ TEST(test_zkey_content_refusals, 1)
     uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
     size_t h = record_of(b, len, 2) + 12, c4 = record_of(b, len, 4) + 12 + 4;
     size_t dom = h + 4 + 32 + 4 + 32 + 8, alpha = h + 4 + 32 + 4 + 32 + 12;
-    zkey z;
 
     b[alpha + 5] ^= 0x10; /* alpha1.x off the curve */
-    ck_rc(zkey_open(&z, spit("alpha.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("alpha1");
+    ck_open_copy(b, len, "alpha.zkey", -CUZK_E_FORMAT, "alpha1");
     b[alpha + 5] ^= 0x10;
 
     put32(b + dom, 24);
-    ck_rc(zkey_open(&z, spit("dom.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("not a power of two");
+    ck_open_copy(b, len, "dom.zkey", -CUZK_E_FORMAT, "not a power of two");
     put32(b + dom, 1u << 28); /* BN254 2-adicity: refused before section sizes */
-    ck_rc(zkey_open(&z, spit("dom28.zkey", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
-    ck_err_has("2^28");
+    ck_open_copy(b, len, "dom28.zkey", -CUZK_E_UNSUPPORTED, "2^28");
     put32(b + dom, 16);
 
     put32(b + c4 + 8, 9); /* signal 9 of 9 */
-    ck_rc(zkey_open(&z, spit("sig.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("signal 9");
+    ck_open_copy(b, len, "sig.zkey", -CUZK_E_FORMAT, "signal 9");
     put32(b + c4 + 8, 3);
     put32(b + c4 + 4, 16); /* constraint outside the domain */
-    ck_rc(zkey_open(&z, spit("row.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("constraint 16");
+    ck_open_copy(b, len, "row.zkey", -CUZK_E_FORMAT, "constraint 16");
     put32(b + c4 + 4, 0);
     put32(b + c4, 2); /* matrix C is never stored */
-    ck_rc(zkey_open(&z, spit("mat.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("matrix 2");
+    ck_open_copy(b, len, "mat.zkey", -CUZK_E_FORMAT, "matrix 2");
     put32(b + c4, 0);
     memset(b + c4 + 12, 0xff, 32); /* value >= r */
-    ck_rc(zkey_open(&z, spit("val.zkey", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("coefficient 0");
+    ck_open_copy(b, len, "val.zkey", -CUZK_E_FORMAT, "coefficient 0");
     free(b);
 }
 END_TEST
@@ -639,25 +642,21 @@ TEST(test_wtns_content_refusals, 1)
     size_t len;
     uint8_t *b = slurp(fx("bn128", "witness.wtns"), &len);
     size_t r1 = record_of(b, len, 1), r2 = record_of(b, len, 2);
-    wtns w;
 
     memset(b + r2 + 12 + 32 * 3, 0xff, 32); /* w[3] >= r */
-    ck_rc(wtns_open(&w, spit("big.wtns", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("value 3");
+    ck_open_copy(b, len, "big.wtns", -CUZK_E_FORMAT, "value 3");
     free(b);
     b = slurp(fx("bn128", "witness.wtns"), &len);
     put32(b + r1 + 12 + 4 + 32, 10); /* count says 10, section holds 9 */
-    ck_rc(wtns_open(&w, spit("count.wtns", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("expected 320 for 10 values");
+    ck_open_copy(b, len, "count.wtns", -CUZK_E_FORMAT, "expected 320 for 10 values");
     put32(b + r1 + 12 + 4 + 32, 9);
     b[r1 + 12 + 4] ^= 0x04; /* prime */
-    ck_rc(wtns_open(&w, spit("prime.wtns", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_open_copy(b, len, "prime.wtns", -CUZK_E_UNSUPPORTED, NULL);
     b[r1 + 12 + 4] ^= 0x04;
     put32(b + 4, 1); /* version 1 has the same layout */
-    ck_rc(wtns_open(&w, spit("v1.wtns", b, len), err, sizeof err), 0);
-    wtns_close(&w);
+    ck_open_copy(b, len, "v1.wtns", 0, NULL);
     put32(b + 4, 3);
-    ck_rc(wtns_open(&w, spit("v3.wtns", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_open_copy(b, len, "v3.wtns", -CUZK_E_UNSUPPORTED, NULL);
     free(b);
 }
 END_TEST
@@ -672,16 +671,15 @@ TEST(test_r1cs_content_refusals, 1)
 
     /* constraint 0, A, first term: wire id past nWires */
     put32(b + s2 + 4, 9);
-    ck_rc(r1cs_open(&r, spit("wire.r1cs", b, len), err, sizeof err), -CUZK_E_FORMAT);
-    ck_err_has("wire 9");
+    ck_open_copy(b, len, "wire.r1cs", -CUZK_E_FORMAT, "wire 9");
     free(b);
     b = slurp(fx("bn128", "circuit.r1cs"), &len);
     put32(b + s2, 1000); /* term count runs past the section */
-    ck_rc(r1cs_open(&r, spit("terms.r1cs", b, len), err, sizeof err), -CUZK_E_FORMAT);
+    ck_open_copy(b, len, "terms.r1cs", -CUZK_E_FORMAT, NULL);
     free(b);
     b = slurp(fx("bn128", "circuit.r1cs"), &len);
     put32(b + 4, 2);
-    ck_rc(r1cs_open(&r, spit("v2.r1cs", b, len), err, sizeof err), -CUZK_E_UNSUPPORTED);
+    ck_open_copy(b, len, "v2.r1cs", -CUZK_E_UNSUPPORTED, NULL);
     free(b);
 
     /* a BLS12-381 witness against a BN254 circuit */
