@@ -36,6 +36,13 @@ static void put_key(int *first, const char *name)
     put_name(name, STATS_NAME_LEN);
 }
 
+/* "NAME":V as a member of an object (put_key). */
+static void put_count(int *first, const char *name, uint64_t v)
+{
+    put_key(first, name);
+    printf(":%llu", (unsigned long long)v);
+}
+
 static uint64_t hist_max(const struct stats_snapshot *sn, uint32_t h)
 {
     for (int b = STATS_HIST_BUCKETS - 1; b > 0; b--)
@@ -55,18 +62,13 @@ static void dump_slot(uint32_t i, const struct stats_snapshot *sn)
     else
         printf("\"%u\"", sn->state);
     printf(",\"wall_ns\":%llu,\"states\":{", (unsigned long long)sn->wall_ns);
-    for (uint32_t s = 0; s < STATS_MAX_STATES; s++) {
-        if (!sn->state_names[s][0] && !sn->state_ns[s]) continue;
-        put_key(&first, stats_state_name(sn, (int)s, nb, sizeof(nb)));
-        printf(":%llu", (unsigned long long)sn->state_ns[s]);
-    }
+    for (uint32_t s = 0; s < STATS_MAX_STATES; s++)
+        if (sn->state_names[s][0] || sn->state_ns[s])
+            put_count(&first, stats_state_name(sn, (int)s, nb, sizeof(nb)), sn->state_ns[s]);
     printf("},\"counters\":{");
     first = 1;
-    for (uint32_t c = 0; c < STATS_MAX_COUNTERS; c++) {
-        if (!sn->counter_names[c][0]) continue;
-        put_key(&first, sn->counter_names[c]);
-        printf(":%llu", (unsigned long long)sn->counters[c]);
-    }
+    for (uint32_t c = 0; c < STATS_MAX_COUNTERS; c++)
+        if (sn->counter_names[c][0]) put_count(&first, sn->counter_names[c], sn->counters[c]);
     printf("},\"hists\":{");
     first = 1;
     for (uint32_t h = 0; h < STATS_MAX_HISTS; h++) {
