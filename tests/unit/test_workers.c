@@ -281,27 +281,17 @@ static void round_setup(struct round *r)
     const curve_group *G = &G1_BN254;
     const size_t n = 1 << 10, nd = 1 << 13;
     char zp[1024], wp[1024], err[256];
-    uint64_t g[EC_MAX_JAC], k[4];
 
     memset(r, 0, sizeof *r);
-    r->bases = malloc(n * 2 * ec_cl(G) * 8);
-    uint64_t *jac = malloc(n * 3 * ec_cl(G) * 8);
+    r->bases = test_rand_points(G, n);
     r->scalars = malloc(n * 32);
     r->v = aligned_alloc(32, nd * 32);
     r->a = aligned_alloc(32, nd * 32);
     r->b = aligned_alloc(32, nd * 32);
     r->c = aligned_alloc(32, nd * 32);
-    ck_assert(r->bases && jac && r->scalars && r->v && r->a && r->b && r->c);
-    ec_jac_from_aff(G, g, G->gen);
-    for (size_t i = 0; i < n; i++) {
-        test_rand_scalar(G->Fr, k);
-        ec_jac_mul_scalar(G, jac + i * 3 * ec_cl(G), g, k, 4);
-        test_rand_scalar(G->Fr, k);
-        memcpy(r->scalars + 32 * i, k, 32);
-    }
-    ck_assert_int_eq(ec_batch_to_aff(G, r->bases, jac, n), 0);
-    free(jac);
-    for (size_t i = 0; i < nd; i++) test_rand_scalar(&FIELD_BN254_FR, (uint64_t *)r->v + 4 * i);
+    ck_assert(r->scalars && r->v && r->a && r->b && r->c);
+    test_rand_scalars(G->Fr, (uint64_t *)r->scalars, n, TEST_SCALARS_UNIFORM);
+    test_rand_scalars(&FIELD_BN254_FR, r->v, nd, TEST_SCALARS_UNIFORM);
     ck_assert_int_eq(ntt_domain_init(&r->d, &FIELD_BN254_FR, 13), 0);
     r->fake = (zkey){ .Fr = &FIELD_BN254_FR, .n8r = 32, .domain_size = 1 << 12 };
 
@@ -322,12 +312,8 @@ static void round_free(struct round *r)
         zkey_close(&r->z);
     }
     ntt_domain_free(&r->d);
-    free(r->bases);
-    free(r->scalars);
-    free(r->v);
-    free(r->a);
-    free(r->b);
-    free(r->c);
+    void *owned[] = { r->bases, r->scalars, r->v, r->a, r->b, r->c };
+    for (size_t i = 0; i < TEST_N(owned); i++) free(owned[i]);
 }
 
 /* One MSM, one odd-coset NTT, one synthesis and one proof, NT threads each. */
