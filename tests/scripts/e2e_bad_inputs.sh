@@ -152,6 +152,20 @@ expect() {
 }
 P="$out/proof.json"; Q="$out/public.json"
 
+# expect_as CODE "description" zkey|wtns|r1cs FILE [--re REGEX]: FILE given as the
+# zkey, the witness or the --r1cs file, the other inputs good; the message must name
+# FILE.
+expect_as() {
+  local want="$1" desc="$2" role="$3" f="$4"
+  shift 4
+  case "$role" in
+    zkey) expect "$want" "$desc" "$f" "$@" -- "$f" "$WT" "$P" "$Q" ;;
+    wtns) expect "$want" "$desc" "$f" "$@" -- "$ZK" "$f" "$P" "$Q" ;;
+    r1cs) expect "$want" "$desc" "$f" "$@" -- --r1cs "$f" "$ZK" "$WT" "$P" "$Q" ;;
+    *) echo "expect_as: role $role" >&2; exit 2 ;;
+  esac
+}
+
 # 0: the baseline must work, or every other result means nothing
 expect 0 "good inputs" "" -- "$ZK" "$WT" "$P" "$Q"
 expect 0 "good inputs with --r1cs" "" -- --r1cs "$R1" "$ZK" "$WT" "$P" "$Q"
@@ -164,43 +178,43 @@ expect 2 "unknown option" "" -- --no-such-option "$ZK" "$WT" "$P" "$Q"
 expect 2 "--r1cs without its file" "" -- "$ZK" "$WT" "$P" "$Q" --r1cs
 
 # 3: missing / unreadable
-expect 3 "missing zkey" "$in/missing.zkey" -- "$in/missing.zkey" "$WT" "$P" "$Q"
-expect 3 "missing wtns" "$in/missing.wtns" -- "$ZK" "$in/missing.wtns" "$P" "$Q"
-expect 3 "missing r1cs" "$in/missing.r1cs" -- --r1cs "$in/missing.r1cs" "$ZK" "$WT" "$P" "$Q"
+expect_as 3 "missing zkey" zkey "$in/missing.zkey"
+expect_as 3 "missing wtns" wtns "$in/missing.wtns"
+expect_as 3 "missing r1cs" r1cs "$in/missing.r1cs"
 mkdir -p "$in/dir.zkey" "$in/dir.wtns"
-expect 3 "zkey is a directory" "$in/dir.zkey" -- "$in/dir.zkey" "$WT" "$P" "$Q"
-expect 3 "wtns is a directory" "$in/dir.wtns" -- "$ZK" "$in/dir.wtns" "$P" "$Q"
+expect_as 3 "zkey is a directory" zkey "$in/dir.zkey"
+expect_as 3 "wtns is a directory" wtns "$in/dir.wtns"
 
 # 4: not a zkey / wtns (magic, format)
 cp "$WT" "$in/wtns_as.zkey"
-expect 4 "a wtns given as zkey" "$in/wtns_as.zkey" -- "$in/wtns_as.zkey" "$WT" "$P" "$Q"
+expect_as 4 "a wtns given as zkey" zkey "$in/wtns_as.zkey"
 cp "$ZK" "$in/zkey_as.wtns"
-expect 4 "a zkey given as wtns" "$in/zkey_as.wtns" -- "$ZK" "$in/zkey_as.wtns" "$P" "$Q"
+expect_as 4 "a zkey given as wtns" wtns "$in/zkey_as.wtns"
 cp "$R1" "$in/r1cs_as.zkey"
-expect 4 "an r1cs given as zkey" "$in/r1cs_as.zkey" -- "$in/r1cs_as.zkey" "$WT" "$P" "$Q"
+expect_as 4 "an r1cs given as zkey" zkey "$in/r1cs_as.zkey"
 head -c 4096 /dev/zero | tr '\0' 'x' >"$in/text.zkey"
-expect 4 "4 kB of text as zkey" "$in/text.zkey" -- "$in/text.zkey" "$WT" "$P" "$Q"
+expect_as 4 "4 kB of text as zkey" zkey "$in/text.zkey"
 cp "$ZK" "$in/zkey_as.r1cs"
-expect 4 "a zkey given as --r1cs" "$in/zkey_as.r1cs" -- --r1cs "$in/zkey_as.r1cs" "$ZK" "$WT" "$P" "$Q"
+expect_as 4 "a zkey given as --r1cs" r1cs "$in/zkey_as.r1cs"
 patch pad-section "$ZK" "$in/hdr_padded.zkey" 2 4
-expect 4 "zkey header section 4 bytes too long" "$in/hdr_padded.zkey" -- "$in/hdr_padded.zkey" "$WT" "$P" "$Q"
+expect_as 4 "zkey header section 4 bytes too long" zkey "$in/hdr_padded.zkey"
 patch pad-section "$WT" "$in/hdr_padded.wtns" 1 4
-expect 4 "wtns header section 4 bytes too long" "$in/hdr_padded.wtns" -- "$ZK" "$in/hdr_padded.wtns" "$P" "$Q"
+expect_as 4 "wtns header section 4 bytes too long" wtns "$in/hdr_padded.wtns"
 
 # 5: truncated
 zsize=$(stat -c %s "$ZK"); wsize=$(stat -c %s "$WT")
 for at in 6 10 16 30 60 $((zsize / 2)) $((zsize - 1)); do
   cut_at "$ZK" "$at" "$in/cut$at.zkey"
-  expect 5 "zkey truncated at $at of $zsize bytes" "$in/cut$at.zkey" -- "$in/cut$at.zkey" "$WT" "$P" "$Q"
+  expect_as 5 "zkey truncated at $at of $zsize bytes" zkey "$in/cut$at.zkey"
 done
 for at in 10 30 60 $((wsize / 2)) $((wsize - 1)); do
   cut_at "$WT" "$at" "$in/cut$at.wtns"
-  expect 5 "wtns truncated at $at of $wsize bytes" "$in/cut$at.wtns" -- "$ZK" "$in/cut$at.wtns" "$P" "$Q"
+  expect_as 5 "wtns truncated at $at of $wsize bytes" wtns "$in/cut$at.wtns"
 done
 patch section-size "$ZK" "$in/sec10_long.zkey" 10 1000
-expect 5 "zkey last section size +1000 (past the end)" "$in/sec10_long.zkey" -- "$in/sec10_long.zkey" "$WT" "$P" "$Q"
+expect_as 5 "zkey last section size +1000 (past the end)" zkey "$in/sec10_long.zkey"
 patch section-size "$WT" "$in/sec2_long.wtns" 2 32
-expect 5 "wtns values section size +32 (past the end)" "$in/sec2_long.wtns" -- "$ZK" "$in/sec2_long.wtns" "$P" "$Q"
+expect_as 5 "wtns values section size +32 (past the end)" wtns "$in/sec2_long.wtns"
 # A wrong size in the middle of the table makes the rest of it garbage: either
 # format code is right there, but the exit code must be one of the two.
 patch section-size "$ZK" "$in/sec2_size.zkey" 2 4
@@ -214,11 +228,11 @@ fi
 
 # 6: unsupported protocol or curve
 cp "$F/circuit_plonk.zkey" "$in/plonk.zkey"
-expect 6 "a PLONK zkey" "$in/plonk.zkey" --re plonk -- "$in/plonk.zkey" "$WT" "$P" "$Q"
+expect_as 6 "a PLONK zkey" zkey "$in/plonk.zkey" --re plonk
 patch u32 "$ZK" "$in/proto99.zkey" 1 0 99
-expect 6 "zkey protocol id 99" "$in/proto99.zkey" -- "$in/proto99.zkey" "$WT" "$P" "$Q"
+expect_as 6 "zkey protocol id 99" zkey "$in/proto99.zkey"
 patch zkey-q "$ZK" "$in/otherq.zkey"
-expect 6 "zkey with an unknown base field q" "$in/otherq.zkey" -- "$in/otherq.zkey" "$WT" "$P" "$Q"
+expect_as 6 "zkey with an unknown base field q" zkey "$in/otherq.zkey"
 
 # 7: witness / zkey / r1cs mismatch
 cp "$OTHER/witness.wtns" "$in/other_circuit.wtns"
