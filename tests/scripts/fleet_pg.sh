@@ -87,6 +87,14 @@ CUZK_TEST_PG_URL="$sem" "$T" || fail "lease semantics"
 mkdir -p "$tmp/in"
 N=30
 for i in $(seq 1 $N); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
+# proofs_in DIR: how many proofs DIR holds.
+proofs_in() { ls "$1" | grep -c '\.proof\.json$' || true; }
+# snarkjs_all WHAT DIR N: snarkjs verifies all N proofs in DIR (r: its summary).
+snarkjs_all() {
+  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+    "$FX/verification_key.json" "$2")" || fail "$1 snarkjs: $r"
+  [ "$r" = "$3 verified" ] || fail "$1 snarkjs: $r"
+}
 round() {  # name, disturbance (kill|dbstop)
   local name="$1" how="$2" out="$tmp/out-$1" log="$tmp/pub-$1" pids=() job k
   mkdir -p "$out"; : >"$log"
@@ -123,10 +131,8 @@ round() {  # name, disturbance (kill|dbstop)
   [ -z "$(grep -v ' marked$' "$log" | cut -d' ' -f1,2 | sort | uniq -d)" ] || fail "$name: a partition published twice: $(sort "$log" | tr '\n' ';')"
   ! grep -q EEXIST "$log" || fail "$name: a publish met an existing file"
   [ "$how" != crash ] || grep -q " adopted$" "$log" || fail "$name: the dead worker's proof was not adopted: $(sort "$log" | tr '\n' ';')"
-  [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
-  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-    "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
-  [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
+  [ "$(proofs_in "$out")" -eq $N ] || fail "$name: $(proofs_in "$out") proofs"
+  snarkjs_all "$name" "$out" $N
   echo "ok: $name: job $job: $N proofs, each published once ($(cut -d' ' -f3 "$log" | sort | uniq -c | tr -s ' ' | tr '\n' ','); $(grep -c ' adopted$' "$log" || true) adopted), snarkjs: $r"
 }
 round kill kill
@@ -146,7 +152,7 @@ cuzkd_round() {  # name, how (kill|dbstop), K0
       --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd$k.log" 2>&1 & pids+=($!)
   done
   daemon_on_exit="for p in ${pids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-*; ${daemon_on_exit}"
-  for _ in $(seq 1 1200); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 10 ] && break; sleep 0.1; done
+  for _ in $(seq 1 1200); do [ "$(proofs_in "$out")" -ge 10 ] && break; sleep 0.1; done
   if [ "$how" = kill ]; then
     kill -KILL "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
     pids=("${pids[@]:1}")
@@ -163,7 +169,7 @@ cuzkd_round() {  # name, how (kill|dbstop), K0
     echo "ok: $name: killed cuzkd $k0 with -9 after $(grep -c proof "$tmp/noted-$name") proofs"
   fi
   timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || { tail -n 20 "$tmp"/cuzkd*.log; fail "$name: job $job not done"; }
-  [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $N ] || fail "$name: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+  [ "$(proofs_in "$out")" -eq $N ] || fail "$name: $(proofs_in "$out") proofs"
   while read -r f ino mt; do
     [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "$name: $f was published again"
   done <"$tmp/noted-$name"
@@ -173,9 +179,7 @@ cuzkd_round() {  # name, how (kill|dbstop), K0
   # (each daemon's fleet thread calls the database at least every lease/3 = 1 s)
   [ "$how" != dbstop ] || [ "$(cat "$tmp"/cuzkd{$k0,$((k0 + 1)),$((k0 + 2))}.log | grep -c "database reachable again")" -ge 1 ] ||
     fail "$name: no cuzkd saw the database go and come back"
-  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-    "$FX/verification_key.json" "$out")" || fail "$name snarkjs: $r"
-  [ "$r" = "$N verified" ] || fail "$name snarkjs: $r"
+  snarkjs_all "$name" "$out" $N
   echo "ok: $name: job $job: $N proofs, none rewritten after the $how, snarkjs: $r"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -207,7 +211,7 @@ crash_at_finish() {
   set -e
   [ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-${x}1.log"; fail "$part: cuzkd did not die at the hook (rc $rc)"; }
   staged=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
-  [ -f "${staged[0]}" ] && [ "$(ls "$out" | grep -c '\.proof\.json$')" -eq 0 ] ||
+  [ -f "${staged[0]}" ] && [ "$(proofs_in "$out")" -eq 0 ] ||
     fail "$part: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
 }
 
@@ -226,11 +230,9 @@ grep -q "published 1 proofs finished before a restart" "$tmp/cuzkd-r2.log" ||
   { tail -n 20 "$tmp/cuzkd-r2.log"; fail "restart: the staged proof was not published by the new run"; }
 grep -q "leases of a previous run back" "$tmp/cuzkd-r2.log" || fail "restart: no previous lease given back"
 ! grep -q "existed already" "$tmp/cuzkd-r2.log" || fail "restart: a publish met an existing file"
-[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "restart: $(ls "$out" | grep -c '\.proof\.json$') proofs"
+[ "$(proofs_in "$out")" -eq $M ] || fail "restart: $(proofs_in "$out") proofs"
 [ -z "$(ls "$out"/.cuzk-* 2>/dev/null)" ] || fail "restart: staged files left: $(ls "$out"/.cuzk-*)"
-r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-  "$FX/verification_key.json" "$out")" || fail "restart snarkjs: $r"
-[ "$r" = "$M verified" ] || fail "restart snarkjs: $r"
+snarkjs_all "restart" "$out" $M
 echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"
 
 # 6: a cuzkd killed between a finish and its publish (the hook), never started again:
@@ -245,7 +247,7 @@ dead="$(basename "$(dirname "${staged[0]}")")"; dead="${dead#.cuzk-}"
 daemon_on_exit="kill -KILL $bpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-b*; ${daemon_on_exit}"
 timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 90000 >/dev/null ||
   { tail -n 20 "$tmp/cuzkd-b.log"; fail "adopt: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"; }
-[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "adopt: $(ls "$out" | grep -c '\.proof\.json$') proofs for $M"
+[ "$(proofs_in "$out")" -eq $M ] || fail "adopt: $(proofs_in "$out") proofs for $M"
 # Once: nothing is published again while B goes on adopting (two more rounds).
 for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-a"
 sleep 7
@@ -262,9 +264,7 @@ dead_name="$(sed -n "s/.*published \([^ ]*\) (job $job part [0-9]*) that $dead f
   fail "adopt: the adopted proof is still staged: $(ls "$out/.cuzk-$dead")"
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
 echo "$st" | jq -e '.parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "adopt: status: $st"
-r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-  "$FX/verification_key.json" "$out")" || fail "adopt snarkjs: $r"
-[ "$r" = "$M verified" ] || fail "adopt snarkjs: $r"
+snarkjs_all "adopt" "$out" $M
 echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B published its $dead_name once: $M proofs, snarkjs: $r"
 
 # 7: the database lost under a real cuzkd, as its operator sees it: while PostgreSQL is
@@ -283,7 +283,7 @@ daemon_on_exit="kill -KILL $hpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-
 hstat() { "$BUILD/bin/cuzk" --instance "$inst-h" --run-dir "$tmp/runh" --json status 2>/dev/null | jq -c '.fleet // empty'; }
 hmet() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
   "http://127.0.0.1:$mport/metrics" | sed -n 's/^cuzk_fleet_db_reachable{[^}]*} //p'; }
-for _ in $(seq 1 600); do [ "$(ls "$out" | grep -c '\.proof\.json$')" -ge 1 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do [ "$(proofs_in "$out")" -ge 1 ] && break; sleep 0.1; done
 h="$(hstat)"
 echo "$h" | jq -e '.db_reachable == true and .db_errors == 0' >/dev/null || fail "health: before the stop: $h"
 as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
@@ -302,11 +302,9 @@ timeout 180 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 150000 >/d
 m="$(hmet)"
 [ "$m" = 1 ] || fail "health: cuzk_fleet_db_reachable after: '$m'"
 kill -TERM "$hpid"; wait "$hpid" 2>/dev/null || true
-[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] || fail "health: $(ls "$out" | grep -c '\.proof\.json$') proofs for $M"
+[ "$(proofs_in "$out")" -eq $M ] || fail "health: $(proofs_in "$out") proofs for $M"
 ! grep -q "existed already" "$tmp/cuzkd-h.log" || fail "health: a publish met an existing file"
-r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-  "$FX/verification_key.json" "$out")" || fail "health snarkjs: $r"
-[ "$r" = "$M verified" ] || fail "health snarkjs: $r"
+snarkjs_all "health" "$out" $M
 echo "ok: health: database stopped under a running cuzkd: status and /metrics said unreachable, then $h; $M proofs, snarkjs: $r"
 
 # 8: --store-proofs, for a submitter with no shared file system for its outputs: a job
@@ -350,11 +348,9 @@ pd="$tmp/runs2/fleet-$inst-s2.proofs"
 ls -A "$out" | grep -q . && fail "stored: the fetch dir was written before the fetch"
 f1="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: fetch: $f1"
 echo "$f1" | jq -e --argjson m $M '.written == $m and .present == 0 and .errors == 0 and .finished' >/dev/null || fail "stored: fetch: $f1"
-[ "$(ls "$out" | grep -c '\.proof\.json$')" -eq $M ] && [ "$(ls "$out" | grep -c '\.public\.json$')" -eq $M ] &&
+[ "$(proofs_in "$out")" -eq $M ] && [ "$(ls "$out" | grep -c '\.public\.json$')" -eq $M ] &&
   [ "$(ls -A "$out" | wc -l)" -eq $((2 * M)) ] || fail "stored: fetched $(ls -A "$out" | tr '\n' ' ')"
-r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-  "$FX/verification_key.json" "$out")" || fail "stored snarkjs: $r"
-[ "$r" = "$M verified" ] || fail "stored snarkjs: $r"
+snarkjs_all "stored" "$out" $M
 for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-s"
 f2="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: second fetch: $f2"
 echo "$f2" | jq -e --argjson m $M '.written == 0 and .present == $m' >/dev/null || fail "stored: second fetch: $f2"
@@ -371,7 +367,7 @@ set +e; f3="$("$BUILD/bin/cuzk" fetch "$job" --queue "$url" --out "$o2" 2>&1)"; 
   fail "stored: fetch replaced or followed what was there"
 # (w2's proof is not written without its public file: the proof's name is what a
 # reader waits for)
-[ "$(ls "$o2" | grep -c '\.proof\.json$')" -eq $((M - 1)) ] && [ ! -e "$o2/w2.proof.json" ] &&
+[ "$(proofs_in "$o2")" -eq $((M - 1)) ] && [ ! -e "$o2/w2.proof.json" ] &&
   [ -z "$(ls -A "$o2" | grep cuzk-fetch)" ] ||
   fail "stored: the other proofs not fetched, or temp files left: $(ls -A "$o2" | tr '\n' ' ')"
 set +e; o="$("$BUILD/bin/cuzk" fetch 99999 --queue "$url" --out "$o2" 2>&1)"; rc=$?; set -e
