@@ -62,6 +62,19 @@ static void *alloc_or_die(size_t n)
     return p;
 }
 
+void test_rand_distinct(uint32_t *out, size_t k, size_t n)
+{
+    uint32_t *perm = alloc_or_die(n * sizeof *perm);
+
+    for (size_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+    for (size_t i = 0; i < k; i++) { /* Fisher-Yates, stopped after k places */
+        size_t c = i + test_rng64() % (n - i);
+        out[i] = perm[c];
+        perm[c] = perm[i];
+    }
+    free(perm);
+}
+
 uint64_t *test_rand_points(const curve_group *G, size_t n)
 {
     const unsigned cl = ec_cl(G);

@@ -19,6 +19,10 @@ uint64_t test_rng64(void);
  * by rejection below r's bit length. */
 void test_rand_scalar(const field_desc *Fr, uint64_t k[4]);
 
+/* out[0..k) = k distinct values below n (k <= n) in random order: the head of a random
+ * permutation of 0..n-1. Aborts when memory runs out. */
+void test_rand_distinct(uint32_t *out, size_t k, size_t n);
+
 /* What test_rand_scalars draws: uniform scalars < r; witness-like ones (mostly 0 and
  * 1, which pile into one bucket of an MSM, some r - 1, small and uniform ones); or
  * all 2^256 - 1 (beyond r: every window digit nonzero, the top carry). */

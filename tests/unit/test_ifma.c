@@ -409,18 +409,10 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     uint64_t *pts = test_rand_points(G, count + nbuckets);
     uint64_t *bp = pts, *A0 = pts + al * count;
     uint64_t *A = malloc(nbuckets * pb), *want = malloc(nbuckets * pb);
-    uint32_t *bb = malloc(count * sizeof *bb), *perm = malloc(nbuckets * sizeof *perm);
+    uint32_t *bb = malloc(count * sizeof *bb);
     void *scratch = aligned_alloc(64, ifma_batch_scratch_bytes(G, count) + 64);
-    ck_assert(A && want && bb && perm && scratch);
-    /* distinct buckets: the head of a random permutation */
-    for (size_t b = 0; b < nbuckets; b++) perm[b] = (uint32_t)b;
-    for (size_t b = nbuckets; b-- > 1;) {
-        size_t c = test_rng64() % (b + 1);
-        uint32_t t = perm[b];
-        perm[b] = perm[c];
-        perm[c] = t;
-    }
-    memcpy(bb, perm, count * sizeof *bb);
+    ck_assert(A && want && bb && scratch);
+    test_rand_distinct(bb, count, nbuckets);
     memcpy(want, A0, nbuckets * pb);
     for (size_t i = 0; i < count; i++) {
         uint64_t *B = want + al * (size_t)bb[i], j[EC_MAX_JAC];
@@ -444,7 +436,6 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
     free(A);
     free(want);
     free(bb);
-    free(perm);
     free(scratch);
 }
 
