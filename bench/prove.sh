@@ -29,19 +29,14 @@ set -euo pipefail
 
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh" prove
+bench_rapidsnark "its column"
+read -r -a PROVER <<<"${PROVER_CMD:-$CUZK prove-local}"
+[ -n "${PROVER_CMD:-}" ] || bench_need bin/cuzk
 BENCH_SIZES="${BENCH_SIZES:-12 14 16 18}"
 BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
 BENCH_RUNS="${BENCH_RUNS:-3}"
 BENCH_RUNS_LARGE="${BENCH_RUNS_LARGE:-3}"
 BENCH_SNARKJS_MAX="${BENCH_SNARKJS_MAX:-18}"
-RAPIDSNARK="${RAPIDSNARK:-}"
-
-read -r -a PROVER <<<"${PROVER_CMD:-$CUZK prove-local}"
-[ -n "${PROVER_CMD:-}" ] || bench_need bin/cuzk
-if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
-  echo "bench/prove: RAPIDSNARK=$RAPIDSNARK is not an executable; column left out" >&2
-  RAPIDSNARK=""
-fi
 # Per-process wall, CPU and peak RSS: bench/rusage (built by make bench), else GNU time.
 if [ -x "$BUILD/bench/rusage" ]; then
   timed() { "$BUILD/bench/rusage" "$tmp/ru" "$@"; }
@@ -58,16 +53,9 @@ fail=0
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 # ---- fixtures: one make.sh call per size, so a size it cannot build drops its row ----
-# A fixture whose files are all there is used as it is: make.sh, which builds one
-# fixture at a time under a lock, is called only for a missing one, so that a long
-# build elsewhere (2^20: most of an hour on 2 CPUs) does not hold the bench.
 fixture() {  # curve k -> 0 when the fixture is there; else a note in skipped
-  local rc=0 f ok=1
-  for f in circuit_final.zkey witness.wtns verification_key.json info.txt; do
-    [ -s "$FIXTURES/$1/mulchain-$2/$f" ] || ok=0
-  done
-  [ $ok -eq 0 ] || return 0
-  bash "$MAKE_FIXTURES" -q --curve "$1" --size "$2" >"$tmp/fx.log" 2>&1 || rc=$?
+  local rc=0
+  BENCH_FXLOG="$tmp/fx.log" bench_fixture "$1" "$2" || rc=$?
   [ $rc -ne 0 ] || return 0
   if [ $rc -eq 2 ]; then
     skipped+=("$1 2^$2: $(grep -m1 'make.sh:' "$tmp/fx.log" || tail -n 1 "$tmp/fx.log")")
