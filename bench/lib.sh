@@ -17,3 +17,29 @@ CUZK="$BUILD/bin/cuzk"
 # bench_need PATH... (relative to BUILD: bin/cuzk, bench/stats_dump): stops the script
 # with a note when one is not built.
 bench_need() { NEED_MAKE="make all bench" need_built "$@"; }
+
+# bench_rapidsnark WHAT: RAPIDSNARK, the path of an iden3/rapidsnark `prover` built
+# outside this tree, or empty; emptied, with a note that WHAT is left out, when it is
+# set but not an executable.
+bench_rapidsnark() {
+  RAPIDSNARK="${RAPIDSNARK:-}"
+  if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
+    echo "bench/$BENCH_NAME: RAPIDSNARK=$RAPIDSNARK is not an executable; $1 left out" >&2
+    RAPIDSNARK=""
+  fi
+}
+
+# bench_fixture CURVE K: 0 when FIXTURES/CURVE/mulchain-K is there, else what
+# tests/fixtures/make.sh --curve CURVE --size K returns (its output in $BENCH_FXLOG,
+# default /dev/null). A fixture whose files are all there is used as it is: make.sh
+# builds one fixture at a time under a lock, and a long build elsewhere (2^20: most of
+# an hour on 2 CPUs) must not hold the bench.
+bench_fixture() {
+  local f
+  for f in circuit_final.zkey witness.wtns verification_key.json info.txt; do
+    [ -s "$FIXTURES/$1/mulchain-$2/$f" ] || {
+      bash "$MAKE_FIXTURES" -q --curve "$1" --size "$2" >"${BENCH_FXLOG:-/dev/null}" 2>&1
+      return
+    }
+  done
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# bench/prove.sh — the prove table of `make bench` (bench/run.sh part (b); issue 21
+# item 5), or alone: one row per curve and mulchain size, side by side in one run,
+# cuzk prove-local, rapidsnark (bn128 only; when RAPIDSNARK is set) and snarkjs groth16
+# prove, each with wall, CPU (user + sys) seconds and peak RSS (MiB) of its process
+# (bench/rusage: wait4), the median of the runs, the provers interleaved run by run.
+# Every proof of every run is verified by snarkjs before its time counts (a rejected
+# proof is reported and fails the bench). Ratios: cuzk / rapidsnark (wall, CPU, RSS),
+# cuzk / snarkjs (wall), and on bls12381 rows cuzk BLS / cuzk BN254 at the same size
+# (wall, CPU: cuzk bn128 proves that size in the same interleaved runs). Below 1, cuzk
+# is faster or smaller. Wall times include process start, file loading and cuzk's
+# own pairing check of its proof (rapidsnark and snarkjs check nothing).
+#
+# Environment:
+#   BUILD             build dir (default build)
+#   BENCH_SIZES       bn128 mulchain sizes, powers of two (default "12 14 16 18"; 20
+#                     and 22 when asked; a size tests/fixtures/make.sh does not build
+#                     is skipped with a note; above 2^16 the key is cuzk test-setup's)
+#   BENCH_BLS_SIZES   bls12381 sizes (default "10 12 13"; "" for none)
+#   BENCH_RUNS        runs per prover and size (default 3)
+#   BENCH_RUNS_LARGE  runs at 2^20 and above (default 3; at most BENCH_RUNS)
+#   BENCH_SNARKJS_MAX largest size snarkjs proves (default 18: minutes a proof above;
+#                     its proofs are not timed there, but every other prover's proof
+#                     is still verified by snarkjs)
+#   PROVER_CMD        cuzk's command (default "$BUILD/bin/cuzk prove-local"), called
+#                     as $PROVER_CMD ZKEY WTNS PROOF PUBLIC
+#   RAPIDSNARK        an iden3/rapidsnark `prover` binary, built outside this tree
+set -euo pipefail
+
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" prove
+bench_rapidsnark "its column"
+read -r -a PROVER <<<"${PROVER_CMD:-$CUZK prove-local}"
+[ -n "${PROVER_CMD:-}" ] || bench_need bin/cuzk
+BENCH_SIZES="${BENCH_SIZES:-12 14 16 18}"
+BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
+BENCH_RUNS="${BENCH_RUNS:-3}"
+BENCH_RUNS_LARGE="${BENCH_RUNS_LARGE:-3}"
+BENCH_SNARKJS_MAX="${BENCH_SNARKJS_MAX:-18}"
+# Per-process wall, CPU and peak RSS: bench/rusage (built by make bench), else GNU time.
+if [ -x "$BUILD/bench/rusage" ]; then
+  timed() { "$BUILD/bench/rusage" "$tmp/ru" "$@"; }
+elif [ -x /usr/bin/time ]; then
+  timed() { /usr/bin/time -f "%e %U %S %M" -o "$tmp/ru" "$@"; }
+else
+  echo "bench/prove: neither $BUILD/bench/rusage (make bench) nor GNU time (/usr/bin/time)"
+  exit 1
+fi
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+# ---- fixtures: one make.sh call per size, so a size it cannot build drops its row ----
+fixture() {  # curve k -> 0 when the fixture is there; else a note in skipped
+  local rc=0
+  BENCH_FXLOG="$tmp/fx.log" bench_fixture "$1" "$2" || rc=$?
+  [ $rc -ne 0 ] || return 0
+  if [ $rc -eq 2 ]; then
+    skipped+=("$1 2^$2: $(grep -m1 'make.sh:' "$tmp/fx.log" || tail -n 1 "$tmp/fx.log")")
+  else
+    skipped+=("$1 2^$2: fixture build failed: $(tail -n 3 "$tmp/fx.log" | tr '\n' ' ')")
+    fail=1
+  fi
+  return 1
+}
+rows=()
+skipped=()
+for k in $BENCH_SIZES; do fixture bn128 "$k" && rows+=("bn128 $k"); done
+for k in $BENCH_BLS_SIZES; do
+  # the BLS/BN ratio needs bn128 at the same size
+  fixture bls12381 "$k" && fixture bn128 "$k" && rows+=("bls12381 $k")
+done
+
+# ---- one measured run ---------------------------------------------------------------
+# run_one KEY CURVE K CMD...: runs CMD (which writes $tmp/proof.json, $tmp/public.json),
+# has snarkjs verify the proof, and appends "wall cpu rss_MiB" to M[KEY]; a failure or a
+# rejected proof goes into note.
+declare -A M=()
+run_one() {
+  local key="$1" c="$2" k="$3" rc=0
+  shift 3
+  rm -f "$tmp/proof.json" "$tmp/public.json" "$tmp/ru"
+  timed "$@" >"$tmp/out" 2>&1 || rc=$?
+  if [ $rc -ne 0 ]; then
+    note="$note $key failed (exit $rc): $(tail -c 200 "$tmp/out" | tr '\n' ' ')"
+    return
+  fi
+  if ! "$SNARKJS" groth16 verify "$FIXTURES/$c/mulchain-$k/verification_key.json" \
+    "$tmp/public.json" "$tmp/proof.json" 2>&1 | grep -q OK; then
+    note="$note $key's proof does NOT verify (snarkjs)"
+    return
+  fi
+  M[$key]+="$(awk '{printf "%s,%.3f,%.1f", $1, $2 + $3, $4 / 1024}' "$tmp/ru") "
+}
+# med KEY FIELD (1 wall, 2 cpu, 3 rss) -> the median, or "-"
+med() {
+  [ -n "${M[$1]:-}" ] || { echo -; return; }
+  # shellcheck disable=SC2086  # the list is words
+  printf '%s\n' ${M[$1]:-} | cut -d, -f"$2" | sort -g |
+    awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b }'; }
+fmt() { awk -v v="$1" -v p="$2" 'BEGIN{ if (v=="-") print "-"; else printf "%." p "f", v }'; }
+
+echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^20+, interleaved; wall s, CPU s, peak RSS MiB)"
+[ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
+for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
+printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
+  "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
+printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
+  curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
+for row in "${rows[@]}"; do
+  c="${row% *}"; k="${row#* }"
+  d="$FIXTURES/$c/mulchain-$k"
+  dbn="$FIXTURES/bn128/mulchain-$k"
+  runs="$BENCH_RUNS"
+  [ "$k" -lt 20 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
+  M=(); note=""; l0="$(load)"
+  for _ in $(seq "$runs"); do
+    run_one cuzk "$c" "$k" "${PROVER[@]}" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+    if [ "$c" = bn128 ] && [ -n "$RAPIDSNARK" ]; then
+      run_one rapidsnark "$c" "$k" "$RAPIDSNARK" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+    fi
+    if [ "$c" = bls12381 ]; then
+      run_one cuzk_bn bn128 "$k" "${PROVER[@]}" "$dbn/circuit_final.zkey" "$dbn/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+    fi
+    if [ "$k" -le "$BENCH_SNARKJS_MAX" ]; then
+      run_one snarkjs "$c" "$k" "$SNARKJS" groth16 prove "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+    fi
+  done
+  [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
+  cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
+  rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
+  sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
+  bw=-; bc=-
+  if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
+  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
+    "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
+    "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
+    "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
+  case "$note" in *failed* | *NOT*) fail=1 ;; esac
+done
+echo "(c/r = cuzk / rapidsnark, c/s = cuzk / snarkjs, BLS/BN = cuzk bls12381 / cuzk bn128 at the"
+echo " same size; below 1 cuzk is faster or smaller. Goals (issue 21): c/r wall <= 0.20 at 2^16,"
+echo " 2^18, <= 0.25 at 2^20, 2^22; RSS <= rapidsnark + 5% from 2^18; BLS/BN <= 2.0; BLS c/s <= 0.08."
+echo " $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')$(grep -q avx512ifma /proc/cpuinfo && echo ' with AVX-512 IFMA');"
+echo " load: the 1-minute average at the row's start; after the last row: $(load))"
+exit $fail
