@@ -391,7 +391,7 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 	struct work w = { 0 };
 	int wnode[PIPE_MAX_WORKERS], wdev[PIPE_MAX_WORKERS];
 	uint32_t per_node[PLAN_MAX_NODES] = { 0 };
-	int cuda = c->dev_kind == CONFIG_DEV_CUDA, exclusive = 1, rc;
+	int cuda = c->dev_kind == CONFIG_DEV_CUDA, exclusive = 1, enough = 0, rc;
 
 	memset(p, 0, sizeof(*p));
 	if ((rc = collect(topo, p, &w, err, errlen)))
@@ -439,37 +439,30 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 	split_buffers(p, per_node, c->buffers);
 
 	/* Can every process of a node have its own cores? Each node needs a core per
-	 * worker and one for its synth; node 0 also one for the finalizer. */
+	 * worker and one for its synth; node 0 also one for the finalizer. The CPU
+	 * backend never reserves: its workers do the MSMs and NTTs, nearly all the work,
+	 * while synth and finalizer are busy 1.7% and 1.9% of the wall time under a
+	 * backlog (mulchain-14, issue 21). A core kept for them would idle; sharing, they
+	 * take what they use from the workers (the kernel's fair share; the MSM's tasks
+	 * are claimed one by one, so a worker thread that loses its core for a while
+	 * delays no other). */
 	for (uint32_t k = 0; k < p->n_nodes; k++)
 		if (w.node_count[k] < per_node[k] + 1 + (k == 0 ? PLAN_FINALIZER_CORES : 0))
 			exclusive = 0;
+	if (!cuda) {
+		enough = exclusive;
+		exclusive = 0;
+	}
 
 	if (exclusive) {
 		uint32_t wcores[PLAN_MAX_NODES];
 
 		for (uint32_t k = 0; k < p->n_nodes; k++) {
 			uint32_t avail = w.node_count[k] - 1 - (k == 0 ? PLAN_FINALIZER_CORES : 0);
-			uint32_t synth_share;
 
-			if (!per_node[k]) {
-				wcores[k] = 0;
-				continue;
-			}
-			if (cuda) {
-				wcores[k] = avail / per_node[k];
-				if (wcores[k] > PLAN_CUDA_WORKER_CORES)
-					wcores[k] = PLAN_CUDA_WORKER_CORES;
-			} else {
-				/* CPU backend: workers do the MSMs and NTTs, the bulk of the
-				 * work; the synth keeps about a quarter of the node. */
-				synth_share = w.node_count[k] / 4;
-				if (synth_share < 1)
-					synth_share = 1;
-				synth_share -= 1; /* the one core already set aside */
-				if (avail - synth_share < per_node[k])
-					synth_share = avail - per_node[k];
-				wcores[k] = (avail - synth_share) / per_node[k];
-			}
+			wcores[k] = per_node[k] ? avail / per_node[k] : 0;
+			if (wcores[k] > PLAN_CUDA_WORKER_CORES)
+				wcores[k] = PLAN_CUDA_WORKER_CORES;
 		}
 		/* The finalizer's core(s) first, from the end of node 0, so worker 0
 		 * starts on the node's first core and the finalizer stays clear of it. */
@@ -496,13 +489,11 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 		}
 		snprintf(p->note, sizeof(p->note), "every process has its own cores");
 	} else {
-		/* Too few cores: share, and say so. Each synth gets its whole node, the
-		 * finalizer the last core. CPU backend: the workers split their node's
-		 * cores, all of them (a node with one worker gives it every core): synth
-		 * and finalizer sit mostly idle under a backlog (1.7% and 1.9% of the wall
-		 * time at mulchain-14, issue 21), so they share those cores rather than
-		 * keep one from the MSMs. CUDA, or more workers than cores: round-robin,
-		 * one core each. */
+		/* Shared: each synth gets its whole node, the finalizer the last core.
+		 * CPU backend: the workers split their node's cores, all of them (a node
+		 * with one worker gives it every core), and synth and finalizer share them
+		 * (above). CUDA with too few cores, or more workers than cores:
+		 * round-robin, one core each. */
 		for (uint32_t i = 0; i < p->n_workers; i++) {
 			struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
 			uint32_t k = (uint32_t)wnode[i], nth = 0, cnt = w.node_count[k];
@@ -526,10 +517,15 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
 		give(place_add(p, PLAN_FINALIZER, 0, 0, -1),
 		     &w.cores[w.node_first[0] + (int)w.node_count[0] - 1]);
 		p->shared = 1;
-		snprintf(p->note, sizeof(p->note),
-			 "only %u core(s) for %u worker(s), %u synth and 1 finalizer: cores are "
-			 "shared",
-			 p->n_cores, p->n_workers, p->n_synth);
+		if (enough)
+			snprintf(p->note, sizeof(p->note),
+				 "CPU backend: the workers split every core of their node; synth "
+				 "and finalizer share them, taking only what they use");
+		else
+			snprintf(p->note, sizeof(p->note),
+				 "only %u core(s) for %u worker(s), %u synth and 1 finalizer: "
+				 "cores are shared",
+				 p->n_cores, p->n_workers, p->n_synth);
 	}
 	rc = 0;
 out:

@@ -20,7 +20,7 @@
  *     under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
  *
- * GLV (msm_prepare_glv, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
+ * GLV (msm_prepare_all with phi, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
  * of 128 bits with k P = +-k1 P +- k2 phi(P) (curve.h ec_glv_split), so steps 2-4 run
  * on twice the terms with half the windows: the same number of bucket additions, half
  * the bucket reductions and doublings.
@@ -598,22 +598,22 @@ static bool msm_lt(const uint64_t *a, const uint64_t *b)
 }
 
 /* Step 1: active terms into j->idx / j->sc; sets nact and bits. */
-static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
-                        uint64_t *idx, uint64_t *sc)
+/* Step 1 on the input terms [lo, hi): the active ones are written from slot out of idx
+ * and sc (nl limbs a term), in input order; returns how many, ORs their scalars into acc. */
+static size_t msm_prepare_range(const struct msm_job *j, const uint8_t *scalars, size_t lo, size_t hi,
+                                size_t scalar_bytes, uint64_t *idx, uint64_t *sc, size_t out, uint64_t *acc)
 {
     const curve_group *G = j->G;
     const unsigned cl = ec_cl(G), nl = j->nl;
     const size_t pb = 2 * cl * sizeof(uint64_t);
-    uint64_t r[MSM_MAX_SCALAR_LIMBS] = { 0 }, half[MSM_MAX_SCALAR_LIMBS] = { 0 }, ortop = 0;
-    unsigned top = 0;
+    uint64_t r[MSM_MAX_SCALAR_LIMBS] = { 0 }, half[MSM_MAX_SCALAR_LIMBS] = { 0 };
 
     memcpy(r, G->Fr->p, G->Fr->n * sizeof *r);
     for (unsigned i = 0; i < G->Fr->n; i++) /* (r-1)/2 = r >> 1 (r odd) */
         half[i] = (r[i] >> 1) | (i + 1 < G->Fr->n ? r[i + 1] << 63 : 0);
 
-    size_t k = 0;
-    uint64_t acc[MSM_MAX_SCALAR_LIMBS] = { 0 };
-    for (size_t i = 0; i < count; i++) {
+    size_t k = out;
+    for (size_t i = lo; i < hi; i++) {
         uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, any = 0, neg = 0;
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes); /* little-endian host */
         for (unsigned l = 0; l < nl; l++) any |= s[l];
@@ -634,51 +634,37 @@ static void msm_prepare(struct msm_job *j, const uint8_t *scalars, size_t count,
         memcpy(sc + k * nl, s, nl * sizeof *s);
         idx[k++] = (uint64_t)i | neg;
     }
-    for (unsigned l = nl; l-- > 0;)
-        if (acc[l]) {
-            top = l;
-            ortop = acc[l];
-            break;
-        }
-    j->nact = k;
-    j->bits = ortop ? 64 * top + (64 - (unsigned)__builtin_clzll(ortop)) : 0;
+    return k - out;
 }
 
-/* Step 1 with GLV (curve.h ec_glv_split): each term k P becomes +-k1 P and
- * +-k2 phi(P) with k1, k2 < 2^128, so the windows cover half the bits for twice the
- * terms. The bucket additions stay n * bits / c, but there are half the windows to
- * reduce and to combine. The x of phi(P) of each active base goes into phi (aligned,
- * cl limbs a point, indexed like the bases; its y is the base's, read from the zkey):
- * one Fq product per point and coordinate limb set, instead of one per window load.
- * Holding x alone halves the table: the G2 MSM at 2^18 took 32 MiB of it, the largest
- * allocation of a proof. Returns false, with nothing of j set, when a scalar is
- * not below r (the split needs k < r; such terms are multiplied exactly by the plain
- * path). */
-static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
-                            uint64_t *idx, uint64_t *sc, uint64_t *phi)
+/* Step 1 with GLV on [lo, hi): each input term gives up to two terms of 2 limbs, written
+ * from slot out; phi(P)'s x goes to phi at the base's index. -1 if a scalar is not below
+ * r (GLV's split needs it reduced; the caller then prepares without GLV), else how many. */
+static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *scalars, size_t lo, size_t hi,
+                                       size_t scalar_bytes, uint64_t *idx, uint64_t *sc, uint64_t *phi,
+                                       size_t out, uint64_t *acc)
 {
     const curve_group *G = j->G;
     const unsigned cl = ec_cl(G);
     const size_t pb = 2 * cl * sizeof(uint64_t);
     const uint64_t *r = G->Fr->p;
-    uint64_t acc[2] = { 0, 0 };
 
-    for (size_t i = 0; i < count; i++) { /* all below r? (before anything is written) */
+    for (size_t i = lo; i < hi; i++) { /* all below r? (before anything is written) */
         uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
         for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
-            if (s[l]) return false;
+            if (s[l]) return -1;
         bool below = false;
         for (unsigned l = 4; l-- > 0;)
             if (s[l] != r[l]) {
                 below = s[l] < r[l];
                 break;
             }
-        if (!below) return false;
+        if (!below) return -1;
     }
 
-    size_t k = 0;
-    for (size_t i = 0; i < count; i++) {
+    size_t k = out;
+    for (size_t i = lo; i < hi; i++) {
         uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, k1[2], k2[2];
         memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
         if (!(s[0] | s[1] | s[2] | s[3])) continue;
@@ -704,13 +690,89 @@ static bool msm_prepare_glv(struct msm_job *j, const uint8_t *scalars, size_t co
             acc[1] |= k2[1];
         }
     }
-    j->nl = 2;
+    return (ptrdiff_t)(k - out);
+}
+
+/* Step 1 on the worker threads: it reads every base and scalar once (the zkey's pages
+ * are touched here first) and splits each GLV scalar, 9% of a bn128 2^16 proof's CPU
+ * time (perf), which on one thread left the other cores idle. Each part takes a range
+ * of the input and writes from the range's first possible slot (GLV: 2 a term); the
+ * ranges are then closed up in order, so the terms are those of one pass. */
+#define MSM_PREP_MIN_PART 4096 /* input terms a part at least: below, threads cost more */
+
+struct msm_prep_part {
+    size_t k;                           /* terms written */
+    bool bad;                           /* GLV: a scalar not below r */
+    uint64_t acc[MSM_MAX_SCALAR_LIMBS]; /* OR of the scalars written */
+};
+
+struct msm_prep {
+    struct msm_job *j;
+    const uint8_t *scalars;
+    size_t count, scalar_bytes;
+    uint64_t *idx, *sc, *phi; /* phi: GLV */
+    struct msm_prep_part *parts;
+};
+
+static void msm_prep_part_run(void *arg, unsigned part, unsigned nparts)
+{
+    struct msm_prep *pp = arg;
+    struct msm_prep_part *me = &pp->parts[part];
+    size_t lo = pp->count * part / nparts, hi = pp->count * (part + 1) / nparts;
+
+    memset(me, 0, sizeof(*me));
+    if (pp->phi) {
+        ptrdiff_t k = msm_prepare_glv_range(pp->j, pp->scalars, lo, hi, pp->scalar_bytes, pp->idx, pp->sc,
+                                            pp->phi, 2 * lo, me->acc);
+        me->bad = k < 0;
+        me->k = k < 0 ? 0 : (size_t)k;
+    } else {
+        me->k = msm_prepare_range(pp->j, pp->scalars, lo, hi, pp->scalar_bytes, pp->idx, pp->sc, lo, me->acc);
+    }
+}
+
+/* Step 1 for the job (GLV when phi is given): 0 when prepared; 1 when a scalar is not
+ * below r and GLV was asked (nothing usable written: prepare again without it);
+ * -ENOMEM. Sets nl (GLV: 2), nact, bits and phi. */
+static int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
+                           uint64_t *idx, uint64_t *sc, uint64_t *phi, unsigned threads)
+{
+    unsigned want = (unsigned)(count / MSM_PREP_MIN_PART), nparts;
+    const unsigned nl = phi ? 2 : j->nl;
+    uint64_t acc[MSM_MAX_SCALAR_LIMBS] = { 0 };
+    size_t k = 0;
+
+    if (want > threads) want = threads;
+    if (want < 1) want = 1;
+    struct msm_prep pp = { j, scalars, count, scalar_bytes, idx, sc, phi, calloc(want, sizeof(*pp.parts)) };
+    if (!pp.parts) return -ENOMEM;
+    nparts = workers_run(want, msm_prep_part_run, &pp);
+    for (unsigned p = 0; p < nparts; p++)
+        if (pp.parts[p].bad) {
+            free(pp.parts);
+            return 1;
+        }
+    for (unsigned p = 0; p < nparts; p++) {
+        const size_t from = (phi ? 2 : 1) * (count * p / nparts), n = pp.parts[p].k;
+
+        if (from != k) { /* close up: the part's first slot lies past the terms so far */
+            memmove(idx + k, idx + from, n * sizeof *idx);
+            memmove(sc + k * nl, sc + from * nl, n * nl * sizeof *sc);
+        }
+        k += n;
+        for (unsigned l = 0; l < nl; l++) acc[l] |= pp.parts[p].acc[l];
+    }
+    free(pp.parts);
+    j->nl = nl;
     j->nact = k;
     j->phi = phi;
-    j->bits = acc[1] ? 128 - (unsigned)__builtin_clzll(acc[1])
-        : acc[0]     ? 64 - (unsigned)__builtin_clzll(acc[0])
-                     : 0;
-    return true;
+    j->bits = 0;
+    for (unsigned l = nl; l-- > 0;)
+        if (acc[l]) {
+            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(acc[l]));
+            break;
+        }
+    return 0;
 }
 
 static unsigned msm_threads(unsigned threads)
@@ -774,16 +836,18 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
         err = -ENOMEM;
         goto out;
     }
-    bool use_glv = false;
+    threads = msm_threads(threads);
+    err = 1; /* not prepared yet */
     if (msm_glv_wanted(G, count, glv)) {
         phi = malloc(count * ec_cl(G) * sizeof *phi);
         if (!phi) {
             err = -ENOMEM;
             goto out;
         }
-        use_glv = msm_prepare_glv(&j, scalars, count, scalar_bytes, idx, sc, phi);
+        err = msm_prepare_all(&j, scalars, count, scalar_bytes, idx, sc, phi, threads);
     }
-    if (!use_glv) msm_prepare(&j, scalars, count, scalar_bytes, idx, sc);
+    if (err == 1) err = msm_prepare_all(&j, scalars, count, scalar_bytes, idx, sc, NULL, threads);
+    if (err) goto out;
     j.idx = idx;
     j.sc = sc;
     if (j.nact == 0) {
@@ -791,7 +855,6 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
         goto out;
     }
 
-    threads = msm_threads(threads);
     msm_plan(&j, threads, c, mode);
     j.batch = msm_batch_size(&j, mode);
     j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();

@@ -7,4 +7,8 @@
 /* No two places of p share a core (the failure names both). */
 void test_plan_check_disjoint(const struct plan *p);
 
+/* A CPU-backend plan: the workers of each node split all of its cores (none shared
+ * between workers, none left idle, evenly to a core), synth and finalizer share them. */
+void test_plan_check_cpu_split(const struct plan *p);
+
 #endif

@@ -48,18 +48,17 @@ static void check_complete(const struct plan *p, uint32_t workers, uint32_t node
 	ck_assert_uint_eq(f, 1);
 }
 
-/* A plan of synthetic topology with devices: workers and nodes as said, all placed,
- * no core given twice and none shared. */
+/* A CPU-backend plan of synthetic topology with devices: workers and nodes as said,
+ * all placed, the workers splitting every core of their node (helper_plan.h). */
 static void plan_fits(const char *synthetic, const char *devices, uint32_t workers, uint32_t nodes,
 		      struct plan *p)
 {
 	make_plan(synthetic, devices, p);
 	check_complete(p, workers, nodes);
-	test_plan_check_disjoint(p);
-	ck_assert_int_eq(p->shared, 0);
+	test_plan_check_cpu_split(p);
 }
 
-TEST(test_plan_two_socket_no_core_twice, 1)
+TEST(test_plan_two_socket_workers_split_every_core, 1)
 {
 	struct plan p;
 
@@ -76,6 +75,10 @@ TEST(test_plan_one_socket_four_workers, 1)
 	struct plan p;
 
 	plan_fits("pack:1 numa:1 core:8 pu:2", "cpu:4", 4, 1, &p);
+	/* 8 cores, 4 workers: 2 each, none kept back for synth or finalizer */
+	for (uint32_t i = 0; i < p.n_places; i++)
+		if (p.places[i].role == PLAN_WORKER)
+			ck_assert_uint_eq(p.places[i].n_cores, 2);
 }
 END_TEST
 
@@ -84,6 +87,19 @@ TEST(test_plan_four_nodes, 1)
 	struct plan p;
 
 	plan_fits("pack:2 numa:2 core:4 pu:1", "cpu:8", 8, 4, &p);
+}
+END_TEST
+
+/* One CPU worker on a 16-core node computes on all 16 (it had 11 while synth and
+ * finalizer kept cores they use 2% of the time, issue 21). */
+TEST(test_plan_one_cpu_worker_gets_the_node, 1)
+{
+	struct plan p;
+
+	plan_fits("pack:1 numa:1 core:16 pu:2", "cpu:1", 1, 1, &p);
+	ck_assert_uint_eq(p.places[0].role, PLAN_WORKER);
+	ck_assert_uint_eq(p.places[0].n_cores, 16);
+	ck_assert_int_eq(CPU_COUNT(&p.places[0].cpus), 32);
 }
 END_TEST
 

@@ -101,7 +101,9 @@ static void check_properties(const char *xml, const struct plan *p, uint32_t buf
 	uint32_t synth_seen[PLAN_MAX_NODES] = { 0 }, fin = 0, sum = 0,
 		 per_node[PLAN_MAX_NODES] = { 0 };
 
-	ck_assert_uint_eq(p->shared, 0);
+	int cpu_backend = p->places[0].device < 0;
+
+	ck_assert_uint_eq(p->shared, cpu_backend);
 	ck_assert_uint_eq(p->n_synth, p->n_nodes);
 	for (uint32_t i = 0; i < p->n_places; i++) {
 		const struct plan_place *pl = &p->places[i];
@@ -137,7 +139,10 @@ static void check_properties(const char *xml, const struct plan *p, uint32_t buf
 			break;
 		}
 	}
-	test_plan_check_disjoint(p);
+	if (cpu_backend)
+		test_plan_check_cpu_split(p);
+	else
+		test_plan_check_disjoint(p);
 	ck_assert_uint_eq(fin, 1);
 	for (uint32_t k = 0; k < p->n_nodes; k++) {
 		double want = (double)buffers * per_node[k] / p->n_workers;
