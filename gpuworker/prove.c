@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,17 +36,8 @@ static const char usage_text[] =
     "Prints one line of times on stdout; the proof is verified (pairing) before it is\n"
     "written (it fails: exit 8). The exit codes are cuzk prove-local's.\n";
 
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, cuzk_exit_codes_prove);
-}
-
-static int fail(int rc, const char *msg)
-{
-    fprintf(stderr, "cuzk-gpuworker prove: %s\n", msg);
-    /* as prove-local (an errno such as ENODEV, no device: an internal error) */
-    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
-}
+/* Exits as prove-local (an errno such as ENODEV, no device: an internal error). */
+static const struct cuzk_cmd cmd = { "cuzk-gpuworker prove", usage_text, cuzk_exit_codes_prove };
 
 static void count_release(void *arg)
 {
@@ -119,30 +111,28 @@ int worker_prove_main(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        char *end = NULL;
+        unsigned long long v;
 
         switch (c) {
         case 'b': name = optarg; break;
-        case 't': threads = (unsigned)strtoul(optarg, &end, 10); break;
-        case 'n': repeat = (unsigned)strtoul(optarg, &end, 10); break;
+        case 't':
+            if ((code = cuzk_cmd_number(&cmd, "--threads", optarg, UINT_MAX, &v))) return code;
+            threads = (unsigned)v;
+            break;
+        case 'n':
+            if ((code = cuzk_cmd_number(&cmd, "--repeat", optarg, UINT_MAX, &v))) return code;
+            repeat = (unsigned)v;
+            break;
         case 'S':
-            seed = strtoull(optarg, &end, 10);
+            if ((code = cuzk_cmd_number(&cmd, "--insecure-seed", optarg, ULLONG_MAX, &seed))) return code;
             have_seed = true;
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return CUZK_EXIT_USAGE;
-        }
-        if (end && (*end || end == optarg)) {
-            fprintf(stderr, "cuzk-gpuworker prove: --%s needs a number\n",
-                    c == 't'       ? "threads"
-                        : c == 'n' ? "repeat"
-                                   : "insecure-seed");
-            usage(stderr);
-            return CUZK_EXIT_USAGE;
+        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
+        default: cuzk_cmd_usage(&cmd, stderr); return CUZK_EXIT_USAGE;
         }
     }
     if (argc - optind != 4 || !repeat) {
-        usage(stderr);
+        cuzk_cmd_usage(&cmd, stderr);
         return CUZK_EXIT_USAGE;
     }
     if (!threads) {
@@ -153,7 +143,7 @@ int worker_prove_main(int argc, char **argv)
     be.ops = backend_find(name);
     if (!be.ops) {
         snprintf(err, sizeof(err), "--backend %s: not in this build (it has: %s)", name, backend_list());
-        return fail(CUZK_E_USAGE, err);
+        return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "%s", err);
     }
     colon = strchr(name, ':');
     bp.device = colon ? atoi(colon + 1) : 0;
@@ -161,11 +151,11 @@ int worker_prove_main(int argc, char **argv)
     if ((rc = zkey_open(&z, argv[optind], err, sizeof(err))) ||
         (rc = wtns_open(&w, argv[optind + 1], err, sizeof(err))) ||
         (rc = wtns_check_zkey(&w, &z, err, sizeof(err)))) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     if (stat(argv[optind], &sb)) {
-        code = fail(CUZK_E_IO, "zkey vanished");
+        code = cuzk_cmd_fail(&cmd, CUZK_E_IO, "zkey vanished");
         goto out;
     }
     /* The pipeline's buffer layout (pipeline.h), page-aligned like a pool buffer. */
@@ -173,7 +163,7 @@ int worker_prove_main(int argc, char **argv)
     bytes = (bytes + 4095) & ~(size_t)4095;
     buf = aligned_alloc(4096, bytes);
     if (!buf) {
-        code = fail(CUZK_E_INTERNAL, "out of memory for the buffer");
+        code = cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "out of memory for the buffer");
         goto out;
     }
     memset(buf, 0, bytes);
@@ -181,7 +171,7 @@ int worker_prove_main(int argc, char **argv)
     bp.slab_size = bytes;
     t0 = futex_now_s();
     if ((rc = be.ops->init(&be, &bp, err, sizeof(err)))) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     be_up = true;
@@ -206,12 +196,12 @@ int worker_prove_main(int argc, char **argv)
         rc = run_backend(&be, &in, &raw, &t, &dev, err, sizeof(err));
         el = futex_now_s() - t0;
         if (rc) {
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
         if (released != 1) {
             snprintf(err, sizeof(err), "the backend released the buffer %d times (1 expected)", released);
-            code = fail(CUZK_E_INTERNAL, err);
+            code = cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "%s", err);
             goto out;
         }
         if (el < best) {
@@ -223,25 +213,25 @@ int worker_prove_main(int argc, char **argv)
     if (have_seed)
         groth16_blind_from_seed(&z, seed, &bl);
     else if ((rc = groth16_blind_random(&z, &bl))) {
-        code = fail(CUZK_E_INTERNAL, "getrandom failed");
+        code = cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "getrandom failed");
         goto out;
     }
     groth16_finalize(&z, &raw, &bl, &proof);
     /* The pairing check, independent of either backend. */
     if ((rc = groth16_vk_from_zkey(&vk, &z, err, sizeof(err)))) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     if ((rc = groth16_verify_witness(&vk, &z, w.values, &proof, err, sizeof(err)))) {
         char e2[1100];
 
         snprintf(e2, sizeof(e2), "the %s backend's proof: %s", be.ops->name, err);
-        code = fail(rc, e2);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", e2);
         goto out;
     }
     if ((rc = groth16_write_proof(&z, &proof, argv[optind + 2], err, sizeof(err))) ||
         (rc = groth16_write_public(&z, w.values, argv[optind + 3], err, sizeof(err)))) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     printf("backend %s: %s domain 2^%u, %u signals: prove %.3f ms (best of %u; ntt %.3f, "

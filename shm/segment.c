@@ -78,6 +78,34 @@ static int seg_init_name(struct segment *seg, char *shmname, size_t len, const c
 	return 0;
 }
 
+/* shm_open of the segment: the fd, or -errno with the message. The two an operator
+ * meets (creating one that exists, attaching one that does not) say what to check. */
+static int seg_shm_open(const struct segment *seg, const char *shmname, const char *instance,
+			int oflag, mode_t mode, char *err, size_t errlen)
+{
+	int fd = shm_open(shmname, oflag, mode), rc;
+
+	if (fd >= 0)
+		return fd;
+	rc = -errno;
+	if (rc == -EEXIST && (oflag & O_EXCL))
+		seg_err(err, errlen,
+			"segment %s already exists: is another cuzkd running "
+			"with instance \"%s\"? If not, remove /dev/shm/%s",
+			seg->name, instance, seg->name);
+	else if (rc == -ENOENT && !(oflag & O_CREAT))
+		seg_err(err, errlen,
+			"segment %s does not exist: is cuzkd running with instance \"%s\"?",
+			seg->name, instance);
+	else
+		seg_err(err, errlen, "segment %s: shm_open%s: %s", seg->name,
+			(oflag & O_CREAT)                       ? "" :
+				(oflag & O_ACCMODE) == O_RDONLY ? " read-only" :
+								  " read-write",
+			strerror(-rc));
+	return rc;
+}
+
 int segment_create(struct segment *seg, const char *instance, enum seg_kind kind, size_t size,
 		   mode_t mode, unsigned flags, char *err, size_t errlen)
 {
@@ -97,18 +125,9 @@ int segment_create(struct segment *seg, const char *instance, enum seg_kind kind
 	}
 	if (flags & SEGMENT_REPLACE)
 		shm_unlink(shmname);
-	fd = shm_open(shmname, O_RDWR | O_CREAT | O_EXCL, mode);
-	if (fd < 0) {
-		rc = -errno;
-		if (rc == -EEXIST)
-			seg_err(err, errlen,
-				"segment %s already exists: is another cuzkd running "
-				"with instance \"%s\"? If not, remove /dev/shm/%s",
-				seg->name, instance, seg->name);
-		else
-			seg_err(err, errlen, "segment %s: shm_open: %s", seg->name, strerror(-rc));
-		return rc;
-	}
+	if ((fd = seg_shm_open(seg, shmname, instance, O_RDWR | O_CREAT | O_EXCL, mode, err,
+			       errlen)) < 0)
+		return fd;
 	/* shm_open applies the umask; the mode is part of the access design. */
 	if (fchmod(fd, mode) < 0 || ftruncate(fd, (off_t)size) < 0) {
 		rc = -errno;
@@ -206,19 +225,8 @@ int segment_attach(struct segment *seg, const char *instance, enum seg_kind kind
 
 	if ((rc = seg_init_name(seg, shmname, sizeof(shmname), instance, kind, err, errlen)))
 		return rc;
-	fd = shm_open(shmname, ro ? O_RDONLY : O_RDWR, 0);
-	if (fd < 0) {
-		rc = -errno;
-		if (rc == -ENOENT)
-			seg_err(err, errlen,
-				"segment %s does not exist: is cuzkd running with "
-				"instance \"%s\"?",
-				seg->name, instance);
-		else
-			seg_err(err, errlen, "segment %s: shm_open %s: %s", seg->name,
-				ro ? "read-only" : "read-write", strerror(-rc));
-		return rc;
-	}
+	if ((fd = seg_shm_open(seg, shmname, instance, ro ? O_RDONLY : O_RDWR, 0, err, errlen)) < 0)
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
 		seg_err(err, errlen, "segment %s: fstat: %s", seg->name, strerror(-rc));

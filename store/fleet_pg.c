@@ -83,13 +83,17 @@ static int pg_fail(struct fleet *f, PGresult *r, const char *what, char *err, si
 	return lost ? -ECONNREFUSED : -EIO;
 }
 
+/* ROLLBACK after a transaction's error rc; returns rc. */
+static int rollback(struct fleet *f, int rc)
+{
+	PQclear(PQexec(f->conn, "ROLLBACK"));
+	return rc;
+}
+
 /* A failed statement inside a transaction: the error, then ROLLBACK (pg_fail clears r). */
 static int tx_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	int rc = pg_fail(f, r, what, err, errlen);
-
-	PQclear(PQexec(f->conn, "ROLLBACK"));
-	return rc;
+	return rollback(f, pg_fail(f, r, what, err, errlen));
 }
 
 static PGresult *exec(struct fleet *f, const char *sql, int n, const char *const *p)
@@ -115,69 +119,77 @@ static void part_key(struct part_key *k, uint64_t job, uint32_t idx, uint64_t ge
 	snprintf(k->gen, sizeof(k->gen), "%llu", (unsigned long long)gen);
 }
 
-/* BEGIN: 0, or the error (nothing to roll back). */
-static int begin(struct fleet *f, const char *what, char *err, size_t errlen)
+/* A statement's outcome when it returns no rows: 0, or the error (r is cleared). */
+static int done(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	PGresult *r = PQexec(f->conn, "BEGIN");
-
 	if (!ok(r))
 		return pg_fail(f, r, what, err, errlen);
 	PQclear(r);
 	return 0;
 }
 
+/* How many rows a statement changed, or the error (r is cleared). */
+static int changed(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
+{
+	int n;
+
+	if (!ok(r))
+		return pg_fail(f, r, what, err, errlen);
+	n = atoi(PQcmdTuples(r));
+	PQclear(r);
+	return n;
+}
+
+/* Statements without parameters (BEGIN, COMMIT, the schema's): 0, or the error (a
+ * transaction's is the caller's to roll back). */
+static int run(struct fleet *f, const char *sql, const char *what, char *err, size_t errlen)
+{
+	return done(f, PQexec(f->conn, sql), what, err, errlen);
+}
+
+/* A statement that changes one partition's row: $1 job, $2 idx, $3 lease_gen, $4 who
+ * (its owner or done_by). How many rows it changed, or the error. */
+static int part_update(struct fleet *f, const char *sql, uint64_t job, uint32_t idx, uint64_t gen,
+		       const char *who, const char *what, char *err, size_t errlen)
+{
+	struct part_key k;
+
+	part_key(&k, job, idx, gen);
+	return changed(f, exec(f, sql, 4, (const char *[]){ k.job, k.idx, k.gen, who }), what, err,
+		       errlen);
+}
+
 static int schema(struct fleet *f, char *err, size_t errlen)
 {
+	static const char what[] = "creating the schema";
 	PGresult *r;
-	int v;
+	int v, rc;
 
-	r = PQexec(f->conn, "BEGIN; SELECT pg_advisory_xact_lock(7172017);");
-	if (!ok(r))
-		return pg_fail(f, r, "creating the schema", err, errlen);
-	PQclear(r);
-	r = PQexec(f->conn, schema_sql);
-	if (!ok(r))
-		goto fail;
-	PQclear(r);
+	if ((rc = run(f, "BEGIN; SELECT pg_advisory_xact_lock(7172017);", what, err, errlen)))
+		return rc;
+	if ((rc = run(f, schema_sql, what, err, errlen)))
+		return rollback(f, rc);
 	r = PQexec(f->conn,
 		   "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
 		   " ON CONFLICT DO NOTHING;"
 		   " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
 	if (!ok(r) || PQntuples(r) != 1)
-		goto fail;
+		return tx_fail(f, r, what, err, errlen);
 	v = atoi(PQgetvalue(r, 0, 0));
 	PQclear(r);
 	if (v > FLEET_SCHEMA_VERSION) {
-		PQclear(PQexec(f->conn, "ROLLBACK"));
 		snprintf(err, errlen,
 			 "fleet queue: schema version %d is newer than this cuzk's "
 			 "(%d): upgrade cuzk",
 			 v, FLEET_SCHEMA_VERSION);
-		return -EPROTO;
+		return rollback(f, -EPROTO);
 	}
-	if (v < 2) {
-		r = PQexec(f->conn, migrate_v1_sql);
-		if (!ok(r))
-			goto fail;
-		PQclear(r);
-	}
-	if (v < 3) {
-		r = PQexec(f->conn, migrate_v2_sql);
-		if (!ok(r))
-			goto fail;
-		PQclear(r);
-	}
-	r = PQexec(f->conn, index_sql);
-	if (!ok(r))
-		goto fail;
-	PQclear(r);
-	r = PQexec(f->conn, "COMMIT");
-	if (!ok(r))
-		goto fail;
-	PQclear(r);
+	if ((v < 2 && (rc = run(f, migrate_v1_sql, what, err, errlen))) ||
+	    (v < 3 && (rc = run(f, migrate_v2_sql, what, err, errlen))) ||
+	    (rc = run(f, index_sql, what, err, errlen)) ||
+	    (rc = run(f, "COMMIT", what, err, errlen)))
+		return rollback(f, rc);
 	return 0;
-fail:
-	return tx_fail(f, r, "creating the schema", err, errlen);
 }
 
 int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
@@ -243,50 +255,42 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int st
 		return -EINVAL;
 	}
 	snprintf(nb, sizeof(nb), "%u", n);
-	if ((rc = begin(f, "submitting", err, errlen)))
+	if ((rc = run(f, "BEGIN", "submitting", err, errlen)))
 		return rc;
 	r = exec(f,
 		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs)"
 		 " VALUES ($1, $2, $3, $4) RETURNING id",
 		 4, (const char *[]){ zkey, out_dir, nb, store_proofs ? "true" : "false" });
 	if (!ok(r) || PQntuples(r) != 1)
-		goto fail;
+		return tx_fail(f, r, "submitting", err, errlen);
 	snprintf(jb, sizeof(jb), "%s", PQgetvalue(r, 0, 0));
 	PQclear(r);
 	for (uint32_t i = 0; i < n; i++) {
 		snprintf(ib, sizeof(ib), "%u", i);
 		r = exec(f, "INSERT INTO cuzk_parts(job, idx, wtns, name) VALUES ($1, $2, $3, $4)",
 			 4, (const char *[]){ jb, ib, wtns[i], name[i] });
-		if (!ok(r))
-			goto fail;
-		PQclear(r);
+		if ((rc = done(f, r, "submitting", err, errlen)))
+			return rollback(f, rc);
 	}
-	r = PQexec(f->conn, "COMMIT");
-	if (!ok(r))
-		goto fail;
-	PQclear(r);
+	if ((rc = run(f, "COMMIT", "submitting", err, errlen)))
+		return rollback(f, rc);
 	*job = strtoull(jb, NULL, 10);
 	return 0;
-fail:
-	return tx_fail(f, r, "submitting", err, errlen);
 }
 
 int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s, char *err,
 		       size_t errlen)
 {
 	char lb[16];
-	PGresult *r;
 
 	snprintf(lb, sizeof(lb), "%d", lease_s);
-	r = exec(f,
-		 "INSERT INTO cuzk_daemons(id, host, lease_s, store_proofs) VALUES ($1, $2, $3, $4)"
-		 " ON CONFLICT (id) DO UPDATE SET host = $2, heartbeat = now(),"
-		 " started = now(), lease_s = $3, store_proofs = $4",
-		 4, (const char *[]){ id, host, lb, f->stores ? "true" : "false" });
-	if (!ok(r))
-		return pg_fail(f, r, "registering the daemon", err, errlen);
-	PQclear(r);
-	return 0;
+	return done(f,
+		    exec(f,
+			 "INSERT INTO cuzk_daemons(id, host, lease_s, store_proofs)"
+			 " VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET host = $2,"
+			 " heartbeat = now(), started = now(), lease_s = $3, store_proofs = $4",
+			 4, (const char *[]){ id, host, lb, f->stores ? "true" : "false" }),
+		    "registering the daemon", err, errlen);
 }
 
 void fleet_set_stores(struct fleet *f, int on)
@@ -343,7 +347,6 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
 	char lb[16], *jobs, *idxs, *gens;
 	size_t cap = 3 + (size_t)n * 22; /* "{", n numbers with commas, "}", NUL */
 	PGresult *r;
-	int got;
 
 	snprintf(lb, sizeof(lb), "%d", lease_s);
 	jobs = malloc(cap);
@@ -384,11 +387,7 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
 	free(jobs);
 	free(idxs);
 	free(gens);
-	if (!ok(r))
-		return pg_fail(f, r, "renewing leases", err, errlen);
-	got = atoi(PQcmdTuples(r));
-	PQclear(r);
-	return got;
+	return changed(f, r, "renewing leases", err, errlen);
 }
 
 /* The job's end, inside the caller's transaction (rolled back on failure): 'done' or
@@ -408,10 +407,23 @@ static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 			   " (state = 'done' AND NOT published)))",
 			   1, (const char *[]){ jb });
 
-	if (!ok(r))
-		return tx_fail(f, r, "finishing the job", err, errlen);
-	PQclear(r);
-	return 0;
+	int rc = done(f, r, "finishing the job", err, errlen);
+
+	return rc ? rollback(f, rc) : 0;
+}
+
+/* The end of a transaction that moved a partition of job jb: the job's end (job_end)
+ * when end, then COMMIT. n (the caller's answer), or the error (a failed job_end is
+ * rolled back; a failed COMMIT ended the transaction). */
+static int commit_part(struct fleet *f, const char *jb, int end, int n, const char *what, char *err,
+		       size_t errlen)
+{
+	int rc;
+
+	if ((end && (rc = job_end(f, jb, err, errlen))) ||
+	    (rc = run(f, "COMMIT", what, err, errlen)))
+		return rc;
+	return n;
 }
 
 int fleet_proof_check(const char *proof, const char *pub, char *err, size_t errlen)
@@ -462,7 +474,7 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
 	int won, rc;
 
 	part_key(&k, job, idx, gen);
-	if ((rc = begin(f, "finishing", err, errlen)))
+	if ((rc = run(f, "BEGIN", "finishing", err, errlen)))
 		return rc;
 	/* The one decision point: only the holder of (owner, gen) moves the row out of
 	 * 'leased', and only its proof is stored. The daemon's count changes in the same
@@ -502,13 +514,7 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
 		won = PQntuples(r) == 1 ? 2 : 0;
 		PQclear(r);
 	}
-	if (won == 1 && (rc = job_end(f, k.job, err, errlen)))
-		return rc;
-	r = PQexec(f->conn, "COMMIT");
-	if (!ok(r))
-		return pg_fail(f, r, "finishing", err, errlen);
-	PQclear(r);
-	return won;
+	return commit_part(f, k.job, won == 1, won, "finishing", err, errlen);
 }
 
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
@@ -528,27 +534,17 @@ int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32
 int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
 		  char *err, size_t errlen)
 {
-	struct part_key k;
-	PGresult *r;
-	int n;
-
-	part_key(&k, job, idx, gen);
-	r = exec(f,
-		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
-		 " WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
-		 " AND state = 'leased'",
-		 4, (const char *[]){ k.job, k.idx, owner, k.gen });
-	if (!ok(r))
-		return pg_fail(f, r, "releasing", err, errlen);
-	n = atoi(PQcmdTuples(r));
-	PQclear(r);
-	return n;
+	return part_update(
+		f,
+		"UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+		" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND owner = $4"
+		" AND state = 'leased'",
+		job, idx, gen, owner, "releasing", err, errlen);
 }
 
 int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen)
 {
 	PGresult *r;
-	int n;
 
 	/* Unexpired or not: a lease held by owner at its start is a previous life's,
 	 * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
@@ -557,11 +553,7 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
 		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
 		 " WHERE owner = $1 AND state = 'leased'",
 		 1, (const char *[]){ owner });
-	if (!ok(r))
-		return pg_fail(f, r, "releasing a previous run's leases", err, errlen);
-	n = atoi(PQcmdTuples(r));
-	PQclear(r);
-	return n;
+	return changed(f, r, "releasing a previous run's leases", err, errlen);
 }
 
 int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err, size_t errlen)
@@ -604,29 +596,23 @@ void fleet_stage_name(const char *owner, char *buf, size_t len)
 int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
 		    size_t errlen)
 {
+	static const char what[] = "marking a proof published";
 	struct part_key k;
-	PGresult *r;
 	int n, rc;
 
 	part_key(&k, job, idx, gen);
-	if ((rc = begin(f, "marking a proof published", err, errlen)))
+	if ((rc = run(f, "BEGIN", what, err, errlen)))
 		return rc;
-	r = exec(f,
-		 "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
-		 " AND lease_gen = $3 AND state = 'done' AND NOT published",
-		 3, (const char *[]){ k.job, k.idx, k.gen });
-	if (!ok(r))
-		return tx_fail(f, r, "marking a proof published", err, errlen);
-	n = atoi(PQcmdTuples(r));
-	PQclear(r);
+	n = changed(f,
+		    exec(f,
+			 "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
+			 " AND lease_gen = $3 AND state = 'done' AND NOT published",
+			 3, (const char *[]){ k.job, k.idx, k.gen }),
+		    what, err, errlen);
+	if (n < 0)
+		return rollback(f, n);
 	/* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
-	if ((rc = job_end(f, k.job, err, errlen)))
-		return rc;
-	r = PQexec(f->conn, "COMMIT");
-	if (!ok(r))
-		return pg_fail(f, r, "marking a proof published", err, errlen);
-	PQclear(r);
-	return n;
+	return commit_part(f, k.job, 1, n, what, err, errlen);
 }
 
 /* A done, unpublished partition whose proof is nowhere: queued again (for any
@@ -634,22 +620,13 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
 static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, const char *done_by,
 		   char *err, size_t errlen)
 {
-	struct part_key k;
-	PGresult *r;
-	int n;
-
-	part_key(&k, job, idx, gen);
-	r = exec(f,
-		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
-		 " lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
-		 " WHERE job = $1 AND idx = $2"
-		 " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
-		 4, (const char *[]){ k.job, k.idx, k.gen, done_by });
-	if (!ok(r))
-		return pg_fail(f, r, "putting a lost proof back to the queue", err, errlen);
-	n = atoi(PQcmdTuples(r));
-	PQclear(r);
-	return n;
+	return part_update(
+		f,
+		"UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
+		" lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
+		" WHERE job = $1 AND idx = $2"
+		" AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
+		job, idx, gen, done_by, "putting a lost proof back to the queue", err, errlen);
 }
 
 /* Is dfd/path there (not followed)? 1 yes, 0 absent or unreadable to us. */

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3276,6 +3277,36 @@ static void fd_limits(void)
 	}
 }
 
+/* EV_DOORBELL: a stage decided a job; its waiters are answered now, not at the tick. */
+static void handle_doorbell(struct sup *s)
+{
+	uint64_t rung;
+
+	(void)!read(s->doorbell_fd, &rung, sizeof(rung));
+	s->doorbell_rings++;
+	answer_waiters(s, now_ns());
+}
+
+/* The fds the loop polls for POLLIN with a one-shot poll: each event runs the handler,
+ * then the poll is armed again. */
+static const struct {
+	enum ev_type t;
+	size_t fd; /* offsetof(struct sup, the fd) */
+	void (*handle)(struct sup *s);
+} polled[] = {
+	{ EV_SIGNAL, offsetof(struct sup, sfd), handle_signal },
+	{ EV_TIMER, offsetof(struct sup, tfd), tick },
+	{ EV_CHILD_TIMER, offsetof(struct sup, cfd), child_timers },
+	{ EV_INTAKE, offsetof(struct sup, intake_fd), handle_intakes },
+	{ EV_DOORBELL, offsetof(struct sup, doorbell_fd), handle_doorbell },
+};
+
+static void arm_polled(struct sup *s, size_t i)
+{
+	arm_poll(s, *(const int *)((const char *)s + polled[i].fd), POLLIN,
+		 ev_data(polled[i].t, 0, 0));
+}
+
 int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 {
 	static struct sup s_; /* large (connections, children): not on the stack */
@@ -3420,11 +3451,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	}
 	arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
 	s->listen_armed = 1;
-	arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
-	arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
-	arm_poll(s, s->cfd, POLLIN, ev_data(EV_CHILD_TIMER, 0, 0));
-	arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
-	arm_poll(s, s->doorbell_fd, POLLIN, ev_data(EV_DOORBELL, 0, 0));
+	for (size_t i = 0; i < sizeof(polled) / sizeof(polled[0]); i++)
+		arm_polled(s, i);
 	logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance,
 	       s->sock_path, (int)getpid(), p->n_workers, c->devices);
 	tell_launcher(s, 0);
@@ -3470,31 +3498,13 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 				if (idx < s->n_ch && s->ch[idx].gen == gen)
 					reap(s, &s->ch[idx]);
 				break;
-			case EV_SIGNAL:
-				handle_signal(s);
-				arm_poll(s, s->sfd, POLLIN, ev_data(EV_SIGNAL, 0, 0));
+			default: /* the polled fds */
+				for (size_t i = 0; i < sizeof(polled) / sizeof(polled[0]); i++)
+					if (polled[i].t == t) {
+						polled[i].handle(s);
+						arm_polled(s, i);
+					}
 				break;
-			case EV_TIMER:
-				tick(s);
-				arm_poll(s, s->tfd, POLLIN, ev_data(EV_TIMER, 0, 0));
-				break;
-			case EV_CHILD_TIMER:
-				child_timers(s);
-				arm_poll(s, s->cfd, POLLIN, ev_data(EV_CHILD_TIMER, 0, 0));
-				break;
-			case EV_INTAKE:
-				handle_intakes(s);
-				arm_poll(s, s->intake_fd, POLLIN, ev_data(EV_INTAKE, 0, 0));
-				break;
-			case EV_DOORBELL: {
-				uint64_t rung;
-
-				(void)!read(s->doorbell_fd, &rung, sizeof(rung));
-				s->doorbell_rings++;
-				answer_waiters(s, now_ns());
-				arm_poll(s, s->doorbell_fd, POLLIN, ev_data(EV_DOORBELL, 0, 0));
-				break;
-			}
 			}
 		}
 		io_uring_cq_advance(&s->ring, seen);

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,26 +44,8 @@ static const char usage_text[] =
     "              curve and size only, and warn)\n"
     "  --keep      keep the build directory (its path is printed)\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 7, 9, 10, -1 };
-
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
-
-/* code: a CUZK_E_* (either sign) or -errno; returns the exit code. */
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("cuzk build-witness: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return cuzk_exit_code(code, CUZK_PROG_TOOL);
-}
+static const struct cuzk_cmd cmd = { "cuzk build-witness", usage_text,
+                                     (const int[]){ 0, 2, 3, 4, 7, 9, 10, -1 } };
 
 static int write_text(const char *dir, const char *name, const char *text)
 {
@@ -205,41 +186,46 @@ int build_witness_main(int argc, char **argv)
         case 'p': prime = optarg; break;
         case 'k': keep = 1; break;
         case 'r': r1cs_path = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return CUZK_EXIT_USAGE;
+        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
+        default: cuzk_cmd_usage(&cmd, stderr); return CUZK_EXIT_USAGE;
         }
     }
     if (argc - optind != 2) {
-        usage(stderr);
+        cuzk_cmd_usage(&cmd, stderr);
         return CUZK_EXIT_USAGE;
     }
     if (prime && strcmp(prime, "bn128") && strcmp(prime, "bls12381"))
-        return fail(CUZK_E_USAGE, "--prime must be bn128 or bls12381, not '%s'", prime);
+        return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "--prime must be bn128 or bls12381, not '%s'", prime);
     const char *out = argv[optind + 1];
     char src[PATH_MAX], base[256], cpp[PATH_MAX + 300], dat[PATH_MAX + 300];
-    if (!realpath(argv[optind], src)) return fail(CUZK_E_IO, "%s: %s", argv[optind], strerror(errno));
+    if (!realpath(argv[optind], src))
+        return cuzk_cmd_fail(&cmd, CUZK_E_IO, "%s: %s", argv[optind], strerror(errno));
     if (strpbrk(src, "\"\\\n"))
-        return fail(CUZK_E_IO, "%s: the path may not contain quotes, backslashes or newlines", src);
+        return cuzk_cmd_fail(&cmd, CUZK_E_IO, "%s: the path may not contain quotes, backslashes or newlines",
+                             src);
     int rc = find_base(src, base, sizeof base);
     if (rc)
-        return fail(CUZK_E_IO, "%s: %s", argv[optind],
-                    rc == -ENOENT       ? "no .dat file: is this the directory circom --c wrote (NAME_cpp/)?"
-                        : rc == -EEXIST ? "more than one .dat file: which circuit?"
-                                        : strerror(-rc));
+        return cuzk_cmd_fail(&cmd, CUZK_E_IO, "%s: %s", argv[optind],
+                             rc == -ENOENT
+                                 ? "no .dat file: is this the directory circom --c wrote (NAME_cpp/)?"
+                                 : rc == -EEXIST ? "more than one .dat file: which circuit?"
+                                                 : strerror(-rc));
     snprintf(cpp, sizeof cpp, "%s/%s.cpp", src, base);
     snprintf(dat, sizeof dat, "%s/%s.dat", src, base);
     static const char *const need[] = { "calcwit.cpp", "calcwit.hpp", "circom.hpp",
                                         "fr.cpp",      "fr.hpp",      "fr.asm" };
-    if (access(cpp, R_OK)) return fail(CUZK_E_IO, "%s: %s", cpp, strerror(errno));
+    if (access(cpp, R_OK)) return cuzk_cmd_fail(&cmd, CUZK_E_IO, "%s: %s", cpp, strerror(errno));
     for (size_t i = 0; i < sizeof need / sizeof *need; i++) {
         char p[PATH_MAX + 32];
         snprintf(p, sizeof p, "%s/%s", src, need[i]);
-        if (access(p, R_OK)) return fail(CUZK_E_IO, "%s: %s (not circom --c output?)", p, strerror(errno));
+        if (access(p, R_OK))
+            return cuzk_cmd_fail(&cmd, CUZK_E_IO, "%s: %s (not circom --c output?)", p, strerror(errno));
     }
     long start = cpp_number(cpp, "get_main_input_signal_start()"),
          nin = cpp_number(cpp, "get_main_input_signal_no()");
     if (start < 0 || nin < 0)
-        return fail(CUZK_E_IO, "%s: no get_main_input_signal_start/no: not circom 2 --c output?", cpp);
+        return cuzk_cmd_fail(&cmd, CUZK_E_IO,
+                             "%s: no get_main_input_signal_start/no: not circom 2 --c output?", cpp);
     /* the circuit fingerprint, from the r1cs (checked against the generator below) */
     uint8_t fp[FP_BYTES] = { 0 };
     int fp_id = -1;
@@ -247,12 +233,12 @@ int build_witness_main(int argc, char **argv)
     if (r1cs_path) {
         r1cs r;
         char e[1024];
-        if ((rc = r1cs_open(&r, r1cs_path, e, sizeof e))) return fail(rc, "%s", e);
+        if ((rc = r1cs_open(&r, r1cs_path, e, sizeof e))) return cuzk_cmd_fail(&cmd, rc, "%s", e);
         rc = fp_of_r1cs(&r, fp, e, sizeof e);
         fp_id = r.Fr->id;
         fp_nwires = r.nwires;
         r1cs_close(&r);
-        if (rc) return fail(rc, "%s", e);
+        if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", e);
     }
 
     /* the build directory */
@@ -260,7 +246,8 @@ int build_witness_main(int argc, char **argv)
     char work[PATH_MAX];
     snprintf(work, sizeof work, "%s/cuzk-wgen-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(work))
-        return fail(CUZK_E_INTERNAL, "cannot create a build directory in %s: %s", work, strerror(errno));
+        return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "cannot create a build directory in %s: %s", work,
+                             strerror(errno));
     char inc[PATH_MAX + 16];
     snprintf(inc, sizeof inc, "%s/cuzk", work);
     int bad = mkdir(inc, 0700) != 0;
@@ -300,7 +287,7 @@ int build_witness_main(int argc, char **argv)
     bad |= write_text(work, "dat.S", dats) != 0;
     if (bad) {
         rm_tree(work);
-        return fail(CUZK_E_INTERNAL, "cannot write into %s: %s", work, strerror(errno));
+        return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "cannot write into %s: %s", work, strerror(errno));
     }
 
     /* compile everything at once (six small jobs; circuit.cpp is the long one) */
@@ -338,7 +325,8 @@ int build_witness_main(int argc, char **argv)
     for (int i = 0; i <= NU; i++) failed |= pids[i] < 0 || reap(pids[i]) != 0;
     if (failed) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_INTERNAL, "compiling %s failed (the compiler's messages are above)", src);
+        return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "compiling %s failed (the compiler's messages are above)",
+                             src);
     }
     char so[PATH_MAX + 16], mapo[PATH_MAX + 64];
     snprintf(so, sizeof so, "%s/out.so", work);
@@ -353,7 +341,8 @@ int build_witness_main(int argc, char **argv)
     pid_t lp = spawn(lav);
     if (lp < 0 || reap(lp) != 0) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_INTERNAL, "linking %s failed (the linker's messages are above)", so);
+        return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "linking %s failed (the linker's messages are above)",
+                             so);
     }
 
     /* load what we built: its ABI, its prime */
@@ -361,7 +350,7 @@ int build_witness_main(int argc, char **argv)
     char err[1024];
     if ((rc = wgen_open(&g, so, err, sizeof err))) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_INTERNAL, "the built generator does not load: %s", err);
+        return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "the built generator does not load: %s", err);
     }
     const char *curve = g.Fr->id == FIELD_ID_BN254_FR ? "bn128" : "bls12381";
     unsigned nw = g.d->nwitness, ni = g.d->ninputs;
@@ -369,14 +358,15 @@ int build_witness_main(int argc, char **argv)
     wgen_close(&g);
     if (r1cs_path && (gid != fp_id || nw != fp_nwires)) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_MISMATCH, "%s is not the r1cs of %s: %s", r1cs_path, argv[optind],
-                    gid != fp_id ? "another prime"
-                                 : "another number of wires than the generator's witness size");
+        return cuzk_cmd_fail(&cmd, CUZK_E_MISMATCH, "%s is not the r1cs of %s: %s", r1cs_path, argv[optind],
+                             gid != fp_id ? "another prime"
+                                          : "another number of wires than the generator's witness size");
     }
     if (prime && strcmp(prime, curve)) {
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_MISMATCH, "%s was compiled by circom for %s, not %s (circom --prime %s)",
-                    argv[optind], curve, prime, prime);
+        return cuzk_cmd_fail(&cmd, CUZK_E_MISMATCH,
+                             "%s was compiled by circom for %s, not %s (circom --prime %s)", argv[optind],
+                             curve, prime, prime);
     }
     /* publish: copy next to OUT, fsync, rename */
     char tmp[PATH_MAX + 32];
@@ -410,7 +400,7 @@ int build_witness_main(int argc, char **argv)
     if (bad) {
         if (fd >= 0) unlink(tmp);
         if (!keep) rm_tree(work);
-        return fail(CUZK_E_OUTPUT, "cannot write %s: %s", out, strerror(saved));
+        return cuzk_cmd_fail(&cmd, CUZK_E_OUTPUT, "cannot write %s: %s", out, strerror(saved));
     }
     if (keep)
         fprintf(stderr, "cuzk build-witness: build directory kept: %s\n", work);

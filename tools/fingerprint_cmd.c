@@ -20,13 +20,8 @@ static const char usage_text[] =
     "  without --r1cs prints \"-\". --time adds the milliseconds it took.\n"
     "  (Loading a generator runs its code in this process.)\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 10, -1 };
-
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
+static const struct cuzk_cmd cmd = { "cuzk fingerprint", usage_text,
+                                     (const int[]){ 0, 2, 3, 4, 5, 6, 10, -1 } };
 
 /* One file: its kind from its first 4 bytes. */
 static int one(const char *path, int timed)
@@ -36,10 +31,7 @@ static int one(const char *path, int timed)
     FILE *f = fopen(path, "rb");
     int rc = 0;
 
-    if (!f) {
-        fprintf(stderr, "cuzk fingerprint: cannot open %s\n", path);
-        return CUZK_EXIT_IO;
-    }
+    if (!f) return cuzk_cmd_fail(&cmd, CUZK_E_IO, "cannot open %s", path);
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
     double t0 = futex_now_s();
@@ -64,10 +56,7 @@ static int one(const char *path, int timed)
             wgen_close(&g);
         }
     }
-    if (rc) {
-        fprintf(stderr, "cuzk fingerprint: %s\n", err);
-        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
-    }
+    if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", err);
     if (timed)
         printf("%s  %s  %.1f ms\n", hex, path, (futex_now_s() - t0) * 1e3);
     else
@@ -79,12 +68,12 @@ int fingerprint_cmd_main(int argc, char **argv)
 {
     int timed = 0, i = 1, code = 0;
     if (argc > 1 && !strcmp(argv[1], "--help")) {
-        usage(stdout);
+        cuzk_cmd_usage(&cmd, stdout);
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "--time")) timed = 1, i++;
     if (i >= argc) {
-        usage(stderr);
+        cuzk_cmd_usage(&cmd, stderr);
         return CUZK_EXIT_USAGE;
     }
     for (; i < argc; i++) {

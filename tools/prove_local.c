@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +39,7 @@ static const char usage_text[] =
     "                     known r, s reveals the witness; never use it for real proofs.\n"
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n";
 
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, cuzk_exit_codes_prove);
-}
-
-/* rc: -errno or a CUZK_E_* of either sign; returns the exit code. */
-static int fail(int rc, const char *msg)
-{
-    fprintf(stderr, "cuzk prove-local: %s\n", msg);
-    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
-}
+static const struct cuzk_cmd cmd = { "cuzk prove-local", usage_text, cuzk_exit_codes_prove };
 
 /* Before any work: is the output path a place we can publish a file to? Creates and
  * removes a probe file next to it, so a bad path fails in milliseconds with code 9
@@ -125,33 +116,35 @@ int prove_local_main(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        char *end;
+        unsigned long long v;
+        int code;
+
         switch (c) {
         case 't':
-            threads = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || !*optarg) return fail(CUZK_E_USAGE, "--threads needs a number");
+            if ((code = cuzk_cmd_number(&cmd, "--threads", optarg, UINT_MAX, &v))) return code;
+            threads = (unsigned)v;
             break;
         case 'T': timings = true; break;
         case 'V': verify = false; break;
         case 'r': r1cs_path = optarg; break;
         case 'g': gen_path = optarg; break;
         case 'S':
-            seed = strtoull(optarg, &end, 10);
-            if (*end || !*optarg) return fail(CUZK_E_USAGE, "--insecure-seed needs a number");
+            if ((code = cuzk_cmd_number(&cmd, "--insecure-seed", optarg, ULLONG_MAX, &seed))) return code;
             have_seed = true;
             break;
         case 'R': rs_arg = optarg; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
         default:
-            usage(stderr);
-            return fail(CUZK_E_USAGE, optopt ? "unknown or incomplete option" : "unknown option");
+            cuzk_cmd_usage(&cmd, stderr);
+            return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "%s",
+                                 optopt ? "unknown or incomplete option" : "unknown option");
         }
     }
     if (argc - optind != 4) {
-        usage(stderr);
-        return fail(CUZK_E_USAGE,
-                    gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
-                             : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
+        cuzk_cmd_usage(&cmd, stderr);
+        return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "%s",
+                             gen_path ? "expected 4 arguments: ZKEY INPUT.json PROOF.json PUBLIC.json"
+                                      : "expected 4 arguments: ZKEY WTNS PROOF.json PUBLIC.json");
     }
     const char *zkey_path = argv[optind], *wtns_path = argv[optind + 1];
     const char *proof_path = argv[optind + 2], *public_path = argv[optind + 3];
@@ -171,17 +164,17 @@ int prove_local_main(int argc, char **argv)
     double t0 = futex_now_s();
 
     if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     if (gen_path) {
         /* the generator is checked against the zkey before any input is read */
         if ((rc = wgen_open(&g, gen_path, err, sizeof err)) != 0) {
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
         if ((rc = wgen_check_zkey(&g, &z, err, sizeof err)) != 0) {
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
         if (!wgen_has_fingerprint(&g))
@@ -190,29 +183,29 @@ int prove_local_main(int argc, char **argv)
                     "curve and witness size are checked against zkey %s\n",
                     gen_path, zkey_path);
         if (!(values = malloc(wgen_witness_bytes(&g)))) {
-            code = fail(CUZK_E_INTERNAL, "out of memory");
+            code = cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "out of memory");
             goto out;
         }
         if ((rc = wgen_compute_file(&g, wtns_path, values, err, sizeof err)) != 0) {
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
         if ((rc = wtns_of_values(&w, wtns_path, g.Fr, g.d->nwitness, values)) != 0) {
-            code = fail(rc, "out of memory");
+            code = cuzk_cmd_fail(&cmd, rc, "out of memory");
             goto out;
         }
     } else if ((rc = wtns_open(&w, wtns_path, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     if ((rc = wtns_check_zkey(&w, &z, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     if (r1cs_path) {
         uint32_t bad = 0;
         if ((rc = r1cs_open(&r, r1cs_path, err, sizeof err)) != 0) {
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
         if ((rc = r1cs_check_wtns(&r, &w, &bad, err, sizeof err)) != 0) {
@@ -220,7 +213,7 @@ int prove_local_main(int argc, char **argv)
                 snprintf(err, sizeof err,
                          "%s does not satisfy constraint %u of %s (0-based, as snarkjs wtns check counts)",
                          wtns_path, bad, r1cs_path);
-            code = fail(rc, err);
+            code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;
         }
     }
@@ -229,19 +222,19 @@ int prove_local_main(int argc, char **argv)
     groth16_blind bl;
     if (rs_arg) {
         if (parse_rs(&z, rs_arg, &bl) != 0) {
-            code = fail(CUZK_E_USAGE, "--insecure-rs needs R,S: two decimals < r");
+            code = cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "--insecure-rs needs R,S: two decimals < r");
             goto out;
         }
     } else if (have_seed) {
         groth16_blind_from_seed(&z, seed, &bl);
     } else if ((rc = groth16_blind_random(&z, &bl)) != 0) {
         snprintf(err, sizeof err, "getrandom failed: %s", strerror(-rc));
-        code = fail(CUZK_E_INTERNAL, err);
+        code = cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "%s", err);
         goto out;
     }
     if ((rc = output_probe(proof_path, err, sizeof err)) != 0 ||
         (rc = output_probe(public_path, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
 
@@ -251,12 +244,12 @@ int prove_local_main(int argc, char **argv)
     ntt_cache_set_budget(0);
     groth16_proof proof;
     if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     double t1 = futex_now_s();
     if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) {
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     double t_verify = futex_now_s() - t1;
@@ -264,7 +257,7 @@ int prove_local_main(int argc, char **argv)
     if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
         (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
         unlink(proof_path);
-        code = fail(rc, err);
+        code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     double t_write = futex_now_s() - t1;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,13 +58,8 @@ static const char usage_text[] =
     "  --threads N   worker threads (default: all online CPUs)\n"
     "  -q, --quiet   no summary line (the warning is always printed)\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 5, 6, 9, 10, -1 };
-
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
+static const struct cuzk_cmd cmd = { "cuzk test-setup", usage_text,
+                                     (const int[]){ 0, 2, 3, 4, 5, 6, 9, 10, -1 } };
 
 static const char warning_text[] =
     "cuzk test-setup: WARNING: INSECURE KEY, FOR TESTS ONLY: made from random toxic waste without\n"
@@ -761,36 +757,30 @@ int setup_test_main(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
-        char *end;
+        unsigned long long v;
+        int code;
+
         switch (c) {
         case 't':
-            threads = (unsigned)strtoul(optarg, &end, 10);
-            if (*end || !*optarg) {
-                fprintf(stderr, "cuzk test-setup: --threads needs a number\n");
-                return CUZK_EXIT_USAGE;
-            }
+            if ((code = cuzk_cmd_number(&cmd, "--threads", optarg, UINT_MAX, &v))) return code;
+            threads = (unsigned)v;
             break;
         case 'q': quiet = true; break;
-        case 'h': usage(stdout); return 0;
+        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
         default:
-            usage(stderr);
-            fprintf(stderr, "cuzk test-setup: unknown or incomplete option\n");
-            return CUZK_EXIT_USAGE;
+            cuzk_cmd_usage(&cmd, stderr);
+            return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "unknown or incomplete option");
         }
     }
     if (argc - optind != 2) {
-        usage(stderr);
-        fprintf(stderr, "cuzk test-setup: expected 2 arguments: CIRCUIT.r1cs OUT.zkey\n");
-        return CUZK_EXIT_USAGE;
+        cuzk_cmd_usage(&cmd, stderr);
+        return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "expected 2 arguments: CIRCUIT.r1cs OUT.zkey");
     }
     fputs(warning_text, stderr);
     char err[1024] = "";
     setup_test_stats st;
     int rc = setup_test_write(argv[optind], argv[optind + 1], threads, &st, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "cuzk test-setup: %s\n", err);
-        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
-    }
+    if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", err);
     if (!quiet)
         fprintf(stderr,
                 "cuzk test-setup: INSECURE key %s: %u constraints, %u public, %u signals, domain 2^%u, "

@@ -16,18 +16,11 @@ static const char usage_text[] =
     "  Checks every number (< q, public signals < r), every length, that the key's and\n"
     "  the proof's points lie on their curves and that G2 points lie in the subgroup.\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 1, 2, 3, 4, 6, 10, -1 };
-
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
+static const struct cuzk_cmd cmd = { "cuzk verify", usage_text, (const int[]){ 0, 1, 2, 3, 4, 6, 10, -1 } };
 
 static int fail(int rc, const char *msg)
 {
-    fprintf(stderr, "cuzk verify: %s\n", msg);
-    int code = cuzk_exit_code(rc, CUZK_PROG_TOOL);
+    int code = cuzk_cmd_fail(&cmd, rc, "%s", msg);
     /* every other refusal is of the input's form */
     return code == CUZK_EXIT_IO || code == CUZK_EXIT_UNSUPPORTED || code == CUZK_EXIT_INTERNAL
         ? code
@@ -37,11 +30,11 @@ static int fail(int rc, const char *msg)
 int verify_cmd_main(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        usage(stdout);
+        cuzk_cmd_usage(&cmd, stdout);
         return 0;
     }
     if (argc != 4 || argv[1][0] == '-') {
-        usage(stderr);
+        cuzk_cmd_usage(&cmd, stderr);
         return CUZK_EXIT_USAGE;
     }
     char err[1024] = "";

@@ -14,13 +14,8 @@ static const char usage_text[] = "usage: cuzk witness --witness-gen G.wgen INPUT
                                  "  Computes the circuit's witness for INPUT.json with a generator built by\n"
                                  "  cuzk build-witness and writes it as snarkjs `wtns calculate` does.\n";
 
-/* Its exit codes, as error.c's table says them. */
-static const int exit_codes[] = { 0, 2, 3, 4, 6, 7, 8, 9, 10, -1 };
-
-static void usage(FILE *f)
-{
-    cuzk_usage(f, usage_text, CUZK_PROG_TOOL, exit_codes);
-}
+static const struct cuzk_cmd cmd = { "cuzk witness", usage_text,
+                                     (const int[]){ 0, 2, 3, 4, 6, 7, 8, 9, 10, -1 } };
 
 int witness_cmd_main(int argc, char **argv)
 {
@@ -36,21 +31,18 @@ int witness_cmd_main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 'g': gen = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return CUZK_EXIT_USAGE;
+        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
+        default: cuzk_cmd_usage(&cmd, stderr); return CUZK_EXIT_USAGE;
         }
     }
     if (!gen || argc - optind != 2) {
-        usage(stderr);
+        cuzk_cmd_usage(&cmd, stderr);
         return CUZK_EXIT_USAGE;
     }
     wgen g;
     char err[2048];
     int rc = wgen_open(&g, gen, err, sizeof err);
-    if (rc) {
-        fprintf(stderr, "cuzk witness: %s\n", err);
-        return cuzk_exit_code(rc, CUZK_PROG_TOOL);
-    }
+    if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", err);
     uint8_t *w = malloc(wgen_witness_bytes(&g) ? wgen_witness_bytes(&g) : 1);
     if (!w) {
         rc = -CUZK_E_INTERNAL;
@@ -58,8 +50,8 @@ int witness_cmd_main(int argc, char **argv)
     } else if (!(rc = wgen_compute_file(&g, argv[optind], w, err, sizeof err))) {
         rc = wtns_write(argv[optind + 1], g.Fr, g.d->nwitness, w, err, sizeof err);
     }
-    if (rc) fprintf(stderr, "cuzk witness: %s\n", err);
+    if (rc) rc = cuzk_cmd_fail(&cmd, rc, "%s", err);
     free(w);
     wgen_close(&g);
-    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
+    return rc;
 }

@@ -2,6 +2,8 @@
 #include "cuzk/error.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Indexed by code - CUZK_E_BASE; the exit code a tool reports it with. */
@@ -30,24 +32,26 @@ static const struct {
     [CUZK_E_DEVICE_NOMEM - CUZK_E_BASE] = { "device_nomem", "out of device memory", CUZK_EXIT_INTERNAL },
 };
 
-const char *cuzk_err_name(int rc)
+/* rc's name (msg false) or message (msg true), for either kind of code. */
+static const char *describe(int rc, bool msg)
 {
     int c = rc < 0 ? -rc : rc;
-    if (c == 0) return "ok";
-    if (cuzk_err_is_cuzk(c)) return own[c - CUZK_E_BASE].name;
-    const char *s = c < CUZK_E_BASE ? strerrorname_np(c) : NULL;
-    return s ? s : "unknown";
+    if (c == 0) return msg ? "success" : "ok";
+    if (cuzk_err_is_cuzk(c)) return msg ? own[c - CUZK_E_BASE].msg : own[c - CUZK_E_BASE].name;
+    /* strerrordesc_np: the static text, never the "Unknown error N" buffer strerror
+     * may write per thread */
+    const char *s = c >= CUZK_E_BASE ? NULL : msg ? strerrordesc_np(c) : strerrorname_np(c);
+    return s ? s : msg ? "unknown error" : "unknown";
+}
+
+const char *cuzk_err_name(int rc)
+{
+    return describe(rc, false);
 }
 
 const char *cuzk_strerror(int rc)
 {
-    int c = rc < 0 ? -rc : rc;
-    if (c == 0) return "success";
-    if (cuzk_err_is_cuzk(c)) return own[c - CUZK_E_BASE].msg;
-    /* strerrordesc_np: the static text, never the "Unknown error N" buffer strerror
-     * may write per thread */
-    const char *s = c < CUZK_E_BASE ? strerrordesc_np(c) : NULL;
-    return s ? s : "unknown error";
+    return describe(rc, true);
 }
 
 /* The exit codes. `cuzk help exit-codes --markdown` prints this as the README's table;
@@ -218,6 +222,35 @@ void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only)
 {
     fputs(text, f);
     cuzk_exit_help(f, prog, only);
+}
+
+void cuzk_cmd_usage(const struct cuzk_cmd *c, FILE *f)
+{
+    cuzk_usage(f, c->usage, CUZK_PROG_TOOL, c->codes);
+}
+
+int cuzk_cmd_fail(const struct cuzk_cmd *c, int rc, const char *fmt, ...)
+{
+    char msg[8192];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* one write: the line is not cut by another thread's */
+    fprintf(stderr, "%s: %s\n", c->name, msg);
+    return cuzk_exit_code(rc, CUZK_PROG_TOOL);
+}
+
+int cuzk_cmd_number(const struct cuzk_cmd *c, const char *opt, const char *s, unsigned long long max,
+                    unsigned long long *out)
+{
+    char *end;
+
+    errno = 0;
+    *out = strtoull(s, &end, 10);
+    if (!*s || *end || errno || *out > max) return cuzk_cmd_fail(c, CUZK_E_USAGE, "%s needs a number", opt);
+    return 0;
 }
 
 void cuzk_exit_markdown(FILE *f)

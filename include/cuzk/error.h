@@ -123,6 +123,28 @@ extern const int cuzk_exit_codes_prove[];
 /* A command's whole --help: its usage text, then cuzk_exit_help(f, prog, only). */
 void cuzk_usage(FILE *f, const char *text, unsigned prog, const int *only);
 
+/* A tool's command (cuzk verify, cuzk prove-local, cuzk-gpuworker prove, ...) as its
+ * --help and its messages name it: what its messages begin with, its usage text, and
+ * the exit codes its --help lists (cuzk_usage's `only`: ends with -1). */
+struct cuzk_cmd {
+    const char *name; /* "cuzk verify" */
+    const char *usage;
+    const int *codes;
+};
+
+/* The command's whole --help (cuzk_usage, CUZK_PROG_TOOL). */
+void cuzk_cmd_usage(const struct cuzk_cmd *c, FILE *f);
+
+/* "NAME: MESSAGE" on stderr; returns the exit code of rc (a CUZK_E_* of either sign or
+ * -errno) for a tool, cuzk_exit_code(rc, CUZK_PROG_TOOL). */
+int cuzk_cmd_fail(const struct cuzk_cmd *c, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The decimal number s of option opt ("--threads"), the whole of s and at most max, into
+ * *out: 0, or the exit code of the usage error "OPT needs a number" (cuzk_cmd_fail). */
+int cuzk_cmd_number(const struct cuzk_cmd *c, const char *opt, const char *s, unsigned long long max,
+                    unsigned long long *out);
+
 /* The whole table as the README's Markdown table (code | for | meaning). */
 void cuzk_exit_markdown(FILE *f);
 
