@@ -15,6 +15,8 @@
 # so that the last one to start is a short one and the run ends soon after the
 # slowest test.
 #   --unit-only   skip the script tests (sanitizer runs)
+#   NAME ...      run only the programs so named (test_msm, fleet_pg, ...); a name
+#                 that is no program is an error, so a typo never runs the whole suite
 #   TEST_FILTER=regex  run only programs whose name matches
 #   TEST_JOBS=N   how many programs run at once (1: one after the other)
 set -u
@@ -23,7 +25,14 @@ root="$(cd "$here/.." && pwd)"
 cd "$root"
 BUILD="${BUILD:-build}"
 unit_only=0
-[ "${1:-}" = "--unit-only" ] && unit_only=1
+declare -A wanted=()
+for a in "$@"; do
+  case "$a" in
+    --unit-only) unit_only=1 ;;
+    -*) echo "run.sh: unknown option $a (usage: run.sh [--unit-only] [NAME ...])" >&2; exit 2 ;;
+    *) wanted["$a"]=0 ;;
+  esac
+done
 logdir="$BUILD/test-logs"
 mkdir -p "$logdir"
 jobs="${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}"
@@ -36,6 +45,10 @@ names=(); excl=(); cmds=()
 add() {  # name, exclusive, command...
   local name="$1" x="$2"; shift 2
   if [ -n "${TEST_FILTER:-}" ] && ! [[ "$name" =~ $TEST_FILTER ]]; then return; fi
+  if [ ${#wanted[@]} -gt 0 ]; then
+    [ -n "${wanted[$name]+x}" ] || return
+    wanted["$name"]=1
+  fi
   names+=("$name"); excl+=("$x"); cmds+=("$(printf '%q ' "$@")")
 }
 for t in "$BUILD"/tests/test_*; do
@@ -52,6 +65,12 @@ if [ $unit_only -eq 0 ]; then
     add "$(basename "$s" .sh)" "$x" env BUILD="$BUILD" bash "$s"
   done
 fi
+for a in "${!wanted[@]}"; do
+  if [ "${wanted[$a]}" = 0 ]; then
+    echo "run.sh: no test program named $a (see $BUILD/tests/test_* and tests/scripts/*.sh)" >&2
+    exit 2
+  fi
+done
 
 # Longest first, by the previous run's durations (unknown programs count as long:
 # a new test is usually an end-to-end one).
