@@ -5,9 +5,11 @@
  * does), where README.md is. */
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuzk/error.h"
 #include "helper_test.h"
@@ -223,6 +225,56 @@ TEST(test_error_help_prints_the_rows_asked, 1)
                       strstr(out, "    0  success"),
                   "%s", out);
     free(out);
+}
+END_TEST
+
+/* cuzk_cmd_number(c, "--threads", s, max, &v) with stderr caught: its exit code, and
+ * what it wrote into err (len bytes). */
+static int cmd_number_caught(const char *s, unsigned long long max, unsigned long long *v, char *err,
+                             size_t len)
+{
+    static const int codes[] = { 0, 2, -1 };
+    static const struct cuzk_cmd cmd = { "cuzk test", "usage: cuzk test\n", codes };
+    char path[] = "/tmp/cuzk-test-error-XXXXXX";
+    int fd = mkstemp(path), saved, code;
+    ssize_t n;
+
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    saved = dup(2);
+    ck_assert_int_ge(saved, 0);
+    ck_assert_int_eq(dup2(fd, 2), 2);
+    code = cuzk_cmd_number(&cmd, "--threads", s, max, v);
+    fflush(stderr);
+    ck_assert_int_eq(dup2(saved, 2), 2);
+    close(saved);
+    n = pread(fd, err, len - 1, 0);
+    close(fd);
+    err[n > 0 ? n : 0] = '\0';
+    return code;
+}
+
+/* A tool's numeric option: the whole text a decimal number within the bound, else exit
+ * 2 and one line that names the command and the option; a value past the bound is
+ * refused, not wrapped (as the tools' own parsers did before struct cuzk_cmd). */
+TEST(test_error_cmd_number_takes_only_a_bounded_decimal, 1)
+{
+    static const char *const bad[] = { "",    "abc",        "12x",
+                                       " 3x", "1.5",        "0x10",
+                                       "-1",  "4294967296", "99999999999999999999999" };
+    unsigned long long v = 7;
+    char err[256];
+
+    ck_assert_int_eq(cmd_number_caught("0", UINT_MAX, &v, err, sizeof err), 0);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(cmd_number_caught("4294967295", UINT_MAX, &v, err, sizeof err), 0);
+    ck_assert_uint_eq(v, UINT_MAX);
+    ck_assert_str_eq(err, "");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(cmd_number_caught(bad[i], UINT_MAX, &v, err, sizeof err), CUZK_EXIT_USAGE);
+        ck_assert_msg(!strcmp(err, "cuzk test: --threads needs a number\n"), "\"%s\": %s", bad[i], err);
+    }
 }
 END_TEST
 
