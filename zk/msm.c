@@ -701,6 +701,7 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
 #define MSM_PREP_MIN_PART 4096 /* input terms a part at least: below, threads cost more */
 
 struct msm_prep_part {
+    size_t first;                       /* the slot its terms were written from */
     size_t k;                           /* terms written */
     bool bad;                           /* GLV: a scalar not below r */
     uint64_t acc[MSM_MAX_SCALAR_LIMBS]; /* OR of the scalars written */
@@ -721,13 +722,15 @@ static void msm_prep_part_run(void *arg, unsigned part, unsigned nparts)
     size_t lo = pp->count * part / nparts, hi = pp->count * (part + 1) / nparts;
 
     memset(me, 0, sizeof(*me));
+    me->first = pp->phi ? 2 * lo : lo;
     if (pp->phi) {
         ptrdiff_t k = msm_prepare_glv_range(pp->j, pp->scalars, lo, hi, pp->scalar_bytes, pp->idx, pp->sc,
-                                            pp->phi, 2 * lo, me->acc);
+                                            pp->phi, me->first, me->acc);
         me->bad = k < 0;
         me->k = k < 0 ? 0 : (size_t)k;
     } else {
-        me->k = msm_prepare_range(pp->j, pp->scalars, lo, hi, pp->scalar_bytes, pp->idx, pp->sc, lo, me->acc);
+        me->k = msm_prepare_range(pp->j, pp->scalars, lo, hi, pp->scalar_bytes, pp->idx, pp->sc, me->first,
+                                  me->acc);
     }
 }
 
@@ -753,7 +756,7 @@ static int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t cou
             return 1;
         }
     for (unsigned p = 0; p < nparts; p++) {
-        const size_t from = (phi ? 2 : 1) * (count * p / nparts), n = pp.parts[p].k;
+        const size_t from = pp.parts[p].first, n = pp.parts[p].k;
 
         if (from != k) { /* close up: the part's first slot lies past the terms so far */
             memmove(idx + k, idx + from, n * sizeof *idx);
