@@ -14,7 +14,9 @@
  *   LANE_N          52-bit limbs a lane: R' = 2^(52 LANE_N) is the lanes' Montgomery
  *                   radix (a lane product is a·b/R' mod p);
  *   LANE_W          64-bit limbs of field.h's form x·R, R = 2^(64 LANE_W);
- *   LANE_F          the field_desc; LANE_G1, LANE_G2 its two curve_groups;
+ *   LANE_F          the field_desc; LANE_G1, LANE_G2 its two curve_groups (an
+ *                   instance without them, a scalar field for zk/ntt_lanes.h, gets the
+ *                   field arithmetic only, not the batch-affine addition);
  *   lane_block      typedef: struct { uint64_t l[LANE_N][8]; }, 64-byte aligned (limb
  *                   k of lane j at l[k][j]: one zmm register a limb);
  *   lane_p          p in radix 2^52; LANE_PINV -p^-1 mod 2^52;
@@ -25,8 +27,8 @@
  * e = p/R' (0.0119 on BN254, below 2^-35 on BLS12-381). A lane product of a < αp by
  * b < βp is below (αβe + 1)p; its inputs need normalised limbs and values below R'
  * (84p on BN254, the tighter of the two, which sets every bound below). */
-#if !defined(LANE_N) || !defined(LANE_W) || !defined(LANE_F) || !defined(LANE_G1) || !defined(LANE_G2)
-#error "ifma_lanes.h: define LANE_N, LANE_W, LANE_F, LANE_G1 and LANE_G2 first"
+#if !defined(LANE_N) || !defined(LANE_W) || !defined(LANE_F)
+#error "ifma_lanes.h: define LANE_N, LANE_W and LANE_F first"
 #endif
 
 #include <immintrin.h>
@@ -317,6 +319,7 @@ LANE_INLINE void lanes_seq(const uint64_t *ptr[8], const uint64_t *a)
     CUZK_UNROLL for (int j = 0; j < 8; j++) ptr[j] = a + LANE_W * j;
 }
 
+#if defined(LANE_G1) && defined(LANE_G2)
 /* r[i] = fe_mul(a[i], b[i]) for count elements (a multiple of 8) through the lanes:
  * no conversion product, since a stays x·R (relimbed) and b is shifted to y·R' (b < p
  * < R' 2^-g), so their product divides by R' into xy·R, below (2^g e + 1)p < 2p. */
@@ -582,3 +585,4 @@ LANE_FN static void lanes_batch_add_g2(uint64_t *A, const uint32_t *bb, const ui
 {
     lanes_batch_add(&LANE_G2, A, bb, bp, count, scratch);
 }
+#endif /* LANE_G1 && LANE_G2 */

@@ -32,7 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuzk/ifma.h"
 #include "cuzk/workers.h"
+#include "ntt_kernels.h"
 
 #define NTT_LIMBS       4
 #define NTT_LOCAL_LG    12 /* block of 2^12 elements (128 KiB) for the in-cache stages */
@@ -294,6 +296,7 @@ struct ntt_job {
     const ntt_domain *d;
     uint64_t *v;
     enum ntt_op op;
+    const struct ntt_kernels *K;
     unsigned nt; /* threads taking part; set by part 0 before the gate opens */
     pthread_barrier_t bar;
     pthread_mutex_t lock; /* gate: workers start once nt is final */
@@ -306,10 +309,13 @@ static void ntt_sync(struct ntt_job *job)
     if (job->nt > 1) pthread_barrier_wait(&job->bar);
 }
 
+/* Part tid of nt of [0, total), in units of 8 where total is a multiple of 8 (the lane
+ * kernels take 8 elements at a time; the scalar ones any range). */
 static void ntt_range(size_t total, unsigned tid, unsigned nt, size_t *lo, size_t *hi)
 {
-    *lo = total / nt * tid + (tid < total % nt ? tid : total % nt);
-    *hi = *lo + total / nt + (tid < total % nt);
+    const size_t u = total % 8 ? 1 : 8, units = total / u;
+    *lo = u * (units / nt * tid + (tid < units % nt ? tid : units % nt));
+    *hi = *lo + u * (units / nt + (tid < units % nt));
 }
 
 /* Swaps i <-> rev(i) for i in [lo, hi) with i < rev(i): each pair is owned by the
@@ -432,37 +438,26 @@ CUZK_HD void ntt_block_dif(const field_desc *F, uint64_t *blk, unsigned lb, cons
         for (size_t i = 0; i < B; i += 2) ntt_bfly_1(F, blk + i * NTT_LIMBS, blk + (i + 1) * NTT_LIMBS);
 }
 
-/* v[i] *= s · (pow ? pow[i] : 1) for i in [lo, hi) */
-CUZK_HD void ntt_scale(const field_desc *F, uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo,
-                       size_t hi)
+/* v[i] *= s for i in [lo, hi) */
+CUZK_HD void ntt_scale(const field_desc *F, uint64_t *v, const uint64_t *s, size_t lo, size_t hi)
 {
-    for (size_t i = lo; i < hi; i++) {
-        uint64_t *x = v + i * NTT_LIMBS;
-        fe_mul_inline(F, x, x, s);
-        if (pow) fe_mul_inline(F, x, x, pow + i * NTT_LIMBS);
-    }
+    for (size_t i = lo; i < hi; i++) fe_mul_inline(F, v + i * NTT_LIMBS, v + i * NTT_LIMBS, s);
 }
 
-/* One out-of-line copy of each kernel per field. Inlining them all into one transform
- * function made a 200 KB body with a 40 KB stack frame whose spills tripled the time
- * per butterfly (perf: 650 ns/element at 2^16 vs 2xx after the split). */
-struct ntt_kernels {
-    void (*block)(uint64_t *blk, unsigned lb, const uint64_t *tw);
-    void (*stage2)(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi);
-    void (*stage4)(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi);
-    void (*scale)(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo, size_t hi);
-    void (*block_dif)(uint64_t *blk, unsigned lb, const uint64_t *tw);
-    void (*stage2_dif)(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi);
-    void (*stage4_dif)(uint64_t *v, unsigned lgh, const uint64_t *tw, size_t lo, size_t hi);
-    void (*mul_table)(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi);
-};
-
-/* v[i] *= tab[i] for i in [lo, hi) */
-CUZK_HD void ntt_mul_table(const field_desc *F, uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)
+/* The odd coset's middle on one block: DIF with tw_inv, blk[i] *= tab[i], DIT with tw. */
+CUZK_HD void ntt_block_coset(const field_desc *F, uint64_t *blk, unsigned lb, const uint64_t *tw_inv,
+                             const uint64_t *tab, const uint64_t *tw)
 {
-    for (size_t i = lo; i < hi; i++)
-        fe_mul_inline(F, v + i * NTT_LIMBS, v + i * NTT_LIMBS, tab + i * NTT_LIMBS);
+    ntt_block_dif(F, blk, lb, tw_inv);
+    for (size_t i = 0; i < (size_t)1 << lb; i++)
+        fe_mul_inline(F, blk + i * NTT_LIMBS, blk + i * NTT_LIMBS, tab + i * NTT_LIMBS);
+    ntt_block(F, blk, lb, tw);
 }
+
+/* One out-of-line copy of each kernel per field (struct ntt_kernels, ntt_kernels.h).
+ * Inlining them all into one transform function made a 200 KB body with a 40 KB stack
+ * frame whose spills tripled the time per butterfly (perf: 650 ns/element at 2^16 vs
+ * 2xx after the split). */
 
 /* The kernels of one field, each with the field F a constant (one line each). */
 /* clang-format off */
@@ -477,13 +472,14 @@ CUZK_HD void ntt_mul_table(const field_desc *F, uint64_t *v, const uint64_t *tab
     { ntt_stage4_any(F, v, lg, tw, lo, hi, false); }                                                              \
     static void stage4_dif_##sfx(uint64_t *v, unsigned lg, const uint64_t *tw, size_t lo, size_t hi)              \
     { ntt_stage4_any(F, v, lg, tw, lo, hi, true); }                                                               \
-    static void scale_##sfx(uint64_t *v, const uint64_t *s, const uint64_t *pow, size_t lo, size_t hi)            \
-    { ntt_scale(F, v, s, pow, lo, hi); }                                                                          \
-    static void mul_table_##sfx(uint64_t *v, const uint64_t *tab, size_t lo, size_t hi)                           \
-    { ntt_mul_table(F, v, tab, lo, hi); }                                                                         \
+    static void scale_##sfx(uint64_t *v, const uint64_t *s, size_t lo, size_t hi)                                 \
+    { ntt_scale(F, v, s, lo, hi); }                                                                               \
+    static void block_coset_##sfx(uint64_t *b, unsigned lb, const uint64_t *twi, const uint64_t *tab,             \
+                                  const uint64_t *tw)                                                             \
+    { ntt_block_coset(F, b, lb, twi, tab, tw); }                                                                  \
     static const struct ntt_kernels NTT_KERNELS_##sfx = { block_##sfx,     stage2_##sfx,     stage4_##sfx,        \
                                                           scale_##sfx,     block_dif_##sfx,  stage2_dif_##sfx,    \
-                                                          stage4_dif_##sfx, mul_table_##sfx };
+                                                          stage4_dif_##sfx, block_coset_##sfx };
 /* clang-format on */
 NTT_INSTANCE(BN254, &FIELD_BN254_FR)
 NTT_INSTANCE(BLS12_381, &FIELD_BLS12_381_FR)
@@ -498,16 +494,16 @@ static unsigned ntt_block_lg(unsigned lg, unsigned nt)
     return lb > NTT_LOCAL_LG ? NTT_LOCAL_LG : lb;
 }
 
-/* One thread's share of an unscaled DIF transform with table tw: natural order in,
- * bit-reversed out. Ends with a barrier. */
-static void ntt_dif(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw)
+/* One thread's share of the global DIF stages m = n/2 .. B (as lgm = lg-1 .. lb) of
+ * table tw, each pass ending with a barrier. */
+static void ntt_dif_global(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw,
+                           unsigned lb)
 {
     const ntt_domain *d = job->d;
-    const unsigned nt = job->nt, lg = d->lg, lb = ntt_block_lg(lg, nt);
+    const unsigned nt = job->nt, lg = d->lg;
     uint64_t *v = job->v;
     size_t lo, hi;
 
-    /* global stages m = n/2 .. B (as lgm = lg-1 .. lb), then the blocks */
     unsigned lgm = lg - 1;
     if ((lg - lb) & 1) { /* odd count: the largest stage alone */
         ntt_range(d->n / 2, tid, nt, &lo, &hi);
@@ -520,33 +516,16 @@ static void ntt_dif(const struct ntt_kernels *K, struct ntt_job *job, unsigned t
         K->stage4_dif(v, lgm - 1, tw, lo, hi);
         ntt_sync(job);
     }
-    size_t nblocks = d->n >> lb;
-    for (size_t b = tid; b < nblocks; b += nt) K->block_dif(v + (b << lb) * NTT_LIMBS, lb, tw);
-    ntt_sync(job);
 }
 
-/* One thread's share of an unscaled DIT transform with table tw; the input is in
- * natural order (permuted here) or, with input_bitrev, already bit-reversed. Ends with
- * a barrier. */
-static void ntt_dit(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw,
-                    bool input_bitrev)
+/* The global DIT stages m = B .. n/2 of table tw, each pass ending with a barrier. */
+static void ntt_dit_global(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw,
+                           unsigned lb)
 {
     const ntt_domain *d = job->d;
     const unsigned nt = job->nt, lg = d->lg;
     uint64_t *v = job->v;
     size_t lo, hi;
-
-    const unsigned lb = ntt_block_lg(lg, nt);
-
-    if (!input_bitrev) {
-        ntt_range(d->n, tid, nt, &lo, &hi);
-        ntt_bitrev_range(v, lg, lo, hi);
-        ntt_sync(job);
-    }
-
-    size_t nblocks = d->n >> lb;
-    for (size_t b = tid; b < nblocks; b += nt) K->block(v + (b << lb) * NTT_LIMBS, lb, tw);
-    ntt_sync(job);
 
     unsigned lgm = lb;
     if ((lg - lb) & 1) { /* odd count: one radix-2 stage first */
@@ -562,27 +541,59 @@ static void ntt_dit(const struct ntt_kernels *K, struct ntt_job *job, unsigned t
     }
 }
 
+/* One thread's share of an unscaled DIT transform with table tw; the input is in
+ * natural order (permuted here). Ends with a barrier. */
+static void ntt_dit(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw)
+{
+    const ntt_domain *d = job->d;
+    const unsigned nt = job->nt, lg = d->lg, lb = ntt_block_lg(lg, nt);
+    uint64_t *v = job->v;
+    size_t lo, hi;
+
+    ntt_range(d->n, tid, nt, &lo, &hi);
+    ntt_bitrev_range(v, lg, lo, hi);
+    ntt_sync(job);
+    for (size_t b = tid; b < (d->n >> lb); b += nt) K->block(v + (b << lb) * NTT_LIMBS, lb, tw);
+    ntt_sync(job);
+    ntt_dit_global(K, job, tid, tw, lb);
+}
+
+/* The kernels for the field of d: the IFMA lanes where the CPU has them (and
+ * CUZK_NO_IFMA is not 1) and n >= 8, else the scalar ones. Both give the same bits
+ * (test_ntt checks it). */
+static const struct ntt_kernels *ntt_kernels_for(const ntt_domain *d)
+{
+    const bool bn = d->Fr->id == FIELD_ID_BN254_FR; /* init admits no other than the two */
+#if defined(__x86_64__)
+    if (d->lg >= 3 && ifma_available()) return bn ? &ntt_lanes_bn254 : &ntt_lanes_bls12_381;
+#endif
+    return bn ? &NTT_KERNELS_BN254 : &NTT_KERNELS_BLS12_381;
+}
+
 static void ntt_run(struct ntt_job *job, unsigned tid)
 {
     const ntt_domain *d = job->d;
-    const struct ntt_kernels *K = d->Fr->id == FIELD_ID_BN254_FR
-        ? &NTT_KERNELS_BN254
-        : &NTT_KERNELS_BLS12_381; /* init admits no other */
+    const struct ntt_kernels *K = job->K;
+    const unsigned lb = ntt_block_lg(d->lg, job->nt);
     size_t lo, hi;
 
     switch (job->op) {
-    case NTT_OP_FORWARD: ntt_dit(K, job, tid, d->tw, false); return;
+    case NTT_OP_FORWARD: ntt_dit(K, job, tid, d->tw); return;
     case NTT_OP_INVERSE:
-        ntt_dit(K, job, tid, d->tw_inv, false);
+        ntt_dit(K, job, tid, d->tw_inv);
         ntt_range(d->n, tid, job->nt, &lo, &hi);
-        K->scale(job->v, d->n_inv, NULL, lo, hi);
+        K->scale(job->v, d->n_inv, lo, hi);
         return;
-    case NTT_OP_COSET: /* DIF inverse, scale in bit-reversed order, DIT forward: no permutation pass */
-        ntt_dif(K, job, tid, d->tw_inv);
-        ntt_range(d->n, tid, job->nt, &lo, &hi);
-        K->mul_table(job->v, d->coset_scale_br, lo, hi);
+    case NTT_OP_COSET:
+        /* DIF inverse (natural in, bit-reversed out), the scale in bit-reversed order,
+         * DIT forward from there: no permutation pass; the middle (the last DIF
+         * stages, the scale, the first DIT stages) is one pass over each block. */
+        ntt_dif_global(K, job, tid, d->tw_inv, lb);
+        for (size_t b = tid; b < (d->n >> lb); b += job->nt)
+            K->block_coset(job->v + (b << lb) * NTT_LIMBS, lb, d->tw_inv, d->coset_scale_br + (b << lb) * NTT_LIMBS,
+                           d->tw);
         ntt_sync(job);
-        ntt_dit(K, job, tid, d->tw, true);
+        ntt_dit_global(K, job, tid, d->tw, lb);
         return;
     }
 }
@@ -621,7 +632,7 @@ static unsigned ntt_threads(const ntt_domain *d, unsigned threads)
 
 static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned threads)
 {
-    struct ntt_job job = { .d = d, .v = v, .op = op, .nt = 1 };
+    struct ntt_job job = { .d = d, .v = v, .op = op, .K = ntt_kernels_for(d), .nt = 1 };
     unsigned want = ntt_threads(d, threads);
 
     if (d->n < 2) {
