@@ -590,8 +590,8 @@ static void ntt_run(struct ntt_job *job, unsigned tid)
          * stages, the scale, the first DIT stages) is one pass over each block. */
         ntt_dif_global(K, job, tid, d->tw_inv, lb);
         for (size_t b = tid; b < (d->n >> lb); b += job->nt)
-            K->block_coset(job->v + (b << lb) * NTT_LIMBS, lb, d->tw_inv, d->coset_scale_br + (b << lb) * NTT_LIMBS,
-                           d->tw);
+            K->block_coset(job->v + (b << lb) * NTT_LIMBS, lb, d->tw_inv,
+                           d->coset_scale_br + (b << lb) * NTT_LIMBS, d->tw);
         ntt_sync(job);
         ntt_dit_global(K, job, tid, d->tw, lb);
         return;

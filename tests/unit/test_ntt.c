@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cuzk/ifma.h>
 #include <cuzk/ntt.h>
 
 #include "helper_test.h"
@@ -363,6 +367,93 @@ static void check_odd_coset_composition(const field_desc *F, const ntt_domain *d
 /* Above the 2^12 block the coset path runs global DIF passes (an odd and an even
  * number of them). */
 DOMAIN_TEST(test_ntt_odd_coset_large_is_inverse_shift_forward, 13, 15, check_odd_coset_composition)
+
+/* ---- the IFMA lane kernels against the scalar ones ---------------------------------
+ *
+ * On an IFMA CPU every case above runs the lane kernels (zk/ntt_lanes.h). These two
+ * keep the scalar kernels checked and compare the two bit for bit: Check forks each
+ * test, so a test that sets CUZK_NO_IFMA=1 before the first ifma_available() has the
+ * scalar path to itself, and the comparison computes its scalar side in a child
+ * forked before the test's own first call. */
+
+/* Sizes below, at and above the 2^12 in-cache block (one and three lane values, one
+ * block, global radix-2 and radix-4 passes). */
+static const unsigned LANE_LGS[] = { 3, 4, 5, 8, 11, 12, 13, 14, 15 };
+#define NOPS 3
+
+static void run_op(const ntt_domain *d, unsigned op, uint64_t *v, unsigned threads)
+{
+    void (*const ops[NOPS])(const ntt_domain *, uint64_t *, unsigned) = { ntt_forward, ntt_inverse,
+                                                                          ntt_to_odd_coset };
+    ops[op](d, v, threads);
+}
+
+/* out[k][op][t-1] = op at t threads (1 .. 3) of v[k] on domain d[k], k < count, by the
+ * scalar kernels, in one child (forked before this process asks ifma_available()) */
+static void scalar_results(const ntt_domain *d, uint64_t *const *v, uint64_t *const *out, unsigned count)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setenv("CUZK_NO_IFMA", "1", 1);
+        if (ifma_available()) _exit(3);
+        for (unsigned k = 0; k < count; k++)
+            for (unsigned op = 0; op < NOPS; op++)
+                for (unsigned t = 1; t <= 3; t++) {
+                    uint64_t *r = out[k] + (op * 3 + t - 1) * d[k].n * L;
+                    memcpy(r, v[k], d[k].n * L * 8);
+                    run_op(&d[k], op, r, t);
+                }
+        _exit(0);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "scalar child: status %d", st);
+}
+
+TEST(test_ntt_lanes_match_scalar_bit_for_bit, 2)
+{
+    enum { K = sizeof LANE_LGS / sizeof LANE_LGS[0] };
+    const field_desc *F = FIELDS[_i];
+    ntt_domain d[K];
+    uint64_t *v[K], *ref[K];
+    for (unsigned k = 0; k < K; k++) {
+        ck_assert_int_eq(ntt_domain_init(&d[k], F, LANE_LGS[k]), 0);
+        v[k] = vec_rand(F, d[k].n);
+        ref[k] =
+            mmap(NULL, NOPS * 3 * d[k].n * L * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ck_assert_ptr_ne(ref[k], MAP_FAILED);
+    }
+    scalar_results(d, v, ref, K);
+    for (unsigned k = 0; k < K; k++) {
+        const size_t n = d[k].n;
+        uint64_t *w = vec_new(n);
+        for (unsigned op = 0; op < NOPS; op++)
+            for (unsigned t = 1; t <= 3; t++) {
+                memcpy(w, v[k], n * L * 8);
+                run_op(&d[k], op, w, t);
+                ck_assert_msg(memcmp(w, ref[k] + (op * 3 + t - 1) * n * L, n * L * 8) == 0,
+                              "%s 2^%u op %u threads %u: lanes differ from scalar", F->name, d[k].lg, op, t);
+            }
+        free(w);
+        munmap(ref[k], NOPS * 3 * n * L * 8);
+        free(v[k]);
+        ntt_domain_free(&d[k]);
+    }
+    if (!ifma_available()) fprintf(stderr, "note: no IFMA here: %s compared scalar with scalar\n", F->name);
+}
+END_TEST
+
+/* The scalar kernels alone against the independent references: the naive DFT up to
+ * 2^10 and, above the block, the coset as inverse, shift, forward. */
+TEST(test_ntt_scalar_kernels_without_ifma, 1)
+{
+    setenv("CUZK_NO_IFMA", "1", 1);
+    ck_assert(!ifma_available());
+    for_each_domain(0, 10, check_naive_dft);
+    for_each_domain(13, 13, check_odd_coset_composition);
+}
+END_TEST
 
 TEST(test_ntt_domain_cache_shares_keeps_and_evicts, 1)
 {
