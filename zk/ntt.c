@@ -103,13 +103,29 @@ static uint64_t *fe_vec_alloc(size_t count)
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
+/* out[i] = x0·w^i for i < count: through the IFMA lanes where they run (count a
+ * multiple of 8), else one serial product an element. The same bits either way. */
+static void ntt_powers(const field_desc *F, uint64_t *out, const uint64_t *x0, const uint64_t *w,
+                       size_t count)
+{
+#if defined(__x86_64__)
+    if (count >= 8 && count % 8 == 0 && ifma_available()) {
+        (F->id == FIELD_ID_BN254_FR ? ntt_lanes_pow_bn254 : ntt_lanes_pow_bls12_381)(out, x0, w, count);
+        return;
+    }
+#endif
+    if (count) fe_copy(F, out, x0);
+    for (size_t i = 1; i < count; i++) fe_mul(F, out + i * NTT_LIMBS, out + (i - 1) * NTT_LIMBS, w);
+}
+
+static void ntt_bitrev_range(uint64_t *v, unsigned lg, size_t lo, size_t hi);
+
 /* tw[m + j] = w^(j n / 2m) for m = 1 .. n/2, j < m, from the last stage's powers. */
 static void ntt_twiddles(const field_desc *F, uint64_t *tw, const uint64_t *w, size_t n)
 {
     if (n < 2) return;
     size_t h = n / 2;
-    fe_set_one(F, tw + h * NTT_LIMBS);
-    for (size_t j = 1; j < h; j++) fe_mul(F, tw + (h + j) * NTT_LIMBS, tw + (h + j - 1) * NTT_LIMBS, w);
+    ntt_powers(F, tw + h * NTT_LIMBS, F->one, w, h);
     for (size_t m = h / 2; m >= 1; m /= 2) /* w[2m]^j = w[4m]^(2j) */
         for (size_t j = 0; j < m; j++) fe_copy(F, tw + (m + j) * NTT_LIMBS, tw + (2 * m + 2 * j) * NTT_LIMBS);
 }
@@ -170,13 +186,10 @@ int ntt_domain_init(ntt_domain *d, const field_desc *F, unsigned lg)
     ntt_twiddles(F, d->tw_inv, d->omega_inv, d->n);
     fe_set_one(F, d->tw); /* unused slot, defined anyway */
     fe_set_one(F, d->tw_inv);
-    /* coset_scale_br[bitrev(i)] = coset^i / n: the running power is written where the
+    /* coset_scale_br[bitrev(i)] = coset^i / n: the powers in order, then permuted to where the
      * DIF output holds element i */
-    fe_copy(F, x, d->n_inv);
-    for (size_t i = 0; i < d->n; i++) {
-        fe_copy(F, d->coset_scale_br + bitrev(i, lg) * NTT_LIMBS, x);
-        fe_mul(F, x, x, d->coset);
-    }
+    ntt_powers(F, d->coset_scale_br, d->n_inv, d->coset, d->n);
+    ntt_bitrev_range(d->coset_scale_br, lg, 0, d->n);
     return 0;
 }
 

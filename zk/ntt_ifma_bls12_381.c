@@ -25,5 +25,6 @@ static const uint64_t lane_c_out[LANE_N] = { 0x00001fffffffeULL, 0xfa00034802000
 
 #define NTT_LANES_TABLE ntt_lanes_bls12_381
 #define NTT_LANES_H     ntt_lanes_h_bls12_381
+#define NTT_LANES_POW   ntt_lanes_pow_bls12_381
 #include "ntt_lanes.h"
 #endif

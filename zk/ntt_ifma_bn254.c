@@ -25,5 +25,6 @@ static const uint64_t lane_c_out[LANE_N] = { 0x6341c4ffffffbULL, 0x959f60cd29ac9
 
 #define NTT_LANES_TABLE ntt_lanes_bn254
 #define NTT_LANES_H     ntt_lanes_h_bn254
+#define NTT_LANES_POW   ntt_lanes_pow_bn254
 #include "ntt_lanes.h"
 #endif

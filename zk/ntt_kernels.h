@@ -38,5 +38,8 @@ extern const struct ntt_kernels ntt_lanes_bn254, ntt_lanes_bls12_381;
  * multiple of 8, canonical in and out */
 void ntt_lanes_h_bn254(uint64_t *a, const uint64_t *b, const uint64_t *c, size_t count);
 void ntt_lanes_h_bls12_381(uint64_t *a, const uint64_t *b, const uint64_t *c, size_t count);
+/* out[i] = x0·w^i for i < count (a multiple of 8), canonical */
+void ntt_lanes_pow_bn254(uint64_t *out, const uint64_t *x0, const uint64_t *w, size_t count);
+void ntt_lanes_pow_bls12_381(uint64_t *out, const uint64_t *x0, const uint64_t *w, size_t count);
 #endif
 #endif

@@ -388,22 +388,34 @@ static void run_op(const ntt_domain *d, unsigned op, uint64_t *v, unsigned threa
     ops[op](d, v, threads);
 }
 
-/* out[k][op][t-1] = op at t threads (1 .. 3) of v[k] on domain d[k], k < count, by the
- * scalar kernels, in one child (forked before this process asks ifma_available()) */
-static void scalar_results(const ntt_domain *d, uint64_t *const *v, uint64_t *const *out, unsigned count)
+/* Per size: the domain's three tables, then each op at 1 .. 3 threads. */
+#define NSLOTS (3 + NOPS * 3)
+
+/* out[k] = the tables of the domain 2^lgs[k] and the results on v[k], k < count, by
+ * the scalar code, in one child (forked before this process asks ifma_available()) */
+static void scalar_results(const field_desc *F, const unsigned *lgs, uint64_t *const *v, uint64_t *const *out,
+                           unsigned count)
 {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         setenv("CUZK_NO_IFMA", "1", 1);
         if (ifma_available()) _exit(3);
-        for (unsigned k = 0; k < count; k++)
+        for (unsigned k = 0; k < count; k++) {
+            ntt_domain d;
+            if (ntt_domain_init(&d, F, lgs[k])) _exit(4);
+            const size_t n = d.n;
+            memcpy(out[k], d.tw, n * L * 8);
+            memcpy(out[k] + n * L, d.tw_inv, n * L * 8);
+            memcpy(out[k] + 2 * n * L, d.coset_scale_br, n * L * 8);
             for (unsigned op = 0; op < NOPS; op++)
                 for (unsigned t = 1; t <= 3; t++) {
-                    uint64_t *r = out[k] + (op * 3 + t - 1) * d[k].n * L;
-                    memcpy(r, v[k], d[k].n * L * 8);
-                    run_op(&d[k], op, r, t);
+                    uint64_t *r = out[k] + (3 + op * 3 + t - 1) * n * L;
+                    memcpy(r, v[k], n * L * 8);
+                    run_op(&d, op, r, t);
                 }
+            ntt_domain_free(&d);
+        }
         _exit(0);
     }
     int st;
@@ -415,30 +427,34 @@ TEST(test_ntt_lanes_match_scalar_bit_for_bit, 2)
 {
     enum { K = sizeof LANE_LGS / sizeof LANE_LGS[0] };
     const field_desc *F = FIELDS[_i];
-    ntt_domain d[K];
     uint64_t *v[K], *ref[K];
     for (unsigned k = 0; k < K; k++) {
-        ck_assert_int_eq(ntt_domain_init(&d[k], F, LANE_LGS[k]), 0);
-        v[k] = vec_rand(F, d[k].n);
-        ref[k] =
-            mmap(NULL, NOPS * 3 * d[k].n * L * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        const size_t n = (size_t)1 << LANE_LGS[k];
+        v[k] = vec_rand(F, n);
+        ref[k] = mmap(NULL, NSLOTS * n * L * 8, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         ck_assert_ptr_ne(ref[k], MAP_FAILED);
     }
-    scalar_results(d, v, ref, K);
+    scalar_results(F, LANE_LGS, v, ref, K);
     for (unsigned k = 0; k < K; k++) {
-        const size_t n = d[k].n;
+        ntt_domain d;
+        ck_assert_int_eq(ntt_domain_init(&d, F, LANE_LGS[k]), 0);
+        const size_t n = d.n, bytes = n * L * 8;
+        const uint64_t *const tabs[3] = { d.tw, d.tw_inv, d.coset_scale_br };
+        for (unsigned q = 0; q < 3; q++)
+            ck_assert_msg(memcmp(tabs[q], ref[k] + q * n * L, bytes) == 0, "%s 2^%u table %u differs",
+                          F->name, d.lg, q);
         uint64_t *w = vec_new(n);
         for (unsigned op = 0; op < NOPS; op++)
             for (unsigned t = 1; t <= 3; t++) {
-                memcpy(w, v[k], n * L * 8);
-                run_op(&d[k], op, w, t);
-                ck_assert_msg(memcmp(w, ref[k] + (op * 3 + t - 1) * n * L, n * L * 8) == 0,
-                              "%s 2^%u op %u threads %u: lanes differ from scalar", F->name, d[k].lg, op, t);
+                memcpy(w, v[k], bytes);
+                run_op(&d, op, w, t);
+                ck_assert_msg(memcmp(w, ref[k] + (3 + op * 3 + t - 1) * n * L, bytes) == 0,
+                              "%s 2^%u op %u threads %u: lanes differ from scalar", F->name, d.lg, op, t);
             }
         free(w);
-        munmap(ref[k], NOPS * 3 * n * L * 8);
+        munmap(ref[k], NSLOTS * bytes);
         free(v[k]);
-        ntt_domain_free(&d[k]);
+        ntt_domain_free(&d);
     }
     if (!ifma_available()) fprintf(stderr, "note: no IFMA here: %s compared scalar with scalar\n", F->name);
 }
