@@ -13,6 +13,7 @@
 #include <cuzk/ifma.h>
 #include <cuzk/ntt.h>
 
+#include "../../zk/ntt_kernels.h"
 #include "helper_test.h"
 
 #define L 4
@@ -457,6 +458,40 @@ TEST(test_ntt_lanes_match_scalar_bit_for_bit, 2)
         ntt_domain_free(&d);
     }
     if (!ifma_available()) fprintf(stderr, "note: no IFMA here: %s compared scalar with scalar\n", F->name);
+}
+END_TEST
+
+/* groth16's h through the lanes, a = from_mont(a·b - c), against field.h's products on
+ * random canonical inputs and the edge values 0, 1, p - 1 (so a·b - c = 0 occurs). */
+TEST(test_ntt_lanes_h_matches_field, 2)
+{
+#if defined(__x86_64__)
+    const field_desc *F = FIELDS[_i];
+    if (!ifma_available()) {
+        fprintf(stderr, "SKIP: no IFMA here: the lane h is not used\n");
+        return;
+    }
+    const size_t n = 4096;
+    uint64_t *a = vec_rand(F, n), *b = vec_rand(F, n), *c = vec_rand(F, n), *want = vec_new(n);
+    uint64_t edge[3][FE_MAX_LIMBS];
+    fe_set_zero(F, edge[0]);
+    fe_set_one(F, edge[1]);
+    fe_neg(F, edge[2], F->one);
+    for (size_t i = 0; i < 27; i++) { /* every (a, b, c) of edge values */
+        fe_copy(F, a + i * L, edge[i % 3]);
+        fe_copy(F, b + i * L, edge[i / 3 % 3]);
+        fe_copy(F, c + i * L, edge[i / 9]);
+    }
+    fe_mul(F, c + 27 * L, a + 27 * L, b + 27 * L); /* a·b - c = 0 from random a, b */
+    for (size_t i = 0; i < n; i++) {
+        fe_mul(F, want + i * L, a + i * L, b + i * L);
+        fe_sub(F, want + i * L, want + i * L, c + i * L);
+        fe_from_mont(F, want + i * L, want + i * L);
+    }
+    (F == &FIELD_BN254_FR ? ntt_lanes_h_bn254 : ntt_lanes_h_bls12_381)(a, b, c, n);
+    ck_assert_msg(memcmp(a, want, n * L * 8) == 0, "%s: lane h differs", F->name);
+    free(a), free(b), free(c), free(want);
+#endif
 }
 END_TEST
 
