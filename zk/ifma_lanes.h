@@ -1,7 +1,8 @@
 /* ifma_lanes.h — the AVX-512 IFMA lanes and the MSM's batch-affine addition on them,
  * written once for both curves: zk/ifma.c (BN254) and zk/ifma381.c (BLS12-381) each
  * define the parameters below and include this file once, so everything here is a
- * static of that translation unit. Not a public header: only those two include it.
+ * static of that translation unit. Not a public header: only those two include it, and
+ * zk/ntt_ifma_fr.h for the two scalar fields (arithmetic only, no batch addition).
  *
  * Why a body included twice rather than inline functions over a lane-field descriptor:
  * the limb count is the length of every register array here (5 zmm a BN254 value, 8

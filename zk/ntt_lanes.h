@@ -1,6 +1,6 @@
 /* ntt_lanes.h — zk/ntt.c's butterfly kernels (ntt_kernels.h) on the AVX-512 IFMA lanes
  * of zk/ifma_lanes.h, 8 elements at a time. Included once, after ifma_lanes.h, by
- * zk/ntt_ifma_bn254.c and zk/ntt_ifma_bls12_381.c, which instantiate the lanes for
+ * zk/ntt_ifma_fr.h (for zk/ntt_ifma_bn254.c and zk/ntt_ifma_bls12_381.c), which instantiates the lanes for
  * their scalar field Fr (5 limbs of 52 bits, R' = 2^260, g = 4) and name the table
  * NTT_LANES_TABLE and the h function NTT_LANES_H.
  *
@@ -52,6 +52,13 @@ LANE_INLINE void nl_store(uint64_t *r, vl a)
 LANE_INLINE vl nl_tw(const uint64_t *t)
 {
     return vl_shl(nl_load(t), LANE_G);
+}
+
+/* the element at x (canonical @256) in every lane, @260 */
+LANE_INLINE vl nl_bcast(const uint64_t *x)
+{
+    const uint64_t *px[8] = { x, x, x, x, x, x, x, x };
+    return vl_shl(vl_gather(px, 0), LANE_G);
 }
 
 /* twiddle tab[idx[l]] in lane l, @260 */
@@ -187,22 +194,27 @@ LANE_INLINE void nl_buf_store(uint64_t *blk, const vl *buf, size_t nb)
     for (size_t c = 0; c < nb; c++) nl_store(blk + LANE_W * 8 * c, buf[c]);
 }
 
-LANE_FN static void nl_block(uint64_t *blk, unsigned lb, const uint64_t *tw)
+/* A whole block in the stack buffer: DIT (block) or DIF (block_dif) stages. */
+LANE_INLINE void nl_block_any(uint64_t *blk, unsigned lb, const uint64_t *tw, bool dif)
 {
     vl buf[NTT_LANE_B_MAX / 8];
     const size_t nb = ((size_t)1 << lb) / 8;
     nl_buf_load(buf, blk, nb);
-    nl_block_dit_body(buf, nb, tw);
+    if (dif)
+        nl_block_dif_body(buf, nb, tw);
+    else
+        nl_block_dit_body(buf, nb, tw);
     nl_buf_store(blk, buf, nb);
+}
+
+LANE_FN static void nl_block(uint64_t *blk, unsigned lb, const uint64_t *tw)
+{
+    nl_block_any(blk, lb, tw, false);
 }
 
 LANE_FN static void nl_block_dif(uint64_t *blk, unsigned lb, const uint64_t *tw)
 {
-    vl buf[NTT_LANE_B_MAX / 8];
-    const size_t nb = ((size_t)1 << lb) / 8;
-    nl_buf_load(buf, blk, nb);
-    nl_block_dif_body(buf, nb, tw);
-    nl_buf_store(blk, buf, nb);
+    nl_block_any(blk, lb, tw, true);
 }
 
 /* One relimbing each way for the three steps (the scalar form passes over memory
@@ -288,22 +300,12 @@ LANE_FN static void nl_stage4_dif(uint64_t *v, unsigned lgm, const uint64_t *tw,
 /* v[i] *= s: x < p times s @260 < 16p, below 1.19p */
 LANE_FN static void nl_scale(uint64_t *v, const uint64_t *s, size_t lo, size_t hi)
 {
-    const uint64_t *ps[8];
-    for (int l = 0; l < 8; l++) ps[l] = s;
-    const vl w = vl_shl(vl_gather(ps, 0), LANE_G);
+    const vl w = nl_bcast(s);
     for (size_t i = lo; i < hi; i += 8) nl_store(v + LANE_W * i, vl_mont(nl_load(v + LANE_W * i), w));
 }
 
-const struct ntt_kernels NTT_LANES_TABLE = {
-    .block = nl_block,
-    .stage2 = nl_stage2,
-    .stage4 = nl_stage4,
-    .scale = nl_scale,
-    .block_dif = nl_block_dif,
-    .stage2_dif = nl_stage2_dif,
-    .stage4_dif = nl_stage4_dif,
-    .block_coset = nl_block_coset,
-};
+const struct ntt_kernels NTT_LANES_TABLE = { nl_block,     nl_stage2,     nl_stage4,     nl_scale,
+                                             nl_block_dif, nl_stage2_dif, nl_stage4_dif, nl_block_coset };
 
 /* a = from_mont(a·b - c): a·(b shifted, < 16p) is a·b@256 below 1.19p; plus p less c in
  * (0, 2.19p); the product by the integer 16 (1@4) divides by 2^256, leaving the plain
@@ -333,9 +335,7 @@ LANE_FN void NTT_LANES_POW(uint64_t *out, const uint64_t *x0, const uint64_t *w,
     for (size_t i = 1; i < first; i++) fe_mul(LANE_F, out + LANE_W * i, out + LANE_W * (i - 1), w);
     fe_copy(LANE_F, wk, LANE_F->one);
     for (size_t i = 0; i < first; i++) fe_mul(LANE_F, wk, wk, w); /* the step w^first */
-    const uint64_t *ps[8];
-    for (int l = 0; l < 8; l++) ps[l] = wk;
-    const vl st = vl_shl(vl_gather(ps, 0), LANE_G);
+    const vl st = nl_bcast(wk);
     vl cur[C];
     for (size_t c = 0; c < chains; c++) cur[c] = nl_load(out + LANE_W * 8 * c);
     for (size_t i = first; i < count; i += first)
