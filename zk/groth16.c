@@ -19,6 +19,7 @@
 
 #include "cuzk/error.h"
 #include "cuzk/ifma.h"
+#include "cuzk/hugemem.h"
 #include "cuzk/msm.h"
 #include "cuzk/ntt.h"
 #include "cuzk/workers.h"
@@ -285,7 +286,7 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
 {
     const size_t n = z->domain_size, bytes = n * FR_LIMBS * sizeof(uint64_t);
     groth16_raw *raw = NULL;
-    uint64_t *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes), *c = aligned_alloc(64, bytes);
+    uint64_t *a = huge_alloc(bytes), *b = huge_alloc(bytes), *c = huge_alloc(bytes); /* hugemem.h: why */
     int rc = -ENOMEM;
 
     raw = malloc(sizeof *raw);

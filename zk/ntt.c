@@ -41,10 +41,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cuzk/ifma.h"
+#include "cuzk/hugemem.h"
 #include "cuzk/workers.h"
 #include "ntt_kernels.h"
 
@@ -109,19 +109,11 @@ static size_t bitrev(size_t i, unsigned lg)
     return (size_t)(x >> (64 - lg));
 }
 
-/* A table of count elements. From 2 MiB (2^16 elements) on, 2 MiB-aligned and marked
- * for transparent huge pages: the build's time was mostly first-touch page faults
- * (perf on this VM: 34% of ntt_domain_init in the kernel's fault path, and most of
- * the power loops' samples on their first stores), one a 4 KiB page. */
+/* A table of count elements (huge pages from 2 MiB, 2^16 elements, on: the domain
+ * build's time was mostly first-touch page faults, zk/hugemem.c). */
 static uint64_t *fe_vec_alloc(size_t count)
 {
-    const size_t huge = (size_t)2 << 20;
-    size_t bytes = (count * NTT_LIMBS * sizeof(uint64_t) + 63) & ~(size_t)63;
-    if (bytes < huge) return aligned_alloc(64, bytes ? bytes : 64);
-    bytes = (bytes + huge - 1) & ~(huge - 1);
-    uint64_t *v = aligned_alloc(huge, bytes);
-    if (v) (void)madvise(v, bytes, MADV_HUGEPAGE); /* advice: without it, 4 KiB pages */
-    return v;
+    return huge_alloc(count * NTT_LIMBS * sizeof(uint64_t));
 }
 
 /* out[i] = x0·w^i for i < count: through the IFMA lanes where they run (count a
