@@ -15,7 +15,9 @@
  *     bucket |d| (the affine base negated when d < 0), then reduces the buckets by
  *     running sums (sum_k k B_k with 2 additions per bucket). Buckets are affine with
  *     batched additions (one inversion per batch, see "batch-affine buckets") when the
- *     window has enough buckets for big batches, else jacobian with mixed additions.
+ *     window has enough buckets for big batches, else jacobian with mixed additions;
+ *     affine buckets are also reduced in batches (msm_aff_reduce), and a short top
+ *     window runs on copies of its buckets so that its batches are full (msm_aff_fold).
  *     Threads (the process's persistent set, workers.h) claim tasks from a counter
  *     under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
@@ -209,6 +211,7 @@ struct msm_scratch {
     uint64_t *dref; /* deferred: base index | MSM_NEG_BIT when negated */
     uint32_t *db;   /* deferred: bucket */
     void *ifma;     /* on an AVX-512 IFMA CPU: scratch of ifma_batch_add */
+    uint64_t *R;    /* bucket reduction (msm_aff_reduce): run, sum (affine), xs (jacobian), flags */
 };
 #define MSM_A_FULL 1
 #define MSM_B_FULL 2
@@ -325,15 +328,186 @@ CUZK_HD void msm_aff_retry(const curve_group *G, struct msm_aff_ctx *x)
     }
 }
 
+/* ---- batch-affine bucket reduction ---------------------------------------------
+ *
+ * sum_k (k+1) B_k over the window's nb buckets. The running sums of msm_task_impl are
+ * a chain of dependent jacobian additions (one mixed, one general a bucket: 27
+ * products); here the buckets are cut into ng groups of m consecutive ones, and each
+ * group runs its own running sums from its top bucket down, all groups in step, so
+ * that step t is ng independent affine additions run_g += B_(gm+t), then ng more
+ * sum_g += run_g, each set one batch of the flush above (one inversion, the IFMA lanes
+ * when there are). Then sum_g = sum over the group of (k - gm + 1) B_k and run_g = the
+ * group's total, and
+ *   sum_k (k+1) B_k = sum_g sum_g + m sum_g g run_g,
+ * the last by running sums over the groups (jacobian, 2 additions a group) and log2 m
+ * doublings. An empty bucket or sum is (0, 0), not a curve point: an addition into it
+ * copies. x equal in run_g += B (the two equal or opposite) is done on its own
+ * (jacobian, one inversion: rare, the group's partial sums would have to match); in
+ * sum_g += run_g it is common (a group whose only nonempty bucket is at the top
+ * doubles at the next step), so run_g goes into a jacobian side sum xs_g instead. */
+#define MSM_RED_MIN_GROUPS 8
+#define MSM_RED_GROUP_SIZE 32
+#define MSM_RED_MAX_GROUPS 512
+
+/* target (affine, (0, 0) = empty) += P in the open batch of x, whose scratch's A is the
+ * target array; returns false when x equal (the caller handles it, nothing done). */
+CUZK_HD bool msm_red_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t g, const uint64_t *P)
+{
+    const unsigned cl = ec_cl(G);
+    struct msm_scratch *S = x->S;
+    uint64_t *T = S->A + (size_t)g * 2 * cl;
+    if (ec_aff_is_inf(G, T)) {
+        memcpy(T, P, 2 * cl * sizeof *T);
+        return true;
+    }
+    uint64_t *den = S->den + (size_t)x->nbat * cl;
+    ecf_sub(G, den, P, T);
+    if (ecf_is_zero(G, den)) return false;
+    memcpy(S->bp + (size_t)x->nbat * 2 * cl, P, 2 * cl * sizeof *P);
+    S->bb[x->nbat++] = g;
+    return true;
+}
+
+/* The reduction above into out (jacobian); false when the window is too small for it
+ * (the caller runs the chain). Buckets with a jacobian overflow part are made affine
+ * first (batches of ec_batch_to_aff). */
+CUZK_HD bool msm_aff_reduce(const curve_group *G, struct msm_aff_ctx *x, size_t nb, uint64_t *out)
+{
+    const unsigned cl = ec_cl(G), al = 2 * cl, jl = 3 * cl;
+    struct msm_scratch *S = x->S;
+    size_t ng = nb / MSM_RED_GROUP_SIZE; /* nb is a power of two */
+    while (2 * ng > x->batch || ng > MSM_RED_MAX_GROUPS) ng >>= 1;
+    if (!S->R || ng < MSM_RED_MIN_GROUPS) return false;
+    const size_t m = nb / ng;
+    uint64_t *run = S->R, *sum = run + MSM_RED_MAX_GROUPS * al, *xs = sum + MSM_RED_MAX_GROUPS * al;
+    uint8_t *xsf = (uint8_t *)(xs + MSM_RED_MAX_GROUPS * jl);
+
+    /* empty buckets to (0, 0); overflow parts folded in, ng at a time (run, xs as scratch) */
+    size_t no = 0;
+    for (size_t k = 0; k <= nb; k++) {
+        if (k < nb && !(S->state[k] & MSM_B_FULL)) {
+            if (!(S->state[k] & MSM_A_FULL)) memset(S->A + k * al, 0, al * sizeof *S->A);
+            continue;
+        }
+        if (k < nb) {
+            uint64_t *J = xs + no * jl;
+            ec_jac_copy(G, J, S->B + k * jl);
+            if (S->state[k] & MSM_A_FULL) ec_add_aff(G, J, J, S->A + k * al);
+            S->bb[no++] = (uint32_t)k;
+        }
+        if (no == ng || (k == nb && no)) {
+            if (ec_batch_to_aff(G, run, xs, no))
+                for (size_t i = 0; i < no; i++) ec_jac_to_aff(G, run + i * al, xs + i * jl);
+            for (size_t i = 0; i < no; i++)
+                memcpy(S->A + (size_t)S->bb[i] * al, run + i * al, al * sizeof *run);
+            no = 0;
+        }
+    }
+
+    struct msm_scratch Sr = *S;
+    Sr.A = run; /* run_g at g, sum_g at MSM_RED_MAX_GROUPS + g: one target array */
+    struct msm_aff_ctx xr = { .j = x->j, .S = &Sr, .batch = x->batch };
+    memset(run, 0, ng * al * sizeof *run);
+    memset(sum, 0, ng * al * sizeof *sum);
+    memset(xsf, 0, ng);
+    /* Step t's sum_g += run_g rides in step t-1's batch (its copy of run_g taken
+     * before run_g += B): m + 1 flushes, not 2m. */
+    for (size_t t = m + 1; t-- > 0;) {
+        for (size_t g = 0; g < ng && t < m; g++) { /* sum_g += run_g (after B_(gm+t)) */
+            const uint64_t *Rg = run + g * al;
+            if (ec_aff_is_inf(G, Rg)) continue;
+            if (!msm_red_add(G, &xr, (uint32_t)(MSM_RED_MAX_GROUPS + g), Rg)) { /* sum_g = +-run_g */
+                uint64_t *X = xs + g * jl;
+                if (xsf[g])
+                    ec_add_aff(G, X, X, Rg);
+                else
+                    ec_jac_from_aff(G, X, Rg);
+                xsf[g] = 1;
+            }
+        }
+        for (size_t g = 0; g < ng && t > 0; g++) { /* run_g += B_(gm+t-1) */
+            const uint64_t *Bk = S->A + (g * m + t - 1) * al;
+            if (ec_aff_is_inf(G, Bk)) continue;
+            if (!msm_red_add(G, &xr, (uint32_t)g, Bk)) { /* run_g = +-B: on its own */
+                uint64_t J[EC_MAX_JAC];
+                ec_jac_from_aff(G, J, run + g * al);
+                ec_add_aff(G, J, J, Bk);
+                ec_jac_to_aff(G, run + g * al, J);
+            }
+        }
+        msm_aff_flush(G, &xr);
+    }
+
+    /* sum_g sum_g + m sum_g g run_g */
+    uint64_t rs[EC_MAX_JAC], ts[EC_MAX_JAC], acc[EC_MAX_JAC];
+    ec_jac_set_inf(G, rs);
+    ec_jac_set_inf(G, ts);
+    for (size_t g = ng; g-- > 1;) {
+        ec_add_aff(G, rs, rs, run + g * al);
+        ec_add(G, ts, ts, rs);
+    }
+    for (size_t i = 1; i < m && !ec_jac_is_inf(G, ts); i <<= 1) ec_dbl(G, ts, ts);
+    ec_jac_copy(G, acc, ts);
+    for (size_t g = 0; g < ng; g++) {
+        ec_add_aff(G, acc, acc, sum + g * al);
+        if (xsf[g]) ec_add(G, acc, acc, xs + g * jl);
+    }
+    ec_jac_copy(G, out, acc);
+    return true;
+}
+
+/* A window with fewer buckets than the others (the top one: 2^(bits - wc) when fewer
+ * than c-1 bits remain) runs on K = 2^(c-1) / nb copies of its buckets, term k into
+ * copy k mod K, so that its batches are as large as the other windows' (before, its
+ * batch was a quarter of its own buckets: BN254 GLV at c = 12 has 128 top buckets, and
+ * its batches of 32 took 4096 of the MSM's 6600 inversions, 4 us each in place); then
+ * the copies are summed into the first (msm_aff_fold) before the reduction. */
+CUZK_HD void msm_aff_fold(const curve_group *G, struct msm_aff_ctx *x, size_t nb, size_t K)
+{
+    const unsigned cl = ec_cl(G), al = 2 * cl, jl = 3 * cl;
+    struct msm_scratch *S = x->S;
+    for (size_t step = 1; step < K; step <<= 1) { /* copy c += copy c + step, c a multiple of 2 step */
+        for (size_t cp = 0; cp + step < K; cp += 2 * step)
+            for (size_t k = 0; k < nb; k++) {
+                const uint32_t t = (uint32_t)(cp * nb + k), f = (uint32_t)((cp + step) * nb + k);
+                if (S->state[f] & MSM_B_FULL) {
+                    if (S->state[t] & MSM_B_FULL)
+                        ec_add(G, S->B + (size_t)t * jl, S->B + (size_t)t * jl, S->B + (size_t)f * jl);
+                    else
+                        ec_jac_copy(G, S->B + (size_t)t * jl, S->B + (size_t)f * jl);
+                    S->state[t] |= MSM_B_FULL;
+                }
+                if (!(S->state[f] & MSM_A_FULL)) continue;
+                const uint64_t *P = S->A + (size_t)f * al;
+                uint64_t *T = S->A + (size_t)t * al;
+                if (!(S->state[t] & MSM_A_FULL)) {
+                    memcpy(T, P, al * sizeof *T);
+                    S->state[t] |= MSM_A_FULL;
+                    continue;
+                }
+                uint64_t *den = S->den + (size_t)x->nbat * cl;
+                ecf_sub(G, den, P, T);
+                if (ecf_is_zero(G, den)) { /* P = +-T */
+                    msm_aff_overflow(G, x, t, P);
+                    continue;
+                }
+                memcpy(S->bp + (size_t)x->nbat * al, P, al * sizeof *P);
+                S->bb[x->nbat++] = t;
+                if (x->nbat == x->batch) msm_aff_flush(G, x);
+            }
+        msm_aff_flush(G, x);
+    }
+}
+
 CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo,
                                   size_t hi, struct msm_scratch *S, uint64_t *out, unsigned batch)
 {
     const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
-    const size_t nb = msm_window_buckets(j, w);
+    const size_t nb = msm_window_buckets(j, w), K = ((size_t)1 << (c - 1)) / nb, nbk = nb * K;
     struct msm_aff_ctx x = { .j = j, .S = S, .batch = batch, .cur = 1 };
 
-    memset(S->stamp, 0, nb * sizeof *S->stamp);
-    memset(S->state, 0, nb);
+    memset(S->stamp, 0, nbk * sizeof *S->stamp);
+    memset(S->state, 0, nbk);
     for (size_t k = lo; k < hi; k++) {
         /* The bucket reads miss L1 (4096 buckets = 256 KiB at c = 13 on G1): fetch the
          * bucket of the term MSM_PREFETCH ahead (perf: ~15% of the task time was the
@@ -341,7 +515,8 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         if (k + MSM_PREFETCH < hi) {
             int dn = msm_digit(j->sc + (k + MSM_PREFETCH) * nl, nl, w, c);
             if (dn) {
-                const uint64_t *Ab = S->A + (size_t)((dn < 0 ? -dn : dn) - 1) * 2 * cl;
+                const uint64_t *Ab =
+                    S->A + ((size_t)((dn < 0 ? -dn : dn) - 1) + nb * ((k + MSM_PREFETCH) & (K - 1))) * 2 * cl;
                 __builtin_prefetch(Ab);
                 __builtin_prefetch(Ab + 2 * cl - 1);
             }
@@ -350,7 +525,7 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         if (d == 0) continue;
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
-        msm_aff_add(G, &x, (uint32_t)((d < 0 ? -d : d) - 1), ix);
+        msm_aff_add(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
         if (x.nbat == x.batch) {
             msm_aff_flush(G, &x);
             msm_aff_retry(G, &x);
@@ -360,6 +535,8 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         msm_aff_flush(G, &x);
         msm_aff_retry(G, &x);
     }
+    if (K > 1) msm_aff_fold(G, &x, nb, K);
+    if (msm_aff_reduce(G, &x, nb, out)) return;
 
     /* sum_k (k+1) bucket_k by running sums, as in msm_task_impl */
     uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC];
@@ -402,7 +579,8 @@ MSM_TASK_FORMS(g2_bls12_381, G2_BLS12_381)
  * window runs jacobian buckets instead, when its batch falls below min_batch. */
 static unsigned msm_window_batch(const struct msm_job *j, unsigned w)
 {
-    size_t b = msm_window_buckets(j, w) / 4;
+    (void)w; /* a short window runs on copies of its buckets (msm_aff_fold) */
+    size_t b = ((size_t)1 << (j->c - 1)) / 4;
     if (b > j->batch) b = j->batch;
     if (b < 1) b = 1;
     return b < j->min_batch ? 0 : (unsigned)b;
@@ -444,6 +622,7 @@ static void msm_scratch_free(struct msm_scratch *S)
     free(S->dref);
     free(S->db);
     free(S->ifma);
+    free(S->R);
 }
 
 static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
@@ -465,6 +644,8 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->db = malloc(MSM_DEFER_MAX * sizeof *S->db);
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
         return -ENOMEM;
+    S->R = malloc(MSM_RED_MAX_GROUPS * ((2 * 2 + 3) * cl * sizeof *S->R + 1));
+    if (!S->R) return -ENOMEM;
     if (ifma_available()) { /* every group has its lane flush */
         S->ifma = aligned_alloc(64, ifma_batch_scratch_bytes(j->G, j->batch));
         if (!S->ifma) return -ENOMEM;
@@ -514,12 +695,21 @@ static void msm_part(void *arg, unsigned part, unsigned nparts)
  *   2^16 GLV:  c=12 4.94 G  13 4.33 G  14 4.68 G  15 4.94 G  16 5.41 G
  * so the model's choice holds. (Wall-clock sweeps at 1 and 2 threads were not
  * readable while this was tuned: the shared 2-core box ran at load 7-9.) */
-#define MSM_REDUCE_COST 3
+#define MSM_REDUCE_COST      3
+/* With msm_aff_reduce a bucket costs its 2 batched additions plus its share of the
+ * group sums (3.5/32 mixed additions), of the m+1 inversions and of the fold. The
+ * model then takes c = 13 at 2^16 with GLV (c = 12 before, with the chain's 3).
+ * bench/msm_ntt --window, BN254 2^16, 1 thread, IFMA, CPU ms, min of 10, two rounds
+ * (shared 2-core box, load 6-8), G1 / G2:
+ *   c=12 89-90 / 181-224   13 75-78 / 155-166   14 73-79 / 156-172
+ *   15 71-73 / 155-187     16 73-89 / 167-189
+ * (batches capped at 2048 or 4096 instead of MSM_BATCH_MAX read 5-40% slower). */
+#define MSM_REDUCE_AFF_EXTRA 0.2
 /* ~50 us to create and join a thread, in mixed additions. The threads now persist
  * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
  * and with them every result bit for bit, stay as they were measured. */
-#define MSM_THREAD_COST 200
-#define MSM_AUTO_MAX_C  16
+#define MSM_THREAD_COST      200
+#define MSM_AUTO_MAX_C       16
 
 /* Additions per shared inversion for batch-affine buckets at window c with nsplit
  * point ranges, 0 for jacobian buckets. */
@@ -555,16 +745,12 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
             unsigned rounds = (tasks + T - 1) / T;
             unsigned b = msm_batch_for(n, c, s, mode);
             double add = b ? affine + inv / b : 1.0;
-            if (b && nwin > 1) {
-                /* the top window's few buckets may send it jacobian (msm_window_batch) */
-                unsigned rem = j->bits > (nwin - 1) * c ? j->bits - (nwin - 1) * c : 0;
-                size_t tb = rem < c - 1 ? ((size_t)1 << rem) / 4 : b;
-                if (tb < (mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch()))
-                    add = (add * (nwin - 1) + 1.0) / nwin;
-            }
-            double cost =
-                (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
-                MSM_THREAD_COST * (double)(T - 1);
+            /* a bucket of the reduction: 2 affine additions when msm_aff_reduce runs, else
+             * the jacobian chain; a short top window folds copies: ~1 addition a bucket */
+            double red = b ? 2 * affine + MSM_REDUCE_AFF_EXTRA : MSM_REDUCE_COST;
+            double fold = b && j->bits % c < c - 1 ? affine * (double)((size_t)1 << (c - 1)) : 0;
+            double cost = (double)rounds * (add * (double)n / s + red * (double)((size_t)1 << (c - 1))) +
+                fold + MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
                 j->c = c;

@@ -446,6 +446,50 @@ TEST(test_msm_batch_affine_collisions, 4)
 }
 END_TEST
 
+/* The batch-affine bucket reduction (msm.c msm_aff_reduce: groups of 32 buckets at
+ * c = 13, window 0 without GLV) at its degenerate additions: in group 0 bucket 2 holds
+ * P and bucket 1 -P (run_g + B cancels), in group 1 buckets 34 and 33 both R (run_g + B
+ * doubles), in group 2 only bucket 65 is used (sum_g + run_g doubles at the next
+ * step); 300 more terms of digit 2000 in window 0 (group 62) and random above fill
+ * the batches enough for the reduction to run. Threads 1..3, IFMA as the CPU has. */
+static void check_reduce_degenerate(const curve_group *G, struct pts *p, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    uint8_t *sc = calloc(n, 32);
+    ck_assert(sc);
+    memcpy(p->aff + 1 * 2 * cl, p->aff, 2 * cl * 8);
+    ecf_neg(G, p->aff + 1 * 2 * cl + cl, p->aff + cl);            /* base 1 = -base 0 */
+    memcpy(p->aff + 3 * 2 * cl, p->aff + 2 * 2 * cl, 2 * cl * 8); /* base 3 = base 2 */
+    sc[0 * 32] = 2;
+    sc[1 * 32] = 1;
+    sc[2 * 32] = 34;
+    sc[3 * 32] = 33;
+    sc[4 * 32] = 66;
+    for (size_t i = 5; i < n; i++) {
+        uint64_t k[4];
+        test_rand_scalar(G->Fr, k);
+        k[3] = (k[2] >> 51); /* (k mod 2^192)·2^13 + 2000 */
+        k[2] = (k[2] << 13) | (k[1] >> 51);
+        k[1] = (k[1] << 13) | (k[0] >> 51);
+        k[0] = (k[0] << 13) | 2000;
+        memcpy(sc + i * 32, k, 32);
+    }
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p->aff, sc, n, 32), 0);
+    for (unsigned t = 1; t <= 3; t++)
+        for (int m = 0; m < 2; m++) {
+            ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, sc, n, 32, t, 13,
+                                         m ? MSM_BUCKETS_AFFINE : MSM_BUCKETS_AUTO, MSM_GLV_OFF),
+                             0);
+            char buf[64];
+            snprintf(buf, sizeof buf, "reduce degenerate threads=%u affine=%d", t, m);
+            assert_same(G, got, want, buf);
+        }
+    free(sc);
+}
+
+TERMS_TEST(test_msm_reduce_degenerate_additions, 305, check_reduce_degenerate)
+
 /* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
