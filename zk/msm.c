@@ -197,8 +197,9 @@ static unsigned msm_auto_min_batch(void)
 {
     return ifma_available() ? MSM_AUTO_MIN_BATCH_IFMA : MSM_AUTO_MIN_BATCH;
 }
-#define MSM_DEFER_MAX 512
-#define MSM_PREFETCH  6
+#define MSM_DEFER_MAX     512
+#define MSM_PREFETCH      6
+#define MSM_PREFETCH_RING 8 /* a power of two above MSM_PREFETCH */
 
 struct msm_scratch {
     uint64_t *B;     /* jacobian buckets (jacobian path; overflow of the affine path) */
@@ -305,10 +306,17 @@ CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b
         }
         return;
     }
-    uint64_t *P = S->bp + (size_t)x->nbat * 2 * cl, *den = S->den + (size_t)x->nbat * cl;
+    uint64_t *P = S->bp + (size_t)x->nbat * 2 * cl;
     msm_load(G, x->j, P, ix);
-    ecf_sub(G, den, P, A);
-    if (ecf_is_zero(G, den)) { /* P = +-B: doubling or cancellation, rare */
+    bool same_x;
+    if (S->ifma) { /* the lanes make their own denominators: compare x (both reduced) */
+        same_x = memcmp(P, A, cl * sizeof *P) == 0;
+    } else {
+        uint64_t *den = S->den + (size_t)x->nbat * cl;
+        ecf_sub(G, den, P, A);
+        same_x = ecf_is_zero(G, den);
+    }
+    if (same_x) { /* P = +-B: doubling or cancellation, rare */
         msm_aff_overflow(G, x, b, P);
         return;
     }
@@ -508,12 +516,18 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
 
     memset(S->stamp, 0, nbk * sizeof *S->stamp);
     memset(S->state, 0, nbk);
+    /* digits of the terms k .. k + MSM_PREFETCH - 1, each computed once (it was twice:
+     * for the prefetch and for the addition) */
+    int ring[MSM_PREFETCH_RING];
+    for (size_t k = lo; k < hi && k < lo + MSM_PREFETCH; k++)
+        ring[k % MSM_PREFETCH_RING] = msm_digit(j->sc + k * nl, nl, w, c);
     for (size_t k = lo; k < hi; k++) {
         /* The bucket reads miss L1 (4096 buckets = 256 KiB at c = 13 on G1): fetch the
          * bucket of the term MSM_PREFETCH ahead (perf: ~15% of the task time was the
          * first load of a bucket before this). */
         if (k + MSM_PREFETCH < hi) {
             int dn = msm_digit(j->sc + (k + MSM_PREFETCH) * nl, nl, w, c);
+            ring[(k + MSM_PREFETCH) % MSM_PREFETCH_RING] = dn;
             if (dn) {
                 const uint64_t *Ab =
                     S->A + ((size_t)((dn < 0 ? -dn : dn) - 1) + nb * ((k + MSM_PREFETCH) & (K - 1))) * 2 * cl;
@@ -521,7 +535,7 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
                 __builtin_prefetch(Ab + 2 * cl - 1);
             }
         }
-        int d = msm_digit(j->sc + k * nl, nl, w, c);
+        int d = ring[k % MSM_PREFETCH_RING];
         if (d == 0) continue;
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
