@@ -25,7 +25,8 @@
  * GLV (msm_prepare_all with phi, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
  * of 128 bits with k P = +-k1 P +- k2 phi(P) (curve.h ec_glv_split), so steps 2-4 run
  * on twice the terms with half the windows: the same number of bucket additions, half
- * the bucket reductions and doublings.
+ * the bucket reductions and doublings. MSMs over one scalar vector (Groth16's A, B1,
+ * B2 and C) can share one split (msm_split_make, msm_run_split).
  *
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
@@ -45,17 +46,27 @@
 #define MSM_PHI_BIT          (UINT64_C(1) << 62) /* GLV: the base's image phi(P), from msm_job.phi */
 #define MSM_IDX_MASK         (~(MSM_NEG_BIT | MSM_PHI_BIT))
 
+struct msm_split {
+    const field_desc *Fr;
+    uint64_t lambda[4];
+    size_t count;
+    uint64_t *k;  /* entry i: k1 (2 limbs), k2 (2 limbs) of scalar i; all 0 for s = 0 */
+    uint8_t *neg; /* entry i: ec_glv_split's sign bits */
+};
+
 struct msm_job {
     const curve_group *G;
-    const uint8_t *bases; /* zkey layout, maybe misaligned */
-    const uint64_t *phi;  /* GLV: the x of phi(base i) at i, cl limbs (its y is the
+    const uint8_t *bases;          /* zkey layout, maybe misaligned */
+    const uint64_t *phi;           /* GLV: the x of phi(base i) at i, cl limbs (its y is the
                                  base's); NULL without GLV */
-    const uint64_t *idx;  /* active term k -> base index; MSM_NEG_BIT: negate the base,
+    const uint64_t *idx;           /* active term k -> base index; MSM_NEG_BIT: negate the base,
                                  MSM_PHI_BIT: take phi(base) */
-    const uint64_t *sc;   /* active term k -> scalar, nl limbs (after the r - s fold) */
-    size_t nact;          /* active terms */
-    unsigned nl;          /* limbs per scalar */
-    unsigned bits;        /* bit length of the OR of all active scalars */
+    const uint64_t *sc;            /* active term k -> scalar, nl limbs (after the r - s fold) */
+    const struct msm_split *split; /* the scalars' GLV split made once (msm_split_make), */
+    size_t split_first;            /* from its entry split_first on; NULL: split here */
+    size_t nact;                   /* active terms */
+    unsigned nl;                   /* limbs per scalar */
+    unsigned bits;                 /* bit length of the OR of all active scalars */
     unsigned c, nwin, nsplit, ntasks;
     unsigned batch;       /* batch-affine buckets: additions per shared inversion; 0: jacobian */
     unsigned min_batch;   /* a window whose buckets allow smaller batches goes jacobian */
@@ -837,6 +848,27 @@ static size_t msm_prepare_range(const struct msm_job *j, const uint8_t *scalars,
     return k - out;
 }
 
+/* Whether the scalars [lo, hi) are all below r (GLV's split needs them reduced). */
+static bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi,
+                            size_t scalar_bytes)
+{
+    const uint64_t *r = G->Fr->p;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
+        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+        for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
+            if (s[l]) return false;
+        bool below = false;
+        for (unsigned l = 4; l-- > 0;)
+            if (s[l] != r[l]) {
+                below = s[l] < r[l];
+                break;
+            }
+        if (!below) return false;
+    }
+    return true;
+}
+
 /* Step 1 with GLV on [lo, hi): each input term gives up to two terms of 2 limbs, written
  * from slot out; phi(P)'s x goes to phi at the base's index. -1 if a scalar is not below
  * r (GLV's split needs it reduced; the caller then prepares without GLV), else how many. */
@@ -847,31 +879,29 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
     const curve_group *G = j->G;
     const unsigned cl = ec_cl(G);
     const size_t pb = 2 * cl * sizeof(uint64_t);
-    const uint64_t *r = G->Fr->p;
-
-    for (size_t i = lo; i < hi; i++) { /* all below r? (before anything is written) */
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
-        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
-        for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
-            if (s[l]) return -1;
-        bool below = false;
-        for (unsigned l = 4; l-- > 0;)
-            if (s[l] != r[l]) {
-                below = s[l] < r[l];
-                break;
-            }
-        if (!below) return -1;
-    }
+    if (!j->split && !msm_all_below_r(G, scalars, lo, hi, scalar_bytes)) return -1;
 
     size_t k = out;
     for (size_t i = lo; i < hi; i++) {
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, k1[2], k2[2];
-        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
-        if (!(s[0] | s[1] | s[2] | s[3])) continue;
+        uint64_t k1[2], k2[2];
+        unsigned neg;
+        if (j->split) { /* split once for all the MSMs on these scalars */
+            const uint64_t *e = j->split->k + 4 * (j->split_first + i);
+            if (!(e[0] | e[1] | e[2] | e[3])) continue; /* s = 0 */
+            k1[0] = e[0];
+            k1[1] = e[1];
+            k2[0] = e[2];
+            k2[1] = e[3];
+            neg = j->split->neg[j->split_first + i];
+        } else {
+            uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
+            memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+            if (!(s[0] | s[1] | s[2] | s[3])) continue;
+            neg = ec_glv_split(G, k1, k2, s);
+        }
         uint64_t P[EC_MAX_AFF];
         memcpy(P, j->bases + i * pb, pb);
         if (ec_aff_is_inf(G, P)) continue;
-        unsigned neg = ec_glv_split(G, k1, k2, s);
         if (k1[0] | k1[1]) {
             sc[2 * k] = k1[0];
             sc[2 * k + 1] = k1[1];
@@ -1014,16 +1044,19 @@ static bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv)
     return glv == MSM_GLV_ON || count >= MSM_GLV_MIN;
 }
 
-int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
-                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
-                enum msm_glv glv)
+/* msm_run_ext, with the GLV split taken from sp (entries first ..) when sp is given. */
+static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                        size_t count, size_t scalar_bytes, unsigned threads, unsigned c,
+                        enum msm_buckets mode, enum msm_glv glv, const struct msm_split *sp, size_t first)
 {
     if (!G || !result || (count && (!bases || !scalars)) || scalar_bytes == 0 ||
         scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS || c > MSM_MAX_WINDOW || count >= MSM_PHI_BIT)
         return -EINVAL;
 
     const unsigned jl = 3 * ec_cl(G);
-    struct msm_job j = { .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8) };
+    struct msm_job j = {
+        .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8), .split = sp, .split_first = first
+    };
     uint64_t *idx = NULL, *sc = NULL, *phi = NULL;
     uint64_t acc[EC_MAX_JAC];
     int err = 0;
@@ -1041,7 +1074,7 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     }
     threads = msm_threads(threads);
     err = 1; /* not prepared yet */
-    if (msm_glv_wanted(G, count, glv)) {
+    if (sp || msm_glv_wanted(G, count, glv)) {
         phi = malloc(count * ec_cl(G) * sizeof *phi);
         if (!phi) {
             err = -ENOMEM;
@@ -1087,6 +1120,97 @@ out:
     free(sc);
     free(idx);
     return err;
+}
+
+int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
+                enum msm_glv glv)
+{
+    return msm_run_impl(G, result, bases, scalars, count, scalar_bytes, threads, c, mode, glv, NULL, 0);
+}
+
+/* ---- one GLV split for several MSMs -------------------------------------------- */
+
+struct msm_split_job {
+    const curve_group *G;
+    const uint8_t *scalars;
+    size_t scalar_bytes;
+    struct msm_split *sp;
+    bool *bad; /* part -> a scalar not below r */
+};
+
+static void msm_split_part(void *arg, unsigned part, unsigned nparts)
+{
+    struct msm_split_job *sj = arg;
+    struct msm_split *sp = sj->sp;
+    size_t lo = sp->count * part / nparts, hi = sp->count * (part + 1) / nparts;
+    sj->bad[part] = !msm_all_below_r(sj->G, sj->scalars, lo, hi, sj->scalar_bytes);
+    if (sj->bad[part]) return;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, *e = sp->k + 4 * i;
+        memcpy(s, sj->scalars + i * sj->scalar_bytes, sj->scalar_bytes);
+        if (!(s[0] | s[1] | s[2] | s[3])) {
+            e[0] = e[1] = e[2] = e[3] = 0;
+            sp->neg[i] = 0;
+            continue;
+        }
+        sp->neg[i] = (uint8_t)ec_glv_split(sj->G, e, e + 2, s);
+    }
+}
+
+int msm_split_make(const curve_group *G, msm_split **out, const uint8_t *scalars, size_t count,
+                   size_t scalar_bytes, unsigned threads)
+{
+    if (!G || !out || (count && !scalars) || scalar_bytes == 0 || scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS)
+        return -EINVAL;
+    *out = NULL;
+    if (!msm_glv_wanted(G, count, MSM_GLV_AUTO)) return 0;
+    struct msm_split *sp = calloc(1, sizeof *sp);
+    if (!sp) return -ENOMEM;
+    sp->Fr = G->Fr;
+    memcpy(sp->lambda, G->lambda, sizeof sp->lambda);
+    sp->count = count;
+    sp->k = malloc(count * 4 * sizeof *sp->k);
+    sp->neg = malloc(count);
+    unsigned want = (unsigned)(count / MSM_PREP_MIN_PART);
+    threads = msm_threads(threads);
+    if (want > threads) want = threads;
+    if (want < 1) want = 1;
+    bool *bad = calloc(want, sizeof *bad);
+    if (!sp->k || !sp->neg || !bad) {
+        free(bad);
+        msm_split_free(sp);
+        return -ENOMEM;
+    }
+    struct msm_split_job sj = { G, scalars, scalar_bytes, sp, bad };
+    unsigned nparts = workers_run(want, msm_split_part, &sj);
+    for (unsigned p = 0; p < nparts; p++)
+        if (bad[p]) { /* a scalar >= r: no split; the MSMs run the plain path */
+            free(bad);
+            msm_split_free(sp);
+            return 0;
+        }
+    free(bad);
+    *out = sp;
+    return 0;
+}
+
+void msm_split_free(msm_split *sp)
+{
+    if (!sp) return;
+    free(sp->k);
+    free(sp->neg);
+    free(sp);
+}
+
+int msm_run_split(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                  size_t count, size_t scalar_bytes, const msm_split *sp, size_t first, unsigned threads)
+{
+    /* the split fits G when G has the same scalar field and lambda (G1 and G2 of a curve) */
+    bool fits = sp && G && sp->Fr == G->Fr && !memcmp(sp->lambda, G->lambda, sizeof sp->lambda) &&
+        first <= sp->count && count <= sp->count - first && msm_glv_wanted(G, count, MSM_GLV_AUTO);
+    return msm_run_impl(G, result, bases, scalars, count, scalar_bytes, threads, 0, MSM_BUCKETS_AUTO,
+                        MSM_GLV_AUTO, fits ? sp : NULL, first);
 }
 
 int msm_run(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
