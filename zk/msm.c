@@ -93,6 +93,16 @@ static inline int msm_digit(const uint64_t *s, unsigned nl, unsigned w, unsigned
     return (int)((t >> 1) + (t & 1)) - (int)((t >> c) << c);
 }
 
+/* The scalar of active term k: its own copy (j->sc), or with a shared split the
+ * split's entry of the term's input index (k1, or k2 for a phi term), read in place
+ * (the copy would be 16 bytes a term more, 8 MiB at 2^18, beside the split). */
+static inline const uint64_t *msm_term_sc(const struct msm_job *j, size_t k)
+{
+    if (!j->split) return j->sc + k * j->nl;
+    const uint64_t ix = j->idx[k];
+    return j->split->k + 4 * (j->split_first + (ix & MSM_IDX_MASK)) + ((ix & MSM_PHI_BIT) ? 2 : 0);
+}
+
 /* Buckets window w can touch: |d| <= 2^(bits - wc) when fewer than c-1 bits remain. */
 static inline size_t msm_window_buckets(const struct msm_job *j, unsigned w)
 {
@@ -130,7 +140,7 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
 
     memset(B, 0, nb * jl * sizeof *B); /* Z = 0: every bucket starts at infinity */
     for (size_t k = lo; k < hi; k++) {
-        int d = msm_digit(j->sc + k * nl, nl, w, c);
+        int d = msm_digit(msm_term_sc(j, k), nl, w, c);
         if (d == 0) continue;
         msm_load(G, j, P, j->idx[k] ^ (d < 0 ? MSM_NEG_BIT : 0));
         uint64_t *b = B + (size_t)((d < 0 ? -d : d) - 1) * jl;
@@ -531,13 +541,13 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
      * for the prefetch and for the addition) */
     int ring[MSM_PREFETCH_RING];
     for (size_t k = lo; k < hi && k < lo + MSM_PREFETCH; k++)
-        ring[k % MSM_PREFETCH_RING] = msm_digit(j->sc + k * nl, nl, w, c);
+        ring[k % MSM_PREFETCH_RING] = msm_digit(msm_term_sc(j, k), nl, w, c);
     for (size_t k = lo; k < hi; k++) {
         /* The bucket reads miss L1 (4096 buckets = 256 KiB at c = 13 on G1): fetch the
          * bucket of the term MSM_PREFETCH ahead (perf: ~15% of the task time was the
          * first load of a bucket before this). */
         if (k + MSM_PREFETCH < hi) {
-            int dn = msm_digit(j->sc + (k + MSM_PREFETCH) * nl, nl, w, c);
+            int dn = msm_digit(msm_term_sc(j, k + MSM_PREFETCH), nl, w, c);
             ring[(k + MSM_PREFETCH) % MSM_PREFETCH_RING] = dn;
             if (dn) {
                 const uint64_t *Ab =
@@ -734,7 +744,12 @@ static void msm_part(void *arg, unsigned part, unsigned nparts)
  * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
  * and with them every result bit for bit, stay as they were measured. */
 #define MSM_THREAD_COST      200
-#define MSM_AUTO_MAX_C       16
+/* 15, not 16: with the cheaper reduction the model went to c = 16 at 2^18, where
+ * c = 15 and 16 read the same (bench/msm_ntt --window, BN254 2^18, 1 thread, CPU ms,
+ * min of 3, four rounds, load ~4.7: G1 c=15 325-336, c=16 298-334; G2 624-719 against
+ * 607-754) while c = 16's touched buckets are twice as large: the 2^18 proof's peak RSS
+ * rose by 5 MiB. */
+#define MSM_AUTO_MAX_C       15
 
 /* Additions per shared inversion for batch-affine buckets at window c with nsplit
  * point ranges, 0 for jacobian buckets. */
@@ -903,8 +918,10 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
         memcpy(P, j->bases + i * pb, pb);
         if (ec_aff_is_inf(G, P)) continue;
         if (k1[0] | k1[1]) {
-            sc[2 * k] = k1[0];
-            sc[2 * k + 1] = k1[1];
+            if (sc) {
+                sc[2 * k] = k1[0];
+                sc[2 * k + 1] = k1[1];
+            }
             idx[k++] = (uint64_t)i | ((neg & 1) ? MSM_NEG_BIT : 0);
             acc[0] |= k1[0];
             acc[1] |= k1[1];
@@ -913,8 +930,10 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
             uint64_t E[EC_MAX_AFF];
             ec_aff_endo(G, E, P);
             memcpy(phi + i * cl, E, cl * sizeof *E);
-            sc[2 * k] = k2[0];
-            sc[2 * k + 1] = k2[1];
+            if (sc) {
+                sc[2 * k] = k2[0];
+                sc[2 * k + 1] = k2[1];
+            }
             idx[k++] = (uint64_t)i | MSM_PHI_BIT | ((neg & 2) ? MSM_NEG_BIT : 0);
             acc[0] |= k2[0];
             acc[1] |= k2[1];
@@ -990,7 +1009,7 @@ static int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t cou
 
         if (from != k) { /* close up: the part's first slot lies past the terms so far */
             memmove(idx + k, idx + from, n * sizeof *idx);
-            memmove(sc + k * nl, sc + from * nl, n * nl * sizeof *sc);
+            if (sc) memmove(sc + k * nl, sc + from * nl, n * nl * sizeof *sc);
         }
         k += n;
         for (unsigned l = 0; l < nl; l++) acc[l] |= pp.parts[p].acc[l];
@@ -1067,8 +1086,8 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
     }
     /* GLV: 2 terms of 2 limbs per input term; plain: 1 term of nl limbs */
     idx = malloc(2 * count * sizeof *idx);
-    sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc);
-    if (!idx || !sc) {
+    if (!sp) sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc); /* with sp: msm_term_sc */
+    if (!idx || (!sp && !sc)) {
         err = -ENOMEM;
         goto out;
     }
