@@ -373,7 +373,11 @@ CUZK_HD void msm_aff_retry(const curve_group *G, struct msm_aff_ctx *x)
  * copies. x equal in run_g += B (the two equal or opposite) is done on its own
  * (jacobian, one inversion: rare, the group's partial sums would have to match); in
  * sum_g += run_g it is common (a group whose only nonempty bucket is at the top
- * doubles at the next step), so run_g goes into a jacobian side sum xs_g instead. */
+ * doubles at the next step), so run_g goes into a jacobian side sum xs_g instead.
+ * Measured (perf, cpu-clock samples, bench/msm_ntt BN254 G1 2^16, 1 thread, IFMA):
+ * the chain's ec_add, ec_add_aff and their fe_mul were ~15% of the MSM; after, all
+ * fe_mul (group sums, phi, the lanes' 8-way inverse) 5.5%. Callgrind, portable path,
+ * same MSM: 4.06 G -> 3.85 G instructions (G2 12.13 G -> 11.53 G). */
 #define MSM_RED_MIN_GROUPS 8
 #define MSM_RED_GROUP_SIZE 32
 #define MSM_RED_MAX_GROUPS 512
