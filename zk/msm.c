@@ -15,7 +15,9 @@
  *     bucket |d| (the affine base negated when d < 0), then reduces the buckets by
  *     running sums (sum_k k B_k with 2 additions per bucket). Buckets are affine with
  *     batched additions (one inversion per batch, see "batch-affine buckets") when the
- *     window has enough buckets for big batches, else jacobian with mixed additions.
+ *     window has enough buckets for big batches, else jacobian with mixed additions;
+ *     affine buckets are also reduced in batches (msm_aff_reduce), and a short top
+ *     window runs on copies of its buckets so that its batches are full (msm_aff_fold).
  *     Threads (the process's persistent set, workers.h) claim tasks from a counter
  *     under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
@@ -23,7 +25,8 @@
  * GLV (msm_prepare_all with phi, from MSM_GLV_MIN terms): step 1 splits each k into +-k1, +-k2
  * of 128 bits with k P = +-k1 P +- k2 phi(P) (curve.h ec_glv_split), so steps 2-4 run
  * on twice the terms with half the windows: the same number of bucket additions, half
- * the bucket reductions and doublings.
+ * the bucket reductions and doublings. MSMs over one scalar vector (Groth16's A, B1,
+ * B2 and C) can share one split (msm_split_make, msm_run_split).
  *
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
@@ -43,17 +46,27 @@
 #define MSM_PHI_BIT          (UINT64_C(1) << 62) /* GLV: the base's image phi(P), from msm_job.phi */
 #define MSM_IDX_MASK         (~(MSM_NEG_BIT | MSM_PHI_BIT))
 
+struct msm_split {
+    const field_desc *Fr;
+    uint64_t lambda[4];
+    size_t count;
+    uint64_t *k;  /* entry i: k1 (2 limbs), k2 (2 limbs) of scalar i; all 0 for s = 0 */
+    uint8_t *neg; /* entry i: ec_glv_split's sign bits */
+};
+
 struct msm_job {
     const curve_group *G;
-    const uint8_t *bases; /* zkey layout, maybe misaligned */
-    const uint64_t *phi;  /* GLV: the x of phi(base i) at i, cl limbs (its y is the
+    const uint8_t *bases;          /* zkey layout, maybe misaligned */
+    const uint64_t *phi;           /* GLV: the x of phi(base i) at i, cl limbs (its y is the
                                  base's); NULL without GLV */
-    const uint64_t *idx;  /* active term k -> base index; MSM_NEG_BIT: negate the base,
+    const uint64_t *idx;           /* active term k -> base index; MSM_NEG_BIT: negate the base,
                                  MSM_PHI_BIT: take phi(base) */
-    const uint64_t *sc;   /* active term k -> scalar, nl limbs (after the r - s fold) */
-    size_t nact;          /* active terms */
-    unsigned nl;          /* limbs per scalar */
-    unsigned bits;        /* bit length of the OR of all active scalars */
+    const uint64_t *sc;            /* active term k -> scalar, nl limbs (after the r - s fold) */
+    const struct msm_split *split; /* the scalars' GLV split made once (msm_split_make), */
+    size_t split_first;            /* from its entry split_first on; NULL: split here */
+    size_t nact;                   /* active terms */
+    unsigned nl;                   /* limbs per scalar */
+    unsigned bits;                 /* bit length of the OR of all active scalars */
     unsigned c, nwin, nsplit, ntasks;
     unsigned batch;       /* batch-affine buckets: additions per shared inversion; 0: jacobian */
     unsigned min_batch;   /* a window whose buckets allow smaller batches goes jacobian */
@@ -78,6 +91,16 @@ static inline int msm_digit(const uint64_t *s, unsigned nl, unsigned w, unsigned
 {
     uint64_t t = w ? msm_bits(s, nl, w * c - 1, c + 1) : msm_bits(s, nl, 0, c) << 1;
     return (int)((t >> 1) + (t & 1)) - (int)((t >> c) << c);
+}
+
+/* The scalar of active term k: its own copy (j->sc), or with a shared split the
+ * split's entry of the term's input index (k1, or k2 for a phi term), read in place
+ * (the copy would be 16 bytes a term more, 8 MiB at 2^18, beside the split). */
+static inline const uint64_t *msm_term_sc(const struct msm_job *j, size_t k)
+{
+    if (!j->split) return j->sc + k * j->nl;
+    const uint64_t ix = j->idx[k];
+    return j->split->k + 4 * (j->split_first + (ix & MSM_IDX_MASK)) + ((ix & MSM_PHI_BIT) ? 2 : 0);
 }
 
 /* Buckets window w can touch: |d| <= 2^(bits - wc) when fewer than c-1 bits remain. */
@@ -117,7 +140,7 @@ CUZK_HD void msm_task_impl(const curve_group *G, const struct msm_job *j, unsign
 
     memset(B, 0, nb * jl * sizeof *B); /* Z = 0: every bucket starts at infinity */
     for (size_t k = lo; k < hi; k++) {
-        int d = msm_digit(j->sc + k * nl, nl, w, c);
+        int d = msm_digit(msm_term_sc(j, k), nl, w, c);
         if (d == 0) continue;
         msm_load(G, j, P, j->idx[k] ^ (d < 0 ? MSM_NEG_BIT : 0));
         uint64_t *b = B + (size_t)((d < 0 ? -d : d) - 1) * jl;
@@ -195,8 +218,9 @@ static unsigned msm_auto_min_batch(void)
 {
     return ifma_available() ? MSM_AUTO_MIN_BATCH_IFMA : MSM_AUTO_MIN_BATCH;
 }
-#define MSM_DEFER_MAX 512
-#define MSM_PREFETCH  6
+#define MSM_DEFER_MAX     512
+#define MSM_PREFETCH      6
+#define MSM_PREFETCH_RING 8 /* a power of two above MSM_PREFETCH */
 
 struct msm_scratch {
     uint64_t *B;     /* jacobian buckets (jacobian path; overflow of the affine path) */
@@ -209,6 +233,7 @@ struct msm_scratch {
     uint64_t *dref; /* deferred: base index | MSM_NEG_BIT when negated */
     uint32_t *db;   /* deferred: bucket */
     void *ifma;     /* on an AVX-512 IFMA CPU: scratch of ifma_batch_add */
+    uint64_t *R;    /* bucket reduction (msm_aff_reduce): run, sum (affine), xs (jacobian), flags */
 };
 #define MSM_A_FULL 1
 #define MSM_B_FULL 2
@@ -302,10 +327,17 @@ CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b
         }
         return;
     }
-    uint64_t *P = S->bp + (size_t)x->nbat * 2 * cl, *den = S->den + (size_t)x->nbat * cl;
+    uint64_t *P = S->bp + (size_t)x->nbat * 2 * cl;
     msm_load(G, x->j, P, ix);
-    ecf_sub(G, den, P, A);
-    if (ecf_is_zero(G, den)) { /* P = +-B: doubling or cancellation, rare */
+    bool same_x;
+    if (S->ifma) { /* the lanes make their own denominators: compare x (both reduced) */
+        same_x = memcmp(P, A, cl * sizeof *P) == 0;
+    } else {
+        uint64_t *den = S->den + (size_t)x->nbat * cl;
+        ecf_sub(G, den, P, A);
+        same_x = ecf_is_zero(G, den);
+    }
+    if (same_x) { /* P = +-B: doubling or cancellation, rare */
         msm_aff_overflow(G, x, b, P);
         return;
     }
@@ -325,32 +357,214 @@ CUZK_HD void msm_aff_retry(const curve_group *G, struct msm_aff_ctx *x)
     }
 }
 
+/* ---- batch-affine bucket reduction ---------------------------------------------
+ *
+ * sum_k (k+1) B_k over the window's nb buckets. The running sums of msm_task_impl are
+ * a chain of dependent jacobian additions (one mixed, one general a bucket: 27
+ * products); here the buckets are cut into ng groups of m consecutive ones, and each
+ * group runs its own running sums from its top bucket down, all groups in step, so
+ * that step t is ng independent affine additions run_g += B_(gm+t), then ng more
+ * sum_g += run_g, each set one batch of the flush above (one inversion, the IFMA lanes
+ * when there are). Then sum_g = sum over the group of (k - gm + 1) B_k and run_g = the
+ * group's total, and
+ *   sum_k (k+1) B_k = sum_g sum_g + m sum_g g run_g,
+ * the last by running sums over the groups (jacobian, 2 additions a group) and log2 m
+ * doublings. An empty bucket or sum is (0, 0), not a curve point: an addition into it
+ * copies. x equal in run_g += B (the two equal or opposite) is done on its own
+ * (jacobian, one inversion: rare, the group's partial sums would have to match); in
+ * sum_g += run_g it is common (a group whose only nonempty bucket is at the top
+ * doubles at the next step), so run_g goes into a jacobian side sum xs_g instead.
+ * Measured (perf, cpu-clock samples, bench/msm_ntt BN254 G1 2^16, 1 thread, IFMA):
+ * the chain's ec_add, ec_add_aff and their fe_mul were ~15% of the MSM; after, all
+ * fe_mul (group sums, phi, the lanes' 8-way inverse) 5.5%. Callgrind, portable path,
+ * same MSM: 4.06 G -> 3.85 G instructions (G2 12.13 G -> 11.53 G). */
+#define MSM_RED_MIN_GROUPS 8
+#define MSM_RED_GROUP_SIZE 32
+#define MSM_RED_MAX_GROUPS 512
+
+/* target (affine, (0, 0) = empty) += P in the open batch of x, whose scratch's A is the
+ * target array; returns false when x equal (the caller handles it, nothing done). */
+CUZK_HD bool msm_red_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t g, const uint64_t *P)
+{
+    const unsigned cl = ec_cl(G);
+    struct msm_scratch *S = x->S;
+    uint64_t *T = S->A + (size_t)g * 2 * cl;
+    if (ec_aff_is_inf(G, T)) {
+        memcpy(T, P, 2 * cl * sizeof *T);
+        return true;
+    }
+    uint64_t *den = S->den + (size_t)x->nbat * cl;
+    ecf_sub(G, den, P, T);
+    if (ecf_is_zero(G, den)) return false;
+    memcpy(S->bp + (size_t)x->nbat * 2 * cl, P, 2 * cl * sizeof *P);
+    S->bb[x->nbat++] = g;
+    return true;
+}
+
+/* The reduction above into out (jacobian); false when the window is too small for it
+ * (the caller runs the chain). Buckets with a jacobian overflow part are made affine
+ * first (batches of ec_batch_to_aff). */
+CUZK_HD bool msm_aff_reduce(const curve_group *G, struct msm_aff_ctx *x, size_t nb, uint64_t *out)
+{
+    const unsigned cl = ec_cl(G), al = 2 * cl, jl = 3 * cl;
+    struct msm_scratch *S = x->S;
+    size_t ng = nb / MSM_RED_GROUP_SIZE; /* nb is a power of two */
+    while (2 * ng > x->batch || ng > MSM_RED_MAX_GROUPS) ng >>= 1;
+    if (!S->R || ng < MSM_RED_MIN_GROUPS) return false;
+    const size_t m = nb / ng;
+    uint64_t *run = S->R, *sum = run + MSM_RED_MAX_GROUPS * al, *xs = sum + MSM_RED_MAX_GROUPS * al;
+    uint8_t *xsf = (uint8_t *)(xs + MSM_RED_MAX_GROUPS * jl);
+
+    /* empty buckets to (0, 0); overflow parts folded in, ng at a time (run, xs as scratch) */
+    size_t no = 0;
+    for (size_t k = 0; k <= nb; k++) {
+        if (k < nb && !(S->state[k] & MSM_B_FULL)) {
+            if (!(S->state[k] & MSM_A_FULL)) memset(S->A + k * al, 0, al * sizeof *S->A);
+            continue;
+        }
+        if (k < nb) {
+            uint64_t *J = xs + no * jl;
+            ec_jac_copy(G, J, S->B + k * jl);
+            if (S->state[k] & MSM_A_FULL) ec_add_aff(G, J, J, S->A + k * al);
+            S->bb[no++] = (uint32_t)k;
+        }
+        if (no == ng || (k == nb && no)) {
+            if (ec_batch_to_aff(G, run, xs, no))
+                for (size_t i = 0; i < no; i++) ec_jac_to_aff(G, run + i * al, xs + i * jl);
+            for (size_t i = 0; i < no; i++)
+                memcpy(S->A + (size_t)S->bb[i] * al, run + i * al, al * sizeof *run);
+            no = 0;
+        }
+    }
+
+    struct msm_scratch Sr = *S;
+    Sr.A = run; /* run_g at g, sum_g at MSM_RED_MAX_GROUPS + g: one target array */
+    struct msm_aff_ctx xr = { .j = x->j, .S = &Sr, .batch = x->batch };
+    memset(run, 0, ng * al * sizeof *run);
+    memset(sum, 0, ng * al * sizeof *sum);
+    memset(xsf, 0, ng);
+    /* Step t's sum_g += run_g rides in step t-1's batch (its copy of run_g taken
+     * before run_g += B): m + 1 flushes, not 2m. */
+    for (size_t t = m + 1; t-- > 0;) {
+        for (size_t g = 0; g < ng && t < m; g++) { /* sum_g += run_g (after B_(gm+t)) */
+            const uint64_t *Rg = run + g * al;
+            if (ec_aff_is_inf(G, Rg)) continue;
+            if (!msm_red_add(G, &xr, (uint32_t)(MSM_RED_MAX_GROUPS + g), Rg)) { /* sum_g = +-run_g */
+                uint64_t *X = xs + g * jl;
+                if (xsf[g])
+                    ec_add_aff(G, X, X, Rg);
+                else
+                    ec_jac_from_aff(G, X, Rg);
+                xsf[g] = 1;
+            }
+        }
+        for (size_t g = 0; g < ng && t > 0; g++) { /* run_g += B_(gm+t-1) */
+            const uint64_t *Bk = S->A + (g * m + t - 1) * al;
+            if (ec_aff_is_inf(G, Bk)) continue;
+            if (!msm_red_add(G, &xr, (uint32_t)g, Bk)) { /* run_g = +-B: on its own */
+                uint64_t J[EC_MAX_JAC];
+                ec_jac_from_aff(G, J, run + g * al);
+                ec_add_aff(G, J, J, Bk);
+                ec_jac_to_aff(G, run + g * al, J);
+            }
+        }
+        msm_aff_flush(G, &xr);
+    }
+
+    /* sum_g sum_g + m sum_g g run_g */
+    uint64_t rs[EC_MAX_JAC], ts[EC_MAX_JAC], acc[EC_MAX_JAC];
+    ec_jac_set_inf(G, rs);
+    ec_jac_set_inf(G, ts);
+    for (size_t g = ng; g-- > 1;) {
+        ec_add_aff(G, rs, rs, run + g * al);
+        ec_add(G, ts, ts, rs);
+    }
+    for (size_t i = 1; i < m && !ec_jac_is_inf(G, ts); i <<= 1) ec_dbl(G, ts, ts);
+    ec_jac_copy(G, acc, ts);
+    for (size_t g = 0; g < ng; g++) {
+        ec_add_aff(G, acc, acc, sum + g * al);
+        if (xsf[g]) ec_add(G, acc, acc, xs + g * jl);
+    }
+    ec_jac_copy(G, out, acc);
+    return true;
+}
+
+/* A window with fewer buckets than the others (the top one: 2^(bits - wc) when fewer
+ * than c-1 bits remain) runs on K = 2^(c-1) / nb copies of its buckets, term k into
+ * copy k mod K, so that its batches are as large as the other windows' (before, its
+ * batch was a quarter of its own buckets: BN254 GLV at c = 12 has 128 top buckets, and
+ * its batches of 32 took 4096 of the MSM's 6600 inversions, 4 us each in place); then
+ * the copies are summed into the first (msm_aff_fold) before the reduction. */
+CUZK_HD void msm_aff_fold(const curve_group *G, struct msm_aff_ctx *x, size_t nb, size_t K)
+{
+    const unsigned cl = ec_cl(G), al = 2 * cl, jl = 3 * cl;
+    struct msm_scratch *S = x->S;
+    for (size_t step = 1; step < K; step <<= 1) { /* copy c += copy c + step, c a multiple of 2 step */
+        for (size_t cp = 0; cp + step < K; cp += 2 * step)
+            for (size_t k = 0; k < nb; k++) {
+                const uint32_t t = (uint32_t)(cp * nb + k), f = (uint32_t)((cp + step) * nb + k);
+                if (S->state[f] & MSM_B_FULL) {
+                    if (S->state[t] & MSM_B_FULL)
+                        ec_add(G, S->B + (size_t)t * jl, S->B + (size_t)t * jl, S->B + (size_t)f * jl);
+                    else
+                        ec_jac_copy(G, S->B + (size_t)t * jl, S->B + (size_t)f * jl);
+                    S->state[t] |= MSM_B_FULL;
+                }
+                if (!(S->state[f] & MSM_A_FULL)) continue;
+                const uint64_t *P = S->A + (size_t)f * al;
+                uint64_t *T = S->A + (size_t)t * al;
+                if (!(S->state[t] & MSM_A_FULL)) {
+                    memcpy(T, P, al * sizeof *T);
+                    S->state[t] |= MSM_A_FULL;
+                    continue;
+                }
+                uint64_t *den = S->den + (size_t)x->nbat * cl;
+                ecf_sub(G, den, P, T);
+                if (ecf_is_zero(G, den)) { /* P = +-T */
+                    msm_aff_overflow(G, x, t, P);
+                    continue;
+                }
+                memcpy(S->bp + (size_t)x->nbat * al, P, al * sizeof *P);
+                S->bb[x->nbat++] = t;
+                if (x->nbat == x->batch) msm_aff_flush(G, x);
+            }
+        msm_aff_flush(G, x);
+    }
+}
+
 CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo,
                                   size_t hi, struct msm_scratch *S, uint64_t *out, unsigned batch)
 {
     const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
-    const size_t nb = msm_window_buckets(j, w);
+    const size_t nb = msm_window_buckets(j, w), K = ((size_t)1 << (c - 1)) / nb, nbk = nb * K;
     struct msm_aff_ctx x = { .j = j, .S = S, .batch = batch, .cur = 1 };
 
-    memset(S->stamp, 0, nb * sizeof *S->stamp);
-    memset(S->state, 0, nb);
+    memset(S->stamp, 0, nbk * sizeof *S->stamp);
+    memset(S->state, 0, nbk);
+    /* digits of the terms k .. k + MSM_PREFETCH - 1, each computed once (it was twice:
+     * for the prefetch and for the addition) */
+    int ring[MSM_PREFETCH_RING];
+    for (size_t k = lo; k < hi && k < lo + MSM_PREFETCH; k++)
+        ring[k % MSM_PREFETCH_RING] = msm_digit(msm_term_sc(j, k), nl, w, c);
     for (size_t k = lo; k < hi; k++) {
         /* The bucket reads miss L1 (4096 buckets = 256 KiB at c = 13 on G1): fetch the
          * bucket of the term MSM_PREFETCH ahead (perf: ~15% of the task time was the
          * first load of a bucket before this). */
         if (k + MSM_PREFETCH < hi) {
-            int dn = msm_digit(j->sc + (k + MSM_PREFETCH) * nl, nl, w, c);
+            int dn = msm_digit(msm_term_sc(j, k + MSM_PREFETCH), nl, w, c);
+            ring[(k + MSM_PREFETCH) % MSM_PREFETCH_RING] = dn;
             if (dn) {
-                const uint64_t *Ab = S->A + (size_t)((dn < 0 ? -dn : dn) - 1) * 2 * cl;
+                const uint64_t *Ab =
+                    S->A + ((size_t)((dn < 0 ? -dn : dn) - 1) + nb * ((k + MSM_PREFETCH) & (K - 1))) * 2 * cl;
                 __builtin_prefetch(Ab);
                 __builtin_prefetch(Ab + 2 * cl - 1);
             }
         }
-        int d = msm_digit(j->sc + k * nl, nl, w, c);
+        int d = ring[k % MSM_PREFETCH_RING];
         if (d == 0) continue;
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
-        msm_aff_add(G, &x, (uint32_t)((d < 0 ? -d : d) - 1), ix);
+        msm_aff_add(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
         if (x.nbat == x.batch) {
             msm_aff_flush(G, &x);
             msm_aff_retry(G, &x);
@@ -360,6 +574,8 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         msm_aff_flush(G, &x);
         msm_aff_retry(G, &x);
     }
+    if (K > 1) msm_aff_fold(G, &x, nb, K);
+    if (msm_aff_reduce(G, &x, nb, out)) return;
 
     /* sum_k (k+1) bucket_k by running sums, as in msm_task_impl */
     uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC];
@@ -402,7 +618,8 @@ MSM_TASK_FORMS(g2_bls12_381, G2_BLS12_381)
  * window runs jacobian buckets instead, when its batch falls below min_batch. */
 static unsigned msm_window_batch(const struct msm_job *j, unsigned w)
 {
-    size_t b = msm_window_buckets(j, w) / 4;
+    (void)w; /* a short window runs on copies of its buckets (msm_aff_fold) */
+    size_t b = ((size_t)1 << (j->c - 1)) / 4;
     if (b > j->batch) b = j->batch;
     if (b < 1) b = 1;
     return b < j->min_batch ? 0 : (unsigned)b;
@@ -444,6 +661,7 @@ static void msm_scratch_free(struct msm_scratch *S)
     free(S->dref);
     free(S->db);
     free(S->ifma);
+    free(S->R);
 }
 
 static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
@@ -465,6 +683,8 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->db = malloc(MSM_DEFER_MAX * sizeof *S->db);
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
         return -ENOMEM;
+    S->R = malloc(MSM_RED_MAX_GROUPS * ((2 * 2 + 3) * cl * sizeof *S->R + 1));
+    if (!S->R) return -ENOMEM;
     if (ifma_available()) { /* every group has its lane flush */
         S->ifma = aligned_alloc(64, ifma_batch_scratch_bytes(j->G, j->batch));
         if (!S->ifma) return -ENOMEM;
@@ -514,12 +734,26 @@ static void msm_part(void *arg, unsigned part, unsigned nparts)
  *   2^16 GLV:  c=12 4.94 G  13 4.33 G  14 4.68 G  15 4.94 G  16 5.41 G
  * so the model's choice holds. (Wall-clock sweeps at 1 and 2 threads were not
  * readable while this was tuned: the shared 2-core box ran at load 7-9.) */
-#define MSM_REDUCE_COST 3
+#define MSM_REDUCE_COST      3
+/* With msm_aff_reduce a bucket costs its 2 batched additions plus its share of the
+ * group sums (3.5/32 mixed additions), of the m+1 inversions and of the fold. The
+ * model then takes c = 13 at 2^16 with GLV (c = 12 before, with the chain's 3).
+ * bench/msm_ntt --window, BN254 2^16, 1 thread, IFMA, CPU ms, min of 10, two rounds
+ * (shared 2-core box, load 6-8), G1 / G2:
+ *   c=12 89-90 / 181-224   13 75-78 / 155-166   14 73-79 / 156-172
+ *   15 71-73 / 155-187     16 73-89 / 167-189
+ * (batches capped at 2048 or 4096 instead of MSM_BATCH_MAX read 5-40% slower). */
+#define MSM_REDUCE_AFF_EXTRA 0.2
 /* ~50 us to create and join a thread, in mixed additions. The threads now persist
  * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
  * and with them every result bit for bit, stay as they were measured. */
-#define MSM_THREAD_COST 200
-#define MSM_AUTO_MAX_C  16
+#define MSM_THREAD_COST      200
+/* 15, not 16: with the cheaper reduction the model went to c = 16 at 2^18, where
+ * c = 15 and 16 read the same (bench/msm_ntt --window, BN254 2^18, 1 thread, CPU ms,
+ * min of 3, four rounds, load ~4.7: G1 c=15 325-336, c=16 298-334; G2 624-719 against
+ * 607-754) while c = 16's touched buckets are twice as large: the 2^18 proof's peak RSS
+ * rose by 5 MiB. */
+#define MSM_AUTO_MAX_C       15
 
 /* Additions per shared inversion for batch-affine buckets at window c with nsplit
  * point ranges, 0 for jacobian buckets. */
@@ -555,16 +789,12 @@ static void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum
             unsigned rounds = (tasks + T - 1) / T;
             unsigned b = msm_batch_for(n, c, s, mode);
             double add = b ? affine + inv / b : 1.0;
-            if (b && nwin > 1) {
-                /* the top window's few buckets may send it jacobian (msm_window_batch) */
-                unsigned rem = j->bits > (nwin - 1) * c ? j->bits - (nwin - 1) * c : 0;
-                size_t tb = rem < c - 1 ? ((size_t)1 << rem) / 4 : b;
-                if (tb < (mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch()))
-                    add = (add * (nwin - 1) + 1.0) / nwin;
-            }
-            double cost =
-                (double)rounds * (add * (double)n / s + MSM_REDUCE_COST * (double)((size_t)1 << (c - 1))) +
-                MSM_THREAD_COST * (double)(T - 1);
+            /* a bucket of the reduction: 2 affine additions when msm_aff_reduce runs, else
+             * the jacobian chain; a short top window folds copies: ~1 addition a bucket */
+            double red = b ? 2 * affine + MSM_REDUCE_AFF_EXTRA : MSM_REDUCE_COST;
+            double fold = b && j->bits % c < c - 1 ? affine * (double)((size_t)1 << (c - 1)) : 0;
+            double cost = (double)rounds * (add * (double)n / s + red * (double)((size_t)1 << (c - 1))) +
+                fold + MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
                 j->c = c;
@@ -637,6 +867,27 @@ static size_t msm_prepare_range(const struct msm_job *j, const uint8_t *scalars,
     return k - out;
 }
 
+/* Whether the scalars [lo, hi) are all below r (GLV's split needs them reduced). */
+static bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi,
+                            size_t scalar_bytes)
+{
+    const uint64_t *r = G->Fr->p;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
+        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+        for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
+            if (s[l]) return false;
+        bool below = false;
+        for (unsigned l = 4; l-- > 0;)
+            if (s[l] != r[l]) {
+                below = s[l] < r[l];
+                break;
+            }
+        if (!below) return false;
+    }
+    return true;
+}
+
 /* Step 1 with GLV on [lo, hi): each input term gives up to two terms of 2 limbs, written
  * from slot out; phi(P)'s x goes to phi at the base's index. -1 if a scalar is not below
  * r (GLV's split needs it reduced; the caller then prepares without GLV), else how many. */
@@ -647,34 +898,34 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
     const curve_group *G = j->G;
     const unsigned cl = ec_cl(G);
     const size_t pb = 2 * cl * sizeof(uint64_t);
-    const uint64_t *r = G->Fr->p;
-
-    for (size_t i = lo; i < hi; i++) { /* all below r? (before anything is written) */
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
-        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
-        for (unsigned l = 4; l < MSM_MAX_SCALAR_LIMBS; l++)
-            if (s[l]) return -1;
-        bool below = false;
-        for (unsigned l = 4; l-- > 0;)
-            if (s[l] != r[l]) {
-                below = s[l] < r[l];
-                break;
-            }
-        if (!below) return -1;
-    }
+    if (!j->split && !msm_all_below_r(G, scalars, lo, hi, scalar_bytes)) return -1;
 
     size_t k = out;
     for (size_t i = lo; i < hi; i++) {
-        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, k1[2], k2[2];
-        memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
-        if (!(s[0] | s[1] | s[2] | s[3])) continue;
+        uint64_t k1[2], k2[2];
+        unsigned neg;
+        if (j->split) { /* split once for all the MSMs on these scalars */
+            const uint64_t *e = j->split->k + 4 * (j->split_first + i);
+            if (!(e[0] | e[1] | e[2] | e[3])) continue; /* s = 0 */
+            k1[0] = e[0];
+            k1[1] = e[1];
+            k2[0] = e[2];
+            k2[1] = e[3];
+            neg = j->split->neg[j->split_first + i];
+        } else {
+            uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 };
+            memcpy(s, scalars + i * scalar_bytes, scalar_bytes);
+            if (!(s[0] | s[1] | s[2] | s[3])) continue;
+            neg = ec_glv_split(G, k1, k2, s);
+        }
         uint64_t P[EC_MAX_AFF];
         memcpy(P, j->bases + i * pb, pb);
         if (ec_aff_is_inf(G, P)) continue;
-        unsigned neg = ec_glv_split(G, k1, k2, s);
         if (k1[0] | k1[1]) {
-            sc[2 * k] = k1[0];
-            sc[2 * k + 1] = k1[1];
+            if (sc) {
+                sc[2 * k] = k1[0];
+                sc[2 * k + 1] = k1[1];
+            }
             idx[k++] = (uint64_t)i | ((neg & 1) ? MSM_NEG_BIT : 0);
             acc[0] |= k1[0];
             acc[1] |= k1[1];
@@ -683,8 +934,10 @@ static ptrdiff_t msm_prepare_glv_range(const struct msm_job *j, const uint8_t *s
             uint64_t E[EC_MAX_AFF];
             ec_aff_endo(G, E, P);
             memcpy(phi + i * cl, E, cl * sizeof *E);
-            sc[2 * k] = k2[0];
-            sc[2 * k + 1] = k2[1];
+            if (sc) {
+                sc[2 * k] = k2[0];
+                sc[2 * k + 1] = k2[1];
+            }
             idx[k++] = (uint64_t)i | MSM_PHI_BIT | ((neg & 2) ? MSM_NEG_BIT : 0);
             acc[0] |= k2[0];
             acc[1] |= k2[1];
@@ -760,7 +1013,7 @@ static int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t cou
 
         if (from != k) { /* close up: the part's first slot lies past the terms so far */
             memmove(idx + k, idx + from, n * sizeof *idx);
-            memmove(sc + k * nl, sc + from * nl, n * nl * sizeof *sc);
+            if (sc) memmove(sc + k * nl, sc + from * nl, n * nl * sizeof *sc);
         }
         k += n;
         for (unsigned l = 0; l < nl; l++) acc[l] |= pp.parts[p].acc[l];
@@ -814,16 +1067,19 @@ static bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv)
     return glv == MSM_GLV_ON || count >= MSM_GLV_MIN;
 }
 
-int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
-                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
-                enum msm_glv glv)
+/* msm_run_ext, with the GLV split taken from sp (entries first ..) when sp is given. */
+static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                        size_t count, size_t scalar_bytes, unsigned threads, unsigned c,
+                        enum msm_buckets mode, enum msm_glv glv, const struct msm_split *sp, size_t first)
 {
     if (!G || !result || (count && (!bases || !scalars)) || scalar_bytes == 0 ||
         scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS || c > MSM_MAX_WINDOW || count >= MSM_PHI_BIT)
         return -EINVAL;
 
     const unsigned jl = 3 * ec_cl(G);
-    struct msm_job j = { .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8) };
+    struct msm_job j = {
+        .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8), .split = sp, .split_first = first
+    };
     uint64_t *idx = NULL, *sc = NULL, *phi = NULL;
     uint64_t acc[EC_MAX_JAC];
     int err = 0;
@@ -834,14 +1090,14 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
     }
     /* GLV: 2 terms of 2 limbs per input term; plain: 1 term of nl limbs */
     idx = malloc(2 * count * sizeof *idx);
-    sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc);
-    if (!idx || !sc) {
+    if (!sp) sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc); /* with sp: msm_term_sc */
+    if (!idx || (!sp && !sc)) {
         err = -ENOMEM;
         goto out;
     }
     threads = msm_threads(threads);
     err = 1; /* not prepared yet */
-    if (msm_glv_wanted(G, count, glv)) {
+    if (sp || msm_glv_wanted(G, count, glv)) {
         phi = malloc(count * ec_cl(G) * sizeof *phi);
         if (!phi) {
             err = -ENOMEM;
@@ -887,6 +1143,97 @@ out:
     free(sc);
     free(idx);
     return err;
+}
+
+int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
+                enum msm_glv glv)
+{
+    return msm_run_impl(G, result, bases, scalars, count, scalar_bytes, threads, c, mode, glv, NULL, 0);
+}
+
+/* ---- one GLV split for several MSMs -------------------------------------------- */
+
+struct msm_split_job {
+    const curve_group *G;
+    const uint8_t *scalars;
+    size_t scalar_bytes;
+    struct msm_split *sp;
+    bool *bad; /* part -> a scalar not below r */
+};
+
+static void msm_split_part(void *arg, unsigned part, unsigned nparts)
+{
+    struct msm_split_job *sj = arg;
+    struct msm_split *sp = sj->sp;
+    size_t lo = sp->count * part / nparts, hi = sp->count * (part + 1) / nparts;
+    sj->bad[part] = !msm_all_below_r(sj->G, sj->scalars, lo, hi, sj->scalar_bytes);
+    if (sj->bad[part]) return;
+    for (size_t i = lo; i < hi; i++) {
+        uint64_t s[MSM_MAX_SCALAR_LIMBS] = { 0 }, *e = sp->k + 4 * i;
+        memcpy(s, sj->scalars + i * sj->scalar_bytes, sj->scalar_bytes);
+        if (!(s[0] | s[1] | s[2] | s[3])) {
+            e[0] = e[1] = e[2] = e[3] = 0;
+            sp->neg[i] = 0;
+            continue;
+        }
+        sp->neg[i] = (uint8_t)ec_glv_split(sj->G, e, e + 2, s);
+    }
+}
+
+int msm_split_make(const curve_group *G, msm_split **out, const uint8_t *scalars, size_t count,
+                   size_t scalar_bytes, unsigned threads)
+{
+    if (!G || !out || (count && !scalars) || scalar_bytes == 0 || scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS)
+        return -EINVAL;
+    *out = NULL;
+    if (!msm_glv_wanted(G, count, MSM_GLV_AUTO)) return 0;
+    struct msm_split *sp = calloc(1, sizeof *sp);
+    if (!sp) return -ENOMEM;
+    sp->Fr = G->Fr;
+    memcpy(sp->lambda, G->lambda, sizeof sp->lambda);
+    sp->count = count;
+    sp->k = malloc(count * 4 * sizeof *sp->k);
+    sp->neg = malloc(count);
+    unsigned want = (unsigned)(count / MSM_PREP_MIN_PART);
+    threads = msm_threads(threads);
+    if (want > threads) want = threads;
+    if (want < 1) want = 1;
+    bool *bad = calloc(want, sizeof *bad);
+    if (!sp->k || !sp->neg || !bad) {
+        free(bad);
+        msm_split_free(sp);
+        return -ENOMEM;
+    }
+    struct msm_split_job sj = { G, scalars, scalar_bytes, sp, bad };
+    unsigned nparts = workers_run(want, msm_split_part, &sj);
+    for (unsigned p = 0; p < nparts; p++)
+        if (bad[p]) { /* a scalar >= r: no split; the MSMs run the plain path */
+            free(bad);
+            msm_split_free(sp);
+            return 0;
+        }
+    free(bad);
+    *out = sp;
+    return 0;
+}
+
+void msm_split_free(msm_split *sp)
+{
+    if (!sp) return;
+    free(sp->k);
+    free(sp->neg);
+    free(sp);
+}
+
+int msm_run_split(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                  size_t count, size_t scalar_bytes, const msm_split *sp, size_t first, unsigned threads)
+{
+    /* the split fits G when G has the same scalar field and lambda (G1 and G2 of a curve) */
+    bool fits = sp && G && sp->Fr == G->Fr && !memcmp(sp->lambda, G->lambda, sizeof sp->lambda) &&
+        first <= sp->count && count <= sp->count - first && msm_glv_wanted(G, count, MSM_GLV_AUTO);
+    return msm_run_impl(G, result, bases, scalars, count, scalar_bytes, threads, 0, MSM_BUCKETS_AUTO,
+                        MSM_GLV_AUTO, fits ? sp : NULL, first);
 }
 
 int msm_run(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,

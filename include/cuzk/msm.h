@@ -47,6 +47,21 @@ int msm_run_ext(const curve_group *G, uint64_t *result, const uint8_t *bases, co
                 size_t count, size_t scalar_bytes, unsigned threads, unsigned c, enum msm_buckets mode,
                 enum msm_glv glv);
 
+/* One GLV split of a scalar vector for several MSMs over it (Groth16's A, B1 and B2 take
+ * the witness, C a suffix of it): msm_split_make splits scalars[0 .. count) once
+ * (*out = NULL, and 0, when GLV does not apply: too few terms, or a scalar not below
+ * r); msm_run_split is msm_run over scalars[0 .. count) and bases, the split's entries
+ * from first on standing for those scalars (so scalars must be the split's own from
+ * first on). A split made on G serves G1 and G2 of G's curve (same lambda); with
+ * sp NULL or not fitting it is msm_run. Bases at infinity and zero scalars are
+ * dropped by each MSM as msm_run does. */
+typedef struct msm_split msm_split;
+int msm_split_make(const curve_group *G, msm_split **out, const uint8_t *scalars, size_t count,
+                   size_t scalar_bytes, unsigned threads);
+int msm_run_split(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                  size_t count, size_t scalar_bytes, const msm_split *sp, size_t first, unsigned threads);
+void msm_split_free(msm_split *sp);
+
 /* The naive sum (double-and-add per term) — test reference only. */
 int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
               size_t count, size_t scalar_bytes);

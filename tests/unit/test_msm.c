@@ -446,6 +446,96 @@ TEST(test_msm_batch_affine_collisions, 4)
 }
 END_TEST
 
+/* The batch-affine bucket reduction (msm.c msm_aff_reduce: groups of 32 buckets at
+ * c = 13, window 0 without GLV) at its degenerate additions: in group 0 bucket 2 holds
+ * P and bucket 1 -P (run_g + B cancels), in group 1 buckets 34 and 33 both R (run_g + B
+ * doubles), in group 2 only bucket 65 is used (sum_g + run_g doubles at the next
+ * step); 300 more terms of digit 2000 in window 0 (group 62) and random above fill
+ * the batches enough for the reduction to run. Threads 1..3, IFMA as the CPU has. */
+static void check_reduce_degenerate(const curve_group *G, struct pts *p, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    uint8_t *sc = calloc(n, 32);
+    ck_assert(sc);
+    memcpy(p->aff + 1 * 2 * cl, p->aff, 2 * cl * 8);
+    ecf_neg(G, p->aff + 1 * 2 * cl + cl, p->aff + cl);            /* base 1 = -base 0 */
+    memcpy(p->aff + 3 * 2 * cl, p->aff + 2 * 2 * cl, 2 * cl * 8); /* base 3 = base 2 */
+    sc[0 * 32] = 2;
+    sc[1 * 32] = 1;
+    sc[2 * 32] = 34;
+    sc[3 * 32] = 33;
+    sc[4 * 32] = 66;
+    for (size_t i = 5; i < n; i++) {
+        uint64_t k[4];
+        test_rand_scalar(G->Fr, k);
+        k[3] = (k[2] >> 51); /* (k mod 2^192)·2^13 + 2000 */
+        k[2] = (k[2] << 13) | (k[1] >> 51);
+        k[1] = (k[1] << 13) | (k[0] >> 51);
+        k[0] = (k[0] << 13) | 2000;
+        memcpy(sc + i * 32, k, 32);
+    }
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC];
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p->aff, sc, n, 32), 0);
+    for (unsigned t = 1; t <= 3; t++)
+        for (int m = 0; m < 2; m++) {
+            ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, sc, n, 32, t, 13,
+                                         m ? MSM_BUCKETS_AFFINE : MSM_BUCKETS_AUTO, MSM_GLV_OFF),
+                             0);
+            char buf[64];
+            snprintf(buf, sizeof buf, "reduce degenerate threads=%u affine=%d", t, m);
+            assert_same(G, got, want, buf);
+        }
+    free(sc);
+}
+
+TERMS_TEST(test_msm_reduce_degenerate_additions, 305, check_reduce_degenerate)
+
+/* One GLV split for several MSMs (msm_split, as groth16.c's A, B1, B2 and C): made on
+ * G1, run on G1 or G2 of the curve, over the whole vector and over suffixes (C), with
+ * zero scalars, r - 1 and bases at infinity on both sides of the suffix's start, at
+ * threads 1..3; and a vector with a scalar = r gets no split (the MSMs run plain). */
+static void check_split(const curve_group *G, struct pts *p, size_t n)
+{
+    const unsigned cl = ec_cl(G);
+    const size_t pb = 2 * cl * 8;
+    const curve_group *G1 = G->F->n == 4 ? &G1_BN254 : &G1_BLS12_381;
+    uint64_t rm1[4], got[EC_MAX_JAC], want[EC_MAX_JAC];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    memset(p->sc, 0, 32);               /* zero scalar */
+    memcpy(p->sc + 3 * 32, rm1, 32);    /* r - 1 */
+    memset(p->aff + 5 * 2 * cl, 0, pb); /* bases at infinity, before and after 300 */
+    memset(p->aff + 299 * 2 * cl, 0, pb);
+    memset(p->aff + 400 * 2 * cl, 0, pb);
+    memset(p->sc + 401 * 32, 0, 32);
+    msm_split *sp = NULL;
+    ck_assert_int_eq(msm_split_make(G1, &sp, p->sc, n, 32, 2), 0);
+    ck_assert(sp != NULL);
+    static const size_t firsts[] = { 0, 7, 300 };
+    for (size_t f = 0; f < 3; f++) {
+        const size_t first = firsts[f];
+        ck_assert_int_eq(
+            msm_naive(G, want, (uint8_t *)p->aff + first * pb, p->sc + first * 32, n - first, 32), 0);
+        for (unsigned t = 1; t <= 3; t++) {
+            ck_assert_int_eq(msm_run_split(G, got, (uint8_t *)p->aff + first * pb, p->sc + first * 32,
+                                           n - first, 32, sp, first, t),
+                             0);
+            char buf[64];
+            snprintf(buf, sizeof buf, "split first=%zu threads=%u", first, t);
+            assert_same(G, got, want, buf);
+        }
+    }
+    msm_split_free(sp);
+    memcpy(p->sc + 10 * 32, G->Fr->p, 32); /* r: no split */
+    ck_assert_int_eq(msm_split_make(G1, &sp, p->sc, n, 32, 2), 0);
+    ck_assert(sp == NULL);
+    ck_assert_int_eq(msm_naive(G, want, (uint8_t *)p->aff, p->sc, n, 32), 0);
+    ck_assert_int_eq(msm_run_split(G, got, (uint8_t *)p->aff, p->sc, n, 32, sp, 0, 2), 0);
+    assert_same(G, got, want, "no split, a scalar = r");
+}
+
+TERMS_TEST(test_msm_split_shared_by_msms, 600, check_split)
+
 /* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
