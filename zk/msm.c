@@ -31,6 +31,7 @@
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "cuzk/msm.h"
+#include "cuzk/hugemem.h"
 #include "cuzk/ifma.h"
 #include "cuzk/workers.h"
 
@@ -1089,8 +1090,8 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
         return 0;
     }
     /* GLV: 2 terms of 2 limbs per input term; plain: 1 term of nl limbs */
-    idx = malloc(2 * count * sizeof *idx);
-    if (!sp) sc = malloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc); /* with sp: msm_term_sc */
+    idx = huge_alloc(2 * count * sizeof *idx);                            /* the big vectors: hugemem.h */
+    if (!sp) sc = huge_alloc(count * (j.nl > 4 ? j.nl : 4) * sizeof *sc); /* with sp: msm_term_sc */
     if (!idx || (!sp && !sc)) {
         err = -ENOMEM;
         goto out;
@@ -1098,7 +1099,7 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
     threads = msm_threads(threads);
     err = 1; /* not prepared yet */
     if (sp || msm_glv_wanted(G, count, glv)) {
-        phi = malloc(count * ec_cl(G) * sizeof *phi);
+        phi = huge_alloc(count * ec_cl(G) * sizeof *phi);
         if (!phi) {
             err = -ENOMEM;
             goto out;
@@ -1193,7 +1194,7 @@ int msm_split_make(const curve_group *G, msm_split **out, const uint8_t *scalars
     sp->Fr = G->Fr;
     memcpy(sp->lambda, G->lambda, sizeof sp->lambda);
     sp->count = count;
-    sp->k = malloc(count * 4 * sizeof *sp->k);
+    sp->k = huge_alloc(count * 4 * sizeof *sp->k);
     sp->neg = malloc(count);
     unsigned want = (unsigned)(count / MSM_PREP_MIN_PART);
     threads = msm_threads(threads);
