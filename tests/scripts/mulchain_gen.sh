@@ -45,19 +45,18 @@ done
 
 # ---- a generated circuit proves and verifies -----------------------------------------
 w="$tmp/prove"; mkdir -p "$w"
-if "$GEN" 10 "$w" && "$CUZK" test-setup -q "$w/circuit.r1cs" "$w/k.zkey" 2>"$w/setup.err"; then
-  "$SNARKJS" zkey export verificationkey "$w/k.zkey" "$w/vk.json" >/dev/null 2>&1 ||
-    bad "snarkjs zkey export verificationkey failed on the test-setup key of a generated circuit"
-  if "$CUZK" prove-local --r1cs "$w/circuit.r1cs" "$w/k.zkey" "$w/witness.wtns" "$w/p.json" "$w/pub.json" \
-    2>"$w/prove.err"; then
-    out="$("$SNARKJS" groth16 verify "$w/vk.json" "$w/pub.json" "$w/p.json" 2>&1)" || true
-    grep -q "OK" <<<"$out" && ok "generated 2^10: test-setup, prove-local --r1cs, snarkjs groth16 verify OK" ||
-      bad "snarkjs rejects cuzk's proof of the generated circuit: $(head -c 300 <<<"$out")"
+step() {  # cmd...: runs it, its output into $w/log; a failure is reported
+  "$@" >"$w/log" 2>&1 || { bad "generated 2^10: ${*:1:2} failed: $(tail -c 300 "$w/log")"; return 1; }
+}
+if step "$GEN" 10 "$w" && step "$CUZK" test-setup -q "$w/circuit.r1cs" "$w/k.zkey" &&
+  step "$SNARKJS" zkey export verificationkey "$w/k.zkey" "$w/vk.json" &&
+  step "$CUZK" prove-local --r1cs "$w/circuit.r1cs" "$w/k.zkey" "$w/witness.wtns" "$w/p.json" "$w/pub.json" &&
+  step "$SNARKJS" groth16 verify "$w/vk.json" "$w/pub.json" "$w/p.json"; then
+  if grep -q "OK" "$w/log"; then
+    ok "generated 2^10: test-setup, prove-local --r1cs, snarkjs groth16 verify OK"
   else
-    bad "cuzk prove-local --r1cs on the generated circuit failed: $(head -c 300 "$w/prove.err")"
+    bad "snarkjs rejects cuzk's proof of the generated circuit: $(head -c 300 "$w/log")"
   fi
-else
-  bad "generating 2^10 or cuzk test-setup on it failed: $(head -c 300 "$w/setup.err" 2>/dev/null)"
 fi
 
 # ---- usage -----------------------------------------------------------------------------
