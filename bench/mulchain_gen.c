@@ -96,8 +96,10 @@ static int write_r1cs(gen *g, const char *path, uint32_t n)
     put_u32(g, 1), put_term_neg(g, 4, 1);
     for (uint32_t i = 1; i + 1 < n; i++) { /* t[i] = t[i-1] * (t[i-1] + x + i) */
         put_u32(g, 3), put_term_neg(g, 0, i);
-        if (wire_before(i + 3, 2)) put_term_neg(g, i + 3, 1), put_term_neg(g, 2, 1);
-        else put_term_neg(g, 2, 1), put_term_neg(g, i + 3, 1);
+        if (wire_before(i + 3, 2))
+            put_term_neg(g, i + 3, 1), put_term_neg(g, 2, 1);
+        else
+            put_term_neg(g, 2, 1), put_term_neg(g, i + 3, 1);
         put_u32(g, 1), put_term_one(g, i + 3);
         put_u32(g, 1), put_term_neg(g, i + 4, 1);
     }
@@ -129,10 +131,10 @@ static void witness(const field_desc *F, uint32_t n, uint8_t *v, uint32_t n8)
              im[FE_MAX_LIMBS], c[FE_MAX_LIMBS];
     fe_to_mont(F, x, x);
     fe_to_mont(F, k, k);
-#define PUT(w, m)                   \
-    do {                            \
-        fe_from_mont(F, c, m);      \
-        memcpy(v + (size_t)(w) * n8, c, n8); \
+#define PUT(w, m)                          \
+    do {                                   \
+        fe_from_mont(F, c, m);             \
+        memcpy(v + (size_t)(w)*n8, c, n8); \
     } while (0)
     fe_set_one(F, c);
     PUT(0, c);
@@ -159,16 +161,19 @@ int main(int argc, char **argv)
     const field_desc *F = &FIELD_BN254_FR;
     int a = 1;
     if (a + 1 < argc && !strcmp(argv[a], "--curve")) {
-        if (!strcmp(argv[a + 1], "bls12381")) F = &FIELD_BLS12_381_FR;
-        else if (strcmp(argv[a + 1], "bn128")) a = argc; /* usage */
+        if (!strcmp(argv[a + 1], "bls12381"))
+            F = &FIELD_BLS12_381_FR;
+        else if (strcmp(argv[a + 1], "bn128"))
+            a = argc; /* usage */
         a += 2;
     }
     char *end = NULL;
     long kk = a + 2 == argc ? strtol(argv[a], &end, 10) : 0;
     if (a + 2 != argc || !end || *end || kk < 4 || kk > 28) {
-        fprintf(stderr, "usage: mulchain_gen [--curve bn128|bls12381] K OUTDIR   (4 <= K <= 28)\n"
-                        "writes OUTDIR/circuit.r1cs and OUTDIR/witness.wtns of mulchain with 2^K - 3 "
-                        "constraints (x = %d, k = %d)\n",
+        fprintf(stderr,
+                "usage: mulchain_gen [--curve bn128|bls12381] K OUTDIR   (4 <= K <= 28)\n"
+                "writes OUTDIR/circuit.r1cs and OUTDIR/witness.wtns of mulchain with 2^K - 3 "
+                "constraints (x = %d, k = %d)\n",
                 MC_X, MC_K);
         return 2;
     }
