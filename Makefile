@@ -236,7 +236,8 @@ endif
 .DEFAULT_GOAL := all
 all: $(LIBS_BUILT) $(BINS)
 
-tests: all $(TEST_BINS) $(GPU_TEST_BINS)
+# bench/mulchain_gen: tests/scripts/mulchain_gen.sh checks it against circom's files.
+tests: all $(TEST_BINS) $(GPU_TEST_BINS) $(BUILD)/bench/mulchain_gen
 
 # The GPU programs alone, and the whole check on a machine with a GPU.
 gpu-tests: all $(GPU_TEST_BINS)

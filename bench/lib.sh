@@ -32,8 +32,9 @@ bench_rapidsnark() {
 # bench_fixture CURVE K: 0 when FIXTURES/CURVE/mulchain-K is there, else what
 # tests/fixtures/make.sh --curve CURVE --size K returns (its output in $BENCH_FXLOG,
 # default /dev/null). A fixture whose files are all there is used as it is: make.sh
-# builds one fixture at a time under a lock, and a long build elsewhere (2^20: most of
-# an hour on 2 CPUs) must not hold the bench.
+# builds one fixture at a time under a lock, and a long build elsewhere (circom at 2^18:
+# minutes; a mulchain_gen fixture at 2^22: about 5 minutes on 2 CPUs) must not hold the
+# bench.
 bench_fixture() {
   local f
   for f in circuit_final.zkey witness.wtns verification_key.json info.txt; do

@@ -15,10 +15,14 @@
 #   BUILD             build dir (default build)
 #   BENCH_SIZES       bn128 mulchain sizes, powers of two (default "12 14 16 18"; 20
 #                     and 22 when asked; a size tests/fixtures/make.sh does not build
-#                     is skipped with a note; above 2^16 the key is cuzk test-setup's)
+#                     is skipped with a note; above 2^16 the key is cuzk test-setup's,
+#                     above 2^18 the circuit and witness bench/mulchain_gen's: the
+#                     first use of 2^20 builds its fixture in about a minute, 2^22 in
+#                     about 5 (2.3 GB key), on 2 CPUs)
 #   BENCH_BLS_SIZES   bls12381 sizes (default "10 12 13"; "" for none)
 #   BENCH_RUNS        runs per prover and size (default 3)
-#   BENCH_RUNS_LARGE  runs at 2^20 and above (default 3; at most BENCH_RUNS)
+#   BENCH_RUNS_LARGE  runs at 2^22 and above (default 3; at most BENCH_RUNS): one
+#                     rapidsnark proof there takes a minute or more on 2 CPUs
 #   BENCH_SNARKJS_MAX largest size snarkjs proves (default 18: minutes a proof above;
 #                     its proofs are not timed there, but every other prover's proof
 #                     is still verified by snarkjs)
@@ -104,7 +108,7 @@ med() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b }'; }
 fmt() { awk -v v="$1" -v p="$2" 'BEGIN{ if (v=="-") print "-"; else printf "%." p "f", v }'; }
 
-echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^20+, interleaved; wall s, CPU s, peak RSS MiB)"
+echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
 [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
 for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
 printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
@@ -116,7 +120,7 @@ for row in "${rows[@]}"; do
   d="$FIXTURES/$c/mulchain-$k"
   dbn="$FIXTURES/bn128/mulchain-$k"
   runs="$BENCH_RUNS"
-  [ "$k" -lt 20 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
+  [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
   M=(); note=""; l0="$(load)"
   for _ in $(seq "$runs"); do
     run_one cuzk "$c" "$k" "${PROVER[@]}" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
