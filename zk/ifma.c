@@ -35,17 +35,21 @@ size_t ifma_batch_scratch_bytes(const curve_group *G, size_t count)
 }
 
 /* msm.c's msm_aff_flush: prefix products of the denominators, one inversion
- * (ecf_inv: GMP's gcd), then back to front 1/den_i, lambda, x3, y3. */
+ * (ecf_inv: GMP's gcd), then back to front 1/den_i, lambda, x3, y3. P_i at bp + 2cl·i,
+ * or with bp NULL at (px[i], py[i]), y negated where neg[i]. */
 static inline __attribute__((always_inline)) void batch_add_ref(const curve_group *G, uint64_t *A,
                                                                 const uint32_t *bb, const uint64_t *bp,
+                                                                const uint64_t *const *px,
+                                                                const uint64_t *const *py, const uint8_t *neg,
                                                                 size_t count, void *scratch)
 {
     const unsigned cl = ec_cl(G);
     uint64_t *pre = scratch;
     uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL], d[EC_MAX_CL];
+    uint64_t ny[EC_MAX_CL];
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
-        ecf_sub(G, d, bp + 2 * cl * i, A + 2 * cl * (size_t)bb[i]);
+        ecf_sub(G, d, bp ? bp + 2 * cl * i : px[i], A + 2 * cl * (size_t)bb[i]);
         if (i == 0)
             ecf_copy(G, pre, d);
         else
@@ -54,7 +58,11 @@ static inline __attribute__((always_inline)) void batch_add_ref(const curve_grou
     ecf_inv(G, inv, pre + cl * (count - 1));
     for (size_t i = count; i-- > 0;) {
         uint64_t *Bx = A + 2 * cl * (size_t)bb[i], *By = Bx + cl;
-        const uint64_t *Px = bp + 2 * cl * i, *Py = Px + cl;
+        const uint64_t *Px = bp ? bp + 2 * cl * i : px[i], *Py = bp ? Px + cl : py[i];
+        if (!bp && neg[i]) {
+            ecf_neg(G, ny, Py);
+            Py = ny;
+        }
         if (i > 0) {
             ecf_sub(G, d, Px, Bx);
             ecf_mul(G, di, inv, pre + cl * (i - 1)); /* 1/den_i */
@@ -74,10 +82,30 @@ static inline __attribute__((always_inline)) void batch_add_ref(const curve_grou
     }
 }
 
+static inline __attribute__((always_inline)) void batch_add_ref_bp(const curve_group *G, uint64_t *A,
+                                                                   const uint32_t *bb, const uint64_t *bp,
+                                                                   size_t count, void *scratch)
+{
+    batch_add_ref(G, A, bb, bp, NULL, NULL, NULL, count, scratch);
+}
+
+static inline __attribute__((always_inline)) void
+batch_add_ref_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                   const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch)
+{
+    batch_add_ref(G, A, bb, NULL, px, py, neg, count, scratch);
+}
+
 void ifma_batch_add_ref(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *bp,
                         size_t count, void *scratch)
 {
-    CURVE_DISPATCH(G, batch_add_ref, A, bb, bp, count, scratch);
+    CURVE_DISPATCH(G, batch_add_ref_bp, A, bb, bp, count, scratch);
+}
+
+void ifma_batch_add_refs_ref(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                             const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch)
+{
+    CURVE_DISPATCH(G, batch_add_ref_refs, A, bb, px, py, neg, count, scratch);
 }
 
 #if defined(__x86_64__)
@@ -181,6 +209,19 @@ void ifma_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, const
     else
         ifma381_batch_add(G, A, bb, bp, count, scratch);
 }
+
+void ifma_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                         const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch)
+{
+    if (!ifma_available())
+        ifma_batch_add_refs_ref(G, A, bb, px, py, neg, count, scratch);
+    else if (G->id == CURVE_G1_BN254)
+        lanes_batch_add_refs_g1(A, bb, px, py, neg, count, scratch);
+    else if (G->id == CURVE_G2_BN254)
+        lanes_batch_add_refs_g2(A, bb, px, py, neg, count, scratch);
+    else
+        ifma381_batch_add_refs(G, A, bb, px, py, neg, count, scratch);
+}
 #else
 bool ifma_available(void)
 {
@@ -192,5 +233,11 @@ void ifma_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, const
                     void *scratch)
 {
     ifma_batch_add_ref(G, A, bb, bp, count, scratch);
+}
+
+void ifma_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                         const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch)
+{
+    ifma_batch_add_refs_ref(G, A, bb, px, py, neg, count, scratch);
 }
 #endif

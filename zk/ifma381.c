@@ -46,6 +46,15 @@ void ifma381_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, co
     else
         lanes_batch_add_g2(A, bb, bp, count, scratch);
 }
+
+void ifma381_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                            const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch)
+{
+    if (G->deg == 1)
+        lanes_batch_add_refs_g1(A, bb, px, py, neg, count, scratch);
+    else
+        lanes_batch_add_refs_g2(A, bb, px, py, neg, count, scratch);
+}
 #else
 void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
 {

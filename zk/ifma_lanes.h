@@ -479,24 +479,36 @@ LANE_INLINE void lanes_batch_inv8(const curve_group *G, uint64_t *r, const uint6
 }
 
 /* Points and buckets of block k (al limbs a point); returns the lanes that are real
- * additions. The others read pad_p = (1, 0) and pad_b = (0, 0), so their denominator
- * is 1, never 0, and are never written. */
-static inline unsigned lanes_block_ptrs(const uint64_t *pp[8], uint64_t *bq[8], const uint64_t *pad_p,
-                                        uint64_t *pad_b, uint64_t *A, const uint32_t *bb, const uint64_t *bp,
-                                        size_t count, size_t k, unsigned al)
+ * additions. P_i is at bp + al·i, or with bp NULL at (rx[i], ry[i]) with y negated
+ * where neg[i] (the lanes in *negm). The others read pad_p = (1, 0) and pad_b = (0, 0),
+ * so their denominator is 1, never 0, and are never written. */
+static inline unsigned lanes_block_ptrs(const uint64_t *pp[8], const uint64_t *py[8], unsigned *negm,
+                                        uint64_t *bq[8], const uint64_t *pad_p, uint64_t *pad_b, uint64_t *A,
+                                        const uint32_t *bb, const uint64_t *bp, const uint64_t *const *rx,
+                                        const uint64_t *const *ry, const uint8_t *neg, size_t count, size_t k,
+                                        unsigned al)
 {
-    unsigned keep = 0;
+    unsigned keep = 0, nm = 0;
     for (unsigned j = 0; j < 8; j++) {
         size_t i = 8 * k + j;
         if (i < count) {
-            pp[j] = bp + al * i;
+            if (bp) {
+                pp[j] = bp + al * i;
+                py[j] = pp[j] + al / 2;
+            } else {
+                pp[j] = rx[i];
+                py[j] = ry[i];
+                nm |= (unsigned)(neg[i] != 0) << j;
+            }
             bq[j] = A + al * (size_t)bb[i];
             keep |= 1u << j;
         } else {
             pp[j] = pad_p;
+            py[j] = pad_p + al / 2;
             bq[j] = pad_b;
         }
     }
+    *negm = nm;
     return keep;
 }
 
@@ -513,13 +525,15 @@ static inline void lanes_prefetch_block(uint64_t *A, const uint32_t *bb, size_t 
  * walk back reads them instead of gathering and relimbing again; on BN254, where a
  * gather is a cheap transpose, both ways measured the same). */
 LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *bp,
+                                 const uint64_t *const *rx, const uint64_t *const *ry, const uint8_t *neg,
                                  size_t count, void *scratch)
 {
     const unsigned deg = G->deg, cl = deg * LANE_W, al = 2 * cl, sb = 3 * deg;
     lane_block *sc = scratch;
     const size_t L = (count + 7) / 8;
-    const uint64_t *pp[8];
+    const uint64_t *pp[8], *py[8];
     uint64_t *bq[8];
+    unsigned negm;
     uint64_t pad_p[4 * LANE_W] = { 0 }, pad_b[4 * LANE_W] = { 0 };
     if (count == 0) return;
     fe_copy(LANE_F, pad_p, LANE_F->one);
@@ -531,7 +545,7 @@ LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32
     acc.c[1] = vl_pmul(0);
     for (size_t k = 0; k < L; k++) {
         if (k + 1 < L) lanes_prefetch_block(A, bb, count, k + 1, al);
-        lanes_block_ptrs(pp, bq, pad_p, pad_b, A, bb, bp, count, k, al);
+        lanes_block_ptrs(pp, py, &negm, bq, pad_p, pad_b, A, bb, bp, rx, ry, neg, count, k, al);
         ve px = ve_gather(deg, pp, 0), bx = ve_gather(deg, bqc, 0);
         acc = ve_mul(deg, acc, ve_sub_plus(deg, px, bx, P1));
         ve_store(deg, sc + sb * k, acc);
@@ -552,7 +566,8 @@ LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32
 
     for (size_t k = L; k-- > 0;) {
         if (k > 0) lanes_prefetch_block(A, bb, count, k - 1, al);
-        unsigned keep = lanes_block_ptrs(pp, bq, pad_p, pad_b, A, bb, bp, count, k, al);
+        unsigned keep =
+            lanes_block_ptrs(pp, py, &negm, bq, pad_p, pad_b, A, bb, bp, rx, ry, neg, count, k, al);
         ve px = ve_load(deg, sc + sb * k + deg), bx = ve_load(deg, sc + sb * k + 2 * deg);
         ve di;
         if (k > 0) {
@@ -562,7 +577,17 @@ LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32
             di = inv;
         }
         ve by = ve_gather(deg, bqc, cl);
-        ve l = ve_mul(deg, ve_sub_plus(deg, ve_gather(deg, pp, cl), by, P1), di); /* lambda @r */
+        ve pyv = ve_gather(deg, py, 0);
+        ve dy = ve_sub_plus(deg, pyv, by, P1); /* Py + p - By */
+        if (!bp && negm) {                     /* -Py: 2p - Py - By, in (0, 2p] like the above */
+            EACH(d, deg)
+            {
+                vl t = vl_sub2_plus(vl_pmul(0), pyv.c[d], by.c[d], P2);
+                CUZK_UNROLL for (int q = 0; q < LANE_N; q++) dy.c[d].l[q] =
+                    _mm512_mask_blend_epi64((__mmask8)negm, dy.c[d].l[q], t.l[q]);
+            }
+        }
+        ve l = ve_mul(deg, dy, di);            /* lambda @r */
         if (deg == 2) l = ve_canon(deg, l, 8); /* below 2^r for the shift (G1's is already) */
         ve l2 = ve_shl(deg, l, LANE_G);        /* lambda @r' */
         ve x3 = ve_sqr(deg, l, l2);            /* lambda^2 @r */
@@ -578,12 +603,27 @@ LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32
 LANE_FN static void lanes_batch_add_g1(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
                                        void *scratch)
 {
-    lanes_batch_add(&LANE_G1, A, bb, bp, count, scratch);
+    lanes_batch_add(&LANE_G1, A, bb, bp, NULL, NULL, NULL, count, scratch);
 }
 
 LANE_FN static void lanes_batch_add_g2(uint64_t *A, const uint32_t *bb, const uint64_t *bp, size_t count,
                                        void *scratch)
 {
-    lanes_batch_add(&LANE_G2, A, bb, bp, count, scratch);
+    lanes_batch_add(&LANE_G2, A, bb, bp, NULL, NULL, NULL, count, scratch);
+}
+
+/* The same with P_i by reference (ifma.h's ifma_batch_add_refs). */
+LANE_FN static void lanes_batch_add_refs_g1(uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                                            const uint64_t *const *py, const uint8_t *neg, size_t count,
+                                            void *scratch)
+{
+    lanes_batch_add(&LANE_G1, A, bb, NULL, px, py, neg, count, scratch);
+}
+
+LANE_FN static void lanes_batch_add_refs_g2(uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                                            const uint64_t *const *py, const uint8_t *neg, size_t count,
+                                            void *scratch)
+{
+    lanes_batch_add(&LANE_G2, A, bb, NULL, px, py, neg, count, scratch);
 }
 #endif /* LANE_G1 && LANE_G2 */

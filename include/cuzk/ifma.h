@@ -126,4 +126,14 @@ void ifma_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, const
 void ifma_batch_add_ref(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *bp,
                         size_t count, void *scratch);
 
+/* The same with P_i by reference instead of copied into bp: x at px[i], y at py[i]
+ * (cl limbs each, same form, reduced), and P_i = (x, -y) where neg[i] is nonzero —
+ * msm.c's flush reads its bases (and their phi images' x) where they lie, the
+ * negation of a signed digit done in the lanes. Same preconditions (on the point
+ * after negation) and the same results bit for bit; scratch as above. */
+void ifma_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                         const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch);
+void ifma_batch_add_refs_ref(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                             const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch);
+
 #endif

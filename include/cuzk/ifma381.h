@@ -13,6 +13,9 @@
 /* ifma_batch_add (ifma.h) on G = G1_BLS12_381 or G2_BLS12_381, in lanes. */
 void ifma381_batch_add(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *bp,
                        size_t count, void *scratch);
+/* ifma_batch_add_refs (ifma.h) on the same groups. */
+void ifma381_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *bb, const uint64_t *const *px,
+                            const uint64_t *const *py, const uint8_t *neg, size_t count, void *scratch);
 
 /* r[i] = fe_mul(a[i], b[i]) on BLS12-381 Fq for count elements (a multiple of 8) in
  * field.h's form, through the lanes (relimbed, one lane product, canonical): for tests

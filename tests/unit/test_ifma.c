@@ -4,7 +4,8 @@
  * lazy [0, 2p) inputs field.h never sees), the Fq2 lane product and square against GMP
  * on the edges of their input ranges, the BLS12-381 lane product against fe_mul and
  * GMP, and the batch-affine addition on G1 and G2 of both curves against the jacobian
- * mixed addition of curve.h, one point at a time.
+ * mixed addition of curve.h, one point at a time, with the points copied into a batch
+ * or by reference (negated y, x elsewhere, misaligned).
  *
  * Without AVX-512 IFMA the lane tests print SKIP and pass; the portable batch addition
  * (ifma_batch_add_ref) is checked either way. */
@@ -421,17 +422,48 @@ static void check_batch_add(const curve_group *G, size_t count, uint64_t seed)
         ec_add_aff(G, j, j, bp + al * i);
         ec_jac_to_aff(G, B, j);
     }
-    for (int form = 0; form < 2; form++) {
-        if (form == 1 && !have_ifma()) break;
+    /* The same points by reference (ifma_batch_add_refs, msm.c's flush): x in an array
+     * of its own or in place (a phi image or a base), y stored negated where neg[i]
+     * (the lanes negate it back), both at 4 bytes off alignment for the lanes (the
+     * zkey's bases are), aligned for the portable form. */
+    const unsigned cl = al / 2;
+    const size_t eb = cl * sizeof(uint64_t);
+    unsigned char *xs = malloc(count * eb + 8), *ys = malloc(count * eb + 8);
+    const uint64_t **rx = malloc((count + 1) * sizeof *rx), **ry = malloc((count + 1) * sizeof *ry);
+    uint8_t *neg = malloc(count + 1);
+    ck_assert(xs && ys && rx && ry && neg);
+    for (int form = 0; form < 4; form++) {
+        if (form % 2 == 1 && !have_ifma()) continue;
+        const size_t off = form == 3 ? 4 : 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t y[EC_MAX_CL];
+            neg[i] = (uint8_t)(test_rng64() & 1);
+            ecf_copy(G, y, bp + al * i + cl);
+            if (neg[i]) ecf_neg(G, y, y);
+            memcpy(xs + off + eb * i, bp + al * i, eb);
+            memcpy(ys + off + eb * i, y, eb);
+            rx[i] = i % 3 == 0 ? bp + al * i : (const uint64_t *)(const void *)(xs + off + eb * i);
+            ry[i] = (const uint64_t *)(const void *)(ys + off + eb * i);
+        }
         memcpy(A, A0, nbuckets * pb);
         if (form == 0)
             ifma_batch_add_ref(G, A, bb, bp, count, scratch);
-        else
+        else if (form == 1)
             ifma_batch_add(G, A, bb, bp, count, scratch);
+        else if (form == 2)
+            ifma_batch_add_refs_ref(G, A, bb, rx, ry, neg, count, scratch);
+        else
+            ifma_batch_add_refs(G, A, bb, rx, ry, neg, count, scratch);
+        static const char *const FORMS[] = { "ref", "ifma", "refs ref", "refs ifma" };
         for (size_t b = 0; b < nbuckets; b++)
             ck_assert_msg(memcmp(A + al * b, want + al * b, pb) == 0, "%s %s, count %zu: bucket %zu wrong",
-                          G->name, form ? "ifma" : "ref", count, b);
+                          G->name, FORMS[form], count, b);
     }
+    free(xs);
+    free(ys);
+    free(rx);
+    free(ry);
+    free(neg);
     free(pts);
     free(A);
     free(want);
