@@ -346,10 +346,10 @@ CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b
     }
     /* With the lanes the point is not copied into bp: the flush reads x and y where they
      * lie (base, phi image; the zkey's bases may be misaligned, the lanes load unaligned)
-     * and negates y itself (ifma_batch_add_refs). Measured against
-     * the copy (interleaved whole proofs, 2 threads, 7 pairs, shared 2-core EPYC under
-     * load 3-4.6, CPU medians): 2^16 0.656 vs 0.675 s (ratio 0.96), 2^18 2.51 vs 2.70 s
-     * (0.95), peak RSS the same. */
+     * and negates y itself (ifma_batch_add_refs). Measured against the copy (interleaved
+     * whole proofs, 2 threads, 7-9 pairs a run, shared 2-core EPYC, load 2-4.8): CPU ratio
+     * medians 0.96, 0.98, 0.97 at 2^16 (0.61-0.79 s), 0.95 and 0.95 at 2^18 (2.5 s);
+     * peak RSS the same. */
     if (S->ifma) {
         const struct msm_job *j = x->j;
         const size_t i = ix & MSM_IDX_MASK;
