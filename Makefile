@@ -10,6 +10,9 @@
 #   make bench      benchmarks that print comparison tables
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
 #   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
+#   make man        the manual pages (docs/man/*.scd, scdoc) into build/man/
+#   make deb        the Debian package (debian/, dpkg-buildpackage) into build/deb/;
+#                   make deb-lint runs lintian on it (docs/packaging.md)
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
 #                   (CUDA_ARCHS="80 90" picks the GPU architectures)
 #   make gpu-check  on a machine with a GPU: build, GPU tests, figures (bench/gpu-check.sh)
@@ -32,6 +35,7 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 DOCDIR  ?= $(PREFIX)/share/doc/cuzk
+MANDIR  ?= $(PREFIX)/share/man
 DESTDIR ?=
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
@@ -51,7 +55,7 @@ endif
 OPT    ?= -O2
 ARCHFLAGS ?= -march=x86-64-v3 -mtune=native
 CFLAGS ?= $(OPT) -g
-CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
+CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE $(CPPFLAGS)
 # EXTRA_CFLAGS (sanitizers) is added in the recipes, not here, so that a target can
 # override it (SAN_HEAVY below).
 CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS)
@@ -191,6 +195,11 @@ $(BUILD)/obj/%.o: %.c
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
+# The release every binary prints with --version: debian/changelog's first entry.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+$(BUILD)/obj/zk/version.o: debian/changelog
+$(BUILD)/obj/zk/version.o: CPPFLAGS_ALL += -DCUZK_VERSION='"$(VERSION)"'
+
 # build-witness embeds the sources of every .wgen (.incbin, which -MMD does not see).
 $(BUILD)/obj/tools/build_witness.o: synth/wgen_abi.cpp include/cuzk/wgen_abi.h synth/wgen_assert.h
 
@@ -229,12 +238,34 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
         readme-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
-all: $(LIBS_BUILT) $(BINS)
+all: $(LIBS_BUILT) $(BINS) man
+
+# Manual pages (scdoc): docs/man/NAME.SECTION.scd -> build/man/NAME.SECTION. The stages
+# get a .so link to cuzkd(8), which describes them (dh_installman makes it a symlink).
+MAN_SRCS := $(wildcard docs/man/*.scd)
+MANS := $(patsubst docs/man/%.scd,$(BUILD)/man/%,$(MAN_SRCS))
+MAN_LINKS := $(patsubst %,$(BUILD)/man/%.8,cuzk-synth cuzk-gpuworker cuzk-finalizer)
+man: $(MANS) $(MAN_LINKS)
+$(BUILD)/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	scdoc < $< > $@.tmp && mv $@.tmp $@
+$(MAN_LINKS):
+	@mkdir -p $(@D)
+	echo '.so man8/cuzkd.8' > $@
+
+# The Debian package (debian/; docs/packaging.md): built by tools/deb.sh in a copy of
+# the source under $(BUILD)/deb/ (dpkg-buildpackage writes its results to the parent
+# of the source tree, so never into the checkout's parent). DEB_PROFILES=pkg.cuzk.cuda
+# builds the CUDA package instead (needs nvcc).
+deb:
+	BUILD=$(BUILD) bash tools/deb.sh
+deb-lint: deb
+	BUILD=$(BUILD) bash tools/deb.sh --lint
 
 # bench/mulchain_gen: tests/scripts/mulchain_gen.sh checks it against circom's files.
 tests: all $(TEST_BINS) $(GPU_TEST_BINS) $(BUILD)/bench/mulchain_gen
@@ -319,22 +350,29 @@ readme-exit-codes: all
 	mv README.md.tmp README.md
 
 # Binaries; the systemd unit (paths filled in), the sysusers.d entry for the cuzk
-# user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists) and
-# the README. tests/scripts/install_tree.sh checks the tree.
+# user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists), the
+# manual pages, the README and docs/, the Grafana dashboard and alert rules. tests/scripts/install_tree.sh checks the tree.
 # install-files installs what is built, without building: tests/scripts/install_tree.sh
 # uses it so that it never relinks a binary that a test running beside it executes.
 install: all
 	$(MAKE) install-files
 install-files:
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
-	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk
+	  $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/cuzk $(DESTDIR)$(DOCDIR)/monitoring \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-	  -e 's|@DOCDIR@|$(DOCDIR)|g' deploy/cuzkd.service.in > $(DESTDIR)$(UNITDIR)/cuzkd.service
+	  deploy/cuzkd.service.in > $(DESTDIR)$(UNITDIR)/cuzkd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/cuzkd.service
 	install -m 0644 deploy/cuzk.sysusers $(DESTDIR)$(SYSUSERSDIR)/cuzk.conf
 	install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(DOCDIR)/cuzkd.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 deploy/monitoring/cuzk-dashboard.json deploy/monitoring/cuzk-alerts.yml \
+	  $(DESTDIR)$(DOCDIR)/monitoring/
+	install -m 0644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(filter %.5,$(MANS)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(filter %.8,$(MANS)) $(MAN_LINKS) $(DESTDIR)$(MANDIR)/man8/
 	test -e $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf || \
 	  install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf
 

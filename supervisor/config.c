@@ -1,5 +1,6 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
+#include "cuzk/version.h"
 #include "cuzk/error.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/store.h"
@@ -57,6 +58,7 @@ void config_usage(FILE *f)
 {
 	fputs("usage: cuzkd [options]\n"
 	      "  --config FILE        read options from an INI file (name = value, same names)\n"
+	      "  --version            print the version and exit\n"
 	      "  --instance NAME      instance name, [A-Za-z0-9_-] (default: default)\n"
 	      "  --run-dir DIR        socket and pid file (default: /run/cuzk as root, else\n"
 	      "                       $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID)\n"
@@ -442,6 +444,10 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			config_usage(stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("cuzkd %s\n", cuzk_version());
 			return 1;
 		}
 		if (strncmp(a, "--", 2) || !a[2]) {

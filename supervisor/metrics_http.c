@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ struct metrics_http {
 	unsigned max_conns;
 	char instance[64];
 	const struct fleet_daemon *fleet; /* --queue: its health (fleet.h), or NULL */
+	char state_dir[4096];             /* the job store's directory; "": --no-store */
 };
 
 int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t *len, char *err,
@@ -177,6 +179,29 @@ static void fleet_prometheus(FILE *f, const struct metrics_http *m)
 		m->instance, (unsigned long long)h.reconnects);
 }
 
+/* The job store's file system (statvfs of its directory at each scrape: a few
+ * microseconds), for the "disk nearly full" alert: the store fsyncs every submit, and
+ * a full disk fails submits and partition updates. Space an unprivileged user may
+ * use (f_bavail), as cuzkd runs unprivileged. Nothing when statvfs fails (the
+ * directory is gone): the alert rules treat absence as a separate signal. */
+static void store_prometheus(FILE *f, const struct metrics_http *m)
+{
+	struct statvfs v;
+
+	if (!m->state_dir[0] || statvfs(m->state_dir, &v))
+		return;
+	fprintf(f,
+		"# HELP cuzk_store_avail_bytes Free space for cuzkd on the job store's file "
+		"system.\n# TYPE cuzk_store_avail_bytes gauge\n"
+		"cuzk_store_avail_bytes{instance_name=\"%s\"} %llu\n",
+		m->instance, (unsigned long long)v.f_bavail * v.f_frsize);
+	fprintf(f,
+		"# HELP cuzk_store_size_bytes Size of the job store's file system.\n"
+		"# TYPE cuzk_store_size_bytes gauge\n"
+		"cuzk_store_size_bytes{instance_name=\"%s\"} %llu\n",
+		m->instance, (unsigned long long)v.f_blocks * v.f_frsize);
+}
+
 /* Answer one whole request head (NUL-terminated, modified here). */
 static void respond(int fd, char *head, const struct metrics_http *m)
 {
@@ -224,6 +249,7 @@ static void respond(int fd, char *head, const struct metrics_http *m)
 		stats_reading_free(&t);
 		if (m->fleet)
 			fleet_prometheus(f, m);
+		store_prometheus(f, m);
 		if (fclose(f)) {
 			free(body);
 			answer_text(fd, 500, "out of memory\n");
@@ -370,7 +396,8 @@ static void *serve_loop(void *arg)
 }
 
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       const struct fleet_daemon *fleet, unsigned max_conns, char *bound,
+		       const struct fleet_daemon *fleet, const char *state_dir,
+		       unsigned max_conns, char *bound,
 		       size_t boundlen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
@@ -388,6 +415,7 @@ int metrics_http_start(struct metrics_http **out, const char *spec, const char *
 	}
 	snprintf(m->instance, sizeof(m->instance), "%s", instance);
 	m->fleet = fleet;
+	snprintf(m->state_dir, sizeof(m->state_dir), "%s", state_dir ? state_dir : "");
 	m->max_conns = max_conns ? max_conns : 16;
 	m->lfd = -1;
 	m->efd = eventfd(0, EFD_CLOEXEC);

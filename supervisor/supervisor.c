@@ -1061,10 +1061,14 @@ static enum store_part_state store_state_of(uint32_t st)
 	}
 }
 
+/* A job store write that failed: counted (the supervisor's counter "store_errors",
+ * which the alert rules watch), logged once per 10 s. */
 static void store_log_err(struct sup *s, const char *what, const char *err)
 {
 	uint64_t t = now_ns();
 
+	if (s->slot)
+		stats_counter_add(s->slot, 4, 1);
 	if (s->store_err_ns && t - s->store_err_ns < 10000000000ull)
 		return;
 	s->store_err_ns = t;
@@ -3197,6 +3201,7 @@ static int create_segments(struct sup *s, char *err, size_t errlen)
 		stats_slot_name_counter(s->slot, 1, "submits");
 		stats_slot_name_counter(s->slot, 2, "store_commits");
 		stats_slot_name_counter(s->slot, 3, "store_ns");
+		stats_slot_name_counter(s->slot, 4, "store_errors");
 		publish_gauge_names(s);
 	}
 	return 0;
@@ -3430,6 +3435,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		char bound[96];
 
 		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, fleet,
+					     c->no_store ? NULL : c->state_dir,
 					     c->metrics_conns, bound, sizeof(bound), err,
 					     sizeof(err)))) {
 			logmsg("%s", err);

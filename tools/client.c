@@ -75,6 +75,7 @@ void client_usage(FILE *f)
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
+          "  --version           the version (debian/changelog's)\n"
           "  help exit-codes [--markdown]   every exit code of every program (the README's table)\n"
           "options: --instance NAME (default: default), --run-dir DIR (default as cuzkd:\n"
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"

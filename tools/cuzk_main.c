@@ -5,6 +5,7 @@
 #include "cuzk/build_witness.h"
 #include "cuzk/client.h"
 #include "cuzk/error.h"
+#include "cuzk/version.h"
 #include "cuzk/fingerprint_cmd.h"
 #include "cuzk/prove_local.h"
 #include "cuzk/setup_test.h"
@@ -42,6 +43,10 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "exit-codes") == 0)
         return exit_codes_main(argc - 2, argv + 2);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("cuzk %s\n", cuzk_version());
+        return CUZK_EXIT_OK;
+    }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         client_usage(stdout);
         return CUZK_EXIT_OK;

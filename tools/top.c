@@ -1,5 +1,6 @@
 /* top.c — `cuzk metrics` and `cuzk-top`'s views (live ncurses, --once text/JSON);
  * the readings come from stats_reader.h (shm/stats_reader.c). */
+#include "cuzk/version.h"
 #include "cuzk/top.h"
 
 #include <errno.h>
@@ -445,6 +446,7 @@ static void top_usage(FILE *f)
 	      "  live view of a cuzkd instance's stats page (mapped read-only)\n"
 	      "  -d SECONDS   refresh interval (default 1)\n"
 	      "  --once       print one snapshot and exit (--json: the schema in README.md)\n"
+	      "  --version    print the version and exit\n"
 	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n",
 	      f);
 	/* 20: --once, no such instance running */
@@ -461,6 +463,7 @@ int top_main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "frames", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct top_opts o = { .instance = "default", .delay_s = 1.0 };
@@ -493,6 +496,9 @@ int top_main(int argc, char **argv)
 			break;
 		case 'h':
 			top_usage(stdout);
+			return 0;
+		case 'V':
+			printf("cuzk-top %s\n", cuzk_version());
 			return 0;
 		default:
 			top_usage(stderr);

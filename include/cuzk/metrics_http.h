@@ -20,13 +20,15 @@ int metrics_http_parse(const char *spec, struct sockaddr_storage *ss, socklen_t 
 struct fleet_daemon;
 
 /* Bind and listen on spec, start the serving thread (max_conns connections at once) for
- * instance's stats page, and fleet's health (fleet.h; NULL without --queue: it must
- * outlive this thread: stop this first). Call
+ * instance's stats page, fleet's health (fleet.h; NULL without --queue: it must
+ * outlive this thread: stop this first) and the free space of the job store's file
+ * system (state_dir; NULL or "" with --no-store). Call
  * with the signals the process handles already blocked (the thread inherits the mask).
  * 0 and *out, or -errno with err. bound (may be NULL) gets "ADDR:PORT" as bound (the
  * port the kernel chose for :0). */
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       const struct fleet_daemon *fleet, unsigned max_conns, char *bound,
+		       const struct fleet_daemon *fleet, const char *state_dir,
+		       unsigned max_conns, char *bound,
 		       size_t boundlen, char *err, size_t errlen);
 
 /* Stop the thread (at once: it polls the stop eventfd with its connections), close the socket,
