@@ -42,6 +42,9 @@ git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$out/sr
 t0=$(date +%s)
 (
 	cd "$out/src"
+	# The package's build is its own: nothing of this checkout's make (its BUILD dir,
+	# a CUDA or DESTDIR choice, the jobserver of an outer make) may leak into it.
+	unset BUILD CUDA PREFIX DESTDIR SYSCONFDIR MAKEFLAGS MFLAGS MAKELEVEL CFLAGS LDFLAGS CPPFLAGS
 	DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-parallel=$(nproc)}" \
 		dpkg-buildpackage -b -us -uc ${profiles:+-P"$profiles"}
 ) >"$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; echo "deb.sh: dpkg-buildpackage failed (log $out/build.log)" >&2; exit 1; }
