@@ -8,6 +8,13 @@
 # cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
 # only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.
 # clang-format for make format / make format-check (Debian 12's is version 14).
+# Packaging and operations (docs/packaging.md, docs/monitoring.md): debhelper, dpkg-dev
+# and lintian for make deb; scdoc for the manual pages (make builds them), man-db to
+# check they format; prometheus for promtool and the real-Prometheus test (on a machine
+# that runs systemd its package enables a Prometheus on port 9090: `systemctl disable
+# --now prometheus` if that is not wanted); curl for that test; systemd (sysusers,
+# tmpfiles, the package's dependency) and systemd-container (systemd-nspawn) for the
+# package's tests under a real systemd.
 set -euo pipefail
 
 PKGS=(
@@ -20,6 +27,8 @@ PKGS=(
   hwloc-nox
   clang libclang-rt-dev clang-format
   postgresql libpq-dev
+  debhelper dpkg-dev lintian scdoc man-db
+  prometheus curl systemd systemd-container
 )
 
 missing=()

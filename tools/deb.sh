@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make deb: build the Debian package from a copy of the source (the files git tracks
-# or would track: never build outputs or fixture caches) in $BUILD/deb/src, with
+# or would track, less tests/, which the package build does not run: never build
+# outputs or fixture caches) in $BUILD/deb/src, with
 # dpkg-buildpackage -b -us -uc; the .deb files land in $BUILD/deb/. A build whose
 # source is unchanged since the last one (same file list and contents) is reused.
 # --lint: run lintian on the result (0 errors and 0 warnings wanted; the overrides
@@ -30,7 +31,8 @@ if [ "${1:-}" = --lint ]; then
 fi
 
 # The source's identity: every file's name and content hash, and the profiles.
-sum="$( { git ls-files -co --exclude-standard -z | sort -z | xargs -0 sha256sum; echo "$profiles"; } | sha256sum | cut -c1-16)"
+files() { git ls-files -co --exclude-standard -z | grep -zv '^tests/'; }
+sum="$( { files | sort -z | xargs -0 sha256sum; echo "$profiles"; } | sha256sum | cut -c1-16)"
 if [ -f "$out/.source" ] && [ "$(cat "$out/.source")" = "$sum" ] && ls "$out"/cuzk*_"$version"_amd64.deb >/dev/null 2>&1; then
 	echo "deb.sh: $out has the package of this source ($sum): reused"
 	ls -l "$out"/*.deb
@@ -38,7 +40,7 @@ if [ -f "$out/.source" ] && [ "$(cat "$out/.source")" = "$sum" ] && ls "$out"/cu
 fi
 rm -rf "$out/src" "$out"/*.deb "$out"/*.ddeb "$out"/*.changes "$out"/*.buildinfo "$out/.source"
 mkdir -p "$out/src"
-git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$out/src"
+files | tar -c --null -T - | tar -x -C "$out/src"
 t0=$(date +%s)
 (
 	cd "$out/src"
