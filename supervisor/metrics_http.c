@@ -396,9 +396,8 @@ static void *serve_loop(void *arg)
 }
 
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       const struct fleet_daemon *fleet, const char *state_dir,
-		       unsigned max_conns, char *bound,
-		       size_t boundlen, char *err, size_t errlen)
+		       const struct fleet_daemon *fleet, const char *state_dir, unsigned max_conns,
+		       char *bound, size_t boundlen, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;

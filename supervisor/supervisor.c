@@ -3435,9 +3435,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		char bound[96];
 
 		if ((rc = metrics_http_start(&mh, c->metrics_listen, c->instance, fleet,
-					     c->no_store ? NULL : c->state_dir,
-					     c->metrics_conns, bound, sizeof(bound), err,
-					     sizeof(err)))) {
+					     c->no_store ? NULL : c->state_dir, c->metrics_conns,
+					     bound, sizeof(bound), err, sizeof(err)))) {
 			logmsg("%s", err);
 			code = CUZK_EXIT_IO;
 			goto out_seg;

@@ -27,9 +27,8 @@ struct fleet_daemon;
  * 0 and *out, or -errno with err. bound (may be NULL) gets "ADDR:PORT" as bound (the
  * port the kernel chose for :0). */
 int metrics_http_start(struct metrics_http **out, const char *spec, const char *instance,
-		       const struct fleet_daemon *fleet, const char *state_dir,
-		       unsigned max_conns, char *bound,
-		       size_t boundlen, char *err, size_t errlen);
+		       const struct fleet_daemon *fleet, const char *state_dir, unsigned max_conns,
+		       char *bound, size_t boundlen, char *err, size_t errlen);
 
 /* Stop the thread (at once: it polls the stop eventfd with its connections), close the socket,
  * free. Accepts NULL. */

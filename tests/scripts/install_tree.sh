@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make install` into a DESTDIR: the tree (binaries, unit, sysusers entry, example
-# config, README), the unit passes `systemd-analyze verify` (skipped where the tool is
-# missing), the sysusers entry creates the cuzk user in a scratch root, every option of
-# `cuzkd --help` is described in the example config and the installed config parses,
-# and the installed cuzkd --check prints its report (it passes on a machine without
+# config, README, manual pages, docs, dashboard and alert rules), the unit passes
+# `systemd-analyze verify` (skipped where the tool is missing), the sysusers entry
+# creates the cuzk user in a scratch root, every option of `cuzkd --help` is described
+# in the example config and the installed config parses, and the installed cuzkd
+# --check prints its report (it passes on a machine without
 # GPUs; it fails, naming the fix, when the config asks for CUDA devices that are absent).
 set -euo pipefail
 BUILD="${BUILD:-build}"
@@ -19,7 +20,9 @@ for f in usr/local/bin/cuzkd usr/local/bin/cuzk usr/local/bin/cuzk-top usr/local
 done
 unit="$dest/usr/local/lib/systemd/system/cuzkd.service"
 for f in "$unit" "$dest/usr/local/lib/sysusers.d/cuzk.conf" "$dest/etc/cuzk/cuzkd.conf" \
-	 "$dest/usr/local/share/doc/cuzk/cuzkd.conf.example" "$dest/usr/local/share/doc/cuzk/README.md"; do
+	 "$dest/usr/local/share/doc/cuzk/cuzkd.conf.example" "$dest/usr/local/share/doc/cuzk/README.md" \
+	 "$dest/usr/local/share/man/man8/cuzkd.8" "$dest/usr/local/share/man/man1/cuzk.1" \
+	 "$dest/usr/local/share/doc/cuzk/monitoring/cuzk-alerts.yml"; do
 	[ -f "$f" ] || fail "$f missing"
 done
 ! grep -n '@[A-Z]*@' "$unit" || fail "unsubstituted @VAR@ in the unit"
@@ -38,7 +41,9 @@ tail -n1 "$dest/etc/cuzk/cuzkd.conf" | grep -qx "# mine" || fail "make install o
 if command -v systemd-analyze >/dev/null 2>&1; then
 	# verify checks that ExecStart's binary exists: point it into the DESTDIR copy
 	sed "s|/usr/local/bin/|$dest/usr/local/bin/|" "$unit" > "$tmp/cuzkd.service"
-	out="$(systemd-analyze verify "$tmp/cuzkd.service" 2>&1)" || fail "systemd-analyze verify: $out"
+	# and Documentation='s man: pages are looked for in the DESTDIR's man tree
+	out="$(MANPATH="$dest/usr/local/share/man" systemd-analyze verify "$tmp/cuzkd.service" 2>&1)" ||
+		fail "systemd-analyze verify: $out"
 	[ -z "$out" ] || fail "systemd-analyze verify complains: $out"
 	echo "install_tree: systemd-analyze verify: clean ($(systemd-analyze --version | head -n1))"
 else

@@ -64,8 +64,13 @@ if command -v curl >/dev/null; then
   chk prometheus "$tmp/curl.prom" >/dev/null || fail "curl /metrics: Prometheus format"
 fi
 cuzk metrics >"$tmp/cli.prom" || fail "cuzk metrics"
-fams() { grep '^# TYPE' "$1" | sort; }
+# The job store's file system is cuzkd's own figure (statvfs at each scrape): /metrics
+# only, not on the stats page that `cuzk metrics` reads.
+fams() { grep '^# TYPE' "$1" | grep -v ' cuzk_store_' | sort; }
 [ "$(fams "$tmp/http.prom")" = "$(fams "$tmp/cli.prom")" ] || fail "/metrics and cuzk metrics differ in families"
+for f in cuzk_store_avail_bytes cuzk_store_size_bytes; do
+  grep -qE "^$f\{instance_name=\"$inst\"\} [1-9][0-9]*$" "$tmp/http.prom" || fail "/metrics: no positive $f"
+done
 grep -q 'cuzk_stage_seconds_total{.*stage="gpuworker"' "$tmp/http.prom" || fail "no gpuworker series"
 # per-circuit precomputation kept by the worker: one circuit, so its NTT domain is built
 # once and reused by the other partitions, and held (3 tables of domain x 32 bytes)
