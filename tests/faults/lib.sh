@@ -17,7 +17,7 @@ ROOT="$(cd "$HERE_FT/../.." && pwd)"
 BUILD="${BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 . "$ROOT/tests/fixtures/env.sh"
-FXDIR="$SHARED/fixtures/snarkjs-groth16"
+FXDIR="$REF_FIXTURES"
 
 ft_init() {
   for b in cuzkd cuzk cuzk-synth cuzk-gpuworker cuzk-finalizer; do
@@ -59,7 +59,7 @@ ft_start() {
   [ -S "$FT_RUN/$FT_INST.sock" ] || ft_fail "cuzkd did not create its socket"
 }
 
-# A fixture: a name under the shared snarkjs fixtures, or an absolute directory.
+# A fixture: a name under the reference snarkjs fixtures (tests/fixtures/snarkjs-groth16), or an absolute directory.
 ft_fx() { case "$1" in /*) echo "$1" ;; *) echo "$FXDIR/$1" ;; esac; }
 
 ft_submit() {  # fixture n job [extra client args]

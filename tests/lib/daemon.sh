@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared set-up for the script tests that run a cuzkd (sourced, never run: tests/run.sh
 # only runs tests/scripts/*.sh). After `. tests/lib/daemon.sh` and `daemon_init NAME`:
-#   ROOT, BUILD (absolute), SHARED, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
+#   ROOT, BUILD (absolute), REF_FIXTURES, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
 #   inst   a unique instance name (NAME + pid)      tmp  a temp dir, removed on exit
 #   run    the run dir (socket, pid file)           daemon_pid  set by daemon_start
 #   (the job store is $tmp/state/$inst.db: each test's own, never the default)
@@ -76,7 +76,7 @@ wait_jobs() {
 }
 
 verify_outs() {  # J FX N
-  local vk="$SHARED/fixtures/snarkjs-groth16/$2/verification_key.json" i p pub
+  local vk="$REF_FIXTURES/$2/verification_key.json" i p pub
   for i in $(seq 1 "$3"); do
     p="$tmp/$1/out/w$i.proof.json"; pub="$tmp/$1/out/w$i.public.json"
     [ -f "$p" ] && [ -f "$pub" ] || fail "job $1: w$i.proof.json or w$i.public.json missing"

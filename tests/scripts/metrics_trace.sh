@@ -47,7 +47,7 @@ daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.
 grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
 
 NPART="${CUZK_TRACE_PARTS:-4}"
-fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+fx="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in" "$tmp/out"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" \

@@ -18,7 +18,7 @@ tsess="cuzktop$$"
 daemon_on_exit='tmux kill-session -t "$tsess" 2>/dev/null; daemon_stop'
 start_daemon() { daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"; } # extra cuzkd options
 NPART="${CUZK_TOP_PARTS:-8}"
-fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+fx="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 submit() { # out dir -> job id
