@@ -49,16 +49,19 @@ fi
 log="$tmp/demo.log"
 # shellcheck disable=SC2016  # expanded by the inner shell
 run='cd "$2" && bash deploy/install-deps.sh && make demo'
+# As a user's fresh shell: none of the suite's variables (BUILD, ROOT, MAKEFLAGS...),
+# which would point the clone's build back into this checkout.
+clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8)
 rc=0
 if [ $hide -eq 1 ]; then
   echo "running 'bash deploy/install-deps.sh && make demo' in a clone, with $parent hidden"
-  unshare --mount --propagation private bash -c \
+  "${clean_env[@]}" unshare --mount --propagation private bash -c \
     'mount -t tmpfs -o size=1m,mode=0755 none "$1" && [ -z "$(ls -A "$1")" ] || exit 90; '"$run" \
     _ "$parent" "$clone" >"$log" 2>&1 || rc=$?
   [ $rc -ne 90 ] || fail "could not hide $parent"
 else
   echo "note: no mount namespace here (not root, or unshare refused): the clone only sits in an empty folder"
-  bash -c "$run" _ "$parent" "$clone" >"$log" 2>&1 || rc=$?
+  "${clean_env[@]}" bash -c "$run" _ "$parent" "$clone" >"$log" 2>&1 || rc=$?
 fi
 [ $rc -eq 0 ] || fail "make demo in the clone: exit $rc; last lines:
 $(tail -n 25 "$log")"
