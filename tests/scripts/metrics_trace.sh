@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuzkd --metrics-listen and cuzk trace, checked from outside (README "Watching it"):
+# cuzkd --metrics-listen and cuzk trace, checked from outside (docs/operations.md, "Watching it"):
 #  1. option checks: a name instead of a numeric address is refused (exit 2); a port
 #     already taken stops cuzkd at start (exit 3);
 #  2. a daemon job (cpu:1), then GET /metrics: 200, text/plain; version=0.0.4, a body

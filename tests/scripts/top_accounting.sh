@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The evidence, checked from outside: run a daemon job (cpu:2), then
-#  1. cuzk-top --once --json matches its documented schema (README "cuzk-top JSON"),
+#  1. cuzk-top --once --json matches its documented schema (docs/operations.md, "cuzk-top JSON"),
 #     and every slot's per-state totals equal its wall time within 0.1%;
 #  2. cuzk metrics passes a checker of the Prometheus text-format rules;
 #  3. cuzk-top in a real terminal (tmux): header and every stage row appear, and the
