@@ -49,9 +49,9 @@ fi
 log="$tmp/demo.log"
 # shellcheck disable=SC2016  # expanded by the inner shell
 run='cd "$2" && bash deploy/install-deps.sh && make demo'
-# As a user's fresh shell: none of the suite's variables (BUILD, ROOT, MAKEFLAGS...),
+# As a user's fresh shell (with make -jN): none of the suite's variables (BUILD, ROOT...),
 # which would point the clone's build back into this checkout.
-clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8)
+clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 MAKEFLAGS="-j$(nproc)")
 rc=0
 if [ $hide -eq 1 ]; then
   echo "running 'bash deploy/install-deps.sh && make demo' in a clone, with $parent hidden"
