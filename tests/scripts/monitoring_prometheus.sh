@@ -63,7 +63,7 @@ for i in $(seq 1 8); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
 j1="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp"/in/w[1-4].wtns | js 'r.job' "$(cat)")"
 j2="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp"/in/w[5-8].wtns | js 'r.job' "$(cat)")"
 for j in "$j1" "$j2"; do cuzk wait "$j" --timeout-ms 600000 >/dev/null || fail "job $j: $(cuzk status "$j")"; done
-verified="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+verified="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
 	"$FX/verification_key.json" "$tmp/out")" || fail "snarkjs: $verified"
 [ "$verified" = "8 verified" ] || fail "snarkjs: $verified, want 8"
 echo "ok   8 partitions in 2 jobs proved, snarkjs verified 8"
