@@ -78,24 +78,35 @@ for _ in $(seq 1 1200); do
 	sleep 0.1
 done
 [ "${v%.*}" -ge 8 ] 2>/dev/null || fail "Prometheus never saw 8 finished partitions (last: $v)"
-# The rules are evaluated every second; a few evaluations after the scrape above.
-for _ in $(seq 1 600); do
-	n="$(q rules type=alert | python3 -c 'import json,sys; print(sum(1 for g in json.load(sys.stdin)["data"]["groups"] for r in g["rules"] if r.get("lastEvaluation","0001").startswith("0001")))')"
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
+t_done="$(date +%s.%N)"
 
-python3 - "$api" "$ROOT/deploy/monitoring/cuzk-dashboard.json" <<'PY' || fail "the dashboard or the rules against Prometheus"
-import json, re, sys, urllib.parse, urllib.request
-api, dash = sys.argv[1], json.load(open(sys.argv[2]))
+python3 - "$api" "$ROOT/deploy/monitoring/cuzk-dashboard.json" "$t_done" "$tmp" <<'PY' || fail "the dashboard or the rules against Prometheus"
+import datetime, json, os, re, sys, time, urllib.parse, urllib.request
+api, dash, t_done, tmp = sys.argv[1], json.load(open(sys.argv[2])), float(sys.argv[3]), sys.argv[4]
 def get(path, **params):
     with urllib.request.urlopen(f"{api}/{path}?{urllib.parse.urlencode(params, doseq=True)}", timeout=30) as r:
         return json.load(r)
+def stamp(s):  # RFC 3339 with up to nanoseconds -> seconds since the epoch
+    m = re.match(r"(.*T\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-].*)$", s)
+    t = datetime.datetime.fromisoformat(m.group(1) + (m.group(3) if m.group(3) != "Z" else "+00:00"))
+    return t.timestamp() + float(m.group(2) or 0)
+# Every rule evaluated after the finished backlog was scraped (the loop ends on that;
+# its bound only stops a broken run): states now are those of the idle daemon.
+for _ in range(1200):
+    groups = get("rules")["data"]["groups"]
+    if all(stamp(r["lastEvaluation"]) > t_done + 1 for g in groups for r in g["rules"]):
+        break
+    time.sleep(0.1)
+else:
+    raise SystemExit("the rules were not evaluated after the backlog")
+# The one alert this machine itself may trip: its disk.
+v = os.statvfs(tmp)
+disk_low = v.f_bavail < 0.10 * v.f_blocks
 def concrete(e):  # Grafana's variables, as Grafana would fill them in
     return e.replace("$instance", ".+").replace("$__rate_interval", "1m")
 # series selectors: a metric name, optionally with its label matchers
 SEL = re.compile(r'(?<![\w"$])(cuzk_\w+|up)(\{[^}]*\})?(?!\s*\()')
-rules = get("rules")["data"]["groups"]
+rules = groups
 exprs = {}
 for p in dash["panels"]:
     for t in p.get("targets", []):
@@ -109,12 +120,12 @@ for g in rules:
         nrules += 1
         exprs[r["query"]] = f"rule {r['name']}"
         assert r["health"] == "ok" and not r.get("lastError"), f"rule {r['name']}: {r['health']} {r.get('lastError')}"
-        assert r["state"] == "inactive", f"rule {r['name']} is {r['state']} on a healthy cuzkd: {r.get('alerts')}"
+        if not (r["name"] == "CuzkJobStoreDiskNearlyFull" and disk_low):
+            assert r["state"] == "inactive", f"rule {r['name']} is {r['state']} on a healthy cuzkd: {r.get('alerts')}"
 sels = {}
 for e, where in exprs.items():
     for m in SEL.finditer(e):
         sels.setdefault(m.group(0), where)
-import time
 now = time.time()
 empty = []
 for s, where in sorted(sels.items()):
