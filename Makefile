@@ -119,9 +119,15 @@ $(foreach m,$(MODULES),$(eval $(call module_template,$(m))))
 # The kernels: one more library, before the binaries (their prerequisites).
 ifeq ($(CUDA_ON),1)
 CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+# ptxas -v's report of every kernel (registers, stack frame, spills) is kept beside the
+# object as NAME.o.ptxas: tests/scripts/cuda_stack.sh checks that no kernel keeps more
+# than 64 bytes of stack per thread (the report costs nothing: ptxas runs anyway).
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS_ALL) -MMD -MP -c -o $@ $<
+	@echo "$(NVCC) $(NVCCFLAGS_ALL) -Xptxas -v -MMD -MP -c -o $@ $<"
+	@$(NVCC) $(NVCCFLAGS_ALL) -Xptxas -v -MMD -MP -c -o $@ $< 2>$@.ptxas.tmp; rc=$$?; \
+	  grep -v -E '^ptxas info|^    [0-9]+ bytes stack frame' $@.ptxas.tmp >&2; \
+	  if [ $$rc = 0 ]; then mv $@.ptxas.tmp $@.ptxas; else rm -f $@.ptxas.tmp; fi; exit $$rc
 LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
 $(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
 	@mkdir -p $(@D)

@@ -8,8 +8,7 @@
 #include "cuda_util.h"
 #include "msm_logic.h"
 
-#define GMSM_BLOCK     256u
-#define GMSM_MAX_CHUNK ((size_t)1 << 24) /* points per pass: 17 windows x 2^24 pairs < 2^31 */
+#define GMSM_BLOCK 256u
 
 // ---- kernels: one thread each, bounds-checked, calling the logic ----------------
 
@@ -83,25 +82,6 @@ static __global__ void k_window_sum(size_t nwin, uint32_t nr, const uint64_t *ra
 }
 
 // ---- one chunk ----------------------------------------------------------------------
-
-// Segments of a level are at most n/SEG + (distinct keys) + 1.
-static size_t gmsm_seg_cap(size_t n, size_t nkeys)
-{
-    size_t cap = n / GMSM_SEG + nkeys + 1;
-    return cap < n + 1 ? cap : n + 1;
-}
-
-// Device bytes one chunk of `count` points needs (everything msm_chunk allocates, CUB
-// temp storage estimated generously: the pair sort keeps its own alternate buffers,
-// 8 bytes per pair, plus 16 MiB).
-static size_t gmsm_chunk_bytes(unsigned cl, size_t count)
-{
-    const unsigned c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
-    const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
-    const size_t jac = 3 * cl * 8;
-    return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
-        (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + (16u << 20);
-}
 
 template <int G>
 static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
@@ -241,17 +221,18 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 
 template <int G>
 static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                   cudaStream_t s, char *err, size_t errlen)
+                   unsigned lanes, cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = ec_cl_id(g);
     ec_jac_set_inf_id(g, result);
     if (count == 0) return 0;
-    // chunk: at most 2^24 points, and what fits in 70% of free device memory
+    // chunk: at most 2^24 points, and this caller's share of the free device memory
+    // (gmsm_chunk_points: the lanes of one device read the same figure and must not
+    // each take 70% of it)
     size_t fr = 0, tot = 0;
     CK(cudaMemGetInfo(&fr, &tot));
-    size_t chunk = count < GMSM_MAX_CHUNK ? count : GMSM_MAX_CHUNK;
-    while (chunk > 1024 && gmsm_chunk_bytes(cl, chunk) > fr / 10 * 7) chunk /= 2;
+    size_t chunk = gmsm_chunk_points(cl, count, fr, lanes);
     for (size_t lo = 0; lo < count; lo += chunk) {
         size_t m = count - lo < chunk ? count - lo : chunk;
         uint64_t part[EC_MAX_JAC];

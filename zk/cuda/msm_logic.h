@@ -232,6 +232,44 @@ CUZK_HD uint32_t gmsm_nranges(unsigned c)
     return nr;
 }
 
+/* ---- scratch sizing (host) ---------------------------------------------------- */
+
+#define GMSM_MAX_CHUNK ((size_t)1 << 24) /* points per pass: 17 windows x 2^24 pairs < 2^31 */
+#define GMSM_MIN_CHUNK ((size_t)1024)    /* below this the budget is not the limit that matters */
+
+/* Segments of a level are at most n/SEG + (distinct keys) + 1. */
+CUZK_HD size_t gmsm_seg_cap(size_t n, size_t nkeys)
+{
+    size_t cap = n / GMSM_SEG + nkeys + 1;
+    return cap < n + 1 ? cap : n + 1;
+}
+
+/* Device bytes one chunk of `count` points needs (everything msm_chunk allocates, CUB
+ * temp storage estimated generously: the pair sort keeps its own alternate buffers,
+ * 8 bytes per pair, plus 16 MiB). cl: limbs of a coordinate. */
+CUZK_HD size_t gmsm_chunk_bytes(unsigned cl, size_t count)
+{
+    const unsigned c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
+    const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
+    const size_t jac = 3 * cl * 8;
+    return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
+        (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + ((size_t)16 << 20);
+}
+
+/* Points per chunk for an MSM of `count` points when `free_bytes` of device memory are
+ * free and `lanes` callers (the CUDA backend's lanes: one device, one memory) may size
+ * their scratch from that same reading at once: each may take 70% of free / lanes, so
+ * that together they never overcommit (two lanes at 70% each would ask for 140%).
+ * Halved until it fits, never below GMSM_MIN_CHUNK (then the allocation itself says
+ * out of memory). */
+CUZK_HD size_t gmsm_chunk_points(unsigned cl, size_t count, size_t free_bytes, unsigned lanes)
+{
+    const size_t budget = free_bytes / 10 * 7 / (lanes ? lanes : 1);
+    size_t chunk = count < GMSM_MAX_CHUNK ? count : GMSM_MAX_CHUNK;
+    while (chunk > GMSM_MIN_CHUNK && gmsm_chunk_bytes(cl, chunk) > budget) chunk /= 2;
+    return chunk;
+}
+
 /* Step 6 (host): result = sum_w 2^(wc) win[w], jacobian (3·cl limbs; any Z). */
 CUZK_HD void gmsm_combine(enum curve_id g, unsigned c, const uint64_t *win, uint64_t *result)
 {
