@@ -12,7 +12,7 @@
 #   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
 #                   (CUDA_ARCHS="80 90" picks the GPU architectures)
-#   make gpu-check  on a machine with a GPU: build, GPU tests, figures (bench/gpu-check.sh)
+#   make gpu-check  on a machine with a GPU: build, pack, GPU checks and figures (bench/gpu-check.sh)
 #   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
 #
 # Layout convention (so adding a file never needs a Makefile edit):
@@ -247,8 +247,11 @@ tests: all $(TEST_BINS) $(GPU_TEST_BINS) $(BUILD)/bench/mulchain_gen
 
 # The GPU programs alone, and the whole check on a machine with a GPU.
 gpu-tests: all $(GPU_TEST_BINS)
-gpu-check:
-	BUILD=$(BUILD) bash bench/gpu-check.sh
+# (bench/gpu-bundle.sh packs the programs and their libraries; the same two commands
+# prepare a run on another machine: carry $(BUILD)/gpu-bundle.tar.gz and the tree.)
+gpu-check: tests
+	BUILD=$(BUILD) bash bench/gpu-bundle.sh
+	BUILD=$(BUILD) bash bench/gpu-check.sh --bundle $(BUILD)/gpu-bundle.tar.gz
 
 test: tests
 	BUILD=$(BUILD) bash tests/run.sh
