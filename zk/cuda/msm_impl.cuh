@@ -68,17 +68,17 @@ static __global__ void k_scatter(size_t nseg, const uint32_t *seg_key, const uin
 
 template <int G>
 static __global__ void k_reduce_range(size_t nt, uint32_t nb, uint32_t nr, const uint64_t *buckets,
-                                      uint64_t *out)
+                                      uint64_t *out, uint64_t *scratch)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (t < nt) gmsm_reduce_range_thread((enum curve_id)G, t, nb, nr, buckets, out);
+    if (t < nt) gmsm_reduce_range_thread((enum curve_id)G, t, nb, nr, buckets, out, scratch);
 }
 
 template <int G>
-static __global__ void k_window_sum(size_t nwin, uint32_t nr, const uint64_t *ranges, uint64_t *win)
+static __global__ void k_window_tree(size_t nt, uint32_t nr, uint32_t half, uint64_t *ranges, uint64_t *win)
 {
-    size_t w = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (w < nwin) gmsm_window_sum_thread((enum curve_id)G, w, nr, ranges, win);
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t < nt) gmsm_window_tree_thread((enum curve_id)G, t, nr, half, ranges, win);
 }
 
 // ---- one chunk ----------------------------------------------------------------------
@@ -95,7 +95,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     while (end_bit < 32 && ((uint64_t)1 << end_bit) <= nkeys) end_bit++; // keys 0 .. nkeys (sentinel)
 
     DevBuf keys_in, vals_in, keys, vals, flags, segid, distinct, seg_first, seg_key, key_start, pa, pb,
-        buckets, ranges, win, cnt, temp;
+        buckets, ranges, rscratch, win, cnt, temp;
     CK(keys_in.alloc(4 * N, s));
     CK(vals_in.alloc(4 * N, s));
     CK(keys.alloc(4 * N, s));
@@ -110,6 +110,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     CK(pb.alloc(cap * jac, s));
     CK(buckets.alloc((size_t)nkeys * jac, s));
     CK(ranges.alloc((size_t)nwin * nr * jac, s));
+    CK(rscratch.alloc((size_t)2 * nwin * nr * jac, s));
     CK(win.alloc((size_t)nwin * jac, s));
     CK(cnt.alloc(16, s));
 
@@ -206,11 +207,21 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     }
     // 5: reduction
     size_t nt = (size_t)nwin * nr;
-    k_reduce_range<G>
-        <<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(), ranges.as<uint64_t>());
+    k_reduce_range<G><<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(),
+                                                      ranges.as<uint64_t>(), rscratch.as<uint64_t>());
     CK_LAUNCH("reduce_range");
-    k_window_sum<G><<<gpu_grid(nwin, 32), 32, 0, s>>>(nwin, nr, ranges.as<uint64_t>(), win.as<uint64_t>());
-    CK_LAUNCH("window_sum");
+    // the windows' sums: a tree over each window's ranges (msm_logic.h)
+    for (uint32_t half = nr / 2; half >= 1; half /= 2) {
+        size_t nth = (size_t)nwin * half;
+        k_window_tree<G>
+            <<<gpu_grid(nth, 64), 64, 0, s>>>(nth, nr, half, ranges.as<uint64_t>(), win.as<uint64_t>());
+        CK_LAUNCH("window_tree");
+    }
+    if (nr == 1) {
+        k_window_tree<G>
+            <<<gpu_grid(nwin, 64), 64, 0, s>>>(nwin, nr, 0, ranges.as<uint64_t>(), win.as<uint64_t>());
+        CK_LAUNCH("window_copy");
+    }
     uint64_t hwin[(256 / 4 + 1) * EC_MAX_JAC];
     CK(cudaMemcpyAsync(hwin, win.p, (size_t)nwin * jac, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
