@@ -1,15 +1,19 @@
 // gpu_api.cu — the C API of include/cuzk/gpu.h: devices, resident circuits, gpu_prove
 // (groth16_compute's math on the device), and the gpu_msm / gpu_ntt building blocks.
 //
-// A gpu_dev is used by one host thread at a time (the worker's prove loop); every call
-// here is synchronous when it returns.
+// A gpu_dev is used by one host thread at a time (the worker's prove loop; gpu_prove
+// runs its G2 MSM on the second stream from a thread of its own, joined before it
+// returns); every call here is synchronous when it returns.
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <thread>
+
 #include "cuda_util.h"
 #include "cuzk/curve.h"
+#include "msm_logic.h"
 
 static double gpu_now_s(void)
 {
@@ -310,6 +314,36 @@ static int ev_ms(cudaEvent_t a, cudaEvent_t b, float *ms, char *err, size_t errl
     return 0;
 }
 
+// One MSM on the gpu_dev's second stream in a thread of its own (prove_impl). The thread
+// is joined by join() or, on an early return of the caller, by the destructor: declared
+// after the device buffers it reads, it goes first.
+struct G2Side {
+    std::thread th;
+    int rc = 0;
+    double el = 0;
+    char err[512] = "";
+    void start(gpu_dev *d, enum curve_id g, uint64_t *out, const uint64_t *bases, const uint64_t *scalars,
+               size_t count, unsigned share)
+    {
+        th = std::thread([=] {
+            double t0 = gpu_now_s();
+            cudaError_t e = cudaSetDevice(d->ordinal); // the current device is per host thread
+            rc = e != cudaSuccess
+                ? gpu_fail(e, "cudaSetDevice", err, sizeof err)
+                : gpu_msm_device(g, out, bases, scalars, count, share, d->stream[1], err, sizeof err);
+            el = gpu_now_s() - t0;
+        });
+    }
+    void join()
+    {
+        if (th.joinable()) th.join();
+    }
+    ~G2Side()
+    {
+        join();
+    }
+};
+
 static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
                       const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg,
                       groth16_raw *raw, groth16_timings *t, double *device_s, char *err, size_t errlen)
@@ -362,13 +396,38 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
         { z->g1->id, raw->c, c->c, vals + (z->npublic + 1) * 4, npriv, t ? &t->msm_c : nullptr },
         { z->g1->id, raw->h, c->h, da.as<uint64_t>(), n, t ? &t->msm_h : nullptr },
     };
+    // The G2 MSM (jobs[2], B2) on the second stream from a second host thread while the
+    // four G1 MSMs run on the first: it is the costliest of the five (Fq2 arithmetic),
+    // and the G1 kernels fill the device where it leaves room. Each result has its own
+    // slot in raw, so the order of the results never depends on which ends first. Only
+    // when the free memory gives both MSMs their whole chunk with the device's memory
+    // shared by twice the lanes (gmsm_chunk_points); otherwise one after the other.
+    size_t fr = 0, tot = 0;
+    CK(cudaMemGetInfo(&fr, &tot));
+    const size_t want = z->nvars < GMSM_MAX_CHUNK ? z->nvars : GMSM_MAX_CHUNK;
+    const unsigned share = 2 * d->lanes;
+    const bool overlap = gmsm_chunk_points(ec_cl_id(z->g1->id), z->nvars, fr, share) == want &&
+        gmsm_chunk_points(ec_cl_id(z->g2->id), z->nvars, fr, share) == want;
+    G2Side g2;
+    if (overlap) g2.start(d, jobs[2].g, jobs[2].out, jobs[2].bases, jobs[2].scalars, jobs[2].count, share);
     for (auto &j : jobs) {
+        if (overlap && &j == &jobs[2]) continue;
         double t0 = gpu_now_s();
-        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, d->lanes, s, err, errlen)))
-            return rc;
+        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s, err,
+                                 errlen)))
+            return rc;                // g2's destructor joins the other thread before dv is freed
         double el = gpu_now_s() - t0; // synchronous: wall time of the device work plus small host steps
         if (j.slot) *j.slot += el;
         dev += el;
+    }
+    if (overlap) {
+        g2.join();
+        if (g2.rc) {
+            snprintf(err, errlen, "%s", g2.err);
+            return g2.rc;
+        }
+        if (jobs[2].slot) *jobs[2].slot += g2.el;
+        dev += g2.el; // overlapped: device_s may exceed the wall time of the partition
     }
     if (device_s) *device_s = dev;
     return 0;
