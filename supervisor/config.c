@@ -110,7 +110,7 @@ void config_usage(FILE *f)
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
 	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
-	      "                       (postgresql://...; README \"Fleet\"); --queue-lease S\n"
+	      "                       (postgresql://...; docs/operations.md \"Fleet\"); --queue-lease S\n"
 	      "                       (default 30), --queue-parallel N (default 2)\n"
 	      "  --store-proofs       with --queue: also store each proof and public JSON in\n"
 	      "                       the queue's table (`cuzk fetch`); claim the jobs\n"
