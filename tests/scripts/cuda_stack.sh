@@ -24,4 +24,4 @@ bash "$ROOT/tools/cuda_stack.sh" 1728 "${g2[@]}" >>"$BUILD/cuda-stack.txt" \
   || { cat "$BUILD/cuda-stack.txt"; echo "FAIL: a G2 kernel keeps more stack than its 1728-byte ceiling"; exit 1; }
 n="$(grep -c ' B stack ' "$BUILD/cuda-stack.txt")"
 echo "ok: $n kernels; the largest stacks:"
-sort -k4,4nr "$BUILD/cuda-stack.txt" | head -n 6 | sed 's/^/  /' | cut -c1-110
+sort -k4,4nr "$BUILD/cuda-stack.txt" | sed -n '1,6s/^/  /p' | cut -c1-110 # (sed reads it all: no SIGPIPE under pipefail)

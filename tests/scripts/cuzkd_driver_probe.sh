@@ -80,7 +80,7 @@ grep -q "cuInit failed with CUDA_ERROR_UNKNOWN (999)" "$tmp/check2.out" \
 echo "ok: $(grep -m1 'cuInit failed' "$tmp/check2.out" | sed 's/^ *//' | cut -c1-150)"
 
 # 4. no driver library where the loader looks (this machine; skipped where one is installed).
-if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+if ! grep -q 'libcuda\.so\.1 ' <<<"$(ldconfig -p 2>/dev/null)"; then # (no pipe into grep -q: SIGPIPE)
   "$BUILD/bin/cuzkd" --check --devices cuda:0 --run-dir "$tmp/run" --state-dir "$tmp/state" \
     --instance "probe$$" >"$tmp/check3.out" 2>&1 || true
   grep -q "libcuda.so.1 not found" "$tmp/check3.out" || fail "no driver: $(grep -i gpus "$tmp/check3.out")"

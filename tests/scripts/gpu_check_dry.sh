@@ -19,7 +19,9 @@ if [ ! -x "$BUILD/tests-gpu/gpu_test" ] || [ ! -x "$BUILD/bench-gpu/gpu_bench" ]
   echo "SKIP: not a CUDA build (no $BUILD/tests-gpu/gpu_test): the GPU check packs the CUDA programs"
   exit 77
 fi
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+# (lists read whole, never piped into grep -q: under pipefail the writer's SIGPIPE would
+# turn a match into a failure)
+if command -v nvidia-smi >/dev/null && grep -q '^GPU' <<<"$(nvidia-smi -L 2>/dev/null)"; then
   echo "SKIP: this machine has a GPU: bench/gpu-check.sh runs for real here"
   exit 77
 fi
@@ -41,14 +43,16 @@ for s in probe "${gpu_steps[@]}"; do
   line="$(grep -E "^\| $s +\|" "$tmp/out/summary.txt")" || fail "step $s is missing from the table"
   grep -Eq '\| SKIP \| +[0-9]+ \| .*(CUDA|driver|device).{10,}' <<<"$line" || fail "step $s is no SKIP with a reason: $line"
 done
-tar -tzf "$tmp/out/logs.tar.gz" | grep -q 'logs/fixture.log' || fail "the step logs are not packed"
+tar -tzf "$tmp/out/logs.tar.gz" >"$tmp/logs.list" || fail "logs.tar.gz cannot be read"
+grep -q 'logs/fixture.log' "$tmp/logs.list" || fail "the step logs are not packed"
 echo "ok: $n files under OUT; $(grep -c '| ok ' "$tmp/out/summary.txt") steps ran, $(grep -c '| SKIP ' "$tmp/out/summary.txt") skipped: $(grep -E '^\| gpu-test' "$tmp/out/summary.txt" | cut -d'|' -f5 | cut -c1-90)"
 
 # the fixture's CPU proof, by snarkjs
 fx="$tmp/work/fx"
 "$SNARKJS" zkey export verificationkey "$fx/circuit_final.zkey" "$tmp/vk.json" >/dev/null
 "$SNARKJS" groth16 verify "$tmp/vk.json" "$tmp/work/logs/cpu.public.json" "$tmp/work/logs/cpu.proof.json" \
-  | grep -q OK || fail "snarkjs rejects the dry run's CPU proof"
+  >"$tmp/verify.log" 2>&1 || true
+grep -q OK "$tmp/verify.log" || fail "snarkjs rejects the dry run's CPU proof: $(cat "$tmp/verify.log")"
 grep -q '^constraints=4093 nPublic=2 nVars=4096 domain=4096' "$fx/info.txt" || fail "info.txt: $(cat "$fx/info.txt")"
 echo "ok: snarkjs verifies the CPU backend's proof of the fixture; $(cat "$fx/info.txt")"
 
