@@ -15,8 +15,10 @@
 #                   make deb-lint runs lintian on it (docs/packaging.md)
 #   make CUDA=0     never build the CUDA backend, even when nvcc is present
 #                   (CUDA_ARCHS="80 90" picks the GPU architectures)
-#   make gpu-check  on a machine with a GPU: build, GPU tests, figures (bench/gpu-check.sh)
+#   make gpu-check  on a machine with a GPU: build, pack, GPU checks and figures (bench/gpu-check.sh)
 #   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
+#   make NATIVE=1   build for this machine's CPU alone (-march=native); the default runs on any
+#                   x86-64-v2 CPU and picks the wider kernels at run time
 #
 # Layout convention (so adding a file never needs a Makefile edit):
 #   <module>/*.c except main.c  -> build/lib/libcuzk_<module>.a
@@ -53,7 +55,22 @@ ifeq ($(WERROR),1)
 WARN   += -Werror
 endif
 OPT    ?= -O2
-ARCHFLAGS ?= -march=x86-64-v3 -mtune=native
+# The default build runs on any x86-64-v2 CPU (Nehalem and newer, a VM's generic CPU
+# model): the hot kernels pick their wider instructions at run time, by CPUID — the
+# mulx/adx field products (zk/field.c) and the AVX-512 IFMA lanes of the MSM and NTT
+# (zk/ifma.c, __attribute__((target))) — so one binary is fast on the machine it lands
+# on without depending on the one that built it (tests/scripts/portable_build.sh runs
+# it on an emulated Nehalem). NATIVE=1 builds for this machine's CPU alone.
+ifeq ($(NATIVE),1)
+ARCHFLAGS ?= -march=native -mtune=native
+else
+ARCHFLAGS ?= -march=x86-64-v2 -mtune=generic
+endif
+# The ARCHFLAGS a build was made with: every object depends on this stamp, rewritten
+# only when they change, so switching (NATIVE=1) rebuilds everything; the portable
+# build's test reads it.
+ARCH_STAMP := $(BUILD)/obj/.archflags
+$(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(ARCH_STAMP) 2>/dev/null)" = "$(ARCHFLAGS)" ] || echo "$(ARCHFLAGS)" > $(ARCH_STAMP); })
 CFLAGS ?= $(OPT) -g
 CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE $(CPPFLAGS)
 # EXTRA_CFLAGS (sanitizers) is added in the recipes, not here, so that a target can
@@ -123,9 +140,15 @@ $(foreach m,$(MODULES),$(eval $(call module_template,$(m))))
 # The kernels: one more library, before the binaries (their prerequisites).
 ifeq ($(CUDA_ON),1)
 CUDA_OBJS := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRCS))
+# ptxas -v's report of every kernel (registers, stack frame, spills) is kept beside the
+# object as NAME.o.ptxas: tests/scripts/cuda_stack.sh checks that no kernel keeps more
+# than 64 bytes of stack per thread (the report costs nothing: ptxas runs anyway).
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS_ALL) -MMD -MP -c -o $@ $<
+	@echo "$(NVCC) $(NVCCFLAGS_ALL) -Xptxas -v -MMD -MP -c -o $@ $<"
+	@$(NVCC) $(NVCCFLAGS_ALL) -Xptxas -v -MMD -MP -c -o $@ $< 2>$@.ptxas.tmp; rc=$$?; \
+	  grep -v -E '^ptxas info|^    [0-9]+ bytes stack frame' $@.ptxas.tmp >&2; \
+	  if [ $$rc = 0 ]; then mv $@.ptxas.tmp $@.ptxas; else rm -f $@.ptxas.tmp; fi; exit $$rc
 LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
 $(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
 	@mkdir -p $(@D)
@@ -185,11 +208,11 @@ ifeq ($(SAN),)
 TEST_BINS += $(BUILD)/tests/test_field_o0
 endif
 
-$(BUILD)/obj/tests/%.o: tests/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c $(ARCH_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(ARCH_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -272,8 +295,11 @@ tests: all $(TEST_BINS) $(GPU_TEST_BINS) $(BUILD)/bench/mulchain_gen
 
 # The GPU programs alone, and the whole check on a machine with a GPU.
 gpu-tests: all $(GPU_TEST_BINS)
-gpu-check:
-	BUILD=$(BUILD) bash bench/gpu-check.sh
+# (bench/gpu-bundle.sh packs the programs and their libraries; the same two commands
+# prepare a run on another machine: carry $(BUILD)/gpu-bundle.tar.gz and the tree.)
+gpu-check: tests
+	BUILD=$(BUILD) bash bench/gpu-bundle.sh
+	BUILD=$(BUILD) bash bench/gpu-check.sh --bundle $(BUILD)/gpu-bundle.tar.gz
 
 test: tests
 	BUILD=$(BUILD) bash tests/run.sh

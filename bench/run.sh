@@ -105,6 +105,10 @@ if [ "${BENCH_CURVES:-1}" != 0 ]; then
   echo
 fi
 
+# ---- (i) SASS instructions per Fp/Fq2 product and point addition on sm_90 (nvcc only;
+# no GPU needed; bench/sass-count.sh; BENCH_SASS_COUNT=0 leaves it out) ---------------
+bench_script sass-count
+
 if [ ${#failures[@]} -gt 0 ]; then
   echo "bench: failures: ${failures[*]}"
   exit 1

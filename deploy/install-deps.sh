@@ -15,6 +15,8 @@
 # --now prometheus` if that is not wanted); curl for that test; systemd (sysusers,
 # tmpfiles, the package's dependency) and systemd-container (systemd-nspawn) for the
 # package's tests under a real systemd.
+# qemu-user (qemu-x86_64) runs the default build on an emulated old CPU
+# (tests/scripts/portable_build.sh).
 set -euo pipefail
 
 PKGS=(
@@ -29,6 +31,7 @@ PKGS=(
   postgresql libpq-dev
   debhelper dpkg-dev lintian scdoc man-db
   prometheus curl systemd systemd-container
+  qemu-user
 )
 
 missing=()

@@ -256,16 +256,15 @@ static void cuda_teardown(struct cuda_be *cb)
 static int cuda_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
 {
     struct cuda_be *cb;
-    int n = gpu_device_count(), rc;
+    int n = 0, rc;
     char e2[512];
 
     be->params = *p;
     be->priv = NULL;
-    if (n <= 0) {
-        snprintf(err, errlen,
-                 "no CUDA device: the NVIDIA driver is missing or lists no GPU "
-                 "(nvidia-smi shows what it sees); --backend cuda needs one, or run cuzkd "
-                 "with --devices cpu:N");
+    /* No driver, no GPU, or a driver this build's runtime cannot use: the sentence
+     * names the CUDA error and the fix (gpu_device_probe), never just "no device". */
+    if (gpu_device_probe(&n, e2, sizeof(e2))) {
+        snprintf(err, errlen, "%s", e2);
         return -ENODEV;
     }
     if (p->device < 0 || p->device >= n) {
@@ -291,7 +290,12 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
             cuda_teardown(cb);
             return rc;
         }
+        /* The lanes share the device's free memory: each MSM budgets 1/LANES of it. */
+        gpu_set_lanes(cb->dev[i], LANES);
     }
+    /* Whether a lane waiting for the device sleeps (the worker publishes it as a gauge:
+     * its CPU time would show spinning otherwise). */
+    be->device_wait_blocks = gpu_blocking_sync(cb->dev[0]) ? 1 : 0;
     /* The pool's buffers, pinned once for the whole life of the worker: the copies
      * then read the shared memory by DMA. Without it (memlock limit) they still work,
      * staged through the driver's pinned bounce buffers, slower: say so, go on. */

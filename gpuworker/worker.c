@@ -39,7 +39,7 @@ enum {
     C_DOMAIN_BUILDS
 };
 /* Gauges: per-circuit tables this worker keeps between partitions (ntt.h's cache). */
-enum { G_PRECOMP_BYTES, G_PRECOMP_BUDGET };
+enum { G_PRECOMP_BYTES, G_PRECOMP_BUDGET, G_WAIT_BLOCKS };
 enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey",  "ntt",   "msm_a",  "msm_b1", "msm_b2",
@@ -580,6 +580,7 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     pipe_stage_names(&w->st, state_names, counter_names, hist_names);
     pipe_stage_name_gauge(&w->st, G_PRECOMP_BYTES, "precomp_bytes");
     pipe_stage_name_gauge(&w->st, G_PRECOMP_BUDGET, "precomp_budget");
+    pipe_stage_name_gauge(&w->st, G_WAIT_BLOCKS, "device_wait_blocks");
     ntt_cache_set_budget((size_t)o->precompute_mb << 20);
     report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
@@ -589,6 +590,12 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     rc = w->be.ops->init(&w->be, &bp, err, errlen);
     pipe_stage_long_end(&w->st);
     if (rc) goto out;
+    /* 1: the backend's threads sleep while the device works (their CPU time is not
+     * a spin); a reader of the CPU-time gauge needs to know which. */
+    {
+        uint64_t g = (uint64_t)w->be.device_wait_blocks;
+        pipe_stage_gauges(&w->st, G_WAIT_BLOCKS, &g, 1);
+    }
     in = pipeline_ring(&w->st.pl, PIPE_RING_WORKER(o->index));
     if (w->be.ops->depth) {
         w->depth = w->be.ops->depth < MAX_DEPTH ? w->be.ops->depth : MAX_DEPTH;

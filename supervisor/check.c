@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <liburing.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuzk/error.h"
@@ -63,12 +65,14 @@ int check_parse_gpu_list(const char *list, struct plan_driver_gpus *d)
 	return 0;
 }
 
-int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len)
+/* The probe itself, in the child of check_driver_gpus. */
+static int driver_probe_here(struct plan_driver_gpus *d, char *why, size_t len)
 {
 	typedef int (*cu_init_t)(unsigned);
 	typedef int (*cu_count_t)(int *);
 	typedef int (*cu_get_t)(int *, int);
 	typedef int (*cu_busid_t)(char *, int, int);
+	typedef int (*cu_ename_t)(int, const char **);
 	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	cu_init_t cu_init;
 	cu_count_t cu_count;
@@ -91,16 +95,19 @@ int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len)
 		return -ENOENT;
 	}
 	if ((rc = cu_init(0)) != 0) {
+		cu_ename_t ename = (cu_ename_t)dlsym(h, "cuGetErrorName");
+		const char *name = NULL;
+
 		/* 100: CUDA_ERROR_NO_DEVICE — a driver and no GPU is a valid answer */
-		if (rc == 100) {
-			dlclose(h);
+		if (rc == 100)
 			return 0;
-		}
+		if (!ename || ename(rc, &name) != 0 || !name)
+			name = "an unnamed CUDA error";
 		snprintf(why, len,
-			 "cuInit failed with CUDA error %d (kernel module not loaded, "
-			 "or /dev/nvidia* not accessible to this user)",
-			 rc);
-		dlclose(h);
+			 "cuInit failed with %s (%d): the kernel module is not loaded, "
+			 "/dev/nvidia* is not accessible to this user, or the driver does "
+			 "not match its kernel module (check nvidia-smi and dmesg)",
+			 name, rc);
 		return -ENODEV;
 	}
 	if (cu_count(&n) != 0)
@@ -115,6 +122,86 @@ int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len)
 		d->n++;
 	}
 	/* The library stays loaded: unloading libcuda after cuInit is not supported. */
+	return 0;
+}
+
+/* What the child sends back. */
+struct driver_probe_msg {
+	int rc;
+	struct plan_driver_gpus d;
+	char why[256];
+};
+
+/* The driver is initialised in a short-lived child, never in cuzkd: a process that has
+ * called cuInit must not fork without exec (CUDA's rule: the child of such a fork
+ * cannot use CUDA, and the parent's context state is undefined in it), and cuzkd forks
+ * to daemonize and to start every stage. The child answers through a pipe and exits;
+ * cuzkd itself never maps libcuda. */
+int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len)
+{
+	struct driver_probe_msg m;
+	int pfd[2], status = 0;
+	size_t got = 0;
+	pid_t pid;
+
+	memset(d, 0, sizeof(*d));
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(why, len, "cannot probe the CUDA driver: pipe: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(pfd[0]);
+		close(pfd[1]);
+		snprintf(why, len, "cannot probe the CUDA driver: fork: %s", strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		const char *p = (const char *)&m;
+		size_t off = 0;
+
+		close(pfd[0]);
+		memset(&m, 0, sizeof(m));
+		m.rc = driver_probe_here(&m.d, m.why, sizeof(m.why));
+		while (off < sizeof(m)) {
+			ssize_t w = write(pfd[1], p + off, sizeof(m) - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0); /* no atexit handlers, no stdio flush of the parent's buffers */
+	}
+	close(pfd[1]);
+	while (got < sizeof(m)) {
+		ssize_t r = read(pfd[0], (char *)&m + got, sizeof(m) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got != sizeof(m)) {
+		snprintf(why, len,
+			 "the CUDA driver probe (a child process) died before answering "
+			 "(%s %d): the driver may be broken (check nvidia-smi and dmesg)",
+			 WIFSIGNALED(status) ? "signal" : "exit",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		return -ENODEV;
+	}
+	if (m.rc) {
+		snprintf(why, len, "%s", m.why);
+		return m.rc;
+	}
+	*d = m.d;
 	return 0;
 }
 

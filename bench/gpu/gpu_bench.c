@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gmp.h>
+
 #include "cuzk/curve.h"
 #include "cuzk/field.h"
 #include "cuzk/gpu.h"
@@ -107,10 +109,10 @@ static int gen_bases(const curve_group *G, uint8_t *bases, size_t count)
 static int open_dev(int device, gpu_dev **d)
 {
     char err[512];
-    int n = gpu_device_count(), rc;
+    int n = 0, rc;
 
-    if (n <= 0) {
-        fprintf(stderr, "gpu_bench: no CUDA device\n");
+    if (gpu_device_probe(&n, err, sizeof(err))) {
+        fprintf(stderr, "gpu_bench: %s\n", err);
         return 1;
     }
     if ((rc = gpu_open(device, d, err, sizeof(err)))) {
@@ -173,7 +175,7 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
         for (int i = 0; i < nlg; i++) {
             size_t n = (size_t)1 << lg[i];
             uint64_t res[EC_MAX_JAC];
-            double best = 1e30, bestw = 1e30;
+            double best = 1e30, bestw = 1e30, bestc = 1e30;
 
             if (lg[i] > top) {
                 if (g == 1 && lg[i] > g2_max)
@@ -184,8 +186,8 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
                 continue;
             }
             for (int r = 0; r <= reps; r++) {
-                double k = 0, w = now_ms();
-                int rc = gpu_msm(d, G, res, bases, sc, n, &k, err, sizeof(err));
+                double k = 0, c = 0, w = now_ms();
+                int rc = gpu_msm_timed(d, G, res, bases, sc, n, &k, &c, err, sizeof(err));
 
                 w = now_ms() - w;
                 if (rc) {
@@ -195,10 +197,12 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
                     return 1;
                 }
                 if (r && k < best) best = k;
+                if (r && k + c < bestc) bestc = k + c;
                 if (r && w < bestw) bestw = w;
             }
-            printf("msm %s 2^%u: %.3f ms kernels, %.2f ns/point; %.3f ms with copies (best of %d)\n",
-                   names[g], lg[i], best, best * 1e6 / (double)n, bestw, reps);
+            printf("msm %s 2^%u: %.3f ms kernels, %.2f ns/point; %.3f ms with the H2D copy (events); "
+                   "%.3f ms wall (best of %d)\n",
+                   names[g], lg[i], best, best * 1e6 / (double)n, bestc, bestw, reps);
             fflush(stdout);
         }
         free(bases);
@@ -241,6 +245,61 @@ static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
         free(v);
     }
     return 0;
+}
+
+/* ---- closed form: bases (i+1)·G, result (sum (i+1)·s_i mod r)·G ---- */
+
+/* MSM of `count` points of group G against a result the CPU computes in O(count): the
+ * bases are (i+1)·G (gen_bases), so sum s_i·(i+1)·G = (sum (i+1)·s_i mod r)·G. Scalars
+ * are 254-bit pseudo-random (some >= r: the GPU multiplies them exactly, and G has
+ * order r). Checks the sizes the CPU backend's msm_run is too slow for on one machine:
+ * 2^20, 2^24 and the chunked path above GMSM_MAX_CHUNK (2^24). 0 match, 1 not. */
+static int closed_one(gpu_dev *d, const curve_group *G, size_t count)
+{
+    const size_t psz = (size_t)2 * ec_cl(G) * 8;
+    uint8_t *bases = malloc(psz * count), *sc = malloc(32 * count);
+    uint64_t got[EC_MAX_JAC], want[EC_MAX_JAC], gj[EC_MAX_JAC], k[4] = { 0, 0, 0, 0 };
+    mpz_t acc, t, r;
+    char err[512];
+    double km = 0, cm = 0, t0;
+    int rc = 1;
+
+    if (!bases || !sc) {
+        fprintf(stderr, "gpu_bench: out of host memory for %zu points\n", count);
+        goto out;
+    }
+    t0 = now_ms();
+    if (gen_bases(G, bases, count)) {
+        fprintf(stderr, "gpu_bench: generating bases: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < 4 * count; i++) ((uint64_t *)sc)[i] = bench_rng64(&rng_state);
+    for (size_t i = 0; i < count; i++) sc[i * 32 + 31] &= 0x3f;
+    mpz_inits(acc, t, r, NULL);
+    mpz_import(r, fe_n(G->Fr), -1, 8, 0, 0, G->Fr->p);
+    for (size_t i = 0; i < count; i++) {
+        mpz_import(t, 4, -1, 8, 0, 0, sc + 32 * i);
+        mpz_addmul_ui(acc, t, (unsigned long)(i + 1));
+    }
+    mpz_mod(acc, acc, r);
+    mpz_export(k, NULL, -1, 8, 0, 0, acc);
+    mpz_clears(acc, t, r, NULL);
+    memset(gj, 0, sizeof(gj));
+    memcpy(gj, G->gen, psz);
+    memcpy(gj + 2 * ec_cl(G), G->F->one, fe_n(G->F) * 8);
+    ec_jac_mul_scalar(G, want, gj, k, 4);
+    printf("# closed %s %zu: inputs and the CPU's answer in %.1f s\n", G->name, count, (now_ms() - t0) / 1e3);
+    if (gpu_msm_timed(d, G, got, bases, sc, count, &km, &cm, err, sizeof(err))) {
+        printf("FAIL closed %s %zu points: %s\n", G->name, count, err);
+        goto out;
+    }
+    rc = !ec_jac_eq(G, got, want);
+    printf("%s closed %s %zu points: %.3f ms kernels, %.3f ms H2D copy\n", rc ? "FAIL" : "ok", G->name, count,
+           km, cm);
+out:
+    free(bases);
+    free(sc);
+    return rc;
 }
 
 /* ---- stats page: worker slots ---- */
@@ -386,35 +445,65 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: gpu_bench msm|ntt [--device N] [--reps R] LG...\n"
+            "       gpu_bench closed [--device N] LG|COUNT...   (COUNT: a number of points > 64)\n"
+            "       gpu_bench probe                            (exit 0: a device; 77: none, why)\n"
             "       gpu_bench snap INSTANCE FILE | report BEFORE AFTER\n");
     return 2;
 }
 
+/* probe: one line, "device: N visible" (0) or "SKIP: <why, with the CUDA error name>" (77). */
+static int probe(void)
+{
+    char why[512];
+    int n = 0;
+
+    if (gpu_device_probe(&n, why, sizeof(why))) {
+        printf("SKIP: %s\n", why);
+        return 77;
+    }
+    printf("device: %d CUDA device(s) visible\n", n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    unsigned lg[16];
-    int nlg = 0, device = 0, reps = 3, rc, i = 2;
+    size_t lg[16];
+    unsigned lgu[16];
+    int nlg = 0, device = 0, reps = 3, rc, i = 2, closed;
     gpu_dev *d = NULL;
 
     if (argc < 2) return usage();
     if (!strcmp(argv[1], "snap")) return argc == 4 ? snap(argv[2], argv[3]) : usage();
     if (!strcmp(argv[1], "report")) return argc == 4 ? report(argv[2], argv[3]) : usage();
-    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt")) return usage();
+    if (!strcmp(argv[1], "probe")) return argc == 2 ? probe() : usage();
+    closed = !strcmp(argv[1], "closed");
+    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt") && !closed) return usage();
     for (; i < argc; i++) {
+        long long v = atoll(argv[i]);
+
         if (!strcmp(argv[i], "--device") && i + 1 < argc)
             device = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--g2-max") && i + 1 < argc)
             g2_max = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
-        else if (nlg < 16 && atoi(argv[i]) > 0 && atoi(argv[i]) <= 28)
-            lg[nlg++] = (unsigned)atoi(argv[i]);
+        else if (nlg < 16 && v > 0 && v <= 28)
+            lg[nlg] = (size_t)1 << v, lgu[nlg++] = (unsigned)v;
+        else if (nlg < 16 && closed && v > 64 && v <= (1ll << 28))
+            lg[nlg] = (size_t)v, lgu[nlg++] = 0;
         else
             return usage();
     }
     if (!nlg || reps < 1) return usage();
     if ((rc = open_dev(device, &d))) return rc;
-    rc = !strcmp(argv[1], "msm") ? bench_msm(d, reps, lg, nlg) : bench_ntt(d, reps, lg, nlg);
+    if (closed) {
+        rc = 0;
+        for (int k = 0; k < nlg; k++) rc |= closed_one(d, &G1_BN254, lg[k]);
+        /* G2 at the smallest size given (its bases take 2.5x longer to generate) */
+        rc |= closed_one(d, &G2_BN254, lg[0]);
+    } else {
+        rc = !strcmp(argv[1], "msm") ? bench_msm(d, reps, lgu, nlg) : bench_ntt(d, reps, lgu, nlg);
+    }
     gpu_close(d);
     return rc;
 }

@@ -111,6 +111,9 @@ struct backend {
     const struct backend_ops *ops;
     struct backend_params params;
     void *priv; /* the backend's own state */
+    /* Set by init: 1 when a thread waiting for the device sleeps (CUDA: the context's
+     * cudaDeviceScheduleBlockingSync), 0 when it spins or there is no device. */
+    int device_wait_blocks;
 };
 
 extern const struct backend_ops backend_cpu_ops;

@@ -16,8 +16,10 @@ int check_run(const struct cuzkd_config *c, FILE *f);
 
 /* The GPUs the CUDA driver lists, in device order, with their PCI addresses: loads
  * libcuda.so.1 at run time (cuInit, cuDeviceGetCount, cuDeviceGetPCIBusId), so no CUDA
- * toolkit is needed to build. 0 with d filled (d->n may be 0), or -ENOENT (no driver
- * library) / -ENODEV (cuInit failed) with a sentence in why. */
+ * toolkit is needed to build. The driver is initialised in a short-lived child process
+ * (the caller never holds a CUDA context, so it may fork without exec afterwards).
+ * 0 with d filled (d->n may be 0), or -ENOENT (no driver library) / -ENODEV (cuInit
+ * failed: the sentence names the CUDA error) / -errno (no child) with a sentence in why. */
 int check_driver_gpus(struct plan_driver_gpus *d, char *why, size_t len);
 
 /* Parse "0000:1a:00.0,0000:34:00.0" (cuzkd --driver-gpus, tests) into d. 0 or -EINVAL. */

@@ -315,10 +315,11 @@ CUZK_HD void ec_jac_add_aff_id(enum curve_id g, uint64_t *r, const uint64_t *p, 
     ecf_sub_id(g, H, U2, X1);    /* H = U2 - X1 */
     ecf_sub_id(g, rr, S2, Y1);
     if (ecf_is_zero_id(g, H)) {
-        if (ecf_is_zero_id(g, rr)) { /* same point: double */
-            uint64_t pj[EC_MAX_JAC];
-            ec_jac_from_aff_id(g, pj, q);
-            ec_dbl_id(g, r, pj);
+        if (ecf_is_zero_id(g, rr)) { /* same point: double q, in r (p is no longer read) */
+            /* no local point: an array whose address goes to the out-of-line doubling
+             * was the 288 bytes of stack of every G1 bucket kernel that inlines this */
+            ec_jac_from_aff_id(g, r, q);
+            ec_dbl_id(g, r, r);
         } else { /* p = -q */
             ec_jac_set_inf_id(g, r);
         }

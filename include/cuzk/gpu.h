@@ -63,16 +63,32 @@ typedef struct gpu_circuit gpu_circuit; /* one circuit's bases resident on the d
 /* Number of usable CUDA devices; 0 when there is no driver or no GPU (never fails). */
 int gpu_device_count(void);
 
+/* The usable CUDA devices: 0 with *count > 0; otherwise *count = 0 and a sentence in
+ * why (may be NULL) naming the CUDA error (cudaGetErrorName) and what to do:
+ * -CUZK_E_UNSUPPORTED for no driver or no GPU (the sentence starts "no CUDA device"),
+ * -CUZK_E_DEVICE for a driver that is there but cannot be used (too old for this
+ * build's runtime, module not loaded, devices unavailable). */
+int gpu_device_probe(int *count, char *why, size_t len);
+
 /* Binds the calling process to device `ordinal`, creates >= 2 streams and scratch.
  * Call it after exec, never before a fork. 0 or -CUZK_E_* with the CUDA error in err. */
 int gpu_open(int ordinal, gpu_dev **out, char *err, size_t errlen);
 void gpu_close(gpu_dev *d);
 
+/* How many gpu_devs of this process use the same device at once (the backend's lanes):
+ * each MSM sizes its scratch from 1/lanes of the free memory (default 1). */
+void gpu_set_lanes(gpu_dev *d, unsigned lanes);
+
+/* 1 when a synchronize puts the calling thread to sleep (the context has
+ * cudaDeviceScheduleBlockingSync, set by the first gpu_open), 0 when it spins. */
+int gpu_blocking_sync(const gpu_dev *d);
+
 /* cudaHostRegister of a host range (the pool slab), once per range. */
 int gpu_host_register(gpu_dev *d, void *p, size_t len, char *err, size_t errlen);
 int gpu_host_unregister(gpu_dev *d, void *p);
 
-/* cudaMemGetInfo. 0 or -CUZK_E_DEVICE. */
+/* cudaMemGetInfo, after giving the stream-ordered pool's unused reservations back (they
+ * count as used otherwise). 0 or -CUZK_E_*. */
 int gpu_mem_info(gpu_dev *d, size_t *free_bytes, size_t *total_bytes);
 
 /* Copies a zkey's point sections (A, B1, B2, C, H) to device memory (the device layout
@@ -103,6 +119,11 @@ int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, 
  * device time without the host->device copies of the inputs. */
 int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
             size_t count, double *kernel_ms, char *err, size_t errlen);
+/* gpu_msm, and *copy_ms (may be NULL): the event-timed host->device copy of the bases
+ * and scalars (kernel_ms is event-timed too: from the end of the copies to the result). */
+int gpu_msm_timed(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
+                  const uint8_t *scalars, size_t count, double *kernel_ms, double *copy_ms, char *err,
+                  size_t errlen);
 
 /* In-place transform of v (2^lg elements, 4 limbs Montgomery, natural order), equal to
  * ntt_forward (inverse = 0), ntt_inverse (1, includes 1/n) or ntt_to_odd_coset (2) of

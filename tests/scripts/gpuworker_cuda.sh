@@ -29,7 +29,7 @@ if grep -q "not built" "$tmp/w.out"; then
   exit 0
 fi
 grep -q "nosuch$$" "$tmp/w.out" || fail "CUDA build, no instance: unexpected: $(cat "$tmp/w.out")"
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' >/dev/null; then  # -c reads all: no SIGPIPE under pipefail
   echo "SKIP: this machine has a GPU (bench/gpu-check.sh tests the CUDA backend there)"
   exit 77
 fi
@@ -45,6 +45,9 @@ grep -q 'cuzk-gpuworker 0 (pid [0-9]*) exited with code 111' "$tmp/cuzkd.log" \
 grep -q 'killed by signal' "$tmp/cuzkd.log" && fail "a stage crashed with a signal"
 line="$(grep -m1 'cuzk-gpuworker\[.*no CUDA device' "$tmp/cuzkd.log")" \
   || fail "the worker's 'no CUDA device' line is missing"
+# the sentence names the CUDA error and the fix (gpu_device_probe), not only "no device"
+grep -q 'cudaError[A-Za-z]*' <<<"$line" && grep -q 'or use --devices cpu:N' <<<"$line" \
+  || fail "the worker's line does not name the CUDA error and the fix: $line"
 echo "ok: worker: $line"
 echo "ok: cuzkd: $(grep -m1 'cuzk-gpuworker 0 (pid [0-9]*) exited with code' "$tmp/cuzkd.log")"
 kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died"

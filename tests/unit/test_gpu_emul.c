@@ -281,8 +281,9 @@ EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint
     uint64_t *buckets = calloc((size_t)nkeys * 3 * cl, 8);
     const uint32_t nr = gmsm_nranges(c);
     uint64_t *ranges = malloc((size_t)nwin * nr * 3 * cl * 8), *win = malloc((size_t)nwin * 3 * cl * 8);
+    uint64_t *rscratch = malloc((size_t)2 * nwin * nr * 3 * cl * 8);
     ck_assert(keys && vals && flags && segid && distinct && seg_first && seg_key && key_start && pr && lv_a &&
-              lv_b && buckets && ranges && win);
+              lv_b && buckets && ranges && win && rscratch);
 
     for (size_t i = 0; i < count; i++) gmsm_digits_thread(i, count, c, scalars, keys, vals);
     for (size_t i = 0; i < N; i++) pr[i] = (struct pair){ keys[i], vals[i], (uint32_t)i };
@@ -313,12 +314,18 @@ EMUL_INLINE void emul_msm_body(const curve_group *G, const enum curve_id g, uint
         ck_assert_uint_eq(nseg, ndistinct);
         for (size_t s = 0; s < nseg; s++) gmsm_scatter_thread(g, s, seg_key, lv_a, buckets);
     }
-    for (size_t t = 0; t < (size_t)nwin * nr; t++) gmsm_reduce_range_thread(g, t, nb, nr, buckets, ranges);
-    for (size_t w = 0; w < nwin; w++) gmsm_window_sum_thread(g, w, nr, ranges, win);
+    for (size_t t = 0; t < (size_t)nwin * nr; t++)
+        gmsm_reduce_range_thread(g, t, nb, nr, buckets, ranges, rscratch);
+    /* the window tree, pass by pass as msm_impl.cuh launches it (threads of one pass
+     * touch disjoint ranges; run them from the last so that an order bug shows) */
+    for (uint32_t half = nr / 2; half >= 1; half /= 2)
+        for (size_t t = (size_t)nwin * half; t-- > 0;) gmsm_window_tree_thread(g, t, nr, half, ranges, win);
+    if (nr == 1)
+        for (size_t w = 0; w < nwin; w++) gmsm_window_tree_thread(g, w, nr, 0, ranges, win);
     gmsm_combine(g, c, win, result);
     if (levels_out) *levels_out = levels;
     free(keys), free(vals), free(flags), free(segid), free(distinct), free(seg_first), free(seg_key);
-    free(key_start), free(pr), free(lv_a), free(lv_b), free(buckets), free(ranges), free(win);
+    free(key_start), free(pr), free(lv_a), free(lv_b), free(buckets), free(ranges), free(win), free(rscratch);
 }
 
 #define EMUL_MSM(name, GRP, ID)                                                            \
@@ -372,6 +379,27 @@ TEST_AS("msm_pipeline_matches_cpu", test_msm_pipeline_matches_cpu, 4)
              * one segment level must have run (the tree path is tested) */
             if (kind == TEST_SCALARS_WITNESS && count >= 300) ck_assert_int_ge(levels, 2);
         }
+        free(bases), free(sc);
+    }
+}
+END_TEST
+
+/* The sizes where the window tree has many passes (2^12: c 8, 8 ranges per window, 3
+ * passes; 2^16: c 12, 128 ranges, 7 passes) and the segment levels run deep, on both
+ * curves' G1 (G2 adds only time here: its formulas are checked at the sizes above). */
+TEST_AS("msm_pipeline_large_sizes", test_msm_pipeline_large_sizes, 2)
+{
+    static const unsigned lgs[] = { 12, 16 };
+    const curve_group *G = _i ? &G1_BLS12_381 : &G1_BN254;
+    for (size_t li = 0; li < TEST_N(lgs); li++) {
+        const size_t count = (size_t)1 << lgs[li];
+        uint64_t *bases = test_rand_points(G, count), *sc = malloc(count * 32), want[EC_MAX_JAC],
+                 got[EC_MAX_JAC];
+        ck_assert(sc);
+        test_rand_scalars(G->Fr, sc, count, lgs[li] == 16 ? TEST_SCALARS_UNIFORM : TEST_SCALARS_WITNESS);
+        ck_assert_int_eq(msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, count, 32, 1), 0);
+        emul_msm(G, got, bases, sc, count, NULL);
+        ck_assert_msg(ec_jac_eq(G, want, got), "%s: emulated GPU MSM differs at 2^%u", G->name, lgs[li]);
         free(bases), free(sc);
     }
 }
@@ -486,6 +514,46 @@ EMUL_INLINE void check_ntt(const field_desc *F, const enum field_id f)
 
 EMUL_TEST(ntt_stages_match_cpu, check_ntt, FIELD_BN254_FR, FIELD_ID_BN254_FR)
 EMUL_TEST(ntt_stages_match_cpu, check_ntt, FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR)
+
+/* ---- the MSM's scratch budget (host) ------------------------------------------- */
+
+/* Two lanes of one device size their scratch from the same free-memory reading: the
+ * chunks they pick must fit side by side in 70% of it (each once took 70%: 140% in
+ * all, the second lane's allocation failing or evicting circuits for nothing). One
+ * lane keeps the whole 70%; the chunk never exceeds 2^24 points, never drops below
+ * GMSM_MIN_CHUNK, and is the largest power-of-two halving of the count that fits. */
+TEST(msm_scratch_budget_splits_across_lanes, 1)
+{
+    static const unsigned cls[] = { 4, 8, 6, 12 }; /* G1/G2 BN254, G1/G2 BLS12-381 */
+    static const size_t frees[] = { (size_t)80 << 30, (size_t)20 << 30, (size_t)6 << 30, (size_t)1 << 30 };
+    static const unsigned lgs[] = { 16, 20, 22, 24, 26 };
+    for (size_t ci = 0; ci < TEST_N(cls); ci++)
+        for (size_t fi = 0; fi < TEST_N(frees); fi++)
+            for (size_t li = 0; li < TEST_N(lgs); li++) {
+                const size_t count = (size_t)1 << lgs[li], fr = frees[fi];
+                for (unsigned lanes = 1; lanes <= 4; lanes++) {
+                    size_t ch = gmsm_chunk_points(cls[ci], count, fr, lanes);
+                    ck_assert(ch >= GMSM_MIN_CHUNK && ch <= GMSM_MAX_CHUNK && ch <= count);
+                    if (ch > GMSM_MIN_CHUNK) {
+                        /* all lanes at once fit in 70% of the reading */
+                        ck_assert_msg(lanes * gmsm_chunk_bytes(cls[ci], ch) <= fr / 10 * 7,
+                                      "cl %u, 2^%u points, %zu GiB free, %u lanes: chunk %zu overcommits",
+                                      cls[ci], lgs[li], fr >> 30, lanes, ch);
+                        /* and it is the largest halving that does */
+                        if (ch < count && ch < GMSM_MAX_CHUNK)
+                            ck_assert(lanes * gmsm_chunk_bytes(cls[ci], 2 * ch) > fr / 10 * 7);
+                    }
+                }
+                /* one lane: the old budget (70% of free), unchanged */
+                size_t one = gmsm_chunk_points(cls[ci], count, fr, 1),
+                       zero = gmsm_chunk_points(cls[ci], count, fr, 0);
+                ck_assert(one == zero);
+            }
+    /* the figure the README's budget table quotes: a 2^24 G1 chunk on an 80 GiB device
+     * with two lanes is not cut */
+    ck_assert(gmsm_chunk_points(4, (size_t)1 << 24, (size_t)70 << 30, 2) == (size_t)1 << 24);
+}
+END_TEST
 
 int main(void)
 {

@@ -20,7 +20,9 @@ extern "C" {
 }
 #include "cuzk/gpu.h"
 
-/* Errors that leave the context unusable ("sticky"): the process must exit. */
+/* Errors that leave the context unusable ("sticky"): the process must exit. The list
+ * is what the CUDA runtime documents as corrupting the context (every later call
+ * returns the same error); anything it misses is caught by gpu_ctx_dead's probe. */
 static inline bool gpu_err_sticky(cudaError_t e)
 {
     switch (e) {
@@ -32,20 +34,45 @@ static inline bool gpu_err_sticky(cudaError_t e)
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
     case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
+    case cudaErrorUnknown:
+    case cudaErrorDeviceUninitialized:
+    case cudaErrorCudartUnloading:
     case cudaErrorContextIsDestroyed: return true;
     default: return false;
     }
 }
 
-/* The project's code for a CUDA error: a sticky one -CUZK_E_DEVICE, out of device
- * memory -CUZK_E_DEVICE_NOMEM (the caller may free something and retry: the backend
- * evicts a cached circuit), anything else -CUZK_E_INTERNAL. */
+/* After a failed call that is not out-of-memory: is the context still alive? A sticky
+ * error is returned again by every later call on the context, so a query of the legacy
+ * stream (cheap, never waits) tells: success or cudaErrorNotReady means it is usable.
+ * Without this probe a dead context (an error code the list above misses) would fail
+ * partition after partition instead of the worker exiting 111 for a restart. */
+static inline bool gpu_ctx_dead(void)
+{
+    cudaError_t q = cudaStreamQuery(0);
+    if (q == cudaSuccess || q == cudaErrorNotReady) return false;
+    (void)cudaGetLastError();
+    return true;
+}
+
+/* The project's code for a CUDA error: a sticky one (or any error after which the
+ * context is found dead) -CUZK_E_DEVICE, out of device memory -CUZK_E_DEVICE_NOMEM (the
+ * caller may free something and retry: the backend evicts a cached circuit), anything
+ * else -CUZK_E_INTERNAL.
+ *
+ * A non-sticky error is cleared here (cudaGetLastError resets the thread's last-error
+ * state): the runtime keeps the error of any failed call until it is read, and
+ * CK_LAUNCH reads it after the next kernel launch, so an out-of-memory that the caller
+ * handles (evict, retry) would otherwise be reported again by an unrelated launch. */
 static inline int gpu_err_code(cudaError_t e)
 {
     if (gpu_err_sticky(e)) return -CUZK_E_DEVICE;
-    return e == cudaErrorMemoryAllocation ? -CUZK_E_DEVICE_NOMEM : -CUZK_E_INTERNAL;
+    (void)cudaGetLastError();
+    if (e == cudaErrorMemoryAllocation) return -CUZK_E_DEVICE_NOMEM;
+    return gpu_ctx_dead() ? -CUZK_E_DEVICE : -CUZK_E_INTERNAL;
 }
 
 /* err <- "what: CUDA error text (name)"; returns gpu_err_code(e). */
@@ -67,7 +94,10 @@ static inline int gpu_fail(cudaError_t e, const char *what, char *err, size_t er
         if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, #call, err, errlen); \
     } while (0)
 
-/* After a kernel launch: launch configuration errors now, faults at the next sync. */
+/* After a kernel launch: launch configuration errors now, faults at the next sync.
+ * cudaGetLastError returns the oldest unread error of this thread, not necessarily the
+ * launch's: gpu_err_code clears every handled error, so the only one left is this
+ * launch's own. */
 #define CK_LAUNCH(name) CK(cudaGetLastError())
 
 /* Stream-ordered device allocation, freed when the holder goes out of scope. */
@@ -114,8 +144,11 @@ struct gpu_ntt_tables {
 
 struct gpu_dev {
     int ordinal;
+    unsigned lanes; /* gpu_devs sharing this device's free memory (gpu_set_lanes; >= 1) */
+    int blocking;   /* 1: the host thread sleeps in a synchronize (cudaDeviceScheduleBlockingSync) */
     cudaStream_t stream[2];
     cudaEvent_t ev[4];
+    cudaMemPool_t pool;       /* the device's default pool (stream-ordered allocations) */
     gpu_ntt_tables ntt_cache; /* tables of the last gpu_ntt domain (tw == NULL: none) */
     char name[256];
 };
@@ -128,7 +161,10 @@ struct gpu_circuit {
 };
 
 /* ntt.cu */
-int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, char *err, size_t errlen);
+/* Builds the tables on the host and copies them on stream s, then synchronizes s (see
+ * gpu_upload in gpu_api.cu for why never on the legacy stream). */
+int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, cudaStream_t s, char *err,
+                         size_t errlen);
 void gpu_ntt_tables_free(gpu_ntt_tables *t);
 /* op: GPU_NTT_FORWARD / INVERSE / ODD_COSET on device vector v (n elements), on stream s. */
 int gpu_ntt_device(const gpu_ntt_tables *t, uint64_t *v, int op, cudaStream_t s, char *err, size_t errlen);
@@ -136,10 +172,15 @@ int gpu_ntt_device(const gpu_ntt_tables *t, uint64_t *v, int op, cudaStream_t s,
 int gpu_h_device(enum field_id f, size_t n, uint64_t *a, const uint64_t *b, const uint64_t *c, cudaStream_t s,
                  char *err, size_t errlen);
 
+/* Host -> device copy on stream s, complete when it returns: a copy that kernels on
+ * another stream of this device read (circuit bases, NTT tables). gpu_api.cu. */
+int gpu_upload(void *dst, const void *src, size_t bytes, cudaStream_t s, char *err, size_t errlen);
+
 /* msm.cu: result (jacobian, 3·cl limbs, host) = sum scalars[i]·bases[i] over device
- * arrays (bases affine 2·cl limbs, scalars 4 limbs canonical). Synchronous on s. */
+ * arrays (bases affine 2·cl limbs, scalars 4 limbs canonical). Synchronous on s.
+ * lanes: how many callers share the device's free memory (the scratch budget is split). */
 int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars,
-                   size_t count, cudaStream_t s, char *err, size_t errlen);
+                   size_t count, unsigned lanes, cudaStream_t s, char *err, size_t errlen);
 
 /* msm.cu: the CUB primitives the MSM uses, compiled once (CUB's radix sort is a large
  * part of a .cu's compile time); same arguments as cub::DeviceRadixSort::SortPairs,
@@ -155,7 +196,7 @@ cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint
 /* one instance per group (msm_GROUP.cu) */
 #define GPU_MSM_DECL(sfx)                                                                             \
     int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, \
-                      cudaStream_t s, char *err, size_t errlen);
+                      unsigned lanes, cudaStream_t s, char *err, size_t errlen);
 GPU_MSM_DECL(g1_bn254)
 GPU_MSM_DECL(g2_bn254)
 GPU_MSM_DECL(g1_bls12_381)

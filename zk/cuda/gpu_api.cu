@@ -1,14 +1,19 @@
 // gpu_api.cu — the C API of include/cuzk/gpu.h: devices, resident circuits, gpu_prove
 // (groth16_compute's math on the device), and the gpu_msm / gpu_ntt building blocks.
 //
-// A gpu_dev is used by one host thread at a time (the worker's prove loop); every call
-// here is synchronous when it returns.
+// A gpu_dev is used by one host thread at a time (the worker's prove loop; gpu_prove
+// runs its G2 MSM on the second stream from a thread of its own, joined before it
+// returns); every call here is synchronous when it returns.
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <thread>
+
 #include "cuda_util.h"
 #include "cuzk/curve.h"
+#include "msm_logic.h"
 
 static double gpu_now_s(void)
 {
@@ -20,11 +25,69 @@ static double gpu_now_s(void)
 extern "C" int gpu_device_count(void)
 {
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-        (void)cudaGetLastError(); // no driver / no device: clear, report none
+    return gpu_device_probe(&n, nullptr, 0) ? 0 : n;
+}
+
+// "CUDA 12.8" from a version number (1000 major + 10 minor).
+static void cuda_ver(char *b, size_t len, int v)
+{
+    snprintf(b, len, "CUDA %d.%d", v / 1000, v % 1000 / 10);
+}
+
+// Why the runtime found no usable device, as a sentence an operator can act on. The
+// statically linked runtime loads the driver (libcuda.so.1) itself and reports a missing
+// library and a too old one alike as cudaErrorInsufficientDriver: dlopen tells them
+// apart, and cudaDriverGetVersion says what the driver supports.
+static void probe_why(cudaError_t e, char *why, size_t len)
+{
+    char rt[32], dv[32];
+    int rv = 0, drv = 0;
+    (void)cudaRuntimeGetVersion(&rv);
+    (void)cudaDriverGetVersion(&drv);
+    (void)cudaGetLastError();
+    cuda_ver(rt, sizeof rt, rv);
+    cuda_ver(dv, sizeof dv, drv);
+    if (e == cudaErrorNoDevice) {
+        snprintf(why, len,
+                 "no CUDA device: the NVIDIA driver lists no GPU (cudaErrorNoDevice): check nvidia-smi and "
+                 "CUDA_VISIBLE_DEVICES, or use --devices cpu:N");
+        return;
+    }
+    if (e == cudaErrorInsufficientDriver) {
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (!h) {
+            snprintf(
+                why, len,
+                "no CUDA device: no NVIDIA driver (libcuda.so.1 not found; cudaErrorInsufficientDriver): "
+                "install the driver (nvidia-smi must list the GPUs), or use --devices cpu:N");
+            return;
+        }
+        dlclose(h); // never initialised by us: unloading is safe
+        snprintf(why, len,
+                 "the NVIDIA driver supports %s, older than this build's runtime (%s) "
+                 "(cudaErrorInsufficientDriver): update the driver, or build with an older CUDA toolkit",
+                 drv ? dv : "no CUDA version it would tell", rt);
+        return;
+    }
+    snprintf(why, len,
+             "the CUDA driver cannot be used: %s (%s; driver %s, runtime %s): check nvidia-smi, dmesg (the "
+             "kernel module) and the permissions of /dev/nvidia*",
+             cudaGetErrorString(e), cudaGetErrorName(e), drv ? dv : "unknown", rt);
+}
+
+extern "C" int gpu_device_probe(int *count, char *why, size_t len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    *count = 0;
+    if (e == cudaSuccess && n > 0) {
+        *count = n;
         return 0;
     }
-    return n;
+    if (e == cudaSuccess) e = cudaErrorNoDevice;
+    (void)cudaGetLastError(); // handled here: never seen by a later CK_LAUNCH
+    if (why && len) probe_why(e, why, len);
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? -CUZK_E_UNSUPPORTED : -CUZK_E_DEVICE;
 }
 
 extern "C" void gpu_close(gpu_dev *d)
@@ -41,25 +104,42 @@ extern "C" void gpu_close(gpu_dev *d)
 
 static int gpu_open_impl(gpu_dev *d, int ordinal, char *err, size_t errlen)
 {
-    int n = gpu_device_count();
+    int n = 0, rc;
+    if ((rc = gpu_device_probe(&n, err, errlen))) return rc;
     if (ordinal < 0 || ordinal >= n) {
         snprintf(err, errlen, "GPU %d does not exist (%d CUDA device%s visible)", ordinal, n,
                  n == 1 ? "" : "s");
         return -CUZK_E_UNSUPPORTED;
     }
     d->ordinal = ordinal;
+    d->lanes = 1;
     CK(cudaSetDevice(ordinal));
+    // A synchronize sleeps instead of spinning. The default, cudaDeviceScheduleAuto,
+    // spins while the process has fewer active contexts than the machine has logical
+    // CPUs (always, here): each lane waiting for its MSM would take a core from the
+    // synthesis stages that feed it. The flags belong to the device's primary context;
+    // the first gpu_open of the process sets them, a later one (the second lane, with
+    // the context already active) may be refused with cudaErrorSetOnActiveProcess:
+    // what matters is what the context has, read back below.
+    cudaError_t fe = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+    if (fe != cudaSuccess && fe != cudaErrorSetOnActiveProcess)
+        return gpu_fail(fe, "cudaSetDeviceFlags", err, errlen);
+    (void)cudaGetLastError();
+    unsigned fl = 0;
+    CK(cudaGetDeviceFlags(&fl));
+    d->blocking = (fl & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, ordinal));
     snprintf(d->name, sizeof d->name, "%.200s (sm_%d%d, %zu MiB)", prop.name, prop.major, prop.minor,
              (size_t)(prop.totalGlobalMem >> 20));
     for (int i = 0; i < 2; i++) CK(cudaStreamCreateWithFlags(&d->stream[i], cudaStreamNonBlocking));
     for (int i = 0; i < 4; i++) CK(cudaEventCreate(&d->ev[i]));
-    // keep freed stream-ordered memory in the pool between calls instead of returning it
-    cudaMemPool_t pool;
-    CK(cudaDeviceGetDefaultMemPool(&pool, ordinal));
+    // Keep freed stream-ordered memory in the pool between calls (each MSM's scratch
+    // would otherwise be unmapped and mapped again). Reserved pool memory counts as used
+    // in cudaMemGetInfo: gpu_mem_info and a failing circuit load trim the pool first.
+    CK(cudaDeviceGetDefaultMemPool(&d->pool, ordinal));
     uint64_t thr = UINT64_MAX;
-    CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &thr));
+    CK(cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &thr));
     return 0;
 }
 
@@ -96,12 +176,46 @@ extern "C" int gpu_host_unregister(gpu_dev *d, void *p)
     return 0;
 }
 
+extern "C" void gpu_set_lanes(gpu_dev *d, unsigned lanes)
+{
+    d->lanes = lanes ? lanes : 1;
+}
+
+extern "C" int gpu_blocking_sync(const gpu_dev *d)
+{
+    return d->blocking;
+}
+
+// Give the pool's reserved but unused memory back, so that cudaMemGetInfo and cudaMalloc
+// see it: with the release threshold at UINT64_MAX each lane's last MSM scratch (GBs at
+// 2^24) stays reserved otherwise. Memory of allocations still pending on a stream stays.
+static int pool_trim(gpu_dev *d, char *err, size_t errlen)
+{
+    CK(cudaMemPoolTrimTo(d->pool, 0));
+    return 0;
+}
+
 extern "C" int gpu_mem_info(gpu_dev *d, size_t *free_bytes, size_t *total_bytes)
 {
     char err[256];
     size_t errlen = sizeof err;
+    int rc;
     CK(cudaSetDevice(d->ordinal));
+    if ((rc = pool_trim(d, err, errlen))) return rc;
     CK(cudaMemGetInfo(free_bytes, total_bytes));
+    return 0;
+}
+
+// Host -> device, complete on return. Kernels run on cudaStreamNonBlocking streams,
+// which do not wait for the legacy stream; and a cudaMemcpy from pageable memory (the
+// zkey's mapping, a malloc'd table) may return once the data is staged, before the DMA
+// has landed. So the copy goes on an explicit stream that is then synchronized: any
+// kernel launched after this returns, on any stream, reads the whole upload.
+int gpu_upload(void *dst, const void *src, size_t bytes, cudaStream_t s, char *err, size_t errlen)
+{
+    if (!bytes) return 0;
+    CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+    CK(cudaStreamSynchronize(s));
     return 0;
 }
 
@@ -123,7 +237,25 @@ extern "C" void gpu_circuit_free(gpu_dev *d, gpu_circuit *c)
     free(c);
 }
 
-static int circuit_load_impl(gpu_circuit *c, const zkey *z, char *err, size_t errlen)
+// cudaMalloc, and on out-of-memory the pool trimmed and one more try: the lanes' MSM
+// scratch reserved in the stream-ordered pool is not visible to cudaMalloc.
+static int dev_malloc(gpu_dev *d, void **p, size_t bytes, char *err, size_t errlen)
+{
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 8);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        int rc = pool_trim(d, err, errlen);
+        if (rc) return rc;
+        e = cudaMalloc(p, bytes ? bytes : 8);
+    }
+    if (e != cudaSuccess) {
+        *p = nullptr;
+        return gpu_fail(e, "cudaMalloc", err, errlen);
+    }
+    return 0;
+}
+
+static int circuit_load_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, char *err, size_t errlen)
 {
     const size_t g1 = 2 * ec_cl(z->g1) * 8, g2 = 2 * ec_cl(z->g2) * 8;
     const size_t npriv = z->nvars - z->npublic - 1;
@@ -136,13 +268,14 @@ static int circuit_load_impl(gpu_circuit *c, const zkey *z, char *err, size_t er
         { &c->b2, z->b2, (size_t)z->nvars * g2 },     { &c->c, z->c, npriv * g1 },
         { &c->h, z->h, (size_t)z->domain_size * g1 },
     };
+    int rc;
     for (auto &s : secs) {
-        CK(cudaMalloc((void **)s.dst, s.bytes ? s.bytes : 8));
-        // the mapping is only 4-byte aligned: cudaMemcpy takes any alignment
-        if (s.bytes) CK(cudaMemcpy(*s.dst, s.src, s.bytes, cudaMemcpyHostToDevice));
+        if ((rc = dev_malloc(d, (void **)s.dst, s.bytes, err, errlen))) return rc;
+        // the mapping is only 4-byte aligned: a copy takes any alignment
+        if ((rc = gpu_upload(*s.dst, s.src, s.bytes, d->stream[0], err, errlen))) return rc;
         c->bytes += s.bytes;
     }
-    int rc = gpu_ntt_tables_build(&c->ntt, z->Fr, z->lg_domain, err, errlen);
+    rc = gpu_ntt_tables_build(&c->ntt, z->Fr, z->lg_domain, d->stream[0], err, errlen);
     if (rc) return rc;
     c->bytes += (size_t)3 * 32 << z->lg_domain;
     return 0;
@@ -162,7 +295,7 @@ extern "C" int gpu_circuit_load(gpu_dev *d, const zkey *z, gpu_circuit **out, ch
         return -CUZK_E_INTERNAL;
     }
     c->z = z;
-    int rc = circuit_load_impl(c, z, err, errlen);
+    int rc = circuit_load_impl(d, c, z, err, errlen);
     if (rc) {
         gpu_circuit_free(d, c);
         return rc;
@@ -180,6 +313,36 @@ static int ev_ms(cudaEvent_t a, cudaEvent_t b, float *ms, char *err, size_t errl
     CK(cudaEventElapsedTime(ms, a, b));
     return 0;
 }
+
+// One MSM on the gpu_dev's second stream in a thread of its own (prove_impl). The thread
+// is joined by join() or, on an early return of the caller, by the destructor: declared
+// after the device buffers it reads, it goes first.
+struct G2Side {
+    std::thread th;
+    int rc = 0;
+    double el = 0;
+    char err[512] = "";
+    void start(gpu_dev *d, enum curve_id g, uint64_t *out, const uint64_t *bases, const uint64_t *scalars,
+               size_t count, unsigned share)
+    {
+        th = std::thread([=] {
+            double t0 = gpu_now_s();
+            cudaError_t e = cudaSetDevice(d->ordinal); // the current device is per host thread
+            rc = e != cudaSuccess
+                ? gpu_fail(e, "cudaSetDevice", err, sizeof err)
+                : gpu_msm_device(g, out, bases, scalars, count, share, d->stream[1], err, sizeof err);
+            el = gpu_now_s() - t0;
+        });
+    }
+    void join()
+    {
+        if (th.joinable()) th.join();
+    }
+    ~G2Side()
+    {
+        join();
+    }
+};
 
 static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
                       const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg,
@@ -233,12 +396,38 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
         { z->g1->id, raw->c, c->c, vals + (z->npublic + 1) * 4, npriv, t ? &t->msm_c : nullptr },
         { z->g1->id, raw->h, c->h, da.as<uint64_t>(), n, t ? &t->msm_h : nullptr },
     };
+    // The G2 MSM (jobs[2], B2) on the second stream from a second host thread while the
+    // four G1 MSMs run on the first: it is the costliest of the five (Fq2 arithmetic),
+    // and the G1 kernels fill the device where it leaves room. Each result has its own
+    // slot in raw, so the order of the results never depends on which ends first. Only
+    // when the free memory gives both MSMs their whole chunk with the device's memory
+    // shared by twice the lanes (gmsm_chunk_points); otherwise one after the other.
+    size_t fr = 0, tot = 0;
+    CK(cudaMemGetInfo(&fr, &tot));
+    const size_t want = z->nvars < GMSM_MAX_CHUNK ? z->nvars : GMSM_MAX_CHUNK;
+    const unsigned share = 2 * d->lanes;
+    const bool overlap = gmsm_chunk_points(ec_cl_id(z->g1->id), z->nvars, fr, share) == want &&
+        gmsm_chunk_points(ec_cl_id(z->g2->id), z->nvars, fr, share) == want;
+    G2Side g2;
+    if (overlap) g2.start(d, jobs[2].g, jobs[2].out, jobs[2].bases, jobs[2].scalars, jobs[2].count, share);
     for (auto &j : jobs) {
+        if (overlap && &j == &jobs[2]) continue;
         double t0 = gpu_now_s();
-        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, s, err, errlen))) return rc;
+        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s, err,
+                                 errlen)))
+            return rc;                // g2's destructor joins the other thread before dv is freed
         double el = gpu_now_s() - t0; // synchronous: wall time of the device work plus small host steps
         if (j.slot) *j.slot += el;
         dev += el;
+    }
+    if (overlap) {
+        g2.join();
+        if (g2.rc) {
+            snprintf(err, errlen, "%s", g2.err);
+            return g2.rc;
+        }
+        if (jobs[2].slot) *jobs[2].slot += g2.el;
+        dev += g2.el; // overlapped: device_s may exceed the wall time of the partition
     }
     if (device_s) *device_s = dev;
     return 0;
@@ -268,31 +457,48 @@ extern "C" int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_
 // ---- building blocks ----------------------------------------------------------------
 
 static int msm_impl(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
-                    const uint8_t *scalars, size_t count, double *kernel_ms, char *err, size_t errlen)
+                    const uint8_t *scalars, size_t count, double *kernel_ms, double *copy_ms, char *err,
+                    size_t errlen)
 {
     cudaStream_t s = d->stream[0];
     const size_t pb = 2 * ec_cl(G) * 8;
     DevBuf db, ds;
     CK(db.alloc(count * pb, s));
     CK(ds.alloc(count * 32, s));
+    CK(cudaEventRecord(d->ev[0], s));
     if (count) {
         CK(cudaMemcpyAsync(db.p, bases, count * pb, cudaMemcpyHostToDevice, s));
         CK(cudaMemcpyAsync(ds.p, scalars, count * 32, cudaMemcpyHostToDevice, s));
     }
-    CK(cudaStreamSynchronize(s));
-    double t0 = gpu_now_s();
-    int rc = gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, s, err, errlen);
+    CK(cudaEventRecord(d->ev[1], s));
+    int rc =
+        gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, d->lanes, s, err, errlen);
     if (rc) return rc;
-    if (kernel_ms) *kernel_ms = (gpu_now_s() - t0) * 1e3;
+    // device times from events on the stream (the MSM's own host steps between its
+    // launches are inside the kernel figure: they delay the stream too)
+    CK(cudaEventRecord(d->ev[2], s));
+    float ms_copy = 0, ms_kern = 0;
+    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms_copy, err, errlen)) ||
+        (rc = ev_ms(d->ev[1], d->ev[2], &ms_kern, err, errlen)))
+        return rc;
+    if (kernel_ms) *kernel_ms = ms_kern;
+    if (copy_ms) *copy_ms = ms_copy;
     return 0;
 }
 
 extern "C" int gpu_msm(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
                        const uint8_t *scalars, size_t count, double *kernel_ms, char *err, size_t errlen)
 {
+    return gpu_msm_timed(d, G, result, bases, scalars, count, kernel_ms, nullptr, err, errlen);
+}
+
+extern "C" int gpu_msm_timed(gpu_dev *d, const curve_group *G, uint64_t *result, const uint8_t *bases,
+                             const uint8_t *scalars, size_t count, double *kernel_ms, double *copy_ms,
+                             char *err, size_t errlen)
+{
     CK(cudaSetDevice(d->ordinal));
     uint64_t r[EC_MAX_JAC];
-    int rc = msm_impl(d, G, r, bases, scalars, count, kernel_ms, err, errlen);
+    int rc = msm_impl(d, G, r, bases, scalars, count, kernel_ms, copy_ms, err, errlen);
     if (rc == 0) memcpy(result, r, 3 * ec_cl(G) * 8);
     return rc;
 }
@@ -305,7 +511,7 @@ extern "C" int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *
     int rc;
     if (!d->ntt_cache.tw || d->ntt_cache.f != Fr->id || d->ntt_cache.lg != lg) {
         gpu_ntt_tables_free(&d->ntt_cache);
-        if ((rc = gpu_ntt_tables_build(&d->ntt_cache, Fr, lg, err, errlen))) return rc;
+        if ((rc = gpu_ntt_tables_build(&d->ntt_cache, Fr, lg, s, err, errlen))) return rc;
     }
     const size_t vb = (size_t)32 << lg;
     DevBuf dv;

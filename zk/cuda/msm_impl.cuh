@@ -8,8 +8,7 @@
 #include "cuda_util.h"
 #include "msm_logic.h"
 
-#define GMSM_BLOCK     256u
-#define GMSM_MAX_CHUNK ((size_t)1 << 24) /* points per pass: 17 windows x 2^24 pairs < 2^31 */
+#define GMSM_BLOCK 256u
 
 // ---- kernels: one thread each, bounds-checked, calling the logic ----------------
 
@@ -69,39 +68,20 @@ static __global__ void k_scatter(size_t nseg, const uint32_t *seg_key, const uin
 
 template <int G>
 static __global__ void k_reduce_range(size_t nt, uint32_t nb, uint32_t nr, const uint64_t *buckets,
-                                      uint64_t *out)
+                                      uint64_t *out, uint64_t *scratch)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (t < nt) gmsm_reduce_range_thread((enum curve_id)G, t, nb, nr, buckets, out);
+    if (t < nt) gmsm_reduce_range_thread((enum curve_id)G, t, nb, nr, buckets, out, scratch);
 }
 
 template <int G>
-static __global__ void k_window_sum(size_t nwin, uint32_t nr, const uint64_t *ranges, uint64_t *win)
+static __global__ void k_window_tree(size_t nt, uint32_t nr, uint32_t half, uint64_t *ranges, uint64_t *win)
 {
-    size_t w = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (w < nwin) gmsm_window_sum_thread((enum curve_id)G, w, nr, ranges, win);
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t < nt) gmsm_window_tree_thread((enum curve_id)G, t, nr, half, ranges, win);
 }
 
 // ---- one chunk ----------------------------------------------------------------------
-
-// Segments of a level are at most n/SEG + (distinct keys) + 1.
-static size_t gmsm_seg_cap(size_t n, size_t nkeys)
-{
-    size_t cap = n / GMSM_SEG + nkeys + 1;
-    return cap < n + 1 ? cap : n + 1;
-}
-
-// Device bytes one chunk of `count` points needs (everything msm_chunk allocates, CUB
-// temp storage estimated generously: the pair sort keeps its own alternate buffers,
-// 8 bytes per pair, plus 16 MiB).
-static size_t gmsm_chunk_bytes(unsigned cl, size_t count)
-{
-    const unsigned c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
-    const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
-    const size_t jac = 3 * cl * 8;
-    return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
-        (size_t)nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + (16u << 20);
-}
 
 template <int G>
 static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
@@ -115,7 +95,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     while (end_bit < 32 && ((uint64_t)1 << end_bit) <= nkeys) end_bit++; // keys 0 .. nkeys (sentinel)
 
     DevBuf keys_in, vals_in, keys, vals, flags, segid, distinct, seg_first, seg_key, key_start, pa, pb,
-        buckets, ranges, win, cnt, temp;
+        buckets, ranges, rscratch, win, cnt, temp;
     CK(keys_in.alloc(4 * N, s));
     CK(vals_in.alloc(4 * N, s));
     CK(keys.alloc(4 * N, s));
@@ -130,6 +110,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     CK(pb.alloc(cap * jac, s));
     CK(buckets.alloc((size_t)nkeys * jac, s));
     CK(ranges.alloc((size_t)nwin * nr * jac, s));
+    CK(rscratch.alloc((size_t)2 * nwin * nr * jac, s));
     CK(win.alloc((size_t)nwin * jac, s));
     CK(cnt.alloc(16, s));
 
@@ -226,11 +207,21 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     }
     // 5: reduction
     size_t nt = (size_t)nwin * nr;
-    k_reduce_range<G>
-        <<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(), ranges.as<uint64_t>());
+    k_reduce_range<G><<<gpu_grid(nt, 64), 64, 0, s>>>(nt, nb, nr, buckets.as<uint64_t>(),
+                                                      ranges.as<uint64_t>(), rscratch.as<uint64_t>());
     CK_LAUNCH("reduce_range");
-    k_window_sum<G><<<gpu_grid(nwin, 32), 32, 0, s>>>(nwin, nr, ranges.as<uint64_t>(), win.as<uint64_t>());
-    CK_LAUNCH("window_sum");
+    // the windows' sums: a tree over each window's ranges (msm_logic.h)
+    for (uint32_t half = nr / 2; half >= 1; half /= 2) {
+        size_t nth = (size_t)nwin * half;
+        k_window_tree<G>
+            <<<gpu_grid(nth, 64), 64, 0, s>>>(nth, nr, half, ranges.as<uint64_t>(), win.as<uint64_t>());
+        CK_LAUNCH("window_tree");
+    }
+    if (nr == 1) {
+        k_window_tree<G>
+            <<<gpu_grid(nwin, 64), 64, 0, s>>>(nwin, nr, 0, ranges.as<uint64_t>(), win.as<uint64_t>());
+        CK_LAUNCH("window_copy");
+    }
     uint64_t hwin[(256 / 4 + 1) * EC_MAX_JAC];
     CK(cudaMemcpyAsync(hwin, win.p, (size_t)nwin * jac, cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
@@ -241,17 +232,18 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 
 template <int G>
 static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                   cudaStream_t s, char *err, size_t errlen)
+                   unsigned lanes, cudaStream_t s, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = ec_cl_id(g);
     ec_jac_set_inf_id(g, result);
     if (count == 0) return 0;
-    // chunk: at most 2^24 points, and what fits in 70% of free device memory
+    // chunk: at most 2^24 points, and this caller's share of the free device memory
+    // (gmsm_chunk_points: the lanes of one device read the same figure and must not
+    // each take 70% of it)
     size_t fr = 0, tot = 0;
     CK(cudaMemGetInfo(&fr, &tot));
-    size_t chunk = count < GMSM_MAX_CHUNK ? count : GMSM_MAX_CHUNK;
-    while (chunk > 1024 && gmsm_chunk_bytes(cl, chunk) > fr / 10 * 7) chunk /= 2;
+    size_t chunk = gmsm_chunk_points(cl, count, fr, lanes);
     for (size_t lo = 0; lo < count; lo += chunk) {
         size_t m = count - lo < chunk ? count - lo : chunk;
         uint64_t part[EC_MAX_JAC];

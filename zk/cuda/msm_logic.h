@@ -19,8 +19,8 @@
  *     them in bucket 1 of window 0) is summed by a tree, not by one thread.
  *  4. the one sum per key is scattered into a dense, zeroed (= infinity) bucket array.
  *  5. reduction: window w's buckets are cut into nr ranges; a thread computes its range's
- *     sum_k k·B_k by running sums (sum (k-lo+1)·B_k, plus lo·(sum B_k)); one thread per
- *     window adds its ranges.
+ *     sum_k k·B_k by running sums (sum (k-lo+1)·B_k, plus lo·(sum B_k)); a tree of
+ *     log2(nr) passes adds each window's ranges.
  *  6. the host combines windows: acc = W[nwin-1], then c doublings and + W[w] down to 0.
  *
  * Indices: count <= 2^31 per call (the caller chunks), so values fit 31 bits. */
@@ -132,37 +132,43 @@ CUZK_HD void gmsm_seg_write_thread(size_t i, size_t n, const uint32_t *flags, co
 }
 
 /* Level 1, thread s < nseg: out[s] = sum of ±bases[vals[k]] over the segment. Bases are
- * affine (2·cl limbs), out jacobian (3·cl limbs). */
+ * affine (2·cl limbs), out jacobian (3·cl limbs).
+ *
+ * No per-thread arrays: the sum accumulates in out[s] itself and each base is read where
+ * it lies. An array whose address goes to an out-of-line formula lives in local memory
+ * (the stack frame: 768 bytes per thread for G1, 2208 for G2 when acc and a negated copy
+ * of the base were arrays sized for the largest group), so ptxas -v now reports no stack
+ * for this kernel. A negative digit subtracts the base as -((-acc) + b): two negations
+ * of Y (a field subtraction each) instead of a negated copy. */
 CUZK_HD void gmsm_sum_bases_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint32_t *vals,
                                    const uint64_t *bases, uint64_t *out)
 {
     const unsigned cl = ec_cl_id(g);
-    uint64_t acc[EC_MAX_JAC], q[EC_MAX_AFF];
+    uint64_t *acc = out + s * 3 * cl;
     ec_jac_set_inf_id(g, acc);
     for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
         uint32_t v = vals[k];
         const uint64_t *b = bases + (size_t)(v & ~GMSM_NEG) * 2 * cl;
-        if (v & GMSM_NEG)
-            ec_aff_neg_id(g, q, b);
-        else
-            for (unsigned l = 0; l < 2 * cl; l++) q[l] = b[l];
-        ec_add_aff_id(g, acc, acc, q);
+        if (v & GMSM_NEG) {
+            ec_jac_neg_id(g, acc, acc);
+            ec_add_aff_id(g, acc, acc, b);
+            ec_jac_neg_id(g, acc, acc);
+        } else {
+            ec_add_aff_id(g, acc, acc, b);
+        }
     }
-    for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
 }
 
-/* Later levels, thread s < nseg: out[s] = sum of the jacobian in[k] over the segment. */
+/* Later levels, thread s < nseg: out[s] = sum of the jacobian in[k] over the segment,
+ * accumulated in out[s] (no per-thread arrays, as above). */
 CUZK_HD void gmsm_sum_jac_thread(enum curve_id g, size_t s, const uint32_t *seg_first, const uint64_t *in,
                                  uint64_t *out)
 {
     const unsigned cl = ec_cl_id(g);
-    uint64_t acc[EC_MAX_JAC], q[EC_MAX_JAC];
+    uint64_t *acc = out + s * 3 * cl;
     ec_jac_set_inf_id(g, acc);
-    for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++) {
-        for (unsigned l = 0; l < 3 * cl; l++) q[l] = in[(size_t)k * 3 * cl + l];
-        ec_add_id(g, acc, acc, q);
-    }
-    for (unsigned l = 0; l < 3 * cl; l++) out[s * 3 * cl + l] = acc[l];
+    for (uint32_t k = seg_first[s]; k < seg_first[s + 1]; k++)
+        ec_add_id(g, acc, acc, in + (size_t)k * 3 * cl);
 }
 
 /* Thread s < nseg of the last level (one segment per key): buckets[key] = pts[s]. */
@@ -173,52 +179,55 @@ CUZK_HD void gmsm_scatter_thread(enum curve_id g, size_t s, const uint32_t *seg_
     for (unsigned l = 0; l < 3 * cl; l++) buckets[(size_t)seg_key[s] * 3 * cl + l] = pts[s * 3 * cl + l];
 }
 
-/* r = k·p for a small k (< 2^32), double-and-add from the top bit. */
-CUZK_HD void gmsm_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uint32_t k)
+/* r += k·p for a small k (< 2^32), double-and-add from the top bit into t (scratch, one
+ * point); r, p and t are three distinct points. */
+CUZK_HD void gmsm_add_mul_small(enum curve_id g, uint64_t *r, const uint64_t *p, uint32_t k, uint64_t *t)
 {
-    uint64_t acc[EC_MAX_JAC];
-    ec_jac_set_inf_id(g, acc);
+    ec_jac_set_inf_id(g, t);
     for (int b = 31; b >= 0; b--) {
-        ec_dbl_id(g, acc, acc);
-        if ((k >> b) & 1) ec_add_id(g, acc, acc, p);
+        ec_dbl_id(g, t, t);
+        if ((k >> b) & 1) ec_add_id(g, t, t, p);
     }
-    ec_jac_copy_id(g, r, acc);
+    ec_add_id(g, r, r, t);
 }
 
 /* Step 5a, thread t < nwin·nr: range t % nr of window t / nr; bucket b (0-based in its
- * window) has weight b + 1. out[t] = sum over the range of (b+1)·B_b. nr divides nb. */
+ * window) has weight b + 1. out[t] = sum over the range of (b+1)·B_b. nr divides nb.
+ * scratch: 2 points per thread (the running sum and the small multiple), in device
+ * memory rather than per-thread arrays (no stack: see gmsm_sum_bases_thread). */
 CUZK_HD void gmsm_reduce_range_thread(enum curve_id g, size_t t, uint32_t nb, uint32_t nr,
-                                      const uint64_t *buckets, uint64_t *out)
+                                      const uint64_t *buckets, uint64_t *out, uint64_t *scratch)
 {
     const unsigned cl = ec_cl_id(g);
     const size_t w = t / nr, r = t % nr;
     const uint32_t len = nb / nr, lo = (uint32_t)r * len;
-    uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC], q[EC_MAX_JAC];
+    uint64_t *sum = out + t * 3 * cl, *run = scratch + t * 6 * cl, *tmp = run + 3 * cl;
     ec_jac_set_inf_id(g, run);
     ec_jac_set_inf_id(g, sum);
     /* from the top: run = B_hi-1 + ... + B_b, sum += run gives sum (b - lo + 1) B_b */
     for (uint32_t b = lo + len; b-- > lo;) {
-        for (unsigned l = 0; l < 3 * cl; l++) q[l] = buckets[(w * nb + b) * 3 * cl + l];
-        ec_add_id(g, run, run, q);
+        ec_add_id(g, run, run, buckets + (w * nb + b) * 3 * cl);
         ec_add_id(g, sum, sum, run);
     }
-    gmsm_mul_small(g, q, run, lo); /* + lo · sum B_b */
-    ec_add_id(g, sum, sum, q);
-    for (unsigned l = 0; l < 3 * cl; l++) out[t * 3 * cl + l] = sum[l];
+    gmsm_add_mul_small(g, sum, run, lo, tmp); /* + lo · sum B_b */
 }
 
-/* Step 5b, thread w < nwin: win[w] = sum of its nr range results. */
-CUZK_HD void gmsm_window_sum_thread(enum curve_id g, size_t w, uint32_t nr, const uint64_t *ranges,
-                                    uint64_t *win)
+/* Step 5b, a tree over each window's nr ranges (nr a power of two): the pass for
+ * `half` (nr/2, nr/4, ..., 1; one launch each) has thread t < nwin·half add range
+ * (w, i + half) into range (w, i), w = t / half, i = t % half; the last pass (half = 1)
+ * also copies range (w, 0), the window's sum, into win[w]. log2(nr) <= 8 passes of
+ * nwin·half threads replace one thread per window doing nr - 1 dependent additions
+ * (17 threads, 255 additions each at 2^20 and above). nr = 1: call with half = 0 (the
+ * copy alone, thread t = w). */
+CUZK_HD void gmsm_window_tree_thread(enum curve_id g, size_t t, uint32_t nr, uint32_t half, uint64_t *ranges,
+                                     uint64_t *win)
 {
     const unsigned cl = ec_cl_id(g);
-    uint64_t acc[EC_MAX_JAC], q[EC_MAX_JAC];
-    ec_jac_set_inf_id(g, acc);
-    for (uint32_t r = 0; r < nr; r++) {
-        for (unsigned l = 0; l < 3 * cl; l++) q[l] = ranges[(w * nr + r) * 3 * cl + l];
-        ec_add_id(g, acc, acc, q);
-    }
-    for (unsigned l = 0; l < 3 * cl; l++) win[w * 3 * cl + l] = acc[l];
+    const size_t w = half ? t / half : t, i = half ? t % half : 0;
+    uint64_t *a = ranges + (w * nr + i) * 3 * cl;
+    if (half) ec_add_id(g, a, a, ranges + (w * nr + i + half) * 3 * cl);
+    if (half <= 1 && i == 0)
+        for (unsigned l = 0; l < 3 * cl; l++) win[w * 3 * cl + l] = a[l];
 }
 
 /* Ranges per window for the reduction: enough threads to fill the device, ranges of
@@ -230,6 +239,44 @@ CUZK_HD uint32_t gmsm_nranges(unsigned c)
     if (nr > 256) nr = 256;
     if (nr < 1) nr = 1;
     return nr;
+}
+
+/* ---- scratch sizing (host) ---------------------------------------------------- */
+
+#define GMSM_MAX_CHUNK ((size_t)1 << 24) /* points per pass: 17 windows x 2^24 pairs < 2^31 */
+#define GMSM_MIN_CHUNK ((size_t)1024)    /* below this the budget is not the limit that matters */
+
+/* Segments of a level are at most n/SEG + (distinct keys) + 1. */
+CUZK_HD size_t gmsm_seg_cap(size_t n, size_t nkeys)
+{
+    size_t cap = n / GMSM_SEG + nkeys + 1;
+    return cap < n + 1 ? cap : n + 1;
+}
+
+/* Device bytes one chunk of `count` points needs (everything msm_chunk allocates, CUB
+ * temp storage estimated generously: the pair sort keeps its own alternate buffers,
+ * 8 bytes per pair, plus 16 MiB). cl: limbs of a coordinate. */
+CUZK_HD size_t gmsm_chunk_bytes(unsigned cl, size_t count)
+{
+    const unsigned c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
+    const size_t nb = gmsm_nbuckets(c), nkeys = nwin * nb, N = nwin * count, cap = gmsm_seg_cap(N, nkeys);
+    const size_t jac = 3 * cl * 8;
+    return 7 * 4 * N + 2 * 4 * cap + 4 * nkeys + 2 * cap * jac + nkeys * jac +
+        (size_t)3 * nwin * gmsm_nranges(c) * jac + nwin * jac + 10 * N + ((size_t)16 << 20);
+}
+
+/* Points per chunk for an MSM of `count` points when `free_bytes` of device memory are
+ * free and `lanes` callers (the CUDA backend's lanes: one device, one memory) may size
+ * their scratch from that same reading at once: each may take 70% of free / lanes, so
+ * that together they never overcommit (two lanes at 70% each would ask for 140%).
+ * Halved until it fits, never below GMSM_MIN_CHUNK (then the allocation itself says
+ * out of memory). */
+CUZK_HD size_t gmsm_chunk_points(unsigned cl, size_t count, size_t free_bytes, unsigned lanes)
+{
+    const size_t budget = free_bytes / 10 * 7 / (lanes ? lanes : 1);
+    size_t chunk = count < GMSM_MAX_CHUNK ? count : GMSM_MAX_CHUNK;
+    while (chunk > GMSM_MIN_CHUNK && gmsm_chunk_bytes(cl, chunk) > budget) chunk /= 2;
+    return chunk;
 }
 
 /* Step 6 (host): result = sum_w 2^(wc) win[w], jacobian (3·cl limbs; any Z). */

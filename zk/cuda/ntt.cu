@@ -88,8 +88,8 @@ void gpu_ntt_tables_free(gpu_ntt_tables *t)
 }
 
 // The roots are zk/ntt.c's (fr_root_of_unity: snarkjs's w[lg], coset = w[lg+1]).
-static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, uint64_t *h, char *err,
-                        size_t errlen)
+static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, uint64_t *h, cudaStream_t s,
+                        char *err, size_t errlen)
 {
     const size_t n = (size_t)1 << lg;
     uint64_t omega[4], omega_inv[4], coset[4], nn[4] = { (uint64_t)n, 0, 0, 0 }, x[4];
@@ -108,13 +108,16 @@ static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, ui
     CK(cudaMalloc(&t->tw, 32 * n));
     CK(cudaMalloc(&t->twi, 32 * n));
     CK(cudaMalloc(&t->cs, 32 * n));
-    CK(cudaMemcpy(t->tw, tw, 32 * n, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(t->twi, twi, 32 * n, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(t->cs, cs, 32 * n, cudaMemcpyHostToDevice));
+    int rc;
+    if ((rc = gpu_upload(t->tw, tw, 32 * n, s, err, errlen)) ||
+        (rc = gpu_upload(t->twi, twi, 32 * n, s, err, errlen)) ||
+        (rc = gpu_upload(t->cs, cs, 32 * n, s, err, errlen)))
+        return rc;
     return 0;
 }
 
-int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, char *err, size_t errlen)
+int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, cudaStream_t s, char *err,
+                         size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (Fr->id != FIELD_ID_BN254_FR && Fr->id != FIELD_ID_BLS12_381_FR) {
@@ -132,7 +135,7 @@ int gpu_ntt_tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, c
         snprintf(err, errlen, "GPU NTT: out of host memory for the 2^%u tables", lg);
         return -CUZK_E_INTERNAL;
     }
-    int rc = tables_build(t, Fr, lg, h, err, errlen);
+    int rc = tables_build(t, Fr, lg, h, s, err, errlen);
     free(h);
     if (rc) gpu_ntt_tables_free(t);
     return rc;
