@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void config_default_run_dir(char *buf, size_t len)
@@ -109,6 +111,9 @@ void config_usage(FILE *f)
 	      "                       default: off)\n"
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
+	      "  --wgen-dir DIR[:DIR] the only places witness generators are taken from\n"
+	      "                       (root's directories, on a local file system; default\n"
+	      "                       none: jobs from input.json are refused)\n"
 	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
 	      "                       (postgresql://...; README \"Fleet\"); --queue-lease S\n"
 	      "                       (default 30), --queue-parallel N (default 2)\n"
@@ -284,8 +289,46 @@ static const struct path_opt path_opts[] = {
 	PATH_OPT("run-dir", run_dir),         PATH_OPT("state-dir", state_dir),
 	PATH_OPT("topology", topology),       PATH_OPT("queue", queue),
 	PATH_OPT("bin-dir", bin_dir),         PATH_OPT("synthetic", synthetic),
-	PATH_OPT("driver-gpus", driver_gpus),
+	PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
 };
+
+/* The password part of a PostgreSQL connection string, if it has one: [start, end)
+ * of "pw" in postgresql://user:pw@host/db, or of the value of a password= keyword
+ * (in a URI's query or a key=value string). 0 when there is none. */
+static int conninfo_password(const char *v, const char **start, const char **end)
+{
+	const char *s = strstr(v, "://");
+
+	for (const char *p = v; *p; p++)
+		if (!strncasecmp(p, "password=", 9) && (p == v || strchr(" ?&", p[-1]))) {
+			*start = p + 9;
+			*end = *start + strcspn(*start, " &#");
+			return 1;
+		}
+	if (s) {
+		const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
+
+		for (const char *p = auth; p < stop; p++)
+			if (*p == '@')
+				at = p;
+		if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
+			*start = colon + 1;
+			*end = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Overwrite a password in a --queue value of argv with '*', so /proc/PID/cmdline
+ * (readable by every local user) no longer shows it once options are parsed. */
+static void scrub_password(char *v)
+{
+	const char *a, *b;
+
+	if (conninfo_password(v, &a, &b))
+		memset(v + (a - v), '*', (size_t)(b - a));
+}
 
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
 {
@@ -410,6 +453,25 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 			snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
 			break;
 		}
+		/* A fleet password in the file: only if no one but its owner (root or
+		 * cuzkd's user) can read or change the file. */
+		if (!strcmp(name, "queue") && val && conninfo_password(val, &(const char *){ 0 },
+								       &(const char *){ 0 })) {
+			struct stat st;
+
+			if (fstat(fileno(f), &st) || (st.st_mode & (S_IRWXG | S_IRWXO)) ||
+			    (st.st_uid != 0 && st.st_uid != geteuid())) {
+				rc = -EINVAL;
+				snprintf(err, errlen,
+					 "%s:%u: queue holds a password, so the file must be "
+					 "mode 0600 and belong to root or cuzkd's user (it is "
+					 "%04o, uid %u): chmod 600 it, or move the password to a "
+					 "PGPASSFILE",
+					 path, lineno, (unsigned)(st.st_mode & 07777),
+					 (unsigned)st.st_uid);
+				break;
+			}
+		}
 	}
 	fclose(f);
 	return rc;
@@ -463,6 +525,19 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 			continue; /* applied above */
 		if ((rc = config_set(c, name, v, err, errlen)))
 			return rc;
+		/* Every local user reads /proc/PID/cmdline: a fleet password there is
+		 * everyone's (and with it they write queue rows). Scrubbed at once, and
+		 * refused: by then it has been visible. */
+		if (!strcmp(name, "queue") && v && conninfo_password(v, &(const char *){ 0 },
+								     &(const char *){ 0 })) {
+			scrub_password((char *)v);
+			snprintf(err, errlen,
+				 "--queue: a password on the command line is visible to every "
+				 "local user (/proc/PID/cmdline): give it in a PGPASSFILE "
+				 "(mode 0600), in the config file (mode 0600) or use peer or "
+				 "certificate authentication");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuzk/wgen_trust.h"
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
@@ -482,6 +483,13 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 	return 0;
 }
 
+static struct control_policy policy;
+
+void control_set_policy(const struct control_policy *p)
+{
+	policy = *p;
+}
+
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
 			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
 			 uint32_t max_parts, struct control_submit *s, struct control_err *e)
@@ -556,24 +564,19 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	/* The generator: a shared copy like a zkey (one per distinct file, kept for later
 	 * jobs); the synth dlopens the copy, never the client's path. */
 	if (r->witness_gen) {
-		struct stat st;
-
 		snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
-		/* A generator is native code the synth runs, and the synth maps every job's
-		 * buffers: only one that root or the daemon's user installed, and that nobody
-		 * else can rewrite, is accepted (like a program in a system directory). Checked
-		 * on the client's descriptor, the file the copy is taken of. */
-		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds ||
-		    fstat(fds[r->witness_gen_fd], &st) ||
-		    (st.st_uid != 0 && st.st_uid != geteuid()) ||
-		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			rc = fail(
-				e, CONTROL_E_BAD_INPUT, -EPERM,
-				"witness generator %s: it runs as "
-				"native code in cuzkd's synth stage, so it must belong to root or to "
-				"cuzkd's user and be writable by no one else (install it as the "
-				"operator, e.g. next to the zkey)",
-				r->witness_gen);
+		/* Native code the synth loads (and a load runs its constructors): only from
+		 * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
+		 * the client's descriptor, the file the copy is taken of. */
+		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "witness generator %s: no descriptor passed for it",
+				  r->witness_gen);
+			goto err;
+		}
+		if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs,
+					   r->witness_gen, err, sizeof(err)))) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 			goto err;
 		}
 		if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds,

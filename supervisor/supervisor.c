@@ -3399,6 +3399,7 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
 			s->files[j].wgen_fd = -1;
 	copies_init(&s->copies, PIPE_ZKEY_CACHE);
+	control_set_policy(&(struct control_policy){ .wgen_dirs = c->wgen_dir });
 	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes ||
 	    !s->rec_part || !s->rec_job || !s->resumed || !s->files) {
 		logmsg("out of memory");

@@ -177,6 +177,14 @@ struct control_submit {
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
 			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
 			 uint32_t max_parts, struct control_submit *s, struct control_err *e);
+/* cuzkd's policy for control_submit_check, set once before the first submit (the
+ * intake threads read it, never write it). wgen_dirs: --wgen-dir, the only places a
+ * witness generator is taken from (wgen_trust.h); NULL or "": none. */
+struct control_policy {
+	const char *wgen_dirs;
+};
+void control_set_policy(const struct control_policy *p);
+
 /* Free s, releasing what it still holds (fields set to -1 were handed on). */
 void control_submit_free(struct control_submit *s, struct copies *cp);
 
