@@ -95,6 +95,9 @@ void config_usage(FILE *f)
 	      "  --quota-partitions N unfinished partitions one uid may have queued (default 0:\n"
 	      "                       half of --max-parts)\n"
 	      "  --quota-preloads N   preloads one uid may hold (default 0: 1, half the slots)\n"
+	      "  --quota-bytes N[KMG] bytes of input copies (zkey, witnesses...) one uid's\n"
+	      "                       unfinished jobs may hold in cuzkd's memory and store\n"
+	      "                       (default 0: a quarter of RAM); beyond: \"quota\"\n"
 	      "  --group NAME         also admit this group on the control socket\n"
 	      "  --conns-per-uid N    control connections one uid may hold (default 8); root\n"
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
@@ -377,6 +380,27 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 	}
 	if (!strcmp(name, "devices"))
 		return parse_devices(c, v, err, errlen);
+	if (!strcmp(name, "quota-bytes")) {
+		char *end;
+		unsigned long long n;
+		int sh = 0;
+
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (*end == 'K' || *end == 'k')
+			sh = 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			sh = 20, end++;
+		else if (*end == 'G' || *end == 'g')
+			sh = 30, end++;
+		if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> sh)) {
+			snprintf(err, errlen, "--quota-bytes %s: expected a number of bytes (K, M or G "
+					      "suffix allowed)", v);
+			return -EINVAL;
+		}
+		c->quota_bytes = (uint64_t)n << sh;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(path_opts) / sizeof(path_opts[0]); i++)
 		if (!strcmp(name, path_opts[i].name))
 			return set_path((char *)c + path_opts[i].off, path_opts[i].len, name, v,

@@ -128,6 +128,8 @@ struct job_files {
 	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
 	int *wtns_fd;
 	size_t n;
+	uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
+			 * until they are dropped (when the job is decided) */
 	json_t *dur; /* the job store on: names of the durable copies it holds
 				 * (copies.h), released when the slot retires */
 };
@@ -912,6 +914,68 @@ static int job_has_waiter(const struct sup *s, uint32_t slot)
 	return 0;
 }
 
+/* Drop job slot j's copies (a decided job reads no input any more): an idle copy is
+ * freed when its last job ends, and the bytes leave its uid's quota. The slot keeps
+ * its out dir and durable names until it retires. */
+static void job_copies_release(struct sup *s, uint32_t j)
+{
+	struct job_files *f = &s->files[j];
+
+	copies_put(&s->copies, f->zkey_fd);
+	copies_put(&s->copies, f->r1cs_fd);
+	copies_put(&s->copies, f->wgen_fd);
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++) {
+		copies_put(&s->copies, f->wtns_fd[i]);
+		f->wtns_fd[i] = -1;
+	}
+	f->zkey_fd = f->r1cs_fd = f->wgen_fd = -1;
+	f->bytes = 0;
+}
+
+/* The bytes of f's distinct copies (a resumed job's, for its quota). */
+static uint64_t files_bytes(const struct job_files *f)
+{
+	int one[3] = { f->zkey_fd, f->r1cs_fd, f->wgen_fd };
+	uint64_t n = 0;
+	struct stat st;
+
+	for (int i = 0; i < 3; i++)
+		if (one[i] > 0 && !fstat(one[i], &st))
+			n += (uint64_t)st.st_size;
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++) {
+		size_t k = 0;
+
+		while (k < i && f->wtns_fd[k] != f->wtns_fd[i])
+			k++;
+		if (k == i && f->wtns_fd[i] > 0 && !fstat(f->wtns_fd[i], &st))
+			n += (uint64_t)st.st_size;
+	}
+	return n;
+}
+
+/* The bytes of copies uid's jobs hold now (job_files.bytes). */
+static uint64_t uid_bytes(const struct sup *s, uid_t uid)
+{
+	uint64_t n = 0;
+
+	for (uint32_t j = 0; j < s->pl.data.jobtab.hdr->max_jobs; j++)
+		if (s->files[j].bytes && s->owner[j] == uid)
+			n += s->files[j].bytes;
+	return n;
+}
+
+/* The --quota-bytes of uid: 0 (none) for the privileged. */
+static uint64_t uid_bytes_quota(const struct sup *s, uid_t uid)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	if (owners_privileged(uid))
+		return 0;
+	if (s->c->quota_bytes)
+		return s->c->quota_bytes;
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : 0;
+}
+
 /* Drop what job slot j holds (job_files). */
 static void job_files_release(struct sup *s, uint32_t j)
 {
@@ -976,8 +1040,10 @@ static int retire(struct sup *s, int force)
 			s->decided_ns[j] = 0;
 			continue;
 		}
-		if (!s->decided_ns[j])
+		if (!s->decided_ns[j]) {
 			s->decided_ns[j] = t;
+			job_copies_release(s, j);
+		}
 		if (job_has_waiter(s, j))
 			continue;
 		if (s->store && s->rec_job[j] == REC_RUNNING)
@@ -1414,8 +1480,19 @@ static int resume_job(void *arg, const struct store_job *sj)
 		sp[i].r1cs_path = r1cs;
 		sp[i].wgen_path = wgen;
 		wfd[i] = -1;
+		/* a witness the submit named again has one durable copy: one memfd too */
+		for (uint32_t k = 0; k < i && !why[0] && sj->state[i] != STORE_DONE &&
+				     sj->state[i] != STORE_FAILED;
+		     k++)
+			if (wfd[k] > 0 && json_equal(json_object_get(p, "copy"),
+						     json_object_get(json_array_get(parts, k), "copy")) &&
+			    !copies_ref(&s->copies, wfd[k])) {
+				wfd[i] = wfd[k];
+				break;
+			}
 		/* a partition already decided needs no copy (and has none after a retire) */
-		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED &&
+		if (wfd[i] < 0 && !why[0] && sj->state[i] != STORE_DONE &&
+		    sj->state[i] != STORE_FAILED &&
 		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0,
 					  wgen ? "input" : "witness",
 					  sp[i].wtns_path ? sp[i].wtns_path : "?", held, why,
@@ -1465,6 +1542,7 @@ static int resume_job(void *arg, const struct store_job *sj)
 		f->wtns_fd = wfd;
 		f->n = n;
 		f->dur = held;
+		f->bytes = files_bytes(f);
 		zfd = rfd = gfd = ofd = -1;
 		wfd = NULL;
 		held = NULL;
@@ -1779,6 +1857,8 @@ static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, s
 	t->cp = &s->copies;
 	t->buf_size = s->pl.config->buf_size;
 	t->max_parts = s->pl.config->max_parts;
+	t->bytes_quota = uid_bytes_quota(s, k->uid);
+	t->bytes_used = t->bytes_quota ? uid_bytes(s, k->uid) : 0;
 	t->notify_fd = s->intake_fd;
 	/* A dup: the thread may outlive this loop's descriptor (cuzkd stopping). */
 	if (s->store && t->r.kind != CONTROL_PRELOAD &&
@@ -1847,6 +1927,22 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 	if (submit_refused(s, k, (uint32_t)sub.n)) {
 		submit_drop(s, &sub, copies, held);
 		return;
+	}
+	{
+		uint64_t q = uid_bytes_quota(s, k->uid), used = q ? uid_bytes(s, k->uid) : 0;
+		char m[256];
+
+		if (q && sub.bytes + used > q) {
+			snprintf(m, sizeof(m),
+				 "quota: this job's files are %.1f MiB and uid %u's unfinished "
+				 "jobs hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry "
+				 "when some finish",
+				 (double)sub.bytes / 1048576.0, (unsigned)k->uid,
+				 (double)used / 1048576.0, (double)q / 1048576.0);
+			submit_drop(s, &sub, copies, held);
+			reply_err(s, k, CONTROL_E_QUOTA, m);
+			return;
+		}
 	}
 	if (s->c->max_queued) {
 		uint32_t q = unfinished_parts(s);
@@ -1940,6 +2036,7 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 		f->wgen_fd = sub.wgen_fd;
 		f->wtns_fd = sub.wtns_fd;
 		f->n = sub.n;
+		f->bytes = sub.bytes;
 		f->dur = held;
 		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
 		sub.wtns_fd = NULL;
@@ -2052,6 +2149,14 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		pool_node_counts(&s->pl.data.pool, -1, &used, &fr);
 		json_object_set_new(o, "pool",
 				    json_pack("{s:i,s:i}", "in_use", (int)used, "free", (int)fr));
+	}
+	{
+		/* cuzkd's copies of inputs (copies.h): what they cost in memory now. */
+		uint64_t b;
+		size_t n = copies_usage(&s->copies, &b);
+
+		json_object_set_new(o, "copies", json_pack("{s:I,s:I}", "count", (json_int_t)n,
+							   "bytes", (json_int_t)b));
 	}
 	if (s->lost)
 		json_object_set(o, "lost_jobs", s->lost);
@@ -3398,7 +3503,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
 			s->files[j].wgen_fd = -1;
-	copies_init(&s->copies, PIPE_ZKEY_CACHE);
+	/* No idle copy is kept: a copy lives while a job or a preload holds it (a user's
+	 * finished job costs nothing; the operator preloads what should stay). */
+	copies_init(&s->copies, 0);
 	control_set_policy(&(struct control_policy){ .wgen_dirs = c->wgen_dir });
 	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes ||
 	    !s->rec_part || !s->rec_job || !s->resumed || !s->files) {

@@ -55,6 +55,8 @@ struct cuzkd_config {
 	uint32_t quota_jobs;          /* per uid (root and cuzkd's uid exempt, owners.h): running */
 	uint32_t quota_partitions;    /* jobs, unfinished partitions, preloads; 0: the default, */
 	uint32_t quota_preloads;      /* half of --max-jobs, --max-parts, the preload slots */
+	uint64_t quota_bytes;         /* bytes of copies one uid's unfinished jobs may hold
+				     * (memory, and the store's disk); 0: a quarter of RAM */
 	uint32_t conns_per_uid;       /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;      /* close a control connection idle this long; 0 never */

@@ -131,6 +131,9 @@ struct control_peer {
 	gid_t gid;
 	const gid_t *groups;
 	size_t n_groups;
+	/* --quota-bytes for this uid (0: none) and the bytes its unfinished jobs hold:
+	 * a submit whose files would pass it is refused before any copy. */
+	uint64_t bytes_quota, bytes_used;
 };
 
 /* May peer create and rename files in the directory of st (owner, group and other
@@ -165,6 +168,8 @@ struct control_submit {
 	int32_t priority;
 	uint32_t domain_size, nvars;
 	uint64_t buf_need;
+	uint64_t bytes; /* of the distinct files copied: what the job counts against
+			 * its uid's --quota-bytes while it holds them */
 };
 
 /* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,
