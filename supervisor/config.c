@@ -394,8 +394,10 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 		else if (*end == 'G' || *end == 'g')
 			sh = 30, end++;
 		if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> sh)) {
-			snprintf(err, errlen, "--quota-bytes %s: expected a number of bytes (K, M or G "
-					      "suffix allowed)", v);
+			snprintf(err, errlen,
+				 "--quota-bytes %s: expected a number of bytes (K, M or G "
+				 "suffix allowed)",
+				 v);
 			return -EINVAL;
 		}
 		c->quota_bytes = (uint64_t)n << sh;
@@ -479,8 +481,8 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 		}
 		/* A fleet password in the file: only if no one but its owner (root or
 		 * cuzkd's user) can read or change the file. */
-		if (!strcmp(name, "queue") && val && conninfo_password(val, &(const char *){ 0 },
-								       &(const char *){ 0 })) {
+		if (!strcmp(name, "queue") && val &&
+		    conninfo_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
 			struct stat st;
 
 			if (fstat(fileno(f), &st) || (st.st_mode & (S_IRWXG | S_IRWXO)) ||
@@ -552,8 +554,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 		/* Every local user reads /proc/PID/cmdline: a fleet password there is
 		 * everyone's (and with it they write queue rows). Scrubbed at once, and
 		 * refused: by then it has been visible. */
-		if (!strcmp(name, "queue") && v && conninfo_password(v, &(const char *){ 0 },
-								     &(const char *){ 0 })) {
+		if (!strcmp(name, "queue") && v &&
+		    conninfo_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
 			scrub_password((char *)v);
 			snprintf(err, errlen,
 				 "--queue: a password on the command line is visible to every "

@@ -516,8 +516,8 @@ static int regular_size(int fd, const char *what, const char *path, uint64_t *si
 }
 
 static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fds,
-			const struct control_peer *peer, struct control_submit *s,
-			struct sizes *z, struct control_err *e)
+			const struct control_peer *peer, struct control_submit *s, struct sizes *z,
+			struct control_err *e)
 {
 	char err[512];
 	uint64_t total = 0;
@@ -530,8 +530,8 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
 	if (!z->wtns || !z->dup_of || !z->dev || !z->ino)
 		return fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
 	if (r->zkey_fd < 0 || (size_t)r->zkey_fd >= n_fds)
-		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "zkey %s: no descriptor passed for it",
-			    r->zkey);
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "zkey %s: no descriptor passed for it", r->zkey);
 	if ((rc = input_bounds_zkey(fds[r->zkey_fd], r->zkey, &z->zkey, err, sizeof(err))))
 		return fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 	total += z->zkey;
@@ -676,8 +676,8 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 				  r->witness_gen);
 			goto err;
 		}
-		if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs,
-					   r->witness_gen, err, sizeof(err)))) {
+		if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs, r->witness_gen,
+					   err, sizeof(err)))) {
 			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 			goto err;
 		}
@@ -701,8 +701,8 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 			continue;
 		}
 		if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i],
-				     r->witness_fd[i], fds, n_fds, 0, sz.wtns[i], cp, &s->wtns_fd[i],
-				     e)))
+				     r->witness_fd[i], fds, n_fds, 0, sz.wtns[i], cp,
+				     &s->wtns_fd[i], e)))
 			goto err;
 		fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
 	}

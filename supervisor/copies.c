@@ -159,8 +159,8 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 	return copies_take_sized(c, client_fd, shared, 0, what, display, err, errlen);
 }
 
-int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want,
-		      const char *what, const char *display, char *err, size_t errlen)
+int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
+		      const char *display, char *err, size_t errlen)
 {
 	struct stat sb, sa;
 	int fl, fd = -1, rc;

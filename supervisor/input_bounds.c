@@ -35,8 +35,8 @@ static uint32_t u32(const unsigned char *p)
 }
 
 /* The section table of a binfile with magic; *n sections, *size the file's size. */
-static int table(int fd, const char *magic, const char *what, const char *display,
-		 struct sec *s, unsigned *n, uint64_t *size, char *err, size_t errlen)
+static int table(int fd, const char *magic, const char *what, const char *display, struct sec *s,
+		 unsigned *n, uint64_t *size, char *err, size_t errlen)
 {
 	unsigned char h[12];
 	struct stat st;
@@ -62,7 +62,8 @@ static int table(int fd, const char *magic, const char *what, const char *displa
 		s[i].off = off + 12;
 		s[i].size = len;
 		if (len > *size || s[i].off > *size - len)
-			return bad(err, errlen, what, display, "a section runs past the end of the file");
+			return bad(err, errlen, what, display,
+				   "a section runs past the end of the file");
 		for (uint32_t k = 0; k < i; k++)
 			if (s[k].id == s[i].id)
 				return bad(err, errlen, what, display, "a section appears twice");
@@ -71,7 +72,8 @@ static int table(int fd, const char *magic, const char *what, const char *displa
 	if (off != *size) {
 		char why[160];
 
-		snprintf(why, sizeof(why), "%llu bytes, but its sections end at %llu: trailing bytes",
+		snprintf(why, sizeof(why),
+			 "%llu bytes, but its sections end at %llu: trailing bytes",
 			 (unsigned long long)*size, (unsigned long long)off);
 		return bad(err, errlen, what, display, why);
 	}
@@ -157,10 +159,9 @@ int input_bounds_zkey(int fd, const char *display, uint64_t *size, char *err, si
 		return bad(err, errlen, "zkey", display, "more public signals than signals");
 	sg1 = 2ull * n8q;
 	sg2 = 4ull * n8q;
-	if ((rc = size_is(x, 8 + (uint64_t)n8q + n8r + 12 + 3 * sg1 + 3 * sg2, "zkey", display,
-			  err, errlen)) ||
-	    (rc = size_is(find(s, n, 3), ((uint64_t)npub + 1) * sg1, "zkey", display, err,
-			  errlen)))
+	if ((rc = size_is(x, 8 + (uint64_t)n8q + n8r + 12 + 3 * sg1 + 3 * sg2, "zkey", display, err,
+			  errlen)) ||
+	    (rc = size_is(find(s, n, 3), ((uint64_t)npub + 1) * sg1, "zkey", display, err, errlen)))
 		return rc;
 	x = find(s, n, 4);
 	if (x->size < 4 || rd(fd, b, 4, x->off))
@@ -169,8 +170,8 @@ int input_bounds_zkey(int fd, const char *display, uint64_t *size, char *err, si
 	    (rc = size_is(find(s, n, 5), (uint64_t)nvars * sg1, "zkey", display, err, errlen)) ||
 	    (rc = size_is(find(s, n, 6), (uint64_t)nvars * sg1, "zkey", display, err, errlen)) ||
 	    (rc = size_is(find(s, n, 7), (uint64_t)nvars * sg2, "zkey", display, err, errlen)) ||
-	    (rc = size_is(find(s, n, 8), ((uint64_t)nvars - npub - 1) * sg1, "zkey", display,
-			  err, errlen)) ||
+	    (rc = size_is(find(s, n, 8), ((uint64_t)nvars - npub - 1) * sg1, "zkey", display, err,
+			  errlen)) ||
 	    (rc = size_is(find(s, n, 9), (uint64_t)dom * sg1, "zkey", display, err, errlen)))
 		return rc;
 	if ((x = find(s, n, 10)) && x->size > ZKEY_CONTRIB_MAX)

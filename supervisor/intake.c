@@ -45,8 +45,8 @@ struct intake *intake_new(struct control_req *r, const int *fds, size_t n_fds, u
 static void *run(void *arg)
 {
 	struct intake *t = arg;
-	const struct control_peer peer = { t->uid,	   t->gid,	   t->groups,
-					   t->n_groups,	   t->bytes_quota, t->bytes_used };
+	const struct control_peer peer = { t->uid,      t->gid,         t->groups,
+					   t->n_groups, t->bytes_quota, t->bytes_used };
 	uint64_t one = 1;
 
 	copies_progress_bind(&t->bytes);

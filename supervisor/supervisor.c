@@ -130,7 +130,7 @@ struct job_files {
 	size_t n;
 	uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
 			 * until they are dropped (when the job is decided) */
-	json_t *dur; /* the job store on: names of the durable copies it holds
+	json_t *dur;    /* the job store on: names of the durable copies it holds
 				 * (copies.h), released when the slot retires */
 };
 
@@ -1481,11 +1481,12 @@ static int resume_job(void *arg, const struct store_job *sj)
 		sp[i].wgen_path = wgen;
 		wfd[i] = -1;
 		/* a witness the submit named again has one durable copy: one memfd too */
-		for (uint32_t k = 0; k < i && !why[0] && sj->state[i] != STORE_DONE &&
-				     sj->state[i] != STORE_FAILED;
+		for (uint32_t k = 0;
+		     k < i && !why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED;
 		     k++)
-			if (wfd[k] > 0 && json_equal(json_object_get(p, "copy"),
-						     json_object_get(json_array_get(parts, k), "copy")) &&
+			if (wfd[k] > 0 &&
+			    json_equal(json_object_get(p, "copy"),
+				       json_object_get(json_array_get(parts, k), "copy")) &&
 			    !copies_ref(&s->copies, wfd[k])) {
 				wfd[i] = wfd[k];
 				break;
@@ -2155,8 +2156,9 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		uint64_t b;
 		size_t n = copies_usage(&s->copies, &b);
 
-		json_object_set_new(o, "copies", json_pack("{s:I,s:I}", "count", (json_int_t)n,
-							   "bytes", (json_int_t)b));
+		json_object_set_new(
+			o, "copies",
+			json_pack("{s:I,s:I}", "count", (json_int_t)n, "bytes", (json_int_t)b));
 	}
 	if (s->lost)
 		json_object_set(o, "lost_jobs", s->lost);

@@ -29,10 +29,10 @@
  * (where a server or a user's process answers stat) is refused by default. */
 static int local_fs(int fd)
 {
-	static const unsigned long ok[] = { EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC,
-					    TMPFS_MAGIC,      OVERLAYFS_SUPER_MAGIC,
-					    ZFS_SUPER_MAGIC,  F2FS_SUPER_MAGIC,
-					    SQUASHFS_MAGIC };
+	static const unsigned long ok[] = { EXT4_SUPER_MAGIC,      XFS_SUPER_MAGIC,
+					    BTRFS_SUPER_MAGIC,     TMPFS_MAGIC,
+					    OVERLAYFS_SUPER_MAGIC, ZFS_SUPER_MAGIC,
+					    F2FS_SUPER_MAGIC,      SQUASHFS_MAGIC };
 	struct statfs f;
 
 	if (fstatfs(fd, &f))
@@ -57,8 +57,7 @@ static int beneath(const char *path, const char *dirs)
 
 		while (n > 1 && d[n - 1] == '/')
 			n--;
-		if (n && d[0] == '/' &&
-		    (n == 1 || (!strncmp(path, d, n) && path[n] == '/')))
+		if (n && d[0] == '/' && (n == 1 || (!strncmp(path, d, n) && path[n] == '/')))
 			return 1;
 		d += strcspn(d, ":");
 		if (*d == ':')
@@ -121,8 +120,7 @@ static int walk(const char *p, const struct stat *want, const char *display, cha
 		c = next;
 	}
 	if (fstat(dfd, &st) || st.st_dev != want->st_dev || st.st_ino != want->st_ino)
-		rc = place_err(err, errlen, display, "its path no longer names the file passed",
-			       p);
+		rc = place_err(err, errlen, display, "its path no longer names the file passed", p);
 out:
 	close(dfd);
 	return rc;

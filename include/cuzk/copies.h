@@ -79,8 +79,8 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 
 /* The same, for a file whose size its headers fix (input_bounds.h): want, the size it
  * must have (0: any); one of another size is refused -ESTALE before any read. */
-int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want,
-		      const char *what, const char *display, char *err, size_t errlen);
+int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
+		      const char *display, char *err, size_t errlen);
 
 /* Count the bytes this thread's copies_take calls read into *bytes from now on
  * (NULL: stop), so another thread can see a copy that makes no progress. */
