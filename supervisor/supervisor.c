@@ -52,6 +52,10 @@
 #define TICK_NS 100000000ull         /* timer period: 100 ms */
 #define STOP_GRACE_NS 10000000000ull /* children get 10 s after SIGTERM, then SIGKILL */
 #define REPLY_MAX (64u << 20)        /* a connection's unsent replies */
+/* An unfinished request line (its descriptors already queued) may take this long: a
+ * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
+ * is only reached by one that trickles a byte now and then to hoard descriptors. */
+#define LINE_TIMEOUT_NS 30000000000ull
 
 enum ev_type {
 	EV_LISTEN = 1,
@@ -114,6 +118,9 @@ struct conn {
 	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
 	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
+	uint64_t line_ns;       /* since when an unfinished line (or descriptors without
+				 * their request) waits: closed after LINE_TIMEOUT however
+				 * slowly it trickles; 0 none */
 	struct intake *pending; /* a submit being checked (intake.h): no other request of
 				 * this connection runs, and none is read, until it ends */
 	char *defer;            /* lines read behind it, '\n'-separated, run after it */
@@ -156,10 +163,16 @@ struct sup {
 	uint32_t n_ch;
 	struct conn conns[N_CONNS];
 	int listen_armed;
-	int draining;           /* refuse submits */
-	int stopping;           /* shutting down: waiting for in-flight work */
-	uint64_t stop_deadline; /* end of the drain wait */
-	int killing;            /* children were sent SIGTERM */
+	uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
+	int spare_fd;             /* /dev/null, closed to accept one connection at the
+				   * descriptor limit (to tell it so, or to let root in) */
+	uint32_t fd_budget;       /* descriptors all ordinary users may have queued or in
+				   * intakes at once: half the limit, the rest is cuzkd's
+				   * and the operator's */
+	int draining;             /* refuse submits */
+	int stopping;             /* shutting down: waiting for in-flight work */
+	uint64_t stop_deadline;   /* end of the drain wait */
+	int killing;              /* children were sent SIGTERM */
 	uint64_t kill_deadline;
 	int repush_needed;
 	/* private per job slot */
@@ -2563,6 +2576,39 @@ static void handle_listen(struct sup *s)
 		char why[160];
 		int priv;
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* At the descriptor limit the pending connection stays pending, so the
+			 * listener is ready again at once: re-arming it spun the loop at 93%
+			 * CPU. The spare descriptor lets one connection in: root's is served
+			 * (the operator gets through), another is told why and closed. Then
+			 * the listener rests until the next tick. */
+			if (s->spare_fd >= 0) {
+				close(s->spare_fd);
+				s->spare_fd = -1;
+				fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			}
+			if (fd >= 0 &&
+			    (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) ||
+			     !(cr.uid == 0 || cr.uid == geteuid()))) {
+				char *m = control_reply_error("busy",
+							      "cuzkd is out of descriptors: "
+							      "retry later");
+
+				if (m)
+					(void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+				free(m);
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0) {
+				if (s->spare_fd < 0)
+					s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+				s->listen_retry_ns = now_ns() + TICK_NS;
+				return; /* not re-armed: the tick does */
+			}
+			/* root's: served below; the spare is reopened when descriptors free */
+			s->listen_retry_ns = now_ns() + TICK_NS;
+		}
 		if (fd < 0)
 			break;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
@@ -2604,9 +2650,31 @@ static void handle_listen(struct sup *s)
  * max_parts + CONN_FDS_EXTRA unclaimed: beyond that (or when the kernel truncated
  * them) they are closed and the connection's next request with descriptors is
  * refused, since the queue no longer lines up with the requests. */
+/* Descriptors queued on connections, and held by intakes being checked, of uid
+ * (any ordinary uid when all is set). */
+static uint32_t fds_held(const struct sup *s, uid_t uid, int all)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < N_CONNS; i++)
+		if (s->conns[i].fd >= 0 && !s->conns[i].privileged &&
+		    (all || s->conns[i].uid == uid))
+			n += s->conns[i].n_fds;
+	for (const struct intake *t = s->intakes; t; t = t->next)
+		if (!owners_privileged(t->uid) && (all || t->uid == uid))
+			n += (uint32_t)t->n_fds;
+	return n;
+}
+
 static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
 {
 	const uint32_t cap = s->pl.config->max_parts + CONN_FDS_EXTRA;
+	/* An ordinary uid holds at most two requests' worth over all its connections
+	 * (one being checked, the next queued), and all of them together half the
+	 * descriptor limit: 8 connections x 4112 descriptors reached the limit, and
+	 * then root got no answer either. Root and cuzkd's uid are not counted. */
+	uint32_t uid_n = k->privileged ? 0 : fds_held(s, k->uid, 0),
+		 all_n = k->privileged ? 0 : fds_held(s, 0, 1);
 
 	if (mh->msg_flags & MSG_CTRUNC)
 		k->fd_trouble = 1;
@@ -2622,6 +2690,10 @@ static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
 			int fd;
 
 			memcpy(&fd, &in[i], sizeof(fd));
+			if (!k->privileged && (uid_n >= 2 * cap || all_n >= s->fd_budget))
+				k->fd_trouble = 1;
+			uid_n++;
+			all_n++;
 			if (k->fd_trouble || k->n_fds >= cap) {
 				k->fd_trouble = 1;
 				close(fd);
@@ -2674,6 +2746,10 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
 		    k->gen != gen)
 			return;
+		if (!k->fr.len && !k->n_fds)
+			k->line_ns = 0;
+		else if (!k->line_ns)
+			k->line_ns = k->active_ns;
 		if (k->pending)
 			return; /* read again once its submit ends (conn_resume) */
 	}
@@ -3009,6 +3085,17 @@ static void tick(struct sup *s)
 		    s->c->idle_timeout_s && t > k->active_ns &&
 		    t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
 			conn_close(s, k);
+		/* A line that never ends, however it trickles (its descriptors held). */
+		else if (k->fd >= 0 && !k->pending && !k->privileged && k->line_ns &&
+			 t > k->line_ns && t - k->line_ns >= LINE_TIMEOUT_NS)
+			conn_close(s, k);
+	}
+	if (s->listen_retry_ns && t >= s->listen_retry_ns && !s->stopping) {
+		s->listen_retry_ns = 0;
+		if (s->spare_fd < 0)
+			s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+		s->listen_armed = 1;
 	}
 	check_intakes(s, t);
 	store_sync(s);
@@ -3508,6 +3595,13 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	/* No idle copy is kept: a copy lives while a job or a preload holds it (a user's
 	 * finished job costs nothing; the operator preloads what should stay). */
 	copies_init(&s->copies, 0);
+	{
+		struct rlimit rl;
+		rlim_t lim = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : rl.rlim_cur;
+
+		s->fd_budget = lim / 2 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lim / 2);
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
 	control_set_policy(&(struct control_policy){ .wgen_dirs = c->wgen_dir });
 	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes ||
 	    !s->rec_part || !s->rec_job || !s->resumed || !s->files) {
