@@ -140,6 +140,32 @@ static int trusted_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The store holds every job's paths and uids: the daemon's alone, whatever the umask
+ * (the shipped unit's 0027 made it 0640, readable by every operator). Created 0600,
+ * or made so; SQLite gives its -wal and -shm files the mode of the database. */
+static int private_file(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat sb;
+	int rc = 0;
+
+	if (fd < 0 || fstat(fd, &sb) || ((sb.st_mode & 077) && fchmod(fd, 0600)))
+		rc = -errno;
+	if (rc)
+		snprintf(err, errlen, "job store %s: cannot make it private (0600): %s", path,
+			 strerror(-rc));
+	if (fd >= 0)
+		close(fd);
+	for (const char *sfx = "-wal\0-shm\0"; !rc && *sfx; sfx += strlen(sfx) + 1) {
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s%s", path, sfx);
+		if (!lstat(p, &sb) && S_ISREG(sb.st_mode) && (sb.st_mode & 077))
+			(void)chmod(p, 0600); /* left by an older cuzkd: SQLite keeps its mode */
+	}
+	return rc;
+}
+
 /* Before SQLite sees the file: a non-empty file must start with SQLite's magic, so a
  * file that is something else is refused with that said, not opened. */
 static int check_magic(const char *path, char *err, size_t errlen)
@@ -223,6 +249,10 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		return rc;
 	}
 	if ((rc = check_magic(st->path, err, errlen))) {
+		free(st);
+		return rc;
+	}
+	if ((rc = private_file(st->path, err, errlen))) {
 		free(st);
 		return rc;
 	}

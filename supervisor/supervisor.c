@@ -1795,6 +1795,7 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 {
 	struct owners_quota q;
 	char m[256];
+	int rc;
 
 	if (s->draining) {
 		reply_err(s, k, CONTROL_E_DRAINING,
@@ -1804,8 +1805,9 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 		return 1;
 	}
 	owners_quota(s->c, &q);
-	if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m, sizeof(m))) {
-		reply_err(s, k, CONTROL_E_QUOTA, m);
+	if ((rc = owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m,
+				      sizeof(m)))) {
+		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
 		return 1;
 	}
 	return 0;
