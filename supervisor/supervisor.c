@@ -1370,18 +1370,19 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 		snprintf(why, len, "the job store has no identity for its out dir");
 		return -1;
 	}
+	/* The path is the client's word and is opened with cuzkd's rights: whether it is
+	 * absent, unreadable or another directory is not the user's to learn (a path under
+	 * /root would tell), so every case reads the same and names only that path. */
 	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, len, "out dir changed since submit (%s: %s)", out_dir,
-			 strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) ||
+	if (fd < 0 || fstat(fd, &st) ||
 	    (uint64_t)st.st_dev != (uint64_t)json_integer_value(json_object_get(out, "dev")) ||
 	    (uint64_t)st.st_ino != (uint64_t)json_integer_value(json_object_get(out, "ino"))) {
-		snprintf(why, len, "out dir changed since submit (%s is another directory now)",
+		snprintf(why, len,
+			 "out dir changed since submit (%s is not the directory passed: "
+			 "moved, replaced or gone): submit again",
 			 out_dir);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
