@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <dirent.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -436,21 +437,58 @@ static enum stats_role stats_role_of(enum plan_role r)
 }
 
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
- * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. dfd: the out directory
- * (our descriptor of the client's, or one opened by collect_lost); display: its name
- * for the log. */
+ * OUT/<name>.{proof,public}.json.tmp.<pid>.<random>, then renames. Each name with
+ * the prefix prefix (".tmp.<pid>." included) in dfd, in turn, to fn; stops when fn
+ * returns non-zero. dfd may be an O_PATH descriptor (the client's out dir). */
+static void each_temp(int dfd, const char *prefix, int (*fn)(int dfd, const char *name, void *arg),
+		      void *arg)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = strlen(prefix);
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, n) && fn(dfd, e->d_name, arg))
+			break;
+	closedir(d);
+}
+
+static int unlink_one(int dfd, const char *name, void *arg)
+{
+	const char *display = arg;
+
+	if (unlinkat(dfd, name, 0) == 0)
+		logmsg("removed %s/%s, left by the dead finalizer", display, name);
+	return 0;
+}
+
+/* dfd: the out directory (our descriptor of the client's, or one opened by
+ * collect_lost); display: its name for the log. */
 static void unlink_temps_at(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
 			    pid_t pid)
 {
 	static const char *const kinds[] = { "proof", "public" };
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char name[PIPE_NAME_LEN + 64];
+	char prefix[PIPE_NAME_LEN + 64];
 
 	for (int k = 0; pi && dfd >= 0 && k < 2; k++) {
-		snprintf(name, sizeof(name), "%s.%s.json.tmp.%d", pi->name, kinds[k], (int)pid);
-		if (unlinkat(dfd, name, 0) == 0)
-			logmsg("removed %s/%s, left by the dead finalizer", display, name);
+		snprintf(prefix, sizeof(prefix), "%s.%s.json.tmp.%d.", pi->name, kinds[k],
+			 (int)pid);
+		each_temp(dfd, prefix, unlink_one, (void *)display);
 	}
+}
+
+static int first_name(int dfd, const char *name, void *arg)
+{
+	(void)dfd;
+	snprintf(arg, NAME_MAX + 1, "%s", name);
+	return 1;
 }
 
 /* cuzkd died between the finalizer's two renames: NAME.proof.json is under its final
@@ -463,18 +501,18 @@ static void finish_publish(const struct pipeline *pl, int dfd, const char *displ
 			   pid_t pid)
 {
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char proof[PIPE_NAME_LEN + 32], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
-		utmp[sizeof(proof) + 32];
+	char proof[PIPE_NAME_LEN + 32], pre[sizeof(proof) + 32], pub[sizeof(proof)],
+		ptmp[NAME_MAX + 1] = "", utmp[NAME_MAX + 1] = "";
 
 	if (!pi || dfd < 0)
 		return;
 	snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
-	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", proof, (int)pid);
+	snprintf(pre, sizeof(pre), "%s.tmp.%d.", proof, (int)pid);
+	each_temp(dfd, pre, first_name, ptmp);
 	snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
-	snprintf(utmp, sizeof(utmp), "%s.tmp.%d", pub, (int)pid);
-	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    faccessat(dfd, ptmp, F_OK, AT_SYMLINK_NOFOLLOW) &&
-	    faccessat(dfd, utmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	snprintf(pre, sizeof(pre), "%s.tmp.%d.", pub, (int)pid);
+	each_temp(dfd, pre, first_name, utmp);
+	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !ptmp[0] && utmp[0] &&
 	    renameat(dfd, utmp, dfd, pub) == 0)
 		logmsg("completed the publish of %s/%s that the dead finalizer had begun", display,
 		       pub);
