@@ -3236,6 +3236,47 @@ static int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errle
 	return 0;
 }
 
+/* With --group, the group's members must reach the socket: a run dir made earlier
+ * 0700 (a first start without group, a hand-made one) is opened to the group (0750:
+ * ours, so that is the mode trusted_run_dir would have created), and each directory
+ * above it that a member could not pass is named, once, instead of failing silently
+ * at every client's connect. */
+static void group_reach(const struct cuzkd_config *c)
+{
+	char p[CONFIG_PATH_MAX], *slash;
+	struct stat st;
+
+	if (!stat(c->run_dir, &st) && !(st.st_mode & S_IXGRP)) {
+		if (chmod(c->run_dir, (st.st_mode & 07777) | S_IRGRP | S_IXGRP))
+			fprintf(stderr,
+				"cuzkd: run directory %s is mode %04o and cannot be opened to group "
+				"%s (%s): its members cannot reach the socket\n",
+				c->run_dir, (unsigned)(st.st_mode & 07777), c->group,
+				strerror(errno));
+		else
+			fprintf(stderr,
+				"cuzkd: run directory %s was mode %04o: made %04o so that group %s "
+				"reaches the socket\n",
+				c->run_dir, (unsigned)(st.st_mode & 07777),
+				(unsigned)((st.st_mode & 07777) | S_IRGRP | S_IXGRP), c->group);
+	}
+	snprintf(p, sizeof(p), "%s", c->run_dir);
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st))
+			continue;
+		/* Others' x lets everyone through; the group's x only this group's members
+		 * (or the owner's, when it is the daemon's uid, which members are not). */
+		if (!(st.st_mode & S_IXOTH) && !((st.st_mode & S_IXGRP) && st.st_gid == c->gid)) {
+			fprintf(stderr,
+				"cuzkd: warning: members of group %s cannot reach the socket: %s "
+				"(mode %04o, group %u) does not let them through\n",
+				c->group, p, (unsigned)(st.st_mode & 07777), (unsigned)st.st_gid);
+			break;
+		}
+	}
+}
+
 /* Is another cuzkd answering on this socket? */
 static int socket_live(const char *path)
 {
@@ -3570,6 +3611,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	}
 	if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
 		fprintf(stderr, "cuzkd: chgrp %s %s: %s\n", c->group, c->run_dir, strerror(errno));
+	if (c->have_gid)
+		group_reach(c);
 	if (!c->foreground) {
 		if ((rc = daemonize(s))) {
 			fprintf(stderr, "cuzkd: fork: %s\n", strerror(-rc));
