@@ -833,7 +833,9 @@ err:
 
 static char *dump_line(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT), *line;
+	/* ASCII only: names are the clients' (a U+202E or a C1 control in one reaches
+	 * every reader of status as \uXXXX, never as a character that rewrites a line). */
+	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
 	size_t n;
 
 	json_decref(o);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuzk/display.h"
 #include "cuzk/fleet_pg.h"
 
 struct slot {
@@ -55,11 +56,13 @@ __attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "cuzkd: fleet: ");
+	char buf[1024], safe[2048];
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* Row names are whoever wrote the table's: escaped (display.h). */
+	fprintf(stderr, "cuzkd: fleet: %s\n", display_escape(safe, sizeof(safe), buf));
 }
 
 static uint64_t now_ms(void)

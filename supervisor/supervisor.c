@@ -34,6 +34,7 @@
 #include "cuzk/child_fsm.h"
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
+#include "cuzk/display.h"
 #include "cuzk/copies.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet.h"
@@ -227,11 +228,15 @@ __attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
+	char safe[2048];
+
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Names and paths in a line are clients' words: no control or bidi character
+	 * of theirs reaches the log (display.h). */
 	fprintf(stderr, "%02d:%02d:%02d.%03ld cuzkd: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		ts.tv_nsec / 1000000, buf);
+		ts.tv_nsec / 1000000, display_escape(safe, sizeof(safe), buf));
 }
 
 /* ---- io_uring helpers ---------------------------------------------------------- */
