@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuzk/input_bounds.h"
+#include "cuzk/peer_acl.h"
 #include "cuzk/wgen_trust.h"
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
@@ -343,6 +344,19 @@ static int in_groups(const struct control_peer *p, gid_t g)
 	return 0;
 }
 
+int control_peer_may_write_dirfd(const struct control_peer *peer, int fd, const struct stat *st)
+{
+	int acl;
+
+	if (!S_ISDIR(st->st_mode))
+		return 0;
+	if (peer->uid == 0)
+		return 1;
+	/* With an access ACL the mode's group bits are its mask, not the rights. */
+	acl = peer_acl_may(peer, fd, st, 2 | 1);
+	return acl >= 0 ? acl : control_peer_may_write_dir(peer, st);
+}
+
 int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st)
 {
 	mode_t need;
@@ -455,7 +469,7 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 			    "out_dir %s: the descriptor passed is "
 			    "not a directory",
 			    r->out_dir);
-	if (!control_peer_may_write_dir(peer, &st))
+	if (!control_peer_may_write_dirfd(peer, dfd, &st))
 		return fail(e, CONTROL_E_PERM, -EACCES,
 			    "out_dir %s: uid %u may not create files "
 			    "there, so cuzkd will not either",

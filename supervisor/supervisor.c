@@ -1435,7 +1435,7 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 			   g) if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
 		groups[pr.n_groups++] = (gid_t)json_integer_value(g);
 	pr.groups = groups;
-	if (!control_peer_may_write_dir(&pr, &st)) {
+	if (!control_peer_may_write_dirfd(&pr, fd, &st)) {
 		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
 			 (unsigned)pr.uid);
 		close(fd);

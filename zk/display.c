@@ -23,7 +23,7 @@ static int utf8(const unsigned char *p, uint32_t *cp)
 	if (p[0] >= 0xf0 && p[0] <= 0xf4 && (p[1] & 0xc0) == 0x80 && (p[2] & 0xc0) == 0x80 &&
 	    (p[3] & 0xc0) == 0x80) {
 		*cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
-		      (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+			(uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
 		return *cp >= 0x10000 && *cp <= 0x10ffff ? 4 : 0;
 	}
 	return 0;
@@ -34,8 +34,7 @@ static int utf8(const unsigned char *p, uint32_t *cp)
 static int hidden(uint32_t cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) ||
-	       cp == 0xfeff;
+		(cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xfeff;
 }
 
 char *display_escape(char *out, size_t outlen, const char *in)

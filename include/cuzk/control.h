@@ -137,9 +137,11 @@ struct control_peer {
 };
 
 /* May peer create and rename files in the directory of st (owner, group and other
- * bits as the kernel reads them; root may; ACL grants are not honoured, so an
- * ACL-only grant is refused, never the reverse)? */
+ * bits as the kernel reads them; root may)? By the mode bits only: see the next. */
 int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st);
+/* The same for the directory open as fd, by its POSIX access ACL when it has one
+ * (peer_acl.h: a named-user entry denies or grants as the kernel would). */
+int control_peer_may_write_dirfd(const struct control_peer *peer, int fd, const struct stat *st);
 
 #define CONTROL_ID_LEN 96
 

@@ -19,12 +19,14 @@ TEST(test_display_escapes_controls_bidi_and_bad_utf8_keeps_text, 1)
 
 	ck_assert_str_eq(display_escape(out, sizeof(out), "plain w1.wtns"), "plain w1.wtns");
 	/* other UTF-8 text is kept as it is */
-	ck_assert_str_eq(display_escape(out, sizeof(out), "p\xc3\xa9"
-							  "ch\xc3\xa9 \xe2\x82\xac"),
+	ck_assert_str_eq(display_escape(out, sizeof(out),
+					"p\xc3\xa9"
+					"ch\xc3\xa9 \xe2\x82\xac"),
 			 "p\xc3\xa9"
 			 "ch\xc3\xa9 \xe2\x82\xac");
 	/* C0, DEL, ESC: \xNN */
-	ck_assert_str_eq(display_escape(out, sizeof(out), "a\x1b[2Jb\x7f\n"), "a\\x1b[2Jb\\x7f\\x0a");
+	ck_assert_str_eq(display_escape(out, sizeof(out), "a\x1b[2Jb\x7f\n"),
+			 "a\\x1b[2Jb\\x7f\\x0a");
 	/* C1 (U+0085 NEL), RLO (U+202E), isolates, zero width, BOM: \uXXXX */
 	ck_assert_str_eq(display_escape(out, sizeof(out), "x\xc2\x85y"), "x\\u0085y");
 	ck_assert_str_eq(display_escape(out, sizeof(out), "a\xe2\x80\xaetxt.exe"),
@@ -37,8 +39,9 @@ TEST(test_display_escapes_controls_bidi_and_bad_utf8_keeps_text, 1)
 	/* a backslash is doubled, so "\x1b" typed is not an escaped ESC */
 	ck_assert_str_eq(display_escape(out, sizeof(out), "\\x1b"), "\\\\x1b");
 	/* cut short whole, never mid-escape, always terminated */
-	ck_assert_str_eq(display_escape(out, 6, "ab\x1b"
-						"cd"),
+	ck_assert_str_eq(display_escape(out, 6,
+					"ab\x1b"
+					"cd"),
 			 "ab");
 	ck_assert_str_eq(display_escape(out, 1, "abc"), "");
 }
