@@ -49,6 +49,8 @@ void config_defaults(struct cuzkd_config *c)
 	c->idle_timeout_s = 30;
 	c->copy_timeout_s = 120;
 	c->store_keep_days = 30;
+	c->store_keep_jobs = 10000;
+	c->store_keep_mb = 64;
 	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 	c->queue_lease_s = 30;
@@ -68,6 +70,9 @@ void config_usage(FILE *f)
 	      "  --no-store           keep jobs in memory only: a cuzkd that dies loses them\n"
 	      "  --store-keep-days D  remove decided jobs from the store D days after they\n"
 	      "                       finished (at start, then hourly; default 30; 0: never)\n"
+	      "  --store-keep-jobs N  and keep at most N decided jobs of each user (default\n"
+	      "                       10000), --store-keep-mb M of their requests (default 64):\n"
+	      "                       the oldest go first (checked every minute)\n"
 	      "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
 	      "                       (default cpu:1)\n"
 	      "  --buffers N          partition buffers in the pool (default 8)\n"
@@ -267,6 +272,8 @@ static const struct u32_opt u32_opts[] = {
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
 	{ "copy-timeout", offsetof(struct cuzkd_config, copy_timeout_s), 0, 86400 },
 	{ "store-keep-days", offsetof(struct cuzkd_config, store_keep_days), 0, 36500 },
+	{ "store-keep-jobs", offsetof(struct cuzkd_config, store_keep_jobs), 1, 1u << 30 },
+	{ "store-keep-mb", offsetof(struct cuzkd_config, store_keep_mb), 1, 1u << 20 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "queue-lease", offsetof(struct cuzkd_config, queue_lease_s), 3, 86400 },

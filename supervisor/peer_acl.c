@@ -8,8 +8,14 @@
 
 /* The kernel's xattr form of an ACL (include/uapi/linux/posix_acl_xattr.h). */
 #define ACL_XATTR_VERSION 2
-enum { TAG_USER_OBJ = 1, TAG_USER = 2, TAG_GROUP_OBJ = 4, TAG_GROUP = 8, TAG_MASK = 16,
-       TAG_OTHER = 32 };
+enum {
+	TAG_USER_OBJ = 1,
+	TAG_USER = 2,
+	TAG_GROUP_OBJ = 4,
+	TAG_GROUP = 8,
+	TAG_MASK = 16,
+	TAG_OTHER = 32
+};
 struct acl_entry {
 	uint16_t tag, perm;
 	uint32_t id;
@@ -65,7 +71,7 @@ int peer_acl_may(const struct control_peer *peer, int fd, const struct stat *st,
 		return ((unsigned)named & mask & need) == need;
 	for (size_t i = 0; i < ne; i++) {
 		int match = (e[i].tag == TAG_GROUP_OBJ && member(peer, st->st_gid)) ||
-			    (e[i].tag == TAG_GROUP && member(peer, (gid_t)e[i].id));
+			(e[i].tag == TAG_GROUP && member(peer, (gid_t)e[i].id));
 
 		if (!match)
 			continue;

@@ -199,6 +199,7 @@ struct sup {
 	uint8_t *resumed;        /* per job slot: taken over from a previous cuzkd */
 	uint64_t store_err_ns;   /* last logged store failure (one line per 10 s) */
 	uint64_t prune_ns;       /* last store_prune (--store-keep-days; hourly) */
+	uint64_t prune_uid_ns;   /* last store_prune_per_uid (--store-keep-jobs/-mb; a minute) */
 	int intake_fd;           /* eventfd: an intake finished (never closed: a thread given
 				 * up on may still write it) */
 	struct intake *intakes;  /* every intake not yet freed (intake.h) */
@@ -1707,6 +1708,24 @@ static void prune_store(struct sup *s, uint64_t t)
 		       (unsigned long long)n, s->c->store_keep_days);
 }
 
+/* Each user's decided jobs, bounded by count and bytes (a user submitting many
+ * small jobs grew the store for --store-keep-days). A minute apart: fast enough
+ * against a burst, rare enough to cost nothing. */
+static void prune_store_uid(struct sup *s, uint64_t t)
+{
+	uint64_t n;
+	char err[512];
+
+	s->prune_uid_ns = t;
+	if (store_prune_per_uid(s->store, s->c->store_keep_jobs,
+				(uint64_t)s->c->store_keep_mb << 20, &n, err, sizeof(err)))
+		store_log_err(s, "pruning", err);
+	else if (n)
+		logmsg("job store: removed %llu decided job(s) beyond a user's "
+		       "--store-keep-jobs %u / --store-keep-mb %u",
+		       (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
+}
+
 static int store_start(struct sup *s, uint64_t next_id)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
@@ -3145,6 +3164,8 @@ static void tick(struct sup *s)
 	}
 	check_intakes(s, t);
 	store_sync(s);
+	if (s->store && t - s->prune_uid_ns >= 60ull * 1000000000ull)
+		prune_store_uid(s, t);
 	if (t - s->prune_ns >= 3600ull * 1000000000ull)
 		prune_store(s, t);
 	retire(s, 0);

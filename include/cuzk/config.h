@@ -62,6 +62,8 @@ struct cuzkd_config {
 	uint32_t idle_timeout_s;      /* close a control connection idle this long; 0 never */
 	uint32_t copy_timeout_s;  /* a submit whose files read nothing this long fails; 0 never */
 	uint32_t store_keep_days; /* decided jobs leave the store this long after; 0 never */
+	uint32_t store_keep_jobs; /* and beyond this many decided jobs of one uid */
+	uint32_t store_keep_mb;   /* or this many MiB of one uid's decided requests */
 	uint32_t keep_finished_s; /* a decided job stays visible this long (a full table
 				     * retires it sooner) */
 	uint32_t metrics_conns;   /* concurrent metrics HTTP connections */
