@@ -40,6 +40,7 @@
 #include "cuzk/fleet.h"
 #include "cuzk/intake.h"
 #include "cuzk/metrics_http.h"
+#include "cuzk/open_deadline.h"
 #include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
@@ -54,6 +55,7 @@
 #define TICK_NS 100000000ull         /* timer period: 100 ms */
 #define STOP_GRACE_NS 10000000000ull /* children get 10 s after SIGTERM, then SIGKILL */
 #define REPLY_MAX (64u << 20)        /* a connection's unsent replies */
+#define RESUME_OPEN_MS 5000u         /* a stored job's out dir may take this long to open */
 /* An unfinished request line (its descriptors already queued) may take this long: a
  * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
  * is only reached by one that trickles a byte now and then to hoard descriptors. */
@@ -609,11 +611,16 @@ static uint64_t collect_lost(struct sup *s)
 				 * anything else there is not ours to touch. */
 				struct stat od;
 
-				dfd = open(jb->out_dir,
-					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
-						   O_CLOEXEC);
+				/* A deadline: a hung mount must not keep cuzkd from starting
+				 * (its temps then stay; the resume fails that job). */
+				dfd = open_deadline(jb->out_dir,
+						    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							    O_NONBLOCK,
+						    RESUME_OPEN_MS, &od);
+				if (dfd < 0)
+					dfd = -1;
 				if (dfd >= 0 &&
-				    (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
+				    ((uint64_t)od.st_dev != jb->out_dev ||
 				     (uint64_t)od.st_ino != jb->out_ino)) {
 					close(dfd);
 					dfd = -1;
@@ -1417,8 +1424,16 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 	/* The path is the client's word and is opened with cuzkd's rights: whether it is
 	 * absent, unreadable or another directory is not the user's to learn (a path under
 	 * /root would tell), so every case reads the same and names only that path. */
-	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) ||
+	/* With a deadline: a path on a hung mount must not keep cuzkd from starting. */
+	fd = open_deadline(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS, &st);
+	if (fd == -ETIMEDOUT) {
+		snprintf(why, len,
+			 "out dir %s did not answer within %u s (a hung file system?): "
+			 "submit again once it is back",
+			 out_dir, RESUME_OPEN_MS / 1000);
+		return -1;
+	}
+	if (fd < 0 ||
 	    (uint64_t)st.st_dev != (uint64_t)json_integer_value(json_object_get(out, "dev")) ||
 	    (uint64_t)st.st_ino != (uint64_t)json_integer_value(json_object_get(out, "ino"))) {
 		snprintf(why, len,

@@ -2,7 +2,7 @@
 # test: exclusive (creates and removes Unix users: useradd and userdel lock /etc/passwd)
 # Code a user controls never runs as root, no input costs more than its bytes are
 # worth, fleet credentials stay off the command line: runs tests/security/{wgen_place,
-# fleet_password,input_bounds,fleet_rows,fd_hoard,operator_room,resume_oracle,temp_squat,group_reach,name_display,acl_outdir}.sh, each an attack (as a second user where a user
+# fleet_password,input_bounds,fleet_rows,fd_hoard,operator_room,resume_oracle,temp_squat,group_reach,name_display,acl_outdir,hung_resume}.sh, each an attack (as a second user where a user
 # matters) that fails if it works. Needs root (useradd); exit 77 (SKIP) otherwise.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../security" && pwd)"
@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 77
 fi
 rc=0 ran=0
-for t in wgen_place fleet_password input_bounds fleet_rows fd_hoard operator_room resume_oracle temp_squat group_reach name_display acl_outdir; do
+for t in wgen_place fleet_password input_bounds fleet_rows fd_hoard operator_room resume_oracle temp_squat group_reach name_display acl_outdir hung_resume; do
   [ -f "$here/$t.sh" ] || continue
   echo "== security/$t"
   r=0; bash "$here/$t.sh" || r=$?
