@@ -34,7 +34,8 @@ static uint32_t u32(const unsigned char *p)
 	return v;
 }
 
-/* The section table of a binfile with magic; *n sections, *size the file's size. */
+/* The section table of a binfile with magic; *n sections, *size the file's size.
+ * 1 (and *size 0) for what is not a regular file: left to copies_take. */
 static int table(int fd, const char *magic, const char *what, const char *display, struct sec *s,
 		 unsigned *n, uint64_t *size, char *err, size_t errlen)
 {
@@ -45,6 +46,12 @@ static int table(int fd, const char *magic, const char *what, const char *displa
 
 	if (fstat(fd, &st))
 		return bad(err, errlen, what, display, strerror(errno));
+	/* Not a regular file: nothing is read here (a FIFO or a device could block);
+	 * copies_take refuses it, unread, saying what it is. */
+	if (!S_ISREG(st.st_mode)) {
+		*size = 0;
+		return 1;
+	}
 	*size = (uint64_t)st.st_size;
 	if (rd(fd, h, 12, 0) || memcmp(h, magic, 4))
 		return bad(err, errlen, what, display, "not a file of its kind (magic)");
@@ -111,7 +118,7 @@ int input_bounds_wtns(int fd, const char *display, uint64_t *size, char *err, si
 	int rc;
 
 	if ((rc = table(fd, "wtns", "witness", display, s, &n, size, err, errlen)))
-		return rc;
+		return rc > 0 ? 0 : rc;
 	h = find(s, n, 1);
 	v = find(s, n, 2);
 	if (n != 2 || !h || !v)
@@ -137,7 +144,7 @@ int input_bounds_zkey(int fd, const char *display, uint64_t *size, char *err, si
 	int rc;
 
 	if ((rc = table(fd, "zkey", "zkey", display, s, &n, size, err, errlen)))
-		return rc;
+		return rc > 0 ? 0 : rc;
 	for (unsigned i = 0; i < n; i++)
 		if (s[i].id < 1 || s[i].id > 10)
 			return bad(err, errlen, "zkey", display, "it has a section no zkey has");

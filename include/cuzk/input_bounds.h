@@ -25,7 +25,8 @@
 #define ZKEY_CONTRIB_MAX (16u << 20)
 
 /* 0 and *size (the exact size the file has and must keep), or -EINVAL with a
- * sentence in err naming the file as display (what: "witness", "zkey"). */
+ * sentence in err naming the file as display (what: "witness", "zkey"). A descriptor
+ * that is not a regular file is not read: 0 and *size 0 (copies_take refuses it). */
 int input_bounds_wtns(int fd, const char *display, uint64_t *size, char *err, size_t errlen);
 int input_bounds_zkey(int fd, const char *display, uint64_t *size, char *err, size_t errlen);
 
