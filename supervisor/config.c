@@ -605,6 +605,14 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 			 "--synthetic STRING");
 		return -EINVAL;
 	}
+	for (const char *d = c->wgen_dir; *d; d += strcspn(d, ":"), d += *d == ':') {
+		if (*d != '/' && *d != ':') {
+			snprintf(err, errlen,
+				 "--wgen-dir %s: give absolute directories, separated by ':'",
+				 c->wgen_dir);
+			return -EINVAL;
+		}
+	}
 	if (c->run_dir[0] != '/') {
 		snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);
 		return -EINVAL;
