@@ -230,7 +230,7 @@ endif
 
 # ---- targets ---------------------------------------------------------------
 .PHONY: all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
-        readme-exit-codes
+        doc-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -310,17 +310,17 @@ soak: all
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
 
-# The README's exit-code table, rewritten from zk/error.c's (the lines between its
+# docs/usage.md's exit-code table, rewritten from zk/error.c's (the lines between its
 # exit-codes markers); test_error fails while the two differ.
-readme-exit-codes: all
+doc-exit-codes: all
 	$(BUILD)/bin/cuzk help exit-codes --markdown > $(BUILD)/exit-codes.md
 	awk -v t=$(BUILD)/exit-codes.md '/<!-- exit-codes: end/ { skip = 0 } !skip { print } \
-	  /<!-- exit-codes: begin/ { while ((getline l < t) > 0) print l; skip = 1 }' README.md > README.md.tmp
-	mv README.md.tmp README.md
+	  /<!-- exit-codes: begin/ { while ((getline l < t) > 0) print l; skip = 1 }' docs/usage.md > docs/usage.md.tmp
+	mv docs/usage.md.tmp docs/usage.md
 
 # Binaries; the systemd unit (paths filled in), the sysusers.d entry for the cuzk
 # user/group, the example config (also as /etc/cuzk/cuzkd.conf unless one exists) and
-# the README. tests/scripts/install_tree.sh checks the tree.
+# the README with docs/. tests/scripts/install_tree.sh checks the tree.
 # install-files installs what is built, without building: tests/scripts/install_tree.sh
 # uses it so that it never relinks a binary that a test running beside it executes.
 install: all
@@ -335,6 +335,7 @@ install-files:
 	install -m 0644 deploy/cuzk.sysusers $(DESTDIR)$(SYSUSERSDIR)/cuzk.conf
 	install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(DOCDIR)/cuzkd.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf || \
 	  install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(SYSCONFDIR)/cuzk/cuzkd.conf
 

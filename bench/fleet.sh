@@ -51,7 +51,7 @@ for d in 1 2 3; do
   t1="$(date +%s.%N)"
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$FX/verification_key.json" "$out")"
+  r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$FX/verification_key.json" "$out")"
   printf '  %d cuzkd: %6.2f partitions/s (%d in %.1f s; snarkjs: %s)\n' "$d" \
     "$(echo "$N / ($t1 - $t0)" | bc -l)" "$N" "$(echo "$t1 - $t0" | bc -l)" "$r"
 done

@@ -78,7 +78,7 @@ med() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)
 ms="$(med "${s[@]}")"; mn="$(med "${n[@]}")"
 awk -v s="$ms" -v n="$mn" 'BEGIN{printf "  median: store %.2f, --no-store %.2f partitions/s: the store costs %.1f%% (goal < 3%%)\n", s, n, 100 * (1 - s / n)}'
 for m in store nostore; do
-  out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$fx/verification_key.json" "$tmp/out-$m")" || fail "snarkjs ($m): $out"
   echo "  snarkjs ($m, last round): $out"
 done

@@ -1,8 +1,8 @@
 /* bench/verify.c — Groth16 verification time per proof, BN254 and BLS12-381, on the
- * shared snarkjs fixtures (key, proof and public signals already parsed), with its
+ * reference snarkjs fixtures (key, proof and public signals already parsed), with its
  * parts: the proof point checks (G2 subgroup r·B), vk_x, the 4-pair Miller loop and
  * the final exponentiation. Median of VERIFY_BENCH_REPS runs (default 21).
- *   usage: verify [FIXTURES_DIR]   (default ../shared/fixtures/snarkjs-groth16, run
+ *   usage: verify [FIXTURES_DIR]   (default tests/fixtures/snarkjs-groth16, run
  *                                   from the repository root as bench/run.sh does) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +76,7 @@ static void run_final_exp(void *p)
 
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "../shared/fixtures/snarkjs-groth16";
+    const char *dir = argc > 1 ? argv[1] : "tests/fixtures/snarkjs-groth16";
     const char *env = getenv("VERIFY_BENCH_REPS");
     int reps = env ? atoi(env) : 21;
     if (reps < 1) reps = 1;

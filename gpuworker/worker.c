@@ -174,7 +174,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
     jb = &jt->jobs[jt->parts[p].job];
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb)); /* cuzkd's copy */
     {
-        /* Test-only fault hook (tests/faults/poison.sh; README "Failure handling"):
+        /* Test-only fault hook (tests/faults/poison.sh; docs/operations.md, "Failure handling"):
          * with CUZK_TEST_CRASH_ON=NAME in cuzkd's environment the worker aborts on
          * the partition named NAME, as a partition that crashes the prover would. */
         const char *crash = getenv("CUZK_TEST_CRASH_ON");

@@ -123,7 +123,7 @@ void config_usage(FILE *f)
 	      "                       (root's directories, on a local file system; default\n"
 	      "                       none: jobs from input.json are refused)\n"
 	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
-	      "                       (postgresql://...; README \"Fleet\"); --queue-lease S\n"
+	      "                       (postgresql://...; docs/operations.md \"Fleet\"); --queue-lease S\n"
 	      "                       (default 30), --queue-parallel N (default 2)\n"
 	      "  --store-proofs       with --queue: also store each proof and public JSON in\n"
 	      "                       the queue's table (`cuzk fetch`); claim the jobs\n"

@@ -435,7 +435,7 @@ static void repush_state(struct sup *s, uint32_t st)
 	free(idx);
 }
 
-/* ---- fault handling (README "Failure handling") -------------------------------- */
+/* ---- fault handling (docs/operations.md, "Failure handling") -------------------------------- */
 
 static enum stats_role stats_role_of(enum plan_role r)
 {

@@ -14,8 +14,12 @@
 # the previous run start first ($BUILD/test-logs/durations, else tests/durations),
 # so that the last one to start is a short one and the run ends soon after the
 # slowest test.
+# Each fault case (tests/faults/NAME.sh) and each security attack (tests/security/NAME.sh)
+# is a program of its own, named faults/NAME and security/NAME.
 #   --unit-only   skip the script tests (sanitizer runs)
-#   NAME ...      run only the programs so named (test_msm, fleet_pg, ...); a name
+#   --list        print the name of every program, one a line, and run none
+#   NAME ...      run only the programs so named (test_msm, fleet_pg, faults/poison, ...;
+#                 a fault or security case also by its bare name: poison); a name
 #                 that is no program is an error, so a typo never runs the whole suite
 #   TEST_FILTER=regex  run only programs whose name matches
 #   TEST_JOBS=N   how many programs run at once (1: one after the other)
@@ -25,16 +29,18 @@ root="$(cd "$here/.." && pwd)"
 cd "$root"
 BUILD="${BUILD:-build}"
 unit_only=0
+list=0
 declare -A wanted=()
 for a in "$@"; do
   case "$a" in
     --unit-only) unit_only=1 ;;
-    -*) echo "run.sh: unknown option $a (usage: run.sh [--unit-only] [NAME ...])" >&2; exit 2 ;;
+    --list) list=1 ;;
+    -*) echo "run.sh: unknown option $a (usage: run.sh [--unit-only] [--list] [NAME ...])" >&2; exit 2 ;;
     *) wanted["$a"]=0 ;;
   esac
 done
 logdir="$BUILD/test-logs"
-mkdir -p "$logdir"
+mkdir -p "$logdir" "$logdir/faults" "$logdir/security"
 jobs="${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}"
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: TEST_JOBS must be a positive number" >&2; exit 2; }
 pass=0; fail=0; skip=0; failed=()
@@ -46,8 +52,11 @@ add() {  # name, exclusive, command...
   local name="$1" x="$2"; shift 2
   if [ -n "${TEST_FILTER:-}" ] && ! [[ "$name" =~ $TEST_FILTER ]]; then return; fi
   if [ ${#wanted[@]} -gt 0 ]; then
-    [ -n "${wanted[$name]+x}" ] || return
-    wanted["$name"]=1
+    local bare="${name##*/}"
+    if [ -n "${wanted[$name]+x}" ]; then wanted["$name"]=1
+    elif [ "$bare" != "$name" ] && [ -n "${wanted[$bare]+x}" ]; then wanted["$bare"]=1
+    else return
+    fi
   fi
   names+=("$name"); excl+=("$x"); cmds+=("$(printf '%q ' "$@")")
 }
@@ -64,13 +73,25 @@ if [ $unit_only -eq 0 ]; then
     x=0; grep -q '^# test: exclusive' "$s" && x=1
     add "$(basename "$s" .sh)" "$x" env BUILD="$BUILD" bash "$s"
   done
+  # The fault and security cases, one program each. A security case creates Unix users
+  # (useradd and userdel lock /etc/passwd), so it runs alone; without root it SKIPs.
+  for s in tests/faults/*.sh tests/security/*.sh; do
+    [ "$(basename "$s")" != lib.sh ] || continue
+    d="$(basename "$(dirname "$s")")"
+    x=0; { [ "$d" = security ] || grep -q '^# test: exclusive' "$s"; } && x=1
+    add "$d/$(basename "$s" .sh)" "$x" env BUILD="$BUILD" bash "$s"
+  done
 fi
 for a in "${!wanted[@]}"; do
   if [ "${wanted[$a]}" = 0 ]; then
-    echo "run.sh: no test program named $a (see $BUILD/tests/test_* and tests/scripts/*.sh)" >&2
+    echo "run.sh: no test program named $a (run.sh --list names them)" >&2
     exit 2
   fi
 done
+if [ $list -eq 1 ]; then
+  printf '%s\n' "${names[@]}" | sort
+  exit 0
+fi
 
 # Longest first, by the previous run's durations (unknown programs count as long:
 # a new test is usually an end-to-end one).

@@ -76,7 +76,7 @@ void client_usage(FILE *f)
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
           "  help                this text\n"
-          "  help exit-codes [--markdown]   every exit code of every program (the README's table)\n"
+          "  help exit-codes [--markdown]   every exit code of every program (docs/usage.md's table)\n"
           "options: --instance NAME (default: default), --run-dir DIR (default as cuzkd:\n"
           "  /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else /tmp/cuzk-UID), --json (print\n"
           "  the daemon's JSON reply instead of text)\n",
@@ -764,7 +764,7 @@ static int simple(struct client *c, json_t *req, int kind)
  * pid = the stage kind (1 synth, 2 prove, 3 finalize), tid = that stage's process
  * index (synth i, worker i, finalizer i), ts/dur in microseconds from the job's submit.
  * A stage still running is left out (the file says how many); a failed partition gets
- * an instant event with its reason. Schema: README, "Watching it". */
+ * an instant event with its reason. Schema: docs/operations.md, "Watching it". */
 static const char *const trace_stage[PIPE_T_STAGES] = { "synth", "prove", "finalize" };
 static const char *const trace_key[PIPE_T_STAGES] = { "synth", "prove", "final" };
 static const char *const trace_proc[PIPE_T_STAGES] = { "synth", "gpuworker", "finalizer" };

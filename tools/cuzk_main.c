@@ -12,7 +12,7 @@
 #include "cuzk/witness_cmd.h"
 
 /* `cuzk help exit-codes [--markdown]`: the exit-code table of every program, as
- * text or as the README's Markdown table (test_error checks that they agree). */
+ * text or as docs/usage.md's Markdown table (test_error checks that they agree). */
 static int exit_codes_main(int argc, char **argv)
 {
     if (argc == 1) {

@@ -18,7 +18,7 @@
 #include "cuzk/pipeline.h"
 
 /* Daemons on other machines open these paths: absolute, on the shared file system
- * (README "Fleet"); a relative one would name another file there. */
+ * (docs/operations.md, "Fleet"); a relative one would name another file there. */
 static int absolute(const char *what, const char *p, char *out)
 {
 	if (!realpath(p, out)) {

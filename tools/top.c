@@ -444,7 +444,7 @@ static void top_usage(FILE *f)
 	fputs("usage: cuzk-top [--instance NAME] [--run-dir DIR] [-d SECONDS] [--once [--json]]\n"
 	      "  live view of a cuzkd instance's stats page (mapped read-only)\n"
 	      "  -d SECONDS   refresh interval (default 1)\n"
-	      "  --once       print one snapshot and exit (--json: the schema in README.md)\n"
+	      "  --once       print one snapshot and exit (--json: the schema in docs/operations.md)\n"
 	      "  keys: q quit, p pause, s sort (slot/util/rate), h help\n",
 	      f);
 	/* 20: --once, no such instance running */

@@ -54,7 +54,7 @@ const char *cuzk_strerror(int rc)
     return describe(rc, true);
 }
 
-/* The exit codes. `cuzk help exit-codes --markdown` prints this as the README's table;
+/* The exit codes. `cuzk help exit-codes --markdown` prints this as docs/usage.md's table;
  * each --help prints its own rows of it. */
 const struct cuzk_exit_row cuzk_exit_table[] = {
     { CUZK_EXIT_OK, CUZK_PROG_ALL, "ok",

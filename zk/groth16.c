@@ -1,4 +1,4 @@
-/* groth16.c — the snarkjs-compatible Groth16 prover (../shared/spec/snarkjs-groth16.md §4).
+/* groth16.c — the snarkjs-compatible Groth16 prover (docs/snarkjs-groth16.md §4).
  *
  * Every step follows the spec section named in its comment; the pitfalls list of §10
  * is why some steps look unusual (coefficients carry an extra R, c is a∘b, no division

@@ -1,5 +1,5 @@
 /* binfile.h — the iden3 binary container shared by .zkey, .wtns, .r1cs and .ptau
- * (../shared/spec/snarkjs-groth16.md §1).
+ * (docs/snarkjs-groth16.md §1).
  *
  *   offset 0  4 bytes magic ("zkey", "wtns", "r1cs", ...)
  *   offset 4  u32 LE version

@@ -43,7 +43,7 @@ typedef struct curve_group {
 } curve_group;
 
 /* Defined in the header so every translation unit can fold them (see field.h).
- * Constants from ../shared/spec/snarkjs-groth16.md §7 in Montgomery form; tests check
+ * Constants from docs/snarkjs-groth16.md §7 in Montgomery form; tests check
  * each generator is on its curve and has order r. */
 static const curve_group G1_BN254 = {
     .id = CURVE_G1_BN254,

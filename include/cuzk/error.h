@@ -10,7 +10,7 @@
  *
  * Exit codes. Every binary exits with a code of cuzk_exit_table (zk/error.c), the one
  * place they are written down: `--help` prints them from there (cuzk_exit_help), and
- * the README's "Exit codes" table is generated from it (`cuzk help exit-codes
+ * docs/usage.md's "Exit codes" table is generated from it (`cuzk help exit-codes
  * --markdown`; test_error checks that the two agree). cuzk_exit_code() turns an error
  * into the exit code of the kind of program that met it. */
 #ifndef CUZK_ERROR_H
@@ -145,7 +145,7 @@ int cuzk_cmd_fail(const struct cuzk_cmd *c, int rc, const char *fmt, ...)
 int cuzk_cmd_number(const struct cuzk_cmd *c, const char *opt, const char *s, unsigned long long max,
                     unsigned long long *out);
 
-/* The whole table as the README's Markdown table (code | for | meaning). */
+/* The whole table as docs/usage.md's Markdown table (code | for | meaning). */
 void cuzk_exit_markdown(FILE *f);
 
 #endif

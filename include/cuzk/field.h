@@ -60,7 +60,7 @@ typedef struct field_desc {
     const char *name;
 } field_desc;
 
-/* The constants, once (../shared/spec/snarkjs-groth16.md §7; tests check them against
+/* The constants, once (docs/snarkjs-groth16.md §7; tests check them against
  * GMP): the host descriptors and the device switches below are both made from these. */
 #define FIELD_BN254_FQ_N    4
 #define FIELD_BN254_FQ_BITS 254

@@ -18,7 +18,7 @@
  *   cuzk_daemons(id, host, heartbeat, started, done, lease_s: its own lease (v2), so
  *                that others can tell when its heartbeat is stale,
  *                store_proofs: it stores the proofs it finishes (v3))
- * Inputs are paths on a file system every daemon mounts at the same place (README
+ * Inputs are paths on a file system every daemon mounts at the same place (docs/operations.md,
  * "Fleet"); the daemon opens them with O_NOFOLLOW and checks regular files. Outputs
  * are paths there too (the job's out dir), or stored in the table ("Stored proofs").
  * Trust boundary: whoever can write these tables can make a daemon read any file it

@@ -1,6 +1,6 @@
 /* pipeline.h — the contract between cuzkd and its stages (cuzk-synth,
  * cuzk-gpuworker, cuzk-finalizer): what lives in the instance's shared segments and
- * how a partition moves through them. ../shared/DESIGN.md explains why.
+ * how a partition moves through them. docs/design.md explains why.
  *
  * Segments (shm/shmlayout.h): `cuzk-<instance>.data` (0600) and `.stats`.
  * Rings of the data segment (partition indices; hints only — the job table is the truth):

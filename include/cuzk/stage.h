@@ -6,7 +6,7 @@
  *
  * The shared-memory contract itself (regions, rings, the partition lifecycle) is
  * pipeline.h (shm/); this layer adds what needs zk/ (zkeys, the MSM results), so the
- * shared-memory floor imports nothing above it (README, "Layout"). */
+ * shared-memory floor imports nothing above it (docs/hacking.md, "Layout"). */
 #ifndef CUZK_STAGE_H
 #define CUZK_STAGE_H
 

@@ -1,6 +1,6 @@
 /* stats_reader.h — reading an instance's stats page from outside: one snapshot of
  * every slot (cuzk-top, `cuzk metrics`, cuzkd's metrics endpoint), as JSON
- * (`cuzk-top --once --json`, schema in README.md) or in the Prometheus text
+ * (`cuzk-top --once --json`, schema in docs/operations.md) or in the Prometheus text
  * exposition format.
  *
  * A snapshot maps the stats segment read-only, copies each slot by the seqlock

@@ -1,6 +1,6 @@
 /* store.h — cuzkd's durable job store: every accepted job and the state of each of
  * its partitions, so a new cuzkd on the same store resumes what a dead one accepted
- * (README "Failure handling"). One backend today: an SQLite file
+ * (docs/operations.md, "Failure handling"). One backend today: an SQLite file
  * (STATE_DIR/INSTANCE.db, WAL, synchronous=FULL), written by the supervisor only.
  *
  * Schema version 1 (PRAGMA user_version):

@@ -7,16 +7,16 @@
 # job's other partitions prove (verified with snarkjs). (Deaths cuzkd causes itself,
 # a restart or shutdown, count no try: tests/faults/restart.sh.)
 set -euo pipefail
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
-ft_init poisonkill
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+daemon_init poisonkill
 K=3
 # --long-call-timeout large: only our kills end the hung call (no stall kill).
-CUZK_TEST_HANG_ON=w3 ft_start --devices cpu:2 --buffers 6 --buffer-mb 16 --max-attempts "$K" \
+CUZK_TEST_HANG_ON=w3 daemon_start --devices cpu:2 --buffers 6 --buffer-mb 16 --max-attempts "$K" \
   --long-call-timeout 3600
-a="$(ft_submit bn128 6 a)"
+a="$(submit_copies bn128 6 a)"
 # w3's holder: the pid status shows for it while it is proving (none between tries).
 # (status exits 22 once the job has failed: that is what the loop waits for.)
-st_a() { ft_cuzk --json status "$a" || true; }
+st_a() { cuzk --json status "$a" || true; }
 holder() { st_a | jq -r '.job.parts[] | select(.name == "w3" and .state == "proving") | .pid // empty'; }
 kills=0 last=""
 deadline=$((SECONDS + 240))   # liveness only
@@ -30,19 +30,19 @@ while [ $SECONDS -lt $deadline ]; do
   fi
   sleep 0.05
 done
-r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$FT_INST" --run-dir "$FT_RUN" --json wait "$a")" || true
+r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$a")" || true
 w3="$(jq -c '.job.parts[] | select(.name == "w3")' <<<"$r")"
-[ "$(jq -r .state <<<"$w3")" = failed ] || ft_fail "w3 did not fail after $kills external kills: $w3"
-[ "$kills" -eq "$K" ] || ft_fail "w3 failed after $kills kills, expected $K (--max-attempts $K)"
-jq -r .reason <<<"$w3" | grep -q "crashed cuzk-gpuworker $K times (last: signal 9" || ft_fail "w3 reason: $w3"
-[ "$(jq -r .job.state <<<"$r")" = failed ] || ft_fail "job a: $r"
-[ "$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")" -eq 5 ] || ft_fail "job a: $r"
+[ "$(jq -r .state <<<"$w3")" = failed ] || fail "w3 did not fail after $kills external kills: $w3"
+[ "$kills" -eq "$K" ] || fail "w3 failed after $kills kills, expected $K (--max-attempts $K)"
+jq -r .reason <<<"$w3" | grep -q "crashed cuzk-gpuworker $K times (last: signal 9" || fail "w3 reason: $w3"
+[ "$(jq -r .job.state <<<"$r")" = failed ] || fail "job a: $r"
+[ "$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")" -eq 5 ] || fail "job a: $r"
 echo "ok: w3 failed after $K kill -9s: $(jq -r .reason <<<"$w3")"
-d="$FT_TMP/a/out"
-[ ! -e "$d/w3.proof.json" ] || ft_fail "w3 has a proof"
-rm -f "$FT_TMP/a/in/w3.wtns"
-for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || ft_fail "w$i proof missing"; done
-[ "$(ls -A "$d" | wc -l)" -eq 10 ] || ft_fail "stray files in $d: $(ls -A "$d")"
-ft_verify bn128 a
+d="$tmp/a/out"
+[ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"
+rm -f "$tmp/a/in/w3.wtns"
+for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
+[ "$(ls -A "$d" | wc -l)" -eq 10 ] || fail "stray files in $d: $(ls -A "$d")"
+verify_jobs bn128 a
 echo "ok: the job's other 5 partitions proved and verify"
-ft_shutdown
+daemon_shutdown_clean

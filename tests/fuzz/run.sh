@@ -35,7 +35,7 @@ for t in zkey wtns control; do
     "$CC" "${flags[@]}" -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" "${libs[@]}"
   fi
 done
-fx="$SHARED/fixtures/snarkjs-groth16"
+fx="$REF_FIXTURES"
 declare -A seeds=([zkey]=circuit_final.zkey [wtns]=witness.wtns)
 rc=0
 for t in zkey wtns control; do

@@ -44,7 +44,7 @@ backlog_run() {  # fixture jobs dir out [hook]
       = "done $(js 'r.job.parts.length' "$st")/$(js 'r.job.parts.length' "$st")" ] ||
       fail "backlog: job $j not done with every partition: $(cuzk status "$j")"
   done
-  verified="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  verified="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
                 "$d/verification_key.json" "$out")" || fail "backlog: snarkjs: $verified"
   [ "$verified" = "$n verified" ] || fail "backlog: snarkjs: $verified, want $n"
   awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# Shared set-up for the script tests that run a cuzkd (sourced, never run: tests/run.sh
-# only runs tests/scripts/*.sh). After `. tests/lib/daemon.sh` and `daemon_init NAME`:
-#   ROOT, BUILD (absolute), SHARED, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
+# The one helper library of the shell tests that run a cuzkd: tests/scripts/, the fault
+# cases of tests/faults/ and the attacks of tests/security/ (with security/lib.sh for
+# their second users). Sourced, never run. After `. tests/lib/daemon.sh` and `daemon_init NAME`:
+#   ROOT, BUILD (absolute), REF_FIXTURES, FIXTURES, SNARKJS ...  (tests/fixtures/env.sh)
 #   inst   a unique instance name (NAME + pid)      tmp  a temp dir, removed on exit
 #   run    the run dir (socket, pid file)           daemon_pid  set by daemon_start
 #   (the job store is $tmp/state/$inst.db: each test's own, never the default)
@@ -22,6 +23,14 @@
 #                      segment is left
 #   daemon_on_exit     set to a command run first at exit (the test's own cleanup)
 #   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
+# and for the fault tests (tests/faults/), on jobs of copies of one fixture's witness:
+#   submit_copies FX N JOB [ARGS]  a job of N copies of FX's witness (a set name under
+#                      $REF_FIXTURES, or a directory) -> $tmp/JOB/out; prints its id
+#   stage_pids KIND    pids of this instance's running KIND processes (synth|gpuworker|finalizer)
+#   pool_in_use        buffers in use, from `cuzk --json status`
+#   check_out_files JOB N  exactly w1..wN proof/public pairs in $tmp/JOB/out, nothing else
+#   verify_jobs FX JOB...  snarkjs (one node process) accepts every proof of the jobs
+#   no_orphans         no stage process and no segment of this instance is left
 # On exit the daemon (if still running) is stopped, its segments and tmp removed
 # (tmp is kept, and named, when KEEP is set).
 # shellcheck source=common.sh
@@ -57,6 +66,9 @@ daemon_cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
+  # Stages die with cuzkd (PDEATHSIG), but one a fault test SIGSTOPped must be woken to.
+  local p
+  for p in $(pgrep -f -- "--instance $inst " 2>/dev/null); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
   if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
@@ -77,7 +89,7 @@ wait_jobs() {
 }
 
 verify_outs() {  # J FX N
-  local vk="$SHARED/fixtures/snarkjs-groth16/$2/verification_key.json" i p pub
+  local vk="$REF_FIXTURES/$2/verification_key.json" i p pub
   for i in $(seq 1 "$3"); do
     p="$tmp/$1/out/w$i.proof.json"; pub="$tmp/$1/out/w$i.public.json"
     [ -f "$p" ] && [ -f "$pub" ] || fail "job $1: w$i.proof.json or w$i.public.json missing"
@@ -118,12 +130,11 @@ print(buf.decode().split("\n")[0])
 PY
 }
 
-daemon_start() {
+daemon_start() {  # appends to the log: a test that restarts its cuzkd keeps both lives
   # Witness generators are taken only from --wgen-dir: the tests' are built into
   # $BUILD/wgen (tests/lib/wgen.sh) or made in $tmp (a later --wgen-dir in OPTS wins).
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground \
-    --wgen-dir "$BUILD/wgen:$tmp" "$@" \
-    >"$tmp/cuzkd.log" 2>&1 &
+    --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
   local _
   for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
@@ -151,4 +162,46 @@ daemon_shutdown_clean() {
   [ ! -e "$run/$inst.pid" ] || fail "pid file left behind"
   ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
   echo "ok: clean shutdown (no process, socket, pid file or segment left)"
+}
+
+# ---- the fault tests' jobs ------------------------------------------------------------
+fixture_dir() { case "$1" in /*) echo "$1" ;; *) echo "$REF_FIXTURES/$1" ;; esac; }
+
+submit_copies() {  # fixture n job [extra client args]
+  local fx n="$2" job="$3" out i
+  fx="$(fixture_dir "$1")"; shift 3
+  mkdir -p "$tmp/$job/in" "$tmp/$job/out"
+  for i in $(seq 1 "$n"); do cp "$fx/witness.wtns" "$tmp/$job/in/w$i.wtns"; done
+  out="$(cuzk --json prove "$@" --zkey "$fx/circuit_final.zkey" --out "$tmp/$job/out" \
+    "$tmp/$job/in"/w*.wtns)" || fail "submit of $job: $out"
+  jq -r .job <<<"$out"
+}
+
+stage_pids() { pgrep -f -- "cuzk-$1 --instance $inst " || true; }
+
+pool_in_use() { cuzk --json status | jq -r '.pool.in_use // "missing"'; }
+
+check_out_files() {  # job n: exactly w1..wN proof/public pairs, nothing else
+  local job="$1" n="$2" d="$tmp/$1/out" files i
+  files="$(ls -A "$d" | wc -l)"
+  [ "$files" -eq $((2 * n)) ] || fail "$job: $files files in its out dir, expected $((2 * n)): $(ls -A "$d" | tr '\n' ' ')"
+  for i in $(seq 1 "$n"); do
+    [ -f "$d/w$i.proof.json" ] && [ -f "$d/w$i.public.json" ] || fail "$job: w$i proof or public missing"
+  done
+}
+
+verify_jobs() {  # fixture job...: snarkjs (one node process) accepts every proof of the jobs
+  local fx="$1" dirs=() out j; shift
+  for j in "$@"; do dirs+=("$tmp/$j/out"); done
+  out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+    "$(fixture_dir "$fx")/verification_key.json" "${dirs[@]}")" || fail "snarkjs: $out"
+  echo "$out"
+}
+
+no_orphans() {
+  local left _
+  for _ in $(seq 1 30); do left="$(pgrep -f -- "--instance $inst " || true)"; [ -z "$left" ] && break; sleep 0.1; done
+  [ -z "$left" ] || fail "stage processes left: $left"
+  ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
+  return 0
 }

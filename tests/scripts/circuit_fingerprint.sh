@@ -128,7 +128,7 @@ grep -qF "$want" <<<"$waited" || fail "cuzk wait does not print the whole reason
 grep -qF "$want" <<<"$(cuzk status "$jb" || true)" || fail "cuzk status does not print the whole reason"
 echo "ok   past the client, the synth fails the partition; status and wait show its ${#reason}-byte reason whole: $reason"
 cuzk wait "$jg" --timeout-ms 120000 >/dev/null || fail "the good job beside it"
-out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
          "$M/verification_key.json" "$tmp/good")" || fail "snarkjs: $out"
 [ "$out" = "1 verified" ] || fail "snarkjs on the good job: $out"
 [ -z "$(ls "$tmp/bad")" ] || fail "the refused job wrote $(ls "$tmp/bad")"

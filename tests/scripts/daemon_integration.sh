@@ -13,11 +13,11 @@ daemon_start --devices cpu:2 --buffers 8 --buffer-mb 16
 declare -A fx=([a]=bn128 [b]=bn128-chain [c]=bn128)
 for j in a b c; do
   mkdir -p "$tmp/$j/in" "$tmp/$j/out"
-  for i in 1 2 3 4; do cp "$SHARED/fixtures/snarkjs-groth16/${fx[$j]}/witness.wtns" "$tmp/$j/in/w$i.wtns"; done
+  for i in 1 2 3 4; do cp "$REF_FIXTURES/${fx[$j]}/witness.wtns" "$tmp/$j/in/w$i.wtns"; done
 done
 declare -A ids
 for j in a b c; do
-  d="$SHARED/fixtures/snarkjs-groth16/${fx[$j]}"
+  d="$REF_FIXTURES/${fx[$j]}"
   out="$(cuzk --json prove --zkey "$d/circuit_final.zkey" --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" \
     || fail "submit of job $j: $out"
   ids[$j]="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"

@@ -12,7 +12,7 @@ daemon_init mixc
 daemon_start --devices cpu:2 --buffers 8 --buffer-mb 16
 
 # Jobs alternate curves in submit order, so both curves are queued at once.
-SG="$SHARED/fixtures/snarkjs-groth16"
+SG="$REF_FIXTURES"
 jobs=(a b c d)
 declare -A dir=([a]="$SG/bn128" [b]="$SG/bls12381" [c]="$SG/bn128-chain" [d]="$SG/bls12381-chain")
 declare -A curve=([a]=bn128 [b]=bls12381 [c]=bn128 [d]=bls12381)

@@ -30,7 +30,7 @@ for _ in $(seq 1 100); do
   [ "$(js 'r.children.filter(c=>c.pid>0).length' "$(cuzk --json status)")" = 3 ] && break; sleep 0.1
 done
 
-A="$SHARED/fixtures/snarkjs-groth16/bn128"
+A="$REF_FIXTURES/bn128"
 mkdir -p "$tmp/in" "$tmp/out" "$tmp/z"
 cp "$A/circuit_final.zkey" "$tmp/z/a.zkey"
 for i in 1 2; do cp "$A/witness.wtns" "$tmp/in/w$i.wtns"; done

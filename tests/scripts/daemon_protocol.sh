@@ -12,7 +12,7 @@ daemon_init ptest
 
 daemon_start --devices cpu:1 --buffer-mb 16
 
-A="$SHARED/fixtures/snarkjs-groth16/bn128"; B="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+A="$REF_FIXTURES/bn128"; B="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in" "$tmp/out" "$tmp/dup/x" "$tmp/dup/y"
 for i in 1 2 3 4; do cp "$A/witness.wtns" "$tmp/in/w$i.wtns"; done
 cp "$A/witness.wtns" "$tmp/dup/x/w.wtns"; cp "$A/witness.wtns" "$tmp/dup/y/w.wtns"

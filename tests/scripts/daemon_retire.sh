@@ -8,7 +8,7 @@ set -euo pipefail
 daemon_init retire
 daemon_start --devices cpu:1 --buffer-mb 16 --keep-finished 1
 
-A="$SHARED/fixtures/snarkjs-groth16/bn128"
+A="$REF_FIXTURES/bn128"
 mkdir -p "$tmp/out"
 cp "$A/witness.wtns" "$tmp/r1.wtns"
 out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" --wait "$tmp/r1.wtns")" \

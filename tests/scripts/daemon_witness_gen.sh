@@ -45,12 +45,12 @@ for e in "${jobs[@]}"; do
   cuzk wait "$j" --timeout-ms 120000 >/dev/null || fail "job $j ($label) did not finish"
   [ -f "$tmp/$label/out/in1.proof.json" ] && [ -f "$tmp/$label/out/in2.public.json" ] ||
     fail "$label: proofs not named after the inputs: $(ls "$tmp/$label/out")"
-  out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
            "$d/verification_key.json" "$tmp/$label/out")" || fail "snarkjs on $label: $out"
   [ "$out" = "2 verified" ] || fail "snarkjs on $label: $out"
   echo "ok   $label: 2 proofs from input.json, snarkjs verified"
 done
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FIXTURES/bn128/mulchain-10/verification_key.json" "$tmp/wtns/out" | grep -qx "1 verified" ||
   fail "the .wtns job's proof"
 echo "ok   a .wtns job beside them proved and verified"
@@ -142,7 +142,7 @@ p1="$(synth_pid)"
 mkdir -p "$tmp/after/out"
 cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" --out "$tmp/after/out" --wait \
   "$tmp/bad/good.json" >/dev/null || fail "a good job after the crashes"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
   "$tmp/after/out" | grep -qx "1 verified" || fail "the proof after the crashes"
 echo "ok   the daemon goes on: synth restarted ($p0 -> $p1), the next job proved and verified"
 
@@ -151,7 +151,7 @@ echo "ok   the daemon goes on: synth restarted ($p0 -> $p1), the next job proved
 mkdir -p "$tmp/fixed/out"
 cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/crash.wgen" --out "$tmp/fixed/out" --wait \
   "$tmp/bad/good.json" >/dev/null || fail "the generator rebuilt in place"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$M/verification_key.json" \
   "$tmp/fixed/out" | grep -qx "1 verified" || fail "the proof with the rebuilt generator"
 echo "ok   a generator rebuilt in place is loaded again (proved, verified)"
 

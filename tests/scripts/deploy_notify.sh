@@ -27,7 +27,7 @@ try:
                          "--json", "status"], capture_output=True, text=True, timeout=20)
     print(st.stdout.strip()[:400])
     assert st.returncode == 0, st.stderr
-    # the operator commands of README "Operators": cuzk-top once, restart a stage
+    # the operator commands of docs/operations.md: cuzk-top once, restart a stage
     top = subprocess.run([bin + "/cuzk-top", "--instance", inst, "--run-dir", tmp + "/run",
                           "--once"], capture_output=True, text=True, timeout=20)
     print(top.stdout.strip()[:600])

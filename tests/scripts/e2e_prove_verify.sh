@@ -2,7 +2,7 @@
 # End to end: prove every fixture with cuzk and verify the proof with snarkjs.
 #
 # Fixtures: ours (the default set of tests/fixtures/make.sh, cached) and the four in
-# ../shared/fixtures/snarkjs-groth16/. For each one:
+# tests/fixtures/snarkjs-groth16/. For each one:
 #   * prove (cuzk prove-local ZKEY WTNS PROOF PUBLIC) and check that
 #     `snarkjs groth16 verify` says OK;
 #   * proof.json has the snarkjs shape (decimal strings, z = "1" / ["1","0"],
@@ -110,7 +110,7 @@ while IFS= read -r d; do
   [ -f "$d/.stamp" ] || { echo "FAIL: fixture $d was not built" >&2; exit 1; }
   fixtures+=("$d")
 done < <(bash "$ROOT/tests/fixtures/make.sh" --list)
-for d in "$SHARED"/fixtures/snarkjs-groth16/*/; do
+for d in "$REF_FIXTURES"/*/; do
   [ -f "$d/circuit_final.zkey" ] && fixtures+=("${d%/}")
 done
 if [ ${#fixtures[@]} -eq 0 ]; then
@@ -121,7 +121,7 @@ pass=0; fail=0; failed=()
 for d in "${fixtures[@]}"; do
   case "$d" in
     "$FIXTURES"/*) label="${d#"$FIXTURES"/}" ;;
-    *) label="shared/${d##*/}" ;;
+    *) label="reference/${d##*/}" ;;
   esac
   if [ -n "${E2E_FILTER:-}" ] && ! [[ "$label" =~ $E2E_FILTER ]]; then continue; fi
   zkey="$d/circuit_final.zkey"; wtns="$d/witness.wtns"; vkey="$d/verification_key.json"

@@ -91,7 +91,7 @@ for i in $(seq 1 $N); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
 proofs_in() { ls "$1" | grep -c '\.proof\.json$' || true; }
 # snarkjs_all WHAT DIR N: snarkjs verifies all N proofs in DIR (r: its summary).
 snarkjs_all() {
-  r="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+  r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$FX/verification_key.json" "$2")" || fail "$1 snarkjs: $r"
   [ "$r" = "$3 verified" ] || fail "$1 snarkjs: $r"
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The floors of the house: a folder may import only folders on a lower floor, never
 # one beside it or above it, so that each floor can be read, built and tested with
-# only what stands under it. The table below is the rule (README, "Layout" says the
+# only what stands under it. The table below is the rule (docs/hacking.md, "Layout" says the
 # same); this script derives the import graph from the tree and fails on any arrow
 # that runs sideways or up.
 #

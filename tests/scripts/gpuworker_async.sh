@@ -18,17 +18,17 @@ declare -A ids
 for j in a b c; do
   mkdir -p "$tmp/$j/in" "$tmp/$j/out"
   for i in $(seq 1 "${cnt[$j]}"); do
-    cp "$SHARED/fixtures/snarkjs-groth16/${fx[$j]}/witness.wtns" "$tmp/$j/in/w$i.wtns"
+    cp "$REF_FIXTURES/${fx[$j]}/witness.wtns" "$tmp/$j/in/w$i.wtns"
   done
 done
 for j in a b c; do
-  out="$(cuzk --json prove --zkey "$SHARED/fixtures/snarkjs-groth16/${fx[$j]}/circuit_final.zkey" \
+  out="$(cuzk --json prove --zkey "$REF_FIXTURES/${fx[$j]}/circuit_final.zkey" \
     --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" || fail "submit of job $j: $out"
   ids[$j]="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"
 done
 # While they run: preload and evict the first circuit (the worker applies the table
 # between partitions, once nothing is in flight; both must complete).
-Z="$SHARED/fixtures/snarkjs-groth16/bn128/circuit_final.zkey"
+Z="$REF_FIXTURES/bn128/circuit_final.zkey"
 out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json preload "$Z")" \
   || fail "preload while jobs run: $out"
 out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json evict "$Z")" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuzkd --metrics-listen and cuzk trace, checked from outside (README "Watching it"):
+# cuzkd --metrics-listen and cuzk trace, checked from outside (docs/operations.md, "Watching it"):
 #  1. option checks: a name instead of a numeric address is refused (exit 2); a port
 #     already taken stops cuzkd at start (exit 3);
 #  2. a daemon job (cpu:1), then GET /metrics: 200, text/plain; version=0.0.4, a body
@@ -47,7 +47,7 @@ daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --metrics-listen "127.0.
 grep -q "metrics on http://127.0.0.1:$port/metrics" "$tmp/cuzkd.log" || fail "no metrics line in the log"
 
 NPART="${CUZK_TRACE_PARTS:-4}"
-fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+fx="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in" "$tmp/out"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" \

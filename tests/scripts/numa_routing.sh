@@ -14,7 +14,7 @@ set -euo pipefail
 daemon_init numa
 need_bins cuzk-top
 topo="$ROOT/tests/topologies/dual-xeon-8gpu.xml"
-fx="$SHARED/fixtures/snarkjs-groth16/bn128"
+fx="$REF_FIXTURES/bn128"
 N=8
 # shellcheck disable=SC2034  # counted by verify_outs (daemon.sh), which set -u needs set
 n=0
@@ -94,9 +94,11 @@ for p in parts:
     bn = t["synth"]["buf_node"]
     assert sn == wn == bn, f"{p['name']}: synth on node {sn}, worker on node {wn}, buffer on node {bn}"
     per[sn] += 1
+# Which worker takes which partition is the scheduler's choice (on a loaded machine one
+# worker may take all 8): routing guarantees where each partition is synthesized and
+# buffered, not a share of the work, so the share is printed, never asserted.
 print(f"ok: every partition synthesized on its worker's node into that node's buffer "
       f"(node 0: {per[0]}, node 1: {per[1]})")
-assert per[0] and per[1], f"one node did all the work: {per}"
 nodes = {x["node"]: x for x in top["nodes"]}
 assert sorted(nodes) == [0, 1], top["nodes"]
 for k in (0, 1):

@@ -33,7 +33,7 @@ fi
 
 fail=0
 check() {  # fixture-set name
-  local set="$1" name="$2" fx="$SHARED/fixtures/snarkjs-groth16/$1"
+  local set="$1" name="$2" fx="$REF_FIXTURES/$1"
   local proof="$tmp/$name.proof.json" public="$tmp/$name.public.json" out
   if [ ! -s "$proof" ] || [ ! -s "$public" ]; then
     echo "FAIL  $name: missing $proof or $public"; fail=1; return

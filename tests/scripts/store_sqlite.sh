@@ -91,7 +91,7 @@ while read -r f ino mt; do
 done <"$tmp/noted"
 echo "ok: $N proofs after $k kill -9 of cuzkd (of $KILLS planned); $(sort -u "$tmp/noted" | wc -l) file(s) already there at a kill were never rewritten"
 grep -o "job $id resumed.*" "$tmp/cuzkd.log" | sed 's/ -> .*//; s/^/  /'
-out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/out")" || fail "snarkjs: $out"
 [ "$out" = "$N verified" ] || fail "snarkjs: $out"
 echo "ok: snarkjs: $out"
@@ -128,7 +128,7 @@ answering
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$ib")" || fail "wait $ib: $r"
 [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $ib: $r"
 cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" || fail "w3 kept the other witness's proof: $(cat "$tmp/stale/w3.public.json")"
-out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/stale")" || fail "snarkjs: $out"
 echo "ok: a proof of another witness under w3's name was proved over on resume; snarkjs: $out"
 daemon_shutdown_clean >/dev/null
@@ -194,7 +194,7 @@ for w in "${wpids[@]}"; do wait "$w" || true; done
 for j in $ja $jb; do
   [ "$(jq -r .job.state <"$tmp/w$j")" = done ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
 done
-out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/ca" ${jb:+"$tmp/cb"})" || fail "snarkjs: $out"
 [ "$out" = "$((3 + 2 * have_wgen)) verified" ] || fail "snarkjs: $out"
 echo "ok: resumed from cuzkd's copies although the client's files were overwritten; snarkjs: $out"
@@ -298,7 +298,7 @@ stages_gone
 [ -z "$(ls -A "$tmp/f2")" ] || fail "the refused job wrote: $(ls -A "$tmp/f2")"
 ids="$(sq "$state/$inst.db" "select group_concat(id) from jobs")"
 [ "$ids" = "$a,$b" ] || fail "store holds jobs $ids, want $a,$b (the refused one must not be there)"
-out="$(node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
+out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/f1" "$tmp/f3")" || fail "snarkjs: $out"
 echo "ok: nothing half-accepted: the store holds jobs $ids only; snarkjs: $out"
 rm -f /dev/shm/cuzk-"$inst".*

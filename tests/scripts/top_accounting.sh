@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The evidence, checked from outside: run a daemon job (cpu:2), then
-#  1. cuzk-top --once --json matches its documented schema (README "cuzk-top JSON"),
+#  1. cuzk-top --once --json matches its documented schema (docs/operations.md, "cuzk-top JSON"),
 #     and every slot's per-state totals equal its wall time within 0.1%;
 #  2. cuzk metrics passes a checker of the Prometheus text-format rules;
 #  3. cuzk-top in a real terminal (tmux): header and every stage row appear, and the
@@ -18,7 +18,7 @@ tsess="cuzktop$$"
 daemon_on_exit='tmux kill-session -t "$tsess" 2>/dev/null; daemon_stop'
 start_daemon() { daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"; } # extra cuzkd options
 NPART="${CUZK_TOP_PARTS:-8}"
-fx="$SHARED/fixtures/snarkjs-groth16/bn128-chain"
+fx="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 submit() { # out dir -> job id

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks for top_accounting.sh: cuzk-top JSON schema (README "cuzk-top --once --json"),
+"""Checks for top_accounting.sh: cuzk-top JSON schema (docs/operations.md, "cuzk-top --once --json"),
 accounting (states sum to wall time), Prometheus text-format rules, planted delay; and
 for metrics_trace.sh: one HTTP request, the cuzk trace JSON."""
 import json, math, re, sys

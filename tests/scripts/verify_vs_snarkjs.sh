@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `cuzk verify` against `snarkjs groth16 verify`, and prove-local's self-verification.
 #
-# Proofs: every ../shared/fixtures/snarkjs-groth16/*/ (snarkjs's own proof_snarkjs.json
+# Proofs: every tests/fixtures/snarkjs-groth16/*/ (snarkjs's own proof_snarkjs.json
 # and public_snarkjs.json) and a proof made by `cuzk prove-local` for each cached
 # fixture of tests/fixtures/make.sh. For each proof, the valid one and these changes:
 #   pi_a[0], pi_a[1], pi_b[0][0], pi_b[0][1], pi_b[1][0], pi_b[1][1], pi_c[0], pi_c[1]
@@ -36,10 +36,10 @@ use_tmp
 
 # ---- the proofs ----------------------------------------------------------------
 : >"$tmp/proofs"   # label vkey public proof
-for d in "$SHARED"/fixtures/snarkjs-groth16/*/; do
+for d in "$REF_FIXTURES"/*/; do
   d="${d%/}"
   [ -f "$d/verification_key.json" ] && [ -f "$d/proof_snarkjs.json" ] && [ -f "$d/public_snarkjs.json" ] || continue
-  echo "shared_${d##*/} $d/verification_key.json $d/public_snarkjs.json $d/proof_snarkjs.json" >>"$tmp/proofs"
+  echo "reference_${d##*/} $d/verification_key.json $d/public_snarkjs.json $d/proof_snarkjs.json" >>"$tmp/proofs"
 done
 while IFS= read -r d; do
   label="$(echo "${d#"$FIXTURES"/}" | tr / _)"
@@ -172,7 +172,7 @@ fs.writeFileSync(outF, w);
 JS
 unsat_fail=0
 first_cached="$(bash "$ROOT/tests/fixtures/make.sh" --list | awk "NR == 1")"
-for d in "$SHARED"/fixtures/snarkjs-groth16/bn128 "$SHARED"/fixtures/snarkjs-groth16/bls12381 $first_cached; do
+for d in "$REF_FIXTURES"/bn128 "$REF_FIXTURES"/bls12381 $first_cached; do
   [ -f "$d/circuit.r1cs" ] || continue
   label="$(basename "$(dirname "$d")")/$(basename "$d")"
   node "$tmp/bump.cjs" "$d/circuit.r1cs" "$d/witness.wtns" "$tmp/unsat.wtns"

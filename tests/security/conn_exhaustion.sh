@@ -71,7 +71,7 @@ echo "ok: uid $uid served again"
 # A wait in progress is not idle: with the synth stopped (SIGSTOP) a job cannot
 # finish, and `cuzk wait --timeout-ms 6000` (longer than --idle-timeout 3) must get
 # its "still running" answer (exit 23), not a closed connection.
-A="$SHARED/fixtures/snarkjs-groth16/bn128"
+A="$REF_FIXTURES/bn128"
 mkdir -p "$tmp/in" "$tmp/out"; cp "$A/witness.wtns" "$tmp/in/w1.wtns"
 spid="$(pgrep -f -- "cuzk-synth.*--instance $inst " | head -1)"
 [ -n "$spid" ] || fail "no synth process"

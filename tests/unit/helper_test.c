@@ -1,9 +1,12 @@
 /* helper_test.c — shared unit-test helpers (see helper_test.h). */
 #include "helper_test.h"
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -98,11 +101,27 @@ uint64_t *test_rand_points(const curve_group *G, size_t n)
     return aff;
 }
 
-void test_shared_fixture(char *dst, size_t len, const char *set, const char *file)
+void test_ref_fixture(char *dst, size_t len, const char *set, const char *file)
 {
-    const char *s = getenv("CUZK_SHARED");
+    static char dir[PATH_MAX];
 
-    snprintf(dst, len, "%s/fixtures/snarkjs-groth16/%s/%s", s && *s ? s : "../shared", set, file);
+    if (!dir[0]) {
+        const char *env = getenv("CUZK_REF_FIXTURES");
+        char exe[PATH_MAX];
+        ssize_t n;
+
+        if (env && *env) {
+            snprintf(dir, sizeof dir, "%s", env);
+        } else if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+            /* <repo>/<build>/tests/test_x -> <repo>/tests/fixtures/snarkjs-groth16, so a
+             * test binary finds its fixtures from any working directory. */
+            exe[n] = 0;
+            snprintf(dir, sizeof dir, "%s/tests/fixtures/snarkjs-groth16", dirname(dirname(dirname(exe))));
+        }
+        if (!dir[0] || access(dir, R_OK | X_OK) != 0)
+            snprintf(dir, sizeof dir, "tests/fixtures/snarkjs-groth16");
+    }
+    snprintf(dst, len, "%s/%s/%s", dir, set, file);
 }
 
 /* What TEST registered before main: a program's tests fit in a fixed table. */

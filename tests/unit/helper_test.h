@@ -36,9 +36,11 @@ void test_rand_scalars(const field_desc *Fr, uint64_t *s, size_t n, enum test_sc
  * inversion. Aborts when memory runs out. */
 uint64_t *test_rand_points(const curve_group *G, size_t n);
 
-/* dst = the shared snarkjs fixture file FILE of set SET ("bn128", "bn128-chain", ...):
- * under $CUZK_SHARED, else ../shared (tests run from the repository's root). */
-void test_shared_fixture(char *dst, size_t len, const char *set, const char *file);
+/* dst = the reference fixture file FILE of set SET ("bn128", "bn128-chain", ...), made
+ * by snarkjs and committed in tests/fixtures/snarkjs-groth16/ (make_reference.sh there
+ * says how): under $CUZK_REF_FIXTURES if set, else found from this binary's place in
+ * the build tree, else relative to the working directory. */
+void test_ref_fixture(char *dst, size_t len, const char *set, const char *file);
 
 /* One test case run `loops` times (Check's loop tests: _i = 0 .. loops-1); a table
  * written { name, fn } (loops 0) runs it once. */

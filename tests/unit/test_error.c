@@ -1,8 +1,8 @@
 /* test_error — the one error space and the one exit-code table (zk/error.c):
  * CUZK_E_* never meets an errno, every code has a name, a message and an exit code of
  * the table for each kind of program, the documented numbers stay what scripts read,
- * and the README's table is the table in the code. Run from the source root (tests/run.sh
- * does), where README.md is. */
+ * and docs/usage.md's table is the table in the code. Run from the source root (tests/run.sh
+ * does), where docs/ is. */
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
@@ -96,7 +96,7 @@ TEST(test_error_errno_is_read_as_errno, 1)
 }
 END_TEST
 
-/* The numbers scripts and tests read (README "Exit codes"): never renumbered. */
+/* The numbers scripts and tests read (docs/usage.md, "Exit codes"): never renumbered. */
 TEST(test_error_documented_numbers_stay, 1)
 {
     static const struct {
@@ -168,18 +168,18 @@ static char *slurp(FILE *f)
 
 TEST(test_error_readme_table_is_the_code_table, 1)
 {
-    FILE *f = fopen("README.md", "r");
-    ck_assert_msg(f, "README.md not found: run from the source root");
+    FILE *f = fopen("docs/usage.md", "r");
+    ck_assert_msg(f, "docs/usage.md not found: run from the source root");
     char *readme = slurp(f);
     fclose(f);
     ck_assert_ptr_nonnull(readme);
     const char *b = strstr(readme, "<!-- exit-codes: begin");
-    ck_assert_msg(b, "README.md has no exit-codes: begin marker");
+    ck_assert_msg(b, "docs/usage.md has no exit-codes: begin marker");
     b = strchr(b, '\n');
     ck_assert_ptr_nonnull(b);
     b++;
     const char *e = strstr(b, "<!-- exit-codes: end");
-    ck_assert_msg(e, "README.md has no exit-codes: end marker");
+    ck_assert_msg(e, "docs/usage.md has no exit-codes: end marker");
 
     char *want = NULL;
     size_t wlen = 0;
@@ -188,8 +188,8 @@ TEST(test_error_readme_table_is_the_code_table, 1)
     cuzk_exit_markdown(m);
     fclose(m);
     ck_assert_msg((size_t)(e - b) == wlen && !memcmp(b, want, wlen),
-                  "README.md's exit-code table differs from zk/error.c's: run `make readme-exit-codes`\n"
-                  "README:\n%.*s\ncode:\n%s",
+                  "docs/usage.md's exit-code table differs from zk/error.c's: run `make doc-exit-codes`\n"
+                  "docs/usage.md:\n%.*s\ncode:\n%s",
                   (int)(e - b), b, want);
     free(want);
     free(readme);

@@ -268,9 +268,9 @@ static json_t *fixture_load(void)
 {
     char path[4096];
     json_error_t err;
-    test_shared_fixture(path, sizeof path, "bn128", "intermediates_fixed_rs.json");
+    test_ref_fixture(path, sizeof path, "bn128", "intermediates_fixed_rs.json");
     json_t *j = json_load_file(path, 0, &err);
-    ck_assert_msg(j != NULL, "%s: %s (set CUZK_SHARED to the shared folder)", path, err.text);
+    ck_assert_msg(j != NULL, "%s: %s (set CUZK_REF_FIXTURES)", path, err.text);
     return j;
 }
 

@@ -35,7 +35,7 @@ static uint64_t buf_need(const char *set)
     uint64_t n;
 
     memset(&z, 0, sizeof(z));
-    test_shared_fixture(fx, sizeof(fx), set, "circuit_final.zkey");
+    test_ref_fixture(fx, sizeof(fx), set, "circuit_final.zkey");
     ck_assert_msg(zkey_open(&z, fx, err, sizeof(err)) == 0, "%s", err);
     n = pipeline_buf_bytes(z.domain_size, z.nvars, z.n8r);
     zkey_close(&z);
@@ -152,7 +152,7 @@ static void check_outputs(const char *set, const char *name)
     snprintf(path, sizeof(path), "%s/%s.public.json", outdir, name);
     got = json_load_file(path, 0, &je);
     ck_assert_msg(got != NULL, "%s: %s", path, je.text);
-    test_shared_fixture(fx, sizeof(fx), set, "public.json");
+    test_ref_fixture(fx, sizeof(fx), set, "public.json");
     want = json_load_file(fx, 0, &je);
     ck_assert_msg(want != NULL, "%s: %s", fx, je.text);
     ck_assert_msg(json_equal(got, want), "%s: public signals differ from %s", path, fx);
@@ -294,11 +294,11 @@ TEST(test_pipeline_proves_fixtures_end_to_end, 1)
     char zk1[512], zk2[512];
     char names[8][16];
 
-    test_shared_fixture(zk1, sizeof(zk1), "bn128", "circuit_final.zkey");
-    test_shared_fixture(zk2, sizeof(zk2), "bn128-chain", "circuit_final.zkey");
-    test_shared_fixture(w1, sizeof(w1), "bn128", "witness.wtns");
-    test_shared_fixture(w2, sizeof(w2), "bn128-chain", "witness.wtns");
-    test_shared_fixture(r2, sizeof(r2), "bn128-chain", "circuit.r1cs");
+    test_ref_fixture(zk1, sizeof(zk1), "bn128", "circuit_final.zkey");
+    test_ref_fixture(zk2, sizeof(zk2), "bn128-chain", "circuit_final.zkey");
+    test_ref_fixture(w1, sizeof(w1), "bn128", "witness.wtns");
+    test_ref_fixture(w2, sizeof(w2), "bn128-chain", "witness.wtns");
+    test_ref_fixture(r2, sizeof(r2), "bn128-chain", "circuit.r1cs");
     /* The bad witness: another circuit's (wrong length for the bn128 zkey). */
     snprintf(bad, sizeof(bad), "%s/bad.wtns", outdir);
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", w2, bad);
@@ -438,7 +438,7 @@ TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
     struct stat sb;
 
     ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s", err);
-    test_shared_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
+    test_ref_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
     snprintf(path, sizeof(path), "%s/k.zkey", outdir);
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fx, path);
     ck_assert_int_eq(system(cmd), 0);
@@ -461,7 +461,7 @@ TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
         ck_assert_int_eq(used, 1);
     }
     /* Replaced by another file under the same name: the new one is served. */
-    test_shared_fixture(fx, sizeof(fx), "bn128-chain", "circuit_final.zkey");
+    test_ref_fixture(fx, sizeof(fx), "bn128-chain", "circuit_final.zkey");
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", fx, path, path, path);
     ck_assert_int_eq(system(cmd), 0);
     ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
@@ -494,7 +494,7 @@ TEST(test_pipeline_circuits_preload_pin_evict, 1)
     int pinned = 0;
 
     ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_SYNTH, err, sizeof(err)) == 0, "%s", err);
-    test_shared_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
+    test_ref_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
     for (int i = 0; i < 6; i++) {
         snprintf(k[i], sizeof(k[i]), "%s/k%d.zkey", outdir, i);
         snprintf(cmd, sizeof(cmd), "cp '%s' '%.299s'", fx, k[i]);
@@ -577,8 +577,8 @@ TEST(test_pipeline_synth_takes_higher_priority_first, 1)
     struct pipe_submit_part a[2], b[1];
     uint32_t ja, jb, v;
 
-    test_shared_fixture(zk, sizeof(zk), "bn128", "circuit_final.zkey");
-    test_shared_fixture(w, sizeof(w), "bn128", "witness.wtns");
+    test_ref_fixture(zk, sizeof(zk), "bn128", "circuit_final.zkey");
+    test_ref_fixture(w, sizeof(w), "bn128", "witness.wtns");
     a[0] = (struct pipe_submit_part){ w, NULL, "a0" };
     a[1] = (struct pipe_submit_part){ w, NULL, "a1" };
     b[0] = (struct pipe_submit_part){ w, NULL, "b0" };
@@ -683,11 +683,11 @@ TEST_AS("executables", test_pipeline_stage_binaries_prove_and_stop_on_sigterm, 1
     /* A doorbell number that is not an open descriptor is refused, not written to. */
     ck_assert_int_eq(run_status("cuzk-finalizer", "--doorbell-fd", "1000", NULL), CUZK_EXIT_USAGE);
 
-    test_shared_fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
-    test_shared_fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
-    test_shared_fixture(w[0], sizeof(w[0]), "bn128", "witness.wtns");
-    test_shared_fixture(w[1], sizeof(w[1]), "bn128-chain", "witness.wtns");
-    test_shared_fixture(r, sizeof(r), "bn128-chain", "circuit.r1cs");
+    test_ref_fixture(zk[0], sizeof(zk[0]), "bn128", "circuit_final.zkey");
+    test_ref_fixture(zk[1], sizeof(zk[1]), "bn128-chain", "circuit_final.zkey");
+    test_ref_fixture(w[0], sizeof(w[0]), "bn128", "witness.wtns");
+    test_ref_fixture(w[1], sizeof(w[1]), "bn128-chain", "witness.wtns");
+    test_ref_fixture(r, sizeof(r), "bn128-chain", "circuit.r1cs");
     parts[0][0] = (struct pipe_submit_part){ w[0], NULL, "bn128-a" };
     parts[0][1] = (struct pipe_submit_part){ w[0], NULL, "bn128-b" };
     parts[1][0] = (struct pipe_submit_part){ w[1], r, "bn128-chain-a" };

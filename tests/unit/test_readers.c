@@ -1,9 +1,7 @@
 /* test_readers.c — the iden3 container, .zkey, .wtns and .r1cs readers against the
- * shared snarkjs fixtures (spec §8 worked example, refprover --info) and against
- * corrupted copies made in a mkdtemp directory.
- *
- * The shared folder: $CUZK_SHARED, else <repo>/../shared found from this binary's
- * location (build/tests/test_readers), else ../shared from the current directory. */
+ * reference snarkjs fixtures in tests/fixtures/snarkjs-groth16/ (spec §8 worked
+ * example, refprover --info) and against corrupted copies made in a mkdtemp directory
+ * (test_ref_fixture finds the fixtures from any working directory). */
 #include <check.h>
 #include <errno.h>
 #include <ftw.h>
@@ -23,40 +21,15 @@
 
 #include "helper_test.h"
 
-static char shared[PATH_MAX];
 static char tmpdir[PATH_MAX];
 static char err[1024];
-
-static void find_shared(void)
-{
-    const char *env = getenv("CUZK_SHARED");
-    char exe[PATH_MAX], cand[PATH_MAX + 32];
-    struct stat st;
-
-    if (env && *env) {
-        snprintf(shared, sizeof shared, "%s", env);
-        return;
-    }
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        /* <repo>/<build>/tests/test_readers -> <repo>/../shared */
-        char *d = dirname(dirname(dirname(exe)));
-        snprintf(cand, sizeof cand, "%s/../shared/fixtures", d);
-        if (stat(cand, &st) == 0) {
-            snprintf(shared, sizeof shared, "%s/../shared", d);
-            return;
-        }
-    }
-    snprintf(shared, sizeof shared, "../shared");
-}
 
 static const char *fx(const char *set, const char *file)
 {
     static char buf[4][PATH_MAX + 64];
     static int k;
     char *p = buf[k++ & 3];
-    snprintf(p, PATH_MAX + 64, "%s/fixtures/snarkjs-groth16/%s/%s", shared, set, file);
+    test_ref_fixture(p, PATH_MAX + 64, set, file);
     return p;
 }
 
@@ -72,8 +45,7 @@ static const char *tmp(const char *name)
 static uint8_t *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open fixture %s: %s (set CUZK_SHARED to the shared folder)", path,
-                  strerror(errno));
+    ck_assert_msg(f != NULL, "cannot open fixture %s: %s (set CUZK_REF_FIXTURES)", path, strerror(errno));
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -132,7 +104,6 @@ static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw
 
 static void setup(void)
 {
-    find_shared();
     snprintf(tmpdir, sizeof tmpdir, "/tmp/cuzk-readers-XXXXXX");
     ck_assert(mkdtemp(tmpdir) != NULL);
     err[0] = 0;

@@ -295,13 +295,13 @@ static void round_setup(struct round *r)
     ck_assert_int_eq(ntt_domain_init(&r->d, &FIELD_BN254_FR, 13), 0);
     r->fake = (zkey){ .Fr = &FIELD_BN254_FR, .n8r = 32, .domain_size = 1 << 12 };
 
-    test_shared_fixture(zp, sizeof zp, "bn128-chain", "circuit_final.zkey");
-    test_shared_fixture(wp, sizeof wp, "bn128-chain", "witness.wtns");
+    test_ref_fixture(zp, sizeof zp, "bn128-chain", "circuit_final.zkey");
+    test_ref_fixture(wp, sizeof wp, "bn128-chain", "witness.wtns");
     if (zkey_open(&r->z, zp, err, sizeof err) == 0) {
         ck_assert_msg(wtns_open(&r->w, wp, err, sizeof err) == 0, "%s", err);
         r->have_proof = 1;
     } else {
-        fprintf(stderr, "test_workers: no proof in the no-churn check (%s; set CUZK_SHARED)\n", err);
+        fprintf(stderr, "test_workers: no proof in the no-churn check (%s; set CUZK_REF_FIXTURES)\n", err);
     }
 }
 
