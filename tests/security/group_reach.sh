@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "usermod -aG GROUP alice" lets alice submit. A run dir made 0700 before
+# docs/operations.md's "usermod -aG GROUP alice" lets alice submit. A run dir made 0700 before
 # (a first start without --group, or by hand) stayed 0700 under --group, so members
 # were refused at connect and nothing said why. Now cuzkd opens it to the group
 # (0750, logged), and names a directory above it that members cannot pass. The
