@@ -75,7 +75,7 @@ parts="$(ls "$tmp/state/$inst.copies" | grep -c '^part-' || true)"
 cuzk wait "$j" >/dev/null 2>&1 || fail "job $j (40 names of one witness) failed"
 [ "$cnt" -le 2 ] || fail "40 names of one witness made $cnt copies (zkey + 1 expected)"
 [ "$parts" -eq 1 ] || fail "40 names of one witness made $parts durable witness copies"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
   "$tmp/atk/many" | grep -qx "40 verified" || fail "the 40 proofs do not all verify"
 echo "ok: one witness named 40 times: $cnt copies in memory, $parts durable witness copy; 40 proofs verified"
 
@@ -88,7 +88,7 @@ r="$(asend_fds "{\"req\":\"submit\",\"fds\":11,\"zkey\":{\"fd\":0,\"path\":\"c.z
 refused "a job of 9 witnesses past --quota-bytes $quota" "$r" '"error":"quota"'
 cuzk prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/atk/q" --wait "$tmp"/atk/q/w*.wtns >/dev/null ||
   fail "root's job of the same files (root is exempt from --quota-bytes)"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
   "$tmp/atk/q" | grep -qx "9 verified" || fail "root's 9 proofs do not all verify"
 echo "ok: root's same job proves (9 verified)"
 

@@ -19,7 +19,7 @@ r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zk
   "$tmp/atk/in/c.zkey" "$od" "$tmp/atk/in/w.wtns")"
 job="$(js 'r.job' "$r")"; [ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
 cuzk wait "$job" >/dev/null 2>&1 || fail "job $job did not prove"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
   "$od" | grep -qx "2 verified" || fail "snarkjs does not verify both proofs"
 raw() { LC_ALL=C grep -c $'\xe2\x80\xae\|\xc2\x85' "$1" || true; }
 cuzk status >"$tmp/st.txt"; cuzk status "$job" >>"$tmp/st.txt" || true

@@ -58,7 +58,7 @@ echo "ok: root's job accepted (job $(js r.job "$r"))"
 thaw
 for j in $(jq -r '.jobs[].id' <<<"$(cuzk --json status)"); do cuzk wait "$j" >/dev/null || fail "job $j"; done
 for d in "$A/out" "$B/out" "$R/out"; do
-  node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$F/verification_key.json" \
+  node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$F/verification_key.json" \
     "$d" >"$tmp/v" || fail "snarkjs in $d: $(cat "$tmp/v")"
 done
 echo "ok: every job proved once thawed (snarkjs verifies A's 4, B's 3, root's 1)"

@@ -21,7 +21,7 @@ out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/shared" "$tm
 job="$(js 'r.job' "$out")"
 res="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$job" 2>&1)" ||
   fail "root's job in the shared directory did not prove: $res"
-node "$ROOT/tests/faults/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
+node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
   "$tmp/shared" | grep -qx "2 verified" || fail "snarkjs does not verify both proofs"
 for w in w1 w2; do for k in proof public; do
   [ "$(cat "$tmp/shared/$w.$k.json.tmp.$fpid")" = SQUAT ] || fail "the attacker's $w.$k file was changed"
