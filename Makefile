@@ -14,6 +14,8 @@
 #                   (CUDA_ARCHS="80 90" picks the GPU architectures)
 #   make gpu-check  on a machine with a GPU: build, GPU tests, figures (bench/gpu-check.sh)
 #   make WERROR=1   warnings are errors (CI sets CI=true, which implies it)
+#   make NATIVE=1   build for this machine's CPU alone (-march=native); the default runs on any
+#                   x86-64-v2 CPU and picks the wider kernels at run time
 #
 # Layout convention (so adding a file never needs a Makefile edit):
 #   <module>/*.c except main.c  -> build/lib/libcuzk_<module>.a
@@ -49,7 +51,22 @@ ifeq ($(WERROR),1)
 WARN   += -Werror
 endif
 OPT    ?= -O2
-ARCHFLAGS ?= -march=x86-64-v3 -mtune=native
+# The default build runs on any x86-64-v2 CPU (Nehalem and newer, a VM's generic CPU
+# model): the hot kernels pick their wider instructions at run time, by CPUID — the
+# mulx/adx field products (zk/field.c) and the AVX-512 IFMA lanes of the MSM and NTT
+# (zk/ifma.c, __attribute__((target))) — so one binary is fast on the machine it lands
+# on without depending on the one that built it (tests/scripts/portable_build.sh runs
+# it on an emulated Nehalem). NATIVE=1 builds for this machine's CPU alone.
+ifeq ($(NATIVE),1)
+ARCHFLAGS ?= -march=native -mtune=native
+else
+ARCHFLAGS ?= -march=x86-64-v2 -mtune=generic
+endif
+# The ARCHFLAGS a build was made with: every object depends on this stamp, rewritten
+# only when they change, so switching (NATIVE=1) rebuilds everything; the portable
+# build's test reads it.
+ARCH_STAMP := $(BUILD)/obj/.archflags
+$(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(ARCH_STAMP) 2>/dev/null)" = "$(ARCHFLAGS)" ] || echo "$(ARCHFLAGS)" > $(ARCH_STAMP); })
 CFLAGS ?= $(OPT) -g
 CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE
 # EXTRA_CFLAGS (sanitizers) is added in the recipes, not here, so that a target can
@@ -181,11 +198,11 @@ ifeq ($(SAN),)
 TEST_BINS += $(BUILD)/tests/test_field_o0
 endif
 
-$(BUILD)/obj/tests/%.o: tests/%.c
+$(BUILD)/obj/tests/%.o: tests/%.c $(ARCH_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(ARCH_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) $(EXTRA_CFLAGS) $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 

@@ -8,6 +8,8 @@
 # cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
 # only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.
 # clang-format for make format / make format-check (Debian 12's is version 14).
+# qemu-user (qemu-x86_64) runs the default build on an emulated old CPU
+# (tests/scripts/portable_build.sh).
 set -euo pipefail
 
 PKGS=(
@@ -20,6 +22,7 @@ PKGS=(
   hwloc-nox
   clang libclang-rt-dev clang-format
   postgresql libpq-dev
+  qemu-user
 )
 
 missing=()
