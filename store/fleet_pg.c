@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
 
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -593,6 +597,48 @@ void fleet_stage_name(const char *owner, char *buf, size_t len)
 	snprintf(buf, len, ".cuzk-%s", owner);
 }
 
+void fleet_stage_remove(const char *out_dir, const char *owner)
+{
+	char sn[300];
+	int dfd;
+
+	if (!fleet_name_ok(owner) ||
+	    (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	fleet_stage_name(owner, sn, sizeof(sn));
+	unlinkat(dfd, sn, AT_REMOVEDIR); /* ENOTEMPTY: still in use, kept */
+	close(dfd);
+}
+
+int fleet_name_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (!n || n > 200 || s[0] == '.')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
+			return 0;
+	return 1;
+}
+
+/* The staging dir sn inside the out dir dfd, never through a link and never outside
+ * dfd (RESOLVE_BENEATH where the kernel has openat2, 5.6+; O_NOFOLLOW of a single
+ * component otherwise, which is the same for a name fleet_name_ok passed). */
+static int open_beneath(int dfd, const char *sn)
+{
+#ifdef SYS_openat2
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, dfd, sn, &how, sizeof(how));
+
+	if (fd >= 0 || errno != ENOSYS)
+		return (int)fd;
+#endif
+	return openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
 		    size_t errlen)
 {
@@ -641,13 +687,22 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
 		       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err,
 		       size_t errlen)
 {
-	char sn[300], tq[600], tp[600], fq[300], fp[300];
-	int dfd, staged, finals, rc;
+	char sn[300], tq[300], tp[300], fq[300], fp[300];
+	int dfd, sfd, staged, finals, rc;
 
 	*linked = 0;
+	/* Names from the database, so from whoever can write it: a "../x" would link a
+	 * file of another directory into this one, or this one's out of it. */
+	if (!fleet_name_ok(name) || !fleet_name_ok(done_by)) {
+		snprintf(err, errlen,
+			 "fleet queue: job %llu part %u: refused: its name or done_by is not a "
+			 "single file name (no '/', no leading '.', no control character)",
+			 (unsigned long long)job, idx);
+		return -EINVAL;
+	}
 	fleet_stage_name(done_by, sn, sizeof(sn));
-	snprintf(tq, sizeof(tq), "%s/%s.public.json", sn, name);
-	snprintf(tp, sizeof(tp), "%s/%s.proof.json", sn, name);
+	snprintf(tq, sizeof(tq), "%s.public.json", name);
+	snprintf(tp, sizeof(tp), "%s.proof.json", name);
 	snprintf(fq, sizeof(fq), "%s.public.json", name);
 	snprintf(fp, sizeof(fp), "%s.proof.json", name);
 	if ((dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
@@ -655,15 +710,19 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
 			 out_dir, strerror(errno));
 		return -ENOTDIR;
 	}
-	/* public first: the proof's final name is what readers wait for. */
-	if (there(dfd, tq) && !fleet_publish(dfd, tq, fq))
+	sfd = open_beneath(dfd, sn);
+	/* public first: the proof's final name is what readers wait for. Staged in sfd,
+	 * final in dfd: every name one component below a descriptor. */
+	if (sfd >= 0 && there(sfd, tq) && !fleet_publish2(sfd, tq, dfd, fq))
 		(*linked)++;
-	if (there(dfd, tp) && !fleet_publish(dfd, tp, fp))
+	if (sfd >= 0 && there(sfd, tp) && !fleet_publish2(sfd, tp, dfd, fp))
 		(*linked)++;
 	/* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
 	 * absent was published before, or lost). */
-	staged = there(dfd, tq) || there(dfd, tp);
+	staged = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
 	finals = there(dfd, fq) && there(dfd, fp);
+	if (sfd >= 0)
+		close(sfd);
 	close(dfd);
 	if (finals) {
 		rc = fleet_published(f, job, idx, gen, err, errlen);
@@ -713,6 +772,26 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 
 		a.outcome = fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen,
 					       &a.linked, eb, sizeof(eb));
+		/* A row whose names reach outside its out dir (written by whoever can
+		 * write the table): failed with the reason, so it is reported once and never
+		 * looked at again. */
+		if (a.outcome == -EINVAL &&
+		    part_update(f,
+				"UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
+				" name or done_by is not a single file name', published = true"
+				" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
+				" AND state = 'done' AND NOT published",
+				a.job, a.idx, gen, a.done_by, "failing a row with a bad name", err,
+				errlen) < 0 &&
+		    PQstatus(f->conn) != CONNECTION_OK) {
+			rc = -ECONNREFUSED;
+			break;
+		}
+		/* Another daemon's (dead: its heartbeat is stale) staging dir, empty once its
+		 * last proof is published: removed. Never this daemon's own here: one of its
+		 * running partitions may be about to write there (fleet.c removes its own). */
+		if (a.outcome >= 0 && strcmp(a.done_by, self))
+			fleet_stage_remove(a.out_dir, a.done_by);
 		if (a.outcome == -ECONNREFUSED ||
 		    (a.outcome < 0 && PQstatus(f->conn) != CONNECTION_OK)) {
 			snprintf(err, errlen, "%s", eb);
@@ -841,6 +920,17 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 	if (!s)
 		snprintf(err, errlen, "fleet queue: out of memory");
 	return s;
+}
+
+int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final)
+{
+	int rc = 0;
+
+	/* As fleet_publish, from another directory (the staging dir). */
+	if (linkat(tmpfd, tmp, dirfd, final, 0))
+		rc = -errno;
+	unlinkat(tmpfd, tmp, 0);
+	return rc;
 }
 
 int fleet_publish(int dirfd, const char *tmp, const char *final)

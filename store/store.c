@@ -140,6 +140,32 @@ static int trusted_dir(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The store holds every job's paths and uids: the daemon's alone, whatever the umask
+ * (the shipped unit's 0027 made it 0640, readable by every operator). Created 0600,
+ * or made so; SQLite gives its -wal and -shm files the mode of the database. */
+static int private_file(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat sb;
+	int rc = 0;
+
+	if (fd < 0 || fstat(fd, &sb) || ((sb.st_mode & 077) && fchmod(fd, 0600)))
+		rc = -errno;
+	if (rc)
+		snprintf(err, errlen, "job store %s: cannot make it private (0600): %s", path,
+			 strerror(-rc));
+	if (fd >= 0)
+		close(fd);
+	for (const char *sfx = "-wal\0-shm\0"; !rc && *sfx; sfx += strlen(sfx) + 1) {
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s%s", path, sfx);
+		if (!lstat(p, &sb) && S_ISREG(sb.st_mode) && (sb.st_mode & 077))
+			(void)chmod(p, 0600); /* left by an older cuzkd: SQLite keeps its mode */
+	}
+	return rc;
+}
+
 /* Before SQLite sees the file: a non-empty file must start with SQLite's magic, so a
  * file that is something else is refused with that said, not opened. */
 static int check_magic(const char *path, char *err, size_t errlen)
@@ -223,6 +249,10 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		return rc;
 	}
 	if ((rc = check_magic(st->path, err, errlen))) {
+		free(st);
+		return rc;
+	}
+	if ((rc = private_file(st->path, err, errlen))) {
 		free(st);
 		return rc;
 	}
@@ -477,6 +507,26 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
 		 "AND id < (SELECT max(id) FROM jobs)",
 		 (long long)before);
 	return exec_alone(st, 0, sql, "pruning decided jobs", n, err, errlen);
+}
+
+int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n,
+			char *err, size_t errlen)
+{
+	char sql[768];
+
+	*n = 0;
+	/* Per submitter (request.peer.uid), newest first: a decided job goes once its uid
+	 * has keep_jobs newer ones, or its request text and the newer ones' pass
+	 * keep_bytes. Running jobs are never counted out, and the newest job stays (ids,
+	 * as store_prune). */
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM jobs WHERE id IN (SELECT id FROM (SELECT id,"
+		 " row_number() OVER w AS rn, sum(length(request)) OVER w AS b FROM jobs"
+		 " WHERE state != 'running' WINDOW w AS (PARTITION BY"
+		 " json_extract(request, '$.peer.uid') ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+		 " WHERE rn > %llu OR b > %llu) AND id < (SELECT max(id) FROM jobs)",
+		 (unsigned long long)keep_jobs, (unsigned long long)keep_bytes);
+	return exec_alone(st, 0, sql, "pruning each user's decided jobs", n, err, errlen);
 }
 
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)

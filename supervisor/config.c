@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void config_default_run_dir(char *buf, size_t len)
@@ -48,6 +50,8 @@ void config_defaults(struct cuzkd_config *c)
 	c->idle_timeout_s = 30;
 	c->copy_timeout_s = 120;
 	c->store_keep_days = 30;
+	c->store_keep_jobs = 10000;
+	c->store_keep_mb = 64;
 	c->keep_finished_s = 30;
 	c->metrics_conns = 16;
 	c->queue_lease_s = 30;
@@ -68,6 +72,9 @@ void config_usage(FILE *f)
 	      "  --no-store           keep jobs in memory only: a cuzkd that dies loses them\n"
 	      "  --store-keep-days D  remove decided jobs from the store D days after they\n"
 	      "                       finished (at start, then hourly; default 30; 0: never)\n"
+	      "  --store-keep-jobs N  and keep at most N decided jobs of each user (default\n"
+	      "                       10000), --store-keep-mb M of their requests (default 64):\n"
+	      "                       the oldest go first (checked every minute)\n"
 	      "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
 	      "                       (default cpu:1)\n"
 	      "  --buffers N          partition buffers in the pool (default 8)\n"
@@ -95,6 +102,9 @@ void config_usage(FILE *f)
 	      "  --quota-partitions N unfinished partitions one uid may have queued (default 0:\n"
 	      "                       half of --max-parts)\n"
 	      "  --quota-preloads N   preloads one uid may hold (default 0: 1, half the slots)\n"
+	      "  --quota-bytes N[KMG] bytes of input copies (zkey, witnesses...) one uid's\n"
+	      "                       unfinished jobs may hold in cuzkd's memory and store\n"
+	      "                       (default 0: a quarter of RAM); beyond: \"quota\"\n"
 	      "  --group NAME         also admit this group on the control socket\n"
 	      "  --conns-per-uid N    control connections one uid may hold (default 8); root\n"
 	      "                       and cuzkd's own user also have 8 reserved slots\n"
@@ -111,6 +121,9 @@ void config_usage(FILE *f)
 	      "                       default: off)\n"
 	      "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
 	      "                       every partition and sleeps N ms in that step\n"
+	      "  --wgen-dir DIR[:DIR] the only places witness generators are taken from\n"
+	      "                       (root's directories, on a local file system; default\n"
+	      "                       none: jobs from input.json are refused)\n"
 	      "  --queue URL          claim partitions from a fleet's PostgreSQL queue\n"
 	      "                       (postgresql://...; docs/operations.md \"Fleet\"); --queue-lease S\n"
 	      "                       (default 30), --queue-parallel N (default 2)\n"
@@ -261,6 +274,8 @@ static const struct u32_opt u32_opts[] = {
 	{ "idle-timeout", offsetof(struct cuzkd_config, idle_timeout_s), 0, 86400 },
 	{ "copy-timeout", offsetof(struct cuzkd_config, copy_timeout_s), 0, 86400 },
 	{ "store-keep-days", offsetof(struct cuzkd_config, store_keep_days), 0, 36500 },
+	{ "store-keep-jobs", offsetof(struct cuzkd_config, store_keep_jobs), 1, 1u << 30 },
+	{ "store-keep-mb", offsetof(struct cuzkd_config, store_keep_mb), 1, 1u << 20 },
 	{ "keep-finished", offsetof(struct cuzkd_config, keep_finished_s), 0, 86400 * 7 },
 	{ "metrics-conns", offsetof(struct cuzkd_config, metrics_conns), 1, 1024 },
 	{ "queue-lease", offsetof(struct cuzkd_config, queue_lease_s), 3, 86400 },
@@ -286,8 +301,46 @@ static const struct path_opt path_opts[] = {
 	PATH_OPT("run-dir", run_dir),         PATH_OPT("state-dir", state_dir),
 	PATH_OPT("topology", topology),       PATH_OPT("queue", queue),
 	PATH_OPT("bin-dir", bin_dir),         PATH_OPT("synthetic", synthetic),
-	PATH_OPT("driver-gpus", driver_gpus),
+	PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
 };
+
+/* The password part of a PostgreSQL connection string, if it has one: [start, end)
+ * of "pw" in postgresql://user:pw@host/db, or of the value of a password= keyword
+ * (in a URI's query or a key=value string). 0 when there is none. */
+static int conninfo_password(const char *v, const char **start, const char **end)
+{
+	const char *s = strstr(v, "://");
+
+	for (const char *p = v; *p; p++)
+		if (!strncasecmp(p, "password=", 9) && (p == v || strchr(" ?&", p[-1]))) {
+			*start = p + 9;
+			*end = *start + strcspn(*start, " &#");
+			return 1;
+		}
+	if (s) {
+		const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
+
+		for (const char *p = auth; p < stop; p++)
+			if (*p == '@')
+				at = p;
+		if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
+			*start = colon + 1;
+			*end = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Overwrite a password in a --queue value of argv with '*', so /proc/PID/cmdline
+ * (readable by every local user) no longer shows it once options are parsed. */
+static void scrub_password(char *v)
+{
+	const char *a, *b;
+
+	if (conninfo_password(v, &a, &b))
+		memset(v + (a - v), '*', (size_t)(b - a));
+}
 
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
 {
@@ -336,6 +389,29 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 	}
 	if (!strcmp(name, "devices"))
 		return parse_devices(c, v, err, errlen);
+	if (!strcmp(name, "quota-bytes")) {
+		char *end;
+		unsigned long long n;
+		int sh = 0;
+
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (*end == 'K' || *end == 'k')
+			sh = 10, end++;
+		else if (*end == 'M' || *end == 'm')
+			sh = 20, end++;
+		else if (*end == 'G' || *end == 'g')
+			sh = 30, end++;
+		if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> sh)) {
+			snprintf(err, errlen,
+				 "--quota-bytes %s: expected a number of bytes (K, M or G "
+				 "suffix allowed)",
+				 v);
+			return -EINVAL;
+		}
+		c->quota_bytes = (uint64_t)n << sh;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof(path_opts) / sizeof(path_opts[0]); i++)
 		if (!strcmp(name, path_opts[i].name))
 			return set_path((char *)c + path_opts[i].off, path_opts[i].len, name, v,
@@ -412,6 +488,25 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 			snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
 			break;
 		}
+		/* A fleet password in the file: only if no one but its owner (root or
+		 * cuzkd's user) can read or change the file. */
+		if (!strcmp(name, "queue") && val &&
+		    conninfo_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
+			struct stat st;
+
+			if (fstat(fileno(f), &st) || (st.st_mode & (S_IRWXG | S_IRWXO)) ||
+			    (st.st_uid != 0 && st.st_uid != geteuid())) {
+				rc = -EINVAL;
+				snprintf(err, errlen,
+					 "%s:%u: queue holds a password, so the file must be "
+					 "mode 0600 and belong to root or cuzkd's user (it is "
+					 "%04o, uid %u): chmod 600 it, or move the password to a "
+					 "PGPASSFILE",
+					 path, lineno, (unsigned)(st.st_mode & 07777),
+					 (unsigned)st.st_uid);
+				break;
+			}
+		}
 	}
 	fclose(f);
 	return rc;
@@ -469,6 +564,19 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 			continue; /* applied above */
 		if ((rc = config_set(c, name, v, err, errlen)))
 			return rc;
+		/* Every local user reads /proc/PID/cmdline: a fleet password there is
+		 * everyone's (and with it they write queue rows). Scrubbed at once, and
+		 * refused: by then it has been visible. */
+		if (!strcmp(name, "queue") && v &&
+		    conninfo_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
+			scrub_password((char *)v);
+			snprintf(err, errlen,
+				 "--queue: a password on the command line is visible to every "
+				 "local user (/proc/PID/cmdline): give it in a PGPASSFILE "
+				 "(mode 0600), in the config file (mode 0600) or use peer or "
+				 "certificate authentication");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -502,6 +610,14 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 			 "--test-fake-topology needs --topology FILE.xml or "
 			 "--synthetic STRING");
 		return -EINVAL;
+	}
+	for (const char *d = c->wgen_dir; *d; d += strcspn(d, ":"), d += *d == ':') {
+		if (*d != '/' && *d != ':') {
+			snprintf(err, errlen,
+				 "--wgen-dir %s: give absolute directories, separated by ':'",
+				 c->wgen_dir);
+			return -EINVAL;
+		}
 	}
 	if (c->run_dir[0] != '/') {
 		snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cuzk/input_bounds.h"
+#include "cuzk/peer_acl.h"
+#include "cuzk/wgen_trust.h"
 #include "cuzk/wtns.h"
 #include "cuzk/zkey.h"
 
@@ -341,6 +344,19 @@ static int in_groups(const struct control_peer *p, gid_t g)
 	return 0;
 }
 
+int control_peer_may_write_dirfd(const struct control_peer *peer, int fd, const struct stat *st)
+{
+	int acl;
+
+	if (!S_ISDIR(st->st_mode))
+		return 0;
+	if (peer->uid == 0)
+		return 1;
+	/* With an access ACL the mode's group bits are its mask, not the rights. */
+	acl = peer_acl_may(peer, fd, st, 2 | 1);
+	return acl >= 0 ? acl : control_peer_may_write_dir(peer, st);
+}
+
 int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st)
 {
 	mode_t need;
@@ -362,7 +378,7 @@ int control_peer_may_write_dir(const struct control_peer *peer, const struct sta
 
 /* Take a copy of input fds[idx] (copies.h); *out the copy's descriptor. */
 static int input_copy(const char *what, const char *path, int idx, const int *fds, size_t n_fds,
-		      int shared, struct copies *cp, int *out, struct control_err *e)
+		      int shared, uint64_t want, struct copies *cp, int *out, struct control_err *e)
 {
 	char err[512];
 	int fd;
@@ -370,7 +386,7 @@ static int input_copy(const char *what, const char *path, int idx, const int *fd
 	if (idx < 0 || (size_t)idx >= n_fds)
 		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "%s %s: no descriptor passed for it",
 			    what, path);
-	fd = copies_take(cp, fds[idx], shared, what, path, err, sizeof(err));
+	fd = copies_take_sized(cp, fds[idx], shared, want, what, path, err, sizeof(err));
 	if (fd < 0)
 		return fail(e,
 			    fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT :
@@ -453,7 +469,7 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 			    "out_dir %s: the descriptor passed is "
 			    "not a directory",
 			    r->out_dir);
-	if (!control_peer_may_write_dir(peer, &st))
+	if (!control_peer_may_write_dirfd(peer, dfd, &st))
 		return fail(e, CONTROL_E_PERM, -EACCES,
 			    "out_dir %s: uid %u may not create files "
 			    "there, so cuzkd will not either",
@@ -482,11 +498,116 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 	return 0;
 }
 
+static struct control_policy policy;
+
+void control_set_policy(const struct control_policy *p)
+{
+	policy = *p;
+}
+
+/* What a submit's files will cost, found before any copy: the size each must have
+ * (from its headers where the format fixes it, input_bounds.h), which witnesses name
+ * a file named before (dup_of: its first index, else SIZE_MAX), and the sum of the
+ * distinct files, checked against the peer's --quota-bytes. */
+struct sizes {
+	uint64_t zkey, r1cs, wgen, *wtns;
+	size_t *dup_of;
+	dev_t *dev; /* each witness's file: (dev, inode), inode 0 if not a regular file */
+	ino_t *ino;
+};
+
+static int regular_size(int fd, const char *what, const char *path, uint64_t *size,
+			struct control_err *e)
+{
+	struct stat st;
+
+	/* Only the size: copies_take refuses what is not a regular file, unread. */
+	if (fstat(fd, &st))
+		return fail(e, CONTROL_E_BAD_INPUT, -errno, "%s %s: %s", what, path,
+			    strerror(errno));
+	*size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+	return 0;
+}
+
+static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fds,
+			const struct control_peer *peer, struct control_submit *s, struct sizes *z,
+			struct control_err *e)
+{
+	char err[512];
+	uint64_t total = 0;
+	int rc;
+
+	z->wtns = calloc(s->n ? s->n : 1, sizeof(*z->wtns));
+	z->dup_of = calloc(s->n ? s->n : 1, sizeof(*z->dup_of));
+	z->dev = calloc(s->n ? s->n : 1, sizeof(*z->dev));
+	z->ino = calloc(s->n ? s->n : 1, sizeof(*z->ino));
+	if (!z->wtns || !z->dup_of || !z->dev || !z->ino)
+		return fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+	if (r->zkey_fd < 0 || (size_t)r->zkey_fd >= n_fds)
+		return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+			    "zkey %s: no descriptor passed for it", r->zkey);
+	if ((rc = input_bounds_zkey(fds[r->zkey_fd], r->zkey, &z->zkey, err, sizeof(err))))
+		return fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+	total += z->zkey;
+	if (r->r1cs && r->r1cs_fd >= 0 && (size_t)r->r1cs_fd < n_fds) {
+		if ((rc = regular_size(fds[r->r1cs_fd], "r1cs", r->r1cs, &z->r1cs, e)))
+			return rc;
+		total += z->r1cs;
+	}
+	if (r->witness_gen && r->witness_gen_fd >= 0 && (size_t)r->witness_gen_fd < n_fds) {
+		if ((rc = regular_size(fds[r->witness_gen_fd], "witness generator", r->witness_gen,
+				       &z->wgen, e)))
+			return rc;
+		total += z->wgen;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		int idx = r->witness_fd[i];
+		struct stat a;
+
+		z->dup_of[i] = SIZE_MAX;
+		if (idx < 0 || (size_t)idx >= n_fds)
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "witness %s: no descriptor passed for it", r->witnesses[i]);
+		if (fstat(fds[idx], &a))
+			return fail(e, CONTROL_E_BAD_INPUT, -errno, "witness %s: %s",
+				    r->witnesses[i], strerror(errno));
+		/* Quadratic in the witnesses (at most --max-parts, 4096: 8 M compares of
+		 * two numbers, milliseconds), no syscall per pair. */
+		z->dev[i] = a.st_dev;
+		z->ino[i] = S_ISREG(a.st_mode) ? a.st_ino : 0;
+		for (size_t j = 0; j < i && z->dup_of[i] == SIZE_MAX && z->ino[i]; j++)
+			if (z->dup_of[j] == SIZE_MAX && z->ino[j] == z->ino[i] &&
+			    z->dev[j] == z->dev[i])
+				z->dup_of[i] = j;
+		if (z->dup_of[i] != SIZE_MAX)
+			continue;
+		if (!S_ISREG(a.st_mode))
+			continue; /* refused by its copy, unread, with the reason */
+		if (r->witness_gen)
+			z->wtns[i] = (uint64_t)a.st_size; /* input.json: its bytes */
+		else if ((rc = input_bounds_wtns(fds[idx], r->witnesses[i], &z->wtns[i], err,
+						 sizeof(err))))
+			return fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+		total += z->wtns[i];
+	}
+	s->bytes = total;
+	if (peer->bytes_quota && total + peer->bytes_used > peer->bytes_quota)
+		return fail(e, CONTROL_E_QUOTA, -EDQUOT,
+			    "quota: this job's files are %.1f MiB and uid %u's unfinished jobs "
+			    "hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry when "
+			    "some finish",
+			    (double)total / 1048576.0, (unsigned)peer->uid,
+			    (double)peer->bytes_used / 1048576.0,
+			    (double)peer->bytes_quota / 1048576.0);
+	return 0;
+}
+
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
 			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
 			 uint32_t max_parts, struct control_submit *s, struct control_err *e)
 {
 	char err[512], zp[64], wp[64];
+	struct sizes sz = { 0 };
 	zkey z;
 	int rc;
 
@@ -542,48 +663,60 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	if ((rc = check_out_dir(r, fds, n_fds, peer, s, e)))
 		goto err;
 	snprintf(s->zkey, sizeof(s->zkey), "%s", r->zkey);
-	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, cp, &s->zkey_fd, e)))
+	if ((rc = submit_sizes(r, fds, n_fds, peer, s, &sz, e)))
+		goto err;
+	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, sz.zkey, cp, &s->zkey_fd,
+			     e)))
 		goto err;
 	fd_id(fds[r->zkey_fd], s->zkey_id);
 	fd_id(fds[r->out_fd], s->out_id);
 	if (r->r1cs) {
 		snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
-		if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, cp, &s->r1cs_fd,
-				     e)))
+		if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, sz.r1cs, cp,
+				     &s->r1cs_fd, e)))
 			goto err;
 		fd_id(fds[r->r1cs_fd], s->r1cs_id);
 	}
 	/* The generator: a shared copy like a zkey (one per distinct file, kept for later
 	 * jobs); the synth dlopens the copy, never the client's path. */
 	if (r->witness_gen) {
-		struct stat st;
-
 		snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
-		/* A generator is native code the synth runs, and the synth maps every job's
-		 * buffers: only one that root or the daemon's user installed, and that nobody
-		 * else can rewrite, is accepted (like a program in a system directory). Checked
-		 * on the client's descriptor, the file the copy is taken of. */
-		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds ||
-		    fstat(fds[r->witness_gen_fd], &st) ||
-		    (st.st_uid != 0 && st.st_uid != geteuid()) ||
-		    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-			rc = fail(
-				e, CONTROL_E_BAD_INPUT, -EPERM,
-				"witness generator %s: it runs as "
-				"native code in cuzkd's synth stage, so it must belong to root or to "
-				"cuzkd's user and be writable by no one else (install it as the "
-				"operator, e.g. next to the zkey)",
-				r->witness_gen);
+		/* Native code the synth loads (and a load runs its constructors): only from
+		 * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
+		 * the client's descriptor, the file the copy is taken of. */
+		if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds) {
+			rc = fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				  "witness generator %s: no descriptor passed for it",
+				  r->witness_gen);
+			goto err;
+		}
+		if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs, r->witness_gen,
+					   err, sizeof(err)))) {
+			rc = fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
 			goto err;
 		}
 		if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds,
-				     n_fds, 1, cp, &s->wgen_fd, e)))
+				     n_fds, 1, sz.wgen, cp, &s->wgen_fd, e)))
 			goto err;
 		fd_id(fds[r->witness_gen_fd], s->wgen_id);
 	}
 	for (size_t i = 0; i < s->n; i++) {
+		/* A file named again (the same descriptor, or another of the same file) is
+		 * copied once: each partition holds a reference to that copy. */
+		if (sz.dup_of[i] != SIZE_MAX) {
+			size_t j = sz.dup_of[i];
+
+			if (copies_ref(cp, s->wtns_fd[j])) {
+				rc = fail(e, CONTROL_E_INTERNAL, -ENOENT, "witness copy lost");
+				goto err;
+			}
+			s->wtns_fd[i] = s->wtns_fd[j];
+			memcpy(s->wtns_id[i], s->wtns_id[j], CONTROL_ID_LEN);
+			continue;
+		}
 		if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i],
-				     r->witness_fd[i], fds, n_fds, 0, cp, &s->wtns_fd[i], e)))
+				     r->witness_fd[i], fds, n_fds, 0, sz.wtns[i], cp,
+				     &s->wtns_fd[i], e)))
 			goto err;
 		fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
 	}
@@ -642,9 +775,17 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 		}
 	}
 	zkey_close(&z);
+	free(sz.wtns);
+	free(sz.dup_of);
+	free(sz.dev);
+	free(sz.ino);
 	return 0;
 err:
 	zkey_close(&z);
+	free(sz.wtns);
+	free(sz.dup_of);
+	free(sz.dev);
+	free(sz.ino);
 	control_submit_free(s, cp);
 	return rc;
 }
@@ -667,8 +808,18 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
 	snprintf(out, JOBTAB_PATH_LEN, "%s", r->zkey);
 	if (r->kind == CONTROL_EVICT)
 		return 0; /* by name: opens nothing */
-	if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, cp, copy_fd, e)))
-		return rc;
+	{
+		uint64_t want;
+
+		if (r->zkey_fd < 0 || (size_t)r->zkey_fd >= n_fds)
+			return fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "zkey %s: no descriptor passed for it", r->zkey);
+		if ((rc = input_bounds_zkey(fds[r->zkey_fd], r->zkey, &want, err, sizeof(err))))
+			return fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+		if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, want, cp, copy_fd,
+				     e)))
+			return rc;
+	}
 	memset(&z, 0, sizeof(z));
 	self_path(zp, sizeof(zp), *copy_fd);
 	if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
@@ -696,7 +847,9 @@ err:
 
 static char *dump_line(json_t *o)
 {
-	char *s = json_dumps(o, JSON_COMPACT), *line;
+	/* ASCII only: names are the clients' (a U+202E or a C1 control in one reaches
+	 * every reader of status as \uXXXX, never as a character that rewrites a line). */
+	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
 	size_t n;
 
 	json_decref(o);

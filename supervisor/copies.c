@@ -156,6 +156,12 @@ static int shared_ref(struct copies *c, const struct stat *sb)
 int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display,
 		char *err, size_t errlen)
 {
+	return copies_take_sized(c, client_fd, shared, 0, what, display, err, errlen);
+}
+
+int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
+		      const char *display, char *err, size_t errlen)
+{
 	struct stat sb, sa;
 	int fl, fd = -1, rc;
 
@@ -176,6 +182,10 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 			 display);
 		return -EBADF;
 	}
+	/* The size its headers gave (input_bounds.h): a file grown since (a sparse
+	 * section appended) is not copied. */
+	if (want && (uint64_t)sb.st_size != want)
+		goto changed_early;
 	if (shared && (fd = shared_ref(c, &sb)) >= 0)
 		return fd;
 	{
@@ -249,6 +259,8 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 	c->bytes += (uint64_t)sb.st_size;
 	pthread_mutex_unlock(&c->lock);
 	return fd;
+changed_early:
+	fd = -1;
 changed:
 	rc = -ESTALE;
 	snprintf(err, errlen,
@@ -256,7 +268,8 @@ changed:
 		 "submit again once it is complete",
 		 what, display);
 fail:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
@@ -305,6 +318,17 @@ size_t copies_count(struct copies *c)
 
 	pthread_mutex_lock(&c->lock);
 	n = c->n;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+size_t copies_usage(struct copies *c, uint64_t *bytes)
+{
+	size_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->n;
+	*bytes = c->bytes;
 	pthread_mutex_unlock(&c->lock);
 	return n;
 }

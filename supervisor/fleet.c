@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuzk/display.h"
 #include "cuzk/fleet_pg.h"
 
 struct slot {
@@ -55,11 +56,13 @@ __attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "cuzkd: fleet: ");
+	char buf[1024], safe[2048];
+
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* Row names are whoever wrote the table's: escaped (display.h). */
+	fprintf(stderr, "cuzkd: fleet: %s\n", display_escape(safe, sizeof(safe), buf));
 }
 
 static uint64_t now_ms(void)
@@ -179,6 +182,20 @@ static void clean_fd(int sfd)
 	closedir(dir);
 }
 
+/* sl's proof is published (or given up): its staging dir goes once empty, unless
+ * another slot of this daemon runs a partition of the same out dir (start_one runs
+ * in this thread too, so no partition starts staging there meanwhile). */
+static void stage_done(struct fleet_daemon *d, const struct slot *sl)
+{
+	if (!sl->c.out_dir[0])
+		return;
+	for (uint32_t i = 0; i < d->n; i++)
+		if (&d->slots[i] != sl && (d->slots[i].pid || d->slots[i].finishing) &&
+		    !strcmp(d->slots[i].c.out_dir, sl->c.out_dir))
+			return;
+	fleet_stage_remove(sl->c.out_dir, d->owner);
+}
+
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
 	char stage[2048], sn[300];
@@ -187,7 +204,11 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 	pid_t pid;
 
 	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if (!regular(sl->c.wtns))
+	/* The row's name names files in the out dir: one component, whoever wrote it. */
+	if (!fleet_name_ok(sl->c.name))
+		why = "its name is not a single file name (no '/', no leading '.', no control "
+		      "character)";
+	else if (!regular(sl->c.wtns))
 		why = "witness is not a regular file";
 	else if (!regular(sl->c.zkey))
 		why = "zkey is not a regular file";
@@ -306,7 +327,9 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 
 	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
 	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-	if ((sfd = open_stage(d, sl)) < 0)
+	if (!fleet_name_ok(sl->c.name)) /* never read outside the staging dir */
+		snprintf(why, sizeof(why), "its name is not a single file name");
+	else if ((sfd = open_stage(d, sl)) < 0)
 		snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s",
 			 strerror(errno));
 	else {
@@ -334,10 +357,10 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 static void unstage(struct fleet_daemon *d, struct slot *sl)
 {
 	char tp[300], tq[300];
-	int sfd = open_stage(d, sl);
+	int sfd;
 
-	if (sfd < 0)
-		return;
+	if (!fleet_name_ok(sl->c.name) || (sfd = open_stage(d, sl)) < 0)
+		return; /* a name with a '/' names nothing of the staging dir */
 	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
 	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
 	unlinkat(sfd, tp, 0);
@@ -410,6 +433,7 @@ publish:
 			flog("%s: published or requeued by another daemon meanwhile (was this "
 			     "one's heartbeat stale?)",
 			     sl->c.name);
+		stage_done(d, sl);
 		memset(sl, 0, sizeof(*sl));
 		return 0;
 	}
@@ -418,6 +442,7 @@ drop:
 	if (!won && !sl->rc)
 		flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
 	unstage(d, sl);
+	stage_done(d, sl);
 	memset(sl, 0, sizeof(*sl));
 	return 0;
 }
@@ -465,6 +490,7 @@ static void clean_dir(struct fleet_daemon *d, const char *out_dir)
 	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		clean_fd(sfd);
 		close(sfd);
+		unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
 	}
 	close(dfd);
 }

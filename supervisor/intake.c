@@ -45,7 +45,8 @@ struct intake *intake_new(struct control_req *r, const int *fds, size_t n_fds, u
 static void *run(void *arg)
 {
 	struct intake *t = arg;
-	const struct control_peer peer = { t->uid, t->gid, t->groups, t->n_groups };
+	const struct control_peer peer = { t->uid,      t->gid,         t->groups,
+					   t->n_groups, t->bytes_quota, t->bytes_used };
 	uint64_t one = 1;
 
 	copies_progress_bind(&t->bytes);
@@ -162,6 +163,16 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, j
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(token + 2 * i, 3, "%02x", rnd[i]);
 	for (i = 0; i < sub->n; i++) {
+		size_t j;
+
+		/* A witness named again shares its copy (control_submit_check): written
+		 * once, and each partition records that one name. */
+		for (j = 0; j < i && sub->wtns_fd[j] != sub->wtns_fd[i]; j++)
+			;
+		if (j < i) {
+			json_array_append(parts, json_array_get(parts, j));
+			continue;
+		}
 		snprintf(name, sizeof(name), "part-%s-%zu", token, i);
 		if ((rc = copies_persist(dfd, sub->wtns_fd[i], name, e, sizeof(e))) < 0)
 			goto fail;

@@ -16,6 +16,11 @@ static uint32_t half(uint32_t n)
 	return n / 2 ? n / 2 : 1;
 }
 
+uint32_t owners_reserve(uint32_t n)
+{
+	return n / 8 ? n / 8 : 1;
+}
+
 void owners_quota(const struct cuzkd_config *c, struct owners_quota *q)
 {
 	q->jobs = c->quota_jobs ? c->quota_jobs : half(c->max_jobs);
@@ -26,24 +31,41 @@ void owners_quota(const struct cuzkd_config *c, struct owners_quota *q)
 int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, uint32_t n,
 			const struct owners_quota *q, char *m, size_t len)
 {
-	uint32_t jobs = 0, parts = 0;
+	uint32_t jobs = 0, parts = 0, all_jobs = 0, all_parts = 0;
+	uint32_t rj = owners_reserve(jt->hdr->max_jobs), rp = owners_reserve(jt->hdr->max_parts);
 
 	if (owners_privileged(uid))
 		return 0;
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
 		const struct jobtab_job *jb = &jt->jobs[j];
+		uint32_t p = 0;
 
 		/* Acquire: n_parts and first_part were written before the job was published. */
-		if (owner[j] != uid ||
+		if (owners_privileged(owner[j]) ||
 		    jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) !=
 			    JOBTAB_QUEUED)
 			continue;
-		jobs++;
 		for (uint32_t i = 0; i < jb->n_parts; i++) {
 			uint32_t st = jobtab_word_state(jobtab_part_load(jt, jb->first_part + i));
 
-			parts += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
+			p += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
 		}
+		all_jobs++;
+		all_parts += p;
+		if (owner[j] == uid) {
+			jobs++;
+			parts += p;
+		}
+	}
+	/* The operator always gets through: ordinary users together never take the
+	 * last eighth of the table (two users at their quotas of half each made root's
+	 * submit fail "full"). */
+	if (all_jobs + 1 > jt->hdr->max_jobs - rj || all_parts + n > jt->hdr->max_parts - rp) {
+		snprintf(m, len,
+			 "full: users' jobs hold %u of %u job slots and %u of %u partitions; "
+			 "the last %u and %u are kept for the operator: retry when some finish",
+			 all_jobs, jt->hdr->max_jobs, all_parts, jt->hdr->max_parts, rj, rp);
+		return -ENOSPC;
 	}
 	if (jobs + 1 > q->jobs) {
 		snprintf(m, len,

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <dirent.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -33,11 +34,13 @@
 #include "cuzk/child_fsm.h"
 #include "cuzk/circuits.h"
 #include "cuzk/control.h"
+#include "cuzk/display.h"
 #include "cuzk/copies.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet.h"
 #include "cuzk/intake.h"
 #include "cuzk/metrics_http.h"
+#include "cuzk/open_deadline.h"
 #include "cuzk/owners.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/store.h"
@@ -52,6 +55,11 @@
 #define TICK_NS 100000000ull         /* timer period: 100 ms */
 #define STOP_GRACE_NS 10000000000ull /* children get 10 s after SIGTERM, then SIGKILL */
 #define REPLY_MAX (64u << 20)        /* a connection's unsent replies */
+#define RESUME_OPEN_MS 5000u         /* a stored job's out dir may take this long to open */
+/* An unfinished request line (its descriptors already queued) may take this long: a
+ * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
+ * is only reached by one that trickles a byte now and then to hoard descriptors. */
+#define LINE_TIMEOUT_NS 30000000000ull
 
 enum ev_type {
 	EV_LISTEN = 1,
@@ -114,6 +122,9 @@ struct conn {
 	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
 	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
 	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
+	uint64_t line_ns;       /* since when an unfinished line (or descriptors without
+				 * their request) waits: closed after LINE_TIMEOUT however
+				 * slowly it trickles; 0 none */
 	struct intake *pending; /* a submit being checked (intake.h): no other request of
 				 * this connection runs, and none is read, until it ends */
 	char *defer;            /* lines read behind it, '\n'-separated, run after it */
@@ -128,7 +139,9 @@ struct job_files {
 	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
 	int *wtns_fd;
 	size_t n;
-	json_t *dur; /* the job store on: names of the durable copies it holds
+	uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
+			 * until they are dropped (when the job is decided) */
+	json_t *dur;    /* the job store on: names of the durable copies it holds
 				 * (copies.h), released when the slot retires */
 };
 
@@ -154,10 +167,16 @@ struct sup {
 	uint32_t n_ch;
 	struct conn conns[N_CONNS];
 	int listen_armed;
-	int draining;           /* refuse submits */
-	int stopping;           /* shutting down: waiting for in-flight work */
-	uint64_t stop_deadline; /* end of the drain wait */
-	int killing;            /* children were sent SIGTERM */
+	uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
+	int spare_fd;             /* /dev/null, closed to accept one connection at the
+				   * descriptor limit (to tell it so, or to let root in) */
+	uint32_t fd_budget;       /* descriptors all ordinary users may have queued or in
+				   * intakes at once: half the limit, the rest is cuzkd's
+				   * and the operator's */
+	int draining;             /* refuse submits */
+	int stopping;             /* shutting down: waiting for in-flight work */
+	uint64_t stop_deadline;   /* end of the drain wait */
+	int killing;              /* children were sent SIGTERM */
 	uint64_t kill_deadline;
 	int repush_needed;
 	/* private per job slot */
@@ -182,6 +201,7 @@ struct sup {
 	uint8_t *resumed;        /* per job slot: taken over from a previous cuzkd */
 	uint64_t store_err_ns;   /* last logged store failure (one line per 10 s) */
 	uint64_t prune_ns;       /* last store_prune (--store-keep-days; hourly) */
+	uint64_t prune_uid_ns;   /* last store_prune_per_uid (--store-keep-jobs/-mb; a minute) */
 	int intake_fd;           /* eventfd: an intake finished (never closed: a thread given
 				 * up on may still write it) */
 	struct intake *intakes;  /* every intake not yet freed (intake.h) */
@@ -211,11 +231,15 @@ __attribute__((format(printf, 1, 2))) static void logmsg(const char *fmt, ...)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
+	char safe[2048];
+
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Names and paths in a line are clients' words: no control or bidi character
+	 * of theirs reaches the log (display.h). */
 	fprintf(stderr, "%02d:%02d:%02d.%03ld cuzkd: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		ts.tv_nsec / 1000000, buf);
+		ts.tv_nsec / 1000000, display_escape(safe, sizeof(safe), buf));
 }
 
 /* ---- io_uring helpers ---------------------------------------------------------- */
@@ -421,21 +445,58 @@ static enum stats_role stats_role_of(enum plan_role r)
 }
 
 /* The temp files a dead finalizer may have left for partition p: groth16.c writes
- * OUT/<name>.{proof,public}.json.tmp.<pid>, then renames. dfd: the out directory
- * (our descriptor of the client's, or one opened by collect_lost); display: its name
- * for the log. */
+ * OUT/<name>.{proof,public}.json.tmp.<pid>.<random>, then renames. Each name with
+ * the prefix prefix (".tmp.<pid>." included) in dfd, in turn, to fn; stops when fn
+ * returns non-zero. dfd may be an O_PATH descriptor (the client's out dir). */
+static void each_temp(int dfd, const char *prefix, int (*fn)(int dfd, const char *name, void *arg),
+		      void *arg)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n = strlen(prefix);
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, n) && fn(dfd, e->d_name, arg))
+			break;
+	closedir(d);
+}
+
+static int unlink_one(int dfd, const char *name, void *arg)
+{
+	const char *display = arg;
+
+	if (unlinkat(dfd, name, 0) == 0)
+		logmsg("removed %s/%s, left by the dead finalizer", display, name);
+	return 0;
+}
+
+/* dfd: the out directory (our descriptor of the client's, or one opened by
+ * collect_lost); display: its name for the log. */
 static void unlink_temps_at(const struct pipeline *pl, int dfd, const char *display, uint32_t p,
 			    pid_t pid)
 {
 	static const char *const kinds[] = { "proof", "public" };
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char name[PIPE_NAME_LEN + 64];
+	char prefix[PIPE_NAME_LEN + 64];
 
 	for (int k = 0; pi && dfd >= 0 && k < 2; k++) {
-		snprintf(name, sizeof(name), "%s.%s.json.tmp.%d", pi->name, kinds[k], (int)pid);
-		if (unlinkat(dfd, name, 0) == 0)
-			logmsg("removed %s/%s, left by the dead finalizer", display, name);
+		snprintf(prefix, sizeof(prefix), "%s.%s.json.tmp.%d.", pi->name, kinds[k],
+			 (int)pid);
+		each_temp(dfd, prefix, unlink_one, (void *)display);
 	}
+}
+
+static int first_name(int dfd, const char *name, void *arg)
+{
+	(void)dfd;
+	snprintf(arg, NAME_MAX + 1, "%s", name);
+	return 1;
 }
 
 /* cuzkd died between the finalizer's two renames: NAME.proof.json is under its final
@@ -448,18 +509,18 @@ static void finish_publish(const struct pipeline *pl, int dfd, const char *displ
 			   pid_t pid)
 {
 	const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-	char proof[PIPE_NAME_LEN + 32], ptmp[sizeof(proof) + 32], pub[sizeof(proof)],
-		utmp[sizeof(proof) + 32];
+	char proof[PIPE_NAME_LEN + 32], pre[sizeof(proof) + 32], pub[sizeof(proof)],
+		ptmp[NAME_MAX + 1] = "", utmp[NAME_MAX + 1] = "";
 
 	if (!pi || dfd < 0)
 		return;
 	snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
-	snprintf(ptmp, sizeof(ptmp), "%s.tmp.%d", proof, (int)pid);
+	snprintf(pre, sizeof(pre), "%s.tmp.%d.", proof, (int)pid);
+	each_temp(dfd, pre, first_name, ptmp);
 	snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
-	snprintf(utmp, sizeof(utmp), "%s.tmp.%d", pub, (int)pid);
-	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    faccessat(dfd, ptmp, F_OK, AT_SYMLINK_NOFOLLOW) &&
-	    faccessat(dfd, utmp, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	snprintf(pre, sizeof(pre), "%s.tmp.%d.", pub, (int)pid);
+	each_temp(dfd, pre, first_name, utmp);
+	if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !ptmp[0] && utmp[0] &&
 	    renameat(dfd, utmp, dfd, pub) == 0)
 		logmsg("completed the publish of %s/%s that the dead finalizer had begun", display,
 		       pub);
@@ -550,11 +611,16 @@ static uint64_t collect_lost(struct sup *s)
 				 * anything else there is not ours to touch. */
 				struct stat od;
 
-				dfd = open(jb->out_dir,
-					   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK |
-						   O_CLOEXEC);
+				/* A deadline: a hung mount must not keep cuzkd from starting
+				 * (its temps then stay; the resume fails that job). */
+				dfd = open_deadline(jb->out_dir,
+						    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							    O_NONBLOCK,
+						    RESUME_OPEN_MS, &od);
+				if (dfd < 0)
+					dfd = -1;
 				if (dfd >= 0 &&
-				    (fstat(dfd, &od) || (uint64_t)od.st_dev != jb->out_dev ||
+				    ((uint64_t)od.st_dev != jb->out_dev ||
 				     (uint64_t)od.st_ino != jb->out_ino)) {
 					close(dfd);
 					dfd = -1;
@@ -912,6 +978,68 @@ static int job_has_waiter(const struct sup *s, uint32_t slot)
 	return 0;
 }
 
+/* Drop job slot j's copies (a decided job reads no input any more): an idle copy is
+ * freed when its last job ends, and the bytes leave its uid's quota. The slot keeps
+ * its out dir and durable names until it retires. */
+static void job_copies_release(struct sup *s, uint32_t j)
+{
+	struct job_files *f = &s->files[j];
+
+	copies_put(&s->copies, f->zkey_fd);
+	copies_put(&s->copies, f->r1cs_fd);
+	copies_put(&s->copies, f->wgen_fd);
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++) {
+		copies_put(&s->copies, f->wtns_fd[i]);
+		f->wtns_fd[i] = -1;
+	}
+	f->zkey_fd = f->r1cs_fd = f->wgen_fd = -1;
+	f->bytes = 0;
+}
+
+/* The bytes of f's distinct copies (a resumed job's, for its quota). */
+static uint64_t files_bytes(const struct job_files *f)
+{
+	int one[3] = { f->zkey_fd, f->r1cs_fd, f->wgen_fd };
+	uint64_t n = 0;
+	struct stat st;
+
+	for (int i = 0; i < 3; i++)
+		if (one[i] > 0 && !fstat(one[i], &st))
+			n += (uint64_t)st.st_size;
+	for (size_t i = 0; f->wtns_fd && i < f->n; i++) {
+		size_t k = 0;
+
+		while (k < i && f->wtns_fd[k] != f->wtns_fd[i])
+			k++;
+		if (k == i && f->wtns_fd[i] > 0 && !fstat(f->wtns_fd[i], &st))
+			n += (uint64_t)st.st_size;
+	}
+	return n;
+}
+
+/* The bytes of copies uid's jobs hold now (job_files.bytes). */
+static uint64_t uid_bytes(const struct sup *s, uid_t uid)
+{
+	uint64_t n = 0;
+
+	for (uint32_t j = 0; j < s->pl.data.jobtab.hdr->max_jobs; j++)
+		if (s->files[j].bytes && s->owner[j] == uid)
+			n += s->files[j].bytes;
+	return n;
+}
+
+/* The --quota-bytes of uid: 0 (none) for the privileged. */
+static uint64_t uid_bytes_quota(const struct sup *s, uid_t uid)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	if (owners_privileged(uid))
+		return 0;
+	if (s->c->quota_bytes)
+		return s->c->quota_bytes;
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz / 4 : 0;
+}
+
 /* Drop what job slot j holds (job_files). */
 static void job_files_release(struct sup *s, uint32_t j)
 {
@@ -976,8 +1104,10 @@ static int retire(struct sup *s, int force)
 			s->decided_ns[j] = 0;
 			continue;
 		}
-		if (!s->decided_ns[j])
+		if (!s->decided_ns[j]) {
 			s->decided_ns[j] = t;
+			job_copies_release(s, j);
+		}
 		if (job_has_waiter(s, j))
 			continue;
 		if (s->store && s->rec_job[j] == REC_RUNNING)
@@ -1295,18 +1425,27 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 		snprintf(why, len, "the job store has no identity for its out dir");
 		return -1;
 	}
-	fd = open(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, len, "out dir changed since submit (%s: %s)", out_dir,
-			 strerror(errno));
+	/* The path is the client's word and is opened with cuzkd's rights: whether it is
+	 * absent, unreadable or another directory is not the user's to learn (a path under
+	 * /root would tell), so every case reads the same and names only that path. */
+	/* With a deadline: a path on a hung mount must not keep cuzkd from starting. */
+	fd = open_deadline(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS, &st);
+	if (fd == -ETIMEDOUT) {
+		snprintf(why, len,
+			 "out dir %s did not answer within %u s (a hung file system?): "
+			 "submit again once it is back",
+			 out_dir, RESUME_OPEN_MS / 1000);
 		return -1;
 	}
-	if (fstat(fd, &st) ||
+	if (fd < 0 ||
 	    (uint64_t)st.st_dev != (uint64_t)json_integer_value(json_object_get(out, "dev")) ||
 	    (uint64_t)st.st_ino != (uint64_t)json_integer_value(json_object_get(out, "ino"))) {
-		snprintf(why, len, "out dir changed since submit (%s is another directory now)",
+		snprintf(why, len,
+			 "out dir changed since submit (%s is not the directory passed: "
+			 "moved, replaced or gone): submit again",
 			 out_dir);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
@@ -1316,7 +1455,7 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 			   g) if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
 		groups[pr.n_groups++] = (gid_t)json_integer_value(g);
 	pr.groups = groups;
-	if (!control_peer_may_write_dir(&pr, &st)) {
+	if (!control_peer_may_write_dirfd(&pr, fd, &st)) {
 		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
 			 (unsigned)pr.uid);
 		close(fd);
@@ -1418,8 +1557,20 @@ static int resume_job(void *arg, const struct store_job *sj)
 		sp[i].r1cs_path = r1cs;
 		sp[i].wgen_path = wgen;
 		wfd[i] = -1;
+		/* a witness the submit named again has one durable copy: one memfd too */
+		for (uint32_t k = 0;
+		     k < i && !why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED;
+		     k++)
+			if (wfd[k] > 0 &&
+			    json_equal(json_object_get(p, "copy"),
+				       json_object_get(json_array_get(parts, k), "copy")) &&
+			    !copies_ref(&s->copies, wfd[k])) {
+				wfd[i] = wfd[k];
+				break;
+			}
 		/* a partition already decided needs no copy (and has none after a retire) */
-		if (!why[0] && sj->state[i] != STORE_DONE && sj->state[i] != STORE_FAILED &&
+		if (wfd[i] < 0 && !why[0] && sj->state[i] != STORE_DONE &&
+		    sj->state[i] != STORE_FAILED &&
 		    (wfd[i] = reopen_copy(s, json_object_get(p, "copy"), 0,
 					  wgen ? "input" : "witness",
 					  sp[i].wtns_path ? sp[i].wtns_path : "?", held, why,
@@ -1469,6 +1620,7 @@ static int resume_job(void *arg, const struct store_job *sj)
 		f->wtns_fd = wfd;
 		f->n = n;
 		f->dur = held;
+		f->bytes = files_bytes(f);
 		zfd = rfd = gfd = ofd = -1;
 		wfd = NULL;
 		held = NULL;
@@ -1573,6 +1725,24 @@ static void prune_store(struct sup *s, uint64_t t)
 		logmsg("job store: removed %llu decided job(s) finished more than %u day(s) ago "
 		       "(--store-keep-days)",
 		       (unsigned long long)n, s->c->store_keep_days);
+}
+
+/* Each user's decided jobs, bounded by count and bytes (a user submitting many
+ * small jobs grew the store for --store-keep-days). A minute apart: fast enough
+ * against a burst, rare enough to cost nothing. */
+static void prune_store_uid(struct sup *s, uint64_t t)
+{
+	uint64_t n;
+	char err[512];
+
+	s->prune_uid_ns = t;
+	if (store_prune_per_uid(s->store, s->c->store_keep_jobs,
+				(uint64_t)s->c->store_keep_mb << 20, &n, err, sizeof(err)))
+		store_log_err(s, "pruning", err);
+	else if (n)
+		logmsg("job store: removed %llu decided job(s) beyond a user's "
+		       "--store-keep-jobs %u / --store-keep-mb %u",
+		       (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
 }
 
 static int store_start(struct sup *s, uint64_t next_id)
@@ -1707,6 +1877,7 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 {
 	struct owners_quota q;
 	char m[256];
+	int rc;
 
 	if (s->draining) {
 		reply_err(s, k, CONTROL_E_DRAINING,
@@ -1716,8 +1887,9 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 		return 1;
 	}
 	owners_quota(s->c, &q);
-	if (owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m, sizeof(m))) {
-		reply_err(s, k, CONTROL_E_QUOTA, m);
+	if ((rc = owners_submit_check(&s->pl.data.jobtab, s->owner, k->uid, n_parts, &q, m,
+				      sizeof(m)))) {
+		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
 		return 1;
 	}
 	return 0;
@@ -1783,6 +1955,8 @@ static void intake_begin(struct sup *s, struct conn *k, struct control_req *r, s
 	t->cp = &s->copies;
 	t->buf_size = s->pl.config->buf_size;
 	t->max_parts = s->pl.config->max_parts;
+	t->bytes_quota = uid_bytes_quota(s, k->uid);
+	t->bytes_used = t->bytes_quota ? uid_bytes(s, k->uid) : 0;
 	t->notify_fd = s->intake_fd;
 	/* A dup: the thread may outlive this loop's descriptor (cuzkd stopping). */
 	if (s->store && t->r.kind != CONTROL_PRELOAD &&
@@ -1851,6 +2025,22 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 	if (submit_refused(s, k, (uint32_t)sub.n)) {
 		submit_drop(s, &sub, copies, held);
 		return;
+	}
+	{
+		uint64_t q = uid_bytes_quota(s, k->uid), used = q ? uid_bytes(s, k->uid) : 0;
+		char m[256];
+
+		if (q && sub.bytes + used > q) {
+			snprintf(m, sizeof(m),
+				 "quota: this job's files are %.1f MiB and uid %u's unfinished "
+				 "jobs hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry "
+				 "when some finish",
+				 (double)sub.bytes / 1048576.0, (unsigned)k->uid,
+				 (double)used / 1048576.0, (double)q / 1048576.0);
+			submit_drop(s, &sub, copies, held);
+			reply_err(s, k, CONTROL_E_QUOTA, m);
+			return;
+		}
 	}
 	if (s->c->max_queued) {
 		uint32_t q = unfinished_parts(s);
@@ -1944,6 +2134,7 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 		f->wgen_fd = sub.wgen_fd;
 		f->wtns_fd = sub.wtns_fd;
 		f->n = sub.n;
+		f->bytes = sub.bytes;
 		f->dur = held;
 		sub.zkey_fd = sub.r1cs_fd = sub.out_fd = sub.wgen_fd = -1;
 		sub.wtns_fd = NULL;
@@ -2056,6 +2247,15 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 		pool_node_counts(&s->pl.data.pool, -1, &used, &fr);
 		json_object_set_new(o, "pool",
 				    json_pack("{s:i,s:i}", "in_use", (int)used, "free", (int)fr));
+	}
+	{
+		/* cuzkd's copies of inputs (copies.h): what they cost in memory now. */
+		uint64_t b;
+		size_t n = copies_usage(&s->copies, &b);
+
+		json_object_set_new(
+			o, "copies",
+			json_pack("{s:I,s:I}", "count", (json_int_t)n, "bytes", (json_int_t)b));
 	}
 	if (s->lost)
 		json_object_set(o, "lost_jobs", s->lost);
@@ -2460,6 +2660,39 @@ static void handle_listen(struct sup *s)
 		char why[160];
 		int priv;
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* At the descriptor limit the pending connection stays pending, so the
+			 * listener is ready again at once: re-arming it spun the loop at 93%
+			 * CPU. The spare descriptor lets one connection in: root's is served
+			 * (the operator gets through), another is told why and closed. Then
+			 * the listener rests until the next tick. */
+			if (s->spare_fd >= 0) {
+				close(s->spare_fd);
+				s->spare_fd = -1;
+				fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			}
+			if (fd >= 0 &&
+			    (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) ||
+			     !(cr.uid == 0 || cr.uid == geteuid()))) {
+				char *m = control_reply_error("busy",
+							      "cuzkd is out of descriptors: "
+							      "retry later");
+
+				if (m)
+					(void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+				free(m);
+				close(fd);
+				fd = -1;
+			}
+			if (fd < 0) {
+				if (s->spare_fd < 0)
+					s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+				s->listen_retry_ns = now_ns() + TICK_NS;
+				return; /* not re-armed: the tick does */
+			}
+			/* root's: served below; the spare is reopened when descriptors free */
+			s->listen_retry_ns = now_ns() + TICK_NS;
+		}
 		if (fd < 0)
 			break;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl)) {
@@ -2501,9 +2734,31 @@ static void handle_listen(struct sup *s)
  * max_parts + CONN_FDS_EXTRA unclaimed: beyond that (or when the kernel truncated
  * them) they are closed and the connection's next request with descriptors is
  * refused, since the queue no longer lines up with the requests. */
+/* Descriptors queued on connections, and held by intakes being checked, of uid
+ * (any ordinary uid when all is set). */
+static uint32_t fds_held(const struct sup *s, uid_t uid, int all)
+{
+	uint32_t n = 0;
+
+	for (int i = 0; i < N_CONNS; i++)
+		if (s->conns[i].fd >= 0 && !s->conns[i].privileged &&
+		    (all || s->conns[i].uid == uid))
+			n += s->conns[i].n_fds;
+	for (const struct intake *t = s->intakes; t; t = t->next)
+		if (!owners_privileged(t->uid) && (all || t->uid == uid))
+			n += (uint32_t)t->n_fds;
+	return n;
+}
+
 static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
 {
 	const uint32_t cap = s->pl.config->max_parts + CONN_FDS_EXTRA;
+	/* An ordinary uid holds at most two requests' worth over all its connections
+	 * (one being checked, the next queued), and all of them together half the
+	 * descriptor limit: 8 connections x 4112 descriptors reached the limit, and
+	 * then root got no answer either. Root and cuzkd's uid are not counted. */
+	uint32_t uid_n = k->privileged ? 0 : fds_held(s, k->uid, 0),
+		 all_n = k->privileged ? 0 : fds_held(s, 0, 1);
 
 	if (mh->msg_flags & MSG_CTRUNC)
 		k->fd_trouble = 1;
@@ -2519,6 +2774,10 @@ static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
 			int fd;
 
 			memcpy(&fd, &in[i], sizeof(fd));
+			if (!k->privileged && (uid_n >= 2 * cap || all_n >= s->fd_budget))
+				k->fd_trouble = 1;
+			uid_n++;
+			all_n++;
 			if (k->fd_trouble || k->n_fds >= cap) {
 				k->fd_trouble = 1;
 				close(fd);
@@ -2571,6 +2830,10 @@ static void handle_conn_in(struct sup *s, struct conn *k)
 		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
 		    k->gen != gen)
 			return;
+		if (!k->fr.len && !k->n_fds)
+			k->line_ns = 0;
+		else if (!k->line_ns)
+			k->line_ns = k->active_ns;
 		if (k->pending)
 			return; /* read again once its submit ends (conn_resume) */
 	}
@@ -2906,9 +3169,22 @@ static void tick(struct sup *s)
 		    s->c->idle_timeout_s && t > k->active_ns &&
 		    t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
 			conn_close(s, k);
+		/* A line that never ends, however it trickles (its descriptors held). */
+		else if (k->fd >= 0 && !k->pending && !k->privileged && k->line_ns &&
+			 t > k->line_ns && t - k->line_ns >= LINE_TIMEOUT_NS)
+			conn_close(s, k);
+	}
+	if (s->listen_retry_ns && t >= s->listen_retry_ns && !s->stopping) {
+		s->listen_retry_ns = 0;
+		if (s->spare_fd < 0)
+			s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+		s->listen_armed = 1;
 	}
 	check_intakes(s, t);
 	store_sync(s);
+	if (s->store && t - s->prune_uid_ns >= 60ull * 1000000000ull)
+		prune_store_uid(s, t);
 	if (t - s->prune_ns >= 3600ull * 1000000000ull)
 		prune_store(s, t);
 	retire(s, 0);
@@ -3003,6 +3279,47 @@ static int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errle
 		return -EPERM;
 	}
 	return 0;
+}
+
+/* With --group, the group's members must reach the socket: a run dir made earlier
+ * 0700 (a first start without group, a hand-made one) is opened to the group (0750:
+ * ours, so that is the mode trusted_run_dir would have created), and each directory
+ * above it that a member could not pass is named, once, instead of failing silently
+ * at every client's connect. */
+static void group_reach(const struct cuzkd_config *c)
+{
+	char p[CONFIG_PATH_MAX], *slash;
+	struct stat st;
+
+	if (!stat(c->run_dir, &st) && !(st.st_mode & S_IXGRP)) {
+		if (chmod(c->run_dir, (st.st_mode & 07777) | S_IRGRP | S_IXGRP))
+			fprintf(stderr,
+				"cuzkd: run directory %s is mode %04o and cannot be opened to group "
+				"%s (%s): its members cannot reach the socket\n",
+				c->run_dir, (unsigned)(st.st_mode & 07777), c->group,
+				strerror(errno));
+		else
+			fprintf(stderr,
+				"cuzkd: run directory %s was mode %04o: made %04o so that group %s "
+				"reaches the socket\n",
+				c->run_dir, (unsigned)(st.st_mode & 07777),
+				(unsigned)((st.st_mode & 07777) | S_IRGRP | S_IXGRP), c->group);
+	}
+	snprintf(p, sizeof(p), "%s", c->run_dir);
+	while ((slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		if (stat(p, &st))
+			continue;
+		/* Others' x lets everyone through; the group's x only this group's members
+		 * (or the owner's, when it is the daemon's uid, which members are not). */
+		if (!(st.st_mode & S_IXOTH) && !((st.st_mode & S_IXGRP) && st.st_gid == c->gid)) {
+			fprintf(stderr,
+				"cuzkd: warning: members of group %s cannot reach the socket: %s "
+				"(mode %04o, group %u) does not let them through\n",
+				c->group, p, (unsigned)(st.st_mode & 07777), (unsigned)st.st_gid);
+			break;
+		}
+	}
 }
 
 /* Is another cuzkd answering on this socket? */
@@ -3340,6 +3657,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	}
 	if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
 		fprintf(stderr, "cuzkd: chgrp %s %s: %s\n", c->group, c->run_dir, strerror(errno));
+	if (c->have_gid)
+		group_reach(c);
 	if (!c->foreground) {
 		if ((rc = daemonize(s))) {
 			fprintf(stderr, "cuzkd: fork: %s\n", strerror(-rc));
@@ -3403,7 +3722,17 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 	for (uint32_t j = 0; s->files && j < c->max_jobs; j++)
 		s->files[j].zkey_fd = s->files[j].r1cs_fd = s->files[j].out_fd =
 			s->files[j].wgen_fd = -1;
-	copies_init(&s->copies, PIPE_ZKEY_CACHE);
+	/* No idle copy is kept: a copy lives while a job or a preload holds it (a user's
+	 * finished job costs nothing; the operator preloads what should stay). */
+	copies_init(&s->copies, 0);
+	{
+		struct rlimit rl;
+		rlim_t lim = getrlimit(RLIMIT_NOFILE, &rl) ? 1024 : rl.rlim_cur;
+
+		s->fd_budget = lim / 2 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lim / 2);
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	control_set_policy(&(struct control_policy){ .wgen_dirs = c->wgen_dir });
 	if (!s->decided_ns || !s->cancelled || !s->owner || !s->preload_owner || !s->crashes ||
 	    !s->rec_part || !s->rec_job || !s->resumed || !s->files) {
 		logmsg("out of memory");

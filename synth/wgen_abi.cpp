@@ -150,6 +150,12 @@ WGEN_API const uint8_t *cuzk_wgen_fingerprint(void)
     return cuzk_wgen_fp[32] == 1 ? cuzk_wgen_fp : NULL;
 }
 
+/* The ABI version as data, so that cuzkd can read it from the file's symbol table
+ * (supervisor/wgen_trust.c) and refuse a shared object that is not a generator of
+ * this ABI before anything in it runs: describe() is code, and loading a file runs
+ * its constructors. */
+WGEN_API const uint32_t cuzk_wgen_abi = CUZK_WGEN_ABI;
+
 WGEN_API const cuzk_wgen_desc *cuzk_wgen_describe(void)
 {
     std::call_once(g_once, load_circuit);

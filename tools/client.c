@@ -18,6 +18,7 @@
 
 #include "cuzk/config.h"
 #include "cuzk/control.h"
+#include "cuzk/display.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet_client.h"
 #include "cuzk/top.h"
@@ -294,20 +295,20 @@ static int is_ok(json_t *r)
 }
 
 /* Print an error reply; returns its exit code. */
+static const char *jshow(json_t *o, const char *k);
+
 static int print_error(const struct client *c, json_t *r)
 {
     const char *code = json_string_value(json_object_get(r, "error"));
 
     if (c->json) {
-        char *s = json_dumps(r, JSON_COMPACT);
+        char *s = json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII);
 
         puts(s ? s : "{}");
         free(s);
     } else {
         fprintf(stderr, "cuzk: %s (%s)\n",
-                json_string_value(json_object_get(r, "message"))
-                    ? json_string_value(json_object_get(r, "message"))
-                    : "error",
+                json_string_value(json_object_get(r, "message")) ? jshow(r, "message") : "error",
                 code ? code : "?");
     }
     if (code && !strcmp(code, CONTROL_E_QUOTA))
@@ -330,7 +331,7 @@ static int reply_failed(const struct client *c, json_t *r)
 
 static void print_json(json_t *r)
 {
-    char *s = json_dumps(r, JSON_COMPACT);
+    char *s = json_dumps(r, JSON_COMPACT | JSON_ENSURE_ASCII);
 
     puts(s ? s : "{}");
     free(s);
@@ -341,6 +342,16 @@ static const char *jstr(json_t *o, const char *k)
     const char *s = json_string_value(json_object_get(o, k));
 
     return s ? s : "";
+}
+
+/* jstr for printing: names, paths and reasons are other users' words (display.h).
+ * Four buffers in turn, so one printf may show up to four. */
+static const char *jshow(json_t *o, const char *k)
+{
+    static char buf[4][2048];
+    static unsigned next;
+
+    return display_escape(buf[next++ % 4], sizeof buf[0], jstr(o, k));
 }
 
 static long long jint(json_t *o, const char *k)
@@ -355,12 +366,12 @@ static void print_job(json_t *j)
 
     printf("job %lld: %s, %lld/%lld done, %lld failed%s%s\n", jint(j, "id"), jstr(j, "state"),
            jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
-           json_object_get(j, "reason") ? ": " : "", jstr(j, "reason"));
+           json_object_get(j, "reason") ? ": " : "", jshow(j, "reason"));
     json_array_foreach(parts, i, p)
     {
-        printf("  %-24s %-8s", jstr(p, "name"), jstr(p, "state"));
-        if (json_object_get(p, "proof")) printf(" %s", jstr(p, "proof"));
-        if (json_object_get(p, "reason")) printf(" %s", jstr(p, "reason"));
+        printf("  %-24s %-8s", jshow(p, "name"), jstr(p, "state"));
+        if (json_object_get(p, "proof")) printf(" %s", jshow(p, "proof"));
+        if (json_object_get(p, "reason")) printf(" %s", jshow(p, "reason"));
         putchar('\n');
     }
 }
@@ -706,13 +717,13 @@ static void print_status_all(json_t *r)
         owner_name(o, who, sizeof(who));
         printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s  %s%s\n", jint(o, "id"),
                jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"), who,
-               jstr(o, "out_dir"),
+               jshow(o, "out_dir"),
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
     json_array_foreach(ch, i, o)
         printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n", jstr(o, "action"),
-               jstr(o, "zkey"), jint(o, "applied"), jint(json_object_get(r, "circuits"), "stages"),
+               jshow(o, "zkey"), jint(o, "applied"), jint(json_object_get(r, "circuits"), "stages"),
                jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 

@@ -239,6 +239,15 @@ static int fetch_one(void *arg, const struct fleet_stored *s)
 		x->missing++;
 		return 0;
 	}
+	/* The row's name is whoever wrote the table's: a "/../../x" would write outside
+	 * --out. Only a single file name is written, beneath the --out descriptor. */
+	if (!fleet_name_ok(s->name)) {
+		x->errors++;
+		fprintf(stderr,
+			"cuzk fetch: a stored proof's name is not a single file name (no '/', no "
+			"leading '.', no control character): not written\n");
+		return 0;
+	}
 	/* The same names as a daemon's publish: public first, the proof's name is what a
 	 * reader waits for. */
 	snprintf(qf, sizeof(qf), "%s.public.json", s->name);

@@ -392,8 +392,17 @@ static int out_prepare(out_file *o, const char *path, const char *text, groth16_
         snprintf(err, errlen, "cannot write %s: %s: %s", path, dir, strerror(errno));
         return -CUZK_E_OUTPUT;
     }
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", base, (long)getpid());
-    fd = openat(o->dfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* A random part in the temp name, and another on EEXIST: in a shared sticky dir a
+     * predictable name (NAME.tmp.PID) let another user create it first and fail the
+     * partition for good. cuzkd finds a dead finalizer's temps by the PID prefix. */
+    fd = -1;
+    for (int tries = 0; tries < 8 && fd < 0; tries++) {
+        uint32_t rnd = 0;
+        if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint32_t)tries;
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%08x", base, (long)getpid(), rnd);
+        fd = openat(o->dfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST) break;
+    }
     if (fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s%s", o->tmp, strerror(errno),
                  errno == EEXIST || errno == ELOOP ? " (refused: not ours)" : "");

@@ -27,12 +27,13 @@ struct cuzkd_config {
 	char instance[SEG_INSTANCE_MAX + 1];
 	char run_dir[CONFIG_PATH_MAX];
 	char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
-	int no_store;                /* --no-store: jobs live in memory only (lost with cuzkd) */
-	char queue[CONFIG_PATH_MAX]; /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
-	uint32_t queue_lease_s;      /* --queue-lease: seconds a claim is held unrenewed */
-	uint32_t queue_parallel;     /* --queue-parallel: fleet partitions in this cuzkd at once */
-	int store_proofs;            /* --store-proofs: proofs also stored in the queue's table */
-	char devices[128];           /* the spec as given, for messages */
+	int no_store;                   /* --no-store: jobs live in memory only (lost with cuzkd) */
+	char wgen_dir[CONFIG_PATH_MAX]; /* --wgen-dir DIR[:DIR]: where generators may lie */
+	char queue[CONFIG_PATH_MAX];    /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
+	uint32_t queue_lease_s;         /* --queue-lease: seconds a claim is held unrenewed */
+	uint32_t queue_parallel; /* --queue-parallel: fleet partitions in this cuzkd at once */
+	int store_proofs;        /* --store-proofs: proofs also stored in the queue's table */
+	char devices[128];       /* the spec as given, for messages */
 	enum config_dev_kind dev_kind;
 	uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
 	int cuda_all;
@@ -54,11 +55,15 @@ struct cuzkd_config {
 	uint32_t quota_jobs;          /* per uid (root and cuzkd's uid exempt, owners.h): running */
 	uint32_t quota_partitions;    /* jobs, unfinished partitions, preloads; 0: the default, */
 	uint32_t quota_preloads;      /* half of --max-jobs, --max-parts, the preload slots */
+	uint64_t quota_bytes;         /* bytes of copies one uid's unfinished jobs may hold
+				     * (memory, and the store's disk); 0: a quarter of RAM */
 	uint32_t conns_per_uid;       /* control connections one uid may hold (root and the
 				     * daemon's own uid: the reserved slots as well) */
 	uint32_t idle_timeout_s;      /* close a control connection idle this long; 0 never */
 	uint32_t copy_timeout_s;  /* a submit whose files read nothing this long fails; 0 never */
 	uint32_t store_keep_days; /* decided jobs leave the store this long after; 0 never */
+	uint32_t store_keep_jobs; /* and beyond this many decided jobs of one uid */
+	uint32_t store_keep_mb;   /* or this many MiB of one uid's decided requests */
 	uint32_t keep_finished_s; /* a decided job stays visible this long (a full table
 				     * retires it sooner) */
 	uint32_t metrics_conns;   /* concurrent metrics HTTP connections */

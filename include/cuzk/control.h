@@ -131,12 +131,17 @@ struct control_peer {
 	gid_t gid;
 	const gid_t *groups;
 	size_t n_groups;
+	/* --quota-bytes for this uid (0: none) and the bytes its unfinished jobs hold:
+	 * a submit whose files would pass it is refused before any copy. */
+	uint64_t bytes_quota, bytes_used;
 };
 
 /* May peer create and rename files in the directory of st (owner, group and other
- * bits as the kernel reads them; root may; ACL grants are not honoured, so an
- * ACL-only grant is refused, never the reverse)? */
+ * bits as the kernel reads them; root may)? By the mode bits only: see the next. */
 int control_peer_may_write_dir(const struct control_peer *peer, const struct stat *st);
+/* The same for the directory open as fd, by its POSIX access ACL when it has one
+ * (peer_acl.h: a named-user entry denies or grants as the kernel would). */
+int control_peer_may_write_dirfd(const struct control_peer *peer, int fd, const struct stat *st);
 
 #define CONTROL_ID_LEN 96
 
@@ -165,6 +170,8 @@ struct control_submit {
 	int32_t priority;
 	uint32_t domain_size, nvars;
 	uint64_t buf_need;
+	uint64_t bytes; /* of the distinct files copied: what the job counts against
+			 * its uid's --quota-bytes while it holds them */
 };
 
 /* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,
@@ -177,6 +184,14 @@ struct control_submit {
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
 			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
 			 uint32_t max_parts, struct control_submit *s, struct control_err *e);
+/* cuzkd's policy for control_submit_check, set once before the first submit (the
+ * intake threads read it, never write it). wgen_dirs: --wgen-dir, the only places a
+ * witness generator is taken from (wgen_trust.h); NULL or "": none. */
+struct control_policy {
+	const char *wgen_dirs;
+};
+void control_set_policy(const struct control_policy *p);
+
 /* Free s, releasing what it still holds (fields set to -1 were handed on). */
 void control_submit_free(struct control_submit *s, struct copies *cp);
 

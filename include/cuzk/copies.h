@@ -77,6 +77,11 @@ void copies_free(struct copies *c);
 int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display,
 		char *err, size_t errlen);
 
+/* The same, for a file whose size its headers fix (input_bounds.h): want, the size it
+ * must have (0: any); one of another size is refused -ESTALE before any read. */
+int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
+		      const char *display, char *err, size_t errlen);
+
 /* Count the bytes this thread's copies_take calls read into *bytes from now on
  * (NULL: stop), so another thread can see a copy that makes no progress. */
 void copies_progress_bind(_Atomic uint64_t *bytes);
@@ -87,8 +92,10 @@ int copies_ref(struct copies *c, int fd);
  * (up to keep unreferenced, least recently used closed first). fd <= 0: no-op. */
 void copies_put(struct copies *c, int fd);
 
-/* Copies now held and their bytes. */
+/* Copies now held. */
 size_t copies_count(struct copies *c);
+/* Copies now held, and their bytes in *bytes (`cuzk status --json`'s "copies"). */
+size_t copies_usage(struct copies *c, uint64_t *bytes);
 
 /* Durable copies (above). Open (creating, 0700) STATE_DIR/INSTANCE.copies: its
  * descriptor, or -errno with err (-EPERM: not ours or open to others). */

@@ -177,6 +177,16 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
 /* The staging dir of owner, relative to a partition's out dir: ".cuzk-OWNER". */
 void fleet_stage_name(const char *owner, char *buf, size_t len);
 
+/* Whoever can write the tables writes a row's name and done_by: 1 when s may name a
+ * file or staging dir in an out dir (a single path component: 1 to 200 bytes, no '/',
+ * no control character, not starting with '.', so never . or ..), else 0. Checked on
+ * every name read from the database before it is used (cuzkd, `cuzk fetch`). */
+int fleet_name_ok(const char *s);
+
+/* Remove out_dir/.cuzk-OWNER if it is empty (a staging dir whose proofs are all
+ * published), so an out dir holds only what its user asked for; kept otherwise. */
+void fleet_stage_remove(const char *out_dir, const char *owner);
+
 /* Mark partition (job, idx) finished as done at gen published (its final files are
  * there), and end its job when nothing else is open, in one transaction. 1 marked,
  * 0 when it was marked already or is no longer that done row (requeued). */
@@ -188,7 +198,9 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
  * above): FLEET_PUB_MARKED (finals there, marked; *linked: how many of the two this
  * call linked), FLEET_PUB_REQUEUED (nothing to publish: back to the queue),
  * FLEET_PUB_GONE (the row was marked or requeued by someone else meanwhile),
- * -ENOTDIR (the out dir can not be opened here: nothing done), -EPERM with err (a
+ * -ENOTDIR (the out dir can not be opened here: nothing done), -EINVAL with err (name
+ * or done_by is not a single path component, fleet_name_ok: nothing done, nothing
+ * opened), -EPERM with err (a
  * staged file that can not be linked: nothing marked), or a database -errno (the
  * links done stay done; the call may be repeated: it never publishes twice). */
 enum { FLEET_PUB_GONE = 0, FLEET_PUB_MARKED = 1, FLEET_PUB_REQUEUED = 2 };
@@ -248,5 +260,7 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen);
 /* The publish step described above: link tmp to final (no replace), unlink tmp.
  * 0, or -EEXIST when final exists already (tmp is removed: someone published it). */
 int fleet_publish(int dirfd, const char *tmp, const char *final);
+/* The same from tmpfd/tmp to dirfd/final (a staging dir to its out dir). */
+int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final);
 
 #endif /* CUZK_FLEET_PG_H */

@@ -40,8 +40,9 @@ struct intake {
 	struct copies *cp; /* shared with the loop (its own lock) */
 	uint64_t buf_size;
 	uint32_t max_parts;
-	int notify_fd;   /* eventfd: +1 when done; must outlive the thread */
-	int durable_dfd; /* a submit with a job store: its copies dir (a dup,
+	uint64_t bytes_quota, bytes_used; /* control_peer's, when the intake began */
+	int notify_fd;                    /* eventfd: +1 when done; must outlive the thread */
+	int durable_dfd;                  /* a submit with a job store: its copies dir (a dup,
 	                             * closed by intake_free), else -1 */
 	/* loop */
 	uint32_t conn, conn_gen;      /* who waits for the answer */

@@ -28,7 +28,13 @@ struct owners_quota {
 };
 void owners_quota(const struct cuzkd_config *c, struct owners_quota *q);
 
-/* A submit of n partitions by uid: 0, or -EDQUOT with the quota and its value in m.
+/* Of a table of n job slots (or partitions), how many ordinary users never take: an
+ * eighth, at least 1, kept for root and cuzkd's user. */
+uint32_t owners_reserve(uint32_t n);
+
+/* A submit of n partitions by uid: 0, or -EDQUOT with the quota and its value in m,
+ * or -ENOSPC (code CONTROL_E_FULL) when ordinary users' unfinished jobs would reach
+ * into the table's reserve (owners_reserve).
  * owner: per job slot, the submitter's uid (meaningful for slots in use). Counted:
  * uid's running jobs and their partitions not yet DONE or FAILED. */
 int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, uint32_t n,

@@ -59,7 +59,7 @@ down="$(cuzk --json status | jq '[.children[] | select(.pid == 0)] | length')"
 echo "ok: the job finished ($NW proofs verified; $held was held by the stopped worker)"
 
 # The finalizer: SIGSTOP it while it holds a partition (FINAL) and plant the temp files
-# it would be writing (OUT/<name>.{proof,public}.json.tmp.<pid>): after the stall kill
+# it would be writing (OUT/<name>.{proof,public}.json.tmp.<pid>.<random>): after the stall kill
 # they are removed and the partition is finalized again.
 id2="$(submit_copies bn128 "$N" k)"
 victim="" part=""
@@ -76,13 +76,13 @@ done
 if [ -z "$victim" ]; then
   echo "note: never caught the finalizer holding a partition; temp-file check skipped"
 else
-  for k in proof public; do echo partial >"$tmp/k/out/$part.$k.json.tmp.$victim"; done
+  for k in proof public; do echo partial >"$tmp/k/out/$part.$k.json.tmp.$victim.0badc0de"; done
   echo "stopped finalizer pid $victim holding $part (FINAL); planted its temp files"
   for _ in $(seq 1 600); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
   kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; fail "stopped finalizer $victim still alive after 60 s"; }
-  # Only the killed finalizer's own temp files (*.tmp.<victim pid>) must go: the
-  # restarted finalizer may be writing its own *.tmp.<new pid> at this very moment.
-  dead_tmp() { ls -A "$tmp/k/out" | grep -E "\\.tmp\\.$victim\$" || true; }
+  # Only the killed finalizer's own temp files (*.tmp.<victim pid>.*) must go: the
+  # restarted finalizer may be writing its own *.tmp.<new pid>.* at this very moment.
+  dead_tmp() { ls -A "$tmp/k/out" | grep -E "\\.tmp\\.$victim\\." || true; }
   for _ in $(seq 1 300); do [ -z "$(dead_tmp)" ] && break; sleep 0.1; done
   left="$(dead_tmp)"
   [ -z "$left" ] || fail "temp files of the dead finalizer left: $left"

@@ -15,7 +15,8 @@
 #   verify_outs J FX N snarkjs accepts $tmp/J/out/w{1..N}.proof.json with its public.json under
 #                      fixture set FX's key (fail otherwise); adds N to n
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
-#   daemon_start OPTS  start cuzkd --foreground with OPTS, wait until it answers status
+#   daemon_start OPTS  start cuzkd --foreground with OPTS (and --wgen-dir $BUILD/wgen:$tmp),
+#                      wait until it answers status
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
 #   daemon_shutdown_clean  the check: status answers, `cuzk shutdown` stops cuzkd with
 #                      exit 0 within 30 s, and no stage process, socket, pid file or
@@ -130,8 +131,10 @@ PY
 }
 
 daemon_start() {  # appends to the log: a test that restarts its cuzkd keeps both lives
-  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground "$@" \
-    >>"$tmp/cuzkd.log" 2>&1 &
+  # Witness generators are taken only from --wgen-dir: the tests' are built into
+  # $BUILD/wgen (tests/lib/wgen.sh) or made in $tmp (a later --wgen-dir in OPTS wins).
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground \
+    --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
   local _
   for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done

@@ -148,7 +148,7 @@ have_wgen=1
 for t in "${CXX:-g++}" "${NASM:-nasm}"; do command -v "$t" >/dev/null 2>&1 || have_wgen=0; done
 sc="$tmp/state-c"; cdir="$sc/$inst.copies"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 0 \
-  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 60000 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --wgen-dir "$tmp" --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 60000 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 answering
 # (a finalizer delay far past the submits: no job may finish, and drop its copies,
 # before the copies are counted and cuzkd is killed; with 1.5 s, job A finished
@@ -178,7 +178,7 @@ stages_gone
 for f in "$tmp/cin"/*; do head -c 100 /dev/urandom >"$f"; done
 mv "$tmp/cc" "$tmp/cc.moved"; mkdir "$tmp/cc"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 2 \
-  "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --wgen-dir "$tmp" "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 answering
 # (waiters from the start: a decided job with a waiter is not retired under it)
 wpids=()

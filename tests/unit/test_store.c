@@ -123,6 +123,57 @@ static char *slurp(const char *p, size_t *n)
 	return b;
 }
 
+/* The ids of the jobs in the store, ascending, as "1,2,3". */
+static void ids(char *out, size_t len)
+{
+	char p[256];
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	size_t o = 0;
+
+	snprintf(p, sizeof(p), "%s/t.db", dir);
+	ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT id FROM jobs ORDER BY id", -1, &q, NULL),
+			 SQLITE_OK);
+	out[0] = '\0';
+	while (sqlite3_step(q) == SQLITE_ROW && o + 24 < len)
+		o += (size_t)snprintf(out + o, len - o, "%s%lld", o ? "," : "",
+				      (long long)sqlite3_column_int64(q, 0));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+}
+
+TEST(test_store_prune_per_uid_bounds_count_and_bytes, 1)
+{
+	static const char *const names[1] = { "w" };
+	struct store *st = open_store();
+	char req[128], got[256];
+	uint64_t n;
+
+	/* uid 1000: decided jobs 1-10, running 16; uid 1001: decided 11-15. */
+	for (uint64_t id = 1; id <= 16; id++) {
+		snprintf(req, sizeof(req), "{\"peer\":{\"uid\":%d},\"pad\":\"0123456789\"}",
+			 id <= 10 || id == 16 ? 1000 : 1001);
+		ck_assert_msg(store_job_add(st, id, req, 1, names, err, sizeof(err)) == 0, "%s",
+			      err);
+		if (id != 16)
+			ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
+		ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+	}
+	/* by count: each uid keeps its 3 newest decided jobs; the running one stays */
+	ck_assert_msg(store_prune_per_uid(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(n, 9);
+	ids(got, sizeof(got));
+	ck_assert_str_eq(got, "8,9,10,13,14,15,16");
+	/* by bytes: room for one request each */
+	ck_assert_msg(store_prune_per_uid(st, 100, strlen(req), &n, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(n, 4);
+	ids(got, sizeof(got));
+	ck_assert_str_eq(got, "10,15,16");
+	store_close(st);
+}
+
 TEST(test_store_resume_data_round_trips, 1)
 {
 	struct store *st = open_store();

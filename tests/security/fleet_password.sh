@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The fleet's password never reaches /proc/PID/cmdline, which every local user reads:
+# with it a user could write queue rows. cuzkd refuses `--queue URL` with a password
+# on its command line (as user:pw@ or password=), and takes one from its config file
+# only when that file is closed to everyone but its owner. --plan stops after the
+# options, so no database is needed: each case is decided by the option checks alone.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/daemon.sh"
+daemon_init fleetpw
+bad=0
+try() {  # expected-rc what args...
+  local want="$1" what="$2"; shift 2
+  local rc=0
+  "$BUILD/bin/cuzkd" --plan --run-dir "$run" --devices cpu:1 "$@" >"$tmp/out" 2>&1 || rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: $what: exit $rc, expected $want"; cat "$tmp/out"; bad=1
+  else
+    echo "ok: $what -> exit $rc $(grep -m1 -o 'password[^:]*' "$tmp/out" || true)"
+  fi
+}
+try 2 "password in a URL on the command line" --queue 'postgresql://u:s3cret@127.0.0.1:9/db'
+try 2 "password= in the URL's query" --queue 'postgresql://u@127.0.0.1:9/db?password=s3cret'
+try 2 "password= in a key=value string" --queue 'host=127.0.0.1 port=9 password=s3cret'
+try 0 "no password on the command line" --queue 'postgresql://u@127.0.0.1:9/db'
+printf 'queue = postgresql://u:s3cret@127.0.0.1:9/db\n' >"$tmp/c.conf"
+chmod 644 "$tmp/c.conf"
+try 2 "password in a config file others can read (0644)" --config "$tmp/c.conf"
+chmod 640 "$tmp/c.conf"
+try 2 "password in a config file the group can read (0640)" --config "$tmp/c.conf"
+chmod 600 "$tmp/c.conf"
+try 0 "password in a 0600 config file" --config "$tmp/c.conf"
+grep -q 's3cret' "$tmp/out" && { echo "FAIL: the password was printed"; bad=1; }
+[ $bad -eq 0 ] || exit 1
+echo "PASS: fleet_password"
