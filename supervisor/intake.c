@@ -185,8 +185,9 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, j
 	return 0;
 fail:
 	snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
-	json_array_foreach(h, i, v) if (!strncmp(json_string_value(v), "part-", 5))
-		unlinkat(dfd, json_string_value(v), 0);
+	json_array_foreach (h, i, v)
+		if (!strncmp(json_string_value(v), "part-", 5))
+			unlinkat(dfd, json_string_value(v), 0);
 	json_decref(c);
 	json_decref(h);
 	return rc ? rc : -EIO;

@@ -116,8 +116,8 @@ int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid,
 	}
 	if (evict || entry_of(cs, path) >= 0)
 		return 0; /* an evict, or a preload of one's own again: no new slot */
-	json_object_foreach(map, k, v) mine +=
-		(uid_t)json_integer_value(v) == uid && entry_of(cs, k) >= 0;
+	json_object_foreach (map, k, v)
+		mine += (uid_t)json_integer_value(v) == uid && entry_of(cs, k) >= 0;
 	if (mine + 1 > quota) {
 		*code = CONTROL_E_QUOTA;
 		snprintf(m, len,

@@ -664,17 +664,16 @@ static int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(s->lost, i,
-			   o) if ((uint64_t)json_integer_value(json_object_get(o, "id")) == id)
-	{
-		snprintf(m, len,
-			 "job %llu was lost: the previous cuzkd died while it was "
-			 "running (%lld of %lld partition(s) done); submit it again",
-			 (unsigned long long)id,
-			 (long long)json_integer_value(json_object_get(o, "done")),
-			 (long long)json_integer_value(json_object_get(o, "partitions")));
-		return 1;
-	}
+	json_array_foreach (s->lost, i, o)
+		if ((uint64_t)json_integer_value(json_object_get(o, "id")) == id) {
+			snprintf(m, len,
+				 "job %llu was lost: the previous cuzkd died while it was "
+				 "running (%lld of %lld partition(s) done); submit it again",
+				 (unsigned long long)id,
+				 (long long)json_integer_value(json_object_get(o, "done")),
+				 (long long)json_integer_value(json_object_get(o, "partitions")));
+			return 1;
+		}
 	return 0;
 }
 
@@ -1085,7 +1084,8 @@ static void dur_release(struct sup *s, json_t *names)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(names, i, v) dur_unref(s, json_string_value(v));
+	json_array_foreach (names, i, v)
+		dur_unref(s, json_string_value(v));
 	json_decref(names);
 }
 
@@ -1340,20 +1340,19 @@ static int take_copies(struct sup *s, const struct control_submit *sub, json_t *
 	json_t *v;
 	int rc;
 
-	json_array_foreach(held, i, v) dur_ref(s, json_string_value(v));
-	json_array_foreach(
-		held, i,
-		v) for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]);
-			j++) if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
-				 (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v),
-						      e, sizeof(e))) < 0)
-	{
-		snprintf(err, errlen,
-			 "the job could not be recorded, so it was not "
-			 "accepted: %s",
-			 e);
-		return rc;
-	}
+	json_array_foreach (held, i, v)
+		dur_ref(s, json_string_value(v));
+	json_array_foreach (held, i, v)
+		for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
+			if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
+			    (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v), e,
+						 sizeof(e))) < 0) {
+				snprintf(err, errlen,
+					 "the job could not be recorded, so it was not "
+					 "accepted: %s",
+					 e);
+				return rc;
+			}
 	return 0;
 }
 
@@ -1451,9 +1450,9 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
 	pr.uid = (uid_t)json_integer_value(json_object_get(peer, "uid"));
 	pr.gid = (gid_t)json_integer_value(json_object_get(peer, "gid"));
 	pr.n_groups = 0;
-	json_array_foreach(json_object_get(peer, "groups"), i,
-			   g) if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
-		groups[pr.n_groups++] = (gid_t)json_integer_value(g);
+	json_array_foreach (json_object_get(peer, "groups"), i, g)
+		if (pr.n_groups < sizeof(groups) / sizeof(groups[0]))
+			groups[pr.n_groups++] = (gid_t)json_integer_value(g);
 	pr.groups = groups;
 	if (!control_peer_may_write_dirfd(&pr, fd, &st)) {
 		snprintf(why, len, "out dir %s: uid %u may no longer create files there", out_dir,
@@ -1789,7 +1788,8 @@ static int store_start(struct sup *s, uint64_t next_id)
 		size_t k;
 		int known = 0;
 
-		json_array_foreach(x.ids, k, o) known |= (uint64_t)json_integer_value(o) == id;
+		json_array_foreach (x.ids, k, o)
+			known |= (uint64_t)json_integer_value(o) == id;
 		if (known) {
 			json_array_remove(s->lost, i);
 			continue;
@@ -1904,11 +1904,11 @@ static void drop_unheld(struct sup *s, json_t *held)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(held, i, v) if (!json_object_get(s->dur, json_string_value(v)) &&
-					   unlinkat(s->copies_dfd, json_string_value(v), 0) &&
-					   errno != ENOENT)
-		logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
-		       strerror(errno));
+	json_array_foreach (held, i, v)
+		if (!json_object_get(s->dur, json_string_value(v)) &&
+		    unlinkat(s->copies_dfd, json_string_value(v), 0) && errno != ENOENT)
+			logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
+			       strerror(errno));
 }
 
 /* A submit that will not run: its files, and its durable copies (take_copies). */

@@ -320,8 +320,7 @@ static int walk(struct fill *f, const char *prefix, const json_t *v)
     if (json_is_object(v)) {
         const char *key;
         json_t *val;
-        json_object_foreach((json_t *)v, key, val)
-        {
+        json_object_foreach ((json_t *)v, key, val) {
             if (snprintf(name, sizeof name, "%s%s%s", prefix, *prefix ? "." : "", key) >= (int)sizeof name)
                 return wgen_err(f->err, f->errlen, CUZK_E_FORMAT, "%s: signal name %.60s... is too long",
                                 f->file, name);

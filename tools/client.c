@@ -367,8 +367,7 @@ static void print_job(json_t *j)
     printf("job %lld: %s, %lld/%lld done, %lld failed%s%s\n", jint(j, "id"), jstr(j, "state"),
            jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
            json_object_get(j, "reason") ? ": " : "", jshow(j, "reason"));
-    json_array_foreach(parts, i, p)
-    {
+    json_array_foreach (parts, i, p) {
         printf("  %-24s %-8s", jshow(p, "name"), jstr(p, "state"));
         if (json_object_get(p, "proof")) printf(" %s", jshow(p, "proof"));
         if (json_object_get(p, "reason")) printf(" %s", jshow(p, "reason"));
@@ -556,11 +555,11 @@ static json_t *circuit_entry(json_t *st, const char *path, json_int_t seq, int *
     size_t i;
 
     *superseded = 1;
-    json_array_foreach(ents, i, e) if (!strcmp(jstr(e, "zkey"), path))
-    {
-        *superseded = jint(e, "seq") != seq;
-        return jint(e, "seq") >= seq ? e : NULL;
-    }
+    json_array_foreach (ents, i, e)
+        if (!strcmp(jstr(e, "zkey"), path)) {
+            *superseded = jint(e, "seq") != seq;
+            return jint(e, "seq") >= seq ? e : NULL;
+        }
     return NULL;
 }
 
@@ -701,8 +700,7 @@ static void print_status_all(json_t *r)
                json_is_true(json_object_get(o, "db_reachable")) ? "reachable" : "UNREACHABLE",
                jint(o, "db_errors"), jint(o, "reconnects"));
     printf("stages:\n");
-    json_array_foreach(ch, i, o)
-    {
+    json_array_foreach (ch, i, o) {
         printf("  %-9s %lld  pid %-7lld generation %lld  restarts %lld  cpus %s", jstr(o, "stage"),
                jint(o, "index"), jint(o, "pid"), jint(o, "generation"), jint(o, "restarts"), jstr(o, "cpus"));
         if (json_object_get(o, "restart_in_ms"))
@@ -710,8 +708,7 @@ static void print_status_all(json_t *r)
         putchar('\n');
     }
     printf("jobs: %zu\n", json_array_size(jobs));
-    json_array_foreach(jobs, i, o)
-    {
+    json_array_foreach (jobs, i, o) {
         char who[64];
 
         owner_name(o, who, sizeof(who));
@@ -721,7 +718,7 @@ static void print_status_all(json_t *r)
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
-    json_array_foreach(ch, i, o)
+    json_array_foreach (ch, i, o)
         printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n", jstr(o, "action"),
                jshow(o, "zkey"), jint(o, "applied"), jint(json_object_get(r, "circuits"), "stages"),
                jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
@@ -782,8 +779,7 @@ static json_t *trace_build(json_t *job, unsigned *running)
                               json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "process_name", "ph", "M", "pid",
                                         (int)k + 1, "tid", 0, "args", "name", trace_proc[k]));
     *running = 0;
-    json_array_foreach(parts, i, p)
-    {
+    json_array_foreach (parts, i, p) {
         json_t *t = json_object_get(p, "times");
         uint64_t last = 0;
         int last_k = 0;
