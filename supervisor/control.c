@@ -334,7 +334,7 @@ int control_name_ok(const char *name)
 	return 0;
 }
 
-static int in_groups(const struct control_peer *p, gid_t g)
+int control_peer_in_group(const struct control_peer *p, gid_t g)
 {
 	if (p->gid == g)
 		return 1;
@@ -369,7 +369,7 @@ int control_peer_may_write_dir(const struct control_peer *peer, const struct sta
 	 * member, else the others' (a denying owner bit is not overridden by others'). */
 	if (st->st_uid == peer->uid)
 		need = S_IWUSR | S_IXUSR;
-	else if (in_groups(peer, st->st_gid))
+	else if (control_peer_in_group(peer, st->st_gid))
 		need = S_IWGRP | S_IXGRP;
 	else
 		need = S_IWOTH | S_IXOTH;

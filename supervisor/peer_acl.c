@@ -21,16 +21,6 @@ struct acl_entry {
 	uint32_t id;
 };
 
-static int member(const struct control_peer *p, gid_t g)
-{
-	if (p->gid == g)
-		return 1;
-	for (size_t i = 0; i < p->n_groups; i++)
-		if (p->groups[i] == g)
-			return 1;
-	return 0;
-}
-
 int peer_acl_may(const struct control_peer *peer, int fd, const struct stat *st, unsigned need)
 {
 	/* 4 + 8 x entries; 1024 entries is more than any file system stores */
@@ -70,8 +60,9 @@ int peer_acl_may(const struct control_peer *peer, int fd, const struct stat *st,
 	if (named >= 0)
 		return ((unsigned)named & mask & need) == need;
 	for (size_t i = 0; i < ne; i++) {
-		int match = (e[i].tag == TAG_GROUP_OBJ && member(peer, st->st_gid)) ||
-			(e[i].tag == TAG_GROUP && member(peer, (gid_t)e[i].id));
+		int match =
+			(e[i].tag == TAG_GROUP_OBJ && control_peer_in_group(peer, st->st_gid)) ||
+			(e[i].tag == TAG_GROUP && control_peer_in_group(peer, (gid_t)e[i].id));
 
 		if (!match)
 			continue;

@@ -142,6 +142,8 @@ int control_peer_may_write_dir(const struct control_peer *peer, const struct sta
 /* The same for the directory open as fd, by its POSIX access ACL when it has one
  * (peer_acl.h: a named-user entry denies or grants as the kernel would). */
 int control_peer_may_write_dirfd(const struct control_peer *peer, int fd, const struct stat *st);
+/* Whether the peer's primary or a supplementary group is G. */
+int control_peer_in_group(const struct control_peer *p, gid_t g);
 
 #define CONTROL_ID_LEN 96
 

@@ -22,7 +22,6 @@ cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 chown -R "$atk:$atk" "$tmp/atk"
 acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 # Raw requests with descriptors, opened as the attacker (tests/lib/daemon.sh send_fds).
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 asend() { as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
 
 # Root's files.

@@ -42,7 +42,6 @@ with open(sys.argv[5], "wb") as f:
     f.write(z); f.truncate(len(z) + big)
 PY
 chown -R "$atk:$atk" "$tmp/atk"
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 copies_bytes() { js 'r.copies.bytes' "$(cuzk --json status)"; }
 copies_count() { js 'r.copies.count' "$(cuzk --json status)"; }
 

@@ -7,6 +7,8 @@
 #                       $atk (also $ATTACKER) with its own group, uid $ATTACKER_UID
 #   victim_init         another user: $VICTIM, uid $vuid (rundir.sh)
 #   as_attacker CMD...  run CMD as the attacker (its own group only)
+#   asend_fds LINE FILE...  send_fds as the attacker (who opens the files)
+#   stop_worker         SIGSTOP the worker (pid in wpid): nothing is proved meanwhile
 #   attacker_reach      let the attacker reach the socket (a member of --group $atk)
 #   attack_daemon NAME FX  daemon_init NAME, attacker_init, A=bn128 fixture FX, a cuzkd
 #                       on one CPU worker (4 buffers of 16 MiB) the attacker can reach
@@ -37,6 +39,20 @@ sec_user_del() {
   userdel -f "$1" >/dev/null 2>&1 || true; groupdel "$1" >/dev/null 2>&1 || true
 }
 as_attacker() { runuser -u "$atk" -- "$@"; }
+# send_fds (daemon.sh) as the attacker: the descriptors are opened by the attacker's shell.
+asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
+# Stop the worker (SIGSTOP; SIGKILL still ends it when cuzkd dies), so that nothing is
+# proved until the test says; its pid in wpid.
+stop_worker() {
+  local _
+  wpid=""
+  for _ in $(seq 1 100); do
+    wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid||""' "$(cuzk --json status)")"
+    [ -n "$wpid" ] && [ "$wpid" != 0 ] && break; sleep 0.1
+  done
+  [ -n "$wpid" ] && [ "$wpid" != 0 ] || fail "no worker"
+  kill -STOP "$wpid"
+}
 # Let the attacker reach the socket (a member of --group $atk).
 attacker_reach() { chmod 755 "$tmp" "$run"; chmod 666 "$run/$inst.sock"; }
 # The set-up the attacks share: an instance NAME, the attacker, A=$FIXTURES/bn128/FX, and

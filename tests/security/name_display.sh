@@ -14,7 +14,6 @@ od="$tmp/atk/o${RLO}ut"
 mkdir -p "$tmp/atk/in" "$od"
 cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 chown -R "$atk:$atk" "$tmp/atk"
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"$od\"},\"witnesses\":[{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"a${RLO}nosj.foorp\"},{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"b${NEL}x\"}]}" \
   "$tmp/atk/in/c.zkey" "$od" "$tmp/atk/in/w.wtns")"
 job="$(js 'r.job' "$r")"; [ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"

@@ -15,14 +15,7 @@ mkdir -p "$tmp/atk/in" "$tmp/atk/out"
 cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 chown -R "$atk:$atk" "$tmp/atk"
 mkdir -m 0700 "$tmp/z"; mkdir "$tmp/z/there"
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
-wpid=""
-for _ in $(seq 1 100); do
-  wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid||""' "$(cuzk --json status)")"
-  [ -n "$wpid" ] && [ "$wpid" != 0 ] && break; sleep 0.1
-done
-[ -n "$wpid" ] && [ "$wpid" != 0 ] || fail "no worker"
-kill -STOP "$wpid"
+stop_worker
 jobs=()
 for p in there absent; do
   r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/z/$p\"},\"witnesses\":[{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"$p\"}]}" \

@@ -27,17 +27,10 @@ chmod 0600 "$tmp/private/secret.wtns"
 "$BUILD/bin/cuzk" prove-local "$A/circuit_final.zkey" "$tmp/private/secret.wtns" "$tmp/sec.proof.json" \
   "$tmp/sec.public.json" >/dev/null || fail "prove-local of root's witness"
 cmp -s "$tmp/own.public.json" "$tmp/sec.public.json" && fail "root's witness has the attacker's public signals"
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 
 # Nothing is proved before the kill: the worker is stopped first (a SIGKILL still ends
 # it when cuzkd dies).
-wpid=""
-for _ in $(seq 1 100); do
-  wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid||""' "$(cuzk --json status)")"
-  [ -n "$wpid" ] && [ "$wpid" != 0 ] && break; sleep 0.1
-done
-[ -n "$wpid" ] && [ "$wpid" != 0 ] || fail "no worker"
-kill -STOP "$wpid"
+stop_worker
 # Job 1: one partition, the attacker's a.wtns passed under the name of root's witness.
 r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"$tmp/atk/in/c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/atk/out\"},\"witnesses\":[{\"fd\":2,\"path\":\"$tmp/private/secret.wtns\",\"name\":\"s1\"}]}" \
   "$tmp/atk/in/c.zkey" "$tmp/atk/out" "$tmp/atk/in/a.wtns")"

@@ -24,7 +24,6 @@ mkfifo "$tmp/atk/in/fifo.zkey"
 chown -R "$atk:$atk" "$tmp/atk"
 for i in 1 2 3 4 5 6; do cp "$A/witness.wtns" "$tmp/root/in/r$i.wtns"; done
 acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 alive() { kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died ($1)"; }
 restarts() { js 'r.children.reduce((a,c)=>a+(c.restarts||0),0)' "$(cuzk --json status)"; }
 

@@ -31,7 +31,6 @@ cp "$M/input.json" "$tmp/atk/in/in.json"
 acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 # Raw requests with descriptors, opened as the attacker: the real client would load
 # the generator itself first (its own check), an attacker's need not.
-asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 
 evil() {  # out.so marker extra-C: a shared object whose constructor writes marker
   cat >"$tmp/evil.c" <<C
