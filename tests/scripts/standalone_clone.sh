@@ -51,7 +51,10 @@ log="$tmp/demo.log"
 run='cd "$2" && bash deploy/install-deps.sh && make demo'
 # As a user's fresh shell (with make -jN): none of the suite's variables (BUILD, ROOT...),
 # which would point the clone's build back into this checkout.
-clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 MAKEFLAGS="-j$(nproc)")
+# Temp files (nvcc's, node's, mktemp's) go beside the clone: the hidden folder may be
+# the system's temp folder itself.
+mkdir -p "$tmp/tmpdir"
+clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 MAKEFLAGS="-j$(nproc)" TMPDIR="$tmp/tmpdir")
 rc=0
 if [ $hide -eq 1 ]; then
   echo "running 'bash deploy/install-deps.sh && make demo' in a clone, with $parent hidden"
