@@ -29,6 +29,9 @@ echo EVIL >"$tmp/atk/z/evil.public.json"; echo EVIL >"$tmp/atk/z/evil.proof.json
 "$BUILD/bin/cuzk" prove-local "$FX/circuit_final.zkey" "$FX/witness.wtns" \
   "$tmp/atk/good/.cuzk-gone/g.proof.json" "$tmp/atk/good/.cuzk-gone/g.public.json" >/dev/null ||
   fail "prove-local of the good row's proof"
+# The attacker's own copy of the client: the build tree may sit where the attacker
+# cannot reach (a 0700 temp folder).
+install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk"
 chown -R "$atk:$atk" "$tmp/atk"
 
 # The schema: a cuzk client creates it (every fleet command does, if absent).
@@ -72,7 +75,7 @@ echo "ok: both rows failed: $(tr '\n' ' ' <<<"$st")"
 echo "ok: a good row of a gone daemon: published (snarkjs verifies), its staging dir removed"
 
 # 3: cuzk fetch of a stored row named ../fetched, as the attacker.
-r=0; as_attacker "$BUILD/bin/cuzk" fetch 903 --queue "$url" --out "$tmp/atk/fetch" >"$tmp/fetch.out" 2>&1 || r=$?
+r=0; as_attacker "$tmp/atk/cuzk" fetch 903 --queue "$url" --out "$tmp/atk/fetch" >"$tmp/fetch.out" 2>&1 || r=$?
 [ ! -e "$tmp/atk/fetched.public.json" ] && [ ! -e "$tmp/atk/fetched.proof.json" ] ||
   fail "cuzk fetch wrote outside --out"
 grep -q "not a single file name" "$tmp/fetch.out" || fail "cuzk fetch did not say why (exit $r): $(cat "$tmp/fetch.out")"

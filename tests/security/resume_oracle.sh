@@ -13,6 +13,7 @@ set -euo pipefail
 attack_daemon secorc mulchain-10
 mkdir -p "$tmp/atk/in" "$tmp/atk/out"
 cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
+install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk" # the build tree may be out of the attacker's reach
 chown -R "$atk:$atk" "$tmp/atk"
 mkdir -m 0700 "$tmp/z"; mkdir "$tmp/z/there"
 stop_worker
@@ -31,8 +32,8 @@ chmod 0750 "$run"; rm -f "$run/$inst.sock"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
 attacker_reach
 reason() {  # job: its partition's reason, as the attacker reads it, the path made P
-  as_attacker "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "${jobs[$1]}" >/dev/null 2>&1 || true
-  { as_attacker "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json status "${jobs[$1]}" || true; } |
+  as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" --json wait "${jobs[$1]}" >/dev/null 2>&1 || true
+  { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" --json status "${jobs[$1]}" || true; } |
     jq -r '.job.parts[0].state + ": " + (.job.parts[0].reason // "")' | sed "s#$tmp/z/[a-z]*#P#g"
 }
 r0="$(reason 0)"; r1="$(reason 1)"
