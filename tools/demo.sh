@@ -6,14 +6,11 @@
 # `make demo` runs this. Environment: BUILD (default build), DEMO_CIRCUIT (default
 # mulchain-10), DEMO_CURVE (bn128 | bls12381), DEMO_PARTS (default 4).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-BUILD="${BUILD:-build}"
-case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. tests/fixtures/env.sh # ROOT, and BUILD made absolute
 CIRCUIT="${DEMO_CIRCUIT:-mulchain-10}"
 CURVE="${DEMO_CURVE:-bn128}"
 PARTS="${DEMO_PARTS:-4}"
-. tests/fixtures/env.sh
 
 echo "== building the example fixture ($CURVE/$CIRCUIT: circom + snarkjs setup, cached)"
 bash "$MAKE_FIXTURES" -q --curve "$CURVE" --only "$CIRCUIT"
