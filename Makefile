@@ -112,7 +112,15 @@ endif
 # Files compiled only with the CUDA backend.
 CUDA_ONLY_C := gpuworker/backend_cuda.c
 ifeq ($(CUDA_ON),1)
-CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(realpath $(NVCC))))
+# The toolkit's root comes from nvcc itself (its -dryrun prints TOP=): `nvcc` on the
+# PATH may be a wrapper script in another folder, whose own path says nothing about
+# where the libraries are. The nvcc binary's parent folder is the fallback.
+ifeq ($(origin CUDA_HOME),undefined)
+CUDA_HOME := $(or $(realpath $(shell $(NVCC) -dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^\#\$$ TOP=//p' | head -n 1)),$(patsubst %/bin/,%,$(dir $(realpath $(NVCC)))))
+endif
+ifeq ($(wildcard $(CUDA_HOME)/lib64/libcudart_static.a),)
+$(error no libcudart_static.a under $(CUDA_HOME)/lib64 (nvcc is $(NVCC)); set CUDA_HOME=, or CUDA=0)
+endif
 # Architectures: sm_80 (A100, A40...) and sm_90 (H100/H200) as machine code, plus
 # compute_90 PTX so newer GPUs can JIT it. Each entry is one more device compile of
 # every .cu file: CUDA_ARCHS=90 halves the build on a small machine.
