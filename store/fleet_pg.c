@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -194,6 +195,39 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 	    (rc = run(f, "COMMIT", what, err, errlen)))
 		return rollback(f, rc);
 	return 0;
+}
+
+int fleet_url_password(const char *url, const char **start, const char **end)
+{
+	const char *s = strstr(url, "://");
+
+	for (const char *p = url; *p; p++)
+		if (!strncasecmp(p, "password=", 9) && (p == url || strchr(" ?&", p[-1]))) {
+			*start = p + 9;
+			*end = *start + strcspn(*start, " &#");
+			return 1;
+		}
+	if (s) {
+		const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
+
+		for (const char *p = auth; p < stop; p++)
+			if (*p == '@')
+				at = p;
+		if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
+			*start = colon + 1;
+			*end = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void fleet_url_scrub(char *url)
+{
+	const char *a, *b;
+
+	if (fleet_url_password(url, &a, &b))
+		memset(url + (a - url), '*', (size_t)(b - a));
 }
 
 int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)

@@ -2,6 +2,7 @@
 #include "cuzk/config.h"
 #include "cuzk/version.h"
 #include "cuzk/error.h"
+#include "cuzk/fleet_pg.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/store.h"
 
@@ -304,44 +305,6 @@ static const struct path_opt path_opts[] = {
 	PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
 };
 
-/* The password part of a PostgreSQL connection string, if it has one: [start, end)
- * of "pw" in postgresql://user:pw@host/db, or of the value of a password= keyword
- * (in a URI's query or a key=value string). 0 when there is none. */
-static int conninfo_password(const char *v, const char **start, const char **end)
-{
-	const char *s = strstr(v, "://");
-
-	for (const char *p = v; *p; p++)
-		if (!strncasecmp(p, "password=", 9) && (p == v || strchr(" ?&", p[-1]))) {
-			*start = p + 9;
-			*end = *start + strcspn(*start, " &#");
-			return 1;
-		}
-	if (s) {
-		const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
-
-		for (const char *p = auth; p < stop; p++)
-			if (*p == '@')
-				at = p;
-		if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
-			*start = colon + 1;
-			*end = at;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Overwrite a password in a --queue value of argv with '*', so /proc/PID/cmdline
- * (readable by every local user) no longer shows it once options are parsed. */
-static void scrub_password(char *v)
-{
-	const char *a, *b;
-
-	if (conninfo_password(v, &a, &b))
-		memset(v + (a - v), '*', (size_t)(b - a));
-}
-
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(u32_opts) / sizeof(u32_opts[0]); i++) {
@@ -491,7 +454,7 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 		/* A fleet password in the file: only if no one but its owner (root or
 		 * cuzkd's user) can read or change the file. */
 		if (!strcmp(name, "queue") && val &&
-		    conninfo_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
+		    fleet_url_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
 			struct stat st;
 
 			if (fstat(fileno(f), &st) || (st.st_mode & (S_IRWXG | S_IRWXO)) ||
@@ -568,8 +531,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 		 * everyone's (and with it they write queue rows). Scrubbed at once, and
 		 * refused: by then it has been visible. */
 		if (!strcmp(name, "queue") && v &&
-		    conninfo_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
-			scrub_password((char *)v);
+		    fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
+			fleet_url_scrub((char *)v);
 			snprintf(err, errlen,
 				 "--queue: a password on the command line is visible to every "
 				 "local user (/proc/PID/cmdline): give it in a PGPASSFILE "

@@ -349,6 +349,17 @@ int fleet_client_main(int argc, char **argv, int json)
 	}
 	if (!url)
 		return -1;
+	/* The client's argv is as public as cuzkd's (/proc/PID/cmdline, for as long as a
+	 * `cuzk wait` runs): the same refusal, after the same scrub. */
+	if (fleet_url_password(url, &(const char *){ 0 }, &(const char *){ 0 })) {
+		fleet_url_scrub((char *)url);
+		fprintf(stderr,
+			"cuzk %s --queue: a password on the command line is visible to every "
+			"local user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or "
+			"use peer or certificate authentication\n",
+			argv[0]);
+		return CUZK_EXIT_USAGE;
+	}
 	if (strcmp(argv[0], "prove") && strcmp(argv[0], "wait") && strcmp(argv[0], "status") &&
 	    strcmp(argv[0], "fetch")) {
 		fprintf(stderr, "cuzk %s: not a --queue command (prove, wait, status, fetch)\n",

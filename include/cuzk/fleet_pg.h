@@ -104,6 +104,15 @@ struct fleet;
 /* Is s a queue URL (postgresql:// or postgres://)? */
 int fleet_is_url(const char *s);
 
+/* The password in a connection string, if it has one: [*start, *end) of "pw" in
+ * postgresql://user:pw@host/db, or the value of a password= keyword (a URI's query or
+ * a key=value string). 0 when there is none. Both cuzkd and the client refuse one on
+ * their command line: every local user reads /proc/PID/cmdline. */
+int fleet_url_password(const char *url, const char **start, const char **end);
+/* Overwrite url's password (if any) with '*' in place: argv scrubbed that way no longer
+ * shows it in /proc/PID/cmdline once options are parsed. */
+void fleet_url_scrub(char *url);
+
 /* Connect (libpq connection string or URL) and create the schema if absent. */
 int fleet_open(struct fleet **f, const char *url, char *err, size_t errlen);
 void fleet_close(struct fleet *f);

@@ -29,6 +29,18 @@ chmod 640 "$tmp/c.conf"
 try 2 "password in a config file the group can read (0640)" --config "$tmp/c.conf"
 chmod 600 "$tmp/c.conf"
 try 0 "password in a 0600 config file" --config "$tmp/c.conf"
+# The client: its argv is as public as cuzkd's (a `cuzk wait` may run for hours).
+for cmd in "status" "wait 1" "fetch 1 --out $tmp"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$BUILD/bin/cuzk" $cmd --queue 'postgresql://u:s3cret@127.0.0.1:9/db' >"$tmp/cout" 2>&1 || rc=$?
+  if [ "$rc" != 2 ] || ! grep -q 'password on the command line' "$tmp/cout"; then
+    echo "FAIL: cuzk $cmd --queue with a password: exit $rc"; cat "$tmp/cout"; bad=1
+  else
+    echo "ok: cuzk ${cmd%% *} --queue with a password -> exit $rc"
+  fi
+  grep -q 's3cret' "$tmp/cout" && { echo "FAIL: cuzk $cmd printed the password"; bad=1; }
+done
 grep -q 's3cret' "$tmp/out" && { echo "FAIL: the password was printed"; bad=1; }
 [ $bad -eq 0 ] || exit 1
 echo "PASS: fleet_password"
