@@ -773,6 +773,30 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
 	return rc < 0 ? rc : rc ? FLEET_PUB_REQUEUED : FLEET_PUB_GONE;
 }
 
+/* Fail an adopted row whose name or done_by is not a single file name, and end its
+ * job in the same transaction when no other row is open (job_end): otherwise the job
+ * would stay 'running' with nothing left to end it. Rows changed (0 or 1), or -errno. */
+static int fail_bad_row(struct fleet *f, const struct fleet_adopted *a, uint64_t gen, char *err,
+			size_t errlen)
+{
+	static const char what[] = "failing a row with a bad name";
+	struct part_key k;
+	int rc, n;
+
+	if ((rc = run(f, "BEGIN", what, err, errlen)))
+		return rc;
+	n = part_update(f,
+			"UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
+			" name or done_by is not a single file name', published = true"
+			" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
+			" AND state = 'done' AND NOT published",
+			a->job, a->idx, gen, a->done_by, what, err, errlen);
+	if (n < 0)
+		return rollback(f, n);
+	part_key(&k, a->job, a->idx, gen);
+	return commit_part(f, k.job, n == 1, n, what, err, errlen);
+}
+
 int fleet_adopt(struct fleet *f, const char *self, int mine,
 		void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err,
 		size_t errlen)
@@ -808,15 +832,8 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 					       &a.linked, eb, sizeof(eb));
 		/* A row whose names reach outside its out dir (written by whoever can
 		 * write the table): failed with the reason, so it is reported once and never
-		 * looked at again. */
-		if (a.outcome == -EINVAL &&
-		    part_update(f,
-				"UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
-				" name or done_by is not a single file name', published = true"
-				" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
-				" AND state = 'done' AND NOT published",
-				a.job, a.idx, gen, a.done_by, "failing a row with a bad name", err,
-				errlen) < 0 &&
+		 * looked at again, and its job ended if that was its last open row. */
+		if (a.outcome == -EINVAL && fail_bad_row(f, &a, gen, err, errlen) < 0 &&
 		    PQstatus(f->conn) != CONNECTION_OK) {
 			rc = -ECONNREFUSED;
 			break;

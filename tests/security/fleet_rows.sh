@@ -67,6 +67,10 @@ st="$(psql_q "SELECT idx || ':' || state || ':' || coalesce(reason, '') FROM cuz
 grep -q "^0:failed:refused" <<<"$st" && grep -q "^1:failed:refused" <<<"$st" || fail "the bad rows were not failed with the reason: $st"
 grep -q "not a single file name" "$tmp/cuzkd.log" || fail "cuzkd did not log the refusal"
 echo "ok: both rows failed: $(tr '\n' ' ' <<<"$st")"
+# Failing its last open rows ends the job: a job left 'running' would wait forever.
+js="$(psql_q "SELECT state FROM cuzk_jobs WHERE id = 901")"
+[ "$js" = failed ] || fail "job 901's rows all failed but the job is '$js', not failed"
+echo "ok: their job ended: $js"
 # The good row: published, its proof verifies, the dead daemon's staging dir gone.
 [ -f "$tmp/atk/good/g.proof.json" ] || fail "the good row was not published"
 "$SNARKJS" groth16 verify "$FX/verification_key.json" "$tmp/atk/good/g.public.json" "$tmp/atk/good/g.proof.json" >/dev/null ||
