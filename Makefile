@@ -138,8 +138,11 @@ $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(f
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
 ifneq ($$($(1)_SRCS),)
 LIBS_BUILT += $(BUILD)/lib/libcuzk_$(1).a
+# Made afresh each time (rm first): `ar rcs` only adds and replaces, so an object of a
+# source file since removed or renamed would stay in the archive and still be linked.
 $(BUILD)/lib/libcuzk_$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(@D)
+	@rm -f $$@
 	$$(AR) rcs $$@ $$^
 endif
 endef
