@@ -132,7 +132,7 @@ SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 # ---- modules ---------------------------------------------------------------
-MODULES := shm zk store stage synth gpuworker finalizer supervisor tools
+MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))

@@ -200,7 +200,7 @@ void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t
 		       child_bin(c->role), c->index, c->fsm.fast_deaths, (double)st.delay_ns / 1e9);
 	if (st.actions & CHILD_ACT_START)
 		child_event(s, c, child_start(s, c) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED,
-			    now_ns(), 0);
+			    os_now_ns(), 0);
 	child_timer_arm(s);
 }
 
@@ -208,7 +208,7 @@ void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t
  * with its heartbeat (the stats slot's, when the slot is this pid's). */
 void child_timers(struct sup *s)
 {
-	uint64_t exp, t = now_ns();
+	uint64_t exp, t = os_now_ns();
 
 	(void)!read(s->cfd, &exp, sizeof(exp));
 	s->cfd_at = 0; /* one-shot: it fired */
@@ -239,7 +239,7 @@ static void child_died(struct sup *s, struct child *c, int status)
 		logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index,
 		       (int)c->pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	c->last_status = status;
-	child_event(s, c, CHILD_EV_EXITED, now_ns(), (uint64_t)(unsigned)status);
+	child_event(s, c, CHILD_EV_EXITED, os_now_ns(), (uint64_t)(unsigned)status);
 }
 
 void child_reap(struct sup *s, struct child *c)
@@ -257,7 +257,7 @@ void child_reap(struct sup *s, struct child *c)
 json_t *children_json(const struct sup *s)
 {
 	json_t *a = json_array();
-	uint64_t t = now_ns();
+	uint64_t t = os_now_ns();
 
 	for (uint32_t i = 0; i < s->n_ch; i++) {
 		const struct child *c = &s->ch[i];
@@ -307,7 +307,7 @@ void stop_children(struct sup *s)
 {
 	/* SIGTERM, cuzkd's own: no try counted; no restart after (child_fsm.h) */
 	for (uint32_t i = 0; i < s->n_ch; i++)
-		child_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, now_ns(), 0);
+		child_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, os_now_ns(), 0);
 	logmsg("stopping the stages");
 }
 

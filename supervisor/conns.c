@@ -79,7 +79,7 @@ void conn_flush(struct sup *s, struct conn *k)
 		k->out_off += (size_t)w;
 	}
 	k->out_len = k->out_off = 0;
-	k->active_ns = now_ns();
+	k->active_ns = os_now_ns();
 	if (k->close_after)
 		conn_close(s, k);
 }
@@ -328,11 +328,11 @@ void handle_listen(struct sup *s)
 			if (fd < 0) {
 				if (s->spare_fd < 0)
 					s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-				s->listen_retry_ns = now_ns() + TICK_NS;
+				s->listen_retry_ns = os_now_ns() + TICK_NS;
 				return; /* not re-armed: the tick does */
 			}
 			/* root's: served below; the spare is reopened when descriptors free */
-			s->listen_retry_ns = now_ns() + TICK_NS;
+			s->listen_retry_ns = os_now_ns() + TICK_NS;
 		}
 		if (fd < 0)
 			break;
@@ -355,7 +355,7 @@ void handle_listen(struct sup *s)
 		k->gid = cr.gid;
 		conn_groups(k);
 		k->privileged = priv;
-		k->active_ns = now_ns();
+		k->active_ns = os_now_ns();
 		memset(&k->fr, 0, sizeof(k->fr));
 		if (!peer_allowed(s, fd, why, sizeof(why))) {
 			k->close_after = 1;
@@ -467,7 +467,7 @@ void handle_conn_in(struct sup *s, struct conn *k)
 				continue;
 			break;
 		}
-		k->active_ns = now_ns();
+		k->active_ns = os_now_ns();
 		if (control_framer_feed(&k->fr, buf, (size_t)n, on_line, &x) || k->fd < 0 ||
 		    k->gen != gen)
 			return;

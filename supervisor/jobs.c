@@ -187,7 +187,7 @@ void dur_release(struct sup *s, json_t *names)
 int jobs_retire(struct sup *s, int force)
 {
 	struct jobtab *jt = &s->pl.data.jobtab;
-	uint64_t t = now_ns();
+	uint64_t t = os_now_ns();
 	int n = 0;
 
 	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {

@@ -35,7 +35,7 @@ static enum store_part_state journal_state_of(uint32_t st)
  * which the alert rules watch), logged once per 10 s. */
 static void journal_log_err(struct sup *s, const char *what, const char *err)
 {
-	uint64_t t = now_ns();
+	uint64_t t = os_now_ns();
 
 	if (s->slot)
 		stats_counter_add(s->slot, 4, 1);
@@ -88,7 +88,7 @@ void journal_sync(struct sup *s)
 	if (!changed)
 		return;
 	{
-		uint64_t t0 = now_ns();
+		uint64_t t0 = os_now_ns();
 
 		rc = store_commit(s->store, err, sizeof(err));
 		/* The batch's cost (the updates before t0 are in memory; the commit
@@ -96,7 +96,7 @@ void journal_sync(struct sup *s)
 		 * store_ns in the supervisor's counters. */
 		if (s->slot) {
 			stats_counter_add(s->slot, 2, 1);
-			stats_counter_add(s->slot, 3, now_ns() - t0);
+			stats_counter_add(s->slot, 3, os_now_ns() - t0);
 		}
 	}
 	if (!rc)
@@ -215,11 +215,11 @@ int journal_record(struct sup *s, const struct control_submit *sub, json_t *copi
 	}
 	for (size_t i = 0; i < sub->n; i++)
 		names[i] = sub->name[i];
-	t0 = now_ns();
+	t0 = os_now_ns();
 	rc = store_job_add(s->store, id, req, (uint32_t)sub->n, names, e, sizeof(e));
 	if (s->slot) {
 		stats_counter_add(s->slot, 2, 1);
-		stats_counter_add(s->slot, 3, now_ns() - t0);
+		stats_counter_add(s->slot, 3, os_now_ns() - t0);
 	}
 	if (rc)
 		snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s",

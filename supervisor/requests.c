@@ -125,7 +125,8 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
 	k->waiting = 1;
 	k->wait_slot = slot;
 	k->wait_job = r->job;
-	k->wait_deadline = r->timeout_ms >= 0 ? now_ns() + (uint64_t)r->timeout_ms * 1000000ull : 0;
+	k->wait_deadline =
+		r->timeout_ms >= 0 ? os_now_ns() + (uint64_t)r->timeout_ms * 1000000ull : 0;
 }
 
 static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r)
@@ -185,7 +186,7 @@ static void do_restart(struct sup *s, struct conn *k, const struct control_req *
 			logmsg("restart of %s %u (pid %d) requested", child_bin(role), c->index,
 			       (int)c->pid);
 		}
-		child_event(s, c, CHILD_EV_RESTART, now_ns(), 0);
+		child_event(s, c, CHILD_EV_RESTART, os_now_ns(), 0);
 	}
 	if (!found) {
 		char m[128];
@@ -248,7 +249,7 @@ static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, siz
 
 static void do_drain(struct sup *s, struct conn *k)
 {
-	life_event(s, DAEMON_EV_DRAIN, now_ns(), 0, NULL);
+	life_event(s, DAEMON_EV_DRAIN, os_now_ns(), 0, NULL);
 	if (!jobs_busy(s))
 		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "drained", 1)));
 	else
@@ -316,7 +317,7 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
 		do_drain(s, k);
 	} else {
 		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "shutting_down", 1)));
-		life_event(s, DAEMON_EV_STOP, now_ns(), 0, "shutdown requested");
+		life_event(s, DAEMON_EV_STOP, os_now_ns(), 0, "shutdown requested");
 	}
 }
 

@@ -273,7 +273,7 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
 		&s->pl, r->zpath, r->zfd > 0 ? r->zfd : -1, r->out_dir, r->ofd,
 		json_is_integer(uid) ? json_integer_value(uid) : -1,
 		(int32_t)json_integer_value(json_object_get(r->req, "priority")), r->n, r->sp,
-		now_ns(), slot, err, sizeof(err));
+		os_now_ns(), slot, err, sizeof(err));
 	if (rc == -ENOBUFS) {
 		s->repush_needed = 1;
 		rc = 0;
@@ -492,6 +492,6 @@ int resume_start(struct sup *s, uint64_t next_id)
 	       (unsigned long long)x.next_id);
 	journal_sync(s);
 	journal_prune(s);
-	timers_pruned(s, now_ns());
+	timers_pruned(s, os_now_ns());
 	return rc ? 3 : 0;
 }

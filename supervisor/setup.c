@@ -18,23 +18,6 @@
 #include "cuzk/error.h"
 #include "cuzk/pool.h"
 
-static int mkdir_p(const char *dir, mode_t mode)
-{
-	char buf[CONFIG_PATH_MAX];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(buf, 0755) && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, mode) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* The run directory holds the socket and pid file: create it with mode, or accept an
  * existing one only if it is a real directory (lstat: not a symlink) owned by our euid
  * that no one else can write to or enter (no group write, nothing for others). 0 or a
@@ -44,29 +27,25 @@ int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
 	struct stat st;
 	int rc;
 
-	if ((rc = mkdir_p(dir, mode))) {
+	if ((rc = os_mkdir_p(dir, mode)) || (rc = os_dir_check(dir, 0027, 0, &st)) < 0) {
 		snprintf(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}
-	if (lstat(dir, &st)) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -errno;
-	}
-	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+	if (rc & OS_DIR_NOT_DIR) {
 		snprintf(err, errlen,
 			 "is %s, not a directory; refusing it (remove it, or pass "
 			 "another --run-dir)",
 			 S_ISLNK(st.st_mode) ? "a symlink" : "not a directory");
 		return -ENOTDIR;
 	}
-	if (st.st_uid != geteuid()) {
+	if (rc & OS_DIR_OWNER) {
 		snprintf(err, errlen,
 			 "is owned by uid %u, not by this daemon's uid %u; refusing it "
 			 "(another user could replace the socket or pid file)",
 			 (unsigned)st.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
-	if (st.st_mode & 0027) {
+	if (rc & OS_DIR_MODE) {
 		snprintf(err, errlen,
 			 "has mode %04o: group-writable or open to others; refusing it "
 			 "(chmod %04o it, or pass another --run-dir)",
@@ -308,7 +287,7 @@ int create_segments(struct sup *s, char *err, size_t errlen)
 		logmsg("buffers: %s", rep.reason);
 	s->slot = pipeline_stats_slot(&s->pl, STATS_ROLE_SUPERVISOR, 0);
 	if (s->slot) {
-		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), now_ns());
+		stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), os_now_ns());
 		stats_slot_name_counter(s->slot, 0, "deaths");
 		stats_slot_name_counter(s->slot, 1, "submits");
 		stats_slot_name_counter(s->slot, 2, "store_commits");

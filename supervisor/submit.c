@@ -166,7 +166,7 @@ void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n
 	}
 	t->conn = (uint32_t)(k - s->conns);
 	t->conn_gen = k->gen;
-	t->seen_ns = now_ns();
+	t->seen_ns = os_now_ns();
 	if ((rc = intake_start(t))) {
 		char m[128];
 
@@ -283,9 +283,9 @@ static const char *submit_enter(struct sup *s, struct conn *k, struct control_su
 		return CONTROL_E_STORE;
 	}
 	for (int tries = 0; tries < 2; tries++) {
-		rc = pipeline_submit_job_fds(&s->pl, sub->zkey, sub->zkey_fd, sub->out_dir,
-					     sub->out_fd, (int64_t)k->uid, sub->priority,
-					     (uint32_t)sub->n, parts, now_ns(), slot, err, errlen);
+		rc = pipeline_submit_job_fds(
+			&s->pl, sub->zkey, sub->zkey_fd, sub->out_dir, sub->out_fd, (int64_t)k->uid,
+			sub->priority, (uint32_t)sub->n, parts, os_now_ns(), slot, err, errlen);
 		if (rc != -ENOSPC || tries)
 			break;
 		journal_sync(s); /* a decided job is retired only once its end is recorded */
@@ -403,7 +403,7 @@ void handle_intakes(struct sup *s)
 			       (unsigned)t->uid);
 		} else if ((k = intake_conn(s, t))) {
 			k->pending = NULL;
-			k->active_ns = now_ns();
+			k->active_ns = os_now_ns();
 			if (t->rc)
 				reply_err(s, k, t->e.code, t->e.message);
 			else if (t->r.kind == CONTROL_PRELOAD) {

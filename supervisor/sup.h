@@ -39,6 +39,7 @@
 #include "cuzk/copies.h"
 #include "cuzk/fleet.h"
 #include "cuzk/intake.h"
+#include "cuzk/os.h"
 #include "cuzk/metrics_http.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/plan.h"

@@ -19,38 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/display.h"
 #include "cuzk/error.h"
 #include "cuzk/metrics_http.h"
 
-uint64_t now_ns(void)
+/* cuzkd's log is its stderr (redirected in the background): one line each. */
+void logmsg(const char *fmt, ...)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-__attribute__((format(printf, 1, 2))) void logmsg(const char *fmt, ...)
-{
-	char buf[1024];
-	struct timespec ts;
-	struct tm tm;
 	va_list ap;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	localtime_r(&ts.tv_sec, &tm);
-	char safe[2048];
-
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	os_vlog(1, "cuzkd", fmt, ap);
 	va_end(ap);
-	/* Names and paths in a line are clients' words: no control or bidi character
-	 * of theirs reaches the log (display.h). */
-	fprintf(stderr, "%02d:%02d:%02d.%03ld cuzkd: %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		ts.tv_nsec / 1000000, display_escape(safe, sizeof(safe), buf));
 }
-
 /* A submission slot; when the ring's are all taken, what is queued is submitted
  * first. */
 static struct io_uring_sqe *sqe_get(struct sup *s)
@@ -88,7 +68,7 @@ static void handle_signal(struct sup *s)
 
 	while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-			life_event(s, DAEMON_EV_STOP, now_ns(), 0,
+			life_event(s, DAEMON_EV_STOP, os_now_ns(), 0,
 				   si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
 		else if (si.ssi_signo == SIGCHLD)
 			for (uint32_t i = 0; i < s->n_ch; i++)
@@ -103,7 +83,7 @@ static void handle_doorbell(struct sup *s)
 
 	(void)!read(s->doorbell_fd, &rung, sizeof(rung));
 	s->doorbell_rings++;
-	answer_waiters(s, now_ns());
+	answer_waiters(s, os_now_ns());
 }
 
 /* The fds the loop polls for POLLIN with a one-shot poll: each event runs the handler,
@@ -281,7 +261,7 @@ static void start_children(struct sup *s)
 		ch->place = &s->plan->places[i];
 		ch->pidfd = -1;
 		child_fsm_init(&ch->fsm);
-		child_event(s, ch, CHILD_EV_TIMER, now_ns(), 0); /* due at once: start */
+		child_event(s, ch, CHILD_EV_TIMER, os_now_ns(), 0); /* due at once: start */
 	}
 }
 

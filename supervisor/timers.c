@@ -157,7 +157,7 @@ _Static_assert(sizeof(timers) / sizeof(timers[0]) <= SUP_MAX_TIMERS, "timer_ran 
 /* EV_TIMER: every timer that is due. */
 void timers_tick(struct sup *s)
 {
-	uint64_t t = now_ns(), exp;
+	uint64_t t = os_now_ns(), exp;
 
 	(void)!read(s->tfd, &exp, sizeof(exp));
 	for (size_t i = 0; i < sizeof(timers) / sizeof(timers[0]); i++) {
