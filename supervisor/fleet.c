@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cuzk/fleet_pg.h"
@@ -638,8 +636,7 @@ static int make_priv(struct fleet_daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
 		return -errno;
 	}
-	if (lstat(d->priv, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	if (os_dir_check(d->priv, 077, 0, &st)) {
 		snprintf(err, errlen,
 			 "fleet: %s must be a directory of cuzkd's user that no one else can "
 			 "read or write (not a link)",
