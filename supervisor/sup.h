@@ -229,7 +229,6 @@ struct sup {
 };
 
 /* supervisor.c */
-uint64_t now_ns(void);
 __attribute__((format(printf, 1, 2))) void logmsg(const char *fmt, ...);
 void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data);
 void cancel_poll(struct sup *s, uint64_t data);
