@@ -132,14 +132,17 @@ SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 # ---- modules ---------------------------------------------------------------
-MODULES := shm zk store stage synth gpuworker finalizer supervisor tools
+MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
 ifneq ($$($(1)_SRCS),)
 LIBS_BUILT += $(BUILD)/lib/libcuzk_$(1).a
+# Made afresh each time (rm first): `ar rcs` only adds and replaces, so an object of a
+# source file since removed or renamed would stay in the archive and still be linked.
 $(BUILD)/lib/libcuzk_$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(@D)
+	@rm -f $$@
 	$$(AR) rcs $$@ $$^
 endif
 endef

@@ -13,15 +13,8 @@
 
 #include <jansson.h>
 
+#include "cuzk/futex.h"
 #include "cuzk/shmlayout.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const char *stats_role_name(uint32_t role)
 {
@@ -103,7 +96,7 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
 
 	memset(t, 0, sizeof(*t));
 	snprintf(t->instance, sizeof(t->instance), "%s", instance);
-	t->now_ns = mono_ns();
+	t->now_ns = futex_now_ns();
 	rc = shmlayout_stats_attach(&st, instance, SEGMENT_RDONLY, err, sizeof(err));
 	if (rc) {
 		if (rc == -ENOENT || rc == -EAGAIN)
@@ -123,7 +116,7 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
 		shmlayout_stats_detach(&st);
 		return -ENOMEM;
 	}
-	t->now_ns = mono_ns();
+	t->now_ns = futex_now_ns();
 	for (uint32_t i = 0; i < st.page->slot_count; i++) {
 		const struct stats_slot *sl = stats_page_slot(st.page, i);
 		struct stats_proc *p = &t->p[t->n];

@@ -12,6 +12,8 @@
 
 #include <sqlite3.h>
 
+#include "cuzk/os.h"
+
 struct store {
 	sqlite3 *db;
 	sqlite3_stmt *upd_part, *upd_job;
@@ -92,43 +94,26 @@ static int exec(struct store *st, const char *sql, const char *what, char *err, 
 	return rc == SQLITE_OK ? 0 : sq_fail(st, rc, what, err, errlen);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char b[1024];
-
-	if (snprintf(b, sizeof(b), "%s", dir) >= (int)sizeof(b))
-		return -ENAMETOOLONG;
-	for (char *p = b + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			if (mkdir(b, 0755) && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(b, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* The store decides which files cuzkd proves into and overwrites: its directory must
  * be a real directory (not a symlink) of this uid that no one else can write to, as
  * the run directory (another user could otherwise swap the file or its -wal). */
 static int trusted_dir(const char *dir, char *err, size_t errlen)
 {
 	struct stat sb;
+	int bad = os_dir_check(dir, 0022, 0, &sb);
 
-	if (lstat(dir, &sb)) {
-		snprintf(err, errlen, "job store: state directory %s: %s", dir, strerror(errno));
-		return -errno;
+	if (bad < 0) {
+		snprintf(err, errlen, "job store: state directory %s: %s", dir, strerror(-bad));
+		return bad;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
+	if (bad & OS_DIR_NOT_DIR) {
 		snprintf(err, errlen,
 			 "job store: state directory %s is %s, not a directory; "
 			 "refusing it",
 			 dir, S_ISLNK(sb.st_mode) ? "a symlink" : "not a directory");
 		return -ENOTDIR;
 	}
-	if (sb.st_uid != geteuid() || (sb.st_mode & 0022)) {
+	if (bad) {
 		snprintf(err, errlen,
 			 "job store: state directory %s is owned by uid %u with mode "
 			 "%04o: it must be this daemon's (uid %u) and writable by no one else; "
@@ -236,7 +221,7 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
 		free(st);
 		return -ENAMETOOLONG;
 	}
-	if ((rc = mkdir_p(dir))) {
+	if ((rc = os_mkdir_p(dir, 0700))) {
 		snprintf(err, errlen,
 			 "job store: state directory %s: %s (--state-dir, or "
 			 "--no-store)",

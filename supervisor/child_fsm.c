@@ -25,30 +25,26 @@ struct entry {
 	unsigned char rule, to, actions;
 };
 
+/* A live stage (STARTING, RUNNING, STOPPING) answers every event alike: a timer
+ * watches its heartbeat, a restart or shutdown asks it to stop, an exit is a death.
+ * STALLED is the same but for the timer (it was already killed). */
+/* clang-format off */
+#define LIVE_ROW(timer)                                                                        \
+	{                                                                                      \
+		[CHILD_EV_TIMER] = timer,                                                      \
+		[CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },                \
+		[CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },               \
+		[CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },                      \
+	}
+#define WATCH { R_WATCH, SAME, 0 }
+#define NO_MOVE { R_NONE, 0, 0 }
+/* clang-format on */
+
 static const struct entry table[CHILD_N_STATES][CHILD_N_EVENTS] = {
-	[CHILD_STARTING] = {
-		[CHILD_EV_TIMER] = { R_WATCH, SAME, 0 },
-		[CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },
-	},
-	[CHILD_RUNNING] = {
-		[CHILD_EV_TIMER] = { R_WATCH, SAME, 0 },
-		[CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },
-	},
-	[CHILD_STALLED] = {
-		[CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },
-	},
-	[CHILD_STOPPING] = {
-		[CHILD_EV_TIMER] = { R_WATCH, SAME, 0 },
-		[CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },
-		[CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },
-	},
+	[CHILD_STARTING] = LIVE_ROW(WATCH),
+	[CHILD_RUNNING] = LIVE_ROW(WATCH),
+	[CHILD_STALLED] = LIVE_ROW(NO_MOVE),
+	[CHILD_STOPPING] = LIVE_ROW(WATCH),
 	[CHILD_BACKOFF] = {
 		[CHILD_EV_SPAWNED] = { R_SPAWNED, CHILD_STARTING, 0 },
 		[CHILD_EV_SPAWN_FAILED] = { R_RETRY, CHILD_BACKOFF, 0 },

@@ -17,18 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void config_default_run_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-	if (geteuid() == 0)
-		snprintf(buf, len, "/run/cuzk");
-	else if (xdg && xdg[0] == '/')
-		snprintf(buf, len, "%s/cuzk", xdg);
-	else
-		snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
-}
-
 void config_defaults(struct cuzkd_config *c)
 {
 	memset(c, 0, sizeof(*c));

@@ -13,12 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "cuzk/display.h"
 #include "cuzk/fleet_pg.h"
+#include "cuzk/os.h"
 
 struct slot {
 	pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
@@ -44,32 +42,22 @@ struct fleet_daemon {
 	atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
 	atomic_ullong h_errors, h_reconnects;
 	int recovered;       /* the previous run's leases and staged proofs are handled */
-	uint64_t next_adopt; /* now_ms() of the next fleet_adopt of stale daemons' proofs */
+	uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
 };
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
  * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
 #define ADOPT_EVERY_MS 3000
 
-/* cuzkd's log is its stderr (redirected in the background); one line each. */
+/* cuzkd's log is its stderr (redirected in the background); one line each. Row
+ * names are whoever wrote the table's: escaped (os_vlog). */
 __attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
 {
 	va_list ap;
 
-	char buf[1024], safe[2048];
-
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	os_vlog(0, "cuzkd: fleet", fmt, ap);
 	va_end(ap);
-	/* Row names are whoever wrote the table's: escaped (display.h). */
-	fprintf(stderr, "cuzkd: fleet: %s\n", display_escape(safe, sizeof(safe), buf));
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 /* A database call failed with rc: log the first of a run of failures only, and
@@ -534,6 +522,14 @@ static int recover(struct fleet_daemon *d)
 	return 0;
 }
 
+/* A database call failed at t: the next try 200 ms later, doubling to 5 s, so a
+ * database that is down is not hammered. */
+static uint64_t retry_at(uint64_t *backoff, uint64_t t)
+{
+	*backoff = *backoff ? (*backoff * 2 > 5000 ? 5000 : *backoff * 2) : 200;
+	return t + *backoff;
+}
+
 static void *run(void *arg)
 {
 	struct fleet_daemon *d = arg;
@@ -542,7 +538,7 @@ static void *run(void *arg)
 	char err[512];
 
 	while (!atomic_load(&d->stop) && cl && held) {
-		uint64_t t = now_ms();
+		uint64_t t = os_now_ns() / 1000000;
 		uint32_t nfree = 0;
 		int rc;
 
@@ -550,8 +546,7 @@ static void *run(void *arg)
 			if (t >= next_try && !recover(d))
 				d->recovered = 1;
 			else if (t >= next_try) {
-				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
-				next_try = t + backoff;
+				next_try = retry_at(&backoff, t);
 			}
 			usleep(100000);
 			continue;
@@ -590,8 +585,7 @@ static void *run(void *arg)
 			if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err,
 					      sizeof(err))) < 0) {
 				db_error(d, rc, err);
-				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
-				next_try = t + backoff;
+				next_try = retry_at(&backoff, t);
 			} else {
 				db_ok(d);
 				backoff = 0;
@@ -604,8 +598,7 @@ static void *run(void *arg)
 					      sizeof(err));
 			if (got < 0) {
 				db_error(d, got, err);
-				backoff = backoff ? (backoff * 2 > 5000 ? 5000 : backoff * 2) : 200;
-				next_try = t + backoff;
+				next_try = retry_at(&backoff, t);
 			} else
 				db_ok(d);
 			for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
@@ -643,8 +636,7 @@ static int make_priv(struct fleet_daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
 		return -errno;
 	}
-	if (lstat(d->priv, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
+	if (os_dir_check(d->priv, 077, 0, &st)) {
 		snprintf(err, errlen,
 			 "fleet: %s must be a directory of cuzkd's user that no one else can "
 			 "read or write (not a link)",

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "cuzk/fleet.h"
+#include "cuzk/os.h"
 #include "cuzk/stats_reader.h"
 
 struct metrics_http {
@@ -106,14 +107,6 @@ bad:
 		 "(e.g. 127.0.0.1:9464)",
 		 spec ? spec : "(missing)");
 	return -EINVAL;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static void send_all(int fd, const char *p, size_t n)
@@ -264,7 +257,7 @@ static void respond(int fd, char *head, const struct metrics_http *m)
 struct mconn {
 	int fd; /* -1: free */
 	size_t got;
-	uint64_t deadline; /* mono_ms */
+	uint64_t deadline; /* os_now_ns, in ms */
 	uint64_t since;    /* accepted at (the oldest is dropped for a newcomer) */
 	char head[METRICS_HTTP_HEAD_MAX + 1];
 };
@@ -329,7 +322,7 @@ static void *serve_loop(void *arg)
 	for (unsigned i = 0; i < n; i++)
 		c[i].fd = -1;
 	for (;;) {
-		uint64_t now = mono_ms(), next = UINT64_MAX;
+		uint64_t now = os_now_ns() / 1000000u, next = UINT64_MAX;
 		int timeout, rc;
 
 		p[0] = (struct pollfd){ m->efd, POLLIN, 0 };
@@ -345,7 +338,7 @@ static void *serve_loop(void *arg)
 			break;
 		if (rc > 0 && p[0].revents)
 			break;
-		now = mono_ms();
+		now = os_now_ns() / 1000000u;
 		for (unsigned i = 0; i < n; i++) {
 			if (c[i].fd < 0)
 				continue;

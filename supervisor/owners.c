@@ -28,8 +28,9 @@ void owners_quota(const struct cuzkd_config *c, struct owners_quota *q)
 	q->preloads = c->quota_preloads ? c->quota_preloads : half(PIPE_PRELOAD_MAX);
 }
 
-int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, uint32_t n,
-			const struct owners_quota *q, char *m, size_t len)
+int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j),
+			const void *arg, uid_t uid, uint32_t n, const struct owners_quota *q,
+			char *m, size_t len)
 {
 	uint32_t jobs = 0, parts = 0, all_jobs = 0, all_parts = 0;
 	uint32_t rj = owners_reserve(jt->hdr->max_jobs), rp = owners_reserve(jt->hdr->max_parts);
@@ -41,7 +42,7 @@ int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, 
 		uint32_t p = 0;
 
 		/* Acquire: n_parts and first_part were written before the job was published. */
-		if (owners_privileged(owner[j]) ||
+		if (owners_privileged(owner_of(arg, j)) ||
 		    jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) !=
 			    JOBTAB_QUEUED)
 			continue;
@@ -52,7 +53,7 @@ int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, 
 		}
 		all_jobs++;
 		all_parts += p;
-		if (owner[j] == uid) {
+		if (owner_of(arg, j) == uid) {
 			jobs++;
 			parts += p;
 		}

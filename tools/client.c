@@ -16,11 +16,13 @@
 
 #include <jansson.h>
 
-#include "cuzk/config.h"
-#include "cuzk/control.h"
 #include "cuzk/display.h"
+#include "cuzk/pipeline.h"
+#include "cuzk/protocol.h"
+#include "cuzk/segment.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet_client.h"
+#include "cuzk/os.h"
 #include "cuzk/top.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
@@ -97,6 +99,7 @@ static int trusted_socket_dir(const char *dir)
     char parent[CONFIG_PATH_MAX];
     struct stat st, ps;
     const char *why = NULL;
+    int bad;
 
     snprintf(parent, sizeof(parent), "%s", dir);
     for (size_t n = strlen(parent); n > 1 && parent[n - 1] == '/'; n--) parent[n - 1] = '\0';
@@ -107,12 +110,12 @@ static int trusted_socket_dir(const char *dir)
         *slash = '\0';
     else
         snprintf(parent, sizeof(parent), ".");
-    if (lstat(dir, &st)) return 0; /* connect will say why */
-    if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode))
+    if ((bad = os_dir_check(dir, 0022, 1, &st)) < 0) return 0; /* connect will say why */
+    if (bad & OS_DIR_NOT_DIR)
         why = "it is not a directory (a symlink?)";
-    else if (st.st_mode & 0022)
+    else if (bad & OS_DIR_MODE)
         why = "its group or others can write to it";
-    else if (st.st_uid != 0 && st.st_uid != geteuid() &&
+    else if ((bad & OS_DIR_OWNER) &&
              (lstat(parent, &ps) || !S_ISDIR(ps.st_mode) || ps.st_uid != 0 || (ps.st_mode & 0022)))
         why = "it is owned by another user, in a directory that others can write to";
     if (!why) return 0;
@@ -517,7 +520,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
     json_object_set_new(req, gen ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
     json_object_set_new(req, "fds", json_integer((json_int_t)fs.n));
-    json_object_set_new(req, "req", json_string("submit"));
+    json_object_set_new(req, "req", json_string(CONTROL_REQ_SUBMIT));
     if ((rc = connect_daemon(c))) {
         json_decref(req);
         fdset_close(&fs);
@@ -535,7 +538,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
                                    jint(r, "partitions"));
         json_decref(r);
         if (!wait) return CUZK_EXIT_OK;
-        r = request(c, json_pack("{s:s,s:I}", "req", "wait", "job", id));
+        r = request(c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_WAIT, "job", id));
     }
     if (!r) return CUZK_EXIT_NO_DAEMON;
     rc = is_ok(r) ? finish_job_reply(c, r) : print_error(c, r);
@@ -630,7 +633,7 @@ static int cmd_circuit(struct client *c, int argc, char **argv, const char *what
     /* Wait until every running stage has applied it (status, every 100 ms). */
     for (long long t = 0; wait; t += 100) {
         json_decref(st);
-        st = request(c, json_pack("{s:s}", "req", "status"));
+        st = request(c, json_pack("{s:s}", "req", CONTROL_REQ_STATUS));
         if (!st || !is_ok(st)) {
             rc = st ? print_error(c, st) : CUZK_EXIT_NO_DAEMON;
             json_decref(st);
@@ -856,7 +859,7 @@ static int cmd_trace(struct client *c, int argc, char **argv)
         return CUZK_EXIT_USAGE;
     }
     if ((rc = connect_daemon(c))) return rc;
-    r = request(c, json_pack("{s:s,s:I}", "req", "status", "job", job));
+    r = request(c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", job));
     if ((rc = reply_failed(c, r))) return rc;
     tr = trace_build(json_object_get(r, "job"), &running);
     json_decref(r);
@@ -929,34 +932,34 @@ int client_main(int argc, char **argv)
     else if (!strcmp(cmd, "status")) {
         if (argc > 1 && parse_job(argv[1], &job)) goto usage;
         rc = simple(&c,
-                    argc > 1 ? json_pack("{s:s,s:I}", "req", "status", "job", job)
-                             : json_pack("{s:s}", "req", "status"),
+                    argc > 1 ? json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", job)
+                             : json_pack("{s:s}", "req", CONTROL_REQ_STATUS),
                     's');
     } else if (!strcmp(cmd, "wait")) {
         json_t *req;
 
         if (argc < 2 || parse_job(argv[1], &job)) goto usage;
-        req = json_pack("{s:s,s:I}", "req", "wait", "job", job);
+        req = json_pack("{s:s,s:I}", "req", CONTROL_REQ_WAIT, "job", job);
         if (argc > 3 && !strcmp(argv[2], "--timeout-ms"))
             json_object_set_new(req, "timeout_ms", json_integer(atoll(argv[3])));
         rc = simple(&c, req, 'w');
     } else if (!strcmp(cmd, "cancel")) {
         if (argc < 2 || parse_job(argv[1], &job)) goto usage;
-        rc = simple(&c, json_pack("{s:s,s:I}", "req", "cancel", "job", job), 'c');
+        rc = simple(&c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_CANCEL, "job", job), 'c');
     } else if (!strcmp(cmd, "restart")) {
         json_t *req;
 
         if (argc < 2) goto usage;
-        req = json_pack("{s:s,s:s}", "req", "restart", "stage", argv[1]);
+        req = json_pack("{s:s,s:s}", "req", CONTROL_REQ_RESTART, "stage", argv[1]);
         if (argc > 2) {
             if (parse_job(argv[2], &job)) goto usage;
             json_object_set_new(req, "index", json_integer(job));
         }
         rc = simple(&c, req, 'r');
     } else if (!strcmp(cmd, "drain"))
-        rc = simple(&c, json_pack("{s:s}", "req", "drain"), 'd');
+        rc = simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_DRAIN), 'd');
     else if (!strcmp(cmd, "shutdown"))
-        rc = simple(&c, json_pack("{s:s}", "req", "shutdown"), 'x');
+        rc = simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_SHUTDOWN), 'x');
     else if (!strcmp(cmd, "preload") || !strcmp(cmd, "evict"))
         rc = cmd_circuit(&c, argc, argv, cmd);
     else if (!strcmp(cmd, "trace"))

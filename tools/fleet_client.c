@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "cuzk/client.h"
-#include "cuzk/control.h"
+#include "cuzk/protocol.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet_pg.h"
+#include "cuzk/os.h"
 #include "cuzk/pipeline.h"
 
 /* Daemons on other machines open these paths: absolute, on the shared file system
@@ -107,7 +108,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 	uint32_t done, failed, total;
 	char err[512], *e;
 	uint64_t job;
-	struct timespec t0, t;
+	uint64_t t0;
 	int st;
 
 	if (argc < 2 || !(job = strtoull(argv[1], &e, 10)) || *e) {
@@ -116,7 +117,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 	}
 	if (argc > 3 && !strcmp(argv[2], "--timeout-ms"))
 		timeout_ms = atoll(argv[3]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = os_now_ns();
 	for (;;) {
 		st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
 		if (st < 0 && st != -ECONNREFUSED) {
@@ -127,10 +128,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
 			fleet_reconnect(f, err, sizeof(err));
 		if (st > 0)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (timeout_ms >= 0 &&
-		    (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
-			    timeout_ms) {
+		if (timeout_ms >= 0 && (long long)((os_now_ns() - t0) / 1000000) > timeout_ms) {
 			fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n",
 				(unsigned long long)job, timeout_ms);
 			return CUZK_EXIT_TIMEOUT;

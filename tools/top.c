@@ -14,7 +14,7 @@
 
 #include <curses.h>
 
-#include "cuzk/config.h"
+#include "cuzk/protocol.h"
 #include "cuzk/error.h"
 
 /* ---- option parsing shared by cuzk-top and cuzk metrics --------------------------- */

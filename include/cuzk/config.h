@@ -14,9 +14,8 @@
 #include <sys/types.h>
 
 #include "cuzk/pipeline.h"
+#include "cuzk/protocol.h"
 #include "cuzk/segment.h"
-
-#define CONFIG_PATH_MAX 1024
 
 enum config_dev_kind {
 	CONFIG_DEV_CPU = 0,
@@ -86,10 +85,6 @@ struct cuzkd_config {
  * state dir store_default_dir(), devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
  * stall timeout 60 s, 3 attempts, no queue limit. */
 void config_defaults(struct cuzkd_config *c);
-
-/* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else
- * /tmp/cuzk-UID. Shared with the client so both find the same socket. */
-void config_default_run_dir(char *buf, size_t len);
 
 /* Set one option by name (no dashes); value NULL for a bare flag. 0, or -EINVAL with
  * a sentence in err (state of the other options unchanged). */

@@ -1,46 +1,10 @@
 /* control.h — cuzkd's control protocol: one JSON object per line each way.
  *
- * This module knows the protocol (framing, parsing, validation of a submit, reply
- * shapes, job status as JSON); supervisor.c owns the sockets and the job table calls.
- * Every function here is testable without a process or a socket.
- *
- * Files travel as descriptors, never as paths to open (issue 16: a daemon that opens
- * a client's path does so with its own rights). A request that carries files says how
- * many descriptors it passed, "fds":N, and sends them with its line's bytes over
- * SCM_RIGHTS (any number of sendmsg calls before the newline, at most 253 each); cuzkd
- * queues the descriptors a connection sends and each request takes the first N of the
- * queue, in order. A file is then F = {"fd":I,"path":P}: I indexes those N descriptors,
- * P is the client's name for it, shown in status and messages and never opened. The
- * out directory is a directory descriptor (O_DIRECTORY; O_PATH is enough); inputs are
- * regular files open for reading. A request with a path where F is expected, or
- * without its descriptors, is refused (bad_request): there is no path mode.
- * Requests (field types checked; unknown fields ignored):
- *   {"req":"submit","fds":N,"zkey":F,"witnesses":[W,...],"out_dir":F,"priority":N?,
- *    "r1cs":F?}       W = {"fd":I,"path":P,"name":NAME?}; NAME (default: P's basename
- *                     without .wtns) names OUT/NAME.proof.json: no '/', not . or ..
- *        -> {"ok":true,"job":ID,"partitions":N}
- *   or, instead of "witnesses", "inputs":[W,...] (input.json files, W as above, NAME
- *   defaulting to P's basename without .json) with "witness_gen":F (a generator from
- *   cuzk build-witness, copied and shared by identity like a zkey; the synth dlopens
- *   the copy): the synth computes each witness; a job has one or the other, never both
- *   {"req":"status","job":ID?}  -> {"ok":true,"job":{...}} or {"ok":true,"jobs":[...],
- *                                   "draining":B,"children":[...]}
- *   {"req":"wait","job":ID,"timeout_ms":N?} -> (when decided) {"ok":true,"job":{...}}
- *                                   or {"ok":false,"error":"timeout",...}
- *   {"req":"cancel","job":ID}   -> {"ok":true,"job":ID}
- *   {"req":"restart","stage":"synth"|"worker"|"finalizer","index":N?} -> {"ok":true}
- *   {"req":"drain"}             -> (when idle) {"ok":true,"drained":true}
- *   {"req":"shutdown"}          -> {"ok":true,"shutting_down":true}
- *   {"req":"preload","fds":1,"zkey":F} -> {"ok":true,"zkey":P,"seq":N,"stages":M} at
- *   {"req":"evict","zkey":P}       once; the stages apply it between partitions
- *                                  (pipeline.h, "Circuits"); status's "circuits" shows
- *                                  their acks. evict names the zkey as its preload did
- *                                  (no file is opened)
- * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
- * CONTROL_E_* strings below.
- * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
- *            "done":N,"failed":N,"parts":[{"index","name","state","attempts",
- *            "reason"?,"proof"?,"public"?}]}
+ * The wire itself (requests, replies, error codes) is protocol.h's, which the client
+ * shares. This module is cuzkd's side of it (framing, parsing, validation of a submit,
+ * reply shapes, job status as JSON); supervisor/conns.c owns the sockets and
+ * requests.c the job table calls. Every function here is testable without a process
+ * or a socket.
  */
 #ifndef CUZK_CONTROL_H
 #define CUZK_CONTROL_H
@@ -56,30 +20,7 @@
 #include "cuzk/copies.h"
 #include "cuzk/jobtab.h"
 #include "cuzk/pipeline.h"
-
-#define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
-
-/* Error codes of the protocol. */
-#define CONTROL_E_BAD_JSON "bad_json"       /* not one JSON object */
-#define CONTROL_E_TOO_LONG "line_too_long"  /* > CONTROL_LINE_MAX */
-#define CONTROL_E_BAD_REQUEST "bad_request" /* a field missing or of the wrong type */
-#define CONTROL_E_UNKNOWN "unknown_request"
-#define CONTROL_E_NOT_FOUND "not_found" /* input file missing or unreadable */
-#define CONTROL_E_BAD_INPUT "bad_input" /* not a zkey/wtns, wrong circuit, dup names */
-#define CONTROL_E_TOO_BIG "too_big"     /* circuit needs more than --buffer-mb */
-#define CONTROL_E_OUTPUT "bad_output"   /* out_dir missing or not writable */
-#define CONTROL_E_FULL "full"           /* job table has no room */
-#define CONTROL_E_NO_JOB "no_such_job"
-#define CONTROL_E_DRAINING "draining" /* not accepting submits */
-#define CONTROL_E_TIMEOUT "timeout"
-#define CONTROL_E_PERM "permission"
-#define CONTROL_E_NOT_OWNER "not_owner"         /* cancel/evict of another uid's work (owners.h) */
-#define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
-#define CONTROL_E_QUOTA "quota"                 /* a per-uid quota is reached (--quota-*) */
-#define CONTROL_E_INTERNAL "internal"
-#define CONTROL_E_STORE \
-	"store" /* the job store could not record it
-					       * (disk full, I/O): nothing was accepted */
+#include "cuzk/protocol.h"
 
 enum control_kind {
 	CONTROL_SUBMIT = 0,
@@ -122,6 +63,10 @@ struct control_req {
 
 /* Parse one line (without its newline). 0, or -EINVAL with e filled. */
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e);
+
+/* e filled with code and the formatted sentence; returns rc (a check's failure). */
+int control_fail(struct control_err *e, const char *code, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 void control_req_free(struct control_req *r);
 
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS): the out directory must be one
@@ -208,10 +153,6 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
 /* An output name: 1 to PIPE_NAME_LEN - 1 bytes, no '/', no control character, not
  * "." or "..". 0 or -EINVAL. */
 int control_name_ok(const char *name);
-
-/* Output name of a witness (or input.json) path: its basename without ".wtns" (or
- * ".json"). 0 or -EINVAL. */
-int control_wtns_name(const char *path, char *name, size_t len);
 
 /* One reply line (with its '\n'), malloc'd; NULL only when out of memory. The _json
  * form takes the reference to obj and adds "ok":true. */

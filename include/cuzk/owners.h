@@ -35,10 +35,11 @@ uint32_t owners_reserve(uint32_t n);
 /* A submit of n partitions by uid: 0, or -EDQUOT with the quota and its value in m,
  * or -ENOSPC (code CONTROL_E_FULL) when ordinary users' unfinished jobs would reach
  * into the table's reserve (owners_reserve).
- * owner: per job slot, the submitter's uid (meaningful for slots in use). Counted:
+ * owner_of(arg, j): job slot j's submitter (asked only of slots in use). Counted:
  * uid's running jobs and their partitions not yet DONE or FAILED. */
-int owners_submit_check(const struct jobtab *jt, const uid_t *owner, uid_t uid, uint32_t n,
-			const struct owners_quota *q, char *m, size_t len);
+int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j),
+			const void *arg, uid_t uid, uint32_t n, const struct owners_quota *q,
+			char *m, size_t len);
 
 /* Preloads: map (a JSON object, zkey path as named -> uid) is the owner of each
  * PRELOAD entry of cs. Before a preload (evict 0) or an evict (evict 1) of path by

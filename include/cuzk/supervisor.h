@@ -4,8 +4,11 @@
  *
  * One io_uring carries every event: the listening socket and each client (poll),
  * each child's pidfd (readable once it exited), a signalfd (SIGTERM, SIGINT, SIGCHLD,
- * SIGHUP) and a 100 ms timerfd (waiters, cancels, retiring decided jobs, restart
- * back-off, drain and shutdown deadlines, the supervisor's heartbeat).
+ * SIGHUP), the stages' doorbell and intakes' eventfds, a 100 ms timerfd (the named
+ * timers of supervisor/timers.c: waiters, cancels, the job store, retiring decided
+ * jobs, the drain and shutdown deadlines of daemon_fsm.h, the supervisor's heartbeat)
+ * and a one-shot timerfd armed for the earliest deadline of any stage (restart
+ * back-off and stall checks, child_fsm.h). The parts are in supervisor/sup.h.
  */
 #ifndef CUZK_SUPERVISOR_H
 #define CUZK_SUPERVISOR_H

@@ -1,0 +1,40 @@
+/* os.h — what cuzkd, the job store and the tools share of the operating system
+ * (zk/os.c): the monotonic clock, mkdir -p, the check that a directory may be trusted
+ * with what lives in it (a socket, a pid file, the job store), and cuzkd's log line. */
+#ifndef CUZK_OS_H
+#define CUZK_OS_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* CLOCK_MONOTONIC in nanoseconds: a clock step never moves a deadline. */
+uint64_t os_now_ns(void);
+
+/* dir and its missing parents: the parents 0755, dir itself mode (an existing one is
+ * left as it is). 0 or -errno (-ENAMETOOLONG past PATH_MAX). */
+int os_mkdir_p(const char *dir, mode_t mode);
+
+/* What os_dir_check finds wrong with a directory (bits). */
+enum os_dir_fault {
+    OS_DIR_NOT_DIR = 1 << 0, /* a symlink, or no directory */
+    OS_DIR_OWNER = 1 << 1,   /* owned by another uid than this euid (or root, if allowed) */
+    OS_DIR_MODE = 1 << 2,    /* one of the forbidden mode bits is set */
+};
+
+/* Whoever controls a directory controls what is found in it: lstat dir into *st (a
+ * symlink is never followed) and judge it: a real directory, owned by this euid (or
+ * by root, when root_ok), with none of the mode bits forbid. 0, the OS_DIR_* bits of
+ * what is wrong (OS_DIR_NOT_DIR alone when it is no directory), or -errno when it
+ * cannot be looked at. Each caller says why in its own words. */
+int os_dir_check(const char *dir, mode_t forbid, int root_ok, struct stat *st);
+
+/* One log line on stderr, "PREFIX: message", after the local time
+ * ("HH:MM:SS.mmm ") when stamp is set. The message is escaped (display.h): the names
+ * and paths in it are clients' words, and no control or bidi character of theirs
+ * reaches the log. */
+void os_vlog(int stamp, const char *prefix, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+#endif

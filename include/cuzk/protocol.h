@@ -1,0 +1,96 @@
+/* protocol.h — what cuzkd and its clients agree on (proto/protocol.c), on a floor
+ * below both: where the socket lives, how a witness names its proof, the line limit,
+ * the request names and the error codes of the control protocol. cuzkd's side of it is
+ * supervisor/control.h; the client (tools/) includes this header alone.
+ *
+ * One JSON object per line each way, on RUN_DIR/INSTANCE.sock.
+ *
+ * Files travel as descriptors, never as paths to open (issue 16: a daemon that opens
+ * a client's path does so with its own rights). A request that carries files says how
+ * many descriptors it passed, "fds":N, and sends them with its line's bytes over
+ * SCM_RIGHTS (any number of sendmsg calls before the newline, at most 253 each); cuzkd
+ * queues the descriptors a connection sends and each request takes the first N of the
+ * queue, in order. A file is then F = {"fd":I,"path":P}: I indexes those N descriptors,
+ * P is the client's name for it, shown in status and messages and never opened. The
+ * out directory is a directory descriptor (O_DIRECTORY; O_PATH is enough); inputs are
+ * regular files open for reading. A request with a path where F is expected, or
+ * without its descriptors, is refused (bad_request): there is no path mode.
+ * Requests (field types checked; unknown fields ignored):
+ *   {"req":"submit","fds":N,"zkey":F,"witnesses":[W,...],"out_dir":F,"priority":N?,
+ *    "r1cs":F?}       W = {"fd":I,"path":P,"name":NAME?}; NAME (default: P's basename
+ *                     without .wtns) names OUT/NAME.proof.json: no '/', not . or ..
+ *        -> {"ok":true,"job":ID,"partitions":N}
+ *   or, instead of "witnesses", "inputs":[W,...] (input.json files, W as above, NAME
+ *   defaulting to P's basename without .json) with "witness_gen":F (a generator from
+ *   cuzk build-witness, copied and shared by identity like a zkey; the synth dlopens
+ *   the copy): the synth computes each witness; a job has one or the other, never both
+ *   {"req":"status","job":ID?}  -> {"ok":true,"job":{...}} or {"ok":true,"jobs":[...],
+ *                                   "draining":B,"children":[...]}
+ *   {"req":"wait","job":ID,"timeout_ms":N?} -> (when decided) {"ok":true,"job":{...}}
+ *                                   or {"ok":false,"error":"timeout",...}
+ *   {"req":"cancel","job":ID}   -> {"ok":true,"job":ID}
+ *   {"req":"restart","stage":"synth"|"worker"|"finalizer","index":N?} -> {"ok":true}
+ *   {"req":"drain"}             -> (when idle) {"ok":true,"drained":true}
+ *   {"req":"shutdown"}          -> {"ok":true,"shutting_down":true}
+ *   {"req":"preload","fds":1,"zkey":F} -> {"ok":true,"zkey":P,"seq":N,"stages":M} at
+ *   {"req":"evict","zkey":P}       once; the stages apply it between partitions
+ *                                  (pipeline.h, "Circuits"); status's "circuits" shows
+ *                                  their acks. evict names the zkey as its preload did
+ *                                  (no file is opened)
+ * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
+ * CONTROL_E_* strings below.
+ * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
+ *            "done":N,"failed":N,"parts":[{"index","name","state","attempts",
+ *            "reason"?,"proof"?,"public"?}]}
+ */
+#ifndef CUZK_PROTOCOL_H
+#define CUZK_PROTOCOL_H
+
+#include <stddef.h>
+
+#define CONFIG_PATH_MAX 1024 /* a path in cuzkd's options, or the client's */
+
+/* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else
+ * /tmp/cuzk-UID. Shared by cuzkd and the client so both find the same socket. */
+void config_default_run_dir(char *buf, size_t len);
+
+/* Output name of a witness (or input.json) path: its basename without ".wtns" (or
+ * ".json"). 0 or -EINVAL. */
+int control_wtns_name(const char *path, char *name, size_t len);
+
+/* Request names ("req"). */
+#define CONTROL_REQ_SUBMIT "submit"
+#define CONTROL_REQ_STATUS "status"
+#define CONTROL_REQ_WAIT "wait"
+#define CONTROL_REQ_CANCEL "cancel"
+#define CONTROL_REQ_RESTART "restart"
+#define CONTROL_REQ_DRAIN "drain"
+#define CONTROL_REQ_SHUTDOWN "shutdown"
+#define CONTROL_REQ_PRELOAD "preload"
+#define CONTROL_REQ_EVICT "evict"
+
+#define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
+
+/* Error codes of the protocol. */
+#define CONTROL_E_BAD_JSON "bad_json"       /* not one JSON object */
+#define CONTROL_E_TOO_LONG "line_too_long"  /* > CONTROL_LINE_MAX */
+#define CONTROL_E_BAD_REQUEST "bad_request" /* a field missing or of the wrong type */
+#define CONTROL_E_UNKNOWN "unknown_request"
+#define CONTROL_E_NOT_FOUND "not_found" /* input file missing or unreadable */
+#define CONTROL_E_BAD_INPUT "bad_input" /* not a zkey/wtns, wrong circuit, dup names */
+#define CONTROL_E_TOO_BIG "too_big"     /* circuit needs more than --buffer-mb */
+#define CONTROL_E_OUTPUT "bad_output"   /* out_dir missing or not writable */
+#define CONTROL_E_FULL "full"           /* job table has no room */
+#define CONTROL_E_NO_JOB "no_such_job"
+#define CONTROL_E_DRAINING "draining" /* not accepting submits */
+#define CONTROL_E_TIMEOUT "timeout"
+#define CONTROL_E_PERM "permission"
+#define CONTROL_E_NOT_OWNER "not_owner"         /* cancel/evict of another uid's work (owners.h) */
+#define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
+#define CONTROL_E_QUOTA "quota"                 /* a per-uid quota is reached (--quota-*) */
+#define CONTROL_E_INTERNAL "internal"
+#define CONTROL_E_STORE \
+	"store" /* the job store could not record it
+					       * (disk full, I/O): nothing was accepted */
+
+#endif

@@ -1,0 +1,34 @@
+/* protocol.c — the names cuzkd and its clients share (protocol.h). */
+#include "cuzk/protocol.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuzk/pipeline.h"
+
+void config_default_run_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		snprintf(buf, len, "/run/cuzk");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, len, "%s/cuzk", xdg);
+	else
+		snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
+}
+
+int control_wtns_name(const char *path, char *name, size_t len)
+{
+	const char *b;
+	size_t n = pipeline_wtns_stem(path, &b); /* the rule the pipeline names outputs by */
+
+	if (!n || n >= len)
+		return -EINVAL;
+	memcpy(name, b, n);
+	name[n] = '\0';
+	return 0;
+}

@@ -1,0 +1,325 @@
+/* sup.h — cuzkd's event loop, private to supervisor/: the state every part of the
+ * loop shares (struct sup) and the functions the parts call in each other. One file
+ * per job (include/cuzk/supervisor.h has the one public entry point):
+ *
+ *   supervisor.c the io_uring plumbing and the loop itself; supervisor_run's steps
+ *   setup.c     process set-up: run dir, pid file, socket, segments, daemonizing
+ *   children.c  the stage processes: start, reap, their state machines (child_fsm.h)
+ *   reclaim.c   after a death: roll partitions back, temp files, a dead cuzkd's jobs
+ *   conns.c     control connections: accept, read lines, descriptors, replies
+ *   requests.c  the request handlers (status, wait, cancel, restart, drain, preload)
+ *   submit.c    the submit path: intakes (intake.h) and the refusals around them
+ *   jobs.c      per-job state (struct job_state), its one reset, retiring decided jobs
+ *   journal.c   mirroring the job table into the job store (store.h)
+ *   resume.c    taking over a previous cuzkd's unfinished jobs from the store
+ *   gauges.c    the supervisor's gauges in the stats segment
+ *   timers.c    the 100 ms timer's named jobs, each with its deadline
+ *   lifecycle.c the daemon's own lifecycle (daemon_fsm.h) and what each move does
+ *
+ * Single-threaded: only the loop's thread touches struct sup (intakes, the fleet and
+ * the metrics listener have threads of their own and talk through descriptors). */
+#ifndef CUZK_SUPERVISOR_SUP_H
+#define CUZK_SUPERVISOR_SUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <jansson.h>
+#include <liburing.h>
+
+#include "cuzk/child_fsm.h"
+#include "cuzk/circuits.h"
+#include "cuzk/config.h"
+#include "cuzk/control.h"
+#include "cuzk/daemon_fsm.h"
+#include "cuzk/copies.h"
+#include "cuzk/fleet.h"
+#include "cuzk/intake.h"
+#include "cuzk/os.h"
+#include "cuzk/metrics_http.h"
+#include "cuzk/pipeline.h"
+#include "cuzk/plan.h"
+#include "cuzk/store.h"
+#include "cuzk/supervisor.h"
+
+#define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
+#define MAX_CONNS 64     /* control connections of ordinary users */
+#define RESERVED_CONNS 8 /* more, only for root and cuzkd's own uid */
+#define N_CONNS (MAX_CONNS + RESERVED_CONNS)
+#define TICK_NS 100000000ull  /* timer period: 100 ms */
+#define SUP_MAX_TIMERS 16     /* timers.c's named timers, at most */
+#define REPLY_MAX (64u << 20) /* a connection's unsent replies */
+#define RESUME_OPEN_MS 5000u  /* a stored job's out dir may take this long to open */
+/* An unfinished request line (its descriptors already queued) may take this long: a
+ * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
+ * is only reached by one that trickles a byte now and then to hoard descriptors. */
+#define LINE_TIMEOUT_NS 30000000000ull
+
+/* The doorbell's number in every stage (dup2'd there before exec; --doorbell-fd). */
+#define DOORBELL_CHILD_FD 3
+#define DOORBELL_CHILD_FD_STR "3"
+
+/* Intakes of one uid that were given up on (--copy-timeout) and still block: past
+ * this many its next submit is refused, so a client cannot pile up stuck threads. */
+#define STUCK_PER_UID 2
+
+/* A connection's queue of received descriptors: a request takes at most this many
+ * (a submit: one per witness plus zkey, r1cs, out dir and a few for later inputs). */
+#define CONN_FDS_EXTRA 16
+
+#ifndef CONTROL_E_BUSY
+#define CONTROL_E_BUSY "busy" /* --max-queued reached: retry later */
+#endif
+
+/* What a completion is for: the top byte of its user data (ev_data). */
+enum ev_type {
+	EV_LISTEN = 1,
+	EV_CONN,
+	EV_CONN_OUT,
+	EV_PIDFD,
+	EV_SIGNAL,
+	EV_TIMER,
+	EV_INTAKE,
+	EV_CHILD_TIMER,
+	EV_DOORBELL
+};
+
+/* A completion's user data: its type, the generation of the slot it was armed for
+ * (a completion for a slot reused since is dropped) and the slot's index. */
+static inline uint64_t ev_data(enum ev_type t, uint32_t gen, uint32_t idx)
+{
+	return (uint64_t)t << 56 | (uint64_t)(gen & 0xffffff) << 32 | idx;
+}
+
+struct child {
+	enum plan_role role;
+	uint32_t index;
+	const struct plan_place *place;
+	pid_t pid; /* 0: not running */
+	int pidfd;
+	uint32_t gen;        /* poll generation of pidfd */
+	uint32_t generation; /* restarts so far; passed as --generation */
+	int last_status;
+	struct child_fsm fsm; /* its lifecycle: state, backoff, stall (child_fsm.h) */
+};
+
+struct conn {
+	int fd; /* -1: slot free */
+	uint32_t gen;
+	struct control_framer fr;
+	char *out;
+	size_t out_len, out_off;
+	int out_armed;
+	int in_armed;
+	int close_after; /* close once the output is sent */
+	/* pending wait */
+	int waiting;
+	uint32_t wait_slot;
+	uint64_t wait_job;
+	uint64_t wait_deadline; /* 0: none */
+	int drain_wait;
+	uid_t uid; /* SO_PEERCRED */
+	gid_t gid;
+	gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
+	size_t n_groups;
+	int *fds; /* descriptors received, not yet taken by a request */
+	uint32_t n_fds;
+	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
+	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
+	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
+	uint64_t line_ns;       /* since when an unfinished line (or descriptors without
+				 * their request) waits: closed after LINE_TIMEOUT however
+				 * slowly it trickles; 0 none */
+	struct intake *pending; /* a submit being checked (intake.h): no other request of
+				 * this connection runs, and none is read, until it ends */
+	char *defer;            /* lines read behind it, '\n'-separated, run after it */
+	size_t defer_len;
+};
+
+/* What a job holds while its slot lives: references to cuzkd's copies of its inputs
+ * and its out directory's descriptor (pipeline.h, "Inputs by descriptor"): held for
+ * the job's whole life, so a stage restarted mid-job still finds them, and dropped
+ * when the slot is retired. -1: none. */
+struct job_files {
+	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+	int *wtns_fd;
+	size_t n;
+	uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
+			 * until they are dropped (when the job is decided) */
+	json_t *dur;    /* the job store on: names of the durable copies it holds
+			 * (copies.h), released when the slot retires */
+};
+
+/* The job store's record of a job slot (journal.c): not in the store, running in it,
+ * or its end recorded. A partition's record is its store state, or REC_UNKNOWN. */
+#define REC_UNKNOWN 0xff
+enum { REC_NONE = 0, REC_RUNNING, REC_FINAL };
+
+/* cuzkd's own state of one job slot, beside the shared job table's (jobtab.h): set
+ * when a job takes the slot (job_begin) and cleared by job_reset alone. */
+struct job_state {
+	uid_t owner;         /* who submitted it (SO_PEERCRED; owners.h) */
+	uint64_t decided_ns; /* when it was first seen decided (0: not yet) */
+	uint8_t cancelled;   /* `cuzk cancel`: its partitions are swept to FAILED */
+	uint8_t rec;         /* REC_*: what the job store has of it */
+	uint8_t resumed;     /* taken over from a previous cuzkd (resume.c) */
+	struct job_files files;
+};
+
+/* cuzkd's own state of one partition. */
+struct part_state {
+	uint16_t crashes; /* stage crashes while it held it (poison at --max-attempts) */
+	uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
+};
+
+struct sup {
+	const struct cuzkd_config *c;
+	const struct plan *plan;
+	struct pipeline pl;
+	struct stats_slot *slot;
+	const struct fleet_daemon *fleet;  /* --queue: its health for status (fleet.h) */
+	struct fleet_daemon *fleet_thread; /* --queue: the thread that claims (fleet.c) */
+	struct metrics_http *metrics;      /* --metrics-listen: its own thread */
+	struct io_uring ring;
+	int lfd, sfd, tfd;
+	int cfd;         /* timerfd, one-shot: the children's earliest deadline */
+	uint64_t cfd_at; /* what cfd is armed for (0: disarmed) */
+	struct child_fsm_cfg fsm_cfg;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char pid_path[CONFIG_PATH_MAX + 64];
+	char bin_dir[CONFIG_PATH_MAX];
+	struct child ch[MAX_CHILDREN];
+	uint32_t n_ch;
+	struct conn conns[N_CONNS];
+	int listen_armed;
+	uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
+	int spare_fd;             /* /dev/null, closed to accept one connection at the
+				   * descriptor limit (to tell it so, or to let root in) */
+	uint32_t fd_budget;       /* descriptors all ordinary users may have queued or in
+				   * intakes at once: half the limit, the rest is cuzkd's
+				   * and the operator's */
+	struct daemon_fsm life;   /* running, draining, stopping, killing (daemon_fsm.h) */
+	struct daemon_fsm_cfg life_cfg;
+	int repush_needed;
+	struct job_state *jobs;   /* per job slot (max_jobs) */
+	struct part_state *parts; /* per partition (max_parts) */
+	json_t *preload_owner;    /* zkey path of each preload -> its owner's uid (owners.h) */
+	int ready_fd;             /* daemon mode: tell the launcher we are up */
+	struct copies copies;     /* cuzkd's copies of client files (copies.h) */
+	int copies_dfd;           /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+	json_t *dur;              /* durable copy name -> jobs in the table holding it */
+	json_t *lost;             /* jobs of a previous cuzkd that died with them */
+	int notified;             /* systemd told READY=1 */
+	/* The job store (store.h; NULL with --no-store); what was last recorded is in
+	 * jobs[].rec and parts[].rec, so a tick writes only changes. */
+	struct store *store;
+	uint64_t store_err_ns;              /* last logged store failure (one line per 10 s) */
+	uint64_t timer_ran[SUP_MAX_TIMERS]; /* when each of timers.c's timers last ran */
+	int intake_fd;           /* eventfd: an intake finished (never closed: a thread given
+				  * up on may still write it) */
+	struct intake *intakes;  /* every intake not yet freed (intake.h) */
+	int doorbell_fd;         /* eventfd the stages write when they decide a job
+				  * (pipe_stage_job_try_complete): waiters are answered then,
+				  * not at the next tick */
+	uint64_t doorbell_rings; /* times it woke us (status --json "doorbell_rings") */
+};
+
+/* supervisor.c */
+__attribute__((format(printf, 1, 2))) void logmsg(const char *fmt, ...);
+void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data);
+void cancel_poll(struct sup *s, uint64_t data);
+
+/* children.c */
+const char *child_bin(enum plan_role r);
+void child_timer_arm(struct sup *s);
+void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t, uint64_t arg);
+void child_timers(struct sup *s);
+void child_reap(struct sup *s, struct child *c);
+json_t *children_json(const struct sup *s);
+size_t live_stages(const struct sup *s, struct circ_live *lv);
+void stop_children(struct sup *s);
+int children_alive(const struct sup *s);
+void notify_systemd(struct sup *s);
+
+/* reclaim.c */
+void repush_state(struct sup *s, uint32_t st);
+uint64_t collect_lost(struct sup *s);
+int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len);
+void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, int status);
+
+/* conns.c */
+void conn_close(struct sup *s, struct conn *k);
+void conn_flush(struct sup *s, struct conn *k);
+void conn_reply(struct sup *s, struct conn *k, char *line);
+void reply_err(struct sup *s, struct conn *k, const char *code, const char *msg);
+void handle_listen(struct sup *s);
+void handle_conn_in(struct sup *s, struct conn *k);
+void conn_resume(struct sup *s, struct conn *k);
+
+/* jobs.c */
+int job_slot(const struct sup *s, uint64_t id, uint32_t *slot);
+uint32_t job_state(const struct sup *s, uint32_t slot);
+int jobs_busy(const struct sup *s);
+uint64_t files_bytes(const struct job_files *f);
+uint64_t uid_bytes(const struct sup *s, uid_t uid);
+uint64_t uid_bytes_quota(const struct sup *s, uid_t uid);
+void job_reset(struct sup *s, uint32_t j);
+void job_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct job_files *files);
+void dur_ref(struct sup *s, const char *name);
+void dur_unref(struct sup *s, const char *name);
+void dur_release(struct sup *s, json_t *names);
+int jobs_retire(struct sup *s, int force);
+void cancel_sweep(struct sup *s, uint32_t slot);
+
+/* requests.c */
+void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r, const int *fds,
+		    size_t n_fds, int copy);
+void answer_waiters(struct sup *s, uint64_t t);
+void run_request(struct sup *s, struct conn *k, struct control_req *r);
+
+/* journal.c */
+void journal_sync(struct sup *s);
+char *journal_request(const struct control_submit *sub, json_t *copies,
+		      const struct control_peer *peer, const struct stat *od);
+void journal_prune(struct sup *s);
+void journal_prune_uid(struct sup *s);
+int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
+		   const struct control_peer *peer, char *err, size_t errlen);
+
+/* submit.c */
+void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
+void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
+void handle_intakes(struct sup *s);
+void check_intakes(struct sup *s, uint64_t t_ns);
+
+/* resume.c */
+int resume_start(struct sup *s, uint64_t next_id);
+
+/* gauges.c */
+void publish_gauge_names(struct sup *s);
+void publish_gauges(struct sup *s);
+
+/* timers.c */
+void timers_tick(struct sup *s);
+void timers_pruned(struct sup *s, uint64_t t);
+
+/* lifecycle.c */
+void life_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, const char *why);
+
+/* setup.c */
+int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen);
+void group_reach(const struct cuzkd_config *c);
+int listen_socket(struct sup *s, char *err, size_t errlen);
+int write_pid_file(struct sup *s, char *err, size_t errlen);
+void find_bin_dir(struct sup *s);
+int create_segments(struct sup *s, char *err, size_t errlen);
+int daemonize(struct sup *s);
+void tell_launcher(struct sup *s, unsigned char code);
+void redirect_log(struct sup *s);
+void fd_limits(void);
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tests/scripts/floors.sh catches a client that stands on the daemon: in a copy of the
+# tree, a tool that includes a supervisor header (by its own path, or cuzkd's public
+# header of the control module) makes floors.sh fail, and the unplanted copy passes.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+fail() { echo "floors_planted: FAIL: $*"; exit 1; }
+
+copy() {  # a fresh copy of what floors.sh reads, in $tmp/$1
+	local d="$tmp/$1" m
+	mkdir -p "$d/tests"
+	cp "$root/Makefile" "$d/"
+	cp -r "$root/include" "$root/tests/scripts" "$d/" 2>/dev/null
+	mv "$d/scripts" "$d/tests/scripts"
+	for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile"); do
+		cp -r "$root/$m" "$d/"
+	done
+}
+floors() {  # dir: floors.sh's verdict on it (includes only: no libraries there)
+	BUILD="$tmp/no-build" bash "$tmp/$1/tests/scripts/floors.sh" >"$tmp/$1.out" 2>&1
+}
+
+copy clean
+floors clean || fail "the unplanted copy fails: $(grep FAIL "$tmp/clean.out")"
+echo "ok: unplanted copy passes"
+
+for plant in '#include "supervisor/sup.h"' '#include "cuzk/control.h"' '#include "../supervisor/sup.h"'; do
+	name="p$RANDOM"
+	copy "$name"
+	printf '%s\n' "$plant" >>"$tmp/$name/tools/client.c"
+	if floors "$name"; then
+		fail "floors.sh passed with $plant in tools/client.c"
+	fi
+	grep -q "tools/client.c.*supervisor" "$tmp/$name.out" ||
+		fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
+	echo "ok: $plant in tools/ -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
+done
