@@ -39,12 +39,13 @@ OUT_HDR = struct.Struct("<IiQ")
 
 fd = os.open("/dev/fuse", os.O_RDWR)
 libc = ctypes.CDLL(None, use_errno=True)
-opts = f"fd={fd},rootmode=40000,user_id={as_user},group_id={as_user},allow_other".encode()
+opts = f"fd={fd},rootmode=40000,user_id={as_user},group_id=0,allow_other".encode()
 if libc.mount(b"cuzkstall", mnt.encode(), b"fuse", 0, opts):
     sys.exit("mount: " + os.strerror(ctypes.get_errno()))
 if as_user:
+    import pwd
     os.setgroups([])
-    os.setgid(as_user)
+    os.setgid(pwd.getpwuid(as_user).pw_gid)
     os.setuid(as_user)
 MKNOD, MKDIR, UNLINK, RMDIR, RENAME, LINK, FSYNC, READDIR, FSYNCDIR, ACCESS, CREATE = 8, 9, 10, 11, 12, 13, 20, 28, 30, 34, 35
 GETXATTR, LISTXATTR, RENAME2, READDIRPLUS = 22, 23, 45, 44
