@@ -325,7 +325,8 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return rc;
     }
     pipe_stage_names(&f->st, state_names, counter_names, hist_names);
-    f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid);
+    f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid,
+                           o->self_exe);
     if (!f->ow) {
         pipe_stage_close(&f->st);
         free(f);

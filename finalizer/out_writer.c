@@ -26,6 +26,8 @@ extern char **environ;
 #define OW_MAGIC   0x5752574fu   /* "OWRW" */
 #define OW_FD      3             /* the writer's socket */
 #define OW_IDLE_NS 10000000000ull /* a writer idle this long is let go */
+#define OW_STUCK_PER_UID 4       /* stuck writers of one uid's out dirs: beyond, its
+                                  * writes to other dirs fail at once (a process each) */
 
 /* finalizer -> writer, with the texts' memfd (SCM_RIGHTS): proof text, then public. */
 struct ow_req {
@@ -114,10 +116,9 @@ static void serve_one(int sock, const struct ow_req *q, int mfd)
     (void)!send(sock, &r, sizeof(r), MSG_NOSIGNAL);
 }
 
-int out_writer_main(int argc, char **argv)
+/* The writer's loop, its socket on OW_FD; returns the exit code. */
+static int writer_loop(long parent)
 {
-    long parent = argc == 3 ? strtol(argv[2], NULL, 10) : 0;
-
     /* Die with the finalizer (checked after: it may be gone already). */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) || parent <= 0 || getppid() != (pid_t)parent) return 1;
     close_range(OW_FD + 1, ~0u, 0); /* nothing of cuzkd's (the doorbell) stays open here */
@@ -142,6 +143,11 @@ int out_writer_main(int argc, char **argv)
     }
 }
 
+int out_writer_main(int argc, char **argv)
+{
+    return writer_loop(argc == 3 ? strtol(argv[2], NULL, 10) : 0);
+}
+
 /* ---- the finalizer's side ----------------------------------------------------------- */
 
 /* One partition handed over: its texts in a sealed memfd, kept until it is decided. */
@@ -163,14 +169,29 @@ struct ow_dir {
     pid_t pid;
     int sock;
     uint64_t since; /* W_BUSY: the request sent; W_DYING: the kill; W_IDLE: the last answer */
+    uint32_t uid;   /* the submitter of its first partition (the stuck bound) */
     struct ow_job *cur, *head, *tail;
+};
+
+/* A writer killed past its deadline that still has not ended (its call waits on the
+ * file system uninterruptibly): its directory gets nothing more until it ends. Kept
+ * apart from the directory slots, so that stuck directories never take the slots
+ * every other directory needs. */
+struct ow_stuck {
+    uint64_t dev, ino;
+    char key[64];
+    pid_t pid;
+    uint32_t uid;
 };
 
 struct out_writers {
     uint32_t timeout_s, max_tries;
     long tag_pid;
+    const char *exe;
     uint32_t pending;
     struct ow_dir d[OUT_WRITERS_MAX];
+    struct ow_stuck *stuck;
+    size_t n_stuck, cap_stuck;
     struct ow_job *wait_head, *wait_tail; /* no directory slot free yet */
     pid_t *reap;                         /* let go (idle, evicted): reaped when they end */
     size_t n_reap, cap_reap;
@@ -184,7 +205,13 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-struct out_writers *out_writers_new(uint32_t timeout_s, uint32_t max_tries, long tag_pid)
+/* ns from since to t; 0 when since is later (set after t was read, in this pass) */
+static uint64_t elapsed(uint64_t t, uint64_t since)
+{
+    return t > since ? t - since : 0;
+}
+
+struct out_writers *out_writers_new(uint32_t timeout_s, uint32_t max_tries, long tag_pid, const char *exe)
 {
     struct out_writers *ws = calloc(1, sizeof(*ws));
 
@@ -192,6 +219,7 @@ struct out_writers *out_writers_new(uint32_t timeout_s, uint32_t max_tries, long
     ws->timeout_s = timeout_s;
     ws->max_tries = max_tries ? max_tries : 1;
     ws->tag_pid = tag_pid;
+    ws->exe = exe;
     for (int i = 0; i < OUT_WRITERS_MAX; i++) ws->d[i].sock = -1;
     return ws;
 }
@@ -252,6 +280,11 @@ static void reap_later(struct out_writers *ws, pid_t pid)
 
 static void reap_some(struct out_writers *ws)
 {
+    for (size_t i = 0; i < ws->n_stuck;)
+        if (waitpid(ws->stuck[i].pid, NULL, WNOHANG) != 0) /* it ended: the dir is usable again */
+            ws->stuck[i] = ws->stuck[--ws->n_stuck];
+        else
+            i++;
     for (size_t i = 0; i < ws->n_reap;)
         if (waitpid(ws->reap[i], NULL, WNOHANG) != 0) /* ended, or not ours (ECHILD) */
             ws->reap[i] = ws->reap[--ws->n_reap];
@@ -259,10 +292,68 @@ static void reap_some(struct out_writers *ws)
             i++;
 }
 
+static int same_id(uint64_t dev, uint64_t ino, const char *key, const struct ow_job *j, uint64_t jdev,
+                   uint64_t jino)
+{
+    if (jino) return ino == jino && dev == jdev;
+    return !ino && !strcmp(key, j->q.odir);
+}
+
 static int same_dir(const struct ow_dir *d, const struct ow_job *j, uint64_t dev, uint64_t ino)
 {
-    if (ino) return d->ino == ino && d->dev == dev;
-    return !d->ino && !strcmp(d->key, j->q.odir);
+    return same_id(d->dev, d->ino, d->key, j, dev, ino);
+}
+
+static void stuck_msg(char *err, size_t errlen, const char *shown_dir, uint32_t timeout_s)
+{
+    snprintf(err, errlen,
+             "out dir %s did not answer: a write there has been stuck for over %u s "
+             "(--write-timeout; a hung file system?); not retried",
+             shown_dir, (unsigned)timeout_s);
+}
+
+/* 0, or -CUZK_E_OUTPUT with err when j must fail at once: its directory's writer is
+ * stuck, or its submitter's out dirs already hold OW_STUCK_PER_UID stuck writers. */
+static int stuck_check(const struct out_writers *ws, const struct ow_job *j, uint64_t dev, uint64_t ino,
+                       char *err, size_t errlen)
+{
+    uint32_t of_uid = 0;
+
+    for (size_t i = 0; i < ws->n_stuck; i++) {
+        const struct ow_stuck *k = &ws->stuck[i];
+
+        if (same_id(k->dev, k->ino, k->key, j, dev, ino)) {
+            stuck_msg(err, errlen, j->shown_dir, ws->timeout_s);
+            return -CUZK_E_OUTPUT;
+        }
+        of_uid += j->q.owner_known && k->uid == j->q.owner_uid;
+    }
+    if (of_uid >= OW_STUCK_PER_UID) {
+        snprintf(err, errlen,
+                 "out dir %s not tried: %u other out dirs of uid %u do not answer (writes stuck "
+                 "past --write-timeout); retry when they do",
+                 j->shown_dir, (unsigned)of_uid, (unsigned)j->q.owner_uid);
+        return -CUZK_E_OUTPUT;
+    }
+    return 0;
+}
+
+/* d's killed writer did not end within the deadline after its kill: it goes to the
+ * stuck list and d's slot is free again. */
+static void to_stuck(struct out_writers *ws, struct ow_dir *d)
+{
+    if (ws->n_stuck == ws->cap_stuck) {
+        size_t cap = ws->cap_stuck ? 2 * ws->cap_stuck : 8;
+        struct ow_stuck *n = realloc(ws->stuck, cap * sizeof(*n));
+
+        if (!n) return; /* out of memory: d stays dying, its slot taken */
+        ws->stuck = n;
+        ws->cap_stuck = cap;
+    }
+    ws->stuck[ws->n_stuck++] = (struct ow_stuck){ .dev = d->dev, .ino = d->ino, .pid = d->pid, .uid = d->uid };
+    snprintf(ws->stuck[ws->n_stuck - 1].key, sizeof(d->key), "%s", d->key);
+    d->state = W_NONE;
+    d->pid = 0;
 }
 
 static int dir_empty(const struct ow_dir *d)
@@ -296,6 +387,7 @@ static struct ow_dir *dir_for(struct out_writers *ws, const struct ow_job *j, ui
     if (free_d) {
         free_d->dev = dev;
         free_d->ino = ino;
+        free_d->uid = j->q.owner_known ? j->q.owner_uid : 0;
         snprintf(free_d->key, sizeof(free_d->key), "%s", j->q.odir);
     }
     return free_d;
@@ -334,6 +426,11 @@ int out_writers_submit(struct out_writers *ws, struct out_write *w, char *err, s
     snprintf(j->q.odir, sizeof(j->q.odir), "%s", w->odir);
     snprintf(j->q.name, sizeof(j->q.name), "%s", w->name);
     snprintf(j->shown_dir, sizeof(j->shown_dir), "%s", w->shown_dir);
+    reap_some(ws);
+    if ((rc = stuck_check(ws, j, w->dev, w->ino, err, errlen))) {
+        close(j->mfd);
+        goto out;
+    }
     ws->pending++;
     d = dir_for(ws, j, w->dev, w->ino);
     if (d)
@@ -349,24 +446,29 @@ out:
     return rc;
 }
 
-/* Start d's writer: `/proc/self/exe --out-writer PID`, a socket as its fd 3. */
-static int spawn(struct ow_dir *d)
+/* Start d's writer: `EXE --out-writer PID` with a socket as its fd 3 (or, without an
+ * EXE, a fork running the same loop). */
+static int spawn(const struct out_writers *ws, struct ow_dir *d)
 {
-    int sv[2], cfd;
+    int sv[2], cfd, rc = 0;
     char ppid[24];
     char *argv[] = { "cuzk-finalizer", "--out-writer", ppid, NULL };
     posix_spawn_file_actions_t fa;
     pid_t pid;
-    int rc;
 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return -errno;
     /* dup2 onto itself would keep FD_CLOEXEC: move the child's end off fd 3 first */
     cfd = sv[1] == OW_FD ? fcntl(sv[1], F_DUPFD_CLOEXEC, OW_FD + 1) : sv[1];
     snprintf(ppid, sizeof(ppid), "%ld", (long)getpid());
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, cfd, OW_FD);
-    rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    if (ws->exe) {
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, cfd, OW_FD);
+        rc = posix_spawn(&pid, ws->exe, &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+    } else if ((pid = fork()) == 0) {
+        _exit(dup2(cfd, OW_FD) == OW_FD ? writer_loop(strtol(ppid, NULL, 10)) : 1);
+    } else if (pid < 0)
+        rc = errno;
     if (cfd != sv[1]) close(cfd);
     close(sv[1]);
     if (rc) {
@@ -421,7 +523,7 @@ static void send_next(struct out_writers *ws, struct ow_dir *d, out_done_fn fn, 
     struct cmsghdr *c;
 
     if (d->state == W_NONE && d->head) {
-        int rc = spawn(d);
+        int rc = spawn(ws, d);
 
         if (rc) {
             char err[512];
@@ -480,7 +582,7 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
 
     for (int i = 0; i < OUT_WRITERS_MAX; i++)
         if (ws->d[i].state == W_BUSY) {
-            if (tmo && t - ws->d[i].since >= tmo) continue;
+            if (tmo && elapsed(t, ws->d[i].since) >= tmo) continue;
             pf[n] = (struct pollfd){ .fd = ws->d[i].sock, .events = POLLIN };
             idx[n++] = i;
         }
@@ -491,7 +593,7 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {
         struct ow_dir *d = &ws->d[i];
 
-        if (d->state == W_BUSY && tmo && t - d->since >= tmo) {
+        if (d->state == W_BUSY && tmo && elapsed(t, d->since) >= tmo) {
             char why[128];
 
             snprintf(why, sizeof(why), "writing its proof files took over %u s (--write-timeout; a hung file system?)",
@@ -500,22 +602,20 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
             try_failed(ws, d, why, fn, arg);
         }
         if (d->state == W_DYING && waitpid(d->pid, NULL, WNOHANG) != 0) d->state = W_NONE;
-        if (d->state == W_DYING && tmo && t - d->since >= tmo) {
+        if (d->state == W_DYING && tmo && elapsed(t, d->since) >= tmo) {
             /* The killed writer cannot even die: its call waits on the file system
              * uninterruptibly. Nothing more is sent there until it ends; what waits
              * for it is decided now. */
             struct ow_job *j;
             char err[1024];
 
+            to_stuck(ws, d);
             while ((j = pop_head(&d->head, &d->tail))) {
-                snprintf(err, sizeof(err),
-                         "out dir %s did not answer: a write there has been stuck for over %u s "
-                         "(--write-timeout; a hung file system?); not retried",
-                         j->shown_dir, (unsigned)ws->timeout_s);
+                stuck_msg(err, sizeof(err), j->shown_dir, ws->timeout_s);
                 job_done(ws, j, -CUZK_E_OUTPUT, err, NULL, fn, arg);
             }
         }
-        if (d->state == W_IDLE && !d->head && t - d->since >= OW_IDLE_NS) {
+        if (d->state == W_IDLE && !d->head && elapsed(t, d->since) >= OW_IDLE_NS) {
             close(d->sock); /* EOF: it exits */
             d->sock = -1;
             reap_later(ws, d->pid);
@@ -536,6 +636,7 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
          * then gets a slot of its own: harmless) */
         d->dev = 0;
         d->ino = 0;
+        d->uid = j->q.owner_known ? j->q.owner_uid : 0;
         snprintf(d->key, sizeof(d->key), "%s", j->q.odir);
         push_tail(&d->head, &d->tail, j);
         send_next(ws, d, fn, arg);
@@ -579,5 +680,6 @@ void out_writers_stop(struct out_writers *ws, int grace_ms, out_done_fn fn, void
         }
     }
     free(ws->reap);
+    free(ws->stuck);
     free(ws);
 }

@@ -19,7 +19,7 @@
  * is only itself: it is SIGKILLed (which ends every wait the kernel makes killable:
  * FUSE requests not yet read, most NFS waits), and if it still cannot die it is left
  * behind holding only a directory and a socket, never cuzkd's shared memory (it is
- * started by exec, not fork, so it maps nothing of the instance), reaped when it ends
+ * started by exec, so it maps nothing of the instance), reaped when it ends
  * or, once the finalizer exits, by whoever inherits it. At most OUT_WRITERS_MAX
  * directories have a process at once.
  *
@@ -58,8 +58,10 @@ typedef void (*out_done_fn)(void *arg, uint32_t p, int rc, const char *err, cons
 struct out_writers;
 
 /* timeout_s 0: no deadline; max_tries: deadlines a partition may miss (at least 1);
- * tag_pid: the pid in temp names. NULL when out of memory. */
-struct out_writers *out_writers_new(uint32_t timeout_s, uint32_t max_tries, long tag_pid);
+ * tag_pid: the pid in temp names; exe: the program to run as `EXE --out-writer PID`
+ * (the finalizer's own), NULL: fork without exec (a stage on a test's thread, where
+ * this program is the test). NULL when out of memory. */
+struct out_writers *out_writers_new(uint32_t timeout_s, uint32_t max_tries, long tag_pid, const char *exe);
 /* Queue w for its directory's writer (started when none runs); never blocks. The
  * texts are taken in every case. 0, or a negative CUZK_E_* with err (nothing queued). */
 int out_writers_submit(struct out_writers *ws, struct out_write *w, char *err, size_t errlen);

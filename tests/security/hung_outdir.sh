@@ -7,10 +7,11 @@
 # Before, the single finalizer did that write itself, inside a long call the stall
 # check exempts for up to 1800 s: every other job waited behind A. Now each out dir has
 # a writer process of its own (finalizer/out_writer.c) with a deadline (--write-timeout,
-# 2 s here): job B, submitted after A to another out dir, proves meanwhile (snarkjs
+# 5 s here): job B, submitted after A to another out dir, proves meanwhile (snarkjs
 # verifies), and A fails with a reason saying its out dir did not answer. cuzkd then
 # shuts down cleanly while A's killed writer is still stuck in the file system, and
 # that writer ends once the server goes away: no process is left.
+# A later job to A's out dir fails at once while that writer is stuck (no new one).
 # Job C's out dir is a second such mount whose server is stopped (SIGSTOP) before it
 # reads anything: there the kill ends the writer at once, so the try is retried with a
 # fresh writer (--max-attempts 2) and the job fails after its second try.
@@ -20,7 +21,7 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: hung_outdir needs root and /dev/fuse"; exit 77; }
 daemon_init hungout
 A="$FIXTURES/bn128/mulchain-10"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 2 --max-attempts 2
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 5 --max-attempts 2
 mkdir -p "$tmp/fuse" "$tmp/fuse2" "$tmp/a" "$tmp/b/out" "$tmp/c"
 cp "$A/witness.wtns" "$tmp/a/wa.wtns"
 cp "$A/witness.wtns" "$tmp/c/wc.wtns"
@@ -63,12 +64,23 @@ grep -q "out dir $tmp/fuse did not answer" <<<"$reason" && grep -q -- "--write-t
   fail "job A's reason: $reason"
 echo "ok: job $ja failed: $reason"
 
+# While A's writer is stuck, another job to that out dir fails at once: nothing more is
+# sent to a directory whose writer has not ended (a stuck process each, otherwise).
+cp "$A/witness.wtns" "$tmp/a/wa2.wtns"
+ja2="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
+  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa2.wtns" | jq -r .job)" || fail "submit of job A2"
+timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja2" >/dev/null 2>&1 || true
+reason="$(cuzk --json status "$ja2" | jq -r '.job.parts[0].reason' || true)"
+grep -q "out dir $tmp/fuse did not answer: a write there has been stuck" <<<"$reason" ||
+  fail "job A2's reason: $reason"
+echo "ok: job $ja2 to the same out dir failed without a new writer: $reason"
+
 jc="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
   --zkey "$A/circuit_final.zkey" --out "$tmp/fuse2" "$tmp/c/wc.wtns" | jq -r .job)" || fail "submit of job C"
 rc=0; timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jc" >/dev/null 2>&1 || rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "job C ($jc) did not fail (rc $rc)"
 reason="$(cuzk --json status "$jc" | jq -r '.job.parts[0].reason' || true)"
-grep -q "out dir $tmp/fuse2 did not answer: writing its proof files took over 2 s .*(2 tries)" <<<"$reason" ||
+grep -q "out dir $tmp/fuse2 did not answer: writing its proof files took over 5 s .*(2 tries)" <<<"$reason" ||
   fail "job C's reason: $reason"
 echo "ok: job $jc failed after two tries: $reason"
 
