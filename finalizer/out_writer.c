@@ -154,6 +154,7 @@ int out_writer_main(int argc, char **argv)
 struct ow_job {
     struct ow_job *next;
     struct ow_req q;
+    uint64_t dev, ino; /* its directory's identity (out_write) */
     int mfd;
     uint32_t tries;
     char shown_dir[JOBTAB_PATH_LEN];
@@ -361,36 +362,41 @@ static int dir_empty(const struct ow_dir *d)
     return d->state == W_NONE && !d->cur && !d->head;
 }
 
-/* A slot for j's directory: its own, a free one, or one whose writer is idle (let
- * go). NULL: every slot busy with another directory. */
-static struct ow_dir *dir_for(struct out_writers *ws, const struct ow_job *j, uint64_t dev, uint64_t ino)
+/* A free slot, else one whose writer is idle with nothing queued (let go: the least
+ * recently used). NULL: every slot busy. */
+static struct ow_dir *take_slot(struct out_writers *ws)
 {
-    struct ow_dir *free_d = NULL, *idle_d = NULL;
+    struct ow_dir *idle_d = NULL;
 
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {
         struct ow_dir *d = &ws->d[i];
 
-        if (dir_empty(d)) {
-            if (!free_d) free_d = d;
-        } else if (same_dir(d, j, dev, ino))
-            return d;
-        else if (d->state == W_IDLE && !d->head && (!idle_d || d->since < idle_d->since))
-            idle_d = d;
+        if (dir_empty(d)) return d;
+        if (d->state == W_IDLE && !d->head && (!idle_d || d->since < idle_d->since)) idle_d = d;
     }
-    if (!free_d && idle_d) {
+    if (idle_d) {
         close(idle_d->sock); /* EOF: the writer exits */
         idle_d->sock = -1;
         reap_later(ws, idle_d->pid);
         idle_d->state = W_NONE;
-        free_d = idle_d;
     }
-    if (free_d) {
-        free_d->dev = dev;
-        free_d->ino = ino;
-        free_d->uid = j->q.owner_known ? j->q.owner_uid : 0;
-        snprintf(free_d->key, sizeof(free_d->key), "%s", j->q.odir);
-    }
-    return free_d;
+    return idle_d;
+}
+
+/* A slot for j's directory: its own, else take_slot's. NULL: every slot busy with
+ * another directory. */
+static struct ow_dir *dir_for(struct out_writers *ws, const struct ow_job *j, uint64_t dev, uint64_t ino)
+{
+    struct ow_dir *d;
+
+    for (int i = 0; i < OUT_WRITERS_MAX; i++)
+        if (!dir_empty(&ws->d[i]) && same_dir(&ws->d[i], j, dev, ino)) return &ws->d[i];
+    if (!(d = take_slot(ws))) return NULL;
+    d->dev = dev;
+    d->ino = ino;
+    d->uid = j->q.owner_known ? j->q.owner_uid : 0;
+    snprintf(d->key, sizeof(d->key), "%s", j->q.odir);
+    return d;
 }
 
 int out_writers_submit(struct out_writers *ws, struct out_write *w, char *err, size_t errlen)
@@ -426,6 +432,8 @@ int out_writers_submit(struct out_writers *ws, struct out_write *w, char *err, s
     snprintf(j->q.odir, sizeof(j->q.odir), "%s", w->odir);
     snprintf(j->q.name, sizeof(j->q.name), "%s", w->name);
     snprintf(j->shown_dir, sizeof(j->shown_dir), "%s", w->shown_dir);
+    j->dev = w->dev;
+    j->ino = w->ino;
     reap_some(ws);
     if ((rc = stuck_check(ws, j, w->dev, w->ino, err, errlen))) {
         close(j->mfd);
@@ -586,9 +594,15 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
             pf[n] = (struct pollfd){ .fd = ws->d[i].sock, .events = POLLIN };
             idx[n++] = i;
         }
-    if (n && poll(pf, (nfds_t)n, wait_ms) > 0)
+    if (n && poll(pf, (nfds_t)n, wait_ms) > 0) {
         for (int k = 0; k < n; k++)
             if (pf[k].revents) take_answer(ws, &ws->d[idx[k]], fn, arg);
+    } else if (!n && wait_ms > 0) {
+        /* nothing to hear from (a writer dying, work waiting): never spin */
+        struct timespec ts = { wait_ms / 1000, (long)(wait_ms % 1000) * 1000000L };
+
+        nanosleep(&ts, NULL);
+    }
     t = now_ns();
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {
         struct ow_dir *d = &ws->d[i];
@@ -623,21 +637,14 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
         }
         send_next(ws, d, fn, arg);
     }
-    /* Work that waited for a directory slot. */
+    /* Work that waited for a directory slot, in order: to its directory's slot if
+     * one came up meanwhile, else to a slot freed or let go. */
     while (ws->wait_head) {
         struct ow_job *j = ws->wait_head;
-        struct ow_dir *d = NULL;
+        struct ow_dir *d = dir_for(ws, j, j->dev, j->ino);
 
-        for (int i = 0; i < OUT_WRITERS_MAX && !d; i++)
-            if (dir_empty(&ws->d[i])) d = &ws->d[i];
         if (!d) break;
         pop_head(&ws->wait_head, &ws->wait_tail);
-        /* identity unknown here: key by the path (a later job of the same directory
-         * then gets a slot of its own: harmless) */
-        d->dev = 0;
-        d->ino = 0;
-        d->uid = j->q.owner_known ? j->q.owner_uid : 0;
-        snprintf(d->key, sizeof(d->key), "%s", j->q.odir);
         push_tail(&d->head, &d->tail, j);
         send_next(ws, d, fn, arg);
     }
