@@ -16,10 +16,10 @@
 #include "cuzk/verify.h"
 #include "cuzk/wtns.h"
 
-#define POLL_NS      100000000ll   /* the 100 ms heartbeat promise */
-#define WRITE_POLL_NS 1000000ll    /* while writes are under way: look at them each 1 ms */
-#define STOP_GRACE_MS 1000         /* stopping: writes under way get this long */
-#define IDLE_TRIM_NS 1000000000ull /* trim once after 1 s without work */
+#define POLL_NS       100000000ll   /* the 100 ms heartbeat promise */
+#define WRITE_POLL_NS 1000000ll     /* while writes are under way: look at them each 1 ms */
+#define STOP_GRACE_MS 1000          /* stopping: writes under way get this long */
+#define IDLE_TRIM_NS  1000000000ull /* trim once after 1 s without work */
 
 /* serialize: the two texts. The files themselves are written by the out dir's writer
  * process (out_writer.h): its time is the "write" histogram, not a state of this
@@ -259,7 +259,8 @@ static void written(void *arg, uint32_t p, int rc, const char *msg, const groth1
     const uint32_t pid = (uint32_t)st->pid;
     struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
     const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
-    uint64_t t = pipe_stage_now(), t0 = pi ? atomic_load_explicit(&pi->times.begin_ns[PIPE_T_FINAL], memory_order_relaxed) : t;
+    uint64_t t = pipe_stage_now(),
+             t0 = pi ? atomic_load_explicit(&pi->times.begin_ns[PIPE_T_FINAL], memory_order_relaxed) : t;
     char err[1024], ob[64];
 
     if (rc == OUT_WRITE_HANDBACK) {
@@ -283,7 +284,8 @@ static void written(void *arg, uint32_t p, int rc, const char *msg, const groth1
     pipe_stage_count(st, C_DONE, 1);
     complete(f, jt->parts[p].job);
     if (t0 && t0 <= t) pipe_stage_hist(st, H_PART, t - t0);
-    if (f->o->verbose && pi) fprintf(stderr, "cuzk-finalizer: partition %u -> %s/%s.proof.json\n", p, jb->out_dir, pi->name);
+    if (f->o->verbose && pi)
+        fprintf(stderr, "cuzk-finalizer: partition %u -> %s/%s.proof.json\n", p, jb->out_dir, pi->name);
 }
 
 /* Preload: derive the verification key (header, IC: sections 1-3) now. Evict: drop
@@ -326,7 +328,7 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     }
     pipe_stage_names(&f->st, state_names, counter_names, hist_names);
     f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid,
-                           o->self_exe);
+                            o->self_exe);
     if (!f->ow) {
         pipe_stage_close(&f->st);
         free(f);

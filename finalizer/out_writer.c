@@ -23,10 +23,11 @@
 
 extern char **environ;
 
-#define OW_MAGIC   0x5752574fu   /* "OWRW" */
-#define OW_FD      3             /* the writer's socket */
+#define OW_MAGIC   0x5752574fu    /* "OWRW" */
+#define OW_FD      3              /* the writer's socket */
 #define OW_IDLE_NS 10000000000ull /* a writer idle this long is let go */
-#define OW_STUCK_PER_UID 4       /* stuck writers of one uid's out dirs: beyond, its
+#define OW_STUCK_PER_UID \
+    4 /* stuck writers of one uid's out dirs: beyond, its
                                   * writes to other dirs fail at once (a process each) */
 
 /* finalizer -> writer, with the texts' memfd (SCM_RIGHTS): proof text, then public. */
@@ -126,8 +127,9 @@ static int writer_loop(long parent)
         struct ow_req q;
         char cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = { &q, sizeof(q) };
-        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf) };
+        struct msghdr m = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+        };
         struct cmsghdr *c;
         int mfd = -1;
         ssize_t k = recvmsg(OW_FD, &m, MSG_CMSG_CLOEXEC);
@@ -135,7 +137,8 @@ static int writer_loop(long parent)
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return 0; /* the finalizer closed: done */
         c = CMSG_FIRSTHDR(&m);
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&mfd, CMSG_DATA(c), sizeof(int));
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(&mfd, CMSG_DATA(c), sizeof(int));
         if (k != (ssize_t)sizeof(q) || q.magic != OW_MAGIC || mfd < 0) return 1;
         q.odir[sizeof(q.odir) - 1] = q.name[sizeof(q.name) - 1] = '\0';
         serve_one(OW_FD, &q, mfd);
@@ -194,7 +197,7 @@ struct out_writers {
     struct ow_stuck *stuck;
     size_t n_stuck, cap_stuck;
     struct ow_job *wait_head, *wait_tail; /* no directory slot free yet */
-    pid_t *reap;                         /* let go (idle, evicted): reaped when they end */
+    pid_t *reap;                          /* let go (idle, evicted): reaped when they end */
     size_t n_reap, cap_reap;
 };
 
@@ -351,7 +354,8 @@ static void to_stuck(struct out_writers *ws, struct ow_dir *d)
         ws->stuck = n;
         ws->cap_stuck = cap;
     }
-    ws->stuck[ws->n_stuck++] = (struct ow_stuck){ .dev = d->dev, .ino = d->ino, .pid = d->pid, .uid = d->uid };
+    ws->stuck[ws->n_stuck++] =
+        (struct ow_stuck){ .dev = d->dev, .ino = d->ino, .pid = d->pid, .uid = d->uid };
     snprintf(ws->stuck[ws->n_stuck - 1].key, sizeof(d->key), "%s", d->key);
     d->state = W_NONE;
     d->pid = 0;
@@ -546,7 +550,9 @@ static void send_next(struct out_writers *ws, struct ow_dir *d, out_done_fn fn, 
     j = pop_head(&d->head, &d->tail);
     memset(cbuf, 0, sizeof(cbuf));
     iov = (struct iovec){ &j->q, sizeof(j->q) };
-    m = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+    m = (struct msghdr){
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+    };
     c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -610,7 +616,8 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
         if (d->state == W_BUSY && tmo && elapsed(t, d->since) >= tmo) {
             char why[128];
 
-            snprintf(why, sizeof(why), "writing its proof files took over %u s (--write-timeout; a hung file system?)",
+            snprintf(why, sizeof(why),
+                     "writing its proof files took over %u s (--write-timeout; a hung file system?)",
                      (unsigned)ws->timeout_s);
             kill_writer(ws, d);
             try_failed(ws, d, why, fn, arg);
@@ -675,7 +682,8 @@ void out_writers_stop(struct out_writers *ws, int grace_ms, out_done_fn fn, void
         if (d->cur) job_done(ws, d->cur, OUT_WRITE_HANDBACK, NULL, NULL, fn, arg);
         while ((j = pop_head(&d->head, &d->tail))) job_done(ws, j, OUT_WRITE_HANDBACK, NULL, NULL, fn, arg);
     }
-    while ((j = pop_head(&ws->wait_head, &ws->wait_tail))) job_done(ws, j, OUT_WRITE_HANDBACK, NULL, NULL, fn, arg);
+    while ((j = pop_head(&ws->wait_head, &ws->wait_tail)))
+        job_done(ws, j, OUT_WRITE_HANDBACK, NULL, NULL, fn, arg);
     /* Those SIGKILL ended are reaped now; one stuck in the file system is not waited
      * for (it dies when the call returns; its parent is then whoever inherits it). */
     for (int k = 0; k < 20 && ws->n_reap; k++) {

@@ -646,8 +646,8 @@ int groth16_pair_texts(const zkey *z, const groth16_proof *p, const uint8_t *val
     return 0;
 }
 
-int groth16_publish_pair(const char *proof_path, const char *public_path, const char *ptext, const char *utext,
-                         long tag_pid, groth16_write_times *wt, char *err, size_t errlen)
+int groth16_publish_pair(const char *proof_path, const char *public_path, const char *ptext,
+                         const char *utext, long tag_pid, groth16_write_times *wt, char *err, size_t errlen)
 {
     out_file po, uo;
     /* Both temp files complete and fsync'd before either final name changes. */

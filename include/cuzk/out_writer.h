@@ -33,20 +33,20 @@
 
 #include "cuzk/groth16.h"
 
-#define OUT_WRITERS_MAX 32
+#define OUT_WRITERS_MAX    32
 /* What out_writers_stop hands back: the partition was not written (give it back). */
 #define OUT_WRITE_HANDBACK 1
 
 /* One partition's outputs, as the finalizer hands them over. */
 struct out_write {
-    uint32_t p;              /* the partition (passed back to the done function) */
-    const char *odir;        /* the directory to write in (cuzkd's /proc/PID/fd/N) */
-    const char *shown_dir;   /* the out dir as the client named it (reasons) */
-    const char *name;        /* output basename: NAME.proof.json, NAME.public.json */
-    uint64_t dev, ino;       /* the directory's identity: one writer per directory */
-    uint32_t owner_known;    /* the sticky rule (the writer checks it before writing): */
-    uint32_t owner_uid;      /* no other user's file is replaced */
-    char *proof_text;        /* groth16_pair_texts; out_writers_submit frees both */
+    uint32_t p;            /* the partition (passed back to the done function) */
+    const char *odir;      /* the directory to write in (cuzkd's /proc/PID/fd/N) */
+    const char *shown_dir; /* the out dir as the client named it (reasons) */
+    const char *name;      /* output basename: NAME.proof.json, NAME.public.json */
+    uint64_t dev, ino;     /* the directory's identity: one writer per directory */
+    uint32_t owner_known;  /* the sticky rule (the writer checks it before writing): */
+    uint32_t owner_uid;    /* no other user's file is replaced */
+    char *proof_text;      /* groth16_pair_texts; out_writers_submit frees both */
     char *public_text;
 };
 
