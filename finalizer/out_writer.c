@@ -366,25 +366,21 @@ static int dir_empty(const struct ow_dir *d)
     return d->state == W_NONE && !d->cur && !d->head;
 }
 
-/* A free slot, else one whose writer is idle with nothing queued (let go: the least
- * recently used). NULL: every slot busy. */
+/* A slot for a new directory: one whose writer is idle with nothing queued (the
+ * least recently used; its process serves the new directory: a writer is bound to
+ * none, each request names its own, and a job of a new out dir then costs no start),
+ * else a free one. NULL: every slot busy. */
 static struct ow_dir *take_slot(struct out_writers *ws)
 {
-    struct ow_dir *idle_d = NULL;
+    struct ow_dir *idle_d = NULL, *free_d = NULL;
 
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {
         struct ow_dir *d = &ws->d[i];
 
-        if (dir_empty(d)) return d;
+        if (dir_empty(d) && !free_d) free_d = d;
         if (d->state == W_IDLE && !d->head && (!idle_d || d->since < idle_d->since)) idle_d = d;
     }
-    if (idle_d) {
-        close(idle_d->sock); /* EOF: the writer exits */
-        idle_d->sock = -1;
-        reap_later(ws, idle_d->pid);
-        idle_d->state = W_NONE;
-    }
-    return idle_d;
+    return idle_d ? idle_d : free_d;
 }
 
 /* A slot for j's directory: its own, else take_slot's. NULL: every slot busy with
