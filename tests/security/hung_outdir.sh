@@ -14,7 +14,9 @@
 # A later job to A's out dir fails at once while that writer is stuck (no new one).
 # Job C's out dir is a second such mount whose server is stopped (SIGSTOP) before it
 # reads anything: there the kill ends the writer at once, so the try is retried with a
-# fresh writer (--max-attempts 2) and the job fails after its second try.
+# fresh writer (--max-attempts 2) and the job fails after its second try; meanwhile
+# the finalizer is restarted with C's write under way (C goes back to "proved" and is
+# tried again by the next finalizer; cuzkd never touches that directory itself).
 # SKIP (77) without root or /dev/fuse.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
@@ -77,6 +79,18 @@ echo "ok: job $ja2 to the same out dir failed without a new writer: $reason"
 
 jc="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
   --zkey "$A/circuit_final.zkey" --out "$tmp/fuse2" "$tmp/c/wc.wtns" | jq -r .job)" || fail "submit of job C"
+# While C's write waits, the finalizer is restarted: it gives C back (proved) instead
+# of leaving cuzkd to clean up after it in a directory that does not answer; cuzkd
+# keeps answering, and the next finalizer tries C again.
+waiting() { for p in $(pgrep -f -- "--out-writer $fin\$" || true); do cat "/proc/$p/wchan" 2>/dev/null; echo; done |
+  grep -c request_wait_answer || true; }
+for _ in $(seq 1 600); do [ "$(waiting)" -ge 2 ] && break; sleep 0.1; done
+[ "$(waiting)" -ge 2 ] || fail "job C's write never reached its out dir"
+cuzk restart finalizer >/dev/null || fail "restart finalizer"
+for _ in $(seq 1 300); do fin2="$(stage_pids finalizer)"; [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break; sleep 0.1; done
+[ -n "$fin2" ] && [ "$fin2" != "$fin" ] || fail "no new finalizer after the restart"
+timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null || fail "cuzkd stopped answering"
+echo "ok: the finalizer restarted (pid $fin -> $fin2) with job $jc's write waiting; cuzkd answers"
 rc=0; timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jc" >/dev/null 2>&1 || rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "job C ($jc) did not fail (rc $rc)"
 reason="$(cuzk --json status "$jc" | jq -r '.job.parts[0].reason' || true)"
@@ -95,7 +109,7 @@ echo "ok: cuzkd shut down cleanly with that writer stuck"
 kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
 kill -CONT "$fuse2_pid"; kill "$fuse2_pid"; wait "$fuse2_pid" 2>/dev/null || true
 umount -l "$tmp/fuse" 2>/dev/null || true; umount -l "$tmp/fuse2" 2>/dev/null || true
-for _ in $(seq 1 300); do left="$(pgrep -f -- "--out-writer $fin\$" || true)"; [ -z "$left" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do left="$(pgrep -f -- "--out-writer ($fin|$fin2)\$" || true)"; [ -z "$left" ] && break; sleep 0.1; done
 [ -z "$left" ] || fail "writer processes left once the file system answered: $left ($(ps -o pid,stat,cmd -p "$left"))"
 echo "ok: the stuck writer ended once its file system went away; no process left"
 echo "PASS: hung_outdir"
