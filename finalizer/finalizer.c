@@ -12,14 +12,18 @@
 #include <unistd.h>
 
 #include "cuzk/error.h"
+#include "cuzk/out_writer.h"
 #include "cuzk/verify.h"
 #include "cuzk/wtns.h"
 
-#define POLL_NS      100000000ll   /* the 100 ms heartbeat promise */
-#define IDLE_TRIM_NS 1000000000ull /* trim once after 1 s without work */
+#define POLL_NS       100000000ll   /* the 100 ms heartbeat promise */
+#define WRITE_POLL_NS 1000000ll     /* while writes are under way: look at them each 1 ms */
+#define STOP_GRACE_MS 1000          /* stopping: writes under way get this long */
+#define IDLE_TRIM_NS  1000000000ull /* trim once after 1 s without work */
 
-/* write: write(2) of the temp files plus open/close; serialize, fsync and rename
- * (rename + directory fsync) are the other steps of publishing the two files. */
+/* serialize: the two texts. The files themselves are written by the out dir's writer
+ * process (out_writer.h): its time is the "write" histogram, not a state of this
+ * loop; write, fsync and rename stay named for the slot's layout. */
 enum { S_ZKEY = STATS_STAGE0, S_BLIND, S_READ, S_WRITE, S_TRIM, S_VERIFY, S_SERIALIZE, S_FSYNC, S_RENAME };
 enum { C_DONE, C_FAILED, C_LOST, C_JOBS_DONE, C_JOBS_FAILED, C_TRIMS, C_VERIFY_FAILED };
 enum { H_PART, H_TRIM, H_JOB, H_WRITE };
@@ -41,6 +45,9 @@ struct finalizer {
     int vk_valid;
     struct pipe_zkey_entry vk_of;
     groth16_vk vk;
+    /* The writes of proof files, one process per out dir (out_writer.h): a partition
+     * handed over stays FINAL (ours) until its writer answers. */
+    struct out_writers *ow;
 };
 
 /* The key for z (a pointer into the stage's zkey cache), derived once per zkey file. */
@@ -82,35 +89,6 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values, con
 
     if (rc) return rc;
     return groth16_verify_witness(vk, z, values, proof, err, errlen);
-}
-
-/* Again at publish what the submit checked (control.c, check_out_dir): in a sticky
- * out dir not the submitter's own, no output may replace another user's file; the
- * directory may have become sticky, or another user's file appeared, since submit.
- * 0, or -CUZK_E_OUTPUT with err. */
-static int sticky_check(const struct jobtab_job *jb, const char *odir, const char *name, char *err,
-                        size_t errlen)
-{
-    struct stat st, o;
-    char nm[PIPE_NAME_LEN + 16];
-    int dfd, rc = 0;
-
-    if (!jb->owner_known || jb->owner_uid == 0) return 0;
-    dfd = open(odir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return 0; /* the write reports it */
-    if (!fstat(dfd, &st) && (st.st_mode & S_ISVTX) && st.st_uid != jb->owner_uid)
-        for (int k = 0; k < 2 && !rc; k++) {
-            snprintf(nm, sizeof(nm), "%s.%s.json", name, k ? "public" : "proof");
-            if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != jb->owner_uid) {
-                snprintf(err, errlen,
-                         "refused: %s is another user's file (uid %u) in a "
-                         "sticky out dir: uid %u may not replace it",
-                         nm, (unsigned)o.st_uid, (unsigned)jb->owner_uid);
-                rc = -CUZK_E_OUTPUT;
-            }
-        }
-    close(dfd);
-    return rc;
 }
 
 static void trim(struct finalizer *f)
@@ -166,12 +144,11 @@ static void final_one(struct finalizer *f, uint32_t p)
     const zkey *z;
     groth16_blind bl;
     groth16_proof proof;
-    groth16_write_times wt = { 0 };
     wtns w;
-    char err[1024] = "", proof_path[2 * JOBTAB_PATH_LEN], public_path[2 * JOBTAB_PATH_LEN];
+    char err[1024] = "";
     char zb[64], wb[64], ob[64];
     const char *zpath, *wpath, *odir;
-    uint64_t t0 = pipe_stage_now(), tw, te, rest;
+    uint64_t t0 = pipe_stage_now();
     int rc;
 
     if (!pi || jobtab_part_move(jt, p, JOBTAB_PROVED, 0, JOBTAB_FINAL, pid, NULL)) {
@@ -188,13 +165,6 @@ static void final_one(struct finalizer *f, uint32_t p)
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
     wpath = pipe_input_path(pl, pi->wtns_fd, pi->wtns_path, wb, sizeof(wb));
     odir = pipe_input_path(pl, jb->out_fd, jb->out_dir, ob, sizeof(ob));
-    if ((size_t)snprintf(proof_path, sizeof(proof_path), "%s/%s.proof.json", odir, pi->name) >=
-            sizeof(proof_path) ||
-        (size_t)snprintf(public_path, sizeof(public_path), "%s/%s.public.json", odir, pi->name) >=
-            sizeof(public_path)) {
-        fail_part(f, p, pi->wtns_path, "output path too long");
-        return;
-    }
     pipe_stage_enter(st, S_ZKEY);
     rc = pipe_stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
@@ -256,43 +226,66 @@ static void final_one(struct finalizer *f, uint32_t p)
         fail_part(f, p, pi->wtns_path, err);
         goto out;
     }
-    tw = pipe_stage_now();
-    pipe_stage_enter_at(st, S_WRITE, tw);
-    pipe_stage_long_begin(st);
-    rc = sticky_check(jb, odir, pi->name, err, sizeof(err));
-    if (!rc)
-        rc = groth16_write_pair_timed(z, &proof, w.values, proof_path, public_path, &wt, err, sizeof(err));
-    pipe_stage_long_end(st);
-    if (rc) pipe_err_rename(err, sizeof(err), odir, jb->out_dir);
-    te = pipe_stage_now();
-    pipe_stage_hist(st, H_WRITE, te - tw);
-    /* Sub-steps measured inside the calls, laid out in order (stats.h: they still sum
-     * to wall time); what no step measured (open, close) stays in write. */
-    rest = te - tw;
-    if (!rc && wt.serialize_ns + wt.fsync_ns + wt.rename_ns <= rest) {
-        rest -= wt.serialize_ns + wt.fsync_ns + wt.rename_ns;
-        pipe_stage_enter_at(st, S_SERIALIZE, tw);
-        pipe_stage_enter_at(st, S_WRITE, tw + wt.serialize_ns);
-        pipe_stage_enter_at(st, S_FSYNC, tw + wt.serialize_ns + rest);
-        pipe_stage_enter_at(st, S_RENAME, tw + wt.serialize_ns + rest + wt.fsync_ns);
-        pipe_stage_enter_at(st, S_WRITE, te);
-    }
-    if (rc) {
-        fail_part(f, p, pi->wtns_path, err);
-        goto out;
+    /* The texts here; the files in the out dir's writer process, so a hung file
+     * system there holds only this directory's partitions (out_writer.h). */
+    pipe_stage_enter(st, S_SERIALIZE);
+    {
+        struct out_write ow = { .p = p,
+                                .odir = odir,
+                                .shown_dir = jb->out_dir,
+                                .name = pi->name,
+                                .dev = jb->out_dev,
+                                .ino = jb->out_ino,
+                                .owner_known = jb->owner_known,
+                                .owner_uid = jb->owner_uid };
+
+        rc = groth16_pair_texts(z, &proof, w.values, &ow.proof_text, &ow.public_text, NULL, err, sizeof(err));
+        if (!rc) rc = out_writers_submit(f->ow, &ow, err, sizeof(err));
     }
     pipe_stage_enter(st, STATS_BUSY);
-    pipe_part_end(pl, p, PIPE_T_FINAL, pipe_stage_now()); /* published by the CAS below */
+    if (rc) fail_part(f, p, pi->wtns_path, err);
+out:
+    wtns_close(&w);
+}
+
+/* A writer's answer for partition p (out_writer.h): publish the partition's end, or
+ * fail it, or (stopping) give it back to PROVED for the next finalizer. */
+static void written(void *arg, uint32_t p, int rc, const char *msg, const groth16_write_times *wt)
+{
+    struct finalizer *f = arg;
+    struct pipe_stage *st = &f->st;
+    struct pipeline *pl = &st->pl;
+    struct jobtab *jt = &pl->data.jobtab;
+    const uint32_t pid = (uint32_t)st->pid;
+    struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
+    const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
+    uint64_t t = pipe_stage_now(),
+             t0 = pi ? atomic_load_explicit(&pi->times.begin_ns[PIPE_T_FINAL], memory_order_relaxed) : t;
+    char err[1024], ob[64];
+
+    if (rc == OUT_WRITE_HANDBACK) {
+        /* cuzkd re-pushes PROVED partitions when it starts the next finalizer */
+        (void)jobtab_part_move(jt, p, JOBTAB_FINAL, pid, JOBTAB_PROVED, 0, NULL);
+        return;
+    }
+    if (rc) {
+        snprintf(err, sizeof(err), "%s", msg);
+        pipe_err_rename(err, sizeof(err), pipe_input_path(pl, jb->out_fd, jb->out_dir, ob, sizeof(ob)),
+                        jb->out_dir);
+        fail_part(f, p, pi ? pi->wtns_path : "", err);
+        return;
+    }
+    pipe_stage_hist(st, H_WRITE, wt->write_ns + wt->fsync_ns + wt->rename_ns);
+    pipe_part_end(pl, p, PIPE_T_FINAL, t); /* published by the CAS below */
     if (jobtab_part_move(jt, p, JOBTAB_FINAL, pid, JOBTAB_DONE, 0, NULL)) {
         fprintf(stderr, "cuzk-finalizer: partition %u taken from us\n", p);
-        goto out;
+        return;
     }
     pipe_stage_count(st, C_DONE, 1);
     complete(f, jt->parts[p].job);
-    pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
-    if (f->o->verbose) fprintf(stderr, "cuzk-finalizer: partition %u -> %s\n", p, proof_path);
-out:
-    wtns_close(&w);
+    if (t0 && t0 <= t) pipe_stage_hist(st, H_PART, t - t0);
+    if (f->o->verbose && pi)
+        fprintf(stderr, "cuzk-finalizer: partition %u -> %s/%s.proof.json\n", p, jb->out_dir, pi->name);
 }
 
 /* Preload: derive the verification key (header, IC: sections 1-3) now. Evict: drop
@@ -334,12 +327,27 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return rc;
     }
     pipe_stage_names(&f->st, state_names, counter_names, hist_names);
+    f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid,
+                            o->self_exe);
+    if (!f->ow) {
+        pipe_stage_close(&f->st);
+        free(f);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     in = pipeline_ring(&f->st.pl, PIPE_RING_FINAL(f->st.pl.config->n_workers));
     f->last_work = pipe_stage_now();
     while (!pipe_stage_stopping(&f->st)) {
         pipe_stage_circuits(&f->st, final_circuit, f);
+        out_writers_poll(f->ow, 0, written, f);
         if (ring_try_pop(in, &p) != 0) {
             pipe_stage_enter(&f->st, pipe_stage_wait_state(&f->st));
+            if (out_writers_pending(f->ow)) {
+                /* Writes under way: wake for their answers as for new partitions. */
+                out_writers_poll(f->ow, (int)(WRITE_POLL_NS / 1000000), written, f);
+                pipe_stage_heartbeat(&f->st);
+                continue;
+            }
             if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
                 pipe_stage_heartbeat(&f->st);
                 if (!f->trimmed_idle && f->since_trim && pipe_stage_now() - f->last_work >= IDLE_TRIM_NS) {
@@ -356,6 +364,9 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         f->last_work = pipe_stage_now();
         pipe_stage_heartbeat(&f->st);
     }
+    /* Writes under way get a moment; the rest go back to PROVED for the next
+     * finalizer, so cuzkd's clean-up never opens a directory that does not answer. */
+    out_writers_stop(f->ow, STOP_GRACE_MS, written, f);
     if (f->vk_valid) groth16_vk_free(&f->vk);
     pipe_stage_close(&f->st);
     free(f);

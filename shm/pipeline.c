@@ -111,6 +111,8 @@ int pipeline_create(struct pipeline *pl, const char *instance, const struct pipe
     }
     pc.supervisor_pid = (uint32_t)getpid(); /* the creator holds the input copies */
     pc.long_call_s = p->long_call_s;
+    pc.write_timeout_s = p->write_timeout_s;
+    pc.max_attempts = p->max_attempts ? p->max_attempts : 1;
     {
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 

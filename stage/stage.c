@@ -537,7 +537,8 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
                                  .trim_every = 16,
                                  .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT,
                                  .stop = &main_stop,
-                                 .doorbell_fd = -1 };
+                                 .doorbell_fd = -1,
+                                 .self_exe = "/proc/self/exe" };
     struct sigaction sa;
     char usage[4096], err[1024] = "";
     uint32_t v;

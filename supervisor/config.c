@@ -35,6 +35,7 @@ void config_defaults(struct cuzkd_config *c)
 	c->stall_timeout_s = 60;
 	c->long_call_timeout_s = 1800;
 	c->max_attempts = 3;
+	c->write_timeout_s = 60;
 	c->conns_per_uid = 8;
 	c->idle_timeout_s = 30;
 	c->copy_timeout_s = 120;
@@ -81,6 +82,10 @@ void config_usage(FILE *f)
 	      "                       more than S seconds stops beating, so --stall-timeout\n"
 	      "                       restarts it and the partition counts a try (default\n"
 	      "                       1800; 0: no limit)\n"
+	      "  --write-timeout S    a partition's proof files not written within S seconds (an\n"
+	      "                       out dir on a hung file system): that try fails and, up to\n"
+	      "                       --max-attempts, is retried; other jobs are written meanwhile\n"
+	      "                       (default 60; 0: no limit)\n"
 	      "  --max-attempts K     a partition that crashed its stage K times fails (default 3;\n"
 	      "                       a kill -9 or SIGTERM from outside counts too; a restart\n"
 	      "                       or shutdown cuzkd asked for does not)\n"
@@ -254,6 +259,7 @@ static const struct u32_opt u32_opts[] = {
 	{ "drain-timeout", offsetof(struct cuzkd_config, drain_timeout_s), 0, 86400 },
 	{ "stall-timeout", offsetof(struct cuzkd_config, stall_timeout_s), 0, 86400 },
 	{ "long-call-timeout", offsetof(struct cuzkd_config, long_call_timeout_s), 0, 604800 },
+	{ "write-timeout", offsetof(struct cuzkd_config, write_timeout_s), 0, 86400 },
 	{ "max-attempts", offsetof(struct cuzkd_config, max_attempts), 1, 1000 },
 	{ "max-queued", offsetof(struct cuzkd_config, max_queued), 0, 1u << 24 },
 	{ "quota-jobs", offsetof(struct cuzkd_config, quota_jobs), 0, 1u << 20 },

@@ -249,6 +249,8 @@ int create_segments(struct sup *s, char *err, size_t errlen)
 	pp.buf_count = s->c->buffers;
 	pp.buf_size = config_buf_bytes(s->c);
 	pp.long_call_s = s->c->long_call_timeout_s;
+	pp.write_timeout_s = s->c->write_timeout_s;
+	pp.max_attempts = s->c->max_attempts;
 	/* One pool share per node that the plan gives buffers to (in proportion to its
 	 * workers), bound to that node. */
 	pp.n_nodes = 0;

@@ -359,8 +359,8 @@ static void out_close(out_file *o)
 /* Write text to a new temp file next to path, created relative to its directory's fd
  * with O_EXCL|O_NOFOLLOW (a name planted there, symlink or not, is refused, never
  * followed or truncated), and fsync it. wt (may be NULL) gets the times. */
-static int out_prepare(out_file *o, const char *path, const char *text, groth16_write_times *wt, char *err,
-                       size_t errlen)
+static int out_prepare(out_file *o, const char *path, const char *text, long tag_pid, groth16_write_times *wt,
+                       char *err, size_t errlen)
 {
     uint64_t t0 = mono_ns(), t1;
     const char *slash = strrchr(path, '/');
@@ -399,7 +399,7 @@ static int out_prepare(out_file *o, const char *path, const char *text, groth16_
     for (int tries = 0; tries < 8 && fd < 0; tries++) {
         uint32_t rnd = 0;
         if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint32_t)tries;
-        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%08x", base, (long)getpid(), rnd);
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%08x", base, tag_pid, rnd);
         fd = openat(o->dfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno != EEXIST) break;
     }
@@ -500,7 +500,7 @@ static int out_commit(out_file *o, char *err, size_t errlen)
 static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err, size_t errlen)
 {
     out_file o;
-    int rc = out_prepare(&o, path, text, wt, err, errlen);
+    int rc = out_prepare(&o, path, text, (long)getpid(), wt, err, errlen);
     if (rc) return rc;
     uint64_t t2 = mono_ns();
     rc = out_commit(&o, err, errlen);
@@ -625,23 +625,38 @@ int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char 
     return rc;
 }
 
-int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
-                             const char *proof_path, const char *public_path, groth16_write_times *wt,
-                             char *err, size_t errlen)
+int groth16_pair_texts(const zkey *z, const groth16_proof *p, const uint8_t *values, char **proof_out,
+                       char **public_out, groth16_write_times *wt, char *err, size_t errlen)
 {
-    char pbuf[PROOF_TEXT_CAP];
+    char *pbuf = malloc(PROOF_TEXT_CAP);
+    int rc;
+
+    *proof_out = *public_out = NULL;
+    if (!pbuf) {
+        snprintf(err, errlen, "out of memory");
+        return -CUZK_E_INTERNAL;
+    }
+    rc = proof_text(z, p, "proof.json", pbuf, wt, err, errlen);
+    if (!rc && !(*public_out = public_text(z, values, "public.json", wt, err, errlen))) rc = -CUZK_E_INTERNAL;
+    if (rc) {
+        free(pbuf);
+        return rc;
+    }
+    *proof_out = pbuf;
+    return 0;
+}
+
+int groth16_publish_pair(const char *proof_path, const char *public_path, const char *ptext,
+                         const char *utext, long tag_pid, groth16_write_times *wt, char *err, size_t errlen)
+{
     out_file po, uo;
-    int rc = proof_text(z, p, proof_path, pbuf, wt, err, errlen);
-    if (rc) return rc;
-    char *ubuf = public_text(z, values, public_path, wt, err, errlen);
-    if (!ubuf) return -CUZK_E_INTERNAL;
     /* Both temp files complete and fsync'd before either final name changes. */
-    rc = out_prepare(&po, proof_path, pbuf, wt, err, errlen);
-    if (rc) goto out;
-    rc = out_prepare(&uo, public_path, ubuf, wt, err, errlen);
+    int rc = out_prepare(&po, proof_path, ptext, tag_pid, wt, err, errlen);
+    if (rc) return rc;
+    rc = out_prepare(&uo, public_path, utext, tag_pid, wt, err, errlen);
     if (rc) {
         out_abort(&po);
-        goto out;
+        return rc;
     }
     uint64_t t2 = mono_ns();
     rc = out_commit(&po, err, errlen);
@@ -654,7 +669,19 @@ int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_
     if (!rc && wt) wt->rename_ns += mono_ns() - t2;
     out_abort(&po);
     out_abort(&uo);
-out:
-    free(ubuf);
+    return rc;
+}
+
+int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
+                             const char *proof_path, const char *public_path, groth16_write_times *wt,
+                             char *err, size_t errlen)
+{
+    char *ptext, *utext;
+    int rc = groth16_pair_texts(z, p, values, &ptext, &utext, wt, err, errlen);
+
+    if (rc) return rc;
+    rc = groth16_publish_pair(proof_path, public_path, ptext, utext, (long)getpid(), wt, err, errlen);
+    free(ptext);
+    free(utext);
     return rc;
 }

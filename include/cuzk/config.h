@@ -46,6 +46,8 @@ struct cuzkd_config {
 	uint32_t drain_timeout_s;     /* SIGTERM/shutdown: wait this long for in-flight work */
 	uint32_t stall_timeout_s;     /* a stage without a heartbeat this long is killed; 0 off */
 	uint32_t long_call_timeout_s; /* one long call (an MSM) beats at most this long; 0 off */
+	uint32_t write_timeout_s;     /* one write of a partition's outputs to its out dir
+				     * (finalizer/out_writer.h) may take this long; 0 off */
 	uint32_t max_attempts;        /* a partition whose processing crashes a stage this many
 				     * times fails (a kill from outside counts; a restart or
 				     * shutdown cuzkd asked for does not) */

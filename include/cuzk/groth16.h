@@ -89,6 +89,17 @@ int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_
                              const char *proof_path, const char *public_path, groth16_write_times *wt,
                              char *err, size_t errlen);
 
+/* groth16_write_pair_timed in two halves, for a caller that writes in another process
+ * (the finalizer's out-dir writers, finalizer/out_writer.h): the two texts, malloc'd
+ * (the caller frees both; 0 or -CUZK_E_INTERNAL with err), then their publishing as
+ * above, the temp names carrying tag_pid (`NAME.tmp.TAG_PID.RANDOM`: the pid whose
+ * temps cuzkd removes when that process dies). */
+int groth16_pair_texts(const zkey *z, const groth16_proof *p, const uint8_t *values, char **proof_text,
+                       char **public_text, groth16_write_times *wt, char *err, size_t errlen);
+int groth16_publish_pair(const char *proof_path, const char *public_path, const char *proof_text,
+                         const char *public_text, long tag_pid, groth16_write_times *wt, char *err,
+                         size_t errlen);
+
 /* "bn128" or "bls12381" — snarkjs's names. */
 const char *groth16_curve_name(const zkey *z);
 

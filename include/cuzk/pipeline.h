@@ -120,9 +120,12 @@ struct pipe_config {
      * unknown (a topology without NUMA nodes). Routing (route.h) reads them. */
     uint8_t worker_node[PIPE_MAX_WORKERS];
     uint8_t synth_node[PIPE_MAX_WORKERS];
-    uint32_t supervisor_pid; /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
-    uint32_t long_call_s;    /* --long-call-timeout: pipe_stage_long_begin; 0 no limit */
-    uint8_t reserved[60];
+    uint32_t supervisor_pid;  /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
+    uint32_t long_call_s;     /* --long-call-timeout: pipe_stage_long_begin; 0 no limit */
+    uint32_t write_timeout_s; /* --write-timeout: one write of a partition's outputs
+                               * (finalizer/out_writer.h); 0 no limit */
+    uint32_t max_attempts;    /* --max-attempts: what the finalizer allows such writes */
+    uint8_t reserved[52];
 };
 _Static_assert(sizeof(struct pipe_config) == 128, "pipe_config ABI");
 
@@ -245,11 +248,13 @@ struct pipe_params {
     uint32_t max_jobs;
     uint32_t max_parts;
     uint32_t buf_count;
-    uint64_t buf_size;      /* rounded up to a page */
-    uint32_t ring_capacity; /* 0: the power of two >= 2 * max_parts (room for duplicates) */
-    uint32_t n_clients;     /* 0: 4 */
-    uint32_t long_call_s;   /* pipe_config.long_call_s */
-    uint32_t n_nodes;       /* pool shares, as shmlayout_config */
+    uint64_t buf_size;        /* rounded up to a page */
+    uint32_t ring_capacity;   /* 0: the power of two >= 2 * max_parts (room for duplicates) */
+    uint32_t n_clients;       /* 0: 4 */
+    uint32_t long_call_s;     /* pipe_config.long_call_s */
+    uint32_t write_timeout_s; /* pipe_config.write_timeout_s */
+    uint32_t max_attempts;    /* pipe_config.max_attempts (0: 1) */
+    uint32_t n_nodes;         /* pool shares, as shmlayout_config */
     int numa_node[POOL_MAX_NODES];
     uint32_t node_buf_count[POOL_MAX_NODES]; /* buffers of each share; all 0: even split */
     int worker_node[PIPE_MAX_WORKERS];       /* the plan's node of each worker, -1 unknown */

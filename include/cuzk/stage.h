@@ -62,6 +62,10 @@ struct pipe_stage_opts {
     int doorbell_fd;             /* --doorbell-fd N: cuzkd's eventfd, rung when this stage
                                   * decides a job (pipe_stage_job_try_complete); 0 or less:
                                   * none (a zeroed opts has none; fd 0 is never it) */
+    const char *self_exe;        /* this stage's own program ("/proc/self/exe", set by
+                                  * pipe_stage_main), which the finalizer runs again for
+                                  * its out-dir writers; NULL: the stage runs on a thread
+                                  * of another program (a test), which forks them */
 };
 
 #define PIPE_PRECOMPUTE_MB_DEFAULT 512

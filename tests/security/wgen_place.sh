@@ -5,7 +5,11 @@
 #      (the old check took any file of root's that no one else could write);
 #   2. the same kind of file inside --wgen-dir, with the cuzk_wgen_* functions but no
 #      cuzk_wgen_abi, and 3. one whose cuzk_wgen_abi is 999;
-#   4. a real generator of its own, outside --wgen-dir.
+#   4. a real generator of its own, outside --wgen-dir;
+#   5. a shared object of this ABI (cuzk_wgen_abi right) on a FUSE mount the attacker
+#      serves on a folder of its own beneath --wgen-dir: its server says uid 0 and
+#      mode 0755 for the folder and the file, so only the file system's type (statfs:
+#      FUSE) tells (tests/security/fuse_stall.py --serve; skipped without /dev/fuse).
 # Each must be refused at submit, and no constructor may have run (each writes a
 # marker file as it loads). Then a real generator that the operator put in --wgen-dir
 # proves for the attacker, and the proof is verified with snarkjs.
@@ -69,7 +73,27 @@ try "a root-owned .so outside --wgen-dir" "$tmp/lib/evil.so" "not beneath --wgen
 try "a .so in --wgen-dir without cuzk_wgen_abi" "$tmp/gen/noabi.so" "no cuzk_wgen_abi"
 try "a .so in --wgen-dir of ABI 999" "$tmp/gen/abi999.so" "built for ABI 999"
 try "the attacker's own generator" "$tmp/atk/own.wgen" "belong to root"
-for i in 1 2 3; do
+if [ -c /dev/fuse ]; then
+  mkdir -m 0755 "$tmp/gen/atk"
+  chown "$atk:$atk" "$tmp/gen/atk"
+  abi="$(awk '/#define CUZK_WGEN_ABI /{print $3}' "$ROOT/include/cuzk/wgen_abi.h")"
+  evil "$tmp/lib/fused.wgen" "$tmp/pwned4" "const unsigned cuzk_wgen_abi = $abi;"
+  python3 "$(dirname "$0")/fuse_stall.py" "$tmp/gen/atk" 0 "$tmp/fuse.read" --serve "$tmp/lib/fused.wgen" \
+    --as-user "$ATTACKER_UID" 2>"$tmp/fuse.log" &
+  fuse_pid=$!
+  daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/gen/atk' 2>/dev/null; ${daemon_on_exit:-}"
+  for _ in $(seq 1 50); do [ -f "$tmp/gen/atk/fused.wgen" ] && break; sleep 0.1; done
+  [ -f "$tmp/gen/atk/fused.wgen" ] || fail "the attacker's FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+  [ "$(stat -c '%u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen" | tr '\n' ' ')" = "0 755 0 755 " ] ||
+    fail "the FUSE mount does not claim root's 0755: $(stat -c '%n %u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen")"
+  try "a generator of this ABI on the attacker's FUSE mount (uid 0, 0755 as its server says)" \
+    "$tmp/gen/atk/fused.wgen" "FUSE, NFS"
+  kill "$fuse_pid" 2>/dev/null; wait "$fuse_pid" 2>/dev/null || true
+  umount -l "$tmp/gen/atk" 2>/dev/null || true
+else
+  echo "skip: the FUSE case (no /dev/fuse here)"
+fi
+for i in 1 2 3 4; do
   [ ! -e "$tmp/pwned$i" ] || fail "a constructor of shared object $i ran in cuzkd's synth (as root)"
 done
 echo "ok: no constructor ran"
