@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -149,13 +151,112 @@ static void finish_publish(const struct pipeline *pl, int dfd, const char *displ
 		       pub);
 }
 
-static void unlink_temps(const struct sup *s, uint32_t p, pid_t pid)
+/* The temp files of a finalizer that died while it was writing: their out dirs are the
+ * users', and one may lie on a file system that no longer answers (the dead
+ * finalizer's writer may be stuck in it right now). A readdir there on cuzkd's loop
+ * stopped cuzkd itself: no answer to anyone, no new finalizer. So each out dir is swept
+ * by a process of its own, detached (a double fork: cuzkd waits only for the first,
+ * which exits at once): if the directory hangs, only that process waits, until the
+ * file system answers or goes away. A process, not a thread: a thread stuck in the
+ * kernel keeps cuzkd from ever finishing its exit. It keeps no descriptor of cuzkd's
+ * but the directory's, allocates nothing and writes no log (cuzkd's other threads may
+ * have held the allocator's or stdio's locks when it forked). Its name: cuzkd-sweep. */
+struct temp_sweep {
+	int dfd;       /* the out dir (cuzkd's descriptor of it) */
+	char **prefix; /* "NAME.proof.json.tmp.PID." and "NAME.public.json.tmp.PID." */
+	size_t n, cap;
+};
+
+static void sweep_dir_child(int dfd, char *const *prefix, size_t n)
+{
+	char buf[8192];
+	long got;
+	int fd;
+
+	prctl(PR_SET_NAME, "cuzkd-sweep");
+	if (dup2(dfd, 3) < 0)
+		_exit(1);
+	syscall(SYS_close_range, 4U, ~0U, 0U);
+	if ((fd = openat(3, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		_exit(1);
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < got;) {
+			/* struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name */
+			const char *name = buf + off + 19;
+			unsigned short reclen;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			for (size_t i = 0; i < n; i++)
+				if (!strncmp(name, prefix[i], strlen(prefix[i])))
+					unlinkat(3, name, 0);
+			off += reclen;
+		}
+	_exit(0);
+}
+
+static void sweep_dir(const struct temp_sweep *t, const char *display)
+{
+	pid_t pid;
+
+	if (t->dfd < 0 || !t->n)
+		return;
+	logmsg("removing the dead finalizer's temp files in %s (%zu name(s)), in a process "
+	       "of its own",
+	       display, t->n);
+	pid = fork();
+	if (pid == 0) {
+		if (fork() == 0)
+			sweep_dir_child(t->dfd, t->prefix, t->n);
+		_exit(0);
+	}
+	if (pid < 0)
+		logmsg("cannot start the sweep of %s: %s; its temp files stay", display,
+		       strerror(errno));
+	else
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+}
+
+/* Partition p's temp names (the dead finalizer pid's) added to its job's sweep. */
+static void sweep_add(const struct sup *s, struct temp_sweep *sw, uint32_t p, pid_t pid)
+{
+	static const char *const kinds[] = { "proof", "public" };
+	const struct jobtab *jt = &s->pl.data.jobtab;
+	const struct pipe_partinfo *pi = pipeline_partinfo(&s->pl, p);
+	uint32_t j = jt->parts[p].job;
+	struct temp_sweep *t;
+
+	if (!pi || j >= jt->hdr->max_jobs || s->jobs[j].files.out_fd < 0)
+		return;
+	t = &sw[j];
+	t->dfd = s->jobs[j].files.out_fd;
+	for (int k = 0; k < 2; k++) {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 8;
+			char **np = realloc(t->prefix, cap * sizeof(*np));
+
+			if (!np)
+				return;
+			t->prefix = np;
+			t->cap = cap;
+		}
+		if (asprintf(&t->prefix[t->n], "%s.%s.json.tmp.%d.", pi->name, kinds[k], (int)pid) >= 0)
+			t->n++;
+	}
+}
+
+/* Each job's sweep started (sweep_dir), and sw freed. */
+static void sweep_all(const struct sup *s, struct temp_sweep *sw)
 {
 	const struct jobtab *jt = &s->pl.data.jobtab;
-	uint32_t j = jt->parts[p].job;
 
-	if (j < jt->hdr->max_jobs)
-		unlink_temps_at(&s->pl, s->jobs[j].files.out_fd, jt->jobs[j].out_dir, p, pid);
+	for (uint32_t j = 0; sw && j < jt->hdr->max_jobs; j++) {
+		sweep_dir(&sw[j], jt->jobs[j].out_dir);
+		for (size_t i = 0; i < sw[j].n; i++)
+			free(sw[j].prefix[i]);
+		free(sw[j].prefix);
+	}
+	free(sw);
 }
 
 /* Partition p (just rolled back, unowned) crashed its stage --max-attempts times: fail
@@ -316,14 +417,18 @@ void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, 
 	uint32_t out[256], rot = 0, total = 0;
 	pid_t pid = c->pid;
 	int n, freed, crash = !!(st->actions & CHILD_ACT_CRASH);
+	struct temp_sweep *sw = NULL;
 
+	if (c->role == PLAN_FINALIZER && (sw = calloc(jt->hdr->max_jobs, sizeof(*sw))))
+		for (uint32_t j = 0; j < jt->hdr->max_jobs; j++)
+			sw[j].dfd = -1;
 	do {
 		n = jobtab_reclaim_pid(jt, &s->pl.data.pool, pid, out, 256);
 		for (int i = 0; i < n; i++) {
 			uint32_t pst;
 
-			if (c->role == PLAN_FINALIZER)
-				unlink_temps(s, out[i], pid);
+			if (sw)
+				sweep_add(s, sw, out[i], pid);
 			if (crash && s->parts &&
 			    child_fsm_part_crash(&s->parts[out[i]].crashes, s->c->max_attempts) &&
 			    fail_poison(s, c, out[i], status, st->hung))
@@ -338,6 +443,7 @@ void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, 
 		}
 		total += n > 0 ? (uint32_t)n : 0;
 	} while (n == 256);
+	sweep_all(s, sw);
 	freed = pool_reclaim_pid(&s->pl.data.pool, pid);
 	/* Hints popped but not yet claimed died with it; duplicates are harmless. */
 	repush_state(s, JOBTAB_READY);

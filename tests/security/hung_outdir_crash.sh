@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A finalizer that dies while its write waits on a hung out dir costs cuzkd nothing.
+# cuzkd removes a dead finalizer's temp files from the out dirs of the partitions it
+# held. That directory may be the very one that hangs (here a FUSE mount whose server
+# reads every request about the directory's contents and never answers: the dead
+# finalizer's writer is stuck in it). cuzkd used to read it on its own loop: after
+# a kill -9 of the finalizer it answered no one and started no new finalizer. Now the
+# sweep runs in a detached process of its own (cuzkd-sweep): cuzkd answers, a new
+# finalizer comes up, and a job to another out dir proves (snarkjs verifies). Once the
+# file system goes away, the sweep and the stuck writer end: no process is left.
+# SKIP (77) without root or /dev/fuse.
+set -euo pipefail
+. "$(dirname "$0")/../lib/daemon.sh"
+[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: hung_outdir_crash needs root and /dev/fuse"; exit 77; }
+daemon_init hungcrash
+A="$FIXTURES/bn128/mulchain-10"
+# A write deadline longer than the test: the write must still be waiting at the kill
+# (and job A may still be running at the shutdown: a short drain).
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 600 --drain-timeout 2
+mkdir -p "$tmp/fuse" "$tmp/a" "$tmp/b/out"
+cp "$A/witness.wtns" "$tmp/a/wa.wtns"
+cp "$A/witness.wtns" "$tmp/b/wb.wtns"
+python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" 0 "$tmp/fuse.held" --hold-dir 2>"$tmp/fuse.log" &
+fuse_pid=$!
+daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
+for _ in $(seq 1 50); do grep -q " $tmp/fuse fuse" /proc/self/mounts && break; sleep 0.1; done
+grep -q " $tmp/fuse fuse" /proc/self/mounts || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+fin="$(stage_pids finalizer)"
+[ -n "$fin" ] || fail "no finalizer"
+
+ja="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
+  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa.wtns" | jq -r .job)" || fail "submit of job A"
+for _ in $(seq 1 600); do [ -e "$tmp/fuse.held" ] && break; sleep 0.1; done
+[ -e "$tmp/fuse.held" ] || fail "job A's write never reached its out dir"
+echo "ok: job $ja's write waits in its out dir (the FUSE server holds the request)"
+
+kill -9 "$fin"
+for _ in $(seq 1 600); do fin2="$(stage_pids finalizer)"; [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break; sleep 0.1; done
+[ -n "$fin2" ] && [ "$fin2" != "$fin" ] || fail "no new finalizer after the kill (cuzkd stuck in the hung out dir?)"
+timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null || fail "cuzkd stopped answering"
+echo "ok: finalizer $fin killed with job $ja's write waiting: a new one ($fin2) came up, cuzkd answers"
+grep -q "removing the dead finalizer's temp files in $tmp/fuse" "$tmp/cuzkd.log" ||
+  fail "cuzkd did not sweep the dead finalizer's temp files"
+
+jb="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
+  --zkey "$A/circuit_final.zkey" --out "$tmp/b/out" "$tmp/b/wb.wtns" | jq -r .job)" || fail "submit of job B"
+timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jb" >/dev/null || fail "job B ($jb) did not prove"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/b/out/wb.public.json" "$tmp/b/out/wb.proof.json" |
+  grep -q OK || fail "snarkjs rejects job B's proof"
+echo "ok: job $jb (another out dir) proved after the kill; snarkjs verifies it"
+
+kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
+umount -l "$tmp/fuse" 2>/dev/null || true
+left=""
+for _ in $(seq 1 300); do
+  left="$(pgrep -x cuzkd-sweep || true) $(pgrep -f -- "--out-writer $fin\$" || true)"
+  [ -z "${left// /}" ] && break; sleep 0.1
+done
+[ -z "${left// /}" ] || fail "processes left once the file system went away: $left"
+echo "ok: the sweep and the dead finalizer's stuck writer ended once the file system went away"
+daemon_shutdown_clean
+echo "PASS: hung_outdir_crash"
