@@ -269,6 +269,13 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
 			continue;
 		if (!S_ISREG(a.st_mode))
 			continue; /* refused by its copy, unread, with the reason */
+		if (r->max_input_bytes && (uint64_t)a.st_size > r->max_input_bytes)
+			return control_fail(e, CONTROL_E_INPUT_LIMIT, -EFBIG,
+					    "%s %s: %lld bytes, more than circuit %s takes "
+					    "(max-input-bytes %llu)",
+					    r->witness_gen ? "input" : "witness", r->witnesses[i],
+					    (long long)a.st_size, r->circuit ? r->circuit : "?",
+					    (unsigned long long)r->max_input_bytes);
 		if (r->witness_gen)
 			z->wtns[i] = (uint64_t)a.st_size; /* input.json: its bytes */
 		else if ((rc = input_bounds_wtns(fds[idx], r->witnesses[i], &z->wtns[i], err,
