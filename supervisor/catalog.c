@@ -115,7 +115,7 @@ static void cat_open(const struct sup *s, struct cat_entry *e, const struct circ
 			return;
 		/* The same rules as a client's generator: the operator's --wgen-dir. */
 		if (wgen_trust_check(e->wgen_fd, s->c->wgen_dir, d->wgen, err, sizeof(err))) {
-			snprintf(e->error, sizeof(e->error), "%.255s", err);
+			snprintf(e->error, sizeof(e->error), "%s", err);
 			return;
 		}
 	}
