@@ -23,6 +23,7 @@
 
 #include "cuzk/fingerprint.h"
 #include "cuzk/owners.h"
+#include "cuzk/r1cs.h"
 #include "cuzk/wgen_trust.h"
 #include "cuzk/zkey.h"
 
@@ -97,6 +98,33 @@ static int cat_describe(struct cat_entry *e)
 	return 0;
 }
 
+/* The r1cs must describe the zkey's circuit (the same fingerprint): a mix-up in the
+ * config would fail every partition in the synth; here it fails the circuit, once,
+ * with the reason. 0, or -1 with e->error. */
+static int cat_r1cs_fits(struct cat_entry *e)
+{
+	char p[64], err[512], hex[FP_HEX];
+	uint8_t fp[FP_BYTES];
+	r1cs r;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", e->r1cs_fd);
+	if (r1cs_open(&r, p, err, sizeof(err)) || fp_of_r1cs(&r, fp, err, sizeof(err))) {
+		r1cs_close(&r);
+		snprintf(e->error, sizeof(e->error), "r1cs %s: %.200s", e->d.r1cs, err);
+		return -1;
+	}
+	r1cs_close(&r);
+	fp_hex(fp, hex);
+	if (strcmp(hex, e->fp)) {
+		snprintf(e->error, sizeof(e->error),
+			 "r1cs %.500s is another circuit's than zkey %.500s (fingerprints %.16s..., "
+			 "%.16s...)",
+			 e->d.r1cs, e->d.zkey, hex, e->fp);
+		return -1;
+	}
+	return 0;
+}
+
 /* A declaration opened: files, facts, the generator's trust. e->error says what failed
  * (the circuit is listed "failed" and refuses jobs). */
 static void cat_open(const struct sup *s, struct cat_entry *e, const struct circuit_decl *d)
@@ -108,7 +136,7 @@ static void cat_open(const struct sup *s, struct cat_entry *e, const struct circ
 	e->zkey_fd = e->r1cs_fd = e->wgen_fd = -1;
 	if ((e->zkey_fd = cat_open_file(e, "zkey", d->zkey)) < 0 || cat_describe(e))
 		return;
-	if (d->r1cs[0] && (e->r1cs_fd = cat_open_file(e, "r1cs", d->r1cs)) < 0)
+	if (d->r1cs[0] && ((e->r1cs_fd = cat_open_file(e, "r1cs", d->r1cs)) < 0 || cat_r1cs_fits(e)))
 		return;
 	if (d->wgen[0]) {
 		if ((e->wgen_fd = cat_open_file(e, "witness-gen", d->wgen)) < 0)
@@ -268,14 +296,14 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 				      json_pack("{s:s,s:s,s:s}", "name", e->d.name, "change", what,
 						"fingerprint", e->fp));
 	}
-	/* Circuits gone, or whose zkey path moved: their preload goes unless another
-	 * circuit still names that path. */
+	/* Circuits gone, or whose zkey path moved: their preload goes unless a circuit
+	 * that loaded still names that path. */
 	for (uint32_t i = 0; i < s->n_cat; i++) {
 		struct cat_entry *o = &s->cat[i];
 		int kept = 0, same_name = 0;
 
 		for (uint32_t j = 0; j < nn; j++) {
-			kept |= !strcmp(ne[j].d.zkey, o->d.zkey);
+			kept |= !ne[j].error[0] && !strcmp(ne[j].d.zkey, o->d.zkey);
 			same_name |= !strcmp(ne[j].d.name, o->d.name);
 		}
 		if (!same_name)

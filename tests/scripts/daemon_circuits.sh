@@ -9,7 +9,8 @@
 # (refused). `cuzk reload` after a zkey is renamed over with another circuit's: the
 # circuit's fingerprint changes, a job submitted before keeps its zkey (its proofs
 # verify under the old key), new jobs prove the new circuit. SIGHUP after a section
-# is removed: that name is refused from then on. A config with a name like ../x is
+# is removed: that name is refused from then on; a circuit whose r1cs is another
+# circuit's is listed failed with the reason and refuses jobs. A config with a name like ../x is
 # refused at start (exit 2) and at reload (the running set is kept). Then a clean
 # shutdown.
 set -euo pipefail
@@ -39,14 +40,14 @@ else
 fi
 
 conf="$tmp/cuzkd.conf"
-write_conf() {  # the tiny circuit too when $1 is 1
+write_conf() {  # 1: the tiny circuit too; swapped: mul-bn's zkey is manypub's now
   {
     echo "# cuzkd.conf of the test"
     echo "buffer-mb = 16"
     echo "[circuit mul-bn]"
     echo "zkey = $tmp/z/bn.zkey"
-    [ -n "$gen" ] && echo "witness-gen = $gen"
-    echo "r1cs = $BN/circuit.r1cs"
+    # mulchain's generator and r1cs: not after its zkey was swapped for manypub's
+    [ "$2" = swapped ] || { [ -z "$gen" ] || echo "witness-gen = $gen"; echo "r1cs = $BN/circuit.r1cs"; }
     echo "max-input-bytes = 1M"
     echo "[circuit mul.bls_12]"
     echo "zkey = $tmp/z/bls.zkey"
@@ -54,10 +55,14 @@ write_conf() {  # the tiny circuit too when $1 is 1
       echo "[circuit tiny]"
       echo "zkey = $tmp/z/mp.zkey"
       echo "max-input-bytes = 1K   # a witness is more: refused"
+    else
+      echo "[circuit mixed]  # an r1cs of another circuit: listed as failed"
+      echo "zkey = $tmp/z/mp.zkey"
+      echo "r1cs = $BN/circuit.r1cs"
     fi
   } >"$conf"
 }
-write_conf 1
+write_conf 1 -
 
 # ---- a bad name in the config: cuzkd refuses to start, naming it ------------------
 printf '[circuit ../x]\nzkey = %s\n' "$tmp/z/bn.zkey" >"$tmp/bad.conf"
@@ -129,8 +134,7 @@ mkdir -p "$tmp/o4" "$tmp/o5"
 j="$(cuzk --json prove --circuit mul-bn --out "$tmp/o4" "$tmp/in"/bn{1,2,3,4}.wtns | jq -r .job)" || fail "submit before reload"
 cp "$MP/circuit_final.zkey" "$tmp/z/bn.zkey.new"
 mv "$tmp/z/bn.zkey.new" "$tmp/z/bn.zkey"
-# The generator is mulchain's: the swapped circuit is declared without it.
-gen_saved="$gen"; gen=""; write_conf 1; gen="$gen_saved"
+write_conf 1 swapped
 out="$(cuzk --json reload)" || fail "reload: $out"
 [ "$(js 'r.changed.find(c=>c.name=="mul-bn").change' "$out")" = changed ] || fail "reload reply: $out"
 [ "$(js 'r.changed.find(c=>c.name=="mul.bls_12").change' "$out")" = unchanged ] || fail "reload reply: $out"
@@ -150,15 +154,23 @@ rc=0; o="$(cuzk reload 2>&1)" || rc=$?
 [ "$rc" = 21 ] && grep -q 'circuit name "../x" refused' <<<"$o" || fail "reload of a bad config: exit $rc: $o"
 [ "$(js 'r.circuits.length' "$(cuzk --json circuits)")" = 3 ] || fail "a refused reload changed the circuits"
 echo "ok: reload of a config with [circuit ../x] refused (exit 21), the three circuits kept"
-write_conf 0
+write_conf 0 swapped
 kill -HUP "$daemon_pid"
+want="mul-bn:resident mul.bls_12:resident mixed:failed"
 for _ in $(seq 1 300); do
-  [ "$(js 'r.circuits.map(c=>c.name).join(" ")' "$(cuzk --json circuits)")" = "mul-bn mul.bls_12" ] && break
+  [ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$(cuzk --json circuits)")" = "$want" ] && break
   sleep 0.1
 done
-[ "$(js 'r.circuits.map(c=>c.name).join(" ")' "$(cuzk --json circuits)")" = "mul-bn mul.bls_12" ] \
-  || fail "after SIGHUP: $(cuzk --json circuits)"
+st="$(cuzk --json circuits)"
+[ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$st")" = "$want" ] || fail "after SIGHUP: $st"
+js 'r.circuits[2].error' "$st" | grep -q "is another circuit's than zkey" || fail "mixed: no reason: $st"
+echo "ok: SIGHUP: tiny removed; mixed (an r1cs of another circuit) listed failed: $(js 'r.circuits[2].error' "$st")"
 refused "a circuit removed by SIGHUP" no_such_circuit --circuit tiny --out "$tmp/o1" "$tmp/in/mp1.wtns"
+refused "a circuit that failed to load" no_such_circuit --circuit mixed --out "$tmp/o1" "$tmp/in/mp1.wtns"
+mkdir -p "$tmp/o6"
+out="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o6" --wait "$tmp/in/bls1.wtns")" || fail "prove after SIGHUP: $out"
+verify "$BLS/verification_key.json" "$tmp/o6" bls1
+echo "ok: after SIGHUP mul.bls_12 still proves (snarkjs verifies)"
 kill -0 "$daemon_pid" || fail "cuzkd died"
 
 daemon_shutdown_clean
