@@ -309,6 +309,11 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	memset(&z, 0, sizeof(z));
 	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
 	s->priority = r->priority;
+	/* A submit by circuit name gets its zkey from cuzkd (catalog.c) before this. */
+	if (!r->zkey)
+		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "circuit %s: a submit by name whose zkey cuzkd did not add",
+				    r->circuit ? r->circuit : "?");
 	if (r->n_witnesses > max_parts)
 		return control_fail(e, CONTROL_E_FULL, -E2BIG,
 				    "%zu witnesses: one job holds at most %u "
