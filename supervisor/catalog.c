@@ -116,10 +116,11 @@ static int cat_r1cs_fits(struct cat_entry *e)
 	r1cs_close(&r);
 	fp_hex(fp, hex);
 	if (strcmp(hex, e->fp)) {
-		snprintf(e->error, sizeof(e->error),
-			 "r1cs %.500s is another circuit's than zkey %.500s (fingerprints %.16s..., "
-			 "%.16s...)",
-			 e->d.r1cs, e->d.zkey, hex, e->fp);
+		snprintf(
+			e->error, sizeof(e->error),
+			"r1cs %.500s is another circuit's than zkey %.500s (fingerprints %.16s..., "
+			"%.16s...)",
+			e->d.r1cs, e->d.zkey, hex, e->fp);
 		return -1;
 	}
 	return 0;
@@ -136,7 +137,8 @@ static void cat_open(const struct sup *s, struct cat_entry *e, const struct circ
 	e->zkey_fd = e->r1cs_fd = e->wgen_fd = -1;
 	if ((e->zkey_fd = cat_open_file(e, "zkey", d->zkey)) < 0 || cat_describe(e))
 		return;
-	if (d->r1cs[0] && ((e->r1cs_fd = cat_open_file(e, "r1cs", d->r1cs)) < 0 || cat_r1cs_fits(e)))
+	if (d->r1cs[0] &&
+	    ((e->r1cs_fd = cat_open_file(e, "r1cs", d->r1cs)) < 0 || cat_r1cs_fits(e)))
 		return;
 	if (d->wgen[0]) {
 		if ((e->wgen_fd = cat_open_file(e, "witness-gen", d->wgen)) < 0)
@@ -307,8 +309,9 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 			same_name |= !strcmp(ne[j].d.name, o->d.name);
 		}
 		if (!same_name)
-			json_array_append_new(*changed, json_pack("{s:s,s:s}", "name", o->d.name,
-								  "change", "removed"));
+			json_array_append_new(
+				*changed,
+				json_pack("{s:s,s:s}", "name", o->d.name, "change", "removed"));
 		if (!kept && !o->error[0])
 			cat_circuit_request(s, NULL, 1, o->d.zkey);
 		cat_close(o);

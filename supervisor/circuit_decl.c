@@ -82,10 +82,10 @@ static int parse_size(const char *v, uint64_t *out)
 int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value, char *err,
 		     size_t errlen)
 {
-	char *dst = !strcmp(key, "zkey")	? d->zkey :
-		    !strcmp(key, "witness-gen") ? d->wgen :
-		    !strcmp(key, "r1cs")	? d->r1cs :
-						  NULL;
+	char *dst = !strcmp(key, "zkey")    ? d->zkey :
+		!strcmp(key, "witness-gen") ? d->wgen :
+		!strcmp(key, "r1cs")        ? d->r1cs :
+					      NULL;
 
 	if (!strcmp(key, "max-input-bytes")) {
 		if (parse_size(value, &d->max_input_bytes)) {

@@ -147,9 +147,9 @@ int circuits_preload_state(const struct pipeline *pl, const char *path, const st
 			if (!a || ack_seq(a) < c->seq)
 				continue;
 			(*applied)++;
-			*failed += !!(barrier_load_relaxed(
-					      &((struct pipe_circuit_ack *)a)->failed) &
-				      (1u << i));
+			*failed +=
+				!!(barrier_load_relaxed(&((struct pipe_circuit_ack *)a)->failed) &
+				   (1u << i));
 		}
 		return 0;
 	}

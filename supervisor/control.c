@@ -207,9 +207,9 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 					  "'-', '_' and '.', beginning with a letter or a digit");
 			goto err;
 		}
-		if (r->circuit && (json_object_get(r->root, "zkey") ||
-				   json_object_get(r->root, "r1cs") ||
-				   json_object_get(r->root, "witness_gen"))) {
+		if (r->circuit &&
+		    (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
+		     json_object_get(r->root, "witness_gen"))) {
 			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
 					  "a submit names a \"circuit\" or passes its \"zkey\" "
 					  "(and r1cs, witness_gen), not both");

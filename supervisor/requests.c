@@ -368,8 +368,7 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
 		do_circuit(s, k, r, r->n_fds);
 		break;
 	case CONTROL_CIRCUITS:
-		conn_reply(s, k,
-			   control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
+		conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
 		break;
 	case CONTROL_RELOAD:
 		operator_request(s, k, r);

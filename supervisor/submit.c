@@ -120,8 +120,8 @@ static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copie
  * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
  * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
  * uid already has STUCK_PER_UID intakes given up on. */
-static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r,
-			       size_t n_fds, const int *extra, size_t n_extra);
+static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
+			       const int *extra, size_t n_extra);
 
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
@@ -130,8 +130,8 @@ void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n
 
 /* The same with n_extra more descriptors of cuzkd's own after the client's (a circuit
  * by name: its files, catalog.c), moved in as well (closed when refused). */
-static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r,
-			       size_t n_fds, const int *extra, size_t n_extra)
+static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
+			       const int *extra, size_t n_extra)
 {
 	struct intake *t;
 	unsigned stuck = 0;

@@ -186,7 +186,8 @@ struct cat_entry {
 	char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
 	const char *curve;             /* "bn128" or "bls12381" */
 	uint32_t constraints, npublic, nvars, domain_size;
-	char error[CONFIG_PATH_MAX + 512]; /* why it could not be loaded ("" loaded): refuses jobs */
+	char error[CONFIG_PATH_MAX +
+		   512]; /* why it could not be loaded ("" loaded): refuses jobs */
 };
 
 struct sup {

@@ -78,7 +78,8 @@ static void handle_signal(struct sup *s)
 			if (catalog_reload(s, &changed, err, sizeof(err)))
 				logmsg("SIGHUP: reload refused: %s", err);
 			else
-				logmsg("SIGHUP: reload: %u circuit(s) declared", (unsigned)s->n_cat);
+				logmsg("SIGHUP: reload: %u circuit(s) declared",
+				       (unsigned)s->n_cat);
 			json_decref(changed);
 		} else if (si.ssi_signo == SIGCHLD)
 			for (uint32_t i = 0; i < s->n_ch; i++)

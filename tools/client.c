@@ -447,8 +447,9 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
     }
     if (circuit && (zkey_arg || r1cs || gen)) {
-        fprintf(stderr, "cuzk prove: --circuit NAME names the zkey, r1cs and generator the "
-                        "operator declared: no --zkey, --r1cs or --witness-gen with it\n");
+        fprintf(stderr,
+                "cuzk prove: --circuit NAME names the zkey, r1cs and generator the "
+                "operator declared: no --zkey, --r1cs or --witness-gen with it\n");
         return CUZK_EXIT_USAGE;
     }
     /* By name, the inputs say what they are: all input.json or all .wtns. */
@@ -458,8 +459,9 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         int js = l > 5 && !strcmp(argv[1 + i] + l - 5, ".json");
 
         if (i && js != inputs) {
-            fprintf(stderr, "cuzk prove: a job takes input.json files or .wtns witnesses, "
-                            "not both\n");
+            fprintf(stderr,
+                    "cuzk prove: a job takes input.json files or .wtns witnesses, "
+                    "not both\n");
             return CUZK_EXIT_USAGE;
         }
         inputs = js;
@@ -765,14 +767,13 @@ static void print_circuits(json_t *r)
     json_t *cs = json_object_get(r, "circuits"), *o, *ch = json_object_get(r, "changed");
     size_t i;
 
-    json_array_foreach (ch, i, o)
-        printf("%s %s\n", jshow(o, "name"), jstr(o, "change"));
+    json_array_foreach (ch, i, o) printf("%s %s\n", jshow(o, "name"), jstr(o, "change"));
     if (!json_array_size(cs)) {
         printf("no circuits declared (cuzkd.conf: [circuit NAME] sections)\n");
         return;
     }
-    printf("%-20s %-9s %-9s %11s %7s  %-16s  %s\n", "NAME", "STATE", "CURVE", "CONSTRAINTS",
-           "PUBLIC", "FINGERPRINT", "ZKEY");
+    printf("%-20s %-9s %-9s %11s %7s  %-16s  %s\n", "NAME", "STATE", "CURVE", "CONSTRAINTS", "PUBLIC",
+           "FINGERPRINT", "ZKEY");
     json_array_foreach (cs, i, o) {
         printf("%-20s %-9s %-9s %11lld %7lld  %-16.16s  %s\n", jshow(o, "name"), jstr(o, "state"),
                jstr(o, "curve"), jint(o, "constraints"), jint(o, "public"), jstr(o, "fingerprint"),

@@ -81,7 +81,7 @@ struct cuzkd_config {
 	char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
 	gid_t gid;
 	int have_gid;
-	char bin_dir[CONFIG_PATH_MAX]; /* stage executables; "" = next to cuzkd */
+	char bin_dir[CONFIG_PATH_MAX];     /* stage executables; "" = next to cuzkd */
 	char config_path[CONFIG_PATH_MAX]; /* --config, made absolute ("" none): reload */
 	struct circuit_decl circuits[CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
 	uint32_t n_circuits;

@@ -48,9 +48,9 @@ struct control_req {
 	enum control_kind kind;
 	json_t *root;
 	const char *zkey, *r1cs, *out_dir, *stage;
-	const char *witness_gen; /* submit with "inputs": witnesses[] are input.json files */
-	const char *circuit;     /* submit by name: cuzkd adds the circuit's files */
-	int inputs;              /* submit: "inputs" (input.json), not "witnesses" */
+	const char *witness_gen;  /* submit with "inputs": witnesses[] are input.json files */
+	const char *circuit;      /* submit by name: cuzkd adds the circuit's files */
+	int inputs;               /* submit: "inputs" (input.json), not "witnesses" */
 	uint64_t max_input_bytes; /* set by cuzkd (the circuit's limit), never parsed: a
 				   * witness or input.json larger is refused; 0 none */
 	const char **witnesses;

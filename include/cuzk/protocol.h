@@ -98,7 +98,7 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_E_NOT_OWNER "not_owner"         /* cancel/evict of another uid's work (owners.h) */
 #define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
 #define CONTROL_E_QUOTA "quota"                 /* a per-uid quota is reached (--quota-*) */
-#define CONTROL_E_NO_CIRCUIT "no_such_circuit" /* submit --circuit: not declared */
+#define CONTROL_E_NO_CIRCUIT "no_such_circuit"  /* submit --circuit: not declared */
 #define CONTROL_E_INPUT_LIMIT "input_too_large" /* over its circuit's max-input-bytes */
 #define CONTROL_E_INTERNAL "internal"
 #define CONTROL_E_STORE \

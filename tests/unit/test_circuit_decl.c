@@ -15,8 +15,8 @@
 TEST(test_circuit_name_rules, 1)
 {
 	static const char *const good[] = { "a", "mulchain", "Mul-2.bls_12", "0x", "a..b" };
-	static const char *const bad[] = { "",	 ".",	"..",  "../x", "a/b", ".hidden",
-					   "-x", "_x",	"a b", "a\tb", "ü",	"a;b" };
+	static const char *const bad[] = { "",   ".",  "..",  "../x", "a/b", ".hidden",
+					   "-x", "_x", "a b", "a\tb", "ü",   "a;b" };
 	char longname[CIRCUIT_NAME_MAX + 1];
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
@@ -72,9 +72,9 @@ TEST(test_circuit_decl_keys, 1)
 	ck_assert_ptr_nonnull(strstr(err, "unknown key"));
 	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "-1", err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "1T", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "99999999999999999999", err,
-					  sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(
+		circuit_decl_set(&d, "max-input-bytes", "99999999999999999999", err, sizeof(err)),
+		-EINVAL);
 	ck_assert_str_eq(d.zkey, "/k/c.zkey"); /* a refused value changes nothing */
 }
 END_TEST
@@ -124,9 +124,9 @@ TEST(test_circuit_decl_in_config_file, 1)
 
 	ck_assert_int_eq(load("[circuit ../x]\nzkey = /z\n", c, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, ":1: circuit name \"../x\" refused"));
-	ck_assert_int_eq(load("[circuit a]\nzkey = /z\n[circuit a]\nzkey = /y\n", c, err,
-			      sizeof(err)),
-			 -EINVAL);
+	ck_assert_int_eq(
+		load("[circuit a]\nzkey = /z\n[circuit a]\nzkey = /y\n", c, err, sizeof(err)),
+		-EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "declared twice"));
 	ck_assert_int_eq(load("[circuit a]\nwitness-gen = /w\n", c, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "no zkey"));
