@@ -174,13 +174,24 @@ static void cat_circuit_request(struct sup *s, struct cat_entry *e, int evict, c
 	} else if (line && (reply = json_loads(line, 0, NULL))) {
 		const char *m = json_string_value(json_object_get(reply, "message"));
 
+		/* Not resident (say, more circuits than preload slots): jobs still run,
+		 * each stage loading the zkey when one comes. */
 		if (e)
-			snprintf(e->error, sizeof(e->error), "preload: %.240s", m ? m : "refused");
+			snprintf(e->note, sizeof(e->note), "not preloaded: %.400s",
+				 m ? m : "refused");
 		logmsg("circuit %s: %s refused: %s", e ? e->d.name : path,
 		       evict ? "evict" : "preload", m ? m : "?");
 		json_decref(reply);
 	}
 	free(line);
+}
+
+/* Has path a preload in the table? */
+static int cat_preloaded(const struct sup *s, const char *path)
+{
+	int applied, failed;
+
+	return !circuits_preload_state(&s->pl, path, NULL, 0, &applied, &failed);
 }
 
 static struct cat_entry *cat_find(struct sup *s, const char *name)
@@ -252,6 +263,8 @@ json_t *catalog_json(const struct sup *s)
 		}
 		if (why)
 			json_object_set_new(o, "error", json_string(why));
+		if (e->note[0])
+			json_object_set_new(o, "note", json_string(e->note));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -260,6 +273,7 @@ json_t *catalog_json(const struct sup *s)
 int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 {
 	struct circuit_decl nd[CIRCUIT_DECL_MAX];
+	const char *what[CIRCUIT_DECL_MAX];
 	struct cat_entry *ne;
 	uint32_t nn = 0;
 	int rc;
@@ -279,27 +293,24 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 	*changed = json_array();
 	for (uint32_t i = 0; i < nn; i++) {
 		struct cat_entry *o = cat_find(s, nd[i].name), *e = &ne[i];
-		const char *what;
 
 		cat_open(s, e, &nd[i]);
 		if (e->error[0]) {
-			what = "failed";
+			what[i] = "failed";
 			logmsg("circuit %s: %s", e->d.name, e->error);
 		} else if (o && !o->error[0] && !strcmp(o->d.zkey, e->d.zkey) &&
 			   !strcmp(o->id, e->id)) {
-			what = "unchanged";
+			what[i] = "unchanged";
 		} else {
-			/* New, or its zkey changed: new jobs take the new file; the preload of
-			 * the same path is replaced (running jobs hold their own copies). */
-			what = o ? "changed" : "added";
-			cat_circuit_request(s, e, 0, e->d.zkey);
+			what[i] = o ? "changed" : "added";
 		}
 		json_array_append_new(*changed,
-				      json_pack("{s:s,s:s,s:s}", "name", e->d.name, "change", what,
-						"fingerprint", e->fp));
+				      json_pack("{s:s,s:s,s:s}", "name", e->d.name, "change",
+						what[i], "fingerprint", e->fp));
 	}
-	/* Circuits gone, or whose zkey path moved: their preload goes unless a circuit
-	 * that loaded still names that path. */
+	/* Circuits gone, or whose zkey path moved: their preload goes (first, so its
+	 * slot serves the preloads below) unless a circuit that loaded still names that
+	 * path. */
 	for (uint32_t i = 0; i < s->n_cat; i++) {
 		struct cat_entry *o = &s->cat[i];
 		int kept = 0, same_name = 0;
@@ -312,10 +323,17 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 			json_array_append_new(
 				*changed,
 				json_pack("{s:s,s:s}", "name", o->d.name, "change", "removed"));
-		if (!kept && !o->error[0])
+		if (!kept && cat_preloaded(s, o->d.zkey))
 			cat_circuit_request(s, NULL, 1, o->d.zkey);
 		cat_close(o);
 	}
+	/* New or changed zkeys are preloaded (the preload of the same path is replaced:
+	 * new jobs take the new file, running jobs hold their own copies), and so is an
+	 * unchanged one that has no preload yet (the slots were full before). */
+	for (uint32_t i = 0; i < nn; i++)
+		if (!ne[i].error[0] &&
+		    (strcmp(what[i], "unchanged") || !cat_preloaded(s, ne[i].d.zkey)))
+			cat_circuit_request(s, &ne[i], 0, ne[i].d.zkey);
 	memcpy(s->cat, ne, nn * sizeof(*ne));
 	s->n_cat = nn;
 	free(ne);

@@ -424,8 +424,7 @@ static int ini_section(struct ini_state *st, const char *s, char *err, size_t er
 			return -EINVAL;
 		}
 	if (st->c->n_circuits >= CIRCUIT_DECL_MAX) {
-		snprintf(err, errlen, "more than %d circuits declared (one preload slot each)",
-			 CIRCUIT_DECL_MAX);
+		snprintf(err, errlen, "more than %d circuits declared", CIRCUIT_DECL_MAX);
 		return -EINVAL;
 	}
 	st->cur = &st->c->circuits[st->c->n_circuits++];

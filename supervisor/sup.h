@@ -186,8 +186,9 @@ struct cat_entry {
 	char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
 	const char *curve;             /* "bn128" or "bls12381" */
 	uint32_t constraints, npublic, nvars, domain_size;
-	char error[CONFIG_PATH_MAX +
-		   512]; /* why it could not be loaded ("" loaded): refuses jobs */
+	/* Why it could not be loaded ("" loaded): it refuses jobs. */
+	char error[CONFIG_PATH_MAX + 512];
+	char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
 };
 
 struct sup {

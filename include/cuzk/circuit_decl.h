@@ -22,7 +22,7 @@
 #include "cuzk/protocol.h"
 
 #define CIRCUIT_NAME_MAX 64
-#define CIRCUIT_DECL_MAX 8 /* declared circuits: one preload slot each (PIPE_CIRCUITS) */
+#define CIRCUIT_DECL_MAX 8 /* declared circuits (the first PIPE_PRELOAD_MAX preloaded) */
 
 struct circuit_decl {
 	char name[CIRCUIT_NAME_MAX];

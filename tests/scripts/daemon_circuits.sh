@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Circuits by name: cuzkd.conf declares circuits ([circuit NAME] sections); `cuzk
 # circuits` lists them with their state, curve, constraints, public inputs and
-# fingerprint (the same as `cuzk fingerprint` of the zkey); `cuzk prove --circuit NAME`
+# fingerprint (the same as `cuzk fingerprint` of the zkey); a fourth beyond the three
+# preload slots is "declared" (with the reason) and still proves, and is preloaded
+# once a reload frees a slot; `cuzk prove --circuit NAME`
 # proves against the operator's files, from .wtns (bn128 and bls12381) and, with the
 # circuit's witness-gen, from input.json; snarkjs verifies every proof. A witness over
 # the circuit's max-input-bytes, an input.json for a circuit without a generator and an
@@ -26,6 +28,7 @@ for d in "$BN" "$BLS" "$MP"; do [ -f "$d/circuit_final.zkey" ] || fail "fixture 
 mkdir -p "$tmp/z" "$tmp/in"
 cp "$BN/circuit_final.zkey" "$tmp/z/bn.zkey"
 cp "$BLS/circuit_final.zkey" "$tmp/z/bls.zkey"
+cp "$BLS/circuit_final.zkey" "$tmp/z/bls4.zkey"
 cp "$MP/circuit_final.zkey" "$tmp/z/mp.zkey"
 for i in 1 2 3 4; do cp "$BN/witness.wtns" "$tmp/in/bn$i.wtns"; done
 for i in 1 2; do cp "$BLS/witness.wtns" "$tmp/in/bls$i.wtns"; cp "$MP/witness.wtns" "$tmp/in/mp$i.wtns"; done
@@ -60,6 +63,8 @@ write_conf() {  # 1: the tiny circuit too; swapped: mul-bn's zkey is manypub's n
       echo "zkey = $tmp/z/mp.zkey"
       echo "r1cs = $BN/circuit.r1cs"
     fi
+    echo "[circuit four]  # a fourth preload: no slot while tiny holds one"
+    echo "zkey = $tmp/z/bls4.zkey"
   } >"$conf"
 }
 write_conf 1 -
@@ -80,16 +85,17 @@ for _ in $(seq 1 600); do
   [ "$(js 'r.circuits.filter(c=>c.state=="resident").length' "$st")" = 3 ] && break
   sleep 0.1
 done
-[ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$st")" = "mul-bn:resident mul.bls_12:resident tiny:resident" ] \
-  || fail "not all resident: $st"
+[ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$st")" = \
+  "mul-bn:resident mul.bls_12:resident tiny:resident four:declared" ] || fail "states: $st"
+js 'r.circuits[3].note' "$st" | grep -q "not preloaded" || fail "four: no note: $st"
 fp_bn="$("$BUILD/bin/cuzk" fingerprint "$tmp/z/bn.zkey" | awk '{print $1}')"
 fp_mp="$("$BUILD/bin/cuzk" fingerprint "$tmp/z/mp.zkey" | awk '{print $1}')"
 [ "$(js 'r.circuits[0].fingerprint' "$st")" = "$fp_bn" ] || fail "mul-bn fingerprint $(js 'r.circuits[0].fingerprint' "$st") != $fp_bn"
 [ "$(js 'r.circuits.map(c=>c.curve+"/"+c.constraints+"/"+c.public).join(" ")' "$st")" = \
-  "bn128/1021/2 bls12381/1021/2 bn128/$(sed -n 's/.*constraints=\([0-9]*\) nPublic=\([0-9]*\).*/\1\/\2/p' "$MP/info.txt")" ] \
+  "bn128/1021/2 bls12381/1021/2 bn128/$(sed -n 's/.*constraints=\([0-9]*\) nPublic=\([0-9]*\).*/\1\/\2/p' "$MP/info.txt") bls12381/1021/2" ] \
   || fail "curve/constraints/public: $(js 'JSON.stringify(r.circuits)' "$st")"
 cuzk circuits | grep -q "^mul.bls_12 *resident *bls12381 *1021 *2 " || fail "human circuits: $(cuzk circuits)"
-echo "ok: cuzk circuits: three resident, curve, constraints, public inputs, fingerprint as cuzk fingerprint"
+echo "ok: cuzk circuits: three resident (the preload slots), four declared ($(js 'r.circuits[3].note' "$st" | cut -c1-60)...); curve, constraints, public inputs, fingerprint as cuzk fingerprint"
 
 # ---- prove by name -----------------------------------------------------------------
 verify() {  # vkey out-dir names...
@@ -104,7 +110,10 @@ out="$(cuzk --json prove --circuit mul-bn --out "$tmp/o1" --wait "$tmp/in/bn1.wt
 verify "$BN/verification_key.json" "$tmp/o1" bn1 bn2
 out="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o2" --wait "$tmp/in/bls1.wtns" "$tmp/in/bls2.wtns")" || fail "prove bls: $out"
 verify "$BLS/verification_key.json" "$tmp/o2" bls1 bls2
-echo "ok: prove --circuit (bn128 and bls12381 .wtns, no --zkey): snarkjs verifies 4 proofs"
+mkdir -p "$tmp/o2b"
+out="$(cuzk --json prove --circuit four --out "$tmp/o2b" --wait "$tmp/in/bls1.wtns")" || fail "prove four: $out"
+verify "$BLS/verification_key.json" "$tmp/o2b" bls1
+echo "ok: prove --circuit (bn128 and bls12381 .wtns, no --zkey; four not preloaded): snarkjs verifies 5 proofs"
 if [ -n "$gen" ]; then
   out="$(cuzk --json prove --circuit mul-bn --out "$tmp/o3" --wait "$tmp/in/in1.json")" || fail "prove input.json: $out"
   verify "$BN/verification_key.json" "$tmp/o3" in1
@@ -152,11 +161,11 @@ cp "$conf" "$tmp/good.conf"
 printf '[circuit ../x]\nzkey = %s\n' "$tmp/z/bn.zkey" >>"$conf"
 rc=0; o="$(cuzk reload 2>&1)" || rc=$?
 [ "$rc" = 21 ] && grep -q 'circuit name "../x" refused' <<<"$o" || fail "reload of a bad config: exit $rc: $o"
-[ "$(js 'r.circuits.length' "$(cuzk --json circuits)")" = 3 ] || fail "a refused reload changed the circuits"
-echo "ok: reload of a config with [circuit ../x] refused (exit 21), the three circuits kept"
+[ "$(js 'r.circuits.length' "$(cuzk --json circuits)")" = 4 ] || fail "a refused reload changed the circuits"
+echo "ok: reload of a config with [circuit ../x] refused (exit 21), the four circuits kept"
 write_conf 0 swapped
 kill -HUP "$daemon_pid"
-want="mul-bn:resident mul.bls_12:resident mixed:failed"
+want="mul-bn:resident mul.bls_12:resident mixed:failed four:resident"
 for _ in $(seq 1 300); do
   [ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$(cuzk --json circuits)")" = "$want" ] && break
   sleep 0.1
@@ -164,7 +173,7 @@ done
 st="$(cuzk --json circuits)"
 [ "$(js 'r.circuits.map(c=>c.name+":"+c.state).join(" ")' "$st")" = "$want" ] || fail "after SIGHUP: $st"
 js 'r.circuits[2].error' "$st" | grep -q "is another circuit's than zkey" || fail "mixed: no reason: $st"
-echo "ok: SIGHUP: tiny removed; mixed (an r1cs of another circuit) listed failed: $(js 'r.circuits[2].error' "$st")"
+echo "ok: SIGHUP: tiny removed, its slot preloads four; mixed (an r1cs of another circuit) listed failed: $(js 'r.circuits[2].error' "$st")"
 refused "a circuit removed by SIGHUP" no_such_circuit --circuit tiny --out "$tmp/o1" "$tmp/in/mp1.wtns"
 refused "a circuit that failed to load" no_such_circuit --circuit mixed --out "$tmp/o1" "$tmp/in/mp1.wtns"
 mkdir -p "$tmp/o6"
