@@ -13,8 +13,8 @@
 # verify under the old key), new jobs prove the new circuit. SIGHUP after a section
 # is removed: that name is refused from then on; a circuit whose r1cs is another
 # circuit's is listed failed with the reason and refuses jobs. A config with a name like ../x is
-# refused at start (exit 2) and at reload (the running set is kept). Then a clean
-# shutdown.
+# refused at start (exit 2) and at reload (the running set is kept). A job by name
+# survives kill -9 of cuzkd (resumed from the job store). Then a clean shutdown.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -181,5 +181,16 @@ out="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o6" --wait "$tmp/in/bl
 verify "$BLS/verification_key.json" "$tmp/o6" bls1
 echo "ok: after SIGHUP mul.bls_12 still proves (snarkjs verifies)"
 kill -0 "$daemon_pid" || fail "cuzkd died"
+
+# ---- kill -9 of cuzkd right after a submit by name: the job resumes from the store ----
+mkdir -p "$tmp/o7"
+j="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o7" "$tmp/in"/bls{1,2}.wtns | jq -r .job)" || fail "submit before kill"
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+for _ in $(seq 1 300); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.1; done
+daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
+# Decided before the kill, a job is not resumed (nothing is left): then wait finds none.
+out="$(cuzk --json wait "$j" 2>&1)" || grep -q no_such_job <<<"$out" || fail "wait $j after restart: $out"
+verify "$BLS/verification_key.json" "$tmp/o7" bls1 bls2
+echo "ok: a job by name survives kill -9 of cuzkd: both proofs verify after the restart"
 
 daemon_shutdown_clean
