@@ -131,3 +131,27 @@ json_t *circuits_json(const struct pipeline *pl, const struct circ_live *lv, siz
 			 (json_int_t)barrier_load_relaxed(&((struct pipe_circuits *)cs)->seq),
 			 "stages", (int)n, "entries", entries, "acks", acks);
 }
+
+int circuits_preload_state(const struct pipeline *pl, const char *path, const struct circ_live *lv,
+			   size_t n, int *applied, int *failed)
+{
+	for (int i = 0; i < PIPE_CIRCUITS; i++) {
+		const struct pipe_circuit *c = &pl->circuits->c[i];
+
+		if (c->action != PIPE_CIRCUIT_PRELOAD || strcmp(c->path, path))
+			continue;
+		*applied = *failed = 0;
+		for (size_t k = 0; k < n; k++) {
+			const struct pipe_circuit_ack *a = ack_of(pl, &lv[k]);
+
+			if (!a || ack_seq(a) < c->seq)
+				continue;
+			(*applied)++;
+			*failed +=
+				!!(barrier_load_relaxed(&((struct pipe_circuit_ack *)a)->failed) &
+				   (1u << i));
+		}
+		return 0;
+	}
+	return -1;
+}

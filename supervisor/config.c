@@ -1,5 +1,6 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
+#include "cuzk/circuit_decl.h"
 #include "cuzk/version.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet_pg.h"
@@ -406,11 +407,44 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The section a line of an INI file belongs to: cuzkd's options, or a circuit. */
+struct ini_state {
+	struct cuzkd_config *c;
+	struct circuit_decl *cur; /* in a [circuit NAME] section: its declaration */
+};
+
+/* A section header line (s): close the circuit being read, open the next. */
+static int ini_section(struct ini_state *st, const char *s, char *err, size_t errlen)
+{
+	char name[CIRCUIT_NAME_MAX];
+	int rc;
+
+	if (st->cur && (rc = circuit_decl_done(st->cur, err, errlen)))
+		return rc;
+	st->cur = NULL;
+	if ((rc = circuit_decl_header(s, name, err, errlen)) <= 0)
+		return rc;
+	for (uint32_t i = 0; i < st->c->n_circuits; i++)
+		if (!strcmp(st->c->circuits[i].name, name)) {
+			snprintf(err, errlen, "circuit %s is declared twice", name);
+			return -EINVAL;
+		}
+	if (st->c->n_circuits >= CIRCUIT_DECL_MAX) {
+		snprintf(err, errlen, "more than %d circuits declared", CIRCUIT_DECL_MAX);
+		return -EINVAL;
+	}
+	st->cur = &st->c->circuits[st->c->n_circuits++];
+	memset(st->cur, 0, sizeof(*st->cur));
+	snprintf(st->cur->name, sizeof(st->cur->name), "%s", name);
+	return 0;
+}
+
 int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen)
 {
 	char line[2048], sub[512];
 	unsigned lineno = 0;
 	FILE *f = fopen(path, "re");
+	struct ini_state st = { c, NULL };
 	int rc = 0;
 
 	if (!f) {
@@ -425,8 +459,15 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 		s = line + strcspn(line, "#;");
 		*s = '\0';
 		s = trim(line);
-		if (!*s || (*s == '[' && s[strlen(s) - 1] == ']'))
+		if (!*s)
 			continue;
+		if (*s == '[' && s[strlen(s) - 1] == ']') {
+			if ((rc = ini_section(&st, s, sub, sizeof(sub)))) {
+				snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
+				break;
+			}
+			continue;
+		}
 		eq = strchr(s, '=');
 		if (eq) {
 			*eq = '\0';
@@ -435,6 +476,13 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 		} else {
 			name = s;
 			val = NULL;
+		}
+		if (st.cur) {
+			if ((rc = circuit_decl_set(st.cur, name, val, sub, sizeof(sub)))) {
+				snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
+				break;
+			}
+			continue;
 		}
 		if (!strcmp(name, "config")) {
 			rc = -EINVAL;
@@ -449,23 +497,44 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 		 * cuzkd's user) can read or change the file. */
 		if (!strcmp(name, "queue") && val &&
 		    fleet_url_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
-			struct stat st;
+			struct stat fst;
 
-			if (fstat(fileno(f), &st) || (st.st_mode & (S_IRWXG | S_IRWXO)) ||
-			    (st.st_uid != 0 && st.st_uid != geteuid())) {
+			if (fstat(fileno(f), &fst) || (fst.st_mode & (S_IRWXG | S_IRWXO)) ||
+			    (fst.st_uid != 0 && fst.st_uid != geteuid())) {
 				rc = -EINVAL;
 				snprintf(err, errlen,
 					 "%s:%u: queue holds a password, so the file must be "
 					 "mode 0600 and belong to root or cuzkd's user (it is "
 					 "%04o, uid %u): chmod 600 it, or move the password to a "
 					 "PGPASSFILE",
-					 path, lineno, (unsigned)(st.st_mode & 07777),
-					 (unsigned)st.st_uid);
+					 path, lineno, (unsigned)(fst.st_mode & 07777),
+					 (unsigned)fst.st_uid);
 				break;
 			}
 		}
 	}
+	if (!rc && (rc = ini_section(&st, "[cuzkd]", sub, sizeof(sub))))
+		snprintf(err, errlen, "%s: %s", path, sub);
 	fclose(f);
+	return rc;
+}
+
+int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err,
+			 size_t errlen)
+{
+	struct cuzkd_config *c = malloc(sizeof(*c));
+	int rc;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	config_defaults(c);
+	if (!(rc = config_load_file(c, path, err, errlen))) {
+		memcpy(out, c->circuits, c->n_circuits * sizeof(*out));
+		*n = c->n_circuits;
+	}
+	free(c);
 	return rc;
 }
 
@@ -489,6 +558,9 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 		}
 		if (v && (rc = config_load_file(c, v, err, errlen)))
 			return rc < 0 && rc != -EINVAL ? -EINVAL : rc;
+		/* Absolute: cuzk reload reads it again after cuzkd changed directory. */
+		if (v && !realpath(v, c->config_path))
+			snprintf(c->config_path, sizeof(c->config_path), "%s", v);
 	}
 	for (int i = 1; i < argc; i++) {
 		char name[64];

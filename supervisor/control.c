@@ -2,6 +2,7 @@
  * status (control.h; the checks of a submit's files are submit_check.c). No sockets
  * here. */
 #include "cuzk/control.h"
+#include "cuzk/circuit_decl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,8 @@ static const struct {
 	{ CONTROL_REQ_WAIT, CONTROL_WAIT },         { CONTROL_REQ_CANCEL, CONTROL_CANCEL },
 	{ CONTROL_REQ_RESTART, CONTROL_RESTART },   { CONTROL_REQ_DRAIN, CONTROL_DRAIN },
 	{ CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
-	{ CONTROL_REQ_EVICT, CONTROL_EVICT },
+	{ CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
+	{ CONTROL_REQ_RELOAD, CONTROL_RELOAD },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -165,7 +167,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 	if (i == sizeof(kinds) / sizeof(kinds[0])) {
 		rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
 				  "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-				  "restart, drain, shutdown, preload, evict",
+				  "restart, drain, shutdown, preload, evict, circuits, reload",
 				  req);
 		goto err;
 	}
@@ -195,9 +197,27 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 				"opens no path a client names (cuzk prove does this)");
 			goto err;
 		}
+		/* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
+		 * and generator; the client passes only its inputs and out dir. */
+		if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e)))
+			goto err;
+		if (r->circuit && circuit_name_ok(r->circuit)) {
+			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+					  "\"circuit\" must be a circuit's name: letters, digits, "
+					  "'-', '_' and '.', beginning with a letter or a digit");
+			goto err;
+		}
+		if (r->circuit &&
+		    (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
+		     json_object_get(r->root, "witness_gen"))) {
+			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+					  "a submit names a \"circuit\" or passes its \"zkey\" "
+					  "(and r1cs, witness_gen), not both");
+			goto err;
+		}
 		/* the generator is a file like the others: {"fd":I,"path":P}, copied */
-		if ((rc = get_file(r->root, "witness_gen", in != NULL, r->n_fds, &r->witness_gen,
-				   &r->witness_gen_fd, e)))
+		if ((rc = get_file(r->root, "witness_gen", in != NULL && !r->circuit, r->n_fds,
+				   &r->witness_gen, &r->witness_gen_fd, e)))
 			goto err;
 		if (!in && r->witness_gen) {
 			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
@@ -207,7 +227,9 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		}
 		if (in)
 			w = in;
-		if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
+		r->inputs = in != NULL;
+		if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd,
+				   e)) ||
 		    (rc = get_file(r->root, "out_dir", 1, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
 		    (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
 			goto err;
@@ -281,6 +303,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 		break;
 	case CONTROL_DRAIN:
 	case CONTROL_SHUTDOWN:
+	case CONTROL_CIRCUITS:
+	case CONTROL_RELOAD:
 		break;
 	case CONTROL_PRELOAD:
 		if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e)))

@@ -296,7 +296,25 @@ void answer_waiters(struct sup *s, uint64_t t)
 	}
 }
 
-/* restart, drain, shutdown act on every user's work: the operator's (root, cuzkd's
+/* reload: the config's [circuit NAME] sections read again (catalog.c); the answer
+ * lists each circuit's change. A file that does not read changes nothing. */
+static void do_reload(struct sup *s, struct conn *k)
+{
+	json_t *changed;
+	char err[512];
+
+	if (catalog_reload(s, &changed, err, sizeof(err))) {
+		logmsg("reload refused: %s", err);
+		reply_err(s, k, CONTROL_E_BAD_REQUEST, err);
+		return;
+	}
+	logmsg("reload: %u circuit(s) declared", (unsigned)s->n_cat);
+	conn_reply(s, k,
+		   control_reply_ok(json_pack("{s:o,s:o}", "changed", changed, "circuits",
+					      catalog_json(s))));
+}
+
+/* restart, drain, shutdown, reload act on every user's work: the operator's (root, cuzkd's
  * user) alone. */
 static void operator_request(struct sup *s, struct conn *k, const struct control_req *r)
 {
@@ -307,14 +325,17 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
 			 "uid %u may not %s cuzkd: only root or cuzkd's own "
 			 "user may",
 			 (unsigned)k->uid,
-			 r->kind == CONTROL_RESTART       ? "restart a stage of" :
-				 r->kind == CONTROL_DRAIN ? "drain" :
-							    "shut down");
+			 r->kind == CONTROL_RESTART        ? "restart a stage of" :
+				 r->kind == CONTROL_DRAIN  ? "drain" :
+				 r->kind == CONTROL_RELOAD ? "reload" :
+							     "shut down");
 		reply_err(s, k, CONTROL_E_NOT_PERMITTED, m);
 	} else if (r->kind == CONTROL_RESTART) {
 		do_restart(s, k, r);
 	} else if (r->kind == CONTROL_DRAIN) {
 		do_drain(s, k);
+	} else if (r->kind == CONTROL_RELOAD) {
+		do_reload(s, k);
 	} else {
 		conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "shutting_down", 1)));
 		life_event(s, DAEMON_EV_STOP, os_now_ns(), 0, "shutdown requested");
@@ -345,6 +366,12 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
 	case CONTROL_PRELOAD:
 	case CONTROL_EVICT:
 		do_circuit(s, k, r, r->n_fds);
+		break;
+	case CONTROL_CIRCUITS:
+		conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
+		break;
+	case CONTROL_RELOAD:
+		operator_request(s, k, r);
 		break;
 	}
 }

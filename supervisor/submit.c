@@ -120,10 +120,22 @@ static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copie
  * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
  * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
  * uid already has STUCK_PER_UID intakes given up on. */
+static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
+			       const int *extra, size_t n_extra);
+
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+{
+	intake_begin_extra(s, k, r, n_fds, NULL, 0);
+}
+
+/* The same with n_extra more descriptors of cuzkd's own after the client's (a circuit
+ * by name: its files, catalog.c), moved in as well (closed when refused). */
+static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
+			       const int *extra, size_t n_extra)
 {
 	struct intake *t;
 	unsigned stuck = 0;
+	int *all;
 	int rc;
 
 	for (t = s->intakes; t; t = t->next)
@@ -138,11 +150,23 @@ void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n
 			"those reads return",
 			stuck, (unsigned)k->uid, s->c->copy_timeout_s);
 		reply_err(s, k, CONTROL_E_BUSY, m);
+		for (size_t i = 0; i < n_extra; i++)
+			close(extra[i]);
 		return;
 	}
 
-	t = intake_new(r, k->fds, n_fds, k->uid, k->gid, k->groups, k->n_groups);
+	all = malloc((n_fds + n_extra + 1) * sizeof(*all));
+	if (all) {
+		memcpy(all, k->fds, n_fds * sizeof(*all));
+		if (n_extra)
+			memcpy(all + n_fds, extra, n_extra * sizeof(*all));
+	}
+	t = all ? intake_new(r, all, n_fds + n_extra, k->uid, k->gid, k->groups, k->n_groups) :
+		  NULL;
+	free(all);
 	if (!t) {
+		for (size_t i = 0; i < n_extra; i++)
+			close(extra[i]);
 		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
 		return;
 	}
@@ -187,6 +211,20 @@ void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fd
 	/* Before anything is copied: a user at its quota costs cuzkd nothing. */
 	if (submit_refused(s, k, (uint32_t)r->n_witnesses))
 		return;
+	if (r->circuit) {
+		/* By name: the circuit's files (cuzkd's descriptors) after the client's. */
+		int extra[3];
+		size_t n_extra;
+		const char *code;
+		char m[512];
+
+		if (catalog_submit(s, r, extra, &n_extra, &code, m, sizeof(m))) {
+			reply_err(s, k, code, m);
+			return;
+		}
+		intake_begin_extra(s, k, r, n_fds, extra, n_extra);
+		return;
+	}
 	intake_begin(s, k, r, n_fds);
 }
 

@@ -269,6 +269,13 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
 			continue;
 		if (!S_ISREG(a.st_mode))
 			continue; /* refused by its copy, unread, with the reason */
+		if (r->max_input_bytes && (uint64_t)a.st_size > r->max_input_bytes)
+			return control_fail(e, CONTROL_E_INPUT_LIMIT, -EFBIG,
+					    "%s %s: %lld bytes, more than circuit %s takes "
+					    "(max-input-bytes %llu)",
+					    r->witness_gen ? "input" : "witness", r->witnesses[i],
+					    (long long)a.st_size, r->circuit ? r->circuit : "?",
+					    (unsigned long long)r->max_input_bytes);
 		if (r->witness_gen)
 			z->wtns[i] = (uint64_t)a.st_size; /* input.json: its bytes */
 		else if ((rc = input_bounds_wtns(fds[idx], r->witnesses[i], &z->wtns[i], err,
@@ -302,6 +309,11 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 	memset(&z, 0, sizeof(z));
 	s->zkey_fd = s->r1cs_fd = s->out_fd = s->wgen_fd = -1;
 	s->priority = r->priority;
+	/* A submit by circuit name gets its zkey from cuzkd (catalog.c) before this. */
+	if (!r->zkey)
+		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+				    "circuit %s: a submit by name whose zkey cuzkd did not add",
+				    r->circuit ? r->circuit : "?");
 	if (r->n_witnesses > max_parts)
 		return control_fail(e, CONTROL_E_FULL, -E2BIG,
 				    "%zu witnesses: one job holds at most %u "

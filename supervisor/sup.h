@@ -15,6 +15,7 @@
  *   gauges.c    the supervisor's gauges in the stats segment
  *   timers.c    the 100 ms timer's named jobs, each with its deadline
  *   lifecycle.c the daemon's own lifecycle (daemon_fsm.h) and what each move does
+ *   catalog.c   the circuits the operator declared by name: load, list, reload
  *
  * Single-threaded: only the loop's thread touches struct sup (intakes, the fleet and
  * the metrics listener have threads of their own and talk through descriptors). */
@@ -32,6 +33,7 @@
 #include <liburing.h>
 
 #include "cuzk/child_fsm.h"
+#include "cuzk/circuit_decl.h"
 #include "cuzk/circuits.h"
 #include "cuzk/config.h"
 #include "cuzk/control.h"
@@ -176,6 +178,19 @@ struct part_state {
 	uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
 };
 
+/* A declared circuit as cuzkd holds it (catalog.c). */
+struct cat_entry {
+	struct circuit_decl d;
+	int zkey_fd, r1cs_fd, wgen_fd; /* the operator's files, open since load; -1 none */
+	char id[CONTROL_ID_LEN];       /* the zkey's identity then (control_file_id) */
+	char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
+	const char *curve;             /* "bn128" or "bls12381" */
+	uint32_t constraints, npublic, nvars, domain_size;
+	/* Why it could not be loaded ("" loaded): it refuses jobs. */
+	char error[CONFIG_PATH_MAX + 512];
+	char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
+};
+
 struct sup {
 	const struct cuzkd_config *c;
 	const struct plan *plan;
@@ -226,6 +241,8 @@ struct sup {
 				  * (pipe_stage_job_try_complete): waiters are answered then,
 				  * not at the next tick */
 	uint64_t doorbell_rings; /* times it woke us (status --json "doorbell_rings") */
+	struct cat_entry cat[CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
+	uint32_t n_cat;
 };
 
 /* supervisor.c */
@@ -289,6 +306,14 @@ void journal_prune(struct sup *s);
 void journal_prune_uid(struct sup *s);
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
 		   const struct control_peer *peer, char *err, size_t errlen);
+
+/* catalog.c */
+void catalog_load(struct sup *s);
+json_t *catalog_json(const struct sup *s);
+int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen);
+int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n_extra,
+		   const char **code, char *m, size_t len);
+void catalog_free(struct sup *s);
 
 /* submit.c */
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);

@@ -70,7 +70,18 @@ static void handle_signal(struct sup *s)
 		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			life_event(s, DAEMON_EV_STOP, os_now_ns(), 0,
 				   si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-		else if (si.ssi_signo == SIGCHLD)
+		else if (si.ssi_signo == SIGHUP) {
+			/* As `cuzk reload`: the config's circuits read again. */
+			json_t *changed = NULL;
+			char err[512];
+
+			if (catalog_reload(s, &changed, err, sizeof(err)))
+				logmsg("SIGHUP: reload refused: %s", err);
+			else
+				logmsg("SIGHUP: reload: %u circuit(s) declared",
+				       (unsigned)s->n_cat);
+			json_decref(changed);
+		} else if (si.ssi_signo == SIGCHLD)
 			for (uint32_t i = 0; i < s->n_ch; i++)
 				child_reap(s, &s->ch[i]);
 	}
@@ -360,6 +371,7 @@ static void free_state(struct sup *s)
 	pipeline_detach(&s->pl);
 	pipeline_destroy(s->c->instance);
 	json_decref(s->preload_owner);
+	catalog_free(s);
 	for (uint32_t j = 0; s->jobs && j < s->c->max_jobs; j++)
 		job_reset(s, j);
 	free(s->jobs);
@@ -421,6 +433,8 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
 		goto out_seg;
 	if ((code = start_threads(s)))
 		goto out_seg;
+	/* The declared circuits (catalog.c): preloads in the table before any stage. */
+	catalog_load(s);
 	start_children(s);
 	arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
 	s->listen_armed = 1;

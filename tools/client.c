@@ -47,6 +47,14 @@ void client_usage(FILE *f)
           "                      the same from input.json files: the synth stage computes\n"
           "                      each witness with G (cuzk build-witness); in1.json ->\n"
           "                      DIR/in1.proof.json\n"
+          "  prove --circuit NAME --out DIR [--priority P] [--wait] W1.wtns|IN1.json ...\n"
+          "                      the same against a circuit the operator declared in\n"
+          "                      cuzkd.conf ([circuit NAME]): cuzkd opens its zkey, r1cs\n"
+          "                      and generator; .json inputs need its witness-gen\n"
+          "  circuits            the declared circuits: state (declared, loading,\n"
+          "                      resident, failed), curve, constraints, fingerprint\n"
+          "  reload              read cuzkd.conf's circuits again (as SIGHUP): a changed\n"
+          "                      zkey serves new jobs, running ones keep theirs\n"
           "  status [JOB]        all jobs and stages, or one job with its partitions\n"
           "  wait JOB [--timeout-ms N]   until the job is done or failed\n"
           "  cancel JOB          fail the job's partitions that have not started\n"
@@ -405,9 +413,9 @@ static int parse_job(const char *s, json_int_t *out)
 
 static int cmd_prove(struct client *c, int argc, char **argv)
 {
-    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL;
+    const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL, *circuit = NULL;
     long long prio = 0;
-    int wait = 0, rc, nw = 0;
+    int wait = 0, rc, nw = 0, inputs;
     char(*names)[PIPE_NAME_LEN];
     struct fdset fs = { 0 };
     json_t *req, *w, *r;
@@ -423,6 +431,8 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             r1cs = argv[++i];
         else if (!strcmp(a, "--witness-gen") && i + 1 < argc)
             gen = argv[++i];
+        else if (!strcmp(a, "--circuit") && i + 1 < argc)
+            circuit = argv[++i];
         else if (!strcmp(a, "--priority") && i + 1 < argc)
             prio = atoll(argv[++i]);
         else if (!strcmp(a, "--wait"))
@@ -436,9 +446,29 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         } else
             argv[1 + nw++] = argv[i]; /* witnesses, compacted in place */
     }
-    if (!zkey_arg || !out || !nw) {
-        fprintf(stderr, "cuzk prove: needs --zkey Z --out DIR and at least one %s\n",
-                gen ? "input.json" : ".wtns");
+    if (circuit && (zkey_arg || r1cs || gen)) {
+        fprintf(stderr,
+                "cuzk prove: --circuit NAME names the zkey, r1cs and generator the "
+                "operator declared: no --zkey, --r1cs or --witness-gen with it\n");
+        return CUZK_EXIT_USAGE;
+    }
+    /* By name, the inputs say what they are: all input.json or all .wtns. */
+    inputs = gen != NULL;
+    for (int i = 0; circuit && i < nw; i++) {
+        size_t l = strlen(argv[1 + i]);
+        int js = l > 5 && !strcmp(argv[1 + i] + l - 5, ".json");
+
+        if (i && js != inputs) {
+            fprintf(stderr,
+                    "cuzk prove: a job takes input.json files or .wtns witnesses, "
+                    "not both\n");
+            return CUZK_EXIT_USAGE;
+        }
+        inputs = js;
+    }
+    if ((!zkey_arg && !circuit) || !out || !nw) {
+        fprintf(stderr, "cuzk prove: needs --zkey Z (or --circuit NAME) --out DIR and at least one %s\n",
+                inputs ? "input.json" : ".wtns");
         return CUZK_EXIT_USAGE;
     }
     /* Duplicate basenames would write the same proof file: refuse before submit. */
@@ -491,8 +521,12 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         json_t *ref;
 
         req = json_object();
-        if (add_file(&fs, "zkey", zkey_arg, 0, &ref)) goto bad;
-        json_object_set_new(req, "zkey", ref);
+        if (circuit)
+            json_object_set_new(req, "circuit", json_string(circuit));
+        else if (add_file(&fs, "zkey", zkey_arg, 0, &ref))
+            goto bad;
+        else
+            json_object_set_new(req, "zkey", ref);
         if (add_file(&fs, "out", out, 1, &ref)) goto bad;
         json_object_set_new(req, "out_dir", ref);
         if (r1cs) {
@@ -507,7 +541,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         for (int i = 0; i < nw; i++) {
             char nm[PIPE_NAME_LEN];
 
-            if (add_file(&fs, gen ? "input" : "witness", argv[1 + i], 0, &ref)) {
+            if (add_file(&fs, inputs ? "input" : "witness", argv[1 + i], 0, &ref)) {
                 json_decref(w);
                 goto bad;
             }
@@ -517,7 +551,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             json_array_append_new(w, ref);
         }
     }
-    json_object_set_new(req, gen ? "inputs" : "witnesses", w);
+    json_object_set_new(req, inputs ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
     json_object_set_new(req, "fds", json_integer((json_int_t)fs.n));
     json_object_set_new(req, "req", json_string(CONTROL_REQ_SUBMIT));
@@ -727,6 +761,27 @@ static void print_status_all(json_t *r)
                jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 
+/* `cuzk circuits` and `cuzk reload`: one line per declared circuit. */
+static void print_circuits(json_t *r)
+{
+    json_t *cs = json_object_get(r, "circuits"), *o, *ch = json_object_get(r, "changed");
+    size_t i;
+
+    json_array_foreach (ch, i, o) printf("%s %s\n", jshow(o, "name"), jstr(o, "change"));
+    if (!json_array_size(cs)) {
+        printf("no circuits declared (cuzkd.conf: [circuit NAME] sections)\n");
+        return;
+    }
+    printf("%-20s %-9s %-9s %11s %7s  %-16s  %s\n", "NAME", "STATE", "CURVE", "CONSTRAINTS", "PUBLIC",
+           "FINGERPRINT", "ZKEY");
+    json_array_foreach (cs, i, o) {
+        printf("%-20s %-9s %-9s %11lld %7lld  %-16.16s  %s\n", jshow(o, "name"), jstr(o, "state"),
+               jstr(o, "curve"), jint(o, "constraints"), jint(o, "public"), jstr(o, "fingerprint"),
+               jshow(o, "zkey"));
+        if (json_object_get(o, "error")) printf("  %s\n", jshow(o, "error"));
+    }
+}
+
 static int simple(struct client *c, json_t *req, int kind)
 {
     json_t *r;
@@ -754,6 +809,8 @@ static int simple(struct client *c, json_t *req, int kind)
         printf("cuzkd is shutting down\n");
     else if (kind == 'r')
         printf("restarting\n");
+    else if (kind == 'C')
+        print_circuits(r);
     json_decref(r);
     return rc;
 }
@@ -960,6 +1017,9 @@ int client_main(int argc, char **argv)
         rc = simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_DRAIN), 'd');
     else if (!strcmp(cmd, "shutdown"))
         rc = simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_SHUTDOWN), 'x');
+    else if (!strcmp(cmd, "circuits") || !strcmp(cmd, "reload"))
+        rc = simple(&c, json_pack("{s:s}", "req", cmd[0] == 'c' ? CONTROL_REQ_CIRCUITS : CONTROL_REQ_RELOAD),
+                    'C');
     else if (!strcmp(cmd, "preload") || !strcmp(cmd, "evict"))
         rc = cmd_circuit(&c, argc, argv, cmd);
     else if (!strcmp(cmd, "trace"))

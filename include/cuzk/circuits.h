@@ -34,4 +34,10 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
  * "failed"}],"acks":[{"stage","index","pid","seq","preloads","evicts"}]}. */
 json_t *circuits_json(const struct pipeline *pl, const struct circ_live *lv, size_t n);
 
+/* The preload of path in the table: -1 when there is none, else 0 with how many of the
+ * n live stages applied it (*applied) and how many of those could not load it
+ * (*failed). A declared circuit is resident when every live stage applied it. */
+int circuits_preload_state(const struct pipeline *pl, const char *path, const struct circ_live *lv,
+			   size_t n, int *applied, int *failed);
+
 #endif

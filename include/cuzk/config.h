@@ -3,6 +3,8 @@
  *
  * INI syntax: `name = value` per line (`name` alone for a flag, or `name = true`),
  * `#` or `;` starts a comment, a `[cuzkd]` section header is accepted and ignored.
+ * `[circuit NAME]` opens a circuit's section (circuit_decl.h): its lines, up to the
+ * next section, declare that circuit and go to c->circuits.
  * The names are the long options without the leading dashes.
  */
 #ifndef CUZK_CONFIG_H
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cuzk/circuit_decl.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/protocol.h"
 #include "cuzk/segment.h"
@@ -80,7 +83,10 @@ struct cuzkd_config {
 	char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
 	gid_t gid;
 	int have_gid;
-	char bin_dir[CONFIG_PATH_MAX]; /* stage executables; "" = next to cuzkd */
+	char bin_dir[CONFIG_PATH_MAX];     /* stage executables; "" = next to cuzkd */
+	char config_path[CONFIG_PATH_MAX]; /* --config, made absolute ("" none): reload */
+	struct circuit_decl circuits[CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
+	uint32_t n_circuits;
 };
 
 /* Fills the defaults: instance "default", run dir config_default_run_dir(),
@@ -92,6 +98,11 @@ void config_defaults(struct cuzkd_config *c);
  * a sentence in err (state of the other options unchanged). */
 int config_set(struct cuzkd_config *c, const char *name, const char *value, char *err,
 	       size_t errlen);
+
+/* Only the [circuit NAME] sections of an INI file (cuzk reload, SIGHUP): into
+ * out[0..*n), at most CIRCUIT_DECL_MAX. 0, -errno or -EINVAL with err. */
+int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err,
+			 size_t errlen);
 
 /* Apply an INI file. 0, -errno (unreadable) or -EINVAL (bad line: err names file:line). */
 int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen);

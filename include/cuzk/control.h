@@ -32,6 +32,8 @@ enum control_kind {
 	CONTROL_SHUTDOWN,
 	CONTROL_PRELOAD,
 	CONTROL_EVICT,
+	CONTROL_CIRCUITS, /* the declared circuits (catalog.c) */
+	CONTROL_RELOAD,   /* read the config's [circuit NAME] sections again */
 };
 
 struct control_err {
@@ -46,7 +48,11 @@ struct control_req {
 	enum control_kind kind;
 	json_t *root;
 	const char *zkey, *r1cs, *out_dir, *stage;
-	const char *witness_gen; /* submit with "inputs": witnesses[] are input.json files */
+	const char *witness_gen;  /* submit with "inputs": witnesses[] are input.json files */
+	const char *circuit;      /* submit by name: cuzkd adds the circuit's files */
+	int inputs;               /* submit: "inputs" (input.json), not "witnesses" */
+	uint64_t max_input_bytes; /* set by cuzkd (the circuit's limit), never parsed: a
+				   * witness or input.json larger is refused; 0 none */
 	const char **witnesses;
 	const char **witness_names; /* NULL entries: from the path */
 	int *witness_fd;

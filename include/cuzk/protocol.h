@@ -37,6 +37,14 @@
  *                                  (pipeline.h, "Circuits"); status's "circuits" shows
  *                                  their acks. evict names the zkey as its preload did
  *                                  (no file is opened)
+ *   {"req":"submit","circuit":NAME,"fds":N,"witnesses"|"inputs":[W,...],"out_dir":F,...}
+ *                                  a circuit the operator declared ([circuit NAME] in
+ *                                  cuzkd.conf): cuzkd adds its zkey, r1cs and generator
+ *                                  (no "zkey", "r1cs", "witness_gen" then)
+ *   {"req":"circuits"}          -> {"ok":true,"circuits":[{"name","state","zkey",
+ *                                  "fingerprint","curve","constraints","public",...}]}
+ *   {"req":"reload"}            -> (root or cuzkd's user) the config's circuits read
+ *                                  again: {"ok":true,"circuits":[...],"changed":[...]}
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * CONTROL_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
@@ -68,6 +76,8 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_REQ_SHUTDOWN "shutdown"
 #define CONTROL_REQ_PRELOAD "preload"
 #define CONTROL_REQ_EVICT "evict"
+#define CONTROL_REQ_CIRCUITS "circuits"
+#define CONTROL_REQ_RELOAD "reload"
 
 #define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 
@@ -88,6 +98,8 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_E_NOT_OWNER "not_owner"         /* cancel/evict of another uid's work (owners.h) */
 #define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
 #define CONTROL_E_QUOTA "quota"                 /* a per-uid quota is reached (--quota-*) */
+#define CONTROL_E_NO_CIRCUIT "no_such_circuit"  /* submit --circuit: not declared */
+#define CONTROL_E_INPUT_LIMIT "input_too_large" /* over its circuit's max-input-bytes */
 #define CONTROL_E_INTERNAL "internal"
 #define CONTROL_E_STORE \
 	"store" /* the job store could not record it

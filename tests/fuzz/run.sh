@@ -21,7 +21,7 @@ command -v "$CC" >/dev/null || { echo "SKIP: $CC not found (apt-get install clan
 # normal build's libraries (make first), uninstrumented: it parses nothing.
 srcs=(zk/zkey.c zk/wtns.c zk/binfile.c zk/error.c supervisor/control.c supervisor/submit_check.c
       supervisor/copies.c supervisor/input_bounds.c supervisor/wgen_trust.c supervisor/peer_acl.c
-      proto/protocol.c)
+      supervisor/circuit_decl.c proto/protocol.c)
 for l in zk shm; do
   [ -f "$BUILD/lib/libcuzk_$l.a" ] || { echo "FAIL: $BUILD/lib/libcuzk_$l.a missing (run make)"; exit 1; }
 done

@@ -128,6 +128,45 @@ TEST(test_control_parses_preload_evict, 1)
 }
 END_TEST
 
+TEST(test_control_parses_submit_by_circuit_name, 1)
+{
+	struct control_req r;
+	struct control_err e;
+
+	ck_assert_int_eq(parse("{\"req\":\"submit\",\"circuit\":\"mul.bls_12\",\"fds\":2,"
+			       "\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
+			       "\"inputs\":[{\"fd\":1,\"path\":\"/i/a.json\"}]}",
+			       &r, &e),
+			 0);
+	ck_assert_str_eq(r.circuit, "mul.bls_12");
+	ck_assert_ptr_null(r.zkey); /* cuzkd adds it (catalog.c) */
+	ck_assert_ptr_null(r.witness_gen);
+	ck_assert_int_eq(r.inputs, 1);
+	ck_assert_uint_eq(r.max_input_bytes, 0); /* never from the wire */
+	control_req_free(&r);
+	/* a name and a zkey; a name that is no name; input.json without a generator nor
+	 * a name */
+	check_refused("{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":2,"
+		      "\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
+		      "\"witnesses\":[{\"fd\":1,\"path\":\"/w\"}]}",
+		      CONTROL_E_BAD_REQUEST, "not both");
+	check_refused("{\"req\":\"submit\",\"circuit\":\"../x\",\"fds\":2,"
+		      "\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
+		      "\"witnesses\":[{\"fd\":1,\"path\":\"/w\"}]}",
+		      CONTROL_E_BAD_REQUEST, "circuit's name");
+	check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
+		      "\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
+		      "\"inputs\":[{\"fd\":1,\"path\":\"/i.json\"}]}",
+		      CONTROL_E_BAD_REQUEST, "witness_gen");
+	ck_assert_int_eq(parse("{\"req\":\"circuits\"}", &r, &e), 0);
+	ck_assert_int_eq(r.kind, CONTROL_CIRCUITS);
+	control_req_free(&r);
+	ck_assert_int_eq(parse("{\"req\":\"reload\"}", &r, &e), 0);
+	ck_assert_int_eq(r.kind, CONTROL_RELOAD);
+	control_req_free(&r);
+}
+END_TEST
+
 TEST(test_control_parses_submit_of_inputs, 1)
 {
 	struct control_req r;
