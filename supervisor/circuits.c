@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cuzk/submit_check.h"
+
 /* The ack of a running stage, or NULL when its process has not written one yet. */
 static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl, const struct circ_live *l)
 {

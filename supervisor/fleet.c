@@ -1,10 +1,11 @@
-/* fleet.c — cuzkd's fleet thread (fleet.h). */
+/* fleet.c — cuzkd's fleet thread (fleet.h): claim partitions from the queue, run
+ * `cuzk prove --wait` on each, finish and publish them; their staging dirs are
+ * fleet_stage.c's. */
 #include "cuzk/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -17,33 +18,7 @@
 
 #include "cuzk/fleet_pg.h"
 #include "cuzk/os.h"
-
-struct slot {
-	pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
-	int finishing; /* exited, its finish not yet recorded (database away) */
-	int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
-	int rc;        /* its exit code */
-	struct fleet_claim c;
-};
-
-struct fleet_daemon {
-	pthread_t th;
-	atomic_int stop;
-	struct fleet *f;
-	char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
-	char run_dir[CONFIG_PATH_MAX];
-	int store;                  /* --store-proofs */
-	char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
-				       * no out dir (fleet_pg.h "Stored proofs") */
-	int lease_s;
-	uint32_t n;
-	struct slot *slots;
-	int db_down;       /* the last call failed: logged once, retried with backoff */
-	atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
-	atomic_ullong h_errors, h_reconnects;
-	int recovered;       /* the previous run's leases and staged proofs are handled */
-	uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
-};
+#include "fleet_stage.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
  * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
@@ -108,90 +83,12 @@ static int regular(const char *p)
 	return ok;
 }
 
-static int open_out(const char *dir)
-{
-	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-/* The staging dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
- * (created if need be); -1 with errno. */
-static int open_priv(struct fleet_daemon *d, const struct slot *sl)
-{
-	char sub[16];
-	int pfd, sfd;
-
-	snprintf(sub, sizeof(sub), "%u", (unsigned)(sl - d->slots));
-	if ((pfd = open(d->priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -1;
-	if (mkdirat(pfd, sub, 0700) && errno != EEXIST) {
-		close(pfd);
-		return -1;
-	}
-	sfd = openat(pfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(pfd);
-	return sfd;
-}
-
-/* The slot's staging dir, opened: OUT/.cuzk-OWNER/ or, with no out dir, PRIV/SLOT. */
-static int open_stage(struct fleet_daemon *d, const struct slot *sl)
-{
-	char sn[300];
-	int dfd, sfd;
-
-	if (!sl->c.out_dir[0])
-		return open_priv(d, sl);
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if ((dfd = open_out(sl->c.out_dir)) < 0)
-		return -1;
-	sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	return sfd;
-}
-
-/* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
-static void clean_fd(int sfd)
-{
-	int fd = dup(sfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(dir))) {
-		size_t len = strlen(e->d_name);
-
-		if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
-		    (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
-			unlinkat(sfd, e->d_name, 0);
-	}
-	closedir(dir);
-}
-
-/* sl's proof is published (or given up): its staging dir goes once empty, unless
- * another slot of this daemon runs a partition of the same out dir (start_one runs
- * in this thread too, so no partition starts staging there meanwhile). */
-static void stage_done(struct fleet_daemon *d, const struct slot *sl)
-{
-	if (!sl->c.out_dir[0])
-		return;
-	for (uint32_t i = 0; i < d->n; i++)
-		if (&d->slots[i] != sl && (d->slots[i].pid || d->slots[i].finishing) &&
-		    !strcmp(d->slots[i].c.out_dir, sl->c.out_dir))
-			return;
-	fleet_stage_remove(sl->c.out_dir, d->owner);
-}
-
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
-	char stage[2048], sn[300];
+	char stage[2048];
 	const char *why = NULL;
-	int dfd, sfd;
 	pid_t pid;
 
-	fleet_stage_name(d->owner, sn, sizeof(sn));
 	/* The row's name names files in the out dir: one component, whoever wrote it. */
 	if (!fleet_name_ok(sl->c.name))
 		why = "its name is not a single file name (no '/', no leading '.', no control "
@@ -200,32 +97,8 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 		why = "witness is not a regular file";
 	else if (!regular(sl->c.zkey))
 		why = "zkey is not a regular file";
-	else if (!sl->c.out_dir[0]) {
-		/* No out dir: proved into this slot's private dir, stored only. A daemon
-		 * that does not store never claims such a job (fleet_claim). */
-		if (!d->store)
-			why = "no out dir and this cuzkd does not --store-proofs";
-		else if ((sfd = open_priv(d, sl)) < 0)
-			why = "cannot create its private staging dir in the run dir";
-		else {
-			clean_fd(sfd); /* a previous partition's, never to be mixed up */
-			close(sfd);
-			snprintf(stage, sizeof(stage), "%s/%u", d->priv, (unsigned)(sl - d->slots));
-		}
-	} else if ((dfd = open_out(sl->c.out_dir)) < 0)
-		why = "out dir is not a directory";
-	else {
-		/* The staging dir: ours alone (0700), never a link. */
-		if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
-			why = "cannot create the staging dir in the out dir";
-		else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
-			 0)
-			why = "staging dir in the out dir is not a directory";
-		else
-			close(sfd);
-		close(dfd);
-		snprintf(stage, sizeof(stage), "%s/%s", sl->c.out_dir, sn);
-	}
+	else
+		why = staging_prepare(d, sl, stage, sizeof(stage));
 	if (why) {
 		sl->pid = 0;
 		sl->finishing = 1;
@@ -256,54 +129,6 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
 	return 0;
 }
 
-/* A staged proof file, read for the table: at most cap bytes, a regular file not
- * reached through a link, no NUL byte (a text column). malloc'd text, or NULL with the
- * reason in why. */
-static char *read_staged(int sfd, const char *name, size_t cap, char *why, size_t whylen)
-{
-	int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "stored proof: cannot read %s: %s", name,
-			 fd < 0 ? strerror(errno) : "not a regular file");
-		goto out;
-	}
-	if ((size_t)st.st_size > cap) {
-		snprintf(why, whylen, "stored proof: %s has %lld bytes, over the %zu stored", name,
-			 (long long)st.st_size, cap);
-		goto out;
-	}
-	if (!(buf = malloc((size_t)st.st_size + 1))) {
-		snprintf(why, whylen, "stored proof: out of memory");
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n <= 0) {
-			snprintf(why, whylen, "stored proof: reading %s: %s", name,
-				 n ? strerror(errno) : "shorter than its size");
-			free(buf);
-			buf = NULL;
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	if (strlen(buf) != got) {
-		snprintf(why, whylen, "stored proof: %s has a NUL byte", name);
-		free(buf);
-		buf = NULL;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	return buf;
-}
-
 /* Finish a proved partition with its proof in the table (--store-proofs): read the
  * staged files, fleet_finish_stored; a proof that cannot be stored (over a cap, not
  * JSON, unreadable) fails the partition with that reason. fleet_finish's answers. */
@@ -317,12 +142,12 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
 	if (!fleet_name_ok(sl->c.name)) /* never read outside the staging dir */
 		snprintf(why, sizeof(why), "its name is not a single file name");
-	else if ((sfd = open_stage(d, sl)) < 0)
+	else if ((sfd = staging_open(d, sl)) < 0)
 		snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s",
 			 strerror(errno));
 	else {
-		if ((proof = read_staged(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
-			pub = read_staged(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
+		if ((proof = staging_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
+			pub = staging_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
 		close(sfd);
 	}
 	won = proof && pub ? fleet_finish_stored(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
@@ -339,21 +164,6 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 				   errlen);
 	}
 	return won;
-}
-
-/* The slot's staged files, removed (a discarded or failed proof, a stored one). */
-static void unstage(struct fleet_daemon *d, struct slot *sl)
-{
-	char tp[300], tq[300];
-	int sfd;
-
-	if (!fleet_name_ok(sl->c.name) || (sfd = open_stage(d, sl)) < 0)
-		return; /* a name with a '/' names nothing of the staging dir */
-	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
-	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-	unlinkat(sfd, tp, 0);
-	unlinkat(sfd, tq, 0);
-	close(sfd);
 }
 
 /* The partition's end: finish it in the queue (with --store-proofs, its proof stored
@@ -421,7 +231,7 @@ publish:
 			flog("%s: published or requeued by another daemon meanwhile (was this "
 			     "one's heartbeat stale?)",
 			     sl->c.name);
-		stage_done(d, sl);
+		staging_done(d, sl);
 		memset(sl, 0, sizeof(*sl));
 		return 0;
 	}
@@ -429,8 +239,8 @@ drop:
 	db_ok(d);
 	if (!won && !sl->rc)
 		flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
-	unstage(d, sl);
-	stage_done(d, sl);
+	staging_remove_files(d, sl);
+	staging_done(d, sl);
 	memset(sl, 0, sizeof(*sl));
 	return 0;
 }
@@ -461,26 +271,6 @@ static void adopted(void *arg, const struct fleet_adopted *a)
 	else if (a->outcome == FLEET_PUB_REQUEUED)
 		flog("%s (job %llu part %u), finished by %s: no staged proof, back to the queue",
 		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
-}
-
-/* The stale staged files of one out dir's staging dir after a restart, once
- * fleet_adopt(mine) published what this owner had finished: a discarded or failed
- * proof, a local job of the previous run that the queue has since given to another
- * daemon. */
-static void clean_dir(struct fleet_daemon *d, const char *out_dir)
-{
-	char sn[300];
-	int dfd, sfd;
-
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if ((dfd = open_out(out_dir)) < 0)
-		return; /* gone or not mounted here */
-	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-		clean_fd(sfd);
-		close(sfd);
-		unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
-	}
-	close(dfd);
 }
 
 /* The start of this daemon's fleet life: the previous run's leases back to the
@@ -515,7 +305,7 @@ static int recover(struct fleet_daemon *d)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		clean_dir(d, dirs[i]);
+		staging_clean_dir(d, dirs[i]);
 		free(dirs[i]);
 	}
 	free(dirs);
@@ -620,38 +410,12 @@ static void *run(void *arg)
 	return NULL;
 }
 
-/* --store-proofs: the private staging dirs, RUN_DIR/fleet-INSTANCE.proofs/SLOT,
- * created 0700 and cuzkd's own (the run dir is cuzkd's, checked at its start); what a
- * previous run left in them is removed (its leases went back to the queue). */
-static int make_priv(struct fleet_daemon *d, char *err, size_t errlen)
+/* What fleet_daemon_start allocated, freed (its own way out when a step fails). */
+static void daemon_free(struct fleet_daemon *d)
 {
-	struct stat st;
-
-	if ((size_t)snprintf(d->priv, sizeof(d->priv), "%s/fleet-%s.proofs", d->run_dir,
-			     d->instance) >= sizeof(d->priv)) {
-		snprintf(err, errlen, "fleet: the run dir's path is too long");
-		return -ENAMETOOLONG;
-	}
-	if (mkdir(d->priv, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
-		return -errno;
-	}
-	if (os_dir_check(d->priv, 077, 0, &st)) {
-		snprintf(err, errlen,
-			 "fleet: %s must be a directory of cuzkd's user that no one else can "
-			 "read or write (not a link)",
-			 d->priv);
-		return -EPERM;
-	}
-	for (uint32_t i = 0; i < d->n; i++) {
-		int sfd = open_priv(d, &d->slots[i]);
-
-		if (sfd >= 0) {
-			clean_fd(sfd);
-			close(sfd);
-		}
-	}
-	return 0;
+	fleet_close(d->f);
+	free(d->slots);
+	free(d);
 }
 
 int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
@@ -677,16 +441,14 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
 	d->lease_s = (int)c->queue_lease_s;
 	d->n = c->queue_parallel;
 	d->store = c->store_proofs;
-	if ((d->store && (rc = make_priv(d, err, errlen))) ||
+	if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||
 	    (rc = fleet_open(&d->f, c->queue, err, errlen)) ||
 	    (fleet_set_stores(d->f, d->store), 0) ||
 	    (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
 	    (rc = -pthread_create(&d->th, NULL, run, d))) {
 		if (rc == -EAGAIN)
 			snprintf(err, errlen, "fleet: cannot start its thread");
-		fleet_close(d->f);
-		free(d->slots);
-		free(d);
+		daemon_free(d);
 		return rc;
 	}
 	*out = d;
@@ -699,7 +461,5 @@ void fleet_daemon_stop(struct fleet_daemon *d)
 		return;
 	atomic_store(&d->stop, 1);
 	pthread_join(d->th, NULL);
-	fleet_close(d->f);
-	free(d->slots);
-	free(d);
+	daemon_free(d);
 }

@@ -1,7 +1,7 @@
-/* submit_check.c — the checks of a submit's and a preload's files (control.h), run by
+/* submit_check.c — the checks of a submit's and a preload's files (submit_check.h), run by
  * an intake (intake.c) off cuzkd's loop: who may write the out directory, the size and
  * identity of each input, the witness generator's place, the copies. */
-#include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 
 #include <errno.h>
 #include <fcntl.h>

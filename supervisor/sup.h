@@ -37,6 +37,7 @@
 #include "cuzk/circuits.h"
 #include "cuzk/config.h"
 #include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 #include "cuzk/daemon_fsm.h"
 #include "cuzk/copies.h"
 #include "cuzk/fleet.h"

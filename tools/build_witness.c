@@ -174,7 +174,7 @@ int build_witness_main(int argc, char **argv)
         { "prime", required_argument, NULL, 'p' },
         { "keep", no_argument, NULL, 'k' },
         { "r1cs", required_argument, NULL, 'r' },
-        { "help", no_argument, NULL, 'h' },
+        CUZK_OPT_HELP,
         { NULL, 0, NULL, 0 },
     };
     const char *prime = NULL, *r1cs_path = NULL;

@@ -24,6 +24,7 @@
 #include "cuzk/fleet_client.h"
 #include "cuzk/os.h"
 #include "cuzk/top.h"
+#include "cuzk/trace_export.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
 
@@ -815,81 +816,7 @@ static int simple(struct client *c, json_t *req, int kind)
     return rc;
 }
 
-/* ---- cuzk trace: one job's timeline as Chrome trace-event JSON (Perfetto) ---------
- *
- * From the `status {job}` reply: each partition's "times" (pipeline.h, struct
- * pipe_part_times) become complete events ("ph":"X"), one per stage it went through:
- * pid = the stage kind (1 synth, 2 prove, 3 finalize), tid = that stage's process
- * index (synth i, worker i, finalizer i), ts/dur in microseconds from the job's submit.
- * A stage still running is left out (the file says how many); a failed partition gets
- * an instant event with its reason. Schema: docs/operations.md, "Watching it". */
-static const char *const trace_stage[PIPE_T_STAGES] = { "synth", "prove", "finalize" };
-static const char *const trace_key[PIPE_T_STAGES] = { "synth", "prove", "final" };
-static const char *const trace_proc[PIPE_T_STAGES] = { "synth", "gpuworker", "finalizer" };
-
-static json_t *trace_build(json_t *job, unsigned *running)
-{
-    json_t *ev = json_array(), *parts = json_object_get(job, "parts"), *p;
-    uint64_t t_sub = (uint64_t)json_integer_value(json_object_get(job, "submit_ns"));
-    uint32_t seen_tid[PIPE_T_STAGES] = { 0 }; /* bit i: thread_name of index i emitted */
-    size_t i;
-
-    for (unsigned k = 0; k < PIPE_T_STAGES; k++)
-        json_array_append_new(ev,
-                              json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "process_name", "ph", "M", "pid",
-                                        (int)k + 1, "tid", 0, "args", "name", trace_proc[k]));
-    *running = 0;
-    json_array_foreach (parts, i, p) {
-        json_t *t = json_object_get(p, "times");
-        uint64_t last = 0;
-        int last_k = 0;
-
-        for (unsigned k = 0; k < PIPE_T_STAGES; k++) {
-            json_t *s = json_object_get(t, trace_key[k]);
-            uint64_t b = (uint64_t)json_integer_value(json_object_get(s, "begin_ns"));
-            uint64_t e = (uint64_t)json_integer_value(json_object_get(s, "end_ns"));
-            int who = (int)json_integer_value(json_object_get(s, "by"));
-            char name[PIPE_NAME_LEN + 16];
-
-            if (!s || !b) continue;
-            last = b > last ? b : last;
-            last_k = (int)k;
-            if (!e || e < b) { /* still in this stage (or read mid-update) */
-                (*running)++;
-                continue;
-            }
-            last = e;
-            if (who >= 0 && who < 32 && !(seen_tid[k] & (1u << who))) {
-                char tn[32];
-
-                seen_tid[k] |= 1u << who;
-                snprintf(tn, sizeof(tn), "%s %d", trace_proc[k], who);
-                json_array_append_new(ev,
-                                      json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", "thread_name", "ph", "M",
-                                                "pid", (int)k + 1, "tid", who, "args", "name", tn));
-            }
-            snprintf(name, sizeof(name), "%s %s", trace_stage[k], jstr(p, "name"));
-            json_array_append_new(
-                ev,
-                json_pack("{s:s,s:s,s:s,s:f,s:f,s:i,s:i,s:{s:I,s:s}}", "name", name, "cat", trace_stage[k],
-                          "ph", "X", "ts", (double)((int64_t)(b - t_sub)) / 1e3, "dur", (double)(e - b) / 1e3,
-                          "pid", (int)k + 1, "tid", who, "args", "partition",
-                          json_integer_value(json_object_get(p, "index")), "name", jstr(p, "name")));
-        }
-        if (!strcmp(jstr(p, "state"), "failed") && last)
-            json_array_append_new(ev,
-                                  json_pack("{s:s,s:s,s:s,s:s,s:f,s:i,s:i,s:{s:I,s:s}}", "name", "failed",
-                                            "cat", trace_stage[last_k], "ph", "i", "s", "p", "ts",
-                                            (double)((int64_t)(last - t_sub)) / 1e3, "pid", last_k + 1, "tid",
-                                            0, "args", "partition",
-                                            json_integer_value(json_object_get(p, "index")), "reason",
-                                            jstr(p, "reason")));
-    }
-    return json_pack("{s:o,s:s,s:{s:I,s:s,s:s,s:I,s:i}}", "traceEvents", ev, "displayTimeUnit", "ms",
-                     "otherData", "job", json_integer_value(json_object_get(job, "id")), "state",
-                     jstr(job, "state"), "zkey", jstr(job, "zkey"), "submit_ns", (json_int_t)t_sub,
-                     "stages_running", (int)*running);
-}
+/* ---- cuzk trace: one job's timeline (trace_export.h) -------------------------------- */
 
 static int cmd_trace(struct client *c, int argc, char **argv)
 {
@@ -918,7 +845,7 @@ static int cmd_trace(struct client *c, int argc, char **argv)
     if ((rc = connect_daemon(c))) return rc;
     r = request(c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", job));
     if ((rc = reply_failed(c, r))) return rc;
-    tr = trace_build(json_object_get(r, "job"), &running);
+    tr = trace_export(json_object_get(r, "job"), &running);
     json_decref(r);
     if (!tr) return CUZK_EXIT_REFUSED;
     if (!strcmp(out, "-"))

@@ -97,12 +97,12 @@ static int parse_rs(const zkey *z, const char *arg, groth16_blind *bl)
 int prove_local_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, NULL, 't' },
+        CUZK_OPT_THREADS,
         { "timings", no_argument, NULL, 'T' },
         { "r1cs", required_argument, NULL, 'r' },
         { "insecure-seed", required_argument, NULL, 'S' },
         { "insecure-rs", required_argument, NULL, 'R' },
-        { "help", no_argument, NULL, 'h' },
+        CUZK_OPT_HELP,
         { "no-verify", no_argument, NULL, 'V' },
         { "witness-gen", required_argument, NULL, 'g' },
         { NULL, 0, NULL, 0 },
@@ -116,13 +116,11 @@ int prove_local_main(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        unsigned long long v;
         int code;
 
         switch (c) {
         case 't':
-            if ((code = cuzk_cmd_number(&cmd, "--threads", optarg, UINT_MAX, &v))) return code;
-            threads = (unsigned)v;
+            if ((code = cuzk_cmd_threads(&cmd, optarg, &threads))) return code;
             break;
         case 'T': timings = true; break;
         case 'V': verify = false; break;
@@ -133,11 +131,7 @@ int prove_local_main(int argc, char **argv)
             have_seed = true;
             break;
         case 'R': rs_arg = optarg; break;
-        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
-        default:
-            cuzk_cmd_usage(&cmd, stderr);
-            return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "%s",
-                                 optopt ? "unknown or incomplete option" : "unknown option");
+        default: return cuzk_cmd_other_option(&cmd, c);
         }
     }
     if (argc - optind != 4) {

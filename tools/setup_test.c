@@ -746,9 +746,9 @@ out:
 int setup_test_main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "threads", required_argument, NULL, 't' },
+        CUZK_OPT_THREADS,
         { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
+        CUZK_OPT_HELP,
         { NULL, 0, NULL, 0 },
     };
     unsigned threads = 0;
@@ -757,19 +757,14 @@ int setup_test_main(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+hq", opts, NULL)) != -1) {
-        unsigned long long v;
         int code;
 
         switch (c) {
         case 't':
-            if ((code = cuzk_cmd_number(&cmd, "--threads", optarg, UINT_MAX, &v))) return code;
-            threads = (unsigned)v;
+            if ((code = cuzk_cmd_threads(&cmd, optarg, &threads))) return code;
             break;
         case 'q': quiet = true; break;
-        case 'h': cuzk_cmd_usage(&cmd, stdout); return 0;
-        default:
-            cuzk_cmd_usage(&cmd, stderr);
-            return cuzk_cmd_fail(&cmd, CUZK_E_USAGE, "unknown or incomplete option");
+        default: return cuzk_cmd_other_option(&cmd, c);
         }
     }
     if (argc - optind != 2) {

@@ -462,8 +462,8 @@ int top_main(int argc, char **argv)
 		{ "once", no_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "frames", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		CUZK_OPT_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct top_opts o = { .instance = "default", .delay_s = 1.0 };

@@ -21,7 +21,7 @@ int witness_cmd_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "witness-gen", required_argument, NULL, 'g' },
-        { "help", no_argument, NULL, 'h' },
+        CUZK_OPT_HELP,
         { NULL, 0, NULL, 0 },
     };
     const char *gen = NULL;

@@ -2,9 +2,11 @@
 #include "cuzk/error.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Indexed by code - CUZK_E_BASE; the exit code a tool reports it with. */
 static const struct {
@@ -251,6 +253,25 @@ int cuzk_cmd_number(const struct cuzk_cmd *c, const char *opt, const char *s, un
     *out = strtoull(s, &end, 10);
     if (!*s || *end || errno || *out > max) return cuzk_cmd_fail(c, CUZK_E_USAGE, "%s needs a number", opt);
     return 0;
+}
+
+int cuzk_cmd_threads(const struct cuzk_cmd *c, const char *s, unsigned *threads)
+{
+    unsigned long long v;
+    int code = cuzk_cmd_number(c, "--threads", s, UINT_MAX, &v);
+
+    if (!code) *threads = (unsigned)v;
+    return code;
+}
+
+int cuzk_cmd_other_option(const struct cuzk_cmd *c, int opt)
+{
+    if (opt == 'h') {
+        cuzk_cmd_usage(c, stdout);
+        return 0;
+    }
+    cuzk_cmd_usage(c, stderr);
+    return cuzk_cmd_fail(c, CUZK_E_USAGE, "%s", optopt ? "unknown or incomplete option" : "unknown option");
 }
 
 void cuzk_exit_markdown(FILE *f)

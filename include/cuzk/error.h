@@ -145,6 +145,24 @@ int cuzk_cmd_fail(const struct cuzk_cmd *c, int rc, const char *fmt, ...)
 int cuzk_cmd_number(const struct cuzk_cmd *c, const char *opt, const char *s, unsigned long long max,
                     unsigned long long *out);
 
+/* The options spelled alike in every command's getopt_long table (getopt.h): --help,
+ * answered by cuzk_cmd_other_option, and --threads N, read by cuzk_cmd_threads. */
+/* clang-format off */
+#define CUZK_OPT_HELP    { "help", no_argument, NULL, 'h' }
+#define CUZK_OPT_THREADS { "threads", required_argument, NULL, 't' }
+/* clang-format on */
+
+/* --threads N as every command takes it (cuzk_cmd_number, at most UINT_MAX; 0: all
+ * online CPUs, the command's own default): 0 and *threads set, or the usage error's
+ * exit code. */
+int cuzk_cmd_threads(const struct cuzk_cmd *c, const char *s, unsigned *threads);
+
+/* The end of a command's option switch (getopt_long with opterr 0): --help ('h')
+ * prints the usage on stdout and returns 0; any other answer of getopt's (an unknown
+ * option, one without its value) prints the usage on stderr and returns the usage
+ * error's exit code, "unknown option" or "unknown or incomplete option" (optopt). */
+int cuzk_cmd_other_option(const struct cuzk_cmd *c, int opt);
+
 /* The whole table as docs/usage.md's Markdown table (code | for | meaning). */
 void cuzk_exit_markdown(FILE *f);
 

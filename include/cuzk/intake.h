@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 #include "cuzk/copies.h"
 
 struct intake {

@@ -15,7 +15,7 @@
 
 #include <sys/stat.h>
 
-#include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 
 /* Does peer have all of need (R_OK 4, W_OK 2, X_OK 1) on the directory open as fd
  * (any descriptor, O_PATH too) whose stat is st, by its access ACL? 1 yes, 0 no, -1

@@ -4,6 +4,11 @@
  * circuits table (preload/evict), the orphan check, and the shared steps of a stage
  * loop: failing a partition, waiting for room on an output ring.
  *
+ * One header, four files: stage_main.c (options and main()), stage.c (the stage
+ * handle: slot, heartbeat, states, long calls), zkey_cache.c (zkeys and the circuits
+ * table), loop_steps.c (orphan check, failing a partition, deciding a job, waiting
+ * for room).
+ *
  * The shared-memory contract itself (regions, rings, the partition lifecycle) is
  * pipeline.h (shm/); this layer adds what needs zk/ (zkeys, the MSM results), so the
  * shared-memory floor imports nothing above it (docs/hacking.md, "Layout"). */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 #include "cuzk/copies.h"
 
 #define N_FDS 4

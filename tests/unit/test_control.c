@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cuzk/control.h"
+#include "cuzk/submit_check.h"
 
 #include "helper_test.h"
 

@@ -228,10 +228,11 @@ TEST(test_error_help_prints_the_rows_asked, 1)
 }
 END_TEST
 
-/* cuzk_cmd_number(c, "--threads", s, max, &v) with stderr caught: its exit code, and
- * what it wrote into err (len bytes). */
-static int cmd_number_caught(const char *s, unsigned long long max, unsigned long long *v, char *err,
-                             size_t len)
+/* cuzk_cmd_number(c, "--threads", s, max, &v), or with threads not NULL
+ * cuzk_cmd_threads(c, s, threads), with stderr caught: its exit code, and what it
+ * wrote into err (len bytes). */
+static int cmd_number_caught(const char *s, unsigned long long max, unsigned long long *v, unsigned *threads,
+                             char *err, size_t len)
 {
     static const int codes[] = { 0, 2, -1 };
     static const struct cuzk_cmd cmd = { "cuzk test", "usage: cuzk test\n", codes };
@@ -245,7 +246,7 @@ static int cmd_number_caught(const char *s, unsigned long long max, unsigned lon
     saved = dup(2);
     ck_assert_int_ge(saved, 0);
     ck_assert_int_eq(dup2(fd, 2), 2);
-    code = cuzk_cmd_number(&cmd, "--threads", s, max, v);
+    code = threads ? cuzk_cmd_threads(&cmd, s, threads) : cuzk_cmd_number(&cmd, "--threads", s, max, v);
     fflush(stderr);
     ck_assert_int_eq(dup2(saved, 2), 2);
     close(saved);
@@ -266,15 +267,30 @@ TEST(test_error_cmd_number_takes_only_a_bounded_decimal, 1)
     unsigned long long v = 7;
     char err[256];
 
-    ck_assert_int_eq(cmd_number_caught("0", UINT_MAX, &v, err, sizeof err), 0);
+    ck_assert_int_eq(cmd_number_caught("0", UINT_MAX, &v, NULL, err, sizeof err), 0);
     ck_assert_int_eq(v, 0);
-    ck_assert_int_eq(cmd_number_caught("4294967295", UINT_MAX, &v, err, sizeof err), 0);
+    ck_assert_int_eq(cmd_number_caught("4294967295", UINT_MAX, &v, NULL, err, sizeof err), 0);
     ck_assert_uint_eq(v, UINT_MAX);
     ck_assert_str_eq(err, "");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ck_assert_int_eq(cmd_number_caught(bad[i], UINT_MAX, &v, err, sizeof err), CUZK_EXIT_USAGE);
+        ck_assert_int_eq(cmd_number_caught(bad[i], UINT_MAX, &v, NULL, err, sizeof err), CUZK_EXIT_USAGE);
         ck_assert_msg(!strcmp(err, "cuzk test: --threads needs a number\n"), "\"%s\": %s", bad[i], err);
     }
+}
+END_TEST
+
+/* --threads as every command reads it: cuzk_cmd_number up to UINT_MAX, into an
+ * unsigned, left as it was when refused. */
+TEST(test_error_cmd_threads_is_a_bounded_unsigned, 1)
+{
+    unsigned threads = 3;
+    char err[256];
+
+    ck_assert_int_eq(cmd_number_caught("4294967295", 0, NULL, &threads, err, sizeof err), 0);
+    ck_assert_uint_eq(threads, UINT_MAX);
+    ck_assert_int_eq(cmd_number_caught("4294967296", 0, NULL, &threads, err, sizeof err), CUZK_EXIT_USAGE);
+    ck_assert_uint_eq(threads, UINT_MAX);
+    ck_assert_str_eq(err, "cuzk test: --threads needs a number\n");
 }
 END_TEST
 

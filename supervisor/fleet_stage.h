@@ -1,0 +1,53 @@
+/* fleet_stage.h — the fleet thread's state and its staging dirs, private to
+ * supervisor/fleet.c (the thread: claim, run `cuzk prove --wait`, finish, publish)
+ * and supervisor/fleet_stage.c (where a partition's proof waits between the two: the
+ * out dir's OUT/.cuzk-OWNER/, or with no out dir cuzkd's own RUN_DIR/fleet-INSTANCE.proofs/SLOT;
+ * fleet_pg.h's "Publishing" and "Stored proofs"). */
+#ifndef CUZK_SUPERVISOR_FLEET_STAGE_H
+#define CUZK_SUPERVISOR_FLEET_STAGE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cuzk/fleet.h"
+#include "cuzk/fleet_pg.h"
+
+struct slot {
+	pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
+	int finishing; /* exited, its finish not yet recorded (database away) */
+	int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
+	int rc;        /* its exit code */
+	struct fleet_claim c;
+};
+
+struct fleet_daemon {
+	pthread_t th;
+	atomic_int stop;
+	struct fleet *f;
+	char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
+	char run_dir[CONFIG_PATH_MAX];
+	int store;                  /* --store-proofs */
+	char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
+				       * no out dir (fleet_pg.h "Stored proofs") */
+	int lease_s;
+	uint32_t n;
+	struct slot *slots;
+	int db_down;       /* the last call failed: logged once, retried with backoff */
+	atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
+	atomic_ullong h_errors, h_reconnects;
+	int recovered;       /* the previous run's leases and staged proofs are handled */
+	uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
+};
+
+int staging_open(struct fleet_daemon *d, const struct slot *sl);
+const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage, size_t stagelen);
+char *staging_read(int sfd, const char *name, size_t cap, char *why, size_t whylen);
+void staging_remove_files(struct fleet_daemon *d, struct slot *sl);
+void staging_done(struct fleet_daemon *d, const struct slot *sl);
+void staging_clean_dir(struct fleet_daemon *d, const char *out_dir);
+int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen);
+
+#endif
