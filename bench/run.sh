@@ -10,7 +10,7 @@
 #       same size; every proof is verified by snarkjs before its time counts;
 #       BENCH_PROVE=0 skips it;
 #   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/
-#       (stats_dump is a tool of (d), rusage one of (b) and mulchain_gen the fixture
+#       (stats_dump is a tool of (d), rusage and wtns_shape of (b), mulchain_gen the fixture
 #       builder's, not benchmarks);
 #   (d) bench/pipeline.sh: cuzkd under a backlog of one circuit (partitions/s,
 #       stage utilization, the worker's gaps) against the same partitions through
@@ -75,7 +75,7 @@ bench_script prove
 # ---- (c) msm_ntt, then any other bench binary --------------------------------
 if [ -x "$BUILD/bench/msm_ntt" ]; then run_bin "$BUILD/bench/msm_ntt"; fi
 for b in "$BUILD"/bench/*; do
-  case "$(basename "$b")" in ring|msm_ntt|stats_dump|rusage|mulchain_gen|*.o|*.d) continue ;; esac
+  case "$(basename "$b")" in ring|msm_ntt|stats_dump|rusage|wtns_shape|mulchain_gen|*.o|*.d) continue ;; esac
   if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
 done
 
