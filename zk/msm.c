@@ -1107,6 +1107,128 @@ static bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv)
     return glv == MSM_GLV_ON || count >= MSM_GLV_MIN;
 }
 
+/* Steps 3 and 4 for a planned job (c, nwin, nsplit, batch set): the tasks on the worker
+ * threads, then out = sum_w 2^(wc) W_w, W_w the sum of window w's range partials. */
+static int msm_execute(struct msm_job *j, unsigned threads, uint64_t *out)
+{
+    const curve_group *G = j->G;
+    const unsigned jl = 3 * ec_cl(G);
+    uint64_t acc[EC_MAX_JAC];
+
+    j->ntasks = j->nwin * j->nsplit;
+    j->next = 0;
+    j->err = 0;
+    if (threads > j->ntasks) threads = j->ntasks;
+    j->partial = malloc((size_t)j->ntasks * jl * sizeof *j->partial);
+    if (!j->partial) return -ENOMEM;
+    pthread_mutex_init(&j->lock, NULL);
+    workers_run(threads, msm_part, j); /* fewer parts than asked just take more tasks each */
+    pthread_mutex_destroy(&j->lock);
+    int err = j->err;
+    if (!err) {
+        ec_jac_set_inf(G, acc);
+        for (unsigned w = j->nwin; w-- > 0;) {
+            for (unsigned i = 0; i < j->c && !ec_jac_is_inf(G, acc); i++) ec_dbl(G, acc, acc);
+            for (unsigned s = 0; s < j->nsplit; s++)
+                ec_add(G, acc, acc, j->partial + ((size_t)s * j->nwin + w) * jl);
+        }
+        ec_jac_copy(G, out, acc);
+    }
+    free(j->partial);
+    j->partial = NULL;
+    return err;
+}
+
+/* ---- scalars equal to 1 -------------------------------------------------------------
+ *
+ * A real witness is full of bits (SHA-256's is all 0 and 1, an EdDSA check's has ~9%
+ * ones): in Pippenger's window 0 every such term lands in bucket 1, so the batch-affine
+ * buckets see one collision after another and the terms go to the deferred list, then
+ * to the jacobian overflow (a mixed addition each: about 4x a batched affine one with
+ * the IFMA lanes); and an MSM of bits alone was planned as one jacobian bucket. Here
+ * the ones are moved out of the job and summed on their own: a job of bit length 1 (one
+ * window, digits all 1) whose window runs on K = 2b copies of its bucket, term k into
+ * copy k mod K, so that batches of b consecutive terms never collide
+ * (msm_task_affine_impl's copies; msm_aff_fold then sums the copies in log2 K batched
+ * rounds). The other terms' bit length is taken again without the ones. */
+#define MSM_ONES_MIN 64 /* fewer ones than this stay in the job (the pass has fixed costs) */
+
+static bool msm_is_one(const uint64_t *s, unsigned nl)
+{
+    uint64_t hi = 0;
+    for (unsigned l = 1; l < nl; l++) hi |= s[l];
+    return s[0] == 1 && hi == 0;
+}
+
+/* Moves the terms with scalar 1 to the end of idx (and sc, when the job has its own
+ * scalars), leaves the others in order at the front with nact and bits theirs; returns
+ * how many ones (0 when fewer than MSM_ONES_MIN: nothing moved), SIZE_MAX when out of
+ * memory. */
+static size_t msm_take_ones(struct msm_job *j, uint64_t *idx, uint64_t *sc)
+{
+    const unsigned nl = j->nl;
+    size_t n1 = 0;
+    for (size_t k = 0; k < j->nact; k++) n1 += msm_is_one(msm_term_sc(j, k), nl);
+    if (n1 < MSM_ONES_MIN) return 0;
+    uint64_t *ones = malloc(n1 * sizeof *ones), bits[MSM_MAX_SCALAR_LIMBS] = { 0 };
+    if (!ones) return SIZE_MAX;
+    size_t m = 0, o = 0;
+    for (size_t k = 0; k < j->nact; k++) {
+        const uint64_t *s = msm_term_sc(j, k);
+        if (msm_is_one(s, nl)) {
+            ones[o++] = idx[k];
+            continue;
+        }
+        for (unsigned l = 0; l < nl; l++) bits[l] |= s[l];
+        if (sc && m != k) memmove(sc + m * nl, s, nl * sizeof *sc);
+        idx[m++] = idx[k];
+    }
+    memcpy(idx + m, ones, n1 * sizeof *idx);
+    free(ones);
+    if (sc) { /* the tail's scalars: 1 */
+        memset(sc + m * nl, 0, n1 * nl * sizeof *sc);
+        for (size_t k = m; k < m + n1; k++) sc[k * nl] = 1;
+    }
+    j->nact = m;
+    j->bits = 0;
+    for (unsigned l = nl; l-- > 0;)
+        if (bits[l]) {
+            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(bits[l]));
+            break;
+        }
+    return n1;
+}
+
+/* out = the sum of the n1 ones left at the end of j's terms by msm_take_ones. Batches
+ * of b = a power of two up to MSM_BATCH_MAX, at most an eighth of a range's terms (the
+ * fold's K = 2b additions stay a quarter of the range's); below the bucket form's
+ * smallest batch (AUTO), or forced jacobian, one jacobian bucket as before. */
+static int msm_run_ones(const struct msm_job *j, size_t n1, unsigned threads, enum msm_buckets mode,
+                        uint64_t *out)
+{
+    struct msm_job o = *j;
+    const size_t mb = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
+    unsigned s = threads;
+    while (s > 1 && n1 / s < 8 * mb) s--; /* ranges big enough for batches (or one range) */
+    size_t b = 1;
+    while (2 * b <= MSM_BATCH_MAX && 2 * b <= n1 / s / 8) b *= 2;
+    o.idx = j->idx + j->nact;
+    if (!j->split) o.sc = j->sc + j->nact * j->nl;
+    o.nact = n1;
+    o.bits = 1;
+    o.nwin = 1;
+    o.nsplit = s;
+    o.min_batch = (unsigned)mb;
+    if (mode == MSM_BUCKETS_JACOBIAN || b < mb) {
+        o.c = 2;
+        o.batch = 0;
+    } else {
+        o.c = 3 + (unsigned)__builtin_ctzll(b); /* 2^(c-1) = 4b: 2 buckets in 2b copies */
+        o.batch = (unsigned)b;
+    }
+    return msm_execute(&o, threads, out);
+}
+
 /* msm_run_ext, with the GLV split taken from sp (entries first ..) when sp is given. */
 static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
                         size_t count, size_t scalar_bytes, unsigned threads, unsigned c,
@@ -1116,7 +1238,6 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
         scalar_bytes > 8 * MSM_MAX_SCALAR_LIMBS || c > MSM_MAX_WINDOW || count >= MSM_PHI_BIT)
         return -EINVAL;
 
-    const unsigned jl = 3 * ec_cl(G);
     struct msm_job j = {
         .G = G, .bases = bases, .nl = (unsigned)((scalar_bytes + 7) / 8), .split = sp, .split_first = first
     };
@@ -1154,31 +1275,30 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
         goto out;
     }
 
-    msm_plan(&j, threads, c, mode);
-    j.batch = msm_batch_size(&j, mode);
-    j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
-    if (threads > j.ntasks) threads = j.ntasks;
-    j.partial = malloc((size_t)j.ntasks * jl * sizeof *j.partial);
-    if (!j.partial) {
+    /* Terms whose scalar is 1 (witness bits, and -1 folded to 1 with the base negated)
+     * are summed on their own (msm_run_ones); the other terms' windows cover only their
+     * own bit length. */
+    size_t n1 = msm_take_ones(&j, idx, sc);
+    if (n1 == SIZE_MAX) {
         err = -ENOMEM;
         goto out;
     }
-    pthread_mutex_init(&j.lock, NULL);
-    workers_run(threads, msm_part, &j); /* fewer parts than asked just take more tasks each */
-    pthread_mutex_destroy(&j.lock);
-    err = j.err;
-    if (err) goto out;
-
-    /* Step 4: acc = sum_w 2^(wc) W_w, W_w = sum of the window's range partials. */
     ec_jac_set_inf(G, acc);
-    for (unsigned w = j.nwin; w-- > 0;) {
-        for (unsigned i = 0; i < j.c && !ec_jac_is_inf(G, acc); i++) ec_dbl(G, acc, acc);
-        for (unsigned s = 0; s < j.nsplit; s++)
-            ec_add(G, acc, acc, j.partial + ((size_t)s * j.nwin + w) * jl);
+    if (n1) {
+        err = msm_run_ones(&j, n1, threads, mode, acc);
+        if (err) goto out;
+    }
+    if (j.nact) {
+        uint64_t rest[EC_MAX_JAC];
+        msm_plan(&j, threads, c, mode);
+        j.batch = msm_batch_size(&j, mode);
+        j.min_batch = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
+        err = msm_execute(&j, threads, rest);
+        if (err) goto out;
+        ec_add(G, acc, acc, rest);
     }
     ec_jac_copy(G, result, acc);
 out:
-    free(j.partial);
     free(phi);
     free(sc);
     free(idx);

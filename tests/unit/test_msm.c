@@ -536,6 +536,72 @@ static void check_split(const curve_group *G, struct pts *p, size_t n)
 
 TERMS_TEST(test_msm_split_shared_by_msms, 600, check_split)
 
+/* Scalars equal to 1 are summed apart from the other terms (msm.c, msm_take_ones and
+ * msm_run_ones: MSM_ONES_MIN = 64 of them at least): every shape of witness around
+ * that pass, against GMP's sum of scalar * k_i (the independent reference), on each
+ * group, at threads 1..3, each bucket form forced and AUTO, GLV on and off:
+ *   all ones; ones and zeros; 63 ones (below the pass: stays in the job) and 64;
+ *   ones with r - 1 (folded to 1 with the base negated: the pass's negation) and with
+ *   small values (2..2^16: the rest's windows then cover 17 bits); a mix of 0, 1, r-1,
+ *   small and uniform scalars (the rest full-size). The 1600-term cases give the pass
+ *   ranges big enough for batches of 32 (IFMA) and 256 (mulx) at 2 threads. */
+enum ones_shape { ONES_ALL, ONES_ZEROS, ONES_63, ONES_64, ONES_NEG, ONES_SMALL, ONES_MIXED, ONES_SHAPES };
+static const char *const ones_names[] = { "all ones", "ones and zeros", "63 ones", "64 ones",
+                                          "ones and r-1", "ones and small", "mixed" };
+
+static void ones_scalars(const curve_group *G, uint8_t *sc, size_t n, enum ones_shape shape)
+{
+    uint64_t rm1[4];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4] = { 0 };
+        unsigned v = (unsigned)test_rng64() % 8;
+        switch (shape) {
+        case ONES_ALL: k[0] = 1; break;
+        case ONES_ZEROS: k[0] = v < 4; break;
+        case ONES_63: k[0] = i < 63; break;
+        case ONES_64: k[0] = i < 64 ? 1 : (i < 100 ? 0 : 1 + (i % 5)); break;
+        case ONES_NEG:
+            if (v < 4) k[0] = 1;
+            else if (v < 7) memcpy(k, rm1, 32);
+            break;
+        case ONES_SMALL: k[0] = v < 5 ? 1 : (v < 7 ? 2 + test_rng64() % 65535 : 0); break;
+        default:
+            if (v < 3) k[0] = 1;
+            else if (v == 3) memcpy(k, rm1, 32);
+            else if (v == 4) k[0] = test_rng64() % 1000;
+            else if (v == 5) test_rand_scalar(G->Fr, k);
+            break;
+        }
+        memcpy(sc + 32 * i, k, 32);
+    }
+}
+
+static void check_ones(const curve_group *G, struct pts *p, size_t n)
+{
+    static const enum msm_buckets modes[] = { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
+    uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+    for (int shape = 0; shape < ONES_SHAPES; shape++) {
+        ones_scalars(G, p->sc, n, (enum ones_shape)shape);
+        gmp_scalar_sum(G, p, n, want);
+        for (unsigned t = 1; t <= 3; t++)
+            for (int m = 0; m < 3; m++)
+                for (int glv = 0; glv < 2; glv++) {
+                    ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, t, 0, modes[m],
+                                                 glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                                     0);
+                    char buf[128];
+                    snprintf(buf, sizeof buf, "%s, n=%zu threads=%u buckets=%d glv=%d", ones_names[shape], n, t,
+                             m, glv);
+                    assert_same(G, got, want, buf);
+                }
+    }
+}
+
+TERMS_TEST(test_msm_ones_apart_small, 200, check_ones)
+TERMS_TEST(test_msm_ones_apart_batches, 1600, check_ones)
+
 /* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
