@@ -131,39 +131,41 @@ prove_all() {
   fi
 }
 
-echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
-[ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
-for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
-printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
-  "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
-printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
-  curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
-for row in "${rows[@]}"; do
-  c="${row% *}"; k="${row#* }"
-  d="$FIXTURES/$c/mulchain-$k"
-  dbn="$FIXTURES/bn128/mulchain-$k"
-  runs="$BENCH_RUNS"
-  [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
-  M=(); note=""; l0="$(load)"
-  for _ in $(seq "$runs"); do
-    prove_all "$c" "$k" "$d"
-    if [ "$c" = bls12381 ]; then
-      run_one cuzk_bn "$dbn" "${PROVER[@]}" "$dbn/circuit_final.zkey" "$dbn/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
-    fi
+if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
+  echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
+  [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
+  for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
+  printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
+    "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
+  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
+    curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
+  for row in "${rows[@]}"; do
+    c="${row% *}"; k="${row#* }"
+    d="$FIXTURES/$c/mulchain-$k"
+    dbn="$FIXTURES/bn128/mulchain-$k"
+    runs="$BENCH_RUNS"
+    [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
+    M=(); note=""; l0="$(load)"
+    for _ in $(seq "$runs"); do
+      prove_all "$c" "$k" "$d"
+      if [ "$c" = bls12381 ]; then
+        run_one cuzk_bn "$dbn" "${PROVER[@]}" "$dbn/circuit_final.zkey" "$dbn/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+      fi
+    done
+    [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
+    cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
+    rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
+    sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
+    bw=-; bc=-
+    if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
+    printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
+      "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
+      "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
+      "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
+    case "$note" in *failed* | *NOT*) fail=1 ;; esac
   done
-  [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
-  cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
-  rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
-  sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
-  bw=-; bc=-
-  if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
-  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
-    "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
-    "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
-    "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
-  case "$note" in *failed* | *NOT*) fail=1 ;; esac
-done
 
+fi
 # ---- the real-shaped circuits: same provers and medians, and the witness's shape ----
 if [ ${#real_rows[@]} -gt 0 ]; then
   echo
