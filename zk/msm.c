@@ -1229,6 +1229,144 @@ static int msm_run_ones(const struct msm_job *j, size_t n1, unsigned threads, en
     return msm_execute(&o, threads, out);
 }
 
+/* ---- repeated scalars ------------------------------------------------------------
+ *
+ * A real witness repeats values: a signal and its copies, the same constant-derived
+ * value in every instance of a subcircuit (an EdDSA-Poseidon check's witness holds
+ * 130k values of which 44k are distinct). Terms with one scalar s are one term:
+ * s P1 + ... + s Pm = s (P1 + ... + Pm), m - 1 mixed additions against m - 1 terms'
+ * worth of bucket additions in every window; and in Pippenger they are worse than
+ * their count, since equal scalars land in the same bucket in every window, so that
+ * nearby copies collide in each batch (deferred again and again, then the jacobian
+ * overflow: 27% of that MSM's bucket additions before). msm_take_repeats groups the
+ * terms by scalar (a hash table over the prepared terms, GLV halves or folded
+ * scalars), sums each group's points, and runs the groups as a second MSM over the
+ * sums (their own, smaller, job). A probe of the first MSM_REP_PROBE terms decides
+ * first: a witness without repeats (a mulchain's) pays one small hash pass. */
+#define MSM_REP_MIN   1024 /* fewer terms: no pass */
+#define MSM_REP_PROBE 4096 /* terms probed ... */
+#define MSM_REP_SHARE 32   /* ... and at least 1/32 of them repeats, else no pass */
+
+static inline uint64_t msm_rep_hash(const uint64_t *s, unsigned nl)
+{
+    uint64_t h = s[0] ^ (nl > 1 ? s[1] * UINT64_C(0x9e3779b97f4a7c15) : 0);
+    return h * UINT64_C(0xff51afd7ed558ccd);
+}
+
+/* Open addressing over terms [0, n) of j: head[k] = the first term with k's scalar
+ * (k itself when it is the first). Returns how many terms repeat an earlier one. tab:
+ * size entries (a power of two >= 2n), zeroed by the caller. */
+static size_t msm_rep_group(const struct msm_job *j, size_t n, uint32_t *tab, size_t size, uint32_t *head)
+{
+    const unsigned nl = j->nl;
+    const unsigned shift = 64 - (unsigned)__builtin_ctzll(size);
+    size_t dups = 0;
+    for (size_t k = 0; k < n; k++) {
+        const uint64_t *s = msm_term_sc(j, k);
+        size_t h = (size_t)(msm_rep_hash(s, nl) >> shift);
+        for (;; h = (h + 1) & (size - 1)) {
+            if (!tab[h]) {
+                tab[h] = (uint32_t)k + 1;
+                head[k] = (uint32_t)k;
+                break;
+            }
+            const uint32_t f = tab[h] - 1;
+            if (memcmp(msm_term_sc(j, f), s, nl * sizeof *s) == 0) {
+                head[k] = f;
+                dups++;
+                break;
+            }
+        }
+    }
+    return dups;
+}
+
+/* The groups of equal scalars among j's terms out of the job: their point sums become
+ * the bases, their scalars the scalars, of a second MSM whose result goes into out
+ * (infinity when there was no pass); the job keeps the terms that are alone, in
+ * order, with nact and bits theirs. 0 or -ENOMEM. */
+static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
+                        size_t count, size_t scalar_bytes, unsigned threads, unsigned c,
+                        enum msm_buckets mode, enum msm_glv glv, const struct msm_split *sp, size_t first);
+
+static int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsigned threads,
+                            enum msm_buckets mode, uint64_t *out)
+{
+    const curve_group *G = j->G;
+    const unsigned nl = j->nl, cl = ec_cl(G), jl = 3 * cl, al = 2 * cl;
+    const size_t n = j->nact;
+    ec_jac_set_inf(G, out);
+    if (n < MSM_REP_MIN || n >= UINT32_MAX / 2) return 0;
+
+    size_t size = 2;
+    while (size < 2 * n) size <<= 1;
+    uint32_t *tab = calloc(size, sizeof *tab), *head = malloc(n * sizeof *head);
+    uint32_t *gid = NULL;
+    uint64_t *J = NULL, *E = NULL, *S = NULL;
+    int err = -ENOMEM;
+    if (!tab || !head) goto out;
+    const size_t probe = n < MSM_REP_PROBE ? n : MSM_REP_PROBE;
+    if (msm_rep_group(j, probe, tab, size, head) * MSM_REP_SHARE < probe) {
+        err = 0;
+        goto out;
+    }
+    memset(tab, 0, size * sizeof *tab);
+    if (msm_rep_group(j, n, tab, size, head) == 0) {
+        err = 0;
+        goto out;
+    }
+
+    /* group ids for heads with a repeat (gid: UINT32_MAX = alone), then the sums */
+    gid = malloc(n * sizeof *gid);
+    if (!gid) goto out;
+    for (size_t k = 0; k < n; k++) gid[k] = UINT32_MAX;
+    size_t ng = 0;
+    for (size_t k = 0; k < n; k++)
+        if (head[k] != k && gid[head[k]] == UINT32_MAX) gid[head[k]] = (uint32_t)ng++;
+    J = malloc(ng * jl * sizeof *J);
+    E = malloc(ng * al * sizeof *E);
+    S = malloc(ng * nl * sizeof *S);
+    if (!J || !E || !S) goto out;
+    uint64_t P[EC_MAX_AFF], bits[MSM_MAX_SCALAR_LIMBS] = { 0 };
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++) {
+        const uint64_t *s = msm_term_sc(j, k);
+        const uint32_t g = gid[head[k]];
+        if (g == UINT32_MAX) { /* alone: stays in the job */
+            for (unsigned l = 0; l < nl; l++) bits[l] |= s[l];
+            if (sc && m != k) memmove(sc + m * nl, s, nl * sizeof *sc);
+            idx[m++] = idx[k];
+            continue;
+        }
+        msm_load(G, j, P, idx[k]);
+        if (head[k] == k) {
+            ec_jac_from_aff(G, J + (size_t)g * jl, P);
+            memcpy(S + (size_t)g * nl, s, nl * sizeof *S);
+        } else {
+            ec_add_aff(G, J + (size_t)g * jl, J + (size_t)g * jl, P);
+        }
+    }
+    j->nact = m;
+    j->bits = 0;
+    for (unsigned l = nl; l-- > 0;)
+        if (bits[l]) {
+            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(bits[l]));
+            break;
+        }
+    if (ec_batch_to_aff(G, E, J, ng)) /* a sum at infinity: one at a time, (0, 0) for it */
+        for (size_t g = 0; g < ng; g++) ec_jac_to_aff(G, E + g * al, J + g * jl);
+    err = msm_run_impl(G, out, (const uint8_t *)E, (const uint8_t *)S, ng, nl * sizeof *S, threads, 0, mode,
+                       MSM_GLV_AUTO, NULL, 0);
+out:
+    free(S);
+    free(E);
+    free(J);
+    free(gid);
+    free(head);
+    free(tab);
+    return err;
+}
+
 /* msm_run_ext, with the GLV split taken from sp (entries first ..) when sp is given. */
 static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
                         size_t count, size_t scalar_bytes, unsigned threads, unsigned c,
@@ -1276,8 +1414,9 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
     }
 
     /* Terms whose scalar is 1 (witness bits, and -1 folded to 1 with the base negated)
-     * are summed on their own (msm_run_ones); the other terms' windows cover only their
-     * own bit length. */
+     * are summed on their own (msm_run_ones), terms of one repeated scalar are one term
+     * of a second MSM (msm_take_repeats); the other terms' windows cover only their own
+     * bit length. */
     size_t n1 = msm_take_ones(&j, idx, sc);
     if (n1 == SIZE_MAX) {
         err = -ENOMEM;
@@ -1287,6 +1426,12 @@ static int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *b
     if (n1) {
         err = msm_run_ones(&j, n1, threads, mode, acc);
         if (err) goto out;
+    }
+    if (j.nact) {
+        uint64_t rest[EC_MAX_JAC];
+        err = msm_take_repeats(&j, idx, sc, threads, mode, rest);
+        if (err) goto out;
+        ec_add(G, acc, acc, rest);
     }
     if (j.nact) {
         uint64_t rest[EC_MAX_JAC];
