@@ -1027,6 +1027,14 @@ static void msm_prep_part_run(void *arg, unsigned part, unsigned nparts)
     }
 }
 
+/* Bit length of the OR of scalars (nl limbs): what the windows must cover. */
+static unsigned msm_bit_length(const uint64_t *acc, unsigned nl)
+{
+    for (unsigned l = nl; l-- > 0;)
+        if (acc[l]) return 64 * l + (64 - (unsigned)__builtin_clzll(acc[l]));
+    return 0;
+}
+
 /* Step 1 for the job (GLV when phi is given): 0 when prepared; 1 when a scalar is not
  * below r and GLV was asked (nothing usable written: prepare again without it);
  * -ENOMEM. Sets nl (GLV: 2), nact, bits and phi. */
@@ -1062,12 +1070,7 @@ static int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t cou
     j->nl = nl;
     j->nact = k;
     j->phi = phi;
-    j->bits = 0;
-    for (unsigned l = nl; l-- > 0;)
-        if (acc[l]) {
-            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(acc[l]));
-            break;
-        }
+    j->bits = msm_bit_length(acc, nl);
     return 0;
 }
 
@@ -1160,6 +1163,17 @@ static bool msm_is_one(const uint64_t *s, unsigned nl)
     return s[0] == 1 && hi == 0;
 }
 
+/* Keeps term k of j as term m (m <= k: idx, and sc when the job has its own scalars,
+ * closed up in order), its scalar s ORed into bits; returns m + 1. */
+static size_t msm_keep_term(const struct msm_job *j, uint64_t *idx, uint64_t *sc, size_t k, size_t m,
+                            const uint64_t *s, uint64_t *bits)
+{
+    for (unsigned l = 0; l < j->nl; l++) bits[l] |= s[l];
+    if (sc && m != k) memmove(sc + m * j->nl, s, j->nl * sizeof *sc);
+    idx[m] = idx[k];
+    return m + 1;
+}
+
 /* Moves the terms with scalar 1 to the end of idx (and sc, when the job has its own
  * scalars), leaves the others in order at the front with nact and bits theirs; returns
  * how many ones (0 when fewer than MSM_ONES_MIN: nothing moved), SIZE_MAX when out of
@@ -1179,9 +1193,7 @@ static size_t msm_take_ones(struct msm_job *j, uint64_t *idx, uint64_t *sc)
             ones[o++] = idx[k];
             continue;
         }
-        for (unsigned l = 0; l < nl; l++) bits[l] |= s[l];
-        if (sc && m != k) memmove(sc + m * nl, s, nl * sizeof *sc);
-        idx[m++] = idx[k];
+        m = msm_keep_term(j, idx, sc, k, m, s, bits);
     }
     memcpy(idx + m, ones, n1 * sizeof *idx);
     free(ones);
@@ -1190,12 +1202,7 @@ static size_t msm_take_ones(struct msm_job *j, uint64_t *idx, uint64_t *sc)
         for (size_t k = m; k < m + n1; k++) sc[k * nl] = 1;
     }
     j->nact = m;
-    j->bits = 0;
-    for (unsigned l = nl; l-- > 0;)
-        if (bits[l]) {
-            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(bits[l]));
-            break;
-        }
+    j->bits = msm_bit_length(bits, nl);
     return n1;
 }
 
@@ -1333,9 +1340,7 @@ static int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsi
         const uint64_t *s = msm_term_sc(j, k);
         const uint32_t g = gid[head[k]];
         if (g == UINT32_MAX) { /* alone: stays in the job */
-            for (unsigned l = 0; l < nl; l++) bits[l] |= s[l];
-            if (sc && m != k) memmove(sc + m * nl, s, nl * sizeof *sc);
-            idx[m++] = idx[k];
+            m = msm_keep_term(j, idx, sc, k, m, s, bits);
             continue;
         }
         msm_load(G, j, P, idx[k]);
@@ -1347,12 +1352,7 @@ static int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsi
         }
     }
     j->nact = m;
-    j->bits = 0;
-    for (unsigned l = nl; l-- > 0;)
-        if (bits[l]) {
-            j->bits = 64 * l + (64 - (unsigned)__builtin_clzll(bits[l]));
-            break;
-        }
+    j->bits = msm_bit_length(bits, nl);
     if (ec_batch_to_aff(G, E, J, ng)) /* a sum at infinity: one at a time, (0, 0) for it */
         for (size_t g = 0; g < ng; g++) ec_jac_to_aff(G, E + g * al, J + g * jl);
     err = msm_run_impl(G, out, (const uint8_t *)E, (const uint8_t *)S, ng, nl * sizeof *S, threads, 0, mode,

@@ -578,24 +578,30 @@ static void ones_scalars(const curve_group *G, uint8_t *sc, size_t n, enum ones_
     }
 }
 
-static void check_ones(const curve_group *G, struct pts *p, size_t n)
+/* msm_run_ext on p's terms equals GMP's sum at threads 1..3, each bucket form forced
+ * and AUTO, GLV on and off. */
+static void check_forms_vs_gmp(const curve_group *G, struct pts *p, size_t n, const char *what)
 {
     static const enum msm_buckets modes[] = { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
     uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+    gmp_scalar_sum(G, p, n, want);
+    for (unsigned t = 1; t <= 3; t++)
+        for (int m = 0; m < 3; m++)
+            for (int glv = 0; glv < 2; glv++) {
+                ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, t, 0, modes[m],
+                                             glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                                 0);
+                char buf[128];
+                snprintf(buf, sizeof buf, "%s, n=%zu threads=%u buckets=%d glv=%d", what, n, t, m, glv);
+                assert_same(G, got, want, buf);
+            }
+}
+
+static void check_ones(const curve_group *G, struct pts *p, size_t n)
+{
     for (int shape = 0; shape < ONES_SHAPES; shape++) {
         ones_scalars(G, p->sc, n, (enum ones_shape)shape);
-        gmp_scalar_sum(G, p, n, want);
-        for (unsigned t = 1; t <= 3; t++)
-            for (int m = 0; m < 3; m++)
-                for (int glv = 0; glv < 2; glv++) {
-                    ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, t, 0, modes[m],
-                                                 glv ? MSM_GLV_ON : MSM_GLV_OFF),
-                                     0);
-                    char buf[128];
-                    snprintf(buf, sizeof buf, "%s, n=%zu threads=%u buckets=%d glv=%d", ones_names[shape], n, t,
-                             m, glv);
-                    assert_same(G, got, want, buf);
-                }
+        check_forms_vs_gmp(G, p, n, ones_names[shape]);
     }
 }
 
@@ -663,22 +669,9 @@ static void rep_scalars(const curve_group *G, struct pts *p, size_t n, enum rep_
 
 static void check_repeats(const curve_group *G, struct pts *p, size_t n)
 {
-    static const enum msm_buckets modes[] = { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
-    uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
     for (int shape = 0; shape < REP_SHAPES; shape++) { /* REP_CANCEL last: it changes the bases */
         rep_scalars(G, p, n, (enum rep_shape)shape);
-        gmp_scalar_sum(G, p, n, want);
-        for (unsigned t = 1; t <= 3; t++)
-            for (int m = 0; m < 3; m++)
-                for (int glv = 0; glv < 2; glv++) {
-                    ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, t, 0, modes[m],
-                                                 glv ? MSM_GLV_ON : MSM_GLV_OFF),
-                                     0);
-                    char buf[128];
-                    snprintf(buf, sizeof buf, "%s, n=%zu threads=%u buckets=%d glv=%d", rep_names[shape], n, t,
-                             m, glv);
-                    assert_same(G, got, want, buf);
-                }
+        check_forms_vs_gmp(G, p, n, rep_names[shape]);
     }
 }
 
