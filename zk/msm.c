@@ -1305,19 +1305,23 @@ static int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsi
     ec_jac_set_inf(G, out);
     if (n < MSM_REP_MIN || n >= UINT32_MAX / 2) return 0;
 
-    size_t size = 2;
-    while (size < 2 * n) size <<= 1;
-    uint32_t *tab = calloc(size, sizeof *tab), *head = malloc(n * sizeof *head);
+    /* the probe on a table of its own: the full one (4n bytes or more, 64 MiB for a
+     * 2^22 GLV MSM) is only made, and its pages touched, for a witness that repeats */
+    const size_t probe = n < MSM_REP_PROBE ? n : MSM_REP_PROBE;
+    uint32_t *tab = calloc(2 * MSM_REP_PROBE, sizeof *tab), *head = malloc(n * sizeof *head);
     uint32_t *gid = NULL;
     uint64_t *J = NULL, *E = NULL, *S = NULL;
     int err = -ENOMEM;
     if (!tab || !head) goto out;
-    const size_t probe = n < MSM_REP_PROBE ? n : MSM_REP_PROBE;
-    if (msm_rep_group(j, probe, tab, size, head) * MSM_REP_SHARE < probe) {
+    if (msm_rep_group(j, probe, tab, 2 * MSM_REP_PROBE, head) * MSM_REP_SHARE < probe) {
         err = 0;
         goto out;
     }
-    memset(tab, 0, size * sizeof *tab);
+    size_t size = 2;
+    while (size < 2 * n) size <<= 1;
+    free(tab);
+    tab = calloc(size, sizeof *tab);
+    if (!tab) goto out;
     if (msm_rep_group(j, n, tab, size, head) == 0) {
         err = 0;
         goto out;
