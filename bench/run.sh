@@ -7,8 +7,9 @@
 #       cached by tests/fixtures/make.sh, a size it does not build is skipped with a
 #       note): wall, CPU and peak RSS of each process, median of BENCH_RUNS
 #       interleaved runs, ratios cuzk/rapidsnark, cuzk/snarkjs and cuzk BLS/BN at the
-#       same size; every proof is verified by snarkjs before its time counts;
-#       BENCH_PROVE=0 skips it;
+#       same size; then the real-shaped circuits (BENCH_REAL: circomlib Merkle paths,
+#       EdDSA checks, SHA-256, 2^13-2^17) with each witness's shape; every proof is
+#       verified by snarkjs before its time counts; BENCH_PROVE=0 skips it;
 #   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/
 #       (stats_dump is a tool of (d), rusage and wtns_shape of (b), mulchain_gen the fixture
 #       builder's, not benchmarks);
