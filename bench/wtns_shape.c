@@ -17,7 +17,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: wtns_shape FILE.wtns\n");
         return 2;
     }
-    wtns w = {0};
+    wtns w = { 0 };
     char err[256];
     if (wtns_open(&w, argv[1], err, sizeof err) != 0) {
         fprintf(stderr, "wtns_shape: %s\n", err);

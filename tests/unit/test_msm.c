@@ -546,7 +546,7 @@ TERMS_TEST(test_msm_split_shared_by_msms, 600, check_split)
  *   small and uniform scalars (the rest full-size). The 1600-term cases give the pass
  *   ranges big enough for batches of 32 (IFMA) and 256 (mulx) at 2 threads. */
 enum ones_shape { ONES_ALL, ONES_ZEROS, ONES_63, ONES_64, ONES_NEG, ONES_SMALL, ONES_MIXED, ONES_SHAPES };
-static const char *const ones_names[] = { "all ones", "ones and zeros", "63 ones", "64 ones",
+static const char *const ones_names[] = { "all ones",     "ones and zeros", "63 ones", "64 ones",
                                           "ones and r-1", "ones and small", "mixed" };
 
 static void ones_scalars(const curve_group *G, uint8_t *sc, size_t n, enum ones_shape shape)
@@ -563,15 +563,21 @@ static void ones_scalars(const curve_group *G, uint8_t *sc, size_t n, enum ones_
         case ONES_63: k[0] = i < 63; break;
         case ONES_64: k[0] = i < 64 ? 1 : (i < 100 ? 0 : 1 + (i % 5)); break;
         case ONES_NEG:
-            if (v < 4) k[0] = 1;
-            else if (v < 7) memcpy(k, rm1, 32);
+            if (v < 4)
+                k[0] = 1;
+            else if (v < 7)
+                memcpy(k, rm1, 32);
             break;
         case ONES_SMALL: k[0] = v < 5 ? 1 : (v < 7 ? 2 + test_rng64() % 65535 : 0); break;
         default:
-            if (v < 3) k[0] = 1;
-            else if (v == 3) memcpy(k, rm1, 32);
-            else if (v == 4) k[0] = test_rng64() % 1000;
-            else if (v == 5) test_rand_scalar(G->Fr, k);
+            if (v < 3)
+                k[0] = 1;
+            else if (v == 3)
+                memcpy(k, rm1, 32);
+            else if (v == 4)
+                k[0] = test_rng64() % 1000;
+            else if (v == 5)
+                test_rand_scalar(G->Fr, k);
             break;
         }
         memcpy(sc + 32 * i, k, 32);
@@ -620,8 +626,10 @@ TERMS_TEST(test_msm_ones_apart_batches, 1600, check_ones)
  *   no pass); and pairs of opposite bases with one scalar, whose group sums are infinity
  *   (the second MSM drops them). */
 enum rep_shape { REP_POOL, REP_FOLD, REP_MIXED, REP_SMALL, REP_NEAR, REP_FEW, REP_CANCEL, REP_SHAPES };
-static const char *const rep_names[] = { "pool",        "pool and negatives", "pool mixed",      "pool and small",
-                                         "pool and near twins", "few repeats", "cancelling pairs" };
+static const char *const rep_names[] = {
+    "pool",        "pool and negatives", "pool mixed", "pool and small", "pool and near twins",
+    "few repeats", "cancelling pairs"
+};
 
 static void rep_scalars(const curve_group *G, struct pts *p, size_t n, enum rep_shape shape)
 {
@@ -642,11 +650,16 @@ static void rep_scalars(const curve_group *G, struct pts *p, size_t n, enum rep_
             mpz_to_limbs(k, 4, v);
         }
         if (shape == REP_MIXED) {
-            if (u == 0) memset(k, 0, 32);
-            else if (u == 1) memcpy(k, (uint64_t[4]){ 1 }, 32);
-            else if (u == 2) memcpy(k, rm1, 32);
-            else if (u == 3) memcpy(k, (uint64_t[4]){ 2 + test_rng64() % 1000 }, 32);
-            else if (u == 4) test_rand_scalar(G->Fr, k);
+            if (u == 0)
+                memset(k, 0, 32);
+            else if (u == 1)
+                memcpy(k, (uint64_t[4]){ 1 }, 32);
+            else if (u == 2)
+                memcpy(k, rm1, 32);
+            else if (u == 3)
+                memcpy(k, (uint64_t[4]){ 2 + test_rng64() % 1000 }, 32);
+            else if (u == 4)
+                test_rand_scalar(G->Fr, k);
         }
         if (shape == REP_SMALL && u < 4) memcpy(k, (uint64_t[4]){ 2 + i }, 32);
         if (shape == REP_NEAR && u < 4) k[3] ^= 1; /* still below r: r's top limb is far larger */
