@@ -29,17 +29,19 @@ bench_rapidsnark() {
   fi
 }
 
-# bench_fixture CURVE K: 0 when FIXTURES/CURVE/mulchain-K is there, else what
-# tests/fixtures/make.sh --curve CURVE --size K returns (its output in $BENCH_FXLOG,
-# default /dev/null). A fixture whose files are all there is used as it is: make.sh
-# builds one fixture at a time under a lock, and a long build elsewhere (circom at 2^18:
-# minutes; a mulchain_gen fixture at 2^22: about 5 minutes on 2 CPUs) must not hold the
-# bench.
+# bench_fixture CURVE K|NAME: 0 when FIXTURES/CURVE/mulchain-K (or FIXTURES/CURVE/NAME,
+# a real-shaped circuit such as merkle-13: make.sh --real) is there, else what
+# tests/fixtures/make.sh --curve CURVE --size K (--only NAME) returns (its output in
+# $BENCH_FXLOG, default /dev/null). A fixture whose files are all there is used as it
+# is: make.sh builds one fixture at a time under a lock, and a long build elsewhere
+# (circom at 2^18: minutes; a mulchain_gen fixture at 2^22: about 5 minutes on 2 CPUs)
+# must not hold the bench.
 bench_fixture() {
-  local f
+  local f name="mulchain-$2" how=(--size "$2")
+  case "$2" in *-*) name="$2" how=(--only "$2") ;; esac
   for f in circuit_final.zkey witness.wtns verification_key.json info.txt; do
-    [ -s "$FIXTURES/$1/mulchain-$2/$f" ] || {
-      bash "$MAKE_FIXTURES" -q --curve "$1" --size "$2" >"${BENCH_FXLOG:-/dev/null}" 2>&1
+    [ -s "$FIXTURES/$1/$name/$f" ] || {
+      bash "$MAKE_FIXTURES" -q --curve "$1" "${how[@]}" >"${BENCH_FXLOG:-/dev/null}" 2>&1
       return
     }
   done

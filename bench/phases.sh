@@ -6,7 +6,8 @@
 # blinding, the proof's pairing check, writing, process start and exit). The phases
 # run one after another, so the shares are of wall time; on a loaded machine they
 # stretch alike. Every proof is verified by snarkjs. Not run by `make bench`.
-# Environment: BUILD (default build), PHASES_SIZES ("16 18"), PHASES_RUNS (5),
+# Environment: BUILD (default build), PHASES_SIZES ("16 18"; a name such as merkle-13
+# is a real-shaped circuit of tests/fixtures/make.sh --real), PHASES_RUNS (5),
 # PHASES_THREADS (--threads, default 2).
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -21,13 +22,15 @@ echo "== prove-local --threads $THREADS by phase (median of $RUNS; s and share o
 printf '%-12s %7s %6s %14s %14s %14s %14s %14s\n' circuit wall cpu "G1 MSMs" "G2 MSM" "NTT+h" "load files" other
 for K in ${PHASES_SIZES:-16 18}; do
   bench_fixture bn128 "$K"
-  d="$FIXTURES/bn128/mulchain-$K"
+  name="mulchain-$K"
+  case "$K" in *-*) name="$K" ;; esac
+  d="$FIXTURES/bn128/$name"
   : >"$tmp/all"
   for ((r = 0; r < RUNS; r++)); do
     "$BUILD/bench/rusage" "$tmp/ru" "$CUZK" prove-local --threads "$THREADS" --timings \
       "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/p.json" "$tmp/pub.json" 2>"$tmp/t"
     "$SNARKJS" groth16 verify "$d/verification_key.json" "$tmp/pub.json" "$tmp/p.json" | grep -q OK ||
-      { echo "bench/phases: snarkjs rejects the proof of mulchain-$K"; exit 1; }
+      { echo "bench/phases: snarkjs rejects the proof of $name"; exit 1; }
     # one line per run: wall cpu g1 g2 ntt load other
     awk -v ru="$(cat "$tmp/ru")" '
       NF >= 3 { v[$1 == "msm" ? $1 " " $2 : $1] = $(NF - 1) }
@@ -38,7 +41,7 @@ for K in ${PHASES_SIZES:-16 18}; do
           wall - g1 - v["msm B2"] - v["ntt"] - v["read+check"]
       }' "$tmp/t" >>"$tmp/all"
   done
-  awk -v name="mulchain-$K" '
+  awk -v name="$name" '
     { for (i = 1; i <= 7; i++) col[i, NR] = $i }
     function med(i,   n, a, j, k, t) {
       n = NR; for (j = 1; j <= n; j++) a[j] = col[i, j]

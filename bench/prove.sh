@@ -29,6 +29,12 @@
 #   PROVER_CMD        cuzk's command (default "$BUILD/bin/cuzk prove-local"), called
 #                     as $PROVER_CMD ZKEY WTNS PROOF PUBLIC
 #   RAPIDSNARK        an iden3/rapidsnark `prover` binary, built outside this tree
+#   BENCH_REAL        the real-shaped circuits of the second table (default "merkle-13
+#                     eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17"; "" for none):
+#                     circomlib-based, bn128, tests/fixtures/make.sh --real; their
+#                     witnesses are mostly bits and small values where a mulchain's are
+#                     full-size, and each row gives the witness's shape (bench/wtns_shape:
+#                     shares of 0, of 1 and of values below 2^64, 0 and 1 included)
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -41,6 +47,7 @@ BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
 BENCH_RUNS="${BENCH_RUNS:-3}"
 BENCH_RUNS_LARGE="${BENCH_RUNS_LARGE:-3}"
 BENCH_SNARKJS_MAX="${BENCH_SNARKJS_MAX:-18}"
+BENCH_REAL="${BENCH_REAL-merkle-13 eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17}"
 # Per-process wall, CPU and peak RSS: bench/rusage (built by make bench), else GNU time.
 if [ -x "$BUILD/bench/rusage" ]; then
   timed() { "$BUILD/bench/rusage" "$tmp/ru" "$@"; }
@@ -57,14 +64,15 @@ fail=0
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 # ---- fixtures: one make.sh call per size, so a size it cannot build drops its row ----
-fixture() {  # curve k -> 0 when the fixture is there; else a note in skipped
-  local rc=0
+fixture() {  # curve k|name -> 0 when the fixture is there; else a note in skipped
+  local rc=0 what="$1 2^$2"
+  case "$2" in *-*) what="$1 $2" ;; esac
   BENCH_FXLOG="$tmp/fx.log" bench_fixture "$1" "$2" || rc=$?
   [ $rc -ne 0 ] || return 0
   if [ $rc -eq 2 ]; then
-    skipped+=("$1 2^$2: $(grep -m1 'make.sh:' "$tmp/fx.log" || tail -n 1 "$tmp/fx.log")")
+    skipped+=("$what: $(grep -m1 'make.sh:' "$tmp/fx.log" || tail -n 1 "$tmp/fx.log")")
   else
-    skipped+=("$1 2^$2: fixture build failed: $(tail -n 3 "$tmp/fx.log" | tr '\n' ' ')")
+    skipped+=("$what: fixture build failed: $(tail -n 3 "$tmp/fx.log" | tr '\n' ' ')")
     fail=1
   fi
   return 1
@@ -76,22 +84,24 @@ for k in $BENCH_BLS_SIZES; do
   # the BLS/BN ratio needs bn128 at the same size
   fixture bls12381 "$k" && fixture bn128 "$k" && rows+=("bls12381 $k")
 done
+real_rows=()
+for n in $BENCH_REAL; do fixture bn128 "$n" && real_rows+=("$n"); done
 
 # ---- one measured run ---------------------------------------------------------------
-# run_one KEY CURVE K CMD...: runs CMD (which writes $tmp/proof.json, $tmp/public.json),
-# has snarkjs verify the proof, and appends "wall cpu rss_MiB" to M[KEY]; a failure or a
-# rejected proof goes into note.
+# run_one KEY DIR CMD...: runs CMD (which writes $tmp/proof.json, $tmp/public.json),
+# has snarkjs verify the proof under DIR's key, and appends "wall cpu rss_MiB" to
+# M[KEY]; a failure or a rejected proof goes into note.
 declare -A M=()
 run_one() {
-  local key="$1" c="$2" k="$3" rc=0
-  shift 3
+  local key="$1" d="$2" rc=0
+  shift 2
   rm -f "$tmp/proof.json" "$tmp/public.json" "$tmp/ru"
   timed "$@" >"$tmp/out" 2>&1 || rc=$?
   if [ $rc -ne 0 ]; then
     note="$note $key failed (exit $rc): $(tail -c 200 "$tmp/out" | tr '\n' ' ')"
     return
   fi
-  if ! "$SNARKJS" groth16 verify "$FIXTURES/$c/mulchain-$k/verification_key.json" \
+  if ! "$SNARKJS" groth16 verify "$d/verification_key.json" \
     "$tmp/public.json" "$tmp/proof.json" 2>&1 | grep -q OK; then
     note="$note $key's proof does NOT verify (snarkjs)"
     return
@@ -108,44 +118,81 @@ med() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b }'; }
 fmt() { awk -v v="$1" -v p="$2" 'BEGIN{ if (v=="-") print "-"; else printf "%." p "f", v }'; }
 
-echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
-[ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
-for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
-printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
-  "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
-printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
-  curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
-for row in "${rows[@]}"; do
-  c="${row% *}"; k="${row#* }"
-  d="$FIXTURES/$c/mulchain-$k"
-  dbn="$FIXTURES/bn128/mulchain-$k"
-  runs="$BENCH_RUNS"
-  [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
-  M=(); note=""; l0="$(load)"
-  for _ in $(seq "$runs"); do
-    run_one cuzk "$c" "$k" "${PROVER[@]}" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
-    if [ "$c" = bn128 ] && [ -n "$RAPIDSNARK" ]; then
-      run_one rapidsnark "$c" "$k" "$RAPIDSNARK" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
-    fi
-    if [ "$c" = bls12381 ]; then
-      run_one cuzk_bn bn128 "$k" "${PROVER[@]}" "$dbn/circuit_final.zkey" "$dbn/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
-    fi
-    if [ "$k" -le "$BENCH_SNARKJS_MAX" ]; then
-      run_one snarkjs "$c" "$k" "$SNARKJS" groth16 prove "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
-    fi
+# prove_all CURVE K DIR: one run of each prover on DIR's zkey and witness (rapidsnark on
+# bn128 only, snarkjs up to BENCH_SNARKJS_MAX)
+prove_all() {
+  local c="$1" k="$2" d="$3"
+  run_one cuzk "$d" "${PROVER[@]}" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+  if [ "$c" = bn128 ] && [ -n "$RAPIDSNARK" ]; then
+    run_one rapidsnark "$d" "$RAPIDSNARK" "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+  fi
+  if [ "$k" -le "$BENCH_SNARKJS_MAX" ]; then
+    run_one snarkjs "$d" "$SNARKJS" groth16 prove "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+  fi
+}
+
+if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
+  echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
+  [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
+  for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
+  printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
+    "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
+  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
+    curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
+  for row in "${rows[@]}"; do
+    c="${row% *}"; k="${row#* }"
+    d="$FIXTURES/$c/mulchain-$k"
+    dbn="$FIXTURES/bn128/mulchain-$k"
+    runs="$BENCH_RUNS"
+    [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
+    M=(); note=""; l0="$(load)"
+    for _ in $(seq "$runs"); do
+      prove_all "$c" "$k" "$d"
+      if [ "$c" = bls12381 ]; then
+        run_one cuzk_bn "$dbn" "${PROVER[@]}" "$dbn/circuit_final.zkey" "$dbn/witness.wtns" "$tmp/proof.json" "$tmp/public.json"
+      fi
+    done
+    [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
+    cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
+    rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
+    sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
+    bw=-; bc=-
+    if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
+    printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
+      "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
+      "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
+      "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
+    case "$note" in *failed* | *NOT*) fail=1 ;; esac
   done
-  [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
-  cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
-  rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
-  sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
-  bw=-; bc=-
-  if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
-  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
-    "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
-    "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
-    "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
-  case "$note" in *failed* | *NOT*) fail=1 ;; esac
-done
+
+fi
+# ---- the real-shaped circuits: same provers and medians, and the witness's shape ----
+if [ ${#real_rows[@]} -gt 0 ]; then
+  echo
+  echo "== prove, real-shaped circuits (circomlib, circom --O2, bn128; median of $BENCH_RUNS, interleaved; wall s, CPU s, peak RSS MiB; witness shape: % of values 0, 1, < 2^64)"
+  printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s\n' \
+    circuit constr wall cpu MiB wall cpu MiB snarkjs c/r c/r rss c/s "0" "1" "<2^64" load
+  for name in "${real_rows[@]}"; do
+    d="$FIXTURES/bn128/$name"
+    k="${name##*-}"
+    nc="$(sed -n 's/.*constraints=\([0-9]*\).*/\1/p' "$d/info.txt")"
+    shape="$("$BUILD/bench/wtns_shape" "$d/witness.wtns" 2>/dev/null || echo "zeros=- ones=- small=-")"
+    sh0="$(echo "$shape" | sed -n 's/.*zeros=\([0-9.]*\)%.*/\1/p')"
+    sh1="$(echo "$shape" | sed -n 's/.*ones=\([0-9.]*\)%.*/\1/p')"
+    shs="$(echo "$shape" | sed -n 's/.*small=\([0-9.]*\)%.*/\1/p')"
+    M=(); note=""; l0="$(load)"
+    for _ in $(seq "$BENCH_RUNS"); do prove_all bn128 "$k" "$d"; done
+    [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX"
+    cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
+    rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"; sw="$(med snarkjs 1)"
+    printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s%s\n' \
+      "$name" "${nc:--}" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
+      "$(fmt "$sw" 2)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" "$(ratio "$cw" "$sw")" \
+      "${sh0:--}" "${sh1:--}" "${shs:--}" "$l0" "${note:+  !$note}"
+    case "$note" in *failed* | *NOT*) fail=1 ;; esac
+  done
+  echo "(real-shaped: NAME-K fills a 2^K domain; c/r wall <= 0.20 is the goal on every row)"
+fi
 echo "(c/r = cuzk / rapidsnark, c/s = cuzk / snarkjs, BLS/BN = cuzk bls12381 / cuzk bn128 at the"
 echo " same size; below 1 cuzk is faster or smaller. Goals (issue 21): c/r wall <= 0.20 at 2^16,"
 echo " 2^18, <= 0.25 at 2^20, 2^22; RSS <= rapidsnark + 5% from 2^18; BLS/BN <= 2.0; BLS c/s <= 0.08."

@@ -7,10 +7,11 @@
 #       cached by tests/fixtures/make.sh, a size it does not build is skipped with a
 #       note): wall, CPU and peak RSS of each process, median of BENCH_RUNS
 #       interleaved runs, ratios cuzk/rapidsnark, cuzk/snarkjs and cuzk BLS/BN at the
-#       same size; every proof is verified by snarkjs before its time counts;
-#       BENCH_PROVE=0 skips it;
+#       same size; then the real-shaped circuits (BENCH_REAL: circomlib Merkle paths,
+#       EdDSA checks, SHA-256, 2^13-2^17) with each witness's shape; every proof is
+#       verified by snarkjs before its time counts; BENCH_PROVE=0 skips it;
 #   (c) $BUILD/bench/msm_ntt, if built, then any other binary in $BUILD/bench/
-#       (stats_dump is a tool of (d), rusage one of (b) and mulchain_gen the fixture
+#       (stats_dump is a tool of (d), rusage and wtns_shape of (b), mulchain_gen the fixture
 #       builder's, not benchmarks);
 #   (d) bench/pipeline.sh: cuzkd under a backlog of one circuit (partitions/s,
 #       stage utilization, the worker's gaps) against the same partitions through
@@ -75,7 +76,7 @@ bench_script prove
 # ---- (c) msm_ntt, then any other bench binary --------------------------------
 if [ -x "$BUILD/bench/msm_ntt" ]; then run_bin "$BUILD/bench/msm_ntt"; fi
 for b in "$BUILD"/bench/*; do
-  case "$(basename "$b")" in ring|msm_ntt|stats_dump|rusage|mulchain_gen|*.o|*.d) continue ;; esac
+  case "$(basename "$b")" in ring|msm_ntt|stats_dump|rusage|wtns_shape|mulchain_gen|*.o|*.d) continue ;; esac
   if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
 done
 

@@ -536,6 +536,160 @@ static void check_split(const curve_group *G, struct pts *p, size_t n)
 
 TERMS_TEST(test_msm_split_shared_by_msms, 600, check_split)
 
+/* Scalars equal to 1 are summed apart from the other terms (msm.c, msm_take_ones and
+ * msm_run_ones: MSM_ONES_MIN = 64 of them at least): every shape of witness around
+ * that pass, against GMP's sum of scalar * k_i (the independent reference), on each
+ * group, at threads 1..3, each bucket form forced and AUTO, GLV on and off:
+ *   all ones; ones and zeros; 63 ones (below the pass: stays in the job) and 64;
+ *   ones with r - 1 (folded to 1 with the base negated: the pass's negation) and with
+ *   small values (2..2^16: the rest's windows then cover 17 bits); a mix of 0, 1, r-1,
+ *   small and uniform scalars (the rest full-size). The 1600-term cases give the pass
+ *   ranges big enough for batches of 32 (IFMA) and 256 (mulx) at 2 threads. */
+enum ones_shape { ONES_ALL, ONES_ZEROS, ONES_63, ONES_64, ONES_NEG, ONES_SMALL, ONES_MIXED, ONES_SHAPES };
+static const char *const ones_names[] = { "all ones",     "ones and zeros", "63 ones", "64 ones",
+                                          "ones and r-1", "ones and small", "mixed" };
+
+static void ones_scalars(const curve_group *G, uint8_t *sc, size_t n, enum ones_shape shape)
+{
+    uint64_t rm1[4];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4] = { 0 };
+        unsigned v = (unsigned)test_rng64() % 8;
+        switch (shape) {
+        case ONES_ALL: k[0] = 1; break;
+        case ONES_ZEROS: k[0] = v < 4; break;
+        case ONES_63: k[0] = i < 63; break;
+        case ONES_64: k[0] = i < 64 ? 1 : (i < 100 ? 0 : 1 + (i % 5)); break;
+        case ONES_NEG:
+            if (v < 4)
+                k[0] = 1;
+            else if (v < 7)
+                memcpy(k, rm1, 32);
+            break;
+        case ONES_SMALL: k[0] = v < 5 ? 1 : (v < 7 ? 2 + test_rng64() % 65535 : 0); break;
+        default:
+            if (v < 3)
+                k[0] = 1;
+            else if (v == 3)
+                memcpy(k, rm1, 32);
+            else if (v == 4)
+                k[0] = test_rng64() % 1000;
+            else if (v == 5)
+                test_rand_scalar(G->Fr, k);
+            break;
+        }
+        memcpy(sc + 32 * i, k, 32);
+    }
+}
+
+/* msm_run_ext on p's terms equals GMP's sum at threads 1..3, each bucket form forced
+ * and AUTO, GLV on and off. */
+static void check_forms_vs_gmp(const curve_group *G, struct pts *p, size_t n, const char *what)
+{
+    static const enum msm_buckets modes[] = { MSM_BUCKETS_AUTO, MSM_BUCKETS_JACOBIAN, MSM_BUCKETS_AFFINE };
+    uint64_t want[EC_MAX_JAC], got[EC_MAX_JAC];
+    gmp_scalar_sum(G, p, n, want);
+    for (unsigned t = 1; t <= 3; t++)
+        for (int m = 0; m < 3; m++)
+            for (int glv = 0; glv < 2; glv++) {
+                ck_assert_int_eq(msm_run_ext(G, got, (uint8_t *)p->aff, p->sc, n, 32, t, 0, modes[m],
+                                             glv ? MSM_GLV_ON : MSM_GLV_OFF),
+                                 0);
+                char buf[128];
+                snprintf(buf, sizeof buf, "%s, n=%zu threads=%u buckets=%d glv=%d", what, n, t, m, glv);
+                assert_same(G, got, want, buf);
+            }
+}
+
+static void check_ones(const curve_group *G, struct pts *p, size_t n)
+{
+    for (int shape = 0; shape < ONES_SHAPES; shape++) {
+        ones_scalars(G, p->sc, n, (enum ones_shape)shape);
+        check_forms_vs_gmp(G, p, n, ones_names[shape]);
+    }
+}
+
+TERMS_TEST(test_msm_ones_apart_small, 200, check_ones)
+TERMS_TEST(test_msm_ones_apart_batches, 1600, check_ones)
+
+/* Terms of one repeated scalar are summed and run as one term of a second MSM (msm.c,
+ * msm_take_repeats: from MSM_REP_MIN = 1024 prepared terms, when 1/32 of the first
+ * 4096 repeat): every shape of repeats against GMP, each group, threads 1..3, each
+ * bucket form, GLV on and off (1600 terms: 3200 GLV halves, 1600 plain):
+ *   full-size values from a pool of 40; the pool and its negatives r - v (folded to
+ *   one scalar, the bases negated: groups of mixed signs); the pool with 0, 1, r - 1,
+ *   small and uniform scalars; the pool and distinct small values (the terms left
+ *   alone all below 2^64: their windows few); the pool and near twins (the same low limbs, bit 192
+ *   flipped: one hash, not one scalar); few repeats (1 in 64: below the probe's share,
+ *   no pass); and pairs of opposite bases with one scalar, whose group sums are infinity
+ *   (the second MSM drops them). */
+enum rep_shape { REP_POOL, REP_FOLD, REP_MIXED, REP_SMALL, REP_NEAR, REP_FEW, REP_CANCEL, REP_SHAPES };
+static const char *const rep_names[] = {
+    "pool",        "pool and negatives", "pool mixed", "pool and small", "pool and near twins",
+    "few repeats", "cancelling pairs"
+};
+
+static void rep_scalars(const curve_group *G, struct pts *p, size_t n, enum rep_shape shape)
+{
+    uint64_t pool[40][4], rm1[4];
+    memcpy(rm1, G->Fr->p, 32);
+    rm1[0] -= 1;
+    for (int i = 0; i < 40; i++) test_rand_scalar(G->Fr, pool[i]);
+    mpz_t r, v;
+    mpz_inits(r, v, NULL);
+    mpz_from_limbs(r, G->Fr->p, 4);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k[4] = { 0 };
+        const unsigned u = (unsigned)(test_rng64() % 8);
+        memcpy(k, pool[test_rng64() % 40], 32);
+        if (shape == REP_FOLD && u < 4) { /* r - v */
+            mpz_from_limbs(v, k, 4);
+            mpz_sub(v, r, v);
+            mpz_to_limbs(k, 4, v);
+        }
+        if (shape == REP_MIXED) {
+            if (u == 0)
+                memset(k, 0, 32);
+            else if (u == 1)
+                memcpy(k, (uint64_t[4]){ 1 }, 32);
+            else if (u == 2)
+                memcpy(k, rm1, 32);
+            else if (u == 3)
+                memcpy(k, (uint64_t[4]){ 2 + test_rng64() % 1000 }, 32);
+            else if (u == 4)
+                test_rand_scalar(G->Fr, k);
+        }
+        if (shape == REP_SMALL && u < 4) memcpy(k, (uint64_t[4]){ 2 + i }, 32);
+        if (shape == REP_NEAR && u < 4) k[3] ^= 1; /* still below r: r's top limb is far larger */
+        if (shape == REP_FEW && i % 64) test_rand_scalar(G->Fr, k);
+        memcpy(p->sc + 32 * i, k, 32);
+    }
+    if (shape == REP_CANCEL) /* base 2i+1 = -base 2i, same scalar: each pair sums to 0 */
+        for (size_t i = 0; i + 1 < n; i += 2) {
+            const unsigned cl = ec_cl(G);
+            uint64_t *a = p->aff + i * 2 * cl, *b = a + 2 * cl;
+            memcpy(b, a, 2 * cl * 8);
+            ecf_neg(G, b + cl, b + cl);
+            mpz_from_limbs(v, p->k + 4 * i, 4);
+            mpz_sub(v, r, v);
+            mpz_to_limbs(p->k + 4 * (i + 1), 4, v);
+            memcpy(p->sc + 32 * (i + 1), p->sc + 32 * i, 32);
+        }
+    mpz_clears(r, v, NULL);
+}
+
+static void check_repeats(const curve_group *G, struct pts *p, size_t n)
+{
+    for (int shape = 0; shape < REP_SHAPES; shape++) { /* REP_CANCEL last: it changes the bases */
+        rep_scalars(G, p, n, (enum rep_shape)shape);
+        check_forms_vs_gmp(G, p, n, rep_names[shape]);
+    }
+}
+
+TERMS_TEST(test_msm_repeated_scalars, 1600, check_repeats)
+
 /* On an IFMA CPU the BN254 G1 and G2 flushes run in lanes (ifma.h), so the cases above check
  * that path; this one turns it off (Check forks each test, so the cached answer of
  * ifma_available is this test's own) to keep the scalar flush checked too. */
