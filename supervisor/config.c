@@ -558,9 +558,21 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 		}
 		if (v && (rc = config_load_file(c, v, err, errlen)))
 			return rc < 0 && rc != -EINVAL ? -EINVAL : rc;
-		/* Absolute: cuzk reload reads it again after cuzkd changed directory. */
-		if (v && !realpath(v, c->config_path))
-			snprintf(c->config_path, sizeof(c->config_path), "%s", v);
+		/* Absolute: cuzk reload reads it again after cuzkd changed directory.
+		 * realpath's own buffer: into a CONFIG_PATH_MAX one (under PATH_MAX) a
+		 * fortified build aborts ("buffer overflow detected"), as the package is. */
+		if (v) {
+			char *abs = realpath(v, NULL);
+
+			if (abs && strlen(abs) >= sizeof(c->config_path)) {
+				snprintf(err, errlen, "--config %s: the path is too long (%zu bytes)",
+					 v, strlen(abs));
+				free(abs);
+				return -ENAMETOOLONG;
+			}
+			snprintf(c->config_path, sizeof(c->config_path), "%s", abs ? abs : v);
+			free(abs);
+		}
 	}
 	for (int i = 1; i < argc; i++) {
 		char name[64];
