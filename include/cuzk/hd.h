@@ -28,9 +28,11 @@
 #if defined(__CUDACC__)
 #define CUZK_DEVICE_OUTLINE_ON 1
 #define CUZK_DEVICE_OUTLINE    static __device__ __noinline__
+#define CUZK_DEVICE_INLINE     static __device__ __forceinline__
 #elif defined(CUZK_DEVICE_EMUL)
 #define CUZK_DEVICE_OUTLINE_ON 1
 #define CUZK_DEVICE_OUTLINE    static __attribute__((noinline, unused))
+#define CUZK_DEVICE_INLINE     static inline __attribute__((always_inline))
 #endif
 
 #endif
