@@ -29,15 +29,15 @@ typedef struct {
 } c32_cc;
 
 #ifdef __CUDA_ARCH__
-#define C32_ASM3(op, a, b, c)                                                          \
-    uint32_t d;                                                                        \
-    (void)cc;                                                                          \
+#define C32_ASM3(op, a, b, c)                                               \
+    uint32_t d;                                                             \
+    (void)cc;                                                               \
     asm volatile(op " %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c)); \
     return d
-#define C32_ASM2(op, a, b)                                                    \
-    uint32_t d;                                                               \
-    (void)cc;                                                                 \
-    asm volatile(op " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));    \
+#define C32_ASM2(op, a, b)                                      \
+    uint32_t d;                                                 \
+    (void)cc;                                                   \
+    asm volatile(op " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); \
     return d
 #endif
 

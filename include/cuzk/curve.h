@@ -343,11 +343,11 @@ CUZK_HD void ec_jac_add_aff_id(enum curve_id g, uint64_t *r, const uint64_t *p, 
 }
 
 /* General addition r = p + q, "add-2007-bl": 11M + 5S. Handles every special case;
- * r may alias p or q. The order keeps at most four coordinates live across a product
- * (on the device a G2 coordinate is 24 registers, and what is live across the
- * out-of-line Fq2 product beyond the registers it leaves free is spilled to the
- * stack: five were 120-150 bytes per thread): p and q are read to the end first, S2
- * before U2 so that Z1Z1 dies early, then Z3 goes straight to r, then X3 and Y3. */
+ * r may alias p or q. The order keeps few coordinates live at once (on the device a G2
+ * coordinate is 24 registers, and what is live across the out-of-line base product of
+ * the Fq2 arithmetic beyond the registers it leaves free is spilled to the stack): p
+ * and q are read to the end first, S2 before U2 so that Z1Z1 dies early, then Z3 goes
+ * straight to r, then X3 and Y3. */
 CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, const uint64_t *q)
 {
     const unsigned cl = ec_cl_id(g);
@@ -387,8 +387,8 @@ CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, cons
     ecf_dbl_id(g, rr, rr); /* r = 2 (S2 - S1) */
     uint64_t *I = Z2Z2, *J = Z1Z1;
     ecf_dbl_id(g, I, H);
-    ecf_sqr_id(g, I, I);     /* I = (2H)^2 */
-    ecf_mul_id(g, J, H, I);  /* J = H I */
+    ecf_sqr_id(g, I, I);      /* I = (2H)^2 */
+    ecf_mul_id(g, J, H, I);   /* J = H I */
     ecf_mul_id(g, U1, U1, I); /* V = U1 I */
     ecf_mul_id(g, S1, S1, J);
     ecf_dbl_id(g, S1, S1); /* 2 S1 J */

@@ -18,8 +18,9 @@
  * cost a memory load per limb). Where host and device differ it is said at the spot:
  * the host's carries are the adc/sbb intrinsics and its products, the BLS12-381 Fq
  * square, the Fq2 products and the Fq2 inverse are out of line in zk/field.c (mulx/adx
- * or portable, chosen at run time); the device inlines the portable product
- * (fe_mul_inline_id) and keeps one out-of-line Fq2 product per field.
+ * or portable, chosen at run time); the device's product is fe_mul32_id (32-bit words,
+ * PTX carry chains: carry32.h), inline, and out of line by value inside the Fq2
+ * arithmetic (fe2_base_mul_id).
  * tests/unit/test_gpu_emul.c compiles the device form with gcc (CUZK_DEVICE_EMUL, hd.h)
  * and checks it against GMP and the host.
  *
@@ -325,8 +326,9 @@ CUZK_HD void fe_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
  * here, and checked by test_field — the running sum never needs an extra carry word,
  * which saves two additions per outer step. Measured 20.9 ns against 29.3 ns for the
  * textbook CIOS (BN254 Fq, dependent chain, this machine); 45 ns against 73 ns for
- * BLS12-381 Fq. One conditional subtraction at the end. The device's product, and the
- * host's portable one (zk/field.c; test_field checks it against GMP). */
+ * BLS12-381 Fq. One conditional subtraction at the end. The host's portable product
+ * (zk/field.c; test_field checks it against GMP), and the reference test_gpu_emul
+ * holds the device's fe_mul32_id to. */
 CUZK_HD void fe_mul_inline_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     const unsigned n = fe_n_id(f);
@@ -357,11 +359,12 @@ CUZK_HD void fe_mul_inline_id(enum field_id f, uint64_t *r, const uint64_t *a, c
  * (2 instructions per 32-bit product, no carry word between them); each half-step
  * adds m·p with m = t_0·(-p^-1) mod 2^32, divides by 2^32 by moving the other array
  * down one word, and swaps the arrays' roles. Sums stay below 2^(32(N+1)) because the
- * top word of every modulus here is below 2^30 (as for fe_mul_inline_id's no-carry
- * form), so the carries the chains drop (the last madc.hi of a shift, the chain into
- * `odd` before the one into `even`) are always 0; tests/unit/test_gpu_emul.c checks
- * the product against GMP and fe_mul_inline_id on the edge values where a dropped
- * carry would show. One conditional subtraction at the end (the 64-bit limbs'). */
+ * top 32-bit word of every modulus here is below 2^31 - 1 (fe_mul_inline_id's no-carry
+ * condition on 32-bit words; BLS12-381 Fr's 0x73eda753 is the largest), so the carries
+ * the chains drop (the last madc.hi of a shift, the chain into `odd` before the one
+ * into `even`) are always 0; tests/unit/test_gpu_emul.c checks the product against GMP
+ * and fe_mul_inline_id on the edge values where a dropped carry would show. One
+ * conditional subtraction at the end (the 64-bit limbs'). */
 #define FE32_MAX_WORDS (2 * FE_MAX_LIMBS)
 
 /* acc[j], acc[j+1] (+)= lo, hi of a[j]·bi for even j < nw: a fresh chain (cc set). */
@@ -413,8 +416,7 @@ CUZK_HD void fe32_mad_redc(enum field_id f, uint32_t *e, uint32_t *o, const uint
 CUZK_HD void fe_mul32_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     const unsigned n = fe_n_id(f), nw = 2 * n;
-    uint32_t aw[FE32_MAX_WORDS], bw[FE32_MAX_WORDS], pw[FE32_MAX_WORDS], e[FE32_MAX_WORDS],
-        o[FE32_MAX_WORDS];
+    uint32_t aw[FE32_MAX_WORDS], bw[FE32_MAX_WORDS], pw[FE32_MAX_WORDS], e[FE32_MAX_WORDS], o[FE32_MAX_WORDS];
     c32_cc cc = { 0 };
     CUZK_UNROLL for (unsigned i = 0; i < n; i++)
     {
@@ -521,22 +523,22 @@ CUZK_HD void fe2_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
  * value the ABI passes them in registers, and the base product needs few enough that
  * the formula's Fq2 values stay in registers across the call. Host: fe_mul_id. */
 #ifdef CUZK_DEVICE_OUTLINE_ON
-#define FE_DEVICE_MUL_INSTANCE(sfx, ID)                                                   \
-    typedef struct {                                                                      \
-        uint64_t v[FIELD_##ID##_N];                                                       \
-    } fe_val_##sfx;                                                                       \
-    CUZK_DEVICE_OUTLINE fe_val_##sfx fe_mul_dev_##sfx(fe_val_##sfx a, fe_val_##sfx b)     \
-    {                                                                                     \
-        fe_val_##sfx r;                                                                   \
-        fe_mul32_id(FIELD_ID_##ID, r.v, a.v, b.v);                                        \
-        return r;                                                                         \
-    }                                                                                     \
+#define FE_DEVICE_MUL_INSTANCE(sfx, ID)                                                             \
+    typedef struct {                                                                                \
+        uint64_t v[FIELD_##ID##_N];                                                                 \
+    } fe_val_##sfx;                                                                                 \
+    CUZK_DEVICE_OUTLINE fe_val_##sfx fe_mul_dev_##sfx(fe_val_##sfx a, fe_val_##sfx b)               \
+    {                                                                                               \
+        fe_val_##sfx r;                                                                             \
+        fe_mul32_id(FIELD_ID_##ID, r.v, a.v, b.v);                                                  \
+        return r;                                                                                   \
+    }                                                                                               \
     CUZK_DEVICE_INLINE void fe_mul_dev_ptr_##sfx(uint64_t *r, const uint64_t *a, const uint64_t *b) \
-    {                                                                                     \
-        fe_val_##sfx x, y;                                                                \
-        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) x.v[i] = a[i], y.v[i] = b[i]; \
-        x = fe_mul_dev_##sfx(x, y);                                                       \
-        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) r[i] = x.v[i];         \
+    {                                                                                               \
+        fe_val_##sfx x, y;                                                                          \
+        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) x.v[i] = a[i], y.v[i] = b[i];     \
+        x = fe_mul_dev_##sfx(x, y);                                                                 \
+        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) r[i] = x.v[i];                    \
     }
 FE_DEVICE_MUL_INSTANCE(bn254_fq, BN254_FQ)
 FE_DEVICE_MUL_INSTANCE(bls12_381_fq, BLS12_381_FQ)
@@ -560,8 +562,8 @@ CUZK_HD void fe2_mul_generic_id(enum field_id f, uint64_t *r, const uint64_t *a,
     uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
     fe2_base_mul_id(f, t0, a, b);         /* a0 b0 */
     fe2_base_mul_id(f, t1, a + n, b + n); /* a1 b1 */
-    fe_add_id(f, sa, a, a + n);     /* a0 + a1 */
-    fe_add_id(f, sb, b, b + n);     /* b0 + b1 */
+    fe_add_id(f, sa, a, a + n);           /* a0 + a1 */
+    fe_add_id(f, sb, b, b + n);           /* b0 + b1 */
     fe2_base_mul_id(f, sa, sa, sb);       /* (a0+a1)(b0+b1) */
     fe_sub_id(f, sa, sa, t0);
     fe_sub_id(f, r + n, sa, t1); /* c1 = a0b1 + a1b0 */

@@ -1,8 +1,9 @@
 /* test_gpu_emul.c — the CUDA kernels' code run on the CPU. CUZK_DEVICE_EMUL (hd.h)
  * makes field.h and curve.h compile in their device form here: the constants by
- * switch, the carries by comparison, the portable product inline, the Fq2 products and
- * the point formulas out of line per field and group — what nvcc's device pass
- * compiles, with only __umul64hi replaced by a 128-bit product. Over that, the
+ * switch, the product on 32-bit words over carry32.h's carry chains (inline, and out of
+ * line by value in the Fq2 arithmetic), the point formulas out of line per group —
+ * what nvcc's device pass compiles, with only the PTX of carry32.h's operations
+ * replaced by their plain-C definitions. Over that, the
  * kernels' per-thread logic (zk/cuda/msm_logic.h, ntt_logic.h) on a small grid. Checked:
  * the field operations against GMP, the point formulas against the host's ec_add /
  * ec_dbl (zk/curve.c, compiled in the host form), the whole MSM pipeline (digits, sort,
@@ -194,7 +195,7 @@ EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BLS12_381_FR, FIELD_ID_BL
  * words: where a carry the chains drop or add twice would show), then uniform. */
 static unsigned edge_count(const field_desc *F)
 {
-    return 5 + 3 * F->bits;
+    return 5 + 3 * F->bits + 64;
 }
 static void edge_elem(const field_desc *F, uint64_t *a, unsigned which)
 {
@@ -217,7 +218,7 @@ static void edge_elem(const field_desc *F, uint64_t *a, unsigned which)
         return;
     }
     a[k / 64] = 1ULL << (k % 64); /* 2^k < p: k < bits - 1, or the top bit where p has it */
-    if (kind == 1) { /* 2^k - 1 */
+    if (kind == 1) {              /* 2^k - 1 */
         for (unsigned i = 0; i < k / 64; i++) a[i] = ~0ULL;
         a[k / 64] -= 1;
     } else if (kind == 2) { /* p - 1 - 2^k */
@@ -250,7 +251,9 @@ EMUL_INLINE void check_mul32(const field_desc *F, const enum field_id f)
             uint64_t r[FE_MAX_LIMBS], want[2 * FE_MAX_LIMBS];
             fe_mul32_id(f, r, a, b);
             fe_mul_inline_id(f, want, a, b);
-            ck_assert_msg(memcmp(r, want, n * 8) == 0, "%s: 32-bit-word product differs from the 64-bit one for edge operands %u, %u", F->name, i, j);
+            ck_assert_msg(memcmp(r, want, n * 8) == 0,
+                          "%s: 32-bit-word product differs from the 64-bit one for edge operands %u, %u",
+                          F->name, i, j);
             if (it % 61 == 0) CHECK_OP("32-bit-word mul", OP_MUL, r);
         }
     if (f == FIELD_ID_BN254_FQ || f == FIELD_ID_BLS12_381_FQ)
