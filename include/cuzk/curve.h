@@ -327,27 +327,32 @@ CUZK_HD void ec_jac_add_aff_id(enum curve_id g, uint64_t *r, const uint64_t *p, 
     }
     ecf_dbl_id(g, rr, rr); /* r = 2 (S2 - Y1) */
     ecf_sqr_id(g, HH, H);  /* HH = H^2 */
+    /* Z3 = (Z1 + H)^2 - Z1Z1 - HH, now: the last read of Z1 and of Z1Z1 (r's Z is not
+     * p's X or Y, which are read below) */
+    ecf_add_id(g, t, Z1, H);
+    ecf_sqr_id(g, t, t);
+    ecf_sub_id(g, t, t, Z1Z1);
+    ecf_sub_id(g, r + 2 * cl, t, HH);
     ecf_dbl_id(g, I, HH);
     ecf_dbl_id(g, I, I);     /* I = 4 HH */
     ecf_mul_id(g, J, H, I);  /* J = H I */
     ecf_mul_id(g, V, X1, I); /* V = X1 I */
-    ecf_add_id(g, t, Z1, H);
-    ecf_sqr_id(g, t, t);
-    ecf_sub_id(g, t, t, Z1Z1);
-    ecf_sub_id(g, r + 2 * cl, t, HH); /* Z3 = (Z1 + H)^2 - Z1Z1 - HH (Z1 read above) */
     ecf_mul_id(g, t, Y1, J);
     ecf_dbl_id(g, t, t); /* 2 Y1 J (Y1 read before Y3 is written) */
     ec_add_finish_id(g, r, rr, J, V, t);
 }
 
 /* General addition r = p + q, "add-2007-bl": 11M + 5S. Handles every special case;
- * r may alias p or q. */
+ * r may alias p or q. The order keeps few coordinates live at once (on the device a G2
+ * coordinate is 24 registers, and what is live across the out-of-line base product of
+ * the Fq2 arithmetic beyond the registers it leaves free is spilled to the stack): p
+ * and q are read to the end first, S2 before U2 so that Z1Z1 dies early, then Z3 goes
+ * straight to r, then X3 and Y3. */
 CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, const uint64_t *q)
 {
     const unsigned cl = ec_cl_id(g);
     const uint64_t *X1 = p, *Y1 = p + cl, *Z1 = p + 2 * cl, *X2 = q, *Y2 = q + cl, *Z2 = q + 2 * cl;
-    uint64_t Z1Z1[EC_MAX_CL], Z2Z2[EC_MAX_CL], U1[EC_MAX_CL], U2[EC_MAX_CL], S1[EC_MAX_CL], S2[EC_MAX_CL],
-        H[EC_MAX_CL], I[EC_MAX_CL], J[EC_MAX_CL], rr[EC_MAX_CL], V[EC_MAX_CL], Z3[EC_MAX_CL];
+    uint64_t Z1Z1[EC_MAX_CL], Z2Z2[EC_MAX_CL], U1[EC_MAX_CL], S1[EC_MAX_CL], H[EC_MAX_CL], rr[EC_MAX_CL];
     if (ec_jac_is_inf_id(g, q)) {
         if (r != p) ec_jac_copy_id(g, r, p);
         return;
@@ -356,16 +361,16 @@ CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, cons
         if (r != q) ec_jac_copy_id(g, r, q);
         return;
     }
-    ecf_sqr_id(g, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
     ecf_sqr_id(g, Z2Z2, Z2);     /* Z2Z2 = Z2^2 */
     ecf_mul_id(g, U1, X1, Z2Z2); /* U1 = X1 Z2Z2 */
-    ecf_mul_id(g, U2, X2, Z1Z1); /* U2 = X2 Z1Z1 */
     ecf_mul_id(g, S1, Y1, Z2);
     ecf_mul_id(g, S1, S1, Z2Z2); /* S1 = Y1 Z2 Z2Z2 */
-    ecf_mul_id(g, S2, Y2, Z1);
-    ecf_mul_id(g, S2, S2, Z1Z1); /* S2 = Y2 Z1 Z1Z1 */
-    ecf_sub_id(g, H, U2, U1);    /* H = U2 - U1 */
-    ecf_sub_id(g, rr, S2, S1);
+    ecf_sqr_id(g, Z1Z1, Z1);     /* Z1Z1 = Z1^2 */
+    ecf_mul_id(g, rr, Y2, Z1);
+    ecf_mul_id(g, rr, rr, Z1Z1);
+    ecf_sub_id(g, rr, rr, S1); /* S2 - S1, S2 = Y2 Z1 Z1Z1 */
+    ecf_mul_id(g, H, X2, Z1Z1);
+    ecf_sub_id(g, H, H, U1); /* H = U2 - U1, U2 = X2 Z1Z1 */
     if (ecf_is_zero_id(g, H)) {
         if (ecf_is_zero_id(g, rr))
             ec_dbl_id(g, r, p);
@@ -373,20 +378,21 @@ CUZK_HD void ec_jac_add_id(enum curve_id g, uint64_t *r, const uint64_t *p, cons
             ec_jac_set_inf_id(g, r);
         return;
     }
+    /* Z3 = 2 Z1 Z2 H (add-2007-bl's ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H, one product for the
+     * square and subtractions, so that Z1Z1 and Z2Z2 need not live until here): the
+     * last read of p and q, so Z3 goes to r now */
+    ecf_mul_id(g, Z1Z1, Z1, Z2);
+    ecf_mul_id(g, Z1Z1, Z1Z1, H);
+    ecf_dbl_id(g, r + 2 * cl, Z1Z1);
     ecf_dbl_id(g, rr, rr); /* r = 2 (S2 - S1) */
+    uint64_t *I = Z2Z2, *J = Z1Z1;
     ecf_dbl_id(g, I, H);
-    ecf_sqr_id(g, I, I);     /* I = (2H)^2 */
-    ecf_mul_id(g, J, H, I);  /* J = H I */
-    ecf_mul_id(g, V, U1, I); /* V = U1 I */
-    ecf_add_id(g, Z3, Z1, Z2);
-    ecf_sqr_id(g, Z3, Z3);
-    ecf_sub_id(g, Z3, Z3, Z1Z1);
-    ecf_sub_id(g, Z3, Z3, Z2Z2);
-    ecf_mul_id(g, Z3, Z3, H); /* Z3 = ((Z1+Z2)^2 - Z1Z1 - Z2Z2) H */
+    ecf_sqr_id(g, I, I);      /* I = (2H)^2 */
+    ecf_mul_id(g, J, H, I);   /* J = H I */
+    ecf_mul_id(g, U1, U1, I); /* V = U1 I */
     ecf_mul_id(g, S1, S1, J);
     ecf_dbl_id(g, S1, S1); /* 2 S1 J */
-    ec_add_finish_id(g, r, rr, J, V, S1);
-    ecf_copy_id(g, r + 2 * cl, Z3);
+    ec_add_finish_id(g, r, rr, J, U1, S1);
 }
 
 /* ---- the formulas out of line, by id --------------------------------------- */

@@ -18,8 +18,9 @@
  * cost a memory load per limb). Where host and device differ it is said at the spot:
  * the host's carries are the adc/sbb intrinsics and its products, the BLS12-381 Fq
  * square, the Fq2 products and the Fq2 inverse are out of line in zk/field.c (mulx/adx
- * or portable, chosen at run time); the device inlines the portable product
- * (fe_mul_inline_id) and keeps one out-of-line Fq2 product per field.
+ * or portable, chosen at run time); the device's product is fe_mul32_id (32-bit words,
+ * PTX carry chains: carry32.h), inline, and out of line by value inside the Fq2
+ * arithmetic (fe2_base_mul_id).
  * tests/unit/test_gpu_emul.c compiles the device form with gcc (CUZK_DEVICE_EMUL, hd.h)
  * and checks it against GMP and the host.
  *
@@ -41,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cuzk/carry32.h"
 #include "cuzk/hd.h"
 
 #define FE_MAX_LIMBS 6
@@ -324,8 +326,9 @@ CUZK_HD void fe_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
  * here, and checked by test_field — the running sum never needs an extra carry word,
  * which saves two additions per outer step. Measured 20.9 ns against 29.3 ns for the
  * textbook CIOS (BN254 Fq, dependent chain, this machine); 45 ns against 73 ns for
- * BLS12-381 Fq. One conditional subtraction at the end. The device's product, and the
- * host's portable one (zk/field.c; test_field checks it against GMP). */
+ * BLS12-381 Fq. One conditional subtraction at the end. The host's portable product
+ * (zk/field.c; test_field checks it against GMP), and the reference test_gpu_emul
+ * holds the device's fe_mul32_id to. */
 CUZK_HD void fe_mul_inline_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     const unsigned n = fe_n_id(f);
@@ -346,6 +349,92 @@ CUZK_HD void fe_mul_inline_id(enum field_id f, uint64_t *r, const uint64_t *a, c
         }
         t[n - 1] = cm + ca; /* cannot overflow: top limb of p < 2^63 - 1 */
     }
+    fe_reduce_once_id(f, r, t, 0);
+}
+
+/* The device's Montgomery product: 32-bit words (N = 2n) and PTX carry chains
+ * (carry32.h), in sppark's form (mont_t): the accumulator is two word arrays, `even`
+ * holding the products a_j·b_i of even j at their own weight and `odd` those of odd j
+ * one word up, so each row a·b_i is one unbroken mad.lo.cc / madc.hi.cc chain per array
+ * (2 instructions per 32-bit product, no carry word between them); each half-step
+ * adds m·p with m = t_0·(-p^-1) mod 2^32, divides by 2^32 by moving the other array
+ * down one word, and swaps the arrays' roles. Sums stay below 2^(32(N+1)) because the
+ * top 32-bit word of every modulus here is below 2^31 - 1 (fe_mul_inline_id's no-carry
+ * condition on 32-bit words; BLS12-381 Fr's 0x73eda753 is the largest), so the carries
+ * the chains drop (the last madc.hi of a shift, the chain into `odd` before the one
+ * into `even`) are always 0; tests/unit/test_gpu_emul.c checks the product against GMP
+ * and fe_mul_inline_id on the edge values where a dropped carry would show. One
+ * conditional subtraction at the end (the 64-bit limbs'). */
+#define FE32_MAX_WORDS (2 * FE_MAX_LIMBS)
+
+/* acc[j], acc[j+1] (+)= lo, hi of a[j]·bi for even j < nw: a fresh chain (cc set). */
+CUZK_HD void fe32_cmad_row(uint32_t *acc, const uint32_t *a, uint32_t bi, unsigned nw, c32_cc *cc)
+{
+    acc[0] = c32_mad_lo_cc(a[0], bi, acc[0], cc);
+    acc[1] = c32_madc_hi_cc(a[0], bi, acc[1], cc);
+    CUZK_UNROLL for (unsigned j = 2; j < nw; j += 2)
+    {
+        acc[j] = c32_madc_lo_cc(a[j], bi, acc[j], cc);
+        acc[j + 1] = c32_madc_hi_cc(a[j], bi, acc[j + 1], cc);
+    }
+}
+
+/* One half-step: (e, o) -> the accumulator plus a·bi, reduced by one word. On entry
+ * (not first) the value is o + e·2^32 with o[0] = 0; on return e + o·2^32 with e[0] = 0. */
+CUZK_HD void fe32_mad_redc(enum field_id f, uint32_t *e, uint32_t *o, const uint32_t *a, uint32_t bi,
+                           const uint32_t *p, bool first, c32_cc *cc)
+{
+    const unsigned nw = 2 * fe_n_id(f);
+    if (first) {
+        CUZK_UNROLL for (unsigned j = 0; j < nw; j += 2)
+        {
+            o[j] = c32_mul_lo(a[j + 1], bi);
+            o[j + 1] = c32_mul_hi(a[j + 1], bi);
+            e[j] = c32_mul_lo(a[j], bi);
+            e[j + 1] = c32_mul_hi(a[j], bi);
+        }
+    } else {
+        /* divide by 2^32: e += o >> 32 word by word, o moved down two words (its new
+         * word k weighs 2^(32(k+1))), the odd products added on the way */
+        e[0] = c32_add_cc(e[0], o[1], cc);
+        CUZK_UNROLL for (unsigned j = 0; j + 2 < nw; j += 2)
+        {
+            o[j] = c32_madc_lo_cc(a[j + 1], bi, o[j + 2], cc);
+            o[j + 1] = c32_madc_hi_cc(a[j + 1], bi, o[j + 3], cc);
+        }
+        o[nw - 2] = c32_madc_lo_cc(a[nw - 1], bi, 0, cc);
+        o[nw - 1] = c32_madc_hi(a[nw - 1], bi, 0, cc);
+        fe32_cmad_row(e, a, bi, nw, cc);
+        o[nw - 1] = c32_addc(o[nw - 1], 0, cc);
+    }
+    const uint32_t m = c32_mul_lo(e[0], (uint32_t)fe_inv_id(f));
+    fe32_cmad_row(o, p + 1, m, nw, cc);
+    fe32_cmad_row(e, p, m, nw, cc);
+    o[nw - 1] = c32_addc(o[nw - 1], 0, cc);
+}
+
+CUZK_HD void fe_mul32_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    const unsigned n = fe_n_id(f), nw = 2 * n;
+    uint32_t aw[FE32_MAX_WORDS], bw[FE32_MAX_WORDS], pw[FE32_MAX_WORDS], e[FE32_MAX_WORDS], o[FE32_MAX_WORDS];
+    c32_cc cc = { 0 };
+    CUZK_UNROLL for (unsigned i = 0; i < n; i++)
+    {
+        aw[2 * i] = (uint32_t)a[i], aw[2 * i + 1] = (uint32_t)(a[i] >> 32);
+        bw[2 * i] = (uint32_t)b[i], bw[2 * i + 1] = (uint32_t)(b[i] >> 32);
+        pw[2 * i] = (uint32_t)fe_p_id(f, i), pw[2 * i + 1] = (uint32_t)(fe_p_id(f, i) >> 32);
+    }
+    CUZK_UNROLL for (unsigned i = 0; i < nw; i += 2)
+    {
+        fe32_mad_redc(f, e, o, aw, bw[i], pw, i == 0, &cc);
+        fe32_mad_redc(f, o, e, aw, bw[i + 1], pw, false, &cc);
+    }
+    /* the value is o + e·2^32 with o[0] = 0: e + o / 2^32 */
+    e[0] = c32_add_cc(e[0], o[1], &cc);
+    CUZK_UNROLL for (unsigned j = 1; j + 1 < nw; j++) e[j] = c32_addc_cc(e[j], o[j + 1], &cc);
+    e[nw - 1] = c32_addc(e[nw - 1], 0, &cc);
+    uint64_t t[FE_MAX_LIMBS];
+    CUZK_UNROLL for (unsigned i = 0; i < n; i++) t[i] = (uint64_t)e[2 * i + 1] << 32 | e[2 * i];
     fe_reduce_once_id(f, r, t, 0);
 }
 
@@ -373,7 +462,7 @@ bool fe_set_mulx(bool on);
 CUZK_HD void fe_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
 #ifdef CUZK_DEVICE_CODE
-    fe_mul_inline_id(f, r, a, b);
+    fe_mul32_id(f, r, a, b);
 #else
     switch (f) {
     case FIELD_ID_BN254_FQ: fe_mul_bn254_fq(r, a, b); break;
@@ -425,16 +514,57 @@ CUZK_HD void fe2_neg_id(enum field_id f, uint64_t *r, const uint64_t *a)
     fe_neg_id(f, r + n, a + n);
 }
 
+/* The base product inside the Fq2 arithmetic. Device: out of line, one copy per base
+ * field, operands and result by value (a struct of the n limbs). Inlined, each G2 point
+ * formula held ~50 unrolled base products (minutes of ptxas per kernel); an Fq2 product
+ * out of line taking its operands by address put the G2 formulas' Fq2 temporaries in
+ * local memory (1536-1728 bytes of stack per thread in every G2 bucket kernel: an
+ * array whose address reaches an out-of-line function cannot live in registers). By
+ * value the ABI passes them in registers, and the base product needs few enough that
+ * the formula's Fq2 values stay in registers across the call. Host: fe_mul_id. */
+#ifdef CUZK_DEVICE_OUTLINE_ON
+#define FE_DEVICE_MUL_INSTANCE(sfx, ID)                                                             \
+    typedef struct {                                                                                \
+        uint64_t v[FIELD_##ID##_N];                                                                 \
+    } fe_val_##sfx;                                                                                 \
+    CUZK_DEVICE_OUTLINE fe_val_##sfx fe_mul_dev_##sfx(fe_val_##sfx a, fe_val_##sfx b)               \
+    {                                                                                               \
+        fe_val_##sfx r;                                                                             \
+        fe_mul32_id(FIELD_ID_##ID, r.v, a.v, b.v);                                                  \
+        return r;                                                                                   \
+    }                                                                                               \
+    CUZK_DEVICE_INLINE void fe_mul_dev_ptr_##sfx(uint64_t *r, const uint64_t *a, const uint64_t *b) \
+    {                                                                                               \
+        fe_val_##sfx x, y;                                                                          \
+        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) x.v[i] = a[i], y.v[i] = b[i];     \
+        x = fe_mul_dev_##sfx(x, y);                                                                 \
+        CUZK_UNROLL for (unsigned i = 0; i < FIELD_##ID##_N; i++) r[i] = x.v[i];                    \
+    }
+FE_DEVICE_MUL_INSTANCE(bn254_fq, BN254_FQ)
+FE_DEVICE_MUL_INSTANCE(bls12_381_fq, BLS12_381_FQ)
+#endif
+CUZK_HD void fe2_base_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+#ifdef CUZK_DEVICE_CODE
+    if (f == FIELD_ID_BN254_FQ)
+        fe_mul_dev_ptr_bn254_fq(r, a, b);
+    else
+        fe_mul_dev_ptr_bls12_381_fq(r, a, b);
+#else
+    fe_mul_id(f, r, a, b);
+#endif
+}
+
 /* Karatsuba: 3 base multiplications. (a0+a1u)(b0+b1u) = a0b0 - a1b1 + (a0b1 + a1b0)u */
 CUZK_HD void fe2_mul_generic_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     const unsigned n = fe_n_id(f);
     uint64_t t0[FE_MAX_LIMBS], t1[FE_MAX_LIMBS], sa[FE_MAX_LIMBS], sb[FE_MAX_LIMBS];
-    fe_mul_id(f, t0, a, b);         /* a0 b0 */
-    fe_mul_id(f, t1, a + n, b + n); /* a1 b1 */
-    fe_add_id(f, sa, a, a + n);     /* a0 + a1 */
-    fe_add_id(f, sb, b, b + n);     /* b0 + b1 */
-    fe_mul_id(f, sa, sa, sb);       /* (a0+a1)(b0+b1) */
+    fe2_base_mul_id(f, t0, a, b);         /* a0 b0 */
+    fe2_base_mul_id(f, t1, a + n, b + n); /* a1 b1 */
+    fe_add_id(f, sa, a, a + n);           /* a0 + a1 */
+    fe_add_id(f, sb, b, b + n);           /* b0 + b1 */
+    fe2_base_mul_id(f, sa, sa, sb);       /* (a0+a1)(b0+b1) */
     fe_sub_id(f, sa, sa, t0);
     fe_sub_id(f, r + n, sa, t1); /* c1 = a0b1 + a1b0 */
     fe_sub_id(f, r, t0, t1);     /* c0 = a0b0 - a1b1 */
@@ -447,8 +577,8 @@ CUZK_HD void fe2_sqr_generic_id(enum field_id f, uint64_t *r, const uint64_t *a)
     uint64_t s[FE_MAX_LIMBS], d[FE_MAX_LIMBS], m[FE_MAX_LIMBS];
     fe_add_id(f, s, a, a + n);
     fe_sub_id(f, d, a, a + n);
-    fe_mul_id(f, m, a, a + n);
-    fe_mul_id(f, r, s, d);
+    fe2_base_mul_id(f, m, a, a + n);
+    fe2_base_mul_id(f, r, s, d);
     fe_add_id(f, r + n, m, m);
 }
 
@@ -457,36 +587,11 @@ CUZK_HD void fe2_sqr_generic_id(enum field_id f, uint64_t *r, const uint64_t *a)
 void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b);
 
-/* Device: the Fq2 product and square out of line, one copy per base field: inlined,
- * every G2 formula held ~50 unrolled base products and ptxas spent minutes per kernel
- * (the base products inside stay inline). */
-#ifdef CUZK_DEVICE_OUTLINE_ON
-CUZK_DEVICE_OUTLINE void fe2_mul_dev_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    fe2_mul_generic_id(FIELD_ID_BN254_FQ, r, a, b);
-}
-CUZK_DEVICE_OUTLINE void fe2_mul_dev_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    fe2_mul_generic_id(FIELD_ID_BLS12_381_FQ, r, a, b);
-}
-CUZK_DEVICE_OUTLINE void fe2_sqr_dev_bn254_fq(uint64_t *r, const uint64_t *a)
-{
-    fe2_sqr_generic_id(FIELD_ID_BN254_FQ, r, a);
-}
-CUZK_DEVICE_OUTLINE void fe2_sqr_dev_bls12_381_fq(uint64_t *r, const uint64_t *a)
-{
-    fe2_sqr_generic_id(FIELD_ID_BLS12_381_FQ, r, a);
-}
-#endif
-
 /* f: FIELD_ID_BN254_FQ or FIELD_ID_BLS12_381_FQ (the G2 coordinate fields). */
 CUZK_HD void fe2_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
 #ifdef CUZK_DEVICE_CODE
-    if (f == FIELD_ID_BN254_FQ)
-        fe2_mul_dev_bn254_fq(r, a, b);
-    else
-        fe2_mul_dev_bls12_381_fq(r, a, b);
+    fe2_mul_generic_id(f, r, a, b);
 #else
     if (f == FIELD_ID_BN254_FQ)
         fe2_mul_bn254_fq(r, a, b);
@@ -499,14 +604,7 @@ CUZK_HD void fe2_mul_id(enum field_id f, uint64_t *r, const uint64_t *a, const u
 
 CUZK_HD void fe2_sqr_id(enum field_id f, uint64_t *r, const uint64_t *a)
 {
-#ifdef CUZK_DEVICE_CODE
-    if (f == FIELD_ID_BN254_FQ)
-        fe2_sqr_dev_bn254_fq(r, a);
-    else
-        fe2_sqr_dev_bls12_381_fq(r, a);
-#else
     fe2_sqr_generic_id(f, r, a);
-#endif
 }
 
 /* ---- the descriptor API: each the _id form above for F->id -------------------- */

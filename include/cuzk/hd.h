@@ -24,13 +24,17 @@
 
 /* CUZK_DEVICE_OUTLINE: the few device functions kept out of line (one copy per field or
  * group, for compile time: field.h, curve.h). Defined where device code can call them:
- * every nvcc pass (device functions; the host pass never calls them) and the emulation. */
+ * every nvcc pass (device functions; the host pass never calls them) and the emulation.
+ * CUZK_DEVICE_INLINE: a device-only helper of theirs, forced inline (field.h's copies
+ * in and out of a by-value call). */
 #if defined(__CUDACC__)
 #define CUZK_DEVICE_OUTLINE_ON 1
 #define CUZK_DEVICE_OUTLINE    static __device__ __noinline__
+#define CUZK_DEVICE_INLINE     static __device__ __forceinline__
 #elif defined(CUZK_DEVICE_EMUL)
 #define CUZK_DEVICE_OUTLINE_ON 1
 #define CUZK_DEVICE_OUTLINE    static __attribute__((noinline, unused))
+#define CUZK_DEVICE_INLINE     static inline __attribute__((always_inline))
 #endif
 
 #endif

@@ -42,6 +42,7 @@ NEVER=(
 declare -A HEADER_OWNER=(
 	[barrier]=shm    # the atomics wrappers of the shared-memory code
 	[hd]=zk          # host/device switch of the field and curve headers
+	[carry32]=zk     # the carry-chain shim of the device field product (field.h)
 	[gpu]=zk         # the C API of zk/cuda/ (the kernels, libcuzk_cuda.a)
 	[wgen_abi]=synth # the ABI between wgen.c and a compiled witness generator
 )

@@ -1,8 +1,9 @@
 /* test_gpu_emul.c — the CUDA kernels' code run on the CPU. CUZK_DEVICE_EMUL (hd.h)
  * makes field.h and curve.h compile in their device form here: the constants by
- * switch, the carries by comparison, the portable product inline, the Fq2 products and
- * the point formulas out of line per field and group — what nvcc's device pass
- * compiles, with only __umul64hi replaced by a 128-bit product. Over that, the
+ * switch, the product on 32-bit words over carry32.h's carry chains (inline, and out of
+ * line by value in the Fq2 arithmetic), the point formulas out of line per group —
+ * what nvcc's device pass compiles, with only the PTX of carry32.h's operations
+ * replaced by their plain-C definitions. Over that, the
  * kernels' per-thread logic (zk/cuda/msm_logic.h, ntt_logic.h) on a small grid. Checked:
  * the field operations against GMP, the point formulas against the host's ec_add /
  * ec_dbl (zk/curve.c, compiled in the host form), the whole MSM pipeline (digits, sort,
@@ -186,6 +187,94 @@ EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BN254_FQ, FIELD_ID_BN254_
 EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BN254_FR, FIELD_ID_BN254_FR)
 EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ)
 EMUL_TEST(device_field_matches_gmp, check_field, FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR)
+
+/* ---- the device's product on 32-bit words (field.h fe_mul32_id, carry32.h) -------- */
+
+/* Operand `which` of the edge list: 0, 1, 2, p-1, p-2, then 2^k, 2^k - 1 and p-1-2^k
+ * for every k below the modulus' bit length (long runs of all-ones and all-zero 32-bit
+ * words: where a carry the chains drop or add twice would show), then uniform. */
+static unsigned edge_count(const field_desc *F)
+{
+    return 5 + 3 * F->bits + 64;
+}
+static void edge_elem(const field_desc *F, uint64_t *a, unsigned which)
+{
+    const unsigned n = fe_n(F);
+    fe_set_zero(F, a);
+    if (which < 5) {
+        static const uint64_t low[5] = { 0, 1, 2, 0, 0 };
+        if (which < 3) {
+            a[0] = low[which];
+        } else {
+            fe_copy(F, a, F->p);
+            a[0] -= which == 3 ? 1 : 2;
+        }
+        return;
+    }
+    which -= 5;
+    const unsigned k = which % F->bits, kind = which / F->bits;
+    if (kind > 2) {
+        rand_elem(F, a, 4);
+        return;
+    }
+    a[k / 64] = 1ULL << (k % 64); /* 2^k < p: k < bits - 1, or the top bit where p has it */
+    if (kind == 1) {              /* 2^k - 1 */
+        for (unsigned i = 0; i < k / 64; i++) a[i] = ~0ULL;
+        a[k / 64] -= 1;
+    } else if (kind == 2) { /* p - 1 - 2^k */
+        uint64_t t[FE_MAX_LIMBS];
+        unsigned char borrow = 0;
+        fe_copy(F, t, a);
+        for (unsigned i = 0; i < n; i++) a[i] = fe_sbb(F->p[i], t[i], &borrow);
+        borrow = 0;
+        for (unsigned i = 0; i < n; i++) a[i] = fe_sbb(a[i], i == 0, &borrow);
+    }
+    if (!fe_is_reduced(F, a)) fe_sub(F, a, a, F->p); /* 2^(bits-1) may exceed p */
+}
+
+/* fe_mul32_id (what fe_mul_id is in device code: PTX carry chains on the GPU, carry32.h's
+ * plain-C definitions here) against the 64-bit-limb product fe_mul_inline_id (the
+ * host's portable product, checked against GMP by test_field) for every pair of edge
+ * operands, and against GMP for a sample of them and for Fq2 products built from them
+ * (the G2 coordinate fields). */
+EMUL_INLINE void check_mul32(const field_desc *F, const enum field_id f)
+{
+    const unsigned n = fe_n(F), ne = edge_count(F);
+    uint64_t *ev = malloc((size_t)ne * n * 8);
+    ck_assert(ev);
+    for (unsigned i = 0; i < ne; i++) edge_elem(F, ev + (size_t)i * n, i);
+    for (unsigned i = 0; i < ne; i++) ck_assert(fe_is_reduced(F, ev + (size_t)i * n));
+    int it = 0;
+    for (unsigned i = 0; i < ne; i++)
+        for (unsigned j = i; j < ne; j++, it++) {
+            const uint64_t *a = ev + (size_t)i * n, *b = ev + (size_t)j * n;
+            uint64_t r[FE_MAX_LIMBS], want[2 * FE_MAX_LIMBS];
+            fe_mul32_id(f, r, a, b);
+            fe_mul_inline_id(f, want, a, b);
+            ck_assert_msg(memcmp(r, want, n * 8) == 0,
+                          "%s: 32-bit-word product differs from the 64-bit one for edge operands %u, %u",
+                          F->name, i, j);
+            if (it % 61 == 0) CHECK_OP("32-bit-word mul", OP_MUL, r);
+        }
+    if (f == FIELD_ID_BN254_FQ || f == FIELD_ID_BLS12_381_FQ)
+        for (it = 0; it < 4000; it++) {
+            uint64_t a[2 * FE_MAX_LIMBS], b[2 * FE_MAX_LIMBS], r[2 * FE_MAX_LIMBS], want[2 * FE_MAX_LIMBS];
+            memcpy(a, ev + (size_t)(it % ne) * n, n * 8);
+            memcpy(a + n, ev + (size_t)((it * 7 + 1) % ne) * n, n * 8);
+            memcpy(b, ev + (size_t)((it * 13 + 2) % ne) * n, n * 8);
+            memcpy(b + n, ev + (size_t)((it / 3 + 3) % ne) * n, n * 8);
+            fe2_mul_id(f, r, a, b);
+            CHECK_OP("fq2 mul (32-bit words)", OP_FQ2_MUL, r);
+            fe2_sqr_id(f, r, a);
+            CHECK_OP("fq2 sqr (32-bit words)", OP_FQ2_SQR, r);
+        }
+    free(ev);
+}
+
+EMUL_TEST(device_mul32_matches_64bit_and_gmp, check_mul32, FIELD_BN254_FQ, FIELD_ID_BN254_FQ)
+EMUL_TEST(device_mul32_matches_64bit_and_gmp, check_mul32, FIELD_BN254_FR, FIELD_ID_BN254_FR)
+EMUL_TEST(device_mul32_matches_64bit_and_gmp, check_mul32, FIELD_BLS12_381_FQ, FIELD_ID_BLS12_381_FQ)
+EMUL_TEST(device_mul32_matches_64bit_and_gmp, check_mul32, FIELD_BLS12_381_FR, FIELD_ID_BLS12_381_FR)
 
 /* ---- curve -------------------------------------------------------------------- */
 
@@ -438,8 +527,9 @@ END_TEST
 
 /* ---- NTT ---------------------------------------------------------------------- */
 
-/* The forward DIT of ntt.cu on the CPU: bit reversal, block stages (per block, stage
- * by stage, thread by thread, on a copy as shared memory would be), global stages. */
+/* The forward DIT of ntt.cu on the CPU: bit reversal, block stages (per block: each
+ * thread's copy into a separate buffer as into shared memory, then stage by stage,
+ * thread by thread, then each thread's copy back), global stages. */
 EMUL_INLINE void emul_ntt_dit_body(const enum field_id f, uint64_t *v, const uint64_t *tw, unsigned lg)
 {
     const size_t n = (size_t)1 << lg;
@@ -449,10 +539,11 @@ EMUL_INLINE void emul_ntt_dit_body(const enum field_id f, uint64_t *v, const uin
     uint64_t *sh = malloc(bs * GNTT_LIMBS * 8);
     ck_assert(sh);
     for (size_t blk = 0; blk < n / bs; blk++) {
-        memcpy(sh, v + blk * bs * GNTT_LIMBS, bs * GNTT_LIMBS * 8);
+        memset(sh, 0xa5, bs * GNTT_LIMBS * 8); /* what a missed copy would leave */
+        for (unsigned t = 0; t < bs / 2; t++) gntt_block_copy_thread(blk * bs, t, bs, sh, v, true);
         for (unsigned lgm = 0; lgm < blg; lgm++)
             for (size_t t = 0; t < bs / 2; t++) gntt_bfly_thread(f, t, lgm, sh, tw);
-        memcpy(v + blk * bs * GNTT_LIMBS, sh, bs * GNTT_LIMBS * 8);
+        for (unsigned t = 0; t < bs / 2; t++) gntt_block_copy_thread(blk * bs, t, bs, sh, v, false);
     }
     free(sh);
     for (unsigned lgm = blg; lgm < lg; lgm++)

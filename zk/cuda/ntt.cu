@@ -28,19 +28,13 @@ __global__ void __launch_bounds__(1u << (GNTT_BLOCK_LG - 1))
     extern __shared__ uint64_t sh[];
     const size_t bs = (size_t)1 << blg, base = blockIdx.x * bs;
     const unsigned t = threadIdx.x;
-    for (unsigned l = 0; l < GNTT_LIMBS; l++) {
-        sh[t * GNTT_LIMBS + l] = v[(base + t) * GNTT_LIMBS + l];
-        sh[(t + bs / 2) * GNTT_LIMBS + l] = v[(base + t + bs / 2) * GNTT_LIMBS + l];
-    }
+    gntt_block_copy_thread(base, t, bs, sh, v, true);
     __syncthreads();
     for (unsigned lgm = 0; lgm < blg; lgm++) {
         gntt_bfly_thread((enum field_id)F, t, lgm, sh, tw);
         __syncthreads();
     }
-    for (unsigned l = 0; l < GNTT_LIMBS; l++) {
-        v[(base + t) * GNTT_LIMBS + l] = sh[t * GNTT_LIMBS + l];
-        v[(base + t + bs / 2) * GNTT_LIMBS + l] = sh[(t + bs / 2) * GNTT_LIMBS + l];
-    }
+    gntt_block_copy_thread(base, t, bs, sh, v, false);
 }
 
 template <int F> __global__ void k_stage(size_t half, unsigned lgm, uint64_t *v, const uint64_t *tw)

@@ -65,6 +65,21 @@ CUZK_HD void gntt_bfly_thread(enum field_id f, size_t k, unsigned lgm, uint64_t 
     }
 }
 
+/* k_block_stages' copy of thread t's two elements (t and t + bs/2 of the block that
+ * starts at element `base`, bs elements) between the vector v and the block's shared
+ * memory sh: in (v -> sh) before the stages, out (sh -> v) after them. */
+CUZK_HD void gntt_block_copy_thread(size_t base, unsigned t, size_t bs, uint64_t *sh, uint64_t *v, bool in)
+{
+    for (unsigned l = 0; l < GNTT_LIMBS; l++) {
+        uint64_t *s0 = sh + (size_t)t * GNTT_LIMBS + l, *s1 = sh + (t + bs / 2) * GNTT_LIMBS + l;
+        uint64_t *v0 = v + (base + t) * GNTT_LIMBS + l, *v1 = v + (base + t + bs / 2) * GNTT_LIMBS + l;
+        if (in)
+            *s0 = *v0, *s1 = *v1;
+        else
+            *v0 = *s0, *v1 = *s1;
+    }
+}
+
 /* Thread i < n: v[i] *= s (one constant, e.g. 1/n). */
 CUZK_HD void gntt_scale_thread(enum field_id f, size_t i, uint64_t *v, const uint64_t *s)
 {
