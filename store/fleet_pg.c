@@ -15,6 +15,7 @@
 #endif
 
 #include <jansson.h>
+#include "cuzk/error.h"
 #include "cuzk/pq_dl.h"
 
 /* libpq's functions (pq_dl.h), set by the first fleet_open: every other function here
@@ -240,9 +241,11 @@ int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
 	int rc;
 
 	*fp = NULL;
+	/* No libpq is a missing part of the installation, as a missing compiler is for
+	 * build-witness: exit 10, not a refusal or an unreachable database. */
 	if (!(pq = pq_dl_load(err, errlen))) {
 		free(f);
-		return -ENOSYS;
+		return -CUZK_E_INTERNAL;
 	}
 	if (!f) {
 		snprintf(err, errlen, "fleet queue: out of memory");
