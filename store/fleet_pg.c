@@ -180,9 +180,9 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 	if ((rc = run(f, schema_sql, what, err, errlen)))
 		return rollback(f, rc);
 	r = pq->exec(f->conn,
-		   "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
-		   " ON CONFLICT DO NOTHING;"
-		   " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+		     "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
+		     " ON CONFLICT DO NOTHING;"
+		     " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
 	if (!ok(r) || pq->ntuples(r) != 1)
 		return tx_fail(f, r, what, err, errlen);
 	v = atoi(pq->getvalue(r, 0, 0));

@@ -18,7 +18,10 @@ static const struct {
 	size_t off;
 	const char *name;
 } slots[] = {
-#define SLOT(member, symbol) { offsetof(struct pq_api, member), #symbol }
+#define SLOT(member, symbol)                             \
+	{                                                \
+		offsetof(struct pq_api, member), #symbol \
+	}
 	SLOT(connectdb, PQconnectdb),
 	SLOT(status, PQstatus),
 	SLOT(error_message, PQerrorMessage),

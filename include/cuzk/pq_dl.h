@@ -25,7 +25,8 @@ struct pq_api {
 	PGresult *(*exec)(PGconn *conn, const char *query);
 	PGresult *(*exec_params)(PGconn *conn, const char *command, int nParams,
 				 const Oid *paramTypes, const char *const *paramValues,
-				 const int *paramLengths, const int *paramFormats, int resultFormat);
+				 const int *paramLengths, const int *paramFormats,
+				 int resultFormat);
 	ExecStatusType (*result_status)(const PGresult *res);
 	char *(*result_error_message)(const PGresult *res);
 	int (*ntuples)(const PGresult *res);
