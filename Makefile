@@ -77,13 +77,21 @@ CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE $(CPPFLAGS)
 # override it (SAN_HEAVY below).
 CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS)
 
-PKGS      := liburing numa hwloc jansson ncursesw sqlite3 libcrypto libpq
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# libpq is compiled against (its header's types) but not linked into the binaries:
+# store/pq_dl.c loads it the first time a fleet queue is opened (pq_dl.h says why:
+# its ~20 dependencies cost every start of every binary). Only the tests that talk
+# to PostgreSQL themselves link it (PQ_LIBS).
+PKGS      := liburing numa hwloc jansson ncursesw sqlite3 libcrypto
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) libpq 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+PQ_LIBS    := $(shell $(PKG_CONFIG) --libs libpq 2>/dev/null)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 SYS_LIBS  := $(PKG_LIBS) -lgmp -lm -lrt -ldl -pthread
-LDFLAGS_ALL := -pthread $(LDFLAGS) $(EXTRA_LDFLAGS)
+# --as-needed: a binary records only the libraries it calls (cuzk-top alone needs
+# ncurses, cuzkd alone sqlite, hwloc and liburing), where every binary is linked
+# against all of SYS_LIBS; some toolchains make it the default, not all.
+LDFLAGS_ALL := -pthread -Wl,--as-needed $(LDFLAGS) $(EXTRA_LDFLAGS)
 
 # ---- CUDA detection -------------------------------------------------------
 # The CUDA backend (zk/cuda/*.cu kernels + gpuworker/backend_cuda.c) is built when
@@ -192,7 +200,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS) $(PQ_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBS_BUILT)
 	@mkdir -p $(@D)
@@ -211,7 +219,7 @@ $(BUILD)/obj/O0/%.o: %.c
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -O0 $(PKG_CFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/tests/test_field_o0: $(BUILD)/obj/tests/unit/test_field.o $(O0_OBJS) $(TEST_HELPERS) $(LIBS_BUILT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(O0_OBJS) $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(O0_OBJS) $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS) $(PQ_LIBS)
 # Not in the sanitizer builds (SAN set): the arithmetic is uninstrumented there
 # (SAN_HEAVY) in both variants, so under ASan test_field_o0 would repeat test_field
 # (58 s of it) and check nothing more.
@@ -268,7 +276,7 @@ $(BUILD)/bench-gpu/%: $(BUILD)/obj/bench/gpu/%.o $(LIBS_BUILT)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(LINK_LIBS) $(SYS_LIBS)
 $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(TEST_HELPERS) $(LINK_LIBS) $(CHECK_LIBS) $(SYS_LIBS) $(PQ_LIBS)
 endif
 
 # ---- targets ---------------------------------------------------------------

@@ -15,7 +15,12 @@
 #endif
 
 #include <jansson.h>
-#include <libpq-fe.h>
+#include "cuzk/error.h"
+#include "cuzk/pq_dl.h"
+
+/* libpq's functions (pq_dl.h), set by the first fleet_open: every other function here
+ * runs on a struct fleet that fleet_open returned, so after it. */
+static const struct pq_api *pq;
 
 struct fleet {
 	PGconn *conn;
@@ -77,21 +82,21 @@ int fleet_is_url(const char *s)
  * (the caller retries with backoff), anything else EIO. */
 static int pg_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	const char *m = PQerrorMessage(f->conn);
-	int lost = PQstatus(f->conn) != CONNECTION_OK;
+	const char *m = pq->error_message(f->conn);
+	int lost = pq->status(f->conn) != CONNECTION_OK;
 
-	if (r && PQresultErrorMessage(r)[0])
-		m = PQresultErrorMessage(r);
+	if (r && pq->result_error_message(r)[0])
+		m = pq->result_error_message(r);
 	snprintf(err, errlen, "fleet queue: %s: %.*s", what, (int)strcspn(m, "\n"), m);
 	if (r)
-		PQclear(r);
+		pq->clear(r);
 	return lost ? -ECONNREFUSED : -EIO;
 }
 
 /* ROLLBACK after a transaction's error rc; returns rc. */
 static int rollback(struct fleet *f, int rc)
 {
-	PQclear(PQexec(f->conn, "ROLLBACK"));
+	pq->clear(pq->exec(f->conn, "ROLLBACK"));
 	return rc;
 }
 
@@ -103,12 +108,12 @@ static int tx_fail(struct fleet *f, PGresult *r, const char *what, char *err, si
 
 static PGresult *exec(struct fleet *f, const char *sql, int n, const char *const *p)
 {
-	return PQexecParams(f->conn, sql, n, NULL, p, NULL, NULL, 0);
+	return pq->exec_params(f->conn, sql, n, NULL, p, NULL, NULL, 0);
 }
 
 static int ok(PGresult *r)
 {
-	ExecStatusType s = PQresultStatus(r);
+	ExecStatusType s = pq->result_status(r);
 	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
@@ -129,7 +134,7 @@ static int done(struct fleet *f, PGresult *r, const char *what, char *err, size_
 {
 	if (!ok(r))
 		return pg_fail(f, r, what, err, errlen);
-	PQclear(r);
+	pq->clear(r);
 	return 0;
 }
 
@@ -140,8 +145,8 @@ static int changed(struct fleet *f, PGresult *r, const char *what, char *err, si
 
 	if (!ok(r))
 		return pg_fail(f, r, what, err, errlen);
-	n = atoi(PQcmdTuples(r));
-	PQclear(r);
+	n = atoi(pq->cmd_tuples(r));
+	pq->clear(r);
 	return n;
 }
 
@@ -149,7 +154,7 @@ static int changed(struct fleet *f, PGresult *r, const char *what, char *err, si
  * transaction's is the caller's to roll back). */
 static int run(struct fleet *f, const char *sql, const char *what, char *err, size_t errlen)
 {
-	return done(f, PQexec(f->conn, sql), what, err, errlen);
+	return done(f, pq->exec(f->conn, sql), what, err, errlen);
 }
 
 /* A statement that changes one partition's row: $1 job, $2 idx, $3 lease_gen, $4 who
@@ -174,14 +179,14 @@ static int schema(struct fleet *f, char *err, size_t errlen)
 		return rc;
 	if ((rc = run(f, schema_sql, what, err, errlen)))
 		return rollback(f, rc);
-	r = PQexec(f->conn,
-		   "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
-		   " ON CONFLICT DO NOTHING;"
-		   " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
-	if (!ok(r) || PQntuples(r) != 1)
+	r = pq->exec(f->conn,
+		     "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
+		     " ON CONFLICT DO NOTHING;"
+		     " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+	if (!ok(r) || pq->ntuples(r) != 1)
 		return tx_fail(f, r, what, err, errlen);
-	v = atoi(PQgetvalue(r, 0, 0));
-	PQclear(r);
+	v = atoi(pq->getvalue(r, 0, 0));
+	pq->clear(r);
 	if (v > FLEET_SCHEMA_VERSION) {
 		snprintf(err, errlen,
 			 "fleet queue: schema version %d is newer than this cuzk's "
@@ -236,20 +241,26 @@ int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
 	int rc;
 
 	*fp = NULL;
+	/* No libpq is a missing part of the installation, as a missing compiler is for
+	 * build-witness: exit 10, not a refusal or an unreachable database. */
+	if (!(pq = pq_dl_load(err, errlen))) {
+		free(f);
+		return -CUZK_E_INTERNAL;
+	}
 	if (!f) {
 		snprintf(err, errlen, "fleet queue: out of memory");
 		return -ENOMEM;
 	}
-	f->conn = PQconnectdb(url);
-	if (!f->conn || PQstatus(f->conn) != CONNECTION_OK) {
-		const char *m = f->conn ? PQerrorMessage(f->conn) : "out of memory";
+	f->conn = pq->connectdb(url);
+	if (!f->conn || pq->status(f->conn) != CONNECTION_OK) {
+		const char *m = f->conn ? pq->error_message(f->conn) : "out of memory";
 		snprintf(err, errlen, "fleet queue: cannot connect: %.*s", (int)strcspn(m, "\n"),
 			 m);
 		fleet_close(f);
 		return -ECONNREFUSED;
 	}
 	/* Notices (IF NOT EXISTS ... skipping) are not news for an operator. */
-	PQclear(PQexec(f->conn, "SET client_min_messages = warning"));
+	pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
 	if ((rc = schema(f, err, errlen))) {
 		fleet_close(f);
 		return rc;
@@ -263,18 +274,18 @@ void fleet_close(struct fleet *f)
 	if (!f)
 		return;
 	if (f->conn)
-		PQfinish(f->conn);
+		pq->finish(f->conn);
 	free(f);
 }
 
 int fleet_reconnect(struct fleet *f, char *err, size_t errlen)
 {
-	if (PQstatus(f->conn) == CONNECTION_OK)
+	if (pq->status(f->conn) == CONNECTION_OK)
 		return 0;
-	PQreset(f->conn);
-	if (PQstatus(f->conn) != CONNECTION_OK)
+	pq->reset(f->conn);
+	if (pq->status(f->conn) != CONNECTION_OK)
 		return pg_fail(f, NULL, "reconnecting", err, errlen);
-	PQclear(PQexec(f->conn, "SET client_min_messages = warning"));
+	pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
 	return 0;
 }
 
@@ -299,10 +310,10 @@ int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int st
 		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs)"
 		 " VALUES ($1, $2, $3, $4) RETURNING id",
 		 4, (const char *[]){ zkey, out_dir, nb, store_proofs ? "true" : "false" });
-	if (!ok(r) || PQntuples(r) != 1)
+	if (!ok(r) || pq->ntuples(r) != 1)
 		return tx_fail(f, r, "submitting", err, errlen);
-	snprintf(jb, sizeof(jb), "%s", PQgetvalue(r, 0, 0));
-	PQclear(r);
+	snprintf(jb, sizeof(jb), "%s", pq->getvalue(r, 0, 0));
+	pq->clear(r);
 	for (uint32_t i = 0; i < n; i++) {
 		snprintf(ib, sizeof(ib), "%u", i);
 		r = exec(f, "INSERT INTO cuzk_parts(job, idx, wtns, name) VALUES ($1, $2, $3, $4)",
@@ -362,20 +373,20 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
 		 4, (const char *[]){ owner, lb, mb, f->stores ? "true" : "false" });
 	if (!ok(r))
 		return pg_fail(f, r, "claiming", err, errlen);
-	n = PQntuples(r);
+	n = pq->ntuples(r);
 	for (int i = 0; i < n && i < max; i++) {
 		struct fleet_claim *c = &out[i];
-		c->job = strtoull(PQgetvalue(r, i, 0), NULL, 10);
-		c->idx = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10);
-		c->gen = strtoull(PQgetvalue(r, i, 2), NULL, 10);
-		snprintf(c->wtns, sizeof(c->wtns), "%s", PQgetvalue(r, i, 3));
-		snprintf(c->name, sizeof(c->name), "%s", PQgetvalue(r, i, 4));
-		snprintf(c->zkey, sizeof(c->zkey), "%s", PQgetvalue(r, i, 5));
-		snprintf(c->out_dir, sizeof(c->out_dir), "%s", PQgetvalue(r, i, 6));
-		c->attempts = (uint32_t)strtoul(PQgetvalue(r, i, 7), NULL, 10);
-		c->store_proofs = PQgetvalue(r, i, 8)[0] == 't';
+		c->job = strtoull(pq->getvalue(r, i, 0), NULL, 10);
+		c->idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10);
+		c->gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
+		snprintf(c->wtns, sizeof(c->wtns), "%s", pq->getvalue(r, i, 3));
+		snprintf(c->name, sizeof(c->name), "%s", pq->getvalue(r, i, 4));
+		snprintf(c->zkey, sizeof(c->zkey), "%s", pq->getvalue(r, i, 5));
+		snprintf(c->out_dir, sizeof(c->out_dir), "%s", pq->getvalue(r, i, 6));
+		c->attempts = (uint32_t)strtoul(pq->getvalue(r, i, 7), NULL, 10);
+		c->store_proofs = pq->getvalue(r, i, 8)[0] == 't';
 	}
-	PQclear(r);
+	pq->clear(r);
 	return n < max ? n : max;
 }
 
@@ -534,10 +545,10 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
 		 "  WHERE id = $3)"
 		 " SELECT count(*) FROM p",
 		 7, (const char *[]){ k.job, k.idx, owner, k.gen, reason, proof, pub });
-	if (!ok(r) || PQntuples(r) != 1)
+	if (!ok(r) || pq->ntuples(r) != 1)
 		return tx_fail(f, r, "finishing", err, errlen);
-	won = atoi(PQgetvalue(r, 0, 0)) == 1;
-	PQclear(r);
+	won = atoi(pq->getvalue(r, 0, 0)) == 1;
+	pq->clear(r);
 	if (!won) {
 		/* A retry whose first try committed but whose answer was lost (the database
 		 * went away between COMMIT and its reply): the row says owner finished it at
@@ -549,8 +560,8 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
 			 4, (const char *[]){ k.job, k.idx, owner, k.gen });
 		if (!ok(r))
 			return tx_fail(f, r, "finishing", err, errlen);
-		won = PQntuples(r) == 1 ? 2 : 0;
-		PQclear(r);
+		won = pq->ntuples(r) == 1 ? 2 : 0;
+		pq->clear(r);
 	}
 	return commit_part(f, k.job, won == 1, won, "finishing", err, errlen);
 }
@@ -606,23 +617,23 @@ int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
 		 1, (const char *[]){ owner });
 	if (!ok(r))
 		return pg_fail(f, r, "listing out dirs", err, errlen);
-	n = PQntuples(r);
+	n = pq->ntuples(r);
 	if (n && !(*dirs = calloc((size_t)n, sizeof(**dirs)))) {
-		PQclear(r);
+		pq->clear(r);
 		snprintf(err, errlen, "fleet queue: out of memory");
 		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++)
-		if (!((*dirs)[i] = strdup(PQgetvalue(r, i, 0)))) {
+		if (!((*dirs)[i] = strdup(pq->getvalue(r, i, 0)))) {
 			while (i--)
 				free((*dirs)[i]);
 			free(*dirs);
 			*dirs = NULL;
-			PQclear(r);
+			pq->clear(r);
 			snprintf(err, errlen, "fleet queue: out of memory");
 			return -ENOMEM;
 		}
-	PQclear(r);
+	pq->clear(r);
 	return n;
 }
 
@@ -817,16 +828,16 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 		 2, (const char *[]){ self, mine ? "true" : "false" });
 	if (!ok(r))
 		return pg_fail(f, r, "looking for unpublished proofs", err, errlen);
-	n = PQntuples(r);
+	n = pq->ntuples(r);
 	for (int i = 0; i < n; i++) {
 		struct fleet_adopted a = {
-			.job = strtoull(PQgetvalue(r, i, 0), NULL, 10),
-			.idx = (uint32_t)strtoul(PQgetvalue(r, i, 1), NULL, 10),
-			.name = PQgetvalue(r, i, 3),
-			.out_dir = PQgetvalue(r, i, 4),
-			.done_by = PQgetvalue(r, i, 5),
+			.job = strtoull(pq->getvalue(r, i, 0), NULL, 10),
+			.idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10),
+			.name = pq->getvalue(r, i, 3),
+			.out_dir = pq->getvalue(r, i, 4),
+			.done_by = pq->getvalue(r, i, 5),
 		};
-		uint64_t gen = strtoull(PQgetvalue(r, i, 2), NULL, 10);
+		uint64_t gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
 
 		a.outcome = fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen,
 					       &a.linked, eb, sizeof(eb));
@@ -834,7 +845,7 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 		 * write the table): failed with the reason, so it is reported once and never
 		 * looked at again, and its job ended if that was its last open row. */
 		if (a.outcome == -EINVAL && fail_bad_row(f, &a, gen, err, errlen) < 0 &&
-		    PQstatus(f->conn) != CONNECTION_OK) {
+		    pq->status(f->conn) != CONNECTION_OK) {
 			rc = -ECONNREFUSED;
 			break;
 		}
@@ -844,7 +855,7 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 		if (a.outcome >= 0 && strcmp(a.done_by, self))
 			fleet_stage_remove(a.out_dir, a.done_by);
 		if (a.outcome == -ECONNREFUSED ||
-		    (a.outcome < 0 && PQstatus(f->conn) != CONNECTION_OK)) {
+		    (a.outcome < 0 && pq->status(f->conn) != CONNECTION_OK)) {
 			snprintf(err, errlen, "%s", eb);
 			rc = a.outcome;
 			break;
@@ -853,7 +864,7 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 		if (cb)
 			cb(arg, &a);
 	}
-	PQclear(r);
+	pq->clear(r);
 	return rc ? rc : n;
 }
 
@@ -869,12 +880,12 @@ int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *fai
 		 " count(*) FILTER (WHERE state = 'failed'), count(*)"
 		 " FROM cuzk_parts WHERE job = $1",
 		 1, (const char *[]){ jb });
-	if (!ok(r) || PQntuples(r) != 1)
+	if (!ok(r) || pq->ntuples(r) != 1)
 		return pg_fail(f, r, "reading the job", err, errlen);
-	*done = (uint32_t)atoi(PQgetvalue(r, 0, 0));
-	*failed = (uint32_t)atoi(PQgetvalue(r, 0, 1));
-	*total = (uint32_t)atoi(PQgetvalue(r, 0, 2));
-	PQclear(r);
+	*done = (uint32_t)atoi(pq->getvalue(r, 0, 0));
+	*failed = (uint32_t)atoi(pq->getvalue(r, 0, 1));
+	*total = (uint32_t)atoi(pq->getvalue(r, 0, 2));
+	pq->clear(r);
 	if (!*total) {
 		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
 		return -ENOENT;
@@ -898,21 +909,21 @@ int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct
 		 1, (const char *[]){ jb });
 	if (!ok(r))
 		return pg_fail(f, r, "reading the job", err, errlen);
-	if (!(n = PQntuples(r))) {
-		PQclear(r);
+	if (!(n = pq->ntuples(r))) {
+		pq->clear(r);
 		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
 		return -ENOENT;
 	}
 	for (int i = 0; i < n && !rc; i++) {
 		struct fleet_stored s = {
-			.idx = (uint32_t)strtoul(PQgetvalue(r, i, 0), NULL, 10),
-			.name = PQgetvalue(r, i, 1),
-			.state = PQgetvalue(r, i, 2),
-			.reason = PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3),
+			.idx = (uint32_t)strtoul(pq->getvalue(r, i, 0), NULL, 10),
+			.name = pq->getvalue(r, i, 1),
+			.state = pq->getvalue(r, i, 2),
+			.reason = pq->getisnull(r, i, 3) ? NULL : pq->getvalue(r, i, 3),
 		};
 
 		/* One partition's texts at a time (up to FLEET_PUBLIC_MAX each). */
-		if (PQgetvalue(r, i, 4)[0] == 't') {
+		if (pq->getvalue(r, i, 4)[0] == 't') {
 			snprintf(ib, sizeof(ib), "%u", s.idx);
 			t = exec(f,
 				 "SELECT proof_json, public_json FROM cuzk_parts WHERE job = $1"
@@ -922,16 +933,16 @@ int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct
 				rc = pg_fail(f, t, "reading a stored proof", err, errlen);
 				break;
 			}
-			if (PQntuples(t) == 1) {
-				s.proof = PQgetvalue(t, 0, 0);
-				s.pub = PQgetvalue(t, 0, 1);
+			if (pq->ntuples(t) == 1) {
+				s.proof = pq->getvalue(t, 0, 0);
+				s.pub = pq->getvalue(t, 0, 1);
 			}
 		}
 		rc = cb(arg, &s);
-		PQclear(t);
+		pq->clear(t);
 		t = NULL;
 	}
-	PQclear(r);
+	pq->clear(r);
 	return rc ? rc : n;
 }
 
@@ -941,7 +952,7 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 	char *s;
 
 	/* PostgreSQL builds the JSON: one round trip, and no quoting here. */
-	r = PQexec(
+	r = pq->exec(
 		f->conn,
 		"SELECT json_build_object("
 		" 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
@@ -962,12 +973,12 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 		"   'stored', count(*) FILTER (WHERE state = 'done' AND proof_json IS NOT NULL),"
 		"   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
 		" 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
-	if (!ok(r) || PQntuples(r) != 1) {
+	if (!ok(r) || pq->ntuples(r) != 1) {
 		pg_fail(f, r, "status", err, errlen);
 		return NULL;
 	}
-	s = strdup(PQgetvalue(r, 0, 0));
-	PQclear(r);
+	s = strdup(pq->getvalue(r, 0, 0));
+	pq->clear(r);
 	if (!s)
 		snprintf(err, errlen, "fleet queue: out of memory");
 	return s;

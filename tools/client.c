@@ -23,7 +23,7 @@
 #include "cuzk/error.h"
 #include "cuzk/fleet_client.h"
 #include "cuzk/os.h"
-#include "cuzk/top.h"
+#include "cuzk/metrics_cmd.h"
 #include "cuzk/trace_export.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
@@ -910,7 +910,7 @@ int client_main(int argc, char **argv)
 
     /* --queue URL: the fleet's database, not a local cuzkd (fleet_client.h) */
     if ((rc = fleet_client_main(argc, argv, c.json)) >= 0) return rc;
-    if (!strcmp(cmd, "metrics")) return top_metrics_cmd(c.instance, argc, argv);
+    if (!strcmp(cmd, "metrics")) return metrics_cmd_main(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))
         rc = cmd_prove(&c, argc, argv);
     else if (!strcmp(cmd, "status")) {

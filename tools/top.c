@@ -1,4 +1,4 @@
-/* top.c — `cuzk metrics` and `cuzk-top`'s views (live ncurses, --once text/JSON);
+/* top.c — `cuzk-top`'s views (live ncurses, --once text/JSON);
  * the readings come from stats_reader.h (shm/stats_reader.c). */
 #include "cuzk/version.h"
 #include "cuzk/top.h"
@@ -17,7 +17,7 @@
 #include "cuzk/protocol.h"
 #include "cuzk/error.h"
 
-/* ---- option parsing shared by cuzk-top and cuzk metrics --------------------------- */
+/* ---- option parsing ------------------------------------------------------------ */
 
 struct top_opts {
 	const char *instance;
@@ -26,31 +26,6 @@ struct top_opts {
 	double delay_s;
 	int max_frames; /* tests: stop after N refreshes (0: run until q) */
 };
-
-int top_metrics_cmd(const char *instance, int argc, char **argv)
-{
-	struct stats_reading t;
-	int found, rc;
-
-	if (argc > 1) {
-		fputs("usage: cuzk [--instance NAME] metrics\n"
-		      "  the stats page in the Prometheus text format; for node_exporter's textfile\n"
-		      "  collector: cuzk metrics > DIR/cuzk.prom.tmp && mv DIR/cuzk.prom.tmp "
-		      "DIR/cuzk.prom\n",
-		      strcmp(argv[1], "--help") ? stderr : stdout);
-		return strcmp(argv[1], "--help") ? CUZK_EXIT_USAGE : CUZK_EXIT_OK;
-	}
-	if ((rc = stats_reading_take(&t, instance))) {
-		fprintf(stderr, "cuzk metrics: %s\n", cuzk_strerror(rc));
-		return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
-	}
-	stats_reading_prometheus(stdout, &t);
-	if (!t.found)
-		fprintf(stderr, "cuzk metrics: %s\n", t.why);
-	found = t.found;
-	stats_reading_free(&t);
-	return found ? CUZK_EXIT_OK : CUZK_EXIT_NO_DAEMON;
-}
 
 /* "nodes: n0 3 synthesized, 3 buffers  n1 ...  cross-node 0" (several nodes only) */
 static int nodes_line(const struct stats_reading *t, char *line, size_t len)

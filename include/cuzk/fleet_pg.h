@@ -113,7 +113,9 @@ int fleet_url_password(const char *url, const char **start, const char **end);
  * shows it in /proc/PID/cmdline once options are parsed. */
 void fleet_url_scrub(char *url);
 
-/* Connect (libpq connection string or URL) and create the schema if absent. */
+/* Connect (libpq connection string or URL) and create the schema if absent. libpq is
+ * loaded by the first call (pq_dl.h): -CUZK_E_INTERNAL, err naming the package, when
+ * it cannot be. */
 int fleet_open(struct fleet **f, const char *url, char *err, size_t errlen);
 void fleet_close(struct fleet *f);
 /* Reconnect after a lost connection (PQreset); 0 once it answers again. */

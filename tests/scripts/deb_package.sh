@@ -36,6 +36,11 @@ grep -q 'systemd-sysusers.*cuzk.conf' "$tmp/postinst" || fail "postinst does not
 grep -q 'systemd-tmpfiles.*cuzk.conf' "$tmp/postinst" || fail "postinst does not run systemd-tmpfiles"
 grep -q 'rm -rf /var/lib/cuzk' "$tmp/postrm" || fail "postrm purge keeps /var/lib/cuzk"
 echo "ok   conffile /etc/cuzk/cuzkd.conf; postinst enables the unit, runs sysusers and tmpfiles"
+# libpq is loaded at run time (store/pq_dl.c): dh_shlibdeps cannot see it, so
+# debian/control names it, and the package must still carry that dependency.
+dpkg-deb -f "$deb" Depends | tr ',' '\n' | grep -qx ' *libpq5' ||
+	fail "the package does not depend on libpq5 (the fleet queue loads it): $(dpkg-deb -f "$deb" Depends)"
+echo "ok   Depends names libpq5, which the fleet queue loads at run time"
 
 dpkg-deb -x "$deb" "$tmp/root"
 got="$("$tmp/root/usr/bin/cuzk" --version)"
