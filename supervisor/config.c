@@ -565,8 +565,9 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
 			char *abs = realpath(v, NULL);
 
 			if (abs && strlen(abs) >= sizeof(c->config_path)) {
-				snprintf(err, errlen, "--config %s: the path is too long (%zu bytes)",
-					 v, strlen(abs));
+				snprintf(err, errlen,
+					 "--config %s: the path is too long (%zu bytes)", v,
+					 strlen(abs));
 				free(abs);
 				return -ENAMETOOLONG;
 			}

@@ -240,7 +240,8 @@ static void sweep_add(const struct sup *s, struct temp_sweep *sw, uint32_t p, pi
 			t->prefix = np;
 			t->cap = cap;
 		}
-		if (asprintf(&t->prefix[t->n], "%s.%s.json.tmp.%d.", pi->name, kinds[k], (int)pid) >= 0)
+		if (asprintf(&t->prefix[t->n], "%s.%s.json.tmp.%d.", pi->name, kinds[k],
+			     (int)pid) >= 0)
 			t->n++;
 	}
 }
