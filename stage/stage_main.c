@@ -1,6 +1,7 @@
 /* stage_main.c — a stage's whole main() (stage.h, pipe_stage_main): the options every
  * stage takes, dying with cuzkd, SIGTERM as the stop flag, the exit code. */
 #include "cuzk/stage.h"
+#include "cuzk/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,14 +44,14 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         { "instance", required_argument, NULL, 'i' },
         { "index", required_argument, NULL, 'x' },
         { "generation", required_argument, NULL, 'g' },
-        { "threads", required_argument, NULL, 't' },
+        CUZK_OPT_THREADS,
         { "backend", required_argument, NULL, 'b' },
         { "precompute-mb", required_argument, NULL, 'P' },
         { "trim-every", required_argument, NULL, 'T' },
         { "test-trim-delay-ms", required_argument, NULL, 'D' },
         { "doorbell-fd", required_argument, NULL, 'd' },
         { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' },
+        CUZK_OPT_HELP,
         { NULL, 0, NULL, 0 },
     };
     struct pipe_stage_opts o = { .backend = "cpu",

@@ -57,7 +57,7 @@ int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err
 }
 
 /* A size with an optional K, M or G suffix (binary), as --quota-bytes. */
-static int parse_size(const char *v, uint64_t *out)
+int circuit_decl_size(const char *v, uint64_t *out)
 {
 	char *end;
 	unsigned long long n;
@@ -88,7 +88,7 @@ int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value,
 					      NULL;
 
 	if (!strcmp(key, "max-input-bytes")) {
-		if (parse_size(value, &d->max_input_bytes)) {
+		if (circuit_decl_size(value, &d->max_input_bytes)) {
 			snprintf(err, errlen,
 				 "circuit %s: max-input-bytes \"%.64s\": a number of bytes, "
 				 "with K, M or G",

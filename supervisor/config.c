@@ -348,26 +348,13 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
 	if (!strcmp(name, "devices"))
 		return parse_devices(c, v, err, errlen);
 	if (!strcmp(name, "quota-bytes")) {
-		char *end;
-		unsigned long long n;
-		int sh = 0;
-
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (*end == 'K' || *end == 'k')
-			sh = 10, end++;
-		else if (*end == 'M' || *end == 'm')
-			sh = 20, end++;
-		else if (*end == 'G' || *end == 'g')
-			sh = 30, end++;
-		if (errno || end == v || *end || v[0] == '-' || n > (UINT64_MAX >> sh)) {
+		if (circuit_decl_size(v, &c->quota_bytes)) {
 			snprintf(err, errlen,
 				 "--quota-bytes %s: expected a number of bytes (K, M or G "
 				 "suffix allowed)",
 				 v);
 			return -EINVAL;
 		}
-		c->quota_bytes = (uint64_t)n << sh;
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(path_opts) / sizeof(path_opts[0]); i++)

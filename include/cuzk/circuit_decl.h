@@ -47,4 +47,9 @@ int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value,
 /* A finished section: its zkey named? 0, or -EINVAL with err. */
 int circuit_decl_done(const struct circuit_decl *d, char *err, size_t errlen);
 
+/* A byte count, decimal with an optional K, M or G suffix (powers of 1024): 0 and
+ * *out, or -EINVAL (not a number, a sign, trailing text, over 2^64). Also cuzkd's
+ * --quota-bytes. */
+int circuit_decl_size(const char *v, uint64_t *out);
+
 #endif

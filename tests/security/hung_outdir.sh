@@ -24,20 +24,15 @@ set -euo pipefail
 daemon_init hungout
 A="$FIXTURES/bn128/mulchain-10"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 5 --max-attempts 2
-mkdir -p "$tmp/fuse" "$tmp/fuse2" "$tmp/a" "$tmp/b/out" "$tmp/c"
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$tmp/a" "$tmp/b/out" "$tmp/c"
 cp "$A/witness.wtns" "$tmp/a/wa.wtns"
 cp "$A/witness.wtns" "$tmp/c/wc.wtns"
 cp "$A/witness.wtns" "$tmp/b/wb.wtns"
-python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" 0 "$tmp/fuse.held" --hold-dir 2>"$tmp/fuse.log" &
-fuse_pid=$!
-python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse2" 0 "$tmp/fuse2.held" --hold-dir 2>"$tmp/fuse2.log" &
-fuse2_pid=$!
-daemon_on_exit="kill $fuse_pid 2>/dev/null; kill -CONT $fuse2_pid 2>/dev/null; kill $fuse2_pid 2>/dev/null;
-  umount -l '$tmp/fuse' 2>/dev/null; umount -l '$tmp/fuse2' 2>/dev/null; ${daemon_on_exit:-}"
-for m in fuse fuse2; do
-  for _ in $(seq 1 50); do grep -q " $tmp/$m fuse" /proc/self/mounts && break; sleep 0.1; done
-  grep -q " $tmp/$m fuse" /proc/self/mounts || fail "the FUSE mount $m did not come up: $(cat "$tmp/$m.log")"
-done
+fuse_hold fuse
+fuse1_pid=$fuse_pid
+fuse_hold fuse2
+fuse2_pid=$fuse_pid
 # fuse2: its root's attributes and access answer cached (3600 s), then its server stopped
 stat "$tmp/fuse2" >/dev/null && [ -w "$tmp/fuse2" ] || fail "fuse2 does not answer"
 kill -STOP "$fuse2_pid"
@@ -46,8 +41,7 @@ fin="$(stage_pids finalizer)"
 
 ja="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
   --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa.wtns" | jq -r .job)" || fail "submit of job A"
-for _ in $(seq 1 600); do [ -e "$tmp/fuse.held" ] && break; sleep 0.1; done
-[ -e "$tmp/fuse.held" ] || fail "job A's write never reached its out dir"
+fuse_held fuse "job A's write"
 echo "ok: job $ja's write is blocked in its out dir (the FUSE server holds the request)"
 
 jb="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/b/out" "$tmp/b/wb.wtns" | jq -r .job)" ||
@@ -106,7 +100,7 @@ echo "ok: job A's killed writer is still stuck in the file system (state $states
 daemon_shutdown_clean
 echo "ok: cuzkd shut down cleanly with that writer stuck"
 
-kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
+kill "$fuse1_pid"; wait "$fuse1_pid" 2>/dev/null || true
 kill -CONT "$fuse2_pid"; kill "$fuse2_pid"; wait "$fuse2_pid" 2>/dev/null || true
 umount -l "$tmp/fuse" 2>/dev/null || true; umount -l "$tmp/fuse2" 2>/dev/null || true
 for _ in $(seq 1 300); do left="$(pgrep -f -- "--out-writer ($fin|$fin2)\$" || true)"; [ -z "$left" ] && break; sleep 0.1; done

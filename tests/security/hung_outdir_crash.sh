@@ -17,21 +17,17 @@ A="$FIXTURES/bn128/mulchain-10"
 # A write deadline longer than the test: the write must still be waiting at the kill
 # (and job A may still be running at the shutdown: a short drain).
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 600 --drain-timeout 2
-mkdir -p "$tmp/fuse" "$tmp/a" "$tmp/b/out"
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$tmp/a" "$tmp/b/out"
 cp "$A/witness.wtns" "$tmp/a/wa.wtns"
 cp "$A/witness.wtns" "$tmp/b/wb.wtns"
-python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" 0 "$tmp/fuse.held" --hold-dir 2>"$tmp/fuse.log" &
-fuse_pid=$!
-daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 50); do grep -q " $tmp/fuse fuse" /proc/self/mounts && break; sleep 0.1; done
-grep -q " $tmp/fuse fuse" /proc/self/mounts || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+fuse_hold fuse
 fin="$(stage_pids finalizer)"
 [ -n "$fin" ] || fail "no finalizer"
 
 ja="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
   --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa.wtns" | jq -r .job)" || fail "submit of job A"
-for _ in $(seq 1 600); do [ -e "$tmp/fuse.held" ] && break; sleep 0.1; done
-[ -e "$tmp/fuse.held" ] || fail "job A's write never reached its out dir"
+fuse_held fuse "job A's write"
 echo "ok: job $ja's write waits in its out dir (the FUSE server holds the request)"
 
 kill -9 "$fin"

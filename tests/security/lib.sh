@@ -10,6 +10,11 @@
 #   asend_fds LINE FILE...  send_fds as the attacker (who opens the files)
 #   stop_worker         SIGSTOP the worker (pid in wpid): nothing is proved meanwhile
 #   attacker_reach      let the attacker reach the socket (a member of --group $atk)
+#   fuse_hold NAME      a FUSE mount at $tmp/NAME whose server (fuse_stall.py --hold-dir)
+#                       reads every request about the directory's contents and never
+#                       answers: a hung file system. Its pid in $fuse_pid; unmounted
+#                       and its server ended (woken first, if stopped) on exit
+#   fuse_held NAME WHAT wait (a liveness bound) until a request reached NAME's server
 #   attack_daemon NAME FX  daemon_init NAME, attacker_init, A=bn128 fixture FX, a cuzkd
 #                       on one CPU worker (4 buffers of 16 MiB) the attacker can reach
 attacker_init() {
@@ -63,4 +68,19 @@ attack_daemon() {
   A="$FIXTURES/bn128/$2"
   daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
   attacker_reach
+}
+
+fuse_hold() {
+  local m="$tmp/$1"
+  mkdir -p "$m"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/fuse_stall.py" "$m" 0 "$m.held" --hold-dir 2>"$m.log" &
+  fuse_pid=$!
+  daemon_on_exit="kill -CONT $fuse_pid 2>/dev/null; kill $fuse_pid 2>/dev/null; umount -l '$m' 2>/dev/null; ${daemon_on_exit:-}"
+  for _ in $(seq 1 50); do grep -q " $m fuse" /proc/self/mounts && return 0; sleep 0.1; done
+  fail "the FUSE mount $1 did not come up: $(cat "$m.log")"
+}
+
+fuse_held() {
+  for _ in $(seq 1 600); do [ -e "$tmp/$1.held" ] && return 0; sleep 0.1; done
+  fail "$2 never reached its out dir"
 }
