@@ -359,7 +359,7 @@ tsan:
 	BUILD=build-tsan CUZK_SANITIZER=tsan TEST_FILTER='^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$' \
 	  $(TSAN_RUN) bash tests/run.sh --unit-only
 
-# .clang-format (4 spaces) or .clang-format-tabs, per file by its indentation.
+# .clang-format: 4 spaces, one style for the whole tree.
 format:
 	bash tools/format.sh
 format-check:

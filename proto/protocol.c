@@ -11,24 +11,23 @@
 
 void config_default_run_dir(char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
 
-	if (geteuid() == 0)
-		snprintf(buf, len, "/run/cuzk");
-	else if (xdg && xdg[0] == '/')
-		snprintf(buf, len, "%s/cuzk", xdg);
-	else
-		snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
+    if (geteuid() == 0)
+        snprintf(buf, len, "/run/cuzk");
+    else if (xdg && xdg[0] == '/')
+        snprintf(buf, len, "%s/cuzk", xdg);
+    else
+        snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
 }
 
 int control_wtns_name(const char *path, char *name, size_t len)
 {
-	const char *b;
-	size_t n = pipeline_wtns_stem(path, &b); /* the rule the pipeline names outputs by */
+    const char *b;
+    size_t n = pipeline_wtns_stem(path, &b); /* the rule the pipeline names outputs by */
 
-	if (!n || n >= len)
-		return -EINVAL;
-	memcpy(name, b, n);
-	name[n] = '\0';
-	return 0;
+    if (!n || n >= len) return -EINVAL;
+    memcpy(name, b, n);
+    name[n] = '\0';
+    return 0;
 }

@@ -43,53 +43,49 @@
 
 static int is_pow2(uint32_t x)
 {
-	return x && !(x & (x - 1));
+    return x && !(x & (x - 1));
 }
 
 size_t ring_size_bytes(uint32_t capacity)
 {
-	if (!is_pow2(capacity) || capacity > RING_CAPACITY_MAX)
-		return 0;
-	return sizeof(struct ring) + (size_t)capacity * sizeof(struct ring_cell);
+    if (!is_pow2(capacity) || capacity > RING_CAPACITY_MAX) return 0;
+    return sizeof(struct ring) + (size_t)capacity * sizeof(struct ring_cell);
 }
 
 int ring_init_at(struct ring *r, uint32_t capacity, uint64_t start)
 {
-	if (!ring_size_bytes(capacity) || ((uintptr_t)r & (BARRIER_CACHE_LINE - 1)))
-		return -EINVAL;
-	r->magic = RING_MAGIC;
-	r->capacity = capacity;
-	r->mask = capacity - 1;
-	for (unsigned i = 0; i < sizeof(r->reserved0) / sizeof(r->reserved0[0]); i++)
-		r->reserved0[i] = 0;
-	/* Relaxed stores: nobody else sees the ring until the segment's ready flag is
-	 * published with release (segment_publish), which orders all of these. */
-	barrier_store_relaxed(&r->head, start);
-	barrier_store_relaxed(&r->tail, start);
-	futex_waitq_init(&r->not_empty);
-	futex_waitq_init(&r->not_full);
-	for (uint32_t i = 0; i < capacity; i++) {
-		uint64_t p = start + i;
+    if (!ring_size_bytes(capacity) || ((uintptr_t)r & (BARRIER_CACHE_LINE - 1))) return -EINVAL;
+    r->magic = RING_MAGIC;
+    r->capacity = capacity;
+    r->mask = capacity - 1;
+    for (unsigned i = 0; i < sizeof(r->reserved0) / sizeof(r->reserved0[0]); i++) r->reserved0[i] = 0;
+    /* Relaxed stores: nobody else sees the ring until the segment's ready flag is
+         * published with release (segment_publish), which orders all of these. */
+    barrier_store_relaxed(&r->head, start);
+    barrier_store_relaxed(&r->tail, start);
+    futex_waitq_init(&r->not_empty);
+    futex_waitq_init(&r->not_full);
+    for (uint32_t i = 0; i < capacity; i++) {
+        uint64_t p = start + i;
 
-		barrier_store_relaxed(&r->cells[p & r->mask].seq, 2 * p);
-		r->cells[p & r->mask].value = 0;
-		r->cells[p & r->mask].pad = 0;
-	}
-	return 0;
+        barrier_store_relaxed(&r->cells[p & r->mask].seq, 2 * p);
+        r->cells[p & r->mask].value = 0;
+        r->cells[p & r->mask].pad = 0;
+    }
+    return 0;
 }
 
 int ring_init(struct ring *r, uint32_t capacity)
 {
-	return ring_init_at(r, capacity, 0);
+    return ring_init_at(r, capacity, 0);
 }
 
 int ring_attach(const struct ring *r, size_t size)
 {
-	if (size < sizeof(struct ring) || r->magic != RING_MAGIC || !is_pow2(r->capacity) ||
-	    r->capacity > RING_CAPACITY_MAX || r->mask != r->capacity - 1 ||
-	    size < ring_size_bytes(r->capacity))
-		return -EINVAL;
-	return 0;
+    if (size < sizeof(struct ring) || r->magic != RING_MAGIC || !is_pow2(r->capacity) ||
+        r->capacity > RING_CAPACITY_MAX || r->mask != r->capacity - 1 || size < ring_size_bytes(r->capacity))
+        return -EINVAL;
+    return 0;
 }
 
 /* ThreadSanitizer cannot see the cmpxchg16b below; tell it that a step publishes
@@ -113,23 +109,22 @@ void __tsan_release(void *addr);
  * 2006), written out rather than through __sync_bool_compare_and_swap so that every
  * build, sanitizers included, uses the instruction itself on the shared cell. */
 static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from, uint64_t seq_to,
-		     uint32_t value_to)
+                     uint32_t value_to)
 {
-	uint64_t lo = seq_from, hi = value_from; /* pad is 0 */
-	unsigned char ok;
+    uint64_t lo = seq_from, hi = value_from; /* pad is 0 */
+    unsigned char ok;
 
 #ifdef RING_TSAN
-	__tsan_release(c);
+    __tsan_release(c);
 #endif
-	__asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
-			     : "=q"(ok), "+m"(c->word), "+a"(lo), "+d"(hi)
-			     : "b"(seq_to), "c"((uint64_t)value_to)
-			     : "memory", "cc");
+    __asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
+                         : "=q"(ok), "+m"(c->word), "+a"(lo), "+d"(hi)
+                         : "b"(seq_to), "c"((uint64_t)value_to)
+                         : "memory", "cc");
 #ifdef RING_TSAN
-	if (ok)
-		__tsan_acquire(c);
+    if (ok) __tsan_acquire(c);
 #endif
-	return ok;
+    return ok;
 }
 
 /* Move a counter that lags behind a cell already stepped at pos; a failed CAS means a
@@ -137,137 +132,130 @@ static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from
  * carry the hand-off. */
 static void counter_pass(_Atomic uint64_t *counter, uint64_t pos)
 {
-	atomic_compare_exchange_strong_explicit(counter, &pos, pos + 1, memory_order_relaxed,
-						memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(counter, &pos, pos + 1, memory_order_relaxed,
+                                            memory_order_relaxed);
 }
 
 int ring_try_push(struct ring *r, uint32_t value)
 {
-	uint64_t pos = barrier_load_relaxed(&r->head);
+    uint64_t pos = barrier_load_relaxed(&r->head);
 
-	for (;;) {
-		struct ring_cell *c = &r->cells[pos & r->mask];
-		uint64_t seq = barrier_load_acquire(&c->seq);
-		int64_t dif = (int64_t)(seq - 2 * pos);
+    for (;;) {
+        struct ring_cell *c = &r->cells[pos & r->mask];
+        uint64_t seq = barrier_load_acquire(&c->seq);
+        int64_t dif = (int64_t)(seq - 2 * pos);
 
-		if (dif == 0) {
-			/* Empty for pos (an empty cell always holds value 0). */
-			if (cell_step(c, 2 * pos, 0, 2 * pos + 1, value)) {
-				counter_pass(&r->head, pos);
-				break;
-			}
-			/* Another producer filled it first: loop and pass it. */
-		} else if (dif < 0) {
-			/* The cell still holds the value of pos - capacity: the ring is full. */
-			return -EAGAIN;
-		} else {
-			/* pos was produced already (its producer may not have moved head yet,
-			 * or may be dead): move head past it and look again. */
-			counter_pass(&r->head, pos);
-			pos = barrier_load_relaxed(&r->head);
-		}
-	}
-	futex_waitq_wake(&r->not_empty, 1);
-	return 0;
+        if (dif == 0) {
+            /* Empty for pos (an empty cell always holds value 0). */
+            if (cell_step(c, 2 * pos, 0, 2 * pos + 1, value)) {
+                counter_pass(&r->head, pos);
+                break;
+            }
+            /* Another producer filled it first: loop and pass it. */
+        } else if (dif < 0) {
+            /* The cell still holds the value of pos - capacity: the ring is full. */
+            return -EAGAIN;
+        } else {
+            /* pos was produced already (its producer may not have moved head yet,
+                         * or may be dead): move head past it and look again. */
+            counter_pass(&r->head, pos);
+            pos = barrier_load_relaxed(&r->head);
+        }
+    }
+    futex_waitq_wake(&r->not_empty, 1);
+    return 0;
 }
 
 int ring_try_pop(struct ring *r, uint32_t *value)
 {
-	uint64_t pos = barrier_load_relaxed(&r->tail);
+    uint64_t pos = barrier_load_relaxed(&r->tail);
 
-	for (;;) {
-		struct ring_cell *c = &r->cells[pos & r->mask];
-		uint64_t seq = barrier_load_acquire(&c->seq);
-		int64_t dif = (int64_t)(seq - (2 * pos + 1));
+    for (;;) {
+        struct ring_cell *c = &r->cells[pos & r->mask];
+        uint64_t seq = barrier_load_acquire(&c->seq);
+        int64_t dif = (int64_t)(seq - (2 * pos + 1));
 
-		if (dif == 0) {
-			/* Full for pos. value may already belong to a later lap if a peer took
-			 * pos meanwhile; then the step fails and the loop passes pos. */
-			uint32_t v = __atomic_load_n(&c->value, __ATOMIC_RELAXED);
+        if (dif == 0) {
+            /* Full for pos. value may already belong to a later lap if a peer took
+                         * pos meanwhile; then the step fails and the loop passes pos. */
+            uint32_t v = __atomic_load_n(&c->value, __ATOMIC_RELAXED);
 
-			if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
-				counter_pass(&r->tail, pos);
-				*value = v;
-				break;
-			}
-		} else if (dif < 0) {
-			/* Not produced yet: empty. */
-			return -EAGAIN;
-		} else {
-			/* pos was consumed already (by a peer that may not have moved tail
-			 * yet, or is dead): move tail past it and look again. */
-			counter_pass(&r->tail, pos);
-			pos = barrier_load_relaxed(&r->tail);
-		}
-	}
-	futex_waitq_wake(&r->not_full, 1);
-	return 0;
+            if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
+                counter_pass(&r->tail, pos);
+                *value = v;
+                break;
+            }
+        } else if (dif < 0) {
+            /* Not produced yet: empty. */
+            return -EAGAIN;
+        } else {
+            /* pos was consumed already (by a peer that may not have moved tail
+                         * yet, or is dead): move tail past it and look again. */
+            counter_pass(&r->tail, pos);
+            pos = barrier_load_relaxed(&r->tail);
+        }
+    }
+    futex_waitq_wake(&r->not_full, 1);
+    return 0;
 }
 
 /* Shared body of the blocking calls: try, spin, then sleep on q until op succeeds. */
-static int ring_wait(struct ring *r, uint32_t *value, int push, int64_t timeout_ns,
-		     uint32_t spin_iters)
+static int ring_wait(struct ring *r, uint32_t *value, int push, int64_t timeout_ns, uint32_t spin_iters)
 {
-	struct futex_waitq *q = push ? &r->not_full : &r->not_empty;
-	uint64_t deadline = 0;
-	int rc;
+    struct futex_waitq *q = push ? &r->not_full : &r->not_empty;
+    uint64_t deadline = 0;
+    int rc;
 
 #define RING_OP() (push ? ring_try_push(r, *value) : ring_try_pop(r, value))
-	if ((rc = RING_OP()) != -EAGAIN || timeout_ns == 0)
-		return rc;
-	for (uint32_t i = 0; i < spin_iters; i++) {
-		barrier_cpu_relax();
-		if ((rc = RING_OP()) != -EAGAIN)
-			return rc;
-	}
-	if (timeout_ns > 0)
-		deadline = futex_now_ns() + (uint64_t)timeout_ns;
-	for (;;) {
-		uint32_t seq = futex_waitq_prepare(q);
+    if ((rc = RING_OP()) != -EAGAIN || timeout_ns == 0) return rc;
+    for (uint32_t i = 0; i < spin_iters; i++) {
+        barrier_cpu_relax();
+        if ((rc = RING_OP()) != -EAGAIN) return rc;
+    }
+    if (timeout_ns > 0) deadline = futex_now_ns() + (uint64_t)timeout_ns;
+    for (;;) {
+        uint32_t seq = futex_waitq_prepare(q);
 
-		if ((rc = RING_OP()) != -EAGAIN) {
-			futex_waitq_finish(q);
-			return rc;
-		}
-		rc = futex_waitq_sleep(q, seq, deadline);
-		futex_waitq_finish(q);
-		if ((rc = RING_OP()) != -EAGAIN)
-			return rc;
-		if (deadline && futex_now_ns() >= deadline)
-			return -ETIMEDOUT;
-	}
+        if ((rc = RING_OP()) != -EAGAIN) {
+            futex_waitq_finish(q);
+            return rc;
+        }
+        rc = futex_waitq_sleep(q, seq, deadline);
+        futex_waitq_finish(q);
+        if ((rc = RING_OP()) != -EAGAIN) return rc;
+        if (deadline && futex_now_ns() >= deadline) return -ETIMEDOUT;
+    }
 #undef RING_OP
 }
 
 int ring_push_wait(struct ring *r, uint32_t value, int64_t timeout_ns, uint32_t spin_iters)
 {
-	return ring_wait(r, &value, 1, timeout_ns, spin_iters);
+    return ring_wait(r, &value, 1, timeout_ns, spin_iters);
 }
 
 int ring_pop_wait(struct ring *r, uint32_t *value, int64_t timeout_ns, uint32_t spin_iters)
 {
-	return ring_wait(r, value, 0, timeout_ns, spin_iters);
+    return ring_wait(r, value, 0, timeout_ns, spin_iters);
 }
 
 int ring_push_timeout(struct ring *r, uint32_t value, int64_t timeout_ns)
 {
-	return ring_wait(r, &value, 1, timeout_ns, RING_SPIN_DEFAULT);
+    return ring_wait(r, &value, 1, timeout_ns, RING_SPIN_DEFAULT);
 }
 
 int ring_pop_timeout(struct ring *r, uint32_t *value, int64_t timeout_ns)
 {
-	return ring_wait(r, value, 0, timeout_ns, RING_SPIN_DEFAULT);
+    return ring_wait(r, value, 0, timeout_ns, RING_SPIN_DEFAULT);
 }
 
 uint32_t ring_count(const struct ring *r)
 {
-	/* Relaxed: a display value; tail is read first so that, with head read after
-	 * it, the difference is rarely negative; clamp for the rare case. */
-	uint64_t t = barrier_load_relaxed(&((struct ring *)r)->tail);
-	uint64_t h = barrier_load_relaxed(&((struct ring *)r)->head);
-	int64_t n = (int64_t)(h - t);
+    /* Relaxed: a display value; tail is read first so that, with head read after
+         * it, the difference is rarely negative; clamp for the rare case. */
+    uint64_t t = barrier_load_relaxed(&((struct ring *)r)->tail);
+    uint64_t h = barrier_load_relaxed(&((struct ring *)r)->head);
+    int64_t n = (int64_t)(h - t);
 
-	if (n < 0)
-		return 0;
-	return n > r->capacity ? r->capacity : (uint32_t)n;
+    if (n < 0) return 0;
+    return n > r->capacity ? r->capacity : (uint32_t)n;
 }

@@ -23,420 +23,394 @@
 static const struct pq_api *pq;
 
 struct fleet {
-	PGconn *conn;
-	int stores; /* fleet_set_stores */
+    PGconn *conn;
+    int stores; /* fleet_set_stores */
 };
 
 /* The schema; IF NOT EXISTS so that it is a no-op on an existing database. The
  * caller holds the advisory lock: concurrent CREATE TABLE IF NOT EXISTS can still
  * collide in the catalogs. */
 static const char schema_sql[] =
-	"CREATE TABLE IF NOT EXISTS cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
-	" out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT 'running',"
-	" submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz,"
-	" store_proofs boolean NOT NULL DEFAULT false);"
-	"CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
-	" ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
-	" state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
-	" lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
-	" finished timestamptz, published boolean NOT NULL DEFAULT false,"
-	" proof_json text, public_json text, PRIMARY KEY(job, idx));"
-	"CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
-	" WHERE state IN ('queued', 'leased');"
-	"CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
-	" heartbeat timestamptz NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
-	" done bigint NOT NULL DEFAULT 0, lease_s int, store_proofs boolean);";
+    "CREATE TABLE IF NOT EXISTS cuzk_meta(key text PRIMARY KEY, value text NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
+    " out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT 'running',"
+    " submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz,"
+    " store_proofs boolean NOT NULL DEFAULT false);"
+    "CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
+    " ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
+    " state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
+    " lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
+    " finished timestamptz, published boolean NOT NULL DEFAULT false,"
+    " proof_json text, public_json text, PRIMARY KEY(job, idx));"
+    "CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
+    " WHERE state IN ('queued', 'leased');"
+    "CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
+    " heartbeat timestamptz NOT NULL DEFAULT now(), started timestamptz NOT NULL DEFAULT now(),"
+    " done bigint NOT NULL DEFAULT 0, lease_s int, store_proofs boolean);";
 
 /* Version 1 to 2 (same lock): the columns of fleet_pg.h's "Publishing". A version-1
  * done row had its one chance to be published (a crash window lost it): marked
  * published, as are failed rows (nothing to publish). */
 static const char migrate_v1_sql[] =
-	"ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS published boolean NOT NULL"
-	" DEFAULT false;"
-	"ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS lease_s int;"
-	"UPDATE cuzk_parts SET published = true WHERE state IN ('done', 'failed');"
-	"UPDATE cuzk_meta SET value = '2' WHERE key = 'schema_version';";
+    "ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS published boolean NOT NULL"
+    " DEFAULT false;"
+    "ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS lease_s int;"
+    "UPDATE cuzk_parts SET published = true WHERE state IN ('done', 'failed');"
+    "UPDATE cuzk_meta SET value = '2' WHERE key = 'schema_version';";
 
 /* Version 2 to 3 (same lock, after v1 -> 2 where that ran): the stored-proof columns
  * (fleet_pg.h "Stored proofs"). No row had a stored proof: NULL, and no job asked. */
 static const char migrate_v2_sql[] =
-	"ALTER TABLE cuzk_jobs ADD COLUMN IF NOT EXISTS store_proofs boolean NOT NULL"
-	" DEFAULT false;"
-	"ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS proof_json text,"
-	" ADD COLUMN IF NOT EXISTS public_json text;"
-	"ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS store_proofs boolean;"
-	"UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version';";
+    "ALTER TABLE cuzk_jobs ADD COLUMN IF NOT EXISTS store_proofs boolean NOT NULL"
+    " DEFAULT false;"
+    "ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS proof_json text,"
+    " ADD COLUMN IF NOT EXISTS public_json text;"
+    "ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS store_proofs boolean;"
+    "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version';";
 
 /* After the columns exist (created or migrated): what fleet_adopt looks for. */
-static const char index_sql[] =
-	"CREATE INDEX IF NOT EXISTS cuzk_parts_unpublished ON cuzk_parts(done_by)"
-	" WHERE state = 'done' AND NOT published;";
+static const char index_sql[] = "CREATE INDEX IF NOT EXISTS cuzk_parts_unpublished ON cuzk_parts(done_by)"
+                                " WHERE state = 'done' AND NOT published;";
 
 int fleet_is_url(const char *s)
 {
-	return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
+    return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
 }
 
 /* -errno for the connection's state: a lost or refused connection is ECONNREFUSED
  * (the caller retries with backoff), anything else EIO. */
 static int pg_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	const char *m = pq->error_message(f->conn);
-	int lost = pq->status(f->conn) != CONNECTION_OK;
+    const char *m = pq->error_message(f->conn);
+    int lost = pq->status(f->conn) != CONNECTION_OK;
 
-	if (r && pq->result_error_message(r)[0])
-		m = pq->result_error_message(r);
-	snprintf(err, errlen, "fleet queue: %s: %.*s", what, (int)strcspn(m, "\n"), m);
-	if (r)
-		pq->clear(r);
-	return lost ? -ECONNREFUSED : -EIO;
+    if (r && pq->result_error_message(r)[0]) m = pq->result_error_message(r);
+    snprintf(err, errlen, "fleet queue: %s: %.*s", what, (int)strcspn(m, "\n"), m);
+    if (r) pq->clear(r);
+    return lost ? -ECONNREFUSED : -EIO;
 }
 
 /* ROLLBACK after a transaction's error rc; returns rc. */
 static int rollback(struct fleet *f, int rc)
 {
-	pq->clear(pq->exec(f->conn, "ROLLBACK"));
-	return rc;
+    pq->clear(pq->exec(f->conn, "ROLLBACK"));
+    return rc;
 }
 
 /* A failed statement inside a transaction: the error, then ROLLBACK (pg_fail clears r). */
 static int tx_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	return rollback(f, pg_fail(f, r, what, err, errlen));
+    return rollback(f, pg_fail(f, r, what, err, errlen));
 }
 
 static PGresult *exec(struct fleet *f, const char *sql, int n, const char *const *p)
 {
-	return pq->exec_params(f->conn, sql, n, NULL, p, NULL, NULL, 0);
+    return pq->exec_params(f->conn, sql, n, NULL, p, NULL, NULL, 0);
 }
 
 static int ok(PGresult *r)
 {
-	ExecStatusType s = pq->result_status(r);
-	return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
+    ExecStatusType s = pq->result_status(r);
+    return s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK;
 }
 
 /* A partition's key as the text parameters of a statement. */
 struct part_key {
-	char job[24], idx[16], gen[24];
+    char job[24], idx[16], gen[24];
 };
 
 static void part_key(struct part_key *k, uint64_t job, uint32_t idx, uint64_t gen)
 {
-	snprintf(k->job, sizeof(k->job), "%llu", (unsigned long long)job);
-	snprintf(k->idx, sizeof(k->idx), "%u", idx);
-	snprintf(k->gen, sizeof(k->gen), "%llu", (unsigned long long)gen);
+    snprintf(k->job, sizeof(k->job), "%llu", (unsigned long long)job);
+    snprintf(k->idx, sizeof(k->idx), "%u", idx);
+    snprintf(k->gen, sizeof(k->gen), "%llu", (unsigned long long)gen);
 }
 
 /* A statement's outcome when it returns no rows: 0, or the error (r is cleared). */
 static int done(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	if (!ok(r))
-		return pg_fail(f, r, what, err, errlen);
-	pq->clear(r);
-	return 0;
+    if (!ok(r)) return pg_fail(f, r, what, err, errlen);
+    pq->clear(r);
+    return 0;
 }
 
 /* How many rows a statement changed, or the error (r is cleared). */
 static int changed(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen)
 {
-	int n;
+    int n;
 
-	if (!ok(r))
-		return pg_fail(f, r, what, err, errlen);
-	n = atoi(pq->cmd_tuples(r));
-	pq->clear(r);
-	return n;
+    if (!ok(r)) return pg_fail(f, r, what, err, errlen);
+    n = atoi(pq->cmd_tuples(r));
+    pq->clear(r);
+    return n;
 }
 
 /* Statements without parameters (BEGIN, COMMIT, the schema's): 0, or the error (a
  * transaction's is the caller's to roll back). */
 static int run(struct fleet *f, const char *sql, const char *what, char *err, size_t errlen)
 {
-	return done(f, pq->exec(f->conn, sql), what, err, errlen);
+    return done(f, pq->exec(f->conn, sql), what, err, errlen);
 }
 
 /* A statement that changes one partition's row: $1 job, $2 idx, $3 lease_gen, $4 who
  * (its owner or done_by). How many rows it changed, or the error. */
 static int part_update(struct fleet *f, const char *sql, uint64_t job, uint32_t idx, uint64_t gen,
-		       const char *who, const char *what, char *err, size_t errlen)
+                       const char *who, const char *what, char *err, size_t errlen)
 {
-	struct part_key k;
+    struct part_key k;
 
-	part_key(&k, job, idx, gen);
-	return changed(f, exec(f, sql, 4, (const char *[]){ k.job, k.idx, k.gen, who }), what, err,
-		       errlen);
+    part_key(&k, job, idx, gen);
+    return changed(f, exec(f, sql, 4, (const char *[]){ k.job, k.idx, k.gen, who }), what, err, errlen);
 }
 
 static int schema(struct fleet *f, char *err, size_t errlen)
 {
-	static const char what[] = "creating the schema";
-	PGresult *r;
-	int v, rc;
+    static const char what[] = "creating the schema";
+    PGresult *r;
+    int v, rc;
 
-	if ((rc = run(f, "BEGIN; SELECT pg_advisory_xact_lock(7172017);", what, err, errlen)))
-		return rc;
-	if ((rc = run(f, schema_sql, what, err, errlen)))
-		return rollback(f, rc);
-	r = pq->exec(f->conn,
-		     "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
-		     " ON CONFLICT DO NOTHING;"
-		     " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
-	if (!ok(r) || pq->ntuples(r) != 1)
-		return tx_fail(f, r, what, err, errlen);
-	v = atoi(pq->getvalue(r, 0, 0));
-	pq->clear(r);
-	if (v > FLEET_SCHEMA_VERSION) {
-		snprintf(err, errlen,
-			 "fleet queue: schema version %d is newer than this cuzk's "
-			 "(%d): upgrade cuzk",
-			 v, FLEET_SCHEMA_VERSION);
-		return rollback(f, -EPROTO);
-	}
-	if ((v < 2 && (rc = run(f, migrate_v1_sql, what, err, errlen))) ||
-	    (v < 3 && (rc = run(f, migrate_v2_sql, what, err, errlen))) ||
-	    (rc = run(f, index_sql, what, err, errlen)) ||
-	    (rc = run(f, "COMMIT", what, err, errlen)))
-		return rollback(f, rc);
-	return 0;
+    if ((rc = run(f, "BEGIN; SELECT pg_advisory_xact_lock(7172017);", what, err, errlen))) return rc;
+    if ((rc = run(f, schema_sql, what, err, errlen))) return rollback(f, rc);
+    r = pq->exec(f->conn,
+                 "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
+                 " ON CONFLICT DO NOTHING;"
+                 " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+    if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, what, err, errlen);
+    v = atoi(pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    if (v > FLEET_SCHEMA_VERSION) {
+        snprintf(err, errlen,
+                 "fleet queue: schema version %d is newer than this cuzk's "
+                 "(%d): upgrade cuzk",
+                 v, FLEET_SCHEMA_VERSION);
+        return rollback(f, -EPROTO);
+    }
+    if ((v < 2 && (rc = run(f, migrate_v1_sql, what, err, errlen))) ||
+        (v < 3 && (rc = run(f, migrate_v2_sql, what, err, errlen))) ||
+        (rc = run(f, index_sql, what, err, errlen)) || (rc = run(f, "COMMIT", what, err, errlen)))
+        return rollback(f, rc);
+    return 0;
 }
 
 int fleet_url_password(const char *url, const char **start, const char **end)
 {
-	const char *s = strstr(url, "://");
+    const char *s = strstr(url, "://");
 
-	for (const char *p = url; *p; p++)
-		if (!strncasecmp(p, "password=", 9) && (p == url || strchr(" ?&", p[-1]))) {
-			*start = p + 9;
-			*end = *start + strcspn(*start, " &#");
-			return 1;
-		}
-	if (s) {
-		const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
+    for (const char *p = url; *p; p++)
+        if (!strncasecmp(p, "password=", 9) && (p == url || strchr(" ?&", p[-1]))) {
+            *start = p + 9;
+            *end = *start + strcspn(*start, " &#");
+            return 1;
+        }
+    if (s) {
+        const char *auth = s + 3, *stop = auth + strcspn(auth, "/?#"), *at = NULL, *colon;
 
-		for (const char *p = auth; p < stop; p++)
-			if (*p == '@')
-				at = p;
-		if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
-			*start = colon + 1;
-			*end = at;
-			return 1;
-		}
-	}
-	return 0;
+        for (const char *p = auth; p < stop; p++)
+            if (*p == '@') at = p;
+        if (at && (colon = memchr(auth, ':', (size_t)(at - auth)))) {
+            *start = colon + 1;
+            *end = at;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void fleet_url_scrub(char *url)
 {
-	const char *a, *b;
+    const char *a, *b;
 
-	if (fleet_url_password(url, &a, &b))
-		memset(url + (a - url), '*', (size_t)(b - a));
+    if (fleet_url_password(url, &a, &b)) memset(url + (a - url), '*', (size_t)(b - a));
 }
 
 int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
 {
-	struct fleet *f = calloc(1, sizeof(*f));
-	int rc;
+    struct fleet *f = calloc(1, sizeof(*f));
+    int rc;
 
-	*fp = NULL;
-	/* No libpq is a missing part of the installation, as a missing compiler is for
-	 * build-witness: exit 10, not a refusal or an unreachable database. */
-	if (!(pq = pq_dl_load(err, errlen))) {
-		free(f);
-		return -CUZK_E_INTERNAL;
-	}
-	if (!f) {
-		snprintf(err, errlen, "fleet queue: out of memory");
-		return -ENOMEM;
-	}
-	f->conn = pq->connectdb(url);
-	if (!f->conn || pq->status(f->conn) != CONNECTION_OK) {
-		const char *m = f->conn ? pq->error_message(f->conn) : "out of memory";
-		snprintf(err, errlen, "fleet queue: cannot connect: %.*s", (int)strcspn(m, "\n"),
-			 m);
-		fleet_close(f);
-		return -ECONNREFUSED;
-	}
-	/* Notices (IF NOT EXISTS ... skipping) are not news for an operator. */
-	pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
-	if ((rc = schema(f, err, errlen))) {
-		fleet_close(f);
-		return rc;
-	}
-	*fp = f;
-	return 0;
+    *fp = NULL;
+    /* No libpq is a missing part of the installation, as a missing compiler is for
+         * build-witness: exit 10, not a refusal or an unreachable database. */
+    if (!(pq = pq_dl_load(err, errlen))) {
+        free(f);
+        return -CUZK_E_INTERNAL;
+    }
+    if (!f) {
+        snprintf(err, errlen, "fleet queue: out of memory");
+        return -ENOMEM;
+    }
+    f->conn = pq->connectdb(url);
+    if (!f->conn || pq->status(f->conn) != CONNECTION_OK) {
+        const char *m = f->conn ? pq->error_message(f->conn) : "out of memory";
+        snprintf(err, errlen, "fleet queue: cannot connect: %.*s", (int)strcspn(m, "\n"), m);
+        fleet_close(f);
+        return -ECONNREFUSED;
+    }
+    /* Notices (IF NOT EXISTS ... skipping) are not news for an operator. */
+    pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
+    if ((rc = schema(f, err, errlen))) {
+        fleet_close(f);
+        return rc;
+    }
+    *fp = f;
+    return 0;
 }
 
 void fleet_close(struct fleet *f)
 {
-	if (!f)
-		return;
-	if (f->conn)
-		pq->finish(f->conn);
-	free(f);
+    if (!f) return;
+    if (f->conn) pq->finish(f->conn);
+    free(f);
 }
 
 int fleet_reconnect(struct fleet *f, char *err, size_t errlen)
 {
-	if (pq->status(f->conn) == CONNECTION_OK)
-		return 0;
-	pq->reset(f->conn);
-	if (pq->status(f->conn) != CONNECTION_OK)
-		return pg_fail(f, NULL, "reconnecting", err, errlen);
-	pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
-	return 0;
+    if (pq->status(f->conn) == CONNECTION_OK) return 0;
+    pq->reset(f->conn);
+    if (pq->status(f->conn) != CONNECTION_OK) return pg_fail(f, NULL, "reconnecting", err, errlen);
+    pq->clear(pq->exec(f->conn, "SET client_min_messages = warning"));
+    return 0;
 }
 
-int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs,
-		  uint32_t n, const char *const *wtns, const char *const *name, uint64_t *job,
-		  char *err, size_t errlen)
+int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs, uint32_t n,
+                  const char *const *wtns, const char *const *name, uint64_t *job, char *err, size_t errlen)
 {
-	char nb[16], ib[16], jb[24];
-	PGresult *r;
-	int rc;
+    char nb[16], ib[16], jb[24];
+    PGresult *r;
+    int rc;
 
-	if (!out_dir)
-		out_dir = "";
-	if (!out_dir[0] && !store_proofs) {
-		snprintf(err, errlen, "fleet queue: a job needs an out dir or stored proofs");
-		return -EINVAL;
-	}
-	snprintf(nb, sizeof(nb), "%u", n);
-	if ((rc = run(f, "BEGIN", "submitting", err, errlen)))
-		return rc;
-	r = exec(f,
-		 "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs)"
-		 " VALUES ($1, $2, $3, $4) RETURNING id",
-		 4, (const char *[]){ zkey, out_dir, nb, store_proofs ? "true" : "false" });
-	if (!ok(r) || pq->ntuples(r) != 1)
-		return tx_fail(f, r, "submitting", err, errlen);
-	snprintf(jb, sizeof(jb), "%s", pq->getvalue(r, 0, 0));
-	pq->clear(r);
-	for (uint32_t i = 0; i < n; i++) {
-		snprintf(ib, sizeof(ib), "%u", i);
-		r = exec(f, "INSERT INTO cuzk_parts(job, idx, wtns, name) VALUES ($1, $2, $3, $4)",
-			 4, (const char *[]){ jb, ib, wtns[i], name[i] });
-		if ((rc = done(f, r, "submitting", err, errlen)))
-			return rollback(f, rc);
-	}
-	if ((rc = run(f, "COMMIT", "submitting", err, errlen)))
-		return rollback(f, rc);
-	*job = strtoull(jb, NULL, 10);
-	return 0;
+    if (!out_dir) out_dir = "";
+    if (!out_dir[0] && !store_proofs) {
+        snprintf(err, errlen, "fleet queue: a job needs an out dir or stored proofs");
+        return -EINVAL;
+    }
+    snprintf(nb, sizeof(nb), "%u", n);
+    if ((rc = run(f, "BEGIN", "submitting", err, errlen))) return rc;
+    r = exec(f,
+             "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs)"
+             " VALUES ($1, $2, $3, $4) RETURNING id",
+             4, (const char *[]){ zkey, out_dir, nb, store_proofs ? "true" : "false" });
+    if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, "submitting", err, errlen);
+    snprintf(jb, sizeof(jb), "%s", pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(ib, sizeof(ib), "%u", i);
+        r = exec(f, "INSERT INTO cuzk_parts(job, idx, wtns, name) VALUES ($1, $2, $3, $4)", 4,
+                 (const char *[]){ jb, ib, wtns[i], name[i] });
+        if ((rc = done(f, r, "submitting", err, errlen))) return rollback(f, rc);
+    }
+    if ((rc = run(f, "COMMIT", "submitting", err, errlen))) return rollback(f, rc);
+    *job = strtoull(jb, NULL, 10);
+    return 0;
 }
 
 int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
-	char lb[16];
+    char lb[16];
 
-	snprintf(lb, sizeof(lb), "%d", lease_s);
-	return done(f,
-		    exec(f,
-			 "INSERT INTO cuzk_daemons(id, host, lease_s, store_proofs)"
-			 " VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET host = $2,"
-			 " heartbeat = now(), started = now(), lease_s = $3, store_proofs = $4",
-			 4, (const char *[]){ id, host, lb, f->stores ? "true" : "false" }),
-		    "registering the daemon", err, errlen);
+    snprintf(lb, sizeof(lb), "%d", lease_s);
+    return done(f,
+                exec(f,
+                     "INSERT INTO cuzk_daemons(id, host, lease_s, store_proofs)"
+                     " VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO UPDATE SET host = $2,"
+                     " heartbeat = now(), started = now(), lease_s = $3, store_proofs = $4",
+                     4, (const char *[]){ id, host, lb, f->stores ? "true" : "false" }),
+                "registering the daemon", err, errlen);
 }
 
 void fleet_set_stores(struct fleet *f, int on)
 {
-	f->stores = !!on;
+    f->stores = !!on;
 }
 
-int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max,
-		char *err, size_t errlen)
+int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max, char *err,
+                size_t errlen)
 {
-	char lb[16], mb[16];
-	PGresult *r;
-	int n;
+    char lb[16], mb[16];
+    PGresult *r;
+    int n;
 
-	snprintf(lb, sizeof(lb), "%d", lease_s);
-	snprintf(mb, sizeof(mb), "%d", max);
-	/* One statement, so its own transaction: the locked rows are updated before any
-	 * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
-	 * disjoint rows instead of waiting on each other. */
-	r = exec(f,
-		 "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
-		 "  WHERE (p.state = 'queued' OR (p.state = 'leased' AND p.lease_expiry < now()))"
-		 "  AND (NOT j.store_proofs OR $4::boolean)"
-		 "  ORDER BY p.job, p.idx LIMIT $3 FOR UPDATE OF p SKIP LOCKED)"
-		 " UPDATE cuzk_parts p SET state = 'leased', owner = $1,"
-		 "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
-		 "  lease_expiry = now() + make_interval(secs => $2::int)"
-		 " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
-		 " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
-		 " p.attempts, j.store_proofs",
-		 4, (const char *[]){ owner, lb, mb, f->stores ? "true" : "false" });
-	if (!ok(r))
-		return pg_fail(f, r, "claiming", err, errlen);
-	n = pq->ntuples(r);
-	for (int i = 0; i < n && i < max; i++) {
-		struct fleet_claim *c = &out[i];
-		c->job = strtoull(pq->getvalue(r, i, 0), NULL, 10);
-		c->idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10);
-		c->gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
-		snprintf(c->wtns, sizeof(c->wtns), "%s", pq->getvalue(r, i, 3));
-		snprintf(c->name, sizeof(c->name), "%s", pq->getvalue(r, i, 4));
-		snprintf(c->zkey, sizeof(c->zkey), "%s", pq->getvalue(r, i, 5));
-		snprintf(c->out_dir, sizeof(c->out_dir), "%s", pq->getvalue(r, i, 6));
-		c->attempts = (uint32_t)strtoul(pq->getvalue(r, i, 7), NULL, 10);
-		c->store_proofs = pq->getvalue(r, i, 8)[0] == 't';
-	}
-	pq->clear(r);
-	return n < max ? n : max;
+    snprintf(lb, sizeof(lb), "%d", lease_s);
+    snprintf(mb, sizeof(mb), "%d", max);
+    /* One statement, so its own transaction: the locked rows are updated before any
+         * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
+         * disjoint rows instead of waiting on each other. */
+    r = exec(f,
+             "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+             "  WHERE (p.state = 'queued' OR (p.state = 'leased' AND p.lease_expiry < now()))"
+             "  AND (NOT j.store_proofs OR $4::boolean)"
+             "  ORDER BY p.job, p.idx LIMIT $3 FOR UPDATE OF p SKIP LOCKED)"
+             " UPDATE cuzk_parts p SET state = 'leased', owner = $1,"
+             "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
+             "  lease_expiry = now() + make_interval(secs => $2::int)"
+             " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
+             " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
+             " p.attempts, j.store_proofs",
+             4, (const char *[]){ owner, lb, mb, f->stores ? "true" : "false" });
+    if (!ok(r)) return pg_fail(f, r, "claiming", err, errlen);
+    n = pq->ntuples(r);
+    for (int i = 0; i < n && i < max; i++) {
+        struct fleet_claim *c = &out[i];
+        c->job = strtoull(pq->getvalue(r, i, 0), NULL, 10);
+        c->idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10);
+        c->gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
+        snprintf(c->wtns, sizeof(c->wtns), "%s", pq->getvalue(r, i, 3));
+        snprintf(c->name, sizeof(c->name), "%s", pq->getvalue(r, i, 4));
+        snprintf(c->zkey, sizeof(c->zkey), "%s", pq->getvalue(r, i, 5));
+        snprintf(c->out_dir, sizeof(c->out_dir), "%s", pq->getvalue(r, i, 6));
+        c->attempts = (uint32_t)strtoul(pq->getvalue(r, i, 7), NULL, 10);
+        c->store_proofs = pq->getvalue(r, i, 8)[0] == 't';
+    }
+    pq->clear(r);
+    return n < max ? n : max;
 }
 
-int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held,
-		int n, char *err, size_t errlen)
+int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held, int n,
+                char *err, size_t errlen)
 {
-	char lb[16], *jobs, *idxs, *gens;
-	size_t cap = 3 + (size_t)n * 22; /* "{", n numbers with commas, "}", NUL */
-	PGresult *r;
+    char lb[16], *jobs, *idxs, *gens;
+    size_t cap = 3 + (size_t)n * 22; /* "{", n numbers with commas, "}", NUL */
+    PGresult *r;
 
-	snprintf(lb, sizeof(lb), "%d", lease_s);
-	jobs = malloc(cap);
-	idxs = malloc(cap);
-	gens = malloc(cap);
-	if (!jobs || !idxs || !gens) {
-		free(jobs);
-		free(idxs);
-		free(gens);
-		snprintf(err, errlen, "fleet queue: out of memory");
-		return -ENOMEM;
-	}
-	/* Array literals {a,b,...}: one statement whatever n is. */
-	size_t oj = 0, oi = 0, og = 0;
-	jobs[oj++] = idxs[oi++] = gens[og++] = '{';
-	for (int i = 0; i < n; i++) {
-		oj += (size_t)snprintf(jobs + oj, cap - oj, "%s%llu", i ? "," : "",
-				       (unsigned long long)held[i].job);
-		oi += (size_t)snprintf(idxs + oi, cap - oi, "%s%u", i ? "," : "", held[i].idx);
-		og += (size_t)snprintf(gens + og, cap - og, "%s%llu", i ? "," : "",
-				       (unsigned long long)held[i].gen);
-	}
-	snprintf(jobs + oj, cap - oj, "}");
-	snprintf(idxs + oi, cap - oi, "}");
-	snprintf(gens + og, cap - og, "}");
-	/* Only unexpired leases: one that expired may have been claimed by another
-	 * daemon already (then owner no longer matches anyway) or is about to be. And
-	 * only the ones the caller names: a lease owner got without knowing it (a claim
-	 * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
-	 * not be kept alive by this daemon's heartbeat for as long as it lives. */
-	r = exec(f,
-		 "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
-		 " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
-		 " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()"
-		 " AND (job, idx, lease_gen) IN (SELECT * FROM unnest($3::bigint[],"
-		 " $4::int[], $5::bigint[]))",
-		 5, (const char *[]){ owner, lb, jobs, idxs, gens });
-	free(jobs);
-	free(idxs);
-	free(gens);
-	return changed(f, r, "renewing leases", err, errlen);
+    snprintf(lb, sizeof(lb), "%d", lease_s);
+    jobs = malloc(cap);
+    idxs = malloc(cap);
+    gens = malloc(cap);
+    if (!jobs || !idxs || !gens) {
+        free(jobs);
+        free(idxs);
+        free(gens);
+        snprintf(err, errlen, "fleet queue: out of memory");
+        return -ENOMEM;
+    }
+    /* Array literals {a,b,...}: one statement whatever n is. */
+    size_t oj = 0, oi = 0, og = 0;
+    jobs[oj++] = idxs[oi++] = gens[og++] = '{';
+    for (int i = 0; i < n; i++) {
+        oj += (size_t)snprintf(jobs + oj, cap - oj, "%s%llu", i ? "," : "", (unsigned long long)held[i].job);
+        oi += (size_t)snprintf(idxs + oi, cap - oi, "%s%u", i ? "," : "", held[i].idx);
+        og += (size_t)snprintf(gens + og, cap - og, "%s%llu", i ? "," : "", (unsigned long long)held[i].gen);
+    }
+    snprintf(jobs + oj, cap - oj, "}");
+    snprintf(idxs + oi, cap - oi, "}");
+    snprintf(gens + og, cap - og, "}");
+    /* Only unexpired leases: one that expired may have been claimed by another
+         * daemon already (then owner no longer matches anyway) or is about to be. And
+         * only the ones the caller names: a lease owner got without knowing it (a claim
+         * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
+         * not be kept alive by this daemon's heartbeat for as long as it lives. */
+    r = exec(f,
+             "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
+             " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
+             " WHERE owner = $1 AND state = 'leased' AND lease_expiry >= now()"
+             " AND (job, idx, lease_gen) IN (SELECT * FROM unnest($3::bigint[],"
+             " $4::int[], $5::bigint[]))",
+             5, (const char *[]){ owner, lb, jobs, idxs, gens });
+    free(jobs);
+    free(idxs);
+    free(gens);
+    return changed(f, r, "renewing leases", err, errlen);
 }
 
 /* The job's end, inside the caller's transaction (rolled back on failure): 'done' or
@@ -447,224 +421,212 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
  * 'running' with nothing left to end it). */
 static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 {
-	PGresult *r = exec(f,
-			   "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
-			   " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
-			   " ELSE 'done' END, finished = now() WHERE id = $1 AND"
-			   " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
-			   " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
-			   " (state = 'done' AND NOT published)))",
-			   1, (const char *[]){ jb });
+    PGresult *r = exec(f,
+                       "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+                       " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
+                       " ELSE 'done' END, finished = now() WHERE id = $1 AND"
+                       " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
+                       " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
+                       " (state = 'done' AND NOT published)))",
+                       1, (const char *[]){ jb });
 
-	int rc = done(f, r, "finishing the job", err, errlen);
+    int rc = done(f, r, "finishing the job", err, errlen);
 
-	return rc ? rollback(f, rc) : 0;
+    return rc ? rollback(f, rc) : 0;
 }
 
 /* The end of a transaction that moved a partition of job jb: the job's end (job_end)
  * when end, then COMMIT. n (the caller's answer), or the error (a failed job_end is
  * rolled back; a failed COMMIT ended the transaction). */
 static int commit_part(struct fleet *f, const char *jb, int end, int n, const char *what, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
-	int rc;
+    int rc;
 
-	if ((end && (rc = job_end(f, jb, err, errlen))) ||
-	    (rc = run(f, "COMMIT", what, err, errlen)))
-		return rc;
-	return n;
+    if ((end && (rc = job_end(f, jb, err, errlen))) || (rc = run(f, "COMMIT", what, err, errlen))) return rc;
+    return n;
 }
 
 int fleet_proof_check(const char *proof, const char *pub, char *err, size_t errlen)
 {
-	const char *what[2] = { "proof.json", "public.json" }, *txt[2] = { proof, pub };
-	size_t cap[2] = { FLEET_PROOF_MAX, FLEET_PUBLIC_MAX };
+    const char *what[2] = { "proof.json", "public.json" }, *txt[2] = { proof, pub };
+    size_t cap[2] = { FLEET_PROOF_MAX, FLEET_PUBLIC_MAX };
 
-	for (int i = 0; i < 2; i++) {
-		size_t len = txt[i] ? strlen(txt[i]) : 0;
-		json_error_t je;
-		json_t *j;
-		int shape;
+    for (int i = 0; i < 2; i++) {
+        size_t len = txt[i] ? strlen(txt[i]) : 0;
+        json_error_t je;
+        json_t *j;
+        int shape;
 
-		if (!len) {
-			snprintf(err, errlen, "fleet queue: the %s to store is empty", what[i]);
-			return -EINVAL;
-		}
-		if (len > cap[i]) {
-			snprintf(err, errlen,
-				 "fleet queue: the %s to store has %zu bytes, over the %zu "
-				 "bytes a stored one may have",
-				 what[i], len, cap[i]);
-			return -EINVAL;
-		}
-		if (!(j = json_loadb(txt[i], len, 0, &je))) {
-			snprintf(err, errlen, "fleet queue: the %s to store is not JSON: %s",
-				 what[i], je.text);
-			return -EINVAL;
-		}
-		shape = i ? json_is_array(j) : json_is_object(j);
-		json_decref(j);
-		if (!shape) {
-			snprintf(err, errlen, "fleet queue: the %s to store is not a JSON %s",
-				 what[i], i ? "array" : "object");
-			return -EINVAL;
-		}
-	}
-	return 0;
+        if (!len) {
+            snprintf(err, errlen, "fleet queue: the %s to store is empty", what[i]);
+            return -EINVAL;
+        }
+        if (len > cap[i]) {
+            snprintf(err, errlen,
+                     "fleet queue: the %s to store has %zu bytes, over the %zu "
+                     "bytes a stored one may have",
+                     what[i], len, cap[i]);
+            return -EINVAL;
+        }
+        if (!(j = json_loadb(txt[i], len, 0, &je))) {
+            snprintf(err, errlen, "fleet queue: the %s to store is not JSON: %s", what[i], je.text);
+            return -EINVAL;
+        }
+        shape = i ? json_is_array(j) : json_is_object(j);
+        json_decref(j);
+        if (!shape) {
+            snprintf(err, errlen, "fleet queue: the %s to store is not a JSON %s", what[i],
+                     i ? "array" : "object");
+            return -EINVAL;
+        }
+    }
+    return 0;
 }
 
 /* The finish of fleet_finish and fleet_finish_stored: proof and pub NULL when not
  * stored. */
 static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		  const char *reason, const char *proof, const char *pub, char *err, size_t errlen)
+                  const char *reason, const char *proof, const char *pub, char *err, size_t errlen)
 {
-	struct part_key k;
-	PGresult *r;
-	int won, rc;
+    struct part_key k;
+    PGresult *r;
+    int won, rc;
 
-	part_key(&k, job, idx, gen);
-	if ((rc = run(f, "BEGIN", "finishing", err, errlen)))
-		return rc;
-	/* The one decision point: only the holder of (owner, gen) moves the row out of
-	 * 'leased', and only its proof is stored. The daemon's count changes in the same
-	 * statement. A job with no out dir has nothing to publish: its stored proof is
-	 * published; without one (a daemon's bug) the partition fails rather than stay
-	 * done with nothing anyone could publish. */
-	r = exec(f,
-		 "WITH x AS (SELECT out_dir = '' AS nodir FROM cuzk_jobs WHERE id = $1),"
-		 " p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL AND"
-		 "   NOT (x.nodir AND $6::text IS NULL) THEN 'done' ELSE 'failed' END,"
-		 "   reason = CASE WHEN $5::text IS NULL AND x.nodir AND $6::text IS NULL"
-		 "   THEN 'no out dir and no stored proof' ELSE $5 END, done_by = owner,"
-		 "   published = $5::text IS NOT NULL OR x.nodir,"
-		 "   proof_json = $6, public_json = $7::text,"
-		 "   finished = now(), lease_expiry = NULL FROM x"
-		 "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
-		 "   AND state = 'leased' RETURNING job),"
-		 " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
-		 "  WHERE id = $3)"
-		 " SELECT count(*) FROM p",
-		 7, (const char *[]){ k.job, k.idx, owner, k.gen, reason, proof, pub });
-	if (!ok(r) || pq->ntuples(r) != 1)
-		return tx_fail(f, r, "finishing", err, errlen);
-	won = atoi(pq->getvalue(r, 0, 0)) == 1;
-	pq->clear(r);
-	if (!won) {
-		/* A retry whose first try committed but whose answer was lost (the database
-		 * went away between COMMIT and its reply): the row says owner finished it at
-		 * gen, which only that first try can have done (claims raise lease_gen).
-		 * Answering 0 here would leave a done partition that nobody publishes. */
-		r = exec(f,
-			 "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
-			 " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
-			 4, (const char *[]){ k.job, k.idx, owner, k.gen });
-		if (!ok(r))
-			return tx_fail(f, r, "finishing", err, errlen);
-		won = pq->ntuples(r) == 1 ? 2 : 0;
-		pq->clear(r);
-	}
-	return commit_part(f, k.job, won == 1, won, "finishing", err, errlen);
+    part_key(&k, job, idx, gen);
+    if ((rc = run(f, "BEGIN", "finishing", err, errlen))) return rc;
+    /* The one decision point: only the holder of (owner, gen) moves the row out of
+         * 'leased', and only its proof is stored. The daemon's count changes in the same
+         * statement. A job with no out dir has nothing to publish: its stored proof is
+         * published; without one (a daemon's bug) the partition fails rather than stay
+         * done with nothing anyone could publish. */
+    r = exec(f,
+             "WITH x AS (SELECT out_dir = '' AS nodir FROM cuzk_jobs WHERE id = $1),"
+             " p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL AND"
+             "   NOT (x.nodir AND $6::text IS NULL) THEN 'done' ELSE 'failed' END,"
+             "   reason = CASE WHEN $5::text IS NULL AND x.nodir AND $6::text IS NULL"
+             "   THEN 'no out dir and no stored proof' ELSE $5 END, done_by = owner,"
+             "   published = $5::text IS NOT NULL OR x.nodir,"
+             "   proof_json = $6, public_json = $7::text,"
+             "   finished = now(), lease_expiry = NULL FROM x"
+             "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
+             "   AND state = 'leased' RETURNING job),"
+             " d AS (UPDATE cuzk_daemons SET done = done + (SELECT count(*) FROM p)"
+             "  WHERE id = $3)"
+             " SELECT count(*) FROM p",
+             7, (const char *[]){ k.job, k.idx, owner, k.gen, reason, proof, pub });
+    if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, "finishing", err, errlen);
+    won = atoi(pq->getvalue(r, 0, 0)) == 1;
+    pq->clear(r);
+    if (!won) {
+        /* A retry whose first try committed but whose answer was lost (the database
+                 * went away between COMMIT and its reply): the row says owner finished it at
+                 * gen, which only that first try can have done (claims raise lease_gen).
+                 * Answering 0 here would leave a done partition that nobody publishes. */
+        r = exec(f,
+                 "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
+                 " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
+                 4, (const char *[]){ k.job, k.idx, owner, k.gen });
+        if (!ok(r)) return tx_fail(f, r, "finishing", err, errlen);
+        won = pq->ntuples(r) == 1 ? 2 : 0;
+        pq->clear(r);
+    }
+    return commit_part(f, k.job, won == 1, won, "finishing", err, errlen);
 }
 
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		 const char *reason, char *err, size_t errlen)
+                 const char *reason, char *err, size_t errlen)
 {
-	return finish(f, owner, job, idx, gen, reason, NULL, NULL, err, errlen);
+    return finish(f, owner, job, idx, gen, reason, NULL, NULL, err, errlen);
 }
 
-int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-			uint64_t gen, const char *proof, const char *pub, char *err, size_t errlen)
+int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+                        const char *proof, const char *pub, char *err, size_t errlen)
 {
-	int rc = fleet_proof_check(proof, pub, err, errlen);
+    int rc = fleet_proof_check(proof, pub, err, errlen);
 
-	return rc ? rc : finish(f, owner, job, idx, gen, NULL, proof, pub, err, errlen);
+    return rc ? rc : finish(f, owner, job, idx, gen, NULL, proof, pub, err, errlen);
 }
 
-int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		  char *err, size_t errlen)
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen, char *err,
+                  size_t errlen)
 {
-	return part_update(
-		f,
-		"UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
-		" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND owner = $4"
-		" AND state = 'leased'",
-		job, idx, gen, owner, "releasing", err, errlen);
+    return part_update(f,
+                       "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+                       " WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND owner = $4"
+                       " AND state = 'leased'",
+                       job, idx, gen, owner, "releasing", err, errlen);
 }
 
 int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen)
 {
-	PGresult *r;
+    PGresult *r;
 
-	/* Unexpired or not: a lease held by owner at its start is a previous life's,
-	 * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
-	 * would keep it from every daemon for as long as this one lives. */
-	r = exec(f,
-		 "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
-		 " WHERE owner = $1 AND state = 'leased'",
-		 1, (const char *[]){ owner });
-	return changed(f, r, "releasing a previous run's leases", err, errlen);
+    /* Unexpired or not: a lease held by owner at its start is a previous life's,
+         * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
+         * would keep it from every daemon for as long as this one lives. */
+    r = exec(f,
+             "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
+             " WHERE owner = $1 AND state = 'leased'",
+             1, (const char *[]){ owner });
+    return changed(f, r, "releasing a previous run's leases", err, errlen);
 }
 
 int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err, size_t errlen)
 {
-	PGresult *r;
-	int n;
+    PGresult *r;
+    int n;
 
-	*dirs = NULL;
-	r = exec(f,
-		 "SELECT DISTINCT j.out_dir FROM cuzk_jobs j JOIN cuzk_parts p ON p.job = j.id"
-		 " WHERE p.done_by = $1 AND p.state = 'done'",
-		 1, (const char *[]){ owner });
-	if (!ok(r))
-		return pg_fail(f, r, "listing out dirs", err, errlen);
-	n = pq->ntuples(r);
-	if (n && !(*dirs = calloc((size_t)n, sizeof(**dirs)))) {
-		pq->clear(r);
-		snprintf(err, errlen, "fleet queue: out of memory");
-		return -ENOMEM;
-	}
-	for (int i = 0; i < n; i++)
-		if (!((*dirs)[i] = strdup(pq->getvalue(r, i, 0)))) {
-			while (i--)
-				free((*dirs)[i]);
-			free(*dirs);
-			*dirs = NULL;
-			pq->clear(r);
-			snprintf(err, errlen, "fleet queue: out of memory");
-			return -ENOMEM;
-		}
-	pq->clear(r);
-	return n;
+    *dirs = NULL;
+    r = exec(f,
+             "SELECT DISTINCT j.out_dir FROM cuzk_jobs j JOIN cuzk_parts p ON p.job = j.id"
+             " WHERE p.done_by = $1 AND p.state = 'done'",
+             1, (const char *[]){ owner });
+    if (!ok(r)) return pg_fail(f, r, "listing out dirs", err, errlen);
+    n = pq->ntuples(r);
+    if (n && !(*dirs = calloc((size_t)n, sizeof(**dirs)))) {
+        pq->clear(r);
+        snprintf(err, errlen, "fleet queue: out of memory");
+        return -ENOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        if (!((*dirs)[i] = strdup(pq->getvalue(r, i, 0)))) {
+            while (i--) free((*dirs)[i]);
+            free(*dirs);
+            *dirs = NULL;
+            pq->clear(r);
+            snprintf(err, errlen, "fleet queue: out of memory");
+            return -ENOMEM;
+        }
+    pq->clear(r);
+    return n;
 }
 
 void fleet_stage_name(const char *owner, char *buf, size_t len)
 {
-	snprintf(buf, len, ".cuzk-%s", owner);
+    snprintf(buf, len, ".cuzk-%s", owner);
 }
 
 void fleet_stage_remove(const char *out_dir, const char *owner)
 {
-	char sn[300];
-	int dfd;
+    char sn[300];
+    int dfd;
 
-	if (!fleet_name_ok(owner) ||
-	    (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return;
-	fleet_stage_name(owner, sn, sizeof(sn));
-	unlinkat(dfd, sn, AT_REMOVEDIR); /* ENOTEMPTY: still in use, kept */
-	close(dfd);
+    if (!fleet_name_ok(owner) || (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return;
+    fleet_stage_name(owner, sn, sizeof(sn));
+    unlinkat(dfd, sn, AT_REMOVEDIR); /* ENOTEMPTY: still in use, kept */
+    close(dfd);
 }
 
 int fleet_name_ok(const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
+    size_t n = s ? strlen(s) : 0;
 
-	if (!n || n > 200 || s[0] == '.')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
-			return 0;
-	return 1;
+    if (!n || n > 200 || s[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/') return 0;
+    return 1;
 }
 
 /* The staging dir sn inside the out dir dfd, never through a link and never outside
@@ -673,336 +635,312 @@ int fleet_name_ok(const char *s)
 static int open_beneath(int dfd, const char *sn)
 {
 #ifdef SYS_openat2
-	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-					RESOLVE_NO_MAGICLINKS };
-	long fd = syscall(SYS_openat2, dfd, sn, &how, sizeof(how));
+    struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+    long fd = syscall(SYS_openat2, dfd, sn, &how, sizeof(how));
 
-	if (fd >= 0 || errno != ENOSYS)
-		return (int)fd;
+    if (fd >= 0 || errno != ENOSYS) return (int)fd;
 #endif
-	return openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
-		    size_t errlen)
+int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err, size_t errlen)
 {
-	static const char what[] = "marking a proof published";
-	struct part_key k;
-	int n, rc;
+    static const char what[] = "marking a proof published";
+    struct part_key k;
+    int n, rc;
 
-	part_key(&k, job, idx, gen);
-	if ((rc = run(f, "BEGIN", what, err, errlen)))
-		return rc;
-	n = changed(f,
-		    exec(f,
-			 "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
-			 " AND lease_gen = $3 AND state = 'done' AND NOT published",
-			 3, (const char *[]){ k.job, k.idx, k.gen }),
-		    what, err, errlen);
-	if (n < 0)
-		return rollback(f, n);
-	/* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
-	return commit_part(f, k.job, 1, n, what, err, errlen);
+    part_key(&k, job, idx, gen);
+    if ((rc = run(f, "BEGIN", what, err, errlen))) return rc;
+    n = changed(f,
+                exec(f,
+                     "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
+                     " AND lease_gen = $3 AND state = 'done' AND NOT published",
+                     3, (const char *[]){ k.job, k.idx, k.gen }),
+                what, err, errlen);
+    if (n < 0) return rollback(f, n);
+    /* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
+    return commit_part(f, k.job, 1, n, what, err, errlen);
 }
 
 /* A done, unpublished partition whose proof is nowhere: queued again (for any
  * daemon), only while it is still that row. 1 requeued, 0 not that row any more. */
-static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, const char *done_by,
-		   char *err, size_t errlen)
+static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, const char *done_by, char *err,
+                   size_t errlen)
 {
-	return part_update(
-		f,
-		"UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
-		" lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
-		" WHERE job = $1 AND idx = $2"
-		" AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
-		job, idx, gen, done_by, "putting a lost proof back to the queue", err, errlen);
+    return part_update(f,
+                       "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
+                       " lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
+                       " WHERE job = $1 AND idx = $2"
+                       " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
+                       job, idx, gen, done_by, "putting a lost proof back to the queue", err, errlen);
 }
 
 /* Is dfd/path there (not followed)? 1 yes, 0 absent or unreadable to us. */
 static int there(int dfd, const char *path)
 {
-	struct stat st;
+    struct stat st;
 
-	return !fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode);
+    return !fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode);
 }
 
 int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, const char *done_by,
-		       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err,
-		       size_t errlen)
+                       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err, size_t errlen)
 {
-	char sn[300], tq[300], tp[300], fq[300], fp[300];
-	int dfd, sfd, staged, finals, rc;
+    char sn[300], tq[300], tp[300], fq[300], fp[300];
+    int dfd, sfd, staged, finals, rc;
 
-	*linked = 0;
-	/* Names from the database, so from whoever can write it: a "../x" would link a
-	 * file of another directory into this one, or this one's out of it. */
-	if (!fleet_name_ok(name) || !fleet_name_ok(done_by)) {
-		snprintf(err, errlen,
-			 "fleet queue: job %llu part %u: refused: its name or done_by is not a "
-			 "single file name (no '/', no leading '.', no control character)",
-			 (unsigned long long)job, idx);
-		return -EINVAL;
-	}
-	fleet_stage_name(done_by, sn, sizeof(sn));
-	snprintf(tq, sizeof(tq), "%s.public.json", name);
-	snprintf(tp, sizeof(tp), "%s.proof.json", name);
-	snprintf(fq, sizeof(fq), "%s.public.json", name);
-	snprintf(fp, sizeof(fp), "%s.proof.json", name);
-	if ((dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "fleet queue: %s: cannot open the out dir %s: %s", name,
-			 out_dir, strerror(errno));
-		return -ENOTDIR;
-	}
-	sfd = open_beneath(dfd, sn);
-	/* public first: the proof's final name is what readers wait for. Staged in sfd,
-	 * final in dfd: every name one component below a descriptor. */
-	if (sfd >= 0 && there(sfd, tq) && !fleet_publish2(sfd, tq, dfd, fq))
-		(*linked)++;
-	if (sfd >= 0 && there(sfd, tp) && !fleet_publish2(sfd, tp, dfd, fp))
-		(*linked)++;
-	/* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
-	 * absent was published before, or lost). */
-	staged = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
-	finals = there(dfd, fq) && there(dfd, fp);
-	if (sfd >= 0)
-		close(sfd);
-	close(dfd);
-	if (finals) {
-		rc = fleet_published(f, job, idx, gen, err, errlen);
-		return rc < 0 ? rc : rc ? FLEET_PUB_MARKED : FLEET_PUB_GONE;
-	}
-	if (staged) {
-		snprintf(err, errlen,
-			 "fleet queue: %s: staged in %s/%s but cannot be linked to "
-			 "its final name (does the file system allow hard links?)",
-			 name, out_dir, sn);
-		return -EPERM;
-	}
-	rc = requeue(f, job, idx, gen, done_by, err, errlen);
-	return rc < 0 ? rc : rc ? FLEET_PUB_REQUEUED : FLEET_PUB_GONE;
+    *linked = 0;
+    /* Names from the database, so from whoever can write it: a "../x" would link a
+         * file of another directory into this one, or this one's out of it. */
+    if (!fleet_name_ok(name) || !fleet_name_ok(done_by)) {
+        snprintf(err, errlen,
+                 "fleet queue: job %llu part %u: refused: its name or done_by is not a "
+                 "single file name (no '/', no leading '.', no control character)",
+                 (unsigned long long)job, idx);
+        return -EINVAL;
+    }
+    fleet_stage_name(done_by, sn, sizeof(sn));
+    snprintf(tq, sizeof(tq), "%s.public.json", name);
+    snprintf(tp, sizeof(tp), "%s.proof.json", name);
+    snprintf(fq, sizeof(fq), "%s.public.json", name);
+    snprintf(fp, sizeof(fp), "%s.proof.json", name);
+    if ((dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        snprintf(err, errlen, "fleet queue: %s: cannot open the out dir %s: %s", name, out_dir,
+                 strerror(errno));
+        return -ENOTDIR;
+    }
+    sfd = open_beneath(dfd, sn);
+    /* public first: the proof's final name is what readers wait for. Staged in sfd,
+         * final in dfd: every name one component below a descriptor. */
+    if (sfd >= 0 && there(sfd, tq) && !fleet_publish2(sfd, tq, dfd, fq)) (*linked)++;
+    if (sfd >= 0 && there(sfd, tp) && !fleet_publish2(sfd, tp, dfd, fp)) (*linked)++;
+    /* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
+         * absent was published before, or lost). */
+    staged = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
+    finals = there(dfd, fq) && there(dfd, fp);
+    if (sfd >= 0) close(sfd);
+    close(dfd);
+    if (finals) {
+        rc = fleet_published(f, job, idx, gen, err, errlen);
+        return rc < 0 ? rc : rc ? FLEET_PUB_MARKED : FLEET_PUB_GONE;
+    }
+    if (staged) {
+        snprintf(err, errlen,
+                 "fleet queue: %s: staged in %s/%s but cannot be linked to "
+                 "its final name (does the file system allow hard links?)",
+                 name, out_dir, sn);
+        return -EPERM;
+    }
+    rc = requeue(f, job, idx, gen, done_by, err, errlen);
+    return rc < 0 ? rc : rc ? FLEET_PUB_REQUEUED : FLEET_PUB_GONE;
 }
 
 /* Fail an adopted row whose name or done_by is not a single file name, and end its
  * job in the same transaction when no other row is open (job_end): otherwise the job
  * would stay 'running' with nothing left to end it. Rows changed (0 or 1), or -errno. */
 static int fail_bad_row(struct fleet *f, const struct fleet_adopted *a, uint64_t gen, char *err,
-			size_t errlen)
+                        size_t errlen)
 {
-	static const char what[] = "failing a row with a bad name";
-	struct part_key k;
-	int rc, n;
+    static const char what[] = "failing a row with a bad name";
+    struct part_key k;
+    int rc, n;
 
-	if ((rc = run(f, "BEGIN", what, err, errlen)))
-		return rc;
-	n = part_update(f,
-			"UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
-			" name or done_by is not a single file name', published = true"
-			" WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
-			" AND state = 'done' AND NOT published",
-			a->job, a->idx, gen, a->done_by, what, err, errlen);
-	if (n < 0)
-		return rollback(f, n);
-	part_key(&k, a->job, a->idx, gen);
-	return commit_part(f, k.job, n == 1, n, what, err, errlen);
+    if ((rc = run(f, "BEGIN", what, err, errlen))) return rc;
+    n = part_update(f,
+                    "UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
+                    " name or done_by is not a single file name', published = true"
+                    " WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
+                    " AND state = 'done' AND NOT published",
+                    a->job, a->idx, gen, a->done_by, what, err, errlen);
+    if (n < 0) return rollback(f, n);
+    part_key(&k, a->job, a->idx, gen);
+    return commit_part(f, k.job, n == 1, n, what, err, errlen);
 }
 
 int fleet_adopt(struct fleet *f, const char *self, int mine,
-		void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err,
-		size_t errlen)
+                void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err, size_t errlen)
 {
-	char eb[512] = "";
-	PGresult *r;
-	int n, rc = 0;
+    char eb[512] = "";
+    PGresult *r;
+    int n, rc = 0;
 
-	/* A daemon row written by a version-1 cuzkd has no lease_s: its default, 30. */
-	r = exec(f,
-		 "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
-		 " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
-		 " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
-		 " WHERE p.state = 'done' AND NOT p.published AND"
-		 " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
-		 "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
-		 "  END) ORDER BY p.job, p.idx LIMIT 256",
-		 2, (const char *[]){ self, mine ? "true" : "false" });
-	if (!ok(r))
-		return pg_fail(f, r, "looking for unpublished proofs", err, errlen);
-	n = pq->ntuples(r);
-	for (int i = 0; i < n; i++) {
-		struct fleet_adopted a = {
-			.job = strtoull(pq->getvalue(r, i, 0), NULL, 10),
-			.idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10),
-			.name = pq->getvalue(r, i, 3),
-			.out_dir = pq->getvalue(r, i, 4),
-			.done_by = pq->getvalue(r, i, 5),
-		};
-		uint64_t gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
+    /* A daemon row written by a version-1 cuzkd has no lease_s: its default, 30. */
+    r = exec(f,
+             "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
+             " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+             " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
+             " WHERE p.state = 'done' AND NOT p.published AND"
+             " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
+             "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
+             "  END) ORDER BY p.job, p.idx LIMIT 256",
+             2, (const char *[]){ self, mine ? "true" : "false" });
+    if (!ok(r)) return pg_fail(f, r, "looking for unpublished proofs", err, errlen);
+    n = pq->ntuples(r);
+    for (int i = 0; i < n; i++) {
+        struct fleet_adopted a = {
+            .job = strtoull(pq->getvalue(r, i, 0), NULL, 10),
+            .idx = (uint32_t)strtoul(pq->getvalue(r, i, 1), NULL, 10),
+            .name = pq->getvalue(r, i, 3),
+            .out_dir = pq->getvalue(r, i, 4),
+            .done_by = pq->getvalue(r, i, 5),
+        };
+        uint64_t gen = strtoull(pq->getvalue(r, i, 2), NULL, 10);
 
-		a.outcome = fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen,
-					       &a.linked, eb, sizeof(eb));
-		/* A row whose names reach outside its out dir (written by whoever can
-		 * write the table): failed with the reason, so it is reported once and never
-		 * looked at again, and its job ended if that was its last open row. */
-		if (a.outcome == -EINVAL && fail_bad_row(f, &a, gen, err, errlen) < 0 &&
-		    pq->status(f->conn) != CONNECTION_OK) {
-			rc = -ECONNREFUSED;
-			break;
-		}
-		/* Another daemon's (dead: its heartbeat is stale) staging dir, empty once its
-		 * last proof is published: removed. Never this daemon's own here: one of its
-		 * running partitions may be about to write there (fleet.c removes its own). */
-		if (a.outcome >= 0 && strcmp(a.done_by, self))
-			fleet_stage_remove(a.out_dir, a.done_by);
-		if (a.outcome == -ECONNREFUSED ||
-		    (a.outcome < 0 && pq->status(f->conn) != CONNECTION_OK)) {
-			snprintf(err, errlen, "%s", eb);
-			rc = a.outcome;
-			break;
-		}
-		a.why = eb;
-		if (cb)
-			cb(arg, &a);
-	}
-	pq->clear(r);
-	return rc ? rc : n;
+        a.outcome =
+            fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen, &a.linked, eb, sizeof(eb));
+        /* A row whose names reach outside its out dir (written by whoever can
+                 * write the table): failed with the reason, so it is reported once and never
+                 * looked at again, and its job ended if that was its last open row. */
+        if (a.outcome == -EINVAL && fail_bad_row(f, &a, gen, err, errlen) < 0 &&
+            pq->status(f->conn) != CONNECTION_OK) {
+            rc = -ECONNREFUSED;
+            break;
+        }
+        /* Another daemon's (dead: its heartbeat is stale) staging dir, empty once its
+                 * last proof is published: removed. Never this daemon's own here: one of its
+                 * running partitions may be about to write there (fleet.c removes its own). */
+        if (a.outcome >= 0 && strcmp(a.done_by, self)) fleet_stage_remove(a.out_dir, a.done_by);
+        if (a.outcome == -ECONNREFUSED || (a.outcome < 0 && pq->status(f->conn) != CONNECTION_OK)) {
+            snprintf(err, errlen, "%s", eb);
+            rc = a.outcome;
+            break;
+        }
+        a.why = eb;
+        if (cb) cb(arg, &a);
+    }
+    pq->clear(r);
+    return rc ? rc : n;
 }
 
-int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
-		    uint32_t *total, char *err, size_t errlen)
+int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed, uint32_t *total,
+                    char *err, size_t errlen)
 {
-	char jb[24];
-	PGresult *r;
+    char jb[24];
+    PGresult *r;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	r = exec(f,
-		 "SELECT count(*) FILTER (WHERE state = 'done' AND published),"
-		 " count(*) FILTER (WHERE state = 'failed'), count(*)"
-		 " FROM cuzk_parts WHERE job = $1",
-		 1, (const char *[]){ jb });
-	if (!ok(r) || pq->ntuples(r) != 1)
-		return pg_fail(f, r, "reading the job", err, errlen);
-	*done = (uint32_t)atoi(pq->getvalue(r, 0, 0));
-	*failed = (uint32_t)atoi(pq->getvalue(r, 0, 1));
-	*total = (uint32_t)atoi(pq->getvalue(r, 0, 2));
-	pq->clear(r);
-	if (!*total) {
-		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
-		return -ENOENT;
-	}
-	if (*done + *failed < *total)
-		return 0;
-	return *failed ? 2 : 1;
+    snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+    r = exec(f,
+             "SELECT count(*) FILTER (WHERE state = 'done' AND published),"
+             " count(*) FILTER (WHERE state = 'failed'), count(*)"
+             " FROM cuzk_parts WHERE job = $1",
+             1, (const char *[]){ jb });
+    if (!ok(r) || pq->ntuples(r) != 1) return pg_fail(f, r, "reading the job", err, errlen);
+    *done = (uint32_t)atoi(pq->getvalue(r, 0, 0));
+    *failed = (uint32_t)atoi(pq->getvalue(r, 0, 1));
+    *total = (uint32_t)atoi(pq->getvalue(r, 0, 2));
+    pq->clear(r);
+    if (!*total) {
+        snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
+        return -ENOENT;
+    }
+    if (*done + *failed < *total) return 0;
+    return *failed ? 2 : 1;
 }
 
-int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s),
-		void *arg, char *err, size_t errlen)
+int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s), void *arg,
+                char *err, size_t errlen)
 {
-	char jb[24], ib[16];
-	PGresult *r, *t = NULL;
-	int n, rc = 0;
+    char jb[24], ib[16];
+    PGresult *r, *t = NULL;
+    int n, rc = 0;
 
-	snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
-	r = exec(f,
-		 "SELECT idx, name, state, reason, proof_json IS NOT NULL FROM cuzk_parts"
-		 " WHERE job = $1 ORDER BY idx",
-		 1, (const char *[]){ jb });
-	if (!ok(r))
-		return pg_fail(f, r, "reading the job", err, errlen);
-	if (!(n = pq->ntuples(r))) {
-		pq->clear(r);
-		snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
-		return -ENOENT;
-	}
-	for (int i = 0; i < n && !rc; i++) {
-		struct fleet_stored s = {
-			.idx = (uint32_t)strtoul(pq->getvalue(r, i, 0), NULL, 10),
-			.name = pq->getvalue(r, i, 1),
-			.state = pq->getvalue(r, i, 2),
-			.reason = pq->getisnull(r, i, 3) ? NULL : pq->getvalue(r, i, 3),
-		};
+    snprintf(jb, sizeof(jb), "%llu", (unsigned long long)job);
+    r = exec(f,
+             "SELECT idx, name, state, reason, proof_json IS NOT NULL FROM cuzk_parts"
+             " WHERE job = $1 ORDER BY idx",
+             1, (const char *[]){ jb });
+    if (!ok(r)) return pg_fail(f, r, "reading the job", err, errlen);
+    if (!(n = pq->ntuples(r))) {
+        pq->clear(r);
+        snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
+        return -ENOENT;
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        struct fleet_stored s = {
+            .idx = (uint32_t)strtoul(pq->getvalue(r, i, 0), NULL, 10),
+            .name = pq->getvalue(r, i, 1),
+            .state = pq->getvalue(r, i, 2),
+            .reason = pq->getisnull(r, i, 3) ? NULL : pq->getvalue(r, i, 3),
+        };
 
-		/* One partition's texts at a time (up to FLEET_PUBLIC_MAX each). */
-		if (pq->getvalue(r, i, 4)[0] == 't') {
-			snprintf(ib, sizeof(ib), "%u", s.idx);
-			t = exec(f,
-				 "SELECT proof_json, public_json FROM cuzk_parts WHERE job = $1"
-				 " AND idx = $2 AND proof_json IS NOT NULL",
-				 2, (const char *[]){ jb, ib });
-			if (!ok(t)) {
-				rc = pg_fail(f, t, "reading a stored proof", err, errlen);
-				break;
-			}
-			if (pq->ntuples(t) == 1) {
-				s.proof = pq->getvalue(t, 0, 0);
-				s.pub = pq->getvalue(t, 0, 1);
-			}
-		}
-		rc = cb(arg, &s);
-		pq->clear(t);
-		t = NULL;
-	}
-	pq->clear(r);
-	return rc ? rc : n;
+        /* One partition's texts at a time (up to FLEET_PUBLIC_MAX each). */
+        if (pq->getvalue(r, i, 4)[0] == 't') {
+            snprintf(ib, sizeof(ib), "%u", s.idx);
+            t = exec(f,
+                     "SELECT proof_json, public_json FROM cuzk_parts WHERE job = $1"
+                     " AND idx = $2 AND proof_json IS NOT NULL",
+                     2, (const char *[]){ jb, ib });
+            if (!ok(t)) {
+                rc = pg_fail(f, t, "reading a stored proof", err, errlen);
+                break;
+            }
+            if (pq->ntuples(t) == 1) {
+                s.proof = pq->getvalue(t, 0, 0);
+                s.pub = pq->getvalue(t, 0, 1);
+            }
+        }
+        rc = cb(arg, &s);
+        pq->clear(t);
+        t = NULL;
+    }
+    pq->clear(r);
+    return rc ? rc : n;
 }
 
 char *fleet_status_json(struct fleet *f, char *err, size_t errlen)
 {
-	PGresult *r;
-	char *s;
+    PGresult *r;
+    char *s;
 
-	/* PostgreSQL builds the JSON: one round trip, and no quoting here. */
-	r = pq->exec(
-		f->conn,
-		"SELECT json_build_object("
-		" 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
-		"   'host', d.host, 'heartbeat_age_s',"
-		"   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
-		"   'done', d.done, 'store_proofs', coalesce(d.store_proofs, false),"
-		"   'done_1m', (SELECT count(*) FROM cuzk_parts p WHERE p.done_by = d.id"
-		"   AND p.state = 'done' AND p.finished > now() - interval '1 minute'),"
-		"   'leases', (SELECT count(*) FROM cuzk_parts p"
-		"   WHERE p.owner = d.id AND p.state = 'leased'))"
-		"   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
-		" 'parts', (SELECT json_build_object("
-		"   'queued', count(*) FILTER (WHERE state = 'queued'),"
-		"   'leased', count(*) FILTER (WHERE state = 'leased'),"
-		"   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
-		"   'done', count(*) FILTER (WHERE state = 'done'),"
-		"   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
-		"   'stored', count(*) FILTER (WHERE state = 'done' AND proof_json IS NOT NULL),"
-		"   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
-		" 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
-	if (!ok(r) || pq->ntuples(r) != 1) {
-		pg_fail(f, r, "status", err, errlen);
-		return NULL;
-	}
-	s = strdup(pq->getvalue(r, 0, 0));
-	pq->clear(r);
-	if (!s)
-		snprintf(err, errlen, "fleet queue: out of memory");
-	return s;
+    /* PostgreSQL builds the JSON: one round trip, and no quoting here. */
+    r = pq->exec(f->conn,
+                 "SELECT json_build_object("
+                 " 'daemons', (SELECT coalesce(json_agg(json_build_object('id', d.id,"
+                 "   'host', d.host, 'heartbeat_age_s',"
+                 "   round(extract(epoch FROM now() - d.heartbeat)::numeric, 1),"
+                 "   'done', d.done, 'store_proofs', coalesce(d.store_proofs, false),"
+                 "   'done_1m', (SELECT count(*) FROM cuzk_parts p WHERE p.done_by = d.id"
+                 "   AND p.state = 'done' AND p.finished > now() - interval '1 minute'),"
+                 "   'leases', (SELECT count(*) FROM cuzk_parts p"
+                 "   WHERE p.owner = d.id AND p.state = 'leased'))"
+                 "   ORDER BY d.id), '[]') FROM cuzk_daemons d),"
+                 " 'parts', (SELECT json_build_object("
+                 "   'queued', count(*) FILTER (WHERE state = 'queued'),"
+                 "   'leased', count(*) FILTER (WHERE state = 'leased'),"
+                 "   'expired', count(*) FILTER (WHERE state = 'leased' AND lease_expiry < now()),"
+                 "   'done', count(*) FILTER (WHERE state = 'done'),"
+                 "   'unpublished', count(*) FILTER (WHERE state = 'done' AND NOT published),"
+                 "   'stored', count(*) FILTER (WHERE state = 'done' AND proof_json IS NOT NULL),"
+                 "   'failed', count(*) FILTER (WHERE state = 'failed')) FROM cuzk_parts),"
+                 " 'jobs', (SELECT count(*) FROM cuzk_jobs WHERE state = 'running'))::text");
+    if (!ok(r) || pq->ntuples(r) != 1) {
+        pg_fail(f, r, "status", err, errlen);
+        return NULL;
+    }
+    s = strdup(pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    if (!s) snprintf(err, errlen, "fleet queue: out of memory");
+    return s;
 }
 
 int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final)
 {
-	int rc = 0;
+    int rc = 0;
 
-	/* As fleet_publish, from another directory (the staging dir). */
-	if (linkat(tmpfd, tmp, dirfd, final, 0))
-		rc = -errno;
-	unlinkat(tmpfd, tmp, 0);
-	return rc;
+    /* As fleet_publish, from another directory (the staging dir). */
+    if (linkat(tmpfd, tmp, dirfd, final, 0)) rc = -errno;
+    unlinkat(tmpfd, tmp, 0);
+    return rc;
 }
 
 int fleet_publish(int dirfd, const char *tmp, const char *final)
 {
-	int rc = 0;
+    int rc = 0;
 
-	/* linkat fails with EEXIST rather than replacing: the final name is written once
-	 * even if two owners reach this point (see fleet_pg.h). */
-	if (linkat(dirfd, tmp, dirfd, final, 0))
-		rc = -errno;
-	unlinkat(dirfd, tmp, 0);
-	return rc;
+    /* linkat fails with EEXIST rather than replacing: the final name is written once
+         * even if two owners reach this point (see fleet_pg.h). */
+    if (linkat(dirfd, tmp, dirfd, final, 0)) rc = -errno;
+    unlinkat(dirfd, tmp, 0);
+    return rc;
 }

@@ -16,374 +16,338 @@
 
 int control_fail(struct control_err *e, const char *code, int rc, const char *fmt, ...)
 {
-	va_list ap;
+    va_list ap;
 
-	e->code = code;
-	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof(e->message), fmt, ap);
-	va_end(ap);
-	return rc;
+    e->code = code;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof(e->message), fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static const struct {
-	const char *name;
-	enum control_kind kind;
+    const char *name;
+    enum control_kind kind;
 } kinds[] = {
-	{ CONTROL_REQ_SUBMIT, CONTROL_SUBMIT },     { CONTROL_REQ_STATUS, CONTROL_STATUS },
-	{ CONTROL_REQ_WAIT, CONTROL_WAIT },         { CONTROL_REQ_CANCEL, CONTROL_CANCEL },
-	{ CONTROL_REQ_RESTART, CONTROL_RESTART },   { CONTROL_REQ_DRAIN, CONTROL_DRAIN },
-	{ CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
-	{ CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
-	{ CONTROL_REQ_RELOAD, CONTROL_RELOAD },
+    { CONTROL_REQ_SUBMIT, CONTROL_SUBMIT },     { CONTROL_REQ_STATUS, CONTROL_STATUS },
+    { CONTROL_REQ_WAIT, CONTROL_WAIT },         { CONTROL_REQ_CANCEL, CONTROL_CANCEL },
+    { CONTROL_REQ_RESTART, CONTROL_RESTART },   { CONTROL_REQ_DRAIN, CONTROL_DRAIN },
+    { CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
+    { CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
+    { CONTROL_REQ_RELOAD, CONTROL_RELOAD },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
  * what it should be (what: after "\"k\" is required"). */
-static int member(json_t *o, const char *k, int required, const char *what, json_t **v,
-		  struct control_err *e)
+static int member(json_t *o, const char *k, int required, const char *what, json_t **v, struct control_err *e)
 {
-	*v = json_object_get(o, k);
-	if (!*v && required)
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required%s", k,
-				    what);
-	return 0;
+    *v = json_object_get(o, k);
+    if (!*v && required)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required%s", k, what);
+    return 0;
 }
 
 static int get_str(json_t *o, const char *k, int required, const char **out, struct control_err *e)
 {
-	json_t *v;
-	int rc;
+    json_t *v;
+    int rc;
 
-	*out = NULL;
-	if ((rc = member(o, k, required, " (a string)", &v, e)) || !v)
-		return rc;
-	if (!json_is_string(v) || !json_string_length(v))
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" must be a non-empty string", k);
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte",
-				    k);
-	*out = json_string_value(v);
-	return 0;
+    *out = NULL;
+    if ((rc = member(o, k, required, " (a string)", &v, e)) || !v) return rc;
+    if (!json_is_string(v) || !json_string_length(v))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string", k);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte", k);
+    *out = json_string_value(v);
+    return 0;
 }
 
 static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_int_t hi, int *has,
-		   json_int_t *out, struct control_err *e)
+                   json_int_t *out, struct control_err *e)
 {
-	json_t *v;
-	int rc;
+    json_t *v;
+    int rc;
 
-	*has = 0;
-	if ((rc = member(o, k, required, " (a number)", &v, e)) || !v)
-		return rc;
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" must be a whole number from %lld to %lld", k,
-				    (long long)lo, (long long)hi);
-	*has = 1;
-	*out = json_integer_value(v);
-	return 0;
+    *has = 0;
+    if ((rc = member(o, k, required, " (a number)", &v, e)) || !v) return rc;
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"%s\" must be a whole number from %lld to %lld", k, (long long)lo,
+                            (long long)hi);
+    *has = 1;
+    *out = json_integer_value(v);
+    return 0;
 }
 
 static int text_ok(const char *p)
 {
-	for (; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return 0;
-	return 1;
+    for (; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return 0;
+    return 1;
 }
 
 /* A file of the request, F = {"fd":I,"path":P} (control.h). A bare path string is
  * refused with the sentence that says what to send instead. */
-static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, const char **path,
-		    int *fd, struct control_err *e)
+static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, const char **path, int *fd,
+                    struct control_err *e)
 {
-	json_t *v, *f, *p;
-	int rc;
+    json_t *v, *f, *p;
+    int rc;
 
-	*path = NULL;
-	*fd = -1;
-	if ((rc = member(o, k, required, ": {\"fd\":I,\"path\":P}", &v, e)) || !v)
-		return rc;
-	if (json_is_string(v))
-		return control_fail(
-			e, CONTROL_E_BAD_REQUEST, -EINVAL,
-			"\"%s\" is a path: cuzkd opens no "
-			"path a client names; pass the open file over SCM_RIGHTS and send "
-			"{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)",
-			k);
-	f = json_object_get(v, "fd");
-	p = json_object_get(v, "path");
-	if (!json_is_object(v) || !json_is_integer(f) || !json_is_string(p))
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\" must be {\"fd\":I,"
-				    "\"path\":P}",
-				    k);
-	if (json_integer_value(f) < 0 || json_integer_value(f) >= (json_int_t)n_fds)
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\": fd %lld is not one of the "
-				    "%u descriptor(s) the request passed (\"fds\")",
-				    k, (long long)json_integer_value(f), n_fds);
-	if (!json_string_length(p) || strlen(json_string_value(p)) != json_string_length(p) ||
-	    json_string_length(p) >= JOBTAB_PATH_LEN || !text_ok(json_string_value(p)))
-		return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				    "\"%s\": \"path\" must be 1 to %d "
-				    "bytes of text (it names the file in messages)",
-				    k, JOBTAB_PATH_LEN - 1);
-	*path = json_string_value(p);
-	*fd = (int)json_integer_value(f);
-	return 0;
+    *path = NULL;
+    *fd = -1;
+    if ((rc = member(o, k, required, ": {\"fd\":I,\"path\":P}", &v, e)) || !v) return rc;
+    if (json_is_string(v))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"%s\" is a path: cuzkd opens no "
+                            "path a client names; pass the open file over SCM_RIGHTS and send "
+                            "{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)",
+                            k);
+    f = json_object_get(v, "fd");
+    p = json_object_get(v, "path");
+    if (!json_is_object(v) || !json_is_integer(f) || !json_is_string(p))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"%s\" must be {\"fd\":I,"
+                            "\"path\":P}",
+                            k);
+    if (json_integer_value(f) < 0 || json_integer_value(f) >= (json_int_t)n_fds)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"%s\": fd %lld is not one of the "
+                            "%u descriptor(s) the request passed (\"fds\")",
+                            k, (long long)json_integer_value(f), n_fds);
+    if (!json_string_length(p) || strlen(json_string_value(p)) != json_string_length(p) ||
+        json_string_length(p) >= JOBTAB_PATH_LEN || !text_ok(json_string_value(p)))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"%s\": \"path\" must be 1 to %d "
+                            "bytes of text (it names the file in messages)",
+                            k, JOBTAB_PATH_LEN - 1);
+    *path = json_string_value(p);
+    *fd = (int)json_integer_value(f);
+    return 0;
 }
 
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e)
 {
-	json_error_t je;
-	const char *req;
-	json_int_t x;
-	int has, rc;
-	size_t i;
+    json_error_t je;
+    const char *req;
+    json_int_t x;
+    int has, rc;
+    size_t i;
 
-	memset(r, 0, sizeof(*r));
-	r->timeout_ms = -1;
-	r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = -1;
-	if (len > CONTROL_LINE_MAX)
-		return control_fail(e, CONTROL_E_TOO_LONG, -EINVAL,
-				    "request line longer than %d bytes", CONTROL_LINE_MAX);
-	r->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
-	if (!r->root)
-		return control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
-				    "not valid JSON (column %d: %s); send one object per line",
-				    je.column, je.text);
-	if (!json_is_object(r->root)) {
-		rc = control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
-				  "a request is a JSON object like {\"req\":\"status\"}");
-		goto err;
-	}
-	if ((rc = get_str(r->root, "req", 1, &req, e)))
-		goto err;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(req, kinds[i].name))
-			break;
-	if (i == sizeof(kinds) / sizeof(kinds[0])) {
-		rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
-				  "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-				  "restart, drain, shutdown, preload, evict, circuits, reload",
-				  req);
-		goto err;
-	}
-	r->kind = kinds[i].kind;
-	switch (r->kind) {
-	case CONTROL_SUBMIT: {
-		/* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
-		 * checked the same way; only the word in messages differs */
-		json_t *w = json_object_get(r->root, "witnesses"),
-		       *in = json_object_get(r->root, "inputs");
-		const char *list = in ? "inputs" : "witnesses";
+    memset(r, 0, sizeof(*r));
+    r->timeout_ms = -1;
+    r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = -1;
+    if (len > CONTROL_LINE_MAX)
+        return control_fail(e, CONTROL_E_TOO_LONG, -EINVAL, "request line longer than %d bytes",
+                            CONTROL_LINE_MAX);
+    r->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+    if (!r->root)
+        return control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+                            "not valid JSON (column %d: %s); send one object per line", je.column, je.text);
+    if (!json_is_object(r->root)) {
+        rc = control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+                          "a request is a JSON object like {\"req\":\"status\"}");
+        goto err;
+    }
+    if ((rc = get_str(r->root, "req", 1, &req, e))) goto err;
+    for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        if (!strcmp(req, kinds[i].name)) break;
+    if (i == sizeof(kinds) / sizeof(kinds[0])) {
+        rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
+                          "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
+                          "restart, drain, shutdown, preload, evict, circuits, reload",
+                          req);
+        goto err;
+    }
+    r->kind = kinds[i].kind;
+    switch (r->kind) {
+    case CONTROL_SUBMIT: {
+        /* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
+                 * checked the same way; only the word in messages differs */
+        json_t *w = json_object_get(r->root, "witnesses"), *in = json_object_get(r->root, "inputs");
+        const char *list = in ? "inputs" : "witnesses";
 
-		if (w && in) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "a job has \"witnesses\" "
-					  "(.wtns) or \"inputs\" (input.json), not both");
-			goto err;
-		}
-		if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e)))
-			goto err;
-		r->n_fds = has ? (uint32_t)x : 0;
-		if (!r->n_fds) {
-			rc = control_fail(
-				e, CONTROL_E_BAD_REQUEST, -EINVAL,
-				"a submit passes its files as "
-				"descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
-				"opens no path a client names (cuzk prove does this)");
-			goto err;
-		}
-		/* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
-		 * and generator; the client passes only its inputs and out dir. */
-		if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e)))
-			goto err;
-		if (r->circuit && circuit_name_ok(r->circuit)) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "\"circuit\" must be a circuit's name: letters, digits, "
-					  "'-', '_' and '.', beginning with a letter or a digit");
-			goto err;
-		}
-		if (r->circuit &&
-		    (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
-		     json_object_get(r->root, "witness_gen"))) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "a submit names a \"circuit\" or passes its \"zkey\" "
-					  "(and r1cs, witness_gen), not both");
-			goto err;
-		}
-		/* the generator is a file like the others: {"fd":I,"path":P}, copied */
-		if ((rc = get_file(r->root, "witness_gen", in != NULL && !r->circuit, r->n_fds,
-				   &r->witness_gen, &r->witness_gen_fd, e)))
-			goto err;
-		if (!in && r->witness_gen) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "\"witness_gen\" goes with "
-					  "\"inputs\" (input.json files), not with \"witnesses\"");
-			goto err;
-		}
-		if (in)
-			w = in;
-		r->inputs = in != NULL;
-		if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd,
-				   e)) ||
-		    (rc = get_file(r->root, "out_dir", 1, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
-		    (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
-			goto err;
-		if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e)))
-			goto err;
-		r->priority = has ? (int32_t)x : 0;
-		if (!json_is_array(w) || !json_array_size(w)) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "\"%s\" must be a non-empty array of %s paths", list,
-					  in ? "input.json" : ".wtns");
-			goto err;
-		}
-		r->n_witnesses = json_array_size(w);
-		r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
-		r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
-		r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
-		if (!r->witnesses || !r->witness_names || !r->witness_fd) {
-			rc = control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
-			goto err;
-		}
-		for (i = 0; i < r->n_witnesses; i++) {
-			json_t *s = json_array_get(w, i);
-			char key[32];
+        if (w && in) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "a job has \"witnesses\" "
+                              "(.wtns) or \"inputs\" (input.json), not both");
+            goto err;
+        }
+        if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) goto err;
+        r->n_fds = has ? (uint32_t)x : 0;
+        if (!r->n_fds) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "a submit passes its files as "
+                              "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
+                              "opens no path a client names (cuzk prove does this)");
+            goto err;
+        }
+        /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
+                 * and generator; the client passes only its inputs and out dir. */
+        if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) goto err;
+        if (r->circuit && circuit_name_ok(r->circuit)) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "\"circuit\" must be a circuit's name: letters, digits, "
+                              "'-', '_' and '.', beginning with a letter or a digit");
+            goto err;
+        }
+        if (r->circuit &&
+            (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
+             json_object_get(r->root, "witness_gen"))) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "a submit names a \"circuit\" or passes its \"zkey\" "
+                              "(and r1cs, witness_gen), not both");
+            goto err;
+        }
+        /* the generator is a file like the others: {"fd":I,"path":P}, copied */
+        if ((rc = get_file(r->root, "witness_gen", in != NULL && !r->circuit, r->n_fds, &r->witness_gen,
+                           &r->witness_gen_fd, e)))
+            goto err;
+        if (!in && r->witness_gen) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "\"witness_gen\" goes with "
+                              "\"inputs\" (input.json files), not with \"witnesses\"");
+            goto err;
+        }
+        if (in) w = in;
+        r->inputs = in != NULL;
+        if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
+            (rc = get_file(r->root, "out_dir", 1, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
+            (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
+            goto err;
+        if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e))) goto err;
+        r->priority = has ? (int32_t)x : 0;
+        if (!json_is_array(w) || !json_array_size(w)) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "\"%s\" must be a non-empty array of %s paths", list,
+                              in ? "input.json" : ".wtns");
+            goto err;
+        }
+        r->n_witnesses = json_array_size(w);
+        r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
+        r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
+        r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
+        if (!r->witnesses || !r->witness_names || !r->witness_fd) {
+            rc = control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+            goto err;
+        }
+        for (i = 0; i < r->n_witnesses; i++) {
+            json_t *s = json_array_get(w, i);
+            char key[32];
 
-			snprintf(key, sizeof(key), "%s[%zu]", list, i);
-			{
-				/* get_file reads o[key]: wrap the element under its name. */
-				json_t *one = json_pack("{s:O}", key, s);
+            snprintf(key, sizeof(key), "%s[%zu]", list, i);
+            {
+                /* get_file reads o[key]: wrap the element under its name. */
+                json_t *one = json_pack("{s:O}", key, s);
 
-				rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i],
-						    &r->witness_fd[i], e) :
-					   control_fail(e, CONTROL_E_INTERNAL, -ENOMEM,
-							"out of memory");
-				json_decref(one); /* the strings live on in s, held by root */
-			}
-			if (rc)
-				goto err;
-			if ((rc = get_str(s, "name", 0, &r->witness_names[i], e)))
-				goto err;
-		}
-		break;
-	}
-	case CONTROL_STATUS:
-	case CONTROL_WAIT:
-	case CONTROL_CANCEL:
-		if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x,
-				  e)))
-			goto err;
-		r->has_job = has;
-		r->job = (uint64_t)x;
-		if (r->kind == CONTROL_WAIT) {
-			if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e)))
-				goto err;
-			if (has)
-				r->timeout_ms = x;
-		}
-		break;
-	case CONTROL_RESTART:
-		if ((rc = get_str(r->root, "stage", 1, &r->stage, e)))
-			goto err;
-		if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") &&
-		    strcmp(r->stage, "gpuworker") && strcmp(r->stage, "finalizer")) {
-			rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-					  "\"stage\" must be synth, worker or finalizer");
-			goto err;
-		}
-		if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e)))
-			goto err;
-		r->has_index = has;
-		r->index = has ? (uint32_t)x : 0;
-		break;
-	case CONTROL_DRAIN:
-	case CONTROL_SHUTDOWN:
-	case CONTROL_CIRCUITS:
-	case CONTROL_RELOAD:
-		break;
-	case CONTROL_PRELOAD:
-		if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e)))
-			goto err;
-		r->n_fds = has ? (uint32_t)x : 0;
-		if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e)))
-			goto err;
-		break;
-	case CONTROL_EVICT:
-		if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e)))
-			goto err;
-		break;
-	}
-	return 0;
+                rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i], &r->witness_fd[i], e)
+                         : control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+                json_decref(one); /* the strings live on in s, held by root */
+            }
+            if (rc) goto err;
+            if ((rc = get_str(s, "name", 0, &r->witness_names[i], e))) goto err;
+        }
+        break;
+    }
+    case CONTROL_STATUS:
+    case CONTROL_WAIT:
+    case CONTROL_CANCEL:
+        if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x, e))) goto err;
+        r->has_job = has;
+        r->job = (uint64_t)x;
+        if (r->kind == CONTROL_WAIT) {
+            if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e))) goto err;
+            if (has) r->timeout_ms = x;
+        }
+        break;
+    case CONTROL_RESTART:
+        if ((rc = get_str(r->root, "stage", 1, &r->stage, e))) goto err;
+        if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") && strcmp(r->stage, "gpuworker") &&
+            strcmp(r->stage, "finalizer")) {
+            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                              "\"stage\" must be synth, worker or finalizer");
+            goto err;
+        }
+        if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e))) goto err;
+        r->has_index = has;
+        r->index = has ? (uint32_t)x : 0;
+        break;
+    case CONTROL_DRAIN:
+    case CONTROL_SHUTDOWN:
+    case CONTROL_CIRCUITS:
+    case CONTROL_RELOAD: break;
+    case CONTROL_PRELOAD:
+        if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) goto err;
+        r->n_fds = has ? (uint32_t)x : 0;
+        if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e))) goto err;
+        break;
+    case CONTROL_EVICT:
+        if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e))) goto err;
+        break;
+    }
+    return 0;
 err:
-	control_req_free(r);
-	return rc;
+    control_req_free(r);
+    return rc;
 }
 
 void control_req_free(struct control_req *r)
 {
-	free(r->witnesses);
-	free(r->witness_names);
-	free(r->witness_fd);
-	json_decref(r->root);
-	memset(r, 0, sizeof(*r));
+    free(r->witnesses);
+    free(r->witness_names);
+    free(r->witness_fd);
+    json_decref(r->root);
+    memset(r, 0, sizeof(*r));
 }
 
 int control_name_ok(const char *name)
 {
-	size_t n = strlen(name);
+    size_t n = strlen(name);
 
-	if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) || !strcmp(name, ".") ||
-	    !strcmp(name, ".."))
-		return -EINVAL;
-	return 0;
+    if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) || !strcmp(name, ".") ||
+        !strcmp(name, ".."))
+        return -EINVAL;
+    return 0;
 }
 
 static char *dump_line(json_t *o)
 {
-	/* ASCII only: names are the clients' (a U+202E or a C1 control in one reaches
-	 * every reader of status as \uXXXX, never as a character that rewrites a line). */
-	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
-	size_t n;
+    /* ASCII only: names are the clients' (a U+202E or a C1 control in one reaches
+         * every reader of status as \uXXXX, never as a character that rewrites a line). */
+    char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
+    size_t n;
 
-	json_decref(o);
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	line = realloc(s, n + 2);
-	if (!line) {
-		free(s);
-		return NULL;
-	}
-	line[n] = '\n';
-	line[n + 1] = '\0';
-	return line;
+    json_decref(o);
+    if (!s) return NULL;
+    n = strlen(s);
+    line = realloc(s, n + 2);
+    if (!line) {
+        free(s);
+        return NULL;
+    }
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    return line;
 }
 
 char *control_reply_error(const char *code, const char *message)
 {
-	return dump_line(json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", message));
+    return dump_line(json_pack("{s:b,s:s,s:s}", "ok", 0, "error", code, "message", message));
 }
 
 char *control_reply_ok(json_t *obj)
 {
-	if (!obj)
-		obj = json_object();
-	if (!obj)
-		return NULL;
-	json_object_set_new(obj, "ok", json_true());
-	return dump_line(obj);
+    if (!obj) obj = json_object();
+    if (!obj) return NULL;
+    json_object_set_new(obj, "ok", json_true());
+    return dump_line(obj);
 }
 
 static const char *lstate(uint32_t s)
 {
-	static const char *n[] = { "free",   "queued", "synth", "ready", "proving",
-				   "proved", "final",  "done",  "failed" };
-	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+    static const char *n[] = { "free",   "queued", "synth", "ready", "proving",
+                               "proved", "final",  "done",  "failed" };
+    return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
 /* A partition's timeline (pipeline.h, struct pipe_part_times) for `cuzk trace`:
@@ -392,163 +356,136 @@ static const char *lstate(uint32_t s)
  * is whole (atomic), a pair may be one stage behind; the client skips an end < begin. */
 static json_t *part_times_json(const struct pipe_part_times *t0)
 {
-	static const char *const k[PIPE_T_STAGES] = { "synth", "prove", "final" };
-	struct pipe_part_times *t = (struct pipe_part_times *)t0; /* atomics: loads only */
-	json_t *o = json_object();
+    static const char *const k[PIPE_T_STAGES] = { "synth", "prove", "final" };
+    struct pipe_part_times *t = (struct pipe_part_times *)t0; /* atomics: loads only */
+    json_t *o = json_object();
 
-	for (unsigned i = 0; o && i < PIPE_T_STAGES; i++) {
-		/* Relaxed: a racy reading on purpose; only placement on a timeline. */
-		uint64_t b = barrier_load_relaxed(&t->begin_ns[i]);
-		uint64_t e = barrier_load_relaxed(&t->end_ns[i]);
-		json_t *s;
+    for (unsigned i = 0; o && i < PIPE_T_STAGES; i++) {
+        /* Relaxed: a racy reading on purpose; only placement on a timeline. */
+        uint64_t b = barrier_load_relaxed(&t->begin_ns[i]);
+        uint64_t e = barrier_load_relaxed(&t->end_ns[i]);
+        json_t *s;
 
-		if (!b)
-			continue;
-		s = json_pack("{s:I,s:i}", "begin_ns", (json_int_t)b, "by",
-			      (int)barrier_load_relaxed(&t->who[i]));
-		if (s && e)
-			json_object_set_new(s, "end_ns", json_integer((json_int_t)e));
-		if (s && i == PIPE_T_SYNTH) {
-			/* the NUMA node of its buffer (routing, route.h); absent with a one-share pool */
-			uint32_t bn = barrier_load_relaxed(&t->buf_node);
+        if (!b) continue;
+        s = json_pack("{s:I,s:i}", "begin_ns", (json_int_t)b, "by", (int)barrier_load_relaxed(&t->who[i]));
+        if (s && e) json_object_set_new(s, "end_ns", json_integer((json_int_t)e));
+        if (s && i == PIPE_T_SYNTH) {
+            /* the NUMA node of its buffer (routing, route.h); absent with a one-share pool */
+            uint32_t bn = barrier_load_relaxed(&t->buf_node);
 
-			if (bn)
-				json_object_set_new(s, "buf_node",
-						    json_integer((json_int_t)bn - 1));
-		}
-		if (s)
-			json_object_set_new(o, k[i], s);
-	}
-	return o;
+            if (bn) json_object_set_new(s, "buf_node", json_integer((json_int_t)bn - 1));
+        }
+        if (s) json_object_set_new(o, k[i], s);
+    }
+    return o;
 }
 
-json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo,
-			 uint32_t slot, int with_parts)
+json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo, uint32_t slot,
+                         int with_parts)
 {
-	const struct jobtab_job *jb;
-	uint32_t st, done = 0, failed = 0;
-	json_t *o, *parts;
+    const struct jobtab_job *jb;
+    uint32_t st, done = 0, failed = 0;
+    json_t *o, *parts;
 
-	if (slot >= jt->hdr->max_jobs)
-		return NULL;
-	jb = &jt->jobs[slot];
-	/* Acquire: the fields written before the job was published or decided. */
-	st = jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word));
-	if (st == JOBTAB_FREE)
-		return NULL;
-	jobtab_job_counts(jt, slot, &done, &failed);
-	o = json_pack("{s:I,s:s,s:i,s:s,s:s,s:i,s:i,s:i}", "id", (json_int_t)jb->id, "state",
-		      st == JOBTAB_QUEUED ? "running" : lstate(st), "priority", jb->priority,
-		      "zkey", jb->zkey_path, "out_dir", jb->out_dir, "partitions", (int)jb->n_parts,
-		      "done", (int)done, "failed", (int)failed);
-	if (!o)
-		return NULL;
-	if (with_parts) /* the origin of the parts' "times" (CLOCK_MONOTONIC ns) */
-		json_object_set_new(o, "submit_ns", json_integer((json_int_t)jb->submit_ns));
-	if (st == JOBTAB_FAILED && jb->reason[0])
-		json_object_set_new(
-			o, "reason",
-			json_stringn(jb->reason, strnlen(jb->reason, sizeof(jb->reason))));
-	if (!with_parts)
-		return o;
-	parts = json_array();
-	for (uint32_t i = 0; parts && i < jb->n_parts; i++) {
-		uint32_t p = jb->first_part + i;
-		uint64_t w = jobtab_part_load(jt, p);
-		uint32_t ps = jobtab_word_state(w);
-		const struct jobtab_part *pt = &jt->parts[p];
-		json_t *po =
-			json_pack("{s:i,s:s,s:i}", "index", (int)i, "state", lstate(ps), "attempts",
-				  (int)barrier_load_relaxed(&((struct jobtab_part *)pt)->attempts));
+    if (slot >= jt->hdr->max_jobs) return NULL;
+    jb = &jt->jobs[slot];
+    /* Acquire: the fields written before the job was published or decided. */
+    st = jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word));
+    if (st == JOBTAB_FREE) return NULL;
+    jobtab_job_counts(jt, slot, &done, &failed);
+    o = json_pack("{s:I,s:s,s:i,s:s,s:s,s:i,s:i,s:i}", "id", (json_int_t)jb->id, "state",
+                  st == JOBTAB_QUEUED ? "running" : lstate(st), "priority", jb->priority, "zkey",
+                  jb->zkey_path, "out_dir", jb->out_dir, "partitions", (int)jb->n_parts, "done", (int)done,
+                  "failed", (int)failed);
+    if (!o) return NULL;
+    if (with_parts) /* the origin of the parts' "times" (CLOCK_MONOTONIC ns) */
+        json_object_set_new(o, "submit_ns", json_integer((json_int_t)jb->submit_ns));
+    if (st == JOBTAB_FAILED && jb->reason[0])
+        json_object_set_new(o, "reason", json_stringn(jb->reason, strnlen(jb->reason, sizeof(jb->reason))));
+    if (!with_parts) return o;
+    parts = json_array();
+    for (uint32_t i = 0; parts && i < jb->n_parts; i++) {
+        uint32_t p = jb->first_part + i;
+        uint64_t w = jobtab_part_load(jt, p);
+        uint32_t ps = jobtab_word_state(w);
+        const struct jobtab_part *pt = &jt->parts[p];
+        json_t *po = json_pack("{s:i,s:s,s:i}", "index", (int)i, "state", lstate(ps), "attempts",
+                               (int)barrier_load_relaxed(&((struct jobtab_part *)pt)->attempts));
 
-		if (!po)
-			continue;
-		if (jobtab_word_pid(w))
-			json_object_set_new(po, "pid", json_integer(jobtab_word_pid(w)));
-		if (partinfo) {
-			const char *nm = partinfo[p].name;
-			char path[JOBTAB_PATH_LEN + PIPE_NAME_LEN + 32];
+        if (!po) continue;
+        if (jobtab_word_pid(w)) json_object_set_new(po, "pid", json_integer(jobtab_word_pid(w)));
+        if (partinfo) {
+            const char *nm = partinfo[p].name;
+            char path[JOBTAB_PATH_LEN + PIPE_NAME_LEN + 32];
 
-			json_object_set_new(po, "name",
-					    json_stringn(nm, strnlen(nm, PIPE_NAME_LEN)));
-			if (ps == JOBTAB_DONE) {
-				snprintf(path, sizeof(path), "%s/%s.proof.json", jb->out_dir, nm);
-				json_object_set_new(po, "proof", json_string(path));
-				snprintf(path, sizeof(path), "%s/%s.public.json", jb->out_dir, nm);
-				json_object_set_new(po, "public", json_string(path));
-			}
-			json_object_set_new(po, "times", part_times_json(&partinfo[p].times));
-		}
-		if (ps == JOBTAB_FAILED)
-			json_object_set_new(
-				po, "reason",
-				json_stringn(pt->reason, strnlen(pt->reason, sizeof(pt->reason))));
-		json_array_append_new(parts, po);
-	}
-	if (parts)
-		json_object_set_new(o, "parts", parts);
-	return o;
+            json_object_set_new(po, "name", json_stringn(nm, strnlen(nm, PIPE_NAME_LEN)));
+            if (ps == JOBTAB_DONE) {
+                snprintf(path, sizeof(path), "%s/%s.proof.json", jb->out_dir, nm);
+                json_object_set_new(po, "proof", json_string(path));
+                snprintf(path, sizeof(path), "%s/%s.public.json", jb->out_dir, nm);
+                json_object_set_new(po, "public", json_string(path));
+            }
+            json_object_set_new(po, "times", part_times_json(&partinfo[p].times));
+        }
+        if (ps == JOBTAB_FAILED)
+            json_object_set_new(po, "reason",
+                                json_stringn(pt->reason, strnlen(pt->reason, sizeof(pt->reason))));
+        json_array_append_new(parts, po);
+    }
+    if (parts) json_object_set_new(o, "parts", parts);
+    return o;
 }
 
-int control_framer_feed(struct control_framer *f, const char *data, size_t n, control_line_fn fn,
-			void *arg)
+int control_framer_feed(struct control_framer *f, const char *data, size_t n, control_line_fn fn, void *arg)
 {
-	while (n) {
-		const char *nl = memchr(data, '\n', n);
-		size_t take = nl ? (size_t)(nl - data) : n;
+    while (n) {
+        const char *nl = memchr(data, '\n', n);
+        size_t take = nl ? (size_t)(nl - data) : n;
 
-		if (f->discarding) {
-			if (!nl)
-				return 0;
-			f->discarding = 0;
-			data += take + 1;
-			n -= take + 1;
-			continue;
-		}
-		if (f->len + take > CONTROL_LINE_MAX) {
-			/* Oversized: report once, drop it up to its newline. */
-			f->len = 0;
-			f->discarding = !nl;
-			if (fn(arg, NULL, 0))
-				return 0;
-			if (!nl)
-				return 0;
-			data += take + 1;
-			n -= take + 1;
-			continue;
-		}
-		if (f->len + take + 1 > f->cap) {
-			size_t cap = f->cap ? f->cap : 4096;
-			char *b;
+        if (f->discarding) {
+            if (!nl) return 0;
+            f->discarding = 0;
+            data += take + 1;
+            n -= take + 1;
+            continue;
+        }
+        if (f->len + take > CONTROL_LINE_MAX) {
+            /* Oversized: report once, drop it up to its newline. */
+            f->len = 0;
+            f->discarding = !nl;
+            if (fn(arg, NULL, 0)) return 0;
+            if (!nl) return 0;
+            data += take + 1;
+            n -= take + 1;
+            continue;
+        }
+        if (f->len + take + 1 > f->cap) {
+            size_t cap = f->cap ? f->cap : 4096;
+            char *b;
 
-			while (cap < f->len + take + 1)
-				cap *= 2;
-			if (!(b = realloc(f->buf, cap)))
-				return -ENOMEM;
-			f->buf = b;
-			f->cap = cap;
-		}
-		memcpy(f->buf + f->len, data, take);
-		f->len += take;
-		if (!nl)
-			return 0;
-		data += take + 1;
-		n -= take + 1;
-		{
-			size_t len = f->len;
+            while (cap < f->len + take + 1) cap *= 2;
+            if (!(b = realloc(f->buf, cap))) return -ENOMEM;
+            f->buf = b;
+            f->cap = cap;
+        }
+        memcpy(f->buf + f->len, data, take);
+        f->len += take;
+        if (!nl) return 0;
+        data += take + 1;
+        n -= take + 1;
+        {
+            size_t len = f->len;
 
-			if (len && f->buf[len - 1] == '\r')
-				len--;
-			f->len = 0;
-			if (len && fn(arg, f->buf, len))
-				return 0;
-		}
-	}
-	return 0;
+            if (len && f->buf[len - 1] == '\r') len--;
+            f->len = 0;
+            if (len && fn(arg, f->buf, len)) return 0;
+        }
+    }
+    return 0;
 }
 
 void control_framer_free(struct control_framer *f)
 {
-	free(f->buf);
-	memset(f, 0, sizeof(*f));
+    free(f->buf);
+    memset(f, 0, sizeof(*f));
 }

@@ -28,105 +28,99 @@
  * names are whoever wrote the table's: escaped (os_vlog). */
 __attribute__((format(printf, 1, 2))) static void flog(const char *fmt, ...)
 {
-	va_list ap;
+    va_list ap;
 
-	va_start(ap, fmt);
-	os_vlog(0, "cuzkd: fleet", fmt, ap);
-	va_end(ap);
+    va_start(ap, fmt);
+    os_vlog(0, "cuzkd: fleet", fmt, ap);
+    va_end(ap);
 }
 
 /* A database call failed with rc: log the first of a run of failures only, and
  * reconnect (the next tick retries). */
 static void db_error(struct fleet_daemon *d, int rc, const char *err)
 {
-	char e2[512];
+    char e2[512];
 
-	if (!d->db_down)
-		flog("%s%s", err, rc == -ECONNREFUSED ? " (retrying)" : "");
-	d->db_down = 1;
-	atomic_store(&d->h_down, 1);
-	atomic_fetch_add(&d->h_errors, 1);
-	if (rc == -ECONNREFUSED)
-		fleet_reconnect(d->f, e2, sizeof(e2));
+    if (!d->db_down) flog("%s%s", err, rc == -ECONNREFUSED ? " (retrying)" : "");
+    d->db_down = 1;
+    atomic_store(&d->h_down, 1);
+    atomic_fetch_add(&d->h_errors, 1);
+    if (rc == -ECONNREFUSED) fleet_reconnect(d->f, e2, sizeof(e2));
 }
 
 /* A database call succeeded: the end of a run of failures, if there was one. */
 static void db_ok(struct fleet_daemon *d)
 {
-	if (d->db_down)
-		flog("database reachable again");
-	if (atomic_exchange(&d->h_down, 0))
-		atomic_fetch_add(&d->h_reconnects, 1);
-	d->db_down = 0;
+    if (d->db_down) flog("database reachable again");
+    if (atomic_exchange(&d->h_down, 0)) atomic_fetch_add(&d->h_reconnects, 1);
+    d->db_down = 0;
 }
 
 void fleet_daemon_health(const struct fleet_daemon *d, struct fleet_health *h)
 {
-	struct fleet_daemon *m = (struct fleet_daemon *)d; /* atomics: loads only */
+    struct fleet_daemon *m = (struct fleet_daemon *)d; /* atomics: loads only */
 
-	h->db_reachable = !atomic_load(&m->h_down);
-	h->db_errors = atomic_load(&m->h_errors);
-	h->reconnects = atomic_load(&m->h_reconnects);
+    h->db_reachable = !atomic_load(&m->h_down);
+    h->db_errors = atomic_load(&m->h_errors);
+    h->reconnects = atomic_load(&m->h_reconnects);
 }
 
 /* Fleet paths come from whoever writes the queue (fleet_pg.h's trust boundary): a
  * regular file, not reached through a symbolic link at its last component. */
 static int regular(const char *p)
 {
-	struct stat st;
-	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), ok;
+    struct stat st;
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), ok;
 
-	if (fd < 0)
-		return 0;
-	ok = !fstat(fd, &st) && S_ISREG(st.st_mode);
-	close(fd);
-	return ok;
+    if (fd < 0) return 0;
+    ok = !fstat(fd, &st) && S_ISREG(st.st_mode);
+    close(fd);
+    return ok;
 }
 
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
-	char stage[2048];
-	const char *why = NULL;
-	pid_t pid;
+    char stage[2048];
+    const char *why = NULL;
+    pid_t pid;
 
-	/* The row's name names files in the out dir: one component, whoever wrote it. */
-	if (!fleet_name_ok(sl->c.name))
-		why = "its name is not a single file name (no '/', no leading '.', no control "
-		      "character)";
-	else if (!regular(sl->c.wtns))
-		why = "witness is not a regular file";
-	else if (!regular(sl->c.zkey))
-		why = "zkey is not a regular file";
-	else
-		why = staging_prepare(d, sl, stage, sizeof(stage));
-	if (why) {
-		sl->pid = 0;
-		sl->finishing = 1;
-		sl->rc = -1;
-		flog("partition rejected: %s (%s)", why, sl->c.wtns);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		sigset_t all;
-		int nul = open("/dev/null", O_WRONLY);
+    /* The row's name names files in the out dir: one component, whoever wrote it. */
+    if (!fleet_name_ok(sl->c.name))
+        why = "its name is not a single file name (no '/', no leading '.', no control "
+              "character)";
+    else if (!regular(sl->c.wtns))
+        why = "witness is not a regular file";
+    else if (!regular(sl->c.zkey))
+        why = "zkey is not a regular file";
+    else
+        why = staging_prepare(d, sl, stage, sizeof(stage));
+    if (why) {
+        sl->pid = 0;
+        sl->finishing = 1;
+        sl->rc = -1;
+        flog("partition rejected: %s (%s)", why, sl->c.wtns);
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) {
+        sigset_t all;
+        int nul = open("/dev/null", O_WRONLY);
 
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
-		if (nul >= 0)
-			dup2(nul, 1);
-		execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir, "prove",
-		      "--wait", "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		sl->pid = 0;
-		sl->finishing = 1;
-		sl->rc = -1;
-		return -1;
-	}
-	sl->pid = pid;
-	return 0;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
+        if (nul >= 0) dup2(nul, 1);
+        execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir, "prove", "--wait",
+              "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0) {
+        sl->pid = 0;
+        sl->finishing = 1;
+        sl->rc = -1;
+        return -1;
+    }
+    sl->pid = pid;
+    return 0;
 }
 
 /* Finish a proved partition with its proof in the table (--store-proofs): read the
@@ -134,36 +128,34 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
  * JSON, unreadable) fails the partition with that reason. fleet_finish's answers. */
 static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, size_t errlen)
 {
-	char tp[300], tq[300], why[512];
-	char *proof = NULL, *pub = NULL;
-	int sfd, won;
+    char tp[300], tq[300], why[512];
+    char *proof = NULL, *pub = NULL;
+    int sfd, won;
 
-	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
-	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-	if (!fleet_name_ok(sl->c.name)) /* never read outside the staging dir */
-		snprintf(why, sizeof(why), "its name is not a single file name");
-	else if ((sfd = staging_open(d, sl)) < 0)
-		snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s",
-			 strerror(errno));
-	else {
-		if ((proof = staging_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
-			pub = staging_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
-		close(sfd);
-	}
-	won = proof && pub ? fleet_finish_stored(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
-						 proof, pub, err, errlen) :
-			     -EINVAL;
-	free(proof);
-	free(pub);
-	if (won == -EINVAL) {
-		if (proof && pub) /* fleet_proof_check's reason */
-			snprintf(why, sizeof(why), "%s", err);
-		flog("%s: %s: the partition fails", sl->c.name, why);
-		sl->rc = -1; /* dropped below, not published */
-		won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, why, err,
-				   errlen);
-	}
-	return won;
+    snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
+    snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
+    if (!fleet_name_ok(sl->c.name)) /* never read outside the staging dir */
+        snprintf(why, sizeof(why), "its name is not a single file name");
+    else if ((sfd = staging_open(d, sl)) < 0)
+        snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s", strerror(errno));
+    else {
+        if ((proof = staging_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
+            pub = staging_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
+        close(sfd);
+    }
+    won = proof && pub
+        ? fleet_finish_stored(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, proof, pub, err, errlen)
+        : -EINVAL;
+    free(proof);
+    free(pub);
+    if (won == -EINVAL) {
+        if (proof && pub) /* fleet_proof_check's reason */
+            snprintf(why, sizeof(why), "%s", err);
+        flog("%s: %s: the partition fails", sl->c.name, why);
+        sl->rc = -1; /* dropped below, not published */
+        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, why, err, errlen);
+    }
+    return won;
 }
 
 /* The partition's end: finish it in the queue (with --store-proofs, its proof stored
@@ -174,103 +166,96 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
  * gone, the call finds the finals and never links twice). */
 static int end_one(struct fleet_daemon *d, struct slot *sl)
 {
-	char err[512], reason[64];
-	int won, linked;
+    char err[512], reason[64];
+    int won, linked;
 
-	if (sl->marking)
-		goto publish;
-	if (sl->rc)
-		snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
-	/* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
-	 * client not run): back to the queue for any daemon, up to 3 claims; exit 22
-	 * is the job's own failure. */
-	if (sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
-		won = fleet_release(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, err,
-				    sizeof(err));
-		if (won < 0) {
-			db_error(d, won, err);
-			return -1;
-		}
-		won = 0;
-		goto drop;
-	}
-	if (!sl->rc && d->store)
-		won = finish_stored(d, sl, err, sizeof(err));
-	else
-		won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
-				   sl->rc ? reason : NULL, err, sizeof(err));
-	if (won < 0) {
-		db_error(d, won, err);
-		return -1;
-	}
-	if (!sl->c.out_dir[0]) /* stored only: its finish published it */
-		goto drop;
-	/* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
-	 * finish and the publish that adoption closes (this daemon's next start, or
-	 * another daemon once this one's heartbeat is stale). */
-	if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH"))
-		kill(getpid(), SIGKILL);
-	if (won >= 1 && !sl->rc) {
-		sl->marking = 1;
+    if (sl->marking) goto publish;
+    if (sl->rc) snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
+    /* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
+         * client not run): back to the queue for any daemon, up to 3 claims; exit 22
+         * is the job's own failure. */
+    if (sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
+        won = fleet_release(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, err, sizeof(err));
+        if (won < 0) {
+            db_error(d, won, err);
+            return -1;
+        }
+        won = 0;
+        goto drop;
+    }
+    if (!sl->rc && d->store)
+        won = finish_stored(d, sl, err, sizeof(err));
+    else
+        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, sl->rc ? reason : NULL, err,
+                           sizeof(err));
+    if (won < 0) {
+        db_error(d, won, err);
+        return -1;
+    }
+    if (!sl->c.out_dir[0]) /* stored only: its finish published it */
+        goto drop;
+    /* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
+         * finish and the publish that adoption closes (this daemon's next start, or
+         * another daemon once this one's heartbeat is stale). */
+    if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH")) kill(getpid(), SIGKILL);
+    if (won >= 1 && !sl->rc) {
+        sl->marking = 1;
 publish:
-		won = fleet_part_publish(d->f, sl->c.out_dir, sl->c.name, d->owner, sl->c.job,
-					 sl->c.idx, sl->c.gen, &linked, err, sizeof(err));
-		if (won < 0 && won != -ENOTDIR && won != -EPERM) { /* the database */
-			sl->marking = 2;
-			db_error(d, won, err);
-			return -1;
-		}
-		db_ok(d);
-		if (won < 0)
-			flog("%s", err);
-		else if (won == FLEET_PUB_REQUEUED)
-			flog("%s: staged proof missing: back to the queue", sl->c.name);
-		else if (won == FLEET_PUB_MARKED && linked < 2 && sl->marking == 1)
-			flog("%s: %s", sl->c.name, "a final file existed already: kept it");
-		else if (won == FLEET_PUB_GONE && sl->marking == 1)
-			flog("%s: published or requeued by another daemon meanwhile (was this "
-			     "one's heartbeat stale?)",
-			     sl->c.name);
-		staging_done(d, sl);
-		memset(sl, 0, sizeof(*sl));
-		return 0;
-	}
+        won = fleet_part_publish(d->f, sl->c.out_dir, sl->c.name, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
+                                 &linked, err, sizeof(err));
+        if (won < 0 && won != -ENOTDIR && won != -EPERM) { /* the database */
+            sl->marking = 2;
+            db_error(d, won, err);
+            return -1;
+        }
+        db_ok(d);
+        if (won < 0)
+            flog("%s", err);
+        else if (won == FLEET_PUB_REQUEUED)
+            flog("%s: staged proof missing: back to the queue", sl->c.name);
+        else if (won == FLEET_PUB_MARKED && linked < 2 && sl->marking == 1)
+            flog("%s: %s", sl->c.name, "a final file existed already: kept it");
+        else if (won == FLEET_PUB_GONE && sl->marking == 1)
+            flog("%s: published or requeued by another daemon meanwhile (was this "
+                 "one's heartbeat stale?)",
+                 sl->c.name);
+        staging_done(d, sl);
+        memset(sl, 0, sizeof(*sl));
+        return 0;
+    }
 drop:
-	db_ok(d);
-	if (!won && !sl->rc)
-		flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
-	staging_remove_files(d, sl);
-	staging_done(d, sl);
-	memset(sl, 0, sizeof(*sl));
-	return 0;
+    db_ok(d);
+    if (!won && !sl->rc) flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
+    staging_remove_files(d, sl);
+    staging_done(d, sl);
+    memset(sl, 0, sizeof(*sl));
+    return 0;
 }
 /* What fleet_adopt did, logged: one line per partition of another daemon, a count for
  * this daemon's own (a previous run's). */
 struct adoption {
-	struct fleet_daemon *d;
-	int own, progress, failed;
+    struct fleet_daemon *d;
+    int own, progress, failed;
 };
 
 static void adopted(void *arg, const struct fleet_adopted *a)
 {
-	struct adoption *c = arg;
-	int own = !strcmp(a->done_by, c->d->owner);
+    struct adoption *c = arg;
+    int own = !strcmp(a->done_by, c->d->owner);
 
-	if (a->outcome >= 0)
-		c->progress++;
-	if (a->outcome == -ENOTDIR)
-		return; /* that out dir is not mounted here: another daemon's to adopt */
-	if (a->outcome < 0) {
-		c->failed++;
-		flog("%s", a->why);
-	} else if (a->linked && own) /* counted whether its mark or another's came first */
-		c->own++;
-	else if (a->linked) /* GONE too: another's mark came first */
-		flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale",
-		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
-	else if (a->outcome == FLEET_PUB_REQUEUED)
-		flog("%s (job %llu part %u), finished by %s: no staged proof, back to the queue",
-		     a->name, (unsigned long long)a->job, a->idx, a->done_by);
+    if (a->outcome >= 0) c->progress++;
+    if (a->outcome == -ENOTDIR) return; /* that out dir is not mounted here: another daemon's to adopt */
+    if (a->outcome < 0) {
+        c->failed++;
+        flog("%s", a->why);
+    } else if (a->linked && own) /* counted whether its mark or another's came first */
+        c->own++;
+    else if (a->linked) /* GONE too: another's mark came first */
+        flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale", a->name,
+             (unsigned long long)a->job, a->idx, a->done_by);
+    else if (a->outcome == FLEET_PUB_REQUEUED)
+        flog("%s (job %llu part %u), finished by %s: no staged proof, back to the queue", a->name,
+             (unsigned long long)a->job, a->idx, a->done_by);
 }
 
 /* The start of this daemon's fleet life: the previous run's leases back to the
@@ -279,187 +264,175 @@ static void adopted(void *arg, const struct fleet_adopted *a)
  * then its stale staged files removed. */
 static int recover(struct fleet_daemon *d)
 {
-	char err[512], **dirs = NULL;
-	struct adoption c = { .d = d };
-	int n, rc;
+    char err[512], **dirs = NULL;
+    struct adoption c = { .d = d };
+    int n, rc;
 
-	if ((rc = fleet_release_mine(d->f, d->owner, err, sizeof(err))) < 0) {
-		db_error(d, rc, err);
-		return -1;
-	}
-	if (rc)
-		flog("gave %d leases of a previous run back to the queue", rc);
-	do { /* 256 rows a call; again while a full call made progress */
-		c.progress = 0;
-		if ((n = fleet_adopt(d->f, d->owner, 1, adopted, &c, err, sizeof(err))) < 0) {
-			db_error(d, n, err);
-			return -1;
-		}
-	} while (n == 256 && c.progress);
-	if (c.own)
-		flog("published %d proofs finished before a restart", c.own);
-	if (c.failed)
-		return 0; /* keep the staged files of what could not be published */
-	if ((n = fleet_done_dirs(d->f, d->owner, &dirs, err, sizeof(err))) < 0) {
-		db_error(d, n, err);
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		staging_clean_dir(d, dirs[i]);
-		free(dirs[i]);
-	}
-	free(dirs);
-	return 0;
+    if ((rc = fleet_release_mine(d->f, d->owner, err, sizeof(err))) < 0) {
+        db_error(d, rc, err);
+        return -1;
+    }
+    if (rc) flog("gave %d leases of a previous run back to the queue", rc);
+    do { /* 256 rows a call; again while a full call made progress */
+        c.progress = 0;
+        if ((n = fleet_adopt(d->f, d->owner, 1, adopted, &c, err, sizeof(err))) < 0) {
+            db_error(d, n, err);
+            return -1;
+        }
+    } while (n == 256 && c.progress);
+    if (c.own) flog("published %d proofs finished before a restart", c.own);
+    if (c.failed) return 0; /* keep the staged files of what could not be published */
+    if ((n = fleet_done_dirs(d->f, d->owner, &dirs, err, sizeof(err))) < 0) {
+        db_error(d, n, err);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        staging_clean_dir(d, dirs[i]);
+        free(dirs[i]);
+    }
+    free(dirs);
+    return 0;
 }
 
 /* A database call failed at t: the next try 200 ms later, doubling to 5 s, so a
  * database that is down is not hammered. */
 static uint64_t retry_at(uint64_t *backoff, uint64_t t)
 {
-	*backoff = *backoff ? (*backoff * 2 > 5000 ? 5000 : *backoff * 2) : 200;
-	return t + *backoff;
+    *backoff = *backoff ? (*backoff * 2 > 5000 ? 5000 : *backoff * 2) : 200;
+    return t + *backoff;
 }
 
 static void *run(void *arg)
 {
-	struct fleet_daemon *d = arg;
-	uint64_t last_renew = 0, backoff = 0, next_try = 0;
-	struct fleet_claim *cl = calloc(d->n, sizeof(*cl)), *held = calloc(d->n, sizeof(*held));
-	char err[512];
+    struct fleet_daemon *d = arg;
+    uint64_t last_renew = 0, backoff = 0, next_try = 0;
+    struct fleet_claim *cl = calloc(d->n, sizeof(*cl)), *held = calloc(d->n, sizeof(*held));
+    char err[512];
 
-	while (!atomic_load(&d->stop) && cl && held) {
-		uint64_t t = os_now_ns() / 1000000;
-		uint32_t nfree = 0;
-		int rc;
+    while (!atomic_load(&d->stop) && cl && held) {
+        uint64_t t = os_now_ns() / 1000000;
+        uint32_t nfree = 0;
+        int rc;
 
-		if (!d->recovered) {
-			if (t >= next_try && !recover(d))
-				d->recovered = 1;
-			else if (t >= next_try) {
-				next_try = retry_at(&backoff, t);
-			}
-			usleep(100000);
-			continue;
-		}
-		for (uint32_t i = 0; i < d->n; i++) {
-			struct slot *sl = &d->slots[i];
-			int st;
+        if (!d->recovered) {
+            if (t >= next_try && !recover(d))
+                d->recovered = 1;
+            else if (t >= next_try) {
+                next_try = retry_at(&backoff, t);
+            }
+            usleep(100000);
+            continue;
+        }
+        for (uint32_t i = 0; i < d->n; i++) {
+            struct slot *sl = &d->slots[i];
+            int st;
 
-			if (sl->pid && waitpid(sl->pid, &st, WNOHANG) == sl->pid) {
-				sl->pid = 0;
-				sl->finishing = 1;
-				sl->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-			}
-			if (sl->finishing && t >= next_try && end_one(d, sl))
-				next_try = t + 500;
-			if (!sl->pid && !sl->finishing)
-				nfree++;
-		}
-		if (t >= d->next_adopt && t >= next_try) {
-			struct adoption c = { .d = d };
+            if (sl->pid && waitpid(sl->pid, &st, WNOHANG) == sl->pid) {
+                sl->pid = 0;
+                sl->finishing = 1;
+                sl->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+            }
+            if (sl->finishing && t >= next_try && end_one(d, sl)) next_try = t + 500;
+            if (!sl->pid && !sl->finishing) nfree++;
+        }
+        if (t >= d->next_adopt && t >= next_try) {
+            struct adoption c = { .d = d };
 
-			d->next_adopt = t + ADOPT_EVERY_MS;
-			if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) <
-			    0) {
-				db_error(d, rc, err);
-				next_try = t + 500;
-			} else
-				db_ok(d);
-		}
-		if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
-			int nh = 0;
+            d->next_adopt = t + ADOPT_EVERY_MS;
+            if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) < 0) {
+                db_error(d, rc, err);
+                next_try = t + 500;
+            } else
+                db_ok(d);
+        }
+        if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
+            int nh = 0;
 
-			for (uint32_t i = 0; i < d->n; i++)
-				if (d->slots[i].pid || d->slots[i].finishing)
-					held[nh++] = d->slots[i].c;
-			if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err,
-					      sizeof(err))) < 0) {
-				db_error(d, rc, err);
-				next_try = retry_at(&backoff, t);
-			} else {
-				db_ok(d);
-				backoff = 0;
-				last_renew = t;
-			}
-		}
-		/* Claim only as local room frees: a claimed partition waits in no queue. */
-		if (nfree && t >= next_try) {
-			int got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err,
-					      sizeof(err));
-			if (got < 0) {
-				db_error(d, got, err);
-				next_try = retry_at(&backoff, t);
-			} else
-				db_ok(d);
-			for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
-				if (!d->slots[i].pid && !d->slots[i].finishing) {
-					d->slots[i].c = cl[k++];
-					start_one(d, &d->slots[i]);
-				}
-		}
-		usleep(100000);
-	}
-	/* Stopping: the clients in flight are ended; their leases expire. */
-	for (uint32_t i = 0; i < d->n; i++)
-		if (d->slots[i].pid) {
-			kill(d->slots[i].pid, SIGKILL);
-			waitpid(d->slots[i].pid, NULL, 0);
-		}
-	free(cl);
-	free(held);
-	return NULL;
+            for (uint32_t i = 0; i < d->n; i++)
+                if (d->slots[i].pid || d->slots[i].finishing) held[nh++] = d->slots[i].c;
+            if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err, sizeof(err))) < 0) {
+                db_error(d, rc, err);
+                next_try = retry_at(&backoff, t);
+            } else {
+                db_ok(d);
+                backoff = 0;
+                last_renew = t;
+            }
+        }
+        /* Claim only as local room frees: a claimed partition waits in no queue. */
+        if (nfree && t >= next_try) {
+            int got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err, sizeof(err));
+            if (got < 0) {
+                db_error(d, got, err);
+                next_try = retry_at(&backoff, t);
+            } else
+                db_ok(d);
+            for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
+                if (!d->slots[i].pid && !d->slots[i].finishing) {
+                    d->slots[i].c = cl[k++];
+                    start_one(d, &d->slots[i]);
+                }
+        }
+        usleep(100000);
+    }
+    /* Stopping: the clients in flight are ended; their leases expire. */
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->slots[i].pid) {
+            kill(d->slots[i].pid, SIGKILL);
+            waitpid(d->slots[i].pid, NULL, 0);
+        }
+    free(cl);
+    free(held);
+    return NULL;
 }
 
 /* What fleet_daemon_start allocated, freed (its own way out when a step fails). */
 static void daemon_free(struct fleet_daemon *d)
 {
-	fleet_close(d->f);
-	free(d->slots);
-	free(d);
+    fleet_close(d->f);
+    free(d->slots);
+    free(d);
 }
 
-int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c,
-		       const char *cuzk_bin, char *err, size_t errlen)
+int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, const char *cuzk_bin,
+                       char *err, size_t errlen)
 {
-	struct fleet_daemon *d = calloc(1, sizeof(*d));
-	char host[128] = "";
-	int rc;
+    struct fleet_daemon *d = calloc(1, sizeof(*d));
+    char host[128] = "";
+    int rc;
 
-	*out = NULL;
-	if (!d || !(d->slots = calloc(c->queue_parallel, sizeof(*d->slots)))) {
-		free(d);
-		snprintf(err, errlen, "fleet: out of memory");
-		return -ENOMEM;
-	}
-	gethostname(host, sizeof(host) - 1);
-	/* The owner id: host and instance, so that two cuzkd on one machine differ and a
-	 * restarted one takes its own place (its old leases simply expire). */
-	snprintf(d->owner, sizeof(d->owner), "%s-%s", host, c->instance);
-	snprintf(d->cuzk, sizeof(d->cuzk), "%s", cuzk_bin);
-	snprintf(d->instance, sizeof(d->instance), "%s", c->instance);
-	snprintf(d->run_dir, sizeof(d->run_dir), "%s", c->run_dir);
-	d->lease_s = (int)c->queue_lease_s;
-	d->n = c->queue_parallel;
-	d->store = c->store_proofs;
-	if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||
-	    (rc = fleet_open(&d->f, c->queue, err, errlen)) ||
-	    (fleet_set_stores(d->f, d->store), 0) ||
-	    (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
-	    (rc = -pthread_create(&d->th, NULL, run, d))) {
-		if (rc == -EAGAIN)
-			snprintf(err, errlen, "fleet: cannot start its thread");
-		daemon_free(d);
-		return rc;
-	}
-	*out = d;
-	return 0;
+    *out = NULL;
+    if (!d || !(d->slots = calloc(c->queue_parallel, sizeof(*d->slots)))) {
+        free(d);
+        snprintf(err, errlen, "fleet: out of memory");
+        return -ENOMEM;
+    }
+    gethostname(host, sizeof(host) - 1);
+    /* The owner id: host and instance, so that two cuzkd on one machine differ and a
+         * restarted one takes its own place (its old leases simply expire). */
+    snprintf(d->owner, sizeof(d->owner), "%s-%s", host, c->instance);
+    snprintf(d->cuzk, sizeof(d->cuzk), "%s", cuzk_bin);
+    snprintf(d->instance, sizeof(d->instance), "%s", c->instance);
+    snprintf(d->run_dir, sizeof(d->run_dir), "%s", c->run_dir);
+    d->lease_s = (int)c->queue_lease_s;
+    d->n = c->queue_parallel;
+    d->store = c->store_proofs;
+    if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||
+        (rc = fleet_open(&d->f, c->queue, err, errlen)) || (fleet_set_stores(d->f, d->store), 0) ||
+        (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
+        (rc = -pthread_create(&d->th, NULL, run, d))) {
+        if (rc == -EAGAIN) snprintf(err, errlen, "fleet: cannot start its thread");
+        daemon_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
 }
 
 void fleet_daemon_stop(struct fleet_daemon *d)
 {
-	if (!d)
-		return;
-	atomic_store(&d->stop, 1);
-	pthread_join(d->th, NULL);
-	daemon_free(d);
+    if (!d) return;
+    atomic_store(&d->stop, 1);
+    pthread_join(d->th, NULL);
+    daemon_free(d);
 }

@@ -15,64 +15,60 @@
 
 static int open_out(const char *dir)
 {
-	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* The staging dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
  * (created if need be); -1 with errno. */
 static int open_priv(struct fleet_daemon *d, const struct slot *sl)
 {
-	char sub[16];
-	int pfd, sfd;
+    char sub[16];
+    int pfd, sfd;
 
-	snprintf(sub, sizeof(sub), "%u", (unsigned)(sl - d->slots));
-	if ((pfd = open(d->priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -1;
-	if (mkdirat(pfd, sub, 0700) && errno != EEXIST) {
-		close(pfd);
-		return -1;
-	}
-	sfd = openat(pfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(pfd);
-	return sfd;
+    snprintf(sub, sizeof(sub), "%u", (unsigned)(sl - d->slots));
+    if ((pfd = open(d->priv, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) return -1;
+    if (mkdirat(pfd, sub, 0700) && errno != EEXIST) {
+        close(pfd);
+        return -1;
+    }
+    sfd = openat(pfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    close(pfd);
+    return sfd;
 }
 
 /* The slot's staging dir, opened: OUT/.cuzk-OWNER/ or, with no out dir, PRIV/SLOT. */
 int staging_open(struct fleet_daemon *d, const struct slot *sl)
 {
-	char sn[300];
-	int dfd, sfd;
+    char sn[300];
+    int dfd, sfd;
 
-	if (!sl->c.out_dir[0])
-		return open_priv(d, sl);
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if ((dfd = open_out(sl->c.out_dir)) < 0)
-		return -1;
-	sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	return sfd;
+    if (!sl->c.out_dir[0]) return open_priv(d, sl);
+    fleet_stage_name(d->owner, sn, sizeof(sn));
+    if ((dfd = open_out(sl->c.out_dir)) < 0) return -1;
+    sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    close(dfd);
+    return sfd;
 }
 
 /* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
 static void clean_staged(int sfd)
 {
-	int fd = dup(sfd);
-	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
+    int fd = dup(sfd);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
 
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(dir))) {
-		size_t len = strlen(e->d_name);
+    if (!dir) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
 
-		if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
-		    (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
-			unlinkat(sfd, e->d_name, 0);
-	}
-	closedir(dir);
+        if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
+            (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
+            unlinkat(sfd, e->d_name, 0);
+    }
+    closedir(dir);
 }
 
 /* sl's proof is published (or given up): its staging dir goes once empty, unless
@@ -80,51 +76,49 @@ static void clean_staged(int sfd)
  * in this thread too, so no partition starts staging there meanwhile). */
 void staging_done(struct fleet_daemon *d, const struct slot *sl)
 {
-	if (!sl->c.out_dir[0])
-		return;
-	for (uint32_t i = 0; i < d->n; i++)
-		if (&d->slots[i] != sl && (d->slots[i].pid || d->slots[i].finishing) &&
-		    !strcmp(d->slots[i].c.out_dir, sl->c.out_dir))
-			return;
-	fleet_stage_remove(sl->c.out_dir, d->owner);
+    if (!sl->c.out_dir[0]) return;
+    for (uint32_t i = 0; i < d->n; i++)
+        if (&d->slots[i] != sl && (d->slots[i].pid || d->slots[i].finishing) &&
+            !strcmp(d->slots[i].c.out_dir, sl->c.out_dir))
+            return;
+    fleet_stage_remove(sl->c.out_dir, d->owner);
 }
 
 /* The slot's staging dir made ready for `cuzk prove --out`, its path in stage: NULL,
  * or why the partition is rejected. */
 const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage, size_t stagelen)
 {
-	char sn[300];
-	const char *why = NULL;
-	int dfd, sfd;
+    char sn[300];
+    const char *why = NULL;
+    int dfd, sfd;
 
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if (!sl->c.out_dir[0]) {
-		/* No out dir: proved into this slot's private dir, stored only. A daemon
-		 * that does not store never claims such a job (fleet_claim). */
-		if (!d->store)
-			why = "no out dir and this cuzkd does not --store-proofs";
-		else if ((sfd = open_priv(d, sl)) < 0)
-			why = "cannot create its private staging dir in the run dir";
-		else {
-			clean_staged(sfd); /* a previous partition's, never to be mixed up */
-			close(sfd);
-			snprintf(stage, stagelen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
-		}
-	} else if ((dfd = open_out(sl->c.out_dir)) < 0)
-		why = "out dir is not a directory";
-	else {
-		/* The staging dir: ours alone (0700), never a link. */
-		if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
-			why = "cannot create the staging dir in the out dir";
-		else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
-			 0)
-			why = "staging dir in the out dir is not a directory";
-		else
-			close(sfd);
-		close(dfd);
-		snprintf(stage, stagelen, "%s/%s", sl->c.out_dir, sn);
-	}
-	return why;
+    fleet_stage_name(d->owner, sn, sizeof(sn));
+    if (!sl->c.out_dir[0]) {
+        /* No out dir: proved into this slot's private dir, stored only. A daemon
+                 * that does not store never claims such a job (fleet_claim). */
+        if (!d->store)
+            why = "no out dir and this cuzkd does not --store-proofs";
+        else if ((sfd = open_priv(d, sl)) < 0)
+            why = "cannot create its private staging dir in the run dir";
+        else {
+            clean_staged(sfd); /* a previous partition's, never to be mixed up */
+            close(sfd);
+            snprintf(stage, stagelen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
+        }
+    } else if ((dfd = open_out(sl->c.out_dir)) < 0)
+        why = "out dir is not a directory";
+    else {
+        /* The staging dir: ours alone (0700), never a link. */
+        if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
+            why = "cannot create the staging dir in the out dir";
+        else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+            why = "staging dir in the out dir is not a directory";
+        else
+            close(sfd);
+        close(dfd);
+        snprintf(stage, stagelen, "%s/%s", sl->c.out_dir, sn);
+    }
+    return why;
 }
 
 /* A staged proof file, read for the table: at most cap bytes, a regular file not
@@ -132,62 +126,61 @@ const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage
  * reason in why. */
 char *staging_read(int sfd, const char *name, size_t cap, char *why, size_t whylen)
 {
-	int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
+    int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    char *buf = NULL;
+    size_t got = 0;
 
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen, "stored proof: cannot read %s: %s", name,
-			 fd < 0 ? strerror(errno) : "not a regular file");
-		goto out;
-	}
-	if ((size_t)st.st_size > cap) {
-		snprintf(why, whylen, "stored proof: %s has %lld bytes, over the %zu stored", name,
-			 (long long)st.st_size, cap);
-		goto out;
-	}
-	if (!(buf = malloc((size_t)st.st_size + 1))) {
-		snprintf(why, whylen, "stored proof: out of memory");
-		goto out;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "stored proof: cannot read %s: %s", name,
+                 fd < 0 ? strerror(errno) : "not a regular file");
+        goto out;
+    }
+    if ((size_t)st.st_size > cap) {
+        snprintf(why, whylen, "stored proof: %s has %lld bytes, over the %zu stored", name,
+                 (long long)st.st_size, cap);
+        goto out;
+    }
+    if (!(buf = malloc((size_t)st.st_size + 1))) {
+        snprintf(why, whylen, "stored proof: out of memory");
+        goto out;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
 
-		if (n <= 0) {
-			snprintf(why, whylen, "stored proof: reading %s: %s", name,
-				 n ? strerror(errno) : "shorter than its size");
-			free(buf);
-			buf = NULL;
-			goto out;
-		}
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	if (strlen(buf) != got) {
-		snprintf(why, whylen, "stored proof: %s has a NUL byte", name);
-		free(buf);
-		buf = NULL;
-	}
+        if (n <= 0) {
+            snprintf(why, whylen, "stored proof: reading %s: %s", name,
+                     n ? strerror(errno) : "shorter than its size");
+            free(buf);
+            buf = NULL;
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    if (strlen(buf) != got) {
+        snprintf(why, whylen, "stored proof: %s has a NUL byte", name);
+        free(buf);
+        buf = NULL;
+    }
 out:
-	if (fd >= 0)
-		close(fd);
-	return buf;
+    if (fd >= 0) close(fd);
+    return buf;
 }
 
 /* The slot's staged files, removed (a discarded or failed proof, a stored one). */
 void staging_remove_files(struct fleet_daemon *d, struct slot *sl)
 {
-	char tp[300], tq[300];
-	int sfd;
+    char tp[300], tq[300];
+    int sfd;
 
-	if (!fleet_name_ok(sl->c.name) || (sfd = staging_open(d, sl)) < 0)
-		return; /* a name with a '/' names nothing of the staging dir */
-	snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
-	snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-	unlinkat(sfd, tp, 0);
-	unlinkat(sfd, tq, 0);
-	close(sfd);
+    if (!fleet_name_ok(sl->c.name) || (sfd = staging_open(d, sl)) < 0)
+        return; /* a name with a '/' names nothing of the staging dir */
+    snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
+    snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
+    unlinkat(sfd, tp, 0);
+    unlinkat(sfd, tq, 0);
+    close(sfd);
 }
 
 /* The stale staged files of one out dir's staging dir after a restart, once
@@ -196,18 +189,17 @@ void staging_remove_files(struct fleet_daemon *d, struct slot *sl)
  * daemon. */
 void staging_clean_dir(struct fleet_daemon *d, const char *out_dir)
 {
-	char sn[300];
-	int dfd, sfd;
+    char sn[300];
+    int dfd, sfd;
 
-	fleet_stage_name(d->owner, sn, sizeof(sn));
-	if ((dfd = open_out(out_dir)) < 0)
-		return; /* gone or not mounted here */
-	if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-		clean_staged(sfd);
-		close(sfd);
-		unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
-	}
-	close(dfd);
+    fleet_stage_name(d->owner, sn, sizeof(sn));
+    if ((dfd = open_out(out_dir)) < 0) return; /* gone or not mounted here */
+    if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        clean_staged(sfd);
+        close(sfd);
+        unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
+    }
+    close(dfd);
 }
 
 /* --store-proofs: the private staging dirs, RUN_DIR/fleet-INSTANCE.proofs/SLOT,
@@ -215,31 +207,31 @@ void staging_clean_dir(struct fleet_daemon *d, const char *out_dir)
  * previous run left in them is removed (its leases went back to the queue). */
 int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen)
 {
-	struct stat st;
+    struct stat st;
 
-	if ((size_t)snprintf(d->priv, sizeof(d->priv), "%s/fleet-%s.proofs", d->run_dir,
-			     d->instance) >= sizeof(d->priv)) {
-		snprintf(err, errlen, "fleet: the run dir's path is too long");
-		return -ENAMETOOLONG;
-	}
-	if (mkdir(d->priv, 0700) && errno != EEXIST) {
-		snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
-		return -errno;
-	}
-	if (os_dir_check(d->priv, 077, 0, &st)) {
-		snprintf(err, errlen,
-			 "fleet: %s must be a directory of cuzkd's user that no one else can "
-			 "read or write (not a link)",
-			 d->priv);
-		return -EPERM;
-	}
-	for (uint32_t i = 0; i < d->n; i++) {
-		int sfd = open_priv(d, &d->slots[i]);
+    if ((size_t)snprintf(d->priv, sizeof(d->priv), "%s/fleet-%s.proofs", d->run_dir, d->instance) >=
+        sizeof(d->priv)) {
+        snprintf(err, errlen, "fleet: the run dir's path is too long");
+        return -ENAMETOOLONG;
+    }
+    if (mkdir(d->priv, 0700) && errno != EEXIST) {
+        snprintf(err, errlen, "fleet: cannot create %s: %s", d->priv, strerror(errno));
+        return -errno;
+    }
+    if (os_dir_check(d->priv, 077, 0, &st)) {
+        snprintf(err, errlen,
+                 "fleet: %s must be a directory of cuzkd's user that no one else can "
+                 "read or write (not a link)",
+                 d->priv);
+        return -EPERM;
+    }
+    for (uint32_t i = 0; i < d->n; i++) {
+        int sfd = open_priv(d, &d->slots[i]);
 
-		if (sfd >= 0) {
-			clean_staged(sfd);
-			close(sfd);
-		}
-	}
-	return 0;
+        if (sfd >= 0) {
+            clean_staged(sfd);
+            close(sfd);
+        }
+    }
+    return 0;
 }

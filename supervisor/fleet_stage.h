@@ -16,30 +16,30 @@
 #include "cuzk/fleet_pg.h"
 
 struct slot {
-	pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
-	int finishing; /* exited, its finish not yet recorded (database away) */
-	int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
-	int rc;        /* its exit code */
-	struct fleet_claim c;
+    pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */
+    int finishing; /* exited, its finish not yet recorded (database away) */
+    int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
+    int rc;        /* its exit code */
+    struct fleet_claim c;
 };
 
 struct fleet_daemon {
-	pthread_t th;
-	atomic_int stop;
-	struct fleet *f;
-	char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
-	char run_dir[CONFIG_PATH_MAX];
-	int store;                  /* --store-proofs */
-	char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
-				       * no out dir (fleet_pg.h "Stored proofs") */
-	int lease_s;
-	uint32_t n;
-	struct slot *slots;
-	int db_down;       /* the last call failed: logged once, retried with backoff */
-	atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
-	atomic_ullong h_errors, h_reconnects;
-	int recovered;       /* the previous run's leases and staged proofs are handled */
-	uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
+    pthread_t th;
+    atomic_int stop;
+    struct fleet *f;
+    char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
+    char run_dir[CONFIG_PATH_MAX];
+    int store;                  /* --store-proofs */
+    char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
+                                 * no out dir (fleet_pg.h "Stored proofs") */
+    int lease_s;
+    uint32_t n;
+    struct slot *slots;
+    int db_down;       /* the last call failed: logged once, retried with backoff */
+    atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
+    atomic_ullong h_errors, h_reconnects;
+    int recovered;       /* the previous run's leases and staged proofs are handled */
+    uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
 };
 
 int staging_open(struct fleet_daemon *d, const struct slot *sl);

@@ -13,36 +13,28 @@
 
 static enum store_part_state journal_state_of(uint32_t st)
 {
-	switch (st) {
-	case JOBTAB_SYNTH:
-		return STORE_SYNTHESIZING;
-	case JOBTAB_READY:
-	case JOBTAB_PROVING:
-		return STORE_PROVING;
-	case JOBTAB_PROVED:
-	case JOBTAB_FINAL:
-		return STORE_FINALIZING;
-	case JOBTAB_DONE:
-		return STORE_DONE;
-	case JOBTAB_FAILED:
-		return STORE_FAILED;
-	default:
-		return STORE_QUEUED;
-	}
+    switch (st) {
+    case JOBTAB_SYNTH: return STORE_SYNTHESIZING;
+    case JOBTAB_READY:
+    case JOBTAB_PROVING: return STORE_PROVING;
+    case JOBTAB_PROVED:
+    case JOBTAB_FINAL: return STORE_FINALIZING;
+    case JOBTAB_DONE: return STORE_DONE;
+    case JOBTAB_FAILED: return STORE_FAILED;
+    default: return STORE_QUEUED;
+    }
 }
 
 /* A job store write that failed: counted (the supervisor's counter "store_errors",
  * which the alert rules watch), logged once per 10 s. */
 static void journal_log_err(struct sup *s, const char *what, const char *err)
 {
-	uint64_t t = os_now_ns();
+    uint64_t t = os_now_ns();
 
-	if (s->slot)
-		stats_counter_add(s->slot, 4, 1);
-	if (s->store_err_ns && t - s->store_err_ns < 10000000000ull)
-		return;
-	s->store_err_ns = t;
-	logmsg("%s: %s (retried every tick; proving goes on)", what, err);
+    if (s->slot) stats_counter_add(s->slot, 4, 1);
+    if (s->store_err_ns && t - s->store_err_ns < 10000000000ull) return;
+    s->store_err_ns = t;
+    logmsg("%s: %s (retried every tick; proving goes on)", what, err);
 }
 
 /* Record every partition state change since the last call, and the jobs decided
@@ -52,72 +44,61 @@ static void journal_log_err(struct sup *s, const char *what, const char *err)
  * When the commit fails, everything is written again next time. */
 void journal_sync(struct sup *s)
 {
-	struct jobtab *jt = &s->pl.data.jobtab;
-	char err[512];
-	int changed = 0, rc;
+    struct jobtab *jt = &s->pl.data.jobtab;
+    char err[512];
+    int changed = 0, rc;
 
-	if (!s->store)
-		return;
-	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
-		const struct jobtab_job *jb = &jt->jobs[j];
-		uint32_t st;
+    if (!s->store) return;
+    for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+        const struct jobtab_job *jb = &jt->jobs[j];
+        uint32_t st;
 
-		if (s->jobs[j].rec != REC_RUNNING)
-			continue;
-		st = job_state(s, j);
-		for (uint32_t i = 0; i < jb->n_parts; i++) {
-			uint32_t p = jb->first_part + i;
-			enum store_part_state ps =
-				journal_state_of(jobtab_word_state(jobtab_part_load(jt, p)));
+        if (s->jobs[j].rec != REC_RUNNING) continue;
+        st = job_state(s, j);
+        for (uint32_t i = 0; i < jb->n_parts; i++) {
+            uint32_t p = jb->first_part + i;
+            enum store_part_state ps = journal_state_of(jobtab_word_state(jobtab_part_load(jt, p)));
 
-			if (s->parts[p].rec == ps)
-				continue;
-			if (store_part_set(s->store, jb->id, i, ps, jt->parts[p].reason))
-				goto fail;
-			s->parts[p].rec = (uint8_t)ps;
-			changed = 1;
-		}
-		if (st == JOBTAB_DONE || st == JOBTAB_FAILED) {
-			if (store_job_set(s->store, jb->id,
-					  st == JOBTAB_DONE ? STORE_JOB_DONE : STORE_JOB_FAILED))
-				goto fail;
-			s->jobs[j].rec = REC_FINAL;
-			changed = 1;
-		}
-	}
-	if (!changed)
-		return;
-	{
-		uint64_t t0 = os_now_ns();
+            if (s->parts[p].rec == ps) continue;
+            if (store_part_set(s->store, jb->id, i, ps, jt->parts[p].reason)) goto fail;
+            s->parts[p].rec = (uint8_t)ps;
+            changed = 1;
+        }
+        if (st == JOBTAB_DONE || st == JOBTAB_FAILED) {
+            if (store_job_set(s->store, jb->id, st == JOBTAB_DONE ? STORE_JOB_DONE : STORE_JOB_FAILED))
+                goto fail;
+            s->jobs[j].rec = REC_FINAL;
+            changed = 1;
+        }
+    }
+    if (!changed) return;
+    {
+        uint64_t t0 = os_now_ns();
 
-		rc = store_commit(s->store, err, sizeof(err));
-		/* The batch's cost (the updates before t0 are in memory; the commit
-		 * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
-		 * store_ns in the supervisor's counters. */
-		if (s->slot) {
-			stats_counter_add(s->slot, 2, 1);
-			stats_counter_add(s->slot, 3, os_now_ns() - t0);
-		}
-	}
-	if (!rc)
-		return;
-	journal_log_err(s, "job store: recording partition states failed", err);
-	goto redo;
+        rc = store_commit(s->store, err, sizeof(err));
+        /* The batch's cost (the updates before t0 are in memory; the commit
+                 * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
+                 * store_ns in the supervisor's counters. */
+        if (s->slot) {
+            stats_counter_add(s->slot, 2, 1);
+            stats_counter_add(s->slot, 3, os_now_ns() - t0);
+        }
+    }
+    if (!rc) return;
+    journal_log_err(s, "job store: recording partition states failed", err);
+    goto redo;
 fail:
-	snprintf(err, sizeof(err), "an update failed");
-	store_commit(s->store, err, sizeof(err)); /* ends (or rolls back) the batch */
-	journal_log_err(s, "job store: recording partition states failed", err);
+    snprintf(err, sizeof(err), "an update failed");
+    store_commit(s->store, err, sizeof(err)); /* ends (or rolls back) the batch */
+    journal_log_err(s, "job store: recording partition states failed", err);
 redo:
-	for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
-		const struct jobtab_job *jb = &jt->jobs[j];
+    for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+        const struct jobtab_job *jb = &jt->jobs[j];
 
-		if (s->jobs[j].rec == REC_NONE)
-			continue;
-		if (s->jobs[j].rec == REC_FINAL && job_state(s, j) != JOBTAB_FREE)
-			s->jobs[j].rec = REC_RUNNING;
-		if (s->jobs[j].rec == REC_RUNNING)
-			memset(&s->parts[jb->first_part].rec, REC_UNKNOWN, jb->n_parts);
-	}
+        if (s->jobs[j].rec == REC_NONE) continue;
+        if (s->jobs[j].rec == REC_FINAL && job_state(s, j) != JOBTAB_FREE) s->jobs[j].rec = REC_RUNNING;
+        if (s->jobs[j].rec == REC_RUNNING) memset(&s->parts[jb->first_part].rec, REC_UNKNOWN, jb->n_parts);
+    }
 }
 
 /* The submit as the store keeps it: what a later cuzkd needs to start it again.
@@ -125,32 +106,28 @@ redo:
  * out_dir, reopened at resume and accepted only as the same directory: "out"); the
  * files are cuzkd's durable copies, by name in STATE_DIR/INSTANCE.copies ("copies");
  * "peer" is who submitted (the out dir must still be theirs to write). */
-char *journal_request(const struct control_submit *sub, json_t *copies,
-		      const struct control_peer *peer, const struct stat *od)
+char *journal_request(const struct control_submit *sub, json_t *copies, const struct control_peer *peer,
+                      const struct stat *od)
 {
-	json_t *parts = json_array(), *groups = json_array(),
-	       *cp = json_object_get(copies, "parts"), *o;
-	char *t;
+    json_t *parts = json_array(), *groups = json_array(), *cp = json_object_get(copies, "parts"), *o;
+    char *t;
 
-	for (size_t i = 0; parts && i < sub->n; i++)
-		json_array_append_new(parts,
-				      json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i], "name",
-						sub->name[i], "copy", json_array_get(cp, i),
-						"wtns_id", sub->wtns_id[i]));
-	for (size_t i = 0; groups && i < peer->n_groups; i++)
-		json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
-	o = json_pack(
-		"{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}",
-		"version", 2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs",
-		sub->r1cs[0] ? sub->r1cs : NULL, "witness_gen", sub->wgen[0] ? sub->wgen : NULL,
-		"priority", (int)sub->priority, "parts", parts, "out", "dev",
-		(json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino, "peer", "uid",
-		(json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups, "copies",
-		"zkey", json_object_get(copies, "zkey"), "r1cs", json_object_get(copies, "r1cs"),
-		"wgen", json_object_get(copies, "wgen"));
-	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	json_decref(o);
-	return t;
+    for (size_t i = 0; parts && i < sub->n; i++)
+        json_array_append_new(parts,
+                              json_pack("{s:s,s:s,s:O,s:s}", "wtns", sub->wtns[i], "name", sub->name[i],
+                                        "copy", json_array_get(cp, i), "wtns_id", sub->wtns_id[i]));
+    for (size_t i = 0; groups && i < peer->n_groups; i++)
+        json_array_append_new(groups, json_integer((json_int_t)peer->groups[i]));
+    o = json_pack("{s:i,s:s,s:s,s:s?,s:s?,s:i,s:o,s:{s:I,s:I},s:{s:I,s:I,s:o},s:{s:O,s:O?,s:O?}}", "version",
+                  2, "zkey", sub->zkey, "out_dir", sub->out_dir, "r1cs", sub->r1cs[0] ? sub->r1cs : NULL,
+                  "witness_gen", sub->wgen[0] ? sub->wgen : NULL, "priority", (int)sub->priority, "parts",
+                  parts, "out", "dev", (json_int_t)od->st_dev, "ino", (json_int_t)od->st_ino, "peer", "uid",
+                  (json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups, "copies", "zkey",
+                  json_object_get(copies, "zkey"), "r1cs", json_object_get(copies, "r1cs"), "wgen",
+                  json_object_get(copies, "wgen"));
+    t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return t;
 }
 
 /* --store-keep-days: decided jobs leave the store that long after they finished, so
@@ -158,18 +135,17 @@ char *journal_request(const struct control_submit *sub, json_t *copies,
  * tick): a DELETE of old rows, cheap next to a tick's batch commit. */
 void journal_prune(struct sup *s)
 {
-	uint64_t n;
-	char err[512];
+    uint64_t n;
+    char err[512];
 
-	if (!s->store || !s->c->store_keep_days)
-		return;
-	if (store_prune(s->store, (int64_t)time(NULL) - (int64_t)s->c->store_keep_days * 86400, &n,
-			err, sizeof(err)))
-		journal_log_err(s, "pruning", err);
-	else if (n)
-		logmsg("job store: removed %llu decided job(s) finished more than %u day(s) ago "
-		       "(--store-keep-days)",
-		       (unsigned long long)n, s->c->store_keep_days);
+    if (!s->store || !s->c->store_keep_days) return;
+    if (store_prune(s->store, (int64_t)time(NULL) - (int64_t)s->c->store_keep_days * 86400, &n, err,
+                    sizeof(err)))
+        journal_log_err(s, "pruning", err);
+    else if (n)
+        logmsg("job store: removed %llu decided job(s) finished more than %u day(s) ago "
+               "(--store-keep-days)",
+               (unsigned long long)n, s->c->store_keep_days);
 }
 
 /* Each user's decided jobs, bounded by count and bytes (a user submitting many
@@ -177,54 +153,51 @@ void journal_prune(struct sup *s)
  * against a burst, rare enough to cost nothing. */
 void journal_prune_uid(struct sup *s)
 {
-	uint64_t n;
-	char err[512];
+    uint64_t n;
+    char err[512];
 
-	if (store_prune_per_uid(s->store, s->c->store_keep_jobs,
-				(uint64_t)s->c->store_keep_mb << 20, &n, err, sizeof(err)))
-		journal_log_err(s, "pruning", err);
-	else if (n)
-		logmsg("job store: removed %llu decided job(s) beyond a user's "
-		       "--store-keep-jobs %u / --store-keep-mb %u",
-		       (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
+    if (store_prune_per_uid(s->store, s->c->store_keep_jobs, (uint64_t)s->c->store_keep_mb << 20, &n, err,
+                            sizeof(err)))
+        journal_log_err(s, "pruning", err);
+    else if (n)
+        logmsg("job store: removed %llu decided job(s) beyond a user's "
+               "--store-keep-jobs %u / --store-keep-mb %u",
+               (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
 }
 
 /* Record a submit in the store under the next job id. 0 or -errno with err. */
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
-		   const struct control_peer *peer, char *err, size_t errlen)
+                   const struct control_peer *peer, char *err, size_t errlen)
 {
-	uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
-	const char **names = calloc(sub->n, sizeof(*names));
-	struct stat od;
-	char *req, e[400];
-	uint64_t t0;
-	int rc;
+    uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
+    const char **names = calloc(sub->n, sizeof(*names));
+    struct stat od;
+    char *req, e[400];
+    uint64_t t0;
+    int rc;
 
-	if (fstat(sub->out_fd, &od)) {
-		rc = -errno;
-		free(names);
-		snprintf(err, errlen, "out_dir %s: %s", sub->out_dir, strerror(-rc));
-		return rc;
-	}
-	req = journal_request(sub, copies, peer, &od);
-	if (!names || !req) {
-		free(names);
-		free(req);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < sub->n; i++)
-		names[i] = sub->name[i];
-	t0 = os_now_ns();
-	rc = store_job_add(s->store, id, req, (uint32_t)sub->n, names, e, sizeof(e));
-	if (s->slot) {
-		stats_counter_add(s->slot, 2, 1);
-		stats_counter_add(s->slot, 3, os_now_ns() - t0);
-	}
-	if (rc)
-		snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s",
-			 e);
-	free(names);
-	free(req);
-	return rc;
+    if (fstat(sub->out_fd, &od)) {
+        rc = -errno;
+        free(names);
+        snprintf(err, errlen, "out_dir %s: %s", sub->out_dir, strerror(-rc));
+        return rc;
+    }
+    req = journal_request(sub, copies, peer, &od);
+    if (!names || !req) {
+        free(names);
+        free(req);
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < sub->n; i++) names[i] = sub->name[i];
+    t0 = os_now_ns();
+    rc = store_job_add(s->store, id, req, (uint32_t)sub->n, names, e, sizeof(e));
+    if (s->slot) {
+        stats_counter_add(s->slot, 2, 1);
+        stats_counter_add(s->slot, 3, os_now_ns() - t0);
+    }
+    if (rc) snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
+    free(names);
+    free(req);
+    return rc;
 }

@@ -19,101 +19,97 @@
  * fstatat) and, in that rare case, written again here. 0, or -errno with err; the
  * caller releases held (dur_release) either way when the submit fails. */
 static int take_copies(struct sup *s, const struct control_submit *sub, json_t *held, char *err,
-		       size_t errlen)
+                       size_t errlen)
 {
-	const struct {
-		const char *prefix;
-		int fd;
-	} sh[] = {
-		{ "zkey-", sub->zkey_fd },
-		{ "r1cs-", sub->r1cs_fd },
-		{ "wgen-", sub->wgen_fd },
-	};
-	char e[400];
-	size_t i;
-	json_t *v;
-	int rc;
+    const struct {
+        const char *prefix;
+        int fd;
+    } sh[] = {
+        { "zkey-", sub->zkey_fd },
+        { "r1cs-", sub->r1cs_fd },
+        { "wgen-", sub->wgen_fd },
+    };
+    char e[400];
+    size_t i;
+    json_t *v;
+    int rc;
 
-	json_array_foreach (held, i, v)
-		dur_ref(s, json_string_value(v));
-	json_array_foreach (held, i, v)
-		for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
-			if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
-			    (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v), e,
-						 sizeof(e))) < 0) {
-				snprintf(err, errlen,
-					 "the job could not be recorded, so it was not "
-					 "accepted: %s",
-					 e);
-				return rc;
-			}
-	return 0;
+    json_array_foreach (held, i, v) dur_ref(s, json_string_value(v));
+    json_array_foreach (held, i, v)
+        for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
+            if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
+                (rc = copies_persist(s->copies_dfd, sh[j].fd, json_string_value(v), e, sizeof(e))) < 0) {
+                snprintf(err, errlen,
+                         "the job could not be recorded, so it was not "
+                         "accepted: %s",
+                         e);
+                return rc;
+            }
+    return 0;
 }
 
 /* Partitions of running jobs not yet DONE or FAILED (--max-queued counts these). */
 static uint32_t unfinished_parts(const struct sup *s)
 {
-	const struct jobtab *jt = &s->pl.data.jobtab;
-	uint32_t n = 0;
+    const struct jobtab *jt = &s->pl.data.jobtab;
+    uint32_t n = 0;
 
-	for (uint32_t p = 0; p < jt->hdr->max_parts; p++) {
-		uint32_t st = jobtab_word_state(jobtab_part_load(jt, p));
+    for (uint32_t p = 0; p < jt->hdr->max_parts; p++) {
+        uint32_t st = jobtab_word_state(jobtab_part_load(jt, p));
 
-		n += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
-	}
-	return n;
+        n += st >= JOBTAB_QUEUED && st < JOBTAB_DONE;
+    }
+    return n;
 }
 
 /* Job slot j's submitter (owners_submit_check). */
 static uid_t job_owner(const void *arg, uint32_t j)
 {
-	return ((const struct sup *)arg)->jobs[j].owner;
+    return ((const struct sup *)arg)->jobs[j].owner;
 }
 
 /* Refusals a submit gets before and after its intake: draining, the uid's quota.
  * 1 (refused, answered) or 0. */
 static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
 {
-	struct owners_quota q;
-	char m[256];
-	int rc;
+    struct owners_quota q;
+    char m[256];
+    int rc;
 
-	if (daemon_fsm_draining(&s->life)) {
-		reply_err(s, k, CONTROL_E_DRAINING,
-			  daemon_fsm_stopping(&s->life) ? "cuzkd is shutting down; "
-							  "submit to another instance" :
-							  "cuzkd is draining (not accepting jobs)");
-		return 1;
-	}
-	owners_quota(s->c, &q);
-	if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, k->uid, n_parts, &q, m,
-				      sizeof(m)))) {
-		reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
-		return 1;
-	}
-	return 0;
+    if (daemon_fsm_draining(&s->life)) {
+        reply_err(s, k, CONTROL_E_DRAINING,
+                  daemon_fsm_stopping(&s->life) ? "cuzkd is shutting down; "
+                                                  "submit to another instance"
+                                                : "cuzkd is draining (not accepting jobs)");
+        return 1;
+    }
+    owners_quota(s->c, &q);
+    if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, k->uid, n_parts, &q, m, sizeof(m)))) {
+        reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
+        return 1;
+    }
+    return 0;
 }
 
 /* Durable copies an intake wrote that no job took (its submit given up on, its
  * client gone): each goes unless a job holds it (a shared zkey copy, say). */
 static void drop_unheld(struct sup *s, json_t *held)
 {
-	size_t i;
-	json_t *v;
+    size_t i;
+    json_t *v;
 
-	json_array_foreach (held, i, v)
-		if (!json_object_get(s->dur, json_string_value(v)) &&
-		    unlinkat(s->copies_dfd, json_string_value(v), 0) && errno != ENOENT)
-			logmsg("durable copy %s: cannot remove it: %s", json_string_value(v),
-			       strerror(errno));
+    json_array_foreach (held, i, v)
+        if (!json_object_get(s->dur, json_string_value(v)) &&
+            unlinkat(s->copies_dfd, json_string_value(v), 0) && errno != ENOENT)
+            logmsg("durable copy %s: cannot remove it: %s", json_string_value(v), strerror(errno));
 }
 
 /* A submit that will not run: its files, and its durable copies (take_copies). */
 static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copies, json_t *held)
 {
-	json_decref(copies);
-	dur_release(s, held);
-	control_submit_free(sub, &s->copies);
+    json_decref(copies);
+    dur_release(s, held);
+    control_submit_free(sub, &s->copies);
 }
 
 /* Hand request *r (a submit or a preload) and its n_fds descriptors (the first of
@@ -121,378 +117,359 @@ static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copie
  * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
  * uid already has STUCK_PER_UID intakes given up on. */
 static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
-			       const int *extra, size_t n_extra);
+                               const int *extra, size_t n_extra);
 
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
-	intake_begin_extra(s, k, r, n_fds, NULL, 0);
+    intake_begin_extra(s, k, r, n_fds, NULL, 0);
 }
 
 /* The same with n_extra more descriptors of cuzkd's own after the client's (a circuit
  * by name: its files, catalog.c), moved in as well (closed when refused). */
 static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
-			       const int *extra, size_t n_extra)
+                               const int *extra, size_t n_extra)
 {
-	struct intake *t;
-	unsigned stuck = 0;
-	int *all;
-	int rc;
+    struct intake *t;
+    unsigned stuck = 0;
+    int *all;
+    int rc;
 
-	for (t = s->intakes; t; t = t->next)
-		stuck += t->abandoned && t->uid == k->uid;
-	if (stuck >= STUCK_PER_UID) {
-		char m[256];
+    for (t = s->intakes; t; t = t->next) stuck += t->abandoned && t->uid == k->uid;
+    if (stuck >= STUCK_PER_UID) {
+        char m[256];
 
-		snprintf(
-			m, sizeof(m),
-			"busy: %u earlier submit(s) or preload(s) of uid %u are "
-			"still stuck reading their files (--copy-timeout %u s passed); submit again once "
-			"those reads return",
-			stuck, (unsigned)k->uid, s->c->copy_timeout_s);
-		reply_err(s, k, CONTROL_E_BUSY, m);
-		for (size_t i = 0; i < n_extra; i++)
-			close(extra[i]);
-		return;
-	}
+        snprintf(m, sizeof(m),
+                 "busy: %u earlier submit(s) or preload(s) of uid %u are "
+                 "still stuck reading their files (--copy-timeout %u s passed); submit again once "
+                 "those reads return",
+                 stuck, (unsigned)k->uid, s->c->copy_timeout_s);
+        reply_err(s, k, CONTROL_E_BUSY, m);
+        for (size_t i = 0; i < n_extra; i++) close(extra[i]);
+        return;
+    }
 
-	all = malloc((n_fds + n_extra + 1) * sizeof(*all));
-	if (all) {
-		memcpy(all, k->fds, n_fds * sizeof(*all));
-		if (n_extra)
-			memcpy(all + n_fds, extra, n_extra * sizeof(*all));
-	}
-	t = all ? intake_new(r, all, n_fds + n_extra, k->uid, k->gid, k->groups, k->n_groups) :
-		  NULL;
-	free(all);
-	if (!t) {
-		for (size_t i = 0; i < n_extra; i++)
-			close(extra[i]);
-		reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
-		return;
-	}
-	/* The descriptors are the intake's now: out of the queue without closing them. */
-	memmove(k->fds, k->fds + n_fds, (k->n_fds - n_fds) * sizeof(*k->fds));
-	k->n_fds -= (uint32_t)n_fds;
-	t->cp = &s->copies;
-	t->buf_size = s->pl.config->buf_size;
-	t->max_parts = s->pl.config->max_parts;
-	t->bytes_quota = uid_bytes_quota(s, k->uid);
-	t->bytes_used = t->bytes_quota ? uid_bytes(s, k->uid) : 0;
-	t->notify_fd = s->intake_fd;
-	/* A dup: the thread may outlive this loop's descriptor (cuzkd stopping). */
-	if (s->store && t->r.kind != CONTROL_PRELOAD &&
-	    (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
-		intake_free(t);
-		reply_err(s, k, CONTROL_E_INTERNAL,
-			  "cannot start the submit's checks: out of "
-			  "descriptors");
-		return;
-	}
-	t->conn = (uint32_t)(k - s->conns);
-	t->conn_gen = k->gen;
-	t->seen_ns = os_now_ns();
-	if ((rc = intake_start(t))) {
-		char m[128];
+    all = malloc((n_fds + n_extra + 1) * sizeof(*all));
+    if (all) {
+        memcpy(all, k->fds, n_fds * sizeof(*all));
+        if (n_extra) memcpy(all + n_fds, extra, n_extra * sizeof(*all));
+    }
+    t = all ? intake_new(r, all, n_fds + n_extra, k->uid, k->gid, k->groups, k->n_groups) : NULL;
+    free(all);
+    if (!t) {
+        for (size_t i = 0; i < n_extra; i++) close(extra[i]);
+        reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
+        return;
+    }
+    /* The descriptors are the intake's now: out of the queue without closing them. */
+    memmove(k->fds, k->fds + n_fds, (k->n_fds - n_fds) * sizeof(*k->fds));
+    k->n_fds -= (uint32_t)n_fds;
+    t->cp = &s->copies;
+    t->buf_size = s->pl.config->buf_size;
+    t->max_parts = s->pl.config->max_parts;
+    t->bytes_quota = uid_bytes_quota(s, k->uid);
+    t->bytes_used = t->bytes_quota ? uid_bytes(s, k->uid) : 0;
+    t->notify_fd = s->intake_fd;
+    /* A dup: the thread may outlive this loop's descriptor (cuzkd stopping). */
+    if (s->store && t->r.kind != CONTROL_PRELOAD &&
+        (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        intake_free(t);
+        reply_err(s, k, CONTROL_E_INTERNAL,
+                  "cannot start the submit's checks: out of "
+                  "descriptors");
+        return;
+    }
+    t->conn = (uint32_t)(k - s->conns);
+    t->conn_gen = k->gen;
+    t->seen_ns = os_now_ns();
+    if ((rc = intake_start(t))) {
+        char m[128];
 
-		intake_free(t);
-		snprintf(m, sizeof(m), "cannot start the submit's checks: %s", strerror(-rc));
-		reply_err(s, k, CONTROL_E_INTERNAL, m);
-		return;
-	}
-	t->next = s->intakes;
-	s->intakes = t;
-	k->pending = t;
+        intake_free(t);
+        snprintf(m, sizeof(m), "cannot start the submit's checks: %s", strerror(-rc));
+        reply_err(s, k, CONTROL_E_INTERNAL, m);
+        return;
+    }
+    t->next = s->intakes;
+    s->intakes = t;
+    k->pending = t;
 }
 
 /* A submit: its files are checked and copied by an intake (intake.h), off this loop;
  * submit_finish takes it from there. */
 void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
-	/* Before anything is copied: a user at its quota costs cuzkd nothing. */
-	if (submit_refused(s, k, (uint32_t)r->n_witnesses))
-		return;
-	if (r->circuit) {
-		/* By name: the circuit's files (cuzkd's descriptors) after the client's. */
-		int extra[3];
-		size_t n_extra;
-		const char *code;
-		char m[512];
+    /* Before anything is copied: a user at its quota costs cuzkd nothing. */
+    if (submit_refused(s, k, (uint32_t)r->n_witnesses)) return;
+    if (r->circuit) {
+        /* By name: the circuit's files (cuzkd's descriptors) after the client's. */
+        int extra[3];
+        size_t n_extra;
+        const char *code;
+        char m[512];
 
-		if (catalog_submit(s, r, extra, &n_extra, &code, m, sizeof(m))) {
-			reply_err(s, k, code, m);
-			return;
-		}
-		intake_begin_extra(s, k, r, n_fds, extra, n_extra);
-		return;
-	}
-	intake_begin(s, k, r, n_fds);
+        if (catalog_submit(s, r, extra, &n_extra, &code, m, sizeof(m))) {
+            reply_err(s, k, code, m);
+            return;
+        }
+        intake_begin_extra(s, k, r, n_fds, extra, n_extra);
+        return;
+    }
+    intake_begin(s, k, r, n_fds);
 }
 
 /* The store on: the job holds the durable copies its intake wrote (take_copies). 1:
  * refused (answered; the submit and copies are consumed). */
-static int submit_durable(struct sup *s, struct conn *k, struct intake *t,
-			  struct control_submit *sub, json_t *copies, json_t *held)
+static int submit_durable(struct sup *s, struct conn *k, struct intake *t, struct control_submit *sub,
+                          json_t *copies, json_t *held)
 {
-	char err[512];
-	int rc;
+    char err[512];
+    int rc;
 
-	if (!(rc = t->dur_rc) && !(rc = take_copies(s, sub, held, err, sizeof(err))))
-		return 0;
-	/* held (NULL when the intake failed: it removed its own) is released: the job's
-	 * own copies go, a shared one only if no other job holds it. */
-	json_decref(copies);
-	dur_release(s, held);
-	control_submit_free(sub, &s->copies);
-	reply_err(s, k, CONTROL_E_STORE, t->dur_rc ? t->dur_err : err);
-	return 1;
+    if (!(rc = t->dur_rc) && !(rc = take_copies(s, sub, held, err, sizeof(err)))) return 0;
+    /* held (NULL when the intake failed: it removed its own) is released: the job's
+         * own copies go, a shared one only if no other job holds it. */
+    json_decref(copies);
+    dur_release(s, held);
+    control_submit_free(sub, &s->copies);
+    reply_err(s, k, CONTROL_E_STORE, t->dur_rc ? t->dur_err : err);
+    return 1;
 }
 
 /* The refusals once the files are read: draining and the uid's quotas again (the
  * table moved while the files were read: other intakes landed), the bytes of its
  * copies, --max-queued. 1: refused (answered; the submit and copies are dropped). */
-static int submit_late_refused(struct sup *s, struct conn *k, struct control_submit *sub,
-			       json_t *copies, json_t *held)
+static int submit_late_refused(struct sup *s, struct conn *k, struct control_submit *sub, json_t *copies,
+                               json_t *held)
 {
-	uint64_t q = uid_bytes_quota(s, k->uid), used = q ? uid_bytes(s, k->uid) : 0;
-	uint32_t queued = s->c->max_queued ? unfinished_parts(s) : 0;
-	const char *code = CONTROL_E_BUSY;
-	char m[256];
+    uint64_t q = uid_bytes_quota(s, k->uid), used = q ? uid_bytes(s, k->uid) : 0;
+    uint32_t queued = s->c->max_queued ? unfinished_parts(s) : 0;
+    const char *code = CONTROL_E_BUSY;
+    char m[256];
 
-	if (submit_refused(s, k, (uint32_t)sub->n)) {
-		submit_drop(s, sub, copies, held);
-		return 1;
-	}
-	if (q && sub->bytes + used > q) {
-		snprintf(m, sizeof(m),
-			 "quota: this job's files are %.1f MiB and uid %u's unfinished "
-			 "jobs hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry "
-			 "when some finish",
-			 (double)sub->bytes / 1048576.0, (unsigned)k->uid, (double)used / 1048576.0,
-			 (double)q / 1048576.0);
-		code = CONTROL_E_QUOTA;
-	} else if (s->c->max_queued && sub->n > s->c->max_queued) {
-		snprintf(m, sizeof(m),
-			 "busy: a job of %zu partitions is more than "
-			 "this cuzkd queues (--max-queued %u): split it",
-			 sub->n, s->c->max_queued);
-	} else if (s->c->max_queued && queued + sub->n > s->c->max_queued) {
-		snprintf(m, sizeof(m),
-			 "busy: %u partition(s) queued or in progress, "
-			 "this job's %zu would pass --max-queued %u; retry when "
-			 "some finish",
-			 queued, sub->n, s->c->max_queued);
-	} else {
-		return 0;
-	}
-	submit_drop(s, sub, copies, held);
-	reply_err(s, k, code, m);
-	return 1;
+    if (submit_refused(s, k, (uint32_t)sub->n)) {
+        submit_drop(s, sub, copies, held);
+        return 1;
+    }
+    if (q && sub->bytes + used > q) {
+        snprintf(m, sizeof(m),
+                 "quota: this job's files are %.1f MiB and uid %u's unfinished "
+                 "jobs hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry "
+                 "when some finish",
+                 (double)sub->bytes / 1048576.0, (unsigned)k->uid, (double)used / 1048576.0,
+                 (double)q / 1048576.0);
+        code = CONTROL_E_QUOTA;
+    } else if (s->c->max_queued && sub->n > s->c->max_queued) {
+        snprintf(m, sizeof(m),
+                 "busy: a job of %zu partitions is more than "
+                 "this cuzkd queues (--max-queued %u): split it",
+                 sub->n, s->c->max_queued);
+    } else if (s->c->max_queued && queued + sub->n > s->c->max_queued) {
+        snprintf(m, sizeof(m),
+                 "busy: %u partition(s) queued or in progress, "
+                 "this job's %zu would pass --max-queued %u; retry when "
+                 "some finish",
+                 queued, sub->n, s->c->max_queued);
+    } else {
+        return 0;
+    }
+    submit_drop(s, sub, copies, held);
+    reply_err(s, k, code, m);
+    return 1;
 }
 
 /* The submit into the job table, retiring decided jobs when it is full. With a store
  * it is recorded first (copies: the durable names), and taken out again when the
  * table refuses it. NULL with *slot, or the error code of the reply with err
  * (nothing started). */
-static const char *submit_enter(struct sup *s, struct conn *k, struct control_submit *sub,
-				json_t *copies, uint32_t *slot, char *err, size_t errlen)
+static const char *submit_enter(struct sup *s, struct conn *k, struct control_submit *sub, json_t *copies,
+                                uint32_t *slot, char *err, size_t errlen)
 {
-	const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
-	struct pipe_submit_part *parts = calloc(sub->n, sizeof(*parts));
-	int rc;
+    const struct control_peer peer = { k->uid, k->gid, k->groups, k->n_groups };
+    struct pipe_submit_part *parts = calloc(sub->n, sizeof(*parts));
+    int rc;
 
-	if (!parts) {
-		snprintf(err, errlen, "out of memory");
-		return CONTROL_E_INTERNAL;
-	}
-	for (size_t i = 0; i < sub->n; i++)
-		parts[i] = (struct pipe_submit_part){ .wtns_path = sub->wtns[i],
-						      .r1cs_path = sub->r1cs,
-						      .name = sub->name[i],
-						      .wgen_path = sub->wgen,
-						      .wtns_fd = sub->wtns_fd[i],
-						      .r1cs_fd = sub->r1cs_fd,
-						      .wgen_fd = sub->wgen_fd };
-	/* Durable first: the job and its partitions are committed to the store under
-	 * the id the table will give it (ids are the supervisor's alone) before any stage
-	 * can see it, so a store that cannot record it (disk full) refuses the submit
-	 * with nothing started; and a job the client is told about survives cuzkd. */
-	if (s->store && journal_record(s, sub, copies, &peer, err, errlen)) {
-		free(parts);
-		return CONTROL_E_STORE;
-	}
-	for (int tries = 0; tries < 2; tries++) {
-		rc = pipeline_submit_job_fds(
-			&s->pl, sub->zkey, sub->zkey_fd, sub->out_dir, sub->out_fd, (int64_t)k->uid,
-			sub->priority, (uint32_t)sub->n, parts, os_now_ns(), slot, err, errlen);
-		if (rc != -ENOSPC || tries)
-			break;
-		journal_sync(s); /* a decided job is retired only once its end is recorded */
-		if (jobs_retire(s, 1) <= 0)
-			break;
-	}
-	free(parts);
-	if (rc == -ENOBUFS) {
-		s->repush_needed = 1;
-		rc = 0;
-	}
-	if (rc && s->store) {
-		char e2[512];
-		uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
+    if (!parts) {
+        snprintf(err, errlen, "out of memory");
+        return CONTROL_E_INTERNAL;
+    }
+    for (size_t i = 0; i < sub->n; i++)
+        parts[i] = (struct pipe_submit_part){ .wtns_path = sub->wtns[i],
+                                              .r1cs_path = sub->r1cs,
+                                              .name = sub->name[i],
+                                              .wgen_path = sub->wgen,
+                                              .wtns_fd = sub->wtns_fd[i],
+                                              .r1cs_fd = sub->r1cs_fd,
+                                              .wgen_fd = sub->wgen_fd };
+    /* Durable first: the job and its partitions are committed to the store under
+         * the id the table will give it (ids are the supervisor's alone) before any stage
+         * can see it, so a store that cannot record it (disk full) refuses the submit
+         * with nothing started; and a job the client is told about survives cuzkd. */
+    if (s->store && journal_record(s, sub, copies, &peer, err, errlen)) {
+        free(parts);
+        return CONTROL_E_STORE;
+    }
+    for (int tries = 0; tries < 2; tries++) {
+        rc = pipeline_submit_job_fds(&s->pl, sub->zkey, sub->zkey_fd, sub->out_dir, sub->out_fd,
+                                     (int64_t)k->uid, sub->priority, (uint32_t)sub->n, parts, os_now_ns(),
+                                     slot, err, errlen);
+        if (rc != -ENOSPC || tries) break;
+        journal_sync(s); /* a decided job is retired only once its end is recorded */
+        if (jobs_retire(s, 1) <= 0) break;
+    }
+    free(parts);
+    if (rc == -ENOBUFS) {
+        s->repush_needed = 1;
+        rc = 0;
+    }
+    if (rc && s->store) {
+        char e2[512];
+        uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
 
-		/* Not started after all: take it out again, so no later cuzkd starts it. */
-		if (store_job_delete(s->store, id, e2, sizeof(e2)))
-			logmsg("job %llu was refused (%s) but stays in the job store: %s; a later "
-			       "cuzkd will run it",
-			       (unsigned long long)id, err, e2);
-	}
-	return !rc ? NULL : rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST;
+        /* Not started after all: take it out again, so no later cuzkd starts it. */
+        if (store_job_delete(s->store, id, e2, sizeof(e2)))
+            logmsg("job %llu was refused (%s) but stays in the job store: %s; a later "
+                   "cuzkd will run it",
+                   (unsigned long long)id, err, e2);
+    }
+    return !rc ? NULL : rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST;
 }
 
 /* The job took slot: it holds the submit's files and durable copies (held) from now
  * on (released when its slot retires); the client is told its id. */
 static void submit_started(struct sup *s, struct conn *k, struct control_submit *sub, json_t *held,
-			   uint32_t slot)
+                           uint32_t slot)
 {
-	const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[slot];
-	struct job_files f = { .zkey_fd = sub->zkey_fd,
-			       .r1cs_fd = sub->r1cs_fd,
-			       .out_fd = sub->out_fd,
-			       .wgen_fd = sub->wgen_fd,
-			       .wtns_fd = sub->wtns_fd,
-			       .n = sub->n,
-			       .bytes = sub->bytes,
-			       .dur = held };
+    const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[slot];
+    struct job_files f = { .zkey_fd = sub->zkey_fd,
+                           .r1cs_fd = sub->r1cs_fd,
+                           .out_fd = sub->out_fd,
+                           .wgen_fd = sub->wgen_fd,
+                           .wtns_fd = sub->wtns_fd,
+                           .n = sub->n,
+                           .bytes = sub->bytes,
+                           .dur = held };
 
-	job_begin(s, slot, k->uid, 0, &f);
-	for (uint32_t i = 0; s->store && i < sub->n; i++)
-		s->parts[jb->first_part + i].rec = STORE_QUEUED;
-	sub->zkey_fd = sub->r1cs_fd = sub->out_fd = sub->wgen_fd = -1;
-	sub->wtns_fd = NULL;
-	logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)jb->id, sub->n,
-	       sub->zkey, sub->out_dir);
-	if (s->slot)
-		stats_counter_add(s->slot, 1, 1);
-	conn_reply(s, k,
-		   control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions",
-					      (int)sub->n)));
+    job_begin(s, slot, k->uid, 0, &f);
+    for (uint32_t i = 0; s->store && i < sub->n; i++) s->parts[jb->first_part + i].rec = STORE_QUEUED;
+    sub->zkey_fd = sub->r1cs_fd = sub->out_fd = sub->wgen_fd = -1;
+    sub->wtns_fd = NULL;
+    logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)jb->id, sub->n, sub->zkey,
+           sub->out_dir);
+    if (s->slot) stats_counter_add(s->slot, 1, 1);
+    conn_reply(
+        s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions", (int)sub->n)));
 }
 
 /* The rest of a submit, in the loop, once its intake checked it (and, with a job
  * store, wrote its durable copies): its submit and copies are consumed. */
 static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
 {
-	struct control_submit sub = t->sub, *sub_ = &t->sub;
-	json_t *copies = t->copies, *held = t->held;
-	const char *code;
-	char err[512];
-	uint32_t slot;
+    struct control_submit sub = t->sub, *sub_ = &t->sub;
+    json_t *copies = t->copies, *held = t->held;
+    const char *code;
+    char err[512];
+    uint32_t slot;
 
-	memset(sub_, 0, sizeof(*sub_));
-	sub_->zkey_fd = sub_->r1cs_fd = sub_->out_fd = sub_->wgen_fd = -1;
-	t->copies = t->held = NULL; /* ours now */
-	if (!s->store) {
-		json_decref(copies);
-		json_decref(held);
-		copies = held = NULL;
-	} else if (submit_durable(s, k, t, &sub, copies, held)) {
-		return;
-	}
-	if (submit_late_refused(s, k, &sub, copies, held))
-		return;
-	code = submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
-	json_decref(copies);
-	if (code) {
-		dur_release(s, held);
-		reply_err(s, k, code, err);
-	} else {
-		submit_started(s, k, &sub, held, slot);
-	}
-	control_submit_free(&sub, &s->copies);
+    memset(sub_, 0, sizeof(*sub_));
+    sub_->zkey_fd = sub_->r1cs_fd = sub_->out_fd = sub_->wgen_fd = -1;
+    t->copies = t->held = NULL; /* ours now */
+    if (!s->store) {
+        json_decref(copies);
+        json_decref(held);
+        copies = held = NULL;
+    } else if (submit_durable(s, k, t, &sub, copies, held)) {
+        return;
+    }
+    if (submit_late_refused(s, k, &sub, copies, held)) return;
+    code = submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
+    json_decref(copies);
+    if (code) {
+        dur_release(s, held);
+        reply_err(s, k, code, err);
+    } else {
+        submit_started(s, k, &sub, held, slot);
+    }
+    control_submit_free(&sub, &s->copies);
 }
 
 /* The connection an intake answers, or NULL when it closed meanwhile. */
 static struct conn *intake_conn(struct sup *s, const struct intake *t)
 {
-	struct conn *k = &s->conns[t->conn];
+    struct conn *k = &s->conns[t->conn];
 
-	return k->fd >= 0 && k->gen == t->conn_gen && k->pending == t ? k : NULL;
+    return k->fd >= 0 && k->gen == t->conn_gen && k->pending == t ? k : NULL;
 }
 
 /* EV_INTAKE: answer each finished intake's client, free those given up on. */
 void handle_intakes(struct sup *s)
 {
-	uint64_t n;
+    uint64_t n;
 
-	(void)!read(s->intake_fd, &n, sizeof(n));
-	for (struct intake **pp = &s->intakes; *pp;) {
-		struct intake *t = *pp;
-		struct conn *k;
+    (void)!read(s->intake_fd, &n, sizeof(n));
+    for (struct intake **pp = &s->intakes; *pp;) {
+        struct intake *t = *pp;
+        struct conn *k;
 
-		if (!intake_done(t)) {
-			pp = &t->next;
-			continue;
-		}
-		*pp = t->next;
-		if (t->held && (t->abandoned || !intake_conn(s, t)))
-			drop_unheld(s, t->held);
-		if (t->abandoned) {
-			logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
-			       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit",
-			       (unsigned)t->uid);
-		} else if ((k = intake_conn(s, t))) {
-			k->pending = NULL;
-			k->active_ns = os_now_ns();
-			if (t->rc)
-				reply_err(s, k, t->e.code, t->e.message);
-			else if (t->r.kind == CONTROL_PRELOAD) {
-				circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
-				t->copy_fd = -1; /* taken: pinned, or put on refusal */
-			} else
-				submit_finish(s, k, t);
-			intake_free(t);
-			conn_resume(s, k);
-			continue;
-		}
-		intake_free(t);
-	}
+        if (!intake_done(t)) {
+            pp = &t->next;
+            continue;
+        }
+        *pp = t->next;
+        if (t->held && (t->abandoned || !intake_conn(s, t))) drop_unheld(s, t->held);
+        if (t->abandoned) {
+            logmsg("a %s of uid %u given up on (--copy-timeout) ended after all",
+                   t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid);
+        } else if ((k = intake_conn(s, t))) {
+            k->pending = NULL;
+            k->active_ns = os_now_ns();
+            if (t->rc)
+                reply_err(s, k, t->e.code, t->e.message);
+            else if (t->r.kind == CONTROL_PRELOAD) {
+                circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
+                t->copy_fd = -1; /* taken: pinned, or put on refusal */
+            } else
+                submit_finish(s, k, t);
+            intake_free(t);
+            conn_resume(s, k);
+            continue;
+        }
+        intake_free(t);
+    }
 }
 
 /* --copy-timeout: an intake whose copies read nothing for that long fails its
  * submit; its thread is left to end on its own (intake.h). */
 void check_intakes(struct sup *s, uint64_t t_ns)
 {
-	const uint64_t limit = (uint64_t)s->c->copy_timeout_s * 1000000000ull;
+    const uint64_t limit = (uint64_t)s->c->copy_timeout_s * 1000000000ull;
 
-	for (struct intake *t = s->intakes; t; t = t->next) {
-		uint64_t b = intake_bytes(t);
-		struct conn *k;
-		char m[384];
+    for (struct intake *t = s->intakes; t; t = t->next) {
+        uint64_t b = intake_bytes(t);
+        struct conn *k;
+        char m[384];
 
-		if (t->abandoned || intake_done(t))
-			continue;
-		if (b != t->seen_bytes) {
-			t->seen_bytes = b;
-			t->seen_ns = t_ns;
-			continue;
-		}
-		if (!limit || t_ns - t->seen_ns < limit)
-			continue;
-		t->abandoned = 1;
-		logmsg("a %s of uid %u read nothing of its files for %u s (%llu bytes in "
-		       "all): refused; its reads are left to end on their own",
-		       t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid,
-		       s->c->copy_timeout_s, (unsigned long long)b);
-		if (!(k = intake_conn(s, t)))
-			continue;
-		k->pending = NULL;
-		snprintf(m, sizeof(m),
-			 "%s: no byte of its files could be read for %u s "
-			 "(--copy-timeout; %llu bytes read in all): is one on a filesystem whose "
-			 "reads block (a FUSE mount, a hung NFS server)? Copy the files to a local "
-			 "disk and try again",
-			 t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", s->c->copy_timeout_s,
-			 (unsigned long long)b);
-		reply_err(s, k, CONTROL_E_BAD_INPUT, m);
-		conn_resume(s, k);
-	}
+        if (t->abandoned || intake_done(t)) continue;
+        if (b != t->seen_bytes) {
+            t->seen_bytes = b;
+            t->seen_ns = t_ns;
+            continue;
+        }
+        if (!limit || t_ns - t->seen_ns < limit) continue;
+        t->abandoned = 1;
+        logmsg("a %s of uid %u read nothing of its files for %u s (%llu bytes in "
+               "all): refused; its reads are left to end on their own",
+               t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", (unsigned)t->uid, s->c->copy_timeout_s,
+               (unsigned long long)b);
+        if (!(k = intake_conn(s, t))) continue;
+        k->pending = NULL;
+        snprintf(m, sizeof(m),
+                 "%s: no byte of its files could be read for %u s "
+                 "(--copy-timeout; %llu bytes read in all): is one on a filesystem whose "
+                 "reads block (a FUSE mount, a hung NFS server)? Copy the files to a local "
+                 "disk and try again",
+                 t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", s->c->copy_timeout_s,
+                 (unsigned long long)b);
+        reply_err(s, k, CONTROL_E_BAD_INPUT, m);
+        conn_resume(s, k);
+    }
 }

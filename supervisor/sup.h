@@ -49,21 +49,21 @@
 #include "cuzk/store.h"
 #include "cuzk/supervisor.h"
 
-#define MAX_CHILDREN (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
-#define MAX_CONNS 64     /* control connections of ordinary users */
-#define RESERVED_CONNS 8 /* more, only for root and cuzkd's own uid */
-#define N_CONNS (MAX_CONNS + RESERVED_CONNS)
-#define TICK_NS 100000000ull  /* timer period: 100 ms */
-#define SUP_MAX_TIMERS 16     /* timers.c's named timers, at most */
-#define REPLY_MAX (64u << 20) /* a connection's unsent replies */
-#define RESUME_OPEN_MS 5000u  /* a stored job's out dir may take this long to open */
+#define MAX_CHILDREN    (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
+#define MAX_CONNS       64 /* control connections of ordinary users */
+#define RESERVED_CONNS  8  /* more, only for root and cuzkd's own uid */
+#define N_CONNS         (MAX_CONNS + RESERVED_CONNS)
+#define TICK_NS         100000000ull /* timer period: 100 ms */
+#define SUP_MAX_TIMERS  16           /* timers.c's named timers, at most */
+#define REPLY_MAX       (64u << 20)  /* a connection's unsent replies */
+#define RESUME_OPEN_MS  5000u        /* a stored job's out dir may take this long to open */
 /* An unfinished request line (its descriptors already queued) may take this long: a
  * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
  * is only reached by one that trickles a byte now and then to hoard descriptors. */
 #define LINE_TIMEOUT_NS 30000000000ull
 
 /* The doorbell's number in every stage (dup2'd there before exec; --doorbell-fd). */
-#define DOORBELL_CHILD_FD 3
+#define DOORBELL_CHILD_FD     3
 #define DOORBELL_CHILD_FD_STR "3"
 
 /* Intakes of one uid that were given up on (--copy-timeout) and still block: past
@@ -80,67 +80,67 @@
 
 /* What a completion is for: the top byte of its user data (ev_data). */
 enum ev_type {
-	EV_LISTEN = 1,
-	EV_CONN,
-	EV_CONN_OUT,
-	EV_PIDFD,
-	EV_SIGNAL,
-	EV_TIMER,
-	EV_INTAKE,
-	EV_CHILD_TIMER,
-	EV_DOORBELL
+    EV_LISTEN = 1,
+    EV_CONN,
+    EV_CONN_OUT,
+    EV_PIDFD,
+    EV_SIGNAL,
+    EV_TIMER,
+    EV_INTAKE,
+    EV_CHILD_TIMER,
+    EV_DOORBELL
 };
 
 /* A completion's user data: its type, the generation of the slot it was armed for
  * (a completion for a slot reused since is dropped) and the slot's index. */
 static inline uint64_t ev_data(enum ev_type t, uint32_t gen, uint32_t idx)
 {
-	return (uint64_t)t << 56 | (uint64_t)(gen & 0xffffff) << 32 | idx;
+    return (uint64_t)t << 56 | (uint64_t)(gen & 0xffffff) << 32 | idx;
 }
 
 struct child {
-	enum plan_role role;
-	uint32_t index;
-	const struct plan_place *place;
-	pid_t pid; /* 0: not running */
-	int pidfd;
-	uint32_t gen;        /* poll generation of pidfd */
-	uint32_t generation; /* restarts so far; passed as --generation */
-	int last_status;
-	struct child_fsm fsm; /* its lifecycle: state, backoff, stall (child_fsm.h) */
+    enum plan_role role;
+    uint32_t index;
+    const struct plan_place *place;
+    pid_t pid; /* 0: not running */
+    int pidfd;
+    uint32_t gen;        /* poll generation of pidfd */
+    uint32_t generation; /* restarts so far; passed as --generation */
+    int last_status;
+    struct child_fsm fsm; /* its lifecycle: state, backoff, stall (child_fsm.h) */
 };
 
 struct conn {
-	int fd; /* -1: slot free */
-	uint32_t gen;
-	struct control_framer fr;
-	char *out;
-	size_t out_len, out_off;
-	int out_armed;
-	int in_armed;
-	int close_after; /* close once the output is sent */
-	/* pending wait */
-	int waiting;
-	uint32_t wait_slot;
-	uint64_t wait_job;
-	uint64_t wait_deadline; /* 0: none */
-	int drain_wait;
-	uid_t uid; /* SO_PEERCRED */
-	gid_t gid;
-	gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
-	size_t n_groups;
-	int *fds; /* descriptors received, not yet taken by a request */
-	uint32_t n_fds;
-	int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-	int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
-	uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
-	uint64_t line_ns;       /* since when an unfinished line (or descriptors without
-				 * their request) waits: closed after LINE_TIMEOUT however
-				 * slowly it trickles; 0 none */
-	struct intake *pending; /* a submit being checked (intake.h): no other request of
-				 * this connection runs, and none is read, until it ends */
-	char *defer;            /* lines read behind it, '\n'-separated, run after it */
-	size_t defer_len;
+    int fd; /* -1: slot free */
+    uint32_t gen;
+    struct control_framer fr;
+    char *out;
+    size_t out_len, out_off;
+    int out_armed;
+    int in_armed;
+    int close_after; /* close once the output is sent */
+    /* pending wait */
+    int waiting;
+    uint32_t wait_slot;
+    uint64_t wait_job;
+    uint64_t wait_deadline; /* 0: none */
+    int drain_wait;
+    uid_t uid; /* SO_PEERCRED */
+    gid_t gid;
+    gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
+    size_t n_groups;
+    int *fds; /* descriptors received, not yet taken by a request */
+    uint32_t n_fds;
+    int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
+    int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
+    uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
+    uint64_t line_ns;       /* since when an unfinished line (or descriptors without
+                             * their request) waits: closed after LINE_TIMEOUT however
+                             * slowly it trickles; 0 none */
+    struct intake *pending; /* a submit being checked (intake.h): no other request of
+                             * this connection runs, and none is read, until it ends */
+    char *defer;            /* lines read behind it, '\n'-separated, run after it */
+    size_t defer_len;
 };
 
 /* What a job holds while its slot lives: references to cuzkd's copies of its inputs
@@ -148,13 +148,13 @@ struct conn {
  * the job's whole life, so a stage restarted mid-job still finds them, and dropped
  * when the slot is retired. -1: none. */
 struct job_files {
-	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
-	int *wtns_fd;
-	size_t n;
-	uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
-			 * until they are dropped (when the job is decided) */
-	json_t *dur;    /* the job store on: names of the durable copies it holds
-			 * (copies.h), released when the slot retires */
+    int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+    int *wtns_fd;
+    size_t n;
+    uint64_t bytes; /* its copies' bytes, counted against its uid's --quota-bytes
+                     * until they are dropped (when the job is decided) */
+    json_t *dur;    /* the job store on: names of the durable copies it holds
+                     * (copies.h), released when the slot retires */
 };
 
 /* The job store's record of a job slot (journal.c): not in the store, running in it,
@@ -165,85 +165,85 @@ enum { REC_NONE = 0, REC_RUNNING, REC_FINAL };
 /* cuzkd's own state of one job slot, beside the shared job table's (jobtab.h): set
  * when a job takes the slot (job_begin) and cleared by job_reset alone. */
 struct job_state {
-	uid_t owner;         /* who submitted it (SO_PEERCRED; owners.h) */
-	uint64_t decided_ns; /* when it was first seen decided (0: not yet) */
-	uint8_t cancelled;   /* `cuzk cancel`: its partitions are swept to FAILED */
-	uint8_t rec;         /* REC_*: what the job store has of it */
-	uint8_t resumed;     /* taken over from a previous cuzkd (resume.c) */
-	struct job_files files;
+    uid_t owner;         /* who submitted it (SO_PEERCRED; owners.h) */
+    uint64_t decided_ns; /* when it was first seen decided (0: not yet) */
+    uint8_t cancelled;   /* `cuzk cancel`: its partitions are swept to FAILED */
+    uint8_t rec;         /* REC_*: what the job store has of it */
+    uint8_t resumed;     /* taken over from a previous cuzkd (resume.c) */
+    struct job_files files;
 };
 
 /* cuzkd's own state of one partition. */
 struct part_state {
-	uint16_t crashes; /* stage crashes while it held it (poison at --max-attempts) */
-	uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
+    uint16_t crashes; /* stage crashes while it held it (poison at --max-attempts) */
+    uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
 };
 
 /* A declared circuit as cuzkd holds it (catalog.c). */
 struct cat_entry {
-	struct circuit_decl d;
-	int zkey_fd, r1cs_fd, wgen_fd; /* the operator's files, open since load; -1 none */
-	char id[CONTROL_ID_LEN];       /* the zkey's identity then (control_file_id) */
-	char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
-	const char *curve;             /* "bn128" or "bls12381" */
-	uint32_t constraints, npublic, nvars, domain_size;
-	/* Why it could not be loaded ("" loaded): it refuses jobs. */
-	char error[CONFIG_PATH_MAX + 512];
-	char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
+    struct circuit_decl d;
+    int zkey_fd, r1cs_fd, wgen_fd; /* the operator's files, open since load; -1 none */
+    char id[CONTROL_ID_LEN];       /* the zkey's identity then (control_file_id) */
+    char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
+    const char *curve;             /* "bn128" or "bls12381" */
+    uint32_t constraints, npublic, nvars, domain_size;
+    /* Why it could not be loaded ("" loaded): it refuses jobs. */
+    char error[CONFIG_PATH_MAX + 512];
+    char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
 };
 
 struct sup {
-	const struct cuzkd_config *c;
-	const struct plan *plan;
-	struct pipeline pl;
-	struct stats_slot *slot;
-	const struct fleet_daemon *fleet;  /* --queue: its health for status (fleet.h) */
-	struct fleet_daemon *fleet_thread; /* --queue: the thread that claims (fleet.c) */
-	struct metrics_http *metrics;      /* --metrics-listen: its own thread */
-	struct io_uring ring;
-	int lfd, sfd, tfd;
-	int cfd;         /* timerfd, one-shot: the children's earliest deadline */
-	uint64_t cfd_at; /* what cfd is armed for (0: disarmed) */
-	struct child_fsm_cfg fsm_cfg;
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char pid_path[CONFIG_PATH_MAX + 64];
-	char bin_dir[CONFIG_PATH_MAX];
-	struct child ch[MAX_CHILDREN];
-	uint32_t n_ch;
-	struct conn conns[N_CONNS];
-	int listen_armed;
-	uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
-	int spare_fd;             /* /dev/null, closed to accept one connection at the
-				   * descriptor limit (to tell it so, or to let root in) */
-	uint32_t fd_budget;       /* descriptors all ordinary users may have queued or in
-				   * intakes at once: half the limit, the rest is cuzkd's
-				   * and the operator's */
-	struct daemon_fsm life;   /* running, draining, stopping, killing (daemon_fsm.h) */
-	struct daemon_fsm_cfg life_cfg;
-	int repush_needed;
-	struct job_state *jobs;   /* per job slot (max_jobs) */
-	struct part_state *parts; /* per partition (max_parts) */
-	json_t *preload_owner;    /* zkey path of each preload -> its owner's uid (owners.h) */
-	int ready_fd;             /* daemon mode: tell the launcher we are up */
-	struct copies copies;     /* cuzkd's copies of client files (copies.h) */
-	int copies_dfd;           /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
-	json_t *dur;              /* durable copy name -> jobs in the table holding it */
-	json_t *lost;             /* jobs of a previous cuzkd that died with them */
-	int notified;             /* systemd told READY=1 */
-	/* The job store (store.h; NULL with --no-store); what was last recorded is in
-	 * jobs[].rec and parts[].rec, so a tick writes only changes. */
-	struct store *store;
-	uint64_t store_err_ns;              /* last logged store failure (one line per 10 s) */
-	uint64_t timer_ran[SUP_MAX_TIMERS]; /* when each of timers.c's timers last ran */
-	int intake_fd;           /* eventfd: an intake finished (never closed: a thread given
-				  * up on may still write it) */
-	struct intake *intakes;  /* every intake not yet freed (intake.h) */
-	int doorbell_fd;         /* eventfd the stages write when they decide a job
-				  * (pipe_stage_job_try_complete): waiters are answered then,
-				  * not at the next tick */
-	uint64_t doorbell_rings; /* times it woke us (status --json "doorbell_rings") */
-	struct cat_entry cat[CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
-	uint32_t n_cat;
+    const struct cuzkd_config *c;
+    const struct plan *plan;
+    struct pipeline pl;
+    struct stats_slot *slot;
+    const struct fleet_daemon *fleet;  /* --queue: its health for status (fleet.h) */
+    struct fleet_daemon *fleet_thread; /* --queue: the thread that claims (fleet.c) */
+    struct metrics_http *metrics;      /* --metrics-listen: its own thread */
+    struct io_uring ring;
+    int lfd, sfd, tfd;
+    int cfd;         /* timerfd, one-shot: the children's earliest deadline */
+    uint64_t cfd_at; /* what cfd is armed for (0: disarmed) */
+    struct child_fsm_cfg fsm_cfg;
+    char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char pid_path[CONFIG_PATH_MAX + 64];
+    char bin_dir[CONFIG_PATH_MAX];
+    struct child ch[MAX_CHILDREN];
+    uint32_t n_ch;
+    struct conn conns[N_CONNS];
+    int listen_armed;
+    uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
+    int spare_fd;             /* /dev/null, closed to accept one connection at the
+                               * descriptor limit (to tell it so, or to let root in) */
+    uint32_t fd_budget;       /* descriptors all ordinary users may have queued or in
+                               * intakes at once: half the limit, the rest is cuzkd's
+                               * and the operator's */
+    struct daemon_fsm life;   /* running, draining, stopping, killing (daemon_fsm.h) */
+    struct daemon_fsm_cfg life_cfg;
+    int repush_needed;
+    struct job_state *jobs;   /* per job slot (max_jobs) */
+    struct part_state *parts; /* per partition (max_parts) */
+    json_t *preload_owner;    /* zkey path of each preload -> its owner's uid (owners.h) */
+    int ready_fd;             /* daemon mode: tell the launcher we are up */
+    struct copies copies;     /* cuzkd's copies of client files (copies.h) */
+    int copies_dfd;           /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+    json_t *dur;              /* durable copy name -> jobs in the table holding it */
+    json_t *lost;             /* jobs of a previous cuzkd that died with them */
+    int notified;             /* systemd told READY=1 */
+    /* The job store (store.h; NULL with --no-store); what was last recorded is in
+         * jobs[].rec and parts[].rec, so a tick writes only changes. */
+    struct store *store;
+    uint64_t store_err_ns;                  /* last logged store failure (one line per 10 s) */
+    uint64_t timer_ran[SUP_MAX_TIMERS];     /* when each of timers.c's timers last ran */
+    int intake_fd;                          /* eventfd: an intake finished (never closed: a thread given
+                                  * up on may still write it) */
+    struct intake *intakes;                 /* every intake not yet freed (intake.h) */
+    int doorbell_fd;                        /* eventfd the stages write when they decide a job
+                                  * (pipe_stage_job_try_complete): waiters are answered then,
+                                  * not at the next tick */
+    uint64_t doorbell_rings;                /* times it woke us (status --json "doorbell_rings") */
+    struct cat_entry cat[CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
+    uint32_t n_cat;
 };
 
 /* supervisor.c */
@@ -294,26 +294,26 @@ int jobs_retire(struct sup *s, int force);
 void cancel_sweep(struct sup *s, uint32_t slot);
 
 /* requests.c */
-void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r, const int *fds,
-		    size_t n_fds, int copy);
+void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r, const int *fds, size_t n_fds,
+                    int copy);
 void answer_waiters(struct sup *s, uint64_t t);
 void run_request(struct sup *s, struct conn *k, struct control_req *r);
 
 /* journal.c */
 void journal_sync(struct sup *s);
-char *journal_request(const struct control_submit *sub, json_t *copies,
-		      const struct control_peer *peer, const struct stat *od);
+char *journal_request(const struct control_submit *sub, json_t *copies, const struct control_peer *peer,
+                      const struct stat *od);
 void journal_prune(struct sup *s);
 void journal_prune_uid(struct sup *s);
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
-		   const struct control_peer *peer, char *err, size_t errlen);
+                   const struct control_peer *peer, char *err, size_t errlen);
 
 /* catalog.c */
 void catalog_load(struct sup *s);
 json_t *catalog_json(const struct sup *s);
 int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen);
-int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n_extra,
-		   const char **code, char *m, size_t len);
+int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n_extra, const char **code,
+                   char *m, size_t len);
 void catalog_free(struct sup *s);
 
 /* submit.c */

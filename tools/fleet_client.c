@@ -22,158 +22,149 @@
  * (docs/operations.md, "Fleet"); a relative one would name another file there. */
 static int absolute(const char *what, const char *p, char *out)
 {
-	if (!realpath(p, out)) {
-		fprintf(stderr, "cuzk prove: %s %s: %s\n", what, p, strerror(errno));
-		return -1;
-	}
-	return 0;
+    if (!realpath(p, out)) {
+        fprintf(stderr, "cuzk prove: %s %s: %s\n", what, p, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int prove(struct fleet *f, int argc, char **argv, int json)
 {
-	const char *zk = NULL, *out = NULL;
-	char zabs[PATH_MAX], oabs[PATH_MAX], err[512];
-	char **paths = calloc((size_t)argc, sizeof(char *));
-	char **names = calloc((size_t)argc, sizeof(char *));
-	int nw = 0, rc = CUZK_EXIT_USAGE, store = 0;
-	uint64_t job;
+    const char *zk = NULL, *out = NULL;
+    char zabs[PATH_MAX], oabs[PATH_MAX], err[512];
+    char **paths = calloc((size_t)argc, sizeof(char *));
+    char **names = calloc((size_t)argc, sizeof(char *));
+    int nw = 0, rc = CUZK_EXIT_USAGE, store = 0;
+    uint64_t job;
 
-	if (!paths || !names)
-		goto done;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--zkey") && i + 1 < argc)
-			zk = argv[++i];
-		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--store-proofs"))
-			store = 1;
-		else if (argv[i][0] == '-') {
-			fprintf(stderr, "cuzk prove --queue: unknown option %s\n", argv[i]);
-			goto done;
-		} else {
-			char *a = malloc(PATH_MAX), *n = malloc(PIPE_NAME_LEN);
-			paths[nw] = a;
-			names[nw++] = n;
-			if (!a || !n || absolute("witness", argv[i], a))
-				goto done;
-			if (control_wtns_name(argv[i], n, PIPE_NAME_LEN)) {
-				fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[i]);
-				goto done;
-			}
-			for (int j = 0; j < nw - 1; j++)
-				if (!strcmp(names[j], n)) {
-					fprintf(stderr,
-						"cuzk prove: %s and %s both write %s.proof.json\n",
-						paths[j], a, n);
-					goto done;
-				}
-		}
-	}
-	if (!zk || (!out && !store) || !nw) {
-		fprintf(stderr,
-			"cuzk prove --queue URL --zkey Z {--out DIR | --store-proofs [--out "
-			"DIR]} W1.wtns [...]\n");
-		goto done;
-	}
-	oabs[0] = '\0'; /* no out dir: the proofs are stored in the table only */
-	if (absolute("zkey", zk, zabs) || (out && absolute("out dir", out, oabs)))
-		goto done;
-	if ((rc = fleet_job_add(f, zabs, oabs, store, (uint32_t)nw, (const char *const *)paths,
-				(const char *const *)names, &job, err, sizeof(err)))) {
-		fprintf(stderr, "cuzk prove: %s\n", err);
-		rc = cuzk_exit_code(rc, CUZK_PROG_CLIENT);
-		goto done;
-	}
-	if (json)
-		printf("{\"job\": %llu, \"partitions\": %d}\n", (unsigned long long)job, nw);
-	else
-		printf("job %llu submitted to the queue: %d partition(s)\n",
-		       (unsigned long long)job, nw);
-	rc = CUZK_EXIT_OK;
+    if (!paths || !names) goto done;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--zkey") && i + 1 < argc)
+            zk = argv[++i];
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--store-proofs"))
+            store = 1;
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "cuzk prove --queue: unknown option %s\n", argv[i]);
+            goto done;
+        } else {
+            char *a = malloc(PATH_MAX), *n = malloc(PIPE_NAME_LEN);
+            paths[nw] = a;
+            names[nw++] = n;
+            if (!a || !n || absolute("witness", argv[i], a)) goto done;
+            if (control_wtns_name(argv[i], n, PIPE_NAME_LEN)) {
+                fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[i]);
+                goto done;
+            }
+            for (int j = 0; j < nw - 1; j++)
+                if (!strcmp(names[j], n)) {
+                    fprintf(stderr, "cuzk prove: %s and %s both write %s.proof.json\n", paths[j], a, n);
+                    goto done;
+                }
+        }
+    }
+    if (!zk || (!out && !store) || !nw) {
+        fprintf(stderr,
+                "cuzk prove --queue URL --zkey Z {--out DIR | --store-proofs [--out "
+                "DIR]} W1.wtns [...]\n");
+        goto done;
+    }
+    oabs[0] = '\0'; /* no out dir: the proofs are stored in the table only */
+    if (absolute("zkey", zk, zabs) || (out && absolute("out dir", out, oabs))) goto done;
+    if ((rc = fleet_job_add(f, zabs, oabs, store, (uint32_t)nw, (const char *const *)paths,
+                            (const char *const *)names, &job, err, sizeof(err)))) {
+        fprintf(stderr, "cuzk prove: %s\n", err);
+        rc = cuzk_exit_code(rc, CUZK_PROG_CLIENT);
+        goto done;
+    }
+    if (json)
+        printf("{\"job\": %llu, \"partitions\": %d}\n", (unsigned long long)job, nw);
+    else
+        printf("job %llu submitted to the queue: %d partition(s)\n", (unsigned long long)job, nw);
+    rc = CUZK_EXIT_OK;
 done:
-	for (int i = 0; i < nw; i++) {
-		free(paths[i]);
-		free(names[i]);
-	}
-	free(paths);
-	free(names);
-	return rc;
+    for (int i = 0; i < nw; i++) {
+        free(paths[i]);
+        free(names[i]);
+    }
+    free(paths);
+    free(names);
+    return rc;
 }
 
 /* Polls: the queue has no notification the client could wait on portably across
  * PostgreSQL-compatible engines (YugabyteDB has no LISTEN). */
 static int wait_job(struct fleet *f, int argc, char **argv, int json)
 {
-	long long timeout_ms = -1;
-	uint32_t done, failed, total;
-	char err[512], *e;
-	uint64_t job;
-	uint64_t t0;
-	int st;
+    long long timeout_ms = -1;
+    uint32_t done, failed, total;
+    char err[512], *e;
+    uint64_t job;
+    uint64_t t0;
+    int st;
 
-	if (argc < 2 || !(job = strtoull(argv[1], &e, 10)) || *e) {
-		fprintf(stderr, "cuzk wait JOB --queue URL [--timeout-ms N]\n");
-		return CUZK_EXIT_USAGE;
-	}
-	if (argc > 3 && !strcmp(argv[2], "--timeout-ms"))
-		timeout_ms = atoll(argv[3]);
-	t0 = os_now_ns();
-	for (;;) {
-		st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
-		if (st < 0 && st != -ECONNREFUSED) {
-			fprintf(stderr, "cuzk wait: %s\n", err);
-			return CUZK_EXIT_REFUSED;
-		}
-		if (st == -ECONNREFUSED) /* the database restarting: keep waiting */
-			fleet_reconnect(f, err, sizeof(err));
-		if (st > 0)
-			break;
-		if (timeout_ms >= 0 && (long long)((os_now_ns() - t0) / 1000000) > timeout_ms) {
-			fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n",
-				(unsigned long long)job, timeout_ms);
-			return CUZK_EXIT_TIMEOUT;
-		}
-		usleep(200000);
-	}
-	if (json)
-		printf("{\"job\": %llu, \"state\": \"%s\", \"done\": %u, \"failed\": %u}\n",
-		       (unsigned long long)job, st == 1 ? "done" : "failed", done, failed);
-	else
-		printf("job %llu %s: %u done, %u failed\n", (unsigned long long)job,
-		       st == 1 ? "done" : "failed", done, failed);
-	return st == 1 ? CUZK_EXIT_OK : CUZK_EXIT_JOB_FAILED;
+    if (argc < 2 || !(job = strtoull(argv[1], &e, 10)) || *e) {
+        fprintf(stderr, "cuzk wait JOB --queue URL [--timeout-ms N]\n");
+        return CUZK_EXIT_USAGE;
+    }
+    if (argc > 3 && !strcmp(argv[2], "--timeout-ms")) timeout_ms = atoll(argv[3]);
+    t0 = os_now_ns();
+    for (;;) {
+        st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
+        if (st < 0 && st != -ECONNREFUSED) {
+            fprintf(stderr, "cuzk wait: %s\n", err);
+            return CUZK_EXIT_REFUSED;
+        }
+        if (st == -ECONNREFUSED) /* the database restarting: keep waiting */
+            fleet_reconnect(f, err, sizeof(err));
+        if (st > 0) break;
+        if (timeout_ms >= 0 && (long long)((os_now_ns() - t0) / 1000000) > timeout_ms) {
+            fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n", (unsigned long long)job,
+                    timeout_ms);
+            return CUZK_EXIT_TIMEOUT;
+        }
+        usleep(200000);
+    }
+    if (json)
+        printf("{\"job\": %llu, \"state\": \"%s\", \"done\": %u, \"failed\": %u}\n", (unsigned long long)job,
+               st == 1 ? "done" : "failed", done, failed);
+    else
+        printf("job %llu %s: %u done, %u failed\n", (unsigned long long)job, st == 1 ? "done" : "failed",
+               done, failed);
+    return st == 1 ? CUZK_EXIT_OK : CUZK_EXIT_JOB_FAILED;
 }
 
 /* `cuzk fetch`: what it did so far. */
 struct fetch {
-	int dfd;
-	uint32_t written, present, failed, missing, errors;
+    int dfd;
+    uint32_t written, present, failed, missing, errors;
 };
 
 /* Is dfd/name a regular file (not followed) holding exactly text? */
 static int same_file(int dfd, const char *name, const char *text)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	size_t len = strlen(text), got = 0;
-	struct stat st;
-	char buf[65536];
-	int same = 0;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    size_t len = strlen(text), got = 0;
+    struct stat st;
+    char buf[65536];
+    int same = 0;
 
-	if (fd < 0)
-		return 0;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size == len) {
-		same = 1;
-		while (same && got < len) {
-			ssize_t n = read(fd, buf, sizeof(buf));
+    if (fd < 0) return 0;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size == len) {
+        same = 1;
+        while (same && got < len) {
+            ssize_t n = read(fd, buf, sizeof(buf));
 
-			if (n <= 0 || memcmp(buf, text + got, (size_t)n))
-				same = 0;
-			else
-				got += (size_t)n;
-		}
-	}
-	close(fd);
-	return same;
+            if (n <= 0 || memcmp(buf, text + got, (size_t)n))
+                same = 0;
+            else
+                got += (size_t)n;
+        }
+    }
+    close(fd);
+    return same;
 }
 
 /* Write text to dfd/name without ever replacing or following anything there: into a
@@ -182,81 +173,78 @@ static int same_file(int dfd, const char *name, const char *text)
  * these very bytes, -1 (said on stderr) otherwise. */
 static int put_file(int dfd, const char *name, const char *text)
 {
-	char tmp[PIPE_NAME_LEN + 64];
-	size_t len = strlen(text), off = 0;
-	int fd, e, rc = -1;
+    char tmp[PIPE_NAME_LEN + 64];
+    size_t len = strlen(text), off = 0;
+    int fd, e, rc = -1;
 
-	snprintf(tmp, sizeof(tmp), ".%s.cuzk-fetch.%ld", name, (long)getpid());
-	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) <
-	    0) {
-		fprintf(stderr, "cuzk fetch: cannot create %s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
+    snprintf(tmp, sizeof(tmp), ".%s.cuzk-fetch.%ld", name, (long)getpid());
+    if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+        fprintf(stderr, "cuzk fetch: cannot create %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
 
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	if (off < len || fsync(fd)) {
-		fprintf(stderr, "cuzk fetch: writing %s: %s\n", name, strerror(errno));
-		close(fd);
-		unlinkat(dfd, tmp, 0);
-		return -1;
-	}
-	close(fd);
-	if (!linkat(dfd, tmp, dfd, name, 0))
-		rc = 1;
-	else if ((e = errno) == EEXIST && same_file(dfd, name, text))
-		rc = 0;
-	else if (e == EEXIST)
-		fprintf(stderr,
-			"cuzk fetch: %s exists (a different file, or a link: not followed): "
-			"not replaced\n",
-			name);
-	else
-		fprintf(stderr, "cuzk fetch: cannot create %s: %s\n", name, strerror(e));
-	unlinkat(dfd, tmp, 0);
-	return rc;
+        if (n <= 0) break;
+        off += (size_t)n;
+    }
+    if (off < len || fsync(fd)) {
+        fprintf(stderr, "cuzk fetch: writing %s: %s\n", name, strerror(errno));
+        close(fd);
+        unlinkat(dfd, tmp, 0);
+        return -1;
+    }
+    close(fd);
+    if (!linkat(dfd, tmp, dfd, name, 0))
+        rc = 1;
+    else if ((e = errno) == EEXIST && same_file(dfd, name, text))
+        rc = 0;
+    else if (e == EEXIST)
+        fprintf(stderr,
+                "cuzk fetch: %s exists (a different file, or a link: not followed): "
+                "not replaced\n",
+                name);
+    else
+        fprintf(stderr, "cuzk fetch: cannot create %s: %s\n", name, strerror(e));
+    unlinkat(dfd, tmp, 0);
+    return rc;
 }
 
 static int fetch_one(void *arg, const struct fleet_stored *s)
 {
-	struct fetch *x = arg;
-	char pf[PIPE_NAME_LEN + 16], qf[PIPE_NAME_LEN + 16];
-	int a, b;
+    struct fetch *x = arg;
+    char pf[PIPE_NAME_LEN + 16], qf[PIPE_NAME_LEN + 16];
+    int a, b;
 
-	if (!strcmp(s->state, "failed")) {
-		x->failed++;
-		fprintf(stderr, "cuzk fetch: %s: failed: %s\n", s->name,
-			s->reason ? s->reason : "(no reason)");
-		return 0;
-	}
-	if (!s->proof) {
-		x->missing++;
-		return 0;
-	}
-	/* The row's name is whoever wrote the table's: a "/../../x" would write outside
-	 * --out. Only a single file name is written, beneath the --out descriptor. */
-	if (!fleet_name_ok(s->name)) {
-		x->errors++;
-		fprintf(stderr,
-			"cuzk fetch: a stored proof's name is not a single file name (no '/', no "
-			"leading '.', no control character): not written\n");
-		return 0;
-	}
-	/* The same names as a daemon's publish: public first, the proof's name is what a
-	 * reader waits for. */
-	snprintf(qf, sizeof(qf), "%s.public.json", s->name);
-	snprintf(pf, sizeof(pf), "%s.proof.json", s->name);
-	if ((a = put_file(x->dfd, qf, s->pub)) < 0 || (b = put_file(x->dfd, pf, s->proof)) < 0)
-		x->errors++;
-	else if (a + b)
-		x->written++;
-	else
-		x->present++;
-	return 0;
+    if (!strcmp(s->state, "failed")) {
+        x->failed++;
+        fprintf(stderr, "cuzk fetch: %s: failed: %s\n", s->name, s->reason ? s->reason : "(no reason)");
+        return 0;
+    }
+    if (!s->proof) {
+        x->missing++;
+        return 0;
+    }
+    /* The row's name is whoever wrote the table's: a "/../../x" would write outside
+         * --out. Only a single file name is written, beneath the --out descriptor. */
+    if (!fleet_name_ok(s->name)) {
+        x->errors++;
+        fprintf(stderr,
+                "cuzk fetch: a stored proof's name is not a single file name (no '/', no "
+                "leading '.', no control character): not written\n");
+        return 0;
+    }
+    /* The same names as a daemon's publish: public first, the proof's name is what a
+         * reader waits for. */
+    snprintf(qf, sizeof(qf), "%s.public.json", s->name);
+    snprintf(pf, sizeof(pf), "%s.proof.json", s->name);
+    if ((a = put_file(x->dfd, qf, s->pub)) < 0 || (b = put_file(x->dfd, pf, s->proof)) < 0)
+        x->errors++;
+    else if (a + b)
+        x->written++;
+    else
+        x->present++;
+    return 0;
 }
 
 /* cuzk fetch JOB --queue URL --out DIR: the job's stored proofs (--store-proofs) into
@@ -264,125 +252,119 @@ static int fetch_one(void *arg, const struct fleet_stored *s)
  * already there with the same bytes counts as fetched (a second fetch is a no-op). */
 static int fetch(struct fleet *f, int argc, char **argv, int json)
 {
-	struct fetch x = { .dfd = -1 };
-	const char *out = NULL;
-	char err[512], *e;
-	uint64_t job = 0;
-	uint32_t done, failed, total;
-	int n, st;
+    struct fetch x = { .dfd = -1 };
+    const char *out = NULL;
+    char err[512], *e;
+    uint64_t job = 0;
+    uint32_t done, failed, total;
+    int n, st;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (job || !(job = strtoull(argv[i], &e, 10)) || *e) {
-			job = 0;
-			break;
-		}
-	}
-	if (!job || !out) {
-		fprintf(stderr, "cuzk fetch JOB --queue URL --out DIR\n");
-		return CUZK_EXIT_USAGE;
-	}
-	/* The job's state first: once it says finished, every row read below is final. */
-	if ((st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err))) < 0) {
-		fprintf(stderr, "cuzk fetch: %s\n", err);
-		return st == -ENOENT ? CUZK_EXIT_REFUSED : cuzk_exit_code(st, CUZK_PROG_CLIENT);
-	}
-	if ((x.dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "cuzk fetch: --out %s: %s\n", out, strerror(errno));
-		return CUZK_EXIT_OUTPUT;
-	}
-	n = fleet_fetch(f, job, fetch_one, &x, err, sizeof(err));
-	close(x.dfd);
-	if (n < 0) {
-		fprintf(stderr, "cuzk fetch: %s\n", err);
-		return n == -ENOENT ? CUZK_EXIT_REFUSED : cuzk_exit_code(n, CUZK_PROG_CLIENT);
-	}
-	if (json)
-		printf("{\"job\": %llu, \"partitions\": %d, \"written\": %u, \"present\": %u, "
-		       "\"failed\": %u, \"not_stored\": %u, \"errors\": %u, \"finished\": %s}\n",
-		       (unsigned long long)job, n, x.written, x.present, x.failed, x.missing,
-		       x.errors, st ? "true" : "false");
-	else
-		printf("job %llu: %u written, %u already there, %u failed, %u not stored, %u "
-		       "not written (of %d)\n",
-		       (unsigned long long)job, x.written, x.present, x.failed, x.missing, x.errors,
-		       n);
-	if (x.errors)
-		return CUZK_EXIT_OUTPUT;
-	if (!st) {
-		fprintf(stderr,
-			"cuzk fetch: job %llu is not finished: fetch again after `cuzk wait`\n",
-			(unsigned long long)job);
-		return CUZK_EXIT_REFUSED;
-	}
-	if (x.missing) {
-		fprintf(stderr,
-			"cuzk fetch: job %llu: %u proofs not in the table (proved by a cuzkd "
-			"without --store-proofs: see the job's out dir)\n",
-			(unsigned long long)job, x.missing);
-		return CUZK_EXIT_REFUSED;
-	}
-	return x.failed ? CUZK_EXIT_JOB_FAILED : CUZK_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (job || !(job = strtoull(argv[i], &e, 10)) || *e) {
+            job = 0;
+            break;
+        }
+    }
+    if (!job || !out) {
+        fprintf(stderr, "cuzk fetch JOB --queue URL --out DIR\n");
+        return CUZK_EXIT_USAGE;
+    }
+    /* The job's state first: once it says finished, every row read below is final. */
+    if ((st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err))) < 0) {
+        fprintf(stderr, "cuzk fetch: %s\n", err);
+        return st == -ENOENT ? CUZK_EXIT_REFUSED : cuzk_exit_code(st, CUZK_PROG_CLIENT);
+    }
+    if ((x.dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "cuzk fetch: --out %s: %s\n", out, strerror(errno));
+        return CUZK_EXIT_OUTPUT;
+    }
+    n = fleet_fetch(f, job, fetch_one, &x, err, sizeof(err));
+    close(x.dfd);
+    if (n < 0) {
+        fprintf(stderr, "cuzk fetch: %s\n", err);
+        return n == -ENOENT ? CUZK_EXIT_REFUSED : cuzk_exit_code(n, CUZK_PROG_CLIENT);
+    }
+    if (json)
+        printf("{\"job\": %llu, \"partitions\": %d, \"written\": %u, \"present\": %u, "
+               "\"failed\": %u, \"not_stored\": %u, \"errors\": %u, \"finished\": %s}\n",
+               (unsigned long long)job, n, x.written, x.present, x.failed, x.missing, x.errors,
+               st ? "true" : "false");
+    else
+        printf("job %llu: %u written, %u already there, %u failed, %u not stored, %u "
+               "not written (of %d)\n",
+               (unsigned long long)job, x.written, x.present, x.failed, x.missing, x.errors, n);
+    if (x.errors) return CUZK_EXIT_OUTPUT;
+    if (!st) {
+        fprintf(stderr, "cuzk fetch: job %llu is not finished: fetch again after `cuzk wait`\n",
+                (unsigned long long)job);
+        return CUZK_EXIT_REFUSED;
+    }
+    if (x.missing) {
+        fprintf(stderr,
+                "cuzk fetch: job %llu: %u proofs not in the table (proved by a cuzkd "
+                "without --store-proofs: see the job's out dir)\n",
+                (unsigned long long)job, x.missing);
+        return CUZK_EXIT_REFUSED;
+    }
+    return x.failed ? CUZK_EXIT_JOB_FAILED : CUZK_EXIT_OK;
 }
 
 int fleet_client_main(int argc, char **argv, int json)
 {
-	const char *url = NULL;
-	struct fleet *f;
-	char err[512];
-	int rc;
+    const char *url = NULL;
+    struct fleet *f;
+    char err[512];
+    int rc;
 
-	for (int k = 1; k < argc; k++)
-		if (!strcmp(argv[k], "--queue") && k + 1 < argc) {
-			url = argv[k + 1];
-			memmove(&argv[k], &argv[k + 2], (size_t)(argc - k - 1) * sizeof(*argv));
-			argc -= 2;
-			break;
-		}
-	if (!url && !strcmp(argv[0], "fetch")) {
-		fprintf(stderr,
-			"cuzk fetch: stored proofs are in a fleet's queue: add --queue URL\n");
-		return CUZK_EXIT_USAGE;
-	}
-	if (!url)
-		return -1;
-	/* The client's argv is as public as cuzkd's (/proc/PID/cmdline, for as long as a
-	 * `cuzk wait` runs): the same refusal, after the same scrub. */
-	if (fleet_url_password(url, &(const char *){ 0 }, &(const char *){ 0 })) {
-		fleet_url_scrub((char *)url);
-		fprintf(stderr,
-			"cuzk %s --queue: a password on the command line is visible to every "
-			"local user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or "
-			"use peer or certificate authentication\n",
-			argv[0]);
-		return CUZK_EXIT_USAGE;
-	}
-	if (strcmp(argv[0], "prove") && strcmp(argv[0], "wait") && strcmp(argv[0], "status") &&
-	    strcmp(argv[0], "fetch")) {
-		fprintf(stderr, "cuzk %s: not a --queue command (prove, wait, status, fetch)\n",
-			argv[0]);
-		return CUZK_EXIT_USAGE;
-	}
-	if ((rc = fleet_open(&f, url, err, sizeof(err)))) {
-		fprintf(stderr, "cuzk %s: %s\n", argv[0], err);
-		return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
-	}
-	if (!strcmp(argv[0], "prove"))
-		rc = prove(f, argc, argv, json);
-	else if (!strcmp(argv[0], "wait"))
-		rc = wait_job(f, argc, argv, json);
-	else if (!strcmp(argv[0], "fetch"))
-		rc = fetch(f, argc, argv, json);
-	else {
-		char *s = fleet_status_json(f, err, sizeof(err));
-		if (s)
-			printf("%s\n", s);
-		else
-			fprintf(stderr, "cuzk status: %s\n", err);
-		rc = s ? CUZK_EXIT_OK : CUZK_EXIT_REFUSED;
-		free(s);
-	}
-	fleet_close(f);
-	return rc;
+    for (int k = 1; k < argc; k++)
+        if (!strcmp(argv[k], "--queue") && k + 1 < argc) {
+            url = argv[k + 1];
+            memmove(&argv[k], &argv[k + 2], (size_t)(argc - k - 1) * sizeof(*argv));
+            argc -= 2;
+            break;
+        }
+    if (!url && !strcmp(argv[0], "fetch")) {
+        fprintf(stderr, "cuzk fetch: stored proofs are in a fleet's queue: add --queue URL\n");
+        return CUZK_EXIT_USAGE;
+    }
+    if (!url) return -1;
+    /* The client's argv is as public as cuzkd's (/proc/PID/cmdline, for as long as a
+         * `cuzk wait` runs): the same refusal, after the same scrub. */
+    if (fleet_url_password(url, &(const char *){ 0 }, &(const char *){ 0 })) {
+        fleet_url_scrub((char *)url);
+        fprintf(stderr,
+                "cuzk %s --queue: a password on the command line is visible to every "
+                "local user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or "
+                "use peer or certificate authentication\n",
+                argv[0]);
+        return CUZK_EXIT_USAGE;
+    }
+    if (strcmp(argv[0], "prove") && strcmp(argv[0], "wait") && strcmp(argv[0], "status") &&
+        strcmp(argv[0], "fetch")) {
+        fprintf(stderr, "cuzk %s: not a --queue command (prove, wait, status, fetch)\n", argv[0]);
+        return CUZK_EXIT_USAGE;
+    }
+    if ((rc = fleet_open(&f, url, err, sizeof(err)))) {
+        fprintf(stderr, "cuzk %s: %s\n", argv[0], err);
+        return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
+    }
+    if (!strcmp(argv[0], "prove"))
+        rc = prove(f, argc, argv, json);
+    else if (!strcmp(argv[0], "wait"))
+        rc = wait_job(f, argc, argv, json);
+    else if (!strcmp(argv[0], "fetch"))
+        rc = fetch(f, argc, argv, json);
+    else {
+        char *s = fleet_status_json(f, err, sizeof(err));
+        if (s)
+            printf("%s\n", s);
+        else
+            fprintf(stderr, "cuzk status: %s\n", err);
+        rc = s ? CUZK_EXIT_OK : CUZK_EXIT_REFUSED;
+        free(s);
+    }
+    fleet_close(f);
+    return rc;
 }

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # make format / make format-check: clang-format over the project's own C, C header,
 # C++ and CUDA sources (tracked by git; fetched and generated files are untracked, so
-# never touched). Each file gets .clang-format (4 spaces) or .clang-format-tabs (tabs)
-# by the indentation it already has, so a file keeps its style.
+# never touched), all in the one style of .clang-format (4 spaces, no tabs).
 #   tools/format.sh          rewrite the files in place
 #   tools/format.sh --check  change nothing; list the files that differ and exit 1
 # Hand-aligned tables and asm are kept with /* clang-format off */ ... on.
@@ -18,21 +17,13 @@ esac
 command -v "$CLANG_FORMAT" >/dev/null || { echo "format: $CLANG_FORMAT not found (deploy/install-deps.sh installs clang-format)" >&2; exit 2; }
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "format: not a git work tree (the file list is git's)" >&2; exit 2; }
 
-style_of() {  # file -> its config
-  local tabs spaces
-  tabs=$(grep -c $'^\t' "$1" || true)
-  spaces=$(grep -c '^  ' "$1" || true)
-  if [ "$tabs" -gt "$spaces" ]; then echo .clang-format-tabs; else echo .clang-format; fi
-}
-
 differ=()
 while IFS= read -r -d '' f; do
   [ -f "$f" ] || continue
-  style="$(style_of "$f")"
   if [ $check -eq 1 ]; then
-    "$CLANG_FORMAT" --style="file:$style" --dry-run --Werror "$f" >/dev/null 2>&1 || differ+=("$f")
+    "$CLANG_FORMAT" --style=file:.clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || differ+=("$f")
   else
-    "$CLANG_FORMAT" --style="file:$style" -i "$f"
+    "$CLANG_FORMAT" --style=file:.clang-format -i "$f"
   fi
 done < <(git ls-files -z -- '*.c' '*.h' '*.cc' '*.cpp' '*.hpp' '*.cu' '*.cuh')
 

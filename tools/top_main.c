@@ -3,5 +3,5 @@
 
 int main(int argc, char **argv)
 {
-	return top_main(argc, argv);
+    return top_main(argc, argv);
 }

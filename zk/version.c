@@ -7,5 +7,5 @@
 
 const char *cuzk_version(void)
 {
-	return CUZK_VERSION;
+    return CUZK_VERSION;
 }

@@ -20,8 +20,8 @@
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free for shared memory");
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free for shared memory");
 
-#define barrier_load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
-#define barrier_load_acquire(p) atomic_load_explicit((p), memory_order_acquire)
+#define barrier_load_relaxed(p)     atomic_load_explicit((p), memory_order_relaxed)
+#define barrier_load_acquire(p)     atomic_load_explicit((p), memory_order_acquire)
 #define barrier_store_relaxed(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 #define barrier_store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
 
@@ -31,12 +31,10 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free fo
 #define barrier_fetch_add_seq_cst(p, v) atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
 
 /* Compare-and-swap. On failure *expp receives the current value. */
-#define barrier_cas_weak_relaxed(p, expp, v)                                          \
-	atomic_compare_exchange_weak_explicit((p), (expp), (v), memory_order_relaxed, \
-					      memory_order_relaxed)
-#define barrier_cas_acq_rel(p, expp, v)                                                 \
-	atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_acq_rel, \
-						memory_order_acquire)
+#define barrier_cas_weak_relaxed(p, expp, v) \
+    atomic_compare_exchange_weak_explicit((p), (expp), (v), memory_order_relaxed, memory_order_relaxed)
+#define barrier_cas_acq_rel(p, expp, v) \
+    atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_acq_rel, memory_order_acquire)
 
 #define barrier_fence_acquire() atomic_thread_fence(memory_order_acquire)
 #define barrier_fence_release() atomic_thread_fence(memory_order_release)
@@ -46,11 +44,11 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free fo
 static inline void barrier_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
+    __builtin_ia32_pause();
 #elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
+    __asm__ __volatile__("yield" ::: "memory");
 #else
-	atomic_signal_fence(memory_order_seq_cst);
+    atomic_signal_fence(memory_order_seq_cst);
 #endif
 }
 

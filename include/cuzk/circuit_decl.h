@@ -25,11 +25,11 @@
 #define CIRCUIT_DECL_MAX 8 /* declared circuits (the first PIPE_PRELOAD_MAX preloaded) */
 
 struct circuit_decl {
-	char name[CIRCUIT_NAME_MAX];
-	char zkey[CONFIG_PATH_MAX];
-	char wgen[CONFIG_PATH_MAX]; /* "" none */
-	char r1cs[CONFIG_PATH_MAX]; /* "" none */
-	uint64_t max_input_bytes;   /* 0: no limit */
+    char name[CIRCUIT_NAME_MAX];
+    char zkey[CONFIG_PATH_MAX];
+    char wgen[CONFIG_PATH_MAX]; /* "" none */
+    char r1cs[CONFIG_PATH_MAX]; /* "" none */
+    uint64_t max_input_bytes;   /* 0: no limit */
 };
 
 /* Is name a valid circuit name (above)? 0 or -EINVAL. */
@@ -41,8 +41,7 @@ int circuit_name_ok(const char *name);
 int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err, size_t errlen);
 
 /* One `key = value` line of a circuit's section into d. 0, or -EINVAL with err. */
-int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value, char *err,
-		     size_t errlen);
+int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value, char *err, size_t errlen);
 
 /* A finished section: its zkey named? 0, or -EINVAL with err. */
 int circuit_decl_done(const struct circuit_decl *d, char *err, size_t errlen);

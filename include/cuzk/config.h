@@ -21,72 +21,72 @@
 #include "cuzk/segment.h"
 
 enum config_dev_kind {
-	CONFIG_DEV_CPU = 0,
-	CONFIG_DEV_CUDA,
+    CONFIG_DEV_CPU = 0,
+    CONFIG_DEV_CUDA,
 };
 
 struct cuzkd_config {
-	char instance[SEG_INSTANCE_MAX + 1];
-	char run_dir[CONFIG_PATH_MAX];
-	char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
-	int no_store;                   /* --no-store: jobs live in memory only (lost with cuzkd) */
-	char wgen_dir[CONFIG_PATH_MAX]; /* --wgen-dir DIR[:DIR]: where generators may lie */
-	char queue[CONFIG_PATH_MAX];    /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
-	uint32_t queue_lease_s;         /* --queue-lease: seconds a claim is held unrenewed */
-	uint32_t queue_parallel; /* --queue-parallel: fleet partitions in this cuzkd at once */
-	int store_proofs;        /* --store-proofs: proofs also stored in the queue's table */
-	char devices[128];       /* the spec as given, for messages */
-	enum config_dev_kind dev_kind;
-	uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
-	int cuda_all;
-	int cuda_ids[PIPE_MAX_WORKERS];
-	uint32_t buffers;       /* pool buffers */
-	uint32_t buffer_mb;     /* size of each, MiB */
-	uint32_t precompute_mb; /* per worker: per-circuit tables kept between partitions */
-	uint32_t synth_threads; /* 0: one per core of the synth's placement */
-	uint32_t max_jobs;
-	uint32_t max_parts;
-	uint32_t drain_timeout_s;     /* SIGTERM/shutdown: wait this long for in-flight work */
-	uint32_t stall_timeout_s;     /* a stage without a heartbeat this long is killed; 0 off */
-	uint32_t long_call_timeout_s; /* one long call (an MSM) beats at most this long; 0 off */
-	uint32_t write_timeout_s;     /* one write of a partition's outputs to its out dir
-				     * (finalizer/out_writer.h) may take this long; 0 off */
-	uint32_t max_attempts;        /* a partition whose processing crashes a stage this many
-				     * times fails (a kill from outside counts; a restart or
-				     * shutdown cuzkd asked for does not) */
-	uint32_t max_queued;          /* submit answers "busy" beyond this many unfinished
-				     * partitions; 0: only the table's size limits */
-	uint32_t quota_jobs;          /* per uid (root and cuzkd's uid exempt, owners.h): running */
-	uint32_t quota_partitions;    /* jobs, unfinished partitions, preloads; 0: the default, */
-	uint32_t quota_preloads;      /* half of --max-jobs, --max-parts, the preload slots */
-	uint64_t quota_bytes;         /* bytes of copies one uid's unfinished jobs may hold
-				     * (memory, and the store's disk); 0: a quarter of RAM */
-	uint32_t conns_per_uid;       /* control connections one uid may hold (root and the
-				     * daemon's own uid: the reserved slots as well) */
-	uint32_t idle_timeout_s;      /* close a control connection idle this long; 0 never */
-	uint32_t copy_timeout_s;  /* a submit whose files read nothing this long fails; 0 never */
-	uint32_t store_keep_days; /* decided jobs leave the store this long after; 0 never */
-	uint32_t store_keep_jobs; /* and beyond this many decided jobs of one uid */
-	uint32_t store_keep_mb;   /* or this many MiB of one uid's decided requests */
-	uint32_t keep_finished_s; /* a decided job stays visible this long (a full table
-				     * retires it sooner) */
-	uint32_t metrics_conns;   /* concurrent metrics HTTP connections */
-	uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
-	int foreground;
-	int plan_only;
-	int test_fake_topology;         /* tests only: run on --topology/--synthetic here */
-	int check;                      /* --check: preflight report, then exit */
-	char driver_gpus[192];          /* tests: the CUDA driver's GPUs, PCI addresses */
-	char topology[CONFIG_PATH_MAX]; /* hwloc XML instead of this machine (tests) */
-	char synthetic[256];            /* hwloc synthetic topology string (tests) */
-	char group[64];                 /* control socket group ("" = none) */
-	char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
-	gid_t gid;
-	int have_gid;
-	char bin_dir[CONFIG_PATH_MAX];     /* stage executables; "" = next to cuzkd */
-	char config_path[CONFIG_PATH_MAX]; /* --config, made absolute ("" none): reload */
-	struct circuit_decl circuits[CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
-	uint32_t n_circuits;
+    char instance[SEG_INSTANCE_MAX + 1];
+    char run_dir[CONFIG_PATH_MAX];
+    char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
+    int no_store;                    /* --no-store: jobs live in memory only (lost with cuzkd) */
+    char wgen_dir[CONFIG_PATH_MAX];  /* --wgen-dir DIR[:DIR]: where generators may lie */
+    char queue[CONFIG_PATH_MAX];     /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
+    uint32_t queue_lease_s;          /* --queue-lease: seconds a claim is held unrenewed */
+    uint32_t queue_parallel;         /* --queue-parallel: fleet partitions in this cuzkd at once */
+    int store_proofs;                /* --store-proofs: proofs also stored in the queue's table */
+    char devices[128];               /* the spec as given, for messages */
+    enum config_dev_kind dev_kind;
+    uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
+    int cuda_all;
+    int cuda_ids[PIPE_MAX_WORKERS];
+    uint32_t buffers;       /* pool buffers */
+    uint32_t buffer_mb;     /* size of each, MiB */
+    uint32_t precompute_mb; /* per worker: per-circuit tables kept between partitions */
+    uint32_t synth_threads; /* 0: one per core of the synth's placement */
+    uint32_t max_jobs;
+    uint32_t max_parts;
+    uint32_t drain_timeout_s;         /* SIGTERM/shutdown: wait this long for in-flight work */
+    uint32_t stall_timeout_s;         /* a stage without a heartbeat this long is killed; 0 off */
+    uint32_t long_call_timeout_s;     /* one long call (an MSM) beats at most this long; 0 off */
+    uint32_t write_timeout_s;         /* one write of a partition's outputs to its out dir
+                                       * (finalizer/out_writer.h) may take this long; 0 off */
+    uint32_t max_attempts;            /* a partition whose processing crashes a stage this many
+                                       * times fails (a kill from outside counts; a restart or
+                                       * shutdown cuzkd asked for does not) */
+    uint32_t max_queued;              /* submit answers "busy" beyond this many unfinished
+                                       * partitions; 0: only the table's size limits */
+    uint32_t quota_jobs;              /* per uid (root and cuzkd's uid exempt, owners.h): running */
+    uint32_t quota_partitions;        /* jobs, unfinished partitions, preloads; 0: the default, */
+    uint32_t quota_preloads;          /* half of --max-jobs, --max-parts, the preload slots */
+    uint64_t quota_bytes;             /* bytes of copies one uid's unfinished jobs may hold
+                                       * (memory, and the store's disk); 0: a quarter of RAM */
+    uint32_t conns_per_uid;           /* control connections one uid may hold (root and the
+                                       * daemon's own uid: the reserved slots as well) */
+    uint32_t idle_timeout_s;          /* close a control connection idle this long; 0 never */
+    uint32_t copy_timeout_s;          /* a submit whose files read nothing this long fails; 0 never */
+    uint32_t store_keep_days;         /* decided jobs leave the store this long after; 0 never */
+    uint32_t store_keep_jobs;         /* and beyond this many decided jobs of one uid */
+    uint32_t store_keep_mb;           /* or this many MiB of one uid's decided requests */
+    uint32_t keep_finished_s;         /* a decided job stays visible this long (a full table
+                                       * retires it sooner) */
+    uint32_t metrics_conns;           /* concurrent metrics HTTP connections */
+    uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
+    int foreground;
+    int plan_only;
+    int test_fake_topology;         /* tests only: run on --topology/--synthetic here */
+    int check;                      /* --check: preflight report, then exit */
+    char driver_gpus[192];          /* tests: the CUDA driver's GPUs, PCI addresses */
+    char topology[CONFIG_PATH_MAX]; /* hwloc XML instead of this machine (tests) */
+    char synthetic[256];            /* hwloc synthetic topology string (tests) */
+    char group[64];                 /* control socket group ("" = none) */
+    char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
+    gid_t gid;
+    int have_gid;
+    char bin_dir[CONFIG_PATH_MAX];                  /* stage executables; "" = next to cuzkd */
+    char config_path[CONFIG_PATH_MAX];              /* --config, made absolute ("" none): reload */
+    struct circuit_decl circuits[CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
+    uint32_t n_circuits;
 };
 
 /* Fills the defaults: instance "default", run dir config_default_run_dir(),
@@ -96,13 +96,11 @@ void config_defaults(struct cuzkd_config *c);
 
 /* Set one option by name (no dashes); value NULL for a bare flag. 0, or -EINVAL with
  * a sentence in err (state of the other options unchanged). */
-int config_set(struct cuzkd_config *c, const char *name, const char *value, char *err,
-	       size_t errlen);
+int config_set(struct cuzkd_config *c, const char *name, const char *value, char *err, size_t errlen);
 
 /* Only the [circuit NAME] sections of an INI file (cuzk reload, SIGHUP): into
  * out[0..*n), at most CIRCUIT_DECL_MAX. 0, -errno or -EINVAL with err. */
-int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err,
-			 size_t errlen);
+int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err, size_t errlen);
 
 /* Apply an INI file. 0, -errno (unreadable) or -EINVAL (bad line: err names file:line). */
 int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen);
@@ -119,7 +117,7 @@ void config_usage(FILE *f);
 /* Bytes of one pool buffer. */
 static inline uint64_t config_buf_bytes(const struct cuzkd_config *c)
 {
-	return (uint64_t)c->buffer_mb << 20;
+    return (uint64_t)c->buffer_mb << 20;
 }
 
 #endif

@@ -52,13 +52,13 @@
 struct copy_entry;
 
 struct copies {
-	struct copy_entry *e;
-	size_t n, cap;
-	unsigned keep; /* unreferenced shared copies kept for later jobs (LRU) */
-	uint64_t clock;
-	uint64_t bytes;       /* in all copies now */
-	pthread_mutex_t lock; /* every field above; held for table changes only, never
-			       * while a client's file is read */
+    struct copy_entry *e;
+    size_t n, cap;
+    unsigned keep; /* unreferenced shared copies kept for later jobs (LRU) */
+    uint64_t clock;
+    uint64_t bytes;       /* in all copies now */
+    pthread_mutex_t lock; /* every field above; held for table changes only, never
+                           * while a client's file is read */
 };
 
 /* keep: how many unreferenced shared copies (zkeys, r1cs) to keep. */
@@ -74,13 +74,13 @@ void copies_free(struct copies *c);
  * -EINVAL not a regular file (a FIFO, device, socket or directory is refused before
  * any read: none can block us), -EBADF not open for reading, -ESTALE the file changed
  * while it was copied, -ENOMEM, -EMFILE. Nothing is held on failure. */
-int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display,
-		char *err, size_t errlen);
+int copies_take(struct copies *c, int client_fd, int shared, const char *what, const char *display, char *err,
+                size_t errlen);
 
 /* The same, for a file whose size its headers fix (input_bounds.h): want, the size it
  * must have (0: any); one of another size is refused -ESTALE before any read. */
 int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
-		      const char *display, char *err, size_t errlen);
+                      const char *display, char *err, size_t errlen);
 
 /* Count the bytes this thread's copies_take calls read into *bytes from now on
  * (NULL: stop), so another thread can see a copy that makes no progress. */

@@ -26,14 +26,14 @@ struct fleet_daemon;
  * cuzk_bin: the client binary. -ECONNREFUSED (database unreachable) or another
  * -errno with a sentence in err. */
 int fleet_daemon_start(struct fleet_daemon **fd, const struct cuzkd_config *c, const char *cuzk_bin,
-		       char *err, size_t errlen);
+                       char *err, size_t errlen);
 /* The fleet thread's view of its database, for `cuzk status` and the metrics endpoint
  * (atomics: safe to read from any thread while the fleet thread runs).
  * db_reachable: the last database call succeeded; db_errors: calls that failed since
  * the start; reconnects: times the connection came back after being lost. */
 struct fleet_health {
-	int db_reachable;
-	uint64_t db_errors, reconnects;
+    int db_reachable;
+    uint64_t db_errors, reconnects;
 };
 void fleet_daemon_health(const struct fleet_daemon *fd, struct fleet_health *h);
 

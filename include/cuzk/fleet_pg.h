@@ -96,7 +96,7 @@
 
 /* The largest stored proof.json and public.json (a Groth16 proof is under 2 KiB; the
  * public signals of a circuit can be many: 16 MiB is about 200k signals). */
-#define FLEET_PROOF_MAX (64 * 1024)
+#define FLEET_PROOF_MAX  (64 * 1024)
 #define FLEET_PUBLIC_MAX (16 * 1024 * 1024)
 
 struct fleet;
@@ -125,18 +125,17 @@ int fleet_reconnect(struct fleet *f, char *err, size_t errlen);
  * names), in one transaction. *job: its id. store_proofs: the proofs are also stored
  * in the table (only daemons that store claim it); out_dir NULL or "" (then
  * store_proofs is required, else -EINVAL): they are stored only. */
-int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs,
-		  uint32_t n, const char *const *wtns, const char *const *name, uint64_t *job,
-		  char *err, size_t errlen);
+int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs, uint32_t n,
+                  const char *const *wtns, const char *const *name, uint64_t *job, char *err, size_t errlen);
 
 /* One claimed partition: valid until the next fleet call that fills claims. */
 struct fleet_claim {
-	uint64_t job;
-	uint32_t idx;
-	uint64_t gen;
-	uint32_t attempts; /* claims of it so far, this one included */
-	int store_proofs;  /* the job asked for its proofs in the table */
-	char wtns[1024], name[256], zkey[1024], out_dir[1024]; /* out_dir "": none */
+    uint64_t job;
+    uint32_t idx;
+    uint64_t gen;
+    uint32_t attempts;                                     /* claims of it so far, this one included */
+    int store_proofs;                                      /* the job asked for its proofs in the table */
+    char wtns[1024], name[256], zkey[1024], out_dir[1024]; /* out_dir "": none */
 };
 
 /* This handle's daemon stores the proofs it finishes (`cuzkd --store-proofs`): its
@@ -148,15 +147,15 @@ void fleet_set_stores(struct fleet *f, int on);
  * its lease, which tells others when its heartbeat (fleet_renew, every lease/3) is
  * stale. */
 int fleet_daemon_hello(struct fleet *f, const char *id, const char *host, int lease_s, char *err,
-		       size_t errlen);
+                       size_t errlen);
 /* Claim up to max partitions for owner, lease_s seconds. Returns how many (0..max). */
-int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max,
-		char *err, size_t errlen);
+int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_claim *out, int max, char *err,
+                size_t errlen);
 /* Heartbeat: extend the n leases in held (job, idx, gen; owner's, unexpired) to
  * now() + lease_s and refresh owner's daemon row. Returns how many it renewed. A
  * lease owner holds but does not name here (a claim whose reply was lost) expires. */
-int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held,
-		int n, char *err, size_t errlen);
+int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fleet_claim *held, int n,
+                char *err, size_t errlen);
 /* Finish (done, or failed with reason) a partition owner holds at gen, in one
  * transaction with its job's end: 1 when this call finished it, 2 when owner had
  * finished it at gen already (a retry after a lost answer: the commit happened, its
@@ -164,21 +163,21 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
  * (discard the proof). -ECONNREFUSED: retry after fleet_reconnect; the answer to
  * the retry is the truth either way. */
 int fleet_finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		 const char *reason, char *err, size_t errlen);
+                 const char *reason, char *err, size_t errlen);
 /* fleet_finish of a done partition with its proof stored in the same UPDATE ("Stored
  * proofs"): proof and pub the texts of NAME.proof.json and NAME.public.json.
  * -EINVAL (nothing written, no database call) when either is over its cap or not
  * valid JSON: the reason is in err. */
-int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx,
-			uint64_t gen, const char *proof, const char *pub, char *err, size_t errlen);
+int fleet_finish_stored(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+                        const char *proof, const char *pub, char *err, size_t errlen);
 /* The check fleet_finish_stored makes: 0, or -EINVAL with the reason in err. */
 int fleet_proof_check(const char *proof, const char *pub, char *err, size_t errlen);
 
 /* Give a partition owner holds at gen back to the queue (queued again, for any
  * daemon): for a local refusal that is not the partition's fault (cuzkd draining).
  * 1 released, 0 not owner's any more. */
-int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-		  char *err, size_t errlen);
+int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen, char *err,
+                  size_t errlen);
 
 /* A daemon's start (after fleet_daemon_hello): leases still held by owner belong to
  * its previous run (killed, restarted under the same id): back to the queue, for
@@ -201,8 +200,7 @@ void fleet_stage_remove(const char *out_dir, const char *owner);
 /* Mark partition (job, idx) finished as done at gen published (its final files are
  * there), and end its job when nothing else is open, in one transaction. 1 marked,
  * 0 when it was marked already or is no longer that done row (requeued). */
-int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err,
-		    size_t errlen);
+int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err, size_t errlen);
 
 /* Publish the staged proof of partition (job, idx) that done_by finished as done at
  * gen, from out_dir/.cuzk-DONEBY/NAME.{public,proof}.json, and record it ("Publishing"
@@ -216,17 +214,16 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
  * links done stay done; the call may be repeated: it never publishes twice). */
 enum { FLEET_PUB_GONE = 0, FLEET_PUB_MARKED = 1, FLEET_PUB_REQUEUED = 2 };
 int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, const char *done_by,
-		       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err,
-		       size_t errlen);
+                       uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err, size_t errlen);
 
 /* One adopted partition, as fleet_adopt reports it. */
 struct fleet_adopted {
-	uint64_t job;
-	uint32_t idx;
-	const char *name, *out_dir, *done_by;
-	int outcome;     /* FLEET_PUB_*, or -errno (skipped: out dir not here, link error) */
-	int linked;      /* proof files this call linked (0..2) */
-	const char *why; /* outcome < 0: the sentence */
+    uint64_t job;
+    uint32_t idx;
+    const char *name, *out_dir, *done_by;
+    int outcome;     /* FLEET_PUB_*, or -errno (skipped: out dir not here, link error) */
+    int linked;      /* proof files this call linked (0..2) */
+    const char *why; /* outcome < 0: the sentence */
 };
 /* Adoption (see "Publishing"): each done, unpublished partition whose finisher is
  * stale (heartbeat older than 3 x its lease_s, or no daemon row), and with mine set
@@ -235,8 +232,7 @@ struct fleet_adopted {
  * hears each. Returns how many were looked at, or a database -errno (stop, retry
  * later: what was done stays done). */
 int fleet_adopt(struct fleet *f, const char *self, int mine,
-		void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err,
-		size_t errlen);
+                void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err, size_t errlen);
 
 /* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
  * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
@@ -246,21 +242,21 @@ int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err,
 /* A job's state: counts of done (and published) and failed partitions, and its total.
  * Returns 0 running, 1 done (every partition done and its proof at its final name),
  * 2 failed (some failed, none open), or -errno. */
-int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed,
-		    uint32_t *total, char *err, size_t errlen);
+int fleet_job_state(struct fleet *f, uint64_t job, uint32_t *done, uint32_t *failed, uint32_t *total,
+                    char *err, size_t errlen);
 
 /* One partition of a job as fleet_fetch reports it: state as in the table; proof and
  * pub its stored texts (NULL when not stored); reason: a failed one's. */
 struct fleet_stored {
-	uint32_t idx;
-	const char *name, *state, *reason, *proof, *pub;
+    uint32_t idx;
+    const char *name, *state, *reason, *proof, *pub;
 };
 /* `cuzk fetch`: each partition of job in idx order to cb (the texts are valid during
  * the call only; read one partition at a time, so a job of large public files is
  * never in memory at once). Returns how many, -ENOENT (no such job, err says so), or a
  * database -errno; a non-zero return of cb stops it and is returned. */
-int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s),
-		void *arg, char *err, size_t errlen);
+int fleet_fetch(struct fleet *f, uint64_t job, int (*cb)(void *arg, const struct fleet_stored *s), void *arg,
+                char *err, size_t errlen);
 
 /* `cuzk status --queue`: daemons with heartbeats, their leases, done counts (all time,
  * and "done_1m": partitions they finished in the last minute, their throughput), and

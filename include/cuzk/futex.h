@@ -33,8 +33,8 @@
 /* Shared; writers: every waiter (waiters) and every waker (seq). 8 bytes; callers
  * place it on its own cache line. */
 struct futex_waitq {
-	_Atomic uint32_t seq;     /* futex word; bumped by wakers */
-	_Atomic uint32_t waiters; /* number of processes between prepare and finish */
+    _Atomic uint32_t seq;     /* futex word; bumped by wakers */
+    _Atomic uint32_t waiters; /* number of processes between prepare and finish */
 };
 _Static_assert(sizeof(struct futex_waitq) == 8, "futex_waitq is part of the shared ABI");
 
@@ -44,7 +44,7 @@ uint64_t futex_now_ns(void);
 /* The same clock in seconds, for the timings a program prints. */
 static inline double futex_now_s(void)
 {
-	return (double)futex_now_ns() * 1e-9;
+    return (double)futex_now_ns() * 1e-9;
 }
 
 /* Sleep while *word == expected, until woken or until deadline_ns (CLOCK_MONOTONIC,

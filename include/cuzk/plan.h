@@ -31,50 +31,50 @@
 #include "cuzk/config.h"
 #include "cuzk/pipeline.h"
 
-#define PLAN_MAX_NODES 8
-#define PLAN_MAX_PLACES (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
-#define PLAN_FINALIZER_CORES 1
+#define PLAN_MAX_NODES         8
+#define PLAN_MAX_PLACES        (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
+#define PLAN_FINALIZER_CORES   1
 #define PLAN_CUDA_WORKER_CORES 2
-#define PLAN_MAX_WARN 8
+#define PLAN_MAX_WARN          8
 
 enum plan_role {
-	PLAN_WORKER = 0,
-	PLAN_SYNTH,
-	PLAN_FINALIZER,
+    PLAN_WORKER = 0,
+    PLAN_SYNTH,
+    PLAN_FINALIZER,
 };
 
 struct plan_place {
-	enum plan_role role;
-	uint32_t index;   /* worker number, synth number (= node position), 0 */
-	int numa_node;    /* OS index of the node, -1 when unknown */
-	int device;       /* CUDA device number for CUDA workers, else -1 */
-	uint32_t n_cores; /* whole cores in cpus */
-	cpu_set_t cpus;   /* OS PU indices */
+    enum plan_role role;
+    uint32_t index;   /* worker number, synth number (= node position), 0 */
+    int numa_node;    /* OS index of the node, -1 when unknown */
+    int device;       /* CUDA device number for CUDA workers, else -1 */
+    uint32_t n_cores; /* whole cores in cpus */
+    cpu_set_t cpus;   /* OS PU indices */
 };
 
 struct plan {
-	uint32_t n_nodes, n_cores, n_pus;
-	int node_os[PLAN_MAX_NODES];
-	uint32_t n_workers, n_synth;
-	uint32_t n_places; /* workers, then synths, then the finalizer */
-	struct plan_place places[PLAN_MAX_PLACES];
-	int shared; /* some core is given to more than one process */
-	char note[256];
-	uint32_t node_buffers[PLAN_MAX_NODES]; /* pool buffers of node k (same order) */
-	uint32_t n_warn;
-	char warn[PLAN_MAX_WARN][256]; /* topology and driver disagree, and the like */
-	int fake;                      /* plan_fake_here: nodes are a test's, not this machine's */
+    uint32_t n_nodes, n_cores, n_pus;
+    int node_os[PLAN_MAX_NODES];
+    uint32_t n_workers, n_synth;
+    uint32_t n_places; /* workers, then synths, then the finalizer */
+    struct plan_place places[PLAN_MAX_PLACES];
+    int shared; /* some core is given to more than one process */
+    char note[256];
+    uint32_t node_buffers[PLAN_MAX_NODES]; /* pool buffers of node k (same order) */
+    uint32_t n_warn;
+    char warn[PLAN_MAX_WARN][256]; /* topology and driver disagree, and the like */
+    int fake;                      /* plan_fake_here: nodes are a test's, not this machine's */
 };
 
 /* A PCI address. */
 struct plan_pci {
-	unsigned domain, bus, dev, func;
+    unsigned domain, bus, dev, func;
 };
 
 /* The GPUs the CUDA driver lists, in device order. */
 struct plan_driver_gpus {
-	uint32_t n;
-	struct plan_pci pci[PIPE_MAX_WORKERS];
+    uint32_t n;
+    struct plan_pci pci[PIPE_MAX_WORKERS];
 };
 
 /* "0000:1a:00.0" or "1a:00.0" (hex, any case) -> 0, else -EINVAL. */
@@ -84,16 +84,16 @@ int plan_pci_parse(const char *s, struct plan_pci *out);
  * (synthetic != NULL or ""), or this machine; with I/O devices (GPUs) kept.
  * 0 or -EINVAL/-errno with err set (nothing to destroy then). */
 int plan_topology_load(hwloc_topology_t *topo, const char *xml, const char *synthetic, char *err,
-		       size_t errlen);
+                       size_t errlen);
 
 /* Compute the plan for config c (devices, instance) on topo. 0, or -EINVAL/-ENODEV with
  * err set (e.g. a CUDA device the topology does not show). */
 int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p, char *err,
-		 size_t errlen);
+                 size_t errlen);
 
 /* Same, for CUDA devices with the driver's list (drv NULL: plan_compute). */
-int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c,
-		      const struct plan_driver_gpus *drv, struct plan *p, char *err, size_t errlen);
+int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const struct plan_driver_gpus *drv,
+                      struct plan *p, char *err, size_t errlen);
 
 /* Tests only (cuzkd --test-fake-topology): run a plan made for another topology on this
  * machine. Each place's cpu N becomes this machine's N-th online cpu modulo their

@@ -25,42 +25,42 @@
 #include <cuzk/barrier.h>
 #include <cuzk/futex.h>
 
-#define POOL_MAGIC 0x4c4f4f50u /* "POOL" */
-#define POOL_MAX_NODES 8
+#define POOL_MAGIC      0x4c4f4f50u /* "POOL" */
+#define POOL_MAX_NODES  8
 #define POOL_OWNER_FREE 0u
 #define POOL_OWNER_PART 0x80000000u
-#define POOL_NONE UINT32_MAX /* "no buffer" in index fields */
+#define POOL_NONE       UINT32_MAX /* "no buffer" in index fields */
 
 static inline uint32_t pool_owner_part(uint32_t part)
 {
-	return POOL_OWNER_PART | part;
+    return POOL_OWNER_PART | part;
 }
 
 /* One NUMA node's share of the buffers: [first, first + count). */
 struct pool_node {
-	uint32_t first;
-	uint32_t count;
-	int32_t numa_node; /* -1: no binding */
-	uint32_t reserved;
+    uint32_t first;
+    uint32_t count;
+    int32_t numa_node; /* -1: no binding */
+    uint32_t reserved;
 };
 
 /* Shared pool header; owner words follow at owners_offset. */
 struct pool_hdr {
-	/* lines 0-2 — writer: creator (pool_init); immutable afterwards */
-	uint32_t magic;
-	uint32_t buf_count;
-	uint64_t buf_size;      /* bytes, multiple of the page size */
-	int64_t slab_offset;    /* slab start, bytes relative to this header */
-	uint32_t owners_offset; /* owner words, bytes relative to this header */
-	uint32_t n_nodes;
-	uint8_t reserved0[32];
-	struct pool_node nodes[POOL_MAX_NODES];
-	/* line 3 — writers: every allocator (relaxed; a scan-start hint only) */
-	_Atomic uint32_t hint[POOL_MAX_NODES];
-	uint8_t pad3[BARRIER_CACHE_LINE - 4 * POOL_MAX_NODES];
-	/* line 4 — allocators sleep here when no buffer is free; freers wake */
-	struct futex_waitq freed;
-	uint8_t pad4[BARRIER_CACHE_LINE - 8];
+    /* lines 0-2 — writer: creator (pool_init); immutable afterwards */
+    uint32_t magic;
+    uint32_t buf_count;
+    uint64_t buf_size;      /* bytes, multiple of the page size */
+    int64_t slab_offset;    /* slab start, bytes relative to this header */
+    uint32_t owners_offset; /* owner words, bytes relative to this header */
+    uint32_t n_nodes;
+    uint8_t reserved0[32];
+    struct pool_node nodes[POOL_MAX_NODES];
+    /* line 3 — writers: every allocator (relaxed; a scan-start hint only) */
+    _Atomic uint32_t hint[POOL_MAX_NODES];
+    uint8_t pad3[BARRIER_CACHE_LINE - 4 * POOL_MAX_NODES];
+    /* line 4 — allocators sleep here when no buffer is free; freers wake */
+    struct futex_waitq freed;
+    uint8_t pad4[BARRIER_CACHE_LINE - 8];
 };
 _Static_assert(offsetof(struct pool_hdr, nodes) == 64, "pool_hdr ABI");
 _Static_assert(offsetof(struct pool_hdr, hint) == 192, "pool_hdr ABI");
@@ -69,17 +69,17 @@ _Static_assert(sizeof(struct pool_hdr) == 320, "pool_hdr ABI");
 
 /* Process-local view, rebuilt from offsets after mapping. */
 struct pool {
-	struct pool_hdr *hdr;
-	_Atomic uint64_t *owners; /* buf_count words; writers: CAS by the owner/allocator */
-	unsigned char *slab;
+    struct pool_hdr *hdr;
+    _Atomic uint64_t *owners; /* buf_count words; writers: CAS by the owner/allocator */
+    unsigned char *slab;
 };
 
 /* What pool_slab_setup achieved, and why not where it fell back. */
 struct pool_slab_report {
-	int locked;     /* mlock succeeded */
-	int huge;       /* MADV_HUGEPAGE accepted and shmem THP enabled */
-	int numa_bound; /* each node's share mbind-ed to its node */
-	char reason[512];
+    int locked;     /* mlock succeeded */
+    int huge;       /* MADV_HUGEPAGE accepted and shmem THP enabled */
+    int numa_bound; /* each node's share mbind-ed to its node */
+    char reason[512];
 };
 
 /* Bytes of the pool header + owner words (the slab is sized separately). */
@@ -89,12 +89,12 @@ size_t pool_hdr_size(uint32_t buf_count);
  * slab = (char *)h + slab_offset, split over n_nodes shares (numa_nodes[i] the node of
  * share i, or NULL: one unbound share). 0 or -EINVAL. */
 int pool_init(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
-	      uint32_t n_nodes, const int *numa_nodes);
+              uint32_t n_nodes, const int *numa_nodes);
 
 /* Same with share i holding counts[i] buffers (their sum must be buf_count; counts
  * NULL or all zero: the even split of pool_init). 0 or -EINVAL. */
 int pool_init_split(struct pool_hdr *h, uint32_t buf_count, uint64_t buf_size, int64_t slab_offset,
-		    uint32_t n_nodes, const int *numa_nodes, const uint32_t *counts);
+                    uint32_t n_nodes, const int *numa_nodes, const uint32_t *counts);
 
 /* Build a view of a pool formatted by another process; hdr_size/slab_end bound it
  * inside the mapping. 0 or -EINVAL. */
@@ -109,8 +109,7 @@ int pool_buf_alloc(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
  * reads it, so it waits for one of that node's rather than take another node's). A
  * pool with one share serves every node. 0 and *idx, -EAGAIN, -ETIMEDOUT, or -ENOENT
  * when the pool has several shares and none is node's. */
-int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns,
-			uint32_t *idx);
+int pool_buf_alloc_node(struct pool *p, int node, uint32_t owner, int64_t timeout_ns, uint32_t *idx);
 
 /* The NUMA node of the share holding buffer idx (-1: unbound, or a bad index). */
 int pool_buf_node(const struct pool *p, uint32_t idx);
@@ -137,8 +136,8 @@ int pool_node_counts(const struct pool *p, int node, uint32_t *in_use, uint32_t 
 
 #define POOL_SLAB_NO_MLOCK 1u /* skip mlock (e.g. the CUDA backend pins it itself) */
 #define POOL_SLAB_NO_MBIND \
-	2u /* skip mbind: the shares' nodes are not this machine's
-			       * (cuzkd --test-fake-topology) */
+    2u /* skip mbind: the shares' nodes are not this machine's
+        * (cuzkd --test-fake-topology) */
 
 /* Ask for huge pages on the slab (MADV_HUGEPAGE), bind each share to its NUMA node
  * (mbind, multi-node machines only) and lock it in memory (mlock, when

@@ -17,23 +17,22 @@
 #include <libpq-fe.h>
 
 struct pq_api {
-	PGconn *(*connectdb)(const char *conninfo);
-	ConnStatusType (*status)(const PGconn *conn);
-	char *(*error_message)(const PGconn *conn);
-	void (*finish)(PGconn *conn);
-	void (*reset)(PGconn *conn);
-	PGresult *(*exec)(PGconn *conn, const char *query);
-	PGresult *(*exec_params)(PGconn *conn, const char *command, int nParams,
-				 const Oid *paramTypes, const char *const *paramValues,
-				 const int *paramLengths, const int *paramFormats,
-				 int resultFormat);
-	ExecStatusType (*result_status)(const PGresult *res);
-	char *(*result_error_message)(const PGresult *res);
-	int (*ntuples)(const PGresult *res);
-	char *(*getvalue)(const PGresult *res, int tup_num, int field_num);
-	int (*getisnull)(const PGresult *res, int tup_num, int field_num);
-	char *(*cmd_tuples)(PGresult *res);
-	void (*clear)(PGresult *res);
+    PGconn *(*connectdb)(const char *conninfo);
+    ConnStatusType (*status)(const PGconn *conn);
+    char *(*error_message)(const PGconn *conn);
+    void (*finish)(PGconn *conn);
+    void (*reset)(PGconn *conn);
+    PGresult *(*exec)(PGconn *conn, const char *query);
+    PGresult *(*exec_params)(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                             const char *const *paramValues, const int *paramLengths, const int *paramFormats,
+                             int resultFormat);
+    ExecStatusType (*result_status)(const PGresult *res);
+    char *(*result_error_message)(const PGresult *res);
+    int (*ntuples)(const PGresult *res);
+    char *(*getvalue)(const PGresult *res, int tup_num, int field_num);
+    int (*getisnull)(const PGresult *res, int tup_num, int field_num);
+    char *(*cmd_tuples)(PGresult *res);
+    void (*clear)(PGresult *res);
 };
 
 /* The table, libpq.so.5 loaded and every function resolved on the first call (once per

@@ -22,7 +22,7 @@
 #include <cuzk/barrier.h>
 #include <cuzk/futex.h>
 
-#define RING_MAGIC 0x474e4952u /* "RING" */
+#define RING_MAGIC        0x474e4952u /* "RING" */
 #define RING_CAPACITY_MAX (1u << 30)
 /* Default spin before sleeping: ~2-10 us on current x86 (pause is 10-140 cycles),
  * enough to catch a peer that is mid-operation, short enough not to burn a core. */
@@ -35,38 +35,38 @@
  * step, never half-way: no cell is left claimed by the dead (see ring.c). seq and
  * value are read on their own (atomic loads) only to build the expected word. */
 struct ring_cell {
-	union {
-		struct {
-			_Atomic uint64_t seq;
-			uint32_t value;
-			uint32_t pad; /* always 0 */
-		};
-		unsigned __int128 word;
-	};
+    union {
+        struct {
+            _Atomic uint64_t seq;
+            uint32_t value;
+            uint32_t pad; /* always 0 */
+        };
+        unsigned __int128 word;
+    };
 } __attribute__((aligned(16)));
 _Static_assert(sizeof(struct ring_cell) == 16, "ring_cell ABI");
 
 /* Shared ring header; cells follow it. Each group of fields is on its own cache line
  * so producers and consumers do not false-share. */
 struct ring {
-	/* line 0 — writer: ring_init (creator), immutable afterwards */
-	uint32_t magic;
-	uint32_t capacity; /* power of two, 1 .. RING_CAPACITY_MAX */
-	uint32_t mask;     /* capacity - 1 */
-	uint32_t reserved0[13];
-	/* line 1 — writers: all producers (CAS; any of them advances a lagging head) */
-	_Atomic uint64_t head; /* next position to produce (or one behind it); free-running */
-	uint8_t pad1[BARRIER_CACHE_LINE - 8];
-	/* line 2 — writers: all consumers (CAS; any of them advances a lagging tail) */
-	_Atomic uint64_t tail; /* next position to consume (or one behind it); free-running */
-	uint8_t pad2[BARRIER_CACHE_LINE - 8];
-	/* line 3 — consumers sleep here when empty; producers wake */
-	struct futex_waitq not_empty;
-	uint8_t pad3[BARRIER_CACHE_LINE - 8];
-	/* line 4 — producers sleep here when full; consumers wake */
-	struct futex_waitq not_full;
-	uint8_t pad4[BARRIER_CACHE_LINE - 8];
-	struct ring_cell cells[];
+    /* line 0 — writer: ring_init (creator), immutable afterwards */
+    uint32_t magic;
+    uint32_t capacity; /* power of two, 1 .. RING_CAPACITY_MAX */
+    uint32_t mask;     /* capacity - 1 */
+    uint32_t reserved0[13];
+    /* line 1 — writers: all producers (CAS; any of them advances a lagging head) */
+    _Atomic uint64_t head; /* next position to produce (or one behind it); free-running */
+    uint8_t pad1[BARRIER_CACHE_LINE - 8];
+    /* line 2 — writers: all consumers (CAS; any of them advances a lagging tail) */
+    _Atomic uint64_t tail; /* next position to consume (or one behind it); free-running */
+    uint8_t pad2[BARRIER_CACHE_LINE - 8];
+    /* line 3 — consumers sleep here when empty; producers wake */
+    struct futex_waitq not_empty;
+    uint8_t pad3[BARRIER_CACHE_LINE - 8];
+    /* line 4 — producers sleep here when full; consumers wake */
+    struct futex_waitq not_full;
+    uint8_t pad4[BARRIER_CACHE_LINE - 8];
+    struct ring_cell cells[];
 };
 _Static_assert(offsetof(struct ring, head) == 64, "ring ABI");
 _Static_assert(offsetof(struct ring, tail) == 128, "ring ABI");

@@ -29,16 +29,16 @@
 #include <stdint.h>
 
 #define ROUTE_MAX_WORKERS 8
-#define ROUTE_MAX_SYNTH 8
+#define ROUTE_MAX_SYNTH   8
 
 /* What the decision looks at: the plan's nodes and a reading of the live state. */
 struct route_view {
-	uint32_t n_workers;
-	int worker_node[ROUTE_MAX_WORKERS];
-	uint32_t worker_depth[ROUTE_MAX_WORKERS]; /* hints queued in the worker's ring */
-	uint32_t n_synth;
-	int synth_node[ROUTE_MAX_SYNTH];
-	int synth_alive[ROUTE_MAX_SYNTH]; /* the synth in slot i runs now */
+    uint32_t n_workers;
+    int worker_node[ROUTE_MAX_WORKERS];
+    uint32_t worker_depth[ROUTE_MAX_WORKERS]; /* hints queued in the worker's ring */
+    uint32_t n_synth;
+    int synth_node[ROUTE_MAX_SYNTH];
+    int synth_alive[ROUTE_MAX_SYNTH]; /* the synth in slot i runs now */
 };
 
 /* The worker synth `me` hands its next partition to: rule 1 (*cross = 0), rule 2

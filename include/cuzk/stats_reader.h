@@ -19,24 +19,24 @@
 #define STATS_READING_SCHEMA 1
 
 struct stats_proc {
-	uint32_t slot;
-	int alive;          /* kill(pid, 0) succeeded */
-	int torn;           /* the slot could not be read consistently (writer died mid-write) */
-	uint64_t rss_bytes; /* 0 when unknown */
-	uint64_t heartbeat_age_ns;
-	struct stats_snapshot s;
+    uint32_t slot;
+    int alive;          /* kill(pid, 0) succeeded */
+    int torn;           /* the slot could not be read consistently (writer died mid-write) */
+    uint64_t rss_bytes; /* 0 when unknown */
+    uint64_t heartbeat_age_ns;
+    struct stats_snapshot s;
 };
 
 struct stats_reading {
-	char instance[64];
-	int running;     /* segment found and its supervisor alive */
-	int found;       /* segment found (may be stale: supervisor dead) */
-	char why[256];   /* when !running: what a person should know */
-	uint64_t now_ns; /* CLOCK_MONOTONIC of the reading */
-	int32_t supervisor_pid;
-	uint64_t page_start_ns;
-	uint32_t n; /* processes (used slots) */
-	struct stats_proc *p;
+    char instance[64];
+    int running;     /* segment found and its supervisor alive */
+    int found;       /* segment found (may be stale: supervisor dead) */
+    char why[256];   /* when !running: what a person should know */
+    uint64_t now_ns; /* CLOCK_MONOTONIC of the reading */
+    int32_t supervisor_pid;
+    uint64_t page_start_ns;
+    uint32_t n; /* processes (used slots) */
+    struct stats_proc *p;
 };
 
 /* Take a snapshot of instance's stats page. Always returns 0 or -ENOMEM; a missing,
@@ -64,9 +64,9 @@ uint64_t stats_work_ns(const struct stats_snapshot *s);
  * a restarted synth starts again from 0. node -1: unknown. */
 #define STATS_READING_MAX_NODES 8
 struct stats_node {
-	int node;
-	uint32_t synths;
-	uint64_t synth_parts, bufs_taken, cross_node;
+    int node;
+    uint32_t synths;
+    uint64_t synth_parts, bufs_taken, cross_node;
 };
 /* Fill out[0..max) in node order; returns how many nodes. */
 int stats_reading_nodes(const struct stats_reading *t, struct stats_node *out, int max);

@@ -39,13 +39,13 @@
 #define STORE_SCHEMA_VERSION 1
 
 enum store_part_state {
-	STORE_QUEUED = 0,
-	STORE_SYNTHESIZING,
-	STORE_PROVING,
-	STORE_FINALIZING,
-	STORE_DONE,
-	STORE_FAILED,
-	STORE_NSTATES
+    STORE_QUEUED = 0,
+    STORE_SYNTHESIZING,
+    STORE_PROVING,
+    STORE_FINALIZING,
+    STORE_DONE,
+    STORE_FAILED,
+    STORE_NSTATES
 };
 
 enum store_job_state { STORE_JOB_RUNNING = 0, STORE_JOB_DONE, STORE_JOB_FAILED };
@@ -72,8 +72,8 @@ uint64_t store_max_job_id(struct store *st);
 
 /* Record job id (request: JSON text) and its n partitions (queued), durably, in one
  * transaction. A pending batch is committed with it. */
-int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n,
-		  const char *const *names, char *err, size_t errlen);
+int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n, const char *const *names,
+                  char *err, size_t errlen);
 /* Remove a job recorded by store_job_add that could not be started after all. */
 int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
 
@@ -85,16 +85,15 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
 /* Bound each submitter's decided jobs (request.peer.uid): remove the oldest beyond
  * keep_jobs of that uid, or whose request text with the newer ones' passes keep_bytes;
  * *n removed. Running jobs and the newest job stay. */
-int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n,
-			char *err, size_t errlen);
+int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
+                        size_t errlen);
 /* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
  * cancel is never undone by a restart. */
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);
 
 /* Batched changes: open a transaction on the first one; store_commit makes them
  * durable. reason: for STORE_FAILED (NULL otherwise). */
-int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s,
-		   const char *reason);
+int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s, const char *reason);
 int store_job_set(struct store *st, uint64_t job, enum store_job_state s);
 /* 0 also when nothing was pending. On failure the batch is rolled back. */
 int store_commit(struct store *st, char *err, size_t errlen);
@@ -102,17 +101,17 @@ int store_commit(struct store *st, char *err, size_t errlen);
 /* One unfinished job for store_each_running: its partitions' states and reasons
  * (reason[i] NULL unless failed); valid during the callback only. */
 struct store_job {
-	uint64_t id;
-	const char *request;
-	uint32_t n_parts;
-	const enum store_part_state *state;
-	const char *const *name;
-	const char *const *reason;
+    uint64_t id;
+    const char *request;
+    uint32_t n_parts;
+    const enum store_part_state *state;
+    const char *const *name;
+    const char *const *reason;
 };
 
 /* Calls cb for every job in state running, in id order; stops at a non-zero return
  * and returns it. */
 int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
-		       char *err, size_t errlen);
+                       char *err, size_t errlen);
 
 #endif /* CUZK_STORE_H */

@@ -19,13 +19,13 @@
 /* Who sent a request (SO_PEERCRED, SO_PEERGROUPS): the out directory must be one
  * this user could write to itself. */
 struct control_peer {
-	uid_t uid;
-	gid_t gid;
-	const gid_t *groups;
-	size_t n_groups;
-	/* --quota-bytes for this uid (0: none) and the bytes its unfinished jobs hold:
-	 * a submit whose files would pass it is refused before any copy. */
-	uint64_t bytes_quota, bytes_used;
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    size_t n_groups;
+    /* --quota-bytes for this uid (0: none) and the bytes its unfinished jobs hold:
+         * a submit whose files would pass it is refused before any copy. */
+    uint64_t bytes_quota, bytes_used;
 };
 
 /* May peer create and rename files in the directory of st (owner, group and other
@@ -47,25 +47,25 @@ void control_file_id(const struct stat *st, char id[CONTROL_ID_LEN]);
  * it holds: copies (copies.h) of the zkey, r1cs, generator and each witness (or
  * input.json), and a duplicate of the out directory's descriptor. -1: none. */
 struct control_submit {
-	char zkey[JOBTAB_PATH_LEN];
-	char r1cs[JOBTAB_PATH_LEN];
-	char out_dir[JOBTAB_PATH_LEN];
-	char wgen[JOBTAB_PATH_LEN]; /* "" for a .wtns job; wtns[] then hold input.json paths */
-	size_t n;
-	char (*wtns)[JOBTAB_PATH_LEN];
-	char (*name)[PIPE_NAME_LEN];
-	int *wtns_fd;
-	int zkey_fd, r1cs_fd, out_fd, wgen_fd;
-	/* What each file the client passed was (control_file_id): the durable copies of
-	 * a job store are named after it (shared by identity). */
-	char zkey_id[CONTROL_ID_LEN], r1cs_id[CONTROL_ID_LEN], out_id[CONTROL_ID_LEN];
-	char wgen_id[CONTROL_ID_LEN];
-	char (*wtns_id)[CONTROL_ID_LEN];
-	int32_t priority;
-	uint32_t domain_size, nvars;
-	uint64_t buf_need;
-	uint64_t bytes; /* of the distinct files copied: what the job counts against
-			 * its uid's --quota-bytes while it holds them */
+    char zkey[JOBTAB_PATH_LEN];
+    char r1cs[JOBTAB_PATH_LEN];
+    char out_dir[JOBTAB_PATH_LEN];
+    char wgen[JOBTAB_PATH_LEN]; /* "" for a .wtns job; wtns[] then hold input.json paths */
+    size_t n;
+    char (*wtns)[JOBTAB_PATH_LEN];
+    char (*name)[PIPE_NAME_LEN];
+    int *wtns_fd;
+    int zkey_fd, r1cs_fd, out_fd, wgen_fd;
+    /* What each file the client passed was (control_file_id): the durable copies of
+         * a job store are named after it (shared by identity). */
+    char zkey_id[CONTROL_ID_LEN], r1cs_id[CONTROL_ID_LEN], out_id[CONTROL_ID_LEN];
+    char wgen_id[CONTROL_ID_LEN];
+    char (*wtns_id)[CONTROL_ID_LEN];
+    int32_t priority;
+    uint32_t domain_size, nvars;
+    uint64_t buf_need;
+    uint64_t bytes; /* of the distinct files copied: what the job counts against
+                     * its uid's --quota-bytes while it holds them */
 };
 
 /* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,
@@ -76,13 +76,13 @@ struct control_submit {
  * Messages speak only of the files passed, never of a path (no existence oracle).
  * 0 and s filled (control_submit_free), or a -errno with e filled and nothing held. */
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
-			 const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
-			 uint32_t max_parts, struct control_submit *s, struct control_err *e);
+                         const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
+                         uint32_t max_parts, struct control_submit *s, struct control_err *e);
 /* cuzkd's policy for control_submit_check, set once before the first submit (the
  * intake threads read it, never write it). wgen_dirs: --wgen-dir, the only places a
  * witness generator is taken from (wgen_trust.h); NULL or "": none. */
 struct control_policy {
-	const char *wgen_dirs;
+    const char *wgen_dirs;
 };
 void control_set_policy(const struct control_policy *p);
 
@@ -93,8 +93,7 @@ void control_submit_free(struct control_submit *s, struct copies *cp);
  * opens and whose partitions fit buf_size: *copy_fd gets the copy with a reference) or
  * an evict (only the path; *copy_fd -1). out: the display path. 0, or a -errno with e
  * filled and nothing held. */
-int control_circuit_check(const struct control_req *r, const int *fds, size_t n_fds,
-			  struct copies *cp, uint64_t buf_size, char out[JOBTAB_PATH_LEN],
-			  int *copy_fd, struct control_err *e);
+int control_circuit_check(const struct control_req *r, const int *fds, size_t n_fds, struct copies *cp,
+                          uint64_t buf_size, char out[JOBTAB_PATH_LEN], int *copy_fd, struct control_err *e);
 
 #endif

@@ -14,139 +14,135 @@
 
 TEST(test_circuit_name_rules, 1)
 {
-	static const char *const good[] = { "a", "mulchain", "Mul-2.bls_12", "0x", "a..b" };
-	static const char *const bad[] = { "",   ".",  "..",  "../x", "a/b", ".hidden",
-					   "-x", "_x", "a b", "a\tb", "ü",   "a;b" };
-	char longname[CIRCUIT_NAME_MAX + 1];
+    static const char *const good[] = { "a", "mulchain", "Mul-2.bls_12", "0x", "a..b" };
+    static const char *const bad[] = { "",   ".",  "..",  "../x", "a/b", ".hidden",
+                                       "-x", "_x", "a b", "a\tb", "ü",   "a;b" };
+    char longname[CIRCUIT_NAME_MAX + 1];
 
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		ck_assert_msg(!circuit_name_ok(good[i]), "refused %s", good[i]);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(circuit_name_ok(bad[i]) == -EINVAL, "accepted \"%s\"", bad[i]);
-	memset(longname, 'a', CIRCUIT_NAME_MAX);
-	longname[CIRCUIT_NAME_MAX] = '\0';
-	ck_assert_int_eq(circuit_name_ok(longname), -EINVAL);
-	longname[CIRCUIT_NAME_MAX - 1] = '\0';
-	ck_assert_int_eq(circuit_name_ok(longname), 0);
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        ck_assert_msg(!circuit_name_ok(good[i]), "refused %s", good[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(circuit_name_ok(bad[i]) == -EINVAL, "accepted \"%s\"", bad[i]);
+    memset(longname, 'a', CIRCUIT_NAME_MAX);
+    longname[CIRCUIT_NAME_MAX] = '\0';
+    ck_assert_int_eq(circuit_name_ok(longname), -EINVAL);
+    longname[CIRCUIT_NAME_MAX - 1] = '\0';
+    ck_assert_int_eq(circuit_name_ok(longname), 0);
 }
 END_TEST
 
 TEST(test_circuit_decl_header, 1)
 {
-	char name[CIRCUIT_NAME_MAX], err[256];
+    char name[CIRCUIT_NAME_MAX], err[256];
 
-	ck_assert_int_eq(circuit_decl_header("[circuit mul]", name, err, sizeof(err)), 1);
-	ck_assert_str_eq(name, "mul");
-	ck_assert_int_eq(circuit_decl_header("[ circuit   a.b-c ]", name, err, sizeof(err)), 1);
-	ck_assert_str_eq(name, "a.b-c");
-	ck_assert_int_eq(circuit_decl_header("[cuzkd]", name, err, sizeof(err)), 0);
-	ck_assert_int_eq(circuit_decl_header("[circuits]", name, err, sizeof(err)), 0);
-	ck_assert_int_eq(circuit_decl_header("[circuit]", name, err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(circuit_decl_header("[circuit ../x]", name, err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "\"../x\" refused"));
-	ck_assert_int_eq(circuit_decl_header("[circuit a b]", name, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_header("[circuit mul]", name, err, sizeof(err)), 1);
+    ck_assert_str_eq(name, "mul");
+    ck_assert_int_eq(circuit_decl_header("[ circuit   a.b-c ]", name, err, sizeof(err)), 1);
+    ck_assert_str_eq(name, "a.b-c");
+    ck_assert_int_eq(circuit_decl_header("[cuzkd]", name, err, sizeof(err)), 0);
+    ck_assert_int_eq(circuit_decl_header("[circuits]", name, err, sizeof(err)), 0);
+    ck_assert_int_eq(circuit_decl_header("[circuit]", name, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_header("[circuit ../x]", name, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "\"../x\" refused"));
+    ck_assert_int_eq(circuit_decl_header("[circuit a b]", name, err, sizeof(err)), -EINVAL);
 }
 END_TEST
 
 TEST(test_circuit_decl_keys, 1)
 {
-	struct circuit_decl d = { .name = "c" };
-	char err[256];
+    struct circuit_decl d = { .name = "c" };
+    char err[256];
 
-	ck_assert_int_eq(circuit_decl_done(&d, err, sizeof(err)), -EINVAL); /* no zkey */
-	ck_assert_int_eq(circuit_decl_set(&d, "zkey", "/k/c.zkey", err, sizeof(err)), 0);
-	ck_assert_int_eq(circuit_decl_set(&d, "witness-gen", "/k/c.wgen", err, sizeof(err)), 0);
-	ck_assert_int_eq(circuit_decl_set(&d, "r1cs", "/k/c.r1cs", err, sizeof(err)), 0);
-	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "64K", err, sizeof(err)), 0);
-	ck_assert_uint_eq(d.max_input_bytes, 65536);
-	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "3", err, sizeof(err)), 0);
-	ck_assert_uint_eq(d.max_input_bytes, 3);
-	ck_assert_str_eq(d.zkey, "/k/c.zkey");
-	ck_assert_str_eq(d.wgen, "/k/c.wgen");
-	ck_assert_str_eq(d.r1cs, "/k/c.r1cs");
-	ck_assert_int_eq(circuit_decl_done(&d, err, sizeof(err)), 0);
-	/* relative paths, unknown keys, bad sizes */
-	ck_assert_int_eq(circuit_decl_set(&d, "zkey", "c.zkey", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(circuit_decl_set(&d, "zkey", NULL, err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(circuit_decl_set(&d, "zkeys", "/k", err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "unknown key"));
-	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "-1", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "1T", err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(
-		circuit_decl_set(&d, "max-input-bytes", "99999999999999999999", err, sizeof(err)),
-		-EINVAL);
-	ck_assert_str_eq(d.zkey, "/k/c.zkey"); /* a refused value changes nothing */
+    ck_assert_int_eq(circuit_decl_done(&d, err, sizeof(err)), -EINVAL); /* no zkey */
+    ck_assert_int_eq(circuit_decl_set(&d, "zkey", "/k/c.zkey", err, sizeof(err)), 0);
+    ck_assert_int_eq(circuit_decl_set(&d, "witness-gen", "/k/c.wgen", err, sizeof(err)), 0);
+    ck_assert_int_eq(circuit_decl_set(&d, "r1cs", "/k/c.r1cs", err, sizeof(err)), 0);
+    ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "64K", err, sizeof(err)), 0);
+    ck_assert_uint_eq(d.max_input_bytes, 65536);
+    ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "3", err, sizeof(err)), 0);
+    ck_assert_uint_eq(d.max_input_bytes, 3);
+    ck_assert_str_eq(d.zkey, "/k/c.zkey");
+    ck_assert_str_eq(d.wgen, "/k/c.wgen");
+    ck_assert_str_eq(d.r1cs, "/k/c.r1cs");
+    ck_assert_int_eq(circuit_decl_done(&d, err, sizeof(err)), 0);
+    /* relative paths, unknown keys, bad sizes */
+    ck_assert_int_eq(circuit_decl_set(&d, "zkey", "c.zkey", err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_set(&d, "zkey", NULL, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_set(&d, "zkeys", "/k", err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "unknown key"));
+    ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "-1", err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "1T", err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(circuit_decl_set(&d, "max-input-bytes", "99999999999999999999", err, sizeof(err)),
+                     -EINVAL);
+    ck_assert_str_eq(d.zkey, "/k/c.zkey"); /* a refused value changes nothing */
 }
 END_TEST
 
 /* A whole file through config_load_file: options and sections side by side. */
 static int load(const char *text, struct cuzkd_config *c, char *err, size_t errlen)
 {
-	char path[] = "/tmp/test_circuit_decl.XXXXXX";
-	int fd = mkstemp(path), rc;
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    char path[] = "/tmp/test_circuit_decl.XXXXXX";
+    int fd = mkstemp(path), rc;
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	config_defaults(c);
-	rc = config_load_file(c, path, err, errlen);
-	unlink(path);
-	return rc;
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    config_defaults(c);
+    rc = config_load_file(c, path, err, errlen);
+    unlink(path);
+    return rc;
 }
 
 TEST(test_circuit_decl_in_config_file, 1)
 {
-	struct cuzkd_config *c = malloc(sizeof(*c));
-	char err[512];
+    struct cuzkd_config *c = malloc(sizeof(*c));
+    char err[512];
 
-	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(load("max-jobs = 7\n"
-			      "[circuit a]\n"
-			      "zkey = /z/a.zkey   # comment\n"
-			      "max-input-bytes = 1M\n"
-			      "[cuzkd]\n"
-			      "max-parts = 9\n"
-			      "[circuit b.2]\n"
-			      "zkey = /z/b.zkey\n"
-			      "witness-gen = /w/b.wgen\n",
-			      c, err, sizeof(err)),
-			 0);
-	ck_assert_uint_eq(c->max_jobs, 7);
-	ck_assert_uint_eq(c->max_parts, 9); /* back in cuzkd's options after [cuzkd] */
-	ck_assert_uint_eq(c->n_circuits, 2);
-	ck_assert_str_eq(c->circuits[0].name, "a");
-	ck_assert_str_eq(c->circuits[0].zkey, "/z/a.zkey");
-	ck_assert_uint_eq(c->circuits[0].max_input_bytes, 1u << 20);
-	ck_assert_str_eq(c->circuits[1].name, "b.2");
-	ck_assert_str_eq(c->circuits[1].wgen, "/w/b.wgen");
-	ck_assert_str_eq(c->circuits[1].r1cs, "");
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(load("max-jobs = 7\n"
+                          "[circuit a]\n"
+                          "zkey = /z/a.zkey   # comment\n"
+                          "max-input-bytes = 1M\n"
+                          "[cuzkd]\n"
+                          "max-parts = 9\n"
+                          "[circuit b.2]\n"
+                          "zkey = /z/b.zkey\n"
+                          "witness-gen = /w/b.wgen\n",
+                          c, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(c->max_jobs, 7);
+    ck_assert_uint_eq(c->max_parts, 9); /* back in cuzkd's options after [cuzkd] */
+    ck_assert_uint_eq(c->n_circuits, 2);
+    ck_assert_str_eq(c->circuits[0].name, "a");
+    ck_assert_str_eq(c->circuits[0].zkey, "/z/a.zkey");
+    ck_assert_uint_eq(c->circuits[0].max_input_bytes, 1u << 20);
+    ck_assert_str_eq(c->circuits[1].name, "b.2");
+    ck_assert_str_eq(c->circuits[1].wgen, "/w/b.wgen");
+    ck_assert_str_eq(c->circuits[1].r1cs, "");
 
-	ck_assert_int_eq(load("[circuit ../x]\nzkey = /z\n", c, err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, ":1: circuit name \"../x\" refused"));
-	ck_assert_int_eq(
-		load("[circuit a]\nzkey = /z\n[circuit a]\nzkey = /y\n", c, err, sizeof(err)),
-		-EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "declared twice"));
-	ck_assert_int_eq(load("[circuit a]\nwitness-gen = /w\n", c, err, sizeof(err)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(err, "no zkey"));
-	ck_assert_int_eq(load("[circuit a]\nzkey = /z\nmax-jobs = 3\n", c, err, sizeof(err)),
-			 -EINVAL); /* an option inside a circuit's section is a mistake */
-	ck_assert_ptr_nonnull(strstr(err, ":3: circuit a: unknown key"));
-	{
-		char text[4096] = "";
+    ck_assert_int_eq(load("[circuit ../x]\nzkey = /z\n", c, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, ":1: circuit name \"../x\" refused"));
+    ck_assert_int_eq(load("[circuit a]\nzkey = /z\n[circuit a]\nzkey = /y\n", c, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "declared twice"));
+    ck_assert_int_eq(load("[circuit a]\nwitness-gen = /w\n", c, err, sizeof(err)), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(err, "no zkey"));
+    ck_assert_int_eq(load("[circuit a]\nzkey = /z\nmax-jobs = 3\n", c, err, sizeof(err)),
+                     -EINVAL); /* an option inside a circuit's section is a mistake */
+    ck_assert_ptr_nonnull(strstr(err, ":3: circuit a: unknown key"));
+    {
+        char text[4096] = "";
 
-		for (int i = 0; i <= CIRCUIT_DECL_MAX; i++)
-			snprintf(text + strlen(text), sizeof(text) - strlen(text),
-				 "[circuit c%d]\nzkey = /z\n", i);
-		ck_assert_int_eq(load(text, c, err, sizeof(err)), -EINVAL);
-		ck_assert_ptr_nonnull(strstr(err, "more than"));
-	}
-	free(c);
+        for (int i = 0; i <= CIRCUIT_DECL_MAX; i++)
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "[circuit c%d]\nzkey = /z\n", i);
+        ck_assert_int_eq(load(text, c, err, sizeof(err)), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "more than"));
+    }
+    free(c);
 }
 END_TEST
 
 int main(void)
 {
-	return test_main("circuit_decl", NULL);
+    return test_main("circuit_decl", NULL);
 }
