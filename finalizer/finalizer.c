@@ -68,6 +68,9 @@ static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, ch
     rc = groth16_vk_from_zkey(&f->vk, z, err, errlen);
     if (rc) return rc;
     if (e) {
+        /* Every partition of the circuit is checked against this kept key: its fixed
+         * pairs' Miller-loop lines once, not per proof (out of memory: unprepared). */
+        (void)groth16_vk_prepare(&f->vk);
         f->vk_of.dev = e->dev;
         f->vk_of.ino = e->ino;
         f->vk_of.size = e->size;

@@ -8,8 +8,7 @@
 #include "cuzk/pairing.h"
 
 #include <errno.h>
-#include <gmp.h>
-#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FQ2_MAX  (2 * FE_MAX_LIMBS)
@@ -34,20 +33,6 @@ static void fq2_mul_fq(const field_desc *F, uint64_t *r, const uint64_t *a, cons
 {
     fe_mul(F, r, a, s);
     fe_mul(F, r + F->n, a + F->n, s);
-}
-
-/* r = a^e, e little-endian limbs (any length: Frobenius exponents reach q^3). */
-static void fq2_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *e, size_t ne)
-{
-    uint64_t acc[FQ2_MAX], base[FQ2_MAX];
-    fq2_copy(F, base, a);
-    fe_set_zero(F, acc + F->n);
-    fe_set_one(F, acc);
-    for (size_t i = ne * 64; i-- > 0;) {
-        fe2_sqr(F, acc, acc);
-        if ((e[i / 64] >> (i % 64)) & 1) fe2_mul(F, acc, acc, base);
-    }
-    fq2_copy(F, r, acc);
 }
 
 /* ---- Fq6 = Fq2[v]/(v^3 - xi) ---------------------------------------------- */
@@ -155,7 +140,7 @@ static void fq6_inv(const pairing_params *pp, uint64_t *r, const uint64_t *a)
 
 /* The parameters hold the Fq2 constant xi the tower needs; the public Fq12 functions
  * take only F, so they look the parameters up by field. */
-static const pairing_params *params_of(const field_desc *F);
+#define params_of pairing_params_get
 
 void fq12_set_one(const field_desc *F, uint64_t *r)
 {
@@ -287,91 +272,137 @@ static void fq12_frob(const pairing_params *pp, uint64_t *r, const uint64_t *a, 
 
 /* ---- Miller loop ------------------------------------------------------------ */
 
-/* The line, scaled by an Fq2 factor s, is A0 + A1 w + A3 w^3 for the D twist with
- * A0 = yP s, A1 = -lambda xP s, A3 = (lambda xT - yT) s (lambda: the slope on the
- * twist). For the M twist the untwisted line times w^3 is A3 + A1 w^2 + A0 w^3.
- * Fq2 factors and w^3 (whose square xi is in Fq2) lie in proper subfields, which the
- * final exponentiation sends to 1. */
-static void line_to_fq12(const pairing_params *pp, uint64_t *l, const uint64_t *A0, const uint64_t *A1,
-                         const uint64_t *A3)
+/* r = a (b0 + b1 v), a sparse Fq6 product (Karatsuba on the two terms): 5 Fq2
+ * products. r may alias a. */
+static void fq6_mul_01(const pairing_params *pp, uint64_t *r, const uint64_t *a, const uint64_t *b0,
+                       const uint64_t *b1)
 {
     const field_desc *F = pp->F;
     const unsigned m = 2 * F->n;
-    memset(l, 0, 12 * F->n * sizeof *l);
-    if (pp->twist == PAIRING_TWIST_D) {
-        fq2_copy(F, l + wpos(0) * m, A0);
-        fq2_copy(F, l + wpos(1) * m, A1);
-        fq2_copy(F, l + wpos(3) * m, A3);
-    } else {
-        fq2_copy(F, l + wpos(0) * m, A3);
-        fq2_copy(F, l + wpos(2) * m, A1);
-        fq2_copy(F, l + wpos(3) * m, A0);
-    }
+    const uint64_t *a0 = a, *a1 = a + m, *a2 = a + 2 * m;
+    uint64_t t0[FQ2_MAX], t1[FQ2_MAX], s[FQ2_MAX], u[FQ2_MAX], c0[FQ2_MAX], c1[FQ2_MAX], c2[FQ2_MAX];
+    fe2_mul(F, t0, a0, b0);
+    fe2_mul(F, t1, a1, b1);
+    fe2_mul(F, s, a2, b1);
+    fq2_mul_xi(pp, s, s);
+    fe2_add(F, c0, t0, s); /* c0 = a0 b0 + xi a2 b1 */
+    fe2_add(F, s, a0, a1);
+    fe2_add(F, u, b0, b1);
+    fe2_mul(F, s, s, u);
+    fe2_sub(F, s, s, t0);
+    fe2_sub(F, c1, s, t1); /* c1 = a0 b1 + a1 b0 */
+    fe2_mul(F, s, a2, b0);
+    fe2_add(F, c2, t1, s); /* c2 = a1 b1 + a2 b0 */
+    fq2_copy(F, r, c0);
+    fq2_copy(F, r + m, c1);
+    fq2_copy(F, r + 2 * m, c2);
 }
 
-/* Sparse product f *= l for l from line_to_fq12: the general product on a mostly
- * zero operand. (A dedicated sparse product would save ~40% of the loop; the whole
- * check is already a few ms.) */
+/* r = a b0 (b0 in Fq2) or, with v set, a b0 v. r may alias a. */
+static void fq6_mul_fq2(const pairing_params *pp, uint64_t *r, const uint64_t *a, const uint64_t *b0, bool v)
+{
+    const field_desc *F = pp->F;
+    const unsigned m = 2 * F->n;
+    for (unsigned i = 0; i < 3; i++) fe2_mul(F, r + i * m, a + i * m, b0);
+    if (v) fq6_mul_v(pp, r, r);
+}
+
+/* f *= the line, scaled by an Fq2 factor s: A0 + A1 w + A3 w^3 for the D twist with
+ * A0 = yP s, A1 = -lambda xP s, A3 = (lambda xT - yT) s (lambda: the slope on the
+ * twist); for the M twist the untwisted line times w^3, A3 + A1 w^2 + A0 w^3. Fq2
+ * factors and w^3 (whose square xi is in Fq2) lie in proper subfields, which the final
+ * exponentiation sends to 1. As l = l0 + l1 w with l0, l1 in Fq6 (w^2 = v):
+ *   D: l0 = A0,         l1 = A1 + A3 v;   M: l0 = A3 + A1 v,   l1 = A0 v,
+ * and f l = f0 l0 + f1 l1 v + ((f0 + f1)(l0 + l1) - f0 l0 - f1 l1) w with sparse Fq6
+ * products: 13 Fq2 products where the general Fq12 product takes 18. */
 static void mul_line(const pairing_params *pp, uint64_t *f, const uint64_t *A0, const uint64_t *A1,
                      const uint64_t *A3)
 {
-    uint64_t l[FQ12_MAX];
-    line_to_fq12(pp, l, A0, A1, A3);
-    fq12_mul_pp(pp, f, f, l);
+    const field_desc *F = pp->F;
+    const unsigned h = 6 * F->n;
+    uint64_t t0[FQ6_MAX], t1[FQ6_MAX], s[FQ6_MAX], c[FQ2_MAX];
+    fq6_add(F, s, f, f + h);
+    if (pp->twist == PAIRING_TWIST_D) {
+        fq6_mul_fq2(pp, t0, f, A0, false);
+        fq6_mul_01(pp, t1, f + h, A1, A3);
+        fe2_add(F, c, A0, A1);
+        fq6_mul_01(pp, s, s, c, A3);
+    } else {
+        fq6_mul_01(pp, t0, f, A3, A1);
+        fq6_mul_fq2(pp, t1, f + h, A0, true);
+        fe2_add(F, c, A1, A0);
+        fq6_mul_01(pp, s, s, A3, c);
+    }
+    fq6_sub(F, s, s, t0);
+    fq6_sub(F, f + h, s, t1);
+    fq6_mul_v(pp, t1, t1);
+    fq6_add(F, f, t0, t1);
 }
 
-/* Tangent at T = (X, Y, Z) (jacobian on the twist) at P, then T = 2T.
- * lambda = 3X^2 / (2YZ); scaled by s = 2YZ^3: A0 = 2YZ^3 yP, A1 = -3X^2Z^2 xP,
- * A3 = 3X^3 - 2Y^2. */
-static void step_dbl(const pairing_params *pp, uint64_t *f, uint64_t *T, const uint64_t *P)
+/* A line's coefficients L = (L0, L1, L3), 3 Fq2, depend on the G2 side alone: at P the
+ * line is A0 = L0 yP, A1 = L1 xP, A3 = L3 (line_eval). A fixed G2 point's lines are
+ * computed once (pairing_g2_lines_make) and evaluated at every P. */
+#define LINE_LIMBS(F) (3 * 2 * (F)->n)
+
+/* Tangent at T = (X, Y, Z) (jacobian on the twist), then T = 2T.
+ * lambda = 3X^2 / (2YZ); scaled by s = 2YZ^3: L0 = 2YZ^3, L1 = -3X^2Z^2,
+ * L3 = 3X^3 - 2Y^2. */
+static void line_dbl(const pairing_params *pp, uint64_t *L, uint64_t *T)
 {
     const field_desc *F = pp->F;
-    const unsigned n = F->n, m = 2 * n;
+    const unsigned m = 2 * F->n;
     const uint64_t *X = T, *Y = T + m, *Z = T + 2 * m;
-    uint64_t A0[FQ2_MAX], A1[FQ2_MAX], A3[FQ2_MAX], XX[FQ2_MAX], ZZ[FQ2_MAX], t[FQ2_MAX];
+    uint64_t *L0 = L, *L1 = L + m, *L3 = L + 2 * m;
+    uint64_t XX[FQ2_MAX], ZZ[FQ2_MAX], t[FQ2_MAX];
     fe2_sqr(F, XX, X);
     fe2_add(F, t, XX, XX);
     fe2_add(F, XX, t, XX); /* 3X^2 */
     fe2_sqr(F, ZZ, Z);
-    fe2_mul(F, A1, XX, ZZ);
-    fq2_mul_fq(F, A1, A1, P);
-    fe2_neg(F, A1, A1);    /* -3X^2 Z^2 xP */
-    fe2_mul(F, A3, XX, X); /* 3X^3 */
+    fe2_mul(F, L1, XX, ZZ);
+    fe2_neg(F, L1, L1);    /* -3X^2 Z^2 */
+    fe2_mul(F, L3, XX, X); /* 3X^3 */
     fe2_sqr(F, t, Y);
     fe2_add(F, t, t, t);
-    fe2_sub(F, A3, A3, t); /* 3X^3 - 2Y^2 */
-    fe2_mul(F, A0, Y, Z);
-    fe2_mul(F, A0, A0, ZZ);
-    fe2_add(F, A0, A0, A0);
-    fq2_mul_fq(F, A0, A0, P + n); /* 2YZ^3 yP */
-    mul_line(pp, f, A0, A1, A3);
+    fe2_sub(F, L3, L3, t); /* 3X^3 - 2Y^2 */
+    fe2_mul(F, L0, Y, Z);
+    fe2_mul(F, L0, L0, ZZ);
+    fe2_add(F, L0, L0, L0); /* 2YZ^3 */
     ec_dbl(pp->g2, T, T);
 }
 
-/* Line through T and Q (affine) at P, then T = T + Q.
+/* Line through T and Q (affine), then T = T + Q.
  * lambda = R / (Z H) with R = yQ Z^3 - Y, H = xQ Z^2 - X; scaled by s = Z H:
- * A0 = Z H yP, A1 = -R xP, A3 = R xQ - yQ Z H. */
-static void step_add(const pairing_params *pp, uint64_t *f, uint64_t *T, const uint64_t *Q, const uint64_t *P)
+ * L0 = Z H, L1 = -R, L3 = R xQ - yQ Z H. */
+static void line_add(const pairing_params *pp, uint64_t *L, uint64_t *T, const uint64_t *Q)
+{
+    const field_desc *F = pp->F;
+    const unsigned m = 2 * F->n;
+    const uint64_t *X = T, *Y = T + m, *Z = T + 2 * m;
+    uint64_t *L0 = L, *L1 = L + m, *L3 = L + 2 * m;
+    uint64_t ZZ[FQ2_MAX], R[FQ2_MAX], t[FQ2_MAX];
+    fe2_sqr(F, ZZ, Z);
+    fe2_mul(F, L0, Q, ZZ);
+    fe2_sub(F, L0, L0, X); /* H = xQ Z^2 - X */
+    fe2_mul(F, R, ZZ, Z);
+    fe2_mul(F, R, R, Q + m);
+    fe2_sub(F, R, R, Y);   /* R = yQ Z^3 - Y */
+    fe2_mul(F, L0, L0, Z); /* s = Z H */
+    fe2_neg(F, L1, R);
+    fe2_mul(F, L3, R, Q);
+    fe2_mul(F, t, Q + m, L0);
+    fe2_sub(F, L3, L3, t);
+    ec_add_aff(pp->g2, T, T, Q);
+}
+
+/* f *= the line L at P (affine G1). */
+static void line_eval(const pairing_params *pp, uint64_t *f, const uint64_t *L, const uint64_t *P)
 {
     const field_desc *F = pp->F;
     const unsigned n = F->n, m = 2 * n;
-    const uint64_t *X = T, *Y = T + m, *Z = T + 2 * m;
-    uint64_t A0[FQ2_MAX], A1[FQ2_MAX], A3[FQ2_MAX], ZZ[FQ2_MAX], R[FQ2_MAX], H[FQ2_MAX], t[FQ2_MAX];
-    fe2_sqr(F, ZZ, Z);
-    fe2_mul(F, H, Q, ZZ);
-    fe2_sub(F, H, H, X); /* H = xQ Z^2 - X */
-    fe2_mul(F, R, ZZ, Z);
-    fe2_mul(F, R, R, Q + m);
-    fe2_sub(F, R, R, Y); /* R = yQ Z^3 - Y */
-    fe2_mul(F, H, H, Z); /* s = Z H */
-    fq2_mul_fq(F, A0, H, P + n);
-    fq2_mul_fq(F, A1, R, P);
-    fe2_neg(F, A1, A1);
-    fe2_mul(F, A3, R, Q);
-    fe2_mul(F, t, Q + m, H);
-    fe2_sub(F, A3, A3, t);
-    mul_line(pp, f, A0, A1, A3);
-    ec_add_aff(pp->g2, T, T, Q);
+    uint64_t A0[FQ2_MAX], A1[FQ2_MAX];
+    fq2_mul_fq(F, A0, L, P + n);
+    fq2_mul_fq(F, A1, L + m, P);
+    mul_line(pp, f, A0, A1, L + 2 * m);
 }
 
 /* pi^k of a twist point (D twist, BN254): (conj^k(x) xi^(2(q^k-1)/6), conj^k(y) xi^(3(q^k-1)/6)). */
@@ -389,47 +420,146 @@ static void twist_frob(const pairing_params *pp, uint64_t *r, const uint64_t *Q,
     }
 }
 
+/* The Frobenius points of the BN tail: Q1 = pi(Q), Q2 = -pi^2(Q). */
+static void bn_tail_points(const pairing_params *pp, uint64_t *Q1, uint64_t *Q2, const uint64_t *Q)
+{
+    twist_frob(pp, Q1, Q, 1);
+    twist_frob(pp, Q2, Q, 2);
+    fe2_neg(pp->F, Q2 + 2 * pp->F->n, Q2 + 2 * pp->F->n);
+}
+
+/* The lines of Q's Miller loop in the order the loop uses them: per bit below the top
+ * a tangent, and a chord where the bit is set; on BN the two Frobenius chords
+ * (Vercauteren, Alg. 1: f_{6x+2,Q} l_{[6x+2]Q, pi(Q)} l_{[6x+2]Q + pi(Q), -pi^2(Q)}).
+ * L NULL: only counts them. Q finite. */
+static size_t lines_walk(const pairing_params *pp, uint64_t *L, const uint64_t *Q)
+{
+    const size_t ll = LINE_LIMBS(pp->F);
+    uint64_t T[EC_MAX_JAC], S[3 * FQ2_MAX];
+    size_t k = 0;
+    ec_jac_from_aff(pp->g2, T, Q);
+    for (unsigned i = pp->loop_bits - 1; i-- > 0;) {
+        line_dbl(pp, L ? L + k * ll : S, T);
+        k++;
+        if ((pp->loop[i / 64] >> (i % 64)) & 1) {
+            line_add(pp, L ? L + k * ll : S, T, Q);
+            k++;
+        }
+    }
+    if (pp->bn) {
+        uint64_t Q1[EC_MAX_AFF], Q2[EC_MAX_AFF];
+        bn_tail_points(pp, Q1, Q2, Q);
+        line_add(pp, L ? L + k * ll : S, T, Q1);
+        k++;
+        line_add(pp, L ? L + k * ll : S, T, Q2);
+        k++;
+    }
+    return k;
+}
+
+int pairing_g2_lines_make(const pairing_params *pp, pairing_g2_lines *out, const uint64_t *g2_aff)
+{
+    if (!pp || !out) return -EINVAL;
+    out->n = 0;
+    out->c = NULL;
+    if (ec_aff_is_inf(pp->g2, g2_aff)) return 0;
+    size_t n = lines_walk(pp, NULL, g2_aff);
+    out->c = malloc(n * LINE_LIMBS(pp->F) * sizeof *out->c);
+    if (!out->c) return -ENOMEM;
+    out->n = lines_walk(pp, out->c, g2_aff);
+    return 0;
+}
+
+void pairing_g2_lines_free(pairing_g2_lines *l)
+{
+    if (!l) return;
+    free(l->c);
+    l->c = NULL;
+    l->n = 0;
+}
+
+/* One pair of a Miller loop batch: P, and either Q with its running point T, or L,
+ * Q's prepared lines. */
+struct ml_pair {
+    const uint64_t *P, *Q, *L;
+    uint64_t T[EC_MAX_JAC];
+};
+
+static void ml_line(const pairing_params *pp, uint64_t *g, struct ml_pair *p, size_t k, const uint64_t *chord)
+{
+    uint64_t L[3 * FQ2_MAX];
+    if (p->L) {
+        line_eval(pp, g, p->L + k * LINE_LIMBS(pp->F), p->P);
+        return;
+    }
+    if (chord)
+        line_add(pp, L, p->T, chord);
+    else
+        line_dbl(pp, L, p->T);
+    line_eval(pp, g, L, p->P);
+}
+
+/* g = the Miller loop value of the nb pairs multiplied together: the pairs share the
+ * squarings of g. */
+static void ml_batch(const pairing_params *pp, uint64_t *g, struct ml_pair *b, size_t nb)
+{
+    size_t k = 0; /* the line's index in lines_walk's order */
+    fq12_set_one(pp->F, g);
+    for (size_t j = 0; j < nb; j++)
+        if (!b[j].L) ec_jac_from_aff(pp->g2, b[j].T, b[j].Q);
+    for (unsigned i = pp->loop_bits - 1; i-- > 0;) {
+        fq12_sqr_pp(pp, g, g);
+        for (size_t j = 0; j < nb; j++) ml_line(pp, g, &b[j], k, NULL);
+        k++;
+        if ((pp->loop[i / 64] >> (i % 64)) & 1) {
+            for (size_t j = 0; j < nb; j++) ml_line(pp, g, &b[j], k, b[j].Q);
+            k++;
+        }
+    }
+    if (pp->bn) {
+        for (size_t j = 0; j < nb; j++) {
+            uint64_t Q1[EC_MAX_AFF], Q2[EC_MAX_AFF];
+            if (!b[j].L) bn_tail_points(pp, Q1, Q2, b[j].Q);
+            ml_line(pp, g, &b[j], k, Q1);
+            ml_line(pp, g, &b[j], k + 1, Q2);
+        }
+    }
+    if (pp->x_negative) fq12_conj(pp->F, g, g); /* f_{-|x|} = 1/f_{|x|} up to what the final exp removes */
+}
+
+void pairing_miller_loop_prep(const pairing_params *pp, uint64_t *f, const uint64_t *const g1_aff[],
+                              const uint64_t *const g2_aff[], size_t n, const uint64_t *const pg1_aff[],
+                              const pairing_g2_lines *const lines[], size_t np)
+{
+    enum { MAXP = 8 };
+    struct ml_pair b[MAXP];
+    uint64_t g[FQ12_MAX];
+    size_t nb = 0;
+    fq12_set_one(pp->F, f);
+    /* Pairs in batches of MAXP, prepared ones first; a pair with infinity gives 1. */
+    for (size_t i = 0; i < np + n; i++) {
+        const uint64_t *P = i < np ? pg1_aff[i] : g1_aff[i - np];
+        if (ec_aff_is_inf(pp->g1, P)) continue;
+        if (i < np ? lines[i]->n == 0 : ec_aff_is_inf(pp->g2, g2_aff[i - np])) continue;
+        b[nb].P = P;
+        b[nb].Q = i < np ? NULL : g2_aff[i - np];
+        b[nb].L = i < np ? lines[i]->c : NULL;
+        if (++nb == MAXP) {
+            ml_batch(pp, g, b, nb);
+            fq12_mul_pp(pp, f, f, g);
+            nb = 0;
+        }
+    }
+    if (nb) {
+        ml_batch(pp, g, b, nb);
+        fq12_mul_pp(pp, f, f, g);
+    }
+}
+
 void pairing_miller_loop(const pairing_params *pp, uint64_t *f, const uint64_t *const g1_aff[],
                          const uint64_t *const g2_aff[], size_t n)
 {
-    const field_desc *F = pp->F;
-    const curve_group *G1 = pp->g1, *G2 = pp->g2;
-    enum { MAXP = 8 };
-    uint64_t T[MAXP][EC_MAX_JAC];
-    fq12_set_one(F, f);
-    for (size_t base = 0; base < n; base += MAXP) {
-        /* Pairs in batches of MAXP share the squarings of f: f_batch multiplied in. */
-        size_t cnt = n - base < MAXP ? n - base : MAXP, live[MAXP], nl = 0;
-        for (size_t j = 0; j < cnt; j++) {
-            if (ec_aff_is_inf(G1, g1_aff[base + j]) || ec_aff_is_inf(G2, g2_aff[base + j])) continue;
-            live[nl] = base + j;
-            ec_jac_from_aff(G2, T[nl], g2_aff[base + j]);
-            nl++;
-        }
-        if (nl == 0) continue;
-        uint64_t g[FQ12_MAX];
-        fq12_set_one(F, g);
-        for (unsigned i = pp->loop_bits - 1; i-- > 0;) {
-            fq12_sqr_pp(pp, g, g);
-            for (size_t j = 0; j < nl; j++) step_dbl(pp, g, T[j], g1_aff[live[j]]);
-            if ((pp->loop[i / 64] >> (i % 64)) & 1)
-                for (size_t j = 0; j < nl; j++) step_add(pp, g, T[j], g2_aff[live[j]], g1_aff[live[j]]);
-        }
-        if (pp->bn) {
-            /* f_{6x+2,Q} l_{[6x+2]Q, pi(Q)} l_{[6x+2]Q + pi(Q), -pi^2(Q)} (Vercauteren, Alg. 1 for BN) */
-            for (size_t j = 0; j < nl; j++) {
-                uint64_t Q1[EC_MAX_AFF], Q2[EC_MAX_AFF];
-                const unsigned m = 2 * F->n;
-                twist_frob(pp, Q1, g2_aff[live[j]], 1);
-                twist_frob(pp, Q2, g2_aff[live[j]], 2);
-                fe2_neg(F, Q2 + m, Q2 + m);
-                step_add(pp, g, T[j], Q1, g1_aff[live[j]]);
-                step_add(pp, g, T[j], Q2, g1_aff[live[j]]);
-            }
-        }
-        if (pp->x_negative) fq12_conj(F, g, g); /* f_{-|x|} = 1/f_{|x|} up to what the final exp removes */
-        fq12_mul_pp(pp, f, f, g);
-    }
+    pairing_miller_loop_prep(pp, f, g1_aff, g2_aff, n, NULL, NULL, 0);
 }
 
 /* ---- final exponentiation -------------------------------------------------- */
@@ -491,104 +621,4 @@ bool pairing_in_subgroup(const curve_group *G, const uint64_t *aff)
     ec_jac_from_aff(G, p, aff);
     ec_jac_mul_scalar(G, p, p, G->Fr->p, fe_n(G->Fr));
     return ec_jac_is_inf(G, p);
-}
-
-/* ---- parameters ---------------------------------------------------------------- */
-
-static pairing_params params_bn254, params_bls12_381;
-static pthread_once_t params_once = PTHREAD_ONCE_INIT;
-
-static void mpz_from_limbs(mpz_t r, const uint64_t *a, size_t n)
-{
-    mpz_import(r, n, -1, sizeof *a, 0, 0, a);
-}
-
-/* Exports z (>= 0) into limbs, zero-padded to cap limbs; returns the number used. */
-static size_t mpz_to_limbs(uint64_t *r, size_t cap, const mpz_t z)
-{
-    size_t cnt = 0;
-    memset(r, 0, cap * sizeof *r);
-    mpz_export(r, &cnt, -1, sizeof *r, 0, 0, z);
-    return cnt;
-}
-
-static void params_init_one(pairing_params *pp, const field_desc *F, const curve_group *g1,
-                            const curve_group *g2, enum pairing_twist tw, bool bn, uint64_t x_abs, bool x_neg,
-                            unsigned xi0)
-{
-    const unsigned n = F->n;
-    mpz_t q, e, t, rr;
-    mpz_inits(q, e, t, rr, NULL);
-    pp->F = F;
-    pp->g1 = g1;
-    pp->g2 = g2;
-    pp->twist = tw;
-    pp->bn = bn;
-    pp->x_abs = x_abs;
-    pp->x_negative = x_neg;
-    /* loop count: 6x+2 (BN, x > 0 on BN254) or |x| */
-    mpz_set_ui(t, x_abs);
-    if (bn) {
-        mpz_mul_ui(t, t, 6);
-        mpz_add_ui(t, t, 2);
-    }
-    mpz_to_limbs(pp->loop, 2, t);
-    pp->loop_bits = (unsigned)mpz_sizeinbase(t, 2);
-    /* xi = xi0 + u, Montgomery */
-    uint64_t c[FE_MAX_LIMBS] = { xi0 };
-    fe_to_mont(F, pp->xi, c);
-    fe_set_one(F, pp->xi + n);
-    /* frob[k-1][i] = xi^(i (q^k - 1) / 6) */
-    mpz_from_limbs(q, F->p, n);
-    for (unsigned k = 1; k <= 3; k++) {
-        for (unsigned i = 0; i < 6; i++) {
-            uint64_t ex[3 * FE_MAX_LIMBS + 1];
-            mpz_pow_ui(e, q, k);
-            mpz_sub_ui(e, e, 1);
-            mpz_mul_ui(e, e, i);
-            mpz_divexact_ui(e, e, 6); /* q = 1 mod 6 on both curves */
-            size_t ne = mpz_to_limbs(ex, sizeof ex / sizeof *ex, e);
-            fq2_pow(F, pp->frob[k - 1][i], pp->xi, ex, ne);
-        }
-    }
-    /* hard part exponent (q^4 - q^2 + 1)/r in base q */
-    mpz_from_limbs(rr, g1->Fr->p, fe_n(g1->Fr));
-    mpz_pow_ui(e, q, 4);
-    mpz_pow_ui(t, q, 2);
-    mpz_sub(e, e, t);
-    mpz_add_ui(e, e, 1);
-    mpz_divexact(e, e, rr);
-    pp->hard_bits = 0;
-    for (unsigned k = 0; k < 4; k++) {
-        mpz_fdiv_qr(e, t, e, q);
-        mpz_to_limbs(pp->hard[k], FE_MAX_LIMBS, t);
-        unsigned bits = (unsigned)mpz_sizeinbase(t, 2);
-        if (bits > pp->hard_bits) pp->hard_bits = bits;
-    }
-    mpz_clears(q, e, t, rr, NULL);
-}
-
-static void params_init(void)
-{
-    /* BN254: x = 4965661367192848881, D twist, xi = 9 + u.
-     * BLS12-381: x = -0xd201000000010000, M twist, xi = 1 + u. */
-    params_init_one(&params_bn254, &FIELD_BN254_FQ, &G1_BN254, &G2_BN254, PAIRING_TWIST_D, true,
-                    4965661367192848881ULL, false, 9);
-    params_init_one(&params_bls12_381, &FIELD_BLS12_381_FQ, &G1_BLS12_381, &G2_BLS12_381, PAIRING_TWIST_M,
-                    false, 0xd201000000010000ULL, true, 1);
-}
-
-const pairing_params *pairing_params_get(const field_desc *F)
-{
-    pthread_once(&params_once, params_init);
-    switch (F->id) {
-    case FIELD_ID_BN254_FQ: return &params_bn254;
-    case FIELD_ID_BLS12_381_FQ: return &params_bls12_381;
-    default: return NULL;
-    }
-}
-
-static const pairing_params *params_of(const field_desc *F)
-{
-    return pairing_params_get(F);
 }

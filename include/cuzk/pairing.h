@@ -64,6 +64,29 @@ void fq12_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_
 void pairing_miller_loop(const pairing_params *pp, uint64_t *f, const uint64_t *const g1_aff[],
                          const uint64_t *const g2_aff[], size_t n);
 
+/* The lines of a fixed G2 point's Miller loop (a verification key's beta2, gamma2,
+ * delta2), computed once: what a line takes from the G2 side (the running point's
+ * doublings and additions, the slopes) is the same for every G1 point, so a loop over
+ * prepared lines only evaluates each line at P. n is 0 for the point at infinity
+ * (its pairs contribute 1). */
+typedef struct pairing_g2_lines {
+    size_t n;    /* lines */
+    uint64_t *c; /* n × 3 Fq2 coefficients, malloc'd */
+} pairing_g2_lines;
+
+/* Computes Q's lines (Q in the order-r subgroup, or infinity). Returns 0, -EINVAL
+ * (NULL pp or out), -ENOMEM (out holds nothing to free). */
+int pairing_g2_lines_make(const pairing_params *pp, pairing_g2_lines *out, const uint64_t *g2_aff);
+/* Accepts a zeroed or already-freed value. */
+void pairing_g2_lines_free(pairing_g2_lines *l);
+
+/* pairing_miller_loop of the n pairs (g1_aff[i], g2_aff[i]) and the np pairs
+ * (pg1_aff[i], the G2 point of lines[i]) multiplied together. The value equals
+ * pairing_miller_loop's on the same pairs (the same lines, evaluated the same way). */
+void pairing_miller_loop_prep(const pairing_params *pp, uint64_t *f, const uint64_t *const g1_aff[],
+                              const uint64_t *const g2_aff[], size_t n, const uint64_t *const pg1_aff[],
+                              const pairing_g2_lines *const lines[], size_t np);
+
 /* r = f^((q^12 - 1)/r): easy part f^((q^6 - 1)(q^2 + 1)), hard part by the base-q
  * digits of (q^4 - q^2 + 1)/r with a joint (Shamir) exponentiation of f, f^q, f^q^2,
  * f^q^3. r may alias f. */

@@ -37,6 +37,7 @@ typedef struct groth16_vk {
     /* affine Montgomery, (0, 0) = infinity */
     uint64_t alpha1[EC_MAX_AFF], beta2[EC_MAX_AFF], gamma2[EC_MAX_AFF], delta2[EC_MAX_AFF];
     uint64_t *ic; /* (npublic + 1) G1 points, 2n limbs each, malloc'd */
+    struct groth16_vk_prep *prep; /* groth16_vk_prepare's, or NULL */
 } groth16_vk;
 
 /* Copies the key out of an open zkey (the zkey may be closed afterwards) and checks
@@ -51,6 +52,15 @@ int groth16_vk_from_zkey(groth16_vk *vk, const zkey *z, char *err, size_t errlen
  * its curve or outside its subgroup), -CUZK_E_UNSUPPORTED (protocol not "groth16",
  * unknown curve), -CUZK_E_INTERNAL (out of memory). */
 int groth16_vk_from_json(groth16_vk *vk, const char *path, char *err, size_t errlen);
+
+/* Readies the key for many verifications (a daemon's finalizer: every proof of a
+ * circuit against one key): the Miller loop value of the constant pair (alpha1, beta2)
+ * and the lines of gamma2's and delta2's loops, once, so that each check runs one full
+ * Miller loop (-A, B), two over prepared lines (vk_x, C) and one final exponentiation.
+ * The check itself is unchanged. Costs about one verification; a key used once
+ * (prove-local, cuzk verify) is better left unprepared. Returns 0 or -CUZK_E_INTERNAL
+ * (out of memory, or no pairing for the curve; the key stays usable, unprepared). */
+int groth16_vk_prepare(groth16_vk *vk);
 
 /* Accepts a zeroed or already-freed key. */
 void groth16_vk_free(groth16_vk *vk);

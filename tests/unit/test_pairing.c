@@ -129,6 +129,54 @@ TEST(test_pairing_multi_check_of_four_and_infinity, 2)
 }
 END_TEST
 
+/* Prepared lines (pairing_g2_lines_make) give the Miller loop value of the plain loop,
+ * bit for bit: 3 plain pairs and 7 prepared ones (10 pairs: two batches), with a
+ * prepared G2 point at infinity and a G1 point at infinity among them; and a changed
+ * line coefficient (a planted bug in the lines) changes the value. */
+TEST(test_pairing_prepared_lines_match_the_plain_loop, 2)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const curve_group *G1 = pp->g1, *G2 = pp->g2;
+    enum { NP = 10, NPREP = 7 };
+    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF], k[4];
+    const uint64_t *p1[NP], *p2[NP];
+    for (int i = 0; i < NP; i++) {
+        test_rand_scalar(G1->Fr, k);
+        mul_gen(G1, P[i], k, 4);
+        test_rand_scalar(G1->Fr, k);
+        mul_gen(G2, Q[i], k, 4);
+        p1[i] = P[i];
+        p2[i] = Q[i];
+    }
+    memset(Q[4], 0, sizeof Q[4]); /* a prepared pair with Q at infinity */
+    memset(P[5], 0, sizeof P[5]); /* a prepared pair with P at infinity */
+    uint64_t want[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
+    pairing_miller_loop(pp, want, p1, p2, NP);
+    pairing_g2_lines L[NPREP];
+    const pairing_g2_lines *lp[NPREP];
+    for (int i = 0; i < NPREP; i++) {
+        ck_assert_int_eq(pairing_g2_lines_make(pp, &L[i], Q[i]), 0);
+        lp[i] = &L[i];
+    }
+    ck_assert_uint_eq(L[4].n, 0);
+    ck_assert_uint_gt(L[0].n, pp->loop_bits - 1);
+    pairing_miller_loop_prep(pp, got, p1 + NPREP, p2 + NPREP, NP - NPREP, p1, lp, NPREP);
+    ck_assert(fq12_eq(pp->F, got, want));
+    /* the same with no plain pair, against pairing() after the final exponentiation */
+    uint64_t e1[FQ12_MAX_LIMBS], e2[FQ12_MAX_LIMBS];
+    pairing(pp, e1, P[0], Q[0]);
+    pairing_miller_loop_prep(pp, e2, NULL, NULL, 0, p1, lp, 1);
+    pairing_final_exp(pp, e2, e2);
+    ck_assert(fq12_eq(pp->F, e1, e2));
+    /* planted bug: one coefficient of one line changed */
+    L[2].c[(L[2].n / 2) * 6 * pp->F->n] ^= 1;
+    pairing_miller_loop_prep(pp, got, p1 + NPREP, p2 + NPREP, NP - NPREP, p1, lp, NPREP);
+    ck_assert(!fq12_eq(pp->F, got, want));
+    for (int i = 0; i < NPREP; i++) pairing_g2_lines_free(&L[i]);
+    pairing_g2_lines_free(&L[0]); /* a freed value is accepted again */
+}
+END_TEST
+
 /* sqrt in Fq for q = 3 mod 4 (both curves): a^((q+1)/4); false when a is no square. */
 static bool fq_sqrt(const field_desc *F, uint64_t *r, const uint64_t *a)
 {
