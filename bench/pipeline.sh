@@ -29,7 +29,10 @@
 # Stats come from `cuzk-top --once --json` when that tool is built, else from
 # $BUILD/bench/stats_dump (bench/stats_dump.c, a read-only reader of the page).
 #
-# Environment: BUILD (default build), BENCH_PIPE_PARTS (16), BENCH_PIPE_SIZE (16),
+# Environment: BUILD (default build), BENCH_PIPE_PARTS (16), BENCH_PIPE_SIZE (16; or a
+#   real-shaped circuit of tests/fixtures/make.sh --real by name, e.g. merkle-13 or
+#   sha256-15), BENCH_PIPE_VERIFY (4: proofs of the daemon checked by snarkjs, evenly
+#   spaced; "all": every one; prove-local's last proof is checked too),
 #   BENCH_PIPE_DEVICES (cuzkd --devices; default cpu:1: its worker gets every core
 #   of its node in the plan, shared with synth and finalizer (issue 21: on 2 CPUs,
 #   mulchain-14 daemon / prove-local back to back 1.20-1.53x over 3 runs, was
@@ -44,6 +47,7 @@ trap 'echo "bench/pipeline: stopped by a failing command at line $LINENO" >&2' E
 N="${BENCH_PIPE_PARTS:-16}"
 K="${BENCH_PIPE_SIZE:-16}"
 LOCAL="${BENCH_PIPE_LOCAL:-1}"
+VERIFY="${BENCH_PIPE_VERIFY:-4}"
 ncpu="$(nproc)"
 DEVICES="${BENCH_PIPE_DEVICES:-cpu:1}"
 RAPIDSNARK="${RAPIDSNARK:-}"
@@ -53,8 +57,9 @@ if [ -n "$RAPIDSNARK" ] && [ ! -x "$RAPIDSNARK" ]; then
 fi
 
 bench_need bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer bench/stats_dump
-bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --size "$K" >/dev/null
-fx="$FIXTURES/bn128/mulchain-$K"
+case "$K" in *-*) name="$K" ;; *) name="mulchain-$K" ;; esac
+bench_fixture bn128 "$K" || { echo "bench/pipeline: FAIL: fixture bn128/$name could not be built"; exit 1; }
+fx="$FIXTURES/bn128/$name"
 zkey="$fx/circuit_final.zkey"
 dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$fx/info.txt")"
 nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$fx/info.txt")"
@@ -85,6 +90,26 @@ pick_source() {  # cuzk-top if built and its JSON has what we need (schema: "pro
               !p.every(s=>s.states&&s.histograms&&s.wall_ns!==undefined))process.exit(1)' "$tmp/probe.json" \
     && source=cuzk-top || true
 }
+# CPU seconds (user + system) by process name of PID and its descendants: a live
+# process's own and its reaped children's (/proc/PID/stat fields 14-17), so the
+# finalizer's short-lived writers count too. One "name seconds" line per process.
+# On 2 CPUs shared by every stage this, not the stats page's wall-time states, says
+# what a partition costs when the machine is loaded by others.
+tree_cpu() {  # pid
+  local pids="$1" all="$1" next p hz
+  hz="$(getconf CLK_TCK)"
+  while [ -n "$pids" ]; do
+    next="$(for p in $pids; do cat /proc/"$p"/task/*/children 2>/dev/null; done | tr -s ' \n' ' ')"
+    all="$all $next"; pids="${next// /}"; [ -z "$pids" ] || pids="$next"
+  done
+  for p in $all; do
+    awk -v hz="$hz" '{ sub(/^[0-9]+ \(/, ""); n = $0; sub(/\).*/, "", n); sub(/^[^)]*\) /, "");
+                       printf "%s %.3f\n", n, ($12 + $13 + $14 + $15) / hz }' /proc/"$p"/stat 2>/dev/null || true
+  done
+}
+children_cpu() {  # pid: CPU seconds of its reaped children (a $(...) is a subshell: pass $BASHPID)
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^[^)]*\) /, ""); printf "%.3f", ($14 + $15) / hz }' /proc/"$1"/stat
+}
 snap() {  # file
   if [ $source = cuzk-top ]; then
     "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$1" || fail "cuzk-top --once --json"
@@ -96,7 +121,7 @@ snap() {  # file
 mkdir -p "$tmp/in" "$tmp/out"
 for i in $(seq 1 "$N"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 
-echo "== pipeline (bn128 mulchain-$K: domain $dom, $N partitions in one job, --devices $DEVICES; $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== pipeline (bn128 $name: domain $dom, $N partitions in one job, --devices $DEVICES; $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices "$DEVICES" --buffers 8 \
   --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
 daemon_pid=$!
@@ -110,6 +135,7 @@ sleep 0.5   # the stages are up and idle
 pick_source
 
 snap "$tmp/before.json"
+tree_cpu "$daemon_pid" >"$tmp/cpu0"
 t0="$(now)"
 out="$(cuzk --json prove --zkey "$zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" || fail "submit: $out"
 job="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")" || fail "submit answered: $out"
@@ -117,10 +143,15 @@ timeout 1800 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >
   || fail "job $job did not finish: $(cat "$tmp/wait")"
 t1="$(now)"
 snap "$tmp/after.json"
+tree_cpu "$daemon_pid" >"$tmp/cpu1"
 
 done_n="$(find "$tmp/out" -name '*.proof.json' | wc -l)"
 [ "$done_n" -eq "$N" ] || fail "$done_n of $N proofs written"
-for i in 1 "$N"; do
+# snarkjs checks VERIFY of the N proofs (evenly spaced, first and last among them; about
+# 0.5-1 s each), every one with BENCH_PIPE_VERIFY=all; the finalizer checked all.
+nver="$VERIFY"; [ "$nver" = all ] && nver="$N"; [ "$nver" -gt "$N" ] && nver="$N"; [ "$nver" -ge 2 ] || nver=2
+for j in $(seq 0 $((nver - 1))); do
+  i=$(( 1 + j * (N - 1) / (nver - 1) ))
   "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
     | grep -q OK || fail "snarkjs rejects w$i.proof.json"
 done
@@ -130,29 +161,35 @@ rc=0; wait "$daemon_pid" || rc=$?
 daemon_pid=""
 [ $rc -eq 0 ] || fail "cuzkd exited with $rc after shutdown"
 
-local_run() {  # prove-local ARGS for every partition back to back -> seconds
-  local a b i
+local_run() {  # prove-local ARGS for every partition back to back -> "seconds cpu-seconds"
+  local a b i c0 c1 me="$BASHPID"
+  c0="$(children_cpu "$me")"
   a="$(now)"
   for i in $(seq 1 "$N"); do
     "$BUILD/bin/cuzk" prove-local "$@" "$zkey" "$tmp/in/w$i.wtns" "$tmp/local.proof.json" "$tmp/local.public.json" \
       >"$tmp/local.log" 2>&1 || fail "prove-local $* w$i: $(head -c 300 "$tmp/local.log")"
   done
   b="$(now)"
-  awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b-a}'
+  c1="$(children_cpu "$me")"
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/local.public.json" "$tmp/local.proof.json" 2>&1 \
+    | grep -q OK || fail "snarkjs rejects prove-local's last proof"
+  awk -v a="$a" -v b="$b" -v c="$c1" -v c0="$c0" 'BEGIN{printf "%.3f %.3f", b-a, c-c0}'
 }
-rapid_run() {  # rapidsnark for every partition back to back -> seconds; checks 1 and N
-  local a b i
+rapid_run() {  # rapidsnark for every partition back to back -> "seconds cpu-seconds"; checks 1 and N
+  local a b i c0 c1 me="$BASHPID"
+  c0="$(children_cpu "$me")"
   a="$(now)"
   for i in $(seq 1 "$N"); do
     "$RAPIDSNARK" "$zkey" "$tmp/in/w$i.wtns" "$tmp/rapid$i.proof.json" "$tmp/rapid$i.public.json" \
       >"$tmp/rapid.log" 2>&1 || fail "rapidsnark w$i: $(head -c 300 "$tmp/rapid.log")"
   done
   b="$(now)"
+  c1="$(children_cpu "$me")"
   for i in 1 "$N"; do
     "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/rapid$i.public.json" "$tmp/rapid$i.proof.json" 2>&1 \
       | grep -q OK || fail "snarkjs rejects rapidsnark's proof of w$i"
   done
-  awk -v a="$a" -v b="$b" 'BEGIN{printf "%.3f", b-a}'
+  awk -v a="$a" -v b="$b" -v c="$c1" -v c0="$c0" 'BEGIN{printf "%.3f %.3f", b-a, c-c0}'
 }
 tl=""; tl1=""; tr=""
 [ -z "$RAPIDSNARK" ] || tr="$(rapid_run)"
@@ -161,9 +198,9 @@ if [ "$LOCAL" = 1 ]; then
   tl1="$(local_run --threads "$wcores")"
 fi
 
-node - "$tmp/before.json" "$tmp/after.json" "$t0" "$t1" "$N" "$source" "$tl" "$tl1" "$wcores" "$tr" <<'EOF'
+node - "$tmp/before.json" "$tmp/after.json" "$t0" "$t1" "$N" "$source" "$tl" "$tl1" "$wcores" "$tr" "$tmp/cpu0" "$tmp/cpu1" <<'EOF'
 const fs = require("fs");
-const [bf, af, t0s, t1s, ns, source, tls, tl1s, wcores, trs] = process.argv.slice(2);
+const [bf, af, t0s, t1s, ns, source, tls, tl1s, wcores, trs, c0f, c1f] = process.argv.slice(2);
 const load = (f) => {  // either schema (see snap) -> {slots: [{..., hists}]}
   const j = JSON.parse(fs.readFileSync(f));
   return { slots: (j.slots || j.processes).map((s) => ({ ...s, hists: s.hists || s.histograms })) };
@@ -176,7 +213,7 @@ const key = (s) => s.role + "/" + s.index;
 const before = new Map(B.slots.map((s) => [key(s), s]));
 const isWait = (name) => name === "idle" || name.startsWith("wait");
 console.log(`submit -> done: ${wall.toFixed(3)} s, ${(N / wall).toFixed(3)} partitions/s (cold start included)`);
-const workers = [];
+const workers = [], perPart = [];
 console.log(`stage utilization over that window (from the stats page, via ${source}):`);
 for (const s of A.slots) {
   if (!["synth", "gpuworker", "finalizer"].includes(s.role)) continue;
@@ -191,8 +228,12 @@ for (const s of A.slots) {
     if (d > 0.0005 * dwall) parts.push(`${name} ${pct(d / dwall)}`);
   }
   console.log(`  ${key(s).padEnd(12)} utilization ${pct(1 - waiting / dwall).padStart(7)}   (${parts.join(", ")})`);
+  perPart.push(`  ${key(s).padEnd(12)} ` + Object.entries(s.states).map(([name, v]) => [name, v - (b.states[name] || 0)])
+    .filter(([name, d]) => !isWait(name) && d > 0).map(([name, d]) => `${name} ${ms(d / N)}`).join(", "));
   if (s.role === "gpuworker") workers.push({ s, b });
 }
+console.log(`each stage's working states, ms per partition (the window's share / ${N}; waits left out):`);
+perPart.forEach((l) => console.log(l));
 if (!workers.length) { console.log("no worker slot found"); process.exit(1); }
 const dh = (worker, name) => {
   const h = worker.s.hists[name], hb = worker.b.hists[name];
@@ -225,11 +266,30 @@ for (const w of workers) {
 }
 if (proves !== N) console.log(`(the workers proved ${proves} times for ${N} partitions: retries?)`);
 console.log(`daemon: ${(N / wall).toFixed(3)} partitions/s (${N} in ${wall.toFixed(3)} s, cold start included)`);
-const local = (what, t, target) => {
-  if (!t) return;
-  const r = +t / wall;
-  console.log(`${what}: ${(+t).toFixed(3)} s for ${N} (${(N / +t).toFixed(3)} partitions/s); ` +
-              `daemon / back to back: ${r.toFixed(2)}x` + (target ? `  [target >= ${target}x: ${r >= target ? "met" : "MISSED"}]` : ""));
+const cpuOf = (f) => {  // "name seconds" lines -> Map name -> summed seconds
+  const m = new Map();
+  for (const l of fs.readFileSync(f, "utf8").split("\n").filter(Boolean)) {
+    const [n, v] = l.split(" ");
+    m.set(n, (m.get(n) || 0) + +v);
+  }
+  return m;
+};
+const C0 = cpuOf(c0f), C1 = cpuOf(c1f);
+let cpuTotal = 0;
+const cpuParts = [];
+for (const [n, v] of C1) {
+  const d = v - (C0.get(n) || 0);
+  cpuTotal += d;
+  if (d > 0) cpuParts.push(`${n} ${(1e3 * d / N).toFixed(1)}`);
+}
+console.log(`daemon CPU (user + sys) per partition: ${(1e3 * cpuTotal / N).toFixed(1)} ms (${cpuParts.join(", ")})`);
+const local = (what, tc, target) => {
+  if (!tc) return;
+  const [t, c] = tc.split(" ").map(Number);
+  const r = t / wall;
+  console.log(`${what}: ${t.toFixed(3)} s for ${N} (${(N / t).toFixed(3)} partitions/s, CPU ${(1e3 * c / N).toFixed(1)} ms ` +
+              `per partition, ${(c / Math.max(cpuTotal, 1e-9)).toFixed(2)}x the daemon's); daemon / back to back: ${r.toFixed(2)}x` +
+              (target ? `  [target >= ${target}x: ${r >= target ? "met" : "MISSED"}]` : ""));
 };
 local("rapidsnark back to back, all CPUs", trs, 2);
 local("prove-local back to back, all CPUs", tls);
