@@ -71,7 +71,7 @@ static void run_verify_prepared(void *p)
     char err[256];
     bool valid = false;
     c->ok = groth16_verify_proof(&c->vkp, &c->proof, c->pub, c->vkp.npublic, &valid, err, sizeof err) == 0 &&
-            valid;
+        valid;
 }
 
 static void run_prepare(void *p)
@@ -79,7 +79,8 @@ static void run_prepare(void *p)
     ctx *c = p;
     groth16_vk_free(&c->vkp);
     char err[256];
-    c->ok = groth16_vk_from_json(&c->vkp, c->vkpath, err, sizeof err) == 0 && groth16_vk_prepare(&c->vkp) == 0;
+    c->ok =
+        groth16_vk_from_json(&c->vkp, c->vkpath, err, sizeof err) == 0 && groth16_vk_prepare(&c->vkp) == 0;
 }
 
 static void run_subgroup(void *p)

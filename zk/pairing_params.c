@@ -31,7 +31,6 @@ static void fq2_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const u
 /* ---- parameters ---------------------------------------------------------------- */
 
 static pairing_params params_bn254, params_bls12_381;
-static pthread_once_t params_once = PTHREAD_ONCE_INIT;
 
 static void mpz_from_limbs(mpz_t r, const uint64_t *a, size_t n)
 {
@@ -103,22 +102,31 @@ static void params_init_one(pairing_params *pp, const field_desc *F, const curve
     mpz_clears(q, e, t, rr, NULL);
 }
 
-static void params_init(void)
+/* BN254: x = 4965661367192848881, D twist, xi = 9 + u.
+ * BLS12-381: x = -0xd201000000010000, M twist, xi = 1 + u.
+ * Each curve's constants on its first use only: a one-shot prover or verifier of one
+ * curve (prove-local's self-check) does not pay for the other's (~1 ms of GMP). */
+static pthread_once_t once_bn254 = PTHREAD_ONCE_INIT, once_bls12_381 = PTHREAD_ONCE_INIT;
+
+static void params_init_bn254(void)
 {
-    /* BN254: x = 4965661367192848881, D twist, xi = 9 + u.
-     * BLS12-381: x = -0xd201000000010000, M twist, xi = 1 + u. */
     params_init_one(&params_bn254, &FIELD_BN254_FQ, &G1_BN254, &G2_BN254, PAIRING_TWIST_D, true,
                     4965661367192848881ULL, false, 9);
+}
+
+static void params_init_bls12_381(void)
+{
     params_init_one(&params_bls12_381, &FIELD_BLS12_381_FQ, &G1_BLS12_381, &G2_BLS12_381, PAIRING_TWIST_M,
                     false, 0xd201000000010000ULL, true, 1);
 }
 
 const pairing_params *pairing_params_get(const field_desc *F)
 {
-    pthread_once(&params_once, params_init);
     switch (F->id) {
-    case FIELD_ID_BN254_FQ: return &params_bn254;
-    case FIELD_ID_BLS12_381_FQ: return &params_bls12_381;
+    case FIELD_ID_BN254_FQ: pthread_once(&once_bn254, params_init_bn254); return &params_bn254;
+    case FIELD_ID_BLS12_381_FQ:
+        pthread_once(&once_bls12_381, params_init_bls12_381);
+        return &params_bls12_381;
     default: return NULL;
     }
 }

@@ -36,7 +36,7 @@ typedef struct groth16_vk {
     uint32_t npublic;
     /* affine Montgomery, (0, 0) = infinity */
     uint64_t alpha1[EC_MAX_AFF], beta2[EC_MAX_AFF], gamma2[EC_MAX_AFF], delta2[EC_MAX_AFF];
-    uint64_t *ic; /* (npublic + 1) G1 points, 2n limbs each, malloc'd */
+    uint64_t *ic;                 /* (npublic + 1) G1 points, 2n limbs each, malloc'd */
     struct groth16_vk_prep *prep; /* groth16_vk_prepare's, or NULL */
 } groth16_vk;
 

@@ -92,13 +92,15 @@ TEST(test_verify_prepared_planted_bug_is_caught, 2)
         pairing_g2_lines gamma2, delta2;
     } *prep = (void *)r.prep.prep; /* zk/verify.c's struct groth16_vk_prep */
     prep->delta2.c[7] ^= 1;
-    ck_assert_int_eq(groth16_verify_proof(&r.prep, &r.proof, r.pub, r.prep.npublic, &valid, err, sizeof err), 0);
+    ck_assert_int_eq(groth16_verify_proof(&r.prep, &r.proof, r.pub, r.prep.npublic, &valid, err, sizeof err),
+                     0);
     ck_assert(!valid);
     ck_assert_str_eq(err, "invalid proof: the pairing check fails");
     prep->delta2.c[7] ^= 1;
     ck_assert(verdict(&r, &r.proof, r.pub));
     prep->ab[0] ^= 2;
-    ck_assert_int_eq(groth16_verify_proof(&r.prep, &r.proof, r.pub, r.prep.npublic, &valid, err, sizeof err), 0);
+    ck_assert_int_eq(groth16_verify_proof(&r.prep, &r.proof, r.pub, r.prep.npublic, &valid, err, sizeof err),
+                     0);
     ck_assert(!valid);
     ref_free(&r);
 }
