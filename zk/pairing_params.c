@@ -6,13 +6,9 @@
 #include <string.h>
 
 #include "cuzk/pairing.h"
+#include "cuzk/pairing_tower.h"
 
 #define FQ2_MAX (2 * FE_MAX_LIMBS)
-
-static void fq2_copy(const field_desc *F, uint64_t *r, const uint64_t *a)
-{
-    memmove(r, a, 2 * F->n * sizeof *r);
-}
 
 /* r = a^e, e little-endian limbs (any length: Frobenius exponents reach q^3). */
 static void fq2_pow(const field_desc *F, uint64_t *r, const uint64_t *a, const uint64_t *e, size_t ne)
