@@ -84,11 +84,16 @@ jo="$(js 'r.job' "$(head -n1 <<<"$out")")"
 expect_error "proof of a job with an out dir" bad_request "{\"req\":\"proof\",\"job\":$jo,\"index\":0}"
 
 # ---- kill -9 of cuzkd right after a submit is accepted -------------------------------------
+# The worker stopped first: the job is surely unfinished when cuzkd dies.
+wpids="$(stage_pids gpuworker)"; [ -n "$wpids" ] || fail "no gpuworker"
+kill -STOP $wpids
 s2="$(sha body-three)"
 r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp/in/w3.wtns" "$tmp/in/w4.wtns")"
 j2="$(js 'r.job' "$r")"
 [ "$(js 'r.ok && r.partitions' "$r")" = 4 ] || fail "second store submit: $r"
+[ "$(js 'r.job.done' "$(cuzk --json status "$j2")")" = 0 ] || fail "job $j2 has proofs with its worker stopped"
 kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
+kill -KILL $wpids; kill -CONT $wpids 2>/dev/null || true
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 cuzk wait "$j2" >/dev/null || fail "job $j2 did not finish after the restart: $(cuzk --json status "$j2")"
 for k in 0 1 2 3; do proof_ok "$j2" "$k"; done
@@ -102,4 +107,26 @@ r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "key k2 with another body after the restart: $r"
 ls "$tmp/state/$inst.results" | grep -q . && fail "staging dirs left: $(ls "$tmp/state/$inst.results")"
-echo "ok: kill -9 after job $j2 was accepted: the next cuzkd finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
+grep -q "job $j2 resumed from the job store" "$tmp/cuzkd.log" || fail "job $j2 was not resumed"
+echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzkd resumed and finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
+
+# ---- the CLI: prove --keep-in-store, proof JOB K --out DIR, status ---------------------------
+out="$(cuzk prove --circuit mul-bn --keep-in-store --wait "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")" || fail "prove --keep-in-store: $out"
+grep -q "circuit mul-bn" <<<"$out" && grep -q "in the job store" <<<"$out" || fail "prove --keep-in-store --wait printed: $out"
+j3="$(sed -n 's/^job \([0-9]*\):.*/\1/p' <<<"$out" | head -n1)"
+mkdir -p "$tmp/cli"
+for k in 0 1; do
+  cuzk proof "$j3" "$k" --out "$tmp/cli" >/dev/null || fail "cuzk proof $j3 $k"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/cli/$j3-$k.public.json" "$tmp/cli/$j3-$k.proof.json" 2>&1 | grep -q OK \
+    || fail "snarkjs rejects cuzk proof $j3 $k"
+  nproofs=$((nproofs + 1))
+done
+[ "$(js 'r.publicSignals.length' "$(cuzk proof "$j3" 0)")" = 2 ] || fail "cuzk proof without --out: $(cuzk proof "$j3" 0)"
+rc=0; cuzk proof "$j3" 5 >/dev/null 2>&1 || rc=$?
+[ "$rc" = 21 ] || fail "cuzk proof of an index out of range exited $rc, expected 21 (refused)"
+cuzk status | grep "job $j3 " | grep -q "circuit mul-bn" || fail "cuzk status: $(cuzk status | tail -n 8)"
+cuzk status "$j2" | head -n1 | grep -q "circuit mul-bn  tenant acme" || fail "cuzk status $j2: $(cuzk status "$j2")"
+echo "ok: cuzk prove --circuit mul-bn --keep-in-store (job $j3), cuzk proof $j3 K --out DIR: snarkjs verifies; status shows tenant and circuit"
+
+echo "ok: $nproofs stored proofs verified by snarkjs"
+daemon_shutdown_clean
