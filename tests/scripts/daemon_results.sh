@@ -4,7 +4,8 @@
 # sealed memfds (as the API passes a request body), a tenant and an idempotency key;
 # the job JSON's circuit, tenant, results, submitted_unix and per-part timings_ms; the
 # proof request's answers (snarkjs verifies every proof it returns) and refusals
-# (another job's kind, an index out of range, no such job); the same key and body
+# (another job's kind, an index out of range, no such job, a failed partition:
+# part_failed with its reason); an input.json body too; the same key and body
 # again answers the first job, another body is idempotency_conflict. kill -9 of cuzkd
 # right after a submit is accepted: the next cuzkd resumes it and serves its proofs,
 # and serves the first job's from the store (status too), the idempotency keys hold
@@ -24,6 +25,15 @@ cp "$BN/circuit_final.zkey" "$tmp/z/bn.zkey"
 for i in 1 2 3 4; do cp "$BN/witness.wtns" "$tmp/in/w$i.wtns"; done
 conf="$tmp/cuzkd.conf"
 printf 'buffer-mb = 16\n[circuit mul-bn]\nzkey = %s\nr1cs = %s\n' "$tmp/z/bn.zkey" "$BN/circuit.r1cs" >"$conf"
+# The circuit's generator, for an input.json body, when this machine can build one.
+gen=""
+if command -v "${CXX:-g++}" >/dev/null 2>&1 && command -v "${NASM:-nasm}" >/dev/null 2>&1; then
+  . "$ROOT/tests/lib/wgen.sh"
+  gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$BN")" || fail "building the generator"
+  echo "witness-gen = $gen" >>"$conf"
+else
+  echo "note: no g++/nasm: the input.json body over a memfd is left out"
+fi
 
 memfd() { python3 "$ROOT/tests/lib/send_memfd.py" "$run/$inst.sock" "$@"; }
 sha() { printf '%s' "$1" | sha256sum | cut -c1-64; }
@@ -60,6 +70,22 @@ st="$(cuzk --json status "$j1")"
 proof_ok "$j1" 0
 proof_ok "$j1" 1
 echo "ok: submit by name over sealed memfds with \"results\":\"store\": job $j1 done, its JSON has circuit, tenant, results, submitted_unix, timings_ms; 2 stored proofs verify"
+
+if [ -n "$gen" ]; then
+  r="$(memfd '{"req":"submit","circuit":"mul-bn","fds":1,"inputs":[{"fd":0,"path":"body"}],"results":"store","tenant":"acme"}' "$BN/input.json")"
+  ji="$(js 'r.job' "$r")"
+  [ "$(js 'r.ok' "$r")" = true ] || fail "input.json over a memfd: $r"
+  cuzk wait "$ji" >/dev/null || fail "input.json job $ji: $(cuzk --json status "$ji")"
+  proof_ok "$ji" 0
+  echo "ok: an input.json body over a sealed memfd (job $ji): the circuit's generator computed the witness; the stored proof verifies"
+  echo '{"nosuch": 1}' >"$tmp/in/bad.json"
+  r="$(memfd '{"req":"submit","circuit":"mul-bn","fds":1,"inputs":[{"fd":0,"path":"bad"}],"results":"store"}' "$tmp/in/bad.json")"
+  jf="$(js 'r.job' "$r")"
+  cuzk wait "$jf" >/dev/null 2>&1 || true
+  r="$(send "{\"req\":\"proof\",\"job\":$jf,\"index\":0}")"
+  [ "$(js 'r.error' "$r")" = part_failed ] && grep -q nosuch <<<"$r" || fail "proof of a failed partition: $r"
+  echo "ok: proof of a partition whose input.json names no signal of the circuit -> part_failed: $(js 'r.message' "$r" | cut -c1-100)"
+fi
 
 # ---- idempotency: the same key and body answer the first job; another body conflicts --
 r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
@@ -129,4 +155,11 @@ cuzk status "$j2" | head -n1 | grep -q "circuit mul-bn  tenant acme" || fail "cu
 echo "ok: cuzk prove --circuit mul-bn --keep-in-store (job $j3), cuzk proof $j3 K --out DIR: snarkjs verifies; status shows tenant and circuit"
 
 echo "ok: $nproofs stored proofs verified by snarkjs"
+daemon_shutdown_clean
+
+# ---- --no-store: nothing to keep proofs or keys in --------------------------------------------
+daemon_start --config "$conf" --devices cpu:1 --no-store
+r="$(memfd "$(submit_line k9 "$s1" 1)" "$tmp/in/w1.wtns")"
+[ "$(js 'r.error' "$r")" = bad_request ] || fail "a store submit under --no-store: $r"
+echo "ok: a store submit to a cuzkd with --no-store -> bad_request: $(js 'r.message' "$r")"
 daemon_shutdown_clean
