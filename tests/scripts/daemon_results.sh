@@ -118,6 +118,7 @@ r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp
 j2="$(js 'r.job' "$r")"
 [ "$(js 'r.ok && r.partitions' "$r")" = 4 ] || fail "second store submit: $r"
 [ "$(js 'r.job.done' "$(cuzk --json status "$j2")")" = 0 ] || fail "job $j2 has proofs with its worker stopped"
+expect_error "proof of a partition not yet proved" not_ready "{\"req\":\"proof\",\"job\":$j2,\"index\":3}"
 kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
 kill -KILL $wpids; kill -CONT $wpids 2>/dev/null || true
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
