@@ -15,8 +15,6 @@
 #include "cuzk/os.h"
 #include "store_priv.h"
 
-
-
 static const char *const part_names[STORE_NSTATES] = { "queued",     "synthesizing", "proving",
                                                        "finalizing", "done",         "failed" };
 static const char *const job_names[] = { "running", "done", "failed" };

@@ -18,7 +18,9 @@ static enum store_part_state part_state_of(const char *s)
 
 static enum store_job_state job_state_of(const char *s)
 {
-    return s && !strcmp(s, "done") ? STORE_JOB_DONE : s && !strcmp(s, "failed") ? STORE_JOB_FAILED : STORE_JOB_RUNNING;
+    return s && !strcmp(s, "done")  ? STORE_JOB_DONE
+        : s && !strcmp(s, "failed") ? STORE_JOB_FAILED
+                                    : STORE_JOB_RUNNING;
 }
 
 /* The job of jq's row (id, request, state, submitted, finished) with its partitions
@@ -74,8 +76,8 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
     return rc;
 }
 
-#define JOB_COLS   "SELECT id, request, state, submitted, coalesce(finished, 0) FROM jobs "
-#define PARTS_SQL  "SELECT idx, name, state, reason FROM parts WHERE job = ?1 ORDER BY idx"
+#define JOB_COLS  "SELECT id, request, state, submitted, coalesce(finished, 0) FROM jobs "
+#define PARTS_SQL "SELECT idx, name, state, reason FROM parts WHERE job = ?1 ORDER BY idx"
 
 int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
                        char *err, size_t errlen)
@@ -120,12 +122,13 @@ int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const stru
 int store_idem_record(struct store *st, uint64_t id, const char *request)
 {
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(st->db,
-                                "INSERT INTO idem(tenant, key, body_sha256, job) SELECT"
-                                " coalesce(json_extract(?1, '$.tenant'), ''),"
-                                " json_extract(?1, '$.idempotency_key'), json_extract(?1, '$.body_sha256'), ?2"
-                                " WHERE json_extract(?1, '$.idempotency_key') IS NOT NULL",
-                                -1, &q, NULL);
+    int rc =
+        sqlite3_prepare_v2(st->db,
+                           "INSERT INTO idem(tenant, key, body_sha256, job) SELECT"
+                           " coalesce(json_extract(?1, '$.tenant'), ''),"
+                           " json_extract(?1, '$.idempotency_key'), json_extract(?1, '$.body_sha256'), ?2"
+                           " WHERE json_extract(?1, '$.idempotency_key') IS NOT NULL",
+                           -1, &q, NULL);
 
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(q, 1, request, -1, SQLITE_STATIC);
@@ -141,8 +144,8 @@ int store_idem_find(struct store *st, const char *tenant, const char *key, uint6
                     char *err, size_t errlen)
 {
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(st->db, "SELECT job, body_sha256 FROM idem WHERE tenant = ?1 AND key = ?2", -1,
-                                &q, NULL);
+    int rc = sqlite3_prepare_v2(st->db, "SELECT job, body_sha256 FROM idem WHERE tenant = ?1 AND key = ?2",
+                                -1, &q, NULL);
     int found = 0;
 
     if (rc == SQLITE_OK) {
@@ -199,8 +202,8 @@ int store_result_get(struct store *st, uint64_t job, uint32_t idx, char **proof,
                      char *err, size_t errlen)
 {
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(st->db, "SELECT proof, public, timings FROM results WHERE job = ?1 AND idx = ?2",
-                                -1, &q, NULL);
+    int rc = sqlite3_prepare_v2(
+        st->db, "SELECT proof, public, timings FROM results WHERE job = ?1 AND idx = ?2", -1, &q, NULL);
     int found = 0;
 
     *proof = *pub = *timings = NULL;

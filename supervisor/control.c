@@ -146,7 +146,8 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
     const char *res;
     int rc;
 
-    if ((rc = get_str(r->root, "results", 0, &res, e)) || (rc = get_str(r->root, "tenant", 0, &r->tenant, e)) ||
+    if ((rc = get_str(r->root, "results", 0, &res, e)) ||
+        (rc = get_str(r->root, "tenant", 0, &r->tenant, e)) ||
         (rc = get_str(r->root, "idempotency_key", 0, &r->idem_key, e)) ||
         (rc = get_str(r->root, "body_sha256", r->idem_key != NULL, &r->body_sha256, e)))
         return rc;
@@ -165,11 +166,13 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
                             "\"idempotency_key\" must be 1 to %d printable ASCII characters",
                             CONTROL_IDEM_MAX - 1);
     if (r->body_sha256 &&
-        (strlen(r->body_sha256) != CONTROL_SHA256_HEX - 1 || !chars_ok(r->body_sha256, "0123456789abcdef", 64)))
+        (strlen(r->body_sha256) != CONTROL_SHA256_HEX - 1 ||
+         !chars_ok(r->body_sha256, "0123456789abcdef", 64)))
         return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
                             "\"body_sha256\" must be 64 lower-case hex digits");
     if (r->body_sha256 && !r->idem_key)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"body_sha256\" goes with \"idempotency_key\"");
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"body_sha256\" goes with \"idempotency_key\"");
     return 0;
 }
 
@@ -442,14 +445,16 @@ json_t *control_part_timings(const struct pipe_part_times *t0, uint64_t submit_n
     static const char *const k[PIPE_T_STAGES] = { "witness", "prove", "finalize" };
     struct pipe_part_times *t = (struct pipe_part_times *)t0; /* atomics: loads only */
     uint64_t sb = barrier_load_relaxed(&t->begin_ns[PIPE_T_SYNTH]);
-    json_t *o = json_pack("{s:o}", "queue_wait",
-                          sb && submit_ns && sb >= submit_ns ? json_integer((json_int_t)((sb - submit_ns) / 1000000))
-                                                             : json_null());
+    json_t *o =
+        json_pack("{s:o}", "queue_wait",
+                  sb && submit_ns && sb >= submit_ns ? json_integer((json_int_t)((sb - submit_ns) / 1000000))
+                                                     : json_null());
 
     for (unsigned i = 0; o && i < PIPE_T_STAGES; i++) {
         uint64_t b = barrier_load_relaxed(&t->begin_ns[i]), e = barrier_load_relaxed(&t->end_ns[i]);
 
-        json_object_set_new(o, k[i], b && e >= b ? json_integer((json_int_t)((e - b) / 1000000)) : json_null());
+        json_object_set_new(o, k[i],
+                            b && e >= b ? json_integer((json_int_t)((e - b) / 1000000)) : json_null());
     }
     return o;
 }

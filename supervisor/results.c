@@ -39,7 +39,7 @@ void results_note(struct sup *s, uint32_t slot, const char *circuit, const char 
 
     snprintf(js->circuit, sizeof(js->circuit), "%s", circuit ? circuit : "");
     snprintf(js->tenant, sizeof(js->tenant), "%s", tenant ? tenant : "");
-    js->results_store = (uint8_t)!!store;
+    js->results_store = (uint8_t) !!store;
     js->staged_gone = 0;
     js->submitted_unix = submitted;
 }
@@ -95,7 +95,8 @@ int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
 
     snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
     if (s->results_dfd >= 0) mkdirat(s->results_dfd, name, 0700); /* gone: prove again */
-    fd = s->results_dfd < 0 ? -1 : openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    fd = s->results_dfd < 0 ? -1
+                            : openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) snprintf(why, len, "its staging dir in the job store's directory: %s", strerror(errno));
     return fd;
 }
@@ -181,7 +182,8 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 
     if (!key || !key[0]) return 0;
     rc = store_idem_find(s->store, tenant, key, &job, h, err, sizeof(err));
-    if (rc > 0 && !strcmp(h, sha)) rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
+    if (rc > 0 && !strcmp(h, sha))
+        rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
     if (rc < 0) {
         reply_err(s, k, CONTROL_E_STORE, err);
         return 1;
@@ -196,8 +198,8 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
         return 1;
     }
     conn_reply(s, k,
-               control_reply_ok(json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n,
-                                          "existing", 1)));
+               control_reply_ok(
+                   json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n, "existing", 1)));
     return 1;
 }
 
@@ -252,23 +254,26 @@ static int stored_json(void *arg, const struct store_job *j)
         done += j->state[i] == STORE_DONE;
         failed += j->state[i] == STORE_FAILED;
         if (j->reason[i]) json_object_set_new(po, "reason", json_string(j->reason[i]));
-        if (j->state[i] == STORE_DONE && store_result_get(x->s->store, j->id, i, &pr, &pu, &tm, e, sizeof(e)) > 0) {
+        if (j->state[i] == STORE_DONE &&
+            store_result_get(x->s->store, j->id, i, &pr, &pu, &tm, e, sizeof(e)) > 0) {
             free(pr);
             free(pu);
         }
-        json_object_set_new(po, "timings_ms",
-                            tm ? json_loads(tm, 0, NULL)
-                               : json_pack("{s:n,s:n,s:n,s:n}", "queue_wait", "witness", "prove", "finalize"));
+        json_object_set_new(
+            po, "timings_ms",
+            tm ? json_loads(tm, 0, NULL)
+               : json_pack("{s:n,s:n,s:n,s:n}", "queue_wait", "witness", "prove", "finalize"));
         free(tm);
         json_array_append_new(parts, po);
     }
     x->o = json_pack("{s:I,s:s,s:O?,s:O?,s:O?,s:i,s:i,s:i,s:I,s:b,s:o}", "id", (json_int_t)j->id, "state",
-                     j->state_job == STORE_JOB_DONE     ? "done"
+                     j->state_job == STORE_JOB_DONE         ? "done"
                          : j->state_job == STORE_JOB_FAILED ? "failed"
                                                             : "running",
-                     "priority", json_object_get(req, "priority"), "zkey", json_object_get(req, "zkey"), "out_dir",
-                     json_object_get(req, "out_dir"), "partitions", (int)j->n_parts, "done", (int)done, "failed",
-                     (int)failed, "submitted_unix", (json_int_t)j->submitted, "stored", 1, "parts", parts);
+                     "priority", json_object_get(req, "priority"), "zkey", json_object_get(req, "zkey"),
+                     "out_dir", json_object_get(req, "out_dir"), "partitions", (int)j->n_parts, "done",
+                     (int)done, "failed", (int)failed, "submitted_unix", (json_int_t)j->submitted, "stored",
+                     1, "parts", parts);
     for (const char *const *f = (const char *const[]){ "circuit", "tenant", "results", NULL }; *f; f++)
         if (json_is_string(json_object_get(req, *f))) json_object_set(x->o, *f, json_object_get(req, *f));
     if (json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")))
@@ -285,7 +290,8 @@ int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
     char err[512];
     int cbret;
 
-    if (!s->store || store_job_one(s->store, id, stored_json, &x, &cbret, err, sizeof(err)) <= 0 || !x.o) return 0;
+    if (!s->store || store_job_one(s->store, id, stored_json, &x, &cbret, err, sizeof(err)) <= 0 || !x.o)
+        return 0;
     conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "job", x.o)));
     return 1;
 }
@@ -318,16 +324,18 @@ static int proof_look(void *arg, const struct store_job *j)
 
 /* The refusals of a proof request by what the store has of the job (x). 1: refused
  * (answered). */
-static int proof_refused(struct sup *s, struct conn *k, const struct control_req *r, const struct proof_ctx *x)
+static int proof_refused(struct sup *s, struct conn *k, const struct control_req *r,
+                         const struct proof_ctx *x)
 {
     char m[JOBTAB_REASON_LEN + 128];
 
     if (!x->store)
-        snprintf(m, sizeof(m), "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
+        snprintf(m, sizeof(m),
+                 "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
                  (unsigned long long)r->job);
     else if ((int)r->index >= x->n)
-        snprintf(m, sizeof(m), "job %llu has %d partition(s): index %u is out of range", (unsigned long long)r->job,
-                 x->n, r->index);
+        snprintf(m, sizeof(m), "job %llu has %d partition(s): index %u is out of range",
+                 (unsigned long long)r->job, x->n, r->index);
     else if (!k->privileged && x->uid != (int)k->uid) {
         reply_err(s, k, CONTROL_E_NOT_OWNER, "another user's job");
         return 1;
@@ -372,7 +380,9 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     if (proof_refused(s, k, r, &x)) return;
     rc = store_result_get(s->store, r->job, r->index, &pr, &pu, &tm, err, sizeof(err));
     if (rc <= 0) {
-        if (!rc) snprintf(err, sizeof(err), "job %llu partition %u: done, but no proof is stored", (unsigned long long)r->job, r->index);
+        if (!rc)
+            snprintf(err, sizeof(err), "job %llu partition %u: done, but no proof is stored",
+                     (unsigned long long)r->job, r->index);
         reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_INTERNAL, err);
     } else {
         json_t *p = json_loads(pr, 0, NULL), *q = json_loads(pu, 0, NULL);

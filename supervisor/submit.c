@@ -208,8 +208,9 @@ static int service_refused(struct sup *s, struct conn *k, const struct control_r
         return 1;
     }
     if ((r->results_store || r->idem_key) && !s->store) {
-        reply_err(s, k, CONTROL_E_BAD_REQUEST,
-                  "cuzkd runs with --no-store: \"results\":\"store\" and idempotency keys need the job store");
+        reply_err(
+            s, k, CONTROL_E_BAD_REQUEST,
+            "cuzkd runs with --no-store: \"results\":\"store\" and idempotency keys need the job store");
         return 1;
     }
     return s->store && results_idem(s, k, r->tenant, r->idem_key, r->body_sha256);
@@ -411,7 +412,8 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
     code = sub.results_store && results_stage(s, &sub, err, sizeof(err))
         ? CONTROL_E_STORE
         : submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
-    if (code && sub.results_store) results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
+    if (code && sub.results_store)
+        results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
     json_decref(copies);
     if (code) {
         dur_release(s, held);

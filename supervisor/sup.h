@@ -167,11 +167,11 @@ enum { REC_NONE = 0, REC_RUNNING, REC_FINAL };
 /* cuzkd's own state of one job slot, beside the shared job table's (jobtab.h): set
  * when a job takes the slot (job_begin) and cleared by job_reset alone. */
 struct job_state {
-    uid_t owner;         /* who submitted it (SO_PEERCRED; owners.h) */
-    uint64_t decided_ns; /* when it was first seen decided (0: not yet) */
-    uint8_t cancelled;   /* `cuzk cancel`: its partitions are swept to FAILED */
-    uint8_t rec;         /* REC_*: what the job store has of it */
-    uint8_t resumed;     /* taken over from a previous cuzkd (resume.c) */
+    uid_t owner;           /* who submitted it (SO_PEERCRED; owners.h) */
+    uint64_t decided_ns;   /* when it was first seen decided (0: not yet) */
+    uint8_t cancelled;     /* `cuzk cancel`: its partitions are swept to FAILED */
+    uint8_t rec;           /* REC_*: what the job store has of it */
+    uint8_t resumed;       /* taken over from a previous cuzkd (resume.c) */
     uint8_t results_store; /* its proofs go into the job store (results.c) */
     uint8_t staged_gone;   /* ... and its staging dir was removed once they were there */
     int64_t submitted_unix;

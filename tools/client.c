@@ -384,8 +384,9 @@ static void print_job(json_t *j)
     size_t i;
 
     printf("job %lld: %s, %lld/%lld done, %lld failed%s%s%s%s%s%s%s\n", jint(j, "id"), jstr(j, "state"),
-           jint(j, "done"), jint(j, "partitions"), jint(j, "failed"), json_object_get(j, "circuit") ? "  circuit " : "",
-           jshow(j, "circuit"), json_object_get(j, "tenant") ? "  tenant " : "", jshow(j, "tenant"),
+           jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
+           json_object_get(j, "circuit") ? "  circuit " : "", jshow(j, "circuit"),
+           json_object_get(j, "tenant") ? "  tenant " : "", jshow(j, "tenant"),
            json_object_get(j, "results") ? "  (proofs in the job store)" : "",
            json_object_get(j, "reason") ? ": " : "", jshow(j, "reason"));
     json_array_foreach (parts, i, p) {
@@ -978,10 +979,11 @@ int client_main(int argc, char **argv)
             goto usage;
         if ((rc = connect_daemon(&c))) return rc;
         r = request(&c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
-        rc = !r ? CUZK_EXIT_NO_DAEMON : !is_ok(r) ? print_error(&c, r) : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
+        rc = !r         ? CUZK_EXIT_NO_DAEMON
+            : !is_ok(r) ? print_error(&c, r)
+                        : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
         json_decref(r);
-    }
-    else {
+    } else {
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
     }

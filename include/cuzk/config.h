@@ -28,16 +28,16 @@ enum config_dev_kind {
 struct cuzkd_config {
     char instance[SEG_INSTANCE_MAX + 1];
     char run_dir[CONFIG_PATH_MAX];
-    char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
-    int no_store;                    /* --no-store: jobs live in memory only (lost with cuzkd) */
-    char wgen_dir[CONFIG_PATH_MAX];  /* --wgen-dir DIR[:DIR]: where generators may lie */
+    char state_dir[CONFIG_PATH_MAX];    /* the job store (store.h): STATE_DIR/INSTANCE.db */
+    int no_store;                       /* --no-store: jobs live in memory only (lost with cuzkd) */
+    char wgen_dir[CONFIG_PATH_MAX];     /* --wgen-dir DIR[:DIR]: where generators may lie */
     char circuits_dir[CONFIG_PATH_MAX]; /* circuits-dir: more circuits, a file or folder each
                                          * (circuits_dir.h) */
-    char queue[CONFIG_PATH_MAX];     /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
-    uint32_t queue_lease_s;          /* --queue-lease: seconds a claim is held unrenewed */
-    uint32_t queue_parallel;         /* --queue-parallel: fleet partitions in this cuzkd at once */
-    int store_proofs;                /* --store-proofs: proofs also stored in the queue's table */
-    char devices[128];               /* the spec as given, for messages */
+    char queue[CONFIG_PATH_MAX];        /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
+    uint32_t queue_lease_s;             /* --queue-lease: seconds a claim is held unrenewed */
+    uint32_t queue_parallel;            /* --queue-parallel: fleet partitions in this cuzkd at once */
+    int store_proofs;                   /* --store-proofs: proofs also stored in the queue's table */
+    char devices[128];                  /* the spec as given, for messages */
     enum config_dev_kind dev_kind;
     uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
     int cuda_all;

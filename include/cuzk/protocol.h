@@ -116,9 +116,11 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_E_QUOTA         "quota"           /* a per-uid quota is reached (--quota-*) */
 #define CONTROL_E_NO_CIRCUIT    "no_such_circuit" /* submit --circuit: not declared */
 #define CONTROL_E_INPUT_LIMIT   "input_too_large" /* over its circuit's max-input-bytes */
-#define CONTROL_E_CONFLICT      "idempotency_conflict" /* the key names another body's job */
-#define CONTROL_E_NOT_READY     "not_ready"            /* proof: the partition is not done yet */
-#define CONTROL_E_PART_FAILED   "part_failed"          /* proof: the partition failed ("message") */
+/* idempotency_conflict: the key names another body's job; not_ready, part_failed: the
+ * proof request's partition is not done yet, or failed (its reason in "message") */
+#define CONTROL_E_CONFLICT      "idempotency_conflict"
+#define CONTROL_E_NOT_READY     "not_ready"
+#define CONTROL_E_PART_FAILED   "part_failed"
 #define CONTROL_E_INTERNAL      "internal"
 #define CONTROL_E_STORE \
     "store" /* the job store could not record it

@@ -49,9 +49,10 @@ static int add_job(struct store *st, uint64_t id, const char *tenant, const char
     char req[512];
 
     if (key)
-        snprintf(req, sizeof(req),
-                 "{\"results\":\"store\",\"tenant\":\"%s\",\"idempotency_key\":\"%s\",\"body_sha256\":\"%s\"}", tenant,
-                 key, sha);
+        snprintf(
+            req, sizeof(req),
+            "{\"results\":\"store\",\"tenant\":\"%s\",\"idempotency_key\":\"%s\",\"body_sha256\":\"%s\"}",
+            tenant, key, sha);
     else
         snprintf(req, sizeof(req), "{\"results\":\"store\"}");
     return store_job_add(st, id, req, 2, names, err, sizeof(err));
