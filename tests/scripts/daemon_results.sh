@@ -11,9 +11,10 @@
 # and serves the first job's from the store (status too), the idempotency keys hold
 # across the restart. cuzkd stopped (SIGSTOP) while its stages finish a job, then
 # killed: the next cuzkd finds the proofs in the job's staging dir, verifies and stores
-# them. The CLI: `cuzk prove --circuit NAME --keep-in-store` and `cuzk
-# proof JOB K --out DIR`; `cuzk status` shows the circuit and tenant. Then a clean
-# shutdown.
+# them. The CLI: `cuzk prove --circuit NAME --keep-in-store` and `cuzk proof JOB K
+# --out DIR`; `cuzk status` shows the circuit and tenant. --store-keep-days: an old
+# job's proofs and key leave the store with it. A cuzkd with --no-store refuses a
+# store submit. Clean shutdowns.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init res
@@ -181,6 +182,18 @@ cuzk status "$j2" | head -n1 | grep -q "circuit mul-bn  tenant acme" || fail "cu
 echo "ok: cuzk prove --circuit mul-bn --keep-in-store (job $j3), cuzk proof $j3 K --out DIR: snarkjs verifies; status shows tenant and circuit"
 
 echo "ok: $nproofs stored proofs verified by snarkjs"
+daemon_shutdown_clean
+
+# ---- --store-keep-days: job j1 made 3 days old in the store leaves it at the next start,
+# with its proofs and its key (a new submit with k1 is a new job)
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("UPDATE jobs SET finished = finished - 3*86400 WHERE id = ?", (int(sys.argv[2]),)); c.commit()' \
+  "$tmp/state/$inst.db" "$j1"
+daemon_start --config "$conf" --devices cpu:1 --store-keep-days 1
+expect_error "proof of a job past --store-keep-days" no_such_job "{\"req\":\"proof\",\"job\":$j1,\"index\":0}"
+proof_ok "$j2" 0
+r="$(memfd "$(submit_line k1 "$s1" 1)" "$tmp/in/w1.wtns")"
+[ "$(js 'r.ok && r.job != '"$j1"' && !r.existing' "$r")" = true ] || fail "key k1 after its job was pruned: $r"
+echo "ok: --store-keep-days 1: job $j1 (3 days old) left the store with its proofs and key; job $j2's proof is still served"
 daemon_shutdown_clean
 
 # ---- --no-store: nothing to keep proofs or keys in --------------------------------------------
