@@ -419,6 +419,26 @@ struct circuit_decl *config_circuit_new(struct cuzkd_config *c, const char *name
     return d;
 }
 
+/* A fleet password in the file (queue = URL with one): only if no one but its owner
+ * (root or cuzkd's user) can read or change the file. 0 or -EINVAL with err. */
+static int queue_password_file(FILE *f, const char *val, const char *path, unsigned lineno, char *err,
+                               size_t errlen)
+{
+    struct stat fst = { 0 };
+
+    if (!val || !fleet_url_password(val, &(const char *){ 0 }, &(const char *){ 0 })) return 0;
+    if (!fstat(fileno(f), &fst) && !(fst.st_mode & (S_IRWXG | S_IRWXO)) &&
+        (fst.st_uid == 0 || fst.st_uid == geteuid()))
+        return 0;
+    snprintf(err, errlen,
+             "%s:%u: queue holds a password, so the file must be "
+             "mode 0600 and belong to root or cuzkd's user (it is "
+             "%04o, uid %u): chmod 600 it, or move the password to a "
+             "PGPASSFILE",
+             path, lineno, (unsigned)(fst.st_mode & 07777), (unsigned)fst.st_uid);
+    return -EINVAL;
+}
+
 /* An INI file into c; circuit: a circuits-dir's NAME.conf, whose lines are that
  * circuit's section ("[circuit NAME]" already open, no other may open). */
 static int load_ini(struct cuzkd_config *c, const char *path, const char *circuit, char *err, size_t errlen)
@@ -488,24 +508,7 @@ static int load_ini(struct cuzkd_config *c, const char *path, const char *circui
             snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
             break;
         }
-        /* A fleet password in the file: only if no one but its owner (root or
-                 * cuzkd's user) can read or change the file. */
-        if (!strcmp(name, "queue") && val &&
-            fleet_url_password(val, &(const char *){ 0 }, &(const char *){ 0 })) {
-            struct stat fst;
-
-            if (fstat(fileno(f), &fst) || (fst.st_mode & (S_IRWXG | S_IRWXO)) ||
-                (fst.st_uid != 0 && fst.st_uid != geteuid())) {
-                rc = -EINVAL;
-                snprintf(err, errlen,
-                         "%s:%u: queue holds a password, so the file must be "
-                         "mode 0600 and belong to root or cuzkd's user (it is "
-                         "%04o, uid %u): chmod 600 it, or move the password to a "
-                         "PGPASSFILE",
-                         path, lineno, (unsigned)(fst.st_mode & 07777), (unsigned)fst.st_uid);
-                break;
-            }
-        }
+        if (!strcmp(name, "queue") && (rc = queue_password_file(f, val, path, lineno, err, errlen))) break;
     }
     if (!rc && (rc = ini_section(&st, "[cuzkd]", sub, sizeof(sub))))
         snprintf(err, errlen, "%s: %s", path, sub);

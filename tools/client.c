@@ -884,6 +884,27 @@ static int cmd_trace(struct client *c, int argc, char **argv)
     return 0;
 }
 
+/* cuzk proof JOB K [--out DIR]: a stored proof (proof_cmd.h). */
+static int cmd_proof(struct client *c, int argc, char **argv)
+{
+    json_int_t job, k;
+    json_t *r;
+    int rc;
+
+    if (argc < 3 || parse_job(argv[1], &job) || parse_job(argv[2], &k) ||
+        (argc != 3 && (argc != 5 || strcmp(argv[3], "--out")))) {
+        client_usage(stderr);
+        return CUZK_EXIT_USAGE;
+    }
+    if ((rc = connect_daemon(c))) return rc;
+    r = request(c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
+    rc = !r         ? CUZK_EXIT_NO_DAEMON
+        : !is_ok(r) ? print_error(c, r)
+                    : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
+    json_decref(r);
+    return rc;
+}
+
 int client_main(int argc, char **argv)
 {
     struct client c;
@@ -970,20 +991,9 @@ int client_main(int argc, char **argv)
         rc = cmd_circuit(&c, argc, argv, cmd);
     else if (!strcmp(cmd, "trace"))
         rc = cmd_trace(&c, argc, argv);
-    else if (!strcmp(cmd, "proof")) {
-        json_int_t k;
-        json_t *r;
-
-        if (argc < 3 || parse_job(argv[1], &job) || parse_job(argv[2], &k) ||
-            (argc != 3 && (argc != 5 || strcmp(argv[3], "--out"))))
-            goto usage;
-        if ((rc = connect_daemon(&c))) return rc;
-        r = request(&c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
-        rc = !r         ? CUZK_EXIT_NO_DAEMON
-            : !is_ok(r) ? print_error(&c, r)
-                        : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
-        json_decref(r);
-    } else {
+    else if (!strcmp(cmd, "proof"))
+        rc = cmd_proof(&c, argc, argv);
+    else {
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
     }
