@@ -119,6 +119,49 @@ int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const stru
     return found;
 }
 
+static char *col_dup(sqlite3_stmt *q, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(q, i);
+
+    return t ? strdup(t) : NULL;
+}
+
+int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_part_one *p, char *err,
+                   size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    int rc =
+        sqlite3_prepare_v2(st->db,
+                           "SELECT j.request, (SELECT count(*) FROM parts WHERE job = ?1), p.name, p.state,"
+                           " p.reason FROM jobs j LEFT JOIN parts p ON p.job = j.id AND p.idx = ?2"
+                           " WHERE j.id = ?1",
+                           -1, &q, NULL);
+    int found = 0;
+
+    memset(p, 0, sizeof(*p));
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)id);
+        sqlite3_bind_int64(q, 2, idx);
+        if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *nm = (const char *)sqlite3_column_text(q, 2);
+            const char *rs = (const char *)sqlite3_column_text(q, 4);
+
+            found = (p->request = col_dup(q, 0)) ? 1 : -ENOMEM;
+            p->n_parts = (uint32_t)sqlite3_column_int64(q, 1);
+            p->has_part = nm != NULL;
+            p->state = part_state_of((const char *)sqlite3_column_text(q, 3));
+            snprintf(p->name, sizeof(p->name), "%s", nm ? nm : "");
+            snprintf(p->reason, sizeof(p->reason), "%s", rs ? rs : "");
+            rc = SQLITE_OK;
+        }
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if (rc != SQLITE_OK) found = store_sq_fail(st, rc, "reading a partition", err, errlen);
+    if (found == -ENOMEM && err) snprintf(err, errlen, "out of memory");
+    sqlite3_finalize(q);
+    return found;
+}
+
 int store_idem_record(struct store *st, uint64_t id, const char *request)
 {
     sqlite3_stmt *q = NULL;
@@ -189,13 +232,6 @@ int store_result_put(struct store *st, uint64_t job, uint32_t idx, const char *p
     }
     sqlite3_finalize(q);
     return rc == SQLITE_OK ? 0 : store_sq_errno(rc);
-}
-
-static char *col_dup(sqlite3_stmt *q, int i)
-{
-    const char *t = (const char *)sqlite3_column_text(q, i);
-
-    return t ? strdup(t) : NULL;
 }
 
 int store_result_get(struct store *st, uint64_t job, uint32_t idx, char **proof, char **pub, char **timings,

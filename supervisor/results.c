@@ -296,55 +296,34 @@ int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
     return 1;
 }
 
-/* What the proof request needs of a stored job (proof_look). */
-struct proof_ctx {
-    uint32_t idx;
-    int store, uid, n;
-    enum store_part_state ps;
-    char name[PIPE_NAME_LEN], reason[JOBTAB_REASON_LEN];
-};
-
-static int proof_look(void *arg, const struct store_job *j)
-{
-    struct proof_ctx *x = arg;
-    json_t *req = json_loads(j->request, 0, NULL);
-    json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
-
-    x->store = json_is_string(json_object_get(req, "results"));
-    x->uid = json_is_integer(uid) ? (int)json_integer_value(uid) : -1;
-    x->n = (int)j->n_parts;
-    if (x->idx < j->n_parts) {
-        x->ps = j->state[x->idx];
-        snprintf(x->name, sizeof(x->name), "%s", j->name[x->idx]);
-        snprintf(x->reason, sizeof(x->reason), "%s", j->reason[x->idx] ? j->reason[x->idx] : "failed");
-    }
-    json_decref(req);
-    return 0;
-}
-
-/* The refusals of a proof request by what the store has of the job (x). 1: refused
- * (answered). */
+/* The refusals of a proof request by what the store has of the job and partition
+ * (p). 1: refused (answered). */
 static int proof_refused(struct sup *s, struct conn *k, const struct control_req *r,
-                         const struct proof_ctx *x)
+                         const struct store_part_one *p)
 {
-    char m[JOBTAB_REASON_LEN + 128];
+    json_t *req = json_loads(p->request, 0, NULL);
+    json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
+    const int store = json_is_string(json_object_get(req, "results"));
+    const int owner = json_is_integer(uid) && json_integer_value(uid) == (json_int_t)k->uid;
+    char m[sizeof(p->reason) + 128];
 
-    if (!x->store)
+    json_decref(req);
+    if (!store)
         snprintf(m, sizeof(m),
                  "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
                  (unsigned long long)r->job);
-    else if ((int)r->index >= x->n)
-        snprintf(m, sizeof(m), "job %llu has %d partition(s): index %u is out of range",
-                 (unsigned long long)r->job, x->n, r->index);
-    else if (!k->privileged && x->uid != (int)k->uid) {
+    else if (!p->has_part)
+        snprintf(m, sizeof(m), "job %llu has %u partition(s): index %u is out of range",
+                 (unsigned long long)r->job, p->n_parts, r->index);
+    else if (!k->privileged && !owner) {
         reply_err(s, k, CONTROL_E_NOT_OWNER, "another user's job");
         return 1;
-    } else if (x->ps == STORE_FAILED) {
-        reply_err(s, k, CONTROL_E_PART_FAILED, x->reason);
+    } else if (p->state == STORE_FAILED) {
+        reply_err(s, k, CONTROL_E_PART_FAILED, p->reason[0] ? p->reason : "failed");
         return 1;
-    } else if (x->ps != STORE_DONE) {
+    } else if (p->state != STORE_DONE) {
         snprintf(m, sizeof(m), "job %llu partition %u is %s", (unsigned long long)r->job, r->index,
-                 store_part_state_name(x->ps));
+                 store_part_state_name(p->state));
         reply_err(s, k, CONTROL_E_NOT_READY, m);
         return 1;
     } else
@@ -359,10 +338,10 @@ static int proof_refused(struct sup *s, struct conn *k, const struct control_req
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
 {
     const struct jobtab *jt = &s->pl.data.jobtab;
-    struct proof_ctx x = { .idx = r->index, .ps = STORE_QUEUED };
+    struct store_part_one x;
     char err[512], *pr = NULL, *pu = NULL, *tm = NULL;
     uint32_t slot;
-    int rc, cbret;
+    int rc;
 
     if (!s->store) {
         reply_err(s, k, CONTROL_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
@@ -371,13 +350,15 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
         s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
         journal_sync(s);
-    rc = store_job_one(s->store, r->job, proof_look, &x, &cbret, err, sizeof(err));
+    rc = store_part_one(s->store, r->job, r->index, &x, err, sizeof(err));
     if (rc <= 0) {
         if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
         reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_NO_JOB, err);
         return;
     }
-    if (proof_refused(s, k, r, &x)) return;
+    rc = proof_refused(s, k, r, &x);
+    free(x.request);
+    if (rc) return;
     rc = store_result_get(s->store, r->job, r->index, &pr, &pu, &tm, err, sizeof(err));
     if (rc <= 0) {
         if (!rc)

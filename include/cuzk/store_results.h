@@ -25,6 +25,20 @@ int store_result_put(struct store *st, uint64_t job, uint32_t idx, const char *p
 int store_result_get(struct store *st, uint64_t job, uint32_t idx, char **proof, char **pub, char **timings,
                      char *err, size_t errlen);
 
+/* One partition of a job, for a request about it alone (a proof): the job's request
+ * (malloc'd; the caller frees it), its number of partitions, and partition idx's state,
+ * name and reason (has_part 0 when idx is out of range). */
+struct store_part_one {
+    char *request;
+    uint32_t n_parts;
+    int has_part;
+    enum store_part_state state;
+    char name[256], reason[1024];
+};
+/* 1 with *p filled, 0 when there is no job id, -errno with err. */
+int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_part_one *p, char *err,
+                   size_t errlen);
+
 /* Call cb with job id (any state): 1 when the job is in the store (cb's return is
  * then in *cbret), 0 when not, -errno with err. */
 int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const struct store_job *j), void *arg,

@@ -119,6 +119,19 @@ TEST(test_results_round_trip_across_reopen, 1)
     ck_assert_ptr_null(p);
     ck_assert_int_eq(store_job_one(st, 2, got_job, &g, &cbret, err, sizeof(err)), 0);
     ck_assert_int_eq(g.calls, 1);
+    {
+        struct store_part_one one;
+
+        ck_assert_int_eq(store_part_one(st, 1, 1, &one, err, sizeof(err)), 1);
+        ck_assert(one.has_part && one.n_parts == 2 && one.state == STORE_DONE);
+        ck_assert_str_eq(one.name, "b");
+        ck_assert_ptr_nonnull(strstr(one.request, "\"tenant\":\"acme\""));
+        free(one.request);
+        ck_assert_int_eq(store_part_one(st, 1, 2, &one, err, sizeof(err)), 1);
+        ck_assert(!one.has_part && one.n_parts == 2);
+        free(one.request);
+        ck_assert_int_eq(store_part_one(st, 9, 0, &one, err, sizeof(err)), 0);
+    }
     store_close(st);
 }
 END_TEST
