@@ -165,13 +165,13 @@ int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_par
 int store_idem_record(struct store *st, uint64_t id, const char *request)
 {
     sqlite3_stmt *q = NULL;
-    int rc =
-        sqlite3_prepare_v2(st->db,
-                           "INSERT INTO idem(tenant, key, body_sha256, job) SELECT"
-                           " coalesce(json_extract(?1, '$.tenant'), ''),"
-                           " json_extract(?1, '$.idempotency_key'), json_extract(?1, '$.body_sha256'), ?2"
-                           " WHERE json_extract(?1, '$.idempotency_key') IS NOT NULL",
-                           -1, &q, NULL);
+    int rc = sqlite3_prepare_v2(
+        st->db,
+        "INSERT INTO idem(tenant, key, body_sha256, job) SELECT"
+        " coalesce(json_extract(?1, '$.tenant'), 'uid:' || json_extract(?1, '$.peer.uid')),"
+        " json_extract(?1, '$.idempotency_key'), json_extract(?1, '$.body_sha256'), ?2"
+        " WHERE json_extract(?1, '$.idempotency_key') IS NOT NULL",
+        -1, &q, NULL);
 
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(q, 1, request, -1, SQLITE_STATIC);

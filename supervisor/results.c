@@ -164,9 +164,10 @@ void results_sweep(struct sup *s)
     closedir(d);
 }
 
-/* A submit with an idempotency key (tenant, key) the store has: answered with the
- * first job when the body's hash is the same, else refused (a conflict). 1 when
- * answered, 0 when the key is new. */
+/* A submit with an idempotency key the store has, in the key's scope (its tenant, or
+ * without one its submitter's uid: "uid:N", never a tenant's name, so one user's keys
+ * never answer another's): answered with the first job when the body's hash is the
+ * same, else refused (a conflict). 1 when answered, 0 when the key is new. */
 static int count_parts(void *arg, const struct store_job *j)
 {
     *(uint32_t *)arg = j->n_parts;
@@ -175,13 +176,17 @@ static int count_parts(void *arg, const struct store_job *j)
 
 int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *key, const char *sha)
 {
-    char h[65], err[512], m[320];
+    char h[65], err[512], m[320], scope[CONTROL_TENANT_MAX + 16];
     uint64_t job;
     uint32_t n = 0;
     int rc, cbret;
 
     if (!key || !key[0]) return 0;
-    rc = store_idem_find(s->store, tenant, key, &job, h, err, sizeof(err));
+    if (tenant && tenant[0])
+        snprintf(scope, sizeof(scope), "%s", tenant);
+    else
+        snprintf(scope, sizeof(scope), "uid:%u", (unsigned)k->uid);
+    rc = store_idem_find(s->store, scope, key, &job, h, err, sizeof(err));
     if (rc > 0 && !strcmp(h, sha))
         rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
     if (rc < 0) {

@@ -19,7 +19,7 @@
  *   results(job, idx, proof TEXT, public TEXT, timings TEXT: JSON), a row per done
  *        partition, written in the tick's batch that records it done;
  *   idem(tenant, key, body_sha256, job): a submit's idempotency key, written with the
- *        job; both go with their job (ON DELETE CASCADE: pruning, --store-keep-days).
+ *        job, under its tenant or, without one, "uid:N" (its submitter's); both go with their job (ON DELETE CASCADE: pruning, --store-keep-days).
  * The request of such a job adds "results":"store", "stage": the name of its private
  * staging directory (STATE_DIR/INSTANCE.results/NAME), "tenant", "circuit",
  * "idempotency_key", "body_sha256".

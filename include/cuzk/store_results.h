@@ -11,7 +11,8 @@
 
 #include "cuzk/store.h"
 
-/* The job an idempotency key of tenant ("" none) names: 1 with *job and its body's
+/* The job an idempotency key of tenant names (a key is recorded under the request's
+ * "tenant", or without one "uid:" and its peer.uid): 1 with *job and its body's
  * hash in sha (65 bytes), 0 when none, -errno with err. */
 int store_idem_find(struct store *st, const char *tenant, const char *key, uint64_t *job, char sha[65],
                     char *err, size_t errlen);

@@ -4,7 +4,8 @@
 # submit such a job by circuit name and fetch its own proofs (snarkjs verifies them),
 # but may not name a "tenant" (that is for the API process, which runs as cuzkd's user:
 # not_permitted), may not fetch root's stored proof (not_owner), and may not `cuzk
-# reload` the operator's circuits (not_permitted; cuzk exits 21). SKIP (77) when not root.
+# reload` the operator's circuits (not_permitted; cuzk exits 21); an idempotency key B
+# sends never answers root's job of the same key. SKIP (77) when not root.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +45,13 @@ jr="$(js 'r.job' "$(send_fds "$(line ',"tenant":"ops"')" "$tmp/r1.wtns")")"
 cuzk wait "$jr" >/dev/null || fail "root's job $jr"
 refused_with not_owner "B fetching root's stored proof" \
   "$(as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "{\"req\":\"proof\",\"job\":$jr,\"index\":0}")"
+# Idempotency keys are per tenant, or without one per user: B's key never answers root's job.
+sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+key=',"idempotency_key":"same","body_sha256":"'$sha'"'
+jk="$(js 'r.job' "$(send_fds "$(line "$key")" "$tmp/r1.wtns")")"
+r="$(asend_fds "$(line "$key")" "$B/w1.wtns")"
+[ "$(js 'r.ok && !r.existing && r.job != '"$jk"'' "$r")" = true ] || fail "B's key \"same\" after root's: $r"
+echo "ok: the same idempotency key and body from B and from root: two jobs ($jk, $(js r.job "$r")), each user's own"
 rc=0; r="$(bcuzk reload 2>&1)" || rc=$?
 [ "$rc" = 21 ] && grep -q not_permitted <<<"$r" || fail "cuzk reload as B: exit $rc: $r"
 echo "ok: cuzk reload as B refused (exit 21): $r"

@@ -156,6 +156,18 @@ TEST(test_results_idempotency_key_per_tenant, 1)
     ck_assert_msg(add_job(st, 3, "other", "k", "cc") == 0, "%s", err);
     ck_assert_int_eq(store_idem_find(st, "other", "k", &job, sha, err, sizeof(err)), 1);
     ck_assert_int_eq(job, 3);
+    /* a key without a tenant is its submitter's: "uid:N" */
+    {
+        static const char *const names[1] = { "a" };
+
+        ck_assert_msg(
+            store_job_add(st, 5, "{\"peer\":{\"uid\":1001},\"idempotency_key\":\"k\",\"body_sha256\":\"dd\"}",
+                          1, names, err, sizeof(err)) == 0,
+            "%s", err);
+        ck_assert_int_eq(store_idem_find(st, "uid:1001", "k", &job, sha, err, sizeof(err)), 1);
+        ck_assert_int_eq(job, 5);
+        ck_assert_int_eq(store_idem_find(st, "", "k", &job, sha, err, sizeof(err)), 0);
+    }
     /* a job without a key records none */
     ck_assert_msg(add_job(st, 4, NULL, NULL, NULL) == 0, "%s", err);
     store_close(st);
