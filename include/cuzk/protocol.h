@@ -51,7 +51,8 @@
  *                       store (--store-keep-days); refused under --no-store
  *     "tenant":T        1-64 of [A-Za-z0-9._-]; from root or cuzkd's uid only
  *     "idempotency_key":K (1-128 printable ASCII) with "body_sha256":HEX64: the same
- *                       (tenant, K) and hash again answers the first job
+ *                       (tenant, K) and hash again answers the first job (no
+ *                       tenant: the key is the submitting uid's)
  *                       {"ok":true,"job":ID,"partitions":N,"existing":true}; another
  *                       hash is idempotency_conflict (kept in the store with the job)
  *   {"req":"proof","job":ID,"index":K} -> {"ok":true,"name":NAME,"proof":{...},
