@@ -56,14 +56,12 @@ int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t e
         snprintf(err, errlen, "\"results\":\"store\" needs the job store (cuzkd runs with --no-store)");
         return -EINVAL;
     }
-    if (mkdirat(s->results_dfd, name, 0700) && errno != EEXIST) {
-        snprintf(err, errlen, "cannot make its staging dir: %s", strerror(errno));
-        return -errno;
-    }
-    sub->out_fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub->out_fd < 0) {
-        snprintf(err, errlen, "cannot open its staging dir: %s", strerror(errno));
-        return -errno;
+    if ((mkdirat(s->results_dfd, name, 0700) && errno != EEXIST) ||
+        (sub->out_fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        int e = errno;
+
+        snprintf(err, errlen, "cannot make its staging dir: %s", strerror(e));
+        return -e;
     }
     staged_clean(sub->out_fd); /* a refused submit's leftovers under this id */
     snprintf(sub->out_dir, sizeof(sub->out_dir), "%s", RESULTS_DISPLAY);
@@ -94,9 +92,12 @@ int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
     int fd;
 
     snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
-    if (s->results_dfd >= 0) mkdirat(s->results_dfd, name, 0700); /* gone: prove again */
-    fd = s->results_dfd < 0 ? -1
-                            : openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (s->results_dfd < 0) {
+        snprintf(why, len, "no staging directory (the job store is off)");
+        return -1;
+    }
+    mkdirat(s->results_dfd, name, 0700); /* gone: its partitions are proved again */
+    fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) snprintf(why, len, "its staging dir in the job store's directory: %s", strerror(errno));
     return fd;
 }
