@@ -253,6 +253,51 @@ static int on_line(void *arg, const char *line, size_t len)
     return 0;
 }
 
+/* The fields of a client that keeps no files (the HTTP API) and the proof request. */
+TEST(test_control_parses_store_results_and_proof, 1)
+{
+    static const char sha[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    struct control_req r;
+    struct control_err e;
+    char line[512];
+
+    snprintf(line, sizeof(line),
+             "{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":1,\"witnesses\":[{\"fd\":0,\"path\":\"a\"}],"
+             "\"results\":\"store\",\"tenant\":\"acme-1.x\",\"idempotency_key\":\"k 1/~\","
+             "\"body_sha256\":\"%s\"}",
+             sha);
+    ck_assert_msg(parse(line, &r, &e) == 0, "%s", e.message);
+    ck_assert_int_eq(r.results_store, 1);
+    ck_assert_int_eq(r.out_fd, -1);
+    ck_assert_ptr_null(r.out_dir);
+    ck_assert_str_eq(r.tenant, "acme-1.x");
+    ck_assert_str_eq(r.idem_key, "k 1/~");
+    ck_assert_str_eq(r.body_sha256, sha);
+    control_req_free(&r);
+    ck_assert_int_eq(parse("{\"req\":\"proof\",\"job\":7,\"index\":2}", &r, &e), 0);
+    ck_assert_int_eq(r.kind, CONTROL_PROOF);
+    ck_assert_int_eq(r.job, 7);
+    ck_assert_int_eq(r.index, 2);
+    control_req_free(&r);
+#define SUB "{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":1,\"witnesses\":[{\"fd\":0,\"path\":\"a\"}]"
+    check_refused(SUB ",\"results\":\"disk\"}", CONTROL_E_BAD_REQUEST, "results");
+    check_refused(SUB ",\"results\":\"store\",\"out_dir\":{\"fd\":0,\"path\":\"o\"}}", CONTROL_E_BAD_REQUEST,
+                  "not both");
+    check_refused(SUB "}", CONTROL_E_BAD_REQUEST, "out_dir");
+    check_refused(SUB ",\"results\":\"store\",\"tenant\":\"a/b\"}", CONTROL_E_BAD_REQUEST, "tenant");
+    check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\"}", CONTROL_E_BAD_REQUEST,
+                  "body_sha256");
+    check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\\n\",\"body_sha256\":\"00\"}",
+                  CONTROL_E_BAD_REQUEST, "idempotency_key");
+    check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\",\"body_sha256\":\"00\"}",
+                  CONTROL_E_BAD_REQUEST, "64 lower-case hex");
+    check_refused(SUB ",\"results\":\"store\",\"body_sha256\":\"00\"}", CONTROL_E_BAD_REQUEST, NULL);
+#undef SUB
+    check_refused("{\"req\":\"proof\",\"job\":7}", CONTROL_E_BAD_REQUEST, "index");
+    check_refused("{\"req\":\"proof\",\"index\":0}", CONTROL_E_BAD_REQUEST, "job");
+}
+END_TEST
+
 TEST(test_control_framer_splits_and_drops_oversized, 1)
 {
     struct control_framer f = { 0 };
