@@ -140,7 +140,16 @@ SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 # ---- modules ---------------------------------------------------------------
-MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools
+# api/ (cuzk-api, the HTTP API) needs libmicrohttpd (Debian: libmicrohttpd-dev); a
+# build without it leaves cuzk-api out, says so, and builds everything else.
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+ifneq ($(MHD_LIBS),)
+API_MODULE := api
+SYS_LIBS += $(MHD_LIBS)
+else
+$(info note: no libmicrohttpd (libmicrohttpd-dev): cuzk-api, the HTTP API, is not built)
+endif
+MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools $(API_MODULE)
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
@@ -179,7 +188,8 @@ LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group
 # ---- binaries --------------------------------------------------------------
 # binary name : main source
 BIN_MAINS := cuzk:tools/cuzk_main.c cuzk-top:tools/top_main.c cuzkd:supervisor/main.c \
-             cuzk-synth:synth/main.c cuzk-gpuworker:gpuworker/main.c cuzk-finalizer:finalizer/main.c
+             cuzk-synth:synth/main.c cuzk-gpuworker:gpuworker/main.c cuzk-finalizer:finalizer/main.c \
+             $(if $(API_MODULE),cuzk-api:api/main.c)
 BINS :=
 define bin_template
 ifneq ($$(wildcard $(2)),)

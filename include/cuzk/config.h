@@ -81,6 +81,10 @@ struct cuzkd_config {
     char synthetic[256];            /* hwloc synthetic topology string (tests) */
     char group[64];                 /* control socket group ("" = none) */
     char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
+    char api_listen[80];            /* --listen ADDR:PORT: run cuzk-api ("" = off) */
+    char api_tokens[CONFIG_PATH_MAX]; /* --api-tokens FILE (cuzk-api's tenants) */
+    char tls_cert[CONFIG_PATH_MAX]; /* --tls-cert, --tls-key: cuzk-api serves HTTPS */
+    char tls_key[CONFIG_PATH_MAX];
     gid_t gid;
     int have_gid;
     char bin_dir[CONFIG_PATH_MAX];                  /* stage executables; "" = next to cuzkd */
