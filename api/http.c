@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ struct req {
     const struct api_tenant *tenant;
     struct api_resp resp; /* status != 0: answered, the rest of the body is dropped */
     struct api_body body;
-    uint64_t limit;
+    uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     EVP_MD_CTX *md;
 };
 
@@ -265,9 +266,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_YES;
     }
     if (*data_size) {
+        /* Past the limit the bytes are dropped, and the 413 goes out at the body's
+         * end (libmicrohttpd answers only then); a body that goes on for as much
+         * again is cut off. */
         body_chunk(q, data, *data_size);
+        q->seen += *data_size;
         *data_size = 0;
-        return MHD_YES;
+        return q->resp.status && q->seen > 2 * q->limit + (1u << 20) ? MHD_NO : MHD_YES;
     }
     if (!q->resp.status) answer(q, c);
     return send_resp(q, c);
@@ -288,10 +293,27 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     *con_cls = NULL;
 }
 
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    os_vlog(1, "cuzk-api", fmt, ap);
+    va_end(ap);
+}
+
+/* libmicrohttpd's messages end in a newline; the log line has its own. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+    char m[512];
+    size_t n;
+
     (void)cls;
-    os_vlog(1, "cuzk-api", fmt, ap);
+    vsnprintf(m, sizeof(m), fmt, ap);
+    n = strlen(m);
+    while (n && m[n - 1] == '\n') m[--n] = '\0';
+    log_line("%s", m);
 }
 
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
@@ -300,11 +322,11 @@ int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_
 
     if (cert) flags |= MHD_USE_TLS;
     g_mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
+        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
         completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)g_api.cfg.timeout_s,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g_api.cfg.per_ip, MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)g_api.cfg.max_conns, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 << 10),
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
+        cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
         MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (!g_mhd) {
         snprintf(err, errlen, "libmicrohttpd could not start%s", cert ? " (is the TLS certificate and key valid?)" : "");

@@ -31,7 +31,8 @@ static const char usage[] =
     "                      [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] (`cuzk token NAME`)\n"
     "  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM)\n"
     "  --instance NAME     cuzkd's instance, for /metrics (default: default)\n"
-    "  --user NAME         started as root: become this user after binding (default cuzk)\n"
+    "  --user NAME|UID     started as root: become this user after binding (default\n"
+    "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
     "  --timeout S         close a connection idle S seconds (default 30)\n"
     "  --per-ip N          connections from one address at once (default 32)\n"
     "  --max-conns N       connections at once (default 1024)\n"
@@ -161,14 +162,23 @@ bad:
 }
 
 /* Started as root: become --user (its uid, its group, no other groups), and check
- * that root cannot be had back. Not root: nothing to drop. */
+ * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
+ * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
+ * root (not the packaged unit's way) it stays root, and says so. */
 static int drop_root(const char *user, char *err, size_t errlen)
 {
     struct passwd *pw;
+    char *e;
+    unsigned long uid = strtoul(user, &e, 10);
 
     if (geteuid() != 0) return 0;
-    if (!(pw = getpwnam(user[0] ? user : "cuzk")) || pw->pw_uid == 0) {
-        snprintf(err, errlen, "started as root: no user %s to become (--user NAME, not root)", user[0] ? user : "cuzk");
+    pw = user[0] && !*e ? getpwuid((uid_t)uid) : getpwnam(user[0] ? user : "cuzk");
+    if (user[0] && !*e && uid == 0) {
+        fprintf(stderr, "cuzk-api: warning: running as root, as the cuzkd that started it does\n");
+        return 0;
+    }
+    if (!pw || pw->pw_uid == 0) {
+        snprintf(err, errlen, "started as root: no user %s to become (--user NAME|UID)", user[0] ? user : "cuzk");
         return -1;
     }
     if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {

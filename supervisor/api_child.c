@@ -22,7 +22,7 @@
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 
 struct api_args {
-    char path[CONFIG_PATH_MAX + 32];
+    char path[CONFIG_PATH_MAX + 32], uid[16];
     char *argv[20];
 };
 
@@ -39,6 +39,9 @@ static void api_args(struct sup *s, struct api_args *a)
     a->argv[n++] = (char *)c->api_listen;
     a->argv[n++] = "--api-tokens";
     a->argv[n++] = (char *)c->api_tokens;
+    snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
+    a->argv[n++] = "--user";
+    a->argv[n++] = a->uid;
     a->argv[n++] = "--instance";
     a->argv[n++] = (char *)c->instance;
     if (c->tls_cert[0]) {
