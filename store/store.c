@@ -13,14 +13,9 @@
 #include <sqlite3.h>
 
 #include "cuzk/os.h"
+#include "store_priv.h"
 
-struct store {
-    sqlite3 *db;
-    sqlite3_stmt *upd_part, *upd_job;
-    int in_batch;
-    int sync_full; /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
-    char path[1100];
-};
+
 
 static const char *const part_names[STORE_NSTATES] = { "queued",     "synthesizing", "proving",
                                                        "finalizing", "done",         "failed" };
@@ -29,13 +24,6 @@ static const char *const job_names[] = { "running", "done", "failed" };
 const char *store_part_state_name(enum store_part_state s)
 {
     return (unsigned)s < STORE_NSTATES ? part_names[s] : "?";
-}
-
-static enum store_part_state part_state_of(const char *s)
-{
-    for (int i = 0; i < STORE_NSTATES; i++)
-        if (s && !strcmp(s, part_names[i])) return (enum store_part_state)i;
-    return STORE_QUEUED; /* unknown (a later version's state): redo it */
 }
 
 void store_default_dir(char *buf, size_t len)
@@ -56,7 +44,7 @@ void store_default_dir(char *buf, size_t len)
 }
 
 /* -errno for an SQLite result code: SQLITE_FULL is a full disk, the rest I/O. */
-static int sq_errno(int rc)
+int store_sq_errno(int rc)
 {
     switch (rc & 0xff) {
     case SQLITE_FULL: return -ENOSPC;
@@ -72,19 +60,19 @@ static int sq_errno(int rc)
     }
 }
 
-static int sq_fail(struct store *st, int rc, const char *what, char *err, size_t errlen)
+int store_sq_fail(struct store *st, int rc, const char *what, char *err, size_t errlen)
 {
     if (err)
         snprintf(err, errlen, "job store %s: %s: %s%s", st->path, what, sqlite3_errmsg(st->db),
                  (rc & 0xff) == SQLITE_FULL ? " (disk full)" : "");
-    return sq_errno(rc);
+    return store_sq_errno(rc);
 }
 
-static int exec(struct store *st, const char *sql, const char *what, char *err, size_t errlen)
+int store_exec(struct store *st, const char *sql, const char *what, char *err, size_t errlen)
 {
     int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 
-    return rc == SQLITE_OK ? 0 : sq_fail(st, rc, what, err, errlen);
+    return rc == SQLITE_OK ? 0 : store_sq_fail(st, rc, what, err, errlen);
 }
 
 /* The store decides which files cuzkd proves into and overwrites: its directory must
@@ -189,6 +177,17 @@ static const char schema_v1[] =
     "CREATE INDEX jobs_state ON jobs(state);"
     "PRAGMA user_version = 1;";
 
+/* Version 2: what a client that keeps no files needs (store.h, "Results kept"). */
+static const char schema_v2[] =
+    "CREATE TABLE results(job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, "
+    "  idx INTEGER NOT NULL, proof TEXT NOT NULL, public TEXT NOT NULL, timings TEXT, "
+    "  PRIMARY KEY(job, idx)) WITHOUT ROWID;"
+    "CREATE TABLE idem(tenant TEXT NOT NULL, key TEXT NOT NULL, body_sha256 TEXT NOT NULL, "
+    "  job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, PRIMARY KEY(tenant, key)) "
+    "  WITHOUT ROWID;"
+    "CREATE INDEX idem_job ON idem(job);"
+    "PRAGMA user_version = 2;";
+
 int store_open(struct store **out, const char *dir, const char *instance, char *err, size_t errlen)
 {
     struct store *st = calloc(1, sizeof(*st));
@@ -228,13 +227,13 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
     rc = sqlite3_open_v2(st->path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
                          NULL);
     if (rc != SQLITE_OK) {
-        rc = sq_fail(st, rc, "open", err, errlen);
+        rc = store_sq_fail(st, rc, "open", err, errlen);
         goto fail;
     }
     sqlite3_busy_timeout(st->db, 2000);
     /* Read-only checks first: a refused file is left exactly as it was. */
     if ((rc = int_query(st, "PRAGMA user_version", &ver)) != SQLITE_OK) {
-        rc = sq_fail(st, rc, "reading its schema version", err, errlen);
+        rc = store_sq_fail(st, rc, "reading its schema version", err, errlen);
         goto fail;
     }
     if (ver > STORE_SCHEMA_VERSION) {
@@ -274,22 +273,19 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
     }
     /* WAL: a commit appends to the log and fsyncs it once (synchronous=FULL); readers
          * never block the writer. */
-    if ((rc = exec(st, "PRAGMA journal_mode=WAL", "journal_mode", err, errlen)) ||
-        (rc = exec(st, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "pragmas", err, errlen)))
+    if ((rc = store_exec(st, "PRAGMA journal_mode=WAL", "journal_mode", err, errlen)) ||
+        (rc = store_exec(st, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "pragmas", err, errlen)))
         goto fail;
     st->sync_full = 1;
-    if (ver == 0) {
-        if ((rc = exec(st, "BEGIN IMMEDIATE", "begin", err, errlen))) goto fail;
-        if ((rc = exec(st, schema_v1, "creating the schema", err, errlen))) {
-            sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-            goto fail;
-        }
-        if ((rc = exec(st, "COMMIT", "creating the schema", err, errlen))) {
+    /* The schema, or the migrations from its version on, each in one transaction. */
+    for (int64_t v = ver; v < STORE_SCHEMA_VERSION; v++) {
+        if ((rc = store_exec(st, "BEGIN IMMEDIATE", "begin", err, errlen))) goto fail;
+        if ((rc = store_exec(st, v == 0 ? schema_v1 : schema_v2, "creating the schema", err, errlen)) ||
+            (rc = store_exec(st, "COMMIT", "creating the schema", err, errlen))) {
             sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
         }
     }
-    /* (A migration from version v to v+1 goes here, in one transaction.) */
     rc = sqlite3_prepare_v2(st->db,
                             "UPDATE parts SET state = ?3, reason = ?4 "
                             "WHERE job = ?1 AND idx = ?2",
@@ -300,7 +296,7 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
                                 "WHERE id = ?1",
                                 -1, &st->upd_job, NULL);
     if (rc != SQLITE_OK) {
-        rc = sq_fail(st, rc, "prepare", err, errlen);
+        rc = store_sq_fail(st, rc, "prepare", err, errlen);
         goto fail;
     }
     *out = st;
@@ -338,7 +334,7 @@ uint64_t store_max_job_id(struct store *st)
  * last whole commit, never corrupt). A submit needs the first, state changes the
  * second: losing the last of them only makes a new cuzkd look at the out dir again,
  * and the next durable commit (a submit) makes all earlier ones durable as well. */
-static int batch_begin(struct store *st, int durable)
+int store_batch_begin(struct store *st, int durable)
 {
     int rc;
 
@@ -346,11 +342,11 @@ static int batch_begin(struct store *st, int durable)
     if (st->sync_full != durable) {
         rc = sqlite3_exec(st->db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", NULL,
                           NULL, NULL);
-        if (rc != SQLITE_OK) return sq_errno(rc);
+        if (rc != SQLITE_OK) return store_sq_errno(rc);
         st->sync_full = durable;
     }
     rc = sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) return sq_errno(rc);
+    if (rc != SQLITE_OK) return store_sq_errno(rc);
     st->in_batch = 1;
     return 0;
 }
@@ -368,7 +364,7 @@ int store_commit(struct store *st, char *err, size_t errlen)
     if (!st->in_batch) return 0;
     rc = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
-        rc = sq_fail(st, rc, "commit", err, errlen);
+        rc = store_sq_fail(st, rc, "commit", err, errlen);
         batch_rollback(st);
         return rc;
     }
@@ -383,7 +379,7 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
     int rc;
 
     if (st->in_batch && (rc = store_commit(st, err, errlen))) return rc;
-    if ((rc = batch_begin(st, 1))) {
+    if ((rc = store_batch_begin(st, 1))) {
         snprintf(err, errlen, "job store %s: begin: %s", st->path, sqlite3_errmsg(st->db));
         return rc;
     }
@@ -409,8 +405,9 @@ int store_job_add(struct store *st, uint64_t id, const char *request, uint32_t n
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
+    if (rc == SQLITE_OK) rc = store_idem_record(st, id, request);
     if (rc != SQLITE_OK) {
-        rc = sq_fail(st, rc, "recording the job", err, errlen);
+        rc = store_sq_fail(st, rc, "recording the job", err, errlen);
         batch_rollback(st);
         return rc;
     }
@@ -425,8 +422,8 @@ static int exec_alone(struct store *st, int durable, const char *sql, const char
     int rc;
 
     if (st->in_batch && (rc = store_commit(st, err, errlen))) return rc;
-    if ((rc = batch_begin(st, durable))) return rc;
-    if ((rc = exec(st, sql, what, err, errlen))) {
+    if ((rc = store_batch_begin(st, durable))) return rc;
+    if ((rc = store_exec(st, sql, what, err, errlen))) {
         batch_rollback(st);
         return rc;
     }
@@ -492,7 +489,7 @@ int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part
     int rc;
 
     if ((unsigned)s >= STORE_NSTATES) return -EINVAL;
-    if ((rc = batch_begin(st, 0))) return rc;
+    if ((rc = store_batch_begin(st, 0))) return rc;
     sqlite3_bind_int64(st->upd_part, 1, (sqlite3_int64)job);
     sqlite3_bind_int64(st->upd_part, 2, idx);
     sqlite3_bind_text(st->upd_part, 3, part_names[s], -1, SQLITE_STATIC);
@@ -502,7 +499,7 @@ int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part
         sqlite3_bind_null(st->upd_part, 4);
     rc = sqlite3_step(st->upd_part);
     sqlite3_reset(st->upd_part);
-    return rc == SQLITE_DONE ? 0 : sq_errno(rc);
+    return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
 }
 
 int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
@@ -510,7 +507,7 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
     int rc;
 
     if ((unsigned)s > STORE_JOB_FAILED) return -EINVAL;
-    if ((rc = batch_begin(st, 0))) return rc;
+    if ((rc = store_batch_begin(st, 0))) return rc;
     sqlite3_bind_int64(st->upd_job, 1, (sqlite3_int64)job);
     sqlite3_bind_text(st->upd_job, 2, job_names[s], -1, SQLITE_STATIC);
     if (s == STORE_JOB_RUNNING)
@@ -519,70 +516,5 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
         sqlite3_bind_int64(st->upd_job, 3, (sqlite3_int64)time(NULL));
     rc = sqlite3_step(st->upd_job);
     sqlite3_reset(st->upd_job);
-    return rc == SQLITE_DONE ? 0 : sq_errno(rc);
-}
-
-int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
-                       char *err, size_t errlen)
-{
-    sqlite3_stmt *jq = NULL, *pq = NULL;
-    int rc, ret = 0;
-
-    rc = sqlite3_prepare_v2(st->db,
-                            "SELECT id, request FROM jobs WHERE state = 'running' "
-                            "ORDER BY id",
-                            -1, &jq, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(st->db,
-                                "SELECT idx, name, state, reason FROM parts "
-                                "WHERE job = ?1 ORDER BY idx",
-                                -1, &pq, NULL);
-    while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(jq)) == SQLITE_ROW) {
-        struct store_job j = { .id = (uint64_t)sqlite3_column_int64(jq, 0),
-                               .request = (const char *)sqlite3_column_text(jq, 1) };
-        enum store_part_state *sv = NULL;
-        char **nm = NULL, **rs = NULL;
-        uint32_t cap = 0, n = 0;
-
-        sqlite3_bind_int64(pq, 1, (sqlite3_int64)j.id);
-        while ((rc = sqlite3_step(pq)) == SQLITE_ROW) {
-            const char *r = (const char *)sqlite3_column_text(pq, 3);
-
-            if (n == cap) {
-                cap = cap ? 2 * cap : 64;
-                sv = realloc(sv, cap * sizeof(*sv));
-                nm = realloc(nm, cap * sizeof(*nm));
-                rs = realloc(rs, cap * sizeof(*rs));
-                if (!sv || !nm || !rs) {
-                    rc = SQLITE_NOMEM;
-                    break;
-                }
-            }
-            sv[n] = part_state_of((const char *)sqlite3_column_text(pq, 2));
-            nm[n] = strdup((const char *)sqlite3_column_text(pq, 1));
-            rs[n] = r ? strdup(r) : NULL;
-            n++;
-        }
-        sqlite3_reset(pq);
-        if (rc == SQLITE_DONE) {
-            rc = SQLITE_OK;
-            j.n_parts = n;
-            j.state = sv;
-            j.name = (const char *const *)nm;
-            j.reason = (const char *const *)rs;
-            ret = cb(arg, &j);
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            free(nm[i]);
-            free(rs[i]);
-        }
-        free(sv);
-        free(nm);
-        free(rs);
-    }
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
-    if (rc != SQLITE_OK) ret = sq_fail(st, rc, "reading its jobs", err, errlen);
-    sqlite3_finalize(jq);
-    sqlite3_finalize(pq);
-    return ret;
+    return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
 }

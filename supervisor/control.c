@@ -34,7 +34,7 @@ static const struct {
     { CONTROL_REQ_RESTART, CONTROL_RESTART },   { CONTROL_REQ_DRAIN, CONTROL_DRAIN },
     { CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
     { CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
-    { CONTROL_REQ_RELOAD, CONTROL_RELOAD },
+    { CONTROL_REQ_RELOAD, CONTROL_RELOAD },     { CONTROL_REQ_PROOF, CONTROL_PROOF },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -126,6 +126,53 @@ static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, cons
     return 0;
 }
 
+/* Whether every byte of p is in set (a C string of allowed characters; NULL: printable
+ * ASCII) and p is 1 to max bytes long. */
+static int chars_ok(const char *p, const char *set, size_t max)
+{
+    size_t n = strlen(p);
+
+    if (!n || n > max) return 0;
+    for (; *p; p++)
+        if (set ? !strchr(set, *p) : (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e) return 0;
+    return 1;
+}
+
+/* A submit's fields for a client that keeps no files (protocol.h): "results",
+ * "tenant", "idempotency_key" with "body_sha256". */
+static int submit_service_fields(struct control_req *r, struct control_err *e)
+{
+    static const char tenant_set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
+    const char *res;
+    int rc;
+
+    if ((rc = get_str(r->root, "results", 0, &res, e)) || (rc = get_str(r->root, "tenant", 0, &r->tenant, e)) ||
+        (rc = get_str(r->root, "idempotency_key", 0, &r->idem_key, e)) ||
+        (rc = get_str(r->root, "body_sha256", r->idem_key != NULL, &r->body_sha256, e)))
+        return rc;
+    if (res && strcmp(res, "store"))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"results\" is \"store\" or absent");
+    r->results_store = res != NULL;
+    if (r->results_store && json_object_get(r->root, "out_dir"))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "a submit has \"out_dir\" or \"results\":\"store\", not both");
+    if (r->tenant && !chars_ok(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
+                            CONTROL_TENANT_MAX - 1);
+    if (r->idem_key && !chars_ok(r->idem_key, NULL, CONTROL_IDEM_MAX - 1))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"idempotency_key\" must be 1 to %d printable ASCII characters",
+                            CONTROL_IDEM_MAX - 1);
+    if (r->body_sha256 &&
+        (strlen(r->body_sha256) != CONTROL_SHA256_HEX - 1 || !chars_ok(r->body_sha256, "0123456789abcdef", 64)))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"body_sha256\" must be 64 lower-case hex digits");
+    if (r->body_sha256 && !r->idem_key)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"body_sha256\" goes with \"idempotency_key\"");
+    return 0;
+}
+
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e)
 {
     json_error_t je;
@@ -155,7 +202,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
     if (i == sizeof(kinds) / sizeof(kinds[0])) {
         rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
                           "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-                          "restart, drain, shutdown, preload, evict, circuits, reload",
+                          "restart, drain, shutdown, preload, evict, circuits, reload, proof",
                           req);
         goto err;
     }
@@ -212,7 +259,8 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
         if (in) w = in;
         r->inputs = in != NULL;
         if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
-            (rc = get_file(r->root, "out_dir", 1, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
+            (rc = submit_service_fields(r, e)) ||
+            (rc = get_file(r->root, "out_dir", !r->results_store, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
             (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
             goto err;
         if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e))) goto err;
@@ -249,6 +297,11 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
         }
         break;
     }
+    case CONTROL_PROOF:
+        if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) goto err;
+        r->has_index = 1;
+        r->index = (uint32_t)x;
+        __attribute__((fallthrough)); /* "job", as status */
     case CONTROL_STATUS:
     case CONTROL_WAIT:
     case CONTROL_CANCEL:
@@ -380,6 +433,27 @@ static json_t *part_times_json(const struct pipe_part_times *t0)
     return o;
 }
 
+/* A partition's "timings_ms" (protocol.h) from the same timeline: queue_wait from the
+ * job's submit to the synth's start, then each stage's own span (witness: the synth's,
+ * which reads or computes the witness); null while a stage has not ended (or, for a
+ * job resumed by a later cuzkd, never ran in this one). */
+json_t *control_part_timings(const struct pipe_part_times *t0, uint64_t submit_ns)
+{
+    static const char *const k[PIPE_T_STAGES] = { "witness", "prove", "finalize" };
+    struct pipe_part_times *t = (struct pipe_part_times *)t0; /* atomics: loads only */
+    uint64_t sb = barrier_load_relaxed(&t->begin_ns[PIPE_T_SYNTH]);
+    json_t *o = json_pack("{s:o}", "queue_wait",
+                          sb && submit_ns && sb >= submit_ns ? json_integer((json_int_t)((sb - submit_ns) / 1000000))
+                                                             : json_null());
+
+    for (unsigned i = 0; o && i < PIPE_T_STAGES; i++) {
+        uint64_t b = barrier_load_relaxed(&t->begin_ns[i]), e = barrier_load_relaxed(&t->end_ns[i]);
+
+        json_object_set_new(o, k[i], b && e >= b ? json_integer((json_int_t)((e - b) / 1000000)) : json_null());
+    }
+    return o;
+}
+
 json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo, uint32_t slot,
                          int with_parts)
 {
@@ -426,6 +500,7 @@ json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *pa
                 json_object_set_new(po, "public", json_string(path));
             }
             json_object_set_new(po, "times", part_times_json(&partinfo[p].times));
+            json_object_set_new(po, "timings_ms", control_part_timings(&partinfo[p].times, jb->submit_ns));
         }
         if (ps == JOBTAB_FAILED)
             json_object_set_new(po, "reason",

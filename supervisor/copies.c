@@ -318,39 +318,45 @@ size_t copies_usage(struct copies *c, uint64_t *bytes)
 
 /* ---- durable copies (the job store on) -------------------------------------------- */
 
-int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen)
+int copies_private_dir(const char *state_dir, const char *instance, const char *suffix, char *err,
+                       size_t errlen)
 {
     char path[1200];
     struct stat st;
     int fd;
 
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s.copies", state_dir, instance) >= sizeof(path)) {
-        snprintf(err, errlen, "copies dir %s/%s.copies: path too long", state_dir, instance);
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", state_dir, instance, suffix) >= sizeof(path)) {
+        snprintf(err, errlen, "%s/%s%s: path too long", state_dir, instance, suffix);
         return -ENAMETOOLONG;
     }
     if (mkdir(path, 0700) && errno != EEXIST) {
         int e = errno;
 
-        snprintf(err, errlen, "copies dir %s: %s", path, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
 
-        snprintf(err, errlen, "copies dir %s: %s", path, strerror(e));
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
     /* Only cuzkd may write inside it (or read it: witnesses are secrets). */
     if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
         snprintf(err, errlen,
-                 "copies dir %s: must be cuzkd's own, mode 0700 (writable by no "
+                 "%s: must be cuzkd's own, mode 0700 (writable by no "
                  "one else); fix or remove it",
                  path);
         close(fd);
         return -EPERM;
     }
     return fd;
+}
+
+int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen)
+{
+    return copies_private_dir(state_dir, instance, ".copies", err, errlen);
 }
 
 /* Test hook (tests/scripts/store_slow_disk.sh): CUZK_TEST_PERSIST_HOLD=DIR in cuzkd's

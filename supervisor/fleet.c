@@ -18,6 +18,7 @@
 
 #include "cuzk/fleet_pg.h"
 #include "cuzk/os.h"
+#include "cuzk/staged.h"
 #include "fleet_stage.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
@@ -139,8 +140,8 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
     else if ((sfd = staging_open(d, sl)) < 0)
         snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s", strerror(errno));
     else {
-        if ((proof = staging_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
-            pub = staging_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
+        if ((proof = staged_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
+            pub = staged_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
         close(sfd);
     }
     won = proof && pub

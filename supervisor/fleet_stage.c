@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cuzk/os.h"
+#include "cuzk/staged.h"
 
 static int open_out(const char *dir)
 {
@@ -50,27 +51,6 @@ int staging_open(struct fleet_daemon *d, const struct slot *sl)
     return sfd;
 }
 
-/* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
-static void clean_staged(int sfd)
-{
-    int fd = dup(sfd);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-
-    if (!dir) {
-        if (fd >= 0) close(fd);
-        return;
-    }
-    while ((e = readdir(dir))) {
-        size_t len = strlen(e->d_name);
-
-        if ((len > 11 && !strcmp(e->d_name + len - 11, ".proof.json")) ||
-            (len > 12 && !strcmp(e->d_name + len - 12, ".public.json")))
-            unlinkat(sfd, e->d_name, 0);
-    }
-    closedir(dir);
-}
-
 /* sl's proof is published (or given up): its staging dir goes once empty, unless
  * another slot of this daemon runs a partition of the same out dir (start_one runs
  * in this thread too, so no partition starts staging there meanwhile). */
@@ -101,7 +81,7 @@ const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage
         else if ((sfd = open_priv(d, sl)) < 0)
             why = "cannot create its private staging dir in the run dir";
         else {
-            clean_staged(sfd); /* a previous partition's, never to be mixed up */
+            staged_clean(sfd); /* a previous partition's, never to be mixed up */
             close(sfd);
             snprintf(stage, stagelen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
         }
@@ -119,53 +99,6 @@ const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage
         snprintf(stage, stagelen, "%s/%s", sl->c.out_dir, sn);
     }
     return why;
-}
-
-/* A staged proof file, read for the table: at most cap bytes, a regular file not
- * reached through a link, no NUL byte (a text column). malloc'd text, or NULL with the
- * reason in why. */
-char *staging_read(int sfd, const char *name, size_t cap, char *why, size_t whylen)
-{
-    int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    char *buf = NULL;
-    size_t got = 0;
-
-    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "stored proof: cannot read %s: %s", name,
-                 fd < 0 ? strerror(errno) : "not a regular file");
-        goto out;
-    }
-    if ((size_t)st.st_size > cap) {
-        snprintf(why, whylen, "stored proof: %s has %lld bytes, over the %zu stored", name,
-                 (long long)st.st_size, cap);
-        goto out;
-    }
-    if (!(buf = malloc((size_t)st.st_size + 1))) {
-        snprintf(why, whylen, "stored proof: out of memory");
-        goto out;
-    }
-    while (got < (size_t)st.st_size) {
-        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-        if (n <= 0) {
-            snprintf(why, whylen, "stored proof: reading %s: %s", name,
-                     n ? strerror(errno) : "shorter than its size");
-            free(buf);
-            buf = NULL;
-            goto out;
-        }
-        got += (size_t)n;
-    }
-    buf[got] = '\0';
-    if (strlen(buf) != got) {
-        snprintf(why, whylen, "stored proof: %s has a NUL byte", name);
-        free(buf);
-        buf = NULL;
-    }
-out:
-    if (fd >= 0) close(fd);
-    return buf;
 }
 
 /* The slot's staged files, removed (a discarded or failed proof, a stored one). */
@@ -195,7 +128,7 @@ void staging_clean_dir(struct fleet_daemon *d, const char *out_dir)
     fleet_stage_name(d->owner, sn, sizeof(sn));
     if ((dfd = open_out(out_dir)) < 0) return; /* gone or not mounted here */
     if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        clean_staged(sfd);
+        staged_clean(sfd);
         close(sfd);
         unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
     }
@@ -229,7 +162,7 @@ int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen)
         int sfd = open_priv(d, &d->slots[i]);
 
         if (sfd >= 0) {
-            clean_staged(sfd);
+            staged_clean(sfd);
             close(sfd);
         }
     }

@@ -44,7 +44,6 @@ struct fleet_daemon {
 
 int staging_open(struct fleet_daemon *d, const struct slot *sl);
 const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage, size_t stagelen);
-char *staging_read(int sfd, const char *name, size_t cap, char *why, size_t whylen);
 void staging_remove_files(struct fleet_daemon *d, struct slot *sl);
 void staging_done(struct fleet_daemon *d, const struct slot *sl);
 void staging_clean_dir(struct fleet_daemon *d, const char *out_dir);

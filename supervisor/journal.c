@@ -59,8 +59,19 @@ void journal_sync(struct sup *s)
             uint32_t p = jb->first_part + i;
             enum store_part_state ps = journal_state_of(jobtab_word_state(jobtab_part_load(jt, p)));
 
+            const char *reason = jt->parts[p].reason;
+            enum store_part_state put = ps;
+            char why[512];
+
             if (s->parts[p].rec == ps) continue;
-            if (store_part_set(s->store, jb->id, i, ps, jt->parts[p].reason)) goto fail;
+            /* A proof kept in the store goes in with its done state (results.c); one
+                 * that cannot be read is recorded failed, with why. */
+            if (ps == STORE_DONE && s->jobs[j].results_store && results_harvest(s, j, i, why, sizeof(why))) {
+                logmsg("job %llu partition %u: %s", (unsigned long long)jb->id, i, why);
+                put = STORE_FAILED;
+                reason = why;
+            }
+            if (store_part_set(s->store, jb->id, i, put, reason)) goto fail;
             s->parts[p].rec = (uint8_t)ps;
             changed = 1;
         }
@@ -84,7 +95,10 @@ void journal_sync(struct sup *s)
             stats_counter_add(s->slot, 3, os_now_ns() - t0);
         }
     }
-    if (!rc) return;
+    if (!rc) {
+        results_synced(s);
+        return;
+    }
     journal_log_err(s, "job store: recording partition states failed", err);
     goto redo;
 fail:
@@ -125,6 +139,13 @@ char *journal_request(const struct control_submit *sub, json_t *copies, const st
                   (json_int_t)peer->uid, "gid", (json_int_t)peer->gid, "groups", groups, "copies", "zkey",
                   json_object_get(copies, "zkey"), "r1cs", json_object_get(copies, "r1cs"), "wgen",
                   json_object_get(copies, "wgen"));
+    if (o && sub->results_store) json_object_set_new(o, "results", json_string("store"));
+    for (size_t i = 0; o && i < 4; i++) {
+        const char *k[] = { "circuit", "tenant", "idempotency_key", "body_sha256" };
+        const char *v[] = { sub->circuit, sub->tenant, sub->idem_key, sub->body_sha256 };
+
+        if (v[i][0]) json_object_set_new(o, k[i], json_string(v[i]));
+    }
     t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return t;

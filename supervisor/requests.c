@@ -17,6 +17,7 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 
     if (j && s->jobs[slot].resumed) json_object_set_new(j, "resumed", json_true());
     if (j) json_object_set_new(j, "owner", json_integer((json_int_t)s->jobs[slot].owner));
+    results_job_fields(s, slot, j);
 
     json_object_set_new(o, "job", j ? j : json_null());
     conn_reply(s, k, control_reply_ok(o));
@@ -31,6 +32,8 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
     if (r->has_job) {
         if (job_slot(s, r->job, &slot)) {
             char m[256];
+
+            if (results_stored_job(s, k, r->job)) return; /* decided, retired: the store has it */
 
             if (!lost_msg(s, r->job, m, sizeof(m)))
                 snprintf(m, sizeof(m),
@@ -49,6 +52,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 
         if (jj && s->jobs[j].resumed) json_object_set_new(jj, "resumed", json_true());
         if (jj) json_object_set_new(jj, "owner", json_integer((json_int_t)s->jobs[j].owner));
+        results_job_fields(s, j, jj);
         if (jj) json_array_append_new(jobs, jj);
     }
     o = json_pack("{s:s,s:o,s:o,s:b,s:b,s:i,s:I}", "instance", s->c->instance, "jobs", jobs, "children",
@@ -94,6 +98,7 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
     if (job_slot(s, r->job, &slot)) {
         char m[256];
 
+        if (results_stored_job(s, k, r->job)) return;
         if (!lost_msg(s, r->job, m, sizeof(m)))
             snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
                      (unsigned long long)r->job);
@@ -336,5 +341,6 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
         conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
         break;
     case CONTROL_RELOAD: operator_request(s, k, r); break;
+    case CONTROL_PROOF: do_proof(s, k, r); break;
     }
 }

@@ -190,7 +190,11 @@ static void resume_files(struct sup *s, struct resumed *r)
     char *why = r->why;
     const size_t wl = sizeof(r->why);
 
-    if (!why[0] && (r->ofd = reopen_out_dir(r->req, r->out_dir, why, wl)) < 0) r->ofd = -1;
+    /* A job whose proofs go into the store: its out dir is cuzkd's own staging dir. */
+    if (!why[0] && json_is_string(json_object_get(r->req, "results")))
+        r->ofd = results_reopen(s, r->sj->id, why, wl);
+    else if (!why[0] && (r->ofd = reopen_out_dir(r->req, r->out_dir, why, wl)) < 0)
+        r->ofd = -1;
     if (!why[0] &&
         (r->zfd = reopen_copy(s, json_object_get(r->cps, "zkey"), 1, "zkey", r->zpath, r->held, why, wl)) <=
             0 &&
@@ -280,6 +284,9 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
                             .dur = r->held };
     f.bytes = files_bytes(&f);
     job_begin(s, *slot, (uid_t)json_integer_value(uid), 1, &f);
+    results_note(s, *slot, json_string_value(json_object_get(r->req, "circuit")),
+                 json_string_value(json_object_get(r->req, "tenant")),
+                 json_is_string(json_object_get(r->req, "results")), r->sj->submitted);
     r->zfd = r->rfd = r->gfd = r->ofd = -1;
     r->wfd = NULL;
     r->held = NULL;
@@ -423,6 +430,11 @@ int resume_start(struct sup *s, uint64_t next_id)
         json_decref(x.ids);
         return CUZK_EXIT_IO;
     }
+    if ((rc = results_open(s, err, sizeof(err)))) {
+        logmsg("job store: %s", err);
+        json_decref(x.ids);
+        return CUZK_EXIT_IO;
+    }
     if (store_max_job_id(s->store) >= x.next_id) x.next_id = store_max_job_id(s->store) + 1;
     rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
     if (rc) logmsg("%s", err);
@@ -432,6 +444,7 @@ int resume_start(struct sup *s, uint64_t next_id)
         int nrm = copies_sweep(s->copies_dfd, dur_keep, s);
 
         if (nrm > 0) logmsg("job store: removed %d durable copies no unfinished job needs", nrm);
+        results_sweep(s);
     }
     if (x.next_id < 1) x.next_id = 1;
     barrier_store_relaxed(&jt->hdr->next_job_id, x.next_id);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuzk/owners.h"
@@ -194,12 +195,32 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
     k->pending = t;
 }
 
+/* The fields of a client that keeps no files (protocol.h): a tenant is named by the
+ * operator's own processes alone (the API process runs as cuzkd's user); results and
+ * idempotency keys live in the job store; a key seen before is answered here, before
+ * anything is copied. 1: answered. */
+static int service_refused(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    if (r->tenant && !k->privileged) {
+        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API "
+                  "process)");
+        return 1;
+    }
+    if ((r->results_store || r->idem_key) && !s->store) {
+        reply_err(s, k, CONTROL_E_BAD_REQUEST,
+                  "cuzkd runs with --no-store: \"results\":\"store\" and idempotency keys need the job store");
+        return 1;
+    }
+    return s->store && results_idem(s, k, r->tenant, r->idem_key, r->body_sha256);
+}
+
 /* A submit: its files are checked and copied by an intake (intake.h), off this loop;
  * submit_finish takes it from there. */
 void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
     /* Before anything is copied: a user at its quota costs cuzkd nothing. */
-    if (submit_refused(s, k, (uint32_t)r->n_witnesses)) return;
+    if (submit_refused(s, k, (uint32_t)r->n_witnesses) || service_refused(s, k, r)) return;
     if (r->circuit) {
         /* By name: the circuit's files (cuzkd's descriptors) after the client's. */
         int extra[3];
@@ -350,6 +371,7 @@ static void submit_started(struct sup *s, struct conn *k, struct control_submit 
                            .dur = held };
 
     job_begin(s, slot, k->uid, 0, &f);
+    results_note(s, slot, sub->circuit, sub->tenant, sub->results_store, (int64_t)time(NULL));
     for (uint32_t i = 0; s->store && i < sub->n; i++) s->parts[jb->first_part + i].rec = STORE_QUEUED;
     sub->zkey_fd = sub->r1cs_fd = sub->out_fd = sub->wgen_fd = -1;
     sub->wtns_fd = NULL;
@@ -381,7 +403,15 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
         return;
     }
     if (submit_late_refused(s, k, &sub, copies, held)) return;
-    code = submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
+    /* The same key may have come in while the files were read. */
+    if (s->store && results_idem(s, k, sub.tenant, sub.idem_key, sub.body_sha256)) {
+        submit_drop(s, &sub, copies, held);
+        return;
+    }
+    code = sub.results_store && results_stage(s, &sub, err, sizeof(err))
+        ? CONTROL_E_STORE
+        : submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
+    if (code && sub.results_store) results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
     json_decref(copies);
     if (code) {
         dur_release(s, held);

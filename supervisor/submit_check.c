@@ -327,12 +327,18 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
             }
         snprintf(s->wtns[i], JOBTAB_PATH_LEN, "%s", r->witnesses[i]);
     }
-    if ((rc = check_out_dir(r, fds, n_fds, peer, s, e))) goto err;
+    snprintf(s->circuit, sizeof(s->circuit), "%s", r->circuit ? r->circuit : "");
+    snprintf(s->tenant, sizeof(s->tenant), "%s", r->tenant ? r->tenant : "");
+    snprintf(s->idem_key, sizeof(s->idem_key), "%s", r->idem_key ? r->idem_key : "");
+    snprintf(s->body_sha256, sizeof(s->body_sha256), "%s", r->body_sha256 ? r->body_sha256 : "");
+    /* Results kept in the store: the out dir is cuzkd's own, made when the job starts. */
+    s->results_store = r->results_store;
+    if (!r->results_store && (rc = check_out_dir(r, fds, n_fds, peer, s, e))) goto err;
     snprintf(s->zkey, sizeof(s->zkey), "%s", r->zkey);
     if ((rc = submit_sizes(r, fds, n_fds, peer, s, &sz, e))) goto err;
     if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, sz.zkey, cp, &s->zkey_fd, e))) goto err;
     fd_id(fds[r->zkey_fd], s->zkey_id);
-    fd_id(fds[r->out_fd], s->out_id);
+    if (!r->results_store) fd_id(fds[r->out_fd], s->out_id);
     if (r->r1cs) {
         snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
         if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, sz.r1cs, cp, &s->r1cs_fd, e)))

@@ -16,6 +16,8 @@
  *   timers.c    the 100 ms timer's named jobs, each with its deadline
  *   lifecycle.c the daemon's own lifecycle (daemon_fsm.h) and what each move does
  *   catalog.c   the circuits the operator declared by name: load, list, reload
+ *   results.c   jobs whose proofs are kept in the job store ("results":"store"):
+ *               their private staging dirs, the proof request, idempotency keys
  *   api_child.c --listen: the HTTP API process (cuzk-api), started and restarted
  *
  * Single-threaded: only the loop's thread touches struct sup (intakes, the fleet and
@@ -182,6 +184,11 @@ struct job_state {
     uint8_t cancelled;   /* `cuzk cancel`: its partitions are swept to FAILED */
     uint8_t rec;         /* REC_*: what the job store has of it */
     uint8_t resumed;     /* taken over from a previous cuzkd (resume.c) */
+    uint8_t results_store; /* its proofs go into the job store (results.c) */
+    uint8_t staged_gone;   /* ... and its staging dir was removed once they were there */
+    int64_t submitted_unix;
+    char circuit[CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
+    char tenant[CONTROL_TENANT_MAX];
     struct job_files files;
 };
 
@@ -240,6 +247,7 @@ struct sup {
     int ready_fd;             /* daemon mode: tell the launcher we are up */
     struct copies copies;     /* cuzkd's copies of client files (copies.h) */
     int copies_dfd;           /* the job store on: STATE_DIR/INSTANCE.copies (copies.h) */
+    int results_dfd;          /* the job store on: STATE_DIR/INSTANCE.results (results.c) */
     json_t *dur;              /* durable copy name -> jobs in the table holding it */
     json_t *lost;             /* jobs of a previous cuzkd that died with them */
     int notified;             /* systemd told READY=1 */
@@ -335,6 +343,21 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen);
 int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n_extra, const char **code,
                    char *m, size_t len);
 void catalog_free(struct sup *s);
+
+/* results.c */
+int results_open(struct sup *s, char *err, size_t errlen);
+void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
+                  int64_t submitted);
+int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen);
+void results_unstage(struct sup *s, uint64_t id);
+int results_reopen(struct sup *s, uint64_t id, char *why, size_t len);
+int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t len);
+void results_synced(struct sup *s);
+void results_sweep(struct sup *s);
+int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *key, const char *sha);
+void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
+int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
+void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
 
 /* submit.c */
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);

@@ -122,7 +122,7 @@ static int run_prepare(struct sup *s)
     int rc;
 
     fd_limits();
-    s->lfd = s->sfd = s->tfd = s->cfd = s->ready_fd = s->copies_dfd = s->intake_fd = -1;
+    s->lfd = s->sfd = s->tfd = s->cfd = s->ready_fd = s->copies_dfd = s->results_dfd = s->intake_fd = -1;
     s->doorbell_fd = -1;
     s->dur = json_object();
     for (int i = 0; i < N_CONNS; i++) s->conns[i].fd = -1;
@@ -381,6 +381,7 @@ static void free_state(struct sup *s)
     json_decref(s->dur);
     s->dur = NULL;
     if (s->copies_dfd >= 0) close(s->copies_dfd);
+    if (s->results_dfd >= 0) close(s->results_dfd);
     json_decref(s->lost);
 }
 

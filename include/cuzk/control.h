@@ -33,6 +33,7 @@ enum control_kind {
     CONTROL_EVICT,
     CONTROL_CIRCUITS, /* the declared circuits (catalog.c) */
     CONTROL_RELOAD,   /* read the config's [circuit NAME] sections again */
+    CONTROL_PROOF,    /* a stored proof of a "results":"store" job */
 };
 
 struct control_err {
@@ -64,7 +65,16 @@ struct control_req {
     int64_t timeout_ms; /* wait: -1 = none */
     int has_index;
     uint32_t index;
+    /* submit, for a client that keeps no files (protocol.h): results into the job
+     * store (no out_dir), the tenant it acts for, an idempotency key with the body's
+     * SHA-256 (hex). NULL / 0: none. */
+    int results_store;
+    const char *tenant, *idem_key, *body_sha256;
 };
+
+#define CONTROL_TENANT_MAX 65 /* 1-64 bytes and the NUL */
+#define CONTROL_IDEM_MAX   129
+#define CONTROL_SHA256_HEX 65
 
 /* Parse one line (without its newline). 0, or -EINVAL with e filled. */
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e);
@@ -86,6 +96,10 @@ char *control_reply_ok(json_t *obj);
 /* Job slot `slot` as JSON (NULL if the slot is free). partinfo may be NULL. */
 json_t *control_job_json(const struct jobtab *jt, const struct pipe_partinfo *partinfo, uint32_t slot,
                          int with_parts);
+
+/* A partition's "timings_ms" (protocol.h, job JSON) from its timeline and its job's
+ * submit time (CLOCK_MONOTONIC ns): a new object. */
+json_t *control_part_timings(const struct pipe_part_times *t, uint64_t submit_ns);
 
 /* Line framing of one connection's input. */
 struct control_framer {

@@ -45,11 +45,26 @@
  *                                  "fingerprint","curve","constraints","public",...}]}
  *   {"req":"reload"}            -> (root or cuzkd's user) the config's circuits read
  *                                  again: {"ok":true,"circuits":[...],"changed":[...]}
+ *   submit's optional fields for a client that keeps no files (the HTTP API):
+ *     "results":"store" in place of "out_dir": cuzkd proves into a private directory
+ *                       of its own and keeps each proof and public JSON in the job
+ *                       store (--store-keep-days); refused under --no-store
+ *     "tenant":T        1-64 of [A-Za-z0-9._-]; from root or cuzkd's uid only
+ *     "idempotency_key":K (1-128 printable ASCII) with "body_sha256":HEX64: the same
+ *                       (tenant, K) and hash again answers the first job
+ *                       {"ok":true,"job":ID,"partitions":N,"existing":true}; another
+ *                       hash is idempotency_conflict (kept in the store with the job)
+ *   {"req":"proof","job":ID,"index":K} -> {"ok":true,"name":NAME,"proof":{...},
+ *                                  "public":[...]} (snarkjs's proof.json and
+ *                                  public.json) of a "results":"store" job, from the
+ *                                  store (also after a restart): not_ready, part_failed
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * CONTROL_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
- *            "done":N,"failed":N,"parts":[{"index","name","state","attempts",
- *            "reason"?,"proof"?,"public"?}]}
+ *            "done":N,"failed":N,"circuit"?,"tenant"?,"results"?:"store",
+ *            "submitted_unix","parts":[{"index","name","state","attempts",
+ *            "reason"?,"proof"?,"public"?,"timings_ms":{"queue_wait","witness",
+ *            "prove","finalize"} (each N or null)}]}
  */
 #ifndef CUZK_PROTOCOL_H
 #define CUZK_PROTOCOL_H
@@ -78,6 +93,7 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_REQ_EVICT    "evict"
 #define CONTROL_REQ_CIRCUITS "circuits"
 #define CONTROL_REQ_RELOAD   "reload"
+#define CONTROL_REQ_PROOF    "proof"
 
 #define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 
@@ -100,6 +116,9 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_E_QUOTA         "quota"           /* a per-uid quota is reached (--quota-*) */
 #define CONTROL_E_NO_CIRCUIT    "no_such_circuit" /* submit --circuit: not declared */
 #define CONTROL_E_INPUT_LIMIT   "input_too_large" /* over its circuit's max-input-bytes */
+#define CONTROL_E_CONFLICT      "idempotency_conflict" /* the key names another body's job */
+#define CONTROL_E_NOT_READY     "not_ready"            /* proof: the partition is not done yet */
+#define CONTROL_E_PART_FAILED   "part_failed"          /* proof: the partition failed ("message") */
 #define CONTROL_E_INTERNAL      "internal"
 #define CONTROL_E_STORE \
     "store" /* the job store could not record it

@@ -15,6 +15,14 @@
  *        resumed: its unfinished partitions fail.
  *   parts(job, idx, name, state 'queued'|'synthesizing'|'proving'|'finalizing'|
  *        'done'|'failed', reason, PRIMARY KEY(job, idx))
+ * Version 2 adds, for jobs submitted with "results":"store" (store_results.h):
+ *   results(job, idx, proof TEXT, public TEXT, timings TEXT: JSON), a row per done
+ *        partition, written in the tick's batch that records it done;
+ *   idem(tenant, key, body_sha256, job): a submit's idempotency key, written with the
+ *        job; both go with their job (ON DELETE CASCADE: pruning, --store-keep-days).
+ * The request of such a job adds "results":"store", "stage": the name of its private
+ * staging directory (STATE_DIR/INSTANCE.results/NAME), "tenant", "circuit",
+ * "idempotency_key", "body_sha256".
  * The request is JSON so that it can grow (input.json, descriptors' origins) without
  * a migration; what resume needs of a partition beyond its state is in it.
  *
@@ -36,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 enum store_part_state {
     STORE_QUEUED = 0,
@@ -103,6 +111,8 @@ int store_commit(struct store *st, char *err, size_t errlen);
 struct store_job {
     uint64_t id;
     const char *request;
+    enum store_job_state state_job;
+    int64_t submitted, finished; /* unix seconds (finished 0: not yet) */
     uint32_t n_parts;
     const enum store_part_state *state;
     const char *const *name;

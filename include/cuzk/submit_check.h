@@ -66,6 +66,12 @@ struct control_submit {
     uint64_t buf_need;
     uint64_t bytes; /* of the distinct files copied: what the job counts against
                      * its uid's --quota-bytes while it holds them */
+    /* What the request said of itself (control.h): the circuit's name ("" by files),
+     * results kept in the job store (no out dir yet: cuzkd makes one, out_fd -1),
+     * the tenant, the idempotency key and body hash ("" none). */
+    char circuit[64];
+    int results_store;
+    char tenant[CONTROL_TENANT_MAX], idem_key[CONTROL_IDEM_MAX], body_sha256[CONTROL_SHA256_HEX];
 };
 
 /* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,

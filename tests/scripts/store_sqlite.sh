@@ -227,9 +227,9 @@ with open(sys.argv[1], "r+b") as f:   # wreck page 2 (a b-tree page): header and
     f.seek(4096); f.write(b"\xa5" * 4096)
 PY
 refused "a store that fails its integrity check"
-cp "$good" "$tmp/bad/$inst.db"; sq "$tmp/bad/$inst.db" "pragma user_version = 2" >/dev/null
+cp "$good" "$tmp/bad/$inst.db"; sq "$tmp/bad/$inst.db" "pragma user_version = 3" >/dev/null
 rm -f "$tmp/bad/$inst.db-wal" "$tmp/bad/$inst.db-shm"
-refused "a store of schema version 2"
+refused "a store of schema version 3 (newer than this cuzkd)"
 chmod 0777 "$tmp/bad"; rm -f "$tmp/bad/$inst.db"
 rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/bad" --foreground \
   "${OPTS[@]}" >"$tmp/bad.log" 2>&1 || rc=$?

@@ -1,0 +1,392 @@
+/* results.c — jobs whose proofs are kept in the job store (sup.h; protocol.h's
+ * "results":"store", for a client that keeps no files: the HTTP API process).
+ *
+ * Such a job has no out dir of the client's: cuzkd makes STATE_DIR/INSTANCE.results/ID
+ * (0700, its own, beside the durable copies), the finalizer writes there as into any
+ * out dir, and the tick that records a partition done (journal_sync) reads its two
+ * files (staged.h) into the store's results table in the same transaction: a proof
+ * the store calls done is in the store. Once the job's end is committed its staging
+ * dir goes. A cuzkd killed between the two finds the files again: the job is resumed
+ * with that dir as its out dir (a proof there that verifies is done, then read in). */
+#include "sup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuzk/fleet_pg.h"
+#include "cuzk/staged.h"
+#include "cuzk/store_results.h"
+
+#define RESULTS_DISPLAY "(job store)" /* the out_dir such a job shows */
+
+int results_open(struct sup *s, char *err, size_t errlen)
+{
+    s->results_dfd = copies_private_dir(s->c->state_dir, s->c->instance, ".results", err, errlen);
+    return s->results_dfd < 0 ? s->results_dfd : 0;
+}
+
+/* What the job JSON says of job slot's origin (results_job_fields). */
+void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
+                  int64_t submitted)
+{
+    struct job_state *js = &s->jobs[slot];
+
+    snprintf(js->circuit, sizeof(js->circuit), "%s", circuit ? circuit : "");
+    snprintf(js->tenant, sizeof(js->tenant), "%s", tenant ? tenant : "");
+    js->results_store = (uint8_t)!!store;
+    js->staged_gone = 0;
+    js->submitted_unix = submitted;
+}
+
+/* A "results":"store" submit about to enter the table as the next job id: its
+ * staging dir made and opened as its out dir. 0, or -errno with err. */
+int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen)
+{
+    uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
+    char name[32];
+
+    snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+    if (s->results_dfd < 0) {
+        snprintf(err, errlen, "\"results\":\"store\" needs the job store (cuzkd runs with --no-store)");
+        return -EINVAL;
+    }
+    if (mkdirat(s->results_dfd, name, 0700) && errno != EEXIST) {
+        snprintf(err, errlen, "cannot make its staging dir: %s", strerror(errno));
+        return -errno;
+    }
+    sub->out_fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub->out_fd < 0) {
+        snprintf(err, errlen, "cannot open its staging dir: %s", strerror(errno));
+        return -errno;
+    }
+    staged_clean(sub->out_fd); /* a refused submit's leftovers under this id */
+    snprintf(sub->out_dir, sizeof(sub->out_dir), "%s", RESULTS_DISPLAY);
+    return 0;
+}
+
+/* Job id's staging dir, emptied and removed (its proofs are in the store, or it was
+ * refused). */
+void results_unstage(struct sup *s, uint64_t id)
+{
+    char name[32];
+    int fd;
+
+    snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+    if (s->results_dfd < 0) return;
+    if ((fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+        staged_clean(fd);
+        close(fd);
+    }
+    if (unlinkat(s->results_dfd, name, AT_REMOVEDIR) && errno != ENOENT)
+        logmsg("job %llu: its staging dir stays: %s", (unsigned long long)id, strerror(errno));
+}
+
+/* A resumed job's staging dir as its out dir: a descriptor, or -1 with why. */
+int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
+{
+    char name[32];
+    int fd;
+
+    snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
+    if (s->results_dfd >= 0) mkdirat(s->results_dfd, name, 0700); /* gone: prove again */
+    fd = s->results_dfd < 0 ? -1 : openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) snprintf(why, len, "its staging dir in the job store's directory: %s", strerror(errno));
+    return fd;
+}
+
+/* journal_sync: partition i of job slot is done; its proof and public JSON read from
+ * the staging dir into the store's batch (with its timings). 0, or -1 with why. */
+int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t len)
+{
+    const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[slot];
+    const struct pipe_partinfo *pi = pipeline_partinfo(&s->pl, jb->first_part + i);
+    char tp[PIPE_NAME_LEN + 16], tq[PIPE_NAME_LEN + 16], *proof = NULL, *pub = NULL, *tm;
+    json_t *t = control_part_timings(&pi->times, jb->submit_ns);
+    int rc = -1;
+
+    snprintf(tp, sizeof(tp), "%.*s.proof.json", PIPE_NAME_LEN, pi->name);
+    snprintf(tq, sizeof(tq), "%.*s.public.json", PIPE_NAME_LEN, pi->name);
+    tm = t ? json_dumps(t, JSON_COMPACT) : NULL;
+    json_decref(t);
+    if ((proof = staged_read(s->jobs[slot].files.out_fd, tp, FLEET_PROOF_MAX, why, len)) &&
+        (pub = staged_read(s->jobs[slot].files.out_fd, tq, FLEET_PUBLIC_MAX, why, len))) {
+        rc = store_result_put(s->store, jb->id, i, proof, pub, tm);
+        if (rc) snprintf(why, len, "stored proof: the job store refused it: %s", strerror(-rc));
+    }
+    free(proof);
+    free(pub);
+    free(tm);
+    return rc ? -1 : 0;
+}
+
+/* After a commit: the staging dirs of jobs whose end (and so every proof) is now in
+ * the store are removed. */
+void results_synced(struct sup *s)
+{
+    const struct jobtab *jt = &s->pl.data.jobtab;
+
+    for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
+        struct job_state *js = &s->jobs[j];
+
+        if (!js->results_store || js->staged_gone || js->rec != REC_FINAL) continue;
+        results_unstage(s, jt->jobs[j].id);
+        js->staged_gone = 1;
+    }
+}
+
+/* At start, after the resume: staging dirs no job in the table has (their jobs were
+ * decided, or their submit was refused) are removed. */
+void results_sweep(struct sup *s)
+{
+    int fd = s->results_dfd >= 0 ? fcntl(s->results_dfd, F_DUPFD_CLOEXEC, 0) : -1;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    while ((e = readdir(d))) {
+        char *end;
+        unsigned long long id = strtoull(e->d_name, &end, 10);
+        uint32_t slot;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end) continue;
+        if (job_slot(s, id, &slot)) results_unstage(s, id);
+    }
+    closedir(d);
+}
+
+/* A submit with an idempotency key (tenant, key) the store has: answered with the
+ * first job when the body's hash is the same, else refused (a conflict). 1 when
+ * answered, 0 when the key is new. */
+static int count_parts(void *arg, const struct store_job *j)
+{
+    *(uint32_t *)arg = j->n_parts;
+    return 0;
+}
+
+int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *key, const char *sha)
+{
+    char h[65], err[512], m[320];
+    uint64_t job;
+    uint32_t n = 0;
+    int rc, cbret;
+
+    if (!key || !key[0]) return 0;
+    rc = store_idem_find(s->store, tenant, key, &job, h, err, sizeof(err));
+    if (rc > 0 && !strcmp(h, sha)) rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
+    if (rc < 0) {
+        reply_err(s, k, CONTROL_E_STORE, err);
+        return 1;
+    }
+    if (!rc) return 0;
+    if (strcmp(h, sha)) {
+        snprintf(m, sizeof(m),
+                 "idempotency key \"%.128s\" was used for job %llu with another body: use a new key "
+                 "for a new request",
+                 key, (unsigned long long)job);
+        reply_err(s, k, CONTROL_E_CONFLICT, m);
+        return 1;
+    }
+    conn_reply(s, k,
+               control_reply_ok(json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n,
+                                          "existing", 1)));
+    return 1;
+}
+
+/* The job JSON's fields of a job's origin (protocol.h). */
+void results_job_fields(const struct sup *s, uint32_t slot, json_t *j)
+{
+    const struct job_state *js = &s->jobs[slot];
+
+    if (!j) return;
+    if (js->circuit[0]) json_object_set_new(j, "circuit", json_string(js->circuit));
+    if (js->tenant[0]) json_object_set_new(j, "tenant", json_string(js->tenant));
+    if (js->results_store) {
+        size_t i;
+        json_t *po;
+
+        json_object_set_new(j, "results", json_string("store"));
+        /* no file of the client's: the proof request reads them */
+        json_array_foreach (json_object_get(j, "parts"), i, po) {
+            json_object_del(po, "proof");
+            json_object_del(po, "public");
+        }
+    }
+    json_object_set_new(j, "submitted_unix", json_integer((json_int_t)js->submitted_unix));
+}
+
+/* The job table's word for a stored partition state. */
+static const char *stored_state(enum store_part_state ps)
+{
+    static const char *const n[STORE_NSTATES] = { "queued", "synth", "proving", "final", "done", "failed" };
+
+    return (unsigned)ps < STORE_NSTATES ? n[ps] : "?";
+}
+
+struct stored_ctx {
+    struct sup *s;
+    json_t *o; /* the job JSON built */
+};
+
+/* A job the table no longer has (decided, retired, or before a restart), as the job
+ * JSON from its store rows. */
+static int stored_json(void *arg, const struct store_job *j)
+{
+    struct stored_ctx *x = arg;
+    json_t *req = json_loads(j->request, 0, NULL), *parts = json_array();
+    uint32_t done = 0, failed = 0;
+
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        json_t *po = json_pack("{s:i,s:s,s:s}", "index", (int)i, "name", j->name[i], "state",
+                               stored_state(j->state[i]));
+        char *pr, *pu, *tm = NULL, e[256];
+
+        done += j->state[i] == STORE_DONE;
+        failed += j->state[i] == STORE_FAILED;
+        if (j->reason[i]) json_object_set_new(po, "reason", json_string(j->reason[i]));
+        if (j->state[i] == STORE_DONE && store_result_get(x->s->store, j->id, i, &pr, &pu, &tm, e, sizeof(e)) > 0) {
+            free(pr);
+            free(pu);
+        }
+        json_object_set_new(po, "timings_ms",
+                            tm ? json_loads(tm, 0, NULL)
+                               : json_pack("{s:n,s:n,s:n,s:n}", "queue_wait", "witness", "prove", "finalize"));
+        free(tm);
+        json_array_append_new(parts, po);
+    }
+    x->o = json_pack("{s:I,s:s,s:O?,s:O?,s:O?,s:i,s:i,s:i,s:I,s:b,s:o}", "id", (json_int_t)j->id, "state",
+                     j->state_job == STORE_JOB_DONE     ? "done"
+                         : j->state_job == STORE_JOB_FAILED ? "failed"
+                                                            : "running",
+                     "priority", json_object_get(req, "priority"), "zkey", json_object_get(req, "zkey"), "out_dir",
+                     json_object_get(req, "out_dir"), "partitions", (int)j->n_parts, "done", (int)done, "failed",
+                     (int)failed, "submitted_unix", (json_int_t)j->submitted, "stored", 1, "parts", parts);
+    for (const char *const *f = (const char *const[]){ "circuit", "tenant", "results", NULL }; *f; f++)
+        if (json_is_string(json_object_get(req, *f))) json_object_set(x->o, *f, json_object_get(req, *f));
+    if (json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")))
+        json_object_set(x->o, "owner", json_object_get(json_object_get(req, "peer"), "uid"));
+    json_decref(req);
+    return 0;
+}
+
+/* status or wait of job id that the table does not have: answered from the store
+ * when it has it (1), else 0 (not answered). */
+int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
+{
+    struct stored_ctx x = { s, NULL };
+    char err[512];
+    int cbret;
+
+    if (!s->store || store_job_one(s->store, id, stored_json, &x, &cbret, err, sizeof(err)) <= 0 || !x.o) return 0;
+    conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "job", x.o)));
+    return 1;
+}
+
+/* What the proof request needs of a stored job (proof_look). */
+struct proof_ctx {
+    uint32_t idx;
+    int store, uid, n;
+    enum store_part_state ps;
+    char name[PIPE_NAME_LEN], reason[JOBTAB_REASON_LEN];
+};
+
+static int proof_look(void *arg, const struct store_job *j)
+{
+    struct proof_ctx *x = arg;
+    json_t *req = json_loads(j->request, 0, NULL);
+    json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
+
+    x->store = json_is_string(json_object_get(req, "results"));
+    x->uid = json_is_integer(uid) ? (int)json_integer_value(uid) : -1;
+    x->n = (int)j->n_parts;
+    if (x->idx < j->n_parts) {
+        x->ps = j->state[x->idx];
+        snprintf(x->name, sizeof(x->name), "%s", j->name[x->idx]);
+        snprintf(x->reason, sizeof(x->reason), "%s", j->reason[x->idx] ? j->reason[x->idx] : "failed");
+    }
+    json_decref(req);
+    return 0;
+}
+
+/* The refusals of a proof request by what the store has of the job (x). 1: refused
+ * (answered). */
+static int proof_refused(struct sup *s, struct conn *k, const struct control_req *r, const struct proof_ctx *x)
+{
+    char m[JOBTAB_REASON_LEN + 128];
+
+    if (!x->store)
+        snprintf(m, sizeof(m), "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
+                 (unsigned long long)r->job);
+    else if ((int)r->index >= x->n)
+        snprintf(m, sizeof(m), "job %llu has %d partition(s): index %u is out of range", (unsigned long long)r->job,
+                 x->n, r->index);
+    else if (!k->privileged && x->uid != (int)k->uid) {
+        reply_err(s, k, CONTROL_E_NOT_OWNER, "another user's job");
+        return 1;
+    } else if (x->ps == STORE_FAILED) {
+        reply_err(s, k, CONTROL_E_PART_FAILED, x->reason);
+        return 1;
+    } else if (x->ps != STORE_DONE) {
+        snprintf(m, sizeof(m), "job %llu partition %u is %s", (unsigned long long)r->job, r->index,
+                 store_part_state_name(x->ps));
+        reply_err(s, k, CONTROL_E_NOT_READY, m);
+        return 1;
+    } else
+        return 0;
+    reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+    return 1;
+}
+
+/* {"req":"proof","job":ID,"index":K}: a stored proof, from the store alone (the job
+ * may be long retired, or of a previous cuzkd). A partition the table has done but
+ * the store not yet (the tick's batch is up to 100 ms behind) is recorded first. */
+void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    const struct jobtab *jt = &s->pl.data.jobtab;
+    struct proof_ctx x = { .idx = r->index, .ps = STORE_QUEUED };
+    char err[512], *pr = NULL, *pu = NULL, *tm = NULL;
+    uint32_t slot;
+    int rc, cbret;
+
+    if (!s->store) {
+        reply_err(s, k, CONTROL_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
+        return;
+    }
+    if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
+        s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
+        journal_sync(s);
+    rc = store_job_one(s->store, r->job, proof_look, &x, &cbret, err, sizeof(err));
+    if (rc <= 0) {
+        if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
+        reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_NO_JOB, err);
+        return;
+    }
+    if (proof_refused(s, k, r, &x)) return;
+    rc = store_result_get(s->store, r->job, r->index, &pr, &pu, &tm, err, sizeof(err));
+    if (rc <= 0) {
+        if (!rc) snprintf(err, sizeof(err), "job %llu partition %u: done, but no proof is stored", (unsigned long long)r->job, r->index);
+        reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_INTERNAL, err);
+    } else {
+        json_t *p = json_loads(pr, 0, NULL), *q = json_loads(pu, 0, NULL);
+
+        if (!p || !q) {
+            json_decref(p);
+            json_decref(q);
+            reply_err(s, k, CONTROL_E_INTERNAL, "the stored proof is not JSON");
+        } else
+            conn_reply(s, k,
+                       control_reply_ok(json_pack("{s:I,s:i,s:s,s:o,s:o}", "job", (json_int_t)r->job, "index",
+                                                  (int)r->index, "name", x.name, "proof", p, "public", q)));
+    }
+    free(pr);
+    free(pu);
+    free(tm);
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Results kept in the job store, for a client that keeps no files (the HTTP API
+# process): a submit by circuit name with "results":"store", its inputs passed as
+# sealed memfds (as the API passes a request body), a tenant and an idempotency key;
+# the job JSON's circuit, tenant, results, submitted_unix and per-part timings_ms; the
+# proof request's answers (snarkjs verifies every proof it returns) and refusals
+# (another job's kind, an index out of range, no such job); the same key and body
+# again answers the first job, another body is idempotency_conflict. kill -9 of cuzkd
+# right after a submit is accepted: the next cuzkd resumes it and serves its proofs,
+# and serves the first job's from the store (status too), the idempotency keys hold
+# across the restart. The CLI: `cuzk prove --circuit NAME --keep-in-store` and `cuzk
+# proof JOB K --out DIR`; `cuzk status` shows the circuit and tenant. Then a clean
+# shutdown.
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+daemon_init res
+bash "$MAKE_FIXTURES" -q >/dev/null
+
+BN="$FIXTURES/bn128/mulchain-10"
+VK="$BN/verification_key.json"
+[ -f "$BN/circuit_final.zkey" ] || fail "fixture $BN missing"
+mkdir -p "$tmp/z" "$tmp/in" "$tmp/p"
+cp "$BN/circuit_final.zkey" "$tmp/z/bn.zkey"
+for i in 1 2 3 4; do cp "$BN/witness.wtns" "$tmp/in/w$i.wtns"; done
+conf="$tmp/cuzkd.conf"
+printf 'buffer-mb = 16\n[circuit mul-bn]\nzkey = %s\nr1cs = %s\n' "$tmp/z/bn.zkey" "$BN/circuit.r1cs" >"$conf"
+
+memfd() { python3 "$ROOT/tests/lib/send_memfd.py" "$run/$inst.sock" "$@"; }
+sha() { printf '%s' "$1" | sha256sum | cut -c1-64; }
+submit_line() {  # key sha n: a store submit of mul-bn with n witnesses (memfds 0..n-1)
+  local ws="" i
+  for i in $(seq 1 "$3"); do ws="$ws${ws:+,}{\"fd\":$((i - 1)),\"path\":\"body-$i\",\"name\":\"p$i\"}"; done
+  echo "{\"req\":\"submit\",\"circuit\":\"mul-bn\",\"fds\":$3,\"witnesses\":[$ws],\"results\":\"store\",\"tenant\":\"acme\",\"idempotency_key\":\"$1\",\"body_sha256\":\"$2\"}"
+}
+# proof JOB K: the proof request's answer, checked by snarkjs (files under $tmp/p)
+proof_ok() {
+  local r; r="$(send "{\"req\":\"proof\",\"job\":$1,\"index\":$2}")"
+  [ "$(js 'r.ok' "$r")" = true ] || fail "proof $1/$2: $r"
+  js 'JSON.stringify(r.proof)' "$r" >"$tmp/p/$1-$2.proof.json"
+  js 'JSON.stringify(r.public)' "$r" >"$tmp/p/$1-$2.public.json"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/p/$1-$2.public.json" "$tmp/p/$1-$2.proof.json" 2>&1 | grep -q OK \
+    || fail "snarkjs rejects the stored proof $1/$2: $r"
+  nproofs=$((nproofs + 1))
+}
+nproofs=0
+
+daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
+
+# ---- submit with sealed memfds, results in the store ---------------------------------
+s1="$(sha body-one)"
+r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
+[ "$(js 'r.ok && r.partitions' "$r")" = 2 ] || fail "store submit over memfds: $r"
+j1="$(js 'r.job' "$r")"
+cuzk wait "$j1" >/dev/null || fail "job $j1 did not finish"
+st="$(cuzk --json status "$j1")"
+[ "$(js '[r.job.circuit,r.job.tenant,r.job.results,r.job.state].join(" ")' "$st")" = "mul-bn acme store done" ] \
+  || fail "job JSON: $st"
+[ "$(js 'r.job.submitted_unix > 1600000000 && r.job.parts.every(p => ["queue_wait","witness","prove","finalize"].every(k => typeof p.timings_ms[k] == "number") && !p.proof)' "$st")" = true ] \
+  || fail "submitted_unix / timings_ms: $st"
+proof_ok "$j1" 0
+proof_ok "$j1" 1
+echo "ok: submit by name over sealed memfds with \"results\":\"store\": job $j1 done, its JSON has circuit, tenant, results, submitted_unix, timings_ms; 2 stored proofs verify"
+
+# ---- idempotency: the same key and body answer the first job; another body conflicts --
+r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
+[ "$(js '[r.ok, r.job, r.partitions, r.existing].join(" ")' "$r")" = "true $j1 2 true" ] || fail "same key and body: $r"
+r="$(memfd "$(submit_line k1 "$(sha body-two)" 1)" "$tmp/in/w3.wtns")"
+[ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "same key, another body: $r"
+echo "ok: idempotency key k1 again -> job $j1 (existing); with another body -> idempotency_conflict: $(js 'r.message' "$r")"
+
+# ---- the proof request's refusals ----------------------------------------------------------
+expect_error "proof of an index out of range" bad_request "{\"req\":\"proof\",\"job\":$j1,\"index\":2}"
+expect_error "proof of no such job" no_such_job '{"req":"proof","job":999999,"index":0}'
+expect_error "proof without an index" bad_request "{\"req\":\"proof\",\"job\":$j1}"
+expect_error "results and out_dir both" bad_request \
+  '{"req":"submit","circuit":"mul-bn","fds":1,"witnesses":[{"fd":0,"path":"a"}],"results":"store","out_dir":{"fd":0,"path":"o"}}'
+expect_error "a tenant name with a slash" bad_request \
+  '{"req":"submit","circuit":"mul-bn","fds":1,"witnesses":[{"fd":0,"path":"a"}],"results":"store","tenant":"a/b"}'
+expect_error "a key without the body hash" bad_request \
+  '{"req":"submit","circuit":"mul-bn","fds":1,"witnesses":[{"fd":0,"path":"a"}],"results":"store","idempotency_key":"x"}'
+mkdir -p "$tmp/o"
+out="$(cuzk --json prove --circuit mul-bn --out "$tmp/o" --wait "$tmp/in/w4.wtns")" || fail "prove to an out dir: $out"
+jo="$(js 'r.job' "$(head -n1 <<<"$out")")"
+expect_error "proof of a job with an out dir" bad_request "{\"req\":\"proof\",\"job\":$jo,\"index\":0}"
+
+# ---- kill -9 of cuzkd right after a submit is accepted -------------------------------------
+s2="$(sha body-three)"
+r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp/in/w3.wtns" "$tmp/in/w4.wtns")"
+j2="$(js 'r.job' "$r")"
+[ "$(js 'r.ok && r.partitions' "$r")" = 4 ] || fail "second store submit: $r"
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
+daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
+cuzk wait "$j2" >/dev/null || fail "job $j2 did not finish after the restart: $(cuzk --json status "$j2")"
+for k in 0 1 2 3; do proof_ok "$j2" "$k"; done
+proof_ok "$j1" 0
+proof_ok "$j1" 1
+st="$(cuzk --json status "$j1")"
+[ "$(js '[r.job.state, r.job.tenant, r.job.circuit, r.job.stored, r.job.parts.length].join(" ")' "$st")" = "done acme mul-bn true 2" ] \
+  || fail "status of a job before the restart, from the store: $st"
+r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
+[ "$(js '[r.job, r.existing].join(" ")' "$r")" = "$j1 true" ] || fail "key k1 after the restart: $r"
+r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
+[ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "key k2 with another body after the restart: $r"
+ls "$tmp/state/$inst.results" | grep -q . && fail "staging dirs left: $(ls "$tmp/state/$inst.results")"
+echo "ok: kill -9 after job $j2 was accepted: the next cuzkd finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
