@@ -82,7 +82,7 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 
     if (!j) return;
     json_decref(j);
-    rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", "proof", "job", (json_int_t)id, "index", (json_int_t)k), NULL, 0,
+    rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k), NULL, 0,
                   r, NULL);
     if (!rep) return;
     api_json(r, 200,

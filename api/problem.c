@@ -78,9 +78,9 @@ static const struct {
     { CONTROL_E_NOT_OWNER, 404, "refused", 0 },
     { CONTROL_E_NOT_PERMITTED, 403, "refused", 0 },
     { CONTROL_E_QUOTA, 429, "quota", 10 },
-    { "idempotency_conflict", 409, "refused", 0 },
-    { "not_ready", 409, "refused", 1 },
-    { "part_failed", 422, "job_failed", 0 },
+    { CONTROL_E_CONFLICT, 409, "refused", 0 },
+    { CONTROL_E_NOT_READY, 409, "refused", 1 },
+    { CONTROL_E_PART_FAILED, 422, "job_failed", 0 },
     { CONTROL_E_STORE, 503, "internal", 10 },
 };
 
