@@ -420,10 +420,13 @@ install-files:
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	  deploy/cuzkd.service.in > $(DESTDIR)$(UNITDIR)/cuzkd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/cuzkd.service
+	$(if $(API_MODULE),sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	  -e 's|@DOCDIR@|$(DOCDIR)|g' deploy/cuzk-api.service.in > $(DESTDIR)$(UNITDIR)/cuzk-api.service)
+	$(if $(API_MODULE),chmod 0644 $(DESTDIR)$(UNITDIR)/cuzk-api.service)
 	install -m 0644 deploy/cuzk.sysusers $(DESTDIR)$(SYSUSERSDIR)/cuzk.conf
 	install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(DOCDIR)/cuzkd.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
-	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.md docs/openapi.json $(DESTDIR)$(DOCDIR)/
 	install -m 0644 deploy/monitoring/cuzk-dashboard.json deploy/monitoring/cuzk-alerts.yml \
 	  $(DESTDIR)$(DOCDIR)/monitoring/
 	install -m 0644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1/

@@ -85,7 +85,7 @@ void client_usage(FILE *f)
           "  fingerprint FILE...  the circuit fingerprint of zkeys, r1cs files, generators\n"
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
-          "  token NAME [LIMITS]  a new bearer token for the HTTP API and its --api-tokens line\n"
+          "  token NAME [LIMITS]  a new bearer token for the HTTP API and its tokens file line\n"
           "  help                this text\n"
           "  --version           the version (debian/changelog's)\n"
           "  help exit-codes [--markdown]   every exit code of every program (docs/usage.md's table)\n"
