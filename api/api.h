@@ -22,7 +22,7 @@
 
 #include "cuzk/protocol.h"
 
-#define API_TENANT_MAX 64
+#define API_TENANT_MAX   64
 #define API_BODY_DEFAULT (64ull << 20) /* a body's bytes when nothing says less */
 
 /* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]. */

@@ -115,7 +115,8 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body;
     q->limit = lim;
     if (cl && !num(cl, strlen(cl), &v) && v > lim) {
-        snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over this circuit's limit of %" PRIu64, v, lim);
+        snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over this circuit's limit of %" PRIu64, v,
+                 lim);
         api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
                     json_pack("{s:I}", "limit", (json_int_t)lim));
         return;
@@ -322,14 +323,15 @@ int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_
 
     if (cert) flags |= MHD_USE_TLS;
     g_mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
-        completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)g_api.cfg.timeout_s,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)g_api.cfg.per_ip, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)g_api.cfg.max_conns, MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 << 10),
-        cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
-        MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)g_api.cfg.timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)g_api.cfg.per_ip, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g_api.cfg.max_conns,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 << 10), cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+        cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
     if (!g_mhd) {
-        snprintf(err, errlen, "libmicrohttpd could not start%s", cert ? " (is the TLS certificate and key valid?)" : "");
+        snprintf(err, errlen, "libmicrohttpd could not start%s",
+                 cert ? " (is the TLS certificate and key valid?)" : "");
         return -1;
     }
     return 0;

@@ -13,8 +13,8 @@
 /* The job as a tenant sees it. */
 static json_t *job_view(json_t *j)
 {
-    static const char *const keep[] = { "id", "state", "reason", "priority", "circuit", "partitions",
-                                        "done", "failed", "submitted_unix", "resumed" };
+    static const char *const keep[] = { "id",         "state", "reason", "priority",       "circuit",
+                                        "partitions", "done",  "failed", "submitted_unix", "resumed" };
     static const char *const part_keep[] = { "index", "state", "attempts", "reason", "timings_ms" };
     json_t *o = json_object(), *parts = json_array(), *p;
     size_t i;
@@ -24,8 +24,7 @@ static json_t *job_view(json_t *j)
 
         if (v) json_object_set(o, keep[k], v);
     }
-    json_array_foreach(json_object_get(j, "parts"), i, p)
-    {
+    json_array_foreach (json_object_get(j, "parts"), i, p) {
         json_t *q = json_object();
 
         for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
@@ -53,8 +52,9 @@ void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, lo
         if (rep && json_is_object(json_object_get(rep, "job"))) {
             json_decref(j);
             j = json_incref(json_object_get(rep, "job"));
-        } else if (!rep && !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "",
-                                            CONTROL_E_TIMEOUT))) {
+        } else if (!rep &&
+                   !(err &&
+                     !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
             json_decref(err);
             json_decref(j);
             return;
@@ -82,8 +82,9 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 
     if (!j) return;
     json_decref(j);
-    rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k), NULL, 0,
-                  r, NULL);
+    rep = api_ctl(
+        json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k),
+        NULL, 0, r, NULL);
     if (!rep) return;
     api_json(r, 200,
              json_pack("{s:O,s:O}", "proof", json_object_get(rep, "proof"), "publicSignals",
@@ -105,15 +106,14 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 
 void api_circuits(struct api_resp *r)
 {
-    static const char *const keep[] = { "name",        "state",   "fingerprint", "curve", "constraints",
-                                        "public",      "signals", "domain_size", "max_input_bytes", "error" };
+    static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
+                                        "public", "signals", "domain_size", "max_input_bytes", "error" };
     json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
     size_t i;
 
     if (!rep) return;
     a = json_array();
-    json_array_foreach(json_object_get(rep, "circuits"), i, e)
-    {
+    json_array_foreach (json_object_get(rep, "circuits"), i, e) {
         json_t *o = json_object();
 
         for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
@@ -141,12 +141,11 @@ void api_readyz(struct api_resp *r)
         json_decref(st);
         return;
     }
-    json_array_foreach(json_object_get(st, "children"), i, e)
-    {
+    json_array_foreach (json_object_get(st, "children"), i, e) {
         stages++;
         up += json_integer_value(json_object_get(e, "pid")) > 0;
     }
-    json_array_foreach(json_object_get(c, "circuits"), i, e)
+    json_array_foreach (json_object_get(c, "circuits"), i, e)
         resident += !strcmp(json_string_value(json_object_get(e, "state")) ?: "", "resident");
     if (json_is_true(json_object_get(st, "draining")) || json_is_true(json_object_get(st, "stopping")))
         why = "cuzkd is draining or stopping";
@@ -160,8 +159,8 @@ void api_readyz(struct api_resp *r)
                               "circuits_resident", (json_int_t)resident));
     else
         api_json(r, 200,
-                 json_pack("{s:s,s:I,s:I}", "status", "ready", "stages", (json_int_t)stages, "circuits_resident",
-                           (json_int_t)resident));
+                 json_pack("{s:s,s:I,s:I}", "status", "ready", "stages", (json_int_t)stages,
+                           "circuits_resident", (json_int_t)resident));
     json_decref(st);
     json_decref(c);
 }

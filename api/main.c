@@ -22,22 +22,21 @@
 
 struct api g_api;
 
-static const char usage[] =
-    "usage: cuzk-api --socket PATH --listen ADDR:PORT --api-tokens FILE [options]\n"
-    "  the HTTP API of a cuzkd (docs/api.md); cuzkd starts it itself with --listen\n"
-    "  --socket PATH       cuzkd's control socket (RUN_DIR/INSTANCE.sock)\n"
-    "  --listen ADDR:PORT  numeric IPv4 or [IPv6] address and port to serve on\n"
-    "  --api-tokens FILE   a line per tenant: NAME SHA256HEX [PRIORITY-CAP]\n"
-    "                      [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] (`cuzk token NAME`)\n"
-    "  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM)\n"
-    "  --instance NAME     cuzkd's instance, for /metrics (default: default)\n"
-    "  --user NAME|UID     started as root: become this user after binding (default\n"
-    "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
-    "  --timeout S         close a connection idle S seconds (default 30)\n"
-    "  --per-ip N          connections from one address at once (default 32)\n"
-    "  --max-conns N       connections at once (default 1024)\n"
-    "  --max-body N[KMG]   a request body's bytes at most (default 64M; a circuit's\n"
-    "                      max-input-bytes and a tenant's limit may say less)\n";
+static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --api-tokens FILE [options]\n"
+                            "  the HTTP API of a cuzkd (docs/api.md); cuzkd starts it itself with --listen\n"
+                            "  --socket PATH       cuzkd's control socket (RUN_DIR/INSTANCE.sock)\n"
+                            "  --listen ADDR:PORT  numeric IPv4 or [IPv6] address and port to serve on\n"
+                            "  --api-tokens FILE   a line per tenant: NAME SHA256HEX [PRIORITY-CAP]\n"
+                            "                      [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] (`cuzk token NAME`)\n"
+                            "  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM)\n"
+                            "  --instance NAME     cuzkd's instance, for /metrics (default: default)\n"
+                            "  --user NAME|UID     started as root: become this user after binding (default\n"
+                            "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
+                            "  --timeout S         close a connection idle S seconds (default 30)\n"
+                            "  --per-ip N          connections from one address at once (default 32)\n"
+                            "  --max-conns N       connections at once (default 1024)\n"
+                            "  --max-body N[KMG]   a request body's bytes at most (default 64M; a circuit's\n"
+                            "                      max-input-bytes and a tenant's limit may say less)\n";
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...)
 {
@@ -56,9 +55,12 @@ static int opt_num(const char *v, uint64_t max, uint64_t *out)
 
     if (!v || *v < '0' || *v > '9') return -1;
     n = strtoull(v, &e, 10);
-    if (*e == 'K') n <<= 10, e++;
-    else if (*e == 'M') n <<= 20, e++;
-    else if (*e == 'G') n <<= 30, e++;
+    if (*e == 'K')
+        n <<= 10, e++;
+    else if (*e == 'M')
+        n <<= 20, e++;
+    else if (*e == 'G')
+        n <<= 30, e++;
     if (*e || n > max) return -1;
     *out = n;
     return 0;
@@ -178,7 +180,8 @@ static int drop_root(const char *user, char *err, size_t errlen)
         return 0;
     }
     if (!pw || pw->pw_uid == 0) {
-        snprintf(err, errlen, "started as root: no user %s to become (--user NAME|UID)", user[0] ? user : "cuzk");
+        snprintf(err, errlen, "started as root: no user %s to become (--user NAME|UID)",
+                 user[0] ? user : "cuzk");
         return -1;
     }
     if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
@@ -218,9 +221,11 @@ int main(int argc, char **argv)
     if ((rc = parse_args(&g_api.cfg, argc, argv))) return rc;
     signal(SIGPIPE, SIG_IGN);
     if (api_tokens_load(&g_api.tokens, g_api.cfg.tokens, err, sizeof(err)) ||
-        (g_api.cfg.cert[0] && (!(cert = slurp(g_api.cfg.cert, err, sizeof(err))) ||
-                               !(key = slurp(g_api.cfg.key, err, sizeof(err))))) ||
-        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 || drop_root(g_api.cfg.user, err, sizeof(err))) {
+        (g_api.cfg.cert[0] &&
+         (!(cert = slurp(g_api.cfg.cert, err, sizeof(err))) ||
+          !(key = slurp(g_api.cfg.key, err, sizeof(err))))) ||
+        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
+        drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
@@ -232,8 +237,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }
-    fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)\n", g_api.cfg.cert[0] ? "https on " : "",
-            g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n);
+    fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)\n",
+            g_api.cfg.cert[0] ? "https on " : "", g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n);
     sigwait(&ss, &sig);
     api_stop();
     free(cert);

@@ -72,15 +72,15 @@ static json_t *parse_body(struct api_resp *r, const struct api_body *b)
             json_decref(j);
             return NULL;
         }
-        json_array_foreach(j, i, e) if (!json_is_object(e))
-        {
-            char m2[96];
+        json_array_foreach (j, i, e)
+            if (!json_is_object(e)) {
+                char m2[96];
 
-            snprintf(m2, sizeof(m2), "element %zu of the array is not an input object", i);
-            api_problem(r, 400, "format", "bad_json", m2, json_pack("{s:I}", "index", (json_int_t)i));
-            json_decref(j);
-            return NULL;
-        }
+                snprintf(m2, sizeof(m2), "element %zu of the array is not an input object", i);
+                api_problem(r, 400, "format", "bad_json", m2, json_pack("{s:I}", "index", (json_int_t)i));
+                json_decref(j);
+                return NULL;
+            }
     } else if (!json_is_object(j)) {
         api_problem(r, 400, "format", "bad_json", "the body is neither an input object nor an array of them",
                     NULL);
@@ -91,7 +91,8 @@ static json_t *parse_body(struct api_resp *r, const struct api_body *b)
 }
 
 /* The partitions' descriptors and their "inputs"/"witnesses" entries. */
-static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, int *fds, size_t *nfds, json_t *list)
+static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, int *fds, size_t *nfds,
+                      json_t *list)
 {
     json_t *j = NULL, *e;
     size_t i;
@@ -100,13 +101,12 @@ static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, in
     if (!wtns && !(j = parse_body(r, b))) return -1;
     if (wtns || json_is_object(j)) {
         fds[(*nfds)++] = dup(b->fd);
-        json_array_append_new(list, json_pack("{s:i,s:s,s:s}", "fd", 0, "path", wtns ? "body.wtns" : "body.json",
-                                              "name", "0"));
+        json_array_append_new(
+            list, json_pack("{s:i,s:s,s:s}", "fd", 0, "path", wtns ? "body.wtns" : "body.json", "name", "0"));
         json_decref(j);
         return fds[0] < 0 ? -1 : 0;
     }
-    json_array_foreach(j, i, e)
-    {
+    json_array_foreach (j, i, e) {
         char *s = json_dumps(e, JSON_COMPACT), nm[32], path[48];
 
         fds[i] = s ? api_sealed_memfd("cuzk-api-input", s, strlen(s)) : -1;
@@ -133,8 +133,7 @@ static int over_running(struct api_resp *r, const struct api_tenant *t)
 
     if (!t->max_running) return 0;
     if (!(rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_STATUS), NULL, 0, r, NULL))) return 1;
-    json_array_foreach(json_object_get(rep, "jobs"), i, e)
-    {
+    json_array_foreach (json_object_get(rep, "jobs"), i, e) {
         const char *tn = json_string_value(json_object_get(e, "tenant"));
         const char *st = json_string_value(json_object_get(e, "state"));
 
@@ -161,8 +160,9 @@ static int idem_key_ok(const char *k)
 static json_t *submit_req(const char *circuit, const struct api_tenant *t, const struct api_body *b, int wtns,
                           json_t *list, size_t nfds)
 {
-    json_t *q = json_pack("{s:s,s:s,s:i,s:o,s:s,s:s}", "req", CONTROL_REQ_SUBMIT, "circuit", circuit, "fds",
-                          (int)nfds, wtns ? "witnesses" : "inputs", list, "results", "store", "tenant", t->name);
+    json_t *q =
+        json_pack("{s:s,s:s,s:i,s:o,s:s,s:s}", "req", CONTROL_REQ_SUBMIT, "circuit", circuit, "fds",
+                  (int)nfds, wtns ? "witnesses" : "inputs", list, "results", "store", "tenant", t->name);
     int prio = b->priority;
 
     if (t->prio_cap >= 0 && prio > t->prio_cap) prio = t->prio_cap;
@@ -187,7 +187,8 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
         goto out;
     }
     if (b->idem_key && !idem_key_ok(b->idem_key)) {
-        api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters", NULL);
+        api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
+                    NULL);
         goto out;
     }
     if (over_running(r, t) || body_parts(r, b, wtns, fds, &nfds, list)) goto out;

@@ -51,9 +51,12 @@ static int limit(const char *s, uint64_t max, uint64_t *out)
     errno = 0;
     v = strtoull(s, &e, 10);
     if (errno) return -1;
-    if (*e == 'K' || *e == 'k') v <<= 10, e++;
-    else if (*e == 'M' || *e == 'm') v <<= 20, e++;
-    else if (*e == 'G' || *e == 'g') v <<= 30, e++;
+    if (*e == 'K' || *e == 'k')
+        v <<= 10, e++;
+    else if (*e == 'M' || *e == 'm')
+        v <<= 20, e++;
+    else if (*e == 'G' || *e == 'g')
+        v <<= 30, e++;
     if (*e || v > max) return -1;
     *out = v;
     return 0;

@@ -106,8 +106,8 @@ static json_t *read_reply(struct ctl_conn *c)
 
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
-            snprintf(c->err, sizeof(c->err), "cuzkd closed the connection without a reply%s%s", r < 0 ? ": " : "",
-                     r < 0 ? strerror(errno) : "");
+            snprintf(c->err, sizeof(c->err), "cuzkd closed the connection without a reply%s%s",
+                     r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
             return NULL;
         }
         c->len += (size_t)r;

@@ -99,7 +99,8 @@ void api_child_event(struct sup *s, enum child_event ev, uint64_t t, uint64_t ar
     if (st.actions & CHILD_ACT_BACKOFF)
         logmsg("cuzk-api died %u time(s) in a row within 10 s of starting: restarting in %.1f s",
                s->api.fsm.fast_deaths, (double)st.delay_ns / 1e9);
-    if (st.actions & CHILD_ACT_START) api_child_event(s, api_start(s) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED, t, 0);
+    if (st.actions & CHILD_ACT_START)
+        api_child_event(s, api_start(s) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED, t, 0);
 }
 
 void api_child_init(struct sup *s)

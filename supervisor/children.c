@@ -160,7 +160,8 @@ void child_timer_arm(struct sup *s)
 
         if (d && (!at || d < at)) at = d;
     }
-    if (s->api.on && s->api.fsm.deadline_ns && (!at || s->api.fsm.deadline_ns < at)) at = s->api.fsm.deadline_ns;
+    if (s->api.on && s->api.fsm.deadline_ns && (!at || s->api.fsm.deadline_ns < at))
+        at = s->api.fsm.deadline_ns;
     if (at == s->cfd_at || s->cfd < 0) return;
     its.it_value.tv_sec = (time_t)(at / 1000000000ull);
     its.it_value.tv_nsec = (long)(at % 1000000000ull);

@@ -620,9 +620,11 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
             return -EINVAL;
         }
     }
-    if (c->api_listen[0] && (c->api_tokens[0] != '/' || (c->tls_cert[0] && c->tls_cert[0] != '/') ||
-                             (c->tls_key[0] && c->tls_key[0] != '/') || !c->tls_cert[0] != !c->tls_key[0])) {
-        snprintf(err, errlen, "--listen needs --api-tokens FILE, and --tls-cert with --tls-key, as absolute paths");
+    if (c->api_listen[0] &&
+        (c->api_tokens[0] != '/' || (c->tls_cert[0] && c->tls_cert[0] != '/') ||
+         (c->tls_key[0] && c->tls_key[0] != '/') || !c->tls_cert[0] != !c->tls_key[0])) {
+        snprintf(err, errlen,
+                 "--listen needs --api-tokens FILE, and --tls-cert with --tls-key, as absolute paths");
         return -EINVAL;
     }
     if (c->run_dir[0] != '/') {

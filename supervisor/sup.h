@@ -116,7 +116,7 @@ struct child {
 
 /* --listen: the HTTP API process (api_child.c). */
 struct api_proc {
-    int on;   /* --listen given */
+    int on;    /* --listen given */
     pid_t pid; /* 0: not running */
     int pidfd;
     uint32_t gen;        /* poll generation of pidfd */
