@@ -126,6 +126,10 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     if (q->body.fd < 0 || !q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL))
         api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
     q->body.ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (q->body.ctype && strncasecmp(q->body.ctype, "application/json", 16) &&
+        strncasecmp(q->body.ctype, "application/octet-stream", 24))
+        api_problem(&q->resp, 415, "usage", "unsupported_media_type",
+                    "Content-Type: application/json (input.json) or application/octet-stream (.wtns)", NULL);
     q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -176,7 +177,7 @@ static json_t *submit_req(const char *circuit, const struct api_tenant *t, const
 
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
 {
-    int wtns = b->ctype && !strncmp(b->ctype, "application/octet-stream", 24);
+    int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24);
     int *fds = calloc(API_MAX_PARTS, sizeof(int));
     json_t *list = json_array(), *rep;
     size_t nfds = 0;

@@ -1,7 +1,15 @@
 # shellcheck shell=bash
-# Helpers of the HTTP API tests (cuzk-api), on top of daemon.sh. Sourced, never run.
+# Helpers of the HTTP API tests (cuzk-api), on top of daemon.sh and wgen.sh. Sourced,
+# never run.
 #   api_tokens NAME [LIMITS]...  a new token for tenant NAME (cuzk token): sets
 #                      tok_NAME, appends its line to $tmp/tokens
+#   api_init           after daemon_init: cuzk-api built, curl and a generator's tools
+#                      there (else SKIP); FX the bn128 mulchain-10 fixture, VK its key,
+#                      gen its witness generator (wgen.sh), n=0 proofs verified
+#   api_start http|https CIRCUIT-LINE [CUZKD OPTS]  cuzkd (daemon_start) with --listen
+#                      on a free port (port, api_base set), $tmp/tokens, for https
+#                      $tmp/cert.pem and key.pem; circuit mul (FX with its generator)
+#                      with CIRCUIT-LINE added; waits until the API answers
 #   free_port          a free TCP port on 127.0.0.1
 #   api_base           http(s)://127.0.0.1:$port (set by the test)
 #   http NAME TOKEN METHOD PATH [CURL ARGS...]   one request with curl (TOKEN "" for
@@ -13,6 +21,34 @@
 #   verify_proof NAME  snarkjs accepts the {"proof","publicSignals"} answer NAME under
 #                      $VK; adds 1 to n
 #   api_wait_up        until /healthz answers 200 (120 s; a liveness bound)
+api_init() {
+  need_bins cuzk-api
+  command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
+  wgen_skip_without_tools
+  bash "$MAKE_FIXTURES" -q >/dev/null
+  FX="$FIXTURES/bn128/mulchain-10"
+  VK="$FX/verification_key.json"
+  gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$FX")" || fail "building the generator"
+  n=0
+}
+
+api_start() {  # http|https CIRCUIT-LINE [cuzkd options]
+  local scheme="$1" extra="$2"
+  shift 2
+  port="$(free_port)"
+  api_base="$scheme://127.0.0.1:$port"
+  {
+    echo "buffer-mb = 16"
+    echo "listen = 127.0.0.1:$port"
+    echo "api-tokens = $tmp/tokens"
+    [ "$scheme" = http ] || printf 'tls-cert = %s\ntls-key = %s\n' "$tmp/cert.pem" "$tmp/key.pem"
+    printf '[circuit mul]\nzkey = %s\nr1cs = %s\nwitness-gen = %s\n%s\n' \
+      "$FX/circuit_final.zkey" "$FX/circuit.r1cs" "$gen" "$extra"
+  } >"$tmp/cuzkd.conf"
+  daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 "$@"
+  api_wait_up
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 api_tokens() {  # NAME [LIMITS]

@@ -8,7 +8,7 @@
 # (status, proof, cancel) 404. Bad input: malformed JSON 400 with the byte offset, an
 # array element that is no object 400, an unknown circuit 404, a Content-Length over
 # the tenant's limit 413 before the body is read, a chunked body over the circuit's
-# limit 413; unknown path 404, wrong method 405. /v1/circuits shows no path of the
+# limit 413; a form body 415; unknown path 404, wrong method 405. /v1/circuits shows no path of the
 # server. /healthz, /readyz, /metrics (the stats page's Prometheus text). kill -9 of
 # cuzk-api: cuzkd starts it again and it answers (and serves the proofs kept before).
 # Every answer is checked against docs/openapi.json (tests/lib/openapi_check.py).
@@ -17,31 +17,11 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init api
-need_bins cuzk-api
-command -v curl >/dev/null || { echo "SKIP: no curl"; exit 77; }
-wgen_skip_without_tools
-bash "$MAKE_FIXTURES" -q >/dev/null
-FX="$FIXTURES/bn128/mulchain-10"
-VK="$FX/verification_key.json"
-gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$FX")" || fail "building the generator"
-n=0
+api_init
 
 api_tokens alice
 api_tokens bob - - 2K # bodies of 2 KiB at most: a witness is more
-port="$(free_port)"
-api_base="http://127.0.0.1:$port"
-cat >"$tmp/cuzkd.conf" <<CONF
-buffer-mb = 16
-listen = 127.0.0.1:$port
-api-tokens = $tmp/tokens
-[circuit mul]
-zkey = $FX/circuit_final.zkey
-r1cs = $FX/circuit.r1cs
-witness-gen = $gen
-max-input-bytes = 1M
-CONF
-daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
-api_wait_up
+api_start http "max-input-bytes = 1M"
 for _ in $(seq 1 1200); do [ "$(http ready "" GET /readyz)" = 200 ] && break; sleep 0.1; done
 expect ready 200
 http health "" GET /healthz >/dev/null; expect health 200
@@ -145,12 +125,13 @@ http big "$tok_bob" POST /v1/circuits/mul/proofs -H 'Content-Type: application/o
 head -c 1100000 /dev/zero >"$tmp/zeros"
 http chunked "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
   -H 'Transfer-Encoding: chunked' --data-binary @"$tmp/zeros" >/dev/null; expect chunked 413 refused
+http form "$tok_alice" POST /v1/circuits/mul/proofs --data 'x=5&k=9' >/dev/null; expect form 415 usage
 http nopath "$tok_alice" GET /v1/nothing >/dev/null; expect nopath 404 usage
 http method "$tok_alice" PUT /v1/circuits >/dev/null; expect method 405 usage
 http nojob "$tok_alice" GET /v1/jobs/999999 >/dev/null; expect nojob 404 refused
 http notproof "$tok_alice" GET "/v1/jobs/$job/proofs/5" >/dev/null; expect notproof 400 usage
 echo "ok: malformed JSON -> 400 at byte 17 (jansson: past the bad token); a non-object element -> 400; unknown circuit, ../ -> 404;" \
-  "over bob's 2K -> 413 (Content-Length); chunked over 1M -> 413; 404/405; proof index out of range -> 400"
+  "over bob's 2K -> 413 (Content-Length); chunked over 1M -> 413; a form body -> 415; 404/405; proof index out of range -> 400"
 
 # ---- cancel -----------------------------------------------------------------------------
 http can "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \

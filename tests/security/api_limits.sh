@@ -15,37 +15,17 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secapi
-need_bins cuzk-api
 attacker_init
-command -v curl >/dev/null && command -v openssl >/dev/null || { echo "SKIP: curl or openssl missing"; exit 77; }
-wgen_skip_without_tools
-bash "$MAKE_FIXTURES" -q >/dev/null
-FX="$FIXTURES/bn128/mulchain-10"
-VK="$FX/verification_key.json"
-gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$FX")" || fail "building the generator"
-n=0
+command -v openssl >/dev/null || { echo "SKIP: openssl missing"; exit 77; }
+api_init
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
   -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null ||
   fail "openssl could not make a certificate"
 api_tokens alice - 1 # one running job at most
 api_tokens bob
-port="$(free_port)"
-api_base="https://127.0.0.1:$port"
 CURL_TLS="--cacert $tmp/cert.pem"
-cat >"$tmp/cuzkd.conf" <<CONF
-buffer-mb = 16
-listen = 127.0.0.1:$port
-api-tokens = $tmp/tokens
-tls-cert = $tmp/cert.pem
-tls-key = $tmp/key.pem
-[circuit mul]
-zkey = $FX/circuit_final.zkey
-r1cs = $FX/circuit.r1cs
-witness-gen = $gen
-CONF
-daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 --test-finalizer-delay-ms 1500
-api_wait_up
+api_start https "" --test-finalizer-delay-ms 1500
 
 # ---- TLS -----------------------------------------------------------------------------
 http tls "$tok_bob" GET /v1/circuits >/dev/null; expect tls 200
