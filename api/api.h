@@ -100,6 +100,9 @@ struct api_body {
     int priority;         /* ?priority=N, -1 none */
 };
 
+/* The body as JSON: an object or an array of 1-4096 objects; else NULL, r = 400 (the
+ * byte offset where jansson stopped, or the element at fault). */
+json_t *api_parse_body(struct api_resp *r, const struct api_body *b);
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
 void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
@@ -108,8 +111,10 @@ void api_circuits(struct api_resp *r);
 void api_readyz(struct api_resp *r);
 void api_metrics(struct api_resp *r);
 
-/* http.c */
+/* http.c: serve on listen_fd (-1: none, connections come from api_add_conn: the
+ * fuzzer's); cert and key PEM text for HTTPS, or NULL. */
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen);
+int api_add_conn(int fd); /* 0 or -1 */
 void api_stop(void);
 
 #endif

@@ -16,6 +16,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <microhttpd.h>
 #include <openssl/evp.h>
 
@@ -324,21 +327,40 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
 {
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* The options that depend on the call last: an MHD_OPTION_END where one is
+     * not wanted ends the list there. */
+    struct MHD_OptionItem o[] = {
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, g_api.cfg.timeout_s, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, g_api.cfg.per_ip, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, g_api.cfg.max_conns, NULL },
+        { MHD_OPTION_THREAD_STACK_SIZE, 256 << 10, NULL },
+        { listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, listen_fd, NULL },
+        { cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert },
+        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key },
+        { MHD_OPTION_END, 0, NULL },
+    };
 
     if (cert) flags |= MHD_USE_TLS;
-    g_mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)g_api.cfg.timeout_s, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        (unsigned)g_api.cfg.per_ip, MHD_OPTION_CONNECTION_LIMIT, (unsigned)g_api.cfg.max_conns,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)(256 << 10), cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
-        cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+    if (listen_fd < 0) { /* no listening socket: the harness's connections only */
+        flags |= MHD_USE_NO_LISTEN_SOCKET;
+        memmove(&o[6], &o[7], 3 * sizeof(o[0]));
+    }
+    g_mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
     if (!g_mhd) {
         snprintf(err, errlen, "libmicrohttpd could not start%s",
                  cert ? " (is the TLS certificate and key valid?)" : "");
         return -1;
     }
     return 0;
+}
+
+int api_add_conn(int fd)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+    return MHD_add_connection(g_mhd, fd, (struct sockaddr *)&a, sizeof(a)) == MHD_YES ? 0 : -1;
 }
 
 void api_stop(void)

@@ -46,7 +46,7 @@ int api_sealed_memfd(const char *name, const void *data, size_t n)
 
 /* The body as JSON: an object or an array of objects, else a 400 with the byte
  * offset jansson stopped at. */
-static json_t *parse_body(struct api_resp *r, const struct api_body *b)
+json_t *api_parse_body(struct api_resp *r, const struct api_body *b)
 {
     void *m = b->len ? mmap(NULL, b->len, PROT_READ, MAP_SHARED, b->fd, 0) : NULL;
     json_error_t je;
@@ -99,7 +99,7 @@ static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, in
     size_t i;
 
     *nfds = 0;
-    if (!wtns && !(j = parse_body(r, b))) return -1;
+    if (!wtns && !(j = api_parse_body(r, b))) return -1;
     if (wtns || json_is_object(j)) {
         fds[(*nfds)++] = dup(b->fd);
         json_array_append_new(
