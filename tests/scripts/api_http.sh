@@ -11,6 +11,8 @@
 # limit 413; a form body 415; unknown path 404, wrong method 405. /v1/circuits shows no path of the
 # server. /healthz, /readyz, /metrics (the stats page's Prometheus text). kill -9 of
 # cuzk-api: cuzkd starts it again and it answers (and serves the proofs kept before).
+# kill -9 of cuzkd right after a submit: after the restart the job is done, the same
+# Idempotency-Key answers it, its proofs and an older job's are served from the store.
 # Every answer is checked against docs/openapi.json (tests/lib/openapi_check.py).
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
@@ -155,6 +157,30 @@ api_wait_up
 http again "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect again 200
 verify_proof again
 echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); the proof is served again"
+
+# ---- kill -9 of cuzkd right after a submit: the job and the proofs before it survive ----
+http k9 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
+  --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
+expect k9 202
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+for _ in $(seq 1 300); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.1; done
+daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
+api_wait_up
+http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
+  --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
+expect k9again 202
+[ "$(jfield k9again r.job)" = "$(jfield k9 r.job)" ] || fail "the idempotency key after the restart: $(cat "$tmp/http/k9again.body")"
+http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null; expect k9w 200
+[ "$(jfield k9w r.state)" = done ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
+for k in 0 1; do
+  http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null; expect "k9p$k" 200
+  verify_proof "k9p$k"
+done
+http oldp "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect oldp 200
+verify_proof oldp
+http oldbob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect oldbob 404 refused
+echo "ok: kill -9 of cuzkd after a submit: restarted, its API answers; the same Idempotency-Key -> the same job;" \
+  "both proofs and the first job's (from the store) verify; still 404 to bob"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
 echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
