@@ -27,7 +27,7 @@
 #include "cuzk/wgen_trust.h"
 #include "cuzk/zkey.h"
 
-static void cat_close(struct cat_entry *e)
+void catalog_entry_close(struct cat_entry *e)
 {
     if (e->zkey_fd >= 0) close(e->zkey_fd);
     if (e->r1cs_fd >= 0) close(e->r1cs_fd);
@@ -122,7 +122,7 @@ static int cat_r1cs_fits(struct cat_entry *e)
 
 /* A declaration opened: files, facts, the generator's trust. e->error says what failed
  * (the circuit is listed "failed" and refuses jobs). */
-static void cat_open(const struct sup *s, struct cat_entry *e, const struct circuit_decl *d)
+void catalog_entry_open(const struct cuzkd_config *c, struct cat_entry *e, const struct circuit_decl *d)
 {
     char err[512];
 
@@ -134,7 +134,7 @@ static void cat_open(const struct sup *s, struct cat_entry *e, const struct circ
     if (d->wgen[0]) {
         if ((e->wgen_fd = cat_open_file(e, "witness-gen", d->wgen)) < 0) return;
         /* The same rules as a client's generator: the operator's --wgen-dir. */
-        if (wgen_trust_check(e->wgen_fd, s->c->wgen_dir, d->wgen, err, sizeof(err))) {
+        if (wgen_trust_check(e->wgen_fd, c->wgen_dir, d->wgen, err, sizeof(err))) {
             snprintf(e->error, sizeof(e->error), "%s", err);
             return;
         }
@@ -192,7 +192,7 @@ void catalog_load(struct sup *s)
     for (uint32_t i = 0; i < s->c->n_circuits; i++) {
         struct cat_entry *e = &s->cat[s->n_cat++];
 
-        cat_open(s, e, &s->c->circuits[i]);
+        catalog_entry_open(s->c, e, &s->c->circuits[i]);
         if (e->error[0])
             logmsg("circuit %s: %s", e->d.name, e->error);
         else
@@ -257,12 +257,13 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
     int rc;
 
     *changed = NULL;
-    if (!s->c->config_path[0]) {
-        snprintf(err, errlen, "cuzkd was started without --config: no circuits to reload");
+    if (!s->c->config_path[0] && !s->c->circuits_dir[0]) {
+        snprintf(err, errlen, "cuzkd was started without --config or --circuits-dir: no circuits to reload");
         return -EINVAL;
     }
-    /* The whole file must read, or nothing changes: a typo keeps the running set. */
-    if ((rc = config_load_circuits(s->c->config_path, nd, &nn, err, errlen))) return rc;
+    /* The whole file (and directory) must read, or nothing changes: a typo keeps the
+         * running set. */
+    if ((rc = config_load_circuits(s->c->config_path, s->c->circuits_dir, nd, &nn, err, errlen))) return rc;
     if (!(ne = calloc(CIRCUIT_DECL_MAX, sizeof(*ne)))) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -271,7 +272,7 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
     for (uint32_t i = 0; i < nn; i++) {
         struct cat_entry *o = cat_find(s, nd[i].name), *e = &ne[i];
 
-        cat_open(s, e, &nd[i]);
+        catalog_entry_open(s->c, e, &nd[i]);
         if (e->error[0]) {
             what[i] = "failed";
             logmsg("circuit %s: %s", e->d.name, e->error);
@@ -297,7 +298,7 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
         if (!same_name)
             json_array_append_new(*changed, json_pack("{s:s,s:s}", "name", o->d.name, "change", "removed"));
         if (!kept && cat_preloaded(s, o->d.zkey)) cat_circuit_request(s, NULL, 1, o->d.zkey);
-        cat_close(o);
+        catalog_entry_close(o);
     }
     /* New or changed zkeys are preloaded (the preload of the same path is replaced:
          * new jobs take the new file, running jobs hold their own copies), and so is an
@@ -374,6 +375,6 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
 
 void catalog_free(struct sup *s)
 {
-    for (uint32_t i = 0; i < s->n_cat; i++) cat_close(&s->cat[i]);
+    for (uint32_t i = 0; i < s->n_cat; i++) catalog_entry_close(&s->cat[i]);
     s->n_cat = 0;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cuzk/error.h"
+#include "sup.h"
 
 int check_sd_notify(const char *state)
 {
@@ -467,6 +468,26 @@ static void check_state_dir(struct report *r, const struct cuzkd_config *c)
         "directory this user owns, or no-store");
 }
 
+/* Each declared circuit opened as cuzkd would at start (catalog.c): its facts, or why
+ * it would be listed failed and refuse its jobs. */
+static void check_circuits(struct report *r, const struct cuzkd_config *c)
+{
+    struct cat_entry *e = malloc(sizeof(*e));
+
+    for (uint32_t i = 0; e && i < c->n_circuits; i++) {
+        catalog_entry_open(c, e, &c->circuits[i]);
+        if (e->error[0]) {
+            item(r, "FAIL", "circuit", "%s: %s", c->circuits[i].name, e->error);
+            fix(r, "correct its section (or circuits-dir entry), then cuzk reload");
+        } else
+            item(r, "ok", "circuit", "%s: %s, %u constraints, %u public input(s), fingerprint %.16s...%s",
+                 c->circuits[i].name, e->curve, e->constraints, e->npublic, e->fp,
+                 c->circuits[i].wgen[0] ? ", with its witness generator" : "");
+        catalog_entry_close(e);
+    }
+    free(e);
+}
+
 int check_run(const struct cuzkd_config *c, FILE *f)
 {
     struct report r = { .f = f };
@@ -492,6 +513,7 @@ int check_run(const struct cuzkd_config *c, FILE *f)
     check_bins(&r, c);
     check_run_dir(&r, c);
     check_state_dir(&r, c);
+    check_circuits(&r, c);
 
     if (plan_topology_load(&topo, c->topology, c->synthetic, err, sizeof(err))) {
         item(&r, "FAIL", "placement", "%s", err);

@@ -1,6 +1,7 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
 #include "cuzk/config.h"
 #include "cuzk/circuit_decl.h"
+#include "cuzk/circuits_dir.h"
 #include "cuzk/version.h"
 #include "cuzk/error.h"
 #include "cuzk/fleet_pg.h"
@@ -119,6 +120,9 @@ void config_usage(FILE *f)
           "                       and, for HTTPS, --tls-cert FILE --tls-key FILE\n"
           "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
           "                       every partition and sleeps N ms in that step\n"
+          "  --circuits-dir DIR   more circuits by name: DIR/NAME.conf (a [circuit NAME]\n"
+          "                       section's lines) or DIR/NAME/circuit.zkey (with\n"
+          "                       circuit.wgen, circuit.r1cs when present)\n"
           "  --wgen-dir DIR[:DIR] the only places witness generators are taken from\n"
           "                       (root's directories, on a local file system; default\n"
           "                       none: jobs from input.json are refused)\n"
@@ -293,6 +297,7 @@ static const struct path_opt path_opts[] = {
     PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
     PATH_OPT("listen", api_listen),       PATH_OPT("api-tokens", api_tokens),
     PATH_OPT("tls-cert", tls_cert),       PATH_OPT("tls-key", tls_key),
+    PATH_OPT("circuits-dir", circuits_dir),
 };
 
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)
@@ -397,22 +402,31 @@ static int ini_section(struct ini_state *st, const char *s, char *err, size_t er
     if (st->cur && (rc = circuit_decl_done(st->cur, err, errlen))) return rc;
     st->cur = NULL;
     if ((rc = circuit_decl_header(s, name, err, errlen)) <= 0) return rc;
-    for (uint32_t i = 0; i < st->c->n_circuits; i++)
-        if (!strcmp(st->c->circuits[i].name, name)) {
-            snprintf(err, errlen, "circuit %s is declared twice", name);
-            return -EINVAL;
-        }
-    if (st->c->n_circuits >= CIRCUIT_DECL_MAX) {
-        snprintf(err, errlen, "more than %d circuits declared", CIRCUIT_DECL_MAX);
-        return -EINVAL;
-    }
-    st->cur = &st->c->circuits[st->c->n_circuits++];
-    memset(st->cur, 0, sizeof(*st->cur));
-    snprintf(st->cur->name, sizeof(st->cur->name), "%s", name);
-    return 0;
+    return (st->cur = config_circuit_new(st->c, name, err, errlen)) ? 0 : -EINVAL;
 }
 
-int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen)
+struct circuit_decl *config_circuit_new(struct cuzkd_config *c, const char *name, char *err, size_t errlen)
+{
+    struct circuit_decl *d;
+
+    for (uint32_t i = 0; i < c->n_circuits; i++)
+        if (!strcmp(c->circuits[i].name, name)) {
+            snprintf(err, errlen, "circuit %s is declared twice", name);
+            return NULL;
+        }
+    if (c->n_circuits >= CIRCUIT_DECL_MAX) {
+        snprintf(err, errlen, "more than %d circuits declared", CIRCUIT_DECL_MAX);
+        return NULL;
+    }
+    d = &c->circuits[c->n_circuits++];
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    return d;
+}
+
+/* An INI file into c; circuit: a circuits-dir's NAME.conf, whose lines are that
+ * circuit's section ("[circuit NAME]" already open, no other may open). */
+static int load_ini(struct cuzkd_config *c, const char *path, const char *circuit, char *err, size_t errlen)
 {
     char line[2048], sub[512];
     unsigned lineno = 0;
@@ -422,8 +436,16 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
 
     if (!f) {
         rc = -errno;
-        snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s %s: %s", circuit ? "circuits-dir:" : "--config", path, strerror(errno));
         return rc;
+    }
+    if (circuit) {
+        snprintf(line, sizeof(line), "[circuit %s]", circuit);
+        if ((rc = ini_section(&st, line, sub, sizeof(sub)))) {
+            snprintf(err, errlen, "%s: %s", path, sub);
+            fclose(f);
+            return rc;
+        }
     }
     while (fgets(line, sizeof(line), f)) {
         char *s, *eq, *name, *val;
@@ -434,6 +456,12 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
         s = trim(line);
         if (!*s) continue;
         if (*s == '[' && s[strlen(s) - 1] == ']') {
+            if (circuit) {
+                rc = -EINVAL;
+                snprintf(err, errlen, "%s:%u: a circuit's file holds no section (its name is the file's)",
+                         path, lineno);
+                break;
+            }
             if ((rc = ini_section(&st, s, sub, sizeof(sub)))) {
                 snprintf(err, errlen, "%s:%u: %s", path, lineno, sub);
                 break;
@@ -490,17 +518,32 @@ int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t
     return rc;
 }
 
-int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err, size_t errlen)
+int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen)
+{
+    return load_ini(c, path, NULL, err, errlen);
+}
+
+int config_load_circuit_file(struct cuzkd_config *c, const char *path, const char *name, char *err,
+                             size_t errlen)
+{
+    return load_ini(c, path, name, err, errlen);
+}
+
+int config_load_circuits(const char *path, const char *dir, struct circuit_decl *out, uint32_t *n, char *err,
+                         size_t errlen)
 {
     struct cuzkd_config *c = malloc(sizeof(*c));
-    int rc;
+    int rc = 0;
 
     if (!c) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
     config_defaults(c);
-    if (!(rc = config_load_file(c, path, err, errlen))) {
+    if (path[0]) rc = config_load_file(c, path, err, errlen);
+    if (!rc && !c->circuits_dir[0] && dir) snprintf(c->circuits_dir, sizeof(c->circuits_dir), "%s", dir);
+    if (!rc && c->circuits_dir[0]) rc = circuits_dir_read(c, err, errlen);
+    if (!rc) {
         memcpy(out, c->circuits, c->n_circuits * sizeof(*out));
         *n = c->n_circuits;
     }
@@ -583,7 +626,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
             return -EINVAL;
         }
     }
-    return 0;
+    /* The circuits of a circuits-dir join the config's [circuit NAME] sections. */
+    return c->circuits_dir[0] ? circuits_dir_read(c, err, errlen) : 0;
 }
 
 int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)

@@ -337,6 +337,8 @@ int journal_record(struct sup *s, const struct control_submit *sub, json_t *copi
                    const struct control_peer *peer, char *err, size_t errlen);
 
 /* catalog.c */
+void catalog_entry_open(const struct cuzkd_config *c, struct cat_entry *e, const struct circuit_decl *d);
+void catalog_entry_close(struct cat_entry *e);
 void catalog_load(struct sup *s);
 json_t *catalog_json(const struct sup *s);
 int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen);

@@ -25,6 +25,7 @@
 #include "cuzk/fleet_client.h"
 #include "cuzk/os.h"
 #include "cuzk/metrics_cmd.h"
+#include "cuzk/proof_cmd.h"
 #include "cuzk/trace_export.h"
 #include "cuzk/wgen.h"
 #include "cuzk/zkey.h"
@@ -48,6 +49,12 @@ void client_usage(FILE *f)
           "                      each witness with G (cuzk build-witness); in1.json ->\n"
           "                      DIR/in1.proof.json\n"
           "  prove --circuit NAME --out DIR [--priority P] [--wait] W1.wtns|IN1.json ...\n"
+          "  prove --circuit NAME --keep-in-store [...] W1.wtns|IN1.json ...\n"
+          "                      no out dir: cuzkd keeps the proofs in its job store\n"
+          "                      (--store-keep-days), fetched with `cuzk proof`\n"
+          "  proof JOB K [--out DIR]  partition K's stored proof (from 0, in input order):\n"
+          "                      DIR/JOB-K.proof.json and .public.json, or without --out\n"
+          "                      {\"proof\",\"publicSignals\"} on stdout\n"
           "                      the same against a circuit the operator declared in\n"
           "                      cuzkd.conf ([circuit NAME]): cuzkd opens its zkey, r1cs\n"
           "                      and generator; .json inputs need its witness-gen\n"
@@ -300,8 +307,10 @@ static void print_job(json_t *j)
     json_t *parts = json_object_get(j, "parts"), *p;
     size_t i;
 
-    printf("job %lld: %s, %lld/%lld done, %lld failed%s%s\n", jint(j, "id"), jstr(j, "state"),
-           jint(j, "done"), jint(j, "partitions"), jint(j, "failed"),
+    printf("job %lld: %s, %lld/%lld done, %lld failed%s%s%s%s%s%s%s\n", jint(j, "id"), jstr(j, "state"),
+           jint(j, "done"), jint(j, "partitions"), jint(j, "failed"), json_object_get(j, "circuit") ? "  circuit " : "",
+           jshow(j, "circuit"), json_object_get(j, "tenant") ? "  tenant " : "", jshow(j, "tenant"),
+           json_object_get(j, "results") ? "  (proofs in the job store)" : "",
            json_object_get(j, "reason") ? ": " : "", jshow(j, "reason"));
     json_array_foreach (parts, i, p) {
         printf("  %-24s %-8s", jshow(p, "name"), jstr(p, "state"));
@@ -340,7 +349,7 @@ static int cmd_prove(struct client *c, int argc, char **argv)
 {
     const char *zkey_arg = NULL, *out = NULL, *r1cs = NULL, *gen = NULL, *circuit = NULL;
     long long prio = 0;
-    int wait = 0, rc, nw = 0, inputs;
+    int wait = 0, keep = 0, rc, nw = 0, inputs;
     char(*names)[PIPE_NAME_LEN];
     struct fdset fs = { 0 };
     json_t *req, *w, *r;
@@ -362,6 +371,8 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             prio = atoll(argv[++i]);
         else if (!strcmp(a, "--wait"))
             wait = 1;
+        else if (!strcmp(a, "--keep-in-store"))
+            keep = 1;
         else if (!strcmp(a, "--help")) {
             client_usage(stdout);
             return 0;
@@ -391,8 +402,10 @@ static int cmd_prove(struct client *c, int argc, char **argv)
         }
         inputs = js;
     }
-    if ((!zkey_arg && !circuit) || !out || !nw) {
-        fprintf(stderr, "cuzk prove: needs --zkey Z (or --circuit NAME) --out DIR and at least one %s\n",
+    if ((!zkey_arg && !circuit) || !out == !keep || !nw) {
+        fprintf(stderr,
+                "cuzk prove: needs --zkey Z (or --circuit NAME), --out DIR (or --keep-in-store) and at "
+                "least one %s\n",
                 inputs ? "input.json" : ".wtns");
         return CUZK_EXIT_USAGE;
     }
@@ -452,8 +465,12 @@ static int cmd_prove(struct client *c, int argc, char **argv)
             goto bad;
         else
             json_object_set_new(req, "zkey", ref);
-        if (add_file(&fs, "out", out, 1, &ref)) goto bad;
-        json_object_set_new(req, "out_dir", ref);
+        if (keep)
+            json_object_set_new(req, "results", json_string("store"));
+        else if (add_file(&fs, "out", out, 1, &ref))
+            goto bad;
+        else
+            json_object_set_new(req, "out_dir", ref);
         if (r1cs) {
             if (add_file(&fs, "r1cs", r1cs, 0, &ref)) goto bad;
             json_object_set_new(req, "r1cs", ref);
@@ -674,9 +691,10 @@ static void print_status_all(json_t *r)
         char who[64];
 
         owner_name(o, who, sizeof(who));
-        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s  %s%s\n", jint(o, "id"),
+        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s%s%s%s%s  %s%s\n", jint(o, "id"),
                jstr(o, "state"), jint(o, "done"), jint(o, "partitions"), jint(o, "failed"), who,
-               jshow(o, "out_dir"),
+               json_object_get(o, "tenant") ? "  tenant " : "", jshow(o, "tenant"),
+               json_object_get(o, "circuit") ? "  circuit " : "", jshow(o, "circuit"), jshow(o, "out_dir"),
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
@@ -875,6 +893,18 @@ int client_main(int argc, char **argv)
         rc = cmd_circuit(&c, argc, argv, cmd);
     else if (!strcmp(cmd, "trace"))
         rc = cmd_trace(&c, argc, argv);
+    else if (!strcmp(cmd, "proof")) {
+        json_int_t k;
+        json_t *r;
+
+        if (argc < 3 || parse_job(argv[1], &job) || parse_job(argv[2], &k) ||
+            (argc != 3 && (argc != 5 || strcmp(argv[3], "--out"))))
+            goto usage;
+        if ((rc = connect_daemon(&c))) return rc;
+        r = request(&c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
+        rc = !r ? CUZK_EXIT_NO_DAEMON : !is_ok(r) ? print_error(&c, r) : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
+        json_decref(r);
+    }
     else {
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;

@@ -31,6 +31,8 @@ struct cuzkd_config {
     char state_dir[CONFIG_PATH_MAX]; /* the job store (store.h): STATE_DIR/INSTANCE.db */
     int no_store;                    /* --no-store: jobs live in memory only (lost with cuzkd) */
     char wgen_dir[CONFIG_PATH_MAX];  /* --wgen-dir DIR[:DIR]: where generators may lie */
+    char circuits_dir[CONFIG_PATH_MAX]; /* circuits-dir: more circuits, a file or folder each
+                                         * (circuits_dir.h) */
     char queue[CONFIG_PATH_MAX];     /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
     uint32_t queue_lease_s;          /* --queue-lease: seconds a claim is held unrenewed */
     uint32_t queue_parallel;         /* --queue-parallel: fleet partitions in this cuzkd at once */
@@ -102,12 +104,22 @@ void config_defaults(struct cuzkd_config *c);
  * a sentence in err (state of the other options unchanged). */
 int config_set(struct cuzkd_config *c, const char *name, const char *value, char *err, size_t errlen);
 
-/* Only the [circuit NAME] sections of an INI file (cuzk reload, SIGHUP): into
- * out[0..*n), at most CIRCUIT_DECL_MAX. 0, -errno or -EINVAL with err. */
-int config_load_circuits(const char *path, struct circuit_decl *out, uint32_t *n, char *err, size_t errlen);
+/* Only the circuits of an INI file (cuzk reload, SIGHUP): its [circuit NAME] sections
+ * and those of its circuits-dir, else of dir (the one cuzkd was started with; NULL or
+ * "" none); path "": dir's alone. Into out[0..*n), at most CIRCUIT_DECL_MAX. 0, -errno
+ * or -EINVAL with err. */
+int config_load_circuits(const char *path, const char *dir, struct circuit_decl *out, uint32_t *n, char *err,
+                         size_t errlen);
 
 /* Apply an INI file. 0, -errno (unreadable) or -EINVAL (bad line: err names file:line). */
 int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen);
+/* A new, empty declaration of circuit name in c->circuits: NULL with err when the
+ * name is declared already or there is no room (CIRCUIT_DECL_MAX). */
+struct circuit_decl *config_circuit_new(struct cuzkd_config *c, const char *name, char *err, size_t errlen);
+/* A circuits-dir's NAME.conf: the lines of a [circuit NAME] section without its
+ * header (no section may open in it), added to c->circuits. 0 or as the above. */
+int config_load_circuit_file(struct cuzkd_config *c, const char *path, const char *name, char *err,
+                             size_t errlen);
 
 /* Defaults, then --config FILE if given, then every other option of argv[1..].
  * Returns 0, 1 for --help (usage printed to stdout), or -EINVAL with err set. */

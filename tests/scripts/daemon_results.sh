@@ -4,7 +4,8 @@
 # sealed memfds (as the API passes a request body), a tenant and an idempotency key;
 # the job JSON's circuit, tenant, results, submitted_unix and per-part timings_ms; the
 # proof request's answers (snarkjs verifies every proof it returns) and refusals
-# (another job's kind, an index out of range, no such job); the same key and body
+# (another job's kind, an index out of range, no such job, a failed partition:
+# part_failed with its reason); an input.json body too; the same key and body
 # again answers the first job, another body is idempotency_conflict. kill -9 of cuzkd
 # right after a submit is accepted: the next cuzkd resumes it and serves its proofs,
 # and serves the first job's from the store (status too), the idempotency keys hold
@@ -24,6 +25,15 @@ cp "$BN/circuit_final.zkey" "$tmp/z/bn.zkey"
 for i in 1 2 3 4; do cp "$BN/witness.wtns" "$tmp/in/w$i.wtns"; done
 conf="$tmp/cuzkd.conf"
 printf 'buffer-mb = 16\n[circuit mul-bn]\nzkey = %s\nr1cs = %s\n' "$tmp/z/bn.zkey" "$BN/circuit.r1cs" >"$conf"
+# The circuit's generator, for an input.json body, when this machine can build one.
+gen=""
+if command -v "${CXX:-g++}" >/dev/null 2>&1 && command -v "${NASM:-nasm}" >/dev/null 2>&1; then
+  . "$ROOT/tests/lib/wgen.sh"
+  gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$BN")" || fail "building the generator"
+  echo "witness-gen = $gen" >>"$conf"
+else
+  echo "note: no g++/nasm: the input.json body over a memfd is left out"
+fi
 
 memfd() { python3 "$ROOT/tests/lib/send_memfd.py" "$run/$inst.sock" "$@"; }
 sha() { printf '%s' "$1" | sha256sum | cut -c1-64; }
@@ -61,6 +71,22 @@ proof_ok "$j1" 0
 proof_ok "$j1" 1
 echo "ok: submit by name over sealed memfds with \"results\":\"store\": job $j1 done, its JSON has circuit, tenant, results, submitted_unix, timings_ms; 2 stored proofs verify"
 
+if [ -n "$gen" ]; then
+  r="$(memfd '{"req":"submit","circuit":"mul-bn","fds":1,"inputs":[{"fd":0,"path":"body"}],"results":"store","tenant":"acme"}' "$BN/input.json")"
+  ji="$(js 'r.job' "$r")"
+  [ "$(js 'r.ok' "$r")" = true ] || fail "input.json over a memfd: $r"
+  cuzk wait "$ji" >/dev/null || fail "input.json job $ji: $(cuzk --json status "$ji")"
+  proof_ok "$ji" 0
+  echo "ok: an input.json body over a sealed memfd (job $ji): the circuit's generator computed the witness; the stored proof verifies"
+  echo '{"nosuch": 1}' >"$tmp/in/bad.json"
+  r="$(memfd '{"req":"submit","circuit":"mul-bn","fds":1,"inputs":[{"fd":0,"path":"bad"}],"results":"store"}' "$tmp/in/bad.json")"
+  jf="$(js 'r.job' "$r")"
+  cuzk wait "$jf" >/dev/null 2>&1 || true
+  r="$(send "{\"req\":\"proof\",\"job\":$jf,\"index\":0}")"
+  [ "$(js 'r.error' "$r")" = part_failed ] && grep -q nosuch <<<"$r" || fail "proof of a failed partition: $r"
+  echo "ok: proof of a partition whose input.json names no signal of the circuit -> part_failed: $(js 'r.message' "$r" | cut -c1-100)"
+fi
+
 # ---- idempotency: the same key and body answer the first job; another body conflicts --
 r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js '[r.ok, r.job, r.partitions, r.existing].join(" ")' "$r")" = "true $j1 2 true" ] || fail "same key and body: $r"
@@ -84,11 +110,17 @@ jo="$(js 'r.job' "$(head -n1 <<<"$out")")"
 expect_error "proof of a job with an out dir" bad_request "{\"req\":\"proof\",\"job\":$jo,\"index\":0}"
 
 # ---- kill -9 of cuzkd right after a submit is accepted -------------------------------------
+# The worker stopped first: the job is surely unfinished when cuzkd dies.
+wpids="$(stage_pids gpuworker)"; [ -n "$wpids" ] || fail "no gpuworker"
+kill -STOP $wpids
 s2="$(sha body-three)"
 r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp/in/w3.wtns" "$tmp/in/w4.wtns")"
 j2="$(js 'r.job' "$r")"
 [ "$(js 'r.ok && r.partitions' "$r")" = 4 ] || fail "second store submit: $r"
+[ "$(js 'r.job.done' "$(cuzk --json status "$j2")")" = 0 ] || fail "job $j2 has proofs with its worker stopped"
+expect_error "proof of a partition not yet proved" not_ready "{\"req\":\"proof\",\"job\":$j2,\"index\":3}"
 kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
+kill -KILL $wpids; kill -CONT $wpids 2>/dev/null || true
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 cuzk wait "$j2" >/dev/null || fail "job $j2 did not finish after the restart: $(cuzk --json status "$j2")"
 for k in 0 1 2 3; do proof_ok "$j2" "$k"; done
@@ -102,4 +134,33 @@ r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "key k2 with another body after the restart: $r"
 ls "$tmp/state/$inst.results" | grep -q . && fail "staging dirs left: $(ls "$tmp/state/$inst.results")"
-echo "ok: kill -9 after job $j2 was accepted: the next cuzkd finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
+grep -q "job $j2 resumed from the job store" "$tmp/cuzkd.log" || fail "job $j2 was not resumed"
+echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzkd resumed and finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
+
+# ---- the CLI: prove --keep-in-store, proof JOB K --out DIR, status ---------------------------
+out="$(cuzk prove --circuit mul-bn --keep-in-store --wait "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")" || fail "prove --keep-in-store: $out"
+grep -q "circuit mul-bn" <<<"$out" && grep -q "in the job store" <<<"$out" || fail "prove --keep-in-store --wait printed: $out"
+j3="$(sed -n 's/^job \([0-9]*\):.*/\1/p' <<<"$out" | head -n1)"
+mkdir -p "$tmp/cli"
+for k in 0 1; do
+  cuzk proof "$j3" "$k" --out "$tmp/cli" >/dev/null || fail "cuzk proof $j3 $k"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/cli/$j3-$k.public.json" "$tmp/cli/$j3-$k.proof.json" 2>&1 | grep -q OK \
+    || fail "snarkjs rejects cuzk proof $j3 $k"
+  nproofs=$((nproofs + 1))
+done
+[ "$(js 'r.publicSignals.length' "$(cuzk proof "$j3" 0)")" = 2 ] || fail "cuzk proof without --out: $(cuzk proof "$j3" 0)"
+rc=0; cuzk proof "$j3" 5 >/dev/null 2>&1 || rc=$?
+[ "$rc" = 21 ] || fail "cuzk proof of an index out of range exited $rc, expected 21 (refused)"
+cuzk status | grep "job $j3 " | grep -q "circuit mul-bn" || fail "cuzk status: $(cuzk status | tail -n 8)"
+cuzk status "$j2" | head -n1 | grep -q "circuit mul-bn  tenant acme" || fail "cuzk status $j2: $(cuzk status "$j2")"
+echo "ok: cuzk prove --circuit mul-bn --keep-in-store (job $j3), cuzk proof $j3 K --out DIR: snarkjs verifies; status shows tenant and circuit"
+
+echo "ok: $nproofs stored proofs verified by snarkjs"
+daemon_shutdown_clean
+
+# ---- --no-store: nothing to keep proofs or keys in --------------------------------------------
+daemon_start --config "$conf" --devices cpu:1 --no-store
+r="$(memfd "$(submit_line k9 "$s1" 1)" "$tmp/in/w1.wtns")"
+[ "$(js 'r.error' "$r")" = bad_request ] || fail "a store submit under --no-store: $r"
+echo "ok: a store submit to a cuzkd with --no-store -> bad_request: $(js 'r.message' "$r")"
+daemon_shutdown_clean

@@ -1,13 +1,16 @@
 /* test_circuit_decl.c — the [circuit NAME] sections of cuzkd.conf (circuit_decl.h),
- * line by line and as config_load_file reads a whole file (no daemon). */
+ * line by line, as config_load_file reads a whole file, and a circuits-dir's entries
+ * (circuits_dir.h) on a real directory (no daemon). */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cuzk/circuit_decl.h"
+#include "cuzk/circuits_dir.h"
 #include "cuzk/config.h"
 
 #include "helper_test.h"
@@ -139,6 +142,73 @@ TEST(test_circuit_decl_in_config_file, 1)
         ck_assert_ptr_nonnull(strstr(err, "more than"));
     }
     free(c);
+}
+END_TEST
+
+/* Write text to DIR/rel (a file), or make DIR/rel a folder (text NULL). */
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char p[512];
+    FILE *f;
+
+    snprintf(p, sizeof(p), "%s/%s", dir, rel);
+    if (!text) {
+        ck_assert_int_eq(mkdir(p, 0755), 0);
+        return;
+    }
+    ck_assert_ptr_nonnull(f = fopen(p, "w"));
+    fputs(text, f);
+    fclose(f);
+}
+
+TEST(test_circuits_dir_entries, 1)
+{
+    char dir[] = "/tmp/test_circuits_dir.XXXXXX", cdir[] = "/tmp/test_circuits_conf.XXXXXX";
+    char conf[600], text[700], err[512], cmd[600];
+    struct circuit_decl d[CIRCUIT_DECL_MAX];
+    uint32_t n = 0;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_ptr_nonnull(mkdtemp(cdir));
+    put(dir, "alpha.conf", "zkey = /z/alpha.zkey\nmax-input-bytes = 2K\n");
+    put(dir, "beta", NULL);
+    put(dir, "beta/circuit.zkey", "");
+    put(dir, "beta/circuit.wgen", "");
+    put(dir, "README", "not a circuit\n");
+    put(dir, ".hidden.conf", "zkey = /z/h.zkey\n");
+    /* a config file's section first, then the directory's entries in name order */
+    snprintf(text, sizeof(text), "circuits-dir = %s\n[circuit gamma]\nzkey = /z/g.zkey\n", dir);
+    put(cdir, "cuzkd.conf", text);
+    snprintf(conf, sizeof(conf), "%s/cuzkd.conf", cdir);
+    ck_assert_msg(config_load_circuits(conf, NULL, d, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(n, 3);
+    ck_assert_str_eq(d[0].name, "gamma");
+    ck_assert_str_eq(d[1].name, "alpha");
+    ck_assert_str_eq(d[1].zkey, "/z/alpha.zkey");
+    ck_assert_int_eq(d[1].max_input_bytes, 2048);
+    ck_assert_str_eq(d[2].name, "beta");
+    ck_assert_ptr_nonnull(strstr(d[2].zkey, "/beta/circuit.zkey"));
+    ck_assert_ptr_nonnull(strstr(d[2].wgen, "/beta/circuit.wgen"));
+    ck_assert_str_eq(d[2].r1cs, "");
+    /* the directory alone (cuzkd started with --circuits-dir, no --config) */
+    ck_assert_msg(config_load_circuits("", dir, d, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(n, 2);
+    /* refused: a name declared twice, a section inside NAME.conf, an entry that is no name */
+    put(dir, "beta.conf", "zkey = /z/b.zkey\n");
+    ck_assert_int_eq(config_load_circuits("", dir, d, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "declared twice"), "%s", err);
+    snprintf(cmd, sizeof(cmd), "%s/beta.conf", dir);
+    unlink(cmd);
+    put(dir, "delta.conf", "[circuit other]\nzkey = /z/b.zkey\n");
+    ck_assert_int_eq(config_load_circuits("", dir, d, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "holds no section"), "%s", err);
+    snprintf(cmd, sizeof(cmd), "%s/delta.conf", dir);
+    unlink(cmd);
+    put(dir, "-bad.conf", "zkey = /z/b.zkey\n");
+    ck_assert_int_eq(config_load_circuits("", dir, d, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "does not name a circuit"), "%s", err);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", dir, cdir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 

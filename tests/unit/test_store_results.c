@@ -1,0 +1,235 @@
+/* test_store_results.c — the job store's results, idempotency keys and read-back
+ * (store_results.h) on a real SQLite file in a temp dir: round trips across a reopen,
+ * one key per tenant, pruning (--store-keep-days) taking a job's proofs and key with
+ * it, and a version 1 store migrated with its jobs kept. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include <cuzk/store.h>
+#include <cuzk/store_results.h>
+
+#include "helper_test.h"
+
+static char dir[64], path[128], err[1024];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/cuzk-test-results-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/t.db", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[160];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static struct store *open_store(void)
+{
+    struct store *st;
+
+    ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+    return st;
+}
+
+/* Job id of two partitions; key: its idempotency key for tenant acme (NULL none).
+ * store_job_add's return. */
+static int add_job(struct store *st, uint64_t id, const char *tenant, const char *key, const char *sha)
+{
+    static const char *const names[2] = { "a", "b" };
+    char req[512];
+
+    if (key)
+        snprintf(req, sizeof(req),
+                 "{\"results\":\"store\",\"tenant\":\"%s\",\"idempotency_key\":\"%s\",\"body_sha256\":\"%s\"}", tenant,
+                 key, sha);
+    else
+        snprintf(req, sizeof(req), "{\"results\":\"store\"}");
+    return store_job_add(st, id, req, 2, names, err, sizeof(err));
+}
+
+struct got {
+    int calls;
+    enum store_job_state state;
+    uint32_t n;
+    enum store_part_state ps[2];
+    int64_t submitted;
+};
+
+static int got_job(void *arg, const struct store_job *j)
+{
+    struct got *g = arg;
+
+    g->calls++;
+    g->state = j->state_job;
+    g->n = j->n_parts;
+    g->submitted = j->submitted;
+    for (uint32_t i = 0; i < j->n_parts && i < 2; i++) g->ps[i] = j->state[i];
+    return 7;
+}
+
+/* Job id done with its two proofs, committed. */
+static void finish_job(struct store *st, uint64_t id)
+{
+    for (uint32_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(store_result_put(st, id, i, "{\"pi_a\":[]}", "[\"1\",\"2\"]", "{\"prove\":5}"), 0);
+        ck_assert_int_eq(store_part_set(st, id, i, STORE_DONE, NULL), 0);
+    }
+    ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
+    ck_assert_msg(store_commit(st, err, sizeof(err)) == 0, "%s", err);
+}
+
+TEST(test_results_round_trip_across_reopen, 1)
+{
+    struct store *st = open_store();
+    struct got g = { 0 };
+    char *p, *q, *t;
+    int cbret;
+
+    ck_assert_msg(add_job(st, 1, "acme", "k1", "ab") == 0, "%s", err);
+    finish_job(st, 1);
+    store_close(st);
+    st = open_store();
+    ck_assert_int_eq(store_job_one(st, 1, got_job, &g, &cbret, err, sizeof(err)), 1);
+    ck_assert_int_eq(cbret, 7);
+    ck_assert_int_eq(g.calls, 1);
+    ck_assert_int_eq(g.state, STORE_JOB_DONE);
+    ck_assert_int_eq(g.n, 2);
+    ck_assert_int_eq(g.ps[1], STORE_DONE);
+    ck_assert(g.submitted > 1600000000 && g.submitted <= (int64_t)time(NULL));
+    ck_assert_int_eq(store_result_get(st, 1, 1, &p, &q, &t, err, sizeof(err)), 1);
+    ck_assert_str_eq(p, "{\"pi_a\":[]}");
+    ck_assert_str_eq(q, "[\"1\",\"2\"]");
+    ck_assert_str_eq(t, "{\"prove\":5}");
+    free(p);
+    free(q);
+    free(t);
+    /* no row: 0, nothing allocated */
+    ck_assert_int_eq(store_result_get(st, 1, 2, &p, &q, &t, err, sizeof(err)), 0);
+    ck_assert_ptr_null(p);
+    ck_assert_int_eq(store_job_one(st, 2, got_job, &g, &cbret, err, sizeof(err)), 0);
+    ck_assert_int_eq(g.calls, 1);
+    store_close(st);
+}
+END_TEST
+
+TEST(test_results_idempotency_key_per_tenant, 1)
+{
+    struct store *st = open_store();
+    struct got g = { 0 };
+    char sha[65];
+    uint64_t job = 0;
+    int cbret;
+
+    ck_assert_msg(add_job(st, 1, "acme", "k", "aa") == 0, "%s", err);
+    ck_assert_int_eq(store_idem_find(st, "acme", "k", &job, sha, err, sizeof(err)), 1);
+    ck_assert_int_eq(job, 1);
+    ck_assert_str_eq(sha, "aa");
+    ck_assert_int_eq(store_idem_find(st, "other", "k", &job, sha, err, sizeof(err)), 0);
+    /* the same key of the same tenant again: the whole job is refused, not recorded */
+    ck_assert_int_lt(add_job(st, 2, "acme", "k", "bb"), 0);
+    ck_assert_int_eq(store_job_one(st, 2, got_job, &g, &cbret, err, sizeof(err)), 0);
+    /* another tenant's key of the same text is its own */
+    ck_assert_msg(add_job(st, 3, "other", "k", "cc") == 0, "%s", err);
+    ck_assert_int_eq(store_idem_find(st, "other", "k", &job, sha, err, sizeof(err)), 1);
+    ck_assert_int_eq(job, 3);
+    /* a job without a key records none */
+    ck_assert_msg(add_job(st, 4, NULL, NULL, NULL) == 0, "%s", err);
+    store_close(st);
+    st = open_store(); /* durable: the key holds across a reopen (a cuzkd restart) */
+    ck_assert_int_eq(store_idem_find(st, "acme", "k", &job, sha, err, sizeof(err)), 1);
+    ck_assert_int_eq(job, 1);
+    store_close(st);
+}
+END_TEST
+
+TEST(test_results_pruned_with_their_job, 1)
+{
+    struct store *st = open_store();
+    char *p, *q, *t, sha[65];
+    uint64_t job, n = 0;
+
+    ck_assert_msg(add_job(st, 1, "acme", "k1", "aa") == 0, "%s", err);
+    ck_assert_msg(add_job(st, 2, "acme", "k2", "bb") == 0, "%s", err);
+    finish_job(st, 1);
+    finish_job(st, 2);
+    /* --store-keep-days: finished before now+10 s, so both are old enough; the newest stays */
+    ck_assert_msg(store_prune(st, (int64_t)time(NULL) + 10, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(store_result_get(st, 1, 0, &p, &q, &t, err, sizeof(err)), 0);
+    ck_assert_int_eq(store_idem_find(st, "acme", "k1", &job, sha, err, sizeof(err)), 0);
+    ck_assert_int_eq(store_result_get(st, 2, 0, &p, &q, &t, err, sizeof(err)), 1);
+    free(p);
+    free(q);
+    free(t);
+    ck_assert_int_eq(store_idem_find(st, "acme", "k2", &job, sha, err, sizeof(err)), 1);
+    /* not old enough: kept */
+    ck_assert_msg(add_job(st, 3, "acme", "k3", "cc") == 0, "%s", err);
+    finish_job(st, 3);
+    ck_assert_msg(store_prune(st, (int64_t)time(NULL) - 3600, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(n, 0);
+    store_close(st);
+}
+END_TEST
+
+TEST(test_results_version1_store_migrated, 1)
+{
+    struct store *st;
+    struct got g = { 0 };
+    sqlite3 *db;
+    sqlite3_stmt *v;
+    char *p, *q, *t;
+    int cbret;
+
+    /* A store as a cuzkd of schema version 1 left it, with a running job. */
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db,
+                     "PRAGMA journal_mode=WAL;"
+                     "CREATE TABLE jobs(id INTEGER PRIMARY KEY, request TEXT NOT NULL, "
+                     "  state TEXT NOT NULL DEFAULT 'running', submitted INTEGER, finished INTEGER);"
+                     "CREATE TABLE parts(job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE, "
+                     "  idx INTEGER NOT NULL, name TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'queued', "
+                     "  reason TEXT, PRIMARY KEY(job, idx)) WITHOUT ROWID;"
+                     "CREATE INDEX jobs_state ON jobs(state);"
+                     "INSERT INTO jobs(id, request, submitted) VALUES(5, '{}', 1700000000);"
+                     "INSERT INTO parts(job, idx, name) VALUES(5, 0, 'a'), (5, 1, 'b');"
+                     "PRAGMA user_version = 1;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    st = open_store();
+    ck_assert_int_eq(store_job_one(st, 5, got_job, &g, &cbret, err, sizeof(err)), 1);
+    ck_assert_int_eq(g.state, STORE_JOB_RUNNING);
+    ck_assert_int_eq(g.n, 2);
+    ck_assert_int_eq(g.submitted, 1700000000);
+    finish_job(st, 5);
+    ck_assert_int_eq(store_result_get(st, 5, 0, &p, &q, &t, err, sizeof(err)), 1);
+    free(p);
+    free(q);
+    free(t);
+    store_close(st);
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(v), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(v, 0), STORE_SCHEMA_VERSION);
+    sqlite3_finalize(v);
+    sqlite3_close(db);
+}
+END_TEST
+
+int main(void)
+{
+    const struct test_opts o = { .setup = setup, .teardown = teardown };
+
+    return test_main("store_results", &o);
+}
