@@ -291,12 +291,12 @@ struct path_opt {
     }
 
 static const struct path_opt path_opts[] = {
-    PATH_OPT("run-dir", run_dir),         PATH_OPT("state-dir", state_dir),
-    PATH_OPT("topology", topology),       PATH_OPT("queue", queue),
-    PATH_OPT("bin-dir", bin_dir),         PATH_OPT("synthetic", synthetic),
-    PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
-    PATH_OPT("listen", api_listen),       PATH_OPT("api-tokens", api_tokens),
-    PATH_OPT("tls-cert", tls_cert),       PATH_OPT("tls-key", tls_key),
+    PATH_OPT("run-dir", run_dir),           PATH_OPT("state-dir", state_dir),
+    PATH_OPT("topology", topology),         PATH_OPT("queue", queue),
+    PATH_OPT("bin-dir", bin_dir),           PATH_OPT("synthetic", synthetic),
+    PATH_OPT("driver-gpus", driver_gpus),   PATH_OPT("wgen-dir", wgen_dir),
+    PATH_OPT("listen", api_listen),         PATH_OPT("api-tokens", api_tokens),
+    PATH_OPT("tls-cert", tls_cert),         PATH_OPT("tls-key", tls_key),
     PATH_OPT("circuits-dir", circuits_dir),
 };
 
