@@ -145,7 +145,7 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
     q->body.fd = -1;
     q->body.priority = -1;
     if (route(q, url)) {
-        api_problem(&q->resp, 404, "usage", "not_found", "no such resource", NULL);
+        api_problem(&q->resp, 404, "usage", "no_such_path", "no such resource", NULL);
         return;
     }
     if (!method_ok(q)) {
