@@ -39,7 +39,8 @@ static void serve_once(void)
     fd = memfd_create("tokens", 0);
     if (fd < 0 || write(fd, tokens, sizeof(tokens) - 1) < 0) abort();
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (api_tokens_load(&g_api.tokens, path, err, sizeof(err)) || api_serve(-1, NULL, NULL, err, sizeof(err))) {
+    if (api_tokens_load(&g_api.tokens, path, err, sizeof(err)) ||
+        api_serve(-1, NULL, NULL, err, sizeof(err))) {
         fprintf(stderr, "fuzz_api: %s\n", err);
         abort();
     }
