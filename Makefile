@@ -140,7 +140,16 @@ SYS_LIBS += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
 endif
 
 # ---- modules ---------------------------------------------------------------
-MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools
+# api/ (cuzk-api, the HTTP API) needs libmicrohttpd (Debian: libmicrohttpd-dev); a
+# build without it leaves cuzk-api out, says so, and builds everything else.
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
+ifneq ($(MHD_LIBS),)
+API_MODULE := api
+SYS_LIBS += $(MHD_LIBS)
+else
+$(info note: no libmicrohttpd (libmicrohttpd-dev): cuzk-api, the HTTP API, is not built)
+endif
+MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools $(API_MODULE)
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
@@ -179,7 +188,8 @@ LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group
 # ---- binaries --------------------------------------------------------------
 # binary name : main source
 BIN_MAINS := cuzk:tools/cuzk_main.c cuzk-top:tools/top_main.c cuzkd:supervisor/main.c \
-             cuzk-synth:synth/main.c cuzk-gpuworker:gpuworker/main.c cuzk-finalizer:finalizer/main.c
+             cuzk-synth:synth/main.c cuzk-gpuworker:gpuworker/main.c cuzk-finalizer:finalizer/main.c \
+             $(if $(API_MODULE),cuzk-api:api/main.c)
 BINS :=
 define bin_template
 ifneq ($$(wildcard $(2)),)
@@ -410,10 +420,13 @@ install-files:
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 	  deploy/cuzkd.service.in > $(DESTDIR)$(UNITDIR)/cuzkd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/cuzkd.service
+	$(if $(API_MODULE),sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+	  -e 's|@DOCDIR@|$(DOCDIR)|g' deploy/cuzk-api.service.in > $(DESTDIR)$(UNITDIR)/cuzk-api.service)
+	$(if $(API_MODULE),chmod 0644 $(DESTDIR)$(UNITDIR)/cuzk-api.service)
 	install -m 0644 deploy/cuzk.sysusers $(DESTDIR)$(SYSUSERSDIR)/cuzk.conf
 	install -m 0644 deploy/cuzkd.conf $(DESTDIR)$(DOCDIR)/cuzkd.conf.example
 	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
-	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 docs/*.md docs/openapi.json $(DESTDIR)$(DOCDIR)/
 	install -m 0644 deploy/monitoring/cuzk-dashboard.json deploy/monitoring/cuzk-alerts.yml \
 	  $(DESTDIR)$(DOCDIR)/monitoring/
 	install -m 0644 $(filter %.1,$(MANS)) $(DESTDIR)$(MANDIR)/man1/

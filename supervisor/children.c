@@ -160,6 +160,8 @@ void child_timer_arm(struct sup *s)
 
         if (d && (!at || d < at)) at = d;
     }
+    if (s->api.on && s->api.fsm.deadline_ns && (!at || s->api.fsm.deadline_ns < at))
+        at = s->api.fsm.deadline_ns;
     if (at == s->cfd_at || s->cfd < 0) return;
     its.it_value.tv_sec = (time_t)(at / 1000000000ull);
     its.it_value.tv_nsec = (long)(at % 1000000000ull);
@@ -211,6 +213,7 @@ void child_timers(struct sup *s)
             hb = barrier_load_relaxed(&sl->heartbeat_ns);
         child_event(s, c, CHILD_EV_TIMER, t, hb);
     }
+    api_child_timer(s, t);
     child_timer_arm(s);
 }
 
@@ -286,11 +289,13 @@ void stop_children(struct sup *s)
 {
     /* SIGTERM, cuzkd's own: no try counted; no restart after (child_fsm.h) */
     for (uint32_t i = 0; i < s->n_ch; i++) child_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, os_now_ns(), 0);
+    api_child_event(s, CHILD_EV_SHUTDOWN, os_now_ns(), 0);
     logmsg("stopping the stages");
 }
 
 int children_alive(const struct sup *s)
 {
+    if (s->api.pid) return 1;
     for (uint32_t i = 0; i < s->n_ch; i++)
         if (s->ch[i].pid) return 1;
     return 0;

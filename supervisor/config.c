@@ -115,6 +115,9 @@ void config_usage(FILE *f)
           "  --metrics-listen ADDR:PORT   serve `cuzk metrics` on http://ADDR:PORT/metrics\n"
           "                       (numeric IPv4 or [IPv6]; bound to that address only;\n"
           "                       default: off)\n"
+          "  --listen ADDR:PORT   run the HTTP API (cuzk-api; docs/api.md) on ADDR:PORT,\n"
+          "                       restarted like a stage; with --api-tokens FILE (absolute)\n"
+          "                       and, for HTTPS, --tls-cert FILE --tls-key FILE\n"
           "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
           "                       every partition and sleeps N ms in that step\n"
           "  --circuits-dir DIR   more circuits by name: DIR/NAME.conf (a [circuit NAME]\n"
@@ -292,6 +295,8 @@ static const struct path_opt path_opts[] = {
     PATH_OPT("topology", topology),         PATH_OPT("queue", queue),
     PATH_OPT("bin-dir", bin_dir),           PATH_OPT("synthetic", synthetic),
     PATH_OPT("driver-gpus", driver_gpus),   PATH_OPT("wgen-dir", wgen_dir),
+    PATH_OPT("listen", api_listen),         PATH_OPT("api-tokens", api_tokens),
+    PATH_OPT("tls-cert", tls_cert),         PATH_OPT("tls-key", tls_key),
     PATH_OPT("circuits-dir", circuits_dir),
 };
 
@@ -661,6 +666,13 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
             snprintf(err, errlen, "--wgen-dir %s: give absolute directories, separated by ':'", c->wgen_dir);
             return -EINVAL;
         }
+    }
+    if (c->api_listen[0] &&
+        (c->api_tokens[0] != '/' || (c->tls_cert[0] && c->tls_cert[0] != '/') ||
+         (c->tls_key[0] && c->tls_key[0] != '/') || !c->tls_cert[0] != !c->tls_key[0])) {
+        snprintf(err, errlen,
+                 "--listen needs --api-tokens FILE, and --tls-cert with --tls-key, as absolute paths");
+        return -EINVAL;
     }
     if (c->run_dir[0] != '/') {
         snprintf(err, errlen, "--run-dir %s: give an absolute path", c->run_dir);

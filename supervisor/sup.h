@@ -18,6 +18,7 @@
  *   catalog.c   the circuits the operator declared by name: load, list, reload
  *   results.c   jobs whose proofs are kept in the job store ("results":"store"):
  *               their private staging dirs, the proof request, idempotency keys
+ *   api_child.c --listen: the HTTP API process (cuzk-api), started and restarted
  *
  * Single-threaded: only the loop's thread touches struct sup (intakes, the fleet and
  * the metrics listener have threads of their own and talk through descriptors). */
@@ -90,7 +91,8 @@ enum ev_type {
     EV_TIMER,
     EV_INTAKE,
     EV_CHILD_TIMER,
-    EV_DOORBELL
+    EV_DOORBELL,
+    EV_API_PIDFD
 };
 
 /* A completion's user data: its type, the generation of the slot it was armed for
@@ -110,6 +112,16 @@ struct child {
     uint32_t generation; /* restarts so far; passed as --generation */
     int last_status;
     struct child_fsm fsm; /* its lifecycle: state, backoff, stall (child_fsm.h) */
+};
+
+/* --listen: the HTTP API process (api_child.c). */
+struct api_proc {
+    int on;    /* --listen given */
+    pid_t pid; /* 0: not running */
+    int pidfd;
+    uint32_t gen;        /* poll generation of pidfd */
+    uint32_t generation; /* restarts so far */
+    struct child_fsm fsm;
 };
 
 struct conn {
@@ -217,6 +229,7 @@ struct sup {
     char bin_dir[CONFIG_PATH_MAX];
     struct child ch[MAX_CHILDREN];
     uint32_t n_ch;
+    struct api_proc api;
     struct conn conns[N_CONNS];
     int listen_armed;
     uint64_t listen_retry_ns; /* accept hit the descriptor limit: listen again then */
@@ -270,6 +283,13 @@ size_t live_stages(const struct sup *s, struct circ_live *lv);
 void stop_children(struct sup *s);
 int children_alive(const struct sup *s);
 void notify_systemd(struct sup *s);
+
+/* api_child.c */
+void api_child_init(struct sup *s);
+void api_child_event(struct sup *s, enum child_event ev, uint64_t t, uint64_t arg);
+void api_child_timer(struct sup *s, uint64_t t);
+void api_child_reap(struct sup *s, uint32_t gen);
+void api_child_kill(struct sup *s);
 
 /* reclaim.c */
 void repush_state(struct sup *s, uint32_t st);

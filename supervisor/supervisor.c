@@ -266,6 +266,7 @@ static void start_children(struct sup *s)
         child_fsm_init(&ch->fsm);
         child_event(s, ch, CHILD_EV_TIMER, os_now_ns(), 0); /* due at once: start */
     }
+    api_child_init(s);
 }
 
 /* One completion, to its handler; a completion for a slot reused since it was armed
@@ -293,6 +294,7 @@ static void dispatch(struct sup *s, uint64_t d)
     case EV_PIDFD:
         if (idx < s->n_ch && s->ch[idx].gen == gen) child_reap(s, &s->ch[idx]);
         break;
+    case EV_API_PIDFD: api_child_reap(s, gen); break;
     default: /* the polled fds */
         for (size_t i = 0; i < sizeof(polled) / sizeof(polled[0]); i++)
             if (polled[i].t == t) {
@@ -352,6 +354,7 @@ static void free_state(struct sup *s)
             kill(s->ch[i].pid, SIGKILL);
             waitpid(s->ch[i].pid, NULL, 0);
         }
+    api_child_kill(s);
     if (s->store) {
         journal_sync(s); /* the last partitions' ends; unfinished jobs stay running */
         store_close(s->store);

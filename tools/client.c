@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "cuzk/ctl_client.h"
 #include "cuzk/display.h"
 #include "cuzk/pipeline.h"
 #include "cuzk/protocol.h"
@@ -33,9 +34,7 @@ struct client {
     char instance[SEG_INSTANCE_MAX + 1];
     char run_dir[CONFIG_PATH_MAX];
     int json;
-    int fd;
-    char *buf;
-    size_t len, cap;
+    struct ctl_conn cc; /* the connection to cuzkd (ctl_client.h) */
 };
 
 void client_usage(FILE *f)
@@ -93,6 +92,7 @@ void client_usage(FILE *f)
           "  fingerprint FILE...  the circuit fingerprint of zkeys, r1cs files, generators\n"
           "  test-setup CIRCUIT.r1cs OUT.zkey   INSECURE, tests only: a Groth16 key from random\n"
           "                      toxic waste, no ceremony (see `cuzk test-setup --help`)\n"
+          "  token NAME [LIMITS]  a new bearer token for the HTTP API and its tokens file line\n"
           "  help                this text\n"
           "  --version           the version (debian/changelog's)\n"
           "  help exit-codes [--markdown]   every exit code of every program (docs/usage.md's table)\n"
@@ -152,100 +152,24 @@ static int connect_daemon(struct client *c)
         return CUZK_EXIT_USAGE;
     }
     if ((n = trusted_socket_dir(c->run_dir))) return n;
-    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
+    if (ctl_connect(&c->cc, a.sun_path)) {
         fprintf(stderr,
                 "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
                 "(start it with `cuzkd --instance %s`, or pass --run-dir)\n",
-                a.sun_path, strerror(errno), c->instance, c->instance);
+                a.sun_path, c->cc.err, c->instance, c->instance);
         return CUZK_EXIT_NO_DAEMON;
     }
     return 0;
 }
 
-#define FDS_PER_MSG 253 /* the kernel's SCM_MAX_FD */
-
-/* Send one request (reference taken) with descriptors fds[0..nfds) (control.h: they
- * ride on the line's first bytes, FDS_PER_MSG per sendmsg, one byte each), read one
- * reply line. NULL on a broken connection. */
+/* Send one request (reference taken) with descriptors fds[0..nfds) (ctl_client.h),
+ * read one reply line. NULL on a broken connection, said on stderr. */
 static json_t *request_fds(struct client *c, json_t *req, const int *fds, size_t nfds)
 {
-    char *s = json_dumps(req, JSON_COMPACT);
-    size_t n, off = 0;
-    json_error_t je;
+    json_t *r = ctl_request(&c->cc, req, fds, nfds);
 
-    json_decref(req);
-    if (!s) return NULL;
-    n = strlen(s);
-    s[n] = '\n'; /* replaces the NUL; sent with n + 1 bytes */
-    for (size_t sent = 0; sent < nfds && off < n;) {
-        size_t k = nfds - sent < FDS_PER_MSG ? nfds - sent : FDS_PER_MSG;
-        union {
-            struct cmsghdr h;
-            char b[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
-        } cb;
-        struct iovec iov = { s + off, 1 };
-        struct msghdr mh = { .msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = cb.b,
-                             .msg_controllen = CMSG_SPACE(k * sizeof(int)) };
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-        memset(cb.b, 0, sizeof(cb.b));
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
-        memcpy(CMSG_DATA(cm), fds + sent, k * sizeof(int));
-        if (sendmsg(c->fd, &mh, MSG_NOSIGNAL) != 1) {
-            if (errno == EINTR) continue;
-            free(s);
-            fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
-            return NULL;
-        }
-        sent += k;
-        off++;
-    }
-    while (off < n + 1) {
-        ssize_t w = send(c->fd, s + off, n + 1 - off, MSG_NOSIGNAL);
-
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            free(s);
-            fprintf(stderr, "cuzk: sending to cuzkd: %s\n", strerror(errno));
-            return NULL;
-        }
-        off += (size_t)w;
-    }
-    free(s);
-    for (;;) {
-        char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-
-        if (nl) {
-            size_t line = (size_t)(nl - c->buf);
-            json_t *r = json_loadb(c->buf, line, 0, &je);
-
-            memmove(c->buf, nl + 1, c->len - line - 1);
-            c->len -= line + 1;
-            if (!r) fprintf(stderr, "cuzk: cuzkd sent a reply that is not JSON: %s\n", je.text);
-            return r;
-        }
-        if (c->len + 65536 > c->cap) {
-            char *b = realloc(c->buf, c->cap + 65536 * 4);
-
-            if (!b) return NULL;
-            c->buf = b;
-            c->cap += 65536 * 4;
-        }
-        ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            fprintf(stderr, "cuzk: cuzkd closed the connection without a reply%s%s\n", r < 0 ? ": " : "",
-                    r < 0 ? strerror(errno) : "");
-            return NULL;
-        }
-        c->len += (size_t)r;
-    }
+    if (!r) fprintf(stderr, "cuzk: %s\n", c->cc.err);
+    return r;
 }
 
 static json_t *request(struct client *c, json_t *req)
@@ -913,7 +837,7 @@ int client_main(int argc, char **argv)
     int i = 1, rc;
 
     memset(&c, 0, sizeof(c));
-    c.fd = -1;
+    c.cc.fd = -1;
     snprintf(c.instance, sizeof(c.instance), "default");
     config_default_run_dir(c.run_dir, sizeof(c.run_dir));
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
@@ -997,8 +921,7 @@ int client_main(int argc, char **argv)
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
     }
-    if (c.fd >= 0) close(c.fd);
-    free(c.buf);
+    ctl_close(&c.cc);
     return rc;
 usage:
     client_usage(stderr);

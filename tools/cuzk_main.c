@@ -9,6 +9,7 @@
 #include "cuzk/fingerprint_cmd.h"
 #include "cuzk/prove_local.h"
 #include "cuzk/setup_test.h"
+#include "cuzk/token_cmd.h"
 #include "cuzk/verify_cmd.h"
 #include "cuzk/witness_cmd.h"
 
@@ -41,6 +42,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "witness") == 0) return witness_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "fingerprint") == 0) return fingerprint_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "token") == 0) return token_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "exit-codes") == 0)
         return exit_codes_main(argc - 2, argv + 2);
     if (strcmp(cmd, "--version") == 0) {

@@ -76,13 +76,17 @@ struct cuzkd_config {
     uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
     int foreground;
     int plan_only;
-    int test_fake_topology;         /* tests only: run on --topology/--synthetic here */
-    int check;                      /* --check: preflight report, then exit */
-    char driver_gpus[192];          /* tests: the CUDA driver's GPUs, PCI addresses */
-    char topology[CONFIG_PATH_MAX]; /* hwloc XML instead of this machine (tests) */
-    char synthetic[256];            /* hwloc synthetic topology string (tests) */
-    char group[64];                 /* control socket group ("" = none) */
-    char metrics_listen[80];        /* --metrics-listen ADDR:PORT ("" = off) */
+    int test_fake_topology;           /* tests only: run on --topology/--synthetic here */
+    int check;                        /* --check: preflight report, then exit */
+    char driver_gpus[192];            /* tests: the CUDA driver's GPUs, PCI addresses */
+    char topology[CONFIG_PATH_MAX];   /* hwloc XML instead of this machine (tests) */
+    char synthetic[256];              /* hwloc synthetic topology string (tests) */
+    char group[64];                   /* control socket group ("" = none) */
+    char metrics_listen[80];          /* --metrics-listen ADDR:PORT ("" = off) */
+    char api_listen[80];              /* --listen ADDR:PORT: run cuzk-api ("" = off) */
+    char api_tokens[CONFIG_PATH_MAX]; /* --api-tokens FILE (cuzk-api's tenants) */
+    char tls_cert[CONFIG_PATH_MAX];   /* --tls-cert, --tls-key: cuzk-api serves HTTPS */
+    char tls_key[CONFIG_PATH_MAX];
     gid_t gid;
     int have_gid;
     char bin_dir[CONFIG_PATH_MAX];                  /* stage executables; "" = next to cuzkd */

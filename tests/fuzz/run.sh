@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# libFuzzer harnesses for the zkey and wtns readers and the control protocol.
+# libFuzzer harnesses for the zkey and wtns readers, the control protocol and cuzk-api's
+# HTTP side (fuzz_api.c: requests through libmicrohttpd to the handlers, bodies, the
+# tokens file).
 #   tests/fuzz/run.sh [SECONDS]   build (clang, -fsanitize=fuzzer,address,undefined) into
 #                                 $BUILD/fuzz/ and run each target SECONDS (default 30)
 # fuzz_control also runs each parsed submit and preload through the descriptor path
@@ -30,18 +32,29 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
        $(pkg-config --cflags jansson))
 libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
       $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
-for t in zkey wtns control; do
-  if [ ! -x "$out/fuzz_$t" ] || [ -n "$(find tests/fuzz "${srcs[@]}" include "$BUILD/lib" -newer "$out/fuzz_$t" \( -name '*.[ch]' -o -name '*.a' \) | head -1)" ]; then
+targets=(zkey wtns control)
+# cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
+api_srcs=(api/http.c api/submit.c api/jobs.c api/ctl.c api/problem.c api/tokens.c proto/ctl_client.c)
+api_libs=()
+if pkg-config --exists libmicrohttpd; then
+  targets+=(api)
+  api_libs=($(pkg-config --libs libmicrohttpd libcrypto))
+else
+  echo "note: no libmicrohttpd: fuzz_api is left out"
+fi
+for t in "${targets[@]}"; do
+  extra=(); [ "$t" = api ] && extra=("${api_srcs[@]}" "${api_libs[@]}")
+  if [ ! -x "$out/fuzz_$t" ] || [ -n "$(find tests/fuzz "${srcs[@]}" api include "$BUILD/lib" -newer "$out/fuzz_$t" \( -name '*.[ch]' -o -name '*.a' \) | head -1)" ]; then
     echo "building $out/fuzz_$t"
-    "$CC" "${flags[@]}" -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" "${libs[@]}"
+    "$CC" "${flags[@]}" -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" "${extra[@]}" "${libs[@]}"
   fi
 done
 fx="$REF_FIXTURES"
 declare -A seeds=([zkey]=circuit_final.zkey [wtns]=witness.wtns)
 rc=0
-for t in zkey wtns control; do
+for t in "${targets[@]}"; do
   corpus="$out/corpus-$t"; mkdir -p "$corpus"
-  if [ "$t" = control ]; then cp tests/fuzz/seeds/control/* "$corpus/"
+  if [ "$t" = control ] || [ "$t" = api ]; then cp "tests/fuzz/seeds/$t"/* "$corpus/"
   else for d in "$fx"/*/; do cp "$d/${seeds[$t]}" "$corpus/$(basename "$d").$t"; done; fi
   if [ -d "tests/fuzz/regress/$t" ] && ls "tests/fuzz/regress/$t"/* >/dev/null 2>&1; then
     "$out/fuzz_$t" "tests/fuzz/regress/$t"/* >"$out/regress-$t.log" 2>&1 \

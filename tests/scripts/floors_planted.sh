@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/scripts/floors.sh catches a client that stands on the daemon: in a copy of the
 # tree, a tool that includes a supervisor header (by its own path, or cuzkd's public
-# header of the control module) makes floors.sh fail, and the unplanted copy passes.
+# header of the control module) makes floors.sh fail, and so does cuzk-api (api/)
+# including one; the unplanted copy passes.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -14,7 +15,8 @@ copy() {  # a fresh copy of what floors.sh reads, in $tmp/$1
 	cp "$root/Makefile" "$d/"
 	cp -r "$root/include" "$root/tests/scripts" "$d/" 2>/dev/null
 	mv "$d/scripts" "$d/tests/scripts"
-	for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile"); do
+	# ($(API_MODULE) is api/, built where libmicrohttpd is: copied either way)
+	for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile" | sed 's/\$([A-Z_]*)//g') api; do
 		cp -r "$root/$m" "$d/"
 	done
 }
@@ -37,3 +39,11 @@ for plant in '#include "supervisor/sup.h"' '#include "cuzk/control.h"' '#include
 		fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
 	echo "ok: $plant in tools/ -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
 done
+# the HTTP API process stands beside cuzkd as well (floors.sh's NEVER table)
+name="p$RANDOM"
+copy "$name"
+printf '%s\n' '#include "cuzk/control.h"' >>"$tmp/$name/api/http.c"
+floors "$name" && fail "floors.sh passed with cuzk/control.h in api/http.c"
+grep -q "api/http.c.*supervisor" "$tmp/$name.out" ||
+	fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
+echo "ok: cuzk/control.h in api/ -> $(grep FAIL "$tmp/$name.out" | head -n 1)"

@@ -46,6 +46,15 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 		fail "systemd-analyze verify: $out"
 	[ -z "$out" ] || fail "systemd-analyze verify complains: $out"
 	echo "install_tree: systemd-analyze verify: clean ($(systemd-analyze --version | head -n1))"
+	# cuzk-api's own unit, where cuzk-api is built (libmicrohttpd)
+	apiunit="$dest/usr/local/lib/systemd/system/cuzk-api.service"
+	if [ -x "$dest/usr/local/bin/cuzk-api" ]; then
+		[ -f "$apiunit" ] && ! grep -n '@[A-Z]*@' "$apiunit" || fail "cuzk-api.service missing or unsubstituted"
+		sed "s|/usr/local/bin/|$dest/usr/local/bin/|" "$apiunit" > "$tmp/cuzk-api.service"
+		out="$(systemd-analyze verify "$tmp/cuzk-api.service" 2>&1)" || fail "systemd-analyze verify cuzk-api: $out"
+		[ -z "$out" ] || fail "systemd-analyze verify complains of cuzk-api.service: $out"
+		echo "install_tree: cuzk-api.service: systemd-analyze verify: clean"
+	fi
 else
 	echo "install_tree: systemd-analyze not installed: unit not verified (skipped)"
 fi

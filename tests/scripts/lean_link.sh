@@ -2,7 +2,8 @@
 # Each binary names only the shared libraries it calls (every one named is loaded and
 # relocated at each start, whether used or not): no binary names libpq (the fleet
 # queue loads it on first use, store/pq_dl.c), `cuzk` names none of cuzkd's (sqlite,
-# hwloc, liburing) nor cuzk-top's (ncurses), and cuzk-top alone names ncurses. Then,
+# hwloc, liburing) nor cuzk-top's (ncurses), cuzk-top alone names ncurses and cuzk-api
+# alone libmicrohttpd (and none of cuzkd's). Then,
 # where a user namespace can hide libpq.so.5 (a bind mount of an empty file over it,
 # the library really absent to the process), a --queue command fails with exit 10 and
 # the message naming the package, and prove-local on a missing file still runs (exit 3).
@@ -26,6 +27,17 @@ for l in libsqlite3 libhwloc liburing; do
 	needed cuzk | grep -q "^$l\." && fail "cuzk names $l, which only cuzkd calls"
 done
 needed cuzk-top | grep -q '^libncursesw\.' || fail "cuzk-top does not name libncursesw (this test's own check is stale)"
+# libmicrohttpd (and through it GnuTLS) is cuzk-api's alone
+for b in cuzk cuzkd cuzk-top cuzk-synth cuzk-gpuworker cuzk-finalizer; do
+	needed "$b" | grep -q '^libmicrohttpd\.' && fail "$b names libmicrohttpd, which only cuzk-api calls"
+done
+if [ -x "$BUILD/bin/cuzk-api" ]; then
+	echo "ok   cuzk-api: $(needed cuzk-api | tr '\n' ' ')"
+	needed cuzk-api | grep -q '^libmicrohttpd\.' || fail "cuzk-api does not name libmicrohttpd (this test's own check is stale)"
+	for l in libsqlite3 libhwloc liburing libncursesw; do
+		needed cuzk-api | grep -q "^$l\." && fail "cuzk-api names $l, which it never calls"
+	done
+fi
 echo "ok   no binary names libpq; cuzk names no library of cuzkd's or cuzk-top's"
 
 lp="$(ldconfig -p 2>/dev/null | awk '!p && $1 == "libpq.so.5" && /x86-64/ { p = $NF } END { print p }')"

@@ -1,0 +1,120 @@
+/* api.h — cuzk-api, the HTTP API process, private to api/ (one file per job):
+ *
+ *   main.c     options, bind, privileges dropped, the server started and stopped
+ *   tokens.c   the tokens file (--api-tokens): tenants, their token hashes, limits
+ *   problem.c  answers: JSON bodies and RFC 9457 problem documents; control error
+ *              codes to HTTP statuses and the CLI's exit-table names
+ *   ctl.c      one control request to cuzkd per call (ctl_client.h), a fresh connection
+ *   http.c     libmicrohttpd's side: routing, bearer auth, bodies into memfds
+ *   submit.c   POST /v1/circuits/NAME/proofs: the body as sealed memfds, the submit
+ *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
+ *
+ * The process stands on proto/ (the control protocol) and zk/ (os.h), never on cuzkd's
+ * insides: nothing it parses off the network runs in cuzkd's address space, and
+ * nothing a request says is used as a path. */
+#ifndef CUZK_API_API_H
+#define CUZK_API_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "cuzk/protocol.h"
+
+#define API_TENANT_MAX   64
+#define API_BODY_DEFAULT (64ull << 20) /* a body's bytes when nothing says less */
+
+/* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]. */
+struct api_tenant {
+    char name[API_TENANT_MAX + 1];
+    unsigned char hash[32]; /* SHA-256 of the token's text */
+    int prio_cap;           /* -1: none */
+    uint32_t max_running;   /* jobs not yet decided; 0: no limit of its own */
+    uint64_t max_body;      /* bytes of one request body; 0: the default */
+};
+
+struct api_tokens {
+    struct api_tenant *t;
+    size_t n;
+};
+
+int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t errlen);
+/* The tenant whose hash is SHA-256(token), compared in constant time against every
+ * line; NULL when none. */
+const struct api_tenant *api_tokens_find(const struct api_tokens *tk, const char *token, size_t len);
+void api_tokens_free(struct api_tokens *tk);
+
+struct api_cfg {
+    char socket[CONFIG_PATH_MAX]; /* cuzkd's control socket */
+    char instance[64];            /* for /metrics (the stats page) */
+    char listen[80];
+    char tokens[CONFIG_PATH_MAX];
+    char cert[CONFIG_PATH_MAX], key[CONFIG_PATH_MAX];
+    char user[64]; /* started as root: become this user ("" cuzk) */
+    unsigned timeout_s, per_ip, max_conns;
+    uint64_t max_body;
+};
+
+/* The process's shared state (read-only once serving). */
+struct api {
+    struct api_cfg cfg;
+    struct api_tokens tokens;
+};
+extern struct api g_api;
+
+/* One answer being built. */
+struct api_resp {
+    int status;
+    char *body; /* malloc'd */
+    size_t len;
+    const char *ctype;
+    char location[64];
+    int retry_after; /* seconds; 0 none */
+};
+
+void api_json(struct api_resp *r, int status, json_t *j); /* j's reference taken */
+/* A problem document: type (an exit-table name), title, detail; code, the control
+ * error code or the API's own; extra members (reference taken) may be NULL. */
+void api_problem(struct api_resp *r, int status, const char *type, const char *code, const char *detail,
+                 json_t *extra);
+/* cuzkd's error reply as a problem document. */
+void api_ctl_problem(struct api_resp *r, json_t *reply);
+
+/* One request to cuzkd on a fresh connection (reference to req taken): its reply
+ * when "ok" is true; else NULL with r set (503 when cuzkd does not answer, the
+ * mapped error otherwise; *reply_out gets cuzkd's error reply when not NULL). */
+json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out);
+/* The job if it is the tenant's (NULL, r = 404, otherwise). */
+json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r);
+/* The declared circuit NAME from cuzkd's list (NULL, r = 404, when none). */
+json_t *api_circuit(const char *name, struct api_resp *r);
+
+/* A request's body, as it arrived (http.c collects it). */
+struct api_body {
+    int fd; /* memfd, sealed once complete; -1 none */
+    uint64_t len;
+    char sha256[65];
+    const char *ctype;
+    const char *idem_key; /* Idempotency-Key header, or NULL */
+    int priority;         /* ?priority=N, -1 none */
+};
+
+/* The body as JSON: an object or an array of 1-4096 objects; else NULL, r = 400 (the
+ * byte offset where jansson stopped, or the element at fault). */
+json_t *api_parse_body(struct api_resp *r, const struct api_body *b);
+void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
+void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
+void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
+void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
+void api_circuits(struct api_resp *r);
+void api_readyz(struct api_resp *r);
+void api_metrics(struct api_resp *r);
+
+/* http.c: serve on listen_fd (-1: none, connections come from api_add_conn: the
+ * fuzzer's); cert and key PEM text for HTTPS, or NULL. */
+int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen);
+int api_add_conn(int fd); /* 0 or -1 */
+void api_stop(void);
+
+#endif

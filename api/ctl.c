@@ -1,0 +1,81 @@
+/* ctl.c — cuzk-api's requests to cuzkd (api.h): one control connection per request,
+ * so a long poll holds its own and nothing is shared between the server's threads. */
+#include "api.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuzk/ctl_client.h"
+
+json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out)
+{
+    struct ctl_conn c = { .fd = -1 };
+    json_t *rep = NULL;
+
+    if (err_out) *err_out = NULL;
+    if (ctl_connect(&c, g_api.cfg.socket)) {
+        json_decref(req);
+        api_problem(r, 503, "no_daemon", "no_daemon", "cuzkd does not answer on its control socket", NULL);
+        r->retry_after = 5;
+        return NULL;
+    }
+    rep = ctl_request(&c, req, fds, nfds);
+    ctl_close(&c);
+    if (!rep) {
+        api_problem(r, 503, "no_daemon", "no_daemon", c.err, NULL);
+        r->retry_after = 5;
+        return NULL;
+    }
+    if (json_is_true(json_object_get(rep, "ok"))) return rep;
+    api_ctl_problem(r, rep);
+    if (err_out)
+        *err_out = rep;
+    else
+        json_decref(rep);
+    return NULL;
+}
+
+json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r)
+{
+    json_t *rep =
+        api_ctl(json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", (json_int_t)id), NULL, 0, r, NULL);
+    json_t *j = rep ? json_object_get(rep, "job") : NULL;
+    const char *owner = json_string_value(json_object_get(j, "tenant"));
+    char m[96];
+
+    /* Another tenant's job, or one submitted without a tenant (the CLI's), is not
+     * there for this caller: the same answer as a job that never was. */
+    if (rep && (!json_is_object(j) || !owner || strcmp(owner, t->name))) {
+        snprintf(m, sizeof(m), "no job %" PRIu64, id);
+        api_problem(r, 404, "refused", CONTROL_E_NO_JOB, m, NULL);
+        json_decref(rep);
+        return NULL;
+    }
+    if (!rep) return NULL;
+    json_incref(j);
+    json_decref(rep);
+    return j;
+}
+
+json_t *api_circuit(const char *name, struct api_resp *r)
+{
+    json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *e;
+    size_t i;
+    char m[160];
+
+    if (!rep) return NULL;
+    json_array_foreach (json_object_get(rep, "circuits"), i, e) {
+        const char *n = json_string_value(json_object_get(e, "name"));
+
+        if (n && !strcmp(n, name)) {
+            json_incref(e);
+            json_decref(rep);
+            return e;
+        }
+    }
+    json_decref(rep);
+    snprintf(m, sizeof(m), "no circuit \"%.64s\" is declared", name);
+    api_problem(r, 404, "refused", CONTROL_E_NO_CIRCUIT, m, NULL);
+    return NULL;
+}

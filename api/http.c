@@ -1,0 +1,370 @@
+/* http.c — libmicrohttpd's side of cuzk-api (api.h): a thread per connection (a long
+ * poll blocks only its own), the route and the bearer token decided when the head
+ * has arrived, a POST body streamed into a memfd (its bytes counted against the
+ * limit as they come, and hashed for the idempotency key), sealed, then handed on. */
+#include "api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <microhttpd.h>
+#include <openssl/evp.h>
+
+#include "cuzk/os.h"
+
+enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_JOB, R_PROOF };
+
+struct req {
+    enum route route;
+    int get, del, post;
+    char circuit[65];
+    uint64_t id, k;
+    const struct api_tenant *tenant;
+    struct api_resp resp; /* status != 0: answered, the rest of the body is dropped */
+    struct api_body body;
+    uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
+    EVP_MD_CTX *md;
+};
+
+static struct MHD_Daemon *g_mhd;
+
+static int num(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (!n || n > 18) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)s[i])) return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* The path's route; 0, or -1 when no route matches (404). Nothing in it is a path to
+ * open: a circuit is a name looked up in cuzkd's list, ids are numbers. */
+static int route(struct req *q, const char *url)
+{
+    const char *p, *e;
+
+    if (!strcmp(url, "/healthz")) return q->route = R_HEALTH, 0;
+    if (!strcmp(url, "/readyz")) return q->route = R_READY, 0;
+    if (!strcmp(url, "/metrics")) return q->route = R_METRICS, 0;
+    if (!strcmp(url, "/v1/circuits")) return q->route = R_CIRCUITS, 0;
+    if (!strncmp(url, "/v1/circuits/", 13)) {
+        p = url + 13;
+        e = strchr(p, '/');
+        if (!e || strcmp(e, "/proofs") || e == p || (size_t)(e - p) >= sizeof(q->circuit)) return -1;
+        for (const char *c = p; c < e; c++)
+            if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-') return -1;
+        memcpy(q->circuit, p, (size_t)(e - p));
+        q->circuit[e - p] = '\0';
+        return q->route = R_SUBMIT, 0;
+    }
+    if (strncmp(url, "/v1/jobs/", 9)) return -1;
+    p = url + 9;
+    e = strchr(p, '/');
+    if (num(p, e ? (size_t)(e - p) : strlen(p), &q->id)) return -1;
+    if (!e) return q->route = R_JOB, 0;
+    if (strncmp(e, "/proofs/", 8) || num(e + 8, strlen(e + 8), &q->k)) return -1;
+    return q->route = R_PROOF, 0;
+}
+
+static int method_ok(const struct req *q)
+{
+    switch (q->route) {
+    case R_SUBMIT: return q->post;
+    case R_JOB: return q->get || q->del;
+    default: return q->get;
+    }
+}
+
+static const struct api_tenant *auth(struct MHD_Connection *c)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+    if (!h || strncasecmp(h, "Bearer ", 7)) return NULL;
+    h += 7;
+    while (*h == ' ') h++;
+    return *h ? api_tokens_find(&g_api.tokens, h, strlen(h)) : NULL;
+}
+
+/* POST's limit: the circuit's max-input-bytes, the tenant's max-body, the API's
+ * --max-body, whichever is least; a Content-Length over it is refused at once. */
+static void begin_body(struct req *q, struct MHD_Connection *c)
+{
+    json_t *circ = api_circuit(q->circuit, &q->resp);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    uint64_t lim = g_api.cfg.max_body, v;
+    json_int_t m;
+    char d[160];
+
+    if (!circ) return;
+    m = json_integer_value(json_object_get(circ, "max_input_bytes"));
+    json_decref(circ);
+    if (m > 0 && (uint64_t)m < lim) lim = (uint64_t)m;
+    if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body;
+    q->limit = lim;
+    if (cl && !num(cl, strlen(cl), &v) && v > lim) {
+        snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over this circuit's limit of %" PRIu64, v,
+                 lim);
+        api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
+                    json_pack("{s:I}", "limit", (json_int_t)lim));
+        return;
+    }
+    q->body.fd = memfd_create("cuzk-api-body", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    q->md = EVP_MD_CTX_new();
+    if (q->body.fd < 0 || !q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL))
+        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
+    q->body.ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (q->body.ctype && strncasecmp(q->body.ctype, "application/json", 16) &&
+        strncasecmp(q->body.ctype, "application/octet-stream", 24))
+        api_problem(&q->resp, 415, "usage", "unsupported_media_type",
+                    "Content-Type: application/json (input.json) or application/octet-stream (.wtns)", NULL);
+    q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+}
+
+/* The head has arrived: route, method, token, and a POST's limit. */
+static void head(struct req *q, struct MHD_Connection *c, const char *url, const char *method)
+{
+    q->get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    q->del = !strcmp(method, "DELETE");
+    q->post = !strcmp(method, "POST");
+    q->body.fd = -1;
+    q->body.priority = -1;
+    if (route(q, url)) {
+        api_problem(&q->resp, 404, "usage", "no_such_path", "no such resource", NULL);
+        return;
+    }
+    if (!method_ok(q)) {
+        api_problem(&q->resp, 405, "usage", "method_not_allowed", "this method is not allowed here", NULL);
+        return;
+    }
+    if (q->route == R_HEALTH || q->route == R_READY || q->route == R_METRICS) return;
+    if (!(q->tenant = auth(c))) {
+        api_problem(&q->resp, 401, "refused", "unauthorized", "a valid bearer token is needed", NULL);
+        return;
+    }
+    if (q->route == R_SUBMIT) {
+        const char *pr = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "priority");
+        uint64_t v;
+
+        if (pr && (num(pr, strlen(pr), &v) || v > 1000000)) {
+            api_problem(&q->resp, 400, "usage", "bad_request", "priority: a whole number", NULL);
+            return;
+        }
+        if (pr) q->body.priority = (int)v;
+        begin_body(q, c);
+    }
+}
+
+static void body_chunk(struct req *q, const char *data, size_t n)
+{
+    char d[128];
+
+    if (q->resp.status || q->body.fd < 0) return; /* answered already: dropped */
+    if (q->body.len + n > q->limit) {
+        snprintf(d, sizeof(d), "the body is over this circuit's limit of %" PRIu64 " bytes", q->limit);
+        api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
+                    json_pack("{s:I}", "limit", (json_int_t)q->limit));
+        return;
+    }
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(q->body.fd, data + off, n - off);
+
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "the body could not be kept", NULL);
+            return;
+        }
+        off += (size_t)w;
+    }
+    EVP_DigestUpdate(q->md, data, n);
+    q->body.len += n;
+}
+
+static void body_done(struct req *q)
+{
+    unsigned char h[32];
+    unsigned hl = 0;
+
+    EVP_DigestFinal_ex(q->md, h, &hl);
+    for (unsigned i = 0; i < 32; i++) snprintf(q->body.sha256 + 2 * i, 3, "%02x", h[i]);
+    if (fcntl(q->body.fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL))
+        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "the body could not be sealed", NULL);
+}
+
+static void answer(struct req *q, struct MHD_Connection *c)
+{
+    const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
+    uint64_t ws = 0;
+
+    switch (q->route) {
+    case R_HEALTH: api_json(&q->resp, 200, json_pack("{s:s}", "status", "ok")); break;
+    case R_READY: api_readyz(&q->resp); break;
+    case R_METRICS: api_metrics(&q->resp); break;
+    case R_CIRCUITS: api_circuits(&q->resp); break;
+    case R_SUBMIT:
+        body_done(q);
+        if (!q->resp.status) api_submit(&q->resp, q->circuit, q->tenant, &q->body);
+        break;
+    case R_JOB:
+        if (q->del) {
+            api_cancel(&q->resp, q->id, q->tenant);
+            break;
+        }
+        if (w && (num(w, strlen(w), &ws) || ws > 600)) {
+            api_problem(&q->resp, 400, "usage", "bad_request", "wait: 0 to 600 seconds", NULL);
+            break;
+        }
+        api_get_job(&q->resp, q->id, q->tenant, (long)ws);
+        break;
+    case R_PROOF: api_get_proof(&q->resp, q->id, q->k, q->tenant); break;
+    default: break;
+    }
+}
+
+static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
+{
+    struct api_resp *r = &q->resp;
+    struct MHD_Response *m = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+    enum MHD_Result rc;
+    char ra[16];
+
+    if (!m) return MHD_NO;
+    r->body = NULL; /* MHD frees it */
+    MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "application/json");
+    MHD_add_response_header(m, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    if (r->location[0]) MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
+    if (r->retry_after) {
+        snprintf(ra, sizeof(ra), "%d", r->retry_after);
+        MHD_add_response_header(m, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    if (r->status == 401) MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    rc = MHD_queue_response(c, (unsigned)r->status, m);
+    MHD_destroy_response(m);
+    return rc;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                               const char *version, const char *data, size_t *data_size, void **con_cls)
+{
+    struct req *q = *con_cls;
+
+    (void)cls;
+    (void)version;
+    if (!q) {
+        if (!(q = calloc(1, sizeof(*q)))) return MHD_NO;
+        *con_cls = q;
+        head(q, c, url, method);
+        /* A refusal before the body: answered now, the body never read. */
+        if (q->resp.status && q->post) return send_resp(q, c);
+        return MHD_YES;
+    }
+    if (*data_size) {
+        /* Past the limit the bytes are dropped, and the 413 goes out at the body's
+         * end (libmicrohttpd answers only then); a body that goes on for as much
+         * again is cut off. */
+        body_chunk(q, data, *data_size);
+        q->seen += *data_size;
+        *data_size = 0;
+        return q->resp.status && q->seen > 2 * q->limit + (1u << 20) ? MHD_NO : MHD_YES;
+    }
+    if (!q->resp.status) answer(q, c);
+    return send_resp(q, c);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+    struct req *q = *con_cls;
+
+    (void)cls;
+    (void)c;
+    (void)t;
+    if (!q) return;
+    if (q->body.fd >= 0) close(q->body.fd);
+    EVP_MD_CTX_free(q->md);
+    free(q->resp.body);
+    free(q);
+    *con_cls = NULL;
+}
+
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    os_vlog(1, "cuzk-api", fmt, ap);
+    va_end(ap);
+}
+
+/* libmicrohttpd's messages end in a newline; the log line has its own. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char m[512];
+    size_t n;
+
+    (void)cls;
+    vsnprintf(m, sizeof(m), fmt, ap);
+    n = strlen(m);
+    while (n && m[n - 1] == '\n') m[--n] = '\0';
+    log_line("%s", m);
+}
+
+int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
+{
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* The options that depend on the call last: an MHD_OPTION_END where one is
+     * not wanted ends the list there. */
+    struct MHD_OptionItem o[] = {
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, g_api.cfg.timeout_s, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, g_api.cfg.per_ip, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, g_api.cfg.max_conns, NULL },
+        { MHD_OPTION_THREAD_STACK_SIZE, 256 << 10, NULL },
+        { listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, listen_fd, NULL },
+        { cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert },
+        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key },
+        { MHD_OPTION_END, 0, NULL },
+    };
+
+    if (cert) flags |= MHD_USE_TLS;
+    if (listen_fd < 0) { /* no listening socket: the harness's connections only */
+        flags |= MHD_USE_NO_LISTEN_SOCKET;
+        memmove(&o[6], &o[7], 3 * sizeof(o[0]));
+    }
+    g_mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
+    if (!g_mhd) {
+        snprintf(err, errlen, "libmicrohttpd could not start%s",
+                 cert ? " (is the TLS certificate and key valid?)" : "");
+        return -1;
+    }
+    return 0;
+}
+
+int api_add_conn(int fd)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+    return MHD_add_connection(g_mhd, fd, (struct sockaddr *)&a, sizeof(a)) == MHD_YES ? 0 : -1;
+}
+
+void api_stop(void)
+{
+    if (g_mhd) MHD_stop_daemon(g_mhd);
+    g_mhd = NULL;
+}

@@ -1,0 +1,196 @@
+/* jobs.c — the read side of cuzk-api (api.h): a job's state (long-polled on cuzkd's
+ * "wait": the job-end doorbell, no polling loop here), its proofs, cancel, the
+ * circuits, readiness and the metrics text. What cuzkd says of its own machine (the
+ * zkey's path, the staging directory, pids) is not passed on to tenants. */
+#include "api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuzk/stats_reader.h"
+
+/* The job as a tenant sees it. */
+static json_t *job_view(json_t *j)
+{
+    static const char *const keep[] = { "id",         "state", "reason", "priority",       "circuit",
+                                        "partitions", "done",  "failed", "submitted_unix", "resumed" };
+    static const char *const part_keep[] = { "index", "state", "attempts", "reason", "timings_ms" };
+    json_t *o = json_object(), *parts = json_array(), *p;
+    size_t i;
+
+    for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+        json_t *v = json_object_get(j, keep[k]);
+
+        if (v) json_object_set(o, keep[k], v);
+    }
+    json_array_foreach (json_object_get(j, "parts"), i, p) {
+        json_t *q = json_object();
+
+        for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
+            json_t *v = json_object_get(p, part_keep[k]);
+
+            if (v) json_object_set(q, part_keep[k], v);
+        }
+        json_array_append_new(parts, q);
+    }
+    json_object_set_new(o, "parts", parts);
+    return o;
+}
+
+void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
+{
+    json_t *j = api_job_of(id, t, r), *rep, *err = NULL;
+
+    if (!j) return;
+    if (wait_s > 0 && !strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
+        /* cuzkd answers when the job is decided or the time is up ("timeout"): then
+         * the state as it is now. */
+        rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id, "timeout_ms",
+                                (json_int_t)wait_s * 1000),
+                      NULL, 0, r, &err);
+        if (rep && json_is_object(json_object_get(rep, "job"))) {
+            json_decref(j);
+            j = json_incref(json_object_get(rep, "job"));
+        } else if (!rep &&
+                   !(err &&
+                     !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
+            json_decref(err);
+            json_decref(j);
+            return;
+        } else if (!rep) {
+            json_t *now = api_job_of(id, t, r);
+
+            if (!now) {
+                json_decref(err);
+                json_decref(j);
+                return;
+            }
+            json_decref(j);
+            j = now;
+        }
+        json_decref(err);
+        json_decref(rep);
+    }
+    api_json(r, 200, job_view(j));
+    json_decref(j);
+}
+
+void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
+{
+    json_t *j = api_job_of(id, t, r), *rep;
+
+    if (!j) return;
+    json_decref(j);
+    rep = api_ctl(
+        json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k),
+        NULL, 0, r, NULL);
+    if (!rep) return;
+    api_json(r, 200,
+             json_pack("{s:O,s:O}", "proof", json_object_get(rep, "proof"), "publicSignals",
+                       json_object_get(rep, "public")));
+    json_decref(rep);
+}
+
+void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
+{
+    json_t *j = api_job_of(id, t, r), *rep;
+
+    if (!j) return;
+    json_decref(j);
+    rep = api_ctl(json_pack("{s:s,s:I}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id), NULL, 0, r, NULL);
+    if (!rep) return;
+    api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
+    json_decref(rep);
+}
+
+void api_circuits(struct api_resp *r)
+{
+    static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
+                                        "public", "signals", "domain_size", "max_input_bytes", "error" };
+    json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
+    size_t i;
+
+    if (!rep) return;
+    a = json_array();
+    json_array_foreach (json_object_get(rep, "circuits"), i, e) {
+        json_t *o = json_object();
+
+        for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+            json_t *v = json_object_get(e, keep[k]);
+
+            if (v) json_object_set(o, keep[k], v);
+        }
+        json_object_set_new(o, "has_witness_gen", json_boolean(json_object_get(e, "witness_gen") != NULL));
+        json_array_append_new(a, o);
+    }
+    json_decref(rep);
+    api_json(r, 200, json_pack("{s:o}", "circuits", a));
+}
+
+/* Ready: every stage has a pid and at least one circuit is resident. */
+void api_readyz(struct api_resp *r)
+{
+    json_t *st = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_STATUS), NULL, 0, r, NULL), *c, *e;
+    size_t i, resident = 0, stages = 0, up = 0;
+    const char *why = NULL;
+
+    if (!st) return;
+    c = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL);
+    if (!c) {
+        json_decref(st);
+        return;
+    }
+    json_array_foreach (json_object_get(st, "children"), i, e) {
+        stages++;
+        up += json_integer_value(json_object_get(e, "pid")) > 0;
+    }
+    json_array_foreach (json_object_get(c, "circuits"), i, e)
+        resident += !strcmp(json_string_value(json_object_get(e, "state")) ?: "", "resident");
+    if (json_is_true(json_object_get(st, "draining")) || json_is_true(json_object_get(st, "stopping")))
+        why = "cuzkd is draining or stopping";
+    else if (!stages || up < stages)
+        why = "a stage is not running";
+    else if (!resident)
+        why = "no circuit is resident";
+    if (why)
+        api_problem(r, 503, "refused", "not_ready", why,
+                    json_pack("{s:I,s:I,s:I}", "stages", (json_int_t)stages, "stages_up", (json_int_t)up,
+                              "circuits_resident", (json_int_t)resident));
+    else
+        api_json(r, 200,
+                 json_pack("{s:s,s:I,s:I}", "status", "ready", "stages", (json_int_t)stages,
+                           "circuits_resident", (json_int_t)resident));
+    json_decref(st);
+    json_decref(c);
+}
+
+/* The stats page in the Prometheus text format (stats_reader.h), read here: the
+ * API process runs as cuzkd's user and maps the page read-only. */
+void api_metrics(struct api_resp *r)
+{
+    struct stats_reading t;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc = stats_reading_take(&t, g_api.cfg.instance);
+
+    if (rc) {
+        api_problem(r, 503, "no_daemon", "no_daemon", "the stats page cannot be read", NULL);
+        return;
+    }
+    if ((f = open_memstream(&buf, &len))) {
+        stats_reading_prometheus(f, &t);
+        fclose(f);
+    }
+    stats_reading_free(&t);
+    if (!buf) {
+        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        return;
+    }
+    free(r->body);
+    r->status = 200;
+    r->body = buf;
+    r->len = len;
+    r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+}

@@ -1,0 +1,248 @@
+/* cuzk-api — the HTTP API of a cuzkd (api.h; docs/api.md). Started by cuzkd like a
+ * stage when it has --listen, or on its own (its systemd unit). It reads its tokens,
+ * certificate and key, binds, and only then drops root (to --user, default cuzk),
+ * so the parser that faces the network never runs with more than cuzkd's rights. */
+#include "api.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cuzk/error.h"
+#include "cuzk/os.h"
+
+struct api g_api;
+
+static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --api-tokens FILE [options]\n"
+                            "  the HTTP API of a cuzkd (docs/api.md); cuzkd starts it itself with --listen\n"
+                            "  --socket PATH       cuzkd's control socket (RUN_DIR/INSTANCE.sock)\n"
+                            "  --listen ADDR:PORT  numeric IPv4 or [IPv6] address and port to serve on\n"
+                            "  --api-tokens FILE   a line per tenant: NAME SHA256HEX [PRIORITY-CAP]\n"
+                            "                      [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] (`cuzk token NAME`)\n"
+                            "  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM)\n"
+                            "  --instance NAME     cuzkd's instance, for /metrics (default: default)\n"
+                            "  --user NAME|UID     started as root: become this user after binding (default\n"
+                            "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
+                            "  --timeout S         close a connection idle S seconds (default 30)\n"
+                            "  --per-ip N          connections from one address at once (default 32)\n"
+                            "  --max-conns N       connections at once (default 1024)\n"
+                            "  --max-body N[KMG]   a request body's bytes at most (default 64M; a circuit's\n"
+                            "                      max-input-bytes and a tenant's limit may say less)\n";
+
+__attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    os_vlog(0, "cuzk-api", fmt, ap);
+    va_end(ap);
+    return CUZK_EXIT_USAGE;
+}
+
+static int opt_num(const char *v, uint64_t max, uint64_t *out)
+{
+    char *e;
+    unsigned long long n;
+
+    if (!v || *v < '0' || *v > '9') return -1;
+    n = strtoull(v, &e, 10);
+    if (*e == 'K')
+        n <<= 10, e++;
+    else if (*e == 'M')
+        n <<= 20, e++;
+    else if (*e == 'G')
+        n <<= 30, e++;
+    if (*e || n > max) return -1;
+    *out = n;
+    return 0;
+}
+
+static int set_opt(struct api_cfg *c, const char *name, const char *v)
+{
+    static const struct {
+        const char *name;
+        size_t off, len;
+    } str[] = {
+#define S(n, f) { n, offsetof(struct api_cfg, f), sizeof(((struct api_cfg *)0)->f) }
+        S("socket", socket), S("listen", listen),     S("api-tokens", tokens), S("tls-cert", cert),
+        S("tls-key", key),   S("instance", instance), S("user", user),
+#undef S
+    };
+    uint64_t n;
+
+    if (!v) return die("--%s needs a value", name);
+    for (size_t i = 0; i < sizeof(str) / sizeof(str[0]); i++)
+        if (!strcmp(name, str[i].name)) {
+            if (strlen(v) >= str[i].len) return die("--%s: too long", name);
+            memcpy((char *)c + str[i].off, v, strlen(v) + 1);
+            return 0;
+        }
+    if (!strcmp(name, "max-body")) {
+        if (opt_num(v, 1ull << 40, &n) || !n) return die("--max-body %s: a number of bytes (K, M, G)", v);
+        c->max_body = n;
+        return 0;
+    }
+    if (!strcmp(name, "timeout") || !strcmp(name, "per-ip") || !strcmp(name, "max-conns")) {
+        if (opt_num(v, 100000, &n) || !n) return die("--%s %s: a whole number from 1 to 100000", name, v);
+        *(name[0] == 't' ? &c->timeout_s : name[0] == 'p' ? &c->per_ip : &c->max_conns) = (unsigned)n;
+        return 0;
+    }
+    return die("unknown option --%s (see cuzk-api --help)", name);
+}
+
+static int parse_args(struct api_cfg *c, int argc, char **argv)
+{
+    snprintf(c->instance, sizeof(c->instance), "default");
+    c->timeout_s = 30;
+    c->per_ip = 32;
+    c->max_conns = 1024;
+    c->max_body = API_BODY_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *eq;
+        char name[32];
+        int rc;
+
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            exit(CUZK_EXIT_OK);
+        }
+        if (strncmp(a, "--", 2) || strlen(a) > 30) return die("unexpected argument '%s'", a);
+        eq = strchr(a + 2, '=');
+        snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a - 2) : 30, a + 2);
+        if ((rc = set_opt(c, name, eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL))) return rc;
+    }
+    if (!c->socket[0] || !c->listen[0] || !c->tokens[0])
+        return die("--socket, --listen and --api-tokens are needed");
+    if (!c->cert[0] != !c->key[0]) return die("--tls-cert and --tls-key go together");
+    return 0;
+}
+
+/* A bound, listening socket for ADDR:PORT (numeric: no name is resolved). */
+static int bind_listen(const char *spec, char *err, size_t errlen)
+{
+    char host[64];
+    const char *colon = strrchr(spec, ':'), *h = spec;
+    size_t hl;
+    struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE,
+                              .ai_socktype = SOCK_STREAM },
+                    *ai = NULL;
+    int fd, one = 1;
+
+    if (!colon || !colon[1]) goto bad;
+    hl = (size_t)(colon - spec);
+    if (*h == '[') {
+        if (hl < 2 || spec[hl - 1] != ']') goto bad;
+        h++;
+        hl -= 2;
+    }
+    if (!hl || hl >= sizeof(host)) goto bad;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    if (getaddrinfo(host, colon + 1, &hints, &ai)) goto bad;
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+        snprintf(err, errlen, "--listen %s: %s", spec, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(ai);
+        return -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+bad:
+    snprintf(err, errlen, "--listen %s: expected IPV4:PORT or [IPV6]:PORT, numeric", spec);
+    return -1;
+}
+
+/* Started as root: become --user (its uid, its group, no other groups), and check
+ * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
+ * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
+ * root (not the packaged unit's way) it stays root, and says so. */
+static int drop_root(const char *user, char *err, size_t errlen)
+{
+    struct passwd *pw;
+    char *e;
+    unsigned long uid = strtoul(user, &e, 10);
+
+    if (geteuid() != 0) return 0;
+    pw = user[0] && !*e ? getpwuid((uid_t)uid) : getpwnam(user[0] ? user : "cuzk");
+    if (user[0] && !*e && uid == 0) {
+        fprintf(stderr, "cuzk-api: warning: running as root, as the cuzkd that started it does\n");
+        return 0;
+    }
+    if (!pw || pw->pw_uid == 0) {
+        snprintf(err, errlen, "started as root: no user %s to become (--user NAME|UID)",
+                 user[0] ? user : "cuzk");
+        return -1;
+    }
+    if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+        snprintf(err, errlen, "dropping root for %s: %s", pw->pw_name, strerror(errno));
+        return -1;
+    }
+    if (setuid(0) == 0 || geteuid() != pw->pw_uid || getegid() != pw->pw_gid) {
+        snprintf(err, errlen, "dropping root for %s: root could be had back", pw->pw_name);
+        return -1;
+    }
+    return 0;
+}
+
+static char *slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    char *b = NULL;
+    size_t n = 0;
+
+    if (!f || getdelim(&b, &n, '\0', f) < 0) {
+        snprintf(err, errlen, "%s: %s", path, f ? "empty" : strerror(errno));
+        if (f) fclose(f);
+        free(b);
+        return NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    char err[CONFIG_PATH_MAX + 256];
+    char *cert = NULL, *key = NULL;
+    sigset_t ss;
+    int fd, rc, sig = 0;
+
+    if ((rc = parse_args(&g_api.cfg, argc, argv))) return rc;
+    signal(SIGPIPE, SIG_IGN);
+    if (api_tokens_load(&g_api.tokens, g_api.cfg.tokens, err, sizeof(err)) ||
+        (g_api.cfg.cert[0] &&
+         (!(cert = slurp(g_api.cfg.cert, err, sizeof(err))) ||
+          !(key = slurp(g_api.cfg.key, err, sizeof(err))))) ||
+        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
+        drop_root(g_api.cfg.user, err, sizeof(err))) {
+        fprintf(stderr, "cuzk-api: %s\n", err);
+        return CUZK_EXIT_USAGE;
+    }
+    sigemptyset(&ss);
+    sigaddset(&ss, SIGTERM);
+    sigaddset(&ss, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &ss, NULL); /* the server's threads inherit it */
+    if (api_serve(fd, cert, key, err, sizeof(err))) {
+        fprintf(stderr, "cuzk-api: %s\n", err);
+        return CUZK_EXIT_IO;
+    }
+    fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)\n",
+            g_api.cfg.cert[0] ? "https on " : "", g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n);
+    sigwait(&ss, &sig);
+    api_stop();
+    free(cert);
+    free(key);
+    api_tokens_free(&g_api.tokens);
+    return CUZK_EXIT_OK;
+}

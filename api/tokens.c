@@ -1,0 +1,165 @@
+/* tokens.c — the tokens file of cuzk-api (api.h; docs/api.md, "Tokens"). It holds no
+ * token, only the SHA-256 of each: a line per tenant,
+ *
+ *   NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES]
+ *
+ * NAME 1-64 of [A-Za-z0-9._-] (cuzkd's rule for a tenant); "-" leaves a limit unset;
+ * MAX-BODY-BYTES may end in K, M or G. '#' starts a comment; blank lines are skipped. */
+#include "api.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+static int tenant_name_ok(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (!n || n > API_TENANT_MAX) return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-') return 0;
+    return 1;
+}
+
+static int unhex(const char *h, unsigned char *out, size_t n)
+{
+    if (strlen(h) != 2 * n) return -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+
+        if (!isxdigit((unsigned char)h[2 * i]) || !isxdigit((unsigned char)h[2 * i + 1])) return -1;
+        if (sscanf(h + 2 * i, "%2x", &v) != 1) return -1;
+        out[i] = (unsigned char)v;
+    }
+    return 0;
+}
+
+/* "-" or a whole number with an optional K/M/G suffix. */
+static int limit(const char *s, uint64_t max, uint64_t *out)
+{
+    char *e;
+    unsigned long long v;
+
+    *out = 0;
+    if (!s || !strcmp(s, "-")) return 0;
+    if (!isdigit((unsigned char)*s)) return -1;
+    errno = 0;
+    v = strtoull(s, &e, 10);
+    if (errno) return -1;
+    if (*e == 'K' || *e == 'k')
+        v <<= 10, e++;
+    else if (*e == 'M' || *e == 'm')
+        v <<= 20, e++;
+    else if (*e == 'G' || *e == 'g')
+        v <<= 30, e++;
+    if (*e || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen)
+{
+    char *f[6] = { 0 }, *save = NULL;
+    uint64_t prio, run, body;
+    int n = 0;
+
+    for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == 5) {
+            snprintf(err, errlen, "more than 5 fields");
+            return -1;
+        }
+        f[n++] = w;
+    }
+    if (n < 2) {
+        snprintf(err, errlen, "expected NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES]");
+        return -1;
+    }
+    if (!tenant_name_ok(f[0])) {
+        snprintf(err, errlen, "tenant name \"%.64s\": use 1 to 64 of A-Z a-z 0-9 . _ -", f[0]);
+        return -1;
+    }
+    if (unhex(f[1], t->hash, sizeof(t->hash))) {
+        snprintf(err, errlen, "tenant %s: the second field is not 64 hex digits (a SHA-256)", f[0]);
+        return -1;
+    }
+    if (limit(f[2], 1000000, &prio) || limit(f[3], 1000000, &run) || limit(f[4], 1ull << 40, &body)) {
+        snprintf(err, errlen, "tenant %s: a limit is neither a number nor -", f[0]);
+        return -1;
+    }
+    snprintf(t->name, sizeof(t->name), "%s", f[0]);
+    t->prio_cap = f[2] && strcmp(f[2], "-") ? (int)prio : -1;
+    t->max_running = (uint32_t)run;
+    t->max_body = body;
+    return 0;
+}
+
+int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    char line[1024], why[256];
+    unsigned no = 0;
+
+    memset(tk, 0, sizeof(*tk));
+    if (!f) {
+        snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *h = strchr(line, '#');
+        struct api_tenant t, *nt;
+
+        no++;
+        if (h) *h = '\0';
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strspn(line, " \t") == strlen(line)) continue;
+        if (parse_line(line, &t, why, sizeof(why))) {
+            snprintf(err, errlen, "--api-tokens %s line %u: %s", path, no, why);
+            fclose(f);
+            api_tokens_free(tk);
+            return -1;
+        }
+        for (size_t i = 0; i < tk->n; i++)
+            if (!strcmp(tk->t[i].name, t.name)) {
+                snprintf(err, errlen, "--api-tokens %s line %u: tenant %s named twice", path, no, t.name);
+                fclose(f);
+                api_tokens_free(tk);
+                return -1;
+            }
+        if (!(nt = realloc(tk->t, (tk->n + 1) * sizeof(*nt)))) {
+            snprintf(err, errlen, "--api-tokens: out of memory");
+            fclose(f);
+            api_tokens_free(tk);
+            return -1;
+        }
+        tk->t = nt;
+        tk->t[tk->n++] = t;
+    }
+    fclose(f);
+    return 0;
+}
+
+const struct api_tenant *api_tokens_find(const struct api_tokens *tk, const char *token, size_t len)
+{
+    unsigned char h[32];
+    unsigned int hl = 0;
+    const struct api_tenant *found = NULL;
+
+    if (!EVP_Digest(token, len, h, &hl, EVP_sha256(), NULL) || hl != sizeof(h)) return NULL;
+    /* Every line is compared, and each in constant time: neither the time nor the
+     * place of a match tells a caller how much of a guess was right. */
+    for (size_t i = 0; i < tk->n; i++)
+        if (!CRYPTO_memcmp(h, tk->t[i].hash, sizeof(h))) found = &tk->t[i];
+    return found;
+}
+
+void api_tokens_free(struct api_tokens *tk)
+{
+    free(tk->t);
+    tk->t = NULL;
+    tk->n = 0;
+}

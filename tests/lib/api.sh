@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# Helpers of the HTTP API tests (cuzk-api), on top of daemon.sh and wgen.sh. Sourced,
+# never run.
+#   api_tokens NAME [LIMITS]...  a new token for tenant NAME (cuzk token): sets
+#                      tok_NAME, appends its line to $tmp/tokens
+#   api_init           after daemon_init: cuzk-api built, curl and a generator's tools
+#                      there (else SKIP); FX the bn128 mulchain-10 fixture, VK its key,
+#                      gen its witness generator (wgen.sh), n=0 proofs verified
+#   api_start http|https CIRCUIT-LINE [CUZKD OPTS]  cuzkd (daemon_start) with --listen
+#                      on a free port (port, api_base set), $tmp/tokens, for https
+#                      $tmp/cert.pem and key.pem; circuit mul (FX with its generator)
+#                      with CIRCUIT-LINE added; waits until the API answers
+#   free_port          a free TCP port on 127.0.0.1
+#   api_base           http(s)://127.0.0.1:$port (set by the test)
+#   http NAME TOKEN METHOD PATH [CURL ARGS...]   one request with curl (TOKEN "" for
+#                      none): the body into $tmp/http/NAME.body, the head into
+#                      NAME.head; prints the status; each is kept for the OpenAPI check
+#                      (a line "METHOD PATH STATUS NAME" in $tmp/http/index)
+#   jfield NAME EXPR   EXPR of the JSON body r of answer NAME (node)
+#   expect NAME STATUS [TYPE]  fail unless answer NAME had STATUS (and problem TYPE)
+#   verify_proof NAME  snarkjs accepts the {"proof","publicSignals"} answer NAME under
+#                      $VK; adds 1 to n
+#   api_wait_up        until /healthz answers 200 (120 s; a liveness bound)
+api_init() {
+  need_bins cuzk-api
+  command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
+  wgen_skip_without_tools
+  bash "$MAKE_FIXTURES" -q >/dev/null
+  FX="$FIXTURES/bn128/mulchain-10"
+  VK="$FX/verification_key.json"
+  gen="$(CUZK="$BUILD/bin/cuzk" wgen_for "$FX")" || fail "building the generator"
+  n=0
+}
+
+api_start() {  # http|https CIRCUIT-LINE [cuzkd options]
+  local scheme="$1" extra="$2"
+  shift 2
+  port="$(free_port)"
+  api_base="$scheme://127.0.0.1:$port"
+  {
+    echo "buffer-mb = 16"
+    echo "listen = 127.0.0.1:$port"
+    echo "api-tokens = $tmp/tokens"
+    [ "$scheme" = http ] || printf 'tls-cert = %s\ntls-key = %s\n' "$tmp/cert.pem" "$tmp/key.pem"
+    printf '[circuit mul]\nzkey = %s\nr1cs = %s\nwitness-gen = %s\n%s\n' \
+      "$FX/circuit_final.zkey" "$FX/circuit.r1cs" "$gen" "$extra"
+  } >"$tmp/cuzkd.conf"
+  daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 "$@"
+  api_wait_up
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+api_tokens() {  # NAME [LIMITS]
+  local out
+  out="$("$BUILD/bin/cuzk" token "$@")" || fail "cuzk token $*"
+  printf -v "tok_$1" '%s' "$(head -n1 <<<"$out")"
+  tail -n1 <<<"$out" >>"$tmp/tokens"
+}
+
+http() {  # NAME TOKEN METHOD PATH [curl args]
+  local name="$1" token="$2" method="$3" path="$4" st
+  shift 4
+  mkdir -p "$tmp/http"
+  local auth=()
+  [ -z "$token" ] || auth=(-H "Authorization: Bearer $token")
+  st="$(curl -sS -o "$tmp/http/$name.body" -D "$tmp/http/$name.head" -w '%{http_code}' -X "$method" \
+    ${CURL_TLS:+$CURL_TLS} "${auth[@]}" "$@" "$api_base$path")" || st="000"
+  echo "$method ${path%%\?*} $st $name" >>"$tmp/http/index"
+  echo "$st"
+}
+
+jfield() { node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($2)" "$tmp/http/$1.body"; }
+
+expect() {  # NAME STATUS [TYPE]
+  local st
+  # a 100 Continue head comes first: the last status line is the answer's
+  st="$(grep -a '^HTTP/' "$tmp/http/$1.head" | tail -n1 | awk '{print $2}')"
+  [ "$st" = "$2" ] || fail "$1: status $st, expected $2: $(head -c 400 "$tmp/http/$1.body")"
+  if [ -n "${3:-}" ]; then
+    grep -qi '^content-type: application/problem+json' "$tmp/http/$1.head" || fail "$1: not a problem document"
+    [ "$(jfield "$1" r.type)" = "$3" ] || fail "$1: problem type $(jfield "$1" r.type), expected $3"
+    [ "$(jfield "$1" r.status)" = "$2" ] || fail "$1: problem status member is not $2"
+  fi
+}
+
+verify_proof() {  # NAME
+  node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));
+    require('fs').writeFileSync(process.argv[2], JSON.stringify(r.proof));
+    require('fs').writeFileSync(process.argv[3], JSON.stringify(r.publicSignals));" \
+    "$tmp/http/$1.body" "$tmp/$1.proof.json" "$tmp/$1.public.json"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/$1.public.json" "$tmp/$1.proof.json" 2>&1 | grep -q OK ||
+    fail "snarkjs rejects the proof of answer $1"
+  n=$((n + 1))
+}
+
+api_wait_up() {
+  local _
+  for _ in $(seq 1 1200); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' ${CURL_TLS:+$CURL_TLS} "$api_base/healthz")" = 200 ] && return 0
+    sleep 0.1
+  done
+  fail "the API did not answer /healthz within 120 s"
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# The HTTP API (cuzk-api) against a real cuzkd started with --listen on 127.0.0.1 and
+# a free port, with curl and with Node's fetch; every proof it returns is verified by
+# snarkjs. An input.json object (one partition), an array of three (one job, three
+# partitions, proofs in the array's order), a .wtns body; ?wait= long-polls; the same
+# Idempotency-Key with the same body answers the same job, with another body 409.
+# Auth: no token and a wrong one 401 (WWW-Authenticate: Bearer); another tenant's job
+# (status, proof, cancel) 404. Bad input: malformed JSON 400 with the byte offset, an
+# array element that is no object 400, an unknown circuit 404, a Content-Length over
+# the tenant's limit 413 before the body is read, a chunked body over the circuit's
+# limit 413; a form body 415; unknown path 404, wrong method 405. /v1/circuits shows no path of the
+# server. /healthz, /readyz, /metrics (the stats page's Prometheus text). kill -9 of
+# cuzk-api: cuzkd starts it again and it answers (and serves the proofs kept before).
+# kill -9 of cuzkd right after a submit: after the restart the job is done, the same
+# Idempotency-Key answers it, its proofs and an older job's are served from the store.
+# Every answer is checked against docs/openapi.json (tests/lib/openapi_check.py).
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+. "$ROOT/tests/lib/wgen.sh"
+. "$ROOT/tests/lib/api.sh"
+daemon_init api
+api_init
+
+api_tokens alice
+api_tokens bob - - 2K # bodies of 2 KiB at most: a witness is more
+api_start http "max-input-bytes = 1M"
+for _ in $(seq 1 1200); do [ "$(http ready "" GET /readyz)" = 200 ] && break; sleep 0.1; done
+expect ready 200
+http health "" GET /healthz >/dev/null; expect health 200
+http metrics "" GET /metrics >/dev/null; expect metrics 200
+grep -q '^cuzk_' "$tmp/http/metrics.body" || fail "/metrics has no cuzk_ series"
+echo "ok: /healthz, /readyz (stages up, mul resident), /metrics"
+
+# ---- auth ------------------------------------------------------------------------
+http noauth "" GET /v1/circuits >/dev/null; expect noauth 401 refused
+grep -qi '^www-authenticate: bearer' "$tmp/http/noauth.head" || fail "401 without WWW-Authenticate"
+http wrongtok "0123$tok_alice" GET /v1/circuits >/dev/null; expect wrongtok 401 refused
+http circuits "$tok_alice" GET /v1/circuits >/dev/null; expect circuits 200
+[ "$(jfield circuits 'r.circuits[0].name + " " + r.circuits[0].state + " " + r.circuits[0].curve')" = "mul resident bn128" ] ||
+  fail "circuits: $(cat "$tmp/http/circuits.body")"
+grep -q "$FX" "$tmp/http/circuits.body" && fail "/v1/circuits shows a path of the server"
+echo "ok: no token and a wrong one -> 401; /v1/circuits lists mul, no server path"
+
+# ---- one input.json, long-polled, its proof verified -------------------------------
+http one "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary @"$FX/input.json" >/dev/null
+expect one 202
+job="$(jfield one r.job)"
+grep -qi "^location: /v1/jobs/$job" "$tmp/http/one.head" || fail "no Location: /v1/jobs/$job"
+http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null; expect onew 200
+[ "$(jfield onew r.state)" = done ] || fail "job $job: $(cat "$tmp/http/onew.body")"
+[ "$(jfield onew 'typeof r.parts[0].timings_ms.prove')" = number ] || fail "no timings: $(cat "$tmp/http/onew.body")"
+http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect onep 200
+verify_proof onep
+echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, proof verified by snarkjs"
+
+# ---- another tenant -----------------------------------------------------------------
+http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect bobjob 404 refused
+http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bobproof 404 refused
+http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null; expect bobdel 404 refused
+echo "ok: bob gets 404 for alice's job (status, proof, cancel)"
+
+# ---- an array of three with Node's fetch; a .wtns body ------------------------------
+node - "$api_base" "$tok_alice" "$tmp/fetch.json" <<'JS' || fail "fetch: $(cat "$tmp/fetch.json" 2>/dev/null)"
+const [base, tok, out] = process.argv.slice(2);
+const H = { Authorization: `Bearer ${tok}` };
+(async () => {
+  const inputs = [{ x: "3", k: "5" }, { x: "7", k: "1234567" }, { x: "11", k: "2" }];
+  let r = await fetch(`${base}/v1/circuits/mul/proofs`, { method: "POST",
+    headers: { ...H, "Content-Type": "application/json" }, body: JSON.stringify(inputs) });
+  if (r.status !== 202) throw new Error(`submit ${r.status} ${await r.text()}`);
+  const sub = await r.json();
+  r = await fetch(`${base}${r.headers.get("location")}?wait=300`, { headers: H });
+  const job = await r.json();
+  const proofs = [];
+  for (let k = 0; k < 3; k++)
+    proofs.push(await (await fetch(`${base}/v1/jobs/${sub.job}/proofs/${k}`, { headers: H })).json());
+  require("fs").writeFileSync(out, JSON.stringify({ sub, job, proofs }));
+})().catch((e) => { console.error(e.message); process.exit(1); });
+JS
+[ "$(js 'r.sub.partitions + " " + r.job.state + " " + r.job.parts.length' "$(cat "$tmp/fetch.json")")" = "3 done 3" ] ||
+  fail "array job: $(cat "$tmp/fetch.json")"
+for k in 0 1 2; do
+  mkdir -p "$tmp/http"
+  js "JSON.stringify(r.proofs[$k])" "$(cat "$tmp/fetch.json")" >"$tmp/http/arr$k.body"
+  verify_proof "arr$k"
+done
+# in the array's order: partition k's public output is that input's (x^(k) chain)
+[ "$(js 'r.proofs[1].publicSignals.join(",")' "$(cat "$tmp/fetch.json")")" = "$(jfield onep 'r.publicSignals.join(",")')" ] ||
+  fail "proof 1 of the array is not the proof of its input (x=7, as the first job's)"
+http wtns "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  --data-binary @"$FX/witness.wtns" >/dev/null
+expect wtns 202
+http wtnsw "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)?wait=300" >/dev/null; expect wtnsw 200
+http wtnsp "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)/proofs/0" >/dev/null; expect wtnsp 200
+verify_proof wtnsp
+echo "ok: Node fetch: an array of 3 inputs -> one job, 3 proofs in order; a .wtns body; snarkjs verifies all"
+
+# ---- idempotency ----------------------------------------------------------------------
+http idem1 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
+  --data-binary '{"x":"5","k":"9"}' >/dev/null; expect idem1 202
+http idem2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
+  --data-binary '{"x":"5","k":"9"}' >/dev/null; expect idem2 202
+[ "$(jfield idem2 r.job)" = "$(jfield idem1 r.job)" ] && [ "$(jfield idem2 r.existing)" = true ] ||
+  fail "same key, same body: $(cat "$tmp/http/idem2.body")"
+http idem3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
+  --data-binary '{"x":"6","k":"9"}' >/dev/null; expect idem3 409 refused
+[ "$(jfield idem3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/idem3.body")"
+http idemw "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)?wait=300" >/dev/null
+http idemp "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)/proofs/0" >/dev/null; expect idemp 200
+verify_proof idemp
+echo "ok: Idempotency-Key: same body -> the same job (existing), another body -> 409 idempotency_conflict"
+
+# ---- bad requests ----------------------------------------------------------------------
+http badjson "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '{"x": "5", "k": }' >/dev/null; expect badjson 400 format
+[ "$(jfield badjson r.position)" = 17 ] || fail "400 without the byte offset: $(cat "$tmp/http/badjson.body")"
+http badelem "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '[{"x":"5","k":"9"}, 7]' >/dev/null; expect badelem 400 format
+[ "$(jfield badelem r.index)" = 1 ] || fail "400 without the element: $(cat "$tmp/http/badelem.body")"
+http nocirc "$tok_alice" POST /v1/circuits/nope/proofs -H 'Content-Type: application/json' \
+  --data-binary @"$FX/input.json" >/dev/null; expect nocirc 404 refused
+http dots "$tok_alice" POST /v1/circuits/..%2F..%2Fetc/proofs --data-binary '{}' >/dev/null; expect dots 404
+http big "$tok_bob" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  --data-binary @"$FX/witness.wtns" >/dev/null; expect big 413 refused
+[ "$(jfield big r.limit)" = 2048 ] || fail "413 without bob's limit: $(cat "$tmp/http/big.body")"
+head -c 1100000 /dev/zero >"$tmp/zeros"
+http chunked "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  -H 'Transfer-Encoding: chunked' --data-binary @"$tmp/zeros" >/dev/null; expect chunked 413 refused
+http form "$tok_alice" POST /v1/circuits/mul/proofs --data 'x=5&k=9' >/dev/null; expect form 415 usage
+http nopath "$tok_alice" GET /v1/nothing >/dev/null; expect nopath 404 usage
+http method "$tok_alice" PUT /v1/circuits >/dev/null; expect method 405 usage
+http nojob "$tok_alice" GET /v1/jobs/999999 >/dev/null; expect nojob 404 refused
+http notproof "$tok_alice" GET "/v1/jobs/$job/proofs/5" >/dev/null; expect notproof 400 usage
+echo "ok: malformed JSON -> 400 at byte 17 (jansson: past the bad token); a non-object element -> 400; unknown circuit, ../ -> 404;" \
+  "over bob's 2K -> 413 (Content-Length); chunked over 1M -> 413; a form body -> 415; 404/405; proof index out of range -> 400"
+
+# ---- cancel -----------------------------------------------------------------------------
+http can "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '[{"x":"1","k":"1"},{"x":"2","k":"2"},{"x":"3","k":"3"},{"x":"4","k":"4"}]' >/dev/null
+expect can 202
+http cand "$tok_alice" DELETE "/v1/jobs/$(jfield can r.job)" >/dev/null; expect cand 200
+http canw "$tok_alice" GET "/v1/jobs/$(jfield can r.job)?wait=300" >/dev/null; expect canw 200
+[ "$(jfield canw r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/canw.body")"
+echo "ok: DELETE /v1/jobs/ID -> 200; the job is decided ($(jfield canw r.state))"
+
+# ---- kill -9 of cuzk-api: cuzkd starts it again ------------------------------------------
+apipid="$(pgrep -f -- "cuzk-api --socket $run/$inst.sock" | head -n1)"
+[ -n "$apipid" ] || fail "no cuzk-api process"
+kill -9 "$apipid"
+for _ in $(seq 1 1200); do
+  p2="$(pgrep -f -- "cuzk-api --socket $run/$inst.sock" | head -n1 || true)"
+  [ -n "$p2" ] && [ "$p2" != "$apipid" ] && break
+  sleep 0.1
+done
+api_wait_up
+http again "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect again 200
+verify_proof again
+echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); the proof is served again"
+
+# ---- kill -9 of cuzkd right after a submit: the job and the proofs before it survive ----
+http k9 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
+  --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
+expect k9 202
+kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+for _ in $(seq 1 300); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.1; done
+daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
+api_wait_up
+http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
+  --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
+expect k9again 202
+[ "$(jfield k9again r.job)" = "$(jfield k9 r.job)" ] || fail "the idempotency key after the restart: $(cat "$tmp/http/k9again.body")"
+http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null; expect k9w 200
+[ "$(jfield k9w r.state)" = done ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
+for k in 0 1; do
+  http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null; expect "k9p$k" 200
+  verify_proof "k9p$k"
+done
+http oldp "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect oldp 200
+verify_proof oldp
+http oldbob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect oldbob 404 refused
+echo "ok: kill -9 of cuzkd after a submit: restarted, its API answers; the same Idempotency-Key -> the same job;" \
+  "both proofs and the first job's (from the store) verify; still 404 to bob"
+
+python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
+echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
+daemon_shutdown_clean
+echo "PASS: api_http ($n proofs verified by snarkjs)"
