@@ -282,7 +282,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     const unsigned cl = ec_cl(G);
     struct msm_scratch *S = x->S;
     const unsigned nb = x->nbat;
-    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL];
+    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL];
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
         ifma_batch_add_refs(G, S->A, S->bb, S->px, S->py, S->ng, nb, S->ifma);
@@ -307,15 +307,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
         }
         uint64_t *Bx = S->A + (size_t)S->bb[i] * 2 * cl, *By = Bx + cl;
         const uint64_t *Px = S->bp + (size_t)i * 2 * cl, *Py = Px + cl;
-        ecf_sub(G, t, Py, By);
-        ecf_mul(G, l, t, di); /* lambda */
-        ecf_sqr(G, x3, l);
-        ecf_sub(G, x3, x3, Bx);
-        ecf_sub(G, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
-        ecf_sub(G, t, Bx, x3);
-        ecf_mul(G, t, l, t);
-        ecf_sub(G, By, t, By); /* y3 = lambda (Bx - x3) - By */
-        ecf_copy(G, Bx, x3);
+        ec_aff_add_inv(G, Bx, By, Px, Py, di);
     }
     x->nbat = 0;
     x->cur++;
