@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) void batch_add_ref(const curve_grou
 {
     const unsigned cl = ec_cl(G);
     uint64_t *pre = scratch;
-    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], d[EC_MAX_CL];
+    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL], d[EC_MAX_CL];
     uint64_t ny[EC_MAX_CL];
     if (count == 0) return;
     for (size_t i = 0; i < count; i++) {
@@ -70,7 +70,7 @@ static inline __attribute__((always_inline)) void batch_add_ref(const curve_grou
         } else {
             ecf_copy(G, di, inv);
         }
-        ec_aff_add_inv(G, Bx, By, Px, Py, di);
+        ec_aff_add_inv(G, Bx, By, Px, Py, di, t, l, x3);
     }
 }
 

@@ -282,7 +282,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     const unsigned cl = ec_cl(G);
     struct msm_scratch *S = x->S;
     const unsigned nb = x->nbat;
-    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL];
+    uint64_t inv[EC_MAX_CL], di[EC_MAX_CL], l[EC_MAX_CL], x3[EC_MAX_CL], t[EC_MAX_CL];
     if (nb == 0) return;
     if (S->ifma) { /* the same flush eight lanes at a time, bit for bit (ifma.h): 3-5x per addition */
         ifma_batch_add_refs(G, S->A, S->bb, S->px, S->py, S->ng, nb, S->ifma);
@@ -307,7 +307,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
         }
         uint64_t *Bx = S->A + (size_t)S->bb[i] * 2 * cl, *By = Bx + cl;
         const uint64_t *Px = S->bp + (size_t)i * 2 * cl, *Py = Px + cl;
-        ec_aff_add_inv(G, Bx, By, Px, Py, di);
+        ec_aff_add_inv(G, Bx, By, Px, Py, di, t, l, x3);
     }
     x->nbat = 0;
     x->cur++;
