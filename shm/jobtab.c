@@ -79,8 +79,8 @@ int jobtab_part_move(struct jobtab *jt, uint32_t p, uint32_t from_state, uint32_
             return -EAGAIN;
         }
         /* R1: acq_rel CAS. Release publishes the fields we wrote while owning the
-                 * partition (buf, result, reason); acquire makes the previous owner's
-                 * visible to us. Pairs with itself in the next mover and with A1. */
+         * partition (buf, result, reason); acquire makes the previous owner's
+         * visible to us. Pairs with itself in the next mover and with A1. */
         if (barrier_cas_acq_rel(&pt->word, &w, jobtab_word(to_state, jobtab_word_gen(w) + 1, to_pid))) break;
     }
     if (from_state == JOBTAB_QUEUED || from_state == JOBTAB_READY)
@@ -133,7 +133,7 @@ int jobtab_job_add(struct jobtab *jt, uint32_t n_parts, const char *zkey_path, c
         if (jobtab_word_state(barrier_load_relaxed(&jt->jobs[j].word)) == JOBTAB_FREE) break;
     if (j == h->max_jobs) return -ENOSPC;
     /* First fit of n_parts consecutive free partitions. Relaxed loads: only the
-         * supervisor (this caller) moves partitions into or out of FREE. */
+     * supervisor (this caller) moves partitions into or out of FREE. */
     for (uint32_t p = 0; p < h->max_parts && run < n_parts; p++) {
         if (jobtab_word_state(barrier_load_relaxed(&jt->parts[p].word)) == JOBTAB_FREE) {
             if (!run) first = p;
@@ -210,8 +210,8 @@ int jobtab_job_try_complete(struct jobtab *jt, uint32_t job)
         snprintf(jt->jobs[job].reason, sizeof(jt->jobs[job].reason), "%u of %u partitions failed", failed,
                  jt->jobs[job].n_parts);
     /* The one CAS that decides the job. acq_rel as R1 in jobtab_part_move. A racing
-         * caller writing the same reason text is harmless: both computed it from the
-         * same final partition states. */
+     * caller writing the same reason text is harmless: both computed it from the
+     * same final partition states. */
     return barrier_cas_acq_rel(&jt->jobs[job].word, &w, jobtab_word(to, jobtab_word_gen(w) + 1, 0)) ? 1 : 0;
 }
 
@@ -261,8 +261,8 @@ int jobtab_reclaim_pid(struct jobtab *jt, struct pool *pool, pid_t pid, uint32_t
         switch (s) {
         case JOBTAB_SYNTH:
             /* Its output is incomplete: drop any buffer handed to the partition.
-                         * Done before the CAS while the partition is still the dead pid's, so
-                         * no live process can be using the buffer field. */
+             * Done before the CAS while the partition is still the dead pid's, so
+             * no live process can be using the buffer field. */
             if (b != JOBTAB_NONE && pool) pool_buf_transfer(pool, b, pool_owner_part(p), POOL_OWNER_FREE);
             barrier_store_relaxed(&pt->buf, JOBTAB_NONE);
             to = JOBTAB_QUEUED;

@@ -93,12 +93,12 @@ static int pool_try_share(struct pool *p, uint32_t n, uint32_t owner, uint32_t *
     for (uint32_t k = 0; k < nd->count; k++) {
         uint32_t i = nd->first + (start + k) % nd->count;
         /* Relaxed pre-check avoids a CAS (and a cache-line steal) on busy buffers;
-                 * the CAS below re-validates. */
+         * the CAS below re-validates. */
         uint64_t w = barrier_load_relaxed(&p->owners[i]);
 
         if (WORD_OWNER(w) != POOL_OWNER_FREE) continue;
         /* A1: acq_rel CAS; acquire pairs with R1 (the freeing transfer), so the
-                 * previous owner's accesses to the buffer happen before ours. */
+         * previous owner's accesses to the buffer happen before ours. */
         if (barrier_cas_acq_rel(&p->owners[i], &w, WORD(WORD_GEN(w) + 1, owner))) {
             barrier_store_relaxed(&p->hdr->hint[n], (start + k + 1) % nd->count);
             *idx = i;
@@ -183,7 +183,7 @@ int pool_buf_transfer(struct pool *p, uint32_t idx, uint32_t from, uint32_t to)
     do {
         if (WORD_OWNER(w) != from) return -EPERM;
         /* R1: acq_rel CAS; release publishes our writes to the buffer to the next
-                 * owner (A1 in pool_try_share, or pool_buf_owner's acquire). */
+         * owner (A1 in pool_try_share, or pool_buf_owner's acquire). */
     } while (!barrier_cas_acq_rel(&p->owners[idx], &w, WORD(WORD_GEN(w) + 1, to)));
     if (to == POOL_OWNER_FREE) futex_waitq_wake(&p->hdr->freed, 1);
     return 0;
@@ -286,8 +286,8 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
 
     memset(rep, 0, sizeof(*rep));
     /* Huge pages. The slab is part of a /dev/shm (tmpfs) file mapping, where
-         * MAP_HUGETLB does not apply (it needs an anonymous or hugetlbfs mapping); tmpfs
-         * backs an madvised range with 2 MiB pages when shmem THP allows it. */
+     * MAP_HUGETLB does not apply (it needs an anonymous or hugetlbfs mapping); tmpfs
+     * backs an madvised range with 2 MiB pages when shmem THP allows it. */
     if (madvise(p->slab, bytes, MADV_HUGEPAGE) < 0)
         rep_add(rep, log, "no huge pages: madvise(MADV_HUGEPAGE): %s", strerror(errno));
     else if (!shmem_thp_enabled(mode, sizeof(mode)))
@@ -299,7 +299,7 @@ int pool_slab_setup(struct pool *p, unsigned flags, struct pool_slab_report *rep
         rep->huge = 1;
 
     /* NUMA: bind each share to its node (a shared policy on the shm object, so it
-         * holds for every process mapping it). One node: nothing to do. */
+     * holds for every process mapping it). One node: nothing to do. */
     if ((flags & POOL_SLAB_NO_MBIND) || numa_available() < 0 || numa_max_node() == 0 || p->hdr->n_nodes < 2) {
         rep_add(rep, log, "no NUMA binding: %s",
                 (flags & POOL_SLAB_NO_MBIND) ? "the plan's nodes are a test's, not this "

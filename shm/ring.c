@@ -60,7 +60,7 @@ int ring_init_at(struct ring *r, uint32_t capacity, uint64_t start)
     r->mask = capacity - 1;
     for (unsigned i = 0; i < sizeof(r->reserved0) / sizeof(r->reserved0[0]); i++) r->reserved0[i] = 0;
     /* Relaxed stores: nobody else sees the ring until the segment's ready flag is
-         * published with release (segment_publish), which orders all of these. */
+     * published with release (segment_publish), which orders all of these. */
     barrier_store_relaxed(&r->head, start);
     barrier_store_relaxed(&r->tail, start);
     futex_waitq_init(&r->not_empty);
@@ -157,7 +157,7 @@ int ring_try_push(struct ring *r, uint32_t value)
             return -EAGAIN;
         } else {
             /* pos was produced already (its producer may not have moved head yet,
-                         * or may be dead): move head past it and look again. */
+             * or may be dead): move head past it and look again. */
             counter_pass(&r->head, pos);
             pos = barrier_load_relaxed(&r->head);
         }
@@ -177,7 +177,7 @@ int ring_try_pop(struct ring *r, uint32_t *value)
 
         if (dif == 0) {
             /* Full for pos. value may already belong to a later lap if a peer took
-                         * pos meanwhile; then the step fails and the loop passes pos. */
+             * pos meanwhile; then the step fails and the loop passes pos. */
             uint32_t v = __atomic_load_n(&c->value, __ATOMIC_RELAXED);
 
             if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
@@ -190,7 +190,7 @@ int ring_try_pop(struct ring *r, uint32_t *value)
             return -EAGAIN;
         } else {
             /* pos was consumed already (by a peer that may not have moved tail
-                         * yet, or is dead): move tail past it and look again. */
+             * yet, or is dead): move tail past it and look again. */
             counter_pass(&r->tail, pos);
             pos = barrier_load_relaxed(&r->tail);
         }
@@ -251,7 +251,7 @@ int ring_pop_timeout(struct ring *r, uint32_t *value, int64_t timeout_ns)
 uint32_t ring_count(const struct ring *r)
 {
     /* Relaxed: a display value; tail is read first so that, with head read after
-         * it, the difference is rarely negative; clamp for the rare case. */
+     * it, the difference is rarely negative; clamp for the rare case. */
     uint64_t t = barrier_load_relaxed(&((struct ring *)r)->tail);
     uint64_t h = barrier_load_relaxed(&((struct ring *)r)->head);
     int64_t n = (int64_t)(h - t);

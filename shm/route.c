@@ -29,7 +29,7 @@ int route_pick_worker(const struct route_view *v, uint32_t me, int *cross)
     node = v->synth_node[me];
     best = route_worker_on_node(v, node);
     /* Fallback: workers whose node has no live synth would otherwise starve until one
-         * is restarted (back-off up to 30 s in a crash loop). */
+     * is restarted (back-off up to 30 s in a crash loop). */
     for (uint32_t i = 0; i < v->n_workers && i < ROUTE_MAX_WORKERS; i++)
         if (v->worker_node[i] != node && !node_has_synth(v, v->worker_node[i]) &&
             (stray < 0 || v->worker_depth[i] < v->worker_depth[stray]))

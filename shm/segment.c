@@ -192,7 +192,7 @@ void *segment_region_ptr(const struct segment *seg, const char *name, uint64_t *
 void segment_publish(struct segment *seg)
 {
     /* R1: release: every region formatted before this store is visible to an
-         * attacher that reads ready == 1 (A1 in segment_attach). */
+     * attacher that reads ready == 1 (A1 in segment_attach). */
     barrier_store_release(&seg->hdr->ready, 1);
 }
 

@@ -198,9 +198,9 @@ int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint6
 
         if (s0 & 1) {
             /* A writer is mid-update. It holds the slot for well under a
-                         * microsecond unless it was preempted there; after a short spin, give
-                         * the CPU away so a preempted writer can finish (on a loaded 2-core
-                         * machine 1000 bare spins all landed inside one preemption). */
+             * microsecond unless it was preempted there; after a short spin, give
+             * the CPU away so a preempted writer can finish (on a loaded 2-core
+             * machine 1000 bare spins all landed inside one preemption). */
             if (t < 16)
                 barrier_cpu_relax();
             else
@@ -230,14 +230,14 @@ int stats_slot_read(const struct stats_slot *cs, struct stats_snapshot *o, uint6
         memcpy(o->hist_names, s->hist_names, sizeof(o->hist_names));
         memcpy(o->gauge_names, s->gauge_names, sizeof(o->gauge_names));
         /* A2: acquire fence orders the data loads before the re-read of seq; pairs
-                 * with the release fence W1 in write_begin. */
+         * with the release fence W1 in write_begin. */
         barrier_fence_acquire();
         if (barrier_load_relaxed(&s->seq) != s0) continue;
         if (o->state >= STATS_MAX_STATES) o->state = STATS_IDLE;
         /* now_ns was read before this copy; a writer that changed state in between
-                 * (the reader preempted on a loaded machine) has state totals that run to
-                 * since_ns, past now_ns. Read the slot as of the later of the two, so its
-                 * states still sum to its wall time (top_accounting saw 4 ms over 2 s). */
+         * (the reader preempted on a loaded machine) has state totals that run to
+         * since_ns, past now_ns. Read the slot as of the later of the two, so its
+         * states still sum to its wall time (top_accounting saw 4 ms over 2 s). */
         if (now_ns < o->since_ns) now_ns = o->since_ns;
         o->wall_ns = now_ns > o->start_ns ? now_ns - o->start_ns : 0;
         o->state_ns[o->state] += now_ns - o->since_ns;

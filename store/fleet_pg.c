@@ -230,7 +230,7 @@ int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)
 
     *fp = NULL;
     /* No libpq is a missing part of the installation, as a missing compiler is for
-         * build-witness: exit 10, not a refusal or an unreachable database. */
+     * build-witness: exit 10, not a refusal or an unreachable database. */
     if (!(pq = pq_dl_load(err, errlen))) {
         free(f);
         return -CUZK_E_INTERNAL;
@@ -334,8 +334,8 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
     snprintf(lb, sizeof(lb), "%d", lease_s);
     snprintf(mb, sizeof(mb), "%d", max);
     /* One statement, so its own transaction: the locked rows are updated before any
-         * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
-         * disjoint rows instead of waiting on each other. */
+     * other daemon can see them, and SKIP LOCKED makes concurrent claimers take
+     * disjoint rows instead of waiting on each other. */
     r = exec(f,
              "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
              "  WHERE (p.state = 'queued' OR (p.state = 'leased' AND p.lease_expiry < now()))"
@@ -396,10 +396,10 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
     snprintf(idxs + oi, cap - oi, "}");
     snprintf(gens + og, cap - og, "}");
     /* Only unexpired leases: one that expired may have been claimed by another
-         * daemon already (then owner no longer matches anyway) or is about to be. And
-         * only the ones the caller names: a lease owner got without knowing it (a claim
-         * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
-         * not be kept alive by this daemon's heartbeat for as long as it lives. */
+     * daemon already (then owner no longer matches anyway) or is about to be. And
+     * only the ones the caller names: a lease owner got without knowing it (a claim
+     * whose COMMIT landed but whose reply was lost, a previous run's) must expire,
+     * not be kept alive by this daemon's heartbeat for as long as it lives. */
     r = exec(f,
              "WITH d AS (UPDATE cuzk_daemons SET heartbeat = now() WHERE id = $1)"
              " UPDATE cuzk_parts SET lease_expiry = now() + make_interval(secs => $2::int)"
@@ -496,10 +496,10 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
     part_key(&k, job, idx, gen);
     if ((rc = run(f, "BEGIN", "finishing", err, errlen))) return rc;
     /* The one decision point: only the holder of (owner, gen) moves the row out of
-         * 'leased', and only its proof is stored. The daemon's count changes in the same
-         * statement. A job with no out dir has nothing to publish: its stored proof is
-         * published; without one (a daemon's bug) the partition fails rather than stay
-         * done with nothing anyone could publish. */
+     * 'leased', and only its proof is stored. The daemon's count changes in the same
+     * statement. A job with no out dir has nothing to publish: its stored proof is
+     * published; without one (a daemon's bug) the partition fails rather than stay
+     * done with nothing anyone could publish. */
     r = exec(f,
              "WITH x AS (SELECT out_dir = '' AS nodir FROM cuzk_jobs WHERE id = $1),"
              " p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL AND"
@@ -520,9 +520,9 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
     pq->clear(r);
     if (!won) {
         /* A retry whose first try committed but whose answer was lost (the database
-                 * went away between COMMIT and its reply): the row says owner finished it at
-                 * gen, which only that first try can have done (claims raise lease_gen).
-                 * Answering 0 here would leave a done partition that nobody publishes. */
+         * went away between COMMIT and its reply): the row says owner finished it at
+         * gen, which only that first try can have done (claims raise lease_gen).
+         * Answering 0 here would leave a done partition that nobody publishes. */
         r = exec(f,
                  "SELECT 1 FROM cuzk_parts WHERE job = $1 AND idx = $2"
                  " AND done_by = $3 AND lease_gen = $4 AND state IN ('done', 'failed')",
@@ -563,8 +563,8 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
     PGresult *r;
 
     /* Unexpired or not: a lease held by owner at its start is a previous life's,
-         * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
-         * would keep it from every daemon for as long as this one lives. */
+     * worked on by nobody. Renewing it (fleet_renew extends every lease of owner)
+     * would keep it from every daemon for as long as this one lives. */
     r = exec(f,
              "UPDATE cuzk_parts SET state = 'queued', owner = NULL, lease_expiry = NULL"
              " WHERE owner = $1 AND state = 'leased'",
@@ -692,7 +692,7 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
 
     *linked = 0;
     /* Names from the database, so from whoever can write it: a "../x" would link a
-         * file of another directory into this one, or this one's out of it. */
+     * file of another directory into this one, or this one's out of it. */
     if (!fleet_name_ok(name) || !fleet_name_ok(done_by)) {
         snprintf(err, errlen,
                  "fleet queue: job %llu part %u: refused: its name or done_by is not a "
@@ -712,11 +712,11 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
     }
     sfd = open_beneath(dfd, sn);
     /* public first: the proof's final name is what readers wait for. Staged in sfd,
-         * final in dfd: every name one component below a descriptor. */
+     * final in dfd: every name one component below a descriptor. */
     if (sfd >= 0 && there(sfd, tq) && !fleet_publish2(sfd, tq, dfd, fq)) (*linked)++;
     if (sfd >= 0 && there(sfd, tp) && !fleet_publish2(sfd, tp, dfd, fp)) (*linked)++;
     /* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
-         * absent was published before, or lost). */
+     * absent was published before, or lost). */
     staged = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
     finals = there(dfd, fq) && there(dfd, fp);
     if (sfd >= 0) close(sfd);
@@ -790,16 +790,16 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
         a.outcome =
             fleet_part_publish(f, a.out_dir, a.name, a.done_by, a.job, a.idx, gen, &a.linked, eb, sizeof(eb));
         /* A row whose names reach outside its out dir (written by whoever can
-                 * write the table): failed with the reason, so it is reported once and never
-                 * looked at again, and its job ended if that was its last open row. */
+         * write the table): failed with the reason, so it is reported once and never
+         * looked at again, and its job ended if that was its last open row. */
         if (a.outcome == -EINVAL && fail_bad_row(f, &a, gen, err, errlen) < 0 &&
             pq->status(f->conn) != CONNECTION_OK) {
             rc = -ECONNREFUSED;
             break;
         }
         /* Another daemon's (dead: its heartbeat is stale) staging dir, empty once its
-                 * last proof is published: removed. Never this daemon's own here: one of its
-                 * running partitions may be about to write there (fleet.c removes its own). */
+         * last proof is published: removed. Never this daemon's own here: one of its
+         * running partitions may be about to write there (fleet.c removes its own). */
         if (a.outcome >= 0 && strcmp(a.done_by, self)) fleet_stage_remove(a.out_dir, a.done_by);
         if (a.outcome == -ECONNREFUSED || (a.outcome < 0 && pq->status(f->conn) != CONNECTION_OK)) {
             snprintf(err, errlen, "%s", eb);
@@ -939,7 +939,7 @@ int fleet_publish(int dirfd, const char *tmp, const char *final)
     int rc = 0;
 
     /* linkat fails with EEXIST rather than replacing: the final name is written once
-         * even if two owners reach this point (see fleet_pg.h). */
+     * even if two owners reach this point (see fleet_pg.h). */
     if (linkat(dirfd, tmp, dirfd, final, 0)) rc = -errno;
     unlinkat(dirfd, tmp, 0);
     return rc;

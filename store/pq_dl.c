@@ -44,8 +44,8 @@ _Static_assert(sizeof(slots) / sizeof(slots[0]) * sizeof(void (*)(void)) == size
 static void load(void)
 {
     /* RTLD_LOCAL: libpq's symbols (and its dependencies') stay out of the global
-         * namespace, so they cannot interpose on anything the binary itself uses. The
-         * handle is never closed: the table lives as long as the process. */
+     * namespace, so they cannot interpose on anything the binary itself uses. The
+     * handle is never closed: the table lives as long as the process. */
     void *h = dlopen(PQ_SONAME, RTLD_NOW | RTLD_LOCAL);
     const char *why;
 

@@ -270,7 +270,7 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
         goto fail;
     }
     /* WAL: a commit appends to the log and fsyncs it once (synchronous=FULL); readers
-         * never block the writer. */
+     * never block the writer. */
     if ((rc = store_exec(st, "PRAGMA journal_mode=WAL", "journal_mode", err, errlen)) ||
         (rc = store_exec(st, "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON", "pragmas", err, errlen)))
         goto fail;
@@ -443,7 +443,7 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
 
     *n = 0;
     /* The newest job stays whatever its age: ids come from max(id)
-         * (store_max_job_id), and must never be handed out twice. */
+     * (store_max_job_id), and must never be handed out twice. */
     snprintf(sql, sizeof(sql),
              "DELETE FROM jobs WHERE state != 'running' AND finished < %lld "
              "AND id < (SELECT max(id) FROM jobs)",
@@ -458,9 +458,9 @@ int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_byte
 
     *n = 0;
     /* Per submitter (request.peer.uid), newest first: a decided job goes once its uid
-         * has keep_jobs newer ones, or its request text and the newer ones' pass
-         * keep_bytes. Running jobs are never counted out, and the newest job stays (ids,
-         * as store_prune). */
+     * has keep_jobs newer ones, or its request text and the newer ones' pass
+     * keep_bytes. Running jobs are never counted out, and the newest job stays (ids,
+     * as store_prune). */
     snprintf(sql, sizeof(sql),
              "DELETE FROM jobs WHERE id IN (SELECT id FROM (SELECT id,"
              " row_number() OVER w AS rn, sum(length(request)) OVER w AS b FROM jobs"

@@ -164,7 +164,7 @@ static void cat_circuit_request(struct sup *s, struct cat_entry *e, int evict, c
         const char *m = json_string_value(json_object_get(reply, "message"));
 
         /* Not resident (say, more circuits than preload slots): jobs still run,
-                 * each stage loading the zkey when one comes. */
+         * each stage loading the zkey when one comes. */
         if (e) snprintf(e->note, sizeof(e->note), "not preloaded: %.400s", m ? m : "refused");
         logmsg("circuit %s: %s refused: %s", e ? e->d.name : path, evict ? "evict" : "preload", m ? m : "?");
         json_decref(reply);
@@ -285,8 +285,8 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
             *changed, json_pack("{s:s,s:s,s:s}", "name", e->d.name, "change", what[i], "fingerprint", e->fp));
     }
     /* Circuits gone, or whose zkey path moved: their preload goes (first, so its
-         * slot serves the preloads below) unless a circuit that loaded still names that
-         * path. */
+     * slot serves the preloads below) unless a circuit that loaded still names that
+     * path. */
     for (uint32_t i = 0; i < s->n_cat; i++) {
         struct cat_entry *o = &s->cat[i];
         int kept = 0, same_name = 0;
@@ -301,8 +301,8 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
         catalog_entry_close(o);
     }
     /* New or changed zkeys are preloaded (the preload of the same path is replaced:
-         * new jobs take the new file, running jobs hold their own copies), and so is an
-         * unchanged one that has no preload yet (the slots were full before). */
+     * new jobs take the new file, running jobs hold their own copies), and so is an
+     * unchanged one that has no preload yet (the slots were full before). */
     for (uint32_t i = 0; i < nn; i++)
         if (!ne[i].error[0] && (strcmp(what[i], "unchanged") || !cat_preloaded(s, ne[i].d.zkey)))
             cat_circuit_request(s, &ne[i], 0, ne[i].d.zkey);

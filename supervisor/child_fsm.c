@@ -29,30 +29,30 @@ struct entry {
  * watches its heartbeat, a restart or shutdown asks it to stop, an exit is a death.
  * STALLED is the same but for the timer (it was already killed). */
 /* clang-format off */
-#define LIVE_ROW(timer)                                                                        \
-        {                                                                                      \
-                [CHILD_EV_TIMER] = timer,                                                      \
-                [CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },                \
-                [CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },               \
-                [CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },                      \
-        }
+#define LIVE_ROW(timer)                                                  \
+    {                                                                    \
+        [CHILD_EV_TIMER] = timer,                                        \
+        [CHILD_EV_RESTART] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM },  \
+        [CHILD_EV_SHUTDOWN] = { R_ASK, CHILD_STOPPING, CHILD_ACT_TERM }, \
+        [CHILD_EV_EXITED] = { R_DEATH, SAME, CHILD_ACT_RECLAIM },        \
+    }
 #define WATCH { R_WATCH, SAME, 0 }
 #define NO_MOVE { R_NONE, 0, 0 }
 /* clang-format on */
 
 static const struct entry table[CHILD_N_STATES][CHILD_N_EVENTS] = {
-        [CHILD_STARTING] = LIVE_ROW(WATCH),
-        [CHILD_RUNNING] = LIVE_ROW(WATCH),
-        [CHILD_STALLED] = LIVE_ROW(NO_MOVE),
-        [CHILD_STOPPING] = LIVE_ROW(WATCH),
-        [CHILD_BACKOFF] = {
-                [CHILD_EV_SPAWNED] = { R_SPAWNED, CHILD_STARTING, 0 },
-                [CHILD_EV_SPAWN_FAILED] = { R_RETRY, CHILD_BACKOFF, 0 },
-                [CHILD_EV_TIMER] = { R_DUE, SAME, 0 },
-                [CHILD_EV_RESTART] = { R_NOW, SAME, CHILD_ACT_START },
-                [CHILD_EV_SHUTDOWN] = { R_FIXED, CHILD_DEAD, 0 },
-        },
-        /* CHILD_DEAD: no moves (every entry R_NONE). */
+    [CHILD_STARTING] = LIVE_ROW(WATCH),
+    [CHILD_RUNNING] = LIVE_ROW(WATCH),
+    [CHILD_STALLED] = LIVE_ROW(NO_MOVE),
+    [CHILD_STOPPING] = LIVE_ROW(WATCH),
+    [CHILD_BACKOFF] = {
+        [CHILD_EV_SPAWNED] = { R_SPAWNED, CHILD_STARTING, 0 },
+        [CHILD_EV_SPAWN_FAILED] = { R_RETRY, CHILD_BACKOFF, 0 },
+        [CHILD_EV_TIMER] = { R_DUE, SAME, 0 },
+        [CHILD_EV_RESTART] = { R_NOW, SAME, CHILD_ACT_START },
+        [CHILD_EV_SHUTDOWN] = { R_FIXED, CHILD_DEAD, 0 },
+    },
+    /* CHILD_DEAD: no moves (every entry R_NONE). */
 };
 
 void child_fsm_init(struct child_fsm *f)
@@ -66,11 +66,11 @@ void child_fsm_init(struct child_fsm *f)
 int child_fsm_death_is_crash(const struct child_fsm *f, int status)
 {
     /* Any death cuzkd did not ask for counts (a crash signal, an error exit, a SIGKILL
-         * or SIGTERM from outside: kill -9, the OOM killer), and a stall it was killed for;
-         * otherwise a partition that gets its stage killed each time would be retried
-         * forever. Not counted: what cuzkd asked for (STOPPING: a restart request or
-         * shutdown, even if a stall kill came after) and SIGINT (a ^C at the terminal
-         * reaches the whole group; cuzkd itself is stopping then). */
+     * or SIGTERM from outside: kill -9, the OOM killer), and a stall it was killed for;
+     * otherwise a partition that gets its stage killed each time would be retried
+     * forever. Not counted: what cuzkd asked for (STOPPING: a restart request or
+     * shutdown, even if a stall kill came after) and SIGINT (a ^C at the terminal
+     * reaches the whole group; cuzkd itself is stopping then). */
     if (f->state == CHILD_STOPPING) return 0;
     if (f->state == CHILD_STALLED) return 1;
     if (WIFSIGNALED(status)) return WTERMSIG(status) != SIGINT;
@@ -100,8 +100,8 @@ static uint64_t deadline_of(const struct child_fsm *f, const struct child_fsm_cf
     case CHILD_STOPPING:
         if (cfg->stall_ns && !f->shutdown && !f->stall_killed) d = hb_base(f) + cfg->stall_ns;
         /* The first heartbeat moves STARTING to RUNNING; look for it every
-                 * CHILD_HB_POLL_NS while starting (a stage beats from its first
-                 * moments: only one that cannot start is looked at many times). */
+         * CHILD_HB_POLL_NS while starting (a stage beats from its first
+         * moments: only one that cannot start is looked at many times). */
         if (f->state == CHILD_STARTING && !f->shutdown && (!d || t + CHILD_HB_POLL_NS < d))
             d = t + CHILD_HB_POLL_NS;
         break;

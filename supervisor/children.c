@@ -64,7 +64,7 @@ static void child_args(const struct sup *s, const struct child *c, struct child_
     }
     if (c->role == PLAN_WORKER) {
         /* CUDA: the plan's device number for this worker (cuda:0,2 -> worker 1 on
-                 * device 2), not the worker index. */
+         * device 2), not the worker index. */
         if (s->c->dev_kind == CONFIG_DEV_CUDA && c->place->device >= 0)
             snprintf(a->be, sizeof(a->be), "cuda:%d", c->place->device);
         else
@@ -95,7 +95,7 @@ __attribute__((noreturn)) static void child_exec(const struct sup *s, const stru
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(CUZK_EXIT_SYSTEM);
     /* The doorbell at DOORBELL_CHILD_FD without CLOEXEC (dup2 clears it; the
-         * same number already: clear it by hand), every other descriptor closed. */
+     * same number already: clear it by hand), every other descriptor closed. */
     if (s->doorbell_fd != DOORBELL_CHILD_FD)
         dup2(s->doorbell_fd, DOORBELL_CHILD_FD);
     else
@@ -208,7 +208,7 @@ void child_timers(struct sup *s)
 
         if (!c->fsm.deadline_ns || c->fsm.deadline_ns > t) continue;
         /* Relaxed: a single word the stage rewrites every 100 ms; a torn view is
-                 * impossible (64-bit atomic) and a stale one only delays the verdict. */
+         * impossible (64-bit atomic) and a stale one only delays the verdict. */
         if (c->pid && sl && barrier_load_relaxed(&sl->pid) == c->pid)
             hb = barrier_load_relaxed(&sl->heartbeat_ns);
         child_event(s, c, CHILD_EV_TIMER, t, hb);

@@ -39,7 +39,7 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
     else if (control_circuit_check(r, fds, n_fds, cp, pl->config->buf_size, path, &copy, &e))
         return control_reply_error(e.code, e.message);
     /* The copy the entry of this name holds now (the table's own writer: plain reads):
-         * a preload again replaces it, an evict drops it. */
+     * a preload again replaces it, an evict drops it. */
     for (int i = 0; i < PIPE_CIRCUITS; i++)
         if (pl->circuits->c[i].action == PIPE_CIRCUIT_PRELOAD && !strcmp(pl->circuits->c[i].path, path))
             old = pl->circuits->c[i].fd;
@@ -66,8 +66,8 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
                                    err);
     }
     /* The pin: the preload's reference to its copy, until replaced or evicted. The
-         * copy stays open (unreferenced, shared) a while after: a stage that has not yet
-         * applied the tombstone only finds its cache entry a miss. */
+     * copy stays open (unreferenced, shared) a while after: a stage that has not yet
+     * applied the tombstone only finds its cache entry a miss. */
     if (old > 0 && old != copy)
         copies_put(cp, old);
     else if (old > 0 && old == copy)

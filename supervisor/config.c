@@ -574,8 +574,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
         }
         if (v && (rc = config_load_file(c, v, err, errlen))) return rc < 0 && rc != -EINVAL ? -EINVAL : rc;
         /* Absolute: cuzk reload reads it again after cuzkd changed directory.
-                 * realpath's own buffer: into a CONFIG_PATH_MAX one (under PATH_MAX) a
-                 * fortified build aborts ("buffer overflow detected"), as the package is. */
+         * realpath's own buffer: into a CONFIG_PATH_MAX one (under PATH_MAX) a
+         * fortified build aborts ("buffer overflow detected"), as the package is. */
         if (v) {
             char *abs = realpath(v, NULL);
 
@@ -616,8 +616,8 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
         if (!strcmp(name, "config")) continue; /* applied above */
         if ((rc = config_set(c, name, v, err, errlen))) return rc;
         /* Every local user reads /proc/PID/cmdline: a fleet password there is
-                 * everyone's (and with it they write queue rows). Scrubbed at once, and
-                 * refused: by then it has been visible. */
+         * everyone's (and with it they write queue rows). Scrubbed at once, and
+         * refused: by then it has been visible. */
         if (!strcmp(name, "queue") && v &&
             fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
             fleet_url_scrub((char *)v);

@@ -174,7 +174,7 @@ static int on_line(void *arg, const char *line, size_t len)
     }
     if (control_parse(line, len, &r, &e)) {
         /* Whatever it passed came with its bytes: do not let a later request
-                 * take them as its own. */
+         * take them as its own. */
         conn_fds_drop(k, k->n_fds);
         reply_err(s, k, e.code, e.message);
         return k->fd < 0;
@@ -278,10 +278,10 @@ void handle_listen(struct sup *s)
 
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             /* At the descriptor limit the pending connection stays pending, so the
-                         * listener is ready again at once: re-arming it spun the loop at 93%
-                         * CPU. The spare descriptor lets one connection in: root's is served
-                         * (the operator gets through), another is told why and closed. Then
-                         * the listener rests until the next tick. */
+             * listener is ready again at once: re-arming it spun the loop at 93%
+             * CPU. The spare descriptor lets one connection in: root's is served
+             * (the operator gets through), another is told why and closed. Then
+             * the listener rests until the next tick. */
             if (s->spare_fd >= 0) {
                 close(s->spare_fd);
                 s->spare_fd = -1;
@@ -364,9 +364,9 @@ static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
 {
     const uint32_t cap = s->pl.config->max_parts + CONN_FDS_EXTRA;
     /* An ordinary uid holds at most two requests' worth over all its connections
-         * (one being checked, the next queued), and all of them together half the
-         * descriptor limit: 8 connections x 4112 descriptors reached the limit, and
-         * then root got no answer either. Root and cuzkd's uid are not counted. */
+     * (one being checked, the next queued), and all of them together half the
+     * descriptor limit: 8 connections x 4112 descriptors reached the limit, and
+     * then root got no answer either. Root and cuzkd's uid are not counted. */
     uint32_t uid_n = k->privileged ? 0 : fds_held(s, k->uid, 0),
              all_n = k->privileged ? 0 : fds_held(s, 0, 1);
 

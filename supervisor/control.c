@@ -213,7 +213,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
     switch (r->kind) {
     case CONTROL_SUBMIT: {
         /* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
-                 * checked the same way; only the word in messages differs */
+         * checked the same way; only the word in messages differs */
         json_t *w = json_object_get(r->root, "witnesses"), *in = json_object_get(r->root, "inputs");
         const char *list = in ? "inputs" : "witnesses";
 
@@ -233,7 +233,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
             goto err;
         }
         /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
-                 * and generator; the client passes only its inputs and out dir. */
+         * and generator; the client passes only its inputs and out dir. */
         if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) goto err;
         if (r->circuit && circuit_name_ok(r->circuit)) {
             rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
@@ -369,7 +369,7 @@ int control_name_ok(const char *name)
 static char *dump_line(json_t *o)
 {
     /* ASCII only: names are the clients' (a U+202E or a C1 control in one reaches
-         * every reader of status as \uXXXX, never as a character that rewrites a line). */
+     * every reader of status as \uXXXX, never as a character that rewrites a line). */
     char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII), *line;
     size_t n;
 

@@ -176,12 +176,12 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
         return -EBADF;
     }
     /* The size its headers gave (input_bounds.h): a file grown since (a sparse
-         * section appended) is not copied. */
+     * section appended) is not copied. */
     if (want && (uint64_t)sb.st_size != want) goto changed_early;
     if (shared && (fd = shared_ref(c, &sb)) >= 0) return fd;
     {
         /* Named after the client's file, so /proc/PID/maps of a stage says which
-                 * file it maps ("/memfd:cuzk:c.zkey (deleted)"). */
+         * file it maps ("/memfd:cuzk:c.zkey (deleted)"). */
         const char *b = strrchr(display, '/');
         char name[200];
 
@@ -203,7 +203,7 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
         sa.st_ctim.tv_nsec != sb.st_ctim.tv_nsec)
         goto changed;
     /* Sealed: no one, cuzkd included, can shrink, grow or write it any more, so a
-         * stage's mapping of it can never fault past its end. */
+     * stage's mapping of it can never fault past its end. */
     if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
         rc = -errno;
         snprintf(err, errlen, "%s %s: cannot seal its copy: %s", what, display, strerror(errno));
@@ -394,12 +394,12 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
         return rc;
     }
     /* A temp name of this writer's own: two intakes of one shared copy (two submits
-         * of the same zkey at once, as a fleet daemon's parallel claims make) wrote one
-         * `.tmp.NAME` before, each unlinking the other's: one failed ENOENT ("cannot keep
-         * a durable copy"), and the other's rename could publish a file still being
-         * written. Both now write in full and rename; the second rename replaces
-         * identical bytes. Leftovers of a crash are dot names: copies_sweep removes
-         * them at start. */
+     * of the same zkey at once, as a fleet daemon's parallel claims make) wrote one
+     * `.tmp.NAME` before, each unlinking the other's: one failed ENOENT ("cannot keep
+     * a durable copy"), and the other's rename could publish a file still being
+     * written. Both now write in full and rename; the second rename replaces
+     * identical bytes. Leftovers of a crash are dot names: copies_sweep removes
+     * them at start. */
     static atomic_uint seq;
     snprintf(tmp, sizeof(tmp), ".tmp.%s.%d.%u", name, (int)gettid(), atomic_fetch_add(&seq, 1));
     fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

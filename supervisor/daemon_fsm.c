@@ -18,19 +18,19 @@ struct entry {
 };
 
 static const struct entry table[DAEMON_N_STATES][DAEMON_N_EVENTS] = {
-        [DAEMON_RUNNING] = {
-                [DAEMON_EV_DRAIN] = { R_FIXED, DAEMON_DRAINING, DAEMON_ACT_DRAIN },
-                [DAEMON_EV_STOP] = { R_STOP, DAEMON_STOPPING, DAEMON_ACT_STOP },
-        },
-        [DAEMON_DRAINING] = {
-                [DAEMON_EV_STOP] = { R_STOP, DAEMON_STOPPING, DAEMON_ACT_STOP },
-        },
-        [DAEMON_STOPPING] = {
-                [DAEMON_EV_TIMER] = { R_DRAIN, DAEMON_KILLING, DAEMON_ACT_TERM },
-        },
-        [DAEMON_KILLING] = {
-                [DAEMON_EV_TIMER] = { R_GRACE, DAEMON_KILLING, DAEMON_ACT_KILL },
-        },
+    [DAEMON_RUNNING] = {
+        [DAEMON_EV_DRAIN] = { R_FIXED, DAEMON_DRAINING, DAEMON_ACT_DRAIN },
+        [DAEMON_EV_STOP] = { R_STOP, DAEMON_STOPPING, DAEMON_ACT_STOP },
+    },
+    [DAEMON_DRAINING] = {
+        [DAEMON_EV_STOP] = { R_STOP, DAEMON_STOPPING, DAEMON_ACT_STOP },
+    },
+    [DAEMON_STOPPING] = {
+        [DAEMON_EV_TIMER] = { R_DRAIN, DAEMON_KILLING, DAEMON_ACT_TERM },
+    },
+    [DAEMON_KILLING] = {
+        [DAEMON_EV_TIMER] = { R_GRACE, DAEMON_KILLING, DAEMON_ACT_KILL },
+    },
 };
 
 void daemon_fsm_init(struct daemon_fsm *f)

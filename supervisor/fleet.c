@@ -173,8 +173,8 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
     if (sl->marking) goto publish;
     if (sl->rc) snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
     /* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
-         * client not run): back to the queue for any daemon, up to 3 claims; exit 22
-         * is the job's own failure. */
+     * client not run): back to the queue for any daemon, up to 3 claims; exit 22
+     * is the job's own failure. */
     if (sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
         won = fleet_release(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, err, sizeof(err));
         if (won < 0) {
@@ -196,8 +196,8 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
     if (!sl->c.out_dir[0]) /* stored only: its finish published it */
         goto drop;
     /* Test hook (fleet_pg.sh): die as a power loss would, in the window between the
-         * finish and the publish that adoption closes (this daemon's next start, or
-         * another daemon once this one's heartbeat is stale). */
+     * finish and the publish that adoption closes (this daemon's next start, or
+     * another daemon once this one's heartbeat is stale). */
     if (won >= 1 && !sl->rc && getenv("CUZK_TEST_FLEET_CRASH_AFTER_FINISH")) kill(getpid(), SIGKILL);
     if (won >= 1 && !sl->rc) {
         sl->marking = 1;
@@ -410,7 +410,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, 
     }
     gethostname(host, sizeof(host) - 1);
     /* The owner id: host and instance, so that two cuzkd on one machine differ and a
-         * restarted one takes its own place (its old leases simply expire). */
+     * restarted one takes its own place (its old leases simply expire). */
     snprintf(d->owner, sizeof(d->owner), "%s-%s", host, c->instance);
     snprintf(d->cuzk, sizeof(d->cuzk), "%s", cuzk_bin);
     snprintf(d->instance, sizeof(d->instance), "%s", c->instance);

@@ -75,7 +75,7 @@ const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage
     fleet_stage_name(d->owner, sn, sizeof(sn));
     if (!sl->c.out_dir[0]) {
         /* No out dir: proved into this slot's private dir, stored only. A daemon
-                 * that does not store never claims such a job (fleet_claim). */
+         * that does not store never claims such a job (fleet_claim). */
         if (!d->store)
             why = "no out dir and this cuzkd does not --store-proofs";
         else if ((sfd = open_priv(d, sl)) < 0)

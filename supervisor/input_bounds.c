@@ -46,7 +46,7 @@ static int table(int fd, const char *magic, const char *what, const char *displa
 
     if (fstat(fd, &st)) return bad(err, errlen, what, display, strerror(errno));
     /* Not a regular file: nothing is read here (a FIFO or a device could block);
-         * copies_take refuses it, unread, saying what it is. */
+     * copies_take refuses it, unread, saying what it is. */
     if (!S_ISREG(st.st_mode)) {
         *size = 0;
         return 1;

@@ -133,8 +133,8 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, j
     for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++) {
         if (sh[i].fd <= 0) continue;
         /* Shared by identity: named after the client's file as it was copied
-                 * (control_file_id, as copies_take keys its memfd), written once, then
-                 * only referenced. */
+         * (control_file_id, as copies_take keys its memfd), written once, then
+         * only referenced. */
         if (!sh[i].id[0]) {
             rc = -EIO;
             snprintf(e, sizeof(e), "%s: its identity is unknown", sh[i].key);
@@ -147,7 +147,7 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, j
         json_object_set_new(c, sh[i].key, json_string(name));
     }
     /* The job's own copies: 96 random bits make the name unique among every job
-         * this store will ever hold, before the job has an id. */
+     * this store will ever hold, before the job has an id. */
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
         rc = -errno;
         snprintf(e, sizeof(e), "getrandom: %s", strerror(errno));
@@ -158,7 +158,7 @@ int intake_persist(int dfd, const struct control_submit *sub, json_t **copies, j
         size_t j;
 
         /* A witness named again shares its copy (control_submit_check): written
-                 * once, and each partition records that one name. */
+         * once, and each partition records that one name. */
         for (j = 0; j < i && sub->wtns_fd[j] != sub->wtns_fd[i]; j++)
             ;
         if (j < i) {

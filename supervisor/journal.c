@@ -88,8 +88,8 @@ void journal_sync(struct sup *s)
 
         rc = store_commit(s->store, err, sizeof(err));
         /* The batch's cost (the updates before t0 are in memory; the commit
-                 * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
-                 * store_ns in the supervisor's counters. */
+         * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
+         * store_ns in the supervisor's counters. */
         if (s->slot) {
             stats_counter_add(s->slot, 2, 1);
             stats_counter_add(s->slot, 3, os_now_ns() - t0);

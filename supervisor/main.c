@@ -37,7 +37,7 @@ int main(int argc, char **argv)
         return CUZK_EXIT_USAGE;
     }
     /* CUDA devices: number them as the driver does. This machine's driver, unless the
-         * plan is for another machine (--topology/--synthetic) or tests name the list. */
+     * plan is for another machine (--topology/--synthetic) or tests name the list. */
     if (c.driver_gpus[0])
         use = &drv;
     else if (c.dev_kind == CONFIG_DEV_CUDA && !c.topology[0] && !c.synthetic[0]) {

@@ -267,7 +267,7 @@ static int mconn_read(struct mconn *c, const struct metrics_http *m)
             struct timeval tv = { METRICS_HTTP_READ_MS / 1000, (METRICS_HTTP_READ_MS % 1000) * 1000 };
 
             /* The answer is some KB (fits the socket buffer); a client that does
-                         * not read it gets METRICS_HTTP_READ_MS. */
+             * not read it gets METRICS_HTTP_READ_MS. */
             fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
             setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
             respond(c->fd, c->head, m);

@@ -57,8 +57,8 @@ int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *a
         }
     }
     /* The operator always gets through: ordinary users together never take the
-         * last eighth of the table (two users at their quotas of half each made root's
-         * submit fail "full"). */
+     * last eighth of the table (two users at their quotas of half each made root's
+     * submit fail "full"). */
     if (all_jobs + 1 > jt->hdr->max_jobs - rj || all_parts + n > jt->hdr->max_parts - rp) {
         snprintf(m, len,
                  "full: users' jobs hold %u of %u job slots and %u of %u partitions; "

@@ -402,13 +402,13 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const
     split_buffers(p, per_node, c->buffers);
 
     /* Can every process of a node have its own cores? Each node needs a core per
-         * worker and one for its synth; node 0 also one for the finalizer. The CPU
-         * backend never reserves: its workers do the MSMs and NTTs, nearly all the work,
-         * while synth and finalizer are busy 1.7% and 1.9% of the wall time under a
-         * backlog (mulchain-14, issue 21). A core kept for them would idle; sharing, they
-         * take what they use from the workers (the kernel's fair share; the MSM's tasks
-         * are claimed one by one, so a worker thread that loses its core for a while
-         * delays no other). */
+     * worker and one for its synth; node 0 also one for the finalizer. The CPU
+     * backend never reserves: its workers do the MSMs and NTTs, nearly all the work,
+     * while synth and finalizer are busy 1.7% and 1.9% of the wall time under a
+     * backlog (mulchain-14, issue 21). A core kept for them would idle; sharing, they
+     * take what they use from the workers (the kernel's fair share; the MSM's tasks
+     * are claimed one by one, so a worker thread that loses its core for a while
+     * delays no other). */
     for (uint32_t k = 0; k < p->n_nodes; k++)
         if (w.node_count[k] < per_node[k] + 1 + (k == 0 ? PLAN_FINALIZER_CORES : 0)) exclusive = 0;
     if (!cuda) {
@@ -426,7 +426,7 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const
             if (wcores[k] > PLAN_CUDA_WORKER_CORES) wcores[k] = PLAN_CUDA_WORKER_CORES;
         }
         /* The finalizer's core(s) first, from the end of node 0, so worker 0
-                 * starts on the node's first core and the finalizer stays clear of it. */
+         * starts on the node's first core and the finalizer stays clear of it. */
         struct plan_place fin;
         uint32_t got = 0;
 
@@ -450,10 +450,10 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const
         snprintf(p->note, sizeof(p->note), "every process has its own cores");
     } else {
         /* Shared: each synth gets its whole node, the finalizer the last core.
-                 * CPU backend: the workers split their node's cores, all of them (a node
-                 * with one worker gives it every core), and synth and finalizer share them
-                 * (above). CUDA with too few cores, or more workers than cores:
-                 * round-robin, one core each. */
+         * CPU backend: the workers split their node's cores, all of them (a node
+         * with one worker gives it every core), and synth and finalizer share them
+         * (above). CUDA with too few cores, or more workers than cores:
+         * round-robin, one core each. */
         for (uint32_t i = 0; i < p->n_workers; i++) {
             struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
             uint32_t k = (uint32_t)wnode[i], nth = 0, cnt = w.node_count[k];

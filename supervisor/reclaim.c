@@ -27,11 +27,11 @@ static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, u
     if (st == JOBTAB_QUEUED) return PIPE_RING_SYNTH;
     if (st == JOBTAB_PROVED) return PIPE_RING_FINAL(nw);
     /* READY: the least-loaded worker ring (ties rotate) on the node of the partition's
-         * buffer (NUMA routing, route.h: the synth of that node made it for a worker
-         * there); any worker when none is there (a one-share pool: every node's). */
+     * buffer (NUMA routing, route.h: the synth of that node made it for a worker
+     * there); any worker when none is there (a one-share pool: every node's). */
     if (s->pl.data.pool.hdr->n_nodes > 1)
         /* Relaxed: part.buf was published by the CAS to READY, read back in the
-                 * scan (jobtab_parts_in_state) that found the state. */
+         * scan (jobtab_parts_in_state) that found the state. */
         node = pool_buf_node(&s->pl.data.pool, barrier_load_relaxed(&s->pl.data.jobtab.parts[part].buf));
     any = 1;
     for (uint32_t i = 0; node >= 0 && i < nw; i++)
@@ -277,7 +277,7 @@ static int reopen_lost_out_dir(const struct jobtab_job *jb)
     int dfd;
 
     /* A deadline: a hung mount must not keep cuzkd from starting (its temps then
-         * stay; the resume fails that job). */
+     * stay; the resume fails that job). */
     dfd = open_deadline(jb->out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK, RESUME_OPEN_MS, &od);
     if (dfd < 0) return -1;
     if ((uint64_t)od.st_dev != jb->out_dev || (uint64_t)od.st_ino != jb->out_ino) {
@@ -335,7 +335,7 @@ uint64_t collect_lost(struct sup *s)
     rc = pipeline_attach(&old, s->c->instance, e, sizeof(e));
     if (rc) {
         /* No segment is the normal case (a clean stop removes them); anything else
-                 * means a dead cuzkd's jobs cannot be listed, which the operator must see. */
+         * means a dead cuzkd's jobs cannot be listed, which the operator must see. */
         if (rc != -ENOENT)
             logmsg("segments of a previous cuzkd unreadable, its jobs cannot be "
                    "reported: %s",

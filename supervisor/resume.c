@@ -82,8 +82,8 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
         return -1;
     }
     /* The path is the client's word and is opened with cuzkd's rights: whether it is
-         * absent, unreadable or another directory is not the user's to learn (a path under
-         * /root would tell), so every case reads the same and names only that path. */
+     * absent, unreadable or another directory is not the user's to learn (a path under
+     * /root would tell), so every case reads the same and names only that path. */
     /* With a deadline: a path on a hung mount must not keep cuzkd from starting. */
     fd = open_deadline(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS, &st);
     if (fd == -ETIMEDOUT) {
@@ -259,7 +259,7 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
     int rc;
 
     /* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
-         * the counter is set back past every id after the resume. */
+     * the counter is set back past every id after the resume. */
     barrier_store_relaxed(&jt->hdr->next_job_id, r->sj->id);
     rc = pipeline_submit_job_fds(&s->pl, r->zpath, r->zfd > 0 ? r->zfd : -1, r->out_dir, r->ofd,
                                  json_is_integer(uid) ? json_integer_value(uid) : -1,
@@ -342,7 +342,7 @@ static void resume_states(struct sup *s, const struct resumed *r, uint32_t slot,
             ps = STORE_QUEUED;
         }
         /* What the store holds now differs from ps where a proof was found or an
-                 * unfinished state goes back to queued: let the next sync write it. */
+         * unfinished state goes back to queued: let the next sync write it. */
         s->parts[p].rec = ps == sj->state[i] ? (uint8_t)ps : REC_UNKNOWN;
     }
     jobtab_job_try_complete(jt, slot);
@@ -439,7 +439,7 @@ int resume_start(struct sup *s, uint64_t next_id)
     rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
     if (rc) logmsg("%s", err);
     /* Copies no unfinished job refers to (their jobs were decided, or a submit died
-         * half way): removed. Not after a failed scan: a job it missed may need them. */
+     * half way): removed. Not after a failed scan: a job it missed may need them. */
     if (!rc) {
         int nrm = copies_sweep(s->copies_dfd, dur_keep, s);
 

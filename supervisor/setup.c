@@ -83,7 +83,7 @@ void group_reach(const struct cuzkd_config *c)
         *slash = '\0';
         if (stat(p, &st)) continue;
         /* Others' x lets everyone through; the group's x only this group's members
-                 * (or the owner's, when it is the daemon's uid, which members are not). */
+         * (or the owner's, when it is the daemon's uid, which members are not). */
         if (!(st.st_mode & S_IXOTH) && !((st.st_mode & S_IXGRP) && st.st_gid == c->gid)) {
             fprintf(stderr,
                     "cuzkd: warning: members of group %s cannot reach the socket: %s "
@@ -245,7 +245,7 @@ int create_segments(struct sup *s, char *err, size_t errlen)
     pp.write_timeout_s = s->c->write_timeout_s;
     pp.max_attempts = s->c->max_attempts;
     /* One pool share per node that the plan gives buffers to (in proportion to its
-         * workers), bound to that node. */
+     * workers), bound to that node. */
     pp.n_nodes = 0;
     for (uint32_t k = 0; k < s->plan->n_nodes && pp.n_nodes < POOL_MAX_NODES; k++)
         if (s->plan->node_buffers[k]) {
@@ -266,7 +266,7 @@ int create_segments(struct sup *s, char *err, size_t errlen)
             pp.synth_node[pl->index] = pl->numa_node;
     }
     /* REPLACE: the socket check above showed no live instance of this name, so
-         * segments left by a killed daemon are stale: report its jobs lost first. */
+     * segments left by a killed daemon are stale: report its jobs lost first. */
     next_id = collect_lost(s);
     rc = pipeline_create(&s->pl, s->c->instance, &pp, SEGMENT_REPLACE, err, errlen);
     if (rc) return rc;

@@ -249,7 +249,7 @@ static int submit_durable(struct sup *s, struct conn *k, struct intake *t, struc
 
     if (!(rc = t->dur_rc) && !(rc = take_copies(s, sub, held, err, sizeof(err)))) return 0;
     /* held (NULL when the intake failed: it removed its own) is released: the job's
-         * own copies go, a shared one only if no other job holds it. */
+     * own copies go, a shared one only if no other job holds it. */
     json_decref(copies);
     dur_release(s, held);
     control_submit_free(sub, &s->copies);
@@ -323,9 +323,9 @@ static const char *submit_enter(struct sup *s, struct conn *k, struct control_su
                                               .r1cs_fd = sub->r1cs_fd,
                                               .wgen_fd = sub->wgen_fd };
     /* Durable first: the job and its partitions are committed to the store under
-         * the id the table will give it (ids are the supervisor's alone) before any stage
-         * can see it, so a store that cannot record it (disk full) refuses the submit
-         * with nothing started; and a job the client is told about survives cuzkd. */
+     * the id the table will give it (ids are the supervisor's alone) before any stage
+     * can see it, so a store that cannot record it (disk full) refuses the submit
+     * with nothing started; and a job the client is told about survives cuzkd. */
     if (s->store && journal_record(s, sub, copies, &peer, err, errlen)) {
         free(parts);
         return CONTROL_E_STORE;

@@ -44,7 +44,7 @@ int control_peer_may_write_dir(const struct control_peer *peer, const struct sta
     if (!S_ISDIR(st->st_mode)) return 0;
     if (peer->uid == 0) return 1;
     /* The kernel's order: the owner's bits for the owner, else the group's for a
-         * member, else the others' (a denying owner bit is not overridden by others'). */
+     * member, else the others' (a denying owner bit is not overridden by others'). */
     if (st->st_uid == peer->uid)
         need = S_IWUSR | S_IXUSR;
     else if (control_peer_in_group(peer, st->st_gid))
@@ -235,7 +235,7 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
             return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "witness %s: %s", r->witnesses[i],
                                 strerror(errno));
         /* Quadratic in the witnesses (at most --max-parts, 4096: 8 M compares of
-                 * two numbers, milliseconds), no syscall per pair. */
+         * two numbers, milliseconds), no syscall per pair. */
         z->dev[i] = a.st_dev;
         z->ino[i] = S_ISREG(a.st_mode) ? a.st_ino : 0;
         for (size_t j = 0; j < i && z->dup_of[i] == SIZE_MAX && z->ino[i]; j++)
@@ -346,12 +346,12 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
         fd_id(fds[r->r1cs_fd], s->r1cs_id);
     }
     /* The generator: a shared copy like a zkey (one per distinct file, kept for later
-         * jobs); the synth dlopens the copy, never the client's path. */
+     * jobs); the synth dlopens the copy, never the client's path. */
     if (r->witness_gen) {
         snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
         /* Native code the synth loads (and a load runs its constructors): only from
-                 * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
-                 * the client's descriptor, the file the copy is taken of. */
+         * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
+         * the client's descriptor, the file the copy is taken of. */
         if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds) {
             rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
                               "witness generator %s: no descriptor passed for it", r->witness_gen);
@@ -369,7 +369,7 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
     }
     for (size_t i = 0; i < s->n; i++) {
         /* A file named again (the same descriptor, or another of the same file) is
-                 * copied once: each partition holds a reference to that copy. */
+         * copied once: each partition holds a reference to that copy. */
         if (sz.dup_of[i] != SIZE_MAX) {
             size_t j = sz.dup_of[i];
 
@@ -388,7 +388,7 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
     }
 
     /* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32).
-         * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */
+     * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */
     self_path(zp, sizeof(zp), s->zkey_fd);
     if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
         pipe_err_rename(err, sizeof(err), zp, r->zkey);
@@ -417,9 +417,9 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
         goto err;
     }
     /* Each witness belongs to this circuit (the synth checks again; failing here
-         * tells the user at once and keeps a wrong job out of the table). A generator is
-         * not loaded here: that would run its code in cuzkd. The synth checks it against
-         * the zkey before any input (curve, witness size), and `cuzk prove` checks too. */
+     * tells the user at once and keeps a wrong job out of the table). A generator is
+     * not loaded here: that would run its code in cuzkd. The synth checks it against
+     * the zkey before any input (curve, witness size), and `cuzk prove` checks too. */
     for (size_t i = 0; i < s->n && !s->wgen[0]; i++) {
         wtns w;
 

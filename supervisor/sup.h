@@ -252,16 +252,16 @@ struct sup {
     json_t *lost;             /* jobs of a previous cuzkd that died with them */
     int notified;             /* systemd told READY=1 */
     /* The job store (store.h; NULL with --no-store); what was last recorded is in
-         * jobs[].rec and parts[].rec, so a tick writes only changes. */
+     * jobs[].rec and parts[].rec, so a tick writes only changes. */
     struct store *store;
-    uint64_t store_err_ns;                  /* last logged store failure (one line per 10 s) */
-    uint64_t timer_ran[SUP_MAX_TIMERS];     /* when each of timers.c's timers last ran */
-    int intake_fd;                          /* eventfd: an intake finished (never closed: a thread given
-                                  * up on may still write it) */
-    struct intake *intakes;                 /* every intake not yet freed (intake.h) */
-    int doorbell_fd;                        /* eventfd the stages write when they decide a job
-                                  * (pipe_stage_job_try_complete): waiters are answered then,
-                                  * not at the next tick */
+    uint64_t store_err_ns;              /* last logged store failure (one line per 10 s) */
+    uint64_t timer_ran[SUP_MAX_TIMERS]; /* when each of timers.c's timers last ran */
+    /* eventfd: an intake finished (never closed: a thread given up on may still write it) */
+    int intake_fd;
+    struct intake *intakes; /* every intake not yet freed (intake.h) */
+    /* eventfd the stages write when they decide a job (pipe_stage_job_try_complete):
+     * waiters are answered then, not at the next tick */
+    int doorbell_fd;
     uint64_t doorbell_rings;                /* times it woke us (status --json "doorbell_rings") */
     struct cat_entry cat[CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
     uint32_t n_cat;

@@ -193,7 +193,7 @@ static int alloc_state(struct sup *s)
     for (uint32_t j = 0; s->jobs && j < c->max_jobs; j++) job_reset(s, j);
     for (uint32_t p = 0; s->parts && p < c->max_parts; p++) s->parts[p].rec = REC_UNKNOWN;
     /* No idle copy is kept: a copy lives while a job or a preload holds it (a user's
-         * finished job costs nothing; the operator preloads what should stay). */
+     * finished job costs nothing; the operator preloads what should stay). */
     copies_init(&s->copies, 0);
     {
         struct rlimit rl;
@@ -367,7 +367,7 @@ static void free_state(struct sup *s)
     free(s->jobs);
     free(s->parts);
     /* A thread still blocked in a client's read holds copies: they go with the
-         * process. */
+     * process. */
     while (s->intakes) {
         struct intake *t = s->intakes;
 
@@ -399,9 +399,9 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
     code = CUZK_EXIT_INTERNAL;
     if (open_event_fds(s)) goto out;
     /* The pid file first, the socket last: the socket is what clients and tests
-         * wait for, so when it appears the pid file already names this daemon (and a
-         * second daemon on this instance is stopped by the pid file before it touches
-         * the socket). */
+     * wait for, so when it appears the pid file already names this daemon (and a
+     * second daemon on this instance is stopped by the pid file before it touches
+     * the socket). */
     code = CUZK_EXIT_IO;
     if (write_pid_file(s, err, sizeof(err)) || listen_socket(s, err, sizeof(err))) {
         logmsg("%s", err);

@@ -87,7 +87,7 @@ static int walk(const char *p, const struct stat *want, const char *display, cha
         int writable, nfd;
 
         /* The directory dfd: ours, on a local fs, writable by no one else (a sticky
-                 * one may be: nobody can replace the entry of ours we step into next). */
+         * one may be: nobody can replace the entry of ours we step into next). */
         if (fstat(dfd, &st) || !S_ISDIR(st.st_mode) || !ours(&st) || !local_fs(dfd)) {
             rc = place_err(err, errlen, display,
                            "a directory on its path is not root's on a local file "
@@ -238,7 +238,7 @@ int wgen_trust_elf(int fd, char *err, size_t errlen)
             const Elf64_Shdr *in = &sh[s->st_shndx];
 
             /* The value where the loader would put it: its section's file offset
-                         * plus its place in the section (a .rodata, not .bss). */
+             * plus its place in the section (a .rodata, not .bss). */
             if (in->sh_type == SHT_PROGBITS && in->sh_size >= sizeof(abi) && s->st_value >= in->sh_addr &&
                 s->st_value - in->sh_addr <= in->sh_size - sizeof(abi) &&
                 !rd(fd, &abi, sizeof(abi), in->sh_offset + (s->st_value - in->sh_addr), size))

@@ -226,7 +226,7 @@ static int fetch_one(void *arg, const struct fleet_stored *s)
         return 0;
     }
     /* The row's name is whoever wrote the table's: a "/../../x" would write outside
-         * --out. Only a single file name is written, beneath the --out descriptor. */
+     * --out. Only a single file name is written, beneath the --out descriptor. */
     if (!fleet_name_ok(s->name)) {
         x->errors++;
         fprintf(stderr,
@@ -235,7 +235,7 @@ static int fetch_one(void *arg, const struct fleet_stored *s)
         return 0;
     }
     /* The same names as a daemon's publish: public first, the proof's name is what a
-         * reader waits for. */
+     * reader waits for. */
     snprintf(qf, sizeof(qf), "%s.public.json", s->name);
     snprintf(pf, sizeof(pf), "%s.proof.json", s->name);
     if ((a = put_file(x->dfd, qf, s->pub)) < 0 || (b = put_file(x->dfd, pf, s->proof)) < 0)
@@ -331,7 +331,7 @@ int fleet_client_main(int argc, char **argv, int json)
     }
     if (!url) return -1;
     /* The client's argv is as public as cuzkd's (/proc/PID/cmdline, for as long as a
-         * `cuzk wait` runs): the same refusal, after the same scrub. */
+     * `cuzk wait` runs): the same refusal, after the same scrub. */
     if (fleet_url_password(url, &(const char *){ 0 }, &(const char *){ 0 })) {
         fleet_url_scrub((char *)url);
         fprintf(stderr,

@@ -77,39 +77,49 @@ bool fe_set_mulx(bool on)
     "adcxq %4, %3\n\t"                                                \
     "adoxq %5, %3\n\t"
 
-#define FE4_MULADD(bi)                                                 \
+/* Row 0 of the schoolbook product, one carry chain: (%0..%3, %4 top) = a * b_0.
+ * %5 lo scratch. The first step of fe_mul4_mulx and of fe4_mul_wide_mulx. */
+#define FE4_ROW0                                                       \
+    "movq 0(%[b]), %%rdx\n\t"                                          \
+    "mulxq 0(%[a]), %0, %1\n\t"                                        \
+    "xorl %k5, %k5\n\t"                                                \
+    "mulxq 8(%[a]), %5, %2\n\t"                                        \
+    "adoxq %5, %1\n\t"                                                 \
+    "mulxq 16(%[a]), %5, %3\n\t"                                       \
+    "adoxq %5, %2\n\t"                                                 \
+    "mulxq 24(%[a]), %5, %4\n\t"                                       \
+    "adoxq %5, %3\n\t"                                                 \
+    "movl $0, %k5\n\t"                                                 \
+    "adoxq %5, %4\n\t"
+
+/* One row of the schoolbook product: (x0..x3, top) += a * b_i with two carry chains;
+ * top is written (it was free). %5 lo scratch, %6 hi scratch. */
+#define FE4W_ROW(bi, x0, x1, x2, x3, top)                             \
     "movq " bi ", %%rdx\n\t"                                           \
     "xorl %k5, %k5\n\t"                                                \
     "mulxq 0(%[a]), %5, %6\n\t"                                       \
-    "adoxq %5, %0\n\t"                                                \
-    "adcxq %6, %1\n\t"                                                \
+    "adoxq %5, " x0 "\n\t"                                            \
+    "adcxq %6, " x1 "\n\t"                                            \
     "mulxq 8(%[a]), %5, %6\n\t"                                       \
-    "adoxq %5, %1\n\t"                                                \
-    "adcxq %6, %2\n\t"                                                \
+    "adoxq %5, " x1 "\n\t"                                            \
+    "adcxq %6, " x2 "\n\t"                                            \
     "mulxq 16(%[a]), %5, %6\n\t"                                      \
-    "adoxq %5, %2\n\t"                                                \
-    "adcxq %6, %3\n\t"                                                \
-    "mulxq 24(%[a]), %5, %4\n\t"                                      \
-    "adoxq %5, %3\n\t"                                                \
+    "adoxq %5, " x2 "\n\t"                                            \
+    "adcxq %6, " x3 "\n\t"                                            \
+    "mulxq 24(%[a]), %5, " top "\n\t"                                 \
+    "adoxq %5, " x3 "\n\t"                                            \
     "movl $0, %k5\n\t"                                                \
-    "adcxq %5, %4\n\t"                                                \
-    "adoxq %5, %4\n\t"
+    "adcxq %5, " top "\n\t"                                           \
+    "adoxq %5, " top "\n\t"
+
+/* One CIOS step's product row: (%0..%3, %4 top) += a * b_i. */
+#define FE4_MULADD(bi) FE4W_ROW(bi, "%0", "%1", "%2", "%3", "%4")
 
 static inline __attribute__((always_inline)) void fe_mul4_mulx(const field_desc *F, uint64_t *r, const uint64_t *a,
                                                                const uint64_t *b)
 {
     uint64_t t0, t1, t2, t3, t4, lo, hi;
-    __asm__("movq 0(%[b]), %%rdx\n\t"
-            "mulxq 0(%[a]), %0, %1\n\t" /* step 0: t = a b_0, one chain */
-            "xorl %k5, %k5\n\t"
-            "mulxq 8(%[a]), %5, %2\n\t"
-            "adoxq %5, %1\n\t"
-            "mulxq 16(%[a]), %5, %3\n\t"
-            "adoxq %5, %2\n\t"
-            "mulxq 24(%[a]), %5, %4\n\t"
-            "adoxq %5, %3\n\t"
-            "movl $0, %k5\n\t"
-            "adoxq %5, %4\n\t"
+    __asm__(FE4_ROW0 /* step 0: t = a b_0 */
             FE4_REDUCE
             FE4_MULADD("8(%[b])")
             FE4_REDUCE
@@ -136,43 +146,13 @@ static inline __attribute__((always_inline)) void fe_mul4_mulx(const field_desc 
  * REDC(T) = (T + M p) / R with M fixed by the low half alone, so it is
  * (T_lo + M p) / R + T_hi: the four FE4_REDUCE steps on T_lo (<= p) plus T_hi (< p). */
 
-/* One row of the schoolbook product: (x0..x3, top) += a * rdx with two carry chains;
- * top is written (it was free). %5 lo scratch, %6 hi scratch. */
-#define FE4W_ROW(bi, x0, x1, x2, x3, top)                             \
-    "movq " bi ", %%rdx\n\t"                                           \
-    "xorl %k5, %k5\n\t"                                                \
-    "mulxq 0(%[a]), %5, %6\n\t"                                       \
-    "adoxq %5, " x0 "\n\t"                                            \
-    "adcxq %6, " x1 "\n\t"                                            \
-    "mulxq 8(%[a]), %5, %6\n\t"                                       \
-    "adoxq %5, " x1 "\n\t"                                            \
-    "adcxq %6, " x2 "\n\t"                                            \
-    "mulxq 16(%[a]), %5, %6\n\t"                                      \
-    "adoxq %5, " x2 "\n\t"                                            \
-    "adcxq %6, " x3 "\n\t"                                            \
-    "mulxq 24(%[a]), %5, " top "\n\t"                                 \
-    "adoxq %5, " x3 "\n\t"                                            \
-    "movl $0, %k5\n\t"                                                \
-    "adcxq %5, " top "\n\t"                                           \
-    "adoxq %5, " top "\n\t"
-
 /* t (8 limbs) = a b (4 limbs each). Five rotating accumulators: after row i, limb i is
  * final and its register becomes the next row's top word. */
 static inline __attribute__((always_inline)) void fe4_mul_wide_mulx(uint64_t *t, const uint64_t *a,
                                                                     const uint64_t *b)
 {
     uint64_t x0, x1, x2, x3, x4, lo, hi;
-    __asm__ volatile("movq 0(%[b]), %%rdx\n\t"
-            "mulxq 0(%[a]), %0, %1\n\t" /* row 0: one chain */
-            "xorl %k5, %k5\n\t"
-            "mulxq 8(%[a]), %5, %2\n\t"
-            "adoxq %5, %1\n\t"
-            "mulxq 16(%[a]), %5, %3\n\t"
-            "adoxq %5, %2\n\t"
-            "mulxq 24(%[a]), %5, %4\n\t"
-            "adoxq %5, %3\n\t"
-            "movl $0, %k5\n\t"
-            "adoxq %5, %4\n\t"
+    __asm__ volatile(FE4_ROW0
             "movq %0, 0(%[t])\n\t"
             FE4W_ROW("8(%[b])", "%1", "%2", "%3", "%4", "%0")
             "movq %1, 8(%[t])\n\t"
@@ -188,7 +168,6 @@ static inline __attribute__((always_inline)) void fe4_mul_wide_mulx(uint64_t *t,
             : [a] "r"(a), [b] "r"(b), [t] "r"(t)
             : "rdx", "cc", "memory"); /* as fe6_mul_wide_mulx: no "m" operands */
 }
-#undef FE4W_ROW
 
 /* r (4 limbs, < p) = T R^-1 mod p for T (8 limbs) < pR. */
 static inline __attribute__((always_inline)) void fe4_redc_mulx(const field_desc *F, uint64_t *r,
@@ -273,65 +252,24 @@ static __attribute__((noinline)) void fe2_mul_bn254_fq_mulx(uint64_t *r, const u
     "adcxq %6, %5\n\t"                                                \
     "adoxq %7, %5\n\t"
 
-#define FE6_MULADD(bi)                                                 \
-    "movq " bi ", %%rdx\n\t"                                           \
-    "xorl %k7, %k7\n\t"                                                \
-    "mulxq 0(%[a]), %7, %8\n\t"                                       \
-    "adoxq %7, %0\n\t"                                                \
-    "adcxq %8, %1\n\t"                                                \
-    "mulxq 8(%[a]), %7, %8\n\t"                                       \
-    "adoxq %7, %1\n\t"                                                \
-    "adcxq %8, %2\n\t"                                                \
-    "mulxq 16(%[a]), %7, %8\n\t"                                      \
-    "adoxq %7, %2\n\t"                                                \
-    "adcxq %8, %3\n\t"                                                \
-    "mulxq 24(%[a]), %7, %8\n\t"                                      \
-    "adoxq %7, %3\n\t"                                                \
-    "adcxq %8, %4\n\t"                                                \
-    "mulxq 32(%[a]), %7, %8\n\t"                                      \
-    "adoxq %7, %4\n\t"                                                \
-    "adcxq %8, %5\n\t"                                                \
-    "mulxq 40(%[a]), %7, %6\n\t"                                      \
-    "adoxq %7, %5\n\t"                                                \
-    "movl $0, %k7\n\t"                                                \
-    "adcxq %7, %6\n\t"                                                \
+/* Row 0 of the 6x6 schoolbook product, one carry chain: (%0..%5, %6 top) = a * b_0.
+ * %7 lo scratch. The first step of fe_mul6_mulx and of fe6_mul_wide_mulx. */
+#define FE6_ROW0                                                    \
+    "movq 0(%[b]), %%rdx\n\t"                                       \
+    "mulxq 0(%[a]), %0, %1\n\t"                                     \
+    "xorl %k7, %k7\n\t"                                             \
+    "mulxq 8(%[a]), %7, %2\n\t"                                     \
+    "adoxq %7, %1\n\t"                                              \
+    "mulxq 16(%[a]), %7, %3\n\t"                                    \
+    "adoxq %7, %2\n\t"                                              \
+    "mulxq 24(%[a]), %7, %4\n\t"                                    \
+    "adoxq %7, %3\n\t"                                              \
+    "mulxq 32(%[a]), %7, %5\n\t"                                    \
+    "adoxq %7, %4\n\t"                                              \
+    "mulxq 40(%[a]), %7, %6\n\t"                                    \
+    "adoxq %7, %5\n\t"                                              \
+    "movl $0, %k7\n\t"                                              \
     "adoxq %7, %6\n\t"
-
-static inline __attribute__((always_inline)) void fe_mul6_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi;
-    __asm__("movq 0(%[b]), %%rdx\n\t"
-            "mulxq 0(%[a]), %0, %1\n\t" /* step 0: t = a b_0, one chain */
-            "xorl %k7, %k7\n\t"
-            "mulxq 8(%[a]), %7, %2\n\t"
-            "adoxq %7, %1\n\t"
-            "mulxq 16(%[a]), %7, %3\n\t"
-            "adoxq %7, %2\n\t"
-            "mulxq 24(%[a]), %7, %4\n\t"
-            "adoxq %7, %3\n\t"
-            "mulxq 32(%[a]), %7, %5\n\t"
-            "adoxq %7, %4\n\t"
-            "mulxq 40(%[a]), %7, %6\n\t"
-            "adoxq %7, %5\n\t"
-            "movl $0, %k7\n\t"
-            "adoxq %7, %6\n\t"
-            FE6_REDUCE
-            FE6_MULADD("8(%[b])")
-            FE6_REDUCE
-            FE6_MULADD("16(%[b])")
-            FE6_REDUCE
-            FE6_MULADD("24(%[b])")
-            FE6_REDUCE
-            FE6_MULADD("32(%[b])")
-            FE6_REDUCE
-            FE6_MULADD("40(%[b])")
-            FE6_REDUCE
-            : "=&r"(t0), "=&r"(t1), "=&r"(t2), "=&r"(t3), "=&r"(t4), "=&r"(t5), "=&r"(t6), "=&r"(lo), "=&r"(hi)
-            : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), FE6_CONSTS
-            : "rdx", "cc");
-    uint64_t t[6] = {t0, t1, t2, t3, t4, t5};
-    fe_reduce_once(&FIELD_BLS12_381_FQ, r, t, 0);
-}
 
 /* One row of the 6x6 schoolbook product: (x0..x5, top) += a * b_i with two carry
  * chains; top is written (it was free). %7 lo scratch, %8 hi scratch. */
@@ -359,6 +297,31 @@ static inline __attribute__((always_inline)) void fe_mul6_mulx(uint64_t *r, cons
     "adcxq %7, " top "\n\t"                                           \
     "adoxq %7, " top "\n\t"
 
+/* One CIOS step's product row: (%0..%5, %6 top) += a * b_i. */
+#define FE6_MULADD(bi) FE6W_ROW(bi, "%0", "%1", "%2", "%3", "%4", "%5", "%6")
+
+static inline __attribute__((always_inline)) void fe_mul6_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
+{
+    uint64_t t0, t1, t2, t3, t4, t5, t6, lo, hi;
+    __asm__(FE6_ROW0 /* step 0: t = a b_0 */
+            FE6_REDUCE
+            FE6_MULADD("8(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("16(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("24(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("32(%[b])")
+            FE6_REDUCE
+            FE6_MULADD("40(%[b])")
+            FE6_REDUCE
+            : "=&r"(t0), "=&r"(t1), "=&r"(t2), "=&r"(t3), "=&r"(t4), "=&r"(t5), "=&r"(t6), "=&r"(lo), "=&r"(hi)
+            : [a] "r"(a), [b] "r"(b), "m"(*(const uint64_t(*)[6])a), "m"(*(const uint64_t(*)[6])b), FE6_CONSTS
+            : "rdx", "cc");
+    uint64_t t[6] = {t0, t1, t2, t3, t4, t5};
+    fe_reduce_once(&FIELD_BLS12_381_FQ, r, t, 0);
+}
+
 /* t (12 limbs) = a b (6 limbs each). Seven rotating accumulators, as fe4_mul_wide_mulx:
  * after row i limb i is final, is stored, and its register is the next row's top.
  * Registers: 9 accumulators and scratch, the three pointers and rdx are 13, every
@@ -375,21 +338,7 @@ static inline __attribute__((always_inline)) void fe6_mul_wide_mulx(uint64_t *t,
                                                                     const uint64_t *b)
 {
     uint64_t x0, x1, x2, x3, x4, x5, x6, lo, hi;
-    __asm__ volatile("movq 0(%[b]), %%rdx\n\t"
-            "mulxq 0(%[a]), %0, %1\n\t" /* row 0: one chain */
-            "xorl %k7, %k7\n\t"
-            "mulxq 8(%[a]), %7, %2\n\t"
-            "adoxq %7, %1\n\t"
-            "mulxq 16(%[a]), %7, %3\n\t"
-            "adoxq %7, %2\n\t"
-            "mulxq 24(%[a]), %7, %4\n\t"
-            "adoxq %7, %3\n\t"
-            "mulxq 32(%[a]), %7, %5\n\t"
-            "adoxq %7, %4\n\t"
-            "mulxq 40(%[a]), %7, %6\n\t"
-            "adoxq %7, %5\n\t"
-            "movl $0, %k7\n\t"
-            "adoxq %7, %6\n\t"
+    __asm__ volatile(FE6_ROW0
             "movq %0, 0(%[t])\n\t"
             FE6W_ROW("8(%[b])", "%1", "%2", "%3", "%4", "%5", "%6", "%0")
             "movq %1, 8(%[t])\n\t"
@@ -411,7 +360,6 @@ static inline __attribute__((always_inline)) void fe6_mul_wide_mulx(uint64_t *t,
             : [a] "r"(a), [b] "r"(b), [t] "r"(t)
             : "rdx", "cc", "memory");
 }
-#undef FE6W_ROW
 
 /* r (6 limbs, < p) = T R^-1 mod p for T (12 limbs) < pR: six FE6_REDUCE steps on
  * T_lo give (T_lo + M p) / R <= p, plus T_hi < p: below 2p < 2^384, no carry out. */

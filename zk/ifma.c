@@ -70,15 +70,7 @@ static inline __attribute__((always_inline)) void batch_add_ref(const curve_grou
         } else {
             ecf_copy(G, di, inv);
         }
-        ecf_sub(G, t, Py, By);
-        ecf_mul(G, l, t, di); /* lambda */
-        ecf_sqr(G, x3, l);
-        ecf_sub(G, x3, x3, Bx);
-        ecf_sub(G, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
-        ecf_sub(G, t, Bx, x3);
-        ecf_mul(G, t, l, t);
-        ecf_sub(G, By, t, By); /* y3 = lambda (Bx - x3) - By */
-        ecf_copy(G, Bx, x3);
+        ec_aff_add_inv(G, Bx, By, Px, Py, di, t, l, x3);
     }
 }
 

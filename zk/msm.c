@@ -307,15 +307,7 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
         }
         uint64_t *Bx = S->A + (size_t)S->bb[i] * 2 * cl, *By = Bx + cl;
         const uint64_t *Px = S->bp + (size_t)i * 2 * cl, *Py = Px + cl;
-        ecf_sub(G, t, Py, By);
-        ecf_mul(G, l, t, di); /* lambda */
-        ecf_sqr(G, x3, l);
-        ecf_sub(G, x3, x3, Bx);
-        ecf_sub(G, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
-        ecf_sub(G, t, Bx, x3);
-        ecf_mul(G, t, l, t);
-        ecf_sub(G, By, t, By); /* y3 = lambda (Bx - x3) - By */
-        ecf_copy(G, Bx, x3);
+        ec_aff_add_inv(G, Bx, By, Px, Py, di, t, l, x3);
     }
     x->nbat = 0;
     x->cur++;

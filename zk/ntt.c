@@ -520,51 +520,44 @@ static unsigned ntt_block_lg(unsigned lg, unsigned nt)
     return lb > NTT_LOCAL_LG ? NTT_LOCAL_LG : lb;
 }
 
+/* One pass of the global stages: this thread's share of stage lgm's `units` (n/2
+ * butterflies for a radix-2 stage, n/4 quadruples for a fused pair), then the barrier. */
+static void ntt_pass(struct ntt_job *job, unsigned tid,
+                     void (*stage)(uint64_t *v, unsigned lgm, const uint64_t *tw, size_t lo, size_t hi),
+                     size_t units, unsigned lgm, const uint64_t *tw)
+{
+    size_t lo, hi;
+
+    ntt_range(units, tid, job->nt, &lo, &hi);
+    stage(job->v, lgm, tw, lo, hi);
+    ntt_sync(job);
+}
+
 /* One thread's share of the global DIF stages m = n/2 .. B (as lgm = lg-1 .. lb) of
- * table tw, each pass ending with a barrier. */
+ * table tw. */
 static void ntt_dif_global(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw,
                            unsigned lb)
 {
-    const ntt_domain *d = job->d;
-    const unsigned nt = job->nt, lg = d->lg;
-    uint64_t *v = job->v;
-    size_t lo, hi;
-
+    const unsigned lg = job->d->lg;
+    const size_t n = job->d->n;
     unsigned lgm = lg - 1;
-    if ((lg - lb) & 1) { /* odd count: the largest stage alone */
-        ntt_range(d->n / 2, tid, nt, &lo, &hi);
-        K->stage2_dif(v, lgm, tw, lo, hi);
-        ntt_sync(job);
-        lgm--;
-    }
-    for (; lgm + 1 >= lb + 2; lgm -= 2) { /* stages lgm and lgm-1, both >= lb */
-        ntt_range(d->n / 4, tid, nt, &lo, &hi);
-        K->stage4_dif(v, lgm - 1, tw, lo, hi);
-        ntt_sync(job);
-    }
+
+    /* An odd count: the largest stage alone; then stages lgm and lgm-1, both >= lb. */
+    if ((lg - lb) & 1) ntt_pass(job, tid, K->stage2_dif, n / 2, lgm--, tw);
+    for (; lgm + 1 >= lb + 2; lgm -= 2) ntt_pass(job, tid, K->stage4_dif, n / 4, lgm - 1, tw);
 }
 
-/* The global DIT stages m = B .. n/2 of table tw, each pass ending with a barrier. */
+/* The global DIT stages m = B .. n/2 of table tw. */
 static void ntt_dit_global(const struct ntt_kernels *K, struct ntt_job *job, unsigned tid, const uint64_t *tw,
                            unsigned lb)
 {
-    const ntt_domain *d = job->d;
-    const unsigned nt = job->nt, lg = d->lg;
-    uint64_t *v = job->v;
-    size_t lo, hi;
-
+    const unsigned lg = job->d->lg;
+    const size_t n = job->d->n;
     unsigned lgm = lb;
-    if ((lg - lb) & 1) { /* odd count: one radix-2 stage first */
-        ntt_range(d->n / 2, tid, nt, &lo, &hi);
-        K->stage2(v, lgm, tw, lo, hi);
-        ntt_sync(job);
-        lgm++;
-    }
-    for (; lgm + 2 <= lg; lgm += 2) {
-        ntt_range(d->n / 4, tid, nt, &lo, &hi);
-        K->stage4(v, lgm, tw, lo, hi);
-        ntt_sync(job);
-    }
+
+    /* An odd count: one radix-2 stage first; then stages lgm and lgm+1, both < lg. */
+    if ((lg - lb) & 1) ntt_pass(job, tid, K->stage2, n / 2, lgm++, tw);
+    for (; lgm + 2 <= lg; lgm += 2) ntt_pass(job, tid, K->stage4, n / 4, lgm, tw);
 }
 
 /* One thread's share of an unscaled DIT transform with table tw; the input is in

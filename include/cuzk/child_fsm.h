@@ -31,9 +31,9 @@
 
 #define CHILD_FAST_DEATH_NS   10000000000ull /* a death within 10 s of start counts as fast */
 #define CHILD_BACKOFF_BASE_NS 250000000ull   /* first delay after a fast death */
-#define CHILD_BACKOFF_MAX_NS  30000000000ull
-#define CHILD_RETRY_NS        1000000000ull /* fork or pidfd_open failed: try again */
-#define CHILD_HB_POLL_NS      100000000ull  /* STARTING: look for the first heartbeat */
+#define CHILD_BACKOFF_MAX_NS  30000000000ull /* the delay doubles up to this (30 s) */
+#define CHILD_RETRY_NS        1000000000ull  /* fork or pidfd_open failed: try again */
+#define CHILD_HB_POLL_NS      100000000ull   /* STARTING: look for the first heartbeat */
 
 enum child_state {
     CHILD_STARTING, /* forked; no heartbeat of its pid seen yet */

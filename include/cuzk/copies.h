@@ -38,7 +38,7 @@
  * fresh memfd copies of them; never a client's path. The out dir is reopened by its
  * recorded path and accepted only if it is the same directory (device, inode) and
  * the recorded peer may still write it (supervisor.c, resume_job).
-  */
+ */
 #ifndef CUZK_COPIES_H
 #define CUZK_COPIES_H
 

@@ -502,6 +502,26 @@ EC_BY_ID(ec_jac_add_aff, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r
 EC_BY_ID(ec_jac_add, (uint64_t *r, const uint64_t *p, const uint64_t *q), (r, p, q))
 /* clang-format on */
 
+/* ---- the batch-affine addition (msm.c's msm_aff_flush, ifma.c's reference) ---- */
+
+/* B = B + P on affine points, given di = 1/(Px - Bx) (a batch shares one inversion):
+ * lambda = (Py - By) di, x3 = lambda^2 - Bx - Px, y3 = lambda (Bx - x3) - By. B is
+ * written in place; P is neither B nor -B, nor infinity. t, l, x3: the caller's
+ * scratch (EC_MAX_CL limbs each), declared once outside its loop over the batch. */
+CUZK_HD void ec_aff_add_inv(const curve_group *G, uint64_t *Bx, uint64_t *By, const uint64_t *Px,
+                            const uint64_t *Py, const uint64_t *di, uint64_t *t, uint64_t *l, uint64_t *x3)
+{
+    ecf_sub(G, t, Py, By);
+    ecf_mul(G, l, t, di); /* lambda */
+    ecf_sqr(G, x3, l);
+    ecf_sub(G, x3, x3, Bx);
+    ecf_sub(G, x3, x3, Px); /* x3 = lambda^2 - Bx - Px */
+    ecf_sub(G, t, Bx, x3);
+    ecf_mul(G, t, l, t);
+    ecf_sub(G, By, t, By); /* y3 = lambda (Bx - x3) - By */
+    ecf_copy(G, Bx, x3);
+}
+
 /* ---- host-side operations (group only; the kernels do not use them) ---------- */
 
 CUZK_HD bool ecf_eq(const curve_group *G, const uint64_t *a, const uint64_t *b)

@@ -58,9 +58,9 @@ struct intake {
     int copy_fd;                /* rc 0 of a preload: its zkey's copy (a reference) */
     struct control_err e;       /* rc != 0 */
     /* out, a submit with durable_dfd: its durable copies, written and fsync'd here
-         * (intake_persist), since for a large zkey that is as long as the read. rc 0
-         * and dur_rc 0: copies (the store's record of them) and held (every name
-         * written or found), both the loop's once it takes them (set them NULL). */
+     * (intake_persist), since for a large zkey that is as long as the read. rc 0
+     * and dur_rc 0: copies (the store's record of them) and held (every name
+     * written or found), both the loop's once it takes them (set them NULL). */
     int dur_rc; /* 0 or -errno (-ENOSPC: disk full) with dur_err */
     char dur_err[400];
     json_t *copies, *held;

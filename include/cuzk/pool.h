@@ -134,10 +134,10 @@ int pool_reclaim_pid(struct pool *p, pid_t pid);
 /* In-use and free buffers of share `node` (< 0: all shares). 0 or -EINVAL. */
 int pool_node_counts(const struct pool *p, int node, uint32_t *in_use, uint32_t *free_count);
 
+/* pool_slab_setup's flags. */
 #define POOL_SLAB_NO_MLOCK 1u /* skip mlock (e.g. the CUDA backend pins it itself) */
-#define POOL_SLAB_NO_MBIND \
-    2u /* skip mbind: the shares' nodes are not this machine's
-        * (cuzkd --test-fake-topology) */
+/* Skip mbind: the shares' nodes are not this machine's (cuzkd --test-fake-topology). */
+#define POOL_SLAB_NO_MBIND 2u
 
 /* Ask for huge pages on the slab (MADV_HUGEPAGE), bind each share to its NUMA node
  * (mbind, multi-node machines only) and lock it in memory (mlock, when

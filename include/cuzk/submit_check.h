@@ -24,7 +24,7 @@ struct control_peer {
     const gid_t *groups;
     size_t n_groups;
     /* --quota-bytes for this uid (0: none) and the bytes its unfinished jobs hold:
-         * a submit whose files would pass it is refused before any copy. */
+     * a submit whose files would pass it is refused before any copy. */
     uint64_t bytes_quota, bytes_used;
 };
 
@@ -57,7 +57,7 @@ struct control_submit {
     int *wtns_fd;
     int zkey_fd, r1cs_fd, out_fd, wgen_fd;
     /* What each file the client passed was (control_file_id): the durable copies of
-         * a job store are named after it (shared by identity). */
+     * a job store are named after it (shared by identity). */
     char zkey_id[CONTROL_ID_LEN], r1cs_id[CONTROL_ID_LEN], out_id[CONTROL_ID_LEN];
     char wgen_id[CONTROL_ID_LEN];
     char (*wtns_id)[CONTROL_ID_LEN];

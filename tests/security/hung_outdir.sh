@@ -20,35 +20,23 @@
 # SKIP (77) without root or /dev/fuse.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
-[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: hung_outdir needs root and /dev/fuse"; exit 77; }
-daemon_init hungout
-A="$FIXTURES/bn128/mulchain-10"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 5 --max-attempts 2
 . "$(dirname "$0")/lib.sh"
-mkdir -p "$tmp/a" "$tmp/b/out" "$tmp/c"
-cp "$A/witness.wtns" "$tmp/a/wa.wtns"
-cp "$A/witness.wtns" "$tmp/c/wc.wtns"
-cp "$A/witness.wtns" "$tmp/b/wb.wtns"
-fuse_hold fuse
+hung_daemon hungout --write-timeout 5 --max-attempts 2
 fuse1_pid=$fuse_pid
+mkdir -p "$tmp/c"
+cp "$A/witness.wtns" "$tmp/c/wc.wtns"
 fuse_hold fuse2
 fuse2_pid=$fuse_pid
 # fuse2: its root's attributes and access answer cached (3600 s), then its server stopped
 stat "$tmp/fuse2" >/dev/null && [ -w "$tmp/fuse2" ] || fail "fuse2 does not answer"
 kill -STOP "$fuse2_pid"
-fin="$(stage_pids finalizer)"
-[ -n "$fin" ] || fail "no finalizer"
 
-ja="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
-  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa.wtns" | jq -r .job)" || fail "submit of job A"
+ja="$(prove_to "$tmp/fuse" "$tmp/a/wa.wtns")" || fail "submit of job A"
 fuse_held fuse "job A's write"
 echo "ok: job $ja's write is blocked in its out dir (the FUSE server holds the request)"
 
-jb="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/b/out" "$tmp/b/wb.wtns" | jq -r .job)" ||
-  fail "submit of job B"
-timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jb" >/dev/null || fail "job B ($jb) did not prove"
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/b/out/wb.public.json" "$tmp/b/out/wb.proof.json" |
-  grep -q OK || fail "snarkjs rejects job B's proof"
+jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
+proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb (another out dir, submitted after A) proved meanwhile; snarkjs verifies it"
 
 rc=0; timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja" >/dev/null 2>&1 || rc=$?
@@ -63,16 +51,14 @@ echo "ok: job $ja failed: $reason"
 # While A's writer is stuck, another job to that out dir fails at once: nothing more is
 # sent to a directory whose writer has not ended (a stuck process each, otherwise).
 cp "$A/witness.wtns" "$tmp/a/wa2.wtns"
-ja2="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
-  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa2.wtns" | jq -r .job)" || fail "submit of job A2"
+ja2="$(prove_to "$tmp/fuse" "$tmp/a/wa2.wtns")" || fail "submit of job A2"
 timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja2" >/dev/null 2>&1 || true
 reason="$(cuzk --json status "$ja2" | jq -r '.job.parts[0].reason' || true)"
 grep -q "out dir $tmp/fuse did not answer: a write there has been stuck" <<<"$reason" ||
   fail "job A2's reason: $reason"
 echo "ok: job $ja2 to the same out dir failed without a new writer: $reason"
 
-jc="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
-  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse2" "$tmp/c/wc.wtns" | jq -r .job)" || fail "submit of job C"
+jc="$(prove_to "$tmp/fuse2" "$tmp/c/wc.wtns")" || fail "submit of job C"
 # While C's write waits, the finalizer is restarted: it gives C back (proved) instead
 # of leaving cuzkd to clean up after it in a directory that does not answer; cuzkd
 # keeps answering, and the next finalizer tries C again.

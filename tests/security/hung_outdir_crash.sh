@@ -11,22 +11,12 @@
 # SKIP (77) without root or /dev/fuse.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
-[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: hung_outdir_crash needs root and /dev/fuse"; exit 77; }
-daemon_init hungcrash
-A="$FIXTURES/bn128/mulchain-10"
+. "$(dirname "$0")/lib.sh"
 # A write deadline longer than the test: the write must still be waiting at the kill
 # (and job A may still be running at the shutdown: a short drain).
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --write-timeout 600 --drain-timeout 2
-. "$(dirname "$0")/lib.sh"
-mkdir -p "$tmp/a" "$tmp/b/out"
-cp "$A/witness.wtns" "$tmp/a/wa.wtns"
-cp "$A/witness.wtns" "$tmp/b/wb.wtns"
-fuse_hold fuse
-fin="$(stage_pids finalizer)"
-[ -n "$fin" ] || fail "no finalizer"
+hung_daemon hungcrash --write-timeout 600 --drain-timeout 2
 
-ja="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
-  --zkey "$A/circuit_final.zkey" --out "$tmp/fuse" "$tmp/a/wa.wtns" | jq -r .job)" || fail "submit of job A"
+ja="$(prove_to "$tmp/fuse" "$tmp/a/wa.wtns")" || fail "submit of job A"
 fuse_held fuse "job A's write"
 echo "ok: job $ja's write waits in its out dir (the FUSE server holds the request)"
 
@@ -38,11 +28,8 @@ echo "ok: finalizer $fin killed with job $ja's write waiting: a new one ($fin2) 
 grep -q "removing the dead finalizer's temp files in $tmp/fuse" "$tmp/cuzkd.log" ||
   fail "cuzkd did not sweep the dead finalizer's temp files"
 
-jb="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
-  --zkey "$A/circuit_final.zkey" --out "$tmp/b/out" "$tmp/b/wb.wtns" | jq -r .job)" || fail "submit of job B"
-timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jb" >/dev/null || fail "job B ($jb) did not prove"
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/b/out/wb.public.json" "$tmp/b/out/wb.proof.json" |
-  grep -q OK || fail "snarkjs rejects job B's proof"
+jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
+proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb (another out dir) proved after the kill; snarkjs verifies it"
 
 kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true

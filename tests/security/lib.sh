@@ -15,6 +15,15 @@
 #                       answers: a hung file system. Its pid in $fuse_pid; unmounted
 #                       and its server ended (woken first, if stopped) on exit
 #   fuse_held NAME WHAT wait (a liveness bound) until a request reached NAME's server
+#   hung_daemon NAME OPTS...  the set-up of the hung-out-dir tests: exit 77 without root
+#                       or /dev/fuse; daemon_init NAME, A=bn128 mulchain-10, a cuzkd on one
+#                       CPU worker (4 buffers of 16 MiB) with OPTS, job A's witness at
+#                       $tmp/a/wa.wtns, job B's at $tmp/b/wb.wtns (out dir $tmp/b/out), the
+#                       hung mount $tmp/fuse (fuse_hold), fin the finalizer's pid
+#   prove_to OUT WTNS   submit a proof of $A's circuit to out dir OUT, the submit itself
+#                       bounded (60 s: a hung out dir must not hold it); prints the job id
+#   proved_verified J OUT NAME WHAT  job J proves (up to 300 s) and snarkjs accepts
+#                       OUT/NAME.proof.json with its public.json (fail names WHAT)
 #   attack_daemon NAME FX  daemon_init NAME, attacker_init, A=bn128 fixture FX, a cuzkd
 #                       on one CPU worker (4 buffers of 16 MiB) the attacker can reach
 attacker_init() {
@@ -83,4 +92,29 @@ fuse_hold() {
 fuse_held() {
   for _ in $(seq 1 600); do [ -e "$tmp/$1.held" ] && return 0; sleep 0.1; done
   fail "$2 never reached its out dir"
+}
+
+hung_daemon() {
+  local name="$1"; shift
+  [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: $(basename "$0" .sh) needs root and /dev/fuse"; exit 77; }
+  daemon_init "$name"
+  A="$FIXTURES/bn128/mulchain-10"
+  daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"
+  mkdir -p "$tmp/a" "$tmp/b/out"
+  cp "$A/witness.wtns" "$tmp/a/wa.wtns"
+  cp "$A/witness.wtns" "$tmp/b/wb.wtns"
+  fuse_hold fuse
+  fin="$(stage_pids finalizer)"
+  [ -n "$fin" ] || fail "no finalizer"
+}
+
+prove_to() {
+  timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove \
+    --zkey "$A/circuit_final.zkey" --out "$1" "$2" | jq -r .job
+}
+
+proved_verified() {
+  timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$1" >/dev/null || fail "$4 ($1) did not prove"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$2/$3.public.json" "$2/$3.proof.json" |
+    grep -q OK || fail "snarkjs rejects $4's proof"
 }

@@ -140,7 +140,7 @@ TEST(test_control_parses_submit_by_circuit_name, 1)
     ck_assert_uint_eq(r.max_input_bytes, 0); /* never from the wire */
     control_req_free(&r);
     /* a name and a zkey; a name that is no name; input.json without a generator nor
-         * a name */
+     * a name */
     check_refused("{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":2,"
                   "\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
                   "\"witnesses\":[{\"fd\":1,\"path\":\"/w\"}]}",

@@ -216,7 +216,7 @@ static void adoption(const char *url, struct fleet *f)
         CHECK(fleet_job_state(f, j2, &done, &failed, &total, err, sizeof(err)) == 0,
               "unmounted out dir: job ended");
         /* Its own start (mine) does not reach it either; leave it published for
-                 * the status checks below: as an operator would, once the dir is back. */
+         * the status checks below: as an operator would, once the dir is back. */
         CHECK(fleet_published(f, d[0].job, d[0].idx, d[0].gen, err, sizeof(err)) == 1, "mark: %s", err);
     }
     printf("ok: adoption: a dead daemon's staged proof published, a lost one requeued, "
@@ -511,7 +511,7 @@ static void stored(const char *url, struct fleet *f)
     CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 1,
           "stored-only state %u done", done);
     /* A finish of such a partition without a proof fails it, never leaves it done with
-         * nothing anyone could publish. */
+     * nothing anyone could publish. */
     CHECK(fleet_finish(f, "st-b", job, 1, b[1].gen, NULL, err, sizeof(err)) == 1, "finish: %s", err);
     CHECK(!strcmp(stored_row(url, job, 1), "failed:true:st-b:-:-:no out dir and no stored proof"),
           "the proofless row: %s", stored_row(url, job, 1));
@@ -521,7 +521,7 @@ static void stored(const char *url, struct fleet *f)
           "fetch: %s | %s", x.got[0], x.got[1]);
     CHECK(fleet_fetch(f, job + 1000, fetched, &x, err, sizeof(err)) == -ENOENT, "fetch of no job");
     /* A storing daemon stores the proofs of jobs with an out dir too: the finish stores
-         * them, the publish of the files marks it as before. */
+     * them, the publish of the files marks it as before. */
     CHECK(!fleet_job_add(f, "/z.zkey", "/out", 0, 1, w, nm, &job, err, sizeof(err)), "add: %s", err);
     CHECK(fleet_claim(f, "st-b", 30, c, 2, err, sizeof(err)) == 1 && !c[0].store_proofs &&
               !strcmp(c[0].out_dir, "/out"),
@@ -532,7 +532,7 @@ static void stored(const char *url, struct fleet *f)
           stored_row(url, job, 0));
     CHECK(fleet_published(f, job, 0, c[0].gen, err, sizeof(err)) == 1, "mark: %s", err);
     /* Throughput in status: st-b's 2 done partitions, finished just now (a failed one
-         * is not throughput); st-a none, and it stores. */
+     * is not throughput); st-a none, and it stores. */
     {
         char *st = fleet_status_json(f, err, sizeof(err));
         const char *rb = st ? strstr(st, "\"st-b\"") : NULL;
@@ -589,16 +589,16 @@ static int semantics(const char *url)
         CHECK(fleet_finish(f, "sem-b", c[i].job, c[i].idx, c[i].gen, NULL, err, sizeof(err)) == 1,
               "finish refused: %s", err);
         /* The retry of a finish whose reply was lost (the database went away after
-                 * its COMMIT): answered "yours, already" so that the caller publishes, and
-                 * not counted again. Answered 0 before: a done partition nobody published,
-                 * seen in fleet_pg's dbstop round. */
+         * its COMMIT): answered "yours, already" so that the caller publishes, and
+         * not counted again. Answered 0 before: a done partition nobody published,
+         * seen in fleet_pg's dbstop round. */
         CHECK((rc = fleet_finish(f, "sem-b", c[i].job, c[i].idx, c[i].gen, NULL, err, sizeof(err))) == 2,
               "retried finish answered %d (want 2)", rc);
         CHECK(fleet_finish(f, "sem-a", c[i].job, c[i].idx, c[i].gen - 1, NULL, err, sizeof(err)) == 0,
               "stale owner's finish of a done part accepted");
     }
     /* Done but not yet published: not counted, so `cuzk wait` does not return while a
-         * proof file is missing (before, it did: a done row whose publish a kill cut off). */
+     * proof file is missing (before, it did: a done row whose publish a kill cut off). */
     CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 0 && total == 6,
           "state %u/%u before the marks (want 0/6)", done, total);
     for (int i = 0; i < nc; i++) {
@@ -621,10 +621,10 @@ static int semantics(const char *url)
           "end state %u done %u failed", done, failed);
     CHECK(job_row_state(url, job, "failed"), "job row not ended by the last mark");
     /* Leases a daemon does not name in its heartbeat are not its work: one it got
-         * without knowing (a claim whose COMMIT landed, its reply lost) expires though the
-         * heartbeat goes on, and a restarted daemon's previous run's go back to the queue
-         * at once. Before, the heartbeat renewed every lease of the owner id: such a
-         * partition stayed leased, worked on by nobody, for as long as the daemon lived. */
+     * without knowing (a claim whose COMMIT landed, its reply lost) expires though the
+     * heartbeat goes on, and a restarted daemon's previous run's go back to the queue
+     * at once. Before, the heartbeat renewed every lease of the owner id: such a
+     * partition stayed leased, worked on by nobody, for as long as the daemon lived. */
     {
         const char *w2[2] = { "/g", "/h" }, *nm2[2] = { "g", "h" };
         uint64_t job2;
@@ -710,8 +710,8 @@ static void adopted(void *arg, const struct fleet_adopted *a)
     char line[600];
 
     /* Whoever linked says "adopted", also when another adopter's mark came first
-         * (FLEET_PUB_GONE): seen in the crash round, two workers adopting one proof, one
-         * linking it and the other, finding the finals, marking it. */
+     * (FLEET_PUB_GONE): seen in the crash round, two workers adopting one proof, one
+     * linking it and the other, finding the finals, marking it. */
     if (a->linked > 0 || a->outcome == FLEET_PUB_MARKED) {
         snprintf(line, sizeof(line), "%llu %u %s %s", (unsigned long long)a->job, a->idx, (const char *)arg,
                  a->linked ? "adopted" : "marked");
@@ -744,7 +744,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
         int n, won, linked = 0;
 
         /* The heartbeat (no lease named: the one held is given up before the next
-                 * claim), so that others can tell this worker alive from a dead one. */
+         * claim), so that others can tell this worker alive from a dead one. */
         n = fleet_renew(f, owner, LEASE_S, &c, 0, err, sizeof(err));
         if (n >= 0) n = fleet_claim(f, owner, LEASE_S, &c, 1, err, sizeof(err));
         if (n < 0) {
@@ -769,7 +769,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
             continue;
         }
         /* The staging dir of cuzkd's fleet thread (fleet_stage_name), so that an
-                 * adopter finds a dead worker's proofs where it finds a dead cuzkd's. */
+         * adopter finds a dead worker's proofs where it finds a dead cuzkd's. */
         snprintf(tp, sizeof(tp), "%s/%s", c.out_dir, sn);
         if (mkdir(tp, 0700) && errno != EEXIST) {
             fleet_finish(f, owner, c.job, c.idx, c.gen, "cannot create the staging dir", err, sizeof(err));
@@ -783,7 +783,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
         }
         rc = prove(cuzk, &c, tp, tq);
         /* The finish may meet a database that is away: retry it while the lease
-                 * could still be ours; a lost lease answers 0 and the proof is dropped. */
+         * could still be ours; a lost lease answers 0 and the proof is dropped. */
         for (int t = 0; (won = fleet_finish(f, owner, c.job, c.idx, c.gen, rc ? "prove-local failed" : NULL,
                                             err, sizeof(err))) < 0 &&
              t < 50;
@@ -792,11 +792,11 @@ static int worker(const char *url, const char *owner, const char *cuzk)
             fleet_reconnect(f, err, sizeof(err));
         }
         /* Test hook (fleet_pg.sh's crash round): die after the N-th finish, before
-                 * its publish, as cuzkd's CUZK_TEST_FLEET_CRASH_AFTER_FINISH does. */
+         * its publish, as cuzkd's CUZK_TEST_FLEET_CRASH_AFTER_FINISH does. */
         if (won >= 1 && !rc && crash_after > 0 && ++finished == crash_after) kill(getpid(), SIGKILL);
         if (won >= 1 && !rc) {
             /* Publish and mark; a retry after a lost database only marks (the
-                         * staged files are linked and gone: never published twice). */
+             * staged files are linked and gone: never published twice). */
             int first = 1, l;
 
             while ((won = fleet_part_publish(f, c.out_dir, c.name, owner, c.job, c.idx, c.gen, &l, err,

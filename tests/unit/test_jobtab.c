@@ -148,7 +148,7 @@ TEST(test_jobtab_long_reason_whole_or_cut_with_marker, 1)
     ck_assert_str_eq(jt->parts[p].reason, msg);
 
     /* Twice the room, in 2-byte characters with a space every 31 bytes: cut at a
-         * character boundary near a space, with the marker. */
+     * character boundary near a space, with the marker. */
     n = 0;
     for (unsigned c = 0; n + 2 < sizeof(msg); c++) {
         if (c % 16 == 15)

@@ -85,27 +85,51 @@ static int entries(const char *dir)
     return n;
 }
 
+/* A test's writers, the answers they gave and its own temp directory. */
+struct fixture {
+    char dir[32];
+    struct told *t;
+    struct out_writers *ws;
+};
+
+static void fixture_start(struct fixture *x)
+{
+    snprintf(x->dir, sizeof(x->dir), "/tmp/cuzk-ow-XXXXXX");
+    x->t = calloc(1, sizeof(*x->t));
+    x->ws = out_writers_new(0, 1, (long)getpid(), NULL);
+    ck_assert(x->ws && x->t && mkdtemp(x->dir));
+}
+
+/* After out_writers_stop: the temp directory and all in it go. */
+static void fixture_end(struct fixture *x)
+{
+    char cmd[64];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(x->t);
+}
+
 TEST(test_out_writer_more_dirs_than_slots, 1)
 {
-    char root[] = "/tmp/cuzk-ow-XXXXXX", dir[NDIRS][64], want[64], cmd[128];
-    struct told *t = calloc(1, sizeof(*t));
-    struct out_writers *ws = out_writers_new(0, 1, (long)getpid(), NULL);
+    struct fixture x;
+    char dir[NDIRS][64], want[64];
 
-    ck_assert(ws && t && mkdtemp(root));
+    fixture_start(&x);
     for (int i = 0; i < NDIRS; i++) {
-        snprintf(dir[i], sizeof(dir[i]), "%s/d%d", root, i);
+        snprintf(dir[i], sizeof(dir[i]), "%s/d%d", x.dir, i);
         ck_assert_int_eq(mkdir(dir[i], 0755), 0);
     }
     /* Two partitions per directory, all handed over before any answer is read. */
     for (int i = 0; i < NDIRS; i++) {
-        submit(ws, (uint32_t)i, dir[i], "a", 0);
-        submit(ws, (uint32_t)(NDIRS + i), dir[i], "b", 0);
+        submit(x.ws, (uint32_t)i, dir[i], "a", 0);
+        submit(x.ws, (uint32_t)(NDIRS + i), dir[i], "b", 0);
     }
-    ck_assert_uint_eq(out_writers_pending(ws), 2 * NDIRS);
-    drain(ws, t);
+    ck_assert_uint_eq(out_writers_pending(x.ws), 2 * NDIRS);
+    drain(x.ws, x.t);
     for (int i = 0; i < 2 * NDIRS; i++) {
-        ck_assert_int_eq(t->n[i], 1);
-        ck_assert_msg(t->rc[i] == 0, "partition %d: %s", i, t->err[i]);
+        ck_assert_int_eq(x.t->n[i], 1);
+        ck_assert_msg(x.t->rc[i] == 0, "partition %d: %s", i, x.t->err[i]);
     }
     for (int i = 0; i < NDIRS; i++) {
         snprintf(want, sizeof(want), "{\"p\": %d}", i);
@@ -114,66 +138,53 @@ TEST(test_out_writer_more_dirs_than_slots, 1)
         expect_file(dir[i], "b", "public", want);
         ck_assert_int_eq(entries(dir[i]), 4); /* no temp file left */
     }
-    out_writers_stop(ws, 1000, done, t);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    ck_assert_int_eq(system(cmd), 0);
-    free(t);
+    out_writers_stop(x.ws, 1000, done, x.t);
+    fixture_end(&x);
 }
 END_TEST
 
 TEST(test_out_writer_sticky_rule_in_the_writer, 1)
 {
-    char dir[] = "/tmp/cuzk-ow-XXXXXX", path[128];
-    struct told *t = calloc(1, sizeof(*t));
-    struct out_writers *ws = out_writers_new(0, 1, (long)getpid(), NULL);
+    struct fixture x;
+    char path[128];
     FILE *f;
 
-    ck_assert(ws && t && mkdtemp(dir));
-    ck_assert_int_eq(chmod(dir, 01777), 0);
-    snprintf(path, sizeof(path), "%s/x.proof.json", dir);
+    fixture_start(&x);
+    ck_assert_int_eq(chmod(x.dir, 01777), 0);
+    snprintf(path, sizeof(path), "%s/x.proof.json", x.dir);
     f = fopen(path, "w"); /* ours: another user's for uid 4242 */
     ck_assert(f != NULL);
     fclose(f);
     ck_assert(geteuid() != 4242);
-    submit(ws, 0, dir, "x", 4242);
-    submit(ws, 1, dir, "y", 4242);
-    drain(ws, t);
-    ck_assert_int_eq(t->rc[0], -CUZK_E_OUTPUT);
-    ck_assert_msg(strstr(t->err[0], "another user's file"), "%s", t->err[0]);
-    ck_assert_msg(t->rc[1] == 0, "%s", t->err[1]);
-    out_writers_stop(ws, 1000, done, t);
-    for (const char *n = "x\0y\0"; *n; n += 2)
-        for (int k = 0; k < 2; k++) {
-            snprintf(path, sizeof(path), "%s/%s.%s.json", dir, n, k ? "public" : "proof");
-            unlink(path);
-        }
-    rmdir(dir);
-    free(t);
+    submit(x.ws, 0, x.dir, "x", 4242);
+    submit(x.ws, 1, x.dir, "y", 4242);
+    drain(x.ws, x.t);
+    ck_assert_int_eq(x.t->rc[0], -CUZK_E_OUTPUT);
+    ck_assert_msg(strstr(x.t->err[0], "another user's file"), "%s", x.t->err[0]);
+    ck_assert_msg(x.t->rc[1] == 0, "%s", x.t->err[1]);
+    out_writers_stop(x.ws, 1000, done, x.t);
+    fixture_end(&x);
 }
 END_TEST
 
 TEST(test_out_writer_stop_tells_each_once, 1)
 {
-    char dir[] = "/tmp/cuzk-ow-XXXXXX", cmd[64];
-    struct told *t = calloc(1, sizeof(*t));
-    struct out_writers *ws = out_writers_new(0, 1, (long)getpid(), NULL);
+    struct fixture x;
     char name[8];
 
-    ck_assert(ws && t && mkdtemp(dir));
+    fixture_start(&x);
     for (uint32_t p = 0; p < 16; p++) {
         snprintf(name, sizeof(name), "w%u", p);
-        submit(ws, p, dir, name, 0);
+        submit(x.ws, p, x.dir, name, 0);
     }
-    out_writers_poll(ws, 0, done, t); /* the first one sent */
+    out_writers_poll(x.ws, 0, done, x.t); /* the first one sent */
     /* No grace: what was written is told 0, the rest handed back; each exactly once. */
-    out_writers_stop(ws, 0, done, t);
+    out_writers_stop(x.ws, 0, done, x.t);
     for (uint32_t p = 0; p < 16; p++) {
-        ck_assert_int_eq(t->n[p], 1);
-        ck_assert(t->rc[p] == 0 || t->rc[p] == OUT_WRITE_HANDBACK);
+        ck_assert_int_eq(x.t->n[p], 1);
+        ck_assert(x.t->rc[p] == 0 || x.t->rc[p] == OUT_WRITE_HANDBACK);
     }
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-    free(t);
+    fixture_end(&x);
 }
 END_TEST
 

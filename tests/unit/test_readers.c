@@ -96,6 +96,16 @@ static size_t record_of(const uint8_t *b, size_t len, uint32_t id)
     return 0;
 }
 
+/* The bn128 fixture `file` read whole (*len bytes; free it), and in *data where the
+ * payload of its first section with this id starts (past the 12-byte record). */
+static uint8_t *slurp_section(const char *file, uint32_t id, size_t *len, size_t *data)
+{
+    uint8_t *b = slurp(fx("bn128", file), len);
+
+    *data = record_of(b, *len, id) + 12;
+    return b;
+}
+
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;
@@ -474,8 +484,8 @@ TEST(test_zkey_corrupted_section_size, 1)
 
     /* a consistent table, but nVars says 10: section 3 is fine, section 4 coefficients
      * too, section 5 has the wrong size */
-    b = slurp(fx("bn128", "circuit_final.zkey"), &len);
-    size_t h = record_of(b, len, 2) + 12;
+    size_t h;
+    b = slurp_section("circuit_final.zkey", 2, &len, &h);
     put32(b + h + 4 + 32 + 4 + 32, 10);
     ck_open_copy(b, len, "nvars.zkey", -CUZK_E_FORMAT, "section 5 (A)");
     ck_err_has("576 bytes, expected 640 for 10 signals");
@@ -515,9 +525,8 @@ TEST(test_zkey_protocol_refusals, 1)
         uint32_t id;
         const char *word;
     } cases[] = { { 2, "PLONK" }, { 10, "FFLONK" }, { 7, "unknown protocol id 7" } };
-    size_t len;
-    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
-    size_t p1 = record_of(b, len, 1) + 12;
+    size_t len, p1;
+    uint8_t *b = slurp_section("circuit_final.zkey", 1, &len, &p1);
     for (unsigned k = 0; k < 3; k++) {
         put32(b + p1, cases[k].id);
         ck_open_copy(b, len, "proto.zkey", -CUZK_E_UNSUPPORTED, cases[k].word);
@@ -528,9 +537,8 @@ END_TEST
 
 TEST(test_zkey_unknown_curve, 1)
 {
-    size_t len;
-    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
-    size_t h = record_of(b, len, 2) + 12;
+    size_t len, h;
+    uint8_t *b = slurp_section("circuit_final.zkey", 2, &len, &h);
 
     b[h + 4] ^= 0x02; /* q's low byte: 0x47 -> 0x45 */
     ck_open_copy(b, len, "q.zkey", -CUZK_E_UNSUPPORTED,
@@ -548,9 +556,9 @@ END_TEST
 
 TEST(test_zkey_content_refusals, 1)
 {
-    size_t len;
-    uint8_t *b = slurp(fx("bn128", "circuit_final.zkey"), &len);
-    size_t h = record_of(b, len, 2) + 12, c4 = record_of(b, len, 4) + 12 + 4;
+    size_t len, h;
+    uint8_t *b = slurp_section("circuit_final.zkey", 2, &len, &h);
+    size_t c4 = record_of(b, len, 4) + 12 + 4;
     size_t dom = h + 4 + 32 + 4 + 32 + 8, alpha = h + 4 + 32 + 4 + 32 + 12;
 
     b[alpha + 5] ^= 0x10; /* alpha1.x off the curve */
@@ -634,9 +642,8 @@ END_TEST
 
 TEST(test_r1cs_content_refusals, 1)
 {
-    size_t len;
-    uint8_t *b = slurp(fx("bn128", "circuit.r1cs"), &len);
-    size_t s2 = record_of(b, len, 2) + 12;
+    size_t len, s2;
+    uint8_t *b = slurp_section("circuit.r1cs", 2, &len, &s2);
     r1cs r;
     wtns w;
 

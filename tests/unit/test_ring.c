@@ -125,7 +125,7 @@ END_TEST
 TEST(test_ring_wraps_past_u32_max, 1)
 {
     /* Counters start 5 below 2^32: a 32-bit truncation anywhere breaks FIFO order or
-         * the full/empty checks within the first lap. */
+     * the full/empty checks within the first lap. */
     struct ring *r = ring_new(4, UINT32_MAX - 5u);
 
     fill_drain(r, 8);
@@ -141,7 +141,7 @@ TEST(test_ring_wraps_past_u64_max, 1)
 
     fill_drain(r, 8);
     /* head wrapped to a small number; the ring still works with items in flight
-         * across the wrap. */
+     * across the wrap. */
     ck_assert_uint_lt(r->head, 100);
     ck_assert_int_eq(ring_try_push(r, 5), 0);
     ck_assert_uint_eq(ring_count(r), 1);
@@ -286,7 +286,7 @@ static void *mpmc_consumer(void *p)
         uint32_t prod = v >> 24, seq = v & 0xffffff;
 
         /* Per (producer, consumer) pair FIFO holds in this ring: a producer's pushes
-                 * take increasing positions and a consumer's pops take increasing ones. */
+         * take increasing positions and a consumer's pops take increasing ones. */
         if ((int64_t)seq <= last[prod]) m->order_errors[t->id]++;
         last[prod] = seq;
         atomic_fetch_add(&m->seen[prod * m->per_producer + seq], 1);

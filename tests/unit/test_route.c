@@ -75,7 +75,7 @@ TEST(test_route_fallback_only_when_the_node_has_no_live_synth, 1)
     ck_assert_int_eq(route_pick_worker(&v, 0, &cross), 0);
     ck_assert_int_eq(cross, 0);
     /* a synth on a node without workers (3 synths, workers on nodes 0 and 1) serves
-         * only as the fallback */
+     * only as the fallback */
     {
         static const int sn3[] = { 0, 1, 2 };
         struct route_view w = view(2, wn, 3, sn3);

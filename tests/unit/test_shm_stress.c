@@ -181,7 +181,7 @@ static void crash_worker(struct crash_shared *sh)
         busy_ns(20000);
         *(uint64_t *)pool_buf_ptr(&d.pool, scratch) = expect_result(p);
         /* The data is "on the device": release the input early, as the GPU worker
-                 * will. From here a crash sends the partition back to QUEUED. */
+         * will. From here a crash sends the partition back to QUEUED. */
         if (pool_buf_free(&d.pool, in, pool_owner_part(p))) _exit(12);
         busy_ns(20000);
         barrier_store_relaxed(&jt->parts[p].result, *(uint64_t *)pool_buf_ptr(&d.pool, scratch));
@@ -216,7 +216,7 @@ static int synth_pass(uint32_t first)
         uint32_t used, fr;
 
         /* Leave one scratch buffer per worker, or every buffer can end up held by
-                 * READY partitions while each worker waits for scratch. */
+         * READY partitions while each worker waits for scratch. */
         pool_node_counts(&d.pool, -1, &used, &fr);
         if (fr <= NWORKERS || pool_buf_alloc(&d.pool, -1, me, 0, &b)) break; /* pool busy: next pass */
         ck_assert_int_eq(jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, me, NULL), 0);
@@ -279,8 +279,8 @@ TEST(test_stress_killed_consumers_recover_every_partition_once, 1)
                     }
                 }
                 /* Re-push every READY partition: the dead worker may have popped a hint
-                         * it never claimed. Duplicates lose the claim CAS; a full ring already
-                         * holds hints that will be drained. */
+                 * it never claimed. Duplicates lose the claim CAS; a full ring already
+                 * holds hints that will be drained. */
                 n = jobtab_parts_in_state(&d.jobtab, JOBTAB_READY, out, NPARTS);
                 for (int i = 0; i < n; i++) ring_try_push(d.rings[0], out[i]);
                 kills++;

@@ -45,7 +45,7 @@ TEST(test_stats_state_times_sum_to_wall_time, 1)
     ck_assert_str_eq(sn.state_names[STATS_STAGE0], "msm");
     ck_assert_str_eq(sn.state_names[STATS_WAIT_OUTPUT], "wait_output");
     /* A reader whose clock was read before the writer's last change (preempted in
-         * between): the states still sum to the wall time, both as of the change. */
+     * between): the states still sum to the wall time, both as of the change. */
     ck_assert_int_eq(stats_slot_read(s, &sn, 1390, 10), 0);
     sum = 0;
     for (int i = 0; i < STATS_MAX_STATES; i++) sum += sn.state_ns[i];
@@ -112,7 +112,7 @@ static void *stats_writer(void *p)
     uint64_t t = 0;
 
     /* Every update keeps the invariants the reader checks: counter 0 == counter 1
-         * (two writes, one consistent pair) and state times summing to wall time. */
+     * (two writes, one consistent pair) and state times summing to wall time. */
     while (!atomic_load(&a->stop)) {
         t += 7;
         stats_slot_enter(a->s, (uint32_t)(t % 5), t);
@@ -161,7 +161,7 @@ TEST(test_stats_reader_never_sees_torn_slot, 1)
         uint64_t sum = 0;
 
         /* now = 0: no open interval is added, so the closed totals must sum to
-                 * since_ns - start_ns exactly. */
+         * since_ns - start_ns exactly. */
         if (stats_slot_read(a.s, &sn, 0, 1000)) {
             a.retries_exhausted++;
             continue;
