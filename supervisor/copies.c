@@ -1,6 +1,7 @@
 /* copies.c — sealed memfd copies of the files clients pass (copies.h says why). */
 #include "cuzk/copies.h"
 #include "cuzk/barrier.h"
+#include "cuzk/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -452,15 +453,11 @@ int copies_open_durable(int dfd, const char *name)
 
 int copies_sweep(int dfd, int (*keep)(void *arg, const char *name), void *arg)
 {
-    int d = dup(dfd), n = 0;
-    DIR *dir;
+    DIR *dir = os_dir_stream(dfd);
     struct dirent *de;
+    int n = 0;
 
-    if (d < 0 || !(dir = fdopendir(d))) {
-        if (d >= 0) close(d);
-        return -errno;
-    }
-    rewinddir(dir);
+    if (!dir) return -errno;
     while ((de = readdir(dir))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         if (de->d_name[0] != '.' && keep(arg, de->d_name)) continue;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cuzk/open_deadline.h"
+#include "cuzk/os.h"
 
 static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, uint32_t *rot)
 {
@@ -68,15 +69,11 @@ void repush_state(struct sup *s, uint32_t st)
  * returns non-zero. dfd may be an O_PATH descriptor (the client's out dir). */
 static void each_temp(int dfd, const char *prefix, int (*fn)(int dfd, const char *name, void *arg), void *arg)
 {
-    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = os_dir_stream(dfd);
     size_t n = strlen(prefix);
     struct dirent *e;
 
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return;
-    }
+    if (!d) return;
     while ((e = readdir(d)))
         if (!strncmp(e->d_name, prefix, n) && fn(dfd, e->d_name, arg)) break;
     closedir(d);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cuzk/fleet_pg.h"
+#include "cuzk/os.h"
 #include "cuzk/staged.h"
 #include "cuzk/store_results.h"
 
@@ -146,14 +147,10 @@ void results_synced(struct sup *s)
  * decided, or their submit was refused) are removed. */
 void results_sweep(struct sup *s)
 {
-    int fd = s->results_dfd >= 0 ? fcntl(s->results_dfd, F_DUPFD_CLOEXEC, 0) : -1;
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = s->results_dfd >= 0 ? os_dir_stream(s->results_dfd) : NULL;
     struct dirent *e;
 
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return;
-    }
+    if (!d) return;
     while ((e = readdir(d))) {
         char *end;
         unsigned long long id = strtoull(e->d_name, &end, 10);

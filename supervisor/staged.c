@@ -1,6 +1,7 @@
 /* staged.c — proof files staged in a directory of cuzkd's own, read back and removed
  * (staged.h): the fleet's --store-proofs and the jobs that keep their results in the
  * job store share them. */
+#include "cuzk/os.h"
 #include "cuzk/staged.h"
 
 #include <dirent.h>
@@ -15,14 +16,10 @@
 /* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
 void staged_clean(int sfd)
 {
-    int fd = dup(sfd);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *dir = os_dir_stream(sfd);
     struct dirent *e;
 
-    if (!dir) {
-        if (fd >= 0) close(fd);
-        return;
-    }
+    if (!dir) return;
     while ((e = readdir(dir))) {
         size_t len = strlen(e->d_name);
 

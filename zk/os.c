@@ -2,6 +2,7 @@
 #include "cuzk/os.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <time.h>
@@ -58,4 +59,17 @@ void os_vlog(int stamp, const char *prefix, const char *fmt, va_list ap)
     }
     vsnprintf(buf, sizeof(buf), fmt, ap);
     fprintf(stderr, "%s%s: %s\n", when, prefix, display_escape(safe, sizeof(safe), buf));
+}
+
+DIR *os_dir_stream(int dfd)
+{
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+    if (!d && fd >= 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
 }

@@ -1,13 +1,20 @@
 /* os.h — what cuzkd, the job store and the tools share of the operating system
  * (zk/os.c): the monotonic clock, mkdir -p, the check that a directory may be trusted
- * with what lives in it (a socket, a pid file, the job store), and cuzkd's log line. */
+ * with what lives in it (a socket, a pid file, the job store), reading a directory
+ * held by a descriptor, and cuzkd's log line. */
 #ifndef CUZK_OS_H
 #define CUZK_OS_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+/* A stream over the entries of the directory dfd, from its start: its own open file
+ * description (openat "."), so reading it moves no offset of dfd, and dfd may be an
+ * O_PATH descriptor. closedir() ends it; dfd stays open. NULL with errno set. */
+DIR *os_dir_stream(int dfd);
 
 /* CLOCK_MONOTONIC in nanoseconds: a clock step never moves a deadline. */
 uint64_t os_now_ns(void);

@@ -1,6 +1,7 @@
 /* helper_test.c — shared unit-test helpers (see helper_test.h). */
 #include "helper_test.h"
 
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -184,4 +185,21 @@ int test_run_suite(const char *suite, const struct test_case *cases, size_t n, d
     const struct test_opts o = { .timeout = timeout };
 
     return test_run_cases(suite, cases, n, &o);
+}
+
+char test_tmp[64], test_db[128];
+
+void test_tmpdir_setup(void)
+{
+    snprintf(test_tmp, sizeof(test_tmp), "/tmp/cuzk-test-%.24s-XXXXXX", program_invocation_short_name);
+    ck_assert_ptr_nonnull(mkdtemp(test_tmp));
+    snprintf(test_db, sizeof(test_db), "%s/t.db", test_tmp);
+}
+
+void test_tmpdir_teardown(void)
+{
+    char cmd[160];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmp);
+    ck_assert_int_eq(system(cmd), 0);
 }

@@ -42,6 +42,13 @@ uint64_t *test_rand_points(const curve_group *G, size_t n);
  * the build tree, else relative to the working directory. */
 void test_ref_fixture(char *dst, size_t len, const char *set, const char *file);
 
+/* A Check fixture for the tests that need files (.setup / .teardown of test_opts): a
+ * fresh directory /tmp/cuzk-test-PROGRAM-XXXXXX in test_tmp before each case, removed
+ * with all it holds after; test_db names the SQLite file t.db in it. */
+extern char test_tmp[64], test_db[128];
+void test_tmpdir_setup(void);
+void test_tmpdir_teardown(void);
+
 /* One test case run `loops` times (Check's loop tests: _i = 0 .. loops-1); a table
  * written { name, fn } (loops 0) runs it once. */
 struct test_case {

@@ -15,22 +15,7 @@
 
 #include "helper_test.h"
 
-static char dir[64], path[128], err[1024];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/cuzk-test-store-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/t.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[160];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static char err[1024];
 
 struct seen {
     int jobs;
@@ -71,7 +56,7 @@ static struct store *open_store(void)
 {
     struct store *st;
 
-    ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(store_open(&st, test_tmp, "t", err, sizeof(err)) == 0, "%s", err);
     return st;
 }
 
@@ -106,7 +91,7 @@ static void check_refused(const char *said)
 {
     struct store *st;
 
-    ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+    ck_assert_int_eq(store_open(&st, test_tmp, "t", err, sizeof(err)), -EPROTO);
     ck_assert_msg(strstr(err, said), "%s", err);
 }
 
@@ -129,7 +114,7 @@ static void ids(char *out, size_t len)
     sqlite3_stmt *q;
     size_t o = 0;
 
-    snprintf(p, sizeof(p), "%s/t.db", dir);
+    snprintf(p, sizeof(p), "%s/t.db", test_tmp);
     ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT id FROM jobs ORDER BY id", -1, &q, NULL), SQLITE_OK);
     out[0] = '\0';
@@ -241,18 +226,18 @@ TEST(test_store_newer_version_refused_untouched, 1)
     char *before, *after, side[160];
     size_t nb, na;
 
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(test_db, &db), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE x(a); PRAGMA user_version = 9;", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
-    before = slurp(path, &nb);
-    ck_assert_int_eq(store_open(&st, dir, "t", err, sizeof(err)), -EPROTO);
+    before = slurp(test_db, &nb);
+    ck_assert_int_eq(store_open(&st, test_tmp, "t", err, sizeof(err)), -EPROTO);
     ck_assert_ptr_null(st);
-    ck_assert_msg(strstr(err, "schema version 9") && strstr(err, path), "%s", err);
-    after = slurp(path, &na);
+    ck_assert_msg(strstr(err, "schema version 9") && strstr(err, test_db), "%s", err);
+    after = slurp(test_db, &na);
     ck_assert_uint_eq(na, nb);
     ck_assert_int_eq(memcmp(before, after, nb), 0);
-    snprintf(side, sizeof(side), "%s-wal", path);
+    snprintf(side, sizeof(side), "%s-wal", test_db);
     ck_assert_int_ne(access(side, F_OK), 0);
     free(before);
     free(after);
@@ -265,13 +250,13 @@ TEST(test_store_other_files_refused_untouched, 1)
     int fd;
 
     /* Not SQLite at all. */
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    fd = open(test_db, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ck_assert_int_eq(write(fd, "{\"not\": \"a database\"}\n", 23), 23);
     close(fd);
     check_refused("not an SQLite database");
     /* SQLite, but someone else's (no schema version, tables present). */
-    unlink(path);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    unlink(test_db);
+    ck_assert_int_eq(sqlite3_open(test_db, &db), SQLITE_OK);
     ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE mine(a)", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     check_refused("without cuzk's schema version");
@@ -280,7 +265,7 @@ END_TEST
 
 int main(void)
 {
-    const struct test_opts o = { .setup = setup, .teardown = teardown };
+    const struct test_opts o = { .setup = test_tmpdir_setup, .teardown = test_tmpdir_teardown };
 
     return test_main("store", &o);
 }

@@ -16,28 +16,13 @@
 
 #include "helper_test.h"
 
-static char dir[64], path[128], err[1024];
-
-static void setup(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/cuzk-test-results-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/t.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[160];
-
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static char err[1024];
 
 static struct store *open_store(void)
 {
     struct store *st;
 
-    ck_assert_msg(store_open(&st, dir, "t", err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(store_open(&st, test_tmp, "t", err, sizeof(err)) == 0, "%s", err);
     return st;
 }
 
@@ -217,7 +202,7 @@ TEST(test_results_version1_store_migrated, 1)
     int cbret;
 
     /* A store as a cuzkd of schema version 1 left it, with a running job. */
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(test_db, &db), SQLITE_OK);
     ck_assert_int_eq(
         sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL;"
@@ -244,7 +229,7 @@ TEST(test_results_version1_store_migrated, 1)
     free(q);
     free(t);
     store_close(st);
-    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(test_db, &db), SQLITE_OK);
     ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &v, NULL), SQLITE_OK);
     ck_assert_int_eq(sqlite3_step(v), SQLITE_ROW);
     ck_assert_int_eq(sqlite3_column_int(v, 0), STORE_SCHEMA_VERSION);
@@ -255,7 +240,7 @@ END_TEST
 
 int main(void)
 {
-    const struct test_opts o = { .setup = setup, .teardown = teardown };
+    const struct test_opts o = { .setup = test_tmpdir_setup, .teardown = test_tmpdir_teardown };
 
     return test_main("store_results", &o);
 }
