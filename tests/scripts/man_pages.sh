@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The manual pages (docs/man/*.scd, scdoc): each renders, and every option that
-# cuzk, cuzkd and cuzk-top list in their --help (the usage, above the exit codes) is
-# in the program's page, so a new option without its page fails here. With man-db
-# installed, each rendered page also formats without warnings.
+# cuzk, cuzkd, cuzk-top and cuzk-api list in their --help (the usage, above the exit
+# codes) is in the program's page, so a new option without its page fails here. With
+# man-db installed, each rendered page also formats without warnings.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 NEED_MAKE=make need_built bin/cuzk bin/cuzkd bin/cuzk-top
@@ -10,12 +10,15 @@ command -v scdoc >/dev/null || { echo "SKIP: scdoc not installed (deploy/install
 use_tmp
 fail() { echo "man_pages: FAIL: $*" >&2; exit 1; }
 
-for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5; do
+for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5 cuzk-api.8; do
 	scdoc < "docs/man/$page.scd" > "$tmp/$page" || fail "scdoc: docs/man/$page.scd"
 	grep -q '^\.TH' "$tmp/$page" || fail "$page: no .TH header"
 done
 n=0
-for pair in cuzk:cuzk.1 cuzkd:cuzkd.8 cuzk-top:cuzk-top.1; do
+pairs=(cuzk:cuzk.1 cuzkd:cuzkd.8 cuzk-top:cuzk-top.1)
+# cuzk-api is built where libmicrohttpd is (the Makefile leaves it out otherwise)
+[ -x "$BUILD/bin/cuzk-api" ] && pairs+=(cuzk-api:cuzk-api.8)
+for pair in "${pairs[@]}"; do
 	bin="${pair%%:*}" page="${pair#*:}"
 	opts="$("$BUILD/bin/$bin" --help | sed '/^exit codes/,$d' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)"
 	[ -n "$opts" ] || fail "$bin --help lists no option"
@@ -35,7 +38,7 @@ for bin in cuzk cuzkd cuzk-top; do
 done
 echo "ok   cuzk, cuzkd, cuzk-top --version: $want (debian/changelog)"
 if command -v man >/dev/null; then
-	for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5; do
+	for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5 cuzk-api.8; do
 		w="$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/$page" 2>&1 >/dev/null)" || true
 		[ -z "$w" ] || fail "$page: man --warnings: $w"
 	done
