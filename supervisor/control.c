@@ -176,12 +176,188 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
     return 0;
 }
 
+/* A submit's job source: "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"),
+ * how many descriptors it passes ("fds"), and a "circuit" by name or the generator's
+ * file. *in: the "inputs" member, NULL for witnesses. */
+static int submit_source(struct control_req *r, json_t **in, struct control_err *e)
+{
+    json_t *w = json_object_get(r->root, "witnesses");
+    json_int_t x;
+    int has, rc;
+
+    *in = json_object_get(r->root, "inputs");
+    if (w && *in)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "a job has \"witnesses\" "
+                            "(.wtns) or \"inputs\" (input.json), not both");
+    if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) return rc;
+    r->n_fds = has ? (uint32_t)x : 0;
+    if (!r->n_fds)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "a submit passes its files as "
+                            "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
+                            "opens no path a client names (cuzk prove does this)");
+    /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
+     * and generator; the client passes only its inputs and out dir. */
+    if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) return rc;
+    if (r->circuit && circuit_name_ok(r->circuit))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"circuit\" must be a circuit's name: letters, digits, "
+                            "'-', '_' and '.', beginning with a letter or a digit");
+    if (r->circuit &&
+        (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
+         json_object_get(r->root, "witness_gen")))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "a submit names a \"circuit\" or passes its \"zkey\" "
+                            "(and r1cs, witness_gen), not both");
+    /* the generator is a file like the others: {"fd":I,"path":P}, copied */
+    if ((rc = get_file(r->root, "witness_gen", *in != NULL && !r->circuit, r->n_fds, &r->witness_gen,
+                       &r->witness_gen_fd, e)))
+        return rc;
+    if (!*in && r->witness_gen)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"witness_gen\" goes with "
+                            "\"inputs\" (input.json files), not with \"witnesses\"");
+    r->inputs = *in != NULL;
+    return 0;
+}
+
+/* A submit's other files and options: "zkey", the service fields, "out_dir", "r1cs",
+ * "priority" (in this order: the first bad one is the one reported). */
+static int submit_options(struct control_req *r, struct control_err *e)
+{
+    json_int_t x;
+    int has, rc;
+
+    if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
+        (rc = submit_service_fields(r, e)) ||
+        (rc = get_file(r->root, "out_dir", !r->results_store, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
+        (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
+        return rc;
+    if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e))) return rc;
+    r->priority = has ? (int32_t)x : 0;
+    return 0;
+}
+
+/* The job's list w: each element a file (as get_file) with an optional "name"; list
+ * is the member's name in messages ("witnesses" or "inputs"). */
+static int submit_list(struct control_req *r, json_t *w, const char *list, struct control_err *e)
+{
+    size_t i;
+    int rc;
+
+    if (!json_is_array(w) || !json_array_size(w))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty array of %s paths",
+                            list, r->inputs ? "input.json" : ".wtns");
+    r->n_witnesses = json_array_size(w);
+    r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
+    r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
+    r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
+    if (!r->witnesses || !r->witness_names || !r->witness_fd)
+        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+    for (i = 0; i < r->n_witnesses; i++) {
+        json_t *s = json_array_get(w, i);
+        char key[32];
+
+        snprintf(key, sizeof(key), "%s[%zu]", list, i);
+        {
+            /* get_file reads o[key]: wrap the element under its name. */
+            json_t *one = json_pack("{s:O}", key, s);
+
+            rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i], &r->witness_fd[i], e)
+                     : control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+            json_decref(one); /* the strings live on in s, held by root */
+        }
+        if (rc) return rc;
+        if ((rc = get_str(s, "name", 0, &r->witness_names[i], e))) return rc;
+    }
+    return 0;
+}
+
+static int parse_submit(struct control_req *r, struct control_err *e)
+{
+    json_t *in;
+    int rc;
+
+    if ((rc = submit_source(r, &in, e)) || (rc = submit_options(r, e))) return rc;
+    /* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
+     * checked the same way; only the word in messages differs */
+    return submit_list(r, in ? in : json_object_get(r->root, "witnesses"), in ? "inputs" : "witnesses", e);
+}
+
+/* proof, status, wait, cancel: "job" (optional for status), proof's "index", wait's
+ * "timeout_ms". */
+static int parse_job_request(struct control_req *r, struct control_err *e)
+{
+    json_int_t x;
+    int has, rc;
+
+    if (r->kind == CONTROL_PROOF) {
+        if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) return rc;
+        r->has_index = 1;
+        r->index = (uint32_t)x;
+    }
+    if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x, e))) return rc;
+    r->has_job = has;
+    r->job = (uint64_t)x;
+    if (r->kind == CONTROL_WAIT) {
+        if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e))) return rc;
+        if (has) r->timeout_ms = x;
+    }
+    return 0;
+}
+
+static int parse_restart(struct control_req *r, struct control_err *e)
+{
+    json_int_t x;
+    int has, rc;
+
+    if ((rc = get_str(r->root, "stage", 1, &r->stage, e))) return rc;
+    if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") && strcmp(r->stage, "gpuworker") &&
+        strcmp(r->stage, "finalizer"))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"stage\" must be synth, worker or finalizer");
+    if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e))) return rc;
+    r->has_index = has;
+    r->index = has ? (uint32_t)x : 0;
+    return 0;
+}
+
+static int parse_preload(struct control_req *r, struct control_err *e)
+{
+    json_int_t x;
+    int has, rc;
+
+    if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) return rc;
+    r->n_fds = has ? (uint32_t)x : 0;
+    return get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e);
+}
+
+/* The request's fields by its kind (r->kind set). */
+static int parse_fields(struct control_req *r, struct control_err *e)
+{
+    switch (r->kind) {
+    case CONTROL_SUBMIT: return parse_submit(r, e);
+    case CONTROL_PROOF:
+    case CONTROL_STATUS:
+    case CONTROL_WAIT:
+    case CONTROL_CANCEL: return parse_job_request(r, e);
+    case CONTROL_RESTART: return parse_restart(r, e);
+    case CONTROL_DRAIN:
+    case CONTROL_SHUTDOWN:
+    case CONTROL_CIRCUITS:
+    case CONTROL_RELOAD: return 0;
+    case CONTROL_PRELOAD: return parse_preload(r, e);
+    case CONTROL_EVICT: return get_str(r->root, "zkey", 1, &r->zkey, e);
+    }
+    return 0;
+}
+
 int control_parse(const char *line, size_t len, struct control_req *r, struct control_err *e)
 {
     json_error_t je;
     const char *req;
-    json_int_t x;
-    int has, rc;
+    int rc;
     size_t i;
 
     memset(r, 0, sizeof(*r));
@@ -210,137 +386,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
         goto err;
     }
     r->kind = kinds[i].kind;
-    switch (r->kind) {
-    case CONTROL_SUBMIT: {
-        /* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
-         * checked the same way; only the word in messages differs */
-        json_t *w = json_object_get(r->root, "witnesses"), *in = json_object_get(r->root, "inputs");
-        const char *list = in ? "inputs" : "witnesses";
-
-        if (w && in) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "a job has \"witnesses\" "
-                              "(.wtns) or \"inputs\" (input.json), not both");
-            goto err;
-        }
-        if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) goto err;
-        r->n_fds = has ? (uint32_t)x : 0;
-        if (!r->n_fds) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "a submit passes its files as "
-                              "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
-                              "opens no path a client names (cuzk prove does this)");
-            goto err;
-        }
-        /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
-         * and generator; the client passes only its inputs and out dir. */
-        if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) goto err;
-        if (r->circuit && circuit_name_ok(r->circuit)) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "\"circuit\" must be a circuit's name: letters, digits, "
-                              "'-', '_' and '.', beginning with a letter or a digit");
-            goto err;
-        }
-        if (r->circuit &&
-            (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
-             json_object_get(r->root, "witness_gen"))) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "a submit names a \"circuit\" or passes its \"zkey\" "
-                              "(and r1cs, witness_gen), not both");
-            goto err;
-        }
-        /* the generator is a file like the others: {"fd":I,"path":P}, copied */
-        if ((rc = get_file(r->root, "witness_gen", in != NULL && !r->circuit, r->n_fds, &r->witness_gen,
-                           &r->witness_gen_fd, e)))
-            goto err;
-        if (!in && r->witness_gen) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "\"witness_gen\" goes with "
-                              "\"inputs\" (input.json files), not with \"witnesses\"");
-            goto err;
-        }
-        if (in) w = in;
-        r->inputs = in != NULL;
-        if ((rc = get_file(r->root, "zkey", !r->circuit, r->n_fds, &r->zkey, &r->zkey_fd, e)) ||
-            (rc = submit_service_fields(r, e)) ||
-            (rc = get_file(r->root, "out_dir", !r->results_store, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
-            (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
-            goto err;
-        if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e))) goto err;
-        r->priority = has ? (int32_t)x : 0;
-        if (!json_is_array(w) || !json_array_size(w)) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "\"%s\" must be a non-empty array of %s paths", list,
-                              in ? "input.json" : ".wtns");
-            goto err;
-        }
-        r->n_witnesses = json_array_size(w);
-        r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
-        r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
-        r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
-        if (!r->witnesses || !r->witness_names || !r->witness_fd) {
-            rc = control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
-            goto err;
-        }
-        for (i = 0; i < r->n_witnesses; i++) {
-            json_t *s = json_array_get(w, i);
-            char key[32];
-
-            snprintf(key, sizeof(key), "%s[%zu]", list, i);
-            {
-                /* get_file reads o[key]: wrap the element under its name. */
-                json_t *one = json_pack("{s:O}", key, s);
-
-                rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i], &r->witness_fd[i], e)
-                         : control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
-                json_decref(one); /* the strings live on in s, held by root */
-            }
-            if (rc) goto err;
-            if ((rc = get_str(s, "name", 0, &r->witness_names[i], e))) goto err;
-        }
-        break;
-    }
-    case CONTROL_PROOF:
-        if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) goto err;
-        r->has_index = 1;
-        r->index = (uint32_t)x;
-        __attribute__((fallthrough)); /* "job", as status */
-    case CONTROL_STATUS:
-    case CONTROL_WAIT:
-    case CONTROL_CANCEL:
-        if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x, e))) goto err;
-        r->has_job = has;
-        r->job = (uint64_t)x;
-        if (r->kind == CONTROL_WAIT) {
-            if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e))) goto err;
-            if (has) r->timeout_ms = x;
-        }
-        break;
-    case CONTROL_RESTART:
-        if ((rc = get_str(r->root, "stage", 1, &r->stage, e))) goto err;
-        if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") && strcmp(r->stage, "gpuworker") &&
-            strcmp(r->stage, "finalizer")) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "\"stage\" must be synth, worker or finalizer");
-            goto err;
-        }
-        if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e))) goto err;
-        r->has_index = has;
-        r->index = has ? (uint32_t)x : 0;
-        break;
-    case CONTROL_DRAIN:
-    case CONTROL_SHUTDOWN:
-    case CONTROL_CIRCUITS:
-    case CONTROL_RELOAD: break;
-    case CONTROL_PRELOAD:
-        if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) goto err;
-        r->n_fds = has ? (uint32_t)x : 0;
-        if ((rc = get_file(r->root, "zkey", 1, r->n_fds, &r->zkey, &r->zkey_fd, e))) goto err;
-        break;
-    case CONTROL_EVICT:
-        if ((rc = get_str(r->root, "zkey", 1, &r->zkey, e))) goto err;
-        break;
-    }
+    if ((rc = parse_fields(r, e))) goto err;
     return 0;
 err:
     control_req_free(r);

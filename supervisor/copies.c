@@ -154,21 +154,22 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
     return copies_take_sized(c, client_fd, shared, 0, what, display, err, errlen);
 }
 
-int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
-                      const char *display, char *err, size_t errlen)
+/* The client's file may be copied: a regular file (a FIFO or device could block us
+ * forever, item 5) open for reading. *sb: its stat. */
+static int source_ok(int client_fd, struct stat *sb, const char *what, const char *display, char *err,
+                     size_t errlen)
 {
-    struct stat sb, sa;
-    int fl, fd = -1, rc;
+    int fl, rc;
 
-    if (fstat(client_fd, &sb)) {
+    if (fstat(client_fd, sb)) {
         rc = -errno;
         snprintf(err, errlen, "%s %s: %s", what, display, strerror(errno));
         return rc;
     }
-    /* Before any read: a FIFO or device could block us forever (item 5). */
-    if (!S_ISREG(sb.st_mode)) {
+    /* Before any read. */
+    if (!S_ISREG(sb->st_mode)) {
         snprintf(err, errlen, "%s %s: %s: only regular files are accepted", what, display,
-                 kind_of(sb.st_mode));
+                 kind_of(sb->st_mode));
         return -EINVAL;
     }
     fl = fcntl(client_fd, F_GETFL);
@@ -176,9 +177,98 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
         snprintf(err, errlen, "%s %s: the descriptor passed is not open for reading", what, display);
         return -EBADF;
     }
+    return 0;
+}
+
+static int changed(const char *what, const char *display, char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "%s %s changed while it was read (truncated or rewritten): "
+             "submit again once it is complete",
+             what, display);
+    return -ESTALE;
+}
+
+/* The bytes of the client's file (stat sb) into memfd fd, checked unchanged after,
+ * then sealed. */
+static int fill_and_seal(int fd, int client_fd, const struct stat *sb, const char *what, const char *display,
+                         char *err, size_t errlen)
+{
+    struct stat sa;
+    int rc;
+
+    if ((rc = copy_bytes(fd, client_fd, sb->st_size)) || (fstat(client_fd, &sa) ? (rc = -errno) : 0)) {
+        if (rc == -ESTALE) return changed(what, display, err, errlen);
+        snprintf(err, errlen, "%s %s: cannot read it: %s", what, display, strerror(-rc));
+        return rc;
+    }
+    if (sa.st_size != sb->st_size || sa.st_mtim.tv_sec != sb->st_mtim.tv_sec ||
+        sa.st_mtim.tv_nsec != sb->st_mtim.tv_nsec || sa.st_ctim.tv_sec != sb->st_ctim.tv_sec ||
+        sa.st_ctim.tv_nsec != sb->st_ctim.tv_nsec)
+        return changed(what, display, err, errlen);
+    /* Sealed: no one, cuzkd included, can shrink, grow or write it any more, so a
+     * stage's mapping of it can never fault past its end. */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
+        rc = -errno;
+        snprintf(err, errlen, "%s %s: cannot seal its copy: %s", what, display, strerror(errno));
+        return rc;
+    }
+    return 0;
+}
+
+/* Record the sealed copy fd of the file of sb: the descriptor to use (fd, or another
+ * thread's copy of the same shared file, fd then closed), or -ENOMEM (fd left open). */
+static int add_entry(struct copies *c, int fd, int shared, const struct stat *sb, const char *what,
+                     const char *display, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&c->lock);
+    if (shared) {
+        /* Another thread copied the same file meanwhile: one copy is kept. */
+        int other = shared_ref_locked(c, sb);
+
+        if (other >= 0) {
+            pthread_mutex_unlock(&c->lock);
+            close(fd);
+            return other;
+        }
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        struct copy_entry *e = realloc(c->e, cap * sizeof(*e));
+
+        if (!e) {
+            pthread_mutex_unlock(&c->lock);
+            snprintf(err, errlen, "%s %s: out of memory", what, display);
+            return -ENOMEM;
+        }
+        c->e = e;
+        c->cap = cap;
+    }
+    c->e[c->n] = (struct copy_entry){ .fd = fd,
+                                      .shared = shared,
+                                      .refs = 1,
+                                      .last_use = ++c->clock,
+                                      .dev = sb->st_dev,
+                                      .ino = sb->st_ino,
+                                      .size = sb->st_size,
+                                      .mtim = sb->st_mtim,
+                                      .ctim = sb->st_ctim };
+    c->n++;
+    c->bytes += (uint64_t)sb->st_size;
+    pthread_mutex_unlock(&c->lock);
+    return fd;
+}
+
+int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
+                      const char *display, char *err, size_t errlen)
+{
+    struct stat sb;
+    int fd, rc;
+
+    if ((rc = source_ok(client_fd, &sb, what, display, err, errlen))) return rc;
     /* The size its headers gave (input_bounds.h): a file grown since (a sparse
      * section appended) is not copied. */
-    if (want && (uint64_t)sb.st_size != want) goto changed_early;
+    if (want && (uint64_t)sb.st_size != want) return changed(what, display, err, errlen);
     if (shared && (fd = shared_ref(c, &sb)) >= 0) return fd;
     {
         /* Named after the client's file, so /proc/PID/maps of a stage says which
@@ -194,69 +284,9 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
         snprintf(err, errlen, "%s %s: cannot make a copy: %s", what, display, strerror(errno));
         return rc;
     }
-    if ((rc = copy_bytes(fd, client_fd, sb.st_size)) || (fstat(client_fd, &sa) ? (rc = -errno) : 0)) {
-        if (rc == -ESTALE) goto changed;
-        snprintf(err, errlen, "%s %s: cannot read it: %s", what, display, strerror(-rc));
-        goto fail;
-    }
-    if (sa.st_size != sb.st_size || sa.st_mtim.tv_sec != sb.st_mtim.tv_sec ||
-        sa.st_mtim.tv_nsec != sb.st_mtim.tv_nsec || sa.st_ctim.tv_sec != sb.st_ctim.tv_sec ||
-        sa.st_ctim.tv_nsec != sb.st_ctim.tv_nsec)
-        goto changed;
-    /* Sealed: no one, cuzkd included, can shrink, grow or write it any more, so a
-     * stage's mapping of it can never fault past its end. */
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
-        rc = -errno;
-        snprintf(err, errlen, "%s %s: cannot seal its copy: %s", what, display, strerror(errno));
-        goto fail;
-    }
-    pthread_mutex_lock(&c->lock);
-    if (shared) {
-        /* Another thread copied the same file meanwhile: one copy is kept. */
-        int other = shared_ref_locked(c, &sb);
-
-        if (other >= 0) {
-            pthread_mutex_unlock(&c->lock);
-            close(fd);
-            return other;
-        }
-    }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        struct copy_entry *e = realloc(c->e, cap * sizeof(*e));
-
-        if (!e) {
-            pthread_mutex_unlock(&c->lock);
-            snprintf(err, errlen, "%s %s: out of memory", what, display);
-            rc = -ENOMEM;
-            goto fail;
-        }
-        c->e = e;
-        c->cap = cap;
-    }
-    c->e[c->n] = (struct copy_entry){ .fd = fd,
-                                      .shared = shared,
-                                      .refs = 1,
-                                      .last_use = ++c->clock,
-                                      .dev = sb.st_dev,
-                                      .ino = sb.st_ino,
-                                      .size = sb.st_size,
-                                      .mtim = sb.st_mtim,
-                                      .ctim = sb.st_ctim };
-    c->n++;
-    c->bytes += (uint64_t)sb.st_size;
-    pthread_mutex_unlock(&c->lock);
-    return fd;
-changed_early:
-    fd = -1;
-changed:
-    rc = -ESTALE;
-    snprintf(err, errlen,
-             "%s %s changed while it was read (truncated or rewritten): "
-             "submit again once it is complete",
-             what, display);
-fail:
-    if (fd >= 0) close(fd);
+    if (!(rc = fill_and_seal(fd, client_fd, &sb, what, display, err, errlen)))
+        rc = add_entry(c, fd, shared, &sb, what, display, err, errlen);
+    if (rc < 0) close(fd);
     return rc;
 }
 

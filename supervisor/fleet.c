@@ -303,6 +303,47 @@ static uint64_t retry_at(uint64_t *backoff, uint64_t t)
     return t + *backoff;
 }
 
+/* Reap the slots' clients that exited and end the finished ones (end_one: finish,
+ * publish); the count of free slots. *next_try: put off when the store fails. */
+static uint32_t reap_slots(struct fleet_daemon *d, uint64_t t, uint64_t *next_try)
+{
+    uint32_t nfree = 0;
+
+    for (uint32_t i = 0; i < d->n; i++) {
+        struct slot *sl = &d->slots[i];
+        int st;
+
+        if (sl->pid && waitpid(sl->pid, &st, WNOHANG) == sl->pid) {
+            sl->pid = 0;
+            sl->finishing = 1;
+            sl->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        }
+        if (sl->finishing && t >= *next_try && end_one(d, sl)) *next_try = t + 500;
+        if (!sl->pid && !sl->finishing) nfree++;
+    }
+    return nfree;
+}
+
+/* Renew the leases of the partitions the slots hold (held: room for d->n). 0, or the
+ * store's error with the retry put off. */
+static int renew_held(struct fleet_daemon *d, struct fleet_claim *held, uint64_t t, uint64_t *backoff,
+                      uint64_t *next_try)
+{
+    char err[512];
+    int nh = 0, rc;
+
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->slots[i].pid || d->slots[i].finishing) held[nh++] = d->slots[i].c;
+    if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err, sizeof(err))) < 0) {
+        db_error(d, rc, err);
+        *next_try = retry_at(backoff, t);
+        return rc;
+    }
+    db_ok(d);
+    *backoff = 0;
+    return 0;
+}
+
 static void *run(void *arg)
 {
     struct fleet_daemon *d = arg;
@@ -324,18 +365,7 @@ static void *run(void *arg)
             usleep(100000);
             continue;
         }
-        for (uint32_t i = 0; i < d->n; i++) {
-            struct slot *sl = &d->slots[i];
-            int st;
-
-            if (sl->pid && waitpid(sl->pid, &st, WNOHANG) == sl->pid) {
-                sl->pid = 0;
-                sl->finishing = 1;
-                sl->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-            }
-            if (sl->finishing && t >= next_try && end_one(d, sl)) next_try = t + 500;
-            if (!sl->pid && !sl->finishing) nfree++;
-        }
+        nfree = reap_slots(d, t, &next_try);
         if (t >= d->next_adopt && t >= next_try) {
             struct adoption c = { .d = d };
 
@@ -346,20 +376,9 @@ static void *run(void *arg)
             } else
                 db_ok(d);
         }
-        if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try) {
-            int nh = 0;
-
-            for (uint32_t i = 0; i < d->n; i++)
-                if (d->slots[i].pid || d->slots[i].finishing) held[nh++] = d->slots[i].c;
-            if ((rc = fleet_renew(d->f, d->owner, d->lease_s, held, nh, err, sizeof(err))) < 0) {
-                db_error(d, rc, err);
-                next_try = retry_at(&backoff, t);
-            } else {
-                db_ok(d);
-                backoff = 0;
-                last_renew = t;
-            }
-        }
+        if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try &&
+            !renew_held(d, held, t, &backoff, &next_try))
+            last_renew = t;
         /* Claim only as local room frees: a claimed partition waits in no queue. */
         if (nfree && t >= next_try) {
             int got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err, sizeof(err));

@@ -353,6 +353,126 @@ int plan_compute(hwloc_topology_t topo, const struct cuzkd_config *c, struct pla
     return plan_compute_with(topo, c, NULL, p, err, errlen);
 }
 
+/* CUDA workers from the topology (no driver list): --devices all, or the listed ids. */
+static int cuda_from_topology(hwloc_topology_t topo, const struct cuzkd_config *c, struct plan *p, int *wnode,
+                              int *wdev, char *err, size_t errlen)
+{
+    int ngpu = 0;
+
+    gpu_node(topo, p, 0, &ngpu);
+    p->n_workers = c->cuda_all ? (uint32_t)ngpu : c->n_devices;
+    if (p->n_workers > PIPE_MAX_WORKERS) p->n_workers = PIPE_MAX_WORKERS;
+    if (!p->n_workers) {
+        snprintf(err, errlen, "--devices %s: the topology shows no NVIDIA GPU", c->devices);
+        return -ENODEV;
+    }
+    for (uint32_t i = 0; i < p->n_workers; i++) {
+        wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
+        wnode[i] = gpu_node(topo, p, wdev[i], NULL);
+        if (wnode[i] < 0) {
+            snprintf(err, errlen,
+                     "--devices %s: the topology shows %d NVIDIA "
+                     "GPU(s), no device %d",
+                     c->devices, ngpu, wdev[i]);
+            return -ENODEV;
+        }
+    }
+    return 0;
+}
+
+/* Workers and their nodes: CUDA from the driver's list or the topology; the CPU
+ * backend's workers round-robin over the nodes. */
+static int workers_and_nodes(hwloc_topology_t topo, const struct cuzkd_config *c,
+                             const struct plan_driver_gpus *drv, struct plan *p, int *wnode, int *wdev,
+                             char *err, size_t errlen)
+{
+    if (c->dev_kind == CONFIG_DEV_CUDA)
+        return drv ? cuda_from_driver(topo, c, drv, p, wnode, wdev, err, errlen)
+                   : cuda_from_topology(topo, c, p, wnode, wdev, err, errlen);
+    p->n_workers = c->n_devices;
+    for (uint32_t i = 0; i < p->n_workers; i++) {
+        wdev[i] = -1;
+        wnode[i] = (int)(i % p->n_nodes);
+    }
+    return 0;
+}
+
+/* Every process its own cores: each worker up to PLAN_CUDA_WORKER_CORES of its node,
+ * each synth the rest of its node, the finalizer PLAN_FINALIZER_CORES of node 0. */
+static void place_exclusive(struct plan *p, struct work *w, const int *wnode, const int *wdev,
+                            const uint32_t *per_node)
+{
+    uint32_t wcores[PLAN_MAX_NODES];
+
+    for (uint32_t k = 0; k < p->n_nodes; k++) {
+        uint32_t avail = w->node_count[k] - 1 - (k == 0 ? PLAN_FINALIZER_CORES : 0);
+
+        wcores[k] = per_node[k] ? avail / per_node[k] : 0;
+        if (wcores[k] > PLAN_CUDA_WORKER_CORES) wcores[k] = PLAN_CUDA_WORKER_CORES;
+    }
+    /* The finalizer's core(s) first, from the end of node 0, so worker 0
+     * starts on the node's first core and the finalizer stays clear of it. */
+    struct plan_place fin;
+    uint32_t got = 0;
+
+    memset(&fin, 0, sizeof(fin));
+    CPU_ZERO(&fin.cpus);
+    for (int i = (int)w->node_count[0] - 1; i >= 0 && got < PLAN_FINALIZER_CORES; i--)
+        if (!w->cores[w->node_first[0] + i].taken) {
+            give(&fin, &w->cores[w->node_first[0] + i]);
+            got++;
+        }
+    for (uint32_t i = 0; i < p->n_workers; i++)
+        take(w, wnode[i], place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]), wcores[wnode[i]]);
+    for (uint32_t k = 0; k < p->n_nodes; k++)
+        take(w, (int)k, place_add(p, PLAN_SYNTH, k, (int)k, -1), UINT32_MAX);
+    {
+        struct plan_place *pl = place_add(p, PLAN_FINALIZER, 0, 0, -1);
+
+        pl->cpus = fin.cpus;
+        pl->n_cores = fin.n_cores;
+    }
+    snprintf(p->note, sizeof(p->note), "every process has its own cores");
+}
+
+/* Shared: each synth gets its whole node, the finalizer the last core.
+ * CPU backend: the workers split their node's cores, all of them (a node
+ * with one worker gives it every core), and synth and finalizer share them
+ * (plan_compute_with says why). CUDA with too few cores, or more workers than cores:
+ * round-robin, one core each. */
+static void place_shared(struct plan *p, struct work *w, const int *wnode, const int *wdev,
+                         const uint32_t *per_node, int cuda, int enough)
+{
+    for (uint32_t i = 0; i < p->n_workers; i++) {
+        struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
+        uint32_t k = (uint32_t)wnode[i], nth = 0, cnt = w->node_count[k];
+
+        for (uint32_t j = 0; j < i; j++) nth += wnode[j] == wnode[i];
+        if (!cuda && per_node[k] <= cnt) {
+            for (uint32_t x = nth * cnt / per_node[k]; x < (nth + 1) * cnt / per_node[k]; x++)
+                give(pl, &w->cores[w->node_first[k] + (int)x]);
+        } else {
+            give(pl, &w->cores[w->node_first[k] + (int)(nth % cnt)]);
+        }
+    }
+    for (uint32_t k = 0; k < p->n_nodes; k++) {
+        struct plan_place *pl = place_add(p, PLAN_SYNTH, k, (int)k, -1);
+
+        for (uint32_t i = 0; i < w->node_count[k]; i++) give(pl, &w->cores[w->node_first[k] + (int)i]);
+    }
+    give(place_add(p, PLAN_FINALIZER, 0, 0, -1), &w->cores[w->node_first[0] + (int)w->node_count[0] - 1]);
+    p->shared = 1;
+    if (enough)
+        snprintf(p->note, sizeof(p->note),
+                 "CPU backend: the workers split every core of their node; synth "
+                 "and finalizer share them, taking only what they use");
+    else
+        snprintf(p->note, sizeof(p->note),
+                 "only %u core(s) for %u worker(s), %u synth and 1 finalizer: "
+                 "cores are shared",
+                 p->n_cores, p->n_workers, p->n_synth);
+}
+
 int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const struct plan_driver_gpus *drv,
                       struct plan *p, char *err, size_t errlen)
 {
@@ -363,40 +483,7 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const
 
     memset(p, 0, sizeof(*p));
     if ((rc = collect(topo, p, &w, err, errlen))) goto out;
-
-    /* Workers and their nodes. */
-    if (cuda && drv) {
-        if ((rc = cuda_from_driver(topo, c, drv, p, wnode, wdev, err, errlen))) goto out;
-    } else if (cuda) {
-        int ngpu = 0;
-
-        gpu_node(topo, p, 0, &ngpu);
-        p->n_workers = c->cuda_all ? (uint32_t)ngpu : c->n_devices;
-        if (p->n_workers > PIPE_MAX_WORKERS) p->n_workers = PIPE_MAX_WORKERS;
-        if (!p->n_workers) {
-            snprintf(err, errlen, "--devices %s: the topology shows no NVIDIA GPU", c->devices);
-            rc = -ENODEV;
-            goto out;
-        }
-        for (uint32_t i = 0; i < p->n_workers; i++) {
-            wdev[i] = c->cuda_all ? (int)i : c->cuda_ids[i];
-            wnode[i] = gpu_node(topo, p, wdev[i], NULL);
-            if (wnode[i] < 0) {
-                snprintf(err, errlen,
-                         "--devices %s: the topology shows %d NVIDIA "
-                         "GPU(s), no device %d",
-                         c->devices, ngpu, wdev[i]);
-                rc = -ENODEV;
-                goto out;
-            }
-        }
-    } else {
-        p->n_workers = c->n_devices;
-        for (uint32_t i = 0; i < p->n_workers; i++) {
-            wdev[i] = -1;
-            wnode[i] = (int)(i % p->n_nodes);
-        }
-    }
+    if ((rc = workers_and_nodes(topo, c, drv, p, wnode, wdev, err, errlen))) goto out;
     for (uint32_t i = 0; i < p->n_workers; i++) per_node[wnode[i]]++;
     p->n_synth = p->n_nodes;
     split_buffers(p, per_node, c->buffers);
@@ -415,75 +502,10 @@ int plan_compute_with(hwloc_topology_t topo, const struct cuzkd_config *c, const
         enough = exclusive;
         exclusive = 0;
     }
-
-    if (exclusive) {
-        uint32_t wcores[PLAN_MAX_NODES];
-
-        for (uint32_t k = 0; k < p->n_nodes; k++) {
-            uint32_t avail = w.node_count[k] - 1 - (k == 0 ? PLAN_FINALIZER_CORES : 0);
-
-            wcores[k] = per_node[k] ? avail / per_node[k] : 0;
-            if (wcores[k] > PLAN_CUDA_WORKER_CORES) wcores[k] = PLAN_CUDA_WORKER_CORES;
-        }
-        /* The finalizer's core(s) first, from the end of node 0, so worker 0
-         * starts on the node's first core and the finalizer stays clear of it. */
-        struct plan_place fin;
-        uint32_t got = 0;
-
-        memset(&fin, 0, sizeof(fin));
-        CPU_ZERO(&fin.cpus);
-        for (int i = (int)w.node_count[0] - 1; i >= 0 && got < PLAN_FINALIZER_CORES; i--)
-            if (!w.cores[w.node_first[0] + i].taken) {
-                give(&fin, &w.cores[w.node_first[0] + i]);
-                got++;
-            }
-        for (uint32_t i = 0; i < p->n_workers; i++)
-            take(&w, wnode[i], place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]), wcores[wnode[i]]);
-        for (uint32_t k = 0; k < p->n_nodes; k++)
-            take(&w, (int)k, place_add(p, PLAN_SYNTH, k, (int)k, -1), UINT32_MAX);
-        {
-            struct plan_place *pl = place_add(p, PLAN_FINALIZER, 0, 0, -1);
-
-            pl->cpus = fin.cpus;
-            pl->n_cores = fin.n_cores;
-        }
-        snprintf(p->note, sizeof(p->note), "every process has its own cores");
-    } else {
-        /* Shared: each synth gets its whole node, the finalizer the last core.
-         * CPU backend: the workers split their node's cores, all of them (a node
-         * with one worker gives it every core), and synth and finalizer share them
-         * (above). CUDA with too few cores, or more workers than cores:
-         * round-robin, one core each. */
-        for (uint32_t i = 0; i < p->n_workers; i++) {
-            struct plan_place *pl = place_add(p, PLAN_WORKER, i, wnode[i], wdev[i]);
-            uint32_t k = (uint32_t)wnode[i], nth = 0, cnt = w.node_count[k];
-
-            for (uint32_t j = 0; j < i; j++) nth += wnode[j] == wnode[i];
-            if (!cuda && per_node[k] <= cnt) {
-                for (uint32_t x = nth * cnt / per_node[k]; x < (nth + 1) * cnt / per_node[k]; x++)
-                    give(pl, &w.cores[w.node_first[k] + (int)x]);
-            } else {
-                give(pl, &w.cores[w.node_first[k] + (int)(nth % cnt)]);
-            }
-        }
-        for (uint32_t k = 0; k < p->n_nodes; k++) {
-            struct plan_place *pl = place_add(p, PLAN_SYNTH, k, (int)k, -1);
-
-            for (uint32_t i = 0; i < w.node_count[k]; i++) give(pl, &w.cores[w.node_first[k] + (int)i]);
-        }
-        give(place_add(p, PLAN_FINALIZER, 0, 0, -1), &w.cores[w.node_first[0] + (int)w.node_count[0] - 1]);
-        p->shared = 1;
-        if (enough)
-            snprintf(p->note, sizeof(p->note),
-                     "CPU backend: the workers split every core of their node; synth "
-                     "and finalizer share them, taking only what they use");
-        else
-            snprintf(p->note, sizeof(p->note),
-                     "only %u core(s) for %u worker(s), %u synth and 1 finalizer: "
-                     "cores are shared",
-                     p->n_cores, p->n_workers, p->n_synth);
-    }
-    rc = 0;
+    if (exclusive)
+        place_exclusive(p, &w, wnode, wdev, per_node);
+    else
+        place_shared(p, &w, wnode, wdev, per_node, cuda, enough);
 out:
     free(w.cores);
     return rc;

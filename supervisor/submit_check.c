@@ -266,11 +266,180 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
     return 0;
 }
 
+/* s's per-witness arrays and each witness's output name: its "name", else the file's
+ * name without .wtns; names that would write the same proof file are refused. */
+static int submit_names(const struct control_req *r, struct control_submit *s, struct control_err *e)
+{
+    s->n = r->n_witnesses;
+    s->wtns = calloc(s->n, sizeof(*s->wtns));
+    s->name = calloc(s->n, sizeof(*s->name));
+    s->wtns_fd = malloc(s->n * sizeof(*s->wtns_fd));
+    s->wtns_id = calloc(s->n, sizeof(*s->wtns_id));
+    if (!s->wtns || !s->name || !s->wtns_fd || !s->wtns_id)
+        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->n; i++) s->wtns_fd[i] = -1;
+    for (size_t i = 0; i < s->n; i++) {
+        if (r->witness_names[i]
+                ? snprintf(s->name[i], PIPE_NAME_LEN, "%s", r->witness_names[i]) >= PIPE_NAME_LEN
+                : control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN))
+            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                                "witness %s: its output name "
+                                "must be 1 to %d bytes (without .wtns)",
+                                r->witnesses[i], PIPE_NAME_LEN - 1);
+        if (control_name_ok(s->name[i]))
+            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                                "witness %s: output name \"%s\" "
+                                "refused: no '/', no control character, not . or ..",
+                                r->witnesses[i], s->name[i]);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(s->name[i], s->name[j]))
+                return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                                    "witnesses %s and %s "
+                                    "would both write %s.proof.json: rename one",
+                                    r->witnesses[j], r->witnesses[i], s->name[i]);
+        snprintf(s->wtns[i], JOBTAB_PATH_LEN, "%s", r->witnesses[i]);
+    }
+    return 0;
+}
+
+/* The generator: a shared copy like a zkey (one per distinct file, kept for later
+ * jobs); the synth dlopens the copy, never the client's path. */
+static int copy_wgen(const struct control_req *r, const int *fds, size_t n_fds, struct copies *cp,
+                     uint64_t want, struct control_submit *s, struct control_err *e)
+{
+    char err[512];
+    int rc;
+
+    snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
+    /* Native code the synth loads (and a load runs its constructors): only from
+     * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
+     * the client's descriptor, the file the copy is taken of. */
+    if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "witness generator %s: no descriptor passed for it", r->witness_gen);
+    if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs, r->witness_gen, err, sizeof(err))))
+        return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+    if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds, n_fds, 1, want, cp,
+                         &s->wgen_fd, e)))
+        return rc;
+    fd_id(fds[r->witness_gen_fd], s->wgen_id);
+    return 0;
+}
+
+/* A copy of each witness (or input.json). A file named again (the same descriptor, or
+ * another of the same file) is copied once: each partition holds a reference to that
+ * copy. */
+static int copy_witnesses(const struct control_req *r, const int *fds, size_t n_fds, struct copies *cp,
+                          const struct sizes *sz, struct control_submit *s, struct control_err *e)
+{
+    int rc;
+
+    for (size_t i = 0; i < s->n; i++) {
+        if (sz->dup_of[i] != SIZE_MAX) {
+            size_t j = sz->dup_of[i];
+
+            if (copies_ref(cp, s->wtns_fd[j]))
+                return control_fail(e, CONTROL_E_INTERNAL, -ENOENT, "witness copy lost");
+            s->wtns_fd[i] = s->wtns_fd[j];
+            memcpy(s->wtns_id[i], s->wtns_id[j], CONTROL_ID_LEN);
+            continue;
+        }
+        if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i], r->witness_fd[i], fds, n_fds,
+                             0, sz->wtns[i], cp, &s->wtns_fd[i], e)))
+            return rc;
+        fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
+    }
+    return 0;
+}
+
+/* The copies of every input, and their identities: zkey, r1cs, generator, witnesses. */
+static int submit_copies(const struct control_req *r, const int *fds, size_t n_fds, struct copies *cp,
+                         const struct sizes *sz, struct control_submit *s, struct control_err *e)
+{
+    int rc;
+
+    if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, sz->zkey, cp, &s->zkey_fd, e)))
+        return rc;
+    fd_id(fds[r->zkey_fd], s->zkey_id);
+    if (!r->results_store) fd_id(fds[r->out_fd], s->out_id);
+    if (r->r1cs) {
+        snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
+        if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, sz->r1cs, cp, &s->r1cs_fd, e)))
+            return rc;
+        fd_id(fds[r->r1cs_fd], s->r1cs_id);
+    }
+    if (r->witness_gen && (rc = copy_wgen(r, fds, n_fds, cp, sz->wgen, s, e))) return rc;
+    return copy_witnesses(r, fds, n_fds, cp, sz, s, e);
+}
+
+/* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32).
+ * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */
+static int zkey_fits(const struct control_req *r, uint64_t buf_size, zkey *z, struct control_submit *s,
+                     struct control_err *e)
+{
+    char err[512], zp[64];
+    int rc;
+
+    self_path(zp, sizeof(zp), s->zkey_fd);
+    if ((rc = zkey_open(z, zp, err, sizeof(err)))) {
+        pipe_err_rename(err, sizeof(err), zp, r->zkey);
+        return control_fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+    }
+    s->domain_size = z->domain_size;
+    s->nvars = z->nvars;
+    s->buf_need = (3ull * z->domain_size + z->nvars) * 32ull;
+    if (s->buf_need > buf_size)
+        return control_fail(e, CONTROL_E_TOO_BIG, -EFBIG,
+                            "zkey %s: a partition of this circuit "
+                            "needs %.1f MiB ((3 x %u + %u) x 32 bytes), buffers are %.1f MiB: start "
+                            "cuzkd with --buffer-mb %llu or more",
+                            r->zkey, (double)s->buf_need / 1048576.0, z->domain_size, z->nvars,
+                            (double)buf_size / 1048576.0,
+                            (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
+    if (s->wgen[0] && z->npublic + 1 > PIPE_PUBLIC_MAX)
+        return control_fail(e, CONTROL_E_BAD_INPUT, -E2BIG,
+                            "zkey %s has %u public signals; a job "
+                            "from input.json takes at most %d: compute .wtns files with cuzk witness "
+                            "and submit those",
+                            r->zkey, z->npublic, PIPE_PUBLIC_MAX - 1);
+    return 0;
+}
+
+/* Each witness belongs to this circuit (the synth checks again; failing here tells
+ * the user at once and keeps a wrong job out of the table). A generator is not loaded
+ * here: that would run its code in cuzkd. The synth checks it against the zkey before
+ * any input (curve, witness size), and `cuzk prove` checks too. */
+static int witnesses_fit(const struct control_req *r, const zkey *z, const struct control_submit *s,
+                         struct control_err *e)
+{
+    char err[512], zp[64], wp[64];
+    int rc;
+
+    self_path(zp, sizeof(zp), s->zkey_fd);
+    for (size_t i = 0; i < s->n && !s->wgen[0]; i++) {
+        wtns w;
+
+        memset(&w, 0, sizeof(w));
+        self_path(wp, sizeof(wp), s->wtns_fd[i]);
+        if ((rc = wtns_open(&w, wp, err, sizeof(err)))) {
+            pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
+            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
+        }
+        rc = wtns_check_zkey(&w, z, err, sizeof(err));
+        wtns_close(&w);
+        if (rc) {
+            pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
+            pipe_err_rename(err, sizeof(err), zp, r->zkey);
+            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+        }
+    }
+    return 0;
+}
+
 int control_submit_check(const struct control_req *r, const int *fds, size_t n_fds,
                          const struct control_peer *peer, struct copies *cp, uint64_t buf_size,
                          uint32_t max_parts, struct control_submit *s, struct control_err *e)
 {
-    char err[512], zp[64], wp[64];
     struct sizes sz = { 0 };
     zkey z;
     int rc;
@@ -289,169 +458,27 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
                             "%zu witnesses: one job holds at most %u "
                             "partitions (--max-parts); split it",
                             r->n_witnesses, max_parts);
-    s->n = r->n_witnesses;
-    s->wtns = calloc(s->n, sizeof(*s->wtns));
-    s->name = calloc(s->n, sizeof(*s->name));
-    s->wtns_fd = malloc(s->n * sizeof(*s->wtns_fd));
-    s->wtns_id = calloc(s->n, sizeof(*s->wtns_id));
-    if (!s->wtns || !s->name || !s->wtns_fd || !s->wtns_id) {
-        rc = control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
-        goto err;
-    }
-    for (size_t i = 0; i < s->n; i++) s->wtns_fd[i] = -1;
     /* Names first: cheap, and the out dir check needs them. */
-    for (size_t i = 0; i < s->n; i++) {
-        if (r->witness_names[i]
-                ? snprintf(s->name[i], PIPE_NAME_LEN, "%s", r->witness_names[i]) >= PIPE_NAME_LEN
-                : control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN)) {
-            rc = control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
-                              "witness %s: its output name "
-                              "must be 1 to %d bytes (without .wtns)",
-                              r->witnesses[i], PIPE_NAME_LEN - 1);
-            goto err;
-        }
-        if (control_name_ok(s->name[i])) {
-            rc = control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
-                              "witness %s: output name \"%s\" "
-                              "refused: no '/', no control character, not . or ..",
-                              r->witnesses[i], s->name[i]);
-            goto err;
-        }
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(s->name[i], s->name[j])) {
-                rc = control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
-                                  "witnesses %s and %s "
-                                  "would both write %s.proof.json: rename one",
-                                  r->witnesses[j], r->witnesses[i], s->name[i]);
-                goto err;
-            }
-        snprintf(s->wtns[i], JOBTAB_PATH_LEN, "%s", r->witnesses[i]);
-    }
+    if ((rc = submit_names(r, s, e))) goto out;
     snprintf(s->circuit, sizeof(s->circuit), "%s", r->circuit ? r->circuit : "");
     snprintf(s->tenant, sizeof(s->tenant), "%s", r->tenant ? r->tenant : "");
     snprintf(s->idem_key, sizeof(s->idem_key), "%s", r->idem_key ? r->idem_key : "");
     snprintf(s->body_sha256, sizeof(s->body_sha256), "%s", r->body_sha256 ? r->body_sha256 : "");
     /* Results kept in the store: the out dir is cuzkd's own, made when the job starts. */
     s->results_store = r->results_store;
-    if (!r->results_store && (rc = check_out_dir(r, fds, n_fds, peer, s, e))) goto err;
+    if (!r->results_store && (rc = check_out_dir(r, fds, n_fds, peer, s, e))) goto out;
     snprintf(s->zkey, sizeof(s->zkey), "%s", r->zkey);
-    if ((rc = submit_sizes(r, fds, n_fds, peer, s, &sz, e))) goto err;
-    if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, sz.zkey, cp, &s->zkey_fd, e))) goto err;
-    fd_id(fds[r->zkey_fd], s->zkey_id);
-    if (!r->results_store) fd_id(fds[r->out_fd], s->out_id);
-    if (r->r1cs) {
-        snprintf(s->r1cs, sizeof(s->r1cs), "%s", r->r1cs);
-        if ((rc = input_copy("r1cs", r->r1cs, r->r1cs_fd, fds, n_fds, 1, sz.r1cs, cp, &s->r1cs_fd, e)))
-            goto err;
-        fd_id(fds[r->r1cs_fd], s->r1cs_id);
-    }
-    /* The generator: a shared copy like a zkey (one per distinct file, kept for later
-     * jobs); the synth dlopens the copy, never the client's path. */
-    if (r->witness_gen) {
-        snprintf(s->wgen, sizeof(s->wgen), "%s", r->witness_gen);
-        /* Native code the synth loads (and a load runs its constructors): only from
-         * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
-         * the client's descriptor, the file the copy is taken of. */
-        if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds) {
-            rc = control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                              "witness generator %s: no descriptor passed for it", r->witness_gen);
-            goto err;
-        }
-        if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs, r->witness_gen, err,
-                                   sizeof(err)))) {
-            rc = control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
-            goto err;
-        }
-        if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds, n_fds, 1, sz.wgen,
-                             cp, &s->wgen_fd, e)))
-            goto err;
-        fd_id(fds[r->witness_gen_fd], s->wgen_id);
-    }
-    for (size_t i = 0; i < s->n; i++) {
-        /* A file named again (the same descriptor, or another of the same file) is
-         * copied once: each partition holds a reference to that copy. */
-        if (sz.dup_of[i] != SIZE_MAX) {
-            size_t j = sz.dup_of[i];
-
-            if (copies_ref(cp, s->wtns_fd[j])) {
-                rc = control_fail(e, CONTROL_E_INTERNAL, -ENOENT, "witness copy lost");
-                goto err;
-            }
-            s->wtns_fd[i] = s->wtns_fd[j];
-            memcpy(s->wtns_id[i], s->wtns_id[j], CONTROL_ID_LEN);
-            continue;
-        }
-        if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i], r->witness_fd[i], fds, n_fds,
-                             0, sz.wtns[i], cp, &s->wtns_fd[i], e)))
-            goto err;
-        fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
-    }
-
-    /* The zkey opens and its partitions fit a buffer (pipeline.h: (3n + nvars) * 32).
-     * Mapped from our sealed copy: the client cannot shrink it under us (item 6). */
-    self_path(zp, sizeof(zp), s->zkey_fd);
-    if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
-        pipe_err_rename(err, sizeof(err), zp, r->zkey);
-        rc = control_fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
-        goto err;
-    }
-    s->domain_size = z.domain_size;
-    s->nvars = z.nvars;
-    s->buf_need = (3ull * z.domain_size + z.nvars) * 32ull;
-    if (s->buf_need > buf_size) {
-        rc = control_fail(e, CONTROL_E_TOO_BIG, -EFBIG,
-                          "zkey %s: a partition of this circuit "
-                          "needs %.1f MiB ((3 x %u + %u) x 32 bytes), buffers are %.1f MiB: start "
-                          "cuzkd with --buffer-mb %llu or more",
-                          r->zkey, (double)s->buf_need / 1048576.0, z.domain_size, z.nvars,
-                          (double)buf_size / 1048576.0,
-                          (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
-        goto err;
-    }
-    if (s->wgen[0] && z.npublic + 1 > PIPE_PUBLIC_MAX) {
-        rc = control_fail(e, CONTROL_E_BAD_INPUT, -E2BIG,
-                          "zkey %s has %u public signals; a job "
-                          "from input.json takes at most %d: compute .wtns files with cuzk witness "
-                          "and submit those",
-                          r->zkey, z.npublic, PIPE_PUBLIC_MAX - 1);
-        goto err;
-    }
-    /* Each witness belongs to this circuit (the synth checks again; failing here
-     * tells the user at once and keeps a wrong job out of the table). A generator is
-     * not loaded here: that would run its code in cuzkd. The synth checks it against
-     * the zkey before any input (curve, witness size), and `cuzk prove` checks too. */
-    for (size_t i = 0; i < s->n && !s->wgen[0]; i++) {
-        wtns w;
-
-        memset(&w, 0, sizeof(w));
-        self_path(wp, sizeof(wp), s->wtns_fd[i]);
-        if ((rc = wtns_open(&w, wp, err, sizeof(err)))) {
-            pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
-            rc = control_fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
-            goto err;
-        }
-        rc = wtns_check_zkey(&w, &z, err, sizeof(err));
-        wtns_close(&w);
-        if (rc) {
-            pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
-            pipe_err_rename(err, sizeof(err), zp, r->zkey);
-            rc = control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
-            goto err;
-        }
-    }
+    if ((rc = submit_sizes(r, fds, n_fds, peer, s, &sz, e)) ||
+        (rc = submit_copies(r, fds, n_fds, cp, &sz, s, e)) || (rc = zkey_fits(r, buf_size, &z, s, e)))
+        goto out;
+    rc = witnesses_fit(r, &z, s, e);
+out:
     zkey_close(&z);
     free(sz.wtns);
     free(sz.dup_of);
     free(sz.dev);
     free(sz.ino);
-    return 0;
-err:
-    zkey_close(&z);
-    free(sz.wtns);
-    free(sz.dup_of);
-    free(sz.dev);
-    free(sz.ino);
-    control_submit_free(s, cp);
+    if (rc) control_submit_free(s, cp);
     return rc;
 }
 
