@@ -24,6 +24,11 @@
 #   (f2) bench/backlog.sh: a daemon backlog of 32 input.json partitions (mulchain
 #       2^16), partitions/s against prove-local and witness binary + rapidsnark back
 #       to back, and the worker's idle share; BENCH_BACKLOG=0 skips it;
+#   (f3) bench/api.sh: the HTTP API (cuzk-api) on mulchain 2^10 and 2^14 input.json:
+#       proofs/s of BENCH_API_CLIENTS clients against `cuzk prove --circuit` on the
+#       same daemon, latency p50/p99 against prove-local --witness-gen, cuzk-api's RSS
+#       with 1,000 idle connections; skipped when cuzk-api is not built; BENCH_API=0
+#       skips it;
 #   (g) bench/threads.sh: prove-local --threads 1..nproc on mulchain 2^14 and 2^16,
 #       wall, CPU, speedup and threads created per proof; BENCH_THREADS=0 skips it;
 #   (h) bench/curves.sh: CPU seconds of BLS12-381 against BN254 proofs at the same size
@@ -94,6 +99,9 @@ bench_script inputjson
 
 # ---- (f2) a daemon backlog of input.json partitions (issue 19) -----------------------
 bench_script backlog
+
+# ---- (f3) the HTTP API against the CLI on the same daemon ----------------------------
+bench_script api
 
 # ---- (g) prove-local --threads 1..nproc (issue 21 item 4) ---------------------------
 bench_script threads
