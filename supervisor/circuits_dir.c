@@ -58,13 +58,15 @@ int circuits_dir_read(struct cuzkd_config *c, char *err, size_t errlen)
         if (rc || e[0] == '.') continue;
         snprintf(path, sizeof(path), "%s/%s", dir, e);
         if (lstat(path, &st)) continue;
-        if (S_ISREG(st.st_mode) && len > 5 && !strcmp(e + len - 5, ".conf")) {
-            snprintf(name, sizeof(name), "%.*s", (int)(len - 5), e);
-        } else if (S_ISDIR(st.st_mode)) {
-            snprintf(name, sizeof(name), "%s", e);
-        } else
-            continue; /* not a circuit's entry */
-        if (len - (S_ISDIR(st.st_mode) ? 0 : 5) >= CIRCUIT_NAME_MAX || circuit_name_ok(name)) {
+        int conf = S_ISREG(st.st_mode) && len > 5 && !strcmp(e + len - 5, ".conf");
+        size_t nlen = conf ? len - 5 : len, cut = nlen < sizeof(name) ? nlen : sizeof(name) - 1;
+
+        if (!conf && !S_ISDIR(st.st_mode)) continue; /* not a circuit's entry */
+        /* The name, cut to fit (a name that does not fit is refused just below): memcpy,
+         * as snprintf of a d_name (256 bytes) into 64 is a truncation warning. */
+        memcpy(name, e, cut);
+        name[cut] = 0;
+        if (nlen >= CIRCUIT_NAME_MAX || circuit_name_ok(name)) {
             snprintf(err, errlen,
                      "circuits-dir %s: %s does not name a circuit (1 to %d of letters, digits, '-', "
                      "'_' and '.'): rename it, or move it out of the directory",
