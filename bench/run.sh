@@ -65,10 +65,11 @@ run_bin() {  # path
 # ---- (a) ring ----------------------------------------------------------------
 if [ -x "$BUILD/bench/ring" ]; then run_bin "$BUILD/bench/ring"; fi
 
-# bench_script NAME: bench/NAME.sh, unless BENCH_NAME (upper case) is 0; a failure is
-# counted under NAME.
+# bench_script NAME: bench/NAME.sh, unless BENCH_NAME (upper case, '-' as '_': e.g.
+# BENCH_SASS_COUNT) is 0; a failure is counted under NAME.
 bench_script() {
   local var="BENCH_${1^^}" rc=0
+  var="${var//-/_}"
   [ "${!var:-1}" != 0 ] || return 0
   BUILD="$BUILD" bash "$ROOT/bench/$1.sh" || rc=$?
   [ $rc -eq 0 ] || failures+=("$1")
