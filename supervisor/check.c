@@ -425,12 +425,25 @@ static void check_bins(struct report *r, const struct cuzkd_config *c)
         item(r, "ok", "stages", "cuzk-synth, cuzk-gpuworker, cuzk-finalizer in %s", dir);
 }
 
+/* The nearest folder of path that exists (path itself, or a parent): whether cuzkd
+ * could create path is whether it may write there. dirname works on a copy, as it
+ * may write into its argument and return a pointer into it. */
+static void nearest_existing(const char *path, char *out, size_t len)
+{
+    char parent[CONFIG_PATH_MAX];
+
+    snprintf(out, len, "%s", path);
+    while (access(out, F_OK) && strcmp(out, "/") && strcmp(out, ".")) {
+        snprintf(parent, sizeof(parent), "%s", out);
+        snprintf(out, len, "%s", dirname(parent));
+    }
+}
+
 static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 {
     char d[CONFIG_PATH_MAX];
 
-    snprintf(d, sizeof(d), "%s", c->run_dir);
-    while (access(d, F_OK) && strcmp(d, "/") && strcmp(d, ".")) snprintf(d, sizeof(d), "%s", dirname(d));
+    nearest_existing(c->run_dir, d, sizeof(d));
     if (!access(d, W_OK | X_OK)) {
         item(r, "ok", "run-dir", "%s %s", c->run_dir,
              strcmp(d, c->run_dir) ? "can be created" : "is writable");
@@ -453,8 +466,7 @@ static void check_state_dir(struct report *r, const struct cuzkd_config *c)
              "(kill -9, OOM, power loss) loses them");
         return;
     }
-    snprintf(d, sizeof(d), "%s", c->state_dir);
-    while (access(d, F_OK) && strcmp(d, "/") && strcmp(d, ".")) snprintf(d, sizeof(d), "%s", dirname(d));
+    nearest_existing(c->state_dir, d, sizeof(d));
     snprintf(db, sizeof(db), "%s/%s.db", c->state_dir, c->instance);
     if (!access(d, W_OK | X_OK)) {
         item(r, "ok", "state-dir", "%s %s; job store %s%s", c->state_dir,
