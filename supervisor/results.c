@@ -104,7 +104,12 @@ int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
 }
 
 /* journal_sync: partition i of job slot is done; its proof and public JSON read from
- * the staging dir into the store's batch (with its timings). 0, or -1 with why. */
+ * the staging dir into the store's batch (with its timings). 0, or -1 with why.
+ * This runs in the loop's tick, as the store's commit of the same batch does: both
+ * touch only cuzkd's own state dir (a few KiB here, read back just after the
+ * finalizer wrote them), never a client's file system, so a disk slow enough to
+ * stall this read stalls that commit as much. Moving both off the loop is one change;
+ * this read alone would not shorten the tick. */
 int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t len)
 {
     const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[slot];
