@@ -9,17 +9,12 @@
 
 #include "cuzk/error.h"
 #include "cuzk/pairing.h"
+#include "verify_prep.h"
 
 #define FR_LIMBS      4
 /* A bound on nPublic from a JSON file, so a hostile count cannot ask for terabytes;
  * zkeys cap the same count by their section sizes. */
 #define VK_MAX_PUBLIC (1u << 24)
-
-/* groth16_vk_prepare's: what a key's check computes the same way for every proof. */
-struct groth16_vk_prep {
-    uint64_t ab[FQ12_MAX_LIMBS];     /* the Miller loop value of (alpha1, beta2) */
-    pairing_g2_lines gamma2, delta2; /* their loops' lines */
-};
 
 static void vk_prep_free(struct groth16_vk_prep *prep)
 {

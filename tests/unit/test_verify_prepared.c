@@ -12,6 +12,7 @@
 #include <cuzk/pairing.h>
 #include <cuzk/verify.h>
 
+#include "../../zk/verify_prep.h"
 #include "helper_test.h"
 
 static const char *const SETS[] = { "bn128", "bls12381" };
@@ -87,10 +88,7 @@ TEST(test_verify_prepared_planted_bug_is_caught, 2)
     char err[256];
     bool valid = true;
     ref_load(&r, SETS[_i]);
-    struct {
-        uint64_t ab[FQ12_MAX_LIMBS];
-        pairing_g2_lines gamma2, delta2;
-    } *prep = (void *)r.prep.prep; /* zk/verify.c's struct groth16_vk_prep */
+    struct groth16_vk_prep *prep = r.prep.prep;
     prep->delta2.c[7] ^= 1;
     ck_assert_int_eq(groth16_verify_proof(&r.prep, &r.proof, r.pub, r.prep.npublic, &valid, err, sizeof err),
                      0);
