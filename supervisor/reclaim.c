@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cuzk/groth16.h"
 #include "cuzk/open_deadline.h"
 #include "cuzk/os.h"
 
@@ -93,10 +94,11 @@ static void unlink_temps_at(const struct pipeline *pl, int dfd, const char *disp
 {
     static const char *const kinds[] = { "proof", "public" };
     const struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
-    char prefix[PIPE_NAME_LEN + 64];
+    char final[PIPE_NAME_LEN + 32], prefix[sizeof(final) + 32];
 
     for (int k = 0; pi && dfd >= 0 && k < 2; k++) {
-        snprintf(prefix, sizeof(prefix), "%s.%s.json.tmp.%d.", pi->name, kinds[k], (int)pid);
+        snprintf(final, sizeof(final), "%s.%s.json", pi->name, kinds[k]);
+        groth16_tmp_prefix(prefix, sizeof(prefix), final, pid);
         each_temp(dfd, prefix, unlink_one, (void *)display);
     }
 }
@@ -122,10 +124,10 @@ static void finish_publish(const struct pipeline *pl, int dfd, const char *displ
 
     if (!pi || dfd < 0) return;
     snprintf(proof, sizeof(proof), "%s.proof.json", pi->name);
-    snprintf(pre, sizeof(pre), "%s.tmp.%d.", proof, (int)pid);
+    groth16_tmp_prefix(pre, sizeof(pre), proof, pid);
     each_temp(dfd, pre, first_name, ptmp);
     snprintf(pub, sizeof(pub), "%s.public.json", pi->name);
-    snprintf(pre, sizeof(pre), "%s.tmp.%d.", pub, (int)pid);
+    groth16_tmp_prefix(pre, sizeof(pre), pub, pid);
     each_temp(dfd, pre, first_name, utmp);
     if (faccessat(dfd, proof, F_OK, AT_SYMLINK_NOFOLLOW) == 0 && !ptmp[0] && utmp[0] &&
         renameat(dfd, utmp, dfd, pub) == 0)
@@ -213,7 +215,11 @@ static void sweep_add(const struct sup *s, struct temp_sweep *sw, uint32_t p, pi
             t->prefix = np;
             t->cap = cap;
         }
-        if (asprintf(&t->prefix[t->n], "%s.%s.json.tmp.%d.", pi->name, kinds[k], (int)pid) >= 0) t->n++;
+        char final[PIPE_NAME_LEN + 32], pre[sizeof(final) + 32];
+
+        snprintf(final, sizeof(final), "%s.%s.json", pi->name, kinds[k]);
+        groth16_tmp_prefix(pre, sizeof(pre), final, pid);
+        if ((t->prefix[t->n] = strdup(pre))) t->n++;
     }
 }
 

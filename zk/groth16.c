@@ -34,6 +34,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int groth16_tmp_prefix(char *buf, size_t len, const char *final, long tag_pid)
+{
+    return snprintf(buf, len, "%s.tmp.%ld.", final, tag_pid);
+}
+
 const char *groth16_curve_name(const zkey *z)
 {
     return z->Fq->id == FIELD_ID_BLS12_381_FQ ? "bls12381" : "bn128";
@@ -399,7 +404,8 @@ static int out_prepare(out_file *o, const char *path, const char *text, long tag
     for (int tries = 0; tries < 8 && fd < 0; tries++) {
         uint32_t rnd = 0;
         if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) rnd = (uint32_t)tries;
-        snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%08x", base, tag_pid, rnd);
+        int n = groth16_tmp_prefix(o->tmp, sizeof o->tmp, base, tag_pid);
+        if (n > 0 && (size_t)n < sizeof o->tmp) snprintf(o->tmp + n, sizeof o->tmp - (size_t)n, "%08x", rnd);
         fd = openat(o->dfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno != EEXIST) break;
     }

@@ -100,6 +100,11 @@ int groth16_publish_pair(const char *proof_path, const char *public_path, const 
                          const char *public_text, long tag_pid, groth16_write_times *wt, char *err,
                          size_t errlen);
 
+/* The part of a temp name that groth16_publish_pair fixes for final name `final` and
+ * tag_pid: "FINAL.tmp.TAG_PID." (a random part follows). cuzkd finds a dead writer's
+ * temps by it. snprintf's result: >= len when it did not fit. */
+int groth16_tmp_prefix(char *buf, size_t len, const char *final, long tag_pid);
+
 /* "bn128" or "bls12381" — snarkjs's names. */
 const char *groth16_curve_name(const zkey *z);
 
