@@ -10,6 +10,19 @@
 
 #include "cuzk/stats_reader.h"
 
+/* v, or for a "reason" a copy with the server's paths cut (api_unpath). */
+static json_t *shown(const char *key, json_t *v)
+{
+    char *u;
+    json_t *o;
+
+    if (strcmp(key, "reason") || !json_is_string(v) || !(u = api_unpath(json_string_value(v))))
+        return json_incref(v);
+    o = json_string(u);
+    free(u);
+    return o;
+}
+
 /* The job as a tenant sees it. */
 static json_t *job_view(json_t *j)
 {
@@ -22,7 +35,7 @@ static json_t *job_view(json_t *j)
     for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
         json_t *v = json_object_get(j, keep[k]);
 
-        if (v) json_object_set(o, keep[k], v);
+        if (v) json_object_set_new(o, keep[k], shown(keep[k], v));
     }
     json_array_foreach (json_object_get(j, "parts"), i, p) {
         json_t *q = json_object();
@@ -30,7 +43,7 @@ static json_t *job_view(json_t *j)
         for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
             json_t *v = json_object_get(p, part_keep[k]);
 
-            if (v) json_object_set(q, part_keep[k], v);
+            if (v) json_object_set_new(q, part_keep[k], shown(part_keep[k], v));
         }
         json_array_append_new(parts, q);
     }

@@ -286,6 +286,7 @@ static void do_reload(struct sup *s, struct conn *k)
     json_t *changed;
     char err[512];
 
+    api_child_reload(s); /* its tokens file, whatever becomes of the circuits */
     if (catalog_reload(s, &changed, err, sizeof(err))) {
         logmsg("reload refused: %s", err);
         reply_err(s, k, CONTROL_E_BAD_REQUEST, err);

@@ -206,6 +206,8 @@ struct cat_entry {
     char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
     const char *curve;             /* "bn128" or "bls12381" */
     uint32_t constraints, npublic, nvars, domain_size;
+    /* The generator's main inputs, "name size\n" each (wgen_names.h); "" unknown. */
+    char inputs[4096];
     /* Why it could not be loaded ("" loaded): it refuses jobs. */
     char error[CONFIG_PATH_MAX + 512];
     char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
@@ -289,6 +291,8 @@ void api_child_init(struct sup *s);
 void api_child_event(struct sup *s, enum child_event ev, uint64_t t, uint64_t arg);
 void api_child_timer(struct sup *s, uint64_t t);
 void api_child_reap(struct sup *s, uint32_t gen);
+/* `cuzk reload` and SIGHUP: the API process reads its tokens file again. */
+void api_child_reload(struct sup *s);
 void api_child_kill(struct sup *s);
 
 /* reclaim.c */
