@@ -120,7 +120,7 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 void api_circuits(struct api_resp *r)
 {
     static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
-                                        "public", "signals", "domain_size", "max_input_bytes", "error" };
+                                        "public", "signals", "domain_size", "max_input_bytes", "inputs", "error" };
     json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
     size_t i;
 
