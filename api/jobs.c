@@ -51,53 +51,37 @@ static json_t *job_view(json_t *j)
     return o;
 }
 
+/* Each request about one job names the tenant: cuzkd answers no_such_job for a job
+ * that is not the tenant's, so the ownership check costs no round trip of its own. */
 void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
 {
-    json_t *j = api_job_of(id, t, r), *rep, *err = NULL;
+    json_t *j = NULL, *rep, *err = NULL;
 
-    if (!j) return;
-    if (wait_s > 0 && !strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
-        /* cuzkd answers when the job is decided or the time is up ("timeout"): then
-         * the state as it is now. */
-        rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id, "timeout_ms",
-                                (json_int_t)wait_s * 1000),
+    if (wait_s > 0) {
+        /* cuzkd answers at once for a decided job, else when it is decided or the
+         * time is up ("timeout"): then the state as it is now. */
+        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id, "timeout_ms",
+                                (json_int_t)wait_s * 1000, "tenant", t->name),
                       NULL, 0, r, &err);
-        if (rep && json_is_object(json_object_get(rep, "job"))) {
-            json_decref(j);
-            j = json_incref(json_object_get(rep, "job"));
-        } else if (!rep &&
-                   !(err &&
-                     !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
+        if (rep && json_is_object(json_object_get(rep, "job"))) j = json_incref(json_object_get(rep, "job"));
+        json_decref(rep);
+        if (!j && !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
             json_decref(err);
-            json_decref(j);
+            if (!r->status) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "cuzkd's wait had no job", NULL);
             return;
-        } else if (!rep) {
-            json_t *now = api_job_of(id, t, r);
-
-            if (!now) {
-                json_decref(err);
-                json_decref(j);
-                return;
-            }
-            json_decref(j);
-            j = now;
         }
         json_decref(err);
-        json_decref(rep);
     }
+    if (!j && !(j = api_job_of(id, t, r))) return;
     api_json(r, 200, job_view(j));
     json_decref(j);
 }
 
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
 {
-    json_t *j = api_job_of(id, t, r), *rep;
-
-    if (!j) return;
-    json_decref(j);
-    rep = api_ctl(
-        json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k),
-        NULL, 0, r, NULL);
+    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index",
+                                    (json_int_t)k, "tenant", t->name),
+                          NULL, 0, r, NULL);
     if (!rep) return;
     api_json(r, 200,
              json_pack("{s:O,s:O}", "proof", json_object_get(rep, "proof"), "publicSignals",
@@ -107,11 +91,9 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 {
-    json_t *j = api_job_of(id, t, r), *rep;
-
-    if (!j) return;
-    json_decref(j);
-    rep = api_ctl(json_pack("{s:s,s:I}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id), NULL, 0, r, NULL);
+    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant",
+                                    t->name),
+                          NULL, 0, r, NULL);
     if (!rep) return;
     api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
     json_decref(rep);

@@ -30,6 +30,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
     json_t *o, *jobs;
 
     if (r->has_job) {
+        if (results_tenant_hides(s, k, r)) return;
         if (job_slot(s, r->job, &slot)) {
             char m[256];
 
@@ -95,6 +96,7 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
 {
     uint32_t slot, st;
 
+    if (results_tenant_hides(s, k, r)) return;
     if (job_slot(s, r->job, &slot)) {
         char m[256];
 
@@ -124,6 +126,7 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 {
     uint32_t slot;
 
+    if (results_tenant_hides(s, k, r)) return;
     if (job_slot(s, r->job, &slot)) {
         reply_err(s, k, CONTROL_E_NO_JOB, "no such job");
         return;

@@ -364,6 +364,10 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
+/* A status, wait, cancel or proof request with "tenant":T for job r->job whose
+ * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
+ * that does not exist; else 0, nothing sent. */
+int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req *r);
 
 /* submit.c */
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);

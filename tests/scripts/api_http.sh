@@ -5,7 +5,7 @@
 # partitions, proofs in the array's order), a .wtns body; ?wait= long-polls; the same
 # Idempotency-Key with the same body answers the same job, with another body 409.
 # Auth: no token and a wrong one 401 (WWW-Authenticate: Bearer); another tenant's job
-# (status, proof, cancel) 404. Bad input: malformed JSON 400 with the byte offset, an
+# (status, long poll, proof, cancel) 404. Bad input: malformed JSON 400 with the byte offset, an
 # array element that is no object 400, an unknown circuit 404, a Content-Length over
 # the tenant's limit 413 before the body is read, a chunked body over the circuit's
 # limit 413; a form body 415; unknown path 404, wrong method 405. /v1/circuits shows no path of the
@@ -87,7 +87,8 @@ echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, pr
 http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect bobjob 404 refused
 http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bobproof 404 refused
 http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null; expect bobdel 404 refused
-echo "ok: bob gets 404 for alice's job (status, proof, cancel)"
+http bobwait "$tok_bob" GET "/v1/jobs/$job?wait=30" >/dev/null; expect bobwait 404 refused
+echo "ok: bob gets 404 for alice's job (status, long poll, proof, cancel)"
 
 # ---- an array of three with Node's fetch; a .wtns body ------------------------------
 node - "$api_base" "$tok_alice" "$tmp/fetch.json" <<'JS' || fail "fetch: $(cat "$tmp/fetch.json" 2>/dev/null)"
