@@ -60,14 +60,16 @@ void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, lo
     if (wait_s > 0) {
         /* cuzkd answers at once for a decided job, else when it is decided or the
          * time is up ("timeout"): then the state as it is now. */
-        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id, "timeout_ms",
-                                (json_int_t)wait_s * 1000, "tenant", t->name),
+        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id,
+                                "timeout_ms", (json_int_t)wait_s * 1000, "tenant", t->name),
                       NULL, 0, r, &err);
         if (rep && json_is_object(json_object_get(rep, "job"))) j = json_incref(json_object_get(rep, "job"));
         json_decref(rep);
-        if (!j && !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
+        if (!j &&
+            !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
             json_decref(err);
-            if (!r->status) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "cuzkd's wait had no job", NULL);
+            if (!r->status)
+                api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "cuzkd's wait had no job", NULL);
             return;
         }
         json_decref(err);
@@ -79,8 +81,8 @@ void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, lo
 
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
 {
-    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index",
-                                    (json_int_t)k, "tenant", t->name),
+    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id,
+                                    "index", (json_int_t)k, "tenant", t->name),
                           NULL, 0, r, NULL);
     if (!rep) return;
     api_json(r, 200,
@@ -91,9 +93,9 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 {
-    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant",
-                                    t->name),
-                          NULL, 0, r, NULL);
+    json_t *rep = api_ctl(
+        json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant", t->name), NULL,
+        0, r, NULL);
     if (!rep) return;
     api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
     json_decref(rep);
@@ -102,7 +104,8 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 void api_circuits(struct api_resp *r)
 {
     static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
-                                        "public", "signals", "domain_size", "max_input_bytes", "inputs", "error" };
+                                        "public", "signals", "domain_size", "max_input_bytes", "inputs",
+                                        "error" };
     json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
     size_t i;
 

@@ -52,7 +52,8 @@ static int rd_text(const struct elf_file *f, uint64_t off, uint64_t max, char *o
 }
 
 /* The name of section i (its sh_name in the section-name table), into nm. */
-static int section_name(const struct elf_file *f, const Elf64_Shdr *strtab, uint32_t name, char *nm, size_t len)
+static int section_name(const struct elf_file *f, const Elf64_Shdr *strtab, uint32_t name, char *nm,
+                        size_t len)
 {
     if (name >= strtab->sh_size) return -1;
     return rd_text(f, strtab->sh_offset + name, strtab->sh_size - name, nm, len) < 0 ? -1 : 0;
@@ -64,7 +65,8 @@ static int64_t symbol_offset(const struct elf_file *f)
     for (uint16_t i = 0; i < f->nsh; i++) {
         const Elf64_Shdr *st = &f->sh[i], *str;
 
-        if (st->sh_type != SHT_SYMTAB || st->sh_entsize != sizeof(Elf64_Sym) || st->sh_link >= f->nsh) continue;
+        if (st->sh_type != SHT_SYMTAB || st->sh_entsize != sizeof(Elf64_Sym) || st->sh_link >= f->nsh)
+            continue;
         str = &f->sh[st->sh_link];
         for (uint64_t k = 0; k < st->sh_size / sizeof(Elf64_Sym); k++) {
             Elf64_Sym s;
@@ -77,7 +79,8 @@ static int64_t symbol_offset(const struct elf_file *f)
                 strcmp(nm, NAMES_SYMBOL))
                 continue;
             in = &f->sh[s.st_shndx];
-            if (in->sh_type == SHT_NOBITS || s.st_value < in->sh_addr || s.st_value - in->sh_addr >= in->sh_size)
+            if (in->sh_type == SHT_NOBITS || s.st_value < in->sh_addr ||
+                s.st_value - in->sh_addr >= in->sh_size)
                 return -1;
             return (int64_t)(in->sh_offset + (s.st_value - in->sh_addr));
         }
@@ -96,18 +99,20 @@ int wgen_names_read(int fd, char *out, size_t outlen, char *err, size_t errlen)
     if (outlen) out[0] = '\0';
     if (fstat(fd, &st) || st.st_size < (off_t)sizeof(eh)) goto bad;
     f.size = (uint64_t)st.st_size;
-    if (rd(&f, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
-        eh.e_shstrndx >= eh.e_shnum)
+    if (rd(&f, 0, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum)
         goto bad;
     f.nsh = eh.e_shnum;
-    if (!(f.sh = calloc(f.nsh, sizeof(Elf64_Shdr))) || rd(&f, eh.e_shoff, f.sh, (uint64_t)f.nsh * sizeof(Elf64_Shdr)))
+    if (!(f.sh = calloc(f.nsh, sizeof(Elf64_Shdr))) ||
+        rd(&f, eh.e_shoff, f.sh, (uint64_t)f.nsh * sizeof(Elf64_Shdr)))
         goto bad;
     for (uint16_t i = 0; i < f.nsh; i++) {
         char nm[sizeof(NAMES_SECTION) + 1];
 
         if (f.sh[i].sh_type != SHT_PROGBITS ||
-            section_name(&f, &f.sh[eh.e_shstrndx], f.sh[i].sh_name, nm, sizeof(nm)) || strcmp(nm, NAMES_SECTION))
+            section_name(&f, &f.sh[eh.e_shstrndx], f.sh[i].sh_name, nm, sizeof(nm)) ||
+            strcmp(nm, NAMES_SECTION))
             continue;
         rc = rd_text(&f, f.sh[i].sh_offset, f.sh[i].sh_size, out, outlen);
         goto done;
@@ -115,7 +120,8 @@ int wgen_names_read(int fd, char *out, size_t outlen, char *err, size_t errlen)
     if ((off = symbol_offset(&f)) >= 0) rc = rd_text(&f, (uint64_t)off, f.size - (uint64_t)off, out, outlen);
 done:
     free(f.sh);
-    if (rc < 0) snprintf(err, errlen, "its table of input names is cut short or longer than %zu bytes", outlen);
+    if (rc < 0)
+        snprintf(err, errlen, "its table of input names is cut short or longer than %zu bytes", outlen);
     if (rc) out[0] = '\0';
     return rc;
 bad:

@@ -94,9 +94,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     switch (data[0] % 3) {
     case 0: http(data + 1, size - 1); break;
     case 1: {
-        json_t *j, *inputs = json_loads("[{\"name\":\"x\",\"size\":1},{\"name\":\"a.b\",\"size\":2},"
-                                        "{\"name\":\"in[0].y\",\"size\":1},{\"name\":\"\",\"size\":1}]",
-                                        0, NULL);
+        json_t *j,
+            *inputs = json_loads("[{\"name\":\"x\",\"size\":1},{\"name\":\"a.b\",\"size\":2},"
+                                 "{\"name\":\"in[0].y\",\"size\":1},{\"name\":\"\",\"size\":1}]",
+                                 0, NULL);
         char *text = strndup((const char *)data + 1, size - 1), *u;
 
         if ((fd = memfd_of(data + 1, size - 1)) >= 0) {

@@ -67,17 +67,28 @@ static size_t build(unsigned char *f, size_t cap, enum how how, int no_nul)
     memcpy(f + off, sym, sizeof(sym));
     off += sizeof(sym);
     off = (off + 7) & ~(size_t)7;
-    sh[1] = (Elf64_Shdr){ .sh_name = how == AS_SECTION ? 1 : 18, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC,
-                          .sh_addr = 0x1000, .sh_offset = data_off, .sh_size = 16 + data_len };
+    sh[1] = (Elf64_Shdr){ .sh_name = how == AS_SECTION ? 1 : 18,
+                          .sh_type = SHT_PROGBITS,
+                          .sh_flags = SHF_ALLOC,
+                          .sh_addr = 0x1000,
+                          .sh_offset = data_off,
+                          .sh_size = 16 + data_len };
     if (how == AS_SECTION) { /* the section holds the table alone */
         sh[1].sh_addr += 16;
         sh[1].sh_offset += 16;
         sh[1].sh_size -= 16;
     }
-    sh[2] = (Elf64_Shdr){ .sh_name = 26, .sh_type = SHT_STRTAB, .sh_offset = shstr_off, .sh_size = sizeof(shstr) };
-    sh[3] = (Elf64_Shdr){ .sh_name = 36, .sh_type = SHT_STRTAB, .sh_offset = str_off, .sh_size = sizeof(str) };
-    sh[4] = (Elf64_Shdr){ .sh_name = 44, .sh_type = SHT_SYMTAB, .sh_offset = sym_off, .sh_size = sizeof(sym),
-                          .sh_link = 3, .sh_entsize = sizeof(Elf64_Sym) };
+    sh[2] = (Elf64_Shdr){
+        .sh_name = 26, .sh_type = SHT_STRTAB, .sh_offset = shstr_off, .sh_size = sizeof(shstr)
+    };
+    sh[3] =
+        (Elf64_Shdr){ .sh_name = 36, .sh_type = SHT_STRTAB, .sh_offset = str_off, .sh_size = sizeof(str) };
+    sh[4] = (Elf64_Shdr){ .sh_name = 44,
+                          .sh_type = SHT_SYMTAB,
+                          .sh_offset = sym_off,
+                          .sh_size = sizeof(sym),
+                          .sh_link = 3,
+                          .sh_entsize = sizeof(Elf64_Sym) };
     if (how == NEITHER) sh[4].sh_type = SHT_NULL; /* stripped: no .symtab */
     eh->e_shoff = off;
     memcpy(f + off, sh, sizeof(sh));
