@@ -10,13 +10,15 @@
 
 #include "cuzk/stats_reader.h"
 
-/* v, or for a "reason" a copy with the server's paths cut (api_unpath). */
+/* v, or for a "reason" (a job's, a partition's) or an "error" (a circuit's) a copy
+ * with the server's paths cut (api_unpath). */
 static json_t *shown(const char *key, json_t *v)
 {
     char *u;
     json_t *o;
 
-    if (strcmp(key, "reason") || !json_is_string(v) || !(u = api_unpath(json_string_value(v))))
+    if ((strcmp(key, "reason") && strcmp(key, "error")) || !json_is_string(v) ||
+        !(u = api_unpath(json_string_value(v))))
         return json_incref(v);
     o = json_string(u);
     free(u);
@@ -117,7 +119,7 @@ void api_circuits(struct api_resp *r)
         for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
             json_t *v = json_object_get(e, keep[k]);
 
-            if (v) json_object_set(o, keep[k], v);
+            if (v) json_object_set_new(o, keep[k], shown(keep[k], v));
         }
         json_object_set_new(o, "has_witness_gen", json_boolean(json_object_get(e, "witness_gen") != NULL));
         json_array_append_new(a, o);

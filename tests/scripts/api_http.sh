@@ -17,7 +17,8 @@
 # not have, is a 422 "mismatch" naming it (and the array element) before any job; a
 # circuit "small" compiled here with a circom assert(x < 10): x = 12 fails the job with
 # circom's message as the partition's reason, x = 3 proves. No answer names a path of
-# the server (the test's temp dir, the fixtures). Tokens: a tenant added to the file
+# the server (the test's temp dir, the fixtures), not even the error of circuit "gone",
+# whose zkey is missing (its file's name is kept). Tokens: a tenant added to the file
 # works after SIGHUP of cuzk-api, one removed gets 401 after `cuzk reload` (forwarded
 # by cuzkd), and a file that does not read keeps the old tokens; a long poll under way
 # across the reloads still answers.
@@ -50,7 +51,9 @@ CIRCOM
 api_start http "max-input-bytes = 1M
 [circuit small]
 zkey = $tmp/a/small.zkey
-witness-gen = $tmp/small.wgen"
+witness-gen = $tmp/small.wgen
+[circuit gone]
+zkey = $tmp/nowhere/gone.zkey"
 for _ in $(seq 1 1200); do [ "$(http ready "" GET /readyz)" = 200 ] && break; sleep 0.1; done
 expect ready 200
 http health "" GET /healthz >/dev/null; expect health 200
@@ -68,7 +71,9 @@ http circuits "$tok_alice" GET /v1/circuits >/dev/null; expect circuits 200
 grep -q "$FX" "$tmp/http/circuits.body" && fail "/v1/circuits shows a path of the server"
 [ "$(jfield circuits 'r.circuits[0].inputs.map((i) => i.name + ":" + i.size).join(" ")')" = "x:1 k:1" ] ||
   fail "circuits: mul's input signals: $(cat "$tmp/http/circuits.body")"
-echo "ok: no token and a wrong one -> 401; /v1/circuits lists mul with its inputs x and k, no server path"
+[ "$(jfield circuits 'r.circuits.filter((c) => c.name === "gone").map((c) => c.state + " " + /gone\.zkey/.test(c.error)).join("")')" = "failed true" ] ||
+  fail "circuits: the failed circuit gone: $(cat "$tmp/http/circuits.body")"
+echo "ok: no token and a wrong one -> 401; /v1/circuits lists mul with its inputs x and k, gone failed naming its zkey, no server path"
 
 # ---- one input.json, long-polled, its proof verified -------------------------------
 http one "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
