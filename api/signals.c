@@ -1,23 +1,26 @@
 /* signals.c — a request's input objects against the circuit's main input signals
  * (api.h), before any job is made: cuzkd lists a circuit's inputs ("inputs": name
  * and size, from its witness generator, wgen_names.h), and an input object must give
- * each top-level name once and no other. A signal left out or one the circuit does
- * not have is a 422 naming it at once, not a job that fails in the synth stage. The
- * values themselves (their count, their range) are still the generator's to check:
- * circom's own names for nested buses ("a.b", "x[1].y") are checked by their first
- * part, the key of the input object. */
+ * each of them and no other. A signal left out or one the circuit does not have is a
+ * 422 naming it at once, not a job that fails in the synth stage. The values
+ * themselves (their count, their range) are still the generator's to check.
+ *
+ * circom's names of bus members ("a.b", "x[1].y") come from nested objects
+ * ({"a":{"b":1}}) or from keys that already are such names ({"a.b":1}): a key names
+ * a signal when it is a name, or a name's head up to a '.' or '[' of it; a signal is
+ * given when a key is its head, or its name whole, or a head of it. */
 #include "api.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* The top-level key of a qualified name: up to its first '.' or '['. */
-static size_t top_len(const char *n)
+/* Is k (kl bytes) the head of name n: n itself, or n up to one of its '.' or '['? */
+static int head_of(const char *k, size_t kl, const char *n)
 {
-    return strcspn(n, ".[");
+    return !strncmp(n, k, kl) && (n[kl] == '\0' || n[kl] == '.' || n[kl] == '[');
 }
 
-/* Is key the top-level part of one of the circuit's inputs? */
+/* Does key name (the head of) one of the circuit's inputs? */
 static int declared(const json_t *inputs, const char *key)
 {
     size_t i, kl = strlen(key);
@@ -26,7 +29,21 @@ static int declared(const json_t *inputs, const char *key)
     json_array_foreach (inputs, i, e) {
         const char *n = json_string_value(json_object_get(e, "name"));
 
-        if (n && top_len(n) == kl && !strncmp(n, key, kl)) return 1;
+        if (n && kl && head_of(key, kl, n)) return 1;
+    }
+    return 0;
+}
+
+/* Does some key of o give signal n (n's head, or a longer head of it)? */
+static int given(json_t *o, const char *n)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach (o, key, v) {
+        size_t kl = strlen(key);
+
+        if (kl && head_of(key, kl, n)) return 1;
     }
     return 0;
 }
@@ -61,14 +78,9 @@ static int check_one(struct api_resp *r, const json_t *inputs, json_t *o, long i
         }
     json_array_foreach (inputs, i, e) {
         const char *n = json_string_value(json_object_get(e, "name"));
-        char k[128];
-        size_t kl = n ? top_len(n) : 0;
 
-        if (!kl || kl >= sizeof(k)) continue;
-        memcpy(k, n, kl);
-        k[kl] = '\0';
-        if (!json_object_get(o, k)) {
-            signal_problem(r, 1, k, kl, index);
+        if (n && *n && !given(o, n)) {
+            signal_problem(r, 1, n, strlen(n), index);
             return -1;
         }
     }
