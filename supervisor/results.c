@@ -316,6 +316,11 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
     int cbret;
 
     if (!r->tenant) return 0;
+    if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
+        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+        return 1;
+    }
     if (!job_slot(s, r->job, &slot))
         snprintf(t, sizeof(t), "%s", s->jobs[slot].tenant);
     else if (s->store)

@@ -366,7 +366,8 @@ int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
 /* A status, wait, cancel or proof request with "tenant":T for job r->job whose
  * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
- * that does not exist; else 0, nothing sent. */
+ * that does not exist; from a peer neither root nor cuzkd's user: not_permitted (1);
+ * else 0, nothing sent. */
 int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req *r);
 
 /* submit.c */

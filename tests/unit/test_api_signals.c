@@ -45,8 +45,9 @@ static const char *check(const char *inputs, const char *body)
 }
 
 static const char mul[] = "[{\"name\":\"x\",\"size\":1},{\"name\":\"k\",\"size\":1}]";
-static const char bus[] = "[{\"name\":\"a.b\",\"size\":1},{\"name\":\"a.c\",\"size\":2},{\"name\":\"in\",\"size\":3},"
-                          "{\"name\":\"v[0].y\",\"size\":1},{\"name\":\"v[1].y\",\"size\":1}]";
+static const char bus[] =
+    "[{\"name\":\"a.b\",\"size\":1},{\"name\":\"a.c\",\"size\":2},{\"name\":\"in\",\"size\":3},"
+    "{\"name\":\"v[0].y\",\"size\":1},{\"name\":\"v[1].y\",\"size\":1}]";
 
 TEST(test_api_signals_plain, 1)
 {
