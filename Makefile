@@ -202,7 +202,8 @@ endef
 $(foreach b,$(BIN_MAINS),$(eval $(call bin_template,$(word 1,$(subst :, ,$(b))),$(word 2,$(subst :, ,$(b))))))
 
 # ---- tests and benches -----------------------------------------------------
-TEST_SRCS  := $(wildcard tests/unit/test_*.c)
+# test_api_*.c test api/, built only with it (libmicrohttpd)
+TEST_SRCS  := $(filter-out $(if $(API_MODULE),,tests/unit/test_api_%.c),$(wildcard tests/unit/test_*.c))
 TEST_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_HELPERS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/helper_*.c))
 BENCH_SRCS := $(wildcard bench/*.c)

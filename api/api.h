@@ -7,6 +7,7 @@
  *   ctl.c      one control request to cuzkd per call (ctl_client.h), a fresh connection
  *   http.c     libmicrohttpd's side: routing, bearer auth, bodies into memfds
  *   submit.c   POST /v1/circuits/NAME/proofs: the body as sealed memfds, the submit
+ *   signals.c  an input object's signal names against the circuit's, before a submit
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
  *
  * The process stands on proto/ (the control protocol) and zk/ (os.h), never on cuzkd's
@@ -44,6 +45,11 @@ int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t e
  * line; NULL when none. */
 const struct api_tenant *api_tokens_find(const struct api_tokens *tk, const char *token, size_t len);
 void api_tokens_free(struct api_tokens *tk);
+/* The tenant of token in g_api.tokens, copied into out (a reload may replace the
+ * table while the request runs): 0, or -1 when no line matches. */
+int api_tokens_auth(const char *token, size_t len, struct api_tenant *out);
+/* path read again into g_api.tokens; on failure (err) the old table stays. */
+int api_tokens_reload(const char *path, char *err, size_t errlen);
 
 struct api_cfg {
     char socket[CONFIG_PATH_MAX]; /* cuzkd's control socket */
@@ -56,7 +62,8 @@ struct api_cfg {
     uint64_t max_body;
 };
 
-/* The process's shared state (read-only once serving). */
+/* The process's shared state (read-only once serving, but for the tokens, which a
+ * SIGHUP replaces under tokens.c's lock). */
 struct api {
     struct api_cfg cfg;
     struct api_tokens tokens;
@@ -74,6 +81,9 @@ struct api_resp {
 };
 
 void api_json(struct api_resp *r, int status, json_t *j); /* j's reference taken */
+/* A copy of text (malloc'd; NULL out of memory) whose absolute paths are cut to their
+ * last part: "zkey /srv/zk/a.zkey: truncated" -> "zkey a.zkey: truncated". */
+char *api_unpath(const char *text);
 /* A problem document: type (an exit-table name), title, detail; code, the control
  * error code or the API's own; extra members (reference taken) may be NULL. */
 void api_problem(struct api_resp *r, int status, const char *type, const char *code, const char *detail,
@@ -98,11 +108,16 @@ struct api_body {
     const char *ctype;
     const char *idem_key; /* Idempotency-Key header, or NULL */
     int priority;         /* ?priority=N, -1 none */
+    json_t *signals;      /* the circuit's "inputs" as cuzkd lists them; NULL: unknown */
 };
 
 /* The body as JSON: an object or an array of 1-4096 objects; else NULL, r = 400 (the
  * byte offset where jansson stopped, or the element at fault). */
 json_t *api_parse_body(struct api_resp *r, const struct api_body *b);
+/* Each input object of body (an object or an array of them) gives every top-level
+ * signal of inputs (cuzkd's list for the circuit; NULL or empty: nothing checked) and
+ * no other: 0, else -1 with r a 422 "mismatch" naming the signal (and the element). */
+int api_check_signals(struct api_resp *r, const json_t *inputs, json_t *body);
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
 void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);

@@ -38,8 +38,9 @@ json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, js
 
 json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r)
 {
-    json_t *rep =
-        api_ctl(json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", (json_int_t)id), NULL, 0, r, NULL);
+    json_t *rep = api_ctl(
+        json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_STATUS, "job", (json_int_t)id, "tenant", t->name), NULL,
+        0, r, NULL);
     json_t *j = rep ? json_object_get(rep, "job") : NULL;
     const char *owner = json_string_value(json_object_get(j, "tenant"));
     char m[96];

@@ -31,7 +31,8 @@ struct req {
     int get, del, post;
     char circuit[65];
     uint64_t id, k;
-    const struct api_tenant *tenant;
+    const struct api_tenant *tenant; /* &tenant_copy once authenticated */
+    struct api_tenant tenant_copy;
     struct api_resp resp; /* status != 0: answered, the rest of the body is dropped */
     struct api_body body;
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
@@ -91,14 +92,14 @@ static int method_ok(const struct req *q)
     }
 }
 
-static const struct api_tenant *auth(struct MHD_Connection *c)
+static const struct api_tenant *auth(struct req *q, struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 
     if (!h || strncasecmp(h, "Bearer ", 7)) return NULL;
     h += 7;
     while (*h == ' ') h++;
-    return *h ? api_tokens_find(&g_api.tokens, h, strlen(h)) : NULL;
+    return *h && !api_tokens_auth(h, strlen(h), &q->tenant_copy) ? &q->tenant_copy : NULL;
 }
 
 /* POST's limit: the circuit's max-input-bytes, the tenant's max-body, the API's
@@ -113,6 +114,7 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
 
     if (!circ) return;
     m = json_integer_value(json_object_get(circ, "max_input_bytes"));
+    q->body.signals = json_incref(json_object_get(circ, "inputs"));
     json_decref(circ);
     if (m > 0 && (uint64_t)m < lim) lim = (uint64_t)m;
     if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body;
@@ -153,7 +155,7 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
         return;
     }
     if (q->route == R_HEALTH || q->route == R_READY || q->route == R_METRICS) return;
-    if (!(q->tenant = auth(c))) {
+    if (!(q->tenant = auth(q, c))) {
         api_problem(&q->resp, 401, "refused", "unauthorized", "a valid bearer token is needed", NULL);
         return;
     }
@@ -295,6 +297,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)t;
     if (!q) return;
     if (q->body.fd >= 0) close(q->body.fd);
+    json_decref(q->body.signals);
     EVP_MD_CTX_free(q->md);
     free(q->resp.body);
     free(q);

@@ -10,6 +10,21 @@
 
 #include "cuzk/stats_reader.h"
 
+/* v, or for a "reason" (a job's, a partition's) or an "error" (a circuit's) a copy
+ * with the server's paths cut (api_unpath). */
+static json_t *shown(const char *key, json_t *v)
+{
+    char *u;
+    json_t *o;
+
+    if ((strcmp(key, "reason") && strcmp(key, "error")) || !json_is_string(v) ||
+        !(u = api_unpath(json_string_value(v))))
+        return json_incref(v);
+    o = json_string(u);
+    free(u);
+    return o;
+}
+
 /* The job as a tenant sees it. */
 static json_t *job_view(json_t *j)
 {
@@ -22,7 +37,7 @@ static json_t *job_view(json_t *j)
     for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
         json_t *v = json_object_get(j, keep[k]);
 
-        if (v) json_object_set(o, keep[k], v);
+        if (v) json_object_set_new(o, keep[k], shown(keep[k], v));
     }
     json_array_foreach (json_object_get(j, "parts"), i, p) {
         json_t *q = json_object();
@@ -30,7 +45,7 @@ static json_t *job_view(json_t *j)
         for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
             json_t *v = json_object_get(p, part_keep[k]);
 
-            if (v) json_object_set(q, part_keep[k], v);
+            if (v) json_object_set_new(q, part_keep[k], shown(part_keep[k], v));
         }
         json_array_append_new(parts, q);
     }
@@ -38,53 +53,39 @@ static json_t *job_view(json_t *j)
     return o;
 }
 
+/* Each request about one job names the tenant: cuzkd answers no_such_job for a job
+ * that is not the tenant's, so the ownership check costs no round trip of its own. */
 void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
 {
-    json_t *j = api_job_of(id, t, r), *rep, *err = NULL;
+    json_t *j = NULL, *rep, *err = NULL;
 
-    if (!j) return;
-    if (wait_s > 0 && !strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
-        /* cuzkd answers when the job is decided or the time is up ("timeout"): then
-         * the state as it is now. */
-        rep = api_ctl(json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id, "timeout_ms",
-                                (json_int_t)wait_s * 1000),
+    if (wait_s > 0) {
+        /* cuzkd answers at once for a decided job, else when it is decided or the
+         * time is up ("timeout"): then the state as it is now. */
+        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id,
+                                "timeout_ms", (json_int_t)wait_s * 1000, "tenant", t->name),
                       NULL, 0, r, &err);
-        if (rep && json_is_object(json_object_get(rep, "job"))) {
-            json_decref(j);
-            j = json_incref(json_object_get(rep, "job"));
-        } else if (!rep &&
-                   !(err &&
-                     !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
+        if (rep && json_is_object(json_object_get(rep, "job"))) j = json_incref(json_object_get(rep, "job"));
+        json_decref(rep);
+        if (!j &&
+            !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
             json_decref(err);
-            json_decref(j);
+            if (!r->status)
+                api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "cuzkd's wait had no job", NULL);
             return;
-        } else if (!rep) {
-            json_t *now = api_job_of(id, t, r);
-
-            if (!now) {
-                json_decref(err);
-                json_decref(j);
-                return;
-            }
-            json_decref(j);
-            j = now;
         }
         json_decref(err);
-        json_decref(rep);
     }
+    if (!j && !(j = api_job_of(id, t, r))) return;
     api_json(r, 200, job_view(j));
     json_decref(j);
 }
 
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
 {
-    json_t *j = api_job_of(id, t, r), *rep;
-
-    if (!j) return;
-    json_decref(j);
-    rep = api_ctl(
-        json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id, "index", (json_int_t)k),
-        NULL, 0, r, NULL);
+    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id,
+                                    "index", (json_int_t)k, "tenant", t->name),
+                          NULL, 0, r, NULL);
     if (!rep) return;
     api_json(r, 200,
              json_pack("{s:O,s:O}", "proof", json_object_get(rep, "proof"), "publicSignals",
@@ -94,11 +95,9 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 {
-    json_t *j = api_job_of(id, t, r), *rep;
-
-    if (!j) return;
-    json_decref(j);
-    rep = api_ctl(json_pack("{s:s,s:I}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id), NULL, 0, r, NULL);
+    json_t *rep = api_ctl(
+        json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant", t->name), NULL,
+        0, r, NULL);
     if (!rep) return;
     api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
     json_decref(rep);
@@ -107,7 +106,8 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 void api_circuits(struct api_resp *r)
 {
     static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
-                                        "public", "signals", "domain_size", "max_input_bytes", "error" };
+                                        "public", "signals", "domain_size", "max_input_bytes", "inputs",
+                                        "error" };
     json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
     size_t i;
 
@@ -119,7 +119,7 @@ void api_circuits(struct api_resp *r)
         for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
             json_t *v = json_object_get(e, keep[k]);
 
-            if (v) json_object_set(o, keep[k], v);
+            if (v) json_object_set_new(o, keep[k], shown(keep[k], v));
         }
         json_object_set_new(o, "has_witness_gen", json_boolean(json_object_get(e, "witness_gen") != NULL));
         json_array_append_new(a, o);

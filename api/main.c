@@ -218,6 +218,13 @@ int main(int argc, char **argv)
     sigset_t ss;
     int fd, rc, sig = 0;
 
+    /* Blocked from the start (the server's threads inherit it): a SIGHUP that cuzkd
+     * forwards while this process starts waits for the sigwait below. */
+    sigemptyset(&ss);
+    sigaddset(&ss, SIGTERM);
+    sigaddset(&ss, SIGINT);
+    sigaddset(&ss, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &ss, NULL);
     if ((rc = parse_args(&g_api.cfg, argc, argv))) return rc;
     signal(SIGPIPE, SIG_IGN);
     if (api_tokens_load(&g_api.tokens, g_api.cfg.tokens, err, sizeof(err)) ||
@@ -229,17 +236,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
-    sigemptyset(&ss);
-    sigaddset(&ss, SIGTERM);
-    sigaddset(&ss, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &ss, NULL); /* the server's threads inherit it */
     if (api_serve(fd, cert, key, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }
     fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)\n",
             g_api.cfg.cert[0] ? "https on " : "", g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n);
-    sigwait(&ss, &sig);
+    /* SIGHUP (cuzkd forwards its own and `cuzk reload`): the tokens file read
+     * again, the server and its connections untouched. */
+    while (!sigwait(&ss, &sig) && sig == SIGHUP) {
+        if (api_tokens_reload(g_api.cfg.tokens, err, sizeof(err)))
+            fprintf(stderr, "cuzk-api: SIGHUP: %s; the old tokens stay\n", err);
+        else
+            fprintf(stderr, "cuzk-api: SIGHUP: %s read again, %zu tenant(s)\n", g_api.cfg.tokens,
+                    g_api.tokens.n);
+    }
     api_stop();
     free(cert);
     free(key);

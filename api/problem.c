@@ -2,7 +2,10 @@
  * (application/problem+json). A problem's "type" is a name of the CLI's exit table
  * (error.h: usage, format, refused, quota, job_failed, ...), so a script reads the
  * same word from `cuzk` and from the API; "code" is the finer word: the control
- * protocol's error code (protocol.h) or the API's own (unauthorized, bad_json, ...). */
+ * protocol's error code (protocol.h) or the API's own (unauthorized, bad_json, ...).
+ * No path of the server reaches a tenant: cuzkd's sentences name its files (a zkey,
+ * the run directory, the control socket), and each path in a detail or a reason is
+ * cut to its last part (api_unpath), which still says which file it was. */
 #include "api.h"
 
 #include <stdlib.h>
@@ -42,12 +45,57 @@ static const char *title_of(int status)
     }
 }
 
+/* Where a path may start: the text's start or after one of these. */
+static int path_may_start(const char *s, const char *p)
+{
+    return p == s || strchr(" \t\"'(=,:[", p[-1]);
+}
+
+/* Where a path ends: white space, quotes, and what a sentence puts after one. */
+static int path_ends(char c)
+{
+    return !c || strchr(" \t\n\"'),;:]", c);
+}
+
+char *api_unpath(const char *text)
+{
+    char *out = strdup(text ? text : ""), *w = out;
+    const char *p = text ? text : "";
+
+    if (!out) return NULL;
+    while (*p) {
+        const char *e, *base;
+
+        if (*p != '/' || !path_may_start(text, p)) {
+            *w++ = *p++;
+            continue;
+        }
+        for (e = p; !path_ends(*e); e++) {
+        }
+        /* its last named part: "/srv/x/circuit.zkey" -> "circuit.zkey" */
+        while (e > p + 1 && e[-1] == '/') e--;
+        for (base = e; base > p && base[-1] != '/'; base--) {
+        }
+        while (*p && !path_ends(*p)) p++;
+        if (base == e) {
+            *w++ = '/';
+            continue;
+        }
+        memmove(w, base, (size_t)(e - base));
+        w += e - base;
+    }
+    *w = '\0';
+    return out;
+}
+
 void api_problem(struct api_resp *r, int status, const char *type, const char *code, const char *detail,
                  json_t *extra)
 {
+    char *d = api_unpath(detail);
     json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:s}", "type", type, "title", title_of(status), "status", status,
-                          "detail", detail ? detail : "", "code", code);
+                          "detail", d ? d : "", "code", code);
 
+    free(d);
     if (o && extra) json_object_update(o, extra);
     json_decref(extra);
     api_json(r, status, o);

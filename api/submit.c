@@ -100,6 +100,10 @@ static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, in
 
     *nfds = 0;
     if (!wtns && !(j = api_parse_body(r, b))) return -1;
+    if (!wtns && api_check_signals(r, b->signals, j)) {
+        json_decref(j);
+        return -1;
+    }
     if (wtns || json_is_object(j)) {
         fds[(*nfds)++] = dup(b->fd);
         json_array_append_new(

@@ -4,11 +4,17 @@
  *   NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES]
  *
  * NAME 1-64 of [A-Za-z0-9._-] (cuzkd's rule for a tenant); "-" leaves a limit unset;
- * MAX-BODY-BYTES may end in K, M or G. '#' starts a comment; blank lines are skipped. */
+ * MAX-BODY-BYTES may end in K, M or G. '#' starts a comment; blank lines are skipped.
+ *
+ * SIGHUP reads the file again (api_tokens_reload): the new table replaces the old
+ * under a lock that each request's lookup takes too, and a request keeps a copy of
+ * its tenant's line, so connections and requests under way are not disturbed. A file
+ * that does not read keeps the old table. */
 #include "api.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +168,31 @@ void api_tokens_free(struct api_tokens *tk)
     free(tk->t);
     tk->t = NULL;
     tk->n = 0;
+}
+
+/* Guards g_api.tokens against a reload while a request looks a token up. */
+static pthread_mutex_t tokens_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int api_tokens_auth(const char *token, size_t len, struct api_tenant *out)
+{
+    const struct api_tenant *t;
+
+    pthread_mutex_lock(&tokens_mu);
+    t = api_tokens_find(&g_api.tokens, token, len);
+    if (t) *out = *t;
+    pthread_mutex_unlock(&tokens_mu);
+    return t ? 0 : -1;
+}
+
+int api_tokens_reload(const char *path, char *err, size_t errlen)
+{
+    struct api_tokens nt, old;
+
+    if (api_tokens_load(&nt, path, err, errlen)) return -1;
+    pthread_mutex_lock(&tokens_mu);
+    old = g_api.tokens;
+    g_api.tokens = nt;
+    pthread_mutex_unlock(&tokens_mu);
+    api_tokens_free(&old);
+    return 0;
 }

@@ -143,3 +143,11 @@ void api_child_kill(struct sup *s)
     waitpid(s->api.pid, NULL, 0);
     s->api.pid = 0;
 }
+
+void api_child_reload(struct sup *s)
+{
+    /* cuzk-api reads its --api-tokens again on SIGHUP (it blocks the signal from its
+     * first line, so one sent while it starts waits). */
+    if (s->api.on && s->api.pid && kill(s->api.pid, SIGHUP))
+        logmsg("cuzk-api (pid %d): SIGHUP: %s", (int)s->api.pid, strerror(errno));
+}

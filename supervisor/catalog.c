@@ -24,6 +24,7 @@
 #include "cuzk/fingerprint.h"
 #include "cuzk/owners.h"
 #include "cuzk/r1cs.h"
+#include "cuzk/wgen_names.h"
 #include "cuzk/wgen_trust.h"
 #include "cuzk/zkey.h"
 
@@ -138,6 +139,9 @@ void catalog_entry_open(const struct cuzkd_config *c, struct cat_entry *e, const
             snprintf(e->error, sizeof(e->error), "%s", err);
             return;
         }
+        /* Its input signals, for the API's check of a request (none: no check). */
+        if (wgen_names_read(e->wgen_fd, e->inputs, sizeof(e->inputs), err, sizeof(err)) < 0)
+            logmsg("circuit %s: witness-gen %s: %s: its input signals are not listed", d->name, d->wgen, err);
     }
 }
 
@@ -220,6 +224,24 @@ static const char *cat_state(const struct sup *s, const struct cat_entry *e, con
     return n && (size_t)applied == n ? "resident" : "loading";
 }
 
+/* The generator's table as [{"name", "size"}] in signal order. */
+static json_t *inputs_json(const char *t)
+{
+    json_t *a = json_array();
+
+    while (*t) {
+        char nm[256];
+        unsigned long long sz;
+        int used = 0;
+
+        if (sscanf(t, "%255s %llu%n", nm, &sz, &used) != 2) break;
+        json_array_append_new(a, json_pack("{s:s,s:I}", "name", nm, "size", (json_int_t)sz));
+        t += used;
+        while (*t == '\n') t++;
+    }
+    return a;
+}
+
 json_t *catalog_json(const struct sup *s)
 {
     json_t *a = json_array();
@@ -241,6 +263,7 @@ json_t *catalog_json(const struct sup *s)
             json_object_set_new(o, "signals", json_integer(e->nvars));
             json_object_set_new(o, "domain_size", json_integer(e->domain_size));
         }
+        if (e->inputs[0]) json_object_set_new(o, "inputs", inputs_json(e->inputs));
         if (why) json_object_set_new(o, "error", json_string(why));
         if (e->note[0]) json_object_set_new(o, "note", json_string(e->note));
         json_array_append_new(a, o);

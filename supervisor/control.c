@@ -140,9 +140,10 @@ static int chars_ok(const char *p, const char *set, size_t max)
 
 /* A submit's fields for a client that keeps no files (protocol.h): "results",
  * "tenant", "idempotency_key" with "body_sha256". */
+static const char tenant_set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
+
 static int submit_service_fields(struct control_req *r, struct control_err *e)
 {
-    static const char tenant_set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
     const char *res;
     int rc;
 
@@ -286,11 +287,17 @@ static int parse_submit(struct control_req *r, struct control_err *e)
 }
 
 /* proof, status, wait, cancel: "job" (optional for status), proof's "index", wait's
- * "timeout_ms". */
+ * "timeout_ms", and "tenant" (the HTTP API's: a job of another tenant is no job). */
 static int parse_job_request(struct control_req *r, struct control_err *e)
 {
     json_int_t x;
     int has, rc;
+
+    if ((rc = get_str(r->root, "tenant", 0, &r->tenant, e))) return rc;
+    if (r->tenant && !chars_ok(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+                            "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
+                            CONTROL_TENANT_MAX - 1);
 
     if (r->kind == CONTROL_PROOF) {
         if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) return rc;

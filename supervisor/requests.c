@@ -30,6 +30,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
     json_t *o, *jobs;
 
     if (r->has_job) {
+        if (results_tenant_hides(s, k, r)) return;
         if (job_slot(s, r->job, &slot)) {
             char m[256];
 
@@ -95,6 +96,7 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
 {
     uint32_t slot, st;
 
+    if (results_tenant_hides(s, k, r)) return;
     if (job_slot(s, r->job, &slot)) {
         char m[256];
 
@@ -124,6 +126,7 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 {
     uint32_t slot;
 
+    if (results_tenant_hides(s, k, r)) return;
     if (job_slot(s, r->job, &slot)) {
         reply_err(s, k, CONTROL_E_NO_JOB, "no such job");
         return;
@@ -286,6 +289,7 @@ static void do_reload(struct sup *s, struct conn *k)
     json_t *changed;
     char err[512];
 
+    api_child_reload(s); /* its tokens file, whatever becomes of the circuits */
     if (catalog_reload(s, &changed, err, sizeof(err))) {
         logmsg("reload refused: %s", err);
         reply_err(s, k, CONTROL_E_BAD_REQUEST, err);

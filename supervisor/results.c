@@ -304,6 +304,39 @@ int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
     return 1;
 }
 
+/* store_job_one's callback: the stored request's "tenant" into arg (64+1 bytes). */
+static int stored_tenant(void *arg, const struct store_job *j)
+{
+    json_t *req = json_loads(j->request, 0, NULL);
+
+    snprintf(arg, CONTROL_TENANT_MAX, "%s", json_string_value(json_object_get(req, "tenant")) ?: "");
+    json_decref(req);
+    return 0;
+}
+
+int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    char t[CONTROL_TENANT_MAX] = "", err[256], m[96];
+    uint32_t slot;
+    int cbret;
+
+    if (!r->tenant) return 0;
+    if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
+        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+        return 1;
+    }
+    if (!job_slot(s, r->job, &slot))
+        snprintf(t, sizeof(t), "%s", s->jobs[slot].tenant);
+    else if (s->store)
+        (void)store_job_one(s->store, r->job, stored_tenant, t, &cbret, err, sizeof(err));
+    if (!strcmp(t, r->tenant)) return 0;
+    /* The same answer as a job that never was: a tenant learns nothing of another's. */
+    snprintf(m, sizeof(m), "no job %llu", (unsigned long long)r->job);
+    reply_err(s, k, CONTROL_E_NO_JOB, m);
+    return 1;
+}
+
 /* The refusals of a proof request by what the store has of the job and partition
  * (p). 1: refused (answered). */
 static int proof_refused(struct sup *s, struct conn *k, const struct control_req *r,
@@ -355,6 +388,7 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         reply_err(s, k, CONTROL_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
         return;
     }
+    if (results_tenant_hides(s, k, r)) return;
     if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
         s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
         journal_sync(s);

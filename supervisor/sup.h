@@ -206,6 +206,8 @@ struct cat_entry {
     char fp[2 * 32 + 1];           /* its fingerprint, hex (fingerprint.h) */
     const char *curve;             /* "bn128" or "bls12381" */
     uint32_t constraints, npublic, nvars, domain_size;
+    /* The generator's main inputs, "name size\n" each (wgen_names.h); "" unknown. */
+    char inputs[4096];
     /* Why it could not be loaded ("" loaded): it refuses jobs. */
     char error[CONFIG_PATH_MAX + 512];
     char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
@@ -289,6 +291,8 @@ void api_child_init(struct sup *s);
 void api_child_event(struct sup *s, enum child_event ev, uint64_t t, uint64_t arg);
 void api_child_timer(struct sup *s, uint64_t t);
 void api_child_reap(struct sup *s, uint32_t gen);
+/* `cuzk reload` and SIGHUP: the API process reads its tokens file again. */
+void api_child_reload(struct sup *s);
 void api_child_kill(struct sup *s);
 
 /* reclaim.c */
@@ -360,6 +364,11 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
+/* A status, wait, cancel or proof request with "tenant":T for job r->job whose
+ * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
+ * that does not exist; from a peer neither root nor cuzkd's user: not_permitted (1);
+ * else 0, nothing sent. */
+int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req *r);
 
 /* submit.c */
 void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);

@@ -74,6 +74,7 @@ static void handle_signal(struct sup *s)
             json_t *changed = NULL;
             char err[512];
 
+            api_child_reload(s);
             if (catalog_reload(s, &changed, err, sizeof(err)))
                 logmsg("SIGHUP: reload refused: %s", err);
             else

@@ -270,8 +270,12 @@ int build_witness_main(int argc, char **argv)
              "cuzk_wgen_dat:\n    .incbin \"%s\"\n"
              "    .globl cuzk_wgen_dat_end\n    .hidden cuzk_wgen_dat_end\n"
              "cuzk_wgen_dat_end:\n    .byte 0\n"
+             /* the names in a section of their own, which cuzkd finds by name in
+              * the file without loading it (wgen_names.h) */
+             "    .section .cuzk_wgen_names,\"a\",@progbits\n"
              "    .globl cuzk_wgen_names\n    .hidden cuzk_wgen_names\n"
              "cuzk_wgen_names:\n    .incbin \"%s\"\n    .byte 0\n"
+             "    .section .rodata\n"
              "    .globl cuzk_wgen_fp\n    .hidden cuzk_wgen_fp\n"
              "cuzk_wgen_fp:\n",
              dat, names);

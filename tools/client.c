@@ -705,7 +705,22 @@ static void print_status_all(json_t *r)
                jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 
-/* `cuzk circuits` and `cuzk reload`: one line per declared circuit. */
+/* A circuit's main input signals (from its generator): "  inputs: in[20], secret". */
+static void print_inputs(json_t *in)
+{
+    json_t *e;
+    size_t i;
+
+    json_array_foreach (in, i, e) {
+        json_int_t n = json_integer_value(json_object_get(e, "size"));
+
+        printf(n > 1 ? "%s%s[%lld]" : "%s%s", i ? ", " : "  inputs: ", jshow(e, "name"), (long long)n);
+    }
+    if (json_array_size(in)) printf("\n");
+}
+
+/* `cuzk circuits` and `cuzk reload`: one line per declared circuit (its inputs and
+ * its error on lines of their own). */
 static void print_circuits(json_t *r)
 {
     json_t *cs = json_object_get(r, "circuits"), *o, *ch = json_object_get(r, "changed");
@@ -723,6 +738,7 @@ static void print_circuits(json_t *r)
                jstr(o, "curve"), jint(o, "constraints"), jint(o, "public"), jstr(o, "fingerprint"),
                jshow(o, "zkey"));
         if (json_object_get(o, "error")) printf("  %s\n", jshow(o, "error"));
+        print_inputs(json_object_get(o, "inputs"));
     }
 }
 

@@ -55,6 +55,10 @@
  *                       tenant: the key is the submitting uid's)
  *                       {"ok":true,"job":ID,"partitions":N,"existing":true}; another
  *                       hash is idempotency_conflict (kept in the store with the job)
+ *   status (of one job), wait, cancel and proof take "tenant":T too (root or
+ *                       cuzkd's uid only): a job that is not tenant T's (another's,
+ *                       or one without a tenant) is answered no_such_job, as one
+ *                       that never was
  *   {"req":"proof","job":ID,"index":K} -> {"ok":true,"name":NAME,"proof":{...},
  *                                  "public":[...]} (snarkjs's proof.json and
  *                                  public.json) of a "results":"store" job, from the

@@ -4,7 +4,9 @@
  *      and the answer is read to its end. The control socket names no cuzkd, so a
  *      request that gets past routing, tokens and body limits is answered 503; a
  *      token of the tokens file below opens the routes behind auth.
- *   1  the input is a request body: api_parse_body (object, array, byte offsets).
+ *   1  the input is a request body: api_parse_body (object, array, byte offsets),
+ *      then api_check_signals against a circuit's inputs (nested names among them);
+ *      the same bytes as text through api_unpath (the cut of paths in answers).
  *   2  the input is a tokens file: api_tokens_load. */
 #include <stdint.h>
 #include <stdio.h>
@@ -91,11 +93,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!size) return 0;
     switch (data[0] % 3) {
     case 0: http(data + 1, size - 1); break;
-    case 1:
-        if ((fd = memfd_of(data + 1, size - 1)) < 0) break;
-        json_decref(api_parse_body(&r, &(struct api_body){ .fd = fd, .len = size - 1 }));
-        close(fd);
+    case 1: {
+        json_t *j,
+            *inputs = json_loads("[{\"name\":\"x\",\"size\":1},{\"name\":\"a.b\",\"size\":2},"
+                                 "{\"name\":\"in[0].y\",\"size\":1},{\"name\":\"\",\"size\":1}]",
+                                 0, NULL);
+        char *text = strndup((const char *)data + 1, size - 1), *u;
+
+        if ((fd = memfd_of(data + 1, size - 1)) >= 0) {
+            if ((j = api_parse_body(&r, &(struct api_body){ .fd = fd, .len = size - 1 }))) {
+                (void)api_check_signals(&r, inputs, j);
+                json_decref(j);
+            }
+            close(fd);
+        }
+        u = text ? api_unpath(text) : NULL;
+        if (u && strlen(u) > strlen(text)) abort(); /* the cut never lengthens */
+        free(u);
+        free(text);
+        json_decref(inputs);
         break;
+    }
     default: {
         struct api_tokens tk;
 

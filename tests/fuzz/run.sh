@@ -34,7 +34,7 @@ libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
       $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
-api_srcs=(api/http.c api/submit.c api/jobs.c api/ctl.c api/problem.c api/tokens.c proto/ctl_client.c)
+api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c proto/ctl_client.c)
 api_libs=()
 if pkg-config --exists libmicrohttpd; then
   targets+=(api)

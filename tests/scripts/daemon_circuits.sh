@@ -95,6 +95,10 @@ fp_mp="$("$BUILD/bin/cuzk" fingerprint "$tmp/z/mp.zkey" | awk '{print $1}')"
   "bn128/1021/2 bls12381/1021/2 bn128/$(sed -n 's/.*constraints=\([0-9]*\) nPublic=\([0-9]*\).*/\1\/\2/p' "$MP/info.txt") bls12381/1021/2" ] \
   || fail "curve/constraints/public: $(js 'JSON.stringify(r.circuits)' "$st")"
 cuzk circuits | grep -q "^mul.bls_12 *resident *bls12381 *1021 *2 " || fail "human circuits: $(cuzk circuits)"
+if [ -n "$gen" ]; then # the generator's input signals, read from its file
+  [ "$(js 'r.circuits[0].inputs.map(i=>i.name+"/"+i.size).join(" ")' "$st")" = "x/1 k/1" ] || fail "inputs: $st"
+  cuzk circuits | grep -A1 "^mul-bn " | grep -qx "  inputs: x, k" || fail "human circuits, inputs: $(cuzk circuits)"
+fi
 echo "ok: cuzk circuits: three resident (the preload slots), four declared ($(js 'r.circuits[3].note' "$st" | cut -c1-60)...); curve, constraints, public inputs, fingerprint as cuzk fingerprint"
 
 # ---- prove by name -----------------------------------------------------------------

@@ -4,7 +4,8 @@
 # answer. A tenant over its max-running-jobs -> 429 with Retry-After. DELETE of a
 # running job (the finalizer held back by --test-finalizer-delay-ms) -> its unfinished
 # partitions fail; their proof -> 422 job_failed. An input.json without a signal the
-# circuit needs -> the job fails, naming it. cuzk-api started by root on its own
+# circuit needs -> 422 mismatch at the POST, naming it; one whose signal has two values
+# for one -> the job fails, naming it. cuzk-api started by root on its own
 # (--socket, its systemd unit's way) with --user: after binding it runs as that user
 # with no other group (/proc/PID/status), and so cannot reach root's cuzkd (readyz
 # 503 no_daemon, healthz 200). --per-ip 2: a third connection from 127.0.0.1 is
@@ -62,11 +63,15 @@ http delw "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null; expect delw 200
 http delp "$tok_alice" GET "/v1/jobs/$j1/proofs/3" >/dev/null; expect delp 422 job_failed
 echo "ok: DELETE of a running job -> failed; its last partition's proof -> 422 job_failed: $(jfield delp r.detail)"
 http miss "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x":"5"}' >/dev/null; expect miss 202
-http missw "$tok_alice" GET "/v1/jobs/$(jfield miss r.job)?wait=300" >/dev/null
-[ "$(jfield missw r.state)" = failed ] || fail "input without k: $(cat "$tmp/http/missw.body")"
-http missp "$tok_alice" GET "/v1/jobs/$(jfield miss r.job)/proofs/0" >/dev/null; expect missp 422 job_failed
-echo "ok: an input without signal k -> the job fails: $(jfield missw 'r.parts[0].reason')"
+  --data-binary '{"x":"5"}' >/dev/null; expect miss 422 mismatch
+[ "$(jfield miss r.signal)" = k ] || fail "422 without the signal: $(cat "$tmp/http/miss.body")"
+http two "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '{"x":"5","k":["1","2"]}' >/dev/null; expect two 202
+http twow "$tok_alice" GET "/v1/jobs/$(jfield two r.job)?wait=300" >/dev/null
+[ "$(jfield twow r.state)" = failed ] || fail "input with two values of k: $(cat "$tmp/http/twow.body")"
+jfield twow 'r.parts[0].reason' | grep -q "signal k has 2 values" || fail "reason: $(cat "$tmp/http/twow.body")"
+http twop "$tok_alice" GET "/v1/jobs/$(jfield two r.job)/proofs/0" >/dev/null; expect twop 422 job_failed
+echo "ok: an input without signal k -> 422 mismatch (signal k); two values for k -> the job fails: $(jfield twow 'r.parts[0].reason')"
 
 # ---- standalone, privileges dropped, per-IP limit, idle timeout --------------------------
 port2="$(free_port)"

@@ -3,7 +3,7 @@
 # B (a real user made for the run, admitted by --group; cuzkd runs as root): B may
 # submit such a job by circuit name and fetch its own proofs (snarkjs verifies them),
 # but may not name a "tenant" (that is for the API process, which runs as cuzkd's user:
-# not_permitted), may not fetch root's stored proof (not_owner), and may not `cuzk
+# not_permitted), neither in a submit nor in a status, wait, cancel or proof, may not fetch root's stored proof (not_owner), and may not `cuzk
 # reload` the operator's circuits (not_permitted; cuzk exits 21); an idempotency key B
 # sends never answers root's job of the same key. SKIP (77) when not root.
 set -euo pipefail
@@ -45,6 +45,10 @@ jr="$(js 'r.job' "$(send_fds "$(line ',"tenant":"ops"')" "$tmp/r1.wtns")")"
 cuzk wait "$jr" >/dev/null || fail "root's job $jr"
 refused_with not_owner "B fetching root's stored proof" \
   "$(as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "{\"req\":\"proof\",\"job\":$jr,\"index\":0}")"
+for q in '"req":"status"' '"req":"wait","timeout_ms":1' '"req":"cancel"' '"req":"proof","index":0'; do
+  refused_with not_permitted "B's {$q} naming tenant ops" \
+    "$(as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "{$q,\"job\":$jr,\"tenant\":\"ops\"}")"
+done
 # Idempotency keys are per tenant, or without one per user: B's key never answers root's job.
 sha=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 key=',"idempotency_key":"same","body_sha256":"'$sha'"'

@@ -1,0 +1,111 @@
+/* test_api_signals.c — two checks of cuzk-api (api/) with no server: an input
+ * object's keys against a circuit's input signals (api_check_signals: the 422
+ * missing_signal / unknown_signal and its members) and the cut of the server's paths
+ * from what a tenant reads (api_unpath). */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../../api/api.h"
+
+#include "helper_test.h"
+
+/* api_check_signals of body against inputs (JSON texts): "" when accepted, else
+ * "CODE SIGNAL [INDEX]" from the problem document. */
+static const char *check(const char *inputs, const char *body)
+{
+    static char out[256];
+    json_t *in = json_loads(inputs, 0, NULL), *b = json_loads(body, 0, NULL), *p;
+    struct api_resp r = { 0 };
+    int rc;
+
+    ck_assert_ptr_nonnull(b);
+    rc = api_check_signals(&r, in, b);
+    out[0] = '\0';
+    if (rc) {
+        ck_assert_int_eq(r.status, 422);
+        p = json_loads(r.body, 0, NULL);
+        ck_assert_str_eq(json_string_value(json_object_get(p, "type")), "mismatch");
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(p, "detail")),
+                                     json_string_value(json_object_get(p, "signal"))));
+        snprintf(out, sizeof(out), "%s %s", json_string_value(json_object_get(p, "code")),
+                 json_string_value(json_object_get(p, "signal")));
+        if (json_object_get(p, "index"))
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), " %lld",
+                     (long long)json_integer_value(json_object_get(p, "index")));
+        json_decref(p);
+    } else
+        ck_assert_int_eq(r.status, 0);
+    free(r.body);
+    json_decref(in);
+    json_decref(b);
+    return out;
+}
+
+static const char mul[] = "[{\"name\":\"x\",\"size\":1},{\"name\":\"k\",\"size\":1}]";
+static const char bus[] =
+    "[{\"name\":\"a.b\",\"size\":1},{\"name\":\"a.c\",\"size\":2},{\"name\":\"in\",\"size\":3},"
+    "{\"name\":\"v[0].y\",\"size\":1},{\"name\":\"v[1].y\",\"size\":1}]";
+
+TEST(test_api_signals_plain, 1)
+{
+    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":\"2\"}"), "");
+    ck_assert_str_eq(check(mul, "{\"x\":1}"), "missing_signal k");
+    ck_assert_str_eq(check(mul, "{\"k\":1}"), "missing_signal x");
+    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":1,\"y\":1}"), "unknown_signal y");
+    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":1,\"\":1}"), "unknown_signal ");
+    ck_assert_str_eq(check(mul, "{\"x\":1,\"kk\":1}"), "unknown_signal kk");
+    ck_assert_str_eq(check(mul, "{\"x.y\":1,\"k\":1}"), "unknown_signal x.y");
+    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1},{\"x\":1,\"k\":1}]"), "");
+    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1},{\"k\":1}]"), "missing_signal x 1");
+    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1,\"z\":0},{\"k\":1}]"), "unknown_signal z 0");
+    /* names not known (a generator without them): nothing is checked here */
+    ck_assert_str_eq(check("[]", "{\"anything\":1}"), "");
+    ck_assert_str_eq(check("null", "{\"anything\":1}"), "");
+}
+END_TEST
+
+TEST(test_api_signals_buses, 1)
+{
+    const char *all = "{\"a\":{\"b\":1,\"c\":[1,2]},\"in\":[1,2,3],\"v\":[{\"y\":1},{\"y\":2}]}";
+
+    ck_assert_str_eq(check(bus, all), "");
+    ck_assert_str_eq(check(bus, "{\"a.b\":1,\"a.c\":[1,2],\"in\":[1,2,3],\"v[0].y\":1,\"v[1].y\":1}"), "");
+    ck_assert_str_eq(check(bus, "{\"a.b\":1,\"in\":[1,2,3],\"v\":[]}"), "missing_signal a.c");
+    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":[1,2,3]}"), "missing_signal v[0].y");
+    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":1,\"v[0].y\":1}"), "missing_signal v[1].y");
+    ck_assert_str_eq(check(bus, "{\"a.bb\":1,\"a\":{},\"in\":1,\"v\":1}"), "unknown_signal a.bb");
+    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":1,\"v\":1,\"in.x\":1}"), "unknown_signal in.x");
+}
+END_TEST
+
+TEST(test_api_unpath, 1)
+{
+    static const char *const cases[][2] = {
+        { "zkey /srv/zk/circuit.zkey: truncated", "zkey circuit.zkey: truncated" },
+        { "cannot open /tmp/x/run/i.sock (No such file)", "cannot open i.sock (No such file)" },
+        { "\"/a/b/c.json\", '/d/e'", "\"c.json\", 'e'" },
+        { "dir /var/lib/cuzk/ is full", "dir cuzk is full" },
+        { "/ alone", "/ alone" },
+        { "//x", "x" },
+        { "input-0.json: signal k", "input-0.json: signal k" },
+        { "a/b and 1/2 are no paths", "a/b and 1/2 are no paths" },
+        { "paths=/p/q,[/r/s]", "paths=q,[s]" },
+        { "", "" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *u = api_unpath(cases[i][0]);
+
+        ck_assert_str_eq(u, cases[i][1]);
+        free(u);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    return test_main("api_signals", NULL);
+}
