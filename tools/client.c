@@ -829,6 +829,25 @@ static int cmd_proof(struct client *c, int argc, char **argv)
     return rc;
 }
 
+/* fleet_local_circuits (fleet_client.h): this instance's `circuits` reply. */
+static json_t *local_circuits(void *arg, int *rc)
+{
+    struct client *c = arg;
+    json_t *r;
+
+    if ((*rc = connect_daemon(c))) return NULL;
+    if (!(r = request(c, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS)))) {
+        *rc = CUZK_EXIT_NO_DAEMON;
+        return NULL;
+    }
+    if (!is_ok(r)) {
+        *rc = print_error(c, r);
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
 int client_main(int argc, char **argv)
 {
     struct client c;
@@ -873,7 +892,7 @@ int client_main(int argc, char **argv)
         }
 
     /* --queue URL: the fleet's database, not a local cuzkd (fleet_client.h) */
-    if ((rc = fleet_client_main(argc, argv, c.json)) >= 0) return rc;
+    if ((rc = fleet_client_main(argc, argv, c.json, local_circuits, &c)) >= 0) return rc;
     if (!strcmp(cmd, "metrics")) return metrics_cmd_main(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))
         rc = cmd_prove(&c, argc, argv);
