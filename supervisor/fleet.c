@@ -102,13 +102,13 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
 
     if (!fleet_name_ok(sl->c.name))
         why = "its name is not a single file name";
-    else if (!circuit_name_ok(sl->c.circuit))
+    else if (circuit_name_ok(sl->c.circuit)) /* 0: valid */
         why = "its circuit is not a circuit name";
     else
         why = staging_prepare(d, sl, stage, sizeof(stage));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
-        sl->retry = !fleet_name_ok(sl->c.name) || !circuit_name_ok(sl->c.circuit) ? 0 : 1;
+        sl->retry = fleet_name_ok(sl->c.name) && !circuit_name_ok(sl->c.circuit); /* else the row's fault */
     } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
@@ -167,11 +167,16 @@ static int input_fault(const char *code)
  * it printed, and whether it is the partition's (sl->retry 0) or not. */
 static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 {
-    char *text = staging_reply(d, sl);
-    json_t *r = text ? json_loads(text, 0, NULL) : NULL, *j, *p;
-    const char *m = NULL, *code = json_string_value(json_object_get(r, "error"));
-    size_t i;
+    char *text = staging_reply(d, sl), *last = text, dir[CONFIG_PATH_MAX + 32], *at;
+    json_t *r, *j, *p;
+    const char *m = NULL, *code;
+    size_t i, dl;
 
+    /* --json --wait prints the submit's reply, then the job's: the last line is it. */
+    for (char *q = text; q && *q; q++)
+        if (*q == '\n' && q[1] && q[1] != '\n') last = q + 1;
+    r = last ? json_loads(last, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    code = json_string_value(json_object_get(r, "error"));
     free(text);
     if (sl->rc == CUZK_EXIT_JOB_FAILED && (j = json_object_get(r, "job"))) {
         /* The job's own failure (an unsatisfied assert, a malformed input.json): the
@@ -186,10 +191,14 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
     } else
         sl->retry = sl->rc != CUZK_EXIT_JOB_FAILED;
     if (m)
-        snprintf(sl->why, sizeof(sl->why), "%s%s%s", m, code ? " " : "", code ? code : "");
+        snprintf(sl->why, sizeof(sl->why), "%s%s%s%s", m, code ? " (" : "", code ? code : "", code ? ")" : "");
     else
         snprintf(sl->why, sizeof(sl->why), "cuzkd job failed (cuzk exit %d)", sl->rc);
     json_decref(r);
+    /* The reason goes to the submitter: this daemon's private dir is not theirs to
+     * know, the input's name within it ("2.wtns") is. */
+    dl = (size_t)snprintf(dir, sizeof(dir), "%s/%u/", d->priv, (unsigned)(sl - d->slots));
+    while (dl < sizeof(dir) && (at = strstr(sl->why, dir))) memmove(at, at + dl, strlen(at + dl) + 1);
 }
 
 static int start_one(struct fleet_daemon *d, struct slot *sl)

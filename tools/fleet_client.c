@@ -144,7 +144,7 @@ static int prove_circuit(struct fleet *f, const struct circuit_opts *o, int nw, 
     int rc = CUZK_EXIT_USAGE, n = 0;
 
     if (!in) return CUZK_EXIT_INTERNAL;
-    if (!circuit_name_ok(o->circuit)) {
+    if (circuit_name_ok(o->circuit)) {
         fprintf(stderr, "cuzk prove --queue: --circuit %s is not a circuit name\n", o->circuit);
         goto done;
     }
