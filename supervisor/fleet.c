@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -451,7 +453,16 @@ static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
 
     if (!d->store || t < d->next_circuits) return;
     d->next_circuits = t + CIRCUITS_EVERY_MS;
-    if (ctl_connect(&cc, d->sock) || !(r = ctl_request(&cc, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0)) ||
+    /* Bounded: an event loop that no longer serves (cuzkd stopping: it joins this
+     * thread after its loop ends, its socket still bound) must not hold this thread
+     * in a read forever. */
+    if (!ctl_connect(&cc, d->sock)) {
+        struct timeval tv = { .tv_sec = 2 };
+
+        setsockopt(cc.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(cc.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    }
+    if (cc.fd < 0 || !(r = ctl_request(&cc, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0)) ||
         !json_is_true(json_object_get(r, "ok"))) {
         json_decref(r);
         ctl_close(&cc);
