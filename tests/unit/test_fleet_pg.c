@@ -638,6 +638,64 @@ static ssize_t slurp(int fd, unsigned char *buf, size_t cap)
     return o;
 }
 
+/* One key inserted by 6 processes at once (each its own connection): one creates the
+ * job, the others get that job (0), none an error or a second job (the unique index
+ * decides, ON CONFLICT waits for the winner's commit). */
+static void idem_race(const char *url)
+{
+    struct fleet_input in = { "{\"a\": \"1\"}", 10, 0 };
+    struct fleet_circuit_job cj = {
+        .circuit = "race", .fingerprint = "ff", .tenant = "tr", .idem_key = "same", .body_sha256 = "h"
+    };
+    int fds[6][2], created = 0, same = 0;
+    uint64_t ids[6] = { 0 };
+    pid_t pid[6];
+
+    for (int i = 0; i < 6; i++) {
+        if (pipe(fds[i])) return;
+        if (!(pid[i] = fork())) {
+            struct fleet *g;
+            char err[512], line[64];
+            uint64_t job = 0;
+            int rc = fleet_open(&g, url, err, sizeof(err));
+
+            if (!rc) rc = fleet_job_add_inputs(g, &cj, 1, &in, &job, err, sizeof(err));
+            if (rc < 0) fprintf(stderr, "race: %s\n", err);
+            snprintf(line, sizeof(line), "%d %llu\n", rc, (unsigned long long)job);
+            if (write(fds[i][1], line, strlen(line)) < 0) _exit(2);
+            _exit(0);
+        }
+        close(fds[i][1]);
+    }
+    for (int i = 0; i < 6; i++) {
+        char line[64] = "";
+        int rc = -999;
+        unsigned long long job = 0;
+
+        if (read(fds[i][0], line, sizeof(line) - 1) > 0 && sscanf(line, "%d %llu", &rc, &job) == 2) {
+            ids[i] = job;
+            created += rc == 1;
+            same += rc == 0;
+        }
+        close(fds[i][0]);
+        waitpid(pid[i], NULL, 0);
+        CHECK(rc == 0 || rc == 1, "a concurrent insert of one key answered %d", rc);
+        CHECK(ids[i] == ids[0] && ids[i], "concurrent inserts of one key: jobs %llu and %llu",
+              (unsigned long long)ids[0], (unsigned long long)ids[i]);
+    }
+    CHECK(created == 1 && same == 5, "concurrent inserts of one key: %d created, %d the same", created, same);
+    {
+        struct fleet *f;
+        char err[512];
+
+        if (!fleet_open(&f, url, err, sizeof(err))) {
+            CHECK(fleet_job_cancel(f, ids[0], "tr", err, sizeof(err)) == 1, "cancel the race's job: %s", err);
+            fleet_close(f);
+        }
+    }
+    printf("ok: one idempotency key inserted by 6 processes at once: 1 job, the others got it\n");
+}
+
 /* Circuit jobs (fleet_pg.h "Circuit jobs"): inputs in the table, binary and byte for
  * byte; idempotency per tenant; claimed only by a storing daemon that has the circuit
  * with the same fingerprint; the API's views scoped by tenant; cancel of queued and
@@ -903,6 +961,7 @@ static int semantics(const char *url)
     adoption(url, f);
     stored(url, f);
     circuits(url, f);
+    idem_race(url);
     fleet_close(f);
     migration(url);
     printf("%s: lease semantics\n", fails ? "FAIL" : "ok");
