@@ -190,6 +190,9 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
     } else if (sl->rc == CUZK_EXIT_REFUSED && code) {
         m = json_string_value(json_object_get(r, "message"));
         sl->retry = !input_fault(code);
+        /* The circuit went (a reload) since the last refresh: read the set again
+         * before the next claim, so this daemon does not take it back at once. */
+        if (!strcmp(code, CONTROL_E_NO_CIRCUIT)) d->next_circuits = 0;
     } else
         sl->retry = sl->rc != CUZK_EXIT_JOB_FAILED;
     if (m)
