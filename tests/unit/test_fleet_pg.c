@@ -838,6 +838,20 @@ static void circuits(const char *url, struct fleet *f)
           "cancelled job: %s", js ? js : err);
     free(js);
     CHECK(fleet_tenant_running(f, "t2", err, sizeof(err)) == 0, "t2 still running");
+    /* A job that ends done rings too (no tenant, no key). */
+    {
+        struct fleet_circuit_job plain = { .circuit = "mul", .fingerprint = "aa" };
+        uint64_t job3 = 0;
+
+        CHECK(fleet_job_add_inputs(f, &plain, 1, in, &job3, err, sizeof(err)) == 1, "add: %s", err);
+        CHECK(fleet_tenant_running(f, NULL, err, sizeof(err)) == 1 && fleet_tenant_running(f, "", err, sizeof(err)) == 1,
+              "running jobs without a tenant");
+        CHECK(fleet_claim(f, "ci-b", 30, c2, 1, err, sizeof(err)) == 1 && c2[0].job == job3, "claim: %s", err);
+        CHECK(fleet_finish_stored(f, "ci-b", job3, 0, c2[0].gen, "{}", "[]", err, sizeof(err)) == 1, "finish: %s",
+              err);
+        CHECK(rang(l, job3), "no job-end notification for the done job %llu", (unsigned long long)job3);
+        CHECK(job_row_state(url, job3, "done"), "job row");
+    }
     CHECK(!fleet_set_circuits(f, 0, NULL, NULL), "set circuits");
     fleet_set_stores(f, 0);
     fleet_close(l);
