@@ -726,6 +726,13 @@ static void circuits(const char *url, struct fleet *f)
           "too many partitions accepted");
     CHECK(fleet_job_add_inputs(f, &cj, 1, &empty, &job, err, sizeof(err)) == -EINVAL, "an empty input accepted");
     {
+        /* Refused by its length alone: the bytes are never read. */
+        struct fleet_input huge = { wt, FLEET_INPUT_MAX + 1, 1 };
+
+        CHECK(fleet_job_add_inputs(f, &cj, 1, &huge, &job, err, sizeof(err)) == -EINVAL && strstr(err, "input 0"),
+              "an input over FLEET_INPUT_MAX accepted: %s", err);
+    }
+    {
         struct fleet_circuit_job no_fp = cj;
 
         no_fp.fingerprint = NULL;
