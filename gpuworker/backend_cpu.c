@@ -9,7 +9,9 @@
  * "cpu-lanes" is what cuzkd's CPU workers run when they have two threads or more
  * (worker.c): the same two lanes, but a partition of a domain up to 2^CPU_LANES_MAX_LG
  * runs on half the threads beside the other lane's, and a larger one takes every
- * thread alone (a writer-preferring lock, so that it is not starved by small ones). A
+ * thread alone (a writer-preferring lock, so that it is not starved by small ones); a
+ * small one with no other in flight takes every thread as well (a lone proof's
+ * latency stays what "cpu" gives). A
  * small proof splits badly over threads: on 2 cores merkle-13's worker spent about
  * 9 ms of core time per partition with one thread idle at the MSMs' joins and serial
  * steps; two proofs side by side, one thread each, fill those (bench/pipeline.sh,
@@ -78,18 +80,26 @@ struct cpu_async {
     struct lanes *lanes;
     bool by_size;          /* cpu-lanes: a large partition runs alone on every thread */
     pthread_rwlock_t solo; /* cpu-lanes: read by small partitions, written by large ones */
+    unsigned inflight;     /* cpu-lanes: submitted and not finished (atomic) */
 };
 
 static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct cpu_async *ca = ctx;
-    bool alone = ca->by_size && in->z->lg_domain > CPU_LANES_MAX_LG;
-    unsigned th = alone ? ca->p.threads : ca->p.threads / CPU_ASYNC_LANES;
+    bool large = ca->by_size && in->z->lg_domain > CPU_LANES_MAX_LG;
+    /* cpu-lanes: a small partition with no other in flight (a lone proof, a backlog's
+     * last) takes every thread too, so its latency is "cpu"'s; one submitted while it
+     * runs shares the cores for the rest of it. */
+    bool all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
+    unsigned th = all ? ca->p.threads : ca->p.threads / CPU_ASYNC_LANES;
 
     (void)lane;
-    if (ca->by_size) (alone ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&ca->solo);
+    if (ca->by_size) (large ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&ca->solo);
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
-    if (ca->by_size) pthread_rwlock_unlock(&ca->solo);
+    if (ca->by_size) {
+        pthread_rwlock_unlock(&ca->solo);
+        __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_RELEASE);
+    }
     /* The compute sections stand for the device's time. */
     d->device_s = d->t.ntt + d->t.msm_a + d->t.msm_b1 + d->t.msm_b2 + d->t.msm_c + d->t.msm_h;
 }
@@ -143,7 +153,13 @@ static int cpu_lanes_init(struct backend *be, const struct backend_params *p, ch
 static int cpu_async_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
                             size_t errlen)
 {
-    return lanes_submit(((struct cpu_async *)be->priv)->lanes, in, tag, err, errlen);
+    struct cpu_async *ca = be->priv;
+    int rc;
+
+    if (ca->by_size) __atomic_add_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    rc = lanes_submit(ca->lanes, in, tag, err, errlen);
+    if (rc && ca->by_size) __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    return rc;
 }
 
 static int cpu_async_collect(struct backend *be, uint64_t timeout_ns, struct backend_done *out)
