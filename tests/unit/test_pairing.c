@@ -304,8 +304,7 @@ TEST(test_pairing_final_exp_is_the_definition, 2)
     const pairing_params *pp = pairing_params_get(FQ[_i]);
     const field_desc *F = pp->F, *Fr = pp->g1->Fr;
     mpz_t q, r, e;
-    uint64_t ex[12 * FE_MAX_LIMBS + 1] = { 0 }, f[FQ12_MAX_LIMBS], want[FQ12_MAX_LIMBS],
-                                           got[FQ12_MAX_LIMBS];
+    uint64_t ex[12 * FE_MAX_LIMBS + 1] = { 0 }, f[FQ12_MAX_LIMBS], want[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
     size_t ne = 0;
     mpz_inits(q, r, e, NULL);
     mpz_import(q, F->n, -1, 8, 0, 0, F->p);
