@@ -22,6 +22,11 @@
 #     on), and by rapidsnark when RAPIDSNARK names its prover binary (all CPUs; its
 #     first and last proofs checked by snarkjs): partitions/s of each and the ratio
 #     daemon / back to back.
+# A CPU worker with 2+ threads proves partitions of domains up to 2^15 two at a time
+# (gpuworker/backend_cpu.c, cpu-lanes): its states then read "device" rather than ntt
+# and msm_*, and a gap is 0 while the other lane has a partition; CUZK_TEST_BACKEND=cpu
+# in the environment gives the synchronous path and its per-step states (an A/B of the
+# two: the same command with and without it, interleaved).
 # Targets: each worker busy >= 99% of wall time under backlog, p99 gap <= 2 ms
 # (issue 4); daemon >= 2x rapidsnark back to back (issue 9). A missed target is
 # reported, not an error (exit 1 only if something fails).

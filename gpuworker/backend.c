@@ -5,6 +5,7 @@
 
 static const struct backend_ops *const backends[] = {
     &backend_cpu_ops, &backend_cpu_async_ops, /* tests: the asynchronous path without a GPU */
+    &backend_cpu_lanes_ops, /* cuzkd's CPU workers with 2+ threads: small partitions side by side */
 #ifdef CUZK_HAVE_CUDA
     &backend_cuda_ops, /* built when nvcc is present (Makefile: CUDA=1) */
 #endif
@@ -24,9 +25,9 @@ const struct backend_ops *backend_find(const char *name)
 const char *backend_list(void)
 {
 #ifdef CUZK_HAVE_CUDA
-    return "cpu, cpu-async (tests), cuda";
+    return "cpu, cpu-async (tests), cpu-lanes, cuda";
 #else
-    return "cpu, cpu-async (tests)";
+    return "cpu, cpu-async (tests), cpu-lanes";
 #endif
 }
 

@@ -4,10 +4,25 @@
  * "cpu-async" is the same arithmetic behind the asynchronous interface (backend.h,
  * lanes.h): two lanes of half the threads each, so the worker's submit/collect path —
  * the one the CUDA backend takes — runs and is tested (tests/scripts/gpuworker_async.sh)
- * on machines without a GPU. Not for production: it is slower than "cpu". */
+ * on machines without a GPU. Not for production: it is slower than "cpu".
+ *
+ * "cpu-lanes" is what cuzkd's CPU workers run when they have two threads or more
+ * (worker.c): the same two lanes, but a partition of a domain up to 2^CPU_LANES_MAX_LG
+ * runs on half the threads beside the other lane's, and a larger one takes every
+ * thread alone (a writer-preferring lock, so that it is not starved by small ones); a
+ * small one with no other in flight takes every thread as well (a lone proof's
+ * latency stays what "cpu" gives). A
+ * small proof splits badly over threads: on 2 cores merkle-13's worker spent about
+ * 9 ms of core time per partition with one thread idle at the MSMs' joins and serial
+ * steps; two proofs side by side, one thread each, fill those (bench/pipeline.sh,
+ * merkle-13, 32 partitions, load ~2.5, cpu then cpu-async in three pairs: 27.9 / 32.6,
+ * 19.7 / 28.0, 28.5 / 31.1 partitions/s; worker CPU 51.6-52.5 against 48.8-50.0 ms a
+ * partition). A large proof parallelizes well and would only double its memory. */
 #include "cuzk/backend.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,25 +72,43 @@ const struct backend_ops backend_cpu_ops = {
 /* ---- cpu-async ---- */
 #define CPU_ASYNC_LANES 2
 
+/* cpu-lanes: partitions of domains up to 2^CPU_LANES_MAX_LG share the threads. */
+#define CPU_LANES_MAX_LG 15
+
 struct cpu_async {
     struct backend_params p;
     struct lanes *lanes;
+    bool by_size;          /* cpu-lanes: a large partition runs alone on every thread */
+    pthread_rwlock_t solo; /* cpu-lanes: read by small partitions, written by large ones */
+    unsigned inflight;     /* cpu-lanes: submitted and not finished (atomic) */
 };
 
 static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct cpu_async *ca = ctx;
-    unsigned th = ca->p.threads / CPU_ASYNC_LANES;
+    bool large = ca->by_size && in->z->lg_domain > CPU_LANES_MAX_LG;
+    /* cpu-lanes: a small partition with no other in flight (a lone proof, a backlog's
+     * last) takes every thread too, so its latency is "cpu"'s; one submitted while it
+     * runs shares the cores for the rest of it. */
+    bool all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
+    unsigned th = all ? ca->p.threads : ca->p.threads / CPU_ASYNC_LANES;
 
     (void)lane;
+    if (ca->by_size) (large ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&ca->solo);
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
+    if (ca->by_size) {
+        pthread_rwlock_unlock(&ca->solo);
+        __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_RELEASE);
+    }
     /* The compute sections stand for the device's time. */
     d->device_s = d->t.ntt + d->t.msm_a + d->t.msm_b1 + d->t.msm_b2 + d->t.msm_c + d->t.msm_h;
 }
 
-static int cpu_async_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
+static int cpu_lanes_start(struct backend *be, const struct backend_params *p, bool by_size, char *err,
+                           size_t errlen)
 {
     struct cpu_async *ca = calloc(1, sizeof(*ca));
+    pthread_rwlockattr_t ra;
     int rc;
 
     be->params = *p;
@@ -85,8 +118,21 @@ static int cpu_async_init(struct backend *be, const struct backend_params *p, ch
         return -ENOMEM;
     }
     ca->p = *p;
+    ca->by_size = by_size;
+    /* Writer-preferring: a large partition waiting for the lock is not overtaken by the
+     * small ones the other lane keeps taking. */
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    rc = pthread_rwlock_init(&ca->solo, &ra);
+    pthread_rwlockattr_destroy(&ra);
+    if (rc) {
+        free(ca);
+        snprintf(err, errlen, "lane lock: %s", strerror(rc));
+        return -rc;
+    }
     rc = lanes_start(&ca->lanes, CPU_ASYNC_LANES, cpu_async_lane, ca, err, errlen);
     if (rc) {
+        pthread_rwlock_destroy(&ca->solo);
         free(ca);
         return rc;
     }
@@ -94,10 +140,26 @@ static int cpu_async_init(struct backend *be, const struct backend_params *p, ch
     return 0;
 }
 
+static int cpu_async_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
+{
+    return cpu_lanes_start(be, p, false, err, errlen);
+}
+
+static int cpu_lanes_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
+{
+    return cpu_lanes_start(be, p, true, err, errlen);
+}
+
 static int cpu_async_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
                             size_t errlen)
 {
-    return lanes_submit(((struct cpu_async *)be->priv)->lanes, in, tag, err, errlen);
+    struct cpu_async *ca = be->priv;
+    int rc;
+
+    if (ca->by_size) __atomic_add_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    rc = lanes_submit(ca->lanes, in, tag, err, errlen);
+    if (rc && ca->by_size) __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    return rc;
 }
 
 static int cpu_async_collect(struct backend *be, uint64_t timeout_ns, struct backend_done *out)
@@ -111,6 +173,7 @@ static void cpu_async_fini(struct backend *be)
 
     if (ca) {
         lanes_stop(ca->lanes);
+        pthread_rwlock_destroy(&ca->solo);
         free(ca);
     }
     be->priv = NULL;
@@ -119,6 +182,15 @@ static void cpu_async_fini(struct backend *be)
 const struct backend_ops backend_cpu_async_ops = {
     .name = "cpu-async",
     .init = cpu_async_init,
+    .fini = cpu_async_fini,
+    .depth = CPU_ASYNC_LANES,
+    .submit = cpu_async_submit,
+    .collect = cpu_async_collect,
+};
+
+const struct backend_ops backend_cpu_lanes_ops = {
+    .name = "cpu-lanes",
+    .init = cpu_lanes_init,
     .fini = cpu_async_fini,
     .depth = CPU_ASYNC_LANES,
     .submit = cpu_async_submit,

@@ -537,7 +537,10 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     /* Test hook (tests/scripts/gpuworker_async.sh): CUZK_TEST_BACKEND=cpu-async in
      * cuzkd's environment gives its CPU workers the asynchronous CPU backend. */
     test_be = getenv("CUZK_TEST_BACKEND");
-    if (test_be && *test_be && !strcmp(name, "cpu")) name = test_be;
+    if (test_be && *test_be && !strcmp(name, "cpu"))
+        name = test_be; /* "cpu" there: the synchronous path, whatever the threads */
+    else if (!strcmp(name, "cpu") && o->threads >= 2)
+        name = "cpu-lanes"; /* small partitions two at a time (backend_cpu.c) */
     colon = strchr(name, ':');
     if (!w) {
         snprintf(err, errlen, "out of memory");

@@ -39,6 +39,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -217,11 +218,15 @@ struct ntt_cache_entry {
 
 static struct {
     pthread_mutex_t lock;
+    pthread_cond_t built; /* signalled when building goes back to 0 */
+    bool building;        /* a domain is being built outside the lock */
     struct ntt_cache_entry *head;
     size_t budget, bytes;
     unsigned domains;
     uint64_t clock, hits, misses, evictions;
-} ntt_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .budget = NTT_CACHE_DEFAULT_BUDGET };
+} ntt_cache = { .lock = PTHREAD_MUTEX_INITIALIZER,
+                .built = PTHREAD_COND_INITIALIZER,
+                .budget = NTT_CACHE_DEFAULT_BUDGET };
 
 static size_t ntt_domain_bytes(const ntt_domain *d)
 {
@@ -251,29 +256,38 @@ int ntt_domain_acquire(const field_desc *Fr, unsigned lg, const ntt_domain **out
 {
     *out = NULL;
     pthread_mutex_lock(&ntt_cache.lock);
-    for (struct ntt_cache_entry *e = ntt_cache.head; e; e = e->next)
-        if (e->d.Fr->id == Fr->id && e->d.lg == lg) {
-            e->refs++;
-            e->last_use = ++ntt_cache.clock;
-            ntt_cache.hits++;
-            pthread_mutex_unlock(&ntt_cache.lock);
-            *out = &e->d;
-            return 0;
-        }
+    for (;;) {
+        for (struct ntt_cache_entry *e = ntt_cache.head; e; e = e->next)
+            if (e->d.Fr->id == Fr->id && e->d.lg == lg) {
+                e->refs++;
+                e->last_use = ++ntt_cache.clock;
+                ntt_cache.hits++;
+                pthread_mutex_unlock(&ntt_cache.lock);
+                *out = &e->d;
+                return 0;
+            }
+        if (!ntt_cache.building) break;
+        /* One build at a time (builds are once per domain): a thread missing while
+         * another builds waits and looks again, so two partitions of a new circuit
+         * proved side by side (the CPU worker's lanes) build its domain once. */
+        pthread_cond_wait(&ntt_cache.built, &ntt_cache.lock);
+    }
     ntt_cache.misses++;
+    ntt_cache.building = true;
     pthread_mutex_unlock(&ntt_cache.lock);
 
-    /* Built outside the lock (0.4 s at 2^20): another thread missing on the same
-     * domain meanwhile builds its own copy; both are kept and age out. */
+    /* Built outside the lock (0.4 s at 2^20): hits on other domains go on meanwhile. */
     struct ntt_cache_entry *e = calloc(1, sizeof *e);
-    if (!e) return -ENOMEM;
-    int rc = ntt_domain_init(&e->d, Fr, lg);
+    int rc = e ? ntt_domain_init(&e->d, Fr, lg) : -ENOMEM;
+    pthread_mutex_lock(&ntt_cache.lock);
+    ntt_cache.building = false;
+    pthread_cond_broadcast(&ntt_cache.built);
     if (rc) {
+        pthread_mutex_unlock(&ntt_cache.lock);
         free(e);
         return rc;
     }
     e->refs = 1;
-    pthread_mutex_lock(&ntt_cache.lock);
     e->last_use = ++ntt_cache.clock;
     e->next = ntt_cache.head;
     ntt_cache.head = e;

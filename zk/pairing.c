@@ -261,7 +261,7 @@ void pairing_final_exp(const pairing_params *pp, uint64_t *r, const uint64_t *f)
     }
     fq12_set_one(F, acc);
     for (unsigned b = pp->hard_bits; b-- > 0;) {
-        fq12_sqr_pp(pp, acc, acc);
+        fq12_cyclo_sqr_pp(pp, acc, acc); /* acc, a product of t's powers, is cyclotomic */
         unsigned mask = 0;
         for (unsigned k = 0; k < 4; k++) mask |= (unsigned)((pp->hard[k][b / 64] >> (b % 64)) & 1) << k;
         if (mask) fq12_mul_pp(pp, acc, acc, tab[mask]);

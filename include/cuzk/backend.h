@@ -118,6 +118,7 @@ struct backend {
 
 extern const struct backend_ops backend_cpu_ops;
 extern const struct backend_ops backend_cpu_async_ops; /* tests (backend_cpu.c) */
+extern const struct backend_ops backend_cpu_lanes_ops; /* cuzkd's CPU workers (backend_cpu.c) */
 #ifdef CUZK_HAVE_CUDA
 extern const struct backend_ops backend_cuda_ops;
 #endif

@@ -21,6 +21,10 @@ void fq12_mul_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a, const
 void fq12_sqr_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 void fq12_inv_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 void fq12_frob(const pairing_params *pp, uint64_t *r, const uint64_t *a, unsigned k);
+/* r = a^2 for a in the cyclotomic subgroup (a^(q^6 + 1) = 1: any value after the
+ * final exponentiation's easy part), by Granger-Scott: about a third of fq12_sqr_pp's
+ * products. Outside the subgroup the result is wrong. r may alias a. */
+void fq12_cyclo_sqr_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 
 /* f *= the line A0 + A1 w + A3 w^3 (D twist) or A3 + A1 w^2 + A0 w^3 (M twist), by a
  * sparse product (A0, A1, A3 in Fq2). */

@@ -2,6 +2,7 @@
  * against its definition and against the bn128 fixture, thread-count independence. */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,6 +555,49 @@ TEST(test_ntt_domain_cache_shares_keeps_and_evicts, 1)
     ck_assert_int_eq(ntt_domain_acquire(&FIELD_BN254_FR, 30, &a), -EINVAL); /* errors pass through */
     ck_assert_ptr_null(a);
     ntt_cache_set_budget(NTT_CACHE_DEFAULT_BUDGET);
+}
+END_TEST
+
+struct racer {
+    pthread_barrier_t *go;
+    const ntt_domain *d;
+    int rc;
+};
+
+static void *race_acquire(void *arg)
+{
+    struct racer *r = arg;
+    pthread_barrier_wait(r->go);
+    r->rc = ntt_domain_acquire(&FIELD_BN254_FR, 14, &r->d);
+    return NULL;
+}
+
+/* Threads missing on one new domain at once (the CPU worker's two lanes starting two
+ * partitions of a new circuit) build it once: one miss, the others wait and hit, and
+ * all share the one domain. (Before, each built its own copy: more than one miss.) */
+TEST(test_ntt_domain_cache_builds_a_domain_once_under_a_race, 1)
+{
+    enum { NT = 4 };
+    pthread_t th[NT];
+    struct racer r[NT];
+    pthread_barrier_t go;
+    ntt_cache_stats st0, st;
+    ntt_cache_get_stats(&st0);
+    pthread_barrier_init(&go, NULL, NT);
+    for (int i = 0; i < NT; i++) {
+        r[i] = (struct racer){ .go = &go };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, race_acquire, &r[i]), 0);
+    }
+    for (int i = 0; i < NT; i++) pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    ntt_cache_get_stats(&st);
+    ck_assert_uint_eq(st.misses - st0.misses, 1);
+    ck_assert_uint_eq(st.hits - st0.hits, NT - 1);
+    for (int i = 0; i < NT; i++) {
+        ck_assert_int_eq(r[i].rc, 0);
+        ck_assert_ptr_eq(r[i].d, r[0].d);
+        ntt_domain_release(r[i].d);
+    }
 }
 END_TEST
 

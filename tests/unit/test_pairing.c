@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include <cuzk/pairing.h>
+#include <cuzk/pairing_tower.h>
+#include <gmp.h>
 
 #include "helper_test.h"
 
@@ -243,6 +245,87 @@ TEST(test_pairing_subgroup_check, 2)
     ck_assert(found);
     ck_assert(ec_aff_is_on_curve(pp->g2, P));
     ck_assert(!pairing_in_subgroup(pp->g2, P));
+}
+END_TEST
+
+/* A random Fq12 element: each Fq coefficient a random value below r (so below q),
+ * in Montgomery form. */
+static void rand_fq12(const field_desc *F, uint64_t *f)
+{
+    for (unsigned i = 0; i < 12; i++) {
+        uint64_t k[FE_MAX_LIMBS] = { 0 };
+        test_rand_scalar(pairing_params_get(F)->g1->Fr, k);
+        fe_to_mont(F, f + i * F->n, k);
+    }
+}
+
+/* f^((q^6 - 1)(q^2 + 1)), the final exponentiation's easy part, by the definition:
+ * conj(f)/f is f^(q^6 - 1). Its result lies in the cyclotomic subgroup. */
+static void easy_part(const pairing_params *pp, uint64_t *r, const uint64_t *f)
+{
+    uint64_t t[FQ12_MAX_LIMBS], u[FQ12_MAX_LIMBS];
+    fq12_inv(pp->F, t, f);
+    fq12_conj(pp->F, u, f);
+    fq12_mul(pp->F, t, u, t);
+    fq12_frob(pp, u, t, 2);
+    fq12_mul(pp->F, r, u, t);
+}
+
+/* Granger-Scott's squaring (fq12_cyclo_sqr_pp) equals the plain one on cyclotomic
+ * elements, over a chain of 40 squares; and a planted bug (one coefficient of the
+ * input changed, so it is no longer cyclotomic) gives a value the plain squaring
+ * does not: the comparison sees a wrong coefficient. */
+TEST(test_pairing_cyclotomic_square_is_the_square, 2)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const field_desc *F = pp->F;
+    uint64_t f[FQ12_MAX_LIMBS], g[FQ12_MAX_LIMBS], want[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
+    rand_fq12(F, f);
+    easy_part(pp, g, f);
+    memcpy(got, g, sizeof got);
+    for (int k = 0; k < 40; k++) {
+        fq12_sqr(F, want, got);
+        fq12_cyclo_sqr_pp(pp, got, got); /* in place, as the final exponentiation calls it */
+        ck_assert(fq12_eq(F, got, want));
+    }
+    g[3 * F->n] ^= 1; /* planted bug: one limb of one coefficient */
+    fq12_sqr(F, want, g);
+    fq12_cyclo_sqr_pp(pp, got, g);
+    ck_assert(!fq12_eq(F, got, want));
+}
+END_TEST
+
+/* The final exponentiation (its easy part, then the hard part's base-q digits with
+ * cyclotomic squares) against the definition: f^((q^12 - 1)/r) by plain square and
+ * multiply (fq12_pow) with the exponent computed by GMP from q and r. Random f, not
+ * only Miller-loop values; and a planted bug (the exponent plus one) is told apart. */
+TEST(test_pairing_final_exp_is_the_definition, 2)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const field_desc *F = pp->F, *Fr = pp->g1->Fr;
+    mpz_t q, r, e;
+    uint64_t ex[12 * FE_MAX_LIMBS + 1] = { 0 }, f[FQ12_MAX_LIMBS], want[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
+    size_t ne = 0;
+    mpz_inits(q, r, e, NULL);
+    mpz_import(q, F->n, -1, 8, 0, 0, F->p);
+    mpz_import(r, Fr->n, -1, 8, 0, 0, Fr->p);
+    mpz_pow_ui(e, q, 12);
+    mpz_sub_ui(e, e, 1);
+    ck_assert(mpz_divisible_p(e, r));
+    mpz_divexact(e, e, r);
+    mpz_export(ex, &ne, -1, 8, 0, 0, e);
+    ck_assert_uint_le(ne, TEST_N(ex));
+    for (int k = 0; k < 2; k++) {
+        rand_fq12(F, f);
+        fq12_pow(F, want, f, ex, (unsigned)ne);
+        pairing_final_exp(pp, got, f);
+        ck_assert(fq12_eq(F, got, want));
+    }
+    mpz_add_ui(e, e, 1); /* planted bug: f^(e + 1) */
+    mpz_export(ex, &ne, -1, 8, 0, 0, e);
+    fq12_pow(F, want, f, ex, (unsigned)ne);
+    ck_assert(!fq12_eq(F, got, want));
+    mpz_clears(q, r, e, NULL);
 }
 END_TEST
 
