@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The fleet without a shared file system: three cuzkd, each with --queue --store-proofs
+# --listen (its cuzk-api in queue mode), on a real PostgreSQL cluster this test starts
+# (a password asked, scram-sha-256). Each server lives in a mount namespace and a PID
+# namespace of its own (unshare -m -p) with a private tmpfs at the SAME path holding
+# all of its files (config, tokens, circuits dir with the zkey and the generator, run
+# dir, state dir) and its own /dev/shm: no server can read another's files, and the
+# test asserts that each namespace sees only its own (the host sees an empty mount
+# point). The queue's password is in each server's 0600 config file only: no process
+# has it on its command line (cuzkd hands it to its API child as a memfd).
+#   - input.json arrays and objects and a .wtns POSTed with curl to different servers;
+#     the same Idempotency-Key and body sent to ANOTHER server answers the same job,
+#     another body with it 409; bob sees none of alice's jobs (404);
+#   - server 0 is killed with -9, all of its processes at once (its PID namespace),
+#     while it holds leases; with --queue-lease 3 the others take them over: each
+#     partition it held is finished by another server;
+#   - every job is long-polled (?wait=) and every proof fetched through a surviving
+#     server's API, and snarkjs verifies every one; a job cancelled on another server
+#     than the one it was posted to is decided;
+#   - every answer is checked against docs/openapi.json.
+# SKIP (77) without root, unshare's namespaces, tmpfs mounts or PostgreSQL.
+set -euo pipefail
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
+. "$ROOT/tests/lib/wgen.sh"
+. "$ROOT/tests/lib/api.sh"
+. "$ROOT/tests/security/lib.sh"
+. "$ROOT/tests/lib/pg.sh"
+daemon_init afleet
+fail() { echo "FAIL: $*"; for k in 0 1 2; do echo "--- server $k"; tail -n 25 "$tmp/cuzkd$k.log" 2>/dev/null; done; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"; exit 77; }
+command -v unshare >/dev/null && command -v nsenter >/dev/null || { echo "SKIP: unshare or nsenter missing"; exit 77; }
+mkdir -p "$tmp/probe"
+unshare -m -p -f --propagation private --mount-proc --kill-child sh -c "mount -t tmpfs probe '$tmp/probe'" 2>"$tmp/probe.err" ||
+  { echo "SKIP: no private mount and PID namespaces with a tmpfs here: $(head -c 200 "$tmp/probe.err")"; exit 77; }
+api_init
+pg_password="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
+pg_cluster_start
+# The URL with the password, for the servers' config files only (the test's 0600 file).
+(umask 077; echo "postgresql://cuzk:$pg_password@/cuzk?host=$pg&port=$port" >"$tmp/queue.url")
+api_tokens alice
+api_tokens bob
+
+# ---- three servers, each in its own namespaces ---------------------------------------
+P="$tmp/priv" # the same path in every namespace: a private tmpfs there
+mkdir -p "$P"
+# server_main P K INSTANCE PORT BIN FX GEN TOKENS URLFILE: runs as PID 1 of the new
+# namespaces: the private mounts, the server's files, then cuzkd (a child, so that this
+# shell reaps what is orphaned in the namespace).
+server_main() {
+  set -e
+  local P="$1" k="$2" inst="$3" port="$4" bin="$5" fx="$6" gen="$7" tokens="$8" urlfile="$9"
+  mount -t tmpfs -o mode=0700,size=256m "cuzk-server-$k" "$P"
+  mount -t tmpfs -o mode=1777,size=256m "cuzk-shm-$k" /dev/shm
+  mkdir -p "$P/circuits/mul" "$P/run" "$P/state"
+  cp "$fx/circuit_final.zkey" "$P/circuits/mul/circuit.zkey"
+  cp "$fx/circuit.r1cs" "$P/circuits/mul/circuit.r1cs"
+  cp "$gen" "$P/circuits/mul/circuit.wgen"
+  cp "$tokens" "$P/tokens"
+  echo "server $k" >"$P/whoami"
+  (
+    umask 077
+    printf 'buffer-mb = 16\nlisten = 127.0.0.1:%s\napi-tokens = %s\ncircuits-dir = %s\nqueue = %s\nqueue-lease = 3\nstore-proofs\n' \
+      "$port" "$P/tokens" "$P/circuits" "$(cat "$urlfile")" >"$P/cuzkd.conf"
+  )
+  "$bin/cuzkd" --config "$P/cuzkd.conf" --instance "$inst" --run-dir "$P/run" --state-dir "$P/state" \
+    --wgen-dir "$P/circuits" --foreground --devices cpu:1 &
+  wait $!
+}
+upid=() init=() ports=() bases=()
+for k in 0 1 2; do
+  ports[k]="$(free_port)"
+  bases[k]="http://127.0.0.1:${ports[k]}"
+  # --kill-child: the namespace's PID 1 (and with it every process there) dies with unshare.
+  unshare -m -p -f --propagation private --mount-proc --kill-child \
+    bash -c "$(declare -f server_main); server_main \"\$@\"" _ \
+    "$P" "$k" "$inst-s$k" "${ports[k]}" "$BUILD/bin" "$FX" "$gen" "$tmp/tokens" "$tmp/queue.url" \
+    >"$tmp/cuzkd$k.log" 2>&1 &
+  upid[k]=$!
+done
+daemon_on_exit="for p in ${upid[*]}; do kill -KILL \$p 2>/dev/null || true; done; ${daemon_on_exit}"
+for k in 0 1 2; do
+  for _ in $(seq 1 100); do init[k]="$(pgrep -P "${upid[k]}" | head -n1 || true)"; [ -n "${init[k]}" ] && break; sleep 0.1; done
+  [ -n "${init[k]}" ] || fail "server $k: no namespace (see $tmp/cuzkd$k.log): $(tail -n 5 "$tmp/cuzkd$k.log")"
+done
+ready() {  # K: /readyz answers 200 (stages up, mul resident)
+  api_base="${bases[$1]}"
+  for _ in $(seq 1 1200); do [ "$(http "ready$1" "" GET /readyz)" = 200 ] && return 0; sleep 0.1; done
+  fail "server $1: not ready within 120 s"
+}
+for k in 0 1 2; do ready "$k"; done
+echo "ok: 3 servers up, each in its own mount and PID namespace, APIs on ports ${ports[*]}"
+
+# Each namespace sees its own files at $P and nobody else's; the host sees none.
+[ -z "$(ls -A "$P")" ] || fail "the host sees files at $P: $(ls -A "$P")"
+for k in 0 1 2; do
+  seen="$(nsenter -t "${init[k]}" -m -- sh -c "cat '$P/whoami'; ls '$P/run'; ls -A '$P'")"
+  grep -qx "server $k" <<<"$seen" || fail "namespace $k sees at $P: $seen"
+  for j in 0 1 2; do
+    [ "$j" = "$k" ] && continue
+    ! grep -q -- "$inst-s$j" <<<"$seen" || fail "namespace $k sees server $j's files: $seen"
+  done
+  grep -q -- "$inst-s$k.sock" <<<"$seen" || fail "namespace $k: no socket of its own: $seen"
+done
+echo "ok: each namespace sees only its own files at $P (its whoami, its socket); the host sees an empty directory"
+# The password: in no process's command line (cuzkd's, its stages', the APIs', psql's).
+for c in /proc/[0-9]*/cmdline; do
+  ! tr '\0' ' ' <"$c" 2>/dev/null | grep -q -- "$pg_password" || fail "the queue password is on the command line of ${c%/cmdline}"
+done
+echo "ok: the queue's password is in no process's command line"
+
+# ---- requests to different servers -----------------------------------------------------
+on() { api_base="${bases[$1]}"; }  # the server the next request goes to
+arr() {  # N SEED: an array of N input objects
+  local i out="["
+  for i in $(seq 1 "$1"); do out+="{\"x\":\"$((i + $2))\",\"k\":\"$((3 * i + 1))\"}"; [ "$i" = "$1" ] || out+=","; done
+  echo "$out]"
+}
+NA=16
+on 0; http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary "$(arr $NA 0)" >/dev/null; expect a 202
+on 1; http b "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null; expect b 202
+on 2; http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  --data-binary @"$FX/witness.wtns" >/dev/null; expect c 202
+on 2; http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary @"$FX/input.json" >/dev/null; expect d 202
+ja="$(jfield a r.job)" jb="$(jfield b r.job)" jc="$(jfield c r.job)" jd="$(jfield d r.job)"
+[ "$(jfield a r.partitions)" = $NA ] && grep -qi "^location: /v1/jobs/$ja" "$tmp/http/a.head" || fail "a: $(cat "$tmp/http/a.body")"
+echo "ok: POSTed: an array of $NA to server 0 (job $ja), of 4 to server 1 (job $jb), a .wtns (job $jc) and an input.json (job $jd) to server 2"
+# The same key and body on ANOTHER server: the same job; another body: 409.
+on 2; http b2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null; expect b2 202
+[ "$(jfield b2 r.job)" = "$jb" ] && [ "$(jfield b2 r.existing)" = true ] || fail "same key on server 2: $(cat "$tmp/http/b2.body")"
+on 0; http b3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 200)" >/dev/null; expect b3 409 refused
+[ "$(jfield b3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/b3.body")"
+echo "ok: Idempotency-Key posted to server 1 and again to server 2: the same job $jb (existing); another body on server 0: 409"
+
+# ---- server 0 killed with -9 while it holds leases --------------------------------------
+# To know which leases it held at its death, it is frozen first: every process of its
+# PID namespace stopped (SIGSTOP, again until none runs: a stopped process forks no
+# more), so none of its partitions can finish between the look and the kill. A look
+# that finds none (between two claims) thaws it and looks again.
+ns_pids() {  # PID: the processes of PID's PID namespace
+  local ns d; ns="$(readlink "/proc/$1/ns/pid")"
+  for d in /proc/[0-9]*; do [ "$(readlink "$d/ns/pid" 2>/dev/null)" = "$ns" ] && echo "${d#/proc/}"; done
+}
+freeze() {  # PID: until every process of its namespace is stopped
+  local again=1 p st
+  while [ $again = 1 ]; do
+    again=0
+    for p in $(ns_pids "$1"); do
+      st="$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)"
+      case "$st" in T | t | Z | "") ;; *) kill -STOP "$p" 2>/dev/null || true; again=1 ;; esac
+    done
+  done
+}
+thaw() { local p; for p in $(ns_pids "$1"); do kill -CONT "$p" 2>/dev/null || true; done; }
+owner0="%-$inst-s0"
+held=""
+for _ in $(seq 1 1200); do  # (a liveness bound: it claims as soon as there is work)
+  if [ -n "$(psql_q "SELECT 1 FROM cuzk_parts WHERE state = 'leased' AND owner LIKE '$owner0' LIMIT 1")" ]; then
+    freeze "${init[0]}"
+    held="$(psql_q "SELECT job || ':' || idx || ':' || lease_gen FROM cuzk_parts WHERE state = 'leased' AND owner LIKE '$owner0'")"
+    [ -n "$held" ] && break
+    thaw "${init[0]}"
+  fi
+  sleep 0.1
+done
+[ -n "$held" ] || fail "server 0 never held a lease"
+kill -KILL "${init[0]}"  # PID 1 of its namespace: every process there dies with it
+wait "${upid[0]}" 2>/dev/null || true
+for _ in $(seq 1 100); do [ -z "$(ns_pids "${init[0]}" 2>/dev/null)" ] && break; sleep 0.1; done
+[ ! -e "/proc/${init[0]}" ] || fail "server 0's namespace survived"
+[ -z "$(pgrep -f -- "--instance $inst-s0" || true)" ] || fail "a process of server 0 survived: $(pgrep -af -- "--instance $inst-s0")"
+echo "ok: killed server 0 (its PID namespace) with -9 while it held $(echo "$held" | wc -l) lease(s) (job:part:generation): $(echo "$held" | tr '\n' ' ')"
+
+# ---- every job from a surviving server, every proof verified -----------------------------
+on 1; http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null; expect bob 404 refused
+http bobp "$tok_bob" GET "/v1/jobs/$ja/proofs/0" >/dev/null; expect bobp 404 refused
+echo "ok: bob gets 404 for alice's job on server 1"
+i=0
+for j in "$ja" "$jb" "$jc" "$jd"; do
+  on $((1 + i % 2)); i=$((i + 1))
+  http "w$j" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$j" 200
+  [ "$(jfield "w$j" r.state)" = done ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
+done
+echo "ok: every job done, long-polled on servers 1 and 2"
+while IFS=: read -r j x g; do
+  by="$(psql_q "SELECT done_by || ' ' || lease_gen FROM cuzk_parts WHERE job = $j AND idx = $x AND state = 'done'")"
+  [ -n "$by" ] && [[ "${by% *}" != *"-$inst-s0" ]] && [ "${by#* }" -gt "$g" ] ||
+    fail "job $j part $x, leased by server 0 at generation $g at the kill: done by '$by'"
+done <<<"$held"
+echo "ok: the partitions server 0 held were finished by $(while IFS=: read -r j x _; do psql_q "SELECT done_by FROM cuzk_parts WHERE job = $j AND idx = $x"; done <<<"$held" | sed 's/.*-s/s/' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
+i=0
+for j in "$ja" "$jb" "$jc" "$jd"; do
+  parts="$(jfield "w$j" r.partitions)"
+  for k in $(seq 0 $((parts - 1))); do
+    on $((1 + i % 2)); i=$((i + 1))
+    http "p$j-$k" "$tok_alice" GET "/v1/jobs/$j/proofs/$k" >/dev/null; expect "p$j-$k" 200
+    verify_proof "p$j-$k"
+  done
+done
+[ "$n" -eq $((NA + 6)) ] || fail "$n proofs verified, want $((NA + 6))"
+# In the inputs' order: the .wtns is the fixture's witness, whose input.json job d is.
+[ "$(jfield "p$jc-0" 'r.publicSignals.join(",")')" = "$(jfield "p$jd-0" 'r.publicSignals.join(",")')" ] ||
+  fail "the .wtns job and the fixture's input.json prove different statements"
+echo "ok: $n proofs fetched through servers 1 and 2, snarkjs verifies every one"
+
+# ---- cancel on another server ---------------------------------------------------------------
+on 1; http e "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary "$(arr 6 300)" >/dev/null; expect e 202
+on 2; http ed "$tok_alice" DELETE "/v1/jobs/$(jfield e r.job)" >/dev/null; expect ed 200
+http ew "$tok_alice" GET "/v1/jobs/$(jfield e r.job)?wait=300" >/dev/null; expect ew 200
+[ "$(jfield ew r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/ew.body")"
+echo "ok: posted to server 1, cancelled on server 2: $(jfield ew 'r.state + " (" + (r.reason || "") + ")"')"
+
+python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
+echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
+for k in 1 2; do kill -TERM "$(pgrep -P "${init[k]}" -x cuzkd)" 2>/dev/null || true; done
+for k in 1 2; do wait "${upid[k]}" 2>/dev/null || true; done
+echo "PASS: api_fleet ($n proofs verified by snarkjs)"
