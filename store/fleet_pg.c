@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,8 @@ static const struct pq_api *pq;
 
 struct fleet {
     PGconn *conn;
-    int stores; /* fleet_set_stores */
+    int stores;                   /* fleet_set_stores */
+    char *circuits, *fingerprints; /* fleet_set_circuits: text[] literals, "{}" none */
 };
 
 /* The schema; IF NOT EXISTS so that it is a no-op on an existing database. The
@@ -35,13 +38,16 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, zkey text NOT NULL,"
     " out_dir text NOT NULL, n_parts int NOT NULL, state text NOT NULL DEFAULT 'running',"
     " submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz,"
-    " store_proofs boolean NOT NULL DEFAULT false);"
+    " store_proofs boolean NOT NULL DEFAULT false, circuit text, fingerprint text,"
+    " tenant text, idem_key text, body_sha256 text,"
+    " cancelled boolean NOT NULL DEFAULT false);"
     "CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
     " ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
     " state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
     " lease_expiry timestamptz, attempts int NOT NULL DEFAULT 0, done_by text, reason text,"
     " finished timestamptz, published boolean NOT NULL DEFAULT false,"
-    " proof_json text, public_json text, PRIMARY KEY(job, idx));"
+    " proof_json text, public_json text, input bytea, input_kind text,"
+    " PRIMARY KEY(job, idx));"
     "CREATE INDEX IF NOT EXISTS cuzk_parts_open ON cuzk_parts(job, idx)"
     " WHERE state IN ('queued', 'leased');"
     "CREATE TABLE IF NOT EXISTS cuzk_daemons(id text PRIMARY KEY, host text,"
@@ -68,9 +74,26 @@ static const char migrate_v2_sql[] =
     "ALTER TABLE cuzk_daemons ADD COLUMN IF NOT EXISTS store_proofs boolean;"
     "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version';";
 
-/* After the columns exist (created or migrated): what fleet_adopt looks for. */
+/* Version 3 to 4 (same lock, after the earlier steps): the circuit-job columns
+ * (fleet_pg.h "Circuit jobs"). Every existing job is a path job: NULL there. */
+static const char migrate_v3_sql[] =
+    "ALTER TABLE cuzk_jobs ADD COLUMN IF NOT EXISTS circuit text,"
+    " ADD COLUMN IF NOT EXISTS fingerprint text, ADD COLUMN IF NOT EXISTS tenant text,"
+    " ADD COLUMN IF NOT EXISTS idem_key text, ADD COLUMN IF NOT EXISTS body_sha256 text,"
+    " ADD COLUMN IF NOT EXISTS cancelled boolean NOT NULL DEFAULT false;"
+    "ALTER TABLE cuzk_parts ADD COLUMN IF NOT EXISTS input bytea,"
+    " ADD COLUMN IF NOT EXISTS input_kind text;"
+    "UPDATE cuzk_meta SET value = '4' WHERE key = 'schema_version';";
+
+/* After the columns exist (created or migrated): what fleet_adopt looks for; one job
+ * per (tenant, idempotency key), which decides between concurrent inserts of one key;
+ * a tenant's running jobs (its quota). */
 static const char index_sql[] = "CREATE INDEX IF NOT EXISTS cuzk_parts_unpublished ON cuzk_parts(done_by)"
-                                " WHERE state = 'done' AND NOT published;";
+                                " WHERE state = 'done' AND NOT published;"
+                                "CREATE UNIQUE INDEX IF NOT EXISTS cuzk_jobs_idem ON cuzk_jobs"
+                                " ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL;"
+                                "CREATE INDEX IF NOT EXISTS cuzk_jobs_running ON cuzk_jobs"
+                                " ((coalesce(tenant, ''))) WHERE state = 'running';";
 
 int fleet_is_url(const char *s)
 {
@@ -172,7 +195,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     if ((rc = run(f, "BEGIN; SELECT pg_advisory_xact_lock(7172017);", what, err, errlen))) return rc;
     if ((rc = run(f, schema_sql, what, err, errlen))) return rollback(f, rc);
     r = pq->exec(f->conn,
-                 "INSERT INTO cuzk_meta VALUES ('schema_version', '3')"
+                 "INSERT INTO cuzk_meta VALUES ('schema_version', '4')"
                  " ON CONFLICT DO NOTHING;"
                  " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
     if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, what, err, errlen);
@@ -187,6 +210,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     }
     if ((v < 2 && (rc = run(f, migrate_v1_sql, what, err, errlen))) ||
         (v < 3 && (rc = run(f, migrate_v2_sql, what, err, errlen))) ||
+        (v < 4 && (rc = run(f, migrate_v3_sql, what, err, errlen))) ||
         (rc = run(f, index_sql, what, err, errlen)) || (rc = run(f, "COMMIT", what, err, errlen)))
         return rollback(f, rc);
     return 0;
@@ -260,6 +284,8 @@ void fleet_close(struct fleet *f)
 {
     if (!f) return;
     if (f->conn) pq->finish(f->conn);
+    free(f->circuits);
+    free(f->fingerprints);
     free(f);
 }
 
@@ -340,14 +366,18 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
              "WITH c AS (SELECT p.job, p.idx FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
              "  WHERE (p.state = 'queued' OR (p.state = 'leased' AND p.lease_expiry < now()))"
              "  AND (NOT j.store_proofs OR $4::boolean)"
+             "  AND (j.circuit IS NULL OR ($4::boolean AND (j.circuit, j.fingerprint) IN"
+             "   (SELECT * FROM unnest($5::text[], $6::text[]))))"
              "  ORDER BY p.job, p.idx LIMIT $3 FOR UPDATE OF p SKIP LOCKED)"
              " UPDATE cuzk_parts p SET state = 'leased', owner = $1,"
              "  lease_gen = p.lease_gen + 1, attempts = p.attempts + 1,"
              "  lease_expiry = now() + make_interval(secs => $2::int)"
              " FROM c, cuzk_jobs j WHERE p.job = c.job AND p.idx = c.idx AND j.id = p.job"
              " RETURNING p.job, p.idx, p.lease_gen, p.wtns, p.name, j.zkey, j.out_dir,"
-             " p.attempts, j.store_proofs",
-             4, (const char *[]){ owner, lb, mb, f->stores ? "true" : "false" });
+             " p.attempts, j.store_proofs, coalesce(j.circuit, ''), coalesce(p.input_kind, '')",
+             6,
+             (const char *[]){ owner, lb, mb, f->stores ? "true" : "false", f->circuits ? f->circuits : "{}",
+                               f->fingerprints ? f->fingerprints : "{}" });
     if (!ok(r)) return pg_fail(f, r, "claiming", err, errlen);
     n = pq->ntuples(r);
     for (int i = 0; i < n && i < max; i++) {
@@ -361,6 +391,10 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
         snprintf(c->out_dir, sizeof(c->out_dir), "%s", pq->getvalue(r, i, 6));
         c->attempts = (uint32_t)strtoul(pq->getvalue(r, i, 7), NULL, 10);
         c->store_proofs = pq->getvalue(r, i, 8)[0] == 't';
+        snprintf(c->circuit, sizeof(c->circuit), "%s", pq->getvalue(r, i, 9));
+        c->input_kind = !c->circuit[0]                           ? FLEET_INPUT_PATH
+            : !strcmp(pq->getvalue(r, i, 10), "wtns") ? FLEET_INPUT_WTNS
+                                                                  : FLEET_INPUT_JSON;
     }
     pq->clear(r);
     return n < max ? n : max;
@@ -421,13 +455,16 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
  * 'running' with nothing left to end it). */
 static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 {
+    /* The doorbell rings in the same transaction: a LISTENer hears the end exactly
+     * when it is committed, never before and never not at all. */
     PGresult *r = exec(f,
-                       "UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+                       "WITH u AS (UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
                        " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
                        " ELSE 'done' END, finished = now() WHERE id = $1 AND"
                        " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
                        " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
-                       " (state = 'done' AND NOT published)))",
+                       " (state = 'done' AND NOT published))) RETURNING id)"
+                       " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
                        1, (const char *[]){ jb });
 
     int rc = done(f, r, "finishing the job", err, errlen);
@@ -943,4 +980,353 @@ int fleet_publish(int dirfd, const char *tmp, const char *final)
     if (linkat(dirfd, tmp, dirfd, final, 0)) rc = -errno;
     unlinkat(dirfd, tmp, 0);
     return rc;
+}
+
+/* ---- Circuit jobs (fleet_pg.h "Circuit jobs") ---- */
+
+/* A job id as a statement's text parameter; 0 when it cannot be a bigserial's (over
+ * INT64_MAX: no such job, rather than a cast error). */
+static int job_param(char jb[24], uint64_t job)
+{
+    snprintf(jb, 24, "%llu", (unsigned long long)job);
+    return job > (uint64_t)INT64_MAX ? 0 : 1;
+}
+
+/* The tenant condition of the API's views on cuzk_jobs j: $T NULL any, else equal
+ * (NULL and "" the same: no tenant). */
+#define TENANT_OK(n) " ($" #n "::text IS NULL OR coalesce(j.tenant, '') = $" #n ")"
+
+static int no_job(uint64_t job, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "fleet queue: no job %llu", (unsigned long long)job);
+    return -ENOENT;
+}
+
+int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
+                         const struct fleet_input *in, uint64_t *job, char *err, size_t errlen)
+{
+    static const char what[] = "submitting";
+    const char *tenant = j->tenant && j->tenant[0] ? j->tenant : NULL;
+    char nb[16], ib[16], jb[24];
+    PGresult *r;
+    int rc;
+
+    if (!j->circuit || !j->circuit[0] || !j->fingerprint || !j->fingerprint[0] ||
+        (j->idem_key && !j->body_sha256)) {
+        snprintf(err, errlen, "fleet queue: a circuit job needs its circuit, its fingerprint%s",
+                 j->idem_key ? " and the body's hash" : "");
+        return -EINVAL;
+    }
+    if (!n || n > FLEET_CIRCUIT_PARTS_MAX) {
+        snprintf(err, errlen, "fleet queue: a circuit job has 1 to %d partitions, not %u", FLEET_CIRCUIT_PARTS_MAX,
+                 n);
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!in[i].len || in[i].len > FLEET_INPUT_MAX || !in[i].bytes) {
+            snprintf(err, errlen, "fleet queue: input %u has %zu bytes: 1 to %llu are taken", i, in[i].len,
+                     (unsigned long long)FLEET_INPUT_MAX);
+            return -EINVAL;
+        }
+    snprintf(nb, sizeof(nb), "%u", n);
+    if ((rc = run(f, "BEGIN", what, err, errlen))) return rc;
+    /* ON CONFLICT DO NOTHING: a concurrent insert of the same key waits for the other
+     * transaction, then inserts nothing; the job it made is read below. */
+    r = exec(f,
+             "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, circuit, fingerprint,"
+             " tenant, idem_key, body_sha256) VALUES ('', '', $1, true, $2, $3, $4, $5, $6)"
+             " ON CONFLICT ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL"
+             " DO NOTHING RETURNING id",
+             6, (const char *[]){ nb, j->circuit, j->fingerprint, tenant, j->idem_key, j->body_sha256 });
+    if (!ok(r)) return tx_fail(f, r, what, err, errlen);
+    if (pq->ntuples(r) == 0) { /* the key is taken: that job, if it has the same body */
+        pq->clear(r);
+        r = exec(f,
+                 "SELECT id, body_sha256 = $3 FROM cuzk_jobs WHERE coalesce(tenant, '') ="
+                 " coalesce($1, '') AND idem_key = $2",
+                 3, (const char *[]){ tenant, j->idem_key, j->body_sha256 });
+        if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, what, err, errlen);
+        *job = strtoull(pq->getvalue(r, 0, 0), NULL, 10);
+        rc = pq->getvalue(r, 0, 1)[0] == 't' ? 0 : -EEXIST;
+        pq->clear(r);
+        if (rc)
+            snprintf(err, errlen, "fleet queue: idempotency key already used by job %llu with another body",
+                     (unsigned long long)*job);
+        return rollback(f, rc);
+    }
+    snprintf(jb, sizeof(jb), "%s", pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    for (uint32_t i = 0; i < n; i++) {
+        /* The input in binary (format 1): its bytes as they are, NUL bytes included,
+         * no escaping and no doubling on the wire. */
+        const char *v[5] = { jb, ib, ib, in[i].bytes, in[i].wtns ? "wtns" : "json" };
+        int len[5] = { 0, 0, 0, (int)in[i].len, 0 }, fmt[5] = { 0, 0, 0, 1, 0 };
+
+        snprintf(ib, sizeof(ib), "%u", i);
+        r = pq->exec_params(f->conn,
+                            "INSERT INTO cuzk_parts(job, idx, wtns, name, input, input_kind)"
+                            " VALUES ($1, $2::int, '', $3::text, $4::bytea, $5)",
+                            5, NULL, v, len, fmt, 0);
+        if ((rc = done(f, r, what, err, errlen))) return rollback(f, rc);
+    }
+    if ((rc = run(f, "COMMIT", what, err, errlen))) return rollback(f, rc);
+    *job = strtoull(jb, NULL, 10);
+    return 1;
+}
+
+/* s as an element of a text[] literal: double-quoted, '"' and '\' escaped. */
+static size_t array_elem(char *out, const char *s)
+{
+    size_t o = 0;
+
+    out[o++] = '"';
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') out[o++] = '\\';
+        out[o++] = *s;
+    }
+    out[o++] = '"';
+    return o;
+}
+
+/* A text[] literal {"a","b"} of n strings (malloc'd), NULL when out of memory. */
+static char *array_literal(uint32_t n, const char *const *v)
+{
+    size_t cap = 3, o = 0;
+    char *a;
+
+    for (uint32_t i = 0; i < n; i++) cap += 2 * strlen(v[i]) + 3;
+    if (!(a = malloc(cap))) return NULL;
+    a[o++] = '{';
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) a[o++] = ',';
+        o += array_elem(a + o, v[i]);
+    }
+    a[o++] = '}';
+    a[o] = 0;
+    return a;
+}
+
+int fleet_set_circuits(struct fleet *f, uint32_t n, const char *const *names, const char *const *fingerprints)
+{
+    char *c = array_literal(n, names), *p = array_literal(n, fingerprints);
+
+    if (!c || !p) {
+        free(c);
+        free(p);
+        return -ENOMEM;
+    }
+    free(f->circuits);
+    free(f->fingerprints);
+    f->circuits = c;
+    f->fingerprints = p;
+    return 0;
+}
+
+int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen, int fd,
+                         char *err, size_t errlen)
+{
+    struct part_key k;
+    const char *b;
+    PGresult *r;
+    int64_t len;
+
+    part_key(&k, job, idx, gen);
+    /* Binary result (format 1): the bytea's bytes, not its hex text at twice the size. */
+    r = pq->exec_params(f->conn,
+                        "SELECT input FROM cuzk_parts WHERE job = $1 AND idx = $2 AND lease_gen = $3"
+                        " AND owner = $4 AND state = 'leased' AND input IS NOT NULL",
+                        4, NULL, (const char *[]){ k.job, k.idx, k.gen, owner }, NULL, NULL, 1);
+    if (!ok(r)) return pg_fail(f, r, "reading a partition's input", err, errlen);
+    if (pq->ntuples(r) != 1) {
+        pq->clear(r);
+        return 0;
+    }
+    b = pq->getvalue(r, 0, 0);
+    len = pq->getlength(r, 0, 0);
+    for (int64_t o = 0; o < len;) {
+        ssize_t w = pwrite(fd, b + o, (size_t)(len - o), o);
+
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            snprintf(err, errlen, "fleet queue: writing a partition's input: %s", strerror(w ? errno : EIO));
+            pq->clear(r);
+            return -EIO;
+        }
+        o += w;
+    }
+    pq->clear(r);
+    if (ftruncate(fd, len)) {
+        snprintf(err, errlen, "fleet queue: writing a partition's input: %s", strerror(errno));
+        return -EIO;
+    }
+    return len;
+}
+
+/* The one text a query returns (malloc'd into *out), -ENOENT when it returns no row. */
+static int one_text(struct fleet *f, PGresult *r, char **out, const char *what, char *err, size_t errlen)
+{
+    if (!ok(r)) return pg_fail(f, r, what, err, errlen);
+    if (pq->ntuples(r) != 1) {
+        pq->clear(r);
+        return -ENOENT;
+    }
+    *out = strdup(pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    if (!*out) {
+        snprintf(err, errlen, "fleet queue: out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **json, char *err, size_t errlen)
+{
+    char jb[24];
+    int rc;
+
+    *json = NULL;
+    if (!job_param(jb, job)) return no_job(job, err, errlen);
+    /* PostgreSQL builds the JSON (as fleet_status_json); json_strip_nulls leaves out
+     * the members that have no value (a running job's finished_unix, a queued
+     * partition's done_by and reason). */
+    rc = one_text(f,
+                  exec(f,
+                       "SELECT json_strip_nulls(json_build_object('id', j.id, 'circuit', j.circuit,"
+                       " 'tenant', nullif(j.tenant, ''), 'state', j.state,"
+                       " 'submitted_unix', extract(epoch FROM j.submitted)::bigint,"
+                       " 'finished_unix', extract(epoch FROM j.finished)::bigint,"
+                       " 'parts', (SELECT coalesce(json_agg(json_build_object('index', p.idx,"
+                       "  'state', p.state, 'reason', p.reason, 'done_by', p.done_by,"
+                       "  'attempts', p.attempts) ORDER BY p.idx), '[]') FROM cuzk_parts p"
+                       "  WHERE p.job = j.id)))::text FROM cuzk_jobs j WHERE j.id = $1 AND" TENANT_OK(2),
+                       2, (const char *[]){ jb, tenant }),
+                  json, "reading the job", err, errlen);
+    return rc == -ENOENT ? no_job(job, err, errlen) : rc;
+}
+
+int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *tenant, char **proof, char **pub,
+                     char *err, size_t errlen)
+{
+    char jb[24], ib[16];
+    const char *st;
+    PGresult *r;
+    int rc = 0;
+
+    *proof = *pub = NULL;
+    if (!job_param(jb, job) || idx > INT32_MAX) return no_job(job, err, errlen);
+    snprintf(ib, sizeof(ib), "%u", idx);
+    r = exec(f,
+             "SELECT p.state, coalesce(p.reason, ''), p.proof_json, p.public_json"
+             " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+             " WHERE p.job = $1 AND p.idx = $2 AND" TENANT_OK(3),
+             3, (const char *[]){ jb, ib, tenant });
+    if (!ok(r)) return pg_fail(f, r, "reading a stored proof", err, errlen);
+    if (pq->ntuples(r) != 1) {
+        pq->clear(r);
+        snprintf(err, errlen, "fleet queue: no job %llu part %u", (unsigned long long)job, idx);
+        return -ENOENT;
+    }
+    st = pq->getvalue(r, 0, 0);
+    if (!strcmp(st, "failed")) {
+        snprintf(err, errlen, "%s", pq->getvalue(r, 0, 1));
+        rc = -EIO;
+    } else if (strcmp(st, "done")) {
+        snprintf(err, errlen, "fleet queue: job %llu part %u is %s", (unsigned long long)job, idx, st);
+        rc = -EAGAIN;
+    } else if (pq->getisnull(r, 0, 2) || pq->getisnull(r, 0, 3)) {
+        snprintf(err, errlen, "fleet queue: job %llu part %u: its proof is not stored in the queue",
+                 (unsigned long long)job, idx);
+        rc = -ENOENT;
+    } else if (!(*proof = strdup(pq->getvalue(r, 0, 2))) || !(*pub = strdup(pq->getvalue(r, 0, 3)))) {
+        free(*proof);
+        *proof = NULL;
+        snprintf(err, errlen, "fleet queue: out of memory");
+        rc = -ENOMEM;
+    }
+    pq->clear(r);
+    return rc;
+}
+
+int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *err, size_t errlen)
+{
+    static const char what[] = "cancelling";
+    char jb[24];
+    PGresult *r;
+    int rc, n;
+
+    if (!job_param(jb, job)) return no_job(job, err, errlen);
+    if ((rc = run(f, "BEGIN", what, err, errlen))) return rc;
+    r = exec(f, "SELECT state = 'running' FROM cuzk_jobs j WHERE id = $1 AND" TENANT_OK(2), 2,
+             (const char *[]){ jb, tenant });
+    if (!ok(r)) return tx_fail(f, r, what, err, errlen);
+    n = pq->ntuples(r) == 1 ? pq->getvalue(r, 0, 0)[0] == 't' : -1;
+    pq->clear(r);
+    if (n <= 0) return rollback(f, n < 0 ? no_job(job, err, errlen) : 0);
+    /* The partitions first, then the job: the order of a finish (its partition, then
+     * job_end's job row), so the two never wait on each other in a cycle. done_by
+     * stays NULL: a leased owner's finish (and its retry check) matches no row and
+     * answers 0, so it discards its proof. */
+    r = exec(f,
+             "UPDATE cuzk_parts SET state = 'failed', reason = 'cancelled', lease_expiry = NULL,"
+             " finished = now(), published = true WHERE job = $1 AND state IN ('queued', 'leased')",
+             1, (const char *[]){ jb });
+    if ((rc = done(f, r, what, err, errlen))) return rollback(f, rc);
+    r = exec(f,
+             "WITH u AS (UPDATE cuzk_jobs SET state = 'cancelled', cancelled = true, finished = now()"
+             " WHERE id = $1 AND state = 'running' RETURNING id)"
+             " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
+             1, (const char *[]){ jb });
+    if (!ok(r)) return tx_fail(f, r, what, err, errlen);
+    n = pq->ntuples(r); /* 0: it ended meanwhile (its last finish came first) */
+    pq->clear(r);
+    if ((rc = run(f, "COMMIT", what, err, errlen))) return rollback(f, rc);
+    return n == 1;
+}
+
+int fleet_tenant_running(struct fleet *f, const char *tenant, char *err, size_t errlen)
+{
+    PGresult *r = exec(f,
+                       "SELECT count(*) FROM cuzk_jobs WHERE state = 'running'"
+                       " AND coalesce(tenant, '') = coalesce($1, '')",
+                       1, (const char *[]){ tenant });
+    int n;
+
+    if (!ok(r) || pq->ntuples(r) != 1) return pg_fail(f, r, "counting a tenant's jobs", err, errlen);
+    n = atoi(pq->getvalue(r, 0, 0));
+    pq->clear(r);
+    return n;
+}
+
+int fleet_listen(struct fleet *f, char *err, size_t errlen)
+{
+    return run(f, "LISTEN cuzk_job_end", "listening for job ends", err, errlen);
+}
+
+int fleet_wait_notify(struct fleet *f, int timeout_ms, uint64_t *job, char *err, size_t errlen)
+{
+    struct timespec t0, t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd p = { .fd = pq->socket(f->conn), .events = POLLIN };
+        PGnotify *nt;
+        long left;
+
+        /* What arrived already (during an earlier statement too) is read first. */
+        if (p.fd < 0 || !pq->consume_input(f->conn)) return pg_fail(f, NULL, "waiting for job ends", err, errlen);
+        while ((nt = pq->notifies(f->conn))) {
+            int mine = !strcmp(nt->relname, "cuzk_job_end");
+
+            if (mine) *job = strtoull(nt->extra, NULL, 10);
+            pq->freemem(nt);
+            if (mine) return 1;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0) return 0;
+        if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
+            snprintf(err, errlen, "fleet queue: waiting for job ends: %s", strerror(errno));
+            return -EIO;
+        }
+    }
 }

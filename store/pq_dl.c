@@ -36,6 +36,11 @@ static const struct {
     SLOT(getisnull, PQgetisnull),
     SLOT(cmd_tuples, PQcmdTuples),
     SLOT(clear, PQclear),
+    SLOT(getlength, PQgetlength),
+    SLOT(socket, PQsocket),
+    SLOT(consume_input, PQconsumeInput),
+    SLOT(notifies, PQnotifies),
+    SLOT(freemem, PQfreemem),
 #undef SLOT
 };
 _Static_assert(sizeof(slots) / sizeof(slots[0]) * sizeof(void (*)(void)) == sizeof(struct pq_api),

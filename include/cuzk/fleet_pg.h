@@ -2,19 +2,25 @@
  * selected by `--queue postgresql://...` (issue 17). Jobs are inserted by clients
  * (`cuzk prove --queue`), partitions are claimed by daemons into leases.
  *
- * Schema version 3 (created if absent, under an advisory lock so that daemons starting
+ * Schema version 4 (created if absent, under an advisory lock so that daemons starting
  * together do not race; a database with a newer version is refused, -EPROTO; an older
  * one is migrated under the same lock, one version at a time: 1 -> 2 adds the two
  * columns of "Publishing" and marks its done and failed rows published; 2 -> 3 adds
- * the stored-proof columns, its rows keep NULL there):
+ * the stored-proof columns, its rows keep NULL there; 3 -> 4 adds the circuit-job
+ * columns of "Circuit jobs", its rows keep NULL there (path jobs) and false):
  *   cuzk_meta(key, value): 'schema_version'
  *   cuzk_jobs(id bigserial, zkey, out_dir ('' : none, proofs stored only), n_parts,
- *             state 'running'|'done'|'failed', submitted, finished,
- *             store_proofs: the submitter asked for the proofs in the table (v3))
+ *             state 'running'|'done'|'failed'|'cancelled' (v4), submitted, finished,
+ *             store_proofs: the submitter asked for the proofs in the table (v3),
+ *             circuit, fingerprint: a circuit job's (v4, NULL for a path job),
+ *             tenant (v4, NULL: none), idem_key, body_sha256 (v4: the idempotency
+ *             key, unique per tenant, and the hash of the body it came with),
+ *             cancelled (v4))
  *   cuzk_parts(job, idx, wtns, name, state 'queued'|'leased'|'done'|'failed', owner,
  *              lease_gen, lease_expiry, attempts, done_by, reason, finished,
  *              published: its proof files are at their final names (v2),
- *              proof_json, public_json: the stored proof (v3, NULL when not stored))
+ *              proof_json, public_json: the stored proof (v3, NULL when not stored),
+ *              input, input_kind 'json'|'wtns': a circuit job's input bytes (v4))
  *   cuzk_daemons(id, host, heartbeat, started, done, lease_s: its own lease (v2), so
  *                that others can tell when its heartbeat is stale,
  *                store_proofs: it stores the proofs it finishes (v3))
@@ -83,6 +89,19 @@
  * the same statement (a finish of such a partition without a proof fails it, never
  * leaves it done and unpublished). fleet_fetch reads them back (`cuzk fetch`).
  *
+ * Circuit jobs (v4: the fleet without a shared file system). A job names a circuit
+ * and its zkey's fingerprint (hex, as cuzkd's `circuits` control reply gives it)
+ * instead of paths, and carries each partition's input bytes (an input.json object
+ * for the circuit's witness generator, or a .wtns) in cuzk_parts.input, sent as a
+ * binary parameter. Its rows: zkey '', wtns '', name the decimal index ("0", "1",
+ * ...), out_dir '', store_proofs true: its proofs live only in the table. A daemon
+ * claims one only when it stores proofs (fleet_set_stores) and has that circuit with
+ * that fingerprint (fleet_set_circuits): a daemon whose zkey differs never proves
+ * against it. It writes the input into a file of its own private staging dir
+ * (fleet_input_read), proves, and stores the proof with fleet_finish_stored.
+ * A job's end (done, failed or cancelled) sends pg_notify('cuzk_job_end', id) in the
+ * transaction that ends it: a waiter LISTENs (fleet_listen) instead of polling.
+ *
  * Database calls are blocking libpq calls: cuzkd makes them from one fleet thread,
  * never from its event loop. Errors: 0 (or a count) or -errno with a sentence in err:
  * -ECONNREFUSED the database unreachable, -EPROTO a newer schema, -EIO the rest. */
@@ -92,7 +111,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FLEET_SCHEMA_VERSION 3
+#define FLEET_SCHEMA_VERSION 4
 
 /* The largest stored proof.json and public.json (a Groth16 proof is under 2 KiB; the
  * public signals of a circuit can be many: 16 MiB is about 200k signals). */
@@ -136,7 +155,10 @@ struct fleet_claim {
     uint32_t attempts;                                     /* claims of it so far, this one included */
     int store_proofs;                                      /* the job asked for its proofs in the table */
     char wtns[1024], name[256], zkey[1024], out_dir[1024]; /* out_dir "": none */
+    char circuit[65]; /* a circuit job's circuit (v4); "" for a path job */
+    int input_kind;   /* FLEET_INPUT_PATH, _JSON or _WTNS */
 };
+enum { FLEET_INPUT_PATH = 0, FLEET_INPUT_JSON = 1, FLEET_INPUT_WTNS = 2 };
 
 /* This handle's daemon stores the proofs it finishes (`cuzkd --store-proofs`): its
  * fleet_daemon_hello records it (shown by status), and its fleet_claim takes jobs
@@ -269,5 +291,80 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen);
 int fleet_publish(int dirfd, const char *tmp, const char *final);
 /* The same from tmpfd/tmp to dirfd/final (a staging dir to its out dir). */
 int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final);
+
+/* ---- Circuit jobs (v4; "Circuit jobs" above) ---- */
+
+/* One partition's input bytes at most. */
+#define FLEET_INPUT_MAX (256ull << 20)
+/* The most partitions of one circuit job. */
+#define FLEET_CIRCUIT_PARTS_MAX 4096
+
+/* One partition's input: len bytes (1..FLEET_INPUT_MAX; binary, NUL bytes allowed). */
+struct fleet_input {
+    const void *bytes;
+    size_t len;
+    int wtns; /* 0 an input.json object, 1 a .wtns */
+};
+struct fleet_circuit_job {
+    const char *circuit, *fingerprint;  /* both required */
+    const char *tenant;                 /* NULL or "": none */
+    const char *idem_key, *body_sha256; /* idem_key NULL: no idempotency key */
+};
+/* Insert a circuit job of n partitions (one transaction). 1: created, *job its id;
+ * 0: the same (tenant, idem_key) with the same body_sha256 exists, *job that job;
+ * -EEXIST: that key exists with another body (*job the existing job, err says so);
+ * -EINVAL: an input empty or over FLEET_INPUT_MAX, n == 0 or over
+ * FLEET_CIRCUIT_PARTS_MAX, a missing field (circuit, fingerprint; body_sha256 when
+ * idem_key is given). Concurrent inserts of one key: one creates, the others get 0
+ * or -EEXIST (the unique index decides, never two jobs). */
+int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
+                         const struct fleet_input *in, uint64_t *job, char *err, size_t errlen);
+
+/* The circuits this daemon has (name, fingerprint): fleet_claim takes a circuit job
+ * only when its (circuit, fingerprint) is among them and this daemon stores proofs
+ * (fleet_set_stores); path jobs as before. Copied; call again whenever the set
+ * changes (the fleet thread refreshes it from cuzkd's `circuits` control reply).
+ * n == 0: no circuit job is claimed. 0, or -ENOMEM. */
+int fleet_set_circuits(struct fleet *f, uint32_t n, const char *const *names,
+                       const char *const *fingerprints);
+
+/* Write the input bytes of a partition owner holds at gen to fd (from its start,
+ * truncated to them: fd is a regular file); returns the byte count, 0 when the lease
+ * is no longer owner's (inputs are never empty), or -errno (-EIO with err when
+ * writing fd fails). */
+int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
+                         int fd, char *err, size_t errlen);
+
+/* The API's views. A job as JSON text (malloc'd): {"id","circuit","tenant","state":
+ * "running"|"done"|"failed"|"cancelled","submitted_unix","finished_unix"?,
+ * "parts":[{"index","state":"queued"|"leased"|"done"|"failed","reason"?,"done_by"?,
+ * "attempts"}]} (a member whose value is NULL is left out: "circuit" of a path job,
+ * "tenant" of a job without one); -ENOENT when there is no such job OR its tenant is
+ * not `tenant` (the caller answers 404 for both; tenant NULL: any; "": only jobs
+ * without a tenant). */
+int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **json, char *err,
+                   size_t errlen);
+/* One partition's stored proof and public texts (malloc'd): 0; -ENOENT no such job or
+ * partition or another tenant's (or a done path job's proof not stored in the
+ * table); -EAGAIN not done yet; -EIO failed (reason in err). */
+int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *tenant, char **proof,
+                     char **pub, char *err, size_t errlen);
+/* Cancel: queued and leased partitions become failed (reason 'cancelled'), the job
+ * 'cancelled' (notify sent). 1 cancelled, 0 already ended, -ENOENT as above. A daemon
+ * proving a leased one finds its lease gone at the finish (fleet_finish answers 0)
+ * and discards the proof. */
+int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *err, size_t errlen);
+/* Running (unfinished) jobs of a tenant (NULL or "": the jobs without one), for its
+ * max-running quota; -errno. */
+int fleet_tenant_running(struct fleet *f, const char *tenant, char *err, size_t errlen);
+
+/* Job-end doorbell: LISTEN cuzk_job_end on this handle, then fleet_wait_notify
+ * blocks up to timeout_ms on the connection's socket for a notification: 1 one came
+ * (*job set), 0 timeout, -errno (-ECONNREFUSED: the connection is lost; after
+ * fleet_reconnect call fleet_listen again, and look at the jobs waited on, as an end
+ * may have passed meanwhile). Use a dedicated handle for listening: no other call on
+ * it, so no notification is read and dropped by another statement. */
+int fleet_listen(struct fleet *f, char *err, size_t errlen);
+int fleet_wait_notify(struct fleet *f, int timeout_ms, uint64_t *job, char *err, size_t errlen);
 
 #endif /* CUZK_FLEET_PG_H */

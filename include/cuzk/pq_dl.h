@@ -33,6 +33,12 @@ struct pq_api {
     int (*getisnull)(const PGresult *res, int tup_num, int field_num);
     char *(*cmd_tuples)(PGresult *res);
     void (*clear)(PGresult *res);
+    int (*getlength)(const PGresult *res, int tup_num, int field_num);
+    /* The job-end doorbell (fleet_listen, fleet_wait_notify). */
+    int (*socket)(const PGconn *conn);
+    int (*consume_input)(PGconn *conn);
+    PGnotify *(*notifies)(PGconn *conn);
+    void (*freemem)(void *ptr);
 };
 
 /* The table, libpq.so.5 loaded and every function resolved on the first call (once per
