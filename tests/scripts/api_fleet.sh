@@ -51,7 +51,8 @@ server_main() {
   local P="$1" k="$2" inst="$3" port="$4" bin="$5" fx="$6" gen="$7" tokens="$8" urlfile="$9"
   mount -t tmpfs -o mode=0700,size=256m "cuzk-server-$k" "$P"
   mount -t tmpfs -o mode=1777,size=256m "cuzk-shm-$k" /dev/shm
-  mkdir -p "$P/circuits/mul" "$P/run" "$P/state"
+  mkdir -p "$P/circuits/mul"
+  mkdir -m 0700 "$P/run" "$P/state"
   cp "$fx/circuit_final.zkey" "$P/circuits/mul/circuit.zkey"
   cp "$fx/circuit.r1cs" "$P/circuits/mul/circuit.r1cs"
   cp "$gen" "$P/circuits/mul/circuit.wgen"
