@@ -186,6 +186,24 @@ static int part_update(struct fleet *f, const char *sql, uint64_t job, uint32_t 
     return changed(f, exec(f, sql, 4, (const char *[]){ k.job, k.idx, k.gen, who }), what, err, errlen);
 }
 
+/* The version the database has (under the caller's advisory lock): 0 when it has no
+ * cuzk_meta yet (a fresh database), or the error. */
+static int schema_version(struct fleet *f, const char *what, char *err, size_t errlen)
+{
+    PGresult *r = pq->exec(f->conn, "SELECT to_regclass('cuzk_meta') IS NOT NULL");
+    int v;
+
+    if (!ok(r) || pq->ntuples(r) != 1) return pg_fail(f, r, what, err, errlen);
+    v = pq->getvalue(r, 0, 0)[0] == 't';
+    pq->clear(r);
+    if (!v) return 0;
+    r = pq->exec(f->conn, "SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
+    if (!ok(r)) return pg_fail(f, r, what, err, errlen);
+    v = pq->ntuples(r) == 1 ? atoi(pq->getvalue(r, 0, 0)) : 0;
+    pq->clear(r);
+    return v;
+}
+
 static int schema(struct fleet *f, char *err, size_t errlen)
 {
     static const char what[] = "creating the schema";
@@ -193,6 +211,18 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     int v, rc;
 
     if ((rc = run(f, "BEGIN; SELECT pg_advisory_xact_lock(7172017);", what, err, errlen))) return rc;
+    /* Up to date: no DDL at all. CREATE INDEX IF NOT EXISTS takes its table's
+     * ShareLock before it finds the index there, which would block (and with a
+     * submit in flight on the other table, deadlock with) every open's neighbours. */
+    if ((v = schema_version(f, what, err, errlen)) < 0) return rollback(f, v);
+    if (v == FLEET_SCHEMA_VERSION) return (rc = run(f, "COMMIT", what, err, errlen)) ? rollback(f, rc) : 0;
+    if (v > FLEET_SCHEMA_VERSION) {
+        snprintf(err, errlen,
+                 "fleet queue: schema version %d is newer than this cuzk's "
+                 "(%d): upgrade cuzk",
+                 v, FLEET_SCHEMA_VERSION);
+        return rollback(f, -EPROTO);
+    }
     if ((rc = run(f, schema_sql, what, err, errlen))) return rollback(f, rc);
     r = pq->exec(f->conn,
                  "INSERT INTO cuzk_meta VALUES ('schema_version', '4')"
@@ -201,13 +231,6 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, what, err, errlen);
     v = atoi(pq->getvalue(r, 0, 0));
     pq->clear(r);
-    if (v > FLEET_SCHEMA_VERSION) {
-        snprintf(err, errlen,
-                 "fleet queue: schema version %d is newer than this cuzk's "
-                 "(%d): upgrade cuzk",
-                 v, FLEET_SCHEMA_VERSION);
-        return rollback(f, -EPROTO);
-    }
     if ((v < 2 && (rc = run(f, migrate_v1_sql, what, err, errlen))) ||
         (v < 3 && (rc = run(f, migrate_v2_sql, what, err, errlen))) ||
         (v < 4 && (rc = run(f, migrate_v3_sql, what, err, errlen))) ||
@@ -1011,8 +1034,8 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
     PGresult *r;
     int rc;
 
-    if (!j->circuit || !j->circuit[0] || !j->fingerprint || !j->fingerprint[0] ||
-        (j->idem_key && !j->body_sha256)) {
+    if (!j->circuit || !j->circuit[0] || strlen(j->circuit) >= sizeof(((struct fleet_claim *)0)->circuit) ||
+        !j->fingerprint || !j->fingerprint[0] || (j->idem_key && !j->body_sha256)) {
         snprintf(err, errlen, "fleet queue: a circuit job needs its circuit, its fingerprint%s",
                  j->idem_key ? " and the body's hash" : "");
         return -EINVAL;

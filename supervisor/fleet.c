@@ -12,18 +12,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "cuzk/circuit_decl.h"
+#include "cuzk/ctl_client.h"
+#include "cuzk/error.h"
 #include "cuzk/fleet_pg.h"
 #include "cuzk/os.h"
+#include "cuzk/protocol.h"
 #include "cuzk/staged.h"
 #include "fleet_stage.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
  * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
 #define ADOPT_EVERY_MS 3000
+/* This cuzkd's circuits are read again this often (a reload, a zkey that finished
+ * loading or failed): a circuit job waits at most this long for a daemon that just
+ * got its circuit. */
+#define CIRCUITS_EVERY_MS 3000
 
 /* cuzkd's log is its stderr (redirected in the background); one line each. Row
  * names are whoever wrote the table's: escaped (os_vlog). */
@@ -77,6 +89,118 @@ static int regular(const char *p)
     ok = !fstat(fd, &st) && S_ISREG(st.st_mode);
     close(fd);
     return ok;
+}
+
+/* A circuit claim (fleet_pg.h "Circuit jobs"): its input written into the slot's
+ * private dir, then `cuzk --json prove --wait --circuit NAME --out STAGE INPUT`
+ * against this cuzkd, its reply (stdout) kept in NAME.reply for the reason of a
+ * failure. 0 started, -1 not (sl->why, sl->retry; or the lease is gone). */
+static int start_circuit(struct fleet_daemon *d, struct slot *sl)
+{
+    char stage[2048], in[2400];
+    const char *why = NULL;
+    int reply = -1, rc;
+    pid_t pid;
+
+    if (!fleet_name_ok(sl->c.name))
+        why = "its name is not a single file name";
+    else if (circuit_name_ok(sl->c.circuit)) /* 0: valid */
+        why = "its circuit is not a circuit name";
+    else
+        why = staging_prepare(d, sl, stage, sizeof(stage));
+    if (why) {
+        snprintf(sl->why, sizeof(sl->why), "%s", why);
+        sl->retry = fleet_name_ok(sl->c.name) && !circuit_name_ok(sl->c.circuit); /* else the row's fault */
+    } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
+        /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
+        snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
+        sl->retry = 2;
+    } else if (rc > 0 && reply < 0) {
+        snprintf(sl->why, sizeof(sl->why), "cannot create its reply file: %s", strerror(errno));
+        sl->retry = 1;
+    }
+    if (sl->why[0]) {
+        if (reply >= 0) close(reply);
+        sl->pid = 0;
+        sl->finishing = 1;
+        sl->rc = -1;
+        if (sl->retry != 2) flog("circuit partition not started: %s (job %llu part %u)", sl->why,
+                                 (unsigned long long)sl->c.job, sl->c.idx);
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0) {
+        sigset_t all;
+
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
+        dup2(reply, 1);
+        execl(d->cuzk, d->cuzk, "--json", "--instance", d->instance, "--run-dir", d->run_dir, "prove", "--wait",
+              "--circuit", sl->c.circuit, "--out", stage, in, (char *)NULL);
+        _exit(127);
+    }
+    close(reply);
+    if (pid < 0) {
+        snprintf(sl->why, sizeof(sl->why), "cannot fork: %s", strerror(errno));
+        sl->retry = 1;
+        sl->pid = 0;
+        sl->finishing = 1;
+        sl->rc = -1;
+        return -1;
+    }
+    sl->pid = pid;
+    return 0;
+}
+
+/* Refusals of a circuit claim's submit that are its input's fault: fail it now, with
+ * cuzkd's words. Any other refusal (draining, full, a quota, the circuit reloaded
+ * away) is this daemon's: back to the queue. */
+static int input_fault(const char *code)
+{
+    static const char *const codes[] = { CONTROL_E_BAD_INPUT, CONTROL_E_INPUT_LIMIT, CONTROL_E_TOO_BIG,
+                                         CONTROL_E_BAD_REQUEST };
+
+    for (size_t i = 0; code && i < sizeof(codes) / sizeof(codes[0]); i++)
+        if (!strcmp(code, codes[i])) return 1;
+    return 0;
+}
+
+/* A circuit claim's client exited with rc (not 0): its reason (sl->why) from the reply
+ * it printed, and whether it is the partition's (sl->retry 0) or not. */
+static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
+{
+    char *text = staging_reply(d, sl), *last = text, dir[CONFIG_PATH_MAX + 32], *at;
+    json_t *r, *j, *p;
+    const char *m = NULL, *code;
+    size_t i, dl;
+
+    /* --json --wait prints the submit's reply, then the job's: the last line is it. */
+    for (char *q = text; q && *q; q++)
+        if (*q == '\n' && q[1] && q[1] != '\n') last = q + 1;
+    r = last ? json_loads(last, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    code = json_string_value(json_object_get(r, "error"));
+    free(text);
+    if (sl->rc == CUZK_EXIT_JOB_FAILED && (j = json_object_get(r, "job"))) {
+        /* The job's own failure (an unsatisfied assert, a malformed input.json): the
+         * first failed partition's reason, else the job's. */
+        json_array_foreach (json_object_get(j, "parts"), i, p)
+            if (!m) m = json_string_value(json_object_get(p, "reason"));
+        if (!m) m = json_string_value(json_object_get(j, "reason"));
+        sl->retry = 0;
+    } else if (sl->rc == CUZK_EXIT_REFUSED && code) {
+        m = json_string_value(json_object_get(r, "message"));
+        sl->retry = !input_fault(code);
+    } else
+        sl->retry = sl->rc != CUZK_EXIT_JOB_FAILED;
+    if (m)
+        snprintf(sl->why, sizeof(sl->why), "%s%s%s%s", m, code ? " (" : "", code ? code : "", code ? ")" : "");
+    else
+        snprintf(sl->why, sizeof(sl->why), "cuzkd job failed (cuzk exit %d)", sl->rc);
+    json_decref(r);
+    /* The reason goes to the submitter: this daemon's private dir is not theirs to
+     * know, the input's name within it ("2.wtns") is. */
+    dl = (size_t)snprintf(dir, sizeof(dir), "%s/%u/", d->priv, (unsigned)(sl - d->slots));
+    while (dl < sizeof(dir) && (at = strstr(sl->why, dir))) memmove(at, at + dl, strlen(at + dl) + 1);
 }
 
 static int start_one(struct fleet_daemon *d, struct slot *sl)
@@ -172,10 +296,17 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
 
     if (sl->marking) goto publish;
     if (sl->rc) snprintf(reason, sizeof(reason), "cuzkd job failed (cuzk exit %d)", sl->rc);
+    if (sl->c.input_kind != FLEET_INPUT_PATH && sl->retry == 2) { /* its lease went before the start */
+        won = 0;
+        goto drop;
+    }
+    if (sl->c.input_kind != FLEET_INPUT_PATH && sl->rc > 0) circuit_failure(d, sl);
     /* Not the partition's verdict (cuzkd draining or busy: exit 20/21, or the
      * client not run): back to the queue for any daemon, up to 3 claims; exit 22
-     * is the job's own failure. */
-    if (sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
+     * is the job's own failure. A circuit claim's failure says which it is itself
+     * (sl->retry); after 3 claims it fails with its reason, never retried forever. */
+    if (sl->c.input_kind != FLEET_INPUT_PATH ? sl->rc && sl->retry && sl->c.attempts < 3
+                                             : sl->rc && sl->rc != 22 && sl->rc != -1 && sl->c.attempts < 3) {
         won = fleet_release(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, err, sizeof(err));
         if (won < 0) {
             db_error(d, won, err);
@@ -187,8 +318,11 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
     if (!sl->rc && d->store)
         won = finish_stored(d, sl, err, sizeof(err));
     else
-        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, sl->rc ? reason : NULL, err,
-                           sizeof(err));
+        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
+                           !sl->rc ? NULL : sl->why[0] ? sl->why : reason, err, sizeof(err));
+    if (won >= 0 && sl->rc && sl->c.input_kind != FLEET_INPUT_PATH)
+        flog("job %llu part %u (circuit %s) failed: %s", (unsigned long long)sl->c.job, sl->c.idx, sl->c.circuit,
+             sl->why[0] ? sl->why : reason);
     if (won < 0) {
         db_error(d, won, err);
         return -1;
@@ -227,6 +361,7 @@ publish:
 drop:
     db_ok(d);
     if (!won && !sl->rc) flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
+    staging_remove_input(d, sl);
     staging_remove_files(d, sl);
     staging_done(d, sl);
     memset(sl, 0, sizeof(*sl));
@@ -301,6 +436,57 @@ static uint64_t retry_at(uint64_t *backoff, uint64_t t)
 {
     *backoff = *backoff ? (*backoff * 2 > 5000 ? 5000 : *backoff * 2) : 200;
     return t + *backoff;
+}
+
+/* This cuzkd's circuits that can prove (a fingerprint, not failed), from its own
+ * control socket's `circuits` reply (the request `cuzk circuits` makes), handed to
+ * fleet_set_circuits: circuit jobs are claimed only for these. Kept as they were when
+ * the socket does not answer (cuzkd still starting). */
+static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
+{
+    struct ctl_conn cc = { .fd = -1 };
+    const char *names[CIRCUIT_DECL_MAX], *fps[CIRCUIT_DECL_MAX];
+    char seen[CIRCUIT_DECL_MAX * 80 + 1] = "";
+    json_t *r = NULL, *e;
+    uint32_t n = 0;
+    size_t i, o = 0;
+
+    if (!d->store || t < d->next_circuits) return;
+    d->next_circuits = t + CIRCUITS_EVERY_MS;
+    /* Bounded: an event loop that no longer serves (cuzkd stopping: it joins this
+     * thread after its loop ends, its socket still bound) must not hold this thread
+     * in a read forever. */
+    if (!ctl_connect(&cc, d->sock)) {
+        struct timeval tv = { .tv_sec = 2 };
+
+        setsockopt(cc.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(cc.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    }
+    if (cc.fd < 0 || !(r = ctl_request(&cc, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0)) ||
+        !json_is_true(json_object_get(r, "ok"))) {
+        json_decref(r);
+        ctl_close(&cc);
+        return;
+    }
+    json_array_foreach (json_object_get(r, "circuits"), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name")),
+                   *fp = json_string_value(json_object_get(e, "fingerprint")),
+                   *st = json_string_value(json_object_get(e, "state"));
+
+        if (n < CIRCUIT_DECL_MAX && nm && fp && fp[0] && st && strcmp(st, "failed")) {
+            names[n] = nm;
+            fps[n++] = fp;
+            o += (size_t)snprintf(seen + o, sizeof(seen) - o, "%s%s (%.16s)", o ? ", " : "", nm, fp);
+            if (o >= sizeof(seen)) o = sizeof(seen) - 1;
+        }
+    }
+    if (!fleet_set_circuits(d->f, n, names, fps) && (!d->circuits_seen || strcmp(d->circuits_seen, seen))) {
+        flog("claiming circuit jobs for: %s", n ? seen : "none (no circuit with a fingerprint)");
+        free(d->circuits_seen);
+        d->circuits_seen = strdup(seen);
+    }
+    json_decref(r);
+    ctl_close(&cc);
 }
 
 /* Reap the slots' clients that exited and end the finished ones (end_one: finish,
@@ -381,7 +567,10 @@ static void *run(void *arg)
             last_renew = t;
         /* Claim only as local room frees: a claimed partition waits in no queue. */
         if (nfree && t >= next_try) {
-            int got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err, sizeof(err));
+            int got;
+
+            refresh_circuits(d, t);
+            got = fleet_claim(d->f, d->owner, d->lease_s, cl, (int)nfree, err, sizeof(err));
             if (got < 0) {
                 db_error(d, got, err);
                 next_try = retry_at(&backoff, t);
@@ -389,8 +578,12 @@ static void *run(void *arg)
                 db_ok(d);
             for (int k = 0, i = 0; k < got && i < (int)d->n; i++)
                 if (!d->slots[i].pid && !d->slots[i].finishing) {
+                    memset(&d->slots[i], 0, sizeof(d->slots[i]));
                     d->slots[i].c = cl[k++];
-                    start_one(d, &d->slots[i]);
+                    if (d->slots[i].c.input_kind != FLEET_INPUT_PATH)
+                        start_circuit(d, &d->slots[i]);
+                    else
+                        start_one(d, &d->slots[i]);
                 }
         }
         usleep(100000);
@@ -410,6 +603,7 @@ static void *run(void *arg)
 static void daemon_free(struct fleet_daemon *d)
 {
     fleet_close(d->f);
+    free(d->circuits_seen);
     free(d->slots);
     free(d);
 }
@@ -437,6 +631,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, 
     d->lease_s = (int)c->queue_lease_s;
     d->n = c->queue_parallel;
     d->store = c->store_proofs;
+    snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", c->run_dir, c->instance);
     if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||
         (rc = fleet_open(&d->f, c->queue, err, errlen)) || (fleet_set_stores(d->f, d->store), 0) ||
         (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||

@@ -19,6 +19,23 @@ static int open_out(const char *dir)
     return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* Every file in a private slot dir (cuzkd's own, 0700: nothing else writes there):
+ * a previous partition's proof, input and reply, never to be mixed up with the next. */
+static void priv_clean(int sfd)
+{
+    int fd = dup(sfd);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+
+    if (!dir) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    while ((e = readdir(dir)))
+        if (e->d_type != DT_DIR) unlinkat(sfd, e->d_name, 0);
+    closedir(dir);
+}
+
 /* The staging dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
  * (created if need be); -1 with errno. */
 static int open_priv(struct fleet_daemon *d, const struct slot *sl)
@@ -81,7 +98,7 @@ const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage
         else if ((sfd = open_priv(d, sl)) < 0)
             why = "cannot create its private staging dir in the run dir";
         else {
-            staged_clean(sfd); /* a previous partition's, never to be mixed up */
+            priv_clean(sfd); /* a previous partition's, never to be mixed up */
             close(sfd);
             snprintf(stage, stagelen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
         }
@@ -162,9 +179,78 @@ int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen)
         int sfd = open_priv(d, &d->slots[i]);
 
         if (sfd >= 0) {
-            staged_clean(sfd);
+            priv_clean(sfd);
             close(sfd);
         }
     }
     return 0;
+}
+
+/* The names of a circuit claim's files in its private dir. */
+static void input_names(const struct slot *sl, char in[300], char reply[300])
+{
+    snprintf(in, 300, "%s.%s", sl->c.name, sl->c.input_kind == FLEET_INPUT_WTNS ? "wtns" : "json");
+    snprintf(reply, 300, "%s.reply", sl->c.name);
+}
+
+int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pathlen, int *reply_fd)
+{
+    char in[300], reply[300], err[512];
+    int sfd, fd;
+    int64_t n;
+
+    *reply_fd = -1;
+    input_names(sl, in, reply);
+    if ((sfd = open_priv(d, sl)) < 0) {
+        snprintf(sl->why, sizeof(sl->why), "cannot open its private staging dir: %s", strerror(errno));
+        sl->retry = 1;
+        return -1;
+    }
+    /* 0600, never through a link, in cuzkd's own 0700 dir: the input is the
+     * submitter's, read by this cuzkd's client only. */
+    fd = openat(sfd, in, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(sl->why, sizeof(sl->why), "cannot write its input into the private staging dir: %s",
+                 strerror(errno));
+        sl->retry = 1;
+        close(sfd);
+        return -1;
+    }
+    n = fleet_input_read(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, fd, err, sizeof(err));
+    close(fd);
+    if (n > 0) *reply_fd = openat(sfd, reply, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    close(sfd);
+    if (n < 0) { /* the database (or a full disk): not the partition's fault */
+        snprintf(sl->why, sizeof(sl->why), "%s", err);
+        sl->retry = 1;
+        return -1;
+    }
+    snprintf(path, pathlen, "%s/%u/%s", d->priv, (unsigned)(sl - d->slots), in);
+    return n > 0;
+}
+
+void staging_remove_input(struct fleet_daemon *d, struct slot *sl)
+{
+    char in[300], reply[300];
+    int sfd;
+
+    if (sl->c.input_kind == FLEET_INPUT_PATH || !fleet_name_ok(sl->c.name) || (sfd = open_priv(d, sl)) < 0)
+        return;
+    input_names(sl, in, reply);
+    unlinkat(sfd, in, 0);
+    unlinkat(sfd, reply, 0);
+    close(sfd);
+}
+
+char *staging_reply(struct fleet_daemon *d, struct slot *sl)
+{
+    char in[300], reply[300], why[256];
+    char *r;
+    int sfd;
+
+    if ((sfd = open_priv(d, sl)) < 0) return NULL;
+    input_names(sl, in, reply);
+    r = staged_read(sfd, reply, 1 << 20, why, sizeof(why));
+    close(sfd);
+    return r;
 }

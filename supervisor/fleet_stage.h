@@ -20,6 +20,11 @@ struct slot {
     int finishing; /* exited, its finish not yet recorded (database away) */
     int marking;   /* finished: 1 publishing, 2 its fleet_part_publish to retry */
     int rc;        /* its exit code */
+    /* A circuit claim's failure (fleet_pg.h "Circuit jobs"): the reason its finish
+     * records (cuzkd's, e.g. the unsatisfied assert), or with retry set, a refusal
+     * that is not the partition's fault (back to the queue, up to 3 claims). */
+    char why[512];
+    int retry;
     struct fleet_claim c;
 };
 
@@ -40,6 +45,11 @@ struct fleet_daemon {
     atomic_ullong h_errors, h_reconnects;
     int recovered;       /* the previous run's leases and staged proofs are handled */
     uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
+    /* Circuit jobs (--store-proofs only): this cuzkd's circuits, read from its own
+     * control socket's `circuits` reply at most every few seconds (fleet_set_circuits). */
+    char sock[CONFIG_PATH_MAX + SEG_INSTANCE_MAX + 8];
+    uint64_t next_circuits; /* ms of the next refresh */
+    char *circuits_seen;    /* the set last logged ("name:fp,..."), malloc'd */
 };
 
 int staging_open(struct fleet_daemon *d, const struct slot *sl);
@@ -48,5 +58,14 @@ void staging_remove_files(struct fleet_daemon *d, struct slot *sl);
 void staging_done(struct fleet_daemon *d, const struct slot *sl);
 void staging_clean_dir(struct fleet_daemon *d, const char *out_dir);
 int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen);
+/* A circuit claim's input written into its slot's private dir as NAME.json or
+ * NAME.wtns (fleet_input_read), its path in path; the reply file NAME.reply opened
+ * there for the client's stdout (*reply_fd). 1 written, 0 the lease is gone, -1 with
+ * the reason in sl->why (sl->retry set where it is not the partition's fault). */
+int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pathlen, int *reply_fd);
+/* The slot's input and reply files removed. */
+void staging_remove_input(struct fleet_daemon *d, struct slot *sl);
+/* The reply the client printed (NAME.reply, JSON), or NULL. */
+char *staging_reply(struct fleet_daemon *d, struct slot *sl);
 
 #endif

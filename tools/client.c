@@ -80,8 +80,14 @@ void client_usage(FILE *f)
           "                      prove --store-proofs [--out DIR]: the proofs also, or with\n"
           "                      no --out only, in the queue's table, proved by a cuzkd\n"
           "                      --store-proofs)\n"
+          "  prove --queue URL --circuit NAME [--tenant T] [--idempotency-key K]\n"
+          "        [--fingerprint HEX] IN.json|W.wtns ...   a fleet job with no shared file\n"
+          "                      system: the inputs' bytes go into the queue, any cuzkd\n"
+          "                      --store-proofs with circuit NAME of the same fingerprint\n"
+          "                      (the local cuzkd's, or HEX) proves it; fetch its proofs\n"
           "  fetch JOB --queue URL --out DIR   a fleet job's stored proofs into DIR (never\n"
-          "                      replaces a file, follows no link; same bytes: no-op)\n"
+          "                      replaces a file, follows no link; same bytes: no-op;\n"
+          "                      a circuit job's as 0.proof.json, 1.proof.json, ...)\n"
           "commands (no daemon):\n"
           "  prove-local ZKEY WTNS PROOF.json PUBLIC.json   prove in this process\n"
           "  verify VKEY.json PUBLIC.json PROOF.json        verify a proof (as snarkjs)\n"
@@ -829,6 +835,25 @@ static int cmd_proof(struct client *c, int argc, char **argv)
     return rc;
 }
 
+/* fleet_local_circuits (fleet_client.h): this instance's `circuits` reply. */
+static json_t *local_circuits(void *arg, int *rc)
+{
+    struct client *c = arg;
+    json_t *r;
+
+    if ((*rc = connect_daemon(c))) return NULL;
+    if (!(r = request(c, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS)))) {
+        *rc = CUZK_EXIT_NO_DAEMON;
+        return NULL;
+    }
+    if (!is_ok(r)) {
+        *rc = print_error(c, r);
+        json_decref(r);
+        return NULL;
+    }
+    return r;
+}
+
 int client_main(int argc, char **argv)
 {
     struct client c;
@@ -873,7 +898,7 @@ int client_main(int argc, char **argv)
         }
 
     /* --queue URL: the fleet's database, not a local cuzkd (fleet_client.h) */
-    if ((rc = fleet_client_main(argc, argv, c.json)) >= 0) return rc;
+    if ((rc = fleet_client_main(argc, argv, c.json, local_circuits, &c)) >= 0) return rc;
     if (!strcmp(cmd, "metrics")) return metrics_cmd_main(c.instance, argc, argv);
     if (!strcmp(cmd, "prove"))
         rc = cmd_prove(&c, argc, argv);

@@ -11,6 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include "cuzk/circuit_decl.h"
 #include "cuzk/client.h"
 #include "cuzk/protocol.h"
 #include "cuzk/error.h"
@@ -29,8 +32,177 @@ static int absolute(const char *what, const char *p, char *out)
     return 0;
 }
 
-static int prove(struct fleet *f, int argc, char **argv, int json)
+/* The options of `prove --queue --circuit` (fleet_pg.h "Circuit jobs"). */
+struct circuit_opts {
+    const char *circuit, *fingerprint, *tenant, *idem_key;
+    fleet_local_circuits local;
+    void *arg;
+};
+
+/* A file's bytes (a regular file, 1 to FLEET_INPUT_MAX bytes), malloc'd into in. */
+static int read_input(const char *path, struct fleet_input *in)
 {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    size_t got = 0;
+    char *b = NULL;
+
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size ||
+        (unsigned long long)st.st_size > FLEET_INPUT_MAX || !(b = malloc((size_t)st.st_size))) {
+        fprintf(stderr, "cuzk prove: input %s: %s\n", path,
+                fd < 0 || !b ? strerror(errno)
+                    : !S_ISREG(st.st_mode) ? "not a regular file"
+                                           : "empty or over the 256 MiB a queued input may have");
+        if (fd >= 0) close(fd);
+        free(b);
+        return -1;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
+
+        if (n <= 0) {
+            fprintf(stderr, "cuzk prove: input %s: %s\n", path, n ? strerror(errno) : "shorter than its size");
+            close(fd);
+            free(b);
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    in->bytes = b;
+    in->len = got;
+    return 0;
+}
+
+/* The local cuzkd's fingerprint of circuit name (hex, into fp), as its `circuits`
+ * reply gives it: the job is claimed only by daemons whose circuit has the same. */
+static int local_fingerprint(const struct circuit_opts *o, char *fp, size_t len)
+{
+    int rc = CUZK_EXIT_NO_DAEMON;
+    json_t *r = o->local ? o->local(o->arg, &rc) : NULL, *e;
+    size_t i;
+
+    if (!r) {
+        fprintf(stderr,
+                "cuzk prove --queue --circuit: the circuit's fingerprint comes from the local cuzkd "
+                "(`cuzk circuits`): start one, or give --fingerprint HEX\n");
+        return rc;
+    }
+    json_array_foreach (json_object_get(r, "circuits"), i, e) {
+        const char *nm = json_string_value(json_object_get(e, "name")),
+                   *f = json_string_value(json_object_get(e, "fingerprint"));
+
+        if (nm && !strcmp(nm, o->circuit)) {
+            if (f && f[0]) snprintf(fp, len, "%s", f);
+            json_decref(r);
+            if (fp[0]) return 0;
+            fprintf(stderr,
+                    "cuzk prove --queue: circuit %s has no fingerprint in the local cuzkd "
+                    "(its zkey failed to open? `cuzk circuits` says why)\n",
+                    o->circuit);
+            return CUZK_EXIT_REFUSED;
+        }
+    }
+    json_decref(r);
+    fprintf(stderr, "cuzk prove --queue: the local cuzkd declares no circuit %s (`cuzk circuits`)\n", o->circuit);
+    return CUZK_EXIT_REFUSED;
+}
+
+/* The idempotency key's body hash: the circuit, its fingerprint and every input
+ * (kind, length, bytes) in order, SHA-256 in hex: the same request twice has the same. */
+static int body_hash(const char *circuit, const char *fp, const struct fleet_input *in, int n, char hex[65])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned char h[32];
+    unsigned hl = 0;
+    int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+
+    ok = ok && EVP_DigestUpdate(md, circuit, strlen(circuit) + 1) && EVP_DigestUpdate(md, fp, strlen(fp) + 1);
+    for (int i = 0; ok && i < n; i++) {
+        unsigned char k[9] = { (unsigned char)in[i].wtns };
+
+        for (int b = 0; b < 8; b++) k[1 + b] = (unsigned char)((uint64_t)in[i].len >> (8 * b));
+        ok = EVP_DigestUpdate(md, k, sizeof(k)) && EVP_DigestUpdate(md, in[i].bytes, in[i].len);
+    }
+    ok = ok && EVP_DigestFinal_ex(md, h, &hl) && hl == 32;
+    EVP_MD_CTX_free(md);
+    for (unsigned i = 0; ok && i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    return ok ? 0 : -1;
+}
+
+/* `cuzk prove --queue URL --circuit NAME [--tenant T] [--idempotency-key K]
+ * [--fingerprint HEX] IN.json|W.wtns ...`: a circuit job, its inputs' bytes in the
+ * table (no shared file system: any daemon with the circuit proves it, the proofs
+ * are stored, `cuzk fetch` writes them as 0.proof.json, 1.proof.json, ... in the
+ * order of the inputs). */
+static int prove_circuit(struct fleet *f, const struct circuit_opts *o, int nw, char **files, int json)
+{
+    struct fleet_input *in = calloc((size_t)nw + 1, sizeof(*in));
+    struct fleet_circuit_job cj = { .circuit = o->circuit, .tenant = o->tenant, .idem_key = o->idem_key };
+    char fp[256] = "", hex[65], err[512];
+    uint64_t job = 0;
+    int rc = CUZK_EXIT_USAGE, n = 0;
+
+    if (!in) return CUZK_EXIT_INTERNAL;
+    if (circuit_name_ok(o->circuit)) {
+        fprintf(stderr, "cuzk prove --queue: --circuit %s is not a circuit name\n", o->circuit);
+        goto done;
+    }
+    if (o->fingerprint) {
+        size_t l = strlen(o->fingerprint);
+
+        if (!l || l >= sizeof(fp) || strspn(o->fingerprint, "0123456789abcdefABCDEF") != l) {
+            fprintf(stderr, "cuzk prove --queue: --fingerprint takes the hex `cuzk circuits` shows\n");
+            goto done;
+        }
+        snprintf(fp, sizeof(fp), "%s", o->fingerprint);
+    } else if ((rc = local_fingerprint(o, fp, sizeof(fp))))
+        goto done;
+    for (; n < nw; n++) {
+        size_t l = strlen(files[n]);
+
+        /* By name, as `cuzk prove --circuit`: input.json files, or .wtns witnesses. */
+        in[n].wtns = l > 5 && !strcmp(files[n] + l - 5, ".wtns");
+        if (!in[n].wtns && !(l > 5 && !strcmp(files[n] + l - 5, ".json"))) {
+            fprintf(stderr, "cuzk prove --queue: input %s: an input.json (.json) or a witness (.wtns)\n", files[n]);
+            rc = CUZK_EXIT_USAGE;
+            goto done;
+        }
+        if (read_input(files[n], &in[n])) {
+            rc = CUZK_EXIT_IO;
+            goto done;
+        }
+    }
+    cj.fingerprint = fp;
+    if (o->idem_key) {
+        if (body_hash(o->circuit, fp, in, n, hex)) {
+            rc = CUZK_EXIT_INTERNAL;
+            goto done;
+        }
+        cj.body_sha256 = hex;
+    }
+    rc = fleet_job_add_inputs(f, &cj, (uint32_t)n, in, &job, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "cuzk prove: %s\n", err);
+        rc = rc == -EEXIST ? CUZK_EXIT_REFUSED : cuzk_exit_code(rc, CUZK_PROG_CLIENT);
+        goto done;
+    }
+    if (json)
+        printf("{\"job\": %llu, \"partitions\": %d, \"circuit\": \"%s\", \"created\": %s}\n",
+               (unsigned long long)job, n, o->circuit, rc ? "true" : "false");
+    else
+        printf("job %llu %s the queue: %d partition(s) of circuit %s\n", (unsigned long long)job,
+               rc ? "submitted to" : "already in (same idempotency key and inputs)", n, o->circuit);
+    rc = CUZK_EXIT_OK;
+done:
+    for (int i = 0; i < n; i++) free((void *)in[i].bytes);
+    free(in);
+    return rc;
+}
+
+static int prove(struct fleet *f, int argc, char **argv, int json, fleet_local_circuits local, void *arg)
+{
+    struct circuit_opts co = { .local = local, .arg = arg };
     const char *zk = NULL, *out = NULL;
     char zabs[PATH_MAX], oabs[PATH_MAX], err[512];
     char **paths = calloc((size_t)argc, sizeof(char *));
@@ -39,6 +211,9 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
     uint64_t job;
 
     if (!paths || !names) goto done;
+    /* --circuit first, wherever it is: its inputs are bytes to send, not paths. */
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--circuit")) co.circuit = argv[i + 1];
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--zkey") && i + 1 < argc)
             zk = argv[++i];
@@ -46,6 +221,16 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
             out = argv[++i];
         else if (!strcmp(argv[i], "--store-proofs"))
             store = 1;
+        else if (!strcmp(argv[i], "--circuit") && i + 1 < argc)
+            co.circuit = argv[++i];
+        else if (!strcmp(argv[i], "--fingerprint") && i + 1 < argc)
+            co.fingerprint = argv[++i];
+        else if (!strcmp(argv[i], "--tenant") && i + 1 < argc)
+            co.tenant = argv[++i];
+        else if (!strcmp(argv[i], "--idempotency-key") && i + 1 < argc)
+            co.idem_key = argv[++i];
+        else if (co.circuit && argv[i][0] != '-')
+            argv[1 + nw++] = argv[i]; /* inputs, compacted in place: read as bytes below */
         else if (argv[i][0] == '-') {
             fprintf(stderr, "cuzk prove --queue: unknown option %s\n", argv[i]);
             goto done;
@@ -64,6 +249,22 @@ static int prove(struct fleet *f, int argc, char **argv, int json)
                     goto done;
                 }
         }
+    }
+    if (co.circuit) {
+        if (zk || out || store || !nw) {
+            fprintf(stderr, "cuzk prove --queue URL --circuit NAME [--tenant T] [--idempotency-key K] "
+                            "[--fingerprint HEX] IN.json|W.wtns [...] (no --zkey, --out or "
+                            "--store-proofs: its proofs are stored; `cuzk fetch` writes them)\n");
+            nw = 0;
+            goto done;
+        }
+        rc = prove_circuit(f, &co, nw, argv + 1, json);
+        nw = 0; /* argv's, not malloc'd */
+        goto done;
+    }
+    if (co.tenant || co.idem_key || co.fingerprint) {
+        fprintf(stderr, "cuzk prove --queue: --tenant, --idempotency-key and --fingerprint go with --circuit\n");
+        goto done;
     }
     if (!zk || (!out && !store) || !nw) {
         fprintf(stderr,
@@ -311,7 +512,7 @@ static int fetch(struct fleet *f, int argc, char **argv, int json)
     return x.failed ? CUZK_EXIT_JOB_FAILED : CUZK_EXIT_OK;
 }
 
-int fleet_client_main(int argc, char **argv, int json)
+int fleet_client_main(int argc, char **argv, int json, fleet_local_circuits circuits, void *arg)
 {
     const char *url = NULL;
     struct fleet *f;
@@ -351,7 +552,7 @@ int fleet_client_main(int argc, char **argv, int json)
         return cuzk_exit_code(rc, CUZK_PROG_CLIENT);
     }
     if (!strcmp(argv[0], "prove"))
-        rc = prove(f, argc, argv, json);
+        rc = prove(f, argc, argv, json, circuits, arg);
     else if (!strcmp(argv[0], "wait"))
         rc = wait_job(f, argc, argv, json);
     else if (!strcmp(argv[0], "fetch"))

@@ -7,7 +7,9 @@
  * one is migrated under the same lock, one version at a time: 1 -> 2 adds the two
  * columns of "Publishing" and marks its done and failed rows published; 2 -> 3 adds
  * the stored-proof columns, its rows keep NULL there; 3 -> 4 adds the circuit-job
- * columns of "Circuit jobs", its rows keep NULL there (path jobs) and false):
+ * columns of "Circuit jobs", its rows keep NULL there (path jobs) and false; a
+ * database at this version gets no DDL at all: CREATE INDEX IF NOT EXISTS locks its
+ * table before it looks, which deadlocked a daemon's open with a submit in flight):
  *   cuzk_meta(key, value): 'schema_version'
  *   cuzk_jobs(id bigserial, zkey, out_dir ('' : none, proofs stored only), n_parts,
  *             state 'running'|'done'|'failed'|'cancelled' (v4), submitted, finished,

@@ -34,7 +34,7 @@ unshare -m -p -f --propagation private --mount-proc --kill-child sh -c "mount -t
   { echo "SKIP: no private mount and PID namespaces with a tmpfs here: $(head -c 200 "$tmp/probe.err")"; exit 77; }
 api_init
 pg_password="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
-pg_cluster_start
+pg_cluster_start api_fleet
 # The URL with the password, for the servers' config files only (the test's 0600 file).
 (umask 077; echo "postgresql://cuzk:$pg_password@/cuzk?host=$pg&port=$port" >"$tmp/queue.url")
 api_tokens alice

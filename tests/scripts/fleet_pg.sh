@@ -38,13 +38,13 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../lib/daemon.sh"
 daemon_init fleet
 . "$here/../security/lib.sh"
+. "$here/../lib/pg.sh"
 FX="$FIXTURES/bn128/mulchain-10"
 [ -f "$FX/circuit_final.zkey" ] || bash "$MAKE_FIXTURES" -q >/dev/null
 T="$BUILD/tests/test_fleet_pg"
 [ -x "$T" ] || { echo "FAIL: $T is missing (make tests)"; exit 1; }
 
 # 0 needs no cluster: a port nobody listens on (bound and closed just now).
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 dead="postgresql://cuzk@127.0.0.1:$(free_port)/cuzk?connect_timeout=3"
 set +e; out="$("$BUILD/bin/cuzk" status --queue "$dead" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 20 ] && [[ "$out" == *"cannot connect"* ]] || fail "unreachable queue: rc $rc: $out"
@@ -58,28 +58,8 @@ set +e; out="$(timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run"
 [ "$rc" -eq 2 ] && [[ "$out" == *"--store-proofs"*"--queue"* ]] || fail "cuzkd --store-proofs without --queue: rc $rc: $(echo "$out" | tail -n 3)"
 echo "ok: cuzkd --store-proofs without --queue: exit 2"
 
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: fleet_pg needs root to create the cluster's user"; exit 77; fi
-bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
-[ -n "$bindir" ] && [ -x "$bindir/initdb" ] && [ -x "$bindir/pg_ctl" ] ||
-  { echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"; exit 77; }
-command -v useradd >/dev/null && command -v runuser >/dev/null ||
-  { echo "SKIP: useradd or runuser missing"; exit 77; }
-pgu="cuzkpg$$"
-sec_user_add "$pgu"
-pg="$tmp/pg"; mkdir -p "$pg"; chown "$pgu" "$pg"; chmod 755 "$tmp"
-port="$(free_port)"
-as_pg() { runuser -u "$pgu" -- "$@"; }
-# The cluster is stopped before sec_user_del kills the user's processes.
-daemon_on_exit="as_pg $bindir/pg_ctl -D $pg/data -m immediate stop >/dev/null 2>&1 || true; ${daemon_on_exit}"
-as_pg "$bindir/initdb" -D "$pg/data" -U cuzk --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
-pgstart() { as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w -t 60 \
-  -o "-p $port -k $pg -c listen_addresses=''" start >/dev/null || { tail "$pg/log"; fail "pg_ctl start"; }; }
-pgstart
-as_pg "$bindir/createdb" -h "$pg" -p "$port" -U cuzk cuzk
-url="postgresql://cuzk@/cuzk?host=$pg&port=$port"
-sem="postgresql://cuzk@/sem?host=$pg&port=$port"
-as_pg "$bindir/createdb" -h "$pg" -p "$port" -U cuzk sem
-echo "ok: cluster up ($("$bindir/postgres" --version), port $port)"
+pg_cluster_start fleet_pg
+sem="$(pg_url sem)"
 
 CUZK_TEST_PG_URL="$sem" "$T" || fail "lease semantics"
 

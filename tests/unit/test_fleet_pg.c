@@ -3,7 +3,11 @@
  * exit 77; there is never a mock database).
  *   test_fleet_pg                       lease semantics: disjoint claims, an expired
  *                                       lease taken over, a stale finish refused, a
- *                                       partition finished once
+ *                                       partition finished once; stored proofs;
+ *                                       circuit jobs (inputs in the table, claims
+ *                                       by circuit and fingerprint, idempotency,
+ *                                       tenant scoping, cancel, the job-end bell);
+ *                                       migrations from versions 1, 2 and 3
  *   test_fleet_pg worker OWNER CUZK     a claimer as cuzkd's fleet loop is: heartbeat,
  *                                       claim one partition, prove it with `CUZK
  *                                       prove-local` into OUT/.cuzk-OWNER/, finish,
@@ -293,8 +297,11 @@ static struct fleet *open_old(PGconn *o, const char *conn, const char *parts)
     char err[512];
 
     CHECK(!fleet_open(&f, conn, err, sizeof(err)), "open of %s: %s", conn, err);
+    char want[16];
+
+    snprintf(want, sizeof(want), "%d", FLEET_SCHEMA_VERSION);
     expect(o, "schema version after the migration",
-           "SELECT value FROM cuzk_meta WHERE key = 'schema_version'", "3");
+           "SELECT value FROM cuzk_meta WHERE key = 'schema_version'", want);
     expect(o, "parts after the migration",
            "SELECT string_agg(idx || ':' || state || ':' || published || ':' ||"
            " (proof_json IS NULL) || (public_json IS NULL), ',' ORDER BY idx) FROM cuzk_parts",
@@ -350,16 +357,16 @@ static void migration_v1(PGconn *c)
            "new:7,old:0");
     PQfinish(v1);
     sql(c, "DROP DATABASE IF EXISTS cuzk_v1");
-    printf("ok: migration 1 -> 3: a version-1 database kept its rows, old done rows "
-           "published, version 3; version %d refused\n",
-           FLEET_SCHEMA_VERSION + 1);
+    printf("ok: migration 1 -> %d: a version-1 database kept its rows, old done rows "
+           "published; version %d refused\n",
+           FLEET_SCHEMA_VERSION, FLEET_SCHEMA_VERSION + 1);
 }
 
 /* A version-2 database (cuzk 2's tables, by hand) opened by this cuzk: its rows as
  * they were (the unpublished done row stays unpublished: its proof is still to be
  * published from its staging dir), the stored-proof columns added empty, version 3;
  * a job stored only is then submitted, claimed by a storing daemon and finished with
- * its proof; version 4 refused. */
+ * its proof; a newer version refused. */
 static void migration_v2(PGconn *c)
 {
     const char *stmts[2] = { v1_sql, v2_sql }, *w[1] = { "/w" }, *nm[1] = { "w" };
@@ -393,10 +400,68 @@ static void migration_v2(PGconn *c)
     reopen_and_refuse(v2, conn);
     PQfinish(v2);
     sql(c, "DROP DATABASE IF EXISTS cuzk_v2");
-    printf("ok: migration 2 -> 3: a version-2 database kept its rows (its unpublished "
+    printf("ok: migration 2 -> %d: a version-2 database kept its rows (its unpublished "
            "one too), stored-proof columns added, a stored job proved on it; version %d "
            "refused\n",
-           FLEET_SCHEMA_VERSION + 1);
+           FLEET_SCHEMA_VERSION, FLEET_SCHEMA_VERSION + 1);
+}
+
+/* What cuzk 3 added (schema version 3): the stored-proof columns, with one job stored
+ * only and its partition done with its proof. */
+static const char v3_sql[] = "ALTER TABLE cuzk_jobs ADD COLUMN store_proofs boolean NOT NULL DEFAULT false;"
+                             "ALTER TABLE cuzk_parts ADD COLUMN proof_json text, ADD COLUMN public_json text;"
+                             "ALTER TABLE cuzk_daemons ADD COLUMN store_proofs boolean;"
+                             "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, state)"
+                             " VALUES ('/z', '', 1, true, 'done');"
+                             "INSERT INTO cuzk_parts(job, idx, wtns, name, state, done_by, lease_gen,"
+                             " published, proof_json, public_json) VALUES (2, 5, '/s', 's', 'done',"
+                             " 'old', 1, true, '{}', '[]');"
+                             "UPDATE cuzk_meta SET value = '3' WHERE key = 'schema_version'";
+
+/* A version-3 database opened by this cuzk: its rows as they were (path jobs: no
+ * circuit, no input), the circuit-job columns and the idempotency index added; a
+ * circuit job submitted, claimed and stored on it. */
+static void migration_v3(PGconn *c)
+{
+    const char *stmts[3] = { v1_sql, v2_sql, v3_sql }, *names[1] = { "m" }, *fps[1] = { "f0" };
+    struct fleet_input in = { "{}", 2, 0 };
+    struct fleet_circuit_job cj = { .circuit = "m", .fingerprint = "f0", .idem_key = "k", .body_sha256 = "h" };
+    char conn[1024], err[512];
+    struct fleet *f = NULL;
+    struct fleet_claim cl[4];
+    uint64_t job = 0;
+    int rc;
+    PGconn *v3 = old_db(c, "cuzk_v3", stmts, 3, conn, sizeof(conn));
+
+    f = open_old(v3, conn, "0:done:false:truetrue,1:failed:true:truetrue,2:queued:false:truetrue,5:done:true:falsefalse");
+    expect(v3, "jobs after",
+           "SELECT string_agg(id || ':' || state || ':' || store_proofs || ':' || (circuit IS NULL) || ':'"
+           " || (tenant IS NULL) || ':' || cancelled, ',' ORDER BY id) FROM cuzk_jobs",
+           "1:running:false:true:true:false,2:done:true:true:true:false");
+    expect(v3, "the stored row", "SELECT proof_json || public_json || (input IS NULL) FROM cuzk_parts WHERE job = 2",
+           "{}[]true");
+    expect(v3, "the idempotency index", "SELECT count(*) FROM pg_indexes WHERE indexname = 'cuzk_jobs_idem'",
+           "1");
+    if (f) {
+        fleet_set_stores(f, 1);
+        CHECK(!fleet_set_circuits(f, 1, names, fps), "set circuits");
+        CHECK((rc = fleet_job_add_inputs(f, &cj, 1, &in, &job, err, sizeof(err))) == 1, "add %d: %s", rc, err);
+        CHECK((rc = fleet_claim(f, "new", 30, cl, 4, err, sizeof(err))) == 2 && cl[1].job == job &&
+                  !strcmp(cl[1].circuit, "m") && cl[1].input_kind == FLEET_INPUT_JSON &&
+                  cl[0].input_kind == FLEET_INPUT_PATH && !cl[0].circuit[0],
+              "claims on the migrated database: %d %s", rc, err);
+        CHECK(fleet_finish_stored(f, "new", job, 0, cl[1].gen, "{}", "[]", err, sizeof(err)) == 1,
+              "stored finish on the migrated database: %s", err);
+        fleet_close(f);
+    }
+    expect(v3, "the circuit job", "SELECT state || ':' || circuit || ':' || fingerprint FROM cuzk_jobs WHERE id = 3",
+           "done:m:f0");
+    reopen_and_refuse(v3, conn);
+    PQfinish(v3);
+    sql(c, "DROP DATABASE IF EXISTS cuzk_v3");
+    printf("ok: migration 3 -> %d: a version-3 database kept its rows, circuit-job columns and "
+           "the idempotency index added, a circuit job proved on it; version %d refused\n",
+           FLEET_SCHEMA_VERSION, FLEET_SCHEMA_VERSION + 1);
 }
 
 static void migration(const char *url)
@@ -407,6 +472,7 @@ static void migration(const char *url)
     sql(c, "SET client_min_messages = warning");
     migration_v1(c);
     migration_v2(c);
+    migration_v3(c);
     PQfinish(c);
 }
 
@@ -547,6 +613,239 @@ static void stored(const char *url, struct fleet *f)
            "back\n");
 }
 
+/* A job-end notification for job on l within a few seconds (others skipped). */
+static int rang(struct fleet *l, uint64_t job)
+{
+    char err[512];
+    uint64_t got = 0;
+
+    for (int i = 0; i < 20; i++) {
+        int rc = fleet_wait_notify(l, 5000, &got, err, sizeof(err));
+
+        if (rc < 0) fprintf(stderr, "wait_notify: %s\n", err);
+        if (rc <= 0) return 0;
+        if (got == job) return 1;
+    }
+    return 0;
+}
+
+/* The bytes of fd from its start (up to cap), their count. */
+static ssize_t slurp(int fd, unsigned char *buf, size_t cap)
+{
+    ssize_t n, o = 0;
+
+    while ((size_t)o < cap && (n = pread(fd, buf + o, cap - (size_t)o, o)) > 0) o += n;
+    return o;
+}
+
+/* One key inserted by 6 processes at once (each its own connection): one creates the
+ * job, the others get that job (0), none an error or a second job (the unique index
+ * decides, ON CONFLICT waits for the winner's commit). */
+static void idem_race(const char *url)
+{
+    struct fleet_input in = { "{\"a\": \"1\"}", 10, 0 };
+    struct fleet_circuit_job cj = {
+        .circuit = "race", .fingerprint = "ff", .tenant = "tr", .idem_key = "same", .body_sha256 = "h"
+    };
+    int fds[6][2], created = 0, same = 0;
+    uint64_t ids[6] = { 0 };
+    pid_t pid[6];
+
+    for (int i = 0; i < 6; i++) {
+        if (pipe(fds[i])) return;
+        if (!(pid[i] = fork())) {
+            struct fleet *g;
+            char err[512], line[64];
+            uint64_t job = 0;
+            int rc = fleet_open(&g, url, err, sizeof(err));
+
+            if (!rc) rc = fleet_job_add_inputs(g, &cj, 1, &in, &job, err, sizeof(err));
+            if (rc < 0) fprintf(stderr, "race: %s\n", err);
+            snprintf(line, sizeof(line), "%d %llu\n", rc, (unsigned long long)job);
+            if (write(fds[i][1], line, strlen(line)) < 0) _exit(2);
+            _exit(0);
+        }
+        close(fds[i][1]);
+    }
+    for (int i = 0; i < 6; i++) {
+        char line[64] = "";
+        int rc = -999;
+        unsigned long long job = 0;
+
+        if (read(fds[i][0], line, sizeof(line) - 1) > 0 && sscanf(line, "%d %llu", &rc, &job) == 2) {
+            ids[i] = job;
+            created += rc == 1;
+            same += rc == 0;
+        }
+        close(fds[i][0]);
+        waitpid(pid[i], NULL, 0);
+        CHECK(rc == 0 || rc == 1, "a concurrent insert of one key answered %d", rc);
+        CHECK(ids[i] == ids[0] && ids[i], "concurrent inserts of one key: jobs %llu and %llu",
+              (unsigned long long)ids[0], (unsigned long long)ids[i]);
+    }
+    CHECK(created == 1 && same == 5, "concurrent inserts of one key: %d created, %d the same", created, same);
+    {
+        struct fleet *f;
+        char err[512];
+
+        if (!fleet_open(&f, url, err, sizeof(err))) {
+            CHECK(fleet_job_cancel(f, ids[0], "tr", err, sizeof(err)) == 1, "cancel the race's job: %s", err);
+            fleet_close(f);
+        }
+    }
+    printf("ok: one idempotency key inserted by 6 processes at once: 1 job, the others got it\n");
+}
+
+/* Circuit jobs (fleet_pg.h "Circuit jobs"): inputs in the table, binary and byte for
+ * byte; idempotency per tenant; claimed only by a storing daemon that has the circuit
+ * with the same fingerprint; the API's views scoped by tenant; cancel of queued and
+ * leased partitions (the leased owner's finish then answers 0); the doorbell rings
+ * at each end. */
+static void circuits(const char *url, struct fleet *f)
+{
+    const char *nm1[2] = { "x", "mul" }, *fp1[2] = { "1", "aa" }, *fpb[1] = { "bb" }, *oth[1] = { "other" },
+               *fpa[1] = { "aa" };
+    unsigned char wt[300], back[400];
+    struct fleet_input in[2] = { { "{\"a\": \"3\"}", 10, 0 }, { wt, sizeof(wt), 1 } }, empty = { "", 0, 0 };
+    struct fleet_circuit_job cj = {
+        .circuit = "mul", .fingerprint = "aa", .tenant = "t1", .idem_key = "k1", .body_sha256 = "s1"
+    };
+    struct fleet_claim cl[4], c2[4];
+    struct fleet *l = NULL;
+    char err[512], tmpl[] = "/tmp/cuzk-fleet-in-XXXXXX", *js = NULL, *pr = NULL, *pb = NULL;
+    uint64_t job = 0, job2 = 0, other = 0, got;
+    uint32_t done, failed, total;
+    int rc, fd;
+
+    for (size_t i = 0; i < sizeof(wt); i++) wt[i] = (unsigned char)(i * 7); /* NUL bytes, 0xff, all */
+    CHECK(!fleet_open(&l, url, err, sizeof(err)) && !fleet_listen(l, err, sizeof(err)), "listen: %s", err);
+    CHECK(fleet_wait_notify(l, 0, &got, err, sizeof(err)) == 0, "a notification before any end");
+    /* Refusals: nothing inserted. */
+    CHECK(fleet_job_add_inputs(f, &cj, 0, in, &job, err, sizeof(err)) == -EINVAL, "no partitions accepted");
+    CHECK(fleet_job_add_inputs(f, &cj, FLEET_CIRCUIT_PARTS_MAX + 1, in, &job, err, sizeof(err)) == -EINVAL,
+          "too many partitions accepted");
+    CHECK(fleet_job_add_inputs(f, &cj, 1, &empty, &job, err, sizeof(err)) == -EINVAL, "an empty input accepted");
+    {
+        struct fleet_circuit_job no_fp = cj;
+
+        no_fp.fingerprint = NULL;
+        CHECK(fleet_job_add_inputs(f, &no_fp, 1, in, &job, err, sizeof(err)) == -EINVAL,
+              "a job without fingerprint accepted");
+    }
+    /* Created once; the same key and body again: that job; another body: -EEXIST. */
+    CHECK((rc = fleet_job_add_inputs(f, &cj, 2, in, &job, err, sizeof(err))) == 1, "add %d: %s", rc, err);
+    CHECK((rc = fleet_job_add_inputs(f, &cj, 2, in, &other, err, sizeof(err))) == 0 && other == job,
+          "the same key and body: %d, job %llu (want 0, %llu)", rc, (unsigned long long)other,
+          (unsigned long long)job);
+    cj.body_sha256 = "s2";
+    other = 0;
+    CHECK((rc = fleet_job_add_inputs(f, &cj, 1, in, &other, err, sizeof(err))) == -EEXIST && other == job &&
+              strstr(err, "another body"),
+          "the same key, another body: %d %s", rc, err);
+    /* The key is per tenant: t2's k1 is a job of its own. */
+    cj.tenant = "t2";
+    CHECK((rc = fleet_job_add_inputs(f, &cj, 2, in, &job2, err, sizeof(err))) == 1 && job2 != job,
+          "another tenant's key: %d %s", rc, err);
+    CHECK(fleet_tenant_running(f, "t1", err, sizeof(err)) == 1 && fleet_tenant_running(f, "t2", err, sizeof(err)) == 1 &&
+              fleet_tenant_running(f, "t3", err, sizeof(err)) == 0,
+          "running counts");
+    /* Claims: a daemon that does not store never takes one, nor one without the
+     * circuit, nor one with another fingerprint of it. */
+    fleet_set_stores(f, 0);
+    CHECK(!fleet_set_circuits(f, 2, nm1, fp1), "set circuits");
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "a non-storing daemon claimed %d", rc);
+    fleet_set_stores(f, 1);
+    CHECK(!fleet_set_circuits(f, 1, nm1 + 1, fpb), "set circuits");
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "another fingerprint claimed %d", rc);
+    CHECK(!fleet_set_circuits(f, 1, oth, fpa), "set circuits");
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "another circuit claimed %d", rc);
+    CHECK(!fleet_set_circuits(f, 0, NULL, NULL), "set circuits");
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "no circuits claimed %d", rc);
+    CHECK(!fleet_set_circuits(f, 2, nm1, fp1), "set circuits");
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 2, err, sizeof(err))) == 2 && cl[0].job == job && cl[1].job == job,
+          "claim: %d %s", rc, err);
+    CHECK(!strcmp(cl[0].circuit, "mul") && cl[0].input_kind == FLEET_INPUT_JSON && cl[1].input_kind == FLEET_INPUT_WTNS &&
+              cl[0].store_proofs && !cl[0].out_dir[0] && !strcmp(cl[1].name, "1") && !cl[0].wtns[0],
+          "the claim's fields: %s %d %d", cl[0].circuit, cl[0].input_kind, cl[1].input_kind);
+    /* Inputs back byte for byte, the file cut to them; none for a stale lease. */
+    fd = mkstemp(tmpl);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd >= 0) {
+        unlink(tmpl);
+        memset(back, 'z', sizeof(back));
+        CHECK(pwrite(fd, back, sizeof(back), 0) == (ssize_t)sizeof(back), "prefill");
+        CHECK(fleet_input_read(f, "ci-a", job, 1, cl[1].gen, fd, err, sizeof(err)) == (int64_t)sizeof(wt),
+              "input read: %s", err);
+        CHECK(slurp(fd, back, sizeof(back)) == (ssize_t)sizeof(wt) && !memcmp(back, wt, sizeof(wt)),
+              "the .wtns bytes differ after the round trip");
+        CHECK(fleet_input_read(f, "ci-a", job, 0, cl[0].gen, fd, err, sizeof(err)) == 10 &&
+                  slurp(fd, back, sizeof(back)) == 10 && !memcmp(back, "{\"a\": \"3\"}", 10),
+              "input.json read: %s", err);
+        CHECK(fleet_input_read(f, "ci-a", job, 0, cl[0].gen + 1, fd, err, sizeof(err)) == 0 &&
+                  fleet_input_read(f, "ci-b", job, 0, cl[0].gen, fd, err, sizeof(err)) == 0,
+              "input of a lease not held read");
+        close(fd);
+    }
+    /* The views: another tenant's job is no job. */
+    CHECK(fleet_job_json(f, job, "t2", &js, err, sizeof(err)) == -ENOENT && !js, "t2 saw t1's job");
+    CHECK(fleet_job_json(f, job + 100000, NULL, &js, err, sizeof(err)) == -ENOENT, "no job seen");
+    CHECK(fleet_part_proof(f, job, 0, "t2", &pr, &pb, err, sizeof(err)) == -ENOENT, "t2 read t1's proof");
+    CHECK(fleet_part_proof(f, job, 0, "t1", &pr, &pb, err, sizeof(err)) == -EAGAIN, "a proof before it is done");
+    CHECK(fleet_job_cancel(f, job, "t2", err, sizeof(err)) == -ENOENT, "t2 cancelled t1's job");
+    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"running\"") &&
+              strstr(js, "\"circuit\":\"mul\"") && strstr(js, "\"tenant\":\"t1\"") && !strstr(js, "finished_unix"),
+          "running job: %s", js ? js : err);
+    free(js);
+    js = NULL;
+    /* Ends: a stored proof and an unsatisfied input; the bell rings once the job ends. */
+    CHECK(fleet_finish_stored(f, "ci-a", job, 0, cl[0].gen, "{\"pi_a\": [\"1\"]}", "[\"33\"]", err, sizeof(err)) ==
+              1,
+          "finish: %s", err);
+    CHECK(fleet_wait_notify(l, 0, &got, err, sizeof(err)) == 0, "a bell before the job's end");
+    CHECK(fleet_finish(f, "ci-a", job, 1, cl[1].gen, "unsatisfied: Assert failed in template Mul line 7", err,
+                       sizeof(err)) == 1,
+          "finish: %s", err);
+    CHECK(rang(l, job), "no job-end notification for job %llu", (unsigned long long)job);
+    CHECK(fleet_part_proof(f, job, 0, NULL, &pr, &pb, err, sizeof(err)) == 0 && pr && pb &&
+              !strcmp(pr, "{\"pi_a\": [\"1\"]}") && !strcmp(pb, "[\"33\"]"),
+          "proof: %s", err);
+    free(pr);
+    free(pb);
+    pr = pb = NULL;
+    CHECK(fleet_part_proof(f, job, 1, "t1", &pr, &pb, err, sizeof(err)) == -EIO && strstr(err, "Assert failed"),
+          "failed partition: %s", err);
+    CHECK(fleet_part_proof(f, job, 2, "t1", &pr, &pb, err, sizeof(err)) == -ENOENT, "no partition 2");
+    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"failed\"") &&
+              strstr(js, "finished_unix") && strstr(js, "Assert failed") && strstr(js, "\"done_by\":\"ci-a\""),
+          "ended job: %s", js ? js : err);
+    free(js);
+    js = NULL;
+    CHECK(fleet_tenant_running(f, "t1", err, sizeof(err)) == 0, "t1 still running");
+    CHECK(fleet_job_cancel(f, job, "t1", err, sizeof(err)) == 0, "an ended job cancelled");
+    /* Cancel: one partition leased, one queued. */
+    CHECK(fleet_claim(f, "ci-b", 30, c2, 1, err, sizeof(err)) == 1 && c2[0].job == job2, "claim: %s", err);
+    CHECK(fleet_job_cancel(f, job2, "t2", err, sizeof(err)) == 1, "cancel: %s", err);
+    CHECK(rang(l, job2), "no job-end notification for the cancelled job %llu", (unsigned long long)job2);
+    CHECK(fleet_job_cancel(f, job2, NULL, err, sizeof(err)) == 0, "cancelled twice");
+    CHECK(fleet_finish_stored(f, "ci-b", job2, c2[0].idx, c2[0].gen, "{}", "[]", err, sizeof(err)) == 0,
+          "the leased owner's finish of a cancelled partition accepted");
+    CHECK(fleet_claim(f, "ci-b", 30, c2, 4, err, sizeof(err)) == 0, "a cancelled partition claimed");
+    CHECK(fleet_job_state(f, job2, &done, &failed, &total, err, sizeof(err)) == 2 && failed == 2,
+          "cancelled state %u failed", failed);
+    CHECK(job_row_state(url, job2, "cancelled"), "job row");
+    CHECK(fleet_job_json(f, job2, "t2", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"cancelled\"") &&
+              strstr(js, "\"reason\":\"cancelled\""),
+          "cancelled job: %s", js ? js : err);
+    free(js);
+    CHECK(fleet_tenant_running(f, "t2", err, sizeof(err)) == 0, "t2 still running");
+    CHECK(!fleet_set_circuits(f, 0, NULL, NULL), "set circuits");
+    fleet_set_stores(f, 0);
+    fleet_close(l);
+    printf("ok: circuit jobs: inputs round trip in binary, idempotency per tenant, claimed only "
+           "with the circuit, its fingerprint and stores, views scoped by tenant, cancel, the "
+           "job-end bell\n");
+}
+
 static int semantics(const char *url)
 {
     struct fleet *f;
@@ -661,6 +960,8 @@ static int semantics(const char *url)
     }
     adoption(url, f);
     stored(url, f);
+    circuits(url, f);
+    idem_race(url);
     fleet_close(f);
     migration(url);
     printf("%s: lease semantics\n", fails ? "FAIL" : "ok");
