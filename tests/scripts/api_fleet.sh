@@ -8,12 +8,13 @@
 # test asserts that each namespace sees only its own (the host sees an empty mount
 # point). The queue's password is in each server's 0600 config file only: no process
 # has it on its command line (cuzkd hands it to its API child as a memfd).
-#   - input.json arrays and objects and a .wtns POSTed with curl to different servers;
-#     the same Idempotency-Key and body sent to ANOTHER server answers the same job,
-#     another body with it 409; bob sees none of alice's jobs (404);
-#   - server 0 is killed with -9, all of its processes at once (its PID namespace),
-#     while it holds leases; with --queue-lease 3 the others take them over: each
-#     partition it held is finished by another server;
+#   - an array of 200 input.json objects POSTed with curl to server 0; while the
+#     servers prove it, server 0 is frozen and killed with -9, all of its processes
+#     at once (its PID namespace), holding leases; with --queue-lease 3 the others
+#     take them over: each partition it held is finished by another server;
+#   - then an array, a .wtns and an input.json POSTed to servers 1 and 2; the same
+#     Idempotency-Key and body sent to ANOTHER server answers the same job, another
+#     body with it 409; bob sees none of alice's jobs (404);
 #   - every job is long-polled (?wait=) and every proof fetched through a surviving
 #     server's API, and snarkjs verifies every one; a job cancelled on another server
 #     than the one it was posted to is decided;
@@ -105,7 +106,7 @@ done
 echo "ok: each namespace sees only its own files at $P (its whoami, its socket); the host sees an empty directory"
 # The password: in no process's command line (cuzkd's, its stages', the APIs', psql's).
 for c in /proc/[0-9]*/cmdline; do
-  ! tr '\0' ' ' <"$c" 2>/dev/null | grep -q -- "$pg_password" || fail "the queue password is on the command line of ${c%/cmdline}"
+  ! { tr '\0' ' ' <"$c"; } 2>/dev/null | grep -q -- "$pg_password" || fail "the queue password is on the command line of ${c%/cmdline}"
 done
 echo "ok: the queue's password is in no process's command line"
 
@@ -116,26 +117,11 @@ arr() {  # N SEED: an array of N input objects
   for i in $(seq 1 "$1"); do out+="{\"x\":\"$((i + $2))\",\"k\":\"$((3 * i + 1))\"}"; [ "$i" = "$1" ] || out+=","; done
   echo "$out]"
 }
-NA=16
+# Enough partitions that the servers are busy for a while (a proof of this circuit
+# takes a fraction of a second): server 0 is caught holding leases.
+NA=200
 on 0; http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary "$(arr $NA 0)" >/dev/null; expect a 202
-on 1; http b "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 100)" >/dev/null; expect b 202
-on 2; http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
-  --data-binary @"$FX/witness.wtns" >/dev/null; expect c 202
-on 2; http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect d 202
-ja="$(jfield a r.job)" jb="$(jfield b r.job)" jc="$(jfield c r.job)" jd="$(jfield d r.job)"
-[ "$(jfield a r.partitions)" = $NA ] && grep -qi "^location: /v1/jobs/$ja" "$tmp/http/a.head" || fail "a: $(cat "$tmp/http/a.body")"
-echo "ok: POSTed: an array of $NA to server 0 (job $ja), of 4 to server 1 (job $jb), a .wtns (job $jc) and an input.json (job $jd) to server 2"
-# The same key and body on ANOTHER server: the same job; another body: 409.
-on 2; http b2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 100)" >/dev/null; expect b2 202
-[ "$(jfield b2 r.job)" = "$jb" ] && [ "$(jfield b2 r.existing)" = true ] || fail "same key on server 2: $(cat "$tmp/http/b2.body")"
-on 0; http b3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 200)" >/dev/null; expect b3 409 refused
-[ "$(jfield b3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/b3.body")"
-echo "ok: Idempotency-Key posted to server 1 and again to server 2: the same job $jb (existing); another body on server 0: 409"
 
 # ---- server 0 killed with -9 while it holds leases --------------------------------------
 # To know which leases it held at its death, it is frozen first: every process of its
@@ -174,7 +160,26 @@ wait "${upid[0]}" 2>/dev/null || true
 for _ in $(seq 1 100); do [ -z "$(ns_pids "${init[0]}" 2>/dev/null)" ] && break; sleep 0.1; done
 [ ! -e "/proc/${init[0]}" ] || fail "server 0's namespace survived"
 [ -z "$(pgrep -f -- "--instance $inst-s0" || true)" ] || fail "a process of server 0 survived: $(pgrep -af -- "--instance $inst-s0")"
-echo "ok: killed server 0 (its PID namespace) with -9 while it held $(echo "$held" | wc -l) lease(s) (job:part:generation): $(echo "$held" | tr '\n' ' ')"
+ja="$(jfield a r.job)"
+[ "$(jfield a r.partitions)" = $NA ] && grep -qi "^location: /v1/jobs/$ja" "$tmp/http/a.head" || fail "a: $(cat "$tmp/http/a.body")"
+echo "ok: POSTed an array of $NA inputs to server 0 (job $ja); killed server 0 (its PID namespace) with -9 while it held $(echo "$held" | wc -l) lease(s) (job:part:generation): $(echo "$held" | tr '\n' ' ')"
+
+on 1; http b "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null; expect b 202
+on 2; http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  --data-binary @"$FX/witness.wtns" >/dev/null; expect c 202
+on 2; http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary @"$FX/input.json" >/dev/null; expect d 202
+jb="$(jfield b r.job)" jc="$(jfield c r.job)" jd="$(jfield d r.job)"
+echo "ok: POSTed after the kill: an array of 4 to server 1 (job $jb), a .wtns (job $jc) and an input.json (job $jd) to server 2"
+# The same key and body on ANOTHER server: the same job; another body: 409.
+on 2; http b2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null; expect b2 202
+[ "$(jfield b2 r.job)" = "$jb" ] && [ "$(jfield b2 r.existing)" = true ] || fail "same key on server 2: $(cat "$tmp/http/b2.body")"
+on 1; http b3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 200)" >/dev/null; expect b3 409 refused
+[ "$(jfield b3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/b3.body")"
+echo "ok: Idempotency-Key posted to server 1 and again to server 2: the same job $jb (existing); another body on server 1: 409"
 
 # ---- every job from a surviving server, every proof verified -----------------------------
 on 1; http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null; expect bob 404 refused
@@ -192,29 +197,45 @@ while IFS=: read -r j x g; do
   [ -n "$by" ] && [[ "${by% *}" != *"-$inst-s0" ]] && [ "${by#* }" -gt "$g" ] ||
     fail "job $j part $x, leased by server 0 at generation $g at the kill: done by '$by'"
 done <<<"$held"
-echo "ok: the partitions server 0 held were finished by $(while IFS=: read -r j x _; do psql_q "SELECT done_by FROM cuzk_parts WHERE job = $j AND idx = $x"; done <<<"$held" | sed 's/.*-s/s/' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
-i=0
+echo "ok: the partitions server 0 held were finished by $(while IFS=: read -r j x _; do psql_q "SELECT done_by FROM cuzk_parts WHERE job = $j AND idx = $x"; done <<<"$held" | sed 's/.*-s/server /' | sort | uniq -c | awk '{printf "%s%s %s (%s)", c, $2, $3, $1; c = ", "}')"
+i=0 total=0
+mkdir -p "$tmp/proofs"
 for j in "$ja" "$jb" "$jc" "$jd"; do
   parts="$(jfield "w$j" r.partitions)"
   for k in $(seq 0 $((parts - 1))); do
     on $((1 + i % 2)); i=$((i + 1))
-    http "p$j-$k" "$tok_alice" GET "/v1/jobs/$j/proofs/$k" >/dev/null; expect "p$j-$k" 200
-    verify_proof "p$j-$k"
+    st="$(http "p$j-$k" "$tok_alice" GET "/v1/jobs/$j/proofs/$k")"
+    [ "$st" = 200 ] || fail "proof $k of job $j: $st $(head -c 300 "$tmp/http/p$j-$k.body")"
+    total=$((total + 1))
   done
 done
-[ "$n" -eq $((NA + 6)) ] || fail "$n proofs verified, want $((NA + 6))"
-# In the inputs' order: the .wtns is the fixture's witness, whose input.json job d is.
-[ "$(jfield "p$jc-0" 'r.publicSignals.join(",")')" = "$(jfield "p$jd-0" 'r.publicSignals.join(",")')" ] ||
+[ "$total" -eq $((NA + 6)) ] || fail "$total proofs fetched, want $((NA + 6))"
+# Each answer's proof and publicSignals as snarkjs's files, all verified by one node.
+node -e 'const fs = require("fs"), [dir, out] = process.argv.slice(1);
+  for (const f of fs.readdirSync(dir).filter((f) => /^p[0-9]+-[0-9]+[.]body$/.test(f))) {
+    const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8")), b = f.slice(1, -5);
+    fs.writeFileSync(`${out}/${b}.proof.json`, JSON.stringify(r.proof));
+    fs.writeFileSync(`${out}/${b}.public.json`, JSON.stringify(r.publicSignals));
+  }' "$tmp/http" "$tmp/proofs"
+r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$VK" "$tmp/proofs")" || fail "snarkjs: $r"
+[ "$r" = "$total verified" ] || fail "snarkjs: $r (want $total verified)"
+n=$total
+# The .wtns is the fixture's witness, of the fixture's input.json (job d): one statement.
+cmp -s "$tmp/proofs/$jc-0.public.json" "$tmp/proofs/$jd-0.public.json" ||
   fail "the .wtns job and the fixture's input.json prove different statements"
-echo "ok: $n proofs fetched through servers 1 and 2, snarkjs verifies every one"
+echo "ok: $n proofs fetched through servers 1 and 2, snarkjs: $r"
 
-# ---- cancel on another server ---------------------------------------------------------------
+# ---- cancel on another server, the doorbell across servers --------------------------------
+# A long poll on server 1 while server 2 cancels: the job's end (its NOTIFY) wakes it.
 on 1; http e "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary "$(arr 6 300)" >/dev/null; expect e 202
-on 2; http ed "$tok_alice" DELETE "/v1/jobs/$(jfield e r.job)" >/dev/null; expect ed 200
-http ew "$tok_alice" GET "/v1/jobs/$(jfield e r.job)?wait=300" >/dev/null; expect ew 200
+je="$(jfield e r.job)"
+( on 1; http ew "$tok_alice" GET "/v1/jobs/$je?wait=300" >/dev/null ) & wpid=$!
+on 2; http ed "$tok_alice" DELETE "/v1/jobs/$je" >/dev/null; expect ed 200
+wait "$wpid"
+expect ew 200
 [ "$(jfield ew r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/ew.body")"
-echo "ok: posted to server 1, cancelled on server 2: $(jfield ew 'r.state + " (" + (r.reason || "") + ")"')"
+echo "ok: posted to server 1, cancelled on server 2, long-polled on server 1: $(jfield ew 'r.state + " (" + (r.reason || "") + ")"')"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
 echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
