@@ -154,35 +154,32 @@ static int job_text(struct api_resp *r, uint64_t id, const struct api_tenant *t,
     return rc ? -1 : 0;
 }
 
+/* The job's view now; NULL with r answered. */
+static json_t *job_now(struct api_resp *r, uint64_t id, const struct api_tenant *t, int *running)
+{
+    char *text;
+    json_t *v;
+
+    if (job_text(r, id, t, &text)) return NULL;
+    v = job_view(text, running);
+    free(text);
+    if (!v) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the queue's job could not be read", NULL);
+    return v;
+}
+
 void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
 {
     uint64_t deadline = os_now_ns() + (uint64_t)wait_s * 1000000000u, mark;
     json_t *v;
-    char *text;
     int running;
 
     for (;;) {
         /* The mark before the look: a job that ends after the look rings after it. */
         mark = api_bell_mark();
-        if (job_text(r, id, t, &text)) return;
-        v = job_view(text, &running);
-        free(text);
-        if (!v) {
-            api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the queue's job could not be read", NULL);
-            return;
-        }
-        if (!running || wait_s <= 0 || os_now_ns() >= deadline || !api_bell_wait(mark, id, deadline)) break;
-        json_decref(v); /* rung: look again */
-    }
-    if (running && wait_s > 0) { /* the time is up: the state as it is now */
+        if (!(v = job_now(r, id, t, &running))) return;
+        if (!running || wait_s <= 0 || os_now_ns() >= deadline) break;
+        api_bell_wait(mark, id, deadline); /* rung, or the time is up: look again */
         json_decref(v);
-        if (job_text(r, id, t, &text)) return;
-        v = job_view(text, &running);
-        free(text);
-        if (!v) {
-            api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the queue's job could not be read", NULL);
-            return;
-        }
     }
     api_json(r, 200, v);
 }
