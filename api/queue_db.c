@@ -76,19 +76,29 @@ struct fleet *api_queue_take(char *err, size_t errlen)
 
 void api_queue_put(struct fleet *f, int rc)
 {
-    /* A connection that was lost is closed: the next take opens a fresh one, so a
-     * database restart costs each handle one failed call, not a stuck pool. */
+    struct fleet *stale[QPOOL_MAX];
+    int n_stale = 0;
+
+    /* A lost connection is closed, and with it every idle one: they were opened
+     * before the loss too (a database restart drops them all), and a request that
+     * retries once must find a fresh one, not the next stale handle. */
     if (rc == -ECONNREFUSED) {
-        fleet_close(f);
+        stale[n_stale++] = f;
         f = NULL;
     }
     pthread_mutex_lock(&pool.mu);
     if (f)
         pool.idle[pool.n_idle++] = f;
-    else
+    else {
         pool.n_open--;
-    pthread_cond_signal(&pool.cv);
+        while (pool.n_idle && n_stale < QPOOL_MAX) {
+            stale[n_stale++] = pool.idle[--pool.n_idle];
+            pool.n_open--;
+        }
+    }
+    pthread_cond_broadcast(&pool.cv);
     pthread_mutex_unlock(&pool.mu);
+    for (int i = 0; i < n_stale; i++) fleet_close(stale[i]); /* outside the lock: may block */
 }
 
 static void bell_ring(uint64_t job)

@@ -18,6 +18,8 @@
 #   - every job is long-polled (?wait=) and every proof fetched through a surviving
 #     server's API, and snarkjs verifies every one; a job cancelled on another server
 #     than the one it was posted to is decided;
+#   - the database stopped: 503 (store, Retry-After); started again: the APIs answer
+#     on fresh connections, and a new job is proved, long-polled and verified;
 #   - every answer is checked against docs/openapi.json.
 # SKIP (77) without root, unshare's namespaces, tmpfs mounts or PostgreSQL.
 set -euo pipefail
@@ -236,6 +238,24 @@ wait "$wpid"
 expect ew 200
 [ "$(jfield ew r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/ew.body")"
 echo "ok: posted to server 1, cancelled on server 2, long-polled on server 1: $(jfield ew 'r.state + " (" + (r.reason || "") + ")"')"
+
+# ---- the database restarted under the servers --------------------------------------------
+# While it is down: 503 with Retry-After, naming nothing of the fleet's hosts. Once it
+# is back: the APIs' pools open fresh connections, a job posted then is proved (the
+# daemons reconnect) and its long poll woken (the doorbell listens again).
+as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
+on 1; http dbdown "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbdown 503 internal
+grep -qi '^retry-after:' "$tmp/http/dbdown.head" || fail "503 without Retry-After"
+! grep -q -- "$pg" "$tmp/http/dbdown.body" || fail "the 503 names the database: $(cat "$tmp/http/dbdown.body")"
+pgstart
+on 2; http dbup "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbup 200
+on 1; http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '{"x":"17","k":"4"}' >/dev/null; expect f 202
+on 2; http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null; expect fw 200
+[ "$(jfield fw r.state)" = done ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
+on 1; http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null; expect fp 200
+verify_proof fp
+echo "ok: the database stopped: 503 store with Retry-After; started again: answered, a new job proved and verified"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
 echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
