@@ -26,7 +26,7 @@ static const struct pq_api *pq;
 
 struct fleet {
     PGconn *conn;
-    int stores;                   /* fleet_set_stores */
+    int stores;                    /* fleet_set_stores */
     char *circuits, *fingerprints; /* fleet_set_circuits: text[] literals, "{}" none */
 };
 
@@ -415,9 +415,9 @@ int fleet_claim(struct fleet *f, const char *owner, int lease_s, struct fleet_cl
         c->attempts = (uint32_t)strtoul(pq->getvalue(r, i, 7), NULL, 10);
         c->store_proofs = pq->getvalue(r, i, 8)[0] == 't';
         snprintf(c->circuit, sizeof(c->circuit), "%s", pq->getvalue(r, i, 9));
-        c->input_kind = !c->circuit[0]                           ? FLEET_INPUT_PATH
+        c->input_kind = !c->circuit[0]                ? FLEET_INPUT_PATH
             : !strcmp(pq->getvalue(r, i, 10), "wtns") ? FLEET_INPUT_WTNS
-                                                                  : FLEET_INPUT_JSON;
+                                                      : FLEET_INPUT_JSON;
     }
     pq->clear(r);
     return n < max ? n : max;
@@ -1041,8 +1041,8 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
         return -EINVAL;
     }
     if (!n || n > FLEET_CIRCUIT_PARTS_MAX) {
-        snprintf(err, errlen, "fleet queue: a circuit job has 1 to %d partitions, not %u", FLEET_CIRCUIT_PARTS_MAX,
-                 n);
+        snprintf(err, errlen, "fleet queue: a circuit job has 1 to %d partitions, not %u",
+                 FLEET_CIRCUIT_PARTS_MAX, n);
         return -EINVAL;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -1227,8 +1227,8 @@ int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **jso
     return rc == -ENOENT ? no_job(job, err, errlen) : rc;
 }
 
-int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *tenant, char **proof, char **pub,
-                     char *err, size_t errlen)
+int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *tenant, char **proof,
+                     char **pub, char *err, size_t errlen)
 {
     char jb[24], ib[16];
     const char *st;
@@ -1336,7 +1336,8 @@ int fleet_wait_notify(struct fleet *f, int timeout_ms, uint64_t *job, char *err,
         long left;
 
         /* What arrived already (during an earlier statement too) is read first. */
-        if (p.fd < 0 || !pq->consume_input(f->conn)) return pg_fail(f, NULL, "waiting for job ends", err, errlen);
+        if (p.fd < 0 || !pq->consume_input(f->conn))
+            return pg_fail(f, NULL, "waiting for job ends", err, errlen);
         while ((nt = pq->notifies(f->conn))) {
             int mine = !strcmp(nt->relname, "cuzk_job_end");
 

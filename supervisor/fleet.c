@@ -31,7 +31,7 @@
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
  * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
-#define ADOPT_EVERY_MS 3000
+#define ADOPT_EVERY_MS    3000
 /* This cuzkd's circuits are read again this often (a reload, a zkey that finished
  * loading or failed): a circuit job waits at most this long for a daemon that just
  * got its circuit. */
@@ -124,8 +124,9 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
         sl->pid = 0;
         sl->finishing = 1;
         sl->rc = -1;
-        if (sl->retry != 2) flog("circuit partition not started: %s (job %llu part %u)", sl->why,
-                                 (unsigned long long)sl->c.job, sl->c.idx);
+        if (sl->retry != 2)
+            flog("circuit partition not started: %s (job %llu part %u)", sl->why,
+                 (unsigned long long)sl->c.job, sl->c.idx);
         return -1;
     }
     pid = fork();
@@ -135,8 +136,8 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
         dup2(reply, 1);
-        execl(d->cuzk, d->cuzk, "--json", "--instance", d->instance, "--run-dir", d->run_dir, "prove", "--wait",
-              "--circuit", sl->c.circuit, "--out", stage, in, (char *)NULL);
+        execl(d->cuzk, d->cuzk, "--json", "--instance", d->instance, "--run-dir", d->run_dir, "prove",
+              "--wait", "--circuit", sl->c.circuit, "--out", stage, in, (char *)NULL);
         _exit(127);
     }
     close(reply);
@@ -190,10 +191,14 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
     } else if (sl->rc == CUZK_EXIT_REFUSED && code) {
         m = json_string_value(json_object_get(r, "message"));
         sl->retry = !input_fault(code);
+        /* The circuit went (a reload) since the last refresh: read the set again
+         * before the next claim, so this daemon does not take it back at once. */
+        if (!strcmp(code, CONTROL_E_NO_CIRCUIT)) d->next_circuits = 0;
     } else
         sl->retry = sl->rc != CUZK_EXIT_JOB_FAILED;
     if (m)
-        snprintf(sl->why, sizeof(sl->why), "%s%s%s%s", m, code ? " (" : "", code ? code : "", code ? ")" : "");
+        snprintf(sl->why, sizeof(sl->why), "%s%s%s%s", m, code ? " (" : "", code ? code : "",
+                 code ? ")" : "");
     else
         snprintf(sl->why, sizeof(sl->why), "cuzkd job failed (cuzk exit %d)", sl->rc);
     json_decref(r);
@@ -283,6 +288,14 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
     return won;
 }
 
+/* What a finish records: NULL when the client succeeded, else the circuit claim's own
+ * reason (circuit_failure, start_circuit) or the exit code's. */
+static const char *failure(const struct slot *sl, const char *reason)
+{
+    if (!sl->rc) return NULL;
+    return sl->why[0] ? sl->why : reason;
+}
+
 /* The partition's end: finish it in the queue (with --store-proofs, its proof stored
  * by the same update), then publish (or drop) the staged files and mark them
  * published (fleet_part_publish); a job with no out dir has nothing to publish (its
@@ -318,11 +331,11 @@ static int end_one(struct fleet_daemon *d, struct slot *sl)
     if (!sl->rc && d->store)
         won = finish_stored(d, sl, err, sizeof(err));
     else
-        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen,
-                           !sl->rc ? NULL : sl->why[0] ? sl->why : reason, err, sizeof(err));
+        won = fleet_finish(d->f, d->owner, sl->c.job, sl->c.idx, sl->c.gen, failure(sl, reason), err,
+                           sizeof(err));
     if (won >= 0 && sl->rc && sl->c.input_kind != FLEET_INPUT_PATH)
-        flog("job %llu part %u (circuit %s) failed: %s", (unsigned long long)sl->c.job, sl->c.idx, sl->c.circuit,
-             sl->why[0] ? sl->why : reason);
+        flog("job %llu part %u (circuit %s) failed: %s", (unsigned long long)sl->c.job, sl->c.idx,
+             sl->c.circuit, sl->why[0] ? sl->why : reason);
     if (won < 0) {
         db_error(d, won, err);
         return -1;

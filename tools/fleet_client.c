@@ -13,7 +13,6 @@
 
 #include <openssl/evp.h>
 
-#include "cuzk/circuit_decl.h"
 #include "cuzk/client.h"
 #include "cuzk/protocol.h"
 #include "cuzk/error.h"
@@ -50,7 +49,7 @@ static int read_input(const char *path, struct fleet_input *in)
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size ||
         (unsigned long long)st.st_size > FLEET_INPUT_MAX || !(b = malloc((size_t)st.st_size))) {
         fprintf(stderr, "cuzk prove: input %s: %s\n", path,
-                fd < 0 || !b ? strerror(errno)
+                fd < 0 || !b               ? strerror(errno)
                     : !S_ISREG(st.st_mode) ? "not a regular file"
                                            : "empty or over the 256 MiB a queued input may have");
         if (fd >= 0) close(fd);
@@ -61,7 +60,8 @@ static int read_input(const char *path, struct fleet_input *in)
         ssize_t n = read(fd, b + got, (size_t)st.st_size - got);
 
         if (n <= 0) {
-            fprintf(stderr, "cuzk prove: input %s: %s\n", path, n ? strerror(errno) : "shorter than its size");
+            fprintf(stderr, "cuzk prove: input %s: %s\n", path,
+                    n ? strerror(errno) : "shorter than its size");
             close(fd);
             free(b);
             return -1;
@@ -104,7 +104,8 @@ static int local_fingerprint(const struct circuit_opts *o, char *fp, size_t len)
         }
     }
     json_decref(r);
-    fprintf(stderr, "cuzk prove --queue: the local cuzkd declares no circuit %s (`cuzk circuits`)\n", o->circuit);
+    fprintf(stderr, "cuzk prove --queue: the local cuzkd declares no circuit %s (`cuzk circuits`)\n",
+            o->circuit);
     return CUZK_EXIT_REFUSED;
 }
 
@@ -144,7 +145,12 @@ static int prove_circuit(struct fleet *f, const struct circuit_opts *o, int nw, 
     int rc = CUZK_EXIT_USAGE, n = 0;
 
     if (!in) return CUZK_EXIT_INTERNAL;
-    if (circuit_name_ok(o->circuit)) {
+    /* The shape of a circuit name (circuit_decl.h's rule, which cuzkd applies; it is
+     * supervisor/'s, beyond this floor): 1 to 63 of [A-Za-z0-9._-], not starting
+     * with '.', '-' or '_'. */
+    if (!o->circuit[0] || strlen(o->circuit) > 63 || strchr("._-", o->circuit[0]) ||
+        strspn(o->circuit, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+            strlen(o->circuit)) {
         fprintf(stderr, "cuzk prove --queue: --circuit %s is not a circuit name\n", o->circuit);
         goto done;
     }
@@ -164,7 +170,8 @@ static int prove_circuit(struct fleet *f, const struct circuit_opts *o, int nw, 
         /* By name, as `cuzk prove --circuit`: input.json files, or .wtns witnesses. */
         in[n].wtns = l > 5 && !strcmp(files[n] + l - 5, ".wtns");
         if (!in[n].wtns && !(l > 5 && !strcmp(files[n] + l - 5, ".json"))) {
-            fprintf(stderr, "cuzk prove --queue: input %s: an input.json (.json) or a witness (.wtns)\n", files[n]);
+            fprintf(stderr, "cuzk prove --queue: input %s: an input.json (.json) or a witness (.wtns)\n",
+                    files[n]);
             rc = CUZK_EXIT_USAGE;
             goto done;
         }
@@ -252,9 +259,10 @@ static int prove(struct fleet *f, int argc, char **argv, int json, fleet_local_c
     }
     if (co.circuit) {
         if (zk || out || store || !nw) {
-            fprintf(stderr, "cuzk prove --queue URL --circuit NAME [--tenant T] [--idempotency-key K] "
-                            "[--fingerprint HEX] IN.json|W.wtns [...] (no --zkey, --out or "
-                            "--store-proofs: its proofs are stored; `cuzk fetch` writes them)\n");
+            fprintf(stderr,
+                    "cuzk prove --queue URL --circuit NAME [--tenant T] [--idempotency-key K] "
+                    "[--fingerprint HEX] IN.json|W.wtns [...] (no --zkey, --out or "
+                    "--store-proofs: its proofs are stored; `cuzk fetch` writes them)\n");
             nw = 0;
             goto done;
         }
@@ -263,7 +271,8 @@ static int prove(struct fleet *f, int argc, char **argv, int json, fleet_local_c
         goto done;
     }
     if (co.tenant || co.idem_key || co.fingerprint) {
-        fprintf(stderr, "cuzk prove --queue: --tenant, --idempotency-key and --fingerprint go with --circuit\n");
+        fprintf(stderr,
+                "cuzk prove --queue: --tenant, --idempotency-key and --fingerprint go with --circuit\n");
         goto done;
     }
     if (!zk || (!out && !store) || !nw) {

@@ -11,7 +11,12 @@
  * start its own previous run's. With --store-proofs (fleet_pg.h "Stored proofs") it
  * also reads each staged proof back and stores it by its finish, and claims jobs
  * with no out dir, proved into RUN_DIR/fleet-INSTANCE.proofs/SLOT/ (0700, emptied at
- * start): their finish is their publish. */
+ * start): their finish is their publish. With --store-proofs it also claims circuit
+ * jobs (fleet_pg.h "Circuit jobs": no shared file system) for the circuits its own
+ * control socket's `circuits` reply lists with a fingerprint (read again every 3 s):
+ * the input bytes are written into that private dir and proved by `cuzk prove --wait
+ * --circuit NAME`; a failure that is the input's fails the partition with cuzkd's
+ * reason, any other gives it back (at most 3 claims). */
 #ifndef CUZK_FLEET_H
 #define CUZK_FLEET_H
 

@@ -297,7 +297,7 @@ int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final);
 /* ---- Circuit jobs (v4; "Circuit jobs" above) ---- */
 
 /* One partition's input bytes at most. */
-#define FLEET_INPUT_MAX (256ull << 20)
+#define FLEET_INPUT_MAX         (256ull << 20)
 /* The most partitions of one circuit job. */
 #define FLEET_CIRCUIT_PARTS_MAX 4096
 
@@ -334,8 +334,8 @@ int fleet_set_circuits(struct fleet *f, uint32_t n, const char *const *names,
  * truncated to them: fd is a regular file); returns the byte count, 0 when the lease
  * is no longer owner's (inputs are never empty), or -errno (-EIO with err when
  * writing fd fails). */
-int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen,
-                         int fd, char *err, size_t errlen);
+int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint32_t idx, uint64_t gen, int fd,
+                         char *err, size_t errlen);
 
 /* The API's views. A job as JSON text (malloc'd): {"id","circuit","tenant","state":
  * "running"|"done"|"failed"|"cancelled","submitted_unix","finished_unix"?,
@@ -344,8 +344,7 @@ int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint3
  * "tenant" of a job without one); -ENOENT when there is no such job OR its tenant is
  * not `tenant` (the caller answers 404 for both; tenant NULL: any; "": only jobs
  * without a tenant). */
-int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **json, char *err,
-                   size_t errlen);
+int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **json, char *err, size_t errlen);
 /* One partition's stored proof and public texts (malloc'd): 0; -ENOENT no such job or
  * partition or another tenant's (or a done path job's proof not stored in the
  * table); -EAGAIN not done yet; -EIO failed (reason in err). */

@@ -27,6 +27,7 @@ command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
 FX="$FIXTURES/bn128/mulchain-10"
 G="$(wgen_for "$FX")"
 pg_cluster_start fleet_circuits
+echo "ok: cluster up ($("$bindir/postgres" --version), port $port)"
 
 # Two cuzkd, nothing shared but the database.
 pids=()
@@ -105,7 +106,7 @@ r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/
 miss="$(grep '^cuzk fetch: 1: failed' <<<"$out" || true)"; wtns="$(grep '^cuzk fetch: 2: failed' <<<"$out" || true)"
 [[ "$miss" == *"input values are not given: k"* ]] || fail "the missing signal's reason: $out"
 [ -n "$wtns" ] || fail "the other curve's .wtns: $out"
-tries="$(as_pg "$bindir/psql" -h "$pg" -p "$port" -U cuzk -d cuzk -Atc "SELECT string_agg(idx || ':' || attempts, ',' ORDER BY idx) FROM cuzk_parts WHERE job = $j4")"
+tries="$(psql_q "SELECT string_agg(idx || ':' || attempts, ',' ORDER BY idx) FROM cuzk_parts WHERE job = $j4")"
 # Failed once, by one daemon, and never claimed again (a claim given back for load,
 # cuzkd busy, would count too: at most 3 are allowed).
 nfail="$(cat "$tmp"/cuzkd-*.log | grep -c "job $j4 part 1 (circuit mul) failed: " || true)"
@@ -116,7 +117,7 @@ echo "    $miss"
 echo "    $wtns"
 
 # ---- 2, checked now that both daemons are idle ---------------------------------------
-st="$(as_pg "$bindir/psql" -h "$pg" -p "$port" -U cuzk -d cuzk -Atc "SELECT state || ':' || attempts FROM cuzk_parts WHERE job = $j3")"
+st="$(psql_q "SELECT state || ':' || attempts FROM cuzk_parts WHERE job = $j3")"
 [ "$st" = "queued:0" ] || fail "the job of an unknown fingerprint: $st"
 echo "ok: job $j3 (fingerprint 00deadbeef, no daemon has it) never claimed: $st"
 

@@ -45,6 +45,7 @@ T="$BUILD/tests/test_fleet_pg"
 [ -x "$T" ] || { echo "FAIL: $T is missing (make tests)"; exit 1; }
 
 # 0 needs no cluster: a port nobody listens on (bound and closed just now).
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 dead="postgresql://cuzk@127.0.0.1:$(free_port)/cuzk?connect_timeout=3"
 set +e; out="$("$BUILD/bin/cuzk" status --queue "$dead" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 20 ] && [[ "$out" == *"cannot connect"* ]] || fail "unreachable queue: rc $rc: $out"
@@ -60,6 +61,7 @@ echo "ok: cuzkd --store-proofs without --queue: exit 2"
 
 pg_cluster_start fleet_pg
 sem="$(pg_url sem)"
+echo "ok: cluster up ($("$bindir/postgres" --version), port $port)"
 
 CUZK_TEST_PG_URL="$sem" "$T" || fail "lease semantics"
 

@@ -425,7 +425,9 @@ static void migration_v3(PGconn *c)
 {
     const char *stmts[3] = { v1_sql, v2_sql, v3_sql }, *names[1] = { "m" }, *fps[1] = { "f0" };
     struct fleet_input in = { "{}", 2, 0 };
-    struct fleet_circuit_job cj = { .circuit = "m", .fingerprint = "f0", .idem_key = "k", .body_sha256 = "h" };
+    struct fleet_circuit_job cj = {
+        .circuit = "m", .fingerprint = "f0", .idem_key = "k", .body_sha256 = "h"
+    };
     char conn[1024], err[512];
     struct fleet *f = NULL;
     struct fleet_claim cl[4];
@@ -433,19 +435,22 @@ static void migration_v3(PGconn *c)
     int rc;
     PGconn *v3 = old_db(c, "cuzk_v3", stmts, 3, conn, sizeof(conn));
 
-    f = open_old(v3, conn, "0:done:false:truetrue,1:failed:true:truetrue,2:queued:false:truetrue,5:done:true:falsefalse");
+    f = open_old(
+        v3, conn,
+        "0:done:false:truetrue,1:failed:true:truetrue,2:queued:false:truetrue,5:done:true:falsefalse");
     expect(v3, "jobs after",
            "SELECT string_agg(id || ':' || state || ':' || store_proofs || ':' || (circuit IS NULL) || ':'"
            " || (tenant IS NULL) || ':' || cancelled, ',' ORDER BY id) FROM cuzk_jobs",
            "1:running:false:true:true:false,2:done:true:true:true:false");
-    expect(v3, "the stored row", "SELECT proof_json || public_json || (input IS NULL) FROM cuzk_parts WHERE job = 2",
-           "{}[]true");
+    expect(v3, "the stored row",
+           "SELECT proof_json || public_json || (input IS NULL) FROM cuzk_parts WHERE job = 2", "{}[]true");
     expect(v3, "the idempotency index", "SELECT count(*) FROM pg_indexes WHERE indexname = 'cuzk_jobs_idem'",
            "1");
     if (f) {
         fleet_set_stores(f, 1);
         CHECK(!fleet_set_circuits(f, 1, names, fps), "set circuits");
-        CHECK((rc = fleet_job_add_inputs(f, &cj, 1, &in, &job, err, sizeof(err))) == 1, "add %d: %s", rc, err);
+        CHECK((rc = fleet_job_add_inputs(f, &cj, 1, &in, &job, err, sizeof(err))) == 1, "add %d: %s", rc,
+              err);
         CHECK((rc = fleet_claim(f, "new", 30, cl, 4, err, sizeof(err))) == 2 && cl[1].job == job &&
                   !strcmp(cl[1].circuit, "m") && cl[1].input_kind == FLEET_INPUT_JSON &&
                   cl[0].input_kind == FLEET_INPUT_PATH && !cl[0].circuit[0],
@@ -454,8 +459,8 @@ static void migration_v3(PGconn *c)
               "stored finish on the migrated database: %s", err);
         fleet_close(f);
     }
-    expect(v3, "the circuit job", "SELECT state || ':' || circuit || ':' || fingerprint FROM cuzk_jobs WHERE id = 3",
-           "done:m:f0");
+    expect(v3, "the circuit job",
+           "SELECT state || ':' || circuit || ':' || fingerprint FROM cuzk_jobs WHERE id = 3", "done:m:f0");
     reopen_and_refuse(v3, conn);
     PQfinish(v3);
     sql(c, "DROP DATABASE IF EXISTS cuzk_v3");
@@ -724,7 +729,16 @@ static void circuits(const char *url, struct fleet *f)
     CHECK(fleet_job_add_inputs(f, &cj, 0, in, &job, err, sizeof(err)) == -EINVAL, "no partitions accepted");
     CHECK(fleet_job_add_inputs(f, &cj, FLEET_CIRCUIT_PARTS_MAX + 1, in, &job, err, sizeof(err)) == -EINVAL,
           "too many partitions accepted");
-    CHECK(fleet_job_add_inputs(f, &cj, 1, &empty, &job, err, sizeof(err)) == -EINVAL, "an empty input accepted");
+    CHECK(fleet_job_add_inputs(f, &cj, 1, &empty, &job, err, sizeof(err)) == -EINVAL,
+          "an empty input accepted");
+    {
+        /* Refused by its length alone: the bytes are never read. */
+        struct fleet_input huge = { wt, FLEET_INPUT_MAX + 1, 1 };
+
+        CHECK(fleet_job_add_inputs(f, &cj, 1, &huge, &job, err, sizeof(err)) == -EINVAL &&
+                  strstr(err, "input 0"),
+              "an input over FLEET_INPUT_MAX accepted: %s", err);
+    }
     {
         struct fleet_circuit_job no_fp = cj;
 
@@ -746,26 +760,31 @@ static void circuits(const char *url, struct fleet *f)
     cj.tenant = "t2";
     CHECK((rc = fleet_job_add_inputs(f, &cj, 2, in, &job2, err, sizeof(err))) == 1 && job2 != job,
           "another tenant's key: %d %s", rc, err);
-    CHECK(fleet_tenant_running(f, "t1", err, sizeof(err)) == 1 && fleet_tenant_running(f, "t2", err, sizeof(err)) == 1 &&
+    CHECK(fleet_tenant_running(f, "t1", err, sizeof(err)) == 1 &&
+              fleet_tenant_running(f, "t2", err, sizeof(err)) == 1 &&
               fleet_tenant_running(f, "t3", err, sizeof(err)) == 0,
           "running counts");
     /* Claims: a daemon that does not store never takes one, nor one without the
      * circuit, nor one with another fingerprint of it. */
     fleet_set_stores(f, 0);
     CHECK(!fleet_set_circuits(f, 2, nm1, fp1), "set circuits");
-    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "a non-storing daemon claimed %d", rc);
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "a non-storing daemon claimed %d",
+          rc);
     fleet_set_stores(f, 1);
     CHECK(!fleet_set_circuits(f, 1, nm1 + 1, fpb), "set circuits");
-    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "another fingerprint claimed %d", rc);
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "another fingerprint claimed %d",
+          rc);
     CHECK(!fleet_set_circuits(f, 1, oth, fpa), "set circuits");
     CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "another circuit claimed %d", rc);
     CHECK(!fleet_set_circuits(f, 0, NULL, NULL), "set circuits");
     CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 4, err, sizeof(err))) == 0, "no circuits claimed %d", rc);
     CHECK(!fleet_set_circuits(f, 2, nm1, fp1), "set circuits");
-    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 2, err, sizeof(err))) == 2 && cl[0].job == job && cl[1].job == job,
+    CHECK((rc = fleet_claim(f, "ci-a", 30, cl, 2, err, sizeof(err))) == 2 && cl[0].job == job &&
+              cl[1].job == job,
           "claim: %d %s", rc, err);
-    CHECK(!strcmp(cl[0].circuit, "mul") && cl[0].input_kind == FLEET_INPUT_JSON && cl[1].input_kind == FLEET_INPUT_WTNS &&
-              cl[0].store_proofs && !cl[0].out_dir[0] && !strcmp(cl[1].name, "1") && !cl[0].wtns[0],
+    CHECK(!strcmp(cl[0].circuit, "mul") && cl[0].input_kind == FLEET_INPUT_JSON &&
+              cl[1].input_kind == FLEET_INPUT_WTNS && cl[0].store_proofs && !cl[0].out_dir[0] &&
+              !strcmp(cl[1].name, "1") && !cl[0].wtns[0],
           "the claim's fields: %s %d %d", cl[0].circuit, cl[0].input_kind, cl[1].input_kind);
     /* Inputs back byte for byte, the file cut to them; none for a stale lease. */
     fd = mkstemp(tmpl);
@@ -790,16 +809,18 @@ static void circuits(const char *url, struct fleet *f)
     CHECK(fleet_job_json(f, job, "t2", &js, err, sizeof(err)) == -ENOENT && !js, "t2 saw t1's job");
     CHECK(fleet_job_json(f, job + 100000, NULL, &js, err, sizeof(err)) == -ENOENT, "no job seen");
     CHECK(fleet_part_proof(f, job, 0, "t2", &pr, &pb, err, sizeof(err)) == -ENOENT, "t2 read t1's proof");
-    CHECK(fleet_part_proof(f, job, 0, "t1", &pr, &pb, err, sizeof(err)) == -EAGAIN, "a proof before it is done");
+    CHECK(fleet_part_proof(f, job, 0, "t1", &pr, &pb, err, sizeof(err)) == -EAGAIN,
+          "a proof before it is done");
     CHECK(fleet_job_cancel(f, job, "t2", err, sizeof(err)) == -ENOENT, "t2 cancelled t1's job");
-    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"running\"") &&
-              strstr(js, "\"circuit\":\"mul\"") && strstr(js, "\"tenant\":\"t1\"") && !strstr(js, "finished_unix"),
+    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js &&
+              strstr(js, "\"state\":\"running\"") && strstr(js, "\"circuit\":\"mul\"") &&
+              strstr(js, "\"tenant\":\"t1\"") && !strstr(js, "finished_unix"),
           "running job: %s", js ? js : err);
     free(js);
     js = NULL;
     /* Ends: a stored proof and an unsatisfied input; the bell rings once the job ends. */
-    CHECK(fleet_finish_stored(f, "ci-a", job, 0, cl[0].gen, "{\"pi_a\": [\"1\"]}", "[\"33\"]", err, sizeof(err)) ==
-              1,
+    CHECK(fleet_finish_stored(f, "ci-a", job, 0, cl[0].gen, "{\"pi_a\": [\"1\"]}", "[\"33\"]", err,
+                              sizeof(err)) == 1,
           "finish: %s", err);
     CHECK(fleet_wait_notify(l, 0, &got, err, sizeof(err)) == 0, "a bell before the job's end");
     CHECK(fleet_finish(f, "ci-a", job, 1, cl[1].gen, "unsatisfied: Assert failed in template Mul line 7", err,
@@ -812,11 +833,13 @@ static void circuits(const char *url, struct fleet *f)
     free(pr);
     free(pb);
     pr = pb = NULL;
-    CHECK(fleet_part_proof(f, job, 1, "t1", &pr, &pb, err, sizeof(err)) == -EIO && strstr(err, "Assert failed"),
+    CHECK(fleet_part_proof(f, job, 1, "t1", &pr, &pb, err, sizeof(err)) == -EIO &&
+              strstr(err, "Assert failed"),
           "failed partition: %s", err);
     CHECK(fleet_part_proof(f, job, 2, "t1", &pr, &pb, err, sizeof(err)) == -ENOENT, "no partition 2");
-    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"failed\"") &&
-              strstr(js, "finished_unix") && strstr(js, "Assert failed") && strstr(js, "\"done_by\":\"ci-a\""),
+    CHECK(fleet_job_json(f, job, "t1", &js, err, sizeof(err)) == 0 && js &&
+              strstr(js, "\"state\":\"failed\"") && strstr(js, "finished_unix") &&
+              strstr(js, "Assert failed") && strstr(js, "\"done_by\":\"ci-a\""),
           "ended job: %s", js ? js : err);
     free(js);
     js = NULL;
@@ -833,11 +856,27 @@ static void circuits(const char *url, struct fleet *f)
     CHECK(fleet_job_state(f, job2, &done, &failed, &total, err, sizeof(err)) == 2 && failed == 2,
           "cancelled state %u failed", failed);
     CHECK(job_row_state(url, job2, "cancelled"), "job row");
-    CHECK(fleet_job_json(f, job2, "t2", &js, err, sizeof(err)) == 0 && js && strstr(js, "\"state\":\"cancelled\"") &&
-              strstr(js, "\"reason\":\"cancelled\""),
+    CHECK(fleet_job_json(f, job2, "t2", &js, err, sizeof(err)) == 0 && js &&
+              strstr(js, "\"state\":\"cancelled\"") && strstr(js, "\"reason\":\"cancelled\""),
           "cancelled job: %s", js ? js : err);
     free(js);
     CHECK(fleet_tenant_running(f, "t2", err, sizeof(err)) == 0, "t2 still running");
+    /* A job that ends done rings too (no tenant, no key). */
+    {
+        struct fleet_circuit_job plain = { .circuit = "mul", .fingerprint = "aa" };
+        uint64_t job3 = 0;
+
+        CHECK(fleet_job_add_inputs(f, &plain, 1, in, &job3, err, sizeof(err)) == 1, "add: %s", err);
+        CHECK(fleet_tenant_running(f, NULL, err, sizeof(err)) == 1 &&
+                  fleet_tenant_running(f, "", err, sizeof(err)) == 1,
+              "running jobs without a tenant");
+        CHECK(fleet_claim(f, "ci-b", 30, c2, 1, err, sizeof(err)) == 1 && c2[0].job == job3, "claim: %s",
+              err);
+        CHECK(fleet_finish_stored(f, "ci-b", job3, 0, c2[0].gen, "{}", "[]", err, sizeof(err)) == 1,
+              "finish: %s", err);
+        CHECK(rang(l, job3), "no job-end notification for the done job %llu", (unsigned long long)job3);
+        CHECK(job_row_state(url, job3, "done"), "job row");
+    }
     CHECK(!fleet_set_circuits(f, 0, NULL, NULL), "set circuits");
     fleet_set_stores(f, 0);
     fleet_close(l);
