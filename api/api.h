@@ -122,7 +122,8 @@ void api_metrics(struct api_resp *r);
  * a first connection (a wrong URL said at start) and starts the doorbell thread. */
 int api_queue_opt(struct api_cfg *c, const char *name, char *v);
 int api_queue_start(char *err, size_t errlen);
-void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
+void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t,
+                      struct api_body *b);
 void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
 void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
 void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);

@@ -219,7 +219,8 @@ static void answer(struct req *q, struct MHD_Connection *c)
     case R_CIRCUITS: api_circuits(&q->resp); break;
     case R_SUBMIT:
         body_done(q);
-        if (!q->resp.status) (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
+        if (!q->resp.status)
+            (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
         break;
     case R_JOB:
         if (q->del) {

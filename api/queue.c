@@ -35,8 +35,9 @@ int api_queue_opt(struct api_cfg *c, const char *name, char *v)
     if (!strcmp(name, "queue")) {
         if (fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
             fleet_url_scrub(v);
-            fprintf(stderr, "cuzk-api: --queue: a password on the command line is visible to every local "
-                            "user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or by --queue-fd\n");
+            fprintf(stderr,
+                    "cuzk-api: --queue: a password on the command line is visible to every local "
+                    "user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or by --queue-fd\n");
             return -1;
         }
         if (!fleet_is_url(v) && !strchr(v, '=')) goto bad;
@@ -46,8 +47,8 @@ int api_queue_opt(struct api_cfg *c, const char *name, char *v)
     }
     fd = strtol(v, &e, 10);
     if (*e || fd < 0 || fd > 65535) goto bad;
-    while (len + 1 < sizeof(c->queue) && (n = pread((int)fd, c->queue + len, sizeof(c->queue) - 1 - len,
-                                                    (off_t)len)) != 0) {
+    while (len + 1 < sizeof(c->queue) &&
+           (n = pread((int)fd, c->queue + len, sizeof(c->queue) - 1 - len, (off_t)len)) != 0) {
         if (n < 0) {
             fprintf(stderr, "cuzk-api: --queue-fd %ld: %s\n", fd, strerror(errno));
             return -1;
@@ -108,9 +109,11 @@ static json_t *job_view(const char *text, int *running)
         return NULL;
     }
     *running = !strcmp(st, "running");
-    o = json_pack("{s:O,s:s}", "id", json_object_get(j, "id"), "state", strcmp(st, "cancelled") ? st : "failed");
+    o = json_pack("{s:O,s:s}", "id", json_object_get(j, "id"), "state",
+                  strcmp(st, "cancelled") ? st : "failed");
     if (!strcmp(st, "cancelled")) json_object_set_new(o, "reason", json_string("cancelled"));
-    if (json_is_string(json_object_get(j, "circuit"))) json_object_set(o, "circuit", json_object_get(j, "circuit"));
+    if (json_is_string(json_object_get(j, "circuit")))
+        json_object_set(o, "circuit", json_object_get(j, "circuit"));
     if (json_is_integer(json_object_get(j, "submitted_unix")))
         json_object_set(o, "submitted_unix", json_object_get(j, "submitted_unix"));
     parts = json_array();
@@ -193,7 +196,8 @@ void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const stru
 
     for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
         if (!(f = take(r))) return;
-        rc = k < 4096 ? fleet_part_proof(f, id, (uint32_t)k, t->name, &proof, &pub, err, sizeof(err)) : -ENOENT;
+        rc = k < 4096 ? fleet_part_proof(f, id, (uint32_t)k, t->name, &proof, &pub, err, sizeof(err))
+                      : -ENOENT;
         api_queue_put(f, rc);
     }
     if (rc == -ENOENT) {
@@ -276,7 +280,8 @@ static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, c
     size_t i;
 
     if (wtns && (b->len < 4 || memcmp(bytes, "wtns", 4))) {
-        api_problem(r, 422, "format", CONTROL_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)", NULL);
+        api_problem(r, 422, "format", CONTROL_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)",
+                    NULL);
         return -1;
     }
     if (!wtns && !(j = api_parse_body(r, b))) return -1;
@@ -341,7 +346,8 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
         api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
         goto out;
     }
-    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r)) || over_running(r, f, t))
+    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r)) ||
+        over_running(r, f, t))
         goto out;
     rc = fleet_job_add_inputs(f,
                               &(struct fleet_circuit_job){ .circuit = circuit,

@@ -130,7 +130,8 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns)
     for (;;) {
         /* More rung than the ring keeps: some are gone, the job may be among them. */
         if (bell.seq - mark > BELL_RING) hit = 1;
-        for (uint64_t s = mark; !hit && s < bell.seq; s++) hit = bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
+        for (uint64_t s = mark; !hit && s < bell.seq; s++)
+            hit = bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
         mark = bell.seq;
         if (hit || pthread_cond_timedwait(&bell.cv, &bell.mu, &ts) == ETIMEDOUT) break;
     }
