@@ -10,7 +10,7 @@
 # has it on its command line (cuzkd hands it to its API child as a memfd).
 #   - an array of 200 input.json objects POSTed with curl to server 0; while the
 #     servers prove it, server 0 is frozen and killed with -9, all of its processes
-#     at once (its PID namespace), holding leases; with --queue-lease 3 the others
+#     at once (its PID namespace), holding leases; with --queue-lease 5 the others
 #     take them over: each partition it held is finished by another server;
 #   - then an array, a .wtns and an input.json POSTed to servers 1 and 2; the same
 #     Idempotency-Key and body sent to ANOTHER server answers the same job, another
@@ -32,6 +32,7 @@ daemon_init afleet
 fail() { echo "FAIL: $*"; for k in 0 1 2; do echo "--- server $k"; tail -n 25 "$tmp/cuzkd$k.log" 2>/dev/null; done; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"; exit 77; }
 command -v unshare >/dev/null && command -v nsenter >/dev/null || { echo "SKIP: unshare or nsenter missing"; exit 77; }
+pgrep --ns $$ --nslist pid -r R,S >/dev/null || { echo "SKIP: pgrep without --ns or -r (procps-ng 3.3.16 or later)"; exit 77; }
 mkdir -p "$tmp/probe"
 unshare -m -p -f --propagation private --mount-proc --kill-child sh -c "mount -t tmpfs probe '$tmp/probe'" 2>"$tmp/probe.err" ||
   { echo "SKIP: no private mount and PID namespaces with a tmpfs here: $(head -c 200 "$tmp/probe.err")"; exit 77; }
@@ -63,7 +64,7 @@ server_main() {
   echo "server $k" >"$P/whoami"
   (
     umask 077
-    printf 'buffer-mb = 16\nlisten = 127.0.0.1:%s\napi-tokens = %s\ncircuits-dir = %s\nqueue = %s\nqueue-lease = 3\nstore-proofs\n' \
+    printf 'buffer-mb = 16\nlisten = 127.0.0.1:%s\napi-tokens = %s\ncircuits-dir = %s\nqueue = %s\nqueue-lease = 5\nstore-proofs\n' \
       "$port" "$P/tokens" "$P/circuits" "$(cat "$urlfile")" >"$P/cuzkd.conf"
   )
   "$bin/cuzkd" --config "$P/cuzkd.conf" --instance "$inst" --run-dir "$P/run" --state-dir "$P/state" \
@@ -130,21 +131,14 @@ on 0; http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applica
 # PID namespace stopped (SIGSTOP, again until none runs: a stopped process forks no
 # more), so none of its partitions can finish between the look and the kill. A look
 # that finds none (between two claims) thaws it and looks again.
-ns_pids() {  # PID: the processes of PID's PID namespace
-  local ns d; ns="$(readlink "/proc/$1/ns/pid")"
-  for d in /proc/[0-9]*; do [ "$(readlink "$d/ns/pid" 2>/dev/null)" = "$ns" ] && echo "${d#/proc/}"; done
-}
+# (pgrep --ns: one look at the process table; a scan of /proc from the shell took
+# seconds on a loaded machine, longer than the lease it was racing.)
+ns_pids() { pgrep --ns "$1" --nslist pid "${@:2}" || true; }  # PID [OPTS]: PID's namespace's
 freeze() {  # PID: until every process of its namespace is stopped
-  local again=1 p st
-  while [ $again = 1 ]; do
-    again=0
-    for p in $(ns_pids "$1"); do
-      st="$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)"
-      case "$st" in T | t | Z | "") ;; *) kill -STOP "$p" 2>/dev/null || true; again=1 ;; esac
-    done
-  done
+  local p
+  while p="$(ns_pids "$1" -r R,S,D,I)" && [ -n "$p" ]; do kill -STOP $p 2>/dev/null || true; done
 }
-thaw() { local p; for p in $(ns_pids "$1"); do kill -CONT "$p" 2>/dev/null || true; done; }
+thaw() { local p; p="$(ns_pids "$1")"; [ -z "$p" ] || kill -CONT $p 2>/dev/null || true; }
 owner0="%-$inst-s0"
 held=""
 for _ in $(seq 1 1200); do  # (a liveness bound: it claims as soon as there is work)
