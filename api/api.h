@@ -9,6 +9,10 @@
  *   submit.c   POST /v1/circuits/NAME/proofs: the body as sealed memfds, the submit
  *   signals.c  an input object's signal names against the circuit's, before a submit
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
+ *   queue.c    queue mode (--queue): jobs written into the fleet's PostgreSQL and
+ *              answered from it, on every server (fleet_pg.h)
+ *   queue_db.c queue mode's connections: a pool for the request threads, and the
+ *              job-end doorbell's listening thread
  *
  * The process stands on proto/ (the control protocol) and zk/ (os.h), never on cuzkd's
  * insides: nothing it parses off the network runs in cuzkd's address space, and
@@ -60,6 +64,7 @@ struct api_cfg {
     char user[64]; /* started as root: become this user ("" cuzk) */
     unsigned timeout_s, per_ip, max_conns;
     uint64_t max_body;
+    char queue[CONFIG_PATH_MAX]; /* queue mode: the fleet's database ("" off) */
 };
 
 /* The process's shared state (read-only once serving, but for the tokens, which a
@@ -125,6 +130,31 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
 void api_circuits(struct api_resp *r);
 void api_readyz(struct api_resp *r);
 void api_metrics(struct api_resp *r);
+
+/* Queue mode (queue.c, queue_db.c). api_queue_opt takes --queue URL (refused, and
+ * scrubbed in argv, with a password) and --queue-fd N (the URL read from descriptor
+ * N, then closed: cuzkd's way to pass its own); 0 or -1 (said). api_queue_start opens
+ * a first connection (a wrong URL said at start) and starts the doorbell thread. */
+int api_queue_opt(struct api_cfg *c, const char *name, char *v);
+int api_queue_start(char *err, size_t errlen);
+void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t,
+                      struct api_body *b);
+void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
+void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
+void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
+/* A handle of the pool (blocks while all QPOOL_MAX are in use; NULL, err set, when
+ * the database cannot be reached), and back with the result of its last call
+ * (-ECONNREFUSED: lost, closed). */
+struct fleet *api_queue_take(char *err, size_t errlen);
+void api_queue_put(struct fleet *f, int rc);
+/* The doorbell: a mark taken before looking at a job; api_bell_wait sleeps until job
+ * (or possibly it: a lost connection, a full ring) ends after the mark, 1, or until
+ * deadline_ns (os_now_ns's clock), 0. */
+uint64_t api_bell_mark(void);
+int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns);
+void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An Idempotency-Key's form: 1 to 128 printable ASCII characters. */
+int api_idem_key_ok(const char *k);
 
 /* http.c: serve on listen_fd (-1: none, connections come from api_add_conn: the
  * fuzzer's); cert and key PEM text for HTTPS, or NULL. */

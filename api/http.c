@@ -212,6 +212,7 @@ static void answer(struct req *q, struct MHD_Connection *c)
 {
     const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
     uint64_t ws = 0;
+    int queue = g_api.cfg.queue[0] != '\0'; /* jobs live in the fleet's database (queue.c) */
 
     switch (q->route) {
     case R_HEALTH: api_json(&q->resp, 200, json_pack("{s:s}", "status", "ok")); break;
@@ -220,20 +221,21 @@ static void answer(struct req *q, struct MHD_Connection *c)
     case R_CIRCUITS: api_circuits(&q->resp); break;
     case R_SUBMIT:
         body_done(q);
-        if (!q->resp.status) api_submit(&q->resp, q->circuit, q->tenant, &q->body);
+        if (!q->resp.status)
+            (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
         break;
     case R_JOB:
         if (q->del) {
-            api_cancel(&q->resp, q->id, q->tenant);
+            (queue ? api_queue_cancel : api_cancel)(&q->resp, q->id, q->tenant);
             break;
         }
         if (w && (num(w, strlen(w), &ws) || ws > 600)) {
             api_problem(&q->resp, 400, "usage", "bad_request", "wait: 0 to 600 seconds", NULL);
             break;
         }
-        api_get_job(&q->resp, q->id, q->tenant, (long)ws);
+        (queue ? api_queue_get_job : api_get_job)(&q->resp, q->id, q->tenant, (long)ws);
         break;
-    case R_PROOF: api_get_proof(&q->resp, q->id, q->k, q->tenant); break;
+    case R_PROOF: (queue ? api_queue_get_proof : api_get_proof)(&q->resp, q->id, q->k, q->tenant); break;
     default: break;
     }
 }

@@ -36,7 +36,11 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --per-ip N          connections from one address at once (default 32)\n"
                             "  --max-conns N       connections at once (default 1024)\n"
                             "  --max-body N[KMG]   a request body's bytes at most (default 64M; a circuit's\n"
-                            "                      max-input-bytes and a tenant's limit may say less)\n";
+                            "                      max-input-bytes and a tenant's limit may say less)\n"
+                            "  --queue URL         queue mode: jobs go into the fleet's PostgreSQL\n"
+                            "                      (postgresql://..., no password: a PGPASSFILE or\n"
+                            "                      --queue-fd) and are answered from it on every server\n"
+                            "  --queue-fd N        the same, the URL read from descriptor N (cuzkd's way)\n";
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...)
 {
@@ -80,6 +84,8 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
     uint64_t n;
 
     if (!v) return die("--%s needs a value", name);
+    if (!strcmp(name, "queue") || !strcmp(name, "queue-fd"))
+        return api_queue_opt(c, name, (char *)v) ? CUZK_EXIT_USAGE : 0; /* (char *): argv, scrubbed */
     for (size_t i = 0; i < sizeof(str) / sizeof(str[0]); i++)
         if (!strcmp(name, str[i].name)) {
             if (strlen(v) >= str[i].len) return die("--%s: too long", name);
@@ -236,12 +242,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
+    if (g_api.cfg.queue[0] && api_queue_start(err, sizeof(err))) {
+        fprintf(stderr, "cuzk-api: %s\n", err);
+        return CUZK_EXIT_IO;
+    }
     if (api_serve(fd, cert, key, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }
-    fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)\n",
-            g_api.cfg.cert[0] ? "https on " : "", g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n);
+    fprintf(stderr, "cuzk-api: serving %s%s for cuzkd at %s, %zu tenant(s)%s\n",
+            g_api.cfg.cert[0] ? "https on " : "", g_api.cfg.listen, g_api.cfg.socket, g_api.tokens.n,
+            g_api.cfg.queue[0] ? ", jobs in the fleet's queue" : "");
     /* SIGHUP (cuzkd forwards its own and `cuzk reload`): the tokens file read
      * again, the server and its connections untouched. */
     while (!sigwait(&ss, &sig) && sig == SIGHUP) {

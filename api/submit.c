@@ -152,7 +152,7 @@ static int over_running(struct api_resp *r, const struct api_tenant *t)
     return 1;
 }
 
-static int idem_key_ok(const char *k)
+int api_idem_key_ok(const char *k)
 {
     size_t n = strlen(k);
 
@@ -191,7 +191,7 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
         api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
         goto out;
     }
-    if (b->idem_key && !idem_key_ok(b->idem_key)) {
+    if (b->idem_key && !api_idem_key_ok(b->idem_key)) {
         api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
                     NULL);
         goto out;

@@ -478,20 +478,29 @@ int fleet_renew(struct fleet *f, const char *owner, int lease_s, const struct fl
  * 'running' with nothing left to end it). */
 static int job_end(struct fleet *f, const char *jb, char *err, size_t errlen)
 {
+    /* The job's row locked first: two finishes of its last two partitions would
+     * otherwise each see the other's partition still open (READ COMMITTED: the other
+     * update is not committed yet) and neither would end the job. Locked, the second
+     * one's check below runs after the first committed, on a fresh snapshot. The
+     * order (the partition's row, then the job's) is every writer's, as in cancel, so
+     * this adds no deadlock. */
+    PGresult *r = exec(f, "SELECT 1 FROM cuzk_jobs WHERE id = $1 FOR UPDATE", 1, (const char *[]){ jb });
+    int rc;
+
+    if (!ok(r)) return tx_fail(f, r, "finishing the job", err, errlen);
+    pq->clear(r);
     /* The doorbell rings in the same transaction: a LISTENer hears the end exactly
      * when it is committed, never before and never not at all. */
-    PGresult *r = exec(f,
-                       "WITH u AS (UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
-                       " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
-                       " ELSE 'done' END, finished = now() WHERE id = $1 AND"
-                       " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
-                       " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
-                       " (state = 'done' AND NOT published))) RETURNING id)"
-                       " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
-                       1, (const char *[]){ jb });
-
-    int rc = done(f, r, "finishing the job", err, errlen);
-
+    r = exec(f,
+             "WITH u AS (UPDATE cuzk_jobs SET state = CASE WHEN EXISTS (SELECT 1 FROM"
+             " cuzk_parts WHERE job = $1 AND state = 'failed') THEN 'failed'"
+             " ELSE 'done' END, finished = now() WHERE id = $1 AND"
+             " state = 'running' AND NOT EXISTS (SELECT 1 FROM cuzk_parts"
+             " WHERE job = $1 AND (state IN ('queued', 'leased') OR"
+             " (state = 'done' AND NOT published))) RETURNING id)"
+             " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
+             1, (const char *[]){ jb });
+    rc = done(f, r, "finishing the job", err, errlen);
     return rc ? rollback(f, rc) : 0;
 }
 

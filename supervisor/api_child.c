@@ -4,7 +4,10 @@
  * no partitions and has no stats slot: nothing to reclaim at its death, and its
  * liveness is its pid (every look at it counts as a heartbeat). It gets the control
  * socket's path and talks to cuzkd as any client does; it runs with cuzkd's uid, so
- * its submits may name a tenant (protocol.h). */
+ * its submits may name a tenant (protocol.h). With --queue it gets the queue too, in
+ * queue mode (docs/api.md): the URL, which may hold the password of cuzkd's 0600
+ * config file, goes as descriptor 3 (a sealed memfd, --queue-fd 3), never in argv,
+ * which every local user reads. */
 #include "sup.h"
 
 #include <errno.h>
@@ -12,6 +15,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,6 +49,10 @@ static void api_args(struct sup *s, struct api_args *a)
     a->argv[n++] = a->uid;
     a->argv[n++] = "--instance";
     a->argv[n++] = (char *)c->instance;
+    if (c->queue[0]) {
+        a->argv[n++] = "--queue-fd";
+        a->argv[n++] = "3";
+    }
     if (c->tls_cert[0]) {
         a->argv[n++] = "--tls-cert";
         a->argv[n++] = (char *)c->tls_cert;
@@ -53,27 +62,52 @@ static void api_args(struct sup *s, struct api_args *a)
     a->argv[n] = NULL;
 }
 
+/* The queue's URL in a sealed memfd for the child's descriptor 3; -1 on failure. */
+static int queue_memfd(const char *url)
+{
+    int fd = memfd_create("cuzk-api-queue", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    size_t n = strlen(url);
+
+    if (fd < 0) return -1;
+    if (write(fd, url, n) != (ssize_t)n ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 static int api_start(struct sup *s)
 {
     struct api_args a;
     pid_t parent = getpid(), pid;
     sigset_t none;
+    int qfd = -1;
 
     api_args(s, &a);
+    if (s->c->queue[0] && (qfd = queue_memfd(s->c->queue)) < 0) {
+        logmsg("memfd for cuzk-api's queue: %s", strerror(errno));
+        return -errno;
+    }
     if ((pid = fork()) < 0) {
         logmsg("fork for cuzk-api: %s", strerror(errno));
+        if (qfd >= 0) close(qfd);
         return -errno;
     }
     if (pid == 0) { /* async-signal-safe calls only until exec */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) _exit(CUZK_EXIT_SYSTEM);
-        syscall(SYS_close_range, 3, ~0u, 0);
+        /* The queue's memfd at 3, inherited (dup2 clears close-on-exec; at 3
+         * already, the flag is cleared by hand); every other descriptor closed. */
+        if (qfd >= 0 && (qfd == 3 ? fcntl(3, F_SETFD, 0) : dup2(qfd, 3)) < 0) _exit(CUZK_EXIT_SYSTEM);
+        syscall(SYS_close_range, qfd >= 0 ? 4 : 3, ~0u, 0);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
         execv(a.path, a.argv);
         _exit(127);
     }
+    if (qfd >= 0) close(qfd);
     s->api.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (s->api.pidfd < 0) {
         logmsg("pidfd_open(%d): %s; killing it", (int)pid, strerror(errno));

@@ -34,11 +34,14 @@ libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
       $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
-api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c proto/ctl_client.c)
+# (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
+api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c api/queue.c
+          api/queue_db.c proto/ctl_client.c)
 api_libs=()
 if pkg-config --exists libmicrohttpd; then
   targets+=(api)
-  api_libs=($(pkg-config --libs libmicrohttpd libcrypto))
+  api_libs=($(pkg-config --cflags libpq) "$BUILD/lib/libcuzk_store.a" "$BUILD/lib/libcuzk_zk.a"
+            $(pkg-config --libs libmicrohttpd libcrypto) -ldl)
 else
   echo "note: no libmicrohttpd: fuzz_api is left out"
 fi

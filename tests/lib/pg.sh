@@ -5,7 +5,11 @@
 # no TCP), stopped at exit (before its user is removed), and sets url (database
 # cuzk), bindir, pg, port, pgu. Exit 77 (SKIP) without root, the PostgreSQL server
 # binaries, useradd or runuser.
-#   pg_cluster_start [WHO]  WHO names the test in the SKIP line (default: the script)
+#   pg_cluster_start [WHO]  WHO names the test in the SKIP line (default: the script).
+#                      With pg_password set first, the cluster asks for it
+#                      (scram-sha-256): url has none (the test adds it where it means
+#                      to), and the test's own client calls (as_pg, psql_q) read it
+#                      from a 0600 PGPASSFILE of the cluster's user
 #   as_pg CMD...       CMD as the cluster's user
 #   psql_q SQL         SQL on database cuzk, its rows unaligned (-qAt), stop on error
 #   pgstart            start the cluster again (after an `as_pg pg_ctl ... stop`)
@@ -23,11 +27,17 @@ pg_cluster_start() {
   pg="$tmp/pg"; mkdir -p "$pg"; chown "$pgu" "$pg"; chmod 755 "$tmp"
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   daemon_on_exit="as_pg $bindir/pg_ctl -D $pg/data -m immediate stop >/dev/null 2>&1 || true; ${daemon_on_exit}"
-  as_pg "$bindir/initdb" -D "$pg/data" -U cuzk --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
+  local auth=(--auth=trust)
+  if [ -n "${pg_password:-}" ]; then
+    (umask 077; printf '%s\n' "$pg_password" >"$pg/pwfile"; printf '*:*:*:cuzk:%s\n' "$pg_password" >"$pg/pgpass")
+    chown "$pgu" "$pg/pwfile" "$pg/pgpass"
+    auth=(--auth=scram-sha-256 --pwfile="$pg/pwfile")
+  fi
+  as_pg "$bindir/initdb" -D "$pg/data" -U cuzk "${auth[@]}" -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
   pgstart
   url="$(pg_url cuzk)"
 }
-as_pg() { runuser -u "$pgu" -- "$@"; }
+as_pg() { runuser -u "$pgu" -- env ${pg_password:+PGPASSFILE="$pg/pgpass"} "$@"; }
 psql_q() { as_pg "$bindir/psql" -h "$pg" -p "$port" -U cuzk -d cuzk -qAt -v ON_ERROR_STOP=1 -c "$1"; }
 pgstart() { as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w -t 60 \
   -o "-p $port -k $pg -c listen_addresses=''" start >/dev/null || { tail "$pg/log"; fail "pg_ctl start"; }; }

@@ -41,6 +41,17 @@ for cmd in "status" "wait 1" "fetch 1 --out $tmp"; do
   fi
   grep -q 's3cret' "$tmp/cout" && { echo "FAIL: cuzk $cmd printed the password"; bad=1; }
 done
+# cuzk-api --queue (queue mode): the same refusal; cuzkd hands it the URL on a
+# descriptor instead (--queue-fd; tests/scripts/api_fleet.sh runs it with a password).
+if [ -x "$BUILD/bin/cuzk-api" ]; then
+  rc=0
+  "$BUILD/bin/cuzk-api" --queue 'postgresql://u:s3cret@127.0.0.1:9/db' >"$tmp/aout" 2>&1 || rc=$?
+  if [ "$rc" != 2 ] || ! grep -q 'password on the command line' "$tmp/aout" || grep -q 's3cret' "$tmp/aout"; then
+    echo "FAIL: cuzk-api --queue with a password: exit $rc: $(cat "$tmp/aout")"; bad=1
+  else
+    echo "ok: cuzk-api --queue with a password -> exit $rc"
+  fi
+fi
 grep -q 's3cret' "$tmp/out" && { echo "FAIL: the password was printed"; bad=1; }
 [ $bad -eq 0 ] || exit 1
 echo "PASS: fleet_password"

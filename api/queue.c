@@ -1,0 +1,386 @@
+/* queue.c — cuzk-api in queue mode (--queue, api.h): the fleet without a shared file
+ * system. A POST is checked against the local cuzkd's circuits (the name declared
+ * here, its fingerprint) and written, inputs and all, into the fleet's PostgreSQL
+ * (fleet_job_add_inputs); any cuzkd of the fleet that has that circuit with the same
+ * fingerprint claims its partitions and stores the proofs in the table. GET, the
+ * proofs and DELETE answer from the table (fleet_pg.h), so every server's API
+ * answers for every job; job ids are the queue's. ?wait=S sleeps on the job-end
+ * doorbell (queue_db.c). What the table says of the fleet's machines (which daemon
+ * proved what) is not passed on to tenants. */
+#include "api.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuzk/fleet_pg.h"
+#include "cuzk/os.h"
+
+/* --queue URL (never with a password: argv is every local user's to read) and
+ * --queue-fd N (the URL read from descriptor N: how cuzkd hands over its own, which
+ * may hold the password of its 0600 config file). */
+int api_queue_opt(struct api_cfg *c, const char *name, char *v)
+{
+    char *e;
+    long fd;
+    ssize_t n;
+    size_t len = 0;
+
+    if (!strcmp(name, "queue")) {
+        if (fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
+            fleet_url_scrub(v);
+            fprintf(stderr,
+                    "cuzk-api: --queue: a password on the command line is visible to every local "
+                    "user (/proc/PID/cmdline): give it in a PGPASSFILE (mode 0600) or by --queue-fd\n");
+            return -1;
+        }
+        if (!fleet_is_url(v) && !strchr(v, '=')) goto bad;
+        if (strlen(v) >= sizeof(c->queue)) goto bad;
+        memcpy(c->queue, v, strlen(v) + 1);
+        return 0;
+    }
+    fd = strtol(v, &e, 10);
+    if (*e || fd < 0 || fd > 65535) goto bad;
+    while (len + 1 < sizeof(c->queue) &&
+           (n = pread((int)fd, c->queue + len, sizeof(c->queue) - 1 - len, (off_t)len)) != 0) {
+        if (n < 0) {
+            fprintf(stderr, "cuzk-api: --queue-fd %ld: %s\n", fd, strerror(errno));
+            return -1;
+        }
+        len += (size_t)n;
+    }
+    close((int)fd);
+    while (len && (c->queue[len - 1] == '\n' || c->queue[len - 1] == '\r')) len--;
+    c->queue[len] = '\0';
+    if (len + 1 >= sizeof(c->queue) || !len || memchr(c->queue, '\n', len)) goto bad;
+    return 0;
+bad:
+    fprintf(stderr, "cuzk-api: --%s: expected %s\n", name,
+            name[5] ? "a descriptor holding one postgresql:// URL or libpq connection string"
+                    : "a postgresql:// URL or libpq connection string (no password)");
+    return -1;
+}
+
+/* The database did not answer: the detail is logged, the tenant told no more than
+ * that (the error names the fleet's hosts). */
+static void db_problem(struct api_resp *r, const char *err)
+{
+    api_qlog("queue: %s", err);
+    api_problem(r, 503, "internal", CONTROL_E_STORE, "the fleet's queue database does not answer", NULL);
+    r->retry_after = 10;
+}
+
+/* A handle from the pool, or NULL with r answered. */
+static struct fleet *take(struct api_resp *r)
+{
+    char err[512];
+    struct fleet *f = api_queue_take(err, sizeof(err));
+
+    if (!f) db_problem(r, err);
+    return f;
+}
+
+static void no_job(struct api_resp *r, uint64_t id)
+{
+    char m[64];
+
+    snprintf(m, sizeof(m), "no job %" PRIu64, id);
+    api_problem(r, 404, "refused", CONTROL_E_NO_JOB, m, NULL);
+}
+
+/* The job as the local mode shows it (openapi.json's Job): partitions, done and
+ * failed counted; a cancelled job is failed with reason "cancelled", as cuzkd's own;
+ * the tenant, the end time and each part's done_by (a daemon's id) left out. */
+static json_t *job_view(const char *text, int *running)
+{
+    static const char *const part_keep[] = { "index", "state", "attempts", "reason" };
+    json_t *j = json_loads(text, 0, NULL), *o, *parts, *p;
+    const char *st = json_string_value(json_object_get(j, "state"));
+    size_t i, done = 0, failed = 0;
+
+    if (!j || !st) {
+        json_decref(j);
+        return NULL;
+    }
+    *running = !strcmp(st, "running");
+    o = json_pack("{s:O,s:s}", "id", json_object_get(j, "id"), "state",
+                  strcmp(st, "cancelled") ? st : "failed");
+    if (!strcmp(st, "cancelled")) json_object_set_new(o, "reason", json_string("cancelled"));
+    if (json_is_string(json_object_get(j, "circuit")))
+        json_object_set(o, "circuit", json_object_get(j, "circuit"));
+    if (json_is_integer(json_object_get(j, "submitted_unix")))
+        json_object_set(o, "submitted_unix", json_object_get(j, "submitted_unix"));
+    parts = json_array();
+    json_array_foreach (json_object_get(j, "parts"), i, p) {
+        json_t *q = json_object();
+        const char *ps = json_string_value(json_object_get(p, "state")) ?: "";
+
+        for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
+            json_t *v = json_object_get(p, part_keep[k]);
+
+            if (v && !json_is_null(v)) json_object_set(q, part_keep[k], v);
+        }
+        done += !strcmp(ps, "done");
+        failed += !strcmp(ps, "failed");
+        json_array_append_new(parts, q);
+    }
+    json_object_set_new(o, "partitions", json_integer((json_int_t)json_array_size(parts)));
+    json_object_set_new(o, "done", json_integer((json_int_t)done));
+    json_object_set_new(o, "failed", json_integer((json_int_t)failed));
+    json_object_set_new(o, "parts", parts);
+    json_decref(j);
+    return o;
+}
+
+/* fleet_job_json, once more on a fresh connection when the first was lost. */
+static int job_text(struct api_resp *r, uint64_t id, const struct api_tenant *t, char **text)
+{
+    char err[512];
+    struct fleet *f;
+    int rc = -ECONNREFUSED;
+
+    for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
+        if (!(f = take(r))) return -1;
+        rc = fleet_job_json(f, id, t->name, text, err, sizeof(err));
+        api_queue_put(f, rc);
+    }
+    if (rc == -ENOENT)
+        no_job(r, id);
+    else if (rc)
+        db_problem(r, err);
+    return rc ? -1 : 0;
+}
+
+/* The job's view now; NULL with r answered. */
+static json_t *job_now(struct api_resp *r, uint64_t id, const struct api_tenant *t, int *running)
+{
+    char *text;
+    json_t *v;
+
+    if (job_text(r, id, t, &text)) return NULL;
+    v = job_view(text, running);
+    free(text);
+    if (!v) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the queue's job could not be read", NULL);
+    return v;
+}
+
+void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
+{
+    uint64_t deadline = os_now_ns() + (uint64_t)wait_s * 1000000000u, mark;
+    json_t *v;
+    int running;
+
+    for (;;) {
+        /* The mark before the look: a job that ends after the look rings after it. */
+        mark = api_bell_mark();
+        if (!(v = job_now(r, id, t, &running))) return;
+        if (!running || wait_s <= 0 || os_now_ns() >= deadline) break;
+        api_bell_wait(mark, id, deadline); /* rung, or the time is up: look again */
+        json_decref(v);
+    }
+    api_json(r, 200, v);
+}
+
+void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
+{
+    char err[512], *proof = NULL, *pub = NULL, *text;
+    struct fleet *f;
+    json_t *jp, *js;
+    int rc = -ECONNREFUSED;
+
+    for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
+        if (!(f = take(r))) return;
+        rc = k < 4096 ? fleet_part_proof(f, id, (uint32_t)k, t->name, &proof, &pub, err, sizeof(err))
+                      : -ENOENT;
+        api_queue_put(f, rc);
+    }
+    if (rc == -ENOENT) {
+        /* No such job, or no such partition of one: 404 or 400, as cuzkd says them. */
+        if (job_text(r, id, t, &text)) return;
+        free(text);
+        api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, "the job has no partition of that index", NULL);
+        return;
+    }
+    if (rc == -EAGAIN) {
+        api_problem(r, 409, "refused", CONTROL_E_NOT_READY, "the partition is not done yet", NULL);
+        r->retry_after = 1;
+        return;
+    }
+    if (rc == -EIO) {
+        api_problem(r, 422, "job_failed", CONTROL_E_PART_FAILED, err, NULL);
+        return;
+    }
+    if (rc) {
+        db_problem(r, err);
+        return;
+    }
+    jp = json_loads(proof, 0, NULL);
+    js = json_loads(pub, 0, NULL);
+    free(proof);
+    free(pub);
+    if (json_is_object(jp) && json_is_array(js))
+        api_json(r, 200, json_pack("{s:o,s:o}", "proof", jp, "publicSignals", js));
+    else {
+        json_decref(jp);
+        json_decref(js);
+        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the stored proof does not read", NULL);
+    }
+}
+
+void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
+{
+    char err[512];
+    struct fleet *f;
+    int rc = -ECONNREFUSED;
+
+    for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
+        if (!(f = take(r))) return;
+        rc = fleet_job_cancel(f, id, t->name, err, sizeof(err));
+        api_queue_put(f, rc);
+    }
+    if (rc == -ENOENT)
+        no_job(r, id);
+    else if (rc < 0)
+        db_problem(r, err);
+    else /* cancelled now, or ended already: decided either way, as cuzkd answers */
+        api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
+}
+
+/* The circuit's fingerprint here; NULL with r answered (404 undeclared, 503 not
+ * described yet or failed here). */
+static char *local_fingerprint(struct api_resp *r, const char *circuit)
+{
+    json_t *c = api_circuit(circuit, r);
+    const char *fp = json_string_value(json_object_get(c, "fingerprint"));
+    char *out = fp && *fp ? strdup(fp) : NULL;
+    char m[160];
+
+    if (c && !out) {
+        snprintf(m, sizeof(m), "circuit \"%.64s\" is %s here: no fingerprint to queue it under", circuit,
+                 json_string_value(json_object_get(c, "state")) ?: "not loaded");
+        api_problem(r, 503, "refused", CONTROL_E_NOT_READY, m, NULL);
+        r->retry_after = 5;
+    }
+    json_decref(c);
+    return out;
+}
+
+/* The inputs of the body: its bytes for an object or a .wtns, each element's compact
+ * text for an array (*texts: those, freed by the caller). 0, or -1 with r set. */
+static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, const void *bytes,
+                       struct fleet_input **in, char ***texts, uint32_t *n)
+{
+    json_t *j = NULL, *e;
+    size_t i;
+
+    if (wtns && (b->len < 4 || memcmp(bytes, "wtns", 4))) {
+        api_problem(r, 422, "format", CONTROL_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)",
+                    NULL);
+        return -1;
+    }
+    if (!wtns && !(j = api_parse_body(r, b))) return -1;
+    /* Checked here as on one server: a missing or extra signal is the request's
+     * 422 at once, not a partition that fails later on whichever server claims it. */
+    if (!wtns && api_check_signals(r, b->signals, j)) {
+        json_decref(j);
+        return -1;
+    }
+    *n = wtns || json_is_object(j) ? 1 : (uint32_t)json_array_size(j);
+    *in = calloc(*n, sizeof(**in));
+    *texts = calloc(*n, sizeof(char *));
+    if (!*in || !*texts) goto oom;
+    if (wtns || json_is_object(j)) {
+        (*in)[0] = (struct fleet_input){ .bytes = bytes, .len = b->len, .wtns = wtns };
+        json_decref(j);
+        return 0;
+    }
+    json_array_foreach (j, i, e) {
+        if (!((*texts)[i] = json_dumps(e, JSON_COMPACT))) goto oom;
+        (*in)[i] = (struct fleet_input){ .bytes = (*texts)[i], .len = strlen((*texts)[i]) };
+    }
+    json_decref(j);
+    return 0;
+oom:
+    json_decref(j);
+    api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+    return -1;
+}
+
+/* The token line's max-running-jobs, counted in the queue: the tenant's unfinished
+ * jobs on every server. 0 under it; 1 with r answered. */
+static int over_running(struct api_resp *r, struct fleet *f, const struct api_tenant *t)
+{
+    char err[512];
+    int n;
+
+    if (!t->max_running) return 0;
+    if ((n = fleet_tenant_running(f, t->name, err, sizeof(err))) < 0) {
+        db_problem(r, err);
+        return 1;
+    }
+    if ((uint32_t)n < t->max_running) return 0;
+    api_problem(r, 429, "quota", CONTROL_E_QUOTA, "this tenant has its max-running-jobs jobs running",
+                json_pack("{s:i}", "max_running_jobs", (int)t->max_running));
+    r->retry_after = 5;
+    return 1;
+}
+
+void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
+{
+    int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24), rc = 0;
+    char *fp = NULL, **texts = NULL, err[512], loc[64];
+    void *bytes = NULL;
+    struct fleet_input *in = NULL;
+    struct fleet *f = NULL;
+    uint32_t n = 0;
+    uint64_t job = 0;
+
+    if (b->idem_key && !api_idem_key_ok(b->idem_key)) {
+        api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
+                    NULL);
+        return;
+    }
+    if (!(fp = local_fingerprint(r, circuit))) return;
+    if (b->len && (bytes = mmap(NULL, b->len, PROT_READ, MAP_SHARED, b->fd, 0)) == MAP_FAILED) {
+        bytes = NULL;
+        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
+        goto out;
+    }
+    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r)) ||
+        over_running(r, f, t))
+        goto out;
+    rc = fleet_job_add_inputs(f,
+                              &(struct fleet_circuit_job){ .circuit = circuit,
+                                                           .fingerprint = fp,
+                                                           .tenant = t->name,
+                                                           .idem_key = b->idem_key,
+                                                           .body_sha256 = b->idem_key ? b->sha256 : NULL },
+                              n, in, &job, err, sizeof(err));
+    if (rc == -EEXIST)
+        api_problem(r, 409, "refused", CONTROL_E_CONFLICT, "this Idempotency-Key was used with another body",
+                    NULL);
+    else if (rc == -EINVAL)
+        api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, err, NULL);
+    else if (rc < 0)
+        db_problem(r, err);
+    else {
+        snprintf(loc, sizeof(loc), "/v1/jobs/%" PRIu64, job);
+        snprintf(r->location, sizeof(r->location), "%s", loc);
+        api_json(r, 202,
+                 json_pack("{s:I,s:s,s:I,s:b,s:s}", "job", (json_int_t)job, "circuit", circuit, "partitions",
+                           (json_int_t)n, "existing", rc == 0, "location", loc));
+    }
+out:
+    if (f) api_queue_put(f, rc);
+    for (uint32_t i = 0; texts && i < n; i++) free(texts[i]);
+    free(texts);
+    free(in);
+    if (bytes) munmap(bytes, b->len);
+    free(fp);
+}
