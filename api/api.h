@@ -147,6 +147,9 @@ void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *
  * (-ECONNREFUSED: lost, closed). */
 struct fleet *api_queue_take(char *err, size_t errlen);
 void api_queue_put(struct fleet *f, int rc);
+/* /readyz in queue mode: 0 when the fleet's database answers a round trip now, else
+ * -1 (logged with the reason; the probe's answer names no server). */
+int api_queue_ping(void);
 /* The doorbell: a mark taken before looking at a job; api_bell_wait sleeps until job
  * (or possibly it: a lost connection, a full ring) ends after the mark, 1, or until
  * deadline_ns (os_now_ns's clock), 0. */

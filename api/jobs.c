@@ -153,6 +153,8 @@ void api_readyz(struct api_resp *r)
         why = "a stage is not running";
     else if (!resident)
         why = "no circuit is resident";
+    else if (g_api.cfg.queue[0] && api_queue_ping())
+        why = "the fleet's database does not answer (jobs are written there)";
     if (why)
         api_problem(r, 503, "refused", "not_ready", why,
                     json_pack("{s:I,s:I,s:I}", "stages", (json_int_t)stages, "stages_up", (json_int_t)up,

@@ -101,6 +101,25 @@ void api_queue_put(struct fleet *f, int rc)
     for (int i = 0; i < n_stale; i++) fleet_close(stale[i]); /* outside the lock: may block */
 }
 
+int api_queue_ping(void)
+{
+    char err[512];
+    int rc = -1;
+
+    /* Twice when the first handle was lost: its put closed every idle one (opened
+     * before a database restart), so the second try opens a fresh connection. */
+    for (int tries = 0; tries < 2; tries++) {
+        struct fleet *f = api_queue_take(err, sizeof(err));
+
+        if (!f) break;
+        rc = fleet_ping(f, err, sizeof(err));
+        api_queue_put(f, rc);
+        if (rc != -ECONNREFUSED) break;
+    }
+    if (rc) api_qlog("readyz: the fleet's database: %s", err);
+    return rc ? -1 : 0;
+}
+
 static void bell_ring(uint64_t job)
 {
     pthread_mutex_lock(&bell.mu);

@@ -321,6 +321,11 @@ int fleet_reconnect(struct fleet *f, char *err, size_t errlen)
     return 0;
 }
 
+int fleet_ping(struct fleet *f, char *err, size_t errlen)
+{
+    return done(f, pq->exec(f->conn, "SELECT 1"), "ping", err, errlen);
+}
+
 int fleet_job_add(struct fleet *f, const char *zkey, const char *out_dir, int store_proofs, uint32_t n,
                   const char *const *wtns, const char *const *name, uint64_t *job, char *err, size_t errlen)
 {

@@ -141,6 +141,9 @@ int fleet_open(struct fleet **f, const char *url, char *err, size_t errlen);
 void fleet_close(struct fleet *f);
 /* Reconnect after a lost connection (PQreset); 0 once it answers again. */
 int fleet_reconnect(struct fleet *f, char *err, size_t errlen);
+/* One round trip (SELECT 1): 0 when the database answers, else -errno with err
+ * (-ECONNREFUSED: lost). What a readiness probe asks. */
+int fleet_ping(struct fleet *f, char *err, size_t errlen);
 
 /* A client's submit: one job of n partitions (wtns[i] paths, name[i] output base
  * names), in one transaction. *job: its id. store_proofs: the proofs are also stored

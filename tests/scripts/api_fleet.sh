@@ -244,19 +244,23 @@ echo "ok: posted to server 1, cancelled on server 2, long-polled on server 1: $(
 # While it is down: 503 with Retry-After, naming nothing of the fleet's hosts. Once it
 # is back: the APIs' pools open fresh connections, a job posted then is proved (the
 # daemons reconnect) and its long poll woken (the doorbell listens again).
+on 1; http rz1 "" GET /readyz >/dev/null; expect rz1 200
 as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
+http rz2 "" GET /readyz >/dev/null; expect rz2 503 refused
+grep -q "database" "$tmp/http/rz2.body" || fail "readyz with the database down: $(cat "$tmp/http/rz2.body")"
 on 1; http dbdown "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbdown 503 internal
 grep -qi '^retry-after:' "$tmp/http/dbdown.head" || fail "503 without Retry-After"
 ! grep -q -- "$pg" "$tmp/http/dbdown.body" || fail "the 503 names the database: $(cat "$tmp/http/dbdown.body")"
 pgstart
 on 2; http dbup "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbup 200
+on 1; http rz3 "" GET /readyz >/dev/null; expect rz3 200
 on 1; http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '{"x":"17","k":"4"}' >/dev/null; expect f 202
 on 2; http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null; expect fw 200
 [ "$(jfield fw r.state)" = done ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
 on 1; http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null; expect fp 200
 verify_proof fp
-echo "ok: the database stopped: 503 store with Retry-After; started again: answered, a new job proved and verified"
+echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
 echo "ok: every answer ($(wc -l <"$tmp/http/index")) matches docs/openapi.json"
