@@ -304,8 +304,9 @@ done:
     return rc;
 }
 
-/* Polls: the queue has no notification the client could wait on portably across
- * PostgreSQL-compatible engines (YugabyteDB has no LISTEN). */
+/* Waits on the job-end doorbell (fleet_listen: the NOTIFY that the transaction ending
+ * a job sends), looking at the job again at each ring; an engine without LISTEN
+ * (fleet_listen fails) gets the look every 200 ms instead. */
 static int wait_job(struct fleet *f, int argc, char **argv, int json)
 {
     long long timeout_ms = -1;
@@ -313,7 +314,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
     char err[512], *e;
     uint64_t job;
     uint64_t t0;
-    int st;
+    int st, listening;
 
     if (argc < 2 || !(job = strtoull(argv[1], &e, 10)) || *e) {
         fprintf(stderr, "cuzk wait JOB --queue URL [--timeout-ms N]\n");
@@ -321,21 +322,32 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
     }
     if (argc > 3 && !strcmp(argv[2], "--timeout-ms")) timeout_ms = atoll(argv[3]);
     t0 = os_now_ns();
+    /* LISTEN before the first look, so that an end between the look and the wait
+     * still rings; after a lost connection, LISTEN again and look again. Without a
+     * doorbell (the LISTEN failed) it looks every 200 ms. */
+    listening = !fleet_listen(f, err, sizeof(err));
     for (;;) {
+        long long left = 60000, waited;
+
         st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
         if (st < 0 && st != -ECONNREFUSED) {
             fprintf(stderr, "cuzk wait: %s\n", err);
             return CUZK_EXIT_REFUSED;
         }
         if (st == -ECONNREFUSED) /* the database restarting: keep waiting */
-            fleet_reconnect(f, err, sizeof(err));
+            listening = !fleet_reconnect(f, err, sizeof(err)) && !fleet_listen(f, err, sizeof(err));
         if (st > 0) break;
-        if (timeout_ms >= 0 && (long long)((os_now_ns() - t0) / 1000000) > timeout_ms) {
+        waited = (long long)((os_now_ns() - t0) / 1000000);
+        if (timeout_ms >= 0 && waited > timeout_ms) {
             fprintf(stderr, "cuzk wait: job %llu not finished after %lld ms\n", (unsigned long long)job,
                     timeout_ms);
             return CUZK_EXIT_TIMEOUT;
         }
-        usleep(200000);
+        if (timeout_ms >= 0 && timeout_ms - waited + 1 < left) left = timeout_ms - waited + 1;
+        if (st < 0 || !listening)
+            usleep(200000);
+        else if (fleet_wait_notify(f, (int)left, &(uint64_t){ 0 }, err, sizeof(err)) < 0)
+            listening = 0; /* lost: the next look reconnects */
     }
     if (json)
         printf("{\"job\": %llu, \"state\": \"%s\", \"done\": %u, \"failed\": %u}\n", (unsigned long long)job,
