@@ -30,14 +30,21 @@
 #define API_TENANT_MAX   64
 #define API_BODY_DEFAULT (64ull << 20) /* a body's bytes when nothing says less */
 
-/* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]. */
+/* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]
+ * [MAX-REQUESTS]. */
 struct api_tenant {
     char name[API_TENANT_MAX + 1];
     unsigned char hash[32]; /* SHA-256 of the token's text */
     int prio_cap;           /* -1: none */
     uint32_t max_running;   /* jobs not yet decided; 0: no limit of its own */
     uint64_t max_body;      /* bytes of one request body; 0: the default */
+    uint32_t max_requests;  /* its requests in flight at once (long polls and bodies
+                             * being sent included); 0: API_TENANT_REQUESTS */
 };
+/* A tenant's requests in flight when its line sets none: each holds a thread (and a
+ * long poll holds it for up to its wait), so one tenant cannot take every one of
+ * --max-conns from the others. */
+#define API_TENANT_REQUESTS 128
 
 struct api_tokens {
     struct api_tenant *t;

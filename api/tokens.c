@@ -70,19 +70,21 @@ static int limit(const char *s, uint64_t max, uint64_t *out)
 
 static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen)
 {
-    char *f[6] = { 0 }, *save = NULL;
-    uint64_t prio, run, body;
+    char *f[7] = { 0 }, *save = NULL;
+    uint64_t prio, run, body, reqs;
     int n = 0;
 
     for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (n == 5) {
-            snprintf(err, errlen, "more than 5 fields");
+        if (n == 6) {
+            snprintf(err, errlen, "more than 6 fields");
             return -1;
         }
         f[n++] = w;
     }
     if (n < 2) {
-        snprintf(err, errlen, "expected NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES]");
+        snprintf(err, errlen,
+                 "expected NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] "
+                 "[MAX-REQUESTS]");
         return -1;
     }
     if (!tenant_name_ok(f[0])) {
@@ -93,7 +95,8 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
         snprintf(err, errlen, "tenant %s: the second field is not 64 hex digits (a SHA-256)", f[0]);
         return -1;
     }
-    if (limit(f[2], 1000000, &prio) || limit(f[3], 1000000, &run) || limit(f[4], 1ull << 40, &body)) {
+    if (limit(f[2], 1000000, &prio) || limit(f[3], 1000000, &run) || limit(f[4], 1ull << 40, &body) ||
+        limit(f[5], 1000000, &reqs)) {
         snprintf(err, errlen, "tenant %s: a limit is neither a number nor -", f[0]);
         return -1;
     }
@@ -101,6 +104,7 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
     t->prio_cap = f[2] && strcmp(f[2], "-") ? (int)prio : -1;
     t->max_running = (uint32_t)run;
     t->max_body = body;
+    t->max_requests = (uint32_t)reqs;
     return 0;
 }
 

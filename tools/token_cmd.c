@@ -11,10 +11,11 @@
 
 #include "cuzk/error.h"
 
-static const char usage[] = "usage: cuzk token NAME [PRIORITY-CAP [MAX-RUNNING-JOBS [MAX-BODY-BYTES]]]\n"
-                            "  prints a new bearer token for the HTTP API (cuzk-api), then its line\n"
-                            "  for the --api-tokens file (NAME SHA256HEX [limits]; - leaves one unset).\n"
-                            "  NAME: 1 to 64 of A-Z a-z 0-9 . _ -\n";
+static const char usage[] =
+    "usage: cuzk token NAME [PRIORITY-CAP [MAX-RUNNING-JOBS [MAX-BODY-BYTES [MAX-REQUESTS]]]]\n"
+    "  prints a new bearer token for the HTTP API (cuzk-api), then its line\n"
+    "  for the --api-tokens file (NAME SHA256HEX [limits]; - leaves one unset).\n"
+    "  NAME: 1 to 64 of A-Z a-z 0-9 . _ -\n";
 
 static int name_ok(const char *s)
 {
@@ -43,7 +44,7 @@ int token_cmd_main(int argc, char **argv)
         fputs(usage, stdout);
         return CUZK_EXIT_OK;
     }
-    if (argc < 2 || argc > 5 || !name_ok(argv[1])) {
+    if (argc < 2 || argc > 6 || !name_ok(argv[1])) {
         fputs(usage, stderr);
         return CUZK_EXIT_USAGE;
     }

@@ -25,6 +25,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
   fail "openssl could not make a certificate"
 api_tokens alice - 1 # one running job at most
 api_tokens bob
+api_tokens carol - - - 2 # two requests in flight at most
 CURL_TLS="--cacert $tmp/cert.pem"
 api_start https "" --test-finalizer-delay-ms 1500
 
@@ -72,6 +73,36 @@ http twow "$tok_alice" GET "/v1/jobs/$(jfield two r.job)?wait=300" >/dev/null
 jfield twow 'r.parts[0].reason' | grep -q "signal k has 2 values" || fail "reason: $(cat "$tmp/http/twow.body")"
 http twop "$tok_alice" GET "/v1/jobs/$(jfield two r.job)/proofs/0" >/dev/null; expect twop 422 job_failed
 echo "ok: an input without signal k -> 422 mismatch (signal k); two values for k -> the job fails: $(jfield twow 'r.parts[0].reason')"
+
+# ---- a tenant's requests in flight ---------------------------------------------------------
+# carol's line allows 2: two POSTs whose bodies trickle in (1 KiB/s of 64 KiB) hold
+# both; a third request of hers is 429 too_many_requests while bob is served; once
+# the two are cut off, she is served again. (The loops are liveness bounds: the
+# server counts a request when its head has arrived, and lets go when it ends.)
+head -c 65536 /dev/zero | tr '\0' ' ' >"$tmp/slow.json"
+slow=()
+for i in 1 2; do
+  curl -sS -o /dev/null $CURL_TLS -H "Authorization: Bearer $tok_carol" -H 'Content-Type: application/json' \
+    -H 'Expect:' --limit-rate 1k --data-binary @"$tmp/slow.json" "$api_base/v1/circuits/mul/proofs" 2>/dev/null &
+  slow+=($!)
+done
+daemon_on_exit="kill ${slow[*]} 2>/dev/null; ${daemon_on_exit:-}"
+for _ in $(seq 1 300); do
+  [ "$(http c3 "$tok_carol" GET /v1/circuits)" = 429 ] && break
+  sleep 0.1
+done
+expect c3 429 quota
+[ "$(jfield c3 r.code)" = too_many_requests ] && [ "$(jfield c3 r.max_requests)" = 2 ] || fail "c3: $(cat "$tmp/http/c3.body")"
+grep -qi '^retry-after: [0-9]' "$tmp/http/c3.head" || fail "429 without Retry-After"
+http cb "$tok_bob" GET /v1/circuits >/dev/null; expect cb 200
+kill "${slow[@]}" 2>/dev/null || true
+wait "${slow[@]}" 2>/dev/null || true
+for _ in $(seq 1 300); do
+  [ "$(http c4 "$tok_carol" GET /v1/circuits)" = 200 ] && break
+  sleep 0.1
+done
+expect c4 200
+echo "ok: carol with 2 requests in flight -> 429 too_many_requests, Retry-After (bob served meanwhile); served again once they ended"
 
 # ---- standalone, privileges dropped, per-IP limit, idle timeout --------------------------
 port2="$(free_port)"
