@@ -124,7 +124,16 @@ static json_t *job_view(const char *text, int *running)
         for (size_t k = 0; k < sizeof(part_keep) / sizeof(part_keep[0]); k++) {
             json_t *v = json_object_get(p, part_keep[k]);
 
-            if (v && !json_is_null(v)) json_object_set(q, part_keep[k], v);
+            char *u;
+
+            if (!v || json_is_null(v)) continue;
+            /* A reason is a daemon's sentence: the server's paths cut, as on one server. */
+            if (!strcmp(part_keep[k], "reason") && json_is_string(v) &&
+                (u = api_unpath(json_string_value(v)))) {
+                json_object_set_new(q, "reason", json_string(u));
+                free(u);
+            } else
+                json_object_set(q, part_keep[k], v);
         }
         done += !strcmp(ps, "done");
         failed += !strcmp(ps, "failed");
@@ -181,7 +190,10 @@ void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant 
         mark = api_bell_mark();
         if (!(v = job_now(r, id, t, &running))) return;
         if (!running || wait_s <= 0 || os_now_ns() >= deadline) break;
-        api_bell_wait(mark, id, deadline); /* rung, or the time is up: look again */
+        /* Rung, or the time is up: look again. At least every 10 s as well: a doorbell
+         * connection that died without a reset (a dropped route) rings nothing. */
+        api_bell_wait(mark, id,
+                      deadline < os_now_ns() + 10000000000ull ? deadline : os_now_ns() + 10000000000ull);
         json_decref(v);
     }
     api_json(r, 200, v);
@@ -313,14 +325,16 @@ oom:
 }
 
 /* The token line's max-running-jobs, counted in the queue: the tenant's unfinished
- * jobs on every server. 0 under it; 1 with r answered. */
-static int over_running(struct api_resp *r, struct fleet *f, const struct api_tenant *t)
+ * jobs on every server. 0 under it; 1 with r answered (*rc: a database error, so that
+ * a lost handle is closed rather than pooled). */
+static int over_running(struct api_resp *r, struct fleet *f, const struct api_tenant *t, int *rc)
 {
     char err[512];
     int n;
 
     if (!t->max_running) return 0;
     if ((n = fleet_tenant_running(f, t->name, err, sizeof(err))) < 0) {
+        *rc = n;
         db_problem(r, err);
         return 1;
     }
@@ -353,7 +367,7 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
         goto out;
     }
     if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r)) ||
-        over_running(r, f, t))
+        over_running(r, f, t, &rc))
         goto out;
     rc = fleet_job_add_inputs(f,
                               &(struct fleet_circuit_job){ .circuit = circuit,

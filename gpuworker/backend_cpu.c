@@ -86,19 +86,23 @@ struct cpu_async {
 static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
 {
     struct cpu_async *ca = ctx;
-    bool large = ca->by_size && in->z->lg_domain > CPU_LANES_MAX_LG;
+    bool large = ca->by_size && in->z->lg_domain > CPU_LANES_MAX_LG, all;
+    unsigned th, half = ca->p.threads / CPU_ASYNC_LANES;
+
+    /* The lock first, then the choice: a small partition that waited behind a large
+     * one decides on the count as it is once that one has ended (the ending lane
+     * counts itself out before it unlocks). */
+    if (ca->by_size) (large ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&ca->solo);
     /* cpu-lanes: a small partition with no other in flight (a lone proof, a backlog's
      * last) takes every thread too, so its latency is "cpu"'s; one submitted while it
-     * runs shares the cores for the rest of it. */
-    bool all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
-    unsigned th = all ? ca->p.threads : ca->p.threads / CPU_ASYNC_LANES;
-
-    (void)lane;
-    if (ca->by_size) (large ? pthread_rwlock_wrlock : pthread_rwlock_rdlock)(&ca->solo);
+     * runs shares the cores for the rest of it. Two side by side split the threads,
+     * the odd one to lane 0 (two at once are always on different lanes). */
+    all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
+    th = all ? ca->p.threads : lane == 0 ? ca->p.threads - half : half;
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
     if (ca->by_size) {
-        pthread_rwlock_unlock(&ca->solo);
         __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_RELEASE);
+        pthread_rwlock_unlock(&ca->solo);
     }
     /* The compute sections stand for the device's time. */
     d->device_s = d->t.ntt + d->t.msm_a + d->t.msm_b1 + d->t.msm_b2 + d->t.msm_c + d->t.msm_h;

@@ -573,7 +573,9 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
      * 'leased', and only its proof is stored. The daemon's count changes in the same
      * statement. A job with no out dir has nothing to publish: its stored proof is
      * published; without one (a daemon's bug) the partition fails rather than stay
-     * done with nothing anyone could publish. */
+     * done with nothing anyone could publish. A circuit job's input goes with the
+     * finish (input = NULL): its partition is published or failed by this statement
+     * and never proved again, and the bytes would otherwise stay for good. */
     r = exec(f,
              "WITH x AS (SELECT out_dir = '' AS nodir FROM cuzk_jobs WHERE id = $1),"
              " p AS (UPDATE cuzk_parts SET state = CASE WHEN $5::text IS NULL AND"
@@ -581,7 +583,7 @@ static int finish(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
              "   reason = CASE WHEN $5::text IS NULL AND x.nodir AND $6::text IS NULL"
              "   THEN 'no out dir and no stored proof' ELSE $5 END, done_by = owner,"
              "   published = $5::text IS NOT NULL OR x.nodir,"
-             "   proof_json = $6, public_json = $7::text,"
+             "   proof_json = $6, public_json = $7::text, input = NULL,"
              "   finished = now(), lease_expiry = NULL FROM x"
              "  WHERE job = $1 AND idx = $2 AND owner = $3 AND lease_gen = $4"
              "   AND state = 'leased' RETURNING job),"
@@ -1305,7 +1307,8 @@ int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *er
      * answers 0, so it discards its proof. */
     r = exec(f,
              "UPDATE cuzk_parts SET state = 'failed', reason = 'cancelled', lease_expiry = NULL,"
-             " finished = now(), published = true WHERE job = $1 AND state IN ('queued', 'leased')",
+             " finished = now(), published = true, input = NULL"
+             " WHERE job = $1 AND state IN ('queued', 'leased')",
              1, (const char *[]){ jb });
     if ((rc = done(f, r, what, err, errlen))) return rollback(f, rc);
     r = exec(f,

@@ -1,6 +1,7 @@
 /* fleet_client.c — the client's --queue commands (fleet_client.h). */
 #include "cuzk/fleet_client.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include "cuzk/client.h"
 #include "cuzk/protocol.h"
 #include "cuzk/error.h"
+#include "cuzk/fingerprint.h"
 #include "cuzk/fleet_pg.h"
 #include "cuzk/os.h"
 #include "cuzk/pipeline.h"
@@ -157,11 +159,16 @@ static int prove_circuit(struct fleet *f, const struct circuit_opts *o, int nw, 
     if (o->fingerprint) {
         size_t l = strlen(o->fingerprint);
 
-        if (!l || l >= sizeof(fp) || strspn(o->fingerprint, "0123456789abcdefABCDEF") != l) {
-            fprintf(stderr, "cuzk prove --queue: --fingerprint takes the hex `cuzk circuits` shows\n");
+        /* The whole fingerprint, lower case as cuzkd writes it: the claim compares the
+         * text, so a prefix or upper case would match no daemon and wait for ever. */
+        if (l != FP_HEX - 1 || strspn(o->fingerprint, "0123456789abcdefABCDEF") != l) {
+            fprintf(stderr,
+                    "cuzk prove --queue: --fingerprint takes the whole hex (%d digits) `cuzk circuits` "
+                    "shows\n",
+                    FP_HEX - 1);
             goto done;
         }
-        snprintf(fp, sizeof(fp), "%s", o->fingerprint);
+        for (size_t i = 0; i <= l; i++) fp[i] = (char)tolower((unsigned char)o->fingerprint[i]);
     } else if ((rc = local_fingerprint(o, fp, sizeof(fp))))
         goto done;
     for (; n < nw; n++) {
@@ -327,7 +334,7 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
      * doorbell (the LISTEN failed) it looks every 200 ms. */
     listening = !fleet_listen(f, err, sizeof(err));
     for (;;) {
-        long long left = 60000, waited;
+        long long left = 5000, waited; /* a look at least every 5 s: a pooler may swallow NOTIFY */
 
         st = fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err));
         if (st < 0 && st != -ECONNREFUSED) {

@@ -254,8 +254,9 @@ static void fq2_gs_comb(const field_desc *F, uint64_t *r, const uint64_t *t, con
     fe2_add(F, r, u, t);
 }
 
-/* Squaring in the cyclotomic subgroup (a^(q^6 + 1) = 1, which the final
- * exponentiation's easy part lands in): Granger and Scott, "Faster squaring in the
+/* Squaring in the cyclotomic subgroup (a^(q^4 - q^2 + 1) = 1, which the final
+ * exponentiation's whole easy part, f^((q^6 - 1)(q^2 + 1)), lands in; after the
+ * conjugate quotient alone the result is not the square): Granger and Scott, "Faster squaring in the
  * cyclotomic subgroup of sixth degree extensions" (PKC 2010), §3.1, in the form of
  * arkworks' Fp12 cyclotomic_square for this tower. With s = w^3 (s^2 = v^3 = xi),
  * Fq12 = Fq4[w]/(w^3 - s) over Fq4 = Fq2[s]/(s^2 - xi), and a = A + B w + C w^2 with

@@ -21,8 +21,8 @@ void fq12_mul_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a, const
 void fq12_sqr_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 void fq12_inv_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 void fq12_frob(const pairing_params *pp, uint64_t *r, const uint64_t *a, unsigned k);
-/* r = a^2 for a in the cyclotomic subgroup (a^(q^6 + 1) = 1: any value after the
- * final exponentiation's easy part), by Granger-Scott: about a third of fq12_sqr_pp's
+/* r = a^2 for a in the cyclotomic subgroup (a^(q^4 - q^2 + 1) = 1: any value after the
+ * final exponentiation's whole easy part, (q^6 - 1)(q^2 + 1)), by Granger-Scott: about a third of fq12_sqr_pp's
  * products. Outside the subgroup the result is wrong. r may alias a. */
 void fq12_cyclo_sqr_pp(const pairing_params *pp, uint64_t *r, const uint64_t *a);
 

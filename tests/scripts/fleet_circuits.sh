@@ -72,7 +72,14 @@ set +e; out="$(qa prove --queue "$url" --circuit mul --tenant t1 --idempotency-k
 echo "ok: jobs $j1 and $j2 submitted; the same key again is job $j2, with another body refused"
 
 # ---- 2. a fingerprint no daemon has ---------------------------------------------------
-j3="$("$BUILD/bin/cuzk" --json prove --queue "$url" --circuit mul --fingerprint 00deadbeef "$tmp/in/in1.json" | jq .job)"
+# (upper case, as someone may paste it: written lower case, as cuzkd writes its own)
+other="00DEADBEEF$(printf '0%.0s' $(seq 1 54))"
+j3="$("$BUILD/bin/cuzk" --json prove --queue "$url" --circuit mul --fingerprint "$other" "$tmp/in/in1.json" | jq .job)"
+[ "$(psql_q "SELECT fingerprint FROM cuzk_jobs WHERE id = $j3")" = "${other,,}" ] || fail "fingerprint not kept lower case"
+# A prefix (as a log line shows one) would match no daemon ever: refused at once.
+rc=0; "$BUILD/bin/cuzk" prove --queue "$url" --circuit mul --fingerprint "${fp:0:16}" "$tmp/in/in1.json" \
+  2>"$tmp/short.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "whole hex" "$tmp/short.err" || fail "a 16-digit fingerprint: exit $rc, $(cat "$tmp/short.err")"
 
 # ---- 3. inputs that fail, beside a good one ---------------------------------------------
 echo '{"x": "7"}' >"$tmp/bad/missing.json"
@@ -119,7 +126,11 @@ echo "    $wtns"
 # ---- 2, checked now that both daemons are idle ---------------------------------------
 st="$(psql_q "SELECT state || ':' || attempts FROM cuzk_parts WHERE job = $j3")"
 [ "$st" = "queued:0" ] || fail "the job of an unknown fingerprint: $st"
-echo "ok: job $j3 (fingerprint 00deadbeef, no daemon has it) never claimed: $st"
+# An ended partition's input is gone from the table; the queued one keeps its own.
+kept="$(psql_q "SELECT count(*) FROM cuzk_parts WHERE input IS NOT NULL AND state IN ('done', 'failed')")"
+[ "$kept" = 0 ] || fail "$kept ended partitions still hold their input"
+[ "$(psql_q "SELECT count(*) FROM cuzk_parts WHERE job = $j3 AND input IS NOT NULL")" = 1 ] || fail "the queued input was dropped"
+echo "ok: job $j3 (fingerprint 00deadbeef0..., no daemon has it) never claimed: $st; a 16-digit prefix refused (exit 2)"
 
 # ---- a clean shutdown: the fleet thread (which asks its cuzkd for its circuits every
 # 3 s) stops with it ---------------------------------------------------------------
