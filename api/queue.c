@@ -377,8 +377,8 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
                                                            .body_sha256 = b->idem_key ? b->sha256 : NULL },
                               n, in, &job, err, sizeof(err));
     if (rc == -EEXIST)
-        api_problem(r, 409, "refused", CONTROL_E_CONFLICT, "this Idempotency-Key was used with another body",
-                    NULL);
+        api_problem(r, 409, "refused", CONTROL_E_CONFLICT,
+                    "this Idempotency-Key was used with another body or circuit", NULL);
     else if (rc == -EINVAL)
         api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, err, NULL);
     else if (rc < 0)

@@ -1080,16 +1080,19 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
     if (!ok(r)) return tx_fail(f, r, what, err, errlen);
     if (pq->ntuples(r) == 0) { /* the key is taken: that job, if it has the same body */
         pq->clear(r);
+        /* ... and the same circuit: a body sent to another circuit is another request
+         * (the API hashes the body alone), never answered with this circuit's job. */
         r = exec(f,
-                 "SELECT id, body_sha256 = $3 FROM cuzk_jobs WHERE coalesce(tenant, '') ="
-                 " coalesce($1, '') AND idem_key = $2",
-                 3, (const char *[]){ tenant, j->idem_key, j->body_sha256 });
+                 "SELECT id, body_sha256 = $3 AND circuit = $4 FROM cuzk_jobs WHERE"
+                 " coalesce(tenant, '') = coalesce($1, '') AND idem_key = $2",
+                 4, (const char *[]){ tenant, j->idem_key, j->body_sha256, j->circuit });
         if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, what, err, errlen);
         *job = strtoull(pq->getvalue(r, 0, 0), NULL, 10);
         rc = pq->getvalue(r, 0, 1)[0] == 't' ? 0 : -EEXIST;
         pq->clear(r);
         if (rc)
-            snprintf(err, errlen, "fleet queue: idempotency key already used by job %llu with another body",
+            snprintf(err, errlen,
+                     "fleet queue: idempotency key already used by job %llu with another body or circuit",
                      (unsigned long long)*job);
         return rollback(f, rc);
     }

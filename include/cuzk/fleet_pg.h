@@ -317,7 +317,8 @@ struct fleet_circuit_job {
 };
 /* Insert a circuit job of n partitions (one transaction). 1: created, *job its id;
  * 0: the same (tenant, idem_key) with the same body_sha256 exists, *job that job;
- * -EEXIST: that key exists with another body (*job the existing job, err says so);
+ * -EEXIST: that key exists with another body or for another circuit (*job the existing
+ * job, err says so);
  * -EINVAL: an input empty or over FLEET_INPUT_MAX, n == 0 or over
  * FLEET_CIRCUIT_PARTS_MAX, a missing field (circuit, fingerprint; body_sha256 when
  * idem_key is given). Concurrent inserts of one key: one creates, the others get 0

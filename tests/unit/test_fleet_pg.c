@@ -751,6 +751,14 @@ static void circuits(const char *url, struct fleet *f)
     CHECK((rc = fleet_job_add_inputs(f, &cj, 2, in, &other, err, sizeof(err))) == 0 && other == job,
           "the same key and body: %d, job %llu (want 0, %llu)", rc, (unsigned long long)other,
           (unsigned long long)job);
+    {
+        struct fleet_circuit_job oc = cj;
+
+        oc.circuit = "m2"; /* the same key and body for another circuit: another request */
+        other = 0;
+        CHECK((rc = fleet_job_add_inputs(f, &oc, 2, in, &other, err, sizeof(err))) == -EEXIST && other == job,
+              "the same key and body for another circuit: %d %s", rc, err);
+    }
     cj.body_sha256 = "s2";
     other = 0;
     CHECK((rc = fleet_job_add_inputs(f, &cj, 1, in, &other, err, sizeof(err))) == -EEXIST && other == job &&
