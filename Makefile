@@ -72,7 +72,7 @@ endif
 ARCH_STAMP := $(BUILD)/obj/.archflags
 $(shell mkdir -p $(BUILD)/obj && { [ "$$(cat $(ARCH_STAMP) 2>/dev/null)" = "$(ARCHFLAGS)" ] || echo "$(ARCHFLAGS)" > $(ARCH_STAMP); })
 CFLAGS ?= $(OPT) -g
-CPPFLAGS_ALL := -Iinclude -D_GNU_SOURCE $(CPPFLAGS)
+CPPFLAGS_ALL := -I. -D_GNU_SOURCE $(CPPFLAGS)
 # EXTRA_CFLAGS (sanitizers) is added in the recipes, not here, so that a target can
 # override it (SAN_HEAVY below).
 CFLAGS_ALL   := -std=gnu17 $(WARN) $(ARCHFLAGS) -pthread -fno-strict-aliasing $(CFLAGS)
@@ -112,7 +112,7 @@ ifeq ($(NVCC),)
 $(error CUDA=1 but no nvcc found (set NVCC=/path/to/nvcc, or CUDA=0))
 endif
 ifneq ($(CUDA_SRCS),)
-ifneq ($(wildcard include/cuzk/gpu.h),)
+ifneq ($(wildcard zk/gpu.h),)
 CUDA_ON := 1
 endif
 endif
@@ -254,7 +254,7 @@ $(BUILD)/obj/zk/version.o: debian/changelog
 $(BUILD)/obj/zk/version.o: CPPFLAGS_ALL += -DCUZK_VERSION='"$(VERSION)"'
 
 # build-witness embeds the sources of every .wgen (.incbin, which -MMD does not see).
-$(BUILD)/obj/tools/build_witness.o: synth/wgen_abi.cpp include/cuzk/wgen_abi.h synth/wgen_assert.h
+$(BUILD)/obj/tools/build_witness.o: synth/wgen_abi.cpp proto/wgen_abi.h synth/wgen_assert.h
 
 # ---- CUDA backend ------------------------------------------------------------
 # Sources that test CUZK_HAVE_CUDA are rebuilt when CUDA_ON changes (a stamp holding
@@ -278,7 +278,7 @@ endif
 # --threads: the architectures of one file compile in parallel (ptxas of the MSM
 # kernels is minutes per architecture on a small machine).
 NVCC_THREADS ?= 0
-NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) --threads $(NVCC_THREADS) -Iinclude -D_GNU_SOURCE \
+NVCCFLAGS_ALL := -std=c++17 $(CUDA_GENCODE) --threads $(NVCC_THREADS) -I. -D_GNU_SOURCE \
                  -DCUZK_HAVE_CUDA -Xcompiler -pthread $(NVCC_WARN) $(NVCCFLAGS)
 GPU_TEST_BINS := $(patsubst tests/gpu/%,$(BUILD)/tests-gpu/%,$(basename $(GPU_TEST_SRCS))) \
                  $(patsubst bench/gpu/%.c,$(BUILD)/bench-gpu/%,$(wildcard bench/gpu/*.c))

@@ -25,7 +25,7 @@
 
 #include <jansson.h>
 
-#include "cuzk/protocol.h"
+#include "proto/protocol.h"
 
 #define API_TENANT_MAX   64
 #define API_BODY_DEFAULT (64ull << 20) /* a body's bytes when nothing says less */

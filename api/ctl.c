@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/ctl_client.h"
+#include "proto/ctl_client.h"
 
 json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out)
 {

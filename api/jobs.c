@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/stats_reader.h"
+#include "shm/stats_reader.h"
 
 /* v, or for a "reason" (a job's, a partition's) or an "error" (a circuit's) a copy
  * with the server's paths cut (api_unpath). */

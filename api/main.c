@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/os.h"
+#include "zk/error.h"
+#include "zk/os.h"
 
 struct api g_api;
 

@@ -19,8 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuzk/fleet_pg.h"
-#include "cuzk/os.h"
+#include "store/fleet_pg.h"
+#include "zk/os.h"
 
 /* --queue URL (never with a password: argv is every local user's to read) and
  * --queue-fd N (the URL read from descriptor N: how cuzkd hands over its own, which

@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/fleet_pg.h"
-#include "cuzk/os.h"
+#include "store/fleet_pg.h"
+#include "zk/os.h"
 
 #define QPOOL_MAX 8    /* open connections of the request threads */
 #define BELL_RING 1024 /* ended job ids kept for the waiters */

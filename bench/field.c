@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/field.h>
+#include "zk/field.h"
 
 enum op { OP_MUL, OP_SQR, OP_FQ2_MUL };
 

@@ -19,9 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/field.h>
-#include <cuzk/ifma.h>
+#include "zk/curve.h"
+#include "zk/field.h"
+#include "zk/ifma.h"
 
 static const field_desc *const F = &FIELD_BN254_FQ;
 static int reps = 7;

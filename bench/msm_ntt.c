@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/futex.h>
-#include <cuzk/msm.h>
+#include "zk/curve.h"
+#include "shm/futex.h"
+#include "zk/msm.h"
 
 #include "rng.h"
 

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/field.h>
-#include <cuzk/wtns.h>
+#include "zk/field.h"
+#include "zk/wtns.h"
 
 #define MC_X 7
 #define MC_K 1234567

@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuzk/futex.h>
-#include <cuzk/ntt.h>
+#include "shm/futex.h"
+#include "zk/ntt.h"
 
 int main(int argc, char **argv)
 {

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuzk/futex.h>
-#include <cuzk/shmlayout.h>
+#include "shm/futex.h"
+#include "shm/shmlayout.h"
 
 #define STOP        UINT32_MAX
 #define LAT_SAMPLES 1500

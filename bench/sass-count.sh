@@ -21,8 +21,8 @@ NVCC="${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || tr
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/ops.cu" <<'CU'
-#include "cuzk/curve.h"
-#include "cuzk/field.h"
+#include "zk/curve.h"
+#include "zk/field.h"
 // one operation per kernel, on operands in global memory
 __global__ void k_empty(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
@@ -68,9 +68,9 @@ __global__ void k_points(uint64_t *r, const uint64_t *a, const uint64_t *b)
     ec_add_id(CURVE_G2_BLS12_381, r, r, b);
 }
 CU
-"$NVCC" -std=c++17 -O3 -cubin -arch=sm_"$arch" -I"$root/include" -D_GNU_SOURCE -o "$tmp/ops.cubin" "$tmp/ops.cu" \
+"$NVCC" -std=c++17 -O3 -cubin -arch=sm_"$arch" -I"$root" -D_GNU_SOURCE -o "$tmp/ops.cubin" "$tmp/ops.cu" \
   2>"$tmp/nvcc.log" || { cat "$tmp/nvcc.log"; exit 1; }
-"$NVCC" -std=c++17 -O3 -ptx -arch=sm_"$arch" -I"$root/include" -D_GNU_SOURCE -o "$tmp/ops.ptx" "$tmp/ops.cu" \
+"$NVCC" -std=c++17 -O3 -ptx -arch=sm_"$arch" -I"$root" -D_GNU_SOURCE -o "$tmp/ops.ptx" "$tmp/ops.cu" \
   2>>"$tmp/nvcc.log" || { cat "$tmp/nvcc.log"; exit 1; }
 # function -> its own instructions: each FUNC symbol's size / 16. An out-of-line device
 # function is a symbol "$KERNEL$FUNCTION" inside its caller's .text section, and the

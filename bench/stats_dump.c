@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/shmlayout.h>
-#include <cuzk/stats.h>
-#include <cuzk/stats_reader.h>
+#include "shm/shmlayout.h"
+#include "shm/stats.h"
+#include "shm/stats_reader.h"
 
 /* Names come from another process's page: print only what is safe in a JSON string. */
 static void put_name(const char *s, size_t max)

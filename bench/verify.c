@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/pairing.h>
-#include <cuzk/verify.h>
+#include "zk/pairing.h"
+#include "zk/verify.h"
 
 static int cmp_d(const void *a, const void *b)
 {

@@ -9,7 +9,7 @@
  * bench/run.sh skips it. */
 #include <stdio.h>
 
-#include "cuzk/wtns.h"
+#include "zk/wtns.h"
 
 int main(int argc, char **argv)
 {

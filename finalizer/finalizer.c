@@ -1,5 +1,5 @@
-/* finalizer.c — the finalizing stage loop (include/cuzk/finalizer.h). */
-#include "cuzk/finalizer.h"
+/* finalizer.c — the finalizing stage loop (finalizer/finalizer.h). */
+#include "finalizer/finalizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/out_writer.h"
-#include "cuzk/verify.h"
-#include "cuzk/wtns.h"
+#include "zk/error.h"
+#include "finalizer/out_writer.h"
+#include "zk/verify.h"
+#include "zk/wtns.h"
 
 #define POLL_NS       100000000ll   /* the 100 ms heartbeat promise */
 #define WRITE_POLL_NS 1000000ll     /* while writes are under way: look at them each 1 ms */

@@ -1,9 +1,9 @@
-/* cuzk-finalizer: see include/cuzk/finalizer.h. */
-#include "cuzk/finalizer.h"
+/* cuzk-finalizer: see finalizer/finalizer.h. */
+#include "finalizer/finalizer.h"
 
 #include <string.h>
 
-#include "cuzk/out_writer.h"
+#include "finalizer/out_writer.h"
 
 int main(int argc, char **argv)
 {

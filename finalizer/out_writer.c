@@ -1,5 +1,5 @@
-/* out_writer.c — per-directory writer processes of the finalizer (include/cuzk/out_writer.h). */
-#include "cuzk/out_writer.h"
+/* out_writer.c — per-directory writer processes of the finalizer (finalizer/out_writer.h). */
+#include "finalizer/out_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/pipeline.h"
+#include "zk/error.h"
+#include "shm/pipeline.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 /* backend.c — the table of proving backends cuzk-gpuworker can run. */
-#include "cuzk/backend.h"
+#include "gpuworker/backend.h"
 
 #include <string.h>
 

@@ -18,7 +18,7 @@
  * merkle-13, 32 partitions, load ~2.5, cpu then cpu-async in three pairs: 27.9 / 32.6,
  * 19.7 / 28.0, 28.5 / 31.1 partitions/s; worker CPU 51.6-52.5 against 48.8-50.0 ms a
  * partition). A large proof parallelizes well and would only double its memory. */
-#include "cuzk/backend.h"
+#include "gpuworker/backend.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/lanes.h"
+#include "zk/error.h"
+#include "gpuworker/lanes.h"
 
 static int cpu_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
 {

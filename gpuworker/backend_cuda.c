@@ -23,7 +23,7 @@
  * the result is marked fatal and the worker exits (backend.h). Out of device memory
  * that eviction cannot cure fails the partition with the text (it would not fit on a
  * fresh context either when nothing else is resident). */
-#include "cuzk/backend.h"
+#include "gpuworker/backend.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/gpu.h"
-#include "cuzk/lanes.h"
-#include "cuzk/stage.h"
+#include "zk/error.h"
+#include "zk/gpu.h"
+#include "gpuworker/lanes.h"
+#include "stage/stage.h"
 
 #define LANES     2
 #define CACHE_MAX 8

@@ -1,5 +1,5 @@
-/* lanes.c — lane threads for asynchronous backends (include/cuzk/lanes.h). */
-#include "cuzk/lanes.h"
+/* lanes.c — lane threads for asynchronous backends (gpuworker/lanes.h). */
+#include "gpuworker/lanes.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 struct lane_job {
     struct backend_input in;

@@ -1,8 +1,8 @@
-/* cuzk-gpuworker: see include/cuzk/worker.h. `cuzk-gpuworker prove ...` runs one
+/* cuzk-gpuworker: see gpuworker/worker.h. `cuzk-gpuworker prove ...` runs one
  * witness through a backend outside the daemon (prove.c). */
 #include <string.h>
 
-#include "cuzk/worker.h"
+#include "gpuworker/worker.h"
 
 int main(int argc, char **argv)
 {

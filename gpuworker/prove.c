@@ -1,11 +1,11 @@
 /* prove.c — `cuzk-gpuworker prove`: one witness through a backend, outside the daemon
- * (include/cuzk/worker.h). For bench/gpu-check.sh and the tests: the CUDA backend's
+ * (gpuworker/worker.h). For bench/gpu-check.sh and the tests: the CUDA backend's
  * proof of a fixed --insecure-seed is compared byte for byte with the CPU backend's,
  * which needs no snarkjs on a GPU machine; each proof is also checked here with the
  * pairing (zk/verify.c) before it is written. The backend is driven exactly as the
  * worker drives it (backend.h: the buffer in the pipeline's layout, registered as the
  * slab, released by the backend, submit/collect for asynchronous backends). */
-#include "cuzk/worker.h"
+#include "gpuworker/worker.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,13 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/backend.h"
-#include "cuzk/error.h"
-#include "cuzk/futex.h"
-#include "cuzk/groth16.h"
-#include "cuzk/verify.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "gpuworker/backend.h"
+#include "zk/error.h"
+#include "shm/futex.h"
+#include "zk/groth16.h"
+#include "zk/verify.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 static const char usage_text[] =
     "usage: cuzk-gpuworker prove [options] ZKEY WTNS PROOF.json PUBLIC.json\n"

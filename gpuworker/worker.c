@@ -1,5 +1,5 @@
-/* worker.c — the proving stage loop (include/cuzk/worker.h). */
-#include "cuzk/worker.h"
+/* worker.c — the proving stage loop (gpuworker/worker.h). */
+#include "gpuworker/worker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/backend.h"
-#include "cuzk/error.h"
-#include "cuzk/ntt.h"
+#include "gpuworker/backend.h"
+#include "zk/error.h"
+#include "zk/ntt.h"
 
 #define POLL_NS 100000000ll /* the 100 ms heartbeat promise */
 #define HB_NS   50000000ull /* async loop: beat at most every 50 ms */

@@ -1,5 +1,5 @@
 /* ctl_client.c — one request on cuzkd's control socket (ctl_client.h). */
-#include "cuzk/ctl_client.h"
+#include "proto/ctl_client.h"
 
 #include <errno.h>
 #include <stdio.h>

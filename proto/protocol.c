@@ -1,5 +1,5 @@
 /* protocol.c — the names cuzkd and its clients share (protocol.h). */
-#include "cuzk/protocol.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/pipeline.h"
+#include "shm/pipeline.h"
 
 void config_default_run_dir(char *buf, size_t len)
 {

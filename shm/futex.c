@@ -1,6 +1,6 @@
 /* futex.c — shared futex wait/wake and the waiter-count + sequence wait queue.
- * The protocol and why it never loses a wake-up are in include/cuzk/futex.h. */
-#include <cuzk/futex.h>
+ * The protocol and why it never loses a wake-up are in shm/futex.h. */
+#include "shm/futex.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* jobtab.c — job table: CAS state words, job completion, dead-owner rollback. */
-#include <cuzk/jobtab.h>
-#include <cuzk/pool.h>
+#include "shm/jobtab.h"
+#include "shm/pool.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* pipeline.c — the instance's segments as the pipeline sees them (regions, rings,
  * stats slots), job submission, the circuits table's writer side and the input paths
- * by descriptor. Contract in include/cuzk/pipeline.h; what the stage processes add on
+ * by descriptor. Contract in shm/pipeline.h; what the stage processes add on
  * top (heartbeat, zkey cache, options) is stage/stage.c. */
-#include "cuzk/pipeline.h"
+#include "shm/pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>

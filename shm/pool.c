@@ -1,5 +1,5 @@
 /* pool.c — buffer pool: CAS-owned page-aligned buffers, reclaim of a dead owner's. */
-#include <cuzk/pool.h>
+#include "shm/pool.h"
 
 #include <errno.h>
 #include <numa.h>

@@ -37,7 +37,7 @@
  * table entry the value names) and a pop acquires it. Loads of seq are acquire, so a
  * value read after a matching seq belongs to it; the CAS re-checks both.
  */
-#include <cuzk/ring.h>
+#include "shm/ring.h"
 
 #include <errno.h>
 

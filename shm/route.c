@@ -1,6 +1,6 @@
 /* route.c — NUMA routing decision (route.h). Pure: no shared state is read here; the
  * caller fills the view (synth/synth.c from the pipeline config, rings and stats page). */
-#include "cuzk/route.h"
+#include "shm/route.h"
 
 int route_worker_on_node(const struct route_view *v, int node)
 {

@@ -1,5 +1,5 @@
 /* segment.c — create, attach, check and destroy named shared-memory segments. */
-#include <cuzk/segment.h>
+#include "shm/segment.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* shmlayout.c — compute, create and attach the instance's data and stats segments. */
-#include <cuzk/shmlayout.h>
-#include <cuzk/futex.h>
+#include "shm/shmlayout.h"
+#include "shm/futex.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* stats.c — stats page: single-writer slots under a seqlock, time accounting,
- * counters and log2 histograms. Protocol in include/cuzk/stats.h. */
-#include <cuzk/stats.h>
+ * counters and log2 histograms. Protocol in shm/stats.h. */
+#include "shm/stats.h"
 
 #include <errno.h>
 #include <sched.h>

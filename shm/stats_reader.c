@@ -2,7 +2,7 @@
  * Prometheus forms. Read by cuzk-top and `cuzk metrics` (tools/) and by cuzkd's
  * metrics endpoint (supervisor/) alike: it lives on the shared-memory floor, so that
  * neither has to import the other. */
-#include "cuzk/stats_reader.h"
+#include "shm/stats_reader.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "cuzk/futex.h"
-#include "cuzk/shmlayout.h"
+#include "shm/futex.h"
+#include "shm/shmlayout.h"
 
 const char *stats_role_name(uint32_t role)
 {

@@ -1,7 +1,7 @@
 /* loop_steps.c — the steps every stage loop shares (stage.h): the orphan check before
  * a failure is recorded, failing a partition and its reason, deciding a job and
  * ringing cuzkd's doorbell, waiting for room on an output ring, the wait state. */
-#include "cuzk/stage.h"
+#include "stage/stage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 /* 1: pid is exiting or gone; 0: alive (or unknown: never a reason to exit). */
 static int supervisor_exiting(uint32_t pid)

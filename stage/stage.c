@@ -3,7 +3,7 @@
  * the stage runtime: stage_main.c (options and main()), zkey_cache.c (the zkey cache
  * and the circuits table), loop_steps.c (the orphan check and the steps every stage
  * loop shares). */
-#include "cuzk/stage.h"
+#include "stage/stage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/futex.h"
+#include "shm/futex.h"
 
 #define HB_PERIOD_NS 50000000ull /* heartbeat thread: 50 ms, half the 100 ms promise */
 

@@ -1,7 +1,7 @@
 /* zkey_cache.c — the stage's zkeys held open between partitions (stage.h,
  * pipe_stage_zkey), and the circuits table's preload and evict applied to them
  * (pipe_stage_circuits). */
-#include "cuzk/stage.h"
+#include "stage/stage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 static int same_file(const struct pipe_zkey_entry *e, const struct stat *sb)
 {

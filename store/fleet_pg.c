@@ -1,5 +1,5 @@
 /* fleet_pg.c — the fleet queue on PostgreSQL (fleet_pg.h), libpq. */
-#include "cuzk/fleet_pg.h"
+#include "store/fleet_pg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #endif
 
 #include <jansson.h>
-#include "cuzk/error.h"
-#include "cuzk/pq_dl.h"
+#include "zk/error.h"
+#include "store/pq_dl.h"
 
 /* libpq's functions (pq_dl.h), set by the first fleet_open: every other function here
  * runs on a struct fleet that fleet_open returned, so after it. */

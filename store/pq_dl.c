@@ -1,5 +1,5 @@
 /* pq_dl.c — libpq loaded on demand (pq_dl.h). */
-#include "cuzk/pq_dl.h"
+#include "store/pq_dl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

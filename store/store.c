@@ -1,5 +1,5 @@
 /* store.c — the durable job store, SQLite backend (store.h). */
-#include "cuzk/store.h"
+#include "store/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include <sqlite3.h>
 
-#include "cuzk/os.h"
+#include "zk/os.h"
 #include "store_priv.h"
 
 static const char *const part_names[STORE_NSTATES] = { "queued",     "synthesizing", "proving",

@@ -9,7 +9,7 @@
 
 #include <sqlite3.h>
 
-#include "cuzk/store.h"
+#include "store/store.h"
 
 struct store {
     sqlite3 *db;

@@ -1,6 +1,6 @@
 /* store_results.c — the job store read back (store_each_running, store_job_one) and
  * the results of jobs that keep them in the store (store_results.h). */
-#include "cuzk/store_results.h"
+#include "store/store_results.h"
 
 #include <errno.h>
 #include <stdio.h>

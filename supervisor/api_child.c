@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 

@@ -21,12 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/fingerprint.h"
-#include "cuzk/owners.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/wgen_names.h"
-#include "cuzk/wgen_trust.h"
-#include "cuzk/zkey.h"
+#include "zk/fingerprint.h"
+#include "supervisor/owners.h"
+#include "zk/r1cs.h"
+#include "zk/wgen_names.h"
+#include "supervisor/wgen_trust.h"
+#include "zk/zkey.h"
 
 void catalog_entry_close(struct cat_entry *e)
 {

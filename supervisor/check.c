@@ -1,6 +1,6 @@
 /* check.c — `cuzkd --check` (check.h): limits, /dev/shm, huge pages, io_uring, GPUs,
  * NUMA, stage executables, run and state directories and the placement, each with a fix. */
-#include "cuzk/check.h"
+#include "supervisor/check.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 #include "sup.h"
 
 int check_sd_notify(const char *state)

@@ -1,5 +1,5 @@
 /* child_fsm.c — the lifecycle of one stage process, state by event (child_fsm.h). */
-#include "cuzk/child_fsm.h"
+#include "supervisor/child_fsm.h"
 
 #include <signal.h>
 #include <string.h>

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/check.h"
-#include "cuzk/error.h"
+#include "supervisor/check.h"
+#include "zk/error.h"
 
 const char *child_bin(enum plan_role r)
 {

@@ -1,6 +1,6 @@
 /* circuit_decl.c — the `[circuit NAME]` sections of cuzkd.conf (circuit_decl.h). Pure:
  * no file is opened here; catalog.c opens what a section names. */
-#include "cuzk/circuit_decl.h"
+#include "supervisor/circuit_decl.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,11 +1,11 @@
 /* circuits.c — preload / evict requests on cuzkd's side (circuits.h). */
-#include "cuzk/circuits.h"
+#include "supervisor/circuits.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/submit_check.h"
+#include "supervisor/submit_check.h"
 
 /* The ack of a running stage, or NULL when its process has not written one yet. */
 static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl, const struct circ_live *l)

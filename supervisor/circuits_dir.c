@@ -1,5 +1,5 @@
 /* circuits_dir.c — the circuits of a circuits-dir (circuits_dir.h). */
-#include "cuzk/circuits_dir.h"
+#include "supervisor/circuits_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/circuit_decl.h"
+#include "supervisor/circuit_decl.h"
 
 /* DIR/NAME/: its circuit.* files into a new declaration of c. */
 static int read_folder(struct cuzkd_config *c, const char *dir, const char *name, char *err, size_t errlen)

@@ -1,12 +1,12 @@
 /* config.c — cuzkd options: command line and INI file (see config.h). */
-#include "cuzk/config.h"
-#include "cuzk/circuit_decl.h"
-#include "cuzk/circuits_dir.h"
-#include "cuzk/version.h"
-#include "cuzk/error.h"
-#include "cuzk/fleet_pg.h"
-#include "cuzk/metrics_http.h"
-#include "cuzk/store.h"
+#include "supervisor/config.h"
+#include "supervisor/circuit_decl.h"
+#include "supervisor/circuits_dir.h"
+#include "zk/version.h"
+#include "zk/error.h"
+#include "store/fleet_pg.h"
+#include "supervisor/metrics_http.h"
+#include "store/store.h"
 
 #include <ctype.h>
 #include <errno.h>

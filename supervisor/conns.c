@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cuzk/owners.h"
+#include "supervisor/owners.h"
 
 /* Close the first n queued descriptors of k and drop them from its queue. */
 static void conn_fds_drop(struct conn *k, uint32_t n)

@@ -1,8 +1,8 @@
 /* control.c — cuzkd's side of the control protocol: framing, parsing, replies, job
  * status (control.h; the checks of a submit's files are submit_check.c). No sockets
  * here. */
-#include "cuzk/control.h"
-#include "cuzk/circuit_decl.h"
+#include "supervisor/control.h"
+#include "supervisor/circuit_decl.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* copies.c — sealed memfd copies of the files clients pass (copies.h says why). */
-#include "cuzk/copies.h"
-#include "cuzk/barrier.h"
-#include "cuzk/os.h"
+#include "supervisor/copies.h"
+#include "shm/barrier.h"
+#include "zk/os.h"
 
 #include <errno.h>
 #include <fcntl.h>

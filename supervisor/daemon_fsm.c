@@ -1,5 +1,5 @@
 /* daemon_fsm.c — cuzkd's own lifecycle, state by event (daemon_fsm.h). */
-#include "cuzk/daemon_fsm.h"
+#include "supervisor/daemon_fsm.h"
 
 #include <string.h>
 

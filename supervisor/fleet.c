@@ -1,7 +1,7 @@
 /* fleet.c — cuzkd's fleet thread (fleet.h): claim partitions from the queue, run
  * `cuzk prove --wait` on each, finish and publish them; their staging dirs are
  * fleet_stage.c's. */
-#include "cuzk/fleet.h"
+#include "supervisor/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +20,13 @@
 
 #include <jansson.h>
 
-#include "cuzk/circuit_decl.h"
-#include "cuzk/ctl_client.h"
-#include "cuzk/error.h"
-#include "cuzk/fleet_pg.h"
-#include "cuzk/os.h"
-#include "cuzk/protocol.h"
-#include "cuzk/staged.h"
+#include "supervisor/circuit_decl.h"
+#include "proto/ctl_client.h"
+#include "zk/error.h"
+#include "store/fleet_pg.h"
+#include "zk/os.h"
+#include "proto/protocol.h"
+#include "supervisor/staged.h"
 #include "fleet_stage.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/os.h"
-#include "cuzk/staged.h"
+#include "zk/os.h"
+#include "supervisor/staged.h"
 
 static int open_out(const char *dir)
 {

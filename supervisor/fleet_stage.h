@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cuzk/fleet.h"
-#include "cuzk/fleet_pg.h"
+#include "supervisor/fleet.h"
+#include "store/fleet_pg.h"
 
 struct slot {
     pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "cuzk/stats.h"
+#include "shm/stats.h"
 
 /* The instance's shared figures, for viewers that map only the stats segment (the
  * data segment is 0600): ring depths, pool use, jobs and partitions by state, as

@@ -1,6 +1,6 @@
 /* input_bounds.c — the size a witness or zkey must have, from its headers
  * (input_bounds.h says why). Only pread of the client's descriptor: never mapped. */
-#include "cuzk/input_bounds.h"
+#include "supervisor/input_bounds.h"
 
 #include <errno.h>
 #include <stdio.h>

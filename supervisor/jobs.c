@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/owners.h"
+#include "supervisor/owners.h"
 
 int job_slot(const struct sup *s, uint64_t id, uint32_t *slot)
 {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 static enum store_part_state journal_state_of(uint32_t st)
 {

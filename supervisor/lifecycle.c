@@ -4,7 +4,7 @@
 
 #include <signal.h>
 
-#include "cuzk/check.h"
+#include "supervisor/check.h"
 
 /* The stages still alive after DAEMON_GRACE_NS since SIGTERM: SIGKILL. */
 static void kill_children(struct sup *s)

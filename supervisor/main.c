@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/check.h"
-#include "cuzk/config.h"
-#include "cuzk/error.h"
-#include "cuzk/plan.h"
-#include "cuzk/supervisor.h"
+#include "supervisor/check.h"
+#include "supervisor/config.h"
+#include "zk/error.h"
+#include "supervisor/plan.h"
+#include "supervisor/supervisor.h"
 
 int main(int argc, char **argv)
 {

@@ -26,7 +26,7 @@
  * A request body is never read (GET has none); the socket is shut down for writing
  * before close so the answer is delivered. Sends time out after METRICS_HTTP_READ_MS.
  */
-#include "cuzk/metrics_http.h"
+#include "supervisor/metrics_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,9 +45,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/fleet.h"
-#include "cuzk/os.h"
-#include "cuzk/stats_reader.h"
+#include "supervisor/fleet.h"
+#include "zk/os.h"
+#include "shm/stats_reader.h"
 
 struct metrics_http {
     int lfd;

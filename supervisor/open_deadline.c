@@ -1,5 +1,5 @@
 /* open_deadline.c — an open with a deadline (open_deadline.h). */
-#include "cuzk/open_deadline.h"
+#include "supervisor/open_deadline.h"
 
 #include <errno.h>
 #include <fcntl.h>

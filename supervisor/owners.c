@@ -1,5 +1,5 @@
 /* owners.c — owners of jobs and preloads, and the per-uid quotas (owners.h). */
-#include "cuzk/owners.h"
+#include "supervisor/owners.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* peer_acl.c — POSIX.1e access check of a directory for a client (peer_acl.h). */
-#include "cuzk/peer_acl.h"
+#include "supervisor/peer_acl.h"
 
 #include <stdint.h>
 #include <stdio.h>

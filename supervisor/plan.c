@@ -1,5 +1,5 @@
 /* plan.c — placement of an instance's processes on cores and NUMA nodes (plan.h). */
-#include "cuzk/plan.h"
+#include "supervisor/plan.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuzk/groth16.h"
-#include "cuzk/open_deadline.h"
-#include "cuzk/os.h"
+#include "zk/groth16.h"
+#include "supervisor/open_deadline.h"
+#include "zk/os.h"
 
 static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, uint32_t *rot)
 {

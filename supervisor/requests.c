@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/check.h"
-#include "cuzk/owners.h"
+#include "supervisor/check.h"
+#include "supervisor/owners.h"
 
 static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
 {

@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/fleet_pg.h"
-#include "cuzk/os.h"
-#include "cuzk/staged.h"
-#include "cuzk/store_results.h"
+#include "store/fleet_pg.h"
+#include "zk/os.h"
+#include "supervisor/staged.h"
+#include "store/store_results.h"
 
 #define RESULTS_DISPLAY "(job store)" /* the out_dir such a job shows */
 

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/open_deadline.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
-#include "cuzk/verify.h"
+#include "zk/error.h"
+#include "supervisor/open_deadline.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
+#include "zk/verify.h"
 
 /* The public signals of the witness at wtns_path are sig (npub canonical 4-limb
  * values; little-endian limbs are the witness file's byte order). */

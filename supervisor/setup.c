@@ -15,8 +15,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/pool.h"
+#include "zk/error.h"
+#include "shm/pool.h"
 
 /* The run directory holds the socket and pid file: create it with mode, or accept an
  * existing one only if it is a real directory (lstat: not a symlink) owned by our euid

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/owners.h"
+#include "supervisor/owners.h"
 
 /* The loop's part of a submit's durable copies, which its intake wrote and fsync'd
  * in its own thread (intake_persist): the job holds each name from now on (dur_ref).

@@ -1,7 +1,7 @@
 /* submit_check.c — the checks of a submit's and a preload's files (submit_check.h), run by
  * an intake (intake.c) off cuzkd's loop: who may write the out directory, the size and
  * identity of each input, the witness generator's place, the copies. */
-#include "cuzk/submit_check.h"
+#include "supervisor/submit_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/input_bounds.h"
-#include "cuzk/peer_acl.h"
-#include "cuzk/wgen_trust.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "supervisor/input_bounds.h"
+#include "supervisor/peer_acl.h"
+#include "supervisor/wgen_trust.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 int control_peer_in_group(const struct control_peer *p, gid_t g)
 {

@@ -1,6 +1,6 @@
 /* sup.h — cuzkd's event loop, private to supervisor/: the state every part of the
  * loop shares (struct sup) and the functions the parts call in each other. One file
- * per job (include/cuzk/supervisor.h has the one public entry point):
+ * per job (supervisor/supervisor.h has the one public entry point):
  *
  *   supervisor.c the io_uring plumbing and the loop itself; supervisor_run's steps
  *   setup.c     process set-up: run dir, pid file, socket, segments, daemonizing
@@ -35,22 +35,22 @@
 #include <jansson.h>
 #include <liburing.h>
 
-#include "cuzk/child_fsm.h"
-#include "cuzk/circuit_decl.h"
-#include "cuzk/circuits.h"
-#include "cuzk/config.h"
-#include "cuzk/control.h"
-#include "cuzk/submit_check.h"
-#include "cuzk/daemon_fsm.h"
-#include "cuzk/copies.h"
-#include "cuzk/fleet.h"
-#include "cuzk/intake.h"
-#include "cuzk/os.h"
-#include "cuzk/metrics_http.h"
-#include "cuzk/pipeline.h"
-#include "cuzk/plan.h"
-#include "cuzk/store.h"
-#include "cuzk/supervisor.h"
+#include "supervisor/child_fsm.h"
+#include "supervisor/circuit_decl.h"
+#include "supervisor/circuits.h"
+#include "supervisor/config.h"
+#include "supervisor/control.h"
+#include "supervisor/submit_check.h"
+#include "supervisor/daemon_fsm.h"
+#include "supervisor/copies.h"
+#include "supervisor/fleet.h"
+#include "supervisor/intake.h"
+#include "zk/os.h"
+#include "supervisor/metrics_http.h"
+#include "shm/pipeline.h"
+#include "supervisor/plan.h"
+#include "store/store.h"
+#include "supervisor/supervisor.h"
 
 #define MAX_CHILDREN    (PIPE_MAX_WORKERS + PLAN_MAX_NODES + 1)
 #define MAX_CONNS       64 /* control connections of ordinary users */

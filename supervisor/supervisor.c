@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/metrics_http.h"
+#include "zk/error.h"
+#include "supervisor/metrics_http.h"
 
 /* cuzkd's log is its stderr (redirected in the background): one line each. */
 void logmsg(const char *fmt, ...)

@@ -1,6 +1,6 @@
 /* wgen_trust.c — the place and kind checks of a witness generator (wgen_trust.h). */
-#include "cuzk/wgen_trust.h"
-#include "cuzk/wgen_abi.h"
+#include "supervisor/wgen_trust.h"
+#include "proto/wgen_abi.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* cuzk-synth: see include/cuzk/synth.h. */
-#include "cuzk/synth.h"
+/* cuzk-synth: see synth/synth.h. */
+#include "synth/synth.h"
 
 int main(int argc, char **argv)
 {

@@ -1,5 +1,5 @@
-/* synth.c — the synthesis stage loop (include/cuzk/synth.h). */
-#include "cuzk/synth.h"
+/* synth.c — the synthesis stage loop (synth/synth.h). */
+#include "synth/synth.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/route.h"
-#include "cuzk/wgen.h"
-#include "cuzk/wtns.h"
+#include "zk/error.h"
+#include "zk/r1cs.h"
+#include "shm/route.h"
+#include "synth/wgen.h"
+#include "zk/wtns.h"
 
 #define POLL_NS  100000000ll /* ring and pool waits: the 100 ms heartbeat promise */
 #define HEAP_MAX 256

@@ -1,5 +1,5 @@
 /* wgen.c — load a .wgen and compute witnesses from input.json (wgen.h). */
-#include "cuzk/wgen.h"
+#include "synth/wgen.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include <gmp.h>
 #include <jansson.h>
 
-#include "cuzk/error.h"
-#include "cuzk/fingerprint.h"
-#include "cuzk/zkey.h"
+#include "zk/error.h"
+#include "zk/fingerprint.h"
+#include "zk/zkey.h"
 
 enum { WGEN_NAME_MAX = 512 }; /* longest qualified signal name we build */
 

@@ -1,4 +1,4 @@
-/* wgen_abi.cpp — cuzk's side of a .wgen (include/cuzk/wgen_abi.h), compiled by
+/* wgen_abi.cpp — cuzk's side of a .wgen (proto/wgen_abi.h), compiled by
  * `cuzk build-witness` together with circom's generated C++ (circuit.cpp, calcwit.cpp,
  * fr.cpp, fr.asm) into one shared object. It replaces circom's main.cpp, which reads
  * input.json with nlohmann/json and writes a .wtns file: here the caller (the C
@@ -39,7 +39,7 @@
 #undef private
 #undef class
 #include "circom.hpp"
-#include "cuzk/wgen_abi.h"
+#include "proto/wgen_abi.h"
 
 #define WGEN_API extern "C" __attribute__((visibility("default")))
 

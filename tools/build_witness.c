@@ -1,5 +1,5 @@
 /* build_witness.c — `cuzk build-witness` (build_witness.h). */
-#include "cuzk/build_witness.h"
+#include "tools/build_witness.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,17 +13,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/fingerprint.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/wgen.h"
+#include "zk/error.h"
+#include "zk/fingerprint.h"
+#include "zk/r1cs.h"
+#include "synth/wgen.h"
 
 /* The sources that go into every .wgen, embedded at build time (the Makefile makes
  * this object depend on them), so an installed cuzk needs no source tree. */
 __asm__(".section .rodata\n"
         ".balign 16\n"
         "bw_src_abi_cpp: .incbin \"synth/wgen_abi.cpp\"\n .byte 0\n"
-        "bw_src_abi_h: .incbin \"include/cuzk/wgen_abi.h\"\n .byte 0\n"
+        "bw_src_abi_h: .incbin \"proto/wgen_abi.h\"\n .byte 0\n"
         "bw_src_assert_h: .incbin \"synth/wgen_assert.h\"\n .byte 0\n"
         ".previous\n");
 extern const char bw_src_abi_cpp[] __asm__("bw_src_abi_cpp");
@@ -249,7 +249,7 @@ int build_witness_main(int argc, char **argv)
         return cuzk_cmd_fail(&cmd, CUZK_E_INTERNAL, "cannot create a build directory in %s: %s", work,
                              strerror(errno));
     char inc[PATH_MAX + 16];
-    snprintf(inc, sizeof inc, "%s/cuzk", work);
+    snprintf(inc, sizeof inc, "%s/proto", work);
     int bad = mkdir(inc, 0700) != 0;
     bad |= write_text(work, "wgen_abi.cpp", bw_src_abi_cpp) != 0;
     bad |= write_text(inc, "wgen_abi.h", bw_src_abi_h) != 0;

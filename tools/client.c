@@ -1,6 +1,6 @@
 /* client.c — `cuzk prove|status|wait|cancel|restart|drain|shutdown|preload|evict`
  * (client.h). */
-#include "cuzk/client.h"
+#include "tools/client.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,19 +16,19 @@
 
 #include <jansson.h>
 
-#include "cuzk/ctl_client.h"
-#include "cuzk/display.h"
-#include "cuzk/pipeline.h"
-#include "cuzk/protocol.h"
-#include "cuzk/segment.h"
-#include "cuzk/error.h"
-#include "cuzk/fleet_client.h"
-#include "cuzk/os.h"
-#include "cuzk/metrics_cmd.h"
-#include "cuzk/proof_cmd.h"
-#include "cuzk/trace_export.h"
-#include "cuzk/wgen.h"
-#include "cuzk/zkey.h"
+#include "proto/ctl_client.h"
+#include "zk/display.h"
+#include "shm/pipeline.h"
+#include "proto/protocol.h"
+#include "shm/segment.h"
+#include "zk/error.h"
+#include "tools/fleet_client.h"
+#include "zk/os.h"
+#include "tools/metrics_cmd.h"
+#include "tools/proof_cmd.h"
+#include "tools/trace_export.h"
+#include "synth/wgen.h"
+#include "zk/zkey.h"
 
 struct client {
     char instance[SEG_INSTANCE_MAX + 1];

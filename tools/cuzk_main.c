@@ -2,16 +2,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/build_witness.h"
-#include "cuzk/client.h"
-#include "cuzk/error.h"
-#include "cuzk/version.h"
-#include "cuzk/fingerprint_cmd.h"
-#include "cuzk/prove_local.h"
-#include "cuzk/setup_test.h"
-#include "cuzk/token_cmd.h"
-#include "cuzk/verify_cmd.h"
-#include "cuzk/witness_cmd.h"
+#include "tools/build_witness.h"
+#include "tools/client.h"
+#include "zk/error.h"
+#include "zk/version.h"
+#include "tools/fingerprint_cmd.h"
+#include "tools/prove_local.h"
+#include "tools/setup_test.h"
+#include "tools/token_cmd.h"
+#include "tools/verify_cmd.h"
+#include "tools/witness_cmd.h"
 
 /* `cuzk help exit-codes [--markdown]`: the exit-code table of every program, as
  * text or as docs/usage.md's Markdown table (test_error checks that they agree). */

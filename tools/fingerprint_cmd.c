@@ -1,16 +1,16 @@
 /* fingerprint_cmd.c — `cuzk fingerprint` (fingerprint_cmd.h). */
-#include "cuzk/fingerprint_cmd.h"
+#include "tools/fingerprint_cmd.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "cuzk/error.h"
-#include "cuzk/fingerprint.h"
-#include "cuzk/futex.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/wgen.h"
-#include "cuzk/zkey.h"
+#include "zk/error.h"
+#include "zk/fingerprint.h"
+#include "shm/futex.h"
+#include "zk/r1cs.h"
+#include "synth/wgen.h"
+#include "zk/zkey.h"
 
 static const char usage_text[] =
     "usage: cuzk fingerprint [--time] FILE...\n"

@@ -1,5 +1,5 @@
 /* fleet_client.c — the client's --queue commands (fleet_client.h). */
-#include "cuzk/fleet_client.h"
+#include "tools/fleet_client.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,13 +14,13 @@
 
 #include <openssl/evp.h>
 
-#include "cuzk/client.h"
-#include "cuzk/protocol.h"
-#include "cuzk/error.h"
-#include "cuzk/fingerprint.h"
-#include "cuzk/fleet_pg.h"
-#include "cuzk/os.h"
-#include "cuzk/pipeline.h"
+#include "tools/client.h"
+#include "proto/protocol.h"
+#include "zk/error.h"
+#include "zk/fingerprint.h"
+#include "store/fleet_pg.h"
+#include "zk/os.h"
+#include "shm/pipeline.h"
 
 /* Daemons on other machines open these paths: absolute, on the shared file system
  * (docs/operations.md, "Fleet"); a relative one would name another file there. */

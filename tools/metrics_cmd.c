@@ -1,13 +1,13 @@
 /* metrics_cmd.c — `cuzk [--instance NAME] metrics` (metrics_cmd.h). Apart from top.c
  * so that `cuzk` does not link ncurses, which only cuzk-top's live view needs: every
  * shared library a binary names is loaded and relocated at each start. */
-#include "cuzk/metrics_cmd.h"
+#include "tools/metrics_cmd.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/stats_reader.h"
+#include "zk/error.h"
+#include "shm/stats_reader.h"
 
 int metrics_cmd_main(const char *instance, int argc, char **argv)
 {

@@ -1,5 +1,5 @@
 /* proof_cmd.c — `cuzk proof`'s output (proof_cmd.h). */
-#include "cuzk/proof_cmd.h"
+#include "tools/proof_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 /* v as JSON text into DIR/NAME, replacing a file (never following a link there).
  * 0, or -errno with the reason printed. */

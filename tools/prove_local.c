@@ -1,5 +1,5 @@
 /* prove_local.c — `cuzk prove-local ZKEY WTNS PROOF.json PUBLIC.json`. */
-#include "cuzk/prove_local.h"
+#include "tools/prove_local.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,15 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/futex.h"
-#include "cuzk/groth16.h"
-#include "cuzk/ntt.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/verify.h"
-#include "cuzk/wgen.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "zk/error.h"
+#include "shm/futex.h"
+#include "zk/groth16.h"
+#include "zk/ntt.h"
+#include "zk/r1cs.h"
+#include "zk/verify.h"
+#include "synth/wgen.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 static const char usage_text[] =
     "usage: cuzk prove-local [options] ZKEY WTNS PROOF.json PUBLIC.json\n"

@@ -1,5 +1,5 @@
 /* setup_test.c — `cuzk test-setup CIRCUIT.r1cs OUT.zkey`: an INSECURE Groth16 setup
- * for tests and benchmarks (what it writes: include/cuzk/setup_test.h).
+ * for tests and benchmarks (what it writes: tools/setup_test.h).
  *
  * Plan, for n = domainSize and N = nVars:
  *  1. Lagrange basis at tau over {w^j}: L_j(tau) = w^j (tau^n - 1) / (n (tau - w^j)),
@@ -17,8 +17,8 @@
  *  5. Sections 1..10 in id order through a temp file, fsync, rename.
  * The toxic waste and every array it was mixed into are erased (explicit_bzero)
  * before they are freed, the point tables are public multiples of the generator. */
-#include "cuzk/futex.h"
-#include "cuzk/setup_test.h"
+#include "shm/futex.h"
+#include "tools/setup_test.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,11 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/curve.h"
-#include "cuzk/error.h"
-#include "cuzk/field.h"
-#include "cuzk/ntt.h"
-#include "cuzk/r1cs.h"
+#include "zk/curve.h"
+#include "zk/error.h"
+#include "zk/field.h"
+#include "zk/ntt.h"
+#include "zk/r1cs.h"
 
 #define FR_LIMBS    4 /* both scalar fields: 4 limbs, n8r = 32 (array stride) */
 /* Temporaries are FE_MAX_LIMBS wide: with a run-time descriptor gcc cannot see that

@@ -1,6 +1,6 @@
 /* token_cmd.c — `cuzk token NAME` (token_cmd.h). The token is 32 bytes of getrandom
  * in hex; the file keeps only its SHA-256, so a leaked tokens file proves nothing. */
-#include "cuzk/token_cmd.h"
+#include "tools/token_cmd.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include <openssl/evp.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 static const char usage[] =
     "usage: cuzk token NAME [PRIORITY-CAP [MAX-RUNNING-JOBS [MAX-BODY-BYTES [MAX-REQUESTS]]]]\n"

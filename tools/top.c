@@ -1,7 +1,7 @@
 /* top.c — `cuzk-top`'s views (live ncurses, --once text/JSON);
  * the readings come from stats_reader.h (shm/stats_reader.c). */
-#include "cuzk/version.h"
-#include "cuzk/top.h"
+#include "zk/version.h"
+#include "tools/top.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,8 +14,8 @@
 
 #include <curses.h>
 
-#include "cuzk/protocol.h"
-#include "cuzk/error.h"
+#include "proto/protocol.h"
+#include "zk/error.h"
 
 /* ---- option parsing ------------------------------------------------------------ */
 

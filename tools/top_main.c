@@ -1,5 +1,5 @@
 /* cuzk-top — live viewer of a cuzkd instance's stats page (tools/top.c). */
-#include "cuzk/top.h"
+#include "tools/top.h"
 
 int main(int argc, char **argv)
 {

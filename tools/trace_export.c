@@ -1,11 +1,11 @@
 /* trace_export.c — `cuzk trace`'s Chrome trace-event JSON (trace_export.h). */
-#include "cuzk/trace_export.h"
+#include "tools/trace_export.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/pipeline.h"
+#include "shm/pipeline.h"
 
 /* A string member, "" when absent (a reply of an older cuzkd may lack one). */
 static const char *member_str(json_t *o, const char *k)

@@ -1,13 +1,13 @@
 /* verify_cmd.c — `cuzk verify VKEY.json PUBLIC.json PROOF.json` (verify.h does the work). */
-#include "cuzk/verify_cmd.h"
+#include "tools/verify_cmd.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/verify.h"
+#include "zk/error.h"
+#include "zk/verify.h"
 
 static const char usage_text[] =
     "usage: cuzk verify VKEY.json PUBLIC.json PROOF.json\n"

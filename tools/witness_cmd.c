@@ -1,14 +1,14 @@
 /* witness_cmd.c — `cuzk witness` (witness_cmd.h). */
-#include "cuzk/witness_cmd.h"
+#include "tools/witness_cmd.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/wgen.h"
-#include "cuzk/wtns.h"
+#include "zk/error.h"
+#include "synth/wgen.h"
+#include "zk/wtns.h"
 
 static const char usage_text[] = "usage: cuzk witness --witness-gen G.wgen INPUT.json OUT.wtns\n"
                                  "  Computes the circuit's witness for INPUT.json with a generator built by\n"

@@ -1,6 +1,6 @@
 /* binfile.c — the iden3 binary container: map, check magic and version, scan the
  * section table (spec §1). */
-#include "cuzk/binfile.h"
+#include "zk/binfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {

@@ -1,7 +1,7 @@
 /* curve.c — curve constants and the out-of-line curve helpers. Formulas are inline
  * in curve.h. Each public function dispatches on the group id to an inlined body
  * specialised for that group (CURVE_DISPATCH). */
-#include "cuzk/curve.h"
+#include "zk/curve.h"
 
 #include <errno.h>
 #include <stdlib.h>

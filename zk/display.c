@@ -1,5 +1,5 @@
 /* display.c — escaping for display (display.h). */
-#include "cuzk/display.h"
+#include "zk/display.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* field.c — field constants and the out-of-line field helpers (decimal I/O, batch
  * inversion, lookup by modulus). The arithmetic itself is inline in field.h. */
-#include "cuzk/field.h"
+#include "zk/field.h"
 
 #include <errno.h>
 #include <gmp.h>

@@ -1,5 +1,5 @@
 /* fingerprint.c — a circuit's fingerprint from its zkey or its r1cs (fingerprint.h). */
-#include "cuzk/fingerprint.h"
+#include "zk/fingerprint.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -7,11 +7,11 @@
 
 #include <openssl/evp.h>
 
-#include "cuzk/binfile.h"
-#include "cuzk/error.h"
-#include "cuzk/field.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/zkey.h"
+#include "zk/binfile.h"
+#include "zk/error.h"
+#include "zk/field.h"
+#include "zk/r1cs.h"
+#include "zk/zkey.h"
 
 static const char fp_tag[] = "cuzk-circuit-fp-v1";
 

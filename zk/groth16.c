@@ -3,7 +3,7 @@
  * Every step follows the spec section named in its comment; the pitfalls list of §10
  * is why some steps look unusual (coefficients carry an extra R, c is a∘b, no division
  * by Z, the coset shift is snarkjs's ω_2n). */
-#include "cuzk/groth16.h"
+#include "zk/groth16.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,12 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/ifma.h"
-#include "cuzk/hugemem.h"
-#include "cuzk/msm.h"
-#include "cuzk/ntt.h"
-#include "cuzk/workers.h"
+#include "zk/error.h"
+#include "zk/ifma.h"
+#include "zk/hugemem.h"
+#include "zk/msm.h"
+#include "zk/ntt.h"
+#include "zk/workers.h"
 #include "ntt_kernels.h"
 
 #define FR_LIMBS 4

@@ -1,18 +1,18 @@
 /* ifma.c — the AVX-512 IFMA lanes on BN254 (ifma_lanes.h instantiated with 5 limbs of
  * 52 bits), ifma.h's fq8 API over them, and the batch-affine addition's entry points
  * for every group: BN254 here, BLS12-381 through zk/ifma381.c, the portable form for
- * both. Layout, forms and bounds: include/cuzk/ifma.h and zk/ifma_lanes.h.
+ * both. Layout, forms and bounds: zk/ifma.h and zk/ifma_lanes.h.
  *
  * Everything vector is compiled for AVX-512 with __attribute__((target)) so the rest
  * of the build stays x86-64-v3; ifma_available() says whether it may run. */
-#include "cuzk/ifma.h"
+#include "zk/ifma.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/curve.h"
-#include "cuzk/field.h"
-#include "cuzk/ifma381.h"
+#include "zk/curve.h"
+#include "zk/field.h"
+#include "zk/ifma381.h"
 
 void ifma_fq_inv(uint64_t r[4], const uint64_t a[4])
 {

@@ -1,10 +1,10 @@
 /* ifma381.c — the AVX-512 IFMA lanes on BLS12-381 (ifma_lanes.h instantiated with 8
  * limbs of 52 bits) and its batch-affine additions, called by ifma.c's
  * ifma_batch_add. Forms and bounds: zk/ifma_lanes.h. */
-#include "cuzk/ifma381.h"
+#include "zk/ifma381.h"
 
-#include "cuzk/curve.h"
-#include "cuzk/field.h"
+#include "zk/curve.h"
+#include "zk/field.h"
 
 #if defined(__x86_64__)
 /* BLS12-381 Fq: p, R' = 2^416, R = 2^384, all in radix 2^52 (test_ifma checks the

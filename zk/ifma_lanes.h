@@ -34,8 +34,8 @@
 
 #include <immintrin.h>
 
-#include "cuzk/curve.h"
-#include "cuzk/field.h"
+#include "zk/curve.h"
+#include "zk/field.h"
 
 #define LANE_G      (52 * LANE_N - 64 * LANE_W)
 #define LANE_M52    ((UINT64_C(1) << 52) - 1)

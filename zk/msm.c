@@ -30,10 +30,10 @@
  *
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
-#include "cuzk/msm.h"
-#include "cuzk/hugemem.h"
-#include "cuzk/ifma.h"
-#include "cuzk/workers.h"
+#include "zk/msm.h"
+#include "zk/hugemem.h"
+#include "zk/ifma.h"
+#include "zk/workers.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -35,7 +35,7 @@
  *  - the scalar ones (field.h's mulx products): inline bodies specialised per field
  *    and instantiated once each, out of line, for the two Fr fields; FIELD_DISPATCH
  *    would also instantiate dead 6-limb Fq copies. */
-#include "cuzk/ntt.h"
+#include "zk/ntt.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,9 +44,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/ifma.h"
-#include "cuzk/hugemem.h"
-#include "cuzk/workers.h"
+#include "zk/ifma.h"
+#include "zk/hugemem.h"
+#include "zk/workers.h"
 #include "ntt_kernels.h"
 
 #define NTT_LIMBS       4

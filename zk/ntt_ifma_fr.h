@@ -6,8 +6,8 @@
  * scalar kernels, a naive DFT and field.h's products). */
 #include "ntt_kernels.h"
 
-#include "cuzk/field.h"
-#include "cuzk/ifma.h"
+#include "zk/field.h"
+#include "zk/ifma.h"
 
 #if defined(__x86_64__)
 #define LANE_N IFMA_LIMBS

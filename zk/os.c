@@ -1,5 +1,5 @@
 /* os.c — the operating-system helpers every program shares (os.h). */
-#include "cuzk/os.h"
+#include "zk/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/display.h"
+#include "zk/display.h"
 
 uint64_t os_now_ns(void)
 {

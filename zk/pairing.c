@@ -1,13 +1,13 @@
 /* pairing.c — optimal ate pairing: the Miller loop (with lines prepared once for a
  * fixed G2 point, or computed as it goes), the final exponentiation, the multi-pairing
  * check and the subgroup test; the tower arithmetic is pairing_tower.c's. */
-#include "cuzk/pairing.h"
+#include "zk/pairing.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/pairing_tower.h"
+#include "zk/pairing_tower.h"
 
 #define FQ2_MAX  (2 * FE_MAX_LIMBS)
 #define FQ12_MAX FQ12_MAX_LIMBS

@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cuzk/pairing.h"
-#include "cuzk/pairing_tower.h"
+#include "zk/pairing.h"
+#include "zk/pairing_tower.h"
 
 #define FQ2_MAX (2 * FE_MAX_LIMBS)
 

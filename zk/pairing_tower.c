@@ -5,7 +5,7 @@
  * a few ms, against a proof's tens of ms to seconds.
  *
  * Sizes in limbs with n = F->n: Fq2 2n, Fq6 6n, Fq12 12n. */
-#include "cuzk/pairing_tower.h"
+#include "zk/pairing_tower.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /* r1cs.c — open a circom .r1cs and check a witness against every constraint. */
-#include "cuzk/r1cs.h"
+#include "zk/r1cs.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/wtns.h"
+#include "zk/error.h"
+#include "zk/wtns.h"
 
 enum { R1CS_MAX_VERSION = 1 };
 

@@ -1,5 +1,5 @@
 /* verify.c — Groth16 verification and the snarkjs JSON readers (verify.h). */
-#include "cuzk/verify.h"
+#include "zk/verify.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/error.h"
-#include "cuzk/pairing.h"
+#include "zk/error.h"
+#include "zk/pairing.h"
 #include "verify_prep.h"
 
 #define FR_LIMBS      4

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "cuzk/pairing.h"
+#include "zk/pairing.h"
 
 /* What a key's check computes the same way for every proof. */
 struct groth16_vk_prep {

@@ -1,5 +1,5 @@
 /* version.c — the release string (version.h). */
-#include "cuzk/version.h"
+#include "zk/version.h"
 
 #ifndef CUZK_VERSION
 #error "CUZK_VERSION is set by the Makefile from debian/changelog"

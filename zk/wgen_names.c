@@ -2,7 +2,7 @@
  * the section headers, then the section .cuzk_wgen_names, else the symbol
  * cuzk_wgen_names in .symtab. Every offset and size read from the file is checked
  * against the file's size before it is used. */
-#include "cuzk/wgen_names.h"
+#include "zk/wgen_names.h"
 
 #include <elf.h>
 #include <errno.h>

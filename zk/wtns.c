@@ -1,5 +1,5 @@
 /* wtns.c — open a .wtns witness (spec §5) and match it to a zkey. */
-#include "cuzk/wtns.h"
+#include "zk/wtns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/zkey.h"
+#include "zk/error.h"
+#include "zk/zkey.h"
 
 enum { WTNS_MAX_VERSION = 2 }; /* circom/snarkjs write 2; 1 has the same two sections */
 

@@ -1,10 +1,10 @@
 /* zkey.c — open and validate a snarkjs Groth16 .zkey (spec §3, checks of §4.0). */
-#include "cuzk/zkey.h"
+#include "zk/zkey.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 
 enum { ZKEY_MAX_VERSION = 2 }; /* snarkjs prove accepts <= 2; writers emit 1 (spec §1) */
 

@@ -26,11 +26,11 @@
 
 #include <gmp.h>
 
-#include "cuzk/curve.h"
-#include "cuzk/field.h"
-#include "cuzk/gpu.h"
-#include "cuzk/shmlayout.h"
-#include "cuzk/stats.h"
+#include "zk/curve.h"
+#include "zk/field.h"
+#include "zk/gpu.h"
+#include "shm/shmlayout.h"
+#include "shm/stats.h"
 
 #include "../rng.h"
 

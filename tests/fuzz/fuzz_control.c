@@ -12,9 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuzk/control.h"
-#include "cuzk/submit_check.h"
-#include "cuzk/copies.h"
+#include "supervisor/control.h"
+#include "supervisor/submit_check.h"
+#include "supervisor/copies.h"
 
 #define N_FDS 4
 static int fds[N_FDS] = { -1 };

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cuzk/zkey.h"
+#include "zk/zkey.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -28,7 +28,7 @@ for l in zk shm; do
   [ -f "$BUILD/lib/libcuzk_$l.a" ] || { echo "FAIL: $BUILD/lib/libcuzk_$l.a missing (run make)"; exit 1; }
 done
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -Iinclude -Itests/fuzz -D_GNU_SOURCE -std=gnu17 -march=x86-64-v3 -pthread
+       -I. -Itests/fuzz -D_GNU_SOURCE -std=gnu17 -march=x86-64-v3 -pthread
        $(pkg-config --cflags jansson))
 libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
       $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)

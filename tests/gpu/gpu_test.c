@@ -19,14 +19,14 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/futex.h>
-#include <cuzk/gpu.h>
-#include <cuzk/groth16.h>
-#include <cuzk/msm.h>
-#include <cuzk/ntt.h>
-#include <cuzk/wtns.h>
-#include <cuzk/zkey.h>
+#include "zk/curve.h"
+#include "shm/futex.h"
+#include "zk/gpu.h"
+#include "zk/groth16.h"
+#include "zk/msm.h"
+#include "zk/ntt.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 #include "../unit/helper_test.h"
 

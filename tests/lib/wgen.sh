@@ -12,7 +12,7 @@ wgen_for() {  # fixture dir
   name="$(basename "$d")"
   out="$BUILD/wgen/$curve-$name.wgen"
   mkdir -p "$BUILD/wgen"
-  stamp="$(cat "$ROOT/synth/wgen_abi.cpp" "$ROOT/include/cuzk/wgen_abi.h" "$ROOT/synth/wgen_assert.h" \
+  stamp="$(cat "$ROOT/synth/wgen_abi.cpp" "$ROOT/proto/wgen_abi.h" "$ROOT/synth/wgen_assert.h" \
              "$ROOT/tools/build_witness.c" "$d/circuit_cpp/circuit.dat" "$d/circuit_cpp/circuit.cpp" "$d/circuit.sym" "$d/circuit.r1cs" |
            sha256sum | cut -d' ' -f1)"
   (

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The circuit fingerprint (include/cuzk/fingerprint.h) that matches a witness generator
+# The circuit fingerprint (zk/fingerprint.h) that matches a witness generator
 # to a zkey beyond curve and witness size:
 #   - on every fixture (bn128 and bls12381) the zkey's, the r1cs's and the generator's
 #     (build-witness --r1cs) fingerprints are equal, equal to an independent python

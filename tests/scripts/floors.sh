@@ -6,11 +6,10 @@
 # that runs sideways or up.
 #
 # Imports are read two ways:
-#   1. the #include lines of every .c/.h/.cu/.cuh/.cpp of each folder. A header of
-#      include/cuzk/ is the public face of one module: cuzk/X.h belongs to the folder
-#      that has X.c (or X.cu), else to the folder the HEADER_OWNER table names; its
-#      own #include lines count as imports of that folder. A header that belongs to
-#      no folder is an error (it would be a floor of its own, outside the table).
+#   1. the #include lines of every .c/.h/.cu/.cuh/.cpp of each folder. A header lives
+#      beside its code, and an include line says where: "zk/field.h" is zk/'s, "sup.h"
+#      (a name beside the including file) is the including folder's own. A quoted
+#      include that names no file of the tree is an error.
 #   2. when the libraries are built ($BUILD/lib), the undefined symbols of each
 #      libcuzk_<folder>.a: a call to a function of a higher floor, declared by hand
 #      instead of included, is caught there.
@@ -42,15 +41,6 @@ NEVER=(
 	                               # socket only: the parser facing the network
 	                               # shares nothing of cuzkd's insides
 )
-# Headers with no X.c of the same name: whose face they are.
-declare -A HEADER_OWNER=(
-	[barrier]=shm    # the atomics wrappers of the shared-memory code
-	[hd]=zk          # host/device switch of the field and curve headers
-	[carry32]=zk     # the carry-chain shim of the device field product (field.h)
-	[gpu]=zk         # the C API of zk/cuda/ (the kernels, libcuzk_cuda.a)
-	[wgen_abi]=synth # the ABI between wgen.c and a compiled witness generator
-)
-
 declare -A floor_of=()
 for i in "${!FLOORS[@]}"; do
 	for d in ${FLOORS[$i]}; do floor_of[$d]=$i; done
@@ -69,30 +59,8 @@ for m in "${!floor_of[@]}"; do
 	[ -d "$m" ] || violation "floor table names $m/, which does not exist"
 done
 
-# ---- owner of each public header ----------------------------------------------------
-declare -A owner=() srcs=()
-for m in "${!floor_of[@]}"; do
-	[ -d "$m" ] || continue
-	while read -r f; do
-		b="$(basename "${f%.*}")"
-		if [ -n "${srcs[$b]:-}" ] && [ "${srcs[$b]}" != "$m" ] && [ -f "include/cuzk/$b.h" ]; then
-			violation "include/cuzk/$b.h: both ${srcs[$b]}/ and $m/ have a $b source (rename one)"
-		fi
-		srcs[$b]="$m"
-	done < <(find "$m" -type f \( -name '*.c' -o -name '*.cu' \))
-done
-for h in include/cuzk/*.h; do
-	b="$(basename "$h" .h)"
-	o="${srcs[$b]:-${HEADER_OWNER[$b]:-}}"
-	if [ -z "$o" ]; then
-		violation "include/cuzk/$b.h belongs to no folder: no $b.c anywhere and no HEADER_OWNER entry"
-		continue
-	fi
-	owner[$b]="$o"
-done
-
 # ---- 1. #include lines -------------------------------------------------------------
-# edges "from to file header" (header: the cuzk/ name included, or the relative path)
+# edges "from to file header" (header: the path as the include line writes it)
 edges="$(mktemp)"; trap 'rm -f "$edges" "$edges.sym"' EXIT
 for m in "${!floor_of[@]}"; do
 	[ -d "$m" ] || continue
@@ -100,33 +68,26 @@ for m in "${!floor_of[@]}"; do
 done | while read -r f; do
 	m="${f%%/*}"
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
-		case "$inc" in
-		cuzk/*.h) b="${inc#cuzk/}"; b="${b%.h}"; echo "$m ${owner[$b]:-?} $f $inc" ;;
-		*/*) # a relative path: the folder it lands in (beside the file, else from the
-			# root: "supervisor/sup.h" names supervisor/'s header wherever it stands)
-			t="$(realpath -m --relative-to=. "$(dirname "$f")/$inc")"
-			[ -e "$t" ] || [ ! -e "$inc" ] || t="$inc"
-			echo "$m ${t%%/*} $f $inc" ;;
-		esac
+		# circom's generated C++ (synth/wgen_abi.cpp is compiled beside it): not ours
+		case "$inc" in *.hpp) continue ;; esac
+		# beside the including file first (as the compiler looks), then from the root
+		# (-I.: "supervisor/sup.h" names supervisor/'s header wherever it stands)
+		t="$(realpath -m --relative-to=. "$(dirname "$f")/$inc")"
+		if [ ! -e "$t" ]; then
+			if [ -e "$inc" ]; then t="$inc"; else echo "$m ? $f $inc"; continue; fi
+		fi
+		case "$t" in */*) echo "$m ${t%%/*} $f $inc" ;; *) echo "$m . $f $inc" ;; esac
 	done
 done >"$edges"
-for h in include/cuzk/*.h; do
-	b="$(basename "$h" .h)"
-	m="${owner[$b]:-}"
-	[ -n "$m" ] || continue
-	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"cuzk\/\([^"]*\)\.h".*/\1/p' "$h" | while read -r i; do
-		echo "$m ${owner[$i]:-?} $h cuzk/$i.h"
-	done
-done >>"$edges"
 
 check_edge() {  # from to where what
 	local from="$1" to="$2" where="$3" what="$4"
 	[ "$from" = "$to" ] && return 0
 	local ff="${floor_of[$from]:-}" tf="${floor_of[$to]:-}"
 	if [ -z "$tf" ]; then
-		# include/ itself, or a folder outside the table (tests/ helpers): not a module
-		[ "$to" = "?" ] && violation "$where: $what belongs to no folder"
-		case "$to" in include|"?") return 0 ;; esac
+		# a name that is no file of the tree, or the root itself: no folder
+		[ "$to" = "?" ] && violation "$where: $what names no file of the tree"
+		case "$to" in "." | "?") return 0 ;; esac
 		violation "$where: imports $what from $to/, a folder outside the floor table"
 		return 0
 	fi

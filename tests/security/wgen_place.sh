@@ -76,7 +76,7 @@ try "the attacker's own generator" "$tmp/atk/own.wgen" "belong to root"
 if [ -c /dev/fuse ]; then
   mkdir -m 0755 "$tmp/gen/atk"
   chown "$atk:$atk" "$tmp/gen/atk"
-  abi="$(awk '/#define CUZK_WGEN_ABI /{print $3}' "$ROOT/include/cuzk/wgen_abi.h")"
+  abi="$(awk '/#define CUZK_WGEN_ABI /{print $3}' "$ROOT/proto/wgen_abi.h")"
   evil "$tmp/lib/fused.wgen" "$tmp/pwned4" "const unsigned cuzk_wgen_abi = $abi;"
   python3 "$(dirname "$0")/fuse_stall.py" "$tmp/gen/atk" 0 "$tmp/fuse.read" --serve "$tmp/lib/fused.wgen" \
     --as-user "$ATTACKER_UID" 2>"$tmp/fuse.log" &

@@ -2,7 +2,7 @@
 #ifndef CUZK_TEST_HELPER_PLAN_H
 #define CUZK_TEST_HELPER_PLAN_H
 
-#include "cuzk/plan.h"
+#include "supervisor/plan.h"
 
 /* No two places of p share a core (the failure names both). */
 void test_plan_check_disjoint(const struct plan *p);

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cuzk/shmlayout.h>
+#include "shm/shmlayout.h"
 
 /* A layout of one ring of ring_capacity and the given table and pool sizes (one node). */
 struct shmlayout_config test_shm_config(uint32_t ring_capacity, uint32_t max_jobs, uint32_t max_parts,

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/field.h>
+#include "zk/curve.h"
+#include "zk/field.h"
 
 /* splitmix64; each program seeds it once so its sequence is its own and repeatable. */
 void test_rng_seed(uint64_t seed);

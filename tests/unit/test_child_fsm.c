@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
-#include "cuzk/child_fsm.h"
+#include "supervisor/child_fsm.h"
 #include "helper_test.h"
 
 #define S  1000000000ull

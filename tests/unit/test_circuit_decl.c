@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/circuit_decl.h"
-#include "cuzk/circuits_dir.h"
-#include "cuzk/config.h"
+#include "supervisor/circuit_decl.h"
+#include "supervisor/circuits_dir.h"
+#include "supervisor/config.h"
 
 #include "helper_test.h"
 

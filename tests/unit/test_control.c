@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cuzk/control.h"
-#include "cuzk/submit_check.h"
+#include "supervisor/control.h"
+#include "supervisor/submit_check.h"
 
 #include "helper_test.h"
 

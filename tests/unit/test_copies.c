@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/copies.h"
+#include "supervisor/copies.h"
 
 #include "helper_test.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/curve.h>
+#include "zk/curve.h"
 
 #include "helper_test.h"
 

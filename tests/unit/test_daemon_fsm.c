@@ -4,7 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "cuzk/daemon_fsm.h"
+#include "supervisor/daemon_fsm.h"
 #include "helper_test.h"
 
 #define S 1000000000ull

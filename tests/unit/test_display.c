@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/display.h"
-#include "cuzk/wgen_trust.h"
+#include "zk/display.h"
+#include "supervisor/wgen_trust.h"
 
 #include "helper_test.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
+#include "zk/error.h"
 #include "helper_test.h"
 
 static const unsigned kinds[] = { CUZK_PROG_TOOL, CUZK_PROG_CLIENT, CUZK_PROG_CUZKD, CUZK_PROG_STAGE };

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/field.h>
+#include "zk/field.h"
 
 #include "helper_test.h"
 

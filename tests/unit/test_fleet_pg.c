@@ -22,7 +22,7 @@
  *                                       FLEET_TEST_CRASH_AFTER_FINISH=N: die with -9
  *                                       after the N-th finish, before its publish.
  * Not a Check program: it needs the cluster the script starts. */
-#include "cuzk/fleet_pg.h"
+#include "store/fleet_pg.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/msm.h>
-#include <cuzk/ntt.h>
+#include "zk/curve.h"
+#include "zk/msm.h"
+#include "zk/ntt.h"
 
 #include "../../zk/cuda/msm_logic.h"
 #include "../../zk/cuda/ntt_logic.h"

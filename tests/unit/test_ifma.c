@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/field.h>
-#include <cuzk/ifma.h>
-#include <cuzk/ifma381.h>
+#include "zk/curve.h"
+#include "zk/field.h"
+#include "zk/ifma.h"
+#include "zk/ifma381.h"
 
 #include "helper_test.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cuzk/shmlayout.h>
+#include "shm/shmlayout.h"
 
 #include "helper_shm.h"
 #include "helper_test.h"

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cuzk/error.h"
-#include "cuzk/lanes.h"
+#include "zk/error.h"
+#include "gpuworker/lanes.h"
 #include "helper_test.h"
 
 #define JOB_MS 60

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/curve.h>
-#include <cuzk/msm.h>
-#include <cuzk/ifma.h>
+#include "zk/curve.h"
+#include "zk/msm.h"
+#include "zk/ifma.h"
 
 #include "helper_test.h"
 

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuzk/ifma.h>
-#include <cuzk/ntt.h>
+#include "zk/ifma.h"
+#include "zk/ntt.h"
 
 #include "../../zk/ntt_kernels.h"
 #include "helper_test.h"

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/out_writer.h"
+#include "zk/error.h"
+#include "finalizer/out_writer.h"
 
 #include "helper_test.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/owners.h"
+#include "supervisor/owners.h"
 
 #include "helper_test.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/pairing.h>
-#include <cuzk/pairing_tower.h>
+#include "zk/pairing.h"
+#include "zk/pairing_tower.h"
 #include <gmp.h>
 
 #include "helper_test.h"

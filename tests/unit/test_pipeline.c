@@ -18,11 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/error.h"
-#include "cuzk/finalizer.h"
-#include "cuzk/stage.h"
-#include "cuzk/synth.h"
-#include "cuzk/worker.h"
+#include "zk/error.h"
+#include "finalizer/finalizer.h"
+#include "stage/stage.h"
+#include "synth/synth.h"
+#include "gpuworker/worker.h"
 
 #include "helper_test.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuzk/config.h"
-#include "cuzk/plan.h"
+#include "supervisor/config.h"
+#include "supervisor/plan.h"
 
 #include "helper_plan.h"
 #include "helper_test.h"

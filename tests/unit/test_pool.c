@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuzk/futex.h>
-#include <cuzk/shmlayout.h>
+#include "shm/futex.h"
+#include "shm/shmlayout.h"
 
 #include "helper_shm.h"
 #include "helper_test.h"

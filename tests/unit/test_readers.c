@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuzk/binfile.h"
-#include "cuzk/error.h"
-#include "cuzk/r1cs.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "zk/binfile.h"
+#include "zk/error.h"
+#include "zk/r1cs.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 #include "helper_test.h"
 

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuzk/futex.h>
-#include <cuzk/ring.h>
+#include "shm/futex.h"
+#include "shm/ring.h"
 
 #include "helper_test.h"
 

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuzk/ring.h>
+#include "shm/ring.h"
 
 #include "helper_test.h"
 

@@ -4,7 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "cuzk/route.h"
+#include "shm/route.h"
 
 #include "helper_test.h"
 

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cuzk/segment.h>
-#include <cuzk/shmlayout.h>
+#include "shm/segment.h"
+#include "shm/shmlayout.h"
 
 #include "helper_test.h"
 

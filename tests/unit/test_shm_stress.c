@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cuzk/futex.h>
-#include <cuzk/shmlayout.h>
+#include "shm/futex.h"
+#include "shm/shmlayout.h"
 
 #include "helper_shm.h"
 #include "helper_test.h"

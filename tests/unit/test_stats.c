@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/stats.h>
+#include "shm/stats.h"
 
 #include "helper_test.h"
 

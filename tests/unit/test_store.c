@@ -11,7 +11,7 @@
 
 #include <sqlite3.h>
 
-#include <cuzk/store.h>
+#include "store/store.h"
 
 #include "helper_test.h"
 

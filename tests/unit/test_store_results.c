@@ -11,8 +11,8 @@
 
 #include <sqlite3.h>
 
-#include <cuzk/store.h>
-#include <cuzk/store_results.h>
+#include "store/store.h"
+#include "store/store_results.h"
 
 #include "helper_test.h"
 

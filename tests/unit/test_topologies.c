@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuzk/config.h"
-#include "cuzk/plan.h"
-#include "cuzk/pool.h"
+#include "supervisor/config.h"
+#include "supervisor/plan.h"
+#include "shm/pool.h"
 
 #include "helper_plan.h"
 #include "helper_test.h"

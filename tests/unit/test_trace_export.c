@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "cuzk/trace_export.h"
+#include "tools/trace_export.h"
 
 #include "helper_test.h"
 

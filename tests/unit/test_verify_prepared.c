@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuzk/pairing.h>
-#include <cuzk/verify.h>
+#include "zk/pairing.h"
+#include "zk/verify.h"
 
 #include "../../zk/verify_prep.h"
 #include "helper_test.h"

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cuzk/wgen_names.h"
+#include "zk/wgen_names.h"
 
 #include "helper_test.h"
 

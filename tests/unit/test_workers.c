@@ -21,13 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuzk/curve.h"
-#include "cuzk/groth16.h"
-#include "cuzk/msm.h"
-#include "cuzk/ntt.h"
-#include "cuzk/workers.h"
-#include "cuzk/wtns.h"
-#include "cuzk/zkey.h"
+#include "zk/curve.h"
+#include "zk/groth16.h"
+#include "zk/msm.h"
+#include "zk/ntt.h"
+#include "zk/workers.h"
+#include "zk/wtns.h"
+#include "zk/zkey.h"
 
 #include "helper_test.h"
 

@@ -11,14 +11,14 @@
 #endif
 
 extern "C" {
-#include "cuzk/curve.h"
-#include "cuzk/error.h"
-#include "cuzk/field.h"
-#include "cuzk/groth16.h"
-#include "cuzk/ntt.h"
-#include "cuzk/zkey.h"
+#include "zk/curve.h"
+#include "zk/error.h"
+#include "zk/field.h"
+#include "zk/groth16.h"
+#include "zk/ntt.h"
+#include "zk/zkey.h"
 }
-#include "cuzk/gpu.h"
+#include "zk/gpu.h"
 
 /* Errors that leave the context unusable ("sticky"): the process must exit. The list
  * is what the CUDA runtime documents as corrupting the context (every later call

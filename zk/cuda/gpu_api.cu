@@ -1,4 +1,4 @@
-// gpu_api.cu — the C API of include/cuzk/gpu.h: devices, resident circuits, gpu_prove
+// gpu_api.cu — the C API of zk/gpu.h: devices, resident circuits, gpu_prove
 // (groth16_compute's math on the device), and the gpu_msm / gpu_ntt building blocks.
 //
 // A gpu_dev is used by one host thread at a time (the worker's prove loop; gpu_prove
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cuda_util.h"
-#include "cuzk/curve.h"
+#include "zk/curve.h"
 #include "msm_logic.h"
 
 static double gpu_now_s(void)

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuzk/curve.h"
+#include "zk/curve.h"
 
 #define GMSM_SEG          32u        /* items summed by one thread per level */
 #define GMSM_NEG          (1u << 31) /* value bit: subtract the base */

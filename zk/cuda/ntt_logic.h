@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuzk/field.h"
+#include "zk/field.h"
 
 #define GNTT_LIMBS    4
 #define GNTT_BLOCK_LG 10 /* 1024 elements = 32 KiB of shared memory per block */

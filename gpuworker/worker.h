@@ -1,0 +1,57 @@
+/* worker.h — the proving stage (cuzk-gpuworker): READY -> PROVING -> PROVED.
+ *
+ * Worker i pops PIPE_RING_WORKER(i); claims (CAS READY->PROVING); takes the
+ * partition's buffer (pool: PART|p -> its pid; the backend consumes a, b, c in place,
+ * so after a death mid-prove the buffer is not intact: reclaim sees it no longer held
+ * for p and the partition is synthesized again, and pool_reclaim_pid frees it); gives
+ * it to its backend (backend.h; --backend cpu) in place; the backend releases the
+ * buffer as soon as it no longer reads it, and the worker then frees it (pool: pid ->
+ * free, then part.buf = NONE); writes results[p]; CAS PROVING->PROVED; pushes
+ * PIPE_RING_FINAL.
+ * Between two partitions the loop touches only its ring, the table's state words and
+ * its own stats slot. The zkey stays open (cache), so the MSM bases stay resident.
+ *
+ * Asynchronous backends (backend.h depth > 0: CUDA, and cpu-async for tests) keep up
+ * to depth partitions in flight: claim + submit while there is room (polling the ring
+ * every 1 ms while the device works), collect and hand on each as it finishes. Before
+ * opening another circuit's zkey, or applying a changed circuits table, the worker
+ * waits for what is in flight (the zkey cache may close a zkey a lane still reads). A
+ * result marked fatal (device fault) makes the worker print the CUDA error and _exit
+ * 111 at once, holding its partitions: cuzkd's reclaim and retry do the rest.
+ *
+ * Stats slot (role STATS_ROLE_GPUWORKER):
+ *   states   wait_input/idle: ring empty (idle when no job is running); busy: claim
+ *            and hand-off; zkey: zkey open on a cache miss; ntt: the coset NTTs and h;
+ *            msm: the five MSMs; wait_output: finalizer ring full. ntt and msm are
+ *            measured inside the backend call and entered in order afterwards, so
+ *            a live reader sees "ntt" for the whole call; the totals are exact.
+ *            device (asynchronous backends, instead of ntt/msm_*): partitions are in
+ *            flight and the worker waits for the device.
+ *   counters 0 parts_done, 1 parts_failed, 2 claims_lost, 3 msm_a_ns, 4 msm_b1_ns,
+ *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns; CUDA:
+ *            event-timed kernels, which may overlap between lanes), 9 device_ns (CPU:
+ *            the compute sections; asynchronous: the time at least one partition was
+ *            in the backend, never above wall: the device-busy share)
+ *   hists    0 gap: end of one partition's prove to the start of the next (the
+ *              device's idle time between partitions: the figure to watch; async:
+ *              0 when another partition was still in flight at the submit),
+ *            1 prove: one backend call (async: submit to collect), 2 ntt, 3 msm
+ */
+#ifndef CUZK_WORKER_H
+#define CUZK_WORKER_H
+
+#include <stddef.h>
+
+#include "stage/stage.h"
+
+/* Runs until *o->stop is set (then finishes the partition in hand and returns 0).
+ * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot, backend). */
+int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen);
+
+/* `cuzk-gpuworker prove [--backend B] [--repeat N] [--insecure-seed S] ZKEY WTNS PROOF
+ * PUBLIC` (argv[0] = "prove"): synthesize, prove through backend B as the worker does,
+ * finalize, verify (pairing), write; one line of times on stdout. The process exit
+ * code (0, or a CUZK_E_* value). */
+int worker_prove_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,48 @@
+/* store_results.h — the job store's part for clients that keep no files (the HTTP
+ * API process): the proofs of "results":"store" jobs, their idempotency keys, and a
+ * decided job read back after a restart (store.h has the schema, version 2). Same
+ * errors and durability as store.h: a result is written in the tick's batch
+ * (store_commit), with the partition's done state. */
+#ifndef CUZK_STORE_RESULTS_H
+#define CUZK_STORE_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* The job an idempotency key of tenant names (a key is recorded under the request's
+ * "tenant", or without one "uid:" and its peer.uid): 1 with *job and its body's
+ * hash in sha (65 bytes), 0 when none, -errno with err. */
+int store_idem_find(struct store *st, const char *tenant, const char *key, uint64_t *job, char sha[65],
+                    char *err, size_t errlen);
+
+/* Partition idx of job: its proof and public JSON (snarkjs's text) and its timings
+ * (JSON text, may be NULL), into the batch. 0 or -errno. */
+int store_result_put(struct store *st, uint64_t job, uint32_t idx, const char *proof, const char *pub,
+                     const char *timings);
+/* Read it back: 1 with malloc'd *proof, *pub, *timings (NULL if none recorded), 0
+ * when there is no such row, -errno with err. */
+int store_result_get(struct store *st, uint64_t job, uint32_t idx, char **proof, char **pub, char **timings,
+                     char *err, size_t errlen);
+
+/* One partition of a job, for a request about it alone (a proof): the job's request
+ * (malloc'd; the caller frees it), its number of partitions, and partition idx's state,
+ * name and reason (has_part 0 when idx is out of range). */
+struct store_part_one {
+    char *request;
+    uint32_t n_parts;
+    int has_part;
+    enum store_part_state state;
+    char name[256], reason[1024];
+};
+/* 1 with *p filled, 0 when there is no job id, -errno with err. */
+int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_part_one *p, char *err,
+                   size_t errlen);
+
+/* Call cb with job id (any state): 1 when the job is in the store (cb's return is
+ * then in *cbret), 0 when not, -errno with err. */
+int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const struct store_job *j), void *arg,
+                  int *cbret, char *err, size_t errlen);
+
+#endif

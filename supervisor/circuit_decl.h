@@ -1,0 +1,54 @@
+/* circuit_decl.h — the operator's circuits by name: the `[circuit NAME]` sections of
+ * cuzkd.conf (supervisor/circuit_decl.c), parsed without touching a file.
+ *
+ *   [circuit mulchain]
+ *   zkey = /srv/cuzk/mulchain.zkey         the proving key (required)
+ *   witness-gen = /srv/cuzk/mulchain.wgen  for input.json jobs (optional; must lie in
+ *                                          --wgen-dir like any generator, wgen_trust.h)
+ *   r1cs = /srv/cuzk/mulchain.r1cs         optional, as `cuzk prove --r1cs`
+ *   max-input-bytes = 1M                   largest witness or input.json a job of it
+ *                                          may pass (optional; 0 or absent: no limit)
+ *
+ * A name is what clients send (`cuzk prove --circuit NAME`) and what status shows:
+ * 1 to CIRCUIT_NAME_MAX - 1 of [A-Za-z0-9._-], beginning with a letter or a digit (so
+ * never ".", "..", a hidden name or anything with a '/'). Paths are the operator's (the
+ * file is root's): absolute, opened by cuzkd when it loads them (catalog.c). */
+#ifndef CUZK_CIRCUIT_DECL_H
+#define CUZK_CIRCUIT_DECL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/protocol.h"
+
+#define CIRCUIT_NAME_MAX 64
+#define CIRCUIT_DECL_MAX 8 /* declared circuits (the first PIPE_PRELOAD_MAX preloaded) */
+
+struct circuit_decl {
+    char name[CIRCUIT_NAME_MAX];
+    char zkey[CONFIG_PATH_MAX];
+    char wgen[CONFIG_PATH_MAX]; /* "" none */
+    char r1cs[CONFIG_PATH_MAX]; /* "" none */
+    uint64_t max_input_bytes;   /* 0: no limit */
+};
+
+/* Is name a valid circuit name (above)? 0 or -EINVAL. */
+int circuit_name_ok(const char *name);
+
+/* A trimmed INI line that opens a section ("[...]"): 1 when it is a `[circuit NAME]`
+ * header (NAME, valid, copied into name), 0 when it is another section, -EINVAL with a
+ * sentence in err when it says "circuit" but its name is missing or refused. */
+int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err, size_t errlen);
+
+/* One `key = value` line of a circuit's section into d. 0, or -EINVAL with err. */
+int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value, char *err, size_t errlen);
+
+/* A finished section: its zkey named? 0, or -EINVAL with err. */
+int circuit_decl_done(const struct circuit_decl *d, char *err, size_t errlen);
+
+/* A byte count, decimal with an optional K, M or G suffix (powers of 1024): 0 and
+ * *out, or -EINVAL (not a number, a sign, trailing text, over 2^64). Also cuzkd's
+ * --quota-bytes. */
+int circuit_decl_size(const char *v, uint64_t *out);
+
+#endif

@@ -1,0 +1,55 @@
+/* owners.h — who may act on whose work in cuzkd (supervisor/owners.c): every job and
+ * every preload records the uid that submitted it (SO_PEERCRED); cancel and evict
+ * act only on one's own unless privileged (root or cuzkd's own uid); restart, drain
+ * and shutdown are for the privileged alone; and per-uid quotas keep one client from
+ * filling the job table, the queue or the preload slots (--quota-jobs,
+ * --quota-partitions, --quota-preloads; the privileged are exempt). */
+#ifndef CUZK_OWNERS_H
+#define CUZK_OWNERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "supervisor/config.h"
+#include "supervisor/control.h"
+#include "shm/jobtab.h"
+#include "shm/pipeline.h"
+
+/* Root or cuzkd's own effective uid. */
+int owners_privileged(uid_t uid);
+
+/* The quotas in force: the options, or their defaults when 0 (half the job table,
+ * half the partitions, PIPE_PRELOAD_MAX / 2 preloads, at least 1 each). */
+struct owners_quota {
+    uint32_t jobs, parts, preloads;
+};
+void owners_quota(const struct cuzkd_config *c, struct owners_quota *q);
+
+/* Of a table of n job slots (or partitions), how many ordinary users never take: an
+ * eighth, at least 1, kept for root and cuzkd's user. */
+uint32_t owners_reserve(uint32_t n);
+
+/* A submit of n partitions by uid: 0, or -EDQUOT with the quota and its value in m,
+ * or -ENOSPC (code CONTROL_E_FULL) when ordinary users' unfinished jobs would reach
+ * into the table's reserve (owners_reserve).
+ * owner_of(arg, j): job slot j's submitter (asked only of slots in use). Counted:
+ * uid's running jobs and their partitions not yet DONE or FAILED. */
+int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j),
+                        const void *arg, uid_t uid, uint32_t n, const struct owners_quota *q, char *m,
+                        size_t len);
+
+/* Preloads: map (a JSON object, zkey path as named -> uid) is the owner of each
+ * PRELOAD entry of cs. Before a preload (evict 0) or an evict (evict 1) of path by
+ * uid: 0, or -EPERM (code CONTROL_E_NOT_OWNER: the entry is another uid's) or -EDQUOT
+ * (CONTROL_E_QUOTA) with a sentence in m. A path with no entry passes (the request
+ * itself answers, as before). */
+int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid, int evict, const char *path,
+                         uint32_t quota, const char **code, char *m, size_t len);
+
+/* After an accepted preload or evict: record or forget path's owner. */
+void owners_preload_note(json_t *map, int evict, const char *path, uid_t uid);
+
+#endif
