@@ -149,7 +149,7 @@ SYS_LIBS += $(MHD_LIBS)
 else
 $(info note: no libmicrohttpd (libmicrohttpd-dev): cuzk-api, the HTTP API, is not built)
 endif
-MODULES := shm zk store proto stage synth gpuworker finalizer supervisor tools $(API_MODULE)
+MODULES := base shm zk store proto stage synth gpuworker finalizer fleet supervisor tools $(API_MODULE)
 define module_template
 $(1)_SRCS := $$(filter-out $(1)/main.c $(1)/cuzk_main.c $(1)/top_main.c $(if $(filter 1,$(CUDA_ON)),,$(CUDA_ONLY_C)),$$(wildcard $(1)/*.c))
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
@@ -250,8 +250,8 @@ $(BUILD)/obj/%.o: %.c $(ARCH_STAMP)
 
 # The release every binary prints with --version: debian/changelog's first entry.
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
-$(BUILD)/obj/zk/version.o: debian/changelog
-$(BUILD)/obj/zk/version.o: CPPFLAGS_ALL += -DCUZK_VERSION='"$(VERSION)"'
+$(BUILD)/obj/base/version.o: debian/changelog
+$(BUILD)/obj/base/version.o: CPPFLAGS_ALL += -DCUZK_VERSION='"$(VERSION)"'
 
 # build-witness embeds the sources of every .wgen (.incbin, which -MMD does not see).
 $(BUILD)/obj/tools/build_witness.o: synth/wgen_abi.cpp proto/wgen_abi.h synth/wgen_assert.h
@@ -397,7 +397,7 @@ soak: all
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
 
-# docs/usage.md's exit-code table, rewritten from zk/error.c's (the lines between its
+# docs/usage.md's exit-code table, rewritten from base/error.c's (the lines between its
 # exit-codes markers); test_error fails while the two differ.
 doc-exit-codes: all
 	$(BUILD)/bin/cuzk help exit-codes --markdown > $(BUILD)/exit-codes.md

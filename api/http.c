@@ -23,7 +23,7 @@
 #include <microhttpd.h>
 #include <openssl/evp.h>
 
-#include "zk/os.h"
+#include "base/os.h"
 
 enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_JOB, R_PROOF };
 

@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "zk/error.h"
-#include "zk/os.h"
+#include "base/error.h"
+#include "base/os.h"
 
 struct api g_api;
 

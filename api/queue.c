@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "store/fleet_pg.h"
-#include "zk/os.h"
+#include "base/os.h"
 
 /* --queue URL (never with a password: argv is every local user's to read) and
  * --queue-fd N (the URL read from descriptor N: how cuzkd hands over its own, which

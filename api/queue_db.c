@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "store/fleet_pg.h"
-#include "zk/os.h"
+#include "base/os.h"
 
 #define QPOOL_MAX 8    /* open connections of the request threads */
 #define BELL_RING 1024 /* ended job ids kept for the waiters */

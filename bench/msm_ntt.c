@@ -23,6 +23,7 @@
 #include "zk/msm.h"
 
 #include "rng.h"
+#include "base/os.h"
 
 #define BENCH_DISTINCT_LG 16
 
@@ -96,9 +97,9 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
         double best = 1e30, bestc = 1e30;
         int reps = o->reps ? (int)o->reps : o->sizes[i] <= 16 ? 3 : 1;
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = futex_now_s(), c0 = cpu_s();
+            double t0 = os_now_s(), c0 = cpu_s();
             int rc = msm_run_ext(G, r, bases, sc, n, 32, o->threads, o->window, o->buckets, o->glv);
-            double t = futex_now_s() - t0, tc = cpu_s() - c0;
+            double t = os_now_s() - t0, tc = cpu_s() - c0;
             if (tc < bestc) bestc = tc;
             if (rc) {
                 fprintf(stderr, "msm_ntt: msm_run on %s 2^%u failed: %s\n", G->name, o->sizes[i],

@@ -10,6 +10,7 @@
 
 #include "shm/futex.h"
 #include "zk/ntt.h"
+#include "base/os.h"
 
 int main(int argc, char **argv)
 {
@@ -45,9 +46,9 @@ int main(int argc, char **argv)
                 double best[2] = { 1e30, 1e30 };
                 for (int t = 0; t < 2; t++) {
                     for (int rep = 0; rep < reps; rep++) {
-                        double t0 = futex_now_s();
+                        double t0 = os_now_s();
                         ops[o](&d, v, t == 0 ? 1 : 0);
-                        double dt = futex_now_s() - t0;
+                        double dt = os_now_s() - t0;
                         if (dt < best[t]) best[t] = dt;
                     }
                 }

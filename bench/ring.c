@@ -20,6 +20,7 @@
 
 #include "shm/futex.h"
 #include "shm/shmlayout.h"
+#include "base/os.h"
 
 #define STOP        UINT32_MAX
 #define LAT_SAMPLES 1500
@@ -63,12 +64,12 @@ static double throughput(int np, int nc, uint32_t items)
             _exit(0);
         }
     }
-    t0 = futex_now_ns();
+    t0 = os_now_ns();
     atomic_store(&sh->go, 1);
     for (int i = nc; i < n; i++) waitpid(pids[i], &st, 0);
     for (int c = 0; c < nc; c++) ring_push_timeout(d.rings[0], STOP, -1);
     for (int c = 0; c < nc; c++) waitpid(pids[c], &st, 0);
-    t1 = futex_now_ns();
+    t1 = os_now_ns();
     return (double)(items / (uint32_t)np * (uint32_t)np) / ((double)(t1 - t0) / 1e9);
 }
 
@@ -90,7 +91,7 @@ static void latency(uint32_t spin, uint64_t *p50, uint64_t *p99)
 
         for (;;) {
             if (ring_pop_wait(d.rings[0], &v, -1, spin)) continue;
-            uint64_t now = futex_now_ns();
+            uint64_t now = os_now_ns();
 
             if (v == STOP) _exit(0);
             uint32_t i = atomic_load(&sh->lat_n);
@@ -101,7 +102,7 @@ static void latency(uint32_t spin, uint64_t *p50, uint64_t *p99)
     }
     for (uint32_t i = 0; i < LAT_SAMPLES; i++) {
         usleep(1000); /* let the consumer settle into its wait */
-        atomic_store(&sh->stamp, futex_now_ns());
+        atomic_store(&sh->stamp, os_now_ns());
         ring_push_timeout(d.rings[0], i, -1);
         while (atomic_load(&sh->lat_n) <= i) barrier_cpu_relax();
     }

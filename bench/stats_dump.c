@@ -16,6 +16,7 @@
 #include "shm/shmlayout.h"
 #include "shm/stats.h"
 #include "shm/stats_reader.h"
+#include "base/os.h"
 
 /* Names come from another process's page: print only what is safe in a JSON string. */
 static void put_name(const char *s, size_t max)
@@ -91,7 +92,6 @@ int main(int argc, char **argv)
     const char *instance = NULL;
     struct shmlayout_stats st;
     struct stats_snapshot sn;
-    struct timespec ts;
     char err[256] = "";
     uint64_t now;
     int rc, n = 0;
@@ -113,8 +113,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "stats_dump: instance %s: %s\n", instance, err[0] ? err : strerror(-rc));
         return 3;
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    now = os_now_ns();
     printf("{\"instance\":\"%s\",\"now_ns\":%llu,\"slots\":[", instance, (unsigned long long)now);
     for (uint32_t i = 0; i < st.page->slot_count; i++) {
         const struct stats_slot *s = stats_page_slot(st.page, i);

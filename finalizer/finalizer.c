@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "finalizer/out_writer.h"
 #include "zk/verify.h"
 #include "zk/wtns.h"

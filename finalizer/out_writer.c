@@ -18,8 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "shm/pipeline.h"
+#include "base/os.h"
 
 extern char **environ;
 
@@ -200,14 +201,6 @@ struct out_writers {
     pid_t *reap;                          /* let go (idle, evicted): reaped when they end */
     size_t n_reap, cap_reap;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 /* ns from since to t; 0 when since is later (set after t was read, in this pass) */
 static uint64_t elapsed(uint64_t t, uint64_t since)
@@ -487,7 +480,7 @@ static int spawn(const struct out_writers *ws, struct ow_dir *d)
     d->sock = sv[0];
     d->pid = pid;
     d->state = W_IDLE;
-    d->since = now_ns();
+    d->since = os_now_ns();
     return 0;
 }
 
@@ -499,7 +492,7 @@ static void kill_writer(struct out_writers *ws, struct ow_dir *d)
     close(d->sock);
     d->sock = -1;
     d->state = W_DYING;
-    d->since = now_ns();
+    d->since = os_now_ns();
 }
 
 /* The try in hand failed without an answer (deadline, or the writer died): counted;
@@ -556,7 +549,7 @@ static void send_next(struct out_writers *ws, struct ow_dir *d, out_done_fn fn, 
     memcpy(CMSG_DATA(c), &j->mfd, sizeof(int));
     d->cur = j;
     d->state = W_BUSY;
-    d->since = now_ns();
+    d->since = os_now_ns();
     if (sendmsg(d->sock, &m, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(j->q)) {
         /* An idle writer always has room for one message: it is broken. */
         kill_writer(ws, d);
@@ -579,7 +572,7 @@ static void take_answer(struct out_writers *ws, struct ow_dir *d, out_done_fn fn
     r.err[sizeof(r.err) - 1] = '\0';
     d->cur = NULL;
     d->state = W_IDLE;
-    d->since = now_ns();
+    d->since = os_now_ns();
     job_done(ws, j, r.rc, r.err, &r.wt, fn, arg);
 }
 
@@ -588,7 +581,7 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
     struct pollfd pf[OUT_WRITERS_MAX];
     int idx[OUT_WRITERS_MAX], n = 0;
     const uint64_t tmo = (uint64_t)ws->timeout_s * 1000000000ull;
-    uint64_t t = now_ns();
+    uint64_t t = os_now_ns();
 
     for (int i = 0; i < OUT_WRITERS_MAX; i++)
         if (ws->d[i].state == W_BUSY) {
@@ -605,7 +598,7 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
 
         nanosleep(&ts, NULL);
     }
-    t = now_ns();
+    t = os_now_ns();
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {
         struct ow_dir *d = &ws->d[i];
 
@@ -656,14 +649,14 @@ void out_writers_poll(struct out_writers *ws, int wait_ms, out_done_fn fn, void 
 
 void out_writers_stop(struct out_writers *ws, int grace_ms, out_done_fn fn, void *arg)
 {
-    const uint64_t end = now_ns() + (uint64_t)grace_ms * 1000000ull;
+    const uint64_t end = os_now_ns() + (uint64_t)grace_ms * 1000000ull;
     struct ow_job *j;
 
     for (;;) {
         int busy = 0;
 
         for (int i = 0; i < OUT_WRITERS_MAX; i++) busy += ws->d[i].state == W_BUSY;
-        if (!busy || now_ns() >= end) break;
+        if (!busy || os_now_ns() >= end) break;
         out_writers_poll(ws, 10, fn, arg);
     }
     for (int i = 0; i < OUT_WRITERS_MAX; i++) {

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "gpuworker/lanes.h"
 
 static int cpu_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/gpu.h"
 #include "gpuworker/lanes.h"
 #include "stage/stage.h"

@@ -8,7 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "zk/error.h"
+#include "base/error.h"
+#include "base/os.h"
 
 struct lane_job {
     struct backend_input in;
@@ -43,14 +44,6 @@ struct lanes {
     struct lane lane[LANES_MAX];
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *lane_main(void *arg)
 {
     struct lane *ln = arg;
@@ -70,7 +63,7 @@ static void *lane_main(void *arg)
         l->q_head = (l->q_head + 1) % l->n;
         l->q_n--;
         memset(&d, 0, sizeof(d));
-        d.begin_ns = mono_ns();
+        d.begin_ns = os_now_ns();
         if (!l->active++) l->busy_since = d.begin_ns;
         pthread_mutex_unlock(&l->mu);
 
@@ -80,7 +73,7 @@ static void *lane_main(void *arg)
             snprintf(d.err, sizeof(d.err), "prove failed: %s (%s)", cuzk_strerror(d.rc), cuzk_err_name(d.rc));
 
         pthread_mutex_lock(&l->mu);
-        d.end_ns = mono_ns(); /* under the lock: the totals below are monotonic */
+        d.end_ns = os_now_ns(); /* under the lock: the totals below are monotonic */
         if (!--l->active) l->busy_total += d.end_ns - l->busy_since;
         d.busy_total_ns = l->busy_total + (l->active ? d.end_ns - l->busy_since : 0);
         l->done[(l->d_head + l->d_n) % l->n] = d;
@@ -157,7 +150,7 @@ int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out
 
     pthread_mutex_lock(&l->mu);
     if (!l->d_n && timeout_ns) {
-        uint64_t t = mono_ns() + timeout_ns;
+        uint64_t t = os_now_ns() + timeout_ns;
         struct timespec dl = { (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
 
         while (!l->d_n)

@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 #include "gpuworker/backend.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "shm/futex.h"
 #include "zk/groth16.h"
 #include "zk/verify.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"
+#include "base/os.h"
 
 static const char usage_text[] =
     "usage: cuzk-gpuworker prove [options] ZKEY WTNS PROOF.json PUBLIC.json\n"
@@ -169,13 +170,13 @@ int worker_prove_main(int argc, char **argv)
     memset(buf, 0, bytes);
     bp.slab = buf;
     bp.slab_size = bytes;
-    t0 = futex_now_s();
+    t0 = os_now_s();
     if ((rc = be.ops->init(&be, &bp, err, sizeof(err)))) {
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
     be_up = true;
-    t_init = futex_now_s() - t0;
+    t_init = os_now_s() - t0;
     memset(&in, 0, sizeof(in));
     in.z = &z;
     in.a = (uint64_t *)buf;
@@ -192,9 +193,9 @@ int worker_prove_main(int argc, char **argv)
         groth16_synth(&z, w.values, in.a, in.b, in.c, threads, &t);
         memcpy(buf + 3 * (size_t)z.domain_size * z.n8r, w.values, (size_t)z.nvars * z.n8r);
         released = 0;
-        t0 = futex_now_s();
+        t0 = os_now_s();
         rc = run_backend(&be, &in, &raw, &t, &dev, err, sizeof(err));
-        el = futex_now_s() - t0;
+        el = os_now_s() - t0;
         if (rc) {
             code = cuzk_cmd_fail(&cmd, rc, "%s", err);
             goto out;

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "gpuworker/backend.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/ntt.h"
 
 #define POLL_NS 100000000ll /* the 100 ms heartbeat promise */

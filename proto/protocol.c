@@ -1,6 +1,7 @@
 /* protocol.c — the names cuzkd and its clients share (protocol.h). */
 #include "proto/protocol.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,4 +31,14 @@ int control_wtns_name(const char *path, char *name, size_t len)
     memcpy(name, b, n);
     name[n] = '\0';
     return 0;
+}
+
+bool circuit_name_valid(const char *name)
+{
+    size_t n = strlen(name);
+
+    if (!n || n >= CIRCUIT_NAME_MAX || !isalnum((unsigned char)name[0])) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i])) return false;
+    return true;
 }

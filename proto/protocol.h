@@ -74,9 +74,20 @@
 #ifndef CUZK_PROTOCOL_H
 #define CUZK_PROTOCOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CONFIG_PATH_MAX 1024 /* a path in cuzkd's options, or the client's */
+
+/* A circuit's name, as clients send it (`cuzk prove --circuit NAME`, the API's
+ * /v1/circuits/NAME) and as cuzkd's [circuit NAME] sections declare it: 1 to
+ * CIRCUIT_NAME_MAX - 1 of [A-Za-z0-9._-], beginning with a letter or a digit (so never
+ * ".", "..", a hidden name or anything with a '/'). */
+#define CIRCUIT_NAME_MAX 64
+/* Circuits one cuzkd declares (the first PIPE_PRELOAD_MAX preloaded): the most its
+ * `circuits` reply lists. */
+#define CIRCUIT_DECL_MAX 8
+bool circuit_name_valid(const char *name);
 
 /* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else
  * /tmp/cuzk-UID. Shared by cuzkd and the client so both find the same socket. */

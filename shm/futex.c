@@ -9,14 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-uint64_t futex_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns)
 {
     struct timespec ts, *tsp = NULL;

@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 #include "shm/barrier.h"
+#include "base/os.h"
 
 /* Shared; writers: every waiter (waiters) and every waker (seq). 8 bytes; callers
  * place it on its own cache line. */
@@ -37,15 +38,6 @@ struct futex_waitq {
     _Atomic uint32_t waiters; /* number of processes between prepare and finish */
 };
 _Static_assert(sizeof(struct futex_waitq) == 8, "futex_waitq is part of the shared ABI");
-
-/* CLOCK_MONOTONIC in nanoseconds: the clock every futex deadline uses. */
-uint64_t futex_now_ns(void);
-
-/* The same clock in seconds, for the timings a program prints. */
-static inline double futex_now_s(void)
-{
-    return (double)futex_now_ns() * 1e-9;
-}
 
 /* Sleep while *word == expected, until woken or until deadline_ns (CLOCK_MONOTONIC,
  * absolute; 0 = no deadline). Returns 0 when woken, -EAGAIN if *word != expected on

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "base/os.h"
 
 #define WORD(gen, owner) ((uint64_t)(gen) << 32 | (uint32_t)(owner))
 #define WORD_OWNER(w)    ((uint32_t)(w))
@@ -141,7 +142,7 @@ static int pool_alloc(struct pool *p, int node, int strict, uint32_t owner, int6
     if (owner == POOL_OWNER_FREE) return -EINVAL;
     if (strict && pool_share_of(p, node) < 0) return -ENOENT;
     if ((rc = pool_try_alloc(p, node, strict, owner, idx)) == 0 || timeout_ns == 0) return rc;
-    if (timeout_ns > 0) deadline = futex_now_ns() + (uint64_t)timeout_ns;
+    if (timeout_ns > 0) deadline = os_now_ns() + (uint64_t)timeout_ns;
     for (;;) {
         uint32_t seq = futex_waitq_prepare(&p->hdr->freed);
 
@@ -152,7 +153,7 @@ static int pool_alloc(struct pool *p, int node, int strict, uint32_t owner, int6
         futex_waitq_sleep(&p->hdr->freed, seq, deadline);
         futex_waitq_finish(&p->hdr->freed);
         if (!pool_try_alloc(p, node, strict, owner, idx)) return 0;
-        if (deadline && futex_now_ns() >= deadline) return -ETIMEDOUT;
+        if (deadline && os_now_ns() >= deadline) return -ETIMEDOUT;
     }
 }
 

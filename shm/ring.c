@@ -40,6 +40,7 @@
 #include "shm/ring.h"
 
 #include <errno.h>
+#include "base/os.h"
 
 static int is_pow2(uint32_t x)
 {
@@ -212,7 +213,7 @@ static int ring_wait(struct ring *r, uint32_t *value, int push, int64_t timeout_
         barrier_cpu_relax();
         if ((rc = RING_OP()) != -EAGAIN) return rc;
     }
-    if (timeout_ns > 0) deadline = futex_now_ns() + (uint64_t)timeout_ns;
+    if (timeout_ns > 0) deadline = os_now_ns() + (uint64_t)timeout_ns;
     for (;;) {
         uint32_t seq = futex_waitq_prepare(q);
 
@@ -223,7 +224,7 @@ static int ring_wait(struct ring *r, uint32_t *value, int push, int64_t timeout_
         rc = futex_waitq_sleep(q, seq, deadline);
         futex_waitq_finish(q);
         if ((rc = RING_OP()) != -EAGAIN) return rc;
-        if (deadline && futex_now_ns() >= deadline) return -ETIMEDOUT;
+        if (deadline && os_now_ns() >= deadline) return -ETIMEDOUT;
     }
 #undef RING_OP
 }

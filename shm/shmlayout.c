@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "base/os.h"
 
 #define HUGE_2M (2ull << 20)
 
@@ -172,7 +173,7 @@ int shmlayout_stats_create(struct shmlayout_stats *s, const char *instance, uint
     if (rc) return rc;
     s->page = (struct stats_page *)((char *)s->seg.hdr + SEG_HEADER_SIZE);
     if ((rc = segment_region_add(&s->seg, "stats", SEG_HEADER_SIZE, psz)) ||
-        (rc = stats_page_init(s->page, slots, (int32_t)getpid(), futex_now_ns()))) {
+        (rc = stats_page_init(s->page, slots, (int32_t)getpid(), os_now_ns()))) {
         snprintf(err, errlen, "segment %s: formatting stats page: %s", s->seg.name, strerror(-rc));
         segment_detach(&s->seg);
         segment_destroy(instance, SEG_KIND_STATS);

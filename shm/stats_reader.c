@@ -15,6 +15,7 @@
 
 #include "shm/futex.h"
 #include "shm/shmlayout.h"
+#include "base/os.h"
 
 const char *stats_role_name(uint32_t role)
 {
@@ -91,7 +92,7 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
 
     memset(t, 0, sizeof(*t));
     snprintf(t->instance, sizeof(t->instance), "%s", instance);
-    t->now_ns = futex_now_ns();
+    t->now_ns = os_now_ns();
     rc = shmlayout_stats_attach(&st, instance, SEGMENT_RDONLY, err, sizeof(err));
     if (rc) {
         if (rc == -ENOENT || rc == -EAGAIN)
@@ -111,7 +112,7 @@ int stats_reading_take(struct stats_reading *t, const char *instance)
         shmlayout_stats_detach(&st);
         return -ENOMEM;
     }
-    t->now_ns = futex_now_ns();
+    t->now_ns = os_now_ns();
     for (uint32_t i = 0; i < st.page->slot_count; i++) {
         const struct stats_slot *sl = stats_page_slot(st.page, i);
         struct stats_proc *p = &t->p[t->n];

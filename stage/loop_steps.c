@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 /* 1: pid is exiting or gone; 0: alive (or unknown: never a reason to exit). */
 static int supervisor_exiting(uint32_t pid)

@@ -12,12 +12,13 @@
 #include <unistd.h>
 
 #include "shm/futex.h"
+#include "base/os.h"
 
 #define HB_PERIOD_NS 50000000ull /* heartbeat thread: 50 ms, half the 100 ms promise */
 
 uint64_t pipe_stage_now(void)
 {
-    return futex_now_ns();
+    return os_now_ns();
 }
 
 int pipe_stage_stopping(const struct pipe_stage *st)

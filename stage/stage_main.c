@@ -1,7 +1,7 @@
 /* stage_main.c — a stage's whole main() (stage.h, pipe_stage_main): the options every
  * stage takes, dying with cuzkd, SIGTERM as the stop flag, the exit code. */
 #include "stage/stage.h"
-#include "zk/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 static _Atomic int main_stop;
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 static int same_file(const struct pipe_zkey_entry *e, const struct stat *sb)
 {

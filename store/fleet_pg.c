@@ -17,8 +17,9 @@
 #endif
 
 #include <jansson.h>
-#include "zk/error.h"
+#include "base/error.h"
 #include "store/pq_dl.h"
+#include "base/os.h"
 
 /* libpq's functions (pq_dl.h), set by the first fleet_open: every other function here
  * runs on a struct fleet that fleet_open returned, so after it. */
@@ -1347,9 +1348,8 @@ int fleet_listen(struct fleet *f, char *err, size_t errlen)
 
 int fleet_wait_notify(struct fleet *f, int timeout_ms, uint64_t *job, char *err, size_t errlen)
 {
-    struct timespec t0, t;
+    const uint64_t t0 = os_now_ns();
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         struct pollfd p = { .fd = pq->socket(f->conn), .events = POLLIN };
         PGnotify *nt;
@@ -1365,8 +1365,7 @@ int fleet_wait_notify(struct fleet *f, int timeout_ms, uint64_t *job, char *err,
             pq->freemem(nt);
             if (mine) return 1;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        left = timeout_ms - (long)((os_now_ns() - t0) / 1000000);
         if (left <= 0) return 0;
         if (poll(&p, 1, (int)left) < 0 && errno != EINTR) {
             snprintf(err, errlen, "fleet queue: waiting for job ends: %s", strerror(errno));

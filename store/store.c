@@ -12,7 +12,7 @@
 
 #include <sqlite3.h>
 
-#include "zk/os.h"
+#include "base/os.h"
 #include "store_priv.h"
 
 static const char *const part_names[STORE_NSTATES] = { "queued",     "synthesizing", "proving",

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "sup.h"
 
 int check_sd_notify(const char *state)

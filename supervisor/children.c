@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "supervisor/check.h"
-#include "zk/error.h"
+#include "base/error.h"
 
 const char *child_bin(enum plan_role r)
 {

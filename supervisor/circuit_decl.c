@@ -8,16 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int circuit_name_ok(const char *name)
-{
-    size_t n = strlen(name);
-
-    if (!n || n >= CIRCUIT_NAME_MAX || !isalnum((unsigned char)name[0])) return -EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i])) return -EINVAL;
-    return 0;
-}
-
 int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err, size_t errlen)
 {
     size_t n = strlen(line);
@@ -39,7 +29,7 @@ int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err
         snprintf(err, errlen, "[circuit] needs a name: [circuit NAME]");
         return -EINVAL;
     }
-    if (circuit_name_ok(s)) {
+    if (!circuit_name_valid(s)) {
         snprintf(err, errlen,
                  "circuit name \"%.80s\" refused: 1 to %d of letters, digits, '-', '_' "
                  "and '.', beginning with a letter or a digit",

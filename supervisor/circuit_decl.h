@@ -9,10 +9,9 @@
  *   max-input-bytes = 1M                   largest witness or input.json a job of it
  *                                          may pass (optional; 0 or absent: no limit)
  *
- * A name is what clients send (`cuzk prove --circuit NAME`) and what status shows:
- * 1 to CIRCUIT_NAME_MAX - 1 of [A-Za-z0-9._-], beginning with a letter or a digit (so
- * never ".", "..", a hidden name or anything with a '/'). Paths are the operator's (the
- * file is root's): absolute, opened by cuzkd when it loads them (catalog.c). */
+ * A name is what clients send (`cuzk prove --circuit NAME`) and what status shows
+ * (circuit_name_valid, proto/protocol.h). Paths are the operator's (the file is root's):
+ * absolute, opened by cuzkd when it loads them (catalog.c). */
 #ifndef CUZK_CIRCUIT_DECL_H
 #define CUZK_CIRCUIT_DECL_H
 
@@ -21,9 +20,6 @@
 
 #include "proto/protocol.h"
 
-#define CIRCUIT_NAME_MAX 64
-#define CIRCUIT_DECL_MAX 8 /* declared circuits (the first PIPE_PRELOAD_MAX preloaded) */
-
 struct circuit_decl {
     char name[CIRCUIT_NAME_MAX];
     char zkey[CONFIG_PATH_MAX];
@@ -31,9 +27,6 @@ struct circuit_decl {
     char r1cs[CONFIG_PATH_MAX]; /* "" none */
     uint64_t max_input_bytes;   /* 0: no limit */
 };
-
-/* Is name a valid circuit name (above)? 0 or -EINVAL. */
-int circuit_name_ok(const char *name);
 
 /* A trimmed INI line that opens a section ("[...]"): 1 when it is a `[circuit NAME]`
  * header (NAME, valid, copied into name), 0 when it is another section, -EINVAL with a

@@ -66,7 +66,7 @@ int circuits_dir_read(struct cuzkd_config *c, char *err, size_t errlen)
          * as snprintf of a d_name (256 bytes) into 64 is a truncation warning. */
         memcpy(name, e, cut);
         name[cut] = 0;
-        if (nlen >= CIRCUIT_NAME_MAX || circuit_name_ok(name)) {
+        if (nlen >= CIRCUIT_NAME_MAX || !circuit_name_valid(name)) {
             snprintf(err, errlen,
                      "circuits-dir %s: %s does not name a circuit (1 to %d of letters, digits, '-', "
                      "'_' and '.'): rename it, or move it out of the directory",

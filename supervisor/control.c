@@ -201,7 +201,7 @@ static int submit_source(struct control_req *r, json_t **in, struct control_err 
     /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
      * and generator; the client passes only its inputs and out dir. */
     if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) return rc;
-    if (r->circuit && circuit_name_ok(r->circuit))
+    if (r->circuit && !circuit_name_valid(r->circuit))
         return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
                             "\"circuit\" must be a circuit's name: letters, digits, "
                             "'-', '_' and '.', beginning with a letter or a digit");

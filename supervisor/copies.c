@@ -1,7 +1,7 @@
 /* copies.c — sealed memfd copies of the files clients pass (copies.h says why). */
 #include "supervisor/copies.h"
 #include "shm/barrier.h"
-#include "zk/os.h"
+#include "base/os.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 static enum store_part_state journal_state_of(uint32_t st)
 {

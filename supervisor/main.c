@@ -5,7 +5,7 @@
 
 #include "supervisor/check.h"
 #include "supervisor/config.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "supervisor/plan.h"
 #include "supervisor/supervisor.h"
 

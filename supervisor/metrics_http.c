@@ -45,8 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "supervisor/fleet.h"
-#include "zk/os.h"
+#include "fleet/fleet.h"
+#include "base/os.h"
 #include "shm/stats_reader.h"
 
 struct metrics_http {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/os.h"
 
 struct od {
     pthread_mutex_t lock;
@@ -91,13 +92,7 @@ int open_deadline(const char *path, int flags, unsigned ms, struct stat *st)
         od_put(o);
         return -EAGAIN;
     }
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    dl.tv_sec += ms / 1000;
-    dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
+    dl = os_deadline_after_ms((uint64_t)ms);
     pthread_mutex_lock(&o->lock);
     while (!o->done)
         if (pthread_cond_timedwait(&o->cond, &o->lock, &dl) == ETIMEDOUT) break;

@@ -18,7 +18,7 @@
 
 #include "zk/groth16.h"
 #include "supervisor/open_deadline.h"
-#include "zk/os.h"
+#include "base/os.h"
 
 static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, uint32_t *rot)
 {

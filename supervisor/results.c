@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "store/fleet_pg.h"
-#include "zk/os.h"
-#include "supervisor/staged.h"
+#include "base/os.h"
+#include "fleet/staged.h"
 #include "store/store_results.h"
 
 #define RESULTS_DISPLAY "(job store)" /* the out_dir such a job shows */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "supervisor/open_deadline.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"

@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "shm/pool.h"
 
 /* The run directory holds the socket and pid file: create it with mode, or accept an

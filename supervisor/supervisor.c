@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "supervisor/metrics_http.h"
 
 /* cuzkd's log is its stderr (redirected in the background): one line each. */
@@ -221,10 +221,16 @@ static int start_threads(struct sup *s)
 
     if (c->queue[0]) {
         char cb[sizeof(s->bin_dir) + 8];
+        const struct fleet_options fo = { .queue = c->queue,
+                                          .instance = c->instance,
+                                          .run_dir = c->run_dir,
+                                          .lease_s = c->queue_lease_s,
+                                          .parallel = c->queue_parallel,
+                                          .store_proofs = c->store_proofs };
 
         if ((size_t)snprintf(cb, sizeof(cb), "%s/cuzk", s->bin_dir) >= sizeof(cb))
             cb[0] = '\0'; /* cannot happen: bin_dir is a path of its size */
-        if (fleet_daemon_start(&s->fleet_thread, c, cb, err, sizeof(err))) {
+        if (fleet_daemon_start(&s->fleet_thread, &fo, cb, err, sizeof(err))) {
             logmsg("%s", err);
             return CUZK_EXIT_IO;
         }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/r1cs.h"
 #include "shm/route.h"
 #include "synth/wgen.h"

@@ -12,7 +12,7 @@
 #include <gmp.h>
 #include <jansson.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/fingerprint.h"
 #include "zk/zkey.h"
 

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/fingerprint.h"
 #include "zk/r1cs.h"
 #include "synth/wgen.h"

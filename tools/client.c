@@ -17,13 +17,13 @@
 #include <jansson.h>
 
 #include "proto/ctl_client.h"
-#include "zk/display.h"
+#include "base/display.h"
 #include "shm/pipeline.h"
 #include "proto/protocol.h"
 #include "shm/segment.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "tools/fleet_client.h"
-#include "zk/os.h"
+#include "base/os.h"
 #include "tools/metrics_cmd.h"
 #include "tools/proof_cmd.h"
 #include "tools/trace_export.h"

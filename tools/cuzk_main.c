@@ -4,8 +4,8 @@
 
 #include "tools/build_witness.h"
 #include "tools/client.h"
-#include "zk/error.h"
-#include "zk/version.h"
+#include "base/error.h"
+#include "base/version.h"
 #include "tools/fingerprint_cmd.h"
 #include "tools/prove_local.h"
 #include "tools/setup_test.h"

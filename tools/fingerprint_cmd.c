@@ -5,12 +5,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/fingerprint.h"
 #include "shm/futex.h"
 #include "zk/r1cs.h"
 #include "synth/wgen.h"
 #include "zk/zkey.h"
+#include "base/os.h"
 
 static const char usage_text[] =
     "usage: cuzk fingerprint [--time] FILE...\n"
@@ -34,18 +35,18 @@ static int one(const char *path, int timed)
     if (!f) return cuzk_cmd_fail(&cmd, CUZK_E_IO, "cannot open %s", path);
     size_t got = fread(magic, 1, 4, f);
     fclose(f);
-    double t0 = futex_now_s();
+    double t0 = os_now_s();
     if (got == 4 && !memcmp(magic, "zkey", 4)) {
         zkey z;
         if (!(rc = zkey_open(&z, path, err, sizeof err))) {
-            t0 = futex_now_s(); /* the hash only, not zkey_open's validation pass */
+            t0 = os_now_s(); /* the hash only, not zkey_open's validation pass */
             if (!(rc = fp_of_zkey(&z, fp, err, sizeof err))) fp_hex(fp, hex);
             zkey_close(&z);
         }
     } else if (got == 4 && !memcmp(magic, "r1cs", 4)) {
         r1cs r;
         if (!(rc = r1cs_open(&r, path, err, sizeof err))) {
-            t0 = futex_now_s();
+            t0 = os_now_s();
             if (!(rc = fp_of_r1cs(&r, fp, err, sizeof err))) fp_hex(fp, hex);
             r1cs_close(&r);
         }
@@ -58,7 +59,7 @@ static int one(const char *path, int timed)
     }
     if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", err);
     if (timed)
-        printf("%s  %s  %.1f ms\n", hex, path, (futex_now_s() - t0) * 1e3);
+        printf("%s  %s  %.1f ms\n", hex, path, (os_now_s() - t0) * 1e3);
     else
         printf("%s  %s\n", hex, path);
     return 0;

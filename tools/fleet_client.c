@@ -16,10 +16,10 @@
 
 #include "tools/client.h"
 #include "proto/protocol.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/fingerprint.h"
 #include "store/fleet_pg.h"
-#include "zk/os.h"
+#include "base/os.h"
 #include "shm/pipeline.h"
 
 /* Daemons on other machines open these paths: absolute, on the shared file system

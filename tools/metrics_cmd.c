@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "shm/stats_reader.h"
 
 int metrics_cmd_main(const char *instance, int argc, char **argv)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 /* v as JSON text into DIR/NAME, replacing a file (never following a link there).
  * 0, or -errno with the reason printed. */

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "shm/futex.h"
 #include "zk/groth16.h"
 #include "zk/ntt.h"
@@ -22,6 +22,7 @@
 #include "synth/wgen.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"
+#include "base/os.h"
 
 static const char usage_text[] =
     "usage: cuzk prove-local [options] ZKEY WTNS PROOF.json PUBLIC.json\n"
@@ -155,7 +156,7 @@ int prove_local_main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     int rc, code = 0;
     groth16_timings t = { 0 };
-    double t0 = futex_now_s();
+    double t0 = os_now_s();
 
     if ((rc = zkey_open(&z, zkey_path, err, sizeof err)) != 0) {
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
@@ -211,7 +212,7 @@ int prove_local_main(int argc, char **argv)
             goto out;
         }
     }
-    double t_read = futex_now_s() - t0; /* with --witness-gen: and the witness computed */
+    double t_read = os_now_s() - t0; /* with --witness-gen: and the witness computed */
 
     groth16_blind bl;
     if (rs_arg) {
@@ -241,20 +242,20 @@ int prove_local_main(int argc, char **argv)
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
-    double t1 = futex_now_s();
+    double t1 = os_now_s();
     if (verify && (rc = self_verify(&z, w.values, &proof, err, sizeof err)) != 0) {
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
-    double t_verify = futex_now_s() - t1;
-    t1 = futex_now_s();
+    double t_verify = os_now_s() - t1;
+    t1 = os_now_s();
     if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
         (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
         unlink(proof_path);
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
-    double t_write = futex_now_s() - t1;
+    double t_write = os_now_s() - t1;
     if (timings) {
         fprintf(stderr,
                 "timings (%s, %u signals, domain 2^%u):\n"
@@ -264,7 +265,7 @@ int prove_local_main(int argc, char **argv)
                 "  verify      %8.3f s\n  write       %8.3f s\n  total       %8.3f s\n",
                 groth16_curve_name(&z), z.nvars, z.lg_domain, gen_path ? "read+witness" : "read+check  ",
                 t_read, t.matvec, t.ntt, t.msm_a, t.msm_b1, t.msm_b2, t.msm_c, t.msm_h, t.finalize, t_verify,
-                t_write, futex_now_s() - t0);
+                t_write, os_now_s() - t0);
     }
 out:
     r1cs_close(&r);

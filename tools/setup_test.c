@@ -34,10 +34,11 @@
 #include <unistd.h>
 
 #include "zk/curve.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/field.h"
 #include "zk/ntt.h"
 #include "zk/r1cs.h"
+#include "base/os.h"
 
 #define FR_LIMBS    4 /* both scalar fields: 4 limbs, n8r = 32 (array stride) */
 /* Temporaries are FE_MAX_LIMBS wide: with a run-time descriptor gcc cannot see that
@@ -493,7 +494,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     uint64_t *buf = NULL;
     setup_test_stats s = { 0 };
     int rc = 0;
-    double t0 = futex_now_s(), tm;
+    double t0 = os_now_s(), tm;
 
     memset(&d, 0, sizeof d);
     memset(&x, 0, sizeof x);
@@ -546,10 +547,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         goto out;
     }
     setvbuf(o.f, NULL, _IOFBF, 1 << 20);
-    s.secs_read = futex_now_s() - t0;
+    s.secs_read = os_now_s() - t0;
 
     /* ---- scalars ---- */
-    tm = futex_now_s();
+    tm = os_now_s();
     d.nvars = nvars;
     d.n = n;
     d.lag = malloc(n * FR_LIMBS * sizeof *d.lag);
@@ -603,10 +604,10 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         explicit_bzero(t, sizeof t);
     }
     if (h_scalars(Fr, &x, omega, inc, n, d.lag, d.sh)) goto oom;
-    s.secs_scalars = futex_now_s() - tm;
+    s.secs_scalars = os_now_s() - tm;
 
     /* ---- points and the file ---- */
-    tm = futex_now_s();
+    tm = os_now_s();
     if (fb_build(&t1, g1, 4 * (size_t)nvars + n) || fb_build(&t2, g2, nvars)) goto oom;
     const size_t big = (size_t)nvars > n ? nvars : n;
     buf = malloc((big > 3 ? big : 3) * 2 * (size_t)t2.cl * sizeof *buf); /* G2 points are the largest */
@@ -702,9 +703,9 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         put(&o, zero, sizeof zero);
         put32(&o, 0);
     }
-    s.secs_points = futex_now_s() - tm;
+    s.secs_points = os_now_s() - tm;
 
-    tm = futex_now_s();
+    tm = os_now_s();
     if (!o.err && fflush(o.f) != 0) o.err = errno;
     if (!o.err && fsync(fileno(o.f)) != 0) o.err = errno;
     s.zkey_bytes = (uint64_t)ftell(o.f);
@@ -716,8 +717,8 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
         rc = binfile_err(err, errlen, CUZK_E_OUTPUT, "cannot write %s: %s", zkey_path, strerror(o.err));
         goto out;
     }
-    s.secs_write = futex_now_s() - tm;
-    s.secs_total = futex_now_s() - t0;
+    s.secs_write = os_now_s() - tm;
+    s.secs_total = os_now_s() - t0;
     if (st) *st = s;
     rc = 0;
     goto out;

@@ -9,7 +9,7 @@
 
 #include <openssl/evp.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 static const char usage[] =
     "usage: cuzk token NAME [PRIORITY-CAP [MAX-RUNNING-JOBS [MAX-BODY-BYTES [MAX-REQUESTS]]]]\n"

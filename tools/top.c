@@ -1,6 +1,6 @@
 /* top.c — `cuzk-top`'s views (live ncurses, --once text/JSON);
  * the readings come from stats_reader.h (shm/stats_reader.c). */
-#include "zk/version.h"
+#include "base/version.h"
 #include "tools/top.h"
 
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <curses.h>
 
 #include "proto/protocol.h"
-#include "zk/error.h"
+#include "base/error.h"
 
 /* ---- option parsing ------------------------------------------------------------ */
 

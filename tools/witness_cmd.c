@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "synth/wgen.h"
 #include "zk/wtns.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {

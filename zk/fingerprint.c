@@ -8,7 +8,7 @@
 #include <openssl/evp.h>
 
 #include "zk/binfile.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/field.h"
 #include "zk/r1cs.h"
 #include "zk/zkey.h"

@@ -26,7 +26,7 @@
  *     it includes the kernels' logic headers by relative path ("../../zk/cuda/NAME.h"),
  *     so it needs no extra flags and no CUDA.
  *
- * Conventions: every function returns 0 or -CUZK_E_* (zk/error.h) and writes
+ * Conventions: every function returns 0 or -CUZK_E_* (base/error.h) and writes
  * a sentence into err (with cudaGetErrorString's text for CUDA failures). A device
  * fault (illegal address, launch failure: a "sticky" error that poisons the context)
  * is returned as -CUZK_E_DEVICE; the caller must then exit the process (the context
@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #include "zk/curve.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/field.h"
 #include "zk/groth16.h"
 #include "zk/zkey.h"

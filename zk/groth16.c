@@ -17,22 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/ifma.h"
-#include "zk/hugemem.h"
+#include "base/hugemem.h"
 #include "zk/msm.h"
 #include "zk/ntt.h"
 #include "zk/workers.h"
 #include "ntt_kernels.h"
+#include "base/os.h"
 
 #define FR_LIMBS 4
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int groth16_tmp_prefix(char *buf, size_t len, const char *final, long tag_pid)
 {
@@ -141,7 +135,7 @@ static void synth_part(void *arg, unsigned part, unsigned nparts)
 int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                   unsigned threads, groth16_timings *t)
 {
-    double t0 = now_s();
+    double t0 = os_now_s();
     const size_t n = z->domain_size;
     struct synth_job j = { .z = z, .values = values, .a = a, .b = b, .c = c, .n = n };
 
@@ -153,7 +147,7 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
     if (threads > n / SYNTH_MIN_ROWS_PER_THREAD)
         threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
     workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
-    if (t) t->matvec += now_s() - t0;
+    if (t) t->matvec += os_now_s() - t0;
     return 0;
 }
 
@@ -179,7 +173,7 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     const size_t n = z->domain_size;
     const ntt_domain *d;
 
-    double t0 = now_s();
+    double t0 = os_now_s();
     int rc = ntt_domain_acquire(Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
     if (rc) return rc;
     ntt_to_odd_coset(d, a, threads);
@@ -193,7 +187,7 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     else
 #endif
         FR_DISPATCH(Fr, h_impl, a, b, c, n);
-    if (t) t->ntt += now_s() - t0;
+    if (t) t->ntt += os_now_s() - t0;
     return 0;
 }
 
@@ -223,19 +217,19 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
      * NULL when GLV does not apply, and each MSM then runs as msm_run). Its time
      * counts to msm A. */
     msm_split *sp = NULL;
-    double s0 = now_s();
+    double s0 = os_now_s();
     rc = msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads);
     if (rc) return rc;
-    if (t) t->msm_a += now_s() - s0;
+    if (t) t->msm_a += os_now_s() - s0;
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
-        s0 = now_s();
+        s0 = os_now_s();
         if (k < 4)
             rc = msm_run_split(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, sp,
                                jobs[k].first, threads);
         else
             rc = msm_run(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, threads);
         if (rc) break;
-        if (jobs[k].slot) *jobs[k].slot += now_s() - s0;
+        if (jobs[k].slot) *jobs[k].slot += os_now_s() - s0;
         if (k == 3) { /* H's MSM, the last, makes the memory peak: the split is gone by then */
             msm_split_free(sp);
             sp = NULL;
@@ -326,9 +320,9 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     b = c = NULL;
     rc = groth16_msms(z, w->values, a, raw, threads, t);
     if (rc) goto out;
-    double t0 = now_s();
+    double t0 = os_now_s();
     groth16_finalize(z, raw, bl, out);
-    if (t) t->finalize += now_s() - t0;
+    if (t) t->finalize += os_now_s() - t0;
 out:
     if (rc) snprintf(err, errlen, "proving failed: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
     free(a);
@@ -339,13 +333,6 @@ out:
 }
 
 /* ---- output (§6) ------------------------------------------------------------ */
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* One output being published: its directory (an fd, so nothing below re-resolves
  * the path), its final name and its temp name in that directory. */
@@ -367,7 +354,7 @@ static void out_close(out_file *o)
 static int out_prepare(out_file *o, const char *path, const char *text, long tag_pid, groth16_write_times *wt,
                        char *err, size_t errlen)
 {
-    uint64_t t0 = mono_ns(), t1;
+    uint64_t t0 = os_now_ns(), t1;
     const char *slash = strrchr(path, '/');
     char dir[PATH_MAX];
     int fd = -1;
@@ -426,7 +413,7 @@ static int out_prepare(out_file *o, const char *path, const char *text, long tag
         }
         off += (size_t)k;
     }
-    t1 = mono_ns();
+    t1 = os_now_ns();
     if (fsync(fd) != 0) {
         snprintf(err, errlen, "cannot write %s: fsync: %s", path, strerror(errno));
         goto fail;
@@ -438,7 +425,7 @@ static int out_prepare(out_file *o, const char *path, const char *text, long tag
     }
     if (wt) {
         wt->write_ns += t1 - t0;
-        wt->fsync_ns += mono_ns() - t1;
+        wt->fsync_ns += os_now_ns() - t1;
     }
     return 0;
 fail:
@@ -508,10 +495,10 @@ static int publish_file(const char *path, const char *text, groth16_write_times 
     out_file o;
     int rc = out_prepare(&o, path, text, (long)getpid(), wt, err, errlen);
     if (rc) return rc;
-    uint64_t t2 = mono_ns();
+    uint64_t t2 = os_now_ns();
     rc = out_commit(&o, err, errlen);
     if (!rc) fsync(o.dfd); /* make the rename durable */
-    if (!rc && wt) wt->rename_ns += mono_ns() - t2;
+    if (!rc && wt) wt->rename_ns += os_now_ns() - t2;
     out_abort(&o);
     return rc;
 }
@@ -534,7 +521,7 @@ int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path,
 static int proof_text(const zkey *z, const groth16_proof *p, const char *path, char *buf,
                       groth16_write_times *wt, char *err, size_t errlen)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = os_now_ns();
     const field_desc *F = z->Fq;
     const unsigned n = F->n;
     const size_t cap = PROOF_TEXT_CAP;
@@ -580,7 +567,7 @@ static int proof_text(const zkey *z, const groth16_proof *p, const char *path, c
         snprintf(err, errlen, "%s: proof text too long (bug)", path);
         return -CUZK_E_INTERNAL;
     }
-    if (wt) wt->serialize_ns += mono_ns() - t0;
+    if (wt) wt->serialize_ns += os_now_ns() - t0;
     return 0;
 }
 
@@ -601,7 +588,7 @@ int groth16_write_public(const zkey *z, const uint8_t *values, const char *path,
 static char *public_text(const zkey *z, const uint8_t *values, const char *path, groth16_write_times *wt,
                          char *err, size_t errlen)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = os_now_ns();
     size_t cap = 16 + (size_t)z->npublic * 90, o = 0;
     char *buf = malloc(cap);
     if (!buf) {
@@ -617,7 +604,7 @@ static char *public_text(const zkey *z, const uint8_t *values, const char *path,
         o += (size_t)snprintf(buf + o, cap - o, "%s\n \"%s\"", i > 1 ? "," : "", dec);
     }
     o += (size_t)snprintf(buf + o, cap - o, "%s]", z->npublic ? "\n" : "");
-    if (wt) wt->serialize_ns += mono_ns() - t0;
+    if (wt) wt->serialize_ns += os_now_ns() - t0;
     return buf;
 }
 
@@ -664,7 +651,7 @@ int groth16_publish_pair(const char *proof_path, const char *public_path, const 
         out_abort(&po);
         return rc;
     }
-    uint64_t t2 = mono_ns();
+    uint64_t t2 = os_now_ns();
     rc = out_commit(&po, err, errlen);
     if (!rc && (rc = out_commit(&uo, err, errlen)))
         unlinkat(po.dfd, po.name, 0); /* never a proof.json whose public.json failed */
@@ -672,7 +659,7 @@ int groth16_publish_pair(const char *proof_path, const char *public_path, const 
         fsync(po.dfd); /* make the renames durable */
         if (strcmp(proof_path, public_path)) fsync(uo.dfd);
     }
-    if (!rc && wt) wt->rename_ns += mono_ns() - t2;
+    if (!rc && wt) wt->rename_ns += os_now_ns() - t2;
     out_abort(&po);
     out_abort(&uo);
     return rc;

@@ -31,7 +31,7 @@
  * The window width c and the number of point ranges per window come from a cost model
  * (msm_plan) in units of one mixed addition; see the numbers there. */
 #include "zk/msm.h"
-#include "zk/hugemem.h"
+#include "base/hugemem.h"
 #include "zk/ifma.h"
 #include "zk/workers.h"
 

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "zk/ifma.h"
-#include "zk/hugemem.h"
+#include "base/hugemem.h"
 #include "zk/workers.h"
 #include "ntt_kernels.h"
 
@@ -111,7 +111,7 @@ static size_t bitrev(size_t i, unsigned lg)
 }
 
 /* A table of count elements (huge pages from 2 MiB, 2^16 elements, on: the domain
- * build's time was mostly first-touch page faults, zk/hugemem.c). */
+ * build's time was mostly first-touch page faults, base/hugemem.c). */
 static uint64_t *fe_vec_alloc(size_t count)
 {
     return huge_alloc(count * NTT_LIMBS * sizeof(uint64_t));

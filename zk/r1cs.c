@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/wtns.h"
 
 enum { R1CS_MAX_VERSION = 1 };

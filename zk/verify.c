@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/pairing.h"
 #include "verify_prep.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/zkey.h"
 
 enum { WTNS_MAX_VERSION = 2 }; /* circom/snarkjs write 2; 1 has the same two sections */

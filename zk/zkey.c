@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 
 enum { ZKEY_MAX_VERSION = 2 }; /* snarkjs prove accepts <= 2; writers emit 1 (spec §1) */
 

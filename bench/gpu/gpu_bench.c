@@ -33,13 +33,11 @@
 #include "shm/stats.h"
 
 #include "../rng.h"
+#include "base/os.h"
 
 static double now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    return (double)os_now_ns() * 1e-6;
 }
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -313,7 +311,6 @@ static int snap(const char *instance, const char *path)
 {
     struct shmlayout_stats st;
     struct snapfile *sf = calloc(1, sizeof(*sf));
-    struct timespec ts;
     char err[512];
     FILE *f;
     uint64_t now;
@@ -323,8 +320,7 @@ static int snap(const char *instance, const char *path)
         free(sf);
         return 1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    now = os_now_ns();
     for (uint32_t i = 0; i < st.page->slot_count && sf->n < SNAP_MAX; i++) {
         const struct stats_slot *s = stats_page_slot(st.page, i);
 

@@ -21,7 +21,7 @@ CC="${FUZZ_CC:-clang}"
 command -v "$CC" >/dev/null || { echo "SKIP: $CC not found (apt-get install clang to run the fuzzers)"; exit 77; }
 # Instrumented: the parsers. The arithmetic they call (field, curve) comes from the
 # normal build's libraries (make first), uninstrumented: it parses nothing.
-srcs=(zk/zkey.c zk/wtns.c zk/binfile.c zk/error.c supervisor/control.c supervisor/submit_check.c
+srcs=(zk/zkey.c zk/wtns.c zk/binfile.c base/error.c supervisor/control.c supervisor/submit_check.c
       supervisor/copies.c supervisor/input_bounds.c supervisor/wgen_trust.c supervisor/peer_acl.c
       supervisor/circuit_decl.c proto/protocol.c)
 for l in zk shm; do

@@ -29,6 +29,7 @@
 #include "zk/zkey.h"
 
 #include "../unit/helper_test.h"
+#include "base/os.h"
 
 static int failures;
 
@@ -56,9 +57,9 @@ static void check_msm(gpu_dev *d, const curve_group *G, unsigned lg)
         char err[512] = "";
         double ms = 0;
         test_rand_scalars(G->Fr, sc, n, wl == 1 ? TEST_SCALARS_WITNESS : TEST_SCALARS_UNIFORM);
-        double t0 = futex_now_s();
+        double t0 = os_now_s();
         int rc = msm_run(G, want, (const uint8_t *)bases, (const uint8_t *)sc, n, 32, 0);
-        double cpu = futex_now_s() - t0;
+        double cpu = os_now_s() - t0;
         if (rc) {
             printf("FAIL msm %s 2^%u: CPU msm_run returned %d\n", G->name, lg, rc);
             failures++;
@@ -137,18 +138,18 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
     memset(a, 0, vb), memset(b, 0, vb), memset(c, 0, vb);
     groth16_synth(&z, w.values, a, b, c, 0, NULL);
     memcpy(a2, a, vb), memcpy(b2, b, vb), memcpy(c2, c, vb);
-    double t0 = futex_now_s();
+    double t0 = os_now_s();
     int rc = groth16_compute(&z, w.values, a, b, c, &want, 0, &tc);
-    double cpu = futex_now_s() - t0;
+    double cpu = os_now_s() - t0;
     gpu_circuit *gc = NULL;
-    t0 = futex_now_s();
+    t0 = os_now_s();
     if (rc == 0) rc = gpu_circuit_load(d, &z, &gc, err, sizeof err);
-    double load = futex_now_s() - t0;
+    double load = os_now_s() - t0;
     double dev = 0;
-    t0 = futex_now_s();
+    t0 = os_now_s();
     if (rc == 0)
         rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &dev, err, sizeof err);
-    double gpu = futex_now_s() - t0;
+    double gpu = os_now_s() - t0;
     if (rc) {
         printf("FAIL prove %s: %s (rc %d)\n", zpath, err, rc);
         failures++;

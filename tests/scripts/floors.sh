@@ -22,12 +22,17 @@ cd "$here/../.."
 # ---- the floor table (lowest first; one floor may hold several folders, which then
 # may not import each other) --------------------------------------------------------
 FLOORS=(
+	"base"                         # the ground floor: the clock, mkdir -p, directory
+	                               # trust, the log line, exit codes and option helpers,
+	                               # display-safe names, the version, huge pages
 	"shm zk"                       # shared memory (segments, rings, pool, job table,
 	                               # stats page and its reader) / the arithmetic and files
 	"store proto"                  # the durable job store / the control protocol's
 	                               # names, shared by cuzkd and the client
 	"stage"                        # the stage runtime every stage process stands on
 	"synth gpuworker finalizer"    # the three stages
+	"fleet"                        # cuzkd's agent of the fleet queue (claims,
+	                               # staging, stored proofs), on its own options
 	"supervisor"                   # cuzkd
 	"tools api"                    # the cuzk client, cuzk-top (the viewer) / cuzk-api,
 	                               # the HTTP API process

@@ -47,3 +47,13 @@ floors "$name" && fail "floors.sh passed with supervisor/control.h in api/http.c
 grep -q "api/http.c.*supervisor" "$tmp/$name.out" ||
 	fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
 echo "ok: supervisor/control.h in api/ -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
+# the ground floor imports nothing, and the fleet agent never stands on cuzkd
+for plant in 'base/os.c:#include "zk/field.h"' 'fleet/fleet.c:#include "supervisor/sup.h"'; do
+	file="${plant%%:*}" line="${plant#*:}" name="p$RANDOM"
+	copy "$name"
+	printf '%s\n' "$line" >>"$tmp/$name/$file"
+	floors "$name" && fail "floors.sh passed with $line in $file"
+	grep -q "$file.*(floor" "$tmp/$name.out" ||
+		fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
+	echo "ok: $line in $file -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
+done

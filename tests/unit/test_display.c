@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zk/display.h"
+#include "base/display.h"
 #include "supervisor/wgen_trust.h"
 
 #include "helper_test.h"

@@ -1,4 +1,4 @@
-/* test_error — the one error space and the one exit-code table (zk/error.c):
+/* test_error — the one error space and the one exit-code table (base/error.c):
  * CUZK_E_* never meets an errno, every code has a name, a message and an exit code of
  * the table for each kind of program, the documented numbers stay what scripts read,
  * and docs/usage.md's table is the table in the code. Run from the source root (tests/run.sh
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "helper_test.h"
 
 static const unsigned kinds[] = { CUZK_PROG_TOOL, CUZK_PROG_CLIENT, CUZK_PROG_CUZKD, CUZK_PROG_STAGE };
@@ -188,7 +188,7 @@ TEST(test_error_readme_table_is_the_code_table, 1)
     cuzk_exit_markdown(m);
     fclose(m);
     ck_assert_msg((size_t)(e - b) == wlen && !memcmp(b, want, wlen),
-                  "docs/usage.md's exit-code table differs from zk/error.c's: run `make doc-exit-codes`\n"
+                  "docs/usage.md's exit-code table differs from base/error.c's: run `make doc-exit-codes`\n"
                   "docs/usage.md:\n%.*s\ncode:\n%s",
                   (int)(e - b), b, want);
     free(want);

@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "gpuworker/lanes.h"
 #include "helper_test.h"
+#include "base/os.h"
 
 #define JOB_MS 60
 
@@ -30,14 +31,6 @@ static _Atomic int ran;
 static _Atomic int in_flight;  /* jobs inside lane_fn now */
 static _Atomic int rendezvous; /* two_lanes_overlap: each job waits for the other */
 static _Atomic int met;        /* jobs that saw the other in flight */
-
-static uint64_t mono(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void rel(void *arg)
 {
@@ -101,9 +94,9 @@ static int submit(struct lanes *l, int id, void *tag)
 static int collect_all(struct lanes *l, int n, struct backend_done *out)
 {
     int got = 0;
-    uint64_t t0 = mono();
+    uint64_t t0 = os_now_ns();
 
-    while (got < n && mono() - t0 < 30000000000ull) /* liveness bound only */
+    while (got < n && os_now_ns() - t0 < 30000000000ull) /* liveness bound only */
         got += lanes_collect(l, 200000000ull, &out[got]);
     return got;
 }
@@ -118,12 +111,12 @@ TEST(two_lanes_overlap, 1)
     ck_assert_int_eq(lanes_collect(l, 1000000, &d[0]), 0); /* nothing yet: 1 ms timeout */
     atomic_store(&met, 0);
     atomic_store(&rendezvous, 1);
-    t0 = mono();
+    t0 = os_now_ns();
     ck_assert_int_eq(submit(l, 1, (void *)0x11), 0);
     ck_assert_int_eq(submit(l, 2, (void *)0x22), 0);
     ck_assert_int_eq(submit(l, 3, (void *)0x33), -CUZK_E_INTERNAL);
     ck_assert_int_eq(collect_all(l, 2, d), 2);
-    wall = mono() - t0;
+    wall = os_now_ns() - t0;
     atomic_store(&rendezvous, 0);
     /* in parallel: both jobs were in their lanes at the same moment */
     ck_assert_int_eq(atomic_load(&met), 2);
@@ -155,12 +148,12 @@ TEST(one_lane_serial, 1)
     uint64_t t0, wall;
 
     l = start(1);
-    t0 = mono();
+    t0 = os_now_ns();
     ck_assert_int_eq(submit(l, 5, (void *)5), 0);
     ck_assert_int_eq(collect_all(l, 1, d), 1);
     ck_assert_int_eq(submit(l, 6, (void *)6), 0);
     ck_assert_int_eq(collect_all(l, 1, d + 1), 1);
-    wall = mono() - t0;
+    wall = os_now_ns() - t0;
     ck_assert(d[0].tag == (void *)5 && d[1].tag == (void *)6);
     /* one lane: the union is the sum of two jobs, and still within the wall */
     ck_assert_uint_ge(d[1].busy_total_ns, 2 * JOB_MS * 1000000ull);

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "finalizer/out_writer.h"
 
 #include "helper_test.h"

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/error.h"
+#include "base/error.h"
 #include "finalizer/finalizer.h"
 #include "stage/stage.h"
 #include "synth/synth.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "zk/binfile.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/r1cs.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"

@@ -15,6 +15,7 @@
 #include "shm/ring.h"
 
 #include "helper_test.h"
+#include "base/os.h"
 
 /* A ring in an anonymous shared mapping, so forked children share it. */
 static struct ring *ring_new(uint32_t cap, uint64_t start)
@@ -155,10 +156,10 @@ TEST(test_ring_pop_timeout_expires, 1)
 {
     struct ring *r = ring_new(4, 0);
     uint32_t v;
-    uint64_t t0 = futex_now_ns(), dt;
+    uint64_t t0 = os_now_ns(), dt;
 
     ck_assert_int_eq(ring_pop_timeout(r, &v, 50 * 1000000LL), -ETIMEDOUT);
-    dt = futex_now_ns() - t0;
+    dt = os_now_ns() - t0;
     /* Not a timing assertion: never early, and not stuck (generous upper bound). */
     ck_assert_uint_ge(dt, 50 * 1000000ULL);
     ck_assert_uint_lt(dt, 5000 * 1000000ULL);
@@ -175,9 +176,9 @@ TEST(test_ring_push_timeout_expires_when_full, 1)
 
     ck_assert_int_eq(ring_push_timeout(r, 1, 0), 0);
     ck_assert_int_eq(ring_push_timeout(r, 2, 0), 0);
-    t0 = futex_now_ns();
+    t0 = os_now_ns();
     ck_assert_int_eq(ring_push_timeout(r, 3, 30 * 1000000LL), -ETIMEDOUT);
-    dt = futex_now_ns() - t0;
+    dt = os_now_ns() - t0;
     ck_assert_uint_ge(dt, 30 * 1000000ULL);
     ck_assert_uint_lt(dt, 5000 * 1000000ULL);
     ck_assert_uint_eq(ring_count(r), 2);

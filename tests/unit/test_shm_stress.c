@@ -17,6 +17,7 @@
 
 #include "helper_shm.h"
 #include "helper_test.h"
+#include "base/os.h"
 
 static char inst[64];
 static struct shmlayout_data d;
@@ -157,9 +158,9 @@ static uint64_t expect_result(uint32_t p)
 
 static void busy_ns(uint64_t ns)
 {
-    uint64_t t0 = futex_now_ns();
+    uint64_t t0 = os_now_ns();
 
-    while (futex_now_ns() - t0 < ns) barrier_cpu_relax();
+    while (os_now_ns() - t0 < ns) barrier_cpu_relax();
 }
 
 /* A GPU-worker-like consumer: claim READY→PROVING, take a scratch buffer, release the
@@ -251,7 +252,7 @@ TEST(test_stress_killed_consumers_recover_every_partition_once, 1)
         ck_assert_int_eq(jobtab_job_add(&d.jobtab, NPARTS, NULL, NULL, 0, &job), 0);
         first = d.jobtab.jobs[job].first_part;
         for (int i = 0; i < NWORKERS; i++) w[i] = spawn_worker(sh);
-        deadline = futex_now_ns() + 30 * 1000000000ULL;
+        deadline = os_now_ns() + 30 * 1000000000ULL;
         next_kill = 0;
         while (done < NPARTS) {
             synth_pass(first);
@@ -290,7 +291,7 @@ TEST(test_stress_killed_consumers_recover_every_partition_once, 1)
             usleep(200);
             ck_assert_int_eq(jobtab_job_counts(&d.jobtab, job, &done, &failed), 0);
             ck_assert_uint_eq(failed, 0);
-            ck_assert_msg(futex_now_ns() < deadline,
+            ck_assert_msg(os_now_ns() < deadline,
                           "stuck: %u of %u partitions done after "
                           "%u kills (a partition was lost by recovery)",
                           done, NPARTS, kills);

@@ -30,6 +30,7 @@
 #include "zk/zkey.h"
 
 #include "helper_test.h"
+#include "base/os.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define COUNT_CREATES 0
@@ -59,13 +60,6 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- a part that records itself --------------------------------------------- */
 
 #define MAXP 64
@@ -89,9 +83,9 @@ static void tally_part(void *arg, unsigned part, unsigned nparts)
     if (part < MAXP) atomic_fetch_add(&t->runs[part], 1);
     atomic_fetch_add(&t->arrived, 1);
     if (!t->together) return;
-    double end = now_s() + 60; /* a liveness bound, not a timing */
+    double end = os_now_s() + 60; /* a liveness bound, not a timing */
     while (atomic_load(&t->arrived) < nparts) {
-        if (now_s() > end) {
+        if (os_now_s() > end) {
             atomic_fetch_add(&t->late, 1);
             return;
         }
@@ -244,9 +238,9 @@ TEST(test_workers_fork_child_runs, 1)
         if (pid == 0) _exit(child_body()); /* no Check call in the child (see bg_main) */
         ck_assert_int_ge(pid, 0);
         int status = 0;
-        double end = now_s() + 60;
+        double end = os_now_s() + 60;
         while (waitpid(pid, &status, WNOHANG) == 0) {
-            if (now_s() > end) {
+            if (os_now_s() > end) {
                 kill(pid, SIGKILL);
                 waitpid(pid, &status, 0);
                 ck_abort_msg("fork %d: the child hung in workers_run (a lock inherited held?)", i);

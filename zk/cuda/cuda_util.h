@@ -12,7 +12,7 @@
 
 extern "C" {
 #include "zk/curve.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "zk/field.h"
 #include "zk/groth16.h"
 #include "zk/ntt.h"

@@ -14,13 +14,7 @@
 #include "cuda_util.h"
 #include "zk/curve.h"
 #include "msm_logic.h"
-
-static double gpu_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "base/os.h"
 
 extern "C" int gpu_device_count(void)
 {
@@ -326,12 +320,12 @@ struct G2Side {
                size_t count, unsigned share)
     {
         th = std::thread([=] {
-            double t0 = gpu_now_s();
+            double t0 = os_now_s();
             cudaError_t e = cudaSetDevice(d->ordinal); // the current device is per host thread
             rc = e != cudaSuccess
                 ? gpu_fail(e, "cudaSetDevice", err, sizeof err)
                 : gpu_msm_device(g, out, bases, scalars, count, share, d->stream[1], err, sizeof err);
-            el = gpu_now_s() - t0;
+            el = os_now_s() - t0;
         });
     }
     void join()
@@ -412,11 +406,11 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
     if (overlap) g2.start(d, jobs[2].g, jobs[2].out, jobs[2].bases, jobs[2].scalars, jobs[2].count, share);
     for (auto &j : jobs) {
         if (overlap && &j == &jobs[2]) continue;
-        double t0 = gpu_now_s();
+        double t0 = os_now_s();
         if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s, err,
                                  errlen)))
-            return rc;                // g2's destructor joins the other thread before dv is freed
-        double el = gpu_now_s() - t0; // synchronous: wall time of the device work plus small host steps
+            return rc;               // g2's destructor joins the other thread before dv is freed
+        double el = os_now_s() - t0; // synchronous: wall time of the device work plus small host steps
         if (j.slot) *j.slot += el;
         dev += el;
     }

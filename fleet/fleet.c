@@ -1,7 +1,7 @@
 /* fleet.c — cuzkd's fleet thread (fleet.h): claim partitions from the queue, run
  * `cuzk prove --wait` on each, finish and publish them; their staging dirs are
  * fleet_stage.c's. */
-#include "supervisor/fleet.h"
+#include "fleet/fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,13 +20,12 @@
 
 #include <jansson.h>
 
-#include "supervisor/circuit_decl.h"
 #include "proto/ctl_client.h"
-#include "zk/error.h"
+#include "base/error.h"
 #include "store/fleet_pg.h"
-#include "zk/os.h"
+#include "base/os.h"
 #include "proto/protocol.h"
-#include "supervisor/staged.h"
+#include "fleet/staged.h"
 #include "fleet_stage.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
@@ -104,13 +103,13 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
 
     if (!fleet_name_ok(sl->c.name))
         why = "its name is not a single file name";
-    else if (circuit_name_ok(sl->c.circuit)) /* 0: valid */
+    else if (!circuit_name_valid(sl->c.circuit))
         why = "its circuit is not a circuit name";
     else
         why = staging_prepare(d, sl, stage, sizeof(stage));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
-        sl->retry = fleet_name_ok(sl->c.name) && !circuit_name_ok(sl->c.circuit); /* else the row's fault */
+        sl->retry = fleet_name_ok(sl->c.name) && circuit_name_valid(sl->c.circuit); /* else the row's fault */
     } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
@@ -621,7 +620,7 @@ static void daemon_free(struct fleet_daemon *d)
     free(d);
 }
 
-int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, const char *cuzk_bin,
+int fleet_daemon_start(struct fleet_daemon **out, const struct fleet_options *c, const char *cuzk_bin,
                        char *err, size_t errlen)
 {
     struct fleet_daemon *d = calloc(1, sizeof(*d));
@@ -629,7 +628,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, 
     int rc;
 
     *out = NULL;
-    if (!d || !(d->slots = calloc(c->queue_parallel, sizeof(*d->slots)))) {
+    if (!d || !(d->slots = calloc(c->parallel, sizeof(*d->slots)))) {
         free(d);
         snprintf(err, errlen, "fleet: out of memory");
         return -ENOMEM;
@@ -641,8 +640,8 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct cuzkd_config *c, 
     snprintf(d->cuzk, sizeof(d->cuzk), "%s", cuzk_bin);
     snprintf(d->instance, sizeof(d->instance), "%s", c->instance);
     snprintf(d->run_dir, sizeof(d->run_dir), "%s", c->run_dir);
-    d->lease_s = (int)c->queue_lease_s;
-    d->n = c->queue_parallel;
+    d->lease_s = (int)c->lease_s;
+    d->n = c->parallel;
     d->store = c->store_proofs;
     snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", c->run_dir, c->instance);
     if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||

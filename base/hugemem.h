@@ -2,7 +2,7 @@
  *
  * A one-shot prover touches every page of its vectors (a, b, c, the NTT domain, MSM
  * scratch) once, right after allocating them: on the VMs we measured, those first-touch
- * faults of 4 KiB pages were a visible share of a proof (zk/hugemem.c has the numbers).
+ * faults of 4 KiB pages were a visible share of a proof (base/hugemem.c has the numbers).
  * 2 MiB pages make 512 times fewer. */
 #ifndef CUZK_HUGEMEM_H
 #define CUZK_HUGEMEM_H

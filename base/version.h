@@ -3,7 +3,7 @@
 #define CUZK_VERSION_H
 
 /* The version of debian/changelog's first entry (the Makefile passes it to
- * zk/version.c), so `cuzk --version` and `dpkg -s cuzk` always agree. */
+ * base/version.c), so `cuzk --version` and `dpkg -s cuzk` always agree. */
 const char *cuzk_version(void);
 
 #endif

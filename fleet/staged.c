@@ -1,8 +1,8 @@
 /* staged.c — proof files staged in a directory of cuzkd's own, read back and removed
  * (staged.h): the fleet's --store-proofs and the jobs that keep their results in the
  * job store share them. */
-#include "zk/os.h"
-#include "supervisor/staged.h"
+#include "base/os.h"
+#include "fleet/staged.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* os.c — the operating-system helpers every program shares (os.h). */
-#include "zk/os.h"
+#include "base/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "zk/display.h"
+#include "base/display.h"
 
 uint64_t os_now_ns(void)
 {
@@ -16,6 +16,13 @@ uint64_t os_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct timespec os_deadline_after_ms(uint64_t ms)
+{
+    uint64_t t = os_now_ns() + ms * 1000000ull;
+
+    return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
 }
 
 int os_mkdir_p(const char *dir, mode_t mode)

@@ -23,14 +23,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "supervisor/config.h"
+#include "proto/protocol.h"
 
 struct fleet_daemon;
+
+/* What the fleet agent needs of its daemon's options (cuzkd's --queue,
+ * --queue-lease, --queue-parallel, --store-proofs, --instance, --run-dir). */
+struct fleet_options {
+    const char *queue;    /* the queue's connection string (postgresql://...) */
+    const char *instance; /* this cuzkd's instance: the owner id, its socket */
+    const char *run_dir;  /* its run dir (the control socket, the private proof slots) */
+    uint32_t lease_s;     /* seconds a claim is held unrenewed */
+    uint32_t parallel;    /* fleet partitions in this cuzkd at once (>= 1) */
+    int store_proofs;     /* proofs also stored in the queue's table */
+};
 
 /* Connect, create the schema if absent, register this daemon, start the thread.
  * cuzk_bin: the client binary. -ECONNREFUSED (database unreachable) or another
  * -errno with a sentence in err. */
-int fleet_daemon_start(struct fleet_daemon **fd, const struct cuzkd_config *c, const char *cuzk_bin,
+int fleet_daemon_start(struct fleet_daemon **fd, const struct fleet_options *c, const char *cuzk_bin,
                        char *err, size_t errlen);
 /* The fleet thread's view of its database, for `cuzk status` and the metrics endpoint
  * (atomics: safe to read from any thread while the fleet thread runs).

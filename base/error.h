@@ -8,7 +8,7 @@
  * function also writes a sentence a person can act on into the caller's buffer;
  * cuzk_strerror() names the code alone, for either kind.
  *
- * Exit codes. Every binary exits with a code of cuzk_exit_table (zk/error.c), the one
+ * Exit codes. Every binary exits with a code of cuzk_exit_table (base/error.c), the one
  * place they are written down: `--help` prints them from there (cuzk_exit_help), and
  * docs/usage.md's "Exit codes" table is generated from it (`cuzk help exit-codes
  * --markdown`; test_error checks that the two agree). cuzk_exit_code() turns an error

@@ -1,5 +1,5 @@
 /* version.c — the release string (version.h). */
-#include "zk/version.h"
+#include "base/version.h"
 
 #ifndef CUZK_VERSION
 #error "CUZK_VERSION is set by the Makefile from debian/changelog"

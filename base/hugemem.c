@@ -1,11 +1,11 @@
-/* hugemem.c — huge_alloc (zk/hugemem.h).
+/* hugemem.c — huge_alloc (base/hugemem.h).
  *
  * The kernel's THP setting here (and Debian's default) is "madvise": a region gets
  * 2 MiB pages only when advised. Measured on this 2-core VM (load 4-8): a fresh 2^16
  * NTT domain built in 25-47 ms, almost all first-touch faults, and in 2.3-2.6 ms once
  * its tables were advised. The rounding up to 2 MiB costs at most one huge page of
  * address space a vector, not memory: pages never touched are never backed. */
-#include "zk/hugemem.h"
+#include "base/hugemem.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
 /* display.h — names and paths made safe to show on a terminal or in a log
- * (zk/display.c).
+ * (base/display.c).
  *
  * Job, file and zkey names come from clients (and fleet rows from whoever writes the
  * tables). Shown raw, a C0 or C1 control character (ESC sequences, U+0085 NEL) or a

@@ -1,6 +1,6 @@
 /* fleet_stage.h — the fleet thread's state and its staging dirs, private to
- * supervisor/fleet.c (the thread: claim, run `cuzk prove --wait`, finish, publish)
- * and supervisor/fleet_stage.c (where a partition's proof waits between the two: the
+ * fleet/fleet.c (the thread: claim, run `cuzk prove --wait`, finish, publish)
+ * and fleet/fleet_stage.c (where a partition's proof waits between the two: the
  * out dir's OUT/.cuzk-OWNER/, or with no out dir cuzkd's own RUN_DIR/fleet-INSTANCE.proofs/SLOT;
  * fleet_pg.h's "Publishing" and "Stored proofs"). */
 #ifndef CUZK_SUPERVISOR_FLEET_STAGE_H
@@ -12,8 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "supervisor/fleet.h"
+#include "fleet/fleet.h"
 #include "store/fleet_pg.h"
+#include "shm/segment.h"
 
 struct slot {
     pid_t pid;     /* the `cuzk prove --wait` running it; 0: free */

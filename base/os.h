@@ -1,5 +1,5 @@
 /* os.h — what cuzkd, the job store and the tools share of the operating system
- * (zk/os.c): the monotonic clock, mkdir -p, the check that a directory may be trusted
+ * (base/os.c): the monotonic clock, mkdir -p, the check that a directory may be trusted
  * with what lives in it (a socket, a pid file, the job store), reading a directory
  * held by a descriptor, and cuzkd's log line. */
 #ifndef CUZK_OS_H
@@ -10,14 +10,31 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* A stream over the entries of the directory dfd, from its start: its own open file
  * description (openat "."), so reading it moves no offset of dfd, and dfd may be an
  * O_PATH descriptor. closedir() ends it; dfd stays open. NULL with errno set. */
 DIR *os_dir_stream(int dfd);
 
-/* CLOCK_MONOTONIC in nanoseconds: a clock step never moves a deadline. */
+/* CLOCK_MONOTONIC in nanoseconds: a clock step never moves a deadline. The one
+ * reader of the clock in the tree: every deadline, futex wait, stage timing and stats
+ * stamp is on it, so any two of them compare. */
 uint64_t os_now_ns(void);
+
+/* The same clock in seconds, for the timings a program prints. */
+static inline double os_now_s(void)
+{
+    return (double)os_now_ns() * 1e-9;
+}
+
+/* The CLOCK_MONOTONIC instant ms from now, as a timespec: the absolute deadline of a
+ * pthread_cond_timedwait on a condition variable set to that clock. */
+struct timespec os_deadline_after_ms(uint64_t ms);
 
 /* dir and its missing parents: the parents 0755, dir itself mode (an existing one is
  * left as it is). 0 or -errno (-ENAMETOOLONG past PATH_MAX). */
@@ -43,5 +60,9 @@ int os_dir_check(const char *dir, mode_t forbid, int root_ok, struct stat *st);
  * reaches the log. */
 void os_vlog(int stamp, const char *prefix, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

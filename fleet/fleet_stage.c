@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "zk/os.h"
-#include "supervisor/staged.h"
+#include "base/os.h"
+#include "fleet/staged.h"
 
 static int open_out(const char *dir)
 {

@@ -1,5 +1,5 @@
 /* error.c — the error codes' names and messages, and the exit-code table (error.h). */
-#include "zk/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* display.c — escaping for display (display.h). */
-#include "zk/display.h"
+#include "base/display.h"
 
 #include <stdint.h>
 #include <stdio.h>
