@@ -31,6 +31,12 @@
 #   tests/gpu/*.c, *.cu         -> build/tests-gpu/* (CUDA builds; need a GPU to run)
 #   bench/gpu/*.c               -> build/bench-gpu/* (CUDA builds; bench/gpu-check.sh)
 
+# Parallel by default: one job per CPU (`nproc`), so that the README's two commands
+# need no flag; a -jN on the command line (-j1 for a serial build) wins.
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 BUILD   ?= build
 PREFIX  ?= /usr/local
 SYSCONFDIR ?= /etc
