@@ -229,7 +229,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBS_BUILT)
 # registers between operands, and a constraint list that fits at -O2 can ask for more
 # registers than x86-64 has ("impossible constraints", which a debug build hit).
 # run.sh runs it as one more unit test. Sanitizers stay off, as for SAN_HEAVY.
-O0_ARITH := zk/field.c zk/curve.c zk/ifma.c zk/ifma381.c zk/msm.c zk/ntt.c zk/pairing.c zk/pairing_tower.c
+O0_ARITH := zk/field.c zk/curve.c zk/ifma.c zk/ifma381.c $(wildcard zk/msm*.c) zk/ntt.c zk/pairing.c zk/pairing_tower.c
 O0_OBJS  := $(patsubst %.c,$(BUILD)/obj/O0/%.o,$(O0_ARITH))
 $(BUILD)/obj/O0/%.o: %.c
 	@mkdir -p $(@D)
@@ -341,14 +341,14 @@ test: tests
 	BUILD=$(BUILD) bash tests/run.sh
 
 # Sanitizer builds leave the pure-arithmetic files uninstrumented: ASan+UBSan turned
-# zk/msm.c alone into more than ten minutes of compiling (its per-group bodies are
+# the MSM (zk/msm*.c) alone into more than ten minutes of compiling (its per-group bodies are
 # large, fully unrolled limb code). They touch only stack arrays and caller buffers and
 # are checked against GMP and naive references by the unit tests; everything that
 # allocates, maps, parses or shares memory (readers, shm, stages) stays instrumented.
 # zk/ifma.c and zk/ifma381.c (the AVX-512 IFMA lanes msm.c calls) are of the same kind:
 # no allocation, no shared state (their one static, the pad bucket, is never written).
 # (test_ifma still takes about 100 s under ASan without them: that time is elsewhere.)
-SAN_HEAVY := zk/msm.c zk/curve.c zk/pairing.c zk/pairing_tower.c zk/field.c zk/ntt.c zk/ifma.c zk/ifma381.c
+SAN_HEAVY := $(wildcard zk/msm*.c) zk/curve.c zk/pairing.c zk/pairing_tower.c zk/field.c zk/ntt.c zk/ifma.c zk/ifma381.c
 $(patsubst %.c,$(BUILD)/obj/%.o,$(SAN_HEAVY)): override EXTRA_CFLAGS := $(filter-out -fsanitize=%,$(EXTRA_CFLAGS))
 
 # (CUDA=0: the sanitizers check the host code the unit tests run; nvcc objects are
