@@ -98,6 +98,9 @@ void config_default_run_dir(char *buf, size_t len);
 int control_wtns_name(const char *path, char *name, size_t len);
 
 /* Request names ("req"). */
+/* A job's priority: higher runs first, 0 by default (submit's "priority"). */
+#define CONTROL_PRIORITY_MAX 1000000
+
 #define CONTROL_REQ_SUBMIT   "submit"
 #define CONTROL_REQ_STATUS   "status"
 #define CONTROL_REQ_WAIT     "wait"

@@ -235,7 +235,8 @@ static int submit_options(struct control_req *r, struct control_err *e)
         (rc = get_file(r->root, "out_dir", !r->results_store, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
         (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
         return rc;
-    if ((rc = get_int(r->root, "priority", 0, -1000000, 1000000, &has, &x, e))) return rc;
+    if ((rc = get_int(r->root, "priority", 0, -CONTROL_PRIORITY_MAX, CONTROL_PRIORITY_MAX, &has, &x, e)))
+        return rc;
     r->priority = has ? (int32_t)x : 0;
     return 0;
 }

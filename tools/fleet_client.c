@@ -1,5 +1,6 @@
 /* fleet_client.c — the client's --queue commands (fleet_client.h). */
 #include "tools/fleet_client.h"
+#include "tools/client_conn.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -327,7 +328,11 @@ static int wait_job(struct fleet *f, int argc, char **argv, int json)
         fprintf(stderr, "cuzk wait JOB --queue URL [--timeout-ms N]\n");
         return CUZK_EXIT_USAGE;
     }
-    if (argc > 3 && !strcmp(argv[2], "--timeout-ms")) timeout_ms = atoll(argv[3]);
+    if (argc > 3 && !strcmp(argv[2], "--timeout-ms")) {
+        int rc = client_option_number("wait", "--timeout-ms", argv[3], 0, INT32_MAX, &timeout_ms);
+
+        if (rc) return rc;
+    }
     t0 = os_now_ns();
     /* LISTEN before the first look, so that an end between the look and the wait
      * still rings; after a lost connection, LISTEN again and look again. Without a

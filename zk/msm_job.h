@@ -97,7 +97,7 @@ CUZK_HD void msm_load(const curve_group *G, const struct msm_job *j, uint64_t *P
 }
 
 /* Batch-affine buckets: additions per shared inversion at most (msm.c's "Measured"). */
-#define MSM_BATCH_MAX 1024
+#define MSM_BATCH_MAX     1024
 /* Input terms a part of the preparation (or of the shared split) takes at least: below,
  * threads cost more than they save. */
 #define MSM_PREP_MIN_PART 4096

@@ -62,8 +62,7 @@ static size_t msm_prepare_range(const struct msm_job *j, const uint8_t *scalars,
 }
 
 /* Whether the scalars [lo, hi) are all below r (GLV's split needs them reduced). */
-bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi,
-                            size_t scalar_bytes)
+bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi, size_t scalar_bytes)
 {
     const uint64_t *r = G->Fr->p;
     for (size_t i = lo; i < hi; i++) {
@@ -192,7 +191,7 @@ unsigned msm_bit_length(const uint64_t *acc, unsigned nl)
  * below r and GLV was asked (nothing usable written: prepare again without it);
  * -ENOMEM. Sets nl (GLV: 2), nact, bits and phi. */
 int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t count, size_t scalar_bytes,
-                           uint64_t *idx, uint64_t *sc, uint64_t *phi, unsigned threads)
+                    uint64_t *idx, uint64_t *sc, uint64_t *phi, unsigned threads)
 {
     unsigned want = (unsigned)(count / MSM_PREP_MIN_PART), nparts;
     const unsigned nl = phi ? 2 : j->nl;

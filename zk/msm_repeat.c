@@ -81,8 +81,7 @@ size_t msm_take_ones(struct msm_job *j, uint64_t *idx, uint64_t *sc)
  * of b = a power of two up to MSM_BATCH_MAX, at most an eighth of a range's terms (the
  * fold's K = 2b additions stay a quarter of the range's); below the bucket form's
  * smallest batch (AUTO), or forced jacobian, one jacobian bucket as before. */
-int msm_run_ones(const struct msm_job *j, size_t n1, unsigned threads, enum msm_buckets mode,
-                        uint64_t *out)
+int msm_run_ones(const struct msm_job *j, size_t n1, unsigned threads, enum msm_buckets mode, uint64_t *out)
 {
     struct msm_job o = *j;
     const size_t mb = mode == MSM_BUCKETS_AFFINE ? 1 : msm_auto_min_batch();
@@ -164,8 +163,8 @@ static size_t msm_rep_group(const struct msm_job *j, size_t n, uint32_t *tab, si
  * (infinity when there was no pass); the job keeps the terms that are alone, in
  * order, with nact and bits theirs. 0 or -ENOMEM. */
 
-int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsigned threads,
-                            enum msm_buckets mode, uint64_t *out)
+int msm_take_repeats(struct msm_job *j, uint64_t *idx, uint64_t *sc, unsigned threads, enum msm_buckets mode,
+                     uint64_t *out)
 {
     const curve_group *G = j->G;
     const unsigned nl = j->nl, cl = ec_cl(G), jl = 3 * cl, al = 2 * cl;
