@@ -62,8 +62,7 @@ int client_circuit(struct client *c, int argc, char **argv, const char *what)
         else if (!strcmp(argv[i], "--timeout-ms") && i + 1 < argc) {
             if ((rc = client_option_number(what, "--timeout-ms", argv[++i], 0, INT32_MAX, &timeout_ms)))
                 return rc;
-        }
-        else if (argv[i][0] != '-' && !arg)
+        } else if (argv[i][0] != '-' && !arg)
             arg = argv[i];
         else {
             fprintf(stderr, "cuzk %s: usage: cuzk %s ZKEY [--no-wait] [--timeout-ms N]\n", what, what);
@@ -103,7 +102,8 @@ int client_circuit(struct client *c, int argc, char **argv, const char *what)
             client_fdset_close(&fs);
             return rc;
         }
-        r = client_request_fds(c, json_pack("{s:s,s:i,s:o}", "req", what, "fds", 1, "zkey", ref), fs.fd, fs.n);
+        r = client_request_fds(c, json_pack("{s:s,s:i,s:o}", "req", what, "fds", 1, "zkey", ref), fs.fd,
+                               fs.n);
         client_fdset_close(&fs);
     } else {
         if ((rc = client_connect(c))) return rc;
@@ -123,7 +123,8 @@ int client_circuit(struct client *c, int argc, char **argv, const char *what)
             return rc;
         }
         e = circuit_entry(st, path, seq, &sup);
-        if (sup || (e && client_jint(e, "applied") >= client_jint(json_object_get(st, "circuits"), "stages"))) break;
+        if (sup || (e && client_jint(e, "applied") >= client_jint(json_object_get(st, "circuits"), "stages")))
+            break;
         if (t >= timeout_ms) {
             fprintf(stderr,
                     "cuzk %s: %s: not every stage has applied it after %lld ms (a "

@@ -56,8 +56,7 @@ int client_prove(struct client *c, int argc, char **argv)
             if ((rc = client_option_number("prove", "--priority", argv[++i], -CONTROL_PRIORITY_MAX,
                                            CONTROL_PRIORITY_MAX, &prio)))
                 return rc;
-        }
-        else if (!strcmp(a, "--wait"))
+        } else if (!strcmp(a, "--wait"))
             wait = 1;
         else if (!strcmp(a, "--keep-in-store"))
             keep = 1;

@@ -63,7 +63,8 @@ static void print_status_all(json_t *r)
     printf("stages:\n");
     json_array_foreach (ch, i, o) {
         printf("  %-9s %lld  pid %-7lld generation %lld  restarts %lld  cpus %s", client_jstr(o, "stage"),
-               client_jint(o, "index"), client_jint(o, "pid"), client_jint(o, "generation"), client_jint(o, "restarts"), client_jstr(o, "cpus"));
+               client_jint(o, "index"), client_jint(o, "pid"), client_jint(o, "generation"),
+               client_jint(o, "restarts"), client_jstr(o, "cpus"));
         if (json_object_get(o, "restart_in_ms"))
             printf("  (down; restart in %lld ms)", client_jint(o, "restart_in_ms"));
         putchar('\n');
@@ -73,16 +74,19 @@ static void print_status_all(json_t *r)
         char who[64];
 
         owner_name(o, who, sizeof(who));
-        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s%s%s%s%s  %s%s\n", client_jint(o, "id"),
-               client_jstr(o, "state"), client_jint(o, "done"), client_jint(o, "partitions"), client_jint(o, "failed"), who,
+        printf("  job %-6lld %-8s %lld/%lld done, %lld failed  owner %s%s%s%s%s  %s%s\n",
+               client_jint(o, "id"), client_jstr(o, "state"), client_jint(o, "done"),
+               client_jint(o, "partitions"), client_jint(o, "failed"), who,
                json_object_get(o, "tenant") ? "  tenant " : "", client_jshow(o, "tenant"),
-               json_object_get(o, "circuit") ? "  circuit " : "", client_jshow(o, "circuit"), client_jshow(o, "out_dir"),
+               json_object_get(o, "circuit") ? "  circuit " : "", client_jshow(o, "circuit"),
+               client_jshow(o, "out_dir"),
                json_is_true(json_object_get(o, "resumed")) ? "  (resumed after a restart)" : "");
     }
     ch = json_object_get(json_object_get(r, "circuits"), "entries");
     json_array_foreach (ch, i, o)
-        printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n", client_jstr(o, "action"),
-               client_jshow(o, "zkey"), client_jint(o, "applied"), client_jint(json_object_get(r, "circuits"), "stages"),
+        printf("%s  %-7s %s  applied in %lld/%lld stage(s)%s\n", i ? "" : "circuits:\n",
+               client_jstr(o, "action"), client_jshow(o, "zkey"), client_jint(o, "applied"),
+               client_jint(json_object_get(r, "circuits"), "stages"),
                client_jint(o, "failed") ? ", FAILED in some (see cuzkd's log)" : "");
 }
 
@@ -115,9 +119,9 @@ static void print_circuits(json_t *r)
     printf("%-20s %-9s %-9s %11s %7s  %-16s  %s\n", "NAME", "STATE", "CURVE", "CONSTRAINTS", "PUBLIC",
            "FINGERPRINT", "ZKEY");
     json_array_foreach (cs, i, o) {
-        printf("%-20s %-9s %-9s %11lld %7lld  %-16.16s  %s\n", client_jshow(o, "name"), client_jstr(o, "state"),
-               client_jstr(o, "curve"), client_jint(o, "constraints"), client_jint(o, "public"), client_jstr(o, "fingerprint"),
-               client_jshow(o, "zkey"));
+        printf("%-20s %-9s %-9s %11lld %7lld  %-16.16s  %s\n", client_jshow(o, "name"),
+               client_jstr(o, "state"), client_jstr(o, "curve"), client_jint(o, "constraints"),
+               client_jint(o, "public"), client_jstr(o, "fingerprint"), client_jshow(o, "zkey"));
         if (json_object_get(o, "error")) printf("  %s\n", client_jshow(o, "error"));
         print_inputs(json_object_get(o, "inputs"));
     }

@@ -93,9 +93,9 @@ int client_proof(struct client *c, int argc, char **argv)
     }
     if ((rc = client_connect(c))) return rc;
     r = client_request(c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
-    rc = !r         ? CUZK_EXIT_NO_DAEMON
+    rc = !r                ? CUZK_EXIT_NO_DAEMON
         : !client_is_ok(r) ? client_print_error(c, r)
-                    : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
+                           : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);
     json_decref(r);
     return rc;
 }

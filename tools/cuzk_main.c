@@ -8,7 +8,7 @@
 #include "base/version.h"
 #include "tools/fingerprint_cmd.h"
 #include "tools/prove_local.h"
-#include "tools/setup_test.h"
+#include "tools/test_setup_cmd.h"
 #include "tools/token_cmd.h"
 #include "tools/verify_cmd.h"
 #include "tools/witness_cmd.h"
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "build-witness") == 0) return build_witness_main(argc - 1, argv + 1);
     if (strcmp(cmd, "witness") == 0) return witness_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "fingerprint") == 0) return fingerprint_cmd_main(argc - 1, argv + 1);
-    if (strcmp(cmd, "test-setup") == 0) return setup_test_main(argc - 1, argv + 1);
+    if (strcmp(cmd, "test-setup") == 0) return test_setup_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "token") == 0) return token_cmd_main(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0 && argc > 2 && strcmp(argv[2], "exit-codes") == 0)
         return exit_codes_main(argc - 2, argv + 2);

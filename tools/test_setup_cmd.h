@@ -1,4 +1,4 @@
-/* setup_test.h — `cuzk test-setup`: an INSECURE Groth16 setup for tests and benchmarks.
+/* test_setup_cmd.h — `cuzk test-setup`: an INSECURE Groth16 setup for tests and benchmarks.
  *
  * Writes a snarkjs-compatible .zkey (spec §3) for a circom .r1cs directly from random
  * toxic waste (tau, alpha, beta, gamma, delta) that the process draws, uses and erases.
@@ -20,17 +20,17 @@
  *   9 H     [L^(2n)_(2i+1)(tau)/delta]1: the Lagrange basis of the 2n domain at its odd
  *           points, as snarkjs copies them from the ptau (spec §3.4)
  *   10      a zero circuit hash and no contributions */
-#ifndef CUZK_SETUP_TEST_H
-#define CUZK_SETUP_TEST_H
+#ifndef CUZK_TEST_SETUP_CMD_H
+#define CUZK_TEST_SETUP_CMD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct setup_test_stats {
+typedef struct test_setup_cmd_stats {
     uint32_t nconstraints, npublic, nvars, domain_size, lg_domain;
     uint64_t ncoefs, zkey_bytes;
     double secs_read, secs_scalars, secs_points, secs_write, secs_total;
-} setup_test_stats;
+} test_setup_cmd_stats;
 
 /* Reads the r1cs, draws the toxic waste from getrandom, writes the zkey to zkey_path
  * (temp file + fsync + rename: never half-written under its final name) and erases
@@ -40,10 +40,10 @@ typedef struct setup_test_stats {
  * -CUZK_E_UNSUPPORTED), -CUZK_E_UNSUPPORTED for a circuit too big for the curve's
  * 2-adicity or with no constraints, -CUZK_E_OUTPUT when the output cannot be written
  * (nothing left behind), -CUZK_E_INTERNAL for out of memory or getrandom failure. */
-int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned threads, setup_test_stats *st,
-                     char *err, size_t errlen);
+int test_setup_cmd_write(const char *r1cs_path, const char *zkey_path, unsigned threads,
+                         test_setup_cmd_stats *st, char *err, size_t errlen);
 
 /* Runs the subcommand with argv[0] = "test-setup"; returns the process exit code. */
-int setup_test_main(int argc, char **argv);
+int test_setup_cmd_main(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
-/* setup_test.c — `cuzk test-setup CIRCUIT.r1cs OUT.zkey`: an INSECURE Groth16 setup
- * for tests and benchmarks (what it writes: tools/setup_test.h).
+/* test_setup_cmd.c — `cuzk test-setup CIRCUIT.r1cs OUT.zkey`: an INSECURE Groth16 setup
+ * for tests and benchmarks (what it writes: tools/test_setup_cmd.h).
  *
  * Plan, for n = domainSize and N = nVars:
  *  1. Lagrange basis at tau over {w^j}: L_j(tau) = w^j (tau^n - 1) / (n (tau - w^j)),
@@ -18,7 +18,7 @@
  * The toxic waste and every array it was mixed into are erased (explicit_bzero)
  * before they are freed, the point tables are public multiples of the generator. */
 #include "shm/futex.h"
-#include "tools/setup_test.h"
+#include "tools/test_setup_cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -483,8 +483,8 @@ static int write_points(struct out *o, const fb_table *t, uint32_t id, const uin
     return 0;
 }
 
-int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned threads, setup_test_stats *st,
-                     char *err, size_t errlen)
+int test_setup_cmd_write(const char *r1cs_path, const char *zkey_path, unsigned threads,
+                         test_setup_cmd_stats *st, char *err, size_t errlen)
 {
     r1cs r;
     struct waste x;
@@ -492,7 +492,7 @@ int setup_test_write(const char *r1cs_path, const char *zkey_path, unsigned thre
     fb_table t1 = { 0 }, t2 = { 0 };
     struct out o = { .path = zkey_path };
     uint64_t *buf = NULL;
-    setup_test_stats s = { 0 };
+    test_setup_cmd_stats s = { 0 };
     int rc = 0;
     double t0 = os_now_s(), tm;
 
@@ -744,7 +744,7 @@ out:
     return rc;
 }
 
-int setup_test_main(int argc, char **argv)
+int test_setup_cmd_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         CUZK_OPT_THREADS,
@@ -774,8 +774,8 @@ int setup_test_main(int argc, char **argv)
     }
     fputs(warning_text, stderr);
     char err[1024] = "";
-    setup_test_stats st;
-    int rc = setup_test_write(argv[optind], argv[optind + 1], threads, &st, err, sizeof err);
+    test_setup_cmd_stats st;
+    int rc = test_setup_cmd_write(argv[optind], argv[optind + 1], threads, &st, err, sizeof err);
     if (rc) return cuzk_cmd_fail(&cmd, rc, "%s", err);
     if (!quiet)
         fprintf(stderr,
