@@ -15,6 +15,7 @@
 #include "finalizer/out_writer.h"
 #include "zk/verify.h"
 #include "zk/wtns.h"
+#include "base/barrier.h"
 
 #define POLL_NS       100000000ll   /* the 100 ms heartbeat promise */
 #define WRITE_POLL_NS 1000000ll     /* while writes are under way: look at them each 1 ms */
@@ -262,8 +263,7 @@ static void written(void *arg, uint32_t p, int rc, const char *msg, const groth1
     const uint32_t pid = (uint32_t)st->pid;
     struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
     const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
-    uint64_t t = pipe_stage_now(),
-             t0 = pi ? atomic_load_explicit(&pi->times.begin_ns[PIPE_T_FINAL], memory_order_relaxed) : t;
+    uint64_t t = pipe_stage_now(), t0 = pi ? barrier_load_relaxed(&pi->times.begin_ns[PIPE_T_FINAL]) : t;
     char err[1024], ob[64];
 
     if (rc == OUT_WRITE_HANDBACK) {

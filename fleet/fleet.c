@@ -8,7 +8,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include "proto/protocol.h"
 #include "fleet/staged.h"
 #include "fleet_stage.h"
+#include "base/barrier.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
  * adopted 3 leases after its last heartbeat, this adds at most 3 s to that. */
@@ -55,8 +55,8 @@ static void db_error(struct fleet_daemon *d, int rc, const char *err)
 
     if (!d->db_down) flog("%s%s", err, rc == -ECONNREFUSED ? " (retrying)" : "");
     d->db_down = 1;
-    atomic_store(&d->h_down, 1);
-    atomic_fetch_add(&d->h_errors, 1);
+    barrier_store_relaxed(&d->h_down, 1);
+    barrier_fetch_add_relaxed(&d->h_errors, 1);
     if (rc == -ECONNREFUSED) fleet_reconnect(d->f, e2, sizeof(e2));
 }
 
@@ -64,7 +64,7 @@ static void db_error(struct fleet_daemon *d, int rc, const char *err)
 static void db_ok(struct fleet_daemon *d)
 {
     if (d->db_down) flog("database reachable again");
-    if (atomic_exchange(&d->h_down, 0)) atomic_fetch_add(&d->h_reconnects, 1);
+    if (barrier_exchange_relaxed(&d->h_down, 0)) barrier_fetch_add_relaxed(&d->h_reconnects, 1);
     d->db_down = 0;
 }
 
@@ -72,9 +72,9 @@ void fleet_daemon_health(const struct fleet_daemon *d, struct fleet_health *h)
 {
     struct fleet_daemon *m = (struct fleet_daemon *)d; /* atomics: loads only */
 
-    h->db_reachable = !atomic_load(&m->h_down);
-    h->db_errors = atomic_load(&m->h_errors);
-    h->reconnects = atomic_load(&m->h_reconnects);
+    h->db_reachable = !barrier_load_relaxed(&m->h_down);
+    h->db_errors = barrier_load_relaxed(&m->h_errors);
+    h->reconnects = barrier_load_relaxed(&m->h_reconnects);
 }
 
 /* Fleet paths come from whoever writes the queue (fleet_pg.h's trust boundary): a
@@ -549,7 +549,7 @@ static void *run(void *arg)
     struct fleet_claim *cl = calloc(d->n, sizeof(*cl)), *held = calloc(d->n, sizeof(*held));
     char err[512];
 
-    while (!atomic_load(&d->stop) && cl && held) {
+    while (!barrier_load_relaxed(&d->stop) && cl && held) {
         uint64_t t = os_now_ns() / 1000000;
         uint32_t nfree = 0;
         int rc;
@@ -659,7 +659,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct fleet_options *c,
 void fleet_daemon_stop(struct fleet_daemon *d)
 {
     if (!d) return;
-    atomic_store(&d->stop, 1);
+    barrier_store_relaxed(&d->stop, 1);
     pthread_join(d->th, NULL);
     daemon_free(d);
 }

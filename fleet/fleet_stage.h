@@ -7,7 +7,7 @@
 #define CUZK_SUPERVISOR_FLEET_STAGE_H
 
 #include <pthread.h>
-#include <stdatomic.h>
+#include "base/barrier.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -41,8 +41,11 @@ struct fleet_daemon {
     int lease_s;
     uint32_t n;
     struct slot *slots;
-    int db_down;       /* the last call failed: logged once, retried with backoff */
-    atomic_int h_down; /* fleet_health, read by the event loop and the metrics thread */
+    int db_down; /* the last call failed: logged once, retried with backoff */
+    /* fleet_health, read by the event loop and the metrics thread: figures for display,
+     * each word read on its own, so relaxed (no other memory hangs on them); stop is
+     * read by the fleet thread, which pthread_join then waits for. */
+    atomic_int h_down;
     atomic_ullong h_errors, h_reconnects;
     int recovered;       /* the previous run's leases and staged proofs are handled */
     uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */

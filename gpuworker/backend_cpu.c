@@ -29,6 +29,7 @@
 
 #include "base/error.h"
 #include "gpuworker/lanes.h"
+#include "base/barrier.h"
 
 static int cpu_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
 {
@@ -97,11 +98,11 @@ static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input 
      * last) takes every thread too, so its latency is "cpu"'s; one submitted while it
      * runs shares the cores for the rest of it. Two side by side split the threads,
      * the odd one to lane 0 (two at once are always on different lanes). */
-    all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
+    all = large || (ca->by_size && barrier_load_acquire(&ca->inflight) == 1);
     th = all ? ca->p.threads : lane == 0 ? ca->p.threads - half : half;
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
     if (ca->by_size) {
-        __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_RELEASE);
+        barrier_fetch_sub_release(&ca->inflight, 1);
         pthread_rwlock_unlock(&ca->solo);
     }
     /* The compute sections stand for the device's time. */
@@ -160,9 +161,9 @@ static int cpu_async_submit(struct backend *be, const struct backend_input *in, 
     struct cpu_async *ca = be->priv;
     int rc;
 
-    if (ca->by_size) __atomic_add_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    if (ca->by_size) barrier_fetch_add_acq_rel(&ca->inflight, 1);
     rc = lanes_submit(ca->lanes, in, tag, err, errlen);
-    if (rc && ca->by_size) __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_ACQ_REL);
+    if (rc && ca->by_size) barrier_fetch_sub_acq_rel(&ca->inflight, 1);
     return rc;
 }
 

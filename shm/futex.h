@@ -28,7 +28,7 @@
 #define CUZK_FUTEX_H
 
 #include <stdint.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 #include "base/os.h"
 
 /* Shared; writers: every waiter (waiters) and every waker (seq). 8 bytes; callers

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 
 struct pool;
 

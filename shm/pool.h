@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 #include "shm/futex.h"
 
 #define POOL_MAGIC      0x4c4f4f50u /* "POOL" */

@@ -41,6 +41,7 @@
 
 #include <errno.h>
 #include "base/os.h"
+#include "base/barrier.h"
 
 static int is_pow2(uint32_t x)
 {
@@ -133,8 +134,7 @@ static int cell_step(struct ring_cell *c, uint64_t seq_from, uint32_t value_from
  * carry the hand-off. */
 static void counter_pass(_Atomic uint64_t *counter, uint64_t pos)
 {
-    atomic_compare_exchange_strong_explicit(counter, &pos, pos + 1, memory_order_relaxed,
-                                            memory_order_relaxed);
+    barrier_cas_strong_relaxed(counter, &pos, pos + 1);
 }
 
 int ring_try_push(struct ring *r, uint32_t value)
@@ -179,7 +179,7 @@ int ring_try_pop(struct ring *r, uint32_t *value)
         if (dif == 0) {
             /* Full for pos. value may already belong to a later lap if a peer took
              * pos meanwhile; then the step fails and the loop passes pos. */
-            uint32_t v = __atomic_load_n(&c->value, __ATOMIC_RELAXED);
+            uint32_t v = barrier_load_relaxed(&c->value);
 
             if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
                 counter_pass(&r->tail, pos);

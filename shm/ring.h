@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 #include "shm/futex.h"
 
 #define RING_MAGIC        0x474e4952u /* "RING" */

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 
 #define SEG_MAGIC        0x004745534b5a5543ull /* "CUZKSEG\0" little-endian */
 #define SEG_ABI_VERSION  2u                    /* 2: jobtab_part reason 96 -> 736 bytes */

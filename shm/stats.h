@@ -25,7 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "shm/barrier.h"
+#include "base/barrier.h"
 
 #define STATS_PAGE_VERSION  2u /* 2: 12 stage states, gauges */
 #define STATS_COMMON_STATES 4

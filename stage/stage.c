@@ -13,6 +13,7 @@
 
 #include "shm/futex.h"
 #include "base/os.h"
+#include "base/barrier.h"
 
 #define HB_PERIOD_NS 50000000ull /* heartbeat thread: 50 ms, half the 100 ms promise */
 
@@ -24,7 +25,7 @@ uint64_t pipe_stage_now(void)
 int pipe_stage_stopping(const struct pipe_stage *st)
 {
     /* Relaxed: a flag polled once per loop; nothing is published through it. */
-    return st->stop && atomic_load_explicit(st->stop, memory_order_relaxed);
+    return st->stop && barrier_load_relaxed(st->stop);
 }
 
 static void *hb_main(void *arg)
@@ -34,11 +35,11 @@ static void *hb_main(void *arg)
 
     /* Relaxed: flags between two threads of this process; the mutex orders the slot
      * writes themselves. */
-    while (!atomic_load_explicit(&st->hb_quit, memory_order_relaxed)) {
+    while (!barrier_load_relaxed(&st->hb_quit)) {
         nanosleep(&ts, NULL);
-        if (atomic_load_explicit(&st->in_long_call, memory_order_relaxed)) {
+        if (barrier_load_relaxed(&st->in_long_call)) {
             uint64_t lim = (uint64_t)st->pl.config->long_call_s * 1000000000ull;
-            uint64_t t0 = atomic_load_explicit(&st->long_since, memory_order_relaxed);
+            uint64_t t0 = barrier_load_relaxed(&st->long_since);
             uint64_t now = pipe_stage_now();
 
             if (!lim || now < t0 || now - t0 < lim) {
@@ -108,7 +109,7 @@ void pipe_stage_close(struct pipe_stage *st)
 {
     if (!st || !st->pl.config) return;
     if (st->hb_started) {
-        atomic_store_explicit(&st->hb_quit, 1, memory_order_relaxed);
+        barrier_store_relaxed(&st->hb_quit, 1);
         pthread_join(st->hb, NULL);
     }
     pipe_stage_enter(st, STATS_IDLE);
@@ -183,12 +184,12 @@ void pipe_stage_names(struct pipe_stage *st, const char *const *states, const ch
 void pipe_stage_long_begin(struct pipe_stage *st)
 {
     /* Relaxed: the hb thread reads a start at most one period old or new. */
-    atomic_store_explicit(&st->long_since, pipe_stage_now(), memory_order_relaxed);
-    atomic_store_explicit(&st->in_long_call, 1, memory_order_relaxed);
+    barrier_store_relaxed(&st->long_since, pipe_stage_now());
+    barrier_store_relaxed(&st->in_long_call, 1);
 }
 
 void pipe_stage_long_end(struct pipe_stage *st)
 {
-    atomic_store_explicit(&st->in_long_call, 0, memory_order_relaxed);
+    barrier_store_relaxed(&st->in_long_call, 0);
     pipe_stage_heartbeat(st);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/barrier.h"
 
 static _Atomic int main_stop;
 
@@ -22,7 +23,7 @@ static void on_term(int sig)
 {
     (void)sig;
     /* Lock-free atomic store: async-signal-safe. */
-    atomic_store_explicit(&main_stop, 1, memory_order_relaxed);
+    barrier_store_relaxed(&main_stop, 1);
 }
 
 static int parse_u32(const char *s, uint32_t *out)

@@ -18,6 +18,7 @@
 
 #include "supervisor/check.h"
 #include "base/error.h"
+#include "base/barrier.h"
 
 const char *child_bin(enum plan_role r)
 {
@@ -309,7 +310,7 @@ static int stages_up(const struct sup *s)
         enum stats_role r = stats_role_of(c->role);
         struct stats_slot *sl = pipeline_stats_slot(&s->pl, r, c->index);
 
-        if (!c->pid || !sl || atomic_load_explicit(&sl->pid, memory_order_acquire) != c->pid) return 0;
+        if (!c->pid || !sl || barrier_load_acquire(&sl->pid) != c->pid) return 0;
     }
     return 1;
 }

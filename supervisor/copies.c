@@ -1,12 +1,11 @@
 /* copies.c — sealed memfd copies of the files clients pass (copies.h says why). */
 #include "supervisor/copies.h"
-#include "shm/barrier.h"
+#include "base/barrier.h"
 #include "base/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -432,7 +431,7 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
      * identical bytes. Leftovers of a crash are dot names: copies_sweep removes
      * them at start. */
     static atomic_uint seq;
-    snprintf(tmp, sizeof(tmp), ".tmp.%s.%d.%u", name, (int)gettid(), atomic_fetch_add(&seq, 1));
+    snprintf(tmp, sizeof(tmp), ".tmp.%s.%d.%u", name, (int)gettid(), barrier_fetch_add_relaxed(&seq, 1));
     fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         rc = -errno;

@@ -1,6 +1,6 @@
 /* intake.c — a submit's checks and copies, in a thread of their own (intake.h). */
 #include "supervisor/intake.h"
-#include "shm/barrier.h"
+#include "base/barrier.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -13,6 +13,7 @@
 #include "zk/curve.h"
 #include "zk/field.h"
 #include "zk/ifma381.h"
+#include "base/barrier.h"
 
 void ifma_fq_inv(uint64_t r[4], const uint64_t a[4])
 {
@@ -105,14 +106,14 @@ static int ifma_state = -1; /* -1 unknown, 0 no, 1 yes; written once, same value
 
 bool ifma_available(void)
 {
-    int s = __atomic_load_n(&ifma_state, __ATOMIC_RELAXED);
+    int s = barrier_load_relaxed(&ifma_state);
     if (s < 0) {
         const char *e = getenv("CUZK_NO_IFMA");
         __builtin_cpu_init();
         /* libgcc's feature bits include the OS check (XCR0 enables the zmm state) */
         s = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
             __builtin_cpu_supports("avx512ifma") && !(e && strcmp(e, "1") == 0);
-        __atomic_store_n(&ifma_state, s, __ATOMIC_RELAXED);
+        barrier_store_relaxed(&ifma_state, s);
     }
     return s == 1;
 }

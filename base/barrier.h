@@ -1,6 +1,8 @@
-/* barrier.h — the one place cuzk touches <stdatomic.h>.
+/* barrier.h — the one place cuzk touches <stdatomic.h> (on the ground floor, so that
+ * every folder can reach it).
  *
- * Every shared-memory module goes through these wrappers, so each access names its
+ * Every module that shares a word between threads or processes goes through these
+ * wrappers, so each access names its
  * memory order at the call site and a reader can grep for every acquire/release.
  * Shared words are _Atomic uint32_t / uint64_t; both are lock-free on x86-64 and
  * aarch64 (asserted below), which is what makes them safe between processes: a
@@ -29,10 +31,16 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free fo
 #define barrier_fetch_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
 #define barrier_fetch_add_release(p, v) atomic_fetch_add_explicit((p), (v), memory_order_release)
 #define barrier_fetch_add_seq_cst(p, v) atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+#define barrier_fetch_sub_release(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_release)
+#define barrier_fetch_add_acq_rel(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
+#define barrier_fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
+#define barrier_exchange_relaxed(p, v)  atomic_exchange_explicit((p), (v), memory_order_relaxed)
 
 /* Compare-and-swap. On failure *expp receives the current value. */
 #define barrier_cas_weak_relaxed(p, expp, v) \
     atomic_compare_exchange_weak_explicit((p), (expp), (v), memory_order_relaxed, memory_order_relaxed)
+#define barrier_cas_strong_relaxed(p, expp, v) \
+    atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_relaxed, memory_order_relaxed)
 #define barrier_cas_acq_rel(p, expp, v) \
     atomic_compare_exchange_strong_explicit((p), (expp), (v), memory_order_acq_rel, memory_order_acquire)
 
