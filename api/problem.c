@@ -113,7 +113,7 @@ static const struct {
     { CONTROL_E_BAD_JSON, 400, "usage", 0 },         { CONTROL_E_BAD_REQUEST, 400, "usage", 0 },
     { CONTROL_E_NOT_FOUND, 400, "io", 0 },           { CONTROL_E_BAD_INPUT, 422, "format", 0 },
     { CONTROL_E_TOO_BIG, 413, "refused", 0 },        { CONTROL_E_INPUT_LIMIT, 413, "refused", 0 },
-    { CONTROL_E_FULL, 503, "refused", 5 },           { "busy", 503, "refused", 5 },
+    { CONTROL_E_FULL, 503, "refused", 5 },           { CONTROL_E_BUSY, 503, "refused", 5 },
     { CONTROL_E_NO_JOB, 404, "refused", 0 },         { CONTROL_E_NO_CIRCUIT, 404, "refused", 0 },
     { CONTROL_E_DRAINING, 503, "refused", 30 },      { CONTROL_E_TIMEOUT, 504, "timeout", 0 },
     { CONTROL_E_PERM, 403, "refused", 0 },           { CONTROL_E_NOT_OWNER, 404, "refused", 0 },

@@ -290,7 +290,7 @@ void handle_listen(struct sup *s)
             if (fd >= 0 &&
                 (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) ||
                  !(cr.uid == 0 || cr.uid == geteuid()))) {
-                char *m = control_reply_error("busy",
+                char *m = control_reply_error(CONTROL_E_BUSY,
                                               "cuzkd is out of descriptors: "
                                               "retry later");
 
@@ -314,7 +314,7 @@ void handle_listen(struct sup *s)
         }
         priv = cr.uid == 0 || cr.uid == geteuid();
         if (!(k = conn_slot(s, cr.uid, priv, why, sizeof(why)))) {
-            char *m = control_reply_error("busy", why);
+            char *m = control_reply_error(CONTROL_E_BUSY, why);
 
             if (m) (void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
             free(m);

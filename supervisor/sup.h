@@ -77,10 +77,6 @@
  * (a submit: one per witness plus zkey, r1cs, out dir and a few for later inputs). */
 #define CONN_FDS_EXTRA 16
 
-#ifndef CONTROL_E_BUSY
-#define CONTROL_E_BUSY "busy" /* --max-queued reached: retry later */
-#endif
-
 /* What a completion is for: the top byte of its user data (ev_data). */
 enum ev_type {
     EV_LISTEN = 1,
