@@ -116,25 +116,27 @@ static void trim(struct finalizer *f)
     f->since_trim = 0;
 }
 
-static void complete(struct finalizer *f, uint32_t job)
+/* The job counters and histogram, once for each job this stage decided. */
+static void job_ended(struct finalizer *f, uint32_t job)
 {
     struct jobtab *jt = &f->st.pl.data.jobtab;
-    uint64_t w;
+    uint64_t w = barrier_load_acquire(&jt->jobs[job].word);
 
-    if (pipe_stage_job_try_complete(&f->st, job) != 1) return;
-    w = barrier_load_acquire(&jt->jobs[job].word);
     pipe_stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
     pipe_stage_hist(&f->st, H_JOB, pipe_stage_now() - jt->jobs[job].submit_ns);
 }
 
+static void complete(struct finalizer *f, uint32_t job)
+{
+    if (pipe_stage_job_try_complete(&f->st, job) == 1) job_ended(f, job);
+}
+
 static void fail_part(struct finalizer *f, uint32_t p, const char *file, const char *msg)
 {
-    struct jobtab *jt = &f->st.pl.data.jobtab;
-    char reason[JOBTAB_REASON_LEN];
+    uint32_t job = f->st.pl.data.jobtab.parts[p].job;
 
-    if (pipe_stage_fail_part(&f->st, p, JOBTAB_FINAL, C_FAILED, file, msg, reason, sizeof(reason)))
-        complete(f, jt->parts[p].job);
-    fprintf(stderr, "cuzk-finalizer: partition %u failed: %s\n", p, reason);
+    if (pipe_stage_fail(&f->st, p, JOBTAB_FINAL, C_FAILED, file, msg, "cuzk-finalizer") == 1)
+        job_ended(f, job);
 }
 
 static void final_one(struct finalizer *f, uint32_t p)

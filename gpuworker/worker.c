@@ -98,12 +98,10 @@ static void release_buf(void *arg)
 
 static void fail_part(struct worker *w, uint32_t p, const char *file, const char *msg)
 {
-    struct jobtab *jt = &w->st.pl.data.jobtab;
-    char reason[JOBTAB_REASON_LEN];
+    char who[32];
 
-    if (pipe_stage_fail_part(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, reason, sizeof(reason)))
-        pipe_stage_job_try_complete(&w->st, jt->parts[p].job);
-    fprintf(stderr, "cuzk-gpuworker %u: partition %u failed: %s\n", w->o->index, p, reason);
+    snprintf(who, sizeof(who), "cuzk-gpuworker %u", w->o->index);
+    pipe_stage_fail(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, who);
 }
 
 /* The device is unusable (a sticky CUDA error): say so and exit non-zero at once,

@@ -68,6 +68,19 @@ int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint
     return 1;
 }
 
+int pipe_stage_fail(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+                    const char *msg, const char *who)
+{
+    char reason[JOBTAB_REASON_LEN];
+    int rc = 0;
+
+    /* (reason is filled either way: the line says what happened to it) */
+    if (pipe_stage_fail_part(st, p, state, counter, file, msg, reason, sizeof(reason)))
+        rc = pipe_stage_job_try_complete(st, st->pl.data.jobtab.parts[p].job);
+    if (who) fprintf(stderr, "%s: partition %u failed: %s\n", who, p, reason);
+    return rc;
+}
+
 int pipe_stage_push_wait(struct pipe_stage *st, struct pipe_push_wait *w)
 {
     if (!w->waited++) pipe_stage_enter(st, STATS_WAIT_OUTPUT);

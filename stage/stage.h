@@ -174,6 +174,14 @@ void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
 int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter,
                          const char *file, const char *msg, char *reason, size_t len);
 
+/* The whole of failing a partition as every stage does it: pipe_stage_fail_part,
+ * then, when this call failed it, pipe_stage_job_try_complete of its job, and a line
+ * "WHO: partition P failed: REASON" on stderr (who NULL: no line). Returns what
+ * pipe_stage_job_try_complete returned (1: this call decided the job), 0 when the
+ * partition had left our hands. */
+int pipe_stage_fail(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+                    const char *msg, const char *who);
+
 /* jobtab_job_try_complete, and when this call decided the job (returned 1), one
  * write to cuzkd's doorbell eventfd: cuzkd answers the job's waiters (`cuzk prove
  * --wait`, `cuzk wait`) at once instead of at its next 100 ms tick, which stays as

@@ -167,12 +167,10 @@ static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_
 
 static void fail_part(struct synth *s, uint32_t p, const char *file, const char *msg)
 {
-    struct jobtab *jt = &s->st.pl.data.jobtab;
-    char reason[JOBTAB_REASON_LEN];
+    char who[32];
 
-    if (pipe_stage_fail_part(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, reason, sizeof(reason)))
-        pipe_stage_job_try_complete(&s->st, jt->parts[p].job);
-    if (s->o->verbose) fprintf(stderr, "cuzk-synth %u: partition %u failed: %s\n", s->o->index, p, reason);
+    snprintf(who, sizeof(who), "cuzk-synth %u", s->o->index);
+    pipe_stage_fail(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, s->o->verbose ? who : NULL);
 }
 
 /* ---- NUMA routing (route.h) ------------------------------------------------------ */
