@@ -31,7 +31,7 @@ static void journal_log_err(struct sup *s, const char *what, const char *err)
 {
     uint64_t t = os_now_ns();
 
-    if (s->slot) stats_counter_add(s->slot, 4, 1);
+    if (s->slot) stats_counter_add(s->slot, SUP_C_STORE_ERRORS, 1);
     if (s->store_err_ns && t - s->store_err_ns < 10000000000ull) return;
     s->store_err_ns = t;
     logmsg("%s: %s (retried every tick; proving goes on)", what, err);
@@ -91,8 +91,8 @@ void journal_sync(struct sup *s)
          * writes the WAL), shown by cuzk-top / cuzk metrics as store_commits and
          * store_ns in the supervisor's counters. */
         if (s->slot) {
-            stats_counter_add(s->slot, 2, 1);
-            stats_counter_add(s->slot, 3, os_now_ns() - t0);
+            stats_counter_add(s->slot, SUP_C_STORE_COMMITS, 1);
+            stats_counter_add(s->slot, SUP_C_STORE_NS, os_now_ns() - t0);
         }
     }
     if (!rc) {
@@ -214,8 +214,8 @@ int journal_record(struct sup *s, const struct control_submit *sub, json_t *copi
     t0 = os_now_ns();
     rc = store_job_add(s->store, id, req, (uint32_t)sub->n, names, e, sizeof(e));
     if (s->slot) {
-        stats_counter_add(s->slot, 2, 1);
-        stats_counter_add(s->slot, 3, os_now_ns() - t0);
+        stats_counter_add(s->slot, SUP_C_STORE_COMMITS, 1);
+        stats_counter_add(s->slot, SUP_C_STORE_NS, os_now_ns() - t0);
     }
     if (rc) snprintf(err, errlen, "the job could not be recorded, so it was not accepted: %s", e);
     free(names);

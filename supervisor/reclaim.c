@@ -409,7 +409,7 @@ void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, 
     if (c->role == PLAN_SYNTH) repush_state(s, JOBTAB_QUEUED);
     if (total || freed)
         logmsg("recovered %u partition(s) and %d buffer(s) of pid %d", total, freed, (int)pid);
-    if (s->slot) stats_counter_add(s->slot, 0, 1);
+    if (s->slot) stats_counter_add(s->slot, SUP_C_DEATHS, 1);
 
     close(c->pidfd);
     c->pidfd = -1;

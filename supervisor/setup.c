@@ -280,11 +280,15 @@ int create_segments(struct sup *s, char *err, size_t errlen)
     s->slot = pipeline_stats_slot(&s->pl, STATS_ROLE_SUPERVISOR, 0);
     if (s->slot) {
         stats_slot_start(s->slot, STATS_ROLE_SUPERVISOR, 0, getpid(), os_now_ns());
-        stats_slot_name_counter(s->slot, 0, "deaths");
-        stats_slot_name_counter(s->slot, 1, "submits");
-        stats_slot_name_counter(s->slot, 2, "store_commits");
-        stats_slot_name_counter(s->slot, 3, "store_ns");
-        stats_slot_name_counter(s->slot, 4, "store_errors");
+        static const char *const names[SUP_C_COUNT] = {
+            [SUP_C_DEATHS] = "deaths",
+            [SUP_C_SUBMITS] = "submits",
+            [SUP_C_STORE_COMMITS] = "store_commits",
+            [SUP_C_STORE_NS] = "store_ns",
+            [SUP_C_STORE_ERRORS] = "store_errors",
+        };
+
+        for (uint32_t i = 0; i < SUP_C_COUNT; i++) stats_slot_name_counter(s->slot, i, names[i]);
         publish_gauge_names(s);
     }
     return 0;

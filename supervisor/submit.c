@@ -378,7 +378,7 @@ static void submit_started(struct sup *s, struct conn *k, struct control_submit 
     sub->wtns_fd = NULL;
     logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)jb->id, sub->n, sub->zkey,
            sub->out_dir);
-    if (s->slot) stats_counter_add(s->slot, 1, 1);
+    if (s->slot) stats_counter_add(s->slot, SUP_C_SUBMITS, 1);
     conn_reply(
         s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions", (int)sub->n)));
 }

@@ -77,6 +77,17 @@
  * (a submit: one per witness plus zkey, r1cs, out dir and a few for later inputs). */
 #define CONN_FDS_EXTRA 16
 
+/* The supervisor slot's counters (stats.h), by name: set in setup.c, read by cuzk-top
+ * and the metrics endpoint under the names there. */
+enum sup_counter {
+    SUP_C_DEATHS,        /* stages that died (reclaim.c) */
+    SUP_C_SUBMITS,       /* jobs accepted (submit.c) */
+    SUP_C_STORE_COMMITS, /* job store transactions (journal.c) */
+    SUP_C_STORE_NS,      /* ... and their time */
+    SUP_C_STORE_ERRORS,  /* job store writes that failed */
+    SUP_C_COUNT
+};
+
 /* What a completion is for: the top byte of its user data (ev_data). */
 enum ev_type {
     EV_LISTEN = 1,
