@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The device code's PTX, executed on the CPU: nvcc compiles the shipped kernels
+# (zk/cuda/*.cu) and tests/ptx/fields.cu to PTX, and tests/ptx/ptx.py, a small PTX
+# interpreter (integer ops, predicates, branches, .param calls, global/shared/local
+# memory, the carry flag explicit and poisoned across calls, every dropped carry of 1
+# counted), runs them against independent references in Python: the field products of
+# all four fields on edge and random operands with planted carry mutants that must be
+# caught, the NTT kernels against a naive DFT, and each MSM kernel in the whole MSM
+# pipeline (CUB's sort and scans done in Python) against an affine MSM, G1 and G2 of
+# both curves. It sees nvcc's PTX, not ptxas's machine code (that is the device
+# check's, bench/gpu-check.sh). docs/cuda.md, "The PTX on the CPU".
+# One check per process, two at a time; the PTX and its translation are cached under
+# $BUILD/ptx, keyed by the sources, the flags and nvcc's version.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+NVCC="${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)}"
+[ -n "$NVCC" ] || { echo "SKIP: no nvcc (the PTX checks need CUDA's compiler)"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+
+dir="$BUILD/ptx"
+mkdir -p "$dir"
+export PYTHONPYCACHEPREFIX="$dir/pycache" # bytecode beside the build, never in tests/ptx
+flags=(-ptx -arch=sm_90 -std=c++17 -O3 -I. -D_GNU_SOURCE -DCUZK_HAVE_CUDA)
+key="$({ "$NVCC" --version; echo "${flags[*]}"; cat zk/*.h zk/cuda/*.h zk/cuda/*.cu zk/cuda/*.cuh base/error.h tests/ptx/*.cu; } | sha256sum | cut -c1-16)"
+
+# the PTX of one source, cached: $dir/NAME-KEY.ptx
+ptx_of() {
+  local src="$1" out
+  out="$dir/$(basename "$src" .cu)-$key.ptx"
+  if [ ! -s "$out" ]; then
+    "$NVCC" "${flags[@]}" "$src" -o "$out.tmp" || { echo "FAIL: nvcc -ptx $src"; return 1; }
+    mv "$out.tmp" "$out"
+  fi
+  echo "$out"
+}
+
+# check NAME COMMAND...: run it, its output to $dir/NAME.log
+checks=()
+run_check() {
+  local name="$1"
+  shift
+  checks+=("$name")
+  { "$@" >"$dir/$name.log" 2>&1; echo $? >"$dir/$name.rc"; } &
+}
+wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "${PTX_JOBS:-2}" ]; do wait -n || true; done; }
+
+rm -f "$dir"/*.rc "$dir"/*.log
+fields="$(ptx_of tests/ptx/fields.cu)"
+run_check fields python3 tests/ptx/check_fields.py "$fields" "$dir/py"
+wait
+fail=0
+for c in "${checks[@]}"; do
+  rc="$(cat "$dir/$c.rc")"
+  sed "s/^/$c: /" "$dir/$c.log"
+  [ "$rc" = 0 ] || { echo "FAIL: $c (exit $rc)"; fail=1; }
+done
+find "$dir" -name '*.ptx' ! -name "*-$key.ptx" -delete # older keys' PTX
+[ "$fail" = 0 ] && echo "ok: the PTX of ${#checks[@]} checks ran right"
+exit "$fail"
