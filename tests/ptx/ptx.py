@@ -123,11 +123,11 @@ def statements(body):
         text.append((ln, l))
     buf, bl = "", None
     for ln, l in text:
-        for part in re.split(r"(;|\{|\})", l):
+        if l in ("{", "}"):  # a scope (the body, a call sequence): nvcc puts them alone
+            continue
+        for part in re.split(r"(;)", l):
             part = part.strip()
             if not part:
-                continue
-            if part in "{}":
                 continue
             if part == ";":
                 if buf:
@@ -535,6 +535,12 @@ class Translator:
         blocks, cur, depot = [], [], 0
         for st in sts:
             ln, labels, g, op, rest = st
+            if labels:
+                if cur or blocks:
+                    blocks.append(cur)
+                    cur = []
+                for lb in labels:
+                    self.labels[lb] = len(blocks)
             if op.startswith("."):
                 d = op + " " + rest
                 m = re.match(r"\.reg\s+\.(\w+)\s+(%\w+)(?:<(\d+)>)?$", d.strip())
@@ -560,12 +566,6 @@ class Translator:
                 if op in (".pragma", ".loc", ".maxntid", ".reqntid", ".minnctapersm", ".maxnreg", ".file"):
                     continue
                 raise PtxError("line %s: declaration %r is not modelled" % (ln, d))
-            if labels:
-                if cur or blocks:
-                    blocks.append(cur)
-                    cur = []
-                for lb in labels:
-                    self.labels[lb] = len(blocks)
             cur.append((ln, g, (op, rest)))
         blocks.append(cur)
         body = []

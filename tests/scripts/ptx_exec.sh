@@ -46,7 +46,10 @@ wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "${PTX_JOBS:-2}" ]; do wait -n |
 
 rm -f "$dir"/*.rc "$dir"/*.log
 fields="$(ptx_of tests/ptx/fields.cu)"
+ntt="$(ptx_of zk/cuda/ntt.cu)"
 run_check fields python3 tests/ptx/check_fields.py "$fields" "$dir/py"
+wait_slot
+run_check ntt python3 tests/ptx/check_ntt.py "$ntt" "$dir/py"
 wait
 fail=0
 for c in "${checks[@]}"; do
