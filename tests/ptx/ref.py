@@ -68,3 +68,152 @@ class Field:
 
 def f2_mul(a, b, p):
     return ((a[0] * b[0] - a[1] * b[1]) % p, (a[0] * b[1] + a[1] * b[0]) % p)
+
+
+# ---- the curves y^2 = x^3 + b, affine, over Fq (G1) or Fq2 (G2) -----------------------
+
+class Fq:
+    """Fq as plain ints"""
+    deg = 1
+
+    def __init__(self, p):
+        self.p = p
+        self.zero, self.one = 0, 1
+
+    def add(self, a, b):
+        return (a + b) % self.p
+
+    def sub(self, a, b):
+        return (a - b) % self.p
+
+    def mul(self, a, b):
+        return a * b % self.p
+
+    def inv(self, a):
+        return pow(a, -1, self.p)
+
+    def neg(self, a):
+        return -a % self.p
+
+    def sqrt(self, a):  # p = 3 mod 4 for both curves
+        y = pow(a, (self.p + 1) // 4, self.p)
+        return y if y * y % self.p == a % self.p else None
+
+    def rand(self, rnd):
+        return rnd.randrange(self.p)
+
+    def coords(self, a):
+        return [a]
+
+
+class Fq2:
+    """Fq[u]/(u^2 + 1), elements (c0, c1)"""
+    deg = 2
+
+    def __init__(self, p):
+        self.p, self.f = p, Fq(p)
+        self.zero, self.one = (0, 0), (1, 0)
+
+    def add(self, a, b):
+        return ((a[0] + b[0]) % self.p, (a[1] + b[1]) % self.p)
+
+    def sub(self, a, b):
+        return ((a[0] - b[0]) % self.p, (a[1] - b[1]) % self.p)
+
+    def mul(self, a, b):
+        return f2_mul(a, b, self.p)
+
+    def inv(self, a):
+        n = pow((a[0] * a[0] + a[1] * a[1]) % self.p, -1, self.p)
+        return (a[0] * n % self.p, -a[1] * n % self.p)
+
+    def neg(self, a):
+        return (-a[0] % self.p, -a[1] % self.p)
+
+    def sqrt(self, a):
+        """by the norm: x0^2 = (a0 ± sqrt(a0^2 + a1^2)) / 2, x1 = a1 / (2 x0)"""
+        f, p = self.f, self.p
+        if a[1] == 0:
+            r = f.sqrt(a[0])
+            if r is not None:
+                return (r, 0)
+            r = f.sqrt(-a[0] % p)
+            return None if r is None else (0, r)
+        s = f.sqrt((a[0] * a[0] + a[1] * a[1]) % p)
+        if s is None:
+            return None
+        half = pow(2, -1, p)
+        for t in ((a[0] + s) * half % p, (a[0] - s) * half % p):
+            x0 = f.sqrt(t)
+            if x0:
+                x = (x0, a[1] * pow(2 * x0, -1, p) % p)
+                if self.mul(x, x) == (a[0] % p, a[1] % p):
+                    return x
+        return None
+
+    def rand(self, rnd):
+        return (rnd.randrange(self.p), rnd.randrange(self.p))
+
+    def coords(self, a):
+        return list(a)
+
+
+class Curve:
+    """points as (x, y) or None (infinity)"""
+
+    def __init__(self, F, b):
+        self.F, self.b = F, b
+
+    def on(self, P):
+        F = self.F
+        return P is None or F.mul(P[1], P[1]) == F.add(F.mul(F.mul(P[0], P[0]), P[0]), self.b)
+
+    def neg(self, P):
+        return None if P is None else (P[0], self.F.neg(P[1]))
+
+    def add(self, P, Q):
+        F = self.F
+        if P is None:
+            return Q
+        if Q is None:
+            return P
+        if P[0] == Q[0]:
+            if P[1] != Q[1] or P[1] == F.zero:
+                return None
+            lam = F.mul(F.mul(F.add(F.add(P[0], P[0]), P[0]), P[0]), F.inv(F.add(P[1], P[1])))
+        else:
+            lam = F.mul(F.sub(Q[1], P[1]), F.inv(F.sub(Q[0], P[0])))
+        x = F.sub(F.sub(F.mul(lam, lam), P[0]), Q[0])
+        return (x, F.sub(F.mul(lam, F.sub(P[0], x)), P[1]))
+
+    def mul(self, k, P):
+        R = None
+        for bit in bin(k)[2:] if k > 0 else "":
+            R = self.add(R, R)
+            if bit == "1":
+                R = self.add(R, P)
+        return R
+
+    def rand_point(self, rnd):
+        F = self.F
+        while True:
+            x = F.rand(rnd)
+            y = F.sqrt(F.add(F.mul(F.mul(x, x), x), self.b))
+            if y is not None:
+                P = (x, y)
+                assert self.on(P)
+                return P
+
+
+def curve(group):
+    """group: g1_bn254, g2_bn254, g1_bls12_381, g2_bls12_381 -> (Curve, field name, Fr modulus)"""
+    if group.endswith("bn254"):
+        p, r = BN254_P, BN254_R
+        if group.startswith("g1"):
+            return Curve(Fq(p), 3), "bn254_fq", r
+        F = Fq2(p)
+        return Curve(F, F.mul((3, 0), F.inv((9, 1)))), "bn254_fq", r  # b' = 3 / (9 + u)
+    p, r = BLS_P, BLS_R
+    if group.startswith("g1"):
+        return Curve(Fq(p), 4), "bls12_381_fq", r
+    return Curve(Fq2(p), (4, 4)), "bls12_381_fq", r  # b' = 4 (1 + u)

@@ -28,7 +28,7 @@ ptx_of() {
   local src="$1" out
   out="$dir/$(basename "$src" .cu)-$key.ptx"
   if [ ! -s "$out" ]; then
-    "$NVCC" "${flags[@]}" "$src" -o "$out.tmp" || { echo "FAIL: nvcc -ptx $src"; return 1; }
+    "$NVCC" "${flags[@]}" "$src" -o "$out.tmp" || { echo "FAIL: nvcc -ptx $src" >&2; return 1; }
     mv "$out.tmp" "$out"
   fi
   echo "$out"
@@ -44,12 +44,30 @@ run_check() {
 }
 wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "${PTX_JOBS:-2}" ]; do wait -n || true; done; }
 
+# one check: compile (or take the cached PTX), then run its Python
+check() {
+  local what="$1" src="$2"
+  shift 2
+  local ptx
+  ptx="$(ptx_of "$src")" || return 1
+  python3 "tests/ptx/check_$what.py" "$ptx" "$@" "$dir/py"
+}
+
 rm -f "$dir"/*.rc "$dir"/*.log
-fields="$(ptx_of tests/ptx/fields.cu)"
-ntt="$(ptx_of zk/cuda/ntt.cu)"
-run_check fields python3 tests/ptx/check_fields.py "$fields" "$dir/py"
+# the interpreter itself first, on hand-written PTX (a second)
+python3 tests/ptx/check_interp.py >"$dir/interp.log" 2>&1 || { sed 's/^/interp: /' "$dir/interp.log"; echo "FAIL: interp"; exit 1; }
+sed 's/^/interp: /' "$dir/interp.log"
+# the longest first (G2 BLS12-381: the 255-register kernel's formulas)
+for g in g2_bls12_381 g1_bls12_381 g2_bn254; do
+  wait_slot
+  run_check "msm_$g" check msm "zk/cuda/msm_$g.cu" "$g"
+done
 wait_slot
-run_check ntt python3 tests/ptx/check_ntt.py "$ntt" "$dir/py"
+run_check fields check fields tests/ptx/fields.cu
+wait_slot
+run_check msm_g1_bn254 check msm zk/cuda/msm_g1_bn254.cu g1_bn254
+wait_slot
+run_check ntt check ntt zk/cuda/ntt.cu
 wait
 fail=0
 for c in "${checks[@]}"; do
