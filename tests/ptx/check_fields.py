@@ -10,6 +10,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ptxrt  # noqa: E402
+from mutants import carry_lines, mutant  # noqa: E402
 from ref import Field, f2_mul, limbs, unlimbs  # noqa: E402
 
 
@@ -48,49 +49,7 @@ def check(mod, kernel, field, pairs, deg):
 
 # ---- planted carry mutants -------------------------------------------------------------
 
-CARRY_OPS = ("add.cc", "addc", "sub.cc", "subc", "mad.lo.cc", "mad.hi.cc", "madc")
-
-
-def carry_lines(funcs, roots):
-    """PTX lines of the carry instructions in roots and their callees: [(line, opcode,
-    unread)], unread when the carry it writes is provably read by nothing: the next
-    instruction of its straight-line code that touches CC.CF sets it without reading it
-    (add.cc, mad.lo.cc), with no label, branch, call or return in between."""
-    import ptx
-    seen, todo, out = set(), list(roots), []
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        sts = ptx.statements(funcs[f].body)
-        for i, (ln, _, _, op, rest) in enumerate(sts):
-            if op.startswith("call"):
-                todo.extend(n for n in funcs if n in rest)
-            if not op.startswith(CARRY_OPS):
-                continue
-            unread = False
-            for ln2, labels, g, op2, _ in sts[i + 1:]:
-                if labels or op2.startswith(("bra", "call", "ret", "exit")):
-                    break
-                if op2.startswith(CARRY_OPS):
-                    unread = g is None and not op2.startswith(("addc", "subc", "madc"))
-                    break
-            out.append((ln, op, unread))
-    return sorted(out)
-
-
-def mutant(op, k):
-    """one single-instruction change of a carry op: its carry-in dropped (addc -> add,
-    madc -> mad) or its carry-out (.cc removed); k picks one where both exist"""
-    reads = op.startswith(("addc", "subc", "madc"))
-    writes = ".cc" in op
-    if reads and (not writes or k % 2 == 0):
-        return op.replace("addc", "add", 1).replace("subc", "sub", 1).replace("madc", "mad", 1), "in"
-    return op.replace(".cc", "", 1), "out"
-
-
-def mutants(text, kernel, field, deg, count, seed, cache):
+def mutants(base, text, kernel, field, deg, count, seed):
     """-> (caught, observable, excluded, [survivors that carried])"""
     import ptx
     funcs, _, _ = ptx.parse(text)
@@ -115,7 +74,7 @@ def mutants(text, kernel, field, deg, count, seed, cache):
                             "instruction sets CC.CF without reading it), and the unmutated code "
                             "drops no carry of 1 there" % (ln, op, mop))
             continue
-        mod = ptxrt.load(text, [kernel], mutate={ln: mop})
+        mod, _ = ptxrt.mutant(base, text, {ln: mop})
         try:
             wrong, drops = check(mod, kernel, field, pairs, deg)
             hit = bool(wrong or drops)
@@ -154,8 +113,8 @@ def main():
         if wrong:
             print("     first wrong: a=%s b=%s" % pairs[wrong[0]])
         t0 = time.time()
-        caught, total, excluded, bad = mutants(text, kernel, F, deg, nmut if deg == 1 else nmut // 2,
-                                               len(fname) + deg, cache)
+        caught, total, excluded, bad = mutants(mod, text, kernel, F, deg, nmut if deg == 1 else nmut // 2,
+                                               len(fname) + deg)
         tot[0] += caught
         tot[1] += total
         tot[2] += len(excluded)

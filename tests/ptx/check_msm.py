@@ -1,4 +1,4 @@
-"""check_msm.py PTX GROUP CACHE — one zk/cuda/msm_GROUP.cu's kernels run from their
+"""check_msm.py PTX CACHE GROUP [MUTANTS] — one zk/cuda/msm_GROUP.cu's kernels run from their
 PTX through the whole MSM pipeline of msm_impl.cuh's msm_chunk: k_digits, CUB's pair
 sort (here Python's stable sort), k_nvalid, the levels of k_run_start / CUB's sum /
 k_head / CUB's exclusive scan / k_seg_write / k_sum_bases then k_sum_jac, k_scatter,
@@ -7,7 +7,8 @@ the result against an affine MSM in Python (ref.py). The points include infinity
 repeated point (a doubling inside a bucket) and a negated one (a sum that cancels), and
 enough scalars of 1 to make a bucket of more than one segment (k_sum_jac's level). The
 reduction runs twice: with gmsm_nranges' plan (one range per window at this size) and
-with 4 ranges per window (the small multiples and the window tree's passes)."""
+with 4 ranges per window (the small multiples and the window tree's passes). MUTANTS:
+that many planted carry mutants in the point formulas, each through the pipeline."""
 
 import os
 import random
@@ -18,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ptxrt  # noqa: E402
+from mutants import carry_lines, mutant  # noqa: E402
 from ref import Field, curve, limbs, unlimbs  # noqa: E402
 
 SEG = 32
@@ -163,10 +165,36 @@ def inputs(M, nfull, nones, seed):
     return bases, scalars
 
 
+def msm_mutants(M, text, bases, scalars, want, count):
+    """count carry mutants spread over the point formulas' chains (k_sum_bases' and
+    k_reduce_range's callees), each through the whole pipeline: each must change the
+    MSM, drop a carry or read a poisoned flag"""
+    import ptx
+    funcs, _, _ = ptx.parse(text)
+    lines = [x for x in carry_lines(funcs, [M.k["sum_bases"], M.k["reduce_range"]]) if not x[2]]
+    caught, missed = 0, []
+    for i in range(count):
+        ln, op, _ = lines[(2 * i + 1) * len(lines) // (2 * count)]
+        mop, _ = mutant(op, i)
+        mod, hit = ptxrt.mutant(M.mod, text, {ln: mop})
+        M2 = Msm(mod, M.group, text)
+        del ptxrt.DROPS[:]
+        try:
+            results, _, _ = M2.run(bases, scalars, nr_override=4)
+            ok = any(got != want for _, got in results) or ptxrt.DROPS
+        except ptxrt.CarryPoison:
+            ok = True
+        if ok:
+            caught += 1
+        else:
+            missed.append("line %d %s -> %s in %s" % (ln, op, mop, hit[0]))
+    return caught, missed
+
+
 def main():
     text = open(sys.argv[1]).read()
-    group = sys.argv[2]
-    cache = sys.argv[3] if len(sys.argv) > 3 else None
+    cache = sys.argv[2]
+    group = sys.argv[3]
     roots = re.findall(r"\.entry (_Z\w+)\(", text)
     mod = ptxrt.load(text, roots, cache)
     M = Msm(mod, group, text)
@@ -184,6 +212,15 @@ def main():
               "affine reference, %d dropped carries (%.1f s)" % (
                   "ok  " if ok else "FAIL", group, len(bases), nvalid, levels, nr,
                   "equals" if got == want else "DIFFERS FROM", len(ptxrt.DROPS), time.time() - t0))
+    nmut = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    if nmut:
+        t0 = time.time()
+        caught, missed = msm_mutants(M, text, bases, scalars, want, nmut)
+        fails += bool(missed)
+        print("%s %s: carry mutants in the point formulas: %d/%d caught (%.1f s)" % (
+            "ok  " if not missed else "FAIL", group, caught, nmut, time.time() - t0))
+        for m in missed:
+            print("     NOT CAUGHT: %s" % m)
     if levels < 2:
         print("FAIL %s: the inputs did not reach k_sum_jac (one level)" % group)
         fails += 1

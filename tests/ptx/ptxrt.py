@@ -112,6 +112,31 @@ def load(ptx_text, roots, cache_dir=None, mutate=None, cov=False):
     return mod
 
 
+def mutant(mod, ptx_text, mutate):
+    """A copy of the translated module `mod` with the PTX lines of `mutate` ({line: new
+    opcode}) changed: only the functions holding those lines are translated again, and
+    every function is rebound to the copy's globals, so that calls reach the mutants."""
+    import types
+
+    import ptx
+    funcs, shared, _ = ptx.parse(ptx_text)
+    hit = [f for f in funcs.values() if any(ln in mutate for ln, _ in f.body)]
+    m = types.ModuleType("ptx_mutant")
+    g = m.__dict__
+    g.update((k, v) for k, v in mod.__dict__.items() if not k.startswith("__"))
+    for k, v in list(g.items()):
+        if isinstance(v, types.FunctionType) and k.startswith("F_"):
+            g[k] = types.FunctionType(v.__code__, g, v.__name__, v.__defaults__, v.__closure__)
+    tr = ptx.Translator(funcs, shared, mutate=mutate)
+    for f in hit:
+        tr.callees, tr.structs = set(), set()
+        lines, _ = tr.function(f)
+        for name, fmt in tr.structs:
+            g.setdefault(name, struct.Struct(fmt))
+        exec(compile("\n".join(lines) + "\n", "<ptx mutant>", "exec"), g)
+    return m, [f.name for f in hit]
+
+
 class Device:
     """Global memory (one bytearray; device pointers are offsets in it, above 64 KiB so
     that a null pointer faults) and the launches of one translated module."""

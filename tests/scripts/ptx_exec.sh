@@ -50,7 +50,7 @@ check() {
   shift 2
   local ptx
   ptx="$(ptx_of "$src")" || return 1
-  python3 "tests/ptx/check_$what.py" "$ptx" "$@" "$dir/py"
+  python3 "tests/ptx/check_$what.py" "$ptx" "$dir/py" "$@"
 }
 
 rm -f "$dir"/*.rc "$dir"/*.log
@@ -65,7 +65,7 @@ done
 wait_slot
 run_check fields check fields tests/ptx/fields.cu
 wait_slot
-run_check msm_g1_bn254 check msm zk/cuda/msm_g1_bn254.cu g1_bn254
+run_check msm_g1_bn254 check msm zk/cuda/msm_g1_bn254.cu g1_bn254 4 # and 4 carry mutants
 wait_slot
 run_check ntt check ntt zk/cuda/ntt.cu
 wait
