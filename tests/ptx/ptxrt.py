@@ -4,6 +4,7 @@ block, thread by thread; a kernel with barriers as one generator per thread)."""
 
 import hashlib
 import importlib.util
+import json
 import os
 import struct
 import sys
@@ -96,10 +97,13 @@ def load(ptx_text, roots, cache_dir=None, mutate=None, cov=False):
             with open(tmp, "w") as f:
                 f.write(src)
             with open(tmp + "m", "w") as f:
-                f.write(repr((info, dyn)))
+                json.dump([info, dyn], f)
             os.rename(tmp + "m", meta)
             os.rename(tmp, path)
-        info, dyn = eval(open(meta).read())
+        else:
+            os.utime(path)  # in use: ptx_exec.sh prunes the translations of older sources
+            os.utime(meta)
+        info, dyn = json.load(open(meta))
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

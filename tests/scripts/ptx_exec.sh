@@ -28,8 +28,8 @@ ptx_of() {
   local src="$1" out
   out="$dir/$(basename "$src" .cu)-$key.ptx"
   if [ ! -s "$out" ]; then
-    "$NVCC" "${flags[@]}" "$src" -o "$out.tmp" || { echo "FAIL: nvcc -ptx $src" >&2; return 1; }
-    mv "$out.tmp" "$out"
+    "$NVCC" "${flags[@]}" "$src" -o "$out.$$.tmp" || { echo "FAIL: nvcc -ptx $src" >&2; return 1; }
+    mv "$out.$$.tmp" "$out"
   fi
   echo "$out"
 }
@@ -40,7 +40,7 @@ run_check() {
   local name="$1"
   shift
   checks+=("$name")
-  { "$@" >"$dir/$name.log" 2>&1; echo $? >"$dir/$name.rc"; } &
+  { if "$@" >"$dir/$name.log" 2>&1; then echo 0; else echo $?; fi >"$dir/$name.rc"; } &
 }
 wait_slot() { while [ "$(jobs -rp | wc -l)" -ge "${PTX_JOBS:-2}" ]; do wait -n || true; done; }
 
@@ -54,6 +54,7 @@ check() {
 }
 
 rm -f "$dir"/*.rc "$dir"/*.log
+touch "$dir/.start"
 # the interpreter itself first, on hand-written PTX (a second)
 python3 tests/ptx/check_interp.py >"$dir/interp.log" 2>&1 || { sed 's/^/interp: /' "$dir/interp.log"; echo "FAIL: interp"; exit 1; }
 sed 's/^/interp: /' "$dir/interp.log"
@@ -75,6 +76,12 @@ for c in "${checks[@]}"; do
   sed "s/^/$c: /" "$dir/$c.log"
   [ "$rc" = 0 ] || { echo "FAIL: $c (exit $rc)"; fail=1; }
 done
-find "$dir" -name '*.ptx' ! -name "*-$key.ptx" -delete # older keys' PTX
+# what older sources left: their PTX, translations not used by this run, and then the
+# bytecode (Python keeps it by the source's path, so it goes with them)
+find "$dir" -maxdepth 1 -name '*.ptx' ! -name "*-$key.ptx" -delete
+if [ "$fail" = 0 ] && [ -n "$(find "$dir/py" -name 'k_*' ! -newer "$dir/.start" 2>/dev/null)" ]; then
+  find "$dir/py" -name 'k_*' ! -newer "$dir/.start" -delete
+  rm -rf "$dir/pycache"
+fi
 [ "$fail" = 0 ] && echo "ok: the PTX of ${#checks[@]} checks ran right"
 exit "$fail"
