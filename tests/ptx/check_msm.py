@@ -58,7 +58,7 @@ class Msm:
 
     def dec_jac(self, v):
         """jacobian limbs (Montgomery) -> affine point"""
-        n, F, p = self.F.n, self.C.F, self.F.p
+        n, F = self.F.n, self.C.F
         co = [self.F.from_mont(unlimbs(v[i * n:(i + 1) * n])) for i in range(3 * self.deg)]
         X, Y, Z = (co[0:self.deg], co[self.deg:2 * self.deg], co[2 * self.deg:])
         X, Y, Z = [t[0] if self.deg == 1 else tuple(t) for t in (X, Y, Z)]

@@ -18,18 +18,12 @@ machine code (register allocation, SASS scheduling) and anything between threads
 a block's barriers; floating point is refused. Unknown instructions are refused at
 translation, never guessed. """
 
-import hashlib
-import importlib.util
-import os
 import re
-import struct
-import sys
 
 WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
 SPECIAL = {"%tid.x": "_tid", "%ntid.x": "_ntid", "%ctaid.x": "_ctaid", "%nctaid.x": "_nctaid",
            "%tid.y": "0", "%tid.z": "0", "%ctaid.y": "0", "%ctaid.z": "0",
            "%ntid.y": "1", "%ntid.z": "1", "%nctaid.y": "1", "%nctaid.z": "1"}
-CARRY_READ = re.compile(r"^(addc|subc|madc)\b")
 
 
 class PtxError(Exception):
@@ -118,11 +112,9 @@ def parse(text):
 
 def statements(body):
     """The body's statements: [(lineno, labels, guard, opcode, operands text)]."""
-    text, out, labels = [], [], []
-    for ln, l in body:
-        text.append((ln, l))
+    out, labels = [], []
     buf, bl = "", None
-    for ln, l in text:
+    for ln, l in body:
         if l in ("{", "}"):  # a scope (the body, a call sequence): nvcc puts them alone
             continue
         for part in re.split(r"(;)", l):

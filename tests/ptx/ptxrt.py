@@ -146,7 +146,6 @@ class Device:
     that a null pointer faults) and the launches of one translated module."""
 
     def __init__(self, mod, size=1 << 24):
-        import ptx  # noqa: F401 (the path is set by load)
         self.mod, self.mem, self.top = mod, bytearray(size), 1 << 16
         mod.G = self.mem
 
