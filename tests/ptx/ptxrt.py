@@ -85,7 +85,8 @@ def load(ptx_text, roots, cache_dir=None, mutate=None, cov=False):
 
     if cache_dir and not mutate and not cov:
         h = hashlib.sha256()
-        for part in (ptx_text, "\0".join(sorted(roots)), open(ptx.__file__).read(), open(__file__).read()):
+        srcs = [os.path.join(here, f) for f in ("ptx.py", "ptxparse.py", "ptxrt.py")]
+        for part in [ptx_text, "\0".join(sorted(roots))] + [open(f).read() for f in srcs]:
             h.update(part.encode())
         path = os.path.join(cache_dir, "k_%s.py" % h.hexdigest()[:24])
         meta = path[:-3] + ".meta"
