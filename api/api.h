@@ -49,10 +49,10 @@ struct api_tenant {
  * --max-conns from the others. */
 #define API_TENANT_REQUESTS 128
 /* A tenant's long polls (?wait=S) at once; past it 429 with Retry-After. */
-#define API_TENANT_WAITS 32
+#define API_TENANT_WAITS    32
 /* cuzkd's control connections the request threads hold at once (the watch is one
  * more): the API never takes cuzkd's connections from its local users and root. */
-#define API_CTL_CONNS 16
+#define API_CTL_CONNS       16
 
 struct api_tokens {
     struct api_tenant *t;

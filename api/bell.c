@@ -17,7 +17,7 @@
 
 #include "base/os.h"
 
-#define BELL_RING     1024        /* ended job ids kept for the waiters */
+#define BELL_RING     1024         /* ended job ids kept for the waiters */
 #define BELL_SLICE_NS 200000000ull /* a waiter looks at its client this often */
 
 static struct {
@@ -70,8 +70,10 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_
 
     pthread_mutex_lock(&bell.mu);
     for (;;) {
-        uint64_t now = os_now_ns(), until = deadline_ns < now + BELL_SLICE_NS ? deadline_ns : now + BELL_SLICE_NS;
-        struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u) };
+        uint64_t now = os_now_ns(),
+                 until = deadline_ns < now + BELL_SLICE_NS ? deadline_ns : now + BELL_SLICE_NS;
+        struct timespec ts = { .tv_sec = (time_t)(until / 1000000000u),
+                               .tv_nsec = (long)(until % 1000000000u) };
 
         /* More rung than the ring keeps: some are gone, the job may be among them. */
         if (bell.seq - mark > BELL_RING) hit = 1;

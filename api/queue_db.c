@@ -25,7 +25,7 @@
 #include "store/fleet_pg.h"
 #include "base/os.h"
 
-#define QPOOL_MAX 8    /* open connections of the request threads */
+#define QPOOL_MAX 8 /* open connections of the request threads */
 
 static struct {
     pthread_mutex_t mu;

@@ -28,9 +28,10 @@ void owners_quota(const struct cuzkd_config *c, struct owners_quota *q)
     q->preloads = c->quota_preloads ? c->quota_preloads : half(PIPE_PRELOAD_MAX);
 }
 
-int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant),
-                        const void *arg, const struct owners_who *who, uint32_t n, const struct owners_quota *q,
-                        char *m, size_t len)
+int owners_submit_check(const struct jobtab *jt,
+                        uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant), const void *arg,
+                        const struct owners_who *who, uint32_t n, const struct owners_quota *q, char *m,
+                        size_t len)
 {
     uint32_t jobs = 0, parts = 0, all_jobs = 0, all_parts = 0;
     uint32_t rj = owners_reserve(jt->hdr->max_jobs), rp = owners_reserve(jt->hdr->max_parts);
@@ -45,7 +46,8 @@ int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *a
         uint32_t p = 0;
 
         /* Acquire: n_parts and first_part were written before the job was published. */
-        if (jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) != JOBTAB_QUEUED) continue;
+        if (jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) != JOBTAB_QUEUED)
+            continue;
         owner = owner_of(arg, j, &jt_tenant);
         if (owners_privileged(owner) && !jt_tenant[0]) continue; /* the operator's own */
         for (uint32_t i = 0; i < jb->n_parts; i++) {

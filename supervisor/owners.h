@@ -48,9 +48,10 @@ struct owners_who {
  * owner_of(arg, j, &tenant): job slot j's submitter and its tenant ("" none; asked
  * only of slots in use). Counted: the submitter's running jobs and their partitions
  * not yet DONE or FAILED (a tenant's: by tenant; else by uid). */
-int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant),
-                        const void *arg, const struct owners_who *who, uint32_t n, const struct owners_quota *q,
-                        char *m, size_t len);
+int owners_submit_check(const struct jobtab *jt,
+                        uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant), const void *arg,
+                        const struct owners_who *who, uint32_t n, const struct owners_quota *q, char *m,
+                        size_t len);
 
 /* Preloads: map (a JSON object, zkey path as named -> uid) is the owner of each
  * PRELOAD entry of cs. Before a preload (evict 0) or an evict (evict 1) of path by

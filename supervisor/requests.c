@@ -241,7 +241,8 @@ static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, siz
 static void do_watch(struct sup *s, struct conn *k)
 {
     if (!k->privileged) {
-        reply_err(s, k, CONTROL_E_NOT_PERMITTED, "watch is for root or cuzkd's own user (the HTTP API process)");
+        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+                  "watch is for root or cuzkd's own user (the HTTP API process)");
         return;
     }
     for (uint32_t j = 0; j < s->pl.data.jobtab.hdr->max_jobs; j++) {

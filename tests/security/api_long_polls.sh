@@ -24,7 +24,7 @@ st="$(cuzk --json status)"
 cpid="$(jq -r .pid <<<"$st")"
 stages="$(jq -r '.children[].pid' <<<"$st")"
 thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw; $daemon_on_exit"
+daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
 socks() { find "/proc/$cpid/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 base="$(socks)"
 for p in $stages; do kill -STOP "$p"; done

@@ -19,9 +19,9 @@ for _ in $(seq 1 600); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "$api_base/readyz")" = 200 ] && break; sleep 0.1
 done
 mkdir -p "$tmp/rdy"
-probe() {  # I: 40 /readyz from source address 127.0.0.(I % 10 + 1), their statuses into $tmp/rdy/I
+probe() {  # I: 10 /readyz from source address 127.0.0.(I % 10 + 1), their statuses into $tmp/rdy/I
   local a="127.0.0.$(( $1 % 10 + 1 ))" _
-  for _ in $(seq 1 40); do
+  for _ in $(seq 1 10); do
     curl -s -o /dev/null -w '%{http_code}\n' -m 60 --interface "$a" "$api_base/readyz" || true
   done >"$tmp/rdy/$1"
 }

@@ -22,7 +22,7 @@ api_start http ""
 st="$(cuzk --json status)"
 stages="$(jq -r '.children[].pid' <<<"$st")"
 thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw; $daemon_on_exit"
+daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
 for p in $stages; do kill -STOP "$p"; done
 
 burst() {  # BASE-URL DIR: 16 POSTs of alice at once, each status into DIR/N
@@ -31,12 +31,12 @@ burst() {  # BASE-URL DIR: 16 POSTs of alice at once, each status into DIR/N
   for i in $(seq 1 16); do
     curl -s -o "$2/$i.body" -D "$2/$i.head" -w '%{http_code}' -m 120 -H "Authorization: Bearer $tok_alice" \
       -H 'Content-Type: application/json' --data-binary @"$FX/input.json" \
-      "$1/v1/circuits/mul/proofs" >"$2/$i" 2>/dev/null &
+      "$1/v1/circuits/mul/proofs" >"$2/$i.code" 2>/dev/null &
     pids+=($!)
   done
   wait "${pids[@]}" || true
-  ok="$(cat "$2"/[0-9]* | grep -o '^202$' | wc -l)"
-  quota="$(cat "$2"/[0-9]* | grep -o '^429$' | wc -l)"
+  ok="$(cat "$2"/*.code | grep -o 202 | wc -l || true)"
+  quota="$(cat "$2"/*.code | grep -o 429 | wc -l || true)"
 }
 burst "$api_base" "$tmp/local"
 [ "$ok" = 2 ] && [ "$quota" = 14 ] || fail "16 POSTs under max-running-jobs 2: $ok accepted, $quota refused 429"
@@ -54,7 +54,7 @@ qport="$(free_port)"
 "$BUILD/bin/cuzk-api" --socket "$run/$inst.sock" --listen "127.0.0.1:$qport" --api-tokens "$tmp/tokens" \
   --user 0 --instance "$inst" --queue "$url" >"$tmp/qapi.log" 2>&1 &
 qpid=$!
-daemon_on_exit="kill $qpid 2>/dev/null || true; $daemon_on_exit"
+daemon_on_exit="kill $qpid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
 for _ in $(seq 1 600); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$qport/healthz")" = 200 ] && break; sleep 0.1
 done
@@ -66,9 +66,9 @@ rows="$(psql_q "SELECT count(*) FROM cuzk_jobs WHERE tenant = 'alice' AND state 
 echo "ok: queue mode: 16 POSTs at once: 2 jobs in the queue, 14 refused 429"
 
 thaw
-for f in "$tmp"/local/[0-9]*; do
+for f in "$tmp"/local/*.code; do
   [ "$(cat "$f")" = 202 ] || continue
-  i="$(basename "$f")"; cp "$tmp/local/$i.body" "$tmp/http/acc$i.body"
+  i="$(basename "$f" .code)"; mkdir -p "$tmp/http"; cp "$tmp/local/$i.body" "$tmp/http/acc$i.body"
   j="$(jfield "acc$i" r.job)"
   http "w$i" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$i" 200
   [ "$(jfield "w$i" r.state)" = done ] || fail "job $j: $(cat "$tmp/http/w$i.body")"
@@ -77,5 +77,7 @@ for f in "$tmp"/local/[0-9]*; do
 done
 [ "$n" = 2 ] || fail "$n proofs verified, not 2"
 echo "ok: the 2 accepted local jobs proved; snarkjs verifies both"
+kill "$qpid" 2>/dev/null || true
+wait "$qpid" 2>/dev/null || true
 daemon_shutdown_clean
 echo "PASS: api_running_cap"

@@ -22,7 +22,7 @@ api_start http "" --max-parts 8
 st="$(cuzk --json status)"
 stages="$(jq -r '.children[].pid' <<<"$st")"
 thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw; $daemon_on_exit"
+daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
 for p in $stages; do kill -STOP "$p"; done
 two='[{"x":"3","k":"1"},{"x":"4","k":"2"}]'
 post() {  # NAME TOKEN
