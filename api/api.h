@@ -4,7 +4,10 @@
  *   tokens.c   the tokens file (--api-tokens): tenants, their token hashes, limits
  *   problem.c  answers: JSON bodies and RFC 9457 problem documents; control error
  *              codes to HTTP statuses and the CLI's exit-table names
- *   ctl.c      one control request to cuzkd per call (ctl_client.h), a fresh connection
+ *   ctl.c      one control request to cuzkd per call (ctl_client.h), a fresh connection,
+ *              at most API_CTL_CONNS at once
+ *   bell.c     the job-end doorbell the long polls sleep on; each tenant's long polls
+ *   watch.c    the one subscription to cuzkd's job ends that rings the bell
  *   http.c     libmicrohttpd's side: routing, bearer auth, bodies into memfds
  *   submit.c   POST /v1/circuits/NAME/proofs: the body as sealed memfds, the submit
  *   signals.c  an input object's signal names against the circuit's, before a submit
@@ -45,6 +48,11 @@ struct api_tenant {
  * long poll holds it for up to its wait), so one tenant cannot take every one of
  * --max-conns from the others. */
 #define API_TENANT_REQUESTS 128
+/* A tenant's long polls (?wait=S) at once; past it 429 with Retry-After. */
+#define API_TENANT_WAITS    32
+/* cuzkd's control connections the request threads hold at once (the watch is one
+ * more): the API never takes cuzkd's connections from its local users and root. */
+#define API_CTL_CONNS       16
 
 struct api_tokens {
     struct api_tenant *t;
@@ -131,7 +139,9 @@ json_t *api_parse_body(struct api_resp *r, const struct api_body *b);
  * no other: 0, else -1 with r a 422 "mismatch" naming the signal (and the element). */
 int api_check_signals(struct api_resp *r, const json_t *inputs, json_t *body);
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
-void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
+/* A job's state; with wait_s > 0 once it is decided or wait_s have passed, or at once
+ * when client_fd (the HTTP client's socket, -1 none) hangs up meanwhile. */
+void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s, int client_fd);
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
 void api_circuits(struct api_resp *r);
@@ -146,7 +156,8 @@ int api_queue_opt(struct api_cfg *c, const char *name, char *v);
 int api_queue_start(char *err, size_t errlen);
 void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t,
                       struct api_body *b);
-void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s);
+void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s,
+                       int client_fd);
 void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
 void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
 /* A handle of the pool (blocks while all QPOOL_MAX are in use; NULL, err set, when
@@ -157,11 +168,19 @@ void api_queue_put(struct fleet *f, int rc);
 /* /readyz in queue mode: 0 when the fleet's database answers a round trip now, else
  * -1 (logged with the reason; the probe's answer names no server). */
 int api_queue_ping(void);
-/* The doorbell: a mark taken before looking at a job; api_bell_wait sleeps until job
- * (or possibly it: a lost connection, a full ring) ends after the mark, 1, or until
- * deadline_ns (os_now_ns's clock), 0. */
+/* The doorbell (bell.c): a mark taken before looking at a job; api_bell_wait sleeps
+ * until job (or possibly it: a lost connection, a full ring) ends after the mark, 1,
+ * until deadline_ns (os_now_ns's clock), 0, or until client_fd (-1 none) hangs up,
+ * -1. api_bell_ring(0): anything may have ended. */
+void api_bell_init(void);
+void api_bell_ring(uint64_t job);
 uint64_t api_bell_mark(void);
-int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns);
+int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_fd);
+/* One more long poll of tenant: 0, or -1 at API_TENANT_WAITS; and one fewer. */
+int api_wait_enter(const char *tenant);
+void api_wait_leave(const char *tenant);
+/* Local mode: the thread that subscribes to cuzkd's job ends (watch.c). */
+int api_watch_start(char *err, size_t errlen);
 void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An Idempotency-Key's form: 1 to 128 printable ASCII characters. */
 int api_idem_key_ok(const char *k);

@@ -1,14 +1,53 @@
-/* ctl.c — cuzk-api's requests to cuzkd (api.h): one control connection per request,
- * so a long poll holds its own and nothing is shared between the server's threads. */
+/* ctl.c — cuzk-api's requests to cuzkd (api.h): one short control connection per
+ * request, at most API_CTL_CONNS of them open at once (a request that finds them all
+ * in use waits for one), so however many HTTP clients there are the API never takes
+ * more than that many of cuzkd's connections. Nothing waits on one: a long poll
+ * sleeps on the job-end doorbell (bell.c, watch.c). */
 #include "api.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "proto/ctl_client.h"
 
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned open;
+} conns = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+static void conn_take(void)
+{
+    pthread_mutex_lock(&conns.mu);
+    while (conns.open >= API_CTL_CONNS) pthread_cond_wait(&conns.cv, &conns.mu);
+    conns.open++;
+    pthread_mutex_unlock(&conns.mu);
+}
+
+static void conn_give(void)
+{
+    pthread_mutex_lock(&conns.mu);
+    conns.open--;
+    pthread_cond_signal(&conns.cv);
+    pthread_mutex_unlock(&conns.mu);
+}
+
+static json_t *ctl_one(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out);
+
 json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out)
+{
+    json_t *rep;
+
+    conn_take();
+    rep = ctl_one(req, fds, nfds, r, err_out);
+    conn_give();
+    return rep;
+}
+
+/* api_ctl's request on a connection of its own. */
+static json_t *ctl_one(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out)
 {
     struct ctl_conn c = { .fd = -1 };
     json_t *rep = NULL;

@@ -273,6 +273,24 @@ static void body_done(struct req *q)
         api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "the body could not be sealed", NULL);
 }
 
+/* GET /v1/jobs/ID[?wait=S]: a wait counts against the tenant's API_TENANT_WAITS and
+ * watches the client's socket (a hang-up ends it at once). */
+static void long_poll(struct req *q, struct MHD_Connection *c, int queue, long ws)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int fd = ci ? ci->connect_fd : -1;
+
+    if (ws > 0 && api_wait_enter(q->tenant->name)) {
+        api_problem(&q->resp, 429, "quota", "too_many_waits",
+                    "this tenant has its most long polls (?wait) at once: retry, or look without wait",
+                    json_pack("{s:I}", "max_waits", (json_int_t)API_TENANT_WAITS));
+        q->resp.retry_after = 1;
+        return;
+    }
+    (queue ? api_queue_get_job : api_get_job)(&q->resp, q->id, q->tenant, ws, fd);
+    if (ws > 0) api_wait_leave(q->tenant->name);
+}
+
 static void answer(struct req *q, struct MHD_Connection *c)
 {
     const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
@@ -298,7 +316,7 @@ static void answer(struct req *q, struct MHD_Connection *c)
             api_problem(&q->resp, 400, "usage", "bad_request", "wait: 0 to 600 seconds", NULL);
             break;
         }
-        (queue ? api_queue_get_job : api_get_job)(&q->resp, q->id, q->tenant, (long)ws);
+        long_poll(q, c, queue, (long)ws);
         break;
     case R_PROOF: (queue ? api_queue_get_proof : api_get_proof)(&q->resp, q->id, q->k, q->tenant); break;
     default: break;

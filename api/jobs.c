@@ -1,13 +1,15 @@
-/* jobs.c — the read side of cuzk-api (api.h): a job's state (long-polled on cuzkd's
- * "wait": the job-end doorbell, no polling loop here), its proofs, cancel, the
+/* jobs.c — the read side of cuzk-api (api.h): a job's state (long-polled on the
+ * job-end doorbell, bell.c), its proofs, cancel, the
  * circuits, readiness and the metrics text. What cuzkd says of its own machine (the
  * zkey's path, the staging directory, pids) is not passed on to tenants. */
 #include "api.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/os.h"
 #include "shm/stats_reader.h"
 
 /* v, or for a "reason" (a job's, a partition's) or an "error" (a circuit's) a copy
@@ -54,29 +56,32 @@ static json_t *job_view(json_t *j)
 }
 
 /* Each request about one job names the tenant: cuzkd answers no_such_job for a job
- * that is not the tenant's, so the ownership check costs no round trip of its own. */
-void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
+ * that is not the tenant's, so the ownership check costs no round trip of its own.
+ * A long poll holds no connection to cuzkd while it sleeps: it looks at the job
+ * (one short request), sleeps on the job-end doorbell (bell.c, rung by watch.c's one
+ * subscription), and looks again when rung, at its deadline, and at least every
+ * 10 s (a watch that died without a reset rings nothing). */
+void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s, int client_fd)
 {
-    json_t *j = NULL, *rep, *err = NULL;
+    uint64_t deadline = os_now_ns() + (uint64_t)(wait_s > 0 ? wait_s : 0) * 1000000000u, mark;
+    json_t *j;
 
-    if (wait_s > 0) {
-        /* cuzkd answers at once for a decided job, else when it is decided or the
-         * time is up ("timeout"): then the state as it is now. */
-        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_WAIT, "job", (json_int_t)id,
-                                "timeout_ms", (json_int_t)wait_s * 1000, "tenant", t->name),
-                      NULL, 0, r, &err);
-        if (rep && json_is_object(json_object_get(rep, "job"))) j = json_incref(json_object_get(rep, "job"));
-        json_decref(rep);
-        if (!j &&
-            !(err && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_TIMEOUT))) {
-            json_decref(err);
-            if (!r->status)
-                api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "cuzkd's wait had no job", NULL);
+    for (;;) {
+        const char *st;
+
+        /* The mark before the look: a job that ends after the look rings after it. */
+        mark = api_bell_mark();
+        if (!(j = api_job_of(id, t, r))) return;
+        st = json_string_value(json_object_get(j, "state")) ?: "";
+        if (strcmp(st, "running") || wait_s <= 0 || os_now_ns() >= deadline) break;
+        json_decref(j);
+        if (api_bell_wait(mark, id,
+                          deadline < os_now_ns() + 10000000000ull ? deadline : os_now_ns() + 10000000000ull,
+                          client_fd) < 0) {
+            api_problem(r, 503, "refused", "client_gone", "the client hung up", NULL);
             return;
         }
-        json_decref(err);
     }
-    if (!j && !(j = api_job_of(id, t, r))) return;
     api_json(r, 200, job_view(j));
     json_decref(j);
 }
@@ -128,8 +133,9 @@ void api_circuits(struct api_resp *r)
     api_json(r, 200, json_pack("{s:o}", "circuits", a));
 }
 
-/* Ready: every stage has a pid and at least one circuit is resident. */
-void api_readyz(struct api_resp *r)
+/* Ready: every stage has a pid and at least one circuit is resident. Looked up
+ * afresh (two control requests, a database round trip in queue mode). */
+static void readyz_now(struct api_resp *r)
 {
     json_t *st = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_STATUS), NULL, 0, r, NULL), *c, *e;
     size_t i, resident = 0, stages = 0, up = 0;
@@ -165,6 +171,38 @@ void api_readyz(struct api_resp *r)
                            "circuits_resident", (json_int_t)resident));
     json_decref(st);
     json_decref(c);
+}
+
+/* /readyz needs no token: answered from one look shared by every caller, taken again
+ * at most once per READYZ_CACHE_NS by whichever request finds it stale first while
+ * the others wait for that look (one at a time), so a crowd of probes costs cuzkd
+ * one control connection, not one each. */
+#define READYZ_CACHE_NS 1000000000ull
+
+static struct {
+    pthread_mutex_t mu;
+    uint64_t at; /* os_now_ns of the look; 0 none yet */
+    struct api_resp r;
+} ready = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+void api_readyz(struct api_resp *r)
+{
+    pthread_mutex_lock(&ready.mu);
+    if (!ready.at || os_now_ns() - ready.at >= READYZ_CACHE_NS) {
+        free(ready.r.body);
+        memset(&ready.r, 0, sizeof(ready.r));
+        readyz_now(&ready.r);
+        ready.at = os_now_ns();
+    }
+    free(r->body);
+    *r = ready.r;
+    r->body = ready.r.body ? malloc(ready.r.len ? ready.r.len : 1) : NULL;
+    if (r->body) memcpy(r->body, ready.r.body, ready.r.len);
+    pthread_mutex_unlock(&ready.mu);
+    if (ready.r.body && !r->body) {
+        memset(r, 0, sizeof(*r));
+        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+    }
 }
 
 /* The stats page in the Prometheus text format (stats_reader.h), read here: the

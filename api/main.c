@@ -242,7 +242,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
-    if (g_api.cfg.queue[0] && api_queue_start(err, sizeof(err))) {
+    api_bell_init();
+    if (g_api.cfg.queue[0] ? api_queue_start(err, sizeof(err)) : api_watch_start(err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }

@@ -179,7 +179,8 @@ static json_t *job_now(struct api_resp *r, uint64_t id, const struct api_tenant 
     return v;
 }
 
-void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s)
+void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s,
+                       int client_fd)
 {
     uint64_t deadline = os_now_ns() + (uint64_t)wait_s * 1000000000u, mark;
     json_t *v;
@@ -192,8 +193,13 @@ void api_queue_get_job(struct api_resp *r, uint64_t id, const struct api_tenant 
         if (!running || wait_s <= 0 || os_now_ns() >= deadline) break;
         /* Rung, or the time is up: look again. At least every 10 s as well: a doorbell
          * connection that died without a reset (a dropped route) rings nothing. */
-        api_bell_wait(mark, id,
-                      deadline < os_now_ns() + 10000000000ull ? deadline : os_now_ns() + 10000000000ull);
+        if (api_bell_wait(mark, id,
+                          deadline < os_now_ns() + 10000000000ull ? deadline : os_now_ns() + 10000000000ull,
+                          client_fd) < 0) {
+            json_decref(v);
+            api_problem(r, 503, "refused", "client_gone", "the client hung up", NULL);
+            return;
+        }
         json_decref(v);
     }
     api_json(r, 200, v);
@@ -324,27 +330,6 @@ oom:
     return -1;
 }
 
-/* The token line's max-running-jobs, counted in the queue: the tenant's unfinished
- * jobs on every server. 0 under it; 1 with r answered (*rc: a database error, so that
- * a lost handle is closed rather than pooled). */
-static int over_running(struct api_resp *r, struct fleet *f, const struct api_tenant *t, int *rc)
-{
-    char err[512];
-    int n;
-
-    if (!t->max_running) return 0;
-    if ((n = fleet_tenant_running(f, t->name, err, sizeof(err))) < 0) {
-        *rc = n;
-        db_problem(r, err);
-        return 1;
-    }
-    if ((uint32_t)n < t->max_running) return 0;
-    api_problem(r, 429, "quota", CONTROL_E_QUOTA, "this tenant has its max-running-jobs jobs running",
-                json_pack("{s:i}", "max_running_jobs", (int)t->max_running));
-    r->retry_after = 5;
-    return 1;
-}
-
 void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
 {
     int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24), rc = 0;
@@ -366,17 +351,22 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
         api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
         goto out;
     }
-    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r)) ||
-        over_running(r, f, t, &rc))
-        goto out;
+    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r))) goto out;
     rc = fleet_job_add_inputs(f,
                               &(struct fleet_circuit_job){ .circuit = circuit,
                                                            .fingerprint = fp,
                                                            .tenant = t->name,
                                                            .idem_key = b->idem_key,
-                                                           .body_sha256 = b->idem_key ? b->sha256 : NULL },
+                                                           .body_sha256 = b->idem_key ? b->sha256 : NULL,
+                                                           .max_running = t->max_running },
                               n, in, &job, err, sizeof(err));
-    if (rc == -EEXIST)
+    if (rc == -EDQUOT) {
+        /* The token line's max-running-jobs, counted in the queue (all servers). */
+        api_problem(r, 429, "quota", CONTROL_E_QUOTA, "this tenant has its max-running-jobs jobs running",
+                    json_pack("{s:i}", "max_running_jobs", (int)t->max_running));
+        r->retry_after = 5;
+        rc = 0;
+    } else if (rc == -EEXIST)
         api_problem(r, 409, "refused", CONTROL_E_CONFLICT,
                     "this Idempotency-Key was used with another body or circuit", NULL);
     else if (rc == -EINVAL)

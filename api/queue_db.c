@@ -8,8 +8,8 @@
  *
  *   the job-end doorbell: one more connection, LISTENing on cuzk_job_end in a thread
  *   of its own (fleet_listen, fleet_wait_notify: it sleeps in poll on the socket),
- *   rings each ended job into a ring of recent ids and wakes the waiting requests
- *   (?wait=S) with a broadcast: no request polls the table. A lost connection is
+ *   rings each ended job on the bell (bell.c), which wakes the waiting requests
+ *   (?wait=S): no request polls the table. A lost connection is
  *   opened and LISTENed again, then rung as "anything may have ended" (id 0): a job
  *   that ended while nobody listened is looked at again by its waiters. */
 #include "api.h"
@@ -25,8 +25,7 @@
 #include "store/fleet_pg.h"
 #include "base/os.h"
 
-#define QPOOL_MAX 8    /* open connections of the request threads */
-#define BELL_RING 1024 /* ended job ids kept for the waiters */
+#define QPOOL_MAX 8 /* open connections of the request threads */
 
 static struct {
     pthread_mutex_t mu;
@@ -34,13 +33,6 @@ static struct {
     struct fleet *idle[QPOOL_MAX];
     int n_idle, n_open;
 } pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-static struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv; /* CLOCK_MONOTONIC (api_queue_start) */
-    uint64_t seq;      /* ids rung so far; ring[s % BELL_RING] is the s-th */
-    uint64_t ring[BELL_RING];
-} bell = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 void api_qlog(const char *fmt, ...)
 {
@@ -120,44 +112,6 @@ int api_queue_ping(void)
     return rc ? -1 : 0;
 }
 
-static void bell_ring(uint64_t job)
-{
-    pthread_mutex_lock(&bell.mu);
-    bell.ring[bell.seq % BELL_RING] = job;
-    bell.seq++;
-    pthread_cond_broadcast(&bell.cv);
-    pthread_mutex_unlock(&bell.mu);
-}
-
-uint64_t api_bell_mark(void)
-{
-    uint64_t s;
-
-    pthread_mutex_lock(&bell.mu);
-    s = bell.seq;
-    pthread_mutex_unlock(&bell.mu);
-    return s;
-}
-
-int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns)
-{
-    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000u),
-                           .tv_nsec = (long)(deadline_ns % 1000000000u) };
-    int hit = 0;
-
-    pthread_mutex_lock(&bell.mu);
-    for (;;) {
-        /* More rung than the ring keeps: some are gone, the job may be among them. */
-        if (bell.seq - mark > BELL_RING) hit = 1;
-        for (uint64_t s = mark; !hit && s < bell.seq; s++)
-            hit = bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
-        mark = bell.seq;
-        if (hit || pthread_cond_timedwait(&bell.cv, &bell.mu, &ts) == ETIMEDOUT) break;
-    }
-    pthread_mutex_unlock(&bell.mu);
-    return hit;
-}
-
 static void *bell_main(void *arg)
 {
     struct fleet *f = NULL;
@@ -177,11 +131,11 @@ static void *bell_main(void *arg)
             }
             if (said) api_qlog("job-end doorbell: listening again");
             said = 0;
-            bell_ring(0); /* whatever ended while nobody listened */
+            api_bell_ring(0); /* whatever ended while nobody listened */
         }
         rc = fleet_wait_notify(f, 60000, &job, err, sizeof(err));
         if (rc == 1 && job)
-            bell_ring(job);
+            api_bell_ring(job);
         else if (rc < 0) {
             api_qlog("job-end doorbell: %s", err);
             fleet_close(f);
@@ -193,16 +147,11 @@ static void *bell_main(void *arg)
 
 int api_queue_start(char *err, size_t errlen)
 {
-    pthread_condattr_t ca;
     pthread_attr_t ta;
     pthread_t th;
     struct fleet *f;
     int rc;
 
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&bell.cv, &ca);
-    pthread_condattr_destroy(&ca);
     /* One connection now: a wrong URL or an unreachable database is said at start
      * (the schema made or checked), not at the first request. */
     if (!(f = api_queue_take(err, errlen))) return -1;

@@ -130,28 +130,6 @@ static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, in
     return 0;
 }
 
-/* The token line's max-running-jobs: the tenant's jobs not yet decided. */
-static int over_running(struct api_resp *r, const struct api_tenant *t)
-{
-    json_t *rep, *e;
-    size_t i, n = 0;
-
-    if (!t->max_running) return 0;
-    if (!(rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_STATUS), NULL, 0, r, NULL))) return 1;
-    json_array_foreach (json_object_get(rep, "jobs"), i, e) {
-        const char *tn = json_string_value(json_object_get(e, "tenant"));
-        const char *st = json_string_value(json_object_get(e, "state"));
-
-        if (tn && !strcmp(tn, t->name) && st && !strcmp(st, "running")) n++;
-    }
-    json_decref(rep);
-    if (n < t->max_running) return 0;
-    api_problem(r, 429, "quota", CONTROL_E_QUOTA, "this tenant has its max-running-jobs jobs running",
-                json_pack("{s:i}", "max_running_jobs", (int)t->max_running));
-    r->retry_after = 5;
-    return 1;
-}
-
 int api_idem_key_ok(const char *k)
 {
     size_t n = strlen(k);
@@ -172,6 +150,8 @@ static json_t *submit_req(const char *circuit, const struct api_tenant *t, const
 
     if (t->prio_cap >= 0 && prio > t->prio_cap) prio = t->prio_cap;
     if (q && prio >= 0) json_object_set_new(q, "priority", json_integer(prio));
+    /* The token line's max-running-jobs: counted and admitted by cuzkd in one step. */
+    if (q && t->max_running) json_object_set_new(q, "max_running", json_integer((json_int_t)t->max_running));
     if (q && b->idem_key) {
         json_object_set_new(q, "idempotency_key", json_string(b->idem_key));
         json_object_set_new(q, "body_sha256", json_string(b->sha256));
@@ -196,7 +176,7 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
                     NULL);
         goto out;
     }
-    if (over_running(r, t) || body_parts(r, b, wtns, fds, &nfds, list)) goto out;
+    if (body_parts(r, b, wtns, fds, &nfds, list)) goto out;
     rep = api_ctl(submit_req(circuit, t, b, wtns, list, nfds), fds, nfds, r, NULL);
     list = NULL; /* the request took it */
     if (!rep) goto out;

@@ -136,6 +136,11 @@ json_t *ctl_request(struct ctl_conn *c, json_t *req, const int *fds, size_t nfds
     return read_reply(c);
 }
 
+json_t *ctl_read(struct ctl_conn *c)
+{
+    return read_reply(c);
+}
+
 void ctl_close(struct ctl_conn *c)
 {
     if (c->fd >= 0) close(c->fd);

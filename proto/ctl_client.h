@@ -24,6 +24,9 @@ int ctl_connect(struct ctl_conn *c, const char *path);
  * NULL on a broken connection or a reply that is not JSON (c->err says which). */
 json_t *ctl_request(struct ctl_conn *c, json_t *req, const int *fds, size_t nfds);
 
+/* The next line on the connection (a subscription's event): NULL as ctl_request. */
+json_t *ctl_read(struct ctl_conn *c);
+
 /* Close and free; c is ready for ctl_connect again. */
 void ctl_close(struct ctl_conn *c);
 

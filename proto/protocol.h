@@ -63,6 +63,15 @@
  *                                  "public":[...]} (snarkjs's proof.json and
  *                                  public.json) of a "results":"store" job, from the
  *                                  store (also after a restart): not_ready, part_failed
+ *   {"req":"watch"}             -> (root or cuzkd's user) {"ok":true,"watching":true},
+ *                                  then a line {"event":"job_end","job":ID,"state":S}
+ *                                  for every job decided from then on, until the
+ *                                  connection closes (the HTTP API's one subscription,
+ *                                  on which all its long polls sleep); a watcher that
+ *                                  does not read is closed at REPLY_MAX unsent bytes
+ *   submit's "max_running":N (with "tenant", the tokens file's max-running-jobs):
+ *                       refused quota when the tenant already has N jobs not yet
+ *                       decided, counted and admitted in one step of cuzkd's loop
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * CONTROL_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
@@ -113,6 +122,7 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_REQ_CIRCUITS "circuits"
 #define CONTROL_REQ_RELOAD   "reload"
 #define CONTROL_REQ_PROOF    "proof"
+#define CONTROL_REQ_WATCH    "watch"
 
 #define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 

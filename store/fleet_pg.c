@@ -1042,6 +1042,38 @@ static int no_job(uint64_t job, char *err, size_t errlen)
     return -ENOENT;
 }
 
+/* In the inserting transaction: the tenant's running jobs, counted under an advisory
+ * lock of its own (held to the commit), so that a concurrent insert of the same
+ * tenant, on this server or another, counts after this one's job is in. 0: room (or
+ * the key is a replay, answered by the insert); -EDQUOT; or a database error. */
+static int tenant_room(struct fleet *f, const struct fleet_circuit_job *j, const char *tenant, char *err,
+                       size_t errlen)
+{
+    char mb[16];
+    PGresult *r;
+    int over;
+
+    snprintf(mb, sizeof(mb), "%u", j->max_running);
+    /* The lock first, the count in a statement of its own: read committed takes a
+     * snapshot per statement, so the count sees whatever the lock's last holder
+     * committed. */
+    r = exec(f, "SELECT pg_advisory_xact_lock(7172018, hashtext($1))", 1, (const char *[]){ tenant });
+    if (!ok(r)) return tx_fail(f, r, "locking a tenant's jobs", err, errlen);
+    pq->clear(r);
+    r = exec(f,
+             "SELECT (SELECT count(*) FROM cuzk_jobs WHERE state = 'running' AND coalesce(tenant, '') = $1)"
+             " >= $2::int AND NOT EXISTS (SELECT 1 FROM cuzk_jobs WHERE coalesce(tenant, '') = $1 AND"
+             " idem_key = $3)",
+             3, (const char *[]){ tenant, mb, j->idem_key });
+    if (!ok(r) || pq->ntuples(r) != 1) return tx_fail(f, r, "counting a tenant's jobs", err, errlen);
+    over = pq->getvalue(r, 0, 0)[0] == 't';
+    pq->clear(r);
+    if (!over) return 0;
+    snprintf(err, errlen, "fleet queue: tenant %s has %u job(s) running, its max-running-jobs", tenant,
+             j->max_running);
+    return -EDQUOT;
+}
+
 int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
                          const struct fleet_input *in, uint64_t *job, char *err, size_t errlen)
 {
@@ -1070,6 +1102,8 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
         }
     snprintf(nb, sizeof(nb), "%u", n);
     if ((rc = run(f, "BEGIN", what, err, errlen))) return rc;
+    if (tenant && j->max_running && (rc = tenant_room(f, j, tenant, err, errlen)))
+        return rc == -EDQUOT ? rollback(f, rc) : rc; /* an error rolled back already */
     /* ON CONFLICT DO NOTHING: a concurrent insert of the same key waits for the other
      * transaction, then inserts nothing; the job it made is read below. */
     r = exec(f,

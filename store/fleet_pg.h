@@ -314,6 +314,7 @@ struct fleet_circuit_job {
     const char *circuit, *fingerprint;  /* both required */
     const char *tenant;                 /* NULL or "": none */
     const char *idem_key, *body_sha256; /* idem_key NULL: no idempotency key */
+    uint32_t max_running;               /* with tenant: its running jobs, at most; 0 none */
 };
 /* Insert a circuit job of n partitions (one transaction). 1: created, *job its id;
  * 0: the same (tenant, idem_key) with the same body_sha256 exists, *job that job;
@@ -321,8 +322,11 @@ struct fleet_circuit_job {
  * job, err says so);
  * -EINVAL: an input empty or over FLEET_INPUT_MAX, n == 0 or over
  * FLEET_CIRCUIT_PARTS_MAX, a missing field (circuit, fingerprint; body_sha256 when
- * idem_key is given). Concurrent inserts of one key: one creates, the others get 0
- * or -EEXIST (the unique index decides, never two jobs). */
+ * idem_key is given); -EDQUOT: the tenant has max_running jobs running already
+ * (counted inside the inserting transaction under a per-tenant advisory lock, so
+ * concurrent inserts on every server never pass it; a replayed key is answered as
+ * above). Concurrent inserts of one key: one creates, the others get 0 or -EEXIST
+ * (the unique index decides, never two jobs). */
 int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
                          const struct fleet_input *in, uint64_t *job, char *err, size_t errlen);
 

@@ -47,7 +47,7 @@ void conn_close(struct sup *s, struct conn *k)
     k->pending = NULL; /* its intake ends on its own and finds the connection gone */
     k->fd = -1;
     k->gen++;
-    k->waiting = k->drain_wait = k->in_armed = k->out_armed = k->close_after = 0;
+    k->waiting = k->drain_wait = k->watching = k->in_armed = k->out_armed = k->close_after = 0;
 }
 
 void conn_flush(struct sup *s, struct conn *k)
@@ -217,8 +217,11 @@ static int peer_allowed(const struct sup *s, int fd, char *why, size_t len)
 
 /* A slot for a new connection of uid, or NULL with why set: ordinary users share
  * MAX_CONNS slots, at most --conns-per-uid each; root and cuzkd's own uid may also
- * take the RESERVED_CONNS others, so a crowd of idle connections never locks them out. */
-static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, char *why, size_t len)
+ * take the RESERVED_CONNS others, so a crowd of idle connections never locks them out.
+ * The HTTP API child runs as cuzkd's uid but takes ordinary slots (priv 0 here, no
+ * per-uid cap: it holds at most its own API_CTL_CONNS and one watch): whatever its
+ * tenants do, the reserve stays the operator's. */
+static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, int api, char *why, size_t len)
 {
     struct conn *k = NULL;
     uint32_t mine = 0, ordinary = 0;
@@ -231,9 +234,9 @@ static struct conn *conn_slot(struct sup *s, uid_t uid, int priv, char *why, siz
             continue;
         }
         if (c->uid == uid) mine++;
-        if (!c->privileged) ordinary++;
+        if (!c->reserve_ok) ordinary++;
     }
-    if (!priv && mine >= s->c->conns_per_uid) {
+    if (!priv && !api && mine >= s->c->conns_per_uid) {
         snprintf(why, len, "busy: too many connections for uid %u (--conns-per-uid %u)", (unsigned)uid,
                  s->c->conns_per_uid);
         return NULL;
@@ -274,7 +277,7 @@ void handle_listen(struct sup *s)
         struct ucred cr;
         socklen_t sl = sizeof(cr);
         char why[160];
-        int priv;
+        int priv, api;
 
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             /* At the descriptor limit the pending connection stays pending, so the
@@ -313,7 +316,8 @@ void handle_listen(struct sup *s)
             continue;
         }
         priv = cr.uid == 0 || cr.uid == geteuid();
-        if (!(k = conn_slot(s, cr.uid, priv, why, sizeof(why)))) {
+        api = priv && s->api.pid > 0 && cr.pid == s->api.pid;
+        if (!(k = conn_slot(s, cr.uid, priv && !api, api, why, sizeof(why)))) {
             char *m = control_reply_error(CONTROL_E_BUSY, why);
 
             if (m) (void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -326,6 +330,7 @@ void handle_listen(struct sup *s)
         k->gid = cr.gid;
         conn_groups(k);
         k->privileged = priv;
+        k->reserve_ok = priv && !api;
         k->active_ns = os_now_ns();
         memset(&k->fr, 0, sizeof(k->fr));
         if (!peer_allowed(s, fd, why, sizeof(why))) {

@@ -35,6 +35,7 @@ static const struct {
     { CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
     { CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
     { CONTROL_REQ_RELOAD, CONTROL_RELOAD },     { CONTROL_REQ_PROOF, CONTROL_PROOF },
+    { CONTROL_REQ_WATCH, CONTROL_WATCH },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -174,6 +175,15 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
     if (r->body_sha256 && !r->idem_key)
         return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
                             "\"body_sha256\" goes with \"idempotency_key\"");
+    {
+        json_int_t x;
+        int has;
+
+        if ((rc = get_int(r->root, "max_running", 0, 1, UINT32_MAX, &has, &x, e))) return rc;
+        if (has && !r->tenant)
+            return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"max_running\" goes with \"tenant\"");
+        r->max_running = has ? (uint32_t)x : 0;
+    }
     return 0;
 }
 
@@ -354,6 +364,7 @@ static int parse_fields(struct control_req *r, struct control_err *e)
     case CONTROL_DRAIN:
     case CONTROL_SHUTDOWN:
     case CONTROL_CIRCUITS:
+    case CONTROL_WATCH:
     case CONTROL_RELOAD: return 0;
     case CONTROL_PRELOAD: return parse_preload(r, e);
     case CONTROL_EVICT: return get_str(r->root, "zkey", 1, &r->zkey, e);
@@ -389,7 +400,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
     if (i == sizeof(kinds) / sizeof(kinds[0])) {
         rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
                           "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
-                          "restart, drain, shutdown, preload, evict, circuits, reload, proof",
+                          "restart, drain, shutdown, preload, evict, circuits, reload, proof, watch",
                           req);
         goto err;
     }

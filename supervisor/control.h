@@ -34,6 +34,7 @@ enum control_kind {
     CONTROL_CIRCUITS, /* the declared circuits (catalog.c) */
     CONTROL_RELOAD,   /* read the config's [circuit NAME] sections again */
     CONTROL_PROOF,    /* a stored proof of a "results":"store" job */
+    CONTROL_WATCH,    /* the operator's: every job's end pushed on this connection */
 };
 
 struct control_err {
@@ -70,6 +71,7 @@ struct control_req {
      * SHA-256 (hex). NULL / 0: none. */
     int results_store;
     const char *tenant, *idem_key, *body_sha256;
+    uint32_t max_running; /* with tenant: its jobs not yet decided, at most; 0 none */
 };
 
 #define CONTROL_TENANT_MAX 65 /* 1-64 bytes and the NUL */

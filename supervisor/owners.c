@@ -28,22 +28,28 @@ void owners_quota(const struct cuzkd_config *c, struct owners_quota *q)
     q->preloads = c->quota_preloads ? c->quota_preloads : half(PIPE_PRELOAD_MAX);
 }
 
-int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j),
-                        const void *arg, uid_t uid, uint32_t n, const struct owners_quota *q, char *m,
+int owners_submit_check(const struct jobtab *jt,
+                        uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant), const void *arg,
+                        const struct owners_who *who, uint32_t n, const struct owners_quota *q, char *m,
                         size_t len)
 {
     uint32_t jobs = 0, parts = 0, all_jobs = 0, all_parts = 0;
     uint32_t rj = owners_reserve(jt->hdr->max_jobs), rp = owners_reserve(jt->hdr->max_parts);
+    const char *tenant = who->tenant && who->tenant[0] ? who->tenant : NULL;
+    char whom[CONTROL_TENANT_MAX + 16];
 
-    if (owners_privileged(uid)) return 0;
+    if (owners_privileged(who->uid) && !tenant) return 0;
     for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
         const struct jobtab_job *jb = &jt->jobs[j];
+        const char *jt_tenant = "";
+        uid_t owner;
         uint32_t p = 0;
 
         /* Acquire: n_parts and first_part were written before the job was published. */
-        if (owners_privileged(owner_of(arg, j)) ||
-            jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) != JOBTAB_QUEUED)
+        if (jobtab_word_state(barrier_load_acquire(&((struct jobtab_job *)jb)->word)) != JOBTAB_QUEUED)
             continue;
+        owner = owner_of(arg, j, &jt_tenant);
+        if (owners_privileged(owner) && !jt_tenant[0]) continue; /* the operator's own */
         for (uint32_t i = 0; i < jb->n_parts; i++) {
             uint32_t st = jobtab_word_state(jobtab_part_load(jt, jb->first_part + i));
 
@@ -51,14 +57,18 @@ int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *a
         }
         all_jobs++;
         all_parts += p;
-        if (owner_of(arg, j) == uid) {
+        if (tenant ? !strcmp(jt_tenant, tenant) : owner == who->uid && !jt_tenant[0]) {
             jobs++;
             parts += p;
         }
     }
-    /* The operator always gets through: ordinary users together never take the
-     * last eighth of the table (two users at their quotas of half each made root's
-     * submit fail "full"). */
+    if (tenant)
+        snprintf(whom, sizeof(whom), "tenant %s", tenant);
+    else
+        snprintf(whom, sizeof(whom), "uid %u", (unsigned)who->uid);
+    /* The operator always gets through: ordinary users together (the HTTP API's
+     * tenants among them) never take the last eighth of the table (two users at their
+     * quotas of half each made root's submit fail "full"). */
     if (all_jobs + 1 > jt->hdr->max_jobs - rj || all_parts + n > jt->hdr->max_parts - rp) {
         snprintf(m, len,
                  "full: users' jobs hold %u of %u job slots and %u of %u partitions; "
@@ -66,18 +76,25 @@ int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *a
                  all_jobs, jt->hdr->max_jobs, all_parts, jt->hdr->max_parts, rj, rp);
         return -ENOSPC;
     }
+    if (tenant && who->max_running && jobs + 1 > who->max_running) {
+        snprintf(m, len,
+                 "quota: %s has %u job(s) running, its max-running-jobs is %u; retry when one "
+                 "finishes",
+                 whom, jobs, who->max_running);
+        return -EDQUOT;
+    }
     if (jobs + 1 > q->jobs) {
         snprintf(m, len,
-                 "quota: uid %u has %u job(s) running, the most one user may "
+                 "quota: %s has %u job(s) running, the most one user may "
                  "(--quota-jobs %u); retry when one finishes",
-                 (unsigned)uid, jobs, q->jobs);
+                 whom, jobs, q->jobs);
         return -EDQUOT;
     }
     if (parts + n > q->parts) {
         snprintf(m, len,
-                 "quota: uid %u has %u partition(s) queued or in progress, this "
+                 "quota: %s has %u partition(s) queued or in progress, this "
                  "job's %u would pass --quota-partitions %u; %s",
-                 (unsigned)uid, parts, n, q->parts, n > q->parts ? "split it" : "retry when some finish");
+                 whom, parts, n, q->parts, n > q->parts ? "split it" : "retry when some finish");
         return -EDQUOT;
     }
     return 0;

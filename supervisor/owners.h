@@ -32,13 +32,25 @@ void owners_quota(const struct cuzkd_config *c, struct owners_quota *q);
  * eighth, at least 1, kept for root and cuzkd's user. */
 uint32_t owners_reserve(uint32_t n);
 
-/* A submit of n partitions by uid: 0, or -EDQUOT with the quota and its value in m,
+/* Who submits: a uid, and for the HTTP API (which runs as cuzkd's uid) the tenant it
+ * acts for with the tenant's max-running-jobs (0 none). A job with a tenant is an
+ * ordinary user's, whoever's process sent it: it counts against the operator's
+ * reserve and the quotas, by tenant. */
+struct owners_who {
+    uid_t uid;
+    const char *tenant; /* NULL or "": none */
+    uint32_t max_running;
+};
+
+/* A submit of n partitions by who: 0, or -EDQUOT with the quota and its value in m,
  * or -ENOSPC (code CONTROL_E_FULL) when ordinary users' unfinished jobs would reach
  * into the table's reserve (owners_reserve).
- * owner_of(arg, j): job slot j's submitter (asked only of slots in use). Counted:
- * uid's running jobs and their partitions not yet DONE or FAILED. */
-int owners_submit_check(const struct jobtab *jt, uid_t (*owner_of)(const void *arg, uint32_t j),
-                        const void *arg, uid_t uid, uint32_t n, const struct owners_quota *q, char *m,
+ * owner_of(arg, j, &tenant): job slot j's submitter and its tenant ("" none; asked
+ * only of slots in use). Counted: the submitter's running jobs and their partitions
+ * not yet DONE or FAILED (a tenant's: by tenant; else by uid). */
+int owners_submit_check(const struct jobtab *jt,
+                        uid_t (*owner_of)(const void *arg, uint32_t j, const char **tenant), const void *arg,
+                        const struct owners_who *who, uint32_t n, const struct owners_quota *q, char *m,
                         size_t len);
 
 /* Preloads: map (a JSON object, zkey path as named -> uid) is the owner of each

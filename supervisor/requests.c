@@ -235,6 +235,45 @@ static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, siz
     intake_begin(s, k, r, n_fds);
 }
 
+/* watch: from now on every job's end is pushed on this connection (answer_waiters);
+ * the HTTP API's long polls all sleep on its one. Jobs decided before are not told
+ * (the watcher looks at a job after subscribing). */
+static void do_watch(struct sup *s, struct conn *k)
+{
+    if (!k->privileged) {
+        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+                  "watch is for root or cuzkd's own user (the HTTP API process)");
+        return;
+    }
+    for (uint32_t j = 0; j < s->pl.data.jobtab.hdr->max_jobs; j++) {
+        uint32_t st = job_state(s, j);
+
+        if (st == JOBTAB_DONE || st == JOBTAB_FAILED) s->jobs[j].end_told = 1;
+    }
+    k->watching = 1;
+    conn_reply(s, k, control_reply_ok(json_pack("{s:b}", "watching", 1)));
+}
+
+/* Each job decided since the last look, as one line to every watcher. */
+static void tell_watchers(struct sup *s)
+{
+    int any = 0;
+
+    for (int i = 0; i < N_CONNS && !any; i++) any = s->conns[i].fd >= 0 && s->conns[i].watching;
+    for (uint32_t j = 0; j < s->pl.data.jobtab.hdr->max_jobs; j++) {
+        uint32_t st = job_state(s, j);
+        char line[128];
+
+        if ((st != JOBTAB_DONE && st != JOBTAB_FAILED) || s->jobs[j].end_told) continue;
+        s->jobs[j].end_told = 1;
+        if (!any) continue;
+        snprintf(line, sizeof(line), "{\"event\":\"job_end\",\"job\":%llu,\"state\":\"%s\"}\n",
+                 (unsigned long long)s->pl.data.jobtab.jobs[j].id, st == JOBTAB_DONE ? "done" : "failed");
+        for (int i = 0; i < N_CONNS; i++)
+            if (s->conns[i].fd >= 0 && s->conns[i].watching) conn_reply(s, &s->conns[i], strdup(line));
+    }
+}
+
 static void do_drain(struct sup *s, struct conn *k)
 {
     life_event(s, DAEMON_EV_DRAIN, os_now_ns(), 0, NULL);
@@ -249,6 +288,7 @@ static void do_drain(struct sup *s, struct conn *k)
  * the tick and from the doorbell (EV_DOORBELL: a stage decided a job). */
 void answer_waiters(struct sup *s, uint64_t t)
 {
+    tell_watchers(s);
     for (int i = 0; i < N_CONNS; i++) {
         struct conn *k = &s->conns[i];
 
@@ -346,5 +386,6 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
         break;
     case CONTROL_RELOAD: operator_request(s, k, r); break;
     case CONTROL_PROOF: do_proof(s, k, r); break;
+    case CONTROL_WATCH: do_watch(s, k); break;
     }
 }

@@ -63,16 +63,21 @@ static uint32_t unfinished_parts(const struct sup *s)
     return n;
 }
 
-/* Job slot j's submitter (owners_submit_check). */
-static uid_t job_owner(const void *arg, uint32_t j)
+/* Job slot j's submitter and tenant (owners_submit_check). */
+static uid_t job_owner(const void *arg, uint32_t j, const char **tenant)
 {
+    *tenant = ((const struct sup *)arg)->jobs[j].tenant;
     return ((const struct sup *)arg)->jobs[j].owner;
 }
 
-/* Refusals a submit gets before and after its intake: draining, the uid's quota.
- * 1 (refused, answered) or 0. */
-static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
+/* Refusals a submit gets before and after its intake: draining, the quotas of its
+ * uid or tenant. After the intake this runs in the same step of the loop as the
+ * job's entry into the table, so a count and its admission are one (16 submits at
+ * once under a max-running-jobs of 2 make 2 jobs). 1 (refused, answered) or 0. */
+static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts, const char *tenant,
+                          uint32_t max_running)
 {
+    const struct owners_who who = { k->uid, tenant, max_running };
     struct owners_quota q;
     char m[256];
     int rc;
@@ -85,7 +90,7 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts)
         return 1;
     }
     owners_quota(s->c, &q);
-    if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, k->uid, n_parts, &q, m, sizeof(m)))) {
+    if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, &who, n_parts, &q, m, sizeof(m)))) {
         reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
         return 1;
     }
@@ -221,7 +226,8 @@ static int service_refused(struct sup *s, struct conn *k, const struct control_r
 void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
     /* Before anything is copied: a user at its quota costs cuzkd nothing. */
-    if (submit_refused(s, k, (uint32_t)r->n_witnesses) || service_refused(s, k, r)) return;
+    if (service_refused(s, k, r) || submit_refused(s, k, (uint32_t)r->n_witnesses, r->tenant, r->max_running))
+        return;
     if (r->circuit) {
         /* By name: the circuit's files (cuzkd's descriptors) after the client's. */
         int extra[3];
@@ -268,7 +274,7 @@ static int submit_late_refused(struct sup *s, struct conn *k, struct control_sub
     const char *code = CONTROL_E_BUSY;
     char m[256];
 
-    if (submit_refused(s, k, (uint32_t)sub->n)) {
+    if (submit_refused(s, k, (uint32_t)sub->n, sub->tenant, sub->max_running)) {
         submit_drop(s, sub, copies, held);
         return 1;
     }

@@ -462,6 +462,7 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
     if ((rc = submit_names(r, s, e))) goto out;
     snprintf(s->circuit, sizeof(s->circuit), "%s", r->circuit ? r->circuit : "");
     snprintf(s->tenant, sizeof(s->tenant), "%s", r->tenant ? r->tenant : "");
+    s->max_running = r->max_running;
     snprintf(s->idem_key, sizeof(s->idem_key), "%s", r->idem_key ? r->idem_key : "");
     snprintf(s->body_sha256, sizeof(s->body_sha256), "%s", r->body_sha256 ? r->body_sha256 : "");
     /* Results kept in the store: the out dir is cuzkd's own, made when the job starts. */

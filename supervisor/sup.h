@@ -146,14 +146,17 @@ struct conn {
     uint64_t wait_job;
     uint64_t wait_deadline; /* 0: none */
     int drain_wait;
-    uid_t uid; /* SO_PEERCRED */
+    int watching; /* "watch": every job's end is pushed here (answer_waiters) */
+    uid_t uid;    /* SO_PEERCRED */
     gid_t gid;
     gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
     size_t n_groups;
     int *fds; /* descriptors received, not yet taken by a request */
     uint32_t n_fds;
     int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-    int privileged;         /* root or cuzkd's own uid: may use the reserved slots */
+    int privileged;         /* root or cuzkd's own uid: may act for others */
+    int reserve_ok;         /* may use the reserved slots: privileged, but not the
+                             * HTTP API child (its requests are its tenants') */
     uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
     uint64_t line_ns;       /* since when an unfinished line (or descriptors without
                              * their request) waits: closed after LINE_TIMEOUT however
@@ -193,6 +196,7 @@ struct job_state {
     uint8_t resumed;       /* taken over from a previous cuzkd (resume.c) */
     uint8_t results_store; /* its proofs go into the job store (results.c) */
     uint8_t staged_gone;   /* ... and its staging dir was removed once they were there */
+    uint8_t end_told;      /* its end was pushed to the watchers ("watch") */
     int64_t submitted_unix;
     char circuit[CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
     char tenant[CONTROL_TENANT_MAX];

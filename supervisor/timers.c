@@ -61,8 +61,9 @@ static void conns_timer(struct sup *s, uint64_t t)
     for (int i = 0; i < N_CONNS; i++) {
         struct conn *k = &s->conns[i];
 
-        if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->pending && s->c->idle_timeout_s &&
-            t > k->active_ns && t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
+        if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->watching && !k->pending &&
+            s->c->idle_timeout_s && t > k->active_ns &&
+            t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
             conn_close(s, k);
         else if (k->fd >= 0 && !k->pending && !k->privileged && k->line_ns && t > k->line_ns &&
                  t - k->line_ns >= LINE_TIMEOUT_NS)

@@ -1,0 +1,68 @@
+/* watch.c — cuzk-api's one subscription to cuzkd's job ends (api.h): a thread holds
+ * a single control connection with a "watch" request on it (protocol.h) and rings
+ * each job_end line on the bell (bell.c), so the long polls of every tenant cost cuzkd
+ * one connection, not one each. A lost connection is opened again (once a second
+ * while cuzkd does not answer) and then rung as "anything may have ended" (id 0). */
+#include "api.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/ctl_client.h"
+
+static void *watch_main(void *arg)
+{
+    int said = 0;
+
+    (void)arg;
+    for (;;) {
+        struct ctl_conn c = { .fd = -1 };
+        json_t *rep = NULL, *ev;
+
+        if (!ctl_connect(&c, g_api.cfg.socket))
+            rep = ctl_request(&c, json_pack("{s:s}", "req", CONTROL_REQ_WATCH), NULL, 0);
+        if (!rep || !json_is_true(json_object_get(rep, "ok"))) {
+            if (!said++)
+                api_qlog("job ends: cuzkd does not take the watch (%s); trying again every second",
+                         rep ? json_string_value(json_object_get(rep, "message")) ?: "refused" : c.err);
+            json_decref(rep);
+            ctl_close(&c);
+            sleep(1);
+            continue;
+        }
+        json_decref(rep);
+        if (said) api_qlog("job ends: watching again");
+        said = 0;
+        api_bell_ring(0); /* whatever ended while nobody watched */
+        while ((ev = ctl_read(&c))) {
+            json_int_t job = json_integer_value(json_object_get(ev, "job"));
+
+            if (job > 0) api_bell_ring((uint64_t)job);
+            json_decref(ev);
+        }
+        api_qlog("job ends: %s; watching again", c.err);
+        ctl_close(&c);
+        api_bell_ring(0);
+        sleep(1);
+    }
+    return NULL;
+}
+
+int api_watch_start(char *err, size_t errlen)
+{
+    pthread_attr_t ta;
+    pthread_t th;
+    int rc;
+
+    pthread_attr_init(&ta);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&th, &ta, watch_main, NULL);
+    pthread_attr_destroy(&ta);
+    if (rc) {
+        snprintf(err, errlen, "the job-end watch's thread: %s", strerror(rc));
+        return -1;
+    }
+    return 0;
+}
