@@ -127,25 +127,23 @@ int control_wtns_name(const char *path, char *name, size_t len);
 #define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 
 /* Error codes of the protocol. */
-#define CONTROL_E_BAD_JSON    "bad_json"        /* not one JSON object */
-#define CONTROL_E_TOO_LONG    "line_too_long"   /* > CONTROL_LINE_MAX */
-#define CONTROL_E_BAD_REQUEST "bad_request"     /* a field missing or of the wrong type */
-#define CONTROL_E_UNKNOWN     "unknown_request" /* "req" names no request */
-#define CONTROL_E_NOT_FOUND   "not_found"       /* input file missing or unreadable */
-#define CONTROL_E_BAD_INPUT   "bad_input"       /* not a zkey/wtns, wrong circuit, dup names */
-#define CONTROL_E_TOO_BIG     "too_big"         /* circuit needs more than --buffer-mb */
-#define CONTROL_E_OUTPUT      "bad_output"      /* out_dir missing or not writable */
-#define CONTROL_E_FULL        "full"            /* job table has no room */
-#define CONTROL_E_BUSY \
-    "busy"                                             /* --max-queued reached, or no connection
-                                                        * slot or descriptor left: retry later */
-#define CONTROL_E_NO_JOB        "no_such_job"          /* no job by that id, or it was retired */
-#define CONTROL_E_DRAINING      "draining"             /* not accepting submits */
-#define CONTROL_E_TIMEOUT       "timeout"              /* wait: the job still runs at its deadline */
-#define CONTROL_E_PERM          "permission"           /* peer not allowed, or out_dir not theirs to write */
-#define CONTROL_E_NOT_OWNER     "not_owner"            /* cancel/evict of another uid's work (owners.h) */
-#define CONTROL_E_NOT_PERMITTED "not_permitted"        /* restart/drain/shutdown: root or cuzkd's uid */
-#define CONTROL_E_QUOTA         "quota"                /* a per-uid quota is reached (--quota-*) */
+#define CONTROL_E_BAD_JSON      "bad_json"        /* not one JSON object */
+#define CONTROL_E_TOO_LONG      "line_too_long"   /* > CONTROL_LINE_MAX */
+#define CONTROL_E_BAD_REQUEST   "bad_request"     /* a field missing or of the wrong type */
+#define CONTROL_E_UNKNOWN       "unknown_request" /* "req" names no request */
+#define CONTROL_E_NOT_FOUND     "not_found"       /* input file missing or unreadable */
+#define CONTROL_E_BAD_INPUT     "bad_input"       /* not a zkey/wtns, wrong circuit, dup names */
+#define CONTROL_E_TOO_BIG       "too_big"         /* circuit needs more than --buffer-mb */
+#define CONTROL_E_OUTPUT        "bad_output"      /* out_dir missing or not writable */
+#define CONTROL_E_FULL          "full"            /* job table has no room */
+#define CONTROL_E_BUSY          "busy"          /* --max-queued, or no connection slot or descriptor: retry */
+#define CONTROL_E_NO_JOB        "no_such_job"   /* no job by that id, or it was retired */
+#define CONTROL_E_DRAINING      "draining"      /* not accepting submits */
+#define CONTROL_E_TIMEOUT       "timeout"       /* wait: the job still runs at its deadline */
+#define CONTROL_E_PERM          "permission"    /* peer not allowed, or out_dir not theirs to write */
+#define CONTROL_E_NOT_OWNER     "not_owner"     /* cancel/evict of another uid's work (owners.h) */
+#define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
+#define CONTROL_E_QUOTA         "quota"         /* a per-uid quota is reached (--quota-*) */
 #define CONTROL_E_NO_CIRCUIT    "no_such_circuit"      /* submit --circuit: not declared */
 #define CONTROL_E_INPUT_LIMIT   "input_too_large"      /* over its circuit's max-input-bytes */
 #define CONTROL_E_CONFLICT      "idempotency_conflict" /* the key names another body's job */
