@@ -33,7 +33,7 @@ static int fail(struct body_scan *s, enum body_scan_error e, const char *fmt, ..
     va_list ap;
 
     s->err = e;
-    s->err_pos = s->pos;
+    s->err_pos = s->pos + 1; /* just past the byte at fault, as jansson counted */
     s->err_line = s->line;
     s->err_col = s->col + 1; /* from 1, as editors count */
     va_start(ap, fmt);

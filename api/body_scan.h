@@ -41,7 +41,7 @@ struct body_scan_ops {
 
 enum body_scan_error {
     BODY_SCAN_OK = 0,
-    BODY_SCAN_SYNTAX,  /* not JSON: msg, pos, line, column */
+    BODY_SCAN_SYNTAX,  /* not JSON: msg; err_pos just past the byte at fault, err_line, err_col */
     BODY_SCAN_SHAPE,   /* JSON, but not an object or an array of objects (index: the element, or -1) */
     BODY_SCAN_COUNT,   /* an array of no object, or of more than BODY_SCAN_INPUTS */
     BODY_SCAN_STOPPED, /* a callback said stop */

@@ -35,7 +35,7 @@ libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
 # (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
-api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c api/queue.c
+api_srcs=(api/http.c api/body.c api/body_scan.c api/budget.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c api/queue.c
           api/queue_db.c proto/ctl_client.c)
 api_libs=()
 if pkg-config --exists libmicrohttpd; then

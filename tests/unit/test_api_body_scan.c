@@ -152,7 +152,7 @@ TEST(test_body_scan_where, 1)
     const char *t = "{\n \"a\": [1, 2,\n x]}";
 
     ck_assert_int_eq(scan(t, strlen(t), 0, &g, &s), BODY_SCAN_SYNTAX);
-    ck_assert_int_eq(s.err_pos, 16); /* the 'x' */
+    ck_assert_int_eq(s.err_pos, 17); /* just past the x */
     ck_assert_int_eq(s.err_line, 3);
     ck_assert_int_eq(s.err_col, 2);
     t = "[{},{},7]";
