@@ -8,9 +8,11 @@
  *              at most API_CTL_CONNS at once
  *   bell.c     the job-end doorbell the long polls sleep on; each tenant's long polls
  *   watch.c    the one subscription to cuzkd's job ends that rings the bell
- *   http.c     libmicrohttpd's side: routing, bearer auth, bodies into memfds
- *   submit.c   POST /v1/circuits/NAME/proofs: the body as sealed memfds, the submit
- *   signals.c  an input object's signal names against the circuit's, before a submit
+ *   http.c     libmicrohttpd's side: routing, bearer auth, a body's limits
+ *   body.c     a body as it arrives: scanned (body_scan.h), its signals checked, kept
+ *              in one memfd (an array's inputs framed), reserved (budget.h)
+ *   submit.c   POST /v1/circuits/NAME/proofs: the body's memfd, the submit
+ *   signals.c  an input object's signal names against the circuit's, as they arrive
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
  *   queue.c    queue mode (--queue): jobs written into the fleet's PostgreSQL and
  *              answered from it, on every server (fleet_pg.h)
@@ -28,10 +30,14 @@
 
 #include <jansson.h>
 
+#include "api/body_scan.h"
 #include "proto/protocol.h"
 
 #define API_TENANT_MAX   64
-#define API_BODY_DEFAULT (64ull << 20) /* a body's bytes when nothing says less */
+/* A body's bytes when nothing says less: an input.json of a circuit with a million
+ * input values in decimal (about 80 bytes each) fits, and a witness (.wtns) of
+ * 500,000 BN254 values. */
+#define API_BODY_DEFAULT (16ull << 20)
 
 /* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]
  * [MAX-REQUESTS]. */
@@ -79,6 +85,7 @@ struct api_cfg {
     char user[64]; /* started as root: become this user ("" cuzk) */
     unsigned timeout_s, per_ip, max_conns;
     uint64_t max_body;
+    uint64_t max_inflight;       /* --max-inflight-body: bodies held at once (budget.h) */
     char queue[CONFIG_PATH_MAX]; /* queue mode: the fleet's database ("" off) */
 };
 
@@ -120,10 +127,15 @@ json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r);
 /* The declared circuit NAME from cuzkd's list (NULL, r = 404, when none). */
 json_t *api_circuit(const char *name, struct api_resp *r);
 
-/* A request's body, as it arrived (http.c collects it). */
+/* A request's body, as it arrived (http.c and body.c collect it). */
 struct api_body {
-    int fd; /* memfd, sealed once complete; -1 none */
-    uint64_t len;
+    int fd;          /* memfd, sealed once complete; -1 none. An object or a .wtns: the body's
+             * bytes; an array: its input objects framed (framed set) */
+    uint64_t len;    /* the body's bytes */
+    uint64_t stored; /* the memfd's (framed: the frames' lengths added, separators dropped) */
+    int framed;      /* fd holds count frames: a 4-byte little-endian length, then that
+                   * many bytes, an input object as the body had it */
+    uint32_t count;  /* inputs: 1 for an object or a .wtns */
     char sha256[65];
     const char *ctype;
     const char *idem_key; /* Idempotency-Key header, or NULL */
@@ -131,13 +143,51 @@ struct api_body {
     json_t *signals;      /* the circuit's "inputs" as cuzkd lists them; NULL: unknown */
 };
 
-/* The body as JSON: an object or an array of 1-4096 objects; else NULL, r = 400 (the
- * byte offset where jansson stopped, or the element at fault). */
-json_t *api_parse_body(struct api_resp *r, const struct api_body *b);
-/* Each input object of body (an object or an array of them) gives every top-level
- * signal of inputs (cuzkd's list for the circuit; NULL or empty: nothing checked) and
- * no other: 0, else -1 with r a 422 "mismatch" naming the signal (and the element). */
+/* The signal check of input objects whose keys arrive one at a time (signals.c):
+ * every top-level signal of the circuit given, no other key, none twice. Each call
+ * that refuses sets r (422 mismatch naming the signal and the element; a key given
+ * twice 400 bad_json) and returns -1. inputs NULL or empty: nothing is checked. */
+struct api_sigcheck {
+    const json_t *inputs;
+    size_t n;
+    unsigned char *given; /* per input name: a key of this object gave it */
+    json_t *seen;         /* this object's keys */
+    struct api_resp *r;
+};
+int api_sig_init(struct api_sigcheck *c, const json_t *inputs, struct api_resp *r);
+int api_sig_begin(struct api_sigcheck *c);
+int api_sig_key(struct api_sigcheck *c, const char *key, size_t len, int cut, long index);
+int api_sig_end(struct api_sigcheck *c, long index);
+void api_sig_free(struct api_sigcheck *c);
+/* The same for a tree: each input object of body (an object or an array of them). */
 int api_check_signals(struct api_resp *r, const json_t *inputs, json_t *body);
+
+/* A body being received (body.c): bytes in, checked and kept as they come. */
+struct api_rx {
+    struct api_body *b;
+    struct api_resp *r;
+    const char *tenant; /* whose budget it counts against */
+    uint64_t reserved;  /* bytes of the budget it holds */
+    int announced;      /* its Content-Length was reserved at once */
+    uint64_t out;       /* bytes written to b->fd */
+    int json, raw, in_frame;
+    uint64_t frame_at;   /* b->fd offset of the open frame's length */
+    const char *chunk;   /* the chunk being fed, at body offset base */
+    uint64_t base, from; /* body offset from which the chunk's bytes are to be kept */
+    struct body_scan scan;
+    struct api_sigcheck sig;
+};
+/* Begin: the memfd made, content_length (or 0: unknown) reserved; 0, or -1 with r
+ * set (503 or 429 with Retry-After when the budget is short, 500). */
+int api_rx_begin(struct api_rx *x, struct api_body *b, struct api_resp *r, const char *tenant,
+                 uint64_t content_length);
+/* The next n bytes: 0, or -1 with r set (the body refused: the rest is to be dropped). */
+int api_rx_feed(struct api_rx *x, const char *data, size_t n);
+/* The body ended: checked whole, the memfd sealed; 0, or -1 with r set. */
+int api_rx_end(struct api_rx *x);
+/* The memfd closed, the budget given back (safe after a failure, and twice). */
+void api_rx_free(struct api_rx *x);
+
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b);
 /* A job's state; with wait_s > 0 once it is decided or wait_s have passed, or at once
  * when client_fd (the HTTP client's socket, -1 none) hangs up meanwhile. */

@@ -1,7 +1,8 @@
 /* http.c — libmicrohttpd's side of cuzk-api (api.h): a thread per connection (a long
  * poll blocks only its own), the route and the bearer token decided when the head
- * has arrived, a POST body streamed into a memfd (its bytes counted against the
- * limit as they come, and hashed for the idempotency key), sealed, then handed on. */
+ * has arrived, a POST body counted against its limit and hashed for the idempotency
+ * key as it comes, and handed to body.c (scanned, kept in one memfd, reserved in the
+ * process's budget), sealed, then handed on. */
 #include "api.h"
 
 #include <ctype.h>
@@ -36,6 +37,7 @@ struct req {
     struct api_tenant tenant_copy;
     struct api_resp resp; /* status != 0: answered, the rest of the body is dropped */
     struct api_body body;
+    struct api_rx rx;     /* the body being received (body.c) */
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     EVP_MD_CTX *md;
     int entered; /* counted in its tenant's requests in flight (tenant_enter) */
@@ -158,12 +160,13 @@ static const struct api_tenant *auth(struct req *q, struct MHD_Connection *c)
 }
 
 /* POST's limit: the circuit's max-input-bytes, the tenant's max-body, the API's
- * --max-body, whichever is least; a Content-Length over it is refused at once. */
+ * --max-body, whichever is least; a Content-Length over it is refused at once, and
+ * one that the in-flight budget cannot hold now (budget.h) too. */
 static void begin_body(struct req *q, struct MHD_Connection *c)
 {
     json_t *circ = api_circuit(q->circuit, &q->resp);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    uint64_t lim = g_api.cfg.max_body, v;
+    uint64_t lim = g_api.cfg.max_body, v = 0;
     json_int_t m;
     char d[160];
 
@@ -174,23 +177,28 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     if (m > 0 && (uint64_t)m < lim) lim = (uint64_t)m;
     if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body;
     q->limit = lim;
-    if (cl && !num(cl, strlen(cl), &v) && v > lim) {
+    if (cl && num(cl, strlen(cl), &v)) v = 0;
+    if (v > lim) {
         snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over this circuit's limit of %" PRIu64, v,
                  lim);
         api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
                     json_pack("{s:I}", "limit", (json_int_t)lim));
         return;
     }
-    q->body.fd = memfd_create("cuzk-api-body", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    q->md = EVP_MD_CTX_new();
-    if (q->body.fd < 0 || !q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL))
-        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
     q->body.ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
     if (q->body.ctype && strncasecmp(q->body.ctype, "application/json", 16) &&
-        strncasecmp(q->body.ctype, "application/octet-stream", 24))
+        strncasecmp(q->body.ctype, "application/octet-stream", 24)) {
         api_problem(&q->resp, 415, "usage", "unsupported_media_type",
                     "Content-Type: application/json (input.json) or application/octet-stream (.wtns)", NULL);
+        return;
+    }
     q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    q->md = EVP_MD_CTX_new();
+    if (!q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL)) {
+        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
+        return;
+    }
+    api_rx_begin(&q->rx, &q->body, &q->resp, q->tenant_copy.name, v);
 }
 
 /* The head has arrived: route, method, token, and a POST's limit. */
@@ -248,18 +256,8 @@ static void body_chunk(struct req *q, const char *data, size_t n)
                     json_pack("{s:I}", "limit", (json_int_t)q->limit));
         return;
     }
-    for (size_t off = 0; off < n;) {
-        ssize_t w = write(q->body.fd, data + off, n - off);
-
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "the body could not be kept", NULL);
-            return;
-        }
-        off += (size_t)w;
-    }
     EVP_DigestUpdate(q->md, data, n);
-    q->body.len += n;
+    api_rx_feed(&q->rx, data, n);
 }
 
 static void body_done(struct req *q)
@@ -267,10 +265,10 @@ static void body_done(struct req *q)
     unsigned char h[32];
     unsigned hl = 0;
 
+    if (q->resp.status || q->body.fd < 0) return;
     EVP_DigestFinal_ex(q->md, h, &hl);
     for (unsigned i = 0; i < 32; i++) snprintf(q->body.sha256 + 2 * i, 3, "%02x", h[i]);
-    if (fcntl(q->body.fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL))
-        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "the body could not be sealed", NULL);
+    api_rx_end(&q->rx);
 }
 
 /* GET /v1/jobs/ID[?wait=S]: a wait counts against the tenant's API_TENANT_WAITS and
@@ -382,7 +380,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)t;
     if (!q) return;
     if (q->entered) tenant_leave(q->tenant_copy.name);
-    if (q->body.fd >= 0) close(q->body.fd);
+    api_rx_free(&q->rx); /* the body's memfd, its bytes given back to the budget */
     json_decref(q->body.signals);
     EVP_MD_CTX_free(q->md);
     free(q->resp.body);
@@ -415,7 +413,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
 {
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* poll(), not select(): a descriptor numbered 1024 or more (many connections,
+     * each with its body's memfd and its control connection) is served, not refused. */
+    unsigned flags =
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
     /* The options that depend on the call last: an MHD_OPTION_END where one is
      * not wanted ends the list there. */
     struct MHD_OptionItem o[] = {

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "api/budget.h"
 #include "base/error.h"
 #include "base/os.h"
 
@@ -35,8 +36,11 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --timeout S         close a connection idle S seconds (default 30)\n"
                             "  --per-ip N          connections from one address at once (default 32)\n"
                             "  --max-conns N       connections at once (default 1024)\n"
-                            "  --max-body N[KMG]   a request body's bytes at most (default 64M; a circuit's\n"
+                            "  --max-body N[KMG]   a request body's bytes at most (default 16M; a circuit's\n"
                             "                      max-input-bytes and a tenant's limit may say less)\n"
+                            "  --max-inflight-body N[KMG]  the bytes of all bodies held at once (default\n"
+                            "                      256M, at least twice --max-body): beyond it 503, a\n"
+                            "                      tenant past half of it 429, with Retry-After\n"
                             "  --queue URL         queue mode: jobs go into the fleet's PostgreSQL\n"
                             "                      (postgresql://..., no password: a PGPASSFILE or\n"
                             "                      --queue-fd) and are answered from it on every server\n"
@@ -92,9 +96,9 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
             memcpy((char *)c + str[i].off, v, strlen(v) + 1);
             return 0;
         }
-    if (!strcmp(name, "max-body")) {
-        if (opt_num(v, 1ull << 40, &n) || !n) return die("--max-body %s: a number of bytes (K, M, G)", v);
-        c->max_body = n;
+    if (!strcmp(name, "max-body") || !strcmp(name, "max-inflight-body")) {
+        if (opt_num(v, 1ull << 40, &n) || !n) return die("--%s %s: a number of bytes (K, M, G)", name, v);
+        *(name[4] == 'b' ? &c->max_body : &c->max_inflight) = n;
         return 0;
     }
     if (!strcmp(name, "timeout") || !strcmp(name, "per-ip") || !strcmp(name, "max-conns")) {
@@ -112,6 +116,7 @@ static int parse_args(struct api_cfg *c, int argc, char **argv)
     c->per_ip = 32;
     c->max_conns = 1024;
     c->max_body = API_BODY_DEFAULT;
+    c->max_inflight = API_INFLIGHT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *eq;
         char name[32];
@@ -129,6 +134,12 @@ static int parse_args(struct api_cfg *c, int argc, char **argv)
     if (!c->socket[0] || !c->listen[0] || !c->tokens[0])
         return die("--socket, --listen and --api-tokens are needed");
     if (!c->cert[0] != !c->key[0]) return die("--tls-cert and --tls-key go together");
+    /* A tenant's share is half the budget: it must hold one largest body. */
+    if (c->max_inflight < 2 * c->max_body)
+        return die("--max-inflight-body %llu is less than twice --max-body %llu: a tenant (half of it) could "
+                   "never send its largest body",
+                   (unsigned long long)c->max_inflight, (unsigned long long)c->max_body);
+    api_budget_init(c->max_inflight);
     return 0;
 }
 

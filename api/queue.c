@@ -289,52 +289,51 @@ static char *local_fingerprint(struct api_resp *r, const char *circuit)
     return out;
 }
 
-/* The inputs of the body: its bytes for an object or a .wtns, each element's compact
- * text for an array (*texts: those, freed by the caller). 0, or -1 with r set. */
-static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, const void *bytes,
-                       struct fleet_input **in, char ***texts, uint32_t *n)
+/* The inputs of the body (its memfd mapped at bytes, b->stored long): the bytes
+ * for an object or a .wtns, each frame's for an array (body.c; the signals were
+ * checked as the body arrived). 0, or -1 with r set. */
+static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, const unsigned char *bytes,
+                       struct fleet_input **in, uint32_t *n)
 {
-    json_t *j = NULL, *e;
-    size_t i;
+    uint64_t at = 0;
 
-    if (wtns && (b->len < 4 || memcmp(bytes, "wtns", 4))) {
+    if (wtns && (b->stored < 4 || memcmp(bytes, "wtns", 4))) {
         api_problem(r, 422, "format", CONTROL_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)",
                     NULL);
         return -1;
     }
-    if (!wtns && !(j = api_parse_body(r, b))) return -1;
-    /* Checked here as on one server: a missing or extra signal is the request's
-     * 422 at once, not a partition that fails later on whichever server claims it. */
-    if (!wtns && api_check_signals(r, b->signals, j)) {
-        json_decref(j);
+    *n = b->framed ? b->count : 1;
+    if (!(*in = calloc(*n, sizeof(**in)))) {
+        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
         return -1;
     }
-    *n = wtns || json_is_object(j) ? 1 : (uint32_t)json_array_size(j);
-    *in = calloc(*n, sizeof(**in));
-    *texts = calloc(*n, sizeof(char *));
-    if (!*in || !*texts) goto oom;
-    if (wtns || json_is_object(j)) {
-        (*in)[0] = (struct fleet_input){ .bytes = bytes, .len = b->len, .wtns = wtns };
-        json_decref(j);
+    if (!b->framed) {
+        (*in)[0] = (struct fleet_input){ .bytes = bytes, .len = b->stored, .wtns = wtns };
         return 0;
     }
-    json_array_foreach (j, i, e) {
-        if (!((*texts)[i] = json_dumps(e, JSON_COMPACT))) goto oom;
-        (*in)[i] = (struct fleet_input){ .bytes = (*texts)[i], .len = strlen((*texts)[i]) };
+    for (uint32_t i = 0; i < *n; i++) {
+        uint32_t len;
+
+        if (at + 4 > b->stored) break;
+        len = (uint32_t)bytes[at] | (uint32_t)bytes[at + 1] << 8 | (uint32_t)bytes[at + 2] << 16 |
+            (uint32_t)bytes[at + 3] << 24;
+
+        if (at + 4 + len > b->stored) break;
+        (*in)[i] = (struct fleet_input){ .bytes = bytes + at + 4, .len = len };
+        at += 4 + (uint64_t)len;
     }
-    json_decref(j);
-    return 0;
-oom:
-    json_decref(j);
-    api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+    if (at == b->stored) return 0;
+    free(*in);
+    *in = NULL;
+    api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the body's frames do not fill it", NULL);
     return -1;
 }
 
 void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
 {
     int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24), rc = 0;
-    char *fp = NULL, **texts = NULL, err[512], loc[64];
-    void *bytes = NULL;
+    char *fp = NULL, err[512], loc[64];
+    unsigned char *bytes = NULL;
     struct fleet_input *in = NULL;
     struct fleet *f = NULL;
     uint32_t n = 0;
@@ -346,12 +345,13 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
         return;
     }
     if (!(fp = local_fingerprint(r, circuit))) return;
-    if (b->len && (bytes = mmap(NULL, b->len, PROT_READ, MAP_SHARED, b->fd, 0)) == MAP_FAILED) {
+    if (b->stored && (bytes = mmap(NULL, b->stored, PROT_READ, MAP_SHARED, b->fd, 0)) == MAP_FAILED) {
         bytes = NULL;
         api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
         goto out;
     }
-    if (body_inputs(r, b, wtns, bytes ? bytes : "", &in, &texts, &n) || !(f = take(r))) goto out;
+    if (body_inputs(r, b, wtns, bytes ? bytes : (const unsigned char *)"", &in, &n) || !(f = take(r)))
+        goto out;
     rc = fleet_job_add_inputs(f,
                               &(struct fleet_circuit_job){ .circuit = circuit,
                                                            .fingerprint = fp,
@@ -382,9 +382,7 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
     }
 out:
     if (f) api_queue_put(f, rc);
-    for (uint32_t i = 0; texts && i < n; i++) free(texts[i]);
-    free(texts);
     free(in);
-    if (bytes) munmap(bytes, b->len);
+    if (bytes) munmap(bytes, b->stored);
     free(fp);
 }

@@ -1,10 +1,11 @@
 /* submit.c — POST /v1/circuits/NAME/proofs (api.h): the body, already in a sealed
- * memfd (http.c), becomes a submit of the declared circuit with "results":"store":
- *   application/json, an object    one partition, the body's memfd itself
- *   application/json, an array     one job, a partition per element (each its own
- *                                  sealed memfd, in the array's order)
+ * memfd (http.c, body.c), becomes a submit of the declared circuit with
+ * "results":"store", its one descriptor passed whatever the number of inputs:
+ *   application/json, an object    one partition, the memfd is its input.json
+ *   application/json, an array     one job, a partition per element: the memfd holds
+ *                                  them framed ("inputs_batch", protocol.h)
  *   application/octet-stream       a .wtns: one partition
- * cuzkd reads the descriptors; no path of this machine is named by the request. */
+ * cuzkd reads the descriptor; no path of this machine is named by the request. */
 #include "api.h"
 
 #include <errno.h>
@@ -14,120 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#define API_MAX_PARTS 4096 /* elements of one array body */
-
-/* A sealed memfd holding data[0..n). -1 on failure. */
-int api_sealed_memfd(const char *name, const void *data, size_t n);
-int api_sealed_memfd(const char *name, const void *data, size_t n)
+/* The "inputs"/"witnesses" or "inputs_batch" member naming the body's descriptor 0. */
+static void body_member(json_t *q, const struct api_body *b, int wtns)
 {
-    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    size_t off = 0;
-
-    if (fd < 0) return -1;
-    while (off < n) {
-        ssize_t w = write(fd, (const char *)data + off, n - off);
-
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        off += (size_t)w;
-    }
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* The body as JSON: an object or an array of objects, else a 400 with the byte
- * offset jansson stopped at. */
-json_t *api_parse_body(struct api_resp *r, const struct api_body *b)
-{
-    void *m = b->len ? mmap(NULL, b->len, PROT_READ, MAP_SHARED, b->fd, 0) : NULL;
-    json_error_t je;
-    json_t *j;
-
-    if (b->len && m == MAP_FAILED) {
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
-        return NULL;
-    }
-    j = json_loadb(m ? m : "", b->len, JSON_REJECT_DUPLICATES, &je);
-    if (m) munmap(m, b->len);
-    if (!j) {
-        api_problem(r, 400, "format", "bad_json", je.text,
-                    json_pack("{s:I,s:i,s:i}", "position", (json_int_t)je.position, "line", je.line, "column",
-                              je.column));
-        return NULL;
-    }
-    if (json_is_array(j)) {
-        size_t i, n = json_array_size(j);
-        json_t *e;
-
-        if (!n || n > API_MAX_PARTS) {
-            api_problem(r, 400, "usage", "bad_request", "an array body holds 1 to 4096 input objects", NULL);
-            json_decref(j);
-            return NULL;
-        }
-        json_array_foreach (j, i, e)
-            if (!json_is_object(e)) {
-                char m2[96];
-
-                snprintf(m2, sizeof(m2), "element %zu of the array is not an input object", i);
-                api_problem(r, 400, "format", "bad_json", m2, json_pack("{s:I}", "index", (json_int_t)i));
-                json_decref(j);
-                return NULL;
-            }
-    } else if (!json_is_object(j)) {
-        api_problem(r, 400, "format", "bad_json", "the body is neither an input object nor an array of them",
-                    NULL);
-        json_decref(j);
-        return NULL;
-    }
-    return j;
-}
-
-/* The partitions' descriptors and their "inputs"/"witnesses" entries. */
-static int body_parts(struct api_resp *r, const struct api_body *b, int wtns, int *fds, size_t *nfds,
-                      json_t *list)
-{
-    json_t *j = NULL, *e;
-    size_t i;
-
-    *nfds = 0;
-    if (!wtns && !(j = api_parse_body(r, b))) return -1;
-    if (!wtns && api_check_signals(r, b->signals, j)) {
-        json_decref(j);
-        return -1;
-    }
-    if (wtns || json_is_object(j)) {
-        fds[(*nfds)++] = dup(b->fd);
-        json_array_append_new(
-            list, json_pack("{s:i,s:s,s:s}", "fd", 0, "path", wtns ? "body.wtns" : "body.json", "name", "0"));
-        json_decref(j);
-        return fds[0] < 0 ? -1 : 0;
-    }
-    json_array_foreach (j, i, e) {
-        char *s = json_dumps(e, JSON_COMPACT), nm[32], path[48];
-
-        fds[i] = s ? api_sealed_memfd("cuzk-api-input", s, strlen(s)) : -1;
-        free(s);
-        if (fds[i] < 0) {
-            api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "could not copy an input", NULL);
-            json_decref(j);
-            return -1;
-        }
-        *nfds = i + 1;
-        snprintf(nm, sizeof(nm), "%zu", i);
-        snprintf(path, sizeof(path), "input-%zu.json", i);
-        json_array_append_new(list, json_pack("{s:i,s:s,s:s}", "fd", (int)i, "path", path, "name", nm));
-    }
-    json_decref(j);
-    return 0;
+    if (b->framed)
+        json_object_set_new(
+            q, "inputs_batch",
+            json_pack("{s:i,s:s,s:I}", "fd", 0, "path", "body.json", "count", (json_int_t)b->count));
+    else
+        json_object_set_new(
+            q, wtns ? "witnesses" : "inputs",
+            json_pack("[{s:i,s:s,s:s}]", "fd", 0, "path", wtns ? "body.wtns" : "body.json", "name", "0"));
 }
 
 int api_idem_key_ok(const char *k)
@@ -140,14 +40,13 @@ int api_idem_key_ok(const char *k)
     return 1;
 }
 
-static json_t *submit_req(const char *circuit, const struct api_tenant *t, const struct api_body *b, int wtns,
-                          json_t *list, size_t nfds)
+static json_t *submit_req(const char *circuit, const struct api_tenant *t, const struct api_body *b, int wtns)
 {
-    json_t *q =
-        json_pack("{s:s,s:s,s:i,s:o,s:s,s:s}", "req", CONTROL_REQ_SUBMIT, "circuit", circuit, "fds",
-                  (int)nfds, wtns ? "witnesses" : "inputs", list, "results", "store", "tenant", t->name);
+    json_t *q = json_pack("{s:s,s:s,s:i,s:s,s:s}", "req", CONTROL_REQ_SUBMIT, "circuit", circuit, "fds", 1,
+                          "results", "store", "tenant", t->name);
     int prio = b->priority;
 
+    if (q) body_member(q, b, wtns);
     if (t->prio_cap >= 0 && prio > t->prio_cap) prio = t->prio_cap;
     if (q && prio >= 0) json_object_set_new(q, "priority", json_integer(prio));
     /* The token line's max-running-jobs: counted and admitted by cuzkd in one step. */
@@ -162,24 +61,18 @@ static json_t *submit_req(const char *circuit, const struct api_tenant *t, const
 void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
 {
     int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24);
-    int *fds = calloc(API_MAX_PARTS, sizeof(int));
-    json_t *list = json_array(), *rep;
-    size_t nfds = 0;
+    json_t *rep;
     char loc[64];
 
-    if (!fds || !list) {
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
-        goto out;
-    }
     if (b->idem_key && !api_idem_key_ok(b->idem_key)) {
         api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
                     NULL);
-        goto out;
+        return;
     }
-    if (body_parts(r, b, wtns, fds, &nfds, list)) goto out;
-    rep = api_ctl(submit_req(circuit, t, b, wtns, list, nfds), fds, nfds, r, NULL);
-    list = NULL; /* the request took it */
-    if (!rep) goto out;
+    /* The body's memfd itself: cuzkd copies what it reads, so the one descriptor is
+     * lent, not given (http.c closes it when the request ends). */
+    rep = api_ctl(submit_req(circuit, t, b, wtns), &b->fd, 1, r, NULL);
+    if (!rep) return;
     {
         json_int_t id = json_integer_value(json_object_get(rep, "job"));
 
@@ -191,8 +84,4 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
                            json_is_true(json_object_get(rep, "existing")), "location", loc));
     }
     json_decref(rep);
-out:
-    for (size_t i = 0; i < nfds; i++) close(fds[i]);
-    free(fds);
-    json_decref(list);
 }

@@ -24,6 +24,12 @@
  *   defaulting to P's basename without .json) with "witness_gen":F (a generator from
  *   cuzk build-witness, copied and shared by identity like a zkey; the synth dlopens
  *   the copy): the synth computes each witness; a job has one or the other, never both
+ *   or, instead of "inputs", "inputs_batch":{"fd":I,"path":P,"count":N}: N input.json
+ *   in one file, framed: each a 4-byte little-endian length (1 or more) and that many
+ *   bytes, the frames filling the file exactly. One descriptor for any number of
+ *   inputs (the HTTP API's array body, up to --max-parts); input K is named "K"
+ *   (OUT/K.proof.json) and shown as "input-K.json". cuzkd copies each frame into a
+ *   sealed copy of its own, as it does a file of "inputs".
  *   {"req":"status","job":ID?}  -> {"ok":true,"job":{...}} or {"ok":true,"jobs":[...],
  *                                   "draining":B,"children":[...]}
  *   {"req":"wait","job":ID,"timeout_ms":N?} -> (when decided) {"ok":true,"job":{...}}

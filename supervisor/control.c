@@ -192,15 +192,16 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
  * file. *in: the "inputs" member, NULL for witnesses. */
 static int submit_source(struct control_req *r, json_t **in, struct control_err *e)
 {
-    json_t *w = json_object_get(r->root, "witnesses");
+    json_t *w = json_object_get(r->root, "witnesses"), *batch = json_object_get(r->root, "inputs_batch");
     json_int_t x;
     int has, rc;
 
     *in = json_object_get(r->root, "inputs");
-    if (w && *in)
+    if ((w != NULL) + (*in != NULL) + (batch != NULL) > 1)
         return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                            "a job has \"witnesses\" "
-                            "(.wtns) or \"inputs\" (input.json), not both");
+                            "a job has \"witnesses\" (.wtns), \"inputs\" or \"inputs_batch\" "
+                            "(input.json), one of them");
+    if (batch) *in = batch;
     if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) return rc;
     r->n_fds = has ? (uint32_t)x : 0;
     if (!r->n_fds)
@@ -286,12 +287,43 @@ static int submit_list(struct control_req *r, json_t *w, const char *list, struc
     return 0;
 }
 
+/* "inputs_batch":{"fd":I,"path":P,"count":N}: N input.json framed in one file
+ * (protocol.h), named "I" with the display path "input-I.json" each. */
+static int submit_batch(struct control_req *r, struct control_err *e)
+{
+    enum { SLOT = 32 }; /* "input-16777215.json" and "16777215", each with its NUL */
+    json_int_t x;
+    int has, rc;
+
+    if ((rc = get_file(r->root, "inputs_batch", 1, r->n_fds, &r->batch_path, &r->batch_fd, e)) ||
+        (rc = get_int(json_object_get(r->root, "inputs_batch"), "count", 1, 1, 1 << 24, &has, &x, e)))
+        return rc;
+    r->n_witnesses = (size_t)x;
+    r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
+    r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
+    r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
+    r->batch_text = malloc(r->n_witnesses * 2 * SLOT);
+    if (!r->witnesses || !r->witness_names || !r->witness_fd || !r->batch_text)
+        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n_witnesses; i++) {
+        char *p = r->batch_text + i * 2 * SLOT;
+
+        snprintf(p, SLOT, "input-%zu.json", i);
+        snprintf(p + SLOT, SLOT, "%zu", i);
+        r->witnesses[i] = p;
+        r->witness_names[i] = p + SLOT;
+        r->witness_fd[i] = r->batch_fd;
+    }
+    return 0;
+}
+
 static int parse_submit(struct control_req *r, struct control_err *e)
 {
     json_t *in;
     int rc;
 
     if ((rc = submit_source(r, &in, e)) || (rc = submit_options(r, e))) return rc;
+    if (json_object_get(r->root, "inputs_batch")) return submit_batch(r, e);
     /* "witnesses" (.wtns) or "inputs" (input.json + "witness_gen"): the list is
      * checked the same way; only the word in messages differs */
     return submit_list(r, in ? in : json_object_get(r->root, "witnesses"), in ? "inputs" : "witnesses", e);
@@ -381,7 +413,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
 
     memset(r, 0, sizeof(*r));
     r->timeout_ms = -1;
-    r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = -1;
+    r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = r->batch_fd = -1;
     if (len > CONTROL_LINE_MAX)
         return control_fail(e, CONTROL_E_TOO_LONG, -EINVAL, "request line longer than %d bytes",
                             CONTROL_LINE_MAX);
@@ -417,6 +449,7 @@ void control_req_free(struct control_req *r)
     free(r->witnesses);
     free(r->witness_names);
     free(r->witness_fd);
+    free(r->batch_text);
     json_decref(r->root);
     memset(r, 0, sizeof(*r));
 }

@@ -57,6 +57,12 @@ struct control_req {
     const char **witnesses;
     const char **witness_names; /* NULL entries: from the path */
     int *witness_fd;
+    /* "inputs_batch" (protocol.h): the inputs framed in one file, batch_fd its index
+     * (-1: none; every witness_fd is it); witnesses[] and witness_names[] then point
+     * into batch_text ("input-I.json" and "I"), and the intake reads the frames. */
+    int batch_fd;
+    const char *batch_path;
+    char *batch_text;
     int zkey_fd, r1cs_fd, out_fd, witness_gen_fd;
     uint32_t n_fds; /* "fds": descriptors the request passed */
     size_t n_witnesses;

@@ -66,9 +66,9 @@ static const char *kind_of(mode_t m)
                        : "not a regular file";
 }
 
-/* Copy size bytes of src (from offset 0, by pread: the client's file offset is not
- * ours to move) into dst. 0, -ESTALE when the file ended early, or -errno. */
-static int copy_bytes(int dst, int src, off_t size)
+/* Copy size bytes of src from offset start (by pread: the client's file offset is
+ * not ours to move) into dst. 0, -ESTALE when the file ended early, or -errno. */
+static int copy_bytes(int dst, int src, off_t start, off_t size)
 {
     char *buf = malloc(COPY_CHUNK);
     off_t off = 0;
@@ -77,7 +77,7 @@ static int copy_bytes(int dst, int src, off_t size)
     if (!buf) return -ENOMEM;
     while (off < size) {
         size_t want = (size_t)(size - off) < COPY_CHUNK ? (size_t)(size - off) : COPY_CHUNK;
-        ssize_t r = pread(src, buf, want, off), w;
+        ssize_t r = pread(src, buf, want, start + off), w;
 
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
@@ -188,15 +188,15 @@ static int changed(const char *what, const char *display, char *err, size_t errl
     return -ESTALE;
 }
 
-/* The bytes of the client's file (stat sb) into memfd fd, checked unchanged after,
- * then sealed. */
-static int fill_and_seal(int fd, int client_fd, const struct stat *sb, const char *what, const char *display,
-                         char *err, size_t errlen)
+/* The bytes [off, off + len) of the client's file (stat sb) into memfd fd, the file
+ * checked unchanged after, then sealed. */
+static int fill_and_seal(int fd, int client_fd, const struct stat *sb, off_t off, off_t len, const char *what,
+                         const char *display, char *err, size_t errlen)
 {
     struct stat sa;
     int rc;
 
-    if ((rc = copy_bytes(fd, client_fd, sb->st_size)) || (fstat(client_fd, &sa) ? (rc = -errno) : 0)) {
+    if ((rc = copy_bytes(fd, client_fd, off, len)) || (fstat(client_fd, &sa) ? (rc = -errno) : 0)) {
         if (rc == -ESTALE) return changed(what, display, err, errlen);
         snprintf(err, errlen, "%s %s: cannot read it: %s", what, display, strerror(-rc));
         return rc;
@@ -283,8 +283,32 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
         snprintf(err, errlen, "%s %s: cannot make a copy: %s", what, display, strerror(errno));
         return rc;
     }
-    if (!(rc = fill_and_seal(fd, client_fd, &sb, what, display, err, errlen)))
+    if (!(rc = fill_and_seal(fd, client_fd, &sb, 0, sb.st_size, what, display, err, errlen)))
         rc = add_entry(c, fd, shared, &sb, what, display, err, errlen);
+    if (rc < 0) close(fd);
+    return rc;
+}
+
+int copies_take_range(struct copies *c, int client_fd, uint64_t off, uint64_t len, const char *what,
+                      const char *display, char *err, size_t errlen)
+{
+    struct stat sb;
+    char name[200];
+    int fd, rc;
+
+    if ((rc = source_ok(client_fd, &sb, what, display, err, errlen))) return rc;
+    if (off > (uint64_t)sb.st_size || len > (uint64_t)sb.st_size - off)
+        return changed(what, display, err, errlen);
+    snprintf(name, sizeof(name), "cuzk:%s", display);
+    if ((fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0) {
+        rc = -errno;
+        snprintf(err, errlen, "%s %s: cannot make a copy: %s", what, display, strerror(errno));
+        return rc;
+    }
+    if (!(rc = fill_and_seal(fd, client_fd, &sb, (off_t)off, (off_t)len, what, display, err, errlen))) {
+        sb.st_size = (off_t)len; /* the copy's size: what the entry counts */
+        rc = add_entry(c, fd, 0, &sb, what, display, err, errlen);
+    }
     if (rc < 0) close(fd);
     return rc;
 }
@@ -437,7 +461,7 @@ int copies_persist(int dfd, int copy_fd, const char *name, char *err, size_t err
         rc = -errno;
         goto fail;
     }
-    rc = copy_bytes(fd, copy_fd, st.st_size);
+    rc = copy_bytes(fd, copy_fd, 0, st.st_size);
     if (!rc) test_persist_hold();
     if (rc || (fsync(fd) ? (rc = -errno) : 0)) {
         close(fd);

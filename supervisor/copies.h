@@ -82,6 +82,13 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want, const char *what,
                       const char *display, char *err, size_t errlen);
 
+/* A private copy (as a witness's) of the bytes [off, off + len) of the regular file
+ * behind client_fd: one input of a batch, framed in one file (protocol.h,
+ * "inputs_batch"). The whole file must be unchanged while the range is read. The
+ * same returns as copies_take; -ESTALE also when the range is past the file's end. */
+int copies_take_range(struct copies *c, int client_fd, uint64_t off, uint64_t len, const char *what,
+                      const char *display, char *err, size_t errlen);
+
 /* Count the bytes this thread's copies_take calls read into *bytes from now on
  * (NULL: stop), so another thread can see a copy that makes no progress. */
 void copies_progress_bind(_Atomic uint64_t *bytes);

@@ -178,6 +178,7 @@ void control_set_policy(const struct control_policy *p)
  * distinct files, checked against the peer's --quota-bytes. */
 struct sizes {
     uint64_t zkey, r1cs, wgen, *wtns;
+    uint64_t *off; /* a batch (r->batch_path): each input's offset in its file, else NULL */
     size_t *dup_of;
     dev_t *dev; /* each witness's file: (dev, inode), inode 0 if not a regular file */
     ino_t *ino;
@@ -191,6 +192,63 @@ static int regular_size(int fd, const char *what, const char *path, uint64_t *si
     if (fstat(fd, &st))
         return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "%s %s: %s", what, path, strerror(errno));
     *size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    return 0;
+}
+
+/* The frames of a batch (protocol.h, "inputs_batch"): each a 4-byte little-endian
+ * length and that many bytes, count of them filling the file exactly. Read from the
+ * client's file (a few bytes per input); *total gets the inputs' bytes. */
+static int batch_frames(const struct control_req *r, const int *fds, size_t n_fds, struct sizes *z,
+                        uint64_t *total, struct control_err *e)
+{
+    struct stat st;
+    uint64_t at = 0;
+    int fd;
+
+    if (r->batch_fd < 0 || (size_t)r->batch_fd >= n_fds)
+        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "inputs_batch %s: no descriptor passed for it",
+                            r->batch_path);
+    fd = fds[r->batch_fd];
+    if (fstat(fd, &st))
+        return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "inputs_batch %s: %s", r->batch_path,
+                            strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "inputs_batch %s: not a regular file",
+                            r->batch_path);
+    if (!(z->off = calloc(r->n_witnesses, sizeof(*z->off))))
+        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n_witnesses; i++) {
+        unsigned char le[4];
+        uint64_t len;
+        ssize_t got;
+
+        while ((got = pread(fd, le, 4, (off_t)at)) < 0 && errno == EINTR) {
+        }
+        if (got != 4)
+            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                                "inputs_batch %s: it ends before input %zu's frame (%zu of %zu inputs)",
+                                r->batch_path, i, i, r->n_witnesses);
+        len = (uint64_t)le[0] | (uint64_t)le[1] << 8 | (uint64_t)le[2] << 16 | (uint64_t)le[3] << 24;
+        if (!len || len > (uint64_t)st.st_size - at - 4 || at + 4 > (uint64_t)st.st_size)
+            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                                "inputs_batch %s: input %zu's frame (%llu bytes) is empty or past the "
+                                "file's end",
+                                r->batch_path, i, (unsigned long long)len);
+        if (r->max_input_bytes && len > r->max_input_bytes)
+            return control_fail(e, CONTROL_E_INPUT_LIMIT, -EFBIG,
+                                "input %s: %llu bytes, more than circuit %s takes (max-input-bytes %llu)",
+                                r->witnesses[i], (unsigned long long)len, r->circuit ? r->circuit : "?",
+                                (unsigned long long)r->max_input_bytes);
+        z->off[i] = at + 4;
+        z->wtns[i] = len;
+        z->dup_of[i] = SIZE_MAX;
+        *total += len;
+        at += 4 + len;
+    }
+    if (at != (uint64_t)st.st_size)
+        return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                            "inputs_batch %s: %llu bytes after its %zu inputs' frames", r->batch_path,
+                            (unsigned long long)((uint64_t)st.st_size - at), r->n_witnesses);
     return 0;
 }
 
@@ -223,7 +281,8 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
             return rc;
         total += z->wgen;
     }
-    for (size_t i = 0; i < s->n; i++) {
+    if (r->batch_path && (rc = batch_frames(r, fds, n_fds, z, &total, e))) return rc;
+    for (size_t i = 0; i < s->n && !r->batch_path; i++) {
         int idx = r->witness_fd[i];
         struct stat a;
 
@@ -342,6 +401,23 @@ static int copy_witnesses(const struct control_req *r, const int *fds, size_t n_
                 return control_fail(e, CONTROL_E_INTERNAL, -ENOENT, "witness copy lost");
             s->wtns_fd[i] = s->wtns_fd[j];
             memcpy(s->wtns_id[i], s->wtns_id[j], CONTROL_ID_LEN);
+            continue;
+        }
+        if (sz->off) { /* one input of a batch: its frame's bytes */
+            char err[512];
+            int fd = copies_take_range(cp, fds[r->witness_fd[i]], sz->off[i], sz->wtns[i], "input",
+                                       r->witnesses[i], err, sizeof(err));
+            size_t l;
+
+            if (fd < 0)
+                return control_fail(e,
+                                    fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT
+                                                                                   : CONTROL_E_INTERNAL,
+                                    fd, "%s", err);
+            s->wtns_fd[i] = fd;
+            fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
+            l = strlen(s->wtns_id[i]);
+            snprintf(s->wtns_id[i] + l, CONTROL_ID_LEN - l, "#%zu", i);
             continue;
         }
         if ((rc = input_copy(s->wgen[0] ? "input" : "witness", r->witnesses[i], r->witness_fd[i], fds, n_fds,
@@ -476,6 +552,7 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
 out:
     zkey_close(&z);
     free(sz.wtns);
+    free(sz.off);
     free(sz.dup_of);
     free(sz.dev);
     free(sz.ino);

@@ -4,9 +4,13 @@
  *      and the answer is read to its end. The control socket names no cuzkd, so a
  *      request that gets past routing, tokens and body limits is answered 503; a
  *      token of the tokens file below opens the routes behind auth.
- *   1  the input is a request body: api_parse_body (object, array, byte offsets),
- *      then api_check_signals against a circuit's inputs (nested names among them);
- *      the same bytes as text through api_unpath (the cut of paths in answers).
+ *   1  the input is a request body: the streaming scanner (api/body_scan.h), fed in
+ *      two chunks, against jansson as the oracle: what jansson reads as an object
+ *      or an array of 1-4096 objects the scanner accepts, what the scanner accepts
+ *      jansson reads (but for a duplicate key, which the scanner leaves to its
+ *      caller), and each input object's byte range is one object to jansson; then
+ *      api_check_signals against a circuit's inputs (nested names among them); the
+ *      same bytes as text through api_unpath (the cut of paths in answers).
  *   2  the input is a tokens file: api_tokens_load. */
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +87,73 @@ static int memfd_of(const uint8_t *d, size_t n)
     return fd;
 }
 
+/* The input objects' ranges as the scanner reports them. */
+struct ranges {
+    uint64_t begin[BODY_SCAN_INPUTS], end[BODY_SCAN_INPUTS];
+    long n;
+};
+
+static int r_begin(void *arg, long index, uint64_t pos)
+{
+    struct ranges *g = arg;
+
+    if (index != (index < 0 ? -1 : g->n)) abort(); /* in order, from 0 */
+    g->begin[index < 0 ? 0 : index] = pos;
+    return 0;
+}
+
+static int r_key(void *arg, long index, const char *key, size_t len, int cut)
+{
+    (void)arg, (void)index, (void)key;
+    if (len > BODY_SCAN_KEY || (cut && len != BODY_SCAN_KEY)) abort();
+    return 0;
+}
+
+static int r_end(void *arg, long index, uint64_t end)
+{
+    struct ranges *g = arg;
+
+    g->end[index < 0 ? 0 : index] = end;
+    g->n = (index < 0 ? 0 : index) + 1;
+    return 0;
+}
+
+static const struct body_scan_ops r_ops = { r_begin, r_key, r_end };
+
+/* The body of data (n bytes) through the scanner and jansson. */
+static void scan_body(const uint8_t *data, size_t n)
+{
+    static struct ranges g;
+    struct body_scan s;
+    json_error_t je;
+    json_t *j = json_loadb((const char *)data, n, JSON_REJECT_DUPLICATES, &je), *e;
+    size_t cut = n ? data[0] % (n + 1) : 0, i;
+    int ok, shape;
+
+    memset(&g, 0, sizeof(g));
+    body_scan_init(&s, &r_ops, &g);
+    ok = !body_scan_feed(&s, (const char *)data, cut) &&
+        !body_scan_feed(&s, (const char *)data + cut, n - cut) && !body_scan_end(&s);
+    shape = json_is_object(j) ||
+        (json_is_array(j) && json_array_size(j) >= 1 && json_array_size(j) <= BODY_SCAN_INPUTS);
+    json_array_foreach (json_is_array(j) ? j : NULL, i, e) shape &= json_is_object(e);
+    /* jansson's buffer reader takes a NUL byte for the end: not comparable */
+    if (memchr(data, 0, n)) {
+        json_decref(j);
+        return;
+    }
+    if (j && shape && !ok) abort(); /* jansson reads it, the scanner refused it */
+    if (ok && !j && !strstr(je.text, "duplicate") && !strstr(je.text, "overflow")) abort();
+    if (ok && j && g.n != (json_is_object(j) ? 1 : (long)json_array_size(j))) abort();
+    for (long k = 0; ok && j && k < g.n; k++) {
+        json_t *o = json_loadb((const char *)data + g.begin[k], g.end[k] - g.begin[k], 0, NULL);
+
+        if (!json_equal(o, json_is_object(j) ? j : json_array_get(j, (size_t)k))) abort();
+        json_decref(o);
+    }
+    json_decref(j);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -100,12 +171,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                  0, NULL);
         char *text = strndup((const char *)data + 1, size - 1), *u;
 
-        if ((fd = memfd_of(data + 1, size - 1)) >= 0) {
-            if ((j = api_parse_body(&r, &(struct api_body){ .fd = fd, .len = size - 1 }))) {
-                (void)api_check_signals(&r, inputs, j);
-                json_decref(j);
-            }
-            close(fd);
+        scan_body(data + 1, size - 1);
+        if ((j = json_loadb((const char *)data + 1, size - 1, JSON_REJECT_DUPLICATES, NULL))) {
+            if (json_is_object(j) || json_is_array(j)) (void)api_check_signals(&r, inputs, j);
+            json_decref(j);
         }
         u = text ? api_unpath(text) : NULL;
         if (u && strlen(u) > strlen(text)) abort(); /* the cut never lengthens */

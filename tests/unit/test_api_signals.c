@@ -81,6 +81,45 @@ TEST(test_api_signals_buses, 1)
 }
 END_TEST
 
+/* The streaming form (keys as the body scanner meets them): an unknown key refused as
+ * it arrives, a key given twice refused (400 bad_json), a missing one at the close. */
+TEST(test_api_signals_streaming, 1)
+{
+    json_t *in = json_loads(mul, 0, NULL), *p;
+    struct api_resp r = { 0 };
+    struct api_sigcheck c;
+
+    ck_assert_int_eq(api_sig_init(&c, in, &r), 0);
+    ck_assert_int_eq(api_sig_begin(&c), 0);
+    ck_assert_int_eq(api_sig_key(&c, "x", 1, 0, 3), 0);
+    ck_assert_int_eq(api_sig_key(&c, "k", 1, 0, 3), 0);
+    ck_assert_int_eq(api_sig_end(&c, 3), 0);
+    ck_assert_int_eq(api_sig_begin(&c), 0); /* the next object starts afresh */
+    ck_assert_int_eq(api_sig_key(&c, "x", 1, 0, 4), 0);
+    ck_assert_int_eq(api_sig_key(&c, "x", 1, 0, 4), -1);
+    ck_assert_int_eq(r.status, 400);
+    p = json_loads(r.body, 0, NULL);
+    ck_assert_str_eq(json_string_value(json_object_get(p, "code")), "bad_json");
+    ck_assert_str_eq(json_string_value(json_object_get(p, "signal")), "x");
+    ck_assert_int_eq(json_integer_value(json_object_get(p, "index")), 4);
+    json_decref(p);
+    free(r.body);
+    memset(&r, 0, sizeof(r));
+    ck_assert_int_eq(api_sig_begin(&c), 0);
+    ck_assert_int_eq(api_sig_key(&c, "k", 1, 0, 5), 0);
+    ck_assert_int_eq(api_sig_end(&c, 5), -1); /* x missing */
+    ck_assert_int_eq(r.status, 422);
+    free(r.body);
+    memset(&r, 0, sizeof(r));
+    ck_assert_int_eq(api_sig_begin(&c), 0);
+    ck_assert_int_eq(api_sig_key(&c, "xxxxxxxx", 8, 1, 6), -1); /* a key cut short is no name */
+    ck_assert_int_eq(r.status, 422);
+    free(r.body);
+    api_sig_free(&c);
+    json_decref(in);
+}
+END_TEST
+
 TEST(test_api_unpath, 1)
 {
     static const char *const cases[][2] = {

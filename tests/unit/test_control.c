@@ -200,6 +200,38 @@ TEST(test_control_parses_submit_of_inputs, 1)
 }
 END_TEST
 
+/* "inputs_batch": N input.json framed in one descriptor (the HTTP API's array body):
+ * N partitions named 0..N-1, each on that descriptor; one of the three lists only. */
+TEST(test_control_parses_inputs_batch, 1)
+{
+    struct control_req r;
+    struct control_err e;
+
+    ck_assert_int_eq(parse("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":1,\"results\":\"store\","
+                           "\"inputs_batch\":{\"fd\":0,\"path\":\"body.json\",\"count\":4096}}",
+                           &r, &e),
+                     0);
+    ck_assert_int_eq(r.inputs, 1);
+    ck_assert_uint_eq(r.n_witnesses, 4096);
+    ck_assert_str_eq(r.batch_path, "body.json");
+    ck_assert_int_eq(r.batch_fd, 0);
+    ck_assert_str_eq(r.witnesses[0], "input-0.json");
+    ck_assert_str_eq(r.witness_names[4095], "4095");
+    ck_assert_int_eq(r.witness_fd[4095], 0);
+    control_req_free(&r);
+    check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":1,\"results\":\"store\","
+                  "\"inputs_batch\":{\"fd\":0,\"path\":\"b\",\"count\":0}}",
+                  CONTROL_E_BAD_REQUEST, "count");
+    check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":1,\"results\":\"store\","
+                  "\"inputs_batch\":{\"fd\":1,\"path\":\"b\",\"count\":2}}",
+                  CONTROL_E_BAD_REQUEST, "fd 1");
+    check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":2,\"results\":\"store\","
+                  "\"inputs\":[{\"fd\":1,\"path\":\"/i.json\"}],"
+                  "\"inputs_batch\":{\"fd\":0,\"path\":\"b\",\"count\":2}}",
+                  CONTROL_E_BAD_REQUEST, "one of them");
+}
+END_TEST
+
 TEST(test_control_rejects_bad_requests_with_codes, 1)
 {
     static const struct {

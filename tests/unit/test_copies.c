@@ -70,6 +70,31 @@ TEST(test_copies_are_sealed_equal_and_survive_the_original, 1)
 }
 END_TEST
 
+/* One input of a batch (one file, framed): a private sealed copy of its range alone,
+ * counted at the range's size; a range past the file's end is refused unread. */
+TEST(test_copies_take_a_range_of_a_batch, 1)
+{
+    struct copies c;
+    char err[256], buf[64] = "";
+    uint64_t bytes = 0;
+    int fd = make_file("batch", "LLLL{a}LLLL{}", O_RDONLY), cp; /* the lengths' bytes aside */
+
+    copies_init(&c, 0);
+    cp = copies_take_range(&c, fd, 4, 3, "input", "input-0.json", err, sizeof(err));
+    ck_assert_msg(cp > 2, "copies_take_range: %d %s", cp, err);
+    ck_assert_int_eq(pread(cp, buf, sizeof(buf) - 1, 0), 3);
+    ck_assert_str_eq(buf, "{a}");
+    ck_assert_int_eq(fcntl(cp, F_GET_SEALS) & F_SEAL_WRITE, F_SEAL_WRITE);
+    ck_assert_int_eq(copies_usage(&c, &bytes), 1);
+    ck_assert_uint_eq(bytes, 3);
+    ck_assert_int_eq(copies_take_range(&c, fd, 11, 3, "input", "input-1.json", err, sizeof(err)), -ESTALE);
+    copies_put(&c, cp);
+    ck_assert_int_eq(copies_count(&c), 0);
+    close(fd);
+    copies_free(&c);
+}
+END_TEST
+
 TEST(test_copies_shared_by_identity_and_private_closed_on_put, 1)
 {
     struct copies c;
