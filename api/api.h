@@ -229,6 +229,10 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_
 /* One more long poll of tenant: 0, or -1 at API_TENANT_WAITS; and one fewer. */
 int api_wait_enter(const char *tenant);
 void api_wait_leave(const char *tenant);
+/* The long polls waiting now, all tenants together, as a Prometheus gauge
+ * (cuzk_api_long_polls) for /metrics, which answers without a token: no tenant's name
+ * is in it. An operator sees them pile up, a test that hung-up ones are gone. */
+void api_waits_prometheus(FILE *f);
 /* Local mode: the thread that subscribes to cuzkd's job ends (watch.c). */
 int api_watch_start(char *err, size_t errlen);
 void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -128,6 +128,19 @@ int api_wait_enter(const char *tenant)
     return rc;
 }
 
+void api_waits_prometheus(FILE *f)
+{
+    uint64_t n = 0;
+
+    pthread_mutex_lock(&waits.mu);
+    for (size_t i = 0; i < waits.len; i++) n += waits.t[i].n;
+    pthread_mutex_unlock(&waits.mu);
+    fprintf(f,
+            "# HELP cuzk_api_long_polls Long polls (GET ?wait) waiting now, all tenants.\n"
+            "# TYPE cuzk_api_long_polls gauge\ncuzk_api_long_polls %llu\n",
+            (unsigned long long)n);
+}
+
 void api_wait_leave(const char *tenant)
 {
     pthread_mutex_lock(&waits.mu);

@@ -221,6 +221,7 @@ void api_metrics(struct api_resp *r)
     }
     if ((f = open_memstream(&buf, &len))) {
         stats_reading_prometheus(f, &t);
+        api_waits_prometheus(f);
         fclose(f);
     }
     stats_reading_free(&t);

@@ -35,8 +35,9 @@ libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a" "$BUILD/lib/libcuzk_b
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
 # (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
-api_srcs=(api/http.c api/body.c api/body_scan.c api/budget.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c api/queue.c
-          api/queue_db.c proto/ctl_client.c)
+# (every api/ file but its main(), so that a new file of cuzk-api needs no edit here)
+api_srcs=(proto/ctl_client.c)
+for f in api/*.c; do [ "$f" = api/main.c ] || api_srcs+=("$f"); done
 api_libs=()
 if pkg-config --exists libmicrohttpd; then
   targets+=(api)

@@ -63,11 +63,21 @@ echo "ok: root's status 20 of 20, bob's POST and GET answered; cuzkd's sockets $
 
 kill "${lp_pids[@]}" 2>/dev/null || true
 wait "${lp_pids[@]}" 2>/dev/null || true
+# The API drops a hung-up client's wait at its next look at the socket (every 200 ms):
+# its /metrics gauge of long polls falls to 0 (a liveness bound, 60 s; no time is
+# asserted), and then 40 fresh polls find 32 places again: 32 admitted (the gauge) and
+# exactly 8 refused.
+long_polls() { curl -s "$api_base/metrics" | sed -n 's/^cuzk_api_long_polls \([0-9]*\)$/\1/p'; }
+for _ in $(seq 1 600); do [ "$(long_polls)" = 0 ] && break; sleep 0.1; done
+[ "$(long_polls)" = 0 ] || fail "the hung-up long polls still count: the gauge reads $(long_polls)"
 rm -f "$tmp"/lp/*
 lp_pids=()
 for i in $(seq 1 40); do poll "$i"; done
 settled 8
-[ "$(cat "$tmp"/lp/* 2>/dev/null | grep -o 429 | wc -l)" -eq 8 ] || fail "the hung-up long polls still count"
+for _ in $(seq 1 600); do [ "$(long_polls)" = 32 ] && break; sleep 0.1; done
+[ "$(long_polls)" = 32 ] || fail "32 fresh long polls expected waiting, the gauge reads $(long_polls)"
+refused="$(cat "$tmp"/lp/* 2>/dev/null | grep -o 429 | wc -l)"
+[ "$refused" -eq 8 ] || fail "the hung-up long polls still count: $refused of 40 fresh polls refused"
 echo "ok: the hung-up clients' waits were dropped: alice has her 32 long polls again"
 kill "${lp_pids[@]}" 2>/dev/null || true
 wait "${lp_pids[@]}" 2>/dev/null || true
