@@ -33,7 +33,7 @@ done
 ls "$mnt"/*.proof.json >/dev/null 2>&1 && verify_jobs bn128 small
 for f in "$mnt"/*.public.json; do [ -e "$f" ] || continue; jq -e . "$f" >/dev/null || fail "half-written $f"; done
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job b: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 check_out_files big 4; verify_jobs bn128-chain big
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"
 daemon_shutdown_clean

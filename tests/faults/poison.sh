@@ -16,7 +16,7 @@ jq -r .reason <<<"$w3" | grep -q "crashed cuzk-gpuworker 2 times" || fail "w3 re
 [ "$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")" -eq 5 ] || fail "job a: $r"
 echo "ok: w3 failed: $(jq -r .reason <<<"$w3") (attempts $(jq -r .attempts <<<"$w3")); job a: $(jq -r .job.reason <<<"$r")"
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job b: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 [ "$(grep -c 'CUZK_TEST_CRASH_ON=w3: aborting' "$tmp/cuzkd.log")" -eq 2 ] || fail "expected 2 crashes"
 d="$tmp/a/out"
 [ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"

@@ -40,7 +40,7 @@ check_job() {  # index: its waiter has exited; the job must be DONE, every parti
   wait "${waiters[$i]}" || fail "job $id (${jobfx[$i]}) did not finish: $(cat "$tmp/wait.$id")"
   r="$(cat "$tmp/wait.$id")"
   st="$(jq -r .job.state <<<"$r")"
-  [ "$st" = done ] || fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
+  [ "$st" = "done" ] || fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
   nd="$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")"
   [ "$nd" -eq "$PARTS" ] || fail "job $id: $nd of $PARTS partitions done"
   total=$((total + nd)); checked[$i]=1

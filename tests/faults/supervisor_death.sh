@@ -60,7 +60,7 @@ st="$(cuzk --json status "$id")" || fail "status $id after the restart: $st"
 cuzk --json status | jq -e '.lost_jobs == null' >/dev/null || fail "lost_jobs listed: $(cuzk --json status | jq -c .lost_jobs)"
 echo "ok: $(grep -o "job $id resumed.*" "$tmp/cuzkd.log" | sed 's/ -> .*//')"
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "resumed job $id: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "resumed job $id: $r"
 check_out_files a "$N"; verify_jobs bn128-chain a
 after_kill a "$id" b 4 "an id of the resumed range ($id)"
 

@@ -192,7 +192,7 @@ i=0
 for j in "$ja" "$jb" "$jc" "$jd"; do
   on $((1 + i % 2)); i=$((i + 1))
   http "w$j" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$j" 200
-  [ "$(jfield "w$j" r.state)" = done ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
+  [ "$(jfield "w$j" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
 done
 echo "ok: every job done, long-polled on servers 1 and 2"
 while IFS=: read -r j x g; do
@@ -257,7 +257,7 @@ on 1; http rz3 "" GET /readyz >/dev/null; expect rz3 200
 on 1; http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '{"x":"17","k":"4"}' >/dev/null; expect f 202
 on 2; http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null; expect fw 200
-[ "$(jfield fw r.state)" = done ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
+[ "$(jfield fw r.state)" = "done" ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
 on 1; http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null; expect fp 200
 verify_proof fp
 echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"

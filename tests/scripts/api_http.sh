@@ -82,7 +82,7 @@ expect one 202
 job="$(jfield one r.job)"
 grep -qi "^location: /v1/jobs/$job" "$tmp/http/one.head" || fail "no Location: /v1/jobs/$job"
 http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null; expect onew 200
-[ "$(jfield onew r.state)" = done ] || fail "job $job: $(cat "$tmp/http/onew.body")"
+[ "$(jfield onew r.state)" = "done" ] || fail "job $job: $(cat "$tmp/http/onew.body")"
 [ "$(jfield onew 'typeof r.parts[0].timings_ms.prove')" = number ] || fail "no timings: $(cat "$tmp/http/onew.body")"
 http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect onep 200
 verify_proof onep
@@ -233,7 +233,7 @@ http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applica
 expect k9again 202
 [ "$(jfield k9again r.job)" = "$(jfield k9 r.job)" ] || fail "the idempotency key after the restart: $(cat "$tmp/http/k9again.body")"
 http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null; expect k9w 200
-[ "$(jfield k9w r.state)" = done ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
+[ "$(jfield k9w r.state)" = "done" ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
 for k in 0 1; do
   http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null; expect "k9p$k" 200
   verify_proof "k9p$k"
@@ -270,7 +270,7 @@ http alice3 "$tok_alice" GET /v1/circuits >/dev/null; expect alice3 200
 mv "$tmp/tokens.good" "$tmp/tokens"
 wait "$holdpid" || true
 expect holdw 200
-[ "$(jfield holdw r.state)" = done ] || fail "the long poll across the reloads: $(cat "$tmp/http/holdw.body")"
+[ "$(jfield holdw r.state)" = "done" ] || fail "the long poll across the reloads: $(cat "$tmp/http/holdw.body")"
 [ "$(pgrep -f -- "cuzk-api --socket $run/$inst.sock" | head -n1)" = "$apipid" ] || fail "cuzk-api was restarted by a reload"
 echo "ok: tokens file: carol added -> 401 before, 200 after SIGHUP; bob removed -> 401 after cuzk reload;" \
   "a bad line -> logged, old tokens kept; a long poll across the reloads answered; the same cuzk-api process"

@@ -68,20 +68,20 @@ for k in $(seq 1 "$KILLS"); do
   # The job may have finished between the status read and the kill: a finished job is
   # not resumed (nothing is left to do), so it is gone from status and the store says
   # done. That is a correct outcome, not a race to fail on; stop killing there.
-  if [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = done ]; then
+  if [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = "done" ]; then
     echo "kill $k: the job had finished before the kill; no more kills"
     finished_early=1
     break
   fi
   st="$(cuzk --json status "$id")" || fail "job $id after restart $k: $st"
-  [ "$(jq -r '.job.state' <<<"$st")" = done ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
+  [ "$(jq -r '.job.state' <<<"$st")" = "done" ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
     || fail "job $id not marked resumed after restart $k: $st"
 done
 wait "$waiter" 2>/dev/null || true
 grep -q "job $id resumed from the job store" "$tmp/cuzkd.log" || fail "no resume line"
 if [ -z "${finished_early:-}" ]; then
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $id: $r"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $id: $r"
 fi
 n="$(ls "$tmp/out" | grep -c '\.proof\.json$')"; m="$(ls -A "$tmp/out" | wc -l)"
 [ "$n" -eq "$N" ] && [ "$m" -eq $((2 * N)) ] || fail "$n proofs, $m files in the out dir (want $N, $((2 * N))): $(ls -A "$tmp/out" | tr '\n' ' ')"
@@ -99,7 +99,7 @@ mkdir -p "$tmp/out2"
 id2="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out2" "$tmp/in/w1.wtns" | jq .job)"
 [ "$id2" -gt "$id" ] || fail "job id $id2 after the restarts reuses $id"
 daemon_shutdown_clean
-[ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = done ] || fail "store: job $id is not done"
+[ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = "done" ] || fail "store: job $id is not done"
 [ "$(sq "$state/$inst.db" "select count(*) from parts where job = $id and state = 'done'")" = "$N" ] \
   || fail "store: $(sq "$state/$inst.db" "select state, count(*) from parts where job = $id group by state")"
 echo "ok: the store has job $id done with its $N partitions; next job got id $id2"
@@ -126,7 +126,7 @@ stages_gone
   "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 answering
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$ib")" || fail "wait $ib: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $ib: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $ib: $r"
 cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" || fail "w3 kept the other witness's proof: $(cat "$tmp/stale/w3.public.json")"
 out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/stale")" || fail "snarkjs: $out"
@@ -192,7 +192,7 @@ jq -r '.job.parts[].reason // empty' <<<"$r" | grep -q "out dir changed since su
 echo "ok: an out dir replaced under its path is not followed: $(jq -r '[.job.parts[].reason] | unique | .[0]' <<<"$r" | cut -c1-120)"
 for w in "${wpids[@]}"; do wait "$w" || true; done
 for j in $ja $jb; do
-  [ "$(jq -r .job.state <"$tmp/w$j")" = done ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
+  [ "$(jq -r .job.state <"$tmp/w$j")" = "done" ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
 done
 out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/ca" ${jb:+"$tmp/cb"})" || fail "snarkjs: $out"

@@ -124,7 +124,7 @@ echo "ok: plain status shows each job's owner too (name and uid)"
 thaw
 for j in "$ja" "$ja2" "$jr" "${jb[@]}"; do
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j")" || fail "job $j: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $j ended $(jq -c .job <<<"$r")"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $j ended $(jq -c .job <<<"$r")"
 done
 for d in "$A" "$R"; do
   for w in $(cd "$d/out" && ls *.proof.json | sed 's/\.proof\.json$//'); do

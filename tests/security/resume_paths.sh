@@ -66,7 +66,7 @@ echo "ok: the durable copies ($(ls "$cdir" | wc -l)) are not the attacker's to r
 # Every partition is proved from what the attacker passed, never from what a path names.
 resumed() {  # name reply: done, with the attacker's own public signals
   local st; st="$(jq -r --arg n "$1" '.job.parts[] | select(.name == $n) | .state' <<<"$2")"
-  [ "$st" = done ] || fail "partition $1 ended $st after the resume: $2"
+  [ "$st" = "done" ] || fail "partition $1 ended $st after the resume: $2"
   cmp -s "$tmp/atk/out/$1.public.json" "$tmp/own.public.json" ||
     fail "$1 was proved from another witness: $(cat "$tmp/atk/out/$1.public.json")"
 }

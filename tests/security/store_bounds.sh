@@ -51,7 +51,7 @@ PY
 decided() {  # job id: wait until it is decided (it fails: that is the point)
   timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$1" >/dev/null 2>&1 || true
   local s; s="$(cuzk --json status "$1" 2>/dev/null | jq -r .job.state || true)"
-  [ "$s" = failed ] || [ "$s" = done ] || fail "job $1 not decided: $s"
+  [ "$s" = failed ] || [ "$s" = "done" ] || fail "job $1 not decided: $s"
 }
 
 cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/root/out" --wait "$A/witness.wtns" >/dev/null || fail "root's job"
