@@ -7,7 +7,7 @@ set -euo pipefail
 daemon_init busy
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --max-queued 12
 # hold the pipeline still so the count is deterministic (stopped stages are woken below)
-stopped=($(stage_pids synth) $(stage_pids gpuworker))
+mapfile -t stopped < <(stage_pids synth; stage_pids gpuworker)
 kill -STOP "${stopped[@]}"
 a="$(submit_copies bn128 8 a)"
 out="$(submit_copies bn128 8 b 2>&1)" && fail "second submit accepted: $out"

@@ -24,7 +24,7 @@ nf="$(jq '[.job.parts[] | select(.state == "failed")] | length' <<<"$r")"
 jq -r '.job.parts[] | select(.state == "failed") | .reason' <<<"$r" | grep -qi "no space" \
   || fail "reasons do not name the full disk: $(jq -c '[.job.parts[].reason]' <<<"$r")"
 echo "ok: $nf of 6 failed: $(jq -r '[.job.parts[] | select(.state == "failed") | .reason][0]' <<<"$r")"
-left="$(ls -A "$mnt" | grep '\.tmp\.' || true)"
+left="$(dir_list "$mnt" '*.tmp.*')"
 [ -z "$left" ] || fail "temp files left: $left"
 for p in $(jq -r '.job.parts[] | select(.state == "done") | .name' <<<"$r"); do
   [ -s "$mnt/$p.proof.json" ] || fail "$p is done but its proof is missing"

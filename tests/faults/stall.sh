@@ -82,7 +82,7 @@ else
   kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; fail "stopped finalizer $victim still alive after 60 s"; }
   # Only the killed finalizer's own temp files (*.tmp.<victim pid>.*) must go: the
   # restarted finalizer may be writing its own *.tmp.<new pid>.* at this very moment.
-  dead_tmp() { ls -A "$tmp/k/out" | grep -E "\\.tmp\\.$victim\\." || true; }
+  dead_tmp() { dir_list "$tmp/k/out" "*.tmp.$victim.*"; }
   for _ in $(seq 1 300); do [ -z "$(dead_tmp)" ] && break; sleep 0.1; done
   left="$(dead_tmp)"
   [ -z "$left" ] || fail "temp files of the dead finalizer left: $left"

@@ -31,7 +31,7 @@ wait_done() {  # id k: until k partitions of job id are done
 # then cuzkd shuts down.
 after_kill() {
   local tmpf id_new
-  tmpf="$(ls -A "$tmp/$1/out" | grep '\.tmp\.' || true)"
+  tmpf="$(dir_list "$tmp/$1/out" '*.tmp.*')"
   [ -z "$tmpf" ] || fail "temp files left: $tmpf"
   id_new="$(submit_copies bn128 "$4" "$3")"
   [ "$id_new" -gt "$2" ] || fail "job id $id_new reuses $5"

@@ -64,6 +64,7 @@ echo "ok: /healthz, /readyz (stages up, mul resident), /metrics"
 # ---- auth ------------------------------------------------------------------------
 http noauth "" GET /v1/circuits >/dev/null; expect noauth 401 refused
 grep -qi '^www-authenticate: bearer' "$tmp/http/noauth.head" || fail "401 without WWW-Authenticate"
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh)
 http wrongtok "0123$tok_alice" GET /v1/circuits >/dev/null; expect wrongtok 401 refused
 http circuits "$tok_alice" GET /v1/circuits >/dev/null; expect circuits 200
 [ "$(jfield circuits 'r.circuits[0].name + " " + r.circuits[0].state + " " + r.circuits[0].curve')" = "mul resident bn128" ] ||
@@ -89,6 +90,7 @@ verify_proof onep
 echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, proof verified by snarkjs"
 
 # ---- another tenant -----------------------------------------------------------------
+# shellcheck disable=SC2154
 http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect bobjob 404 refused
 http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bobproof 404 refused
 http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null; expect bobdel 404 refused
@@ -252,6 +254,7 @@ expect hold 202
 http holdw "$tok_alice" GET "/v1/jobs/$(jfield hold r.job)?wait=300" >/dev/null &
 holdpid=$!
 api_tokens carol
+# shellcheck disable=SC2154
 http carol1 "$tok_carol" GET /v1/circuits >/dev/null; expect carol1 401 refused
 kill -HUP "$apipid"
 for _ in $(seq 1 600); do [ "$(http carol2 "$tok_carol" GET /v1/circuits)" = 200 ] && break; sleep 0.1; done

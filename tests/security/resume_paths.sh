@@ -62,7 +62,7 @@ cdir="$tmp/state/$inst.copies"
 [ -n "$(ls -A "$cdir")" ] || fail "no durable copies in $cdir"
 as_attacker ls "$cdir" >/dev/null 2>&1 && fail "the attacker can list cuzkd's copies"
 for f in "$cdir"/*; do as_attacker head -c1 "$f" >/dev/null 2>&1 && fail "the attacker can read $f"; done
-echo "ok: the durable copies ($(ls "$cdir" | wc -l)) are not the attacker's to read"
+echo "ok: the durable copies ($(dir_count "$cdir" '[!.]*')) are not the attacker's to read"
 # Every partition is proved from what the attacker passed, never from what a path names.
 resumed() {  # name reply: done, with the attacker's own public signals
   local st; st="$(jq -r --arg n "$1" '.job.parts[] | select(.name == $n) | .state' <<<"$2")"

@@ -78,7 +78,7 @@ PY
 }
 for _ in $(seq 1 12); do submit 1; done
 for _ in $(seq 1 20); do submit 150; done
-ls "$tmp/atk/out" | grep -q . && fail "a proof was made of the wrong witness: $(ls "$tmp/atk/out")"
+[ "$(dir_count "$tmp/atk/out" '[!.]*')" -eq 0 ] || fail "a proof was made of the wrong witness: $(dir_list "$tmp/atk/out" '[!.]*' | tr '\n' ' ')"
 daemon_stop
 read -r n b lo < <(store_rows "$ATTACKER_UID")
 [ "$n" -eq 32 ] || fail "life 1: the attacker has $n decided jobs in the store, not 32"
