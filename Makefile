@@ -4,8 +4,9 @@
 #   make test       build and run every test (unit tests with Check, then script tests)
 #   make asan       the tests built and run with AddressSanitizer + UBSan (build-asan/)
 #   make tsan       the shared-memory/thread unit tests (TSAN_TESTS) under ThreadSanitizer (build-tsan/)
-#   make format     clang-format the project's sources in place (tools/format.sh)
-#   make format-check  list the files clang-format would change, fail if any (CI)
+#   make format     clang-format the project's sources, shfmt its scripts, in place (tools/format.sh)
+#   make format-check  list the files clang-format or shfmt would change, fail if any (CI)
+#   make lint-shell shellcheck over the shell scripts, fail on any finding (CI; tools/lint_shell.sh)
 #   make demo       the main job: prove the bundled example circuit, verify with snarkjs
 #   make bench      benchmarks that print comparison tables
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
@@ -297,7 +298,7 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check lint-shell bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
         doc-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
@@ -376,11 +377,14 @@ tsan:
 	BUILD=build-tsan CUZK_SANITIZER=tsan TEST_FILTER='^($(subst $(eval) ,|,$(strip $(TSAN_TESTS))))$$' \
 	  $(TSAN_RUN) bash tests/run.sh --unit-only
 
-# .clang-format: 4 spaces, one style for the whole tree.
+# .clang-format: 4 spaces, one style for the whole tree; .editorconfig the scripts'
+# (shfmt: 2 spaces). .shellcheckrc: shellcheck's settings.
 format:
 	bash tools/format.sh
 format-check:
 	bash tools/format.sh --check
+lint-shell:
+	bash tools/lint_shell.sh
 
 bench: all $(BENCH_BINS)
 	BUILD=$(BUILD) bash bench/run.sh

@@ -13,7 +13,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh" fleet
 N="${BENCH_FLEET_PARTS:-30}"
 FX="$FIXTURES/bn128/mulchain-10"
-bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+bindir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
 if [ "$(id -u)" -ne 0 ] || [ -z "$bindir" ]; then
   echo "bench/fleet: skipped (needs root and the postgresql package)"; exit 0
 fi

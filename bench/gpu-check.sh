@@ -48,6 +48,7 @@
 # (everything printed), logs.tar.gz (each step's log, the proofs, cuzkd's log).
 # Exit 0 when no step failed (SKIP and CUT are not failures in --dry-run; outside it a
 # SKIP of a GPU step is one), 1 otherwise.
+# shellcheck disable=SC2317 # the steps are functions that step runs by name (bash -c)
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../tests/fixtures/env.sh
@@ -90,7 +91,7 @@ cleanup() {
     kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
-  [ $keep = 1 ] || rm -rf "$work"
+  [ "$keep" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
 elapsed() { echo $((SECONDS - t_start)); }
@@ -99,7 +100,7 @@ elapsed() { echo $((SECONDS - t_start)); }
 row() {
   rows+=("$(printf '| %-10s | %-4s | %4s | %s |' "$1" "$2" "$3" "$4")")
   echo "== [$(elapsed) s] $1: $2${4:+ — $4}"
-  case "$2" in FAIL) failed=1 ;; SKIP) [ $dry = 1 ] || failed=1 ;; esac
+  case "$2" in FAIL) failed=1 ;; SKIP) [ "$dry" = 1 ] || failed=1 ;; esac
 }
 
 # step NAME LIMIT KIND(cpu|gpu) CMD...: run CMD with its log in $logs/NAME.log, cut at
@@ -107,16 +108,16 @@ row() {
 # command's last line that starts with "detail:" (else its last line).
 step() {
   local name="$1" limit="$2" kind="$3" left rc t0 det
-  # shellcheck disable=SC2046 # the function names are words
   shift 3
-  if [ "$kind" = gpu ] && [ $have_gpu = 0 ]; then row "$name" SKIP 0 "$gpu_why"; return 0; fi
+  if [ "$kind" = gpu ] && [ "$have_gpu" = 0 ]; then row "$name" SKIP 0 "$gpu_why"; return 0; fi
   left=$((budget - $(elapsed)))
-  if [ $left -lt 15 ]; then row "$name" CUT 0 "not started: $(elapsed) s of the ${budget} s budget used"; return 0; fi
+  if [ "$left" -lt 15 ]; then row "$name" CUT 0 "not started: $(elapsed) s of the ${budget} s budget used"; return 0; fi
   [ "$limit" -le "$left" ] || limit=$left
   t0=$SECONDS
   rc=0
   # a function runs in a bash of its own, so that timeout can cut it (every function
   # and variable a step uses is exported before the first step)
+  # shellcheck disable=SC2046 # the function names are words
   export -f $(compgen -A function)
   export B direct work logs lg FX Z W SEED have need PARTS inst
   timeout -k 5 "$limit" bash -c '"$@"' "$name" "$@" >"$logs/$name.log" 2>&1 || rc=$?
@@ -133,7 +134,7 @@ step() {
 
 finish() {
   {
-    echo "gpu-check $( [ $dry = 1 ] && echo '(dry run) ')— $(date -u +%Y-%m-%dT%H:%M:%SZ), $(elapsed) s"
+    echo "gpu-check $( [ "$dry" = 1 ] && echo '(dry run) ')— $(date -u +%Y-%m-%dT%H:%M:%SZ), $(elapsed) s"
     echo "device: $(cat "$work/device.txt" 2>/dev/null || echo none)"
     echo "bundle: $(tr '\n' ';' <"$work/b/gpu-bundle/MANIFEST" 2>/dev/null)"
     echo
@@ -146,12 +147,12 @@ finish() {
     cp "$work/summary.txt" "$OUT/summary.txt"
     tar -C "$work" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
   fi
-  [ $failed = 0 ] && { echo "gpu-check: no step failed"; exit 0; }
+  [ "$failed" = 0 ] && { echo "gpu-check: no step failed"; exit 0; }
   echo "gpu-check: FAILED (see the table)"; exit 1
 }
 
 # ---- the bundle ----------------------------------------------------------------
-if [ $dry = 1 ] && [ $bundle_given = 0 ]; then
+if [ "$dry" = 1 ] && [ "$bundle_given" = 0 ]; then
   step pack 120 cpu bash "$here/gpu-bundle.sh" "$bundle"
 fi
 if [ ! -f "$bundle" ]; then
@@ -173,7 +174,7 @@ if [ -n "$need" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 
 x() {
   local p="$B/bin/$1"
   shift
-  if [ $direct = 1 ]; then
+  if [ "$direct" = 1 ]; then
     LD_LIBRARY_PATH="$B/lib" "$p" "$@"
   else
     "$B/glibc/ld-linux-x86-64.so.2" --library-path "$B/lib:$B/glibc" "$p" "$@"
@@ -189,13 +190,13 @@ env_step() {
   sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
   [ -n "$nvcc" ] && "$nvcc" --version | tail -n 2
   echo "compute-sanitizer: ${sanitizer:-not found}"
-  echo "glibc: $have (the bundle needs $need; $( [ $direct = 1 ] && echo 'run directly' || echo 'run through the packed loader; the daemon step is skipped'))"
+  echo "glibc: $have (the bundle needs $need; $( [ "$direct" = 1 ] && echo 'run directly' || echo 'run through the packed loader; the daemon step is skipped'))"
   echo "detail: $(nproc) cpus, glibc $have, nvcc $( [ -n "$nvcc" ] && "$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo none), sanitizer $( [ -n "$sanitizer" ] && echo yes || echo no)"
 }
 libs_step() {
   local bad=0 b
   for b in "$B"/bin/*; do
-    if [ $direct = 1 ]; then
+    if [ "$direct" = 1 ]; then
       LD_LIBRARY_PATH="$B/lib" ldd "$b" >"$work/ldd.txt" 2>&1
     else
       "$B/glibc/ld-linux-x86-64.so.2" --list --library-path "$B/lib:$B/glibc" "$b" >"$work/ldd.txt" 2>&1
@@ -206,8 +207,8 @@ libs_step() {
       echo "$(basename "$b"):"; cat "$work/ldd.txt"; bad=1
     fi
   done
-  [ $bad = 0 ] || return 1
-  echo "detail: $(ls "$B/bin" | wc -l) programs, $(ls "$B/lib" | wc -l) libraries, all from the bundle"
+  [ "$bad" = 0 ] || return 1
+  echo "detail: $(find "$B/bin" -mindepth 1 -maxdepth 1 | wc -l) programs, $(find "$B/lib" -mindepth 1 -maxdepth 1 | wc -l) libraries, all from the bundle"
 }
 step env 20 cpu env_step
 step libs 20 cpu libs_step
@@ -218,7 +219,7 @@ probe_step() {
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
     | head -n 1 >"$work/device.txt"
   echo "detail: $(head -n 1 "$work/probe.txt" | sed 's/^SKIP: //')"
-  return $rc
+  return "$rc"
 }
 step probe 30 cpu probe_step
 if grep -q '^device:' "$work/probe.txt" 2>/dev/null; then
@@ -237,9 +238,9 @@ section() {
   local f="$1" id="$2" off=12 n i sid lo hi
   n="$(u32 "$f" 8)"
   for ((i = 0; i < n; i++)); do
-    sid="$(u32 "$f" $off)"; lo="$(u32 "$f" $((off + 4)))"; hi="$(u32 "$f" $((off + 8)))"
+    sid="$(u32 "$f" "$off")"; lo="$(u32 "$f" $((off + 4)))"; hi="$(u32 "$f" $((off + 8)))"
     off=$((off + 12))
-    [ "$sid" = "$id" ] && { echo $off; return 0; }
+    [ "$sid" = "$id" ] && { echo "$off"; return 0; }
     off=$((off + lo + hi * 4294967296))
   done
   return 1
@@ -255,7 +256,7 @@ fixture() {
   p=$((h + 8 + n8q + n8r))
   h="$(section "$d/circuit.r1cs" 1)" || return 1
   nc="$(u32 "$d/circuit.r1cs" $((h + $(u32 "$d/circuit.r1cs" "$h") + 28)))"
-  echo "constraints=$nc nPublic=$(u32 "$d/circuit_final.zkey" $((p + 4))) nVars=$(u32 "$d/circuit_final.zkey" $p) domain=$(u32 "$d/circuit_final.zkey" $((p + 8))) setup=test-setup-INSECURE circuit=mulchain_gen" >"$d/info.txt"
+  echo "constraints=$nc nPublic=$(u32 "$d/circuit_final.zkey" $((p + 4))) nVars=$(u32 "$d/circuit_final.zkey" "$p") domain=$(u32 "$d/circuit_final.zkey" $((p + 8))) setup=test-setup-INSECURE circuit=mulchain_gen" >"$d/info.txt"
   cat "$d/info.txt"
   echo "detail: 2^$k: $(cat "$d/info.txt")"
 }
@@ -298,7 +299,7 @@ sanitizer() {
   [ -n "$cs" ] || { echo "SKIP: compute-sanitizer not found"; echo "detail: compute-sanitizer not found"; return 77; }
   # the sanitizer starts the program itself (through the packed loader when the
   # machine's glibc is too old)
-  if [ $direct = 1 ]; then
+  if [ "$direct" = 1 ]; then
     LD_LIBRARY_PATH="$B/lib" "$cs" --tool "$tool" --error-exitcode 3 "$B/bin/gpu_test" --max-lg 10 || return $?
   else
     "$cs" --tool "$tool" --error-exitcode 3 "$B/glibc/ld-linux-x86-64.so.2" --library-path "$B/lib:$B/glibc" \
@@ -332,7 +333,7 @@ goals
 
 daemon_step() {
   local dom nv buf_mb run="$work/run" i t0 t1 rc=0 n_ok wall busy kern gaps
-  [ $direct = 1 ] || { echo "detail: glibc $have < $need: cuzkd execs its stages directly"; return 77; }
+  [ "$direct" = 1 ] || { echo "detail: glibc $have < $need: cuzkd execs its stages directly"; return 77; }
   dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$FX/info.txt")"
   nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$FX/info.txt")"
   buf_mb=$((((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20))
@@ -363,7 +364,7 @@ daemon_step() {
   for _ in $(seq 1 100); do kill -0 "$(cat "$work/daemon.pid")" 2>/dev/null || break; sleep 0.1; done
   grep -i "device fault\|exited with code\|killed by signal" "$logs/cuzkd.log" && { echo "detail: a stage died"; return 1; }
   echo "detail: $n_ok/$PARTS proofs in $wall s; device busy ${busy:-?}% (kernels ${kern:-?}%) [goal >= 95%]; gaps ${gaps:-?}"
-  [ $rc = 0 ] && [ "$n_ok" = "$PARTS" ]
+  [ "$rc" = 0 ] && [ "$n_ok" = "$PARTS" ]
 }
 step daemon 150 gpu daemon_step
 

@@ -30,10 +30,12 @@ native_init() {
   for t in g++ nasm; do
     [ -n "$NATIVE_WHY" ] || command -v "$t" >/dev/null || NATIVE_WHY="$t is not installed"
   done
+  # shellcheck disable=SC2086 # the flags are words
   if [ -z "$NATIVE_WHY" ] &&
      ! echo '#include <nlohmann/json.hpp>' | g++ $NATIVE_CFLAGS -x c++ -fsyntax-only - >/dev/null 2>&1; then
     NATIVE_WHY="nlohmann/json.hpp not found (install nlohmann-json3-dev, or set NLOHMANN_JSON_INCLUDE)"
   fi
+  # shellcheck disable=SC2034 # for the bench that sources this
   [ -n "$NATIVE_WHY" ] || NATIVE=1
 }
 
@@ -51,6 +53,7 @@ native_witness_bin() {  # fixture dir
 }
 
 native_prove() {  # bin zkey input proof public
+  # shellcheck disable=SC2154 # tmp: the bench's
   "$1" "$3" "$tmp/native.wtns" >"$tmp/native.log" 2>&1 &&
     "$RAPIDSNARK" "$2" "$tmp/native.wtns" "$4" "$5" >>"$tmp/native.log" 2>&1 ||
     { echo "bench: witness binary + rapidsnark on $3: $(tail -3 "$tmp/native.log")" >&2; return 1; }

@@ -44,8 +44,10 @@ for K in ${BENCH_THREADS_SIZES:-14 16}; do
       strace -f -qq -e trace=clone,clone3 -o "$tmp/st" "$CUZK" prove-local --threads "$n" \
         "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/p.json" "$tmp/pub.json" && nt="$(grep -c -E 'clone3?\(' "$tmp/st" || true)"
     fi
+    # shellcheck disable=SC2086 # the samples are words
+    w="$(median ${W[$n]})"
     # shellcheck disable=SC2086
-    w="$(median ${W[$n]})"; c="$(median ${C[$n]})"
+    c="$(median ${C[$n]})"
     printf '%-12s %4d %8s %8s %8s %8s\n' "mulchain-$K" "$n" "$w" "$c" "$(awk -v a="$w1" -v b="$w" 'BEGIN{printf "%.2f", a / b}')" "$nt"
   done
   unset W C

@@ -7,7 +7,8 @@
 # /usr/lib/postgresql/<version>/bin) is for tests/scripts/fleet_pg.sh's throwaway
 # cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
 # only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.
-# clang-format for make format / make format-check (Debian 12's is version 14).
+# clang-format for make format / make format-check (Debian 12's is version 14); shfmt
+# (the shell scripts' format, same targets) and shellcheck (make lint-shell).
 # Packaging and operations (docs/packaging.md, docs/monitoring.md): debhelper, dpkg-dev
 # and lintian for make deb; scdoc for the manual pages (make builds them), man-db to
 # check they format; prometheus for promtool and the real-Prometheus test (on a machine
@@ -31,6 +32,7 @@ PKGS=(
   nodejs npm python3 tmux procps
   hwloc-nox
   clang libclang-rt-dev clang-format
+  shfmt shellcheck
   postgresql libpq-dev
   debhelper dpkg-dev lintian scdoc man-db
   prometheus curl systemd systemd-container

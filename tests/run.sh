@@ -26,7 +26,7 @@
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-cd "$root"
+cd "$root" || exit 2
 BUILD="${BUILD:-build}"
 unit_only=0
 list=0

@@ -7,7 +7,7 @@ set -euo pipefail
 daemon_init busy
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --max-queued 12
 # hold the pipeline still so the count is deterministic (stopped stages are woken below)
-stopped=($(stage_pids synth) $(stage_pids gpuworker))
+mapfile -t stopped < <(stage_pids synth; stage_pids gpuworker)
 kill -STOP "${stopped[@]}"
 a="$(submit_copies bn128 8 a)"
 out="$(submit_copies bn128 8 b 2>&1)" && fail "second submit accepted: $out"
@@ -21,7 +21,7 @@ grep -q "split it" <<<"$out" || fail "no split message: $out"
 echo "ok: too big: $out"
 kill -CONT "${stopped[@]}"
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$a")" || fail "wait: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job a: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job a: $r"
 b="$(submit_copies bn128 8 b)" || fail "submit after the queue drained"
 cuzk wait "$b" >/dev/null || fail "job b"
 check_out_files a 8; check_out_files b 8; verify_jobs bn128 a b

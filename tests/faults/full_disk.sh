@@ -24,7 +24,7 @@ nf="$(jq '[.job.parts[] | select(.state == "failed")] | length' <<<"$r")"
 jq -r '.job.parts[] | select(.state == "failed") | .reason' <<<"$r" | grep -qi "no space" \
   || fail "reasons do not name the full disk: $(jq -c '[.job.parts[].reason]' <<<"$r")"
 echo "ok: $nf of 6 failed: $(jq -r '[.job.parts[] | select(.state == "failed") | .reason][0]' <<<"$r")"
-left="$(ls -A "$mnt" | grep '\.tmp\.' || true)"
+left="$(dir_list "$mnt" '*.tmp.*')"
 [ -z "$left" ] || fail "temp files left: $left"
 for p in $(jq -r '.job.parts[] | select(.state == "done") | .name' <<<"$r"); do
   [ -s "$mnt/$p.proof.json" ] || fail "$p is done but its proof is missing"
@@ -33,7 +33,7 @@ done
 ls "$mnt"/*.proof.json >/dev/null 2>&1 && verify_jobs bn128 small
 for f in "$mnt"/*.public.json; do [ -e "$f" ] || continue; jq -e . "$f" >/dev/null || fail "half-written $f"; done
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job b: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 check_out_files big 4; verify_jobs bn128-chain big
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"
 daemon_shutdown_clean

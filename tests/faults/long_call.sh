@@ -20,7 +20,7 @@ w2="$(jq -c '.job.parts[] | select(.name == "w2")' <<<"$r")"
 grep -q "no more heartbeats" "$tmp/cuzkd.log" || fail "the stage did not say it stopped beating"
 echo "ok: w2 failed after 2 stuck long calls: $(jq -r .reason <<<"$w2")"
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job b: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 rm -f "$tmp/a/in/w2.wtns"
 verify_jobs bn128 a; check_out_files b 1; verify_jobs bn128 b
 echo "ok: the other partitions and job b proved and verify"

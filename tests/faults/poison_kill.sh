@@ -42,7 +42,7 @@ d="$tmp/a/out"
 [ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"
 rm -f "$tmp/a/in/w3.wtns"
 for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
-[ "$(ls -A "$d" | wc -l)" -eq 10 ] || fail "stray files in $d: $(ls -A "$d")"
+[ "$(dir_count "$d")" -eq 10 ] || fail "stray files in $d: $(dir_list "$d" | tr '\n' ' ')"
 verify_jobs bn128 a
 echo "ok: the job's other 5 partitions proved and verify"
 daemon_shutdown_clean

@@ -40,10 +40,10 @@ check_job() {  # index: its waiter has exited; the job must be DONE, every parti
   wait "${waiters[$i]}" || fail "job $id (${jobfx[$i]}) did not finish: $(cat "$tmp/wait.$id")"
   r="$(cat "$tmp/wait.$id")"
   st="$(jq -r .job.state <<<"$r")"
-  [ "$st" = done ] || fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
+  [ "$st" = "done" ] || fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
   nd="$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")"
   [ "$nd" -eq "$PARTS" ] || fail "job $id: $nd of $PARTS partitions done"
-  total=$((total + nd)); checked[$i]=1
+  total=$((total + nd)); checked[i]=1
 }
 reap_jobs() {  # check the jobs whose waiters have exited (keeps connections few in a soak)
   for i in "${!jobs[@]}"; do
@@ -75,7 +75,7 @@ while :; do
   # keep a backlog: kills must land on busy stages
   reap_jobs
   [ "$(running)" -ge 2 ] || submit_round
-  sleep "$(awk -v r=$RANDOM 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100.0}')"
+  sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100.0}')"
   # a kind not hit yet first, else any
   k=""
   for c in "${kinds[@]}"; do [ "${hit[$c]}" -eq 0 ] && { k=$c; break; }; done

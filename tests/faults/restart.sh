@@ -28,7 +28,7 @@ done
 grep -q "killed by signal" "$tmp/cuzkd.log" && fail "a stage had to be killed: $(grep 'killed by signal' "$tmp/cuzkd.log")"
 for j in "$a" "$b"; do
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j")" || fail "wait $j: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $j ended $(jq -c .job <<<"$r")"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $j ended $(jq -c .job <<<"$r")"
 done
 check_out_files a "$N"; check_out_files b "$N"
 verify_jobs bn128-chain a; verify_jobs bn128 b

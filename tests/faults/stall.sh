@@ -36,7 +36,7 @@ for round in 1 2 3 4 5; do
   done
   echo "note: round $round ended before a worker was caught proving; another job"
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $job ended $(jq -c .job <<<"$r")"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $job ended $(jq -c .job <<<"$r")"
   check_out_files "$job" "$NW"
   verify_jobs "$FXW" "$job"
 done
@@ -49,7 +49,7 @@ dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 grep -q "pid $victim): no heartbeat" "$tmp/cuzkd.log" || fail "no stall message for pid $victim"
 echo "ok: stall of pid $victim detected and killed after $dt s"
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job ended $(jq -c .job <<<"$r")"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job ended $(jq -c .job <<<"$r")"
 check_out_files "$job" "$NW"
 verify_jobs "$FXW" "$job"
 for _ in $(seq 1 50); do [ "$(pool_in_use)" = 0 ] && break; sleep 0.1; done
@@ -82,7 +82,7 @@ else
   kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; fail "stopped finalizer $victim still alive after 60 s"; }
   # Only the killed finalizer's own temp files (*.tmp.<victim pid>.*) must go: the
   # restarted finalizer may be writing its own *.tmp.<new pid>.* at this very moment.
-  dead_tmp() { ls -A "$tmp/k/out" | grep -E "\\.tmp\\.$victim\\." || true; }
+  dead_tmp() { dir_list "$tmp/k/out" "*.tmp.$victim.*"; }
   for _ in $(seq 1 300); do [ -z "$(dead_tmp)" ] && break; sleep 0.1; done
   left="$(dead_tmp)"
   [ -z "$left" ] || fail "temp files of the dead finalizer left: $left"
@@ -90,7 +90,7 @@ else
   echo "ok: finalizer stall detected and killed; its temp files for $part removed"
 fi
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id2")" || fail "wait: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job k ended $(jq -c .job <<<"$r")"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job k ended $(jq -c .job <<<"$r")"
 check_out_files k "$N"
 verify_jobs bn128 k
 daemon_shutdown_clean

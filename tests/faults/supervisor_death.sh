@@ -31,7 +31,7 @@ wait_done() {  # id k: until k partitions of job id are done
 # then cuzkd shuts down.
 after_kill() {
   local tmpf id_new
-  tmpf="$(ls -A "$tmp/$1/out" | grep '\.tmp\.' || true)"
+  tmpf="$(dir_list "$tmp/$1/out" '*.tmp.*')"
   [ -z "$tmpf" ] || fail "temp files left: $tmpf"
   id_new="$(submit_copies bn128 "$4" "$3")"
   [ "$id_new" -gt "$2" ] || fail "job id $id_new reuses $5"
@@ -60,7 +60,7 @@ st="$(cuzk --json status "$id")" || fail "status $id after the restart: $st"
 cuzk --json status | jq -e '.lost_jobs == null' >/dev/null || fail "lost_jobs listed: $(cuzk --json status | jq -c .lost_jobs)"
 echo "ok: $(grep -o "job $id resumed.*" "$tmp/cuzkd.log" | sed 's/ -> .*//')"
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "resumed job $id: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "resumed job $id: $r"
 check_out_files a "$N"; verify_jobs bn128-chain a
 after_kill a "$id" b 4 "an id of the resumed range ($id)"
 

@@ -27,11 +27,14 @@ srcs=(zk/zkey.c zk/wtns.c zk/binfile.c base/error.c supervisor/control.c supervi
 for l in zk shm base; do
   [ -f "$BUILD/lib/libcuzk_$l.a" ] || { echo "FAIL: $BUILD/lib/libcuzk_$l.a missing (run make)"; exit 1; }
 done
-flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+# pkg-config's answers are words: split into arrays
+read -r -a pc_cflags <<<"$(pkg-config --cflags jansson)"
+read -r -a pc_libs <<<"$(pkg-config --libs liburing numa hwloc jansson)"
+flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefined
        -I. -Itests/fuzz -D_GNU_SOURCE -std=gnu17 -march=x86-64-v3 -pthread
-       $(pkg-config --cflags jansson))
+       "${pc_cflags[@]}")
 libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a" "$BUILD/lib/libcuzk_base.a"
-      $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
+      "${pc_libs[@]}" -lgmp -lm -lrt -pthread)
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
 # (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
@@ -41,8 +44,10 @@ for f in api/*.c; do [ "$f" = api/main.c ] || api_srcs+=("$f"); done
 api_libs=()
 if pkg-config --exists libmicrohttpd; then
   targets+=(api)
-  api_libs=($(pkg-config --cflags libpq) "$BUILD/lib/libcuzk_store.a" "$BUILD/lib/libcuzk_zk.a"
-            $(pkg-config --libs libmicrohttpd libcrypto) -ldl)
+  read -r -a pc_cflags <<<"$(pkg-config --cflags libpq)"
+  read -r -a pc_libs <<<"$(pkg-config --libs libmicrohttpd libcrypto)"
+  api_libs=("${pc_cflags[@]}" "$BUILD/lib/libcuzk_store.a" "$BUILD/lib/libcuzk_zk.a"
+            "${pc_libs[@]}" -ldl)
 else
   echo "note: no libmicrohttpd: fuzz_api is left out"
 fi
@@ -66,7 +71,7 @@ for t in "${targets[@]}"; do
   fi
   FUZZ_ZKEY="$fx/bn128/circuit_final.zkey" "$out/fuzz_$t" -max_total_time="$SECS" -max_len=16384 \
     -artifact_prefix="$out/crash-$t-" -print_final_stats=1 "$corpus" >"$out/fuzz-$t.log" 2>&1 \
-    || { echo "FAIL: fuzz_$t found a crash: $(ls "$out"/crash-$t-* 2>/dev/null | head -1) (log $out/fuzz-$t.log)"; rc=1; continue; }
+    || { echo "FAIL: fuzz_$t found a crash: $(find "$out" -maxdepth 1 -name "crash-$t-*" | head -n 1) (log $out/fuzz-$t.log)"; rc=1; continue; }
   echo "ok: fuzz_$t: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/fuzz-$t.log" | awk '{print $2}') executions in $SECS s, no crash"
 done
 exit $rc

@@ -12,6 +12,8 @@
 #                      with CIRCUIT-LINE added; waits until the API answers
 #   free_port          a free TCP port on 127.0.0.1
 #   api_base           http(s)://127.0.0.1:$port (set by the test)
+#   CURL_TLS           curl's TLS options for http (an array, set by an https test:
+#                      --cacert FILE)
 #   http NAME TOKEN METHOD PATH [CURL ARGS...]   one request with curl (TOKEN "" for
 #                      none): the body into $tmp/http/NAME.body, the head into
 #                      NAME.head; prints the status; each is kept for the OpenAPI check
@@ -37,6 +39,7 @@ api_start() {  # http|https CIRCUIT-LINE [cuzkd options]
   shift 2
   port="$(free_port)"
   api_base="$scheme://127.0.0.1:$port"
+  # shellcheck disable=SC2154 # tmp: daemon_init's (daemon.sh)
   {
     echo "buffer-mb = 16"
     echo "listen = 127.0.0.1:$port"
@@ -65,7 +68,7 @@ http() {  # NAME TOKEN METHOD PATH [curl args]
   local auth=()
   [ -z "$token" ] || auth=(-H "Authorization: Bearer $token")
   st="$(curl -sS -o "$tmp/http/$name.body" -D "$tmp/http/$name.head" -w '%{http_code}' -X "$method" \
-    ${CURL_TLS:+$CURL_TLS} "${auth[@]}" "$@" "$api_base$path")" || st="000"
+    ${CURL_TLS[@]+"${CURL_TLS[@]}"} "${auth[@]}" "$@" "$api_base$path")" || st="000"
   echo "$method ${path%%\?*} $st $name" >>"$tmp/http/index"
   echo "$st"
 }
@@ -97,7 +100,7 @@ verify_proof() {  # NAME
 api_wait_up() {
   local _
   for _ in $(seq 1 1200); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' ${CURL_TLS:+$CURL_TLS} "$api_base/healthz")" = 200 ] && return 0
+    [ "$(curl -s -o /dev/null -w '%{http_code}' ${CURL_TLS[@]+"${CURL_TLS[@]}"} "$api_base/healthz")" = 200 ] && return 0
     sleep 0.1
   done
   fail "the API did not answer /healthz within 120 s"

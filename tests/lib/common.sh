@@ -10,8 +10,12 @@
 #   use_tmp            tmp=a new temp dir, removed on exit (trap EXIT)
 #   prover_from_env    PROVER=( $PROVER_CMD ), default "$BUILD/bin/cuzk prove-local" (FAIL
 #                      when that is not built); a relative command path made absolute
+#   dir_list DIR [GLOB]   the names in DIR that match GLOB (default: all, dot files too;
+#                      '[!.]*' leaves them out), one a line, sorted; nothing for a
+#                      missing DIR. What `ls -A DIR | grep` said, for any name
+#   dir_count DIR [GLOB]  how many names dir_list prints
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$ROOT"
+cd "$ROOT" || exit 1
 BUILD="${BUILD:-build}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 
@@ -50,3 +54,6 @@ prover_from_env() {
   read -r -a PROVER <<<"$PROVER_CMD"
   case "${PROVER[0]}" in */*) PROVER[0]="$(cd "$(dirname "${PROVER[0]}")" && pwd)/$(basename "${PROVER[0]}")" ;; esac
 }
+
+dir_list() { { find "$1" -mindepth 1 -maxdepth 1 -name "${2:-*}" -printf '%f\n' 2>/dev/null || true; } | LC_ALL=C sort; }
+dir_count() { { find "$1" -mindepth 1 -maxdepth 1 -name "${2:-*}" -printf . 2>/dev/null || true; } | wc -c; }

@@ -77,12 +77,14 @@ expect_error() {  # what, code, request line
   local r; r="$(send "$3")"
   grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
     || fail "$1: expected error $2, got: $r"
+  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
 
 wait_jobs() {
   local j
   for j in "$@"; do
+    # shellcheck disable=SC2154 # ids: the test's job ids by name, set by the test
     timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" \
       || fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
   done
@@ -183,8 +185,8 @@ pool_in_use() { cuzk --json status | jq -r '.pool.in_use // "missing"'; }
 
 check_out_files() {  # job n: exactly w1..wN proof/public pairs, nothing else
   local job="$1" n="$2" d="$tmp/$1/out" files i
-  files="$(ls -A "$d" | wc -l)"
-  [ "$files" -eq $((2 * n)) ] || fail "$job: $files files in its out dir, expected $((2 * n)): $(ls -A "$d" | tr '\n' ' ')"
+  files="$(dir_count "$d")"
+  [ "$files" -eq $((2 * n)) ] || fail "$job: $files files in its out dir, expected $((2 * n)): $(dir_list "$d" | tr '\n' ' ')"
   for i in $(seq 1 "$n"); do
     [ -f "$d/w$i.proof.json" ] && [ -f "$d/w$i.public.json" ] || fail "$job: w$i proof or public missing"
   done

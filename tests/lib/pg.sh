@@ -17,13 +17,14 @@
 
 pg_cluster_start() {
   if [ "$(id -u)" -ne 0 ]; then echo "SKIP: ${1:-$(basename "$0")} needs root to create the cluster's user"; exit 77; fi
-  bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+  bindir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
   [ -n "$bindir" ] && [ -x "$bindir/initdb" ] && [ -x "$bindir/pg_ctl" ] ||
     { echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"; exit 77; }
   command -v useradd >/dev/null && command -v runuser >/dev/null ||
     { echo "SKIP: useradd or runuser missing"; exit 77; }
   pgu="cuzkpg$$"
   sec_user_add "$pgu"
+  # shellcheck disable=SC2154 # tmp: daemon_init's (daemon.sh)
   pg="$tmp/pg"; mkdir -p "$pg"; chown "$pgu" "$pg"; chmod 755 "$tmp"
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   daemon_on_exit="as_pg $bindir/pg_ctl -D $pg/data -m immediate stop >/dev/null 2>&1 || true; ${daemon_on_exit}"
@@ -35,6 +36,7 @@ pg_cluster_start() {
   fi
   as_pg "$bindir/initdb" -D "$pg/data" -U cuzk "${auth[@]}" -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
   pgstart
+  # shellcheck disable=SC2034 # for the test
   url="$(pg_url cuzk)"
 }
 as_pg() { runuser -u "$pgu" -- env ${pg_password:+PGPASSFILE="$pg/pgpass"} "$@"; }

@@ -123,7 +123,9 @@ arr() {  # N SEED: an array of N input objects
 # Enough partitions that the servers are busy for a while (a proof of this circuit
 # takes a fraction of a second): server 0 is caught holding leases.
 NA=200
-on 0; http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+on 0
+# shellcheck disable=SC2154 # tok_alice, tok_bob: set by api_tokens (api.sh)
+http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary "$(arr $NA 0)" >/dev/null; expect a 202
 
 # ---- server 0 killed with -9 while it holds leases --------------------------------------
@@ -135,10 +137,10 @@ on 0; http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applica
 # seconds on a loaded machine, longer than the lease it was racing.)
 ns_pids() { pgrep --ns "$1" --nslist pid "${@:2}" || true; }  # PID [OPTS]: PID's namespace's
 freeze() {  # PID: until every process of its namespace is stopped
-  local p
-  while p="$(ns_pids "$1" -r R,S,D,I)" && [ -n "$p" ]; do kill -STOP $p 2>/dev/null || true; done
+  local p=()
+  while mapfile -t p < <(ns_pids "$1" -r R,S,D,I) && [ ${#p[@]} -gt 0 ]; do kill -STOP "${p[@]}" 2>/dev/null || true; done
 }
-thaw() { local p; p="$(ns_pids "$1")"; [ -z "$p" ] || kill -CONT $p 2>/dev/null || true; }
+thaw() { local p=(); mapfile -t p < <(ns_pids "$1"); [ ${#p[@]} -eq 0 ] || kill -CONT "${p[@]}" 2>/dev/null || true; }
 owner0="%-$inst-s0"
 held=""
 for _ in $(seq 1 1200); do  # (a liveness bound: it claims as soon as there is work)
@@ -185,14 +187,16 @@ on 1; http m "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applica
 echo "ok: an input without its signal k: 422 mismatch naming it, no row written"
 
 # ---- every job from a surviving server, every proof verified -----------------------------
-on 1; http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null; expect bob 404 refused
+on 1
+# shellcheck disable=SC2154
+http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null; expect bob 404 refused
 http bobp "$tok_bob" GET "/v1/jobs/$ja/proofs/0" >/dev/null; expect bobp 404 refused
 echo "ok: bob gets 404 for alice's job on server 1"
 i=0
 for j in "$ja" "$jb" "$jc" "$jd"; do
   on $((1 + i % 2)); i=$((i + 1))
   http "w$j" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$j" 200
-  [ "$(jfield "w$j" r.state)" = done ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
+  [ "$(jfield "w$j" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
 done
 echo "ok: every job done, long-polled on servers 1 and 2"
 while IFS=: read -r j x g; do
@@ -214,6 +218,7 @@ for j in "$ja" "$jb" "$jc" "$jd"; do
 done
 [ "$total" -eq $((NA + 6)) ] || fail "$total proofs fetched, want $((NA + 6))"
 # Each answer's proof and publicSignals as snarkjs's files, all verified by one node.
+# shellcheck disable=SC2016 # JavaScript's ${}
 node -e 'const fs = require("fs"), [dir, out] = process.argv.slice(1);
   for (const f of fs.readdirSync(dir).filter((f) => /^p[0-9]+-[0-9]+[.]body$/.test(f))) {
     const r = JSON.parse(fs.readFileSync(`${dir}/${f}`, "utf8")), b = f.slice(1, -5);
@@ -257,7 +262,7 @@ on 1; http rz3 "" GET /readyz >/dev/null; expect rz3 200
 on 1; http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '{"x":"17","k":"4"}' >/dev/null; expect f 202
 on 2; http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null; expect fw 200
-[ "$(jfield fw r.state)" = done ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
+[ "$(jfield fw r.state)" = "done" ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
 on 1; http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null; expect fp 200
 verify_proof fp
 echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"

@@ -64,6 +64,7 @@ echo "ok: /healthz, /readyz (stages up, mul resident), /metrics"
 # ---- auth ------------------------------------------------------------------------
 http noauth "" GET /v1/circuits >/dev/null; expect noauth 401 refused
 grep -qi '^www-authenticate: bearer' "$tmp/http/noauth.head" || fail "401 without WWW-Authenticate"
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh)
 http wrongtok "0123$tok_alice" GET /v1/circuits >/dev/null; expect wrongtok 401 refused
 http circuits "$tok_alice" GET /v1/circuits >/dev/null; expect circuits 200
 [ "$(jfield circuits 'r.circuits[0].name + " " + r.circuits[0].state + " " + r.circuits[0].curve')" = "mul resident bn128" ] ||
@@ -82,13 +83,14 @@ expect one 202
 job="$(jfield one r.job)"
 grep -qi "^location: /v1/jobs/$job" "$tmp/http/one.head" || fail "no Location: /v1/jobs/$job"
 http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null; expect onew 200
-[ "$(jfield onew r.state)" = done ] || fail "job $job: $(cat "$tmp/http/onew.body")"
+[ "$(jfield onew r.state)" = "done" ] || fail "job $job: $(cat "$tmp/http/onew.body")"
 [ "$(jfield onew 'typeof r.parts[0].timings_ms.prove')" = number ] || fail "no timings: $(cat "$tmp/http/onew.body")"
 http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect onep 200
 verify_proof onep
 echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, proof verified by snarkjs"
 
 # ---- another tenant -----------------------------------------------------------------
+# shellcheck disable=SC2154
 http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect bobjob 404 refused
 http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bobproof 404 refused
 http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null; expect bobdel 404 refused
@@ -233,7 +235,7 @@ http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applica
 expect k9again 202
 [ "$(jfield k9again r.job)" = "$(jfield k9 r.job)" ] || fail "the idempotency key after the restart: $(cat "$tmp/http/k9again.body")"
 http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null; expect k9w 200
-[ "$(jfield k9w r.state)" = done ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
+[ "$(jfield k9w r.state)" = "done" ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
 for k in 0 1; do
   http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null; expect "k9p$k" 200
   verify_proof "k9p$k"
@@ -252,6 +254,7 @@ expect hold 202
 http holdw "$tok_alice" GET "/v1/jobs/$(jfield hold r.job)?wait=300" >/dev/null &
 holdpid=$!
 api_tokens carol
+# shellcheck disable=SC2154
 http carol1 "$tok_carol" GET /v1/circuits >/dev/null; expect carol1 401 refused
 kill -HUP "$apipid"
 for _ in $(seq 1 600); do [ "$(http carol2 "$tok_carol" GET /v1/circuits)" = 200 ] && break; sleep 0.1; done
@@ -270,7 +273,7 @@ http alice3 "$tok_alice" GET /v1/circuits >/dev/null; expect alice3 200
 mv "$tmp/tokens.good" "$tmp/tokens"
 wait "$holdpid" || true
 expect holdw 200
-[ "$(jfield holdw r.state)" = done ] || fail "the long poll across the reloads: $(cat "$tmp/http/holdw.body")"
+[ "$(jfield holdw r.state)" = "done" ] || fail "the long poll across the reloads: $(cat "$tmp/http/holdw.body")"
 [ "$(pgrep -f -- "cuzk-api --socket $run/$inst.sock" | head -n1)" = "$apipid" ] || fail "cuzk-api was restarted by a reload"
 echo "ok: tokens file: carol added -> 401 before, 200 after SIGHUP; bob removed -> 401 after cuzk reload;" \
   "a bad line -> logged, old tokens kept; a long poll across the reloads answered; the same cuzk-api process"

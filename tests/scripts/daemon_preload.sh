@@ -8,20 +8,21 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init pre
-# stage pids (synth, worker, finalizer) from status
-stage_pids() { js 'r.children.map(c=>c.pid).join(" ")' "$(cuzk --json status)"; }
+# the stages' pids (synth, worker, finalizer) from status
+children_pids() { js 'r.children.map(c=>c.pid).join(" ")' "$(cuzk --json status)"; }
 # mapped PATH: how many of the stage processes map cuzkd's copy of PATH (a memfd named
 # after the file: stages never map the client's file itself, copies.h)
 copy_of() { echo "/memfd:cuzk:$(basename "$1") "; }
 mapped() {
   local n=0 p
-  for p in $(stage_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
+  for p in $(children_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
   echo "$n"
 }
 expect_fds() {  # what, code, request line, files...
   local r; r="$(send_fds "${@:3}")"
   grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
     || fail "$1: expected error $2, got: $r"
+  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
 

@@ -42,6 +42,7 @@ expect_fds() {  # what, code, request line, files...
   local r; r="$(send_fds "${@:3}")"
   grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
     || fail "$1: expected error $2, got: $r"
+  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
 expect_fds "descriptor index out of range" bad_request "$(sub 3 '{"fd":3,"path":"w1.wtns"}')" \

@@ -114,8 +114,8 @@ expect_error "proof of a job with an out dir" bad_request "{\"req\":\"proof\",\"
 
 # ---- kill -9 of cuzkd right after a submit is accepted -------------------------------------
 # The worker stopped first: the job is surely unfinished when cuzkd dies.
-wpids="$(stage_pids gpuworker)"; [ -n "$wpids" ] || fail "no gpuworker"
-kill -STOP $wpids
+mapfile -t wpids < <(stage_pids gpuworker); [ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
+kill -STOP "${wpids[@]}"
 s2="$(sha body-three)"
 r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp/in/w3.wtns" "$tmp/in/w4.wtns")"
 j2="$(js 'r.job' "$r")"
@@ -123,7 +123,7 @@ j2="$(js 'r.job' "$r")"
 [ "$(js 'r.job.done' "$(cuzk --json status "$j2")")" = 0 ] || fail "job $j2 has proofs with its worker stopped"
 expect_error "proof of a partition not yet proved" not_ready "{\"req\":\"proof\",\"job\":$j2,\"index\":3}"
 kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
-kill -KILL $wpids; kill -CONT $wpids 2>/dev/null || true
+kill -KILL "${wpids[@]}"; kill -CONT "${wpids[@]}" 2>/dev/null || true
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 cuzk wait "$j2" >/dev/null || fail "job $j2 did not finish after the restart: $(cuzk --json status "$j2")"
 for k in 0 1 2 3; do proof_ok "$j2" "$k"; done
@@ -136,24 +136,24 @@ r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js '[r.job, r.existing].join(" ")' "$r")" = "$j1 true" ] || fail "key k1 after the restart: $r"
 r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "key k2 with another body after the restart: $r"
-ls "$tmp/state/$inst.results" | grep -q . && fail "staging dirs left: $(ls "$tmp/state/$inst.results")"
+[ "$(dir_count "$tmp/state/$inst.results" '[!.]*')" -eq 0 ] || fail "staging dirs left: $(dir_list "$tmp/state/$inst.results" | tr '\n' ' ')"
 grep -q "job $j2 resumed from the job store" "$tmp/cuzkd.log" || fail "job $j2 was not resumed"
 echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzkd resumed and finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
 
 # ---- cuzkd stopped while its stages finish a job: the proofs are on disk, not in the
 # store; kill -9; the next cuzkd finds them in the staging dir, verifies and stores them
 # (the worker held until cuzkd is stopped: the job cannot end before that)
-wpids="$(stage_pids gpuworker)"; [ -n "$wpids" ] || fail "no gpuworker"
-kill -STOP $wpids
+mapfile -t wpids < <(stage_pids gpuworker); [ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
+kill -STOP "${wpids[@]}"
 s3="$(sha body-four)"
 r="$(memfd "$(submit_line k3 "$s3" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 j4="$(js 'r.job' "$r")"
 kill -STOP "$daemon_pid"
-kill -CONT $wpids
+kill -CONT "${wpids[@]}"
 for _ in $(seq 1 1200); do
-  [ "$(ls "$tmp/state/$inst.results/$j4/"*.proof.json 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.1
+  [ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] && break; sleep 0.1
 done
-[ "$(ls "$tmp/state/$inst.results/$j4/"*.proof.json 2>/dev/null | wc -l)" = 2 ] || fail "job $j4's proofs never reached its staging dir"
+[ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] || fail "job $j4's proofs never reached its staging dir"
 kill -KILL "$daemon_pid"; kill -CONT "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true
 for p in $(pgrep -f -- "--instance $inst " || true); do kill -KILL "$p" 2>/dev/null || true; done
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600

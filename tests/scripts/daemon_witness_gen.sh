@@ -70,7 +70,7 @@ cuzk wait "$j" --timeout-ms 60000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"
 reason() { js "(r.job.parts.find(p => p.name === '$1') || {}).reason || ''" "$st"; }
 state() { js "(r.job.parts.find(p => p.name === '$1') || {}).state || ''" "$st"; }
-[ "$(state good)" = done ] || fail "good input next to bad ones: $(state good) $(reason good)"
+[ "$(state good)" = "done" ] || fail "good input next to bad ones: $(state good) $(reason good)"
 check_bad() {  # name words...
   local n="$1" r; shift
   r="$(reason "$n")"

@@ -84,7 +84,7 @@ echo "ok   4 proofs of the bundled example through the installed cuzkd and cuzk,
 /usr/bin/cuzk --run-dir /run/cuzk shutdown >/dev/null || fail "cuzk shutdown"
 rc=0; wait $pid || rc=$?; pid=""
 [ $rc -eq 0 ] || fail "cuzkd exited $rc after shutdown"
-echo "     /var/lib/cuzk before purge: $(ls /var/lib/cuzk | tr "\n" " ")"
+echo "     /var/lib/cuzk before purge: $(dir_list /var/lib/cuzk '[!.]*' | tr "\n" " ")"
 echo "ok   cuzkd stopped with status 0"
 
 dpkg --purge cuzk >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg --purge"; }

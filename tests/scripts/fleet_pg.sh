@@ -70,7 +70,7 @@ mkdir -p "$tmp/in"
 N=30
 for i in $(seq 1 $N); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
 # proofs_in DIR: how many proofs DIR holds.
-proofs_in() { ls "$1" | grep -c '\.proof\.json$' || true; }
+proofs_in() { dir_count "$1" '[!.]*.proof.json'; }
 # snarkjs_all WHAT DIR N: snarkjs verifies all N proofs in DIR (r: its summary).
 snarkjs_all() {
   r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
@@ -159,7 +159,7 @@ cuzkd_round() {  # name, how (kill|dbstop), K0
     ! grep -q "existed already" "$tmp/cuzkd$k.log" || fail "$name: a publish met an existing file"
   done
   # (each daemon's fleet thread calls the database at least every lease/3 = 1 s)
-  [ "$how" != dbstop ] || [ "$(cat "$tmp"/cuzkd{$k0,$((k0 + 1)),$((k0 + 2))}.log | grep -c "database reachable again")" -ge 1 ] ||
+  [ "$how" != dbstop ] || [ "$(cat "$tmp/cuzkd$k0.log" "$tmp/cuzkd$((k0 + 1)).log" "$tmp/cuzkd$((k0 + 2)).log" | grep -c "database reachable again")" -ge 1 ] ||
     fail "$name: no cuzkd saw the database go and come back"
   snarkjs_all "$name" "$out" $N
   echo "ok: $name: job $job: $N proofs, none rewritten after the $how, snarkjs: $r"
@@ -180,11 +180,12 @@ echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 # die there (137), leaving a staged proof in $out/.cuzk-*-$inst-X/ and no final one.
 # Sets out, M, job, cfg, staged (the staged proofs).
 crash_at_finish() {
-  local part="$1" x="$2" lease="$3" rc
+  local part="$1" x="$2" lease="$3" rc i wtns=()
   out="$tmp/out-$part"; mkdir -p "$out"
   M=6
+  for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
   job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
-    $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+    "${wtns[@]}" | jq .job)"
   cfg=(--instance "$inst-$x" --run-dir "$tmp/run$x" --state-dir "$tmp/state$x" --foreground --devices cpu:1
     --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease "$lease" --queue-parallel 2)
   set +e
@@ -194,7 +195,7 @@ crash_at_finish() {
   [ "$rc" -eq 137 ] || { tail -n 20 "$tmp/cuzkd-${x}1.log"; fail "$part: cuzkd did not die at the hook (rc $rc)"; }
   staged=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
   [ -f "${staged[0]}" ] && [ "$(proofs_in "$out")" -eq 0 ] ||
-    fail "$part: want a staged proof and no final one after the crash: $(ls -a "$out" "$out"/.cuzk-* | tr '\n' ' ')"
+    fail "$part: want a staged proof and no final one after the crash: $(find "$out" -mindepth 1 -maxdepth 2 -printf '%P ')"
 }
 
 # 5: a cuzkd killed between a finish and its publish (the test hook kills it there as
@@ -255,8 +256,9 @@ echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B pu
 # reconnect counted, and the job finishes: every proof once, snarkjs verifies all.
 out="$tmp/out-health"; mkdir -p "$out"
 M=6
+wtns=(); for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
 job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
-  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+  "${wtns[@]}" | jq .job)"
 mport="$(free_port)"
 "$BUILD/bin/cuzkd" --instance "$inst-h" --run-dir "$tmp/runh" --state-dir "$tmp/stateh" --foreground \
   --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 \
@@ -298,8 +300,9 @@ echo "ok: health: database stopped under a running cuzkd: status and /metrics sa
 # file or follows a link already at a final name.
 out="$tmp/out-stored"; mkdir -p "$out"
 M=12
+wtns=(); for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
 job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --store-proofs --zkey "$FX/circuit_final.zkey" \
-  $(for i in $(seq 1 $M); do echo "$tmp/in/w$i.wtns"; done) | jq .job)"
+  "${wtns[@]}" | jq .job)"
 [ -n "$job" ] && [ "$job" != null ] || fail "stored: submit: no job id"
 set +e; o="$("$BUILD/bin/cuzk" prove --queue "$url" --zkey "$FX/circuit_final.zkey" "$tmp/in/w1.wtns" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 2 ] || fail "stored: a submit with neither --out nor --store-proofs: rc $rc: $o"
@@ -307,9 +310,9 @@ spids=()
 # s1 on the command line, s2 from an INI file (the key store-proofs).
 printf 'queue = %s\nqueue-lease = 3\nstore-proofs\n' "$url" >"$tmp/s2.conf"
 for k in 1 2; do
-  o=(--queue "$url" --queue-lease 3 --store-proofs); [ $k = 2 ] && o=(--config "$tmp/s2.conf")
+  sopts=(--queue "$url" --queue-lease 3 --store-proofs); [ $k = 2 ] && sopts=(--config "$tmp/s2.conf")
   "$BUILD/bin/cuzkd" --instance "$inst-s$k" --run-dir "$tmp/runs$k" --state-dir "$tmp/states$k" --foreground \
-    --devices cpu:1 --buffers 2 --buffer-mb 4 "${o[@]}" >"$tmp/cuzkd-s$k.log" 2>&1 & spids+=($!)
+    --devices cpu:1 --buffers 2 --buffer-mb 4 "${sopts[@]}" >"$tmp/cuzkd-s$k.log" 2>&1 & spids+=($!)
 done
 daemon_on_exit="for p in ${spids[*]}; do kill -KILL \$p 2>/dev/null || true; done; rm -f /dev/shm/cuzk-$inst-s*; ${daemon_on_exit}"
 stored() { "$BUILD/bin/cuzk" status --queue "$url" | jq .parts.stored; }
@@ -327,11 +330,11 @@ echo "$st" | jq -e --argjson m $M '.parts.stored == $m and ([.daemons[] | select
 pd="$tmp/runs2/fleet-$inst-s2.proofs"
 [ "$(stat -c %a "$pd")" = 700 ] && [ -z "$(find "$pd" -name '*.json')" ] ||
   fail "stored: private dir $pd: mode $(stat -c %a "$pd"), left: $(find "$pd" -name '*.json' | tr '\n' ' ')"
-ls -A "$out" | grep -q . && fail "stored: the fetch dir was written before the fetch"
+[ "$(dir_count "$out")" -eq 0 ] || fail "stored: the fetch dir was written before the fetch"
 f1="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: fetch: $f1"
 echo "$f1" | jq -e --argjson m $M '.written == $m and .present == 0 and .errors == 0 and .finished' >/dev/null || fail "stored: fetch: $f1"
-[ "$(proofs_in "$out")" -eq $M ] && [ "$(ls "$out" | grep -c '\.public\.json$')" -eq $M ] &&
-  [ "$(ls -A "$out" | wc -l)" -eq $((2 * M)) ] || fail "stored: fetched $(ls -A "$out" | tr '\n' ' ')"
+[ "$(proofs_in "$out")" -eq $M ] && [ "$(dir_count "$out" '[!.]*.public.json')" -eq $M ] &&
+  [ "$(dir_count "$out")" -eq $((2 * M)) ] || fail "stored: fetched $(dir_list "$out" | tr '\n' ' ')"
 snarkjs_all "stored" "$out" $M
 for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-s"
 f2="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: second fetch: $f2"
@@ -350,8 +353,8 @@ set +e; f3="$("$BUILD/bin/cuzk" fetch "$job" --queue "$url" --out "$o2" 2>&1)"; 
 # (w2's proof is not written without its public file: the proof's name is what a
 # reader waits for)
 [ "$(proofs_in "$o2")" -eq $((M - 1)) ] && [ ! -e "$o2/w2.proof.json" ] &&
-  [ -z "$(ls -A "$o2" | grep cuzk-fetch)" ] ||
-  fail "stored: the other proofs not fetched, or temp files left: $(ls -A "$o2" | tr '\n' ' ')"
+  [ "$(dir_count "$o2" '*cuzk-fetch*')" -eq 0 ] ||
+  fail "stored: the other proofs not fetched, or temp files left: $(dir_list "$o2" | tr '\n' ' ')"
 set +e; o="$("$BUILD/bin/cuzk" fetch 99999 --queue "$url" --out "$o2" 2>&1)"; rc=$?; set -e
 [ "$rc" -eq 21 ] && [[ "$o" == *"no job 99999"* ]] || fail "stored: fetch of no job: rc $rc: $o"
 set +e; o="$("$BUILD/bin/cuzk" fetch "$job" --out "$o2" 2>&1)"; rc=$?; set -e

@@ -16,6 +16,7 @@ copy() {  # a fresh copy of what floors.sh reads, in $tmp/$1
 	cp -r "$root/tests/scripts" "$d/"
 	mv "$d/scripts" "$d/tests/scripts"
 	# ($(API_MODULE) is api/, built where libmicrohttpd is: copied either way)
+	# shellcheck disable=SC2016 # a make variable, $(NAME), taken out
 	for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile" | sed 's/\$([A-Z_]*)//g') api; do
 		cp -r "$root/$m" "$d/"
 	done

@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 command -v readelf >/dev/null || { echo "SKIP: readelf not installed (binutils)"; exit 77; }
 need_cuzk
-NEED_MAKE=make need_built bin/cuzkd bin/cuzk-top bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
+NEED_MAKE="make" need_built bin/cuzkd bin/cuzk-top bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
 fail() { echo "lean_link: FAIL: $*" >&2; exit 1; }
 
 needed() { readelf -d "$BUILD/bin/$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }

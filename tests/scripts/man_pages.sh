@@ -5,7 +5,7 @@
 # man-db installed, each rendered page also formats without warnings.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-NEED_MAKE=make need_built bin/cuzk bin/cuzkd bin/cuzk-top
+NEED_MAKE="make" need_built bin/cuzk bin/cuzkd bin/cuzk-top
 command -v scdoc >/dev/null || { echo "SKIP: scdoc not installed (deploy/install-deps.sh installs it)"; exit 77; }
 use_tmp
 fail() { echo "man_pages: FAIL: $*" >&2; exit 1; }

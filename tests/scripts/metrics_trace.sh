@@ -17,6 +17,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 daemon_init tmet
 holder_pid=""
+# shellcheck disable=SC2016 # run at exit, with the pid then
 daemon_on_exit='[ -z "$holder_pid" ] || kill "$holder_pid" 2>/dev/null; daemon_stop'
 chk() { python3 "$HERE/top_check.py" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

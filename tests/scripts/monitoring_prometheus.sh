@@ -15,7 +15,7 @@ set -euo pipefail
 prom="$(command -v prometheus || true)"
 [ -n "$prom" ] || { echo "SKIP: prometheus not installed (deploy/install-deps.sh installs it)"; exit 77; }
 if [ "$(id -u)" -ne 0 ]; then echo "SKIP: monitoring_prometheus runs PostgreSQL as nobody, which needs root"; exit 77; fi
-bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)"
+bindir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
 [ -n "$bindir" ] && [ -x "$bindir/initdb" ] ||
 	{ echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"; exit 77; }
 daemon_init mon

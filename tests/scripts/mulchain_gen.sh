@@ -64,7 +64,7 @@ expect_rc() {  # rc what cmd...
   local want="$1" what="$2" rc=0
   shift 2
   "$@" >/dev/null 2>&1 || rc=$?
-  [ "$rc" = "$want" ] && ok "$what: exit $rc" || bad "$what: exit $rc, expected $want"
+  if [ "$rc" = "$want" ]; then ok "$what: exit $rc"; else bad "$what: exit $rc, expected $want"; fi
 }
 expect_rc 2 "size 3 (below 4)" "$GEN" 3 "$tmp"
 expect_rc 2 "size 29 (above 28)" "$GEN" 29 "$tmp"

@@ -18,6 +18,7 @@ use_fixtures
 use_tmp
 
 # Only the test case that runs the executables (Check selects it by name).
+# shellcheck disable=SC2097,SC2098 # BUILD passed on to the test, as it is here
 if ! CK_RUN_SUITE=pipeline CK_RUN_CASE=executables CK_DEFAULT_TIMEOUT=300 \
      PIPELINE_OUT="$tmp" BUILD="$BUILD" \
      "$BUILD/tests/test_pipeline" >"$tmp/test.log" 2>&1; then

@@ -41,6 +41,7 @@ done
 
 # Can this process hide $parent? (root, and a kernel that lets it unshare mounts)
 hide=0
+# shellcheck disable=SC2016 # "$1" is the inner shell's
 if [ "$parent" != / ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
    unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=1m,mode=0755 none "$1"' _ "$parent" 2>/dev/null; then
   hide=1
@@ -58,6 +59,7 @@ clean_env=(env -i PATH="$PATH" HOME="${HOME:-/root}" LANG=C.UTF-8 MAKEFLAGS="-j$
 rc=0
 if [ $hide -eq 1 ]; then
   echo "running 'bash deploy/install-deps.sh && make demo' in a clone, with $parent hidden"
+  # shellcheck disable=SC2016 # "$1" is the inner shell's
   "${clean_env[@]}" unshare --mount --propagation private bash -c \
     'mount -t tmpfs -o size=1m,mode=0755 none "$1" && [ -z "$(ls -A "$1")" ] || exit 90; '"$run" \
     _ "$parent" "$clone" >"$log" 2>&1 || rc=$?

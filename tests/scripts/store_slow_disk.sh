@@ -53,7 +53,7 @@ daemon_shutdown_clean
 CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4 --copy-timeout 1
 for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
 cdir="$tmp/state/$inst.copies"
-before="$(ls -A "$cdir" | sort)"
+before="$(dir_list "$cdir")"
 rm -f "$hold/held"
 touch "$hold/hold"
 r=0; cuzk prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns" \
@@ -64,7 +64,7 @@ grep -q "copy-timeout" "$tmp/sub3.out" || fail "no copy-timeout message: $(cat "
 rm -f "$hold/hold"
 for _ in $(seq 1 300); do grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" && break; sleep 0.1; done
 grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" || fail "the given-up intake never ended"
-after="$(ls -A "$cdir" | sort)"
+after="$(dir_list "$cdir")"
 [ "$before" = "$after" ] || fail "the given-up submit changed the copies dir: before [$before] after [$after]"
 echo "ok: a submit given up on during its durable copy left no copy behind"
 daemon_shutdown_clean
@@ -83,8 +83,8 @@ rm -f "$hold"/held*
 touch "$hold/hold"
 cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o1" "$tmp/in/w1.wtns" >"$tmp/s1.json" 2>"$tmp/s1.err" & p1=$!
 cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o2" "$tmp/in/w2.wtns" >"$tmp/s2.json" 2>"$tmp/s2.err" & p2=$!
-for _ in $(seq 1 600); do [ "$(ls "$hold" | grep -c '^held\.')" -ge 2 ] && break; sleep 0.1; done
-[ "$(ls "$hold" | grep -c '^held\.')" -ge 2 ] || fail "two intakes were not held at once: $(ls "$hold")"
+for _ in $(seq 1 600); do [ "$(dir_count "$hold" 'held.*')" -ge 2 ] && break; sleep 0.1; done
+[ "$(dir_count "$hold" 'held.*')" -ge 2 ] || fail "two intakes were not held at once: $(dir_list "$hold" '[!.]*' | tr '\n' ' ')"
 rm -f "$hold/hold"
 wait "$p1" || fail "submit 1 of a shared zkey failed: $(cat "$tmp/s1.json" "$tmp/s1.err")"
 wait "$p2" || fail "submit 2 of a shared zkey failed: $(cat "$tmp/s2.json" "$tmp/s2.err")"
@@ -94,6 +94,6 @@ for k in 1 2; do
   "$SNARKJS" groth16 verify "$vk" "$tmp/o$k/w$k.public.json" "$tmp/o$k/w$k.proof.json" 2>&1 |
     grep -q OK || fail "snarkjs rejects w$k of job $j"
 done
-[ -z "$(ls -A "$cdir" | grep '^\.tmp\.' || true)" ] || fail "temp copies left: $(ls -A "$cdir")"
+[ "$(dir_count "$cdir" '.tmp.*')" -eq 0 ] || fail "temp copies left: $(dir_list "$cdir" | tr '\n' ' ')"
 echo "ok: two submits of one zkey written at once: both accepted, 2 proofs verified, no temp left"
 daemon_shutdown_clean

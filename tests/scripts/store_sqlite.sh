@@ -33,6 +33,7 @@ FX="$FIXTURES/bn128/mulchain-10"
 N=20 KILLS=5
 state="$tmp/state"
 mnt=""
+# shellcheck disable=SC2016 # run at exit, with the mount then
 daemon_on_exit='[ -z "$mnt" ] || umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true'
 OPTS=(--devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 250)
 sq() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str,r)) for r in c.execute(sys.argv[2])))' "$@"; }
@@ -61,30 +62,30 @@ for k in $(seq 1 "$KILLS"); do
   kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
   stages_gone
   snapshot >>"$tmp/noted"
-  echo "kill $k: cuzkd killed with $d of $N done, $(ls "$tmp/out" | grep -c '\.proof\.json$' || true) proof(s) on disk"
+  echo "kill $k: cuzkd killed with $d of $N done, $(dir_count "$tmp/out" '[!.]*.proof.json') proof(s) on disk"
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$state" --foreground "${OPTS[@]}" \
     >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
   answering
   # The job may have finished between the status read and the kill: a finished job is
   # not resumed (nothing is left to do), so it is gone from status and the store says
   # done. That is a correct outcome, not a race to fail on; stop killing there.
-  if [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = done ]; then
+  if [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = "done" ]; then
     echo "kill $k: the job had finished before the kill; no more kills"
     finished_early=1
     break
   fi
   st="$(cuzk --json status "$id")" || fail "job $id after restart $k: $st"
-  [ "$(jq -r '.job.state' <<<"$st")" = done ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
+  [ "$(jq -r '.job.state' <<<"$st")" = "done" ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
     || fail "job $id not marked resumed after restart $k: $st"
 done
 wait "$waiter" 2>/dev/null || true
 grep -q "job $id resumed from the job store" "$tmp/cuzkd.log" || fail "no resume line"
 if [ -z "${finished_early:-}" ]; then
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $id: $r"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $id: $r"
 fi
-n="$(ls "$tmp/out" | grep -c '\.proof\.json$')"; m="$(ls -A "$tmp/out" | wc -l)"
-[ "$n" -eq "$N" ] && [ "$m" -eq $((2 * N)) ] || fail "$n proofs, $m files in the out dir (want $N, $((2 * N))): $(ls -A "$tmp/out" | tr '\n' ' ')"
+n="$(dir_count "$tmp/out" '[!.]*.proof.json')"; m="$(dir_count "$tmp/out")"
+[ "$n" -eq "$N" ] && [ "$m" -eq $((2 * N)) ] || fail "$n proofs, $m files in the out dir (want $N, $((2 * N))): $(dir_list "$tmp/out" | tr '\n' ' ')"
 while read -r f ino mt; do
   now="$(stat -c '%i %.9Y' "$f")"
   [ "$now" = "$ino $mt" ] || fail "$f was written again after a restart (inode mtime $ino $mt -> $now)"
@@ -99,7 +100,7 @@ mkdir -p "$tmp/out2"
 id2="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out2" "$tmp/in/w1.wtns" | jq .job)"
 [ "$id2" -gt "$id" ] || fail "job id $id2 after the restarts reuses $id"
 daemon_shutdown_clean
-[ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = done ] || fail "store: job $id is not done"
+[ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = "done" ] || fail "store: job $id is not done"
 [ "$(sq "$state/$inst.db" "select count(*) from parts where job = $id and state = 'done'")" = "$N" ] \
   || fail "store: $(sq "$state/$inst.db" "select state, count(*) from parts where job = $id group by state")"
 echo "ok: the store has job $id done with its $N partitions; next job got id $id2"
@@ -126,7 +127,7 @@ stages_gone
   "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
 answering
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$ib")" || fail "wait $ib: $r"
-[ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $ib: $r"
+[ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $ib: $r"
 cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" || fail "w3 kept the other witness's proof: $(cat "$tmp/stale/w3.public.json")"
 out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/stale")" || fail "snarkjs: $out"
@@ -168,9 +169,9 @@ fi
 jc="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/cc" "$tmp/cin"/c{1,2}.wtns | jq .job)" || fail "submit C"
 bad="$(find "$cdir" -mindepth 1 ! -perm 0600 | head -n3)"
 [ -z "$bad" ] || fail "copies not 0600: $(ls -la "$cdir")"
-nz="$(ls "$cdir" | grep -c '^zkey-' || true)"; nw="$(ls "$cdir" | grep -c '^part-' || true)"
-[ "$nz" = 1 ] && [ "$nw" = $((5 + 2 * have_wgen)) ] || fail "copies: $nz zkey (want 1: shared), $nw per job: $(ls "$cdir" | tr '\n' ' ')"
-[ $have_wgen = 0 ] || [ "$(ls "$cdir" | grep -c '^wgen-')" = 1 ] || fail "no generator copy: $(ls "$cdir")"
+nz="$(dir_count "$cdir" 'zkey-*')"; nw="$(dir_count "$cdir" 'part-*')"
+[ "$nz" = 1 ] && [ "$nw" = $((5 + 2 * have_wgen)) ] || fail "copies: $nz zkey (want 1: shared), $nw per job: $(dir_list "$cdir" '[!.]*' | tr '\n' ' ')"
+[ "$have_wgen" = 0 ] || [ "$(dir_count "$cdir" 'wgen-*')" = 1 ] || fail "no generator copy: $(dir_list "$cdir" '[!.]*' | tr '\n' ' ')"
 echo "ok: durable copies: 0700 dir, 0600 files, one zkey copy shared by the jobs, $nw per-job copies"
 sleep 0.5
 kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
@@ -192,15 +193,15 @@ jq -r '.job.parts[].reason // empty' <<<"$r" | grep -q "out dir changed since su
 echo "ok: an out dir replaced under its path is not followed: $(jq -r '[.job.parts[].reason] | unique | .[0]' <<<"$r" | cut -c1-120)"
 for w in "${wpids[@]}"; do wait "$w" || true; done
 for j in $ja $jb; do
-  [ "$(jq -r .job.state <"$tmp/w$j")" = done ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
+  [ "$(jq -r .job.state <"$tmp/w$j")" = "done" ] || fail "job $j after its client files were overwritten: $(cat "$tmp/w$j")"
 done
 out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/ca" ${jb:+"$tmp/cb"})" || fail "snarkjs: $out"
 [ "$out" = "$((3 + 2 * have_wgen)) verified" ] || fail "snarkjs: $out"
 echo "ok: resumed from cuzkd's copies although the client's files were overwritten; snarkjs: $out"
 [ $have_wgen = 1 ] || echo "skip: the input.json job (no g++/nasm)"
-for _ in $(seq 1 150); do [ -z "$(ls -A "$cdir")" ] && break; sleep 0.1; done
-[ -z "$(ls -A "$cdir")" ] || fail "copies left once every job was decided: $(ls -A "$cdir" | tr '\n' ' ')"
+for _ in $(seq 1 150); do [ "$(dir_count "$cdir")" -eq 0 ] && break; sleep 0.1; done
+[ "$(dir_count "$cdir")" -eq 0 ] || fail "copies left once every job was decided: $(dir_list "$cdir" | tr '\n' ' ')"
 echo "ok: no copy left once the jobs were decided and retired"
 daemon_shutdown_clean >/dev/null
 

@@ -15,6 +15,7 @@ need_bins cuzk-top
 command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
 daemon_init ttop
 tsess="cuzktop$$"
+# shellcheck disable=SC2016 # run at exit
 daemon_on_exit='tmux kill-session -t "$tsess" 2>/dev/null; daemon_stop'
 start_daemon() { daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"; } # extra cuzkd options
 NPART="${CUZK_TOP_PARTS:-8}"
@@ -38,7 +39,7 @@ start_daemon
 tmux new-session -d -s "$tsess" -x 160 -y 40 \
   "$BUILD/bin/cuzk-top --instance $inst -d 0.5" 2>/dev/null && have_tmux=1 || have_tmux=0
 job="$(submit "$tmp/out1")"
-if [ $have_tmux = 1 ]; then
+if [ "$have_tmux" = 1 ]; then
   sleep 2.5; tmux capture-pane -p -t "$tsess" >"$tmp/cap1"
   sleep 2; tmux capture-pane -p -t "$tsess" >"$tmp/cap2"
 fi
@@ -54,7 +55,7 @@ python3 "$HERE/top_check.py" prometheus "$tmp/metrics.prom" || fail "Prometheus 
 python3 "$HERE/top_check.py" figures "$tmp/snap1.json"
 
 # ---- 3. the terminal ---------------------------------------------------------------
-if [ $have_tmux = 1 ]; then
+if [ "$have_tmux" = 1 ]; then
   for w in "cuzk-top" "rings:" "jobs:" "supervisor/0" "synth/0" "gpuworker/0" "finalizer/0"; do
     grep -q -- "$w" "$tmp/cap1" || { cat "$tmp/cap1"; fail "tmux capture lacks \"$w\""; }
   done

@@ -26,10 +26,11 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
 api_tokens alice - 1 # one running job at most
 api_tokens bob
 api_tokens carol - - - 2 # two requests in flight at most
-CURL_TLS="--cacert $tmp/cert.pem"
+CURL_TLS=(--cacert "$tmp/cert.pem")
 api_start https "" --test-finalizer-delay-ms 1500
 
 # ---- TLS -----------------------------------------------------------------------------
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh)
 http tls "$tok_bob" GET /v1/circuits >/dev/null; expect tls 200
 plain="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)"
 [ "$plain" = 000 ] || fail "plain HTTP to the TLS port answered $plain"
@@ -50,6 +51,7 @@ verify_proof fetch
 echo "ok: TLS (openssl's certificate): curl and Node fetch answered over HTTPS, proof verified; plain HTTP unanswered"
 
 # ---- quota, cancel, a missing signal ------------------------------------------------------
+# shellcheck disable=SC2154
 http run1 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '[{"x":"1","k":"1"},{"x":"2","k":"2"},{"x":"3","k":"3"},{"x":"4","k":"4"}]' >/dev/null
 expect run1 202
@@ -82,7 +84,8 @@ echo "ok: an input without signal k -> 422 mismatch (signal k); two values for k
 head -c 65536 /dev/zero | tr '\0' ' ' >"$tmp/slow.json"
 slow=()
 for i in 1 2; do
-  curl -sS -o /dev/null $CURL_TLS -H "Authorization: Bearer $tok_carol" -H 'Content-Type: application/json' \
+  # shellcheck disable=SC2154 # tok_carol: set by api_tokens (api.sh)
+  curl -sS -o /dev/null "${CURL_TLS[@]}" -H "Authorization: Bearer $tok_carol" -H 'Content-Type: application/json' \
     -H 'Expect:' --limit-rate 1k --data-binary @"$tmp/slow.json" "$api_base/v1/circuits/mul/proofs" 2>/dev/null &
   slow+=($!)
 done
@@ -111,7 +114,7 @@ port2="$(free_port)"
 api2=$!
 daemon_on_exit="kill $api2 2>/dev/null; ${daemon_on_exit:-}"
 api_base="http://127.0.0.1:$port2"
-CURL_TLS=""
+CURL_TLS=()
 api_wait_up
 st="$(grep -E '^(Uid|Gid|Groups):' "/proc/$api2/status" | tr -s '\t ' ' ')"
 grep -q "^Uid: $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID" <<<"$st" || fail "uid not dropped: $st"

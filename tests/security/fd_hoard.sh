@@ -53,7 +53,7 @@ hp=$!
 daemon_on_exit="kill $hp 2>/dev/null || true; ${daemon_on_exit}"
 for _ in $(seq 1 600); do grep -q '^ready\|^alive' "$tmp/hoard.status" && break; sleep 0.1; done
 grep -q '^ready\|^alive' "$tmp/hoard.status" || fail "the attacker did not get its connections up"
-nfd="$(ls "/proc/$daemon_pid/fd" | wc -l)"
+nfd="$(dir_count "/proc/$daemon_pid/fd")"
 echo "ok: attacker: $(cat "$tmp/hoard.status"); cuzkd holds $nfd descriptors"
 # At most half the limit for ordinary users, plus cuzkd's own (a few hundred at most).
 [ "$nfd" -le $((lim / 2 + 512)) ] || fail "the attacker made cuzkd hold $nfd descriptors of its $lim"

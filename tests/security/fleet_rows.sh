@@ -16,7 +16,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/pg.sh"
 daemon_init secrows
 attacker_init
-pg_cluster_start
+pg_cluster_start fleet_rows
 FX="$FIXTURES/bn128/mulchain-10"
 
 # Root's 0700 directory, and the attacker's tree beside it ($tmp/atk is the

@@ -70,7 +70,7 @@ r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zk
 j="$(js 'r.job' "$r")" || fail "40 names of one witness: $r"
 [ "$j" != undefined ] || fail "40 names of one witness: $r"
 cnt="$(copies_count)"
-parts="$(ls "$tmp/state/$inst.copies" | grep -c '^part-' || true)"
+parts="$(dir_count "$tmp/state/$inst.copies" 'part-*')"
 cuzk wait "$j" >/dev/null 2>&1 || fail "job $j (40 names of one witness) failed"
 [ "$cnt" -le 2 ] || fail "40 names of one witness made $cnt copies (zkey + 1 expected)"
 [ "$parts" -eq 1 ] || fail "40 names of one witness made $parts durable witness copies"

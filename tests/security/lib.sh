@@ -34,12 +34,15 @@ attacker_init() {
     { echo "SKIP: useradd, runuser or setpriv missing"; exit 77; }
   atk="cuzkatk$$"
   sec_user_add "$atk"
+  # shellcheck disable=SC2034 # for the tests
   ATTACKER="$atk"
+  # shellcheck disable=SC2034
   ATTACKER_UID="$(id -u "$atk")"
 }
 victim_init() {
   VICTIM="cuzkvic$$"
   sec_user_add "$VICTIM"
+  # shellcheck disable=SC2034 # for the test
   vuid="$(id -u "$VICTIM")"
 }
 # sec_user_add NAME: the user with its own group, no home, removed at exit.
@@ -54,6 +57,7 @@ sec_user_del() {
 }
 as_attacker() { runuser -u "$atk" -- "$@"; }
 # send_fds (daemon.sh) as the attacker: the descriptors are opened by the attacker's shell.
+# shellcheck disable=SC2154 # run, inst: daemon_init's (daemon.sh)
 asend_fds() { as_attacker bash -c "$(declare -f send_fds); run='$run' inst='$inst' send_fds \"\$@\"" _ "$@"; }
 # Stop the worker (SIGSTOP; SIGKILL still ends it when cuzkd dies), so that nothing is
 # proved until the test says; its pid in wpid.
@@ -68,6 +72,7 @@ stop_worker() {
   kill -STOP "$wpid"
 }
 # Let the attacker reach the socket (a member of --group $atk).
+# shellcheck disable=SC2154 # tmp: daemon_init's (daemon.sh)
 attacker_reach() { chmod 755 "$tmp" "$run"; chmod 666 "$run/$inst.sock"; }
 # The set-up the attacks share: an instance NAME, the attacker, A=$FIXTURES/bn128/FX, and
 # a small cuzkd (--devices cpu:1, 4 buffers of 16 MiB) admitting the attacker's group.

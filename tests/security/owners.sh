@@ -124,15 +124,16 @@ echo "ok: plain status shows each job's owner too (name and uid)"
 thaw
 for j in "$ja" "$ja2" "$jr" "${jb[@]}"; do
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j")" || fail "job $j: $r"
-  [ "$(jq -r .job.state <<<"$r")" = done ] || fail "job $j ended $(jq -c .job <<<"$r")"
+  [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $j ended $(jq -c .job <<<"$r")"
 done
 for d in "$A" "$R"; do
-  for w in $(cd "$d/out" && ls *.proof.json | sed 's/\.proof\.json$//'); do
+  for p in "$d/out"/*.proof.json; do
+    w="$(basename "$p" .proof.json)"
     "$SNARKJS" groth16 verify "$F/verification_key.json" "$d/out/$w.public.json" "$d/out/$w.proof.json" 2>&1 | grep -q OK \
       || fail "snarkjs rejects $d/out/$w"
   done
 done
-[ "$(ls "$A/out"/*.proof.json | wc -l)" -eq 3 ] || fail "A's proofs: $(ls "$A/out")"
+[ "$(dir_count "$A/out" '[!.]*.proof.json')" -eq 3 ] || fail "A's proofs: $(dir_list "$A/out" '[!.]*' | tr '\n' ' ')"
 echo "ok: A's 3 proofs and root's 3 verify with snarkjs; B's own jobs ran too"
 # A may cancel its own (decided) job: the owner is let through.
 r="$(acuzk --json cancel "$ja")" || fail "A cancelling its own job: $r"

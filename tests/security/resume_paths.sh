@@ -62,11 +62,11 @@ cdir="$tmp/state/$inst.copies"
 [ -n "$(ls -A "$cdir")" ] || fail "no durable copies in $cdir"
 as_attacker ls "$cdir" >/dev/null 2>&1 && fail "the attacker can list cuzkd's copies"
 for f in "$cdir"/*; do as_attacker head -c1 "$f" >/dev/null 2>&1 && fail "the attacker can read $f"; done
-echo "ok: the durable copies ($(ls "$cdir" | wc -l)) are not the attacker's to read"
+echo "ok: the durable copies ($(dir_count "$cdir" '[!.]*')) are not the attacker's to read"
 # Every partition is proved from what the attacker passed, never from what a path names.
 resumed() {  # name reply: done, with the attacker's own public signals
   local st; st="$(jq -r --arg n "$1" '.job.parts[] | select(.name == $n) | .state' <<<"$2")"
-  [ "$st" = done ] || fail "partition $1 ended $st after the resume: $2"
+  [ "$st" = "done" ] || fail "partition $1 ended $st after the resume: $2"
   cmp -s "$tmp/atk/out/$1.public.json" "$tmp/own.public.json" ||
     fail "$1 was proved from another witness: $(cat "$tmp/atk/out/$1.public.json")"
 }

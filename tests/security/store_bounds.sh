@@ -51,7 +51,7 @@ PY
 decided() {  # job id: wait until it is decided (it fails: that is the point)
   timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$1" >/dev/null 2>&1 || true
   local s; s="$(cuzk --json status "$1" 2>/dev/null | jq -r .job.state || true)"
-  [ "$s" = failed ] || [ "$s" = done ] || fail "job $1 not decided: $s"
+  [ "$s" = failed ] || [ "$s" = "done" ] || fail "job $1 not decided: $s"
 }
 
 cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/root/out" --wait "$A/witness.wtns" >/dev/null || fail "root's job"
@@ -78,7 +78,7 @@ PY
 }
 for _ in $(seq 1 12); do submit 1; done
 for _ in $(seq 1 20); do submit 150; done
-ls "$tmp/atk/out" | grep -q . && fail "a proof was made of the wrong witness: $(ls "$tmp/atk/out")"
+[ "$(dir_count "$tmp/atk/out" '[!.]*')" -eq 0 ] || fail "a proof was made of the wrong witness: $(dir_list "$tmp/atk/out" '[!.]*' | tr '\n' ' ')"
 daemon_stop
 read -r n b lo < <(store_rows "$ATTACKER_UID")
 [ "$n" -eq 32 ] || fail "life 1: the attacker has $n decided jobs in the store, not 32"
