@@ -11,6 +11,7 @@
 # check's, bench/gpu-check.sh). docs/cuda.md, "The PTX on the CPU".
 # One check per process, two at a time; the PTX and its translation are cached under
 # $BUILD/ptx, keyed by the sources, the flags and nvcc's version.
+# shellcheck disable=SC2317 # ptx_of and check are run by name, through run_check
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 NVCC="${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)}"

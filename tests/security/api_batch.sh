@@ -9,6 +9,7 @@
 # the job lists 4096 partitions, and cuzkd took the job only with every frame where
 # it belongs (the frames fill the memfd exactly, their count is
 # the array's). The rest of the job is then cancelled (a liveness matter only).
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"

@@ -15,6 +15,7 @@
 # Through all of it cuzk-api's peak resident memory (VmHWM) stays under the documented
 # bound, 256 MiB + 2 x --max-inflight-body, and grows by less than twice the bodies in
 # flight (jansson's trees took about 330 MB per body: over both, for one body alone).
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -143,7 +144,7 @@ echo "ok: cuzk-api's peak RSS $hwm kB: under 256 MiB + 2 x --max-inflight-body, 
 
 job="$(cat "$tmp/bob.job")"
 http bw "$tok_bob" GET "/v1/jobs/$job?wait=300" >/dev/null; expect bw 200
-[ "$(jfield bw r.state)" = done ] || fail "bob's job: $(cat "$tmp/http/bw.body")"
+[ "$(jfield bw r.state)" = "done" ] || fail "bob's job: $(cat "$tmp/http/bw.body")"
 http bp "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bp 200
 verify_proof bp
 kill "$api2"; wait "$api2" || true

@@ -8,6 +8,7 @@
 # POST succeed meanwhile; cuzkd holds no more sockets than before the polls (its
 # /proc fd list). The clients hang up: their waits are dropped at once (the tenant
 # gets its 32 long polls again). Then the stages run and every proof verifies.
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -86,7 +87,7 @@ thaw
 for j in j1 bobpost; do
   tk="$tok_alice"; [ "$j" = bobpost ] && tk="$tok_bob"
   http "${j}w" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)?wait=300" >/dev/null; expect "${j}w" 200
-  [ "$(jfield "${j}w" r.state)" = done ] || fail "job $(jfield "$j" r.job): $(cat "$tmp/http/${j}w.body")"
+  [ "$(jfield "${j}w" r.state)" = "done" ] || fail "job $(jfield "$j" r.job): $(cat "$tmp/http/${j}w.body")"
   http "${j}p" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)/proofs/0" >/dev/null; expect "${j}p" 200
   verify_proof "${j}p"
 done

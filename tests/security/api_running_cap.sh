@@ -8,6 +8,7 @@
 # with Retry-After, in both modes (queue mode: a second cuzk-api with --queue on a
 # real PostgreSQL cluster, its jobs counted in the table). The two local jobs prove
 # once the stages run (snarkjs verifies).
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -71,7 +72,7 @@ for f in "$tmp"/local/*.code; do
   i="$(basename "$f" .code)"; mkdir -p "$tmp/http"; cp "$tmp/local/$i.body" "$tmp/http/acc$i.body"
   j="$(jfield "acc$i" r.job)"
   http "w$i" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$i" 200
-  [ "$(jfield "w$i" r.state)" = done ] || fail "job $j: $(cat "$tmp/http/w$i.body")"
+  [ "$(jfield "w$i" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$i.body")"
   http "p$i" "$tok_alice" GET "/v1/jobs/$j/proofs/0" >/dev/null; expect "p$i" 200
   verify_proof "p$i"
 done

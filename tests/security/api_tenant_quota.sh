@@ -7,6 +7,7 @@
 # job with a tenant counts as an ordinary user's, by tenant: alice's third POST is 429
 # quota, bob's POST is 202 and root's `cuzk prove --circuit` is accepted. Every job
 # proves once the stages run (snarkjs verifies each proof).
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -46,7 +47,7 @@ for j in a1:alice a2:alice b1:bob; do
   nm="${j%%:*}"; tk="tok_${j#*:}"
   id="$(jfield "$nm" r.job)"
   http "${nm}w" "${!tk}" GET "/v1/jobs/$id?wait=300" >/dev/null; expect "${nm}w" 200
-  [ "$(jfield "${nm}w" r.state)" = done ] || fail "job $id: $(cat "$tmp/http/${nm}w.body")"
+  [ "$(jfield "${nm}w" r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/${nm}w.body")"
   for k in 0 1; do
     http "${nm}p$k" "${!tk}" GET "/v1/jobs/$id/proofs/$k" >/dev/null; expect "${nm}p$k" 200
     verify_proof "${nm}p$k"
