@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/os.h"
 #include "gpuworker/lanes.h"
 
 static int cpu_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)
@@ -99,7 +100,9 @@ static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input 
      * the odd one to lane 0 (two at once are always on different lanes). */
     all = large || (ca->by_size && __atomic_load_n(&ca->inflight, __ATOMIC_ACQUIRE) == 1);
     th = all ? ca->p.threads : lane == 0 ? ca->p.threads - half : half;
+    d->dev_begin_ns = os_now_ns();
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
+    d->dev_end_ns = os_now_ns();
     if (ca->by_size) {
         __atomic_sub_fetch(&ca->inflight, 1, __ATOMIC_RELEASE);
         pthread_rwlock_unlock(&ca->solo);
