@@ -118,7 +118,7 @@ static inline cudaError_t gpu_free_bytes(size_t *free_bytes, size_t *total_bytes
 {
     int dev = 0;
     cudaMemPool_t pool;
-    cuuint64_t reserved = 0, used = 0;
+    uint64_t reserved = 0, used = 0; // the attributes are 64-bit (cuuint64_t)
     cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
     if (e != cudaSuccess) return e;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
