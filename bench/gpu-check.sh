@@ -338,7 +338,7 @@ proof_step() {
 step proof 90 gpu proof_step "$FX" cuda 5
 step proof-bls 60 gpu proof_step "$FXL" cuda-bls 3
 # the backlog's large fixture, made while nothing else runs on the CPUs
-step fixture-big 150 cpu fixture "$lg_big" "$FXB"
+step fixture-big 180 cpu fixture "$lg_big" "$FXB"
 
 # ---- 4. the daemon under a backlog -----------------------------------------------------
 # info FIELD DIR: a number from DIR/info.txt
