@@ -72,12 +72,19 @@ struct backend_done {
     int rc;    /* 0 or negative (-errno / -CUZK_E_*) with err */
     int fatal; /* the device is unusable: exit, cuzkd restarts us */
     groth16_raw raw;
-    groth16_timings t;         /* step times, device-timed (ntt, msm_*) */
+    groth16_timings t;         /* step times, device-timed (CUDA: ntt and each msm_* from
+                                * the kernels' own event pairs) */
     double device_s;           /* the partition's device time (copies + kernels, events) */
     uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC: its lane started / finished it */
-    uint64_t busy_total_ns;    /* the backend's time with at least one partition in
+    /* The span the device had the partition's work, on CLOCK_MONOTONIC (CUDA: events
+     * at its first copy and after its last device-to-host copy, gpu_prove_times; CPU:
+     * the compute section). 0, 0: none (failed before it ran). The worker's gpu_busy_ns
+     * and gap histogram (busy.h). */
+    uint64_t dev_begin_ns, dev_end_ns;
+    uint64_t busy_total_ns; /* the backend's time with at least one partition in
                               * progress (union over its lanes), cumulative, as of this
-                              * completion: the worker's device_ns (never above wall) */
+                              * completion: the worker's lane_occupy_ns (host clock: circuit
+                              * loads, host round trips, the G2 join included) */
     char err[512];
 };
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/os.h"
 #include "gpuworker/lanes.h"
 #include "base/barrier.h"
 
@@ -100,7 +101,9 @@ static void cpu_async_lane(void *ctx, unsigned lane, const struct backend_input 
      * the odd one to lane 0 (two at once are always on different lanes). */
     all = large || (ca->by_size && barrier_load_acquire(&ca->inflight) == 1);
     th = all ? ca->p.threads : lane == 0 ? ca->p.threads - half : half;
+    d->dev_begin_ns = os_now_ns();
     d->rc = cpu_compute(&ca->p, in, th ? th : 1, &d->raw, &d->t, d->err, sizeof(d->err));
+    d->dev_end_ns = os_now_ns();
     if (ca->by_size) {
         barrier_fetch_sub_release(&ca->inflight, 1);
         pthread_rwlock_unlock(&ca->solo);

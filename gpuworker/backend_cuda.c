@@ -234,9 +234,22 @@ static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in,
         if (in->release) in->release(in->release_arg);
         return;
     }
+    gpu_prove_times pt;
     d->rc = gpu_prove(cb->dev[lane], e->c, in->z, in->values, in->a, in->b, in->c, in->release,
-                      in->release_arg, &d->raw, &d->t, &d->device_s, d->err, sizeof(d->err));
+                      in->release_arg, &d->raw, &d->t, &pt, d->err, sizeof(d->err));
     circ_put(cb, e);
+    /* the device's own clock: the span for gpu_busy_ns, each MSM's event pair for the
+     * msm_*_ns counters (gpu_prove's t has their host wall time) */
+    d->device_s = pt.device_s;
+    d->dev_begin_ns = pt.begin_ns;
+    d->dev_end_ns = pt.end_ns;
+    if (d->rc == 0) {
+        d->t.msm_a = pt.msm_kernel_s[0];
+        d->t.msm_b1 = pt.msm_kernel_s[1];
+        d->t.msm_b2 = pt.msm_kernel_s[2];
+        d->t.msm_c = pt.msm_kernel_s[3];
+        d->t.msm_h = pt.msm_kernel_s[4];
+    }
     if (d->rc == -CUZK_E_DEVICE) d->fatal = 1;
 }
 

@@ -5,10 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpuworker/backend.h"
+#include "gpuworker/busy.h"
+#include "gpuworker/nvml.h"
 #include "base/error.h"
 #include "zk/ntt.h"
 
@@ -34,20 +37,34 @@ enum {
     C_MSM_C,
     C_MSM_H,
     C_NTT,
-    C_DEVICE,
+    C_LANE_OCCUPY,
     C_DOMAIN_HITS,
-    C_DOMAIN_BUILDS
+    C_DOMAIN_BUILDS,
+    C_GPU_BUSY
 };
 /* Gauges: per-circuit tables this worker keeps between partitions (ntt.h's cache). */
-enum { G_PRECOMP_BYTES, G_PRECOMP_BUDGET, G_WAIT_BLOCKS };
+enum {
+    G_PRECOMP_BYTES,
+    G_PRECOMP_BUDGET,
+    G_WAIT_BLOCKS,
+    G_CPU_NS, /* this process's CPU time (user + system), ns: sampled with NVML */
+    G_NVML_OK,
+    G_NVML_UTIL,
+    G_NVML_MEM,
+    G_NVML_POWER,
+    G_NVML_SM
+};
+static const char *const nvml_gauge_names[] = { "cpu_ns",         "nvml_ok",       "nvml_util_pct",
+                                                "nvml_mem_bytes", "nvml_power_mw", "nvml_sm_mhz" };
+#define SAMPLE_NS 100000000ull /* NVML and CPU time every 100 ms */
 enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey",  "ntt",   "msm_a",  "msm_b1", "msm_b2",
                                            "msm_c", "msm_h", "device", NULL };
-static const char *const counter_names[] = { "parts_done", "parts_failed", "claims_lost", "msm_a_ns",
-                                             "msm_b1_ns",  "msm_b2_ns",    "msm_c_ns",    "msm_h_ns",
-                                             "ntt_ns",     "device_ns",    "domain_hits", "domain_builds",
-                                             NULL };
+static const char *const counter_names[] = {
+    "parts_done", "parts_failed", "claims_lost",    "msm_a_ns",    "msm_b1_ns",     "msm_b2_ns",   "msm_c_ns",
+    "msm_h_ns",   "ntt_ns",       "lane_occupy_ns", "domain_hits", "domain_builds", "gpu_busy_ns", NULL
+};
 static const char *const hist_names[] = { "gap", "prove", "ntt", "msm", NULL };
 
 struct worker;
@@ -76,8 +93,11 @@ struct worker {
     /* asynchronous backends */
     unsigned depth, n_flight;
     struct flight fl[MAX_DEPTH];
-    uint32_t state;     /* the slot's state as last entered by the async loop */
-    uint64_t busy_seen; /* backend_done.busy_total_ns already counted in device_ns */
+    uint32_t state;        /* the slot's state as last entered by the async loop */
+    uint64_t busy_seen;    /* backend_done.busy_total_ns already counted in lane_occupy_ns */
+    struct busy_union dev; /* the device spans: gpu_busy_ns and the gap histogram */
+    struct nvml *nvml;     /* NULL: no driver, or not a CUDA backend */
+    uint64_t last_sample;
     uint64_t last_hb;
 };
 
@@ -122,6 +142,40 @@ static void device_fault(struct worker *w, const char *what, const char *err)
 static uint64_t s_to_ns(double s)
 {
     return s > 0 ? (uint64_t)(s * 1e9) : 0;
+}
+
+/* A partition's device span (backend_done.dev_*): its newly covered time into
+ * gpu_busy_ns and its idle gap, when it has one, into the gap histogram (busy.h). */
+static void device_span(struct worker *w, uint64_t b, uint64_t e)
+{
+    uint64_t gap, cov;
+    int has_gap;
+
+    cov = busy_add(&w->dev, b, e, &gap, &has_gap);
+    pipe_stage_count(&w->st, C_GPU_BUSY, cov);
+    if (has_gap) pipe_stage_hist(&w->st, H_GAP, gap);
+}
+
+/* Every SAMPLE_NS: this process's CPU seconds and, with a driver, NVML's figures of
+ * the device, into the gauges in one write. */
+static void sample_device(struct worker *w)
+{
+    struct nvml_sample ns = { 0 };
+    struct rusage ru;
+    uint64_t now = pipe_stage_now(), g[6];
+
+    if (now - w->last_sample < SAMPLE_NS) return;
+    w->last_sample = now;
+    getrusage(RUSAGE_SELF, &ru);
+    g[0] = ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+        ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+    g[1] = w->nvml ? 1 : 0;
+    if (w->nvml) (void)nvml_sample(w->nvml, &ns); /* a failed read is a 0 for once */
+    g[2] = ns.util_pct;
+    g[3] = ns.mem_used;
+    g[4] = ns.power_mw;
+    g[5] = ns.sm_clock_mhz;
+    pipe_stage_gauges(&w->st, G_CPU_NS, g, 6);
 }
 
 static void push_final(struct worker *w, uint32_t p)
@@ -276,7 +330,7 @@ static void report_precompute(struct worker *w)
 
 /* The backend is done with p (rc): results, accounting of the totals, hand-off. */
 static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, const groth16_raw *raw,
-                        const groth16_timings *t, uint64_t device_ns, uint64_t prove_ns)
+                        const groth16_timings *t, uint64_t occupy_ns, uint64_t prove_ns)
 {
     struct pipe_stage *st = &w->st;
     struct pipeline *pl = &st->pl;
@@ -301,7 +355,7 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, c
     pipe_stage_count(st, C_MSM_B2, s_to_ns(t->msm_b2));
     pipe_stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
     pipe_stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
-    pipe_stage_count(st, C_DEVICE, device_ns);
+    pipe_stage_count(st, C_LANE_OCCUPY, occupy_ns);
     report_precompute(w);
 
     /* Written while we own the partition; published by the CAS (R1) and read by the
@@ -335,7 +389,6 @@ static void prove_one(struct worker *w, uint32_t p)
 
     if (claim_part(w, p, &rel, &in)) return;
     t0 = pipe_stage_now();
-    if (w->last_end) pipe_stage_hist(st, H_GAP, t0 - w->last_end);
     pipe_stage_enter_at(st, S_NTT, t0);
     pipe_stage_long_begin(st);
     rc = w->be.ops->prove(&w->be, &in, &raw, &t, err, sizeof(err));
@@ -359,7 +412,9 @@ static void prove_one(struct worker *w, uint32_t p)
     }
     pipe_stage_enter_at(st, STATS_BUSY, at);
     pipe_stage_enter_at(st, STATS_BUSY, t1);
-    /* CPU: the compute sections are the "device" time. */
+    /* CPU: the compute section is the "device" span (gpu_busy_ns, gaps) and the
+     * sections' sum the lane's occupancy. */
+    device_span(w, t0, t1);
     finish_part(w, p, rc, err, &raw, &t, t_ntt + n_msm, t1 - t0);
 }
 
@@ -381,6 +436,7 @@ static void async_beat(struct worker *w)
         pipe_stage_heartbeat(&w->st);
         w->last_hb = now;
     }
+    sample_device(w);
 }
 
 /* Take one finished partition if there is one within timeout_ns. 1 if one was. */
@@ -410,8 +466,10 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
     f->used = 0;
     if (d.end_ns > w->last_end) w->last_end = d.end_ns;
     async_enter(w, STATS_BUSY);
-    /* device_ns: the union of the lanes' busy time (never above wall, unlike the sum
-     * of per-partition device times when two partitions overlap). */
+    device_span(w, d.dev_begin_ns, d.dev_end_ns);
+    /* lane_occupy_ns: the union of the lanes' busy time on the host clock (never above
+     * wall, unlike the sum of per-partition device times when two partitions overlap;
+     * circuit loads and host round trips included: gpu_busy_ns is the device's). */
     dev_ns = d.busy_total_ns > w->busy_seen ? d.busy_total_ns - w->busy_seen : 0;
     if (d.busy_total_ns > w->busy_seen) w->busy_seen = d.busy_total_ns;
     finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, dev_ns,
@@ -441,12 +499,6 @@ static void submit_one(struct worker *w, uint32_t p)
     if (!f || claim_part(w, p, &f->rel, &in)) return;
     async_enter(w, STATS_BUSY);
     now = pipe_stage_now();
-    /* gap: how long the device had nothing of ours (0 when another partition is still
-     * in flight, so the device had queued work all along). */
-    if (w->n_flight)
-        pipe_stage_hist(&w->st, H_GAP, 0);
-    else if (w->last_end) /* the very first partition has no gap */
-        pipe_stage_hist(&w->st, H_GAP, now > w->last_end ? now - w->last_end : 0);
     f->p = p;
     f->key = in.key;
     f->t_submit = now;
@@ -582,6 +634,8 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     pipe_stage_name_gauge(&w->st, G_PRECOMP_BYTES, "precomp_bytes");
     pipe_stage_name_gauge(&w->st, G_PRECOMP_BUDGET, "precomp_budget");
     pipe_stage_name_gauge(&w->st, G_WAIT_BLOCKS, "device_wait_blocks");
+    for (unsigned k = 0; k < sizeof(nvml_gauge_names) / sizeof(nvml_gauge_names[0]); k++)
+        pipe_stage_name_gauge(&w->st, G_CPU_NS + k, nvml_gauge_names[k]);
     ntt_cache_set_budget((size_t)o->precompute_mb << 20);
     report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
@@ -591,6 +645,16 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
     rc = w->be.ops->init(&w->be, &bp, err, errlen);
     pipe_stage_long_end(&w->st);
     if (rc) goto out;
+    /* NVML for a CUDA device, where the driver has it (nvml.h); its absence is no
+     * error: the gauges stay 0 with nvml_ok 0. NVML numbers devices in PCI order, as
+     * CUDA does under CUDA_DEVICE_ORDER=PCI_BUS_ID (cuzkd's placement). */
+    if (!strncmp(w->be.ops->name, "cuda", 4)) {
+        char why[256];
+
+        if (nvml_open(&w->nvml, NULL, (unsigned)w->be.params.device, why, sizeof(why)) && o->verbose)
+            fprintf(stderr, "cuzk-gpuworker %u: %s\n", o->index, why);
+    }
+    sample_device(w);
     /* 1: the backend's threads sleep while the device works (their CPU time is not
      * a spin); a reader of the CPU-time gauge needs to know which. */
     {
@@ -609,14 +673,17 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
                 pipe_stage_enter(&w->st, pipe_stage_wait_state(&w->st));
                 if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
                     pipe_stage_heartbeat(&w->st);
+                    sample_device(w);
                     continue;
                 }
             }
             prove_one(w, p);
             pipe_stage_heartbeat(&w->st);
+            sample_device(w);
         }
     }
     w->be.ops->fini(&w->be);
+    nvml_close(w->nvml);
 out:
     pipe_stage_close(&w->st);
     free(w);

@@ -28,14 +28,21 @@
  *            device (asynchronous backends, instead of ntt/msm_*): partitions are in
  *            flight and the worker waits for the device.
  *   counters 0 parts_done, 1 parts_failed, 2 claims_lost, 3 msm_a_ns, 4 msm_b1_ns,
- *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns; CUDA:
- *            event-timed kernels, which may overlap between lanes), 9 device_ns (CPU:
- *            the compute sections; asynchronous: the time at least one partition was
- *            in the backend, never above wall: the device-busy share)
- *   hists    0 gap: end of one partition's prove to the start of the next (the
- *              device's idle time between partitions: the figure to watch; async:
- *              0 when another partition was still in flight at the submit),
- *            1 prove: one backend call (async: submit to collect), 2 ntt, 3 msm
+ *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns; CUDA: each
+ *            kernel's own event pair, which may overlap between lanes; CPU: the
+ *            sections' wall time), 9 lane_occupy_ns (host clock: the time at least one
+ *            partition was in the backend, circuit loads and round trips included;
+ *            CPU: the compute sections), 10 domain_hits, 11 domain_builds,
+ *            12 gpu_busy_ns (the device's own clock: the union of the partitions'
+ *            device spans, backend_done.dev_*, busy.h; never above wall: the
+ *            device-busy share)
+ *   hists    0 gap: the device's idle time between one partition's last device step
+ *              and the next one's first copy (device spans; 0 when they overlapped;
+ *              the figure to watch), 1 prove: one backend call (async: submit to
+ *              collect), 2 ntt, 3 msm
+ *   gauges   0 precomp_bytes, 1 precomp_budget, 2 device_wait_blocks, 3 cpu_ns
+ *            (this process's CPU time, every 100 ms), 4 nvml_ok, 5 nvml_util_pct,
+ *            6 nvml_mem_bytes, 7 nvml_power_mw, 8 nvml_sm_mhz (NVML, nvml.h; 0 without)
  */
 #ifndef CUZK_WORKER_H
 #define CUZK_WORKER_H

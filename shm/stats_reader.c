@@ -349,6 +349,83 @@ static void named(FILE *f, const char *name, const char *label, const struct sta
         }
 }
 
+/* Histogram h of s as Prometheus buckets: name_bucket{LABELS,le=...}, name_sum,
+ * name_count; labels is the text inside the braces. */
+static void hist_out(FILE *f, const char *name, const char *labels, const struct stats_snapshot *s, int h)
+{
+    uint64_t acc = 0;
+
+    for (int q = 0; q < HB_LO; q++) acc += s->hists[h].bucket[q];
+    for (int q = HB_LO; q <= HB_HI; q++) {
+        acc += s->hists[h].bucket[q];
+        fprintf(f, "%s_bucket{%s,le=\"%.9g\"} %llu\n", name, labels, (double)(1ull << q) * 1e-9,
+                (unsigned long long)acc);
+    }
+    fprintf(f, "%s_bucket{%s,le=\"+Inf\"} %llu\n", name, labels, (unsigned long long)s->hists[h].count);
+    fprintf(f, "%s_sum{%s} %.9f\n", name, labels, (double)s->hists[h].sum_ns * 1e-9);
+    fprintf(f, "%s_count{%s} %llu\n", name, labels, (unsigned long long)s->hists[h].count);
+}
+
+/* The devices' figures, one series per gpuworker (device = its index, the device it
+ * drives): busy time from the device's own clock (CUDA events; the CPU backend: its
+ * compute sections), the host's lane occupancy beside it, the idle gaps between
+ * partitions, and NVML's gauges where the driver has NVML (cuzk_gpu_nvml_up 1). */
+static void gpu_families(FILE *f, const struct stats_reading *t)
+{
+    static const struct {
+        const char *gauge, *metric, *help;
+        double scale;
+        int nvml;
+    } g[] = {
+        { "nvml_ok", "cuzk_gpu_nvml_up", "1 when NVML answers for the device (0: no driver library).", 1, 0 },
+        { "nvml_util_pct", "cuzk_gpu_utilization_ratio",
+          "NVML: share of the last sample period a kernel ran (sampled every 100 ms).", 0.01, 1 },
+        { "nvml_mem_bytes", "cuzk_gpu_memory_used_bytes", "NVML: device memory in use, every process.", 1,
+          1 },
+        { "nvml_power_mw", "cuzk_gpu_power_watts", "NVML: board power draw.", 1e-3, 1 },
+        { "nvml_sm_mhz", "cuzk_gpu_sm_clock_hertz", "NVML: SM clock.", 1e6, 1 },
+        { "cpu_ns", "cuzk_gpuworker_cpu_seconds", "CPU time (user + system) of the device's worker process.",
+          1e-9, 0 },
+    };
+    char lab[64];
+    int k;
+
+    family(f, "cuzk_gpu_busy_seconds_total", "counter",
+           "Time the device had partition work: the union of the partitions' spans from their first copy to "
+           "their last device-to-host copy (CUDA events; CPU backend: its compute sections).");
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->p[i].s.role == STATS_ROLE_GPUWORKER &&
+            (k = stats_counter_find(&t->p[i].s, "gpu_busy_ns")) >= 0)
+            fprintf(f, "cuzk_gpu_busy_seconds_total{device=\"%u\"} %.9f\n", t->p[i].s.index,
+                    (double)t->p[i].s.counters[k] * 1e-9);
+    family(f, "cuzk_gpu_lane_occupied_seconds_total", "counter",
+           "Host clock: time at least one lane held a partition (circuit loads, host round trips included).");
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->p[i].s.role == STATS_ROLE_GPUWORKER &&
+            (k = stats_counter_find(&t->p[i].s, "lane_occupy_ns")) >= 0)
+            fprintf(f, "cuzk_gpu_lane_occupied_seconds_total{device=\"%u\"} %.9f\n", t->p[i].s.index,
+                    (double)t->p[i].s.counters[k] * 1e-9);
+    family(f, "cuzk_gpu_idle_gap_seconds", "histogram",
+           "Device idle time between one partition's last device step and the next one's first copy "
+           "(0: they overlapped).");
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->p[i].s.role == STATS_ROLE_GPUWORKER && (k = stats_hist_find(&t->p[i].s, "gap")) >= 0) {
+            snprintf(lab, sizeof(lab), "device=\"%u\"", t->p[i].s.index);
+            hist_out(f, "cuzk_gpu_idle_gap_seconds", lab, &t->p[i].s, k);
+        }
+    for (size_t j = 0; j < sizeof(g) / sizeof(g[0]); j++) {
+        family(f, g[j].metric, "gauge", g[j].help);
+        for (uint32_t i = 0; i < t->n; i++) {
+            const struct stats_snapshot *s = &t->p[i].s;
+            int ok = stats_gauge_find(s, "nvml_ok");
+
+            if (s->role != STATS_ROLE_GPUWORKER || (k = stats_gauge_find(s, g[j].gauge)) < 0) continue;
+            if (g[j].nvml && (ok < 0 || !s->gauges[ok])) continue; /* no NVML: no figure, not a 0 */
+            fprintf(f, "%s{device=\"%u\"} %.15g\n", g[j].metric, s->index, (double)s->gauges[k] * g[j].scale);
+        }
+    }
+}
+
 void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
 {
     char a[STATS_NAME_LEN + 8], b[STATS_NAME_LEN + 8];
@@ -377,23 +454,12 @@ void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
         const struct stats_snapshot *s = &t->p[i].s;
 
         for (int k = 0; k < STATS_MAX_HISTS; k++) {
-            uint64_t acc = 0;
+            char labels[96];
 
             if (!s->hist_names[k][0]) continue;
-            lbl(s->hist_names[k], a, sizeof(a));
-            for (int q = 0; q < HB_LO; q++) acc += s->hists[k].bucket[q];
-            for (int q = HB_LO; q <= HB_HI; q++) {
-                acc += s->hists[k].bucket[q];
-                sample(f, "cuzk_stage_step_seconds_bucket", s);
-                fprintf(f, ",step=\"%s\",le=\"%.9g\"} %llu\n", a, (double)(1ull << q) * 1e-9,
-                        (unsigned long long)acc);
-            }
-            sample(f, "cuzk_stage_step_seconds_bucket", s);
-            fprintf(f, ",step=\"%s\",le=\"+Inf\"} %llu\n", a, (unsigned long long)s->hists[k].count);
-            sample(f, "cuzk_stage_step_seconds_sum", s);
-            fprintf(f, ",step=\"%s\"} %.9f\n", a, (double)s->hists[k].sum_ns * 1e-9);
-            sample(f, "cuzk_stage_step_seconds_count", s);
-            fprintf(f, ",step=\"%s\"} %llu\n", a, (unsigned long long)s->hists[k].count);
+            snprintf(labels, sizeof(labels), "stage=\"%s\",index=\"%u\",step=\"%s\"",
+                     stats_role_name(s->role), s->index, lbl(s->hist_names[k], a, sizeof(a)));
+            hist_out(f, "cuzk_stage_step_seconds", labels, s, k);
         }
     }
     family(f, "cuzk_gauge", "gauge",
@@ -415,4 +481,5 @@ void stats_reading_prometheus(FILE *f, const struct stats_reading *t)
         sample(f, "cuzk_process_heartbeat_age_seconds", &t->p[i].s);
         fprintf(f, "} %.9f\n", (double)t->p[i].heartbeat_age_ns * 1e-9);
     }
+    gpu_families(f, t);
 }

@@ -53,14 +53,81 @@ enum { SORT_SLOT, SORT_UTIL, SORT_RATE, SORT_N };
 struct row {
     const struct stats_proc *p;
     int have_rate; /* a previous reading of the same process exists */
-    double util, device, rate;
+    double util, rate;
+    double device;         /* gpuworkers: gpu_busy share of the last 10 s; -1: none yet */
+    uint64_t gap50, gap99; /* gpuworkers: idle gaps of the last 10 s (0: none) */
+};
+
+/* A gpuworker's last 10 s for the DEV and GAP columns: its readings, at most one every
+ * 100 ms, WIN_N deep (12.8 s); a new pid or generation starts it again. */
+#define WIN_NS    10000000000ull
+#define WIN_STEP  100000000ull
+#define WIN_N     128
+#define WIN_SLOTS 16
+struct win_entry {
+    uint64_t wall, busy, gap_count, gap[STATS_HIST_BUCKETS];
+};
+struct dev_win {
+    int used, n, head;
+    uint32_t slot, generation;
+    int32_t pid;
+    struct win_entry e[WIN_N];
 };
 
 struct view {
     struct stats_reading cur, prev;
     struct row *rows;
     int paused, sort, help, colour;
+    struct dev_win win[WIN_SLOTS];
 };
+
+/* Push p's reading into its window and fill r's device share and gap percentiles from
+ * the oldest reading at most 10 s old to this one. */
+static void win_update(struct view *v, const struct stats_proc *p, struct row *r)
+{
+    static struct stats_snapshot d; /* only hists[0]: the gap buckets' difference */
+    const struct stats_snapshot *s = &p->s;
+    int c = stats_counter_find(s, "gpu_busy_ns"), h = stats_hist_find(s, "gap");
+    struct dev_win *w = NULL;
+    const struct win_entry *o = NULL, *nw;
+
+    r->device = -1;
+    for (int i = 0; i < WIN_SLOTS && !w; i++)
+        if (v->win[i].used && v->win[i].slot == p->slot) w = &v->win[i];
+    for (int i = 0; i < WIN_SLOTS && !w; i++)
+        if (!v->win[i].used) w = &v->win[i];
+    if (!w || c < 0 || h < 0) return;
+    if (!w->used || w->pid != s->pid || w->generation != s->generation) {
+        memset(w, 0, sizeof(*w));
+        w->used = 1;
+        w->slot = p->slot;
+        w->pid = s->pid;
+        w->generation = s->generation;
+    }
+    if (!w->n || s->wall_ns >= w->e[(w->head + WIN_N - 1) % WIN_N].wall + WIN_STEP) {
+        struct win_entry *e = &w->e[w->head];
+
+        e->wall = s->wall_ns;
+        e->busy = s->counters[c];
+        e->gap_count = s->hists[h].count;
+        memcpy(e->gap, s->hists[h].bucket, sizeof(e->gap));
+        w->head = (w->head + 1) % WIN_N;
+        if (w->n < WIN_N) w->n++;
+    }
+    nw = &w->e[(w->head + WIN_N - 1) % WIN_N];
+    for (int k = w->n; k >= 1 && !o; k--) { /* oldest first */
+        const struct win_entry *e = &w->e[(w->head + WIN_N - k) % WIN_N];
+
+        if (e->wall + WIN_NS >= nw->wall && e != nw) o = e;
+    }
+    if (!o || nw->wall <= o->wall || nw->busy < o->busy || nw->gap_count < o->gap_count) return;
+    r->device = (double)(nw->busy - o->busy) / (double)(nw->wall - o->wall);
+    if (r->device > 1) r->device = 1;
+    d.hists[0].count = nw->gap_count - o->gap_count;
+    for (int b = 0; b < STATS_HIST_BUCKETS; b++) d.hists[0].bucket[b] = nw->gap[b] - o->gap[b];
+    r->gap50 = stats_hist_percentile(&d, 0, 0.5);
+    r->gap99 = stats_hist_percentile(&d, 0, 0.99);
+}
 
 static const char *fmt_ns(uint64_t ns, char *buf, size_t len)
 {
@@ -103,7 +170,7 @@ static void compute_rows(struct view *v)
     for (uint32_t i = 0; i < v->cur.n; i++) {
         const struct stats_proc *p = &v->cur.p[i], *q = NULL;
         struct row *r = &v->rows[i];
-        int c = stats_counter_find(&p->s, "parts_done"), d = stats_counter_find(&p->s, "device_ns");
+        int c = stats_counter_find(&p->s, "parts_done");
 
         memset(r, 0, sizeof(*r));
         r->p = p;
@@ -117,13 +184,9 @@ static void compute_rows(struct view *v)
             r->util = (double)(stats_work_ns(&p->s) - stats_work_ns(&q->s)) / dt;
             if (c >= 0 && p->s.counters[c] >= q->s.counters[c])
                 r->rate = (double)(p->s.counters[c] - q->s.counters[c]) * 1e9 / dt;
-            if (d >= 0 && p->s.counters[d] >= q->s.counters[d])
-                r->device = (double)(p->s.counters[d] - q->s.counters[d]) / dt;
-            else
-                r->device = -1;
-        } else {
-            r->device = -1;
         }
+        r->device = -1;
+        if (p->s.role == STATS_ROLE_GPUWORKER) win_update(v, p, r);
         if (r->util > 1) r->util = 1;
     }
 }
@@ -224,7 +287,7 @@ static void draw(struct view *v, double delay_s)
     for (uint32_t i = 0; i < t->n && y < rows - 1; i++) {
         const struct row *r = &v->rows[i];
         const struct stats_snapshot *s = &r->p->s;
-        int mh = stats_main_hist(s), gh = s->role == STATS_ROLE_GPUWORKER ? stats_hist_find(s, "gap") : -1;
+        int mh = stats_main_hist(s), gpu = s->role == STATS_ROLE_GPUWORKER && r->device >= 0;
         char stage[24], bar[24], st[STATS_NAME_LEN + 8], util[16], dev[16], rate[16];
         int nb = r->have_rate ? (int)(r->util * 16 + 0.5) : 0;
 
@@ -246,7 +309,7 @@ static void draw(struct view *v, double delay_s)
         snprintf(line, sizeof(line), "%-12s %-7d %-12.12s [%s] %s %4s %7s  %6s/%-7s %6s/%-7s %6s %3u %s%s",
                  stage, (int)s->pid, r->p->alive ? st : "dead", bar, util, dev, rate,
                  fmt_pct(s, mh, 0.5, "-", b1, sizeof(b1)), fmt_pct(s, mh, 0.99, "-", b2, sizeof(b2)),
-                 fmt_pct(s, gh, 0.5, "", b3, sizeof(b3)), fmt_pct(s, gh, 0.99, "", b4, sizeof(b4)),
+                 gpu ? fmt_ns(r->gap50, b3, sizeof(b3)) : "", gpu ? fmt_ns(r->gap99, b4, sizeof(b4)) : "",
                  fmt_bytes(r->p->rss_bytes, b5, sizeof(b5)), s->generation ? s->generation - 1 : 0,
                  fmt_ns(r->p->heartbeat_age_ns, b6, sizeof(b6)),
                  !r->p->alive                                 ? " STALE"
@@ -263,8 +326,9 @@ static void draw(struct view *v, double delay_s)
         y++;
         mvprintw(y++, 0, "q quit   p pause/resume   s sort (slot, util, rate)   h this help");
         mvprintw(y++, 0, "UTIL: share of the last interval in work states (not idle/wait);");
-        mvprintw(y++, 0, "DEV: worker compute sections (NTT+MSM) share; MAIN: synth/finalizer");
-        mvprintw(y++, 0, "part, worker prove; GAP: worker end-to-start gap; RST: restarts;");
+        mvprintw(y++, 0, "DEV: device busy share, last 10 s (events; CPU: compute sections);");
+        mvprintw(y++, 0, "MAIN: synth/finalizer part, worker prove; GAP: device idle gaps between");
+        mvprintw(y++, 0, "partitions, last 10 s; RST: restarts;");
         mvprintw(y++, 0, "HB: heartbeat age. A pid change or counter drop resets the rates.");
     }
     mvprintw(rows - 1, 0, "%.*s", cols, "q quit  p pause  s sort  h help");
@@ -343,6 +407,36 @@ static int run_live(const struct top_opts *o)
     return 0;
 }
 
+/* --once: a gpuworker's device figures over its lifetime: gpu_busy and lane occupancy
+ * shares, the idle gaps, its CPU seconds and NVML's gauges where it has them. */
+static void gpu_once_line(const struct stats_snapshot *s)
+{
+    int b = stats_counter_find(s, "gpu_busy_ns"), l = stats_counter_find(s, "lane_occupy_ns");
+    int h = stats_hist_find(s, "gap"), cpu = stats_gauge_find(s, "cpu_ns"),
+        ok = stats_gauge_find(s, "nvml_ok");
+    double wall = s->wall_ns ? (double)s->wall_ns : 1;
+    char b1[32], b2[32];
+
+    printf("  device %u: gpu_busy %.1f%%  lane occupancy %.1f%%  gaps %llu p50 %s p99 %s  cpu %.2f s",
+           s->index, b >= 0 ? 100.0 * (double)s->counters[b] / wall : 0.0,
+           l >= 0 ? 100.0 * (double)s->counters[l] / wall : 0.0,
+           h >= 0 ? (unsigned long long)s->hists[h].count : 0ull, fmt_pct(s, h, 0.5, "-", b1, sizeof(b1)),
+           fmt_pct(s, h, 0.99, "-", b2, sizeof(b2)), cpu >= 0 ? (double)s->gauges[cpu] * 1e-9 : 0.0);
+    if (ok >= 0 && s->gauges[ok]) {
+        int u = stats_gauge_find(s, "nvml_util_pct"), m = stats_gauge_find(s, "nvml_mem_bytes");
+        int pw = stats_gauge_find(s, "nvml_power_mw"), sm = stats_gauge_find(s, "nvml_sm_mhz");
+
+        printf("  nvml util %llu%% mem %s power %.0f W sm %llu MHz",
+               u >= 0 ? (unsigned long long)s->gauges[u] : 0ull,
+               fmt_bytes(m >= 0 ? s->gauges[m] : 0, b1, sizeof(b1)),
+               pw >= 0 ? (double)s->gauges[pw] / 1e3 : 0.0,
+               sm >= 0 ? (unsigned long long)s->gauges[sm] : 0ull);
+    } else {
+        printf("  nvml none");
+    }
+    printf("\n");
+}
+
 /* --once without --json: one plain table, utilisation over each process's lifetime. */
 static void print_once_text(const struct stats_reading *t)
 {
@@ -365,6 +459,7 @@ static void print_once_text(const struct stats_reading *t)
                c >= 0 ? (unsigned long long)s->counters[c] : 0ull, fmt_pct(s, mh, 0.5, "-", b1, sizeof(b1)),
                fmt_pct(s, mh, 0.99, "-", b2, sizeof(b2)), fmt_bytes(t->p[i].rss_bytes, b3, sizeof(b3)),
                s->generation ? s->generation - 1 : 0);
+        if (s->role == STATS_ROLE_GPUWORKER) gpu_once_line(s);
     }
 }
 

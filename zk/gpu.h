@@ -99,17 +99,39 @@ int gpu_circuit_load(gpu_dev *d, const zkey *z, gpu_circuit **out, char *err, si
 size_t gpu_circuit_bytes(const gpu_circuit *c);
 void gpu_circuit_free(gpu_dev *d, gpu_circuit *c);
 
+/* A partition's device timeline, from CUDA events (gpu_prove). The span runs from an
+ * event recorded before its first host-to-device copy to the latest of the events
+ * recorded after each MSM's device-to-host copy of its windows: the time the device
+ * had this partition's work, without the host's round trips before and after.
+ * begin_ns/end_ns put it on the host's CLOCK_MONOTONIC (os_now_ns) through an anchor
+ * event recorded on the idle stream at the start of the call and polled to completion
+ * (a few microseconds of error), so that spans of different lanes can be joined.
+ * msm_kernel_s: each MSM's own event pair (its kernels, host steps between launches
+ * and its D2H copy), beside groth16_timings' msm_* which are host wall time around
+ * each synchronous MSM call. device_s: copies + NTT + the five MSMs, event-timed
+ * (overlapped G2: may exceed end - begin). */
+typedef struct gpu_prove_times {
+    uint64_t begin_ns, end_ns;
+    double msm_kernel_s[5]; /* a, b1, b2, c, h */
+    double copy_s, ntt_s, device_s;
+} gpu_prove_times;
+
 /* One partition, the same math as groth16_compute (zk/groth16.c): H2D copies of a, b,
  * c (Montgomery, domain_size x 4 limbs) and values (nvars canonical 32-byte scalars);
  * release(arg) (may be NULL) is called as soon as the copies have completed (a CUDA
  * event), before the kernels finish — on failure too, exactly once; then
  * iNTT/coset/NTT, h = a*b - c, the five MSMs; raw gets the five jacobian Montgomery
- * results (same format as the CPU backend). t (may be NULL) gets step times (ntt,
- * msm_a, msm_b1, msm_b2, msm_c, msm_h, in seconds, event-timed); *device_s (may be
- * NULL) the summed event-timed kernel+copy time. 0 or -CUZK_E_* with err. */
+ * results (same format as the CPU backend). t (may be NULL) gets step times in
+ * seconds: ntt event-timed (copies excluded), msm_a .. msm_h host wall time around
+ * each MSM call (the kernels' own event times are in pt). pt (may be NULL): the
+ * device timeline above. 0 or -CUZK_E_* with err. */
 int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
               const uint64_t *b, const uint64_t *cc, void (*release)(void *), void *arg, groth16_raw *raw,
-              groth16_timings *t, double *device_s, char *err, size_t errlen);
+              groth16_timings *t, gpu_prove_times *pt, char *err, size_t errlen);
+
+/* Host-to-device bandwidth: one copy of bytes from pinned (cudaMallocHost) or from
+ * malloc'd memory, event-timed, in GB/s (1e9 bytes). 0 or -CUZK_E_*. */
+int gpu_h2d_bandwidth(gpu_dev *d, size_t bytes, int pinned, double *gbps, char *err, size_t errlen);
 
 /* Building blocks for tests and bench/gpu-check.sh (host arrays in, host result out).
  * gpu_msm: result (3*cl limbs, jacobian) = sum scalars[i] * bases[i]; bases count

@@ -2,11 +2,17 @@
  *
  *   gpu_bench msm [--device N] [--reps R] [--g2-max LG] LG...
  *                                                  BN254 G1 and G2 MSM at 2^LG points
- *   gpu_bench ntt [--device N] [--reps R] LG...    BN254 Fr forward NTT at 2^LG
- *   gpu_bench snap INSTANCE FILE                   the worker slots of a cuzkd instance's
- *                                                  stats page, raw, for:
- *   gpu_bench report BEFORE AFTER                  the workers' device-busy share and gap
- *                                                  percentiles between two snaps
+ *   gpu_bench ntt [--device N] [--reps R] [--coset] LG...
+ *                                                  BN254 Fr forward NTT at 2^LG (--coset:
+ *                                                  and to the odd coset, as a proof runs it)
+ *   gpu_bench h2d [--device N] [--reps R] MIB     host-to-device copy of MIB MiB from
+ *                                                  pinned and from malloc'd memory, GB/s
+ *   gpu_bench snap INSTANCE FILE                   the slots of a cuzkd instance's stats
+ *                                                  page, raw, for:
+ *   gpu_bench report BEFORE AFTER                  between two snaps: each worker's gpu_busy
+ *                                                  share (device events), lane occupancy,
+ *                                                  the idle-gap histogram, its CPU seconds,
+ *                                                  and the synth stages' busy share
  *
  * Inputs: distinct points (i+1)·G (running sums on all CPUs, batch-converted to
  * affine; not random, but every base is different, as in a zkey) and pseudo-random
@@ -209,17 +215,23 @@ static int bench_msm(gpu_dev *d, int reps, const unsigned *lg, int nlg)
     return 0;
 }
 
+static int coset;
+
 static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
 {
     char err[512];
 
-    for (int i = 0; i < nlg; i++) {
-        size_t n = (size_t)1 << lg[i];
+    for (int i = 0; i < nlg * (coset ? 2 : 1); i++) {
+        int dir = i >= nlg ? GPU_NTT_ODD_COSET : GPU_NTT_FORWARD;
+        const char *what = i >= nlg ? "ntt-coset" : "ntt";
+
+        unsigned l = lg[i % nlg];
+        size_t n = (size_t)1 << l;
         uint64_t *v = malloc(n * 32);
         double best = 1e30, bestw = 1e30;
 
         if (!v) {
-            fprintf(stderr, "gpu_bench: out of host memory for 2^%u\n", lg[i]);
+            fprintf(stderr, "gpu_bench: out of host memory for 2^%u\n", l);
             return 1;
         }
         for (size_t k = 0; k < 4 * n; k++) v[k] = bench_rng64(&rng_state);
@@ -227,18 +239,18 @@ static int bench_ntt(gpu_dev *d, int reps, const unsigned *lg, int nlg)
             v[4 * k + 3] &= 0x0fffffffffffffffull; /* < 2^252 < r: a valid Montgomery value */
         for (int r = 0; r <= reps; r++) {
             double k = 0, w = now_ms();
-            int rc = gpu_ntt(d, &FIELD_BN254_FR, lg[i], v, GPU_NTT_FORWARD, &k, err, sizeof(err));
+            int rc = gpu_ntt(d, &FIELD_BN254_FR, l, v, dir, &k, err, sizeof(err));
 
             w = now_ms() - w;
             if (rc) {
-                fprintf(stderr, "gpu_bench: ntt 2^%u: %s (%d)\n", lg[i], err, rc);
+                fprintf(stderr, "gpu_bench: %s 2^%u: %s (%d)\n", what, l, err, rc);
                 free(v);
                 return 1;
             }
             if (r && k < best) best = k;
             if (r && w < bestw) bestw = w;
         }
-        printf("ntt Fr 2^%u: %.3f ms kernels; %.3f ms with copies (best of %d)\n", lg[i], best, bestw, reps);
+        printf("%s Fr 2^%u: %.3f ms kernels; %.3f ms with copies (best of %d)\n", what, l, best, bestw, reps);
         fflush(stdout);
         free(v);
     }
@@ -301,7 +313,7 @@ out:
 }
 
 /* ---- stats page: worker slots ---- */
-#define SNAP_MAX 16
+#define SNAP_MAX 32
 struct snapfile {
     uint32_t n;
     struct stats_snapshot s[SNAP_MAX];
@@ -324,8 +336,7 @@ static int snap(const char *instance, const char *path)
     for (uint32_t i = 0; i < st.page->slot_count && sf->n < SNAP_MAX; i++) {
         const struct stats_slot *s = stats_page_slot(st.page, i);
 
-        if (s && stats_slot_read(s, &sf->s[sf->n], now, 1000) == 0 &&
-            sf->s[sf->n].role == STATS_ROLE_GPUWORKER)
+        if (s && stats_slot_read(s, &sf->s[sf->n], now, 1000) == 0 && sf->s[sf->n].role != STATS_ROLE_NONE)
             sf->n++;
     }
     shmlayout_stats_detach(&st);
@@ -358,28 +369,51 @@ static int report(const char *bpath, const char *apath)
         rc = 1;
         goto out;
     }
+    /* the synth stages over the same window: busy share (work states / wall) */
     for (uint32_t i = 0; i < a->n; i++) {
         const struct stats_snapshot *A = &a->s[i], *B = NULL;
-        int dv, dn, gap, pr, ntt;
+        uint64_t wa, wb;
+
+        if (A->role != STATS_ROLE_SYNTH) continue;
+        for (uint32_t j = 0; j < b->n; j++)
+            if (b->s[j].role == A->role && b->s[j].index == A->index) B = &b->s[j];
+        if (!B || B->generation != A->generation || A->wall_ns <= B->wall_ns) continue;
+        wa = 0, wb = 0;
+        for (int k = 0; k < STATS_MAX_STATES; k++)
+            if (k != STATS_IDLE && k != STATS_WAIT_INPUT && k != STATS_WAIT_OUTPUT) {
+                wa += A->state_ns[k];
+                wb += B->state_ns[k];
+            }
+        printf("synth %u: busy %.1f%% of the window (work states)\n", A->index,
+               100.0 * (double)(wa - wb) / (double)(A->wall_ns - B->wall_ns));
+    }
+    for (uint32_t i = 0; i < a->n; i++) {
+        const struct stats_snapshot *A = &a->s[i], *B = NULL;
+        int dv, dn, gap, pr, ntt, gb, cpu;
         double wall, dev, gsum;
         uint64_t cnt = 0, acc = 0, need50, need99, p50 = 0, p99 = 0, mx = 0;
         uint64_t dbk[STATS_HIST_BUCKETS];
 
+        if (A->role != STATS_ROLE_GPUWORKER) continue;
         for (uint32_t j = 0; j < b->n; j++)
-            if (b->s[j].index == A->index) B = &b->s[j];
+            if (b->s[j].role == A->role && b->s[j].index == A->index) B = &b->s[j];
         if (!B || B->generation != A->generation) {
             printf("worker %u: restarted during the run (generation %u -> %u): no figures\n", A->index,
                    B ? B->generation : 0, A->generation);
             rc = 1;
             continue;
         }
-        dv = find(A, A->counter_names, STATS_MAX_COUNTERS, "device_ns");
+        dv = find(A, A->counter_names, STATS_MAX_COUNTERS, "lane_occupy_ns");
+        gb = find(A, A->counter_names, STATS_MAX_COUNTERS, "gpu_busy_ns");
+        cpu = find(A, A->gauge_names, STATS_MAX_GAUGES, "cpu_ns");
         dn = find(A, A->counter_names, STATS_MAX_COUNTERS, "parts_done");
         ntt = find(A, A->counter_names, STATS_MAX_COUNTERS, "ntt_ns");
         gap = find(A, A->hist_names, STATS_MAX_HISTS, "gap");
         pr = find(A, A->hist_names, STATS_MAX_HISTS, "prove");
-        if (dv < 0 || dn < 0 || gap < 0 || pr < 0 || ntt < 0) {
-            printf("worker %u: counters device_ns/parts_done/ntt_ns or hists gap/prove missing\n", A->index);
+        if (dv < 0 || gb < 0 || dn < 0 || gap < 0 || pr < 0 || ntt < 0) {
+            printf("worker %u: counters gpu_busy_ns/lane_occupy_ns/parts_done/ntt_ns or hists gap/prove "
+                   "missing\n",
+                   A->index);
             rc = 1;
             continue;
         }
@@ -395,17 +429,23 @@ static int report(const char *bpath, const char *apath)
 
                 if (c >= 0) k += (double)(A->counters[c] - B->counters[c]);
             }
-            printf("worker %u: %llu partitions in %.3f s; device busy (a partition on the "
-                   "device: copies + kernels) %.1f%% of wall; kernels alone (events, summed "
-                   "over lanes) %.1f%%\n",
+            printf("worker %u: %llu partitions in %.3f s; gpu_busy (device events: first copy to last "
+                   "D2H, union) %.1f%% of wall; lane occupancy (host clock) %.1f%%; kernels alone "
+                   "(events, summed over lanes) %.1f%%; cpu %.2f s\n",
                    A->index, (unsigned long long)(A->counters[dn] - B->counters[dn]), wall / 1e9,
-                   100.0 * dev / wall, 100.0 * k / wall);
+                   100.0 * (double)(A->counters[gb] - B->counters[gb]) / wall, 100.0 * dev / wall,
+                   100.0 * k / wall, cpu >= 0 ? (double)(A->gauges[cpu] - B->gauges[cpu]) * 1e-9 : 0.0);
         }
         for (int k = 0; k < STATS_HIST_BUCKETS; k++) {
             dbk[k] = A->hists[gap].bucket[k] - B->hists[gap].bucket[k];
             cnt += dbk[k];
         }
         gsum = (double)(A->hists[gap].sum_ns - B->hists[gap].sum_ns);
+        printf("worker %u: gap histogram:", A->index);
+        for (int k = 0; k < STATS_HIST_BUCKETS; k++)
+            if (dbk[k])
+                printf(" <%.3gus:%llu", k ? (double)(1ull << k) / 1e3 : 0.001, (unsigned long long)dbk[k]);
+        printf("\n");
         need50 = (cnt + 1) / 2;
         need99 = cnt - cnt / 100;
         for (int k = 0; k < STATS_HIST_BUCKETS; k++) {
@@ -437,10 +477,36 @@ out:
     return rc;
 }
 
+/* Host-to-device bandwidth: mib MiB from pinned memory (the pool's buffers are
+ * registered, so a partition's copies run at this rate) and from malloc'd memory (what
+ * gpu_msm_timed's copies see), best of reps after a warm-up. */
+static int bench_h2d(gpu_dev *d, int reps, size_t mib)
+{
+    char err[512];
+
+    for (int pinned = 1; pinned >= 0; pinned--) {
+        double best = 0;
+
+        for (int r = 0; r <= reps; r++) {
+            double gbps = 0;
+
+            if (gpu_h2d_bandwidth(d, mib << 20, pinned, &gbps, err, sizeof(err))) {
+                fprintf(stderr, "gpu_bench: h2d %zu MiB: %s\n", mib, err);
+                return 1;
+            }
+            if (r && gbps > best) best = gbps;
+        }
+        printf("h2d %s %zu MiB: %.1f GB/s (best of %d)\n", pinned ? "pinned" : "malloc", mib, best, reps);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static int usage(void)
 {
     fprintf(stderr,
-            "usage: gpu_bench msm|ntt [--device N] [--reps R] LG...\n"
+            "usage: gpu_bench msm|ntt [--device N] [--reps R] [--coset] LG...\n"
+            "       gpu_bench h2d [--device N] [--reps R] MIB\n"
             "       gpu_bench closed [--device N] LG|COUNT...   (COUNT: a number of points > 64)\n"
             "       gpu_bench probe                            (exit 0: a device; 77: none, why)\n"
             "       gpu_bench snap INSTANCE FILE | report BEFORE AFTER\n");
@@ -465,7 +531,7 @@ int main(int argc, char **argv)
 {
     size_t lg[16];
     unsigned lgu[16];
-    int nlg = 0, device = 0, reps = 3, rc, i = 2, closed;
+    int nlg = 0, device = 0, reps = 3, rc, i = 2, closed, h2d;
     gpu_dev *d = NULL;
 
     if (argc < 2) return usage();
@@ -473,7 +539,8 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "report")) return argc == 4 ? report(argv[2], argv[3]) : usage();
     if (!strcmp(argv[1], "probe")) return argc == 2 ? probe() : usage();
     closed = !strcmp(argv[1], "closed");
-    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt") && !closed) return usage();
+    h2d = !strcmp(argv[1], "h2d");
+    if (strcmp(argv[1], "msm") && strcmp(argv[1], "ntt") && !closed && !h2d) return usage();
     for (; i < argc; i++) {
         long long v = atoll(argv[i]);
 
@@ -483,6 +550,10 @@ int main(int argc, char **argv)
             g2_max = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--coset"))
+            coset = 1;
+        else if (h2d && !nlg && v > 0 && v <= 16384)
+            lg[nlg++] = (size_t)v;
         else if (nlg < 16 && v > 0 && v <= 28)
             lg[nlg] = (size_t)1 << v, lgu[nlg++] = (unsigned)v;
         else if (nlg < 16 && closed && v > 64 && v <= (1ll << 28))
@@ -492,7 +563,9 @@ int main(int argc, char **argv)
     }
     if (!nlg || reps < 1) return usage();
     if ((rc = open_dev(device, &d))) return rc;
-    if (closed) {
+    if (h2d) {
+        rc = bench_h2d(d, reps, lg[0]);
+    } else if (closed) {
         rc = 0;
         for (int k = 0; k < nlg; k++) rc |= closed_one(d, &G1_BN254, lg[k]);
         /* G2 at the smallest size given (its bases take 2.5x longer to generate) */

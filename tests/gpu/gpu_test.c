@@ -145,11 +145,14 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
     t0 = os_now_s();
     if (rc == 0) rc = gpu_circuit_load(d, &z, &gc, err, sizeof err);
     double load = os_now_s() - t0;
-    double dev = 0;
+    gpu_prove_times pt;
+    memset(&pt, 0, sizeof pt);
+    uint64_t h0 = os_now_ns();
     t0 = os_now_s();
-    if (rc == 0)
-        rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &dev, err, sizeof err);
+    if (rc == 0) rc = gpu_prove(d, gc, &z, w.values, a2, b2, c2, NULL, NULL, &got, &tg, &pt, err, sizeof err);
     double gpu = os_now_s() - t0;
+    uint64_t h1 = os_now_ns();
+    double dev = pt.device_s;
     if (rc) {
         printf("FAIL prove %s: %s (rc %d)\n", zpath, err, rc);
         failures++;
@@ -162,6 +165,18 @@ static void check_prove(gpu_dev *d, const char *zpath, const char *wpath)
                ok ? "ok  " : "FAIL", zpath, z.lg_domain, z.nvars, gpu, dev, tg.ntt, tg.msm_a, tg.msm_b1,
                tg.msm_b2, tg.msm_c, tg.msm_h, cpu, load, gpu_circuit_bytes(gc) >> 20);
         if (!ok) failures++;
+        /* the device span on the host clock: inside the call (the anchor is read a few
+         * microseconds after its event; 1 ms of slack), each MSM's event pair positive */
+        bool span = pt.begin_ns >= h0 && pt.end_ns > pt.begin_ns && pt.end_ns <= h1 + 1000000;
+        for (int k = 0; k < 5; k++) span = span && pt.msm_kernel_s[k] > 0;
+        printf(
+            "%s prove timeline: span %.3f ms of the call's %.3f ms (starts %.3f ms in); msm kernels a %.3f "
+            "b1 %.3f b2 %.3f c %.3f h %.3f ms; copies %.3f ms, ntt %.3f ms\n",
+            span ? "ok  " : "FAIL", (double)(pt.end_ns - pt.begin_ns) / 1e6, (double)(h1 - h0) / 1e6,
+            (double)(pt.begin_ns - h0) / 1e6, pt.msm_kernel_s[0] * 1e3, pt.msm_kernel_s[1] * 1e3,
+            pt.msm_kernel_s[2] * 1e3, pt.msm_kernel_s[3] * 1e3, pt.msm_kernel_s[4] * 1e3, pt.copy_s * 1e3,
+            pt.ntt_s * 1e3);
+        if (!span) failures++;
     }
     gpu_circuit_free(d, gc);
     free(a), free(b), free(c), free(a2), free(b2), free(c2);

@@ -5,7 +5,7 @@
 # curves) submitted at once, so the worker switches circuits with partitions in flight
 # (it must drain first: the zkey cache could close a zkey a lane still reads), and a
 # preload + evict while they run (applied only with nothing in flight). Every proof is
-# verified by snarkjs; the worker's stats show its "device" state, device_ns, one gap
+# verified by snarkjs; the worker's stats show its "device" state, gpu_busy_ns, one gap
 # per partition after the first, and nothing failed.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
@@ -48,9 +48,9 @@ if (!w) { console.log("no worker slot"); process.exit(1); }
 if (w.restarts !== 0) bad.push(`restarted ${w.restarts} times`);
 if (w.counters.parts_done !== n) bad.push(`parts_done ${w.counters.parts_done} != ${n}`);
 if (w.counters.parts_failed !== 0) bad.push(`parts_failed ${w.counters.parts_failed}`);
-if (!(w.counters.device_ns > 0)) bad.push("device_ns is 0");
-// device_ns is the union of the lanes' busy time: never above wall, even with two in flight
-if (w.counters.device_ns > w.wall_ns) bad.push(`device_ns ${w.counters.device_ns} > wall ${w.wall_ns}`);
+if (!(w.counters.gpu_busy_ns > 0)) bad.push("gpu_busy_ns is 0");
+// gpu_busy_ns is the union of the lanes' busy time: never above wall, even with two in flight
+if (w.counters.gpu_busy_ns > w.wall_ns) bad.push(`gpu_busy_ns ${w.counters.gpu_busy_ns} > wall ${w.wall_ns}`);
 if (!(w.states.device > 0)) bad.push("no time in state device");
 if (w.histograms.gap.count !== n - 1) bad.push(`gap count ${w.histograms.gap.count} != ${n - 1}`);
 if (w.histograms.prove.count !== n) bad.push(`prove count ${w.histograms.prove.count} != ${n}`);
@@ -59,7 +59,7 @@ const sum = Object.values(w.states).reduce((a, b) => a + b, 0);
 if (Math.abs(sum - w.wall_ns) > 1e6) bad.push(`states sum ${sum} != wall ${w.wall_ns}`);
 if (bad.length) { console.log(bad.join("; ")); process.exit(1); }
 console.log(`ok: worker stats: ${n} done, device ${(w.states.device / 1e6).toFixed(1)} ms, ` +
-            `device_ns ${(w.counters.device_ns / 1e6).toFixed(1)} ms, ${w.histograms.gap.count} gaps`);
+            `gpu_busy_ns ${(w.counters.gpu_busy_ns / 1e6).toFixed(1)} ms, ${w.histograms.gap.count} gaps`);
 JS
 grep -q "failed\|device fault" "$tmp/cuzkd.log" && fail "the log reports a failure"
 daemon_stop

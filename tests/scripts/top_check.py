@@ -83,7 +83,7 @@ def figures(path):
     active = w["work_ns"] + st.get("wait_output", 0)
     gap = w["histograms"]["gap"]
     prove = w["histograms"]["prove"]
-    dev = w["counters"].get("device_ns", 0)
+    dev = w["counters"].get("gpu_busy_ns", 0)
     print("figures: worker busy %.1f%% of wall, %.1f%% of its active time; device (ntt+msm) %.1f%% "
           "of wall; prove p50 %.1f ms p99 %.1f ms (mean %.1f ms); gap p50 %.3f ms p99 %.3f ms "
           "(n=%d)" % (100 * w["work_ns"] / wall, 100 * w["work_ns"] / max(active, 1),

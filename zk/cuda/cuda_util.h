@@ -85,20 +85,69 @@ static inline int gpu_fail(cudaError_t e, const char *what, char *err, size_t er
     return gpu_err_code(e);
 }
 
-/* Every CUDA call goes through CK: on failure the function returns the coded error.
- * Functions using it have `char *err, size_t errlen` in scope and hold device memory
- * only in DevBuf (freed by its destructor on every return path). */
-#define CK(call)                                                              \
-    do {                                                                      \
-        cudaError_t ck_e_ = (call);                                           \
-        if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, #call, err, errlen); \
+#define CK_STR_(x) #x
+#define CK_STR(x)  CK_STR_(x)
+/* Every CUDA call goes through CK: on failure the function returns the coded error,
+ * its sentence naming the expression, the file and the line ("cudaMalloc(&p, n) at
+ * zk/cuda/ntt.cu:102: out of device memory: ..."). Functions using it have `char
+ * *err, size_t errlen` in scope and hold device memory only in DevBuf (freed by its
+ * destructor on every return path). */
+#define CK(call)                                                                           \
+    do {                                                                                   \
+        cudaError_t ck_e_ = (call);                                                        \
+        if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, #call " at " CK_AT, err, errlen); \
     } while (0)
+#define CK_AT __FILE__ ":" CK_STR(__LINE__)
 
 /* After a kernel launch: launch configuration errors now, faults at the next sync.
  * cudaGetLastError returns the oldest unread error of this thread, not necessarily the
  * launch's: gpu_err_code clears every handled error, so the only one left is this
  * launch's own. */
-#define CK_LAUNCH(name) CK(cudaGetLastError())
+#define CK_LAUNCH(name)                                                                             \
+    do {                                                                                            \
+        cudaError_t ck_e_ = cudaGetLastError();                                                     \
+        if (ck_e_ != cudaSuccess) return gpu_fail(ck_e_, "kernel " name " at " CK_AT, err, errlen); \
+    } while (0)
+
+/* Free device memory for sizing decisions (MSM chunks, the G2 overlap): cudaMemGetInfo
+ * plus the stream-ordered pool's idle reserve (reserved, not in use: with the release
+ * threshold at UINT64_MAX a lane's last MSM scratch stays reserved and cudaMemGetInfo
+ * counts it as used, though the next stream-ordered allocation reuses it). The pool
+ * is the current device's default one (gpu_open's). */
+static inline cudaError_t gpu_free_bytes(size_t *free_bytes, size_t *total_bytes)
+{
+    int dev = 0;
+    cudaMemPool_t pool;
+    uint64_t reserved = 0, used = 0; // the attributes are 64-bit (cuuint64_t)
+    cudaError_t e = cudaMemGetInfo(free_bytes, total_bytes);
+    if (e != cudaSuccess) return e;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        (void)cudaGetLastError(); // the pool figures are a refinement: without them, the plain reading
+        return cudaSuccess;
+    }
+    if (reserved > used) *free_bytes += (size_t)(reserved - used);
+    return cudaSuccess;
+}
+
+/* cudaMalloc, and on out-of-memory the current device's pool trimmed (its idle reserve
+ * is invisible to cudaMalloc) and one more try, before a caller gives up or evicts a
+ * circuit. */
+static inline cudaError_t gpu_malloc_trim(void **p, size_t bytes)
+{
+    int dev = 0;
+    cudaMemPool_t pool;
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e != cudaErrorMemoryAllocation) return e;
+    (void)cudaGetLastError();
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+        cudaMemPoolTrimTo(pool, 0) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cudaErrorMemoryAllocation;
+    }
+    return cudaMalloc(p, bytes);
+}
 
 /* Stream-ordered device allocation, freed when the holder goes out of scope. */
 struct DevBuf {
@@ -147,7 +196,9 @@ struct gpu_dev {
     unsigned lanes; /* gpu_devs sharing this device's free memory (gpu_set_lanes; >= 1) */
     int blocking;   /* 1: the host thread sleeps in a synchronize (cudaDeviceScheduleBlockingSync) */
     cudaStream_t stream[2];
-    cudaEvent_t ev[4];
+    cudaEvent_t ev[4];        /* copies / NTT timing (cudaEventBlockingSync: a wait sleeps) */
+    cudaEvent_t ev_msm[10];   /* each MSM of a partition: begin, end (after its D2H copy) */
+    cudaEvent_t ev_anchor;    /* gpu_prove's anchor on the host clock (gpu_prove_times) */
     cudaMemPool_t pool;       /* the device's default pool (stream-ordered allocations) */
     gpu_ntt_tables ntt_cache; /* tables of the last gpu_ntt domain (tw == NULL: none) */
     char name[256];
@@ -178,9 +229,11 @@ int gpu_upload(void *dst, const void *src, size_t bytes, cudaStream_t s, char *e
 
 /* msm.cu: result (jacobian, 3·cl limbs, host) = sum scalars[i]·bases[i] over device
  * arrays (bases affine 2·cl limbs, scalars 4 limbs canonical). Synchronous on s.
- * lanes: how many callers share the device's free memory (the scratch budget is split). */
+ * lanes: how many callers share the device's free memory (the scratch budget is split).
+ * done (may be NULL): recorded on s right after the last device-to-host copy of the
+ * windows, so that an event pair around the call times the device's part alone. */
 int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars,
-                   size_t count, unsigned lanes, cudaStream_t s, char *err, size_t errlen);
+                   size_t count, unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen);
 
 /* msm.cu: the CUB primitives the MSM uses, compiled once (CUB's radix sort is a large
  * part of a .cu's compile time); same arguments as cub::DeviceRadixSort::SortPairs,
@@ -196,7 +249,7 @@ cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint
 /* one instance per group (msm_GROUP.cu) */
 #define GPU_MSM_DECL(sfx)                                                                             \
     int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, \
-                      unsigned lanes, cudaStream_t s, char *err, size_t errlen);
+                      unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen);
 GPU_MSM_DECL(g1_bn254)
 GPU_MSM_DECL(g2_bn254)
 GPU_MSM_DECL(g1_bls12_381)

@@ -91,6 +91,9 @@ extern "C" void gpu_close(gpu_dev *d)
     gpu_ntt_tables_free(&d->ntt_cache);
     for (int i = 0; i < 4; i++)
         if (d->ev[i]) (void)cudaEventDestroy(d->ev[i]);
+    for (int i = 0; i < 10; i++)
+        if (d->ev_msm[i]) (void)cudaEventDestroy(d->ev_msm[i]);
+    if (d->ev_anchor) (void)cudaEventDestroy(d->ev_anchor);
     for (int i = 0; i < 2; i++)
         if (d->stream[i]) (void)cudaStreamDestroy(d->stream[i]);
     free(d);
@@ -127,7 +130,12 @@ static int gpu_open_impl(gpu_dev *d, int ordinal, char *err, size_t errlen)
     snprintf(d->name, sizeof d->name, "%.200s (sm_%d%d, %zu MiB)", prop.name, prop.major, prop.minor,
              (size_t)(prop.totalGlobalMem >> 20));
     for (int i = 0; i < 2; i++) CK(cudaStreamCreateWithFlags(&d->stream[i], cudaStreamNonBlocking));
-    for (int i = 0; i < 4; i++) CK(cudaEventCreate(&d->ev[i]));
+    // cudaEventBlockingSync: a cudaEventSynchronize on them sleeps. Without it the
+    // wait for each partition's copies and NTTs spins whatever the context's flags say,
+    // a core taken from synthesis for the whole wait.
+    for (int i = 0; i < 4; i++) CK(cudaEventCreateWithFlags(&d->ev[i], cudaEventBlockingSync));
+    for (int i = 0; i < 10; i++) CK(cudaEventCreateWithFlags(&d->ev_msm[i], cudaEventBlockingSync));
+    CK(cudaEventCreateWithFlags(&d->ev_anchor, cudaEventDefault)); // polled, never waited on
     // Keep freed stream-ordered memory in the pool between calls (each MSM's scratch
     // would otherwise be unmapped and mapped again). Reserved pool memory counts as used
     // in cudaMemGetInfo: gpu_mem_info and a failing circuit load trim the pool first.
@@ -310,21 +318,27 @@ static int ev_ms(cudaEvent_t a, cudaEvent_t b, float *ms, char *err, size_t errl
 
 // One MSM on the gpu_dev's second stream in a thread of its own (prove_impl). The thread
 // is joined by join() or, on an early return of the caller, by the destructor: declared
-// after the device buffers it reads, it goes first.
+// after the device buffers it reads, it goes first, and on any error (of this MSM or
+// of the first stream's) it waits for both streams, so that no kernel still reads a
+// buffer when the DevBufs free it.
 struct G2Side {
     std::thread th;
+    gpu_dev *dev = nullptr;
     int rc = 0;
+    bool ok = false; // set by the caller once both streams are known idle
     double el = 0;
     char err[512] = "";
     void start(gpu_dev *d, enum curve_id g, uint64_t *out, const uint64_t *bases, const uint64_t *scalars,
-               size_t count, unsigned share)
+               size_t count, unsigned share, cudaEvent_t ev_begin, cudaEvent_t ev_done)
     {
+        dev = d;
         th = std::thread([=] {
             double t0 = os_now_s();
             cudaError_t e = cudaSetDevice(d->ordinal); // the current device is per host thread
-            rc = e != cudaSuccess
-                ? gpu_fail(e, "cudaSetDevice", err, sizeof err)
-                : gpu_msm_device(g, out, bases, scalars, count, share, d->stream[1], err, sizeof err);
+            if (e == cudaSuccess) e = cudaEventRecord(ev_begin, d->stream[1]);
+            rc = e != cudaSuccess ? gpu_fail(e, "cudaSetDevice/cudaEventRecord (G2 side)", err, sizeof err)
+                                  : gpu_msm_device(g, out, bases, scalars, count, share, d->stream[1],
+                                                   ev_done, err, sizeof err);
             el = os_now_s() - t0;
         });
     }
@@ -335,17 +349,42 @@ struct G2Side {
     ~G2Side()
     {
         join();
+        if (dev && !ok) {
+            (void)cudaStreamSynchronize(dev->stream[1]);
+            (void)cudaStreamSynchronize(dev->stream[0]);
+            (void)cudaGetLastError(); // the error being returned is the caller's
+        }
     }
 };
 
+// Milliseconds from event a to event b, both complete (b may precede a: negative).
+static int ev_since(cudaEvent_t a, cudaEvent_t b, double *ms, char *err, size_t errlen)
+{
+    float f = 0;
+    CK(cudaEventElapsedTime(&f, a, b));
+    *ms = f;
+    return 0;
+}
+
 static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
                       const uint64_t *b, const uint64_t *cc, void (**release)(void *), void *arg,
-                      groth16_raw *raw, groth16_timings *t, double *device_s, char *err, size_t errlen)
+                      groth16_raw *raw, groth16_timings *t, gpu_prove_times *pt, char *err, size_t errlen)
 {
     cudaStream_t s = d->stream[0];
     const size_t n = z->domain_size, vb = (size_t)n * 32, npriv = z->nvars - z->npublic - 1;
     const enum field_id f = z->Fr->id;
     float ms_copy = 0, ms_ntt = 0;
+    // The anchor: the stream is idle (the last call was synchronous), so the event
+    // completes at once; polled, not waited on, so the host's reading follows the
+    // device's timestamp by microseconds. Every event below is placed on the host's
+    // clock as anchor_ns + its time since the anchor (float milliseconds: exact to well
+    // under a microsecond over a partition's seconds).
+    CK(cudaEventRecord(d->ev_anchor, s));
+    cudaError_t q;
+    while ((q = cudaEventQuery(d->ev_anchor)) == cudaErrorNotReady) {
+    }
+    CK(q);
+    const uint64_t anchor_ns = os_now_ns();
     DevBuf da, db, dc, dv;
     CK(da.alloc(vb, s));
     CK(db.alloc(vb, s));
@@ -375,6 +414,10 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
     dc.release();
     double dev = (ms_copy + ms_ntt) / 1e3;
     if (t) t->ntt += ms_ntt / 1e3;
+    if (pt) {
+        pt->copy_s = ms_copy / 1e3;
+        pt->ntt_s = ms_ntt / 1e3;
+    }
 
     const uint64_t *vals = dv.as<uint64_t>();
     struct {
@@ -397,22 +440,25 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
     // when the free memory gives both MSMs their whole chunk with the device's memory
     // shared by twice the lanes (gmsm_chunk_points); otherwise one after the other.
     size_t fr = 0, tot = 0;
-    CK(cudaMemGetInfo(&fr, &tot));
+    CK(gpu_free_bytes(&fr, &tot));
     const size_t want = z->nvars < GMSM_MAX_CHUNK ? z->nvars : GMSM_MAX_CHUNK;
     const unsigned share = 2 * d->lanes;
     const bool overlap = gmsm_chunk_points(ec_cl_id(z->g1->id), z->nvars, fr, share) == want &&
         gmsm_chunk_points(ec_cl_id(z->g2->id), z->nvars, fr, share) == want;
     G2Side g2;
-    if (overlap) g2.start(d, jobs[2].g, jobs[2].out, jobs[2].bases, jobs[2].scalars, jobs[2].count, share);
+    if (overlap)
+        g2.start(d, jobs[2].g, jobs[2].out, jobs[2].bases, jobs[2].scalars, jobs[2].count, share,
+                 d->ev_msm[4], d->ev_msm[5]);
     for (auto &j : jobs) {
-        if (overlap && &j == &jobs[2]) continue;
+        const int k = (int)(&j - jobs);
+        if (overlap && k == 2) continue;
         double t0 = os_now_s();
-        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s, err,
-                                 errlen)))
-            return rc;               // g2's destructor joins the other thread before dv is freed
-        double el = os_now_s() - t0; // synchronous: wall time of the device work plus small host steps
-        if (j.slot) *j.slot += el;
-        dev += el;
+        CK(cudaEventRecord(d->ev_msm[2 * k], s));
+        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s,
+                                 d->ev_msm[2 * k + 1], err, errlen)))
+            return rc; // g2's destructor joins the other thread and waits for both streams
+        // synchronous: host wall time of the call (the device's part is the event pair)
+        if (j.slot) *j.slot += os_now_s() - t0;
     }
     if (overlap) {
         g2.join();
@@ -421,17 +467,36 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
             return g2.rc;
         }
         if (jobs[2].slot) *jobs[2].slot += g2.el;
-        dev += g2.el; // overlapped: device_s may exceed the wall time of the partition
     }
-    if (device_s) *device_s = dev;
+    g2.ok = true; // both streams idle: every MSM returned after its final synchronize
+    // Each MSM's event pair, and the partition's span: its first copy to the latest
+    // MSM's last device-to-host copy (the G2 one may end last, on the other stream).
+    double begin_ms = 0, end_ms = 0;
+    if ((rc = ev_since(d->ev_anchor, d->ev[0], &begin_ms, err, errlen))) return rc;
+    end_ms = begin_ms;
+    for (int k = 0; k < 5; k++) {
+        double b_ms = 0, e_ms = 0;
+        if ((rc = ev_since(d->ev_anchor, d->ev_msm[2 * k], &b_ms, err, errlen)) ||
+            (rc = ev_since(d->ev_anchor, d->ev_msm[2 * k + 1], &e_ms, err, errlen)))
+            return rc;
+        if (pt) pt->msm_kernel_s[k] = (e_ms - b_ms) / 1e3;
+        dev += (e_ms - b_ms) / 1e3; // overlapped: device_s may exceed the partition's span
+        if (e_ms > end_ms) end_ms = e_ms;
+    }
+    if (pt) {
+        pt->begin_ns = anchor_ns + (uint64_t)(begin_ms > 0 ? begin_ms * 1e6 : 0);
+        pt->end_ns = anchor_ns + (uint64_t)(end_ms > 0 ? end_ms * 1e6 : 0);
+        pt->device_s = dev;
+    }
     return 0;
 }
 
 extern "C" int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *values, const uint64_t *a,
                          const uint64_t *b, const uint64_t *cc, void (*release)(void *), void *arg,
-                         groth16_raw *raw, groth16_timings *t, double *device_s, char *err, size_t errlen)
+                         groth16_raw *raw, groth16_timings *t, gpu_prove_times *pt, char *err, size_t errlen)
 {
     int rc;
+    if (pt) memset(pt, 0, sizeof *pt);
     cudaError_t e = cudaSetDevice(d->ordinal);
     if (e != cudaSuccess)
         rc = gpu_fail(e, "cudaSetDevice", err, errlen);
@@ -439,7 +504,7 @@ extern "C" int gpu_prove(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_
         snprintf(err, errlen, "GPU prove: %s", c ? "scalars are not 32 bytes" : "circuit not loaded");
         rc = -CUZK_E_INTERNAL;
     } else {
-        rc = prove_impl(d, c, z, values, a, b, cc, &release, arg, raw, t, device_s, err, errlen);
+        rc = prove_impl(d, c, z, values, a, b, cc, &release, arg, raw, t, pt, err, errlen);
     }
     if (release) { // failed before the copies completed: wait for any in flight, then release once
         (void)cudaStreamSynchronize(d->stream[0]);
@@ -465,8 +530,8 @@ static int msm_impl(gpu_dev *d, const curve_group *G, uint64_t *result, const ui
         CK(cudaMemcpyAsync(ds.p, scalars, count * 32, cudaMemcpyHostToDevice, s));
     }
     CK(cudaEventRecord(d->ev[1], s));
-    int rc =
-        gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, d->lanes, s, err, errlen);
+    int rc = gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, d->lanes, s, nullptr,
+                            err, errlen);
     if (rc) return rc;
     // device times from events on the stream (the MSM's own host steps between its
     // launches are inside the kernel figure: they delay the stream too)
@@ -520,4 +585,43 @@ extern "C" int gpu_ntt(gpu_dev *d, const field_desc *Fr, unsigned lg, uint64_t *
     if ((rc = ev_ms(d->ev[0], d->ev[1], &ms, err, errlen))) return rc;
     if (kernel_ms) *kernel_ms = ms;
     return 0;
+}
+
+// One host-to-device copy of bytes, event-timed: from pinned memory (what the pool's
+// registered buffers give a partition's copies) or from malloc'd memory (staged by the
+// driver through its own pinned buffers).
+static int h2d_impl(gpu_dev *d, size_t bytes, int pinned, double *gbps, void **host, char *err, size_t errlen)
+{
+    cudaStream_t s = d->stream[0];
+    if (pinned) {
+        CK(cudaMallocHost(host, bytes));
+    } else if (!(*host = malloc(bytes))) {
+        snprintf(err, errlen, "h2d: out of host memory for %zu bytes", bytes);
+        return -CUZK_E_INTERNAL;
+    }
+    memset(*host, 0x5a, bytes); // touched: no page faults inside the timed copy
+    DevBuf dst;
+    CK(dst.alloc(bytes, s));
+    CK(cudaEventRecord(d->ev[0], s));
+    CK(cudaMemcpyAsync(dst.p, *host, bytes, cudaMemcpyHostToDevice, s));
+    CK(cudaEventRecord(d->ev[1], s));
+    float ms = 0;
+    int rc;
+    if ((rc = ev_ms(d->ev[0], d->ev[1], &ms, err, errlen))) return rc;
+    *gbps = ms > 0 ? (double)bytes / (ms * 1e6) : 0;
+    return 0;
+}
+
+extern "C" int gpu_h2d_bandwidth(gpu_dev *d, size_t bytes, int pinned, double *gbps, char *err, size_t errlen)
+{
+    CK(cudaSetDevice(d->ordinal));
+    void *host = nullptr;
+    int rc = h2d_impl(d, bytes, pinned, gbps, &host, err, errlen);
+    if (host) {
+        if (pinned)
+            (void)cudaFreeHost(host);
+        else
+            free(host);
+    }
+    return rc;
 }

@@ -8,7 +8,14 @@
 #include "cuda_util.h"
 #include "msm_logic.h"
 
+/* Threads per block of the per-item kernels (digits, run starts, heads, scatter): each
+ * thread works alone (no shared memory, no block-wide step), so any multiple of the
+ * warp size up to the hardware's 1024 is correct; 256 keeps 8 blocks resident per SM on
+ * sm_80/sm_90 (2048 threads) with room for the register use of the G2 scatter. */
 #define GMSM_BLOCK 256u
+#if GMSM_BLOCK < 32 || GMSM_BLOCK > 1024 || GMSM_BLOCK % 32
+#error "GMSM_BLOCK: a multiple of the warp size (32), at most 1024 threads per block"
+#endif
 
 // ---- kernels: one thread each, bounds-checked, calling the logic ----------------
 
@@ -85,7 +92,7 @@ static __global__ void k_window_tree(size_t nt, uint32_t nr, uint32_t half, uint
 
 template <int G>
 static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                     cudaStream_t s, char *err, size_t errlen)
+                     cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = ec_cl_id(g), c = gmsm_window_bits(count), nwin = gmsm_nwin(c);
@@ -224,6 +231,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
     }
     uint64_t hwin[(256 / 4 + 1) * EC_MAX_JAC];
     CK(cudaMemcpyAsync(hwin, win.p, (size_t)nwin * jac, cudaMemcpyDeviceToHost, s));
+    if (done) CK(cudaEventRecord(done, s)); // the device's last step (the host combines below)
     CK(cudaStreamSynchronize(s));
     // 6: windows on the host
     gmsm_combine(g, c, hwin, result);
@@ -232,22 +240,26 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 
 template <int G>
 static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                   unsigned lanes, cudaStream_t s, char *err, size_t errlen)
+                   unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = ec_cl_id(g);
     ec_jac_set_inf_id(g, result);
-    if (count == 0) return 0;
+    if (count == 0) {
+        if (done) CK(cudaEventRecord(done, s));
+        return 0;
+    }
     // chunk: at most 2^24 points, and this caller's share of the free device memory
     // (gmsm_chunk_points: the lanes of one device read the same figure and must not
     // each take 70% of it)
     size_t fr = 0, tot = 0;
-    CK(cudaMemGetInfo(&fr, &tot));
+    CK(gpu_free_bytes(&fr, &tot));
     size_t chunk = gmsm_chunk_points(cl, count, fr, lanes);
     for (size_t lo = 0; lo < count; lo += chunk) {
         size_t m = count - lo < chunk ? count - lo : chunk;
         uint64_t part[EC_MAX_JAC];
-        int rc = msm_chunk<G>(part, bases + lo * 2 * cl, scalars + lo * GMSM_SCALAR_LIMBS, m, s, err, errlen);
+        int rc = msm_chunk<G>(part, bases + lo * 2 * cl, scalars + lo * GMSM_SCALAR_LIMBS, m, s, done, err,
+                              errlen);
         if (rc) return rc;
         ec_add_id(g, result, result, part);
     }

@@ -36,6 +36,22 @@
 #define GMSM_NEG          (1u << 31) /* value bit: subtract the base */
 #define GMSM_SCALAR_LIMBS 4          /* scalars are 32 bytes */
 #define GMSM_MAX_C        16u
+/* GMSM_SEG: a thread adds GMSM_SEG points of one bucket's run in sequence, then the
+ * partial sums are added again level by level: larger segments mean fewer levels and
+ * launches but longer serial chains in a popular bucket (witness-like scalars put
+ * most digits in a few buckets); 32 keeps a level's serial chain at a warp's width.
+ * At least 2 (a level must shrink the run) and at most 1024 (one block's threads). */
+#if GMSM_SEG < 2 || GMSM_SEG > 1024
+#error "GMSM_SEG: 2 .. 1024 items per thread and level"
+#endif
+/* GMSM_MAX_C: the widest window. A key is window · 2^(c-1) + bucket and must stay
+ * below GMSM_NEG (2^31) with 256/c + 1 windows, and a window's 2^(c-1) buckets of
+ * jacobian points (G2 BLS12-381: 288 bytes each) are scratch per chunk: at 16 (2^15
+ * buckets a window) one bit more would double that scratch to save one window in
+ * seventeen. */
+#if GMSM_MAX_C < 4 || GMSM_MAX_C > 20
+#error "GMSM_MAX_C: 4 .. 20 bits (keys below 2^31, bucket scratch per window)"
+#endif
 
 /* Window width for a chunk of `count` points: ~2^c buckets against count points;
  * capped at 16 so a window's keys and buckets stay small (2^15 buckets). */

@@ -6,7 +6,14 @@
 #include "cuda_util.h"
 #include "ntt_logic.h"
 
+/* Threads per block of the NTT's element-wise kernels (bit reversal, butterflies of
+ * one stage, coset scaling, h): each thread works alone, so any warp multiple up to
+ * 1024 is correct; 256 gives full occupancy on sm_80/sm_90 for these register-light
+ * kernels, which are bound by memory bandwidth, not by the block shape. */
 #define GNTT_THREADS 256u
+#if GNTT_THREADS < 32 || GNTT_THREADS > 1024 || GNTT_THREADS % 32
+#error "GNTT_THREADS: a multiple of the warp size (32), at most 1024 threads per block"
+#endif
 
 struct fe4p {
     uint64_t l[4]; // a field element passed by value to a kernel
@@ -99,9 +106,11 @@ static int tables_build(gpu_ntt_tables *t, const field_desc *Fr, unsigned lg, ui
         tables_host<FIELD_ID_BN254_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
     else
         tables_host<FIELD_ID_BLS12_381_FR>(tw, twi, cs, omega, omega_inv, coset, t->ninv, lg);
-    CK(cudaMalloc(&t->tw, 32 * n));
-    CK(cudaMalloc(&t->twi, 32 * n));
-    CK(cudaMalloc(&t->cs, 32 * n));
+    // the pool's idle reserve trimmed and one more try on out-of-memory, before the
+    // caller evicts a circuit for room
+    CK(gpu_malloc_trim((void **)&t->tw, 32 * n));
+    CK(gpu_malloc_trim((void **)&t->twi, 32 * n));
+    CK(gpu_malloc_trim((void **)&t->cs, 32 * n));
     int rc;
     if ((rc = gpu_upload(t->tw, tw, 32 * n, s, err, errlen)) ||
         (rc = gpu_upload(t->twi, twi, 32 * n, s, err, errlen)) ||
