@@ -36,6 +36,11 @@ static const char usage_text[] =
     "                     (the zkey alone cannot tell an unsatisfying witness)\n"
     "  --no-verify        do not verify the proof before writing it (by default a proof\n"
     "                     that fails the pairing check is not written: exit 8)\n"
+    "  --sync             make the outputs durable before exiting (fdatasync of both\n"
+    "                     files, one fsync of their directory). By default, as\n"
+    "                     rapidsnark, they are published by temp file + rename (never\n"
+    "                     seen half written) with no sync: a machine crash soon after\n"
+    "                     may lose them\n"
     "  --insecure-seed N  TESTS ONLY: derive the blinding r, s from N. A proof with\n"
     "                     known r, s reveals the witness; never use it for real proofs.\n"
     "  --insecure-rs R,S  TESTS ONLY: use these decimal r, s (same warning)\n";
@@ -106,10 +111,11 @@ int prove_local_main(int argc, char **argv)
         CUZK_OPT_HELP,
         { "no-verify", no_argument, NULL, 'V' },
         { "witness-gen", required_argument, NULL, 'g' },
+        { "sync", no_argument, NULL, 'Y' },
         { NULL, 0, NULL, 0 },
     };
     unsigned threads = 0;
-    bool timings = false, have_seed = false, verify = true;
+    bool timings = false, have_seed = false, verify = true, sync = false;
     const char *r1cs_path = NULL, *rs_arg = NULL, *gen_path = NULL;
     unsigned long long seed = 0;
     int c;
@@ -125,6 +131,7 @@ int prove_local_main(int argc, char **argv)
             break;
         case 'T': timings = true; break;
         case 'V': verify = false; break;
+        case 'Y': sync = true; break;
         case 'r': r1cs_path = optarg; break;
         case 'g': gen_path = optarg; break;
         case 'S':
@@ -249,9 +256,7 @@ int prove_local_main(int argc, char **argv)
     }
     double t_verify = os_now_s() - t1;
     t1 = os_now_s();
-    if ((rc = groth16_write_proof(&z, &proof, proof_path, err, sizeof err)) != 0 ||
-        (rc = groth16_write_public(&z, w.values, public_path, err, sizeof err)) != 0) {
-        unlink(proof_path);
+    if ((rc = groth16_write_pair(&z, &proof, w.values, proof_path, public_path, sync, err, sizeof err)) != 0) {
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
         goto out;
     }
