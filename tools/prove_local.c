@@ -76,15 +76,11 @@ static int output_probe(const char *path, char *err, size_t errlen)
 static int self_verify(const zkey *z, const uint8_t *values, const groth16_proof *proof, char *err,
                        size_t errlen)
 {
-    groth16_vk vk;
-    int rc = groth16_vk_from_zkey(&vk, z, err, errlen);
-    if (rc) return rc;
-    rc = groth16_verify_witness(&vk, z, values, proof, err, errlen);
+    int rc = groth16_self_check(z, values, proof, err, errlen);
     if (rc == -CUZK_E_UNSATISFIED) {
         size_t n = strlen(err);
         snprintf(err + n, errlen - n, "; nothing written (--r1cs FILE names the first failing constraint)");
     }
-    groth16_vk_free(&vk);
     return rc;
 }
 
