@@ -135,7 +135,7 @@ static void synth_part(void *arg, unsigned part, unsigned nparts)
 int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                   unsigned threads, groth16_timings *t)
 {
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     const size_t n = z->domain_size;
     struct synth_job j = { .z = z, .values = values, .a = a, .b = b, .c = c, .n = n };
 
@@ -147,7 +147,10 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
     if (threads > n / SYNTH_MIN_ROWS_PER_THREAD)
         threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
     workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
-    if (t) t->matvec += os_now_s() - t0;
+    if (t) {
+        t->matvec += os_now_s() - t0;
+        t->cpu.matvec += os_cpu_s() - c0;
+    }
     return 0;
 }
 
@@ -173,7 +176,7 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     const size_t n = z->domain_size;
     const ntt_domain *d;
 
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     int rc = ntt_domain_acquire(Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
     if (rc) return rc;
     ntt_to_odd_coset(d, a, threads);
@@ -187,7 +190,10 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     else
 #endif
         FR_DISPATCH(Fr, h_impl, a, b, c, n);
-    if (t) t->ntt += os_now_s() - t0;
+    if (t) {
+        t->ntt += os_now_s() - t0;
+        t->cpu.ntt += os_cpu_s() - c0;
+    }
     return 0;
 }
 
@@ -204,32 +210,40 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
         uint64_t *out;
         const uint8_t *bases, *scalars;
         size_t count;
-        double *slot;
+        double *slot, *cpu;
         size_t first; /* A, B1, B2, C: the witness split's entry of scalars[0] */
     } jobs[] = {
-        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL, 0 },
-        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL, 0 },
-        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL, 0 },
-        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL, z->npublic + 1 },
-        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL, 0 },
+        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL, t ? &t->cpu.msm_a : NULL, 0 },
+        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL, t ? &t->cpu.msm_b1 : NULL, 0 },
+        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL, t ? &t->cpu.msm_b2 : NULL, 0 },
+        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL,
+          t ? &t->cpu.msm_c : NULL, z->npublic + 1 },
+        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL, t ? &t->cpu.msm_h : NULL, 0 },
     };
     /* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
      * NULL when GLV does not apply, and each MSM then runs as msm_run). Its time
      * counts to msm A. */
     msm_split *sp = NULL;
-    double s0 = os_now_s();
+    double s0 = os_now_s(), c0 = os_cpu_s();
     rc = msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads);
     if (rc) return rc;
-    if (t) t->msm_a += os_now_s() - s0;
+    if (t) {
+        t->msm_a += os_now_s() - s0;
+        t->cpu.msm_a += os_cpu_s() - c0;
+    }
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
         s0 = os_now_s();
+        c0 = os_cpu_s();
         if (k < 4)
             rc = msm_run_split(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, sp,
                                jobs[k].first, threads);
         else
             rc = msm_run(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, threads);
         if (rc) break;
-        if (jobs[k].slot) *jobs[k].slot += os_now_s() - s0;
+        if (jobs[k].slot) {
+            *jobs[k].slot += os_now_s() - s0;
+            *jobs[k].cpu += os_cpu_s() - c0;
+        }
         if (k == 3) { /* H's MSM, the last, makes the memory peak: the split is gone by then */
             msm_split_free(sp);
             sp = NULL;
@@ -320,9 +334,12 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     b = c = NULL;
     rc = groth16_msms(z, w->values, a, raw, threads, t);
     if (rc) goto out;
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     groth16_finalize(z, raw, bl, out);
-    if (t) t->finalize += os_now_s() - t0;
+    if (t) {
+        t->finalize += os_now_s() - t0;
+        t->cpu.finalize += os_cpu_s() - c0;
+    }
 out:
     if (rc) snprintf(err, errlen, "proving failed: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
     free(a);

@@ -21,6 +21,12 @@
  * individual steps). */
 typedef struct groth16_timings {
     double matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, finalize;
+    /* The same steps' process CPU seconds (all threads, user + sys; os_cpu_ns): the
+     * figure that a loaded machine's waits for a core do not stretch. Filled by the
+     * CPU prover (groth16_synth, groth16_compute, groth16_prove), not by a device. */
+    struct groth16_cpu_times {
+        double matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, finalize;
+    } cpu;
 } groth16_timings;
 
 /* The five MSM results before blinding, jacobian Montgomery. */
