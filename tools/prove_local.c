@@ -240,6 +240,12 @@ int prove_local_main(int argc, char **argv)
      * at 2^18) would only be held through the MSMs, where the memory peak is, until exit.
      * The daemon's worker keeps its cache (--precompute-mb). */
     ntt_cache_set_budget(0);
+    /* The CPU count once: left at 0, each NTT and MSM call would read it again
+     * (sysconf opens /sys/devices/system/cpu/online: 10 opens a proof). */
+    if (threads == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (unsigned)cpus : 1;
+    }
     groth16_proof proof;
     if ((rc = groth16_prove(&z, &w, &bl, &proof, threads, &t, err, sizeof err)) != 0) {
         code = cuzk_cmd_fail(&cmd, rc, "%s", err);
