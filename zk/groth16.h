@@ -3,7 +3,8 @@
  *   groth16_synth      a, b, c = A·w, B·w, a∘b on the domain (synth stage; spec §4.1)
  *   groth16_compute    odd-coset NTTs, h, the five MSMs (worker stage; §4.2-4.4)
  *   groth16_finalize   blinding with r, s and affine conversion (finalizer; §4.5-4.6)
- *   groth16_write_*    proof.json / public.json, published by temp + fsync + rename (§6)
+ *   groth16_write_*    proof.json / public.json, published by temp + sync + rename (§6;
+ *                      groth16_write_pair: the sync optional)
  *
  * groth16_prove runs all of them in one process (what `cuzk prove-local` does). */
 #ifndef CUZK_GROTH16_H
