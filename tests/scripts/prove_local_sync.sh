@@ -24,7 +24,12 @@ prove() {
 count() { grep -c "^[0-9]* *$1(" "$tmp/log" || true; }
 # the calls in order, one word a line (fdatasync, fsync, rename)
 order() { sed -n 's/^[0-9]* *\(fdatasync\|fsync\|rename\)[a-z0-9]*(.*/\1/p' "$tmp/log" | tr '\n' ' '; }
-no_temps() { ! ls "$@" 2>/dev/null | grep -q '\.tmp\.' || fail "a temp file is left in $*"; }
+no_temps() {
+  local f
+  for f in "$@"; do
+    if compgen -G "$f/*.tmp.*" >/dev/null; then fail "a temp file is left in $f"; fi
+  done
+}
 
 prove "$tmp/p.json" "$tmp/pub.json"
 [ "$(count fsync)$(count fdatasync)" = 00 ] || fail "default: $(order)(expected no sync)"
