@@ -25,11 +25,20 @@ DIR *os_dir_stream(int dfd);
  * reader of the clock in the tree: every deadline, futex wait, stage timing and stats
  * stamp is on it, so any two of them compare. */
 uint64_t os_now_ns(void);
+/* This process's CPU time, all its threads, user + system (CLOCK_PROCESS_CPUTIME_ID:
+ * a system call, ~0.5 us; for step accounting, not for hot loops). */
+uint64_t os_cpu_ns(void);
 
 /* The same clock in seconds, for the timings a program prints. */
 static inline double os_now_s(void)
 {
     return (double)os_now_ns() * 1e-9;
+}
+
+/* os_cpu_ns in seconds. */
+static inline double os_cpu_s(void)
+{
+    return (double)os_cpu_ns() * 1e-9;
 }
 
 /* The CLOCK_MONOTONIC instant ms from now, as a timespec: the absolute deadline of a

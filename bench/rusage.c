@@ -53,7 +53,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "rusage: %s: %s\n", argv[1], strerror(errno));
         return 127;
     }
-    fprintf(f, "%.3f %.3f %.3f %ld\n", wall, secs(ru.ru_utime), secs(ru.ru_stime), ru.ru_maxrss);
+    fprintf(f, "%.4f %.4f %.4f %ld\n", wall, secs(ru.ru_utime), secs(ru.ru_stime), ru.ru_maxrss);
     fclose(f);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);

@@ -135,7 +135,7 @@ static void synth_part(void *arg, unsigned part, unsigned nparts)
 int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                   unsigned threads, groth16_timings *t)
 {
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     const size_t n = z->domain_size;
     struct synth_job j = { .z = z, .values = values, .a = a, .b = b, .c = c, .n = n };
 
@@ -147,7 +147,10 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
     if (threads > n / SYNTH_MIN_ROWS_PER_THREAD)
         threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
     workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
-    if (t) t->matvec += os_now_s() - t0;
+    if (t) {
+        t->matvec += os_now_s() - t0;
+        t->cpu.matvec += os_cpu_s() - c0;
+    }
     return 0;
 }
 
@@ -173,7 +176,7 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     const size_t n = z->domain_size;
     const ntt_domain *d;
 
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     int rc = ntt_domain_acquire(Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
     if (rc) return rc;
     ntt_to_odd_coset(d, a, threads);
@@ -187,7 +190,10 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     else
 #endif
         FR_DISPATCH(Fr, h_impl, a, b, c, n);
-    if (t) t->ntt += os_now_s() - t0;
+    if (t) {
+        t->ntt += os_now_s() - t0;
+        t->cpu.ntt += os_cpu_s() - c0;
+    }
     return 0;
 }
 
@@ -204,32 +210,40 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
         uint64_t *out;
         const uint8_t *bases, *scalars;
         size_t count;
-        double *slot;
+        double *slot, *cpu;
         size_t first; /* A, B1, B2, C: the witness split's entry of scalars[0] */
     } jobs[] = {
-        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL, 0 },
-        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL, 0 },
-        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL, 0 },
-        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL, z->npublic + 1 },
-        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL, 0 },
+        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL, t ? &t->cpu.msm_a : NULL, 0 },
+        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL, t ? &t->cpu.msm_b1 : NULL, 0 },
+        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL, t ? &t->cpu.msm_b2 : NULL, 0 },
+        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL,
+          t ? &t->cpu.msm_c : NULL, z->npublic + 1 },
+        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL, t ? &t->cpu.msm_h : NULL, 0 },
     };
     /* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
      * NULL when GLV does not apply, and each MSM then runs as msm_run). Its time
      * counts to msm A. */
     msm_split *sp = NULL;
-    double s0 = os_now_s();
+    double s0 = os_now_s(), c0 = os_cpu_s();
     rc = msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads);
     if (rc) return rc;
-    if (t) t->msm_a += os_now_s() - s0;
+    if (t) {
+        t->msm_a += os_now_s() - s0;
+        t->cpu.msm_a += os_cpu_s() - c0;
+    }
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
         s0 = os_now_s();
+        c0 = os_cpu_s();
         if (k < 4)
             rc = msm_run_split(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, sp,
                                jobs[k].first, threads);
         else
             rc = msm_run(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, threads);
         if (rc) break;
-        if (jobs[k].slot) *jobs[k].slot += os_now_s() - s0;
+        if (jobs[k].slot) {
+            *jobs[k].slot += os_now_s() - s0;
+            *jobs[k].cpu += os_cpu_s() - c0;
+        }
         if (k == 3) { /* H's MSM, the last, makes the memory peak: the split is gone by then */
             msm_split_free(sp);
             sp = NULL;
@@ -320,9 +334,12 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     b = c = NULL;
     rc = groth16_msms(z, w->values, a, raw, threads, t);
     if (rc) goto out;
-    double t0 = os_now_s();
+    double t0 = os_now_s(), c0 = os_cpu_s();
     groth16_finalize(z, raw, bl, out);
-    if (t) t->finalize += os_now_s() - t0;
+    if (t) {
+        t->finalize += os_now_s() - t0;
+        t->cpu.finalize += os_cpu_s() - c0;
+    }
 out:
     if (rc) snprintf(err, errlen, "proving failed: %s", rc == -ENOMEM ? "out of memory" : strerror(-rc));
     free(a);
@@ -335,31 +352,37 @@ out:
 /* ---- output (§6) ------------------------------------------------------------ */
 
 /* One output being published: its directory (an fd, so nothing below re-resolves
- * the path), its final name and its temp name in that directory. */
+ * the path), its final name and its temp name in that directory, and the temp file's
+ * fd while its data is on the way to the disk (out_prepare to out_sync). */
 typedef struct {
-    int dfd;
+    int dfd, fd;
     char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
     const char *path;
 } out_file;
 
 static void out_close(out_file *o)
 {
+    if (o->fd >= 0) close(o->fd);
+    o->fd = -1;
     if (o->dfd >= 0) close(o->dfd);
     o->dfd = -1;
 }
 
 /* Write text to a new temp file next to path, created relative to its directory's fd
  * with O_EXCL|O_NOFOLLOW (a name planted there, symlink or not, is refused, never
- * followed or truncated), and fsync it. wt (may be NULL) gets the times. */
-static int out_prepare(out_file *o, const char *path, const char *text, long tag_pid, groth16_write_times *wt,
-                       char *err, size_t errlen)
+ * followed or truncated). With sync, the file's writeback is started
+ * (sync_file_range, which does not wait) and its fd kept for out_sync: two files
+ * written back side by side wait for the disk once, not twice in turn. Without, the
+ * fd is closed. wt (may be NULL) gets the times. */
+static int out_prepare(out_file *o, const char *path, const char *text, long tag_pid, bool sync,
+                       groth16_write_times *wt, char *err, size_t errlen)
 {
-    uint64_t t0 = os_now_ns(), t1;
+    uint64_t t0 = os_now_ns();
     const char *slash = strrchr(path, '/');
     char dir[PATH_MAX];
     int fd = -1;
 
-    o->dfd = -1;
+    o->dfd = o->fd = -1;
     o->tmp[0] = '\0';
     o->path = path;
     if (slash) {
@@ -413,20 +436,17 @@ static int out_prepare(out_file *o, const char *path, const char *text, long tag
         }
         off += (size_t)k;
     }
-    t1 = os_now_ns();
-    if (fsync(fd) != 0) {
-        snprintf(err, errlen, "cannot write %s: fsync: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (close(fd) != 0) {
+    if (sync) {
+        /* Only a hint: on a file system without it (EINVAL, ESPIPE) out_sync's
+         * fdatasync does the whole writeback. */
+        (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        o->fd = fd;
+    } else if (close(fd) != 0) {
         fd = -1;
         snprintf(err, errlen, "cannot write %s: close: %s", path, strerror(errno));
         goto fail;
     }
-    if (wt) {
-        wt->write_ns += t1 - t0;
-        wt->fsync_ns += os_now_ns() - t1;
-    }
+    if (wt) wt->write_ns += os_now_ns() - t0;
     return 0;
 fail:
     if (fd >= 0) close(fd);
@@ -442,6 +462,31 @@ static void out_abort(out_file *o)
     if (o->dfd >= 0 && o->tmp[0]) unlinkat(o->dfd, o->tmp, 0);
     o->tmp[0] = '\0';
     out_close(o);
+}
+
+/* Wait until a prepared temp file's data and size are on the disk (fdatasync: a new
+ * file's size is data to it; its timestamps are not needed to read it back), and
+ * close it. Nothing to do for a file prepared without sync. On failure the temp file
+ * is dropped. */
+static int out_sync(out_file *o, groth16_write_times *wt, char *err, size_t errlen)
+{
+    if (o->fd < 0) return 0;
+    uint64_t t0 = os_now_ns();
+    int fd = o->fd;
+    o->fd = -1;
+    if (fdatasync(fd) != 0) {
+        snprintf(err, errlen, "cannot write %s: fdatasync: %s", o->path, strerror(errno));
+        close(fd);
+        out_abort(o);
+        return -CUZK_E_OUTPUT;
+    }
+    if (close(fd) != 0) {
+        snprintf(err, errlen, "cannot write %s: close: %s", o->path, strerror(errno));
+        out_abort(o);
+        return -CUZK_E_OUTPUT;
+    }
+    if (wt) wt->fsync_ns += os_now_ns() - t0;
+    return 0;
 }
 
 /* Rename the temp file to its final name: only where that name is absent or a regular
@@ -489,12 +534,12 @@ static int out_commit(out_file *o, char *err, size_t errlen)
     return 0;
 }
 
-/* Publish one file: prepare + commit + directory fsync. */
+/* Publish one file: prepare + sync + commit + directory fsync. */
 static int publish_file(const char *path, const char *text, groth16_write_times *wt, char *err, size_t errlen)
 {
     out_file o;
-    int rc = out_prepare(&o, path, text, (long)getpid(), wt, err, errlen);
-    if (rc) return rc;
+    int rc = out_prepare(&o, path, text, (long)getpid(), true, wt, err, errlen);
+    if (rc || (rc = out_sync(&o, wt, err, errlen))) return rc;
     uint64_t t2 = os_now_ns();
     rc = out_commit(&o, err, errlen);
     if (!rc) fsync(o.dfd); /* make the rename durable */
@@ -639,29 +684,60 @@ int groth16_pair_texts(const zkey *z, const groth16_proof *p, const uint8_t *val
     return 0;
 }
 
-int groth16_publish_pair(const char *proof_path, const char *public_path, const char *ptext,
-                         const char *utext, long tag_pid, groth16_write_times *wt, char *err, size_t errlen)
+/* Whether two directory fds name one directory (then one fsync makes both renames
+ * durable). */
+static bool same_dir(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* groth16_publish_pair, durable or not. */
+static int publish_pair(const char *proof_path, const char *public_path, const char *ptext, const char *utext,
+                        long tag_pid, bool sync, groth16_write_times *wt, char *err, size_t errlen)
 {
     out_file po, uo;
-    /* Both temp files complete and fsync'd before either final name changes. */
-    int rc = out_prepare(&po, proof_path, ptext, tag_pid, wt, err, errlen);
+    /* Both temp files complete (and with sync on the disk) before either final name
+     * changes; their writebacks run side by side. */
+    int rc = out_prepare(&po, proof_path, ptext, tag_pid, sync, wt, err, errlen);
     if (rc) return rc;
-    rc = out_prepare(&uo, public_path, utext, tag_pid, wt, err, errlen);
+    rc = out_prepare(&uo, public_path, utext, tag_pid, sync, wt, err, errlen);
+    if (!rc && !(rc = out_sync(&po, wt, err, errlen))) rc = out_sync(&uo, wt, err, errlen);
     if (rc) {
         out_abort(&po);
+        out_abort(&uo);
         return rc;
     }
     uint64_t t2 = os_now_ns();
     rc = out_commit(&po, err, errlen);
     if (!rc && (rc = out_commit(&uo, err, errlen)))
         unlinkat(po.dfd, po.name, 0); /* never a proof.json whose public.json failed */
-    if (!rc) {
-        fsync(po.dfd); /* make the renames durable */
-        if (strcmp(proof_path, public_path)) fsync(uo.dfd);
+    if (!rc && sync) {
+        fsync(po.dfd); /* make the renames durable: one fsync when both share a directory */
+        if (!same_dir(po.dfd, uo.dfd)) fsync(uo.dfd);
     }
     if (!rc && wt) wt->rename_ns += os_now_ns() - t2;
     out_abort(&po);
     out_abort(&uo);
+    return rc;
+}
+
+int groth16_publish_pair(const char *proof_path, const char *public_path, const char *ptext,
+                         const char *utext, long tag_pid, groth16_write_times *wt, char *err, size_t errlen)
+{
+    return publish_pair(proof_path, public_path, ptext, utext, tag_pid, true, wt, err, errlen);
+}
+
+int groth16_write_pair(const zkey *z, const groth16_proof *p, const uint8_t *values, const char *proof_path,
+                       const char *public_path, bool sync, char *err, size_t errlen)
+{
+    char *ptext, *utext;
+    int rc = groth16_pair_texts(z, p, values, &ptext, &utext, NULL, err, errlen);
+
+    if (rc) return rc;
+    rc = publish_pair(proof_path, public_path, ptext, utext, (long)getpid(), sync, NULL, err, errlen);
+    free(ptext);
+    free(utext);
     return rc;
 }
 

@@ -3,7 +3,8 @@
  *   groth16_synth      a, b, c = A·w, B·w, a∘b on the domain (synth stage; spec §4.1)
  *   groth16_compute    odd-coset NTTs, h, the five MSMs (worker stage; §4.2-4.4)
  *   groth16_finalize   blinding with r, s and affine conversion (finalizer; §4.5-4.6)
- *   groth16_write_*    proof.json / public.json, published by temp + fsync + rename (§6)
+ *   groth16_write_*    proof.json / public.json, published by temp + sync + rename (§6;
+ *                      groth16_write_pair: the sync optional)
  *
  * groth16_prove runs all of them in one process (what `cuzk prove-local` does). */
 #ifndef CUZK_GROTH16_H
@@ -21,6 +22,12 @@
  * individual steps). */
 typedef struct groth16_timings {
     double matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, finalize;
+    /* The same steps' process CPU seconds (all threads, user + sys; os_cpu_ns): the
+     * figure that a loaded machine's waits for a core do not stretch. Filled by the
+     * CPU prover (groth16_synth, groth16_compute, groth16_prove), not by a device. */
+    struct groth16_cpu_times {
+        double matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, finalize;
+    } cpu;
 } groth16_timings;
 
 /* The five MSM results before blinding, jacobian Montgomery. */
@@ -72,7 +79,7 @@ int groth16_write_proof(const zkey *z, const groth16_proof *p, const char *path,
 int groth16_write_public(const zkey *z, const uint8_t *values, const char *path, char *err, size_t errlen);
 
 /* The same, adding each step's CLOCK_MONOTONIC nanoseconds to *wt (the finalizer's
- * accounting): text, write(2) of the temp file, its fsync(+close), rename + the
+ * accounting): text, write(2) of the temp file, its fdatasync(+close), rename + the
  * directory's fsync. Times are added only on success. */
 typedef struct groth16_write_times {
     uint64_t serialize_ns, write_ns, fsync_ns, rename_ns;
@@ -82,12 +89,22 @@ int groth16_write_proof_timed(const zkey *z, const groth16_proof *p, const char 
 int groth16_write_public_timed(const zkey *z, const uint8_t *values, const char *path,
                                groth16_write_times *wt, char *err, size_t errlen);
 /* Both outputs of one proof: each written in full to a temp file (O_EXCL|O_NOFOLLOW,
- * relative to its directory's fd) and fsync'd, then proof renamed, then public; a
+ * relative to its directory's fd) and fdatasync'd, then proof renamed, then public; a
  * final name that is not a regular file is refused. On failure no temp is left and no
  * public.json is published without its proof.json. */
 int groth16_write_pair_timed(const zkey *z, const groth16_proof *p, const uint8_t *values,
                              const char *proof_path, const char *public_path, groth16_write_times *wt,
                              char *err, size_t errlen);
+
+/* Both outputs as groth16_write_pair_timed, durable or not. With sync: each temp
+ * file's writeback started as it is written, both fdatasync'd, then renamed, then one
+ * fsync of their directory (of each, when they differ): 3 syncs. Without (prove-local's
+ * default, rapidsnark's behaviour): the same temp files and renames, so no reader ever
+ * sees a half-written file under a final name, but no sync: a crash of the machine (not
+ * of the process) soon after may lose them. Returns 0 or -CUZK_E_OUTPUT /
+ * -CUZK_E_INTERNAL with err; a failure leaves no file under a final name. */
+int groth16_write_pair(const zkey *z, const groth16_proof *p, const uint8_t *values, const char *proof_path,
+                       const char *public_path, bool sync, char *err, size_t errlen);
 
 /* groth16_write_pair_timed in two halves, for a caller that writes in another process
  * (the finalizer's out-dir writers, finalizer/out_writer.h): the two texts, malloc'd

@@ -60,8 +60,9 @@ static void vk_set_curve(groth16_vk *vk, const curve_group *g1, const curve_grou
 }
 
 /* The checks a key gets whatever its source: points on their curves, G2 ones in
- * the order-r subgroup (3 scalar multiplications, ~1 ms). */
-static int vk_check(const groth16_vk *vk, const char *src, char *err, size_t errlen)
+ * the order-r subgroup (3 scalar multiplications, ~1 ms; not with subgroups false:
+ * groth16_self_check's fast path). */
+static int vk_check(const groth16_vk *vk, const char *src, bool subgroups, char *err, size_t errlen)
 {
     const unsigned n = vk->Fq->n;
     const struct {
@@ -77,7 +78,7 @@ static int vk_check(const groth16_vk *vk, const char *src, char *err, size_t err
             snprintf(err, errlen, "%s: %s is not a point of the curve", src, pts[i].name);
             return -CUZK_E_FORMAT;
         }
-        if (pts[i].G->deg == 2 && !pairing_in_subgroup(pts[i].G, pts[i].p)) {
+        if (subgroups && pts[i].G->deg == 2 && !pairing_in_subgroup(pts[i].G, pts[i].p)) {
             snprintf(err, errlen, "%s: %s is on the twist but not in the order-r subgroup G2", src,
                      pts[i].name);
             return -CUZK_E_FORMAT;
@@ -92,7 +93,7 @@ static int vk_check(const groth16_vk *vk, const char *src, char *err, size_t err
     return 0;
 }
 
-int groth16_vk_from_zkey(groth16_vk *vk, const zkey *z, char *err, size_t errlen)
+static int vk_from_zkey(groth16_vk *vk, const zkey *z, bool subgroups, char *err, size_t errlen)
 {
     const size_t aff = 2 * (size_t)z->Fq->n; /* G1 affine limbs */
     memset(vk, 0, sizeof *vk);
@@ -108,9 +109,14 @@ int groth16_vk_from_zkey(groth16_vk *vk, const zkey *z, char *err, size_t errlen
         return -CUZK_E_INTERNAL;
     }
     memcpy(vk->ic, z->ic, ((size_t)z->npublic + 1) * aff * sizeof *vk->ic); /* z->ic may be misaligned */
-    int rc = vk_check(vk, "zkey", err, errlen);
+    int rc = vk_check(vk, "zkey", subgroups, err, errlen);
     if (rc) groth16_vk_free(vk);
     return rc;
+}
+
+int groth16_vk_from_zkey(groth16_vk *vk, const zkey *z, char *err, size_t errlen)
+{
+    return vk_from_zkey(vk, z, true, err, errlen);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -291,7 +297,7 @@ int groth16_vk_from_json(groth16_vk *vk, const char *path, char *err, size_t err
         snprintf(name, sizeof name, "IC[%u]", i);
         if ((rc = g1_parse(vk, vk->ic + i * aff, json_array_get(ic, i), path, name, err, errlen))) goto out;
     }
-    rc = vk_check(vk, path, err, errlen);
+    rc = vk_check(vk, path, true, err, errlen);
 out:
     json_decref(j);
     if (rc) groth16_vk_free(vk);
@@ -363,13 +369,14 @@ out:
 
 /* Whether a proof point may enter the pairing: on its curve, and in the order-r
  * subgroup where the curve has a cofactor (G2 always; G1 on BLS12-381). */
-static bool point_ok(const curve_group *G, const uint64_t *aff, const char *name, char *err, size_t errlen)
+static bool point_ok(const curve_group *G, const uint64_t *aff, const char *name, bool subgroups, char *err,
+                     size_t errlen)
 {
     if (!ec_aff_is_on_curve(G, aff)) {
         snprintf(err, errlen, "invalid proof: %s is not a point of the curve", name);
         return false;
     }
-    bool cofactor = G->deg == 2 || G->id == CURVE_G1_BLS12_381;
+    bool cofactor = subgroups && (G->deg == 2 || G->id == CURVE_G1_BLS12_381);
     if (cofactor && !pairing_in_subgroup(G, aff)) {
         snprintf(err, errlen, "invalid proof: %s is on the curve but not in the order-r subgroup", name);
         return false;
@@ -393,8 +400,8 @@ static bool pairing_check_prepared(const groth16_vk *vk, const uint64_t *na, con
     return fq12_is_one(vk->Fq, f);
 }
 
-int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
-                         size_t npublic, bool *valid, char *err, size_t errlen)
+static int verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
+                        size_t npublic, bool subgroups, bool *valid, char *err, size_t errlen)
 {
     const curve_group *G1 = vk->g1;
     const size_t aff = 2 * (size_t)vk->Fq->n;
@@ -409,8 +416,9 @@ int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uin
             return -CUZK_E_FORMAT;
         }
     }
-    if (!point_ok(G1, p->a, "pi_a", err, errlen) || !point_ok(vk->g2, p->b, "pi_b", err, errlen) ||
-        !point_ok(G1, p->c, "pi_c", err, errlen)) {
+    if (!point_ok(G1, p->a, "pi_a", subgroups, err, errlen) ||
+        !point_ok(vk->g2, p->b, "pi_b", subgroups, err, errlen) ||
+        !point_ok(G1, p->c, "pi_c", subgroups, err, errlen)) {
         *valid = false;
         return 0;
     }
@@ -441,8 +449,15 @@ int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uin
     return 0;
 }
 
-int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
-                           char *err, size_t errlen)
+int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint64_t *public_canon,
+                         size_t npublic, bool *valid, char *err, size_t errlen)
+{
+    return verify_proof(vk, p, public_canon, npublic, true, valid, err, errlen);
+}
+
+/* groth16_verify_witness, with or without the subgroup checks of the proof's points. */
+static int verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
+                          bool subgroups, char *err, size_t errlen)
 {
     bool valid = false;
     char why[256] = "";
@@ -453,7 +468,7 @@ int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *v
     }
     /* Signals 1..nPublic, canonical, copied to aligned memory. */
     memcpy(pub, values + z->n8r, (size_t)z->npublic * FR_LIMBS * sizeof *pub);
-    int rc = groth16_verify_proof(vk, p, pub, z->npublic, &valid, why, sizeof why);
+    int rc = verify_proof(vk, p, pub, z->npublic, subgroups, &valid, why, sizeof why);
     free(pub);
     if (rc == 0 && !valid) {
         snprintf(err, errlen,
@@ -463,5 +478,31 @@ int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *v
         return -CUZK_E_UNSATISFIED;
     }
     if (rc) snprintf(err, errlen, "%s", why);
+    return rc;
+}
+
+int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
+                           char *err, size_t errlen)
+{
+    return verify_witness(vk, z, values, p, true, err, errlen);
+}
+
+int groth16_self_check(const zkey *z, const uint8_t *values, const groth16_proof *p, char *err, size_t errlen)
+{
+    groth16_vk vk;
+    /* The fast path: the pairing product alone (points on their curves, no subgroup
+     * checks: 4 scalar multiplications by r on BN254, 6 on BLS12-381, more than half of
+     * the check's cost). */
+    int rc = vk_from_zkey(&vk, z, false, err, errlen);
+    if (rc == 0) {
+        rc = verify_witness(&vk, z, values, p, false, err, errlen);
+        groth16_vk_free(&vk);
+    }
+    if (rc != -CUZK_E_UNSATISFIED && rc != -CUZK_E_FORMAT) return rc;
+    /* It failed: the full checks, whose reason (a key point outside G2, a proof point
+     * outside its subgroup) is the one to give. */
+    if ((rc = groth16_vk_from_zkey(&vk, z, err, errlen)) != 0) return rc;
+    rc = groth16_verify_witness(&vk, z, values, p, err, errlen);
+    groth16_vk_free(&vk);
     return rc;
 }

@@ -95,4 +95,14 @@ int groth16_verify_proof(const groth16_vk *vk, const groth16_proof *p, const uin
 int groth16_verify_witness(const groth16_vk *vk, const zkey *z, const uint8_t *values, const groth16_proof *p,
                            char *err, size_t errlen);
 
+/* A proof just made, checked by its prover (prove-local): the pairing product of
+ * groth16_verify_witness against the zkey's own key, with the points checked on their
+ * curves but not in their subgroups, since the proof is the prover's own and what the
+ * subgroup checks guard against, a point chosen to pass a verifier, is its verifier's
+ * concern (snarkjs, cuzk verify). Only when that fails are the full checks run, so the
+ * reason given is theirs (a key point outside G2 rather than a failed pairing). Returns
+ * as groth16_verify_witness, or groth16_vk_from_zkey's error. */
+int groth16_self_check(const zkey *z, const uint8_t *values, const groth16_proof *p, char *err,
+                       size_t errlen);
+
 #endif

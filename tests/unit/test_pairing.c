@@ -329,6 +329,88 @@ TEST(test_pairing_final_exp_is_the_definition, 2)
 }
 END_TEST
 
+/* The Frobenius constants (pairing_params_get derives them from one exponentiation)
+ * against their definition, xi^(i (q^k - 1)/6) by square and multiply in Fq2 with the
+ * exponent computed by GMP, for k = 1..3 and i = 0..5. */
+TEST(test_pairing_frobenius_constants_are_the_definition, 2)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const field_desc *F = pp->F;
+    const unsigned n = F->n;
+    mpz_t q, e;
+    mpz_inits(q, e, NULL);
+    mpz_import(q, n, -1, 8, 0, 0, F->p);
+    for (unsigned k = 1; k <= 3; k++) {
+        for (unsigned i = 0; i < 6; i++) {
+            uint64_t ex[3 * FE_MAX_LIMBS + 1] = { 0 }, acc[2 * FE_MAX_LIMBS];
+            size_t ne = 0;
+            mpz_pow_ui(e, q, k);
+            mpz_sub_ui(e, e, 1);
+            mpz_mul_ui(e, e, i);
+            ck_assert(mpz_divisible_ui_p(e, 6));
+            mpz_divexact_ui(e, e, 6);
+            mpz_export(ex, &ne, -1, 8, 0, 0, e);
+            fe_set_one(F, acc);
+            fe_set_zero(F, acc + n);
+            for (size_t b = ne * 64; b-- > 0;) {
+                fe2_sqr(F, acc, acc);
+                if ((ex[b / 64] >> (b % 64)) & 1) fe2_mul(F, acc, acc, pp->xi);
+            }
+            ck_assert_msg(memcmp(acc, pp->frob[k - 1][i], 2 * n * sizeof *acc) == 0, "frob[%u][%u]", k - 1,
+                          i);
+        }
+    }
+    mpz_clears(q, e, NULL);
+}
+END_TEST
+
+/* The multi-pairing (one Miller loop over n pairs, one final exponentiation) equals
+ * the product of n single pairings, on random points of both groups (n = 1..4), with
+ * and without prepared lines for some of the G2 points; and one changed point is
+ * told apart. */
+TEST(test_pairing_multi_pairing_is_the_product_of_pairings, 2)
+{
+    const pairing_params *pp = pairing_params_get(FQ[_i]);
+    const curve_group *G1 = pp->g1, *G2 = pp->g2;
+    const field_desc *F = pp->F;
+    enum { NP = 4 };
+    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF], k[4];
+    const uint64_t *p1[NP], *p2[NP];
+    for (int i = 0; i < NP; i++) {
+        test_rand_scalar(G1->Fr, k);
+        mul_gen(G1, P[i], k, 4);
+        test_rand_scalar(G1->Fr, k);
+        mul_gen(G2, Q[i], k, 4);
+        p1[i] = P[i];
+        p2[i] = Q[i];
+    }
+    uint64_t want[FQ12_MAX_LIMBS], e[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
+    for (size_t n = 1; n <= NP; n++) {
+        fq12_set_one(F, want);
+        for (size_t i = 0; i < n; i++) {
+            pairing(pp, e, P[i], Q[i]);
+            fq12_mul(F, want, want, e);
+        }
+        pairing_miller_loop(pp, got, p1, p2, n);
+        pairing_final_exp(pp, got, got);
+        ck_assert(fq12_eq(F, got, want));
+        /* the last pair's G2 point by prepared lines */
+        pairing_g2_lines L;
+        ck_assert_int_eq(pairing_g2_lines_make(pp, &L, Q[n - 1]), 0);
+        const pairing_g2_lines *lp[1] = { &L };
+        const uint64_t *pg1[1] = { P[n - 1] };
+        pairing_miller_loop_prep(pp, got, p1, p2, n - 1, pg1, lp, 1);
+        pairing_final_exp(pp, got, got);
+        ck_assert(fq12_eq(F, got, want));
+        pairing_g2_lines_free(&L);
+    }
+    p1[1] = P[0]; /* planted bug: one pair's G1 point replaced */
+    pairing_miller_loop(pp, got, p1, p2, NP);
+    pairing_final_exp(pp, got, got);
+    ck_assert(!fq12_eq(F, got, want));
+}
+END_TEST
+
 int main(void)
 {
     const struct test_opts o = { .timeout = 120 };
