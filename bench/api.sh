@@ -40,9 +40,15 @@ IDLE="${BENCH_API_IDLE:-1000}"
 CUZK="$BUILD/bin/cuzk"
 CLIENTS="$ROOT/bench/api_clients.py"
 [ -x "$BUILD/bin/cuzk-api" ] ||
-  { echo "bench/api: $BUILD/bin/cuzk-api not built (no libmicrohttpd: libmicrohttpd-dev): skipped"; exit 0; }
+  {
+    echo "bench/api: $BUILD/bin/cuzk-api not built (no libmicrohttpd: libmicrohttpd-dev): skipped"
+    exit 0
+  }
 for t in g++ nasm python3; do
-  command -v "$t" >/dev/null || { echo "bench/api: $t not installed: skipped"; exit 0; }
+  command -v "$t" >/dev/null || {
+    echo "bench/api: $t not installed: skipped"
+    exit 0
+  }
 done
 daemon_init apibench
 api_pid=""
@@ -61,7 +67,7 @@ for k in $SIZES; do
   g="$(wgen_for "$d")" || fail "the witness generator of mulchain-$k"
   dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$d/info.txt")"
   nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$d/info.txt")"
-  mb=$(( ((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20 ))
+  mb=$((((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20))
   [ "$mb" -le "$buf_mb" ] || buf_mb="$mb"
   printf '[circuit mul%s]\nzkey = %s\nr1cs = %s\nwitness-gen = %s\n' \
     "$k" "$d/circuit_final.zkey" "$d/circuit.r1cs" "$g" >>"$tmp/cuzkd.conf"
@@ -91,7 +97,7 @@ done
 verify() {
   local r rc=0
   r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-         "$vk" "$1" 2>&1)" || rc=$?
+    "$vk" "$1" 2>&1)" || rc=$?
   case $rc in
     0) echo "${r% verified} ok" ;;
     1) echo "REJECTED $(grep -c REJECTED <<<"$r") of $(find "$1" -name '*.proof.json' | wc -l)" ;;
@@ -107,7 +113,7 @@ sample() {
   done
 }
 # (these two run inside $(...): their failures go to stderr, and the pipefail stops us)
-api_pass() {  # k outdir clients per-client -> "wall latency..." (seconds)
+api_pass() { # k outdir clients per-client -> "wall latency..." (seconds)
   local r
   r="$(python3 "$CLIENTS" prove "$base" "$token" "mul$1" "$d/input.json" "$3" "$4" "$2")" ||
     fail "bench/api_clients.py: $r" >&2
@@ -115,7 +121,7 @@ api_pass() {  # k outdir clients per-client -> "wall latency..." (seconds)
     if (r.errors.length) { console.error(r.errors.join("\n")); process.exit(1); }
     console.log(r.wall, ...r.lat)' "$r" || fail "API requests failed (above)" >&2
 }
-cli_pass() {  # k outdir clients per-client -> wall seconds
+cli_pass() { # k outdir clients per-client -> wall seconds
   local t0 c i p rc=0 pids=()
   for c in $(seq 0 $(($3 - 1))); do
     for i in $(seq 0 $(($4 - 1))); do cp "$d/input.json" "$tmp/in/c$c-$i.json"; done
@@ -134,8 +140,12 @@ cli_pass() {  # k outdir clients per-client -> wall seconds
   awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
 }
 # quantile P V...: nearest rank
-quantile() { local p="$1"; shift; printf '%s\n' "$@" | sort -g | awk -v p="$p" '{v[NR]=$1} END{i=int(p*NR); if (i<p*NR) i++; if (i<1) i=1; printf "%.3f", v[i]}'; }
-row() {  # metric api ref ratio goal met check: a line of the table, printed at the end
+quantile() {
+  local p="$1"
+  shift
+  printf '%s\n' "$@" | sort -g | awk -v p="$p" '{v[NR]=$1} END{i=int(p*NR); if (i<p*NR) i++; if (i<1) i=1; printf "%.3f", v[i]}'
+}
+row() { # metric api ref ratio goal met check: a line of the table, printed at the end
   printf '  %-34s %10s %10s %7s %8s %-7s %s\n' "$@" >>"$tmp/table"
   case "$7" in *REJECTED* | *"NOT CHECKED"*) bad=1 ;; esac
 }
@@ -146,22 +156,25 @@ for k in $SIZES; do
   d="$FIXTURES/bn128/mulchain-$k"
   vk="$d/verification_key.json"
   g="$(wgen_for "$d")"
-  rm -rf "$tmp/in" "$tmp/o"; mkdir -p "$tmp/in" "$tmp/o"/{wa,wc,a1,a2,c1,c2,al,ll,sa,sc,sl}
-  api_pass "$k" "$tmp/o/wa" 1 1 >/dev/null        # the circuit's key and generator loaded
+  rm -rf "$tmp/in" "$tmp/o"
+  mkdir -p "$tmp/in" "$tmp/o"/{wa,wc,a1,a2,c1,c2,al,ll,sa,sc,sl}
+  api_pass "$k" "$tmp/o/wa" 1 1 >/dev/null # the circuit's key and generator loaded
   cli_pass "$k" "$tmp/o/wc" 1 1 >/dev/null
   # throughput: two passes, the order swapped, each side's proofs over its seconds
   wa1="$(api_pass "$k" "$tmp/o/a1" "$N" "$M" | cut -d' ' -f1)"
   wc1="$(cli_pass "$k" "$tmp/o/c1" "$N" "$M")"
   wc2="$(cli_pass "$k" "$tmp/o/c2" "$N" "$M")"
   wa2="$(api_pass "$k" "$tmp/o/a2" "$N" "$M" | cut -d' ' -f1)"
-  sample "$tmp/o/a1" "$tmp/o/sa" 0 $((M - 1)); sample "$tmp/o/c2" "$tmp/o/sc" 0 $((M - 1))
+  sample "$tmp/o/a1" "$tmp/o/sa" 0 $((M - 1))
+  sample "$tmp/o/c2" "$tmp/o/sc" 0 $((M - 1))
   ra="$(awk -v n=$((2 * N * M)) -v a="$wa1" -v b="$wa2" 'BEGIN{printf "%.3f", n/(a+b)}')"
   rc="$(awk -v n=$((2 * N * M)) -v a="$wc1" -v b="$wc2" 'BEGIN{printf "%.3f", n/(a+b)}')"
   ratio="$(awk -v a="$ra" -v b="$rc" 'BEGIN{printf "%.2f", a/b}')"
   row "2^$k proofs/s, $N clients x $((2 * M))" "$ra" "$rc" "$ratio" ">=0.95" "$(meets "$ratio" ">0.95")" \
     "API $(verify "$tmp/o/sa"), CLI $(verify "$tmp/o/sc")"
   # latency: one proof at a time on the idle daemon, prove-local in between
-  la=(); ll=()
+  la=()
+  ll=()
   for r in $(seq 1 "$ROUNDS"); do
     la+=("$(api_pass "$k" "$tmp/o/al" 1 1 | cut -d' ' -f2)")
     t0="$(now)"
@@ -172,7 +185,8 @@ for k in $SIZES; do
   cp "$tmp/o/al"/c0-0.*.json "$tmp/o/sl/"
   chk="API $(verify "$tmp/o/sl"), prove-local $(verify "$tmp/o/ll")"
   for p in 50 99; do
-    qa="$(quantile "0.$p" "${la[@]}")"; ql="$(quantile "0.$p" "${ll[@]}")"
+    qa="$(quantile "0.$p" "${la[@]}")"
+    ql="$(quantile "0.$p" "${ll[@]}")"
     ratio="$(awk -v a="$qa" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
     row "2^$k latency p$p s, $ROUNDS rounds" "$qa" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$chk"
   done
@@ -185,10 +199,15 @@ mkfifo "$tmp/idle.in"
 python3 "$CLIENTS" idle 127.0.0.1 "$port" "$IDLE" <"$tmp/idle.in" >"$tmp/idle.out" 2>&1 &
 idle_pid=$!
 exec 9>"$tmp/idle.in"
-for _ in $(seq 1 600); do grep -q '^open' "$tmp/idle.out" && break; kill -0 "$idle_pid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  grep -q '^open' "$tmp/idle.out" && break
+  kill -0 "$idle_pid" 2>/dev/null || break
+  sleep 0.1
+done
 grep -q '^open' "$tmp/idle.out" || fail "opening $IDLE connections: $(tail -3 "$tmp/idle.out")"
-sleep 2                           # the server has accepted them and started their threads
-echo >&9; sleep 1
+sleep 2 # the server has accepted them and started their threads
+echo >&9
+sleep 1
 held="$(sed -n 's/^held //p' "$tmp/idle.out" | tail -n1)"
 threads="$(awk '/^Threads/ { print $2 }' "/proc/$api_pid/status")"
 rss1="$(rss)"
@@ -206,4 +225,7 @@ printf '  %-34s %10s %10s %7s %8s %-7s %s\n' metric API reference ratio goal "" 
 cat "$tmp/table"
 echo "  (reference: cuzk prove --circuit for proofs/s, one cuzk prove-local --witness-gen process for latency," \
   "cuzk-api with no connection for RSS)"
-[ "$bad" = 0 ] || { echo "bench/api: a proof was rejected or the idle connections were not all held"; exit 1; }
+[ "$bad" = 0 ] || {
+  echo "bench/api: a proof was rejected or the idle connections were not all held"
+  exit 1
+}

@@ -25,7 +25,10 @@ N="${BENCH_BL_PARTS:-32}"
 K="${BENCH_BL_SIZE:-16}"
 CUZK="$BUILD/bin/cuzk"
 for t in g++ nasm; do
-  command -v "$t" >/dev/null || { echo "bench/backlog: $t not installed: skipped"; exit 0; }
+  command -v "$t" >/dev/null || {
+    echo "bench/backlog: $t not installed: skipped"
+    exit 0
+  }
 done
 daemon_init blbench
 need_bins cuzk-top
@@ -44,9 +47,9 @@ top() { "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json 
 load0="$(cut -d' ' -f1-3 /proc/loadavg)"
 backlog_inputs "$d" "$N" "$tmp/in"
 mkdir -p "$tmp/warm"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb $(( ((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20 ))
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb $((((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20))
 cuzk prove --zkey "$d/circuit_final.zkey" --witness-gen "$g" --out "$tmp/warm" --wait "$tmp/in/p1.json" >/dev/null ||
-  fail "warm-up job"  # the stages load the key and the generator once, outside the window
+  fail "warm-up job" # the stages load the key and the generator once, outside the window
 top "$tmp/before.json"
 # The window ends when the last job is done (backlog_run's hook), not after the
 # snarkjs checks that follow: the worker idled through those (32 verifies, seconds),

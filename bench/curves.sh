@@ -21,11 +21,14 @@ CURVES_SIZES="${CURVES_SIZES:-13}"
 CURVES_RUNS="${CURVES_RUNS:-5}"
 CURVES_THREADS="${CURVES_THREADS:-1}"
 read -r -a BINS <<<"${CURVES_BINS:-$CUZK}"
-for b in "${BINS[@]}"; do [ -x "$b" ] || { echo "bench/curves: $b is not an executable (make all)"; exit 1; }; done
+for b in "${BINS[@]}"; do [ -x "$b" ] || {
+  echo "bench/curves: $b is not an executable (make all)"
+  exit 1
+}; done
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-stat() {  # values... -> "min median"
+stat() { # values... -> "min median"
   printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{ if (NR%2) m=v[(NR+1)/2]; else m=(v[NR/2]+v[NR/2+1])/2; printf "%.3f %.3f", v[1], m }'
 }
 
@@ -35,7 +38,10 @@ fail=0
 for k in $CURVES_SIZES; do
   for c in bn128 bls12381; do
     bash "$ROOT/tests/fixtures/make.sh" -q --curve "$c" --size "$k" >"$tmp/fx.log" 2>&1 ||
-      { echo "bench/curves: no $c mulchain-$k fixture: $(tail -n 2 "$tmp/fx.log" | tr '\n' ' ')"; exit 1; }
+      {
+        echo "bench/curves: no $c mulchain-$k fixture: $(tail -n 2 "$tmp/fx.log" | tr '\n' ' ')"
+        exit 1
+      }
   done
   declare -A cpu=()
   for _ in $(seq "$CURVES_RUNS"); do

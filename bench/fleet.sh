@@ -15,20 +15,27 @@ N="${BENCH_FLEET_PARTS:-30}"
 FX="$FIXTURES/bn128/mulchain-10"
 bindir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
 if [ "$(id -u)" -ne 0 ] || [ -z "$bindir" ]; then
-  echo "bench/fleet: skipped (needs root and the postgresql package)"; exit 0
+  echo "bench/fleet: skipped (needs root and the postgresql package)"
+  exit 0
 fi
-tmp="$(mktemp -d)"; pgu="cuzkbpg$$"; pids=()
+tmp="$(mktemp -d)"
+pgu="cuzkbpg$$"
+pids=()
 useradd -M -U -s /bin/sh "$pgu"
 cleanup() {
   for p in "${pids[@]+"${pids[@]}"}"; do kill -KILL "$p" 2>/dev/null || true; done
   runuser -u "$pgu" -- "$bindir/pg_ctl" -D "$tmp/pg/data" -m immediate stop >/dev/null 2>&1 || true
-  pkill -KILL -u "$pgu" 2>/dev/null || true; sleep 0.5
-  userdel -f "$pgu" >/dev/null 2>&1 || true; groupdel "$pgu" >/dev/null 2>&1 || true
+  pkill -KILL -u "$pgu" 2>/dev/null || true
+  sleep 0.5
+  userdel -f "$pgu" >/dev/null 2>&1 || true
+  groupdel "$pgu" >/dev/null 2>&1 || true
   rm -f /dev/shm/cuzk-bfleet$$-* 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-mkdir -p "$tmp/pg" "$tmp/in"; chown "$pgu" "$tmp/pg"; chmod 755 "$tmp"
+mkdir -p "$tmp/pg" "$tmp/in"
+chown "$pgu" "$tmp/pg"
+chmod 755 "$tmp"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 runuser -u "$pgu" -- "$bindir/initdb" -D "$tmp/pg/data" -U cuzk --auth=trust >/dev/null
 runuser -u "$pgu" -- "$bindir/pg_ctl" -D "$tmp/pg/data" -l "$tmp/pg/log" -w \
@@ -41,10 +48,12 @@ for d in 1 2 3; do
   pids=()
   for k in $(seq 1 "$d"); do
     "$BUILD/bin/cuzkd" --instance "bfleet$$-$d-$k" --run-dir "$tmp/run$d$k" --state-dir "$tmp/state$d$k" \
-      --foreground --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" >"$tmp/cuzkd$d$k.log" 2>&1 & pids+=($!)
+      --foreground --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" >"$tmp/cuzkd$d$k.log" 2>&1 &
+    pids+=($!)
   done
   sleep 2 # their stages up: the timing is the queue's and the proofs', not the starts
-  out="$tmp/out$d"; mkdir -p "$out"
+  out="$tmp/out$d"
+  mkdir -p "$out"
   t0="$(date +%s.%N)"
   job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" "$tmp"/in/w*.wtns | jq .job)"
   "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 600000 >/dev/null

@@ -26,9 +26,12 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/fixtures/env.sh" # ROOT, BUILD (absolute)
 out="${1:-$BUILD/gpu-bundle.tar.gz}"
 bins=(bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer tests-gpu/gpu_test
-      bench-gpu/gpu_bench bench/mulchain_gen)
+  bench-gpu/gpu_bench bench/mulchain_gen)
 for b in "${bins[@]}"; do
-  [ -x "$BUILD/$b" ] || { echo "gpu-bundle: $BUILD/$b is missing: build first (make CUDA_ARCHS=90 tests)" >&2; exit 1; }
+  [ -x "$BUILD/$b" ] || {
+    echo "gpu-bundle: $BUILD/$b is missing: build first (make CUDA_ARCHS=90 tests)" >&2
+    exit 1
+  }
 done
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
@@ -49,11 +52,12 @@ done
 loader="$(ldd "$BUILD/bin/cuzkd" | awk '/ld-linux-x86-64/ { print ($3 ~ /^\//) ? $3 : $1 }')"
 cp -L "$loader" "$top/glibc/ld-linux-x86-64.so.2"
 if ldd "$BUILD/bin/cuzk-gpuworker" | grep -q libcudart; then
-  echo "gpu-bundle: cuzk-gpuworker links libcudart dynamically (the static runtime is expected)" >&2; exit 1
+  echo "gpu-bundle: cuzk-gpuworker links libcudart dynamically (the static runtime is expected)" >&2
+  exit 1
 fi
 # The newest glibc symbol version any packed file asks for.
-need="$(for f in "$top"/bin/* "$top"/lib/*; do objdump -T "$f" 2>/dev/null | grep -w UND; done \
-  | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 || true)"
+need="$(for f in "$top"/bin/* "$top"/lib/*; do objdump -T "$f" 2>/dev/null | grep -w UND; done |
+  grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1 || true)"
 archs="$(cat "$BUILD"/obj/zk/cuda/*.ptxas 2>/dev/null | grep -o "for 'sm_[0-9]*'" | sort -u | tr -d "'" | sed 's/^for //' | tr '\n' ' ' || true)"
 {
   echo "commit: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"

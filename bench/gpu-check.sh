@@ -71,21 +71,46 @@ bundle="$BUILD/gpu-bundle.tar.gz"
 dry=0 lg=20 work="" budget=450 bundle_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bundle) bundle="$2"; bundle_given=1; shift 2 ;;
-    --dry-run) dry=1; shift ;;
-    --lg) lg="$2"; shift 2 ;;
-    --work) work="$2"; shift 2 ;;
-    --budget) budget="$2"; shift 2 ;;
-    *) echo "usage: gpu-check.sh [--dry-run] [--bundle FILE] [--lg N] [--work DIR] [--budget S]" >&2; exit 2 ;;
+    --bundle)
+      bundle="$2"
+      bundle_given=1
+      shift 2
+      ;;
+    --dry-run)
+      dry=1
+      shift
+      ;;
+    --lg)
+      lg="$2"
+      shift 2
+      ;;
+    --work)
+      work="$2"
+      shift 2
+      ;;
+    --budget)
+      budget="$2"
+      shift 2
+      ;;
+    *)
+      echo "usage: gpu-check.sh [--dry-run] [--bundle FILE] [--lg N] [--work DIR] [--budget S]" >&2
+      exit 2
+      ;;
   esac
 done
-[[ "$lg" =~ ^[0-9]+$ ]] && [ "$lg" -ge 6 ] && [ "$lg" -le 24 ] || { echo "gpu-check: --lg $lg: 6..24" >&2; exit 2; }
+[[ "$lg" =~ ^[0-9]+$ ]] && [ "$lg" -ge 6 ] && [ "$lg" -le 24 ] || {
+  echo "gpu-check: --lg $lg: 6..24" >&2
+  exit 2
+}
 OUT="${OUT:-}"
 SEED=20261202
 PARTS="${PIPE_PARTS:-32}"
 t_start=$SECONDS
 keep=1
-if [ -z "$work" ]; then work="$(mktemp -d)"; keep=0; fi
+if [ -z "$work" ]; then
+  work="$(mktemp -d)"
+  keep=0
+fi
 mkdir -p "$work/logs"
 logs="$work/logs"
 daemon_pid=""
@@ -102,7 +127,9 @@ fi
 cleanup() {
   daemon_pid="$(cat "$work/daemon.pid" 2>/dev/null)"
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+    kill -TERM "$daemon_pid" 2>/dev/null
+    sleep 2
+    kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
   [ "$keep" = 1 ] || rm -rf "$work"
@@ -123,7 +150,7 @@ if grep -qi gvisor <<<"$kmsg" || [ "$(uname -r)" = 4.4.0 ]; then
 elif [ -f /.dockerenv ] || grep -qa 'docker\|containerd\|kubepods' /proc/1/cgroup 2>/dev/null; then
   runtime="$runtime, container"
 fi
-echo "gpu-check $( [ $dry = 1 ] && echo '(dry run) ')on $(hostname 2>/dev/null || echo '?'): runtime $runtime"
+echo "gpu-check $([ $dry = 1 ] && echo '(dry run) ')on $(hostname 2>/dev/null || echo '?'): runtime $runtime"
 [ -n "$sandbox" ] && echo "gpu-check: $sandbox: compute-sanitizer cannot attach here; memcheck and racecheck are skipped"
 
 # row STEP RESULT SECONDS DETAIL
@@ -146,7 +173,10 @@ step() {
     return 0
   fi
   left=$((budget - $(elapsed)))
-  if [ $left -lt 15 ]; then row "$name" CUT 0 "not started: $(elapsed) s of the ${budget} s budget used"; return 0; fi
+  if [ $left -lt 15 ]; then
+    row "$name" CUT 0 "not started: $(elapsed) s of the ${budget} s budget used"
+    return 0
+  fi
   [ "$limit" -le "$left" ] || limit=$left
   t0=$SECONDS
   rc=0
@@ -163,14 +193,17 @@ step() {
     0) row "$name" ok $((SECONDS - t0)) "$det" ;;
     124 | 137) row "$name" CUT $((SECONDS - t0)) "ran past its ${limit} s: $det" ;;
     77) row "$name" SKIP $((SECONDS - t0)) "$det" ;;
-    *) row "$name" FAIL $((SECONDS - t0)) "exit $rc: $det"; tail -n 15 "$logs/$name.log" ;;
+    *)
+      row "$name" FAIL $((SECONDS - t0)) "exit $rc: $det"
+      tail -n 15 "$logs/$name.log"
+      ;;
   esac
   return 0
 }
 
 finish() {
   {
-    echo "gpu-check $( [ $dry = 1 ] && echo '(dry run) ')— $(date -u +%Y-%m-%dT%H:%M:%SZ), $(elapsed) s"
+    echo "gpu-check $([ $dry = 1 ] && echo '(dry run) ')— $(date -u +%Y-%m-%dT%H:%M:%SZ), $(elapsed) s"
     echo "runtime: $runtime"
     echo "device: $(cat "$work/device.txt" 2>/dev/null || echo none)"
     echo "bundle: $(tr '\n' ';' <"$work/b/gpu-bundle/MANIFEST" 2>/dev/null)"
@@ -179,15 +212,20 @@ finish() {
     echo "|------------|------|------|--------|"
     printf '%s\n' "${rows[@]}"
   } >"$work/summary.txt"
-  echo; cat "$work/summary.txt"
+  echo
+  cat "$work/summary.txt"
   if [ -n "$OUT" ]; then
     cp "$work/summary.txt" "$OUT/summary.txt"
     tar -C "$work" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
     for f in backlog.txt trace.json nvml.csv; do [ -f "$work/$f" ] && cp "$work/$f" "$OUT/$f"; done
     [ -f "$logs/cuzkd.log" ] && cp "$logs/cuzkd.log" "$OUT/cuzkd.log"
   fi
-  [ $failed = 0 ] && { echo "gpu-check: no step failed"; exit 0; }
-  echo "gpu-check: FAILED (see the table)"; exit 1
+  [ $failed = 0 ] && {
+    echo "gpu-check: no step failed"
+    exit 0
+  }
+  echo "gpu-check: FAILED (see the table)"
+  exit 1
 }
 
 # ---- the bundle ----------------------------------------------------------------
@@ -199,7 +237,10 @@ if [ ! -f "$bundle" ]; then
   finish
 fi
 mkdir -p "$work/b"
-tar -C "$work/b" -xzf "$bundle" || { row bundle FAIL 0 "cannot unpack $bundle"; finish; }
+tar -C "$work/b" -xzf "$bundle" || {
+  row bundle FAIL 0 "cannot unpack $bundle"
+  finish
+}
 B="$work/b/gpu-bundle"
 need="$(sed -n 's/^glibc needed: //p' "$B/MANIFEST")"
 have="$(ldd --version 2>/dev/null | head -n 1 | awk '{ print $NF }')"
@@ -222,15 +263,17 @@ x() {
 
 # ---- 1. environment and libraries -------------------------------------------------
 env_step() {
-  date -u; echo "runtime: $runtime"; echo "cpus: $(nproc)"
+  date -u
+  echo "runtime: $runtime"
+  echo "cpus: $(nproc)"
   command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,memory.total,driver_version,compute_cap,pci.bus_id --format=csv
   local nvcc sanitizer
   nvcc="$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)"
   sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
   [ -n "$nvcc" ] && "$nvcc" --version | tail -n 2
   echo "compute-sanitizer: ${sanitizer:-not found}"
-  echo "glibc: $have (the bundle needs $need; $( [ "$direct" = 1 ] && echo 'run directly' || echo 'run through the packed loader; the daemon step is skipped'))"
-  echo "detail: ${sandbox:+$sandbox, }$(nproc) cpus, glibc $have, nvcc $( [ -n "$nvcc" ] && "$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo none), sanitizer $( [ -n "$sanitizer" ] && echo yes || echo no)"
+  echo "glibc: $have (the bundle needs $need; $([ "$direct" = 1 ] && echo 'run directly' || echo 'run through the packed loader; the daemon step is skipped'))"
+  echo "detail: ${sandbox:+$sandbox, }$(nproc) cpus, glibc $have, nvcc $([ -n "$nvcc" ] && "$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' || echo none), sanitizer $([ -n "$sanitizer" ] && echo yes || echo no)"
 }
 libs_step() {
   local bad=0 b
@@ -243,7 +286,9 @@ libs_step() {
     # a non-glibc library resolved outside the bundle would hide a missing one
     if grep -q 'not found' "$work/ldd.txt" || awk -v B="$B" '$2 == "=>" && $3 ~ /^\// && index($3, B) != 1 &&
         $1 !~ /^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux-x86-64)\.so/ { bad = 1 } END { exit !bad }' "$work/ldd.txt"; then
-      echo "$(basename "$b"):"; cat "$work/ldd.txt"; bad=1
+      echo "$(basename "$b"):"
+      cat "$work/ldd.txt"
+      bad=1
     fi
   done
   [ "$bad" = 0 ] || return 1
@@ -255,8 +300,8 @@ probe_step() {
   local rc=0
   x gpu_bench probe >"$work/probe.txt" 2>&1 || rc=$?
   cat "$work/probe.txt"
-  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
-    | head -n 1 >"$work/device.txt"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader |
+    head -n 1 >"$work/device.txt"
   echo "detail: $(head -n 1 "$work/probe.txt" | sed 's/^SKIP: //')"
   return "$rc"
 }
@@ -277,9 +322,14 @@ section() {
   local f="$1" id="$2" off=12 n i sid lo hi
   n="$(u32 "$f" 8)"
   for ((i = 0; i < n; i++)); do
-    sid="$(u32 "$f" "$off")"; lo="$(u32 "$f" $((off + 4)))"; hi="$(u32 "$f" $((off + 8)))"
+    sid="$(u32 "$f" "$off")"
+    lo="$(u32 "$f" $((off + 4)))"
+    hi="$(u32 "$f" $((off + 8)))"
     off=$((off + 12))
-    [ "$sid" = "$id" ] && { echo "$off"; return 0; }
+    [ "$sid" = "$id" ] && {
+      echo "$off"
+      return 0
+    }
     off=$((off + lo + hi * 4294967296))
   done
   return 1
@@ -291,7 +341,8 @@ fixture() {
   x mulchain_gen --curve "$curve" "$k" "$d" || return 1
   x cuzk test-setup -q "$d/circuit.r1cs" "$d/circuit_final.zkey" || return 1
   h="$(section "$d/circuit_final.zkey" 2)" || return 1
-  n8q="$(u32 "$d/circuit_final.zkey" "$h")"; n8r="$(u32 "$d/circuit_final.zkey" $((h + 4 + n8q)))"
+  n8q="$(u32 "$d/circuit_final.zkey" "$h")"
+  n8r="$(u32 "$d/circuit_final.zkey" $((h + 4 + n8q)))"
   p=$((h + 8 + n8q + n8r))
   h="$(section "$d/circuit.r1cs" 1)" || return 1
   nc="$(u32 "$d/circuit.r1cs" $((h + $(u32 "$d/circuit.r1cs" "$h") + 28)))"
@@ -299,13 +350,14 @@ fixture() {
   cat "$d/info.txt"
   echo "detail: $curve 2^$k: $(cut -d' ' -f1-4 "$d/info.txt")"
 }
-FX="$work/fx"  # the main fixture, 2^lg
+FX="$work/fx"   # the main fixture, 2^lg
 FXB="$work/fxb" # the backlog's large partitions and the last proof wall: 2^22 (dry: 2^(lg+2))
 FXL="$work/fxl" # BLS12-381: 2^16 (dry: 2^lg)
 if [ $dry = 1 ]; then lg_big=$((lg + 2)) lg_bls=$lg; else lg_big=22 lg_bls=16; fi
 [ "$lg_big" -le 24 ] || lg_big=24
 step fixture 150 cpu fixture "$lg" "$FX"
-Z="$FX/circuit_final.zkey"; W="$FX/witness.wtns"
+Z="$FX/circuit_final.zkey"
+W="$FX/witness.wtns"
 step fixture-bls 60 cpu fixture "$lg_bls" "$FXL" bls12381
 # cpu_proof DIR NAME: the CPU backend's proof of DIR's fixture into $logs/NAME.{proof,public}.json
 cpu_proof() {
@@ -334,8 +386,11 @@ step closed 120 gpu closed_step
 proof_step() {
   x cuzk-gpuworker prove --backend cuda:0 --repeat "$3" --insecure-seed "$SEED" "$1/circuit_final.zkey" \
     "$1/witness.wtns" "$logs/$2.proof.json" "$logs/$2.public.json" | tee "$work/$2-prove.txt" || return 1
-  cmp "$logs/cpu${2#cuda}.proof.json" "$logs/$2.proof.json" && cmp "$logs/cpu${2#cuda}.public.json" "$logs/$2.public.json" \
-    || { echo "the CUDA backend's proof differs from the CPU backend's for the same seed"; return 1; }
+  cmp "$logs/cpu${2#cuda}.proof.json" "$logs/$2.proof.json" && cmp "$logs/cpu${2#cuda}.public.json" "$logs/$2.public.json" ||
+    {
+      echo "the CUDA backend's proof differs from the CPU backend's for the same seed"
+      return 1
+    }
   echo "detail: $(sed 's/.*curve=//' "$1/info.txt"): byte-identical to the CPU backend's; $(tail -n 1 "$work/$2-prove.txt" | cut -c1-110)"
 }
 step proof 90 gpu proof_step "$FX" cuda 5
@@ -348,7 +403,10 @@ step fixture-big 180 cpu fixture "$lg_big" "$FXB"
 info() { sed -n "s/.*$1=\([0-9]*\).*/\1/p" "$2/info.txt"; }
 daemon_step() {
   local dev dom nv buf_mb run="$work/run" i rc=0 n_ok n_want wall t0 t1 job big=0 smi_pid="" ring_pid="" big_pid="" z0 busy occ
-  [ "$direct" = 1 ] || { echo "detail: glibc $have < $need: cuzkd execs its stages directly"; return 77; }
+  [ "$direct" = 1 ] || {
+    echo "detail: glibc $have < $need: cuzkd execs its stages directly"
+    return 77
+  }
   if [ "$have_gpu" = 1 ]; then dev=cuda:0; else dev=cpu:1; fi
   [ -f "$FXB/info.txt" ] && big=4
   # buffers for the largest partition
@@ -361,14 +419,27 @@ daemon_step() {
   "$B/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$work/state" --devices "$dev" --buffers 8 \
     --buffer-mb "$buf_mb" --keep-finished 600 --foreground >"$logs/cuzkd.log" 2>&1 &
   echo $! >"$work/daemon.pid" # cleanup stops it if this step is cut
-  for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-  [ -S "$run/$inst.sock" ] || { tail -n 20 "$logs/cuzkd.log"; echo "detail: cuzkd did not start"; return 1; }
+  for _ in $(seq 1 100); do
+    [ -S "$run/$inst.sock" ] && break
+    sleep 0.1
+  done
+  [ -S "$run/$inst.sock" ] || {
+    tail -n 20 "$logs/cuzkd.log"
+    echo "detail: cuzkd did not start"
+    return 1
+  }
   cz() { "$B/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
   # one partition of each size first: the context and the circuit uploads are not in the backlog
-  cz prove --zkey "$Z" --out "$work/out" --wait "$work/in/w1.wtns" >/dev/null || { echo "detail: the warm-up job failed"; return 1; }
+  cz prove --zkey "$Z" --out "$work/out" --wait "$work/in/w1.wtns" >/dev/null || {
+    echo "detail: the warm-up job failed"
+    return 1
+  }
   if [ "$big" -gt 0 ]; then
-    cz prove --zkey "$FXB/circuit_final.zkey" --out "$work/outb" --wait "$work/inb/w1.wtns" >/dev/null \
-      || { echo "detail: the warm-up job of the large fixture failed"; return 1; }
+    cz prove --zkey "$FXB/circuit_final.zkey" --out "$work/outb" --wait "$work/inb/w1.wtns" >/dev/null ||
+      {
+        echo "detail: the warm-up job of the large fixture failed"
+        return 1
+      }
   fi
   rm -f "$work/out"/* "$work/outb"/*
   # NVML through nvidia-smi every 100 ms, and the worker ring's depth, over the window
@@ -389,10 +460,14 @@ daemon_step() {
     big_pid=$!
   fi
   cz prove --zkey "$Z" --out "$work/out" --wait "$work/in"/w*.wtns | tee "$work/job.txt" || rc=$?
-  if [ -n "$big_pid" ]; then wait "$big_pid" || rc=$?; cat "$work/jobb.txt"; fi
+  if [ -n "$big_pid" ]; then
+    wait "$big_pid" || rc=$?
+    cat "$work/jobb.txt"
+  fi
   t1=$(date +%s.%N)
   "$B/bin/gpu_bench" snap "$inst" "$work/after.snap" || rc=1
-  kill "$ring_pid" 2>/dev/null; [ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
+  kill "$ring_pid" 2>/dev/null
+  [ -n "$smi_pid" ] && kill "$smi_pid" 2>/dev/null
   wait "$ring_pid" ${smi_pid:+"$smi_pid"} 2>/dev/null
   job="$(sed -n 's/^job \([0-9][0-9]*\)[: ].*/\1/p' "$work/job.txt" | head -n 1)"
   [ -n "$job" ] && cz trace --job "$job" -o "$work/trace.json" >/dev/null 2>&1
@@ -400,18 +475,21 @@ daemon_step() {
   n_want=$((PARTS + big))
   wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
   {
-    echo "backlog on $dev: $PARTS partitions of 2^$lg$( [ "$big" -gt 0 ] && echo " and $big of 2^$lg_big"), $n_ok/$n_want proofs in $wall s"
+    echo "backlog on $dev: $PARTS partitions of 2^$lg$([ "$big" -gt 0 ] && echo " and $big of 2^$lg_big"), $n_ok/$n_want proofs in $wall s"
     "$B/bin/gpu_bench" report "$work/before.snap" "$work/after.snap"
     awk '{ n++; s += $1; if ($1 > m) m = $1 } END { if (n) printf "ring_worker0 depth over %d samples: mean %.1f, max %d\n", n, s / n, m; else print "ring_worker0 depth: no samples" }' "$work/ring.txt"
     if [ -s "$work/nvml.csv" ]; then
       awk -F', *' '{ n++; if ($2 + 0 == 0) z++; if ($3 + 0 > m) m = $3 + 0; u += $2 } END {
         printf "nvml: %d samples (100 ms), %.1f%% at 0%% utilization, mean %.1f%%, memory high-water %d MiB\n", n, 100 * z / n, u / n, m }' "$work/nvml.csv"
     else
-      echo "nvml: no samples ($( [ "$have_gpu" = 1 ] && echo 'nvidia-smi missing' || echo 'no device: the dry run'))"
+      echo "nvml: no samples ($([ "$have_gpu" = 1 ] && echo 'nvidia-smi missing' || echo 'no device: the dry run'))"
     fi
   } | tee "$work/backlog.txt"
   cz shutdown >/dev/null 2>&1 || true
-  for _ in $(seq 1 100); do kill -0 "$(cat "$work/daemon.pid")" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 100); do
+    kill -0 "$(cat "$work/daemon.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
   # every stage logs "exited with code 0" at a clean shutdown: only another code is a death
   if grep -E "device fault|exited with code [1-9]|killed by signal" "$logs/cuzkd.log"; then
     echo "detail: a stage died"
@@ -451,7 +529,10 @@ goals() {
 }
 goals
 proof22_step() {
-  [ -f "$FXB/info.txt" ] || { echo "detail: no 2^$lg_big fixture (fixture-big)"; return 1; }
+  [ -f "$FXB/info.txt" ] || {
+    echo "detail: no 2^$lg_big fixture (fixture-big)"
+    return 1
+  }
   x cuzk-gpuworker prove --backend cuda:0 --repeat 3 --insecure-seed "$SEED" "$FXB/circuit_final.zkey" \
     "$FXB/witness.wtns" "$work/p22.json" "$work/p22.public.json" | tee "$work/p22.txt" || return 1
   echo "detail: 2^$lg_big: $(tail -n 1 "$work/p22.txt" | cut -c1-140)"
@@ -461,9 +542,16 @@ step proof-22 60 gpu proof22_step
 # ---- 6. sanitizers, last -------------------------------------------------------------
 sanitizer() {
   local tool="$1" cs
-  [ -z "$sandbox" ] || { echo "detail: $sandbox: compute-sanitizer cannot attach"; return 77; }
+  [ -z "$sandbox" ] || {
+    echo "detail: $sandbox: compute-sanitizer cannot attach"
+    return 77
+  }
   cs="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
-  [ -n "$cs" ] || { echo "SKIP: compute-sanitizer not found"; echo "detail: compute-sanitizer not found"; return 77; }
+  [ -n "$cs" ] || {
+    echo "SKIP: compute-sanitizer not found"
+    echo "detail: compute-sanitizer not found"
+    return 77
+  }
   # the sanitizer starts the program itself (through the packed loader when the
   # machine's glibc is too old)
   if [ "$direct" = 1 ]; then

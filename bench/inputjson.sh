@@ -22,7 +22,10 @@ K="${BENCH_IJ_SIZE:-16}"
 RUNS="${BENCH_RUNS:-3}"
 bench_need bin/cuzk
 for t in g++ nasm; do
-  command -v "$t" >/dev/null || { echo "bench/inputjson: $t not installed: skipped"; exit 0; }
+  command -v "$t" >/dev/null || {
+    echo "bench/inputjson: $t not installed: skipped"
+    exit 0
+  }
 done
 bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --size "$K" >/dev/null
 bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --only poseidon >/dev/null
@@ -36,15 +39,21 @@ native_init
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.3f", a/b }'; }
-secs() {  # command... -> wall seconds on stdout; the command's output to $tmp/out
+secs() { # command... -> wall seconds on stdout; the command's output to $tmp/out
   local t0 t1
   t0=$(date +%s.%N)
-  "$@" >"$tmp/out" 2>&1 || { echo "bench/inputjson: failed: $* ($(tail -3 "$tmp/out"))" >&2; return 1; }
+  "$@" >"$tmp/out" 2>&1 || {
+    echo "bench/inputjson: failed: $* ($(tail -3 "$tmp/out"))" >&2
+    return 1
+  }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'
 }
-verify() {  # vkey public proof
-  "$SNARKJS" groth16 verify "$1" "$2" "$3" 2>&1 | grep -q OK || { echo "bench/inputjson: snarkjs rejects $3" >&2; exit 1; }
+verify() { # vkey public proof
+  "$SNARKJS" groth16 verify "$1" "$2" "$3" 2>&1 | grep -q OK || {
+    echo "bench/inputjson: snarkjs rejects $3" >&2
+    exit 1
+  }
 }
 
 load0="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -67,10 +76,14 @@ for d in "$FIXTURES/bn128/mulchain-$K" "$FIXTURES/bn128/poseidon"; do
     fi
     cw+=("$(secs "$CUZK" witness --witness-gen "$g" "$d/input.json" "$tmp/c.wtns")")
     sw+=("$(secs "$SNARKJS" wtns calculate "$d/circuit_js/circuit.wasm" "$d/input.json" "$tmp/s.wtns")")
-    cmp -s "$tmp/c.wtns" "$tmp/s.wtns" || { echo "bench/inputjson: witnesses differ on $d" >&2; exit 1; }
+    cmp -s "$tmp/c.wtns" "$tmp/s.wtns" || {
+      echo "bench/inputjson: witnesses differ on $d" >&2
+      exit 1
+    }
   done
   a="$(median "${ce[@]}")" b="$(median "${fp[@]}")" c="$(median "${cw[@]}")" e="$(median "${sw[@]}")"
-  n=-; [ ${#nr[@]} -eq 0 ] || n="$(median "${nr[@]}")"
+  n=-
+  [ ${#nr[@]} -eq 0 ] || n="$(median "${nr[@]}")"
   # shellcheck disable=SC2059
   printf "$fmt" "${d#"$FIXTURES"/bn128/}" "$a" "$b" "$(ratio "$a" "$b")" "$n" "$(ratio "$a" "$n")" "$c" "$e" "$(ratio "$c" "$e")"
 done

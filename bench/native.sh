@@ -32,29 +32,35 @@ native_init() {
   done
   # shellcheck disable=SC2086 # the flags are words
   if [ -z "$NATIVE_WHY" ] &&
-     ! echo '#include <nlohmann/json.hpp>' | g++ $NATIVE_CFLAGS -x c++ -fsyntax-only - >/dev/null 2>&1; then
+    ! echo '#include <nlohmann/json.hpp>' | g++ $NATIVE_CFLAGS -x c++ -fsyntax-only - >/dev/null 2>&1; then
     NATIVE_WHY="nlohmann/json.hpp not found (install nlohmann-json3-dev, or set NLOHMANN_JSON_INCLUDE)"
   fi
   # shellcheck disable=SC2034 # for the bench that sources this
   [ -n "$NATIVE_WHY" ] || NATIVE=1
 }
 
-native_witness_bin() {  # fixture dir
+native_witness_bin() { # fixture dir
   local d="$1" out stamp
   out="$BUILD/witness-bin/$(basename "$(dirname "$d")")-$(basename "$d")"
   stamp="$(cat "$d/circuit_cpp"/*.cpp "$d/circuit_cpp/circuit.dat" | sha256sum | cut -d' ' -f1) $NATIVE_CFLAGS"
   if [ ! -x "$out/circuit" ] || [ "$(cat "$out/stamp" 2>/dev/null)" != "$stamp" ]; then
     rm -rf "$out" && mkdir -p "$out" && cp -r "$d/circuit_cpp/." "$out/"
     make -s -C "$out" CFLAGS="$NATIVE_CFLAGS" circuit >"$out/build.log" 2>&1 ||
-      { echo "bench: circom's witness binary of $d did not build: $(tail -3 "$out/build.log")" >&2; return 1; }
+      {
+        echo "bench: circom's witness binary of $d did not build: $(tail -3 "$out/build.log")" >&2
+        return 1
+      }
     echo "$stamp" >"$out/stamp"
   fi
   echo "$out/circuit"
 }
 
-native_prove() {  # bin zkey input proof public
+native_prove() { # bin zkey input proof public
   # shellcheck disable=SC2154 # tmp: the bench's
   "$1" "$3" "$tmp/native.wtns" >"$tmp/native.log" 2>&1 &&
     "$RAPIDSNARK" "$2" "$tmp/native.wtns" "$4" "$5" >>"$tmp/native.log" 2>&1 ||
-    { echo "bench: witness binary + rapidsnark on $3: $(tail -3 "$tmp/native.log")" >&2; return 1; }
+    {
+      echo "bench: witness binary + rapidsnark on $3: $(tail -3 "$tmp/native.log")" >&2
+      return 1
+    }
 }

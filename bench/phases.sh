@@ -40,7 +40,10 @@ for K in ${PHASES_SIZES:-16 18}; do
     "$BUILD/bench/rusage" "$tmp/ru" "$CUZK" prove-local --threads "$THREADS" --timings "${SYNC[@]}" \
       "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/p.json" "$tmp/pub.json" 2>"$tmp/t"
     "$SNARKJS" groth16 verify "$d/verification_key.json" "$tmp/pub.json" "$tmp/p.json" | grep -q OK ||
-      { echo "bench/phases: snarkjs rejects the proof of $name"; exit 1; }
+      {
+        echo "bench/phases: snarkjs rejects the proof of $name"
+        exit 1
+      }
     rm -f "$tmp/p.json" "$tmp/pub.json" # new files each run, as a service writes them
     # one line per run, the columns of $cols in ms: each step's CPU (the last field)
     awk -v ru="$(cat "$tmp/ru")" '

@@ -63,12 +63,15 @@ fi
 
 bench_need bin/cuzkd bin/cuzk bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer bench/stats_dump
 case "$K" in *-*) name="$K" ;; *) name="mulchain-$K" ;; esac
-bench_fixture bn128 "$K" || { echo "bench/pipeline: FAIL: fixture bn128/$name could not be built"; exit 1; }
+bench_fixture bn128 "$K" || {
+  echo "bench/pipeline: FAIL: fixture bn128/$name could not be built"
+  exit 1
+}
 fx="$FIXTURES/bn128/$name"
 zkey="$fx/circuit_final.zkey"
 dom="$(sed -n 's/.*domain=\([0-9]*\).*/\1/p' "$fx/info.txt")"
 nv="$(sed -n 's/.*nVars=\([0-9]*\).*/\1/p' "$fx/info.txt")"
-buf_mb=$(( ((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20 ))
+buf_mb=$((((3 * dom + nv) * 32 + (1 << 20) - 1) >> 20))
 
 inst="pbench$$"
 tmp="$(mktemp -d)"
@@ -76,46 +79,55 @@ run="$tmp/run"
 daemon_pid=""
 cleanup() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+    kill -TERM "$daemon_pid" 2>/dev/null
+    sleep 2
+    kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "bench/pipeline: FAIL: $*"; echo "--- cuzkd log"; tail -n 30 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+fail() {
+  echo "bench/pipeline: FAIL: $*"
+  echo "--- cuzkd log"
+  tail -n 30 "$tmp/cuzkd.log" 2>/dev/null
+  exit 1
+}
 now() { date +%s.%N; }
 source=stats_dump
-pick_source() {  # cuzk-top if built and its JSON has what we need (schema: "processes" with
-                 # "histograms"; stats_dump's: "slots" with "hists"), else stats_dump
+pick_source() { # cuzk-top if built and its JSON has what we need (schema: "processes" with
+  # "histograms"; stats_dump's: "slots" with "hists"), else stats_dump
   [ -x "$BUILD/bin/cuzk-top" ] || return 0
   "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$tmp/probe.json" 2>/dev/null || return 0
   node -e 'const j=JSON.parse(require("fs").readFileSync(process.argv[1])), p=j.processes;
            if(!Array.isArray(p)||!p.some(s=>s.role==="gpuworker")||
-              !p.every(s=>s.states&&s.histograms&&s.wall_ns!==undefined))process.exit(1)' "$tmp/probe.json" \
-    && source=cuzk-top || true
+              !p.every(s=>s.states&&s.histograms&&s.wall_ns!==undefined))process.exit(1)' "$tmp/probe.json" &&
+    source=cuzk-top || true
 }
 # CPU seconds (user + system) by process name of PID and its descendants: a live
 # process's own and its reaped children's (/proc/PID/stat fields 14-17), so the
 # finalizer's short-lived writers count too. One "name seconds" line per process.
 # On 2 CPUs shared by every stage this, not the stats page's wall-time states, says
 # what a partition costs when the machine is loaded by others.
-tree_cpu() {  # pid
+tree_cpu() { # pid
   local pids="$1" all="$1" next p hz
   hz="$(getconf CLK_TCK)"
   while [ -n "$pids" ]; do
     next="$(for p in $pids; do cat /proc/"$p"/task/*/children 2>/dev/null; done | tr -s ' \n' ' ')"
-    all="$all $next"; pids="${next// /}"; [ -z "$pids" ] || pids="$next"
+    all="$all $next"
+    pids="${next// /}"
+    [ -z "$pids" ] || pids="$next"
   done
   for p in $all; do
     awk -v hz="$hz" '{ sub(/^[0-9]+ \(/, ""); n = $0; sub(/\).*/, "", n); sub(/^[^)]*\) /, "");
                        printf "%s %.3f\n", n, ($12 + $13 + $14 + $15) / hz }' /proc/"$p"/stat 2>/dev/null || true
   done
 }
-children_cpu() {  # pid: CPU seconds of its reaped children (a $(...) is a subshell: pass $BASHPID)
+children_cpu() { # pid: CPU seconds of its reaped children (a $(...) is a subshell: pass $BASHPID)
   awk -v hz="$(getconf CLK_TCK)" '{ sub(/^[^)]*\) /, ""); printf "%.3f", ($14 + $15) / hz }' /proc/"$1"/stat
 }
-snap() {  # file
+snap() { # file
   if [ $source = cuzk-top ]; then
     "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once --json >"$1" || fail "cuzk-top --once --json"
   else
@@ -130,13 +142,16 @@ echo "== pipeline (bn128 $name: domain $dom, $N partitions in one job, --devices
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices "$DEVICES" --buffers 8 \
   --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  [ -S "$run/$inst.sock" ] && break
+  sleep 0.1
+done
 [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
 "$BUILD/bin/cuzkd" --plan --devices "$DEVICES" >"$tmp/plan" 2>&1 || true
 sed "s/^/  plan: /" "$tmp/plan"
 wcores="$(awk '$1 == "worker" && $2 == 0 { for (i = 3; i < NF; i++) if ($i == "cores") print $(i + 1) }' "$tmp/plan")"
 wcores="${wcores:-1}"
-sleep 0.5   # the stages are up and idle
+sleep 0.5 # the stages are up and idle
 pick_source
 
 snap "$tmp/before.json"
@@ -144,8 +159,8 @@ tree_cpu "$daemon_pid" >"$tmp/cpu0"
 t0="$(now)"
 out="$(cuzk --json prove --zkey "$zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" || fail "submit: $out"
 job="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")" || fail "submit answered: $out"
-timeout 1800 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >"$tmp/wait" 2>&1 \
-  || fail "job $job did not finish: $(cat "$tmp/wait")"
+timeout 1800 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >"$tmp/wait" 2>&1 ||
+  fail "job $job did not finish: $(cat "$tmp/wait")"
 t1="$(now)"
 snap "$tmp/after.json"
 tree_cpu "$daemon_pid" >"$tmp/cpu1"
@@ -154,19 +169,26 @@ done_n="$(find "$tmp/out" -name '*.proof.json' | wc -l)"
 [ "$done_n" -eq "$N" ] || fail "$done_n of $N proofs written"
 # snarkjs checks VERIFY of the N proofs (evenly spaced, first and last among them; about
 # 0.5-1 s each), every one with BENCH_PIPE_VERIFY=all; the finalizer checked all.
-nver="$VERIFY"; [ "$nver" = all ] && nver="$N"; [ "$nver" -gt "$N" ] && nver="$N"; [ "$nver" -ge 2 ] || nver=2
+nver="$VERIFY"
+[ "$nver" = all ] && nver="$N"
+[ "$nver" -gt "$N" ] && nver="$N"
+[ "$nver" -ge 2 ] || nver=2
 for j in $(seq 0 $((nver - 1))); do
-  i=$(( 1 + j * (N - 1) / (nver - 1) ))
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects w$i.proof.json"
+  i=$((1 + j * (N - 1) / (nver - 1)))
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$i.proof.json"
 done
 cuzk shutdown >/dev/null || fail "shutdown request"
-for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-rc=0; wait "$daemon_pid" || rc=$?
+for _ in $(seq 1 300); do
+  kill -0 "$daemon_pid" 2>/dev/null || break
+  sleep 0.1
+done
+rc=0
+wait "$daemon_pid" || rc=$?
 daemon_pid=""
 [ $rc -eq 0 ] || fail "cuzkd exited with $rc after shutdown"
 
-local_run() {  # prove-local ARGS for every partition back to back -> "seconds cpu-seconds"
+local_run() { # prove-local ARGS for every partition back to back -> "seconds cpu-seconds"
   local a b i c0 c1 me="$BASHPID"
   c0="$(children_cpu "$me")"
   a="$(now)"
@@ -176,11 +198,11 @@ local_run() {  # prove-local ARGS for every partition back to back -> "seconds c
   done
   b="$(now)"
   c1="$(children_cpu "$me")"
-  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/local.public.json" "$tmp/local.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects prove-local's last proof"
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/local.public.json" "$tmp/local.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects prove-local's last proof"
   awk -v a="$a" -v b="$b" -v c="$c1" -v c0="$c0" 'BEGIN{printf "%.3f %.3f", b-a, c-c0}'
 }
-rapid_run() {  # rapidsnark for every partition back to back -> "seconds cpu-seconds"; checks 1 and N
+rapid_run() { # rapidsnark for every partition back to back -> "seconds cpu-seconds"; checks 1 and N
   local a b i c0 c1 me="$BASHPID"
   c0="$(children_cpu "$me")"
   a="$(now)"
@@ -191,12 +213,14 @@ rapid_run() {  # rapidsnark for every partition back to back -> "seconds cpu-sec
   b="$(now)"
   c1="$(children_cpu "$me")"
   for i in 1 "$N"; do
-    "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/rapid$i.public.json" "$tmp/rapid$i.proof.json" 2>&1 \
-      | grep -q OK || fail "snarkjs rejects rapidsnark's proof of w$i"
+    "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/rapid$i.public.json" "$tmp/rapid$i.proof.json" 2>&1 |
+      grep -q OK || fail "snarkjs rejects rapidsnark's proof of w$i"
   done
   awk -v a="$a" -v b="$b" -v c="$c1" -v c0="$c0" 'BEGIN{printf "%.3f %.3f", b-a, c-c0}'
 }
-tl=""; tl1=""; tr=""
+tl=""
+tl1=""
+tr=""
 [ -z "$RAPIDSNARK" ] || tr="$(rapid_run)"
 if [ "$LOCAL" = 1 ]; then
   tl="$(local_run)"

@@ -64,7 +64,7 @@ fail=0
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 # ---- fixtures: one make.sh call per size, so a size it cannot build drops its row ----
-fixture() {  # curve k|name -> 0 when the fixture is there; else a note in skipped
+fixture() { # curve k|name -> 0 when the fixture is there; else a note in skipped
   local rc=0 what="$1 2^$2"
   case "$2" in *-*) what="$1 $2" ;; esac
   BENCH_FXLOG="$tmp/fx.log" bench_fixture "$1" "$2" || rc=$?
@@ -110,7 +110,10 @@ run_one() {
 }
 # med KEY FIELD (1 wall, 2 cpu, 3 rss) -> the median, or "-"
 med() {
-  [ -n "${M[$1]:-}" ] || { echo -; return; }
+  [ -n "${M[$1]:-}" ] || {
+    echo -
+    return
+  }
   # shellcheck disable=SC2086  # the list is words
   printf '%s\n' ${M[$1]:-} | cut -d, -f"$2" | sort -g |
     awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'
@@ -140,12 +143,15 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
   printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
     curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
   for row in "${rows[@]}"; do
-    c="${row% *}"; k="${row#* }"
+    c="${row% *}"
+    k="${row#* }"
     d="$FIXTURES/$c/mulchain-$k"
     dbn="$FIXTURES/bn128/mulchain-$k"
     runs="$BENCH_RUNS"
     [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
-    M=(); note=""; l0="$(load)"
+    M=()
+    note=""
+    l0="$(load)"
     for _ in $(seq "$runs"); do
       prove_all "$c" "$k" "$d"
       if [ "$c" = bls12381 ]; then
@@ -153,11 +159,21 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
       fi
     done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
-    cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
-    rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"
-    sw="$(med snarkjs 1)"; sc="$(med snarkjs 2)"; sr="$(med snarkjs 3)"
-    bw=-; bc=-
-    if [ "$c" = bls12381 ]; then bw="$(ratio "$cw" "$(med cuzk_bn 1)")"; bc="$(ratio "$cc" "$(med cuzk_bn 2)")"; fi
+    cw="$(med cuzk 1)"
+    cc="$(med cuzk 2)"
+    cr="$(med cuzk 3)"
+    rw="$(med rapidsnark 1)"
+    rcpu="$(med rapidsnark 2)"
+    rr="$(med rapidsnark 3)"
+    sw="$(med snarkjs 1)"
+    sc="$(med snarkjs 2)"
+    sr="$(med snarkjs 3)"
+    bw=-
+    bc=-
+    if [ "$c" = bls12381 ]; then
+      bw="$(ratio "$cw" "$(med cuzk_bn 1)")"
+      bc="$(ratio "$cc" "$(med cuzk_bn 2)")"
+    fi
     printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
       "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
       "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
@@ -180,11 +196,18 @@ if [ ${#real_rows[@]} -gt 0 ]; then
     sh0="$(echo "$shape" | sed -n 's/.*zeros=\([0-9.]*\)%.*/\1/p')"
     sh1="$(echo "$shape" | sed -n 's/.*ones=\([0-9.]*\)%.*/\1/p')"
     shs="$(echo "$shape" | sed -n 's/.*small=\([0-9.]*\)%.*/\1/p')"
-    M=(); note=""; l0="$(load)"
+    M=()
+    note=""
+    l0="$(load)"
     for _ in $(seq "$BENCH_RUNS"); do prove_all bn128 "$k" "$d"; done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX"
-    cw="$(med cuzk 1)"; cc="$(med cuzk 2)"; cr="$(med cuzk 3)"
-    rw="$(med rapidsnark 1)"; rcpu="$(med rapidsnark 2)"; rr="$(med rapidsnark 3)"; sw="$(med snarkjs 1)"
+    cw="$(med cuzk 1)"
+    cc="$(med cuzk 2)"
+    cr="$(med cuzk 3)"
+    rw="$(med rapidsnark 1)"
+    rcpu="$(med rapidsnark 2)"
+    rr="$(med rapidsnark 3)"
+    sw="$(med snarkjs 1)"
     printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s%s\n' \
       "$name" "${nc:--}" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
       "$(fmt "$sw" 2)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" "$(ratio "$cw" "$sw")" \

@@ -54,11 +54,14 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 failures=()
 
-run_bin() {  # path
+run_bin() { # path
   local b="$1" rc=0
   echo "== $(basename "$b")"
   "$b" || rc=$?
-  if [ $rc -ne 0 ]; then echo "bench: $(basename "$b") failed (exit $rc)"; failures+=("$(basename "$b")"); fi
+  if [ $rc -ne 0 ]; then
+    echo "bench: $(basename "$b") failed (exit $rc)"
+    failures+=("$(basename "$b")")
+  fi
   echo
 }
 
@@ -82,7 +85,7 @@ bench_script prove
 # ---- (c) msm_ntt, then any other bench binary --------------------------------
 if [ -x "$BUILD/bench/msm_ntt" ]; then run_bin "$BUILD/bench/msm_ntt"; fi
 for b in "$BUILD"/bench/*; do
-  case "$(basename "$b")" in ring|msm_ntt|stats_dump|rusage|wtns_shape|mulchain_gen|*.o|*.d) continue ;; esac
+  case "$(basename "$b")" in ring | msm_ntt | stats_dump | rusage | wtns_shape | mulchain_gen | *.o | *.d) continue ;; esac
   if [ -f "$b" ] && [ -x "$b" ]; then run_bin "$b"; fi
 done
 

@@ -17,7 +17,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 arch="${1:-90}"
 NVCC="${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)}"
-[ -n "$NVCC" ] || { echo "sass-count: no nvcc: skipped"; exit 0; }
+[ -n "$NVCC" ] || {
+  echo "sass-count: no nvcc: skipped"
+  exit 0
+}
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/ops.cu" <<'CU'
@@ -69,9 +72,15 @@ __global__ void k_points(uint64_t *r, const uint64_t *a, const uint64_t *b)
 }
 CU
 "$NVCC" -std=c++17 -O3 -cubin -arch=sm_"$arch" -I"$root" -D_GNU_SOURCE -o "$tmp/ops.cubin" "$tmp/ops.cu" \
-  2>"$tmp/nvcc.log" || { cat "$tmp/nvcc.log"; exit 1; }
+  2>"$tmp/nvcc.log" || {
+  cat "$tmp/nvcc.log"
+  exit 1
+}
 "$NVCC" -std=c++17 -O3 -ptx -arch=sm_"$arch" -I"$root" -D_GNU_SOURCE -o "$tmp/ops.ptx" "$tmp/ops.cu" \
-  2>>"$tmp/nvcc.log" || { cat "$tmp/nvcc.log"; exit 1; }
+  2>>"$tmp/nvcc.log" || {
+  cat "$tmp/nvcc.log"
+  exit 1
+}
 # function -> its own instructions: each FUNC symbol's size / 16. An out-of-line device
 # function is a symbol "$KERNEL$FUNCTION" inside its caller's .text section, and the
 # kernel's own symbol spans that whole section: a kernel's own code is its size less

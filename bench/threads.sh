@@ -30,7 +30,10 @@ for K in ${BENCH_THREADS_SIZES:-14 16}; do
       /usr/bin/time -f "%e %U %S" -o "$tmp/t" "$CUZK" prove-local --threads "$n" "$d/circuit_final.zkey" \
         "$d/witness.wtns" "$tmp/p.json" "$tmp/pub.json"
       "$SNARKJS" groth16 verify "$d/verification_key.json" "$tmp/pub.json" "$tmp/p.json" | grep -q OK ||
-        { echo "bench/threads: snarkjs rejects the proof of mulchain-$K at --threads $n"; exit 1; }
+        {
+          echo "bench/threads: snarkjs rejects the proof of mulchain-$K at --threads $n"
+          exit 1
+        }
       read -r w u s <"$tmp/t"
       W[$n]+="$w "
       C[$n]+="$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u + s}') "

@@ -51,7 +51,7 @@ done
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
   filtered=()
   for p in "${missing[@]}"; do
-    case "$p" in nodejs|npm) ;; *) filtered+=("$p") ;; esac
+    case "$p" in nodejs | npm) ;; *) filtered+=("$p") ;; esac
   done
   missing=("${filtered[@]+"${filtered[@]}"}")
 fi

@@ -36,15 +36,15 @@ static const char *const counter_names[] = { "parts_done",  "parts_failed", "cla
 static const char *const hist_names[] = { "part", "trim", "job", "write", NULL };
 
 struct finalizer {
-    struct pipe_stage st;
-    const struct pipe_stage_opts *o;
+    struct stage st;
+    const struct stage_opts *o;
     uint32_t since_trim; /* partitions since the last trim */
     uint64_t last_work;  /* when the last partition ended */
     int trimmed_idle;    /* this idle period has had its trim */
     /* The verification key of the last zkey used, with that zkey's identity (the
      * cache entry it came from may be reused for another file). */
     int vk_valid;
-    struct pipe_zkey_entry vk_of;
+    struct stage_zkey_entry vk_of;
     groth16_vk vk;
     /* The writes of proof files, one process per out dir (out_writer.h): a partition
      * handed over stays FINAL (ours) until its writer answers. */
@@ -54,7 +54,7 @@ struct finalizer {
 /* The key for z (a pointer into the stage's zkey cache), derived once per zkey file. */
 static int vk_for(struct finalizer *f, const zkey *z, const groth16_vk **out, char *err, size_t errlen)
 {
-    const struct pipe_zkey_entry *e = NULL;
+    const struct stage_zkey_entry *e = NULL;
     int rc;
 
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
@@ -97,10 +97,10 @@ static int verify(struct finalizer *f, const zkey *z, const uint8_t *values, con
 
 static void trim(struct finalizer *f)
 {
-    uint64_t t0 = pipe_stage_now();
+    uint64_t t0 = stage_now();
 
-    pipe_stage_enter_at(&f->st, S_TRIM, t0);
-    pipe_stage_long_begin(&f->st);
+    stage_enter_at(&f->st, S_TRIM, t0);
+    stage_long_begin(&f->st);
     malloc_trim(0);
     if (f->o->test_trim_delay_ms) {
         /* Planted delay (tests only): the isolation test checks it lands here. */
@@ -110,9 +110,9 @@ static void trim(struct finalizer *f)
         while (nanosleep(&d, &d) && errno == EINTR)
             ;
     }
-    pipe_stage_long_end(&f->st);
-    pipe_stage_hist(&f->st, H_TRIM, pipe_stage_now() - t0);
-    pipe_stage_count(&f->st, C_TRIMS, 1);
+    stage_long_end(&f->st);
+    stage_hist(&f->st, H_TRIM, stage_now() - t0);
+    stage_count(&f->st, C_TRIMS, 1);
     f->since_trim = 0;
 }
 
@@ -122,26 +122,25 @@ static void job_ended(struct finalizer *f, uint32_t job)
     struct jobtab *jt = &f->st.pl.data.jobtab;
     uint64_t w = barrier_load_acquire(&jt->jobs[job].word);
 
-    pipe_stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
-    pipe_stage_hist(&f->st, H_JOB, pipe_stage_now() - jt->jobs[job].submit_ns);
+    stage_count(&f->st, jobtab_word_state(w) == JOBTAB_DONE ? C_JOBS_DONE : C_JOBS_FAILED, 1);
+    stage_hist(&f->st, H_JOB, stage_now() - jt->jobs[job].submit_ns);
 }
 
 static void complete(struct finalizer *f, uint32_t job)
 {
-    if (pipe_stage_job_try_complete(&f->st, job) == 1) job_ended(f, job);
+    if (stage_job_try_complete(&f->st, job) == 1) job_ended(f, job);
 }
 
 static void fail_part(struct finalizer *f, uint32_t p, const char *file, const char *msg)
 {
     uint32_t job = f->st.pl.data.jobtab.parts[p].job;
 
-    if (pipe_stage_fail(&f->st, p, JOBTAB_FINAL, C_FAILED, file, msg, "cuzk-finalizer") == 1)
-        job_ended(f, job);
+    if (stage_fail(&f->st, p, JOBTAB_FINAL, C_FAILED, file, msg, "cuzk-finalizer") == 1) job_ended(f, job);
 }
 
 static void final_one(struct finalizer *f, uint32_t p)
 {
-    struct pipe_stage *st = &f->st;
+    struct stage *st = &f->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     const uint32_t pid = (uint32_t)st->pid;
@@ -154,14 +153,14 @@ static void final_one(struct finalizer *f, uint32_t p)
     char err[1024] = "";
     char zb[64], wb[64], ob[64];
     const char *zpath, *wpath, *odir;
-    uint64_t t0 = pipe_stage_now();
+    uint64_t t0 = stage_now();
     int rc;
 
     if (!pi || jobtab_part_move(jt, p, JOBTAB_PROVED, 0, JOBTAB_FINAL, pid, NULL)) {
-        pipe_stage_count(st, C_LOST, 1);
+        stage_count(st, C_LOST, 1);
         return;
     }
-    pipe_stage_enter_at(st, STATS_BUSY, t0);
+    stage_enter_at(st, STATS_BUSY, t0);
     pipe_part_begin(pl, p, PIPE_T_FINAL, f->o->index, t0); /* timeline (`cuzk trace`) */
     memset(&w, 0, sizeof(w));
     jb = &jt->jobs[jt->parts[p].job];
@@ -171,13 +170,13 @@ static void final_one(struct finalizer *f, uint32_t p)
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb));
     wpath = pipe_input_path(pl, pi->wtns_fd, pi->wtns_path, wb, sizeof(wb));
     odir = pipe_input_path(pl, jb->out_fd, jb->out_dir, ob, sizeof(ob));
-    pipe_stage_enter(st, S_ZKEY);
-    rc = pipe_stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
+    stage_enter(st, S_ZKEY);
+    rc = stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
         fail_part(f, p, jb->zkey_path, err);
         return;
     }
-    pipe_stage_enter(st, S_BLIND);
+    stage_enter(st, S_BLIND);
     rc = groth16_blind_random(z, &bl);
     if (rc) {
         snprintf(err, sizeof(err), "getrandom for r, s: %s", strerror(-rc));
@@ -188,7 +187,7 @@ static void final_one(struct finalizer *f, uint32_t p)
     groth16_finalize(z, &pipeline_result(pl, p)->raw, &bl, &proof);
     memset(&bl, 0, sizeof(bl)); /* r, s known = witness known: keep them nowhere */
 
-    pipe_stage_enter(st, S_READ);
+    stage_enter(st, S_READ);
     if (pi->wgen_path[0]) {
         /* input.json: the synth left signals 0..nPublic in publics[p] (ordered by
          * the CAS chain SYNTH->READY ... PROVED->FINAL); only those are read below */
@@ -211,10 +210,10 @@ static void final_one(struct finalizer *f, uint32_t p)
     }
     /* Verify before publishing: a witness the zkey cannot tell is wrong (no r1cs) or a
      * device fault fails the partition here instead of reaching OUT. */
-    pipe_stage_enter(st, S_VERIFY);
-    pipe_stage_long_begin(st);
+    stage_enter(st, S_VERIFY);
+    stage_long_begin(st);
     rc = verify(f, z, w.values, &proof, err, sizeof(err));
-    pipe_stage_long_end(st);
+    stage_long_end(st);
     if (rc) {
         if (rc == -CUZK_E_UNSATISFIED) {
             /* Name the worker that computed it: a fault that follows one device
@@ -223,7 +222,7 @@ static void final_one(struct finalizer *f, uint32_t p)
             char tag[32];
             size_t k = (size_t)snprintf(tag, sizeof(tag), "worker %u: ", pipeline_result(pl, p)->worker);
             size_t len = strlen(err);
-            pipe_stage_count(st, C_VERIFY_FAILED, 1);
+            stage_count(st, C_VERIFY_FAILED, 1);
             if (k + len >= sizeof(err)) len = sizeof(err) - k - 1;
             memmove(err + k, err, len);
             memcpy(err, tag, k);
@@ -234,7 +233,7 @@ static void final_one(struct finalizer *f, uint32_t p)
     }
     /* The texts here; the files in the out dir's writer process, so a hung file
      * system there holds only this directory's partitions (out_writer.h). */
-    pipe_stage_enter(st, S_SERIALIZE);
+    stage_enter(st, S_SERIALIZE);
     {
         struct out_write ow = { .p = p,
                                 .odir = odir,
@@ -248,7 +247,7 @@ static void final_one(struct finalizer *f, uint32_t p)
         rc = groth16_pair_texts(z, &proof, w.values, &ow.proof_text, &ow.public_text, NULL, err, sizeof(err));
         if (!rc) rc = out_writers_submit(f->ow, &ow, err, sizeof(err));
     }
-    pipe_stage_enter(st, STATS_BUSY);
+    stage_enter(st, STATS_BUSY);
     if (rc) fail_part(f, p, pi->wtns_path, err);
 out:
     wtns_close(&w);
@@ -259,13 +258,13 @@ out:
 static void written(void *arg, uint32_t p, int rc, const char *msg, const groth16_write_times *wt)
 {
     struct finalizer *f = arg;
-    struct pipe_stage *st = &f->st;
+    struct stage *st = &f->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     const uint32_t pid = (uint32_t)st->pid;
     struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
     const struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
-    uint64_t t = pipe_stage_now(), t0 = pi ? barrier_load_relaxed(&pi->times.begin_ns[PIPE_T_FINAL]) : t;
+    uint64_t t = stage_now(), t0 = pi ? barrier_load_relaxed(&pi->times.begin_ns[PIPE_T_FINAL]) : t;
     char err[1024], ob[64];
 
     if (rc == OUT_WRITE_HANDBACK) {
@@ -280,22 +279,22 @@ static void written(void *arg, uint32_t p, int rc, const char *msg, const groth1
         fail_part(f, p, pi ? pi->wtns_path : "", err);
         return;
     }
-    pipe_stage_hist(st, H_WRITE, wt->write_ns + wt->fsync_ns + wt->rename_ns);
+    stage_hist(st, H_WRITE, wt->write_ns + wt->fsync_ns + wt->rename_ns);
     pipe_part_end(pl, p, PIPE_T_FINAL, t); /* published by the CAS below */
     if (jobtab_part_move(jt, p, JOBTAB_FINAL, pid, JOBTAB_DONE, 0, NULL)) {
         fprintf(stderr, "cuzk-finalizer: partition %u taken from us\n", p);
         return;
     }
-    pipe_stage_count(st, C_DONE, 1);
+    stage_count(st, C_DONE, 1);
     complete(f, jt->parts[p].job);
-    if (t0 && t0 <= t) pipe_stage_hist(st, H_PART, t - t0);
+    if (t0 && t0 <= t) stage_hist(st, H_PART, t - t0);
     if (f->o->verbose && pi)
         fprintf(stderr, "cuzk-finalizer: partition %u -> %s/%s.proof.json\n", p, jb->out_dir, pi->name);
 }
 
 /* Preload: derive the verification key (header, IC: sections 1-3) now. Evict: drop
  * it with the zkey. */
-static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
+static void final_circuit(struct stage *st, uint32_t action, struct stage_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 3 };
     struct finalizer *f = arg;
@@ -304,7 +303,7 @@ static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zk
 
     (void)st;
     if (action == PIPE_CIRCUIT_PRELOAD) {
-        pipe_zkey_touch(&e->z, ids, 3);
+        stage_zkey_touch(&e->z, ids, 3);
         if (vk_for(f, &e->z, &vk, err, sizeof(err)))
             fprintf(stderr, "cuzk-finalizer: preload of %s: %s\n", e->path, err);
     } else if (f->vk_valid && e->dev == f->vk_of.dev && e->ino == f->vk_of.ino && e->size == f->vk_of.size &&
@@ -314,7 +313,7 @@ static void final_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zk
     }
 }
 
-int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
+int finalizer_run(const struct stage_opts *o, char *err, size_t errlen)
 {
     struct finalizer *f = calloc(1, sizeof(*f));
     struct ring *in;
@@ -326,36 +325,36 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     f->o = o;
-    rc = pipe_stage_open(&f->st, o, STATS_ROLE_FINALIZER, err, errlen);
+    rc = stage_open(&f->st, o, STATS_ROLE_FINALIZER, err, errlen);
     if (rc) {
         free(f);
         return rc;
     }
-    pipe_stage_names(&f->st, state_names, counter_names, hist_names);
+    stage_names(&f->st, state_names, counter_names, hist_names);
     f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid,
                             o->self_exe);
     if (!f->ow) {
-        pipe_stage_close(&f->st);
+        stage_close(&f->st);
         free(f);
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
     in = pipeline_ring(&f->st.pl, PIPE_RING_FINAL(f->st.pl.config->n_workers));
-    f->last_work = pipe_stage_now();
-    while (!pipe_stage_stopping(&f->st)) {
-        pipe_stage_circuits(&f->st, final_circuit, f);
+    f->last_work = stage_now();
+    while (!stage_stopping(&f->st)) {
+        stage_circuits(&f->st, final_circuit, f);
         out_writers_poll(f->ow, 0, written, f);
         if (ring_try_pop(in, &p) != 0) {
-            pipe_stage_enter(&f->st, pipe_stage_wait_state(&f->st));
+            stage_enter(&f->st, stage_wait_state(&f->st));
             if (out_writers_pending(f->ow)) {
                 /* Writes under way: wake for their answers as for new partitions. */
                 out_writers_poll(f->ow, (int)(WRITE_POLL_NS / 1000000), written, f);
-                pipe_stage_heartbeat(&f->st);
+                stage_heartbeat(&f->st);
                 continue;
             }
             if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
-                pipe_stage_heartbeat(&f->st);
-                if (!f->trimmed_idle && f->since_trim && pipe_stage_now() - f->last_work >= IDLE_TRIM_NS) {
+                stage_heartbeat(&f->st);
+                if (!f->trimmed_idle && f->since_trim && stage_now() - f->last_work >= IDLE_TRIM_NS) {
                     trim(f);
                     f->trimmed_idle = 1;
                 }
@@ -366,14 +365,14 @@ int finalizer_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         f->since_trim++;
         f->trimmed_idle = 0;
         if ((o->trim_every && f->since_trim >= o->trim_every) || o->test_trim_delay_ms) trim(f);
-        f->last_work = pipe_stage_now();
-        pipe_stage_heartbeat(&f->st);
+        f->last_work = stage_now();
+        stage_heartbeat(&f->st);
     }
     /* Writes under way get a moment; the rest go back to PROVED for the next
      * finalizer, so cuzkd's clean-up never opens a directory that does not answer. */
     out_writers_stop(f->ow, STOP_GRACE_MS, written, f);
     if (f->vk_valid) groth16_vk_free(&f->vk);
-    pipe_stage_close(&f->st);
+    stage_close(&f->st);
     free(f);
     return 0;
 }

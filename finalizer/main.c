@@ -9,7 +9,7 @@ int main(int argc, char **argv)
 {
     /* The finalizer's per-out-dir writer processes are this binary too (out_writer.h). */
     if (argc >= 2 && !strcmp(argv[1], "--out-writer")) return out_writer_main(argc, argv);
-    return pipe_stage_main(argc, argv, "cuzk-finalizer",
-                           "Finalizing stage: blind, write proof.json/public.json, complete jobs.",
-                           PIPE_OPT_TRIM, finalizer_run);
+    return stage_main(argc, argv, "cuzk-finalizer",
+                      "Finalizing stage: blind, write proof.json/public.json, complete jobs.", STAGE_OPT_TRIM,
+                      finalizer_run);
 }

@@ -101,7 +101,7 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
     int reply = -1, rc;
     pid_t pid;
 
-    if (!fleet_name_ok(sl->c.name))
+    if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name";
     else if (!circuit_name_valid(sl->c.circuit))
         why = "its circuit is not a circuit name";
@@ -109,7 +109,8 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
         why = staging_prepare(d, sl, stage, sizeof(stage));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
-        sl->retry = fleet_name_ok(sl->c.name) && circuit_name_valid(sl->c.circuit); /* else the row's fault */
+        sl->retry =
+            fleet_name_valid(sl->c.name) && circuit_name_valid(sl->c.circuit); /* else the row's fault */
     } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
@@ -214,7 +215,7 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
     pid_t pid;
 
     /* The row's name names files in the out dir: one component, whoever wrote it. */
-    if (!fleet_name_ok(sl->c.name))
+    if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name (no '/', no leading '.', no control "
               "character)";
     else if (!regular(sl->c.wtns))
@@ -263,7 +264,7 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 
     snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
     snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-    if (!fleet_name_ok(sl->c.name)) /* never read outside the staging dir */
+    if (!fleet_name_valid(sl->c.name)) /* never read outside the staging dir */
         snprintf(why, sizeof(why), "its name is not a single file name");
     else if ((sfd = staging_open(d, sl)) < 0)
         snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s", strerror(errno));

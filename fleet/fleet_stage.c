@@ -124,7 +124,7 @@ void staging_remove_files(struct fleet_daemon *d, struct slot *sl)
     char tp[300], tq[300];
     int sfd;
 
-    if (!fleet_name_ok(sl->c.name) || (sfd = staging_open(d, sl)) < 0)
+    if (!fleet_name_valid(sl->c.name) || (sfd = staging_open(d, sl)) < 0)
         return; /* a name with a '/' names nothing of the staging dir */
     snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
     snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
@@ -234,7 +234,7 @@ void staging_remove_input(struct fleet_daemon *d, struct slot *sl)
     char in[300], reply[300];
     int sfd;
 
-    if (sl->c.input_kind == FLEET_INPUT_PATH || !fleet_name_ok(sl->c.name) || (sfd = open_priv(d, sl)) < 0)
+    if (sl->c.input_kind == FLEET_INPUT_PATH || !fleet_name_valid(sl->c.name) || (sfd = open_priv(d, sl)) < 0)
         return;
     input_names(sl, in, reply);
     unlinkat(sfd, in, 0);

@@ -85,8 +85,8 @@ struct flight {
 };
 
 struct worker {
-    struct pipe_stage st;
-    const struct pipe_stage_opts *o;
+    struct stage st;
+    const struct stage_opts *o;
     struct backend be;
     uint64_t last_end;                   /* when the last backend call returned; 0 before the first */
     uint64_t domain_hits, domain_builds; /* ntt cache counts already reported */
@@ -121,7 +121,7 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
     char who[32];
 
     snprintf(who, sizeof(who), "cuzk-gpuworker %u", w->o->index);
-    pipe_stage_fail(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, who);
+    stage_fail(&w->st, p, JOBTAB_PROVING, C_FAILED, file, msg, who);
 }
 
 /* The device is unusable (a sticky CUDA error): say so and exit non-zero at once,
@@ -152,8 +152,8 @@ static void device_span(struct worker *w, uint64_t b, uint64_t e)
     int has_gap;
 
     cov = busy_add(&w->dev, b, e, &gap, &has_gap);
-    pipe_stage_count(&w->st, C_GPU_BUSY, cov);
-    if (has_gap) pipe_stage_hist(&w->st, H_GAP, gap);
+    stage_count(&w->st, C_GPU_BUSY, cov);
+    if (has_gap) stage_hist(&w->st, H_GAP, gap);
 }
 
 /* Every SAMPLE_NS: this process's CPU seconds and, with a driver, NVML's figures of
@@ -162,7 +162,7 @@ static void sample_device(struct worker *w)
 {
     struct nvml_sample ns = { 0 };
     struct rusage ru;
-    uint64_t now = pipe_stage_now(), g[6];
+    uint64_t now = stage_now(), g[6];
 
     if (now - w->last_sample < SAMPLE_NS) return;
     w->last_sample = now;
@@ -175,18 +175,18 @@ static void sample_device(struct worker *w)
     g[3] = ns.mem_used;
     g[4] = ns.power_mw;
     g[5] = ns.sm_clock_mhz;
-    pipe_stage_gauges(&w->st, G_CPU_NS, g, 6);
+    stage_gauges(&w->st, G_CPU_NS, g, 6);
 }
 
 static void push_final(struct worker *w, uint32_t p)
 {
     struct ring *out = pipeline_ring(&w->st.pl, PIPE_RING_FINAL(w->st.pl.config->n_workers));
-    struct pipe_push_wait pw = { 0 };
+    struct stage_push_state pw = { 0 };
 
     if (ring_try_push(out, p) == 0) return;
     /* Stopping: the supervisor re-pushes PROVED partitions on restart. */
     do {
-        if (pipe_stage_push_wait(&w->st, &pw)) return;
+        if (stage_push_wait(&w->st, &pw)) return;
     } while (ring_push_timeout(out, p, POLL_NS) != 0);
 }
 
@@ -202,7 +202,7 @@ static void drain(struct worker *w);
  * dealt with (lost, or failed with the reason). */
 static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, struct backend_input *in)
 {
-    struct pipe_stage *st = &w->st;
+    struct stage *st = &w->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     const uint32_t pid = (uint32_t)st->pid;
@@ -217,12 +217,12 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
 
     *rel = (struct release_ctx){ w, p, JOBTAB_NONE, 0 };
     if (!res || jobtab_part_move(jt, p, JOBTAB_READY, 0, JOBTAB_PROVING, pid, NULL)) {
-        pipe_stage_count(st, C_LOST, 1);
+        stage_count(st, C_LOST, 1);
         return -1;
     }
-    pipe_stage_enter(st, STATS_BUSY);
+    stage_enter(st, STATS_BUSY);
     w->state = STATS_BUSY;
-    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, pipe_stage_now()); /* `cuzk trace` */
+    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, stage_now()); /* `cuzk trace` */
     jb = &jt->jobs[jt->parts[p].job];
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb)); /* cuzkd's copy */
     {
@@ -248,7 +248,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
                     "cuzk-gpuworker %u: CUZK_TEST_HANG_ON=%s: hanging in a long "
                     "call on partition %u\n",
                     w->o->index, crash, p);
-            pipe_stage_long_begin(st);
+            stage_long_begin(st);
             for (;;) pause();
         }
     }
@@ -290,8 +290,8 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
         }
         if (!same) drain(w);
     }
-    pipe_stage_enter(st, S_ZKEY);
-    rc = pipe_stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
+    stage_enter(st, S_ZKEY);
+    rc = stage_job_zkey(st, zpath, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
         release_buf(rel);
         fail_part(w, p, jb->zkey_path, err);
@@ -321,9 +321,9 @@ static void report_precompute(struct worker *w)
     ntt_cache_stats cs;
     ntt_cache_get_stats(&cs);
     uint64_t g[2] = { cs.bytes, (uint64_t)w->o->precompute_mb << 20 };
-    pipe_stage_gauges(&w->st, G_PRECOMP_BYTES, g, 2);
-    pipe_stage_count(&w->st, C_DOMAIN_HITS, cs.hits - w->domain_hits);
-    pipe_stage_count(&w->st, C_DOMAIN_BUILDS, cs.misses - w->domain_builds);
+    stage_gauges(&w->st, G_PRECOMP_BYTES, g, 2);
+    stage_count(&w->st, C_DOMAIN_HITS, cs.hits - w->domain_hits);
+    stage_count(&w->st, C_DOMAIN_BUILDS, cs.misses - w->domain_builds);
     w->domain_hits = cs.hits;
     w->domain_builds = cs.misses;
 }
@@ -332,7 +332,7 @@ static void report_precompute(struct worker *w)
 static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, const groth16_raw *raw,
                         const groth16_timings *t, uint64_t occupy_ns, uint64_t prove_ns)
 {
-    struct pipe_stage *st = &w->st;
+    struct stage *st = &w->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     struct jobtab_job *jb = &jt->jobs[jt->parts[p].job];
@@ -346,16 +346,16 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, c
     t_ntt = s_to_ns(t->ntt);
     t_msm =
         s_to_ns(t->msm_a) + s_to_ns(t->msm_b1) + s_to_ns(t->msm_b2) + s_to_ns(t->msm_c) + s_to_ns(t->msm_h);
-    pipe_stage_hist(st, H_PROVE, prove_ns);
-    pipe_stage_hist(st, H_NTT, t_ntt);
-    pipe_stage_hist(st, H_MSM, t_msm);
-    pipe_stage_count(st, C_NTT, t_ntt);
-    pipe_stage_count(st, C_MSM_A, s_to_ns(t->msm_a));
-    pipe_stage_count(st, C_MSM_B1, s_to_ns(t->msm_b1));
-    pipe_stage_count(st, C_MSM_B2, s_to_ns(t->msm_b2));
-    pipe_stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
-    pipe_stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
-    pipe_stage_count(st, C_LANE_OCCUPY, occupy_ns);
+    stage_hist(st, H_PROVE, prove_ns);
+    stage_hist(st, H_NTT, t_ntt);
+    stage_hist(st, H_MSM, t_msm);
+    stage_count(st, C_NTT, t_ntt);
+    stage_count(st, C_MSM_A, s_to_ns(t->msm_a));
+    stage_count(st, C_MSM_B1, s_to_ns(t->msm_b1));
+    stage_count(st, C_MSM_B2, s_to_ns(t->msm_b2));
+    stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
+    stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
+    stage_count(st, C_LANE_OCCUPY, occupy_ns);
     report_precompute(w);
 
     /* Written while we own the partition; published by the CAS (R1) and read by the
@@ -363,13 +363,13 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, c
     res->raw = *raw;
     res->worker = w->o->index;
     res->prove_ns = prove_ns;
-    pipe_part_end(pl, p, PIPE_T_PROVE, pipe_stage_now());
+    pipe_part_end(pl, p, PIPE_T_PROVE, stage_now());
     if (jobtab_part_move(jt, p, JOBTAB_PROVING, (uint32_t)st->pid, JOBTAB_PROVED, 0, NULL)) {
         fprintf(stderr, "cuzk-gpuworker %u: partition %u taken from us\n", w->o->index, p);
         return;
     }
     push_final(w, p);
-    pipe_stage_count(st, C_DONE, 1);
+    stage_count(st, C_DONE, 1);
     if (w->o->verbose)
         fprintf(stderr, "cuzk-gpuworker %u: partition %u proved in %.3f s\n", w->o->index, p,
                 (double)prove_ns * 1e-9);
@@ -378,7 +378,7 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, c
 /* Synchronous backend (CPU): one call on this thread. */
 static void prove_one(struct worker *w, uint32_t p)
 {
-    struct pipe_stage *st = &w->st;
+    struct stage *st = &w->st;
     struct release_ctx rel;
     struct backend_input in;
     groth16_timings t = { 0 };
@@ -388,12 +388,12 @@ static void prove_one(struct worker *w, uint32_t p)
     int rc;
 
     if (claim_part(w, p, &rel, &in)) return;
-    t0 = pipe_stage_now();
-    pipe_stage_enter_at(st, S_NTT, t0);
-    pipe_stage_long_begin(st);
+    t0 = stage_now();
+    stage_enter_at(st, S_NTT, t0);
+    stage_long_begin(st);
     rc = w->be.ops->prove(&w->be, &in, &raw, &t, err, sizeof(err));
-    pipe_stage_long_end(st);
-    t1 = pipe_stage_now();
+    stage_long_end(st);
+    t1 = stage_now();
     w->last_end = t1;
     release_buf(&rel); /* a backend that forgot: never leak the buffer */
     /* Sub-steps measured inside the call, entered in order now (stats.h: sum to wall). */
@@ -406,12 +406,12 @@ static void prove_one(struct worker *w, uint32_t p)
     /* In the order they ran, each clamped to the call's end; the rest is busy. */
     at = t0 + t_ntt < t1 ? t0 + t_ntt : t1;
     for (int k = 0; k < 5; k++) {
-        pipe_stage_enter_at(st, S_MSM_A + (uint32_t)k, at);
+        stage_enter_at(st, S_MSM_A + (uint32_t)k, at);
         at = at + tm[k] < t1 ? at + tm[k] : t1;
         n_msm += tm[k];
     }
-    pipe_stage_enter_at(st, STATS_BUSY, at);
-    pipe_stage_enter_at(st, STATS_BUSY, t1);
+    stage_enter_at(st, STATS_BUSY, at);
+    stage_enter_at(st, STATS_BUSY, t1);
     /* CPU: the compute section is the "device" span (gpu_busy_ns, gaps) and the
      * sections' sum the lane's occupancy. */
     device_span(w, t0, t1);
@@ -423,17 +423,17 @@ static void prove_one(struct worker *w, uint32_t p)
 static void async_enter(struct worker *w, uint32_t state)
 {
     if (w->state != state) {
-        pipe_stage_enter(&w->st, state);
+        stage_enter(&w->st, state);
         w->state = state;
     }
 }
 
 static void async_beat(struct worker *w)
 {
-    uint64_t now = pipe_stage_now();
+    uint64_t now = stage_now();
 
     if (now - w->last_hb >= HB_NS) {
-        pipe_stage_heartbeat(&w->st);
+        stage_heartbeat(&w->st);
         w->last_hb = now;
     }
     sample_device(w);
@@ -473,7 +473,7 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
     dev_ns = d.busy_total_ns > w->busy_seen ? d.busy_total_ns - w->busy_seen : 0;
     if (d.busy_total_ns > w->busy_seen) w->busy_seen = d.busy_total_ns;
     finish_part(w, f->p, d.rc, d.err, &d.raw, &d.t, dev_ns,
-                (d.end_ns > f->t_submit ? d.end_ns : pipe_stage_now()) - f->t_submit);
+                (d.end_ns > f->t_submit ? d.end_ns : stage_now()) - f->t_submit);
     return 1;
 }
 
@@ -498,7 +498,7 @@ static void submit_one(struct worker *w, uint32_t p)
         if (!w->fl[i].used) f = &w->fl[i];
     if (!f || claim_part(w, p, &f->rel, &in)) return;
     async_enter(w, STATS_BUSY);
-    now = pipe_stage_now();
+    now = stage_now();
     f->p = p;
     f->key = in.key;
     f->t_submit = now;
@@ -511,24 +511,24 @@ static void submit_one(struct worker *w, uint32_t p)
     w->n_flight++;
 }
 
-static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg);
+static void worker_circuit(struct stage *st, uint32_t action, struct stage_zkey_entry *e, void *arg);
 
 static void run_async(struct worker *w, struct ring *in)
 {
     uint32_t p;
 
-    while (!pipe_stage_stopping(&w->st) || w->n_flight) {
+    while (!stage_stopping(&w->st) || w->n_flight) {
         /* Finished partitions first: their buffers and results go on at once. */
         while (w->n_flight && collect_one(w, 0))
             ;
-        if (pipe_stage_stopping(&w->st)) {
+        if (stage_stopping(&w->st)) {
             drain(w);
             break;
         }
         if (!w->n_flight) {
             /* Nothing in flight: changes to the circuits table are applied now, when
              * no partition can be reading a zkey an eviction would close. */
-            pipe_stage_circuits(&w->st, worker_circuit, w);
+            stage_circuits(&w->st, worker_circuit, w);
         } else if (w->st.pl.circuits && barrier_load_acquire(&w->st.pl.circuits->seq) != w->st.circ_seq) {
             drain(w);
             continue;
@@ -538,7 +538,7 @@ static void run_async(struct worker *w, struct ring *in)
                 submit_one(w, p);
                 continue;
             }
-            async_enter(w, w->n_flight ? S_DEVICE : pipe_stage_wait_state(&w->st));
+            async_enter(w, w->n_flight ? S_DEVICE : stage_wait_state(&w->st));
             if (ring_pop_timeout(in, &p, w->n_flight ? FILL_NS : POLL_NS) == 0) {
                 submit_one(w, p);
                 continue;
@@ -554,7 +554,7 @@ static void run_async(struct worker *w, struct ring *in)
 /* Preload: the worker reads the bases (sections 5-9: A, B1, B2, C, H). The CPU
  * backend uses them in place (faulted in here); a device backend uploads them and
  * keeps them resident (evict drops them). */
-static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
+static void worker_circuit(struct stage *st, uint32_t action, struct stage_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 5, 6, 7, 8, 9 };
     struct worker *w = arg;
@@ -564,7 +564,7 @@ static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_z
 
     (void)st;
     if (!w->be.ops->circuit) {
-        if (action == PIPE_CIRCUIT_PRELOAD) pipe_zkey_touch(&e->z, ids, 7);
+        if (action == PIPE_CIRCUIT_PRELOAD) stage_zkey_touch(&e->z, ids, 7);
         return;
     }
     backend_key_of(&key, e->dev, e->ino, e->size, &e->mtim);
@@ -575,7 +575,7 @@ static void worker_circuit(struct pipe_stage *st, uint32_t action, struct pipe_z
     }
 }
 
-int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
+int worker_run(const struct stage_opts *o, char *err, size_t errlen)
 {
     struct worker *w = calloc(1, sizeof(*w));
     struct backend_params bp = { 0 };
@@ -625,25 +625,25 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         }
         bp.device = (int)d;
     }
-    rc = pipe_stage_open(&w->st, o, STATS_ROLE_GPUWORKER, err, errlen);
+    rc = stage_open(&w->st, o, STATS_ROLE_GPUWORKER, err, errlen);
     if (rc) {
         free(w);
         return rc;
     }
-    pipe_stage_names(&w->st, state_names, counter_names, hist_names);
-    pipe_stage_name_gauge(&w->st, G_PRECOMP_BYTES, "precomp_bytes");
-    pipe_stage_name_gauge(&w->st, G_PRECOMP_BUDGET, "precomp_budget");
-    pipe_stage_name_gauge(&w->st, G_WAIT_BLOCKS, "device_wait_blocks");
+    stage_names(&w->st, state_names, counter_names, hist_names);
+    stage_name_gauge(&w->st, G_PRECOMP_BYTES, "precomp_bytes");
+    stage_name_gauge(&w->st, G_PRECOMP_BUDGET, "precomp_budget");
+    stage_name_gauge(&w->st, G_WAIT_BLOCKS, "device_wait_blocks");
     for (unsigned k = 0; k < sizeof(nvml_gauge_names) / sizeof(nvml_gauge_names[0]); k++)
-        pipe_stage_name_gauge(&w->st, G_CPU_NS + k, nvml_gauge_names[k]);
+        stage_name_gauge(&w->st, G_CPU_NS + k, nvml_gauge_names[k]);
     ntt_cache_set_budget((size_t)o->precompute_mb << 20);
     report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
     bp.slab = w->st.pl.data.pool.slab;
     bp.slab_size = (uint64_t)w->st.pl.data.pool.hdr->buf_count * w->st.pl.data.pool.hdr->buf_size;
-    pipe_stage_long_begin(&w->st); /* a CUDA context takes a while */
+    stage_long_begin(&w->st); /* a CUDA context takes a while */
     rc = w->be.ops->init(&w->be, &bp, err, errlen);
-    pipe_stage_long_end(&w->st);
+    stage_long_end(&w->st);
     if (rc) goto out;
     /* NVML for a CUDA device, where the driver has it (nvml.h); its absence is no
      * error: the gauges stay 0 with nvml_ok 0. NVML numbers devices in PCI order, as
@@ -659,7 +659,7 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
      * a spin); a reader of the CPU-time gauge needs to know which. */
     {
         uint64_t g = (uint64_t)w->be.device_wait_blocks;
-        pipe_stage_gauges(&w->st, G_WAIT_BLOCKS, &g, 1);
+        stage_gauges(&w->st, G_WAIT_BLOCKS, &g, 1);
     }
     in = pipeline_ring(&w->st.pl, PIPE_RING_WORKER(o->index));
     if (w->be.ops->depth) {
@@ -667,25 +667,25 @@ int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         w->state = STATS_IDLE;
         run_async(w, in);
     } else {
-        while (!pipe_stage_stopping(&w->st)) {
-            pipe_stage_circuits(&w->st, worker_circuit, w);
+        while (!stage_stopping(&w->st)) {
+            stage_circuits(&w->st, worker_circuit, w);
             if (ring_try_pop(in, &p) != 0) {
-                pipe_stage_enter(&w->st, pipe_stage_wait_state(&w->st));
+                stage_enter(&w->st, stage_wait_state(&w->st));
                 if (ring_pop_timeout(in, &p, POLL_NS) != 0) {
-                    pipe_stage_heartbeat(&w->st);
+                    stage_heartbeat(&w->st);
                     sample_device(w);
                     continue;
                 }
             }
             prove_one(w, p);
-            pipe_stage_heartbeat(&w->st);
+            stage_heartbeat(&w->st);
             sample_device(w);
         }
     }
     w->be.ops->fini(&w->be);
     nvml_close(w->nvml);
 out:
-    pipe_stage_close(&w->st);
+    stage_close(&w->st);
     free(w);
     return rc;
 }

@@ -53,7 +53,7 @@
 
 /* Runs until *o->stop is set (then finishes the partition in hand and returns 0).
  * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot, backend). */
-int worker_run(const struct pipe_stage_opts *o, char *err, size_t errlen);
+int worker_run(const struct stage_opts *o, char *err, size_t errlen);
 
 /* `cuzk-gpuworker prove [--backend B] [--repeat N] [--insecure-seed S] ZKEY WTNS PROOF
  * PUBLIC` (argv[0] = "prove"): synthesize, prove through backend B as the worker does,

@@ -30,7 +30,7 @@
  * again on its first loop. An EVICT entry is a tombstone ("drop this path"), reused
  * only once every running stage has acknowledged it. Each stage compares the table's
  * seq (acquire) with the last one it applied once per loop iteration (idle: every
- * 100 ms), applies what changed (pipe_stage_circuits), and stores its ack seq last
+ * 100 ms), applies what changed (stage_circuits), and stores its ack seq last
  * (release). cuzkd answers a request at once with its seq; `status` shows, per entry,
  * how many running stages have applied it; `cuzk preload|evict` waits for all.
  *
@@ -121,7 +121,7 @@ struct pipe_config {
     uint8_t worker_node[PIPE_MAX_WORKERS];
     uint8_t synth_node[PIPE_MAX_WORKERS];
     uint32_t supervisor_pid;  /* cuzkd: stages open its copies as /proc/PID/fd/N (below) */
-    uint32_t long_call_s;     /* --long-call-timeout: pipe_stage_long_begin; 0 no limit */
+    uint32_t long_call_s;     /* --long-call-timeout: stage_long_begin; 0 no limit */
     uint32_t write_timeout_s; /* --write-timeout: one write of a partition's outputs
                                * (finalizer/out_writer.h); 0 no limit */
     uint32_t max_attempts;    /* --max-attempts: what the finalizer allows such writes */
@@ -291,7 +291,7 @@ struct pipe_publics *pipeline_publics(const struct pipeline *pl, uint32_t part);
 const struct pipe_config *pipeline_config(const struct pipeline *pl);
 
 /* Stamp the partition's timeline (struct pipe_part_times): stage k began (who: the
- * stage's index; clears its end) or ended, at t_ns (pipe_stage_now()). No-op for a
+ * stage's index; clears its end) or ended, at t_ns (stage_now()). No-op for a
  * bad index. */
 void pipe_part_begin(struct pipeline *pl, uint32_t part, unsigned k, uint32_t who, uint64_t t_ns);
 void pipe_part_end(struct pipeline *pl, uint32_t part, unsigned k, uint64_t t_ns);

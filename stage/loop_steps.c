@@ -35,7 +35,7 @@ static int supervisor_exiting(uint32_t pid)
     return (flags & 0x4ul) != 0; /* PF_EXITING */
 }
 
-void pipe_stage_orphan_check(const struct pipeline *pl)
+void stage_orphan_check(const struct pipeline *pl)
 {
     uint32_t pid = pl->config ? pl->config->supervisor_pid : 0;
 
@@ -47,7 +47,7 @@ void pipe_stage_orphan_check(const struct pipeline *pl)
     _exit(CUZK_EXIT_SYSTEM);
 }
 
-uint32_t pipe_stage_wait_state(const struct pipe_stage *st)
+uint32_t stage_wait_state(const struct stage *st)
 {
     const struct jobtab *jt = &st->pl.data.jobtab;
 
@@ -58,42 +58,42 @@ uint32_t pipe_stage_wait_state(const struct pipe_stage *st)
     return STATS_IDLE;
 }
 
-int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter,
-                         const char *file, const char *msg, char *reason, size_t len)
+int stage_fail_part(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+                    const char *msg, char *reason, size_t len)
 {
-    pipe_stage_orphan_check(&st->pl);
-    pipe_reason(reason, len, file, msg);
+    stage_orphan_check(&st->pl);
+    stage_reason(reason, len, file, msg);
     if (jobtab_part_fail(&st->pl.data.jobtab, p, state, (uint32_t)st->pid, reason) != 0) return 0;
-    pipe_stage_count(st, counter, 1);
+    stage_count(st, counter, 1);
     return 1;
 }
 
-int pipe_stage_fail(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
-                    const char *msg, const char *who)
+int stage_fail(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+               const char *msg, const char *who)
 {
     char reason[JOBTAB_REASON_LEN];
     int rc = 0;
 
     /* (reason is filled either way: the line says what happened to it) */
-    if (pipe_stage_fail_part(st, p, state, counter, file, msg, reason, sizeof(reason)))
-        rc = pipe_stage_job_try_complete(st, st->pl.data.jobtab.parts[p].job);
+    if (stage_fail_part(st, p, state, counter, file, msg, reason, sizeof(reason)))
+        rc = stage_job_try_complete(st, st->pl.data.jobtab.parts[p].job);
     if (who) fprintf(stderr, "%s: partition %u failed: %s\n", who, p, reason);
     return rc;
 }
 
-int pipe_stage_push_wait(struct pipe_stage *st, struct pipe_push_wait *w)
+int stage_push_wait(struct stage *st, struct stage_push_state *w)
 {
-    if (!w->waited++) pipe_stage_enter(st, STATS_WAIT_OUTPUT);
-    pipe_stage_heartbeat(st);
-    if (!pipe_stage_stopping(st)) return 0;
+    if (!w->waited++) stage_enter(st, STATS_WAIT_OUTPUT);
+    stage_heartbeat(st);
+    if (!stage_stopping(st)) return 0;
     if (!w->t_stop)
-        w->t_stop = pipe_stage_now();
-    else if (pipe_stage_now() - w->t_stop > 1000000000ull)
+        w->t_stop = stage_now();
+    else if (stage_now() - w->t_stop > 1000000000ull)
         return 1;
     return 0;
 }
 
-int pipe_stage_job_try_complete(struct pipe_stage *st, uint32_t job)
+int stage_job_try_complete(struct stage *st, uint32_t job)
 {
     int rc = jobtab_job_try_complete(&st->pl.data.jobtab, job);
 
@@ -107,7 +107,7 @@ int pipe_stage_job_try_complete(struct pipe_stage *st, uint32_t job)
     return rc;
 }
 
-void pipe_reason(char *dst, size_t len, const char *file, const char *msg)
+void stage_reason(char *dst, size_t len, const char *file, const char *msg)
 {
     const char *base = strrchr(file, '/'), *hit;
     size_t flen = strlen(file), o = 0;

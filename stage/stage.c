@@ -17,12 +17,12 @@
 
 #define HB_PERIOD_NS 50000000ull /* heartbeat thread: 50 ms, half the 100 ms promise */
 
-uint64_t pipe_stage_now(void)
+uint64_t stage_now(void)
 {
     return os_now_ns();
 }
 
-int pipe_stage_stopping(const struct pipe_stage *st)
+int stage_stopping(const struct stage *st)
 {
     /* Relaxed: a flag polled once per loop; nothing is published through it. */
     return st->stop && barrier_load_relaxed(st->stop);
@@ -30,7 +30,7 @@ int pipe_stage_stopping(const struct pipe_stage *st)
 
 static void *hb_main(void *arg)
 {
-    struct pipe_stage *st = arg;
+    struct stage *st = arg;
     struct timespec ts = { 0, (long)HB_PERIOD_NS };
 
     /* Relaxed: flags between two threads of this process; the mutex orders the slot
@@ -40,11 +40,11 @@ static void *hb_main(void *arg)
         if (barrier_load_relaxed(&st->in_long_call)) {
             uint64_t lim = (uint64_t)st->pl.config->long_call_s * 1000000000ull;
             uint64_t t0 = barrier_load_relaxed(&st->long_since);
-            uint64_t now = pipe_stage_now();
+            uint64_t now = stage_now();
 
             if (!lim || now < t0 || now - t0 < lim) {
                 st->long_told = 0;
-                pipe_stage_heartbeat(st);
+                stage_heartbeat(st);
             } else if (!st->long_told) {
                 st->long_told = 1;
                 fprintf(stderr,
@@ -57,8 +57,7 @@ static void *hb_main(void *arg)
     return NULL;
 }
 
-int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum stats_role role, char *err,
-                    size_t errlen)
+int stage_open(struct stage *st, const struct stage_opts *o, enum stats_role role, char *err, size_t errlen)
 {
     int rc;
 
@@ -82,7 +81,7 @@ int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum
     }
     /* The slot's generation is bumped here by every start in this slot, so it counts
      * restarts without trusting --generation (which stats.h gives no field to set). */
-    stats_slot_start(st->slot, role, o->index, st->pid, pipe_stage_now());
+    stats_slot_start(st->slot, role, o->index, st->pid, stage_now());
     /* Our circuits ack: seq 0 before our pid (release), so cuzkd never counts an ack of
      * the slot's previous process as ours. */
     st->circ_ack = &st->pl.circuits->ack[pipeline_stats_slot_index(st->pl.config, role, o->index)];
@@ -105,14 +104,14 @@ err:
     return rc;
 }
 
-void pipe_stage_close(struct pipe_stage *st)
+void stage_close(struct stage *st)
 {
     if (!st || !st->pl.config) return;
     if (st->hb_started) {
         barrier_store_relaxed(&st->hb_quit, 1);
         pthread_join(st->hb, NULL);
     }
-    pipe_stage_enter(st, STATS_IDLE);
+    stage_enter(st, STATS_IDLE);
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++)
         if (st->zc[i].used) zkey_close(&st->zc[i].z);
     pipeline_detach(&st->pl);
@@ -120,58 +119,58 @@ void pipe_stage_close(struct pipe_stage *st)
     memset(st, 0, sizeof(*st));
 }
 
-void pipe_stage_enter_at(struct pipe_stage *st, uint32_t state, uint64_t now_ns)
+void stage_enter_at(struct stage *st, uint32_t state, uint64_t now_ns)
 {
     pthread_mutex_lock(&st->mu);
     stats_slot_enter(st->slot, state, now_ns);
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_enter(struct pipe_stage *st, uint32_t state)
+void stage_enter(struct stage *st, uint32_t state)
 {
     /* now is read under the lock: a heartbeat thread cannot move since_ns past it. */
     pthread_mutex_lock(&st->mu);
-    stats_slot_enter(st->slot, state, pipe_stage_now());
+    stats_slot_enter(st->slot, state, stage_now());
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_heartbeat(struct pipe_stage *st)
+void stage_heartbeat(struct stage *st)
 {
     pthread_mutex_lock(&st->mu);
-    stats_slot_heartbeat(st->slot, pipe_stage_now());
+    stats_slot_heartbeat(st->slot, stage_now());
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta)
+void stage_count(struct stage *st, uint32_t counter, uint64_t delta)
 {
     pthread_mutex_lock(&st->mu);
     stats_counter_add(st->slot, counter, delta);
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_gauges(struct pipe_stage *st, uint32_t first, const uint64_t *v, uint32_t n)
+void stage_gauges(struct stage *st, uint32_t first, const uint64_t *v, uint32_t n)
 {
     pthread_mutex_lock(&st->mu);
     stats_gauges_set(st->slot, first, v, n);
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_name_gauge(struct pipe_stage *st, uint32_t g, const char *name)
+void stage_name_gauge(struct stage *st, uint32_t g, const char *name)
 {
     pthread_mutex_lock(&st->mu);
     stats_slot_name_gauge(st->slot, g, name);
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns)
+void stage_hist(struct stage *st, uint32_t hist, uint64_t ns)
 {
     pthread_mutex_lock(&st->mu);
     stats_hist_record(st->slot, hist, ns);
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_names(struct pipe_stage *st, const char *const *states, const char *const *counters,
-                      const char *const *hists)
+void stage_names(struct stage *st, const char *const *states, const char *const *counters,
+                 const char *const *hists)
 {
     pthread_mutex_lock(&st->mu);
     for (uint32_t i = 0; states && states[i]; i++)
@@ -181,15 +180,15 @@ void pipe_stage_names(struct pipe_stage *st, const char *const *states, const ch
     pthread_mutex_unlock(&st->mu);
 }
 
-void pipe_stage_long_begin(struct pipe_stage *st)
+void stage_long_begin(struct stage *st)
 {
     /* Relaxed: the hb thread reads a start at most one period old or new. */
-    barrier_store_relaxed(&st->long_since, pipe_stage_now());
+    barrier_store_relaxed(&st->long_since, stage_now());
     barrier_store_relaxed(&st->in_long_call, 1);
 }
 
-void pipe_stage_long_end(struct pipe_stage *st)
+void stage_long_end(struct stage *st)
 {
     barrier_store_relaxed(&st->in_long_call, 0);
-    pipe_stage_heartbeat(st);
+    stage_heartbeat(st);
 }

@@ -41,17 +41,17 @@ _Static_assert(sizeof(struct pipe_result) == PIPE_RESULT_SIZE, "pipe_result ABI 
  * failed one (faults/supervisor_death under load: no LOST line). So: if cuzkd is
  * exiting (PF_EXITING in /proc/PID/stat) or gone, wait to be killed and exit without
  * recording anything; returns at once while cuzkd lives. */
-void pipe_stage_orphan_check(const struct pipeline *pl);
+void stage_orphan_check(const struct pipeline *pl);
 
 /* A partition's failure reason (len bytes, JOBTAB_REASON_LEN in the table): msg with
  * file's full path replaced by its basename, prefixed with the basename when msg does
  * not name it; cut with a marker only past len (jobtab_reason_copy). */
-void pipe_reason(char *dst, size_t len, const char *file, const char *msg);
+void stage_reason(char *dst, size_t len, const char *file, const char *msg);
 
 /* ---- stage helper: what every stage loop shares ---------------------------------- */
 
 /* Options every stage takes (cuzk-synth, cuzk-gpuworker, cuzk-finalizer). */
-struct pipe_stage_opts {
+struct stage_opts {
     const char *instance;        /* --instance NAME */
     uint32_t index;              /* --index I */
     uint32_t generation;         /* --generation G (restart count; informative, see stage.c) */
@@ -65,19 +65,19 @@ struct pipe_stage_opts {
     const _Atomic int *stop;     /* set (e.g. by SIGTERM): finish the partition in hand, return */
     int verbose;                 /* log each partition to stderr */
     int doorbell_fd;             /* --doorbell-fd N: cuzkd's eventfd, rung when this stage
-                                  * decides a job (pipe_stage_job_try_complete); 0 or less:
+                                  * decides a job (stage_job_try_complete); 0 or less:
                                   * none (a zeroed opts has none; fd 0 is never it) */
     const char *self_exe;        /* this stage's own program ("/proc/self/exe", set by
-                                  * pipe_stage_main), which the finalizer runs again for
+                                  * stage_main), which the finalizer runs again for
                                   * its out-dir writers; NULL: the stage runs on a thread
                                   * of another program (a test), which forks them */
 };
 
-#define PIPE_PRECOMPUTE_MB_DEFAULT 512
+#define STAGE_PRECOMPUTE_MB_DEFAULT 512
 
 /* A zkey held open, keyed by the file's identity: a file replaced (new inode) or
  * rewritten in place (size or mtime) is a miss, so a changed key is never served. */
-struct pipe_zkey_entry {
+struct stage_zkey_entry {
     int used;
     dev_t dev;
     ino_t ino;
@@ -89,7 +89,7 @@ struct pipe_zkey_entry {
     zkey z;
 };
 
-struct pipe_stage {
+struct stage {
     struct pipeline pl;
     struct stats_slot *slot;
     enum stats_role role;
@@ -105,114 +105,112 @@ struct pipe_stage {
     int hb_started;
     _Atomic int hb_quit;
     _Atomic int in_long_call;    /* the loop is inside one long call: hb thread beats */
-    _Atomic uint64_t long_since; /* when it began (pipe_stage_now), for long_call_s */
+    _Atomic uint64_t long_since; /* when it began (stage_now), for long_call_s */
     int long_told;               /* hb thread: said once that it stopped beating */
     uint64_t zc_clock;
-    struct pipe_zkey_entry zc[PIPE_ZKEY_CACHE];
-    uint64_t circ_seq; /* circuits table seq applied (pipe_stage_circuits) */
+    struct stage_zkey_entry zc[PIPE_ZKEY_CACHE];
+    uint64_t circ_seq; /* circuits table seq applied (stage_circuits) */
     uint32_t circ_failed;
     struct pipe_circuit_ack *circ_ack;
 };
 
 /* Attach the instance, claim the stats slot of (role, index), start the heartbeat
  * thread. 0 or -errno with err. */
-int pipe_stage_open(struct pipe_stage *st, const struct pipe_stage_opts *o, enum stats_role role, char *err,
-                    size_t errlen);
+int stage_open(struct stage *st, const struct stage_opts *o, enum stats_role role, char *err, size_t errlen);
 /* Stops the heartbeat thread, closes cached zkeys, detaches. Accepts a zeroed st. */
-void pipe_stage_close(struct pipe_stage *st);
+void stage_close(struct stage *st);
 
-int pipe_stage_stopping(const struct pipe_stage *st);
-uint64_t pipe_stage_now(void);
+int stage_stopping(const struct stage *st);
+uint64_t stage_now(void);
 /* Slot writes (serialised with the heartbeat thread). enter_at: now_ns must be >= the
  * last change; used to account sub-steps measured inside one call, in order. */
-void pipe_stage_enter(struct pipe_stage *st, uint32_t state);
-void pipe_stage_enter_at(struct pipe_stage *st, uint32_t state, uint64_t now_ns);
-void pipe_stage_heartbeat(struct pipe_stage *st);
-void pipe_stage_count(struct pipe_stage *st, uint32_t counter, uint64_t delta);
-void pipe_stage_gauges(struct pipe_stage *st, uint32_t first, const uint64_t *v, uint32_t n);
-void pipe_stage_name_gauge(struct pipe_stage *st, uint32_t g, const char *name);
-void pipe_stage_hist(struct pipe_stage *st, uint32_t hist, uint64_t ns);
+void stage_enter(struct stage *st, uint32_t state);
+void stage_enter_at(struct stage *st, uint32_t state, uint64_t now_ns);
+void stage_heartbeat(struct stage *st);
+void stage_count(struct stage *st, uint32_t counter, uint64_t delta);
+void stage_gauges(struct stage *st, uint32_t first, const uint64_t *v, uint32_t n);
+void stage_name_gauge(struct stage *st, uint32_t g, const char *name);
+void stage_hist(struct stage *st, uint32_t hist, uint64_t ns);
 /* Name states (from STATS_STAGE0), counters and histograms; NULL-terminated lists. */
-void pipe_stage_names(struct pipe_stage *st, const char *const *states, const char *const *counters,
-                      const char *const *hists);
+void stage_names(struct stage *st, const char *const *states, const char *const *counters,
+                 const char *const *hists);
 /* Bracket one call that may run for seconds (an MSM, a matvec, a zkey open): the
  * heartbeat thread beats every 50 ms meanwhile, for at most the instance's
  * long_call_s (--long-call-timeout): a call stuck longer stops the beats, so cuzkd's
  * --stall-timeout kills the stage and the partition counts a try, instead of the
  * exemption hiding a hang forever. Outside it the loop beats itself. */
-void pipe_stage_long_begin(struct pipe_stage *st);
-void pipe_stage_long_end(struct pipe_stage *st);
+void stage_long_begin(struct stage *st);
+void stage_long_end(struct stage *st);
 
 /* The job's zkey from the cache, opening (and validating) it on a miss. The pointer
  * stays valid until the next call. 0 or a negative CUZK_E_* with err. */
-int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err, size_t errlen);
+int stage_zkey(struct stage *st, const char *path, const zkey **out, char *err, size_t errlen);
 
-/* A partition's zkey as each stage takes it: pipe_stage_zkey of cuzkd's copy at
+/* A partition's zkey as each stage takes it: stage_zkey of cuzkd's copy at
  * open_path inside a long call (a miss reads and validates the whole file), an error
  * naming the file as the client did (shown_path, pipe_err_rename). */
-int pipe_stage_job_zkey(struct pipe_stage *st, const char *open_path, const char *shown_path,
-                        const zkey **out, char *err, size_t errlen);
+int stage_job_zkey(struct stage *st, const char *open_path, const char *shown_path, const zkey **out,
+                   char *err, size_t errlen);
 
 /* Apply the circuits table if it changed since the last call (one acquire load when
  * not): EVICT entries drop the cached zkey of their path (fn first, then unmap);
- * PRELOAD entries open it through pipe_stage_zkey, pin it, and call fn to bring in
+ * PRELOAD entries open it through stage_zkey, pin it, and call fn to bring in
  * what this stage reads (fn NULL: every page of the file). Then the ack. Call once
  * per loop iteration, between partitions. Returns how many entries it applied. */
-typedef void (*pipe_circuit_fn)(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg);
-int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg);
+typedef void (*stage_circuit_fn)(struct stage *st, uint32_t action, struct stage_zkey_entry *e, void *arg);
+int stage_circuits(struct stage *st, stage_circuit_fn fn, void *arg);
 
 /* Fault in the payload of the zkey's sections ids[0..n) (madvise WILLNEED, then one
  * read per page); n 0: the whole file. Not mlock: the memlock limit is for the pool's
  * pinned buffers, and the page cache under a mapping in use stays resident. */
-void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
+void stage_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
 
 /* Fail partition p, which this stage holds in jobtab state `state` (JOBTAB_SYNTH,
  * _PROVING, _FINAL): the orphan check first (a dying cuzkd's closed copies fail
- * nothing), then the reason (pipe_reason: file's path shortened, into reason), the
+ * nothing), then the reason (stage_reason: file's path shortened, into reason), the
  * CAS to FAILED, and counter + 1 when it won. Returns 1 when this call failed it (the
  * caller then tries to complete the job), 0 when the partition had left our hands. */
-int pipe_stage_fail_part(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter,
-                         const char *file, const char *msg, char *reason, size_t len);
+int stage_fail_part(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+                    const char *msg, char *reason, size_t len);
 
-/* The whole of failing a partition as every stage does it: pipe_stage_fail_part,
- * then, when this call failed it, pipe_stage_job_try_complete of its job, and a line
+/* The whole of failing a partition as every stage does it: stage_fail_part,
+ * then, when this call failed it, stage_job_try_complete of its job, and a line
  * "WHO: partition P failed: REASON" on stderr (who NULL: no line). Returns what
- * pipe_stage_job_try_complete returned (1: this call decided the job), 0 when the
+ * stage_job_try_complete returned (1: this call decided the job), 0 when the
  * partition had left our hands. */
-int pipe_stage_fail(struct pipe_stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
-                    const char *msg, const char *who);
+int stage_fail(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
+               const char *msg, const char *who);
 
 /* jobtab_job_try_complete, and when this call decided the job (returned 1), one
  * write to cuzkd's doorbell eventfd: cuzkd answers the job's waiters (`cuzk prove
  * --wait`, `cuzk wait`) at once instead of at its next 100 ms tick, which stays as
  * the fallback for a stage killed between its CAS and the write. Returns what
  * jobtab_job_try_complete returned. */
-int pipe_stage_job_try_complete(struct pipe_stage *st, uint32_t job);
+int stage_job_try_complete(struct stage *st, uint32_t job);
 
 /* Waiting for room on a full output ring, one turn per failed push:
- *     struct pipe_push_wait w = { 0 };
+ *     struct stage_push_state w = { 0 };
  *     while (ring_push_timeout(r, p, w.waited ? TIMEOUT : 0) != 0)
- *         if (pipe_stage_push_wait(st, &w)) break;
+ *         if (stage_push_wait(st, &w)) break;
  * The first turn enters STATS_WAIT_OUTPUT; each turn beats; once the stage is stopping
  * it gives up after a second (returns 1): cuzkd re-pushes the partitions of the
  * states it finds (READY, PROVED) when it restarts the stage. */
-struct pipe_push_wait {
+struct stage_push_state {
     int waited;
     uint64_t t_stop;
 };
-int pipe_stage_push_wait(struct pipe_stage *st, struct pipe_push_wait *w);
+int stage_push_wait(struct stage *st, struct stage_push_state *w);
 
 /* STATS_WAIT_INPUT when some job is still running (the stage is starved), else
  * STATS_IDLE (no work anywhere). Reads only the jobs' state words. */
-uint32_t pipe_stage_wait_state(const struct pipe_stage *st);
+uint32_t stage_wait_state(const struct stage *st);
 
 /* The whole of a stage's main(): parse the common options, die with the parent
  * (PR_SET_PDEATHSIG), turn SIGTERM/SIGINT into the stop flag, call run, map its result
- * to the exit code (usage errors: 2). extra: PIPE_OPT_* the stage also accepts. */
-typedef int (*pipe_stage_fn)(const struct pipe_stage_opts *o, char *err, size_t errlen);
-#define PIPE_OPT_BACKEND 1u
-#define PIPE_OPT_TRIM    2u
-int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
-                    pipe_stage_fn run);
+ * to the exit code (usage errors: 2). extra: STAGE_OPT_* the stage also accepts. */
+typedef int (*stage_fn)(const struct stage_opts *o, char *err, size_t errlen);
+#define STAGE_OPT_BACKEND 1u
+#define STAGE_OPT_TRIM    2u
+int stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra, stage_fn run);
 
 #endif

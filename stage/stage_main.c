@@ -1,4 +1,4 @@
-/* stage_main.c — a stage's whole main() (stage.h, pipe_stage_main): the options every
+/* stage_main.c — a stage's whole main() (stage.h, stage_main): the options every
  * stage takes, dying with cuzkd, SIGTERM as the stop flag, the exit code. */
 #include "stage/stage.h"
 #include "base/error.h"
@@ -38,8 +38,7 @@ static int parse_u32(const char *s, uint32_t *out)
     return 0;
 }
 
-int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra,
-                    pipe_stage_fn run)
+int stage_main(int argc, char **argv, const char *prog, const char *what, unsigned extra, stage_fn run)
 {
     static const struct option opts[] = {
         { "instance", required_argument, NULL, 'i' },
@@ -55,12 +54,12 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
         CUZK_OPT_HELP,
         { NULL, 0, NULL, 0 },
     };
-    struct pipe_stage_opts o = { .backend = "cpu",
-                                 .trim_every = 16,
-                                 .precompute_mb = PIPE_PRECOMPUTE_MB_DEFAULT,
-                                 .stop = &main_stop,
-                                 .doorbell_fd = -1,
-                                 .self_exe = "/proc/self/exe" };
+    struct stage_opts o = { .backend = "cpu",
+                            .trim_every = 16,
+                            .precompute_mb = STAGE_PRECOMPUTE_MB_DEFAULT,
+                            .stop = &main_stop,
+                            .doorbell_fd = -1,
+                            .self_exe = "/proc/self/exe" };
     struct sigaction sa;
     char usage[4096], err[1024] = "";
     uint32_t v;
@@ -80,17 +79,17 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
              "%s%s"
              "  --verbose         one line per partition on stderr\n",
              prog, what, prog,
-             extra & PIPE_OPT_BACKEND
+             extra & STAGE_OPT_BACKEND
                  ? "  --backend NAME    proving backend: cpu (default), or cuda[:DEVICE]\n"
                    "                    (CUDA builds; DEVICE defaults to the index)\n"
                    "  --precompute-mb N per-circuit tables kept between partitions\n"
                    "                    (NTT domains; default 512, 0 keeps none)\n"
                  : "",
-             extra & PIPE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
-                                     "(default 16; also after 1 s idle)\n"
-                                     "  --test-trim-delay-ms N   tests only: trim after every "
-                                     "partition, N ms more\n"
-                                   : "");
+             extra & STAGE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
+                                      "(default 16; also after 1 s idle)\n"
+                                      "  --test-trim-delay-ms N   tests only: trim after every "
+                                      "partition, N ms more\n"
+                                    : "");
     /* the exit codes from error.c's table, after the options */
     size_t un = strlen(usage);
     FILE *uf = fmemopen(usage + un, sizeof(usage) - un, "w");
@@ -114,17 +113,17 @@ int pipe_stage_main(int argc, char **argv, const char *prog, const char *what, u
             o.threads = v;
             break;
         case 'b':
-            if (!(extra & PIPE_OPT_BACKEND)) goto bad;
+            if (!(extra & STAGE_OPT_BACKEND)) goto bad;
             o.backend = optarg;
             break;
         case 'P':
-            if (!(extra & PIPE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb)) goto bad;
+            if (!(extra & STAGE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb)) goto bad;
             break;
         case 'T':
-            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.trim_every)) goto bad;
+            if (!(extra & STAGE_OPT_TRIM) || parse_u32(optarg, &o.trim_every)) goto bad;
             break;
         case 'D':
-            if (!(extra & PIPE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms)) goto bad;
+            if (!(extra & STAGE_OPT_TRIM) || parse_u32(optarg, &o.test_trim_delay_ms)) goto bad;
             break;
         case 'd':
             /* Only an open descriptor is taken: a wrong number must not make the

@@ -1,6 +1,6 @@
 /* zkey_cache.c — the stage's zkeys held open between partitions (stage.h,
- * pipe_stage_zkey), and the circuits table's preload and evict applied to them
- * (pipe_stage_circuits). */
+ * stage_zkey), and the circuits table's preload and evict applied to them
+ * (stage_circuits). */
 #include "stage/stage.h"
 
 #include <errno.h>
@@ -12,22 +12,22 @@
 
 #include "base/error.h"
 
-static int same_file(const struct pipe_zkey_entry *e, const struct stat *sb)
+static int same_file(const struct stage_zkey_entry *e, const struct stat *sb)
 {
     return e->dev == sb->st_dev && e->ino == sb->st_ino && e->size == sb->st_size &&
         e->mtim.tv_sec == sb->st_mtim.tv_sec && e->mtim.tv_nsec == sb->st_mtim.tv_nsec;
 }
 
-int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, char *err, size_t errlen)
+int stage_zkey(struct stage *st, const char *path, const zkey **out, char *err, size_t errlen)
 {
-    struct pipe_zkey_entry *victim = NULL;
+    struct stage_zkey_entry *victim = NULL;
     struct stat sb, sa;
     int rc, pinned = 0;
 
     if (stat(path, &sb) < 0)
         return binfile_err(err, errlen, CUZK_E_IO, "cannot open zkey %s: %s", path, strerror(errno));
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++) {
-        struct pipe_zkey_entry *e = &st->zc[i];
+        struct stage_zkey_entry *e = &st->zc[i];
 
         if (e->used && same_file(e, &sb)) {
             e->last_use = ++st->zc_clock;
@@ -88,12 +88,12 @@ int pipe_stage_zkey(struct pipe_stage *st, const char *path, const zkey **out, c
     return 0;
 }
 
-int pipe_stage_job_zkey(struct pipe_stage *st, const char *open_path, const char *shown_path,
-                        const zkey **out, char *err, size_t errlen)
+int stage_job_zkey(struct stage *st, const char *open_path, const char *shown_path, const zkey **out,
+                   char *err, size_t errlen)
 {
-    pipe_stage_long_begin(st);
-    int rc = pipe_stage_zkey(st, open_path, out, err, errlen);
-    pipe_stage_long_end(st);
+    stage_long_begin(st);
+    int rc = stage_zkey(st, open_path, out, err, errlen);
+    stage_long_end(st);
     if (rc) pipe_err_rename(err, errlen, open_path, shown_path);
     return rc;
 }
@@ -111,7 +111,7 @@ static void touch_range(const uint8_t *p, size_t len)
     (void)sink;
 }
 
-void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
+void stage_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
 {
     if (!n) {
         touch_range(z->bf.map, z->bf.size);
@@ -125,13 +125,12 @@ void pipe_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n)
 }
 
 /* The path a stage opens for entry c (its copy in cuzkd, else its own path). */
-static const char *circuit_path(const struct pipe_stage *st, const struct pipe_circuit *c, char *buf,
-                                size_t len)
+static const char *circuit_path(const struct stage *st, const struct pipe_circuit *c, char *buf, size_t len)
 {
     return pipe_input_path(&st->pl, c->fd, c->path, buf, len);
 }
 
-static int preloaded(const struct pipe_stage *st, const struct pipe_circuit *tab, const char *path)
+static int preloaded(const struct stage *st, const struct pipe_circuit *tab, const char *path)
 {
     char b[64];
 
@@ -141,7 +140,7 @@ static int preloaded(const struct pipe_stage *st, const struct pipe_circuit *tab
     return 0;
 }
 
-int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
+int stage_circuits(struct stage *st, stage_circuit_fn fn, void *arg)
 {
     struct pipe_circuits *cs = st->pl.circuits;
     struct pipe_circuit_ack *ack = st->circ_ack;
@@ -159,7 +158,7 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
     memcpy(tab, cs->c, sizeof(tab));
     barrier_fence_acquire();
     if (barrier_load_relaxed(&cs->seq) != s0) return 0; /* being written: the next iteration */
-    pipe_stage_long_begin(st);
+    stage_long_begin(st);
     for (int i = 0; i < PIPE_CIRCUITS; i++) {
         struct pipe_circuit *c = &tab[i];
 
@@ -171,7 +170,7 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
         n++;
         op = circuit_path(st, c, ob, sizeof(ob));
         for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
-            struct pipe_zkey_entry *e = &st->zc[j];
+            struct stage_zkey_entry *e = &st->zc[j];
 
             if (!e->used || strcmp(e->path, op)) continue;
             if (fn) fn(st, PIPE_CIRCUIT_EVICT, e, arg);
@@ -194,25 +193,25 @@ int pipe_stage_circuits(struct pipe_stage *st, pipe_circuit_fn fn, void *arg)
             continue;
         }
         n++;
-        if (pipe_stage_zkey(st, circuit_path(st, c, ob, sizeof(ob)), &z, err, sizeof(err))) {
+        if (stage_zkey(st, circuit_path(st, c, ob, sizeof(ob)), &z, err, sizeof(err))) {
             pipe_err_rename(err, sizeof(err), ob, c->path);
             failed |= 1u << i;
             fprintf(stderr, "cuzk stage pid %d: preload of %s failed: %s\n", (int)st->pid, c->path, err);
             continue;
         }
         for (int j = 0; j < PIPE_ZKEY_CACHE; j++) {
-            struct pipe_zkey_entry *e = &st->zc[j];
+            struct stage_zkey_entry *e = &st->zc[j];
 
             if (&e->z != z) continue;
             e->pinned = 1;
             if (fn)
                 fn(st, PIPE_CIRCUIT_PRELOAD, e, arg);
             else
-                pipe_zkey_touch(z, NULL, 0);
+                stage_zkey_touch(z, NULL, 0);
         }
         pre++;
     }
-    pipe_stage_long_end(st);
+    stage_long_end(st);
     /* Single writer of our ack: relaxed counters, then the seq (release) last. */
     barrier_store_relaxed(&ack->preloads, barrier_load_relaxed(&ack->preloads) + pre);
     barrier_store_relaxed(&ack->evicts, barrier_load_relaxed(&ack->evicts) + ev);

@@ -58,15 +58,18 @@ static int tenant_room(struct fleet *f, const struct fleet_circuit_job *j, const
     /* The lock first, the count in a statement of its own: read committed takes a
      * snapshot per statement, so the count sees whatever the lock's last holder
      * committed. */
-    r = fleet_sql_exec(f, "SELECT pg_advisory_xact_lock(7172018, hashtext($1))", 1, (const char *[]){ tenant });
+    r = fleet_sql_exec(f, "SELECT pg_advisory_xact_lock(7172018, hashtext($1))", 1,
+                       (const char *[]){ tenant });
     if (!fleet_sql_ok(r)) return fleet_sql_tx_fail(f, r, "locking a tenant's jobs", err, errlen);
     fleet_pq->clear(r);
-    r = fleet_sql_exec(f,
-             "SELECT (SELECT count(*) FROM cuzk_jobs WHERE state = 'running' AND coalesce(tenant, '') = $1)"
-             " >= $2::int AND NOT EXISTS (SELECT 1 FROM cuzk_jobs WHERE coalesce(tenant, '') = $1 AND"
-             " idem_key = $3)",
-             3, (const char *[]){ tenant, mb, j->idem_key });
-    if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1) return fleet_sql_tx_fail(f, r, "counting a tenant's jobs", err, errlen);
+    r = fleet_sql_exec(
+        f,
+        "SELECT (SELECT count(*) FROM cuzk_jobs WHERE state = 'running' AND coalesce(tenant, '') = $1)"
+        " >= $2::int AND NOT EXISTS (SELECT 1 FROM cuzk_jobs WHERE coalesce(tenant, '') = $1 AND"
+        " idem_key = $3)",
+        3, (const char *[]){ tenant, mb, j->idem_key });
+    if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1)
+        return fleet_sql_tx_fail(f, r, "counting a tenant's jobs", err, errlen);
     over = fleet_pq->getvalue(r, 0, 0)[0] == 't';
     fleet_pq->clear(r);
     if (!over) return 0;
@@ -107,21 +110,22 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
         return rc == -EDQUOT ? fleet_sql_rollback(f, rc) : rc; /* an error rolled back already */
     /* ON CONFLICT DO NOTHING: a concurrent insert of the same key waits for the other
      * transaction, then inserts nothing; the job it made is read below. */
-    r = fleet_sql_exec(f,
-             "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, circuit, fingerprint,"
-             " tenant, idem_key, body_sha256) VALUES ('', '', $1, true, $2, $3, $4, $5, $6)"
-             " ON CONFLICT ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL"
-             " DO NOTHING RETURNING id",
-             6, (const char *[]){ nb, j->circuit, j->fingerprint, tenant, j->idem_key, j->body_sha256 });
+    r = fleet_sql_exec(
+        f,
+        "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, circuit, fingerprint,"
+        " tenant, idem_key, body_sha256) VALUES ('', '', $1, true, $2, $3, $4, $5, $6)"
+        " ON CONFLICT ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL"
+        " DO NOTHING RETURNING id",
+        6, (const char *[]){ nb, j->circuit, j->fingerprint, tenant, j->idem_key, j->body_sha256 });
     if (!fleet_sql_ok(r)) return fleet_sql_tx_fail(f, r, what, err, errlen);
     if (fleet_pq->ntuples(r) == 0) { /* the key is taken: that job, if it has the same body */
         fleet_pq->clear(r);
         /* ... and the same circuit: a body sent to another circuit is another request
          * (the API hashes the body alone), never answered with this circuit's job. */
         r = fleet_sql_exec(f,
-                 "SELECT id, body_sha256 = $3 AND circuit = $4 FROM cuzk_jobs WHERE"
-                 " coalesce(tenant, '') = coalesce($1, '') AND idem_key = $2",
-                 4, (const char *[]){ tenant, j->idem_key, j->body_sha256, j->circuit });
+                           "SELECT id, body_sha256 = $3 AND circuit = $4 FROM cuzk_jobs WHERE"
+                           " coalesce(tenant, '') = coalesce($1, '') AND idem_key = $2",
+                           4, (const char *[]){ tenant, j->idem_key, j->body_sha256, j->circuit });
         if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1) return fleet_sql_tx_fail(f, r, what, err, errlen);
         *job = strtoull(fleet_pq->getvalue(r, 0, 0), NULL, 10);
         rc = fleet_pq->getvalue(r, 0, 1)[0] == 't' ? 0 : -EEXIST;
@@ -142,9 +146,9 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
 
         snprintf(ib, sizeof(ib), "%u", i);
         r = fleet_pq->exec_params(f->conn,
-                            "INSERT INTO cuzk_parts(job, idx, wtns, name, input, input_kind)"
-                            " VALUES ($1, $2::int, '', $3::text, $4::bytea, $5)",
-                            5, NULL, v, len, fmt, 0);
+                                  "INSERT INTO cuzk_parts(job, idx, wtns, name, input, input_kind)"
+                                  " VALUES ($1, $2::int, '', $3::text, $4::bytea, $5)",
+                                  5, NULL, v, len, fmt, 0);
         if ((rc = fleet_sql_done(f, r, what, err, errlen))) return fleet_sql_rollback(f, rc);
     }
     if ((rc = fleet_sql_run(f, "COMMIT", what, err, errlen))) return fleet_sql_rollback(f, rc);
@@ -211,9 +215,9 @@ int64_t fleet_input_read(struct fleet *f, const char *owner, uint64_t job, uint3
     fleet_part_key(&k, job, idx, gen);
     /* Binary result (format 1): the bytea's bytes, not its hex text at twice the size. */
     r = fleet_pq->exec_params(f->conn,
-                        "SELECT input FROM cuzk_parts WHERE job = $1 AND idx = $2 AND lease_gen = $3"
-                        " AND owner = $4 AND state = 'leased' AND input IS NOT NULL",
-                        4, NULL, (const char *[]){ k.job, k.idx, k.gen, owner }, NULL, NULL, 1);
+                              "SELECT input FROM cuzk_parts WHERE job = $1 AND idx = $2 AND lease_gen = $3"
+                              " AND owner = $4 AND state = 'leased' AND input IS NOT NULL",
+                              4, NULL, (const char *[]){ k.job, k.idx, k.gen, owner }, NULL, NULL, 1);
     if (!fleet_sql_ok(r)) return fleet_sql_fail(f, r, "reading a partition's input", err, errlen);
     if (fleet_pq->ntuples(r) != 1) {
         fleet_pq->clear(r);
@@ -267,8 +271,9 @@ int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **jso
     /* PostgreSQL builds the JSON (as fleet_status_json); json_strip_nulls leaves out
      * the members that have no value (a running job's finished_unix, a queued
      * partition's done_by and reason). */
-    rc = one_text(f,
-                  fleet_sql_exec(f,
+    rc = one_text(
+        f,
+        fleet_sql_exec(f,
                        "SELECT json_strip_nulls(json_build_object('id', j.id, 'circuit', j.circuit,"
                        " 'tenant', nullif(j.tenant, ''), 'state', j.state,"
                        " 'submitted_unix', extract(epoch FROM j.submitted)::bigint,"
@@ -278,7 +283,7 @@ int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **jso
                        "  'attempts', p.attempts) ORDER BY p.idx), '[]') FROM cuzk_parts p"
                        "  WHERE p.job = j.id)))::text FROM cuzk_jobs j WHERE j.id = $1 AND" TENANT_OK(2),
                        2, (const char *[]){ jb, tenant }),
-                  json, "reading the job", err, errlen);
+        json, "reading the job", err, errlen);
     return rc == -ENOENT ? no_job(job, err, errlen) : rc;
 }
 
@@ -294,10 +299,10 @@ int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *te
     if (!job_param(jb, job) || idx > INT32_MAX) return no_job(job, err, errlen);
     snprintf(ib, sizeof(ib), "%u", idx);
     r = fleet_sql_exec(f,
-             "SELECT p.state, coalesce(p.reason, ''), p.proof_json, p.public_json"
-             " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
-             " WHERE p.job = $1 AND p.idx = $2 AND" TENANT_OK(3),
-             3, (const char *[]){ jb, ib, tenant });
+                       "SELECT p.state, coalesce(p.reason, ''), p.proof_json, p.public_json"
+                       " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+                       " WHERE p.job = $1 AND p.idx = $2 AND" TENANT_OK(3),
+                       3, (const char *[]){ jb, ib, tenant });
     if (!fleet_sql_ok(r)) return fleet_sql_fail(f, r, "reading a stored proof", err, errlen);
     if (fleet_pq->ntuples(r) != 1) {
         fleet_pq->clear(r);
@@ -315,7 +320,8 @@ int fleet_part_proof(struct fleet *f, uint64_t job, uint32_t idx, const char *te
         snprintf(err, errlen, "fleet queue: job %llu part %u: its proof is not stored in the queue",
                  (unsigned long long)job, idx);
         rc = -ENOENT;
-    } else if (!(*proof = strdup(fleet_pq->getvalue(r, 0, 2))) || !(*pub = strdup(fleet_pq->getvalue(r, 0, 3)))) {
+    } else if (!(*proof = strdup(fleet_pq->getvalue(r, 0, 2))) ||
+               !(*pub = strdup(fleet_pq->getvalue(r, 0, 3)))) {
         free(*proof);
         *proof = NULL;
         snprintf(err, errlen, "fleet queue: out of memory");
@@ -335,7 +341,7 @@ int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *er
     if (!job_param(jb, job)) return no_job(job, err, errlen);
     if ((rc = fleet_sql_run(f, "BEGIN", what, err, errlen))) return rc;
     r = fleet_sql_exec(f, "SELECT state = 'running' FROM cuzk_jobs j WHERE id = $1 AND" TENANT_OK(2), 2,
-             (const char *[]){ jb, tenant });
+                       (const char *[]){ jb, tenant });
     if (!fleet_sql_ok(r)) return fleet_sql_tx_fail(f, r, what, err, errlen);
     n = fleet_pq->ntuples(r) == 1 ? fleet_pq->getvalue(r, 0, 0)[0] == 't' : -1;
     fleet_pq->clear(r);
@@ -345,16 +351,17 @@ int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *er
      * stays NULL: a leased owner's finish (and its retry check) matches no row and
      * answers 0, so it discards its proof. */
     r = fleet_sql_exec(f,
-             "UPDATE cuzk_parts SET state = 'failed', reason = 'cancelled', lease_expiry = NULL,"
-             " finished = now(), published = true, input = NULL"
-             " WHERE job = $1 AND state IN ('queued', 'leased')",
-             1, (const char *[]){ jb });
+                       "UPDATE cuzk_parts SET state = 'failed', reason = 'cancelled', lease_expiry = NULL,"
+                       " finished = now(), published = true, input = NULL"
+                       " WHERE job = $1 AND state IN ('queued', 'leased')",
+                       1, (const char *[]){ jb });
     if ((rc = fleet_sql_done(f, r, what, err, errlen))) return fleet_sql_rollback(f, rc);
-    r = fleet_sql_exec(f,
-             "WITH u AS (UPDATE cuzk_jobs SET state = 'cancelled', cancelled = true, finished = now()"
-             " WHERE id = $1 AND state = 'running' RETURNING id)"
-             " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
-             1, (const char *[]){ jb });
+    r = fleet_sql_exec(
+        f,
+        "WITH u AS (UPDATE cuzk_jobs SET state = 'cancelled', cancelled = true, finished = now()"
+        " WHERE id = $1 AND state = 'running' RETURNING id)"
+        " SELECT pg_notify('cuzk_job_end', id::text) FROM u",
+        1, (const char *[]){ jb });
     if (!fleet_sql_ok(r)) return fleet_sql_tx_fail(f, r, what, err, errlen);
     n = fleet_pq->ntuples(r); /* 0: it ended meanwhile (its last finish came first) */
     fleet_pq->clear(r);
@@ -365,12 +372,13 @@ int fleet_job_cancel(struct fleet *f, uint64_t job, const char *tenant, char *er
 int fleet_tenant_running(struct fleet *f, const char *tenant, char *err, size_t errlen)
 {
     PGresult *r = fleet_sql_exec(f,
-                       "SELECT count(*) FROM cuzk_jobs WHERE state = 'running'"
-                       " AND coalesce(tenant, '') = coalesce($1, '')",
-                       1, (const char *[]){ tenant });
+                                 "SELECT count(*) FROM cuzk_jobs WHERE state = 'running'"
+                                 " AND coalesce(tenant, '') = coalesce($1, '')",
+                                 1, (const char *[]){ tenant });
     int n;
 
-    if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1) return fleet_sql_fail(f, r, "counting a tenant's jobs", err, errlen);
+    if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1)
+        return fleet_sql_fail(f, r, "counting a tenant's jobs", err, errlen);
     n = atoi(fleet_pq->getvalue(r, 0, 0));
     fleet_pq->clear(r);
     return n;

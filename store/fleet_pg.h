@@ -110,6 +110,7 @@
 #ifndef CUZK_FLEET_PG_H
 #define CUZK_FLEET_PG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -214,11 +215,11 @@ int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t err
 /* The staging dir of owner, relative to a partition's out dir: ".cuzk-OWNER". */
 void fleet_stage_name(const char *owner, char *buf, size_t len);
 
-/* Whoever can write the tables writes a row's name and done_by: 1 when s may name a
- * file or staging dir in an out dir (a single path component: 1 to 200 bytes, no '/',
- * no control character, not starting with '.', so never . or ..), else 0. Checked on
+/* Whoever can write the tables writes a row's name and done_by: true when s may name
+ * a file or staging dir in an out dir (a single path component: 1 to 200 bytes, no
+ * '/', no control character, not starting with '.', so never . or ..). Checked on
  * every name read from the database before it is used (cuzkd, `cuzk fetch`). */
-int fleet_name_ok(const char *s);
+bool fleet_name_valid(const char *s);
 
 /* Remove out_dir/.cuzk-OWNER if it is empty (a staging dir whose proofs are all
  * published), so an out dir holds only what its user asked for; kept otherwise. */
@@ -235,7 +236,7 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
  * call linked), FLEET_PUB_REQUEUED (nothing to publish: back to the queue),
  * FLEET_PUB_GONE (the row was marked or requeued by someone else meanwhile),
  * -ENOTDIR (the out dir can not be opened here: nothing done), -EINVAL with err (name
- * or done_by is not a single path component, fleet_name_ok: nothing done, nothing
+ * or done_by is not a single path component, fleet_name_valid: nothing done, nothing
  * opened), -EPERM with err (a
  * staged file that can not be linked: nothing marked), or a database -errno (the
  * links done stay done; the call may be repeated: it never publishes twice). */

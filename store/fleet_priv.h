@@ -38,12 +38,14 @@ struct fleet_part_key {
  * end decided first when end. */
 void fleet_part_key(struct fleet_part_key *k, uint64_t job, uint32_t idx, uint64_t gen);
 int fleet_sql_changed(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen);
-int fleet_sql_commit_part(struct fleet *f, const char *jb, int end, int n, const char *what, char *err, size_t errlen);
+int fleet_sql_commit_part(struct fleet *f, const char *jb, int end, int n, const char *what, char *err,
+                          size_t errlen);
 int fleet_sql_done(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen);
 PGresult *fleet_sql_exec(struct fleet *f, const char *sql, int n, const char *const *p);
 int fleet_sql_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen);
 int fleet_sql_ok(PGresult *r);
-int fleet_sql_part_update(struct fleet *f, const char *sql, uint64_t job, uint32_t idx, uint64_t gen, const char *who, const char *what, char *err, size_t errlen);
+int fleet_sql_part_update(struct fleet *f, const char *sql, uint64_t job, uint32_t idx, uint64_t gen,
+                          const char *who, const char *what, char *err, size_t errlen);
 int fleet_sql_rollback(struct fleet *f, int rc);
 int fleet_sql_run(struct fleet *f, const char *sql, const char *what, char *err, size_t errlen);
 int fleet_sql_tx_fail(struct fleet *f, PGresult *r, const char *what, char *err, size_t errlen);

@@ -34,26 +34,27 @@ void fleet_stage_remove(const char *out_dir, const char *owner)
     char sn[300];
     int dfd;
 
-    if (!fleet_name_ok(owner) || (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+    if (!fleet_name_valid(owner) ||
+        (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return;
     fleet_stage_name(owner, sn, sizeof(sn));
     unlinkat(dfd, sn, AT_REMOVEDIR); /* ENOTEMPTY: still in use, kept */
     close(dfd);
 }
 
-int fleet_name_ok(const char *s)
+bool fleet_name_valid(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
 
-    if (!n || n > 200 || s[0] == '.') return 0;
+    if (!n || n > 200 || s[0] == '.') return false;
     for (size_t i = 0; i < n; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/') return 0;
-    return 1;
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/') return false;
+    return true;
 }
 
 /* The staging dir sn inside the out dir dfd, never through a link and never outside
  * dfd (RESOLVE_BENEATH where the kernel has openat2, 5.6+; O_NOFOLLOW of a single
- * component otherwise, which is the same for a name fleet_name_ok passed). */
+ * component otherwise, which is the same for a name fleet_name_valid passed). */
 static int open_beneath(int dfd, const char *sn)
 {
 #ifdef SYS_openat2
@@ -75,11 +76,11 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
     fleet_part_key(&k, job, idx, gen);
     if ((rc = fleet_sql_run(f, "BEGIN", what, err, errlen))) return rc;
     n = fleet_sql_changed(f,
-                fleet_sql_exec(f,
-                     "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
-                     " AND lease_gen = $3 AND state = 'done' AND NOT published",
-                     3, (const char *[]){ k.job, k.idx, k.gen }),
-                what, err, errlen);
+                          fleet_sql_exec(f,
+                                         "UPDATE cuzk_parts SET published = true WHERE job = $1 AND idx = $2"
+                                         " AND lease_gen = $3 AND state = 'done' AND NOT published",
+                                         3, (const char *[]){ k.job, k.idx, k.gen }),
+                          what, err, errlen);
     if (n < 0) return fleet_sql_rollback(f, n);
     /* Even when n is 0: the retry of a mark whose reply was lost ended the job then. */
     return fleet_sql_commit_part(f, k.job, 1, n, what, err, errlen);
@@ -90,12 +91,13 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
 static int requeue(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, const char *done_by, char *err,
                    size_t errlen)
 {
-    return fleet_sql_part_update(f,
-                       "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
-                       " lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
-                       " WHERE job = $1 AND idx = $2"
-                       " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
-                       job, idx, gen, done_by, "putting a lost proof back to the queue", err, errlen);
+    return fleet_sql_part_update(
+        f,
+        "UPDATE cuzk_parts SET state = 'queued', owner = NULL, done_by = NULL,"
+        " lease_expiry = NULL, finished = NULL, proof_json = NULL, public_json = NULL"
+        " WHERE job = $1 AND idx = $2"
+        " AND lease_gen = $3 AND done_by = $4 AND state = 'done' AND NOT published",
+        job, idx, gen, done_by, "putting a lost proof back to the queue", err, errlen);
 }
 
 /* Is dfd/path there (not followed)? 1 yes, 0 absent or unreadable to us. */
@@ -115,7 +117,7 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
     *linked = 0;
     /* Names from the database, so from whoever can write it: a "../x" would link a
      * file of another directory into this one, or this one's out of it. */
-    if (!fleet_name_ok(name) || !fleet_name_ok(done_by)) {
+    if (!fleet_name_valid(name) || !fleet_name_valid(done_by)) {
         snprintf(err, errlen,
                  "fleet queue: job %llu part %u: refused: its name or done_by is not a "
                  "single file name (no '/', no leading '.', no control character)",
@@ -170,11 +172,11 @@ static int fail_bad_row(struct fleet *f, const struct fleet_adopted *a, uint64_t
 
     if ((rc = fleet_sql_run(f, "BEGIN", what, err, errlen))) return rc;
     n = fleet_sql_part_update(f,
-                    "UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
-                    " name or done_by is not a single file name', published = true"
-                    " WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
-                    " AND state = 'done' AND NOT published",
-                    a->job, a->idx, gen, a->done_by, what, err, errlen);
+                              "UPDATE cuzk_parts SET state = 'failed', reason = 'refused: its"
+                              " name or done_by is not a single file name', published = true"
+                              " WHERE job = $1 AND idx = $2 AND lease_gen = $3 AND done_by = $4"
+                              " AND state = 'done' AND NOT published",
+                              a->job, a->idx, gen, a->done_by, what, err, errlen);
     if (n < 0) return fleet_sql_rollback(f, n);
     fleet_part_key(&k, a->job, a->idx, gen);
     return fleet_sql_commit_part(f, k.job, n == 1, n, what, err, errlen);
@@ -189,14 +191,14 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 
     /* A daemon row written by a version-1 cuzkd has no lease_s: its default, 30. */
     r = fleet_sql_exec(f,
-             "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
-             " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
-             " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
-             " WHERE p.state = 'done' AND NOT p.published AND"
-             " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
-             "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
-             "  END) ORDER BY p.job, p.idx LIMIT 256",
-             2, (const char *[]){ self, mine ? "true" : "false" });
+                       "SELECT p.job, p.idx, p.lease_gen, p.name, j.out_dir, p.done_by"
+                       " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job"
+                       " LEFT JOIN cuzk_daemons d ON d.id = p.done_by"
+                       " WHERE p.state = 'done' AND NOT p.published AND"
+                       " (CASE WHEN p.done_by = $1 THEN $2::boolean ELSE d.id IS NULL OR"
+                       "  d.heartbeat < now() - 3 * make_interval(secs => coalesce(d.lease_s, 30))"
+                       "  END) ORDER BY p.job, p.idx LIMIT 256",
+                       2, (const char *[]){ self, mine ? "true" : "false" });
     if (!fleet_sql_ok(r)) return fleet_sql_fail(f, r, "looking for unpublished proofs", err, errlen);
     n = fleet_pq->ntuples(r);
     for (int i = 0; i < n; i++) {

@@ -14,7 +14,7 @@ static const struct pipe_circuit_ack *ack_of(const struct pipeline *pl, const st
 
     if (l->slot < 0 || (uint32_t)l->slot >= pl->config->n_slots) return NULL;
     a = &pl->circuits->ack[l->slot];
-    /* Acquire pairs with the pid's release in pipe_stage_open: its seq 0 is older. */
+    /* Acquire pairs with the pid's release in stage_open: its seq 0 is older. */
     return barrier_load_acquire(&((struct pipe_circuit_ack *)a)->pid) == l->pid ? a : NULL;
 }
 

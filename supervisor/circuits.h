@@ -1,6 +1,6 @@
 /* circuits.h — cuzkd's side of the preload / evict requests (supervisor/circuits.c):
  * validate, write the "circuits" table (pipeline_circuit_request), and show the
- * stages' acks. The stages' side is pipe_stage_circuits (pipeline.h, "Circuits"). */
+ * stages' acks. The stages' side is stage_circuits (pipeline.h, "Circuits"). */
 #ifndef CUZK_CIRCUITS_H
 #define CUZK_CIRCUITS_H
 

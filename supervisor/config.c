@@ -30,7 +30,7 @@ void config_defaults(struct cuzkd_config *c)
     c->n_devices = 1;
     c->buffers = 8;
     c->buffer_mb = 64;
-    c->precompute_mb = 512; /* = PIPE_PRECOMPUTE_MB_DEFAULT */
+    c->precompute_mb = 512; /* = STAGE_PRECOMPUTE_MB_DEFAULT */
     c->max_jobs = 256;
     c->max_parts = 4096;
     c->drain_timeout_s = 30;

@@ -454,14 +454,12 @@ void control_req_free(struct control_req *r)
     memset(r, 0, sizeof(*r));
 }
 
-int control_name_ok(const char *name)
+bool control_name_valid(const char *name)
 {
     size_t n = strlen(name);
 
-    if (!n || n >= PIPE_NAME_LEN || strchr(name, '/') || !text_ok(name) || !strcmp(name, ".") ||
-        !strcmp(name, ".."))
-        return -EINVAL;
-    return 0;
+    return n && n < PIPE_NAME_LEN && !strchr(name, '/') && text_ok(name) && strcmp(name, ".") &&
+        strcmp(name, "..");
 }
 
 static char *dump_line(json_t *o)

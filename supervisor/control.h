@@ -9,6 +9,7 @@
 #ifndef CUZK_CONTROL_H
 #define CUZK_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,9 +93,9 @@ int control_fail(struct control_err *e, const char *code, int rc, const char *fm
     __attribute__((format(printf, 4, 5)));
 void control_req_free(struct control_req *r);
 
-/* An output name: 1 to PIPE_NAME_LEN - 1 bytes, no '/', no control character, not
- * "." or "..". 0 or -EINVAL. */
-int control_name_ok(const char *name);
+/* Is name a valid output name: 1 to PIPE_NAME_LEN - 1 bytes, no '/', no control
+ * character, not "." or ".."? */
+bool control_name_valid(const char *name);
 
 /* One reply line (with its '\n'), malloc'd; NULL only when out of memory. The _json
  * form takes the reference to obj and adds "ok":true. */

@@ -155,8 +155,8 @@ int copies_take(struct copies *c, int client_fd, int shared, const char *what, c
 
 /* The client's file may be copied: a regular file (a FIFO or device could block us
  * forever, item 5) open for reading. *sb: its stat. */
-static int source_ok(int client_fd, struct stat *sb, const char *what, const char *display, char *err,
-                     size_t errlen)
+static int source_check(int client_fd, struct stat *sb, const char *what, const char *display, char *err,
+                        size_t errlen)
 {
     int fl, rc;
 
@@ -264,7 +264,7 @@ int copies_take_sized(struct copies *c, int client_fd, int shared, uint64_t want
     struct stat sb;
     int fd, rc;
 
-    if ((rc = source_ok(client_fd, &sb, what, display, err, errlen))) return rc;
+    if ((rc = source_check(client_fd, &sb, what, display, err, errlen))) return rc;
     /* The size its headers gave (input_bounds.h): a file grown since (a sparse
      * section appended) is not copied. */
     if (want && (uint64_t)sb.st_size != want) return changed(what, display, err, errlen);
@@ -296,7 +296,7 @@ int copies_take_range(struct copies *c, int client_fd, uint64_t off, uint64_t le
     char name[200];
     int fd, rc;
 
-    if ((rc = source_ok(client_fd, &sb, what, display, err, errlen))) return rc;
+    if ((rc = source_check(client_fd, &sb, what, display, err, errlen))) return rc;
     if (off > (uint64_t)sb.st_size || len > (uint64_t)sb.st_size - off)
         return changed(what, display, err, errlen);
     snprintf(name, sizeof(name), "cuzk:%s", display);

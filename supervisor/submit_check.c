@@ -345,7 +345,7 @@ static int submit_names(const struct control_req *r, struct control_submit *s, s
                                 "witness %s: its output name "
                                 "must be 1 to %d bytes (without .wtns)",
                                 r->witnesses[i], PIPE_NAME_LEN - 1);
-        if (control_name_ok(s->name[i]))
+        if (!control_name_valid(s->name[i]))
             return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
                                 "witness %s: output name \"%s\" "
                                 "refused: no '/', no control character, not . or ..",

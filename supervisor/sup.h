@@ -272,7 +272,7 @@ struct sup {
     /* eventfd: an intake finished (never closed: a thread given up on may still write it) */
     int intake_fd;
     struct intake *intakes; /* every intake not yet freed (intake.h) */
-    /* eventfd the stages write when they decide a job (pipe_stage_job_try_complete):
+    /* eventfd the stages write when they decide a job (stage_job_try_complete):
      * waiters are answered then, not at the next tick */
     int doorbell_fd;
     uint64_t doorbell_rings;                /* times it woke us (status --json "doorbell_rings") */

@@ -3,6 +3,6 @@
 
 int main(int argc, char **argv)
 {
-    return pipe_stage_main(argc, argv, "cuzk-synth",
-                           "Synthesis stage: witness -> a, b, c in a shared buffer.", 0, synth_run);
+    return stage_main(argc, argv, "cuzk-synth", "Synthesis stage: witness -> a, b, c in a shared buffer.", 0,
+                      synth_run);
 }

@@ -114,8 +114,8 @@ static struct hint make_hint(const struct pipeline *pl, uint32_t p)
 #define WGEN_CACHE 4
 
 struct synth {
-    struct pipe_stage st;
-    const struct pipe_stage_opts *o;
+    struct stage st;
+    const struct stage_opts *o;
     struct heap heap;
     wgen gen[WGEN_CACHE];
     unsigned gen_next; /* the slot a miss replaces (round robin) */
@@ -152,12 +152,12 @@ static int check_r1cs(struct synth *s, r1cs *r, const wtns *w, const char *wtns_
     uint32_t bad = 0;
     int rc;
 
-    pipe_stage_enter(&s->st, S_R1CS);
-    pipe_stage_long_begin(&s->st);
+    stage_enter(&s->st, S_R1CS);
+    stage_long_begin(&s->st);
     rc = r1cs_open(r, r1cs_src, err, errlen);
     if (!rc && (rc = r1cs_check_wtns(r, w, &bad, err, errlen)) == -CUZK_E_UNSATISFIED)
         snprintf(err, errlen, "%s does not satisfy constraint %u of %s", wtns_path, bad, r1cs_path);
-    pipe_stage_long_end(&s->st);
+    stage_long_end(&s->st);
     if (rc) {
         pipe_err_rename(err, errlen, r1cs_src, r1cs_path);
         pipe_err_rename(err, errlen, wtns_src, wtns_path);
@@ -170,7 +170,7 @@ static void fail_part(struct synth *s, uint32_t p, const char *file, const char 
     char who[32];
 
     snprintf(who, sizeof(who), "cuzk-synth %u", s->o->index);
-    pipe_stage_fail(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, s->o->verbose ? who : NULL);
+    stage_fail(&s->st, p, JOBTAB_SYNTH, C_FAILED, file, msg, s->o->verbose ? who : NULL);
 }
 
 /* ---- NUMA routing (route.h) ------------------------------------------------------ */
@@ -226,7 +226,7 @@ static int route_node(struct synth *s)
     w = route_pick_worker(&v, s->o->index, &cross);
     if (w < 0) /* nobody left to serve since the claim: keep to our own node */
         return v.synth_node[s->o->index];
-    if (cross) pipe_stage_count(&s->st, C_CROSS, 1);
+    if (cross) stage_count(&s->st, C_CROSS, 1);
     return v.worker_node[w];
 }
 
@@ -237,7 +237,7 @@ static int route_node(struct synth *s)
 static void push_to_worker(struct synth *s, uint32_t p, int node)
 {
     const struct pipe_config *c = s->st.pl.config;
-    struct pipe_push_wait pw = { 0 };
+    struct stage_push_state pw = { 0 };
     int any = 1;
 
     for (uint32_t i = 0; node >= 0 && i < c->n_workers; i++)
@@ -256,14 +256,14 @@ static void push_to_worker(struct synth *s, uint32_t p, int node)
         }
         if (ring_push_timeout(pipeline_ring(&s->st.pl, PIPE_RING_WORKER(best)), p,
                               pw.waited ? POLL_NS / 4 : 0) == 0 ||
-            pipe_stage_push_wait(&s->st, &pw))
+            stage_push_wait(&s->st, &pw))
             break;
     }
 }
 
 static void synth_one(struct synth *s, uint32_t p)
 {
-    struct pipe_stage *st = &s->st;
+    struct stage *st = &s->st;
     struct pipeline *pl = &st->pl;
     struct jobtab *jt = &pl->data.jobtab;
     struct pool *pool = &pl->data.pool;
@@ -278,25 +278,25 @@ static void synth_one(struct synth *s, uint32_t p)
     char wgen_path[JOBTAB_PATH_LEN];
     char zb[64], wb[64], rb[64], gb[64];
     const char *zkey_open_path, *wtns_open_path, *r1cs_open_path, *wgen_open_path;
-    uint64_t t0 = pipe_stage_now(), need, tb;
+    uint64_t t0 = stage_now(), need, tb;
     uint32_t b;
     int node;
     unsigned char *buf;
     int rc;
 
     if (!pi || jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, pid, NULL)) {
-        pipe_stage_count(st, C_LOST, 1);
+        stage_count(st, C_LOST, 1);
         return;
     }
-    pipe_stage_enter_at(st, STATS_BUSY, t0);
+    stage_enter_at(st, STATS_BUSY, t0);
     jb = &jt->jobs[jt->parts[p].job];
     /* A2: acquire pairs with S1 in pipeline_submit_job: the entry's paths are written. */
     if (barrier_load_acquire(&pi->job_id) != jb->id) {
         jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_QUEUED, 0, NULL);
-        pipe_stage_count(st, C_STALE, 1);
+        stage_count(st, C_STALE, 1);
         return;
     }
-    pipe_stage_hist(st, H_QUEUED, t0 > jb->submit_ns ? t0 - jb->submit_ns : 0);
+    stage_hist(st, H_QUEUED, t0 > jb->submit_ns ? t0 - jb->submit_ns : 0);
     pipe_part_begin(pl, p, PIPE_T_SYNTH, s->o->index, t0); /* timeline (`cuzk trace`) */
     memcpy(wtns_path, pi->wtns_path, sizeof(wtns_path));
     memcpy(r1cs_path, pi->r1cs_path, sizeof(r1cs_path));
@@ -310,8 +310,8 @@ static void synth_one(struct synth *s, uint32_t p)
     memset(&w, 0, sizeof(w));
     memset(&r, 0, sizeof(r));
 
-    pipe_stage_enter(st, S_ZKEY);
-    rc = pipe_stage_job_zkey(st, zkey_open_path, jb->zkey_path, &z, err, sizeof(err));
+    stage_enter(st, S_ZKEY);
+    rc = stage_job_zkey(st, zkey_open_path, jb->zkey_path, &z, err, sizeof(err));
     if (rc) {
         fail_part(s, p, jb->zkey_path, err);
         goto out;
@@ -321,7 +321,7 @@ static void synth_one(struct synth *s, uint32_t p)
          * before a buffer is taken; the witness is computed into the buffer below.
          * The generator loaded is cuzkd's sealed copy (dlopen of /proc/<cuzkd>/fd/N):
          * the client cannot swap the code under a job. */
-        pipe_stage_enter(st, S_WITNESS);
+        stage_enter(st, S_WITNESS);
         if (!(gen = synth_wgen(s, wgen_open_path, err, sizeof(err))) ||
             wgen_check_zkey(gen, z, err, sizeof(err))) {
             pipe_err_rename(err, sizeof(err), wgen_open_path, wgen_path);
@@ -334,7 +334,7 @@ static void synth_one(struct synth *s, uint32_t p)
             goto out;
         }
     } else {
-        pipe_stage_enter(st, S_READ);
+        stage_enter(st, S_READ);
         if ((rc = wtns_open(&w, wtns_open_path, err, sizeof(err))) ||
             (rc = wtns_check_zkey(&w, z, err, sizeof(err)))) {
             pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
@@ -362,32 +362,32 @@ static void synth_one(struct synth *s, uint32_t p)
      * node's, beating, in wait_buffer; another node's only when that node has no share
      * (a plan with fewer buffers than nodes with workers). */
     node = route_node(s);
-    tb = pipe_stage_now();
+    tb = stage_now();
     rc = pool_buf_alloc_node(pool, node, pid, 0, &b);
     if (rc == -ENOENT) {
-        pipe_stage_count(st, C_CROSS, 1);
+        stage_count(st, C_CROSS, 1);
         node = -1; /* any share from now on */
         rc = pool_buf_alloc(pool, -1, pid, 0, &b);
     }
     if (rc) {
-        pipe_stage_enter_at(st, S_WAIT_BUF, tb);
+        stage_enter_at(st, S_WAIT_BUF, tb);
         while ((rc = node < 0 ? pool_buf_alloc(pool, -1, pid, POLL_NS, &b)
                               : pool_buf_alloc_node(pool, node, pid, POLL_NS, &b)) == -ETIMEDOUT) {
-            pipe_stage_heartbeat(st);
-            if (pipe_stage_stopping(st)) break;
+            stage_heartbeat(st);
+            if (stage_stopping(st)) break;
         }
-        pipe_stage_hist(st, H_BUF_WAIT, pipe_stage_now() - tb);
+        stage_hist(st, H_BUF_WAIT, stage_now() - tb);
         if (rc) {
             /* Stopping with no buffer: give the partition back for the next synth. */
             jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_QUEUED, 0, NULL);
             ring_try_push(pipeline_ring(pl, PIPE_RING_SYNTH), p);
-            pipe_stage_count(st, C_REQUEUED, 1);
+            stage_count(st, C_REQUEUED, 1);
             goto out;
         }
     }
     buf = pool_buf_ptr(pool, b);
     for (uint32_t k = 0; k < pool->hdr->n_nodes; k++)
-        if (b - pool->hdr->nodes[k].first < pool->hdr->nodes[k].count) pipe_stage_count(st, C_BUF0 + k, 1);
+        if (b - pool->hdr->nodes[k].first < pool->hdr->nodes[k].count) stage_count(st, C_BUF0 + k, 1);
     node = pool_buf_node(pool, b);
     /* for `status JOB` (relaxed: published by the CAS to READY, as the times) */
     barrier_store_relaxed(&pi->times.buf_node, (uint32_t)(node + 1));
@@ -398,14 +398,14 @@ static void synth_one(struct synth *s, uint32_t p)
          * --max-attempts. */
         uint8_t *values = buf + 3 * (uint64_t)z->domain_size * z->n8r;
 
-        pipe_stage_enter(st, S_WITNESS);
-        pipe_stage_long_begin(st);
+        stage_enter(st, S_WITNESS);
+        stage_long_begin(st);
         rc = wgen_compute_file(gen, wtns_open_path, values, err, sizeof(err));
         if (rc) {
             pipe_err_rename(err, sizeof(err), wtns_open_path, wtns_path);
             pipe_err_rename(err, sizeof(err), wgen_open_path, wgen_path);
         }
-        pipe_stage_long_end(st);
+        stage_long_end(st);
         if (!rc && (rc = wtns_of_values(&w, wtns_path, gen->Fr, z->nvars, values)))
             snprintf(err, sizeof(err), "out of memory");
         if (!rc && r1cs_path[0])
@@ -427,8 +427,8 @@ static void synth_one(struct synth *s, uint32_t p)
      * published by the CAS SYNTH->READY (R1 in jobtab_part_move). */
     barrier_store_relaxed(&jt->parts[p].buf, b);
 
-    pipe_stage_enter(st, S_MATVEC);
-    pipe_stage_long_begin(st);
+    stage_enter(st, S_MATVEC);
+    stage_long_begin(st);
     {
         uint64_t *a = (uint64_t *)buf, n = z->domain_size, l = z->n8r / 8;
 
@@ -436,9 +436,9 @@ static void synth_one(struct synth *s, uint32_t p)
         if (!gen) /* a generator wrote them there already */
             memcpy(buf + 3 * n * z->n8r, w.values, (size_t)z->nvars * z->n8r);
     }
-    pipe_stage_long_end(st);
-    pipe_stage_enter(st, STATS_BUSY);
-    pipe_part_end(pl, p, PIPE_T_SYNTH, pipe_stage_now()); /* published by the CAS below */
+    stage_long_end(st);
+    stage_enter(st, STATS_BUSY);
+    pipe_part_end(pl, p, PIPE_T_SYNTH, stage_now()); /* published by the CAS below */
     /* Release inside the transfer: the buffer's bytes before its new owner. */
     if (pool_buf_transfer(pool, b, pid, pool_owner_part(p)) ||
         jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_READY, 0, NULL)) {
@@ -451,8 +451,8 @@ static void synth_one(struct synth *s, uint32_t p)
         goto out;
     }
     push_to_worker(s, p, node);
-    pipe_stage_count(st, C_DONE, 1);
-    pipe_stage_hist(st, H_PART, pipe_stage_now() - t0);
+    stage_count(st, C_DONE, 1);
+    stage_hist(st, H_PART, stage_now() - t0);
     if (s->o->verbose)
         fprintf(stderr, "cuzk-synth %u: partition %u (%s) ready in buffer %u\n", s->o->index, p, pi->name, b);
 out:
@@ -461,13 +461,13 @@ out:
 }
 
 /* Preload: the synth reads the header and the coefficients (section 4). */
-static void synth_circuit(struct pipe_stage *st, uint32_t action, struct pipe_zkey_entry *e, void *arg)
+static void synth_circuit(struct stage *st, uint32_t action, struct stage_zkey_entry *e, void *arg)
 {
     static const uint32_t ids[] = { 1, 2, 4 };
 
     (void)st;
     (void)arg;
-    if (action == PIPE_CIRCUIT_PRELOAD) pipe_zkey_touch(&e->z, ids, 3);
+    if (action == PIPE_CIRCUIT_PRELOAD) stage_zkey_touch(&e->z, ids, 3);
 }
 
 /* Routing counters and gauge (cuzk-top's per-node lines): "bufs_n<node>" for each
@@ -492,11 +492,11 @@ static void synth_name_nodes(struct synth *s)
         stats_slot_name_counter(s->st.slot, C_BUF0 + k, name);
     }
     pthread_mutex_unlock(&s->st.mu);
-    pipe_stage_name_gauge(&s->st, G_NODE, "numa_node");
-    pipe_stage_gauges(&s->st, G_NODE, &g, 1);
+    stage_name_gauge(&s->st, G_NODE, "numa_node");
+    stage_gauges(&s->st, G_NODE, &g, 1);
 }
 
-int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
+int synth_run(const struct stage_opts *o, char *err, size_t errlen)
 {
     struct synth *s = calloc(1, sizeof(*s));
     struct ring *in;
@@ -508,35 +508,35 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
         return -ENOMEM;
     }
     s->o = o;
-    rc = pipe_stage_open(&s->st, o, STATS_ROLE_SYNTH, err, errlen);
+    rc = stage_open(&s->st, o, STATS_ROLE_SYNTH, err, errlen);
     if (rc) {
         free(s);
         return rc;
     }
-    pipe_stage_names(&s->st, state_names, counter_names, hist_names);
+    stage_names(&s->st, state_names, counter_names, hist_names);
     synth_name_nodes(s);
     in = pipeline_ring(&s->st.pl, PIPE_RING_SYNTH);
     /* With several synths (one per NUMA node) each pops one hint at a time: a partition
      * goes to the node of the synth that takes it (route.h), so one holding many
      * would starve the other nodes' workers. One synth keeps the priority heap full. */
     heap_max = s->st.pl.config->n_synth > 1 ? 1 : HEAP_MAX;
-    while (!pipe_stage_stopping(&s->st)) {
-        pipe_stage_circuits(&s->st, synth_circuit, s);
+    while (!stage_stopping(&s->st)) {
+        stage_circuits(&s->st, synth_circuit, s);
         if (!s->heap.n && !synth_serves(s)) {
             /* No worker to serve (route.h rule 3): leave the hints to the others. */
             struct timespec ts = { 0, POLL_NS };
 
-            pipe_stage_enter(&s->st, STATS_IDLE);
+            stage_enter(&s->st, STATS_IDLE);
             nanosleep(&ts, NULL);
-            pipe_stage_heartbeat(&s->st);
+            stage_heartbeat(&s->st);
             continue;
         }
         while (s->heap.n < heap_max && ring_try_pop(in, &p) == 0)
             heap_push(&s->heap, make_hint(&s->st.pl, p));
         if (!s->heap.n) {
-            pipe_stage_enter(&s->st, pipe_stage_wait_state(&s->st));
+            stage_enter(&s->st, stage_wait_state(&s->st));
             if (ring_pop_timeout(in, &p, POLL_NS) == 0) heap_push(&s->heap, make_hint(&s->st.pl, p));
-            pipe_stage_heartbeat(&s->st);
+            stage_heartbeat(&s->st);
             continue;
         }
         if (heap_max == 1 && !synth_serves(s)) {
@@ -546,11 +546,11 @@ int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen)
             continue;
         }
         synth_one(s, heap_pop(&s->heap).part);
-        pipe_stage_heartbeat(&s->st);
+        stage_heartbeat(&s->st);
     }
     /* Unclaimed hints go back for the next synth. */
     while (s->heap.n) ring_try_push(in, heap_pop(&s->heap).part);
-    pipe_stage_close(&s->st);
+    stage_close(&s->st);
     for (unsigned i = 0; i < WGEN_CACHE; i++) wgen_close(&s->gen[i]);
     free(s);
     return 0;

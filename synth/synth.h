@@ -36,6 +36,6 @@
 
 /* Runs until *o->stop is set (then finishes the partition in hand and returns 0).
  * -errno / -CUZK_E_* with err when the stage cannot run (attach, slot). */
-int synth_run(const struct pipe_stage_opts *o, char *err, size_t errlen);
+int synth_run(const struct stage_opts *o, char *err, size_t errlen);
 
 #endif

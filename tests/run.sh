@@ -35,30 +35,47 @@ for a in "$@"; do
   case "$a" in
     --unit-only) unit_only=1 ;;
     --list) list=1 ;;
-    -*) echo "run.sh: unknown option $a (usage: run.sh [--unit-only] [--list] [NAME ...])" >&2; exit 2 ;;
+    -*)
+      echo "run.sh: unknown option $a (usage: run.sh [--unit-only] [--list] [NAME ...])" >&2
+      exit 2
+      ;;
     *) wanted["$a"]=0 ;;
   esac
 done
 logdir="$BUILD/test-logs"
 mkdir -p "$logdir" "$logdir/faults" "$logdir/security"
 jobs="${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}"
-[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: TEST_JOBS must be a positive number" >&2; exit 2; }
-pass=0; fail=0; skip=0; failed=()
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || {
+  echo "run.sh: TEST_JOBS must be a positive number" >&2
+  exit 2
+}
+pass=0
+fail=0
+skip=0
+failed=()
 export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-600}"
 
 # ---- the list: name, exclusive (0/1), command -------------------------------------
-names=(); excl=(); cmds=()
-add() {  # name, exclusive, command...
-  local name="$1" x="$2"; shift 2
+names=()
+excl=()
+cmds=()
+add() { # name, exclusive, command...
+  local name="$1" x="$2"
+  shift 2
   if [ -n "${TEST_FILTER:-}" ] && ! [[ "$name" =~ $TEST_FILTER ]]; then return; fi
   if [ ${#wanted[@]} -gt 0 ]; then
     local bare="${name##*/}"
-    if [ -n "${wanted[$name]+x}" ]; then wanted["$name"]=1
-    elif [ "$bare" != "$name" ] && [ -n "${wanted[$bare]+x}" ]; then wanted["$bare"]=1
-    else return
+    if [ -n "${wanted[$name]+x}" ]; then
+      wanted["$name"]=1
+    elif [ "$bare" != "$name" ] && [ -n "${wanted[$bare]+x}" ]; then
+      wanted["$bare"]=1
+    else
+      return
     fi
   fi
-  names+=("$name"); excl+=("$x"); cmds+=("$(printf '%q ' "$@")")
+  names+=("$name")
+  excl+=("$x")
+  cmds+=("$(printf '%q ' "$@")")
 }
 for t in "$BUILD"/tests/test_*; do
   [ -x "$t" ] || continue
@@ -70,7 +87,8 @@ done
 if [ $unit_only -eq 0 ]; then
   for s in tests/scripts/*.sh; do
     [ -f "$s" ] || continue
-    x=0; grep -q '^# test: exclusive' "$s" && x=1
+    x=0
+    grep -q '^# test: exclusive' "$s" && x=1
     add "$(basename "$s" .sh)" "$x" env BUILD="$BUILD" bash "$s"
   done
   # The fault and security cases, one program each. A security case creates Unix users
@@ -78,7 +96,8 @@ if [ $unit_only -eq 0 ]; then
   for s in tests/faults/*.sh tests/security/*.sh; do
     [ "$(basename "$s")" != lib.sh ] || continue
     d="$(basename "$(dirname "$s")")"
-    x=0; { [ "$d" = security ] || grep -q '^# test: exclusive' "$s"; } && x=1
+    x=0
+    { [ "$d" = security ] || grep -q '^# test: exclusive' "$s"; } && x=1
     add "$d/$(basename "$s" .sh)" "$x" env BUILD="$BUILD" bash "$s"
   done
 fi
@@ -105,44 +124,50 @@ if [ -f "$durations" ]; then
 fi
 order=()
 while read -r _ i; do order+=("$i"); done < <(
-  for i in "${!names[@]}"; do echo "${last[${names[$i]}]:-9999} $i"; done | sort -k1,1nr -k2,2n)
+  for i in "${!names[@]}"; do echo "${last[${names[$i]}]:-9999} $i"; done | sort -k1,1nr -k2,2n
+)
 
 # ---- running ------------------------------------------------------------------------
-declare -A running=() t0=()   # pid -> index, pid -> start time
-report() {  # index, rc, seconds
+declare -A running=() t0=() # pid -> index, pid -> start time
+report() {                  # index, rc, seconds
   local name="${names[$1]}" rc="$2" secs="$3" log="$logdir/${names[$1]}.log"
   echo "$name $secs" >>"$logdir/durations.new"
   if [ "$rc" -eq 77 ]; then
-    skip=$((skip+1))
-    local why; why="$(grep -E '^SKIP' "$log" | tail -n1)"
+    skip=$((skip + 1))
+    local why
+    why="$(grep -E '^SKIP' "$log" | tail -n1)"
     printf 'SKIP  %-34s %6ss  %s\n' "$name" "$secs" "${why:-$(tail -n1 "$log")}"
   elif [ "$rc" -eq 0 ]; then
-    pass=$((pass+1))
+    pass=$((pass + 1))
     printf 'PASS  %-34s %6ss  %s\n' "$name" "$secs" "$(grep -E '^[0-9]+%: Checks' "$log" | tail -n1)"
   else
-    fail=$((fail+1)); failed+=("$name")
+    fail=$((fail + 1))
+    failed+=("$name")
     printf 'FAIL  %-34s %6ss  (exit %d, log %s)\n' "$name" "$secs" "$rc" "$log"
     tail -n 30 "$log" | sed 's/^/      | /'
   fi
 }
-reap_one() {  # waits for any running program to end and reports it
+reap_one() { # waits for any running program to end and reports it
   local pid rc now
-  wait -n -p pid "${!running[@]}"; rc=$?
+  wait -n -p pid "${!running[@]}"
+  rc=$?
   now=$(date +%s.%N)
   report "${running[$pid]}" "$rc" "$(awk -v a="${t0[$pid]}" -v b="$now" 'BEGIN{printf "%.1f", b-a}')"
   unset "running[$pid]" "t0[$pid]"
 }
-start() {  # index
+start() { # index
   local i="$1"
   eval "${cmds[$i]}" >"$logdir/${names[$i]}.log" 2>&1 </dev/null &
-  running[$!]="$i"; t0[$!]=$(date +%s.%N)
+  running[$!]="$i"
+  t0[$!]=$(date +%s.%N)
 }
 
 : >"$logdir/durations.new"
 for i in "${order[@]}"; do
   if [ "${excl[$i]}" = 1 ]; then
     while [ ${#running[@]} -gt 0 ]; do reap_one; done
-    start "$i"; reap_one
+    start "$i"
+    reap_one
     continue
   fi
   while [ ${#running[@]} -ge "$jobs" ]; do reap_one; done

@@ -3,7 +3,10 @@
 # per thread from ptxas -v's report (the Makefile keeps it beside each CUDA object);
 # exit 1 when a kernel's cumulative stack exceeds LIMIT bytes (default 64).
 limit=64
-if [[ "${1:-}" =~ ^[0-9]+$ ]]; then limit="$1"; shift; fi
+if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
+  limit="$1"
+  shift
+fi
 awk -v limit="$limit" '
   /Compiling entry function/ { match($0, /'"'"'[^'"'"']*'"'"'/); k = substr($0, RSTART + 1, RLENGTH - 2); arch = $NF }
   /Used [0-9]+ registers/ && k != "" {

@@ -17,7 +17,7 @@ bash "$MAKE_FIXTURES" -q --curve "$CURVE" --only "$CIRCUIT"
 fx="$FIXTURES/$CURVE/$CIRCUIT"
 out="$BUILD/demo/out"
 work="$BUILD/demo"
-rm -rf "$out" "$work/in" "$work/state"  # a fresh demo: nothing to resume
+rm -rf "$out" "$work/in" "$work/state" # a fresh demo: nothing to resume
 mkdir -p "$out" "$work/in"
 for i in $(seq 1 "$PARTS"); do cp "$fx/witness.wtns" "$work/in/w$i.wtns"; done
 
@@ -37,8 +37,15 @@ echo "== starting cuzkd (instance $inst, CPU backend: --devices cpu:1)"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$work/state" --devices cpu:1 --buffers 4 --buffer-mb 16 \
   --foreground >"$work/cuzkd.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
-[ -S "$run/$inst.sock" ] || { echo "cuzkd did not start:"; cat "$work/cuzkd.log"; exit 1; }
+for _ in $(seq 1 100); do
+  [ -S "$run/$inst.sock" ] && break
+  sleep 0.1
+done
+[ -S "$run/$inst.sock" ] || {
+  echo "cuzkd did not start:"
+  cat "$work/cuzkd.log"
+  exit 1
+}
 sed -n '1,20p' "$work/cuzkd.log"
 
 echo "== submitting one job of $PARTS partitions and waiting"

@@ -461,7 +461,7 @@ static int fetch_one(void *arg, const struct fleet_stored *s)
     }
     /* The row's name is whoever wrote the table's: a "/../../x" would write outside
      * --out. Only a single file name is written, beneath the --out descriptor. */
-    if (!fleet_name_ok(s->name)) {
+    if (!fleet_name_valid(s->name)) {
         x->errors++;
         fprintf(stderr,
                 "cuzk fetch: a stored proof's name is not a single file name (no '/', no "

@@ -19,10 +19,19 @@ check=0
 case "${1:-}" in
   --check) check=1 ;;
   "") ;;
-  *) echo "usage: tools/format.sh [--check]" >&2; exit 2 ;;
+  *)
+    echo "usage: tools/format.sh [--check]" >&2
+    exit 2
+    ;;
 esac
-command -v "$CLANG_FORMAT" >/dev/null || { echo "format: $CLANG_FORMAT not found (deploy/install-deps.sh installs clang-format)" >&2; exit 2; }
-git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "format: not a git work tree (the file list is git's)" >&2; exit 2; }
+command -v "$CLANG_FORMAT" >/dev/null || {
+  echo "format: $CLANG_FORMAT not found (deploy/install-deps.sh installs clang-format)" >&2
+  exit 2
+}
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 || {
+  echo "format: not a git work tree (the file list is git's)" >&2
+  exit 2
+}
 
 differ=()
 while IFS= read -r -d '' f; do
@@ -40,7 +49,10 @@ if command -v "$SHFMT" >/dev/null; then
   mapfile -d '' scripts < <(shell_files)
   if [ $check -eq 1 ]; then
     # -l: the names of the scripts that differ; a script shfmt cannot parse fails
-    list="$("$SHFMT" -l "${scripts[@]}")" || { echo "format-check: shfmt could not read a script (above)" >&2; exit 1; }
+    list="$("$SHFMT" -l "${scripts[@]}")" || {
+      echo "format-check: shfmt could not read a script (above)" >&2
+      exit 1
+    }
     [ -z "$list" ] || mapfile -t shell_differ <<<"$list"
     [ ${#shell_differ[@]} -eq 0 ] || "$SHFMT" -d "${shell_differ[@]}" >&2 || true
   else

@@ -18,7 +18,10 @@ if ! command -v "$SHELLCHECK" >/dev/null; then
   echo "lint-shell: SKIP: $SHELLCHECK not found (deploy/install-deps.sh installs shellcheck)" >&2
   exit 0
 fi
-git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "lint-shell: not a git work tree (the file list is git's)" >&2; exit 2; }
+git rev-parse --is-inside-work-tree >/dev/null 2>&1 || {
+  echo "lint-shell: not a git work tree (the file list is git's)" >&2
+  exit 2
+}
 
 # A few scripts a process, one process per CPU: each script is checked with the files
 # it sources, so one process for all of them is several times slower.

@@ -3,6 +3,7 @@
 #include "tools/token_cmd.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,7 +18,7 @@ static const char usage[] =
     "  for the --api-tokens file (NAME SHA256HEX [limits]; - leaves one unset).\n"
     "  NAME: 1 to 64 of A-Z a-z 0-9 . _ -\n";
 
-static int name_ok(const char *s)
+static bool name_valid(const char *s)
 {
     size_t n = strlen(s);
 
@@ -27,7 +28,7 @@ static int name_ok(const char *s)
     return 1;
 }
 
-static int limit_ok(const char *s)
+static bool limit_valid(const char *s)
 {
     size_t n = strspn(s, "0123456789");
 
@@ -44,12 +45,12 @@ int token_cmd_main(int argc, char **argv)
         fputs(usage, stdout);
         return CUZK_EXIT_OK;
     }
-    if (argc < 2 || argc > 6 || !name_ok(argv[1])) {
+    if (argc < 2 || argc > 6 || !name_valid(argv[1])) {
         fputs(usage, stderr);
         return CUZK_EXIT_USAGE;
     }
     for (int i = 2; i < argc; i++)
-        if (!limit_ok(argv[i])) {
+        if (!limit_valid(argv[i])) {
             fprintf(stderr, "cuzk token: %s: a limit is a whole number (K, M, G for bytes) or -\n", argv[i]);
             return CUZK_EXIT_USAGE;
         }

@@ -369,8 +369,8 @@ out:
 
 /* Whether a proof point may enter the pairing: on its curve, and in the order-r
  * subgroup where the curve has a cofactor (G2 always; G1 on BLS12-381). */
-static bool point_ok(const curve_group *G, const uint64_t *aff, const char *name, bool subgroups, char *err,
-                     size_t errlen)
+static bool point_valid(const curve_group *G, const uint64_t *aff, const char *name, bool subgroups,
+                        char *err, size_t errlen)
 {
     if (!ec_aff_is_on_curve(G, aff)) {
         snprintf(err, errlen, "invalid proof: %s is not a point of the curve", name);
@@ -416,9 +416,9 @@ static int verify_proof(const groth16_vk *vk, const groth16_proof *p, const uint
             return -CUZK_E_FORMAT;
         }
     }
-    if (!point_ok(G1, p->a, "pi_a", subgroups, err, errlen) ||
-        !point_ok(vk->g2, p->b, "pi_b", subgroups, err, errlen) ||
-        !point_ok(G1, p->c, "pi_c", subgroups, err, errlen)) {
+    if (!point_valid(G1, p->a, "pi_a", subgroups, err, errlen) ||
+        !point_valid(vk->g2, p->b, "pi_b", subgroups, err, errlen) ||
+        !point_valid(G1, p->c, "pi_c", subgroups, err, errlen)) {
         *valid = false;
         return 0;
     }

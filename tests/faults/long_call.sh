@@ -10,7 +10,7 @@ daemon_init longcall
 CUZK_TEST_HANG_ON=w2 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --max-attempts 2 \
   --stall-timeout 1 --long-call-timeout 2
 a="$(submit_copies bn128 4 a)"
-b="$(submit_copies bn128 1 b)"  # w1 only: its w2 would hang too
+b="$(submit_copies bn128 1 b)" # w1 only: its w2 would hang too
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$a")" || true
 [ "$(jq -r .job.state <<<"$r")" = failed ] || fail "job a: $r"
 w2="$(jq -c '.job.parts[] | select(.name == "w2")' <<<"$r")"
@@ -22,6 +22,8 @@ echo "ok: w2 failed after 2 stuck long calls: $(jq -r .reason <<<"$w2")"
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
 [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 rm -f "$tmp/a/in/w2.wtns"
-verify_jobs bn128 a; check_out_files b 1; verify_jobs bn128 b
+verify_jobs bn128 a
+check_out_files b 1
+verify_jobs bn128 b
 echo "ok: the other partitions and job b proved and verify"
 daemon_shutdown_clean

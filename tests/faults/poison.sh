@@ -23,6 +23,8 @@ d="$tmp/a/out"
 rm -f "$tmp/a/in/w3.wtns"
 for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
 [ "$(dir_count "$d")" -eq 10 ] || fail "stray files in $d: $(dir_list "$d" | tr '\n' ' ')"
-verify_jobs bn128 a; check_out_files b 2; verify_jobs bn128-chain b
+verify_jobs bn128 a
+check_out_files b 2
+verify_jobs bn128-chain b
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"
 daemon_shutdown_clean

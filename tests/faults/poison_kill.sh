@@ -19,7 +19,7 @@ a="$(submit_copies bn128 6 a)"
 st_a() { cuzk --json status "$a" || true; }
 holder() { st_a | jq -r '.job.parts[] | select(.name == "w3" and .state == "proving") | .pid // empty'; }
 kills=0 last=""
-deadline=$((SECONDS + 240))   # liveness only
+deadline=$((SECONDS + 240)) # liveness only
 while [ $SECONDS -lt $deadline ]; do
   st="$(st_a | jq -r '.job.parts[] | select(.name == "w3") | .state')"
   [ "$st" = failed ] && break

@@ -13,7 +13,7 @@ KILLS="${KILLS:-12}"
 DURATION="${DURATION:-0}"
 PARTS="${PARTS:-12}"
 RANDOM="${SEED:-$$}"
-MAX_S="${MAX_S:-$(( DURATION > 90 ? DURATION + 60 : 150 ))}"  # give up killing after this long (fails)
+MAX_S="${MAX_S:-$((DURATION > 90 ? DURATION + 60 : 150))}" # give up killing after this long (fails)
 daemon_init rk
 
 t0=$(date +%s)
@@ -25,17 +25,19 @@ daemon_start --devices cpu:2 --buffers 6 --buffer-mb 16 --max-attempts 1000
 fx=(bn128 bn128-chain)
 jobs=() jobfx=() waiters=() checked=()
 round=0
-submit_job() {  # fixture name: submit, and wait for it in the background (a waiting
-                # connection also keeps the decided job from being retired)
+submit_job() { # fixture name: submit, and wait for it in the background (a waiting
+  # connection also keeps the decided job from being retired)
   local id
   id="$(submit_copies "$1" "$PARTS" "$2")"
-  jobs+=("$id"); jobfx+=("$1:$2")
+  jobs+=("$id")
+  jobfx+=("$1:$2")
   timeout 400 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id" \
     >"$tmp/wait.$id" 2>&1 &
-  waiters+=($!); checked+=(0)
+  waiters+=($!)
+  checked+=(0)
 }
 total=0
-check_job() {  # index: its waiter has exited; the job must be DONE, every partition DONE
+check_job() { # index: its waiter has exited; the job must be DONE, every partition DONE
   local i="$1" id="${jobs[$1]}" r st nd
   wait "${waiters[$i]}" || fail "job $id (${jobfx[$i]}) did not finish: $(cat "$tmp/wait.$id")"
   r="$(cat "$tmp/wait.$id")"
@@ -43,24 +45,26 @@ check_job() {  # index: its waiter has exited; the job must be DONE, every parti
   [ "$st" = "done" ] || fail "job $id (${jobfx[$i]}) ended $st: $(jq -c '.job.parts[] | select(.state != "done")' <<<"$r")"
   nd="$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")"
   [ "$nd" -eq "$PARTS" ] || fail "job $id: $nd of $PARTS partitions done"
-  total=$((total + nd)); checked[i]=1
+  total=$((total + nd))
+  checked[i]=1
 }
-reap_jobs() {  # check the jobs whose waiters have exited (keeps connections few in a soak)
+reap_jobs() { # check the jobs whose waiters have exited (keeps connections few in a soak)
   for i in "${!jobs[@]}"; do
     # the reply is written when the waiter ends (kill -0 would see its zombie)
     [ "${checked[$i]}" -eq 0 ] && [ -s "$tmp/wait.${jobs[$i]}" ] && check_job "$i"
   done
   return 0
 }
-submit_round() {  # one job per circuit
+submit_round() { # one job per circuit
   for k in 0 1; do submit_job "${fx[$k]}" "r${round}j$k"; done
   round=$((round + 1))
 }
-submit_round; submit_round
+submit_round
+submit_round
 declare -A hit=([synth]=0 [gpuworker]=0 [finalizer]=0)
 kinds=(synth gpuworker finalizer)
 kills=0
-running() {  # how many jobs are still running
+running() { # how many jobs are still running
   cuzk --json status | jq '[.jobs[] | select(.state == "running")] | length'
 }
 while :; do
@@ -68,8 +72,8 @@ while :; do
   if [ "$DURATION" -gt 0 ]; then
     [ $((now - t0)) -ge "$DURATION" ] && [ "$kills" -ge "$KILLS" ] && break
   else
-    [ "$kills" -ge "$KILLS" ] && [ "${hit[synth]}" -gt 0 ] && [ "${hit[gpuworker]}" -gt 0 ] \
-      && [ "${hit[finalizer]}" -gt 0 ] && break
+    [ "$kills" -ge "$KILLS" ] && [ "${hit[synth]}" -gt 0 ] && [ "${hit[gpuworker]}" -gt 0 ] &&
+      [ "${hit[finalizer]}" -gt 0 ] && break
   fi
   [ $((now - t0)) -lt "$MAX_S" ] || fail "only $kills kill(s) in $MAX_S s"
   # keep a backlog: kills must land on busy stages
@@ -78,14 +82,18 @@ while :; do
   sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.1 + (r % 80) / 100.0}')"
   # a kind not hit yet first, else any
   k=""
-  for c in "${kinds[@]}"; do [ "${hit[$c]}" -eq 0 ] && { k=$c; break; }; done
+  for c in "${kinds[@]}"; do [ "${hit[$c]}" -eq 0 ] && {
+    k=$c
+    break
+  }; done
   [ -n "$k" ] && [ $((RANDOM % 2)) -eq 0 ] || k="${kinds[$((RANDOM % 3))]}"
   mapfile -t pids < <(stage_pids "$k")
-  [ ${#pids[@]} -gt 0 ] || continue   # restarting (back-off)
+  [ ${#pids[@]} -gt 0 ] || continue # restarting (back-off)
   p="${pids[$((RANDOM % ${#pids[@]}))]}"
   if kill -KILL "$p" 2>/dev/null; then
-    kills=$((kills + 1)); hit[$k]=$((hit[$k] + 1))
-    echo "kill $kills: $k pid $p at +$(( $(date +%s) - t0 )) s"
+    kills=$((kills + 1))
+    hit[$k]=$((hit[$k] + 1))
+    echo "kill $kills: $k pid $p at +$(($(date +%s) - t0)) s"
   fi
 done
 t_kill=$(date +%s)
@@ -98,20 +106,26 @@ echo "all ${#jobs[@]} jobs done: $total partitions in $((t_done - t0)) s"
 
 # the pool drains back to 0 buffers in use
 u=""
-for _ in $(seq 1 50); do u="$(pool_in_use)"; [ "$u" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 1 50); do
+  u="$(pool_in_use)"
+  [ "$u" = 0 ] && break
+  sleep 0.1
+done
 [ "$u" = 0 ] || fail "pool in-use count is $u after every job finished"
 # every stage is back (restarts may still be backing off: allow 35 s)
 for _ in $(seq 1 350); do
   down="$(cuzk --json status | jq '[.children[] | select(.pid == 0)] | length')"
-  [ "$down" -eq 0 ] && break; sleep 0.1
+  [ "$down" -eq 0 ] && break
+  sleep 0.1
 done
 [ "$down" -eq 0 ] || fail "$down stage(s) not running again"
 
 for j in "${jobfx[@]}"; do check_out_files "${j#*:}" "$PARTS"; done
 for f in "${fx[@]}"; do
-  js=(); for j in "${jobfx[@]}"; do [ "${j%%:*}" = "$f" ] && js+=("${j#*:}"); done
+  js=()
+  for j in "${jobfx[@]}"; do [ "${j%%:*}" = "$f" ] && js+=("${j#*:}"); done
   verify_jobs "$f" "${js[@]}"
 done
 echo "ok: $total proofs verified by snarkjs, one per partition, no stray file"
 daemon_shutdown_clean
-echo "ok: $kills kills survived ($((t_done - t0)) s to finish, $(( $(date +%s) - t0 )) s in all); no orphan process or segment"
+echo "ok: $kills kills survived ($((t_done - t0)) s to finish, $(($(date +%s) - t0)) s in all); no orphan process or segment"

@@ -19,7 +19,8 @@ for st in synth worker finalizer; do
     back="$(cuzk --json status | jq --arg s "$st" --argjson old "$stopped" \
       '[.children[] | select(.stage == $s)] | all(.pid != 0 and (.pid as $p | $old | index($p) == null))')"
     g1="$(gen "$st")"
-    [ "$back" = true ] && break; sleep 0.1
+    [ "$back" = true ] && break
+    sleep 0.1
   done
   [ "$back" = true ] || fail "$st did not come back (stopped $stopped; $(cuzk --json status | jq -c .children))"
   [ "$g1" -ge $((g0 + $(jq length <<<"$stopped"))) ] || fail "$st generations $g0 -> $g1"
@@ -30,8 +31,10 @@ for j in "$a" "$b"; do
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j")" || fail "wait $j: $r"
   [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $j ended $(jq -c .job <<<"$r")"
 done
-check_out_files a "$N"; check_out_files b "$N"
-verify_jobs bn128-chain a; verify_jobs bn128 b
+check_out_files a "$N"
+check_out_files b "$N"
+verify_jobs bn128-chain a
+verify_jobs bn128 b
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"
 echo "ok: $((2 * N)) proofs, one per witness, across restarts of every stage kind"
 daemon_shutdown_clean

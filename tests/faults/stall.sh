@@ -29,7 +29,10 @@ for round in 1 2 3 4 5; do
       kill -STOP "$w" 2>/dev/null || continue
       held="$(cuzk --json status "$id" | jq -r --arg p "$w" \
         '[(.job.parts // [])[] | select(.state == "proving" and .pid == ($p | tonumber)) | .name] | join(",")')"
-      [ -n "$held" ] && { victim=$w; break 3; }
+      [ -n "$held" ] && {
+        victim=$w
+        break 3
+      }
       kill -CONT "$w"
     done
     sleep 0.0$((RANDOM % 10))
@@ -43,8 +46,14 @@ done
 [ -n "$victim" ] || fail "no worker caught proving in 5 jobs of $NW partitions"
 t0=$(date +%s.%N)
 echo "stopped worker pid $victim (it holds: $held)"
-for _ in $(seq 1 600); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; fail "stopped worker $victim still alive after 60 s"; }
+for _ in $(seq 1 600); do
+  kill -0 "$victim" 2>/dev/null || break
+  sleep 0.1
+done
+kill -0 "$victim" 2>/dev/null && {
+  kill -CONT "$victim"
+  fail "stopped worker $victim still alive after 60 s"
+}
 dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 grep -q "pid $victim): no heartbeat" "$tmp/cuzkd.log" || fail "no stall message for pid $victim"
 echo "ok: stall of pid $victim detected and killed after $dt s"
@@ -52,7 +61,10 @@ r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wa
 [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job ended $(jq -c .job <<<"$r")"
 check_out_files "$job" "$NW"
 verify_jobs "$FXW" "$job"
-for _ in $(seq 1 50); do [ "$(pool_in_use)" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 1 50); do
+  [ "$(pool_in_use)" = 0 ] && break
+  sleep 0.1
+done
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"
 down="$(cuzk --json status | jq '[.children[] | select(.pid == 0)] | length')"
 [ "$down" -eq 0 ] || fail "$down stage(s) not restarted"
@@ -70,7 +82,10 @@ for _ in $(seq 1 60); do
   kill -STOP "$fpid" 2>/dev/null || break
   part="$(cuzk --json status "$id2" | jq -r --argjson p "$fpid" \
     '[(.job.parts // [])[] | select(.state == "final" and .pid == $p) | .name][0] // ""')"
-  [ -n "$part" ] && { victim=$fpid; break; }
+  [ -n "$part" ] && {
+    victim=$fpid
+    break
+  }
   kill -CONT "$fpid"
 done
 if [ -z "$victim" ]; then
@@ -78,12 +93,21 @@ if [ -z "$victim" ]; then
 else
   for k in proof public; do echo partial >"$tmp/k/out/$part.$k.json.tmp.$victim.0badc0de"; done
   echo "stopped finalizer pid $victim holding $part (FINAL); planted its temp files"
-  for _ in $(seq 1 600); do kill -0 "$victim" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$victim" 2>/dev/null && { kill -CONT "$victim"; fail "stopped finalizer $victim still alive after 60 s"; }
+  for _ in $(seq 1 600); do
+    kill -0 "$victim" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -0 "$victim" 2>/dev/null && {
+    kill -CONT "$victim"
+    fail "stopped finalizer $victim still alive after 60 s"
+  }
   # Only the killed finalizer's own temp files (*.tmp.<victim pid>.*) must go: the
   # restarted finalizer may be writing its own *.tmp.<new pid>.* at this very moment.
   dead_tmp() { dir_list "$tmp/k/out" "*.tmp.$victim.*"; }
-  for _ in $(seq 1 300); do [ -z "$(dead_tmp)" ] && break; sleep 0.1; done
+  for _ in $(seq 1 300); do
+    [ -z "$(dead_tmp)" ] && break
+    sleep 0.1
+  done
   left="$(dead_tmp)"
   [ -z "$left" ] || fail "temp files of the dead finalizer left: $left"
   grep -q "pid $victim): no heartbeat" "$tmp/cuzkd.log" || fail "no stall message for pid $victim"

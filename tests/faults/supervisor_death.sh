@@ -13,17 +13,22 @@ daemon_init sdeath
 N=60
 kill_daemon() {
   local old=$daemon_pid t0
-  kill -KILL "$old"; wait "$old" 2>/dev/null || true
+  kill -KILL "$old"
+  wait "$old" 2>/dev/null || true
   daemon_pid=""
   t0=$(date +%s.%N)
-  for _ in $(seq 1 500); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.02; done
+  for _ in $(seq 1 500); do
+    [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+    sleep 0.02
+  done
   left="$(pgrep -f -- "--instance $inst " || true)"
   [ -z "$left" ] || fail "stages still running 10 s after cuzkd died (they must die with it): $left"
   echo "ok: stages gone $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s after cuzkd was killed"
 }
-wait_done() {  # id k: until k partitions of job id are done
+wait_done() { # id k: until k partitions of job id are done
   for _ in $(seq 1 200); do
-    [ "$(cuzk --json status "$1" | jq .job.done)" -ge "$2" ] && break; sleep 0.05
+    [ "$(cuzk --json status "$1" | jq .job.done)" -ge "$2" ] && break
+    sleep 0.05
   done
 }
 # after_kill D OLD_ID E K WHAT: no temp file left in D's out dir; a new job E of K
@@ -36,10 +41,17 @@ after_kill() {
   id_new="$(submit_copies bn128 "$4" "$3")"
   [ "$id_new" -gt "$2" ] || fail "job id $id_new reuses $5"
   cuzk wait "$id_new" >/dev/null || fail "new job $id_new"
-  check_out_files "$3" "$4"; verify_jobs bn128 "$3"
+  check_out_files "$3" "$4"
+  verify_jobs bn128 "$3"
   daemon_shutdown_clean
 }
-answering() { for _ in $(seq 1 150); do cuzk status >/dev/null 2>&1 && return 0; sleep 0.1; done; fail "cuzkd does not answer"; }
+answering() {
+  for _ in $(seq 1 150); do
+    cuzk status >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  fail "cuzkd does not answer"
+}
 
 # The job must still be running when cuzkd is killed, whatever the machine's speed (on a
 # quiet machine a 30-partition job of this circuit can finish in under a second, before
@@ -61,7 +73,8 @@ cuzk --json status | jq -e '.lost_jobs == null' >/dev/null || fail "lost_jobs li
 echo "ok: $(grep -o "job $id resumed.*" "$tmp/cuzkd.log" | sed 's/ -> .*//')"
 r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
 [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "resumed job $id: $r"
-check_out_files a "$N"; verify_jobs bn128-chain a
+check_out_files a "$N"
+verify_jobs bn128-chain a
 after_kill a "$id" b 4 "an id of the resumed range ($id)"
 
 # ---- 2. --no-store: lost -----------------------------------------------------------------
@@ -70,14 +83,17 @@ id3="$(submit_copies bn128-chain 30 c)"
 wait_done "$id3" 2
 kill_daemon
 daemon_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
-for _ in $(seq 1 300); do grep -q "job $id3 LOST" "$tmp/cuzkd.log" && break; sleep 0.1; done
+for _ in $(seq 1 300); do
+  grep -q "job $id3 LOST" "$tmp/cuzkd.log" && break
+  sleep 0.1
+done
 grep -q "job $id3 LOST" "$tmp/cuzkd.log" || fail "no LOST line for job $id3"
 answering
 out="$(cuzk --json status "$id3" 2>&1)" && fail "status of lost job succeeded: $out"
 grep -q "was lost" <<<"$out" || fail "status $id3: $out"
 out="$(cuzk --json wait "$id3" 2>&1)" && fail "wait of lost job succeeded: $out"
 grep -q "was lost" <<<"$out" || fail "wait $id3: $out"
-cuzk --json status | jq -e --argjson id "$id3" '.lost_jobs | map(.id) | index($id) != null' >/dev/null \
-  || fail "status has no lost_jobs entry: $(cuzk --json status)"
+cuzk --json status | jq -e --argjson id "$id3" '.lost_jobs | map(.id) | index($id) != null' >/dev/null ||
+  fail "status has no lost_jobs entry: $(cuzk --json status)"
 echo "ok: --no-store: $(grep -o "job $id3 LOST.*" "$tmp/cuzkd.log")"
 after_kill c "$id3" d 2 "the lost range (lost $id3)"

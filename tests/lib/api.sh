@@ -25,7 +25,10 @@
 #   api_wait_up        until /healthz answers 200 (120 s; a liveness bound)
 api_init() {
   need_bins cuzk-api
-  command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
+  command -v curl >/dev/null || {
+    echo "SKIP: curl missing"
+    exit 77
+  }
   wgen_skip_without_tools
   bash "$MAKE_FIXTURES" -q >/dev/null
   FX="$FIXTURES/bn128/mulchain-10"
@@ -34,7 +37,7 @@ api_init() {
   n=0
 }
 
-api_start() {  # http|https CIRCUIT-LINE [cuzkd options]
+api_start() { # http|https CIRCUIT-LINE [cuzkd options]
   local scheme="$1" extra="$2"
   shift 2
   port="$(free_port)"
@@ -54,14 +57,14 @@ api_start() {  # http|https CIRCUIT-LINE [cuzkd options]
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-api_tokens() {  # NAME [LIMITS]
+api_tokens() { # NAME [LIMITS]
   local out
   out="$("$BUILD/bin/cuzk" token "$@")" || fail "cuzk token $*"
   printf -v "tok_$1" '%s' "$(head -n1 <<<"$out")"
   tail -n1 <<<"$out" >>"$tmp/tokens"
 }
 
-http() {  # NAME TOKEN METHOD PATH [curl args]
+http() { # NAME TOKEN METHOD PATH [curl args]
   local name="$1" token="$2" method="$3" path="$4" st
   shift 4
   mkdir -p "$tmp/http"
@@ -75,7 +78,7 @@ http() {  # NAME TOKEN METHOD PATH [curl args]
 
 jfield() { node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($2)" "$tmp/http/$1.body"; }
 
-expect() {  # NAME STATUS [TYPE]
+expect() { # NAME STATUS [TYPE]
   local st
   # a 100 Continue head comes first: the last status line is the answer's
   st="$(grep -a '^HTTP/' "$tmp/http/$1.head" | tail -n1 | awk '{print $2}')"
@@ -87,7 +90,7 @@ expect() {  # NAME STATUS [TYPE]
   fi
 }
 
-verify_proof() {  # NAME
+verify_proof() { # NAME
   node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));
     require('fs').writeFileSync(process.argv[2], JSON.stringify(r.proof));
     require('fs').writeFileSync(process.argv[3], JSON.stringify(r.publicSignals));" \

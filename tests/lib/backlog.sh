@@ -12,13 +12,13 @@
 #   seconds from the first submit to the last job's end. HOOK (optional, a command)
 #   runs at that end, before the checks: bench/backlog.sh reads the stats page there,
 #   so that its window holds the backlog and not the snarkjs checks after it.
-backlog_inputs() {  # fixture n dir
+backlog_inputs() { # fixture n dir
   local i
   mkdir -p "$3"
   for i in $(seq 1 "$2"); do cp "$1/input.json" "$3/p$i.json"; done
 }
 
-backlog_run() {  # fixture jobs dir out [hook]
+backlog_run() { # fixture jobs dir out [hook]
   local d="$1" njobs="$2" in="$3" out="$4" hook="${5:-}" g t0 t1 k j st n verified
   local -a files ids=()
   g="$(wgen_for "$d")" || fail "witness generator of $d"
@@ -30,7 +30,7 @@ backlog_run() {  # fixture jobs dir out [hook]
   for k in $(seq 0 $((njobs - 1))); do
     local -a mine=("${files[@]:$((k * n / njobs)):$(((k + 1) * n / njobs - k * n / njobs))}")
     j="$(cuzk --json prove --zkey "$d/circuit_final.zkey" --witness-gen "$g" --out "$out" "${mine[@]}" |
-         js 'r.job' "$(cat)")" || fail "backlog: submit job $((k + 1)) of $njobs"
+      js 'r.job' "$(cat)")" || fail "backlog: submit job $((k + 1)) of $njobs"
     ids+=("$j")
   done
   for j in "${ids[@]}"; do
@@ -45,7 +45,7 @@ backlog_run() {  # fixture jobs dir out [hook]
       fail "backlog: job $j not done with every partition: $(cuzk status "$j")"
   done
   verified="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-                "$d/verification_key.json" "$out")" || fail "backlog: snarkjs: $verified"
+    "$d/verification_key.json" "$out")" || fail "backlog: snarkjs: $verified"
   [ "$verified" = "$n verified" ] || fail "backlog: snarkjs: $verified, want $n"
   awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}'
 }

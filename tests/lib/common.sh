@@ -22,7 +22,10 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 need_built() {
   local b
   for b in "$@"; do
-    [ -x "$BUILD/$b" ] || { echo "FAIL: $BUILD/$b does not exist (run ${NEED_MAKE:-make tests} first)" >&2; exit 1; }
+    [ -x "$BUILD/$b" ] || {
+      echo "FAIL: $BUILD/$b does not exist (run ${NEED_MAKE:-make tests} first)" >&2
+      exit 1
+    }
   done
 }
 

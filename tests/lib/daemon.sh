@@ -54,7 +54,10 @@ daemon_stop() {
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
     cuzk shutdown >/dev/null 2>&1 || true
     local _
-    for _ in $(seq 1 100); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 100); do
+      kill -0 "$daemon_pid" 2>/dev/null || break
+      sleep 0.1
+    done
     kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   daemon_pid=""
@@ -64,19 +67,25 @@ daemon_stop() {
 daemon_cleanup() {
   [ -z "${daemon_on_exit:-}" ] || eval "$daemon_on_exit" || true
   if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-    kill -TERM "$daemon_pid" 2>/dev/null; sleep 2; kill -KILL "$daemon_pid" 2>/dev/null || true
+    kill -TERM "$daemon_pid" 2>/dev/null
+    sleep 2
+    kill -KILL "$daemon_pid" 2>/dev/null || true
   fi
   # Stages die with cuzkd (PDEATHSIG), but one a fault test SIGSTOPped must be woken to.
   local p
-  for p in $(pgrep -f -- "--instance $inst " 2>/dev/null); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+  for p in $(pgrep -f -- "--instance $inst " 2>/dev/null); do
+    kill -CONT "$p" 2>/dev/null
+    kill -KILL "$p" 2>/dev/null
+  done
   rm -f /dev/shm/cuzk-"$inst".* 2>/dev/null || true
   if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 
-expect_error() {  # what, code, request line
-  local r; r="$(send "$3")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
-    || fail "$1: expected error $2, got: $r"
+expect_error() { # what, code, request line
+  local r
+  r="$(send "$3")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
+    fail "$1: expected error $2, got: $r"
   # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
@@ -85,15 +94,16 @@ wait_jobs() {
   local j
   for j in "$@"; do
     # shellcheck disable=SC2154 # ids: the test's job ids by name, set by the test
-    timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" \
-      || fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
+    timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" ||
+      fail "job $j (${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
   done
 }
 
-verify_outs() {  # J FX N
+verify_outs() { # J FX N
   local vk="$REF_FIXTURES/$2/verification_key.json" i p pub
   for i in $(seq 1 "$3"); do
-    p="$tmp/$1/out/w$i.proof.json"; pub="$tmp/$1/out/w$i.public.json"
+    p="$tmp/$1/out/w$i.proof.json"
+    pub="$tmp/$1/out/w$i.public.json"
     [ -f "$p" ] && [ -f "$pub" ] || fail "job $1: w$i.proof.json or w$i.public.json missing"
     "$SNARKJS" groth16 verify "$vk" "$pub" "$p" 2>&1 | grep -q OK || fail "snarkjs rejects $p"
     n=$((n + 1))
@@ -101,10 +111,15 @@ verify_outs() {  # J FX N
 }
 
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() { echo "FAIL: $*"; echo "--- cuzkd log"; tail -n 40 "$tmp/cuzkd.log" 2>/dev/null; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  echo "--- cuzkd log"
+  tail -n 40 "$tmp/cuzkd.log" 2>/dev/null
+  exit 1
+}
 js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
 
-send() { send_fds "$1"; }  # no descriptors: a plain line (declare -f send send_fds to pass it on)
+send() { send_fds "$1"; } # no descriptors: a plain line (declare -f send send_fds to pass it on)
 # send_fds LINE FILE...: LINE with the FILEs' descriptors (SCM_RIGHTS), as cuzk prove
 # passes them (control.h); a directory goes as O_PATH|O_DIRECTORY, anything else
 # O_RDONLY|O_NONBLOCK (a FIFO opens without a writer). Prints the reply line.
@@ -132,20 +147,27 @@ print(buf.decode().split("\n")[0])
 PY
 }
 
-daemon_start() {  # appends to the log: a test that restarts its cuzkd keeps both lives
+daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both lives
   # Witness generators are taken only from --wgen-dir: the tests' are built into
   # $BUILD/wgen (tests/lib/wgen.sh) or made in $tmp (a later --wgen-dir in OPTS wins).
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground \
     --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
   local _
-  for _ in $(seq 1 100); do [ -S "$run/$inst.sock" ] && break; sleep 0.1; done
+  for _ in $(seq 1 100); do
+    [ -S "$run/$inst.sock" ] && break
+    sleep 0.1
+  done
   [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
   # The socket is bound before the segments are made (and their log lines written):
   # the daemon is up once it answers, which its event loop does only after set-up.
   # (numa_routing grepped the log at the socket's appearance and missed the buffers
   # line on a loaded machine.) A liveness bound, not a speed check.
-  for _ in $(seq 1 1200); do cuzk status >/dev/null 2>&1 && return 0; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 1200); do
+    cuzk status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
   fail "cuzkd did not answer status within 120 s of creating its socket"
 }
 
@@ -153,7 +175,10 @@ daemon_shutdown_clean() {
   local rc=0 left _
   cuzk status >/dev/null || fail "status"
   cuzk shutdown >/dev/null || fail "shutdown request"
-  for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
+  for _ in $(seq 1 300); do
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
   kill -0 "$daemon_pid" 2>/dev/null && fail "cuzkd still running 30 s after shutdown"
   wait "$daemon_pid" || rc=$?
   daemon_pid=""
@@ -167,11 +192,12 @@ daemon_shutdown_clean() {
 }
 
 # ---- the fault tests' jobs ------------------------------------------------------------
-fixture_dir() { case "$1" in /*) echo "$1" ;; *) echo "$REF_FIXTURES/$1" ;; esac; }
+fixture_dir() { case "$1" in /*) echo "$1" ;; *) echo "$REF_FIXTURES/$1" ;; esac }
 
-submit_copies() {  # fixture n job [extra client args]
+submit_copies() { # fixture n job [extra client args]
   local fx n="$2" job="$3" out i
-  fx="$(fixture_dir "$1")"; shift 3
+  fx="$(fixture_dir "$1")"
+  shift 3
   mkdir -p "$tmp/$job/in" "$tmp/$job/out"
   for i in $(seq 1 "$n"); do cp "$fx/witness.wtns" "$tmp/$job/in/w$i.wtns"; done
   out="$(cuzk --json prove "$@" --zkey "$fx/circuit_final.zkey" --out "$tmp/$job/out" \
@@ -183,7 +209,7 @@ stage_pids() { pgrep -f -- "cuzk-$1 --instance $inst " || true; }
 
 pool_in_use() { cuzk --json status | jq -r '.pool.in_use // "missing"'; }
 
-check_out_files() {  # job n: exactly w1..wN proof/public pairs, nothing else
+check_out_files() { # job n: exactly w1..wN proof/public pairs, nothing else
   local job="$1" n="$2" d="$tmp/$1/out" files i
   files="$(dir_count "$d")"
   [ "$files" -eq $((2 * n)) ] || fail "$job: $files files in its out dir, expected $((2 * n)): $(dir_list "$d" | tr '\n' ' ')"
@@ -192,8 +218,9 @@ check_out_files() {  # job n: exactly w1..wN proof/public pairs, nothing else
   done
 }
 
-verify_jobs() {  # fixture job...: snarkjs (one node process) accepts every proof of the jobs
-  local fx="$1" dirs=() out j; shift
+verify_jobs() { # fixture job...: snarkjs (one node process) accepts every proof of the jobs
+  local fx="$1" dirs=() out j
+  shift
   for j in "$@"; do dirs+=("$tmp/$j/out"); done
   out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$(fixture_dir "$fx")/verification_key.json" "${dirs[@]}")" || fail "snarkjs: $out"
@@ -202,7 +229,11 @@ verify_jobs() {  # fixture job...: snarkjs (one node process) accepts every proo
 
 no_orphans() {
   local left _
-  for _ in $(seq 1 30); do left="$(pgrep -f -- "--instance $inst " || true)"; [ -z "$left" ] && break; sleep 0.1; done
+  for _ in $(seq 1 30); do
+    left="$(pgrep -f -- "--instance $inst " || true)"
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
   [ -z "$left" ] || fail "stage processes left: $left"
   ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
   return 0

@@ -6,21 +6,24 @@
 # goes in (--r1cs); not on every relink of cuzk), so
 # the tests that use one pay the compile (about 10 s each) once. Needs BUILD, CUZK, ROOT.
 # With two tests asking at once, one builds and the other waits (flock).
-wgen_for() {  # fixture dir
+wgen_for() { # fixture dir
   local d="$1" curve name out stamp
   curve="$(basename "$(dirname "$d")")"
   name="$(basename "$d")"
   out="$BUILD/wgen/$curve-$name.wgen"
   mkdir -p "$BUILD/wgen"
   stamp="$(cat "$ROOT/synth/wgen_abi.cpp" "$ROOT/proto/wgen_abi.h" "$ROOT/synth/wgen_assert.h" \
-             "$ROOT/tools/build_witness.c" "$d/circuit_cpp/circuit.dat" "$d/circuit_cpp/circuit.cpp" "$d/circuit.sym" "$d/circuit.r1cs" |
-           sha256sum | cut -d' ' -f1)"
+    "$ROOT/tools/build_witness.c" "$d/circuit_cpp/circuit.dat" "$d/circuit_cpp/circuit.cpp" "$d/circuit.sym" "$d/circuit.r1cs" |
+    sha256sum | cut -d' ' -f1)"
   (
     exec 8>"$out.lock"
     if command -v flock >/dev/null 2>&1; then flock 8; fi
     if [ ! -f "$out" ] || [ "$(cat "$out.stamp" 2>/dev/null)" != "$stamp" ]; then
       "$CUZK" build-witness --prime "$curve" --r1cs "$d/circuit.r1cs" "$d/circuit_cpp" "$out" >/dev/null ||
-        { echo "FAIL: cuzk build-witness $d/circuit_cpp failed" >&2; exit 1; }
+        {
+          echo "FAIL: cuzk build-witness $d/circuit_cpp failed" >&2
+          exit 1
+        }
       echo "$stamp" >"$out.stamp"
     fi
   ) || return 1
@@ -31,7 +34,10 @@ wgen_for() {  # fixture dir
 wgen_skip_without_tools() {
   local t
   for t in "${CXX:-g++}" "${NASM:-nasm}"; do
-    command -v "$t" >/dev/null 2>&1 || { echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"; exit 77; }
+    command -v "$t" >/dev/null 2>&1 || {
+      echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
+      exit 77
+    }
   done
 }
 

@@ -29,18 +29,40 @@ set -euo pipefail
 . "$ROOT/tests/security/lib.sh"
 . "$ROOT/tests/lib/pg.sh"
 daemon_init afleet
-fail() { echo "FAIL: $*"; for k in 0 1 2; do echo "--- server $k"; tail -n 25 "$tmp/cuzkd$k.log" 2>/dev/null; done; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"; exit 77; }
-command -v unshare >/dev/null && command -v nsenter >/dev/null || { echo "SKIP: unshare or nsenter missing"; exit 77; }
-pgrep --ns $$ --nslist pid -r R,S >/dev/null || { echo "SKIP: pgrep without --ns or -r (procps-ng 3.3.16 or later)"; exit 77; }
+fail() {
+  echo "FAIL: $*"
+  for k in 0 1 2; do
+    echo "--- server $k"
+    tail -n 25 "$tmp/cuzkd$k.log" 2>/dev/null
+  done
+  exit 1
+}
+[ "$(id -u)" -eq 0 ] || {
+  echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"
+  exit 77
+}
+command -v unshare >/dev/null && command -v nsenter >/dev/null || {
+  echo "SKIP: unshare or nsenter missing"
+  exit 77
+}
+pgrep --ns $$ --nslist pid -r R,S >/dev/null || {
+  echo "SKIP: pgrep without --ns or -r (procps-ng 3.3.16 or later)"
+  exit 77
+}
 mkdir -p "$tmp/probe"
 unshare -m -p -f --propagation private --mount-proc --kill-child sh -c "mount -t tmpfs probe '$tmp/probe'" 2>"$tmp/probe.err" ||
-  { echo "SKIP: no private mount and PID namespaces with a tmpfs here: $(head -c 200 "$tmp/probe.err")"; exit 77; }
+  {
+    echo "SKIP: no private mount and PID namespaces with a tmpfs here: $(head -c 200 "$tmp/probe.err")"
+    exit 77
+  }
 api_init
 pg_password="$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"
 pg_cluster_start api_fleet
 # The URL with the password, for the servers' config files only (the test's 0600 file).
-(umask 077; echo "postgresql://cuzk:$pg_password@/cuzk?host=$pg&port=$port" >"$tmp/queue.url")
+(
+  umask 077
+  echo "postgresql://cuzk:$pg_password@/cuzk?host=$pg&port=$port" >"$tmp/queue.url"
+)
 api_tokens alice
 api_tokens bob
 
@@ -84,12 +106,19 @@ for k in 0 1 2; do
 done
 daemon_on_exit="for p in ${upid[*]}; do kill -KILL \$p 2>/dev/null || true; done; ${daemon_on_exit}"
 for k in 0 1 2; do
-  for _ in $(seq 1 100); do init[k]="$(pgrep -P "${upid[k]}" | head -n1 || true)"; [ -n "${init[k]}" ] && break; sleep 0.1; done
+  for _ in $(seq 1 100); do
+    init[k]="$(pgrep -P "${upid[k]}" | head -n1 || true)"
+    [ -n "${init[k]}" ] && break
+    sleep 0.1
+  done
   [ -n "${init[k]}" ] || fail "server $k: no namespace (see $tmp/cuzkd$k.log): $(tail -n 5 "$tmp/cuzkd$k.log")"
 done
-ready() {  # K: /readyz answers 200 (stages up, mul resident)
+ready() { # K: /readyz answers 200 (stages up, mul resident)
   api_base="${bases[$1]}"
-  for _ in $(seq 1 1200); do [ "$(http "ready$1" "" GET /readyz)" = 200 ] && return 0; sleep 0.1; done
+  for _ in $(seq 1 1200); do
+    [ "$(http "ready$1" "" GET /readyz)" = 200 ] && return 0
+    sleep 0.1
+  done
   fail "server $1: not ready within 120 s"
 }
 for k in 0 1 2; do ready "$k"; done
@@ -114,10 +143,13 @@ done
 echo "ok: the queue's password is in no process's command line"
 
 # ---- requests to different servers -----------------------------------------------------
-on() { api_base="${bases[$1]}"; }  # the server the next request goes to
-arr() {  # N SEED: an array of N input objects
+on() { api_base="${bases[$1]}"; } # the server the next request goes to
+arr() {                           # N SEED: an array of N input objects
   local i out="["
-  for i in $(seq 1 "$1"); do out+="{\"x\":\"$((i + $2))\",\"k\":\"$((3 * i + 1))\"}"; [ "$i" = "$1" ] || out+=","; done
+  for i in $(seq 1 "$1"); do
+    out+="{\"x\":\"$((i + $2))\",\"k\":\"$((3 * i + 1))\"}"
+    [ "$i" = "$1" ] || out+=","
+  done
   echo "$out]"
 }
 # Enough partitions that the servers are busy for a while (a proof of this circuit
@@ -126,7 +158,8 @@ NA=200
 on 0
 # shellcheck disable=SC2154 # tok_alice, tok_bob: set by api_tokens (api.sh)
 http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary "$(arr $NA 0)" >/dev/null; expect a 202
+  --data-binary "$(arr $NA 0)" >/dev/null
+expect a 202
 
 # ---- server 0 killed with -9 while it holds leases --------------------------------------
 # To know which leases it held at its death, it is frozen first: every process of its
@@ -135,15 +168,21 @@ http a "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/j
 # that finds none (between two claims) thaws it and looks again.
 # (pgrep --ns: one look at the process table; a scan of /proc from the shell took
 # seconds on a loaded machine, longer than the lease it was racing.)
-ns_pids() { pgrep --ns "$1" --nslist pid "${@:2}" || true; }  # PID [OPTS]: PID's namespace's
-freeze() {  # PID: until every process of its namespace is stopped
+ns_pids() { pgrep --ns "$1" --nslist pid "${@:2}" || true; } # PID [OPTS]: PID's namespace's
+freeze() {                                                   # PID: until every process of its namespace is stopped
   local p=()
   while mapfile -t p < <(ns_pids "$1" -r R,S,D,I) && [ ${#p[@]} -gt 0 ]; do kill -STOP "${p[@]}" 2>/dev/null || true; done
 }
-thaw() { local p=(); mapfile -t p < <(ns_pids "$1"); [ ${#p[@]} -eq 0 ] || kill -CONT "${p[@]}" 2>/dev/null || true; }
+thaw() {
+  local p=()
+  mapfile -t p < <(ns_pids "$1")
+  [ ${#p[@]} -eq 0 ] || kill -CONT "${p[@]}" 2>/dev/null || true
+}
 owner0="%-$inst-s0"
 held=""
-for _ in $(seq 1 1200); do  # (a liveness bound: it claims as soon as there is work)
+for _ in $( # (a liveness bound: it claims as soon as there is work)
+  seq 1 1200
+); do
   if [ -n "$(psql_q "SELECT 1 FROM cuzk_parts WHERE state = 'leased' AND owner LIKE '$owner0' LIMIT 1")" ]; then
     freeze "${init[0]}"
     held="$(psql_q "SELECT job || ':' || idx || ':' || lease_gen FROM cuzk_parts WHERE state = 'leased' AND owner LIKE '$owner0'")"
@@ -153,35 +192,50 @@ for _ in $(seq 1 1200); do  # (a liveness bound: it claims as soon as there is w
   sleep 0.1
 done
 [ -n "$held" ] || fail "server 0 never held a lease"
-kill -KILL "${init[0]}"  # PID 1 of its namespace: every process there dies with it
+kill -KILL "${init[0]}" # PID 1 of its namespace: every process there dies with it
 wait "${upid[0]}" 2>/dev/null || true
-for _ in $(seq 1 100); do [ -z "$(ns_pids "${init[0]}" 2>/dev/null)" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  [ -z "$(ns_pids "${init[0]}" 2>/dev/null)" ] && break
+  sleep 0.1
+done
 [ ! -e "/proc/${init[0]}" ] || fail "server 0's namespace survived"
 [ -z "$(pgrep -f -- "--instance $inst-s0" || true)" ] || fail "a process of server 0 survived: $(pgrep -af -- "--instance $inst-s0")"
 ja="$(jfield a r.job)"
 [ "$(jfield a r.partitions)" = $NA ] && grep -qi "^location: /v1/jobs/$ja" "$tmp/http/a.head" || fail "a: $(cat "$tmp/http/a.body")"
 echo "ok: POSTed an array of $NA inputs to server 0 (job $ja); killed server 0 (its PID namespace) with -9 while it held $(echo "$held" | wc -l) lease(s) (job:part:generation): $(echo "$held" | tr '\n' ' ')"
 
-on 1; http b "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 100)" >/dev/null; expect b 202
-on 2; http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
-  --data-binary @"$FX/witness.wtns" >/dev/null; expect c 202
-on 2; http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect d 202
+on 1
+http b "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null
+expect b 202
+on 2
+http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
+  --data-binary @"$FX/witness.wtns" >/dev/null
+expect c 202
+on 2
+http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary @"$FX/input.json" >/dev/null
+expect d 202
 jb="$(jfield b r.job)" jc="$(jfield c r.job)" jd="$(jfield d r.job)"
 echo "ok: POSTed after the kill: an array of 4 to server 1 (job $jb), a .wtns (job $jc) and an input.json (job $jd) to server 2"
 # The same key and body on ANOTHER server: the same job; another body: 409.
-on 2; http b2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 100)" >/dev/null; expect b2 202
+on 2
+http b2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 100)" >/dev/null
+expect b2 202
 [ "$(jfield b2 r.job)" = "$jb" ] && [ "$(jfield b2 r.existing)" = true ] || fail "same key on server 2: $(cat "$tmp/http/b2.body")"
-on 1; http b3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
-  --data-binary "$(arr 4 200)" >/dev/null; expect b3 409 refused
+on 1
+http b3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: fleet-b' \
+  --data-binary "$(arr 4 200)" >/dev/null
+expect b3 409 refused
 [ "$(jfield b3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/b3.body")"
 echo "ok: Idempotency-Key posted to server 1 and again to server 2: the same job $jb (existing); another body on server 1: 409"
 # A missing signal is the request's 422 in queue mode too: nothing enters the queue.
 njobs="$(psql_q "SELECT count(*) FROM cuzk_jobs")"
-on 1; http m "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x":"3"}' >/dev/null; expect m 422 mismatch
+on 1
+http m "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '{"x":"3"}' >/dev/null
+expect m 422 mismatch
 [ "$(jfield m r.code)" = missing_signal ] && [ "$(jfield m r.signal)" = k ] || fail "missing signal: $(cat "$tmp/http/m.body")"
 [ "$(psql_q "SELECT count(*) FROM cuzk_jobs")" = "$njobs" ] || fail "a refused body entered the queue"
 echo "ok: an input without its signal k: 422 mismatch naming it, no row written"
@@ -189,13 +243,17 @@ echo "ok: an input without its signal k: 422 mismatch naming it, no row written"
 # ---- every job from a surviving server, every proof verified -----------------------------
 on 1
 # shellcheck disable=SC2154
-http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null; expect bob 404 refused
-http bobp "$tok_bob" GET "/v1/jobs/$ja/proofs/0" >/dev/null; expect bobp 404 refused
+http bob "$tok_bob" GET "/v1/jobs/$ja" >/dev/null
+expect bob 404 refused
+http bobp "$tok_bob" GET "/v1/jobs/$ja/proofs/0" >/dev/null
+expect bobp 404 refused
 echo "ok: bob gets 404 for alice's job on server 1"
 i=0
 for j in "$ja" "$jb" "$jc" "$jd"; do
-  on $((1 + i % 2)); i=$((i + 1))
-  http "w$j" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$j" 200
+  on $((1 + i % 2))
+  i=$((i + 1))
+  http "w$j" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null
+  expect "w$j" 200
   [ "$(jfield "w$j" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
 done
 echo "ok: every job done, long-polled on servers 1 and 2"
@@ -210,7 +268,8 @@ mkdir -p "$tmp/proofs"
 for j in "$ja" "$jb" "$jc" "$jd"; do
   parts="$(jfield "w$j" r.partitions)"
   for k in $(seq 0 $((parts - 1))); do
-    on $((1 + i % 2)); i=$((i + 1))
+    on $((1 + i % 2))
+    i=$((i + 1))
     st="$(http "p$j-$k" "$tok_alice" GET "/v1/jobs/$j/proofs/$k")"
     [ "$st" = 200 ] || fail "proof $k of job $j: $st $(head -c 300 "$tmp/http/p$j-$k.body")"
     total=$((total + 1))
@@ -235,11 +294,19 @@ echo "ok: $n proofs fetched through servers 1 and 2, snarkjs: $r"
 
 # ---- cancel on another server, the doorbell across servers --------------------------------
 # A long poll on server 1 while server 2 cancels: the job's end (its NOTIFY) wakes it.
-on 1; http e "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary "$(arr 6 300)" >/dev/null; expect e 202
+on 1
+http e "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary "$(arr 6 300)" >/dev/null
+expect e 202
 je="$(jfield e r.job)"
-( on 1; http ew "$tok_alice" GET "/v1/jobs/$je?wait=300" >/dev/null ) & wpid=$!
-on 2; http ed "$tok_alice" DELETE "/v1/jobs/$je" >/dev/null; expect ed 200
+(
+  on 1
+  http ew "$tok_alice" GET "/v1/jobs/$je?wait=300" >/dev/null
+) &
+wpid=$!
+on 2
+http ed "$tok_alice" DELETE "/v1/jobs/$je" >/dev/null
+expect ed 200
 wait "$wpid"
 expect ew 200
 [ "$(jfield ew r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/ew.body")"
@@ -249,21 +316,36 @@ echo "ok: posted to server 1, cancelled on server 2, long-polled on server 1: $(
 # While it is down: 503 with Retry-After, naming nothing of the fleet's hosts. Once it
 # is back: the APIs' pools open fresh connections, a job posted then is proved (the
 # daemons reconnect) and its long poll woken (the doorbell listens again).
-on 1; http rz1 "" GET /readyz >/dev/null; expect rz1 200
+on 1
+http rz1 "" GET /readyz >/dev/null
+expect rz1 200
 as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
-http rz2 "" GET /readyz >/dev/null; expect rz2 503 refused
+http rz2 "" GET /readyz >/dev/null
+expect rz2 503 refused
 grep -q "database" "$tmp/http/rz2.body" || fail "readyz with the database down: $(cat "$tmp/http/rz2.body")"
-on 1; http dbdown "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbdown 503 internal
+on 1
+http dbdown "$tok_alice" GET "/v1/jobs/$ja" >/dev/null
+expect dbdown 503 internal
 grep -qi '^retry-after:' "$tmp/http/dbdown.head" || fail "503 without Retry-After"
 ! grep -q -- "$pg" "$tmp/http/dbdown.body" || fail "the 503 names the database: $(cat "$tmp/http/dbdown.body")"
 pgstart
-on 2; http dbup "$tok_alice" GET "/v1/jobs/$ja" >/dev/null; expect dbup 200
-on 1; http rz3 "" GET /readyz >/dev/null; expect rz3 200
-on 1; http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x":"17","k":"4"}' >/dev/null; expect f 202
-on 2; http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null; expect fw 200
+on 2
+http dbup "$tok_alice" GET "/v1/jobs/$ja" >/dev/null
+expect dbup 200
+on 1
+http rz3 "" GET /readyz >/dev/null
+expect rz3 200
+on 1
+http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
+  --data-binary '{"x":"17","k":"4"}' >/dev/null
+expect f 202
+on 2
+http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null
+expect fw 200
 [ "$(jfield fw r.state)" = "done" ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
-on 1; http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null; expect fp 200
+on 1
+http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null
+expect fp 200
 verify_proof fp
 echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"
 

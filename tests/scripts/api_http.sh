@@ -54,19 +54,27 @@ zkey = $tmp/a/small.zkey
 witness-gen = $tmp/small.wgen
 [circuit gone]
 zkey = $tmp/nowhere/gone.zkey"
-for _ in $(seq 1 1200); do [ "$(http ready "" GET /readyz)" = 200 ] && break; sleep 0.1; done
+for _ in $(seq 1 1200); do
+  [ "$(http ready "" GET /readyz)" = 200 ] && break
+  sleep 0.1
+done
 expect ready 200
-http health "" GET /healthz >/dev/null; expect health 200
-http metrics "" GET /metrics >/dev/null; expect metrics 200
+http health "" GET /healthz >/dev/null
+expect health 200
+http metrics "" GET /metrics >/dev/null
+expect metrics 200
 grep -q '^cuzk_' "$tmp/http/metrics.body" || fail "/metrics has no cuzk_ series"
 echo "ok: /healthz, /readyz (stages up, mul resident), /metrics"
 
 # ---- auth ------------------------------------------------------------------------
-http noauth "" GET /v1/circuits >/dev/null; expect noauth 401 refused
+http noauth "" GET /v1/circuits >/dev/null
+expect noauth 401 refused
 grep -qi '^www-authenticate: bearer' "$tmp/http/noauth.head" || fail "401 without WWW-Authenticate"
 # shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh)
-http wrongtok "0123$tok_alice" GET /v1/circuits >/dev/null; expect wrongtok 401 refused
-http circuits "$tok_alice" GET /v1/circuits >/dev/null; expect circuits 200
+http wrongtok "0123$tok_alice" GET /v1/circuits >/dev/null
+expect wrongtok 401 refused
+http circuits "$tok_alice" GET /v1/circuits >/dev/null
+expect circuits 200
 [ "$(jfield circuits 'r.circuits[0].name + " " + r.circuits[0].state + " " + r.circuits[0].curve')" = "mul resident bn128" ] ||
   fail "circuits: $(cat "$tmp/http/circuits.body")"
 grep -q "$FX" "$tmp/http/circuits.body" && fail "/v1/circuits shows a path of the server"
@@ -82,19 +90,25 @@ http one "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application
 expect one 202
 job="$(jfield one r.job)"
 grep -qi "^location: /v1/jobs/$job" "$tmp/http/one.head" || fail "no Location: /v1/jobs/$job"
-http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null; expect onew 200
+http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null
+expect onew 200
 [ "$(jfield onew r.state)" = "done" ] || fail "job $job: $(cat "$tmp/http/onew.body")"
 [ "$(jfield onew 'typeof r.parts[0].timings_ms.prove')" = number ] || fail "no timings: $(cat "$tmp/http/onew.body")"
-http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect onep 200
+http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
+expect onep 200
 verify_proof onep
 echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, proof verified by snarkjs"
 
 # ---- another tenant -----------------------------------------------------------------
 # shellcheck disable=SC2154
-http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect bobjob 404 refused
-http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bobproof 404 refused
-http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null; expect bobdel 404 refused
-http bobwait "$tok_bob" GET "/v1/jobs/$job?wait=30" >/dev/null; expect bobwait 404 refused
+http bobjob "$tok_bob" GET "/v1/jobs/$job" >/dev/null
+expect bobjob 404 refused
+http bobproof "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null
+expect bobproof 404 refused
+http bobdel "$tok_bob" DELETE "/v1/jobs/$job" >/dev/null
+expect bobdel 404 refused
+http bobwait "$tok_bob" GET "/v1/jobs/$job?wait=30" >/dev/null
+expect bobwait 404 refused
 echo "ok: bob gets 404 for alice's job (status, long poll, proof, cancel)"
 
 # ---- an array of three with Node's fetch; a .wtns body ------------------------------
@@ -128,52 +142,69 @@ done
 http wtns "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
   --data-binary @"$FX/witness.wtns" >/dev/null
 expect wtns 202
-http wtnsw "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)?wait=300" >/dev/null; expect wtnsw 200
-http wtnsp "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)/proofs/0" >/dev/null; expect wtnsp 200
+http wtnsw "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)?wait=300" >/dev/null
+expect wtnsw 200
+http wtnsp "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)/proofs/0" >/dev/null
+expect wtnsp 200
 verify_proof wtnsp
 echo "ok: Node fetch: an array of 3 inputs -> one job, 3 proofs in order; a .wtns body; snarkjs verifies all"
 
 # ---- idempotency ----------------------------------------------------------------------
 http idem1 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
-  --data-binary '{"x":"5","k":"9"}' >/dev/null; expect idem1 202
+  --data-binary '{"x":"5","k":"9"}' >/dev/null
+expect idem1 202
 http idem2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
-  --data-binary '{"x":"5","k":"9"}' >/dev/null; expect idem2 202
+  --data-binary '{"x":"5","k":"9"}' >/dev/null
+expect idem2 202
 [ "$(jfield idem2 r.job)" = "$(jfield idem1 r.job)" ] && [ "$(jfield idem2 r.existing)" = true ] ||
   fail "same key, same body: $(cat "$tmp/http/idem2.body")"
 http idem3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: order-17' \
-  --data-binary '{"x":"6","k":"9"}' >/dev/null; expect idem3 409 refused
+  --data-binary '{"x":"6","k":"9"}' >/dev/null
+expect idem3 409 refused
 [ "$(jfield idem3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/idem3.body")"
 http idemw "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)?wait=300" >/dev/null
-http idemp "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)/proofs/0" >/dev/null; expect idemp 200
+http idemp "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)/proofs/0" >/dev/null
+expect idemp 200
 verify_proof idemp
 echo "ok: Idempotency-Key: same body -> the same job (existing), another body -> 409 idempotency_conflict"
 
 # ---- bad requests ----------------------------------------------------------------------
 http badjson "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x": "5", "k": }' >/dev/null; expect badjson 400 format
+  --data-binary '{"x": "5", "k": }' >/dev/null
+expect badjson 400 format
 [ "$(jfield badjson r.position)" = 17 ] || fail "400 without the byte offset: $(cat "$tmp/http/badjson.body")"
 http badelem "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '[{"x":"5","k":"9"}, 7]' >/dev/null; expect badelem 400 format
+  --data-binary '[{"x":"5","k":"9"}, 7]' >/dev/null
+expect badelem 400 format
 [ "$(jfield badelem r.index)" = 1 ] || fail "400 without the element: $(cat "$tmp/http/badelem.body")"
 http nocirc "$tok_alice" POST /v1/circuits/nope/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect nocirc 404 refused
-http dots "$tok_alice" POST /v1/circuits/..%2F..%2Fetc/proofs --data-binary '{}' >/dev/null; expect dots 404
+  --data-binary @"$FX/input.json" >/dev/null
+expect nocirc 404 refused
+http dots "$tok_alice" POST /v1/circuits/..%2F..%2Fetc/proofs --data-binary '{}' >/dev/null
+expect dots 404
 http big "$tok_bob" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
-  --data-binary @"$FX/witness.wtns" >/dev/null; expect big 413 refused
+  --data-binary @"$FX/witness.wtns" >/dev/null
+expect big 413 refused
 [ "$(jfield big r.limit)" = 2048 ] || fail "413 without bob's limit: $(cat "$tmp/http/big.body")"
 head -c 1100000 /dev/zero >"$tmp/zeros"
 http chunked "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/octet-stream' \
-  -H 'Transfer-Encoding: chunked' --data-binary @"$tmp/zeros" >/dev/null; expect chunked 413 refused
-http form "$tok_alice" POST /v1/circuits/mul/proofs --data 'x=5&k=9' >/dev/null; expect form 415 usage
-http nopath "$tok_alice" GET /v1/nothing >/dev/null; expect nopath 404 usage
-http method "$tok_alice" PUT /v1/circuits >/dev/null; expect method 405 usage
-http nojob "$tok_alice" GET /v1/jobs/999999 >/dev/null; expect nojob 404 refused
-http notproof "$tok_alice" GET "/v1/jobs/$job/proofs/5" >/dev/null; expect notproof 400 usage
+  -H 'Transfer-Encoding: chunked' --data-binary @"$tmp/zeros" >/dev/null
+expect chunked 413 refused
+http form "$tok_alice" POST /v1/circuits/mul/proofs --data 'x=5&k=9' >/dev/null
+expect form 415 usage
+http nopath "$tok_alice" GET /v1/nothing >/dev/null
+expect nopath 404 usage
+http method "$tok_alice" PUT /v1/circuits >/dev/null
+expect method 405 usage
+http nojob "$tok_alice" GET /v1/jobs/999999 >/dev/null
+expect nojob 404 refused
+http notproof "$tok_alice" GET "/v1/jobs/$job/proofs/5" >/dev/null
+expect notproof 400 usage
 echo "ok: malformed JSON -> 400 at byte 17 (jansson: past the bad token); a non-object element -> 400; unknown circuit, ../ -> 404;" \
   "over bob's 2K -> 413 (Content-Length); chunked over 1M -> 413; a form body -> 415; 404/405; proof index out of range -> 400"
 
 # ---- signals: missing, extra, in an array; a circom assert ------------------------------
-sig() {  # NAME BODY SIGNAL CODE [INDEX]
+sig() { # NAME BODY SIGNAL CODE [INDEX]
   http "$1" "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' --data-binary "$2" >/dev/null
   expect "$1" 422 mismatch
   [ "$(jfield "$1" 'r.signal + " " + r.code + " " + r.index')" = "$3 $4 ${5:-undefined}" ] ||
@@ -186,7 +217,8 @@ sig arrmiss '[{"x":"5","k":"9"},{"k":"9"}]' x missing_signal 1
 echo "ok: a signal left out, one the circuit lacks, one left out of array element 1 -> 422 mismatch naming it"
 http small "$tok_alice" POST /v1/circuits/small/proofs -H 'Content-Type: application/json' --data-binary '{"x":"12"}' >/dev/null
 expect small 202
-http smallw "$tok_alice" GET "/v1/jobs/$(jfield small r.job)?wait=300" >/dev/null; expect smallw 200
+http smallw "$tok_alice" GET "/v1/jobs/$(jfield small r.job)?wait=300" >/dev/null
+expect smallw 200
 [ "$(jfield smallw r.state)" = failed ] || fail "assert job: $(cat "$tmp/http/smallw.body")"
 jfield smallw r.parts[0].reason | grep -Eq "Failed assert in template.* Small line 2" ||
   fail "the partition's reason is not circom's message: $(cat "$tmp/http/smallw.body")"
@@ -194,8 +226,10 @@ http smallp "$tok_alice" GET "/v1/jobs/$(jfield small r.job)/proofs/0" >/dev/nul
 [ "$(jfield smallp r.status)" -ge 400 ] || fail "a proof of a failed partition: $(cat "$tmp/http/smallp.body")"
 http small3 "$tok_alice" POST /v1/circuits/small/proofs -H 'Content-Type: application/json' --data-binary '{"x":"3"}' >/dev/null
 expect small3 202
-http small3w "$tok_alice" GET "/v1/jobs/$(jfield small3 r.job)?wait=300" >/dev/null; expect small3w 200
-http small3p "$tok_alice" GET "/v1/jobs/$(jfield small3 r.job)/proofs/0" >/dev/null; expect small3p 200
+http small3w "$tok_alice" GET "/v1/jobs/$(jfield small3 r.job)?wait=300" >/dev/null
+expect small3w 200
+http small3p "$tok_alice" GET "/v1/jobs/$(jfield small3 r.job)/proofs/0" >/dev/null
+expect small3p 200
 VK="$tmp/a/small.vk.json" verify_proof small3p
 echo "ok: circom's assert(x < 10) with x = 12: the job fails, its reason is circom's ($(jfield smallw r.parts[0].reason | head -c 80)); x = 3 proves"
 
@@ -203,8 +237,10 @@ echo "ok: circom's assert(x < 10) with x = 12: the job fails, its reason is circ
 http can "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '[{"x":"1","k":"1"},{"x":"2","k":"2"},{"x":"3","k":"3"},{"x":"4","k":"4"}]' >/dev/null
 expect can 202
-http cand "$tok_alice" DELETE "/v1/jobs/$(jfield can r.job)" >/dev/null; expect cand 200
-http canw "$tok_alice" GET "/v1/jobs/$(jfield can r.job)?wait=300" >/dev/null; expect canw 200
+http cand "$tok_alice" DELETE "/v1/jobs/$(jfield can r.job)" >/dev/null
+expect cand 200
+http canw "$tok_alice" GET "/v1/jobs/$(jfield can r.job)?wait=300" >/dev/null
+expect canw 200
 [ "$(jfield canw r.state)" != running ] || fail "cancelled job still running: $(cat "$tmp/http/canw.body")"
 echo "ok: DELETE /v1/jobs/ID -> 200; the job is decided ($(jfield canw r.state))"
 
@@ -218,7 +254,8 @@ for _ in $(seq 1 1200); do
   sleep 0.1
 done
 api_wait_up
-http again "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect again 200
+http again "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
+expect again 200
 verify_proof again
 echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); the proof is served again"
 
@@ -226,23 +263,32 @@ echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); t
 http k9 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
   --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
 expect k9 202
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
-for _ in $(seq 1 300); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.1; done
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+for _ in $(seq 1 300); do
+  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+  sleep 0.1
+done
 daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
 api_wait_up
 http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
   --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
 expect k9again 202
 [ "$(jfield k9again r.job)" = "$(jfield k9 r.job)" ] || fail "the idempotency key after the restart: $(cat "$tmp/http/k9again.body")"
-http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null; expect k9w 200
+http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null
+expect k9w 200
 [ "$(jfield k9w r.state)" = "done" ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
 for k in 0 1; do
-  http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null; expect "k9p$k" 200
+  http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null
+  expect "k9p$k" 200
   verify_proof "k9p$k"
 done
-http oldp "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect oldp 200
+http oldp "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
+expect oldp 200
 verify_proof oldp
-http oldbob "$tok_bob" GET "/v1/jobs/$job" >/dev/null; expect oldbob 404 refused
+http oldbob "$tok_bob" GET "/v1/jobs/$job" >/dev/null
+expect oldbob 404 refused
 echo "ok: kill -9 of cuzkd after a submit: restarted, its API answers; the same Idempotency-Key -> the same job;" \
   "both proofs and the first job's (from the store) verify; still 404 to bob"
 
@@ -255,21 +301,33 @@ http holdw "$tok_alice" GET "/v1/jobs/$(jfield hold r.job)?wait=300" >/dev/null 
 holdpid=$!
 api_tokens carol
 # shellcheck disable=SC2154
-http carol1 "$tok_carol" GET /v1/circuits >/dev/null; expect carol1 401 refused
+http carol1 "$tok_carol" GET /v1/circuits >/dev/null
+expect carol1 401 refused
 kill -HUP "$apipid"
-for _ in $(seq 1 600); do [ "$(http carol2 "$tok_carol" GET /v1/circuits)" = 200 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(http carol2 "$tok_carol" GET /v1/circuits)" = 200 ] && break
+  sleep 0.1
+done
 expect carol2 200
 grep -v '^bob ' "$tmp/tokens" >"$tmp/tokens.new" && mv "$tmp/tokens.new" "$tmp/tokens"
 cuzk reload >/dev/null 2>&1 || true # cuzkd's circuits read again too; its answer is not the point here
-for _ in $(seq 1 600); do [ "$(http bobgone "$tok_bob" GET /v1/circuits)" = 401 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(http bobgone "$tok_bob" GET /v1/circuits)" = 401 ] && break
+  sleep 0.1
+done
 expect bobgone 401 refused
 cp "$tmp/tokens" "$tmp/tokens.good"
 echo "not a token line" >>"$tmp/tokens"
 kill -HUP "$apipid"
-for _ in $(seq 1 600); do grep -q "SIGHUP: .*line .*the old tokens stay" "$tmp/cuzkd.log" && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  grep -q "SIGHUP: .*line .*the old tokens stay" "$tmp/cuzkd.log" && break
+  sleep 0.1
+done
 grep -q "SIGHUP: .*the old tokens stay" "$tmp/cuzkd.log" || fail "no logged error for a tokens file that does not read"
-http carol3 "$tok_carol" GET /v1/circuits >/dev/null; expect carol3 200
-http alice3 "$tok_alice" GET /v1/circuits >/dev/null; expect alice3 200
+http carol3 "$tok_carol" GET /v1/circuits >/dev/null
+expect carol3 200
+http alice3 "$tok_alice" GET /v1/circuits >/dev/null
+expect alice3 200
 mv "$tmp/tokens.good" "$tmp/tokens"
 wait "$holdpid" || true
 expect holdw 200

@@ -25,7 +25,9 @@ mapfile -t fixtures < <(bash "$MAKE_FIXTURES" --list)
 seen=" "
 for d in "${fixtures[@]}"; do
   label="${d#"$FIXTURES"/}"
-  z="$(fp "$d/circuit_final.zkey")"; r="$(fp "$d/circuit.r1cs")"; g="$(fp "$(wgen_for "$d")")"
+  z="$(fp "$d/circuit_final.zkey")"
+  r="$(fp "$d/circuit.r1cs")"
+  g="$(fp "$(wgen_for "$d")")"
   [ ${#z} -eq 64 ] && [ "$z" = "$r" ] && [ "$z" = "$g" ] || fail "$label: zkey $z, r1cs $r, generator $g"
   ref="$(python3 "$ROOT/tests/lib/fingerprint_ref.py" "$d/circuit_final.zkey")"
   [ "$z" = "$ref" ] || fail "$label: cuzk $z, the python reference (tests/lib/fingerprint_ref.py) $ref"
@@ -105,13 +107,14 @@ cuzk prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/other.wgen" --out 
 [ $rc -eq 21 ] && grep -q "built for another circuit than zkey" "$tmp/err" || fail "cuzk prove: exit $rc: $(cat "$tmp/err")"
 echo "ok   cuzk prove refuses it before submitting (exit 21)"
 jg="$(cuzk --json prove --zkey "$M/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" --out "$tmp/good" \
-      "$tmp/in/good.json" | js 'r.job' "$(cat)")" || fail "submit the good job"
+  "$tmp/in/good.json" | js 'r.job' "$(cat)")" || fail "submit the good job"
 # Long names (a zkey path of about 190 bytes and a generator name of 111, paths under
 # JOBTAB_PATH_LEN): the synth's reason names both, so it must reach status and wait
 # whole (the table cut it at 96 bytes).
 long="$tmp/$(printf 'd%.0s' $(seq 90))/$(printf 'e%.0s' $(seq 60))"
 mkdir -p "$long"
-zo="$long/circuit_final.zkey"; go="$tmp/other-$(printf 'g%.0s' $(seq 100)).wgen"
+zo="$long/circuit_final.zkey"
+go="$tmp/other-$(printf 'g%.0s' $(seq 100)).wgen"
 cp "$M/circuit_final.zkey" "$zo"
 cp "$tmp/other.wgen" "$go"
 jb="$(js 'r.job' "$(send_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"$zo\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/bad\"},\"inputs\":[{\"fd\":2,\"path\":\"$tmp/in/bad.json\"}],\"witness_gen\":{\"fd\":3,\"path\":\"$go\"}}" \
@@ -119,9 +122,11 @@ jb="$(js 'r.job' "$(send_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\
 [ -n "$jb" ] && [ "$jb" != undefined ] || fail "raw submit of the other circuit's generator"
 waited="$(cuzk wait "$jb" --timeout-ms 60000 2>&1 || true)"
 st="$(cuzk --json status "$jb" || true)"
-state="$(js "(r.job.parts[0] || {}).state || ''" "$st")"; reason="$(js "(r.job.parts[0] || {}).reason || ''" "$st")"
+state="$(js "(r.job.parts[0] || {}).state || ''" "$st")"
+reason="$(js "(r.job.parts[0] || {}).reason || ''" "$st")"
 [ "$state" = failed ] || fail "the other circuit's generator in the synth: $state $reason"
-fg="$(fp "$go")"; fz="$(fp "$zo")"
+fg="$(fp "$go")"
+fz="$(fp "$zo")"
 want="witness generator ${go##*/} was built for another circuit than zkey $zo (same curve and witness size, other constraints: circuit fingerprints ${fg:0:16} and ${fz:0:16})"
 [ "$reason" = "$want" ] || fail "the synth's reason (${#reason} bytes) is not the whole message (${#want}): $reason"
 grep -qF "$want" <<<"$waited" || fail "cuzk wait does not print the whole reason: $waited"
@@ -129,7 +134,7 @@ grep -qF "$want" <<<"$(cuzk status "$jb" || true)" || fail "cuzk status does not
 echo "ok   past the client, the synth fails the partition; status and wait show its ${#reason}-byte reason whole: $reason"
 cuzk wait "$jg" --timeout-ms 120000 >/dev/null || fail "the good job beside it"
 out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-         "$M/verification_key.json" "$tmp/good")" || fail "snarkjs: $out"
+  "$M/verification_key.json" "$tmp/good")" || fail "snarkjs: $out"
 [ "$out" = "1 verified" ] || fail "snarkjs on the good job: $out"
 [ -z "$(ls "$tmp/bad")" ] || fail "the refused job wrote $(ls "$tmp/bad")"
 echo "ok   the good job beside it proved, snarkjs verified"

@@ -13,8 +13,12 @@ if [ ${#reports[@]} -eq 0 ]; then
   echo "SKIP: no ptxas reports in $BUILD/obj/zk/cuda (a build without CUDA, or objects built before the report)"
   exit 77
 fi
-bash "$ROOT/tools/cuda_stack.sh" 64 "${reports[@]}" >"$BUILD/cuda-stack.txt" \
-  || { cat "$BUILD/cuda-stack.txt"; echo "FAIL: a kernel keeps more than 64 bytes of stack per thread"; exit 1; }
+bash "$ROOT/tools/cuda_stack.sh" 64 "${reports[@]}" >"$BUILD/cuda-stack.txt" ||
+  {
+    cat "$BUILD/cuda-stack.txt"
+    echo "FAIL: a kernel keeps more than 64 bytes of stack per thread"
+    exit 1
+  }
 n="$(grep -c ' B stack ' "$BUILD/cuda-stack.txt")"
 echo "ok: $n kernels; the largest stacks:"
 sort -k4,4nr "$BUILD/cuda-stack.txt" | sed -n '1,6s/^/  /p' | cut -c1-110 # (sed reads it all: no SIGPIPE under pipefail)

@@ -15,8 +15,14 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 need_built bin/cuzkd
 use_tmp
-command -v cc >/dev/null || { echo "SKIP: no C compiler to build the stand-in driver"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+command -v cc >/dev/null || {
+  echo "SKIP: no C compiler to build the stand-in driver"
+  exit 77
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
 
 mkdir -p "$tmp/drv"
 cat >"$tmp/drv.c" <<'C'
@@ -75,8 +81,8 @@ fi
 # 3. cuInit fails: the driver's error name is in the sentence.
 STANDIN_CUINIT_RC=999 LD_LIBRARY_PATH="$tmp/drv" "$BUILD/bin/cuzkd" --check --devices cuda:0 \
   --run-dir "$tmp/run" --state-dir "$tmp/state" --instance "probe$$" >"$tmp/check2.out" 2>&1 || true
-grep -q "cuInit failed with CUDA_ERROR_UNKNOWN (999)" "$tmp/check2.out" \
-  || fail "a failing cuInit is not named: $(grep -i gpus "$tmp/check2.out")"
+grep -q "cuInit failed with CUDA_ERROR_UNKNOWN (999)" "$tmp/check2.out" ||
+  fail "a failing cuInit is not named: $(grep -i gpus "$tmp/check2.out")"
 echo "ok: $(grep -m1 'cuInit failed' "$tmp/check2.out" | sed 's/^ *//' | cut -c1-150)"
 
 # 4. no driver library where the loader looks (this machine; skipped where one is installed).
@@ -95,8 +101,8 @@ if [ -x "$BUILD/bench-gpu/gpu_bench" ]; then
   rc=0
   LD_LIBRARY_PATH="$tmp/old" "$BUILD/bench-gpu/gpu_bench" probe >"$tmp/old.out" 2>&1 || rc=$?
   [ $rc = 77 ] || fail "gpu_bench probe with an old driver: exit $rc: $(cat "$tmp/old.out")"
-  grep -q "cudaErrorInsufficientDriver" "$tmp/old.out" && grep -q "update the driver" "$tmp/old.out" \
-    && ! grep -q "no CUDA device" "$tmp/old.out" || fail "an old driver is not named: $(cat "$tmp/old.out")"
+  grep -q "cudaErrorInsufficientDriver" "$tmp/old.out" && grep -q "update the driver" "$tmp/old.out" &&
+    ! grep -q "no CUDA device" "$tmp/old.out" || fail "an old driver is not named: $(cat "$tmp/old.out")"
   echo "ok: old driver: $(cut -c1-160 "$tmp/old.out")"
 fi
 echo "ok: the CUDA driver is probed in a child; cuzkd holds no CUDA state"

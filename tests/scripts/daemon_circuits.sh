@@ -31,7 +31,10 @@ cp "$BLS/circuit_final.zkey" "$tmp/z/bls.zkey"
 cp "$BLS/circuit_final.zkey" "$tmp/z/bls4.zkey"
 cp "$MP/circuit_final.zkey" "$tmp/z/mp.zkey"
 for i in 1 2 3 4; do cp "$BN/witness.wtns" "$tmp/in/bn$i.wtns"; done
-for i in 1 2; do cp "$BLS/witness.wtns" "$tmp/in/bls$i.wtns"; cp "$MP/witness.wtns" "$tmp/in/mp$i.wtns"; done
+for i in 1 2; do
+  cp "$BLS/witness.wtns" "$tmp/in/bls$i.wtns"
+  cp "$MP/witness.wtns" "$tmp/in/mp$i.wtns"
+done
 cp "$BN/input.json" "$tmp/in/in1.json"
 
 # A generator for input.json jobs when this machine can build one (g++, nasm).
@@ -43,14 +46,17 @@ else
 fi
 
 conf="$tmp/cuzkd.conf"
-write_conf() {  # 1: the tiny circuit too; swapped: mul-bn's zkey is manypub's now
+write_conf() { # 1: the tiny circuit too; swapped: mul-bn's zkey is manypub's now
   {
     echo "# cuzkd.conf of the test"
     echo "buffer-mb = 16"
     echo "[circuit mul-bn]"
     echo "zkey = $tmp/z/bn.zkey"
     # mulchain's generator and r1cs: not after its zkey was swapped for manypub's
-    [ "$2" = swapped ] || { [ -z "$gen" ] || echo "witness-gen = $gen"; echo "r1cs = $BN/circuit.r1cs"; }
+    [ "$2" = swapped ] || {
+      [ -z "$gen" ] || echo "witness-gen = $gen"
+      echo "r1cs = $BN/circuit.r1cs"
+    }
     echo "max-input-bytes = 1M"
     echo "[circuit mul.bls_12]"
     echo "zkey = $tmp/z/bls.zkey"
@@ -71,7 +77,8 @@ write_conf 1 -
 
 # ---- a bad name in the config: cuzkd refuses to start, naming it ------------------
 printf '[circuit ../x]\nzkey = %s\n' "$tmp/z/bn.zkey" >"$tmp/bad.conf"
-rc=0; out="$("$BUILD/bin/cuzkd" --config "$tmp/bad.conf" --instance "x$inst" --run-dir "$tmp/xrun" \
+rc=0
+out="$("$BUILD/bin/cuzkd" --config "$tmp/bad.conf" --instance "x$inst" --run-dir "$tmp/xrun" \
   --state-dir "$tmp/xstate" --foreground 2>&1)" || rc=$?
 [ "$rc" = 2 ] || fail "cuzkd with [circuit ../x] exited $rc, expected 2 (usage): $out"
 grep -q 'circuit name "../x" refused' <<<"$out" || fail "no clear message for ../x: $out"
@@ -92,8 +99,8 @@ fp_bn="$("$BUILD/bin/cuzk" fingerprint "$tmp/z/bn.zkey" | awk '{print $1}')"
 fp_mp="$("$BUILD/bin/cuzk" fingerprint "$tmp/z/mp.zkey" | awk '{print $1}')"
 [ "$(js 'r.circuits[0].fingerprint' "$st")" = "$fp_bn" ] || fail "mul-bn fingerprint $(js 'r.circuits[0].fingerprint' "$st") != $fp_bn"
 [ "$(js 'r.circuits.map(c=>c.curve+"/"+c.constraints+"/"+c.public).join(" ")' "$st")" = \
-  "bn128/1021/2 bls12381/1021/2 bn128/$(sed -n 's/.*constraints=\([0-9]*\) nPublic=\([0-9]*\).*/\1\/\2/p' "$MP/info.txt") bls12381/1021/2" ] \
-  || fail "curve/constraints/public: $(js 'JSON.stringify(r.circuits)' "$st")"
+  "bn128/1021/2 bls12381/1021/2 bn128/$(sed -n 's/.*constraints=\([0-9]*\) nPublic=\([0-9]*\).*/\1\/\2/p' "$MP/info.txt") bls12381/1021/2" ] ||
+  fail "curve/constraints/public: $(js 'JSON.stringify(r.circuits)' "$st")"
 cuzk circuits | grep -q "^mul.bls_12 *resident *bls12381 *1021 *2 " || fail "human circuits: $(cuzk circuits)"
 if [ -n "$gen" ]; then # the generator's input signals, read from its file
   [ "$(js 'r.circuits[0].inputs.map(i=>i.name+"/"+i.size).join(" ")' "$st")" = "x/1 k/1" ] || fail "inputs: $st"
@@ -102,11 +109,12 @@ fi
 echo "ok: cuzk circuits: three resident (the preload slots), four declared ($(js 'r.circuits[3].note' "$st" | cut -c1-60)...); curve, constraints, public inputs, fingerprint as cuzk fingerprint"
 
 # ---- prove by name -----------------------------------------------------------------
-verify() {  # vkey out-dir names...
-  local vk="$1" d="$2" n; shift 2
+verify() { # vkey out-dir names...
+  local vk="$1" d="$2" n
+  shift 2
   for n in "$@"; do
-    "$SNARKJS" groth16 verify "$vk" "$d/$n.public.json" "$d/$n.proof.json" 2>&1 | grep -q OK \
-      || fail "snarkjs rejects $d/$n"
+    "$SNARKJS" groth16 verify "$vk" "$d/$n.public.json" "$d/$n.proof.json" 2>&1 | grep -q OK ||
+      fail "snarkjs rejects $d/$n"
   done
 }
 mkdir -p "$tmp/o1" "$tmp/o2" "$tmp/o3"
@@ -125,8 +133,9 @@ if [ -n "$gen" ]; then
 fi
 
 # ---- refusals ------------------------------------------------------------------------
-refused() {  # what code args...
-  local what="$1" code="$2" rc=0 o; shift 2
+refused() { # what code args...
+  local what="$1" code="$2" rc=0 o
+  shift 2
   o="$(cuzk prove "$@" 2>&1)" || rc=$?
   [ "$rc" = 21 ] || fail "$what: exit $rc, expected 21 (refused): $o"
   grep -q "($code)" <<<"$o" || fail "$what: expected $code: $o"
@@ -135,7 +144,8 @@ refused() {  # what code args...
 refused "unknown circuit" no_such_circuit --circuit nope --out "$tmp/o1" "$tmp/in/bn3.wtns"
 refused "witness over max-input-bytes" input_too_large --circuit tiny --out "$tmp/o1" "$tmp/in/mp1.wtns"
 refused "input.json, circuit without witness-gen" bad_request --circuit mul.bls_12 --out "$tmp/o1" "$tmp/in/in1.json"
-rc=0; o="$(cuzk prove --circuit mul-bn --zkey "$tmp/z/bn.zkey" --out "$tmp/o1" "$tmp/in/bn3.wtns" 2>&1)" || rc=$?
+rc=0
+o="$(cuzk prove --circuit mul-bn --zkey "$tmp/z/bn.zkey" --out "$tmp/o1" "$tmp/in/bn3.wtns" 2>&1)" || rc=$?
 [ "$rc" = 2 ] || fail "--circuit with --zkey: exit $rc: $o"
 expect_error "a submit with circuit and zkey" bad_request \
   "{\"req\":\"submit\",\"circuit\":\"mul-bn\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"witnesses\":[{\"fd\":0,\"path\":\"/w\"}],\"out_dir\":{\"fd\":0,\"path\":\"/o\"}}"
@@ -163,7 +173,8 @@ echo "ok: a job after the reload proves the new circuit (snarkjs, manypub's key)
 # ---- a bad config at reload changes nothing; SIGHUP drops a removed circuit -----------
 cp "$conf" "$tmp/good.conf"
 printf '[circuit ../x]\nzkey = %s\n' "$tmp/z/bn.zkey" >>"$conf"
-rc=0; o="$(cuzk reload 2>&1)" || rc=$?
+rc=0
+o="$(cuzk reload 2>&1)" || rc=$?
 [ "$rc" = 21 ] && grep -q 'circuit name "../x" refused' <<<"$o" || fail "reload of a bad config: exit $rc: $o"
 [ "$(js 'r.circuits.length' "$(cuzk --json circuits)")" = 4 ] || fail "a refused reload changed the circuits"
 echo "ok: reload of a config with [circuit ../x] refused (exit 21), the four circuits kept"
@@ -189,8 +200,13 @@ kill -0 "$daemon_pid" || fail "cuzkd died"
 # ---- kill -9 of cuzkd right after a submit by name: the job resumes from the store ----
 mkdir -p "$tmp/o7"
 j="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o7" "$tmp/in"/bls{1,2}.wtns | jq -r .job)" || fail "submit before kill"
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
-for _ in $(seq 1 300); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.1; done
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+for _ in $(seq 1 300); do
+  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+  sleep 0.1
+done
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 # Decided before the kill, a job is not resumed (nothing is left): then wait finds none.
 out="$(cuzk --json wait "$j" 2>&1)" || grep -q no_such_job <<<"$out" || fail "wait $j after restart: $out"

@@ -18,7 +18,8 @@ cp "$BN/circuit.r1cs" "$D/mul-bn/circuit.r1cs"
 cp "$BLS/circuit_final.zkey" "$tmp/bls.zkey"
 printf 'zkey = %s\nmax-input-bytes = 1M\n' "$tmp/bls.zkey" >"$D/mul-bls.conf"
 echo "notes" >"$D/README"
-cp "$BN/witness.wtns" "$tmp/in/a.wtns"; cp "$BLS/witness.wtns" "$tmp/in/b.wtns"
+cp "$BN/witness.wtns" "$tmp/in/a.wtns"
+cp "$BLS/witness.wtns" "$tmp/in/b.wtns"
 conf="$tmp/cuzkd.conf"
 printf 'buffer-mb = 16\ncircuits-dir = %s\n' "$D" >"$conf"
 
@@ -45,8 +46,8 @@ echo "ok: circuits from the directory (mul-bn/ and mul-bls.conf, README ignored)
 mkdir "$D/mul-bn2"
 cp "$BN/circuit_final.zkey" "$D/mul-bn2/circuit.zkey"
 cuzk reload >/dev/null || fail "reload"
-[ "$(js 'r.circuits.map(c=>c.name).join(" ")' "$(cuzk --json circuits)")" = "mul-bls mul-bn mul-bn2" ] \
-  || fail "after reload: $(cuzk --json circuits)"
+[ "$(js 'r.circuits.map(c=>c.name).join(" ")' "$(cuzk --json circuits)")" = "mul-bls mul-bn mul-bn2" ] ||
+  fail "after reload: $(cuzk --json circuits)"
 rm -f "$tmp/o/a.proof.json"
 cuzk prove --circuit mul-bn2 --out "$tmp/o" --wait "$tmp/in/a.wtns" >/dev/null || fail "prove mul-bn2"
 "$SNARKJS" groth16 verify "$BN/verification_key.json" "$tmp/o/a.public.json" "$tmp/o/a.proof.json" | grep -q OK || fail "snarkjs: mul-bn2"

@@ -18,8 +18,8 @@ done
 declare -A ids
 for j in a b c; do
   d="$REF_FIXTURES/${fx[$j]}"
-  out="$(cuzk --json prove --zkey "$d/circuit_final.zkey" --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" \
-    || fail "submit of job $j: $out"
+  out="$(cuzk --json prove --zkey "$d/circuit_final.zkey" --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" ||
+    fail "submit of job $j: $out"
   ids[$j]="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"
 done
 wait_jobs a b c

@@ -24,19 +24,20 @@ for j in "${jobs[@]}"; do
 done
 declare -A ids
 for j in "${jobs[@]}"; do
-  out="$(cuzk --json prove --zkey "${dir[$j]}/circuit_final.zkey" --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" \
-    || fail "submit of job $j (${curve[$j]}): $out"
+  out="$(cuzk --json prove --zkey "${dir[$j]}/circuit_final.zkey" --out "$tmp/$j/out" "$tmp/$j/in"/w*.wtns)" ||
+    fail "submit of job $j (${curve[$j]}): $out"
   ids[$j]="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")"
 done
 for j in "${jobs[@]}"; do
-  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" 2>&1 \
-    || fail "job $j (${curve[$j]}, ${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
+  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "${ids[$j]}" >"$tmp/wait.$j" 2>&1 ||
+    fail "job $j (${curve[$j]}, ${ids[$j]}) did not finish: $(cat "$tmp/wait.$j")"
 done
 declare -A n=([bn128]=0 [bls12381]=0)
 for j in "${jobs[@]}"; do
   vk="${dir[$j]}/verification_key.json"
   for i in $(seq 1 $parts); do
-    p="$tmp/$j/out/w$i.proof.json"; pub="$tmp/$j/out/w$i.public.json"
+    p="$tmp/$j/out/w$i.proof.json"
+    pub="$tmp/$j/out/w$i.public.json"
     [ -f "$p" ] && [ -f "$pub" ] || fail "job $j: w$i.proof.json or w$i.public.json missing"
     c="$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).curve)' "$p")"
     [ "$c" = "${curve[$j]}" ] || fail "$p says curve \"$c\", expected ${curve[$j]}"

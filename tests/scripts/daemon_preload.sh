@@ -18,17 +18,19 @@ mapped() {
   for p in $(children_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
   echo "$n"
 }
-expect_fds() {  # what, code, request line, files...
-  local r; r="$(send_fds "${@:3}")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
-    || fail "$1: expected error $2, got: $r"
+expect_fds() { # what, code, request line, files...
+  local r
+  r="$(send_fds "${@:3}")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
+    fail "$1: expected error $2, got: $r"
   # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
 
 daemon_start --devices cpu:1 --buffer-mb 16
 for _ in $(seq 1 100); do
-  [ "$(js 'r.children.filter(c=>c.pid>0).length' "$(cuzk --json status)")" = 3 ] && break; sleep 0.1
+  [ "$(js 'r.children.filter(c=>c.pid>0).length' "$(cuzk --json status)")" = 3 ] && break
+  sleep 0.1
 done
 
 A="$REF_FIXTURES/bn128"
@@ -42,10 +44,10 @@ out="$(cuzk --json preload "$Z")" || fail "preload: $out"
 [ "$(js 'r.applied+"/"+r.stages+"/"+r.failed' "$out")" = "3/3/0" ] || fail "preload reply: $out"
 [ "$(mapped "$Z")" = 3 ] || fail "after preload, $(mapped "$Z") of 3 stages map $Z"
 st="$(cuzk --json status)"
-[ "$(js 'r.circuits.acks.filter(a=>a.preloads>=1 && a.seq>=r.circuits.seq).length' "$st")" = 3 ] \
-  || fail "status circuits acks: $(js 'JSON.stringify(r.circuits)' "$st")"
-[ "$(js 'r.circuits.entries.filter(e=>e.action=="preload" && e.applied==3).length' "$st")" = 1 ] \
-  || fail "status circuits entries: $(js 'JSON.stringify(r.circuits)' "$st")"
+[ "$(js 'r.circuits.acks.filter(a=>a.preloads>=1 && a.seq>=r.circuits.seq).length' "$st")" = 3 ] ||
+  fail "status circuits acks: $(js 'JSON.stringify(r.circuits)' "$st")"
+[ "$(js 'r.circuits.entries.filter(e=>e.action=="preload" && e.applied==3).length' "$st")" = 1 ] ||
+  fail "status circuits entries: $(js 'JSON.stringify(r.circuits)' "$st")"
 cuzk status | grep -q "preload .*a.zkey  applied in 3/3" || fail "human status lacks the circuit"
 echo "ok: preload -> synth, worker and finalizer map the zkey; status shows 3/3 acks"
 
@@ -54,8 +56,8 @@ echo "ok: preload again is accepted ($out)"
 
 out="$(cuzk --json prove --zkey "$Z" --out "$tmp/out" --wait "$tmp/in"/w*.wtns)" || fail "job: $out"
 for i in 1 2; do
-  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects w$i"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$i"
 done
 echo "ok: a job of the preloaded circuit proves; snarkjs verifies both proofs"
 
@@ -73,8 +75,8 @@ out="$(cuzk --json evict "$Z")" || fail "evict: $out"
 [ "$(js 'r.applied+"/"+r.stages' "$out")" = "3/3" ] || fail "evict reply: $out"
 [ "$(mapped "$Z")" = 0 ] || fail "after evict, $(mapped "$Z") stages still map $Z"
 st="$(cuzk --json status)"
-[ "$(js 'r.circuits.acks.filter(a=>a.evicts>=1).length' "$st")" = 3 ] \
-  || fail "evict acks: $(js 'JSON.stringify(r.circuits)' "$st")"
+[ "$(js 'r.circuits.acks.filter(a=>a.evicts>=1).length' "$st")" = 3 ] ||
+  fail "evict acks: $(js 'JSON.stringify(r.circuits)' "$st")"
 echo "ok: evict -> no stage maps the zkey; every stage counted an evict"
 
 # Errors, each with its code and a message; the daemon goes on.
@@ -85,7 +87,8 @@ expect_error "evict of a path never preloaded" not_found "{\"req\":\"evict\",\"z
 for i in 1 2 3 4; do cp "$A/circuit_final.zkey" "$tmp/z/c$i.zkey"; done
 for i in 1 2 3; do cuzk preload --no-wait "$tmp/z/c$i.zkey" >/dev/null || fail "preload c$i"; done
 expect_fds "a fourth preload" full "{\"req\":\"preload\",\"fds\":1,\"zkey\":{\"fd\":0,\"path\":\"$tmp/z/c4.zkey\"}}" "$tmp/z/c4.zkey"
-rc=0; cuzk preload "$tmp/nope.zkey" 2>"$tmp/err" || rc=$?
+rc=0
+cuzk preload "$tmp/nope.zkey" 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] || fail "client preload of a missing file: rc $rc ($(cat "$tmp/err"))"
 rm "$tmp/z/c1.zkey"
 out="$(cuzk evict "$tmp/z/c1.zkey")" || fail "evict of a preloaded file that is gone: $out"
@@ -93,8 +96,13 @@ out="$(cuzk evict "$tmp/z/c1.zkey")" || fail "evict of a preloaded file that is 
 echo "ok: a preloaded file deleted since can still be evicted ($out)"
 
 cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-rc=0; wait "$daemon_pid" || rc=$?; daemon_pid=""
+for _ in $(seq 1 300); do
+  kill -0 "$daemon_pid" 2>/dev/null || break
+  sleep 0.1
+done
+rc=0
+wait "$daemon_pid" || rc=$?
+daemon_pid=""
 [ $rc -eq 0 ] || fail "cuzkd exited with $rc"
 ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left"
 echo "ok: clean shutdown"

@@ -12,10 +12,12 @@ daemon_init ptest
 
 daemon_start --devices cpu:1 --buffer-mb 16
 
-A="$REF_FIXTURES/bn128"; B="$REF_FIXTURES/bn128-chain"
+A="$REF_FIXTURES/bn128"
+B="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in" "$tmp/out" "$tmp/dup/x" "$tmp/dup/y"
 for i in 1 2 3 4; do cp "$A/witness.wtns" "$tmp/in/w$i.wtns"; done
-cp "$A/witness.wtns" "$tmp/dup/x/w.wtns"; cp "$A/witness.wtns" "$tmp/dup/y/w.wtns"
+cp "$A/witness.wtns" "$tmp/dup/x/w.wtns"
+cp "$A/witness.wtns" "$tmp/dup/y/w.wtns"
 cp "$B/witness.wtns" "$tmp/other.wtns"
 
 out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" || fail "submit: $out"
@@ -32,16 +34,18 @@ expect_error "unknown request" unknown_request '{"req":"frobnicate"}'
 expect_error "missing field" bad_request "{\"req\":\"submit\",\"fds\":1,\"out_dir\":{\"fd\":0,\"path\":\"o\"},\"witnesses\":[]}"
 # Files go as descriptors (control.h): a path the daemon would open is refused.
 expect_error "paths instead of descriptors" bad_request "{\"req\":\"submit\",\"zkey\":\"$A/circuit_final.zkey\",\"out_dir\":\"$tmp/out\",\"witnesses\":[\"$tmp/in/w1.wtns\"]}"
-send "{\"req\":\"submit\",\"zkey\":\"$A/circuit_final.zkey\",\"out_dir\":\"$tmp/out\",\"witnesses\":[\"$tmp/in/w1.wtns\"]}" \
-  | grep -q "opens no path" || fail "a raw path submit is not told to pass descriptors"
+send "{\"req\":\"submit\",\"zkey\":\"$A/circuit_final.zkey\",\"out_dir\":\"$tmp/out\",\"witnesses\":[\"$tmp/in/w1.wtns\"]}" |
+  grep -q "opens no path" || fail "a raw path submit is not told to pass descriptors"
 expect_error "a path where a descriptor goes" bad_request "{\"req\":\"submit\",\"fds\":1,\"zkey\":\"$A/circuit_final.zkey\",\"out_dir\":{\"fd\":0,\"path\":\"o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}"
 expect_error "descriptors announced, none sent" bad_request "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"z\"},\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,\"path\":\"w1.wtns\"}]}"
-Z='{"fd":0,"path":"z.zkey"}'; O='{"fd":1,"path":"out"}'
+Z='{"fd":0,"path":"z.zkey"}'
+O='{"fd":1,"path":"out"}'
 sub() { echo "{\"req\":\"submit\",\"fds\":$1,\"zkey\":$Z,\"out_dir\":$O,\"witnesses\":[$2]}"; }
-expect_fds() {  # what, code, request line, files...
-  local r; r="$(send_fds "${@:3}")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" \
-    || fail "$1: expected error $2, got: $r"
+expect_fds() { # what, code, request line, files...
+  local r
+  r="$(send_fds "${@:3}")"
+  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
+    fail "$1: expected error $2, got: $r"
   # shellcheck disable=SC2001 # a capture group, which ${r//} has not
   echo "ok: $1 -> $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
 }
@@ -64,25 +68,31 @@ expect_fds "zkey is a directory" bad_input "$(sub 3 '{"fd":2,"path":"w1.wtns"}')
 mkfifo "$tmp/fifo.wtns"
 expect_fds "a FIFO as witness" bad_input "$(sub 3 '{"fd":2,"path":"fifo.wtns"}')" \
   "$A/circuit_final.zkey" "$tmp/out" "$tmp/fifo.wtns"
-send_fds "$(sub 3 '{"fd":2,"path":"fifo.wtns"}')" "$A/circuit_final.zkey" "$tmp/out" "$tmp/fifo.wtns" \
-  | grep -q "FIFO" || fail "the FIFO refusal does not say what the file is"
+send_fds "$(sub 3 '{"fd":2,"path":"fifo.wtns"}')" "$A/circuit_final.zkey" "$tmp/out" "$tmp/fifo.wtns" |
+  grep -q "FIFO" || fail "the FIFO refusal does not say what the file is"
 expect_fds "/dev/zero as zkey" bad_input "$(sub 3 '{"fd":2,"path":"w1.wtns"}')" \
   /dev/zero "$tmp/out" "$tmp/in/w1.wtns"
 expect_error "unknown job" no_such_job '{"req":"status","job":999999}'
 expect_error "wait timeout type" bad_request '{"req":"wait","job":"x"}'
 
-rc=0; cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" "$tmp/dup/x/w.wtns" "$tmp/dup/y/w.wtns" 2>"$tmp/err" || rc=$?
+rc=0
+cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" "$tmp/dup/x/w.wtns" "$tmp/dup/y/w.wtns" 2>"$tmp/err" || rc=$?
 [ $rc -eq 2 ] && grep -q "rename one" "$tmp/err" || fail "client accepted duplicate basenames (rc $rc: $(cat "$tmp/err"))"
 echo "ok: client refuses duplicate basenames before submit"
 
 wait "$waiter" || fail "job $job did not finish: $(cat "$tmp/wait.out")"
 for i in 1 2 3 4; do
-  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects w$i"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/w$i.public.json" "$tmp/out/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$i"
 done
 echo "ok: the job running meanwhile finished and its 4 proofs verify"
 cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done
-rc=0; wait "$daemon_pid" || rc=$?; daemon_pid=""
+for _ in $(seq 1 300); do
+  kill -0 "$daemon_pid" 2>/dev/null || break
+  sleep 0.1
+done
+rc=0
+wait "$daemon_pid" || rc=$?
+daemon_pid=""
 [ $rc -eq 0 ] || fail "cuzkd exited with $rc"
 echo "ok: clean shutdown"

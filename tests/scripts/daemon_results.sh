@@ -40,19 +40,20 @@ fi
 
 memfd() { python3 "$ROOT/tests/lib/send_memfd.py" "$run/$inst.sock" "$@"; }
 sha() { printf '%s' "$1" | sha256sum | cut -c1-64; }
-submit_line() {  # key sha n: a store submit of mul-bn with n witnesses (memfds 0..n-1)
+submit_line() { # key sha n: a store submit of mul-bn with n witnesses (memfds 0..n-1)
   local ws="" i
   for i in $(seq 1 "$3"); do ws="$ws${ws:+,}{\"fd\":$((i - 1)),\"path\":\"body-$i\",\"name\":\"p$i\"}"; done
   echo "{\"req\":\"submit\",\"circuit\":\"mul-bn\",\"fds\":$3,\"witnesses\":[$ws],\"results\":\"store\",\"tenant\":\"acme\",\"idempotency_key\":\"$1\",\"body_sha256\":\"$2\"}"
 }
 # proof JOB K: the proof request's answer, checked by snarkjs (files under $tmp/p)
 proof_ok() {
-  local r; r="$(send "{\"req\":\"proof\",\"job\":$1,\"index\":$2}")"
+  local r
+  r="$(send "{\"req\":\"proof\",\"job\":$1,\"index\":$2}")"
   [ "$(js 'r.ok' "$r")" = true ] || fail "proof $1/$2: $r"
   js 'JSON.stringify(r.proof)' "$r" >"$tmp/p/$1-$2.proof.json"
   js 'JSON.stringify(r.public)' "$r" >"$tmp/p/$1-$2.public.json"
-  "$SNARKJS" groth16 verify "$VK" "$tmp/p/$1-$2.public.json" "$tmp/p/$1-$2.proof.json" 2>&1 | grep -q OK \
-    || fail "snarkjs rejects the stored proof $1/$2: $r"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/p/$1-$2.public.json" "$tmp/p/$1-$2.proof.json" 2>&1 | grep -q OK ||
+    fail "snarkjs rejects the stored proof $1/$2: $r"
   nproofs=$((nproofs + 1))
 }
 nproofs=0
@@ -66,10 +67,10 @@ r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 j1="$(js 'r.job' "$r")"
 cuzk wait "$j1" >/dev/null || fail "job $j1 did not finish"
 st="$(cuzk --json status "$j1")"
-[ "$(js '[r.job.circuit,r.job.tenant,r.job.results,r.job.state].join(" ")' "$st")" = "mul-bn acme store done" ] \
-  || fail "job JSON: $st"
-[ "$(js 'r.job.submitted_unix > 1600000000 && r.job.parts.every(p => ["queue_wait","witness","prove","finalize"].every(k => typeof p.timings_ms[k] == "number") && !p.proof)' "$st")" = true ] \
-  || fail "submitted_unix / timings_ms: $st"
+[ "$(js '[r.job.circuit,r.job.tenant,r.job.results,r.job.state].join(" ")' "$st")" = "mul-bn acme store done" ] ||
+  fail "job JSON: $st"
+[ "$(js 'r.job.submitted_unix > 1600000000 && r.job.parts.every(p => ["queue_wait","witness","prove","finalize"].every(k => typeof p.timings_ms[k] == "number") && !p.proof)' "$st")" = true ] ||
+  fail "submitted_unix / timings_ms: $st"
 proof_ok "$j1" 0
 proof_ok "$j1" 1
 echo "ok: submit by name over sealed memfds with \"results\":\"store\": job $j1 done, its JSON has circuit, tenant, results, submitted_unix, timings_ms; 2 stored proofs verify"
@@ -114,7 +115,8 @@ expect_error "proof of a job with an out dir" bad_request "{\"req\":\"proof\",\"
 
 # ---- kill -9 of cuzkd right after a submit is accepted -------------------------------------
 # The worker stopped first: the job is surely unfinished when cuzkd dies.
-mapfile -t wpids < <(stage_pids gpuworker); [ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
+mapfile -t wpids < <(stage_pids gpuworker)
+[ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
 kill -STOP "${wpids[@]}"
 s2="$(sha body-three)"
 r="$(memfd "$(submit_line k2 "$s2" 4)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns" "$tmp/in/w3.wtns" "$tmp/in/w4.wtns")"
@@ -122,16 +124,18 @@ j2="$(js 'r.job' "$r")"
 [ "$(js 'r.ok && r.partitions' "$r")" = 4 ] || fail "second store submit: $r"
 [ "$(js 'r.job.done' "$(cuzk --json status "$j2")")" = 0 ] || fail "job $j2 has proofs with its worker stopped"
 expect_error "proof of a partition not yet proved" not_ready "{\"req\":\"proof\",\"job\":$j2,\"index\":3}"
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
-kill -KILL "${wpids[@]}"; kill -CONT "${wpids[@]}" 2>/dev/null || true
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+kill -KILL "${wpids[@]}"
+kill -CONT "${wpids[@]}" 2>/dev/null || true
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 cuzk wait "$j2" >/dev/null || fail "job $j2 did not finish after the restart: $(cuzk --json status "$j2")"
 for k in 0 1 2 3; do proof_ok "$j2" "$k"; done
 proof_ok "$j1" 0
 proof_ok "$j1" 1
 st="$(cuzk --json status "$j1")"
-[ "$(js '[r.job.state, r.job.tenant, r.job.circuit, r.job.stored, r.job.parts.length].join(" ")' "$st")" = "done acme mul-bn true 2" ] \
-  || fail "status of a job before the restart, from the store: $st"
+[ "$(js '[r.job.state, r.job.tenant, r.job.circuit, r.job.stored, r.job.parts.length].join(" ")' "$st")" = "done acme mul-bn true 2" ] ||
+  fail "status of a job before the restart, from the store: $st"
 r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js '[r.job, r.existing].join(" ")' "$r")" = "$j1 true" ] || fail "key k1 after the restart: $r"
 r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
@@ -143,7 +147,8 @@ echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzk
 # ---- cuzkd stopped while its stages finish a job: the proofs are on disk, not in the
 # store; kill -9; the next cuzkd finds them in the staging dir, verifies and stores them
 # (the worker held until cuzkd is stopped: the job cannot end before that)
-mapfile -t wpids < <(stage_pids gpuworker); [ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
+mapfile -t wpids < <(stage_pids gpuworker)
+[ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
 kill -STOP "${wpids[@]}"
 s3="$(sha body-four)"
 r="$(memfd "$(submit_line k3 "$s3" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
@@ -151,14 +156,17 @@ j4="$(js 'r.job' "$r")"
 kill -STOP "$daemon_pid"
 kill -CONT "${wpids[@]}"
 for _ in $(seq 1 1200); do
-  [ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] && break; sleep 0.1
+  [ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] && break
+  sleep 0.1
 done
 [ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] || fail "job $j4's proofs never reached its staging dir"
-kill -KILL "$daemon_pid"; kill -CONT "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true
+kill -KILL "$daemon_pid"
+kill -CONT "$daemon_pid" 2>/dev/null || true
+wait "$daemon_pid" 2>/dev/null || true
 for p in $(pgrep -f -- "--instance $inst " || true); do kill -KILL "$p" 2>/dev/null || true; done
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
-grep -q "job $j4 resumed from the job store: 2 of 2 partition(s) done (2 found on disk and verified)" "$tmp/cuzkd.log" \
-  || fail "job $j4 not resumed from its staged proofs: $(grep "job $j4" "$tmp/cuzkd.log")"
+grep -q "job $j4 resumed from the job store: 2 of 2 partition(s) done (2 found on disk and verified)" "$tmp/cuzkd.log" ||
+  fail "job $j4 not resumed from its staged proofs: $(grep "job $j4" "$tmp/cuzkd.log")"
 proof_ok "$j4" 0
 proof_ok "$j4" 1
 echo "ok: cuzkd stopped while job $j4 finished, then killed: the next cuzkd found both proofs in its staging dir, verified and stored them"
@@ -170,12 +178,13 @@ j3="$(sed -n 's/^job \([0-9]*\):.*/\1/p' <<<"$out" | head -n1)"
 mkdir -p "$tmp/cli"
 for k in 0 1; do
   cuzk proof "$j3" "$k" --out "$tmp/cli" >/dev/null || fail "cuzk proof $j3 $k"
-  "$SNARKJS" groth16 verify "$VK" "$tmp/cli/$j3-$k.public.json" "$tmp/cli/$j3-$k.proof.json" 2>&1 | grep -q OK \
-    || fail "snarkjs rejects cuzk proof $j3 $k"
+  "$SNARKJS" groth16 verify "$VK" "$tmp/cli/$j3-$k.public.json" "$tmp/cli/$j3-$k.proof.json" 2>&1 | grep -q OK ||
+    fail "snarkjs rejects cuzk proof $j3 $k"
   nproofs=$((nproofs + 1))
 done
 [ "$(js 'r.publicSignals.length' "$(cuzk proof "$j3" 0)")" = 2 ] || fail "cuzk proof without --out: $(cuzk proof "$j3" 0)"
-rc=0; cuzk proof "$j3" 5 >/dev/null 2>&1 || rc=$?
+rc=0
+cuzk proof "$j3" 5 >/dev/null 2>&1 || rc=$?
 [ "$rc" = 21 ] || fail "cuzk proof of an index out of range exited $rc, expected 21 (refused)"
 cuzk status | grep "job $j3 " | grep -q "circuit mul-bn" || fail "cuzk status: $(cuzk status | tail -n 8)"
 cuzk status "$j2" | head -n1 | grep -q "circuit mul-bn  tenant acme" || fail "cuzk status $j2: $(cuzk status "$j2")"

@@ -14,15 +14,20 @@ retire_once() {
   local extra=() job out rc retired=0
   [ "$1" = no-store ] && extra=(--no-store)
   daemon_start --devices cpu:1 --buffer-mb 16 --keep-finished 1 "${extra[@]}"
-  rm -rf "$tmp/out"; mkdir -p "$tmp/out"
-  out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" --wait "$tmp/r1.wtns")" \
-    || fail "prove --wait: $out"
+  rm -rf "$tmp/out"
+  mkdir -p "$tmp/out"
+  out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" --wait "$tmp/r1.wtns")" ||
+    fail "prove --wait: $out"
   job="$(node -e 'console.log(JSON.parse(process.argv[1].split("\n")[0]).job)' "$out")"
   "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/out/r1.public.json" \
     "$tmp/out/r1.proof.json" 2>&1 | grep -q OK || fail "snarkjs rejects r1 ($1)"
   for _ in $(seq 1 600); do
-    rc=0; cuzk --json status "$job" >"$tmp/st" 2>&1 || rc=$?
-    if [ $rc -ne 0 ] || grep -q '"stored": *true' "$tmp/st"; then retired=1; break; fi
+    rc=0
+    cuzk --json status "$job" >"$tmp/st" 2>&1 || rc=$?
+    if [ $rc -ne 0 ] || grep -q '"stored": *true' "$tmp/st"; then
+      retired=1
+      break
+    fi
     sleep 0.1
   done
   [ $retired = 1 ] || fail "job $job still listed 60 s after it finished with --keep-finished 1 ($1)"

@@ -33,7 +33,7 @@ for d in "${fixtures[@]}"; do
   cp "$d/input.json" "$tmp/$label/in/in1.json"
   cp "$d/input.json" "$tmp/$label/in/in2.json"
   j="$(cuzk --json prove --zkey "$d/circuit_final.zkey" --witness-gen "$(wgen_for "$d")" --out "$tmp/$label/out" \
-        "$tmp/$label/in/in1.json" "$tmp/$label/in/in2.json" | js 'r.job' "$(cat)")" || fail "submit $label"
+    "$tmp/$label/in/in1.json" "$tmp/$label/in/in2.json" | js 'r.job' "$(cat)")" || fail "submit $label"
   jobs+=("$j:$label:$d")
 done
 mkdir -p "$tmp/wtns/out"
@@ -41,12 +41,15 @@ cp "$FIXTURES/bn128/mulchain-10/witness.wtns" "$tmp/wtns/w1.wtns"
 cuzk prove --zkey "$FIXTURES/bn128/mulchain-10/circuit_final.zkey" --out "$tmp/wtns/out" --wait "$tmp/wtns/w1.wtns" \
   >/dev/null || fail ".wtns job beside the input.json jobs"
 for e in "${jobs[@]}"; do
-  j="${e%%:*}"; rest="${e#*:}"; label="${rest%%:*}"; d="${rest#*:}"
+  j="${e%%:*}"
+  rest="${e#*:}"
+  label="${rest%%:*}"
+  d="${rest#*:}"
   cuzk wait "$j" --timeout-ms 120000 >/dev/null || fail "job $j ($label) did not finish"
   [ -f "$tmp/$label/out/in1.proof.json" ] && [ -f "$tmp/$label/out/in2.public.json" ] ||
     fail "$label: proofs not named after the inputs: $(ls "$tmp/$label/out")"
   out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-           "$d/verification_key.json" "$tmp/$label/out")" || fail "snarkjs on $label: $out"
+    "$d/verification_key.json" "$tmp/$label/out")" || fail "snarkjs on $label: $out"
   [ "$out" = "2 verified" ] || fail "snarkjs on $label: $out"
   echo "ok   $label: 2 proofs from input.json, snarkjs verified"
 done
@@ -64,15 +67,16 @@ echo '{"x": "7", "k": "1", "y": "2"}' >"$tmp/bad/extra.json"
 echo '{"x": "7", "k": "12ab"}' >"$tmp/bad/notfield.json"
 echo '{"x": "7", "k": ' >"$tmp/bad/badjson.json"
 j="$(cuzk --json prove --zkey "$M/circuit_final.zkey" --witness-gen "$(wgen_for "$M")" --out "$tmp/bad/out" \
-      "$tmp/bad/good.json" "$tmp/bad/missing.json" "$tmp/bad/extra.json" "$tmp/bad/notfield.json" \
-      "$tmp/bad/badjson.json" | js 'r.job' "$(cat)")" || fail "submit the bad inputs"
+  "$tmp/bad/good.json" "$tmp/bad/missing.json" "$tmp/bad/extra.json" "$tmp/bad/notfield.json" \
+  "$tmp/bad/badjson.json" | js 'r.job' "$(cat)")" || fail "submit the bad inputs"
 cuzk wait "$j" --timeout-ms 60000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"
 reason() { js "(r.job.parts.find(p => p.name === '$1') || {}).reason || ''" "$st"; }
 state() { js "(r.job.parts.find(p => p.name === '$1') || {}).state || ''" "$st"; }
 [ "$(state good)" = "done" ] || fail "good input next to bad ones: $(state good) $(reason good)"
-check_bad() {  # name words...
-  local n="$1" r; shift
+check_bad() { # name words...
+  local n="$1" r
+  shift
   r="$(reason "$n")"
   [ "$(state "$n")" = failed ] || fail "$n: state $(state "$n"), expected failed"
   for w in "$n.json" "$@"; do
@@ -110,7 +114,7 @@ cuzk wait "$j" --timeout-ms 60000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"
 r="$(reason good)"
 case "$r" in *"another circuit"*bn128-mulchain-10.wgen*) ;;
-  *) fail "another circuit's generator: $(state good): $r" ;; esac
+*) fail "another circuit's generator: $(state good): $r" ;; esac
 echo "ok   another circuit's generator: failed: $r"
 
 # A generator others may rewrite is refused at submit: it would run in the synth.
@@ -132,7 +136,7 @@ synth_pid() { js "(r.children.find(c => c.stage === 'synth') || {}).pid" "$(cuzk
 p0="$(synth_pid)"
 mkdir -p "$tmp/crash/out"
 j="$(cuzk --json prove --zkey "$M/circuit_final.zkey" --witness-gen "$tmp/crash.wgen" --out "$tmp/crash/out" \
-      "$tmp/bad/good.json" | js 'r.job' "$(cat)")" || fail "submit the crashing generator"
+  "$tmp/bad/good.json" | js 'r.job' "$(cat)")" || fail "submit the crashing generator"
 cuzk wait "$j" --timeout-ms 90000 >/dev/null 2>&1 || true
 st="$(cuzk --json status "$j" || true)"
 [ "$(state good)" = failed ] || fail "crashing generator: partition $(state good)"

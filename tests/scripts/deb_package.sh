@@ -8,10 +8,16 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 for t in dpkg-buildpackage dh lintian scdoc; do
-	command -v "$t" >/dev/null || { echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"; exit 77; }
+  command -v "$t" >/dev/null || {
+    echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
+    exit 77
+  }
 done
 use_tmp
-fail() { echo "deb_package: FAIL: $*" >&2; exit 1; }
+fail() {
+  echo "deb_package: FAIL: $*" >&2
+  exit 1
+}
 
 make -s deb BUILD="$BUILD" || fail "make deb"
 version="$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)"
@@ -21,12 +27,12 @@ echo "ok   $(basename "$deb"): $(stat -c %s "$deb") bytes"
 
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/files"
 for f in /usr/bin/cuzkd /usr/bin/cuzk /usr/bin/cuzk-top /usr/bin/cuzk-synth /usr/bin/cuzk-gpuworker \
-	/usr/bin/cuzk-finalizer /lib/systemd/system/cuzkd.service /usr/lib/sysusers.d/cuzk.conf \
-	/usr/lib/tmpfiles.d/cuzk.conf /etc/cuzk/cuzkd.conf /usr/share/man/man1/cuzk.1.gz \
-	/usr/share/man/man1/cuzk-top.1.gz /usr/share/man/man5/cuzkd.conf.5.gz /usr/share/man/man8/cuzkd.8.gz \
-	/usr/share/man/man8/cuzk-synth.8.gz /usr/share/doc/cuzk/copyright /usr/share/doc/cuzk/README.Debian \
-	/usr/share/doc/cuzk/monitoring/cuzk-dashboard.json.gz /usr/share/doc/cuzk/monitoring/cuzk-alerts.yml.gz; do
-	grep -qx "$f" "$tmp/files" || fail "the package lacks $f"
+  /usr/bin/cuzk-finalizer /lib/systemd/system/cuzkd.service /usr/lib/sysusers.d/cuzk.conf \
+  /usr/lib/tmpfiles.d/cuzk.conf /etc/cuzk/cuzkd.conf /usr/share/man/man1/cuzk.1.gz \
+  /usr/share/man/man1/cuzk-top.1.gz /usr/share/man/man5/cuzkd.conf.5.gz /usr/share/man/man8/cuzkd.8.gz \
+  /usr/share/man/man8/cuzk-synth.8.gz /usr/share/doc/cuzk/copyright /usr/share/doc/cuzk/README.Debian \
+  /usr/share/doc/cuzk/monitoring/cuzk-dashboard.json.gz /usr/share/doc/cuzk/monitoring/cuzk-alerts.yml.gz; do
+  grep -qx "$f" "$tmp/files" || fail "the package lacks $f"
 done
 echo "ok   $(grep -vc '/$' "$tmp/files") files and links, every one docs/packaging.md lists"
 dpkg-deb --ctrl-tarfile "$deb" | tar -x -C "$tmp" ./conffiles ./postinst ./postrm
@@ -39,7 +45,7 @@ echo "ok   conffile /etc/cuzk/cuzkd.conf; postinst enables the unit, runs sysuse
 # libpq is loaded at run time (store/pq_dl.c): dh_shlibdeps cannot see it, so
 # debian/control names it, and the package must still carry that dependency.
 dpkg-deb -f "$deb" Depends | tr ',' '\n' | grep -qx ' *libpq5' ||
-	fail "the package does not depend on libpq5 (the fleet queue loads it): $(dpkg-deb -f "$deb" Depends)"
+  fail "the package does not depend on libpq5 (the fleet queue loads it): $(dpkg-deb -f "$deb" Depends)"
 echo "ok   Depends names libpq5, which the fleet queue loads at run time"
 
 dpkg-deb -x "$deb" "$tmp/root"

@@ -21,38 +21,66 @@
 # printed).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: deb_systemd mounts and boots a container: needs root"; exit 77; }
+[ "$(id -u)" -eq 0 ] || {
+  echo "SKIP: deb_systemd mounts and boots a container: needs root"
+  exit 77
+}
 for t in systemd-nspawn dpkg-buildpackage lintian scdoc; do
-	command -v "$t" >/dev/null || { echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"; exit 77; }
+  command -v "$t" >/dev/null || {
+    echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
+    exit 77
+  }
 done
-[ -x /lib/systemd/systemd ] || { echo "SKIP: no systemd on this machine to boot"; exit 77; }
+[ -x /lib/systemd/systemd ] || {
+  echo "SKIP: no systemd on this machine to boot"
+  exit 77
+}
 use_fixtures
 t="$(mktemp -d)"
-m="$t/m"; mounted=""; nspawn_tmpfs=""
+m="$t/m"
+mounted=""
+nspawn_tmpfs=""
 restore() {
-	[ -z "$mounted" ] || umount "$m" || umount -l "$m" || true
-	if [ -n "$nspawn_tmpfs" ]; then umount /run/systemd/nspawn || true; rmdir /run/systemd/nspawn 2>/dev/null || true; fi
-	if [ -n "${KEEP:-}" ]; then echo "kept $t"; else rm -rf "$t"; fi
+  [ -z "$mounted" ] || umount "$m" || umount -l "$m" || true
+  if [ -n "$nspawn_tmpfs" ]; then
+    umount /run/systemd/nspawn || true
+    rmdir /run/systemd/nspawn 2>/dev/null || true
+  fi
+  if [ -n "${KEEP:-}" ]; then echo "kept $t"; else rm -rf "$t"; fi
 }
 trap restore EXIT
-fail() { echo "deb_systemd: FAIL: $*" >&2; for f in "$t/up/root/result.log" "$t/up/root/journal.txt" "$t/boot.log"; do [ ! -f "$f" ] || { echo "--- $f" >&2; tail -n 40 "$f" >&2; }; done; exit 1; }
+fail() {
+  echo "deb_systemd: FAIL: $*" >&2
+  for f in "$t/up/root/result.log" "$t/up/root/journal.txt" "$t/boot.log"; do [ ! -f "$f" ] || {
+    echo "--- $f" >&2
+    tail -n 40 "$f" >&2
+  }; done
+  exit 1
+}
 
 make -s deb BUILD="$BUILD" >/dev/null || fail "make deb"
 version="$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)"
 deb="$BUILD/deb/cuzk_${version}_amd64.deb"
 if dpkg-query -W -f='${Status}' cuzk 2>/dev/null | grep -q installed; then
-	echo "SKIP: cuzk is installed on this machine: the container would start with it"; exit 77
+  echo "SKIP: cuzk is installed on this machine: the container would start with it"
+  exit 77
 fi
 
 mkdir -p "$t/up" "$t/work" "$m"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$t/up,workdir=$t/work" "$m" 2>"$t/mount.err" ||
-	{ echo "SKIP: cannot mount an overlay of / ($(cat "$t/mount.err"))"; exit 77; }
+  {
+    echo "SKIP: cannot mount an overlay of / ($(cat "$t/mount.err"))"
+    exit 77
+  }
 mounted=1
 # nspawn removes its per-machine propagation dir under /run/systemd/nspawn at exit and
 # refuses to when that is not on a tmpfs (a /run on disk, as in this VM).
 if [ "$(stat -f -c %T /run/systemd/nspawn 2>/dev/null || stat -f -c %T /run)" != tmpfs ]; then
-	[ -e /run/systemd/nspawn ] && { echo "SKIP: /run/systemd/nspawn exists and is not a tmpfs"; exit 77; }
-	mkdir -p /run/systemd/nspawn && mount -t tmpfs -o mode=0755 tmpfs /run/systemd/nspawn && nspawn_tmpfs=1
+  [ -e /run/systemd/nspawn ] && {
+    echo "SKIP: /run/systemd/nspawn exists and is not a tmpfs"
+    exit 77
+  }
+  mkdir -p /run/systemd/nspawn && mount -t tmpfs -o mode=0755 tmpfs /run/systemd/nspawn && nspawn_tmpfs=1
 fi
 
 # What the container gets (all written into the upper layer).
@@ -62,13 +90,14 @@ mkdir -p "$m/root/fx"
 cp "$deb" "$m/root/cuzk.deb"
 cp "$fx/circuit_final.zkey" "$m/root/fx/"
 for i in 1 2 3 4; do cp "$fx/witness.wtns" "$m/root/fx/w$i.wtns"; done
-rm -f "$m/etc/machine-id"; : >"$m/etc/machine-id"   # a fresh one, not the host's
+rm -f "$m/etc/machine-id"
+: >"$m/etc/machine-id" # a fresh one, not the host's
 # A policy-rc.d that forbids starting services (as container images ship) would keep
 # the postinst from starting cuzkd: the container is a server, so it goes.
 rm -f "$m/usr/sbin/policy-rc.d"
 # The host's own enabled servers stay off in the container (they are not under test).
 for u in postgresql.service postgresql@.service prometheus.service prometheus-node-exporter.service; do
-	ln -sf /dev/null "$m/etc/systemd/system/$u"
+  ln -sf /dev/null "$m/etc/systemd/system/$u"
 done
 cat >"$m/root/cuzk-systemd-test.sh" <<'IN'
 #!/bin/bash
@@ -113,29 +142,32 @@ TimeoutStartSec=600
 IN
 mkdir -p "$m/etc/systemd/system/multi-user.target.wants"
 ln -sf ../cuzk-systemd-test.service "$m/etc/systemd/system/multi-user.target.wants/cuzk-systemd-test.service"
-umount "$m"; mounted=""   # nspawn is given the merged tree afresh
-mount -t overlay overlay -o "lowerdir=/,upperdir=$t/up,workdir=$t/work" "$m"; mounted=1
+umount "$m"
+mounted="" # nspawn is given the merged tree afresh
+mount -t overlay overlay -o "lowerdir=/,upperdir=$t/up,workdir=$t/work" "$m"
+mounted=1
 
 # First, can a container start here at all? (A plain command, no boot.)
 if ! timeout 120 systemd-nspawn -q -D "$m" --register=no --keep-unit --link-journal=no --private-network \
-	/bin/true >"$t/probe.log" 2>&1; then
-	echo "SKIP: systemd-nspawn cannot start a container here: $(tail -n 2 "$t/probe.log" | tr '\n' ' ')"; exit 77
+  /bin/true >"$t/probe.log" 2>&1; then
+  echo "SKIP: systemd-nspawn cannot start a container here: $(tail -n 2 "$t/probe.log" | tr '\n' ' ')"
+  exit 77
 fi
 echo "== booting $(systemctl --version | head -n1) in systemd-nspawn (private network, overlay of /)"
 rc=0
 timeout 900 systemd-nspawn -q -D "$m" --register=no --keep-unit --link-journal=no --private-network \
-	--uuid="$(cat /proc/sys/kernel/random/uuid)" -b >"$t/boot.log" 2>&1 </dev/null || rc=$?
+  --uuid="$(cat /proc/sys/kernel/random/uuid)" -b >"$t/boot.log" 2>&1 </dev/null || rc=$?
 r="$t/up/root/result.log"
 [ -f "$r" ] || fail "the test unit never ran (nspawn exit $rc)"
 sed 's/^/  | /' "$r"
 grep -q '^RESULT done' "$r" || fail "in the container: $(grep '^RESULT' "$r")"
 grep -q '^enabled: enabled' "$r" || fail "the package did not enable cuzkd.service"
-has() { grep "^$1" "$r" | grep -q " $2 " && grep "^$1" "$r" | grep -q " $3 "; }  # line, property, property
+has() { grep "^$1" "$r" | grep -q " $2 " && grep "^$1" "$r" | grep -q " $3 "; } # line, property, property
 has 'after postinst:' ActiveState=active SubState=running || fail "the postinst did not start cuzkd.service"
 has started: ActiveState=active SubState=running || fail "after systemctl start: $(grep '^started' "$r")"
 grep -q '^prove exit: 0' "$r" || fail "cuzk prove through the unit's socket"
 has stopped: ActiveState=inactive Result=success && has stopped: SubState=dead ExecMainStatus=0 ||
-	fail "after systemctl stop: $(grep '^stopped' "$r")"
+  fail "after systemctl stop: $(grep '^stopped' "$r")"
 j="$t/up/root/journal.txt"
 grep -q 'Started cuzkd.service\|Started cuzk Groth16 proving daemon' "$j" || fail "the journal has no 'Started' (READY=1) line"
 grep -q 'started cuzk-finalizer' "$j" || fail "the journal does not show the stages"
@@ -146,8 +178,8 @@ echo "== the journal of cuzkd.service in the container (last lines):"
 sed "s/^/  | /" "$j" | tail -n 20
 out="$t/up/var/lib/cuzk/proofs"
 for i in 1 2 3 4; do
-	"$SNARKJS" groth16 verify "$fx/verification_key.json" "$out/w$i.public.json" "$out/w$i.proof.json" | grep -q OK ||
-		fail "snarkjs rejects w$i.proof.json proved under systemd"
+  "$SNARKJS" groth16 verify "$fx/verification_key.json" "$out/w$i.public.json" "$out/w$i.proof.json" | grep -q OK ||
+    fail "snarkjs rejects w$i.proof.json proved under systemd"
 done
 echo "ok   4 proofs made through cuzkd.service verified by snarkjs"
 echo "PASS: cuzkd.service under a booted systemd: enabled by the package, READY on start, proves, stops with status 0"

@@ -5,7 +5,8 @@
 set -euo pipefail
 BUILD="${BUILD:-build}"
 bin="$(cd "$BUILD/bin" && pwd)"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
 python3 - "$bin" "$tmp" <<'PY'
 import os, signal, socket, subprocess, sys, time
 bin, tmp = sys.argv[1], sys.argv[2]

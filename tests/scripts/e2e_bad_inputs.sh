@@ -33,14 +33,20 @@ F="$FIXTURES/bn128/manypub"
 OTHER="$FIXTURES/bn128/mulchain-10"
 BLS="$FIXTURES/bls12381/manypub"
 for f in "$F/circuit_final.zkey" "$F/witness.wtns" "$F/circuit.r1cs" "$F/circuit_plonk.zkey" \
-         "$OTHER/witness.wtns" "$OTHER/circuit.r1cs" "$BLS/witness.wtns"; do
-  [ -f "$f" ] || { echo "FAIL: fixture file $f is missing (tests/fixtures/make.sh)" >&2; exit 1; }
+  "$OTHER/witness.wtns" "$OTHER/circuit.r1cs" "$BLS/witness.wtns"; do
+  [ -f "$f" ] || {
+    echo "FAIL: fixture file $f is missing (tests/fixtures/make.sh)" >&2
+    exit 1
+  }
 done
-in="$tmp/in"; mkdir -p "$in" "$tmp/cwd"
+in="$tmp/in"
+mkdir -p "$in" "$tmp/cwd"
 cp "$F/circuit_final.zkey" "$in/good.zkey"
 cp "$F/witness.wtns" "$in/good.wtns"
 cp "$F/circuit.r1cs" "$in/good.r1cs"
-ZK="$in/good.zkey"; WT="$in/good.wtns"; R1="$in/good.r1cs"
+ZK="$in/good.zkey"
+WT="$in/good.wtns"
+R1="$in/good.r1cs"
 
 # ---- file surgery (node) ----------------------------------------------------
 # Every binary file here is: magic(4) version(u32) nSections(u32), then
@@ -101,10 +107,12 @@ switch (op) {
 fs.writeFileSync(outF, out);
 JS
 patch() { node "$tmp/patch.cjs" "$@"; }
-cut_at() { head -c "$2" "$1" >"$3"; }   # file bytes out
+cut_at() { head -c "$2" "$1" >"$3"; } # file bytes out
 
 # ---- the cases ----------------------------------------------------------------
-pass=0; fail=0; failed=()
+pass=0
+fail=0
+failed=()
 out="$tmp/out"
 
 # expect CODE "description" MENTION [--re REGEX] -- ARGS...
@@ -113,9 +121,13 @@ out="$tmp/out"
 expect() {
   local want="$1" desc="$2" mention="$3" re=""
   shift 3
-  if [ "${1:-}" = "--re" ]; then re="$2"; shift 2; fi
+  if [ "${1:-}" = "--re" ]; then
+    re="$2"
+    shift 2
+  fi
   [ "${1:-}" = "--" ] && shift
-  rm -rf "$out"; mkdir -p "$out"
+  rm -rf "$out"
+  mkdir -p "$out"
   local rc=0 errs=() msg
   # from a scratch directory, so that nothing stray lands in the work tree
   (cd "$tmp/cwd" && timeout 120 "${PROVER[@]}" "$@") >"$tmp/stdout" 2>"$tmp/stderr" </dev/null || rc=$?
@@ -142,15 +154,19 @@ expect() {
     fi
   fi
   if [ ${#errs[@]} -eq 0 ]; then
-    pass=$((pass + 1)); printf 'ok    %-52s exit %s  %s\n' "$desc" "$rc" "$(head -n1 <<<"$msg" | cut -c1-110)"
+    pass=$((pass + 1))
+    printf 'ok    %-52s exit %s  %s\n' "$desc" "$rc" "$(head -n1 <<<"$msg" | cut -c1-110)"
   else
-    fail=$((fail + 1)); failed+=("$desc")
-    local joined; joined="$(printf '%s; ' "${errs[@]}")"
+    fail=$((fail + 1))
+    failed+=("$desc")
+    local joined
+    joined="$(printf '%s; ' "${errs[@]}")"
     printf 'FAIL  %-52s %s\n' "$desc" "${joined%; }"
     [ -z "$msg" ] || printf '        stderr: %s\n' "$(head -n 3 <<<"$msg")"
   fi
 }
-P="$out/proof.json"; Q="$out/public.json"
+P="$out/proof.json"
+Q="$out/public.json"
 
 # expect_as CODE "description" zkey|wtns|r1cs FILE [--re REGEX]: FILE given as the
 # zkey, the witness or the --r1cs file, the other inputs good; the message must name
@@ -162,7 +178,10 @@ expect_as() {
     zkey) expect "$want" "$desc" "$f" "$@" -- "$f" "$WT" "$P" "$Q" ;;
     wtns) expect "$want" "$desc" "$f" "$@" -- "$ZK" "$f" "$P" "$Q" ;;
     r1cs) expect "$want" "$desc" "$f" "$@" -- --r1cs "$f" "$ZK" "$WT" "$P" "$Q" ;;
-    *) echo "expect_as: role $role" >&2; exit 2 ;;
+    *)
+      echo "expect_as: role $role" >&2
+      exit 2
+      ;;
   esac
 }
 
@@ -202,7 +221,8 @@ patch pad-section "$WT" "$in/hdr_padded.wtns" 1 4
 expect_as 4 "wtns header section 4 bytes too long" wtns "$in/hdr_padded.wtns"
 
 # 5: truncated
-zsize=$(stat -c %s "$ZK"); wsize=$(stat -c %s "$WT")
+zsize=$(stat -c %s "$ZK")
+wsize=$(stat -c %s "$WT")
 for at in 6 10 16 30 60 $((zsize / 2)) $((zsize - 1)); do
   cut_at "$ZK" "$at" "$in/cut$at.zkey"
   expect_as 5 "zkey truncated at $at of $zsize bytes" zkey "$in/cut$at.zkey"
@@ -218,11 +238,14 @@ expect_as 5 "wtns values section size +32 (past the end)" wtns "$in/sec2_long.wt
 # A wrong size in the middle of the table makes the rest of it garbage: either
 # format code is right there, but the exit code must be one of the two.
 patch section-size "$ZK" "$in/sec2_size.zkey" 2 4
-rc=0; (cd "$tmp/cwd" && timeout 120 "${PROVER[@]}" "$in/sec2_size.zkey" "$WT" "$P" "$Q") >/dev/null 2>"$tmp/stderr" || rc=$?
+rc=0
+(cd "$tmp/cwd" && timeout 120 "${PROVER[@]}" "$in/sec2_size.zkey" "$WT" "$P" "$Q") >/dev/null 2>"$tmp/stderr" || rc=$?
 if [ $rc -eq 4 ] || [ $rc -eq 5 ]; then
-  pass=$((pass + 1)); printf 'ok    %-52s exit %s  %s\n' "zkey header section size +4 (table garbled)" "$rc" "$(head -n1 "$tmp/stderr" | cut -c1-110)"
+  pass=$((pass + 1))
+  printf 'ok    %-52s exit %s  %s\n' "zkey header section size +4 (table garbled)" "$rc" "$(head -n1 "$tmp/stderr" | cut -c1-110)"
 else
-  fail=$((fail + 1)); failed+=("zkey header section size +4")
+  fail=$((fail + 1))
+  failed+=("zkey header section size +4")
   printf 'FAIL  %-52s exit code %s, expected 4 or 5\n' "zkey header section size +4 (table garbled)" "$rc"
 fi
 
@@ -245,13 +268,17 @@ expect 7 "--r1cs of another circuit" "$in/other_circuit.r1cs|$ZK|$WT" -- --r1cs 
 # 8: unsatisfied witness (with --r1cs): bump the 6th internal signal by one
 read -r nwires npubout npubin nprvin < <(patch r1cs-layout "$R1" /dev/null)
 idx=$((1 + npubout + npubin + nprvin + 5))
-[ "$idx" -lt "$nwires" ] || { echo "FAIL: fixture too small for the unsatisfied-witness case" >&2; exit 1; }
+[ "$idx" -lt "$nwires" ] || {
+  echo "FAIL: fixture too small for the unsatisfied-witness case" >&2
+  exit 1
+}
 patch wtns-bump "$WT" "$in/unsat.wtns" "$idx"
 chk="$("$SNARKJS" wtns check "$R1" "$in/unsat.wtns" 2>&1 || true)"
 first="$(sed -n 's/.*aborting checking process at constraint \([0-9][0-9]*\).*/\1/p' <<<"$chk" | head -n1)"
 if [ -z "$first" ]; then
   echo "FAIL: snarkjs wtns check does not reject the patched witness (signal $idx); output:" >&2
-  echo "$chk" >&2; exit 1
+  echo "$chk" >&2
+  exit 1
 fi
 expect 8 "unsatisfied witness (signal $idx, constraint $first)" "$in/unsat.wtns" \
   --re "constraint[^0-9]{0,20}$first([^0-9]|\$)" -- --r1cs "$R1" "$ZK" "$in/unsat.wtns" "$P" "$Q"
@@ -265,6 +292,9 @@ mkdir -p "$tmp/a_dir.json"
 expect 9 "proof path is a directory" "$tmp/a_dir.json" -- "$ZK" "$WT" "$tmp/a_dir.json" "$Q"
 
 echo
-[ $fail -eq 0 ] || { echo "failed cases:"; printf '  %s\n' "${failed[@]}"; }
+[ $fail -eq 0 ] || {
+  echo "failed cases:"
+  printf '  %s\n' "${failed[@]}"
+}
 echo "e2e_bad_inputs: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -93,13 +93,13 @@ async function verify(vk, pub, proof) {
 JS
 
 # The snarkjs CLI itself, as a user would run it: exit 0 and "OK".
-cli_verify() {  # vkey public proof
+cli_verify() { # vkey public proof
   local out rc=0
   out="$("$SNARKJS" groth16 verify "$1" "$2" "$3" 2>&1)" || rc=$?
   [ $rc -eq 0 ] && grep -q "OK" <<<"$out"
 }
 
-prove() {  # zkey wtns proof public -> the prover's exit code; stderr in $tmp/prove.err
+prove() { # zkey wtns proof public -> the prover's exit code; stderr in $tmp/prove.err
   local rc=0
   (cd "$tmp" && timeout "$PROVE_TIMEOUT" "${PROVER[@]}" "$1" "$2" "$3" "$4") >"$tmp/prove.out" 2>"$tmp/prove.err" || rc=$?
   return $rc
@@ -107,42 +107,53 @@ prove() {  # zkey wtns proof public -> the prover's exit code; stderr in $tmp/pr
 
 fixtures=()
 while IFS= read -r d; do
-  [ -f "$d/.stamp" ] || { echo "FAIL: fixture $d was not built" >&2; exit 1; }
+  [ -f "$d/.stamp" ] || {
+    echo "FAIL: fixture $d was not built" >&2
+    exit 1
+  }
   fixtures+=("$d")
 done < <(bash "$ROOT/tests/fixtures/make.sh" --list)
 for d in "$REF_FIXTURES"/*/; do
   [ -f "$d/circuit_final.zkey" ] && fixtures+=("${d%/}")
 done
 if [ ${#fixtures[@]} -eq 0 ]; then
-  echo "FAIL: no fixtures found" >&2; exit 1
+  echo "FAIL: no fixtures found" >&2
+  exit 1
 fi
 
-pass=0; fail=0; failed=()
+pass=0
+fail=0
+failed=()
 for d in "${fixtures[@]}"; do
   case "$d" in
     "$FIXTURES"/*) label="${d#"$FIXTURES"/}" ;;
     *) label="reference/${d##*/}" ;;
   esac
   if [ -n "${E2E_FILTER:-}" ] && ! [[ "$label" =~ $E2E_FILTER ]]; then continue; fi
-  zkey="$d/circuit_final.zkey"; wtns="$d/witness.wtns"; vkey="$d/verification_key.json"
+  zkey="$d/circuit_final.zkey"
+  wtns="$d/witness.wtns"
+  vkey="$d/verification_key.json"
   curve="$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).curve)' "$vkey")"
-  w="$tmp/$(echo "$label" | tr / _)"; mkdir -p "$w"
+  w="$tmp/$(echo "$label" | tr / _)"
+  mkdir -p "$w"
   errs=()
   t0=$(date +%s.%N)
 
-  rc=0; prove "$zkey" "$wtns" "$w/proof1.json" "$w/public1.json" || rc=$?
+  rc=0
+  prove "$zkey" "$wtns" "$w/proof1.json" "$w/public1.json" || rc=$?
   if [ $rc -ne 0 ]; then
     errs+=("prove failed with exit $rc: $(head -c 500 "$tmp/prove.err")")
   else
     cli_verify "$vkey" "$w/public1.json" "$w/proof1.json" || errs+=("snarkjs groth16 verify (CLI) does not say OK")
-    rc=0; prove "$zkey" "$wtns" "$w/proof2.json" "$w/public2.json" || rc=$?
+    rc=0
+    prove "$zkey" "$wtns" "$w/proof2.json" "$w/public2.json" || rc=$?
     second=("$w/proof2.json" "$w/public2.json")
     if [ $rc -ne 0 ]; then
       errs+=("second prove failed with exit $rc: $(head -c 500 "$tmp/prove.err")")
       second=()
     fi
     out="$(node "$tmp/check.cjs" "$FIXTURES/node/node_modules/snarkjs" "$vkey" "$wtns" \
-             "$w/proof1.json" "$w/public1.json" "${second[@]}" 2>&1)" || {
+      "$w/proof1.json" "$w/public1.json" "${second[@]}" 2>&1)" || {
       while IFS= read -r line; do errs+=("$line"); done <<<"$out"
     }
   fi
@@ -154,7 +165,8 @@ for d in "${fixtures[@]}"; do
   else
     echo "FAIL  $label ($curve):"
     printf '        %s\n' "${errs[@]}"
-    fail=$((fail + 1)); failed+=("$label")
+    fail=$((fail + 1))
+    failed+=("$label")
   fi
 done
 

@@ -23,7 +23,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 wgen_daemon_init fcirc
 . "$here/../security/lib.sh"
 . "$here/../lib/pg.sh"
-command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
+command -v jq >/dev/null || {
+  echo "SKIP: jq missing"
+  exit 77
+}
 FX="$FIXTURES/bn128/mulchain-10"
 G="$(wgen_for "$FX")"
 pg_cluster_start fleet_circuits
@@ -34,13 +37,15 @@ pids=()
 daemon_on_exit="for p in \${pids[@]}; do kill -KILL \$p 2>/dev/null; done; ${daemon_on_exit}"
 for k in a b; do
   d="$tmp/$k"
-  mkdir -p "$d/circuits/mul" "$d/state"; mkdir -m 0700 "$d/run"
+  mkdir -p "$d/circuits/mul" "$d/state"
+  mkdir -m 0700 "$d/run"
   cp "$FX/circuit_final.zkey" "$d/circuits/mul/circuit.zkey"
   cp "$FX/circuit.r1cs" "$d/circuits/mul/circuit.r1cs"
   cp "$G" "$d/circuits/mul/circuit.wgen"
   "$BUILD/bin/cuzkd" --instance "$inst-$k" --run-dir "$d/run" --state-dir "$d/state" --foreground \
     --devices cpu:1 --buffers 2 --buffer-mb 16 --circuits-dir "$d/circuits" --wgen-dir "$d/circuits" \
-    --queue "$url" --queue-lease 10 --store-proofs >"$tmp/cuzkd-$k.log" 2>&1 & pids+=($!)
+    --queue "$url" --queue-lease 10 --store-proofs >"$tmp/cuzkd-$k.log" 2>&1 &
+  pids+=($!)
 done
 qa() { "$BUILD/bin/cuzk" --instance "$inst-a" --run-dir "$tmp/a/run" "$@"; }
 qb() { "$BUILD/bin/cuzk" --instance "$inst-b" --run-dir "$tmp/b/run" "$@"; }
@@ -52,7 +57,10 @@ for k in a b; do
     kill -0 "${pids[$i]}" 2>/dev/null || break
     sleep 0.1
   done
-  grep -q "claiming circuit jobs for: mul" "$tmp/cuzkd-$k.log" || { tail "$tmp/cuzkd-$k.log"; fail "cuzkd $k does not claim circuit jobs"; }
+  grep -q "claiming circuit jobs for: mul" "$tmp/cuzkd-$k.log" || {
+    tail "$tmp/cuzkd-$k.log"
+    fail "cuzkd $k does not claim circuit jobs"
+  }
   i=$((i + 1))
 done
 fp="$(qa --json circuits | jq -r '.circuits[] | select(.name == "mul") | .fingerprint')"
@@ -62,12 +70,17 @@ echo "ok: two cuzkd, each its own copy of circuit mul (fingerprint ${fp:0:16}...
 
 # ---- 1. input.json files and a .wtns, through either daemon's instance -------------
 mkdir -p "$tmp/in" "$tmp/bad"
-cp "$FX/input.json" "$tmp/in/in1.json"; cp "$FX/input.json" "$tmp/in/in2.json"; cp "$FX/witness.wtns" "$tmp/in/w.wtns"
+cp "$FX/input.json" "$tmp/in/in1.json"
+cp "$FX/input.json" "$tmp/in/in2.json"
+cp "$FX/witness.wtns" "$tmp/in/w.wtns"
 j1="$(qa --json prove --queue "$url" --circuit mul "$tmp/in/in1.json" "$tmp/in/in2.json" | jq .job)"
 j2="$(qb --json prove --queue "$url" --circuit mul --tenant t1 --idempotency-key k1 "$tmp/in/w.wtns" "$tmp/in/in1.json" | jq .job)"
 again="$(qa --json prove --queue "$url" --circuit mul --tenant t1 --idempotency-key k1 "$tmp/in/w.wtns" "$tmp/in/in1.json")"
 [ "$(jq .job <<<"$again")" = "$j2" ] && [ "$(jq .created <<<"$again")" = false ] || fail "idempotency: $again (job $j2)"
-set +e; out="$(qa prove --queue "$url" --circuit mul --tenant t1 --idempotency-key k1 "$tmp/in/in2.json" 2>&1)"; rc=$?; set -e
+set +e
+out="$(qa prove --queue "$url" --circuit mul --tenant t1 --idempotency-key k1 "$tmp/in/in2.json" 2>&1)"
+rc=$?
+set -e
 [ $rc -eq 21 ] && [[ "$out" == *"another body"* ]] || fail "the same key with another body: rc $rc: $out"
 echo "ok: jobs $j1 and $j2 submitted; the same key again is job $j2, with another body refused"
 
@@ -77,7 +90,8 @@ other="00DEADBEEF$(printf '0%.0s' $(seq 1 54))"
 j3="$("$BUILD/bin/cuzk" --json prove --queue "$url" --circuit mul --fingerprint "$other" "$tmp/in/in1.json" | jq .job)"
 [ "$(psql_q "SELECT fingerprint FROM cuzk_jobs WHERE id = $j3")" = "${other,,}" ] || fail "fingerprint not kept lower case"
 # A prefix (as a log line shows one) would match no daemon ever: refused at once.
-rc=0; "$BUILD/bin/cuzk" prove --queue "$url" --circuit mul --fingerprint "${fp:0:16}" "$tmp/in/in1.json" \
+rc=0
+"$BUILD/bin/cuzk" prove --queue "$url" --circuit mul --fingerprint "${fp:0:16}" "$tmp/in/in1.json" \
   2>"$tmp/short.err" || rc=$?
 [ "$rc" = 2 ] && grep -q "whole hex" "$tmp/short.err" || fail "a 16-digit fingerprint: exit $rc, $(cat "$tmp/short.err")"
 
@@ -88,10 +102,19 @@ j4="$(qb --json prove --queue "$url" --circuit mul "$tmp/in/in2.json" "$tmp/bad/
 
 for j in "$j1" "$j2"; do
   timeout 300 "$BUILD/bin/cuzk" wait "$j" --queue "$url" --timeout-ms 240000 >/dev/null ||
-    { tail -n 20 "$tmp"/cuzkd-*.log; fail "job $j not done"; }
+    {
+      tail -n 20 "$tmp"/cuzkd-*.log
+      fail "job $j not done"
+    }
 done
-set +e; timeout 300 "$BUILD/bin/cuzk" wait "$j4" --queue "$url" --timeout-ms 240000 >/dev/null; rc=$?; set -e
-[ $rc -eq 22 ] || { tail -n 20 "$tmp"/cuzkd-*.log; fail "job $j4 (bad inputs): wait exit $rc, expected 22 (failed)"; }
+set +e
+timeout 300 "$BUILD/bin/cuzk" wait "$j4" --queue "$url" --timeout-ms 240000 >/dev/null
+rc=$?
+set -e
+[ $rc -eq 22 ] || {
+  tail -n 20 "$tmp"/cuzkd-*.log
+  fail "job $j4 (bad inputs): wait exit $rc, expected 22 (failed)"
+}
 n=0
 for j in "$j1" "$j2"; do
   mkdir -p "$tmp/out-$j"
@@ -105,12 +128,16 @@ by="$("$BUILD/bin/cuzk" status --queue "$url" | jq -c '[.daemons[] | {(.id): .do
 echo "ok: jobs $j1 and $j2 done, $n proofs fetched, snarkjs verifies all (done by: $by)"
 
 mkdir -p "$tmp/out-$j4"
-set +e; out="$("$BUILD/bin/cuzk" fetch "$j4" --queue "$url" --out "$tmp/out-$j4" 2>&1)"; rc=$?; set -e
+set +e
+out="$("$BUILD/bin/cuzk" fetch "$j4" --queue "$url" --out "$tmp/out-$j4" 2>&1)"
+rc=$?
+set -e
 [ $rc -eq 22 ] || fail "fetch of the failed job: rc $rc: $out"
 r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
   "$FX/verification_key.json" "$tmp/out-$j4")" || fail "snarkjs $j4: $r"
 [ "$r" = "1 verified" ] || fail "job $j4: the good partition: snarkjs: $r"
-miss="$(grep '^cuzk fetch: 1: failed' <<<"$out" || true)"; wtns="$(grep '^cuzk fetch: 2: failed' <<<"$out" || true)"
+miss="$(grep '^cuzk fetch: 1: failed' <<<"$out" || true)"
+wtns="$(grep '^cuzk fetch: 2: failed' <<<"$out" || true)"
 [[ "$miss" == *"input values are not given: k"* ]] || fail "the missing signal's reason: $out"
 [ -n "$wtns" ] || fail "the other curve's .wtns: $out"
 tries="$(psql_q "SELECT string_agg(idx || ':' || attempts, ',' ORDER BY idx) FROM cuzk_parts WHERE job = $j4")"

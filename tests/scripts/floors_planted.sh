@@ -6,23 +6,27 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-fail() { echo "floors_planted: FAIL: $*"; exit 1; }
-
-copy() {  # a fresh copy of what floors.sh reads, in $tmp/$1
-	local d="$tmp/$1" m
-	mkdir -p "$d/tests"
-	cp "$root/Makefile" "$d/"
-	cp -r "$root/tests/scripts" "$d/"
-	mv "$d/scripts" "$d/tests/scripts"
-	# ($(API_MODULE) is api/, built where libmicrohttpd is: copied either way)
-	# shellcheck disable=SC2016 # a make variable, $(NAME), taken out
-	for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile" | sed 's/\$([A-Z_]*)//g') api; do
-		cp -r "$root/$m" "$d/"
-	done
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+  echo "floors_planted: FAIL: $*"
+  exit 1
 }
-floors() {  # dir: floors.sh's verdict on it (includes only: no libraries there)
-	BUILD="$tmp/no-build" bash "$tmp/$1/tests/scripts/floors.sh" >"$tmp/$1.out" 2>&1
+
+copy() { # a fresh copy of what floors.sh reads, in $tmp/$1
+  local d="$tmp/$1" m
+  mkdir -p "$d/tests"
+  cp "$root/Makefile" "$d/"
+  cp -r "$root/tests/scripts" "$d/"
+  mv "$d/scripts" "$d/tests/scripts"
+  # ($(API_MODULE) is api/, built where libmicrohttpd is: copied either way)
+  # shellcheck disable=SC2016 # a make variable, $(NAME), taken out
+  for m in $(sed -n 's/^MODULES[[:space:]]*:=[[:space:]]*//p' "$root/Makefile" | sed 's/\$([A-Z_]*)//g') api; do
+    cp -r "$root/$m" "$d/"
+  done
+}
+floors() { # dir: floors.sh's verdict on it (includes only: no libraries there)
+  BUILD="$tmp/no-build" bash "$tmp/$1/tests/scripts/floors.sh" >"$tmp/$1.out" 2>&1
 }
 
 copy clean
@@ -33,21 +37,21 @@ echo "ok: unplanted copy passes"
 # that stands on cuzkd (floors.sh's NEVER table), by its own path or a relative one;
 # the ground floor importing anything; the fleet agent standing on cuzkd.
 plants=(
-	'tools/client.c:#include "supervisor/sup.h"'
-	'tools/client.c:#include "supervisor/control.h"'
-	'tools/client.c:#include "../supervisor/sup.h"'
-	'api/http.c:#include "supervisor/control.h"'
-	'base/os.c:#include "zk/field.h"'
-	'fleet/fleet.c:#include "supervisor/sup.h"'
+  'tools/client.c:#include "supervisor/sup.h"'
+  'tools/client.c:#include "supervisor/control.h"'
+  'tools/client.c:#include "../supervisor/sup.h"'
+  'api/http.c:#include "supervisor/control.h"'
+  'base/os.c:#include "zk/field.h"'
+  'fleet/fleet.c:#include "supervisor/sup.h"'
 )
 for plant in "${plants[@]}"; do
-	file="${plant%%:*}" line="${plant#*:}" name="p$RANDOM"
-	copy "$name"
-	printf '%s\n' "$line" >>"$tmp/$name/$file"
-	floors "$name" && fail "floors.sh passed with $line in $file"
-	target="${line#*\"}"
-	target="${target#../}"
-	grep -q "$file.*${target%%/*}" "$tmp/$name.out" ||
-		fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
-	echo "ok: $line in $file -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
+  file="${plant%%:*}" line="${plant#*:}" name="p$RANDOM"
+  copy "$name"
+  printf '%s\n' "$line" >>"$tmp/$name/$file"
+  floors "$name" && fail "floors.sh passed with $line in $file"
+  target="${line#*\"}"
+  target="${target#../}"
+  grep -q "$file.*${target%%/*}" "$tmp/$name.out" ||
+    fail "floors.sh failed, but not on the planted line: $(grep FAIL "$tmp/$name.out")"
+  echo "ok: $line in $file -> $(grep FAIL "$tmp/$name.out" | head -n 1)"
 done

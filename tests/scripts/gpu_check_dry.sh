@@ -17,7 +17,11 @@ set -euo pipefail
 . "$ROOT/tests/fixtures/env.sh"
 [ -x "$SNARKJS" ] || bash "$MAKE_FIXTURES" -q >/dev/null # snarkjs only: the fixture is made by the script
 use_tmp
-fail() { echo "FAIL: $*"; [ -f "$tmp/out/summary.txt" ] && cat "$tmp/out/summary.txt"; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  [ -f "$tmp/out/summary.txt" ] && cat "$tmp/out/summary.txt"
+  exit 1
+}
 if [ ! -x "$BUILD/tests-gpu/gpu_test" ] || [ ! -x "$BUILD/bench-gpu/gpu_bench" ]; then
   echo "SKIP: not a CUDA build (no $BUILD/tests-gpu/gpu_test): the GPU check packs the CUDA programs"
   exit 77
@@ -34,7 +38,10 @@ gpu_steps=(gpu-test closed proof proof-bls msm ntt h2d proof-22 memcheck raceche
 rc=0
 # no --bundle: the dry run packs one from this build ($BUILD/gpu-bundle.tar.gz), its first step
 OUT="$tmp/out" bash "$ROOT/bench/gpu-check.sh" --dry-run --lg 12 --work "$tmp/work" >"$tmp/run.log" 2>&1 || rc=$?
-[ $rc = 0 ] || { tail -n 30 "$tmp/run.log"; fail "gpu-check.sh --dry-run exited $rc"; }
+[ $rc = 0 ] || {
+  tail -n 30 "$tmp/run.log"
+  fail "gpu-check.sh --dry-run exited $rc"
+}
 n="$(find "$tmp/out" -type f | wc -l)"
 [ "$n" -le 8 ] || fail "$n files under OUT (at most 8)"
 [ "$(head -n 1 "$tmp/out/summary.txt" | cut -c1-9)" = "gpu-check" ] || fail "summary.txt does not start with its title"
@@ -87,7 +94,10 @@ rm -rf "$tmp/out2"
 rc=0
 GPU_CHECK_LOADER=1 OUT="$tmp/out2" bash "$ROOT/bench/gpu-check.sh" --dry-run --lg 8 --bundle "$BUILD/gpu-bundle.tar.gz" \
   >"$tmp/run2.log" 2>&1 || rc=$?
-[ $rc = 0 ] || { tail -n 30 "$tmp/run2.log"; fail "the packed-loader dry run exited $rc"; }
+[ $rc = 0 ] || {
+  tail -n 30 "$tmp/run2.log"
+  fail "the packed-loader dry run exited $rc"
+}
 for s in libs fixture cpu-proof; do
   grep -Eq "^\| $s +\| ok " "$tmp/out2/summary.txt" || fail "packed loader: step $s did not run ok"
 done

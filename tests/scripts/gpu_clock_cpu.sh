@@ -13,7 +13,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+command -v python3 >/dev/null || {
+  echo "SKIP: python3 missing"
+  exit 77
+}
 if [ -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ] || ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
   NVML_HERE=1
 else
@@ -27,8 +30,8 @@ fx=bn128-chain
 declare -A ids
 mkdir -p "$tmp/a/in" "$tmp/a/out"
 for i in $(seq 1 $N); do cp "$REF_FIXTURES/$fx/witness.wtns" "$tmp/a/in/w$i.wtns"; done
-out="$(cuzk --json prove --zkey "$REF_FIXTURES/$fx/circuit_final.zkey" --out "$tmp/a/out" "$tmp/a/in"/w*.wtns)" \
-  || fail "submit: $out"
+out="$(cuzk --json prove --zkey "$REF_FIXTURES/$fx/circuit_final.zkey" --out "$tmp/a/out" "$tmp/a/in"/w*.wtns)" ||
+  fail "submit: $out"
 ids[a]="$(js 'r.job' "$out")"
 wait_jobs a
 n=0
@@ -76,7 +79,7 @@ print(f"ok: gpu_busy {busy:.3f} s, lane occupancy {occ:.3f} s of {wall:.1f} s wa
       f"cpu {cpu:.2f} s; nvml_up 0 (NVML library on this machine: {'yes' if nvml_here else 'no'})")
 PY
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once >"$tmp/top.txt" || fail "cuzk-top --once"
-grep -Eq '^  device 0: gpu_busy [0-9.]+%  lane occupancy [0-9.]+%  gaps 5 p50 .* cpu [0-9.]+ s  nvml none$' "$tmp/top.txt" \
-  || fail "cuzk-top --once has no device line: $(cat "$tmp/top.txt")"
+grep -Eq '^  device 0: gpu_busy [0-9.]+%  lane occupancy [0-9.]+%  gaps 5 p50 .* cpu [0-9.]+ s  nvml none$' "$tmp/top.txt" ||
+  fail "cuzk-top --once has no device line: $(cat "$tmp/top.txt")"
 echo "ok: cuzk-top --once: $(grep '^  device 0' "$tmp/top.txt")"
 daemon_stop

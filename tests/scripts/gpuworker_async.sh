@@ -29,10 +29,10 @@ done
 # While they run: preload and evict the first circuit (the worker applies the table
 # between partitions, once nothing is in flight; both must complete).
 Z="$REF_FIXTURES/bn128/circuit_final.zkey"
-out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json preload "$Z")" \
-  || fail "preload while jobs run: $out"
-out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json evict "$Z")" \
-  || fail "evict while jobs run: $out"
+out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json preload "$Z")" ||
+  fail "preload while jobs run: $out"
+out="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json evict "$Z")" ||
+  fail "evict while jobs run: $out"
 echo "ok: preload and evict applied by every stage while the async worker had work"
 wait_jobs a b c
 n=0

@@ -16,20 +16,20 @@ rc=0
 "$BUILD/bin/cuzk-gpuworker" --instance "nosuch$$" --backend cuda >"$tmp/w.out" 2>&1 || rc=$?
 if grep -q "not built" "$tmp/w.out"; then
   [ "$(wc -l <"$tmp/w.out")" = 1 ] || fail "more than one line: $(cat "$tmp/w.out")"
-  grep -q "the CUDA backend is not built into this cuzk-gpuworker" "$tmp/w.out" \
-    || fail "unclear message: $(cat "$tmp/w.out")"
+  grep -q "the CUDA backend is not built into this cuzk-gpuworker" "$tmp/w.out" ||
+    fail "unclear message: $(cat "$tmp/w.out")"
   [ $rc = 111 ] || fail "exit $rc (expected 111): $(cat "$tmp/w.out")"
   echo "ok: CUDA=0 build: $(cat "$tmp/w.out")"
   rc=0
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground --devices cuda:0 \
     --driver-gpus 0000:01:00.0 >"$tmp/d.out" 2>&1 || rc=$?
-  [ $rc != 0 ] && grep -q "built without the CUDA backend" "$tmp/d.out" \
-    || fail "cuzkd --devices cuda:0 in a CUDA=0 build: rc $rc: $(cat "$tmp/d.out")"
+  [ $rc != 0 ] && grep -q "built without the CUDA backend" "$tmp/d.out" ||
+    fail "cuzkd --devices cuda:0 in a CUDA=0 build: rc $rc: $(cat "$tmp/d.out")"
   echo "ok: CUDA=0 build: cuzkd: $(head -n 1 "$tmp/d.out")"
   exit 0
 fi
 grep -q "nosuch$$" "$tmp/w.out" || fail "CUDA build, no instance: unexpected: $(cat "$tmp/w.out")"
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' >/dev/null; then  # -c reads all: no SIGPIPE under pipefail
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -c '^GPU' >/dev/null; then # -c reads all: no SIGPIPE under pipefail
   echo "SKIP: this machine has a GPU (bench/gpu-check.sh tests the CUDA backend there)"
   exit 77
 fi
@@ -40,14 +40,14 @@ for _ in $(seq 1 100); do
   [ "$(grep -c 'cuzk-gpuworker 0 (pid [0-9]*) exited with code' "$tmp/cuzkd.log")" -ge 2 ] && break
   sleep 0.1
 done
-grep -q 'cuzk-gpuworker 0 (pid [0-9]*) exited with code 111' "$tmp/cuzkd.log" \
-  || fail "cuzkd did not report the worker's exit code 111"
+grep -q 'cuzk-gpuworker 0 (pid [0-9]*) exited with code 111' "$tmp/cuzkd.log" ||
+  fail "cuzkd did not report the worker's exit code 111"
 grep -q 'killed by signal' "$tmp/cuzkd.log" && fail "a stage crashed with a signal"
-line="$(grep -m1 'cuzk-gpuworker\[.*no CUDA device' "$tmp/cuzkd.log")" \
-  || fail "the worker's 'no CUDA device' line is missing"
+line="$(grep -m1 'cuzk-gpuworker\[.*no CUDA device' "$tmp/cuzkd.log")" ||
+  fail "the worker's 'no CUDA device' line is missing"
 # the sentence names the CUDA error and the fix (gpu_device_probe), not only "no device"
-grep -q 'cudaError[A-Za-z]*' <<<"$line" && grep -q 'or use --devices cpu:N' <<<"$line" \
-  || fail "the worker's line does not name the CUDA error and the fix: $line"
+grep -q 'cudaError[A-Za-z]*' <<<"$line" && grep -q 'or use --devices cpu:N' <<<"$line" ||
+  fail "the worker's line does not name the CUDA error and the fix: $line"
 echo "ok: worker: $line"
 echo "ok: cuzkd: $(grep -m1 'cuzk-gpuworker 0 (pid [0-9]*) exited with code' "$tmp/cuzkd.log")"
 kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died"

@@ -9,47 +9,53 @@
 # the message naming the package, and prove-local on a missing file still runs (exit 3).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v readelf >/dev/null || { echo "SKIP: readelf not installed (binutils)"; exit 77; }
+command -v readelf >/dev/null || {
+  echo "SKIP: readelf not installed (binutils)"
+  exit 77
+}
 need_cuzk
 NEED_MAKE="make" need_built bin/cuzkd bin/cuzk-top bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
-fail() { echo "lean_link: FAIL: $*" >&2; exit 1; }
+fail() {
+  echo "lean_link: FAIL: $*" >&2
+  exit 1
+}
 
 needed() { readelf -d "$BUILD/bin/$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 for b in cuzk cuzkd cuzk-top cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-	libs="$(needed "$b" | tr '\n' ' ')"
-	echo "ok   $b: $libs"
-	case " $libs" in *" libpq.so"*) fail "$b names libpq: store/pq_dl.c loads it, link without -lpq" ;; esac
-	if [ "$b" != cuzk-top ]; then
-		case " $libs" in *" libncurses"* | *" libtinfo"*) fail "$b names ncurses: only cuzk-top draws with it" ;; esac
-	fi
+  libs="$(needed "$b" | tr '\n' ' ')"
+  echo "ok   $b: $libs"
+  case " $libs" in *" libpq.so"*) fail "$b names libpq: store/pq_dl.c loads it, link without -lpq" ;; esac
+  if [ "$b" != cuzk-top ]; then
+    case " $libs" in *" libncurses"* | *" libtinfo"*) fail "$b names ncurses: only cuzk-top draws with it" ;; esac
+  fi
 done
 for l in libsqlite3 libhwloc liburing; do
-	needed cuzk | grep -q "^$l\." && fail "cuzk names $l, which only cuzkd calls"
+  needed cuzk | grep -q "^$l\." && fail "cuzk names $l, which only cuzkd calls"
 done
 needed cuzk-top | grep -q '^libncursesw\.' || fail "cuzk-top does not name libncursesw (this test's own check is stale)"
 # libmicrohttpd (and through it GnuTLS) is cuzk-api's alone
 for b in cuzk cuzkd cuzk-top cuzk-synth cuzk-gpuworker cuzk-finalizer; do
-	needed "$b" | grep -q '^libmicrohttpd\.' && fail "$b names libmicrohttpd, which only cuzk-api calls"
+  needed "$b" | grep -q '^libmicrohttpd\.' && fail "$b names libmicrohttpd, which only cuzk-api calls"
 done
 if [ -x "$BUILD/bin/cuzk-api" ]; then
-	echo "ok   cuzk-api: $(needed cuzk-api | tr '\n' ' ')"
-	needed cuzk-api | grep -q '^libmicrohttpd\.' || fail "cuzk-api does not name libmicrohttpd (this test's own check is stale)"
-	for l in libsqlite3 libhwloc liburing libncursesw; do
-		needed cuzk-api | grep -q "^$l\." && fail "cuzk-api names $l, which it never calls"
-	done
+  echo "ok   cuzk-api: $(needed cuzk-api | tr '\n' ' ')"
+  needed cuzk-api | grep -q '^libmicrohttpd\.' || fail "cuzk-api does not name libmicrohttpd (this test's own check is stale)"
+  for l in libsqlite3 libhwloc liburing libncursesw; do
+    needed cuzk-api | grep -q "^$l\." && fail "cuzk-api names $l, which it never calls"
+  done
 fi
 echo "ok   no binary names libpq; cuzk names no library of cuzkd's or cuzk-top's"
 
 lp="$(ldconfig -p 2>/dev/null | awk '!p && $1 == "libpq.so.5" && /x86-64/ { p = $NF } END { print p }')"
 if [ -z "$lp" ]; then
-	echo "note: libpq.so.5 is not installed: the fleet queue's message is what the next check sees anyway"
+  echo "note: libpq.so.5 is not installed: the fleet queue's message is what the next check sees anyway"
 fi
 use_tmp
 : >"$tmp/empty"
 hide="${lp:+mount --bind $tmp/empty $lp && }"
 if ! unshare -rm sh -c "${hide}true" 2>/dev/null; then
-	echo "note: no user and mount namespace here (unshare -rm): the missing-libpq run is not checked"
-	exit 0
+  echo "note: no user and mount namespace here (unshare -rm): the missing-libpq run is not checked"
+  exit 0
 fi
 set +e
 unshare -rm sh -c "${hide}exec \"\$0\" status --queue postgresql://localhost/cuzk 1" "$CUZK" >"$tmp/out" 2>&1

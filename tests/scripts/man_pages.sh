@@ -6,42 +6,48 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 NEED_MAKE="make" need_built bin/cuzk bin/cuzkd bin/cuzk-top
-command -v scdoc >/dev/null || { echo "SKIP: scdoc not installed (deploy/install-deps.sh installs it)"; exit 77; }
+command -v scdoc >/dev/null || {
+  echo "SKIP: scdoc not installed (deploy/install-deps.sh installs it)"
+  exit 77
+}
 use_tmp
-fail() { echo "man_pages: FAIL: $*" >&2; exit 1; }
+fail() {
+  echo "man_pages: FAIL: $*" >&2
+  exit 1
+}
 
 for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5 cuzk-api.8; do
-	scdoc < "docs/man/$page.scd" > "$tmp/$page" || fail "scdoc: docs/man/$page.scd"
-	grep -q '^\.TH' "$tmp/$page" || fail "$page: no .TH header"
+  scdoc <"docs/man/$page.scd" >"$tmp/$page" || fail "scdoc: docs/man/$page.scd"
+  grep -q '^\.TH' "$tmp/$page" || fail "$page: no .TH header"
 done
 n=0
 pairs=(cuzk:cuzk.1 cuzkd:cuzkd.8 cuzk-top:cuzk-top.1)
 # cuzk-api is built where libmicrohttpd is (the Makefile leaves it out otherwise)
 [ -x "$BUILD/bin/cuzk-api" ] && pairs+=(cuzk-api:cuzk-api.8)
 for pair in "${pairs[@]}"; do
-	bin="${pair%%:*}" page="${pair#*:}"
-	opts="$("$BUILD/bin/$bin" --help | sed '/^exit codes/,$d' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)"
-	[ -n "$opts" ] || fail "$bin --help lists no option"
-	for o in $opts; do
-		# scdoc writes "\-\-name" or "--name" in roff; the source is what a person edits
-		grep -qE -- "(^|[^a-z0-9-])$o([^a-z0-9-]|$)" "docs/man/$page.scd" ||
-			fail "$bin --help has $o, docs/man/$page.scd does not"
-		n=$((n + 1))
-	done
-	echo "ok   $bin: $(echo "$opts" | wc -l) options of --help in $page"
+  bin="${pair%%:*}" page="${pair#*:}"
+  opts="$("$BUILD/bin/$bin" --help | sed '/^exit codes/,$d' | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)"
+  [ -n "$opts" ] || fail "$bin --help lists no option"
+  for o in $opts; do
+    # scdoc writes "\-\-name" or "--name" in roff; the source is what a person edits
+    grep -qE -- "(^|[^a-z0-9-])$o([^a-z0-9-]|$)" "docs/man/$page.scd" ||
+      fail "$bin --help has $o, docs/man/$page.scd does not"
+    n=$((n + 1))
+  done
+  echo "ok   $bin: $(echo "$opts" | wc -l) options of --help in $page"
 done
 # --version prints debian/changelog's version
 want="$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)"
 for bin in cuzk cuzkd cuzk-top; do
-	got="$("$BUILD/bin/$bin" --version)"
-	[ "$got" = "$bin $want" ] || fail "$bin --version: '$got', debian/changelog says $want"
+  got="$("$BUILD/bin/$bin" --version)"
+  [ "$got" = "$bin $want" ] || fail "$bin --version: '$got', debian/changelog says $want"
 done
 echo "ok   cuzk, cuzkd, cuzk-top --version: $want (debian/changelog)"
 if command -v man >/dev/null; then
-	for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5 cuzk-api.8; do
-		w="$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/$page" 2>&1 >/dev/null)" || true
-		[ -z "$w" ] || fail "$page: man --warnings: $w"
-	done
-	echo "ok   every page formats without warnings (man --warnings)"
+  for page in cuzk.1 cuzkd.8 cuzk-top.1 cuzkd.conf.5 cuzk-api.8; do
+    w="$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$tmp/$page" 2>&1 >/dev/null)" || true
+    [ -z "$w" ] || fail "$page: man --warnings: $w"
+  done
+  echo "ok   every page formats without warnings (man --warnings)"
 fi
 echo "PASS: $n options documented, versions agree"

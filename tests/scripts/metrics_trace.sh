@@ -14,7 +14,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+command -v python3 >/dev/null || {
+  echo "SKIP: python3 missing"
+  exit 77
+}
 daemon_init tmet
 holder_pid=""
 # shellcheck disable=SC2016 # run at exit, with the pid then
@@ -23,19 +26,32 @@ chk() { python3 "$HERE/top_check.py" "$@"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # ---- 1. option checks ----------------------------------------------------------------
-rc=0; "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --metrics-listen localhost:9464 \
+rc=0
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --metrics-listen localhost:9464 \
   --plan >"$tmp/bad.log" 2>&1 || rc=$?
-[ $rc -eq 2 ] && grep -q "numeric" "$tmp/bad.log" || { cat "$tmp/bad.log"; fail "--metrics-listen localhost:9464: exit $rc, want 2"; }
+[ $rc -eq 2 ] && grep -q "numeric" "$tmp/bad.log" || {
+  cat "$tmp/bad.log"
+  fail "--metrics-listen localhost:9464: exit $rc, want 2"
+}
 python3 -c 'import socket,sys,time
 s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)
 open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(60)' "$tmp/held" &
 holder_pid=$!
-for _ in $(seq 1 50); do [ -s "$tmp/held" ] && break; sleep 0.1; done
+for _ in $(seq 1 50); do
+  [ -s "$tmp/held" ] && break
+  sleep 0.1
+done
 port="$(cat "$tmp/held")"
-rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices cpu:1 --buffers 2 \
+rc=0
+timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices cpu:1 --buffers 2 \
   --buffer-mb 16 --foreground --metrics-listen "127.0.0.1:$port" >"$tmp/taken.log" 2>&1 || rc=$?
-kill "$holder_pid" 2>/dev/null || true; wait "$holder_pid" 2>/dev/null || true; holder_pid=""
-[ $rc -eq 3 ] && grep -q "metrics-listen" "$tmp/taken.log" || { cat "$tmp/taken.log"; fail "port taken: exit $rc, want 3"; }
+kill "$holder_pid" 2>/dev/null || true
+wait "$holder_pid" 2>/dev/null || true
+holder_pid=""
+[ $rc -eq 3 ] && grep -q "metrics-listen" "$tmp/taken.log" || {
+  cat "$tmp/taken.log"
+  fail "port taken: exit $rc, want 3"
+}
 [ ! -e /dev/shm/cuzk-"$inst".data ] || fail "segments left behind after a failed start"
 echo "ok: --metrics-listen: a name is refused (2), a taken port stops cuzkd (3)"
 
@@ -51,11 +67,11 @@ NPART="${CUZK_TRACE_PARTS:-4}"
 fx="$REF_FIXTURES/bn128-chain"
 mkdir -p "$tmp/in" "$tmp/out"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
-out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" \
-  || fail "submit: $out"
+out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns)" ||
+  fail "submit: $out"
 job="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["job"])' "$out")"
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null \
-  || fail "job $job did not finish"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null ||
+  fail "job $job did not finish"
 
 got="$(chk http "$port" GET /metrics "$tmp/http.prom")" || fail "GET /metrics: $got"
 case "$got" in "200 text/plain; version=0.0.4"*) ;; *) fail "GET /metrics: $got" ;; esac
@@ -82,10 +98,14 @@ w='{stage="gpuworker",index="0",'
 [ "$(metric "cuzk_gauge${w}name=\"precomp_bytes\"}")" = $((3 * 64 * 32)) ] || fail "precomp_bytes != 3 x 2^6 x 32"
 [ "$(metric "cuzk_gauge${w}name=\"precomp_budget\"}")" = $((512 << 20)) ] || fail "precomp_budget != 512 MiB"
 echo "ok: worker precomputation: 1 domain build, $((NPART - 1)) hits, 6144 bytes of 512 MiB"
-got="$(chk http "$port" HEAD /metrics "$tmp/head")"; [ "${got%% *}" = 200 ] && [ ! -s "$tmp/head" ] || fail "HEAD: $got"
-got="$(chk http "$port" GET /nope "$tmp/404")"; [ "${got%% *}" = 404 ] || fail "GET /nope: $got"
-got="$(chk http "$port" POST /metrics "$tmp/405")"; [ "${got%% *}" = 405 ] || fail "POST: $got"
-got="$(chk http "$port" x x "$tmp/400" 'garbage\r\n\r\n')"; [ "${got%% *}" = 400 ] || fail "garbage: $got"
+got="$(chk http "$port" HEAD /metrics "$tmp/head")"
+[ "${got%% *}" = 200 ] && [ ! -s "$tmp/head" ] || fail "HEAD: $got"
+got="$(chk http "$port" GET /nope "$tmp/404")"
+[ "${got%% *}" = 404 ] || fail "GET /nope: $got"
+got="$(chk http "$port" POST /metrics "$tmp/405")"
+[ "${got%% *}" = 405 ] || fail "POST: $got"
+got="$(chk http "$port" x x "$tmp/400" 'garbage\r\n\r\n')"
+[ "${got%% *}" = 400 ] || fail "garbage: $got"
 # a silent client is dropped after its 1 s (METRICS_HTTP_READ_MS); the next request is still answered
 python3 -c 'import socket,sys,time; s=socket.create_connection(("127.0.0.1",int(sys.argv[1]))); time.sleep(3); s.close()' "$port" &
 silent_pid=$!
@@ -94,7 +114,10 @@ got="$(timeout 20 python3 "$HERE/top_check.py" http "$port" GET /metrics "$tmp/a
 [ "${got%% *}" = 200 ] || fail "after a silent client: $got"
 wait "$silent_pid" || true
 if command -v ss >/dev/null; then
-  ss -Hltn "sport = :$port" | grep -q "127.0.0.1:$port" || { ss -ltn; fail "not bound to 127.0.0.1:$port"; }
+  ss -Hltn "sport = :$port" | grep -q "127.0.0.1:$port" || {
+    ss -ltn
+    fail "not bound to 127.0.0.1:$port"
+  }
   ss -Hltn "sport = :$port" | grep -qv "127.0.0.1:$port" && fail "also bound elsewhere"
 fi
 echo "ok: GET /metrics (format, same families as cuzk metrics), HEAD, 404, 405, 400, silent client"
@@ -106,8 +129,12 @@ if command -v node >/dev/null; then
     "$tmp/trace.json" || fail "trace: JSON.parse"
 fi
 chk trace "$tmp/trace.json" "$NPART" || fail "trace"
-rc=0; cuzk trace -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 2 ] || fail "trace without --job: exit $rc"
-rc=0; cuzk trace --job 999999 -o "$tmp/x.json" 2>/dev/null || rc=$?; [ $rc -eq 21 ] || fail "trace of an unknown job: exit $rc"
+rc=0
+cuzk trace -o "$tmp/x.json" 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "trace without --job: exit $rc"
+rc=0
+cuzk trace --job 999999 -o "$tmp/x.json" 2>/dev/null || rc=$?
+[ $rc -eq 21 ] || fail "trace of an unknown job: exit $rc"
 
 # ---- 4. shutdown closes the port --------------------------------------------------------
 daemon_stop

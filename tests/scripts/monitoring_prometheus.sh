@@ -13,24 +13,42 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 prom="$(command -v prometheus || true)"
-[ -n "$prom" ] || { echo "SKIP: prometheus not installed (deploy/install-deps.sh installs it)"; exit 77; }
-if [ "$(id -u)" -ne 0 ]; then echo "SKIP: monitoring_prometheus runs PostgreSQL as nobody, which needs root"; exit 77; fi
+[ -n "$prom" ] || {
+  echo "SKIP: prometheus not installed (deploy/install-deps.sh installs it)"
+  exit 77
+}
+if [ "$(id -u)" -ne 0 ]; then
+  echo "SKIP: monitoring_prometheus runs PostgreSQL as nobody, which needs root"
+  exit 77
+fi
 bindir="$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -n1)"
 [ -n "$bindir" ] && [ -x "$bindir/initdb" ] ||
-	{ echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"; exit 77; }
+  {
+    echo "SKIP: no PostgreSQL server binaries (deploy/install-deps.sh installs postgresql)"
+    exit 77
+  }
 daemon_init mon
 FX="$FIXTURES/bn128/mulchain-10"
 [ -f "$FX/circuit_final.zkey" ] || bash "$MAKE_FIXTURES" -q --curve bn128 --only mulchain-10 >/dev/null
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # PostgreSQL: unix socket only (listen_addresses ''), as nobody (initdb refuses root).
-pg="$tmp/pg"; mkdir -p "$pg"; chown nobody "$pg"; chmod 755 "$tmp"
+pg="$tmp/pg"
+mkdir -p "$pg"
+chown nobody "$pg"
+chmod 755 "$tmp"
 as_pg() { runuser -u nobody -- "$@"; }
 pgport="$(free_port)"
 daemon_on_exit="as_pg $bindir/pg_ctl -D $pg/data -m immediate stop >/dev/null 2>&1 || true; [ -z \"\${prom_pid:-}\" ] || kill \$prom_pid 2>/dev/null || true"
-as_pg "$bindir/initdb" -D "$pg/data" -U cuzk --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || { cat "$tmp/initdb.log"; fail "initdb"; }
+as_pg "$bindir/initdb" -D "$pg/data" -U cuzk --auth=trust -E UTF8 >"$tmp/initdb.log" 2>&1 || {
+  cat "$tmp/initdb.log"
+  fail "initdb"
+}
 as_pg "$bindir/pg_ctl" -D "$pg/data" -l "$pg/log" -w -t 60 -o "-p $pgport -k $pg -c listen_addresses=''" start >/dev/null ||
-	{ tail "$pg/log"; fail "pg_ctl start"; }
+  {
+    tail "$pg/log"
+    fail "pg_ctl start"
+  }
 as_pg "$bindir/createdb" -h "$pg" -p "$pgport" -U cuzk cuzk
 url="postgresql://cuzk@/cuzk?host=$pg&port=$pgport"
 
@@ -47,13 +65,16 @@ scrape_configs:
     static_configs: [{targets: ["127.0.0.1:$mport"]}]
 YML
 "$prom" --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
+  --web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
 api="http://127.0.0.1:$pport/api/v1"
 for _ in $(seq 1 600); do
-	curl -fsS "$api/query?query=up" 2>/dev/null | grep -q '"value"' && break
-	kill -0 $prom_pid 2>/dev/null || { tail "$tmp/prometheus.log"; fail "prometheus exited"; }
-	sleep 0.1
+  curl -fsS "$api/query?query=up" 2>/dev/null | grep -q '"value"' && break
+  kill -0 $prom_pid 2>/dev/null || {
+    tail "$tmp/prometheus.log"
+    fail "prometheus exited"
+  }
+  sleep 0.1
 done
 echo "ok   $($prom --version 2>&1 | head -n1) on 127.0.0.1:$pport, scraping cuzkd's 127.0.0.1:$mport"
 
@@ -64,7 +85,7 @@ j1="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp"/
 j2="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp"/in/w[5-8].wtns | js 'r.job' "$(cat)")"
 for j in "$j1" "$j2"; do cuzk wait "$j" --timeout-ms 600000 >/dev/null || fail "job $j: $(cuzk status "$j")"; done
 verified="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
-	"$FX/verification_key.json" "$tmp/out")" || fail "snarkjs: $verified"
+  "$FX/verification_key.json" "$tmp/out")" || fail "snarkjs: $verified"
 [ "$verified" = "8 verified" ] || fail "snarkjs: $verified, want 8"
 echo "ok   8 partitions in 2 jobs proved, snarkjs verified 8"
 
@@ -72,10 +93,10 @@ echo "ok   8 partitions in 2 jobs proved, snarkjs verified 8"
 # asserted: the loop ends on the data, the bound only stops a broken run).
 q() { curl -fsS --get "$api/$1" --data-urlencode "$2" ${3:+--data-urlencode "$3"} ${4:+--data-urlencode "$4"}; }
 for _ in $(seq 1 1200); do
-	v="$(q query 'query=sum(cuzk_stage_counter_total{job="cuzk",stage="finalizer",counter="parts_done"})' |
-		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')"
-	[ "${v%.*}" -ge 8 ] 2>/dev/null && break
-	sleep 0.1
+  v="$(q query 'query=sum(cuzk_stage_counter_total{job="cuzk",stage="finalizer",counter="parts_done"})' |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')"
+  [ "${v%.*}" -ge 8 ] 2>/dev/null && break
+  sleep 0.1
 done
 [ "${v%.*}" -ge 8 ] 2>/dev/null || fail "Prometheus never saw 8 finished partitions (last: $v)"
 t_done="$(date +%s.%N)"
@@ -145,6 +166,8 @@ for e, where in exprs.items():
 assert not bad, "\n".join(bad)
 print(f"ok   every dashboard query ({sum(1 for w in exprs.values() if not w.startswith('rule'))}) returns series; every rule evaluates, none fires")
 PY
-kill $prom_pid; wait $prom_pid 2>/dev/null || true; prom_pid=""
+kill $prom_pid
+wait $prom_pid 2>/dev/null || true
+prom_pid=""
 daemon_shutdown_clean
 echo "PASS: Prometheus scraped a real cuzkd; every metric of the dashboard and the rules has series"

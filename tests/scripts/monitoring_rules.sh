@@ -6,12 +6,18 @@
 # metrics exist is tests/scripts/monitoring_prometheus.sh's part.)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v promtool >/dev/null || { echo "SKIP: promtool not installed (deploy/install-deps.sh installs prometheus)"; exit 77; }
-fail() { echo "monitoring_rules: FAIL: $*" >&2; exit 1; }
+command -v promtool >/dev/null || {
+  echo "SKIP: promtool not installed (deploy/install-deps.sh installs prometheus)"
+  exit 77
+}
+fail() {
+  echo "monitoring_rules: FAIL: $*" >&2
+  exit 1
+}
 m=deploy/monitoring
 
 promtool check rules "$m/cuzk-alerts.yml" || fail "promtool check rules"
-( cd "$m" && promtool test rules cuzk-alerts.test.yml ) || fail "promtool test rules"
+(cd "$m" && promtool test rules cuzk-alerts.test.yml) || fail "promtool test rules"
 python3 - "$m/cuzk-alerts.yml" "$m/cuzk-alerts.test.yml" docs/runbook.md "$m/cuzk-dashboard.json" <<'PY' || fail "rules, runbook or dashboard"
 import json, re, sys
 rules, tests, runbook, dash = (open(p).read() for p in sys.argv[1:5])

@@ -22,14 +22,19 @@ use_fixtures
 
 use_tmp
 fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
 ok() { echo "ok    $*"; }
 
 # ---- byte for byte against circom ---------------------------------------------------
 for ck in "bn128 10" "bn128 13" "bls12381 10"; do
-  c="${ck% *}"; k="${ck#* }"
+  c="${ck% *}"
+  k="${ck#* }"
   F="$FIXTURES/$c/mulchain-$k"
-  w="$tmp/$c-$k"; mkdir -p "$w"
+  w="$tmp/$c-$k"
+  mkdir -p "$w"
   if ! "$GEN" --curve "$c" "$k" "$w" 2>"$w/err"; then
     bad "mulchain_gen --curve $c $k failed: $(head -c 300 "$w/err")"
     continue
@@ -44,9 +49,13 @@ for ck in "bn128 10" "bn128 13" "bls12381 10"; do
 done
 
 # ---- a generated circuit proves and verifies -----------------------------------------
-w="$tmp/prove"; mkdir -p "$w"
-step() {  # cmd...: runs it, its output into $w/log; a failure is reported
-  "$@" >"$w/log" 2>&1 || { bad "generated 2^10: ${*:1:2} failed: $(tail -c 300 "$w/log")"; return 1; }
+w="$tmp/prove"
+mkdir -p "$w"
+step() { # cmd...: runs it, its output into $w/log; a failure is reported
+  "$@" >"$w/log" 2>&1 || {
+    bad "generated 2^10: ${*:1:2} failed: $(tail -c 300 "$w/log")"
+    return 1
+  }
 }
 if step "$GEN" 10 "$w" && step "$CUZK" test-setup -q "$w/circuit.r1cs" "$w/k.zkey" &&
   step "$SNARKJS" zkey export verificationkey "$w/k.zkey" "$w/vk.json" &&
@@ -60,7 +69,7 @@ if step "$GEN" 10 "$w" && step "$CUZK" test-setup -q "$w/circuit.r1cs" "$w/k.zke
 fi
 
 # ---- usage -----------------------------------------------------------------------------
-expect_rc() {  # rc what cmd...
+expect_rc() { # rc what cmd...
   local want="$1" what="$2" rc=0
   shift 2
   "$@" >/dev/null 2>&1 || rc=$?
@@ -73,5 +82,8 @@ expect_rc 2 "no output directory" "$GEN" 10
 expect_rc 2 "unknown curve" "$GEN" --curve bn254x 10 "$tmp"
 expect_rc 1 "output directory missing" "$GEN" 10 "$tmp/nowhere"
 
-[ $fails -eq 0 ] || { echo "mulchain_gen: $fails failure(s)"; exit 1; }
+[ $fails -eq 0 ] || {
+  echo "mulchain_gen: $fails failure(s)"
+  exit 1
+}
 echo "mulchain_gen: all checks passed"

@@ -31,7 +31,8 @@ prove_round() {
 }
 
 # Without the test option a topology file only plans.
-rc=0; "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --topology "$topo" \
+rc=0
+"$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --topology "$topo" \
   --devices cpu:2 >"$tmp/refused" 2>&1 || rc=$?
 [ $rc -eq 2 ] && grep -q -- '--test-fake-topology' "$tmp/refused" || fail "--topology without --plan: rc $rc: $(cat "$tmp/refused")"
 echo "ok: --topology without --plan or --test-fake-topology is refused (exit 2)"
@@ -124,7 +125,9 @@ spid="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuz
 kill -KILL "$spid"
 prove_round 2
 job2="$job"
-for _ in $(seq 1 100); do  # synth 1 restarted (back-off 0.25 s), for its new pid
+for _ in $( # synth 1 restarted (back-off 0.25 s), for its new pid
+  seq 1 100
+); do
   p1="$(js 'r.children.find(c => c.stage == "synth" && c.index == 1).pid' "$(cuzk --json status)")"
   [ "$p1" -gt 0 ] && [ "$p1" != "$spid" ] && break
   sleep 0.1

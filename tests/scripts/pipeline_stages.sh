@@ -20,8 +20,8 @@ use_tmp
 # Only the test case that runs the executables (Check selects it by name).
 # shellcheck disable=SC2097,SC2098 # BUILD passed on to the test, as it is here
 if ! CK_RUN_SUITE=pipeline CK_RUN_CASE=executables CK_DEFAULT_TIMEOUT=300 \
-     PIPELINE_OUT="$tmp" BUILD="$BUILD" \
-     "$BUILD/tests/test_pipeline" >"$tmp/test.log" 2>&1; then
+  PIPELINE_OUT="$tmp" BUILD="$BUILD" \
+  "$BUILD/tests/test_pipeline" >"$tmp/test.log" 2>&1; then
   cat "$tmp/test.log" >&2
   echo "FAIL: test_pipeline (which runs the stages) failed" >&2
   exit 1
@@ -33,27 +33,35 @@ if ! grep -q "Checks: 1, Failures: 0, Errors: 0" "$tmp/test.log" || grep -q SKIP
 fi
 
 fail=0
-check() {  # fixture-set name
+check() { # fixture-set name
   local set="$1" name="$2" fx="$REF_FIXTURES/$1"
   local proof="$tmp/$name.proof.json" public="$tmp/$name.public.json" out
   if [ ! -s "$proof" ] || [ ! -s "$public" ]; then
-    echo "FAIL  $name: missing $proof or $public"; fail=1; return
+    echo "FAIL  $name: missing $proof or $public"
+    fail=1
+    return
   fi
   if ! out="$("$SNARKJS" groth16 verify "$fx/verification_key.json" "$public" "$proof" 2>&1)" ||
-     ! grep -q "OK" <<<"$out"; then
-    echo "FAIL  $name: snarkjs groth16 verify: $out"; fail=1; return
+    ! grep -q "OK" <<<"$out"; then
+    echo "FAIL  $name: snarkjs groth16 verify: $out"
+    fail=1
+    return
   fi
   if ! node -e 'const fs=require("fs");const a=JSON.parse(fs.readFileSync(process.argv[1]));
       const b=JSON.parse(fs.readFileSync(process.argv[2]));
       process.exit(JSON.stringify(a)===JSON.stringify(b)?0:1)' "$public" "$fx/public.json"; then
-    echo "FAIL  $name: public signals differ from $fx/public.json"; fail=1; return
+    echo "FAIL  $name: public signals differ from $fx/public.json"
+    fail=1
+    return
   fi
   node -e 'const fs=require("fs");const a=JSON.parse(fs.readFileSync(process.argv[1]));
       a[0]=(BigInt(a[0])+1n).toString();fs.writeFileSync(process.argv[2],JSON.stringify(a))' \
-      "$public" "$tmp/$name.bad.json"
+    "$public" "$tmp/$name.bad.json"
   if "$SNARKJS" groth16 verify "$fx/verification_key.json" "$tmp/$name.bad.json" "$proof" 2>&1 |
-     grep -q "OK"; then
-    echo "FAIL  $name: snarkjs accepts a tampered public signal"; fail=1; return
+    grep -q "OK"; then
+    echo "FAIL  $name: snarkjs accepts a tampered public signal"
+    fail=1
+    return
   fi
   echo "PASS  $name ($set): snarkjs verifies the pipeline's proof"
 }

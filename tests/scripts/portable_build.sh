@@ -11,15 +11,27 @@ set -euo pipefail
 need_cuzk
 use_fixtures
 use_tmp
-fail() { echo "FAIL: $*"; exit 1; }
-command -v qemu-x86_64 >/dev/null || { echo "SKIP: qemu-x86_64 is not installed (qemu-user)"; exit 77; }
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+command -v qemu-x86_64 >/dev/null || {
+  echo "SKIP: qemu-x86_64 is not installed (qemu-user)"
+  exit 77
+}
 flags="$(cat "$BUILD/obj/.archflags" 2>/dev/null || echo unknown)"
 case "$flags" in
   *-march=x86-64-v2*) ;;
-  *) echo "SKIP: $BUILD was built with ARCHFLAGS '$flags', not the portable default"; exit 77 ;;
+  *)
+    echo "SKIP: $BUILD was built with ARCHFLAGS '$flags', not the portable default"
+    exit 77
+    ;;
 esac
 old=(qemu-x86_64 -cpu Nehalem)
-"${old[@]}" /bin/true || { echo "SKIP: qemu-x86_64 -cpu Nehalem cannot run a program here"; exit 77; }
+"${old[@]}" /bin/true || {
+  echo "SKIP: qemu-x86_64 -cpu Nehalem cannot run a program here"
+  exit 77
+}
 
 # (qemu raises SIGILL on any instruction Nehalem lacks: a build with the previous
 # default, -march=x86-64-v3, dies here at its first AVX2 or BMI2 instruction.)

@@ -7,13 +7,22 @@
 # left behind.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v strace >/dev/null || { echo "SKIP: strace not installed"; exit 77; }
+command -v strace >/dev/null || {
+  echo "SKIP: strace not installed"
+  exit 77
+}
 need_cuzk
 use_fixtures
 use_tmp
-fail() { echo "prove_local_sync: FAIL: $*" >&2; exit 1; }
+fail() {
+  echo "prove_local_sync: FAIL: $*" >&2
+  exit 1
+}
 d="$FIXTURES/bn128/mulchain-10"
-strace -f -o "$tmp/probe" true 2>/dev/null || { echo "SKIP: strace cannot trace here"; exit 77; }
+strace -f -o "$tmp/probe" true 2>/dev/null || {
+  echo "SKIP: strace cannot trace here"
+  exit 77
+}
 
 # prove OUT_PROOF OUT_PUBLIC [OPTION]: strace's log of the sync and rename calls in $tmp/log
 prove() {

@@ -15,21 +15,34 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 NVCC="${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)}"
-[ -n "$NVCC" ] || { echo "SKIP: no nvcc (the PTX checks need CUDA's compiler)"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+[ -n "$NVCC" ] || {
+  echo "SKIP: no nvcc (the PTX checks need CUDA's compiler)"
+  exit 77
+}
+command -v python3 >/dev/null || {
+  echo "SKIP: no python3"
+  exit 77
+}
 
 dir="$BUILD/ptx"
 mkdir -p "$dir"
 export PYTHONPYCACHEPREFIX="$dir/pycache" # bytecode beside the build, never in tests/ptx
 flags=(-ptx -arch=sm_90 -std=c++17 -O3 -I. -D_GNU_SOURCE -DCUZK_HAVE_CUDA)
-key="$({ "$NVCC" --version; echo "${flags[*]}"; cat zk/*.h zk/cuda/*.h zk/cuda/*.cu zk/cuda/*.cuh base/error.h tests/ptx/*.cu; } | sha256sum | cut -c1-16)"
+key="$({
+  "$NVCC" --version
+  echo "${flags[*]}"
+  cat zk/*.h zk/cuda/*.h zk/cuda/*.cu zk/cuda/*.cuh base/error.h tests/ptx/*.cu
+} | sha256sum | cut -c1-16)"
 
 # the PTX of one source, cached: $dir/NAME-KEY.ptx
 ptx_of() {
   local src="$1" out
   out="$dir/$(basename "$src" .cu)-$key.ptx"
   if [ ! -s "$out" ]; then
-    "$NVCC" "${flags[@]}" "$src" -o "$out.$$.tmp" || { echo "FAIL: nvcc -ptx $src" >&2; return 1; }
+    "$NVCC" "${flags[@]}" "$src" -o "$out.$$.tmp" || {
+      echo "FAIL: nvcc -ptx $src" >&2
+      return 1
+    }
     mv "$out.$$.tmp" "$out"
   fi
   echo "$out"
@@ -57,7 +70,11 @@ check() {
 rm -f "$dir"/*.rc "$dir"/*.log
 touch "$dir/.start"
 # the interpreter itself first, on hand-written PTX (a second)
-python3 tests/ptx/check_interp.py >"$dir/interp.log" 2>&1 || { sed 's/^/interp: /' "$dir/interp.log"; echo "FAIL: interp"; exit 1; }
+python3 tests/ptx/check_interp.py >"$dir/interp.log" 2>&1 || {
+  sed 's/^/interp: /' "$dir/interp.log"
+  echo "FAIL: interp"
+  exit 1
+}
 sed 's/^/interp: /' "$dir/interp.log"
 # the longest first (G2 BLS12-381: the 255-register kernel's formulas)
 for g in g2_bls12_381 g1_bls12_381 g2_bn254; do
@@ -75,7 +92,10 @@ fail=0
 for c in "${checks[@]}"; do
   rc="$(cat "$dir/$c.rc")"
   sed "s/^/$c: /" "$dir/$c.log"
-  [ "$rc" = 0 ] || { echo "FAIL: $c (exit $rc)"; fail=1; }
+  [ "$rc" = 0 ] || {
+    echo "FAIL: $c (exit $rc)"
+    fail=1
+  }
 done
 # what older sources left: their PTX, translations not used by this run, and then the
 # bytecode (Python keeps it by the source's path, so it goes with them)

@@ -9,9 +9,15 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-fail() { echo "shell_style: FAIL: $*"; exit 1; }
+fail() {
+  echo "shell_style: FAIL: $*"
+  exit 1
+}
 for t in git shfmt shellcheck clang-format; do
-  command -v "$t" >/dev/null || { echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"; exit 77; }
+  command -v "$t" >/dev/null || {
+    echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
+    exit 77
+  }
 done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -45,7 +51,8 @@ printf '#!/bin/sh\nf="$1"\nls $f\n' >run-it
 git init -q . && git add -A
 git -c user.name=t -c user.email=t@t commit -qm planted
 
-rc=0; CI=true bash tools/format.sh --check >"$tmp/fc.out" 2>&1 || rc=$?
+rc=0
+CI=true bash tools/format.sh --check >"$tmp/fc.out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "format-check: exit $rc on a script with tabs: $(cat "$tmp/fc.out")"
 grep -q '^  lib/tabs.sh$' "$tmp/fc.out" || fail "format-check did not name lib/tabs.sh: $(cat "$tmp/fc.out")"
 bash tools/format.sh >"$tmp/f.out" 2>&1 || fail "format: $(cat "$tmp/f.out")"
@@ -53,7 +60,8 @@ bash tools/format.sh >"$tmp/f.out" 2>&1 || fail "format: $(cat "$tmp/f.out")"
 CI=true bash tools/format.sh --check >"$tmp/fc2.out" 2>&1 || fail "format-check after format: $(cat "$tmp/fc2.out")"
 echo "ok: format-check names a script indented with tabs, format rewrites it to 2 spaces"
 
-rc=0; CI=true bash tools/lint_shell.sh >"$tmp/l.out" 2>&1 || rc=$?
+rc=0
+CI=true bash tools/lint_shell.sh >"$tmp/l.out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "lint-shell: exit $rc on an unquoted variable: $(cat "$tmp/l.out")"
 grep -q '^run-it:3:.*SC2086' "$tmp/l.out" || fail "lint-shell did not name run-it:3 (SC2086): $(cat "$tmp/l.out")"
 # shellcheck disable=SC2016
@@ -61,12 +69,16 @@ printf '#!/bin/sh\nf="$1"\n# shellcheck disable=SC2086 # the test: options that 
 CI=true bash tools/lint_shell.sh >"$tmp/l2.out" 2>&1 || fail "lint-shell with the finding disabled: $(cat "$tmp/l2.out")"
 echo "ok: lint-shell fails on a finding (run-it:3 SC2086), passes once it is disabled on its line"
 
-rc=0; CI='' SHELLCHECK=/nonexistent/shellcheck bash tools/lint_shell.sh >"$tmp/s.out" 2>&1 || rc=$?
+rc=0
+CI='' SHELLCHECK=/nonexistent/shellcheck bash tools/lint_shell.sh >"$tmp/s.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] && grep -q 'SKIP' "$tmp/s.out" || fail "lint-shell without shellcheck: exit $rc: $(cat "$tmp/s.out")"
-rc=0; CI=true SHELLCHECK=/nonexistent/shellcheck bash tools/lint_shell.sh >"$tmp/s.out" 2>&1 || rc=$?
+rc=0
+CI=true SHELLCHECK=/nonexistent/shellcheck bash tools/lint_shell.sh >"$tmp/s.out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "lint-shell without shellcheck under CI=true: exit $rc: $(cat "$tmp/s.out")"
-rc=0; CI='' SHFMT=/nonexistent/shfmt bash tools/format.sh --check >"$tmp/s.out" 2>&1 || rc=$?
+rc=0
+CI='' SHFMT=/nonexistent/shfmt bash tools/format.sh --check >"$tmp/s.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] && grep -q 'SKIP' "$tmp/s.out" || fail "format-check without shfmt: exit $rc: $(cat "$tmp/s.out")"
-rc=0; CI=true SHFMT=/nonexistent/shfmt bash tools/format.sh --check >"$tmp/s.out" 2>&1 || rc=$?
+rc=0
+CI=true SHFMT=/nonexistent/shfmt bash tools/format.sh --check >"$tmp/s.out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || fail "format-check without shfmt under CI=true: exit $rc: $(cat "$tmp/s.out")"
 echo "ok: without shfmt or shellcheck: a SKIP line and exit 0; under CI=true exit 2"

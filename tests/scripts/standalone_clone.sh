@@ -12,9 +12,18 @@
 # The build is not reused: the clone compiles from its own sources.
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)/env.sh"
-fail() { echo "FAIL: $*"; exit 1; }
-command -v git >/dev/null || { echo "SKIP: git is not installed"; exit 77; }
-git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1 || { echo "SKIP: $ROOT is not a git checkout"; exit 77; }
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+command -v git >/dev/null || {
+  echo "SKIP: git is not installed"
+  exit 77
+}
+git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1 || {
+  echo "SKIP: $ROOT is not a git checkout"
+  exit 77
+}
 
 # Tracked files that name the folder beside the repository (this file excepted: it
 # names it to look for it).
@@ -27,9 +36,13 @@ base=""
 for b in "${TMPDIR:-/tmp}" /var/tmp /tmp; do
   b="$(cd "$b" 2>/dev/null && pwd -P)" || continue
   case "$b/" in "$parent"/*) continue ;; esac
-  base="$b"; break
+  base="$b"
+  break
 done
-[ -n "$base" ] || { echo "SKIP: no temp folder outside $parent to clone into"; exit 77; }
+[ -n "$base" ] || {
+  echo "SKIP: no temp folder outside $parent to clone into"
+  exit 77
+}
 tmp="$(mktemp -d "$base/cuzk-clone.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 git clone -q --no-hardlinks "$ROOT" "$tmp/cuzk"
@@ -43,7 +56,7 @@ done
 hide=0
 # shellcheck disable=SC2016 # "$1" is the inner shell's
 if [ "$parent" != / ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
-   unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=1m,mode=0755 none "$1"' _ "$parent" 2>/dev/null; then
+  unshare --mount --propagation private sh -c 'mount -t tmpfs -o size=1m,mode=0755 none "$1"' _ "$parent" 2>/dev/null; then
   hide=1
 fi
 

@@ -20,13 +20,19 @@ hold="$tmp/hold"
 mkdir -p "$hold" "$tmp/in" "$tmp/out"
 for i in 1 2 3; do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
 CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4
-for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  cuzk status >/dev/null 2>&1 && break
+  sleep 0.1
+done
 
 touch "$hold/hold"
 cuzk prove --json --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns \
   >"$tmp/submit.json" 2>"$tmp/submit.err" &
 sub_pid=$!
-for _ in $(seq 1 600); do [ -f "$hold/held" ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ -f "$hold/held" ] && break
+  sleep 0.1
+done
 [ -f "$hold/held" ] || fail "the submit's durable copy never reached its fsync"
 # The loop is free while the copy waits: status answers (the old cuzkd never did).
 st="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status --json)" ||
@@ -51,18 +57,25 @@ echo "ok: the job was accepted once its copies were durable; 3 proofs verified"
 # copies of its own it made (part-*); nothing else in the copies dir changes.
 daemon_shutdown_clean
 CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4 --copy-timeout 1
-for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  cuzk status >/dev/null 2>&1 && break
+  sleep 0.1
+done
 cdir="$tmp/state/$inst.copies"
 before="$(dir_list "$cdir")"
 rm -f "$hold/held"
 touch "$hold/hold"
-r=0; cuzk prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns" \
+r=0
+cuzk prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns" \
   >"$tmp/sub3.out" 2>&1 || r=$?
 [ $r -ne 0 ] || fail "a submit whose durable copy made no progress was accepted"
 grep -q "copy-timeout" "$tmp/sub3.out" || fail "no copy-timeout message: $(cat "$tmp/sub3.out")"
 [ -f "$hold/held" ] || fail "the submit failed before its durable copy: $(cat "$tmp/sub3.out")"
 rm -f "$hold/hold"
-for _ in $(seq 1 300); do grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" && break; sleep 0.1; done
+for _ in $(seq 1 300); do
+  grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" && break
+  sleep 0.1
+done
 grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" || fail "the given-up intake never ended"
 after="$(dir_list "$cdir")"
 [ "$before" = "$after" ] || fail "the given-up submit changed the copies dir: before [$before] after [$after]"
@@ -76,14 +89,22 @@ daemon_shutdown_clean
 # file still being written under the final name. Both are held at their fsync (one
 # held.TID each) before either goes on: the old code fails here.
 CUZK_TEST_PERSIST_HOLD="$hold" daemon_start --devices cpu:1 --buffers 4 --buffer-mb 4
-for _ in $(seq 1 100); do cuzk status >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  cuzk status >/dev/null 2>&1 && break
+  sleep 0.1
+done
 cp "$FX/circuit_final.zkey" "$tmp/z2.zkey" # a new identity: no copy of it yet
 mkdir -p "$tmp/o1" "$tmp/o2"
 rm -f "$hold"/held*
 touch "$hold/hold"
-cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o1" "$tmp/in/w1.wtns" >"$tmp/s1.json" 2>"$tmp/s1.err" & p1=$!
-cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o2" "$tmp/in/w2.wtns" >"$tmp/s2.json" 2>"$tmp/s2.err" & p2=$!
-for _ in $(seq 1 600); do [ "$(dir_count "$hold" 'held.*')" -ge 2 ] && break; sleep 0.1; done
+cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o1" "$tmp/in/w1.wtns" >"$tmp/s1.json" 2>"$tmp/s1.err" &
+p1=$!
+cuzk prove --json --zkey "$tmp/z2.zkey" --out "$tmp/o2" "$tmp/in/w2.wtns" >"$tmp/s2.json" 2>"$tmp/s2.err" &
+p2=$!
+for _ in $(seq 1 600); do
+  [ "$(dir_count "$hold" 'held.*')" -ge 2 ] && break
+  sleep 0.1
+done
 [ "$(dir_count "$hold" 'held.*')" -ge 2 ] || fail "two intakes were not held at once: $(dir_list "$hold" '[!.]*' | tr '\n' ' ')"
 rm -f "$hold/hold"
 wait "$p1" || fail "submit 1 of a shared zkey failed: $(cat "$tmp/s1.json" "$tmp/s1.err")"

@@ -37,13 +37,28 @@ mnt=""
 daemon_on_exit='[ -z "$mnt" ] || umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true'
 OPTS=(--devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 250)
 sq() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str,r)) for r in c.execute(sys.argv[2])))' "$@"; }
-answering() { local _; for _ in $(seq 1 150); do cuzk status >/dev/null 2>&1 && return 0; kill -0 "$daemon_pid" 2>/dev/null || break; sleep 0.1; done; fail "cuzkd does not answer"; }
+answering() {
+  local _
+  for _ in $(seq 1 150); do
+    cuzk status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "cuzkd does not answer"
+}
 stages_gone() {
   local _
-  for _ in $(seq 1 250); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && return 0; sleep 0.02; done
+  for _ in $(seq 1 250); do
+    [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && return 0
+    sleep 0.02
+  done
   fail "stages still running after cuzkd was killed"
 }
-snapshot() { local f; for f in "$tmp/out"/*.json; do [ -e "$f" ] && stat -c '%n %i %.9Y' "$f"; done; return 0; }
+snapshot() {
+  local f
+  for f in "$tmp/out"/*.json; do [ -e "$f" ] && stat -c '%n %i %.9Y' "$f"; done
+  return 0
+}
 
 # ---- 1. kill -9 at random moments, restart, five times ---------------------------------
 mkdir -p "$tmp/in" "$tmp/out"
@@ -51,20 +66,27 @@ for i in $(seq 1 "$N"); do cp "$FX/witness.wtns" "$tmp/in/w$i.wtns"; done
 daemon_start "${OPTS[@]}"
 answering
 cuzk prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns \
-  >"$tmp/waiter.out" 2>&1 & waiter=$!
-for _ in $(seq 1 100); do [ "$(cuzk --json status | jq '.jobs | length')" -ge 1 ] && break; sleep 0.05; done
+  >"$tmp/waiter.out" 2>&1 &
+waiter=$!
+for _ in $(seq 1 100); do
+  [ "$(cuzk --json status | jq '.jobs | length')" -ge 1 ] && break
+  sleep 0.05
+done
 id="$(cuzk --json status | jq '.jobs[0].id')"
 [ "$id" != null ] || fail "the job does not show in status"
 : >"$tmp/noted"
 for k in $(seq 1 "$KILLS"); do
   sleep "$(awk -v r="$RANDOM" 'BEGIN{printf "%.2f", 0.05 + (r % 40) / 100}')"
   d="$(cuzk --json status "$id" | jq .job.done)" || d="?"
-  kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+  kill -KILL "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=""
   stages_gone
   snapshot >>"$tmp/noted"
   echo "kill $k: cuzkd killed with $d of $N done, $(dir_count "$tmp/out" '[!.]*.proof.json') proof(s) on disk"
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$state" --foreground "${OPTS[@]}" \
-    >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+    >>"$tmp/cuzkd.log" 2>&1 &
+  daemon_pid=$!
   answering
   # The job may have finished between the status read and the kill: a finished job is
   # not resumed (nothing is left to do), so it is gone from status and the store says
@@ -75,8 +97,8 @@ for k in $(seq 1 "$KILLS"); do
     break
   fi
   st="$(cuzk --json status "$id")" || fail "job $id after restart $k: $st"
-  [ "$(jq -r '.job.state' <<<"$st")" = "done" ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] \
-    || fail "job $id not marked resumed after restart $k: $st"
+  [ "$(jq -r '.job.state' <<<"$st")" = "done" ] || [ "$(jq -r '.job.resumed' <<<"$st")" = true ] ||
+    fail "job $id not marked resumed after restart $k: $st"
 done
 wait "$waiter" 2>/dev/null || true
 grep -q "job $id resumed from the job store" "$tmp/cuzkd.log" || fail "no resume line"
@@ -84,7 +106,8 @@ if [ -z "${finished_early:-}" ]; then
   r="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$id")" || fail "wait $id: $r"
   [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $id: $r"
 fi
-n="$(dir_count "$tmp/out" '[!.]*.proof.json')"; m="$(dir_count "$tmp/out")"
+n="$(dir_count "$tmp/out" '[!.]*.proof.json')"
+m="$(dir_count "$tmp/out")"
 [ "$n" -eq "$N" ] && [ "$m" -eq $((2 * N)) ] || fail "$n proofs, $m files in the out dir (want $N, $((2 * N))): $(dir_list "$tmp/out" | tr '\n' ' ')"
 while read -r f ino mt; do
   now="$(stat -c '%i %.9Y' "$f")"
@@ -101,8 +124,8 @@ id2="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out2" "$tmp
 [ "$id2" -gt "$id" ] || fail "job id $id2 after the restarts reuses $id"
 daemon_shutdown_clean
 [ "$(sq "$state/$inst.db" "select state from jobs where id = $id")" = "done" ] || fail "store: job $id is not done"
-[ "$(sq "$state/$inst.db" "select count(*) from parts where job = $id and state = 'done'")" = "$N" ] \
-  || fail "store: $(sq "$state/$inst.db" "select state, count(*) from parts where job = $id group by state")"
+[ "$(sq "$state/$inst.db" "select count(*) from parts where job = $id and state = 'done'")" = "$N" ] ||
+  fail "store: $(sq "$state/$inst.db" "select state, count(*) from parts where job = $id group by state")"
 echo "ok: the store has job $id done with its $N partitions; next job got id $id2"
 
 # ---- 1b. a proof on disk counts only for its own witness ----------------------------------
@@ -117,14 +140,18 @@ mkdir -p "$tmp/stale"
   "$tmp/stale/w3.public.json" >/dev/null || fail "prove-local of the other witness"
 cmp -s "$tmp/stale/w3.public.json" "$tmp/out/w1.public.json" && fail "the other witness has the same public signals"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state-b" --foreground \
-  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 1500 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 1500 >>"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
 answering
 ib="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/stale" "$tmp/in"/w{1,2,3}.wtns | jq .job)" || fail "submit (1b)"
 sleep 0.5
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
 stages_gone
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state-b" --foreground \
-  "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
 answering
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$ib")" || fail "wait $ib: $r"
 [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job $ib: $r"
@@ -147,9 +174,11 @@ daemon_shutdown_clean >/dev/null
 CUZK="$BUILD/bin/cuzk"
 have_wgen=1
 for t in "${CXX:-g++}" "${NASM:-nasm}"; do command -v "$t" >/dev/null 2>&1 || have_wgen=0; done
-sc="$tmp/state-c"; cdir="$sc/$inst.copies"
+sc="$tmp/state-c"
+cdir="$sc/$inst.copies"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 0 \
-  --wgen-dir "$tmp" --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 60000 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --wgen-dir "$tmp" --devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 60000 >>"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
 answering
 # (a finalizer delay far past the submits: no job may finish, and drop its copies,
 # before the copies are counted and cuzkd is killed; with 1.5 s, job A finished
@@ -164,27 +193,33 @@ if [ $have_wgen = 1 ]; then
   cp "$(wgen_for "$FX")" "$tmp/cin/g.wgen"
   for i in 1 2; do cp "$FX/input.json" "$tmp/cin/b$i.json"; done
   jb="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --witness-gen "$tmp/cin/g.wgen" --out "$tmp/cb" \
-        "$tmp/cin"/b{1,2}.json | jq .job)" || fail "submit B"
+    "$tmp/cin"/b{1,2}.json | jq .job)" || fail "submit B"
 fi
 jc="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/cc" "$tmp/cin"/c{1,2}.wtns | jq .job)" || fail "submit C"
 bad="$(find "$cdir" -mindepth 1 ! -perm 0600 | head -n3)"
 [ -z "$bad" ] || fail "copies not 0600: $(ls -la "$cdir")"
-nz="$(dir_count "$cdir" 'zkey-*')"; nw="$(dir_count "$cdir" 'part-*')"
+nz="$(dir_count "$cdir" 'zkey-*')"
+nw="$(dir_count "$cdir" 'part-*')"
 [ "$nz" = 1 ] && [ "$nw" = $((5 + 2 * have_wgen)) ] || fail "copies: $nz zkey (want 1: shared), $nw per job: $(dir_list "$cdir" '[!.]*' | tr '\n' ' ')"
 [ "$have_wgen" = 0 ] || [ "$(dir_count "$cdir" 'wgen-*')" = 1 ] || fail "no generator copy: $(dir_list "$cdir" '[!.]*' | tr '\n' ' ')"
 echo "ok: durable copies: 0700 dir, 0600 files, one zkey copy shared by the jobs, $nw per-job copies"
 sleep 0.5
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
 stages_gone
 for f in "$tmp/cin"/*; do head -c 100 /dev/urandom >"$f"; done
-mv "$tmp/cc" "$tmp/cc.moved"; mkdir "$tmp/cc"
+mv "$tmp/cc" "$tmp/cc.moved"
+mkdir "$tmp/cc"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sc" --foreground --keep-finished 2 \
-  --wgen-dir "$tmp" "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --wgen-dir "$tmp" "${OPTS[@]}" >>"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
 answering
 # (waiters from the start: a decided job with a waiter is not retired under it)
 wpids=()
 for j in $ja $jb; do
-  timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j" >"$tmp/w$j" 2>&1 & wpids+=($!)
+  timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$j" >"$tmp/w$j" 2>&1 &
+  wpids+=($!)
 done
 r="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$jc")" || true
 [ "$(jq -r .job.state <<<"$r")" = failed ] || fail "job C with its out dir replaced: $r"
@@ -200,14 +235,18 @@ out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_module
 [ "$out" = "$((3 + 2 * have_wgen)) verified" ] || fail "snarkjs: $out"
 echo "ok: resumed from cuzkd's copies although the client's files were overwritten; snarkjs: $out"
 [ $have_wgen = 1 ] || echo "skip: the input.json job (no g++/nasm)"
-for _ in $(seq 1 150); do [ "$(dir_count "$cdir")" -eq 0 ] && break; sleep 0.1; done
+for _ in $(seq 1 150); do
+  [ "$(dir_count "$cdir")" -eq 0 ] && break
+  sleep 0.1
+done
 [ "$(dir_count "$cdir")" -eq 0 ] || fail "copies left once every job was decided: $(dir_list "$cdir" | tr '\n' ' ')"
 echo "ok: no copy left once the jobs were decided and retired"
 daemon_shutdown_clean >/dev/null
 
 # ---- 2. refused store files ---------------------------------------------------------------
-good="$tmp/good.db"; cp "$state/$inst.db" "$good"
-refused() {  # name: start on $tmp/bad/$inst.db, expect exit 3 naming it, the file unchanged
+good="$tmp/good.db"
+cp "$state/$inst.db" "$good"
+refused() { # name: start on $tmp/bad/$inst.db, expect exit 3 naming it, the file unchanged
   local rc=0 sum
   sum="$(sha256sum <"$tmp/bad/$inst.db")"
   timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/bad" --foreground \
@@ -220,7 +259,8 @@ refused() {  # name: start on $tmp/bad/$inst.db, expect exit 3 naming it, the fi
   echo "ok: $1 refused: $(grep -o 'job store .*' "$tmp/bad.log" | head -n1 | cut -c1-150)"
 }
 mkdir -p "$tmp/bad"
-head -c 8192 /dev/urandom >"$tmp/bad/$inst.db"; refused "a file that is not SQLite"
+head -c 8192 /dev/urandom >"$tmp/bad/$inst.db"
+refused "a file that is not SQLite"
 cp "$good" "$tmp/bad/$inst.db"
 python3 - "$tmp/bad/$inst.db" <<'PY'
 import sys
@@ -228,11 +268,14 @@ with open(sys.argv[1], "r+b") as f:   # wreck page 2 (a b-tree page): header and
     f.seek(4096); f.write(b"\xa5" * 4096)
 PY
 refused "a store that fails its integrity check"
-cp "$good" "$tmp/bad/$inst.db"; sq "$tmp/bad/$inst.db" "pragma user_version = 3" >/dev/null
+cp "$good" "$tmp/bad/$inst.db"
+sq "$tmp/bad/$inst.db" "pragma user_version = 3" >/dev/null
 rm -f "$tmp/bad/$inst.db-wal" "$tmp/bad/$inst.db-shm"
 refused "a store of schema version 3 (newer than this cuzkd)"
-chmod 0777 "$tmp/bad"; rm -f "$tmp/bad/$inst.db"
-rc=0; timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/bad" --foreground \
+chmod 0777 "$tmp/bad"
+rm -f "$tmp/bad/$inst.db"
+rc=0
+timeout 60 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/bad" --foreground \
   "${OPTS[@]}" >"$tmp/bad.log" 2>&1 || rc=$?
 [ $rc -eq 3 ] && grep -q "writable by no one else" "$tmp/bad.log" || fail "a world-writable state dir: exit $rc: $(cat "$tmp/bad.log")"
 [ ! -e "$tmp/bad/$inst.db" ] || fail "a store was created in a world-writable state dir"
@@ -245,14 +288,20 @@ rm -f /dev/shm/cuzk-"$inst".*
 mkdir -p "$tmp/p1"
 start_p() {
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$sp" --foreground \
-    --devices cpu:1 --buffers 4 --buffer-mb 4 "$@" >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+    --devices cpu:1 --buffers 4 --buffer-mb 4 "$@" >>"$tmp/cuzkd.log" 2>&1 &
+  daemon_pid=$!
   answering
 }
-stop_p() { cuzk shutdown >/dev/null; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""; stages_gone; }
+stop_p() {
+  cuzk shutdown >/dev/null
+  wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=""
+  stages_gone
+}
 start_p
 for i in 1 2 3; do
-  cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/p1" "$tmp/in/w$i.wtns" >/dev/null \
-    || fail "prune part: submit $i"
+  cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/p1" "$tmp/in/w$i.wtns" >/dev/null ||
+    fail "prune part: submit $i"
 done
 stop_p
 # Jobs 1 and 3 finished 40 days ago, job 2 10 days ago.
@@ -273,28 +322,35 @@ stop_p
 echo "ok: --store-keep-days: the old decided job left the store (with its partitions), the newest stayed, next id 4"
 
 # ---- 3. disk full under the store ------------------------------------------------------------
-mnt="$tmp/small"; mkdir -p "$mnt"
+mnt="$tmp/small"
+mkdir -p "$mnt"
 if ! mount -t tmpfs -o size=4m,mode=0700 cuzk-store-test "$mnt" 2>/dev/null; then
-  mnt=""; echo "skip: disk full part: cannot mount a tmpfs here (not root?)"; exit 0
+  mnt=""
+  echo "skip: disk full part: cannot mount a tmpfs here (not root?)"
+  exit 0
 fi
 state="$mnt/state"
 rm -f /dev/shm/cuzk-"$inst".*
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$state" --foreground \
-  --devices cpu:1 --buffers 4 --buffer-mb 4 >>"$tmp/cuzkd.log" 2>&1 & daemon_pid=$!
+  --devices cpu:1 --buffers 4 --buffer-mb 4 >>"$tmp/cuzkd.log" 2>&1 &
+daemon_pid=$!
 answering
 mkdir -p "$tmp/f1" "$tmp/f2" "$tmp/f3"
-a="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/f1" "$tmp/in/w1.wtns" | jq -s ".[0].job")" \
-  || fail "first submit"
+a="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/f1" "$tmp/in/w1.wtns" | jq -s ".[0].job")" ||
+  fail "first submit"
 dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null || true
-rc=0; out="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/f2" "$tmp/in"/w{1,2,3}.wtns 2>&1)" || rc=$?
+rc=0
+out="$(cuzk --json prove --zkey "$FX/circuit_final.zkey" --out "$tmp/f2" "$tmp/in"/w{1,2,3}.wtns 2>&1)" || rc=$?
 [ $rc -eq 21 ] || fail "a submit on a full disk: exit $rc (want 21, refused): $out"
 grep -q '"store"' <<<"$out" && grep -qi "disk full\|full" <<<"$out" || fail "unclear refusal: $out"
 echo "ok: full disk: $(jq -r .message <<<"$out" 2>/dev/null | cut -c1-160)"
 [ "$(cuzk --json status | jq '[.jobs[] | select(.id != '"$a"')] | length')" = 0 ] || fail "a job was half-accepted: $(cuzk --json status | jq -c .jobs)"
 rm -f "$mnt/filler"
-b="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/f3" "$tmp/in"/w{1,2}.wtns | jq -s ".[0].job")" \
-  || fail "submit with room again"
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+b="$(cuzk --json prove --wait --zkey "$FX/circuit_final.zkey" --out "$tmp/f3" "$tmp/in"/w{1,2}.wtns | jq -s ".[0].job")" ||
+  fail "submit with room again"
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
 stages_gone
 [ -z "$(ls -A "$tmp/f2")" ] || fail "the refused job wrote: $(ls -A "$tmp/f2")"
 ids="$(sq "$state/$inst.db" "select group_concat(id) from jobs")"

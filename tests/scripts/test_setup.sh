@@ -27,12 +27,16 @@ use_fixtures
 
 use_tmp
 fails=0
-bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+bad() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
 ok() { echo "ok    $*"; }
 
 # ---- the CLI path, as a user runs it (bn128 mulchain-10) --------------------------
 F="$FIXTURES/bn128/mulchain-10"
-w="$tmp/cli"; mkdir -p "$w"
+w="$tmp/cli"
+mkdir -p "$w"
 if "$CUZK" test-setup "$F/circuit.r1cs" "$w/k.zkey" 2>"$w/setup.err"; then
   grep -q "INSECURE" "$w/setup.err" || bad "test-setup did not print the INSECURE warning: $(head -c 300 "$w/setup.err")"
   "$SNARKJS" zkey export verificationkey "$w/k.zkey" "$w/vk.json" >/dev/null 2>&1 || bad "snarkjs zkey export verificationkey failed"
@@ -127,28 +131,33 @@ JS
 
 node_args=()
 for fx in bn128/mulchain-10 bn128/manypub bn128/poseidon bls12381/mulchain-10 bls12381/manypub; do
-  d="$FIXTURES/$fx"; w="$tmp/$(tr / _ <<<"$fx")"; mkdir -p "$w"
+  d="$FIXTURES/$fx"
+  w="$tmp/$(tr / _ <<<"$fx")"
+  mkdir -p "$w"
   t0=$(date +%s.%N)
   if ! "$CUZK" test-setup -q "$d/circuit.r1cs" "$w/k.zkey" 2>"$w/err" ||
-     ! "$CUZK" test-setup -q "$d/circuit.r1cs" "$w/k2.zkey" 2>>"$w/err"; then
-    bad "$fx: cuzk test-setup failed: $(head -c 500 "$w/err")"; continue
+    ! "$CUZK" test-setup -q "$d/circuit.r1cs" "$w/k2.zkey" 2>>"$w/err"; then
+    bad "$fx: cuzk test-setup failed: $(head -c 500 "$w/err")"
+    continue
   fi
   secs="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", (b-a)/2}')"
   if ! "$CUZK" prove-local "$w/k.zkey" "$d/witness.wtns" "$w/cp.json" "$w/cpub.json" 2>"$w/err" ||
-     ! "$CUZK" prove-local "$d/circuit_final.zkey" "$d/witness.wtns" "$w/rp.json" "$w/rpub.json" 2>>"$w/err"; then
-    bad "$fx: cuzk prove-local failed: $(head -c 500 "$w/err")"; continue
+    ! "$CUZK" prove-local "$d/circuit_final.zkey" "$d/witness.wtns" "$w/rp.json" "$w/rpub.json" 2>>"$w/err"; then
+    bad "$fx: cuzk prove-local failed: $(head -c 500 "$w/err")"
+    continue
   fi
   echo "      $fx: test-setup ${secs}s"
   node_args+=("$fx" "$d/circuit_final.zkey" "$w/k.zkey" "$w/k2.zkey" "$d/witness.wtns"
-              "$w/cp.json" "$w/cpub.json" "$w/rp.json" "$w/rpub.json")
+    "$w/cp.json" "$w/cpub.json" "$w/rp.json" "$w/rpub.json")
 done
 if [ ${#node_args[@]} -gt 0 ]; then
   node "$tmp/check.cjs" "$FIXTURES/node/node_modules/snarkjs" "${node_args[@]}" || fails=$((fails + 1))
 fi
 
 # ---- bad inputs ------------------------------------------------------------------
-expect_code() {  # want label cmd...: exit code and a one-line "cuzk test-setup:" message
-  local want="$1" label="$2" rc=0; shift 2
+expect_code() { # want label cmd...: exit code and a one-line "cuzk test-setup:" message
+  local want="$1" label="$2" rc=0
+  shift 2
   "$@" >"$tmp/bad.out" 2>"$tmp/bad.err" || rc=$?
   if [ $rc -ne "$want" ]; then
     bad "$label: exit $rc, expected $want ($(tail -n 1 "$tmp/bad.err" | head -c 300))"
@@ -158,11 +167,12 @@ expect_code() {  # want label cmd...: exit code and a one-line "cuzk test-setup:
     ok "$label: exit $want ($(tail -n 1 "$tmp/bad.err" | head -c 160))"
   fi
 }
-b="$tmp/bad"; mkdir -p "$b"
+b="$tmp/bad"
+mkdir -p "$b"
 R="$FIXTURES/bn128/manypub/circuit.r1cs"
 expect_code 3 "missing r1cs" "$CUZK" test-setup "$b/nope.r1cs" "$b/o1.zkey"
 expect_code 4 "a zkey given as the r1cs" "$CUZK" test-setup "$FIXTURES/bn128/manypub/circuit_final.zkey" "$b/o2.zkey"
-head -c "$(( $(stat -c %s "$R") / 2 ))" "$R" >"$b/half.r1cs"
+head -c "$(($(stat -c %s "$R") / 2))" "$R" >"$b/half.r1cs"
 expect_code 5 "r1cs cut in half" "$CUZK" test-setup "$b/half.r1cs" "$b/o3.zkey"
 expect_code 9 "output in a missing directory" "$CUZK" test-setup "$R" "$b/no/such/dir/o4.zkey"
 expect_code 2 "one argument" "$CUZK" test-setup "$R"
@@ -171,4 +181,7 @@ left="$(find "$b" -name 'o*' | head -n 3)"
 [ -z "$left" ] || bad "files left behind by failed runs: $left"
 
 echo
-if [ $fails -eq 0 ]; then echo "test_setup: all passed"; else echo "test_setup: $fails failure(s)"; exit 1; fi
+if [ $fails -eq 0 ]; then echo "test_setup: all passed"; else
+  echo "test_setup: $fails failure(s)"
+  exit 1
+fi

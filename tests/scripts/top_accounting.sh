@@ -12,7 +12,10 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
 need_bins cuzk-top
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+command -v python3 >/dev/null || {
+  echo "SKIP: python3 missing"
+  exit 77
+}
 daemon_init ttop
 tsess="cuzktop$$"
 # shellcheck disable=SC2016 # run at exit
@@ -24,13 +27,15 @@ mkdir -p "$tmp/in"
 for i in $(seq 1 "$NPART"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 submit() { # out dir -> job id
   mkdir -p "$1"
-  local out; out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$1" "$tmp/in"/w*.wtns)" \
-    || fail "submit: $out"
+  local out
+  out="$(cuzk --json prove --zkey "$fx/circuit_final.zkey" --out "$1" "$tmp/in"/w*.wtns)" ||
+    fail "submit: $out"
   python3 -c 'import json,sys; print(json.loads(sys.argv[1])["job"])' "$out"
 }
 
 # ---- 0. not running yet: says so -------------------------------------------------
-rc=0; "$BUILD/bin/cuzk-top" --instance "$inst" --once --json >"$tmp/none.json" || rc=$?
+rc=0
+"$BUILD/bin/cuzk-top" --instance "$inst" --once --json >"$tmp/none.json" || rc=$?
 [ $rc -eq 20 ] || fail "cuzk-top --once with no daemon: exit $rc, want 20"
 grep -q '"running": false' "$tmp/none.json" || fail "no-daemon JSON does not say running: false"
 
@@ -40,11 +45,13 @@ tmux new-session -d -s "$tsess" -x 160 -y 40 \
   "$BUILD/bin/cuzk-top --instance $inst -d 0.5" 2>/dev/null && have_tmux=1 || have_tmux=0
 job="$(submit "$tmp/out1")"
 if [ "$have_tmux" = 1 ]; then
-  sleep 2.5; tmux capture-pane -p -t "$tsess" >"$tmp/cap1"
-  sleep 2; tmux capture-pane -p -t "$tsess" >"$tmp/cap2"
+  sleep 2.5
+  tmux capture-pane -p -t "$tsess" >"$tmp/cap1"
+  sleep 2
+  tmux capture-pane -p -t "$tsess" >"$tmp/cap2"
 fi
-timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null \
-  || fail "job $job did not finish"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null ||
+  fail "job $job did not finish"
 sleep 0.3
 "$BUILD/bin/cuzk-top" --instance "$inst" --once --json >"$tmp/snap1.json" || fail "cuzk-top --once --json"
 cuzk metrics >"$tmp/metrics.prom" || fail "cuzk metrics"
@@ -57,14 +64,24 @@ python3 "$HERE/top_check.py" figures "$tmp/snap1.json"
 # ---- 3. the terminal ---------------------------------------------------------------
 if [ "$have_tmux" = 1 ]; then
   for w in "cuzk-top" "rings:" "jobs:" "supervisor/0" "synth/0" "gpuworker/0" "finalizer/0"; do
-    grep -q -- "$w" "$tmp/cap1" || { cat "$tmp/cap1"; fail "tmux capture lacks \"$w\""; }
+    grep -q -- "$w" "$tmp/cap1" || {
+      cat "$tmp/cap1"
+      fail "tmux capture lacks \"$w\""
+    }
   done
-  cmp -s "$tmp/cap1" "$tmp/cap2" && { cat "$tmp/cap1"; fail "two captures 2 s apart are identical"; }
-  tmux send-keys -t "$tsess" h; sleep 1; tmux capture-pane -p -t "$tsess" >"$tmp/cap3"
+  cmp -s "$tmp/cap1" "$tmp/cap2" && {
+    cat "$tmp/cap1"
+    fail "two captures 2 s apart are identical"
+  }
+  tmux send-keys -t "$tsess" h
+  sleep 1
+  tmux capture-pane -p -t "$tsess" >"$tmp/cap3"
   grep -q "q quit   p pause" "$tmp/cap3" || fail "h shows no help"
-  tmux resize-window -t "$tsess" -x 90 -y 20 2>/dev/null || true; sleep 1
+  tmux resize-window -t "$tsess" -x 90 -y 20 2>/dev/null || true
+  sleep 1
   tmux capture-pane -p -t "$tsess" | grep -q "gpuworker/0" || fail "no rows after a resize"
-  tmux send-keys -t "$tsess" q; sleep 1
+  tmux send-keys -t "$tsess" q
+  sleep 1
   tmux has-session -t "$tsess" 2>/dev/null && fail "q did not quit cuzk-top"
   echo "ok: cuzk-top under tmux: header, every stage row, changing numbers, h, resize, q"
 else
@@ -76,8 +93,8 @@ daemon_stop
 if [ "${CUZK_TOP_SKIP_DELAY:-0}" != 1 ]; then
   start_daemon --test-finalizer-delay-ms 200
   job="$(submit "$tmp/out2")"
-  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null \
-    || fail "delayed job $job did not finish"
+  timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$job" >/dev/null ||
+    fail "delayed job $job did not finish"
   sleep 0.3
   "$BUILD/bin/cuzk-top" --instance "$inst" --once --json >"$tmp/snap2.json"
   daemon_stop

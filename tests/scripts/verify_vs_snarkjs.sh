@@ -35,7 +35,7 @@ use_fixtures
 use_tmp
 
 # ---- the proofs ----------------------------------------------------------------
-: >"$tmp/proofs"   # label vkey public proof
+: >"$tmp/proofs" # label vkey public proof
 for d in "$REF_FIXTURES"/*/; do
   d="${d%/}"
   [ -f "$d/verification_key.json" ] && [ -f "$d/proof_snarkjs.json" ] && [ -f "$d/public_snarkjs.json" ] || continue
@@ -47,7 +47,8 @@ while IFS= read -r d; do
   "$CUZK" prove-local "$d/circuit_final.zkey" "$d/witness.wtns" "$tmp/$label.proof.json" "$tmp/$label.public.json" \
     2>"$tmp/prove.err" || rc=$?
   if [ $rc -ne 0 ]; then
-    echo "FAIL: cuzk prove-local on $d exited $rc: $(head -c 300 "$tmp/prove.err")"; exit 1
+    echo "FAIL: cuzk prove-local on $d exited $rc: $(head -c 300 "$tmp/prove.err")"
+    exit 1
   fi
   echo "$label $d/verification_key.json $tmp/$label.public.json $tmp/$label.proof.json" >>"$tmp/proofs"
 done < <(bash "$ROOT/tests/fixtures/make.sh" --list)
@@ -119,9 +120,14 @@ async function verdict(vkT, pubT, proofT) {
 JS
 mkdir -p "$tmp/cases"
 node "$tmp/cases.cjs" "$FIXTURES/node/node_modules/snarkjs" "$tmp/proofs" "$tmp/cases" >"$tmp/verdicts" || {
-  echo "FAIL: building the cases:"; grep -v "^    at " "$tmp/verdicts" | tail -n 8; exit 1; }
+  echo "FAIL: building the cases:"
+  grep -v "^    at " "$tmp/verdicts" | tail -n 8
+  exit 1
+}
 
-pass=0; fail=0; kinds=()
+pass=0
+fail=0
+kinds=()
 while read -r name want sj mode; do
   base="$tmp/cases/$name"
   rc=0
@@ -139,7 +145,8 @@ while read -r name want sj mode; do
     problem="exit $rc without a message"
   fi
   if [ -n "$problem" ]; then
-    echo "FAIL  $name: $problem"; fail=$((fail + 1))
+    echo "FAIL  $name: $problem"
+    fail=$((fail + 1))
   else
     pass=$((pass + 1))
   fi
@@ -177,13 +184,15 @@ for d in "$REF_FIXTURES"/bn128 "$REF_FIXTURES"/bls12381 $first_cached; do
   label="$(basename "$(dirname "$d")")/$(basename "$d")"
   node "$tmp/bump.cjs" "$d/circuit.r1cs" "$d/witness.wtns" "$tmp/unsat.wtns"
   rm -f "$tmp/u.proof.json" "$tmp/u.public.json"
-  rc=0; "$CUZK" prove-local "$d/circuit_final.zkey" "$tmp/unsat.wtns" "$tmp/u.proof.json" "$tmp/u.public.json" 2>"$tmp/u.err" || rc=$?
+  rc=0
+  "$CUZK" prove-local "$d/circuit_final.zkey" "$tmp/unsat.wtns" "$tmp/u.proof.json" "$tmp/u.public.json" 2>"$tmp/u.err" || rc=$?
   if [ $rc -ne 8 ] || ! grep -q "the witness does not satisfy the circuit, or the computation was faulty" "$tmp/u.err" ||
-     [ -e "$tmp/u.proof.json" ]; then
+    [ -e "$tmp/u.proof.json" ]; then
     echo "FAIL  $label: changed witness without --r1cs: exit $rc, $(head -c 300 "$tmp/u.err")$([ -e "$tmp/u.proof.json" ] && echo ' (a proof was written)')"
     unsat_fail=$((unsat_fail + 1))
   fi
-  rc=0; "$CUZK" prove-local --r1cs "$d/circuit.r1cs" "$d/circuit_final.zkey" "$tmp/unsat.wtns" "$tmp/u.proof.json" \
+  rc=0
+  "$CUZK" prove-local --r1cs "$d/circuit.r1cs" "$d/circuit_final.zkey" "$tmp/unsat.wtns" "$tmp/u.proof.json" \
     "$tmp/u.public.json" 2>"$tmp/u.err" || rc=$?
   if [ $rc -ne 8 ] || ! grep -Eq "constraint [0-9]+" "$tmp/u.err" || [ -e "$tmp/u.proof.json" ]; then
     echo "FAIL  $label: changed witness with --r1cs: exit $rc, $(head -c 300 "$tmp/u.err")"

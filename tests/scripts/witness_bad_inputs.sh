@@ -18,17 +18,30 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/wgen.sh"
 wgen_script_init
 
-bad() {  # gen code json words...
-  local gen="$1" code="$2" json="$3" rc=0 w; shift 3
+bad() { # gen code json words...
+  local gen="$1" code="$2" json="$3" rc=0 w
+  shift 3
   printf '%s' "$json" >"$tmp/in.json"
   rm -f "$tmp/out.wtns"
   "$CUZK" witness --witness-gen "$gen" "$tmp/in.json" "$tmp/out.wtns" 2>"$tmp/err" || rc=$?
-  [ $rc -eq "$code" ] || { echo "FAIL: $json: exit $rc, expected $code: $(cat "$tmp/err")"; exit 1; }
-  [ "$(wc -l <"$tmp/err")" -eq 1 ] || { echo "FAIL: $json: not one line: $(cat "$tmp/err")"; exit 1; }
+  [ $rc -eq "$code" ] || {
+    echo "FAIL: $json: exit $rc, expected $code: $(cat "$tmp/err")"
+    exit 1
+  }
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || {
+    echo "FAIL: $json: not one line: $(cat "$tmp/err")"
+    exit 1
+  }
   for w in "in.json" "$@"; do
-    grep -qF -- "$w" "$tmp/err" || { echo "FAIL: $json: message lacks '$w': $(cat "$tmp/err")"; exit 1; }
+    grep -qF -- "$w" "$tmp/err" || {
+      echo "FAIL: $json: message lacks '$w': $(cat "$tmp/err")"
+      exit 1
+    }
   done
-  [ ! -e "$tmp/out.wtns" ] || { echo "FAIL: $json: a .wtns was written"; exit 1; }
+  [ ! -e "$tmp/out.wtns" ] || {
+    echo "FAIL: $json: a .wtns was written"
+    exit 1
+  }
   echo "ok   exit $code: $(cat "$tmp/err")"
 }
 
@@ -51,11 +64,19 @@ bad "$P" 7 '{"in": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20], "secret
 
 # Not a generator.
 echo "not an ELF" >"$tmp/fake.wgen"
-rc=0; "$CUZK" witness --witness-gen "$tmp/fake.wgen" "$FIXTURES/bn128/mulchain-10/input.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
-[ $rc -eq 4 ] && grep -q "not a witness generator" "$tmp/err" || { echo "FAIL: fake generator: exit $rc: $(cat "$tmp/err")"; exit 1; }
+rc=0
+"$CUZK" witness --witness-gen "$tmp/fake.wgen" "$FIXTURES/bn128/mulchain-10/input.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
+[ $rc -eq 4 ] && grep -q "not a witness generator" "$tmp/err" || {
+  echo "FAIL: fake generator: exit $rc: $(cat "$tmp/err")"
+  exit 1
+}
 echo "ok   exit 4: $(cat "$tmp/err")"
-rc=0; "$CUZK" witness --witness-gen "$M" "$tmp/none.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
-[ $rc -eq 3 ] && grep -q "none.json" "$tmp/err" || { echo "FAIL: missing input: exit $rc: $(cat "$tmp/err")"; exit 1; }
+rc=0
+"$CUZK" witness --witness-gen "$M" "$tmp/none.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
+[ $rc -eq 3 ] && grep -q "none.json" "$tmp/err" || {
+  echo "FAIL: missing input: exit $rc: $(cat "$tmp/err")"
+  exit 1
+}
 echo "ok   exit 3: $(cat "$tmp/err")"
 
 # A circom assert that fails inside the generated code.
@@ -67,9 +88,15 @@ component main = Small();
 CIRCOM
 # circom2 runs under WASI and sees only the current directory: relative paths
 (cd "$tmp/a" && "$CIRCOM" assert.circom --c --sym --prime bn128 -o . >"$tmp/circom.log" 2>&1) ||
-  { echo "FAIL: circom: $(tail -5 "$tmp/circom.log")"; exit 1; }
+  {
+    echo "FAIL: circom: $(tail -5 "$tmp/circom.log")"
+    exit 1
+  }
 "$CUZK" build-witness --prime bn128 "$tmp/a/assert_cpp" "$tmp/a.wgen" >/dev/null
 printf '{"x": "3"}' >"$tmp/good.json"
-"$CUZK" witness --witness-gen "$tmp/a.wgen" "$tmp/good.json" "$tmp/good.wtns" || { echo "FAIL: x = 3 passes the assert"; exit 1; }
+"$CUZK" witness --witness-gen "$tmp/a.wgen" "$tmp/good.json" "$tmp/good.wtns" || {
+  echo "FAIL: x = 3 passes the assert"
+  exit 1
+}
 bad "$tmp/a.wgen" 8 '{"x": "12"}' "Failed assert in template" "Small" "line 2"
 echo "PASS: 15 bad inputs, each with its exit code and a message naming the file and signal"

@@ -13,11 +13,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 attack_daemon secacl mulchain-10
 mkdir -p "$tmp/atk/in"
-cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
+cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
+cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk"
 chown -R "$atk:$atk" "$tmp/atk"
-mkdir -m 0777 "$tmp/deny"; mkdir -m 0755 "$tmp/grant"
-setacl() {  # dir, then tag:perm:id triples in the kernel's order
+mkdir -m 0777 "$tmp/deny"
+mkdir -m 0755 "$tmp/grant"
+setacl() { # dir, then tag:perm:id triples in the kernel's order
   python3 - "$@" <<'PY'
 import os, struct, sys
 tags = {"user_obj": 1, "user": 2, "group_obj": 4, "group": 8, "mask": 16, "other": 32}
@@ -29,7 +31,10 @@ os.setxattr(sys.argv[1], "system.posix_acl_access", b)
 PY
 }
 setacl "$tmp/deny" user_obj:7: user:0:"$ATTACKER_UID" group_obj:7: mask:7: other:7: 2>"$tmp/acl.err" ||
-  { echo "SKIP: this file system keeps no POSIX ACLs ($(tail -1 "$tmp/acl.err"))"; exit 77; }
+  {
+    echo "SKIP: this file system keeps no POSIX ACLs ($(tail -1 "$tmp/acl.err"))"
+    exit 77
+  }
 setacl "$tmp/grant" user_obj:7: user:7:"$ATTACKER_UID" group_obj:5: mask:7: other:5:
 # The kernel's word first: the ACLs do what they say.
 as_attacker touch "$tmp/deny/probe" 2>/dev/null && fail "the deny ACL does not stop the attacker (kernel)"

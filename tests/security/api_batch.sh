@@ -15,7 +15,10 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secbatch
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+command -v python3 >/dev/null || {
+  echo "SKIP: python3 missing"
+  exit 77
+}
 api_init
 api_tokens alice
 api_tokens bob
@@ -40,7 +43,10 @@ echo "the body: $(wc -c <"$tmp/batch.json") bytes, 4096 input objects"
   m=0
   while [ ! -e "$tmp/fdstop" ]; do
     c="$(fds "$apid")"
-    [ "$c" -le "$m" ] || { m="$c"; echo "$m" >"$tmp/fdmax"; }
+    [ "$c" -le "$m" ] || {
+      m="$c"
+      echo "$m" >"$tmp/fdmax"
+    }
     sleep 0.01
   done
 ) &
@@ -49,7 +55,9 @@ daemon_on_exit="touch $tmp/fdstop; ${daemon_on_exit:-}"
 http batch "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Expect:' \
   --limit-rate 200k --data-binary @"$tmp/batch.json" >/dev/null &
 poster=$!
-for _ in $(seq 1 600); do # while the body arrives: bob is served
+for _ in $( # while the body arrives: bob is served
+  seq 1 600
+); do
   [ -s "$tmp/http/batch.head" ] && break
   http other "$tok_bob" GET /v1/circuits >/dev/null
   sleep 0.2
@@ -70,7 +78,9 @@ echo "cuzkd's descriptors: $d_fd0 before, $d_fd1 with the job's 4096 partitions"
 echo "ok: 4096 inputs in one request: 202, cuzk-api at most $((api_fdmax - api_fd0)) descriptors more, bob served meanwhile"
 
 for k in 0 1 2; do
-  for _ in $(seq 1 3000); do # a liveness bound: 10 minutes
+  for _ in $( # a liveness bound: 10 minutes
+    seq 1 3000
+  ); do
     st="$(http "p$k" "$tok_alice" GET "/v1/jobs/$job/proofs/$k")"
     [ "$st" = 409 ] || [ "$st" = 425 ] || [ "$st" = 503 ] || break
     sleep 0.2
@@ -78,11 +88,14 @@ for k in 0 1 2; do
   expect "p$k" 200
   verify_proof "p$k"
 done
-http st "$tok_alice" GET "/v1/jobs/$job" >/dev/null; expect st 200
+http st "$tok_alice" GET "/v1/jobs/$job" >/dev/null
+expect st 200
 [ "$(jfield st 'r.parts.length')" = 4096 ] && [ "$(jfield st 'r.partitions')" = 4096 ] ||
   fail "the job's partitions: $(jfield st 'r.partitions') ($(jfield st 'r.parts.length') listed)"
-http del "$tok_alice" DELETE "/v1/jobs/$job" >/dev/null; expect del 200
-http delw "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null; expect delw 200
+http del "$tok_alice" DELETE "/v1/jobs/$job" >/dev/null
+expect del 200
+http delw "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null
+expect delw 200
 [ "$(jfield delw r.state)" = failed ] || fail "the cancelled job: $(jfield delw r.state)"
 daemon_shutdown_clean
 echo "PASS: api_batch ($n proofs verified by snarkjs)"

@@ -21,7 +21,10 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secbudget
-command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+command -v python3 >/dev/null || {
+  echo "SKIP: python3 missing"
+  exit 77
+}
 api_init
 for t in alice bob carol dave; do api_tokens "$t"; done
 api_start http ""
@@ -143,10 +146,13 @@ echo "cuzk-api: VmRSS at start $rss0 kB, VmHWM after $hwm kB (bound $bound kB; g
 echo "ok: cuzk-api's peak RSS $hwm kB: under 256 MiB + 2 x --max-inflight-body, and grew by $((hwm - rss0)) kB"
 
 job="$(cat "$tmp/bob.job")"
-http bw "$tok_bob" GET "/v1/jobs/$job?wait=300" >/dev/null; expect bw 200
+http bw "$tok_bob" GET "/v1/jobs/$job?wait=300" >/dev/null
+expect bw 200
 [ "$(jfield bw r.state)" = "done" ] || fail "bob's job: $(cat "$tmp/http/bw.body")"
-http bp "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null; expect bp 200
+http bp "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null
+expect bp 200
 verify_proof bp
-kill "$api2"; wait "$api2" || true
+kill "$api2"
+wait "$api2" || true
 daemon_shutdown_clean
 echo "PASS: api_body_budget ($n proofs verified by snarkjs)"

@@ -17,7 +17,10 @@ set -euo pipefail
 . "$ROOT/tests/lib/api.sh"
 daemon_init secapi
 attacker_init
-command -v openssl >/dev/null || { echo "SKIP: openssl missing"; exit 77; }
+command -v openssl >/dev/null || {
+  echo "SKIP: openssl missing"
+  exit 77
+}
 api_init
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \
@@ -31,11 +34,13 @@ api_start https "" --test-finalizer-delay-ms 1500
 
 # ---- TLS -----------------------------------------------------------------------------
 # shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh)
-http tls "$tok_bob" GET /v1/circuits >/dev/null; expect tls 200
+http tls "$tok_bob" GET /v1/circuits >/dev/null
+expect tls 200
 plain="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)"
 [ "$plain" = 000 ] || fail "plain HTTP to the TLS port answered $plain"
 http one "$tok_bob" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect one 202
+  --data-binary @"$FX/input.json" >/dev/null
+expect one 202
 NODE_EXTRA_CA_CERTS="$tmp/cert.pem" node - "$api_base" "$tok_bob" "$(jfield one r.job)" >"$tmp/http/fetch.body" <<'JS' ||
 const [base, tok, job] = process.argv.slice(2);
 const H = { Authorization: `Bearer ${tok}` };
@@ -56,24 +61,31 @@ http run1 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applicatio
   --data-binary '[{"x":"1","k":"1"},{"x":"2","k":"2"},{"x":"3","k":"3"},{"x":"4","k":"4"}]' >/dev/null
 expect run1 202
 http run2 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect run2 429 quota
+  --data-binary @"$FX/input.json" >/dev/null
+expect run2 429 quota
 grep -qi '^retry-after: [0-9]' "$tmp/http/run2.head" || fail "429 without Retry-After"
 echo "ok: alice at her max-running-jobs (1) -> 429 quota, Retry-After"
 j1="$(jfield run1 r.job)"
-http del "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null; expect del 200
-http delw "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null; expect delw 200
+http del "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
+expect del 200
+http delw "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null
+expect delw 200
 [ "$(jfield delw r.state)" = failed ] || fail "cancelled job: $(cat "$tmp/http/delw.body")"
-http delp "$tok_alice" GET "/v1/jobs/$j1/proofs/3" >/dev/null; expect delp 422 job_failed
+http delp "$tok_alice" GET "/v1/jobs/$j1/proofs/3" >/dev/null
+expect delp 422 job_failed
 echo "ok: DELETE of a running job -> failed; its last partition's proof -> 422 job_failed: $(jfield delp r.detail)"
 http miss "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x":"5"}' >/dev/null; expect miss 422 mismatch
+  --data-binary '{"x":"5"}' >/dev/null
+expect miss 422 mismatch
 [ "$(jfield miss r.signal)" = k ] || fail "422 without the signal: $(cat "$tmp/http/miss.body")"
 http two "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary '{"x":"5","k":["1","2"]}' >/dev/null; expect two 202
+  --data-binary '{"x":"5","k":["1","2"]}' >/dev/null
+expect two 202
 http twow "$tok_alice" GET "/v1/jobs/$(jfield two r.job)?wait=300" >/dev/null
 [ "$(jfield twow r.state)" = failed ] || fail "input with two values of k: $(cat "$tmp/http/twow.body")"
 jfield twow 'r.parts[0].reason' | grep -q "signal k has 2 values" || fail "reason: $(cat "$tmp/http/twow.body")"
-http twop "$tok_alice" GET "/v1/jobs/$(jfield two r.job)/proofs/0" >/dev/null; expect twop 422 job_failed
+http twop "$tok_alice" GET "/v1/jobs/$(jfield two r.job)/proofs/0" >/dev/null
+expect twop 422 job_failed
 echo "ok: an input without signal k -> 422 mismatch (signal k); two values for k -> the job fails: $(jfield twow 'r.parts[0].reason')"
 
 # ---- a tenant's requests in flight ---------------------------------------------------------
@@ -97,7 +109,8 @@ done
 expect c3 429 quota
 [ "$(jfield c3 r.code)" = too_many_requests ] && [ "$(jfield c3 r.max_requests)" = 2 ] || fail "c3: $(cat "$tmp/http/c3.body")"
 grep -qi '^retry-after: [0-9]' "$tmp/http/c3.head" || fail "429 without Retry-After"
-http cb "$tok_bob" GET /v1/circuits >/dev/null; expect cb 200
+http cb "$tok_bob" GET /v1/circuits >/dev/null
+expect cb 200
 kill "${slow[@]}" 2>/dev/null || true
 wait "${slow[@]}" 2>/dev/null || true
 for _ in $(seq 1 300); do
@@ -119,7 +132,8 @@ api_wait_up
 st="$(grep -E '^(Uid|Gid|Groups):' "/proc/$api2/status" | tr -s '\t ' ' ')"
 grep -q "^Uid: $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID" <<<"$st" || fail "uid not dropped: $st"
 grep -qx 'Groups: *' <<<"$st" || fail "supplementary groups kept: $st"
-http ready2 "" GET /readyz >/dev/null; expect ready2 503 no_daemon
+http ready2 "" GET /readyz >/dev/null
+expect ready2 503 no_daemon
 echo "ok: cuzk-api started by root with --user $atk runs as uid $ATTACKER_UID, no groups; root's cuzkd out of its reach (readyz 503)"
 python3 - "$port2" <<'PY' || fail "per-IP limit or idle timeout"
 import socket, sys, time
@@ -149,6 +163,7 @@ except ConnectionResetError:
 print("ok: --per-ip 2: a third connection closed unanswered; --timeout 2: an idle connection closed")
 PY
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
-kill "$api2"; wait "$api2" || true
+kill "$api2"
+wait "$api2" || true
 daemon_shutdown_clean
 echo "PASS: api_limits ($n proofs verified by snarkjs)"

@@ -15,8 +15,14 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init seclp
-command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"; exit 77; }
+command -v jq >/dev/null || {
+  echo "SKIP: jq missing"
+  exit 77
+}
+[ "$(id -u)" -eq 0 ] || {
+  echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"
+  exit 77
+}
 api_init
 api_tokens alice
 api_tokens bob
@@ -31,15 +37,16 @@ base="$(socks)"
 for p in $stages; do kill -STOP "$p"; done
 
 http j1 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect j1 202
+  --data-binary @"$FX/input.json" >/dev/null
+expect j1 202
 job="$(jfield j1 r.job)"
 mkdir -p "$tmp/lp"
-poll() {  # N: one long poll in the background, its status into $tmp/lp/N
-  curl -s -o /dev/null -w '%{http_code}' --interface "127.0.0.$(( $1 % 4 + 1 ))" \
+poll() { # N: one long poll in the background, its status into $tmp/lp/N
+  curl -s -o /dev/null -w '%{http_code}' --interface "127.0.0.$(($1 % 4 + 1))" \
     -H "Authorization: Bearer $tok_alice" "$api_base/v1/jobs/$job?wait=600" >"$tmp/lp/$1" 2>/dev/null &
   lp_pids+=($!)
 }
-settled() {  # WANT: wait (a liveness bound, 60 s) until WANT polls were refused 429
+settled() { # WANT: wait (a liveness bound, 60 s) until WANT polls were refused 429
   local _
   for _ in $(seq 1 600); do
     [ "$(cat "$tmp"/lp/* 2>/dev/null | grep -o 429 | wc -l)" -ge "$1" ] && return 0
@@ -56,8 +63,10 @@ for i in $(seq 1 20); do
     fail "root's cuzk status $i of 20 failed while alice's long polls wait"
 done
 http bobpost "$tok_bob" POST /v1/circuits/mul/proofs -m 30 -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null; expect bobpost 202
-http bobget "$tok_bob" GET "/v1/jobs/$(jfield bobpost r.job)" -m 30 >/dev/null; expect bobget 200
+  --data-binary @"$FX/input.json" >/dev/null
+expect bobpost 202
+http bobget "$tok_bob" GET "/v1/jobs/$(jfield bobpost r.job)" -m 30 >/dev/null
+expect bobget 200
 now="$(socks)"
 [ "$now" -le "$((base + 3))" ] || fail "cuzkd holds $now sockets with the long polls waiting, $base before"
 echo "ok: root's status 20 of 20, bob's POST and GET answered; cuzkd's sockets $now (before the polls: $base)"
@@ -69,13 +78,19 @@ wait "${lp_pids[@]}" 2>/dev/null || true
 # asserted), and then 40 fresh polls find 32 places again: 32 admitted (the gauge) and
 # exactly 8 refused.
 long_polls() { curl -s "$api_base/metrics" | sed -n 's/^cuzk_api_long_polls \([0-9]*\)$/\1/p'; }
-for _ in $(seq 1 600); do [ "$(long_polls)" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(long_polls)" = 0 ] && break
+  sleep 0.1
+done
 [ "$(long_polls)" = 0 ] || fail "the hung-up long polls still count: the gauge reads $(long_polls)"
 rm -f "$tmp"/lp/*
 lp_pids=()
 for i in $(seq 1 40); do poll "$i"; done
 settled 8
-for _ in $(seq 1 600); do [ "$(long_polls)" = 32 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(long_polls)" = 32 ] && break
+  sleep 0.1
+done
 [ "$(long_polls)" = 32 ] || fail "32 fresh long polls expected waiting, the gauge reads $(long_polls)"
 refused="$(cat "$tmp"/lp/* 2>/dev/null | grep -o 429 | wc -l)"
 [ "$refused" -eq 8 ] || fail "the hung-up long polls still count: $refused of 40 fresh polls refused"
@@ -85,10 +100,13 @@ wait "${lp_pids[@]}" 2>/dev/null || true
 
 thaw
 for j in j1 bobpost; do
-  tk="$tok_alice"; [ "$j" = bobpost ] && tk="$tok_bob"
-  http "${j}w" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)?wait=300" >/dev/null; expect "${j}w" 200
+  tk="$tok_alice"
+  [ "$j" = bobpost ] && tk="$tok_bob"
+  http "${j}w" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)?wait=300" >/dev/null
+  expect "${j}w" 200
   [ "$(jfield "${j}w" r.state)" = "done" ] || fail "job $(jfield "$j" r.job): $(cat "$tmp/http/${j}w.body")"
-  http "${j}p" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)/proofs/0" >/dev/null; expect "${j}p" 200
+  http "${j}p" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)/proofs/0" >/dev/null
+  expect "${j}p" 200
   verify_proof "${j}p"
 done
 echo "ok: both jobs proved once the stages ran; snarkjs verifies $n proofs"

@@ -11,22 +11,29 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secrdy
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"; exit 77; }
+[ "$(id -u)" -eq 0 ] || {
+  echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"
+  exit 77
+}
 api_init
 api_tokens alice
 api_start http ""
 for _ in $(seq 1 600); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$api_base/readyz")" = 200 ] && break; sleep 0.1
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$api_base/readyz")" = 200 ] && break
+  sleep 0.1
 done
 mkdir -p "$tmp/rdy"
-probe() {  # I: 10 /readyz from source address 127.0.0.(I % 10 + 1), their statuses into $tmp/rdy/I
-  local a="127.0.0.$(( $1 % 10 + 1 ))" _
+probe() { # I: 10 /readyz from source address 127.0.0.(I % 10 + 1), their statuses into $tmp/rdy/I
+  local a="127.0.0.$(($1 % 10 + 1))" _
   for _ in $(seq 1 10); do
     curl -s -o /dev/null -w '%{http_code}\n' -m 60 --interface "$a" "$api_base/readyz" || true
   done >"$tmp/rdy/$1"
 }
 pids=()
-for i in $(seq 1 300); do probe "$i" & pids+=($!); done
+for i in $(seq 1 300); do
+  probe "$i" &
+  pids+=($!)
+done
 ok=0
 for i in $(seq 1 20); do
   if timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null 2>"$tmp/st.err"; then

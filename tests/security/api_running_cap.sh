@@ -16,7 +16,10 @@ set -euo pipefail
 . "$ROOT/tests/lib/api.sh"
 . "$ROOT/tests/lib/pg.sh"
 daemon_init seccap
-command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
+command -v jq >/dev/null || {
+  echo "SKIP: jq missing"
+  exit 77
+}
 api_init
 api_tokens alice - 2
 api_start http ""
@@ -26,7 +29,7 @@ thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
 daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
 for p in $stages; do kill -STOP "$p"; done
 
-burst() {  # BASE-URL DIR: 16 POSTs of alice at once, each status into DIR/N
+burst() { # BASE-URL DIR: 16 POSTs of alice at once, each status into DIR/N
   mkdir -p "$2"
   local i pids=()
   for i in $(seq 1 16); do
@@ -57,7 +60,8 @@ qport="$(free_port)"
 qpid=$!
 daemon_on_exit="kill $qpid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
 for _ in $(seq 1 600); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$qport/healthz")" = 200 ] && break; sleep 0.1
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$qport/healthz")" = 200 ] && break
+  sleep 0.1
 done
 burst "http://127.0.0.1:$qport" "$tmp/queue"
 [ "$ok" = 2 ] && [ "$quota" = 14 ] ||
@@ -69,11 +73,15 @@ echo "ok: queue mode: 16 POSTs at once: 2 jobs in the queue, 14 refused 429"
 thaw
 for f in "$tmp"/local/*.code; do
   [ "$(cat "$f")" = 202 ] || continue
-  i="$(basename "$f" .code)"; mkdir -p "$tmp/http"; cp "$tmp/local/$i.body" "$tmp/http/acc$i.body"
+  i="$(basename "$f" .code)"
+  mkdir -p "$tmp/http"
+  cp "$tmp/local/$i.body" "$tmp/http/acc$i.body"
   j="$(jfield "acc$i" r.job)"
-  http "w$i" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null; expect "w$i" 200
+  http "w$i" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null
+  expect "w$i" 200
   [ "$(jfield "w$i" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$i.body")"
-  http "p$i" "$tok_alice" GET "/v1/jobs/$j/proofs/0" >/dev/null; expect "p$i" 200
+  http "p$i" "$tok_alice" GET "/v1/jobs/$j/proofs/0" >/dev/null
+  expect "p$i" 200
   verify_proof "p$i"
 done
 [ "$n" = 2 ] || fail "$n proofs verified, not 2"

@@ -14,8 +14,14 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secquota
-command -v jq >/dev/null || { echo "SKIP: jq missing"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: $(basename "$0") runs cuzkd as root (root's prove is the one checked)"; exit 77; }
+command -v jq >/dev/null || {
+  echo "SKIP: jq missing"
+  exit 77
+}
+[ "$(id -u)" -eq 0 ] || {
+  echo "SKIP: $(basename "$0") runs cuzkd as root (root's prove is the one checked)"
+  exit 77
+}
 api_init
 api_tokens alice
 api_tokens bob
@@ -26,13 +32,15 @@ thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
 daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
 for p in $stages; do kill -STOP "$p"; done
 two='[{"x":"3","k":"1"},{"x":"4","k":"2"}]'
-post() {  # NAME TOKEN
+post() { # NAME TOKEN
   http "$1" "$2" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' --data-binary "$two"
 }
 [ "$(post a1 "$tok_alice")" = 202 ] && [ "$(post a2 "$tok_alice")" = 202 ] || fail "alice's first 4 partitions"
-post a3 "$tok_alice" >/dev/null; expect a3 429 quota
+post a3 "$tok_alice" >/dev/null
+expect a3 429 quota
 echo "ok: alice at her share (4 of 8 partitions): $(jfield a3 r.detail)"
-post b1 "$tok_bob" >/dev/null; expect b1 202
+post b1 "$tok_bob" >/dev/null
+expect b1 202
 echo "ok: bob's POST accepted while alice is at her share"
 mkdir -p "$tmp/R/out"
 r="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json prove --circuit mul --out "$tmp/R/out" \
@@ -44,12 +52,15 @@ cuzk wait "$rj" >/dev/null || fail "root's job $rj"
 node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$VK" "$tmp/R/out" >"$tmp/v" ||
   fail "snarkjs on root's proof: $(cat "$tmp/v")"
 for j in a1:alice a2:alice b1:bob; do
-  nm="${j%%:*}"; tk="tok_${j#*:}"
+  nm="${j%%:*}"
+  tk="tok_${j#*:}"
   id="$(jfield "$nm" r.job)"
-  http "${nm}w" "${!tk}" GET "/v1/jobs/$id?wait=300" >/dev/null; expect "${nm}w" 200
+  http "${nm}w" "${!tk}" GET "/v1/jobs/$id?wait=300" >/dev/null
+  expect "${nm}w" 200
   [ "$(jfield "${nm}w" r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/${nm}w.body")"
   for k in 0 1; do
-    http "${nm}p$k" "${!tk}" GET "/v1/jobs/$id/proofs/$k" >/dev/null; expect "${nm}p$k" 200
+    http "${nm}p$k" "${!tk}" GET "/v1/jobs/$id/proofs/$k" >/dev/null
+    expect "${nm}p$k" 200
     verify_proof "${nm}p$k"
   done
 done

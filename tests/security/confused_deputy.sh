@@ -25,16 +25,20 @@ acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; 
 asend() { as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
 
 # Root's files.
-mkdir -m 0755 "$tmp/rootonly"                 # root's, no write for others
+mkdir -m 0755 "$tmp/rootonly" # root's, no write for others
 mkdir -m 0755 "$tmp/rootout"
-printf 'ROOTS PROOF\n' >"$tmp/rootout/w.proof.json"; printf 'ROOTS PUBLIC\n' >"$tmp/rootout/w.public.json"
-mkdir -m 1777 "$tmp/shared"                   # sticky, writable by all
-printf 'ROOTS PROOF\n' >"$tmp/shared/w.proof.json"; printf 'ROOTS PUBLIC\n' >"$tmp/shared/w.public.json"
+printf 'ROOTS PROOF\n' >"$tmp/rootout/w.proof.json"
+printf 'ROOTS PUBLIC\n' >"$tmp/rootout/w.public.json"
+mkdir -m 1777 "$tmp/shared" # sticky, writable by all
+printf 'ROOTS PROOF\n' >"$tmp/shared/w.proof.json"
+printf 'ROOTS PUBLIC\n' >"$tmp/shared/w.public.json"
 mkdir -m 0700 "$tmp/private"
-cp "$A/witness.wtns" "$tmp/private/secret.wtns"; chmod 0600 "$tmp/private/secret.wtns"
+cp "$A/witness.wtns" "$tmp/private/secret.wtns"
+chmod 0600 "$tmp/private/secret.wtns"
 
-refused() {  # what, output...: the attempt must have failed with a refusal
-  local what="$1"; shift
+refused() { # what, output...: the attempt must have failed with a refusal
+  local what="$1"
+  shift
   grep -q '"ok":false\|cuzk: ' <<<"$*" || fail "$what: not refused: $*"
   echo "ok: $what refused: $(grep -o '"message":"[^"]*"\|cuzk: .*' <<<"$*" | head -1)"
 }
@@ -55,8 +59,8 @@ r="$(acuzk prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/shared" --wait "$tmp/at
 refused "replacing root's proof in a sticky directory" "$r"
 grep -q "another user's file" <<<"$r" || fail "the sticky refusal does not say why: $r"
 for d in rootout shared; do
-  [ "$(cat "$tmp/$d/w.proof.json")" = "ROOTS PROOF" ] && [ "$(cat "$tmp/$d/w.public.json")" = "ROOTS PUBLIC" ] \
-    || fail "root's proof in $d was replaced"
+  [ "$(cat "$tmp/$d/w.proof.json")" = "ROOTS PROOF" ] && [ "$(cat "$tmp/$d/w.public.json")" = "ROOTS PUBLIC" ] ||
+    fail "root's proof in $d was replaced"
 done
 [ -z "$(ls -A "$tmp/rootonly")" ] || fail "files appeared in root's directory: $(ls -A "$tmp/rootonly")"
 echo "ok: root's files unchanged, nothing written into root's directory"
@@ -75,8 +79,8 @@ j="$(js 'r.job' "$r")"
 cuzk wait "$j" >/dev/null || fail "job $j"
 # The proof is of the attacker's witness: it verifies, and it is what the attacker
 # could compute anyway (its public signals are its own witness's).
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/secret.public.json" "$tmp/atk/out/secret.proof.json" 2>&1 | grep -q OK \
-  || fail "snarkjs rejects the attacker's proof"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/secret.public.json" "$tmp/atk/out/secret.proof.json" 2>&1 | grep -q OK ||
+  fail "snarkjs rejects the attacker's proof"
 echo "ok: a display path is only a name: cuzkd read the descriptor passed, never root's file"
 
 # 4. No existence oracle: a path request for an existing and a missing file of root's
@@ -91,8 +95,8 @@ echo "ok: the same reply for an existing and a missing path (submit, preload)"
 
 # The attacker's legitimate job: its files, its directory.
 out="$(acuzk --json prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/atk/out" --wait "$tmp/atk/in/w.wtns" 2>&1)" || fail "the attacker's own job: $out"
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/w.public.json" "$tmp/atk/out/w.proof.json" 2>&1 | grep -q OK \
-  || fail "snarkjs rejects the attacker's own proof"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/w.public.json" "$tmp/atk/out/w.proof.json" 2>&1 | grep -q OK ||
+  fail "snarkjs rejects the attacker's own proof"
 echo "ok: the attacker's own job, in its own directory, proves and verifies"
 kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died"
 daemon_stop

@@ -45,10 +45,16 @@ while held and time.time() - t0 < 60:  # the daemon closes idle ones
 with open(out, "w") as f:
     f.write("%d %d\n" % (closed, len(held)))
 PY
-chmod 644 "$tmp/atk.py"; : >"$tmp/atk.out"; chmod 666 "$tmp/atk.out"; chmod 777 "$tmp"
+chmod 644 "$tmp/atk.py"
+: >"$tmp/atk.out"
+chmod 666 "$tmp/atk.out"
+chmod 777 "$tmp"
 as_attacker python3 "$tmp/atk.py" "$run/$inst.sock" 70 "$tmp/atk.out" &
 apid=$!
-for _ in $(seq 1 150); do [ -s "$tmp/atk.out.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1 150); do
+  [ -s "$tmp/atk.out.ready" ] && break
+  sleep 0.1
+done
 [ -s "$tmp/atk.out.ready" ] || fail "the attacker did not get its connections"
 read -r held refused msg <"$tmp/atk.out.ready"
 echo "attacker: $held connections held, $refused refused (${msg:0:100})"
@@ -58,7 +64,7 @@ timeout 10 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/nu
 echo "ok: root's status answered while the attacker holds its connections"
 [ "$held" -le 8 ] || fail "uid $uid holds $held connections (cap 8)"
 [ "$refused" -ge 62 ] || fail "only $refused of 70 refused"
-case "$msg" in *"busy: too many connections for uid $uid"*) ;; *) fail "refusal: $msg";; esac
+case "$msg" in *"busy: too many connections for uid $uid"*) ;; *) fail "refusal: $msg" ;; esac
 echo "ok: per-uid cap: $held held, $refused refused with a busy line"
 wait "$apid" || fail "attacker script failed"
 read -r closed left <"$tmp/atk.out"
@@ -72,14 +78,19 @@ echo "ok: uid $uid served again"
 # finish, and `cuzk wait --timeout-ms 6000` (longer than --idle-timeout 3) must get
 # its "still running" answer (exit 23), not a closed connection.
 A="$REF_FIXTURES/bn128"
-mkdir -p "$tmp/in" "$tmp/out"; cp "$A/witness.wtns" "$tmp/in/w1.wtns"
+mkdir -p "$tmp/in" "$tmp/out"
+cp "$A/witness.wtns" "$tmp/in/w1.wtns"
 spid="$(pgrep -f -- "cuzk-synth.*--instance $inst " | head -1)"
 [ -n "$spid" ] || fail "no synth process"
 kill -STOP "$spid"
 out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns")" ||
-  { kill -CONT "$spid"; fail "submit: $out"; }
+  {
+    kill -CONT "$spid"
+    fail "submit: $out"
+  }
 id="$(js r.job "$out")"
-rc=0; w="$(timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$id" --timeout-ms 6000 2>&1)" || rc=$?
+rc=0
+w="$(timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$id" --timeout-ms 6000 2>&1)" || rc=$?
 kill -CONT "$spid"
 [ $rc -eq 23 ] || fail "wait (6 s, longer than --idle-timeout 3): exit $rc, want 23 (timed out): $w"
 echo "ok: a 6 s wait outlived --idle-timeout 3 (answered: timed out)"

@@ -25,7 +25,10 @@ size="$(stat -c %s "$A/circuit_final.zkey")"
 python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" "$size" "$tmp/fuse.read" 2>"$tmp/fuse.log" &
 fuse_pid=$!
 daemon_on_exit="[ -z \"\$fuse_pid\" ] || kill \$fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 50); do [ -f "$tmp/fuse/c.zkey" ] && break; sleep 0.1; done
+for _ in $(seq 1 50); do
+  [ -f "$tmp/fuse/c.zkey" ] && break
+  sleep 0.1
+done
 [ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
 rcuzk() { timeout "$1" "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "${@:2}"; }
 alive() { kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died ($1)"; }
@@ -53,20 +56,24 @@ chmod 644 "$tmp/stuck.py"
 stuck() { as_attacker timeout 120 python3 "$tmp/stuck.py" "$run/$inst.sock" "$tmp/fuse/c.zkey" "$tmp/atk/out" "$tmp/atk/in/w.wtns" "$1"; }
 stuck s1 >"$tmp/s1.out" 2>&1 &
 s1=$!
-for _ in $(seq 1 100); do [ -f "$tmp/fuse.read" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  [ -f "$tmp/fuse.read" ] && break
+  sleep 0.1
+done
 [ -f "$tmp/fuse.read" ] || fail "cuzkd never read the FUSE zkey: $(cat "$tmp/s1.out")"
 echo "ok: cuzkd is inside a read of the FUSE zkey that will never return"
 
 # Meanwhile root is served: status, and a whole job proved.
 rcuzk 10 status >/dev/null || fail "root's status was not answered while a submit's read blocks (the event loop is held)"
-rcuzk 60 prove --wait --zkey "$A/circuit_final.zkey" --out "$tmp/root/out" "$A/witness.wtns" >"$tmp/rprove.out" 2>&1 \
-  || fail "root's job was not proved while a submit's read blocks: $(cat "$tmp/rprove.out")"
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/root/out/witness.public.json" "$tmp/root/out/witness.proof.json" 2>&1 \
-  | grep -q OK || fail "snarkjs rejects root's proof"
+rcuzk 60 prove --wait --zkey "$A/circuit_final.zkey" --out "$tmp/root/out" "$A/witness.wtns" >"$tmp/rprove.out" 2>&1 ||
+  fail "root's job was not proved while a submit's read blocks: $(cat "$tmp/rprove.out")"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/root/out/witness.public.json" "$tmp/root/out/witness.proof.json" 2>&1 |
+  grep -q OK || fail "snarkjs rejects root's proof"
 echo "ok: while the read blocks, root's status is answered and its job is proved (snarkjs verifies)"
 
 wait "$s1" || fail "the attacker's stuck submit got no answer: $(cat "$tmp/s1.out")"
-r1="$(sed -n 1p "$tmp/s1.out")"; r2="$(sed -n 2p "$tmp/s1.out")"
+r1="$(sed -n 1p "$tmp/s1.out")"
+r2="$(sed -n 2p "$tmp/s1.out")"
 grep -q '"ok":false' <<<"$r1" && grep -q 'copy-timeout' <<<"$r1" || fail "the stuck submit's answer: $r1"
 grep -q '"ok":true' <<<"$r2" && grep -q '"jobs"' <<<"$r2" || fail "the status behind the stuck submit: $r2"
 echo "ok: the stuck submit fails after --copy-timeout: $(js 'r.message' "$r1" | cut -c1-90)...; the status behind it follows"
@@ -87,10 +94,14 @@ grep -q '"ok":false' "$tmp/p1.out" && grep -q 'copy-timeout' "$tmp/p1.out" || fa
 echo "ok: a preload whose zkey read blocks fails after --copy-timeout; status is answered meanwhile"
 
 # The FUSE server goes: the reads fail, the threads end, cuzkd carries on.
-kill "$fuse_pid"; wait "$fuse_pid" 2>/dev/null || true
+kill "$fuse_pid"
+wait "$fuse_pid" 2>/dev/null || true
 fuse_pid="" # gone: its pid may be another process's soon
 umount -l "$tmp/fuse" 2>/dev/null || true
-for _ in $(seq 1 100); do [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 3 ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 3 ] && break
+  sleep 0.1
+done
 [ "$(grep -c 'ended after all' "$tmp/cuzkd.log")" -ge 3 ] || fail "the stuck reads did not end: $(tail -5 "$tmp/cuzkd.log")"
 alive "after the FUSE server went"
 out="$(cuzk --json status)" || fail "status after the FUSE server went"

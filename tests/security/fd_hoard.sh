@@ -13,7 +13,8 @@ set -euo pipefail
 attack_daemon sechoard mulchain-10
 lim="$(awk '/Max open files/ {print $4}' "/proc/$daemon_pid/limits")"
 echo "cuzkd's descriptor limit: $lim"
-echo hoard >"$tmp/f"; chmod 644 "$tmp/f"
+echo hoard >"$tmp/f"
+chmod 644 "$tmp/f"
 cat >"$tmp/hoard.py" <<'PY'
 import os, resource, socket, sys, time
 # Descriptors in flight count against the sender's limit: raised to its hard one.
@@ -47,11 +48,15 @@ while alive:
     open(status, "w").write("alive %d\n" % len(alive))
 PY
 chmod 644 "$tmp/hoard.py"
-touch "$tmp/hoard.status"; chown "$atk" "$tmp/hoard.status"
+touch "$tmp/hoard.status"
+chown "$atk" "$tmp/hoard.status"
 as_attacker python3 "$tmp/hoard.py" "$run/$inst.sock" "$tmp/f" "$tmp/hoard.status" &
 hp=$!
 daemon_on_exit="kill $hp 2>/dev/null || true; ${daemon_on_exit}"
-for _ in $(seq 1 600); do grep -q '^ready\|^alive' "$tmp/hoard.status" && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  grep -q '^ready\|^alive' "$tmp/hoard.status" && break
+  sleep 0.1
+done
 grep -q '^ready\|^alive' "$tmp/hoard.status" || fail "the attacker did not get its connections up"
 nfd="$(dir_count "/proc/$daemon_pid/fd")"
 echo "ok: attacker: $(cat "$tmp/hoard.status"); cuzkd holds $nfd descriptors"
@@ -66,7 +71,10 @@ timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" prove --zkey "
   "$tmp/rootout/witness.proof.json" >/dev/null || fail "snarkjs rejects root's proof"
 echo "ok: root's status answers and its job proves (snarkjs verifies) meanwhile"
 # Liveness bound 120 s: each connection goes 30 s after its line began.
-for _ in $(seq 1 1200); do grep -q '^alive 0' "$tmp/hoard.status" && break; sleep 0.1; done
+for _ in $(seq 1 1200); do
+  grep -q '^alive 0' "$tmp/hoard.status" && break
+  sleep 0.1
+done
 grep -q '^alive 0' "$tmp/hoard.status" || fail "trickling connections still open: $(cat "$tmp/hoard.status")"
 echo "ok: every trickling connection was closed (its line never ended)"
 wait "$hp" 2>/dev/null || true

@@ -8,12 +8,15 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/daemon.sh"
 daemon_init fleetpw
 bad=0
-try() {  # expected-rc what args...
-  local want="$1" what="$2"; shift 2
+try() { # expected-rc what args...
+  local want="$1" what="$2"
+  shift 2
   local rc=0
   "$BUILD/bin/cuzkd" --plan --run-dir "$run" --devices cpu:1 "$@" >"$tmp/out" 2>&1 || rc=$?
   if [ "$rc" != "$want" ]; then
-    echo "FAIL: $what: exit $rc, expected $want"; cat "$tmp/out"; bad=1
+    echo "FAIL: $what: exit $rc, expected $want"
+    cat "$tmp/out"
+    bad=1
   else
     echo "ok: $what -> exit $rc $(grep -m1 -o 'password[^:]*' "$tmp/out" || true)"
   fi
@@ -35,11 +38,16 @@ for cmd in "status" "wait 1" "fetch 1 --out $tmp"; do
   # shellcheck disable=SC2086
   "$BUILD/bin/cuzk" $cmd --queue 'postgresql://u:s3cret@127.0.0.1:9/db' >"$tmp/cout" 2>&1 || rc=$?
   if [ "$rc" != 2 ] || ! grep -q 'password on the command line' "$tmp/cout"; then
-    echo "FAIL: cuzk $cmd --queue with a password: exit $rc"; cat "$tmp/cout"; bad=1
+    echo "FAIL: cuzk $cmd --queue with a password: exit $rc"
+    cat "$tmp/cout"
+    bad=1
   else
     echo "ok: cuzk ${cmd%% *} --queue with a password -> exit $rc"
   fi
-  grep -q 's3cret' "$tmp/cout" && { echo "FAIL: cuzk $cmd printed the password"; bad=1; }
+  grep -q 's3cret' "$tmp/cout" && {
+    echo "FAIL: cuzk $cmd printed the password"
+    bad=1
+  }
 done
 # cuzk-api --queue (queue mode): the same refusal; cuzkd hands it the URL on a
 # descriptor instead (--queue-fd; tests/scripts/api_fleet.sh runs it with a password).
@@ -47,11 +55,15 @@ if [ -x "$BUILD/bin/cuzk-api" ]; then
   rc=0
   "$BUILD/bin/cuzk-api" --queue 'postgresql://u:s3cret@127.0.0.1:9/db' >"$tmp/aout" 2>&1 || rc=$?
   if [ "$rc" != 2 ] || ! grep -q 'password on the command line' "$tmp/aout" || grep -q 's3cret' "$tmp/aout"; then
-    echo "FAIL: cuzk-api --queue with a password: exit $rc: $(cat "$tmp/aout")"; bad=1
+    echo "FAIL: cuzk-api --queue with a password: exit $rc: $(cat "$tmp/aout")"
+    bad=1
   else
     echo "ok: cuzk-api --queue with a password -> exit $rc"
   fi
 fi
-grep -q 's3cret' "$tmp/out" && { echo "FAIL: the password was printed"; bad=1; }
+grep -q 's3cret' "$tmp/out" && {
+  echo "FAIL: the password was printed"
+  bad=1
+}
 [ $bad -eq 0 ] || exit 1
 echo "PASS: fleet_password"

@@ -22,9 +22,11 @@ FX="$FIXTURES/bn128/mulchain-10"
 # Root's 0700 directory, and the attacker's tree beside it ($tmp/atk is the
 # attacker's: so "out/.cuzk-x/../../../z" is $tmp/z and "out/../../z" too).
 mkdir -m 0700 "$tmp/z"
-echo ROOTS-SECRET >"$tmp/z/secret.public.json"; echo ROOTS-SECRET >"$tmp/z/secret.proof.json"
+echo ROOTS-SECRET >"$tmp/z/secret.public.json"
+echo ROOTS-SECRET >"$tmp/z/secret.proof.json"
 mkdir -p "$tmp/atk/out/.cuzk-x" "$tmp/atk/out/.cuzk-y" "$tmp/atk/z" "$tmp/atk/fetch" "$tmp/atk/good/.cuzk-gone"
-echo EVIL >"$tmp/atk/z/evil.public.json"; echo EVIL >"$tmp/atk/z/evil.proof.json"
+echo EVIL >"$tmp/atk/z/evil.public.json"
+echo EVIL >"$tmp/atk/z/evil.proof.json"
 # A good row's staged proof, of a daemon that is gone (no daemon row): adopted.
 "$BUILD/bin/cuzk" prove-local "$FX/circuit_final.zkey" "$FX/witness.wtns" \
   "$tmp/atk/good/.cuzk-gone/g.proof.json" "$tmp/atk/good/.cuzk-gone/g.public.json" >/dev/null ||
@@ -51,7 +53,9 @@ psql_q "INSERT INTO cuzk_jobs(id, zkey, out_dir, n_parts) VALUES
 
 # 1, 2: a root cuzkd on that queue adopts what gone daemons left unpublished.
 daemon_start --devices cpu:1 --buffers 2 --buffer-mb 16 --queue "$url"
-for _ in $(seq 1 600); do  # liveness bound: adoption runs at start, then every 3 s
+for _ in $( # liveness bound: adoption runs at start, then every 3 s
+  seq 1 600
+); do
   [ "$(psql_q "SELECT count(*) FROM cuzk_parts WHERE job IN (901, 902) AND published")" = 3 ] && break
   sleep 0.1
 done
@@ -79,7 +83,8 @@ echo "ok: their job ended: $js"
 echo "ok: a good row of a gone daemon: published (snarkjs verifies), its staging dir removed"
 
 # 3: cuzk fetch of a stored row named ../fetched, as the attacker.
-r=0; as_attacker "$tmp/atk/cuzk" fetch 903 --queue "$url" --out "$tmp/atk/fetch" >"$tmp/fetch.out" 2>&1 || r=$?
+r=0
+as_attacker "$tmp/atk/cuzk" fetch 903 --queue "$url" --out "$tmp/atk/fetch" >"$tmp/fetch.out" 2>&1 || r=$?
 [ ! -e "$tmp/atk/fetched.public.json" ] && [ ! -e "$tmp/atk/fetched.proof.json" ] ||
   fail "cuzk fetch wrote outside --out"
 grep -q "not a single file name" "$tmp/fetch.out" || fail "cuzk fetch did not say why (exit $r): $(cat "$tmp/fetch.out")"

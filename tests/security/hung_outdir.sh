@@ -39,7 +39,8 @@ jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
 proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb (another out dir, submitted after A) proved meanwhile; snarkjs verifies it"
 
-rc=0; timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja" >/dev/null 2>&1 || rc=$?
+rc=0
+timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja" >/dev/null 2>&1 || rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "job A ($ja) did not fail (rc $rc)"
 st="$(cuzk --json status "$ja" || true)"
 [ "$(jq -r '.job.parts[0].state' <<<"$st")" = failed ] || fail "job A: $(jq -c .job <<<"$st")"
@@ -62,16 +63,27 @@ jc="$(prove_to "$tmp/fuse2" "$tmp/c/wc.wtns")" || fail "submit of job C"
 # While C's write waits, the finalizer is restarted: it gives C back (proved) instead
 # of leaving cuzkd to clean up after it in a directory that does not answer; cuzkd
 # keeps answering, and the next finalizer tries C again.
-waiting() { for p in $(pgrep -f -- "--out-writer $fin\$" || true); do cat "/proc/$p/wchan" 2>/dev/null; echo; done |
+waiting() { for p in $(pgrep -f -- "--out-writer $fin\$" || true); do
+  cat "/proc/$p/wchan" 2>/dev/null
+  echo
+done |
   grep -c request_wait_answer || true; }
-for _ in $(seq 1 600); do [ "$(waiting)" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(waiting)" -ge 2 ] && break
+  sleep 0.1
+done
 [ "$(waiting)" -ge 2 ] || fail "job C's write never reached its out dir"
 cuzk restart finalizer >/dev/null || fail "restart finalizer"
-for _ in $(seq 1 300); do fin2="$(stage_pids finalizer)"; [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do
+  fin2="$(stage_pids finalizer)"
+  [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break
+  sleep 0.1
+done
 [ -n "$fin2" ] && [ "$fin2" != "$fin" ] || fail "no new finalizer after the restart"
 timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null || fail "cuzkd stopped answering"
 echo "ok: the finalizer restarted (pid $fin -> $fin2) with job $jc's write waiting; cuzkd answers"
-rc=0; timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jc" >/dev/null 2>&1 || rc=$?
+rc=0
+timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$jc" >/dev/null 2>&1 || rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "job C ($jc) did not fail (rc $rc)"
 reason="$(cuzk --json status "$jc" | jq -r '.job.parts[0].reason' || true)"
 grep -q "out dir $tmp/fuse2 did not answer: writing its proof files took over 5 s .*(2 tries)" <<<"$reason" ||
@@ -86,10 +98,18 @@ echo "ok: job A's killed writer is still stuck in the file system (state $states
 daemon_shutdown_clean
 echo "ok: cuzkd shut down cleanly with that writer stuck"
 
-kill "$fuse1_pid"; wait "$fuse1_pid" 2>/dev/null || true
-kill -CONT "$fuse2_pid"; kill "$fuse2_pid"; wait "$fuse2_pid" 2>/dev/null || true
-umount -l "$tmp/fuse" 2>/dev/null || true; umount -l "$tmp/fuse2" 2>/dev/null || true
-for _ in $(seq 1 300); do left="$(pgrep -f -- "--out-writer ($fin|$fin2)\$" || true)"; [ -z "$left" ] && break; sleep 0.1; done
+kill "$fuse1_pid"
+wait "$fuse1_pid" 2>/dev/null || true
+kill -CONT "$fuse2_pid"
+kill "$fuse2_pid"
+wait "$fuse2_pid" 2>/dev/null || true
+umount -l "$tmp/fuse" 2>/dev/null || true
+umount -l "$tmp/fuse2" 2>/dev/null || true
+for _ in $(seq 1 300); do
+  left="$(pgrep -f -- "--out-writer ($fin|$fin2)\$" || true)"
+  [ -z "$left" ] && break
+  sleep 0.1
+done
 [ -z "$left" ] || fail "writer processes left once the file system answered: $left ($(ps -o pid,stat,cmd -p "$left"))"
 echo "ok: the stuck writer ended once its file system went away; no process left"
 echo "PASS: hung_outdir"

@@ -9,7 +9,10 @@
 # job meanwhile (snarkjs verifies). SKIP (77) without root or /dev/fuse.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
-[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: hung_resume needs root and /dev/fuse"; exit 77; }
+[ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || {
+  echo "SKIP: hung_resume needs root and /dev/fuse"
+  exit 77
+}
 daemon_init hungres
 A="$FIXTURES/bn128/mulchain-10"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16
@@ -17,20 +20,30 @@ mkdir -p "$tmp/fuse" "$tmp/out" "$tmp/rootout"
 python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" 4096 "$tmp/fuse.read" 2>"$tmp/fuse.log" &
 fuse_pid=$!
 daemon_on_exit="kill -CONT $fuse_pid 2>/dev/null; kill $fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 50); do [ -f "$tmp/fuse/c.zkey" ] && break; sleep 0.1; done
+for _ in $(seq 1 50); do
+  [ -f "$tmp/fuse/c.zkey" ] && break
+  sleep 0.1
+done
 [ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
 wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid' "$(cuzk --json status)")"
 kill -STOP "$wpid"
 # The out dir passed is $tmp/out; its recorded path lies on the mount.
 r="$(send_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"$tmp/fuse/out\"},\"witnesses\":[{\"fd\":2,\"path\":\"w.wtns\"}]}" \
   "$A/circuit_final.zkey" "$tmp/out" "$A/witness.wtns")"
-job="$(js 'r.job' "$r")"; [ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
+job="$(js 'r.job' "$r")"
+[ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
 kill -KILL "$wpid" 2>/dev/null || true
-for _ in $(seq 1 250); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.02; done
+for _ in $(seq 1 250); do
+  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+  sleep 0.02
+done
 kill -STOP "$fuse_pid"
 echo "killed cuzkd with job $job unproved; the FUSE server is stopped (the mount hangs)"
-mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"; rm -f "$run/$inst.sock"
+mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"
+rm -f "$run/$inst.sock"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16
 echo "ok: cuzkd came up with the stored job's out dir on a hung mount"
 st="$(cuzk --json status "$job" || true)"
@@ -41,7 +54,9 @@ cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/rootout" --wait "$A/witnes
 "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/rootout/witness.public.json" "$tmp/rootout/witness.proof.json" >/dev/null ||
   fail "snarkjs rejects the honest proof"
 echo "ok: an honest job proves meanwhile (snarkjs verifies)"
-kill -CONT "$fuse_pid"; kill "$fuse_pid" 2>/dev/null; wait "$fuse_pid" 2>/dev/null || true
+kill -CONT "$fuse_pid"
+kill "$fuse_pid" 2>/dev/null
+wait "$fuse_pid" 2>/dev/null || true
 umount -l "$tmp/fuse" 2>/dev/null || true
 daemon_stop
 echo "PASS: hung_resume"

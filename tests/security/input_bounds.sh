@@ -16,9 +16,10 @@ set -euo pipefail
 daemon_init secbounds
 attacker_init
 A="$FIXTURES/bn128/mulchain-10"
-zsize=$(stat -c %s "$A/circuit_final.zkey"); wsize=$(stat -c %s "$A/witness.wtns")
+zsize=$(stat -c %s "$A/circuit_final.zkey")
+wsize=$(stat -c %s "$A/witness.wtns")
 # Room for the zkey and a few witnesses, not for a second zkey's worth.
-quota=$(( zsize + 8 * wsize ))
+quota=$((zsize + 8 * wsize))
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" --quota-bytes "$quota" \
   --keep-finished 3600
 attacker_reach
@@ -45,11 +46,11 @@ chown -R "$atk:$atk" "$tmp/atk"
 copies_bytes() { js 'r.copies.bytes' "$(cuzk --json status)"; }
 copies_count() { js 'r.copies.count' "$(cuzk --json status)"; }
 
-sub1() {  # zkey witness [name]: a raw submit of one witness, as the attacker
+sub1() { # zkey witness [name]: a raw submit of one witness, as the attacker
   asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"out\"},\"witnesses\":[{\"fd\":2,\"path\":\"w.wtns\"}]}" \
     "$1" "$tmp/atk/out" "$2"
 }
-refused() {  # what reply pattern
+refused() { # what reply pattern
   grep -q '"ok":false' <<<"$2" && grep -q "$3" <<<"$2" || fail "$1: not refused as expected: $2"
   echo "ok: $1 refused: $(js 'r.message' "$2" 2>/dev/null || echo "$2")"
 }
@@ -64,7 +65,8 @@ b="$(copies_bytes)"
 echo "ok: cuzkd holds $b bytes of copies after them"
 
 # 4. One descriptor, 40 names.
-ws=""; for i in $(seq 1 40); do ws="$ws${ws:+,}{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"p$i\"}"; done
+ws=""
+for i in $(seq 1 40); do ws="$ws${ws:+,}{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"p$i\"}"; done
 r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"many\"},\"witnesses\":[$ws]}" \
   "$tmp/atk/in/c.zkey" "$tmp/atk/many" "$tmp/atk/in/w.wtns")"
 j="$(js 'r.job' "$r")" || fail "40 names of one witness: $r"
@@ -79,10 +81,16 @@ node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snark
 echo "ok: one witness named 40 times: $cnt copies in memory, $parts durable witness copy; 40 proofs verified"
 
 # 5. Over the quota: the zkey twice over (two distinct zkeys of the same circuit).
-cp "$A/circuit_final.zkey" "$tmp/atk/q/c2.zkey"; chown "$atk:$atk" "$tmp/atk/q/c2.zkey"
-ws=""; for i in $(seq 1 9); do cp "$A/witness.wtns" "$tmp/atk/q/w$i.wtns"; ws="$ws${ws:+,}{\"fd\":$((i + 1)),\"path\":\"w$i.wtns\"}"; done
+cp "$A/circuit_final.zkey" "$tmp/atk/q/c2.zkey"
+chown "$atk:$atk" "$tmp/atk/q/c2.zkey"
+ws=""
+for i in $(seq 1 9); do
+  cp "$A/witness.wtns" "$tmp/atk/q/w$i.wtns"
+  ws="$ws${ws:+,}{\"fd\":$((i + 1)),\"path\":\"w$i.wtns\"}"
+done
 chown -R "$atk:$atk" "$tmp/atk/q"
-qargs=("$tmp/atk/in/c.zkey" "$tmp/atk/q"); for i in $(seq 1 9); do qargs+=("$tmp/atk/q/w$i.wtns"); done
+qargs=("$tmp/atk/in/c.zkey" "$tmp/atk/q")
+for i in $(seq 1 9); do qargs+=("$tmp/atk/q/w$i.wtns"); done
 r="$(asend_fds "{\"req\":\"submit\",\"fds\":11,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"q\"},\"witnesses\":[$ws]}" "${qargs[@]}")"
 refused "a job of 9 witnesses past --quota-bytes $quota" "$r" '"error":"quota"'
 cuzk prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/atk/q" --wait "$tmp"/atk/q/w*.wtns >/dev/null ||
@@ -92,7 +100,10 @@ node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snark
 echo "ok: root's same job proves (9 verified)"
 
 # Decided jobs hold no copy (a liveness bound: the loop drops them at its next tick).
-for _ in $(seq 1 600); do [ "$(copies_count)" = 0 ] && break; sleep 0.1; done
+for _ in $(seq 1 600); do
+  [ "$(copies_count)" = 0 ] && break
+  sleep 0.1
+done
 [ "$(copies_count)" = 0 ] || fail "cuzkd still holds $(copies_count) copies after every job ended"
 echo "ok: no copy is held once every job has ended"
 daemon_shutdown_clean

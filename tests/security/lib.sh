@@ -28,10 +28,14 @@
 #                       on one CPU worker (4 buffers of 16 MiB) the attacker can reach
 attacker_init() {
   if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP: $(basename "$0") needs root to create an attacker user (useradd)"; exit 77
+    echo "SKIP: $(basename "$0") needs root to create an attacker user (useradd)"
+    exit 77
   fi
   command -v useradd >/dev/null && command -v runuser >/dev/null && command -v setpriv >/dev/null ||
-    { echo "SKIP: useradd, runuser or setpriv missing"; exit 77; }
+    {
+      echo "SKIP: useradd, runuser or setpriv missing"
+      exit 77
+    }
   atk="cuzkatk$$"
   sec_user_add "$atk"
   # shellcheck disable=SC2034 # for the tests
@@ -47,13 +51,21 @@ victim_init() {
 }
 # sec_user_add NAME: the user with its own group, no home, removed at exit.
 sec_user_add() {
-  useradd -M -U -s /bin/sh "$1" || { echo "SKIP: useradd $1 failed"; exit 77; }
+  useradd -M -U -s /bin/sh "$1" || {
+    echo "SKIP: useradd $1 failed"
+    exit 77
+  }
   daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }sec_user_del $1"
 }
 sec_user_del() {
   pkill -KILL -u "$1" 2>/dev/null || true
-  local _; for _ in $(seq 1 20); do pgrep -u "$1" >/dev/null || break; sleep 0.1; done
-  userdel -f "$1" >/dev/null 2>&1 || true; groupdel "$1" >/dev/null 2>&1 || true
+  local _
+  for _ in $(seq 1 20); do
+    pgrep -u "$1" >/dev/null || break
+    sleep 0.1
+  done
+  userdel -f "$1" >/dev/null 2>&1 || true
+  groupdel "$1" >/dev/null 2>&1 || true
 }
 as_attacker() { runuser -u "$atk" -- "$@"; }
 # send_fds (daemon.sh) as the attacker: the descriptors are opened by the attacker's shell.
@@ -66,14 +78,18 @@ stop_worker() {
   wpid=""
   for _ in $(seq 1 100); do
     wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid||""' "$(cuzk --json status)")"
-    [ -n "$wpid" ] && [ "$wpid" != 0 ] && break; sleep 0.1
+    [ -n "$wpid" ] && [ "$wpid" != 0 ] && break
+    sleep 0.1
   done
   [ -n "$wpid" ] && [ "$wpid" != 0 ] || fail "no worker"
   kill -STOP "$wpid"
 }
 # Let the attacker reach the socket (a member of --group $atk).
 # shellcheck disable=SC2154 # tmp: daemon_init's (daemon.sh)
-attacker_reach() { chmod 755 "$tmp" "$run"; chmod 666 "$run/$inst.sock"; }
+attacker_reach() {
+  chmod 755 "$tmp" "$run"
+  chmod 666 "$run/$inst.sock"
+}
 # The set-up the attacks share: an instance NAME, the attacker, A=$FIXTURES/bn128/FX, and
 # a small cuzkd (--devices cpu:1, 4 buffers of 16 MiB) admitting the attacker's group.
 attack_daemon() {
@@ -90,18 +106,28 @@ fuse_hold() {
   python3 "$(dirname "${BASH_SOURCE[0]}")/fuse_stall.py" "$m" 0 "$m.held" --hold-dir 2>"$m.log" &
   fuse_pid=$!
   daemon_on_exit="kill -CONT $fuse_pid 2>/dev/null; kill $fuse_pid 2>/dev/null; umount -l '$m' 2>/dev/null; ${daemon_on_exit:-}"
-  for _ in $(seq 1 50); do grep -q " $m fuse" /proc/self/mounts && return 0; sleep 0.1; done
+  for _ in $(seq 1 50); do
+    grep -q " $m fuse" /proc/self/mounts && return 0
+    sleep 0.1
+  done
   fail "the FUSE mount $1 did not come up: $(cat "$m.log")"
 }
 
 fuse_held() {
-  for _ in $(seq 1 600); do [ -e "$tmp/$1.held" ] && return 0; sleep 0.1; done
+  for _ in $(seq 1 600); do
+    [ -e "$tmp/$1.held" ] && return 0
+    sleep 0.1
+  done
   fail "$2 never reached its out dir"
 }
 
 hung_daemon() {
-  local name="$1"; shift
-  [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || { echo "SKIP: $(basename "$0" .sh) needs root and /dev/fuse"; exit 77; }
+  local name="$1"
+  shift
+  [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] || {
+    echo "SKIP: $(basename "$0" .sh) needs root and /dev/fuse"
+    exit 77
+  }
   daemon_init "$name"
   A="$FIXTURES/bn128/mulchain-10"
   daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 "$@"

@@ -33,11 +33,17 @@ while time.time() - t0 < 20:  # trickle a byte each; reconnect the dropped ones
             s.close(); socks[i] = opener() or s
     time.sleep(0.3)
 PY
-chmod 755 "$tmp"; chmod 644 "$tmp/slow.py"; : >"$tmp/slow.ready"; chmod 666 "$tmp/slow.ready"
+chmod 755 "$tmp"
+chmod 644 "$tmp/slow.py"
+: >"$tmp/slow.ready"
+chmod 666 "$tmp/slow.ready"
 as_attacker python3 "$tmp/slow.py" "$port" 100 "$tmp/slow.ready" &
 apid=$!
 daemon_on_exit="kill $apid 2>/dev/null; $daemon_on_exit"
-for _ in $(seq 1 100); do [ -s "$tmp/slow.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+  [ -s "$tmp/slow.ready" ] && break
+  sleep 0.1
+done
 [ -s "$tmp/slow.ready" ] || fail "the slow clients did not start"
 sleep 1
 echo "slow clients: $(cat "$tmp/slow.ready") connections"
@@ -57,6 +63,7 @@ assert buf.startswith(b"HTTP/1.0 200") and b"cuzk_" in buf, buf[:200]
 assert time.time() - t0 < 5
 PY
 echo "ok: scrape answered in $(python3 -c "import sys; print('%.2f' % ($(date +%s.%N) - $t0))") s behind 100 slow clients"
-kill "$apid" 2>/dev/null || true; wait "$apid" 2>/dev/null || true
+kill "$apid" 2>/dev/null || true
+wait "$apid" 2>/dev/null || true
 daemon_shutdown_clean
 echo "PASS: metrics_slowloris"

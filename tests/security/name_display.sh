@@ -12,16 +12,19 @@ attack_daemon secname mulchain-10
 RLO=$'\xe2\x80\xae' NEL=$'\xc2\x85'
 od="$tmp/atk/o${RLO}ut"
 mkdir -p "$tmp/atk/in" "$od"
-cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
+cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
+cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 chown -R "$atk:$atk" "$tmp/atk"
 r="$(asend_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"$od\"},\"witnesses\":[{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"a${RLO}nosj.foorp\"},{\"fd\":2,\"path\":\"w.wtns\",\"name\":\"b${NEL}x\"}]}" \
   "$tmp/atk/in/c.zkey" "$od" "$tmp/atk/in/w.wtns")"
-job="$(js 'r.job' "$r")"; [ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
+job="$(js 'r.job' "$r")"
+[ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
 cuzk wait "$job" >/dev/null 2>&1 || fail "job $job did not prove"
 node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$A/verification_key.json" \
   "$od" | grep -qx "2 verified" || fail "snarkjs does not verify both proofs"
 raw() { LC_ALL=C grep -c $'\xe2\x80\xae\|\xc2\x85' "$1" || true; }
-cuzk status >"$tmp/st.txt"; cuzk status "$job" >>"$tmp/st.txt" || true
+cuzk status >"$tmp/st.txt"
+cuzk status "$job" >>"$tmp/st.txt" || true
 [ "$(raw "$tmp/st.txt")" = 0 ] || fail "cuzk status shows the raw characters"
 grep -qF 'a\u202enosj.foorp' "$tmp/st.txt" && grep -qF 'b\u0085x' "$tmp/st.txt" && grep -qF 'o\u202eut' "$tmp/st.txt" ||
   fail "cuzk status does not show them escaped: $(cat "$tmp/st.txt")"

@@ -14,9 +14,14 @@ set -euo pipefail
 daemon_init secroom
 attacker_init
 victim_init
-usermod -a -G "$atk" "$VICTIM" || { echo "SKIP: usermod failed"; exit 77; }
+usermod -a -G "$atk" "$VICTIM" || {
+  echo "SKIP: usermod failed"
+  exit 77
+}
 F="$FIXTURES/bn128/mulchain-10"
-mkdir -p "$tmp/state"; : >"$tmp/state/$inst.db"; chmod 0640 "$tmp/state/$inst.db"
+mkdir -p "$tmp/state"
+: >"$tmp/state/$inst.db"
+chmod 0640 "$tmp/state/$inst.db"
 umask 0027
 # 8 job slots: each user's quota is 4 (half), the reserve 1.
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" --max-jobs 8 --stall-timeout 0
@@ -24,11 +29,12 @@ umask 0022
 attacker_reach
 for f in "$tmp/state/$inst.db" "$tmp/state/$inst.db-wal" "$tmp/state/$inst.db-shm"; do
   [ -e "$f" ] || continue
-  m="$(stat -c %a "$f")"; [ "$m" = 600 ] || fail "$(basename "$f") is mode $m, not 600"
+  m="$(stat -c %a "$f")"
+  [ "$m" = 600 ] || fail "$(basename "$f") is mode $m, not 600"
 done
 echo "ok: the job store is 0600 (was 0640; -wal and -shm too) under umask 0027"
 
-tree() {  # user dir
+tree() { # user dir
   mkdir -p "$2/in" "$2/out"
   install -m 0755 "$BUILD/bin/cuzk" "$2/cuzk"
   cp "$F/circuit_final.zkey" "$2/in/c.zkey"
@@ -36,20 +42,29 @@ tree() {  # user dir
   chown -R "$1:$1" "$2"
 }
 A="$tmp/A" B="$tmp/B" R="$tmp/R"
-tree "$VICTIM" "$A"; tree "$atk" "$B"; tree root "$R"
+tree "$VICTIM" "$A"
+tree "$atk" "$B"
+tree root "$R"
 st="$(cuzk --json status)"
 stages="$(jq -r '.children[].pid' <<<"$st")"
 thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
 daemon_on_exit="thaw; $daemon_on_exit"
 for p in $stages; do kill -STOP "$p"; done
-prove() {  # user dir witness
-  if [ "$1" = root ]; then cuzk --json prove --zkey "$2/in/c.zkey" --out "$2/out" "$2/in/$3.wtns" 2>&1
+prove() { # user dir witness
+  if [ "$1" = root ]; then
+    cuzk --json prove --zkey "$2/in/c.zkey" --out "$2/out" "$2/in/$3.wtns" 2>&1
   else runuser -u "$1" -- "$2/cuzk" --instance "$inst" --run-dir "$run" --json prove --zkey "$2/in/c.zkey" \
-         --out "$2/out" "$2/in/$3.wtns" 2>&1; fi
+    --out "$2/out" "$2/in/$3.wtns" 2>&1; fi
 }
 n=0
-for w in w1 w2 w3 w4; do prove "$VICTIM" "$A" "$w" >/dev/null || fail "A's job $w"; n=$((n + 1)); done
-for w in w1 w2 w3; do prove "$atk" "$B" "$w" >/dev/null || fail "B's job $w"; n=$((n + 1)); done
+for w in w1 w2 w3 w4; do
+  prove "$VICTIM" "$A" "$w" >/dev/null || fail "A's job $w"
+  n=$((n + 1))
+done
+for w in w1 w2 w3; do
+  prove "$atk" "$B" "$w" >/dev/null || fail "B's job $w"
+  n=$((n + 1))
+done
 r="$(prove "$atk" "$B" w4)" && fail "B's 4th job took the operator's slot: $r"
 [ "$(js 'r.error' "$r")" = full ] || fail "B's 4th job: not refused \"full\": $r"
 echo "ok: users hold 7 of 8 slots; B's 4th job refused: $(js r.message "$r")"

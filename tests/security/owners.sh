@@ -15,9 +15,12 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
 daemon_init secown
-attacker_init                      # B: $atk, $ATTACKER_UID
-victim_init                        # A: $VICTIM, $vuid
-usermod -a -G "$atk" "$VICTIM" || { echo "SKIP: usermod failed"; exit 77; }
+attacker_init # B: $atk, $ATTACKER_UID
+victim_init   # A: $VICTIM, $vuid
+usermod -a -G "$atk" "$VICTIM" || {
+  echo "SKIP: usermod failed"
+  exit 77
+}
 F="$FIXTURES/bn128/mulchain-10"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" \
   --quota-jobs 2 --quota-partitions 4 --quota-preloads 1 --stall-timeout 0
@@ -25,21 +28,32 @@ attacker_reach
 
 # Each user's own tree: the client, a zkey, witnesses, an out dir (the checkout may not
 # be readable by other users in CI). The zkeys are distinct files: distinct preloads.
-tree() {  # user dir
+tree() { # user dir
   mkdir -p "$2/in" "$2/out"
   install -m 0755 "$BUILD/bin/cuzk" "$2/cuzk"
-  cp "$F/circuit_final.zkey" "$2/in/c.zkey"; cp "$F/circuit_final.zkey" "$2/in/d.zkey"
+  cp "$F/circuit_final.zkey" "$2/in/c.zkey"
+  cp "$F/circuit_final.zkey" "$2/in/d.zkey"
   for i in 1 2 3 4 5; do cp "$F/witness.wtns" "$2/in/w$i.wtns"; done
   chown -R "$1:$1" "$2"
 }
 A="$tmp/A" B="$tmp/B" R="$tmp/R"
-tree "$VICTIM" "$A"; tree "$atk" "$B"; tree root "$R"
-as() { local u="$1"; shift; runuser -u "$u" -- "$@"; }
-ucuzk() { local u="$1" d="$2"; shift 2; as "$u" "$d/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
+tree "$VICTIM" "$A"
+tree "$atk" "$B"
+tree root "$R"
+as() {
+  local u="$1"
+  shift
+  runuser -u "$u" -- "$@"
+}
+ucuzk() {
+  local u="$1" d="$2"
+  shift 2
+  as "$u" "$d/cuzk" --instance "$inst" --run-dir "$run" "$@"
+}
 acuzk() { ucuzk "$VICTIM" "$A" "$@"; }
 bcuzk() { ucuzk "$atk" "$B" "$@"; }
 bsend() { as_attacker bash -c "$(declare -f send send_fds); run='$run' inst='$inst' send \"\$@\"" _ "$@"; }
-refused_with() {  # code what reply: the reply is a refusal with that error code
+refused_with() { # code what reply: the reply is a refusal with that error code
   local code="$1" what="$2" r="$3"
   [ "$(js 'r.ok === false && r.error' "$r")" = "$code" ] || fail "$what: not refused with \"$code\": $r"
   echo "ok: $what refused ($code): $(js r.message "$r")"
@@ -53,7 +67,8 @@ refused_with not_owner "B evicting root's preload" "$(bsend "{\"req\":\"evict\",
 r="$(bcuzk evict "$A/in/c.zkey" 2>&1)" && fail "B's cuzk evict of A's preload succeeded: $r"
 grep -q not_owner <<<"$r" || fail "cuzk evict as B: $r"
 bcuzk preload "$B/in/c.zkey" >/dev/null || fail "B's own preload"
-rc=0; r="$(bcuzk --json preload "$B/in/d.zkey" 2>&1)" || rc=$?
+rc=0
+r="$(bcuzk --json preload "$B/in/d.zkey" 2>&1)" || rc=$?
 refused_with quota "B's second preload (--quota-preloads 1)" "$r"
 [ $rc -eq 24 ] || fail "cuzk exit code for a quota refusal: $rc, expected 24"
 grep -q -- "--quota-preloads 1" <<<"$r" || fail "the quota refusal does not name the quota: $r"
@@ -76,10 +91,12 @@ stages="$(jq -r '.children[].pid' <<<"$st")"
 thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
 daemon_on_exit="thaw; $daemon_on_exit"
 for p in $stages; do kill -STOP "$p"; done
-prove() {  # user dir witness-names...: submit, print the reply (JSON), keep the exit code
-  local u="$1" d="$2" ws=(); shift 2
+prove() { # user dir witness-names...: submit, print the reply (JSON), keep the exit code
+  local u="$1" d="$2" ws=()
+  shift 2
   for w in "$@"; do ws+=("$d/in/$w.wtns"); done
-  if [ "$u" = root ]; then cuzk --json prove --zkey "$d/in/c.zkey" --out "$d/out" "${ws[@]}" 2>&1
+  if [ "$u" = root ]; then
+    cuzk --json prove --zkey "$d/in/c.zkey" --out "$d/out" "${ws[@]}" 2>&1
   else ucuzk "$u" "$d" --json prove --zkey "$d/in/c.zkey" --out "$d/out" "${ws[@]}" 2>&1; fi
 }
 r="$(prove "$VICTIM" "$A" w1 w2)" || fail "A's job: $r"
@@ -88,13 +105,15 @@ refused_with not_owner "B cancelling A's job $ja" "$(bsend "{\"req\":\"cancel\",
 r="$(bcuzk cancel "$ja" 2>&1)" && fail "cuzk cancel as B of A's job succeeded: $r"
 grep -q not_owner <<<"$r" || fail "cuzk cancel as B: $r"
 
-rc=0; r="$(prove "$atk" "$B" w1 w2 w3 w4 w5)" || rc=$?
+rc=0
+r="$(prove "$atk" "$B" w1 w2 w3 w4 w5)" || rc=$?
 refused_with quota "B's job of 5 partitions (--quota-partitions 4)" "$r"
 [ $rc -eq 24 ] || fail "cuzk exit code for a quota refusal: $rc, expected 24"
 grep -q -- "--quota-partitions 4" <<<"$r" || fail "the refusal does not name the quota: $r"
 jb=()
 for w in w1 w2 w3 w4 w5; do
-  rc=0; r="$(prove "$atk" "$B" "$w")" || rc=$?
+  rc=0
+  r="$(prove "$atk" "$B" "$w")" || rc=$?
   [ $rc -eq 0 ] || break
   jb+=("$(js r.job "$r")")
 done
@@ -129,8 +148,8 @@ done
 for d in "$A" "$R"; do
   for p in "$d/out"/*.proof.json; do
     w="$(basename "$p" .proof.json)"
-    "$SNARKJS" groth16 verify "$F/verification_key.json" "$d/out/$w.public.json" "$d/out/$w.proof.json" 2>&1 | grep -q OK \
-      || fail "snarkjs rejects $d/out/$w"
+    "$SNARKJS" groth16 verify "$F/verification_key.json" "$d/out/$w.public.json" "$d/out/$w.proof.json" 2>&1 | grep -q OK ||
+      fail "snarkjs rejects $d/out/$w"
   done
 done
 [ "$(dir_count "$A/out" '[!.]*.proof.json')" -eq 3 ] || fail "A's proofs: $(dir_list "$A/out" '[!.]*' | tr '\n' ' ')"

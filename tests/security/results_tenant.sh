@@ -22,11 +22,11 @@ cp "$F/witness.wtns" "$B/w1.wtns"
 install -m 0755 "$BUILD/bin/cuzk" "$B/cuzk"
 chown -R "$atk:$atk" "$B"
 bcuzk() { as_attacker "$B/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-refused_with() {  # code what reply
+refused_with() { # code what reply
   [ "$(js 'r.ok === false && r.error' "$3")" = "$1" ] || fail "$2: not refused with \"$1\": $3"
   echo "ok: $2 refused ($1): $(js r.message "$3")"
 }
-line() {  # extra fields of a store submit of B's witness (fd 0)
+line() { # extra fields of a store submit of B's witness (fd 0)
   echo "{\"req\":\"submit\",\"circuit\":\"mul-bn\",\"fds\":1,\"witnesses\":[{\"fd\":0,\"path\":\"w1.wtns\"}],\"results\":\"store\"$1}"
 }
 
@@ -36,8 +36,8 @@ r="$(asend_fds "$(line '')" "$B/w1.wtns")"
 jb="$(js 'r.job' "$r")"
 bcuzk wait "$jb" >/dev/null || fail "B's job $jb"
 bcuzk proof "$jb" 0 --out "$B" >/dev/null || fail "B fetching its own proof"
-"$SNARKJS" groth16 verify "$F/verification_key.json" "$B/$jb-0.public.json" "$B/$jb-0.proof.json" 2>&1 | grep -q OK \
-  || fail "snarkjs rejects B's stored proof"
+"$SNARKJS" groth16 verify "$F/verification_key.json" "$B/$jb-0.public.json" "$B/$jb-0.proof.json" 2>&1 | grep -q OK ||
+  fail "snarkjs rejects B's stored proof"
 echo "ok: B's store job $jb by circuit name; its stored proof fetched by B verifies"
 
 cp "$F/witness.wtns" "$tmp/r1.wtns"
@@ -56,7 +56,8 @@ jk="$(js 'r.job' "$(send_fds "$(line "$key")" "$tmp/r1.wtns")")"
 r="$(asend_fds "$(line "$key")" "$B/w1.wtns")"
 [ "$(js 'r.ok && !r.existing && r.job != '"$jk"'' "$r")" = true ] || fail "B's key \"same\" after root's: $r"
 echo "ok: the same idempotency key and body from B and from root: two jobs ($jk, $(js r.job "$r")), each user's own"
-rc=0; r="$(bcuzk reload 2>&1)" || rc=$?
+rc=0
+r="$(bcuzk reload 2>&1)" || rc=$?
 [ "$rc" = 21 ] && grep -q not_permitted <<<"$r" || fail "cuzk reload as B: exit $rc: $r"
 echo "ok: cuzk reload as B refused (exit 21): $r"
 daemon_shutdown_clean

@@ -12,10 +12,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 attack_daemon secorc mulchain-10
 mkdir -p "$tmp/atk/in" "$tmp/atk/out"
-cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
+cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
+cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"
 install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk" # the build tree may be out of the attacker's reach
 chown -R "$atk:$atk" "$tmp/atk"
-mkdir -m 0700 "$tmp/z"; mkdir "$tmp/z/there"
+mkdir -m 0700 "$tmp/z"
+mkdir "$tmp/z/there"
 stop_worker
 jobs=()
 for p in there absent; do
@@ -24,20 +26,28 @@ for p in there absent; do
   grep -q '"ok":true' <<<"$r" || fail "the attacker's submit ($p): $r"
   jobs+=("$(js 'r.job' "$r")")
 done
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
-for _ in $(seq 1 250); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.02; done
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+for _ in $(seq 1 250); do
+  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+  sleep 0.02
+done
 kill -KILL "$wpid" 2>/dev/null || true
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"
-chmod 0750 "$run"; rm -f "$run/$inst.sock"
+chmod 0750 "$run"
+rm -f "$run/$inst.sock"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
 attacker_reach
-reason() {  # job: its partition's reason, as the attacker reads it, the path made P
+reason() { # job: its partition's reason, as the attacker reads it, the path made P
   as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" --json wait "${jobs[$1]}" >/dev/null 2>&1 || true
   { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" --json status "${jobs[$1]}" || true; } |
     jq -r '.job.parts[0].state + ": " + (.job.parts[0].reason // "")' | sed "s#$tmp/z/[a-z]*#P#g"
 }
-r0="$(reason 0)"; r1="$(reason 1)"
-echo "there:  $r0"; echo "absent: $r1"
+r0="$(reason 0)"
+r1="$(reason 1)"
+echo "there:  $r0"
+echo "absent: $r1"
 grep -q '^failed: ' <<<"$r0" && grep -q '^failed: ' <<<"$r1" || fail "the resumed jobs did not fail"
 [ "$r0" = "$r1" ] || fail "the reasons differ: they tell whether a path under root's 0700 directory exists"
 grep -qi "no such file\|another directory\|permission denied" <<<"$r0" && fail "the reason says what the path is: $r0"

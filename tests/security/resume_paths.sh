@@ -45,12 +45,17 @@ grep -q '"ok":true' <<<"$r" || fail "the attacker's submit: $r"
 job="$(js 'r.job' "$r")"
 as_attacker rm "$tmp/atk/in/b.wtns"
 as_attacker ln -s "$tmp/private/secret.wtns" "$tmp/atk/in/b.wtns"
-kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
-for _ in $(seq 1 250); do [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break; sleep 0.02; done
+kill -KILL "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=""
+for _ in $(seq 1 250); do
+  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
+  sleep 0.02
+done
 before="$(cd "$tmp/atk/out" && { ls -- *.proof.json 2>/dev/null || true; } | sed 's/\.proof\.json$//' | tr '\n' ' ')"
 echo "killed cuzkd; proofs published before: ${before:-none}"
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"
-chmod 0750 "$run" # attacker_reach opened it; cuzkd refuses a run dir open to others
+chmod 0750 "$run"       # attacker_reach opened it; cuzkd refuses a run dir open to others
 rm -f "$run/$inst.sock" # daemon_start waits for the new one
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
 attacker_reach
@@ -64,8 +69,9 @@ as_attacker ls "$cdir" >/dev/null 2>&1 && fail "the attacker can list cuzkd's co
 for f in "$cdir"/*; do as_attacker head -c1 "$f" >/dev/null 2>&1 && fail "the attacker can read $f"; done
 echo "ok: the durable copies ($(dir_count "$cdir" '[!.]*')) are not the attacker's to read"
 # Every partition is proved from what the attacker passed, never from what a path names.
-resumed() {  # name reply: done, with the attacker's own public signals
-  local st; st="$(jq -r --arg n "$1" '.job.parts[] | select(.name == $n) | .state' <<<"$2")"
+resumed() { # name reply: done, with the attacker's own public signals
+  local st
+  st="$(jq -r --arg n "$1" '.job.parts[] | select(.name == $n) | .state' <<<"$2")"
   [ "$st" = "done" ] || fail "partition $1 ended $st after the resume: $2"
   cmp -s "$tmp/atk/out/$1.public.json" "$tmp/own.public.json" ||
     fail "$1 was proved from another witness: $(cat "$tmp/atk/out/$1.public.json")"
@@ -73,14 +79,14 @@ resumed() {  # name reply: done, with the attacker's own public signals
 for n in c b secret; do
   resumed "$n" "$res"
   case " $before " in *" $n "*) echo "ok: $n was proved before the kill (from the descriptor passed)" ;;
-    *) echo "ok: $n resumed from cuzkd's copy of the descriptor passed, not from its path" ;; esac
+  *) echo "ok: $n resumed from cuzkd's copy of the descriptor passed, not from its path" ;; esac
 done
 res1="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$job1" 2>&1)" || true
 resumed s1 "$res1"
 echo "ok: s1, passed under root's path as a name, proved from the attacker's own witness"
 for n in c b secret s1; do
-  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/$n.public.json" "$tmp/atk/out/$n.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects $n"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/$n.public.json" "$tmp/atk/out/$n.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects $n"
 done
 echo "ok: after the restart no path the client named was used as one of its files; snarkjs accepts all 4"
 daemon_stop

@@ -16,7 +16,8 @@ mkdir -p "$tmp/atk/in" "$tmp/sticky"
 chmod 1777 "$tmp/sticky"
 install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk"
 cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
-cp "$A/witness.wtns" "$tmp/atk/in/x.wtns"; cp "$A/witness.wtns" "$tmp/atk/in/y.wtns"
+cp "$A/witness.wtns" "$tmp/atk/in/x.wtns"
+cp "$A/witness.wtns" "$tmp/atk/in/y.wtns"
 chown -R "$atk:$atk" "$tmp/atk"
 acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 
@@ -24,8 +25,8 @@ fin="$(jq -r '.children[] | select(.stage == "finalizer") | .pid' <<<"$(cuzk --j
 [ -n "$fin" ] || fail "no finalizer in status"
 daemon_on_exit="kill -CONT $fin 2>/dev/null; ${daemon_on_exit:-}"
 kill -STOP "$fin"
-out="$(acuzk --json prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/sticky" "$tmp/atk/in/x.wtns" "$tmp/atk/in/y.wtns")" \
-  || fail "the attacker's submit into a sticky dir: $out"
+out="$(acuzk --json prove --zkey "$tmp/atk/in/c.zkey" --out "$tmp/sticky" "$tmp/atk/in/x.wtns" "$tmp/atk/in/y.wtns")" ||
+  fail "the attacker's submit into a sticky dir: $out"
 job="$(js 'r.job' "$out")"
 echo "ok: the attacker's job $job into a sticky dir is accepted (no file of those names yet)"
 # Root's file appears under one of the job's names, before its publish.
@@ -40,8 +41,8 @@ st="$(jq -r '.job.parts[] | select(.name == "x") | .state' <<<"$r")"
 why="$(jq -r '.job.parts[] | select(.name == "x") | .reason' <<<"$r")"
 [ "$st" = failed ] && grep -q "another user's file" <<<"$why" || fail "partition x: $st ($why): $r"
 echo "ok: root's file created after submit is untouched; partition x fails: $why"
-"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/sticky/y.public.json" "$tmp/sticky/y.proof.json" 2>&1 \
-  | grep -q OK || fail "snarkjs rejects y, the clean partition"
+"$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/sticky/y.public.json" "$tmp/sticky/y.proof.json" 2>&1 |
+  grep -q OK || fail "snarkjs rejects y, the clean partition"
 kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died"
 echo "ok: the job's other partition y is published and verifies"
 daemon_stop

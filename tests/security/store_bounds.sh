@@ -48,9 +48,10 @@ n, b, lo = db.execute("SELECT count(*), coalesce(sum(length(request)), 0), coale
 print(n, b, lo)
 PY
 }
-decided() {  # job id: wait until it is decided (it fails: that is the point)
+decided() { # job id: wait until it is decided (it fails: that is the point)
   timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$1" >/dev/null 2>&1 || true
-  local s; s="$(cuzk --json status "$1" 2>/dev/null | jq -r .job.state || true)"
+  local s
+  s="$(cuzk --json status "$1" 2>/dev/null | jq -r .job.state || true)"
   [ "$s" = failed ] || [ "$s" = "done" ] || fail "job $1 not decided: $s"
 }
 
@@ -60,16 +61,17 @@ cuzk prove --zkey "$A/circuit_final.zkey" --out "$tmp/root/out" --wait "$A/witne
 echo "ok: root's job proved (snarkjs verifies)"
 
 # The attacker's jobs: raw submits (its own shell opens the files), then a cancel.
-submit() {  # n-witnesses: one job of n partitions, all of w.wtns, long names and paths
+submit() { # n-witnesses: one job of n partitions, all of w.wtns, long names and paths
   local line r j
-  line="$(python3 - "$1" <<'PY'
+  line="$(
+    python3 - "$1" <<'PY'
 import json, sys
 n = int(sys.argv[1])
 ws = [{"fd": 2, "path": ("p" * 200) + f"{i}.wtns", "name": ("n" * 100) + str(i)} for i in range(n)]
 print(json.dumps({"req": "submit", "fds": 3, "zkey": {"fd": 0, "path": "c.zkey"},
                   "out_dir": {"fd": 1, "path": "out"}, "witnesses": ws}, separators=(",", ":")))
 PY
-)"
+  )"
   r="$(asend_fds "$line" "$tmp/atk/in/c.zkey" "$tmp/atk/out" "$tmp/atk/in/w.wtns")"
   j="$(js 'r.job' "$r")"
   [ -n "$j" ] && [ "$j" != undefined ] || fail "the attacker's submit of $1 witnesses: $r"
@@ -87,11 +89,14 @@ read -r rn _ _ < <(store_rows 0)
 [ "$rn" -eq 1 ] || fail "life 1: root has $rn jobs in the store"
 echo "ok: life 1: the attacker has $n decided jobs of $b bytes of requests in the store, root 1"
 
-life() {  # the check after a life started with these bounds: the prune is logged
+life() { # the check after a life started with these bounds: the prune is logged
   mv "$tmp/cuzkd.log" "$tmp/cuzkd.$1.log"
-  chmod 700 "$run"  # attacker_reach opened it; cuzkd refuses a run dir open to others
+  chmod 700 "$run" # attacker_reach opened it; cuzkd refuses a run dir open to others
   daemon_start "${opts[@]}" "${@:2}"
-  for _ in $(seq 1 300); do grep -q "beyond a user's" "$tmp/cuzkd.log" && break; sleep 0.1; done
+  for _ in $(seq 1 300); do
+    grep -q "beyond a user's" "$tmp/cuzkd.log" && break
+    sleep 0.1
+  done
   grep "beyond a user's" "$tmp/cuzkd.log" || fail "life $1: no prune logged"
   daemon_stop
 }

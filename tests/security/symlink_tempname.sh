@@ -24,7 +24,8 @@ chmod 0711 "$tmp"
 mkdir -p "$tmp/in" "$tmp/out"
 chown "$ATTACKER" "$tmp/out"
 for i in 1 2 3 4; do cp "$A/witness.wtns" "$tmp/in/w$i.wtns"; done
-printf 'SECRET1\n' >"$tmp/secret1"; printf 'SECRET2\n' >"$tmp/secret2"
+printf 'SECRET1\n' >"$tmp/secret1"
+printf 'SECRET2\n' >"$tmp/secret2"
 chmod 0600 "$tmp/secret1" "$tmp/secret2"
 
 # The attack, as the owner of the out dir who knows the finalizer's pid.

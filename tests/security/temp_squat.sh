@@ -16,7 +16,8 @@ fpid="$(js '(r.children.find(c=>c.stage=="finalizer")||{}).pid' "$(cuzk --json s
 for w in w1 w2; do
   for k in proof public; do as_attacker sh -c "echo SQUAT >'$tmp/shared/$w.$k.json.tmp.$fpid'"; done
 done
-mkdir -p "$tmp/in"; for w in w1 w2; do cp "$A/witness.wtns" "$tmp/in/$w.wtns"; done
+mkdir -p "$tmp/in"
+for w in w1 w2; do cp "$A/witness.wtns" "$tmp/in/$w.wtns"; done
 out="$(cuzk --json prove --zkey "$A/circuit_final.zkey" --out "$tmp/shared" "$tmp/in"/w*.wtns)" || fail "submit: $out"
 job="$(js 'r.job' "$out")"
 res="$(timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$job" 2>&1)" ||

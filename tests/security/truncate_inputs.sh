@@ -17,7 +17,8 @@ attack_daemon sectrunc mulchain-13
 
 mkdir -p "$tmp/atk/in" "$tmp/atk/out" "$tmp/root/in" "$tmp/root/out"
 install -m 0755 "$BUILD/bin/cuzk" "$tmp/atk/cuzk"
-cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"; cp "$A/circuit_final.zkey" "$tmp/atk/in/good.zkey"
+cp "$A/circuit_final.zkey" "$tmp/atk/in/c.zkey"
+cp "$A/circuit_final.zkey" "$tmp/atk/in/good.zkey"
 for i in 1 2 3 4; do cp "$A/witness.wtns" "$tmp/atk/in/w$i.wtns"; done
 cp "$A/witness.wtns" "$tmp/atk/in/good.wtns"
 mkfifo "$tmp/atk/in/fifo.zkey"
@@ -87,8 +88,9 @@ for j in $jobs; do
   case "$st" in
     done)
       n="$(js 'r.job.parts[0].name' "$(cuzk --json status "$j")")"
-      "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/$n.public.json" "$tmp/atk/out/$n.proof.json" 2>&1 \
-        | grep -q OK || fail "job $j is done but snarkjs rejects its proof" ;;
+      "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/$n.public.json" "$tmp/atk/out/$n.proof.json" 2>&1 |
+        grep -q OK || fail "job $j is done but snarkjs rejects its proof"
+      ;;
     failed) ;;
     *) fail "job $j ended $st" ;;
   esac
@@ -96,14 +98,14 @@ done
 echo "ok: every accepted job ended on its own; each that is done verifies (proved from the bytes copied at submit)"
 
 # 2. Truncate after the submit, while the job runs: it is proved from cuzkd's copies.
-out="$(acuzk --json prove --zkey "$tmp/atk/in/good.zkey" --out "$tmp/atk/out" "$tmp/atk/in/w2.wtns" "$tmp/atk/in/w3.wtns" "$tmp/atk/in/w4.wtns")" \
-  || fail "the attacker's submit: $out"
+out="$(acuzk --json prove --zkey "$tmp/atk/in/good.zkey" --out "$tmp/atk/out" "$tmp/atk/in/w2.wtns" "$tmp/atk/in/w3.wtns" "$tmp/atk/in/w4.wtns")" ||
+  fail "the attacker's submit: $out"
 ajob="$(js 'r.job' "$out")"
 as_attacker truncate -s 0 "$tmp/atk/in/good.zkey" "$tmp/atk/in/w2.wtns" "$tmp/atk/in/w3.wtns" "$tmp/atk/in/w4.wtns"
 cuzk wait "$ajob" >/dev/null 2>&1 || fail "the attacker's job $ajob failed after its files were truncated: $(cuzk status "$ajob")"
 for i in 2 3 4; do
-  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/w$i.public.json" "$tmp/atk/out/w$i.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects w$i, proved after its files were truncated"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/atk/out/w$i.public.json" "$tmp/atk/out/w$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects w$i, proved after its files were truncated"
 done
 alive "truncating inputs during a job"
 echo "ok: inputs truncated to nothing during the job: it proves from cuzkd's copies, 3 proofs verify"
@@ -122,8 +124,8 @@ echo "ok: a FIFO and /dev/zero as inputs are refused at once; cuzkd answers"
 
 wait "$rwait" || fail "root's job $rjob: $(cat "$tmp/rwait.out")"
 for i in 1 2 3 4 5 6; do
-  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/root/out/r$i.public.json" "$tmp/root/out/r$i.proof.json" 2>&1 \
-    | grep -q OK || fail "snarkjs rejects root's r$i"
+  "$SNARKJS" groth16 verify "$A/verification_key.json" "$tmp/root/out/r$i.public.json" "$tmp/root/out/r$i.proof.json" 2>&1 |
+    grep -q OK || fail "snarkjs rejects root's r$i"
 done
 [ "$(restarts)" = 0 ] || fail "a stage died during the attacks: $(cuzk --json status | jq -c .children 2>/dev/null)"
 alive "the end"

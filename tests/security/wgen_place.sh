@@ -36,7 +36,7 @@ acuzk() { as_attacker "$tmp/atk/cuzk" --instance "$inst" --run-dir "$run" "$@"; 
 # Raw requests with descriptors, opened as the attacker: the real client would load
 # the generator itself first (its own check), an attacker's need not.
 
-evil() {  # out.so marker extra-C: a shared object whose constructor writes marker
+evil() { # out.so marker extra-C: a shared object whose constructor writes marker
   cat >"$tmp/evil.c" <<C
 #include <fcntl.h>
 #include <unistd.h>
@@ -58,10 +58,10 @@ evil "$tmp/gen/abi999.so" "$tmp/pwned3" "const unsigned cuzk_wgen_abi = 999;"
 cp "$tmp/gen/m.wgen" "$tmp/atk/own.wgen"
 chown -R "$atk:$atk" "$tmp/atk"
 
-try() {  # what generator expect-text
+try() { # what generator expect-text
   local r
   r="$(asend_fds "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"c.zkey\"},\"out_dir\":{\"fd\":1,\"path\":\"out\"},\"inputs\":[{\"fd\":2,\"path\":\"in.json\"}],\"witness_gen\":{\"fd\":3,\"path\":\"$2\"}}" \
-        "$tmp/atk/in/c.zkey" "$tmp/atk/out" "$tmp/atk/in/in.json" "$2")"
+    "$tmp/atk/in/c.zkey" "$tmp/atk/out" "$tmp/atk/in/in.json" "$2")"
   if grep -q '"job"' <<<"$r"; then
     cuzk wait "$(js 'r.job' "$r")" >/dev/null 2>&1 || true
     fail "$1: accepted: $r"
@@ -82,13 +82,17 @@ if [ -c /dev/fuse ]; then
     --as-user "$ATTACKER_UID" 2>"$tmp/fuse.log" &
   fuse_pid=$!
   daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/gen/atk' 2>/dev/null; ${daemon_on_exit:-}"
-  for _ in $(seq 1 50); do [ -f "$tmp/gen/atk/fused.wgen" ] && break; sleep 0.1; done
+  for _ in $(seq 1 50); do
+    [ -f "$tmp/gen/atk/fused.wgen" ] && break
+    sleep 0.1
+  done
   [ -f "$tmp/gen/atk/fused.wgen" ] || fail "the attacker's FUSE mount did not come up: $(cat "$tmp/fuse.log")"
   [ "$(stat -c '%u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen" | tr '\n' ' ')" = "0 755 0 755 " ] ||
     fail "the FUSE mount does not claim root's 0755: $(stat -c '%n %u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen")"
   try "a generator of this ABI on the attacker's FUSE mount (uid 0, 0755 as its server says)" \
     "$tmp/gen/atk/fused.wgen" "FUSE, NFS"
-  kill "$fuse_pid" 2>/dev/null; wait "$fuse_pid" 2>/dev/null || true
+  kill "$fuse_pid" 2>/dev/null
+  wait "$fuse_pid" 2>/dev/null || true
   umount -l "$tmp/gen/atk" 2>/dev/null || true
 else
   echo "skip: the FUSE case (no /dev/fuse here)"

@@ -69,8 +69,8 @@ static void teardown(void)
 
 struct stage_thread {
     pthread_t t;
-    struct pipe_stage_opts o;
-    int (*run)(const struct pipe_stage_opts *, char *, size_t);
+    struct stage_opts o;
+    int (*run)(const struct stage_opts *, char *, size_t);
     int rc;
     char err[512];
 };
@@ -79,7 +79,7 @@ static _Atomic int stop;
 static struct stage_thread stages[4];
 static int doorbell; /* the stages' --doorbell-fd (0: none), as cuzkd gives them */
 
-static void *stage_main(void *arg)
+static void *stage_thread_main(void *arg)
 {
     struct stage_thread *s = arg;
 
@@ -89,8 +89,8 @@ static void *stage_main(void *arg)
 
 static void stages_start(void)
 {
-    int (*runs[4])(const struct pipe_stage_opts *, char *, size_t) = { synth_run, worker_run, worker_run,
-                                                                       finalizer_run };
+    int (*runs[4])(const struct stage_opts *, char *, size_t) = { synth_run, worker_run, worker_run,
+                                                                  finalizer_run };
     uint32_t idx[4] = { 0, 0, 1, 0 };
 
     atomic_store(&stop, 0);
@@ -106,7 +106,7 @@ static void stages_start(void)
         s->o.stop = &stop;
         s->o.doorbell_fd = doorbell;
         s->run = runs[i];
-        ck_assert_int_eq(pthread_create(&s->t, NULL, stage_main, s), 0);
+        ck_assert_int_eq(pthread_create(&s->t, NULL, stage_thread_main, s), 0);
     }
 }
 
@@ -182,7 +182,7 @@ static uint64_t slot_counter(enum stats_role role, uint32_t index, uint32_t c)
 {
     struct stats_snapshot snap;
 
-    read_slot(role, index, &snap, pipe_stage_now());
+    read_slot(role, index, &snap, stage_now());
     return snap.counters[c];
 }
 
@@ -257,7 +257,7 @@ TEST(test_pipeline_reason_names_the_file, 1)
     char r[JOBTAB_REASON_LEN];
 
     for (size_t i = 0; i < TEST_N(cases); i++) {
-        pipe_reason(r, sizeof(r), "/a/b/w1.wtns", cases[i].msg);
+        stage_reason(r, sizeof(r), "/a/b/w1.wtns", cases[i].msg);
         ck_assert_str_eq(r, cases[i].want);
     }
 }
@@ -326,19 +326,15 @@ TEST(test_pipeline_proves_fixtures_end_to_end, 1)
     p3[1] = (struct pipe_submit_part){ bad, NULL, NULL };
     p3[2] = (struct pipe_submit_part){ w1, NULL, names[6] };
 
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p1, pipe_stage_now(), &j1, err, sizeof(err)) ==
-                      0,
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p1, stage_now(), &j1, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert_msg(pipeline_submit_job(&pl, zk2, outdir, 1, 2, p2, pipe_stage_now(), &j2, err, sizeof(err)) ==
-                      0,
+    ck_assert_msg(pipeline_submit_job(&pl, zk2, outdir, 1, 2, p2, stage_now(), &j2, err, sizeof(err)) == 0,
                   "%s", err);
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, pipe_stage_now(), &j3, err, sizeof(err)) ==
-                      0,
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 3, p3, stage_now(), &j3, err, sizeof(err)) == 0,
                   "%s", err);
     p4[0] = (struct pipe_submit_part){ wrong, NULL, NULL };
     p4[1] = (struct pipe_submit_part){ w1, NULL, names[7] };
-    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, pipe_stage_now(), &j4, err, sizeof(err)) ==
-                      0,
+    ck_assert_msg(pipeline_submit_job(&pl, zk1, outdir, 0, 2, p4, stage_now(), &j4, err, sizeof(err)) == 0,
                   "%s", err);
     doorbell = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     ck_assert_int_gt(doorbell, 0);
@@ -419,7 +415,7 @@ TEST(test_pipeline_proves_fixtures_end_to_end, 1)
         struct stats_snapshot s;
         uint64_t sum = 0;
 
-        read_slot(STATS_ROLE_GPUWORKER, 0, &s, pipe_stage_now());
+        read_slot(STATS_ROLE_GPUWORKER, 0, &s, stage_now());
         for (int i = 0; i < STATS_MAX_STATES; i++) sum += s.state_ns[i];
         ck_assert_uint_eq(sum, s.wall_ns);
         ck_assert_str_eq(s.state_names[STATS_STAGE0 + 1], "ntt");
@@ -430,26 +426,26 @@ END_TEST
 
 TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
 {
-    struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
-    struct pipe_stage st;
+    struct stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
+    struct stage st;
     const zkey *z1, *z2;
     char path[512], cmd[2200];
     struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1000000, 0 } };
     struct stat sb;
 
-    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_open(&st, &o, STATS_ROLE_FINALIZER, err, sizeof(err)) == 0, "%s", err);
     test_ref_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
     snprintf(path, sizeof(path), "%s/k.zkey", outdir);
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fx, path);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_msg(pipe_stage_zkey(&st, path, &z1, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_zkey(&st, path, &z1, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
     ck_assert_ptr_eq(z1, z2);
     ck_assert_uint_eq(st.zc_clock, 2);
     /* Same bytes, new mtime: a miss, and the old entry for that path is dropped. */
     ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
     ck_assert_int_eq(stat(path, &sb), 0);
-    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
     {
         int used = 0;
 
@@ -464,7 +460,7 @@ TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
     test_ref_fixture(fx, sizeof(fx), "bn128-chain", "circuit_final.zkey");
     snprintf(cmd, sizeof(cmd), "cp '%s' '%s.new' && mv '%s.new' '%s'", fx, path, path, path);
     ck_assert_int_eq(system(cmd), 0);
-    ck_assert_msg(pipe_stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_zkey(&st, path, &z2, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_ne(z2->nvars, 0);
     {
         zkey ref;
@@ -475,45 +471,45 @@ TEST(test_pipeline_zkey_cache_misses_on_a_changed_file, 1)
         zkey_close(&ref);
     }
     /* Missing file: an error naming it. */
-    ck_assert_int_lt(pipe_stage_zkey(&st, "/nonexistent/k.zkey", &z2, err, sizeof(err)), 0);
+    ck_assert_int_lt(stage_zkey(&st, "/nonexistent/k.zkey", &z2, err, sizeof(err)), 0);
     ck_assert_ptr_nonnull(strstr(err, "/nonexistent/k.zkey"));
-    pipe_stage_close(&st);
+    stage_close(&st);
 }
 END_TEST
 
 /* preload / evict: the table (pipeline_circuit_request) and a stage applying it
- * (pipe_stage_circuits): pinned entries survive LRU, at most PIPE_PRELOAD_MAX, evict
+ * (stage_circuits): pinned entries survive LRU, at most PIPE_PRELOAD_MAX, evict
  * unmaps, tombstones are reused only once acknowledged. */
 TEST(test_pipeline_circuits_preload_pin_evict, 1)
 {
-    struct pipe_stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
-    struct pipe_stage st;
+    struct stage_opts o = { .instance = inst, .index = 0, .threads = 1 };
+    struct stage st;
     const zkey *z;
     char k[6][300], cmd[sizeof(fx) + 320];
     uint64_t seq;
     int pinned = 0;
 
-    ck_assert_msg(pipe_stage_open(&st, &o, STATS_ROLE_SYNTH, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(stage_open(&st, &o, STATS_ROLE_SYNTH, err, sizeof(err)) == 0, "%s", err);
     test_ref_fixture(fx, sizeof(fx), "bn128", "circuit_final.zkey");
     for (int i = 0; i < 6; i++) {
         snprintf(k[i], sizeof(k[i]), "%s/k%d.zkey", outdir, i);
         snprintf(cmd, sizeof(cmd), "cp '%s' '%.299s'", fx, k[i]);
         ck_assert_int_eq(system(cmd), 0);
     }
-    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* empty table: nothing */
+    ck_assert_int_eq(stage_circuits(&st, NULL, NULL), 0); /* empty table: nothing */
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[i], 0, &seq, err, sizeof(err)),
                          0);
     ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, k[3], 0, &seq, err, sizeof(err)),
                      -ENOSPC);
-    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 3);
-    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 0); /* unchanged: nothing */
+    ck_assert_int_eq(stage_circuits(&st, NULL, NULL), 3);
+    ck_assert_int_eq(stage_circuits(&st, NULL, NULL), 0); /* unchanged: nothing */
     ck_assert_uint_eq(st.circ_ack->seq, seq);
     ck_assert_uint_eq(st.circ_ack->preloads, 3);
     ck_assert_uint_eq(st.circ_ack->failed, 0);
     /* Two other circuits through jobs: they share the one unpinned entry. */
-    ck_assert_int_eq(pipe_stage_zkey(&st, k[3], &z, err, sizeof(err)), 0);
-    ck_assert_int_eq(pipe_stage_zkey(&st, k[4], &z, err, sizeof(err)), 0);
+    ck_assert_int_eq(stage_zkey(&st, k[3], &z, err, sizeof(err)), 0);
+    ck_assert_int_eq(stage_zkey(&st, k[4], &z, err, sizeof(err)), 0);
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++) {
         pinned += st.zc[i].pinned;
         ck_assert(st.zc[i].used && strcmp(st.zc[i].path, k[3]));
@@ -521,7 +517,7 @@ TEST(test_pipeline_circuits_preload_pin_evict, 1)
     ck_assert_int_eq(pinned, 3);
     /* Evict k0: unmapped; its entry becomes a tombstone. */
     ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[0], 0, &seq, err, sizeof(err)), 0);
-    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 1);
+    ck_assert_int_eq(stage_circuits(&st, NULL, NULL), 1);
     ck_assert_uint_eq(st.circ_ack->evicts, 1);
     for (int i = 0; i < PIPE_ZKEY_CACHE; i++) ck_assert(!st.zc[i].used || strcmp(st.zc[i].path, k[0]));
     /* 2 preloads + 1 tombstone: 5 more tombstones fill the table; the next needs an
@@ -541,14 +537,14 @@ TEST(test_pipeline_circuits_preload_pin_evict, 1)
         ck_assert(pl.circuits->c[i].action != PIPE_CIRCUIT_EVICT || strcmp(pl.circuits->c[i].path, k[0]));
     /* A preload that cannot be loaded: failed bit, the rest applied. */
     ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_EVICT, k[1], 0, &seq, err, sizeof(err)), 0);
-    ck_assert_int_eq(pipe_stage_circuits(&st, NULL, NULL), 7); /* 7 new tombstones */
+    ck_assert_int_eq(stage_circuits(&st, NULL, NULL), 7); /* 7 new tombstones */
     ck_assert_int_eq(pipeline_circuit_request(&pl, PIPE_CIRCUIT_PRELOAD, "/nonexistent/z.zkey",
                                               st.circ_ack->seq, &seq, err, sizeof(err)),
                      0);
-    ck_assert_int_gt(pipe_stage_circuits(&st, NULL, NULL), 0);
+    ck_assert_int_gt(stage_circuits(&st, NULL, NULL), 0);
     ck_assert_uint_ne(st.circ_ack->failed, 0);
     ck_assert_uint_eq(st.circ_ack->seq, seq);
-    pipe_stage_close(&st);
+    stage_close(&st);
 }
 END_TEST
 
@@ -588,10 +584,10 @@ TEST(test_pipeline_synth_takes_higher_priority_first, 1)
     /* Only the synth runs: the READY hints land on the worker rings in its order,
      * alternating between the two (least-loaded first, worker 0 on a tie). */
     memset(&stages[0], 0, sizeof(stages[0]));
-    stages[0].o = (struct pipe_stage_opts){ .instance = inst, .threads = 1, .stop = &stop };
+    stages[0].o = (struct stage_opts){ .instance = inst, .threads = 1, .stop = &stop };
     stages[0].run = synth_run;
     atomic_store(&stop, 0);
-    ck_assert_int_eq(pthread_create(&stages[0].t, NULL, stage_main, &stages[0]), 0);
+    ck_assert_int_eq(pthread_create(&stages[0].t, NULL, stage_thread_main, &stages[0]), 0);
     for (int i = 0; i < 1000 && slot_counter(STATS_ROLE_SYNTH, 0, 0) < 3; i++) usleep(10000);
     atomic_store(&stop, 1);
     pthread_join(stages[0].t, NULL);
@@ -694,9 +690,9 @@ TEST_AS("executables", test_pipeline_stage_binaries_prove_and_stop_on_sigterm, 1
     parts[1][1] = (struct pipe_submit_part){ w[1], r, "bn128-chain-b" };
     for (int i = 0; i < 4; i++) pids[i] = spawn(bins[i], idx[i]);
     for (int i = 0; i < 2; i++)
-        ck_assert_msg(pipeline_submit_job(&pl, zk[i], out, 0, 2, parts[i], pipe_stage_now(), &j[i], err,
-                                          sizeof(err)) == 0,
-                      "%s", err);
+        ck_assert_msg(
+            pipeline_submit_job(&pl, zk[i], out, 0, 2, parts[i], stage_now(), &j[i], err, sizeof(err)) == 0,
+            "%s", err);
     ck_assert_uint_eq(wait_job(j[0]), JOBTAB_DONE);
     ck_assert_uint_eq(wait_job(j[1]), JOBTAB_DONE);
     /* Idle, each process still beats in its own slot: its heartbeat moves on while
@@ -706,12 +702,12 @@ TEST_AS("executables", test_pipeline_stage_binaries_prove_and_stop_on_sigterm, 1
         struct stats_snapshot snap;
         uint64_t first;
 
-        read_slot(roles[i], (uint32_t)atoi(idx[i]), &snap, pipe_stage_now());
+        read_slot(roles[i], (uint32_t)atoi(idx[i]), &snap, stage_now());
         ck_assert_int_eq(snap.pid, pids[i]);
         first = snap.heartbeat_ns;
         do {
             usleep(20000);
-            read_slot(roles[i], (uint32_t)atoi(idx[i]), &snap, pipe_stage_now());
+            read_slot(roles[i], (uint32_t)atoi(idx[i]), &snap, stage_now());
         } while (snap.heartbeat_ns == first);
         ck_assert_msg(snap.heartbeat_ns > first, "%s %s: heartbeat went back", bins[i], idx[i]);
         ck_assert_uint_eq(snap.state, STATS_IDLE);
@@ -732,7 +728,7 @@ TEST_AS("executables", test_pipeline_stage_binaries_prove_and_stop_on_sigterm, 1
 }
 END_TEST
 
-/* pipe_stage_orphan_check: returns while cuzkd (here: this process, alive) lives; a
+/* stage_orphan_check: returns while cuzkd (here: this process, alive) lives; a
  * stage whose cuzkd is gone exits 111 at once without recording anything. */
 TEST(test_pipeline_orphan_check_exits_only_without_supervisor, 1)
 {
@@ -745,9 +741,9 @@ TEST(test_pipeline_orphan_check_exits_only_without_supervisor, 1)
     memset(&opl, 0, sizeof(opl));
     opl.config = &pc;
     pc.supervisor_pid = (uint32_t)getpid();
-    pipe_stage_orphan_check(&opl); /* alive: returns */
+    stage_orphan_check(&opl); /* alive: returns */
     pc.supervisor_pid = 0;
-    pipe_stage_orphan_check(&opl); /* unknown: returns */
+    stage_orphan_check(&opl); /* unknown: returns */
 
     dead = fork();
     ck_assert_int_ge(dead, 0);
@@ -757,7 +753,7 @@ TEST(test_pipeline_orphan_check_exits_only_without_supervisor, 1)
     child = fork();
     ck_assert_int_ge(child, 0);
     if (child == 0) {
-        pipe_stage_orphan_check(&opl);
+        stage_orphan_check(&opl);
         _exit(0); /* returned: wrong */
     }
     ck_assert_int_eq(waitpid(child, &status, 0), child);
