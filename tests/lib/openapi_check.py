@@ -50,7 +50,8 @@ def check(doc, d, method, path, status, name):
     if op is None:  # a path or method the API does not have: a problem document
         schema, want = doc["components"]["schemas"]["Problem"], "application/problem+json"
     else:
-        resp = op["responses"].get(status)
+        # an exact status, else its range ("4XX")
+        resp = op["responses"].get(status, op["responses"].get(status[0] + "XX"))
         if resp is None:
             return f"{method} {tmpl}: status {status} is not declared"
         resp = inline(resp, doc)
