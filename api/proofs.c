@@ -90,7 +90,8 @@ static json_t *proofs_page(struct api_resp *r, uint64_t id, const struct api_ten
     return o;
 }
 
-void api_job_proofs(struct api_resp *r, uint64_t id, const struct api_tenant *t, uint64_t offset, uint64_t limit)
+void api_job_proofs(struct api_resp *r, uint64_t id, const struct api_tenant *t, uint64_t offset,
+                    uint64_t limit)
 {
     json_t *j, *o;
 
@@ -136,17 +137,19 @@ void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s
 static int p256(FILE *f, const char *n)
 {
     BIGNUM *b = NULL;
-    char *h;
+    char *h, *s;
     size_t len;
 
     if (!n || !*n || strspn(n, "0123456789") != strlen(n) || !BN_dec2bn(&b, n)) return -1;
-    h = BN_bn2hex(b); /* upper case, no leading zeros ("0" for zero) */
+    h = BN_bn2hex(b); /* upper case, whole bytes: "0A..." has a leading zero JS's toString(16) has not */
     BN_free(b);
     if (!h) return -1;
-    len = strlen(h);
+    for (s = h; s[0] == '0' && s[1]; s++) {
+    }
+    len = strlen(s);
     fputs("\"0x", f);
     for (size_t i = len; i < 64; i++) fputc('0', f);
-    for (size_t i = 0; i < len; i++) fputc(tolower((unsigned char)h[i]), f);
+    for (size_t i = 0; i < len; i++) fputc(tolower((unsigned char)s[i]), f);
     fputc('"', f);
     OPENSSL_free(h);
     return 0;

@@ -163,7 +163,8 @@ void api_vkey(struct api_resp *r, const char *name)
 
     if (!c) return;
     if (!path || !fp) {
-        api_problem(r, 503, "refused", CONTROL_E_NOT_READY, "the circuit is not described yet (loading)", NULL);
+        api_problem(r, 503, "refused", CONTROL_E_NOT_READY, "the circuit is not described yet (loading)",
+                    NULL);
         r->retry_after = 1;
         goto out;
     }
