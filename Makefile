@@ -7,6 +7,7 @@
 #   make format     clang-format the project's sources in place (tools/format.sh)
 #   make format-check  list the files clang-format would change, fail if any (CI)
 #   make demo       the main job: prove the bundled example circuit, verify with snarkjs
+#   make api-demo   the README's HTTP API lines: config, generator, token in build/api-demo/, one proof
 #   make bench      benchmarks that print comparison tables
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
 #   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
@@ -297,7 +298,7 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check bench install install-files clean fixtures demo api-demo fuzz soak gpu-tests gpu-check \
         doc-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
@@ -402,6 +403,11 @@ soak: all
 
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
+
+# The README's HTTP API lines: config, generator and token into $(BUILD)/api-demo/,
+# one proof over HTTP, verified by snarkjs (tools/api_demo.sh).
+api-demo: all
+	BUILD=$(BUILD) bash tools/api_demo.sh
 
 # docs/usage.md's exit-code table, rewritten from base/error.c's (the lines between its
 # exit-codes markers); test_error fails while the two differ.
