@@ -24,18 +24,18 @@ command -v "$CC" >/dev/null || { echo "SKIP: $CC not found (apt-get install clan
 srcs=(zk/zkey.c zk/wtns.c zk/binfile.c base/error.c supervisor/control.c supervisor/submit_check.c
       supervisor/copies.c supervisor/input_bounds.c supervisor/wgen_trust.c supervisor/peer_acl.c
       supervisor/circuit_decl.c proto/protocol.c)
-for l in zk shm; do
+for l in zk shm base; do
   [ -f "$BUILD/lib/libcuzk_$l.a" ] || { echo "FAIL: $BUILD/lib/libcuzk_$l.a missing (run make)"; exit 1; }
 done
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -I. -Itests/fuzz -D_GNU_SOURCE -std=gnu17 -march=x86-64-v3 -pthread
        $(pkg-config --cflags jansson))
-libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a"
+libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a" "$BUILD/lib/libcuzk_base.a"
       $(pkg-config --libs liburing numa hwloc jansson) -lgmp -lm -lrt -pthread)
 targets=(zkey wtns control)
 # cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
 # (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
-api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/ctl.c api/problem.c api/tokens.c api/queue.c
+api_srcs=(api/http.c api/submit.c api/signals.c api/jobs.c api/proofs.c api/vkey.c api/ctl.c api/problem.c api/tokens.c api/queue.c
           api/queue_db.c proto/ctl_client.c)
 api_libs=()
 if pkg-config --exists libmicrohttpd; then
