@@ -5,7 +5,7 @@
 #   @stoplight/spectral-cli lint (its "spectral:oas" rules, failing on warnings)
 # Both are npm packages at pinned versions, installed once into the fixtures' cache
 # (tests/fixtures/cache/openapi-tools, as make.sh installs snarkjs; never globally).
-# Without npm, or when neither installs (no registry), SKIP; one that is there runs.
+# Without npm, or when neither installs (no registry), SKIP; only one of them is a FAIL.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 . "$ROOT/tests/fixtures/env.sh"
