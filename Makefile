@@ -8,6 +8,7 @@
 #   make format-check  list the files clang-format or shfmt would change, fail if any (CI)
 #   make lint-shell shellcheck over the shell scripts, fail on any finding (CI; tools/lint_shell.sh)
 #   make demo       the main job: prove the bundled example circuit, verify with snarkjs
+#   make api-demo   the README's HTTP API lines: config, generator, token in build/api-demo/, one proof
 #   make bench      benchmarks that print comparison tables
 #   make fuzz       libFuzzer harnesses, FUZZ_SECONDS each; make soak: random kills, SOAK_SECONDS
 #   make install    PREFIX (default /usr/local), SYSCONFDIR (/etc) and DESTDIR honoured
@@ -298,7 +299,7 @@ $(BUILD)/tests-gpu/%: $(BUILD)/obj/tests/gpu/%.o $(TEST_HELPERS) $(LIBS_BUILT)
 endif
 
 # ---- targets ---------------------------------------------------------------
-.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check lint-shell bench install install-files clean fixtures demo fuzz soak gpu-tests gpu-check \
+.PHONY: man deb deb-lint all test unit-tests asan tsan format format-check lint-shell bench install install-files clean fixtures demo api-demo fuzz soak gpu-tests gpu-check \
         doc-exit-codes
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
@@ -406,6 +407,11 @@ soak: all
 
 demo: all
 	BUILD=$(BUILD) bash tools/demo.sh
+
+# The README's HTTP API lines: config, generator and token into $(BUILD)/api-demo/,
+# one proof over HTTP, verified by snarkjs (tools/api_demo.sh).
+api-demo: all
+	BUILD=$(BUILD) bash tools/api_demo.sh
 
 # docs/usage.md's exit-code table, rewritten from base/error.c's (the lines between its
 # exit-codes markers); test_error fails while the two differ.

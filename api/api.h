@@ -14,6 +14,9 @@
  *   submit.c   POST /v1/circuits/NAME/proofs: the body's memfd, the submit
  *   signals.c  an input object's signal names against the circuit's, as they arrive
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
+ *   proofs.c   a job's proofs in few requests: POST ?wait=, GET /v1/jobs/ID/proofs
+ *              (paged), a proof as Solidity calldata
+ *   vkey.c     GET /v1/circuits/NAME/vkey: snarkjs's verification_key.json
  *   queue.c    queue mode (--queue): jobs written into the fleet's PostgreSQL and
  *              answered from it, on every server (fleet_pg.h)
  *   queue_db.c queue mode's connections: a pool for the request threads, and the
@@ -82,7 +85,8 @@ struct api_cfg {
     char listen[80];
     char tokens[CONFIG_PATH_MAX];
     char cert[CONFIG_PATH_MAX], key[CONFIG_PATH_MAX];
-    char user[64]; /* started as root: become this user ("" cuzk) */
+    char user[64];  /* started as root: become this user ("" cuzk) */
+    char cors[256]; /* --cors-origin: the one web origin answered with CORS headers ("" none, "*" any) */
     unsigned timeout_s, per_ip, max_conns;
     uint64_t max_body;
     uint64_t max_inflight;       /* --max-inflight-body: bodies held at once (budget.h) */
@@ -194,7 +198,25 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
 void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, long wait_s, int client_fd);
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t);
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t);
+/* DELETE's answer (both modes): {"job","cancelled","state"}; cancelled when this
+ * request cancelled it (now) or state is "cancelled". */
+void api_cancelled(struct api_resp *r, uint64_t id, int now, const char *state);
+/* The 400 of a partition index k out of range (parts: the job's, or -1 unknown). */
+void api_proof_range(struct api_resp *r, uint64_t id, uint64_t k, long parts);
 void api_circuits(struct api_resp *r);
+/* proofs.c. A page of GET /v1/jobs/ID/proofs holds this many at most (a job of 4096
+ * inputs: 2 requests; about 1 KiB each on BN254). */
+#define API_PROOFS_PAGE 2048
+void api_job_proofs(struct api_resp *r, uint64_t id, const struct api_tenant *t, uint64_t offset,
+                    uint64_t limit);
+/* After a submit's 202 in r: up to wait_s seconds for the job's end (given up when the
+ * client on client_fd hangs up), then r is the 200 with its proofs (the first page);
+ * still running: the 202 stays. */
+void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s, int client_fd);
+/* A 200 proof answer in r rewritten as snarkjs's soliditycalldata text. */
+void api_proof_calldata(struct api_resp *r);
+/* vkey.c: the circuit's verification_key.json (404 undeclared, 503 not loaded yet). */
+void api_vkey(struct api_resp *r, const char *name);
 void api_readyz(struct api_resp *r);
 void api_metrics(struct api_resp *r);
 
@@ -236,7 +258,8 @@ void api_waits_prometheus(FILE *f);
 /* Local mode: the thread that subscribes to cuzkd's job ends (watch.c). */
 int api_watch_start(char *err, size_t errlen);
 void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* An Idempotency-Key's form: 1 to 128 printable ASCII characters. */
+/* An Idempotency-Key's form: 1 to 128 printable ASCII characters (0x20 to 0x7e: a
+ * space is one). */
 int api_idem_key_ok(const char *k);
 
 /* http.c: serve on listen_fd (-1: none, connections come from api_add_conn: the

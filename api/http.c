@@ -26,19 +26,21 @@
 
 #include "base/os.h"
 
-enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_JOB, R_PROOF };
+enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_VKEY, R_JOB, R_PROOF, R_PROOFS };
 
 struct req {
     enum route route;
-    int get, del, post;
+    int get, del, post, options;
     char circuit[65];
     uint64_t id, k;
+    uint64_t wait_s;                 /* POST ?wait=S: the proofs inline when the job ends in S seconds */
     const struct api_tenant *tenant; /* &tenant_copy once authenticated */
     struct api_tenant tenant_copy;
     struct api_resp resp; /* status != 0: answered, the rest of the body is dropped */
     struct api_body body;
     struct api_rx rx;     /* the body being received (body.c) */
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
+    const char *limit_of; /* whose limit is q->limit: "circuit", "tenant", "server" */
     EVP_MD_CTX *md;
     int entered; /* counted in its tenant's requests in flight (tenant_enter) */
 };
@@ -124,18 +126,21 @@ static int route(struct req *q, const char *url)
     if (!strncmp(url, "/v1/circuits/", 13)) {
         p = url + 13;
         e = strchr(p, '/');
-        if (!e || strcmp(e, "/proofs") || e == p || (size_t)(e - p) >= sizeof(q->circuit)) return -1;
+        if (!e || (strcmp(e, "/proofs") && strcmp(e, "/vkey")) || e == p ||
+            (size_t)(e - p) >= sizeof(q->circuit))
+            return -1;
         for (const char *c = p; c < e; c++)
             if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-') return -1;
         memcpy(q->circuit, p, (size_t)(e - p));
         q->circuit[e - p] = '\0';
-        return q->route = R_SUBMIT, 0;
+        return q->route = strcmp(e, "/vkey") ? R_SUBMIT : R_VKEY, 0;
     }
     if (strncmp(url, "/v1/jobs/", 9)) return -1;
     p = url + 9;
     e = strchr(p, '/');
     if (num(p, e ? (size_t)(e - p) : strlen(p), &q->id)) return -1;
     if (!e) return q->route = R_JOB, 0;
+    if (!strcmp(e, "/proofs")) return q->route = R_PROOFS, 0;
     if (strncmp(e, "/proofs/", 8) || num(e + 8, strlen(e + 8), &q->k)) return -1;
     return q->route = R_PROOF, 0;
 }
@@ -149,6 +154,28 @@ static int method_ok(const struct req *q)
     }
 }
 
+/* The Allow header of a route: the methods method_ok takes (OPTIONS on every one). */
+static const char *allow_of(enum route r)
+{
+    switch (r) {
+    case R_SUBMIT: return "POST, OPTIONS";
+    case R_JOB: return "GET, HEAD, DELETE, OPTIONS";
+    default: return "GET, HEAD, OPTIONS";
+    }
+}
+
+/* The request's Origin when --cors-origin lets it call (that origin, or any with *):
+ * the value of Access-Control-Allow-Origin; else NULL, and no CORS header is sent
+ * (the browser then refuses the answer to the page, as without CORS). */
+static const char *cors_origin(struct MHD_Connection *c)
+{
+    const char *o = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+
+    if (!g_api.cfg.cors[0] || !o) return NULL;
+    if (!strcmp(g_api.cfg.cors, "*")) return "*";
+    return strcmp(o, g_api.cfg.cors) ? NULL : g_api.cfg.cors;
+}
+
 static const struct api_tenant *auth(struct req *q, struct MHD_Connection *c)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -157,6 +184,14 @@ static const struct api_tenant *auth(struct req *q, struct MHD_Connection *c)
     h += 7;
     while (*h == ' ') h++;
     return *h && !api_tokens_auth(h, strlen(h), &q->tenant_copy) ? &q->tenant_copy : NULL;
+}
+
+/* Whose limit, in words. */
+static const char *limit_name(const char *of)
+{
+    return !strcmp(of, "circuit") ? "this circuit's max-input-bytes"
+        : !strcmp(of, "tenant")   ? "this tenant's max-body limit"
+                                  : "the server's --max-body";
 }
 
 /* POST's limit: the circuit's max-input-bytes, the tenant's max-body, the API's
@@ -174,15 +209,16 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     m = json_integer_value(json_object_get(circ, "max_input_bytes"));
     q->body.signals = json_incref(json_object_get(circ, "inputs"));
     json_decref(circ);
-    if (m > 0 && (uint64_t)m < lim) lim = (uint64_t)m;
-    if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body;
+    q->limit_of = "server";
+    if (m > 0 && (uint64_t)m < lim) lim = (uint64_t)m, q->limit_of = "circuit";
+    if (q->tenant->max_body && q->tenant->max_body < lim) lim = q->tenant->max_body, q->limit_of = "tenant";
     q->limit = lim;
     if (cl && num(cl, strlen(cl), &v)) v = 0;
     if (v > lim) {
-        snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over this circuit's limit of %" PRIu64, v,
-                 lim);
+        snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over %s of %" PRIu64 " bytes", v,
+                 limit_name(q->limit_of), lim);
         api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
-                    json_pack("{s:I}", "limit", (json_int_t)lim));
+                    json_pack("{s:I,s:s}", "limit", (json_int_t)lim, "limit_source", q->limit_of));
         return;
     }
     q->body.ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -201,20 +237,44 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     api_rx_begin(&q->rx, &q->body, &q->resp, q->tenant_copy.name, v);
 }
 
+/* Query parameter name as a number up to max, or def when absent: 0, or -1 with r a 400
+ * naming it. */
+static int query_num(struct req *q, struct MHD_Connection *c, const char *name, uint64_t max, uint64_t def,
+                     uint64_t *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    char d[96];
+
+    *out = def;
+    if (!v) return 0;
+    if (!num(v, strlen(v), out) && *out <= max) return 0;
+    snprintf(d, sizeof(d), "%s: a whole number from 0 to %" PRIu64, name, max);
+    api_problem(&q->resp, 400, "usage", "bad_request", d, json_pack("{s:s}", "parameter", name));
+    return -1;
+}
+
 /* The head has arrived: route, method, token, and a POST's limit. */
 static void head(struct req *q, struct MHD_Connection *c, const char *url, const char *method)
 {
     q->get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     q->del = !strcmp(method, "DELETE");
     q->post = !strcmp(method, "POST");
+    q->options = !strcmp(method, "OPTIONS");
     q->body.fd = -1;
     q->body.priority = -1;
     if (route(q, url)) {
         api_problem(&q->resp, 404, "usage", "no_such_path", "no such resource", NULL);
         return;
     }
+    if (q->options) { /* the methods, and a CORS preflight's answer (send_resp) */
+        q->resp.status = 204;
+        return;
+    }
     if (!method_ok(q)) {
-        api_problem(&q->resp, 405, "usage", "method_not_allowed", "this method is not allowed here", NULL);
+        char d[96];
+
+        snprintf(d, sizeof(d), "this method is not allowed here; allowed: %s", allow_of(q->route));
+        api_problem(&q->resp, 405, "usage", "method_not_allowed", d, NULL);
         return;
     }
     if (q->route == R_HEALTH || q->route == R_READY || q->route == R_METRICS) return;
@@ -237,10 +297,13 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
         uint64_t v;
 
         if (pr && (num(pr, strlen(pr), &v) || v > 1000000)) {
-            api_problem(&q->resp, 400, "usage", "bad_request", "priority: a whole number", NULL);
+            api_problem(&q->resp, 400, "usage", "bad_request",
+                        "priority: a whole number from 0 to 1000000; a higher one is proved first",
+                        json_pack("{s:s}", "parameter", "priority"));
             return;
         }
         if (pr) q->body.priority = (int)v;
+        if (query_num(q, c, "wait", 600, 0, &q->wait_s)) return;
         begin_body(q, c);
     }
 }
@@ -251,9 +314,9 @@ static void body_chunk(struct req *q, const char *data, size_t n)
 
     if (q->resp.status || q->body.fd < 0) return; /* answered already: dropped */
     if (q->body.len + n > q->limit) {
-        snprintf(d, sizeof(d), "the body is over this circuit's limit of %" PRIu64 " bytes", q->limit);
+        snprintf(d, sizeof(d), "the body is over %s of %" PRIu64 " bytes", limit_name(q->limit_of), q->limit);
         api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
-                    json_pack("{s:I}", "limit", (json_int_t)q->limit));
+                    json_pack("{s:I,s:s}", "limit", (json_int_t)q->limit, "limit_source", q->limit_of));
         return;
     }
     EVP_DigestUpdate(q->md, data, n);
@@ -300,10 +363,20 @@ static void answer(struct req *q, struct MHD_Connection *c)
     case R_READY: api_readyz(&q->resp); break;
     case R_METRICS: api_metrics(&q->resp); break;
     case R_CIRCUITS: api_circuits(&q->resp); break;
+    case R_VKEY: api_vkey(&q->resp, q->circuit); break;
     case R_SUBMIT:
         body_done(q);
         if (!q->resp.status)
             (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
+        /* ?wait on a POST is a long poll like GET's: counted against the tenant's
+         * API_TENANT_WAITS (past it, the 202 stands), given up when the client hangs up */
+        if (q->wait_s && q->resp.status == 202 && !api_wait_enter(q->tenant->name)) {
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+            api_submit_wait(&q->resp, q->tenant, (long)q->wait_s, ci ? ci->connect_fd : -1);
+            api_wait_leave(q->tenant->name);
+        }
         break;
     case R_JOB:
         if (q->del) {
@@ -311,12 +384,32 @@ static void answer(struct req *q, struct MHD_Connection *c)
             break;
         }
         if (w && (num(w, strlen(w), &ws) || ws > 600)) {
-            api_problem(&q->resp, 400, "usage", "bad_request", "wait: 0 to 600 seconds", NULL);
+            api_problem(&q->resp, 400, "usage", "bad_request", "wait: 0 to 600 seconds",
+                        json_pack("{s:s}", "parameter", "wait"));
             break;
         }
         long_poll(q, c, queue, (long)ws);
         break;
-    case R_PROOF: (queue ? api_queue_get_proof : api_get_proof)(&q->resp, q->id, q->k, q->tenant); break;
+    case R_PROOF: {
+        const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+
+        if (f && strcmp(f, "json") && strcmp(f, "calldata")) {
+            api_problem(&q->resp, 400, "usage", "bad_request", "format: json (the default) or calldata",
+                        json_pack("{s:s}", "parameter", "format"));
+            break;
+        }
+        (queue ? api_queue_get_proof : api_get_proof)(&q->resp, q->id, q->k, q->tenant);
+        if (f && !strcmp(f, "calldata")) api_proof_calldata(&q->resp);
+        break;
+    }
+    case R_PROOFS: {
+        uint64_t off, lim;
+
+        if (!query_num(q, c, "offset", 1u << 20, 0, &off) &&
+            !query_num(q, c, "limit", API_PROOFS_PAGE, API_PROOFS_PAGE, &lim))
+            api_job_proofs(&q->resp, q->id, q->tenant, off, lim ? lim : API_PROOFS_PAGE);
+        break;
+    }
     default: break;
     }
 }
@@ -326,11 +419,13 @@ static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
     struct api_resp *r = &q->resp;
     struct MHD_Response *m = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
     enum MHD_Result rc;
+    const char *origin;
     char ra[16];
 
     if (!m) return MHD_NO;
     r->body = NULL; /* MHD frees it */
-    MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "application/json");
+    if (r->body || r->status != 204)
+        MHD_add_response_header(m, MHD_HTTP_HEADER_CONTENT_TYPE, r->ctype ? r->ctype : "application/json");
     MHD_add_response_header(m, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (r->location[0]) MHD_add_response_header(m, MHD_HTTP_HEADER_LOCATION, r->location);
     if (r->retry_after) {
@@ -338,6 +433,18 @@ static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
         MHD_add_response_header(m, MHD_HTTP_HEADER_RETRY_AFTER, ra);
     }
     if (r->status == 401) MHD_add_response_header(m, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (r->status == 405 || q->options) MHD_add_response_header(m, MHD_HTTP_HEADER_ALLOW, allow_of(q->route));
+    if ((origin = cors_origin(c))) {
+        MHD_add_response_header(m, "Access-Control-Allow-Origin", origin);
+        MHD_add_response_header(m, "Vary", "Origin");
+        MHD_add_response_header(m, "Access-Control-Expose-Headers", "Location, Retry-After");
+        if (q->options) { /* the preflight: what the real request may carry */
+            MHD_add_response_header(m, "Access-Control-Allow-Methods", allow_of(q->route));
+            MHD_add_response_header(m, "Access-Control-Allow-Headers",
+                                    "Authorization, Content-Type, Idempotency-Key");
+            MHD_add_response_header(m, "Access-Control-Max-Age", "600");
+        }
+    }
     rc = MHD_queue_response(c, (unsigned)r->status, m);
     MHD_destroy_response(m);
     return rc;

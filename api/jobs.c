@@ -4,6 +4,7 @@
  * zkey's path, the staging directory, pids) is not passed on to tenants. */
 #include "api.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,19 @@ static json_t *shown(const char *key, json_t *v)
     o = json_string(u);
     free(u);
     return o;
+}
+
+/* A failed job one of whose partitions a cancel failed: its state reads "cancelled"
+ * (cuzkd keeps it as failed, with "N of M partitions failed"), as in queue mode. */
+static int job_cancelled(json_t *j)
+{
+    json_t *p;
+    size_t i;
+
+    if (strcmp(json_string_value(json_object_get(j, "state")) ?: "", "failed")) return 0;
+    json_array_foreach (json_object_get(j, "parts"), i, p)
+        if (!strcmp(json_string_value(json_object_get(p, "reason")) ?: "", "cancelled")) return 1;
+    return 0;
 }
 
 /* The job as a tenant sees it. */
@@ -52,6 +66,10 @@ static json_t *job_view(json_t *j)
         json_array_append_new(parts, q);
     }
     json_object_set_new(o, "parts", parts);
+    if (job_cancelled(j)) {
+        json_object_set_new(o, "state", json_string("cancelled"));
+        json_object_set_new(o, "reason", json_string("cancelled"));
+    }
     return o;
 }
 
@@ -86,26 +104,70 @@ void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, lo
     json_decref(j);
 }
 
+/* A 400 about the partition index, said with the path's name for it, k. */
+void api_proof_range(struct api_resp *r, uint64_t id, uint64_t k, long parts)
+{
+    char d[128];
+
+    if (parts >= 0)
+        snprintf(d, sizeof(d), "k = %" PRIu64 ": job %" PRIu64 " has %ld partition(s), k from 0 to %ld", k,
+                 id, parts, parts - 1);
+    else
+        snprintf(d, sizeof(d), "k = %" PRIu64 ": job %" PRIu64 " has no such partition", k, id);
+    api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, d, json_pack("{s:s}", "parameter", "k"));
+}
+
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
 {
+    json_t *err = NULL;
     json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id,
                                     "index", (json_int_t)k, "tenant", t->name),
-                          NULL, 0, r, NULL);
+                          NULL, 0, r, &err);
+    /* cuzkd names its request's member ("index"): the tenant sent k */
+    if (!rep && r->status == 400 &&
+        strstr(json_string_value(json_object_get(err, "message")) ?: "", "range")) {
+        json_t *j = api_job_of(id, t, r);
+
+        api_proof_range(r, id, k, j ? (long)json_integer_value(json_object_get(j, "partitions")) : -1);
+        json_decref(j);
+    }
+    json_decref(err);
     if (!rep) return;
+    /* verified: cuzkd's finalizer checks each proof's pairing before it is kept */
     api_json(r, 200,
-             json_pack("{s:O,s:O}", "proof", json_object_get(rep, "proof"), "publicSignals",
-                       json_object_get(rep, "public")));
+             json_pack("{s:O,s:O,s:b}", "proof", json_object_get(rep, "proof"), "publicSignals",
+                       json_object_get(rep, "public"), "verified", 1));
     json_decref(rep);
 }
 
+/* DELETE answers the same for the job's whole life: "cancelled" true once it is
+ * cancelled (by this request or an earlier one), false for a job that had ended
+ * before; after the job leaves cuzkd's table (cancel: no_such_job) it is read from
+ * the store, so the answer stays until the store forgets the job (then 404). */
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 {
+    json_t *err = NULL, *j, *v;
     json_t *rep = api_ctl(
         json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant", t->name), NULL,
-        0, r, NULL);
-    if (!rep) return;
-    api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
+        0, r, &err);
+    int now = rep && !strcmp(json_string_value(json_object_get(rep, "state")) ?: "", "cancelling");
+    int gone = !rep && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_NO_JOB);
+
+    json_decref(err);
     json_decref(rep);
+    if (!rep && !gone) return;
+    if (!(j = api_job_of(id, t, r))) return;
+    v = job_view(j);
+    json_decref(j);
+    api_cancelled(r, id, now, json_string_value(json_object_get(v, "state")));
+    json_decref(v);
+}
+
+void api_cancelled(struct api_resp *r, uint64_t id, int now, const char *state)
+{
+    api_json(r, 200,
+             json_pack("{s:I,s:b,s:s}", "job", (json_int_t)id, "cancelled",
+                       now || !strcmp(state, "cancelled"), "state", state));
 }
 
 void api_circuits(struct api_resp *r)

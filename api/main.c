@@ -31,6 +31,8 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "                      [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] (`cuzk token NAME`)\n"
                             "  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM)\n"
                             "  --instance NAME     cuzkd's instance, for /metrics (default: default)\n"
+                            "  --cors-origin ORIGIN  answer CORS (preflight included) for this web origin,\n"
+                            "                      https://app.example (or * for any); default: none\n"
                             "  --user NAME|UID     started as root: become this user after binding (default\n"
                             "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
                             "  --timeout S         close a connection idle S seconds (default 30)\n"
@@ -82,7 +84,7 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
     } str[] = {
 #define S(n, f) { n, offsetof(struct api_cfg, f), sizeof(((struct api_cfg *)0)->f) }
         S("socket", socket), S("listen", listen),     S("api-tokens", tokens), S("tls-cert", cert),
-        S("tls-key", key),   S("instance", instance), S("user", user),
+        S("tls-key", key),   S("instance", instance), S("user", user),         S("cors-origin", cors),
 #undef S
     };
     uint64_t n;

@@ -95,7 +95,7 @@ static void no_job(struct api_resp *r, uint64_t id)
 }
 
 /* The job as the local mode shows it (openapi.json's Job): partitions, done and
- * failed counted; a cancelled job is failed with reason "cancelled", as cuzkd's own;
+ * failed counted; a cancelled job is "cancelled" with reason "cancelled", as in local mode;
  * the tenant, the end time and each part's done_by (a daemon's id) left out. */
 static json_t *job_view(const char *text, int *running)
 {
@@ -109,8 +109,7 @@ static json_t *job_view(const char *text, int *running)
         return NULL;
     }
     *running = !strcmp(st, "running");
-    o = json_pack("{s:O,s:s}", "id", json_object_get(j, "id"), "state",
-                  strcmp(st, "cancelled") ? st : "failed");
+    o = json_pack("{s:O,s:s}", "id", json_object_get(j, "id"), "state", st);
     if (!strcmp(st, "cancelled")) json_object_set_new(o, "reason", json_string("cancelled"));
     if (json_is_string(json_object_get(j, "circuit")))
         json_object_set(o, "circuit", json_object_get(j, "circuit"));
@@ -220,9 +219,13 @@ void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const stru
     }
     if (rc == -ENOENT) {
         /* No such job, or no such partition of one: 404 or 400, as cuzkd says them. */
+        json_t *j;
+
         if (job_text(r, id, t, &text)) return;
+        j = json_loads(text, 0, NULL);
         free(text);
-        api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, "the job has no partition of that index", NULL);
+        api_proof_range(r, id, k, j ? (long)json_array_size(json_object_get(j, "parts")) : -1);
+        json_decref(j);
         return;
     }
     if (rc == -EAGAIN) {
@@ -243,7 +246,7 @@ void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const stru
     free(proof);
     free(pub);
     if (json_is_object(jp) && json_is_array(js))
-        api_json(r, 200, json_pack("{s:o,s:o}", "proof", jp, "publicSignals", js));
+        api_json(r, 200, json_pack("{s:o,s:o,s:b}", "proof", jp, "publicSignals", js, "verified", 1));
     else {
         json_decref(jp);
         json_decref(js);
@@ -266,8 +269,13 @@ void api_queue_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *
         no_job(r, id);
     else if (rc < 0)
         db_problem(r, err);
-    else /* cancelled now, or ended already: decided either way, as cuzkd answers */
-        api_json(r, 200, json_pack("{s:I,s:b}", "job", (json_int_t)id, "cancelled", 1));
+    else { /* cancelled now (1), or ended already (0): which way, as in local mode */
+        int running;
+        json_t *v = job_now(r, id, t, &running);
+
+        if (v) api_cancelled(r, id, rc == 1, json_string_value(json_object_get(v, "state")));
+        json_decref(v);
+    }
 }
 
 /* The circuit's fingerprint here; NULL with r answered (404 undeclared, 503 not

@@ -36,7 +36,7 @@ int api_idem_key_ok(const char *k)
 
     if (!n || n > 128) return 0;
     for (; *k; k++)
-        if (*k < 0x21 || *k > 0x7e) return 0;
+        if (*k < 0x20 || *k > 0x7e) return 0;
     return 1;
 }
 

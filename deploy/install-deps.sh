@@ -3,7 +3,8 @@
 # already present are left alone and apt is not touched at all when nothing is missing.
 # Run as root on Debian 12 (bookworm). Node.js/npm are needed for the snarkjs/circom
 # fixtures; the npm packages themselves are installed by tests/fixtures/make.sh into
-# a cache folder, never globally. postgresql (initdb, pg_ctl under
+# a cache folder, never globally (and tests/scripts/openapi_valid.sh puts its two
+# OpenAPI validators, @redocly/cli and @stoplight/spectral-cli, beside them). postgresql (initdb, pg_ctl under
 # /usr/lib/postgresql/<version>/bin) is for tests/scripts/fleet_pg.sh's throwaway
 # cluster; libpq-dev for the fleet queue (store/fleet_pg.c). nlohmann-json3-dev (headers
 # only) for bench/native.sh: circom's C++ witness binary includes nlohmann/json.hpp.

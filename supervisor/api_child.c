@@ -28,7 +28,7 @@ static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 
 struct api_args {
     char path[CONFIG_PATH_MAX + 32], uid[16];
-    char *argv[20];
+    char *argv[22];
 };
 
 static void api_args(struct sup *s, struct api_args *a)
@@ -52,6 +52,10 @@ static void api_args(struct sup *s, struct api_args *a)
     if (c->queue[0]) {
         a->argv[n++] = "--queue-fd";
         a->argv[n++] = "3";
+    }
+    if (c->api_cors[0]) {
+        a->argv[n++] = "--cors-origin";
+        a->argv[n++] = (char *)c->api_cors;
     }
     if (c->tls_cert[0]) {
         a->argv[n++] = "--tls-cert";

@@ -117,7 +117,8 @@ void config_usage(FILE *f)
           "                       default: off)\n"
           "  --listen ADDR:PORT   run the HTTP API (cuzk-api; docs/api.md) on ADDR:PORT,\n"
           "                       restarted like a stage; with --api-tokens FILE (absolute)\n"
-          "                       and, for HTTPS, --tls-cert FILE --tls-key FILE\n"
+          "                       and, for HTTPS, --tls-cert FILE --tls-key FILE;\n"
+          "                       --cors-origin ORIGIN lets that web origin call it\n"
           "  --test-finalizer-delay-ms N   tests only: the finalizer trims its heap after\n"
           "                       every partition and sleeps N ms in that step\n"
           "  --circuits-dir DIR   more circuits by name: DIR/NAME.conf (a [circuit NAME]\n"
@@ -291,13 +292,13 @@ struct path_opt {
     }
 
 static const struct path_opt path_opts[] = {
-    PATH_OPT("run-dir", run_dir),           PATH_OPT("state-dir", state_dir),
-    PATH_OPT("topology", topology),         PATH_OPT("queue", queue),
-    PATH_OPT("bin-dir", bin_dir),           PATH_OPT("synthetic", synthetic),
-    PATH_OPT("driver-gpus", driver_gpus),   PATH_OPT("wgen-dir", wgen_dir),
-    PATH_OPT("listen", api_listen),         PATH_OPT("api-tokens", api_tokens),
-    PATH_OPT("tls-cert", tls_cert),         PATH_OPT("tls-key", tls_key),
-    PATH_OPT("circuits-dir", circuits_dir),
+    PATH_OPT("run-dir", run_dir),         PATH_OPT("state-dir", state_dir),
+    PATH_OPT("topology", topology),       PATH_OPT("queue", queue),
+    PATH_OPT("bin-dir", bin_dir),         PATH_OPT("synthetic", synthetic),
+    PATH_OPT("driver-gpus", driver_gpus), PATH_OPT("wgen-dir", wgen_dir),
+    PATH_OPT("listen", api_listen),       PATH_OPT("api-tokens", api_tokens),
+    PATH_OPT("tls-cert", tls_cert),       PATH_OPT("tls-key", tls_key),
+    PATH_OPT("cors-origin", api_cors),    PATH_OPT("circuits-dir", circuits_dir),
 };
 
 int config_set(struct cuzkd_config *c, const char *name, const char *v, char *err, size_t errlen)

@@ -85,6 +85,7 @@ struct cuzkd_config {
     char metrics_listen[80];          /* --metrics-listen ADDR:PORT ("" = off) */
     char api_listen[80];              /* --listen ADDR:PORT: run cuzk-api ("" = off) */
     char api_tokens[CONFIG_PATH_MAX]; /* --api-tokens FILE (cuzk-api's tenants) */
+    char api_cors[256];               /* --cors-origin ORIGIN, passed to cuzk-api ("" none) */
     char tls_cert[CONFIG_PATH_MAX];   /* --tls-cert, --tls-key: cuzk-api serves HTTPS */
     char tls_key[CONFIG_PATH_MAX];
     gid_t gid;

@@ -6,7 +6,10 @@
 
 #include "supervisor/check.h"
 
-/* The stages still alive after DAEMON_GRACE_NS since SIGTERM: SIGKILL. */
+/* The stages still alive after DAEMON_GRACE_NS since SIGTERM: SIGKILL. cuzk-api too:
+ * a request of its that came after the stop waits on a control connection this loop
+ * no longer answers, and its server's stop waits for that request, so without this
+ * the shutdown would wait for it for ever. */
 static void kill_children(struct sup *s)
 {
     for (uint32_t i = 0; i < s->n_ch; i++)
@@ -15,6 +18,11 @@ static void kill_children(struct sup *s)
                    s->ch[i].index, (int)s->ch[i].pid, DAEMON_GRACE_NS / 1000000000ull);
             kill(s->ch[i].pid, SIGKILL);
         }
+    if (s->api.pid) {
+        logmsg("cuzk-api (pid %d) ignored SIGTERM for %llu s: SIGKILL", (int)s->api.pid,
+               DAEMON_GRACE_NS / 1000000000ull);
+        kill(s->api.pid, SIGKILL);
+    }
 }
 
 /* Event ev of the daemon's lifecycle at t (seen: DAEMON_EV_TIMER's DAEMON_SEEN_*

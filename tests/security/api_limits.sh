@@ -70,10 +70,10 @@ http del "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect del 200
 http delw "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null
 expect delw 200
-[ "$(jfield delw r.state)" = failed ] || fail "cancelled job: $(cat "$tmp/http/delw.body")"
+[ "$(jfield delw r.state)" = cancelled ] || fail "cancelled job: $(cat "$tmp/http/delw.body")"
 http delp "$tok_alice" GET "/v1/jobs/$j1/proofs/3" >/dev/null
 expect delp 422 job_failed
-echo "ok: DELETE of a running job -> failed; its last partition's proof -> 422 job_failed: $(jfield delp r.detail)"
+echo "ok: DELETE of a running job -> cancelled; its last partition's proof -> 422 job_failed: $(jfield delp r.detail)"
 http miss "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '{"x":"5"}' >/dev/null
 expect miss 422 mismatch
