@@ -11,6 +11,7 @@
 # - GET .../proofs/K?format=calldata: byte-equal to `snarkjs zkey export
 #   soliditycalldata` of the same proof and public signals, on both curves.
 # Every answer is checked against docs/openapi.json.
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -97,6 +98,7 @@ http bw "$tok_alice" POST '/v1/circuits/bls/proofs?wait=300' -H 'Content-Type: a
 expect bw 200
 proofs bw "$BLS/verification_key.json"
 for a in "w1 $(jfield w1 r.job) 0" "w3 $j3 2" "bw $(jfield bw r.job) 0"; do
+  # shellcheck disable=SC2086 # the pair: split into its words
   set -- $a
   http "cd$1" "$tok_alice" GET "/v1/jobs/$2/proofs/$3?format=calldata" >/dev/null
   expect "cd$1" 200

@@ -17,6 +17,7 @@
 #   whose server waits for them, is killed after the grace, and cuzkd exits clean
 #   (daemon_shutdown_clean's 30 s is the liveness bound).
 # Every proof is verified by snarkjs; every answer is checked against docs/openapi.json.
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -37,7 +38,7 @@ expect d1 202
 j1="$(jfield d1 r.job)"
 http d1w "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null
 expect d1w 200
-[ "$(jfield d1w r.state)" = done ] || fail "job $j1: $(cat "$tmp/http/d1w.body")"
+[ "$(jfield d1w r.state)" = "done" ] || fail "job $j1: $(cat "$tmp/http/d1w.body")"
 http d1p "$tok_alice" GET "/v1/jobs/$j1/proofs/0" >/dev/null
 expect d1p 200
 verify_proof d1p
@@ -46,10 +47,10 @@ expect d1del 200
 [ "$(jfield d1del 'r.cancelled + " " + r.state')" = "false done" ] || fail "DELETE of a done job: $(cat "$tmp/http/d1del.body")"
 # until cuzkd's table forgets it (--keep-finished 1): then the store answers
 for _ in $(seq 1 600); do
-  cuzk --json status 2>/dev/null | grep -q "\"id\": *$j1[,}]" || break
+  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" || break
   sleep 0.1
 done
-cuzk --json status 2>/dev/null | grep -q "\"id\": *$j1[,}]" && fail "job $j1 still in cuzkd's table after 60 s"
+cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" && fail "job $j1 still in cuzkd's table after 60 s"
 http d1del2 "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect d1del2 200
 [ "$(jfield d1del2 'r.cancelled + " " + r.state')" = "false done" ] ||
@@ -72,7 +73,7 @@ expect d2w 200
 if [ "$(jfield d2del r.cancelled)" = true ]; then
   [ "$(jfield d2w 'r.state + " " + r.reason')" = "cancelled cancelled" ] || fail "a cancelled job reads: $(cat "$tmp/http/d2w.body")"
   for _ in $(seq 1 600); do
-    cuzk --json status 2>/dev/null | grep -q "\"id\": *$j2[,}]" || break
+    cuzk --json status 2>/dev/null | grep -q "\"id\": *${j2}[,}]" || break
     sleep 0.1
   done
   http d2del2 "$tok_alice" DELETE "/v1/jobs/$j2" >/dev/null
@@ -80,13 +81,14 @@ if [ "$(jfield d2del r.cancelled)" = true ]; then
   [ "$(jfield d2del2 'r.cancelled + " " + r.state')" = "true cancelled" ] || fail "second DELETE: $(cat "$tmp/http/d2del2.body")"
   echo "ok: DELETE of a running job -> cancelled true; it reads state cancelled, reason cancelled; a later DELETE says the same"
 else # the machine proved all 200 before the DELETE came: the done case again
-  [ "$(jfield d2del 'r.state')" = done ] || fail "DELETE: cancelled false for a job not done: $(cat "$tmp/http/d2del.body")"
+  [ "$(jfield d2del 'r.state')" = "done" ] || fail "DELETE: cancelled false for a job not done: $(cat "$tmp/http/d2del.body")"
   echo "ok: (the 200 partitions were done before the DELETE: cancelled false, state done)"
 fi
 
 # ---- 405 + Allow on every route; OPTIONS; CORS ------------------------------------------------
 for route in "PUT /v1/circuits GET" "GET /v1/circuits/mul/proofs POST" "POST /v1/jobs/$j1 DELETE" \
   "DELETE /v1/jobs/$j1/proofs/0 GET" "POST /healthz GET" "PUT /readyz GET" "DELETE /metrics GET"; do
+  # shellcheck disable=SC2086 # "METHOD PATH": split into its words
   set -- $route
   http m405 "$tok_alice" "$1" "$2" >/dev/null
   expect m405 405 usage
