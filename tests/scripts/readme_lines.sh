@@ -32,6 +32,14 @@ command -v curl >/dev/null || {
 }
 use_fixtures
 use_tmp
+# The namespaces mount their tmpfs on /run/cuzk and /var/lib/cuzk: a mount point made
+# here for them is removed again at the end (left, it would tell deb_install that a
+# package or an operator owns the path, and that test would skip).
+made_dirs=()
+for d in /run/cuzk /var/lib/cuzk; do
+  [ -e "$d" ] || { mkdir "$d" && made_dirs+=("$d"); }
+done
+trap 'rm -rf "$tmp"; for d in "${made_dirs[@]}"; do rmdir "$d" 2>/dev/null || true; done' EXIT
 . "$ROOT/tests/lib/wgen.sh"
 wgen_skip_without_tools
 
@@ -57,7 +65,6 @@ block "The HTTP API in five lines" >"$tmp/api.sh"
 cat >"$tmp/ns.sh" <<'NS'
 set -euo pipefail
 ip link set lo up
-mkdir -p /run/cuzk /var/lib/cuzk
 mount -t tmpfs -o mode=0700 tmpfs /run/cuzk
 mount -t tmpfs -o mode=0700 tmpfs /var/lib/cuzk
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm # the default instance's segments: ours alone

@@ -96,6 +96,6 @@ http del "$tok_alice" DELETE "/v1/jobs/$job" >/dev/null
 expect del 200
 http delw "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null
 expect delw 200
-[ "$(jfield delw r.state)" = failed ] || fail "the cancelled job: $(jfield delw r.state)"
+[ "$(jfield delw r.state)" = cancelled ] || fail "the cancelled job: $(jfield delw r.state)"
 daemon_shutdown_clean
 echo "PASS: api_batch ($n proofs verified by snarkjs)"
