@@ -28,6 +28,7 @@
 #ifndef CUZK_API_API_H
 #define CUZK_API_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,17 +81,17 @@ int api_tokens_auth(const char *token, size_t len, struct api_tenant *out);
 int api_tokens_reload(const char *path, char *err, size_t errlen);
 
 struct api_cfg {
-    char socket[CONFIG_PATH_MAX]; /* cuzkd's control socket */
-    char instance[64];            /* for /metrics (the stats page) */
+    char socket[PROTO_PATH_MAX]; /* cuzkd's control socket */
+    char instance[64];           /* for /metrics (the stats page) */
     char listen[80];
-    char tokens[CONFIG_PATH_MAX];
-    char cert[CONFIG_PATH_MAX], key[CONFIG_PATH_MAX];
+    char tokens[PROTO_PATH_MAX];
+    char cert[PROTO_PATH_MAX], key[PROTO_PATH_MAX];
     char user[64];  /* started as root: become this user ("" cuzk) */
     char cors[256]; /* --cors-origin: the one web origin answered with CORS headers ("" none, "*" any) */
     unsigned timeout_s, per_ip, max_conns;
     uint64_t max_body;
-    uint64_t max_inflight;       /* --max-inflight-body: bodies held at once (budget.h) */
-    char queue[CONFIG_PATH_MAX]; /* queue mode: the fleet's database ("" off) */
+    uint64_t max_inflight;      /* --max-inflight-body: bodies held at once (budget.h) */
+    char queue[PROTO_PATH_MAX]; /* queue mode: the fleet's database ("" off) */
 };
 
 /* The process's shared state (read-only once serving, but for the tokens, which a
@@ -260,7 +261,7 @@ int api_watch_start(char *err, size_t errlen);
 void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An Idempotency-Key's form: 1 to 128 printable ASCII characters (0x20 to 0x7e: a
  * space is one). */
-int api_idem_key_ok(const char *k);
+bool api_idem_key_valid(const char *k);
 
 /* http.c: serve on listen_fd (-1: none, connections come from api_add_conn: the
  * fuzzer's); cert and key PEM text for HTTPS, or NULL. */

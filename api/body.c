@@ -72,7 +72,7 @@ static int put(struct api_rx *x, const void *p, size_t n)
 
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
-            api_problem(x->r, 500, "internal", CONTROL_E_INTERNAL, "the body could not be kept", NULL);
+            api_problem(x->r, 500, "internal", PROTO_E_INTERNAL, "the body could not be kept", NULL);
             return -1;
         }
         off += (size_t)w;
@@ -128,12 +128,12 @@ static int on_end(void *arg, long index, uint64_t end)
     if (keep(x, end)) return -1;
     n = x->out - x->frame_at - 4;
     if (n > UINT32_MAX) {
-        api_problem(x->r, 413, "refused", CONTROL_E_INPUT_LIMIT, "an input object is over 4 GiB", NULL);
+        api_problem(x->r, 413, "refused", PROTO_E_INPUT_LIMIT, "an input object is over 4 GiB", NULL);
         return -1;
     }
     for (int i = 0; i < 4; i++) le[i] = (unsigned char)(n >> (8 * i));
     if (pwrite(x->b->fd, le, 4, (off_t)x->frame_at) != 4) {
-        api_problem(x->r, 500, "internal", CONTROL_E_INTERNAL, "the body could not be kept", NULL);
+        api_problem(x->r, 500, "internal", PROTO_E_INTERNAL, "the body could not be kept", NULL);
         return -1;
     }
     x->in_frame = 0;
@@ -161,7 +161,7 @@ int api_rx_begin(struct api_rx *x, struct api_body *b, struct api_resp *r, const
     body_scan_init(&x->scan, &rx_ops, x);
     b->fd = memfd_create("cuzk-api-body", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (b->fd < 0) {
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "no memory for the body", NULL);
         return -1;
     }
     return 0;
@@ -213,7 +213,7 @@ int api_rx_end(struct api_rx *x)
     }
     x->b->stored = x->out;
     if (fcntl(x->b->fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)) {
-        api_problem(x->r, 500, "internal", CONTROL_E_INTERNAL, "the body could not be sealed", NULL);
+        api_problem(x->r, 500, "internal", PROTO_E_INTERNAL, "the body could not be sealed", NULL);
         return -1;
     }
     return 0;

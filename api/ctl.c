@@ -49,18 +49,18 @@ json_t *api_ctl(json_t *req, const int *fds, size_t nfds, struct api_resp *r, js
 /* api_ctl's request on a connection of its own. */
 static json_t *ctl_one(json_t *req, const int *fds, size_t nfds, struct api_resp *r, json_t **err_out)
 {
-    struct ctl_conn c = { .fd = -1 };
+    struct proto_conn c = { .fd = -1 };
     json_t *rep = NULL;
 
     if (err_out) *err_out = NULL;
-    if (ctl_connect(&c, g_api.cfg.socket)) {
+    if (proto_connect(&c, g_api.cfg.socket)) {
         json_decref(req);
         api_problem(r, 503, "no_daemon", "no_daemon", "cuzkd does not answer on its control socket", NULL);
         r->retry_after = 5;
         return NULL;
     }
-    rep = ctl_request(&c, req, fds, nfds);
-    ctl_close(&c);
+    rep = proto_request(&c, req, fds, nfds);
+    proto_close(&c);
     if (!rep) {
         api_problem(r, 503, "no_daemon", "no_daemon", c.err, NULL);
         r->retry_after = 5;
@@ -77,9 +77,9 @@ static json_t *ctl_one(json_t *req, const int *fds, size_t nfds, struct api_resp
 
 json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r)
 {
-    json_t *rep = api_ctl(
-        json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_STATUS, "job", (json_int_t)id, "tenant", t->name), NULL,
-        0, r, NULL);
+    json_t *rep =
+        api_ctl(json_pack("{s:s,s:I,s:s}", "req", PROTO_REQ_STATUS, "job", (json_int_t)id, "tenant", t->name),
+                NULL, 0, r, NULL);
     json_t *j = rep ? json_object_get(rep, "job") : NULL;
     const char *owner = json_string_value(json_object_get(j, "tenant"));
     char m[96];
@@ -88,7 +88,7 @@ json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r)
      * there for this caller: the same answer as a job that never was. */
     if (rep && (!json_is_object(j) || !owner || strcmp(owner, t->name))) {
         snprintf(m, sizeof(m), "no job %" PRIu64, id);
-        api_problem(r, 404, "refused", CONTROL_E_NO_JOB, m, NULL);
+        api_problem(r, 404, "refused", PROTO_E_NO_JOB, m, NULL);
         json_decref(rep);
         return NULL;
     }
@@ -100,7 +100,7 @@ json_t *api_job_of(uint64_t id, const struct api_tenant *t, struct api_resp *r)
 
 json_t *api_circuit(const char *name, struct api_resp *r)
 {
-    json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *e;
+    json_t *rep = api_ctl(json_pack("{s:s}", "req", PROTO_REQ_CIRCUITS), NULL, 0, r, NULL), *e;
     size_t i;
     char m[160];
 
@@ -116,6 +116,6 @@ json_t *api_circuit(const char *name, struct api_resp *r)
     }
     json_decref(rep);
     snprintf(m, sizeof(m), "no circuit \"%.64s\" is declared", name);
-    api_problem(r, 404, "refused", CONTROL_E_NO_CIRCUIT, m, NULL);
+    api_problem(r, 404, "refused", PROTO_E_NO_CIRCUIT, m, NULL);
     return NULL;
 }

@@ -145,7 +145,7 @@ static int route(struct req *q, const char *url)
     return q->route = R_PROOF, 0;
 }
 
-static int method_ok(const struct req *q)
+static bool method_allowed(const struct req *q)
 {
     switch (q->route) {
     case R_SUBMIT: return q->post;
@@ -154,7 +154,7 @@ static int method_ok(const struct req *q)
     }
 }
 
-/* The Allow header of a route: the methods method_ok takes (OPTIONS on every one). */
+/* The Allow header of a route: the methods method_allowed takes (OPTIONS on every one). */
 static const char *allow_of(enum route r)
 {
     switch (r) {
@@ -217,7 +217,7 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     if (v > lim) {
         snprintf(d, sizeof(d), "the body's %" PRIu64 " bytes are over %s of %" PRIu64 " bytes", v,
                  limit_name(q->limit_of), lim);
-        api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
+        api_problem(&q->resp, 413, "refused", PROTO_E_INPUT_LIMIT, d,
                     json_pack("{s:I,s:s}", "limit", (json_int_t)lim, "limit_source", q->limit_of));
         return;
     }
@@ -231,7 +231,7 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
     q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
     q->md = EVP_MD_CTX_new();
     if (!q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL)) {
-        api_problem(&q->resp, 500, "internal", CONTROL_E_INTERNAL, "no memory for the body", NULL);
+        api_problem(&q->resp, 500, "internal", PROTO_E_INTERNAL, "no memory for the body", NULL);
         return;
     }
     api_rx_begin(&q->rx, &q->body, &q->resp, q->tenant_copy.name, v);
@@ -270,7 +270,7 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
         q->resp.status = 204;
         return;
     }
-    if (!method_ok(q)) {
+    if (!method_allowed(q)) {
         char d[96];
 
         snprintf(d, sizeof(d), "this method is not allowed here; allowed: %s", allow_of(q->route));
@@ -315,7 +315,7 @@ static void body_chunk(struct req *q, const char *data, size_t n)
     if (q->resp.status || q->body.fd < 0) return; /* answered already: dropped */
     if (q->body.len + n > q->limit) {
         snprintf(d, sizeof(d), "the body is over %s of %" PRIu64 " bytes", limit_name(q->limit_of), q->limit);
-        api_problem(&q->resp, 413, "refused", CONTROL_E_INPUT_LIMIT, d,
+        api_problem(&q->resp, 413, "refused", PROTO_E_INPUT_LIMIT, d,
                     json_pack("{s:I,s:s}", "limit", (json_int_t)q->limit, "limit_source", q->limit_of));
         return;
     }

@@ -114,13 +114,13 @@ void api_proof_range(struct api_resp *r, uint64_t id, uint64_t k, long parts)
                  id, parts, parts - 1);
     else
         snprintf(d, sizeof(d), "k = %" PRIu64 ": job %" PRIu64 " has no such partition", k, id);
-    api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, d, json_pack("{s:s}", "parameter", "k"));
+    api_problem(r, 400, "usage", PROTO_E_BAD_REQUEST, d, json_pack("{s:s}", "parameter", "k"));
 }
 
 void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api_tenant *t)
 {
     json_t *err = NULL;
-    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", CONTROL_REQ_PROOF, "job", (json_int_t)id,
+    json_t *rep = api_ctl(json_pack("{s:s,s:I,s:I,s:s}", "req", PROTO_REQ_PROOF, "job", (json_int_t)id,
                                     "index", (json_int_t)k, "tenant", t->name),
                           NULL, 0, r, &err);
     /* cuzkd names its request's member ("index"): the tenant sent k */
@@ -147,11 +147,11 @@ void api_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const struct api
 void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
 {
     json_t *err = NULL, *j, *v;
-    json_t *rep = api_ctl(
-        json_pack("{s:s,s:I,s:s}", "req", CONTROL_REQ_CANCEL, "job", (json_int_t)id, "tenant", t->name), NULL,
-        0, r, &err);
+    json_t *rep =
+        api_ctl(json_pack("{s:s,s:I,s:s}", "req", PROTO_REQ_CANCEL, "job", (json_int_t)id, "tenant", t->name),
+                NULL, 0, r, &err);
     int now = rep && !strcmp(json_string_value(json_object_get(rep, "state")) ?: "", "cancelling");
-    int gone = !rep && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", CONTROL_E_NO_JOB);
+    int gone = !rep && !strcmp(json_string_value(json_object_get(err, "error")) ?: "", PROTO_E_NO_JOB);
 
     json_decref(err);
     json_decref(rep);
@@ -175,7 +175,7 @@ void api_circuits(struct api_resp *r)
     static const char *const keep[] = { "name",   "state",   "fingerprint", "curve",           "constraints",
                                         "public", "signals", "domain_size", "max_input_bytes", "inputs",
                                         "error" };
-    json_t *rep = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
+    json_t *rep = api_ctl(json_pack("{s:s}", "req", PROTO_REQ_CIRCUITS), NULL, 0, r, NULL), *a, *e;
     size_t i;
 
     if (!rep) return;
@@ -199,12 +199,12 @@ void api_circuits(struct api_resp *r)
  * afresh (two control requests, a database round trip in queue mode). */
 static void readyz_now(struct api_resp *r)
 {
-    json_t *st = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_STATUS), NULL, 0, r, NULL), *c, *e;
+    json_t *st = api_ctl(json_pack("{s:s}", "req", PROTO_REQ_STATUS), NULL, 0, r, NULL), *c, *e;
     size_t i, resident = 0, stages = 0, up = 0;
     const char *why = NULL;
 
     if (!st) return;
-    c = api_ctl(json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0, r, NULL);
+    c = api_ctl(json_pack("{s:s}", "req", PROTO_REQ_CIRCUITS), NULL, 0, r, NULL);
     if (!c) {
         json_decref(st);
         return;
@@ -263,7 +263,7 @@ void api_readyz(struct api_resp *r)
     pthread_mutex_unlock(&ready.mu);
     if (ready.r.body && !r->body) {
         memset(r, 0, sizeof(*r));
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
     }
 }
 
@@ -288,7 +288,7 @@ void api_metrics(struct api_resp *r)
     }
     stats_reading_free(&t);
     if (!buf) {
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
         return;
     }
     free(r->body);

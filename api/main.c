@@ -232,7 +232,7 @@ static char *slurp(const char *path, char *err, size_t errlen)
 
 int main(int argc, char **argv)
 {
-    char err[CONFIG_PATH_MAX + 256];
+    char err[PROTO_PATH_MAX + 256];
     char *cert = NULL, *key = NULL;
     sigset_t ss;
     int fd, rc, sig = 0;

@@ -110,16 +110,16 @@ static const struct {
     const char *type;
     int retry; /* Retry-After seconds; 0 none */
 } ctl_map[] = {
-    { CONTROL_E_BAD_JSON, 400, "usage", 0 },         { CONTROL_E_BAD_REQUEST, 400, "usage", 0 },
-    { CONTROL_E_NOT_FOUND, 400, "io", 0 },           { CONTROL_E_BAD_INPUT, 422, "format", 0 },
-    { CONTROL_E_TOO_BIG, 413, "refused", 0 },        { CONTROL_E_INPUT_LIMIT, 413, "refused", 0 },
-    { CONTROL_E_FULL, 503, "refused", 5 },           { CONTROL_E_BUSY, 503, "refused", 5 },
-    { CONTROL_E_NO_JOB, 404, "refused", 0 },         { CONTROL_E_NO_CIRCUIT, 404, "refused", 0 },
-    { CONTROL_E_DRAINING, 503, "refused", 30 },      { CONTROL_E_TIMEOUT, 504, "timeout", 0 },
-    { CONTROL_E_PERM, 403, "refused", 0 },           { CONTROL_E_NOT_OWNER, 404, "refused", 0 },
-    { CONTROL_E_NOT_PERMITTED, 403, "refused", 0 },  { CONTROL_E_QUOTA, 429, "quota", 10 },
-    { CONTROL_E_CONFLICT, 409, "refused", 0 },       { CONTROL_E_NOT_READY, 409, "refused", 1 },
-    { CONTROL_E_PART_FAILED, 422, "job_failed", 0 }, { CONTROL_E_STORE, 503, "internal", 10 },
+    { PROTO_E_BAD_JSON, 400, "usage", 0 },         { PROTO_E_BAD_REQUEST, 400, "usage", 0 },
+    { PROTO_E_NOT_FOUND, 400, "io", 0 },           { PROTO_E_BAD_INPUT, 422, "format", 0 },
+    { PROTO_E_TOO_BIG, 413, "refused", 0 },        { PROTO_E_INPUT_LIMIT, 413, "refused", 0 },
+    { PROTO_E_FULL, 503, "refused", 5 },           { PROTO_E_BUSY, 503, "refused", 5 },
+    { PROTO_E_NO_JOB, 404, "refused", 0 },         { PROTO_E_NO_CIRCUIT, 404, "refused", 0 },
+    { PROTO_E_DRAINING, 503, "refused", 30 },      { PROTO_E_TIMEOUT, 504, "timeout", 0 },
+    { PROTO_E_PERM, 403, "refused", 0 },           { PROTO_E_NOT_OWNER, 404, "refused", 0 },
+    { PROTO_E_NOT_PERMITTED, 403, "refused", 0 },  { PROTO_E_QUOTA, 429, "quota", 10 },
+    { PROTO_E_CONFLICT, 409, "refused", 0 },       { PROTO_E_NOT_READY, 409, "refused", 1 },
+    { PROTO_E_PART_FAILED, 422, "job_failed", 0 }, { PROTO_E_STORE, 503, "internal", 10 },
 };
 
 void api_ctl_problem(struct api_resp *r, json_t *reply)
@@ -127,7 +127,7 @@ void api_ctl_problem(struct api_resp *r, json_t *reply)
     const char *code = json_string_value(json_object_get(reply, "error"));
     const char *msg = json_string_value(json_object_get(reply, "message"));
 
-    if (!code) code = CONTROL_E_INTERNAL;
+    if (!code) code = PROTO_E_INTERNAL;
     for (size_t i = 0; i < sizeof(ctl_map) / sizeof(ctl_map[0]); i++)
         if (!strcmp(code, ctl_map[i].code)) {
             api_problem(r, ctl_map[i].status, ctl_map[i].type, code, msg, NULL);

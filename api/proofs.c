@@ -66,7 +66,7 @@ static json_t *proof_list(struct api_resp *r, uint64_t id, const struct api_tena
         json_array_append_new(out, e);
         free(one.body);
     }
-    if (!out) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+    if (!out) api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
     return out;
 }
 
@@ -174,7 +174,7 @@ void api_proof_calldata(struct api_resp *r)
     if (!o) return; /* a problem: it stays */
     if (!(f = open_memstream(&buf, &len))) {
         json_decref(o);
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
         return;
     }
     /* snarkjs's groth16ExportSolidityCallData: pi_b's Fq2 pairs swapped (c1, c0) */
@@ -196,7 +196,7 @@ void api_proof_calldata(struct api_resp *r)
     json_decref(o);
     if (bad || !buf) {
         free(buf);
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the proof's numbers do not read", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "the proof's numbers do not read", NULL);
         return;
     }
     free(r->body);

@@ -72,7 +72,7 @@ bad:
 static void db_problem(struct api_resp *r, const char *err)
 {
     api_qlog("queue: %s", err);
-    api_problem(r, 503, "internal", CONTROL_E_STORE, "the fleet's queue database does not answer", NULL);
+    api_problem(r, 503, "internal", PROTO_E_STORE, "the fleet's queue database does not answer", NULL);
     r->retry_after = 10;
 }
 
@@ -91,7 +91,7 @@ static void no_job(struct api_resp *r, uint64_t id)
     char m[64];
 
     snprintf(m, sizeof(m), "no job %" PRIu64, id);
-    api_problem(r, 404, "refused", CONTROL_E_NO_JOB, m, NULL);
+    api_problem(r, 404, "refused", PROTO_E_NO_JOB, m, NULL);
 }
 
 /* The job as the local mode shows it (openapi.json's Job): partitions, done and
@@ -174,7 +174,7 @@ static json_t *job_now(struct api_resp *r, uint64_t id, const struct api_tenant 
     if (job_text(r, id, t, &text)) return NULL;
     v = job_view(text, running);
     free(text);
-    if (!v) api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the queue's job could not be read", NULL);
+    if (!v) api_problem(r, 500, "internal", PROTO_E_INTERNAL, "the queue's job could not be read", NULL);
     return v;
 }
 
@@ -229,12 +229,12 @@ void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const stru
         return;
     }
     if (rc == -EAGAIN) {
-        api_problem(r, 409, "refused", CONTROL_E_NOT_READY, "the partition is not done yet", NULL);
+        api_problem(r, 409, "refused", PROTO_E_NOT_READY, "the partition is not done yet", NULL);
         r->retry_after = 1;
         return;
     }
     if (rc == -EIO) {
-        api_problem(r, 422, "job_failed", CONTROL_E_PART_FAILED, err, NULL);
+        api_problem(r, 422, "job_failed", PROTO_E_PART_FAILED, err, NULL);
         return;
     }
     if (rc) {
@@ -250,7 +250,7 @@ void api_queue_get_proof(struct api_resp *r, uint64_t id, uint64_t k, const stru
     else {
         json_decref(jp);
         json_decref(js);
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the stored proof does not read", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "the stored proof does not read", NULL);
     }
 }
 
@@ -290,7 +290,7 @@ static char *local_fingerprint(struct api_resp *r, const char *circuit)
     if (c && !out) {
         snprintf(m, sizeof(m), "circuit \"%.64s\" is %s here: no fingerprint to queue it under", circuit,
                  json_string_value(json_object_get(c, "state")) ?: "not loaded");
-        api_problem(r, 503, "refused", CONTROL_E_NOT_READY, m, NULL);
+        api_problem(r, 503, "refused", PROTO_E_NOT_READY, m, NULL);
         r->retry_after = 5;
     }
     json_decref(c);
@@ -306,13 +306,12 @@ static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, c
     uint64_t at = 0;
 
     if (wtns && (b->stored < 4 || memcmp(bytes, "wtns", 4))) {
-        api_problem(r, 422, "format", CONTROL_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)",
-                    NULL);
+        api_problem(r, 422, "format", PROTO_E_BAD_INPUT, "the body is not a .wtns (no \"wtns\" magic)", NULL);
         return -1;
     }
     *n = b->framed ? b->count : 1;
     if (!(*in = calloc(*n, sizeof(**in)))) {
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
         return -1;
     }
     if (!b->framed) {
@@ -333,7 +332,7 @@ static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, c
     if (at == b->stored) return 0;
     free(*in);
     *in = NULL;
-    api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "the body's frames do not fill it", NULL);
+    api_problem(r, 500, "internal", PROTO_E_INTERNAL, "the body's frames do not fill it", NULL);
     return -1;
 }
 
@@ -347,7 +346,7 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
     uint32_t n = 0;
     uint64_t job = 0;
 
-    if (b->idem_key && !api_idem_key_ok(b->idem_key)) {
+    if (b->idem_key && !api_idem_key_valid(b->idem_key)) {
         api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
                     NULL);
         return;
@@ -355,7 +354,7 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
     if (!(fp = local_fingerprint(r, circuit))) return;
     if (b->stored && (bytes = mmap(NULL, b->stored, PROT_READ, MAP_SHARED, b->fd, 0)) == MAP_FAILED) {
         bytes = NULL;
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, strerror(errno), NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, strerror(errno), NULL);
         goto out;
     }
     if (body_inputs(r, b, wtns, bytes ? bytes : (const unsigned char *)"", &in, &n) || !(f = take(r)))
@@ -370,15 +369,15 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
                               n, in, &job, err, sizeof(err));
     if (rc == -EDQUOT) {
         /* The token line's max-running-jobs, counted in the queue (all servers). */
-        api_problem(r, 429, "quota", CONTROL_E_QUOTA, "this tenant has its max-running-jobs jobs running",
+        api_problem(r, 429, "quota", PROTO_E_QUOTA, "this tenant has its max-running-jobs jobs running",
                     json_pack("{s:i}", "max_running_jobs", (int)t->max_running));
         r->retry_after = 5;
         rc = 0;
     } else if (rc == -EEXIST)
-        api_problem(r, 409, "refused", CONTROL_E_CONFLICT,
+        api_problem(r, 409, "refused", PROTO_E_CONFLICT,
                     "this Idempotency-Key was used with another body or circuit", NULL);
     else if (rc == -EINVAL)
-        api_problem(r, 400, "usage", CONTROL_E_BAD_REQUEST, err, NULL);
+        api_problem(r, 400, "usage", PROTO_E_BAD_REQUEST, err, NULL);
     else if (rc < 0)
         db_problem(r, err);
     else {

@@ -58,7 +58,7 @@ int api_sig_init(struct api_sigcheck *c, const json_t *inputs, struct api_resp *
     c->seen = json_object();
     if (!c->given || !c->seen) {
         api_sig_free(c);
-        api_problem(r, 500, "internal", CONTROL_E_INTERNAL, "out of memory", NULL);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
         return -1;
     }
     return 0;

@@ -30,19 +30,19 @@ static void body_member(json_t *q, const struct api_body *b, int wtns)
             json_pack("[{s:i,s:s,s:s}]", "fd", 0, "path", wtns ? "body.wtns" : "body.json", "name", "0"));
 }
 
-int api_idem_key_ok(const char *k)
+bool api_idem_key_valid(const char *k)
 {
     size_t n = strlen(k);
 
-    if (!n || n > 128) return 0;
+    if (!n || n > 128) return false;
     for (; *k; k++)
-        if (*k < 0x20 || *k > 0x7e) return 0;
-    return 1;
+        if (*k < 0x20 || *k > 0x7e) return false;
+    return true;
 }
 
 static json_t *submit_req(const char *circuit, const struct api_tenant *t, const struct api_body *b, int wtns)
 {
-    json_t *q = json_pack("{s:s,s:s,s:i,s:s,s:s}", "req", CONTROL_REQ_SUBMIT, "circuit", circuit, "fds", 1,
+    json_t *q = json_pack("{s:s,s:s,s:i,s:s,s:s}", "req", PROTO_REQ_SUBMIT, "circuit", circuit, "fds", 1,
                           "results", "store", "tenant", t->name);
     int prio = b->priority;
 
@@ -64,7 +64,7 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
     json_t *rep;
     char loc[64];
 
-    if (b->idem_key && !api_idem_key_ok(b->idem_key)) {
+    if (b->idem_key && !api_idem_key_valid(b->idem_key)) {
         api_problem(r, 400, "usage", "bad_request", "Idempotency-Key: 1 to 128 printable ASCII characters",
                     NULL);
         return;

@@ -22,14 +22,14 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-static int tenant_name_ok(const char *s)
+static bool tenant_name_valid(const char *s)
 {
     size_t n = strlen(s);
 
-    if (!n || n > API_TENANT_MAX) return 0;
+    if (!n || n > API_TENANT_MAX) return false;
     for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-') return 0;
-    return 1;
+        if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-') return false;
+    return true;
 }
 
 static int unhex(const char *h, unsigned char *out, size_t n)
@@ -87,7 +87,7 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
                  "[MAX-REQUESTS]");
         return -1;
     }
-    if (!tenant_name_ok(f[0])) {
+    if (!tenant_name_valid(f[0])) {
         snprintf(err, errlen, "tenant name \"%.64s\": use 1 to 64 of A-Z a-z 0-9 . _ -", f[0]);
         return -1;
     }

@@ -163,14 +163,13 @@ void api_vkey(struct api_resp *r, const char *name)
 
     if (!c) return;
     if (!path || !fp) {
-        api_problem(r, 503, "refused", CONTROL_E_NOT_READY, "the circuit is not described yet (loading)",
-                    NULL);
+        api_problem(r, 503, "refused", PROTO_E_NOT_READY, "the circuit is not described yet (loading)", NULL);
         r->retry_after = 1;
         goto out;
     }
     if (!(text = cached(fp))) {
         if (!(text = vkey_text(path, err, sizeof(err)))) {
-            api_problem(r, 500, "internal", CONTROL_E_INTERNAL, err, NULL);
+            api_problem(r, 500, "internal", PROTO_E_INTERNAL, err, NULL);
             goto out;
         }
         keep(fp, text);

@@ -18,17 +18,17 @@ static void *watch_main(void *arg)
 
     (void)arg;
     for (;;) {
-        struct ctl_conn c = { .fd = -1 };
+        struct proto_conn c = { .fd = -1 };
         json_t *rep = NULL, *ev;
 
-        if (!ctl_connect(&c, g_api.cfg.socket))
-            rep = ctl_request(&c, json_pack("{s:s}", "req", CONTROL_REQ_WATCH), NULL, 0);
+        if (!proto_connect(&c, g_api.cfg.socket))
+            rep = proto_request(&c, json_pack("{s:s}", "req", PROTO_REQ_WATCH), NULL, 0);
         if (!rep || !json_is_true(json_object_get(rep, "ok"))) {
             if (!said++)
                 api_qlog("job ends: cuzkd does not take the watch (%s); trying again every second",
                          rep ? json_string_value(json_object_get(rep, "message")) ?: "refused" : c.err);
             json_decref(rep);
-            ctl_close(&c);
+            proto_close(&c);
             sleep(1);
             continue;
         }
@@ -36,14 +36,14 @@ static void *watch_main(void *arg)
         if (said) api_qlog("job ends: watching again");
         said = 0;
         api_bell_ring(0); /* whatever ended while nobody watched */
-        while ((ev = ctl_read(&c))) {
+        while ((ev = proto_read(&c))) {
             json_int_t job = json_integer_value(json_object_get(ev, "job"));
 
             if (job > 0) api_bell_ring((uint64_t)job);
             json_decref(ev);
         }
         api_qlog("job ends: %s; watching again", c.err);
-        ctl_close(&c);
+        proto_close(&c);
         api_bell_ring(0);
         sleep(1);
     }

@@ -103,14 +103,14 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
 
     if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name";
-    else if (!circuit_name_valid(sl->c.circuit))
+    else if (!proto_circuit_name_valid(sl->c.circuit))
         why = "its circuit is not a circuit name";
     else
         why = staging_prepare(d, sl, stage, sizeof(stage));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
-        sl->retry =
-            fleet_name_valid(sl->c.name) && circuit_name_valid(sl->c.circuit); /* else the row's fault */
+        sl->retry = fleet_name_valid(sl->c.name) &&
+            proto_circuit_name_valid(sl->c.circuit); /* else the row's fault */
     } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
@@ -158,8 +158,8 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
  * away) is this daemon's: back to the queue. */
 static int input_fault(const char *code)
 {
-    static const char *const codes[] = { CONTROL_E_BAD_INPUT, CONTROL_E_INPUT_LIMIT, CONTROL_E_TOO_BIG,
-                                         CONTROL_E_BAD_REQUEST };
+    static const char *const codes[] = { PROTO_E_BAD_INPUT, PROTO_E_INPUT_LIMIT, PROTO_E_TOO_BIG,
+                                         PROTO_E_BAD_REQUEST };
 
     for (size_t i = 0; code && i < sizeof(codes) / sizeof(codes[0]); i++)
         if (!strcmp(code, codes[i])) return 1;
@@ -170,7 +170,7 @@ static int input_fault(const char *code)
  * it printed, and whether it is the partition's (sl->retry 0) or not. */
 static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 {
-    char *text = staging_reply(d, sl), *last = text, dir[CONFIG_PATH_MAX + 32], *at;
+    char *text = staging_reply(d, sl), *last = text, dir[PROTO_PATH_MAX + 32], *at;
     json_t *r, *j, *p;
     const char *m = NULL, *code;
     size_t i, dl;
@@ -193,7 +193,7 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
         sl->retry = !input_fault(code);
         /* The circuit went (a reload) since the last refresh: read the set again
          * before the next claim, so this daemon does not take it back at once. */
-        if (!strcmp(code, CONTROL_E_NO_CIRCUIT)) d->next_circuits = 0;
+        if (!strcmp(code, PROTO_E_NO_CIRCUIT)) d->next_circuits = 0;
     } else
         sl->retry = sl->rc != CUZK_EXIT_JOB_FAILED;
     if (m)
@@ -457,9 +457,9 @@ static uint64_t retry_at(uint64_t *backoff, uint64_t t)
  * the socket does not answer (cuzkd still starting). */
 static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
 {
-    struct ctl_conn cc = { .fd = -1 };
-    const char *names[CIRCUIT_DECL_MAX], *fps[CIRCUIT_DECL_MAX];
-    char seen[CIRCUIT_DECL_MAX * 80 + 1] = "";
+    struct proto_conn cc = { .fd = -1 };
+    const char *names[PROTO_CIRCUIT_DECL_MAX], *fps[PROTO_CIRCUIT_DECL_MAX];
+    char seen[PROTO_CIRCUIT_DECL_MAX * 80 + 1] = "";
     json_t *r = NULL, *e;
     uint32_t n = 0;
     size_t i, o = 0;
@@ -469,16 +469,16 @@ static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
     /* Bounded: an event loop that no longer serves (cuzkd stopping: it joins this
      * thread after its loop ends, its socket still bound) must not hold this thread
      * in a read forever. */
-    if (!ctl_connect(&cc, d->sock)) {
+    if (!proto_connect(&cc, d->sock)) {
         struct timeval tv = { .tv_sec = 2 };
 
         setsockopt(cc.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         setsockopt(cc.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     }
-    if (cc.fd < 0 || !(r = ctl_request(&cc, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS), NULL, 0)) ||
+    if (cc.fd < 0 || !(r = proto_request(&cc, json_pack("{s:s}", "req", PROTO_REQ_CIRCUITS), NULL, 0)) ||
         !json_is_true(json_object_get(r, "ok"))) {
         json_decref(r);
-        ctl_close(&cc);
+        proto_close(&cc);
         return;
     }
     json_array_foreach (json_object_get(r, "circuits"), i, e) {
@@ -486,7 +486,7 @@ static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
                    *fp = json_string_value(json_object_get(e, "fingerprint")),
                    *st = json_string_value(json_object_get(e, "state"));
 
-        if (n < CIRCUIT_DECL_MAX && nm && fp && fp[0] && st && strcmp(st, "failed")) {
+        if (n < PROTO_CIRCUIT_DECL_MAX && nm && fp && fp[0] && st && strcmp(st, "failed")) {
             names[n] = nm;
             fps[n++] = fp;
             o += (size_t)snprintf(seen + o, sizeof(seen) - o, "%s%s (%.16s)", o ? ", " : "", nm, fp);
@@ -499,7 +499,7 @@ static void refresh_circuits(struct fleet_daemon *d, uint64_t t)
         d->circuits_seen = strdup(seen);
     }
     json_decref(r);
-    ctl_close(&cc);
+    proto_close(&cc);
 }
 
 /* Reap the slots' clients that exited and end the finished ones (end_one: finish,

@@ -33,10 +33,10 @@ struct fleet_daemon {
     pthread_t th;
     atomic_int stop;
     struct fleet *f;
-    char owner[256], cuzk[CONFIG_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
-    char run_dir[CONFIG_PATH_MAX];
-    int store;                  /* --store-proofs */
-    char priv[CONFIG_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
+    char owner[256], cuzk[PROTO_PATH_MAX], instance[SEG_INSTANCE_MAX + 1];
+    char run_dir[PROTO_PATH_MAX];
+    int store;                 /* --store-proofs */
+    char priv[PROTO_PATH_MAX]; /* its private staging dirs, one per slot: for jobs with
                                  * no out dir (fleet_pg.h "Stored proofs") */
     int lease_s;
     uint32_t n;
@@ -51,7 +51,7 @@ struct fleet_daemon {
     uint64_t next_adopt; /* ms (os_now_ns) of the next fleet_adopt of stale daemons' proofs */
     /* Circuit jobs (--store-proofs only): this cuzkd's circuits, read from its own
      * control socket's `circuits` reply at most every few seconds (fleet_set_circuits). */
-    char sock[CONFIG_PATH_MAX + SEG_INSTANCE_MAX + 8];
+    char sock[PROTO_PATH_MAX + SEG_INSTANCE_MAX + 8];
     uint64_t next_circuits; /* ms of the next refresh */
     char *circuits_seen;    /* the set last logged ("name:fp,..."), malloc'd */
 };

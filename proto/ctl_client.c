@@ -11,7 +11,7 @@
 
 #define FDS_PER_MSG 253 /* the kernel's SCM_MAX_FD */
 
-int ctl_connect(struct ctl_conn *c, const char *path)
+int proto_connect(struct proto_conn *c, const char *path)
 {
     struct sockaddr_un a = { .sun_family = AF_UNIX };
 
@@ -35,7 +35,7 @@ int ctl_connect(struct ctl_conn *c, const char *path)
 
 /* The descriptors ride on the line's first bytes, FDS_PER_MSG per sendmsg, one byte
  * each; the rest of the line follows in plain sends. */
-static int send_line(struct ctl_conn *c, const char *s, size_t n, const int *fds, size_t nfds)
+static int send_line(struct proto_conn *c, const char *s, size_t n, const int *fds, size_t nfds)
 {
     size_t off = 0;
 
@@ -76,7 +76,7 @@ static int send_line(struct ctl_conn *c, const char *s, size_t n, const int *fds
     return 0;
 }
 
-static json_t *read_reply(struct ctl_conn *c)
+static json_t *read_reply(struct proto_conn *c)
 {
     json_error_t je;
 
@@ -114,7 +114,7 @@ static json_t *read_reply(struct ctl_conn *c)
     }
 }
 
-json_t *ctl_request(struct ctl_conn *c, json_t *req, const int *fds, size_t nfds)
+json_t *proto_request(struct proto_conn *c, json_t *req, const int *fds, size_t nfds)
 {
     char *s = json_dumps(req, JSON_COMPACT);
     size_t n;
@@ -136,12 +136,12 @@ json_t *ctl_request(struct ctl_conn *c, json_t *req, const int *fds, size_t nfds
     return read_reply(c);
 }
 
-json_t *ctl_read(struct ctl_conn *c)
+json_t *proto_read(struct proto_conn *c)
 {
     return read_reply(c);
 }
 
-void ctl_close(struct ctl_conn *c)
+void proto_close(struct proto_conn *c)
 {
     if (c->fd >= 0) close(c->fd);
     free(c->buf);

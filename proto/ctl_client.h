@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 /* One connection's bytes read but not yet taken as a reply line. */
-struct ctl_conn {
+struct proto_conn {
     int fd; /* -1: not connected */
     char *buf;
     size_t len, cap;
@@ -18,16 +18,16 @@ struct ctl_conn {
 };
 
 /* Connect to the socket at path (fd CLOEXEC). 0 or -errno (c->err says why). */
-int ctl_connect(struct ctl_conn *c, const char *path);
+int proto_connect(struct proto_conn *c, const char *path);
 
 /* Send req (its reference taken) with descriptors fds[0..nfds), read one reply line.
  * NULL on a broken connection or a reply that is not JSON (c->err says which). */
-json_t *ctl_request(struct ctl_conn *c, json_t *req, const int *fds, size_t nfds);
+json_t *proto_request(struct proto_conn *c, json_t *req, const int *fds, size_t nfds);
 
-/* The next line on the connection (a subscription's event): NULL as ctl_request. */
-json_t *ctl_read(struct ctl_conn *c);
+/* The next line on the connection (a subscription's event): NULL as proto_request. */
+json_t *proto_read(struct proto_conn *c);
 
-/* Close and free; c is ready for ctl_connect again. */
-void ctl_close(struct ctl_conn *c);
+/* Close and free; c is ready for proto_connect again. */
+void proto_close(struct proto_conn *c);
 
 #endif

@@ -10,7 +10,7 @@
 
 #include "shm/pipeline.h"
 
-void config_default_run_dir(char *buf, size_t len)
+void proto_default_run_dir(char *buf, size_t len)
 {
     const char *xdg = getenv("XDG_RUNTIME_DIR");
 
@@ -22,7 +22,7 @@ void config_default_run_dir(char *buf, size_t len)
         snprintf(buf, len, "/tmp/cuzk-%u", (unsigned)geteuid());
 }
 
-int control_wtns_name(const char *path, char *name, size_t len)
+int proto_wtns_name(const char *path, char *name, size_t len)
 {
     const char *b;
     size_t n = pipeline_wtns_stem(path, &b); /* the rule the pipeline names outputs by */
@@ -33,11 +33,11 @@ int control_wtns_name(const char *path, char *name, size_t len)
     return 0;
 }
 
-bool circuit_name_valid(const char *name)
+bool proto_circuit_name_valid(const char *name)
 {
     size_t n = strlen(name);
 
-    if (!n || n >= CIRCUIT_NAME_MAX || !isalnum((unsigned char)name[0])) return false;
+    if (!n || n >= PROTO_CIRCUIT_NAME_MAX || !isalnum((unsigned char)name[0])) return false;
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)name[i]) && !strchr("-_.", name[i])) return false;
     return true;

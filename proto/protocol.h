@@ -79,7 +79,7 @@
  *                       refused quota when the tenant already has N jobs not yet
  *                       decided, counted and admitted in one step of cuzkd's loop
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
- * CONTROL_E_* strings below.
+ * PROTO_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
  *            "done":N,"failed":N,"circuit"?,"tenant"?,"results"?:"store",
  *            "submitted_unix","parts":[{"index","name","state","attempts",
@@ -92,71 +92,71 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CONFIG_PATH_MAX 1024 /* a path in cuzkd's options, or the client's */
+#define PROTO_PATH_MAX 1024 /* a path in cuzkd's options, or the client's */
 
 /* A circuit's name, as clients send it (`cuzk prove --circuit NAME`, the API's
  * /v1/circuits/NAME) and as cuzkd's [circuit NAME] sections declare it: 1 to
- * CIRCUIT_NAME_MAX - 1 of [A-Za-z0-9._-], beginning with a letter or a digit (so never
+ * PROTO_CIRCUIT_NAME_MAX - 1 of [A-Za-z0-9._-], beginning with a letter or a digit (so never
  * ".", "..", a hidden name or anything with a '/'). */
-#define CIRCUIT_NAME_MAX 64
+#define PROTO_CIRCUIT_NAME_MAX 64
 /* Circuits one cuzkd declares (the first PIPE_PRELOAD_MAX preloaded): the most its
  * `circuits` reply lists. */
-#define CIRCUIT_DECL_MAX 8
-bool circuit_name_valid(const char *name);
+#define PROTO_CIRCUIT_DECL_MAX 8
+bool proto_circuit_name_valid(const char *name);
 
 /* The default run directory: /run/cuzk as root, else $XDG_RUNTIME_DIR/cuzk, else
  * /tmp/cuzk-UID. Shared by cuzkd and the client so both find the same socket. */
-void config_default_run_dir(char *buf, size_t len);
+void proto_default_run_dir(char *buf, size_t len);
 
 /* Output name of a witness (or input.json) path: its basename without ".wtns" (or
  * ".json"). 0 or -EINVAL. */
-int control_wtns_name(const char *path, char *name, size_t len);
+int proto_wtns_name(const char *path, char *name, size_t len);
 
 /* Request names ("req"). */
 /* A job's priority: higher runs first, 0 by default (submit's "priority"). */
-#define CONTROL_PRIORITY_MAX 1000000
+#define PROTO_PRIORITY_MAX 1000000
 
-#define CONTROL_REQ_SUBMIT   "submit"
-#define CONTROL_REQ_STATUS   "status"
-#define CONTROL_REQ_WAIT     "wait"
-#define CONTROL_REQ_CANCEL   "cancel"
-#define CONTROL_REQ_RESTART  "restart"
-#define CONTROL_REQ_DRAIN    "drain"
-#define CONTROL_REQ_SHUTDOWN "shutdown"
-#define CONTROL_REQ_PRELOAD  "preload"
-#define CONTROL_REQ_EVICT    "evict"
-#define CONTROL_REQ_CIRCUITS "circuits"
-#define CONTROL_REQ_RELOAD   "reload"
-#define CONTROL_REQ_PROOF    "proof"
-#define CONTROL_REQ_WATCH    "watch"
+#define PROTO_REQ_SUBMIT   "submit"
+#define PROTO_REQ_STATUS   "status"
+#define PROTO_REQ_WAIT     "wait"
+#define PROTO_REQ_CANCEL   "cancel"
+#define PROTO_REQ_RESTART  "restart"
+#define PROTO_REQ_DRAIN    "drain"
+#define PROTO_REQ_SHUTDOWN "shutdown"
+#define PROTO_REQ_PRELOAD  "preload"
+#define PROTO_REQ_EVICT    "evict"
+#define PROTO_REQ_CIRCUITS "circuits"
+#define PROTO_REQ_RELOAD   "reload"
+#define PROTO_REQ_PROOF    "proof"
+#define PROTO_REQ_WATCH    "watch"
 
-#define CONTROL_LINE_MAX 65536 /* bytes of one request line, newline excluded */
+#define PROTO_LINE_MAX 65536 /* bytes of one request line, newline excluded */
 
 /* Error codes of the protocol. */
-#define CONTROL_E_BAD_JSON      "bad_json"        /* not one JSON object */
-#define CONTROL_E_TOO_LONG      "line_too_long"   /* > CONTROL_LINE_MAX */
-#define CONTROL_E_BAD_REQUEST   "bad_request"     /* a field missing or of the wrong type */
-#define CONTROL_E_UNKNOWN       "unknown_request" /* "req" names no request */
-#define CONTROL_E_NOT_FOUND     "not_found"       /* input file missing or unreadable */
-#define CONTROL_E_BAD_INPUT     "bad_input"       /* not a zkey/wtns, wrong circuit, dup names */
-#define CONTROL_E_TOO_BIG       "too_big"         /* circuit needs more than --buffer-mb */
-#define CONTROL_E_OUTPUT        "bad_output"      /* out_dir missing or not writable */
-#define CONTROL_E_FULL          "full"            /* job table has no room */
-#define CONTROL_E_BUSY          "busy"          /* --max-queued, or no connection slot or descriptor: retry */
-#define CONTROL_E_NO_JOB        "no_such_job"   /* no job by that id, or it was retired */
-#define CONTROL_E_DRAINING      "draining"      /* not accepting submits */
-#define CONTROL_E_TIMEOUT       "timeout"       /* wait: the job still runs at its deadline */
-#define CONTROL_E_PERM          "permission"    /* peer not allowed, or out_dir not theirs to write */
-#define CONTROL_E_NOT_OWNER     "not_owner"     /* cancel/evict of another uid's work (owners.h) */
-#define CONTROL_E_NOT_PERMITTED "not_permitted" /* restart/drain/shutdown: root or cuzkd's uid */
-#define CONTROL_E_QUOTA         "quota"         /* a per-uid quota is reached (--quota-*) */
-#define CONTROL_E_NO_CIRCUIT    "no_such_circuit"      /* submit --circuit: not declared */
-#define CONTROL_E_INPUT_LIMIT   "input_too_large"      /* over its circuit's max-input-bytes */
-#define CONTROL_E_CONFLICT      "idempotency_conflict" /* the key names another body's job */
-#define CONTROL_E_NOT_READY     "not_ready"            /* proof request: the partition is not done yet */
-#define CONTROL_E_PART_FAILED   "part_failed"          /* proof request: it failed (reason in "message") */
-#define CONTROL_E_INTERNAL      "internal"             /* cuzkd's own failure (out of memory, a lost copy) */
+#define PROTO_E_BAD_JSON      "bad_json"        /* not one JSON object */
+#define PROTO_E_TOO_LONG      "line_too_long"   /* > PROTO_LINE_MAX */
+#define PROTO_E_BAD_REQUEST   "bad_request"     /* a field missing or of the wrong type */
+#define PROTO_E_UNKNOWN       "unknown_request" /* "req" names no request */
+#define PROTO_E_NOT_FOUND     "not_found"       /* input file missing or unreadable */
+#define PROTO_E_BAD_INPUT     "bad_input"       /* not a zkey/wtns, wrong circuit, dup names */
+#define PROTO_E_TOO_BIG       "too_big"         /* circuit needs more than --buffer-mb */
+#define PROTO_E_OUTPUT        "bad_output"      /* out_dir missing or not writable */
+#define PROTO_E_FULL          "full"            /* job table has no room */
+#define PROTO_E_BUSY          "busy"            /* --max-queued, or no connection slot or descriptor: retry */
+#define PROTO_E_NO_JOB        "no_such_job"     /* no job by that id, or it was retired */
+#define PROTO_E_DRAINING      "draining"        /* not accepting submits */
+#define PROTO_E_TIMEOUT       "timeout"         /* wait: the job still runs at its deadline */
+#define PROTO_E_PERM          "permission"      /* peer not allowed, or out_dir not theirs to write */
+#define PROTO_E_NOT_OWNER     "not_owner"       /* cancel/evict of another uid's work (owners.h) */
+#define PROTO_E_NOT_PERMITTED "not_permitted"   /* restart/drain/shutdown: root or cuzkd's uid */
+#define PROTO_E_QUOTA         "quota"           /* a per-uid quota is reached (--quota-*) */
+#define PROTO_E_NO_CIRCUIT    "no_such_circuit" /* submit --circuit: not declared */
+#define PROTO_E_INPUT_LIMIT   "input_too_large" /* over its circuit's max-input-bytes */
+#define PROTO_E_CONFLICT      "idempotency_conflict" /* the key names another body's job */
+#define PROTO_E_NOT_READY     "not_ready"            /* proof request: the partition is not done yet */
+#define PROTO_E_PART_FAILED   "part_failed"          /* proof request: it failed (reason in "message") */
+#define PROTO_E_INTERNAL      "internal"             /* cuzkd's own failure (out of memory, a lost copy) */
 /* The job store could not record the request (disk full, I/O): nothing was accepted. */
-#define CONTROL_E_STORE         "store"
+#define PROTO_E_STORE         "store"
 
 #endif

@@ -27,7 +27,7 @@
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 
 struct api_args {
-    char path[CONFIG_PATH_MAX + 32], uid[16];
+    char path[PROTO_PATH_MAX + 32], uid[16];
     char *argv[22];
 };
 

@@ -273,8 +273,8 @@ json_t *catalog_json(const struct sup *s)
 
 int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
 {
-    struct circuit_decl nd[CIRCUIT_DECL_MAX];
-    const char *what[CIRCUIT_DECL_MAX];
+    struct circuit_decl nd[PROTO_CIRCUIT_DECL_MAX];
+    const char *what[PROTO_CIRCUIT_DECL_MAX];
     struct cat_entry *ne;
     uint32_t nn = 0;
     int rc;
@@ -287,7 +287,7 @@ int catalog_reload(struct sup *s, json_t **changed, char *err, size_t errlen)
     /* The whole file (and directory) must read, or nothing changes: a typo keeps the
          * running set. */
     if ((rc = config_load_circuits(s->c->config_path, s->c->circuits_dir, nd, &nn, err, errlen))) return rc;
-    if (!(ne = calloc(CIRCUIT_DECL_MAX, sizeof(*ne)))) {
+    if (!(ne = calloc(PROTO_CIRCUIT_DECL_MAX, sizeof(*ne)))) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -352,7 +352,7 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
     };
 
     *n_extra = 0;
-    *code = CONTROL_E_NO_CIRCUIT;
+    *code = PROTO_E_NO_CIRCUIT;
     if (!e) {
         snprintf(m, len,
                  "no circuit \"%s\" is declared in cuzkd's config (`cuzk circuits` "
@@ -364,7 +364,7 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
         snprintf(m, len, "circuit %s could not be loaded: %s", e->d.name, e->error);
         return -ENOENT;
     }
-    *code = CONTROL_E_BAD_REQUEST;
+    *code = PROTO_E_BAD_REQUEST;
     if (r->inputs && e->wgen_fd < 0) {
         snprintf(m, len,
                  "circuit %s has no witness-gen in cuzkd's config: send .wtns "
@@ -380,7 +380,7 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
         /* A fresh open of the same inode: its own offset for the intake's reads. */
         snprintf(p, sizeof(p), "/proc/self/fd/%d", f[i].fd);
         if ((fd = open(p, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) < 0) {
-            *code = CONTROL_E_INTERNAL;
+            *code = PROTO_E_INTERNAL;
             snprintf(m, len, "circuit %s: cannot open its %s again: %s", e->d.name, f[i].key + 8,
                      strerror(errno));
             while (*n_extra) close(extra[--*n_extra]);

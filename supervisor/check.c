@@ -430,7 +430,7 @@ static void check_bins(struct report *r, const struct cuzkd_config *c)
  * may write into its argument and return a pointer into it. */
 static void nearest_existing(const char *path, char *out, size_t len)
 {
-    char parent[CONFIG_PATH_MAX];
+    char parent[PROTO_PATH_MAX];
 
     snprintf(out, len, "%s", path);
     while (access(out, F_OK) && strcmp(out, "/") && strcmp(out, ".")) {
@@ -441,7 +441,7 @@ static void nearest_existing(const char *path, char *out, size_t len)
 
 static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 {
-    char d[CONFIG_PATH_MAX];
+    char d[PROTO_PATH_MAX];
 
     nearest_existing(c->run_dir, d, sizeof(d));
     if (!access(d, W_OK | X_OK)) {
@@ -458,7 +458,7 @@ static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 /* The job store's directory (store.h): cuzkd refuses to start without it. */
 static void check_state_dir(struct report *r, const struct cuzkd_config *c)
 {
-    char d[CONFIG_PATH_MAX], db[CONFIG_PATH_MAX + 80];
+    char d[PROTO_PATH_MAX], db[PROTO_PATH_MAX + 80];
 
     if (c->no_store) {
         item(r, "warn", "state-dir",

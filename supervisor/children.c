@@ -40,7 +40,7 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 
 /* A stage's command line: its binary in bin_dir and the options its place asks for. */
 struct child_args {
-    char path[CONFIG_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16];
+    char path[PROTO_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16];
     char *argv[20];
 };
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err, size_t errlen)
+int circuit_decl_header(const char *line, char name[PROTO_CIRCUIT_NAME_MAX], char *err, size_t errlen)
 {
     size_t n = strlen(line);
     char in[512];
@@ -29,14 +29,14 @@ int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err
         snprintf(err, errlen, "[circuit] needs a name: [circuit NAME]");
         return -EINVAL;
     }
-    if (!circuit_name_valid(s)) {
+    if (!proto_circuit_name_valid(s)) {
         snprintf(err, errlen,
                  "circuit name \"%.80s\" refused: 1 to %d of letters, digits, '-', '_' "
                  "and '.', beginning with a letter or a digit",
-                 s, CIRCUIT_NAME_MAX - 1);
+                 s, PROTO_CIRCUIT_NAME_MAX - 1);
         return -EINVAL;
     }
-    snprintf(name, CIRCUIT_NAME_MAX, "%s", s);
+    snprintf(name, PROTO_CIRCUIT_NAME_MAX, "%s", s);
     return 1;
 }
 
@@ -85,11 +85,11 @@ int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value,
                  d->name, key);
         return -EINVAL;
     }
-    if (!value || value[0] != '/' || strlen(value) >= CONFIG_PATH_MAX) {
+    if (!value || value[0] != '/' || strlen(value) >= PROTO_PATH_MAX) {
         snprintf(err, errlen, "circuit %s: %s must be an absolute path", d->name, key);
         return -EINVAL;
     }
-    snprintf(dst, CONFIG_PATH_MAX, "%s", value);
+    snprintf(dst, PROTO_PATH_MAX, "%s", value);
     return 0;
 }
 

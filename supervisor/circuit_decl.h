@@ -10,7 +10,7 @@
  *                                          may pass (optional; 0 or absent: no limit)
  *
  * A name is what clients send (`cuzk prove --circuit NAME`) and what status shows
- * (circuit_name_valid, proto/protocol.h). Paths are the operator's (the file is root's):
+ * (proto_circuit_name_valid, proto/protocol.h). Paths are the operator's (the file is root's):
  * absolute, opened by cuzkd when it loads them (catalog.c). */
 #ifndef CUZK_CIRCUIT_DECL_H
 #define CUZK_CIRCUIT_DECL_H
@@ -21,17 +21,17 @@
 #include "proto/protocol.h"
 
 struct circuit_decl {
-    char name[CIRCUIT_NAME_MAX];
-    char zkey[CONFIG_PATH_MAX];
-    char wgen[CONFIG_PATH_MAX]; /* "" none */
-    char r1cs[CONFIG_PATH_MAX]; /* "" none */
-    uint64_t max_input_bytes;   /* 0: no limit */
+    char name[PROTO_CIRCUIT_NAME_MAX];
+    char zkey[PROTO_PATH_MAX];
+    char wgen[PROTO_PATH_MAX]; /* "" none */
+    char r1cs[PROTO_PATH_MAX]; /* "" none */
+    uint64_t max_input_bytes;  /* 0: no limit */
 };
 
 /* A trimmed INI line that opens a section ("[...]"): 1 when it is a `[circuit NAME]`
  * header (NAME, valid, copied into name), 0 when it is another section, -EINVAL with a
  * sentence in err when it says "circuit" but its name is missing or refused. */
-int circuit_decl_header(const char *line, char name[CIRCUIT_NAME_MAX], char *err, size_t errlen);
+int circuit_decl_header(const char *line, char name[PROTO_CIRCUIT_NAME_MAX], char *err, size_t errlen);
 
 /* One `key = value` line of a circuit's section into d. 0, or -EINVAL with err. */
 int circuit_decl_set(struct circuit_decl *d, const char *key, const char *value, char *err, size_t errlen);

@@ -50,7 +50,7 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
                  "zkey %s is not preloaded (evict names a zkey as its "
                  "preload did)",
                  path);
-        return control_reply_error(CONTROL_E_NOT_FOUND, m);
+        return control_reply_error(PROTO_E_NOT_FOUND, m);
     }
     for (size_t i = 0; i < n; i++) {
         const struct pipe_circuit_ack *a = ack_of(pl, &lv[i]);
@@ -62,8 +62,7 @@ char *circuits_request(struct pipeline *pl, const struct control_req *r, const i
                                      &seq, err, sizeof(err));
     if (rc) {
         copies_put(cp, copy);
-        return control_reply_error(rc == -ENOSPC || rc == -EBUSY ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST,
-                                   err);
+        return control_reply_error(rc == -ENOSPC || rc == -EBUSY ? PROTO_E_FULL : PROTO_E_BAD_REQUEST, err);
     }
     /* The pin: the preload's reference to its copy, until replaced or evicted. The
      * copy stays open (unreferenced, shared) a while after: a stage that has not yet

@@ -19,12 +19,12 @@ static int read_folder(struct cuzkd_config *c, const char *dir, const char *name
     static const char *const file[3] = { "circuit.zkey", "circuit.wgen", "circuit.r1cs" };
     struct circuit_decl *d = config_circuit_new(c, name, err, errlen);
     struct stat st;
-    char p[CONFIG_PATH_MAX + 8];
+    char p[PROTO_PATH_MAX + 8];
     int rc;
 
     if (!d) return -EINVAL;
     for (int k = 0; k < 3; k++) {
-        if ((size_t)snprintf(p, sizeof(p), "%s/%s/%s", dir, name, file[k]) >= CONFIG_PATH_MAX) {
+        if ((size_t)snprintf(p, sizeof(p), "%s/%s/%s", dir, name, file[k]) >= PROTO_PATH_MAX) {
             snprintf(err, errlen, "circuits-dir %s: the path of %s/%s is too long", dir, name, file[k]);
             return -ENAMETOOLONG;
         }
@@ -38,7 +38,7 @@ int circuits_dir_read(struct cuzkd_config *c, char *err, size_t errlen)
 {
     const char *dir = c->circuits_dir;
     struct dirent **ents = NULL;
-    char name[CIRCUIT_NAME_MAX], path[CONFIG_PATH_MAX + 264];
+    char name[PROTO_CIRCUIT_NAME_MAX], path[PROTO_PATH_MAX + 264];
     int n, rc = 0;
 
     if (dir[0] != '/') {
@@ -66,11 +66,11 @@ int circuits_dir_read(struct cuzkd_config *c, char *err, size_t errlen)
          * as snprintf of a d_name (256 bytes) into 64 is a truncation warning. */
         memcpy(name, e, cut);
         name[cut] = 0;
-        if (nlen >= CIRCUIT_NAME_MAX || !circuit_name_valid(name)) {
+        if (nlen >= PROTO_CIRCUIT_NAME_MAX || !proto_circuit_name_valid(name)) {
             snprintf(err, errlen,
                      "circuits-dir %s: %s does not name a circuit (1 to %d of letters, digits, '-', "
                      "'_' and '.'): rename it, or move it out of the directory",
-                     dir, e, CIRCUIT_NAME_MAX - 1);
+                     dir, e, PROTO_CIRCUIT_NAME_MAX - 1);
             rc = -EINVAL;
         } else if (S_ISDIR(st.st_mode))
             rc = read_folder(c, dir, name, err, errlen);

@@ -23,7 +23,7 @@ void config_defaults(struct cuzkd_config *c)
 {
     memset(c, 0, sizeof(*c));
     snprintf(c->instance, sizeof(c->instance), "default");
-    config_default_run_dir(c->run_dir, sizeof(c->run_dir));
+    proto_default_run_dir(c->run_dir, sizeof(c->run_dir));
     store_default_dir(c->state_dir, sizeof(c->state_dir));
     snprintf(c->devices, sizeof(c->devices), "cpu:1");
     c->dev_kind = CONFIG_DEV_CPU;
@@ -397,7 +397,7 @@ struct ini_state {
 /* A section header line (s): close the circuit being read, open the next. */
 static int ini_section(struct ini_state *st, const char *s, char *err, size_t errlen)
 {
-    char name[CIRCUIT_NAME_MAX];
+    char name[PROTO_CIRCUIT_NAME_MAX];
     int rc;
 
     if (st->cur && (rc = circuit_decl_done(st->cur, err, errlen))) return rc;
@@ -415,8 +415,8 @@ struct circuit_decl *config_circuit_new(struct cuzkd_config *c, const char *name
             snprintf(err, errlen, "circuit %s is declared twice", name);
             return NULL;
         }
-    if (c->n_circuits >= CIRCUIT_DECL_MAX) {
-        snprintf(err, errlen, "more than %d circuits declared", CIRCUIT_DECL_MAX);
+    if (c->n_circuits >= PROTO_CIRCUIT_DECL_MAX) {
+        snprintf(err, errlen, "more than %d circuits declared", PROTO_CIRCUIT_DECL_MAX);
         return NULL;
     }
     d = &c->circuits[c->n_circuits++];
@@ -575,7 +575,7 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
         }
         if (v && (rc = config_load_file(c, v, err, errlen))) return rc < 0 && rc != -EINVAL ? -EINVAL : rc;
         /* Absolute: cuzk reload reads it again after cuzkd changed directory.
-         * realpath's own buffer: into a CONFIG_PATH_MAX one (under PATH_MAX) a
+         * realpath's own buffer: into a PROTO_PATH_MAX one (under PATH_MAX) a
          * fortified build aborts ("buffer overflow detected"), as the package is. */
         if (v) {
             char *abs = realpath(v, NULL);

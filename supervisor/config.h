@@ -27,17 +27,17 @@ enum config_dev_kind {
 
 struct cuzkd_config {
     char instance[SEG_INSTANCE_MAX + 1];
-    char run_dir[CONFIG_PATH_MAX];
-    char state_dir[CONFIG_PATH_MAX];    /* the job store (store.h): STATE_DIR/INSTANCE.db */
-    int no_store;                       /* --no-store: jobs live in memory only (lost with cuzkd) */
-    char wgen_dir[CONFIG_PATH_MAX];     /* --wgen-dir DIR[:DIR]: where generators may lie */
-    char circuits_dir[CONFIG_PATH_MAX]; /* circuits-dir: more circuits, a file or folder each
+    char run_dir[PROTO_PATH_MAX];
+    char state_dir[PROTO_PATH_MAX];    /* the job store (store.h): STATE_DIR/INSTANCE.db */
+    int no_store;                      /* --no-store: jobs live in memory only (lost with cuzkd) */
+    char wgen_dir[PROTO_PATH_MAX];     /* --wgen-dir DIR[:DIR]: where generators may lie */
+    char circuits_dir[PROTO_PATH_MAX]; /* circuits-dir: more circuits, a file or folder each
                                          * (circuits_dir.h) */
-    char queue[CONFIG_PATH_MAX];        /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
-    uint32_t queue_lease_s;             /* --queue-lease: seconds a claim is held unrenewed */
-    uint32_t queue_parallel;            /* --queue-parallel: fleet partitions in this cuzkd at once */
-    int store_proofs;                   /* --store-proofs: proofs also stored in the queue's table */
-    char devices[128];                  /* the spec as given, for messages */
+    char queue[PROTO_PATH_MAX];        /* --queue postgresql://...: a fleet's queue (fleet_pg.h) */
+    uint32_t queue_lease_s;            /* --queue-lease: seconds a claim is held unrenewed */
+    uint32_t queue_parallel;           /* --queue-parallel: fleet partitions in this cuzkd at once */
+    int store_proofs;                  /* --store-proofs: proofs also stored in the queue's table */
+    char devices[128];                 /* the spec as given, for messages */
     enum config_dev_kind dev_kind;
     uint32_t n_devices; /* cpu:N -> N; cuda:LIST -> its length; cuda:all -> 0 */
     int cuda_all;
@@ -76,27 +76,27 @@ struct cuzkd_config {
     uint32_t test_finalizer_delay_ms; /* tests only: planted delay in the finalizer's trim */
     int foreground;
     int plan_only;
-    int test_fake_topology;           /* tests only: run on --topology/--synthetic here */
-    int check;                        /* --check: preflight report, then exit */
-    char driver_gpus[192];            /* tests: the CUDA driver's GPUs, PCI addresses */
-    char topology[CONFIG_PATH_MAX];   /* hwloc XML instead of this machine (tests) */
-    char synthetic[256];              /* hwloc synthetic topology string (tests) */
-    char group[64];                   /* control socket group ("" = none) */
-    char metrics_listen[80];          /* --metrics-listen ADDR:PORT ("" = off) */
-    char api_listen[80];              /* --listen ADDR:PORT: run cuzk-api ("" = off) */
-    char api_tokens[CONFIG_PATH_MAX]; /* --api-tokens FILE (cuzk-api's tenants) */
-    char api_cors[256];               /* --cors-origin ORIGIN, passed to cuzk-api ("" none) */
-    char tls_cert[CONFIG_PATH_MAX];   /* --tls-cert, --tls-key: cuzk-api serves HTTPS */
-    char tls_key[CONFIG_PATH_MAX];
+    int test_fake_topology;          /* tests only: run on --topology/--synthetic here */
+    int check;                       /* --check: preflight report, then exit */
+    char driver_gpus[192];           /* tests: the CUDA driver's GPUs, PCI addresses */
+    char topology[PROTO_PATH_MAX];   /* hwloc XML instead of this machine (tests) */
+    char synthetic[256];             /* hwloc synthetic topology string (tests) */
+    char group[64];                  /* control socket group ("" = none) */
+    char metrics_listen[80];         /* --metrics-listen ADDR:PORT ("" = off) */
+    char api_listen[80];             /* --listen ADDR:PORT: run cuzk-api ("" = off) */
+    char api_tokens[PROTO_PATH_MAX]; /* --api-tokens FILE (cuzk-api's tenants) */
+    char api_cors[256];              /* --cors-origin ORIGIN, passed to cuzk-api ("" none) */
+    char tls_cert[PROTO_PATH_MAX];   /* --tls-cert, --tls-key: cuzk-api serves HTTPS */
+    char tls_key[PROTO_PATH_MAX];
     gid_t gid;
     int have_gid;
-    char bin_dir[CONFIG_PATH_MAX];                  /* stage executables; "" = next to cuzkd */
-    char config_path[CONFIG_PATH_MAX];              /* --config, made absolute ("" none): reload */
-    struct circuit_decl circuits[CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
+    char bin_dir[PROTO_PATH_MAX];                         /* stage executables; "" = next to cuzkd */
+    char config_path[PROTO_PATH_MAX];                     /* --config, made absolute ("" none): reload */
+    struct circuit_decl circuits[PROTO_CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */
     uint32_t n_circuits;
 };
 
-/* Fills the defaults: instance "default", run dir config_default_run_dir(),
+/* Fills the defaults: instance "default", run dir proto_default_run_dir(),
  * state dir store_default_dir(), devices cpu:1, 8 buffers of 64 MiB, 256 jobs, 4096 partitions, drain 30 s,
  * stall timeout 60 s, 3 attempts, no queue limit. */
 void config_defaults(struct cuzkd_config *c);
@@ -107,7 +107,7 @@ int config_set(struct cuzkd_config *c, const char *name, const char *value, char
 
 /* Only the circuits of an INI file (cuzk reload, SIGHUP): its [circuit NAME] sections
  * and those of its circuits-dir, else of dir (the one cuzkd was started with; NULL or
- * "" none); path "": dir's alone. Into out[0..*n), at most CIRCUIT_DECL_MAX. 0, -errno
+ * "" none); path "": dir's alone. Into out[0..*n), at most PROTO_CIRCUIT_DECL_MAX. 0, -errno
  * or -EINVAL with err. */
 int config_load_circuits(const char *path, const char *dir, struct circuit_decl *out, uint32_t *n, char *err,
                          size_t errlen);
@@ -115,7 +115,7 @@ int config_load_circuits(const char *path, const char *dir, struct circuit_decl 
 /* Apply an INI file. 0, -errno (unreadable) or -EINVAL (bad line: err names file:line). */
 int config_load_file(struct cuzkd_config *c, const char *path, char *err, size_t errlen);
 /* A new, empty declaration of circuit name in c->circuits: NULL with err when the
- * name is declared already or there is no room (CIRCUIT_DECL_MAX). */
+ * name is declared already or there is no room (PROTO_CIRCUIT_DECL_MAX). */
 struct circuit_decl *config_circuit_new(struct cuzkd_config *c, const char *name, char *err, size_t errlen);
 /* A circuits-dir's NAME.conf: the lines of a [circuit NAME] section without its
  * header (no section may open in it), added to c->circuits. 0 or as the above. */

@@ -144,7 +144,7 @@ static int fds_missing(struct sup *s, struct conn *k, const struct control_req *
                  r->n_fds, k->n_fds);
     conn_fds_drop(k, k->n_fds);
     k->fd_trouble = 0;
-    reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+    reply_err(s, k, PROTO_E_BAD_REQUEST, m);
     return 1;
 }
 
@@ -167,9 +167,9 @@ static int on_line(void *arg, const char *line, size_t len)
     if (!line) {
         char m[96];
 
-        snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", CONTROL_LINE_MAX);
+        snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", PROTO_LINE_MAX);
         conn_fds_drop(k, k->n_fds);
-        reply_err(s, k, CONTROL_E_TOO_LONG, m);
+        reply_err(s, k, PROTO_E_TOO_LONG, m);
         return k->fd < 0;
     }
     if (control_parse(line, len, &r, &e)) {
@@ -293,7 +293,7 @@ void handle_listen(struct sup *s)
             if (fd >= 0 &&
                 (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &sl) ||
                  !(cr.uid == 0 || cr.uid == geteuid()))) {
-                char *m = control_reply_error(CONTROL_E_BUSY,
+                char *m = control_reply_error(PROTO_E_BUSY,
                                               "cuzkd is out of descriptors: "
                                               "retry later");
 
@@ -318,7 +318,7 @@ void handle_listen(struct sup *s)
         priv = cr.uid == 0 || cr.uid == geteuid();
         api = priv && s->api.pid > 0 && cr.pid == s->api.pid;
         if (!(k = conn_slot(s, cr.uid, priv && !api, api, why, sizeof(why)))) {
-            char *m = control_reply_error(CONTROL_E_BUSY, why);
+            char *m = control_reply_error(PROTO_E_BUSY, why);
 
             if (m) (void)!send(fd, m, strlen(m), MSG_NOSIGNAL | MSG_DONTWAIT);
             free(m);
@@ -335,7 +335,7 @@ void handle_listen(struct sup *s)
         memset(&k->fr, 0, sizeof(k->fr));
         if (!peer_allowed(s, fd, why, sizeof(why))) {
             k->close_after = 1;
-            reply_err(s, k, CONTROL_E_PERM, why);
+            reply_err(s, k, PROTO_E_PERM, why);
             continue;
         }
         arm_poll(s, fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));

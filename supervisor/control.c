@@ -29,13 +29,13 @@ static const struct {
     const char *name;
     enum control_kind kind;
 } kinds[] = {
-    { CONTROL_REQ_SUBMIT, CONTROL_SUBMIT },     { CONTROL_REQ_STATUS, CONTROL_STATUS },
-    { CONTROL_REQ_WAIT, CONTROL_WAIT },         { CONTROL_REQ_CANCEL, CONTROL_CANCEL },
-    { CONTROL_REQ_RESTART, CONTROL_RESTART },   { CONTROL_REQ_DRAIN, CONTROL_DRAIN },
-    { CONTROL_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { CONTROL_REQ_PRELOAD, CONTROL_PRELOAD },
-    { CONTROL_REQ_EVICT, CONTROL_EVICT },       { CONTROL_REQ_CIRCUITS, CONTROL_CIRCUITS },
-    { CONTROL_REQ_RELOAD, CONTROL_RELOAD },     { CONTROL_REQ_PROOF, CONTROL_PROOF },
-    { CONTROL_REQ_WATCH, CONTROL_WATCH },
+    { PROTO_REQ_SUBMIT, CONTROL_SUBMIT },     { PROTO_REQ_STATUS, CONTROL_STATUS },
+    { PROTO_REQ_WAIT, CONTROL_WAIT },         { PROTO_REQ_CANCEL, CONTROL_CANCEL },
+    { PROTO_REQ_RESTART, CONTROL_RESTART },   { PROTO_REQ_DRAIN, CONTROL_DRAIN },
+    { PROTO_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { PROTO_REQ_PRELOAD, CONTROL_PRELOAD },
+    { PROTO_REQ_EVICT, CONTROL_EVICT },       { PROTO_REQ_CIRCUITS, CONTROL_CIRCUITS },
+    { PROTO_REQ_RELOAD, CONTROL_RELOAD },     { PROTO_REQ_PROOF, CONTROL_PROOF },
+    { PROTO_REQ_WATCH, CONTROL_WATCH },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -44,7 +44,7 @@ static int member(json_t *o, const char *k, int required, const char *what, json
 {
     *v = json_object_get(o, k);
     if (!*v && required)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" is required%s", k, what);
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"%s\" is required%s", k, what);
     return 0;
 }
 
@@ -56,9 +56,9 @@ static int get_str(json_t *o, const char *k, int required, const char **out, str
     *out = NULL;
     if ((rc = member(o, k, required, " (a string)", &v, e)) || !v) return rc;
     if (!json_is_string(v) || !json_string_length(v))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string", k);
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty string", k);
     if (strlen(json_string_value(v)) != json_string_length(v))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte", k);
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"%s\" contains a NUL byte", k);
     *out = json_string_value(v);
     return 0;
 }
@@ -72,7 +72,7 @@ static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_i
     *has = 0;
     if ((rc = member(o, k, required, " (a number)", &v, e)) || !v) return rc;
     if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"%s\" must be a whole number from %lld to %lld", k, (long long)lo,
                             (long long)hi);
     *has = 1;
@@ -80,11 +80,11 @@ static int get_int(json_t *o, const char *k, int required, json_int_t lo, json_i
     return 0;
 }
 
-static int text_ok(const char *p)
+static bool text_valid(const char *p)
 {
     for (; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) return 0;
-    return 1;
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) return false;
+    return true;
 }
 
 /* A file of the request, F = {"fd":I,"path":P} (control.h). A bare path string is
@@ -99,7 +99,7 @@ static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, cons
     *fd = -1;
     if ((rc = member(o, k, required, ": {\"fd\":I,\"path\":P}", &v, e)) || !v) return rc;
     if (json_is_string(v))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"%s\" is a path: cuzkd opens no "
                             "path a client names; pass the open file over SCM_RIGHTS and send "
                             "{\"fd\":I,\"path\":P} with \"fds\":N (cuzk prove does this)",
@@ -107,18 +107,18 @@ static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, cons
     f = json_object_get(v, "fd");
     p = json_object_get(v, "path");
     if (!json_is_object(v) || !json_is_integer(f) || !json_is_string(p))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"%s\" must be {\"fd\":I,"
                             "\"path\":P}",
                             k);
     if (json_integer_value(f) < 0 || json_integer_value(f) >= (json_int_t)n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"%s\": fd %lld is not one of the "
                             "%u descriptor(s) the request passed (\"fds\")",
                             k, (long long)json_integer_value(f), n_fds);
     if (!json_string_length(p) || strlen(json_string_value(p)) != json_string_length(p) ||
-        json_string_length(p) >= JOBTAB_PATH_LEN || !text_ok(json_string_value(p)))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        json_string_length(p) >= JOBTAB_PATH_LEN || !text_valid(json_string_value(p)))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"%s\": \"path\" must be 1 to %d "
                             "bytes of text (it names the file in messages)",
                             k, JOBTAB_PATH_LEN - 1);
@@ -129,14 +129,14 @@ static int get_file(json_t *o, const char *k, int required, uint32_t n_fds, cons
 
 /* Whether every byte of p is in set (a C string of allowed characters; NULL: printable
  * ASCII) and p is 1 to max bytes long. */
-static int chars_ok(const char *p, const char *set, size_t max)
+static bool chars_valid(const char *p, const char *set, size_t max)
 {
     size_t n = strlen(p);
 
-    if (!n || n > max) return 0;
+    if (!n || n > max) return false;
     for (; *p; p++)
-        if (set ? !strchr(set, *p) : (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e) return 0;
-    return 1;
+        if (set ? !strchr(set, *p) : (unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e) return false;
+    return true;
 }
 
 /* A submit's fields for a client that keeps no files (protocol.h): "results",
@@ -154,34 +154,33 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
         (rc = get_str(r->root, "body_sha256", r->idem_key != NULL, &r->body_sha256, e)))
         return rc;
     if (res && strcmp(res, "store"))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"results\" is \"store\" or absent");
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"results\" is \"store\" or absent");
     r->results_store = res != NULL;
     if (r->results_store && json_object_get(r->root, "out_dir"))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "a submit has \"out_dir\" or \"results\":\"store\", not both");
-    if (r->tenant && !chars_ok(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+    if (r->tenant && !chars_valid(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
                             CONTROL_TENANT_MAX - 1);
-    if (r->idem_key && !chars_ok(r->idem_key, NULL, CONTROL_IDEM_MAX - 1))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+    if (r->idem_key && !chars_valid(r->idem_key, NULL, CONTROL_IDEM_MAX - 1))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"idempotency_key\" must be 1 to %d printable ASCII characters",
                             CONTROL_IDEM_MAX - 1);
     if (r->body_sha256 &&
         (strlen(r->body_sha256) != CONTROL_SHA256_HEX - 1 ||
-         !chars_ok(r->body_sha256, "0123456789abcdef", 64)))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+         !chars_valid(r->body_sha256, "0123456789abcdef", 64)))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"body_sha256\" must be 64 lower-case hex digits");
     if (r->body_sha256 && !r->idem_key)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                            "\"body_sha256\" goes with \"idempotency_key\"");
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"body_sha256\" goes with \"idempotency_key\"");
     {
         json_int_t x;
         int has;
 
         if ((rc = get_int(r->root, "max_running", 0, 1, UINT32_MAX, &has, &x, e))) return rc;
         if (has && !r->tenant)
-            return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"max_running\" goes with \"tenant\"");
+            return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"max_running\" goes with \"tenant\"");
         r->max_running = has ? (uint32_t)x : 0;
     }
     return 0;
@@ -198,28 +197,28 @@ static int submit_source(struct control_req *r, json_t **in, struct control_err 
 
     *in = json_object_get(r->root, "inputs");
     if ((w != NULL) + (*in != NULL) + (batch != NULL) > 1)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "a job has \"witnesses\" (.wtns), \"inputs\" or \"inputs_batch\" "
                             "(input.json), one of them");
     if (batch) *in = batch;
     if ((rc = get_int(r->root, "fds", 0, 0, 1 << 20, &has, &x, e))) return rc;
     r->n_fds = has ? (uint32_t)x : 0;
     if (!r->n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "a submit passes its files as "
                             "descriptors (SCM_RIGHTS) and says how many in \"fds\": cuzkd "
                             "opens no path a client names (cuzk prove does this)");
     /* A circuit by name (circuit_decl.h): cuzkd opens the operator's zkey, r1cs
      * and generator; the client passes only its inputs and out dir. */
     if ((rc = get_str(r->root, "circuit", 0, &r->circuit, e))) return rc;
-    if (r->circuit && !circuit_name_valid(r->circuit))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+    if (r->circuit && !proto_circuit_name_valid(r->circuit))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"circuit\" must be a circuit's name: letters, digits, "
                             "'-', '_' and '.', beginning with a letter or a digit");
     if (r->circuit &&
         (json_object_get(r->root, "zkey") || json_object_get(r->root, "r1cs") ||
          json_object_get(r->root, "witness_gen")))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "a submit names a \"circuit\" or passes its \"zkey\" "
                             "(and r1cs, witness_gen), not both");
     /* the generator is a file like the others: {"fd":I,"path":P}, copied */
@@ -227,7 +226,7 @@ static int submit_source(struct control_req *r, json_t **in, struct control_err 
                        &r->witness_gen_fd, e)))
         return rc;
     if (!*in && r->witness_gen)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"witness_gen\" goes with "
                             "\"inputs\" (input.json files), not with \"witnesses\"");
     r->inputs = *in != NULL;
@@ -246,7 +245,7 @@ static int submit_options(struct control_req *r, struct control_err *e)
         (rc = get_file(r->root, "out_dir", !r->results_store, r->n_fds, &r->out_dir, &r->out_fd, e)) ||
         (rc = get_file(r->root, "r1cs", 0, r->n_fds, &r->r1cs, &r->r1cs_fd, e)))
         return rc;
-    if ((rc = get_int(r->root, "priority", 0, -CONTROL_PRIORITY_MAX, CONTROL_PRIORITY_MAX, &has, &x, e)))
+    if ((rc = get_int(r->root, "priority", 0, -PROTO_PRIORITY_MAX, PROTO_PRIORITY_MAX, &has, &x, e)))
         return rc;
     r->priority = has ? (int32_t)x : 0;
     return 0;
@@ -260,14 +259,14 @@ static int submit_list(struct control_req *r, json_t *w, const char *list, struc
     int rc;
 
     if (!json_is_array(w) || !json_array_size(w))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty array of %s paths",
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"%s\" must be a non-empty array of %s paths",
                             list, r->inputs ? "input.json" : ".wtns");
     r->n_witnesses = json_array_size(w);
     r->witnesses = calloc(r->n_witnesses, sizeof(*r->witnesses));
     r->witness_names = calloc(r->n_witnesses, sizeof(*r->witness_names));
     r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
     if (!r->witnesses || !r->witness_names || !r->witness_fd)
-        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+        return control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
     for (i = 0; i < r->n_witnesses; i++) {
         json_t *s = json_array_get(w, i);
         char key[32];
@@ -278,7 +277,7 @@ static int submit_list(struct control_req *r, json_t *w, const char *list, struc
             json_t *one = json_pack("{s:O}", key, s);
 
             rc = one ? get_file(one, key, 1, r->n_fds, &r->witnesses[i], &r->witness_fd[i], e)
-                     : control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+                     : control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
             json_decref(one); /* the strings live on in s, held by root */
         }
         if (rc) return rc;
@@ -304,7 +303,7 @@ static int submit_batch(struct control_req *r, struct control_err *e)
     r->witness_fd = calloc(r->n_witnesses, sizeof(*r->witness_fd));
     r->batch_text = malloc(r->n_witnesses * 2 * SLOT);
     if (!r->witnesses || !r->witness_names || !r->witness_fd || !r->batch_text)
-        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+        return control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
     for (size_t i = 0; i < r->n_witnesses; i++) {
         char *p = r->batch_text + i * 2 * SLOT;
 
@@ -337,8 +336,8 @@ static int parse_job_request(struct control_req *r, struct control_err *e)
     int has, rc;
 
     if ((rc = get_str(r->root, "tenant", 0, &r->tenant, e))) return rc;
-    if (r->tenant && !chars_ok(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+    if (r->tenant && !chars_valid(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
                             CONTROL_TENANT_MAX - 1);
 
@@ -365,8 +364,7 @@ static int parse_restart(struct control_req *r, struct control_err *e)
     if ((rc = get_str(r->root, "stage", 1, &r->stage, e))) return rc;
     if (strcmp(r->stage, "synth") && strcmp(r->stage, "worker") && strcmp(r->stage, "gpuworker") &&
         strcmp(r->stage, "finalizer"))
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
-                            "\"stage\" must be synth, worker or finalizer");
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"stage\" must be synth, worker or finalizer");
     if ((rc = get_int(r->root, "index", 0, 0, 1 << 20, &has, &x, e))) return rc;
     r->has_index = has;
     r->index = has ? (uint32_t)x : 0;
@@ -414,15 +412,15 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
     memset(r, 0, sizeof(*r));
     r->timeout_ms = -1;
     r->zkey_fd = r->r1cs_fd = r->out_fd = r->witness_gen_fd = r->batch_fd = -1;
-    if (len > CONTROL_LINE_MAX)
-        return control_fail(e, CONTROL_E_TOO_LONG, -EINVAL, "request line longer than %d bytes",
-                            CONTROL_LINE_MAX);
+    if (len > PROTO_LINE_MAX)
+        return control_fail(e, PROTO_E_TOO_LONG, -EINVAL, "request line longer than %d bytes",
+                            PROTO_LINE_MAX);
     r->root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
     if (!r->root)
-        return control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_JSON, -EINVAL,
                             "not valid JSON (column %d: %s); send one object per line", je.column, je.text);
     if (!json_is_object(r->root)) {
-        rc = control_fail(e, CONTROL_E_BAD_JSON, -EINVAL,
+        rc = control_fail(e, PROTO_E_BAD_JSON, -EINVAL,
                           "a request is a JSON object like {\"req\":\"status\"}");
         goto err;
     }
@@ -430,7 +428,7 @@ int control_parse(const char *line, size_t len, struct control_req *r, struct co
     for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (!strcmp(req, kinds[i].name)) break;
     if (i == sizeof(kinds) / sizeof(kinds[0])) {
-        rc = control_fail(e, CONTROL_E_UNKNOWN, -EINVAL,
+        rc = control_fail(e, PROTO_E_UNKNOWN, -EINVAL,
                           "unknown request \"%.64s\"; known: submit, status, wait, cancel, "
                           "restart, drain, shutdown, preload, evict, circuits, reload, proof, watch",
                           req);
@@ -458,7 +456,7 @@ bool control_name_valid(const char *name)
 {
     size_t n = strlen(name);
 
-    return n && n < PIPE_NAME_LEN && !strchr(name, '/') && text_ok(name) && strcmp(name, ".") &&
+    return n && n < PIPE_NAME_LEN && !strchr(name, '/') && text_valid(name) && strcmp(name, ".") &&
         strcmp(name, "..");
 }
 
@@ -625,7 +623,7 @@ int control_framer_feed(struct control_framer *f, const char *data, size_t n, co
             n -= take + 1;
             continue;
         }
-        if (f->len + take > CONTROL_LINE_MAX) {
+        if (f->len + take > PROTO_LINE_MAX) {
             /* Oversized: report once, drop it up to its newline. */
             f->len = 0;
             f->discarding = !nl;

@@ -119,7 +119,7 @@ int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid,
     if (owners_privileged(uid)) return 0;
     /* status lists every preload by name: saying it is another's reveals no more. */
     if (entry_of(cs, path) >= 0 && o && (uid_t)json_integer_value(o) != uid) {
-        *code = CONTROL_E_NOT_OWNER;
+        *code = PROTO_E_NOT_OWNER;
         snprintf(m, len,
                  "zkey %s is preloaded by uid %lld, not by uid %u: only its owner "
                  "(or root, or cuzkd's user) may %s it",
@@ -130,7 +130,7 @@ int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid,
         return 0; /* an evict, or a preload of one's own again: no new slot */
     json_object_foreach (map, k, v) mine += (uid_t)json_integer_value(v) == uid && entry_of(cs, k) >= 0;
     if (mine + 1 > quota) {
-        *code = CONTROL_E_QUOTA;
+        *code = PROTO_E_QUOTA;
         snprintf(m, len,
                  "quota: uid %u holds %u preload(s), the most one user may "
                  "(--quota-preloads %u); evict one first",

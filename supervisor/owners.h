@@ -43,7 +43,7 @@ struct owners_who {
 };
 
 /* A submit of n partitions by who: 0, or -EDQUOT with the quota and its value in m,
- * or -ENOSPC (code CONTROL_E_FULL) when ordinary users' unfinished jobs would reach
+ * or -ENOSPC (code PROTO_E_FULL) when ordinary users' unfinished jobs would reach
  * into the table's reserve (owners_reserve).
  * owner_of(arg, j, &tenant): job slot j's submitter and its tenant ("" none; asked
  * only of slots in use). Counted: the submitter's running jobs and their partitions
@@ -55,8 +55,8 @@ int owners_submit_check(const struct jobtab *jt,
 
 /* Preloads: map (a JSON object, zkey path as named -> uid) is the owner of each
  * PRELOAD entry of cs. Before a preload (evict 0) or an evict (evict 1) of path by
- * uid: 0, or -EPERM (code CONTROL_E_NOT_OWNER: the entry is another uid's) or -EDQUOT
- * (CONTROL_E_QUOTA) with a sentence in m. A path with no entry passes (the request
+ * uid: 0, or -EPERM (code PROTO_E_NOT_OWNER: the entry is another uid's) or -EDQUOT
+ * (PROTO_E_QUOTA) with a sentence in m. A path with no entry passes (the request
  * itself answers, as before). */
 int owners_preload_check(const struct pipe_circuits *cs, json_t *map, uid_t uid, int evict, const char *path,
                          uint32_t quota, const char **code, char *m, size_t len);

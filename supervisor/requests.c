@@ -41,7 +41,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
                          "no job %llu (never submitted, or retired %llu s "
                          "after it finished)",
                          (unsigned long long)r->job, (unsigned long long)s->c->keep_finished_s);
-            reply_err(s, k, CONTROL_E_NO_JOB, m);
+            reply_err(s, k, PROTO_E_NO_JOB, m);
             return;
         }
         reply_job(s, k, slot);
@@ -104,7 +104,7 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
         if (!lost_msg(s, r->job, m, sizeof(m)))
             snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
                      (unsigned long long)r->job);
-        reply_err(s, k, CONTROL_E_NO_JOB, m);
+        reply_err(s, k, PROTO_E_NO_JOB, m);
         return;
     }
     st = job_state(s, slot);
@@ -113,7 +113,7 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
         return;
     }
     if (k->waiting) {
-        reply_err(s, k, CONTROL_E_BAD_REQUEST, "this connection already waits for a job");
+        reply_err(s, k, PROTO_E_BAD_REQUEST, "this connection already waits for a job");
         return;
     }
     k->waiting = 1;
@@ -128,7 +128,7 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 
     if (results_tenant_hides(s, k, r)) return;
     if (job_slot(s, r->job, &slot)) {
-        reply_err(s, k, CONTROL_E_NO_JOB, "no such job");
+        reply_err(s, k, PROTO_E_NO_JOB, "no such job");
         return;
     }
     if (!k->privileged && s->jobs[slot].owner != k->uid) {
@@ -139,7 +139,7 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
                  "job %llu is uid %u's, not uid %u's: only its owner (or "
                  "root, or cuzkd's user) may cancel it",
                  (unsigned long long)r->job, (unsigned)s->jobs[slot].owner, (unsigned)k->uid);
-        reply_err(s, k, CONTROL_E_NOT_OWNER, m);
+        reply_err(s, k, PROTO_E_NOT_OWNER, m);
         return;
     }
     if (job_state(s, slot) == JOBTAB_QUEUED) {
@@ -147,7 +147,7 @@ static void do_cancel(struct sup *s, struct conn *k, const struct control_req *r
 
         /* Durable before it is answered, as a submit: a restart never revives it. */
         if (s->store && store_job_cancel(s->store, r->job, err, sizeof(err))) {
-            reply_err(s, k, CONTROL_E_STORE, err);
+            reply_err(s, k, PROTO_E_STORE, err);
             return;
         }
         s->jobs[slot].cancelled = 1;
@@ -181,7 +181,7 @@ static void do_restart(struct sup *s, struct conn *k, const struct control_req *
 
         json_decref(pids);
         snprintf(m, sizeof(m), "no %s %u in this instance", plan_role_name(role), r->index);
-        reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+        reply_err(s, k, PROTO_E_BAD_REQUEST, m);
         return;
     }
     conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "stopped", pids)));
@@ -241,7 +241,7 @@ static void do_circuit(struct sup *s, struct conn *k, struct control_req *r, siz
 static void do_watch(struct sup *s, struct conn *k)
 {
     if (!k->privileged) {
-        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+        reply_err(s, k, PROTO_E_NOT_PERMITTED,
                   "watch is for root or cuzkd's own user (the HTTP API process)");
         return;
     }
@@ -301,16 +301,16 @@ void answer_waiters(struct sup *s, uint64_t t)
                 reply_job(s, k, k->wait_slot);
             } else if (st == JOBTAB_FREE) {
                 k->waiting = 0;
-                reply_err(s, k, CONTROL_E_NO_JOB, "the job was retired");
+                reply_err(s, k, PROTO_E_NO_JOB, "the job was retired");
             } else if (k->wait_deadline && t >= k->wait_deadline) {
                 char m[96];
 
                 k->waiting = 0;
                 snprintf(m, sizeof(m), "job %llu is still running", (unsigned long long)k->wait_job);
-                reply_err(s, k, CONTROL_E_TIMEOUT, m);
+                reply_err(s, k, PROTO_E_TIMEOUT, m);
             } else if (daemon_fsm_killing(&s->life)) {
                 k->waiting = 0;
-                reply_err(s, k, CONTROL_E_DRAINING,
+                reply_err(s, k, PROTO_E_DRAINING,
                           "cuzkd is shutting down before "
                           "the job finished");
             }
@@ -332,7 +332,7 @@ static void do_reload(struct sup *s, struct conn *k)
     api_child_reload(s); /* its tokens file, whatever becomes of the circuits */
     if (catalog_reload(s, &changed, err, sizeof(err))) {
         logmsg("reload refused: %s", err);
-        reply_err(s, k, CONTROL_E_BAD_REQUEST, err);
+        reply_err(s, k, PROTO_E_BAD_REQUEST, err);
         return;
     }
     logmsg("reload: %u circuit(s) declared", (unsigned)s->n_cat);
@@ -355,7 +355,7 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
                      : r->kind == CONTROL_DRAIN  ? "drain"
                      : r->kind == CONTROL_RELOAD ? "reload"
                                                  : "shut down");
-        reply_err(s, k, CONTROL_E_NOT_PERMITTED, m);
+        reply_err(s, k, PROTO_E_NOT_PERMITTED, m);
     } else if (r->kind == CONTROL_RESTART) {
         do_restart(s, k, r);
     } else if (r->kind == CONTROL_DRAIN) {

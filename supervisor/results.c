@@ -193,7 +193,7 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
     if (rc > 0 && !strcmp(h, sha))
         rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
     if (rc < 0) {
-        reply_err(s, k, CONTROL_E_STORE, err);
+        reply_err(s, k, PROTO_E_STORE, err);
         return 1;
     }
     if (!rc) return 0;
@@ -202,7 +202,7 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
                  "idempotency key \"%.128s\" was used for job %llu with another body: use a new key "
                  "for a new request",
                  key, (unsigned long long)job);
-        reply_err(s, k, CONTROL_E_CONFLICT, m);
+        reply_err(s, k, PROTO_E_CONFLICT, m);
         return 1;
     }
     conn_reply(s, k,
@@ -322,7 +322,7 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
 
     if (!r->tenant) return 0;
     if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
-        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+        reply_err(s, k, PROTO_E_NOT_PERMITTED,
                   "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
         return 1;
     }
@@ -333,7 +333,7 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
     if (!strcmp(t, r->tenant)) return 0;
     /* The same answer as a job that never was: a tenant learns nothing of another's. */
     snprintf(m, sizeof(m), "no job %llu", (unsigned long long)r->job);
-    reply_err(s, k, CONTROL_E_NO_JOB, m);
+    reply_err(s, k, PROTO_E_NO_JOB, m);
     return 1;
 }
 
@@ -357,19 +357,19 @@ static int proof_refused(struct sup *s, struct conn *k, const struct control_req
         snprintf(m, sizeof(m), "job %llu has %u partition(s): index %u is out of range",
                  (unsigned long long)r->job, p->n_parts, r->index);
     else if (!k->privileged && !owner) {
-        reply_err(s, k, CONTROL_E_NOT_OWNER, "another user's job");
+        reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
         return 1;
     } else if (p->state == STORE_FAILED) {
-        reply_err(s, k, CONTROL_E_PART_FAILED, p->reason[0] ? p->reason : "failed");
+        reply_err(s, k, PROTO_E_PART_FAILED, p->reason[0] ? p->reason : "failed");
         return 1;
     } else if (p->state != STORE_DONE) {
         snprintf(m, sizeof(m), "job %llu partition %u is %s", (unsigned long long)r->job, r->index,
                  store_part_state_name(p->state));
-        reply_err(s, k, CONTROL_E_NOT_READY, m);
+        reply_err(s, k, PROTO_E_NOT_READY, m);
         return 1;
     } else
         return 0;
-    reply_err(s, k, CONTROL_E_BAD_REQUEST, m);
+    reply_err(s, k, PROTO_E_BAD_REQUEST, m);
     return 1;
 }
 
@@ -385,7 +385,7 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     int rc;
 
     if (!s->store) {
-        reply_err(s, k, CONTROL_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
+        reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
         return;
     }
     if (results_tenant_hides(s, k, r)) return;
@@ -395,7 +395,7 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     rc = store_part_one(s->store, r->job, r->index, &x, err, sizeof(err));
     if (rc <= 0) {
         if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
-        reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_NO_JOB, err);
+        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
         return;
     }
     rc = proof_refused(s, k, r, &x);
@@ -406,14 +406,14 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         if (!rc)
             snprintf(err, sizeof(err), "job %llu partition %u: done, but no proof is stored",
                      (unsigned long long)r->job, r->index);
-        reply_err(s, k, rc ? CONTROL_E_STORE : CONTROL_E_INTERNAL, err);
+        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_INTERNAL, err);
     } else {
         json_t *p = json_loads(pr, 0, NULL), *q = json_loads(pu, 0, NULL);
 
         if (!p || !q) {
             json_decref(p);
             json_decref(q);
-            reply_err(s, k, CONTROL_E_INTERNAL, "the stored proof is not JSON");
+            reply_err(s, k, PROTO_E_INTERNAL, "the stored proof is not JSON");
         } else
             conn_reply(s, k,
                        control_reply_ok(json_pack("{s:I,s:i,s:s,s:o,s:o}", "job", (json_int_t)r->job, "index",

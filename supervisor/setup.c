@@ -62,7 +62,7 @@ int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
  * at every client's connect. */
 void group_reach(const struct cuzkd_config *c)
 {
-    char p[CONFIG_PATH_MAX], *slash;
+    char p[PROTO_PATH_MAX], *slash;
     struct stat st;
 
     if (!stat(c->run_dir, &st) && !(st.st_mode & S_IXGRP)) {
@@ -327,7 +327,7 @@ void tell_launcher(struct sup *s, unsigned char code)
 
 void redirect_log(struct sup *s)
 {
-    char path[CONFIG_PATH_MAX + 64];
+    char path[PROTO_PATH_MAX + 64];
     int fd, nul;
 
     snprintf(path, sizeof(path), "%s/%s.log", s->c->run_dir, s->c->instance);

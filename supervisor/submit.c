@@ -83,7 +83,7 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts, const
     int rc;
 
     if (daemon_fsm_draining(&s->life)) {
-        reply_err(s, k, CONTROL_E_DRAINING,
+        reply_err(s, k, PROTO_E_DRAINING,
                   daemon_fsm_stopping(&s->life) ? "cuzkd is shutting down; "
                                                   "submit to another instance"
                                                 : "cuzkd is draining (not accepting jobs)");
@@ -91,7 +91,7 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts, const
     }
     owners_quota(s->c, &q);
     if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, &who, n_parts, &q, m, sizeof(m)))) {
-        reply_err(s, k, rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_QUOTA, m);
+        reply_err(s, k, rc == -ENOSPC ? PROTO_E_FULL : PROTO_E_QUOTA, m);
         return 1;
     }
     return 0;
@@ -149,7 +149,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
                  "still stuck reading their files (--copy-timeout %u s passed); submit again once "
                  "those reads return",
                  stuck, (unsigned)k->uid, s->c->copy_timeout_s);
-        reply_err(s, k, CONTROL_E_BUSY, m);
+        reply_err(s, k, PROTO_E_BUSY, m);
         for (size_t i = 0; i < n_extra; i++) close(extra[i]);
         return;
     }
@@ -163,7 +163,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
     free(all);
     if (!t) {
         for (size_t i = 0; i < n_extra; i++) close(extra[i]);
-        reply_err(s, k, CONTROL_E_INTERNAL, "out of memory");
+        reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
         return;
     }
     /* The descriptors are the intake's now: out of the queue without closing them. */
@@ -179,7 +179,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
     if (s->store && t->r.kind != CONTROL_PRELOAD &&
         (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
         intake_free(t);
-        reply_err(s, k, CONTROL_E_INTERNAL,
+        reply_err(s, k, PROTO_E_INTERNAL,
                   "cannot start the submit's checks: out of "
                   "descriptors");
         return;
@@ -192,7 +192,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
 
         intake_free(t);
         snprintf(m, sizeof(m), "cannot start the submit's checks: %s", strerror(-rc));
-        reply_err(s, k, CONTROL_E_INTERNAL, m);
+        reply_err(s, k, PROTO_E_INTERNAL, m);
         return;
     }
     t->next = s->intakes;
@@ -207,14 +207,14 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
 static int service_refused(struct sup *s, struct conn *k, const struct control_req *r)
 {
     if (r->tenant && !k->privileged) {
-        reply_err(s, k, CONTROL_E_NOT_PERMITTED,
+        reply_err(s, k, PROTO_E_NOT_PERMITTED,
                   "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API "
                   "process)");
         return 1;
     }
     if ((r->results_store || r->idem_key) && !s->store) {
         reply_err(
-            s, k, CONTROL_E_BAD_REQUEST,
+            s, k, PROTO_E_BAD_REQUEST,
             "cuzkd runs with --no-store: \"results\":\"store\" and idempotency keys need the job store");
         return 1;
     }
@@ -259,7 +259,7 @@ static int submit_durable(struct sup *s, struct conn *k, struct intake *t, struc
     json_decref(copies);
     dur_release(s, held);
     control_submit_free(sub, &s->copies);
-    reply_err(s, k, CONTROL_E_STORE, t->dur_rc ? t->dur_err : err);
+    reply_err(s, k, PROTO_E_STORE, t->dur_rc ? t->dur_err : err);
     return 1;
 }
 
@@ -271,7 +271,7 @@ static int submit_late_refused(struct sup *s, struct conn *k, struct control_sub
 {
     uint64_t q = uid_bytes_quota(s, k->uid), used = q ? uid_bytes(s, k->uid) : 0;
     uint32_t queued = s->c->max_queued ? unfinished_parts(s) : 0;
-    const char *code = CONTROL_E_BUSY;
+    const char *code = PROTO_E_BUSY;
     char m[256];
 
     if (submit_refused(s, k, (uint32_t)sub->n, sub->tenant, sub->max_running)) {
@@ -285,7 +285,7 @@ static int submit_late_refused(struct sup *s, struct conn *k, struct control_sub
                  "when some finish",
                  (double)sub->bytes / 1048576.0, (unsigned)k->uid, (double)used / 1048576.0,
                  (double)q / 1048576.0);
-        code = CONTROL_E_QUOTA;
+        code = PROTO_E_QUOTA;
     } else if (s->c->max_queued && sub->n > s->c->max_queued) {
         snprintf(m, sizeof(m),
                  "busy: a job of %zu partitions is more than "
@@ -318,7 +318,7 @@ static const char *submit_enter(struct sup *s, struct conn *k, struct control_su
 
     if (!parts) {
         snprintf(err, errlen, "out of memory");
-        return CONTROL_E_INTERNAL;
+        return PROTO_E_INTERNAL;
     }
     for (size_t i = 0; i < sub->n; i++)
         parts[i] = (struct pipe_submit_part){ .wtns_path = sub->wtns[i],
@@ -334,7 +334,7 @@ static const char *submit_enter(struct sup *s, struct conn *k, struct control_su
      * with nothing started; and a job the client is told about survives cuzkd. */
     if (s->store && journal_record(s, sub, copies, &peer, err, errlen)) {
         free(parts);
-        return CONTROL_E_STORE;
+        return PROTO_E_STORE;
     }
     for (int tries = 0; tries < 2; tries++) {
         rc = pipeline_submit_job_fds(&s->pl, sub->zkey, sub->zkey_fd, sub->out_dir, sub->out_fd,
@@ -359,7 +359,7 @@ static const char *submit_enter(struct sup *s, struct conn *k, struct control_su
                    "cuzkd will run it",
                    (unsigned long long)id, err, e2);
     }
-    return !rc ? NULL : rc == -ENOSPC ? CONTROL_E_FULL : CONTROL_E_BAD_REQUEST;
+    return !rc ? NULL : rc == -ENOSPC ? PROTO_E_FULL : PROTO_E_BAD_REQUEST;
 }
 
 /* The job took slot: it holds the submit's files and durable copies (held) from now
@@ -416,7 +416,7 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
         return;
     }
     code = sub.results_store && results_stage(s, &sub, err, sizeof(err))
-        ? CONTROL_E_STORE
+        ? PROTO_E_STORE
         : submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
     if (code && sub.results_store)
         results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
@@ -507,7 +507,7 @@ void check_intakes(struct sup *s, uint64_t t_ns)
                  "disk and try again",
                  t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", s->c->copy_timeout_s,
                  (unsigned long long)b);
-        reply_err(s, k, CONTROL_E_BAD_INPUT, m);
+        reply_err(s, k, PROTO_E_BAD_INPUT, m);
         conn_resume(s, k);
     }
 }

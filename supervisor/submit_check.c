@@ -62,12 +62,12 @@ static int input_copy(const char *what, const char *path, int idx, const int *fd
     int fd;
 
     if (idx < 0 || (size_t)idx >= n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "%s %s: no descriptor passed for it", what,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "%s %s: no descriptor passed for it", what,
                             path);
     fd = copies_take_sized(cp, fds[idx], shared, want, what, path, err, sizeof(err));
     if (fd < 0)
         return control_fail(
-            e, fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT : CONTROL_E_INTERNAL, fd,
+            e, fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? PROTO_E_BAD_INPUT : PROTO_E_INTERNAL, fd,
             "%s", err);
     *out = fd;
     return 0;
@@ -128,20 +128,20 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
     int dfd;
 
     if (r->out_fd < 0 || (size_t)r->out_fd >= n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "out_dir %s: no descriptor passed "
                             "for it",
                             r->out_dir);
     dfd = fds[r->out_fd];
     if (fstat(dfd, &st))
-        return control_fail(e, CONTROL_E_OUTPUT, -errno, "out_dir %s: %s", r->out_dir, strerror(errno));
+        return control_fail(e, PROTO_E_OUTPUT, -errno, "out_dir %s: %s", r->out_dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return control_fail(e, CONTROL_E_OUTPUT, -ENOTDIR,
+        return control_fail(e, PROTO_E_OUTPUT, -ENOTDIR,
                             "out_dir %s: the descriptor passed is "
                             "not a directory",
                             r->out_dir);
     if (!control_peer_may_write_dirfd(peer, dfd, &st))
-        return control_fail(e, CONTROL_E_PERM, -EACCES,
+        return control_fail(e, PROTO_E_PERM, -EACCES,
                             "out_dir %s: uid %u may not create files "
                             "there, so cuzkd will not either",
                             r->out_dir, (unsigned)peer->uid);
@@ -152,7 +152,7 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
 
                 snprintf(nm, sizeof(nm), "%s.%s.json", s->name[i], k ? "public" : "proof");
                 if (!fstatat(dfd, nm, &o, AT_SYMLINK_NOFOLLOW) && o.st_uid != peer->uid)
-                    return control_fail(e, CONTROL_E_PERM, -EACCES,
+                    return control_fail(e, PROTO_E_PERM, -EACCES,
                                         "out_dir %s: %s is "
                                         "another user's file in a sticky directory: uid %u "
                                         "may not replace it",
@@ -160,7 +160,7 @@ static int check_out_dir(const struct control_req *r, const int *fds, size_t n_f
             }
     s->out_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
     if (s->out_fd < 0)
-        return control_fail(e, CONTROL_E_INTERNAL, -errno, "out_dir %s: %s", r->out_dir, strerror(errno));
+        return control_fail(e, PROTO_E_INTERNAL, -errno, "out_dir %s: %s", r->out_dir, strerror(errno));
     snprintf(s->out_dir, sizeof(s->out_dir), "%s", r->out_dir);
     return 0;
 }
@@ -190,7 +190,7 @@ static int regular_size(int fd, const char *what, const char *path, uint64_t *si
 
     /* Only the size: copies_take refuses what is not a regular file, unread. */
     if (fstat(fd, &st))
-        return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "%s %s: %s", what, path, strerror(errno));
+        return control_fail(e, PROTO_E_BAD_INPUT, -errno, "%s %s: %s", what, path, strerror(errno));
     *size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
     return 0;
 }
@@ -206,17 +206,17 @@ static int batch_frames(const struct control_req *r, const int *fds, size_t n_fd
     int fd;
 
     if (r->batch_fd < 0 || (size_t)r->batch_fd >= n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "inputs_batch %s: no descriptor passed for it",
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "inputs_batch %s: no descriptor passed for it",
                             r->batch_path);
     fd = fds[r->batch_fd];
     if (fstat(fd, &st))
-        return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "inputs_batch %s: %s", r->batch_path,
+        return control_fail(e, PROTO_E_BAD_INPUT, -errno, "inputs_batch %s: %s", r->batch_path,
                             strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL, "inputs_batch %s: not a regular file",
+        return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL, "inputs_batch %s: not a regular file",
                             r->batch_path);
     if (!(z->off = calloc(r->n_witnesses, sizeof(*z->off))))
-        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+        return control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
     for (size_t i = 0; i < r->n_witnesses; i++) {
         unsigned char le[4];
         uint64_t len;
@@ -225,17 +225,17 @@ static int batch_frames(const struct control_req *r, const int *fds, size_t n_fd
         while ((got = pread(fd, le, 4, (off_t)at)) < 0 && errno == EINTR) {
         }
         if (got != 4)
-            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+            return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                                 "inputs_batch %s: it ends before input %zu's frame (%zu of %zu inputs)",
                                 r->batch_path, i, i, r->n_witnesses);
         len = (uint64_t)le[0] | (uint64_t)le[1] << 8 | (uint64_t)le[2] << 16 | (uint64_t)le[3] << 24;
         if (!len || len > (uint64_t)st.st_size - at - 4 || at + 4 > (uint64_t)st.st_size)
-            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+            return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                                 "inputs_batch %s: input %zu's frame (%llu bytes) is empty or past the "
                                 "file's end",
                                 r->batch_path, i, (unsigned long long)len);
         if (r->max_input_bytes && len > r->max_input_bytes)
-            return control_fail(e, CONTROL_E_INPUT_LIMIT, -EFBIG,
+            return control_fail(e, PROTO_E_INPUT_LIMIT, -EFBIG,
                                 "input %s: %llu bytes, more than circuit %s takes (max-input-bytes %llu)",
                                 r->witnesses[i], (unsigned long long)len, r->circuit ? r->circuit : "?",
                                 (unsigned long long)r->max_input_bytes);
@@ -246,7 +246,7 @@ static int batch_frames(const struct control_req *r, const int *fds, size_t n_fd
         at += 4 + len;
     }
     if (at != (uint64_t)st.st_size)
-        return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                             "inputs_batch %s: %llu bytes after its %zu inputs' frames", r->batch_path,
                             (unsigned long long)((uint64_t)st.st_size - at), r->n_witnesses);
     return 0;
@@ -265,12 +265,11 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
     z->dev = calloc(s->n ? s->n : 1, sizeof(*z->dev));
     z->ino = calloc(s->n ? s->n : 1, sizeof(*z->ino));
     if (!z->wtns || !z->dup_of || !z->dev || !z->ino)
-        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+        return control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
     if (r->zkey_fd < 0 || (size_t)r->zkey_fd >= n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "zkey %s: no descriptor passed for it",
-                            r->zkey);
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "zkey %s: no descriptor passed for it", r->zkey);
     if ((rc = input_bounds_zkey(fds[r->zkey_fd], r->zkey, &z->zkey, err, sizeof(err))))
-        return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+        return control_fail(e, PROTO_E_BAD_INPUT, rc, "%s", err);
     total += z->zkey;
     if (r->r1cs && r->r1cs_fd >= 0 && (size_t)r->r1cs_fd < n_fds) {
         if ((rc = regular_size(fds[r->r1cs_fd], "r1cs", r->r1cs, &z->r1cs, e))) return rc;
@@ -288,10 +287,10 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
 
         z->dup_of[i] = SIZE_MAX;
         if (idx < 0 || (size_t)idx >= n_fds)
-            return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "witness %s: no descriptor passed for it",
+            return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "witness %s: no descriptor passed for it",
                                 r->witnesses[i]);
         if (fstat(fds[idx], &a))
-            return control_fail(e, CONTROL_E_BAD_INPUT, -errno, "witness %s: %s", r->witnesses[i],
+            return control_fail(e, PROTO_E_BAD_INPUT, -errno, "witness %s: %s", r->witnesses[i],
                                 strerror(errno));
         /* Quadratic in the witnesses (at most --max-parts, 4096: 8 M compares of
          * two numbers, milliseconds), no syscall per pair. */
@@ -303,7 +302,7 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
         if (z->dup_of[i] != SIZE_MAX) continue;
         if (!S_ISREG(a.st_mode)) continue; /* refused by its copy, unread, with the reason */
         if (r->max_input_bytes && (uint64_t)a.st_size > r->max_input_bytes)
-            return control_fail(e, CONTROL_E_INPUT_LIMIT, -EFBIG,
+            return control_fail(e, PROTO_E_INPUT_LIMIT, -EFBIG,
                                 "%s %s: %lld bytes, more than circuit %s takes "
                                 "(max-input-bytes %llu)",
                                 r->witness_gen ? "input" : "witness", r->witnesses[i], (long long)a.st_size,
@@ -311,12 +310,12 @@ static int submit_sizes(const struct control_req *r, const int *fds, size_t n_fd
         if (r->witness_gen)
             z->wtns[i] = (uint64_t)a.st_size; /* input.json: its bytes */
         else if ((rc = input_bounds_wtns(fds[idx], r->witnesses[i], &z->wtns[i], err, sizeof(err))))
-            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+            return control_fail(e, PROTO_E_BAD_INPUT, rc, "%s", err);
         total += z->wtns[i];
     }
     s->bytes = total;
     if (peer->bytes_quota && total + peer->bytes_used > peer->bytes_quota)
-        return control_fail(e, CONTROL_E_QUOTA, -EDQUOT,
+        return control_fail(e, PROTO_E_QUOTA, -EDQUOT,
                             "quota: this job's files are %.1f MiB and uid %u's unfinished jobs "
                             "hold %.1f MiB of copies; --quota-bytes is %.1f MiB: retry when "
                             "some finish",
@@ -335,24 +334,24 @@ static int submit_names(const struct control_req *r, struct control_submit *s, s
     s->wtns_fd = malloc(s->n * sizeof(*s->wtns_fd));
     s->wtns_id = calloc(s->n, sizeof(*s->wtns_id));
     if (!s->wtns || !s->name || !s->wtns_fd || !s->wtns_id)
-        return control_fail(e, CONTROL_E_INTERNAL, -ENOMEM, "out of memory");
+        return control_fail(e, PROTO_E_INTERNAL, -ENOMEM, "out of memory");
     for (size_t i = 0; i < s->n; i++) s->wtns_fd[i] = -1;
     for (size_t i = 0; i < s->n; i++) {
         if (r->witness_names[i]
                 ? snprintf(s->name[i], PIPE_NAME_LEN, "%s", r->witness_names[i]) >= PIPE_NAME_LEN
-                : control_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN))
-            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                : proto_wtns_name(r->witnesses[i], s->name[i], PIPE_NAME_LEN))
+            return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                                 "witness %s: its output name "
                                 "must be 1 to %d bytes (without .wtns)",
                                 r->witnesses[i], PIPE_NAME_LEN - 1);
         if (!control_name_valid(s->name[i]))
-            return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+            return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                                 "witness %s: output name \"%s\" "
                                 "refused: no '/', no control character, not . or ..",
                                 r->witnesses[i], s->name[i]);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(s->name[i], s->name[j]))
-                return control_fail(e, CONTROL_E_BAD_INPUT, -EINVAL,
+                return control_fail(e, PROTO_E_BAD_INPUT, -EINVAL,
                                     "witnesses %s and %s "
                                     "would both write %s.proof.json: rename one",
                                     r->witnesses[j], r->witnesses[i], s->name[i]);
@@ -374,10 +373,10 @@ static int copy_wgen(const struct control_req *r, const int *fds, size_t n_fds, 
      * the operator's --wgen-dir, only a cuzk generator (wgen_trust.h). Checked on
      * the client's descriptor, the file the copy is taken of. */
     if (r->witness_gen_fd < 0 || (size_t)r->witness_gen_fd >= n_fds)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "witness generator %s: no descriptor passed for it", r->witness_gen);
     if ((rc = wgen_trust_check(fds[r->witness_gen_fd], policy.wgen_dirs, r->witness_gen, err, sizeof(err))))
-        return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+        return control_fail(e, PROTO_E_BAD_INPUT, rc, "%s", err);
     if ((rc = input_copy("witness generator", r->witness_gen, r->witness_gen_fd, fds, n_fds, 1, want, cp,
                          &s->wgen_fd, e)))
         return rc;
@@ -398,7 +397,7 @@ static int copy_witnesses(const struct control_req *r, const int *fds, size_t n_
             size_t j = sz->dup_of[i];
 
             if (copies_ref(cp, s->wtns_fd[j]))
-                return control_fail(e, CONTROL_E_INTERNAL, -ENOENT, "witness copy lost");
+                return control_fail(e, PROTO_E_INTERNAL, -ENOENT, "witness copy lost");
             s->wtns_fd[i] = s->wtns_fd[j];
             memcpy(s->wtns_id[i], s->wtns_id[j], CONTROL_ID_LEN);
             continue;
@@ -410,10 +409,9 @@ static int copy_witnesses(const struct control_req *r, const int *fds, size_t n_
             size_t l;
 
             if (fd < 0)
-                return control_fail(e,
-                                    fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? CONTROL_E_BAD_INPUT
-                                                                                   : CONTROL_E_INTERNAL,
-                                    fd, "%s", err);
+                return control_fail(
+                    e, fd == -EINVAL || fd == -EBADF || fd == -ESTALE ? PROTO_E_BAD_INPUT : PROTO_E_INTERNAL,
+                    fd, "%s", err);
             s->wtns_fd[i] = fd;
             fd_id(fds[r->witness_fd[i]], s->wtns_id[i]);
             l = strlen(s->wtns_id[i]);
@@ -459,13 +457,13 @@ static int zkey_fits(const struct control_req *r, uint64_t buf_size, zkey *z, st
     self_path(zp, sizeof(zp), s->zkey_fd);
     if ((rc = zkey_open(z, zp, err, sizeof(err)))) {
         pipe_err_rename(err, sizeof(err), zp, r->zkey);
-        return control_fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+        return control_fail(e, PROTO_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
     }
     s->domain_size = z->domain_size;
     s->nvars = z->nvars;
     s->buf_need = (3ull * z->domain_size + z->nvars) * 32ull;
     if (s->buf_need > buf_size)
-        return control_fail(e, CONTROL_E_TOO_BIG, -EFBIG,
+        return control_fail(e, PROTO_E_TOO_BIG, -EFBIG,
                             "zkey %s: a partition of this circuit "
                             "needs %.1f MiB ((3 x %u + %u) x 32 bytes), buffers are %.1f MiB: start "
                             "cuzkd with --buffer-mb %llu or more",
@@ -473,7 +471,7 @@ static int zkey_fits(const struct control_req *r, uint64_t buf_size, zkey *z, st
                             (double)buf_size / 1048576.0,
                             (unsigned long long)((s->buf_need + (1u << 20) - 1) >> 20));
     if (s->wgen[0] && z->npublic + 1 > PIPE_PUBLIC_MAX)
-        return control_fail(e, CONTROL_E_BAD_INPUT, -E2BIG,
+        return control_fail(e, PROTO_E_BAD_INPUT, -E2BIG,
                             "zkey %s has %u public signals; a job "
                             "from input.json takes at most %d: compute .wtns files with cuzk witness "
                             "and submit those",
@@ -499,14 +497,14 @@ static int witnesses_fit(const struct control_req *r, const zkey *z, const struc
         self_path(wp, sizeof(wp), s->wtns_fd[i]);
         if ((rc = wtns_open(&w, wp, err, sizeof(err)))) {
             pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
-            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
+            return control_fail(e, PROTO_E_BAD_INPUT, rc, "witness %s: %s", r->witnesses[i], err);
         }
         rc = wtns_check_zkey(&w, z, err, sizeof(err));
         wtns_close(&w);
         if (rc) {
             pipe_err_rename(err, sizeof(err), wp, r->witnesses[i]);
             pipe_err_rename(err, sizeof(err), zp, r->zkey);
-            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+            return control_fail(e, PROTO_E_BAD_INPUT, rc, "%s", err);
         }
     }
     return 0;
@@ -526,11 +524,11 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
     s->priority = r->priority;
     /* A submit by circuit name gets its zkey from cuzkd (catalog.c) before this. */
     if (!r->zkey)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
                             "circuit %s: a submit by name whose zkey cuzkd did not add",
                             r->circuit ? r->circuit : "?");
     if (r->n_witnesses > max_parts)
-        return control_fail(e, CONTROL_E_FULL, -E2BIG,
+        return control_fail(e, PROTO_E_FULL, -E2BIG,
                             "%zu witnesses: one job holds at most %u "
                             "partitions (--max-parts); split it",
                             r->n_witnesses, max_parts);
@@ -570,7 +568,7 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
 
     *copy_fd = -1;
     if (strlen(r->zkey) >= JOBTAB_PATH_LEN)
-        return control_fail(e, CONTROL_E_BAD_REQUEST, -ENAMETOOLONG,
+        return control_fail(e, PROTO_E_BAD_REQUEST, -ENAMETOOLONG,
                             "zkey %s: path longer than "
                             "%d bytes",
                             r->zkey, JOBTAB_PATH_LEN - 1);
@@ -580,23 +578,23 @@ int control_circuit_check(const struct control_req *r, const int *fds, size_t n_
         uint64_t want;
 
         if (r->zkey_fd < 0 || (size_t)r->zkey_fd >= n_fds)
-            return control_fail(e, CONTROL_E_BAD_REQUEST, -EINVAL, "zkey %s: no descriptor passed for it",
+            return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "zkey %s: no descriptor passed for it",
                                 r->zkey);
         if ((rc = input_bounds_zkey(fds[r->zkey_fd], r->zkey, &want, err, sizeof(err))))
-            return control_fail(e, CONTROL_E_BAD_INPUT, rc, "%s", err);
+            return control_fail(e, PROTO_E_BAD_INPUT, rc, "%s", err);
         if ((rc = input_copy("zkey", r->zkey, r->zkey_fd, fds, n_fds, 1, want, cp, copy_fd, e))) return rc;
     }
     memset(&z, 0, sizeof(z));
     self_path(zp, sizeof(zp), *copy_fd);
     if ((rc = zkey_open(&z, zp, err, sizeof(err)))) {
         pipe_err_rename(err, sizeof(err), zp, r->zkey);
-        rc = control_fail(e, CONTROL_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
+        rc = control_fail(e, PROTO_E_BAD_INPUT, rc, "zkey %s: %s", r->zkey, err);
         goto err;
     }
     need = (3ull * z.domain_size + z.nvars) * 32ull;
     zkey_close(&z);
     if (need > buf_size) {
-        rc = control_fail(e, CONTROL_E_TOO_BIG, -EFBIG,
+        rc = control_fail(e, PROTO_E_TOO_BIG, -EFBIG,
                           "zkey %s: a partition of this circuit "
                           "needs %.1f MiB, buffers are %.1f MiB: preloading it would not help; "
                           "start cuzkd with --buffer-mb %llu or more",

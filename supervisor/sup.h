@@ -198,7 +198,7 @@ struct job_state {
     uint8_t staged_gone;   /* ... and its staging dir was removed once they were there */
     uint8_t end_told;      /* its end was pushed to the watchers ("watch") */
     int64_t submitted_unix;
-    char circuit[CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
+    char circuit[PROTO_CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
     char tenant[CONTROL_TENANT_MAX];
     struct job_files files;
 };
@@ -220,7 +220,7 @@ struct cat_entry {
     /* The generator's main inputs, "name size\n" each (wgen_names.h); "" unknown. */
     char inputs[4096];
     /* Why it could not be loaded ("" loaded): it refuses jobs. */
-    char error[CONFIG_PATH_MAX + 512];
+    char error[PROTO_PATH_MAX + 512];
     char note[512]; /* why it is not preloaded (it still takes jobs); "" none */
 };
 
@@ -238,8 +238,8 @@ struct sup {
     uint64_t cfd_at; /* what cfd is armed for (0: disarmed) */
     struct child_fsm_cfg fsm_cfg;
     char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    char pid_path[CONFIG_PATH_MAX + 64];
-    char bin_dir[CONFIG_PATH_MAX];
+    char pid_path[PROTO_PATH_MAX + 64];
+    char bin_dir[PROTO_PATH_MAX];
     struct child ch[MAX_CHILDREN];
     uint32_t n_ch;
     struct api_proc api;
@@ -275,8 +275,8 @@ struct sup {
     /* eventfd the stages write when they decide a job (stage_job_try_complete):
      * waiters are answered then, not at the next tick */
     int doorbell_fd;
-    uint64_t doorbell_rings;                /* times it woke us (status --json "doorbell_rings") */
-    struct cat_entry cat[CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
+    uint64_t doorbell_rings;                      /* times it woke us (status --json "doorbell_rings") */
+    struct cat_entry cat[PROTO_CIRCUIT_DECL_MAX]; /* the declared circuits (catalog.c) */
     uint32_t n_cat;
 };
 

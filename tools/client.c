@@ -114,7 +114,7 @@ void client_usage(FILE *f)
  * A /tmp/cuzk-UID made by another user fails: /tmp is writable by everyone. */
 static int trusted_socket_dir(const char *dir)
 {
-    char parent[CONFIG_PATH_MAX];
+    char parent[PROTO_PATH_MAX];
     struct stat st, ps;
     const char *why = NULL;
     int bad;
@@ -154,7 +154,7 @@ int client_connect(struct client *c)
         return CUZK_EXIT_USAGE;
     }
     if ((n = trusted_socket_dir(c->run_dir))) return n;
-    if (ctl_connect(&c->cc, a.sun_path)) {
+    if (proto_connect(&c->cc, a.sun_path)) {
         fprintf(stderr,
                 "cuzk: no cuzkd answers on %s (%s): is instance \"%s\" running? "
                 "(start it with `cuzkd --instance %s`, or pass --run-dir)\n",
@@ -168,7 +168,7 @@ int client_connect(struct client *c)
  * read one reply line. NULL on a broken connection, said on stderr. */
 json_t *client_request_fds(struct client *c, json_t *req, const int *fds, size_t nfds)
 {
-    json_t *r = ctl_request(&c->cc, req, fds, nfds);
+    json_t *r = proto_request(&c->cc, req, fds, nfds);
 
     if (!r) fprintf(stderr, "cuzk: %s\n", c->cc.err);
     return r;
@@ -248,9 +248,9 @@ int client_print_error(const struct client *c, json_t *r)
                 json_string_value(json_object_get(r, "message")) ? client_jshow(r, "message") : "error",
                 code ? code : "?");
     }
-    if (code && !strcmp(code, CONTROL_E_QUOTA))
+    if (code && !strcmp(code, PROTO_E_QUOTA))
         return CUZK_EXIT_QUOTA; /* distinct: a script backs off and retries */
-    return code && !strcmp(code, CONTROL_E_TIMEOUT) ? CUZK_EXIT_TIMEOUT : CUZK_EXIT_REFUSED;
+    return code && !strcmp(code, PROTO_E_TIMEOUT) ? CUZK_EXIT_TIMEOUT : CUZK_EXIT_REFUSED;
 }
 
 /* 0 when r is an ok reply; otherwise the exit code: no reply (no daemon), or an error
@@ -365,7 +365,7 @@ static json_t *local_circuits(void *arg, int *rc)
     json_t *r;
 
     if ((*rc = client_connect(c))) return NULL;
-    if (!(r = client_request(c, json_pack("{s:s}", "req", CONTROL_REQ_CIRCUITS)))) {
+    if (!(r = client_request(c, json_pack("{s:s}", "req", PROTO_REQ_CIRCUITS)))) {
         *rc = CUZK_EXIT_NO_DAEMON;
         return NULL;
     }
@@ -387,7 +387,7 @@ int client_main(int argc, char **argv)
     memset(&c, 0, sizeof(c));
     c.cc.fd = -1;
     snprintf(c.instance, sizeof(c.instance), "default");
-    config_default_run_dir(c.run_dir, sizeof(c.run_dir));
+    proto_default_run_dir(c.run_dir, sizeof(c.run_dir));
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         if (!strcmp(argv[i], "--instance") && i + 1 < argc)
             snprintf(c.instance, sizeof(c.instance), "%s", argv[++i]);
@@ -428,14 +428,14 @@ int client_main(int argc, char **argv)
     else if (!strcmp(cmd, "status")) {
         if (argc > 1 && client_parse_job(argv[1], &job)) goto usage;
         rc = client_simple(&c,
-                           argc > 1 ? json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", job)
-                                    : json_pack("{s:s}", "req", CONTROL_REQ_STATUS),
+                           argc > 1 ? json_pack("{s:s,s:I}", "req", PROTO_REQ_STATUS, "job", job)
+                                    : json_pack("{s:s}", "req", PROTO_REQ_STATUS),
                            's');
     } else if (!strcmp(cmd, "wait")) {
         json_t *req;
 
         if (argc < 2 || client_parse_job(argv[1], &job)) goto usage;
-        req = json_pack("{s:s,s:I}", "req", CONTROL_REQ_WAIT, "job", job);
+        req = json_pack("{s:s,s:I}", "req", PROTO_REQ_WAIT, "job", job);
         if (argc > 3 && !strcmp(argv[2], "--timeout-ms")) {
             long long ms;
 
@@ -448,24 +448,24 @@ int client_main(int argc, char **argv)
         rc = client_simple(&c, req, 'w');
     } else if (!strcmp(cmd, "cancel")) {
         if (argc < 2 || client_parse_job(argv[1], &job)) goto usage;
-        rc = client_simple(&c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_CANCEL, "job", job), 'c');
+        rc = client_simple(&c, json_pack("{s:s,s:I}", "req", PROTO_REQ_CANCEL, "job", job), 'c');
     } else if (!strcmp(cmd, "restart")) {
         json_t *req;
 
         if (argc < 2) goto usage;
-        req = json_pack("{s:s,s:s}", "req", CONTROL_REQ_RESTART, "stage", argv[1]);
+        req = json_pack("{s:s,s:s}", "req", PROTO_REQ_RESTART, "stage", argv[1]);
         if (argc > 2) {
             if (client_parse_job(argv[2], &job)) goto usage;
             json_object_set_new(req, "index", json_integer(job));
         }
         rc = client_simple(&c, req, 'r');
     } else if (!strcmp(cmd, "drain"))
-        rc = client_simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_DRAIN), 'd');
+        rc = client_simple(&c, json_pack("{s:s}", "req", PROTO_REQ_DRAIN), 'd');
     else if (!strcmp(cmd, "shutdown"))
-        rc = client_simple(&c, json_pack("{s:s}", "req", CONTROL_REQ_SHUTDOWN), 'x');
+        rc = client_simple(&c, json_pack("{s:s}", "req", PROTO_REQ_SHUTDOWN), 'x');
     else if (!strcmp(cmd, "circuits") || !strcmp(cmd, "reload"))
         rc = client_simple(
-            &c, json_pack("{s:s}", "req", cmd[0] == 'c' ? CONTROL_REQ_CIRCUITS : CONTROL_REQ_RELOAD), 'C');
+            &c, json_pack("{s:s}", "req", cmd[0] == 'c' ? PROTO_REQ_CIRCUITS : PROTO_REQ_RELOAD), 'C');
     else if (!strcmp(cmd, "preload") || !strcmp(cmd, "evict"))
         rc = client_circuit(&c, argc, argv, cmd);
     else if (!strcmp(cmd, "trace"))
@@ -476,7 +476,7 @@ int client_main(int argc, char **argv)
         fprintf(stderr, "cuzk: unknown command '%s'\n", cmd);
         goto usage;
     }
-    ctl_close(&c.cc);
+    proto_close(&c.cc);
     return rc;
 usage:
     client_usage(stderr);

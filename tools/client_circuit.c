@@ -115,7 +115,7 @@ int client_circuit(struct client *c, int argc, char **argv, const char *what)
     /* Wait until every running stage has applied it (status, every 100 ms). */
     for (long long t = 0; wait; t += 100) {
         json_decref(st);
-        st = client_request(c, json_pack("{s:s}", "req", CONTROL_REQ_STATUS));
+        st = client_request(c, json_pack("{s:s}", "req", PROTO_REQ_STATUS));
         if (!st || !client_is_ok(st)) {
             rc = st ? client_print_error(c, st) : CUZK_EXIT_NO_DAEMON;
             json_decref(st);

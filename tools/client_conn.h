@@ -16,9 +16,9 @@
 
 struct client {
     char instance[SEG_INSTANCE_MAX + 1];
-    char run_dir[CONFIG_PATH_MAX];
+    char run_dir[PROTO_PATH_MAX];
     int json;
-    struct ctl_conn cc; /* the connection to cuzkd (ctl_client.h) */
+    struct proto_conn cc; /* the connection to cuzkd (ctl_client.h) */
 };
 
 /* The descriptors a request passes and the file references naming them. */

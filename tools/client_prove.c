@@ -53,8 +53,8 @@ int client_prove(struct client *c, int argc, char **argv)
         else if (!strcmp(a, "--circuit") && i + 1 < argc)
             circuit = argv[++i];
         else if (!strcmp(a, "--priority") && i + 1 < argc) {
-            if ((rc = client_option_number("prove", "--priority", argv[++i], -CONTROL_PRIORITY_MAX,
-                                           CONTROL_PRIORITY_MAX, &prio)))
+            if ((rc = client_option_number("prove", "--priority", argv[++i], -PROTO_PRIORITY_MAX,
+                                           PROTO_PRIORITY_MAX, &prio)))
                 return rc;
         } else if (!strcmp(a, "--wait"))
             wait = 1;
@@ -100,7 +100,7 @@ int client_prove(struct client *c, int argc, char **argv)
     names = calloc((size_t)nw, sizeof(*names));
     if (!names) return CUZK_EXIT_REFUSED;
     for (int i = 0; i < nw; i++) {
-        if (control_wtns_name(argv[1 + i], names[i], PIPE_NAME_LEN)) {
+        if (proto_wtns_name(argv[1 + i], names[i], PIPE_NAME_LEN)) {
             fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[1 + i]);
             free(names);
             return CUZK_EXIT_USAGE;
@@ -175,7 +175,7 @@ int client_prove(struct client *c, int argc, char **argv)
                 goto bad;
             }
             /* The output name from the name we were given (not the resolved one). */
-            if (!control_wtns_name(argv[1 + i], nm, sizeof(nm)))
+            if (!proto_wtns_name(argv[1 + i], nm, sizeof(nm)))
                 json_object_set_new(ref, "name", json_string(nm));
             json_array_append_new(w, ref);
         }
@@ -183,7 +183,7 @@ int client_prove(struct client *c, int argc, char **argv)
     json_object_set_new(req, inputs ? "inputs" : "witnesses", w);
     json_object_set_new(req, "priority", json_integer(prio));
     json_object_set_new(req, "fds", json_integer((json_int_t)fs.n));
-    json_object_set_new(req, "req", json_string(CONTROL_REQ_SUBMIT));
+    json_object_set_new(req, "req", json_string(PROTO_REQ_SUBMIT));
     if ((rc = client_connect(c))) {
         json_decref(req);
         client_fdset_close(&fs);
@@ -201,7 +201,7 @@ int client_prove(struct client *c, int argc, char **argv)
                                    client_jint(r, "partitions"));
         json_decref(r);
         if (!wait) return CUZK_EXIT_OK;
-        r = client_request(c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_WAIT, "job", id));
+        r = client_request(c, json_pack("{s:s,s:I}", "req", PROTO_REQ_WAIT, "job", id));
     }
     if (!r) return CUZK_EXIT_NO_DAEMON;
     rc = client_is_ok(r) ? client_finish_job_reply(c, r) : client_print_error(c, r);

@@ -57,7 +57,7 @@ int client_trace(struct client *c, int argc, char **argv)
         return CUZK_EXIT_USAGE;
     }
     if ((rc = client_connect(c))) return rc;
-    r = client_request(c, json_pack("{s:s,s:I}", "req", CONTROL_REQ_STATUS, "job", job));
+    r = client_request(c, json_pack("{s:s,s:I}", "req", PROTO_REQ_STATUS, "job", job));
     if ((rc = client_reply_failed(c, r))) return rc;
     tr = trace_export(json_object_get(r, "job"), &running);
     json_decref(r);
@@ -92,7 +92,7 @@ int client_proof(struct client *c, int argc, char **argv)
         return CUZK_EXIT_USAGE;
     }
     if ((rc = client_connect(c))) return rc;
-    r = client_request(c, json_pack("{s:s,s:I,s:I}", "req", CONTROL_REQ_PROOF, "job", job, "index", k));
+    r = client_request(c, json_pack("{s:s,s:I,s:I}", "req", PROTO_REQ_PROOF, "job", job, "index", k));
     rc = !r                ? CUZK_EXIT_NO_DAEMON
         : !client_is_ok(r) ? client_print_error(c, r)
                            : proof_cmd_write(r, argc == 5 ? argv[4] : NULL);

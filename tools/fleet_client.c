@@ -254,7 +254,7 @@ static int prove(struct fleet *f, int argc, char **argv, int json, fleet_local_c
             paths[nw] = a;
             names[nw++] = n;
             if (!a || !n || absolute("witness", argv[i], a)) goto done;
-            if (control_wtns_name(argv[i], n, PIPE_NAME_LEN)) {
+            if (proto_wtns_name(argv[i], n, PIPE_NAME_LEN)) {
                 fprintf(stderr, "cuzk prove: witness %s: bad file name\n", argv[i]);
                 goto done;
             }

@@ -21,7 +21,7 @@
 
 struct top_opts {
     const char *instance;
-    char run_dir[CONFIG_PATH_MAX];
+    char run_dir[PROTO_PATH_MAX];
     int once, json;
     double delay_s;
     int max_frames; /* tests: stop after N refreshes (0: run until q) */

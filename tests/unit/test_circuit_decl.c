@@ -20,23 +20,23 @@ TEST(test_circuit_name_rules, 1)
     static const char *const good[] = { "a", "mulchain", "Mul-2.bls_12", "0x", "a..b" };
     static const char *const bad[] = { "",   ".",  "..",  "../x", "a/b", ".hidden",
                                        "-x", "_x", "a b", "a\tb", "ü",   "a;b" };
-    char longname[CIRCUIT_NAME_MAX + 1];
+    char longname[PROTO_CIRCUIT_NAME_MAX + 1];
 
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-        ck_assert_msg(circuit_name_valid(good[i]), "refused %s", good[i]);
+        ck_assert_msg(proto_circuit_name_valid(good[i]), "refused %s", good[i]);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(!circuit_name_valid(bad[i]), "accepted \"%s\"", bad[i]);
-    memset(longname, 'a', CIRCUIT_NAME_MAX);
-    longname[CIRCUIT_NAME_MAX] = '\0';
-    ck_assert(!circuit_name_valid(longname));
-    longname[CIRCUIT_NAME_MAX - 1] = '\0';
-    ck_assert(circuit_name_valid(longname));
+        ck_assert_msg(!proto_circuit_name_valid(bad[i]), "accepted \"%s\"", bad[i]);
+    memset(longname, 'a', PROTO_CIRCUIT_NAME_MAX);
+    longname[PROTO_CIRCUIT_NAME_MAX] = '\0';
+    ck_assert(!proto_circuit_name_valid(longname));
+    longname[PROTO_CIRCUIT_NAME_MAX - 1] = '\0';
+    ck_assert(proto_circuit_name_valid(longname));
 }
 END_TEST
 
 TEST(test_circuit_decl_header, 1)
 {
-    char name[CIRCUIT_NAME_MAX], err[256];
+    char name[PROTO_CIRCUIT_NAME_MAX], err[256];
 
     ck_assert_int_eq(circuit_decl_header("[circuit mul]", name, err, sizeof(err)), 1);
     ck_assert_str_eq(name, "mul");
@@ -136,7 +136,7 @@ TEST(test_circuit_decl_in_config_file, 1)
     {
         char text[4096] = "";
 
-        for (int i = 0; i <= CIRCUIT_DECL_MAX; i++)
+        for (int i = 0; i <= PROTO_CIRCUIT_DECL_MAX; i++)
             snprintf(text + strlen(text), sizeof(text) - strlen(text), "[circuit c%d]\nzkey = /z\n", i);
         ck_assert_int_eq(load(text, c, err, sizeof(err)), -EINVAL);
         ck_assert_ptr_nonnull(strstr(err, "more than"));
@@ -165,7 +165,7 @@ TEST(test_circuits_dir_entries, 1)
 {
     char dir[] = "/tmp/test_circuits_dir.XXXXXX", cdir[] = "/tmp/test_circuits_conf.XXXXXX";
     char conf[600], text[700], err[512], cmd[600];
-    struct circuit_decl d[CIRCUIT_DECL_MAX];
+    struct circuit_decl d[PROTO_CIRCUIT_DECL_MAX];
     uint32_t n = 0;
 
     ck_assert_ptr_nonnull(mkdtemp(dir));

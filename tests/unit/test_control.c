@@ -61,16 +61,16 @@ TEST(test_control_refuses_paths_and_missing_descriptors, 1)
     /* The old path form: refused, with what to send instead. */
     check_refused("{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\","
                   "\"witnesses\":[\"/a.wtns\"]}",
-                  CONTROL_E_BAD_REQUEST, "descriptors");
+                  PROTO_E_BAD_REQUEST, "descriptors");
     check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":\"/z\",\"out_dir\":"
                   "{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":0,\"path\":\"w\"}]}",
-                  CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
+                  PROTO_E_BAD_REQUEST, "SCM_RIGHTS");
     /* An index past the descriptors announced. */
     check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"z\"},"
                   "\"out_dir\":{\"fd\":1,\"path\":\"o\"},\"witnesses\":[{\"fd\":2,"
                   "\"path\":\"w\"}]}",
-                  CONTROL_E_BAD_REQUEST, NULL);
-    check_refused("{\"req\":\"preload\",\"zkey\":\"/z\"}", CONTROL_E_BAD_REQUEST, NULL);
+                  PROTO_E_BAD_REQUEST, NULL);
+    check_refused("{\"req\":\"preload\",\"zkey\":\"/z\"}", PROTO_E_BAD_REQUEST, NULL);
 }
 END_TEST
 
@@ -118,8 +118,8 @@ TEST(test_control_parses_preload_evict, 1)
     ck_assert_int_eq(parse("{\"req\":\"evict\",\"zkey\":\"/z\"}", &r, &e), 0);
     ck_assert_int_eq(r.kind, CONTROL_EVICT);
     control_req_free(&r);
-    check_refused("{\"req\":\"evict\"}", CONTROL_E_BAD_REQUEST, NULL);
-    check_refused("{\"req\":\"preload\",\"zkey\":7}", CONTROL_E_BAD_REQUEST, NULL);
+    check_refused("{\"req\":\"evict\"}", PROTO_E_BAD_REQUEST, NULL);
+    check_refused("{\"req\":\"preload\",\"zkey\":7}", PROTO_E_BAD_REQUEST, NULL);
 }
 END_TEST
 
@@ -144,15 +144,15 @@ TEST(test_control_parses_submit_by_circuit_name, 1)
     check_refused("{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":2,"
                   "\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
                   "\"witnesses\":[{\"fd\":1,\"path\":\"/w\"}]}",
-                  CONTROL_E_BAD_REQUEST, "not both");
+                  PROTO_E_BAD_REQUEST, "not both");
     check_refused("{\"req\":\"submit\",\"circuit\":\"../x\",\"fds\":2,"
                   "\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
                   "\"witnesses\":[{\"fd\":1,\"path\":\"/w\"}]}",
-                  CONTROL_E_BAD_REQUEST, "circuit's name");
+                  PROTO_E_BAD_REQUEST, "circuit's name");
     check_refused("{\"req\":\"submit\",\"fds\":2,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
                   "\"out_dir\":{\"fd\":0,\"path\":\"/o\"},"
                   "\"inputs\":[{\"fd\":1,\"path\":\"/i.json\"}]}",
-                  CONTROL_E_BAD_REQUEST, "witness_gen");
+                  PROTO_E_BAD_REQUEST, "witness_gen");
     ck_assert_int_eq(parse("{\"req\":\"circuits\"}", &r, &e), 0);
     ck_assert_int_eq(r.kind, CONTROL_CIRCUITS);
     control_req_free(&r);
@@ -192,11 +192,11 @@ TEST(test_control_parses_submit_of_inputs, 1)
     check_refused("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
                   "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
                   "\"path\":\"/in1.json\"}],\"witness_gen\":\"/g.wgen\"}",
-                  CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
+                  PROTO_E_BAD_REQUEST, "SCM_RIGHTS");
     check_refused("{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"/z\"},"
                   "\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[\"/in1.json\"],"
                   "\"witness_gen\":{\"fd\":2,\"path\":\"/g.wgen\"}}",
-                  CONTROL_E_BAD_REQUEST, "SCM_RIGHTS");
+                  PROTO_E_BAD_REQUEST, "SCM_RIGHTS");
 }
 END_TEST
 
@@ -221,14 +221,14 @@ TEST(test_control_parses_inputs_batch, 1)
     control_req_free(&r);
     check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":1,\"results\":\"store\","
                   "\"inputs_batch\":{\"fd\":0,\"path\":\"b\",\"count\":0}}",
-                  CONTROL_E_BAD_REQUEST, "count");
+                  PROTO_E_BAD_REQUEST, "count");
     check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":1,\"results\":\"store\","
                   "\"inputs_batch\":{\"fd\":1,\"path\":\"b\",\"count\":2}}",
-                  CONTROL_E_BAD_REQUEST, "fd 1");
+                  PROTO_E_BAD_REQUEST, "fd 1");
     check_refused("{\"req\":\"submit\",\"circuit\":\"mul\",\"fds\":2,\"results\":\"store\","
                   "\"inputs\":[{\"fd\":1,\"path\":\"/i.json\"}],"
                   "\"inputs_batch\":{\"fd\":0,\"path\":\"b\",\"count\":2}}",
-                  CONTROL_E_BAD_REQUEST, "one of them");
+                  PROTO_E_BAD_REQUEST, "one of them");
 }
 END_TEST
 
@@ -237,31 +237,30 @@ TEST(test_control_rejects_bad_requests_with_codes, 1)
     static const struct {
         const char *line, *code;
     } cases[] = {
-        { "{\"req\":", CONTROL_E_BAD_JSON },
-        { "42", CONTROL_E_BAD_JSON },
-        { "{}", CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"nope\"}", CONTROL_E_UNKNOWN },
-        { "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[]}", CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[1]}",
-          CONTROL_E_BAD_REQUEST },
+        { "{\"req\":", PROTO_E_BAD_JSON },
+        { "42", PROTO_E_BAD_JSON },
+        { "{}", PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"nope\"}", PROTO_E_UNKNOWN },
+        { "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[]}", PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"submit\",\"zkey\":\"/z\",\"out_dir\":\"/o\",\"witnesses\":[1]}", PROTO_E_BAD_REQUEST },
         /* input.json jobs: a generator, one list, not both */
         { "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
           "\"path\":\"/i.json\"}]}",
-          CONTROL_E_BAD_REQUEST },
+          PROTO_E_BAD_REQUEST },
         { "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[{\"fd\":2,"
           "\"path\":\"/i.json\"}],\"witnesses\":[{\"fd\":2,\"path\":\"/w.wtns\"}],"
           "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
-          CONTROL_E_BAD_REQUEST },
+          PROTO_E_BAD_REQUEST },
         { "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"witnesses\":[{\"fd\":2,"
           "\"path\":\"/w.wtns\"}],\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
-          CONTROL_E_BAD_REQUEST },
+          PROTO_E_BAD_REQUEST },
         { "{\"req\":\"submit\",\"fds\":4,\"zkey\":{\"fd\":0,\"path\":\"/z\"},\"out_dir\":{\"fd\":1,\"path\":\"/o\"},\"inputs\":[],"
           "\"witness_gen\":{\"fd\":3,\"path\":\"/g\"}}",
-          CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"wait\"}", CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"wait\",\"job\":-1}", CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"restart\",\"stage\":\"gpu\"}", CONTROL_E_BAD_REQUEST },
-        { "{\"req\":\"status\",\"req\":\"drain\"}", CONTROL_E_BAD_JSON },
+          PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"wait\"}", PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"wait\",\"job\":-1}", PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"restart\",\"stage\":\"gpu\"}", PROTO_E_BAD_REQUEST },
+        { "{\"req\":\"status\",\"req\":\"drain\"}", PROTO_E_BAD_JSON },
     };
     for (size_t i = 0; i < TEST_N(cases); i++) check_refused(cases[i].line, cases[i].code, NULL);
 }
@@ -312,21 +311,21 @@ TEST(test_control_parses_store_results_and_proof, 1)
     ck_assert_int_eq(r.index, 2);
     control_req_free(&r);
 #define SUB "{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":1,\"witnesses\":[{\"fd\":0,\"path\":\"a\"}]"
-    check_refused(SUB ",\"results\":\"disk\"}", CONTROL_E_BAD_REQUEST, "results");
-    check_refused(SUB ",\"results\":\"store\",\"out_dir\":{\"fd\":0,\"path\":\"o\"}}", CONTROL_E_BAD_REQUEST,
+    check_refused(SUB ",\"results\":\"disk\"}", PROTO_E_BAD_REQUEST, "results");
+    check_refused(SUB ",\"results\":\"store\",\"out_dir\":{\"fd\":0,\"path\":\"o\"}}", PROTO_E_BAD_REQUEST,
                   "not both");
-    check_refused(SUB "}", CONTROL_E_BAD_REQUEST, "out_dir");
-    check_refused(SUB ",\"results\":\"store\",\"tenant\":\"a/b\"}", CONTROL_E_BAD_REQUEST, "tenant");
-    check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\"}", CONTROL_E_BAD_REQUEST,
+    check_refused(SUB "}", PROTO_E_BAD_REQUEST, "out_dir");
+    check_refused(SUB ",\"results\":\"store\",\"tenant\":\"a/b\"}", PROTO_E_BAD_REQUEST, "tenant");
+    check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\"}", PROTO_E_BAD_REQUEST,
                   "body_sha256");
     check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\\n\",\"body_sha256\":\"00\"}",
-                  CONTROL_E_BAD_REQUEST, "idempotency_key");
+                  PROTO_E_BAD_REQUEST, "idempotency_key");
     check_refused(SUB ",\"results\":\"store\",\"idempotency_key\":\"k\",\"body_sha256\":\"00\"}",
-                  CONTROL_E_BAD_REQUEST, "64 lower-case hex");
-    check_refused(SUB ",\"results\":\"store\",\"body_sha256\":\"00\"}", CONTROL_E_BAD_REQUEST, NULL);
+                  PROTO_E_BAD_REQUEST, "64 lower-case hex");
+    check_refused(SUB ",\"results\":\"store\",\"body_sha256\":\"00\"}", PROTO_E_BAD_REQUEST, NULL);
 #undef SUB
-    check_refused("{\"req\":\"proof\",\"job\":7}", CONTROL_E_BAD_REQUEST, "index");
-    check_refused("{\"req\":\"proof\",\"index\":0}", CONTROL_E_BAD_REQUEST, "job");
+    check_refused("{\"req\":\"proof\",\"job\":7}", PROTO_E_BAD_REQUEST, "index");
+    check_refused("{\"req\":\"proof\",\"index\":0}", PROTO_E_BAD_REQUEST, "job");
 }
 END_TEST
 
@@ -334,16 +333,16 @@ TEST(test_control_framer_splits_and_drops_oversized, 1)
 {
     struct control_framer f = { 0 };
     struct lines l = { 0 };
-    char *big = malloc(CONTROL_LINE_MAX + 100);
+    char *big = malloc(PROTO_LINE_MAX + 100);
 
     ck_assert_int_eq(control_framer_feed(&f, "{\"a\":1}\n{\"b\"", 12, on_line, &l), 0);
     ck_assert_int_eq(l.n, 1);
     ck_assert_int_eq(control_framer_feed(&f, ":2}\r\n", 5, on_line, &l), 0);
     ck_assert_int_eq(l.n, 2);
     ck_assert_str_eq(l.last, "{\"b\":2}");
-    memset(big, 'x', CONTROL_LINE_MAX + 100);
+    memset(big, 'x', PROTO_LINE_MAX + 100);
     /* in two pieces, the newline in a later one: reported once, then framing recovers */
-    ck_assert_int_eq(control_framer_feed(&f, big, CONTROL_LINE_MAX + 100, on_line, &l), 0);
+    ck_assert_int_eq(control_framer_feed(&f, big, PROTO_LINE_MAX + 100, on_line, &l), 0);
     ck_assert_int_eq(control_framer_feed(&f, big, 10, on_line, &l), 0);
     ck_assert_int_eq(control_framer_feed(&f, "\n{}\n", 4, on_line, &l), 0);
     ck_assert_int_eq(l.oversized, 1);
@@ -356,7 +355,7 @@ END_TEST
 
 TEST(test_control_replies_are_one_line, 1)
 {
-    char *e = control_reply_error(CONTROL_E_NO_JOB, "no job 7");
+    char *e = control_reply_error(PROTO_E_NO_JOB, "no job 7");
     char *o = control_reply_ok(json_pack("{s:i}", "job", 7));
 
     ck_assert_str_eq(e, "{\"ok\":false,\"error\":\"no_such_job\",\"message\":\"no job 7\"}\n");
@@ -372,13 +371,13 @@ TEST(test_control_wtns_name, 1)
 {
     char n[PIPE_NAME_LEN];
 
-    ck_assert_int_eq(control_wtns_name("/a/b/w1.wtns", n, sizeof(n)), 0);
+    ck_assert_int_eq(proto_wtns_name("/a/b/w1.wtns", n, sizeof(n)), 0);
     ck_assert_str_eq(n, "w1");
-    ck_assert_int_eq(control_wtns_name("plain", n, sizeof(n)), 0);
+    ck_assert_int_eq(proto_wtns_name("plain", n, sizeof(n)), 0);
     ck_assert_str_eq(n, "plain");
-    ck_assert_int_eq(control_wtns_name("/a/.wtns", n, sizeof(n)), 0); /* kept: name ".wtns" */
-    ck_assert_int_eq(control_wtns_name("/a/", n, sizeof(n)), -EINVAL);
-    ck_assert_int_eq(control_wtns_name("/a/in1.json", n, sizeof(n)), 0); /* input.json jobs */
+    ck_assert_int_eq(proto_wtns_name("/a/.wtns", n, sizeof(n)), 0); /* kept: name ".wtns" */
+    ck_assert_int_eq(proto_wtns_name("/a/", n, sizeof(n)), -EINVAL);
+    ck_assert_int_eq(proto_wtns_name("/a/in1.json", n, sizeof(n)), 0); /* input.json jobs */
     ck_assert_str_eq(n, "in1");
 }
 END_TEST

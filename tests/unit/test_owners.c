@@ -52,7 +52,7 @@ TEST(test_owners_preloads_are_their_owners, 1)
     owners_preload_note(map, 0, "/a.zkey", UA);
     /* B may neither evict nor replace A's; A may do both; root may. */
     ck_assert_int_eq(owners_preload_check(cs, map, UB, 1, "/a.zkey", 1, &code, m, sizeof(m)), -EPERM);
-    ck_assert_str_eq(code, CONTROL_E_NOT_OWNER);
+    ck_assert_str_eq(code, PROTO_E_NOT_OWNER);
     ck_assert(strstr(m, "uid 4242"));
     ck_assert_int_eq(owners_preload_check(cs, map, UB, 0, "/a.zkey", 1, &code, m, sizeof(m)), -EPERM);
     ck_assert_int_eq(owners_preload_check(cs, map, UA, 1, "/a.zkey", 1, &code, m, sizeof(m)), 0);
@@ -60,7 +60,7 @@ TEST(test_owners_preloads_are_their_owners, 1)
     ck_assert_int_eq(owners_preload_check(cs, map, 0, 1, "/a.zkey", 1, &code, m, sizeof(m)), 0);
     /* A's quota of 1 is used: a second zkey is refused, B's first is not. */
     ck_assert_int_eq(owners_preload_check(cs, map, UA, 0, "/b.zkey", 1, &code, m, sizeof(m)), -EDQUOT);
-    ck_assert_str_eq(code, CONTROL_E_QUOTA);
+    ck_assert_str_eq(code, PROTO_E_QUOTA);
     ck_assert(strstr(m, "--quota-preloads 1"));
     ck_assert_int_eq(owners_preload_check(cs, map, UB, 0, "/b.zkey", 1, &code, m, sizeof(m)), 0);
     /* An evicted entry no longer counts, nor does a stale owner of a freed entry. */
