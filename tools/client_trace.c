@@ -56,7 +56,8 @@ static int trace_add_cupti(json_t *tr, const char *path)
     rc = cupti_trace_merge(tr, &cf, &kept, &outside);
     cupti_file_free(&cf);
     if (rc) {
-        fprintf(stderr, "cuzk trace: %s: could not add the device records (no submit_ns in the trace?)\n", path);
+        fprintf(stderr, "cuzk trace: %s: could not add the device records (no submit_ns in the trace?)\n",
+                path);
         return CUZK_EXIT_FORMAT;
     }
     if (!kept)
@@ -90,8 +91,9 @@ int client_trace(struct client *c, int argc, char **argv)
         }
     }
     if ((job < 0) == !in || !out || (in && !cupti)) {
-        fprintf(stderr, "usage: cuzk trace --job JOB -o FILE.json (- for stdout) [--cupti RECORD]\n"
-                        "       cuzk trace --in TRACE.json --cupti RECORD -o FILE.json\n");
+        fprintf(stderr,
+                "usage: cuzk trace --job JOB -o FILE.json (- for stdout) [--cupti RECORD]\n"
+                "       cuzk trace --in TRACE.json --cupti RECORD -o FILE.json\n");
         return CUZK_EXIT_USAGE;
     }
     if (in) { /* a trace written before, the device's records added: no daemon needed */

@@ -61,7 +61,8 @@ static int parse_line(char *line, struct cupti_rec *r, int64_t *d, const char **
     }
     *why = "unknown record";
     if (n == 0) return (*why = "empty line"), -1;
-    if (!strcmp(f[0], "cuzk-cupti")) return n == 2 && !strcmp(f[1], "1") ? 2 : ((*why = "unknown version"), -1);
+    if (!strcmp(f[0], "cuzk-cupti"))
+        return n == 2 && !strcmp(f[1], "1") ? 2 : ((*why = "unknown version"), -1);
     if (!strcmp(f[0], "clock")) {
         uint64_t c, m;
 
@@ -81,7 +82,8 @@ static int parse_line(char *line, struct cupti_rec *r, int64_t *d, const char **
         rest = f[6];
     } else if (!strcmp(f[0], "memset")) {
         r->kind = CUPTI_REC_MEMSET;
-        if (n != 6 || parse_u64(f[5], &r->bytes)) return (*why = "memset: want DEVICE STREAM START END BYTES"), -1;
+        if (n != 6 || parse_u64(f[5], &r->bytes))
+            return (*why = "memset: want DEVICE STREAM START END BYTES"), -1;
     } else
         return -1;
     if (parse_u32(f[1], &r->device) || parse_u32(f[2], &r->stream) || parse_u64(f[3], &r->start) ||
@@ -136,8 +138,8 @@ int cupti_file_read(FILE *f, const char *path, struct cupti_file *cf, char *err,
         rc = -1;
     }
     if (!rc && !cf->clocks) {
-        snprintf(err, errlen, "%s: no clock line: not a file of the CUPTI recorder, or one cut before it began",
-                 path);
+        snprintf(err, errlen,
+                 "%s: no clock line: not a file of the CUPTI recorder, or one cut before it began", path);
         rc = -1;
     }
     if (rc) {
@@ -181,8 +183,8 @@ static uint64_t trace_span_ns(json_t *ev)
 
 static json_t *meta(const char *what, int pid, int tid, const char *name)
 {
-    return json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", what, "ph", "M", "pid", pid, "tid", tid, "args", "name",
-                     name);
+    return json_pack("{s:s,s:s,s:i,s:i,s:{s:s}}", "name", what, "ph", "M", "pid", pid, "tid", tid, "args",
+                     "name", name);
 }
 
 int cupti_trace_merge(json_t *trace, const struct cupti_file *cf, size_t *kept, size_t *outside)
@@ -203,7 +205,9 @@ int cupti_trace_merge(json_t *trace, const struct cupti_file *cf, size_t *kept, 
         uint64_t b = cupti_to_host(cf, r->start), e = cupti_to_host(cf, r->end);
         int pid = CUPTI_TRACE_PID0 + (int)(r->device < 1000 ? r->device : 1000);
         char key[48], name[64];
-        const char *cat = r->kind == CUPTI_REC_KERNEL ? "kernel" : r->kind == CUPTI_REC_MEMCPY ? "memcpy" : "memset";
+        const char *cat = r->kind == CUPTI_REC_KERNEL ? "kernel"
+            : r->kind == CUPTI_REC_MEMCPY             ? "memcpy"
+                                                      : "memset";
         json_t *x;
 
         if (e <= t_sub || (span && b >= t_sub + span)) { /* another job's, or idle time */

@@ -30,8 +30,8 @@ struct cupti_rec {
 struct cupti_file {
     struct cupti_rec *recs;
     size_t n, cap;
-    int64_t offset_ns; /* host CLOCK_MONOTONIC = CUPTI + offset_ns */
-    unsigned clocks;   /* clock pairs read */
+    int64_t offset_ns;  /* host CLOCK_MONOTONIC = CUPTI + offset_ns */
+    unsigned clocks;    /* clock pairs read */
     unsigned truncated; /* a last line without its newline, left out */
 };
 

@@ -157,7 +157,8 @@ TEST(test_cupti_merge_device_track, 1)
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(x, "args"), "bytes")), 64);
     ck_assert_ptr_null(find(ev, "before_the_job"));
     ck_assert_ptr_null(find(ev, "after_the_job"));
-    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(tr, "otherData"), "cupti_events")), 3);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(tr, "otherData"), "cupti_events")),
+                     3);
     cupti_file_free(&cf);
     json_decref(tr);
 }

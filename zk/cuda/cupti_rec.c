@@ -112,8 +112,9 @@ static void rec_record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)a;
 
-        fprintf(rec_out, "kernel %u %u %llu %llu %s\n", k->deviceId, k->streamId, (unsigned long long)k->start,
-                (unsigned long long)k->end, k->name && *k->name ? k->name : "?");
+        fprintf(rec_out, "kernel %u %u %llu %llu %s\n", k->deviceId, k->streamId,
+                (unsigned long long)k->start, (unsigned long long)k->end,
+                k->name && *k->name ? k->name : "?");
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -127,8 +128,8 @@ static void rec_record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)a;
 
-        fprintf(rec_out, "memset %u %u %llu %llu %llu\n", m->deviceId, m->streamId, (unsigned long long)m->start,
-                (unsigned long long)m->end, (unsigned long long)m->bytes);
+        fprintf(rec_out, "memset %u %u %llu %llu %llu\n", m->deviceId, m->streamId,
+                (unsigned long long)m->start, (unsigned long long)m->end, (unsigned long long)m->bytes);
         break;
     }
     default: break;
@@ -161,7 +162,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     }
     if (rec_out && cu.dropped(ctx, stream, &lost) == CUPTI_SUCCESS && lost)
         fprintf(stderr, "cuzk-cupti[%d]: %zu records dropped (buffers full)\n", (int)getpid(), lost);
-    if (rec_out && (fflush(rec_out) || ferror(rec_out))) rec_stop("writing CUZK_CUPTI_OUT failed", CUPTI_SUCCESS);
+    if (rec_out && (fflush(rec_out) || ferror(rec_out)))
+        rec_stop("writing CUZK_CUPTI_OUT failed", CUPTI_SUCCESS);
     pthread_mutex_unlock(&rec_lock);
     free(buf);
 }
@@ -180,7 +182,8 @@ static void rec_flush(void)
     pthread_mutex_lock(&rec_lock);
     if (r != CUPTI_SUCCESS) rec_stop("cuptiActivityFlushAll", r);
     if (rec_out) rec_clock();
-    if (rec_out && fclose(rec_out)) fprintf(stderr, "cuzk-cupti[%d]: closing the file failed\n", (int)getpid());
+    if (rec_out && fclose(rec_out))
+        fprintf(stderr, "cuzk-cupti[%d]: closing the file failed\n", (int)getpid());
     rec_out = NULL;
     pthread_mutex_unlock(&rec_lock);
 }
@@ -202,8 +205,8 @@ static void *load_cupti(void)
  * for CUDA to fail. */
 int InitializeInjection(void)
 {
-    static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                                CUPTI_ACTIVITY_KIND_MEMSET };
+    static const CUpti_ActivityKind kinds[] = { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET };
     const char *path = getenv("CUZK_CUPTI_OUT"), *p;
     char name[4096];
     size_t n = 0;
@@ -223,10 +226,10 @@ int InitializeInjection(void)
         fprintf(stderr, "cuzk-cupti[%d]: no libcupti (%s); not recording\n", (int)getpid(), dlerror());
         return 1;
     }
-#define SYM(f, s)                                                                                      \
-    if (!(cu.f = (__typeof__(cu.f))dlsym(h, s))) {                                                     \
-        fprintf(stderr, "cuzk-cupti[%d]: libcupti lacks %s; not recording\n", (int)getpid(), s);        \
-        return 1;                                                                                      \
+#define SYM(f, s)                                                                                \
+    if (!(cu.f = (__typeof__(cu.f))dlsym(h, s))) {                                               \
+        fprintf(stderr, "cuzk-cupti[%d]: libcupti lacks %s; not recording\n", (int)getpid(), s); \
+        return 1;                                                                                \
     }
     SYM(get_version, "cuptiGetVersion")
     SYM(result_string, "cuptiGetResultString")
@@ -239,8 +242,10 @@ int InitializeInjection(void)
     SYM(flush_all, "cuptiActivityFlushAll")
 #undef SYM
     if (cu.get_version(&ver) != CUPTI_SUCCESS || ver / 10000 != CUPTI_API_VERSION / 10000) {
-        fprintf(stderr, "cuzk-cupti[%d]: libcupti's API version %u, built for %u (another record layout); not recording\n",
-                (int)getpid(), ver, (unsigned)CUPTI_API_VERSION);
+        fprintf(
+            stderr,
+            "cuzk-cupti[%d]: libcupti's API version %u, built for %u (another record layout); not recording\n",
+            (int)getpid(), ver, (unsigned)CUPTI_API_VERSION);
         return 1;
     }
     pthread_mutex_lock(&rec_lock);
