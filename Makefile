@@ -189,6 +189,14 @@ LIBS_BUILT += $(BUILD)/lib/libcuzk_cuda.a
 $(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
+# The CUPTI activity recorder, an injection library the driver loads by
+# CUDA_INJECTION64_PATH (zk/cuda/cupti_rec.c; docs/cuda.md): not linked into anything,
+# and libcupti is dlopen'ed at run time, so only the toolkit's headers are needed here.
+CUPTI_LIB := $(BUILD)/lib/libcuzk_cupti.so
+$(CUPTI_LIB): zk/cuda/cupti_rec.c $(ARCH_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -fPIC -shared -I$(CUDA_HOME)/include \
+	  -DCUZK_CUPTI_TOOLKIT_LIB='"$(CUDA_HOME)/lib64/libcupti.so"' -o $@ $< -ldl -pthread
 endif
 
 LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group
@@ -304,7 +312,7 @@ endif
 # keep test and bench objects between runs (make would delete them as intermediates)
 .SECONDARY:
 .DEFAULT_GOAL := all
-all: $(LIBS_BUILT) $(BINS) man
+all: $(LIBS_BUILT) $(BINS) $(CUPTI_LIB) man
 
 # Manual pages (scdoc): docs/man/NAME.SECTION.scd -> build/man/NAME.SECTION. The stages
 # get a .so link to cuzkd(8), which describes them (dh_installman makes it a symlink).

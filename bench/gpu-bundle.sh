@@ -18,6 +18,8 @@
 #         loader, libc and libm, also packed) and skips only the daemon step, whose
 #         stages cuzkd execs directly. The CUDA runtime is linked statically;
 #         libcuda.so.1 is the driver's and is never packed.
+#         and, from a CUDA build, libcuzk_cupti.so (the CUPTI recorder) with the
+#         toolkit's libcupti.so it dlopens
 #   MANIFEST  the commit, the CUDA architectures, the glibc version needed.
 # The files copied are the ones ldd resolves on this machine (Debian's), which is what
 # `apt-get download` + `dpkg -x` would unpack, without a registry. Exit 0, or 1 with
@@ -49,6 +51,14 @@ for b in "${bins[@]}"; do
     [ -e "$top/lib/$n" ] || cp -L "$l" "$top/lib/$n"
   done
 done
+# The CUPTI recorder (docs/cuda.md), when the build made it, and the libcupti of the
+# toolkit it was built against (its path is in the library), which it dlopens: the
+# same version whatever toolkit the GPU machine has.
+if [ -f "$BUILD/lib/libcuzk_cupti.so" ]; then
+  strip --strip-debug -o "$top/lib/libcuzk_cupti.so" "$BUILD/lib/libcuzk_cupti.so"
+  cupti="$(strings -a "$BUILD/lib/libcuzk_cupti.so" | grep -m 1 '/libcupti\.so$' || true)"
+  [ -n "$cupti" ] && [ -f "$cupti" ] && cp -L "$cupti" "$top/lib/libcupti.so"
+fi
 loader="$(ldd "$BUILD/bin/cuzkd" | awk '/ld-linux-x86-64/ { print ($3 ~ /^\//) ? $3 : $1 }')"
 cp -L "$loader" "$top/glibc/ld-linux-x86-64.so.2"
 if ldd "$BUILD/bin/cuzk-gpuworker" | grep -q libcudart; then

@@ -47,6 +47,9 @@
 #              events), lane occupancy, the idle-gap histogram, NVML samples at 0 %, the
 #              synth stage's busy share and the worker ring's depth over the same window,
 #              the gpuworker's CPU seconds, GPU memory high-water; a trace of the job;
+#   cupti      8 partitions through a cuzkd whose gpuworker loads the CUPTI recorder
+#              (libcuzk_cupti.so): the job's trace with the kernels and copies on a
+#              "gpu 0" track (cuzk trace --cupti);
 #  kernel times:
 #   msm, ntt   MSM G1/G2 at 2^20, 2^22, 2^24, kernels alone and with the H2D copy
 #              (events); NTT 2^20 and 2^24, forward and to the odd coset (as a proof);
@@ -60,7 +63,8 @@
 # $OUT (when set) gets at most 8 files: summary.txt (the table first), gpu-check.log
 # (everything printed), logs.tar.gz (each step's log, the proofs), backlog.txt (the
 # daemon step's report), trace.json (the backlog job, cuzk trace), nvml.csv (the
-# samples), cuzkd.log.
+# samples), cuzkd.log, trace-cupti.json (the cupti step's job with the device's kernels
+# and copies).
 # Exit 0 when no step failed (SKIP and CUT are not failures in --dry-run; outside it a
 # SKIP of a GPU step is one), 1 otherwise.
 set -uo pipefail
@@ -217,7 +221,7 @@ finish() {
   if [ -n "$OUT" ]; then
     cp "$work/summary.txt" "$OUT/summary.txt"
     tar -C "$work" -czf "$OUT/logs.tar.gz" logs 2>/dev/null
-    for f in backlog.txt trace.json nvml.csv; do [ -f "$work/$f" ] && cp "$work/$f" "$OUT/$f"; done
+    for f in backlog.txt trace.json nvml.csv trace-cupti.json; do [ -f "$work/$f" ] && cp "$work/$f" "$OUT/$f"; done
     [ -f "$logs/cuzkd.log" ] && cp "$logs/cuzkd.log" "$OUT/cuzkd.log"
   fi
   [ $failed = 0 ] && {
@@ -502,6 +506,51 @@ daemon_step() {
   [ "$rc" = 0 ] && [ "$n_ok" = "$n_want" ]
 }
 step daemon 150 daemon daemon_step
+# ---- 4b. the device's own time line: the CUPTI recorder ---------------------------------
+# A short backlog (CUPTI_PARTS, 8) through a cuzkd whose gpuworker loads libcuzk_cupti.so
+# (docs/cuda.md): its kernels and copies merged into the job's trace (trace-cupti.json).
+# After the daemon step, so that recording never touches its figures.
+cupti_step() {
+  local run="$work/run-cupti" n="${CUPTI_PARTS:-8}" job i dev_ev kernels
+  [ "$direct" = 1 ] || {
+    echo "detail: glibc $have < $need: cuzkd execs its stages directly"
+    return 77
+  }
+  [ -f "$B/lib/libcuzk_cupti.so" ] || {
+    echo "detail: no libcuzk_cupti.so in the bundle (a build without nvcc)"
+    return 77
+  }
+  mkdir -p "$work/cin" "$work/cout"
+  for i in $(seq 1 "$n"); do ln "$W" "$work/cin/w$i.wtns" 2>/dev/null || cp "$W" "$work/cin/w$i.wtns"; done
+  rm -f "$work"/cupti.*.txt
+  LD_LIBRARY_PATH="$B/lib" CUDA_INJECTION64_PATH="$B/lib/libcuzk_cupti.so" CUZK_CUPTI_OUT="$work/cupti.%p.txt" \
+    "$B/bin/cuzkd" --instance "${inst}c" --run-dir "$run" --state-dir "$work/state-cupti" --devices cuda:0 \
+    --buffers 4 --keep-finished 600 --foreground >"$logs/cuzkd-cupti.log" 2>&1 &
+  echo $! >"$work/daemon.pid" # cleanup stops it if this step is cut
+  for _ in $(seq 1 100); do
+    [ -S "$run/${inst}c.sock" ] && break
+    sleep 0.1
+  done
+  cz() { LD_LIBRARY_PATH="$B/lib" "$B/bin/cuzk" --instance "${inst}c" --run-dir "$run" "$@"; }
+  cz prove --zkey "$Z" --out "$work/cout" --wait "$work/cin"/w*.wtns | tee "$work/cjob.txt" || return 1
+  job="$(sed -n 's/^job \([0-9][0-9]*\)[: ].*/\1/p' "$work/cjob.txt" | head -n 1)"
+  cz trace --job "$job" -o "$work/trace-job.json" || return 1
+  # the recorder flushes at the gpuworker's exit: shut down first
+  cz shutdown >/dev/null 2>&1 || true
+  for _ in $(seq 1 100); do
+    kill -0 "$(cat "$work/daemon.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep "cuzk-cupti" "$logs/cuzkd-cupti.log" || true # the recorder's own lines: why it stopped
+  cat "$work"/cupti.*.txt >"$work/cupti.txt" 2>/dev/null || true
+  LD_LIBRARY_PATH="$B/lib" "$B/bin/cuzk" trace --in "$work/trace-job.json" --cupti "$work/cupti.txt" \
+    -o "$work/trace-cupti.json" || return 1
+  dev_ev="$(grep -o '"cupti_events":[0-9]*' "$work/trace-cupti.json" | cut -d: -f2)"
+  kernels="$(grep -c '^kernel ' "$work/cupti.txt" || true)"
+  echo "detail: $n partitions of 2^$lg; $kernels kernels recorded, ${dev_ev:-0} device events in the job's trace"
+  [ "${dev_ev:-0}" -gt 0 ]
+}
+step cupti 60 gpu cupti_step
 
 # ---- 5. kernel times -------------------------------------------------------------------
 msm_step() {

@@ -25,6 +25,7 @@
 #include "tools/fleet_client.h"
 #include "base/os.h"
 #include "tools/metrics_cmd.h"
+#include "tools/cupti_trace.h"
 #include "tools/proof_cmd.h"
 #include "tools/trace_export.h"
 #include "synth/wgen.h"
@@ -32,11 +33,44 @@
 
 /* ---- cuzk trace: one job's timeline (trace_export.h) -------------------------------- */
 
+/* The CUPTI recorder's file into tr (cupti_trace.h); 0, or an exit code. */
+static int trace_add_cupti(json_t *tr, const char *path)
+{
+    struct cupti_file cf;
+    char err[512];
+    size_t kept, outside;
+    FILE *f = fopen(path, "r");
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, "cuzk trace: %s: %s\n", path, strerror(errno));
+        return CUZK_EXIT_IO;
+    }
+    rc = cupti_file_read(f, path, &cf, err, sizeof(err));
+    fclose(f);
+    if (rc) {
+        fprintf(stderr, "cuzk trace: %s\n", err);
+        return CUZK_EXIT_FORMAT;
+    }
+    if (cf.truncated) fprintf(stderr, "cuzk trace: %s: its last line is cut short, left out\n", path);
+    rc = cupti_trace_merge(tr, &cf, &kept, &outside);
+    cupti_file_free(&cf);
+    if (rc) {
+        fprintf(stderr, "cuzk trace: %s: could not add the device records (no submit_ns in the trace?)\n",
+                path);
+        return CUZK_EXIT_FORMAT;
+    }
+    if (!kept)
+        fprintf(stderr, "cuzk trace: %s: none of its %zu records falls in the job's span\n", path, outside);
+    return 0;
+}
+
 int client_trace(struct client *c, int argc, char **argv)
 {
-    const char *out = NULL;
+    const char *out = NULL, *cupti = NULL, *in = NULL;
     json_int_t job = -1;
     json_t *r, *tr;
+    json_error_t jerr;
     unsigned running = 0;
     int rc;
 
@@ -45,6 +79,10 @@ int client_trace(struct client *c, int argc, char **argv)
             if (client_parse_job(argv[++k], &job)) return CUZK_EXIT_USAGE;
         } else if ((!strcmp(argv[k], "-o") || !strcmp(argv[k], "--output")) && k + 1 < argc)
             out = argv[++k];
+        else if (!strcmp(argv[k], "--cupti") && k + 1 < argc)
+            cupti = argv[++k];
+        else if (!strcmp(argv[k], "--in") && k + 1 < argc)
+            in = argv[++k];
         else if (argv[k][0] != '-' && job < 0 && !client_parse_job(argv[k], &job))
             ;
         else {
@@ -52,16 +90,29 @@ int client_trace(struct client *c, int argc, char **argv)
             return CUZK_EXIT_USAGE;
         }
     }
-    if (job < 0 || !out) {
-        fprintf(stderr, "usage: cuzk trace --job JOB -o FILE.json (- for stdout)\n");
+    if ((job < 0) == !in || !out || (in && !cupti)) {
+        fprintf(stderr,
+                "usage: cuzk trace --job JOB -o FILE.json (- for stdout) [--cupti RECORD]\n"
+                "       cuzk trace --in TRACE.json --cupti RECORD -o FILE.json\n");
         return CUZK_EXIT_USAGE;
     }
-    if ((rc = client_connect(c))) return rc;
-    r = client_request(c, json_pack("{s:s,s:I}", "req", PROTO_REQ_STATUS, "job", job));
-    if ((rc = client_reply_failed(c, r))) return rc;
-    tr = trace_export(json_object_get(r, "job"), &running);
-    json_decref(r);
-    if (!tr) return CUZK_EXIT_REFUSED;
+    if (in) { /* a trace written before, the device's records added: no daemon needed */
+        if (!(tr = json_load_file(in, 0, &jerr))) {
+            fprintf(stderr, "cuzk trace: %s:%d: %s\n", in, jerr.line, jerr.text);
+            return CUZK_EXIT_FORMAT;
+        }
+    } else {
+        if ((rc = client_connect(c))) return rc;
+        r = client_request(c, json_pack("{s:s,s:I}", "req", PROTO_REQ_STATUS, "job", job));
+        if ((rc = client_reply_failed(c, r))) return rc;
+        tr = trace_export(json_object_get(r, "job"), &running);
+        json_decref(r);
+        if (!tr) return CUZK_EXIT_REFUSED;
+    }
+    if (cupti && (rc = trace_add_cupti(tr, cupti))) {
+        json_decref(tr);
+        return rc;
+    }
     if (!strcmp(out, "-"))
         rc = json_dumpf(tr, stdout, JSON_COMPACT | JSON_REAL_PRECISION(15)) || fputc('\n', stdout) == EOF;
     else

@@ -33,7 +33,7 @@ if command -v nvidia-smi >/dev/null && grep -q '^GPU' <<<"$(nvidia-smi -L 2>/dev
   exit 77
 fi
 need_built bin/cuzk bin/cuzkd bin/cuzk-gpuworker bench/mulchain_gen
-gpu_steps=(gpu-test closed proof proof-bls msm ntt h2d proof-22 memcheck racecheck)
+gpu_steps=(gpu-test closed proof proof-bls cupti msm ntt h2d proof-22 memcheck racecheck)
 
 rc=0
 # no --bundle: the dry run packs one from this build ($BUILD/gpu-bundle.tar.gz), its first step
@@ -58,7 +58,7 @@ grep -q 'logs/fixture.log' "$tmp/logs.list" || fail "the step logs are not packe
 head -n 1 "$tmp/out/gpu-check.log" | grep -q '^gpu-check (dry run) on .*: runtime ' || fail "the log does not start with the runtime: $(head -n 1 "$tmp/out/gpu-check.log")"
 # the order: correctness, then the daemon, then the times, the sanitizers last
 order="$(grep -oE '^\| [a-z0-9-]+ ' "$tmp/out/summary.txt" | tr -d '| ' | tr '\n' ' ')"
-grep -q 'proof-bls .*daemon .*msm .*proof-22 memcheck racecheck' <<<"$order" || fail "step order: $order"
+grep -q 'proof-bls .*daemon cupti msm .*proof-22 memcheck racecheck' <<<"$order" || fail "step order: $order"
 # the daemon step's report: the device's figures on the CPU backend
 for f in backlog.txt trace.json cuzkd.log; do [ -s "$tmp/out/$f" ] || fail "no $f under OUT"; done
 grep -Eq '^worker 0: 3[26] partitions .*gpu_busy \(.*\) [0-9.]+% of wall; lane occupancy \(host clock\) [0-9.]+%' \
