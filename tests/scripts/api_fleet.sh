@@ -323,12 +323,14 @@ as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
 # /readyz answers from a state refreshed at most once a second (no control connection
 # or database round trip per request): it turns 503 on a refresh after the stop (a
 # liveness bound, 30 s; no time is asserted)
-for _ in $(seq 1 300); do
-  [ "$(http rz2 "" GET /readyz)" = 503 ] && break
+# (each look under its own name: the answers are checked against the spec afterwards)
+for i in $(seq 1 300); do
+  rz2="rz2_$i"
+  [ "$(http "$rz2" "" GET /readyz)" = 503 ] && break
   sleep 0.1
 done
-expect rz2 503 refused
-grep -q "database" "$tmp/http/rz2.body" || fail "readyz with the database down: $(cat "$tmp/http/rz2.body")"
+expect "$rz2" 503 refused
+grep -q "database" "$tmp/http/$rz2.body" || fail "readyz with the database down: $(cat "$tmp/http/$rz2.body")"
 on 1
 http dbdown "$tok_alice" GET "/v1/jobs/$ja" >/dev/null
 expect dbdown 503 internal
@@ -339,11 +341,12 @@ on 2
 http dbup "$tok_alice" GET "/v1/jobs/$ja" >/dev/null
 expect dbup 200
 on 1
-for _ in $(seq 1 300); do
-  [ "$(http rz3 "" GET /readyz)" = 200 ] && break
+for i in $(seq 1 300); do
+  rz3="rz3_$i"
+  [ "$(http "$rz3" "" GET /readyz)" = 200 ] && break
   sleep 0.1
 done
-expect rz3 200
+expect "$rz3" 200
 on 1
 http f "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
   --data-binary '{"x":"17","k":"4"}' >/dev/null
