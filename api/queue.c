@@ -33,7 +33,7 @@ int api_queue_opt(struct api_cfg *c, const char *name, char *v)
     size_t len = 0;
 
     if (!strcmp(name, "queue")) {
-        if (fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
+        if (fleet_url_has_password(v)) {
             fleet_url_scrub(v);
             fprintf(stderr,
                     "cuzk-api: --queue: a password on the command line is visible to every local "

@@ -3,6 +3,7 @@
  * fleet_publish.c, circuit jobs in fleet_circuit.c (fleet_priv.h: what they share). */
 #include "store/fleet_priv.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -257,11 +258,58 @@ int fleet_url_password(const char *url, const char **start, const char **end)
     return 0;
 }
 
+/* The fallback of fleet_url_has_password: url percent-decoded, blanks dropped, lower
+ * case, searched for "password=". */
+static bool url_says_password(const char *url)
+{
+    char buf[4096]; /* a longer URL is cut: its first 4 KiB are searched */
+    size_t n = 0;
+
+    for (const char *p = url; *p && n + 1 < sizeof(buf); p++) {
+        int c = (unsigned char)*p;
+
+        if (c == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+            char hex[3] = { p[1], p[2], 0 };
+
+            c = (int)strtol(hex, NULL, 16);
+            p += 2;
+        }
+        if (!isspace(c)) buf[n++] = (char)tolower(c);
+    }
+    buf[n] = '\0';
+    return strstr(buf, "password=") != NULL;
+}
+
+bool fleet_url_has_password(const char *url)
+{
+    const char *a, *b;
+    const struct pq_api *pq;
+    char err[256], *msg = NULL;
+    PQconninfoOption *opts;
+    bool has = false;
+
+    if (!url) return false;
+    if (fleet_url_password(url, &a, &b) || url_says_password(url)) return true;
+    if (!(pq = pq_dl_load(err, sizeof(err)))) return false;
+    if (!(opts = pq->conninfo_parse(url, &msg))) {
+        /* unparsable: libpq would not connect with it either; the textual checks ran */
+        if (msg) pq->freemem(msg);
+        return false;
+    }
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+        if (!strcmp(o->keyword, "password") && o->val && o->val[0]) has = true;
+    pq->conninfo_free(opts);
+    return has;
+}
+
 void fleet_url_scrub(char *url)
 {
     const char *a, *b;
 
-    if (fleet_url_password(url, &a, &b)) memset(url + (a - url), '*', (size_t)(b - a));
+    if (fleet_url_password(url, &a, &b))
+        memset(url + (a - url), '*', (size_t)(b - a));
+    else if (fleet_url_has_password(url)) /* a spelling without a known place: all of it */
+        memset(url, '*', strlen(url));
 }
 
 int fleet_open(struct fleet **fp, const char *url, char *err, size_t errlen)

@@ -131,6 +131,13 @@ int fleet_is_url(const char *s);
  * a key=value string). 0 when there is none. Both cuzkd and the client refuse one on
  * their command line: every local user reads /proc/PID/cmdline. */
 int fleet_url_password(const char *url, const char **start, const char **end);
+/* Whether the connection string carries a password in any spelling libpq takes
+ * ("password = x", a tab before it, %70assword= in a URI's query, user:pw@): libpq's
+ * own parser (PQconninfoParse) decides; where libpq cannot be loaded, the string
+ * percent-decoded with its blanks removed is searched for "password=" instead. The
+ * check cuzkd, cuzk-api and the client make before a queue URL may stand on a command
+ * line or in a file others can read. */
+bool fleet_url_has_password(const char *url);
 /* Overwrite url's password (if any) with '*' in place: argv scrubbed that way no longer
  * shows it in /proc/PID/cmdline once options are parsed. */
 void fleet_url_scrub(char *url);

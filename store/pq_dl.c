@@ -41,6 +41,8 @@ static const struct {
     SLOT(consume_input, PQconsumeInput),
     SLOT(notifies, PQnotifies),
     SLOT(freemem, PQfreemem),
+    SLOT(conninfo_parse, PQconninfoParse),
+    SLOT(conninfo_free, PQconninfoFree),
 #undef SLOT
 };
 _Static_assert(sizeof(slots) / sizeof(slots[0]) * sizeof(void (*)(void)) == sizeof(struct pq_api),

@@ -39,6 +39,9 @@ struct pq_api {
     int (*consume_input)(PGconn *conn);
     PGnotify *(*notifies)(PGconn *conn);
     void (*freemem)(void *ptr);
+    /* Whether a connection string carries a password (fleet_url_has_password). */
+    PQconninfoOption *(*conninfo_parse)(const char *conninfo, char **errmsg);
+    void (*conninfo_free)(PQconninfoOption *options);
 };
 
 /* The table, libpq.so.5 loaded and every function resolved on the first call (once per

@@ -432,7 +432,7 @@ static int queue_password_file(FILE *f, const char *val, const char *path, unsig
 {
     struct stat fst = { 0 };
 
-    if (!val || !fleet_url_password(val, &(const char *){ 0 }, &(const char *){ 0 })) return 0;
+    if (!val || !fleet_url_has_password(val)) return 0;
     if (!fstat(fileno(f), &fst) && !(fst.st_mode & (S_IRWXG | S_IRWXO)) &&
         (fst.st_uid == 0 || fst.st_uid == geteuid()))
         return 0;
@@ -619,8 +619,7 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
         /* Every local user reads /proc/PID/cmdline: a fleet password there is
          * everyone's (and with it they write queue rows). Scrubbed at once, and
          * refused: by then it has been visible. */
-        if (!strcmp(name, "queue") && v &&
-            fleet_url_password(v, &(const char *){ 0 }, &(const char *){ 0 })) {
+        if (!strcmp(name, "queue") && v && fleet_url_has_password(v)) {
             fleet_url_scrub((char *)v);
             snprintf(err, errlen,
                      "--queue: a password on the command line is visible to every "

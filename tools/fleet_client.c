@@ -566,7 +566,7 @@ int fleet_client_main(int argc, char **argv, int json, fleet_local_circuits circ
     if (!url) return -1;
     /* The client's argv is as public as cuzkd's (/proc/PID/cmdline, for as long as a
      * `cuzk wait` runs): the same refusal, after the same scrub. */
-    if (fleet_url_password(url, &(const char *){ 0 }, &(const char *){ 0 })) {
+    if (fleet_url_has_password(url)) {
         fleet_url_scrub((char *)url);
         fprintf(stderr,
                 "cuzk %s --queue: a password on the command line is visible to every "

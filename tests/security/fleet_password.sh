@@ -24,12 +24,19 @@ try() { # expected-rc what args...
 try 2 "password in a URL on the command line" --queue 'postgresql://u:s3cret@127.0.0.1:9/db'
 try 2 "password= in the URL's query" --queue 'postgresql://u@127.0.0.1:9/db?password=s3cret'
 try 2 "password= in a key=value string" --queue 'host=127.0.0.1 port=9 password=s3cret'
+# the spellings a textual check missed (libpq's own parser decides now)
+try 2 "password = with blanks in a key=value string" --queue 'host=127.0.0.1 port=9 password = s3cret'
+try 2 "a tab before password= in a key=value string" --queue "$(printf 'host=127.0.0.1\tpassword=s3cret')"
+try 2 "%70assword= in the URL's query" --queue 'postgresql://u@127.0.0.1:9/db?%70assword=s3cret'
 try 0 "no password on the command line" --queue 'postgresql://u@127.0.0.1:9/db'
 printf 'queue = postgresql://u:s3cret@127.0.0.1:9/db\n' >"$tmp/c.conf"
 chmod 644 "$tmp/c.conf"
 try 2 "password in a config file others can read (0644)" --config "$tmp/c.conf"
 chmod 640 "$tmp/c.conf"
 try 2 "password in a config file the group can read (0640)" --config "$tmp/c.conf"
+printf 'queue = host=127.0.0.1 port=9 password = s3cret\n' >"$tmp/c2.conf"
+chmod 644 "$tmp/c2.conf"
+try 2 "password = with blanks in a config file others can read (0644)" --config "$tmp/c2.conf"
 chmod 600 "$tmp/c.conf"
 try 0 "password in a 0600 config file" --config "$tmp/c.conf"
 # The client: its argv is as public as cuzkd's (a `cuzk wait` may run for hours).
