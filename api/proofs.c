@@ -125,6 +125,8 @@ void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s
         json_object_set(o, "circuit", json_object_get(sub, "circuit"));
         json_object_set(o, "existing", json_object_get(sub, "existing"));
         json_object_set(o, "location", json_object_get(sub, "location"));
+        if (json_object_get(sub, "metadata"))
+            json_object_set(o, "metadata", json_object_get(sub, "metadata"));
         api_json(r, 200, o); /* Location stays: the job's path */
     }
     free(w.body);

@@ -387,5 +387,6 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
     case CONTROL_RELOAD: operator_request(s, k, r); break;
     case CONTROL_PROOF: do_proof(s, k, r); break;
     case CONTROL_WATCH: do_watch(s, k); break;
+    case CONTROL_JOBS: do_jobs(s, k, r); break;
     }
 }
