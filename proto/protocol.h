@@ -69,6 +69,12 @@
  *                                  "public":[...]} (snarkjs's proof.json and
  *                                  public.json) of a "results":"store" job, from the
  *                                  store (also after a restart): not_ready, part_failed
+ *   {"req":"proofs","job":ID,"index":K,"count":N} -> {"ok":true,"proofs":[{"index",
+ *                                  "proof"?,"public"?}]}: partitions K to K+N-1 (N
+ *                                  at most PROTO_PROOFS_PAGE_MAX) of a "results":"store"
+ *                                  job in one reply, a done one with its proof and
+ *                                  public JSON; the others' states are the job's
+ *                                  (status). Refused as proof is; takes "tenant"
  *   {"req":"watch"}             -> (root or cuzkd's user) {"ok":true,"watching":true},
  *                                  then a line {"event":"job_end","job":ID,"state":S}
  *                                  for every job decided from then on, until the
@@ -141,6 +147,10 @@ int proto_wtns_name(const char *path, char *name, size_t len);
 #define PROTO_REQ_PROOF    "proof"
 #define PROTO_REQ_WATCH    "watch"
 #define PROTO_REQ_JOBS     "jobs"
+#define PROTO_REQ_PROOFS   "proofs"
+
+/* A "proofs" reply holds this many at most (the HTTP API's page; about 1 KiB each). */
+#define PROTO_PROOFS_PAGE_MAX 2048
 
 /* A "jobs" page holds this many at most (the HTTP API's ?limit=). */
 #define PROTO_JOBS_PAGE_MAX     200

@@ -336,3 +336,33 @@ int store_jobs_list(struct store *st, const struct store_list_query *q,
     if (rc != SQLITE_OK) return store_sq_fail(st, rc, "listing jobs", err, errlen);
     return ret < 0 ? ret : rows;
 }
+
+int store_results_range(struct store *st, uint64_t job, uint32_t from, uint32_t n,
+                        int (*cb)(void *arg, uint32_t idx, enum store_part_state state, const char *proof,
+                                  const char *pub),
+                        void *arg, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(st->db,
+                                "SELECT p.idx, p.state, r.proof, r.public FROM parts p LEFT JOIN results r"
+                                " ON r.job = p.job AND r.idx = p.idx WHERE p.job = ?1 AND p.idx >= ?2"
+                                " AND p.idx < ?3 ORDER BY p.idx",
+                                -1, &q, NULL);
+    int ret = 0;
+
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+        sqlite3_bind_int64(q, 2, from);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)from + n);
+    }
+    while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        ret = cb(arg, (uint32_t)sqlite3_column_int64(q, 0),
+                 part_state_of((const char *)sqlite3_column_text(q, 1)),
+                 (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3));
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if (rc != SQLITE_OK) ret = store_sq_fail(st, rc, "reading proofs", err, errlen);
+    sqlite3_finalize(q);
+    return ret;
+}

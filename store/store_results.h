@@ -45,6 +45,15 @@ int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_par
 int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const struct store_job *j), void *arg,
                   int *cbret, char *err, size_t errlen);
 
+/* Partitions [from, from + n) of job in index order, each to cb with its state and,
+ * when done, its stored proof and public JSON (NULL when none is stored): one query
+ * for a page of a job's proofs. 0 (cb's non-zero return stops it and is returned), or
+ * -errno with err. */
+int store_results_range(struct store *st, uint64_t job, uint32_t from, uint32_t n,
+                        int (*cb)(void *arg, uint32_t idx, enum store_part_state state, const char *proof,
+                                  const char *pub),
+                        void *arg, char *err, size_t errlen);
+
 /* A page of the jobs (any state), newest first: those of tenant (request's "tenant";
  * NULL any) or of uid (request's peer.uid; < 0 any), with state ("running", "done",
  * "failed", "cancelled": a failed job one of whose partitions a cancel failed; NULL

@@ -36,6 +36,7 @@ static const struct {
     { PROTO_REQ_EVICT, CONTROL_EVICT },       { PROTO_REQ_CIRCUITS, CONTROL_CIRCUITS },
     { PROTO_REQ_RELOAD, CONTROL_RELOAD },     { PROTO_REQ_PROOF, CONTROL_PROOF },
     { PROTO_REQ_WATCH, CONTROL_WATCH },       { PROTO_REQ_JOBS, CONTROL_JOBS },
+    { PROTO_REQ_PROOFS, CONTROL_PROOFS },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -347,10 +348,14 @@ static int parse_job_request(struct control_req *r, struct control_err *e)
                             "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
                             CONTROL_TENANT_MAX - 1);
 
-    if (r->kind == CONTROL_PROOF) {
+    if (r->kind == CONTROL_PROOF || r->kind == CONTROL_PROOFS) {
         if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) return rc;
         r->has_index = 1;
         r->index = (uint32_t)x;
+    }
+    if (r->kind == CONTROL_PROOFS) {
+        if ((rc = get_int(r->root, "count", 1, 1, PROTO_PROOFS_PAGE_MAX, &has, &x, e))) return rc;
+        r->count = (uint32_t)x;
     }
     if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x, e))) return rc;
     r->has_job = has;
@@ -422,6 +427,7 @@ static int parse_fields(struct control_req *r, struct control_err *e)
     switch (r->kind) {
     case CONTROL_SUBMIT: return parse_submit(r, e);
     case CONTROL_PROOF:
+    case CONTROL_PROOFS:
     case CONTROL_STATUS:
     case CONTROL_WAIT:
     case CONTROL_CANCEL: return parse_job_request(r, e);

@@ -37,6 +37,7 @@ enum control_kind {
     CONTROL_PROOF,    /* a stored proof of a "results":"store" job */
     CONTROL_WATCH,    /* the operator's: every job's end pushed on this connection */
     CONTROL_JOBS,     /* a page of the jobs in the job store (the HTTP API's list) */
+    CONTROL_PROOFS,   /* a range of a stored job's proofs in one reply */
 };
 
 struct control_err {
@@ -87,6 +88,7 @@ struct control_req {
     int64_t since;
     uint64_t before;
     uint32_t limit;
+    uint32_t count; /* proofs: partitions from index */
 };
 
 #define CONTROL_TENANT_MAX 65 /* 1-64 bytes and the NUL */

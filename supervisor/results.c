@@ -403,6 +403,70 @@ static int proof_refused(struct sup *s, struct conn *k, const struct control_req
     return 1;
 }
 
+/* store_results_range's callback: a partition of the "proofs" reply. */
+static int range_row(void *arg, uint32_t idx, enum store_part_state st, const char *proof, const char *pub)
+{
+    json_t *o = json_pack("{s:i}", "index", (int)idx);
+    json_t *p = st == STORE_DONE && proof ? json_loads(proof, 0, NULL) : NULL;
+    json_t *q = p && pub ? json_loads(pub, 0, NULL) : NULL;
+
+    if (o && p && q) {
+        json_object_set_new(o, "proof", p);
+        json_object_set_new(o, "public", q);
+    } else {
+        json_decref(p);
+        json_decref(q);
+    }
+    return !o || json_array_append_new(arg, o) ? -ENOMEM : 0;
+}
+
+/* {"req":"proofs","job":ID,"index":K,"count":N}: a page of a stored job's proofs in
+ * one reply (one query), refused as a proof request is (not a "results":"store" job,
+ * another user's); a partition the table has done is recorded first. */
+static void do_proofs(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    struct store_part_one x;
+    char err[512];
+    uint32_t slot;
+    json_t *req, *uid, *a;
+    int rc, store, owner;
+
+    if (!job_slot(s, r->job, &slot)) journal_sync(s);
+    rc = store_part_one(s->store, r->job, 0, &x, err, sizeof(err));
+    if (rc <= 0) {
+        if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
+        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
+        return;
+    }
+    req = json_loads(x.request, 0, NULL);
+    free(x.request);
+    uid = json_object_get(json_object_get(req, "peer"), "uid");
+    store = json_is_string(json_object_get(req, "results"));
+    owner = json_is_integer(uid) && json_integer_value(uid) == (json_int_t)k->uid;
+    json_decref(req);
+    if (!store) {
+        snprintf(err, sizeof(err),
+                 "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
+                 (unsigned long long)r->job);
+        reply_err(s, k, PROTO_E_BAD_REQUEST, err);
+        return;
+    }
+    if (!k->privileged && !owner) {
+        reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
+        return;
+    }
+    if (!(a = json_array()) ||
+        (rc = store_results_range(s->store, r->job, r->index, r->count, range_row, a, err, sizeof(err)))) {
+        json_decref(a);
+        reply_err(s, k, rc == -ENOMEM || !a ? PROTO_E_INTERNAL : PROTO_E_STORE,
+                  !a || rc == -ENOMEM ? "out of memory" : err);
+        return;
+    }
+    conn_reply(s, k,
+               control_reply_ok(json_pack("{s:I,s:i,s:o}", "job", (json_int_t)r->job, "partitions",
+                                          (int)x.n_parts, "proofs", a)));
+}
+
 /* {"req":"proof","job":ID,"index":K}: a stored proof, from the store alone (the job
  * may be long retired, or of a previous cuzkd). A partition the table has done but
  * the store not yet (the tick's batch is up to 100 ms behind) is recorded first. */
@@ -419,6 +483,10 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         return;
     }
     if (results_tenant_hides(s, k, r)) return;
+    if (r->kind == CONTROL_PROOFS) {
+        do_proofs(s, k, r);
+        return;
+    }
     if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
         s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
         journal_sync(s);
