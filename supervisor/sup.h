@@ -347,7 +347,7 @@ void journal_sync(struct sup *s);
 char *journal_request(const struct control_submit *sub, json_t *copies, const struct control_peer *peer,
                       const struct stat *od);
 void journal_prune(struct sup *s);
-void journal_prune_uid(struct sup *s);
+void journal_prune_owner(struct sup *s);
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
                    const struct control_peer *peer, char *err, size_t errlen);
 
