@@ -56,10 +56,10 @@
 #define MAX_CONNS       64 /* control connections of ordinary users */
 #define RESERVED_CONNS  8  /* more, only for root and cuzkd's own uid */
 #define N_CONNS         (MAX_CONNS + RESERVED_CONNS)
-#define TICK_NS         100000000ull /* timer period: 100 ms */
-#define SUP_MAX_TIMERS  16           /* timers.c's named timers, at most */
-#define REPLY_MAX       (64u << 20)  /* a connection's unsent replies */
-#define RESUME_OPEN_MS  5000u        /* a stored job's out dir may take this long to open */
+#define TICK_NS         100000000ull    /* timer period: 100 ms */
+#define SUP_MAX_TIMERS  16              /* timers.c's named timers, at most */
+#define REPLY_MAX       PROTO_REPLY_MAX /* a connection's unsent replies: one reply line at most */
+#define RESUME_OPEN_MS  5000u           /* a stored job's out dir may take this long to open */
 /* An unfinished request line (its descriptors already queued) may take this long: a
  * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
  * is only reached by one that trickles a byte now and then to hoard descriptors. */
