@@ -24,6 +24,7 @@
 #include <microhttpd.h>
 #include <openssl/evp.h>
 
+#include "api/tenant_count.h"
 #include "base/os.h"
 
 enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_VKEY, R_JOB, R_PROOF, R_PROOFS };
@@ -42,62 +43,17 @@ struct req {
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     const char *limit_of; /* whose limit is q->limit: "circuit", "tenant", "server" */
     EVP_MD_CTX *md;
-    int entered; /* counted in its tenant's requests in flight (tenant_enter) */
+    int entered; /* counted in its tenant's requests in flight (inflight) */
 };
 
 static struct MHD_Daemon *g_mhd;
 
-/* Each tenant's requests in flight, by name: a tokens reload replaces the lines, and
- * the requests under way keep their counts. Entries stay (a tenant has a line or had
- * one; the file is the operator's), so the table is as long as the names ever seen. */
-static struct {
-    pthread_mutex_t mu;
-    struct inflight {
-        char name[API_TENANT_MAX + 1];
-        uint32_t n;
-    } * t;
-    size_t len, cap;
-} inflight = { .mu = PTHREAD_MUTEX_INITIALIZER };
+/* Each tenant's requests in flight (tenant_count.h). */
+static struct tenant_count inflight = TENANT_COUNT_INIT;
 
-/* One more request of tenant t: 0, or -1 when it has its cap (max-requests) in flight
- * already, or the table cannot grow. */
-static int tenant_enter(const struct api_tenant *t)
+static uint32_t requests_cap(const struct api_tenant *t)
 {
-    uint32_t cap = t->max_requests ? t->max_requests : API_TENANT_REQUESTS;
-    size_t i;
-    int rc = -1;
-
-    pthread_mutex_lock(&inflight.mu);
-    for (i = 0; i < inflight.len && strcmp(inflight.t[i].name, t->name); i++) {
-    }
-    if (i == inflight.len && inflight.len == inflight.cap) {
-        size_t nc = inflight.cap ? 2 * inflight.cap : 16;
-        struct inflight *nt = realloc(inflight.t, nc * sizeof(*nt));
-
-        if (nt) inflight.t = nt, inflight.cap = nc;
-    }
-    if (i == inflight.len && inflight.len < inflight.cap) {
-        snprintf(inflight.t[i].name, sizeof(inflight.t[i].name), "%s", t->name);
-        inflight.t[i].n = 0;
-        inflight.len++;
-    }
-    if (i < inflight.len && inflight.t[i].n < cap) {
-        inflight.t[i].n++;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&inflight.mu);
-    return rc;
-}
-
-static void tenant_leave(const char *name)
-{
-    pthread_mutex_lock(&inflight.mu);
-    for (size_t i = 0; i < inflight.len; i++)
-        if (!strcmp(inflight.t[i].name, name)) {
-            if (inflight.t[i].n) inflight.t[i].n--;
-            break;
-        }
-    pthread_mutex_unlock(&inflight.mu);
+    return t->max_requests ? t->max_requests : API_TENANT_REQUESTS;
 }
 
 static int num(const char *s, size_t n, uint64_t *out)
@@ -282,12 +238,10 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
         api_problem(&q->resp, 401, "refused", "unauthorized", "a valid bearer token is needed", NULL);
         return;
     }
-    if (tenant_enter(q->tenant)) {
-        uint32_t cap = q->tenant->max_requests ? q->tenant->max_requests : API_TENANT_REQUESTS;
-
+    if (tenant_count_add(&inflight, q->tenant->name, 1, requests_cap(q->tenant))) {
         api_problem(&q->resp, 429, "quota", "too_many_requests",
                     "this tenant has its max-requests requests in flight (long polls included)",
-                    json_pack("{s:I}", "max_requests", (json_int_t)cap));
+                    json_pack("{s:I}", "max_requests", (json_int_t)requests_cap(q->tenant)));
         q->resp.retry_after = 1;
         return;
     }
@@ -486,7 +440,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     (void)c;
     (void)t;
     if (!q) return;
-    if (q->entered) tenant_leave(q->tenant_copy.name);
+    if (q->entered) tenant_count_sub(&inflight, q->tenant_copy.name, 1);
     api_rx_free(&q->rx); /* the body's memfd, its bytes given back to the budget */
     json_decref(q->body.signals);
     EVP_MD_CTX_free(q->md);
