@@ -89,6 +89,7 @@ struct api_cfg {
     char user[64];  /* started as root: become this user ("" cuzk) */
     char cors[256]; /* --cors-origin: the one web origin answered with CORS headers ("" none, "*" any) */
     unsigned timeout_s, per_ip, max_conns;
+    unsigned header_timeout_s; /* --header-timeout: a request head's deadline (conns.h) */
     uint64_t max_body;
     uint64_t max_inflight;      /* --max-inflight-body: bodies held at once (budget.h) */
     char queue[PROTO_PATH_MAX]; /* queue mode: the fleet's database ("" off) */

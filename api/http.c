@@ -24,8 +24,8 @@
 #include <microhttpd.h>
 #include <openssl/evp.h>
 
+#include "api/conns.h"
 #include "api/tenant_count.h"
-#include "base/os.h"
 
 enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_VKEY, R_JOB, R_PROOF, R_PROOFS };
 
@@ -415,6 +415,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!(q = calloc(1, sizeof(*q)))) return MHD_NO;
         *con_cls = q;
         head(q, c, url, method);
+        /* The head is in: no longer under --header-timeout; a valid token takes the
+         * connection out of the pre-auth share for good (conns.h). */
+        api_conns_headed(c, q->tenant != NULL);
         /* A refusal before the body: answered now, the body never read. */
         if (q->resp.status && q->post) return send_resp(q, c);
         return MHD_YES;
@@ -437,8 +440,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     struct req *q = *con_cls;
 
     (void)cls;
-    (void)c;
     (void)t;
+    api_conns_request_ended(c); /* the next head is awaited under --header-timeout again */
     if (!q) return;
     if (q->entered) tenant_count_sub(&inflight, q->tenant_copy.name, 1);
     api_rx_free(&q->rx); /* the body's memfd, its bytes given back to the budget */
@@ -447,16 +450,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     free(q->resp.body);
     free(q);
     *con_cls = NULL;
-}
-
-static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void log_line(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    os_vlog(1, "cuzk-api", fmt, ap);
-    va_end(ap);
 }
 
 /* libmicrohttpd's messages end in a newline; the log line has its own. */
@@ -469,7 +462,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     vsnprintf(m, sizeof(m), fmt, ap);
     n = strlen(m);
     while (n && m[n - 1] == '\n') m[--n] = '\0';
-    log_line("%s", m);
+    /* Its messages come once per connection (one closed early, one refused at its
+     * own limit): a crowd's would flood the log, so each kind is said once a minute
+     * with a count, like the refusals of conns.c. */
+    api_conns_mhd_said(m);
 }
 
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
@@ -478,28 +474,35 @@ int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_
      * each with its body's memfd and its control connection) is served, not refused. */
     unsigned flags =
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    /* The options that depend on the call last: an MHD_OPTION_END where one is
-     * not wanted ends the list there. */
-    struct MHD_OptionItem o[] = {
+    /* --per-ip and --max-conns are conns.c's (the accept policy), so that a full
+     * address or server makes room among the connections without a token first;
+     * libmicrohttpd's own limit is above them, for the ones being closed. */
+    struct MHD_OptionItem o[16] = {
         { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)api_conns_notify, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, g_api.cfg.timeout_s, NULL },
-        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, g_api.cfg.per_ip, NULL },
-        { MHD_OPTION_CONNECTION_LIMIT, g_api.cfg.max_conns, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, api_conns_hard_limit(g_api.cfg.max_conns), NULL },
         { MHD_OPTION_THREAD_STACK_SIZE, 256 << 10, NULL },
-        { listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, listen_fd, NULL },
-        { cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert },
-        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key },
-        { MHD_OPTION_END, 0, NULL },
     };
+    size_t n = 6;
 
-    if (cert) flags |= MHD_USE_TLS;
-    if (listen_fd < 0) { /* no listening socket: the harness's connections only */
+    if (listen_fd >= 0)
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL };
+    else /* no listening socket: the harness's connections only */
         flags |= MHD_USE_NO_LISTEN_SOCKET;
-        memmove(&o[6], &o[7], 3 * sizeof(o[0]));
+    if (cert) {
+        flags |= MHD_USE_TLS;
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert };
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key };
     }
-    g_mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
+    o[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    if (api_conns_start(g_api.cfg.max_conns, g_api.cfg.per_ip, g_api.cfg.header_timeout_s, err, errlen))
+        return -1;
+    g_mhd = MHD_start_daemon(flags, 0, api_conns_accept, NULL, handler, NULL, MHD_OPTION_ARRAY, o,
+                             MHD_OPTION_END);
     if (!g_mhd) {
+        api_conns_stop();
         snprintf(err, errlen, "libmicrohttpd could not start%s",
                  cert ? " (is the TLS certificate and key valid?)" : "");
         return -1;
@@ -518,4 +521,5 @@ void api_stop(void)
 {
     if (g_mhd) MHD_stop_daemon(g_mhd);
     g_mhd = NULL;
+    api_conns_stop();
 }

@@ -36,8 +36,13 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --user NAME|UID     started as root: become this user after binding (default\n"
                             "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
                             "  --timeout S         close a connection idle S seconds (default 30)\n"
-                            "  --per-ip N          connections from one address at once (default 32)\n"
-                            "  --max-conns N       connections at once (default 1024)\n"
+                            "  --header-timeout S  close a connection that has not sent a whole request\n"
+                            "                      head S seconds after it opened or its last request\n"
+                            "                      ended, however it trickles (default 10)\n"
+                            "  --per-ip N          connections from one address at once (default 32;\n"
+                            "                      a quarter of them before their first token)\n"
+                            "  --max-conns N       connections at once (default 1024; a quarter of\n"
+                            "                      them before their first token)\n"
                             "  --max-body N[KMG]   a request body's bytes at most (default 16M; a circuit's\n"
                             "                      max-input-bytes and a tenant's limit may say less)\n"
                             "  --max-inflight-body N[KMG]  the bytes of all bodies held at once (default\n"
@@ -103,10 +108,24 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
         *(name[4] == 'b' ? &c->max_body : &c->max_inflight) = n;
         return 0;
     }
-    if (!strcmp(name, "timeout") || !strcmp(name, "per-ip") || !strcmp(name, "max-conns")) {
-        if (opt_num(v, 100000, &n) || !n) return die("--%s %s: a whole number from 1 to 100000", name, v);
-        *(name[0] == 't' ? &c->timeout_s : name[0] == 'p' ? &c->per_ip : &c->max_conns) = (unsigned)n;
-        return 0;
+    {
+        static const struct {
+            const char *name;
+            size_t off;
+        } counts[] = {
+            { "timeout", offsetof(struct api_cfg, timeout_s) },
+            { "header-timeout", offsetof(struct api_cfg, header_timeout_s) },
+            { "per-ip", offsetof(struct api_cfg, per_ip) },
+            { "max-conns", offsetof(struct api_cfg, max_conns) },
+        };
+
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+            if (!strcmp(name, counts[i].name)) {
+                if (opt_num(v, 100000, &n) || !n)
+                    return die("--%s %s: a whole number from 1 to 100000", name, v);
+                *(unsigned *)((char *)c + counts[i].off) = (unsigned)n;
+                return 0;
+            }
     }
     return die("unknown option --%s (see cuzk-api --help)", name);
 }
@@ -115,6 +134,7 @@ static int parse_args(struct api_cfg *c, int argc, char **argv)
 {
     snprintf(c->instance, sizeof(c->instance), "default");
     c->timeout_s = 30;
+    c->header_timeout_s = 10;
     c->per_ip = 32;
     c->max_conns = 1024;
     c->max_body = API_BODY_DEFAULT;
