@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -100,6 +101,8 @@ struct api_cfg {
 struct api {
     struct api_cfg cfg;
     struct api_tokens tokens;
+    gid_t gid; /* the group the process serves as (after dropping root): a tokens file
+                * may be readable by it (tokens.c) */
 };
 extern struct api g_api;
 

@@ -468,6 +468,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     api_conns_mhd_said(m);
 }
 
+/* TLS as GnuTLS's NORMAL less what an attacker could steer a client down to: no
+ * version before 1.2, no static-RSA key exchange (no forward secrecy), the server's
+ * order of preference. */
+#define API_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:%SERVER_PRECEDENCE"
+
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
 {
     /* poll(), not select(): a descriptor numbered 1024 or more (many connections,
@@ -495,6 +500,7 @@ int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_
         flags |= MHD_USE_TLS;
         o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert };
         o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key };
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)API_TLS_PRIORITIES };
     }
     o[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     if (api_conns_start(g_api.cfg.max_conns, g_api.cfg.per_ip, g_api.cfg.header_timeout_s, err, errlen))

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/budget.h"
@@ -202,6 +203,19 @@ bad:
     return -1;
 }
 
+/* The group the process serves as: --user's when started as root (drop_root), else
+ * its own. */
+static gid_t serving_gid(const char *user)
+{
+    struct passwd *pw;
+    char *e;
+    unsigned long uid = strtoul(user, &e, 10);
+
+    if (geteuid() != 0 || (user[0] && !*e && uid == 0)) return getegid();
+    pw = user[0] && !*e ? getpwuid((uid_t)uid) : getpwnam(user[0] ? user : "cuzk");
+    return pw ? pw->pw_gid : getegid();
+}
+
 /* Started as root: become --user (its uid, its group, no other groups), and check
  * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
  * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
@@ -234,12 +248,24 @@ static int drop_root(const char *user, char *err, size_t errlen)
     return 0;
 }
 
-static char *slurp(const char *path, char *err, size_t errlen)
+/* path's text (malloc'd), or NULL with err. A secret (the TLS key) must be its
+ * owner's alone: a mode that lets group or others read or write it is refused, from
+ * the descriptor read (no window between the check and the read). */
+static char *slurp(const char *path, int secret, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
+    struct stat st;
     char *b = NULL;
     size_t n = 0;
 
+    if (f && secret && !fstat(fileno(f), &st) && (st.st_mode & 077)) {
+        snprintf(err, errlen,
+                 "--tls-key %s: mode %04o lets group or others at the private key; chmod 600 it (owned by "
+                 "the user that reads it)",
+                 path, (unsigned)(st.st_mode & 07777));
+        fclose(f);
+        return NULL;
+    }
     if (!f || getdelim(&b, &n, '\0', f) < 0) {
         snprintf(err, errlen, "%s: %s", path, f ? "empty" : strerror(errno));
         if (f) fclose(f);
@@ -266,10 +292,11 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &ss, NULL);
     if ((rc = parse_args(&g_api.cfg, argc, argv))) return rc;
     signal(SIGPIPE, SIG_IGN);
+    g_api.gid = serving_gid(g_api.cfg.user);
     if (api_tokens_load(&g_api.tokens, g_api.cfg.tokens, err, sizeof(err)) ||
         (g_api.cfg.cert[0] &&
-         (!(cert = slurp(g_api.cfg.cert, err, sizeof(err))) ||
-          !(key = slurp(g_api.cfg.key, err, sizeof(err))))) ||
+         (!(cert = slurp(g_api.cfg.cert, 0, err, sizeof(err))) ||
+          !(key = slurp(g_api.cfg.key, 1, err, sizeof(err))))) ||
         (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
         drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
