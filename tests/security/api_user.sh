@@ -57,15 +57,7 @@ done
 grep -q "^Groups:.*\b$(getent group "$apiu" | cut -d: -f3)\b" "/proc/$apid/status" || fail "cuzk-api lacks $apiu's group"
 echo "ok: cuzkd (root) runs its cuzk-api as $apiu (pid $apid)"
 
-[ "$(http p1 "$tok_alice" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' \
-  --data-binary '{"x":"3","k":"1"}')" = 202 ] || fail "alice's POST through the API as $apiu: $(cat "$tmp/http/p1.body")"
-id="$(jfield p1 r.job)"
-http w1 "$tok_alice" GET "/v1/jobs/$id?wait=300" >/dev/null
-expect w1 200
-[ "$(jfield w1 r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/w1.body")"
-http f1 "$tok_alice" GET "/v1/jobs/$id/proofs/0" >/dev/null
-expect f1 200
-verify_proof f1
+api_proved p1 "$tok_alice" '{"x":"3","k":"1"}'
 tenant="$(cuzk --json status | jq -r --argjson j "$id" '.jobs[]? | select(.job==$j) | .tenant // empty')"
 echo "ok: alice's job $id made through the API as $apiu proved; snarkjs verifies it${tenant:+ (tenant $tenant)}"
 
@@ -106,11 +98,7 @@ setpriv --reuid "$dusr" --regid "$dusr" --init-groups "$BUILD/bin/cuzkd" --insta
   --state-dir "$tmp/state2" --foreground --wgen-dir "$BUILD/wgen:$tmp" --config "$tmp/cuzkd.conf" --devices cpu:1 \
   --group "$dusr" --api-user "$apiu" >>"$tmp/cuzkd2.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 1 1200); do
-  cuzk status >/dev/null 2>&1 && break
-  kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd as $dusr exited: $(tail -n 5 "$tmp/cuzkd2.log")"
-  sleep 0.1
-done
+daemon_answers "$tmp/cuzkd2.log"
 port="$(free_port)"
 api_base="http://127.0.0.1:$port"
 sed -i '/^listen = /d; /^api-tokens = /d' "$tmp/cuzkd.conf" # not the child: the API on its own
@@ -119,14 +107,7 @@ setpriv --reuid "$apiu" --regid "$apiu" --init-groups "$BUILD/bin/cuzk-api" --so
 api2=$!
 daemon_on_exit="kill -TERM $api2 2>/dev/null${daemon_on_exit:+; $daemon_on_exit}"
 api_wait_up
-[ "$(http q1 "$tok_alice" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' \
-  --data-binary '{"x":"5","k":"2"}')" = 202 ] || fail "alice's POST through cuzk-api as $apiu, cuzkd as $dusr: $(cat "$tmp/http/q1.body")"
-id="$(jfield q1 r.job)"
-http q2 "$tok_alice" GET "/v1/jobs/$id?wait=300" >/dev/null
-expect q2 200
-http q3 "$tok_alice" GET "/v1/jobs/$id/proofs/0" >/dev/null
-expect q3 200
-verify_proof q3
+api_proved q1 "$tok_alice" '{"x":"5","k":"2"}'
 echo "ok: cuzkd as $dusr, cuzk-api on its own as $apiu (group $dusr): alice's job $id proved, snarkjs verifies it"
 got="$(runuser -u "$apiu" -- python3 "$tmp/ptrace.py" "$daemon_pid")"
 [ "$got" != attached ] || fail "$apiu attached to $dusr's cuzkd with ptrace"
