@@ -318,9 +318,11 @@ void handle_listen(struct sup *s)
         }
         priv = cr.uid == 0 || cr.uid == geteuid();
         /* --api-user: the HTTP API under a user of its own acts for its tenants as
-         * the privileged do, but may not operate cuzkd (operator_request). */
+         * the privileged do, but may not operate cuzkd (operator_request). Each of
+         * its connections is an API connection, as the child's are: not held to
+         * --conns-per-uid (it opens one per request in flight), in ordinary slots. */
         api_user = !priv && s->c->have_api_uid && cr.uid == s->c->api_uid;
-        api = (priv || api_user) && s->api.pid > 0 && cr.pid == s->api.pid;
+        api = api_user || (priv && s->api.pid > 0 && cr.pid == s->api.pid);
         if (!(k = conn_slot(s, cr.uid, priv && !api, api, why, sizeof(why)))) {
             char *m = control_reply_error(PROTO_E_BUSY, why);
 

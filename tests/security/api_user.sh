@@ -12,7 +12,7 @@
 #     start and says why.
 # Then the packaged layout: cuzkd as a user of its own, cuzk-api on its own as U (a
 # member of cuzkd's group): the tenant's proof made and verified, U cannot ptrace cuzkd
-# or read its job store. Before --api-user, cuzkd did not know the option, the API it
+# or read its job store, and U's control connections are not held to --conns-per-uid. Before --api-user, cuzkd did not know the option, the API it
 # started as root stayed root, and an API under a user other than cuzkd's was refused
 # every tenant. Skips (77) when not root (it makes the user) or without the API's tools.
 # shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
@@ -115,6 +115,28 @@ got="$(runuser -u "$apiu" -- python3 "$tmp/ptrace.py" "$daemon_pid")"
 db="$(find "$tmp/state2" -name '*.db' | head -n1)"
 [ -n "$db" ] && ! runuser -u "$apiu" -- cat "$db" >/dev/null 2>&1 || fail "$apiu reads $dusr's job store ${db:-(none)}"
 echo "ok: $apiu cannot ptrace $dusr's cuzkd ($got) nor read its job store ($(stat -c '%U %a' "$db"))"
+# The API opens a control connection per request in flight (up to 16): U's are API
+# connections, not held to --conns-per-uid (8), as the API child's are not.
+got="$(
+  runuser -u "$apiu" -- python3 - "$run/$inst.sock" <<'PY'
+import socket, sys
+conns = []
+for _ in range(12):
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(sys.argv[1])
+    conns.append(c)
+answered = 0
+for c in conns:
+    try:  # a connection over the cap is answered "busy" and closed
+        c.sendall(b'{"req":"status"}\n')
+        answered += b'"ok":true' in c.makefile("rb").readline()
+    except OSError:
+        pass
+print(answered)
+PY
+)"
+[ "$got" = 12 ] || fail "$apiu's 12 control connections at once: $got answered (held to --conns-per-uid?)"
+echo "ok: $apiu holds 12 control connections at once, each answered (not held to --conns-per-uid 8)"
 kill -TERM "$api2"
 wait "$api2" || true
 daemon_shutdown_clean
