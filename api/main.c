@@ -216,10 +216,11 @@ static gid_t serving_gid(const char *user)
     return pw ? pw->pw_gid : getegid();
 }
 
-/* Started as root: become --user (its uid, its group, no other groups), and check
- * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
- * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
- * root (not the packaged unit's way) it stays root, and says so. */
+/* Started as root: become --user (its uid, its group and the groups /etc/group puts
+ * it in: an --api-user reaches cuzkd's socket through cuzkd's --group), and check
+ * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid,
+ * or its --api-user when it runs as root: the API must be one of the two to submit
+ * for tenants, so under a root cuzkd without --api-user it stays root, and says so. */
 static int drop_root(const char *user, char *err, size_t errlen)
 {
     struct passwd *pw;
@@ -237,7 +238,7 @@ static int drop_root(const char *user, char *err, size_t errlen)
                  user[0] ? user : "cuzk");
         return -1;
     }
-    if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+    if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
         snprintf(err, errlen, "dropping root for %s: %s", pw->pw_name, strerror(errno));
         return -1;
     }

@@ -346,7 +346,7 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
 {
     char m[160];
 
-    if (!k->privileged) {
+    if (!k->privileged || k->api_user) {
         snprintf(m, sizeof(m),
                  "uid %u may not %s cuzkd: only root or cuzkd's own "
                  "user may",

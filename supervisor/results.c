@@ -323,7 +323,7 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
     if (!r->tenant) return 0;
     if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
         reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user (the HTTP API)");
         return 1;
     }
     if (!job_slot(s, r->job, &slot))

@@ -154,7 +154,8 @@ struct conn {
     int *fds; /* descriptors received, not yet taken by a request */
     uint32_t n_fds;
     int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-    int privileged;         /* root or cuzkd's own uid: may act for others */
+    int privileged;         /* root, cuzkd's own uid or --api-user: may act for others */
+    int api_user;           /* --api-user: privileged for its tenants, not an operator */
     int reserve_ok;         /* may use the reserved slots: privileged, but not the
                              * HTTP API child (its requests are its tenants') */
     uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
