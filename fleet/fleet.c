@@ -576,11 +576,17 @@ static void *run(void *arg)
             struct adoption c = { .d = d };
 
             d->next_adopt = t + ADOPT_EVERY_MS;
-            if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) < 0) {
+            if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) < 0 ||
+                (rc = fleet_sweep_gone(d->f, d->owner, err, sizeof(err))) < 0) {
                 db_error(d, rc, err);
                 next_try = t + 500;
-            } else
+            } else {
+                if (rc)
+                    flog(
+                        "removed the staging dirs of %d daemon(s) gone for good from the ended jobs' out dirs",
+                        rc);
                 db_ok(d);
+            }
         }
         if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try &&
             !renew_held(d, held, t, &backoff, &next_try))
