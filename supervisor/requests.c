@@ -393,7 +393,9 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
         conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
         break;
     case CONTROL_RELOAD: operator_request(s, k, r); break;
-    case CONTROL_PROOF: do_proof(s, k, r); break;
+    case CONTROL_PROOF:
+    case CONTROL_PROOFS: do_proof(s, k, r); break;
     case CONTROL_WATCH: do_watch(s, k); break;
+    case CONTROL_JOBS: do_jobs(s, k, r); break;
     }
 }
