@@ -10,6 +10,8 @@
 # - cuzk-api killed (-9) while a callback is being retried: the next cuzk-api delivers
 #   it once, and after another kill -9 it is not sent again (a later job's callback,
 #   which the deliverer reaches only after every older pending one, arrives alone);
+# - a job that ends and leaves cuzkd's table (--keep-finished 1) while no cuzk-api
+#   runs: the next one finds it in the store and calls back;
 # - a URL to a host not on the tenant's list, over plain http to an https-only entry,
 #   and any URL of a tenant without callbacks: 400 naming callback_url;
 # - GET /v1/jobs/ID/events: an event per partition, each one done before the job
@@ -82,7 +84,7 @@ daemon_on_exit="kill $recv_pid 2>/dev/null || true; [ -z \"\${api_pid:-}\" ] || 
 # ---- cuzkd, and cuzk-api on its own ------------------------------------------------------
 printf 'buffer-mb = 16\n[circuit mul]\nzkey = %s\nr1cs = %s\nwitness-gen = %s\n' \
   "$FX/circuit_final.zkey" "$FX/circuit.r1cs" "$gen" >"$tmp/cuzkd.conf"
-daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
+daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 --keep-finished 1
 port="$(free_port)"
 api_base="http://127.0.0.1:$port"
 api_pid=""
@@ -116,6 +118,17 @@ submit() {
   expect "$1" 202
   jfield "$1" r.job
 }
+# delivered NAME JOB: until GET /v1/jobs/JOB (answer NAME) reads callback.state delivered:
+# the state is committed just after the receiver answered (a liveness bound of 60 s)
+delivered() {
+  local _
+  for _ in $(seq 1 600); do
+    http "$1" "$tok_alice" GET "/v1/jobs/$2" >/dev/null
+    [ "$(jfield "$1" 'r.callback.state')" = delivered ] && return 0
+    sleep 0.1
+  done
+  fail "job $2's callback: $(cat "$tmp/http/$1.body")"
+}
 proof_of() { # NAME JOB: the job's proof 0 fetched and verified
   http "$1" "$tok_alice" GET "/v1/jobs/$2/proofs/0" >/dev/null
   expect "$1" 200
@@ -137,8 +150,7 @@ assert b["state"] == "done" and b["partitions"] == 1 and b["done"] == 1 and b["f
 assert isinstance(b["ended_unix"], int) and b["ended_unix"] > 1600000000, b
 EOF
 proof_of s1p "$j1"
-http s1g "$tok_alice" GET "/v1/jobs/$j1" >/dev/null
-expect s1g 200
+delivered s1g "$j1"
 [ "$(jfield s1g 'r.callback.state + " " + r.callback.attempts + " " + r.callback.last_status')" = "delivered 1 200" ] ||
   fail "job $j1's callback: $(cat "$tmp/http/s1g.body")"
 
@@ -146,13 +158,7 @@ expect s1g 200
 j2="$(submit s2 /fail2/2)"
 recv_wait /fail2/2 200 1
 [ "$(recv_count /fail2/2 500)" = 2 ] || fail "job $j2: expected two 500s before the 200: $(cat "$tmp/recv.log")"
-for _ in $( # the delivery is committed just after the receiver answered
-  seq 1 600
-); do
-  http s2g "$tok_alice" GET "/v1/jobs/$j2" >/dev/null
-  [ "$(jfield s2g 'r.callback.state')" = delivered ] && break
-  sleep 0.1
-done
+delivered s2g "$j2"
 [ "$(jfield s2g 'r.callback.state + " " + r.callback.attempts + " " + r.callback.last_status')" = "delivered 3 200" ] ||
   fail "job $j2's callback: $(cat "$tmp/http/s2g.body")"
 proof_of s2p "$j2"
@@ -166,12 +172,7 @@ wait "$api_pid" 2>/dev/null || true
 rm -f "$tmp/hold"
 api_run
 recv_wait /hold/3 200 1
-for _ in $(seq 1 600); do
-  http s3g "$tok_alice" GET "/v1/jobs/$j3" >/dev/null
-  [ "$(jfield s3g 'r.callback.state')" = delivered ] && break
-  sleep 0.1
-done
-[ "$(jfield s3g 'r.callback.state')" = delivered ] || fail "job $j3's callback: $(cat "$tmp/http/s3g.body")"
+delivered s3g "$j3"
 proof_of s3p "$j3"
 # delivered is kept: after another kill -9, a newer job's callback comes, and no second one of j3
 kill -9 "$api_pid"
@@ -182,6 +183,20 @@ recv_wait /ok/4 200 1
 [ "$(recv_count /hold/3 200)" = 1 ] || fail "job $j3's callback was delivered again after a restart"
 [ "$(recv_count /ok/1 200)" = 1 ] || fail "job $j1's callback was delivered again after a restart"
 proof_of s4p "$j4"
+
+# ---- a job that ends, and leaves cuzkd's table, while no cuzk-api runs ----------------------
+j6="$(submit s6 /ok/6)"
+kill -9 "$api_pid"
+wait "$api_pid" 2>/dev/null || true
+cuzk wait "$j6" >/dev/null 2>&1 || true
+# --keep-finished 1: then only the job store knows it
+for _ in $(seq 1 600); do
+  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j6}[,}]" || break
+  sleep 0.1
+done
+api_run
+recv_wait /ok/6 200 1
+proof_of s6p "$j6"
 
 # ---- refused URLs ------------------------------------------------------------------------------
 bad() { # NAME TOKEN URL
