@@ -38,7 +38,8 @@ enum route {
     R_JOB,
     R_PROOF,
     R_PROOFS,
-    R_JOBS
+    R_JOBS,
+    R_EVENTS
 };
 
 struct req {
@@ -55,7 +56,9 @@ struct req {
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     const char *limit_of; /* whose limit is q->limit: "circuit", "tenant", "server" */
     EVP_MD_CTX *md;
-    int entered; /* counted in its tenant's requests in flight (inflight) */
+    int entered;                 /* counted in its tenant's requests in flight (tenant_enter) */
+    const char *callback_url;    /* POST ?callback_url= (checked), or NULL */
+    struct MHD_Response *stream; /* GET /events: the Server-Sent Events (events.c) */
 };
 
 static struct MHD_Daemon *g_mhd;
@@ -110,6 +113,7 @@ static int route(struct req *q, const char *url)
     if (num(p, e ? (size_t)(e - p) : strlen(p), &q->id)) return -1;
     if (!e) return q->route = R_JOB, 0;
     if (!strcmp(e, "/proofs")) return q->route = R_PROOFS, 0;
+    if (!strcmp(e, "/events")) return q->route = R_EVENTS, 0;
     if (strncmp(e, "/proofs/", 8) || num(e + 8, strlen(e + 8), &q->k)) return -1;
     return q->route = R_PROOF, 0;
 }
@@ -305,6 +309,8 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
             return;
         }
         if (pr) q->body.priority = (int)v;
+        q->callback_url = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "callback_url");
+        if (q->callback_url && api_callback_check(q->callback_url, q->tenant, &q->resp)) return;
         if (query_num(q, c, "wait", 600, 0, &q->wait_s)) return;
         begin_body(q, c);
     }
@@ -370,6 +376,10 @@ static void answer(struct req *q, struct MHD_Connection *c)
         body_done(q);
         if (!q->resp.status)
             (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
+        if (q->callback_url && q->resp.status == 202 &&
+            api_callback_add(strtoull(q->resp.location + 9, NULL, 10), q->tenant->name, q->callback_url,
+                             &q->resp))
+            break;
         /* ?wait on a POST is a long poll like GET's: counted against the tenant's
          * API_TENANT_WAITS (past it, the 202 stands), given up when the client hangs up */
         if (q->wait_s && q->resp.status == 202 && !api_wait_enter(q->tenant->name)) {
@@ -416,6 +426,14 @@ static void answer(struct req *q, struct MHD_Connection *c)
         if (!query_num(q, c, "offset", 1u << 20, 0, &off) &&
             !query_num(q, c, "limit", API_PROOFS_PAGE, API_PROOFS_PAGE, &lim))
             api_job_proofs(&q->resp, q->id, q->tenant, off, lim ? lim : API_PROOFS_PAGE);
+        break;
+    }
+    case R_EVENTS: {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        q->stream = api_events(&q->resp, q->id, q->tenant,
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID"),
+                               ci ? ci->connect_fd : -1);
         break;
     }
     default: break;
@@ -486,6 +504,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return q->resp.status && q->seen > 2 * q->limit + (1u << 20) ? MHD_NO : MHD_YES;
     }
     if (!q->resp.status) answer(q, c);
+    if (q->stream) { /* the events' stream: answered as it goes */
+        enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, q->stream);
+
+        MHD_destroy_response(q->stream);
+        q->stream = NULL;
+        return rc;
+    }
     return send_resp(q, c);
 }
 
