@@ -170,7 +170,11 @@ int proto_wtns_name(const char *path, char *name, size_t len);
 struct json_t;
 bool proto_metadata_valid(const struct json_t *m, char *err, size_t errlen);
 
-#define PROTO_LINE_MAX 65536 /* bytes of one request line, newline excluded */
+#define PROTO_LINE_MAX  65536 /* bytes of one request line, newline excluded */
+/* Bytes of one reply line (or watch event) at most: cuzkd never queues more for a
+ * connection (its unsent replies are bounded so), and a client reads no more than
+ * this for one line, so a reply that never ends cannot take its memory. */
+#define PROTO_REPLY_MAX (64u << 20)
 
 /* Error codes of the protocol. */
 #define PROTO_E_BAD_JSON      "bad_json"        /* not one JSON object */

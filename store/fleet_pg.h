@@ -270,6 +270,14 @@ struct fleet_adopted {
 int fleet_adopt(struct fleet *f, const char *self, int mine,
                 void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err, size_t errlen);
 
+/* The staging dirs (OUT/.cuzk-ID/) of daemons that are gone (heartbeat stale, nothing
+ * left of theirs to adopt), removed with what they hold from the out dirs of the jobs
+ * that ran while they lived, once those jobs have ended: a daemon killed for good
+ * left its dir there, proofs it staged and never published included. Each gone
+ * daemon once per death (cuzk_meta 'swept:ID'); self never. Returns how many daemons
+ * were swept, or a database -errno. */
+int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen);
+
 /* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
  * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
  * for stale staged files to remove, after its fleet_adopt(mine). */

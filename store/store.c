@@ -465,24 +465,28 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
     return exec_alone(st, 0, sql, "pruning decided jobs", n, err, errlen);
 }
 
-int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
-                        size_t errlen)
+int store_prune_per_owner(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
+                          size_t errlen)
 {
     char sql[768];
 
     *n = 0;
-    /* Per submitter (request.peer.uid), newest first: a decided job goes once its uid
-     * has keep_jobs newer ones, or its request text and the newer ones' pass
-     * keep_bytes. Running jobs are never counted out, and the newest job stays (ids,
-     * as store_prune). */
+    /* Per owner, newest first: the submitter's uid (request.peer.uid) and, for the
+     * HTTP API's jobs, its tenant (request.tenant). Every tenant's job is submitted
+     * by the API's one uid: counted by uid alone, one tenant's flood of cancelled
+     * jobs would push every other tenant's stored proofs out. A decided job goes
+     * once its owner has keep_jobs newer ones, or its request text and the newer
+     * ones' pass keep_bytes. Running jobs are never counted out, and the newest job
+     * stays (ids, as store_prune). */
     snprintf(sql, sizeof(sql),
              "DELETE FROM jobs WHERE id IN (SELECT id FROM (SELECT id,"
              " row_number() OVER w AS rn, sum(length(request)) OVER w AS b FROM jobs"
              " WHERE state != 'running' WINDOW w AS (PARTITION BY"
-             " json_extract(request, '$.peer.uid') ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+             " json_extract(request, '$.peer.uid'), json_extract(request, '$.tenant')"
+             " ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
              " WHERE rn > %llu OR b > %llu) AND id < (SELECT max(id) FROM jobs)",
              (unsigned long long)keep_jobs, (unsigned long long)keep_bytes);
-    return exec_alone(st, 0, sql, "pruning each user's decided jobs", n, err, errlen);
+    return exec_alone(st, 0, sql, "pruning each owner's decided jobs", n, err, errlen);
 }
 
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)

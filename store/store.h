@@ -94,11 +94,12 @@ int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
  * store from growing with every job ever run (--store-keep-days). *n: how many. Not
  * fsync'd (a prune lost to a power cut is only done again). */
 int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t errlen);
-/* Bound each submitter's decided jobs (request.peer.uid): remove the oldest beyond
- * keep_jobs of that uid, or whose request text with the newer ones' passes keep_bytes;
- * *n removed. Running jobs and the newest job stay. */
-int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
-                        size_t errlen);
+/* Bound each owner's decided jobs, an owner being a submitter's uid
+ * (request.peer.uid) with the API tenant it submitted for (request.tenant, if any):
+ * remove the oldest beyond keep_jobs of that owner, or whose request text with the
+ * newer ones' passes keep_bytes; *n removed. Running jobs and the newest job stay. */
+int store_prune_per_owner(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
+                          size_t errlen);
 /* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
  * cancel is never undone by a restart. */
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);

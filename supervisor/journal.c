@@ -192,19 +192,20 @@ void journal_prune(struct sup *s)
                (unsigned long long)n, s->c->store_keep_days);
 }
 
-/* Each user's decided jobs, bounded by count and bytes (a user submitting many
- * small jobs grew the store for --store-keep-days). A minute apart: fast enough
- * against a burst, rare enough to cost nothing. */
-void journal_prune_uid(struct sup *s)
+/* Each user's decided jobs, and each API tenant's apart from the others (they all
+ * share the API's uid), bounded by count and bytes (a user submitting many small
+ * jobs grew the store for --store-keep-days). A minute apart: fast enough against a
+ * burst, rare enough to cost nothing. */
+void journal_prune_owner(struct sup *s)
 {
     uint64_t n;
     char err[512];
 
-    if (store_prune_per_uid(s->store, s->c->store_keep_jobs, (uint64_t)s->c->store_keep_mb << 20, &n, err,
-                            sizeof(err)))
+    if (store_prune_per_owner(s->store, s->c->store_keep_jobs, (uint64_t)s->c->store_keep_mb << 20, &n, err,
+                              sizeof(err)))
         journal_log_err(s, "pruning", err);
     else if (n)
-        logmsg("job store: removed %llu decided job(s) beyond a user's "
+        logmsg("job store: removed %llu decided job(s) beyond a user's or API tenant's "
                "--store-keep-jobs %u / --store-keep-mb %u",
                (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
 }

@@ -23,6 +23,7 @@
 #include "base/os.h"
 #include "fleet/staged.h"
 #include "store/store_results.h"
+#include "supervisor/owners.h"
 
 #define RESULTS_DISPLAY "(job store)" /* the out_dir such a job shows */
 
@@ -271,7 +272,8 @@ static const char *stored_state(enum store_part_state ps)
 
 struct stored_ctx {
     struct sup *s;
-    json_t *o; /* the job JSON built */
+    const struct conn *k; /* who asks: a job not theirs to see is not built */
+    json_t *o;            /* the job JSON built */
 };
 
 /* A job the table no longer has (decided, retired, or before a restart), as the job
@@ -279,8 +281,18 @@ struct stored_ctx {
 static int stored_json(void *arg, const struct store_job *j)
 {
     struct stored_ctx *x = arg;
-    json_t *req = json_loads(j->request, 0, NULL), *parts = json_array();
+    json_t *req = json_loads(j->request, 0, NULL), *parts;
+    json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
     uint32_t done = 0, failed = 0;
+
+    /* owners_may_see: a stored job of another's answers as one that never was */
+    if (!json_is_integer(uid)
+            ? !x->k->privileged
+            : !owners_may_see(x->k->uid, x->k->privileged, (uid_t)json_integer_value(uid))) {
+        json_decref(req);
+        return 0;
+    }
+    parts = json_array();
 
     for (uint32_t i = 0; i < j->n_parts; i++) {
         json_t *po = json_pack("{s:i,s:s,s:s,s:i}", "index", (int)i, "name", j->name[i], "state",
@@ -324,7 +336,7 @@ static int stored_json(void *arg, const struct store_job *j)
  * when it has it (1), else 0 (not answered). */
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
 {
-    struct stored_ctx x = { s, NULL };
+    struct stored_ctx x = { s, k, NULL };
     char err[512];
     int cbret;
 
@@ -353,7 +365,7 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
     if (!r->tenant) return 0;
     if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
         reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user (the HTTP API)");
         return 1;
     }
     if (!job_slot(s, r->job, &slot))

@@ -208,8 +208,8 @@ static int service_refused(struct sup *s, struct conn *k, const struct control_r
 {
     if (r->tenant && !k->privileged) {
         reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API "
-                  "process)");
+                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user "
+                  "(the HTTP API)");
         return 1;
     }
     if ((r->results_store || r->idem_key) && !s->store) {

@@ -56,10 +56,10 @@
 #define MAX_CONNS       64 /* control connections of ordinary users */
 #define RESERVED_CONNS  8  /* more, only for root and cuzkd's own uid */
 #define N_CONNS         (MAX_CONNS + RESERVED_CONNS)
-#define TICK_NS         100000000ull /* timer period: 100 ms */
-#define SUP_MAX_TIMERS  16           /* timers.c's named timers, at most */
-#define REPLY_MAX       (64u << 20)  /* a connection's unsent replies */
-#define RESUME_OPEN_MS  5000u        /* a stored job's out dir may take this long to open */
+#define TICK_NS         100000000ull    /* timer period: 100 ms */
+#define SUP_MAX_TIMERS  16              /* timers.c's named timers, at most */
+#define REPLY_MAX       PROTO_REPLY_MAX /* a connection's unsent replies: one reply line at most */
+#define RESUME_OPEN_MS  5000u           /* a stored job's out dir may take this long to open */
 /* An unfinished request line (its descriptors already queued) may take this long: a
  * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
  * is only reached by one that trickles a byte now and then to hoard descriptors. */
@@ -154,7 +154,8 @@ struct conn {
     int *fds; /* descriptors received, not yet taken by a request */
     uint32_t n_fds;
     int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-    int privileged;         /* root or cuzkd's own uid: may act for others */
+    int privileged;         /* root, cuzkd's own uid or --api-user: may act for others */
+    int api_user;           /* --api-user: privileged for its tenants, not an operator */
     int reserve_ok;         /* may use the reserved slots: privileged, but not the
                              * HTTP API child (its requests are its tenants') */
     uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
@@ -354,7 +355,7 @@ void journal_sync(struct sup *s);
 char *journal_request(const struct control_submit *sub, json_t *copies, const struct control_peer *peer,
                       const struct stat *od);
 void journal_prune(struct sup *s);
-void journal_prune_uid(struct sup *s);
+void journal_prune_owner(struct sup *s);
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
                    const struct control_peer *peer, char *err, size_t errlen);
 
