@@ -1,7 +1,8 @@
 /* test_store_results.c — the job store's results, idempotency keys and read-back
  * (store_results.h) on a real SQLite file in a temp dir: round trips across a reopen,
  * one key per tenant, pruning (--store-keep-days) taking a job's proofs and key with
- * it, and a version 1 store migrated with its jobs kept. */
+ * it, a version 1 store migrated with its jobs kept, a tenant's job list in pages and
+ * by filter (store_jobs_list), and partitions' attempts and proof ranges read back. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,134 @@ TEST(test_results_version1_store_migrated, 1)
     ck_assert_int_eq(sqlite3_column_int(v, 0), STORE_SCHEMA_VERSION);
     sqlite3_finalize(v);
     sqlite3_close(db);
+}
+END_TEST
+
+/* store_jobs_list's callback: each row's id, state and request's metadata in turn. */
+struct listed {
+    int n;
+    uint64_t id[16];
+    char state[16][16];
+    int has_meta[16];
+};
+
+static int list_row(void *arg, const struct store_list_row *row)
+{
+    struct listed *l = arg;
+
+    ck_assert_int_lt(l->n, 16);
+    l->id[l->n] = row->id;
+    snprintf(l->state[l->n], sizeof(l->state[0]), "%s", row->state);
+    l->has_meta[l->n] = strstr(row->request, "\"metadata\"") != NULL;
+    ck_assert_int_eq(row->parts, 2);
+    l->n++;
+    return 0;
+}
+
+static struct listed list(struct store *st, const struct store_list_query *q, int *more)
+{
+    struct listed l = { 0 };
+
+    ck_assert_msg(store_jobs_list(st, q, list_row, &l, more, err, sizeof(err)) == l.n, "%s", err);
+    return l;
+}
+
+/* Jobs 1-5 of tenant acme (3 with metadata; 2 done, 4 cancelled), 6 of tenant other,
+ * 7 of no tenant: acme's list is 5 4 3 2 1 in pages of 2 (5 4, 3 2, 1) below each
+ * page's last id, and by state, circuit and since. */
+TEST(test_results_job_list_paged_and_filtered, 1)
+{
+    static const char *const names[2] = { "a", "b" };
+    struct store *st = open_store();
+    struct store_list_query q = { .tenant = "acme", .uid = -1, .limit = 2 };
+    struct listed l;
+    int more;
+
+    for (uint64_t id = 1; id <= 7; id++) {
+        char req[256];
+
+        snprintf(req, sizeof(req), "{\"results\":\"store\",\"circuit\":\"%s\"%s%s%s%s}",
+                 id == 3 ? "other" : "mul", id <= 5 ? ",\"tenant\":\"acme\"" : "",
+                 id == 6 ? ",\"tenant\":\"other\"" : "", id % 2 ? ",\"metadata\":{\"k\":\"v\"}" : "",
+                 ",\"peer\":{\"uid\":1000}");
+        ck_assert_msg(store_job_add(st, id, req, 2, names, err, sizeof(err)) == 0, "%s", err);
+    }
+    finish_job(st, 2);
+    ck_assert_int_eq(store_job_cancel(st, 4, err, sizeof(err)), 0);
+    ck_assert_int_eq(store_job_set(st, 4, STORE_JOB_FAILED), 0);
+    ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+    l = list(st, &q, &more);
+    ck_assert_int_eq(l.n, 2);
+    ck_assert(more);
+    ck_assert(l.id[0] == 5 && l.id[1] == 4);
+    ck_assert_str_eq(l.state[1], "cancelled");
+    ck_assert(l.has_meta[0] && !l.has_meta[1]);
+    q.before = l.id[1];
+    l = list(st, &q, &more);
+    ck_assert(l.n == 2 && more && l.id[0] == 3 && l.id[1] == 2);
+    ck_assert_str_eq(l.state[1], "done");
+    q.before = l.id[1];
+    l = list(st, &q, &more);
+    ck_assert(l.n == 1 && !more && l.id[0] == 1);
+    q = (struct store_list_query){ .tenant = "acme", .uid = -1, .limit = 50, .state = "running" };
+    l = list(st, &q, &more);
+    ck_assert(l.n == 3 && l.id[0] == 5 && l.id[1] == 3 && l.id[2] == 1);
+    q.state = "failed"; /* a cancelled job is not "failed" */
+    ck_assert_int_eq(list(st, &q, &more).n, 0);
+    q = (struct store_list_query){ .tenant = "acme", .uid = -1, .limit = 50, .circuit = "other" };
+    l = list(st, &q, &more);
+    ck_assert(l.n == 1 && l.id[0] == 3);
+    q = (struct store_list_query){ .tenant = "acme", .uid = -1, .limit = 50, .since = time(NULL) + 3600 };
+    ck_assert_int_eq(list(st, &q, &more).n, 0);
+    q = (struct store_list_query){ .uid = 1000, .limit = 50 }; /* a user's own: every tenant's here */
+    ck_assert_int_eq(list(st, &q, &more).n, 7);
+    q = (struct store_list_query){ .tenant = "other", .uid = -1, .limit = 50 };
+    l = list(st, &q, &more);
+    ck_assert(l.n == 1 && l.id[0] == 6);
+    store_close(st);
+}
+END_TEST
+
+static int attempts_of(void *arg, const struct store_job *j)
+{
+    memcpy(arg, j->attempts, 2 * sizeof(uint32_t));
+    return 0;
+}
+
+static int range_row(void *arg, uint32_t idx, enum store_part_state state, const char *proof, const char *pub)
+{
+    int *n = arg;
+
+    ck_assert_int_eq(idx, 0);
+    ck_assert_int_eq(state, STORE_DONE);
+    ck_assert_ptr_nonnull(proof);
+    ck_assert_ptr_nonnull(pub);
+    (*n)++;
+    return 0;
+}
+
+/* A partition's attempts written in a batch read back across a reopen; a proof range
+ * holds each partition's row, a done one with its proof. */
+TEST(test_results_attempts_and_range, 1)
+{
+    struct store *st = open_store();
+    uint32_t at[2] = { 9, 9 };
+    int cbret, n = 0;
+
+    ck_assert_int_eq(add_job(st, 1, NULL, NULL, NULL), 0);
+    ck_assert_int_eq(store_part_attempts(st, 1, 0, 1), 0);
+    ck_assert_int_eq(store_part_attempts(st, 1, 1, 2), 0);
+    ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+    store_close(st);
+    st = open_store();
+    ck_assert_int_eq(store_job_one(st, 1, attempts_of, at, &cbret, err, sizeof(err)), 1);
+    ck_assert(at[0] == 1 && at[1] == 2);
+    ck_assert_int_eq(store_part_set(st, 1, 0, STORE_DONE, NULL), 0);
+    ck_assert_int_eq(store_result_put(st, 1, 0, "{\"pi_a\":[]}", "[\"1\"]", NULL), 0);
+    ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+    ck_assert_int_eq(store_results_range(st, 1, 0, 1, range_row, &n, err, sizeof(err)), 0);
+    ck_assert_int_eq(n, 1);
+    store_close(st);
 }
 END_TEST
 
