@@ -329,6 +329,61 @@ TEST(test_control_parses_store_results_and_proof, 1)
 }
 END_TEST
 
+/* jobs: its filters, page and default limit; proofs: a range; a submit's metadata,
+ * within proto_metadata_valid's bounds. */
+TEST(test_control_parses_jobs_proofs_and_metadata, 1)
+{
+    struct control_req r;
+    struct control_err e;
+    char line[1024];
+
+    ck_assert_int_eq(parse("{\"req\":\"jobs\",\"tenant\":\"acme\",\"state\":\"cancelled\","
+                           "\"circuit\":\"mul\",\"since\":17,\"before\":9,\"limit\":200}",
+                           &r, &e),
+                     0);
+    ck_assert_int_eq(r.kind, CONTROL_JOBS);
+    ck_assert_str_eq(r.tenant, "acme");
+    ck_assert_str_eq(r.state_filter, "cancelled");
+    ck_assert_str_eq(r.circuit_filter, "mul");
+    ck_assert(r.since == 17 && r.before == 9 && r.limit == 200);
+    control_req_free(&r);
+    ck_assert_int_eq(parse("{\"req\":\"jobs\"}", &r, &e), 0);
+    ck_assert_int_eq(r.limit, PROTO_JOBS_PAGE_DEFAULT);
+    control_req_free(&r);
+    check_refused("{\"req\":\"jobs\",\"state\":\"queued\"}", PROTO_E_BAD_REQUEST, "state");
+    check_refused("{\"req\":\"jobs\",\"limit\":201}", PROTO_E_BAD_REQUEST, "limit");
+    check_refused("{\"req\":\"jobs\",\"limit\":0}", PROTO_E_BAD_REQUEST, "limit");
+    check_refused("{\"req\":\"jobs\",\"before\":0}", PROTO_E_BAD_REQUEST, "before");
+    ck_assert_int_eq(parse("{\"req\":\"proofs\",\"job\":7,\"index\":2,\"count\":2048}", &r, &e), 0);
+    ck_assert(r.kind == CONTROL_PROOFS && r.job == 7 && r.index == 2 && r.count == 2048);
+    control_req_free(&r);
+    check_refused("{\"req\":\"proofs\",\"job\":7,\"index\":0,\"count\":2049}", PROTO_E_BAD_REQUEST, "count");
+#define SUB                                                                                                  \
+    "{\"req\":\"submit\",\"circuit\":\"c\",\"fds\":1,\"witnesses\":[{\"fd\":0,\"path\":\"a\"}],\"results\":" \
+    "\"store\""
+    ck_assert_msg(parse(SUB ",\"metadata\":{\"order\":\"17\",\"n\":3,\"ok\":true,\"none\":null}}", &r, &e) ==
+                      0,
+                  "%s", e.message);
+    ck_assert_str_eq(json_string_value(json_object_get(r.metadata, "order")), "17");
+    control_req_free(&r);
+    check_refused(SUB ",\"metadata\":[1]}", PROTO_E_BAD_REQUEST, "object");
+    check_refused(SUB ",\"metadata\":{\"a\":{\"b\":1}}}", PROTO_E_BAD_REQUEST, "a value");
+    check_refused(SUB ",\"metadata\":{\"\":\"x\"}}", PROTO_E_BAD_REQUEST, "1 to 40");
+    snprintf(line, sizeof(line), SUB ",\"metadata\":{\"%041d\":\"x\"}}", 0);
+    check_refused(line, PROTO_E_BAD_REQUEST, "1 to 40");
+    snprintf(line, sizeof(line), SUB ",\"metadata\":{\"%040d\":\"x\"}}", 0); /* 40: taken */
+    ck_assert_msg(parse(line, &r, &e) == 0, "%s", e.message);
+    control_req_free(&r);
+    snprintf(line, sizeof(line), SUB ",\"metadata\":{\"v\":\"%0501d\"}}", 0);
+    check_refused(line, PROTO_E_BAD_REQUEST, "500");
+    check_refused(SUB
+                  ",\"metadata\":{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1,"
+                  "\"j\":1,\"k\":1,\"l\":1,\"m\":1,\"n\":1,\"o\":1,\"p\":1,\"q\":1}}",
+                  PROTO_E_BAD_REQUEST, "16");
+#undef SUB
+}
+END_TEST
+
 TEST(test_control_framer_splits_and_drops_oversized, 1)
 {
     struct control_framer f = { 0 };
