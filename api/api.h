@@ -267,13 +267,17 @@ void api_readyz(struct api_resp *r);
 /* The job as a tenant sees it (jobs.c): cuzkd's status of the job, its paths cut. */
 json_t *api_job_view(json_t *j);
 
-/* callback.c. api_callback_start opens --callback-db (made if missing) and starts the
- * delivery thread; nothing when --callback-db is "". api_callback_check: url is one
+/* callback.c. api_callback_open opens --callback-db (made if missing), before the
+ * process drops root: a cuzk-api under an --api-user of its own keeps the file open
+ * though the state dir it lies in is not that user's to enter (the job store is
+ * there too); api_callback_start starts the delivery thread. Both nothing when
+ * --callback-db is "". api_callback_check: url is one
  * the tenant may be called back at (0), else r is the 400 naming callback_url (-1).
  * api_callback_add records it for job (once: a job answered again by its
  * Idempotency-Key keeps its first); 0, or -1 with r a 500. api_callback_view: the
  * job's {url,state,attempts,last_status} (a new reference) or NULL: none. */
 #define API_CB_RETRY_BASE_MS 1000
+int api_callback_open(char *err, size_t errlen);
 int api_callback_start(char *err, size_t errlen);
 int api_callback_check(const char *url, const struct api_tenant *t, struct api_resp *r);
 int api_callback_add(uint64_t job, const char *tenant, const char *url, struct api_resp *r);

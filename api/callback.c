@@ -552,17 +552,9 @@ static void *deliver_main(void *arg)
     return NULL;
 }
 
-int api_callback_start(char *err, size_t errlen)
+int api_callback_open(char *err, size_t errlen)
 {
-    pthread_attr_t ta;
-    pthread_t th;
-    int rc;
-
     if (!g_api.cfg.callback_db[0] || g_api.cfg.queue[0]) return 0;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-        snprintf(err, errlen, "callbacks: libcurl does not start");
-        return -1;
-    }
     if (sqlite3_open_v2(g_api.cfg.callback_db, &cb.db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL)) {
         snprintf(err, errlen, "--callback-db %s: %s", g_api.cfg.callback_db,
@@ -579,6 +571,20 @@ int api_callback_start(char *err, size_t errlen)
         snprintf(err, errlen, "--callback-db %s: %s", g_api.cfg.callback_db, sqlite3_errmsg(cb.db));
         sqlite3_close(cb.db);
         cb.db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int api_callback_start(char *err, size_t errlen)
+{
+    pthread_attr_t ta;
+    pthread_t th;
+    int rc;
+
+    if (!cb.db) return 0;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+        snprintf(err, errlen, "callbacks: libcurl does not start");
         return -1;
     }
     pthread_attr_init(&ta);

@@ -310,7 +310,7 @@ int main(int argc, char **argv)
          (!(cert = slurp(g_api.cfg.cert, 0, err, sizeof(err))) ||
           !(key = slurp(g_api.cfg.key, 1, err, sizeof(err))))) ||
         (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
-        drop_root(g_api.cfg.user, err, sizeof(err))) {
+        api_callback_open(err, sizeof(err)) || drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
