@@ -79,7 +79,7 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_
         /* More rung than the ring keeps: some are gone, the job may be among them. */
         if (bell.seq - mark > BELL_RING) hit = 1;
         for (uint64_t s = mark; !hit && s < bell.seq; s++)
-            hit = bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
+            hit = !job || bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
         mark = bell.seq;
         if (hit || now >= deadline_ns) break;
         if (client_gone(client_fd)) {

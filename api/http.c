@@ -27,7 +27,20 @@
 #include "api/conns.h"
 #include "api/tenant_count.h"
 
-enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_VKEY, R_JOB, R_PROOF, R_PROOFS };
+enum route {
+    R_NONE,
+    R_HEALTH,
+    R_READY,
+    R_METRICS,
+    R_CIRCUITS,
+    R_SUBMIT,
+    R_VKEY,
+    R_JOB,
+    R_PROOF,
+    R_PROOFS,
+    R_JOBS,
+    R_EVENTS
+};
 
 struct req {
     enum route route;
@@ -43,7 +56,9 @@ struct req {
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     const char *limit_of; /* whose limit is q->limit: "circuit", "tenant", "server" */
     EVP_MD_CTX *md;
-    int entered; /* counted in its tenant's requests in flight (inflight) */
+    int entered;                 /* counted in its tenant's requests in flight (tenant_enter) */
+    const char *callback_url;    /* POST ?callback_url= (checked), or NULL */
+    struct MHD_Response *stream; /* GET /events: the Server-Sent Events (events.c) */
 };
 
 static struct MHD_Daemon *g_mhd;
@@ -79,6 +94,7 @@ static int route(struct req *q, const char *url)
     if (!strcmp(url, "/readyz")) return q->route = R_READY, 0;
     if (!strcmp(url, "/metrics")) return q->route = R_METRICS, 0;
     if (!strcmp(url, "/v1/circuits")) return q->route = R_CIRCUITS, 0;
+    if (!strcmp(url, "/v1/jobs")) return q->route = R_JOBS, 0;
     if (!strncmp(url, "/v1/circuits/", 13)) {
         p = url + 13;
         e = strchr(p, '/');
@@ -97,6 +113,7 @@ static int route(struct req *q, const char *url)
     if (num(p, e ? (size_t)(e - p) : strlen(p), &q->id)) return -1;
     if (!e) return q->route = R_JOB, 0;
     if (!strcmp(e, "/proofs")) return q->route = R_PROOFS, 0;
+    if (!strcmp(e, "/events")) return q->route = R_EVENTS, 0;
     if (strncmp(e, "/proofs/", 8) || num(e + 8, strlen(e + 8), &q->k)) return -1;
     return q->route = R_PROOF, 0;
 }
@@ -185,6 +202,9 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
         return;
     }
     q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (api_metadata_header(&q->resp, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Cuzk-Metadata"),
+                            &q->body))
+        return;
     q->md = EVP_MD_CTX_new();
     if (!q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL)) {
         api_problem(&q->resp, 500, "internal", PROTO_E_INTERNAL, "no memory for the body", NULL);
@@ -207,6 +227,38 @@ static int query_num(struct req *q, struct MHD_Connection *c, const char *name, 
     snprintf(d, sizeof(d), "%s: a whole number from 0 to %" PRIu64, name, max);
     api_problem(&q->resp, 400, "usage", "bad_request", d, json_pack("{s:s}", "parameter", name));
     return -1;
+}
+
+/* GET /v1/jobs's parameters (api.h): 0, or -1 with a 400 naming the one at fault. */
+static int list_query(struct req *q, struct MHD_Connection *c, struct api_list_query *lq)
+{
+    const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+    const char *ci = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "circuit");
+    const char *cu = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    const char *bad = NULL, *why = NULL;
+    uint64_t v;
+
+    memset(lq, 0, sizeof(*lq));
+    if (query_num(q, c, "since", (uint64_t)1 << 40, 0, &v)) return -1;
+    lq->since = (int64_t)v;
+    if (query_num(q, c, "limit", PROTO_JOBS_PAGE_MAX, PROTO_JOBS_PAGE_DEFAULT, &v)) return -1;
+    lq->limit = (uint32_t)v;
+    if (!lq->limit)
+        bad = "limit", why = "limit: a whole number from 1 to 200";
+    else if (st && strcmp(st, "running") && strcmp(st, "done") && strcmp(st, "failed") &&
+             strcmp(st, "cancelled"))
+        bad = "state", why = "state: running, done, failed or cancelled";
+    else if (ci && !proto_circuit_name_valid(ci))
+        bad = "circuit", why = "circuit: a circuit's name (letters, digits, '.', '_', '-')";
+    else if (cu && api_cursor_decode(cu, &lq->before))
+        bad = "cursor", why = "cursor: not one this API gave (take next_cursor from the previous page)";
+    if (bad) {
+        api_problem(&q->resp, 400, "usage", "bad_request", why, json_pack("{s:s}", "parameter", bad));
+        return -1;
+    }
+    lq->state = st;
+    lq->circuit = ci;
+    return 0;
 }
 
 /* The head has arrived: route, method, token, and a POST's limit. */
@@ -257,6 +309,8 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
             return;
         }
         if (pr) q->body.priority = (int)v;
+        q->callback_url = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "callback_url");
+        if (q->callback_url && api_callback_check(q->callback_url, q->tenant, &q->resp)) return;
         if (query_num(q, c, "wait", 600, 0, &q->wait_s)) return;
         begin_body(q, c);
     }
@@ -322,6 +376,10 @@ static void answer(struct req *q, struct MHD_Connection *c)
         body_done(q);
         if (!q->resp.status)
             (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
+        if (q->callback_url && q->resp.status == 202 &&
+            api_callback_add(strtoull(q->resp.location + 9, NULL, 10), q->tenant->name, q->callback_url,
+                             &q->resp))
+            break;
         /* ?wait on a POST is a long poll like GET's: counted against the tenant's
          * API_TENANT_WAITS (past it, the 202 stands), given up when the client hangs up */
         if (q->wait_s && q->resp.status == 202 && !api_wait_enter(q->tenant->name)) {
@@ -356,12 +414,26 @@ static void answer(struct req *q, struct MHD_Connection *c)
         if (f && !strcmp(f, "calldata")) api_proof_calldata(&q->resp);
         break;
     }
+    case R_JOBS: {
+        struct api_list_query lq;
+
+        if (!list_query(q, c, &lq)) api_list(&q->resp, q->tenant, &lq);
+        break;
+    }
     case R_PROOFS: {
         uint64_t off, lim;
 
         if (!query_num(q, c, "offset", 1u << 20, 0, &off) &&
             !query_num(q, c, "limit", API_PROOFS_PAGE, API_PROOFS_PAGE, &lim))
             api_job_proofs(&q->resp, q->id, q->tenant, off, lim ? lim : API_PROOFS_PAGE);
+        break;
+    }
+    case R_EVENTS: {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        q->stream = api_events(&q->resp, q->id, q->tenant,
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID"),
+                               ci ? ci->connect_fd : -1);
         break;
     }
     default: break;
@@ -395,7 +467,7 @@ static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
         if (q->options) { /* the preflight: what the real request may carry */
             MHD_add_response_header(m, "Access-Control-Allow-Methods", allow_of(q->route));
             MHD_add_response_header(m, "Access-Control-Allow-Headers",
-                                    "Authorization, Content-Type, Idempotency-Key");
+                                    "Authorization, Content-Type, Idempotency-Key, Cuzk-Metadata");
             MHD_add_response_header(m, "Access-Control-Max-Age", "600");
         }
     }
@@ -432,6 +504,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return q->resp.status && q->seen > 2 * q->limit + (1u << 20) ? MHD_NO : MHD_YES;
     }
     if (!q->resp.status) answer(q, c);
+    if (q->stream) { /* the events' stream: answered as it goes */
+        enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, q->stream);
+
+        MHD_destroy_response(q->stream);
+        q->stream = NULL;
+        return rc;
+    }
     return send_resp(q, c);
 }
 
@@ -446,6 +525,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     if (q->entered) tenant_count_sub(&inflight, q->tenant_copy.name, 1);
     api_rx_free(&q->rx); /* the body's memfd, its bytes given back to the budget */
     json_decref(q->body.signals);
+    json_decref(q->body.metadata);
     EVP_MD_CTX_free(q->md);
     free(q->resp.body);
     free(q);

@@ -52,7 +52,11 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --queue URL         queue mode: jobs go into the fleet's PostgreSQL\n"
                             "                      (postgresql://..., no password: a PGPASSFILE or\n"
                             "                      --queue-fd) and are answered from it on every server\n"
-                            "  --queue-fd N        the same, the URL read from descriptor N (cuzkd's way)\n";
+                            "  --queue-fd N        the same, the URL read from descriptor N (cuzkd's way)\n"
+                            "  --callback-db FILE  ?callback_url= on: deliveries kept in this SQLite file\n"
+                            "                      (cuzkd passes STATE_DIR/INSTANCE.callbacks.db)\n"
+                            "  --callback-retry-base-ms MS  a failed callback's first retry after MS,\n"
+                            "                      twice as long each time, 13 tries (default 1000)\n";
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...)
 {
@@ -89,8 +93,9 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
         size_t off, len;
     } str[] = {
 #define S(n, f) { n, offsetof(struct api_cfg, f), sizeof(((struct api_cfg *)0)->f) }
-        S("socket", socket), S("listen", listen),     S("api-tokens", tokens), S("tls-cert", cert),
-        S("tls-key", key),   S("instance", instance), S("user", user),         S("cors-origin", cors),
+        S("socket", socket), S("listen", listen),    S("api-tokens", tokens),
+        S("tls-cert", cert), S("tls-key", key),      S("instance", instance),
+        S("user", user),     S("cors-origin", cors), S("callback-db", callback_db),
 #undef S
     };
     uint64_t n;
@@ -107,6 +112,11 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
     if (!strcmp(name, "max-body") || !strcmp(name, "max-inflight-body")) {
         if (opt_num(v, 1ull << 40, &n) || !n) return die("--%s %s: a number of bytes (K, M, G)", name, v);
         *(name[4] == 'b' ? &c->max_body : &c->max_inflight) = n;
+        return 0;
+    }
+    if (!strcmp(name, "callback-retry-base-ms")) {
+        if (opt_num(v, 3600000, &n) || !n) return die("--%s %s: milliseconds from 1 to 3600000", name, v);
+        c->callback_retry_base_ms = n;
         return 0;
     }
     {
@@ -140,6 +150,7 @@ static int parse_args(struct api_cfg *c, int argc, char **argv)
     c->max_conns = 1024;
     c->max_body = API_BODY_DEFAULT;
     c->max_inflight = API_INFLIGHT_DEFAULT;
+    c->callback_retry_base_ms = API_CB_RETRY_BASE_MS;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *eq;
         char name[32];
@@ -216,10 +227,11 @@ static gid_t serving_gid(const char *user)
     return pw ? pw->pw_gid : getegid();
 }
 
-/* Started as root: become --user (its uid, its group, no other groups), and check
- * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
- * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
- * root (not the packaged unit's way) it stays root, and says so. */
+/* Started as root: become --user (its uid, its group and the groups /etc/group puts
+ * it in: an --api-user reaches cuzkd's socket through cuzkd's --group), and check
+ * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid,
+ * or its --api-user when it runs as root: the API must be one of the two to submit
+ * for tenants, so under a root cuzkd without --api-user it stays root, and says so. */
 static int drop_root(const char *user, char *err, size_t errlen)
 {
     struct passwd *pw;
@@ -237,7 +249,7 @@ static int drop_root(const char *user, char *err, size_t errlen)
                  user[0] ? user : "cuzk");
         return -1;
     }
-    if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+    if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
         snprintf(err, errlen, "dropping root for %s: %s", pw->pw_name, strerror(errno));
         return -1;
     }
@@ -304,6 +316,10 @@ int main(int argc, char **argv)
     }
     api_bell_init();
     if (g_api.cfg.queue[0] ? api_queue_start(err, sizeof(err)) : api_watch_start(err, sizeof(err))) {
+        fprintf(stderr, "cuzk-api: %s\n", err);
+        return CUZK_EXIT_IO;
+    }
+    if (api_callback_start(err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }

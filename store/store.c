@@ -186,6 +186,12 @@ static const char schema_v2[] =
     "CREATE INDEX idem_job ON idem(job);"
     "PRAGMA user_version = 2;";
 
+/* Version 3: each partition's tries, and a tenant's jobs found by index (the HTTP
+ * API's list). Existing rows read 0 tries: unknown, as before. */
+static const char schema_v3[] = "ALTER TABLE parts ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+                                "CREATE INDEX jobs_tenant ON jobs(json_extract(request, '$.tenant'), id);"
+                                "PRAGMA user_version = 3;";
+
 int store_open(struct store **out, const char *dir, const char *instance, char *err, size_t errlen)
 {
     struct store *st = calloc(1, sizeof(*st));
@@ -278,7 +284,11 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
     /* The schema, or the migrations from its version on, each in one transaction. */
     for (int64_t v = ver; v < STORE_SCHEMA_VERSION; v++) {
         if ((rc = store_exec(st, "BEGIN IMMEDIATE", "begin", err, errlen))) goto fail;
-        if ((rc = store_exec(st, v == 0 ? schema_v1 : schema_v2, "creating the schema", err, errlen)) ||
+        if ((rc = store_exec(st,
+                             v == 0       ? schema_v1
+                                 : v == 1 ? schema_v2
+                                          : schema_v3,
+                             "creating the schema", err, errlen)) ||
             (rc = store_exec(st, "COMMIT", "creating the schema", err, errlen))) {
             sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -293,6 +303,9 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
                                 "UPDATE jobs SET state = ?2, finished = ?3 "
                                 "WHERE id = ?1",
                                 -1, &st->upd_job, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(st->db, "UPDATE parts SET attempts = ?3 WHERE job = ?1 AND idx = ?2", -1,
+                                &st->upd_attempts, NULL);
     if (rc != SQLITE_OK) {
         rc = store_sq_fail(st, rc, "prepare", err, errlen);
         goto fail;
@@ -310,6 +323,7 @@ void store_close(struct store *st)
     if (st->in_batch) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(st->upd_part);
     sqlite3_finalize(st->upd_job);
+    sqlite3_finalize(st->upd_attempts);
     sqlite3_close(st->db);
     free(st);
 }
@@ -518,5 +532,18 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
         sqlite3_bind_int64(st->upd_job, 3, (sqlite3_int64)time(NULL));
     rc = sqlite3_step(st->upd_job);
     sqlite3_reset(st->upd_job);
+    return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
+}
+
+int store_part_attempts(struct store *st, uint64_t job, uint32_t idx, uint32_t attempts)
+{
+    int rc;
+
+    if ((rc = store_batch_begin(st, 0))) return rc;
+    sqlite3_bind_int64(st->upd_attempts, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(st->upd_attempts, 2, idx);
+    sqlite3_bind_int64(st->upd_attempts, 3, attempts);
+    rc = sqlite3_step(st->upd_attempts);
+    sqlite3_reset(st->upd_attempts);
     return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
 }

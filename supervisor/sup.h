@@ -154,7 +154,8 @@ struct conn {
     int *fds; /* descriptors received, not yet taken by a request */
     uint32_t n_fds;
     int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-    int privileged;         /* root or cuzkd's own uid: may act for others */
+    int privileged;         /* root, cuzkd's own uid or --api-user: may act for others */
+    int api_user;           /* --api-user: privileged for its tenants, not an operator */
     int reserve_ok;         /* may use the reserved slots: privileged, but not the
                              * HTTP API child (its requests are its tenants') */
     uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
@@ -200,6 +201,7 @@ struct job_state {
     int64_t submitted_unix;
     char circuit[PROTO_CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
     char tenant[CONTROL_TENANT_MAX];
+    json_t *metadata; /* the client's object (a reference), or NULL */
     struct job_files files;
 };
 
@@ -207,7 +209,13 @@ struct job_state {
 struct part_state {
     uint16_t crashes; /* stage crashes while it held it (poison at --max-attempts) */
     uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
+    /* Its tries (part_attempts): those a dead or killed stage cut short (each
+     * reclaim, and a previous cuzkd's), the count a resumed final partition had in
+     * the store (0: none, counted live), and the count last written to the store
+     * (PART_ATT_UNKNOWN: write it again). */
+    uint16_t retries, fixed_attempts, rec_att;
 };
+#define PART_ATT_UNKNOWN 0xffff
 
 /* A declared circuit as cuzkd holds it (catalog.c). */
 struct cat_entry {
@@ -361,10 +369,13 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
                    char *m, size_t len);
 void catalog_free(struct sup *s);
 
+/* journal.c: partition p's tries, as shown and stored ("attempts") */
+uint32_t part_attempts(const struct sup *s, uint32_t p);
+
 /* results.c */
 int results_open(struct sup *s, char *err, size_t errlen);
 void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
-                  int64_t submitted);
+                  int64_t submitted, json_t *metadata);
 int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen);
 void results_unstage(struct sup *s, uint64_t id);
 int results_reopen(struct sup *s, uint64_t id, char *why, size_t len);
@@ -375,6 +386,8 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
+/* {"req":"jobs"}: a page of the job store's jobs (protocol.h), one query. */
+void do_jobs(struct sup *s, struct conn *k, const struct control_req *r);
 /* A status, wait, cancel or proof request with "tenant":T for job r->job whose
  * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
  * that does not exist; from a peer neither root nor cuzkd's user: not_permitted (1);
