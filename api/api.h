@@ -91,6 +91,11 @@ void api_tokens_free(struct api_tokens *tk);
 int api_tokens_auth(const char *token, size_t len, struct api_tenant *out);
 /* The line of tenant name in g_api.tokens, copied into out: 0, or -1 when none. */
 int api_tokens_by_name(const char *name, struct api_tenant *out);
+/* A file of secrets (the tokens file, the TLS key) open on fd: 0 when it is its
+ * owner's alone (0600), or also readable by a group that is root's or the one the API
+ * serves as (0640, as the packaged unit's root:cuzk-api); else -1 with err naming
+ * option and path. Checked on the descriptor read, so no rename slips between. */
+int api_secret_mode_refused(int fd, const char *option, const char *path, char *err, size_t errlen);
 /* path read again into g_api.tokens; on failure (err) the old table stays. */
 int api_tokens_reload(const char *path, char *err, size_t errlen);
 
