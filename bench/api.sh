@@ -180,8 +180,20 @@ quantile() {
   printf '%s\n' "$@" | sort -g | awk -v p="$p" '{v[NR]=$1} END{i=int(p*NR); if (i<p*NR) i++; if (i<1) i=1; printf "%.3f", v[i]}'
 }
 row() { # metric api ref ratio goal met check: a line of the table, printed at the end
-  printf '  %-34s %10s %10s %7s %8s %-7s %s\n' "$@" >>"$tmp/table"
+  printf '  %-44s %10s %10s %7s %8s %-7s %s\n' "$@" >>"$tmp/table"
   case "$7" in *REJECTED* | *"NOT CHECKED"*) bad=1 ;; esac
+}
+# latency_rows METRIC "API SECONDS..." "REFERENCE SECONDS..." CHECK: the p50 and p99 rows
+latency_rows() {
+  local p qa ql ratio
+  for p in 50 99; do
+    # shellcheck disable=SC2086 # the seconds: one word each
+    qa="$(quantile "0.$p" $2)"
+    # shellcheck disable=SC2086 # the seconds: one word each
+    ql="$(quantile "0.$p" $3)"
+    ratio="$(awk -v a="$qa" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
+    row "$1 p$p s" "$qa" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$4"
+  done
 }
 meets() { awk -v r="$1" -v g="$2" 'BEGIN{ if (substr(g,1,1) == ">") print (r >= substr(g,2) + 0 ? "met" : "MISSED"); else print (r <= substr(g,2) + 0 ? "met" : "MISSED") }'; }
 
@@ -231,21 +243,11 @@ for k in $SIZES; do
     ll+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}')")
   done
   cp "$tmp/o/al"/c0-0.*.json "$tmp/o/sl/"
-  chk="API $(verify "$tmp/o/sl"), prove-local $(verify "$tmp/o/ll")"
-  for p in 50 99; do
-    qa="$(quantile "0.$p" "${la[@]}")"
-    ql="$(quantile "0.$p" "${ll[@]}")"
-    ratio="$(awk -v a="$qa" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
-    row "2^$k latency p$p s, $ROUNDS rounds" "$qa" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$chk"
-  done
   rm -f "$tmp/o/oc"/r*[0-9].json # the answers; their proofs stay for snarkjs
-  chk="one call $(verify "$tmp/o/oc"), prove-local $(verify "$tmp/o/ll")"
-  for p in 50 99; do
-    qo="$(quantile "0.$p" "${lo[@]}")"
-    ql="$(quantile "0.$p" "${ll[@]}")"
-    ratio="$(awk -v a="$qo" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
-    row "2^$k one call ?wait=60 p$p s" "$qo" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$chk"
-  done
+  latency_rows "2^$k latency, $ROUNDS rounds," "${la[*]}" "${ll[*]}" \
+    "API $(verify "$tmp/o/sl"), prove-local $(verify "$tmp/o/ll")"
+  latency_rows "2^$k one call ?wait=60," "${lo[*]}" "${ll[*]}" \
+    "one call $(verify "$tmp/o/oc"), prove-local $(verify "$tmp/o/ll")"
 done
 
 # ---- idle connections ---------------------------------------------------------------
@@ -277,7 +279,7 @@ row "cuzk-api RSS MiB, $IDLE idle conns" "$rss1" "$rss0" "-" "<=64" "$(meets "$r
 
 echo "== HTTP API (cuzk-api) against the same cuzkd fed by cuzk prove (bn128 mulchain; --devices cpu:1;" \
   "$(nproc) CPUs; load average before $load0, after $(load))"
-printf '  %-34s %10s %10s %7s %8s %-7s %s\n' metric API reference ratio goal "" "snarkjs on a sample"
+printf '  %-44s %10s %10s %7s %8s %-7s %s\n' metric API reference ratio goal "" "snarkjs on a sample"
 cat "$tmp/table"
 echo "  (reference: cuzk prove --circuit for proofs/s, one cuzk prove-local --witness-gen process for latency" \
   "and the one call, raw HTTP clients (bench/api_clients.py) for the SDKs, cuzk-api with no connection for RSS)"

@@ -46,15 +46,6 @@ mkdir -p "$tmp/out"
 (cd "$tmp" && node "$ROOT/tests/lib/sdk_drive.mjs" "$ROOT/clients/js/index.js" "$api_base" "$tok_sdk" "$tok_one" \
   "$FX/witness.wtns" "$tmp/out") || fail "the JS SDK's run (above)"
 
-r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$VK" "$tmp/out")" ||
-  fail "snarkjs: $r"
-[ "$r" = "6 verified" ] || fail "expected the SDK's 6 proofs verified, snarkjs says: $r"
-n=6
-echo "ok: snarkjs verifies the 6 proofs the SDK fetched"
-[ "$(http vkey "$tok_sdk" GET /v1/circuits/mul/vkey)" = 200 ] || fail "GET vkey"
-cmp "$tmp/out/vkey.json" "$tmp/http/vkey.body" || fail "vkey({raw: true}) is not the bytes the API serves"
-[ "$(http cd "$tok_sdk" GET "/v1/jobs/$(cat "$tmp/out/obj.job")/proofs/0?format=calldata")" = 200 ] || fail "GET calldata"
-cmp "$tmp/out/obj.calldata" "$tmp/http/cd.body" || fail "calldata() is not the text the API serves"
-echo "ok: vkey({raw: true}) and calldata() byte-equal to the API's answers"
+sdk_outputs 6 "$tok_sdk"
 daemon_shutdown_clean
 echo "PASS: sdk_js ($n proofs verified by snarkjs)"
