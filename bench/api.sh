@@ -161,7 +161,8 @@ one_call() {
     fs.writeFileSync(a + ".proof.json", JSON.stringify(r.proofs[0].proof));
     fs.writeFileSync(a + ".public.json", JSON.stringify(r.proofs[0].publicSignals)); console.log(b)' "$2/r$3" "${r#* }"
 }
-# sdk_pass py|js k outdir -> wall seconds of SDK_N proofs from SDK_T threads/promises
+# sdk_pass py|js k outdir -> "wall cpu": seconds of SDK_N proofs from SDK_T threads or
+# promises, and the client process's CPU (user + system) over them
 sdk_pass() {
   local r
   if [ "$1" = py ]; then
@@ -171,7 +172,7 @@ sdk_pass() {
   fi || fail "bench/sdk_clients ($1): $r" >&2
   node -e 'const r = JSON.parse(process.argv[1]);
     if (r.errors.length) { console.error(r.errors.join("\n")); process.exit(1); }
-    console.log(r.wall)' "$r" || fail "SDK ($1) requests failed (above)" >&2
+    console.log(r.wall, r.cpu)' "$r" || fail "SDK ($1) requests failed (above)" >&2
 }
 # quantile P V...: nearest rank
 quantile() {
@@ -224,12 +225,13 @@ for k in $SIZES; do
   wp="$(sdk_pass py "$k" "$tmp/o/kp")"
   wj="$(sdk_pass js "$k" "$tmp/o/kj")"
   rk="$(awk -v n=$((SDK_N / SDK_T * SDK_T)) -v w="$wk" 'BEGIN{printf "%.3f", n/w}')"
-  for l in "py Python:$wp:$SDK_T threads:kp" "js JS:$wj:$SDK_T promises:kj"; do
-    IFS=: read -r name w how dir <<<"${l#* }"
+  for l in "Python:$wp:$SDK_T threads:kp" "JS:$wj:$SDK_T promises:kj"; do
+    IFS=: read -r name wc how dir <<<"$l"
+    w="${wc% *}"
     rs="$(awk -v n="$SDK_N" -v w="$w" 'BEGIN{printf "%.3f", n/w}')"
     ratio="$(awk -v a="$rs" -v b="$rk" 'BEGIN{printf "%.2f", a/b}')"
     row "2^$k $name SDK proofs/s, $SDK_N, $how" "$rs" "$rk" "$ratio" ">=0.95" "$(meets "$ratio" ">0.95")" \
-      "wall ${w}s (raw ${wk}s); SDK $(verify "$tmp/o/$dir"), raw $(verify "$tmp/o/kr")"
+      "wall ${w}s (raw ${wk}s), client CPU ${wc#* }s; SDK $(verify "$tmp/o/$dir"), raw $(verify "$tmp/o/kr")"
   done
   la=()
   lo=()

@@ -2,7 +2,8 @@
 //   node sdk_clients.mjs BASE TOKEN CIRCUIT INPUT.json N T OUTDIR
 // T async workers share one CuzkClient and take the N proofs between them; each proof is
 // one prove() (a POST with ?wait=60: the proof in the answer). Writes OUTDIR/sI.proof.json
-// and .public.json for snarkjs and prints one JSON line {"wall", "errors"}. The SDK is
+// and .public.json for snarkjs and prints one JSON line {"wall", "cpu" (this process's
+// user + system seconds over the run), "errors"}. The SDK is
 // the tree's (clients/js/index.js).
 import fs from "node:fs";
 import path from "node:path";
@@ -25,5 +26,7 @@ async function worker() {
   }
 }
 const t0 = performance.now();
+const c0 = process.cpuUsage();
 await Promise.all(Array.from({ length: Number(t) }, worker));
-console.log(JSON.stringify({ wall: Math.round(performance.now() - t0) / 1000, errors }));
+const c = process.cpuUsage(c0);
+console.log(JSON.stringify({ wall: Math.round(performance.now() - t0) / 1000, cpu: Math.round((c.user + c.system) / 1000) / 1000, errors }));

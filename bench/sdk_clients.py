@@ -6,11 +6,12 @@
       proofs between them; each proof is one Client.prove() (a POST with ?wait=60: the
       proof in the answer). Writes OUTDIR/sI.proof.json and .public.json for snarkjs and
       prints one JSON line: {"wall": seconds from the first POST to the last proof,
-      "errors": [...]}. The SDK is the tree's (clients/python), not an installed one.
+      "cpu": this process's user + system seconds over the run, "errors": [...]}. The SDK is the tree's (clients/python), not an installed one.
 """
 import json
 import os
 import queue
+import resource
 import sys
 import threading
 import time
@@ -50,8 +51,13 @@ def worker():
 threads = [threading.Thread(target=worker) for _ in range(t)]
 for th in threads:
     th.start()
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 start.wait()
-t0 = time.monotonic()
+t0, c0 = time.monotonic(), cpu()
 for th in threads:
     th.join()
-print(json.dumps({"wall": round(time.monotonic() - t0, 3), "errors": errors}))
+print(json.dumps({"wall": round(time.monotonic() - t0, 3), "cpu": round(cpu() - c0, 3), "errors": errors}))
