@@ -5,6 +5,9 @@ export type InputObject = Record<string, unknown>;
 /** One object (one partition), an array of them (a partition each) or a .wtns's bytes. */
 export type Inputs = InputObject | InputObject[] | Uint8Array | ArrayBuffer;
 
+/** A job's metadata: at most 16 keys. */
+export type Metadata = Record<string, string | number | boolean | null>;
+
 /** An RFC 9457 problem document as cuzk-api writes it, with its extra members. */
 export interface Problem {
   type?: string;
@@ -60,8 +63,8 @@ export interface SubmitOptions {
   priority?: number;
   /** The same key and body answer the first job again (existing: true). */
   idempotencyKey?: string;
-  /** Up to 16 string values kept with the job (the Cuzk-Metadata header). */
-  metadata?: Record<string, string>;
+  /** Up to 16 values kept with the job and listed with it (the Cuzk-Metadata header). */
+  metadata?: Metadata;
   /** 0-600 s: the answer holds the proofs when the job ends within it. */
   wait?: number;
 }
@@ -115,7 +118,7 @@ export interface Job {
   done: number;
   failed: number;
   parts?: Part[];
-  metadata?: Record<string, string>;
+  metadata?: Metadata;
 }
 
 export interface JobPage {

@@ -104,8 +104,8 @@ export class CuzkClient {
   /**
    * Submit a job (POST /v1/circuits/{name}/proofs): inputs is one input.json object, an
    * array of them (a partition each, in order) or a .wtns's bytes (Uint8Array,
-   * ArrayBuffer). Options: priority, idempotencyKey, metadata (string values, sent as
-   * the Cuzk-Metadata header), wait (0-600 s: the answer holds the proofs when the job
+   * ArrayBuffer). Options: priority, idempotencyKey, metadata (up to 16 values kept and
+   * listed with the job, sent as the Cuzk-Metadata header), wait (0-600 s: the answer holds the proofs when the job
    * ends within it).
    */
   async submit(circuit, inputs, { priority, idempotencyKey, metadata, wait } = {}) {
@@ -123,7 +123,7 @@ export class CuzkClient {
     if (idempotencyKey !== undefined) headers["Idempotency-Key"] = idempotencyKey;
     if (metadata !== undefined) {
       if (metadata === null || typeof metadata !== "object" || Array.isArray(metadata))
-        throw new TypeError("metadata: an object of string values");
+        throw new TypeError("metadata: an object of strings, numbers, booleans or nulls");
       headers["Cuzk-Metadata"] = JSON.stringify(metadata);
     }
     return this.#json("POST", `/v1/circuits/${seg(circuit)}/proofs`, { query: { priority, wait }, body, headers, wait });

@@ -42,15 +42,17 @@ check(names.includes("mul"), `circuits(): ${names}`);
 console.log(`ok: circuits() from CUZK_API_URL/CUZK_API_TOKEN: ${names}`);
 
 // An object with wait: the proof comes in the POST's answer.
-let r = await c.submit("mul", INPUT, { wait: 300, priority: 5 });
+let r = await c.submit("mul", INPUT, { wait: 300, priority: 5, metadata: { order: 17, sdk: "js" } });
 check(r.state === "done" && r.proofs?.length === 1, `submit(object, wait): ${JSON.stringify(r)}`);
 save("obj", r.proofs[0]);
+const objJob = r.job;
 fs.writeFileSync(path.join(out, "obj.job"), String(r.job));
 fs.writeFileSync(path.join(out, "obj.calldata"), await c.calldata(r.job, 0));
 console.log(`ok: submit(object, {wait: 300}) -> job ${r.job} done with its proof inline; calldata fetched`);
 
 // An array without wait: waitJob, then proofs() over pages of 2 (next followed).
 r = await c.submit("mul", A3, { idempotencyKey: "sdk-array-1" });
+const arrayJob = r.job;
 check(r.partitions === 3 && r.existing === false && r.proofs === undefined, `submit(array): ${JSON.stringify(r)}`);
 let j = await c.waitJob(r.job, { timeoutMs: 300_000 });
 check(j.state === "done" && j.done === 3, `waitJob: ${JSON.stringify(j)}`);
@@ -63,6 +65,7 @@ console.log(`ok: submit(array of 3) -> waitJob done -> proofs({limit: 2}) k 0,1,
 
 // A .wtns's bytes; then job({wait}) and proof(k).
 r = await c.submit("mul", fs.readFileSync(wtnsPath));
+const wtnsJob = r.job;
 j = await c.job(r.job, { wait: 300 });
 check(j.state === "done", `job({wait: 300}): ${JSON.stringify(j)}`);
 save("wtns", await c.proof(r.job, 0));
@@ -79,6 +82,24 @@ e = await rejection(c.submit("mul", [INPUT, { x: "3" }]), "an input without k");
 check(e.status === 422 && e.code === "missing_signal" && e.signal === "k" && e.index === 1, `missing signal: ${JSON.stringify(e.problem)}`);
 check(JSON.stringify(e.extra) === '{"signal":"k","index":1}' && e.problem.detail === e.detail, `extra: ${JSON.stringify(e.extra)}`);
 console.log(`ok: CuzkApiError 404 no_such_circuit; 422 missing_signal with extra members ${JSON.stringify(e.extra)}`);
+
+// The tenant's jobs, newest first, two to a page, every page followed; the metadata
+// sent with the first job kept with it.
+async function all(it) {
+  const pages = [];
+  for await (const p of it) pages.push(p);
+  return pages;
+}
+const pages = await all(c.list({ limit: 2 }));
+const ids = pages.flatMap((p) => p.jobs.map((j) => j.job));
+check(pages.length === 2 && ids.join() === [wtnsJob, arrayJob, objJob].join(), `list({limit: 2}): ${JSON.stringify(pages)}`);
+const meta = JSON.stringify({ order: 17, sdk: "js" });
+check(JSON.stringify(pages[1].jobs.at(-1).metadata) === meta, `the listed job's metadata: ${JSON.stringify(pages[1].jobs.at(-1))}`);
+check(JSON.stringify((await c.job(objJob)).metadata) === meta, "job()'s metadata");
+check((await all(c.list({ circuit: "mul", state: "done" }))).flatMap((p) => p.jobs.map((j) => j.job)).join() === ids.join(), "list({circuit, state: done})");
+check((await all(c.list({ state: "failed" }))).flatMap((p) => p.jobs).length === 0, "list({state: failed})");
+check((await all(c.list({ since: Math.floor(Date.now() / 1000) + 3600 }))).flatMap((p) => p.jobs).length === 0, "list({since: in an hour})");
+console.log(`ok: list({limit: 2}) -> jobs ${ids} over 2 pages, newest first; metadata ${meta} kept; state, circuit, since filter`);
 
 // A 429 retried after its Retry-After: the tenant may run one job; a long one is running
 // when the second is sent, so the second is refused (quota); the retry hook cancels the

@@ -10,6 +10,7 @@ usage: sdk_drive.py BASE TOKEN TOKEN_ONE WTNS OUTDIR
 import json
 import os
 import sys
+import time
 
 import cuzk_client
 from cuzk_client import ApiError, Client
@@ -41,9 +42,10 @@ check("mul" in names, f"circuits(): {names}")
 print(f"ok: circuits() from CUZK_API_URL/CUZK_API_TOKEN: {names}")
 
 # An object with wait: the proof comes in the POST's answer.
-r = c.submit("mul", INPUT, wait=300, priority=5)
+r = c.submit("mul", INPUT, wait=300, priority=5, metadata={"order": 17, "sdk": "python"})
 check(r.get("state") == "done" and len(r.get("proofs", [])) == 1, f"submit(object, wait): {r}")
 save("obj", r["proofs"][0])
+obj_job = r["job"]
 with open(os.path.join(out, "obj.job"), "w") as f:
     f.write(str(r["job"]))
 with open(os.path.join(out, "obj.calldata"), "w") as f:
@@ -52,6 +54,7 @@ print(f"ok: submit(object, wait=300) -> job {r['job']} done with its proof inlin
 
 # An array without wait: wait_job, then proofs() over pages of 2 (next followed).
 r = c.submit("mul", [{"x": "3", "k": "5"}, INPUT, {"x": "11", "k": "2"}], idempotency_key="sdk-array-1")
+array_job = r["job"]
 check(r.get("partitions") == 3 and r.get("existing") is False and "proofs" not in r, f"submit(array): {r}")
 j = c.wait_job(r["job"], timeout=300)
 check(j["state"] == "done" and j["done"] == 3, f"wait_job: {j}")
@@ -66,6 +69,7 @@ print(f"ok: submit(array of 3) -> wait_job done -> proofs(limit=2) k 0,1,2 over 
 # A .wtns's bytes; then job(wait) and proof(k).
 with open(wtns_path, "rb") as f:
     r = c.submit("mul", f.read())
+wtns_job = r["job"]
 j = c.job(r["job"], wait=300)
 check(j["state"] == "done", f"job(wait=300): {j}")
 save("wtns", c.proof(r["job"], 0))
@@ -90,6 +94,20 @@ except ApiError as e:
     check(e.extra == {"signal": "k", "index": 1} and e.problem["detail"] == e.detail, f"extra: {e.extra}")
     extra = e.extra
 print(f"ok: ApiError 404 no_such_circuit; 422 missing_signal with extra members {extra}")
+
+# The tenant's jobs, newest first, two to a page, every page followed; the metadata
+# sent with the first job kept with it.
+pages = list(c.list(limit=2))
+ids = [j["job"] for p in pages for j in p["jobs"]]
+check(len(pages) == 2 and ids == [wtns_job, array_job, obj_job], f"list(limit=2): {pages}")
+meta = {"order": 17, "sdk": "python"}
+check(pages[1]["jobs"][-1].get("metadata") == meta, f"the listed job's metadata: {pages[1]['jobs'][-1]}")
+check(c.job(obj_job).get("metadata") == meta, "job()'s metadata")
+check([j["job"] for p in c.list(circuit="mul", state="done") for j in p["jobs"]] == ids, "list(circuit, state=done)")
+check([j for p in c.list(state="failed") for j in p["jobs"]] == [], "list(state=failed)")
+late = [j for p in c.list(since=int(time.time()) + 3600) for j in p["jobs"]]
+check(late == [], f"list(since=in an hour): {late}")
+print(f"ok: list(limit=2) -> jobs {ids} over 2 pages, newest first; metadata {meta} kept; state, circuit, since filter")
 
 # A 429 retried after its Retry-After. The tenant may run one job: a long one is running
 # when the second is sent, so the second is refused (quota); the retry hook cancels the

@@ -5,7 +5,7 @@
 #   README and imports with every export;
 # - tests/lib/sdk_drive.mjs through the tree's clients/js/index.js: the same steps as
 #   sdk_python.sh's (submit of an object, an array, a .wtns; waitJob; proofs over pages;
-#   vkey; calldata; errors as CuzkApiError; a 429 retried after its Retry-After while
+#   vkey; calldata; metadata; list over pages; errors as CuzkApiError; a 429 retried after its Retry-After while
 #   the hook cancels the job in the way; maxRetries 0 throws it);
 # - every proof it fetched verified by snarkjs; the vkey and calldata it got byte-equal
 #   to what the API serves to curl.

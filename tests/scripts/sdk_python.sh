@@ -6,7 +6,8 @@
 #   installed copy;
 # - tests/lib/sdk_drive.py through it: circuits; submit of an object (wait: the proof
 #   inline), an array (wait_job, proofs over pages, the idempotency key), a .wtns
-#   (job(wait), proof); vkey; calldata; errors as ApiError with the problem's members;
+#   (job(wait), proof); vkey; calldata; metadata kept; list over pages, newest first,
+#   with its filters; errors as ApiError with the problem's members;
 #   a 429 (a tenant of MAX-RUNNING-JOBS 1) retried after its Retry-After while the hook
 #   cancels the job in the way; max_retries=0 raises it;
 # - every proof it fetched verified by snarkjs; the vkey and calldata it got byte-equal

@@ -5,9 +5,9 @@
     r = c.submit("mul", {"x": "7", "k": "1234567"}, wait=60)
     proof = r["proofs"][0]                           # {"k","proof","publicSignals","verified"}
 """
-from .client import Client, Inputs, Job, JobPage, Proof, RetryHook, Submitted
+from .client import Client, Inputs, Job, JobPage, Metadata, Proof, RetryHook, Submitted
 from .errors import ApiError, CuzkError, JobTimeout, TransportError
 
-__all__ = ["Client", "Inputs", "Job", "JobPage", "Proof", "RetryHook", "Submitted",
+__all__ = ["Client", "Inputs", "Job", "JobPage", "Metadata", "Proof", "RetryHook", "Submitted",
            "ApiError", "CuzkError", "JobTimeout", "TransportError"]
 __version__ = "0.1.0"

@@ -15,11 +15,14 @@ from typing import (Any, Callable, Dict, Iterator, List, Literal, Mapping, Optio
 
 from .errors import ApiError, CuzkError, JobTimeout, TransportError
 
-__all__ = ["Client", "Inputs", "RetryHook"]
+__all__ = ["Client", "Inputs", "Metadata", "RetryHook"]
 
 #: One input.json object (one partition), a sequence of them (one job, a partition
 #: each, in order) or the bytes of a ``.wtns`` (one partition).
 Inputs = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], bytes, bytearray, memoryview]
+
+#: A job's metadata: at most 16 keys, each value a string, a number, a bool or None.
+Metadata = Mapping[str, Union[str, int, float, bool, None]]
 
 #: Called before each retry: (attempt from 1, seconds it will sleep, the 429/503 error).
 RetryHook = Callable[[int, float, ApiError], None]
@@ -58,7 +61,7 @@ class Job(TypedDict, total=False):
     done: int
     failed: int
     parts: List[Dict[str, Any]]
-    metadata: Dict[str, str]
+    metadata: Dict[str, Any]
 
 
 class Proof(TypedDict, total=False):
@@ -127,16 +130,17 @@ class Client:
     # ---- the endpoints ----------------------------------------------------------------
 
     def submit(self, circuit: str, inputs: Inputs, *, priority: Optional[int] = None,
-               idempotency_key: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None,
+               idempotency_key: Optional[str] = None, metadata: Optional[Metadata] = None,
                wait: Optional[int] = None) -> Submitted:
         """Submit a job of circuit ``circuit`` (``POST /v1/circuits/{name}/proofs``).
 
         ``inputs``: an input.json object (a dict), a list of them (a partition each, in
         order) or a ``.wtns`` file's bytes. ``priority`` 0-1000000 (higher first, lowered
         to the tenant's cap); ``idempotency_key``: the same key and body answer the first
-        job again (``existing`` true); ``metadata``: up to 16 string values kept with the
-        job (sent as the ``Cuzk-Metadata`` header); ``wait`` 0-600 s: the answer holds the
-        proofs (``proofs``) when the job ends within it.
+        job again (``existing`` true); ``metadata``: up to 16 values (strings, numbers,
+        bools, None) kept with the job and listed with it (the ``Cuzk-Metadata``
+        header); ``wait`` 0-600 s: the answer holds the proofs (``proofs``) when the job
+        ends within it.
         """
         headers: Dict[str, str] = {}
         if isinstance(inputs, (bytes, bytearray, memoryview)):
@@ -154,7 +158,7 @@ class Client:
             headers["Idempotency-Key"] = idempotency_key
         if metadata is not None:
             if not isinstance(metadata, Mapping):
-                raise TypeError(f"metadata: a dict of strings, not {type(metadata).__name__}")
+                raise TypeError(f"metadata: a dict, not {type(metadata).__name__}")
             headers["Cuzk-Metadata"] = json.dumps(dict(metadata), separators=(",", ":"))
         query = {"priority": priority, "wait": wait}
         return self._json("POST", f"/v1/circuits/{_seg(circuit)}/proofs", query=query, body=body,
