@@ -263,6 +263,10 @@ int api_metadata_header(struct api_resp *r, const char *text, struct api_body *b
 /* Queue mode's page (queue.c): the jobs, newest first, as the local mode's "jobs"
  * control reply has them ({"id",...}), *more when another page follows. NULL with r
  * answered. */
+/* Queue mode's proofs of partitions [offset, offset + limit) of job id in one query:
+ * an array of {"index","proof","public"} (done ones only), or NULL when it could not
+ * be had (each proof is then asked for alone). */
+json_t *api_queue_proofs(uint64_t id, const struct api_tenant *t, size_t offset, size_t limit);
 json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
                        int *more);
 
