@@ -13,7 +13,8 @@
 # - a job that ends and leaves cuzkd's table (--keep-finished 1) while no cuzk-api
 #   runs: the next one finds it in the store and calls back;
 # - a URL to a host not on the tenant's list, over plain http to an https-only entry,
-#   and any URL of a tenant without callbacks: 400 naming callback_url;
+#   to a listed name that resolves to loopback (SSRF: only an address on the list may
+#   be private), and any URL of a tenant without callbacks: 400 naming callback_url;
 # - GET /v1/jobs/ID/events: an event per partition, each one done before the job
 #   event (done), then the stream ends; Last-Event-ID: end is 204; the last part id
 #   after the end gives the partitions again and the job event.
@@ -68,7 +69,7 @@ EOF
 : >"$tmp/recv.log"
 
 # ---- tenants: alice may be called back at the receiver, bob not at all ------------------
-out="$("$BUILD/bin/cuzk" token --callback-hosts "http://127.0.0.1:$rport,hooks.example.com" alice)" ||
+out="$("$BUILD/bin/cuzk" token --callback-hosts "http://127.0.0.1:$rport,hooks.example.com,http://localhost:$rport" alice)" ||
   fail "cuzk token --callback-hosts"
 [ "$(wc -l <<<"$out")" = 3 ] || fail "cuzk token --callback-hosts: expected 3 lines: $out"
 tok_alice="$(sed -n 1p <<<"$out")"
@@ -209,6 +210,8 @@ bad b1 "$tok_alice" "https://evil.example.net/hook"
 bad b2 "$tok_alice" "http://hooks.example.com/hook" # an https-only entry
 bad b3 "$tok_alice" "http://127.0.0.1:$((rport == 65535 ? 1 : rport + 1))/hook"
 bad b4 "$tok_alice" "not a url"
+bad b6 "$tok_alice" "http://localhost:$rport/ok/6" # on the list, but a name that leads to loopback
+grep -q "private or loopback" "$tmp/http/b6.body" || fail "b6: $(cat "$tmp/http/b6.body")"
 bad b5 "$tok_bob" "http://127.0.0.1:$rport/ok/5"
 
 # ---- Server-Sent Events -------------------------------------------------------------------------
