@@ -15,9 +15,11 @@
 # - a URL to a host not on the tenant's list, over plain http to an https-only entry,
 #   to a listed name that resolves to loopback (SSRF: only an address on the list may
 #   be private), and any URL of a tenant without callbacks: 400 naming callback_url;
-# - GET /v1/jobs/ID/events: an event per partition, each one done before the job
-#   event (done), then the stream ends; Last-Event-ID: end is 204; the last part id
-#   after the end gives the partitions again and the job event.
+# - GET /v1/jobs/ID/events (the synth stage stopped while the job waits, so the
+#   stream sees its partitions queued first): an event per partition, each one done
+#   before the job event (done), then the stream ends; a client that hangs up gives
+#   its long poll back (cuzk_api_long_polls); Last-Event-ID: end is 204; the last
+#   part id after the end gives the partitions again and the job event.
 # Every proof is verified by snarkjs; every JSON answer is checked against
 # docs/openapi.json.
 # shellcheck disable=SC2154 # tok_api-push names: tok_bob is set by api_tokens (api.sh, printf -v)
@@ -217,11 +219,44 @@ bad b5 "$tok_bob" "http://127.0.0.1:$rport/ok/5"
 # ---- Server-Sent Events -------------------------------------------------------------------------
 node -e 'const x=require("fs").readFileSync(process.argv[1],"utf8"); process.stdout.write(JSON.stringify([JSON.parse(x),JSON.parse(x),JSON.parse(x)]))' \
   "$FX/input.json" >"$tmp/three.json"
+# The synth stage stopped (SIGSTOP) while the job is submitted: its partitions wait,
+# so the streams see them before they are done, whatever the machine's speed.
+synth="$(stage_pids synth)"
+[ -n "$synth" ] || fail "no synth stage"
+kill -STOP "$synth"
 http e0 "$tok_alice" POST /v1/circuits/mul/proofs "${JSON[@]}" --data-binary @"$tmp/three.json" >/dev/null
 expect e0 202
 j5="$(jfield e0 r.job)"
-[ "$(http ev "$tok_alice" GET "/v1/jobs/$j5/events" -N --max-time 300)" = 200 ] ||
-  fail "the events stream did not end well: $(cat "$tmp/http/ev.body")"
+# until FILE shows partition 2 (the first batch has every partition)
+first_batch() {
+  local _
+  for _ in $(seq 1 600); do
+    grep -q '"k":2' "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "no first batch of events in 60 s: $(cat "$1")"
+}
+long_polls() { curl -s "$api_base/metrics" | awk '$1 == "cuzk_api_long_polls" {print $2}'; }
+# a client that hangs up: its long poll is given back
+curl -sS -N -H "Authorization: Bearer $tok_alice" "$api_base/v1/jobs/$j5/events" >"$tmp/evcut.txt" 2>/dev/null &
+cut_pid=$!
+first_batch "$tmp/evcut.txt"
+[ "$(long_polls)" = 1 ] || fail "an open stream is not counted as a long poll: $(long_polls)"
+kill "$cut_pid"
+wait "$cut_pid" 2>/dev/null || true
+for _ in $(seq 1 600); do
+  [ "$(long_polls)" = 0 ] && break
+  sleep 0.1
+done
+[ "$(long_polls)" = 0 ] || fail "a stream whose client hung up is still counted: $(long_polls)"
+# a stream to the end
+http ev "$tok_alice" GET "/v1/jobs/$j5/events" -N --max-time 300 >"$tmp/ev.status" &
+ev_pid=$!
+first_batch "$tmp/http/ev.body"
+kill -CONT "$synth"
+wait "$ev_pid" || true
+[ "$(cat "$tmp/ev.status")" = 200 ] || fail "the events stream did not end well: $(cat "$tmp/http/ev.body")"
+grep -q '"k":0,"state":"queued"' "$tmp/http/ev.body" || fail "events: no queued partition 0: $(cat "$tmp/http/ev.body")"
 grep -qi '^content-type: text/event-stream' "$tmp/http/ev.head" || fail "events: $(cat "$tmp/http/ev.head")"
 check_events() { # FILE: each of the 3 partitions done, then one job event (done), last
   python3 - "$1" <<'EOF'
