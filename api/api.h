@@ -252,6 +252,8 @@ struct MHD_Response;
 /* The stream's response (NULL: r says why: 404, 429, 204 past the end). */
 struct MHD_Response *api_events(struct api_resp *r, uint64_t id, const struct api_tenant *t,
                                 const char *last_event_id, int client_fd);
+/* The server stops: every stream ends at its next look (within the doorbell's slice). */
+void api_events_stop(void);
 void api_metrics(struct api_resp *r);
 
 /* Queue mode (queue.c, queue_db.c). api_queue_opt takes --queue URL (refused, and

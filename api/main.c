@@ -291,6 +291,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cuzk-api: SIGHUP: %s read again, %zu tenant(s)\n", g_api.cfg.tokens,
                     g_api.tokens.n);
     }
+    api_events_stop();
     api_stop();
     free(cert);
     free(key);
