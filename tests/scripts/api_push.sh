@@ -22,7 +22,7 @@
 #   part id after the end gives the partitions again and the job event.
 # Every proof is verified by snarkjs; every JSON answer is checked against
 # docs/openapi.json.
-# shellcheck disable=SC2154 # tok_api-push names: tok_bob is set by api_tokens (api.sh, printf -v)
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
