@@ -14,6 +14,8 @@
  *   submit.c   POST /v1/circuits/NAME/proofs: the body's memfd, the submit
  *   signals.c  an input object's signal names against the circuit's, as they arrive
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
+ *   list.c     GET /v1/jobs: a tenant's jobs, newest first, a page per control
+ *              request (or query of the queue); the Cuzk-Metadata header
  *   proofs.c   a job's proofs in few requests: POST ?wait=, GET /v1/jobs/ID/proofs
  *              (paged), a proof as Solidity calldata
  *   vkey.c     GET /v1/circuits/NAME/vkey: snarkjs's verification_key.json
@@ -34,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -100,6 +103,7 @@ struct api_cfg {
     char user[64];  /* started as root: become this user ("" cuzk) */
     char cors[256]; /* --cors-origin: the one web origin answered with CORS headers ("" none, "*" any) */
     unsigned timeout_s, per_ip, max_conns;
+    unsigned header_timeout_s; /* --header-timeout: a request head's deadline (conns.h) */
     uint64_t max_body;
     uint64_t max_inflight;            /* --max-inflight-body: bodies held at once (budget.h) */
     char queue[PROTO_PATH_MAX];       /* queue mode: the fleet's database ("" off) */
@@ -112,6 +116,8 @@ struct api_cfg {
 struct api {
     struct api_cfg cfg;
     struct api_tokens tokens;
+    gid_t gid; /* the group the process serves as (after dropping root): a tokens file
+                * may be readable by it (tokens.c) */
 };
 extern struct api g_api;
 
@@ -159,6 +165,7 @@ struct api_body {
     const char *idem_key; /* Idempotency-Key header, or NULL */
     int priority;         /* ?priority=N, -1 none */
     json_t *signals;      /* the circuit's "inputs" as cuzkd lists them; NULL: unknown */
+    json_t *metadata;     /* the Cuzk-Metadata header's object (list.c), or NULL */
 };
 
 /* The signal check of input objects whose keys arrive one at a time (signals.c):
@@ -229,6 +236,31 @@ void api_job_proofs(struct api_resp *r, uint64_t id, const struct api_tenant *t,
 void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s, int client_fd);
 /* A 200 proof answer in r rewritten as snarkjs's soliditycalldata text. */
 void api_proof_calldata(struct api_resp *r);
+/* list.c. GET /v1/jobs: the filters and the page of a job list (a field NULL or 0:
+ * none), read off the query by api_list_query (0, or -1 with r a 400 naming the
+ * parameter); api_list answers it in both modes (one control request, or one query
+ * of the fleet's database, per page). */
+struct api_list_query {
+    const char *state;   /* running, done, failed, cancelled */
+    const char *circuit; /* a circuit name */
+    int64_t since;       /* submitted at or after (unix seconds) */
+    uint64_t before;     /* the cursor: jobs below this id */
+    uint32_t limit;      /* 1 to PROTO_JOBS_PAGE_MAX */
+};
+/* The cursor of the page after job id (base64url of its decimal digits, no padding;
+ * opaque to clients), and back: 0, or -1 when text is no cursor. */
+void api_cursor_encode(uint64_t id, char out[32]);
+int api_cursor_decode(const char *text, uint64_t *id);
+void api_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q);
+/* The Cuzk-Metadata header's text (NULL: none) as b->metadata: 0, or -1 with r a 400
+ * naming the header. */
+int api_metadata_header(struct api_resp *r, const char *text, struct api_body *b);
+/* Queue mode's page (queue.c): the jobs, newest first, as the local mode's "jobs"
+ * control reply has them ({"id",...}), *more when another page follows. NULL with r
+ * answered. */
+json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
+                       int *more);
+
 /* vkey.c: the circuit's verification_key.json (404 undeclared, 503 not loaded yet). */
 void api_vkey(struct api_resp *r, const char *name);
 void api_readyz(struct api_resp *r);

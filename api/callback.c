@@ -223,8 +223,9 @@ int api_callback_check(const char *url, const struct api_tenant *t, struct api_r
     char d[256], pin[512];
 
     if (!cb.db)
-        why = g_api.cfg.queue[0] ? "callbacks are served in local mode only (not with --queue)"
-                                 : "callbacks are off on this server (no --callback-db)";
+        why = g_api.cfg.queue[0]
+            ? "callbacks are served in local mode only (not with --queue)"
+            : "callbacks are off on this server (no --callback-db, or its file does not open: see its log)";
     else if (!t->callback_hosts[0] || !t->callback_secret[0])
         why = "callbacks are off for this tenant (its tokens line has no callback-hosts and callback-secret)";
     else if (parse_target(url, &tg, &why))
@@ -555,13 +556,9 @@ static void *deliver_main(void *arg)
     return NULL;
 }
 
-int api_callback_start(char *err, size_t errlen)
+/* The delivery file opened (made if missing), its table there: 0, or -1 with err. */
+static int callback_open(char *err, size_t errlen)
 {
-    pthread_attr_t ta;
-    pthread_t th;
-    int rc;
-
-    if (!g_api.cfg.callback_db[0] || g_api.cfg.queue[0]) return 0;
     if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
         snprintf(err, errlen, "callbacks: libcurl does not start");
         return -1;
@@ -583,6 +580,20 @@ int api_callback_start(char *err, size_t errlen)
         sqlite3_close(cb.db);
         cb.db = NULL;
         return -1;
+    }
+    return 0;
+}
+
+int api_callback_start(char *err, size_t errlen)
+{
+    pthread_attr_t ta;
+    pthread_t th;
+    int rc;
+
+    if (!g_api.cfg.callback_db[0] || g_api.cfg.queue[0]) return 0;
+    if (callback_open(err, errlen)) { /* the API serves on, without callbacks (said per POST) */
+        api_qlog("callbacks off: %s", err);
+        return 0;
     }
     pthread_attr_init(&ta);
     pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);

@@ -44,7 +44,8 @@ static int job_cancelled(json_t *j)
 json_t *api_job_view(json_t *j)
 {
     static const char *const keep[] = { "id",         "state", "reason", "priority",       "circuit",
-                                        "partitions", "done",  "failed", "submitted_unix", "resumed" };
+                                        "partitions", "done",  "failed", "submitted_unix", "resumed",
+                                        "metadata" };
     static const char *const part_keep[] = { "index", "state", "attempts", "reason", "timings_ms" };
     json_t *o = json_object(), *parts = json_array(), *p;
     size_t i;

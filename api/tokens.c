@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -137,6 +138,27 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
     return 0;
 }
 
+/* The tokens file names every tenant and the hash of its token: read by its owner
+ * alone (0600), or also by a group that is root's or the API's own (0640); any other
+ * mode is refused (err), from the descriptor read. */
+static int tokens_mode_refused(FILE *f, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    mode_t m;
+
+    if (fstat(fileno(f), &st)) {
+        snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+        return -1;
+    }
+    m = st.st_mode & 07777;
+    if (!(m & 077) || (!(m & 037) && (st.st_gid == 0 || st.st_gid == g_api.gid))) return 0;
+    snprintf(err, errlen,
+             "--api-tokens %s: mode %04o (group %u) lets others read or change the tenants' token hashes; "
+             "chmod 600 it, or 640 with group root or the API's group (%u)",
+             path, (unsigned)m, (unsigned)st.st_gid, (unsigned)g_api.gid);
+    return -1;
+}
+
 int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
@@ -146,6 +168,10 @@ int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t e
     memset(tk, 0, sizeof(*tk));
     if (!f) {
         snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (tokens_mode_refused(f, path, err, errlen)) {
+        fclose(f);
         return -1;
     }
     while (fgets(line, sizeof(line), f)) {

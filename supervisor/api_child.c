@@ -3,8 +3,9 @@
  * machine (child_fsm.h: backoff after fast deaths, SIGTERM at shutdown), but it holds
  * no partitions and has no stats slot: nothing to reclaim at its death, and its
  * liveness is its pid (every look at it counts as a heartbeat). It gets the control
- * socket's path and talks to cuzkd as any client does; it runs with cuzkd's uid, so
- * its submits may name a tenant (protocol.h). With --queue it gets the queue too, in
+ * socket's path and talks to cuzkd as any client does; it runs with cuzkd's uid, or
+ * with --api-user's when cuzkd is root (cuzk-api drops root itself, after binding),
+ * so its submits may name a tenant (protocol.h). With --queue it gets the queue too, in
  * queue mode (docs/api.md): the URL, which may hold the password of cuzkd's 0600
  * config file, goes as descriptor 3 (a sealed memfd, --queue-fd 3), never in argv,
  * which every local user reads. */
@@ -18,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,7 +46,13 @@ static void api_args(struct sup *s, struct api_args *a)
     a->argv[n++] = (char *)c->api_listen;
     a->argv[n++] = "--api-tokens";
     a->argv[n++] = (char *)c->api_tokens;
-    snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
+    /* cuzk-api drops root to --user once it has read its tokens and bound: cuzkd's
+     * own uid (no change unless root), or under a root cuzkd the --api-user, so that
+     * the process facing the network is not root. */
+    if (geteuid() == 0 && c->have_api_uid)
+        snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)c->api_uid);
+    else
+        snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
     a->argv[n++] = "--user";
     a->argv[n++] = a->uid;
     a->argv[n++] = "--instance";
@@ -54,7 +62,17 @@ static void api_args(struct sup *s, struct api_args *a)
         a->argv[n++] = "3";
     }
     if (!c->no_store) { /* callbacks' deliveries beside the job store, kept across restarts */
-        snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        if (geteuid() == 0 && c->have_api_uid) {
+            /* An --api-user may not write the state dir (nor read the job store): its
+             * file goes in a directory of its own there. A failure here leaves the API
+             * without callbacks, which it says; it does not stop it. */
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.api", c->state_dir, c->instance);
+            if ((!mkdir(a->cbdb, 0700) || errno == EEXIST) && chown(a->cbdb, c->api_uid, (gid_t)-1))
+                fprintf(stderr, "cuzkd: %s: %s\n", a->cbdb, strerror(errno));
+            snprintf(a->cbdb + strlen(a->cbdb), sizeof(a->cbdb) - strlen(a->cbdb), "/callbacks.db");
+        } else {
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        }
         a->argv[n++] = "--callback-db";
         a->argv[n++] = a->cbdb;
     }
