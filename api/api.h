@@ -279,7 +279,8 @@ json_t *api_job_view(json_t *j);
 /* callback.c. api_callback_open opens --callback-db (made if missing), before the
  * process drops root: a cuzk-api under an --api-user of its own keeps the file open
  * though the state dir it lies in is not that user's to enter (the job store is
- * there too); api_callback_start starts the delivery thread. Both nothing when
+ * there too; a file that does not open leaves callbacks off, logged, and the API
+ * serving); api_callback_start starts the delivery thread. Both nothing when
  * --callback-db is "". api_callback_check: url is one
  * the tenant may be called back at (0), else r is the 400 naming callback_url (-1).
  * api_callback_add records it for job (once: a job answered again by its
@@ -297,6 +298,8 @@ struct MHD_Response;
 /* The stream's response (NULL: r says why: 404, 429, 204 past the end). */
 struct MHD_Response *api_events(struct api_resp *r, uint64_t id, const struct api_tenant *t,
                                 const char *last_event_id, int client_fd);
+/* The server stops: every stream ends at its next look (within the doorbell's slice). */
+void api_events_stop(void);
 void api_metrics(struct api_resp *r);
 
 /* Queue mode (queue.c, queue_db.c). api_queue_opt takes --queue URL (refused, and

@@ -302,8 +302,8 @@ int main(int argc, char **argv)
         (g_api.cfg.cert[0] &&
          (!(cert = slurp(g_api.cfg.cert, 0, err, sizeof(err))) ||
           !(key = slurp(g_api.cfg.key, 1, err, sizeof(err))))) ||
-        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
-        api_callback_open(err, sizeof(err)) || drop_root(g_api.cfg.user, err, sizeof(err))) {
+        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 || api_callback_open(err, sizeof(err)) ||
+        drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
     }
@@ -332,6 +332,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cuzk-api: SIGHUP: %s read again, %zu tenant(s)\n", g_api.cfg.tokens,
                     g_api.tokens.n);
     }
+    api_events_stop();
     api_stop();
     free(cert);
     free(key);
