@@ -354,7 +354,7 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
 {
     char m[160];
 
-    if (!k->privileged) {
+    if (!k->privileged || k->api_user) {
         snprintf(m, sizeof(m),
                  "uid %u may not %s cuzkd: only root or cuzkd's own "
                  "user may",
@@ -393,7 +393,9 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
         conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
         break;
     case CONTROL_RELOAD: operator_request(s, k, r); break;
-    case CONTROL_PROOF: do_proof(s, k, r); break;
+    case CONTROL_PROOF:
+    case CONTROL_PROOFS: do_proof(s, k, r); break;
     case CONTROL_WATCH: do_watch(s, k); break;
+    case CONTROL_JOBS: do_jobs(s, k, r); break;
     }
 }

@@ -368,7 +368,8 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
     job_begin(s, *slot, (uid_t)json_integer_value(uid), 1, &f);
     results_note(s, *slot, json_string_value(json_object_get(r->req, "circuit")),
                  json_string_value(json_object_get(r->req, "tenant")),
-                 json_is_string(json_object_get(r->req, "results")), r->sj->submitted);
+                 json_is_string(json_object_get(r->req, "results")), r->sj->submitted,
+                 json_object_get(r->req, "metadata"));
     r->zfd = r->rfd = r->gfd = r->ofd = -1;
     r->wfd = NULL;
     r->held = NULL;
@@ -388,6 +389,21 @@ static groth16_vk *resume_vk(struct sup *s, uint32_t slot, groth16_vk *vk)
         zkey_close(&zk);
     }
     return vkp;
+}
+
+/* A resumed partition's tries from the store's count a (stored state was, ps is now):
+ * a final one keeps its count; one the previous cuzkd had in flight was cut short
+ * by its death, so its next try is one more; one queued after a retry has that retry
+ * counted already. */
+static void resume_attempts(struct part_state *pp, enum store_part_state was, enum store_part_state ps,
+                            uint32_t a)
+{
+    a = a < PART_ATT_UNKNOWN ? a : PART_ATT_UNKNOWN - 1;
+    pp->rec_att = (uint16_t)a;
+    if (ps == STORE_DONE || ps == STORE_FAILED)
+        pp->fixed_attempts = (uint16_t)(a ? a : 1);
+    else
+        pp->retries = (uint16_t)(was == STORE_QUEUED && a ? a - 1 : a);
 }
 
 /* Each partition of the resumed job in slot: done or failed as the store says, done
@@ -426,6 +442,7 @@ static void resume_states(struct sup *s, const struct resumed *r, uint32_t slot,
         /* What the store holds now differs from ps where a proof was found or an
          * unfinished state goes back to queued: let the next sync write it. */
         s->parts[p].rec = ps == sj->state[i] ? (uint8_t)ps : REC_UNKNOWN;
+        resume_attempts(&s->parts[p], sj->state[i], ps, sj->attempts[i]);
     }
     jobtab_job_try_complete(jt, slot);
     logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
