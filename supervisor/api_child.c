@@ -28,8 +28,8 @@
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 
 struct api_args {
-    char path[PROTO_PATH_MAX + 32], uid[16];
-    char *argv[22];
+    char path[PROTO_PATH_MAX + 32], uid[16], cbdb[PROTO_PATH_MAX + 96];
+    char *argv[24];
 };
 
 static void api_args(struct sup *s, struct api_args *a)
@@ -59,6 +59,11 @@ static void api_args(struct sup *s, struct api_args *a)
     if (c->queue[0]) {
         a->argv[n++] = "--queue-fd";
         a->argv[n++] = "3";
+    }
+    if (!c->no_store) { /* callbacks' deliveries beside the job store, kept across restarts */
+        snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        a->argv[n++] = "--callback-db";
+        a->argv[n++] = a->cbdb;
     }
     if (c->api_cors[0]) {
         a->argv[n++] = "--cors-origin";

@@ -2,7 +2,7 @@
 # Helpers of the HTTP API tests (cuzk-api), on top of daemon.sh and wgen.sh. Sourced,
 # never run.
 #   api_tokens NAME [LIMITS]...  a new token for tenant NAME (cuzk token): sets
-#                      tok_NAME, appends its line to $tmp/tokens
+#                      tok_NAME, appends its line to $tmp/tokens (0600)
 #   api_init           after daemon_init: cuzk-api built, curl and a generator's tools
 #                      there (else SKIP); FX the bn128 mulchain-10 fixture, VK its key,
 #                      gen its witness generator (wgen.sh), n=0 proofs verified
@@ -65,6 +65,7 @@ api_tokens() { # NAME [LIMITS]
   out="$("$BUILD/bin/cuzk" token "$@")" || fail "cuzk token $*"
   printf -v "tok_$1" '%s' "$(head -n1 <<<"$out")"
   tail -n1 <<<"$out" >>"$tmp/tokens"
+  chmod 600 "$tmp/tokens" # cuzk-api refuses a tokens file others may read
 }
 
 http() { # NAME TOKEN METHOD PATH [curl args]
