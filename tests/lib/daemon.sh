@@ -171,6 +171,19 @@ daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both
   fail "cuzkd did not answer status within 120 s of creating its socket"
 }
 
+# A cuzkd the test started itself (as another user, under strace...), its pid in
+# daemon_pid: until it answers status (120 s, a liveness bound); fail, with LOG's last
+# lines, if it exits first.
+daemon_answers() { # LOG
+  local _
+  for _ in $(seq 1 1200); do
+    cuzk status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd exited: $(tail -n 5 "$1")"
+    sleep 0.1
+  done
+  fail "cuzkd did not answer status within 120 s"
+}
+
 daemon_shutdown_clean() {
   local rc=0 left _
   cuzk status >/dev/null || fail "status"
