@@ -56,6 +56,8 @@ done
 [ "$(stat -c %U "/proc/$apid")" = "$apiu" ] || fail "cuzk-api (pid $apid) runs as $(stat -c %U "/proc/$apid"), not $apiu"
 grep -q "^Groups:.*\b$(getent group "$apiu" | cut -d: -f3)\b" "/proc/$apid/status" || fail "cuzk-api lacks $apiu's group"
 echo "ok: cuzkd (root) runs its cuzk-api as $apiu (pid $apid)"
+# Its callbacks' file would be in cuzkd's state dir, which U may not write: off, said.
+grep -q "runs as --api-user $apiu: callbacks are off" "$tmp/cuzkd.log" || fail "cuzkd does not say the API's callbacks are off"
 
 api_proved p1 "$tok_alice" '{"x":"3","k":"1"}'
 tenant="$(cuzk --json status | jq -r --argjson j "$id" '.jobs[]? | select(.job==$j) | .tenant // empty')"
