@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,12 +32,6 @@ struct api_args {
     char path[PROTO_PATH_MAX + 32], uid[16], cbdb[PROTO_PATH_MAX + 96];
     char *argv[24];
 };
-
-/* A root cuzkd runs its cuzk-api as --api-user. */
-static int api_as_own_user(const struct cuzkd_config *c)
-{
-    return geteuid() == 0 && c->have_api_uid;
-}
 
 static void api_args(struct sup *s, struct api_args *a)
 {
@@ -54,7 +49,7 @@ static void api_args(struct sup *s, struct api_args *a)
     /* cuzk-api drops root to --user once it has read its tokens and bound: cuzkd's
      * own uid (no change unless root), or under a root cuzkd the --api-user, so that
      * the process facing the network is not root. */
-    if (api_as_own_user(c))
+    if (geteuid() == 0 && c->have_api_uid)
         snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)c->api_uid);
     else
         snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
@@ -66,11 +61,18 @@ static void api_args(struct sup *s, struct api_args *a)
         a->argv[n++] = "--queue-fd";
         a->argv[n++] = "3";
     }
-    /* Callbacks' deliveries beside the job store, kept across restarts; not for an
-     * API under --api-user, which may not write cuzkd's state dir (api_child_init
-     * says so). */
-    if (!c->no_store && !api_as_own_user(c)) {
-        snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+    if (!c->no_store) { /* callbacks' deliveries beside the job store, kept across restarts */
+        if (geteuid() == 0 && c->have_api_uid) {
+            /* An --api-user may not write the state dir (nor read the job store): its
+             * file goes in a directory of its own there. A failure here leaves the API
+             * without callbacks, which it says; it does not stop it. */
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.api", c->state_dir, c->instance);
+            if ((!mkdir(a->cbdb, 0700) || errno == EEXIST) && chown(a->cbdb, c->api_uid, (gid_t)-1))
+                fprintf(stderr, "cuzkd: %s: %s\n", a->cbdb, strerror(errno));
+            snprintf(a->cbdb + strlen(a->cbdb), sizeof(a->cbdb) - strlen(a->cbdb), "/callbacks.db");
+        } else {
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        }
         a->argv[n++] = "--callback-db";
         a->argv[n++] = a->cbdb;
     }
@@ -166,10 +168,6 @@ void api_child_init(struct sup *s)
 {
     s->api.pidfd = -1;
     if (!s->c->api_listen[0]) return;
-    if (api_as_own_user(s->c) && !s->c->no_store)
-        logmsg("cuzk-api runs as --api-user %s: callbacks are off (their file would be in the state "
-               "dir, which %s may not write; cuzk-api --callback-db in a directory of its own turns them on)",
-               s->c->api_user, s->c->api_user);
     s->api.on = 1;
     child_fsm_init(&s->api.fsm);
     api_child_event(s, CHILD_EV_TIMER, os_now_ns(), 0); /* due at once: start */
