@@ -140,9 +140,10 @@ echo "prove exit: $?"
 cuzk --run-dir /run/cuzk status
 echo "== systemctl start cuzk-api"
 systemctl start cuzk-api
-echo "api: $(systemctl show -p ActiveState -p SubState cuzk-api | tr '\n' ' ') user $(id -nu "$(awk '/^Uid:/ { print $2 }' "/proc/$(systemctl show -p MainPID --value cuzk-api)/status")")"
 tok="$(head -n1 /root/token.txt)"
 for _ in $(seq 1 300); do curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break; sleep 0.1; done
+# (read once it answers: until its exec, the unit's process is systemd's fork, still root)
+echo "api: $(systemctl show -p ActiveState -p SubState cuzk-api | tr '\n' ' ') user $(id -nu "$(awk '/^Uid:/ { print $2 }' "/proc/$(systemctl show -p MainPID --value cuzk-api)/status")")"
 code="$(curl -s -o /root/api.post.json -w '%{http_code}' -H "Authorization: Bearer $tok" \
   -H 'Content-Type: application/octet-stream' --data-binary @/root/fx/w1.wtns http://127.0.0.1:8080/v1/circuits/mul/proofs)"
 job="$(sed -n 's/.*"job": *\([0-9]*\).*/\1/p' /root/api.post.json)"

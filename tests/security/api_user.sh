@@ -53,7 +53,9 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -n "$apid" ] || fail "no cuzk-api child of cuzkd"
-[ "$(stat -c %U "/proc/$apid")" = "$apiu" ] || fail "cuzk-api (pid $apid) runs as $(stat -c %U "/proc/$apid"), not $apiu"
+# The uid from status (a process that is not dumpable has a /proc/PID of root's).
+auid="$(awk '/^Uid:/ { print $3 }' "/proc/$apid/status")"
+[ "$auid" = "$(id -u "$apiu")" ] || fail "cuzk-api (pid $apid) runs as uid $auid, not $apiu's"
 grep -q "^Groups:.*\b$(getent group "$apiu" | cut -d: -f3)\b" "/proc/$apid/status" || fail "cuzk-api lacks $apiu's group"
 echo "ok: cuzkd (root) runs its cuzk-api as $apiu (pid $apid)"
 
