@@ -144,7 +144,7 @@ static int api_start(struct sup *s)
     }
     s->api.pid = pid;
     s->api.gen++;
-    arm_poll(s, s->api.pidfd, POLLIN, ev_data(EV_API_PIDFD, s->api.gen, 0));
+    supervisor_arm_poll(s, s->api.pidfd, POLLIN, ev_data(EV_API_PIDFD, s->api.gen, 0));
     logmsg("started cuzk-api (pid %d, generation %u) on %s", (int)pid, s->api.generation, s->c->api_listen);
     return 0;
 }
@@ -194,7 +194,7 @@ void api_child_reap(struct sup *s, uint32_t gen)
     s->api.pid = 0;
     s->api.generation++;
     api_child_event(s, CHILD_EV_EXITED, os_now_ns(), (uint64_t)(unsigned)status);
-    child_timer_arm(s);
+    children_timer_arm(s);
 }
 
 void api_child_kill(struct sup *s)

@@ -150,7 +150,7 @@ void catalog_entry_open(const struct cuzkd_config *c, struct cat_entry *e, const
 static void cat_circuit_request(struct sup *s, struct cat_entry *e, int evict, const char *path)
 {
     struct circ_live lv[MAX_CHILDREN];
-    size_t n = live_stages(s, lv);
+    size_t n = children_live(s, lv);
     struct control_req r = { 0 };
     char log[JOBTAB_PATH_LEN + 64] = "";
     int fds[1] = { e ? e->zkey_fd : -1 };
@@ -208,7 +208,7 @@ void catalog_load(struct sup *s)
 static const char *cat_state(const struct sup *s, const struct cat_entry *e, const char **why)
 {
     struct circ_live lv[MAX_CHILDREN];
-    size_t n = live_stages(s, lv);
+    size_t n = children_live(s, lv);
     int applied, failed;
 
     *why = NULL;

@@ -20,7 +20,7 @@
 #include "base/error.h"
 #include "base/barrier.h"
 
-const char *child_bin(enum plan_role r)
+const char *children_bin(enum plan_role r)
 {
     return r == PLAN_WORKER ? "cuzk-gpuworker" : r == PLAN_SYNTH ? "cuzk-synth" : "cuzk-finalizer";
 }
@@ -48,7 +48,7 @@ static void child_args(const struct sup *s, const struct child *c, struct child_
 {
     int n = 0;
 
-    snprintf(a->path, sizeof(a->path), "%s/%s", s->bin_dir, child_bin(c->role));
+    snprintf(a->path, sizeof(a->path), "%s/%s", s->bin_dir, children_bin(c->role));
     snprintf(a->idx, sizeof(a->idx), "%u", c->index);
     snprintf(a->gen, sizeof(a->gen), "%u", c->generation);
     snprintf(a->thr, sizeof(a->thr), "%u", threads_of(s, c));
@@ -121,7 +121,7 @@ static int child_start(struct sup *s, struct child *c)
     child_args(s, c, &a);
     pid = fork();
     if (pid < 0) {
-        logmsg("fork for %s %u: %s", child_bin(c->role), c->index, strerror(errno));
+        logmsg("fork for %s %u: %s", children_bin(c->role), c->index, strerror(errno));
         return -errno;
     }
     if (pid == 0) child_exec(s, c, &a, parent);
@@ -135,9 +135,9 @@ static int child_start(struct sup *s, struct child *c)
     c->pid = pid;
     c->pidfd = pfd;
     c->gen++;
-    arm_poll(s, pfd, POLLIN, ev_data(EV_PIDFD, c->gen, (uint32_t)(c - s->ch)));
+    supervisor_arm_poll(s, pfd, POLLIN, ev_data(EV_PIDFD, c->gen, (uint32_t)(c - s->ch)));
     plan_cpus_str(&c->place->cpus, cpus, sizeof(cpus));
-    logmsg("started %s %u (pid %d, generation %u, cpus %s)", child_bin(c->role), c->index, (int)pid,
+    logmsg("started %s %u (pid %d, generation %u, cpus %s)", children_bin(c->role), c->index, (int)pid,
            c->generation, cpus);
     return 0;
 }
@@ -151,7 +151,7 @@ static enum stats_role stats_role_of(enum plan_role r)
 
 /* Arm cfd for the earliest deadline of any child (child_fsm.h: a restart due, a
  * heartbeat to look at), or disarm it when none has one. */
-void child_timer_arm(struct sup *s)
+void children_timer_arm(struct sup *s)
 {
     struct itimerspec its = { { 0, 0 }, { 0, 0 } };
     uint64_t at = 0;
@@ -173,30 +173,31 @@ void child_timer_arm(struct sup *s)
 }
 
 /* One event of child c (child_fsm.h), and the actions its state machine asks for. */
-void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t, uint64_t arg)
+void children_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t, uint64_t arg)
 {
     struct child_step st = child_fsm_step(&c->fsm, &s->fsm_cfg, ev, t, arg);
 
     if (st.actions & CHILD_ACT_KILL) {
         logmsg("%s %u (pid %d): no heartbeat for %.1f s (--stall-timeout %u): SIGKILL and "
                "restart",
-               child_bin(c->role), c->index, (int)c->pid, (double)st.stale_ns / 1e9, s->c->stall_timeout_s);
+               children_bin(c->role), c->index, (int)c->pid, (double)st.stale_ns / 1e9,
+               s->c->stall_timeout_s);
         if (c->pid) kill(c->pid, SIGKILL);
     }
     if ((st.actions & CHILD_ACT_TERM) && c->pid) kill(c->pid, SIGTERM);
-    if (st.actions & CHILD_ACT_RECLAIM) child_reclaim(s, c, &st, (int)arg);
+    if (st.actions & CHILD_ACT_RECLAIM) reclaim_child(s, c, &st, (int)arg);
     if (st.actions & CHILD_ACT_BACKOFF)
         logmsg("%s %u died %u time(s) in a row within 10 s of starting: restarting in "
                "%.1f s",
-               child_bin(c->role), c->index, c->fsm.fast_deaths, (double)st.delay_ns / 1e9);
+               children_bin(c->role), c->index, c->fsm.fast_deaths, (double)st.delay_ns / 1e9);
     if (st.actions & CHILD_ACT_START)
-        child_event(s, c, child_start(s, c) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED, os_now_ns(), 0);
-    child_timer_arm(s);
+        children_event(s, c, child_start(s, c) ? CHILD_EV_SPAWN_FAILED : CHILD_EV_SPAWNED, os_now_ns(), 0);
+    children_timer_arm(s);
 }
 
 /* The deadline of cfd came: every child whose deadline_ns is past gets CHILD_EV_TIMER,
  * with its heartbeat (the stats slot's, when the slot is this pid's). */
-void child_timers(struct sup *s)
+void children_timers(struct sup *s)
 {
     uint64_t exp, t = os_now_ns();
 
@@ -212,26 +213,26 @@ void child_timers(struct sup *s)
          * impossible (64-bit atomic) and a stale one only delays the verdict. */
         if (c->pid && sl && barrier_load_relaxed(&sl->pid) == c->pid)
             hb = barrier_load_relaxed(&sl->heartbeat_ns);
-        child_event(s, c, CHILD_EV_TIMER, t, hb);
+        children_event(s, c, CHILD_EV_TIMER, t, hb);
     }
     api_child_timer(s, t);
-    child_timer_arm(s);
+    children_timer_arm(s);
 }
 
 /* A child is gone: its state machine rolls its partitions back and restarts it. */
 static void child_died(struct sup *s, struct child *c, int status)
 {
     if (WIFEXITED(status))
-        logmsg("%s %u (pid %d) exited with code %d", child_bin(c->role), c->index, (int)c->pid,
+        logmsg("%s %u (pid %d) exited with code %d", children_bin(c->role), c->index, (int)c->pid,
                WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
-        logmsg("%s %u (pid %d) killed by signal %d (%s)", child_bin(c->role), c->index, (int)c->pid,
+        logmsg("%s %u (pid %d) killed by signal %d (%s)", children_bin(c->role), c->index, (int)c->pid,
                WTERMSIG(status), strsignal(WTERMSIG(status)));
     c->last_status = status;
-    child_event(s, c, CHILD_EV_EXITED, os_now_ns(), (uint64_t)(unsigned)status);
+    children_event(s, c, CHILD_EV_EXITED, os_now_ns(), (uint64_t)(unsigned)status);
 }
 
-void child_reap(struct sup *s, struct child *c)
+void children_reap(struct sup *s, struct child *c)
 {
     int status;
     pid_t r;
@@ -267,7 +268,7 @@ json_t *children_json(const struct sup *s)
 
 /* The running stages, for the circuits acks (a stage being restarted is left out: it
  * applies the whole table when it starts). */
-size_t live_stages(const struct sup *s, struct circ_live *lv)
+size_t children_live(const struct sup *s, struct circ_live *lv)
 {
     size_t n = 0;
 
@@ -286,10 +287,10 @@ size_t live_stages(const struct sup *s, struct circ_live *lv)
 }
 
 /* DAEMON_ACT_TERM: every stage told to stop. */
-void stop_children(struct sup *s)
+void children_stop(struct sup *s)
 {
     /* SIGTERM, cuzkd's own: no try counted; no restart after (child_fsm.h) */
-    for (uint32_t i = 0; i < s->n_ch; i++) child_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, os_now_ns(), 0);
+    for (uint32_t i = 0; i < s->n_ch; i++) children_event(s, &s->ch[i], CHILD_EV_SHUTDOWN, os_now_ns(), 0);
     api_child_event(s, CHILD_EV_SHUTDOWN, os_now_ns(), 0);
     logmsg("stopping the stages");
 }
@@ -316,7 +317,7 @@ static int stages_up(const struct sup *s)
 }
 
 /* systemd (Type=notify): READY=1 once every stage is up, STOPPING=1 on shutdown. */
-void notify_systemd(struct sup *s)
+void children_notify_systemd(struct sup *s)
 {
     char msg[320];
 

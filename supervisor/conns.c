@@ -24,7 +24,7 @@ static void conn_fds_drop(struct conn *k, uint32_t n)
     k->n_fds -= n;
 }
 
-void conn_close(struct sup *s, struct conn *k)
+void conns_close(struct sup *s, struct conn *k)
 {
     if (k->fd < 0) return;
     conn_fds_drop(k, k->n_fds);
@@ -34,8 +34,8 @@ void conn_close(struct sup *s, struct conn *k)
     k->groups = NULL;
     k->n_groups = 0;
     k->fd_trouble = 0;
-    if (k->in_armed) cancel_poll(s, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
-    if (k->out_armed) cancel_poll(s, ev_data(EV_CONN_OUT, k->gen, (uint32_t)(k - s->conns)));
+    if (k->in_armed) supervisor_cancel_poll(s, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+    if (k->out_armed) supervisor_cancel_poll(s, ev_data(EV_CONN_OUT, k->gen, (uint32_t)(k - s->conns)));
     close(k->fd);
     control_framer_free(&k->fr);
     free(k->out);
@@ -50,7 +50,7 @@ void conn_close(struct sup *s, struct conn *k)
     k->waiting = k->drain_wait = k->watching = k->in_armed = k->out_armed = k->close_after = 0;
 }
 
-void conn_flush(struct sup *s, struct conn *k)
+void conns_flush(struct sup *s, struct conn *k)
 {
     while (k->out_off < k->out_len) {
         ssize_t w = send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -58,24 +58,25 @@ void conn_flush(struct sup *s, struct conn *k)
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 if (!k->out_armed) {
-                    arm_poll(s, k->fd, POLLOUT, ev_data(EV_CONN_OUT, k->gen, (uint32_t)(k - s->conns)));
+                    supervisor_arm_poll(s, k->fd, POLLOUT,
+                                        ev_data(EV_CONN_OUT, k->gen, (uint32_t)(k - s->conns)));
                     k->out_armed = 1;
                 }
                 return;
             }
             if (errno == EINTR) continue;
-            conn_close(s, k);
+            conns_close(s, k);
             return;
         }
         k->out_off += (size_t)w;
     }
     k->out_len = k->out_off = 0;
     k->active_ns = os_now_ns();
-    if (k->close_after) conn_close(s, k);
+    if (k->close_after) conns_close(s, k);
 }
 
 /* Queue a reply line (taken: freed here). */
-void conn_reply(struct sup *s, struct conn *k, char *line)
+void conns_reply(struct sup *s, struct conn *k, char *line)
 {
     size_t n;
     char *b;
@@ -88,7 +89,7 @@ void conn_reply(struct sup *s, struct conn *k, char *line)
     n = strlen(line);
     if (k->out_len + n > REPLY_MAX) {
         free(line);
-        conn_close(s, k); /* a client that never reads */
+        conns_close(s, k); /* a client that never reads */
         return;
     }
     b = realloc(k->out, k->out_len + n);
@@ -100,23 +101,23 @@ void conn_reply(struct sup *s, struct conn *k, char *line)
     k->out = b;
     k->out_len += n;
     free(line);
-    conn_flush(s, k);
+    conns_flush(s, k);
 }
 
-void reply_err(struct sup *s, struct conn *k, const char *code, const char *msg)
+void conns_reply_err(struct sup *s, struct conn *k, const char *code, const char *msg)
 {
-    conn_reply(s, k, control_reply_error(code, msg));
+    conns_reply(s, k, control_reply_error(code, msg));
 }
 
 /* A line read behind a submit still being checked: run in order once it ends. At most
- * one read's worth waits here (handle_conn_in stops reading meanwhile). 1: k was
+ * one read's worth waits here (conns_read stops reading meanwhile). 1: k was
  * closed (out of memory). */
 static int conn_defer(struct sup *s, struct conn *k, const char *line, size_t len)
 {
     char *d = realloc(k->defer, k->defer_len + len + 1);
 
     if (!d) {
-        conn_close(s, k);
+        conns_close(s, k);
         return 1;
     }
     memcpy(d + k->defer_len, line, len);
@@ -144,7 +145,7 @@ static int fds_missing(struct sup *s, struct conn *k, const struct control_req *
                  r->n_fds, k->n_fds);
     conn_fds_drop(k, k->n_fds);
     k->fd_trouble = 0;
-    reply_err(s, k, PROTO_E_BAD_REQUEST, m);
+    conns_reply_err(s, k, PROTO_E_BAD_REQUEST, m);
     return 1;
 }
 
@@ -169,21 +170,21 @@ static int on_line(void *arg, const char *line, size_t len)
 
         snprintf(m, sizeof(m), "request line longer than %d bytes: dropped", PROTO_LINE_MAX);
         conn_fds_drop(k, k->n_fds);
-        reply_err(s, k, PROTO_E_TOO_LONG, m);
+        conns_reply_err(s, k, PROTO_E_TOO_LONG, m);
         return k->fd < 0;
     }
     if (control_parse(line, len, &r, &e)) {
         /* Whatever it passed came with its bytes: do not let a later request
          * take them as its own. */
         conn_fds_drop(k, k->n_fds);
-        reply_err(s, k, e.code, e.message);
+        conns_reply_err(s, k, e.code, e.message);
         return k->fd < 0;
     }
     if (fds_missing(s, k, &r)) {
         control_req_free(&r);
         return k->fd < 0;
     }
-    run_request(s, k, &r);
+    requests_run(s, k, &r);
     /* What the request needed of them is copied or duplicated: close the client's. */
     if (k->fd >= 0) conn_fds_drop(k, r.n_fds);
     control_req_free(&r);
@@ -270,7 +271,7 @@ static void conn_groups(struct conn *k)
     }
 }
 
-void handle_listen(struct sup *s)
+void conns_accept(struct sup *s)
 {
     for (;;) {
         int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -342,14 +343,14 @@ void handle_listen(struct sup *s)
         memset(&k->fr, 0, sizeof(k->fr));
         if (!peer_allowed(s, fd, why, sizeof(why))) {
             k->close_after = 1;
-            reply_err(s, k, PROTO_E_PERM, why);
+            conns_reply_err(s, k, PROTO_E_PERM, why);
             continue;
         }
-        arm_poll(s, fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+        supervisor_arm_poll(s, fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
         k->in_armed = 1;
     }
     if (!daemon_fsm_stopping(&s->life)) {
-        arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+        supervisor_arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
         s->listen_armed = 1;
     }
 }
@@ -412,7 +413,7 @@ static void conn_fds_take(struct sup *s, struct conn *k, struct msghdr *mh)
     }
 }
 
-void handle_conn_in(struct sup *s, struct conn *k)
+void conns_read(struct sup *s, struct conn *k)
 {
     char buf[16384];
     struct line_ctx x = { s, k };
@@ -434,7 +435,7 @@ void handle_conn_in(struct sup *s, struct conn *k)
 
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             /* Peer closed. Replies still queued are dropped with it. */
-            conn_close(s, k);
+            conns_close(s, k);
             return;
         }
         if (n < 0) {
@@ -447,14 +448,14 @@ void handle_conn_in(struct sup *s, struct conn *k)
             k->line_ns = 0;
         else if (!k->line_ns)
             k->line_ns = k->active_ns;
-        if (k->pending) return; /* read again once its submit ends (conn_resume) */
+        if (k->pending) return; /* read again once its submit ends (conns_resume) */
     }
-    arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+    supervisor_arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
     k->in_armed = 1;
 }
 
 /* A connection's submit ended: run the lines that waited behind it, then read again. */
-void conn_resume(struct sup *s, struct conn *k)
+void conns_resume(struct sup *s, struct conn *k)
 {
     struct line_ctx x = { s, k };
     uint32_t gen = k->gen;
@@ -464,7 +465,7 @@ void conn_resume(struct sup *s, struct conn *k)
         char *line = malloc(n + 1);
 
         if (!line) {
-            conn_close(s, k);
+            conns_close(s, k);
             return;
         }
         memcpy(line, k->defer, n);
@@ -475,7 +476,7 @@ void conn_resume(struct sup *s, struct conn *k)
         free(line);
     }
     if (k->fd >= 0 && k->gen == gen && !k->pending && !k->in_armed) {
-        arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
+        supervisor_arm_poll(s, k->fd, POLLIN, ev_data(EV_CONN, k->gen, (uint32_t)(k - s->conns)));
         k->in_armed = 1;
     }
 }

@@ -9,7 +9,7 @@
 
 /* The instance's shared figures, for viewers that map only the stats segment (the
  * data segment is 0600): ring depths, pool use, jobs and partitions by state, as
- * gauges of the supervisor's slot. Names are set once in publish_gauge_names. */
+ * gauges of the supervisor's slot. Names are set once in gauges_publish_names. */
 enum {
     G_RING_SYNTH,
     G_RING_FINAL,
@@ -25,7 +25,7 @@ enum {
 };
 _Static_assert(G_NODE0 + 2 * G_MAX_NODES <= STATS_MAX_GAUGES, "gauge map fits");
 
-void publish_gauge_names(struct sup *s)
+void gauges_publish_names(struct sup *s)
 {
     static const char *const parts[8] = { "parts_queued", "parts_synth", "parts_ready", "parts_proving",
                                           "parts_proved", "parts_final", "parts_done",  "parts_failed" };
@@ -52,7 +52,7 @@ void publish_gauge_names(struct sup *s)
     }
 }
 
-void publish_gauges(struct sup *s)
+void gauges_publish(struct sup *s)
 {
     const struct jobtab *jt = &s->pl.data.jobtab;
     const struct pool *pool = &s->pl.data.pool;

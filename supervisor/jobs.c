@@ -12,7 +12,7 @@
 
 #include "supervisor/owners.h"
 
-int job_slot(const struct sup *s, uint64_t id, uint32_t *slot)
+int jobs_slot(const struct sup *s, uint64_t id, uint32_t *slot)
 {
     const struct jobtab *jt = &s->pl.data.jobtab;
 
@@ -107,7 +107,7 @@ uint64_t uid_bytes_quota(const struct sup *s, uid_t uid)
 /* Job slot j back to the state of a free slot, the one place that clears a
  * job_state: what it holds dropped (its copies, its out dir; its durable copies stay
  * on disk, for a later cuzkd: retiring releases them first), nothing recorded. */
-void job_reset(struct sup *s, uint32_t j)
+void jobs_reset(struct sup *s, uint32_t j)
 {
     struct job_state *js = &s->jobs[j];
     struct job_files *f = &js->files;
@@ -127,12 +127,12 @@ void job_reset(struct sup *s, uint32_t j)
 /* Job slot j was just given to a job (a submit, or a resume): it holds files from now
  * on (moved in; released when the slot retires), it is owner's, the store knows it
  * (with a store), and its partitions have no crash counted. */
-void job_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct job_files *files)
+void jobs_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct job_files *files)
 {
     const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[j];
     struct job_state *js = &s->jobs[j];
 
-    job_reset(s, j);
+    jobs_reset(s, j);
     js->files = *files;
     js->owner = owner;
     js->resumed = (uint8_t)resumed;
@@ -143,14 +143,14 @@ void job_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct
 
 /* Durable copies (copies.h): s->dur counts the jobs in the table that hold each name;
  * the file goes when the last one retires (or is refused). */
-void dur_ref(struct sup *s, const char *name)
+void jobs_dur_ref(struct sup *s, const char *name)
 {
     json_t *v = json_object_get(s->dur, name);
 
     json_object_set_new(s->dur, name, json_integer(v ? json_integer_value(v) + 1 : 1));
 }
 
-void dur_unref(struct sup *s, const char *name)
+void jobs_dur_unref(struct sup *s, const char *name)
 {
     json_t *v = json_object_get(s->dur, name);
 
@@ -163,12 +163,12 @@ void dur_unref(struct sup *s, const char *name)
         logmsg("durable copy %s: cannot remove it: %s", name, strerror(errno));
 }
 
-void dur_release(struct sup *s, json_t *names)
+void jobs_dur_release(struct sup *s, json_t *names)
 {
     size_t i;
     json_t *v;
 
-    json_array_foreach (names, i, v) dur_unref(s, json_string_value(v));
+    json_array_foreach (names, i, v) jobs_dur_unref(s, json_string_value(v));
     json_decref(names);
 }
 
@@ -196,9 +196,9 @@ int jobs_retire(struct sup *s, int force)
             continue; /* its end is not in the store yet (journal_sync) */
         if (!force && t - s->jobs[j].decided_ns < (uint64_t)s->c->keep_finished_s * 1000000000ull) continue;
         if (!jobtab_job_retire(jt, j)) {
-            dur_release(s, s->jobs[j].files.dur); /* decided and recorded: not resumed */
+            jobs_dur_release(s, s->jobs[j].files.dur); /* decided and recorded: not resumed */
             s->jobs[j].files.dur = NULL;
-            job_reset(s, j);
+            jobs_reset(s, j);
             n++;
         }
     }
@@ -207,7 +207,7 @@ int jobs_retire(struct sup *s, int force)
 
 /* Move a cancelled job's unowned partitions to FAILED ("cancelled"); owned ones are
  * left to their owner and caught on a later tick. */
-void cancel_sweep(struct sup *s, uint32_t slot)
+void jobs_cancel_sweep(struct sup *s, uint32_t slot)
 {
     struct jobtab *jt = &s->pl.data.jobtab;
     struct jobtab_job *jb = &jt->jobs[slot];

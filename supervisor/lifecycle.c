@@ -14,7 +14,7 @@ static void kill_children(struct sup *s)
 {
     for (uint32_t i = 0; i < s->n_ch; i++)
         if (s->ch[i].pid) {
-            logmsg("%s %u (pid %d) ignored SIGTERM for %llu s: SIGKILL", child_bin(s->ch[i].role),
+            logmsg("%s %u (pid %d) ignored SIGTERM for %llu s: SIGKILL", children_bin(s->ch[i].role),
                    s->ch[i].index, (int)s->ch[i].pid, DAEMON_GRACE_NS / 1000000000ull);
             kill(s->ch[i].pid, SIGKILL);
         }
@@ -27,7 +27,7 @@ static void kill_children(struct sup *s)
 
 /* Event ev of the daemon's lifecycle at t (seen: DAEMON_EV_TIMER's DAEMON_SEEN_*
  * bits; why: DAEMON_EV_STOP's cause, for the log). */
-void life_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, const char *why)
+void lifecycle_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, const char *why)
 {
     struct daemon_step st = daemon_fsm_step(&s->life, &s->life_cfg, ev, t, seen);
 
@@ -36,12 +36,12 @@ void life_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, 
         logmsg("%s: not accepting jobs; waiting up to %u s for running jobs", why, s->c->drain_timeout_s);
         check_sd_notify("STOPPING=1");
         if (s->listen_armed) {
-            cancel_poll(s, ev_data(EV_LISTEN, 0, 0));
+            supervisor_cancel_poll(s, ev_data(EV_LISTEN, 0, 0));
             s->listen_armed = 0;
         }
     }
     if (st.actions & DAEMON_ACT_LATE)
         logmsg("drain timeout (%u s): stopping with jobs still running", s->c->drain_timeout_s);
-    if (st.actions & DAEMON_ACT_TERM) stop_children(s);
+    if (st.actions & DAEMON_ACT_TERM) children_stop(s);
     if (st.actions & DAEMON_ACT_KILL) kill_children(s);
 }

@@ -51,7 +51,7 @@ static uint32_t ring_of_state(const struct sup *s, uint32_t st, uint32_t part, u
     return PIPE_RING_WORKER(best);
 }
 
-void repush_state(struct sup *s, uint32_t st)
+void reclaim_repush_state(struct sup *s, uint32_t st)
 {
     uint32_t max = s->pl.config->max_parts, rot = 0;
     uint32_t *idx = malloc(max * sizeof(*idx));
@@ -251,7 +251,7 @@ static int fail_poison(struct sup *s, const struct child *c, uint32_t p, int sta
         snprintf(how, sizeof(how), "signal %d, %s", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else
         snprintf(how, sizeof(how), "exit code %d", WEXITSTATUS(status));
-    snprintf(reason, sizeof(reason), "crashed %s %u times (last: %s); not retried", child_bin(c->role),
+    snprintf(reason, sizeof(reason), "crashed %s %u times (last: %s); not retried", children_bin(c->role),
              (unsigned)s->parts[p].crashes, how);
     if (jobtab_part_fail(jt, p, st, 0, reason)) return 0;
     if (st == JOBTAB_READY && buf != JOBTAB_NONE)
@@ -354,7 +354,7 @@ uint64_t collect_lost(struct sup *s)
 }
 
 /* "job N was lost ..." when id is one of collect_lost's jobs. */
-int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
+int reclaim_lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
 {
     size_t i;
     json_t *o;
@@ -374,7 +374,7 @@ int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len)
 /* The stage of c died (CHILD_ACT_RECLAIM): roll its partitions back (each counts a try
  * when st says CHILD_ACT_CRASH; poison at --max-attempts), free its buffers, re-push
  * hints, and forget its pid. */
-void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, int status)
+void reclaim_child(struct sup *s, struct child *c, const struct child_step *st, int status)
 {
     struct jobtab *jt = &s->pl.data.jobtab;
     uint32_t out[256], rot = 0, total = 0;
@@ -406,9 +406,9 @@ void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, 
     sweep_all(s, sw);
     freed = pool_reclaim_pid(&s->pl.data.pool, pid);
     /* Hints popped but not yet claimed died with it; duplicates are harmless. */
-    repush_state(s, JOBTAB_READY);
-    repush_state(s, JOBTAB_PROVED);
-    if (c->role == PLAN_SYNTH) repush_state(s, JOBTAB_QUEUED);
+    reclaim_repush_state(s, JOBTAB_READY);
+    reclaim_repush_state(s, JOBTAB_PROVED);
+    if (c->role == PLAN_SYNTH) reclaim_repush_state(s, JOBTAB_QUEUED);
     if (total || freed)
         logmsg("recovered %u partition(s) and %d buffer(s) of pid %d", total, freed, (int)pid);
     if (s->slot) stats_counter_add(s->slot, SUP_C_DEATHS, 1);

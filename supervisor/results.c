@@ -165,7 +165,7 @@ void results_sweep(struct sup *s)
         uint32_t slot;
 
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end) continue;
-        if (job_slot(s, id, &slot)) results_unstage(s, id);
+        if (jobs_slot(s, id, &slot)) results_unstage(s, id);
     }
     closedir(d);
 }
@@ -209,7 +209,7 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
         rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
     if (rc < 0) {
         json_decref(n.metadata);
-        reply_err(s, k, PROTO_E_STORE, err);
+        conns_reply_err(s, k, PROTO_E_STORE, err);
         return 1;
     }
     if (!rc) return 0;
@@ -218,13 +218,13 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
                  "idempotency key \"%.128s\" was used for job %llu with another body: use a new key "
                  "for a new request",
                  key, (unsigned long long)job);
-        reply_err(s, k, PROTO_E_CONFLICT, m);
+        conns_reply_err(s, k, PROTO_E_CONFLICT, m);
         return 1;
     }
     o = json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n.n, "existing", 1);
     if (o && n.metadata) json_object_set(o, "metadata", n.metadata);
     json_decref(n.metadata);
-    conn_reply(s, k, control_reply_ok(o));
+    conns_reply(s, k, control_reply_ok(o));
     return 1;
 }
 
@@ -343,7 +343,7 @@ int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
 
     if (!s->store || store_job_one(s->store, id, stored_json, &x, &cbret, err, sizeof(err)) <= 0 || !x.o)
         return 0;
-    conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "job", x.o)));
+    conns_reply(s, k, control_reply_ok(json_pack("{s:o}", "job", x.o)));
     return 1;
 }
 
@@ -365,18 +365,19 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
 
     if (!r->tenant) return 0;
     if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
-        reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user (the HTTP API)");
+        conns_reply_err(
+            s, k, PROTO_E_NOT_PERMITTED,
+            "\"tenant\" may be given only by root, cuzkd's own user or its --api-user (the HTTP API)");
         return 1;
     }
-    if (!job_slot(s, r->job, &slot))
+    if (!jobs_slot(s, r->job, &slot))
         snprintf(t, sizeof(t), "%s", s->jobs[slot].tenant);
     else if (s->store)
         (void)store_job_one(s->store, r->job, stored_tenant, t, &cbret, err, sizeof(err));
     if (!strcmp(t, r->tenant)) return 0;
     /* The same answer as a job that never was: a tenant learns nothing of another's. */
     snprintf(m, sizeof(m), "no job %llu", (unsigned long long)r->job);
-    reply_err(s, k, PROTO_E_NO_JOB, m);
+    conns_reply_err(s, k, PROTO_E_NO_JOB, m);
     return 1;
 }
 
@@ -400,19 +401,19 @@ static int proof_refused(struct sup *s, struct conn *k, const struct control_req
         snprintf(m, sizeof(m), "job %llu has %u partition(s): index %u is out of range",
                  (unsigned long long)r->job, p->n_parts, r->index);
     else if (!k->privileged && !owner) {
-        reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
+        conns_reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
         return 1;
     } else if (p->state == STORE_FAILED) {
-        reply_err(s, k, PROTO_E_PART_FAILED, p->reason[0] ? p->reason : "failed");
+        conns_reply_err(s, k, PROTO_E_PART_FAILED, p->reason[0] ? p->reason : "failed");
         return 1;
     } else if (p->state != STORE_DONE) {
         snprintf(m, sizeof(m), "job %llu partition %u is %s", (unsigned long long)r->job, r->index,
                  store_part_state_name(p->state));
-        reply_err(s, k, PROTO_E_NOT_READY, m);
+        conns_reply_err(s, k, PROTO_E_NOT_READY, m);
         return 1;
     } else
         return 0;
-    reply_err(s, k, PROTO_E_BAD_REQUEST, m);
+    conns_reply_err(s, k, PROTO_E_BAD_REQUEST, m);
     return 1;
 }
 
@@ -444,11 +445,11 @@ static void do_proofs(struct sup *s, struct conn *k, const struct control_req *r
     json_t *req, *uid, *a;
     int rc, store, owner;
 
-    if (!job_slot(s, r->job, &slot)) journal_sync(s);
+    if (!jobs_slot(s, r->job, &slot)) journal_sync(s);
     rc = store_part_one(s->store, r->job, 0, &x, err, sizeof(err));
     if (rc <= 0) {
         if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
-        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
+        conns_reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
         return;
     }
     req = json_loads(x.request, 0, NULL);
@@ -461,29 +462,29 @@ static void do_proofs(struct sup *s, struct conn *k, const struct control_req *r
         snprintf(err, sizeof(err),
                  "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
                  (unsigned long long)r->job);
-        reply_err(s, k, PROTO_E_BAD_REQUEST, err);
+        conns_reply_err(s, k, PROTO_E_BAD_REQUEST, err);
         return;
     }
     if (!k->privileged && !owner) {
-        reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
+        conns_reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
         return;
     }
     if (!(a = json_array()) ||
         (rc = store_results_range(s->store, r->job, r->index, r->count, range_row, a, err, sizeof(err)))) {
         json_decref(a);
-        reply_err(s, k, rc == -ENOMEM || !a ? PROTO_E_INTERNAL : PROTO_E_STORE,
-                  !a || rc == -ENOMEM ? "out of memory" : err);
+        conns_reply_err(s, k, rc == -ENOMEM || !a ? PROTO_E_INTERNAL : PROTO_E_STORE,
+                        !a || rc == -ENOMEM ? "out of memory" : err);
         return;
     }
-    conn_reply(s, k,
-               control_reply_ok(json_pack("{s:I,s:i,s:o}", "job", (json_int_t)r->job, "partitions",
-                                          (int)x.n_parts, "proofs", a)));
+    conns_reply(s, k,
+                control_reply_ok(json_pack("{s:I,s:i,s:o}", "job", (json_int_t)r->job, "partitions",
+                                           (int)x.n_parts, "proofs", a)));
 }
 
 /* {"req":"proof","job":ID,"index":K}: a stored proof, from the store alone (the job
  * may be long retired, or of a previous cuzkd). A partition the table has done but
  * the store not yet (the tick's batch is up to 100 ms behind) is recorded first. */
-void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
+void results_proof(struct sup *s, struct conn *k, const struct control_req *r)
 {
     const struct jobtab *jt = &s->pl.data.jobtab;
     struct store_part_one x;
@@ -492,7 +493,7 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     int rc;
 
     if (!s->store) {
-        reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
+        conns_reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no proof is kept");
         return;
     }
     if (results_tenant_hides(s, k, r)) return;
@@ -500,13 +501,13 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         do_proofs(s, k, r);
         return;
     }
-    if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
+    if (!jobs_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
         s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
         journal_sync(s);
     rc = store_part_one(s->store, r->job, r->index, &x, err, sizeof(err));
     if (rc <= 0) {
         if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
-        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
+        conns_reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
         return;
     }
     rc = proof_refused(s, k, r, &x);
@@ -517,18 +518,19 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         if (!rc)
             snprintf(err, sizeof(err), "job %llu partition %u: done, but no proof is stored",
                      (unsigned long long)r->job, r->index);
-        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_INTERNAL, err);
+        conns_reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_INTERNAL, err);
     } else {
         json_t *p = json_loads(pr, 0, NULL), *q = json_loads(pu, 0, NULL);
 
         if (!p || !q) {
             json_decref(p);
             json_decref(q);
-            reply_err(s, k, PROTO_E_INTERNAL, "the stored proof is not JSON");
+            conns_reply_err(s, k, PROTO_E_INTERNAL, "the stored proof is not JSON");
         } else
-            conn_reply(s, k,
-                       control_reply_ok(json_pack("{s:I,s:i,s:s,s:o,s:o}", "job", (json_int_t)r->job, "index",
-                                                  (int)r->index, "name", x.name, "proof", p, "public", q)));
+            conns_reply(
+                s, k,
+                control_reply_ok(json_pack("{s:I,s:i,s:s,s:o,s:o}", "job", (json_int_t)r->job, "index",
+                                           (int)r->index, "name", x.name, "proof", p, "public", q)));
     }
     free(pr);
     free(pu);
@@ -560,7 +562,7 @@ static int list_row(void *arg, const struct store_list_row *row)
  * is written (so a job just decided reads decided, as its status does). A tenant's
  * list is the API's (root or cuzkd's user); an ordinary user sees its own jobs, the
  * operator every one. */
-void do_jobs(struct sup *s, struct conn *k, const struct control_req *r)
+void results_jobs(struct sup *s, struct conn *k, const struct control_req *r)
 {
     struct store_list_query q = { .tenant = r->tenant,
                                   .state = r->state_filter,
@@ -574,25 +576,25 @@ void do_jobs(struct sup *s, struct conn *k, const struct control_req *r)
     int more, rc;
 
     if (!s->store) {
-        reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no job list is kept");
+        conns_reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no job list is kept");
         return;
     }
     if (r->tenant && !k->privileged) {
-        reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+        conns_reply_err(s, k, PROTO_E_NOT_PERMITTED,
+                        "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
         return;
     }
     journal_sync(s);
     if (!(jobs = json_array())) {
-        reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
+        conns_reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
         return;
     }
     rc = store_jobs_list(s->store, &q, list_row, jobs, &more, err, sizeof(err));
     if (rc < 0) {
         json_decref(jobs);
-        reply_err(s, k, rc == -ENOMEM ? PROTO_E_INTERNAL : PROTO_E_STORE,
-                  rc == -ENOMEM ? "out of memory" : err);
+        conns_reply_err(s, k, rc == -ENOMEM ? PROTO_E_INTERNAL : PROTO_E_STORE,
+                        rc == -ENOMEM ? "out of memory" : err);
         return;
     }
-    conn_reply(s, k, control_reply_ok(json_pack("{s:o,s:b}", "jobs", jobs, "more", more)));
+    conns_reply(s, k, control_reply_ok(json_pack("{s:o,s:b}", "jobs", jobs, "more", more)));
 }

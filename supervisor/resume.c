@@ -220,7 +220,7 @@ static int reopen_copy(struct sup *s, json_t *name, int shared, const char *what
         snprintf(why, len, "%s", e);
         return -1;
     }
-    dur_ref(s, n);
+    jobs_dur_ref(s, n);
     json_array_append_new(held, json_string(n));
     return c;
 }
@@ -229,7 +229,7 @@ static int reopen_copy(struct sup *s, json_t *name, int shared, const char *what
 struct resumed {
     const struct store_job *sj;
     json_t *req, *parts, *cps;
-    json_t *held; /* the durable names it refers to (dur_ref'd) */
+    json_t *held; /* the durable names it refers to (jobs_dur_ref'd) */
     const char *zpath, *out_dir, *r1cs, *wgen;
     uint32_t n;
     struct pipe_submit_part *sp;
@@ -340,7 +340,7 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
     char err[512];
     int rc;
 
-    /* Its own id: ids are the supervisor's alone (relaxed, as in create_segments);
+    /* Its own id: ids are the supervisor's alone (relaxed, as in setup_segments);
      * the counter is set back past every id after the resume. */
     barrier_store_relaxed(&jt->hdr->next_job_id, r->sj->id);
     rc = pipeline_submit_job_fds(&s->pl, r->zpath, r->zfd > 0 ? r->zfd : -1, r->out_dir, r->ofd,
@@ -365,7 +365,7 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
                             .n = r->n,
                             .dur = r->held };
     f.bytes = files_bytes(&f);
-    job_begin(s, *slot, (uid_t)json_integer_value(uid), 1, &f);
+    jobs_begin(s, *slot, (uid_t)json_integer_value(uid), 1, &f);
     results_note(s, *slot, json_string_value(json_object_get(r->req, "circuit")),
                  json_string_value(json_object_get(r->req, "tenant")),
                  json_is_string(json_object_get(r->req, "results")), r->sj->submitted,
@@ -459,7 +459,7 @@ static void resume_free(struct sup *s, struct resumed *r)
     for (uint32_t i = 0; r->wfd && i < r->n; i++) copies_put(&s->copies, r->wfd[i]);
     free(r->wfd);
     if (r->ofd >= 0) close(r->ofd);
-    dur_release(s, r->held);
+    jobs_dur_release(s, r->held);
     free(r->sp);
     json_decref(r->req);
 }

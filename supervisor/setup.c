@@ -25,7 +25,7 @@
  * existing one only if it is a real directory (lstat: not a symlink) owned by our euid
  * that no one else can write to or enter (no group write, nothing for others). 0 or a
  * message in err. */
-int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
+int setup_trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
 {
     struct stat st;
     int rc;
@@ -60,10 +60,10 @@ int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen)
 
 /* With --group, the group's members must reach the socket: a run dir made earlier
  * 0700 (a first start without group, a hand-made one) is opened to the group (0750:
- * ours, so that is the mode trusted_run_dir would have created), and each directory
+ * ours, so that is the mode setup_trusted_run_dir would have created), and each directory
  * above it that a member could not pass is named, once, instead of failing silently
  * at every client's connect. */
-void group_reach(const struct cuzkd_config *c)
+void setup_group_reach(const struct cuzkd_config *c)
 {
     char p[PROTO_PATH_MAX], *slash;
     struct stat st;
@@ -102,7 +102,7 @@ void group_reach(const struct cuzkd_config *c)
  * (and for good while a thread of it is stuck in a hung file system), accepting
  * connections no one will ever read. So a line is sent, and only a reply within
  * SOCKET_LIVE_MS says a cuzkd runs there. Asked only once the pid file showed no live
- * owner (write_pid_file), so a cuzkd busy in its start is never mistaken for gone. */
+ * owner (setup_pid_file), so a cuzkd busy in its start is never mistaken for gone. */
 #define SOCKET_LIVE_MS 3000
 static int socket_live(const char *path)
 {
@@ -125,7 +125,7 @@ static int socket_live(const char *path)
     return live;
 }
 
-int listen_socket(struct sup *s, char *err, size_t errlen)
+int setup_listen_socket(struct sup *s, char *err, size_t errlen)
 {
     struct sockaddr_un a = { .sun_family = AF_UNIX };
     int fd;
@@ -207,7 +207,7 @@ static int pid_file_live(int fd, long old)
  * regular file whose cuzkd is gone (pid_file_live; a symlink or anything else planted
  * there is refused, never followed). The lock stays held on an open descriptor
  * (close-on-exec: no stage inherits it) until cuzkd exits. 0 or a message in err. */
-int write_pid_file(struct sup *s, char *err, size_t errlen)
+int setup_pid_file(struct sup *s, char *err, size_t errlen)
 {
     char buf[32], tmp[sizeof(s->pid_path) + 32];
     struct stat st;
@@ -271,7 +271,7 @@ int write_pid_file(struct sup *s, char *err, size_t errlen)
     return 0;
 }
 
-void find_bin_dir(struct sup *s)
+void setup_bin_dir(struct sup *s)
 {
     char exe[PATH_MAX];
     ssize_t n;
@@ -289,7 +289,7 @@ void find_bin_dir(struct sup *s)
     snprintf(s->bin_dir, sizeof(s->bin_dir), "%s", dirname(exe));
 }
 
-int create_segments(struct sup *s, char *err, size_t errlen)
+int setup_segments(struct sup *s, char *err, size_t errlen)
 {
     struct pipe_params pp;
     struct pool_slab_report rep;
@@ -351,13 +351,13 @@ int create_segments(struct sup *s, char *err, size_t errlen)
         };
 
         for (uint32_t i = 0; i < SUP_C_COUNT; i++) stats_slot_name_counter(s->slot, i, names[i]);
-        publish_gauge_names(s);
+        gauges_publish_names(s);
     }
     return 0;
 }
 
 /* Daemon mode: fork; the parent waits for a byte on a pipe (0 ok) and exits with it. */
-int daemonize(struct sup *s)
+int setup_daemonize(struct sup *s)
 {
     int p[2];
     pid_t pid;
@@ -378,7 +378,7 @@ int daemonize(struct sup *s)
     return 0;
 }
 
-void tell_launcher(struct sup *s, unsigned char code)
+void setup_tell_launcher(struct sup *s, unsigned char code)
 {
     if (s->ready_fd >= 0) {
         (void)!write(s->ready_fd, &code, 1);
@@ -387,7 +387,7 @@ void tell_launcher(struct sup *s, unsigned char code)
     }
 }
 
-void redirect_log(struct sup *s)
+void setup_redirect_log(struct sup *s)
 {
     char path[PROTO_PATH_MAX + 64];
     int fd, nul;
@@ -409,7 +409,7 @@ void redirect_log(struct sup *s)
 /* Descriptors: fds 0-2 open (a copy must never be fd 0: pipeline.h reads <= 0 as
  * "none"), and the soft limit raised to the hard one: each queued partition holds
  * its witness copy (copies.h), so the default 1024 would cap a full table. */
-void fd_limits(void)
+void setup_fd_limits(void)
 {
     struct rlimit rl;
 

@@ -13,12 +13,12 @@
 #include "supervisor/owners.h"
 
 /* The loop's part of a submit's durable copies, which its intake wrote and fsync'd
- * in its own thread (intake_persist): the job holds each name from now on (dur_ref).
+ * in its own thread (intake_persist): the job holds each name from now on (jobs_dur_ref).
  * A shared copy (zkey, r1cs, generator) can have gone between that write and now:
- * the last job holding it retired (dur_unref removes it). Held now, it cannot go
+ * the last job holding it retired (jobs_dur_unref removes it). Held now, it cannot go
  * any more, so each shared name is checked once (copies_persist finds it in one
  * fstatat) and, in that rare case, written again here. 0, or -errno with err; the
- * caller releases held (dur_release) either way when the submit fails. */
+ * caller releases held (jobs_dur_release) either way when the submit fails. */
 static int take_copies(struct sup *s, const struct control_submit *sub, json_t *held, char *err,
                        size_t errlen)
 {
@@ -35,7 +35,7 @@ static int take_copies(struct sup *s, const struct control_submit *sub, json_t *
     json_t *v;
     int rc;
 
-    json_array_foreach (held, i, v) dur_ref(s, json_string_value(v));
+    json_array_foreach (held, i, v) jobs_dur_ref(s, json_string_value(v));
     json_array_foreach (held, i, v)
         for (size_t j = 0; j < sizeof(sh) / sizeof(sh[0]); j++)
             if (!strncmp(json_string_value(v), sh[j].prefix, 5) &&
@@ -83,15 +83,15 @@ static int submit_refused(struct sup *s, struct conn *k, uint32_t n_parts, const
     int rc;
 
     if (daemon_fsm_draining(&s->life)) {
-        reply_err(s, k, PROTO_E_DRAINING,
-                  daemon_fsm_stopping(&s->life) ? "cuzkd is shutting down; "
-                                                  "submit to another instance"
-                                                : "cuzkd is draining (not accepting jobs)");
+        conns_reply_err(s, k, PROTO_E_DRAINING,
+                        daemon_fsm_stopping(&s->life) ? "cuzkd is shutting down; "
+                                                        "submit to another instance"
+                                                      : "cuzkd is draining (not accepting jobs)");
         return 1;
     }
     owners_quota(s->c, &q);
     if ((rc = owners_submit_check(&s->pl.data.jobtab, job_owner, s, &who, n_parts, &q, m, sizeof(m)))) {
-        reply_err(s, k, rc == -ENOSPC ? PROTO_E_FULL : PROTO_E_QUOTA, m);
+        conns_reply_err(s, k, rc == -ENOSPC ? PROTO_E_FULL : PROTO_E_QUOTA, m);
         return 1;
     }
     return 0;
@@ -114,18 +114,18 @@ static void drop_unheld(struct sup *s, json_t *held)
 static void submit_drop(struct sup *s, struct control_submit *sub, json_t *copies, json_t *held)
 {
     json_decref(copies);
-    dur_release(s, held);
+    jobs_dur_release(s, held);
     control_submit_free(sub, &s->copies);
 }
 
 /* Hand request *r (a submit or a preload) and its n_fds descriptors (the first of
  * k's queue) to an intake (intake.h): both are moved into it when it starts; k then
- * waits for its answer (handle_intakes). Refused (answered, nothing moved) when k's
+ * waits for its answer (submit_handle_intakes). Refused (answered, nothing moved) when k's
  * uid already has STUCK_PER_UID intakes given up on. */
 static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds,
                                const int *extra, size_t n_extra);
 
-void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+void submit_intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
     intake_begin_extra(s, k, r, n_fds, NULL, 0);
 }
@@ -149,7 +149,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
                  "still stuck reading their files (--copy-timeout %u s passed); submit again once "
                  "those reads return",
                  stuck, (unsigned)k->uid, s->c->copy_timeout_s);
-        reply_err(s, k, PROTO_E_BUSY, m);
+        conns_reply_err(s, k, PROTO_E_BUSY, m);
         for (size_t i = 0; i < n_extra; i++) close(extra[i]);
         return;
     }
@@ -163,7 +163,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
     free(all);
     if (!t) {
         for (size_t i = 0; i < n_extra; i++) close(extra[i]);
-        reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
+        conns_reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
         return;
     }
     /* The descriptors are the intake's now: out of the queue without closing them. */
@@ -179,9 +179,9 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
     if (s->store && t->r.kind != CONTROL_PRELOAD &&
         (t->durable_dfd = fcntl(s->copies_dfd, F_DUPFD_CLOEXEC, 0)) < 0) {
         intake_free(t);
-        reply_err(s, k, PROTO_E_INTERNAL,
-                  "cannot start the submit's checks: out of "
-                  "descriptors");
+        conns_reply_err(s, k, PROTO_E_INTERNAL,
+                        "cannot start the submit's checks: out of "
+                        "descriptors");
         return;
     }
     t->conn = (uint32_t)(k - s->conns);
@@ -192,7 +192,7 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
 
         intake_free(t);
         snprintf(m, sizeof(m), "cannot start the submit's checks: %s", strerror(-rc));
-        reply_err(s, k, PROTO_E_INTERNAL, m);
+        conns_reply_err(s, k, PROTO_E_INTERNAL, m);
         return;
     }
     t->next = s->intakes;
@@ -207,13 +207,13 @@ static void intake_begin_extra(struct sup *s, struct conn *k, struct control_req
 static int service_refused(struct sup *s, struct conn *k, const struct control_req *r)
 {
     if (r->tenant && !k->privileged) {
-        reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user "
-                  "(the HTTP API)");
+        conns_reply_err(s, k, PROTO_E_NOT_PERMITTED,
+                        "\"tenant\" may be given only by root, cuzkd's own user or its --api-user "
+                        "(the HTTP API)");
         return 1;
     }
     if ((r->results_store || r->idem_key) && !s->store) {
-        reply_err(
+        conns_reply_err(
             s, k, PROTO_E_BAD_REQUEST,
             "cuzkd runs with --no-store: \"results\":\"store\" and idempotency keys need the job store");
         return 1;
@@ -223,7 +223,7 @@ static int service_refused(struct sup *s, struct conn *k, const struct control_r
 
 /* A submit: its files are checked and copied by an intake (intake.h), off this loop;
  * submit_finish takes it from there. */
-void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
+void submit_run(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds)
 {
     /* Before anything is copied: a user at its quota costs cuzkd nothing. */
     if (service_refused(s, k, r) || submit_refused(s, k, (uint32_t)r->n_witnesses, r->tenant, r->max_running))
@@ -236,13 +236,13 @@ void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fd
         char m[512];
 
         if (catalog_submit(s, r, extra, &n_extra, &code, m, sizeof(m))) {
-            reply_err(s, k, code, m);
+            conns_reply_err(s, k, code, m);
             return;
         }
         intake_begin_extra(s, k, r, n_fds, extra, n_extra);
         return;
     }
-    intake_begin(s, k, r, n_fds);
+    submit_intake_begin(s, k, r, n_fds);
 }
 
 /* The store on: the job holds the durable copies its intake wrote (take_copies). 1:
@@ -257,9 +257,9 @@ static int submit_durable(struct sup *s, struct conn *k, struct intake *t, struc
     /* held (NULL when the intake failed: it removed its own) is released: the job's
      * own copies go, a shared one only if no other job holds it. */
     json_decref(copies);
-    dur_release(s, held);
+    jobs_dur_release(s, held);
     control_submit_free(sub, &s->copies);
-    reply_err(s, k, PROTO_E_STORE, t->dur_rc ? t->dur_err : err);
+    conns_reply_err(s, k, PROTO_E_STORE, t->dur_rc ? t->dur_err : err);
     return 1;
 }
 
@@ -301,7 +301,7 @@ static int submit_late_refused(struct sup *s, struct conn *k, struct control_sub
         return 0;
     }
     submit_drop(s, sub, copies, held);
-    reply_err(s, k, code, m);
+    conns_reply_err(s, k, code, m);
     return 1;
 }
 
@@ -377,7 +377,7 @@ static void submit_started(struct sup *s, struct conn *k, struct control_submit 
                            .bytes = sub->bytes,
                            .dur = held };
 
-    job_begin(s, slot, k->uid, 0, &f);
+    jobs_begin(s, slot, k->uid, 0, &f);
     {
         json_t *meta = sub->metadata[0] ? json_loads(sub->metadata, 0, NULL) : NULL;
 
@@ -394,7 +394,7 @@ static void submit_started(struct sup *s, struct conn *k, struct control_submit 
         json_t *o = json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions", (int)sub->n);
 
         if (o && s->jobs[slot].metadata) json_object_set(o, "metadata", s->jobs[slot].metadata);
-        conn_reply(s, k, control_reply_ok(o));
+        conns_reply(s, k, control_reply_ok(o));
     }
 }
 
@@ -431,8 +431,8 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
         results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
     json_decref(copies);
     if (code) {
-        dur_release(s, held);
-        reply_err(s, k, code, err);
+        jobs_dur_release(s, held);
+        conns_reply_err(s, k, code, err);
     } else {
         submit_started(s, k, &sub, held, slot);
     }
@@ -448,7 +448,7 @@ static struct conn *intake_conn(struct sup *s, const struct intake *t)
 }
 
 /* EV_INTAKE: answer each finished intake's client, free those given up on. */
-void handle_intakes(struct sup *s)
+void submit_handle_intakes(struct sup *s)
 {
     uint64_t n;
 
@@ -470,14 +470,14 @@ void handle_intakes(struct sup *s)
             k->pending = NULL;
             k->active_ns = os_now_ns();
             if (t->rc)
-                reply_err(s, k, t->e.code, t->e.message);
+                conns_reply_err(s, k, t->e.code, t->e.message);
             else if (t->r.kind == CONTROL_PRELOAD) {
-                circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
+                requests_circuit_finish(s, k, &t->r, NULL, 0, t->copy_fd);
                 t->copy_fd = -1; /* taken: pinned, or put on refusal */
             } else
                 submit_finish(s, k, t);
             intake_free(t);
-            conn_resume(s, k);
+            conns_resume(s, k);
             continue;
         }
         intake_free(t);
@@ -486,7 +486,7 @@ void handle_intakes(struct sup *s)
 
 /* --copy-timeout: an intake whose copies read nothing for that long fails its
  * submit; its thread is left to end on its own (intake.h). */
-void check_intakes(struct sup *s, uint64_t t_ns)
+void submit_check_intakes(struct sup *s, uint64_t t_ns)
 {
     const uint64_t limit = (uint64_t)s->c->copy_timeout_s * 1000000000ull;
 
@@ -516,7 +516,7 @@ void check_intakes(struct sup *s, uint64_t t_ns)
                  "disk and try again",
                  t->r.kind == CONTROL_PRELOAD ? "preload" : "submit", s->c->copy_timeout_s,
                  (unsigned long long)b);
-        reply_err(s, k, PROTO_E_BAD_INPUT, m);
-        conn_resume(s, k);
+        conns_reply_err(s, k, PROTO_E_BAD_INPUT, m);
+        conns_resume(s, k);
     }
 }

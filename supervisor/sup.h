@@ -146,7 +146,7 @@ struct conn {
     uint64_t wait_job;
     uint64_t wait_deadline; /* 0: none */
     int drain_wait;
-    int watching; /* "watch": every job's end is pushed here (answer_waiters) */
+    int watching; /* "watch": every job's end is pushed here (requests_answer_waiters) */
     uid_t uid;    /* SO_PEERCRED */
     gid_t gid;
     gid_t *groups; /* SO_PEERGROUPS (control_peer: the out dir check) */
@@ -188,7 +188,7 @@ struct job_files {
 enum { REC_NONE = 0, REC_RUNNING, REC_FINAL };
 
 /* cuzkd's own state of one job slot, beside the shared job table's (jobtab.h): set
- * when a job takes the slot (job_begin) and cleared by job_reset alone. */
+ * when a job takes the slot (jobs_begin) and cleared by jobs_reset alone. */
 struct job_state {
     uid_t owner;           /* who submitted it (SO_PEERCRED; owners.h) */
     uint64_t decided_ns;   /* when it was first seen decided (0: not yet) */
@@ -290,20 +290,20 @@ struct sup {
 
 /* supervisor.c */
 __attribute__((format(printf, 1, 2))) void logmsg(const char *fmt, ...);
-void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data);
-void cancel_poll(struct sup *s, uint64_t data);
+void supervisor_arm_poll(struct sup *s, int fd, unsigned events, uint64_t data);
+void supervisor_cancel_poll(struct sup *s, uint64_t data);
 
 /* children.c */
-const char *child_bin(enum plan_role r);
-void child_timer_arm(struct sup *s);
-void child_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t, uint64_t arg);
-void child_timers(struct sup *s);
-void child_reap(struct sup *s, struct child *c);
+const char *children_bin(enum plan_role r);
+void children_timer_arm(struct sup *s);
+void children_event(struct sup *s, struct child *c, enum child_event ev, uint64_t t, uint64_t arg);
+void children_timers(struct sup *s);
+void children_reap(struct sup *s, struct child *c);
 json_t *children_json(const struct sup *s);
-size_t live_stages(const struct sup *s, struct circ_live *lv);
-void stop_children(struct sup *s);
+size_t children_live(const struct sup *s, struct circ_live *lv);
+void children_stop(struct sup *s);
 int children_alive(const struct sup *s);
-void notify_systemd(struct sup *s);
+void children_notify_systemd(struct sup *s);
 
 /* api_child.c */
 void api_child_init(struct sup *s);
@@ -315,40 +315,40 @@ void api_child_reload(struct sup *s);
 void api_child_kill(struct sup *s);
 
 /* reclaim.c */
-void repush_state(struct sup *s, uint32_t st);
+void reclaim_repush_state(struct sup *s, uint32_t st);
 uint64_t collect_lost(struct sup *s);
-int lost_msg(const struct sup *s, uint64_t id, char *m, size_t len);
-void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, int status);
+int reclaim_lost_msg(const struct sup *s, uint64_t id, char *m, size_t len);
+void reclaim_child(struct sup *s, struct child *c, const struct child_step *st, int status);
 
 /* conns.c */
-void conn_close(struct sup *s, struct conn *k);
-void conn_flush(struct sup *s, struct conn *k);
-void conn_reply(struct sup *s, struct conn *k, char *line);
-void reply_err(struct sup *s, struct conn *k, const char *code, const char *msg);
-void handle_listen(struct sup *s);
-void handle_conn_in(struct sup *s, struct conn *k);
-void conn_resume(struct sup *s, struct conn *k);
+void conns_close(struct sup *s, struct conn *k);
+void conns_flush(struct sup *s, struct conn *k);
+void conns_reply(struct sup *s, struct conn *k, char *line);
+void conns_reply_err(struct sup *s, struct conn *k, const char *code, const char *msg);
+void conns_accept(struct sup *s);
+void conns_read(struct sup *s, struct conn *k);
+void conns_resume(struct sup *s, struct conn *k);
 
 /* jobs.c */
-int job_slot(const struct sup *s, uint64_t id, uint32_t *slot);
+int jobs_slot(const struct sup *s, uint64_t id, uint32_t *slot);
 uint32_t job_state(const struct sup *s, uint32_t slot);
 int jobs_busy(const struct sup *s);
 uint64_t files_bytes(const struct job_files *f);
 uint64_t uid_bytes(const struct sup *s, uid_t uid);
 uint64_t uid_bytes_quota(const struct sup *s, uid_t uid);
-void job_reset(struct sup *s, uint32_t j);
-void job_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct job_files *files);
-void dur_ref(struct sup *s, const char *name);
-void dur_unref(struct sup *s, const char *name);
-void dur_release(struct sup *s, json_t *names);
+void jobs_reset(struct sup *s, uint32_t j);
+void jobs_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct job_files *files);
+void jobs_dur_ref(struct sup *s, const char *name);
+void jobs_dur_unref(struct sup *s, const char *name);
+void jobs_dur_release(struct sup *s, json_t *names);
 int jobs_retire(struct sup *s, int force);
-void cancel_sweep(struct sup *s, uint32_t slot);
+void jobs_cancel_sweep(struct sup *s, uint32_t slot);
 
 /* requests.c */
-void circuit_finish(struct sup *s, struct conn *k, const struct control_req *r, const int *fds, size_t n_fds,
-                    int copy);
-void answer_waiters(struct sup *s, uint64_t t);
-void run_request(struct sup *s, struct conn *k, struct control_req *r);
+void requests_circuit_finish(struct sup *s, struct conn *k, const struct control_req *r, const int *fds,
+                             size_t n_fds, int copy);
+void requests_answer_waiters(struct sup *s, uint64_t t);
+void requests_run(struct sup *s, struct conn *k, struct control_req *r);
 
 /* journal.c */
 void journal_sync(struct sup *s);
@@ -385,9 +385,9 @@ void results_sweep(struct sup *s);
 int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *key, const char *sha);
 void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
-void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
+void results_proof(struct sup *s, struct conn *k, const struct control_req *r);
 /* {"req":"jobs"}: a page of the job store's jobs (protocol.h), one query. */
-void do_jobs(struct sup *s, struct conn *k, const struct control_req *r);
+void results_jobs(struct sup *s, struct conn *k, const struct control_req *r);
 /* A status, wait, cancel or proof request with "tenant":T for job r->job whose
  * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
  * that does not exist; from a peer neither root nor cuzkd's user: not_permitted (1);
@@ -395,35 +395,35 @@ void do_jobs(struct sup *s, struct conn *k, const struct control_req *r);
 int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req *r);
 
 /* submit.c */
-void intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
-void do_submit(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
-void handle_intakes(struct sup *s);
-void check_intakes(struct sup *s, uint64_t t_ns);
+void submit_intake_begin(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
+void submit_run(struct sup *s, struct conn *k, struct control_req *r, size_t n_fds);
+void submit_handle_intakes(struct sup *s);
+void submit_check_intakes(struct sup *s, uint64_t t_ns);
 
 /* resume.c */
 int resume_start(struct sup *s, uint64_t next_id);
 
 /* gauges.c */
-void publish_gauge_names(struct sup *s);
-void publish_gauges(struct sup *s);
+void gauges_publish_names(struct sup *s);
+void gauges_publish(struct sup *s);
 
 /* timers.c */
 void timers_tick(struct sup *s);
 void timers_pruned(struct sup *s, uint64_t t);
 
 /* lifecycle.c */
-void life_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, const char *why);
+void lifecycle_event(struct sup *s, enum daemon_event ev, uint64_t t, unsigned seen, const char *why);
 
 /* setup.c */
-int trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen);
-void group_reach(const struct cuzkd_config *c);
-int listen_socket(struct sup *s, char *err, size_t errlen);
-int write_pid_file(struct sup *s, char *err, size_t errlen);
-void find_bin_dir(struct sup *s);
-int create_segments(struct sup *s, char *err, size_t errlen);
-int daemonize(struct sup *s);
-void tell_launcher(struct sup *s, unsigned char code);
-void redirect_log(struct sup *s);
-void fd_limits(void);
+int setup_trusted_run_dir(const char *dir, mode_t mode, char *err, size_t errlen);
+void setup_group_reach(const struct cuzkd_config *c);
+int setup_listen_socket(struct sup *s, char *err, size_t errlen);
+int setup_pid_file(struct sup *s, char *err, size_t errlen);
+void setup_bin_dir(struct sup *s);
+int setup_segments(struct sup *s, char *err, size_t errlen);
+int setup_daemonize(struct sup *s);
+void setup_tell_launcher(struct sup *s, unsigned char code);
+void setup_redirect_log(struct sup *s);
+void setup_fd_limits(void);
 
 #endif

@@ -45,7 +45,7 @@ static struct io_uring_sqe *sqe_get(struct sup *s)
 }
 
 /* A one-shot poll of fd for events; its completion carries data (ev_data). */
-void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data)
+void supervisor_arm_poll(struct sup *s, int fd, unsigned events, uint64_t data)
 {
     struct io_uring_sqe *sqe = sqe_get(s);
 
@@ -54,7 +54,7 @@ void arm_poll(struct sup *s, int fd, unsigned events, uint64_t data)
 }
 
 /* The poll armed with data, cancelled (its completion says -ECANCELED). */
-void cancel_poll(struct sup *s, uint64_t data)
+void supervisor_cancel_poll(struct sup *s, uint64_t data)
 {
     struct io_uring_sqe *sqe = sqe_get(s);
 
@@ -68,7 +68,8 @@ static void handle_signal(struct sup *s)
 
     while (read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-            life_event(s, DAEMON_EV_STOP, os_now_ns(), 0, si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+            lifecycle_event(s, DAEMON_EV_STOP, os_now_ns(), 0,
+                            si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
         else if (si.ssi_signo == SIGHUP) {
             /* As `cuzk reload`: the config's circuits read again. */
             json_t *changed = NULL;
@@ -81,7 +82,7 @@ static void handle_signal(struct sup *s)
                 logmsg("SIGHUP: reload: %u circuit(s) declared", (unsigned)s->n_cat);
             json_decref(changed);
         } else if (si.ssi_signo == SIGCHLD)
-            for (uint32_t i = 0; i < s->n_ch; i++) child_reap(s, &s->ch[i]);
+            for (uint32_t i = 0; i < s->n_ch; i++) children_reap(s, &s->ch[i]);
     }
 }
 
@@ -92,7 +93,7 @@ static void handle_doorbell(struct sup *s)
 
     (void)!read(s->doorbell_fd, &rung, sizeof(rung));
     s->doorbell_rings++;
-    answer_waiters(s, os_now_ns());
+    requests_answer_waiters(s, os_now_ns());
 }
 
 /* The fds the loop polls for POLLIN with a one-shot poll: each event runs the handler,
@@ -104,14 +105,15 @@ static const struct {
 } polled[] = {
     { EV_SIGNAL, offsetof(struct sup, sfd), handle_signal },
     { EV_TIMER, offsetof(struct sup, tfd), timers_tick },
-    { EV_CHILD_TIMER, offsetof(struct sup, cfd), child_timers },
-    { EV_INTAKE, offsetof(struct sup, intake_fd), handle_intakes },
+    { EV_CHILD_TIMER, offsetof(struct sup, cfd), children_timers },
+    { EV_INTAKE, offsetof(struct sup, intake_fd), submit_handle_intakes },
     { EV_DOORBELL, offsetof(struct sup, doorbell_fd), handle_doorbell },
 };
 
 static void arm_polled(struct sup *s, size_t i)
 {
-    arm_poll(s, *(const int *)((const char *)s + polled[i].fd), POLLIN, ev_data(polled[i].t, 0, 0));
+    supervisor_arm_poll(s, *(const int *)((const char *)s + polled[i].fd), POLLIN,
+                        ev_data(polled[i].t, 0, 0));
 }
 
 /* Everything before the event descriptors: descriptor limits, the run directory,
@@ -122,28 +124,28 @@ static int run_prepare(struct sup *s)
     char err[1024];
     int rc;
 
-    fd_limits();
+    setup_fd_limits();
     s->lfd = s->sfd = s->tfd = s->cfd = s->ready_fd = s->copies_dfd = s->results_dfd = s->intake_fd = -1;
     s->doorbell_fd = -1;
     s->dur = json_object();
     for (int i = 0; i < N_CONNS; i++) s->conns[i].fd = -1;
     signal(SIGPIPE, SIG_IGN);
 
-    if ((rc = trusted_run_dir(c->run_dir, c->have_gid ? 0750 : 0700, err, sizeof(err)))) {
+    if ((rc = setup_trusted_run_dir(c->run_dir, c->have_gid ? 0750 : 0700, err, sizeof(err)))) {
         fprintf(stderr, "cuzkd: run directory %s: %s\n", c->run_dir, err);
         return CUZK_EXIT_IO;
     }
     if (c->have_gid && chown(c->run_dir, (uid_t)-1, c->gid))
         fprintf(stderr, "cuzkd: chgrp %s %s: %s\n", c->group, c->run_dir, strerror(errno));
-    if (c->have_gid) group_reach(c);
+    if (c->have_gid) setup_group_reach(c);
     if (!c->foreground) {
-        if ((rc = daemonize(s))) {
+        if ((rc = setup_daemonize(s))) {
             fprintf(stderr, "cuzkd: fork: %s\n", strerror(-rc));
             return CUZK_EXIT_INTERNAL;
         }
-        redirect_log(s);
+        setup_redirect_log(s);
     }
-    find_bin_dir(s);
+    setup_bin_dir(s);
     return 0;
 }
 
@@ -191,7 +193,7 @@ static int alloc_state(struct sup *s)
     s->jobs = calloc(c->max_jobs, sizeof(*s->jobs));
     s->parts = calloc(c->max_parts, sizeof(*s->parts));
     s->preload_owner = json_object();
-    for (uint32_t j = 0; s->jobs && j < c->max_jobs; j++) job_reset(s, j);
+    for (uint32_t j = 0; s->jobs && j < c->max_jobs; j++) jobs_reset(s, j);
     for (uint32_t p = 0; s->parts && p < c->max_parts; p++) s->parts[p].rec = REC_UNKNOWN;
     /* No idle copy is kept: a copy lives while a job or a preload holds it (a user's
      * finished job costs nothing; the operator preloads what should stay). */
@@ -271,7 +273,7 @@ static void start_children(struct sup *s)
         ch->place = &s->plan->places[i];
         ch->pidfd = -1;
         child_fsm_init(&ch->fsm);
-        child_event(s, ch, CHILD_EV_TIMER, os_now_ns(), 0); /* due at once: start */
+        children_event(s, ch, CHILD_EV_TIMER, os_now_ns(), 0); /* due at once: start */
     }
     api_child_init(s);
 }
@@ -287,19 +289,19 @@ static void dispatch(struct sup *s, uint64_t d)
     switch (t) {
     case EV_LISTEN:
         s->listen_armed = 0;
-        if (!daemon_fsm_stopping(&s->life)) handle_listen(s);
+        if (!daemon_fsm_stopping(&s->life)) conns_accept(s);
         break;
     case EV_CONN:
-        if (k && k->fd >= 0 && k->gen == gen) handle_conn_in(s, k);
+        if (k && k->fd >= 0 && k->gen == gen) conns_read(s, k);
         break;
     case EV_CONN_OUT:
         if (k && k->fd >= 0 && k->gen == gen) {
             k->out_armed = 0;
-            conn_flush(s, k);
+            conns_flush(s, k);
         }
         break;
     case EV_PIDFD:
-        if (idx < s->n_ch && s->ch[idx].gen == gen) child_reap(s, &s->ch[idx]);
+        if (idx < s->n_ch && s->ch[idx].gen == gen) children_reap(s, &s->ch[idx]);
         break;
     case EV_API_PIDFD: api_child_reap(s, gen); break;
     default: /* the polled fds */
@@ -346,7 +348,7 @@ static void close_conns(struct sup *s)
             fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK);
             (void)!send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL);
         }
-        conn_close(s, k);
+        conns_close(s, k);
     }
 }
 
@@ -370,7 +372,7 @@ static void free_state(struct sup *s)
     pipeline_destroy(s->c->instance);
     json_decref(s->preload_owner);
     catalog_free(s);
-    for (uint32_t j = 0; s->jobs && j < s->c->max_jobs; j++) job_reset(s, j);
+    for (uint32_t j = 0; s->jobs && j < s->c->max_jobs; j++) jobs_reset(s, j);
     free(s->jobs);
     free(s->parts);
     /* A thread still blocked in a client's read holds copies: they go with the
@@ -410,11 +412,11 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
      * second daemon on this instance is stopped by the pid file before it touches
      * the socket). */
     code = CUZK_EXIT_IO;
-    if (write_pid_file(s, err, sizeof(err)) || listen_socket(s, err, sizeof(err))) {
+    if (setup_pid_file(s, err, sizeof(err)) || setup_listen_socket(s, err, sizeof(err))) {
         logmsg("%s", err);
         goto out_ring;
     }
-    if (create_segments(s, err, sizeof(err))) {
+    if (setup_segments(s, err, sizeof(err))) {
         logmsg("%s", err);
         goto out_sock;
     }
@@ -427,12 +429,12 @@ int supervisor_run(const struct cuzkd_config *c, const struct plan *p)
     /* The declared circuits (catalog.c): preloads in the table before any stage. */
     catalog_load(s);
     start_children(s);
-    arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+    supervisor_arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
     s->listen_armed = 1;
     for (size_t i = 0; i < sizeof(polled) / sizeof(polled[0]); i++) arm_polled(s, i);
     logmsg("instance \"%s\" listening on %s (pid %d, %u worker(s) %s)", c->instance, s->sock_path,
            (int)getpid(), p->n_workers, c->devices);
-    tell_launcher(s, 0);
+    setup_tell_launcher(s, 0);
     run_loop(s);
     logmsg("all stages stopped; removing segments, socket and pid file");
     stop_threads(s);
@@ -451,6 +453,6 @@ out:
     if (s->sfd >= 0) close(s->sfd);
     if (s->tfd >= 0) close(s->tfd);
     if (s->cfd >= 0) close(s->cfd);
-    tell_launcher(s, (unsigned char)code);
+    setup_tell_launcher(s, (unsigned char)code);
     return code;
 }

@@ -1,6 +1,6 @@
 /* timers.c — the jobs of cuzkd's 100 ms timer (EV_TIMER), each named, with the
  * deadline it keeps and why it exists (sup.h). Restarts and stall checks are not here:
- * each child's deadline arms the children's own timer (child_timer_arm). */
+ * each child's deadline arms the children's own timer (children_timer_arm). */
 #include "sup.h"
 
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 static void ready_timer(struct sup *s, uint64_t t)
 {
     (void)t;
-    notify_systemd(s);
+    children_notify_systemd(s);
 }
 
 /* The supervisor's heartbeat and gauges in its stats slot: cuzk-top and the metrics
@@ -20,7 +20,7 @@ static void heartbeat_timer(struct sup *s, uint64_t t)
 {
     if (!s->slot) return;
     stats_slot_heartbeat(s->slot, t);
-    publish_gauges(s);
+    gauges_publish(s);
 }
 
 /* Jobs decided (the finalizer does; this covers a finalizer that died between its
@@ -34,7 +34,7 @@ static void decide_timer(struct sup *s, uint64_t t)
     for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
         if (job_state(s, j) != JOBTAB_QUEUED) continue;
         if (s->jobs[j].cancelled)
-            cancel_sweep(s, j);
+            jobs_cancel_sweep(s, j);
         else
             jobtab_job_try_complete(jt, j);
     }
@@ -47,9 +47,9 @@ static void repush_timer(struct sup *s, uint64_t t)
     (void)t;
     if (!s->repush_needed) return;
     s->repush_needed = 0;
-    repush_state(s, JOBTAB_QUEUED);
-    repush_state(s, JOBTAB_READY);
-    repush_state(s, JOBTAB_PROVED);
+    reclaim_repush_state(s, JOBTAB_QUEUED);
+    reclaim_repush_state(s, JOBTAB_READY);
+    reclaim_repush_state(s, JOBTAB_PROVED);
 }
 
 /* Connections closed at their deadlines: --idle-timeout after the last byte with no
@@ -64,21 +64,21 @@ static void conns_timer(struct sup *s, uint64_t t)
         if (k->fd >= 0 && !k->waiting && !k->drain_wait && !k->watching && !k->pending &&
             s->c->idle_timeout_s && t > k->active_ns &&
             t - k->active_ns >= (uint64_t)s->c->idle_timeout_s * 1000000000ull)
-            conn_close(s, k);
+            conns_close(s, k);
         else if (k->fd >= 0 && !k->pending && !k->privileged && k->line_ns && t > k->line_ns &&
                  t - k->line_ns >= LINE_TIMEOUT_NS)
-            conn_close(s, k);
+            conns_close(s, k);
     }
 }
 
 /* At listen_retry_ns, the listener armed again after accept hit the descriptor limit
- * (re-arming at once spun the loop: handle_listen). */
+ * (re-arming at once spun the loop: conns_accept). */
 static void listen_timer(struct sup *s, uint64_t t)
 {
     if (!s->listen_retry_ns || t < s->listen_retry_ns || daemon_fsm_stopping(&s->life)) return;
     s->listen_retry_ns = 0;
     if (s->spare_fd < 0) s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
+    supervisor_arm_poll(s, s->lfd, POLLIN, ev_data(EV_LISTEN, 0, 0));
     s->listen_armed = 1;
 }
 
@@ -118,7 +118,7 @@ static void life_timer(struct sup *s, uint64_t t)
 
     if (daemon_fsm_stopping(&s->life) && jobs_busy(s)) seen |= DAEMON_SEEN_BUSY;
     if (children_alive(s)) seen |= DAEMON_SEEN_ALIVE;
-    life_event(s, DAEMON_EV_TIMER, t, seen, NULL);
+    lifecycle_event(s, DAEMON_EV_TIMER, t, seen, NULL);
 }
 
 #define SEC 1000000000ull
@@ -134,10 +134,10 @@ static const struct {
     { "heartbeat", 0, heartbeat_timer },
     { "decide", 0, decide_timer },
     { "repush", 0, repush_timer },
-    { "waiters", 0, answer_waiters }, /* a wait's --timeout, drains done */
+    { "waiters", 0, requests_answer_waiters }, /* a wait's --timeout, drains done */
     { "conns", 0, conns_timer },
     { "listen", 0, listen_timer },
-    { "intakes", 0, check_intakes }, /* --copy-timeout */
+    { "intakes", 0, submit_check_intakes }, /* --copy-timeout */
     { "journal", 0, journal_timer },
     { "prune_owner", 60 * SEC, prune_owner_timer },
     { "prune", 3600 * SEC, prune_timer },
