@@ -18,6 +18,10 @@
 #   daemon_start OPTS  start cuzkd --foreground with OPTS (and --wgen-dir $BUILD/wgen:$tmp),
 #                      wait until it answers status
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
+#   daemon_kill9 [PID...]  SIGKILL cuzkd (no shutdown: a crash) and the PIDs (a stage the
+#                      test SIGSTOPped: the SIGTERM its death sends would wait for a
+#                      SIGCONT) and wait until every process of the instance is gone (a
+#                      liveness bound of 30 s), so a new cuzkd meets none of them
 #   daemon_shutdown_clean  the check: status answers, `cuzk shutdown` stops cuzkd with
 #                      exit 0 within 30 s, and no stage process, socket, pid file or
 #                      segment is left
@@ -154,11 +158,7 @@ daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both
     --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
   local _
-  for _ in $(seq 1 100); do
-    [ -S "$run/$inst.sock" ] && break
-    sleep 0.1
-  done
-  [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+  wait_until 100 [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
   # The socket is bound before the segments are made (and their log lines written):
   # the daemon is up once it answers, which its event loop does only after set-up.
   # (numa_routing grepped the log at the socket's appearance and missed the buffers
@@ -170,6 +170,16 @@ daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both
   done
   fail "cuzkd did not answer status within 120 s of creating its socket"
 }
+
+# shellcheck disable=SC2120 # the PIDs are optional: most callers stopped no stage
+daemon_kill9() {
+  kill -KILL "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=""
+  [ $# -eq 0 ] || kill -KILL "$@" 2>/dev/null || true
+  wait_until 300 no_instance_process || true
+}
+no_instance_process() { [ -z "$(pgrep -f -- "--instance $inst " || true)" ]; }
 
 daemon_shutdown_clean() {
   local rc=0 left _

@@ -37,10 +37,7 @@ fail() {
   done
   exit 1
 }
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"
-  exit 77
-}
+need_root "api_fleet needs root (mount namespaces, the cluster's user)"
 command -v unshare >/dev/null && command -v nsenter >/dev/null || {
   echo "SKIP: unshare or nsenter missing"
   exit 77

@@ -263,13 +263,7 @@ echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); t
 http k9 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
   --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
 expect k9 202
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-for _ in $(seq 1 300); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.1
-done
+daemon_kill9
 daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
 api_wait_up
 http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \

@@ -95,14 +95,4 @@ out="$(cuzk evict "$tmp/z/c1.zkey")" || fail "evict of a preloaded file that is 
 [ "$(mapped "$tmp/z/c1.zkey")" = 0 ] || fail "c1 still mapped after evict"
 echo "ok: a preloaded file deleted since can still be evicted ($out)"
 
-cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.1
-done
-rc=0
-wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ $rc -eq 0 ] || fail "cuzkd exited with $rc"
-ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left"
-echo "ok: clean shutdown"
+daemon_shutdown_clean

@@ -86,13 +86,4 @@ for i in 1 2 3 4; do
     grep -q OK || fail "snarkjs rejects w$i"
 done
 echo "ok: the job running meanwhile finished and its 4 proofs verify"
-cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.1
-done
-rc=0
-wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ $rc -eq 0 ] || fail "cuzkd exited with $rc"
-echo "ok: clean shutdown"
+daemon_shutdown_clean

@@ -21,10 +21,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secbudget
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 api_init
 for t in alice bob carol dave; do api_tokens "$t"; done
 api_start http ""

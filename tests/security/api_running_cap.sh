@@ -16,10 +16,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/api.sh"
 . "$ROOT/tests/lib/pg.sh"
 daemon_init seccap
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
+need_tool jq
 api_init
 api_tokens alice - 2
 api_start http ""

@@ -14,14 +14,8 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secquota
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: $(basename "$0") runs cuzkd as root (root's prove is the one checked)"
-  exit 77
-}
+need_tool jq
+need_root "$(basename "$0") runs cuzkd as root (root's prove is the one checked)"
 api_init
 api_tokens alice
 api_tokens bob
