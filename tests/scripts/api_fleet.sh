@@ -353,9 +353,7 @@ http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null
 expect fw 200
 [ "$(jfield fw r.state)" = "done" ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
 on 1
-http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null
-expect fp 200
-verify_proof fp
+fetch_proof fp "$tok_alice" "/v1/jobs/$(jfield f r.job)/proofs/0"
 echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"

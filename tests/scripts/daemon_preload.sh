@@ -18,14 +18,6 @@ mapped() {
   for p in $(children_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
   echo "$n"
 }
-expect_fds() { # what, code, request line, files...
-  local r
-  r="$(send_fds "${@:3}")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
-    fail "$1: expected error $2, got: $r"
-  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
-  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
-}
 
 daemon_start --devices cpu:1 --buffer-mb 16
 for _ in $(seq 1 100); do

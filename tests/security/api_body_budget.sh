@@ -146,9 +146,7 @@ job="$(cat "$tmp/bob.job")"
 http bw "$tok_bob" GET "/v1/jobs/$job?wait=300" >/dev/null
 expect bw 200
 [ "$(jfield bw r.state)" = "done" ] || fail "bob's job: $(cat "$tmp/http/bw.body")"
-http bp "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null
-expect bp 200
-verify_proof bp
+fetch_proof bp "$tok_bob" "/v1/jobs/$job/proofs/0"
 kill "$api2"
 wait "$api2" || true
 daemon_shutdown_clean

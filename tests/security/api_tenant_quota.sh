@@ -53,9 +53,7 @@ for j in a1:alice a2:alice b1:bob; do
   expect "${nm}w" 200
   [ "$(jfield "${nm}w" r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/${nm}w.body")"
   for k in 0 1; do
-    http "${nm}p$k" "${!tk}" GET "/v1/jobs/$id/proofs/$k" >/dev/null
-    expect "${nm}p$k" 200
-    verify_proof "${nm}p$k"
+    fetch_proof "${nm}p$k" "${!tk}" "/v1/jobs/$id/proofs/$k"
   done
 done
 echo "ok: every job proved once the stages ran; snarkjs verifies root's and the tenants' $n"

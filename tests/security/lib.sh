@@ -20,6 +20,7 @@
 #                       CPU worker (4 buffers of 16 MiB) with OPTS, job A's witness at
 #                       $tmp/a/wa.wtns, job B's at $tmp/b/wb.wtns (out dir $tmp/b/out), the
 #                       hung mount $tmp/fuse (fuse_hold), fin the finalizer's pid
+#   new_finalizer       true once a finalizer other than $fin runs (its pid then in fin2)
 #   prove_to OUT WTNS   submit a proof of $A's circuit to out dir OUT, the submit itself
 #                       bounded (60 s: a hung out dir must not hold it); prints the job id
 #   proved_verified J OUT NAME WHAT  job J proves (up to 300 s) and snarkjs accepts
@@ -137,6 +138,11 @@ hung_daemon() {
   fuse_hold fuse
   fin="$(stage_pids finalizer)"
   [ -n "$fin" ] || fail "no finalizer"
+}
+
+new_finalizer() {
+  fin2="$(stage_pids finalizer)"
+  [ -n "$fin2" ] && [ "$fin2" != "$fin" ]
 }
 
 prove_to() {
