@@ -150,12 +150,14 @@ endif
 # ---- modules ---------------------------------------------------------------
 # api/ (cuzk-api, the HTTP API) needs libmicrohttpd (Debian: libmicrohttpd-dev); a
 # build without it leaves cuzk-api out, says so, and builds everything else.
+# and libcurl (libcurl4-openssl-dev) for its callbacks.
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd 2>/dev/null)
-ifneq ($(MHD_LIBS),)
+CURL_LIBS := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null)
+ifneq ($(and $(MHD_LIBS),$(CURL_LIBS)),)
 API_MODULE := api
-SYS_LIBS += $(MHD_LIBS)
+SYS_LIBS += $(MHD_LIBS) $(CURL_LIBS)
 else
-$(info note: no libmicrohttpd (libmicrohttpd-dev): cuzk-api, the HTTP API, is not built)
+$(info note: no libmicrohttpd (libmicrohttpd-dev) or libcurl (libcurl4-openssl-dev): cuzk-api, the HTTP API, is not built)
 endif
 MODULES := base shm zk store proto stage synth gpuworker finalizer fleet supervisor tools $(API_MODULE)
 define module_template

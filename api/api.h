@@ -14,9 +14,14 @@
  *   submit.c   POST /v1/circuits/NAME/proofs: the body's memfd, the submit
  *   signals.c  an input object's signal names against the circuit's, as they arrive
  *   jobs.c     GET/DELETE /v1/jobs/ID, proofs, circuits, health, metrics
+ *   list.c     GET /v1/jobs: a tenant's jobs, newest first, a page per control
+ *              request (or query of the queue); the Cuzk-Metadata header
  *   proofs.c   a job's proofs in few requests: POST ?wait=, GET /v1/jobs/ID/proofs
  *              (paged), a proof as Solidity calldata
  *   vkey.c     GET /v1/circuits/NAME/vkey: snarkjs's verification_key.json
+ *   callback.c a job's end pushed to the tenant's URL (?callback_url=), signed, retried,
+ *              its delivery kept in an SQLite file (--callback-db)
+ *   events.c   GET /v1/jobs/ID/events: the job's partitions as Server-Sent Events
  *   queue.c    queue mode (--queue): jobs written into the fleet's PostgreSQL and
  *              answered from it, on every server (fleet_pg.h)
  *   queue_db.c queue mode's connections: a pool for the request threads, and the
@@ -31,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -44,7 +50,9 @@
 #define API_BODY_DEFAULT (16ull << 20)
 
 /* One line of the tokens file: NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING] [MAX-BODY]
- * [MAX-REQUESTS]. */
+ * [MAX-REQUESTS] [callback-hosts=LIST] [callback-secret=HEX]. */
+#define API_CB_HOSTS_MAX  512
+#define API_CB_SECRET_MAX 128
 struct api_tenant {
     char name[API_TENANT_MAX + 1];
     unsigned char hash[32]; /* SHA-256 of the token's text */
@@ -53,6 +61,10 @@ struct api_tenant {
     uint64_t max_body;      /* bytes of one request body; 0: the default */
     uint32_t max_requests;  /* its requests in flight at once (long polls and bodies
                              * being sent included); 0: API_TENANT_REQUESTS */
+    /* Where its jobs' end may be pushed (callback.c): comma-separated [http://]HOST[:PORT];
+     * "" none, callbacks off. The secret their bodies are signed with ("" none). */
+    char callback_hosts[API_CB_HOSTS_MAX + 1];
+    char callback_secret[API_CB_SECRET_MAX + 1];
 };
 /* A tenant's requests in flight when its line sets none: each holds a thread (and a
  * long poll holds it for up to its wait), so one tenant cannot take every one of
@@ -77,6 +89,8 @@ void api_tokens_free(struct api_tokens *tk);
 /* The tenant of token in g_api.tokens, copied into out (a reload may replace the
  * table while the request runs): 0, or -1 when no line matches. */
 int api_tokens_auth(const char *token, size_t len, struct api_tenant *out);
+/* The line of tenant name in g_api.tokens, copied into out: 0, or -1 when none. */
+int api_tokens_by_name(const char *name, struct api_tenant *out);
 /* path read again into g_api.tokens; on failure (err) the old table stays. */
 int api_tokens_reload(const char *path, char *err, size_t errlen);
 
@@ -89,9 +103,12 @@ struct api_cfg {
     char user[64];  /* started as root: become this user ("" cuzk) */
     char cors[256]; /* --cors-origin: the one web origin answered with CORS headers ("" none, "*" any) */
     unsigned timeout_s, per_ip, max_conns;
+    unsigned header_timeout_s; /* --header-timeout: a request head's deadline (conns.h) */
     uint64_t max_body;
-    uint64_t max_inflight;      /* --max-inflight-body: bodies held at once (budget.h) */
-    char queue[PROTO_PATH_MAX]; /* queue mode: the fleet's database ("" off) */
+    uint64_t max_inflight;            /* --max-inflight-body: bodies held at once (budget.h) */
+    char queue[PROTO_PATH_MAX];       /* queue mode: the fleet's database ("" off) */
+    char callback_db[PROTO_PATH_MAX]; /* callbacks' delivery state ("" callbacks off) */
+    uint64_t callback_retry_base_ms;  /* the first retry's delay, doubled after each */
 };
 
 /* The process's shared state (read-only once serving, but for the tokens, which a
@@ -99,6 +116,8 @@ struct api_cfg {
 struct api {
     struct api_cfg cfg;
     struct api_tokens tokens;
+    gid_t gid; /* the group the process serves as (after dropping root): a tokens file
+                * may be readable by it (tokens.c) */
 };
 extern struct api g_api;
 
@@ -146,6 +165,7 @@ struct api_body {
     const char *idem_key; /* Idempotency-Key header, or NULL */
     int priority;         /* ?priority=N, -1 none */
     json_t *signals;      /* the circuit's "inputs" as cuzkd lists them; NULL: unknown */
+    json_t *metadata;     /* the Cuzk-Metadata header's object (list.c), or NULL */
 };
 
 /* The signal check of input objects whose keys arrive one at a time (signals.c):
@@ -216,9 +236,54 @@ void api_job_proofs(struct api_resp *r, uint64_t id, const struct api_tenant *t,
 void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s, int client_fd);
 /* A 200 proof answer in r rewritten as snarkjs's soliditycalldata text. */
 void api_proof_calldata(struct api_resp *r);
+/* list.c. GET /v1/jobs: the filters and the page of a job list (a field NULL or 0:
+ * none), read off the query by api_list_query (0, or -1 with r a 400 naming the
+ * parameter); api_list answers it in both modes (one control request, or one query
+ * of the fleet's database, per page). */
+struct api_list_query {
+    const char *state;   /* running, done, failed, cancelled */
+    const char *circuit; /* a circuit name */
+    int64_t since;       /* submitted at or after (unix seconds) */
+    uint64_t before;     /* the cursor: jobs below this id */
+    uint32_t limit;      /* 1 to PROTO_JOBS_PAGE_MAX */
+};
+/* The cursor of the page after job id (base64url of its decimal digits, no padding;
+ * opaque to clients), and back: 0, or -1 when text is no cursor. */
+void api_cursor_encode(uint64_t id, char out[32]);
+int api_cursor_decode(const char *text, uint64_t *id);
+void api_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q);
+/* The Cuzk-Metadata header's text (NULL: none) as b->metadata: 0, or -1 with r a 400
+ * naming the header. */
+int api_metadata_header(struct api_resp *r, const char *text, struct api_body *b);
+/* Queue mode's page (queue.c): the jobs, newest first, as the local mode's "jobs"
+ * control reply has them ({"id",...}), *more when another page follows. NULL with r
+ * answered. */
+json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
+                       int *more);
+
 /* vkey.c: the circuit's verification_key.json (404 undeclared, 503 not loaded yet). */
 void api_vkey(struct api_resp *r, const char *name);
 void api_readyz(struct api_resp *r);
+/* The job as a tenant sees it (jobs.c): cuzkd's status of the job, its paths cut. */
+json_t *api_job_view(json_t *j);
+
+/* callback.c. api_callback_start opens --callback-db (made if missing) and starts the
+ * delivery thread; nothing when --callback-db is "". api_callback_check: url is one
+ * the tenant may be called back at (0), else r is the 400 naming callback_url (-1).
+ * api_callback_add records it for job (once: a job answered again by its
+ * Idempotency-Key keeps its first); 0, or -1 with r a 500. api_callback_view: the
+ * job's {url,state,attempts,last_status} (a new reference) or NULL: none. */
+#define API_CB_RETRY_BASE_MS 1000
+int api_callback_start(char *err, size_t errlen);
+int api_callback_check(const char *url, const struct api_tenant *t, struct api_resp *r);
+int api_callback_add(uint64_t job, const char *tenant, const char *url, struct api_resp *r);
+json_t *api_callback_view(uint64_t job);
+/* events.c: the Server-Sent Events stream of job id (answered into the connection). */
+struct MHD_Connection;
+struct MHD_Response;
+/* The stream's response (NULL: r says why: 404, 429, 204 past the end). */
+struct MHD_Response *api_events(struct api_resp *r, uint64_t id, const struct api_tenant *t,
+                                const char *last_event_id, int client_fd);
 void api_metrics(struct api_resp *r);
 
 /* Queue mode (queue.c, queue_db.c). api_queue_opt takes --queue URL (refused, and
@@ -244,7 +309,7 @@ int api_queue_ping(void);
 /* The doorbell (bell.c): a mark taken before looking at a job; api_bell_wait sleeps
  * until job (or possibly it: a lost connection, a full ring) ends after the mark, 1,
  * until deadline_ns (os_now_ns's clock), 0, or until client_fd (-1 none) hangs up,
- * -1. api_bell_ring(0): anything may have ended. */
+ * -1; job 0: any job's end. api_bell_ring(0): anything may have ended. */
 void api_bell_init(void);
 void api_bell_ring(uint64_t job);
 uint64_t api_bell_mark(void);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/tenant_count.h"
 #include "base/os.h"
 
 #define BELL_RING     1024         /* ended job ids kept for the waiters */
@@ -78,7 +79,7 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_
         /* More rung than the ring keeps: some are gone, the job may be among them. */
         if (bell.seq - mark > BELL_RING) hit = 1;
         for (uint64_t s = mark; !hit && s < bell.seq; s++)
-            hit = bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
+            hit = !job || bell.ring[s % BELL_RING] == job || !bell.ring[s % BELL_RING];
         mark = bell.seq;
         if (hit || now >= deadline_ns) break;
         if (client_gone(client_fd)) {
@@ -91,63 +92,23 @@ int api_bell_wait(uint64_t mark, uint64_t job, uint64_t deadline_ns, int client_
     return hit;
 }
 
-/* Each tenant's long polls at once, by name (as http.c's requests in flight). */
-static struct {
-    pthread_mutex_t mu;
-    struct waits {
-        char name[API_TENANT_MAX + 1];
-        uint32_t n;
-    } * t;
-    size_t len, cap;
-} waits = { .mu = PTHREAD_MUTEX_INITIALIZER };
+/* Each tenant's long polls at once (tenant_count.h). */
+static struct tenant_count waits = TENANT_COUNT_INIT;
 
 int api_wait_enter(const char *tenant)
 {
-    size_t i;
-    int rc = -1;
-
-    pthread_mutex_lock(&waits.mu);
-    for (i = 0; i < waits.len && strcmp(waits.t[i].name, tenant); i++) {
-    }
-    if (i == waits.len && waits.len == waits.cap) {
-        size_t nc = waits.cap ? 2 * waits.cap : 16;
-        struct waits *nt = realloc(waits.t, nc * sizeof(*nt));
-
-        if (nt) waits.t = nt, waits.cap = nc;
-    }
-    if (i == waits.len && waits.len < waits.cap) {
-        snprintf(waits.t[i].name, sizeof(waits.t[i].name), "%s", tenant);
-        waits.t[i].n = 0;
-        waits.len++;
-    }
-    if (i < waits.len && waits.t[i].n < API_TENANT_WAITS) {
-        waits.t[i].n++;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&waits.mu);
-    return rc;
-}
-
-void api_waits_prometheus(FILE *f)
-{
-    uint64_t n = 0;
-
-    pthread_mutex_lock(&waits.mu);
-    for (size_t i = 0; i < waits.len; i++) n += waits.t[i].n;
-    pthread_mutex_unlock(&waits.mu);
-    fprintf(f,
-            "# HELP cuzk_api_long_polls Long polls (GET ?wait) waiting now, all tenants.\n"
-            "# TYPE cuzk_api_long_polls gauge\ncuzk_api_long_polls %llu\n",
-            (unsigned long long)n);
+    return tenant_count_add(&waits, tenant, 1, API_TENANT_WAITS) ? -1 : 0;
 }
 
 void api_wait_leave(const char *tenant)
 {
-    pthread_mutex_lock(&waits.mu);
-    for (size_t i = 0; i < waits.len; i++)
-        if (!strcmp(waits.t[i].name, tenant)) {
-            if (waits.t[i].n) waits.t[i].n--;
-            break;
-        }
-    pthread_mutex_unlock(&waits.mu);
+    tenant_count_sub(&waits, tenant, 1);
+}
+
+void api_waits_prometheus(FILE *f)
+{
+    fprintf(f,
+            "# HELP cuzk_api_long_polls Long polls (GET ?wait) waiting now, all tenants.\n"
+            "# TYPE cuzk_api_long_polls gauge\ncuzk_api_long_polls %llu\n",
+            (unsigned long long)tenant_count_total(&waits));
 }

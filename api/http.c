@@ -24,9 +24,23 @@
 #include <microhttpd.h>
 #include <openssl/evp.h>
 
-#include "base/os.h"
+#include "api/conns.h"
+#include "api/tenant_count.h"
 
-enum route { R_NONE, R_HEALTH, R_READY, R_METRICS, R_CIRCUITS, R_SUBMIT, R_VKEY, R_JOB, R_PROOF, R_PROOFS };
+enum route {
+    R_NONE,
+    R_HEALTH,
+    R_READY,
+    R_METRICS,
+    R_CIRCUITS,
+    R_SUBMIT,
+    R_VKEY,
+    R_JOB,
+    R_PROOF,
+    R_PROOFS,
+    R_JOBS,
+    R_EVENTS
+};
 
 struct req {
     enum route route;
@@ -42,62 +56,19 @@ struct req {
     uint64_t limit, seen; /* seen: the body's bytes so far, kept or dropped */
     const char *limit_of; /* whose limit is q->limit: "circuit", "tenant", "server" */
     EVP_MD_CTX *md;
-    int entered; /* counted in its tenant's requests in flight (tenant_enter) */
+    int entered;                 /* counted in its tenant's requests in flight (tenant_enter) */
+    const char *callback_url;    /* POST ?callback_url= (checked), or NULL */
+    struct MHD_Response *stream; /* GET /events: the Server-Sent Events (events.c) */
 };
 
 static struct MHD_Daemon *g_mhd;
 
-/* Each tenant's requests in flight, by name: a tokens reload replaces the lines, and
- * the requests under way keep their counts. Entries stay (a tenant has a line or had
- * one; the file is the operator's), so the table is as long as the names ever seen. */
-static struct {
-    pthread_mutex_t mu;
-    struct inflight {
-        char name[API_TENANT_MAX + 1];
-        uint32_t n;
-    } * t;
-    size_t len, cap;
-} inflight = { .mu = PTHREAD_MUTEX_INITIALIZER };
+/* Each tenant's requests in flight (tenant_count.h). */
+static struct tenant_count inflight = TENANT_COUNT_INIT;
 
-/* One more request of tenant t: 0, or -1 when it has its cap (max-requests) in flight
- * already, or the table cannot grow. */
-static int tenant_enter(const struct api_tenant *t)
+static uint32_t requests_cap(const struct api_tenant *t)
 {
-    uint32_t cap = t->max_requests ? t->max_requests : API_TENANT_REQUESTS;
-    size_t i;
-    int rc = -1;
-
-    pthread_mutex_lock(&inflight.mu);
-    for (i = 0; i < inflight.len && strcmp(inflight.t[i].name, t->name); i++) {
-    }
-    if (i == inflight.len && inflight.len == inflight.cap) {
-        size_t nc = inflight.cap ? 2 * inflight.cap : 16;
-        struct inflight *nt = realloc(inflight.t, nc * sizeof(*nt));
-
-        if (nt) inflight.t = nt, inflight.cap = nc;
-    }
-    if (i == inflight.len && inflight.len < inflight.cap) {
-        snprintf(inflight.t[i].name, sizeof(inflight.t[i].name), "%s", t->name);
-        inflight.t[i].n = 0;
-        inflight.len++;
-    }
-    if (i < inflight.len && inflight.t[i].n < cap) {
-        inflight.t[i].n++;
-        rc = 0;
-    }
-    pthread_mutex_unlock(&inflight.mu);
-    return rc;
-}
-
-static void tenant_leave(const char *name)
-{
-    pthread_mutex_lock(&inflight.mu);
-    for (size_t i = 0; i < inflight.len; i++)
-        if (!strcmp(inflight.t[i].name, name)) {
-            if (inflight.t[i].n) inflight.t[i].n--;
-            break;
-        }
-    pthread_mutex_unlock(&inflight.mu);
+    return t->max_requests ? t->max_requests : API_TENANT_REQUESTS;
 }
 
 static int num(const char *s, size_t n, uint64_t *out)
@@ -123,6 +94,7 @@ static int route(struct req *q, const char *url)
     if (!strcmp(url, "/readyz")) return q->route = R_READY, 0;
     if (!strcmp(url, "/metrics")) return q->route = R_METRICS, 0;
     if (!strcmp(url, "/v1/circuits")) return q->route = R_CIRCUITS, 0;
+    if (!strcmp(url, "/v1/jobs")) return q->route = R_JOBS, 0;
     if (!strncmp(url, "/v1/circuits/", 13)) {
         p = url + 13;
         e = strchr(p, '/');
@@ -141,6 +113,7 @@ static int route(struct req *q, const char *url)
     if (num(p, e ? (size_t)(e - p) : strlen(p), &q->id)) return -1;
     if (!e) return q->route = R_JOB, 0;
     if (!strcmp(e, "/proofs")) return q->route = R_PROOFS, 0;
+    if (!strcmp(e, "/events")) return q->route = R_EVENTS, 0;
     if (strncmp(e, "/proofs/", 8) || num(e + 8, strlen(e + 8), &q->k)) return -1;
     return q->route = R_PROOF, 0;
 }
@@ -229,6 +202,9 @@ static void begin_body(struct req *q, struct MHD_Connection *c)
         return;
     }
     q->body.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (api_metadata_header(&q->resp, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Cuzk-Metadata"),
+                            &q->body))
+        return;
     q->md = EVP_MD_CTX_new();
     if (!q->md || !EVP_DigestInit_ex(q->md, EVP_sha256(), NULL)) {
         api_problem(&q->resp, 500, "internal", PROTO_E_INTERNAL, "no memory for the body", NULL);
@@ -251,6 +227,38 @@ static int query_num(struct req *q, struct MHD_Connection *c, const char *name, 
     snprintf(d, sizeof(d), "%s: a whole number from 0 to %" PRIu64, name, max);
     api_problem(&q->resp, 400, "usage", "bad_request", d, json_pack("{s:s}", "parameter", name));
     return -1;
+}
+
+/* GET /v1/jobs's parameters (api.h): 0, or -1 with a 400 naming the one at fault. */
+static int list_query(struct req *q, struct MHD_Connection *c, struct api_list_query *lq)
+{
+    const char *st = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "state");
+    const char *ci = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "circuit");
+    const char *cu = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+    const char *bad = NULL, *why = NULL;
+    uint64_t v;
+
+    memset(lq, 0, sizeof(*lq));
+    if (query_num(q, c, "since", (uint64_t)1 << 40, 0, &v)) return -1;
+    lq->since = (int64_t)v;
+    if (query_num(q, c, "limit", PROTO_JOBS_PAGE_MAX, PROTO_JOBS_PAGE_DEFAULT, &v)) return -1;
+    lq->limit = (uint32_t)v;
+    if (!lq->limit)
+        bad = "limit", why = "limit: a whole number from 1 to 200";
+    else if (st && strcmp(st, "running") && strcmp(st, "done") && strcmp(st, "failed") &&
+             strcmp(st, "cancelled"))
+        bad = "state", why = "state: running, done, failed or cancelled";
+    else if (ci && !proto_circuit_name_valid(ci))
+        bad = "circuit", why = "circuit: a circuit's name (letters, digits, '.', '_', '-')";
+    else if (cu && api_cursor_decode(cu, &lq->before))
+        bad = "cursor", why = "cursor: not one this API gave (take next_cursor from the previous page)";
+    if (bad) {
+        api_problem(&q->resp, 400, "usage", "bad_request", why, json_pack("{s:s}", "parameter", bad));
+        return -1;
+    }
+    lq->state = st;
+    lq->circuit = ci;
+    return 0;
 }
 
 /* The head has arrived: route, method, token, and a POST's limit. */
@@ -282,12 +290,10 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
         api_problem(&q->resp, 401, "refused", "unauthorized", "a valid bearer token is needed", NULL);
         return;
     }
-    if (tenant_enter(q->tenant)) {
-        uint32_t cap = q->tenant->max_requests ? q->tenant->max_requests : API_TENANT_REQUESTS;
-
+    if (tenant_count_add(&inflight, q->tenant->name, 1, requests_cap(q->tenant))) {
         api_problem(&q->resp, 429, "quota", "too_many_requests",
                     "this tenant has its max-requests requests in flight (long polls included)",
-                    json_pack("{s:I}", "max_requests", (json_int_t)cap));
+                    json_pack("{s:I}", "max_requests", (json_int_t)requests_cap(q->tenant)));
         q->resp.retry_after = 1;
         return;
     }
@@ -303,6 +309,8 @@ static void head(struct req *q, struct MHD_Connection *c, const char *url, const
             return;
         }
         if (pr) q->body.priority = (int)v;
+        q->callback_url = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "callback_url");
+        if (q->callback_url && api_callback_check(q->callback_url, q->tenant, &q->resp)) return;
         if (query_num(q, c, "wait", 600, 0, &q->wait_s)) return;
         begin_body(q, c);
     }
@@ -368,6 +376,10 @@ static void answer(struct req *q, struct MHD_Connection *c)
         body_done(q);
         if (!q->resp.status)
             (queue ? api_queue_submit : api_submit)(&q->resp, q->circuit, q->tenant, &q->body);
+        if (q->callback_url && q->resp.status == 202 &&
+            api_callback_add(strtoull(q->resp.location + 9, NULL, 10), q->tenant->name, q->callback_url,
+                             &q->resp))
+            break;
         /* ?wait on a POST is a long poll like GET's: counted against the tenant's
          * API_TENANT_WAITS (past it, the 202 stands), given up when the client hangs up */
         if (q->wait_s && q->resp.status == 202 && !api_wait_enter(q->tenant->name)) {
@@ -402,12 +414,26 @@ static void answer(struct req *q, struct MHD_Connection *c)
         if (f && !strcmp(f, "calldata")) api_proof_calldata(&q->resp);
         break;
     }
+    case R_JOBS: {
+        struct api_list_query lq;
+
+        if (!list_query(q, c, &lq)) api_list(&q->resp, q->tenant, &lq);
+        break;
+    }
     case R_PROOFS: {
         uint64_t off, lim;
 
         if (!query_num(q, c, "offset", 1u << 20, 0, &off) &&
             !query_num(q, c, "limit", API_PROOFS_PAGE, API_PROOFS_PAGE, &lim))
             api_job_proofs(&q->resp, q->id, q->tenant, off, lim ? lim : API_PROOFS_PAGE);
+        break;
+    }
+    case R_EVENTS: {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        q->stream = api_events(&q->resp, q->id, q->tenant,
+                               MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID"),
+                               ci ? ci->connect_fd : -1);
         break;
     }
     default: break;
@@ -441,7 +467,7 @@ static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
         if (q->options) { /* the preflight: what the real request may carry */
             MHD_add_response_header(m, "Access-Control-Allow-Methods", allow_of(q->route));
             MHD_add_response_header(m, "Access-Control-Allow-Headers",
-                                    "Authorization, Content-Type, Idempotency-Key");
+                                    "Authorization, Content-Type, Idempotency-Key, Cuzk-Metadata");
             MHD_add_response_header(m, "Access-Control-Max-Age", "600");
         }
     }
@@ -461,6 +487,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (!(q = calloc(1, sizeof(*q)))) return MHD_NO;
         *con_cls = q;
         head(q, c, url, method);
+        /* The head is in: no longer under --header-timeout; a valid token takes the
+         * connection out of the pre-auth share for good (conns.h). */
+        api_conns_headed(c, q->tenant != NULL);
         /* A refusal before the body: answered now, the body never read. */
         if (q->resp.status && q->post) return send_resp(q, c);
         return MHD_YES;
@@ -475,6 +504,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return q->resp.status && q->seen > 2 * q->limit + (1u << 20) ? MHD_NO : MHD_YES;
     }
     if (!q->resp.status) answer(q, c);
+    if (q->stream) { /* the events' stream: answered as it goes */
+        enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, q->stream);
+
+        MHD_destroy_response(q->stream);
+        q->stream = NULL;
+        return rc;
+    }
     return send_resp(q, c);
 }
 
@@ -483,26 +519,17 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     struct req *q = *con_cls;
 
     (void)cls;
-    (void)c;
     (void)t;
+    api_conns_request_ended(c); /* the next head is awaited under --header-timeout again */
     if (!q) return;
-    if (q->entered) tenant_leave(q->tenant_copy.name);
+    if (q->entered) tenant_count_sub(&inflight, q->tenant_copy.name, 1);
     api_rx_free(&q->rx); /* the body's memfd, its bytes given back to the budget */
     json_decref(q->body.signals);
+    json_decref(q->body.metadata);
     EVP_MD_CTX_free(q->md);
     free(q->resp.body);
     free(q);
     *con_cls = NULL;
-}
-
-static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void log_line(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    os_vlog(1, "cuzk-api", fmt, ap);
-    va_end(ap);
 }
 
 /* libmicrohttpd's messages end in a newline; the log line has its own. */
@@ -515,8 +542,16 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     vsnprintf(m, sizeof(m), fmt, ap);
     n = strlen(m);
     while (n && m[n - 1] == '\n') m[--n] = '\0';
-    log_line("%s", m);
+    /* Its messages come once per connection (one closed early, one refused at its
+     * own limit): a crowd's would flood the log, so each kind is said once a minute
+     * with a count, like the refusals of conns.c. */
+    api_conns_mhd_said(m);
 }
+
+/* TLS as GnuTLS's NORMAL less what an attacker could steer a client down to: no
+ * version before 1.2, no static-RSA key exchange (no forward secrecy), the server's
+ * order of preference. */
+#define API_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-RSA:%SERVER_PRECEDENCE"
 
 int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_t errlen)
 {
@@ -524,28 +559,36 @@ int api_serve(int listen_fd, const char *cert, const char *key, char *err, size_
      * each with its body's memfd and its control connection) is served, not refused. */
     unsigned flags =
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-    /* The options that depend on the call last: an MHD_OPTION_END where one is
-     * not wanted ends the list there. */
-    struct MHD_OptionItem o[] = {
+    /* --per-ip and --max-conns are conns.c's (the accept policy), so that a full
+     * address or server makes room among the connections without a token first;
+     * libmicrohttpd's own limit is above them, for the ones being closed. */
+    struct MHD_OptionItem o[16] = {
         { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)api_conns_notify, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, g_api.cfg.timeout_s, NULL },
-        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, g_api.cfg.per_ip, NULL },
-        { MHD_OPTION_CONNECTION_LIMIT, g_api.cfg.max_conns, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, api_conns_hard_limit(g_api.cfg.max_conns), NULL },
         { MHD_OPTION_THREAD_STACK_SIZE, 256 << 10, NULL },
-        { listen_fd >= 0 ? MHD_OPTION_LISTEN_SOCKET : MHD_OPTION_END, listen_fd, NULL },
-        { cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, 0, (void *)cert },
-        { MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key },
-        { MHD_OPTION_END, 0, NULL },
     };
+    size_t n = 6;
 
-    if (cert) flags |= MHD_USE_TLS;
-    if (listen_fd < 0) { /* no listening socket: the harness's connections only */
+    if (listen_fd >= 0)
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, listen_fd, NULL };
+    else /* no listening socket: the harness's connections only */
         flags |= MHD_USE_NO_LISTEN_SOCKET;
-        memmove(&o[6], &o[7], 3 * sizeof(o[0]));
+    if (cert) {
+        flags |= MHD_USE_TLS;
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert };
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key };
+        o[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)API_TLS_PRIORITIES };
     }
-    g_mhd = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_ARRAY, o, MHD_OPTION_END);
+    o[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    if (api_conns_start(g_api.cfg.max_conns, g_api.cfg.per_ip, g_api.cfg.header_timeout_s, err, errlen))
+        return -1;
+    g_mhd = MHD_start_daemon(flags, 0, api_conns_accept, NULL, handler, NULL, MHD_OPTION_ARRAY, o,
+                             MHD_OPTION_END);
     if (!g_mhd) {
+        api_conns_stop();
         snprintf(err, errlen, "libmicrohttpd could not start%s",
                  cert ? " (is the TLS certificate and key valid?)" : "");
         return -1;
@@ -564,4 +607,5 @@ void api_stop(void)
 {
     if (g_mhd) MHD_stop_daemon(g_mhd);
     g_mhd = NULL;
+    api_conns_stop();
 }

@@ -41,11 +41,11 @@ static int job_cancelled(json_t *j)
     return 0;
 }
 
-/* The job as a tenant sees it. */
-static json_t *job_view(json_t *j)
+json_t *api_job_view(json_t *j)
 {
     static const char *const keep[] = { "id",         "state", "reason", "priority",       "circuit",
-                                        "partitions", "done",  "failed", "submitted_unix", "resumed" };
+                                        "partitions", "done",  "failed", "submitted_unix", "resumed",
+                                        "metadata" };
     static const char *const part_keep[] = { "index", "state", "attempts", "reason", "timings_ms" };
     json_t *o = json_object(), *parts = json_array(), *p;
     size_t i;
@@ -100,7 +100,12 @@ void api_get_job(struct api_resp *r, uint64_t id, const struct api_tenant *t, lo
             return;
         }
     }
-    api_json(r, 200, job_view(j));
+    {
+        json_t *v = api_job_view(j), *cbv = api_callback_view(id);
+
+        if (cbv) json_object_set_new(v, "callback", cbv); /* ?callback_url='s delivery */
+        api_json(r, 200, v);
+    }
     json_decref(j);
 }
 
@@ -157,7 +162,7 @@ void api_cancel(struct api_resp *r, uint64_t id, const struct api_tenant *t)
     json_decref(rep);
     if (!rep && !gone) return;
     if (!(j = api_job_of(id, t, r))) return;
-    v = job_view(j);
+    v = api_job_view(j);
     json_decref(j);
     api_cancelled(r, id, now, json_string_value(json_object_get(v, "state")));
     json_decref(v);

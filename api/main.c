@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/budget.h"
@@ -36,8 +37,13 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --user NAME|UID     started as root: become this user after binding (default\n"
                             "                      cuzk; cuzkd passes its own uid, and 0 then keeps root)\n"
                             "  --timeout S         close a connection idle S seconds (default 30)\n"
-                            "  --per-ip N          connections from one address at once (default 32)\n"
-                            "  --max-conns N       connections at once (default 1024)\n"
+                            "  --header-timeout S  close a connection that has not sent a whole request\n"
+                            "                      head S seconds after it opened or its last request\n"
+                            "                      ended, however it trickles (default 10)\n"
+                            "  --per-ip N          connections from one address at once (default 32;\n"
+                            "                      a quarter of them before their first token)\n"
+                            "  --max-conns N       connections at once (default 1024; a quarter of\n"
+                            "                      them before their first token)\n"
                             "  --max-body N[KMG]   a request body's bytes at most (default 16M; a circuit's\n"
                             "                      max-input-bytes and a tenant's limit may say less)\n"
                             "  --max-inflight-body N[KMG]  the bytes of all bodies held at once (default\n"
@@ -46,7 +52,11 @@ static const char usage[] = "usage: cuzk-api --socket PATH --listen ADDR:PORT --
                             "  --queue URL         queue mode: jobs go into the fleet's PostgreSQL\n"
                             "                      (postgresql://..., no password: a PGPASSFILE or\n"
                             "                      --queue-fd) and are answered from it on every server\n"
-                            "  --queue-fd N        the same, the URL read from descriptor N (cuzkd's way)\n";
+                            "  --queue-fd N        the same, the URL read from descriptor N (cuzkd's way)\n"
+                            "  --callback-db FILE  ?callback_url= on: deliveries kept in this SQLite file\n"
+                            "                      (cuzkd passes STATE_DIR/INSTANCE.callbacks.db)\n"
+                            "  --callback-retry-base-ms MS  a failed callback's first retry after MS,\n"
+                            "                      twice as long each time, 13 tries (default 1000)\n";
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...)
 {
@@ -83,8 +93,9 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
         size_t off, len;
     } str[] = {
 #define S(n, f) { n, offsetof(struct api_cfg, f), sizeof(((struct api_cfg *)0)->f) }
-        S("socket", socket), S("listen", listen),     S("api-tokens", tokens), S("tls-cert", cert),
-        S("tls-key", key),   S("instance", instance), S("user", user),         S("cors-origin", cors),
+        S("socket", socket), S("listen", listen),    S("api-tokens", tokens),
+        S("tls-cert", cert), S("tls-key", key),      S("instance", instance),
+        S("user", user),     S("cors-origin", cors), S("callback-db", callback_db),
 #undef S
     };
     uint64_t n;
@@ -103,10 +114,29 @@ static int set_opt(struct api_cfg *c, const char *name, const char *v)
         *(name[4] == 'b' ? &c->max_body : &c->max_inflight) = n;
         return 0;
     }
-    if (!strcmp(name, "timeout") || !strcmp(name, "per-ip") || !strcmp(name, "max-conns")) {
-        if (opt_num(v, 100000, &n) || !n) return die("--%s %s: a whole number from 1 to 100000", name, v);
-        *(name[0] == 't' ? &c->timeout_s : name[0] == 'p' ? &c->per_ip : &c->max_conns) = (unsigned)n;
+    if (!strcmp(name, "callback-retry-base-ms")) {
+        if (opt_num(v, 3600000, &n) || !n) return die("--%s %s: milliseconds from 1 to 3600000", name, v);
+        c->callback_retry_base_ms = n;
         return 0;
+    }
+    {
+        static const struct {
+            const char *name;
+            size_t off;
+        } counts[] = {
+            { "timeout", offsetof(struct api_cfg, timeout_s) },
+            { "header-timeout", offsetof(struct api_cfg, header_timeout_s) },
+            { "per-ip", offsetof(struct api_cfg, per_ip) },
+            { "max-conns", offsetof(struct api_cfg, max_conns) },
+        };
+
+        for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+            if (!strcmp(name, counts[i].name)) {
+                if (opt_num(v, 100000, &n) || !n)
+                    return die("--%s %s: a whole number from 1 to 100000", name, v);
+                *(unsigned *)((char *)c + counts[i].off) = (unsigned)n;
+                return 0;
+            }
     }
     return die("unknown option --%s (see cuzk-api --help)", name);
 }
@@ -115,10 +145,12 @@ static int parse_args(struct api_cfg *c, int argc, char **argv)
 {
     snprintf(c->instance, sizeof(c->instance), "default");
     c->timeout_s = 30;
+    c->header_timeout_s = 10;
     c->per_ip = 32;
     c->max_conns = 1024;
     c->max_body = API_BODY_DEFAULT;
     c->max_inflight = API_INFLIGHT_DEFAULT;
+    c->callback_retry_base_ms = API_CB_RETRY_BASE_MS;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *eq;
         char name[32];
@@ -182,10 +214,24 @@ bad:
     return -1;
 }
 
-/* Started as root: become --user (its uid, its group, no other groups), and check
- * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid:
- * the API must be cuzkd's user to submit for tenants, so under a cuzkd that runs as
- * root (not the packaged unit's way) it stays root, and says so. */
+/* The group the process serves as: --user's when started as root (drop_root), else
+ * its own. */
+static gid_t serving_gid(const char *user)
+{
+    struct passwd *pw;
+    char *e;
+    unsigned long uid = strtoul(user, &e, 10);
+
+    if (geteuid() != 0 || (user[0] && !*e && uid == 0)) return getegid();
+    pw = user[0] && !*e ? getpwuid((uid_t)uid) : getpwnam(user[0] ? user : "cuzk");
+    return pw ? pw->pw_gid : getegid();
+}
+
+/* Started as root: become --user (its uid, its group and the groups /etc/group puts
+ * it in: an --api-user reaches cuzkd's socket through cuzkd's --group), and check
+ * that root cannot be had back. Not root: nothing to drop. cuzkd passes its own uid,
+ * or its --api-user when it runs as root: the API must be one of the two to submit
+ * for tenants, so under a root cuzkd without --api-user it stays root, and says so. */
 static int drop_root(const char *user, char *err, size_t errlen)
 {
     struct passwd *pw;
@@ -203,7 +249,7 @@ static int drop_root(const char *user, char *err, size_t errlen)
                  user[0] ? user : "cuzk");
         return -1;
     }
-    if (setgroups(0, NULL) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
+    if (initgroups(pw->pw_name, pw->pw_gid) || setgid(pw->pw_gid) || setuid(pw->pw_uid)) {
         snprintf(err, errlen, "dropping root for %s: %s", pw->pw_name, strerror(errno));
         return -1;
     }
@@ -214,12 +260,24 @@ static int drop_root(const char *user, char *err, size_t errlen)
     return 0;
 }
 
-static char *slurp(const char *path, char *err, size_t errlen)
+/* path's text (malloc'd), or NULL with err. A secret (the TLS key) must be its
+ * owner's alone: a mode that lets group or others read or write it is refused, from
+ * the descriptor read (no window between the check and the read). */
+static char *slurp(const char *path, int secret, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
+    struct stat st;
     char *b = NULL;
     size_t n = 0;
 
+    if (f && secret && !fstat(fileno(f), &st) && (st.st_mode & 077)) {
+        snprintf(err, errlen,
+                 "--tls-key %s: mode %04o lets group or others at the private key; chmod 600 it (owned by "
+                 "the user that reads it)",
+                 path, (unsigned)(st.st_mode & 07777));
+        fclose(f);
+        return NULL;
+    }
     if (!f || getdelim(&b, &n, '\0', f) < 0) {
         snprintf(err, errlen, "%s: %s", path, f ? "empty" : strerror(errno));
         if (f) fclose(f);
@@ -246,10 +304,11 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &ss, NULL);
     if ((rc = parse_args(&g_api.cfg, argc, argv))) return rc;
     signal(SIGPIPE, SIG_IGN);
+    g_api.gid = serving_gid(g_api.cfg.user);
     if (api_tokens_load(&g_api.tokens, g_api.cfg.tokens, err, sizeof(err)) ||
         (g_api.cfg.cert[0] &&
-         (!(cert = slurp(g_api.cfg.cert, err, sizeof(err))) ||
-          !(key = slurp(g_api.cfg.key, err, sizeof(err))))) ||
+         (!(cert = slurp(g_api.cfg.cert, 0, err, sizeof(err))) ||
+          !(key = slurp(g_api.cfg.key, 1, err, sizeof(err))))) ||
         (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
         drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
@@ -257,6 +316,10 @@ int main(int argc, char **argv)
     }
     api_bell_init();
     if (g_api.cfg.queue[0] ? api_queue_start(err, sizeof(err)) : api_watch_start(err, sizeof(err))) {
+        fprintf(stderr, "cuzk-api: %s\n", err);
+        return CUZK_EXIT_IO;
+    }
+    if (api_callback_start(err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_IO;
     }

@@ -34,14 +34,48 @@ static json_t *body_of(const struct api_resp *r)
     return r->status == 200 && r->body ? json_loadb(r->body, r->len, 0, NULL) : NULL;
 }
 
+/* Local mode: the stored proofs of partitions [offset, offset + limit) in one control
+ * request ("proofs"), by index: an array whose element i is partition offset + i's
+ * {"proof","public"} (null where none is stored yet). NULL when it could not be had:
+ * each proof is then asked for alone (get_proof), which answers the problem. */
+static json_t *proof_batch(uint64_t id, const struct api_tenant *t, size_t offset, size_t limit)
+{
+    struct api_resp ignored = { 0 };
+    json_t *rep, *out, *e;
+    size_t i;
+
+    if (g_api.cfg.queue[0] || !limit) return NULL;
+    rep = api_ctl(json_pack("{s:s,s:I,s:I,s:I,s:s}", "req", PROTO_REQ_PROOFS, "job", (json_int_t)id, "index",
+                            (json_int_t)offset, "count", (json_int_t)limit, "tenant", t->name),
+                  NULL, 0, &ignored, NULL);
+    free(ignored.body);
+    if (!rep) return NULL;
+    out = json_array();
+    for (i = 0; out && i < limit; i++) json_array_append_new(out, json_null());
+    json_array_foreach (json_object_get(rep, "proofs"), i, e) {
+        json_int_t k = json_integer_value(json_object_get(e, "index"));
+
+        if (k >= (json_int_t)offset && k < (json_int_t)(offset + limit) && json_object_get(e, "proof"))
+            json_array_set(out, (size_t)(k - (json_int_t)offset), e);
+    }
+    json_decref(rep);
+    return out;
+}
+
 /* Partitions [offset, offset + limit) of the job in view j: each {"k", "proof",
  * "publicSignals", "verified"} when done, else {"k", "state", "reason"?}. NULL, r
- * answered, when a proof cannot be read for another reason than its partition's. */
+ * answered, when a proof cannot be read for another reason than its partition's. A
+ * page is the job's request and one "proofs" request in local mode, whatever its
+ * size; a proof the batch lacks (done since) is asked for alone. */
 static json_t *proof_list(struct api_resp *r, uint64_t id, const struct api_tenant *t, json_t *j,
                           size_t offset, size_t limit)
 {
-    json_t *parts = json_object_get(j, "parts"), *out = json_array();
-    size_t n = json_array_size(parts);
+    json_t *parts = json_object_get(j, "parts"), *out = json_array(), *batch = NULL;
+    size_t n = json_array_size(parts), any = 0;
+
+    for (size_t k = offset; k < n && k < offset + limit; k++)
+        any += !strcmp(json_string_value(json_object_get(json_array_get(parts, k), "state")) ?: "", "done");
+    if (any) batch = proof_batch(id, t, offset, (n > offset ? n - offset : 0) < limit ? n - offset : limit);
 
     for (size_t k = offset; out && k < n && k < offset + limit; k++) {
         json_t *p = json_array_get(parts, k), *e;
@@ -55,17 +89,27 @@ static json_t *proof_list(struct api_resp *r, uint64_t id, const struct api_tena
             json_array_append_new(out, e);
             continue;
         }
+        if ((e = json_array_get(batch, k - offset)) && !json_is_null(e)) {
+            /* verified: cuzkd's finalizer checks each proof's pairing before it is kept */
+            json_array_append_new(out,
+                                  json_pack("{s:O,s:O,s:b,s:I}", "proof", json_object_get(e, "proof"),
+                                            "publicSignals", json_object_get(e, "public"), "verified", 1, "k",
+                                            (json_int_t)k));
+            continue;
+        }
         get_proof(&one, id, k, t);
         if (!(e = body_of(&one))) {
             free(r->body);
             *r = one; /* its problem is the answer */
             json_decref(out);
+            json_decref(batch);
             return NULL;
         }
         json_object_set_new(e, "k", json_integer((json_int_t)k));
         json_array_append_new(out, e);
         free(one.body);
     }
+    json_decref(batch);
     if (!out) api_problem(r, 500, "internal", PROTO_E_INTERNAL, "out of memory", NULL);
     return out;
 }
@@ -125,6 +169,8 @@ void api_submit_wait(struct api_resp *r, const struct api_tenant *t, long wait_s
         json_object_set(o, "circuit", json_object_get(sub, "circuit"));
         json_object_set(o, "existing", json_object_get(sub, "existing"));
         json_object_set(o, "location", json_object_get(sub, "location"));
+        if (json_object_get(sub, "metadata"))
+            json_object_set(o, "metadata", json_object_get(sub, "metadata"));
         api_json(r, 200, o); /* Location stays: the job's path */
     }
     free(w.body);

@@ -115,6 +115,8 @@ static json_t *job_view(const char *text, int *running)
         json_object_set(o, "circuit", json_object_get(j, "circuit"));
     if (json_is_integer(json_object_get(j, "submitted_unix")))
         json_object_set(o, "submitted_unix", json_object_get(j, "submitted_unix"));
+    if (json_is_object(json_object_get(j, "metadata")))
+        json_object_set(o, "metadata", json_object_get(j, "metadata"));
     parts = json_array();
     json_array_foreach (json_object_get(j, "parts"), i, p) {
         json_t *q = json_object();
@@ -339,7 +341,7 @@ static int body_inputs(struct api_resp *r, const struct api_body *b, int wtns, c
 void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_tenant *t, struct api_body *b)
 {
     int wtns = b->ctype && !strncasecmp(b->ctype, "application/octet-stream", 24), rc = 0;
-    char *fp = NULL, err[512], loc[64];
+    char *fp = NULL, err[512], loc[64], *meta = b->metadata ? json_dumps(b->metadata, JSON_COMPACT) : NULL;
     unsigned char *bytes = NULL;
     struct fleet_input *in = NULL;
     struct fleet *f = NULL;
@@ -365,7 +367,8 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
                                                            .tenant = t->name,
                                                            .idem_key = b->idem_key,
                                                            .body_sha256 = b->idem_key ? b->sha256 : NULL,
-                                                           .max_running = t->max_running },
+                                                           .max_running = t->max_running,
+                                                           .metadata = meta },
                               n, in, &job, err, sizeof(err));
     if (rc == -EDQUOT) {
         /* The token line's max-running-jobs, counted in the queue (all servers). */
@@ -383,13 +386,55 @@ void api_queue_submit(struct api_resp *r, const char *circuit, const struct api_
     else {
         snprintf(loc, sizeof(loc), "/v1/jobs/%" PRIu64, job);
         snprintf(r->location, sizeof(r->location), "%s", loc);
-        api_json(r, 202,
-                 json_pack("{s:I,s:s,s:I,s:b,s:s}", "job", (json_int_t)job, "circuit", circuit, "partitions",
-                           (json_int_t)n, "existing", rc == 0, "location", loc));
+        json_t *o = json_pack("{s:I,s:s,s:I,s:b,s:s}", "job", (json_int_t)job, "circuit", circuit,
+                              "partitions", (json_int_t)n, "existing", rc == 0, "location", loc);
+
+        if (o && rc == 0) { /* a key seen before: the first job's metadata, as it was stored */
+            struct api_resp w = { 0 };
+            int running;
+            json_t *v;
+
+            api_queue_put(f, rc);
+            f = NULL;
+            if ((v = job_now(&w, job, t, &running)) && json_object_get(v, "metadata"))
+                json_object_set(o, "metadata", json_object_get(v, "metadata"));
+            json_decref(v);
+            free(w.body);
+        } else if (o && b->metadata)
+            json_object_set(o, "metadata", b->metadata);
+        api_json(r, 202, o);
     }
 out:
     if (f) api_queue_put(f, rc);
     free(in);
     if (bytes) munmap(bytes, b->stored);
     free(fp);
+    free(meta);
+}
+
+json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
+                       int *more)
+{
+    char err[512], *text = NULL;
+    struct fleet *f;
+    json_t *a;
+    int rc = -ECONNREFUSED;
+
+    for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
+        if (!(f = take(r))) return NULL;
+        rc = fleet_jobs_list(f, t->name, q->state, q->circuit, q->since, q->before, q->limit, &text, more,
+                             err, sizeof(err));
+        api_queue_put(f, rc);
+    }
+    if (rc) {
+        db_problem(r, err);
+        return NULL;
+    }
+    a = json_loads(text, 0, NULL);
+    free(text);
+    if (!json_is_array(a)) {
+        json_decref(a);
+        api_problem(r, 500, "internal", PROTO_E_INTERNAL, "the queue's job list could not be read", NULL);
+    }
+    return a;
 }

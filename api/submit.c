@@ -51,6 +51,9 @@ static json_t *submit_req(const char *circuit, const struct api_tenant *t, const
     if (q && prio >= 0) json_object_set_new(q, "priority", json_integer(prio));
     /* The token line's max-running-jobs: counted and admitted by cuzkd in one step. */
     if (q && t->max_running) json_object_set_new(q, "max_running", json_integer((json_int_t)t->max_running));
+    /* the client's own; not in body_sha256: a retry with the same key and body is
+     * the first job whatever metadata it carries */
+    if (q && b->metadata) json_object_set(q, "metadata", b->metadata);
     if (q && b->idem_key) {
         json_object_set_new(q, "idempotency_key", json_string(b->idem_key));
         json_object_set_new(q, "body_sha256", json_string(b->sha256));
@@ -82,6 +85,13 @@ void api_submit(struct api_resp *r, const char *circuit, const struct api_tenant
                  json_pack("{s:I,s:s,s:I,s:b,s:s}", "job", id, "circuit", circuit, "partitions",
                            json_integer_value(json_object_get(rep, "partitions")), "existing",
                            json_is_true(json_object_get(rep, "existing")), "location", loc));
+        /* the job's own (the first job's, for a key seen before) */
+        if (r->body && json_is_object(json_object_get(rep, "metadata"))) {
+            json_t *o = json_loadb(r->body, r->len, 0, NULL);
+
+            json_object_set(o, "metadata", json_object_get(rep, "metadata"));
+            api_json(r, 202, o);
+        }
     }
     json_decref(rep);
 }

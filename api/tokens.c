@@ -1,7 +1,8 @@
 /* tokens.c — the tokens file of cuzk-api (api.h; docs/api.md, "Tokens"). It holds no
  * token, only the SHA-256 of each: a line per tenant,
  *
- *   NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES]
+ *   NAME SHA256HEX [PRIORITY-CAP] [MAX-RUNNING-JOBS] [MAX-BODY-BYTES] [MAX-REQUESTS]
+ *        [callback-hosts=HOST[:PORT],...] [callback-secret=TEXT]
  *
  * NAME 1-64 of [A-Za-z0-9._-] (cuzkd's rule for a tenant); "-" leaves a limit unset;
  * MAX-BODY-BYTES may end in K, M or G. '#' starts a comment; blank lines are skipped.
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -68,15 +70,43 @@ static int limit(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* A trailing KEY=VALUE field: callback-hosts=HOST[:PORT],... (http:// before a host
+ * allows plain HTTP to it), callback-secret=TEXT (what the callbacks are signed with). */
+static int named_field(const char *w, struct api_tenant *t, char *err, size_t errlen)
+{
+    const char *v = strchr(w, '=') + 1;
+    size_t kl = (size_t)(v - 1 - w), vl = strlen(v);
+
+    if (kl == 14 && !strncmp(w, "callback-hosts", kl) && vl && vl <= API_CB_HOSTS_MAX) {
+        memcpy(t->callback_hosts, v, vl + 1);
+        return 0;
+    }
+    if (kl == 15 && !strncmp(w, "callback-secret", kl) && vl >= 16 && vl <= API_CB_SECRET_MAX) {
+        memcpy(t->callback_secret, v, vl + 1);
+        return 0;
+    }
+    snprintf(err, errlen,
+             "\"%.*s\": the named fields are callback-hosts=HOST[:PORT],... (up to %d characters) and "
+             "callback-secret=TEXT (16 to %d characters)",
+             (int)kl, w, API_CB_HOSTS_MAX, API_CB_SECRET_MAX);
+    return -1;
+}
+
 static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen)
 {
     char *f[7] = { 0 }, *save = NULL;
     uint64_t prio, run, body, reqs;
     int n = 0;
 
+    memset(t, 0, sizeof(*t));
     for (char *w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n >= 2 && strchr(w, '=')) { /* the named fields, after the positional ones */
+            if (named_field(w, t, err, errlen)) return -1;
+            n = 6;
+            continue;
+        }
         if (n == 6) {
-            snprintf(err, errlen, "more than 6 fields");
+            snprintf(err, errlen, "more than 6 fields, or one after a KEY=VALUE field");
             return -1;
         }
         f[n++] = w;
@@ -108,6 +138,27 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
     return 0;
 }
 
+/* The tokens file names every tenant and the hash of its token: read by its owner
+ * alone (0600), or also by a group that is root's or the API's own (0640); any other
+ * mode is refused (err), from the descriptor read. */
+static int tokens_mode_refused(FILE *f, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    mode_t m;
+
+    if (fstat(fileno(f), &st)) {
+        snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+        return -1;
+    }
+    m = st.st_mode & 07777;
+    if (!(m & 077) || (!(m & 037) && (st.st_gid == 0 || st.st_gid == g_api.gid))) return 0;
+    snprintf(err, errlen,
+             "--api-tokens %s: mode %04o (group %u) lets others read or change the tenants' token hashes; "
+             "chmod 600 it, or 640 with group root or the API's group (%u)",
+             path, (unsigned)m, (unsigned)st.st_gid, (unsigned)g_api.gid);
+    return -1;
+}
+
 int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
@@ -117,6 +168,10 @@ int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t e
     memset(tk, 0, sizeof(*tk));
     if (!f) {
         snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (tokens_mode_refused(f, path, err, errlen)) {
+        fclose(f);
         return -1;
     }
     while (fgets(line, sizeof(line), f)) {
@@ -186,6 +241,17 @@ int api_tokens_auth(const char *token, size_t len, struct api_tenant *out)
     if (t) *out = *t;
     pthread_mutex_unlock(&tokens_mu);
     return t ? 0 : -1;
+}
+
+int api_tokens_by_name(const char *name, struct api_tenant *out)
+{
+    int rc = -1;
+
+    pthread_mutex_lock(&tokens_mu);
+    for (size_t i = 0; i < g_api.tokens.n && rc; i++)
+        if (!strcmp(g_api.tokens.t[i].name, name)) *out = g_api.tokens.t[i], rc = 0;
+    pthread_mutex_unlock(&tokens_mu);
+    return rc;
 }
 
 int api_tokens_reload(const char *path, char *err, size_t errlen)

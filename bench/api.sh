@@ -20,8 +20,9 @@
 #               `cuzk prove-local --witness-gen` process (which loads the key each
 #               time); p50 and p99 (nearest rank: with few rounds p99 is the slowest),
 #               ratio API / prove-local, goal <= 1.2.
-# Then BENCH_API_IDLE (1000) idle TCP connections to cuzk-api: its resident set (VmRSS)
-# with them open against before, goal <= 64 MiB; the row says how many the server held.
+# Then BENCH_API_IDLE (1000) idle keep-alive connections to cuzk-api (each answered one
+# authenticated request first): its resident set (VmRSS) with them open against before,
+# goal <= 64 MiB; the row says how many the server held.
 # snarkjs checks a sample of each row's proofs (each client's first and last, every
 # latency round's last); a rejected proof shows in that row's last column.
 # Skipped (exit 0, with the reason) when cuzk-api is not built (no libmicrohttpd) or
@@ -77,6 +78,7 @@ daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 --buffers 4 --buffer-mb 
 out="$("$CUZK" token bench)" || fail "cuzk token"
 token="$(head -n1 <<<"$out")"
 tail -n1 <<<"$out" >"$tmp/tokens"
+chmod 600 "$tmp/tokens" # cuzk-api refuses a tokens file others may read
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 base="http://127.0.0.1:$port"
 "$BUILD/bin/cuzk-api" --socket "$run/$inst.sock" --listen "127.0.0.1:$port" --api-tokens "$tmp/tokens" \
@@ -196,7 +198,7 @@ done
 rss() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$api_pid/status"; }
 rss0="$(rss)"
 mkfifo "$tmp/idle.in"
-python3 "$CLIENTS" idle 127.0.0.1 "$port" "$IDLE" <"$tmp/idle.in" >"$tmp/idle.out" 2>&1 &
+python3 "$CLIENTS" idle 127.0.0.1 "$port" "$IDLE" "$token" <"$tmp/idle.in" >"$tmp/idle.out" 2>&1 &
 idle_pid=$!
 exec 9>"$tmp/idle.in"
 for _ in $(seq 1 600); do

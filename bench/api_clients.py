@@ -8,10 +8,13 @@
       .public.json (snarkjs's two files, for bench/api.sh's sample check). Prints one
       JSON line: {"wall": seconds from the first POST to the last proof in hand,
       "lat": [each request's seconds from its POST to its proof], "errors": [...]}.
-  api_clients.py idle HOST PORT K
-      opens K TCP connections to the API and sends nothing on them; prints "open K"
-      once they are connected, then, on each line read from stdin, how many the server
-      still holds open (a closed one reads as EOF); exits at stdin's end.
+  api_clients.py idle HOST PORT K TOKEN
+      opens K keep-alive connections to the API, each answered one authenticated
+      GET /v1/circuits and then left idle (a connection that never shows a token is
+      closed by --header-timeout, or to make room: those are an attacker's, not idle
+      clients'); prints "open K" once they are, then, on each line read from stdin,
+      how many the server still holds open (a closed one reads as EOF); exits at
+      stdin's end.
 """
 import http.client
 import json
@@ -85,12 +88,14 @@ def prove(base, token, circuit, input_path, n, m, outdir):
     print(json.dumps({"wall": time.monotonic() - t0, "lat": lat, "errors": errors}))
 
 
-def idle(host, port, k):
+def idle(host, port, k, token):
     socks = []
     for _ in range(k):
-        s = socket.create_connection((host, int(port)), timeout=30)
-        s.setblocking(False)
-        socks.append(s)
+        c = http.client.HTTPConnection(host, int(port), timeout=30)
+        c.request("GET", "/v1/circuits", headers={"Authorization": f"Bearer {token}"})
+        c.getresponse().read()
+        c.sock.setblocking(False)
+        socks.append(c.sock)
     print(f"open {len(socks)}", flush=True)
     for _ in sys.stdin:
         held = 0
@@ -108,7 +113,7 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if a[:1] == ["prove"] and len(a) == 8:
         prove(a[1], a[2], a[3], a[4], int(a[5]), int(a[6]), a[7])
-    elif a[:1] == ["idle"] and len(a) == 4:
-        idle(a[1], a[2], int(a[3]))
+    elif a[:1] == ["idle"] and len(a) == 5:
+        idle(a[1], a[2], int(a[3]), a[4])
     else:
         sys.exit(__doc__)

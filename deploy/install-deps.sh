@@ -17,8 +17,8 @@
 # --now prometheus` if that is not wanted); curl for that test; systemd (sysusers,
 # tmpfiles, the package's dependency) and systemd-container (systemd-nspawn) for the
 # package's tests under a real systemd.
-# libmicrohttpd-dev for cuzk-api, the HTTP API (api/; a build without it leaves
-# cuzk-api out); openssl (the TLS test's certificate) and python3-jsonschema (answers
+# libmicrohttpd-dev and libcurl4-openssl-dev (its callbacks) for cuzk-api, the HTTP
+# API (api/; a build without them leaves cuzk-api out); openssl (the TLS test's certificate) and python3-jsonschema (answers
 # checked against docs/openapi.json) for its tests.
 # qemu-user (qemu-x86_64) runs the default build on an emulated old CPU
 # (tests/scripts/portable_build.sh).
@@ -37,7 +37,7 @@ PKGS=(
   postgresql libpq-dev
   debhelper dpkg-dev lintian scdoc man-db
   prometheus curl systemd systemd-container
-  libmicrohttpd-dev openssl python3-jsonschema
+  libmicrohttpd-dev libcurl4-openssl-dev openssl python3-jsonschema
   qemu-user
 )
 

@@ -210,7 +210,7 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
-    char stage[2048];
+    char stage[2048], wname[sizeof(sl->c.name)];
     const char *why = NULL;
     pid_t pid;
 
@@ -218,6 +218,12 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
     if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name (no '/', no leading '.', no control "
               "character)";
+    /* `cuzk prove` names the proof after the witness's file: a row named otherwise
+     * left root's proof staged under that other name in the user's out dir, never
+     * published nor removed (the finish and the cleanup look for NAME.*). */
+    else if (proto_wtns_name(sl->c.wtns, wname, sizeof(wname)) || strcmp(wname, sl->c.name))
+        why = "its name is not its witness's file name (NAME.wtns, or NAME without .wtns): "
+              "the proof would be staged under another name";
     else if (!regular(sl->c.wtns))
         why = "witness is not a regular file";
     else if (!regular(sl->c.zkey))
@@ -228,6 +234,7 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
         sl->pid = 0;
         sl->finishing = 1;
         sl->rc = -1;
+        snprintf(sl->why, sizeof(sl->why), "%s", why); /* the reason the queue records */
         flog("partition rejected: %s (%s)", why, sl->c.wtns);
         return -1;
     }
@@ -569,11 +576,17 @@ static void *run(void *arg)
             struct adoption c = { .d = d };
 
             d->next_adopt = t + ADOPT_EVERY_MS;
-            if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) < 0) {
+            if ((rc = fleet_adopt(d->f, d->owner, 0, adopted, &c, err, sizeof(err))) < 0 ||
+                (rc = fleet_sweep_gone(d->f, d->owner, err, sizeof(err))) < 0) {
                 db_error(d, rc, err);
                 next_try = t + 500;
-            } else
+            } else {
+                if (rc)
+                    flog(
+                        "removed the staging dirs of %d daemon(s) gone for good from the ended jobs' out dirs",
+                        rc);
                 db_ok(d);
+            }
         }
         if (t - last_renew >= (uint64_t)d->lease_s * 1000 / 3 && t >= next_try &&
             !renew_held(d, held, t, &backoff, &next_try))

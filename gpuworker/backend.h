@@ -121,6 +121,10 @@ struct backend {
     /* Set by init: 1 when a thread waiting for the device sleeps (CUDA: the context's
      * cudaDeviceScheduleBlockingSync), 0 when it spins or there is no device. */
     int device_wait_blocks;
+    /* Set by init where the backend has a PCI device (CUDA): its address, "" otherwise.
+     * NVML finds the same device by it (nvml.h), not by an ordinal that
+     * CUDA_VISIBLE_DEVICES may have renumbered. */
+    char pci_bus_id[32];
 };
 
 extern const struct backend_ops backend_cpu_ops;

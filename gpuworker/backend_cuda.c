@@ -274,6 +274,7 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
 
     be->params = *p;
     be->priv = NULL;
+    be->pci_bus_id[0] = 0;
     /* No driver, no GPU, or a driver this build's runtime cannot use: the sentence
      * names the CUDA error and the fix (gpu_device_probe), never just "no device". */
     if (gpu_device_probe(&n, e2, sizeof(e2))) {
@@ -309,6 +310,7 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
     /* Whether a lane waiting for the device sleeps (the worker publishes it as a gauge:
      * its CPU time would show spinning otherwise). */
     be->device_wait_blocks = gpu_blocking_sync(cb->dev[0]) ? 1 : 0;
+    (void)gpu_pci_bus_id(cb->dev[0], be->pci_bus_id, sizeof(be->pci_bus_id)); /* "": NVML by index */
     /* The pool's buffers, pinned once for the whole life of the worker: the copies
      * then read the shared memory by DMA. Without it (memlock limit) they still work,
      * staged through the driver's pinned bounce buffers, slower: say so, go on. */

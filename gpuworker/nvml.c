@@ -28,11 +28,13 @@ struct nvml {
     int (*clock)(nvml_device, int, unsigned int *);
 };
 
-int nvml_open(struct nvml **out, const char *lib, unsigned index, char *why, size_t len)
+int nvml_open(struct nvml **out, const char *lib, unsigned index, const char *pci_bus_id, char *why,
+              size_t len)
 {
     struct nvml *n;
     int (*init)(void);
     int (*handle)(unsigned int, nvml_device *);
+    int (*by_bus)(const char *, nvml_device *);
     int rc;
 
     *out = NULL;
@@ -50,6 +52,7 @@ int nvml_open(struct nvml **out, const char *lib, unsigned index, char *why, siz
     }
     init = (int (*)(void))dlsym(n->lib, "nvmlInit_v2");
     handle = (int (*)(unsigned int, nvml_device *))dlsym(n->lib, "nvmlDeviceGetHandleByIndex_v2");
+    by_bus = (int (*)(const char *, nvml_device *))dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
     n->shutdown = (int (*)(void))dlsym(n->lib, "nvmlShutdown");
     n->utilization = (int (*)(nvml_device, nvml_utilization *))dlsym(n->lib, "nvmlDeviceGetUtilizationRates");
     n->memory = (int (*)(nvml_device, nvml_memory *))dlsym(n->lib, "nvmlDeviceGetMemoryInfo");
@@ -68,7 +71,21 @@ int nvml_open(struct nvml **out, const char *lib, unsigned index, char *why, siz
         free(n);
         return -EIO;
     }
-    if ((rc = handle(index, &n->dev)) != NVML_SUCCESS) {
+    if (pci_bus_id && *pci_bus_id) {
+        /* by the address only: a fall back to the index could sample another device */
+        rc = by_bus ? by_bus(pci_bus_id, &n->dev) : -1;
+        if (rc != NVML_SUCCESS) {
+            if (by_bus)
+                snprintf(why, len, "NVML: no device at PCI address %s (NVML error %d)", pci_bus_id, rc);
+            else
+                snprintf(why, len, "NVML: %s lacks nvmlDeviceGetHandleByPciBusId_v2: driver too old?",
+                         lib ? lib : NVML_LIB);
+            n->shutdown();
+            dlclose(n->lib);
+            free(n);
+            return by_bus ? -EIO : -ENOSYS;
+        }
+    } else if ((rc = handle(index, &n->dev)) != NVML_SUCCESS) {
         snprintf(why, len, "NVML: no device %u (NVML error %d)", index, rc);
         n->shutdown();
         dlclose(n->lib);

@@ -20,10 +20,15 @@ struct nvml_sample {
     uint64_t sm_clock_mhz;
 };
 
-/* Load lib (NULL: NVML_LIB), initialize NVML and take device index's handle. 0, or
- * -ENOENT (no such library: no driver here) / -ENOSYS (a symbol is missing) / -EIO (an
- * NVML call failed) with a sentence in why; nothing is left loaded on failure. */
-int nvml_open(struct nvml **out, const char *lib, unsigned index, char *why, size_t len);
+/* Load lib (NULL: NVML_LIB), initialize NVML and take the device's handle: the one at
+ * PCI address pci_bus_id ("DDDD:BB:DD.F", as CUDA gives it) when that is given and not
+ * "" — NVML numbers every device of the machine while CUDA numbers those that
+ * CUDA_VISIBLE_DEVICES leaves, so only the address names the same device for both —
+ * else the one at index. 0, or -ENOENT (no such library: no driver here) / -ENOSYS (a
+ * symbol is missing) / -EIO (an NVML call failed, or no device there) with a sentence
+ * in why; nothing is left loaded on failure. */
+int nvml_open(struct nvml **out, const char *lib, unsigned index, const char *pci_bus_id, char *why,
+              size_t len);
 /* One sample. 0, or -EIO (s holds what could be read; the rest 0). */
 int nvml_sample(struct nvml *n, struct nvml_sample *s);
 /* nvmlShutdown and dlclose. Accepts NULL. */

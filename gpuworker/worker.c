@@ -646,12 +646,14 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
     stage_long_end(&w->st);
     if (rc) goto out;
     /* NVML for a CUDA device, where the driver has it (nvml.h); its absence is no
-     * error: the gauges stay 0 with nvml_ok 0. NVML numbers devices in PCI order, as
-     * CUDA does under CUDA_DEVICE_ORDER=PCI_BUS_ID (cuzkd's placement). */
+     * error: the gauges stay 0 with nvml_ok 0. The device is found by its PCI address
+     * (the backend's pci_bus_id): NVML's index counts every device of the machine, CUDA's
+     * only those CUDA_VISIBLE_DEVICES leaves. */
     if (!strncmp(w->be.ops->name, "cuda", 4)) {
         char why[256];
 
-        if (nvml_open(&w->nvml, NULL, (unsigned)w->be.params.device, why, sizeof(why)) && o->verbose)
+        if (nvml_open(&w->nvml, NULL, (unsigned)w->be.params.device, w->be.pci_bus_id, why, sizeof(why)) &&
+            o->verbose)
             fprintf(stderr, "cuzk-gpuworker %u: %s\n", o->index, why);
     }
     sample_device(w);

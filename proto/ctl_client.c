@@ -9,6 +9,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "proto/protocol.h"
+
 #define FDS_PER_MSG 253 /* the kernel's SCM_MAX_FD */
 
 int proto_connect(struct proto_conn *c, const char *path)
@@ -79,9 +81,10 @@ static int send_line(struct proto_conn *c, const char *s, size_t n, const int *f
 static json_t *read_reply(struct proto_conn *c)
 {
     json_error_t je;
+    size_t seen = 0; /* bytes of c->buf already looked through: no newline among them */
 
     for (;;) {
-        char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+        char *nl = c->len > seen ? memchr(c->buf + seen, '\n', c->len - seen) : NULL;
 
         if (nl) {
             size_t line = (size_t)(nl - c->buf);
@@ -92,16 +95,23 @@ static json_t *read_reply(struct proto_conn *c)
             if (!r) snprintf(c->err, sizeof(c->err), "cuzkd sent a reply that is not JSON: %s", je.text);
             return r;
         }
+        if (c->len >= PROTO_REPLY_MAX) { /* no line of cuzkd's is this long */
+            snprintf(c->err, sizeof(c->err), "cuzkd's reply is longer than %u bytes", PROTO_REPLY_MAX);
+            return NULL;
+        }
         if (c->len + 65536 > c->cap) {
-            char *b = realloc(c->buf, c->cap + 65536 * 4);
+            size_t nc = c->cap ? 2 * c->cap : 65536 * 4;
+            char *b;
 
-            if (!b) {
+            if (nc > PROTO_REPLY_MAX + 65536) nc = PROTO_REPLY_MAX + 65536;
+            if (!(b = realloc(c->buf, nc))) {
                 snprintf(c->err, sizeof(c->err), "out of memory");
                 return NULL;
             }
             c->buf = b;
-            c->cap += 65536 * 4;
+            c->cap = nc;
         }
+        seen = c->len;
         ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
 
         if (r < 0 && errno == EINTR) continue;

@@ -69,6 +69,12 @@
  *                                  "public":[...]} (snarkjs's proof.json and
  *                                  public.json) of a "results":"store" job, from the
  *                                  store (also after a restart): not_ready, part_failed
+ *   {"req":"proofs","job":ID,"index":K,"count":N} -> {"ok":true,"proofs":[{"index",
+ *                                  "proof"?,"public"?}]}: partitions K to K+N-1 (N
+ *                                  at most PROTO_PROOFS_PAGE_MAX) of a "results":"store"
+ *                                  job in one reply, a done one with its proof and
+ *                                  public JSON; the others' states are the job's
+ *                                  (status). Refused as proof is; takes "tenant"
  *   {"req":"watch"}             -> (root or cuzkd's user) {"ok":true,"watching":true},
  *                                  then a line {"event":"job_end","job":ID,"state":S}
  *                                  for every job decided from then on, until the
@@ -78,6 +84,17 @@
  *   submit's "max_running":N (with "tenant", the tokens file's max-running-jobs):
  *                       refused quota when the tenant already has N jobs not yet
  *                       decided, counted and admitted in one step of cuzkd's loop
+ *   submit's "metadata":{...} the client's own object (proto_metadata_valid's
+ *                       bounds), kept with the job in the store and shown in its JSON
+ *   {"req":"jobs","tenant":T?,"state":S?,"circuit":C?,"since":UNIX?,"before":ID?,
+ *    "limit":N?}        -> {"ok":true,"jobs":[{"id","state","reason"?,"circuit"?,
+ *                       "submitted_unix","partitions","done","failed","metadata"?}],
+ *                       "more":B}: a page of the jobs in the job store, newest
+ *                       first (id below "before"), at most "limit" (1 to
+ *                       PROTO_JOBS_PAGE_MAX, default 50); S running, done, failed or
+ *                       cancelled. "tenant" (root or cuzkd's uid only): that tenant's
+ *                       jobs; without it an ordinary user's own (by uid), the
+ *                       operator's every job. One request a page, whatever its size
  * Errors: {"ok":false,"error":CODE,"message":SENTENCE}; CODE is one of the
  * PROTO_E_* strings below.
  * Job JSON: {"id","state","reason"?,"priority","zkey","out_dir","partitions":N,
@@ -129,8 +146,35 @@ int proto_wtns_name(const char *path, char *name, size_t len);
 #define PROTO_REQ_RELOAD   "reload"
 #define PROTO_REQ_PROOF    "proof"
 #define PROTO_REQ_WATCH    "watch"
+#define PROTO_REQ_JOBS     "jobs"
+#define PROTO_REQ_PROOFS   "proofs"
 
-#define PROTO_LINE_MAX 65536 /* bytes of one request line, newline excluded */
+/* A "proofs" reply holds this many at most (the HTTP API's page; about 1 KiB each). */
+#define PROTO_PROOFS_PAGE_MAX 2048
+
+/* A "jobs" page holds this many at most (the HTTP API's ?limit=). */
+#define PROTO_JOBS_PAGE_MAX     200
+#define PROTO_JOBS_PAGE_DEFAULT 50
+
+/* A job's metadata: the client's own JSON object, bounded so that a job costs little
+ * more with it: at most PROTO_META_KEYS keys of 1 to PROTO_META_KEY_MAX characters
+ * (Unicode code points), each value a string of at most PROTO_META_VALUE_MAX
+ * characters, a number, true, false or null (no object, no array), the whole at most
+ * PROTO_META_BYTES bytes as the client sent it (the HTTP header). */
+#define PROTO_META_KEYS      16
+#define PROTO_META_KEY_MAX   40
+#define PROTO_META_VALUE_MAX 500
+#define PROTO_META_BYTES     4096
+/* Whether m keeps those bounds (its compact text at most PROTO_META_BYTES); when not,
+ * why in err. */
+struct json_t;
+bool proto_metadata_valid(const struct json_t *m, char *err, size_t errlen);
+
+#define PROTO_LINE_MAX  65536 /* bytes of one request line, newline excluded */
+/* Bytes of one reply line (or watch event) at most: cuzkd never queues more for a
+ * connection (its unsent replies are bounded so), and a client reads no more than
+ * this for one line, so a reply that never ends cannot take its memory. */
+#define PROTO_REPLY_MAX (64u << 20)
 
 /* Error codes of the protocol. */
 #define PROTO_E_BAD_JSON      "bad_json"        /* not one JSON object */

@@ -113,10 +113,11 @@ int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uin
     r = fleet_sql_exec(
         f,
         "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, circuit, fingerprint,"
-        " tenant, idem_key, body_sha256) VALUES ('', '', $1, true, $2, $3, $4, $5, $6)"
+        " tenant, idem_key, body_sha256, metadata) VALUES ('', '', $1, true, $2, $3, $4, $5, $6, $7)"
         " ON CONFLICT ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL"
         " DO NOTHING RETURNING id",
-        6, (const char *[]){ nb, j->circuit, j->fingerprint, tenant, j->idem_key, j->body_sha256 });
+        7,
+        (const char *[]){ nb, j->circuit, j->fingerprint, tenant, j->idem_key, j->body_sha256, j->metadata });
     if (!fleet_sql_ok(r)) return fleet_sql_tx_fail(f, r, what, err, errlen);
     if (fleet_pq->ntuples(r) == 0) { /* the key is taken: that job, if it has the same body */
         fleet_pq->clear(r);
@@ -278,6 +279,7 @@ int fleet_job_json(struct fleet *f, uint64_t job, const char *tenant, char **jso
                        " 'tenant', nullif(j.tenant, ''), 'state', j.state,"
                        " 'submitted_unix', extract(epoch FROM j.submitted)::bigint,"
                        " 'finished_unix', extract(epoch FROM j.finished)::bigint,"
+                       " 'metadata', j.metadata::json,"
                        " 'parts', (SELECT coalesce(json_agg(json_build_object('index', p.idx,"
                        "  'state', p.state, 'reason', p.reason, 'done_by', p.done_by,"
                        "  'attempts', p.attempts) ORDER BY p.idx), '[]') FROM cuzk_parts p"
@@ -382,4 +384,53 @@ int fleet_tenant_running(struct fleet *f, const char *tenant, char *err, size_t 
     n = atoi(fleet_pq->getvalue(r, 0, 0));
     fleet_pq->clear(r);
     return n;
+}
+
+int fleet_jobs_list(struct fleet *f, const char *tenant, const char *state, const char *circuit,
+                    int64_t since, uint64_t before, uint32_t limit, char **json, int *more, char *err,
+                    size_t errlen)
+{
+    char sb[24], bb[24], lb[16];
+    json_t *a;
+    int rc;
+
+    *json = NULL;
+    *more = 0;
+    snprintf(sb, sizeof(sb), "%lld", (long long)since);
+    snprintf(bb, sizeof(bb), "%llu",
+             (unsigned long long)(before && before <= INT64_MAX ? before : INT64_MAX));
+    snprintf(lb, sizeof(lb), "%u", limit + 1); /* one more: is there a next page */
+    /* One query for the page, its counts included; the tenant's index walks its jobs
+     * from the newest down. json_strip_nulls leaves out what a job has not (its
+     * circuit, its metadata). */
+    rc =
+        one_text(f,
+                 fleet_sql_exec(
+                     f,
+                     "SELECT coalesce(json_agg(o ORDER BY id DESC), '[]')::text FROM (SELECT j.id,"
+                     " json_strip_nulls(json_build_object('id', j.id, 'circuit', j.circuit, 'state', j.state,"
+                     " 'submitted_unix', extract(epoch FROM j.submitted)::bigint, 'partitions', j.n_parts,"
+                     " 'done', (SELECT count(*) FROM cuzk_parts p WHERE p.job = j.id AND p.state = 'done'),"
+                     " 'failed', (SELECT count(*) FROM cuzk_parts p WHERE p.job = j.id"
+                     "  AND p.state = 'failed'), 'metadata', j.metadata::json)) AS o"
+                     " FROM cuzk_jobs j WHERE coalesce(j.tenant, '') = coalesce($1, '')"
+                     " AND ($2::text IS NULL OR j.state = $2) AND ($3::text IS NULL OR j.circuit = $3)"
+                     " AND j.submitted >= to_timestamp($4::bigint) AND j.id < $5::bigint"
+                     " ORDER BY j.id DESC LIMIT $6::int) s",
+                     6, (const char *[]){ tenant && tenant[0] ? tenant : NULL, state, circuit, sb, bb, lb }),
+                 json, "listing jobs", err, errlen);
+    if (rc) return rc;
+    /* the look-ahead row tells that a page follows; it is not on this one */
+    if ((a = json_loads(*json, 0, NULL)) && json_array_size(a) > limit) {
+        json_array_remove(a, limit);
+        free(*json);
+        *json = json_dumps(a, JSON_COMPACT);
+        *more = 1;
+    }
+    json_decref(a);
+    if (!*json) {
+        snprintf(err, errlen, "fleet queue: out of memory");
+        return -ENOMEM;
+    }
+    return 0;
 }

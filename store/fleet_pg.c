@@ -36,7 +36,7 @@ static const char schema_sql[] =
     " submitted timestamptz NOT NULL DEFAULT now(), finished timestamptz,"
     " store_proofs boolean NOT NULL DEFAULT false, circuit text, fingerprint text,"
     " tenant text, idem_key text, body_sha256 text,"
-    " cancelled boolean NOT NULL DEFAULT false);"
+    " cancelled boolean NOT NULL DEFAULT false, metadata text);"
     "CREATE TABLE IF NOT EXISTS cuzk_parts(job bigint NOT NULL REFERENCES cuzk_jobs(id)"
     " ON DELETE CASCADE, idx int NOT NULL, wtns text NOT NULL, name text NOT NULL,"
     " state text NOT NULL DEFAULT 'queued', owner text, lease_gen bigint NOT NULL DEFAULT 0,"
@@ -81,6 +81,11 @@ static const char migrate_v3_sql[] =
     " ADD COLUMN IF NOT EXISTS input_kind text;"
     "UPDATE cuzk_meta SET value = '4' WHERE key = 'schema_version';";
 
+/* Version 4 to 5 (same lock, after the earlier steps): a job's metadata, the client's
+ * JSON object as text (NULL: none; every existing job has none). */
+static const char migrate_v4_sql[] = "ALTER TABLE cuzk_jobs ADD COLUMN IF NOT EXISTS metadata text;"
+                                     "UPDATE cuzk_meta SET value = '5' WHERE key = 'schema_version';";
+
 /* After the columns exist (created or migrated): what fleet_adopt looks for; one job
  * per (tenant, idempotency key), which decides between concurrent inserts of one key;
  * a tenant's running jobs (its quota). */
@@ -89,7 +94,9 @@ static const char index_sql[] = "CREATE INDEX IF NOT EXISTS cuzk_parts_unpublish
                                 "CREATE UNIQUE INDEX IF NOT EXISTS cuzk_jobs_idem ON cuzk_jobs"
                                 " ((coalesce(tenant, '')), idem_key) WHERE idem_key IS NOT NULL;"
                                 "CREATE INDEX IF NOT EXISTS cuzk_jobs_running ON cuzk_jobs"
-                                " ((coalesce(tenant, ''))) WHERE state = 'running';";
+                                " ((coalesce(tenant, ''))) WHERE state = 'running';"
+                                "CREATE INDEX IF NOT EXISTS cuzk_jobs_tenant ON cuzk_jobs"
+                                " ((coalesce(tenant, '')), id);";
 
 int fleet_is_url(const char *s)
 {
@@ -219,7 +226,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     }
     if ((rc = fleet_sql_run(f, schema_sql, what, err, errlen))) return fleet_sql_rollback(f, rc);
     r = fleet_pq->exec(f->conn,
-                       "INSERT INTO cuzk_meta VALUES ('schema_version', '4')"
+                       "INSERT INTO cuzk_meta VALUES ('schema_version', '5')"
                        " ON CONFLICT DO NOTHING;"
                        " SELECT value FROM cuzk_meta WHERE key = 'schema_version'");
     if (!fleet_sql_ok(r) || fleet_pq->ntuples(r) != 1) return fleet_sql_tx_fail(f, r, what, err, errlen);
@@ -228,6 +235,7 @@ static int schema(struct fleet *f, char *err, size_t errlen)
     if ((v < 2 && (rc = fleet_sql_run(f, migrate_v1_sql, what, err, errlen))) ||
         (v < 3 && (rc = fleet_sql_run(f, migrate_v2_sql, what, err, errlen))) ||
         (v < 4 && (rc = fleet_sql_run(f, migrate_v3_sql, what, err, errlen))) ||
+        (v < 5 && (rc = fleet_sql_run(f, migrate_v4_sql, what, err, errlen))) ||
         (rc = fleet_sql_run(f, index_sql, what, err, errlen)) ||
         (rc = fleet_sql_run(f, "COMMIT", what, err, errlen)))
         return fleet_sql_rollback(f, rc);

@@ -2,12 +2,13 @@
  * selected by `--queue postgresql://...` (issue 17). Jobs are inserted by clients
  * (`cuzk prove --queue`), partitions are claimed by daemons into leases.
  *
- * Schema version 4 (created if absent, under an advisory lock so that daemons starting
+ * Schema version 5 (created if absent, under an advisory lock so that daemons starting
  * together do not race; a database with a newer version is refused, -EPROTO; an older
  * one is migrated under the same lock, one version at a time: 1 -> 2 adds the two
  * columns of "Publishing" and marks its done and failed rows published; 2 -> 3 adds
  * the stored-proof columns, its rows keep NULL there; 3 -> 4 adds the circuit-job
- * columns of "Circuit jobs", its rows keep NULL there (path jobs) and false; a
+ * columns of "Circuit jobs", its rows keep NULL there (path jobs) and false; 4 -> 5
+ * adds cuzk_jobs.metadata (NULL) and an index of a tenant's jobs by id; a
  * database at this version gets no DDL at all: CREATE INDEX IF NOT EXISTS locks its
  * table before it looks, which deadlocked a daemon's open with a submit in flight):
  *   cuzk_meta(key, value): 'schema_version'
@@ -17,7 +18,7 @@
  *             circuit, fingerprint: a circuit job's (v4, NULL for a path job),
  *             tenant (v4, NULL: none), idem_key, body_sha256 (v4: the idempotency
  *             key, unique per tenant, and the hash of the body it came with),
- *             cancelled (v4))
+ *             cancelled (v4), metadata: the client's JSON object as text (v5))
  *   cuzk_parts(job, idx, wtns, name, state 'queued'|'leased'|'done'|'failed', owner,
  *              lease_gen, lease_expiry, attempts, done_by, reason, finished,
  *              published: its proof files are at their final names (v2),
@@ -114,7 +115,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FLEET_SCHEMA_VERSION 4
+#define FLEET_SCHEMA_VERSION 5
 
 /* The largest stored proof.json and public.json (a Groth16 proof is under 2 KiB; the
  * public signals of a circuit can be many: 16 MiB is about 200k signals). */
@@ -269,6 +270,14 @@ struct fleet_adopted {
 int fleet_adopt(struct fleet *f, const char *self, int mine,
                 void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err, size_t errlen);
 
+/* The staging dirs (OUT/.cuzk-ID/) of daemons that are gone (heartbeat stale, nothing
+ * left of theirs to adopt), removed with what they hold from the out dirs of the jobs
+ * that ran while they lived, once those jobs have ended: a daemon killed for good
+ * left its dir there, proofs it staged and never published included. Each gone
+ * daemon once per death (cuzk_meta 'swept:ID'); self never. Returns how many daemons
+ * were swept, or a database -errno. */
+int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen);
+
 /* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
  * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
  * for stale staged files to remove, after its fleet_adopt(mine). */
@@ -323,6 +332,7 @@ struct fleet_circuit_job {
     const char *tenant;                 /* NULL or "": none */
     const char *idem_key, *body_sha256; /* idem_key NULL: no idempotency key */
     uint32_t max_running;               /* with tenant: its running jobs, at most; 0 none */
+    const char *metadata;               /* the client's JSON object (text), or NULL */
 };
 /* Insert a circuit job of n partitions (one transaction). 1: created, *job its id;
  * 0: the same (tenant, idem_key) with the same body_sha256 exists, *job that job;
@@ -337,6 +347,16 @@ struct fleet_circuit_job {
  * (the unique index decides, never two jobs). */
 int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
                          const struct fleet_input *in, uint64_t *job, char *err, size_t errlen);
+
+/* A page of tenant's jobs (NULL or "": those without one), newest first: state
+ * (running, done, failed, cancelled; NULL any), circuit (NULL any), submitted at or
+ * after since (unix seconds), id below before (0: from the newest), at most limit.
+ * *json: a malloc'd JSON array, each {"id","circuit"?,"state","submitted_unix",
+ * "partitions","done","failed","metadata"?}; *more when another job follows. One
+ * query. 0 or -errno with err. */
+int fleet_jobs_list(struct fleet *f, const char *tenant, const char *state, const char *circuit,
+                    int64_t since, uint64_t before, uint32_t limit, char **json, int *more, char *err,
+                    size_t errlen);
 
 /* The circuits this daemon has (name, fingerprint): fleet_claim takes a circuit job
  * only when its (circuit, fingerprint) is among them and this daemon stores proofs

@@ -4,6 +4,7 @@
  * a file (fleet_publish, fleet_publish2). */
 #include "store/fleet_priv.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -235,6 +236,95 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
     }
     fleet_pq->clear(r);
     return rc ? rc : n;
+}
+
+/* OUT/.cuzk-OWNER/ of a daemon that is gone, in a job that has ended: its files (a
+ * proof it staged and never published, a temp file of a write it died in) and then
+ * the dir itself. Only a dir of cuzkd's own user (the user whose out dir it is may
+ * have made one of that name: never theirs to lose), never through a link. */
+static void stage_sweep(const char *out_dir, const char *owner)
+{
+    char sn[300];
+    struct stat st;
+    struct dirent *e;
+    DIR *dir;
+    int dfd, sfd;
+
+    if (!fleet_name_valid(owner) ||
+        (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return;
+    fleet_stage_name(owner, sn, sizeof(sn));
+    sfd = open_beneath(dfd, sn);
+    if (sfd >= 0 && !fstat(sfd, &st) && st.st_uid == geteuid() && (dir = os_dir_stream(sfd))) {
+        while ((e = readdir(dir)))
+            if (e->d_name[0] != '.' || (e->d_name[1] && (e->d_name[1] != '.' || e->d_name[2])))
+                unlinkat(sfd, e->d_name, 0); /* a subdirectory is not ours: kept (rmdir fails) */
+        closedir(dir);
+        unlinkat(dfd, sn, AT_REMOVEDIR);
+    }
+    if (sfd >= 0) close(sfd);
+    close(dfd);
+}
+
+int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen)
+{
+    PGresult *r, *q;
+    int n, swept = 0;
+
+    /* Daemons gone (heartbeat older than 3 x lease_s) and not yet swept since their
+     * last heartbeat (cuzk_meta 'swept:ID' holds the heartbeat it was swept at; a
+     * daemon that comes back and dies again is swept again), with nothing left for
+     * adoption (no unpublished proof, no lease): their staging dirs hold nothing
+     * anyone will read. */
+    r = fleet_sql_exec(f,
+                       "SELECT d.id, d.started::text, d.heartbeat::text FROM cuzk_daemons d"
+                       " WHERE d.id <> $1 AND d.heartbeat < now() - 3 * make_interval(secs =>"
+                       " coalesce(d.lease_s, 30)) AND NOT EXISTS (SELECT 1 FROM cuzk_meta m"
+                       " WHERE m.key = 'swept:' || d.id AND m.value = d.heartbeat::text)"
+                       " AND NOT EXISTS (SELECT 1 FROM cuzk_parts p WHERE (p.done_by = d.id AND"
+                       " p.state = 'done' AND NOT p.published) OR (p.owner = d.id AND"
+                       " p.state = 'leased')) LIMIT 4",
+                       1, (const char *[]){ self });
+    if (!fleet_sql_ok(r)) return fleet_sql_fail(f, r, "looking for gone daemons", err, errlen);
+    n = fleet_pq->ntuples(r);
+    for (int i = 0; i < n; i++) {
+        const char *id = fleet_pq->getvalue(r, i, 0), *started = fleet_pq->getvalue(r, i, 1),
+                   *hb = fleet_pq->getvalue(r, i, 2);
+        int m, running = 0;
+
+        /* The out dirs of the jobs that ran while it lived: it may have staged in
+         * any of them (a partition it held and lost went back to the queue, and the
+         * row no longer names it). A job still running keeps them until it ends. */
+        q = fleet_sql_exec(f,
+                           "SELECT DISTINCT out_dir, state = 'running' FROM cuzk_jobs WHERE out_dir <> ''"
+                           " AND submitted <= $2::timestamptz AND (finished IS NULL OR"
+                           " finished >= $1::timestamptz)",
+                           2, (const char *[]){ started, hb });
+        if (!fleet_sql_ok(q)) {
+            fleet_pq->clear(r);
+            return fleet_sql_fail(f, q, "listing a gone daemon's out dirs", err, errlen);
+        }
+        m = fleet_pq->ntuples(q);
+        for (int k = 0; k < m; k++)
+            if (!strcmp(fleet_pq->getvalue(q, k, 1), "t"))
+                running = 1;
+            else
+                stage_sweep(fleet_pq->getvalue(q, k, 0), id);
+        fleet_pq->clear(q);
+        if (running) continue; /* again at a later call, once those jobs ended */
+        q = fleet_sql_exec(f,
+                           "INSERT INTO cuzk_meta(key, value) VALUES ('swept:' || $1, $2)"
+                           " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                           2, (const char *[]){ id, hb });
+        if (!fleet_sql_ok(q)) {
+            fleet_pq->clear(r);
+            return fleet_sql_fail(f, q, "recording a sweep", err, errlen);
+        }
+        fleet_pq->clear(q);
+        swept++;
+    }
+    fleet_pq->clear(r);
+    return swept;
 }
 
 int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final)

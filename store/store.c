@@ -186,6 +186,12 @@ static const char schema_v2[] =
     "CREATE INDEX idem_job ON idem(job);"
     "PRAGMA user_version = 2;";
 
+/* Version 3: each partition's tries, and a tenant's jobs found by index (the HTTP
+ * API's list). Existing rows read 0 tries: unknown, as before. */
+static const char schema_v3[] = "ALTER TABLE parts ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+                                "CREATE INDEX jobs_tenant ON jobs(json_extract(request, '$.tenant'), id);"
+                                "PRAGMA user_version = 3;";
+
 int store_open(struct store **out, const char *dir, const char *instance, char *err, size_t errlen)
 {
     struct store *st = calloc(1, sizeof(*st));
@@ -278,7 +284,11 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
     /* The schema, or the migrations from its version on, each in one transaction. */
     for (int64_t v = ver; v < STORE_SCHEMA_VERSION; v++) {
         if ((rc = store_exec(st, "BEGIN IMMEDIATE", "begin", err, errlen))) goto fail;
-        if ((rc = store_exec(st, v == 0 ? schema_v1 : schema_v2, "creating the schema", err, errlen)) ||
+        if ((rc = store_exec(st,
+                             v == 0       ? schema_v1
+                                 : v == 1 ? schema_v2
+                                          : schema_v3,
+                             "creating the schema", err, errlen)) ||
             (rc = store_exec(st, "COMMIT", "creating the schema", err, errlen))) {
             sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
             goto fail;
@@ -293,6 +303,9 @@ int store_open(struct store **out, const char *dir, const char *instance, char *
                                 "UPDATE jobs SET state = ?2, finished = ?3 "
                                 "WHERE id = ?1",
                                 -1, &st->upd_job, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(st->db, "UPDATE parts SET attempts = ?3 WHERE job = ?1 AND idx = ?2", -1,
+                                &st->upd_attempts, NULL);
     if (rc != SQLITE_OK) {
         rc = store_sq_fail(st, rc, "prepare", err, errlen);
         goto fail;
@@ -310,6 +323,7 @@ void store_close(struct store *st)
     if (st->in_batch) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_finalize(st->upd_part);
     sqlite3_finalize(st->upd_job);
+    sqlite3_finalize(st->upd_attempts);
     sqlite3_close(st->db);
     free(st);
 }
@@ -451,24 +465,28 @@ int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t
     return exec_alone(st, 0, sql, "pruning decided jobs", n, err, errlen);
 }
 
-int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
-                        size_t errlen)
+int store_prune_per_owner(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
+                          size_t errlen)
 {
     char sql[768];
 
     *n = 0;
-    /* Per submitter (request.peer.uid), newest first: a decided job goes once its uid
-     * has keep_jobs newer ones, or its request text and the newer ones' pass
-     * keep_bytes. Running jobs are never counted out, and the newest job stays (ids,
-     * as store_prune). */
+    /* Per owner, newest first: the submitter's uid (request.peer.uid) and, for the
+     * HTTP API's jobs, its tenant (request.tenant). Every tenant's job is submitted
+     * by the API's one uid: counted by uid alone, one tenant's flood of cancelled
+     * jobs would push every other tenant's stored proofs out. A decided job goes
+     * once its owner has keep_jobs newer ones, or its request text and the newer
+     * ones' pass keep_bytes. Running jobs are never counted out, and the newest job
+     * stays (ids, as store_prune). */
     snprintf(sql, sizeof(sql),
              "DELETE FROM jobs WHERE id IN (SELECT id FROM (SELECT id,"
              " row_number() OVER w AS rn, sum(length(request)) OVER w AS b FROM jobs"
              " WHERE state != 'running' WINDOW w AS (PARTITION BY"
-             " json_extract(request, '$.peer.uid') ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
+             " json_extract(request, '$.peer.uid'), json_extract(request, '$.tenant')"
+             " ORDER BY id DESC ROWS UNBOUNDED PRECEDING))"
              " WHERE rn > %llu OR b > %llu) AND id < (SELECT max(id) FROM jobs)",
              (unsigned long long)keep_jobs, (unsigned long long)keep_bytes);
-    return exec_alone(st, 0, sql, "pruning each user's decided jobs", n, err, errlen);
+    return exec_alone(st, 0, sql, "pruning each owner's decided jobs", n, err, errlen);
 }
 
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen)
@@ -514,5 +532,18 @@ int store_job_set(struct store *st, uint64_t job, enum store_job_state s)
         sqlite3_bind_int64(st->upd_job, 3, (sqlite3_int64)time(NULL));
     rc = sqlite3_step(st->upd_job);
     sqlite3_reset(st->upd_job);
+    return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
+}
+
+int store_part_attempts(struct store *st, uint64_t job, uint32_t idx, uint32_t attempts)
+{
+    int rc;
+
+    if ((rc = store_batch_begin(st, 0))) return rc;
+    sqlite3_bind_int64(st->upd_attempts, 1, (sqlite3_int64)job);
+    sqlite3_bind_int64(st->upd_attempts, 2, idx);
+    sqlite3_bind_int64(st->upd_attempts, 3, attempts);
+    rc = sqlite3_step(st->upd_attempts);
+    sqlite3_reset(st->upd_attempts);
     return rc == SQLITE_DONE ? 0 : store_sq_errno(rc);
 }

@@ -23,6 +23,10 @@
  * The request of such a job adds "results":"store", "stage": the name of its private
  * staging directory (STATE_DIR/INSTANCE.results/NAME), "tenant", "circuit",
  * "idempotency_key", "body_sha256".
+ * Version 3 adds parts.attempts (the partition's tries: 1 for one that never failed,
+ * one more per try a dead or killed stage cut short; 0 before its first) and an index
+ * of the jobs by tenant (json_extract(request, '$.tenant'), id) for a tenant's list
+ * (store_jobs_list); the request may hold "metadata", the client's object.
  * The request is JSON so that it can grow (input.json, descriptors' origins) without
  * a migration; what resume needs of a partition beyond its state is in it.
  *
@@ -44,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 enum store_part_state {
     STORE_QUEUED = 0,
@@ -90,11 +94,12 @@ int store_job_delete(struct store *st, uint64_t id, char *err, size_t errlen);
  * store from growing with every job ever run (--store-keep-days). *n: how many. Not
  * fsync'd (a prune lost to a power cut is only done again). */
 int store_prune(struct store *st, int64_t before, uint64_t *n, char *err, size_t errlen);
-/* Bound each submitter's decided jobs (request.peer.uid): remove the oldest beyond
- * keep_jobs of that uid, or whose request text with the newer ones' passes keep_bytes;
- * *n removed. Running jobs and the newest job stay. */
-int store_prune_per_uid(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
-                        size_t errlen);
+/* Bound each owner's decided jobs, an owner being a submitter's uid
+ * (request.peer.uid) with the API tenant it submitted for (request.tenant, if any):
+ * remove the oldest beyond keep_jobs of that owner, or whose request text with the
+ * newer ones' passes keep_bytes; *n removed. Running jobs and the newest job stay. */
+int store_prune_per_owner(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t *n, char *err,
+                          size_t errlen);
 /* Durably fail every partition of job id not yet done or failed ("cancelled"), so a
  * cancel is never undone by a restart. */
 int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);
@@ -103,6 +108,8 @@ int store_job_cancel(struct store *st, uint64_t id, char *err, size_t errlen);
  * durable. reason: for STORE_FAILED (NULL otherwise). */
 int store_part_set(struct store *st, uint64_t job, uint32_t idx, enum store_part_state s, const char *reason);
 int store_job_set(struct store *st, uint64_t job, enum store_job_state s);
+/* A partition's tries so far (schema version 3), into the batch. */
+int store_part_attempts(struct store *st, uint64_t job, uint32_t idx, uint32_t attempts);
 /* 0 also when nothing was pending. On failure the batch is rolled back. */
 int store_commit(struct store *st, char *err, size_t errlen);
 
@@ -117,6 +124,7 @@ struct store_job {
     const enum store_part_state *state;
     const char *const *name;
     const char *const *reason;
+    const uint32_t *attempts;
 };
 
 /* Calls cb for every job in state running, in id order; stops at a non-zero return

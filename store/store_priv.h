@@ -13,7 +13,7 @@
 
 struct store {
     sqlite3 *db;
-    sqlite3_stmt *upd_part, *upd_job;
+    sqlite3_stmt *upd_part, *upd_job, *upd_attempts;
     int in_batch;
     int sync_full; /* PRAGMA synchronous now FULL (1) or NORMAL (0) */
     char path[1100];

@@ -34,6 +34,7 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
                            .submitted = sqlite3_column_int64(jq, 3),
                            .finished = sqlite3_column_int64(jq, 4) };
     enum store_part_state *sv = NULL;
+    uint32_t *at = NULL;
     char **nm = NULL, **rs = NULL;
     uint32_t cap = 0, n = 0;
     int rc;
@@ -47,7 +48,8 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
             sv = realloc(sv, cap * sizeof(*sv));
             nm = realloc(nm, cap * sizeof(*nm));
             rs = realloc(rs, cap * sizeof(*rs));
-            if (!sv || !nm || !rs) {
+            at = realloc(at, cap * sizeof(*at));
+            if (!sv || !nm || !rs || !at) {
                 rc = SQLITE_NOMEM;
                 break;
             }
@@ -55,6 +57,7 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
         sv[n] = part_state_of((const char *)sqlite3_column_text(pq, 2));
         nm[n] = strdup((const char *)sqlite3_column_text(pq, 1));
         rs[n] = r ? strdup(r) : NULL;
+        at[n] = (uint32_t)sqlite3_column_int64(pq, 4);
         n++;
     }
     sqlite3_reset(pq);
@@ -64,6 +67,7 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
         j.state = sv;
         j.name = (const char *const *)nm;
         j.reason = (const char *const *)rs;
+        j.attempts = at;
         *ret = cb(arg, &j);
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -73,11 +77,12 @@ static int job_with_parts(sqlite3_stmt *jq, sqlite3_stmt *pq, int (*cb)(void *ar
     free(sv);
     free(nm);
     free(rs);
+    free(at);
     return rc;
 }
 
 #define JOB_COLS  "SELECT id, request, state, submitted, coalesce(finished, 0) FROM jobs "
-#define PARTS_SQL "SELECT idx, name, state, reason FROM parts WHERE job = ?1 ORDER BY idx"
+#define PARTS_SQL "SELECT idx, name, state, reason, attempts FROM parts WHERE job = ?1 ORDER BY idx"
 
 int store_each_running(struct store *st, int (*cb)(void *arg, const struct store_job *j), void *arg,
                        char *err, size_t errlen)
@@ -265,4 +270,99 @@ int store_result_get(struct store *st, uint64_t job, uint32_t idx, char **proof,
     }
     sqlite3_finalize(q);
     return found;
+}
+
+/* A job's state as the list shows it: the stored one, or "cancelled" for a failed job
+ * a cancel failed a partition of (the API's word for it, in both modes). */
+#define LIST_STATE                                                                      \
+    "(CASE WHEN j.state = 'failed' AND EXISTS(SELECT 1 FROM parts c WHERE c.job = j.id" \
+    " AND c.reason = 'cancelled') THEN 'cancelled' ELSE j.state END)"
+
+int store_jobs_list(struct store *st, const struct store_list_query *q,
+                    int (*cb)(void *arg, const struct store_list_row *row), void *arg, int *more, char *err,
+                    size_t errlen)
+{
+    char sql[1024];
+    size_t n;
+    sqlite3_stmt *jq = NULL;
+    int rc, rows = 0, ret = 0;
+
+    *more = 0;
+    /* Only the filters given are in the WHERE clause, each one bound: a tenant's list
+     * walks its index (jobs_tenant) from its newest job down. */
+    n = (size_t)snprintf(sql, sizeof(sql),
+                         "SELECT j.id, j.request, " LIST_STATE ", coalesce(j.submitted, 0),"
+                         " (SELECT count(*) FROM parts p WHERE p.job = j.id),"
+                         " (SELECT count(*) FROM parts p WHERE p.job = j.id AND p.state = 'done'),"
+                         " (SELECT count(*) FROM parts p WHERE p.job = j.id AND p.state = 'failed')"
+                         " FROM jobs j WHERE j.id < ?1 AND coalesce(j.submitted, 0) >= ?2");
+    if (q->tenant)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND json_extract(j.request, '$.tenant') = ?3");
+    if (q->uid >= 0)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND json_extract(j.request, '$.peer.uid') = ?4");
+    if (q->circuit)
+        n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND json_extract(j.request, '$.circuit') = ?5");
+    if (q->state) n += (size_t)snprintf(sql + n, sizeof(sql) - n, " AND " LIST_STATE " = ?6");
+    snprintf(sql + n, sizeof(sql) - n, " ORDER BY j.id DESC LIMIT ?7");
+    rc = sqlite3_prepare_v2(st->db, sql, -1, &jq, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(jq, 1, q->before && q->before <= INT64_MAX ? (sqlite3_int64)q->before : INT64_MAX);
+        sqlite3_bind_int64(jq, 2, q->since);
+        if (q->tenant) sqlite3_bind_text(jq, 3, q->tenant, -1, SQLITE_STATIC);
+        if (q->uid >= 0) sqlite3_bind_int64(jq, 4, q->uid);
+        if (q->circuit) sqlite3_bind_text(jq, 5, q->circuit, -1, SQLITE_STATIC);
+        if (q->state) sqlite3_bind_text(jq, 6, q->state, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(jq, 7, (sqlite3_int64)q->limit + 1); /* one more: is there a next page */
+    }
+    while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(jq)) == SQLITE_ROW) {
+        struct store_list_row row = { .id = (uint64_t)sqlite3_column_int64(jq, 0),
+                                      .request = (const char *)sqlite3_column_text(jq, 1),
+                                      .state = (const char *)sqlite3_column_text(jq, 2),
+                                      .submitted = sqlite3_column_int64(jq, 3),
+                                      .parts = (uint32_t)sqlite3_column_int64(jq, 4),
+                                      .done = (uint32_t)sqlite3_column_int64(jq, 5),
+                                      .failed = (uint32_t)sqlite3_column_int64(jq, 6) };
+
+        rc = SQLITE_OK;
+        if ((uint32_t)rows == q->limit) {
+            *more = 1;
+            break;
+        }
+        rows++;
+        ret = cb(arg, &row);
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(jq);
+    if (rc != SQLITE_OK) return store_sq_fail(st, rc, "listing jobs", err, errlen);
+    return ret < 0 ? ret : rows;
+}
+
+int store_results_range(struct store *st, uint64_t job, uint32_t from, uint32_t n,
+                        int (*cb)(void *arg, uint32_t idx, enum store_part_state state, const char *proof,
+                                  const char *pub),
+                        void *arg, char *err, size_t errlen)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(st->db,
+                                "SELECT p.idx, p.state, r.proof, r.public FROM parts p LEFT JOIN results r"
+                                " ON r.job = p.job AND r.idx = p.idx WHERE p.job = ?1 AND p.idx >= ?2"
+                                " AND p.idx < ?3 ORDER BY p.idx",
+                                -1, &q, NULL);
+    int ret = 0;
+
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, (sqlite3_int64)job);
+        sqlite3_bind_int64(q, 2, from);
+        sqlite3_bind_int64(q, 3, (sqlite3_int64)from + n);
+    }
+    while (rc == SQLITE_OK && !ret && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        ret = cb(arg, (uint32_t)sqlite3_column_int64(q, 0),
+                 part_state_of((const char *)sqlite3_column_text(q, 1)),
+                 (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3));
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    if (rc != SQLITE_OK) ret = store_sq_fail(st, rc, "reading proofs", err, errlen);
+    sqlite3_finalize(q);
+    return ret;
 }

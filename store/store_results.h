@@ -45,4 +45,36 @@ int store_part_one(struct store *st, uint64_t id, uint32_t idx, struct store_par
 int store_job_one(struct store *st, uint64_t id, int (*cb)(void *arg, const struct store_job *j), void *arg,
                   int *cbret, char *err, size_t errlen);
 
+/* Partitions [from, from + n) of job in index order, each to cb with its state and,
+ * when done, its stored proof and public JSON (NULL when none is stored): one query
+ * for a page of a job's proofs. 0 (cb's non-zero return stops it and is returned), or
+ * -errno with err. */
+int store_results_range(struct store *st, uint64_t job, uint32_t from, uint32_t n,
+                        int (*cb)(void *arg, uint32_t idx, enum store_part_state state, const char *proof,
+                                  const char *pub),
+                        void *arg, char *err, size_t errlen);
+
+/* A page of the jobs (any state), newest first: those of tenant (request's "tenant";
+ * NULL any) or of uid (request's peer.uid; < 0 any), with state ("running", "done",
+ * "failed", "cancelled": a failed job one of whose partitions a cancel failed; NULL
+ * any), circuit (NULL any), submitted at or after since (unix seconds), id below
+ * before (0: from the newest). At most limit rows, each to cb (valid during the call).
+ * The number of rows, or -errno with err; *more: another row follows the page. */
+struct store_list_query {
+    const char *tenant, *state, *circuit;
+    int64_t uid, since;
+    uint64_t before;
+    uint32_t limit;
+};
+struct store_list_row {
+    uint64_t id;
+    const char *request; /* the submit's JSON (store.h): circuit, tenant, metadata */
+    const char *state;   /* running, done, failed or cancelled */
+    int64_t submitted;
+    uint32_t parts, done, failed;
+};
+int store_jobs_list(struct store *st, const struct store_list_query *q,
+                    int (*cb)(void *arg, const struct store_list_row *row), void *arg, int *more, char *err,
+                    size_t errlen);
+
 #endif

@@ -3,8 +3,9 @@
  * machine (child_fsm.h: backoff after fast deaths, SIGTERM at shutdown), but it holds
  * no partitions and has no stats slot: nothing to reclaim at its death, and its
  * liveness is its pid (every look at it counts as a heartbeat). It gets the control
- * socket's path and talks to cuzkd as any client does; it runs with cuzkd's uid, so
- * its submits may name a tenant (protocol.h). With --queue it gets the queue too, in
+ * socket's path and talks to cuzkd as any client does; it runs with cuzkd's uid, or
+ * with --api-user's when cuzkd is root (cuzk-api drops root itself, after binding),
+ * so its submits may name a tenant (protocol.h). With --queue it gets the queue too, in
  * queue mode (docs/api.md): the URL, which may hold the password of cuzkd's 0600
  * config file, goes as descriptor 3 (a sealed memfd, --queue-fd 3), never in argv,
  * which every local user reads. */
@@ -27,8 +28,8 @@
 static const struct child_fsm_cfg api_fsm_cfg = { .stall_ns = 0 };
 
 struct api_args {
-    char path[PROTO_PATH_MAX + 32], uid[16];
-    char *argv[22];
+    char path[PROTO_PATH_MAX + 32], uid[16], cbdb[PROTO_PATH_MAX + 96];
+    char *argv[24];
 };
 
 static void api_args(struct sup *s, struct api_args *a)
@@ -44,7 +45,13 @@ static void api_args(struct sup *s, struct api_args *a)
     a->argv[n++] = (char *)c->api_listen;
     a->argv[n++] = "--api-tokens";
     a->argv[n++] = (char *)c->api_tokens;
-    snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
+    /* cuzk-api drops root to --user once it has read its tokens and bound: cuzkd's
+     * own uid (no change unless root), or under a root cuzkd the --api-user, so that
+     * the process facing the network is not root. */
+    if (geteuid() == 0 && c->have_api_uid)
+        snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)c->api_uid);
+    else
+        snprintf(a->uid, sizeof(a->uid), "%u", (unsigned)geteuid());
     a->argv[n++] = "--user";
     a->argv[n++] = a->uid;
     a->argv[n++] = "--instance";
@@ -52,6 +59,11 @@ static void api_args(struct sup *s, struct api_args *a)
     if (c->queue[0]) {
         a->argv[n++] = "--queue-fd";
         a->argv[n++] = "3";
+    }
+    if (!c->no_store) { /* callbacks' deliveries beside the job store, kept across restarts */
+        snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        a->argv[n++] = "--callback-db";
+        a->argv[n++] = a->cbdb;
     }
     if (c->api_cors[0]) {
         a->argv[n++] = "--cors-origin";

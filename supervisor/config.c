@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,9 +65,10 @@ void config_usage(FILE *f)
           "  --no-store           keep jobs in memory only: a cuzkd that dies loses them\n"
           "  --store-keep-days D  remove decided jobs from the store D days after they\n"
           "                       finished (at start, then hourly; default 30; 0: never)\n"
-          "  --store-keep-jobs N  and keep at most N decided jobs of each user (default\n"
-          "                       10000), --store-keep-mb M of their requests (default 64):\n"
-          "                       the oldest go first (checked every minute)\n"
+          "  --store-keep-jobs N  and keep at most N decided jobs of each user and of each\n"
+          "                       API tenant (default 10000), --store-keep-mb M of their\n"
+          "                       requests (default 64): the oldest go first (checked\n"
+          "                       every minute)\n"
           "  --devices SPEC       cpu:N (N CPU-backend workers), cuda:all or cuda:0,2\n"
           "                       (default cpu:1)\n"
           "  --buffers N          partition buffers in the pool (default 8)\n"
@@ -102,6 +104,10 @@ void config_usage(FILE *f)
           "                       unfinished jobs may hold in cuzkd's memory and store\n"
           "                       (default 0: a quarter of RAM); beyond: \"quota\"\n"
           "  --group NAME         also admit this group on the control socket\n"
+          "  --api-user NAME      the HTTP API's own user (cuzk-api.service's): admitted on\n"
+          "                       the control socket and may name tenants, not operate\n"
+          "                       cuzkd; cuzkd started as root runs --listen's cuzk-api\n"
+          "                       as this user (it needs --group, a group it is in)\n"
           "  --conns-per-uid N    control connections one uid may hold (default 8); root\n"
           "                       and cuzkd's own user also have 8 reserved slots\n"
           "  --idle-timeout S     close a control connection with no request outstanding\n"
@@ -374,6 +380,26 @@ int config_set(struct cuzkd_config *c, const char *name, const char *v, char *er
         c->have_gid = 1;
         return 0;
     }
+    if (!strcmp(name, "api-user")) {
+        struct passwd *pw = getpwnam(v);
+
+        snprintf(c->api_user, sizeof(c->api_user), "%s", v);
+        c->have_api_uid = 0;
+        if (pw && pw->pw_uid == 0) {
+            snprintf(err, errlen, "--api-user %s: not root: it is the HTTP API's own user", v);
+            return -EINVAL;
+        }
+        if (!pw) {
+            /* The packaged config names cuzk-api, which only the package's sysusers
+             * entry makes: without it cuzkd still proves, and says what it lacks. */
+            fprintf(stderr, "cuzkd: warning: --api-user %s: no such user; no API user is admitted\n", v);
+            return 0;
+        }
+        c->api_uid = pw->pw_uid;
+        c->api_gid = pw->pw_gid;
+        c->have_api_uid = 1;
+        return 0;
+    }
     snprintf(err, errlen, "unknown option --%s (see cuzkd --help)", name);
     return -EINVAL;
 }
@@ -633,6 +659,20 @@ int config_parse_args(struct cuzkd_config *c, int argc, char **argv, char *err, 
     return c->circuits_dir[0] ? circuits_dir_read(c, err, errlen) : 0;
 }
 
+/* Is --api-user a member of --group (its primary group, or listed in /etc/group)? */
+static int api_user_in_group(const struct cuzkd_config *c)
+{
+    gid_t groups[256];
+    int n = 256;
+
+    if (!c->have_gid) return 0;
+    if (c->api_gid == c->gid) return 1;
+    if (getgrouplist(c->api_user, c->api_gid, groups, &n) < 0) return 0;
+    for (int i = 0; i < n; i++)
+        if (groups[i] == c->gid) return 1;
+    return 0;
+}
+
 int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
 {
 #ifndef CUZK_HAVE_CUDA
@@ -672,6 +712,15 @@ int config_validate(const struct cuzkd_config *c, char *err, size_t errlen)
          (c->tls_key[0] && c->tls_key[0] != '/') || !c->tls_cert[0] != !c->tls_key[0])) {
         snprintf(err, errlen,
                  "--listen needs --api-tokens FILE, and --tls-cert with --tls-key, as absolute paths");
+        return -EINVAL;
+    }
+    if (c->api_listen[0] && c->have_api_uid && geteuid() == 0 && !api_user_in_group(c)) {
+        /* Started as root, cuzkd runs cuzk-api as --api-user: the socket is root's,
+         * 0660, its group --group's; without that group the API could not connect. */
+        snprintf(err, errlen,
+                 "--api-user %s with --listen under root: give --group, a group %s is in, so that "
+                 "it reaches the control socket",
+                 c->api_user, c->api_user);
         return -EINVAL;
     }
     if (c->run_dir[0] != '/') {

@@ -90,6 +90,10 @@ struct cuzkd_config {
     char tls_key[PROTO_PATH_MAX];
     gid_t gid;
     int have_gid;
+    char api_user[64]; /* --api-user NAME: the HTTP API's own user ("" = none) */
+    uid_t api_uid;     /* its uid and primary group, read at parse time */
+    gid_t api_gid;
+    int have_api_uid;
     char bin_dir[PROTO_PATH_MAX];                         /* stage executables; "" = next to cuzkd */
     char config_path[PROTO_PATH_MAX];                     /* --config, made absolute ("" none): reload */
     struct circuit_decl circuits[PROTO_CIRCUIT_DECL_MAX]; /* its [circuit NAME] sections */

@@ -200,6 +200,7 @@ static int peer_allowed(const struct sup *s, int fd, char *why, size_t len)
         return 0;
     }
     if (cr.uid == 0 || cr.uid == geteuid()) return 1;
+    if (s->c->have_api_uid && cr.uid == s->c->api_uid) return 1;
     if (s->c->have_gid) {
         struct passwd *pw = getpwuid(cr.uid);
         gid_t groups[256];
@@ -277,7 +278,7 @@ void handle_listen(struct sup *s)
         struct ucred cr;
         socklen_t sl = sizeof(cr);
         char why[160];
-        int priv, api;
+        int priv, api, api_user;
 
         if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
             /* At the descriptor limit the pending connection stays pending, so the
@@ -316,7 +317,12 @@ void handle_listen(struct sup *s)
             continue;
         }
         priv = cr.uid == 0 || cr.uid == geteuid();
-        api = priv && s->api.pid > 0 && cr.pid == s->api.pid;
+        /* --api-user: the HTTP API under a user of its own acts for its tenants as
+         * the privileged do, but may not operate cuzkd (operator_request). Each of
+         * its connections is an API connection, as the child's are: not held to
+         * --conns-per-uid (it opens one per request in flight), in ordinary slots. */
+        api_user = !priv && s->c->have_api_uid && cr.uid == s->c->api_uid;
+        api = api_user || (priv && s->api.pid > 0 && cr.pid == s->api.pid);
         if (!(k = conn_slot(s, cr.uid, priv && !api, api, why, sizeof(why)))) {
             char *m = control_reply_error(PROTO_E_BUSY, why);
 
@@ -329,7 +335,8 @@ void handle_listen(struct sup *s)
         k->uid = cr.uid;
         k->gid = cr.gid;
         conn_groups(k);
-        k->privileged = priv;
+        k->privileged = priv || api_user;
+        k->api_user = api_user;
         k->reserve_ok = priv && !api;
         k->active_ns = os_now_ns();
         memset(&k->fr, 0, sizeof(k->fr));

@@ -35,7 +35,8 @@ static const struct {
     { PROTO_REQ_SHUTDOWN, CONTROL_SHUTDOWN }, { PROTO_REQ_PRELOAD, CONTROL_PRELOAD },
     { PROTO_REQ_EVICT, CONTROL_EVICT },       { PROTO_REQ_CIRCUITS, CONTROL_CIRCUITS },
     { PROTO_REQ_RELOAD, CONTROL_RELOAD },     { PROTO_REQ_PROOF, CONTROL_PROOF },
-    { PROTO_REQ_WATCH, CONTROL_WATCH },
+    { PROTO_REQ_WATCH, CONTROL_WATCH },       { PROTO_REQ_JOBS, CONTROL_JOBS },
+    { PROTO_REQ_PROOFS, CONTROL_PROOFS },
 };
 
 /* *v = member k of o, NULL when it is missing: an error when it is required, saying
@@ -182,6 +183,12 @@ static int submit_service_fields(struct control_req *r, struct control_err *e)
         if (has && !r->tenant)
             return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"max_running\" goes with \"tenant\"");
         r->max_running = has ? (uint32_t)x : 0;
+    }
+    if ((r->metadata = json_object_get(r->root, "metadata"))) {
+        char m[200];
+
+        if (!proto_metadata_valid(r->metadata, m, sizeof(m)))
+            return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL, "\"metadata\": %s", m);
     }
     return 0;
 }
@@ -341,10 +348,14 @@ static int parse_job_request(struct control_req *r, struct control_err *e)
                             "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
                             CONTROL_TENANT_MAX - 1);
 
-    if (r->kind == CONTROL_PROOF) {
+    if (r->kind == CONTROL_PROOF || r->kind == CONTROL_PROOFS) {
         if ((rc = get_int(r->root, "index", 1, 0, UINT32_MAX, &has, &x, e))) return rc;
         r->has_index = 1;
         r->index = (uint32_t)x;
+    }
+    if (r->kind == CONTROL_PROOFS) {
+        if ((rc = get_int(r->root, "count", 1, 1, PROTO_PROOFS_PAGE_MAX, &has, &x, e))) return rc;
+        r->count = (uint32_t)x;
     }
     if ((rc = get_int(r->root, "job", r->kind != CONTROL_STATUS, 0, INT64_MAX, &has, &x, e))) return rc;
     r->has_job = has;
@@ -353,6 +364,35 @@ static int parse_job_request(struct control_req *r, struct control_err *e)
         if ((rc = get_int(r->root, "timeout_ms", 0, 0, INT64_MAX / 2, &has, &x, e))) return rc;
         if (has) r->timeout_ms = x;
     }
+    return 0;
+}
+
+/* jobs: a page of the job store's jobs (protocol.h). */
+static int parse_jobs(struct control_req *r, struct control_err *e)
+{
+    static const char *const states[] = { "running", "done", "failed", "cancelled" };
+    json_int_t x;
+    int has, rc, known = 0;
+
+    if ((rc = get_str(r->root, "tenant", 0, &r->tenant, e)) ||
+        (rc = get_str(r->root, "state", 0, &r->state_filter, e)) ||
+        (rc = get_str(r->root, "circuit", 0, &r->circuit_filter, e)))
+        return rc;
+    if (r->tenant && !chars_valid(r->tenant, tenant_set, CONTROL_TENANT_MAX - 1))
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
+                            "\"tenant\" must be 1 to %d of letters, digits, '.', '_' and '-'",
+                            CONTROL_TENANT_MAX - 1);
+    for (size_t i = 0; r->state_filter && i < sizeof(states) / sizeof(states[0]); i++)
+        known |= !strcmp(r->state_filter, states[i]);
+    if (r->state_filter && !known)
+        return control_fail(e, PROTO_E_BAD_REQUEST, -EINVAL,
+                            "\"state\" is running, done, failed or cancelled");
+    if ((rc = get_int(r->root, "since", 0, 0, INT64_MAX, &has, &x, e))) return rc;
+    r->since = has ? x : 0;
+    if ((rc = get_int(r->root, "before", 0, 1, INT64_MAX, &has, &x, e))) return rc;
+    r->before = has ? (uint64_t)x : 0;
+    if ((rc = get_int(r->root, "limit", 0, 1, PROTO_JOBS_PAGE_MAX, &has, &x, e))) return rc;
+    r->limit = has ? (uint32_t)x : PROTO_JOBS_PAGE_DEFAULT;
     return 0;
 }
 
@@ -387,10 +427,12 @@ static int parse_fields(struct control_req *r, struct control_err *e)
     switch (r->kind) {
     case CONTROL_SUBMIT: return parse_submit(r, e);
     case CONTROL_PROOF:
+    case CONTROL_PROOFS:
     case CONTROL_STATUS:
     case CONTROL_WAIT:
     case CONTROL_CANCEL: return parse_job_request(r, e);
     case CONTROL_RESTART: return parse_restart(r, e);
+    case CONTROL_JOBS: return parse_jobs(r, e);
     case CONTROL_DRAIN:
     case CONTROL_SHUTDOWN:
     case CONTROL_CIRCUITS:

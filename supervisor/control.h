@@ -36,6 +36,8 @@ enum control_kind {
     CONTROL_RELOAD,   /* read the config's [circuit NAME] sections again */
     CONTROL_PROOF,    /* a stored proof of a "results":"store" job */
     CONTROL_WATCH,    /* the operator's: every job's end pushed on this connection */
+    CONTROL_JOBS,     /* a page of the jobs in the job store (the HTTP API's list) */
+    CONTROL_PROOFS,   /* a range of a stored job's proofs in one reply */
 };
 
 struct control_err {
@@ -78,7 +80,15 @@ struct control_req {
      * SHA-256 (hex). NULL / 0: none. */
     int results_store;
     const char *tenant, *idem_key, *body_sha256;
-    uint32_t max_running; /* with tenant: its jobs not yet decided, at most; 0 none */
+    uint32_t max_running;   /* with tenant: its jobs not yet decided, at most; 0 none */
+    const json_t *metadata; /* submit: the client's object (proto_metadata_valid); NULL none */
+    /* jobs: the page asked for (protocol.h): filters (NULL / 0 none), below job id
+     * before (0: from the newest), at most limit */
+    const char *state_filter, *circuit_filter;
+    int64_t since;
+    uint64_t before;
+    uint32_t limit;
+    uint32_t count; /* proofs: partitions from index */
 };
 
 #define CONTROL_TENANT_MAX 65 /* 1-64 bytes and the NUL */

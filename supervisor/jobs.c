@@ -119,6 +119,7 @@ void job_reset(struct sup *s, uint32_t j)
     if (f->out_fd > 0) close(f->out_fd);
     free(f->wtns_fd);
     json_decref(f->dur); /* the files stay: a later cuzkd resumes from them */
+    json_decref(js->metadata);
     memset(js, 0, sizeof(*js));
     f->zkey_fd = f->r1cs_fd = f->out_fd = f->wgen_fd = -1;
 }
@@ -136,7 +137,8 @@ void job_begin(struct sup *s, uint32_t j, uid_t owner, int resumed, const struct
     js->owner = owner;
     js->resumed = (uint8_t)resumed;
     js->rec = s->store ? REC_RUNNING : REC_NONE;
-    for (uint32_t i = 0; i < jb->n_parts; i++) s->parts[jb->first_part + i].crashes = 0;
+    for (uint32_t i = 0; i < jb->n_parts; i++)
+        s->parts[jb->first_part + i] = (struct part_state){ .rec = s->parts[jb->first_part + i].rec };
 }
 
 /* Durable copies (copies.h): s->dur counts the jobs in the table that hold each name;

@@ -25,6 +25,19 @@ static enum store_part_state journal_state_of(uint32_t st)
     }
 }
 
+/* Partition p's tries: 0 before its first claim, then 1, one more for each try a
+ * dead or killed stage cut short (retries); a resumed final partition keeps the
+ * count the store had. Not the job table's claims: a clean partition is claimed
+ * twice (synth, then a worker). */
+uint32_t part_attempts(const struct sup *s, uint32_t p)
+{
+    const struct part_state *pp = &s->parts[p];
+
+    if (pp->fixed_attempts) return pp->fixed_attempts;
+    if (!pp->retries && !barrier_load_relaxed(&s->pl.data.jobtab.parts[p].attempts)) return 0;
+    return 1u + pp->retries;
+}
+
 /* A job store write that failed: counted (the supervisor's counter "store_errors",
  * which the alert rules watch), logged once per 10 s. */
 static void journal_log_err(struct sup *s, const char *what, const char *err)
@@ -61,8 +74,14 @@ void journal_sync(struct sup *s)
 
             const char *reason = jt->parts[p].reason;
             enum store_part_state put = ps;
+            uint32_t att = part_attempts(s, p);
             char why[512];
 
+            if (s->parts[p].rec_att != att) {
+                if (store_part_attempts(s->store, jb->id, i, att)) goto fail;
+                s->parts[p].rec_att = (uint16_t)att;
+                changed = 1;
+            }
             if (s->parts[p].rec == ps) continue;
             /* A proof kept in the store goes in with its done state (results.c); one
                  * that cannot be read is recorded failed, with why. */
@@ -111,7 +130,10 @@ redo:
 
         if (s->jobs[j].rec == REC_NONE) continue;
         if (s->jobs[j].rec == REC_FINAL && job_state(s, j) != JOBTAB_FREE) s->jobs[j].rec = REC_RUNNING;
-        if (s->jobs[j].rec == REC_RUNNING) memset(&s->parts[jb->first_part].rec, REC_UNKNOWN, jb->n_parts);
+        for (uint32_t i = 0; s->jobs[j].rec == REC_RUNNING && i < jb->n_parts; i++) {
+            s->parts[jb->first_part + i].rec = REC_UNKNOWN;
+            s->parts[jb->first_part + i].rec_att = PART_ATT_UNKNOWN;
+        }
     }
 }
 
@@ -146,6 +168,7 @@ char *journal_request(const struct control_submit *sub, json_t *copies, const st
 
         if (v[i][0]) json_object_set_new(o, k[i], json_string(v[i]));
     }
+    if (o && sub->metadata[0]) json_object_set_new(o, "metadata", json_loads(sub->metadata, 0, NULL));
     t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return t;
@@ -169,19 +192,20 @@ void journal_prune(struct sup *s)
                (unsigned long long)n, s->c->store_keep_days);
 }
 
-/* Each user's decided jobs, bounded by count and bytes (a user submitting many
- * small jobs grew the store for --store-keep-days). A minute apart: fast enough
- * against a burst, rare enough to cost nothing. */
-void journal_prune_uid(struct sup *s)
+/* Each user's decided jobs, and each API tenant's apart from the others (they all
+ * share the API's uid), bounded by count and bytes (a user submitting many small
+ * jobs grew the store for --store-keep-days). A minute apart: fast enough against a
+ * burst, rare enough to cost nothing. */
+void journal_prune_owner(struct sup *s)
 {
     uint64_t n;
     char err[512];
 
-    if (store_prune_per_uid(s->store, s->c->store_keep_jobs, (uint64_t)s->c->store_keep_mb << 20, &n, err,
-                            sizeof(err)))
+    if (store_prune_per_owner(s->store, s->c->store_keep_jobs, (uint64_t)s->c->store_keep_mb << 20, &n, err,
+                              sizeof(err)))
         journal_log_err(s, "pruning", err);
     else if (n)
-        logmsg("job store: removed %llu decided job(s) beyond a user's "
+        logmsg("job store: removed %llu decided job(s) beyond a user's or API tenant's "
                "--store-keep-jobs %u / --store-keep-mb %u",
                (unsigned long long)n, s->c->store_keep_jobs, s->c->store_keep_mb);
 }

@@ -1,109 +1,146 @@
-/* open_deadline.c — an open with a deadline (open_deadline.h). */
+/* open_deadline.c — opens with a deadline, in processes cuzkd can abandon
+ * (open_deadline.h). */
 #include "supervisor/open_deadline.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "base/os.h"
 
-struct od {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int refs;      /* the waiter and the thread; the last one frees */
-    int done, fd;  /* fd: >= 0, or -errno */
-    int abandoned; /* the waiter gave up: the thread closes fd */
+/* What an opener sends back: the path's index and errno (0: the descriptor rides
+ * along as SCM_RIGHTS). */
+struct open_reply {
+    uint32_t idx;
+    int32_t err;
     struct stat st;
-    int flags;
-    char path[];
 };
 
-static void od_put(struct od *o)
+/* The opener of paths[idx]: keeps only the reply socket (as fd 3) of cuzkd's
+ * descriptors (not its pid file, socket or log: a process stuck here must hold
+ * nothing cuzkd's next start needs), allocates nothing (cuzkd may have forked it
+ * with a lock of the allocator held), opens, answers and exits. */
+static void opener(int sock, uint32_t idx, const char *path, int flags)
 {
-    int last;
+    struct open_reply r = { .idx = idx };
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { &r, sizeof(r) };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    int fd;
 
-    pthread_mutex_lock(&o->lock);
-    last = --o->refs == 0;
-    pthread_mutex_unlock(&o->lock);
-    if (last) {
-        pthread_cond_destroy(&o->cond);
-        pthread_mutex_destroy(&o->lock);
-        free(o);
+    prctl(PR_SET_NAME, "cuzkd-open");
+    if (dup2(sock, 3) < 0) _exit(1);
+    syscall(SYS_close_range, 4U, ~0U, 0U);
+    syscall(SYS_close_range, 0U, 2U, 0U);
+    fd = open(path, flags);
+    if (fd < 0)
+        r.err = errno;
+    else if (fstat(fd, &r.st))
+        r.err = errno;
+    if (!r.err) {
+        struct cmsghdr *c;
+
+        memset(cbuf, 0, sizeof(cbuf));
+        m.msg_control = cbuf;
+        m.msg_controllen = sizeof(cbuf);
+        c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
     }
+    (void)!sendmsg(3, &m, MSG_NOSIGNAL); /* cuzkd gone or past its deadline: nobody asks */
+    _exit(0);
 }
 
-static void *run(void *arg)
+/* One reply into res (its descriptor, if any, becomes cuzkd's). 1: a reply for an
+ * index not yet answered; 0: nothing more will come (EOF, or the socket failed). */
+static int take_reply(int sock, size_t n, struct open_result *res, unsigned char *got)
 {
-    struct od *o = arg;
-    int fd = open(o->path, o->flags), e = errno;
-    struct stat st;
+    struct open_reply r;
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { &r, sizeof(r) };
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+    };
+    struct cmsghdr *c;
+    ssize_t k;
+    int fd = -1;
 
-    if (fd >= 0 && fstat(fd, &st)) {
-        e = errno;
-        close(fd);
-        fd = -1;
-    }
-    pthread_mutex_lock(&o->lock);
-    if (o->abandoned) {
+    k = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    if (k < 0) return errno == EAGAIN || errno == EINTR ? 1 : 0;
+    if (k == 0) return 0;
+    for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    if (k != (ssize_t)sizeof(r) || r.idx >= n || got[r.idx] || (!r.err) != (fd >= 0)) {
         if (fd >= 0) close(fd);
-    } else {
-        o->fd = fd >= 0 ? fd : -e;
-        if (fd >= 0) o->st = st;
+        return 1;
     }
-    o->done = 1;
-    pthread_cond_signal(&o->cond);
-    pthread_mutex_unlock(&o->lock);
-    od_put(o);
-    return NULL;
+    got[r.idx] = 1;
+    res[r.idx].fd = r.err ? -r.err : fd;
+    if (!r.err) res[r.idx].st = r.st;
+    return 1;
+}
+
+void open_all_deadline(const char *const *paths, size_t n, int flags, unsigned ms, struct open_result *res)
+{
+    const uint64_t end = os_now_ns() + (uint64_t)ms * 1000000u;
+    unsigned char *got;
+    size_t answered = 0;
+    int sv[2];
+    pid_t pid;
+
+    for (size_t i = 0; i < n; i++) res[i].fd = -EAGAIN;
+    if (!n || !(got = calloc(n, 1))) return;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+        free(got);
+        return;
+    }
+    /* A double fork: cuzkd waits only for the first process, which starts the openers
+     * and exits at once; the openers are nobody's children of cuzkd's to reap. */
+    pid = fork();
+    if (pid == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (fork() == 0) opener(sv[1], (uint32_t)i, paths[i], flags);
+        _exit(0);
+    }
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        free(got);
+        return;
+    }
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    for (size_t i = 0; i < n; i++) res[i].fd = -ETIMEDOUT;
+    while (answered < n) {
+        struct pollfd p = { .fd = sv[0], .events = POLLIN };
+        const uint64_t now = os_now_ns();
+
+        if (now >= end || poll(&p, 1, (int)((end - now + 999999u) / 1000000u)) == 0) break;
+        if (!take_reply(sv[0], n, res, got)) break;
+        answered = 0;
+        for (size_t i = 0; i < n; i++) answered += got[i];
+    }
+    /* Every opener has exited or was given up on: those that never answered but did
+     * exit (EOF) failed to send, those still waiting stay -ETIMEDOUT. */
+    close(sv[0]);
+    free(got);
 }
 
 int open_deadline(const char *path, int flags, unsigned ms, struct stat *st)
 {
-    size_t n = strlen(path) + 1;
-    struct od *o = calloc(1, sizeof(*o) + n);
-    pthread_attr_t a;
-    pthread_t th;
-    struct timespec dl;
-    int rc;
+    struct open_result r;
 
-    if (!o) return -ENOMEM;
-    memcpy(o->path, path, n);
-    o->flags = flags | O_CLOEXEC;
-    o->refs = 2;
-    pthread_mutex_init(&o->lock, NULL);
-    /* CLOCK_MONOTONIC: a clock step does not move the deadline */
-    {
-        pthread_condattr_t ca;
-
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&o->cond, &ca);
-        pthread_condattr_destroy(&ca);
-    }
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &a, run, o);
-    pthread_attr_destroy(&a);
-    if (rc) {
-        o->refs = 1;
-        od_put(o);
-        return -EAGAIN;
-    }
-    dl = os_deadline_after_ms((uint64_t)ms);
-    pthread_mutex_lock(&o->lock);
-    while (!o->done)
-        if (pthread_cond_timedwait(&o->cond, &o->lock, &dl) == ETIMEDOUT) break;
-    if (o->done) {
-        rc = o->fd;
-        if (rc >= 0) *st = o->st;
-    } else {
-        o->abandoned = 1;
-        rc = -ETIMEDOUT;
-    }
-    pthread_mutex_unlock(&o->lock);
-    od_put(o);
-    return rc;
+    open_all_deadline(&path, 1, flags, ms, &r);
+    if (r.fd >= 0) *st = r.st;
+    return r.fd;
 }

@@ -11,6 +11,11 @@ int owners_privileged(uid_t uid)
     return uid == 0 || uid == geteuid();
 }
 
+int owners_may_see(uid_t viewer, int privileged, uid_t owner)
+{
+    return privileged || viewer == owner;
+}
+
 static uint32_t half(uint32_t n)
 {
     return n / 2 ? n / 2 : 1;

@@ -393,6 +393,8 @@ void child_reclaim(struct sup *s, struct child *c, const struct child_step *st, 
             if (crash && s->parts && child_fsm_part_crash(&s->parts[out[i]].crashes, s->c->max_attempts) &&
                 fail_poison(s, c, out[i], status, st->hung))
                 continue;
+            /* its try was cut short and it is tried again: that try counts (part_attempts) */
+            if (s->parts && s->parts[out[i]].retries < PART_ATT_UNKNOWN - 1) s->parts[out[i]].retries++;
             pst = jobtab_word_state(jobtab_part_load(jt, out[i]));
 
             if (pst == JOBTAB_QUEUED || pst == JOBTAB_READY || pst == JOBTAB_PROVED)

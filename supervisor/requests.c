@@ -23,6 +23,13 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
     conn_reply(s, k, control_reply_ok(o));
 }
 
+/* Job slot's job is k's to see (owners_may_see); else it answers as one never
+ * submitted. */
+static int job_visible(const struct sup *s, const struct conn *k, uint32_t slot)
+{
+    return owners_may_see(k->uid, k->privileged, s->jobs[slot].owner);
+}
+
 static void do_status(struct sup *s, struct conn *k, const struct control_req *r)
 {
     const struct jobtab *jt = &s->pl.data.jobtab;
@@ -31,12 +38,13 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
 
     if (r->has_job) {
         if (results_tenant_hides(s, k, r)) return;
-        if (job_slot(s, r->job, &slot)) {
+        if (job_slot(s, r->job, &slot) || !job_visible(s, k, slot)) {
             char m[256];
 
-            if (results_stored_job(s, k, r->job)) return; /* decided, retired: the store has it */
+            if (job_slot(s, r->job, &slot) && results_stored_job(s, k, r->job))
+                return; /* decided, retired: the store has it */
 
-            if (!lost_msg(s, r->job, m, sizeof(m)))
+            if (!k->privileged || !lost_msg(s, r->job, m, sizeof(m)))
                 snprintf(m, sizeof(m),
                          "no job %llu (never submitted, or retired %llu s "
                          "after it finished)",
@@ -49,7 +57,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
     }
     jobs = json_array();
     for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
-        json_t *jj = control_job_json(jt, s->pl.partinfo, j, 0);
+        json_t *jj = job_visible(s, k, j) ? control_job_json(jt, s->pl.partinfo, j, 0) : NULL;
 
         if (jj && s->jobs[j].resumed) json_object_set_new(jj, "resumed", json_true());
         if (jj) json_object_set_new(jj, "owner", json_integer((json_int_t)s->jobs[j].owner));
@@ -74,7 +82,7 @@ static void do_status(struct sup *s, struct conn *k, const struct control_req *r
         json_object_set_new(o, "copies",
                             json_pack("{s:I,s:I}", "count", (json_int_t)n, "bytes", (json_int_t)b));
     }
-    if (s->lost) json_object_set(o, "lost_jobs", s->lost);
+    if (s->lost && k->privileged) json_object_set(o, "lost_jobs", s->lost); /* anyone's */
     if (s->fleet) {
         struct fleet_health h;
 
@@ -97,11 +105,11 @@ static void do_wait(struct sup *s, struct conn *k, const struct control_req *r)
     uint32_t slot, st;
 
     if (results_tenant_hides(s, k, r)) return;
-    if (job_slot(s, r->job, &slot)) {
+    if (job_slot(s, r->job, &slot) || !job_visible(s, k, slot)) {
         char m[256];
 
-        if (results_stored_job(s, k, r->job)) return;
-        if (!lost_msg(s, r->job, m, sizeof(m)))
+        if (job_slot(s, r->job, &slot) && results_stored_job(s, k, r->job)) return;
+        if (!k->privileged || !lost_msg(s, r->job, m, sizeof(m)))
             snprintf(m, sizeof(m), "no job %llu (never submitted, or already retired)",
                      (unsigned long long)r->job);
         reply_err(s, k, PROTO_E_NO_JOB, m);
@@ -346,7 +354,7 @@ static void operator_request(struct sup *s, struct conn *k, const struct control
 {
     char m[160];
 
-    if (!k->privileged) {
+    if (!k->privileged || k->api_user) {
         snprintf(m, sizeof(m),
                  "uid %u may not %s cuzkd: only root or cuzkd's own "
                  "user may",
@@ -385,7 +393,9 @@ void run_request(struct sup *s, struct conn *k, struct control_req *r)
         conn_reply(s, k, control_reply_ok(json_pack("{s:o}", "circuits", catalog_json(s))));
         break;
     case CONTROL_RELOAD: operator_request(s, k, r); break;
-    case CONTROL_PROOF: do_proof(s, k, r); break;
+    case CONTROL_PROOF:
+    case CONTROL_PROOFS: do_proof(s, k, r); break;
     case CONTROL_WATCH: do_watch(s, k); break;
+    case CONTROL_JOBS: do_jobs(s, k, r); break;
     }
 }

@@ -23,6 +23,7 @@
 #include "base/os.h"
 #include "fleet/staged.h"
 #include "store/store_results.h"
+#include "supervisor/owners.h"
 
 #define RESULTS_DISPLAY "(job store)" /* the out_dir such a job shows */
 
@@ -34,10 +35,12 @@ int results_open(struct sup *s, char *err, size_t errlen)
 
 /* What the job JSON says of job slot's origin (results_job_fields). */
 void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
-                  int64_t submitted)
+                  int64_t submitted, json_t *metadata)
 {
     struct job_state *js = &s->jobs[slot];
 
+    json_decref(js->metadata);
+    js->metadata = json_is_object(metadata) ? json_incref(metadata) : NULL;
     snprintf(js->circuit, sizeof(js->circuit), "%s", circuit ? circuit : "");
     snprintf(js->tenant, sizeof(js->tenant), "%s", tenant ? tenant : "");
     js->results_store = (uint8_t) !!store;
@@ -171,9 +174,20 @@ void results_sweep(struct sup *s)
  * without one its submitter's uid: "uid:N", never a tenant's name, so one user's keys
  * never answer another's): answered with the first job when the body's hash is the
  * same, else refused (a conflict). 1 when answered, 0 when the key is new. */
+struct idem_job {
+    uint32_t n;
+    json_t *metadata; /* the first job's, or NULL */
+};
+
 static int count_parts(void *arg, const struct store_job *j)
 {
-    *(uint32_t *)arg = j->n_parts;
+    struct idem_job *x = arg;
+    json_t *req = json_loads(j->request, 0, NULL);
+
+    x->n = j->n_parts;
+    if (json_is_object(json_object_get(req, "metadata")))
+        x->metadata = json_incref(json_object_get(req, "metadata"));
+    json_decref(req);
     return 0;
 }
 
@@ -181,7 +195,8 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 {
     char h[65], err[512], m[320], scope[CONTROL_TENANT_MAX + 16];
     uint64_t job;
-    uint32_t n = 0;
+    struct idem_job n = { 0, NULL };
+    json_t *o;
     int rc, cbret;
 
     if (!key || !key[0]) return 0;
@@ -193,6 +208,7 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
     if (rc > 0 && !strcmp(h, sha))
         rc = store_job_one(s->store, job, count_parts, &n, &cbret, err, sizeof(err));
     if (rc < 0) {
+        json_decref(n.metadata);
         reply_err(s, k, PROTO_E_STORE, err);
         return 1;
     }
@@ -205,9 +221,10 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
         reply_err(s, k, PROTO_E_CONFLICT, m);
         return 1;
     }
-    conn_reply(s, k,
-               control_reply_ok(
-                   json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n, "existing", 1)));
+    o = json_pack("{s:I,s:i,s:b}", "job", (json_int_t)job, "partitions", (int)n.n, "existing", 1);
+    if (o && n.metadata) json_object_set(o, "metadata", n.metadata);
+    json_decref(n.metadata);
+    conn_reply(s, k, control_reply_ok(o));
     return 1;
 }
 
@@ -219,6 +236,18 @@ void results_job_fields(const struct sup *s, uint32_t slot, json_t *j)
     if (!j) return;
     if (js->circuit[0]) json_object_set_new(j, "circuit", json_string(js->circuit));
     if (js->tenant[0]) json_object_set_new(j, "tenant", json_string(js->tenant));
+    if (js->metadata) json_object_set(j, "metadata", js->metadata);
+    {
+        const struct jobtab_job *jb = &s->pl.data.jobtab.jobs[slot];
+        size_t i;
+        json_t *po;
+
+        /* tries, not claims (a clean partition is claimed twice: synth, worker) */
+        json_array_foreach (json_object_get(j, "parts"), i, po)
+            if (i < jb->n_parts)
+                json_object_set_new(po, "attempts",
+                                    json_integer(part_attempts(s, jb->first_part + (uint32_t)i)));
+    }
     if (js->results_store) {
         size_t i;
         json_t *po;
@@ -243,7 +272,8 @@ static const char *stored_state(enum store_part_state ps)
 
 struct stored_ctx {
     struct sup *s;
-    json_t *o; /* the job JSON built */
+    const struct conn *k; /* who asks: a job not theirs to see is not built */
+    json_t *o;            /* the job JSON built */
 };
 
 /* A job the table no longer has (decided, retired, or before a restart), as the job
@@ -251,12 +281,22 @@ struct stored_ctx {
 static int stored_json(void *arg, const struct store_job *j)
 {
     struct stored_ctx *x = arg;
-    json_t *req = json_loads(j->request, 0, NULL), *parts = json_array();
+    json_t *req = json_loads(j->request, 0, NULL), *parts;
+    json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
     uint32_t done = 0, failed = 0;
 
+    /* owners_may_see: a stored job of another's answers as one that never was */
+    if (!json_is_integer(uid)
+            ? !x->k->privileged
+            : !owners_may_see(x->k->uid, x->k->privileged, (uid_t)json_integer_value(uid))) {
+        json_decref(req);
+        return 0;
+    }
+    parts = json_array();
+
     for (uint32_t i = 0; i < j->n_parts; i++) {
-        json_t *po = json_pack("{s:i,s:s,s:s}", "index", (int)i, "name", j->name[i], "state",
-                               stored_state(j->state[i]));
+        json_t *po = json_pack("{s:i,s:s,s:s,s:i}", "index", (int)i, "name", j->name[i], "state",
+                               stored_state(j->state[i]), "attempts", (int)j->attempts[i]);
         char *pr, *pu, *tm = NULL, e[256];
 
         done += j->state[i] == STORE_DONE;
@@ -284,6 +324,8 @@ static int stored_json(void *arg, const struct store_job *j)
                      1, "parts", parts);
     for (const char *const *f = (const char *const[]){ "circuit", "tenant", "results", NULL }; *f; f++)
         if (json_is_string(json_object_get(req, *f))) json_object_set(x->o, *f, json_object_get(req, *f));
+    if (json_is_object(json_object_get(req, "metadata")))
+        json_object_set(x->o, "metadata", json_object_get(req, "metadata"));
     if (json_is_integer(json_object_get(json_object_get(req, "peer"), "uid")))
         json_object_set(x->o, "owner", json_object_get(json_object_get(req, "peer"), "uid"));
     json_decref(req);
@@ -294,7 +336,7 @@ static int stored_json(void *arg, const struct store_job *j)
  * when it has it (1), else 0 (not answered). */
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id)
 {
-    struct stored_ctx x = { s, NULL };
+    struct stored_ctx x = { s, k, NULL };
     char err[512];
     int cbret;
 
@@ -323,7 +365,7 @@ int results_tenant_hides(struct sup *s, struct conn *k, const struct control_req
     if (!r->tenant) return 0;
     if (!k->privileged) { /* as a submit's "tenant": the API's, which runs as cuzkd's user */
         reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user (the HTTP API)");
         return 1;
     }
     if (!job_slot(s, r->job, &slot))
@@ -373,6 +415,70 @@ static int proof_refused(struct sup *s, struct conn *k, const struct control_req
     return 1;
 }
 
+/* store_results_range's callback: a partition of the "proofs" reply. */
+static int range_row(void *arg, uint32_t idx, enum store_part_state st, const char *proof, const char *pub)
+{
+    json_t *o = json_pack("{s:i}", "index", (int)idx);
+    json_t *p = st == STORE_DONE && proof ? json_loads(proof, 0, NULL) : NULL;
+    json_t *q = p && pub ? json_loads(pub, 0, NULL) : NULL;
+
+    if (o && p && q) {
+        json_object_set_new(o, "proof", p);
+        json_object_set_new(o, "public", q);
+    } else {
+        json_decref(p);
+        json_decref(q);
+    }
+    return !o || json_array_append_new(arg, o) ? -ENOMEM : 0;
+}
+
+/* {"req":"proofs","job":ID,"index":K,"count":N}: a page of a stored job's proofs in
+ * one reply (one query), refused as a proof request is (not a "results":"store" job,
+ * another user's); a partition the table has done is recorded first. */
+static void do_proofs(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    struct store_part_one x;
+    char err[512];
+    uint32_t slot;
+    json_t *req, *uid, *a;
+    int rc, store, owner;
+
+    if (!job_slot(s, r->job, &slot)) journal_sync(s);
+    rc = store_part_one(s->store, r->job, 0, &x, err, sizeof(err));
+    if (rc <= 0) {
+        if (!rc) snprintf(err, sizeof(err), "no job %llu in the job store", (unsigned long long)r->job);
+        reply_err(s, k, rc ? PROTO_E_STORE : PROTO_E_NO_JOB, err);
+        return;
+    }
+    req = json_loads(x.request, 0, NULL);
+    free(x.request);
+    uid = json_object_get(json_object_get(req, "peer"), "uid");
+    store = json_is_string(json_object_get(req, "results"));
+    owner = json_is_integer(uid) && json_integer_value(uid) == (json_int_t)k->uid;
+    json_decref(req);
+    if (!store) {
+        snprintf(err, sizeof(err),
+                 "job %llu was not submitted with \"results\":\"store\": its proofs are in its out dir",
+                 (unsigned long long)r->job);
+        reply_err(s, k, PROTO_E_BAD_REQUEST, err);
+        return;
+    }
+    if (!k->privileged && !owner) {
+        reply_err(s, k, PROTO_E_NOT_OWNER, "another user's job");
+        return;
+    }
+    if (!(a = json_array()) ||
+        (rc = store_results_range(s->store, r->job, r->index, r->count, range_row, a, err, sizeof(err)))) {
+        json_decref(a);
+        reply_err(s, k, rc == -ENOMEM || !a ? PROTO_E_INTERNAL : PROTO_E_STORE,
+                  !a || rc == -ENOMEM ? "out of memory" : err);
+        return;
+    }
+    conn_reply(s, k,
+               control_reply_ok(json_pack("{s:I,s:i,s:o}", "job", (json_int_t)r->job, "partitions",
+                                          (int)x.n_parts, "proofs", a)));
+}
+
 /* {"req":"proof","job":ID,"index":K}: a stored proof, from the store alone (the job
  * may be long retired, or of a previous cuzkd). A partition the table has done but
  * the store not yet (the tick's batch is up to 100 ms behind) is recorded first. */
@@ -389,6 +495,10 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
         return;
     }
     if (results_tenant_hides(s, k, r)) return;
+    if (r->kind == CONTROL_PROOFS) {
+        do_proofs(s, k, r);
+        return;
+    }
     if (!job_slot(s, r->job, &slot) && r->index < jt->jobs[slot].n_parts &&
         s->parts[jt->jobs[slot].first_part + r->index].rec != STORE_DONE)
         journal_sync(s);
@@ -422,4 +532,66 @@ void do_proof(struct sup *s, struct conn *k, const struct control_req *r)
     free(pr);
     free(pu);
     free(tm);
+}
+
+/* store_jobs_list's callback: a row as the "jobs" reply's element. */
+static int list_row(void *arg, const struct store_list_row *row)
+{
+    json_t *req = json_loads(row->request, 0, NULL), *o;
+
+    o = json_pack("{s:I,s:s,s:I,s:i,s:i,s:i}", "id", (json_int_t)row->id, "state", row->state,
+                  "submitted_unix", (json_int_t)row->submitted, "partitions", (int)row->parts, "done",
+                  (int)row->done, "failed", (int)row->failed);
+    if (o && !strcmp(row->state, "cancelled"))
+        json_object_set_new(o, "reason", json_string("cancelled"));
+    else if (o && !strcmp(row->state, "failed")) /* the job table's words for it */
+        json_object_set_new(o, "reason", json_sprintf("%u of %u partitions failed", row->failed, row->parts));
+    if (o && json_is_string(json_object_get(req, "circuit")))
+        json_object_set(o, "circuit", json_object_get(req, "circuit"));
+    if (o && json_is_object(json_object_get(req, "metadata")))
+        json_object_set(o, "metadata", json_object_get(req, "metadata"));
+    json_decref(req);
+    if (!o || json_array_append_new(arg, o)) return -ENOMEM;
+    return 0;
+}
+
+/* {"req":"jobs"}: one query of the store for the whole page, after the tick's batch
+ * is written (so a job just decided reads decided, as its status does). A tenant's
+ * list is the API's (root or cuzkd's user); an ordinary user sees its own jobs, the
+ * operator every one. */
+void do_jobs(struct sup *s, struct conn *k, const struct control_req *r)
+{
+    struct store_list_query q = { .tenant = r->tenant,
+                                  .state = r->state_filter,
+                                  .circuit = r->circuit_filter,
+                                  .uid = k->privileged ? -1 : (int64_t)k->uid,
+                                  .since = r->since,
+                                  .before = r->before,
+                                  .limit = r->limit };
+    json_t *jobs;
+    char err[512];
+    int more, rc;
+
+    if (!s->store) {
+        reply_err(s, k, PROTO_E_BAD_REQUEST, "cuzkd runs with --no-store: no job list is kept");
+        return;
+    }
+    if (r->tenant && !k->privileged) {
+        reply_err(s, k, PROTO_E_NOT_PERMITTED,
+                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API process)");
+        return;
+    }
+    journal_sync(s);
+    if (!(jobs = json_array())) {
+        reply_err(s, k, PROTO_E_INTERNAL, "out of memory");
+        return;
+    }
+    rc = store_jobs_list(s->store, &q, list_row, jobs, &more, err, sizeof(err));
+    if (rc < 0) {
+        json_decref(jobs);
+        reply_err(s, k, rc == -ENOMEM ? PROTO_E_INTERNAL : PROTO_E_STORE,
+                  rc == -ENOMEM ? "out of memory" : err);
+        return;
+    }
+    conn_reply(s, k, control_reply_ok(json_pack("{s:o,s:b}", "jobs", jobs, "more", more)));
 }

@@ -58,17 +58,99 @@ static int proof_on_disk(const groth16_vk *vk, const char *out_dir, const char *
     return ok;
 }
 
+/* The stored jobs' out dirs, opened all at once before any job is resumed
+ * (open_all_deadline): one deadline for all of them, however many hang. */
+struct preopened {
+    size_t n, cap;
+    uint64_t *job;
+    char **path;
+    struct open_result *res; /* res[i].fd is taken (set to -1) by the job that uses it */
+};
+
 struct resume_ctx {
     struct sup *s;
     uint64_t next_id;
     json_t *ids; /* the ids resumed, or left for a later start */
+    struct preopened pre;
 };
+
+/* store_each_running's first pass: each job whose out dir resume_files will reopen by
+ * its path (not one whose proofs go into the store, not one unreadable). */
+static int preopen_note(void *arg, const struct store_job *sj)
+{
+    struct preopened *p = arg;
+    json_t *req = json_loads(sj->request, 0, NULL);
+    const char *od = json_string_value(json_object_get(req, "out_dir"));
+
+    if (od && !json_is_string(json_object_get(req, "results")) &&
+        json_is_object(json_object_get(req, "out")) && json_is_object(json_object_get(req, "peer"))) {
+        if (p->n == p->cap) {
+            size_t cap = p->cap ? 2 * p->cap : 16;
+            uint64_t *j = realloc(p->job, cap * sizeof(*j));
+            char **pa = j ? realloc(p->path, cap * sizeof(*pa)) : NULL;
+
+            if (j) p->job = j;
+            if (pa) p->path = pa;
+            if (!j || !pa) goto out; /* that job's dir is opened on its own, later */
+            p->cap = cap;
+        }
+        if ((p->path[p->n] = strdup(od))) p->job[p->n++] = sj->id;
+    }
+out:
+    json_decref(req);
+    return 0;
+}
+
+/* Open every stored out dir at once: a hung file system costs the start one deadline,
+ * not one per job (16 jobs on a hung NFS mount were 80 s before cuzkd answered). */
+static void preopen_all(struct sup *s, struct preopened *p)
+{
+    char err[512];
+    size_t hung = 0;
+
+    if (store_each_running(s->store, preopen_note, p, err, sizeof(err)) || !p->n) return;
+    if (!(p->res = calloc(p->n, sizeof(*p->res)))) return;
+    open_all_deadline((const char *const *)p->path, p->n, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS,
+                      p->res);
+    for (size_t i = 0; i < p->n; i++) hung += p->res[i].fd == -ETIMEDOUT;
+    if (hung)
+        logmsg("job store: %zu of %zu stored out dir(s) did not answer within %u s (opened at once, "
+               "in processes of their own): their jobs fail",
+               hung, p->n, RESUME_OPEN_MS / 1000);
+}
+
+/* Job id's out dir as preopen_all opened it (its descriptor now the caller's), or, for
+ * a job it did not open, opened now. */
+static int preopened_take(struct preopened *p, uint64_t id, const char *out_dir, struct stat *st)
+{
+    for (size_t i = 0; p->res && i < p->n; i++)
+        if (p->job[i] == id && !strcmp(p->path[i], out_dir)) {
+            int fd = p->res[i].fd;
+
+            if (fd >= 0) *st = p->res[i].st;
+            p->res[i].fd = -EBADF;
+            return fd;
+        }
+    return open_deadline(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS, st);
+}
+
+static void preopened_free(struct preopened *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->res && p->res[i].fd >= 0) close(p->res[i].fd);
+        free(p->path[i]);
+    }
+    free(p->res);
+    free(p->path);
+    free(p->job);
+}
 
 /* A resumed job's out directory: reopened by the path the client named, O_DIRECTORY,
  * and accepted only if it is still the directory the client passed (device and inode
  * recorded at submit) and the recorded peer may still write it; a path that now
  * names something else is never followed there. A descriptor, or -1 with why. */
-static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t len)
+static int reopen_out_dir(struct preopened *pre, uint64_t id, json_t *req, const char *out_dir, char *why,
+                          size_t len)
 {
     json_t *out = json_object_get(req, "out"), *peer = json_object_get(req, "peer"), *g;
     gid_t groups[64];
@@ -85,7 +167,7 @@ static int reopen_out_dir(json_t *req, const char *out_dir, char *why, size_t le
      * absent, unreadable or another directory is not the user's to learn (a path under
      * /root would tell), so every case reads the same and names only that path. */
     /* With a deadline: a path on a hung mount must not keep cuzkd from starting. */
-    fd = open_deadline(out_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW, RESUME_OPEN_MS, &st);
+    fd = preopened_take(pre, id, out_dir, &st);
     if (fd == -ETIMEDOUT) {
         snprintf(why, len,
                  "out dir %s did not answer within %u s (a hung file system?): "
@@ -185,7 +267,7 @@ static int resume_parse(struct resumed *r)
 
 /* Its out dir and its shared files (none is opened by a client's path); a first
  * failure is the reason. */
-static void resume_files(struct sup *s, struct resumed *r)
+static void resume_files(struct sup *s, struct preopened *pre, struct resumed *r)
 {
     char *why = r->why;
     const size_t wl = sizeof(r->why);
@@ -193,7 +275,7 @@ static void resume_files(struct sup *s, struct resumed *r)
     /* A job whose proofs go into the store: its out dir is cuzkd's own staging dir. */
     if (!why[0] && json_is_string(json_object_get(r->req, "results")))
         r->ofd = results_reopen(s, r->sj->id, why, wl);
-    else if (!why[0] && (r->ofd = reopen_out_dir(r->req, r->out_dir, why, wl)) < 0)
+    else if (!why[0] && (r->ofd = reopen_out_dir(pre, r->sj->id, r->req, r->out_dir, why, wl)) < 0)
         r->ofd = -1;
     if (!why[0] &&
         (r->zfd = reopen_copy(s, json_object_get(r->cps, "zkey"), 1, "zkey", r->zpath, r->held, why, wl)) <=
@@ -286,7 +368,8 @@ static int resume_enter(struct sup *s, struct resumed *r, uint32_t *slot)
     job_begin(s, *slot, (uid_t)json_integer_value(uid), 1, &f);
     results_note(s, *slot, json_string_value(json_object_get(r->req, "circuit")),
                  json_string_value(json_object_get(r->req, "tenant")),
-                 json_is_string(json_object_get(r->req, "results")), r->sj->submitted);
+                 json_is_string(json_object_get(r->req, "results")), r->sj->submitted,
+                 json_object_get(r->req, "metadata"));
     r->zfd = r->rfd = r->gfd = r->ofd = -1;
     r->wfd = NULL;
     r->held = NULL;
@@ -306,6 +389,21 @@ static groth16_vk *resume_vk(struct sup *s, uint32_t slot, groth16_vk *vk)
         zkey_close(&zk);
     }
     return vkp;
+}
+
+/* A resumed partition's tries from the store's count a (stored state was, ps is now):
+ * a final one keeps its count; one the previous cuzkd had in flight was cut short
+ * by its death, so its next try is one more; one queued after a retry has that retry
+ * counted already. */
+static void resume_attempts(struct part_state *pp, enum store_part_state was, enum store_part_state ps,
+                            uint32_t a)
+{
+    a = a < PART_ATT_UNKNOWN ? a : PART_ATT_UNKNOWN - 1;
+    pp->rec_att = (uint16_t)a;
+    if (ps == STORE_DONE || ps == STORE_FAILED)
+        pp->fixed_attempts = (uint16_t)(a ? a : 1);
+    else
+        pp->retries = (uint16_t)(was == STORE_QUEUED && a ? a - 1 : a);
 }
 
 /* Each partition of the resumed job in slot: done or failed as the store says, done
@@ -344,6 +442,7 @@ static void resume_states(struct sup *s, const struct resumed *r, uint32_t slot,
         /* What the store holds now differs from ps where a proof was found or an
          * unfinished state goes back to queued: let the next sync write it. */
         s->parts[p].rec = ps == sj->state[i] ? (uint8_t)ps : REC_UNKNOWN;
+        resume_attempts(&s->parts[p], sj->state[i], ps, sj->attempts[i]);
     }
     jobtab_job_try_complete(jt, slot);
     logmsg("job %llu resumed from the job store: %u of %u partition(s) done (%u found "
@@ -389,7 +488,7 @@ static int resume_job(void *arg, const struct store_job *sj)
     if (sj->id >= x->next_id) x->next_id = sj->id + 1;
     json_array_append_new(x->ids, json_integer((json_int_t)sj->id));
     if (resume_parse(&r)) goto out;
-    resume_files(s, &r);
+    resume_files(s, &x->pre, &r);
     for (uint32_t i = 0; i < r.n; i++)
         if (resume_part(s, &r, i)) goto out;
     if (resume_enter(s, &r, &slot)) goto out;
@@ -413,7 +512,7 @@ static int dur_keep(void *arg, const char *name)
 int resume_start(struct sup *s, uint64_t next_id)
 {
     struct jobtab *jt = &s->pl.data.jobtab;
-    struct resume_ctx x = { s, next_id, json_array() };
+    struct resume_ctx x = { .s = s, .next_id = next_id, .ids = json_array() };
     char err[1024];
     size_t i;
     json_t *o;
@@ -436,7 +535,9 @@ int resume_start(struct sup *s, uint64_t next_id)
         return CUZK_EXIT_IO;
     }
     if (store_max_job_id(s->store) >= x.next_id) x.next_id = store_max_job_id(s->store) + 1;
+    preopen_all(s, &x.pre);
     rc = store_each_running(s->store, resume_job, &x, err, sizeof(err));
+    preopened_free(&x.pre);
     if (rc) logmsg("%s", err);
     /* Copies no unfinished job refers to (their jobs were decided, or a submit died
      * half way): removed. Not after a failed scan: a job it missed may need them. */

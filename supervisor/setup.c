@@ -3,12 +3,15 @@
 #include "sup.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -94,15 +97,28 @@ void group_reach(const struct cuzkd_config *c)
     }
 }
 
-/* Is another cuzkd answering on this socket? */
+/* Is another cuzkd answering on this socket? A connect alone does not tell: the
+ * listening socket of a cuzkd that was killed lingers while the kernel tears it down
+ * (and for good while a thread of it is stuck in a hung file system), accepting
+ * connections no one will ever read. So a line is sent, and only a reply within
+ * SOCKET_LIVE_MS says a cuzkd runs there. Asked only once the pid file showed no live
+ * owner (write_pid_file), so a cuzkd busy in its start is never mistaken for gone. */
+#define SOCKET_LIVE_MS 3000
 static int socket_live(const char *path)
 {
+    static const char ping[] = "{\"req\":\"status\",\"job\":0}\n";
     struct sockaddr_un a = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), live;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), live = 0;
+    struct pollfd p;
+    char c;
 
     if (fd < 0) return 0;
     snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-    live = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+        send(fd, ping, sizeof(ping) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(ping) - 1)) {
+        p = (struct pollfd){ .fd = fd, .events = POLLIN };
+        live = poll(&p, 1, SOCKET_LIVE_MS) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) == 1;
+    }
     close(fd);
     return live;
 }
@@ -150,18 +166,55 @@ int listen_socket(struct sup *s, char *err, size_t errlen)
     return 0;
 }
 
-/* RUN/INSTANCE.pid, created O_EXCL|O_NOFOLLOW: an existing one is removed only if it
- * is a regular file naming a dead process (a symlink or anything else planted there is
- * refused, never followed). 0 or a message in err. */
+/* Process pid's state letter from /proc/PID/stat (R, S, D, Z, ...), or 0. */
+static char proc_state(long pid)
+{
+    char p[64], buf[512], *paren;
+    int fd;
+    ssize_t n;
+
+    snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+    if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0) return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    /* "PID (COMM) S ...": the name may hold spaces and parentheses, the last ')' ends it */
+    paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Does the cuzkd named by an existing pid file still run? It holds a lock on the file
+ * (flock, for its whole life) that the kernel releases when its descriptors go, which
+ * a dead process's do even while it stays a zombie, or while a thread of it is stuck
+ * in a hung file system and its exit cannot finish. So the lock decides: held, it
+ * runs. Free, it runs only if it is alive and neither a zombie nor stuck (D): a cuzkd
+ * of a version that took no lock. */
+static int pid_file_live(int fd, long old)
+{
+    char st;
+
+    if (flock(fd, LOCK_SH | LOCK_NB)) return errno == EWOULDBLOCK;
+    if (old <= 0 || old == (long)getpid() || (kill((pid_t)old, 0) && errno != EPERM)) return 0;
+    st = proc_state(old);
+    return st && st != 'Z' && st != 'D' && st != 'X';
+}
+
+/* RUN/INSTANCE.pid, made by link() of a locked temp file (so it never exists unlocked
+ * or empty) and never through a link: an existing one is removed only if it is a
+ * regular file whose cuzkd is gone (pid_file_live; a symlink or anything else planted
+ * there is refused, never followed). The lock stays held on an open descriptor
+ * (close-on-exec: no stage inherits it) until cuzkd exits. 0 or a message in err. */
 int write_pid_file(struct sup *s, char *err, size_t errlen)
 {
-    char buf[32];
+    char buf[32], tmp[sizeof(s->pid_path) + 32];
     struct stat st;
     int fd, n;
 
     snprintf(s->pid_path, sizeof(s->pid_path), "%s/%s.pid", s->c->run_dir, s->c->instance);
     if (lstat(s->pid_path, &st) == 0) {
         long old = 0;
+        int live;
 
         if (!S_ISREG(st.st_mode)) {
             snprintf(err, errlen, "pid file %.900s is %s, not a regular file; refusing it", s->pid_path,
@@ -171,12 +224,13 @@ int write_pid_file(struct sup *s, char *err, size_t errlen)
         }
         fd = open(s->pid_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         n = fd >= 0 ? (int)read(fd, buf, sizeof(buf) - 1) : -1;
-        if (fd >= 0) close(fd);
         if (n > 0) {
             buf[n] = '\0';
             old = strtol(buf, NULL, 10);
         }
-        if (old > 0 && old != (long)getpid() && (kill((pid_t)old, 0) == 0 || errno == EPERM)) {
+        live = fd >= 0 && pid_file_live(fd, old);
+        if (fd >= 0) close(fd);
+        if (live) {
             snprintf(err, errlen,
                      "instance \"%.100s\" is already running (pid file %.700s "
                      "names process %ld); stop it first or choose another --instance",
@@ -189,23 +243,29 @@ int write_pid_file(struct sup *s, char *err, size_t errlen)
             s->pid_path[0] = '\0';
             return -errno;
         }
-        logmsg("removed a stale pid file %s", s->pid_path);
+        logmsg("removed a stale pid file %s (process %ld is gone%s)", s->pid_path, old,
+               old > 0 && !kill((pid_t)old, 0) ? ", or a zombie, or stuck in its exit" : "");
     }
-    fd = open(s->pid_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "pid file %.900s: %s", s->pid_path, strerror(errno));
-        s->pid_path[0] = '\0';
-        return -EEXIST;
-    }
+    snprintf(tmp, sizeof(tmp), "%s.%d", s->pid_path, (int)getpid());
+    unlink(tmp); /* a previous process of this pid's, long gone */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-    if (write(fd, buf, (size_t)n) != n || fsync(fd)) {
-        snprintf(err, errlen, "pid file %.900s: %s", s->pid_path, strerror(errno));
-        close(fd);
-        unlink(s->pid_path);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) || write(fd, buf, (size_t)n) != n || fsync(fd)) {
+        snprintf(err, errlen, "pid file %.900s: %s", tmp, strerror(errno));
+        if (fd >= 0) close(fd);
+        unlink(tmp);
         s->pid_path[0] = '\0';
         return -EIO;
     }
-    close(fd);
+    if (link(tmp, s->pid_path)) { /* EEXIST: another cuzkd of this instance came first */
+        snprintf(err, errlen, "pid file %.900s: %s", s->pid_path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        s->pid_path[0] = '\0';
+        return -EEXIST;
+    }
+    unlink(tmp);
+    /* fd stays open, its lock held, until cuzkd exits (pid_file_live) */
     return 0;
 }
 

@@ -208,8 +208,8 @@ static int service_refused(struct sup *s, struct conn *k, const struct control_r
 {
     if (r->tenant && !k->privileged) {
         reply_err(s, k, PROTO_E_NOT_PERMITTED,
-                  "\"tenant\" may be given only by root or cuzkd's own user (the HTTP API "
-                  "process)");
+                  "\"tenant\" may be given only by root, cuzkd's own user or its --api-user "
+                  "(the HTTP API)");
         return 1;
     }
     if ((r->results_store || r->idem_key) && !s->store) {
@@ -378,15 +378,24 @@ static void submit_started(struct sup *s, struct conn *k, struct control_submit 
                            .dur = held };
 
     job_begin(s, slot, k->uid, 0, &f);
-    results_note(s, slot, sub->circuit, sub->tenant, sub->results_store, (int64_t)time(NULL));
+    {
+        json_t *meta = sub->metadata[0] ? json_loads(sub->metadata, 0, NULL) : NULL;
+
+        results_note(s, slot, sub->circuit, sub->tenant, sub->results_store, (int64_t)time(NULL), meta);
+        json_decref(meta);
+    }
     for (uint32_t i = 0; s->store && i < sub->n; i++) s->parts[jb->first_part + i].rec = STORE_QUEUED;
     sub->zkey_fd = sub->r1cs_fd = sub->out_fd = sub->wgen_fd = -1;
     sub->wtns_fd = NULL;
     logmsg("job %llu: %zu partition(s) of %s -> %s", (unsigned long long)jb->id, sub->n, sub->zkey,
            sub->out_dir);
     if (s->slot) stats_counter_add(s->slot, SUP_C_SUBMITS, 1);
-    conn_reply(
-        s, k, control_reply_ok(json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions", (int)sub->n)));
+    {
+        json_t *o = json_pack("{s:I,s:i}", "job", (json_int_t)jb->id, "partitions", (int)sub->n);
+
+        if (o && s->jobs[slot].metadata) json_object_set(o, "metadata", s->jobs[slot].metadata);
+        conn_reply(s, k, control_reply_ok(o));
+    }
 }
 
 /* The rest of a submit, in the loop, once its intake checked it (and, with a job

@@ -539,6 +539,12 @@ int control_submit_check(const struct control_req *r, const int *fds, size_t n_f
     s->max_running = r->max_running;
     snprintf(s->idem_key, sizeof(s->idem_key), "%s", r->idem_key ? r->idem_key : "");
     snprintf(s->body_sha256, sizeof(s->body_sha256), "%s", r->body_sha256 ? r->body_sha256 : "");
+    if (r->metadata) { /* its compact text fits: control_parse checked it (proto_metadata_valid) */
+        char *t = json_dumps(r->metadata, JSON_COMPACT);
+
+        snprintf(s->metadata, sizeof(s->metadata), "%s", t ? t : "");
+        free(t);
+    }
     /* Results kept in the store: the out dir is cuzkd's own, made when the job starts. */
     s->results_store = r->results_store;
     if (!r->results_store && (rc = check_out_dir(r, fds, n_fds, peer, s, e))) goto out;

@@ -72,7 +72,8 @@ struct control_submit {
     char circuit[64];
     int results_store;
     char tenant[CONTROL_TENANT_MAX], idem_key[CONTROL_IDEM_MAX], body_sha256[CONTROL_SHA256_HEX];
-    uint32_t max_running; /* the tenant's jobs not yet decided, at most; 0 none */
+    uint32_t max_running;                /* the tenant's jobs not yet decided, at most; 0 none */
+    char metadata[PROTO_META_BYTES + 1]; /* the client's object, compact JSON; "" none */
 };
 
 /* Validate a submit against the descriptors it passed (fds[0..n_fds), the client's,

@@ -56,10 +56,10 @@
 #define MAX_CONNS       64 /* control connections of ordinary users */
 #define RESERVED_CONNS  8  /* more, only for root and cuzkd's own uid */
 #define N_CONNS         (MAX_CONNS + RESERVED_CONNS)
-#define TICK_NS         100000000ull /* timer period: 100 ms */
-#define SUP_MAX_TIMERS  16           /* timers.c's named timers, at most */
-#define REPLY_MAX       (64u << 20)  /* a connection's unsent replies */
-#define RESUME_OPEN_MS  5000u        /* a stored job's out dir may take this long to open */
+#define TICK_NS         100000000ull    /* timer period: 100 ms */
+#define SUP_MAX_TIMERS  16              /* timers.c's named timers, at most */
+#define REPLY_MAX       PROTO_REPLY_MAX /* a connection's unsent replies: one reply line at most */
+#define RESUME_OPEN_MS  5000u           /* a stored job's out dir may take this long to open */
 /* An unfinished request line (its descriptors already queued) may take this long: a
  * client sends one in a single write (a 4096-witness submit is about 1 MB), so 30 s
  * is only reached by one that trickles a byte now and then to hoard descriptors. */
@@ -154,7 +154,8 @@ struct conn {
     int *fds; /* descriptors received, not yet taken by a request */
     uint32_t n_fds;
     int fd_trouble;         /* descriptors were lost (MSG_CTRUNC) or too many queued */
-    int privileged;         /* root or cuzkd's own uid: may act for others */
+    int privileged;         /* root, cuzkd's own uid or --api-user: may act for others */
+    int api_user;           /* --api-user: privileged for its tenants, not an operator */
     int reserve_ok;         /* may use the reserved slots: privileged, but not the
                              * HTTP API child (its requests are its tenants') */
     uint64_t active_ns;     /* last request byte or reply: --idle-timeout */
@@ -200,6 +201,7 @@ struct job_state {
     int64_t submitted_unix;
     char circuit[PROTO_CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
     char tenant[CONTROL_TENANT_MAX];
+    json_t *metadata; /* the client's object (a reference), or NULL */
     struct job_files files;
 };
 
@@ -207,7 +209,13 @@ struct job_state {
 struct part_state {
     uint16_t crashes; /* stage crashes while it held it (poison at --max-attempts) */
     uint8_t rec;      /* its state as last written to the job store, or REC_UNKNOWN */
+    /* Its tries (part_attempts): those a dead or killed stage cut short (each
+     * reclaim, and a previous cuzkd's), the count a resumed final partition had in
+     * the store (0: none, counted live), and the count last written to the store
+     * (PART_ATT_UNKNOWN: write it again). */
+    uint16_t retries, fixed_attempts, rec_att;
 };
+#define PART_ATT_UNKNOWN 0xffff
 
 /* A declared circuit as cuzkd holds it (catalog.c). */
 struct cat_entry {
@@ -347,7 +355,7 @@ void journal_sync(struct sup *s);
 char *journal_request(const struct control_submit *sub, json_t *copies, const struct control_peer *peer,
                       const struct stat *od);
 void journal_prune(struct sup *s);
-void journal_prune_uid(struct sup *s);
+void journal_prune_owner(struct sup *s);
 int journal_record(struct sup *s, const struct control_submit *sub, json_t *copies,
                    const struct control_peer *peer, char *err, size_t errlen);
 
@@ -361,10 +369,13 @@ int catalog_submit(struct sup *s, struct control_req *r, int extra[3], size_t *n
                    char *m, size_t len);
 void catalog_free(struct sup *s);
 
+/* journal.c: partition p's tries, as shown and stored ("attempts") */
+uint32_t part_attempts(const struct sup *s, uint32_t p);
+
 /* results.c */
 int results_open(struct sup *s, char *err, size_t errlen);
 void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
-                  int64_t submitted);
+                  int64_t submitted, json_t *metadata);
 int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen);
 void results_unstage(struct sup *s, uint64_t id);
 int results_reopen(struct sup *s, uint64_t id, char *why, size_t len);
@@ -375,6 +386,8 @@ int results_idem(struct sup *s, struct conn *k, const char *tenant, const char *
 void results_job_fields(const struct sup *s, uint32_t slot, json_t *j);
 int results_stored_job(struct sup *s, struct conn *k, uint64_t id);
 void do_proof(struct sup *s, struct conn *k, const struct control_req *r);
+/* {"req":"jobs"}: a page of the job store's jobs (protocol.h), one query. */
+void do_jobs(struct sup *s, struct conn *k, const struct control_req *r);
 /* A status, wait, cancel or proof request with "tenant":T for job r->job whose
  * tenant (in the table, else the store) is not T: answered no_such_job (1), as a job
  * that does not exist; from a peer neither root nor cuzkd's user: not_permitted (1);

@@ -89,12 +89,12 @@ static void journal_timer(struct sup *s, uint64_t t)
     journal_sync(s);
 }
 
-/* The store on: each user's decided jobs bounded by --store-keep-jobs/-mb, a minute
+/* The store on: each user's (and API tenant's) decided jobs bounded by --store-keep-jobs/-mb, a minute
  * apart (fast enough against a burst, rare enough to cost nothing). */
-static void prune_uid_timer(struct sup *s, uint64_t t)
+static void prune_owner_timer(struct sup *s, uint64_t t)
 {
     (void)t;
-    if (s->store) journal_prune_uid(s);
+    if (s->store) journal_prune_owner(s);
 }
 
 /* --store-keep-days: decided jobs leave the store, hourly. */
@@ -139,7 +139,7 @@ static const struct {
     { "listen", 0, listen_timer },
     { "intakes", 0, check_intakes }, /* --copy-timeout */
     { "journal", 0, journal_timer },
-    { "prune_uid", 60 * SEC, prune_uid_timer },
+    { "prune_owner", 60 * SEC, prune_owner_timer },
     { "prune", 3600 * SEC, prune_timer },
     { "retire", 0, retire_timer },
     { "life", 0, life_timer },

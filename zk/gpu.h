@@ -83,6 +83,11 @@ void gpu_set_lanes(gpu_dev *d, unsigned lanes);
  * cudaDeviceScheduleBlockingSync, set by the first gpu_open), 0 when it spins. */
 int gpu_blocking_sync(const gpu_dev *d);
 
+/* The device's PCI address, "DDDD:BB:DD.F" (cudaDeviceGetPCIBusId), into buf: how NVML
+ * is told which device this is whatever CUDA_VISIBLE_DEVICES renumbered. 0, or
+ * -CUZK_E_DEVICE with buf "". */
+int gpu_pci_bus_id(const gpu_dev *d, char *buf, size_t len);
+
 /* cudaHostRegister of a host range (the pool slab), once per range. */
 int gpu_host_register(gpu_dev *d, void *p, size_t len, char *err, size_t errlen);
 int gpu_host_unregister(gpu_dev *d, void *p);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../api/api.h"
@@ -43,7 +44,8 @@ static void serve_once(void)
     g_api.cfg.max_conns = 64;
     g_api.cfg.max_body = 1 << 20;
     fd = memfd_create("tokens", 0);
-    if (fd < 0 || write(fd, tokens, sizeof(tokens) - 1) < 0) abort();
+    /* 0600: cuzk-api refuses a tokens file others may read (a memfd is made 0777) */
+    if (fd < 0 || fchmod(fd, 0600) || write(fd, tokens, sizeof(tokens) - 1) < 0) abort();
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     if (api_tokens_load(&g_api.tokens, path, err, sizeof(err)) ||
         api_serve(-1, NULL, NULL, err, sizeof(err))) {

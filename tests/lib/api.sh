@@ -2,7 +2,7 @@
 # Helpers of the HTTP API tests (cuzk-api), on top of daemon.sh and wgen.sh. Sourced,
 # never run.
 #   api_tokens NAME [LIMITS]...  a new token for tenant NAME (cuzk token): sets
-#                      tok_NAME, appends its line to $tmp/tokens
+#                      tok_NAME, appends its line to $tmp/tokens (0600)
 #   api_init           after daemon_init: cuzk-api built, curl and a generator's tools
 #                      there (else SKIP); FX the bn128 mulchain-10 fixture, VK its key,
 #                      gen its witness generator (wgen.sh), n=0 proofs verified
@@ -25,6 +25,9 @@
 #   fetch_proof NAME TOKEN PATH  GET PATH (a proof) as answer NAME: fail unless 200
 #                      and verify_proof NAME
 #   api_wait_up        until /healthz answers 200 (120 s; a liveness bound)
+#   api_proved NAME TOKEN BODY  POST BODY to circuit mul (202), wait for the job (id in
+#                      $id), fetch proof 0 and verify it (verify_proof); answers NAME,
+#                      NAMEw, NAMEp
 api_init() {
   need_bins cuzk-api
   command -v curl >/dev/null || {
@@ -64,6 +67,7 @@ api_tokens() { # NAME [LIMITS]
   out="$("$BUILD/bin/cuzk" token "$@")" || fail "cuzk token $*"
   printf -v "tok_$1" '%s' "$(head -n1 <<<"$out")"
   tail -n1 <<<"$out" >>"$tmp/tokens"
+  chmod 600 "$tmp/tokens" # cuzk-api refuses a tokens file others may read
 }
 
 http() { # NAME TOKEN METHOD PATH [curl args]
@@ -115,4 +119,16 @@ api_wait_up() {
     sleep 0.1
   done
   fail "the API did not answer /healthz within 120 s"
+}
+
+api_proved() { # NAME TOKEN BODY
+  [ "$(http "$1" "$2" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' \
+    --data-binary "$3")" = 202 ] || fail "POST $1: $(cat "$tmp/http/$1.body")"
+  id="$(jfield "$1" r.job)"
+  http "$1w" "$2" GET "/v1/jobs/$id?wait=300" >/dev/null
+  expect "$1w" 200
+  [ "$(jfield "$1w" r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/$1w.body")"
+  http "$1p" "$2" GET "/v1/jobs/$id/proofs/0" >/dev/null
+  expect "$1p" 200
+  verify_proof "$1p"
 }

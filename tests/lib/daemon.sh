@@ -18,8 +18,6 @@
 #   js EXPR JSON       evaluate EXPR with r = JSON.parse(JSON) in node, print it
 #   daemon_start OPTS  start cuzkd --foreground with OPTS (and --wgen-dir $BUILD/wgen:$tmp),
 #                      wait until it answers status
-#   daemon_answers TRIES MSG  wait (TRIES x 0.1 s, a liveness bound) until cuzkd answers
-#                      status; fail MSG if it does not or it exited
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
 #   daemon_kill9 [PID...]  SIGKILL cuzkd (no shutdown: a crash) and the PIDs (a stage the
 #                      test SIGSTOPped: the SIGTERM its death sends would wait for a
@@ -166,23 +164,12 @@ daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground \
     --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
-  local _
   wait_until 100 [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
   # The socket is bound before the segments are made (and their log lines written):
   # the daemon is up once it answers, which its event loop does only after set-up.
   # (numa_routing grepped the log at the socket's appearance and missed the buffers
   # line on a loaded machine.) A liveness bound, not a speed check.
-  daemon_answers 1200 "cuzkd did not answer status within 120 s of creating its socket"
-}
-
-daemon_answers() {
-  local _
-  for _ in $(seq 1 "$1"); do
-    cuzk status >/dev/null 2>&1 && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "$2"
+  daemon_answers "$tmp/cuzkd.log"
 }
 
 # shellcheck disable=SC2120 # the PIDs are optional: most callers stopped no stage
@@ -194,6 +181,19 @@ daemon_kill9() {
   wait_until 300 no_instance_process || true
 }
 no_instance_process() { [ -z "$(pgrep -f -- "--instance $inst " || true)" ]; }
+
+# A cuzkd the test started itself (as another user, under strace...), its pid in
+# daemon_pid: until it answers status (120 s, a liveness bound); fail, with LOG's last
+# lines, if it exits first.
+daemon_answers() { # LOG
+  local _
+  for _ in $(seq 1 1200); do
+    cuzk status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd exited: $(tail -n 5 "$1")"
+    sleep 0.1
+  done
+  fail "cuzkd did not answer status within 120 s"
+}
 
 daemon_shutdown_clean() {
   local rc=0 left _

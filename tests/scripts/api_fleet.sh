@@ -211,8 +211,9 @@ http c "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/o
 expect c 202
 on 2
 http d "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' \
-  --data-binary @"$FX/input.json" >/dev/null
+  -H 'Cuzk-Metadata: {"order":"fleet-17","n":2}' --data-binary @"$FX/input.json" >/dev/null
 expect d 202
+[ "$(jfield d 'JSON.stringify(r.metadata)')" = '{"order":"fleet-17","n":2}' ] || fail "d's answer without its metadata: $(cat "$tmp/http/d.body")"
 jb="$(jfield b r.job)" jc="$(jfield c r.job)" jd="$(jfield d r.job)"
 echo "ok: POSTed after the kill: an array of 4 to server 1 (job $jb), a .wtns (job $jc) and an input.json (job $jd) to server 2"
 # The same key and body on ANOTHER server: the same job; another body: 409.
@@ -254,6 +255,34 @@ for j in "$ja" "$jb" "$jc" "$jd"; do
   [ "$(jfield "w$j" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$j.body")"
 done
 echo "ok: every job done, long-polled on servers 1 and 2"
+# The list, from any server: alice's 4 jobs newest first in pages of 3 (one query a
+# page), bob's none; metadata stored in the queue's table; attempts from its claims:
+# 1 for a partition proved once, 2 for one server 0 held when it was killed.
+on 1
+http l1 "$tok_alice" GET '/v1/jobs?limit=3&state=done' >/dev/null
+expect l1 200
+[ "$(jfield l1 'r.jobs.length + " " + r.next')" = "3 /v1/jobs?limit=3&state=done&cursor=$(jfield l1 r.next_cursor)" ] ||
+  fail "list page 1: $(cat "$tmp/http/l1.body")"
+on 2
+http l2 "$tok_alice" GET "$(jfield l1 r.next)" >/dev/null
+expect l2 200
+[ "$(jfield l1 'r.jobs.map(j => j.job).join(" ")') $(jfield l2 'r.jobs.map(j => j.job).join(" ")')" = \
+  "$(printf '%s\n' "$ja" "$jb" "$jc" "$jd" | sort -rn | tr '\n' ' ' | sed 's/ $//')" ] ||
+  fail "alice's list: $(cat "$tmp/http/l1.body") $(cat "$tmp/http/l2.body")"
+[ "$(jfield l2 'r.next === undefined')" = true ] || fail "the last page has a next"
+[ "$(jfield l1 "JSON.stringify(r.jobs.find(j => j.job == $jd).metadata)")" = '{"order":"fleet-17","n":2}' ] ||
+  fail "d's metadata in the list: $(cat "$tmp/http/l1.body")"
+http lbob "$tok_bob" GET /v1/jobs >/dev/null
+expect lbob 200
+[ "$(jfield lbob 'r.jobs.length')" = 0 ] || fail "bob lists alice's jobs: $(cat "$tmp/http/lbob.body")"
+http lbad "$tok_alice" GET '/v1/jobs?cursor=x!' >/dev/null
+expect lbad 400 usage
+[ "$(jfield "w$jd" 'r.metadata.order + " " + r.parts.map(p => p.attempts).join()')" = "fleet-17 1" ] ||
+  fail "job $jd: $(cat "$tmp/http/w$jd.body")"
+while IFS=: read -r j x _; do
+  [ "$(jfield "w$j" "r.parts[$x].attempts")" = 2 ] || fail "job $j partition $x, taken over from server 0: $(jfield "w$j" "JSON.stringify(r.parts[$x])")"
+done <<<"$held"
+echo "ok: alice's 4 jobs listed newest first in pages of 3 on servers 1 and 2, bob none; metadata kept in the queue; attempts 1, and 2 where server 0 was killed"
 while IFS=: read -r j x g; do
   by="$(psql_q "SELECT done_by || ' ' || lease_gen FROM cuzk_parts WHERE job = $j AND idx = $x AND state = 'done'")"
   [ -n "$by" ] && [[ "${by% *}" != *"-$inst-s0" ]] && [ "${by#* }" -gt "$g" ] ||

@@ -287,7 +287,7 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 expect carol2 200
-grep -v '^bob ' "$tmp/tokens" >"$tmp/tokens.new" && mv "$tmp/tokens.new" "$tmp/tokens"
+grep -v '^bob ' "$tmp/tokens" >"$tmp/tokens.new" && chmod 600 "$tmp/tokens.new" && mv "$tmp/tokens.new" "$tmp/tokens"
 cuzk reload >/dev/null 2>&1 || true # cuzkd's circuits read again too; its answer is not the point here
 for _ in $(seq 1 600); do
   [ "$(http bobgone "$tok_bob" GET /v1/circuits)" = 401 ] && break

@@ -35,12 +35,15 @@ for f in /usr/bin/cuzkd /usr/bin/cuzk /usr/bin/cuzk-top /usr/bin/cuzk-synth /usr
   grep -qx "$f" "$tmp/files" || fail "the package lacks $f"
 done
 echo "ok   $(grep -vc '/$' "$tmp/files") files and links, every one docs/packaging.md lists"
-dpkg-deb --ctrl-tarfile "$deb" | tar -x -C "$tmp" ./conffiles ./postinst ./postrm
+dpkg-deb --ctrl-tarfile "$deb" | tar -x -C "$tmp" ./conffiles ./preinst ./postinst ./postrm
 grep -qx /etc/cuzk/cuzkd.conf "$tmp/conffiles" || fail "/etc/cuzk/cuzkd.conf is not a conffile"
 grep -q "deb-systemd-helper enable 'cuzkd.service'" "$tmp/postinst" || fail "postinst does not enable cuzkd.service"
 grep -q 'systemd-sysusers.*cuzk.conf' "$tmp/postinst" || fail "postinst does not run systemd-sysusers"
 grep -q 'systemd-tmpfiles.*cuzk.conf' "$tmp/postinst" || fail "postinst does not run systemd-tmpfiles"
-grep -q 'rm -rf /var/lib/cuzk' "$tmp/postrm" || fail "postrm purge keeps /var/lib/cuzk"
+# shellcheck disable=SC2016 # the postrm's own text, not this shell's
+grep -q 'rm -rf "$root/var/lib/cuzk"' "$tmp/postrm" || fail "postrm purge keeps /var/lib/cuzk"
+grep -q 'made-by-cuzk-package' "$tmp/preinst" && grep -q 'made-by-cuzk-package' "$tmp/postrm" ||
+  fail "preinst or postrm lacks the mark of a /var/lib/cuzk the package made (tests/scripts/deb_maintscripts.sh)"
 echo "ok   conffile /etc/cuzk/cuzkd.conf; postinst enables the unit, runs sysusers and tmpfiles"
 # libpq is loaded at run time (store/pq_dl.c): dh_shlibdeps cannot see it, so
 # debian/control names it, and the package must still carry that dependency.

@@ -37,7 +37,7 @@ mnt=""
 daemon_on_exit='[ -z "$mnt" ] || umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true'
 OPTS=(--devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 250)
 sq() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str,r)) for r in c.execute(sys.argv[2])))' "$@"; }
-answering() { daemon_answers 150 "cuzkd does not answer"; }
+answering() { daemon_answers "$tmp/cuzkd.log"; }
 stages_gone() { wait_until 250 no_instance_process || fail "stages still running after cuzkd was killed"; }
 snapshot() {
   local f

@@ -9,7 +9,8 @@
 # (--socket, its systemd unit's way) with --user: after binding it runs as that user
 # with no other group (/proc/PID/status), and so cannot reach root's cuzkd (readyz
 # 503 no_daemon, healthz 200). --per-ip 2: a third connection from 127.0.0.1 is
-# closed unanswered while two are open; --timeout 2: an idle connection is closed.
+# closed unanswered while two that have shown a token are open (one that has not
+# would be closed to make room); --timeout 2: an idle connection is closed.
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -132,7 +133,7 @@ grep -qx 'Groups: *' <<<"$st" || fail "supplementary groups kept: $st"
 http ready2 "" GET /readyz >/dev/null
 expect ready2 503 no_daemon
 echo "ok: cuzk-api started by root with --user $atk runs as uid $ATTACKER_UID, no groups; root's cuzkd out of its reach (readyz 503)"
-python3 - "$port2" <<'PY' || fail "per-IP limit or idle timeout"
+python3 - "$port2" "$tok_bob" <<'PY' || fail "per-IP limit or idle timeout"
 import socket, sys, time
 port = int(sys.argv[1])
 def conn():
@@ -143,7 +144,23 @@ def answer(s):  # the first bytes of the answer; b"" when closed unanswered (EOF
         return s.recv(100)
     except (ConnectionResetError, BrokenPipeError):
         return b""
-a, b = conn(), conn()
+def authed():  # a keep-alive connection that has shown a token (its answer read whole)
+    s = conn()
+    s.sendall(b"GET /v1/circuits HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + sys.argv[2].encode() + b"\r\n\r\n")
+    b = b""
+    while b"\r\n\r\n" not in b:
+        c = s.recv(4096)
+        assert c, b
+        b += c
+    head, body = b.split(b"\r\n\r\n", 1)
+    n = int(next(l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")))
+    while len(body) < n:
+        c = s.recv(4096)
+        assert c, b
+        body += c
+    assert head.startswith(b"HTTP/1.1 "), head
+    return s
+a, b = authed(), authed()
 assert answer(conn()) == b"", "a third connection from 127.0.0.1 was answered"
 a.close(); b.close()
 for _ in range(300):  # the server sees the two close at its next poll (a liveness bound)

@@ -4,7 +4,10 @@
  *     leaves nothing behind, and nvml_close(NULL) is harmless;
  *   - a fake libnvidia-ml built here (cc -shared; the case SKIPs without a compiler)
  *     that exports NVML's symbols with known answers: nvml_open succeeds and
- *     nvml_sample reads each figure; one that lacks a symbol is -ENOSYS;
+ *     nvml_sample reads each figure; one that lacks a symbol is -ENOSYS; a device
+ *     named by its PCI address is found by it whatever the index says, a wrong address
+ *     is -EIO naming it, and a library without the lookup by address is -ENOSYS (never
+ *     a fall back to the index, which could be another device);
  *   - the Prometheus text of a gpuworker slot names cuzk_gpu_busy_seconds_total,
  *     cuzk_gpu_lane_occupied_seconds_total, the cuzk_gpu_idle_gap_seconds histogram,
  *     cuzk_gpuworker_cpu_seconds and, only when nvml_ok is 1, the NVML gauges, scaled
@@ -26,7 +29,7 @@ TEST(absent_library, 1)
     struct nvml *n = (struct nvml *)1;
     char why[256] = "";
 
-    ck_assert_int_eq(nvml_open(&n, "libnvidia-ml-not-here.so.1", 0, why, sizeof(why)), -ENOENT);
+    ck_assert_int_eq(nvml_open(&n, "libnvidia-ml-not-here.so.1", 0, NULL, why, sizeof(why)), -ENOENT);
     ck_assert_ptr_null(n);
     ck_assert_ptr_nonnull(strstr(why, "libnvidia-ml-not-here.so.1"));
     nvml_close(NULL);
@@ -43,6 +46,12 @@ static const char fake_src[] =
     "int nvmlDeviceGetMemoryInfo(void *d, M *m) { m->t = 80ull << 30; m->u = 123456789; m->f = m->t - m->u; "
     "return d == &dev ? 0 : 1; }\n"
     "int nvmlDeviceGetPowerUsage(void *d, unsigned *p) { *p = 250000; return d == &dev ? 0 : 1; }\n"
+    "#ifndef NO_BUS\n"
+    "int nvmlDeviceGetHandleByPciBusId_v2(const char *b, void **d) {\n"
+    "  const char *want = \"0000:3B:00.0\"; int i;\n"
+    "  for (i = 0; want[i] && b[i] == want[i]; i++) ;\n"
+    "  if (want[i] || b[i]) return 2; *d = &dev; return 0; }\n"
+    "#endif\n"
     "#ifndef NO_CLOCK\n"
     "int nvmlDeviceGetClockInfo(void *d, int t, unsigned *c) { *c = t == 1 ? 1980 : 0; return d == &dev ? 0 : 1; }\n"
     "#endif\n";
@@ -74,9 +83,9 @@ TEST(fake_library_samples, 1)
         return;
     }
     snprintf(lib, sizeof(lib), "%s/libfake-nvml.so", dir);
-    ck_assert_int_eq(nvml_open(&n, lib, 1, why, sizeof(why)), -EIO); /* no device 1 */
+    ck_assert_int_eq(nvml_open(&n, lib, 1, NULL, why, sizeof(why)), -EIO); /* no device 1 */
     ck_assert_ptr_null(n);
-    ck_assert_int_eq(nvml_open(&n, lib, 0, why, sizeof(why)), 0);
+    ck_assert_int_eq(nvml_open(&n, lib, 0, "", why, sizeof(why)), 0);
     ck_assert_int_eq(nvml_sample(n, &s), 0);
     ck_assert_uint_eq(s.util_pct, 42);
     ck_assert_uint_eq(s.mem_used, 123456789);
@@ -85,8 +94,37 @@ TEST(fake_library_samples, 1)
     nvml_close(n);
     ck_assert_int_eq(build_fake(dir, "libfake-old.so", "-DNO_CLOCK"), 0);
     snprintf(lib, sizeof(lib), "%s/libfake-old.so", dir);
-    ck_assert_int_eq(nvml_open(&n, lib, 0, why, sizeof(why)), -ENOSYS);
+    ck_assert_int_eq(nvml_open(&n, lib, 0, "", why, sizeof(why)), -ENOSYS);
     ck_assert_ptr_null(n);
+    snprintf(lib, sizeof(lib), "rm -rf %s", dir);
+    ck_assert_int_eq(system(lib), 0);
+}
+END_TEST
+
+TEST(fake_library_by_address, 1)
+{
+    char dir[] = "/tmp/test_nvml.XXXXXX", lib[512], why[256] = "";
+    struct nvml *n = NULL;
+    struct nvml_sample s;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(build_fake(dir, "libfake-nvml.so", ""), 0);
+    snprintf(lib, sizeof(lib), "%s/libfake-nvml.so", dir);
+    /* index 7 is no device of the fake: the address alone decides */
+    ck_assert_int_eq(nvml_open(&n, lib, 7, "0000:3B:00.0", why, sizeof(why)), 0);
+    ck_assert_int_eq(nvml_sample(n, &s), 0);
+    ck_assert_uint_eq(s.util_pct, 42);
+    nvml_close(n);
+    /* index 0 is a device of the fake, the address is not: refused, not the index's */
+    ck_assert_int_eq(nvml_open(&n, lib, 0, "0000:86:00.0", why, sizeof(why)), -EIO);
+    ck_assert_ptr_null(n);
+    ck_assert_ptr_nonnull(strstr(why, "0000:86:00.0"));
+    ck_assert_int_eq(build_fake(dir, "libfake-nobus.so", "-DNO_BUS"), 0);
+    snprintf(lib, sizeof(lib), "%s/libfake-nobus.so", dir);
+    ck_assert_int_eq(nvml_open(&n, lib, 0, "0000:3B:00.0", why, sizeof(why)), -ENOSYS);
+    ck_assert_ptr_null(n);
+    ck_assert_int_eq(nvml_open(&n, lib, 0, NULL, why, sizeof(why)), 0); /* by index: fine */
+    nvml_close(n);
     snprintf(lib, sizeof(lib), "rm -rf %s", dir);
     ck_assert_int_eq(system(lib), 0);
 }

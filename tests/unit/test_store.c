@@ -125,7 +125,7 @@ static void ids(char *out, size_t len)
     sqlite3_close(db);
 }
 
-TEST(test_store_prune_per_uid_bounds_count_and_bytes, 1)
+TEST(test_store_prune_per_owner_bounds_count_and_bytes, 1)
 {
     static const char *const names[1] = { "w" };
     struct store *st = open_store();
@@ -141,15 +141,42 @@ TEST(test_store_prune_per_uid_bounds_count_and_bytes, 1)
         ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
     }
     /* by count: each uid keeps its 3 newest decided jobs; the running one stays */
-    ck_assert_msg(store_prune_per_uid(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(store_prune_per_owner(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(n, 9);
     ids(got, sizeof(got));
     ck_assert_str_eq(got, "8,9,10,13,14,15,16");
     /* by bytes: room for one request each */
-    ck_assert_msg(store_prune_per_uid(st, 100, strlen(req), &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(store_prune_per_owner(st, 100, strlen(req), &n, err, sizeof(err)) == 0, "%s", err);
     ck_assert_uint_eq(n, 4);
     ids(got, sizeof(got));
     ck_assert_str_eq(got, "10,15,16");
+    store_close(st);
+}
+
+/* The API's tenants share its uid: each is bounded on its own, and the uid's jobs
+ * without a tenant (its CLI's) on their own too, so a tenant's flood of decided jobs
+ * removes only its own. */
+TEST(test_store_prune_per_owner_counts_tenants_apart, 1)
+{
+    static const char *const names[1] = { "w" };
+    struct store *st = open_store();
+    char req[128], got[256];
+    uint64_t n;
+
+    /* uid 0: tenant bob's 1, no tenant's 2, tenant alice's 3-10; 11 alice's, running */
+    for (uint64_t id = 1; id <= 11; id++) {
+        snprintf(req, sizeof(req), "{\"peer\":{\"uid\":0}%s}",
+                 id == 1       ? ",\"tenant\":\"bob\""
+                     : id == 2 ? ""
+                               : ",\"tenant\":\"alice\"");
+        ck_assert_msg(store_job_add(st, id, req, 1, names, err, sizeof(err)) == 0, "%s", err);
+        if (id != 11) ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
+        ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+    }
+    ck_assert_msg(store_prune_per_owner(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, 5);
+    ids(got, sizeof(got));
+    ck_assert_str_eq(got, "1,2,8,9,10,11");
     store_close(st);
 }
 

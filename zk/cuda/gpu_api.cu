@@ -162,6 +162,17 @@ extern "C" int gpu_open(int ordinal, gpu_dev **out, char *err, size_t errlen)
     return 0;
 }
 
+extern "C" int gpu_pci_bus_id(const gpu_dev *d, char *buf, size_t len)
+{
+    if (len) buf[0] = 0;
+    if (len < 13 || cudaDeviceGetPCIBusId(buf, (int)len, d->ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (len) buf[0] = 0;
+        return -CUZK_E_DEVICE;
+    }
+    return 0;
+}
+
 extern "C" int gpu_host_register(gpu_dev *d, void *p, size_t len, char *err, size_t errlen)
 {
     CK(cudaSetDevice(d->ordinal));
