@@ -27,6 +27,7 @@
 #                      exit 0 within 30 s, and no stage process, socket, pid file or
 #                      segment is left
 #   daemon_on_exit     set to a command run first at exit (the test's own cleanup)
+#   job_evicted ID     true once `cuzk status` no longer lists job ID (it left the table)
 #   freeze_stages      SIGSTOP every stage cuzkd runs now (nothing is proved meanwhile);
 #   thaw               SIGCONT them (also done at exit, before daemon_on_exit)
 #   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
@@ -213,6 +214,12 @@ daemon_shutdown_clean() {
   [ ! -e "$run/$inst.pid" ] || fail "pid file left behind"
   ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
   echo "ok: clean shutdown (no process, socket, pid file or segment left)"
+}
+
+job_evicted() {
+  local st
+  st="$(cuzk --json status 2>/dev/null)" || return 1
+  ! grep -q "\"id\": *$1[,}]" <<<"$st"
 }
 
 freeze_stages() {

@@ -44,11 +44,7 @@ http d1del "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect d1del 200
 [ "$(jfield d1del 'r.cancelled + " " + r.state')" = "false done" ] || fail "DELETE of a done job: $(cat "$tmp/http/d1del.body")"
 # until cuzkd's table forgets it (--keep-finished 1): then the store answers
-for _ in $(seq 1 600); do
-  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" || break
-  sleep 0.1
-done
-cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" && fail "job $j1 still in cuzkd's table after 60 s"
+wait_until 600 job_evicted "$j1" || fail "job $j1 still in cuzkd's table after 60 s"
 http d1del2 "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect d1del2 200
 [ "$(jfield d1del2 'r.cancelled + " " + r.state')" = "false done" ] ||

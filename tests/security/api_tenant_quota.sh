@@ -20,11 +20,7 @@ api_init
 api_tokens alice
 api_tokens bob
 api_start http "" --max-parts 8
-st="$(cuzk --json status)"
-stages="$(jq -r '.children[].pid' <<<"$st")"
-thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
-for p in $stages; do kill -STOP "$p"; done
+freeze_stages
 two='[{"x":"3","k":"1"},{"x":"4","k":"2"}]'
 post() { # NAME TOKEN
   http "$1" "$2" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' --data-binary "$two"

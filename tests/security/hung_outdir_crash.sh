@@ -31,9 +31,7 @@ jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
 proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb (another out dir) proved after the kill; snarkjs verifies it"
 
-kill "$fuse_pid"
-wait "$fuse_pid" 2>/dev/null || true
-umount -l "$tmp/fuse" 2>/dev/null || true
+fuse_release fuse
 left=""
 for _ in $(seq 1 300); do
   left="$(pgrep -x cuzkd-sweep || true) $(pgrep -f -- "--out-writer $fin\$" || true)"

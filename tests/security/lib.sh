@@ -14,6 +14,8 @@
 #                       reads every request about the directory's contents and never
 #                       answers: a hung file system. Its pid in $fuse_pid; unmounted
 #                       and its server ended (woken first, if stopped) on exit
+#   fuse_release NAME   the hung file system goes away: its server ended, $tmp/NAME
+#                       unmounted (lazily: the processes stuck in it get their errors)
 #   fuse_held NAME WHAT wait (a liveness bound) until a request reached NAME's server
 #   hung_daemon NAME OPTS...  the set-up of the hung-out-dir tests: exit 77 without root
 #                       or /dev/fuse; daemon_init NAME, A=bn128 mulchain-10, a cuzkd on one
@@ -112,6 +114,12 @@ fuse_hold() {
     sleep 0.1
   done
   fail "the FUSE mount $1 did not come up: $(cat "$m.log")"
+}
+
+fuse_release() {
+  kill "$fuse_pid"
+  wait "$fuse_pid" 2>/dev/null || true
+  umount -l "$tmp/$1" 2>/dev/null || true
 }
 
 fuse_held() {
