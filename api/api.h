@@ -91,6 +91,11 @@ void api_tokens_free(struct api_tokens *tk);
 int api_tokens_auth(const char *token, size_t len, struct api_tenant *out);
 /* The line of tenant name in g_api.tokens, copied into out: 0, or -1 when none. */
 int api_tokens_by_name(const char *name, struct api_tenant *out);
+/* A file of secrets (the tokens file, the TLS key) open on fd: 0 when it is its
+ * owner's alone (0600), or also readable by a group that is root's or the one the API
+ * serves as (0640, as the packaged unit's root:cuzk-api); else -1 with err naming
+ * option and path. Checked on the descriptor read, so no rename slips between. */
+int api_secret_mode_refused(int fd, const char *option, const char *path, char *err, size_t errlen);
 /* path read again into g_api.tokens; on failure (err) the old table stays. */
 int api_tokens_reload(const char *path, char *err, size_t errlen);
 
@@ -258,6 +263,10 @@ int api_metadata_header(struct api_resp *r, const char *text, struct api_body *b
 /* Queue mode's page (queue.c): the jobs, newest first, as the local mode's "jobs"
  * control reply has them ({"id",...}), *more when another page follows. NULL with r
  * answered. */
+/* Queue mode's proofs of partitions [offset, offset + limit) of job id in one query:
+ * an array of {"index","proof","public"} (done ones only), or NULL when it could not
+ * be had (each proof is then asked for alone). */
+json_t *api_queue_proofs(uint64_t id, const struct api_tenant *t, size_t offset, size_t limit);
 json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
                        int *more);
 
@@ -267,13 +276,18 @@ void api_readyz(struct api_resp *r);
 /* The job as a tenant sees it (jobs.c): cuzkd's status of the job, its paths cut. */
 json_t *api_job_view(json_t *j);
 
-/* callback.c. api_callback_start opens --callback-db (made if missing) and starts the
- * delivery thread; nothing when --callback-db is "". api_callback_check: url is one
+/* callback.c. api_callback_open opens --callback-db (made if missing), before the
+ * process drops root: a cuzk-api under an --api-user of its own keeps the file open
+ * though the state dir it lies in is not that user's to enter (the job store is
+ * there too; a file that does not open leaves callbacks off, logged, and the API
+ * serving); api_callback_start starts the delivery thread. Both nothing when
+ * --callback-db is "". api_callback_check: url is one
  * the tenant may be called back at (0), else r is the 400 naming callback_url (-1).
  * api_callback_add records it for job (once: a job answered again by its
  * Idempotency-Key keeps its first); 0, or -1 with r a 500. api_callback_view: the
  * job's {url,state,attempts,last_status} (a new reference) or NULL: none. */
 #define API_CB_RETRY_BASE_MS 1000
+int api_callback_open(char *err, size_t errlen);
 int api_callback_start(char *err, size_t errlen);
 int api_callback_check(const char *url, const struct api_tenant *t, struct api_resp *r);
 int api_callback_add(uint64_t job, const char *tenant, const char *url, struct api_resp *r);
@@ -284,6 +298,8 @@ struct MHD_Response;
 /* The stream's response (NULL: r says why: 404, 429, 204 past the end). */
 struct MHD_Response *api_events(struct api_resp *r, uint64_t id, const struct api_tenant *t,
                                 const char *last_event_id, int client_fd);
+/* The server stops: every stream ends at its next look (within the doorbell's slice). */
+void api_events_stop(void);
 void api_metrics(struct api_resp *r);
 
 /* Queue mode (queue.c, queue_db.c). api_queue_opt takes --queue URL (refused, and

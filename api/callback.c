@@ -185,8 +185,8 @@ static int addr_private(const struct sockaddr *sa)
 }
 
 /* The address to connect to, "HOST:PORT:ADDR" for CURLOPT_RESOLVE: the host's
- * first address, every one of which must be public when it is a name. 0, or -1 with
- * why. */
+ * first address, every one of which must be public when it is a name. 0; -1 when it
+ * does not resolve (now), -2 when it leads to a private address; why says which. */
 static int resolve_checked(const struct cb_target *tg, char *pin, size_t pinlen, const char **why)
 {
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
@@ -204,7 +204,7 @@ static int resolve_checked(const struct cb_target *tg, char *pin, size_t pinlen,
                     "the host resolves to a private or loopback address (name the address in callback-hosts to "
                     "allow it)";
                 freeaddrinfo(ai);
-                return -1;
+                return -2;
             }
     if (ai->ai_family == AF_INET)
         inet_ntop(AF_INET, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, addr, sizeof(addr));
@@ -220,11 +220,12 @@ int api_callback_check(const char *url, const struct api_tenant *t, struct api_r
 {
     struct cb_target tg;
     const char *why;
-    char d[256];
+    char d[256], pin[512];
 
     if (!cb.db)
-        why = g_api.cfg.queue[0] ? "callbacks are served in local mode only (not with --queue)"
-                                 : "callbacks are off on this server (no --callback-db)";
+        why = g_api.cfg.queue[0]
+            ? "callbacks are served in local mode only (not with --queue)"
+            : "callbacks are off on this server (no --callback-db, or its file does not open: see its log)";
     else if (!t->callback_hosts[0] || !t->callback_secret[0])
         why = "callbacks are off for this tenant (its tokens line has no callback-hosts and callback-secret)";
     else if (parse_target(url, &tg, &why))
@@ -232,6 +233,8 @@ int api_callback_check(const char *url, const struct api_tenant *t, struct api_r
     else if (!host_allowed(t->callback_hosts, &tg))
         why = "this host and port (and scheme: http needs http:// in the list) are not on the tenant's "
               "callback-hosts";
+    else if (!tg.host_is_addr && resolve_checked(&tg, pin, sizeof(pin), &why) == -2)
+        ; /* a name that leads here or to a private network: said now, not at the job's end */
     else
         return 0;
     snprintf(d, sizeof(d), "callback_url: %s", why);
@@ -437,6 +440,7 @@ static long post_once(const struct cb_row *row, const struct api_tenant *t)
     struct curl_slist *hdr = NULL, *res = NULL;
     CURL *c;
     long status = 0;
+    int rc;
     char *signed_text;
     size_t blen = strlen(row->body);
 
@@ -445,9 +449,9 @@ static long post_once(const struct cb_row *row, const struct api_tenant *t)
                  t->name);
         return -1;
     }
-    if (resolve_checked(&tg, pin, sizeof(pin), &why)) {
+    if ((rc = resolve_checked(&tg, pin, sizeof(pin), &why))) {
         api_qlog("callbacks: job %" PRIu64 ": %s: %s", row->job, tg.host, why);
-        return 0;
+        return rc == -2 ? -1 : 0; /* a private address is no passing failure: no more tries */
     }
     snprintf(ts, sizeof(ts), "%lld", (long long)time(NULL));
     if (!(signed_text = malloc(strlen(ts) + 1 + blen + 1))) return 0;
@@ -552,13 +556,9 @@ static void *deliver_main(void *arg)
     return NULL;
 }
 
-int api_callback_start(char *err, size_t errlen)
+/* The delivery file opened (made if missing), its table there: 0, or -1 with err. */
+static int callback_open(char *err, size_t errlen)
 {
-    pthread_attr_t ta;
-    pthread_t th;
-    int rc;
-
-    if (!g_api.cfg.callback_db[0] || g_api.cfg.queue[0]) return 0;
     if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
         snprintf(err, errlen, "callbacks: libcurl does not start");
         return -1;
@@ -581,6 +581,24 @@ int api_callback_start(char *err, size_t errlen)
         cb.db = NULL;
         return -1;
     }
+    return 0;
+}
+
+int api_callback_open(char *err, size_t errlen)
+{
+    if (!g_api.cfg.callback_db[0] || g_api.cfg.queue[0]) return 0;
+    if (callback_open(err, errlen)) /* the API serves on, without callbacks (said per POST) */
+        api_qlog("callbacks off: %s", err);
+    return 0;
+}
+
+int api_callback_start(char *err, size_t errlen)
+{
+    pthread_attr_t ta;
+    pthread_t th;
+    int rc;
+
+    if (!cb.db) return 0;
     pthread_attr_init(&ta);
     pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
     rc = pthread_create(&th, &ta, deliver_main, NULL);

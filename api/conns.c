@@ -37,7 +37,17 @@ struct conn {
     int waiting;       /* no whole request head since since_ns */
     int authed;        /* a request on it carried a valid token */
     int closing;       /* shut down here: no longer counted, its thread ending */
-    size_t slot;       /* its index in g.all */
+    size_t slot;       /* its index in g.all and g.brief */
+};
+
+/* What a scan looks at of each connection, kept beside g.all in one array: an
+ * accept looks through every connection, and following 1000 pointers to as many
+ * heap blocks cost more than the rest of the accept. */
+struct brief {
+    struct addr_key a;
+    uint64_t since_ns;
+    unsigned char live; /* not closing */
+    unsigned char pre;  /* preauth() */
 };
 
 /* A kind of line about an address: when the last was written, how many were left out
@@ -53,6 +63,7 @@ static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* the watchdog's sleep (CLOCK_MONOTONIC); stop wakes it */
     struct conn **all;
+    struct brief *brief; /* brief[i] is all[i]'s (brief_sync) */
     size_t n, cap;
     unsigned max_conns, per_ip, pre_all, pre_ip;
     uint64_t header_ns;
@@ -130,33 +141,47 @@ static void say(const struct addr_key *a, const char *why)
     s->left_out = 0;
 }
 
+static int preauth(const struct conn *k)
+{
+    return k->waiting && !k->authed && !k->closing;
+}
+
+/* k's brief brought up to date (g.mu held), after each change of its state. */
+static void brief_sync(const struct conn *k)
+{
+    struct brief *b = &g.brief[k->slot];
+
+    b->a = k->a;
+    b->since_ns = k->since_ns;
+    b->live = !k->closing;
+    b->pre = (unsigned char)preauth(k);
+}
+
 /* The counts the admission of a new connection from a looks at (g.mu held). */
 struct tally {
     unsigned all_live, all_pre, addr_live, addr_pre;
     struct conn *addr_oldest_pre; /* a's oldest pre-auth connection */
 };
 
-static int preauth(const struct conn *k)
-{
-    return k->waiting && !k->authed && !k->closing;
-}
-
 static void count_for(const struct addr_key *a, struct tally *t)
 {
+    size_t oldest = 0;
+
     memset(t, 0, sizeof(*t));
     for (size_t i = 0; i < g.n; i++) {
-        struct conn *k = g.all[i];
-        int mine = same(&k->a, a);
+        const struct brief *b = &g.brief[i];
+        int mine;
 
-        if (k->closing) continue;
+        if (!b->live) continue;
+        mine = same(&b->a, a);
         t->all_live++;
         t->addr_live += mine;
-        if (!preauth(k)) continue;
+        if (!b->pre) continue;
         t->all_pre++;
         if (!mine) continue;
-        t->addr_pre++;
-        if (!t->addr_oldest_pre || k->since_ns < t->addr_oldest_pre->since_ns) t->addr_oldest_pre = k;
+        if (!t->addr_pre++ || b->since_ns < g.brief[oldest].since_ns) oldest = i;
     }
+    if (t->addr_pre) t->addr_oldest_pre = g.all[oldest];
 }
 
 static int by_addr_then_age(const void *x, const void *y)
@@ -178,11 +203,11 @@ static struct conn *busiest_oldest(void)
 
     if (!p) { /* no memory for the sort: the oldest of all */
         for (size_t i = 0; i < g.n; i++)
-            if (preauth(g.all[i]) && (!best || g.all[i]->since_ns < best->since_ns)) best = g.all[i];
+            if (g.brief[i].pre && (!best || g.brief[i].since_ns < best->since_ns)) best = g.all[i];
         return best;
     }
     for (size_t i = 0; i < g.n; i++)
-        if (preauth(g.all[i])) p[m++] = g.all[i];
+        if (g.brief[i].pre) p[m++] = g.all[i];
     qsort(p, m, sizeof(*p), by_addr_then_age);
     for (size_t i = 0, j; i < m; i = j) { /* p[i..j): one address, oldest first */
         for (j = i + 1; j < m && same(&p[j]->a, &p[i]->a); j++) {
@@ -201,6 +226,7 @@ static void close_conn(struct conn *k, const char *why)
 {
     if (k->fd >= 0) shutdown(k->fd, SHUT_RDWR);
     k->closing = 1;
+    brief_sync(k);
     say(&k->a, why);
 }
 
@@ -270,12 +296,15 @@ void api_conns_notify(void *cls, struct MHD_Connection *c, void **socket_context
         if (g.n == g.cap) {
             size_t nc = g.cap ? 2 * g.cap : 64;
             struct conn **na = realloc(g.all, nc * sizeof(*na));
+            struct brief *nb = na ? realloc(g.brief, nc * sizeof(*nb)) : NULL;
 
-            if (na) g.all = na, g.cap = nc;
+            if (na) g.all = na;
+            if (nb) g.brief = nb, g.cap = nc;
         }
         if (g.n < g.cap) {
             k->slot = g.n;
             g.all[g.n++] = k;
+            brief_sync(k);
             *socket_context = k;
         } else {
             free(k);
@@ -286,6 +315,7 @@ void api_conns_notify(void *cls, struct MHD_Connection *c, void **socket_context
     if (code != MHD_CONNECTION_NOTIFY_CLOSED || !k) return;
     pthread_mutex_lock(&g.mu);
     g.all[k->slot] = g.all[--g.n];
+    g.brief[k->slot] = g.brief[g.n];
     g.all[k->slot]->slot = k->slot;
     pthread_mutex_unlock(&g.mu);
     free(k);
@@ -307,6 +337,7 @@ void api_conns_headed(struct MHD_Connection *c, int authenticated)
     pthread_mutex_lock(&g.mu);
     k->waiting = 0;
     if (authenticated) k->authed = 1;
+    brief_sync(k);
     pthread_mutex_unlock(&g.mu);
 }
 
@@ -318,6 +349,7 @@ void api_conns_request_ended(struct MHD_Connection *c)
     pthread_mutex_lock(&g.mu);
     k->waiting = 1;
     k->since_ns = os_now_ns();
+    brief_sync(k);
     pthread_mutex_unlock(&g.mu);
 }
 
@@ -334,7 +366,7 @@ static void *watchdog(void *arg)
         struct timespec ts = { .tv_sec = (time_t)(until / NS_PER_S), .tv_nsec = (long)(until % NS_PER_S) };
 
         for (size_t i = 0; g.header_ns && i < g.n; i++)
-            if (preauth(g.all[i]) && now - g.all[i]->since_ns >= g.header_ns)
+            if (g.brief[i].pre && now - g.brief[i].since_ns >= g.header_ns)
                 close_conn(g.all[i],
                            "closed a connection that sent no whole request head within "
                            "--header-timeout");

@@ -147,6 +147,15 @@ static void events_of(struct ev *e, json_t *job)
     }
 }
 
+/* Set when the server stops: a stream ends at its next look instead of holding the
+ * stop until its job ends. */
+static int stopping;
+
+void api_events_stop(void)
+{
+    __atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
+}
+
 static ssize_t ev_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct ev *e = cls;
@@ -159,6 +168,8 @@ static ssize_t ev_read(void *cls, uint64_t pos, char *buf, size_t max)
         int rc;
 
         if (e->ended) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (__atomic_load_n(&stopping, __ATOMIC_RELAXED))
+            return MHD_CONTENT_READER_END_WITH_ERROR; /* the client may come back */
         e->off = e->len = 0;
         mark = api_bell_mark();
         if (!(job = look(e, &r))) { /* gone from the store, or cuzkd down: the client may come back */
@@ -200,11 +211,13 @@ struct MHD_Response *api_events(struct api_resp *r, uint64_t id, const struct ap
 {
     struct ev *e;
     struct MHD_Response *m;
-    json_t *j;
     char *end;
 
-    if (!(j = api_job_of(id, t, r))) return NULL; /* another tenant's job is 404 here too */
-    json_decref(j);
+    /* the job as GET answers it, in either mode: another tenant's job is 404 here too */
+    (g_api.cfg.queue[0] ? api_queue_get_job : api_get_job)(r, id, t, 0, -1);
+    if (r->status != 200) return NULL;
+    free(r->body);
+    memset(r, 0, sizeof(*r));
     if (last_event_id && !strcmp(last_event_id, "end")) { /* it saw the end: nothing more will come */
         r->status = 204;
         return NULL;

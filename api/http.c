@@ -466,8 +466,9 @@ static enum MHD_Result send_resp(struct req *q, struct MHD_Connection *c)
         MHD_add_response_header(m, "Access-Control-Expose-Headers", "Location, Retry-After");
         if (q->options) { /* the preflight: what the real request may carry */
             MHD_add_response_header(m, "Access-Control-Allow-Methods", allow_of(q->route));
-            MHD_add_response_header(m, "Access-Control-Allow-Headers",
-                                    "Authorization, Content-Type, Idempotency-Key, Cuzk-Metadata");
+            MHD_add_response_header(
+                m, "Access-Control-Allow-Headers",
+                "Authorization, Content-Type, Idempotency-Key, Cuzk-Metadata, Last-Event-ID");
             MHD_add_response_header(m, "Access-Control-Max-Age", "600");
         }
     }
@@ -505,7 +506,14 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (!q->resp.status) answer(q, c);
     if (q->stream) { /* the events' stream: answered as it goes */
-        enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, q->stream);
+        const char *origin = cors_origin(c);
+        enum MHD_Result rc;
+
+        if (origin) {
+            MHD_add_response_header(q->stream, "Access-Control-Allow-Origin", origin);
+            MHD_add_response_header(q->stream, "Vary", "Origin");
+        }
+        rc = MHD_queue_response(c, MHD_HTTP_OK, q->stream);
 
         MHD_destroy_response(q->stream);
         q->stream = NULL;

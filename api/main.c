@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/budget.h"
@@ -260,21 +259,15 @@ static int drop_root(const char *user, char *err, size_t errlen)
     return 0;
 }
 
-/* path's text (malloc'd), or NULL with err. A secret (the TLS key) must be its
- * owner's alone: a mode that lets group or others read or write it is refused, from
- * the descriptor read (no window between the check and the read). */
+/* path's text (malloc'd), or NULL with err. A secret (the TLS key) is refused when
+ * other users could read it (api_secret_mode_refused). */
 static char *slurp(const char *path, int secret, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "re");
-    struct stat st;
     char *b = NULL;
     size_t n = 0;
 
-    if (f && secret && !fstat(fileno(f), &st) && (st.st_mode & 077)) {
-        snprintf(err, errlen,
-                 "--tls-key %s: mode %04o lets group or others at the private key; chmod 600 it (owned by "
-                 "the user that reads it)",
-                 path, (unsigned)(st.st_mode & 07777));
+    if (f && secret && api_secret_mode_refused(fileno(f), "--tls-key", path, err, errlen)) {
         fclose(f);
         return NULL;
     }
@@ -309,7 +302,7 @@ int main(int argc, char **argv)
         (g_api.cfg.cert[0] &&
          (!(cert = slurp(g_api.cfg.cert, 0, err, sizeof(err))) ||
           !(key = slurp(g_api.cfg.key, 1, err, sizeof(err))))) ||
-        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 ||
+        (fd = bind_listen(g_api.cfg.listen, err, sizeof(err))) < 0 || api_callback_open(err, sizeof(err)) ||
         drop_root(g_api.cfg.user, err, sizeof(err))) {
         fprintf(stderr, "cuzk-api: %s\n", err);
         return CUZK_EXIT_USAGE;
@@ -339,6 +332,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "cuzk-api: SIGHUP: %s read again, %zu tenant(s)\n", g_api.cfg.tokens,
                     g_api.tokens.n);
     }
+    api_events_stop();
     api_stop();
     free(cert);
     free(key);

@@ -34,20 +34,24 @@ static json_t *body_of(const struct api_resp *r)
     return r->status == 200 && r->body ? json_loadb(r->body, r->len, 0, NULL) : NULL;
 }
 
-/* Local mode: the stored proofs of partitions [offset, offset + limit) in one control
- * request ("proofs"), by index: an array whose element i is partition offset + i's
- * {"proof","public"} (null where none is stored yet). NULL when it could not be had:
- * each proof is then asked for alone (get_proof), which answers the problem. */
+/* The stored proofs of partitions [offset, offset + limit) at once: one control
+ * request ("proofs") in local mode, one query of the fleet's database in queue mode,
+ * by index: an array whose element i is partition offset + i's {"proof","public"}
+ * (null where none is stored yet). NULL when it could not be had: each proof is then
+ * asked for alone (get_proof), which answers the problem. */
 static json_t *proof_batch(uint64_t id, const struct api_tenant *t, size_t offset, size_t limit)
 {
     struct api_resp ignored = { 0 };
-    json_t *rep, *out, *e;
+    json_t *rep, *out, *e, *list;
     size_t i;
 
-    if (g_api.cfg.queue[0] || !limit) return NULL;
-    rep = api_ctl(json_pack("{s:s,s:I,s:I,s:I,s:s}", "req", PROTO_REQ_PROOFS, "job", (json_int_t)id, "index",
-                            (json_int_t)offset, "count", (json_int_t)limit, "tenant", t->name),
-                  NULL, 0, &ignored, NULL);
+    if (!limit) return NULL;
+    if (g_api.cfg.queue[0])
+        rep = (list = api_queue_proofs(id, t, offset, limit)) ? json_pack("{s:o}", "proofs", list) : NULL;
+    else
+        rep = api_ctl(json_pack("{s:s,s:I,s:I,s:I,s:s}", "req", PROTO_REQ_PROOFS, "job", (json_int_t)id,
+                                "index", (json_int_t)offset, "count", (json_int_t)limit, "tenant", t->name),
+                      NULL, 0, &ignored, NULL);
     free(ignored.body);
     if (!rep) return NULL;
     out = json_array();
@@ -65,8 +69,9 @@ static json_t *proof_batch(uint64_t id, const struct api_tenant *t, size_t offse
 /* Partitions [offset, offset + limit) of the job in view j: each {"k", "proof",
  * "publicSignals", "verified"} when done, else {"k", "state", "reason"?}. NULL, r
  * answered, when a proof cannot be read for another reason than its partition's. A
- * page is the job's request and one "proofs" request in local mode, whatever its
- * size; a proof the batch lacks (done since) is asked for alone. */
+ * page is the job's request and one "proofs" request in local mode (one query in
+ * queue mode), whatever its size; a proof the batch lacks (done since) is asked for
+ * alone. */
 static json_t *proof_list(struct api_resp *r, uint64_t id, const struct api_tenant *t, json_t *j,
                           size_t offset, size_t limit)
 {

@@ -412,6 +412,33 @@ out:
     free(meta);
 }
 
+json_t *api_queue_proofs(uint64_t id, const struct api_tenant *t, size_t offset, size_t limit)
+{
+    char err[512], *text = NULL;
+    struct api_resp ignored = { 0 };
+    struct fleet *f;
+    json_t *a;
+    int rc = -ECONNREFUSED;
+
+    for (int tries = 0; tries < 2 && rc == -ECONNREFUSED; tries++) {
+        if (!(f = take(&ignored))) break;
+        rc = fleet_part_proofs(f, id, (uint32_t)offset, (uint32_t)limit, t->name, &text, err, sizeof(err));
+        api_queue_put(f, rc);
+    }
+    free(ignored.body);
+    if (rc) {
+        if (rc != -ECONNREFUSED) api_qlog("queue: %s", err);
+        return NULL;
+    }
+    a = json_loads(text, 0, NULL);
+    free(text);
+    if (!json_is_array(a)) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 json_t *api_queue_list(struct api_resp *r, const struct api_tenant *t, const struct api_list_query *q,
                        int *more)
 {

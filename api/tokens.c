@@ -138,24 +138,21 @@ static int parse_line(char *line, struct api_tenant *t, char *err, size_t errlen
     return 0;
 }
 
-/* The tokens file names every tenant and the hash of its token: read by its owner
- * alone (0600), or also by a group that is root's or the API's own (0640); any other
- * mode is refused (err), from the descriptor read. */
-static int tokens_mode_refused(FILE *f, const char *path, char *err, size_t errlen)
+int api_secret_mode_refused(int fd, const char *option, const char *path, char *err, size_t errlen)
 {
     struct stat st;
     mode_t m;
 
-    if (fstat(fileno(f), &st)) {
-        snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
+    if (fstat(fd, &st)) {
+        snprintf(err, errlen, "%s %s: %s", option, path, strerror(errno));
         return -1;
     }
     m = st.st_mode & 07777;
     if (!(m & 077) || (!(m & 037) && (st.st_gid == 0 || st.st_gid == g_api.gid))) return 0;
     snprintf(err, errlen,
-             "--api-tokens %s: mode %04o (group %u) lets others read or change the tenants' token hashes; "
-             "chmod 600 it, or 640 with group root or the API's group (%u)",
-             path, (unsigned)m, (unsigned)st.st_gid, (unsigned)g_api.gid);
+             "%s %s: mode %04o (group %u) lets other users at a secret; chmod 600 it, or 640 with group root "
+             "or the API's group (%u)",
+             option, path, (unsigned)m, (unsigned)st.st_gid, (unsigned)g_api.gid);
     return -1;
 }
 
@@ -170,7 +167,8 @@ int api_tokens_load(struct api_tokens *tk, const char *path, char *err, size_t e
         snprintf(err, errlen, "--api-tokens %s: %s", path, strerror(errno));
         return -1;
     }
-    if (tokens_mode_refused(f, path, err, errlen)) {
+    /* every tenant's name and token hash: other users have no business reading it */
+    if (api_secret_mode_refused(fileno(f), "--api-tokens", path, err, errlen)) {
         fclose(f);
         return -1;
     }

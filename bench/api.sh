@@ -19,7 +19,15 @@
 #               interleaved: POST to the proof in hand through the API against one
 #               `cuzk prove-local --witness-gen` process (which loads the key each
 #               time); p50 and p99 (nearest rank: with few rounds p99 is the slowest),
-#               ratio API / prove-local, goal <= 1.2.
+#               ratio API / prove-local, goal <= 1.2; and in the same rounds the
+#               proof in one call: one POST with ?wait=60 (curl) answering the proof,
+#               against the same prove-local, goal <= 1.2;
+#   SDKs        BENCH_API_SDK_PROOFS (20) proofs from BENCH_API_SDK_THREADS (4) at once,
+#               each one prove() call (POST ?wait=60): the Python SDK from 4 threads
+#               (bench/sdk_clients.py), the JS SDK with 4 concurrent promises
+#               (bench/sdk_clients.mjs), against the same proofs through 4 raw HTTP
+#               clients of three requests a proof (bench/api_clients.py), in a row: wall
+#               and proofs/s, ratio SDK / raw, every proof of the three checked.
 # Then BENCH_API_IDLE (1000) idle keep-alive connections to cuzk-api (each answered one
 # authenticated request first): its resident set (VmRSS) with them open against before,
 # goal <= 64 MiB; the row says how many the server held.
@@ -29,7 +37,8 @@
 # g++/nasm for the witness generators are missing. A missed goal is reported, not an
 # error; a failed request or a rejected proof makes the exit status 1.
 # Environment: BUILD (default build), BENCH_API_SIZES ("10 14"), BENCH_API_CLIENTS (4),
-#   BENCH_API_PER_CLIENT (4), BENCH_API_ROUNDS (5), BENCH_API_IDLE (1000).
+#   BENCH_API_PER_CLIENT (4), BENCH_API_ROUNDS (5), BENCH_API_IDLE (1000),
+#   BENCH_API_SDK_PROOFS (20), BENCH_API_SDK_THREADS (4).
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/lib/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -38,6 +47,8 @@ N="${BENCH_API_CLIENTS:-4}"
 M="${BENCH_API_PER_CLIENT:-4}"
 ROUNDS="${BENCH_API_ROUNDS:-5}"
 IDLE="${BENCH_API_IDLE:-1000}"
+SDK_N="${BENCH_API_SDK_PROOFS:-20}"
+SDK_T="${BENCH_API_SDK_THREADS:-4}"
 CUZK="$BUILD/bin/cuzk"
 CLIENTS="$ROOT/bench/api_clients.py"
 [ -x "$BUILD/bin/cuzk-api" ] ||
@@ -141,6 +152,30 @@ cli_pass() { # k outdir clients per-client -> wall seconds
   [ $rc = 0 ] || fail "cuzk prove --circuit mul$1: $(cat "$tmp"/cli.err.* | head -5)" >&2
   awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}'
 }
+# one_call k outdir round -> seconds: one POST with ?wait=60, the proof in its answer,
+# split into snarkjs's two files (round r: outdir/rR.*)
+one_call() {
+  local r
+  r="$(curl -s -o "$2/r$3.json" -w '%{http_code} %{time_total}' -H "Authorization: Bearer $token" \
+    -H 'Content-Type: application/json' --data-binary @"$d/input.json" "$base/v1/circuits/mul$1/proofs?wait=60")"
+  [ "${r%% *}" = 200 ] || fail "POST ?wait=60: ${r%% *} $(head -c 300 "$2/r$3.json")" >&2
+  node -e 'const fs = require("fs"), [a, b] = process.argv.slice(1), r = JSON.parse(fs.readFileSync(a + ".json"));
+    fs.writeFileSync(a + ".proof.json", JSON.stringify(r.proofs[0].proof));
+    fs.writeFileSync(a + ".public.json", JSON.stringify(r.proofs[0].publicSignals)); console.log(b)' "$2/r$3" "${r#* }"
+}
+# sdk_pass py|js k outdir -> "wall cpu": seconds of SDK_N proofs from SDK_T threads or
+# promises, and the client process's CPU (user + system) over them
+sdk_pass() {
+  local r
+  if [ "$1" = py ]; then
+    r="$(python3 "$ROOT/bench/sdk_clients.py" "$base" "$token" "mul$2" "$d/input.json" "$SDK_N" "$SDK_T" "$3")"
+  else
+    r="$(node "$ROOT/bench/sdk_clients.mjs" "$base" "$token" "mul$2" "$d/input.json" "$SDK_N" "$SDK_T" "$3")"
+  fi || fail "bench/sdk_clients ($1): $r" >&2
+  node -e 'const r = JSON.parse(process.argv[1]);
+    if (r.errors.length) { console.error(r.errors.join("\n")); process.exit(1); }
+    console.log(r.wall, r.cpu)' "$r" || fail "SDK ($1) requests failed (above)" >&2
+}
 # quantile P V...: nearest rank
 quantile() {
   local p="$1"
@@ -148,8 +183,20 @@ quantile() {
   printf '%s\n' "$@" | sort -g | awk -v p="$p" '{v[NR]=$1} END{i=int(p*NR); if (i<p*NR) i++; if (i<1) i=1; printf "%.3f", v[i]}'
 }
 row() { # metric api ref ratio goal met check: a line of the table, printed at the end
-  printf '  %-34s %10s %10s %7s %8s %-7s %s\n' "$@" >>"$tmp/table"
+  printf '  %-44s %10s %10s %7s %8s %-7s %s\n' "$@" >>"$tmp/table"
   case "$7" in *REJECTED* | *"NOT CHECKED"*) bad=1 ;; esac
+}
+# latency_rows METRIC "API SECONDS..." "REFERENCE SECONDS..." CHECK: the p50 and p99 rows
+latency_rows() {
+  local p qa ql ratio
+  for p in 50 99; do
+    # shellcheck disable=SC2086 # the seconds: one word each
+    qa="$(quantile "0.$p" $2)"
+    # shellcheck disable=SC2086 # the seconds: one word each
+    ql="$(quantile "0.$p" $3)"
+    ratio="$(awk -v a="$qa" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
+    row "$1 p$p s" "$qa" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$4"
+  done
 }
 meets() { awk -v r="$1" -v g="$2" 'BEGIN{ if (substr(g,1,1) == ">") print (r >= substr(g,2) + 0 ? "met" : "MISSED"); else print (r <= substr(g,2) + 0 ? "met" : "MISSED") }'; }
 
@@ -159,7 +206,7 @@ for k in $SIZES; do
   vk="$d/verification_key.json"
   g="$(wgen_for "$d")"
   rm -rf "$tmp/in" "$tmp/o"
-  mkdir -p "$tmp/in" "$tmp/o"/{wa,wc,a1,a2,c1,c2,al,ll,sa,sc,sl}
+  mkdir -p "$tmp/in" "$tmp/o"/{wa,wc,a1,a2,c1,c2,al,ll,sa,sc,sl,oc,kr,kp,kj}
   api_pass "$k" "$tmp/o/wa" 1 1 >/dev/null # the circuit's key and generator loaded
   cli_pass "$k" "$tmp/o/wc" 1 1 >/dev/null
   # throughput: two passes, the order swapped, each side's proofs over its seconds
@@ -175,23 +222,36 @@ for k in $SIZES; do
   row "2^$k proofs/s, $N clients x $((2 * M))" "$ra" "$rc" "$ratio" ">=0.95" "$(meets "$ratio" ">0.95")" \
     "API $(verify "$tmp/o/sa"), CLI $(verify "$tmp/o/sc")"
   # latency: one proof at a time on the idle daemon, prove-local in between
+  # the SDKs: the same proofs from raw clients, the Python SDK, the JS SDK, in a row
+  wk="$(api_pass "$k" "$tmp/o/kr" "$SDK_T" $((SDK_N / SDK_T)) | awk '{printf "%.3f", $1}')"
+  wp="$(sdk_pass py "$k" "$tmp/o/kp")"
+  wj="$(sdk_pass js "$k" "$tmp/o/kj")"
+  rk="$(awk -v n=$((SDK_N / SDK_T * SDK_T)) -v w="$wk" 'BEGIN{printf "%.3f", n/w}')"
+  for l in "Python:$wp:$SDK_T threads:kp" "JS:$wj:$SDK_T promises:kj"; do
+    IFS=: read -r name wc how dir <<<"$l"
+    w="${wc% *}"
+    rs="$(awk -v n="$SDK_N" -v w="$w" 'BEGIN{printf "%.3f", n/w}')"
+    ratio="$(awk -v a="$rs" -v b="$rk" 'BEGIN{printf "%.2f", a/b}')"
+    row "2^$k $name SDK proofs/s, $SDK_N, $how" "$rs" "$rk" "$ratio" ">=0.95" "$(meets "$ratio" ">0.95")" \
+      "wall ${w}s (raw ${wk}s), client CPU ${wc#* }s; SDK $(verify "$tmp/o/$dir"), raw $(verify "$tmp/o/kr")"
+  done
   la=()
+  lo=()
   ll=()
   for r in $(seq 1 "$ROUNDS"); do
     la+=("$(api_pass "$k" "$tmp/o/al" 1 1 | cut -d' ' -f2)")
+    lo+=("$(one_call "$k" "$tmp/o/oc" "$r")")
     t0="$(now)"
     "$CUZK" prove-local --witness-gen "$g" "$d/circuit_final.zkey" "$d/input.json" "$tmp/o/ll/l.proof.json" \
       "$tmp/o/ll/l.public.json" >"$tmp/pl.log" 2>&1 || fail "prove-local: $(tail -3 "$tmp/pl.log")"
     ll+=("$(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.3f", b-a}')")
   done
   cp "$tmp/o/al"/c0-0.*.json "$tmp/o/sl/"
-  chk="API $(verify "$tmp/o/sl"), prove-local $(verify "$tmp/o/ll")"
-  for p in 50 99; do
-    qa="$(quantile "0.$p" "${la[@]}")"
-    ql="$(quantile "0.$p" "${ll[@]}")"
-    ratio="$(awk -v a="$qa" -v b="$ql" 'BEGIN{printf "%.2f", a/b}')"
-    row "2^$k latency p$p s, $ROUNDS rounds" "$qa" "$ql" "$ratio" "<=1.2" "$(meets "$ratio" "<1.2")" "$chk"
-  done
+  rm -f "$tmp/o/oc"/r*[0-9].json # the answers; their proofs stay for snarkjs
+  latency_rows "2^$k latency, $ROUNDS rounds," "${la[*]}" "${ll[*]}" \
+    "API $(verify "$tmp/o/sl"), prove-local $(verify "$tmp/o/ll")"
+  latency_rows "2^$k one call ?wait=60," "${lo[*]}" "${ll[*]}" \
+    "one call $(verify "$tmp/o/oc"), prove-local $(verify "$tmp/o/ll")"
 done
 
 # ---- idle connections ---------------------------------------------------------------
@@ -223,10 +283,10 @@ row "cuzk-api RSS MiB, $IDLE idle conns" "$rss1" "$rss0" "-" "<=64" "$(meets "$r
 
 echo "== HTTP API (cuzk-api) against the same cuzkd fed by cuzk prove (bn128 mulchain; --devices cpu:1;" \
   "$(nproc) CPUs; load average before $load0, after $(load))"
-printf '  %-34s %10s %10s %7s %8s %-7s %s\n' metric API reference ratio goal "" "snarkjs on a sample"
+printf '  %-44s %10s %10s %7s %8s %-7s %s\n' metric API reference ratio goal "" "snarkjs on a sample"
 cat "$tmp/table"
-echo "  (reference: cuzk prove --circuit for proofs/s, one cuzk prove-local --witness-gen process for latency," \
-  "cuzk-api with no connection for RSS)"
+echo "  (reference: cuzk prove --circuit for proofs/s, one cuzk prove-local --witness-gen process for latency" \
+  "and the one call, raw HTTP clients (bench/api_clients.py) for the SDKs, cuzk-api with no connection for RSS)"
 [ "$bad" = 0 ] || {
   echo "bench/api: a proof was rejected or the idle connections were not all held"
   exit 1

@@ -19,7 +19,9 @@
 # package's tests under a real systemd.
 # libmicrohttpd-dev and libcurl4-openssl-dev (its callbacks) for cuzk-api, the HTTP
 # API (api/; a build without them leaves cuzk-api out); openssl (the TLS test's certificate) and python3-jsonschema (answers
-# checked against docs/openapi.json) for its tests.
+# checked against docs/openapi.json) for its tests; python3-venv, python3-setuptools and
+# python3-wheel for the Python SDK's test (clients/python installed into a throwaway
+# venv, offline).
 # qemu-user (qemu-x86_64) runs the default build on an emulated old CPU
 # (tests/scripts/portable_build.sh).
 set -euo pipefail
@@ -38,6 +40,7 @@ PKGS=(
   debhelper dpkg-dev lintian scdoc man-db
   prometheus curl systemd systemd-container
   libmicrohttpd-dev libcurl4-openssl-dev openssl python3-jsonschema
+  python3-venv python3-setuptools python3-wheel
   qemu-user
 )
 

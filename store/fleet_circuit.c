@@ -434,3 +434,25 @@ int fleet_jobs_list(struct fleet *f, const char *tenant, const char *state, cons
     }
     return 0;
 }
+
+int fleet_part_proofs(struct fleet *f, uint64_t job, uint32_t from, uint32_t n, const char *tenant,
+                      char **json, char *err, size_t errlen)
+{
+    char jb[24], fb[16], tb[16];
+
+    *json = NULL;
+    if (!job_param(jb, job) || from > INT32_MAX) return no_job(job, err, errlen);
+    snprintf(fb, sizeof(fb), "%u", from);
+    snprintf(tb, sizeof(tb), "%llu",
+             (unsigned long long)from + n < INT32_MAX ? (unsigned long long)from + n : INT32_MAX);
+    return one_text(
+        f,
+        fleet_sql_exec(f,
+                       "SELECT coalesce(json_agg(json_build_object('index', p.idx, 'proof',"
+                       " p.proof_json::json, 'public', p.public_json::json) ORDER BY p.idx), '[]')::text"
+                       " FROM cuzk_parts p JOIN cuzk_jobs j ON j.id = p.job WHERE p.job = $1"
+                       " AND p.idx >= $2::int AND p.idx < $3::int AND p.state = 'done'"
+                       " AND p.proof_json IS NOT NULL AND p.public_json IS NOT NULL AND" TENANT_OK(4),
+                       4, (const char *[]){ jb, fb, tb, tenant }),
+        json, "reading stored proofs", err, errlen);
+}

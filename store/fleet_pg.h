@@ -348,6 +348,13 @@ struct fleet_circuit_job {
 int fleet_job_add_inputs(struct fleet *f, const struct fleet_circuit_job *j, uint32_t n,
                          const struct fleet_input *in, uint64_t *job, char *err, size_t errlen);
 
+/* The stored proofs of partitions [from, from + n) of job, tenant's: *json a malloc'd
+ * JSON array of {"index","proof","public"}, one per done partition whose proof is in
+ * the table, in index order (the others are not in it). One query for a page of a
+ * job's proofs. 0 or -errno with err. */
+int fleet_part_proofs(struct fleet *f, uint64_t job, uint32_t from, uint32_t n, const char *tenant,
+                      char **json, char *err, size_t errlen);
+
 /* A page of tenant's jobs (NULL or "": those without one), newest first: state
  * (running, done, failed, cancelled; NULL any), circuit (NULL any), submitted at or
  * after since (unix seconds), id below before (0: from the newest), at most limit.

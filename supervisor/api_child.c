@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,7 +62,17 @@ static void api_args(struct sup *s, struct api_args *a)
         a->argv[n++] = "3";
     }
     if (!c->no_store) { /* callbacks' deliveries beside the job store, kept across restarts */
-        snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        if (geteuid() == 0 && c->have_api_uid) {
+            /* An --api-user may not write the state dir (nor read the job store): its
+             * file goes in a directory of its own there. A failure here leaves the API
+             * without callbacks, which it says; it does not stop it. */
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.api", c->state_dir, c->instance);
+            if ((!mkdir(a->cbdb, 0700) || errno == EEXIST) && chown(a->cbdb, c->api_uid, (gid_t)-1))
+                fprintf(stderr, "cuzkd: %s: %s\n", a->cbdb, strerror(errno));
+            snprintf(a->cbdb + strlen(a->cbdb), sizeof(a->cbdb) - strlen(a->cbdb), "/callbacks.db");
+        } else {
+            snprintf(a->cbdb, sizeof(a->cbdb), "%s/%s.callbacks.db", c->state_dir, c->instance);
+        }
         a->argv[n++] = "--callback-db";
         a->argv[n++] = a->cbdb;
     }

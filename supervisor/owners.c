@@ -11,9 +11,10 @@ int owners_privileged(uid_t uid)
     return uid == 0 || uid == geteuid();
 }
 
-int owners_may_see(uid_t viewer, int privileged, uid_t owner)
+int owners_may_see(uid_t viewer, int privileged, int api_user, uid_t owner, int tenant)
 {
-    return privileged || viewer == owner;
+    if (api_user) return owner == viewer || tenant;
+    return privileged || owner == viewer;
 }
 
 static uint32_t half(uint32_t n)

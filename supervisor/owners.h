@@ -21,12 +21,13 @@
 /* Root or cuzkd's own effective uid. */
 int owners_privileged(uid_t uid);
 
-/* May a client of uid viewer (privileged: owners_privileged) see a job of owner's,
- * in status, wait and the job store's answers? Its own only, unless privileged: a job
- * shows its out dir, its inputs' names and reasons that quote input values, and the
- * members of cuzkd's group are many users. A job an API tenant submitted is owned by
- * cuzkd's uid (the API's): root's and cuzkd's own alone. */
-int owners_may_see(uid_t viewer, int privileged, uid_t owner);
+/* May a client of uid viewer see a job of owner's (tenant: it came through the API for
+ * a tenant), in status, wait and the job store's answers? A job shows its out dir, its
+ * inputs' names and reasons that quote input values, and the members of cuzkd's group
+ * are many users: each sees its own jobs only. Root and cuzkd's own uid (privileged)
+ * see every job; --api-user (api_user, privileged for its tenants, not an operator)
+ * the jobs it submitted and the tenants' only, never a local user's. */
+int owners_may_see(uid_t viewer, int privileged, int api_user, uid_t owner, int tenant);
 
 /* The quotas in force: the options, or their defaults when 0 (half the job table,
  * half the partitions, PIPE_PRELOAD_MAX / 2 preloads, at least 1 each). */

@@ -27,7 +27,8 @@ static void reply_job(struct sup *s, struct conn *k, uint32_t slot)
  * submitted. */
 static int job_visible(const struct sup *s, const struct conn *k, uint32_t slot)
 {
-    return owners_may_see(k->uid, k->privileged, s->jobs[slot].owner);
+    return owners_may_see(k->uid, k->privileged, k->api_user, s->jobs[slot].owner,
+                          s->jobs[slot].tenant[0] != '\0');
 }
 
 static void do_status(struct sup *s, struct conn *k, const struct control_req *r)

@@ -283,12 +283,13 @@ static int stored_json(void *arg, const struct store_job *j)
     struct stored_ctx *x = arg;
     json_t *req = json_loads(j->request, 0, NULL), *parts;
     json_t *uid = json_object_get(json_object_get(req, "peer"), "uid");
+    const char *tenant = json_string_value(json_object_get(req, "tenant"));
     uint32_t done = 0, failed = 0;
 
     /* owners_may_see: a stored job of another's answers as one that never was */
-    if (!json_is_integer(uid)
-            ? !x->k->privileged
-            : !owners_may_see(x->k->uid, x->k->privileged, (uid_t)json_integer_value(uid))) {
+    if (!json_is_integer(uid) ? !x->k->privileged || x->k->api_user
+                              : !owners_may_see(x->k->uid, x->k->privileged, x->k->api_user,
+                                                (uid_t)json_integer_value(uid), tenant && tenant[0])) {
         json_decref(req);
         return 0;
     }

@@ -117,7 +117,9 @@ static int socket_live(const char *path)
     if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
         send(fd, ping, sizeof(ping) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(ping) - 1)) {
         p = (struct pollfd){ .fd = fd, .events = POLLIN };
-        live = poll(&p, 1, SOCKET_LIVE_MS) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) == 1;
+        /* a reply, or an orderly close (a cuzkd that accepted and turned us away);
+         * a reset is the dying listener's, as is no answer at all */
+        live = poll(&p, 1, SOCKET_LIVE_MS) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) >= 0;
     }
     close(fd);
     return live;

@@ -28,6 +28,9 @@
 #   api_proved NAME TOKEN BODY  POST BODY to circuit mul (202), wait for the job (id in
 #                      $id), fetch proof 0 and verify it (verify_proof); answers NAME,
 #                      NAMEw, NAMEp
+#   sdk_outputs N TOKEN  after an SDK's run (tests/lib/sdk_drive.py, .mjs) into $tmp/out:
+#                      snarkjs accepts exactly its N proofs, and its vkey.json and
+#                      obj.calldata are byte-equal to the API's answers to curl; n=N
 api_init() {
   need_bins cuzk-api
   command -v curl >/dev/null || {
@@ -131,4 +134,18 @@ api_proved() { # NAME TOKEN BODY
   http "$1p" "$2" GET "/v1/jobs/$id/proofs/0" >/dev/null
   expect "$1p" 200
   verify_proof "$1p"
+}
+
+sdk_outputs() { # N TOKEN
+  local r
+  r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$VK" "$tmp/out")" ||
+    fail "snarkjs: $r"
+  [ "$r" = "$1 verified" ] || fail "expected the SDK's $1 proofs verified, snarkjs says: $r"
+  n="$1"
+  echo "ok: snarkjs verifies the $1 proofs the SDK fetched"
+  [ "$(http vkey "$2" GET /v1/circuits/mul/vkey)" = 200 ] || fail "GET vkey"
+  cmp "$tmp/out/vkey.json" "$tmp/http/vkey.body" || fail "the SDK's raw vkey is not the bytes the API serves"
+  [ "$(http cd "$2" GET "/v1/jobs/$(cat "$tmp/out/obj.job")/proofs/0?format=calldata")" = 200 ] || fail "GET calldata"
+  cmp "$tmp/out/obj.calldata" "$tmp/http/cd.body" || fail "the SDK's calldata is not the text the API serves"
+  echo "ok: the SDK's raw vkey and calldata byte-equal to the API's answers"
 }

@@ -317,6 +317,18 @@ n=$total
 cmp -s "$tmp/proofs/$jc-0.public.json" "$tmp/proofs/$jd-0.public.json" ||
   fail "the .wtns job and the fixture's input.json prove different statements"
 echo "ok: $n proofs fetched through servers 1 and 2, snarkjs: $r"
+# A page of a job's proofs is one query of the queue: job b's 4 in one answer, each
+# verified by snarkjs.
+on 2
+http bpage "$tok_alice" GET "/v1/jobs/$jb/proofs" >/dev/null
+expect bpage 200
+[ "$(jfield bpage 'r.proofs.map(p => p.k + ":" + p.verified).join()')" = "0:true,1:true,2:true,3:true" ] ||
+  fail "job $jb's proofs page: $(head -c 300 "$tmp/http/bpage.body")"
+for k in 0 1 2 3; do
+  jfield bpage "JSON.stringify(r.proofs[$k])" >"$tmp/http/bpage$k.body"
+  verify_proof "bpage$k"
+done
+echo "ok: job $jb's 4 proofs in one page from server 2, verified by snarkjs"
 
 # ---- cancel on another server, the doorbell across servers --------------------------------
 # A long poll on server 1 while server 2 cancels: the job's end (its NOTIFY) wakes it.

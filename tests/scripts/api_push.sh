@@ -13,13 +13,16 @@
 # - a job that ends and leaves cuzkd's table (--keep-finished 1) while no cuzk-api
 #   runs: the next one finds it in the store and calls back;
 # - a URL to a host not on the tenant's list, over plain http to an https-only entry,
-#   and any URL of a tenant without callbacks: 400 naming callback_url;
-# - GET /v1/jobs/ID/events: an event per partition, each one done before the job
-#   event (done), then the stream ends; Last-Event-ID: end is 204; the last part id
-#   after the end gives the partitions again and the job event.
+#   to a listed name that resolves to loopback (SSRF: only an address on the list may
+#   be private), and any URL of a tenant without callbacks: 400 naming callback_url;
+# - GET /v1/jobs/ID/events (the synth stage stopped while the job waits, so the
+#   stream sees its partitions queued first): an event per partition, each one done
+#   before the job event (done), then the stream ends; a client that hangs up gives
+#   its long poll back (cuzk_api_long_polls); Last-Event-ID: end is 204; the last
+#   part id after the end gives the partitions again and the job event.
 # Every proof is verified by snarkjs; every JSON answer is checked against
 # docs/openapi.json.
-# shellcheck disable=SC2154 # tok_api-push names: tok_bob is set by api_tokens (api.sh, printf -v)
+# shellcheck disable=SC2154 # tok_NAME: set by api_tokens (api.sh, printf -v)
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -68,7 +71,7 @@ EOF
 : >"$tmp/recv.log"
 
 # ---- tenants: alice may be called back at the receiver, bob not at all ------------------
-out="$("$BUILD/bin/cuzk" token --callback-hosts "http://127.0.0.1:$rport,hooks.example.com" alice)" ||
+out="$("$BUILD/bin/cuzk" token --callback-hosts "http://127.0.0.1:$rport,hooks.example.com,http://localhost:$rport" alice)" ||
   fail "cuzk token --callback-hosts"
 [ "$(wc -l <<<"$out")" = 3 ] || fail "cuzk token --callback-hosts: expected 3 lines: $out"
 tok_alice="$(sed -n 1p <<<"$out")"
@@ -209,16 +212,51 @@ bad b1 "$tok_alice" "https://evil.example.net/hook"
 bad b2 "$tok_alice" "http://hooks.example.com/hook" # an https-only entry
 bad b3 "$tok_alice" "http://127.0.0.1:$((rport == 65535 ? 1 : rport + 1))/hook"
 bad b4 "$tok_alice" "not a url"
+bad b6 "$tok_alice" "http://localhost:$rport/ok/6" # on the list, but a name that leads to loopback
+grep -q "private or loopback" "$tmp/http/b6.body" || fail "b6: $(cat "$tmp/http/b6.body")"
 bad b5 "$tok_bob" "http://127.0.0.1:$rport/ok/5"
 
 # ---- Server-Sent Events -------------------------------------------------------------------------
 node -e 'const x=require("fs").readFileSync(process.argv[1],"utf8"); process.stdout.write(JSON.stringify([JSON.parse(x),JSON.parse(x),JSON.parse(x)]))' \
   "$FX/input.json" >"$tmp/three.json"
+# The synth stage stopped (SIGSTOP) while the job is submitted: its partitions wait,
+# so the streams see them before they are done, whatever the machine's speed.
+synth="$(stage_pids synth)"
+[ -n "$synth" ] || fail "no synth stage"
+kill -STOP "$synth"
 http e0 "$tok_alice" POST /v1/circuits/mul/proofs "${JSON[@]}" --data-binary @"$tmp/three.json" >/dev/null
 expect e0 202
 j5="$(jfield e0 r.job)"
-[ "$(http ev "$tok_alice" GET "/v1/jobs/$j5/events" -N --max-time 300)" = 200 ] ||
-  fail "the events stream did not end well: $(cat "$tmp/http/ev.body")"
+# until FILE shows partition 2 (the first batch has every partition)
+first_batch() {
+  local _
+  for _ in $(seq 1 600); do
+    grep -q '"k":2' "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  fail "no first batch of events in 60 s: $(cat "$1")"
+}
+long_polls() { curl -s "$api_base/metrics" | awk '$1 == "cuzk_api_long_polls" {print $2}'; }
+# a client that hangs up: its long poll is given back
+curl -sS -N -H "Authorization: Bearer $tok_alice" "$api_base/v1/jobs/$j5/events" >"$tmp/evcut.txt" 2>/dev/null &
+cut_pid=$!
+first_batch "$tmp/evcut.txt"
+[ "$(long_polls)" = 1 ] || fail "an open stream is not counted as a long poll: $(long_polls)"
+kill "$cut_pid"
+wait "$cut_pid" 2>/dev/null || true
+for _ in $(seq 1 600); do
+  [ "$(long_polls)" = 0 ] && break
+  sleep 0.1
+done
+[ "$(long_polls)" = 0 ] || fail "a stream whose client hung up is still counted: $(long_polls)"
+# a stream to the end
+http ev "$tok_alice" GET "/v1/jobs/$j5/events" -N --max-time 300 >"$tmp/ev.status" &
+ev_pid=$!
+first_batch "$tmp/http/ev.body"
+kill -CONT "$synth"
+wait "$ev_pid" || true
+[ "$(cat "$tmp/ev.status")" = 200 ] || fail "the events stream did not end well: $(cat "$tmp/http/ev.body")"
+grep -q '"k":0,"state":"queued"' "$tmp/http/ev.body" || fail "events: no queued partition 0: $(cat "$tmp/http/ev.body")"
 grep -qi '^content-type: text/event-stream' "$tmp/http/ev.head" || fail "events: $(cat "$tmp/http/ev.head")"
 check_events() { # FILE: each of the 3 partitions done, then one job event (done), last
   python3 - "$1" <<'EOF'

@@ -9,9 +9,13 @@
 #     cuzkd sent READY=1 (every stage up), and the unit is active/running;
 #   proves the bundled example (bn128/mulchain-10, 4 partitions) with cuzk through the
 #     unit's socket /run/cuzk/default.sock into /var/lib/cuzk/proofs;
+#   cuzk-api.service, as shipped: a tenant's token in /etc/cuzk/api-tokens (root:cuzk-api
+#     0640), the example declared as [circuit mul]; the unit starts, runs as cuzk-api,
+#     and a POSTed .wtns is proved (the proof fetched over HTTP): cuzkd takes the
+#     tenant from its api-user, and both units' system call filters hold while proving;
 #   systemctl stop cuzkd: the unit ends with Result=success and status 0;
 #   journalctl -u cuzkd.
-# The host then verifies the 4 proofs with snarkjs (read from the upper layer) and
+# The host then verifies the 4 proofs and the API's with snarkjs (read from the upper layer) and
 # checks the journal: started (after READY=1), the stages, the job, the drained stop.
 # The unit runs as shipped, no drop-in: where the hard RLIMIT_MEMLOCK cannot be raised
 # (no CAP_SYS_RESOURCE, as in this VM) systemd starts it anyway with the limit it can
@@ -55,9 +59,13 @@ fail() {
   exit 1
 }
 
-make -s deb BUILD="$BUILD" >/dev/null || fail "make deb"
-version="$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)"
-deb="$BUILD/deb/cuzk_${version}_amd64.deb"
+# CUZK_DEB=FILE: that package instead of make deb's (one built elsewhere).
+deb="${CUZK_DEB:-}"
+if [ -z "$deb" ]; then
+  make -s deb BUILD="$BUILD" >/dev/null || fail "make deb"
+  version="$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)"
+  deb="$BUILD/deb/cuzk_${version}_amd64.deb"
+fi
 if dpkg-query -W -f='${Status}' cuzk 2>/dev/null | grep -q installed; then
   echo "SKIP: cuzk is installed on this machine: the container would start with it"
   exit 77
@@ -108,6 +116,15 @@ echo "enabled: $(systemctl is-enabled cuzkd)"
 echo "after postinst: $(show)"
 [ "$(systemctl is-active cuzkd)" = active ] || { echo "RESULT not-started-by-postinst"; journalctl -u cuzkd --no-pager; exit 1; }
 systemctl stop cuzkd
+# The HTTP API's part: the example declared by name (a zkey cuzkd's user reads), a
+# tenant's token in the tokens file, readable by the API's user.
+install -d -o cuzk -g cuzk -m 0750 /var/lib/cuzk/fx
+install -o cuzk -g cuzk -m 0640 /root/fx/circuit_final.zkey /var/lib/cuzk/fx/
+printf '[circuit mul]\nzkey = /var/lib/cuzk/fx/circuit_final.zkey\n' >>/etc/cuzk/cuzkd.conf
+cuzk token alice >/root/token.txt
+tail -n1 /root/token.txt >/etc/cuzk/api-tokens
+chown root:cuzk-api /etc/cuzk/api-tokens
+chmod 0640 /etc/cuzk/api-tokens
 echo "== systemctl start cuzkd"
 if ! systemctl start cuzkd; then
 	echo "RESULT start-failed: $(show)"; systemctl status cuzkd --no-pager; journalctl -u cuzkd --no-pager; exit 1
@@ -118,6 +135,20 @@ install -d -o cuzk -g cuzk -m 0750 /var/lib/cuzk/proofs
 cuzk --run-dir /run/cuzk prove --zkey /root/fx/circuit_final.zkey --out /var/lib/cuzk/proofs --wait /root/fx/w*.wtns
 echo "prove exit: $?"
 cuzk --run-dir /run/cuzk status
+echo "== systemctl start cuzk-api"
+systemctl start cuzk-api
+echo "api: $(systemctl show -p ActiveState -p SubState cuzk-api | tr '\n' ' ') user $(id -nu "$(awk '/^Uid:/ { print $2 }' "/proc/$(systemctl show -p MainPID --value cuzk-api)/status")")"
+tok="$(head -n1 /root/token.txt)"
+for _ in $(seq 1 300); do curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break; sleep 0.1; done
+code="$(curl -s -o /root/api.post.json -w '%{http_code}' -H "Authorization: Bearer $tok" \
+  -H 'Content-Type: application/octet-stream' --data-binary @/root/fx/w1.wtns http://127.0.0.1:8080/v1/circuits/mul/proofs)"
+job="$(sed -n 's/.*"job": *\([0-9]*\).*/\1/p' /root/api.post.json)"
+echo "api post: $code job $job"
+curl -s -o /dev/null -H "Authorization: Bearer $tok" "http://127.0.0.1:8080/v1/jobs/$job?wait=120"
+echo "api proof: $(curl -s -o /root/api.proof.json -w '%{http_code}' -H "Authorization: Bearer $tok" \
+  "http://127.0.0.1:8080/v1/jobs/$job/proofs/0")"
+journalctl -b --no-pager -o short-monotonic | grep -E 'cuzk-api(\[|\.service)' >/root/api-journal.txt
+systemctl stop cuzk-api
 echo "== systemctl stop cuzkd"
 systemctl stop cuzkd
 echo "stopped: $(show)"
@@ -179,4 +210,14 @@ for i in 1 2 3 4; do
     fail "snarkjs rejects w$i.proof.json proved under systemd"
 done
 echo "ok   4 proofs made through cuzkd.service verified by snarkjs"
-echo "PASS: cuzkd.service under a booted systemd: enabled by the package, READY on start, proves, stops with status 0"
+grep -q '^api: ActiveState=active SubState=running  *user cuzk-api' "$r" || fail "cuzk-api.service: $(grep '^api:' "$r")"
+grep -q '^api post: 202 job [0-9]' "$r" && grep -q '^api proof: 200' "$r" ||
+  fail "cuzk-api.service: $(grep '^api ' "$r" | tr '\n' ' ') $(cat "$t/up/root/api.post.json" "$t/up/root/api-journal.txt" 2>/dev/null)"
+node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8'));
+  require('fs').writeFileSync(process.argv[2], JSON.stringify(r.proof));
+  require('fs').writeFileSync(process.argv[3], JSON.stringify(r.publicSignals));" \
+  "$t/up/root/api.proof.json" "$t/api.proof.json" "$t/api.public.json"
+"$SNARKJS" groth16 verify "$fx/verification_key.json" "$t/api.public.json" "$t/api.proof.json" | grep -q OK ||
+  fail "snarkjs rejects the proof made through cuzk-api.service"
+echo "ok   cuzk-api.service as the user cuzk-api: a tenant's .wtns proved, the proof fetched over HTTP verified by snarkjs"
+echo "PASS: cuzkd.service under a booted systemd: enabled by the package, READY on start, proves, stops with status 0; cuzk-api.service proves as its own user"

@@ -254,9 +254,9 @@ with open(sys.argv[1], "r+b") as f:   # wreck page 2 (a b-tree page): header and
 PY
 refused "a store that fails its integrity check"
 cp "$good" "$tmp/bad/$inst.db"
-sq "$tmp/bad/$inst.db" "pragma user_version = 3" >/dev/null
+sq "$tmp/bad/$inst.db" "pragma user_version = 4" >/dev/null
 rm -f "$tmp/bad/$inst.db-wal" "$tmp/bad/$inst.db-shm"
-refused "a store of schema version 3 (newer than this cuzkd)"
+refused "a store of schema version 4 (newer than this cuzkd)"
 chmod 0777 "$tmp/bad"
 rm -f "$tmp/bad/$inst.db"
 rc=0

@@ -129,10 +129,13 @@ CURL_TLS=()
 api_wait_up
 st="$(grep -E '^(Uid|Gid|Groups):' "/proc/$api2/status" | tr -s '\t ' ' ')"
 grep -q "^Uid: $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID $ATTACKER_UID" <<<"$st" || fail "uid not dropped: $st"
-grep -qx 'Groups: *' <<<"$st" || fail "supplementary groups kept: $st"
+# its groups are the user's own (/etc/group: how an --api-user reaches cuzkd's socket), none of root's
+want="$(id -G "$atk" | tr ' ' '\n' | sort -n | tr '\n' ' ')"
+got="$(sed -n 's/^Groups: *//p' <<<"$st" | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')"
+[ "$got" = "$want" ] || fail "groups not $atk's own ($want): $st"
 http ready2 "" GET /readyz >/dev/null
 expect ready2 503 no_daemon
-echo "ok: cuzk-api started by root with --user $atk runs as uid $ATTACKER_UID, no groups; root's cuzkd out of its reach (readyz 503)"
+echo "ok: cuzk-api started by root with --user $atk runs as uid $ATTACKER_UID with its own groups only; root's cuzkd out of its reach (readyz 503)"
 python3 - "$port2" "$tok_bob" <<'PY' || fail "per-IP limit or idle timeout"
 import socket, sys, time
 port = int(sys.argv[1])

@@ -2,8 +2,8 @@
 # cuzk-api's TLS and the files it holds secrets in. A cuzk-api of the test's own (root,
 # --user 0) beside the cuzkd it talks to, with an RSA certificate made here by openssl
 # (so that a static-RSA key exchange could be offered at all):
-#   the private key at mode 0644 -> refused at start, exit 2, the key named; at 0600
-#   it serves;
+#   the private key at mode 0644, or 0640 with a group neither root's nor the API's
+#   (nogroup) -> refused at start, exit 2, the key named; at 0600 it serves;
 #   openssl s_client: TLS 1.1 (the client willing, @SECLEVEL=0) and TLS 1.2 with the
 #   static-RSA suite AES128-GCM-SHA256 fail the handshake; TLS 1.2 (ECDHE) and 1.3
 #   are answered, and curl's GET /v1/circuits over them is 200;
@@ -67,6 +67,10 @@ stop_api() {
 
 chmod 644 "$tmp/key.pem"
 refused_start "the TLS key at mode 0644" "tls-key .*key.pem: mode 0644"
+chmod 640 "$tmp/key.pem"
+chgrp nogroup "$tmp/key.pem"
+refused_start "the TLS key at mode 0640, group nogroup" "tls-key .*key.pem: mode 0640"
+chgrp root "$tmp/key.pem"
 chmod 600 "$tmp/key.pem"
 start_api || fail "cuzk-api with a 0600 key: $(cat "$tmp/api2.log")"
 echo "ok: the TLS key at mode 0600 -> serving"

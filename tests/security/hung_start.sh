@@ -30,6 +30,13 @@ instance_procs() {
 # cuzkd killed with its jobs unproved (the worker stopped), its stages gone.
 kill_unproved() {
   kill -KILL "$daemon_pid"
+  # A bound, not a wait: a cuzkd with a thread stuck in the mount never finishes its
+  # exit (a zombie no one can reap), which is what this test is about.
+  for _ in $(seq 1 300); do
+    [ -d "/proc/$daemon_pid" ] || break
+    sleep 0.1
+  done
+  [ ! -d "/proc/$daemon_pid" ] || fail "cuzkd $daemon_pid did not finish its exit after kill -9 ($(awk '{print $3}' "/proc/$daemon_pid/stat" 2>/dev/null): a thread stuck in the hung mount?)"
   wait "$daemon_pid" 2>/dev/null || true
   kill -CONT "$wpid" 2>/dev/null || true
   for _ in $(seq 1 250); do
