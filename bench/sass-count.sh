@@ -31,34 +31,20 @@ __global__ void k_empty(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     for (int i = 0; i < 12; i++) r[i] = a[i] ^ b[i];
 }
-__global__ void k_fp_mul_bn254(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t x[4], y[4], z[4];
-    for (int i = 0; i < 4; i++) x[i] = a[i], y[i] = b[i];
-    fe_mul_id(FIELD_ID_BN254_FQ, z, x, y);
-    for (int i = 0; i < 4; i++) r[i] = z[i];
-}
-__global__ void k_fp_mul_bls(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t x[6], y[6], z[6];
-    for (int i = 0; i < 6; i++) x[i] = a[i], y[i] = b[i];
-    fe_mul_id(FIELD_ID_BLS12_381_FQ, z, x, y);
-    for (int i = 0; i < 6; i++) r[i] = z[i];
-}
-__global__ void k_fp2_mul_bn254(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t x[8], y[8], z[8];
-    for (int i = 0; i < 8; i++) x[i] = a[i], y[i] = b[i];
-    fe2_mul_id(FIELD_ID_BN254_FQ, z, x, y);
-    for (int i = 0; i < 8; i++) r[i] = z[i];
-}
-__global__ void k_fp2_mul_bls(uint64_t *r, const uint64_t *a, const uint64_t *b)
-{
-    uint64_t x[12], y[12], z[12];
-    for (int i = 0; i < 12; i++) x[i] = a[i], y[i] = b[i];
-    fe2_mul_id(FIELD_ID_BLS12_381_FQ, z, x, y);
-    for (int i = 0; i < 12; i++) r[i] = z[i];
-}
+// K_PRODUCT(NAME, OP, FIELD, N): a kernel of one product OP(FIELD, z, x, y) of N limbs,
+// its operands loaded into registers and its result stored back
+#define K_PRODUCT(NAME, OP, FIELD, N)                                     \
+    __global__ void NAME(uint64_t *r, const uint64_t *a, const uint64_t *b) \
+    {                                                                     \
+        uint64_t x[N], y[N], z[N];                                        \
+        for (int i = 0; i < N; i++) x[i] = a[i], y[i] = b[i];             \
+        OP(FIELD, z, x, y);                                               \
+        for (int i = 0; i < N; i++) r[i] = z[i];                          \
+    }
+K_PRODUCT(k_fp_mul_bn254, fe_mul_id, FIELD_ID_BN254_FQ, 4)
+K_PRODUCT(k_fp_mul_bls, fe_mul_id, FIELD_ID_BLS12_381_FQ, 6)
+K_PRODUCT(k_fp2_mul_bn254, fe2_mul_id, FIELD_ID_BN254_FQ, 8)
+K_PRODUCT(k_fp2_mul_bls, fe2_mul_id, FIELD_ID_BLS12_381_FQ, 12)
 __global__ void k_points(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
     ec_add_aff_id(CURVE_G1_BN254, r, r, a);

@@ -366,6 +366,20 @@ static void hist_out(FILE *f, const char *name, const char *labels, const struct
     fprintf(f, "%s_count{%s} %llu\n", name, labels, (unsigned long long)s->hists[h].count);
 }
 
+/* A counter family in seconds from each gpuworker's nanosecond counter of that name
+ * (a worker that lacks the counter is left out). */
+static void gpu_seconds_family(FILE *f, const struct stats_reading *t, const char *counter,
+                               const char *metric, const char *help)
+{
+    int k;
+
+    family(f, metric, "counter", help);
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->p[i].s.role == STATS_ROLE_GPUWORKER && (k = stats_counter_find(&t->p[i].s, counter)) >= 0)
+            fprintf(f, "%s{device=\"%u\"} %.9f\n", metric, t->p[i].s.index,
+                    (double)t->p[i].s.counters[k] * 1e-9);
+}
+
 /* The devices' figures, one series per gpuworker (device = its index, the device it
  * drives): busy time from the device's own clock (CUDA events; the CPU backend: its
  * compute sections), the host's lane occupancy beside it, the idle gaps between
@@ -390,21 +404,13 @@ static void gpu_families(FILE *f, const struct stats_reading *t)
     char lab[64];
     int k;
 
-    family(f, "cuzk_gpu_busy_seconds_total", "counter",
-           "Time the device had partition work: the union of the partitions' spans from their first copy to "
-           "their last device-to-host copy (CUDA events; CPU backend: its compute sections).");
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->p[i].s.role == STATS_ROLE_GPUWORKER &&
-            (k = stats_counter_find(&t->p[i].s, "gpu_busy_ns")) >= 0)
-            fprintf(f, "cuzk_gpu_busy_seconds_total{device=\"%u\"} %.9f\n", t->p[i].s.index,
-                    (double)t->p[i].s.counters[k] * 1e-9);
-    family(f, "cuzk_gpu_lane_occupied_seconds_total", "counter",
-           "Host clock: time at least one lane held a partition (circuit loads, host round trips included).");
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->p[i].s.role == STATS_ROLE_GPUWORKER &&
-            (k = stats_counter_find(&t->p[i].s, "lane_occupy_ns")) >= 0)
-            fprintf(f, "cuzk_gpu_lane_occupied_seconds_total{device=\"%u\"} %.9f\n", t->p[i].s.index,
-                    (double)t->p[i].s.counters[k] * 1e-9);
+    gpu_seconds_family(f, t, "gpu_busy_ns", "cuzk_gpu_busy_seconds_total",
+                       "Time the device had partition work: the union of the partitions' spans from their "
+                       "first copy to their last device-to-host copy (CUDA events; CPU backend: its compute "
+                       "sections).");
+    gpu_seconds_family(f, t, "lane_occupy_ns", "cuzk_gpu_lane_occupied_seconds_total",
+                       "Host clock: time at least one lane held a partition (circuit loads, host round trips "
+                       "included).");
     family(f, "cuzk_gpu_idle_gap_seconds", "histogram",
            "Device idle time between one partition's last device step and the next one's first copy "
            "(0: they overlapped).");

@@ -193,24 +193,41 @@ static const uint64_t FE2_BN254_P2[8] = {0x3b5458a2275d69b1ULL, 0xa602072d09eac1
                                          0x04689e957a1242c8ULL, 0x26edfa5c34c6b38dULL, 0xb00b855116375606ULL,
                                          0x599a6f7c0348d21cULL, 0x0925c4b8763cbf9cULL};
 
+/* The lazy Karatsuba Fq2 product of both fields' mulx code, on N-limb elements:
+ * T0 = a0·b0, T1 = a1·b1, T2 = (a0 + a1)(b0 + b1) as 2N-limb wide products (the sums
+ * need no reduction: each field's comment says why they fit N limbs), then
+ * c1 = REDC(T2 - T0 - T1) = a0b1 + a1b0 and c0 = REDC(T0 + p^2 - T1), where p^2 (P2)
+ * keeps c0's argument non-negative. A macro rather than a function of N: each
+ * expansion is the same straight-line code, with the limb count's always_inline wide
+ * product and REDC, that the two fields spelled out before. */
+#define FE2_MUL_LAZY_KARATSUBA(N, MUL_WIDE, REDC, P2, r, a, b)                                   \
+    do {                                                                                         \
+        uint64_t sa[N], sb[N], T0[2 * (N)], T1[2 * (N)], T2[2 * (N)];                            \
+        unsigned char c = 0, d = 0;                                                              \
+        for (unsigned i = 0; i < (N); i++) sa[i] = fe_adc((a)[i], (a)[(N) + i], &c);             \
+        for (unsigned i = 0; i < (N); i++) sb[i] = fe_adc((b)[i], (b)[(N) + i], &d);             \
+        MUL_WIDE(T0, (a), (b));                                                                  \
+        MUL_WIDE(T1, (a) + (N), (b) + (N));                                                      \
+        MUL_WIDE(T2, sa, sb);                                                                    \
+        c = 0;                                                                                   \
+        d = 0;                                                                                   \
+        for (unsigned i = 0; i < 2 * (N); i++) T2[i] = fe_sbb(fe_sbb(T2[i], T0[i], &c), T1[i], &d); \
+        c = 0;                                                                                   \
+        d = 0;                                                                                   \
+        for (unsigned i = 0; i < 2 * (N); i++) T0[i] = fe_sbb(fe_adc(T0[i], (P2)[i], &c), T1[i], &d); \
+        REDC((r), T0); /* a and b are no longer read: r may alias them */                       \
+        REDC((r) + (N), T2);                                                                     \
+    } while (0)
+
+static inline __attribute__((always_inline)) void fe4_redc_bn254_fq_mulx(uint64_t *r, const uint64_t *T)
+{
+    fe4_redc_mulx(&FIELD_BN254_FQ, r, T);
+}
+
+/* a0 + a1 < 2p < 2^255 fits four limbs. */
 static __attribute__((noinline)) void fe2_mul_bn254_fq_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    const field_desc *F = &FIELD_BN254_FQ;
-    uint64_t sa[4], sb[4], T0[8], T1[8], T2[8];
-    unsigned char c = 0, d = 0;
-    for (unsigned i = 0; i < 4; i++) sa[i] = fe_adc(a[i], a[4 + i], &c); /* < 2p < 2^255 */
-    for (unsigned i = 0; i < 4; i++) sb[i] = fe_adc(b[i], b[4 + i], &d);
-    fe4_mul_wide_mulx(T0, a, b);
-    fe4_mul_wide_mulx(T1, a + 4, b + 4);
-    fe4_mul_wide_mulx(T2, sa, sb);
-    c = 0;
-    d = 0;
-    for (unsigned i = 0; i < 8; i++) T2[i] = fe_sbb(fe_sbb(T2[i], T0[i], &c), T1[i], &d); /* a0b1 + a1b0 */
-    c = 0;
-    d = 0;
-    for (unsigned i = 0; i < 8; i++) T0[i] = fe_sbb(fe_adc(T0[i], FE2_BN254_P2[i], &c), T1[i], &d);
-    fe4_redc_mulx(F, r, T0);     /* a and b are no longer read: r may alias them */
-    fe4_redc_mulx(F, r + 4, T2);
+    FE2_MUL_LAZY_KARATSUBA(4, fe4_mul_wide_mulx, fe4_redc_bn254_fq_mulx, FE2_BN254_P2, r, a, b);
 }
 
 /* ---- BLS12-381 Fq (6 limbs): mulx/adcx/adox ------------------------------------
@@ -391,21 +408,7 @@ static const uint64_t FE2_BLS_P2[12] = {
  * three wide products 12, and both REDC arguments lie in [0, 2p^2) inside [0, pR). */
 static __attribute__((noinline)) void fe2_mul_bls12_381_fq_mulx(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-    uint64_t sa[6], sb[6], T0[12], T1[12], T2[12];
-    unsigned char c = 0, d = 0;
-    for (unsigned i = 0; i < 6; i++) sa[i] = fe_adc(a[i], a[6 + i], &c);
-    for (unsigned i = 0; i < 6; i++) sb[i] = fe_adc(b[i], b[6 + i], &d);
-    fe6_mul_wide_mulx(T0, a, b);
-    fe6_mul_wide_mulx(T1, a + 6, b + 6);
-    fe6_mul_wide_mulx(T2, sa, sb);
-    c = 0;
-    d = 0;
-    for (unsigned i = 0; i < 12; i++) T2[i] = fe_sbb(fe_sbb(T2[i], T0[i], &c), T1[i], &d); /* a0b1 + a1b0 */
-    c = 0;
-    d = 0;
-    for (unsigned i = 0; i < 12; i++) T0[i] = fe_sbb(fe_adc(T0[i], FE2_BLS_P2[i], &c), T1[i], &d);
-    fe6_redc_mulx(r, T0);     /* a and b are no longer read: r may alias them */
-    fe6_redc_mulx(r + 6, T2);
+    FE2_MUL_LAZY_KARATSUBA(6, fe6_mul_wide_mulx, fe6_redc_mulx, FE2_BLS_P2, r, a, b);
 }
 
 /* t (12 limbs) = a^2 (6 limbs): the 15 products a_i a_j (i < j) once, doubled, plus
@@ -585,19 +588,27 @@ bool fe_set_mulx(bool on)
     }
 #endif
 
+/* The run-time choice of the products below that have a path of their own: MULX where
+ * the CPU has mulx/adx and fe_set_mulx left it on, else PORTABLE (each a tail call). */
+#if defined(__x86_64__)
+#define FE_MULX_OR(MULX, PORTABLE)           \
+    do {                                     \
+        if (__builtin_expect(fe_mulx_on, 1)) \
+            MULX;                            \
+        else                                 \
+            PORTABLE;                        \
+    } while (0)
+#else
+#define FE_MULX_OR(MULX, PORTABLE) PORTABLE
+#endif
+
 FE_MUL4(fe_mul_bn254_fq, FIELD_BN254_FQ)
 
 /* The portable Karatsuba of field.h's fe2_mul_generic is the other path (and the
  * oracle in test_field). */
 void fe2_mul_bn254_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(fe_mulx_on, 1)) {
-        fe2_mul_bn254_fq_mulx(r, a, b);
-        return;
-    }
-#endif
-    fe2_mul_generic(&FIELD_BN254_FQ, r, a, b);
+    FE_MULX_OR(fe2_mul_bn254_fq_mulx(r, a, b), fe2_mul_generic(&FIELD_BN254_FQ, r, a, b));
 }
 FE_MUL4(fe_mul_bn254_fr, FIELD_BN254_FR)
 FE_MUL4(fe_mul_bls12_381_fr, FIELD_BLS12_381_FR)
@@ -619,35 +630,17 @@ static __attribute__((noinline)) void fe_mul_bls12_381_fq_c(uint64_t *r, const u
 
 void fe_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(fe_mulx_on, 1)) {
-        fe_mul_bls12_381_fq_mulx(r, a, b);
-        return;
-    }
-#endif
-    fe_mul_bls12_381_fq_c(r, a, b);
+    FE_MULX_OR(fe_mul_bls12_381_fq_mulx(r, a, b), fe_mul_bls12_381_fq_c(r, a, b));
 }
 
 void fe_sqr_bls12_381_fq(uint64_t *r, const uint64_t *a)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(fe_mulx_on, 1)) {
-        fe_sqr_bls12_381_fq_mulx(r, a);
-        return;
-    }
-#endif
-    fe_mul_bls12_381_fq_c(r, a, a);
+    FE_MULX_OR(fe_sqr_bls12_381_fq_mulx(r, a), fe_mul_bls12_381_fq_c(r, a, a));
 }
 
 void fe2_mul_bls12_381_fq(uint64_t *r, const uint64_t *a, const uint64_t *b)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(fe_mulx_on, 1)) {
-        fe2_mul_bls12_381_fq_mulx(r, a, b);
-        return;
-    }
-#endif
-    fe2_mul_generic(&FIELD_BLS12_381_FQ, r, a, b);
+    FE_MULX_OR(fe2_mul_bls12_381_fq_mulx(r, a, b), fe2_mul_generic(&FIELD_BLS12_381_FQ, r, a, b));
 }
 
 /* GMP inverts the integer A = x R to A^-1 = x^-1 R^-1 mod p; one Montgomery product

@@ -574,15 +574,19 @@ static int proof_text(const zkey *z, const groth16_proof *p, const char *path, c
 #define PUT(...) (o += (size_t)snprintf(buf + o, cap - o, __VA_ARGS__))
 #define COORD(m) (o += put_coord(F, (m), buf + o, cap - o))
     /* snarkjs writes infinity as z = 0 with (0, 1); the verifier accepts that (§6.1) */
+#define G1_POINT(P)                           \
+    do {                                      \
+        if (ec_aff_is_inf(z->g1, (P)))        \
+            PUT("\"0\",\n  \"1\",\n  \"0\""); \
+        else {                                \
+            COORD(P);                         \
+            PUT(",\n  ");                     \
+            COORD((P) + n);                   \
+            PUT(",\n  \"1\"");                \
+        }                                     \
+    } while (0)
     PUT("{\n \"pi_a\": [\n  ");
-    if (ec_aff_is_inf(z->g1, p->a))
-        PUT("\"0\",\n  \"1\",\n  \"0\"");
-    else {
-        COORD(p->a);
-        PUT(",\n  ");
-        COORD(p->a + n);
-        PUT(",\n  \"1\"");
-    }
+    G1_POINT(p->a);
     PUT("\n ],\n \"pi_b\": [\n");
     if (ec_aff_is_inf(z->g2, p->b)) {
         PUT("  [\n   \"0\",\n   \"0\"\n  ],\n  [\n   \"1\",\n   \"0\"\n  ],\n  [\n   \"0\",\n   \"0\"\n  ]");
@@ -597,17 +601,11 @@ static int proof_text(const zkey *z, const groth16_proof *p, const char *path, c
         PUT("  [\n   \"1\",\n   \"0\"\n  ]");
     }
     PUT("\n ],\n \"pi_c\": [\n  ");
-    if (ec_aff_is_inf(z->g1, p->c))
-        PUT("\"0\",\n  \"1\",\n  \"0\"");
-    else {
-        COORD(p->c);
-        PUT(",\n  ");
-        COORD(p->c + n);
-        PUT(",\n  \"1\"");
-    }
+    G1_POINT(p->c);
     PUT("\n ],\n \"protocol\": \"groth16\",\n \"curve\": \"%s\"\n}", groth16_curve_name(z));
 #undef PUT
 #undef COORD
+#undef G1_POINT
     if (o >= cap) {
         snprintf(err, errlen, "%s: proof text too long (bug)", path);
         return -CUZK_E_INTERNAL;

@@ -18,12 +18,7 @@ echo "ok: w3 failed: $(jq -r .reason <<<"$w3") (attempts $(jq -r .attempts <<<"$
 r="$(timeout 120 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" --json wait "$b")" || fail "job b: $r"
 [ "$(jq -r .job.state <<<"$r")" = "done" ] || fail "job b: $r"
 [ "$(grep -c 'CUZK_TEST_CRASH_ON=w3: aborting' "$tmp/cuzkd.log")" -eq 2 ] || fail "expected 2 crashes"
-d="$tmp/a/out"
-[ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"
-rm -f "$tmp/a/in/w3.wtns"
-for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
-[ "$(dir_count "$d")" -eq 10 ] || fail "stray files in $d: $(dir_list "$d" | tr '\n' ' ')"
-verify_jobs bn128 a
+check_poisoned_w3
 check_out_files b 2
 verify_jobs bn128-chain b
 [ "$(pool_in_use)" = 0 ] || fail "pool in use: $(pool_in_use)"

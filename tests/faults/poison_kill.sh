@@ -38,11 +38,6 @@ jq -r .reason <<<"$w3" | grep -q "crashed cuzk-gpuworker $K times (last: signal 
 [ "$(jq -r .job.state <<<"$r")" = failed ] || fail "job a: $r"
 [ "$(jq '[.job.parts[] | select(.state == "done")] | length' <<<"$r")" -eq 5 ] || fail "job a: $r"
 echo "ok: w3 failed after $K kill -9s: $(jq -r .reason <<<"$w3")"
-d="$tmp/a/out"
-[ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"
-rm -f "$tmp/a/in/w3.wtns"
-for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
-[ "$(dir_count "$d")" -eq 10 ] || fail "stray files in $d: $(dir_list "$d" | tr '\n' ' ')"
-verify_jobs bn128 a
+check_poisoned_w3
 echo "ok: the job's other 5 partitions proved and verify"
 daemon_shutdown_clean

@@ -5,6 +5,14 @@
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 daemon_init stall
+# killed_by_stall_check WHAT: the SIGSTOPped stage $victim must be killed by cuzkd's
+# stall check within 60 s (a liveness bound); else it is woken and the test fails.
+victim_gone() { ! kill -0 "$victim" 2>/dev/null; }
+killed_by_stall_check() {
+  wait_until 600 victim_gone && return 0
+  kill -CONT "$victim"
+  fail "stopped $1 $victim still alive after 60 s"
+}
 N=100
 daemon_start --devices cpu:2 --buffers 6 --buffer-mb 16 --stall-timeout 2
 # The worker case proves mulchain-13 (2^13 constraints): its proofs take far longer
@@ -46,14 +54,7 @@ done
 [ -n "$victim" ] || fail "no worker caught proving in 5 jobs of $NW partitions"
 t0=$(date +%s.%N)
 echo "stopped worker pid $victim (it holds: $held)"
-for _ in $(seq 1 600); do
-  kill -0 "$victim" 2>/dev/null || break
-  sleep 0.1
-done
-kill -0 "$victim" 2>/dev/null && {
-  kill -CONT "$victim"
-  fail "stopped worker $victim still alive after 60 s"
-}
+killed_by_stall_check worker
 dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 grep -q "pid $victim): no heartbeat" "$tmp/cuzkd.log" || fail "no stall message for pid $victim"
 echo "ok: stall of pid $victim detected and killed after $dt s"
@@ -93,14 +94,7 @@ if [ -z "$victim" ]; then
 else
   for k in proof public; do echo partial >"$tmp/k/out/$part.$k.json.tmp.$victim.0badc0de"; done
   echo "stopped finalizer pid $victim holding $part (FINAL); planted its temp files"
-  for _ in $(seq 1 600); do
-    kill -0 "$victim" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -0 "$victim" 2>/dev/null && {
-    kill -CONT "$victim"
-    fail "stopped finalizer $victim still alive after 60 s"
-  }
+  killed_by_stall_check finalizer
   # Only the killed finalizer's own temp files (*.tmp.<victim pid>.*) must go: the
   # restarted finalizer may be writing its own *.tmp.<new pid>.* at this very moment.
   dead_tmp() { dir_list "$tmp/k/out" "*.tmp.$victim.*"; }

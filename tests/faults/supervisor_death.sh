@@ -83,11 +83,7 @@ id3="$(submit_copies bn128-chain 30 c)"
 wait_done "$id3" 2
 kill_daemon
 daemon_start --no-store --devices cpu:2 --buffers 6 --buffer-mb 16
-for _ in $(seq 1 300); do
-  grep -q "job $id3 LOST" "$tmp/cuzkd.log" && break
-  sleep 0.1
-done
-grep -q "job $id3 LOST" "$tmp/cuzkd.log" || fail "no LOST line for job $id3"
+wait_until 300 grep -q "job $id3 LOST" "$tmp/cuzkd.log" || fail "no LOST line for job $id3"
 answering
 out="$(cuzk --json status "$id3" 2>&1)" && fail "status of lost job succeeded: $out"
 grep -q "was lost" <<<"$out" || fail "status $id3: $out"

@@ -22,6 +22,8 @@
 #   expect NAME STATUS [TYPE]  fail unless answer NAME had STATUS (and problem TYPE)
 #   verify_proof NAME  snarkjs accepts the {"proof","publicSignals"} answer NAME under
 #                      $VK; adds 1 to n
+#   fetch_proof NAME TOKEN PATH  GET PATH (a proof) as answer NAME: fail unless 200
+#                      and verify_proof NAME
 #   api_wait_up        until /healthz answers 200 (120 s; a liveness bound)
 #   api_proved NAME TOKEN BODY  POST BODY to circuit mul (202), wait for the job (id in
 #                      $id), fetch proof 0 and verify it (verify_proof); answers NAME,
@@ -105,6 +107,12 @@ verify_proof() { # NAME
   "$SNARKJS" groth16 verify "$VK" "$tmp/$1.public.json" "$tmp/$1.proof.json" 2>&1 | grep -q OK ||
     fail "snarkjs rejects the proof of answer $1"
   n=$((n + 1))
+}
+
+fetch_proof() { # NAME TOKEN PATH
+  http "$1" "$2" GET "$3" >/dev/null
+  expect "$1" 200
+  verify_proof "$1"
 }
 
 api_wait_up() {

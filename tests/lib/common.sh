@@ -14,6 +14,15 @@
 #                      '[!.]*' leaves them out), one a line, sorted; nothing for a
 #                      missing DIR. What `ls -A DIR | grep` said, for any name
 #   dir_count DIR [GLOB]  how many names dir_list prints
+#   need_tool CMD [WHY]   SKIP (exit 77) unless CMD is on the PATH; the line says WHY
+#                      (default "CMD missing")
+#   need_root WHY      SKIP (exit 77) unless run as root; the line says WHY
+#   wait_until TRIES CMD...  run CMD every 0.1 s until it succeeds (return 0), at most
+#                      TRIES times and once more at the end (return 1 if it never did):
+#                      a liveness bound, never a speed check
+#   bad MSG / ok MSG   for the scripts that check everything and exit 1 at the end if any
+#                      check failed: bad prints "FAIL: MSG" and counts it in fails (the
+#                      script sets fails=0 first), ok prints "ok    MSG"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 BUILD="${BUILD:-build}"
@@ -60,3 +69,33 @@ prover_from_env() {
 
 dir_list() { { find "$1" -mindepth 1 -maxdepth 1 -name "${2:-*}" -printf '%f\n' 2>/dev/null || true; } | LC_ALL=C sort; }
 dir_count() { { find "$1" -mindepth 1 -maxdepth 1 -name "${2:-*}" -printf . 2>/dev/null || true; } | wc -c; }
+
+need_tool() {
+  command -v "$1" >/dev/null || {
+    echo "SKIP: ${2:-$1 missing}"
+    exit 77
+  }
+}
+
+need_root() {
+  [ "$(id -u)" -eq 0 ] || {
+    echo "SKIP: $1"
+    exit 77
+  }
+}
+
+wait_until() {
+  local tries="$1" _
+  shift
+  for _ in $(seq 1 "$tries"); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  "$@"
+}
+
+bad() {
+  echo "FAIL: $*"
+  fails=$((${fails:-0} + 1))
+}
+ok() { echo "ok    $*"; }

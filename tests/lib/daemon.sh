@@ -11,6 +11,7 @@
 #   send LINE          one raw protocol line on a fresh connection; prints the reply
 #   expect_error WHAT CODE LINE  send LINE; fail unless the reply is an error CODE with
 #                      a message (printed: "ok: WHAT -> CODE: message")
+#   expect_fds WHAT CODE LINE FILE...  the same, LINE sent with the FILEs' descriptors
 #   wait_jobs J...     cuzk wait ${ids[J]} for each J (up to 10 min each); fail if one does not end
 #   verify_outs J FX N snarkjs accepts $tmp/J/out/w{1..N}.proof.json with its public.json under
 #                      fixture set FX's key (fail otherwise); adds N to n
@@ -18,10 +19,17 @@
 #   daemon_start OPTS  start cuzkd --foreground with OPTS (and --wgen-dir $BUILD/wgen:$tmp),
 #                      wait until it answers status
 #   daemon_stop        graceful `cuzk shutdown`, up to 10 s, then SIGKILL; segments removed
+#   daemon_kill9 [PID...]  SIGKILL cuzkd (no shutdown: a crash) and the PIDs (a stage the
+#                      test SIGSTOPped: the SIGTERM its death sends would wait for a
+#                      SIGCONT) and wait until every process of the instance is gone (a
+#                      liveness bound of 30 s), so a new cuzkd meets none of them
 #   daemon_shutdown_clean  the check: status answers, `cuzk shutdown` stops cuzkd with
 #                      exit 0 within 30 s, and no stage process, socket, pid file or
 #                      segment is left
 #   daemon_on_exit     set to a command run first at exit (the test's own cleanup)
+#   job_evicted ID     true once `cuzk status` no longer lists job ID (it left the table)
+#   freeze_stages      SIGSTOP every stage cuzkd runs now (nothing is proved meanwhile);
+#   thaw               SIGCONT them (also done at exit, before daemon_on_exit)
 #   need_bins B...     FAIL unless $BUILD/bin/B exists for each B
 # and for the fault tests (tests/faults/), on jobs of copies of one fixture's witness:
 #   submit_copies FX N JOB [ARGS]  a job of N copies of FX's witness (a set name under
@@ -30,6 +38,8 @@
 #   pool_in_use        buffers in use, from `cuzk --json status`
 #   check_out_files JOB N  exactly w1..wN proof/public pairs in $tmp/JOB/out, nothing else
 #   verify_jobs FX JOB...  snarkjs (one node process) accepts every proof of the jobs
+#   check_poisoned_w3  job a (6 copies of bn128's witness, submit_copies) lost w3 to the
+#                      poison tests' crashes: no proof of w3, the other 5 there and verified
 #   no_orphans         no stage process and no segment of this instance is left
 # On exit the daemon (if still running) is stopped, its segments and tmp removed
 # (tmp is kept, and named, when KEEP is set).
@@ -81,9 +91,11 @@ daemon_cleanup() {
   if [ -n "${KEEP:-}" ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 
-expect_error() { # what, code, request line
+expect_error() { expect_fds "$1" "$2" "$3"; } # what, code, request line
+
+expect_fds() { # what, code, request line, files...
   local r
-  r="$(send "$3")"
+  r="$(send_fds "${@:3}")"
   grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
     fail "$1: expected error $2, got: $r"
   # shellcheck disable=SC2001 # a capture group, which ${r//} has not
@@ -153,23 +165,23 @@ daemon_start() { # appends to the log: a test that restarts its cuzkd keeps both
   "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --foreground \
     --wgen-dir "$BUILD/wgen:$tmp" "$@" >>"$tmp/cuzkd.log" 2>&1 &
   daemon_pid=$!
-  local _
-  for _ in $(seq 1 100); do
-    [ -S "$run/$inst.sock" ] && break
-    sleep 0.1
-  done
-  [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
+  wait_until 100 [ -S "$run/$inst.sock" ] || fail "cuzkd did not create its socket"
   # The socket is bound before the segments are made (and their log lines written):
   # the daemon is up once it answers, which its event loop does only after set-up.
   # (numa_routing grepped the log at the socket's appearance and missed the buffers
   # line on a loaded machine.) A liveness bound, not a speed check.
-  for _ in $(seq 1 1200); do
-    cuzk status >/dev/null 2>&1 && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "cuzkd did not answer status within 120 s of creating its socket"
+  daemon_answers "$tmp/cuzkd.log"
 }
+
+# shellcheck disable=SC2120 # the PIDs are optional: most callers stopped no stage
+daemon_kill9() {
+  kill -KILL "$daemon_pid"
+  wait "$daemon_pid" 2>/dev/null || true
+  daemon_pid=""
+  [ $# -eq 0 ] || kill -KILL "$@" 2>/dev/null || true
+  wait_until 300 no_instance_process || true
+}
+no_instance_process() { [ -z "$(pgrep -f -- "--instance $inst " || true)" ]; }
 
 # A cuzkd the test started itself (as another user, under strace...), its pid in
 # daemon_pid: until it answers status (120 s, a liveness bound); fail, with LOG's last
@@ -202,6 +214,23 @@ daemon_shutdown_clean() {
   [ ! -e "$run/$inst.pid" ] || fail "pid file left behind"
   ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left: $(ls /dev/shm/cuzk-"$inst".*)"
   echo "ok: clean shutdown (no process, socket, pid file or segment left)"
+}
+
+job_evicted() {
+  local st
+  st="$(cuzk --json status 2>/dev/null)" || return 1
+  ! grep -q "\"id\": *$1[,}]" <<<"$st"
+}
+
+freeze_stages() {
+  frozen="$(cuzk --json status | jq -r '.children[].pid')"
+  daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
+  local p
+  for p in $frozen; do kill -STOP "$p"; done
+}
+thaw() {
+  local p
+  for p in ${frozen:-}; do kill -CONT "$p" 2>/dev/null || true; done
 }
 
 # ---- the fault tests' jobs ------------------------------------------------------------
@@ -238,6 +267,15 @@ verify_jobs() { # fixture job...: snarkjs (one node process) accepts every proof
   out="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" \
     "$(fixture_dir "$fx")/verification_key.json" "${dirs[@]}")" || fail "snarkjs: $out"
   echo "$out"
+}
+
+check_poisoned_w3() {
+  local d="$tmp/a/out" i
+  [ ! -e "$d/w3.proof.json" ] || fail "w3 has a proof"
+  rm -f "$tmp/a/in/w3.wtns"
+  for i in 1 2 4 5 6; do [ -f "$d/w$i.proof.json" ] || fail "w$i proof missing"; done
+  [ "$(dir_count "$d")" -eq 10 ] || fail "stray files in $d: $(dir_list "$d" | tr '\n' ' ')"
+  verify_jobs bn128 a
 }
 
 no_orphans() {

@@ -62,11 +62,7 @@ http proof "$tok_alice" GET "/v1/jobs/$j/proofs/0" >/dev/null
 expect proof 422 job_failed
 echo "ok: kill -9 of worker $p2: the partition failed after 2 tries ($(jfield end r.parts[0].reason))"
 
-for _ in $(seq 1 600); do
-  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j}[,}]" || break
-  sleep 0.1
-done
-cuzk --json status 2>/dev/null | grep -q "\"id\": *${j}[,}]" && fail "job $j still in cuzkd's table after 60 s"
+wait_until 600 job_evicted "$j" || fail "job $j still in cuzkd's table after 60 s"
 http stored "$tok_alice" GET "/v1/jobs/$j" >/dev/null
 expect stored 200
 [ "$(jfield stored 'r.state + " " + r.parts.map(p => p.state + ":" + p.attempts).join()')" = "failed failed:2" ] ||

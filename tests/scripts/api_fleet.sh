@@ -37,10 +37,7 @@ fail() {
   done
   exit 1
 }
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: api_fleet needs root (mount namespaces, the cluster's user)"
-  exit 77
-}
+need_root "api_fleet needs root (mount namespaces, the cluster's user)"
 command -v unshare >/dev/null && command -v nsenter >/dev/null || {
   echo "SKIP: unshare or nsenter missing"
   exit 77
@@ -397,9 +394,7 @@ http fw "$tok_alice" GET "/v1/jobs/$(jfield f r.job)?wait=300" >/dev/null
 expect fw 200
 [ "$(jfield fw r.state)" = "done" ] || fail "job after the restart: $(cat "$tmp/http/fw.body")"
 on 1
-http fp "$tok_alice" GET "/v1/jobs/$(jfield f r.job)/proofs/0" >/dev/null
-expect fp 200
-verify_proof fp
+fetch_proof fp "$tok_alice" "/v1/jobs/$(jfield f r.job)/proofs/0"
 echo "ok: the database stopped: 503 store with Retry-After, /readyz 503; started again: ready, answered, a new job proved and verified"
 
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"

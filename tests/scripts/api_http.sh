@@ -36,11 +36,7 @@ api_tokens bob - - 2K # bodies of 2 KiB at most: a witness is more
 # "small": a circuit with a circom assert, compiled here (circom runs under WASI and
 # sees only the current directory: relative paths); its generator in $tmp (--wgen-dir)
 mkdir -p "$tmp/a"
-cat >"$tmp/a/small.circom" <<'CIRCOM'
-pragma circom 2.0.0;
-template Small() { signal input x; signal output y; assert(x < 10); y <== x * x; }
-component main = Small();
-CIRCOM
+cp "$ROOT/tests/fixtures/circuits/small_assert.circom" "$tmp/a/small.circom"
 (cd "$tmp/a" && "$CIRCOM" small.circom --r1cs --c --sym --prime bn128 -o . >"$tmp/circom.log" 2>&1) ||
   fail "circom: $(tail -5 "$tmp/circom.log")"
 "$SNARKJS" groth16 setup "$tmp/a/small.r1cs" "$FIXTURES/ptau/bn128_12.ptau" "$tmp/a/small.zkey" >/dev/null ||
@@ -94,9 +90,7 @@ http onew "$tok_alice" GET "/v1/jobs/$job?wait=300" >/dev/null
 expect onew 200
 [ "$(jfield onew r.state)" = "done" ] || fail "job $job: $(cat "$tmp/http/onew.body")"
 [ "$(jfield onew 'typeof r.parts[0].timings_ms.prove')" = number ] || fail "no timings: $(cat "$tmp/http/onew.body")"
-http onep "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
-expect onep 200
-verify_proof onep
+fetch_proof onep "$tok_alice" "/v1/jobs/$job/proofs/0"
 echo "ok: input.json -> 202 + Location, ?wait long-poll -> done with timings, proof verified by snarkjs"
 
 # ---- another tenant -----------------------------------------------------------------
@@ -144,9 +138,7 @@ http wtns "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applicatio
 expect wtns 202
 http wtnsw "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)?wait=300" >/dev/null
 expect wtnsw 200
-http wtnsp "$tok_alice" GET "/v1/jobs/$(jfield wtns r.job)/proofs/0" >/dev/null
-expect wtnsp 200
-verify_proof wtnsp
+fetch_proof wtnsp "$tok_alice" "/v1/jobs/$(jfield wtns r.job)/proofs/0"
 echo "ok: Node fetch: an array of 3 inputs -> one job, 3 proofs in order; a .wtns body; snarkjs verifies all"
 
 # ---- idempotency ----------------------------------------------------------------------
@@ -163,9 +155,7 @@ http idem3 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: applicati
 expect idem3 409 refused
 [ "$(jfield idem3 r.code)" = idempotency_conflict ] || fail "409 code: $(cat "$tmp/http/idem3.body")"
 http idemw "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)?wait=300" >/dev/null
-http idemp "$tok_alice" GET "/v1/jobs/$(jfield idem1 r.job)/proofs/0" >/dev/null
-expect idemp 200
-verify_proof idemp
+fetch_proof idemp "$tok_alice" "/v1/jobs/$(jfield idem1 r.job)/proofs/0"
 echo "ok: Idempotency-Key: same body -> the same job (existing), another body -> 409 idempotency_conflict"
 
 # ---- bad requests ----------------------------------------------------------------------
@@ -254,22 +244,14 @@ for _ in $(seq 1 1200); do
   sleep 0.1
 done
 api_wait_up
-http again "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
-expect again 200
-verify_proof again
+fetch_proof again "$tok_alice" "/v1/jobs/$job/proofs/0"
 echo "ok: kill -9 of cuzk-api (pid $apipid): cuzkd started it again (pid $p2); the proof is served again"
 
 # ---- kill -9 of cuzkd right after a submit: the job and the proofs before it survive ----
 http k9 "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
   --data-binary '[{"x":"2","k":"3"},{"x":"4","k":"5"}]' >/dev/null
 expect k9 202
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-for _ in $(seq 1 300); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.1
-done
+daemon_kill9
 daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1
 api_wait_up
 http k9again "$tok_alice" POST /v1/circuits/mul/proofs -H 'Content-Type: application/json' -H 'Idempotency-Key: k9' \
@@ -280,13 +262,9 @@ http k9w "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)?wait=300" >/dev/null
 expect k9w 200
 [ "$(jfield k9w r.state)" = "done" ] || fail "job after kill -9: $(cat "$tmp/http/k9w.body")"
 for k in 0 1; do
-  http "k9p$k" "$tok_alice" GET "/v1/jobs/$(jfield k9 r.job)/proofs/$k" >/dev/null
-  expect "k9p$k" 200
-  verify_proof "k9p$k"
+  fetch_proof "k9p$k" "$tok_alice" "/v1/jobs/$(jfield k9 r.job)/proofs/$k"
 done
-http oldp "$tok_alice" GET "/v1/jobs/$job/proofs/0" >/dev/null
-expect oldp 200
-verify_proof oldp
+fetch_proof oldp "$tok_alice" "/v1/jobs/$job/proofs/0"
 http oldbob "$tok_bob" GET "/v1/jobs/$job" >/dev/null
 expect oldbob 404 refused
 echo "ok: kill -9 of cuzkd after a submit: restarted, its API answers; the same Idempotency-Key -> the same job;" \

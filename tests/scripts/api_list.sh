@@ -48,11 +48,7 @@ j1="$(jfield a1 r.job)"
   fail "the POST's answer without its metadata: $(cat "$tmp/http/a1.body")"
 [ "$(jfield a1w 'r.metadata.order + " " + r.parts.map(p => p.attempts).join()')" = "17 1" ] ||
   fail "GET of a clean job (in cuzkd's table): $(cat "$tmp/http/a1w.body")"
-for _ in $(seq 1 600); do
-  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" || break
-  sleep 0.1
-done
-cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" && fail "job $j1 still in cuzkd's table after 60 s"
+wait_until 600 job_evicted "$j1" || fail "job $j1 still in cuzkd's table after 60 s"
 http a1s "$tok_alice" GET "/v1/jobs/$j1" >/dev/null
 expect a1s 200
 [ "$(jfield a1s 'r.metadata.customer + " " + r.metadata.n + " " + r.parts.map(p => p.attempts).join()')" = "acme 3 1" ] ||

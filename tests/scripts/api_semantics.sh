@@ -39,18 +39,12 @@ j1="$(jfield d1 r.job)"
 http d1w "$tok_alice" GET "/v1/jobs/$j1?wait=300" >/dev/null
 expect d1w 200
 [ "$(jfield d1w r.state)" = "done" ] || fail "job $j1: $(cat "$tmp/http/d1w.body")"
-http d1p "$tok_alice" GET "/v1/jobs/$j1/proofs/0" >/dev/null
-expect d1p 200
-verify_proof d1p
+fetch_proof d1p "$tok_alice" "/v1/jobs/$j1/proofs/0"
 http d1del "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect d1del 200
 [ "$(jfield d1del 'r.cancelled + " " + r.state')" = "false done" ] || fail "DELETE of a done job: $(cat "$tmp/http/d1del.body")"
 # until cuzkd's table forgets it (--keep-finished 1): then the store answers
-for _ in $(seq 1 600); do
-  cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" || break
-  sleep 0.1
-done
-cuzk --json status 2>/dev/null | grep -q "\"id\": *${j1}[,}]" && fail "job $j1 still in cuzkd's table after 60 s"
+wait_until 600 job_evicted "$j1" || fail "job $j1 still in cuzkd's table after 60 s"
 http d1del2 "$tok_alice" DELETE "/v1/jobs/$j1" >/dev/null
 expect d1del2 200
 [ "$(jfield d1del2 'r.cancelled + " " + r.state')" = "false done" ] ||
@@ -123,9 +117,7 @@ expect sp2 202
 [ "$(jfield sp2 'r.existing + " " + r.job')" = "true $(jfield sp1 r.job)" ] || fail "key with a space: $(cat "$tmp/http/sp2.body")"
 http spw "$tok_alice" GET "/v1/jobs/$(jfield sp1 r.job)?wait=300" >/dev/null
 expect spw 200
-http spp "$tok_alice" GET "/v1/jobs/$(jfield sp1 r.job)/proofs/0" >/dev/null
-expect spp 200
-verify_proof spp
+fetch_proof spp "$tok_alice" "/v1/jobs/$(jfield sp1 r.job)/proofs/0"
 http long "$tok_alice" POST /v1/circuits/mul/proofs "${JSON[@]}" -H "Idempotency-Key: $(printf 'k%.0s' $(seq 129))" \
   --data-binary '{"x":"5","k":"9"}' >/dev/null
 expect long 400 usage

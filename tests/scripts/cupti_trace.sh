@@ -13,10 +13,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 daemon_init tcupti
 daemon_start --devices cpu:1 --buffers 2 --buffer-mb 16 --keep-finished 3600
 job="$(submit_copies bn128-chain 2 j)"

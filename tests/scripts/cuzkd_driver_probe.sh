@@ -15,10 +15,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 need_built bin/cuzkd
 use_tmp
-command -v cc >/dev/null || {
-  echo "SKIP: no C compiler to build the stand-in driver"
-  exit 77
-}
+need_tool cc "no C compiler to build the stand-in driver"
 fail() {
   echo "FAIL: $*"
   exit 1

@@ -200,13 +200,7 @@ kill -0 "$daemon_pid" || fail "cuzkd died"
 # ---- kill -9 of cuzkd right after a submit by name: the job resumes from the store ----
 mkdir -p "$tmp/o7"
 j="$(cuzk --json prove --circuit mul.bls_12 --out "$tmp/o7" "$tmp/in"/bls{1,2}.wtns | jq -r .job)" || fail "submit before kill"
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-for _ in $(seq 1 300); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.1
-done
+daemon_kill9
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 # Decided before the kill, a job is not resumed (nothing is left): then wait finds none.
 out="$(cuzk --json wait "$j" 2>&1)" || grep -q no_such_job <<<"$out" || fail "wait $j after restart: $out"

@@ -18,14 +18,6 @@ mapped() {
   for p in $(children_pids); do grep -qF "$(copy_of "$1")" "/proc/$p/maps" 2>/dev/null && n=$((n + 1)); done
   echo "$n"
 }
-expect_fds() { # what, code, request line, files...
-  local r
-  r="$(send_fds "${@:3}")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
-    fail "$1: expected error $2, got: $r"
-  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
-  echo "ok: $1 -> $2: $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
-}
 
 daemon_start --devices cpu:1 --buffer-mb 16
 for _ in $(seq 1 100); do
@@ -95,14 +87,4 @@ out="$(cuzk evict "$tmp/z/c1.zkey")" || fail "evict of a preloaded file that is 
 [ "$(mapped "$tmp/z/c1.zkey")" = 0 ] || fail "c1 still mapped after evict"
 echo "ok: a preloaded file deleted since can still be evicted ($out)"
 
-cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.1
-done
-rc=0
-wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ $rc -eq 0 ] || fail "cuzkd exited with $rc"
-ls /dev/shm/cuzk-"$inst".* >/dev/null 2>&1 && fail "segments left"
-echo "ok: clean shutdown"
+daemon_shutdown_clean

@@ -41,14 +41,6 @@ expect_error "descriptors announced, none sent" bad_request "{\"req\":\"submit\"
 Z='{"fd":0,"path":"z.zkey"}'
 O='{"fd":1,"path":"out"}'
 sub() { echo "{\"req\":\"submit\",\"fds\":$1,\"zkey\":$Z,\"out_dir\":$O,\"witnesses\":[$2]}"; }
-expect_fds() { # what, code, request line, files...
-  local r
-  r="$(send_fds "${@:3}")"
-  grep -q "\"ok\":false" <<<"$r" && grep -q "\"error\":\"$2\"" <<<"$r" && grep -q '"message":"[^"]' <<<"$r" ||
-    fail "$1: expected error $2, got: $r"
-  # shellcheck disable=SC2001 # a capture group, which ${r//} has not
-  echo "ok: $1 -> $(sed 's/.*"message":"\([^"]*\)".*/\1/' <<<"$r")"
-}
 expect_fds "descriptor index out of range" bad_request "$(sub 3 '{"fd":3,"path":"w1.wtns"}')" \
   "$A/circuit_final.zkey" "$tmp/out" "$tmp/in/w1.wtns"
 expect_fds "witness for another circuit" bad_input "$(sub 3 '{"fd":2,"path":"other.wtns"}')" \
@@ -86,13 +78,4 @@ for i in 1 2 3 4; do
     grep -q OK || fail "snarkjs rejects w$i"
 done
 echo "ok: the job running meanwhile finished and its 4 proofs verify"
-cuzk shutdown >/dev/null
-for _ in $(seq 1 300); do
-  kill -0 "$daemon_pid" 2>/dev/null || break
-  sleep 0.1
-done
-rc=0
-wait "$daemon_pid" || rc=$?
-daemon_pid=""
-[ $rc -eq 0 ] || fail "cuzkd exited with $rc"
-echo "ok: clean shutdown"
+daemon_shutdown_clean

@@ -14,10 +14,7 @@
 # remove). The unit under a real systemd: tests/scripts/deb_systemd.sh.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: deb_install installs a package: needs root"
-  exit 77
-}
+need_root "deb_install installs a package: needs root"
 for t in dpkg-buildpackage lintian scdoc runuser; do
   command -v "$t" >/dev/null || {
     echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"

@@ -25,10 +25,7 @@
 # printed).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: deb_systemd mounts and boots a container: needs root"
-  exit 77
-}
+need_root "deb_systemd mounts and boots a container: needs root"
 for t in systemd-nspawn dpkg-buildpackage lintian scdoc; do
   command -v "$t" >/dev/null || {
     echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"

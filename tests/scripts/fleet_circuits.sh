@@ -23,10 +23,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 wgen_daemon_init fcirc
 . "$here/../security/lib.sh"
 . "$here/../lib/pg.sh"
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
+need_tool jq
 FX="$FIXTURES/bn128/mulchain-10"
 G="$(wgen_for "$FX")"
 pg_cluster_start fleet_circuits

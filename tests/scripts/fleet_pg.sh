@@ -210,12 +210,18 @@ echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 # kills it between its first finish and its publish (log $tmp/cuzkd-X1.log): it must
 # die there (137), leaving a staged proof in $out/.cuzk-*-$inst-X/ and no final one.
 # Sets out, M, job, cfg, staged (the staged proofs).
+# first_witnesses M: M and wtns, the first M witnesses of $tmp/in (w1.wtns ...)
+first_witnesses() {
+  local i
+  M="$1"
+  wtns=()
+  for i in $(seq 1 "$M"); do wtns+=("$tmp/in/w$i.wtns"); done
+}
 crash_at_finish() {
-  local part="$1" x="$2" lease="$3" rc i wtns=()
+  local part="$1" x="$2" lease="$3" rc wtns # first_witnesses fills this wtns
   out="$tmp/out-$part"
   mkdir -p "$out"
-  M=6
-  for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
+  first_witnesses 6
   job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
     "${wtns[@]}" | jq .job)"
   cfg=(--instance "$inst-$x" --run-dir "$tmp/run$x" --state-dir "$tmp/state$x" --foreground --devices cpu:1
@@ -256,9 +262,9 @@ grep -q "published 1 proofs finished before a restart" "$tmp/cuzkd-r2.log" ||
   }
 grep -q "leases of a previous run back" "$tmp/cuzkd-r2.log" || fail "restart: no previous lease given back"
 ! grep -q "existed already" "$tmp/cuzkd-r2.log" || fail "restart: a publish met an existing file"
-[ "$(proofs_in "$out")" -eq $M ] || fail "restart: $(proofs_in "$out") proofs"
+[ "$(proofs_in "$out")" -eq "$M" ] || fail "restart: $(proofs_in "$out") proofs"
 [ -z "$(ls "$out"/.cuzk-* 2>/dev/null)" ] || fail "restart: staged files left: $(ls "$out"/.cuzk-*)"
-snarkjs_all "restart" "$out" $M
+snarkjs_all "restart" "$out" "$M"
 echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"
 
 # 6: a cuzkd killed between a finish and its publish (the hook), never started again:
@@ -278,7 +284,7 @@ timeout 120 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 90000 >/de
     tail -n 20 "$tmp/cuzkd-b.log"
     fail "adopt: job $job not done: $("$BUILD/bin/cuzk" status --queue "$url" | jq -c .parts)"
   }
-[ "$(proofs_in "$out")" -eq $M ] || fail "adopt: $(proofs_in "$out") proofs for $M"
+[ "$(proofs_in "$out")" -eq "$M" ] || fail "adopt: $(proofs_in "$out") proofs for $M"
 # Once: nothing is published again while B goes on adopting (two more rounds).
 for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-a"
 sleep 7
@@ -299,7 +305,7 @@ dead_name="$(sed -n "s/.*published \([^ ]*\) (job $job part [0-9]*) that $dead f
   fail "adopt: the adopted proof is still staged: $(ls "$out/.cuzk-$dead")"
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
 echo "$st" | jq -e '.parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "adopt: status: $st"
-snarkjs_all "adopt" "$out" $M
+snarkjs_all "adopt" "$out" "$M"
 echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B published its $dead_name once: $M proofs, snarkjs: $r"
 
 # 7: the database lost under a real cuzkd, as its operator sees it: while PostgreSQL is
@@ -308,9 +314,7 @@ echo "ok: adopt: cuzkd A died between a finish and its publish, never back; B pu
 # reconnect counted, and the job finishes: every proof once, snarkjs verifies all.
 out="$tmp/out-health"
 mkdir -p "$out"
-M=6
-wtns=()
-for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
+first_witnesses 6
 job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --zkey "$FX/circuit_final.zkey" --out "$out" \
   "${wtns[@]}" | jq .job)"
 mport="$(free_port)"
@@ -322,6 +326,16 @@ daemon_on_exit="kill -KILL $hpid 2>/dev/null || true; rm -f /dev/shm/cuzk-$inst-
 hstat() { "$BUILD/bin/cuzk" --instance "$inst-h" --run-dir "$tmp/runh" --json status 2>/dev/null | jq -c '.fleet // empty'; }
 hmet() { python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
   "http://127.0.0.1:$mport/metrics" | sed -n 's/^cuzk_fleet_db_reachable{[^}]*} //p'; }
+# health_until JQ: h = cuzkd-h's fleet status, read again every 0.1 s until JQ holds of it
+# (a liveness bound of 30 s; the caller checks h)
+health_until() {
+  local _
+  for _ in $(seq 1 300); do
+    h="$(hstat)"
+    echo "$h" | jq -e "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+}
 for _ in $(seq 1 600); do
   [ "$(proofs_in "$out")" -ge 1 ] && break
   sleep 0.1
@@ -330,11 +344,7 @@ h="$(hstat)"
 echo "$h" | jq -e '.db_reachable == true and .db_errors == 0' >/dev/null || fail "health: before the stop: $h"
 as_pg "$bindir/pg_ctl" -D "$pg/data" -m fast stop >/dev/null
 # (liveness deadline only: the fleet thread's next call, a renew every lease/3 = 1 s)
-for _ in $(seq 1 300); do
-  h="$(hstat)"
-  echo "$h" | jq -e '.db_reachable == false' >/dev/null 2>&1 && break
-  sleep 0.1
-done
+health_until '.db_reachable == false'
 echo "$h" | jq -e '.db_reachable == false and .db_errors >= 1' >/dev/null ||
   {
     pgstart
@@ -346,11 +356,7 @@ m="$(hmet)"
   fail "health: cuzk_fleet_db_reachable while the database is down: '$m'"
 }
 pgstart
-for _ in $(seq 1 300); do
-  h="$(hstat)"
-  echo "$h" | jq -e '.db_reachable == true' >/dev/null 2>&1 && break
-  sleep 0.1
-done
+health_until '.db_reachable == true'
 echo "$h" | jq -e '.db_reachable == true and .reconnects >= 1 and .db_errors >= 1' >/dev/null ||
   fail "health: status after the database came back: $h"
 timeout 180 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 150000 >/dev/null ||
@@ -362,9 +368,9 @@ m="$(hmet)"
 [ "$m" = 1 ] || fail "health: cuzk_fleet_db_reachable after: '$m'"
 kill -TERM "$hpid"
 wait "$hpid" 2>/dev/null || true
-[ "$(proofs_in "$out")" -eq $M ] || fail "health: $(proofs_in "$out") proofs for $M"
+[ "$(proofs_in "$out")" -eq "$M" ] || fail "health: $(proofs_in "$out") proofs for $M"
 ! grep -q "existed already" "$tmp/cuzkd-h.log" || fail "health: a publish met an existing file"
-snarkjs_all "health" "$out" $M
+snarkjs_all "health" "$out" "$M"
 echo "ok: health: database stopped under a running cuzkd: status and /metrics said unreachable, then $h; $M proofs, snarkjs: $r"
 
 # 8: --store-proofs, for a submitter with no shared file system for its outputs: a job
@@ -376,9 +382,7 @@ echo "ok: health: database stopped under a running cuzkd: status and /metrics sa
 # file or follows a link already at a final name.
 out="$tmp/out-stored"
 mkdir -p "$out"
-M=12
-wtns=()
-for i in $(seq 1 $M); do wtns+=("$tmp/in/w$i.wtns"); done
+first_witnesses 12
 job="$("$BUILD/bin/cuzk" --json prove --queue "$url" --store-proofs --zkey "$FX/circuit_final.zkey" \
   "${wtns[@]}" | jq .job)"
 [ -n "$job" ] && [ "$job" != null ] || fail "stored: submit: no job id"
@@ -415,7 +419,7 @@ timeout 180 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 150000 >/d
 kill -TERM "${spids[1]}"
 wait "${spids[1]}" 2>/dev/null || true
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
-echo "$st" | jq -e --argjson m $M '.parts.stored == $m and ([.daemons[] | select(.id | test("-s[12]$")) | .done] | add) == $m
+echo "$st" | jq -e --argjson m "$M" '.parts.stored == $m and ([.daemons[] | select(.id | test("-s[12]$")) | .done] | add) == $m
   and ([.daemons[] | select(.id | test("-s[12]$")) | .store_proofs] | all)' >/dev/null ||
   fail "stored: want $M stored, finished once each by the two: $st"
 pd="$tmp/runs2/fleet-$inst-s2.proofs"
@@ -423,13 +427,13 @@ pd="$tmp/runs2/fleet-$inst-s2.proofs"
   fail "stored: private dir $pd: mode $(stat -c %a "$pd"), left: $(find "$pd" -name '*.json' | tr '\n' ' ')"
 [ "$(dir_count "$out")" -eq 0 ] || fail "stored: the fetch dir was written before the fetch"
 f1="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: fetch: $f1"
-echo "$f1" | jq -e --argjson m $M '.written == $m and .present == 0 and .errors == 0 and .finished' >/dev/null || fail "stored: fetch: $f1"
-[ "$(proofs_in "$out")" -eq $M ] && [ "$(dir_count "$out" '[!.]*.public.json')" -eq $M ] &&
+echo "$f1" | jq -e --argjson m "$M" '.written == $m and .present == 0 and .errors == 0 and .finished' >/dev/null || fail "stored: fetch: $f1"
+[ "$(proofs_in "$out")" -eq "$M" ] && [ "$(dir_count "$out" '[!.]*.public.json')" -eq "$M" ] &&
   [ "$(dir_count "$out")" -eq $((2 * M)) ] || fail "stored: fetched $(dir_list "$out" | tr '\n' ' ')"
-snarkjs_all "stored" "$out" $M
+snarkjs_all "stored" "$out" "$M"
 for f in "$out"/*.json; do echo "$f $(stat -c '%i %.9Y' "$f")"; done >"$tmp/noted-s"
 f2="$("$BUILD/bin/cuzk" --json fetch "$job" --queue "$url" --out "$out")" || fail "stored: second fetch: $f2"
-echo "$f2" | jq -e --argjson m $M '.written == 0 and .present == $m' >/dev/null || fail "stored: second fetch: $f2"
+echo "$f2" | jq -e --argjson m "$M" '.written == 0 and .present == $m' >/dev/null || fail "stored: second fetch: $f2"
 while read -r f ino mt; do
   [ "$(stat -c '%i %.9Y' "$f")" = "$ino $mt" ] || fail "stored: $f rewritten by the second fetch"
 done <"$tmp/noted-s"

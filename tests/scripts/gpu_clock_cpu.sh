@@ -13,10 +13,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 if [ -e /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 ] || ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
   NVML_HERE=1
 else

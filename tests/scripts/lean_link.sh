@@ -9,10 +9,7 @@
 # the message naming the package, and prove-local on a missing file still runs (exit 3).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v readelf >/dev/null || {
-  echo "SKIP: readelf not installed (binutils)"
-  exit 77
-}
+need_tool readelf "readelf not installed (binutils)"
 need_cuzk
 NEED_MAKE="make" need_built bin/cuzkd bin/cuzk-top bin/cuzk-synth bin/cuzk-gpuworker bin/cuzk-finalizer
 fail() {

@@ -6,10 +6,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 NEED_MAKE="make" need_built bin/cuzk bin/cuzkd bin/cuzk-top
-command -v scdoc >/dev/null || {
-  echo "SKIP: scdoc not installed (deploy/install-deps.sh installs it)"
-  exit 77
-}
+need_tool scdoc "scdoc not installed (deploy/install-deps.sh installs it)"
 use_tmp
 fail() {
   echo "man_pages: FAIL: $*" >&2

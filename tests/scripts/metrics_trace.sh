@@ -14,10 +14,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 daemon_init tmet
 holder_pid=""
 # shellcheck disable=SC2016 # run at exit, with the pid then

@@ -6,10 +6,7 @@
 # metrics exist is tests/scripts/monitoring_prometheus.sh's part.)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v promtool >/dev/null || {
-  echo "SKIP: promtool not installed (deploy/install-deps.sh installs prometheus)"
-  exit 77
-}
+need_tool promtool "promtool not installed (deploy/install-deps.sh installs prometheus)"
 fail() {
   echo "monitoring_rules: FAIL: $*" >&2
   exit 1

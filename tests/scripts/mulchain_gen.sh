@@ -22,11 +22,6 @@ use_fixtures
 
 use_tmp
 fails=0
-bad() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
-ok() { echo "ok    $*"; }
 
 # ---- byte for byte against circom ---------------------------------------------------
 for ck in "bn128 10" "bn128 13" "bls12381 10"; do

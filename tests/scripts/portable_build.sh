@@ -15,10 +15,7 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
-command -v qemu-x86_64 >/dev/null || {
-  echo "SKIP: qemu-x86_64 is not installed (qemu-user)"
-  exit 77
-}
+need_tool qemu-x86_64 "qemu-x86_64 is not installed (qemu-user)"
 flags="$(cat "$BUILD/obj/.archflags" 2>/dev/null || echo unknown)"
 case "$flags" in
   *-march=x86-64-v2*) ;;

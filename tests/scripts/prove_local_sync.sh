@@ -7,10 +7,7 @@
 # left behind.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-command -v strace >/dev/null || {
-  echo "SKIP: strace not installed"
-  exit 77
-}
+need_tool strace "strace not installed"
 need_cuzk
 use_fixtures
 use_tmp

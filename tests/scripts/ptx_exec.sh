@@ -19,10 +19,7 @@ NVCC="${NVCC:-$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/de
   echo "SKIP: no nvcc (the PTX checks need CUDA's compiler)"
   exit 77
 }
-command -v python3 >/dev/null || {
-  echo "SKIP: no python3"
-  exit 77
-}
+need_tool python3 "no python3"
 
 dir="$BUILD/ptx"
 mkdir -p "$dir"

@@ -26,10 +26,7 @@ command -v unshare >/dev/null && command -v ip >/dev/null || {
   exit 77
 }
 need_built bin/cuzkd bin/cuzk bin/cuzk-api
-command -v curl >/dev/null || {
-  echo "SKIP: curl missing"
-  exit 77
-}
+need_tool curl
 use_fixtures
 use_tmp
 # The namespaces mount their tmpfs on /run/cuzk and /var/lib/cuzk: a mount point made

@@ -29,11 +29,7 @@ touch "$hold/hold"
 cuzk prove --json --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in"/w*.wtns \
   >"$tmp/submit.json" 2>"$tmp/submit.err" &
 sub_pid=$!
-for _ in $(seq 1 600); do
-  [ -f "$hold/held" ] && break
-  sleep 0.1
-done
-[ -f "$hold/held" ] || fail "the submit's durable copy never reached its fsync"
+wait_until 600 [ -f "$hold/held" ] || fail "the submit's durable copy never reached its fsync"
 # The loop is free while the copy waits: status answers (the old cuzkd never did).
 st="$(timeout 60 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status --json)" ||
   fail "status did not answer while a durable copy was being written"
@@ -72,11 +68,7 @@ cuzk prove --zkey "$FX/circuit_final.zkey" --out "$tmp/out" "$tmp/in/w1.wtns" \
 grep -q "copy-timeout" "$tmp/sub3.out" || fail "no copy-timeout message: $(cat "$tmp/sub3.out")"
 [ -f "$hold/held" ] || fail "the submit failed before its durable copy: $(cat "$tmp/sub3.out")"
 rm -f "$hold/hold"
-for _ in $(seq 1 300); do
-  grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" && break
-  sleep 0.1
-done
-grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" || fail "the given-up intake never ended"
+wait_until 300 grep -q "given up on (--copy-timeout) ended after all" "$tmp/cuzkd.log" || fail "the given-up intake never ended"
 after="$(dir_list "$cdir")"
 [ "$before" = "$after" ] || fail "the given-up submit changed the copies dir: before [$before] after [$after]"
 echo "ok: a submit given up on during its durable copy left no copy behind"

@@ -37,23 +37,8 @@ mnt=""
 daemon_on_exit='[ -z "$mnt" ] || umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true'
 OPTS=(--devices cpu:1 --buffers 4 --buffer-mb 4 --test-finalizer-delay-ms 250)
 sq() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("\n".join("|".join(map(str,r)) for r in c.execute(sys.argv[2])))' "$@"; }
-answering() {
-  local _
-  for _ in $(seq 1 150); do
-    cuzk status >/dev/null 2>&1 && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  fail "cuzkd does not answer"
-}
-stages_gone() {
-  local _
-  for _ in $(seq 1 250); do
-    [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && return 0
-    sleep 0.02
-  done
-  fail "stages still running after cuzkd was killed"
-}
+answering() { daemon_answers "$tmp/cuzkd.log"; }
+stages_gone() { wait_until 250 no_instance_process || fail "stages still running after cuzkd was killed"; }
 snapshot() {
   local f
   for f in "$tmp/out"/*.json; do [ -e "$f" ] && stat -c '%n %i %.9Y' "$f"; done

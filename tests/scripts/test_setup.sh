@@ -27,11 +27,6 @@ use_fixtures
 
 use_tmp
 fails=0
-bad() {
-  echo "FAIL: $*"
-  fails=$((fails + 1))
-}
-ok() { echo "ok    $*"; }
 
 # ---- the CLI path, as a user runs it (bn128 mulchain-10) --------------------------
 F="$FIXTURES/bn128/mulchain-10"

@@ -12,10 +12,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$HERE/../lib/daemon.sh"
 need_bins cuzk-top
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 daemon_init ttop
 tsess="cuzktop$$"
 # shellcheck disable=SC2016 # run at exit

@@ -64,28 +64,21 @@ bad "$P" 7 '{"in": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20], "secret
 
 # Not a generator.
 echo "not an ELF" >"$tmp/fake.wgen"
-rc=0
-"$CUZK" witness --witness-gen "$tmp/fake.wgen" "$FIXTURES/bn128/mulchain-10/input.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
-[ $rc -eq 4 ] && grep -q "not a witness generator" "$tmp/err" || {
-  echo "FAIL: fake generator: exit $rc: $(cat "$tmp/err")"
-  exit 1
+fails_with() { # what, code, message pattern, generator, input.json
+  local rc=0
+  "$CUZK" witness --witness-gen "$4" "$5" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
+  [ $rc -eq "$2" ] && grep -q "$3" "$tmp/err" || {
+    echo "FAIL: $1: exit $rc: $(cat "$tmp/err")"
+    exit 1
+  }
+  echo "ok   exit $2: $(cat "$tmp/err")"
 }
-echo "ok   exit 4: $(cat "$tmp/err")"
-rc=0
-"$CUZK" witness --witness-gen "$M" "$tmp/none.json" "$tmp/o.wtns" 2>"$tmp/err" || rc=$?
-[ $rc -eq 3 ] && grep -q "none.json" "$tmp/err" || {
-  echo "FAIL: missing input: exit $rc: $(cat "$tmp/err")"
-  exit 1
-}
-echo "ok   exit 3: $(cat "$tmp/err")"
+fails_with "fake generator" 4 "not a witness generator" "$tmp/fake.wgen" "$FIXTURES/bn128/mulchain-10/input.json"
+fails_with "missing input" 3 "none.json" "$M" "$tmp/none.json"
 
 # A circom assert that fails inside the generated code.
 mkdir -p "$tmp/a"
-cat >"$tmp/a/assert.circom" <<'CIRCOM'
-pragma circom 2.0.0;
-template Small() { signal input x; signal output y; assert(x < 10); y <== x * x; }
-component main = Small();
-CIRCOM
+cp "$ROOT/tests/fixtures/circuits/small_assert.circom" "$tmp/a/assert.circom"
 # circom2 runs under WASI and sees only the current directory: relative paths
 (cd "$tmp/a" && "$CIRCOM" assert.circom --c --sym --prime bn128 -o . >"$tmp/circom.log" 2>&1) ||
   {

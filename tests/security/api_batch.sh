@@ -15,10 +15,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secbatch
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 api_init
 api_tokens alice
 api_tokens bob

@@ -21,10 +21,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secbudget
-command -v python3 >/dev/null || {
-  echo "SKIP: python3 missing"
-  exit 77
-}
+need_tool python3
 api_init
 for t in alice bob carol dave; do api_tokens "$t"; done
 api_start http ""
@@ -149,9 +146,7 @@ job="$(cat "$tmp/bob.job")"
 http bw "$tok_bob" GET "/v1/jobs/$job?wait=300" >/dev/null
 expect bw 200
 [ "$(jfield bw r.state)" = "done" ] || fail "bob's job: $(cat "$tmp/http/bw.body")"
-http bp "$tok_bob" GET "/v1/jobs/$job/proofs/0" >/dev/null
-expect bp 200
-verify_proof bp
+fetch_proof bp "$tok_bob" "/v1/jobs/$job/proofs/0"
 kill "$api2"
 wait "$api2" || true
 daemon_shutdown_clean

@@ -18,10 +18,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/api.sh"
 daemon_init secapi
 attacker_init
-command -v openssl >/dev/null || {
-  echo "SKIP: openssl missing"
-  exit 77
-}
+need_tool openssl
 api_init
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=127.0.0.1 \

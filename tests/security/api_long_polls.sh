@@ -15,14 +15,8 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init seclp
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"
-  exit 77
-}
+need_tool jq
+need_root "$(basename "$0") runs cuzkd as root (root's status is the one checked)"
 api_init
 api_tokens alice
 api_tokens bob
@@ -105,9 +99,7 @@ for j in j1 bobpost; do
   http "${j}w" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)?wait=300" >/dev/null
   expect "${j}w" 200
   [ "$(jfield "${j}w" r.state)" = "done" ] || fail "job $(jfield "$j" r.job): $(cat "$tmp/http/${j}w.body")"
-  http "${j}p" "$tk" GET "/v1/jobs/$(jfield "$j" r.job)/proofs/0" >/dev/null
-  expect "${j}p" 200
-  verify_proof "${j}p"
+  fetch_proof "${j}p" "$tk" "/v1/jobs/$(jfield "$j" r.job)/proofs/0"
 done
 echo "ok: both jobs proved once the stages ran; snarkjs verifies $n proofs"
 daemon_shutdown_clean

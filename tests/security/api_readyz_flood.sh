@@ -11,10 +11,7 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secrdy
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: $(basename "$0") runs cuzkd as root (root's status is the one checked)"
-  exit 77
-}
+need_root "$(basename "$0") runs cuzkd as root (root's status is the one checked)"
 api_init
 api_tokens alice
 api_start http ""

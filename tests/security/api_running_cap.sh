@@ -16,18 +16,11 @@ set -euo pipefail
 . "$ROOT/tests/lib/api.sh"
 . "$ROOT/tests/lib/pg.sh"
 daemon_init seccap
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
+need_tool jq
 api_init
 api_tokens alice - 2
 api_start http ""
-st="$(cuzk --json status)"
-stages="$(jq -r '.children[].pid' <<<"$st")"
-thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
-for p in $stages; do kill -STOP "$p"; done
+freeze_stages
 
 burst() { # BASE-URL DIR: 16 POSTs of alice at once, each status into DIR/N
   mkdir -p "$2"
@@ -80,9 +73,7 @@ for f in "$tmp"/local/*.code; do
   http "w$i" "$tok_alice" GET "/v1/jobs/$j?wait=300" >/dev/null
   expect "w$i" 200
   [ "$(jfield "w$i" r.state)" = "done" ] || fail "job $j: $(cat "$tmp/http/w$i.body")"
-  http "p$i" "$tok_alice" GET "/v1/jobs/$j/proofs/0" >/dev/null
-  expect "p$i" 200
-  verify_proof "p$i"
+  fetch_proof "p$i" "$tok_alice" "/v1/jobs/$j/proofs/0"
 done
 [ "$n" = 2 ] || fail "$n proofs verified, not 2"
 echo "ok: the 2 accepted local jobs proved; snarkjs verifies both"

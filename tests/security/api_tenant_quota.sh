@@ -14,23 +14,13 @@ set -euo pipefail
 . "$ROOT/tests/lib/wgen.sh"
 . "$ROOT/tests/lib/api.sh"
 daemon_init secquota
-command -v jq >/dev/null || {
-  echo "SKIP: jq missing"
-  exit 77
-}
-[ "$(id -u)" -eq 0 ] || {
-  echo "SKIP: $(basename "$0") runs cuzkd as root (root's prove is the one checked)"
-  exit 77
-}
+need_tool jq
+need_root "$(basename "$0") runs cuzkd as root (root's prove is the one checked)"
 api_init
 api_tokens alice
 api_tokens bob
 api_start http "" --max-parts 8
-st="$(cuzk --json status)"
-stages="$(jq -r '.children[].pid' <<<"$st")"
-thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw${daemon_on_exit:+; $daemon_on_exit}"
-for p in $stages; do kill -STOP "$p"; done
+freeze_stages
 two='[{"x":"3","k":"1"},{"x":"4","k":"2"}]'
 post() { # NAME TOKEN
   http "$1" "$2" POST /v1/circuits/mul/proofs -m 60 -H 'Content-Type: application/json' --data-binary "$two"
@@ -59,9 +49,7 @@ for j in a1:alice a2:alice b1:bob; do
   expect "${nm}w" 200
   [ "$(jfield "${nm}w" r.state)" = "done" ] || fail "job $id: $(cat "$tmp/http/${nm}w.body")"
   for k in 0 1; do
-    http "${nm}p$k" "${!tk}" GET "/v1/jobs/$id/proofs/$k" >/dev/null
-    expect "${nm}p$k" 200
-    verify_proof "${nm}p$k"
+    fetch_proof "${nm}p$k" "${!tk}" "/v1/jobs/$id/proofs/$k"
   done
 done
 echo "ok: every job proved once the stages ran; snarkjs verifies root's and the tenants' $n"

@@ -51,11 +51,7 @@ chmod 666 "$tmp/atk.out"
 chmod 777 "$tmp"
 as_attacker python3 "$tmp/atk.py" "$run/$inst.sock" 70 "$tmp/atk.out" &
 apid=$!
-for _ in $(seq 1 150); do
-  [ -s "$tmp/atk.out.ready" ] && break
-  sleep 0.1
-done
-[ -s "$tmp/atk.out.ready" ] || fail "the attacker did not get its connections"
+wait_until 150 [ -s "$tmp/atk.out.ready" ] || fail "the attacker did not get its connections"
 read -r held refused msg <"$tmp/atk.out.ready"
 echo "attacker: $held connections held, $refused refused (${msg:0:100})"
 # While the attacker holds its connections (the idle timeout is 3 s, the check is at once):

@@ -25,11 +25,7 @@ size="$(stat -c %s "$A/circuit_final.zkey")"
 python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" "$size" "$tmp/fuse.read" 2>"$tmp/fuse.log" &
 fuse_pid=$!
 daemon_on_exit="[ -z \"\$fuse_pid\" ] || kill \$fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 50); do
-  [ -f "$tmp/fuse/c.zkey" ] && break
-  sleep 0.1
-done
-[ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+wait_until 50 [ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
 rcuzk() { timeout "$1" "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "${@:2}"; }
 alive() { kill -0 "$daemon_pid" 2>/dev/null || fail "cuzkd died ($1)"; }
 
@@ -56,11 +52,7 @@ chmod 644 "$tmp/stuck.py"
 stuck() { as_attacker timeout 120 python3 "$tmp/stuck.py" "$run/$inst.sock" "$tmp/fuse/c.zkey" "$tmp/atk/out" "$tmp/atk/in/w.wtns" "$1"; }
 stuck s1 >"$tmp/s1.out" 2>&1 &
 s1=$!
-for _ in $(seq 1 100); do
-  [ -f "$tmp/fuse.read" ] && break
-  sleep 0.1
-done
-[ -f "$tmp/fuse.read" ] || fail "cuzkd never read the FUSE zkey: $(cat "$tmp/s1.out")"
+wait_until 100 [ -f "$tmp/fuse.read" ] || fail "cuzkd never read the FUSE zkey: $(cat "$tmp/s1.out")"
 echo "ok: cuzkd is inside a read of the FUSE zkey that will never return"
 
 # Meanwhile root is served: status, and a whole job proved.

@@ -71,11 +71,7 @@ timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" prove --zkey "
   "$tmp/rootout/witness.proof.json" >/dev/null || fail "snarkjs rejects root's proof"
 echo "ok: root's status answers and its job proves (snarkjs verifies) meanwhile"
 # Liveness bound 120 s: each connection goes 30 s after its line began.
-for _ in $(seq 1 1200); do
-  grep -q '^alive 0' "$tmp/hoard.status" && break
-  sleep 0.1
-done
-grep -q '^alive 0' "$tmp/hoard.status" || fail "trickling connections still open: $(cat "$tmp/hoard.status")"
+wait_until 1200 grep -q '^alive 0' "$tmp/hoard.status" || fail "trickling connections still open: $(cat "$tmp/hoard.status")"
 echo "ok: every trickling connection was closed (its line never ended)"
 wait "$hp" 2>/dev/null || true
 daemon_shutdown_clean

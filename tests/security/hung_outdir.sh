@@ -74,12 +74,7 @@ for _ in $(seq 1 600); do
 done
 [ "$(waiting)" -ge 2 ] || fail "job C's write never reached its out dir"
 cuzk restart finalizer >/dev/null || fail "restart finalizer"
-for _ in $(seq 1 300); do
-  fin2="$(stage_pids finalizer)"
-  [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break
-  sleep 0.1
-done
-[ -n "$fin2" ] && [ "$fin2" != "$fin" ] || fail "no new finalizer after the restart"
+wait_until 300 new_finalizer || fail "no new finalizer after the restart"
 timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null || fail "cuzkd stopped answering"
 echo "ok: the finalizer restarted (pid $fin -> $fin2) with job $jc's write waiting; cuzkd answers"
 rc=0

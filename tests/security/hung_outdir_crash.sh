@@ -21,12 +21,7 @@ fuse_held fuse "job A's write"
 echo "ok: job $ja's write waits in its out dir (the FUSE server holds the request)"
 
 kill -9 "$fin"
-for _ in $(seq 1 600); do
-  fin2="$(stage_pids finalizer)"
-  [ -n "$fin2" ] && [ "$fin2" != "$fin" ] && break
-  sleep 0.1
-done
-[ -n "$fin2" ] && [ "$fin2" != "$fin" ] || fail "no new finalizer after the kill (cuzkd stuck in the hung out dir?)"
+wait_until 600 new_finalizer || fail "no new finalizer after the kill (cuzkd stuck in the hung out dir?)"
 timeout 30 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" status >/dev/null || fail "cuzkd stopped answering"
 echo "ok: finalizer $fin killed with job $ja's write waiting: a new one ($fin2) came up, cuzkd answers"
 grep -q "removing the dead finalizer's temp files in $tmp/fuse" "$tmp/cuzkd.log" ||
@@ -36,9 +31,7 @@ jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
 proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb (another out dir) proved after the kill; snarkjs verifies it"
 
-kill "$fuse_pid"
-wait "$fuse_pid" 2>/dev/null || true
-umount -l "$tmp/fuse" 2>/dev/null || true
+fuse_release fuse
 left=""
 for _ in $(seq 1 300); do
   left="$(pgrep -x cuzkd-sweep || true) $(pgrep -f -- "--out-writer $fin\$" || true)"

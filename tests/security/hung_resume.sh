@@ -20,11 +20,7 @@ mkdir -p "$tmp/fuse" "$tmp/out" "$tmp/rootout"
 python3 "$(dirname "$0")/fuse_stall.py" "$tmp/fuse" 4096 "$tmp/fuse.read" 2>"$tmp/fuse.log" &
 fuse_pid=$!
 daemon_on_exit="kill -CONT $fuse_pid 2>/dev/null; kill $fuse_pid 2>/dev/null; umount -l '$tmp/fuse' 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 50); do
-  [ -f "$tmp/fuse/c.zkey" ] && break
-  sleep 0.1
-done
-[ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+wait_until 50 [ -f "$tmp/fuse/c.zkey" ] || fail "the FUSE mount did not come up: $(cat "$tmp/fuse.log")"
 wpid="$(js '(r.children.find(c=>c.stage=="worker")||{}).pid' "$(cuzk --json status)")"
 kill -STOP "$wpid"
 # The out dir passed is $tmp/out; its recorded path lies on the mount.
@@ -32,14 +28,7 @@ r="$(send_fds "{\"req\":\"submit\",\"fds\":3,\"zkey\":{\"fd\":0,\"path\":\"c.zke
   "$A/circuit_final.zkey" "$tmp/out" "$A/witness.wtns")"
 job="$(js 'r.job' "$r")"
 [ -n "$job" ] && [ "$job" != undefined ] || fail "submit: $r"
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-kill -KILL "$wpid" 2>/dev/null || true
-for _ in $(seq 1 250); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.02
-done
+daemon_kill9 "$wpid"
 kill -STOP "$fuse_pid"
 echo "killed cuzkd with job $job unproved; the FUSE server is stopped (the mount hangs)"
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"

@@ -117,9 +117,7 @@ echo "ok: a new cuzkd started beside the killed one ($(tr -d '\n' <"$run/$inst.p
 jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
 proved_verified "$jb" "$tmp/b/out" wb "job B"
 echo "ok: job $jb proved; snarkjs verifies it"
-kill "$fuse_pid"
-wait "$fuse_pid" 2>/dev/null || true
-umount -l "$tmp/fuse" 2>/dev/null || true
+fuse_release fuse
 left=""
 # A liveness bound.
 for _ in $(seq 1 300); do

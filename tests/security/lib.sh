@@ -14,12 +14,15 @@
 #                       reads every request about the directory's contents and never
 #                       answers: a hung file system. Its pid in $fuse_pid; unmounted
 #                       and its server ended (woken first, if stopped) on exit
+#   fuse_release NAME   the hung file system goes away: its server ended, $tmp/NAME
+#                       unmounted (lazily: the processes stuck in it get their errors)
 #   fuse_held NAME WHAT wait (a liveness bound) until a request reached NAME's server
 #   hung_daemon NAME OPTS...  the set-up of the hung-out-dir tests: exit 77 without root
 #                       or /dev/fuse; daemon_init NAME, A=bn128 mulchain-10, a cuzkd on one
 #                       CPU worker (4 buffers of 16 MiB) with OPTS, job A's witness at
 #                       $tmp/a/wa.wtns, job B's at $tmp/b/wb.wtns (out dir $tmp/b/out), the
 #                       hung mount $tmp/fuse (fuse_hold), fin the finalizer's pid
+#   new_finalizer       true once a finalizer other than $fin runs (its pid then in fin2)
 #   prove_to OUT WTNS   submit a proof of $A's circuit to out dir OUT, the submit itself
 #                       bounded (60 s: a hung out dir must not hold it); prints the job id
 #   proved_verified J OUT NAME WHAT  job J proves (up to 300 s) and snarkjs accepts
@@ -113,6 +116,12 @@ fuse_hold() {
   fail "the FUSE mount $1 did not come up: $(cat "$m.log")"
 }
 
+fuse_release() {
+  kill "$fuse_pid"
+  wait "$fuse_pid" 2>/dev/null || true
+  umount -l "$tmp/$1" 2>/dev/null || true
+}
+
 fuse_held() {
   for _ in $(seq 1 600); do
     [ -e "$tmp/$1.held" ] && return 0
@@ -137,6 +146,11 @@ hung_daemon() {
   fuse_hold fuse
   fin="$(stage_pids finalizer)"
   [ -n "$fin" ] || fail "no finalizer"
+}
+
+new_finalizer() {
+  fin2="$(stage_pids finalizer)"
+  [ -n "$fin2" ] && [ "$fin2" != "$fin" ]
 }
 
 prove_to() {

@@ -40,11 +40,7 @@ chmod 666 "$tmp/slow.ready"
 as_attacker python3 "$tmp/slow.py" "$port" 100 "$tmp/slow.ready" &
 apid=$!
 daemon_on_exit="kill $apid 2>/dev/null; $daemon_on_exit"
-for _ in $(seq 1 100); do
-  [ -s "$tmp/slow.ready" ] && break
-  sleep 0.1
-done
-[ -s "$tmp/slow.ready" ] || fail "the slow clients did not start"
+wait_until 100 [ -s "$tmp/slow.ready" ] || fail "the slow clients did not start"
 sleep 1
 echo "slow clients: $(cat "$tmp/slow.ready") connections"
 t0=$(date +%s.%N)

@@ -45,11 +45,7 @@ A="$tmp/A" B="$tmp/B" R="$tmp/R"
 tree "$VICTIM" "$A"
 tree "$atk" "$B"
 tree root "$R"
-st="$(cuzk --json status)"
-stages="$(jq -r '.children[].pid' <<<"$st")"
-thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw; $daemon_on_exit"
-for p in $stages; do kill -STOP "$p"; done
+freeze_stages
 prove() { # user dir witness
   if [ "$1" = root ]; then
     cuzk --json prove --zkey "$2/in/c.zkey" --out "$2/out" "$2/in/$3.wtns" 2>&1

@@ -87,10 +87,7 @@ st="$(cuzk --json status)"
 [ "$(jq '[.children[] | select(.restarts > 0)] | length' <<<"$st")" -eq 0 ] || fail "a stage was restarted: $st"
 
 # ---- jobs: freeze the stages so that every job stays running --------------------
-stages="$(jq -r '.children[].pid' <<<"$st")"
-thaw() { for p in $stages; do kill -CONT "$p" 2>/dev/null || true; done; }
-daemon_on_exit="thaw; $daemon_on_exit"
-for p in $stages; do kill -STOP "$p"; done
+freeze_stages
 prove() { # user dir witness-names...: submit, print the reply (JSON), keep the exit code
   local u="$1" d="$2" ws=()
   shift 2

@@ -26,14 +26,7 @@ for p in there absent; do
   grep -q '"ok":true' <<<"$r" || fail "the attacker's submit ($p): $r"
   jobs+=("$(js 'r.job' "$r")")
 done
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-for _ in $(seq 1 250); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.02
-done
-kill -KILL "$wpid" 2>/dev/null || true
+daemon_kill9 "$wpid"
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"
 chmod 0750 "$run"
 rm -f "$run/$inst.sock"

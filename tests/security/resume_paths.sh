@@ -45,13 +45,7 @@ grep -q '"ok":true' <<<"$r" || fail "the attacker's submit: $r"
 job="$(js 'r.job' "$r")"
 as_attacker rm "$tmp/atk/in/b.wtns"
 as_attacker ln -s "$tmp/private/secret.wtns" "$tmp/atk/in/b.wtns"
-kill -KILL "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null || true
-daemon_pid=""
-for _ in $(seq 1 250); do
-  [ -z "$(pgrep -f -- "--instance $inst " || true)" ] && break
-  sleep 0.02
-done
+daemon_kill9 "$wpid"
 before="$(cd "$tmp/atk/out" && { ls -- *.proof.json 2>/dev/null || true; } | sed 's/\.proof\.json$//' | tr '\n' ' ')"
 echo "killed cuzkd; proofs published before: ${before:-none}"
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"

@@ -116,11 +116,7 @@ while True:
     c.recv(65536); c.sendall(b'{"ok":true,"job":"1","state":"running"}\n'); c.close()
 PY
 fpid=$!
-for _ in $(seq 1 50); do
-  [ -S "$evil/${inst}v.sock" ] && break
-  sleep 0.1
-done
-[ -S "$evil/${inst}v.sock" ] || fail "fake daemon did not start"
+wait_until 50 [ -S "$evil/${inst}v.sock" ] || fail "fake daemon did not start"
 rc=0
 as_victim "$BUILD/bin/cuzk" --instance "${inst}v" status >"$tmp/client.out" 2>&1 || rc=$?
 kill -KILL "$fpid" 2>/dev/null || true

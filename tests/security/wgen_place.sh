@@ -82,11 +82,7 @@ if [ -c /dev/fuse ]; then
     --as-user "$ATTACKER_UID" 2>"$tmp/fuse.log" &
   fuse_pid=$!
   daemon_on_exit="kill $fuse_pid 2>/dev/null; umount -l '$tmp/gen/atk' 2>/dev/null; ${daemon_on_exit:-}"
-  for _ in $(seq 1 50); do
-    [ -f "$tmp/gen/atk/fused.wgen" ] && break
-    sleep 0.1
-  done
-  [ -f "$tmp/gen/atk/fused.wgen" ] || fail "the attacker's FUSE mount did not come up: $(cat "$tmp/fuse.log")"
+  wait_until 50 [ -f "$tmp/gen/atk/fused.wgen" ] || fail "the attacker's FUSE mount did not come up: $(cat "$tmp/fuse.log")"
   [ "$(stat -c '%u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen" | tr '\n' ' ')" = "0 755 0 755 " ] ||
     fail "the FUSE mount does not claim root's 0755: $(stat -c '%n %u %a' "$tmp/gen/atk" "$tmp/gen/atk/fused.wgen")"
   try "a generator of this ABI on the attacker's FUSE mount (uid 0, 0755 as its server says)" \

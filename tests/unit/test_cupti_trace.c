@@ -12,6 +12,7 @@
 #include "tools/cupti_trace.h"
 
 #include "helper_test.h"
+#include "helper_trace.h"
 
 /* text as a stream; parsed into *cf. 0 or -1 (err set). */
 static int read_text(const char *text, struct cupti_file *cf, char *err, size_t errlen)
@@ -104,16 +105,6 @@ static int count_pid(json_t *ev, const char *ph, int pid)
     return n;
 }
 
-static json_t *find(json_t *ev, const char *name)
-{
-    size_t i;
-    json_t *x;
-
-    json_array_foreach (ev, i, x)
-        if (!strcmp(json_string_value(json_object_get(x, "name")), name)) return x;
-    return NULL;
-}
-
 /* A job submitted at 1 s (CLOCK_MONOTONIC) whose one stage event spans 10 us; CUPTI's
  * clock 999999500 ns behind. */
 TEST(test_cupti_merge_device_track, 1)
@@ -144,19 +135,19 @@ TEST(test_cupti_merge_device_track, 1)
     ck_assert_int_eq(count_pid(ev, "X", CUPTI_TRACE_PID0), 2);
     ck_assert_int_eq(count_pid(ev, "X", CUPTI_TRACE_PID0 + 2), 1);
     ck_assert_int_eq(count_pid(ev, "M", CUPTI_TRACE_PID0), 3); /* gpu 0, streams 7 and 13 */
-    x = find(ev, "process_name"); /* the stages' three come first in a real trace; none here */
+    x = test_trace_find(ev, "process_name"); /* the stages' three come first in a real trace; none here */
     ck_assert_ptr_nonnull(x);
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(x, "args"), "name")), "gpu 0");
-    x = find(ev, "msm");
+    x = test_trace_find(ev, "msm");
     ck_assert_ptr_nonnull(x);
     ck_assert_double_eq_tol(json_real_value(json_object_get(x, "ts")), 1.0, 1e-9);
     ck_assert_double_eq_tol(json_real_value(json_object_get(x, "dur")), 2.0, 1e-9);
     ck_assert_int_eq(json_integer_value(json_object_get(x, "tid")), 7);
-    x = find(ev, "memcpy DtoH");
+    x = test_trace_find(ev, "memcpy DtoH");
     ck_assert_ptr_nonnull(x);
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(x, "args"), "bytes")), 64);
-    ck_assert_ptr_null(find(ev, "before_the_job"));
-    ck_assert_ptr_null(find(ev, "after_the_job"));
+    ck_assert_ptr_null(test_trace_find(ev, "before_the_job"));
+    ck_assert_ptr_null(test_trace_find(ev, "after_the_job"));
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(tr, "otherData"), "cupti_events")),
                      3);
     cupti_file_free(&cf);

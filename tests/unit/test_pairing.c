@@ -24,6 +24,22 @@ static void mul_gen(const curve_group *G, uint64_t *aff, const uint64_t *k, unsi
     ec_jac_to_aff(G, aff, p);
 }
 
+/* n random pairs (P[i], Q[i]) = ([a]G1, [b]G2), p1 and p2 pointing at them, as the
+ * Miller loop takes them. */
+static void rand_pairs(const pairing_params *pp, uint64_t (*P)[EC_MAX_AFF], uint64_t (*Q)[EC_MAX_AFF],
+                       const uint64_t **p1, const uint64_t **p2, int n)
+{
+    uint64_t k[4];
+    for (int i = 0; i < n; i++) {
+        test_rand_scalar(pp->g1->Fr, k);
+        mul_gen(pp->g1, P[i], k, 4);
+        test_rand_scalar(pp->g1->Fr, k);
+        mul_gen(pp->g2, Q[i], k, 4);
+        p1[i] = P[i];
+        p2[i] = Q[i];
+    }
+}
+
 TEST(test_pairing_is_bilinear, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
@@ -138,18 +154,10 @@ END_TEST
 TEST(test_pairing_prepared_lines_match_the_plain_loop, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
-    const curve_group *G1 = pp->g1, *G2 = pp->g2;
     enum { NP = 10, NPREP = 7 };
-    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF], k[4];
+    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF];
     const uint64_t *p1[NP], *p2[NP];
-    for (int i = 0; i < NP; i++) {
-        test_rand_scalar(G1->Fr, k);
-        mul_gen(G1, P[i], k, 4);
-        test_rand_scalar(G1->Fr, k);
-        mul_gen(G2, Q[i], k, 4);
-        p1[i] = P[i];
-        p2[i] = Q[i];
-    }
+    rand_pairs(pp, P, Q, p1, p2, NP);
     memset(Q[4], 0, sizeof Q[4]); /* a prepared pair with Q at infinity */
     memset(P[5], 0, sizeof P[5]); /* a prepared pair with P at infinity */
     uint64_t want[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
@@ -371,19 +379,11 @@ END_TEST
 TEST(test_pairing_multi_pairing_is_the_product_of_pairings, 2)
 {
     const pairing_params *pp = pairing_params_get(FQ[_i]);
-    const curve_group *G1 = pp->g1, *G2 = pp->g2;
     const field_desc *F = pp->F;
     enum { NP = 4 };
-    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF], k[4];
+    uint64_t P[NP][EC_MAX_AFF], Q[NP][EC_MAX_AFF];
     const uint64_t *p1[NP], *p2[NP];
-    for (int i = 0; i < NP; i++) {
-        test_rand_scalar(G1->Fr, k);
-        mul_gen(G1, P[i], k, 4);
-        test_rand_scalar(G1->Fr, k);
-        mul_gen(G2, Q[i], k, 4);
-        p1[i] = P[i];
-        p2[i] = Q[i];
-    }
+    rand_pairs(pp, P, Q, p1, p2, NP);
     uint64_t want[FQ12_MAX_LIMBS], e[FQ12_MAX_LIMBS], got[FQ12_MAX_LIMBS];
     for (size_t n = 1; n <= NP; n++) {
         fq12_set_one(F, want);

@@ -10,6 +10,7 @@
 #include "tools/trace_export.h"
 
 #include "helper_test.h"
+#include "helper_trace.h"
 
 /* A job submitted at 1 s: part 0 through all three stages (synth 0, worker 1,
  * finalizer 0), part 1 failed in prove, part 2 still proving. */
@@ -50,16 +51,6 @@ static int count(json_t *ev, const char *ph, const char *name)
     return n;
 }
 
-static json_t *find(json_t *ev, const char *name)
-{
-    size_t i;
-    json_t *x;
-
-    json_array_foreach (ev, i, x)
-        if (!strcmp(json_string_value(json_object_get(x, "name")), name)) return x;
-    return NULL;
-}
-
 TEST(test_trace_export_one_event_per_finished_stage, 1)
 {
     json_t *job = job_reply(), *tr, *ev, *x;
@@ -74,16 +65,16 @@ TEST(test_trace_export_one_event_per_finished_stage, 1)
     ck_assert_int_eq(count(ev, "M", "thread_name"), 3);
     /* part 0: 3 stages, part 1: 2, part 2: synth only */
     ck_assert_int_eq(count(ev, "X", NULL), 6);
-    x = find(ev, "prove w0");
+    x = test_trace_find(ev, "prove w0");
     ck_assert_ptr_nonnull(x);
     ck_assert_double_eq_tol(json_real_value(json_object_get(x, "ts")), 4.0, 1e-9);
     ck_assert_double_eq_tol(json_real_value(json_object_get(x, "dur")), 5.0, 1e-9);
     ck_assert_int_eq(json_integer_value(json_object_get(x, "pid")), 2);
     ck_assert_int_eq(json_integer_value(json_object_get(x, "tid")), 1);
-    ck_assert_ptr_null(find(ev, "prove w2")); /* still running: left out */
+    ck_assert_ptr_null(test_trace_find(ev, "prove w2")); /* still running: left out */
     /* the failure: an instant at its last stage's end, with the reason */
     ck_assert_int_eq(count(ev, "i", "failed"), 1);
-    x = find(ev, "failed");
+    x = test_trace_find(ev, "failed");
     ck_assert_str_eq(json_string_value(json_object_get(x, "cat")), "prove");
     ck_assert_double_eq_tol(json_real_value(json_object_get(x, "ts")), 6.0, 1e-9);
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(x, "args"), "reason")), "bad");
