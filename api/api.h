@@ -339,6 +339,10 @@ void api_wait_leave(const char *tenant);
 void api_waits_prometheus(FILE *f);
 /* Local mode: the thread that subscribes to cuzkd's job ends (watch.c). */
 int api_watch_start(char *err, size_t errlen);
+/* A detached thread running fn(NULL), for the threads that live as long as the process
+ * (the watch, the queue's doorbell, the callbacks' deliveries): 0, or -1 with err
+ * naming what (a sentence's subject) and why. */
+int api_thread_start(void *(*fn)(void *), const char *what, char *err, size_t errlen);
 void api_qlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An Idempotency-Key's form: 1 to 128 printable ASCII characters (0x20 to 0x7e: a
  * space is one). */

@@ -594,18 +594,6 @@ int api_callback_open(char *err, size_t errlen)
 
 int api_callback_start(char *err, size_t errlen)
 {
-    pthread_attr_t ta;
-    pthread_t th;
-    int rc;
-
     if (!cb.db) return 0;
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &ta, deliver_main, NULL);
-    pthread_attr_destroy(&ta);
-    if (rc) {
-        snprintf(err, errlen, "the callbacks' thread: %s", strerror(rc));
-        return -1;
-    }
-    return 0;
+    return api_thread_start(deliver_main, "the callbacks' thread", err, errlen);
 }

@@ -147,22 +147,11 @@ static void *bell_main(void *arg)
 
 int api_queue_start(char *err, size_t errlen)
 {
-    pthread_attr_t ta;
-    pthread_t th;
     struct fleet *f;
-    int rc;
 
     /* One connection now: a wrong URL or an unreachable database is said at start
      * (the schema made or checked), not at the first request. */
     if (!(f = api_queue_take(err, errlen))) return -1;
     api_queue_put(f, 0);
-    pthread_attr_init(&ta);
-    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &ta, bell_main, NULL);
-    pthread_attr_destroy(&ta);
-    if (rc) {
-        snprintf(err, errlen, "the job-end doorbell's thread: %s", strerror(rc));
-        return -1;
-    }
-    return 0;
+    return api_thread_start(bell_main, "the job-end doorbell's thread", err, errlen);
 }

@@ -50,7 +50,7 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-int api_watch_start(char *err, size_t errlen)
+int api_thread_start(void *(*fn)(void *), const char *what, char *err, size_t errlen)
 {
     pthread_attr_t ta;
     pthread_t th;
@@ -58,11 +58,16 @@ int api_watch_start(char *err, size_t errlen)
 
     pthread_attr_init(&ta);
     pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&th, &ta, watch_main, NULL);
+    rc = pthread_create(&th, &ta, fn, NULL);
     pthread_attr_destroy(&ta);
     if (rc) {
-        snprintf(err, errlen, "the job-end watch's thread: %s", strerror(rc));
+        snprintf(err, errlen, "%s: %s", what, strerror(rc));
         return -1;
     }
     return 0;
+}
+
+int api_watch_start(char *err, size_t errlen)
+{
+    return api_thread_start(watch_main, "the job-end watch's thread", err, errlen);
 }
