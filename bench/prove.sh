@@ -134,6 +134,34 @@ prove_all() {
   fi
 }
 
+# nlogn_fit: how the bn128 rows' times grow against n log n (n = 2^k constraints), the
+# cost a prover's NTTs and MSMs have: t = a * n * log2(n) fitted by least squares through
+# the origin (each point weighted by its own size, so the large rows decide), then each
+# row's measured time over the fit. A ratio that rises with k says something grows faster
+# than n log n (memory traffic, a table that stops fitting a cache); one that falls, that a
+# fixed cost still weighs on the small rows.
+fit=()
+nlogn_fit() {
+  [ ${#fit[@]} -ge 2 ] || return 0
+  echo "-- bn128 mulchain against n log n (t = a * n * log2 n, least squares; each row: measured / fitted)"
+  printf '%s\n' "${fit[@]}" | awk '
+    function x(k) { return 2^k * k }
+    { k[NR] = $1; t[1, NR] = $2; t[2, NR] = $3; t[3, NR] = $4 }
+    END {
+      split("cuzk wall,cuzk CPU,rapidsnark wall", name, ",")
+      for (j = 1; j <= 3; j++) {
+        sxy = 0; sxx = 0
+        for (i = 1; i <= NR; i++) if (t[j, i] != "-") { sxy += x(k[i]) * t[j, i]; sxx += x(k[i])^2 }
+        if (sxx == 0) continue
+        a = sxy / sxx
+        line = sprintf("%-16s a = %.3f ns per n log2 n:", name[j], a * 1e9)
+        for (i = 1; i <= NR; i++)
+          line = line sprintf("  2^%s %s", k[i], t[j, i] == "-" ? "-" : sprintf("%.2f", t[j, i] / (a * x(k[i]))))
+        print line
+      }
+    }'
+}
+
 if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
   echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
   [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
@@ -179,8 +207,9 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
       "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
       "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
     case "$note" in *failed* | *NOT*) fail=1 ;; esac
+    [ "$c" != bn128 ] || fit+=("$k $cw $cc $rw")
   done
-
+  nlogn_fit
 fi
 # ---- the real-shaped circuits: same provers and medians, and the witness's shape ----
 if [ ${#real_rows[@]} -gt 0 ]; then
@@ -217,7 +246,7 @@ if [ ${#real_rows[@]} -gt 0 ]; then
   echo "(real-shaped: NAME-K fills a 2^K domain; c/r wall <= 0.20 is the goal on every row)"
 fi
 echo "(c/r = cuzk / rapidsnark, c/s = cuzk / snarkjs, BLS/BN = cuzk bls12381 / cuzk bn128 at the"
-echo " same size; below 1 cuzk is faster or smaller. Goals (issue 21): c/r wall <= 0.20 at 2^16,"
+echo " same size; below 1 cuzk is faster or smaller. Goals: c/r wall <= 0.20 at 2^16,"
 echo " 2^18, <= 0.25 at 2^20, 2^22; RSS <= rapidsnark + 5% from 2^18; BLS/BN <= 2.0; BLS c/s <= 0.08."
 echo " $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')$(grep -q avx512ifma /proc/cpuinfo && echo ' with AVX-512 IFMA');"
 echo " load: the 1-minute average at the row's start; after the last row: $(load))"
