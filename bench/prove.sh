@@ -118,6 +118,13 @@ med() {
   printf '%s\n' ${M[$1]:-} | cut -d, -f"$2" | sort -g |
     awk '{v[NR]=$1} END{ if (NR==0) print "-"; else if (NR%2) print v[(NR+1)/2]; else printf "%.3f", (v[NR/2]+v[NR/2+1])/2 }'
 }
+# medians: the row's medians of M into cw cc cr (cuzk wall, CPU, RSS), rw rcpu rr
+# (rapidsnark) and sw sc sr (snarkjs)
+medians() {
+  cw="$(med cuzk 1)" cc="$(med cuzk 2)" cr="$(med cuzk 3)"
+  rw="$(med rapidsnark 1)" rcpu="$(med rapidsnark 2)" rr="$(med rapidsnark 3)"
+  sw="$(med snarkjs 1)" sc="$(med snarkjs 2)" sr="$(med snarkjs 3)"
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b }'; }
 fmt() { awk -v v="$1" -v p="$2" 'BEGIN{ if (v=="-") print "-"; else printf "%." p "f", v }'; }
 
@@ -187,15 +194,7 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
       fi
     done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
-    cw="$(med cuzk 1)"
-    cc="$(med cuzk 2)"
-    cr="$(med cuzk 3)"
-    rw="$(med rapidsnark 1)"
-    rcpu="$(med rapidsnark 2)"
-    rr="$(med rapidsnark 3)"
-    sw="$(med snarkjs 1)"
-    sc="$(med snarkjs 2)"
-    sr="$(med snarkjs 3)"
+    medians
     bw=-
     bc=-
     if [ "$c" = bls12381 ]; then
@@ -230,13 +229,7 @@ if [ ${#real_rows[@]} -gt 0 ]; then
     l0="$(load)"
     for _ in $(seq "$BENCH_RUNS"); do prove_all bn128 "$k" "$d"; done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX"
-    cw="$(med cuzk 1)"
-    cc="$(med cuzk 2)"
-    cr="$(med cuzk 3)"
-    rw="$(med rapidsnark 1)"
-    rcpu="$(med rapidsnark 2)"
-    rr="$(med rapidsnark 3)"
-    sw="$(med snarkjs 1)"
+    medians
     printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s%s\n' \
       "$name" "${nc:--}" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
       "$(fmt "$sw" 2)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" "$(ratio "$cw" "$sw")" \
@@ -246,8 +239,9 @@ if [ ${#real_rows[@]} -gt 0 ]; then
   echo "(real-shaped: NAME-K fills a 2^K domain; c/r wall <= 0.20 is the goal on every row)"
 fi
 echo "(c/r = cuzk / rapidsnark, c/s = cuzk / snarkjs, BLS/BN = cuzk bls12381 / cuzk bn128 at the"
-echo " same size; below 1 cuzk is faster or smaller. Goals: c/r wall <= 0.20 at 2^16,"
-echo " 2^18, <= 0.25 at 2^20, 2^22; RSS <= rapidsnark + 5% from 2^18; BLS/BN <= 2.0; BLS c/s <= 0.08."
+echo " same size; below 1 cuzk is faster or smaller. Goals: c/r wall <= 0.16 at 2^18 to 2^22"
+echo " (mulchain) and <= 0.20 on every real-shaped row from 2^13; RSS <= rapidsnark's from 2^18;"
+echo " BLS/BN <= 1.5 at 2^13."
 echo " $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')$(grep -q avx512ifma /proc/cpuinfo && echo ' with AVX-512 IFMA');"
 echo " load: the 1-minute average at the row's start; after the last row: $(load))"
 exit $fail
