@@ -21,6 +21,12 @@
 #define SAY_EVERY   (60 * NS_PER_S) /* an address's lines: one a minute at most */
 #define SAID_MAX    256             /* (address, kind) pairs whose last line is remembered */
 #define SWEEP_EVERY NS_PER_S        /* the watchdog looks this often */
+/* A connection without a token counts against the pre-auth shares only once it has
+ * waited this long for its head: a client's burst of new connections (an SDK's
+ * threads, a page's fetches) sends its heads within milliseconds and must not close
+ * its own first ones, while a trickling crowd is older than this at the next accept.
+ * The hard limits (--per-ip, --max-conns) may still close a younger one. */
+#define PRE_GRACE   (2 * NS_PER_S)
 
 /* An address as a key: the family and its bytes (the port left out). Family 0:
  * libmicrohttpd's own messages, which name no address. */
@@ -159,26 +165,29 @@ static void brief_sync(const struct conn *k)
 
 /* The counts the admission of a new connection from a looks at (g.mu held). */
 struct tally {
-    unsigned all_live, all_pre, addr_live, addr_pre;
+    unsigned all_live, all_stale, addr_live, addr_pre, addr_stale;
     struct conn *addr_oldest_pre; /* a's oldest pre-auth connection */
 };
 
-static void count_for(const struct addr_key *a, struct tally *t)
+/* stale: pre-auth connections that have waited PRE_GRACE or more (before stale_ns). */
+static void count_for(const struct addr_key *a, uint64_t stale_ns, struct tally *t)
 {
     size_t oldest = 0;
 
     memset(t, 0, sizeof(*t));
     for (size_t i = 0; i < g.n; i++) {
         const struct brief *b = &g.brief[i];
-        int mine;
+        int mine, stale;
 
         if (!b->live) continue;
         mine = same(&b->a, a);
         t->all_live++;
         t->addr_live += mine;
         if (!b->pre) continue;
-        t->all_pre++;
+        stale = b->since_ns <= stale_ns;
+        t->all_stale += stale;
         if (!mine) continue;
+        t->addr_stale += stale;
         if (!t->addr_pre++ || b->since_ns < g.brief[oldest].since_ns) oldest = i;
     }
     if (t->addr_pre) t->addr_oldest_pre = g.all[oldest];
@@ -193,21 +202,24 @@ static int by_addr_then_age(const void *x, const void *y)
     return c ? c : (a->since_ns > b->since_ns) - (a->since_ns < b->since_ns);
 }
 
-/* The pre-auth connection to close for the server's share (g.mu held): the oldest of
- * the address that holds the most of them (a crowd's, never a lone client's while a
- * crowd holds two from one address); NULL when there is none. */
-static struct conn *busiest_oldest(void)
+/* The pre-auth connection to close for the server's share (g.mu held): of those
+ * waiting since before_ns, the oldest of the address that holds the most of them (a
+ * crowd's, never a lone client's while a crowd holds two from one address); NULL when
+ * there is none. */
+static struct conn *busiest_oldest(uint64_t before_ns)
 {
     struct conn **p = malloc((g.n ? g.n : 1) * sizeof(*p)), *best = NULL;
     size_t m = 0, best_n = 0;
 
+#define CANDIDATE(i) (g.brief[i].pre && g.brief[i].since_ns <= before_ns)
     if (!p) { /* no memory for the sort: the oldest of all */
         for (size_t i = 0; i < g.n; i++)
-            if (g.brief[i].pre && (!best || g.brief[i].since_ns < best->since_ns)) best = g.all[i];
+            if (CANDIDATE(i) && (!best || g.brief[i].since_ns < best->since_ns)) best = g.all[i];
         return best;
     }
     for (size_t i = 0; i < g.n; i++)
-        if (g.brief[i].pre) p[m++] = g.all[i];
+        if (CANDIDATE(i)) p[m++] = g.all[i];
+#undef CANDIDATE
     qsort(p, m, sizeof(*p), by_addr_then_age);
     for (size_t i = 0, j; i < m; i = j) { /* p[i..j): one address, oldest first */
         for (j = i + 1; j < m && same(&p[j]->a, &p[i]->a); j++) {
@@ -240,12 +252,13 @@ enum MHD_Result api_conns_accept(void *cls, const struct sockaddr *addr, socklen
     key_of(addr, &a);
     pthread_mutex_lock(&g.mu);
     /* Each round closes one connection or decides: a full address or server makes
-     * room first, then the shares of the pre-auth ones. */
+     * room first, then the shares of the pre-auth ones past their grace. */
     for (;;) {
+        uint64_t now = os_now_ns(), stale_ns = now > PRE_GRACE ? now - PRE_GRACE : 0;
         struct tally t;
         struct conn *victim;
 
-        count_for(&a, &t);
+        count_for(&a, stale_ns, &t);
         if (g.per_ip && t.addr_live >= g.per_ip) {
             if (!(victim = t.addr_oldest_pre)) {
                 refused = "connection refused: --per-ip connections from this address are open, each "
@@ -254,17 +267,17 @@ enum MHD_Result api_conns_accept(void *cls, const struct sockaddr *addr, socklen
             }
             close_conn(victim, "closed its oldest connection without a token: the address is at --per-ip");
         } else if (g.max_conns && t.all_live >= g.max_conns) {
-            if (!(victim = busiest_oldest())) {
+            if (!(victim = busiest_oldest(UINT64_MAX))) {
                 refused = "connection refused: --max-conns connections are open, each authenticated or busy "
                           "with a request";
                 break;
             }
             close_conn(victim, "closed its oldest connection without a token: the server is at --max-conns");
-        } else if (t.addr_pre >= g.pre_ip) {
+        } else if (t.addr_stale >= g.pre_ip) {
             close_conn(t.addr_oldest_pre,
                        "closed its oldest connection without a token: the address holds its "
                        "share of them (a quarter of --per-ip)");
-        } else if (t.all_pre >= g.pre_all && (victim = busiest_oldest())) {
+        } else if (t.all_stale >= g.pre_all && (victim = busiest_oldest(stale_ns))) {
             close_conn(victim,
                        "closed its oldest connection without a token: connections without one hold "
                        "their share (a quarter of --max-conns)");
