@@ -30,7 +30,7 @@
 #                     as $PROVER_CMD ZKEY WTNS PROOF PUBLIC
 #   RAPIDSNARK        an iden3/rapidsnark `prover` binary, built outside this tree
 #   BENCH_REAL        the real-shaped circuits of the second table (default "merkle-13
-#                     eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17"; "" for none):
+#                     eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17 merkle-18"; "" for none):
 #                     circomlib-based, bn128, tests/fixtures/make.sh --real; their
 #                     witnesses are mostly bits and small values where a mulchain's are
 #                     full-size, and each row gives the witness's shape (bench/wtns_shape:
@@ -47,7 +47,7 @@ BENCH_BLS_SIZES="${BENCH_BLS_SIZES-10 12 13}"
 BENCH_RUNS="${BENCH_RUNS:-3}"
 BENCH_RUNS_LARGE="${BENCH_RUNS_LARGE:-3}"
 BENCH_SNARKJS_MAX="${BENCH_SNARKJS_MAX:-18}"
-BENCH_REAL="${BENCH_REAL-merkle-13 eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17}"
+BENCH_REAL="${BENCH_REAL-merkle-13 eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17 merkle-18}"
 # Per-process wall, CPU and peak RSS: bench/rusage (built by make bench), else GNU time.
 if [ -x "$BUILD/bench/rusage" ]; then
   timed() { "$BUILD/bench/rusage" "$tmp/ru" "$@"; }
