@@ -42,20 +42,21 @@ flags=(-g -O1 "-fsanitize=fuzzer,address,undefined" -fno-sanitize-recover=undefi
 libs=("$BUILD/lib/libcuzk_zk.a" "$BUILD/lib/libcuzk_shm.a" "$BUILD/lib/libcuzk_base.a"
   "${pc_libs[@]}" -lgmp -lm -lrt -pthread)
 targets=(zkey wtns control)
-# cuzk-api's parsers (fuzz_api.c), where libmicrohttpd is installed (as the build)
+# cuzk-api's parsers (fuzz_api.c), where libmicrohttpd and libcurl are installed (as the build)
 # (queue mode, off here, links the fleet's store functions: libpq is loaded at run time)
 # (every api/ file but its main(), so that a new file of cuzk-api needs no edit here)
 api_srcs=(proto/ctl_client.c)
 for f in api/*.c; do [ "$f" = api/main.c ] || api_srcs+=("$f"); done
 api_libs=()
-if pkg-config --exists libmicrohttpd; then
+if pkg-config --exists libmicrohttpd libcurl; then
   targets+=(api)
   read -r -a pc_cflags <<<"$(pkg-config --cflags libpq)"
-  read -r -a pc_libs <<<"$(pkg-config --libs libmicrohttpd libcrypto)"
+  # libcurl and sqlite3: the callbacks' deliveries (api/callback.c)
+  read -r -a pc_libs <<<"$(pkg-config --libs libmicrohttpd libcrypto libcurl sqlite3)"
   api_libs=("${pc_cflags[@]}" "$BUILD/lib/libcuzk_store.a" "$BUILD/lib/libcuzk_zk.a"
     "${pc_libs[@]}" -ldl)
 else
-  echo "note: no libmicrohttpd: fuzz_api is left out"
+  echo "note: no libmicrohttpd or libcurl: fuzz_api is left out"
 fi
 for t in "${targets[@]}"; do
   extra=()
