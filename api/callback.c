@@ -434,7 +434,7 @@ static long post_once(const struct cb_row *row, const struct api_tenant *t)
 {
     struct cb_target tg;
     const char *why;
-    char pin[512], sig[160], ts[24], hex[2 * EVP_MAX_MD_SIZE + 1];
+    char pin[512], sig[24 + 2 * EVP_MAX_MD_SIZE + 32], ts[24], hex[2 * EVP_MAX_MD_SIZE + 1];
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned maclen = 0;
     struct curl_slist *hdr = NULL, *res = NULL;
