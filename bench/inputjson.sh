@@ -32,7 +32,7 @@ bash "$ROOT/tests/fixtures/make.sh" -q --curve bn128 --only poseidon >/dev/null
 # shellcheck source=../tests/lib/wgen.sh
 . "$ROOT/tests/lib/wgen.sh"
 # shellcheck source=native.sh
-. "$HERE/native.sh"
+. "$ROOT/bench/native.sh"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 native_init
