@@ -69,6 +69,7 @@ api_start() { # http|https CIRCUIT-LINE [cuzkd options]
 recv_start() {
   local _
   : >"$tmp/recv.log"
+  # shellcheck disable=SC2154 # rport: the caller sets it before the tenant's token
   python3 "$ROOT/tests/lib/callback_receiver.py" "$rport" "$1" "$tmp/recv.log" "$tmp/hold" >"$tmp/recv.out" 2>&1 &
   recv_pid=$!
   daemon_on_exit="kill $recv_pid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
