@@ -22,7 +22,7 @@
 #include "base/hugemem.h"
 #include "zk/msm.h"
 #include "zk/ntt.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "ntt_kernels.h"
 #include "base/os.h"
 

@@ -46,7 +46,7 @@
 
 #include "zk/ifma.h"
 #include "base/hugemem.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "ntt_kernels.h"
 
 #define NTT_LIMBS       4

@@ -15,7 +15,7 @@
  * process, and a process-directed signal (SIGTERM that a stage reads by signalfd or
  * sigwait) must not land in one of them just because it was made before the caller
  * blocked its signals. */
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <pthread.h>
 #include <signal.h>

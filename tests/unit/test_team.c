@@ -25,7 +25,7 @@
 #include "zk/groth16.h"
 #include "zk/msm.h"
 #include "zk/ntt.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"
 
