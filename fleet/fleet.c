@@ -90,6 +90,38 @@ static int regular(const char *p)
     return ok;
 }
 
+/* The slot's partition ends before a client ran: the next tick records its finish,
+ * with sl->why where the caller set one. Returns -1, the start's answer. */
+static int not_started(struct slot *sl)
+{
+    sl->pid = 0;
+    sl->finishing = 1;
+    sl->rc = -1;
+    return -1;
+}
+
+/* The slot's `cuzk` client started: argv (argv[0] the program, NULL last) run with
+ * the signals cuzkd's thread blocks unblocked and its stdout on out (-1: /dev/null).
+ * 0 started (sl->pid set), -1 fork failed (errno). */
+static int start_client(struct slot *sl, int out, const char *const argv[])
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        sigset_t all;
+
+        if (out < 0) out = open("/dev/null", O_WRONLY);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
+        if (out >= 0) dup2(out, 1);
+        execv(argv[0], (char *const *)argv); /* execv's array is const in all but its type */
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    sl->pid = pid;
+    return 0;
+}
+
 /* A circuit claim (fleet_pg.h "Circuit jobs"): its input written into the slot's
  * private dir, then `cuzk --json prove --wait --circuit NAME --out STAGE INPUT`
  * against this cuzkd, its reply (stdout) kept in NAME.reply for the reason of a
@@ -97,9 +129,11 @@ static int regular(const char *p)
 static int start_circuit(struct fleet_daemon *d, struct slot *sl)
 {
     char stage[2048], in[2400];
+    const char *const argv[] = { d->cuzk,    "--json", "--instance", d->instance, "--run-dir",
+                                 d->run_dir, "prove",  "--wait",     "--circuit", sl->c.circuit,
+                                 "--out",    stage,    in,           NULL };
     const char *why = NULL;
-    int reply = -1, rc;
-    pid_t pid;
+    int reply = -1, rc, started;
 
     if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name";
@@ -121,35 +155,18 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
     }
     if (sl->why[0]) {
         if (reply >= 0) close(reply);
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
         if (sl->retry != 2)
             flog("circuit partition not started: %s (job %llu part %u)", sl->why,
                  (unsigned long long)sl->c.job, sl->c.idx);
-        return -1;
+        return not_started(sl);
     }
-    pid = fork();
-    if (pid == 0) {
-        sigset_t all;
-
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
-        dup2(reply, 1);
-        execl(d->cuzk, d->cuzk, "--json", "--instance", d->instance, "--run-dir", d->run_dir, "prove",
-              "--wait", "--circuit", sl->c.circuit, "--out", stage, in, (char *)NULL);
-        _exit(127);
-    }
+    started = start_client(sl, reply, argv);
+    if (started < 0) snprintf(sl->why, sizeof(sl->why), "cannot fork: %s", strerror(errno));
     close(reply);
-    if (pid < 0) {
-        snprintf(sl->why, sizeof(sl->why), "cannot fork: %s", strerror(errno));
+    if (started < 0) {
         sl->retry = 1;
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
-        return -1;
+        return not_started(sl);
     }
-    sl->pid = pid;
     return 0;
 }
 
@@ -211,8 +228,10 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
     char stage[2048], wname[sizeof(sl->c.name)];
+    const char *const argv[] = { d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
+                                 "prove", "--wait",     "--zkey",    sl->c.zkey,  "--out",
+                                 stage,   sl->c.wtns,   NULL };
     const char *why = NULL;
-    pid_t pid;
 
     /* The row's name names files in the out dir: one component, whoever wrote it. */
     if (!fleet_name_valid(sl->c.name))
@@ -231,33 +250,11 @@ static int start_one(struct fleet_daemon *d, struct slot *sl)
     else
         why = staging_prepare(d, sl, stage, sizeof(stage));
     if (why) {
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
         snprintf(sl->why, sizeof(sl->why), "%s", why); /* the reason the queue records */
         flog("partition rejected: %s (%s)", why, sl->c.wtns);
-        return -1;
+        return not_started(sl);
     }
-    pid = fork();
-    if (pid == 0) {
-        sigset_t all;
-        int nul = open("/dev/null", O_WRONLY);
-
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
-        if (nul >= 0) dup2(nul, 1);
-        execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir, "prove", "--wait",
-              "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0) {
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
-        return -1;
-    }
-    sl->pid = pid;
-    return 0;
+    return start_client(sl, -1, argv) < 0 ? not_started(sl) : 0;
 }
 
 /* Finish a proved partition with its proof in the table (--store-proofs): read the
