@@ -24,8 +24,8 @@
 #include "store/fleet_pg.h"
 #include "base/os.h"
 #include "proto/protocol.h"
-#include "fleet/staged.h"
-#include "fleet_stage.h"
+#include "fleet/spooled.h"
+#include "fleet/spool.h"
 #include "base/barrier.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is

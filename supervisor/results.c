@@ -21,7 +21,7 @@
 
 #include "store/fleet_pg.h"
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 #include "store/store_results.h"
 #include "supervisor/owners.h"
 

@@ -2,7 +2,7 @@
  * (staged.h): the fleet's --store-proofs and the jobs that keep their results in the
  * job store share them. */
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* fleet_stage.c — the fleet thread's staging dirs (fleet_stage.h): made, opened,
  * read and emptied; every path beneath them opened without following a link. */
-#include "fleet_stage.h"
+#include "fleet/spool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 
 static int open_out(const char *dir)
 {
