@@ -4,7 +4,7 @@
  * Such a job has no out dir of the client's: cuzkd makes STATE_DIR/INSTANCE.results/ID
  * (0700, its own, beside the durable copies), the finalizer writes there as into any
  * out dir, and the tick that records a partition done (journal_sync) reads its two
- * files (staged.h) into the store's results table in the same transaction: a proof
+ * files (spooled.h) into the store's results table in the same transaction: a proof
  * the store calls done is in the store. Once the job's end is committed its staging
  * dir goes. A cuzkd killed between the two finds the files again: the job is resumed
  * with that dir as its out dir (a proof there that verifies is done, then read in). */
@@ -67,7 +67,7 @@ int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t e
         snprintf(err, errlen, "cannot make its staging dir: %s", strerror(e));
         return -e;
     }
-    staged_clean(sub->out_fd); /* a refused submit's leftovers under this id */
+    spooled_clean(sub->out_fd); /* a refused submit's leftovers under this id */
     snprintf(sub->out_dir, sizeof(sub->out_dir), "%s", RESULTS_DISPLAY);
     return 0;
 }
@@ -82,7 +82,7 @@ void results_unstage(struct sup *s, uint64_t id)
     snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
     if (s->results_dfd < 0) return;
     if ((fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        staged_clean(fd);
+        spooled_clean(fd);
         close(fd);
     }
     if (unlinkat(s->results_dfd, name, AT_REMOVEDIR) && errno != ENOENT)
@@ -125,8 +125,8 @@ int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t 
     snprintf(tq, sizeof(tq), "%.*s.public.json", PIPE_NAME_LEN, pi->name);
     tm = t ? json_dumps(t, JSON_COMPACT) : NULL;
     json_decref(t);
-    if ((proof = staged_read(s->jobs[slot].files.out_fd, tp, FLEET_PROOF_MAX, why, len)) &&
-        (pub = staged_read(s->jobs[slot].files.out_fd, tq, FLEET_PUBLIC_MAX, why, len))) {
+    if ((proof = spooled_read(s->jobs[slot].files.out_fd, tp, FLEET_PROOF_MAX, why, len)) &&
+        (pub = spooled_read(s->jobs[slot].files.out_fd, tq, FLEET_PUBLIC_MAX, why, len))) {
         rc = store_result_put(s->store, jb->id, i, proof, pub, tm);
         if (rc) snprintf(why, len, "stored proof: the job store refused it: %s", strerror(-rc));
     }
