@@ -129,7 +129,7 @@ unsigned msm_bit_length(const uint64_t *acc, unsigned nl);
 bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi, size_t scalar_bytes);
 
 /* msm_bucket.c, step 3: one part of the worker threads' run of a job's tasks
- * (workers_run's callback; msm_execute). */
+ * (team_run's callback; msm_execute). */
 void msm_part(void *arg, unsigned part, unsigned nparts);
 
 /* msm_repeat.c: the terms whose scalar is 1 moved to the end of the job's terms (their
