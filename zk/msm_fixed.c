@@ -15,7 +15,7 @@
  * when they are repaid). msm_table_window says where a table pays at all. */
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -151,7 +151,7 @@ int msm_table_build(const curve_group *G, msm_table **out, const uint8_t *bases,
     struct msm_table_build b = { t, 0 };
     unsigned want = msm_threads(threads);
     if (want > count / MSM_TABLE_CHUNK + 1) want = (unsigned)(count / MSM_TABLE_CHUNK + 1);
-    workers_run(want, msm_table_build_part, &b);
+    team_run(want, msm_table_build_part, &b);
     if (b.err) {
         msm_table_free(t);
         return b.err;
@@ -268,7 +268,7 @@ int msm_run_table(const msm_table *t, uint64_t *result, const uint8_t *scalars, 
         goto out;
     }
     struct msm_fixed_prep pp = { t, scalars, scalar_bytes, idx, sc, nout };
-    unsigned nparts = workers_run(want, msm_fixed_prep_part, &pp);
+    unsigned nparts = team_run(want, msm_fixed_prep_part, &pp);
     size_t nact = 0;
     for (unsigned p = 0; p < nparts; p++) { /* close up the parts' terms, in order */
         const size_t from = count * p / nparts * t->nwin;
