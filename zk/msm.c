@@ -170,6 +170,7 @@ void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_bu
                 fold + MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
+                j->cost = cost;
                 j->c = c;
                 j->nwin = nwin;
                 j->nsplit = s;
@@ -177,6 +178,17 @@ void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_bu
         }
     }
     j->ntasks = j->nwin * j->nsplit;
+}
+
+/* The same model for the one window of a fixed-base MSM (msm_fixed.c): nterms table
+ * points into 2^(c-1) buckets on one thread, reduced once, no doublings. */
+double msm_fixed_cost(const curve_group *G, size_t nterms, unsigned c)
+{
+    const double affine = ifma_available() ? MSM_AFFINE_COST_IFMA : MSM_AFFINE_COST;
+    const double inv = G->deg == 1 ? MSM_INV_COST_G1 : MSM_INV_COST_G2;
+    unsigned b = msm_batch_for(nterms, c, 1, MSM_BUCKETS_AUTO);
+    double add = b ? affine + inv / b : 1.0, red = b ? 2 * affine + MSM_REDUCE_AFF_EXTRA : MSM_REDUCE_COST;
+    return add * (double)nterms + red * (double)((size_t)1 << (c - 1));
 }
 
 /* GLV from this many terms up (MSM_GLV_AUTO). Instructions per BN254 G1 MSM (callgrind,
