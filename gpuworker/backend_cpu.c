@@ -29,6 +29,7 @@
 
 #include "base/error.h"
 #include "base/os.h"
+#include "gpuworker/fixed_base.h"
 #include "gpuworker/lanes.h"
 #include "base/barrier.h"
 
@@ -44,8 +45,13 @@ static int cpu_init(struct backend *be, const struct backend_params *p, char *er
 static int cpu_compute(const struct backend_params *bp, const struct backend_input *in, unsigned threads,
                        groth16_raw *raw, groth16_timings *t, char *err, size_t errlen)
 {
-    int rc = groth16_compute(in->z, in->values, in->a, in->b, in->c, raw, threads, t);
+    groth16_tables tabs;
+    unsigned msms = 0;
+    /* The circuit's fixed-base tables where the worker has built them (fixed_base.h). */
+    struct fixed_base_entry *fe = fixed_base_acquire(in->z, &in->key, &tabs);
+    int rc = groth16_compute_tables(in->z, in->values, in->a, in->b, in->c, raw, threads, t, &tabs, &msms);
 
+    fixed_base_release(fe, msms);
     (void)bp;
     /* The MSMs read the buffer (the witness, and h written over a) to the end. */
     if (in->release) in->release(in->release_arg);

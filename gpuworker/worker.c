@@ -11,6 +11,7 @@
 
 #include "gpuworker/backend.h"
 #include "gpuworker/busy.h"
+#include "gpuworker/fixed_base.h"
 #include "gpuworker/nvml.h"
 #include "base/error.h"
 #include "zk/ntt.h"
@@ -40,7 +41,10 @@ enum {
     C_LANE_OCCUPY,
     C_DOMAIN_HITS,
     C_DOMAIN_BUILDS,
-    C_GPU_BUSY
+    C_GPU_BUSY,
+    C_FIXED_TABLES, /* fixed-base tables built (fixed_base.h) */
+    C_FIXED_MSMS,   /* MSMs run through one */
+    C_FIXED_EVICT   /* circuits whose tables went for the budget */
 };
 /* Gauges: per-circuit tables this worker keeps between partitions (ntt.h's cache). */
 enum {
@@ -52,7 +56,9 @@ enum {
     G_NVML_UTIL,
     G_NVML_MEM,
     G_NVML_POWER,
-    G_NVML_SM
+    G_NVML_SM,
+    G_FIXED_BYTES, /* the fixed-base tables' bytes now, and their budget */
+    G_FIXED_BUDGET
 };
 static const char *const nvml_gauge_names[] = { "cpu_ns",         "nvml_ok",       "nvml_util_pct",
                                                 "nvml_mem_bytes", "nvml_power_mw", "nvml_sm_mhz" };
@@ -61,10 +67,11 @@ enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey",  "ntt",   "msm_a",  "msm_b1", "msm_b2",
                                            "msm_c", "msm_h", "device", NULL };
-static const char *const counter_names[] = {
-    "parts_done", "parts_failed", "claims_lost",    "msm_a_ns",    "msm_b1_ns",     "msm_b2_ns",   "msm_c_ns",
-    "msm_h_ns",   "ntt_ns",       "lane_occupy_ns", "domain_hits", "domain_builds", "gpu_busy_ns", NULL
-};
+static const char *const counter_names[] = { "parts_done",  "parts_failed",   "claims_lost", "msm_a_ns",
+                                             "msm_b1_ns",   "msm_b2_ns",      "msm_c_ns",    "msm_h_ns",
+                                             "ntt_ns",      "lane_occupy_ns", "domain_hits", "domain_builds",
+                                             "gpu_busy_ns", "fixed_tables",   "fixed_msms",  "fixed_evicted",
+                                             NULL };
 static const char *const hist_names[] = { "gap", "prove", "ntt", "msm", NULL };
 
 struct worker;
@@ -90,6 +97,7 @@ struct worker {
     struct backend be;
     uint64_t last_end;                   /* when the last backend call returned; 0 before the first */
     uint64_t domain_hits, domain_builds; /* ntt cache counts already reported */
+    fixed_base_stats fixed;              /* fixed-base counts already reported */
     /* asynchronous backends */
     unsigned depth, n_flight;
     struct flight fl[MAX_DEPTH];
@@ -158,6 +166,22 @@ static void device_span(struct worker *w, uint64_t b, uint64_t e)
 
 /* Every SAMPLE_NS: this process's CPU seconds and, with a driver, NVML's figures of
  * the device, into the gauges in one write. */
+/* The fixed-base tables (fixed_base.h): their bytes and budget as gauges, tables built,
+ * MSMs through them and evictions as counters (deltas since the last report). Also from
+ * the idle loop: the builder finishes between partitions. */
+static void report_fixed(struct worker *w)
+{
+    fixed_base_stats fs;
+
+    fixed_base_get_stats(&fs);
+    uint64_t fg[2] = { fs.bytes, fs.budget };
+    stage_gauges(&w->st, G_FIXED_BYTES, fg, 2);
+    stage_count(&w->st, C_FIXED_TABLES, fs.built - w->fixed.built);
+    stage_count(&w->st, C_FIXED_MSMS, fs.msms - w->fixed.msms);
+    stage_count(&w->st, C_FIXED_EVICT, fs.evictions - w->fixed.evictions);
+    w->fixed = fs;
+}
+
 static void sample_device(struct worker *w)
 {
     struct nvml_sample ns = { 0 };
@@ -176,6 +200,7 @@ static void sample_device(struct worker *w)
     g[4] = ns.power_mw;
     g[5] = ns.sm_clock_mhz;
     stage_gauges(&w->st, G_CPU_NS, g, 6);
+    report_fixed(w);
 }
 
 static void push_final(struct worker *w, uint32_t p)
@@ -315,7 +340,8 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
 }
 
 /* The NTT domain cache (what a one-shot prover rebuilds per proof): its bytes as a
- * gauge, its hits and builds as counters (deltas since the last report). */
+ * gauge, its hits and builds as counters (deltas since the last report); the same for
+ * the fixed-base tables (fixed_base.h). */
 static void report_precompute(struct worker *w)
 {
     ntt_cache_stats cs;
@@ -326,6 +352,7 @@ static void report_precompute(struct worker *w)
     stage_count(&w->st, C_DOMAIN_BUILDS, cs.misses - w->domain_builds);
     w->domain_hits = cs.hits;
     w->domain_builds = cs.misses;
+    report_fixed(w);
 }
 
 /* The backend is done with p (rc): results, accounting of the totals, hand-off. */
@@ -637,6 +664,10 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
     for (unsigned k = 0; k < sizeof(nvml_gauge_names) / sizeof(nvml_gauge_names[0]); k++)
         stage_name_gauge(&w->st, G_CPU_NS + k, nvml_gauge_names[k]);
     ntt_cache_set_budget((size_t)o->precompute_mb << 20);
+    stage_name_gauge(&w->st, G_FIXED_BYTES, "fixed_bytes");
+    stage_name_gauge(&w->st, G_FIXED_BUDGET, "fixed_budget");
+    /* The CPU backends' tables; a device backend never asks for them. */
+    fixed_base_set_budget((size_t)o->fixed_base_mb << 20);
     report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
     bp.slab = w->st.pl.data.pool.slab;
@@ -685,6 +716,7 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
         }
     }
     w->be.ops->fini(&w->be);
+    fixed_base_shutdown();
     nvml_close(w->nvml);
 out:
     stage_close(&w->st);

@@ -35,14 +35,17 @@
  *            CPU: the compute sections), 10 domain_hits, 11 domain_builds,
  *            12 gpu_busy_ns (the device's own clock: the union of the partitions'
  *            device spans, backend_done.dev_*, busy.h; never above wall: the
- *            device-busy share)
+ *            device-busy share), 13 fixed_tables (fixed-base tables built: one
+ *            a MSM of a circuit, fixed_base.h), 14 fixed_msms (MSMs run through one),
+ *            15 fixed_evicted (circuits whose tables went for --fixed-base-mb)
  *   hists    0 gap: the device's idle time between one partition's last device step
  *              and the next one's first copy (device spans; 0 when they overlapped;
  *              the figure to watch), 1 prove: one backend call (async: submit to
  *              collect), 2 ntt, 3 msm
  *   gauges   0 precomp_bytes, 1 precomp_budget, 2 device_wait_blocks, 3 cpu_ns
  *            (this process's CPU time, every 100 ms), 4 nvml_ok, 5 nvml_util_pct,
- *            6 nvml_mem_bytes, 7 nvml_power_mw, 8 nvml_sm_mhz (NVML, nvml.h; 0 without)
+ *            6 nvml_mem_bytes, 7 nvml_power_mw, 8 nvml_sm_mhz (NVML, nvml.h; 0 without), 9 fixed_bytes,
+ *            10 fixed_budget (the fixed-base tables' bytes and --fixed-base-mb)
  */
 #ifndef CUZK_WORKER_H
 #define CUZK_WORKER_H

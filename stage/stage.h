@@ -60,6 +60,8 @@ struct stage_opts {
     uint32_t trim_every;         /* finalizer --trim-every N (default 16 partitions) */
     uint32_t precompute_mb;      /* gpuworker --precompute-mb N: budget of per-circuit tables
                               * kept between partitions (NTT domains: ntt.h's cache) */
+    uint32_t fixed_base_mb;      /* gpuworker --fixed-base-mb N: budget of the CPU backend's
+                              * fixed-base MSM tables (gpuworker/fixed_base.h); 0: none */
     uint32_t test_trim_delay_ms; /* finalizer --test-trim-delay-ms N (tests only): trim
                               * after every partition, sleeping N ms in that step */
     const _Atomic int *stop;     /* set (e.g. by SIGTERM): finish the partition in hand, return */
@@ -74,6 +76,8 @@ struct stage_opts {
 };
 
 #define STAGE_PRECOMPUTE_MB_DEFAULT 512
+/* --fixed-base-mb's default (gpuworker/fixed_base.h FIXED_BASE_MB_DEFAULT says why). */
+#define STAGE_FIXED_BASE_MB_DEFAULT 1024
 
 /* A zkey held open, keyed by the file's identity: a file replaced (new inode) or
  * rewritten in place (size or mtime) is a miss, so a changed key is never served. */

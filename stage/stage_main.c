@@ -47,6 +47,7 @@ int stage_main(int argc, char **argv, const char *prog, const char *what, unsign
         CUZK_OPT_THREADS,
         { "backend", required_argument, NULL, 'b' },
         { "precompute-mb", required_argument, NULL, 'P' },
+        { "fixed-base-mb", required_argument, NULL, 'F' },
         { "trim-every", required_argument, NULL, 'T' },
         { "test-trim-delay-ms", required_argument, NULL, 'D' },
         { "doorbell-fd", required_argument, NULL, 'd' },
@@ -57,6 +58,7 @@ int stage_main(int argc, char **argv, const char *prog, const char *what, unsign
     struct stage_opts o = { .backend = "cpu",
                             .trim_every = 16,
                             .precompute_mb = STAGE_PRECOMPUTE_MB_DEFAULT,
+                            .fixed_base_mb = STAGE_FIXED_BASE_MB_DEFAULT,
                             .stop = &main_stop,
                             .doorbell_fd = -1,
                             .self_exe = "/proc/self/exe" };
@@ -84,6 +86,8 @@ int stage_main(int argc, char **argv, const char *prog, const char *what, unsign
                    "                    (CUDA builds; DEVICE defaults to the index)\n"
                    "  --precompute-mb N per-circuit tables kept between partitions\n"
                    "                    (NTT domains; default 512, 0 keeps none)\n"
+                   "  --fixed-base-mb N CPU backend: MSM tables of the circuits proved\n"
+                   "                    most (default 1024, 0 builds none)\n"
                  : "",
              extra & STAGE_OPT_TRIM ? "  --trim-every N    malloc_trim after every N partitions "
                                       "(default 16; also after 1 s idle)\n"
@@ -118,6 +122,9 @@ int stage_main(int argc, char **argv, const char *prog, const char *what, unsign
             break;
         case 'P':
             if (!(extra & STAGE_OPT_BACKEND) || parse_u32(optarg, &o.precompute_mb)) goto bad;
+            break;
+        case 'F':
+            if (!(extra & STAGE_OPT_BACKEND) || parse_u32(optarg, &o.fixed_base_mb)) goto bad;
             break;
         case 'T':
             if (!(extra & STAGE_OPT_TRIM) || parse_u32(optarg, &o.trim_every)) goto bad;

@@ -40,7 +40,7 @@ static uint32_t threads_of(const struct sup *s, const struct child *c)
 
 /* A stage's command line: its binary in bin_dir and the options its place asks for. */
 struct child_args {
-    char path[PROTO_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16];
+    char path[PROTO_PATH_MAX + 32], idx[16], gen[16], thr[16], delay[16], be[32], pre[16], fixed[16];
     char *argv[20];
 };
 
@@ -75,6 +75,9 @@ static void child_args(const struct sup *s, const struct child *c, struct child_
         snprintf(a->pre, sizeof(a->pre), "%u", s->c->precompute_mb);
         a->argv[n++] = "--precompute-mb";
         a->argv[n++] = a->pre;
+        snprintf(a->fixed, sizeof(a->fixed), "%u", s->c->fixed_base_mb);
+        a->argv[n++] = "--fixed-base-mb";
+        a->argv[n++] = a->fixed;
     }
     if (c->role == PLAN_FINALIZER && s->c->test_finalizer_delay_ms) {
         snprintf(a->delay, sizeof(a->delay), "%u", s->c->test_finalizer_delay_ms);

@@ -31,7 +31,8 @@ void config_defaults(struct cuzkd_config *c)
     c->n_devices = 1;
     c->buffers = 8;
     c->buffer_mb = 64;
-    c->precompute_mb = 512; /* = STAGE_PRECOMPUTE_MB_DEFAULT */
+    c->precompute_mb = 512;  /* = STAGE_PRECOMPUTE_MB_DEFAULT */
+    c->fixed_base_mb = 1024; /* = STAGE_FIXED_BASE_MB_DEFAULT (gpuworker/fixed_base.h says why) */
     c->max_jobs = 256;
     c->max_parts = 4096;
     c->drain_timeout_s = 30;
@@ -76,6 +77,8 @@ void config_usage(FILE *f)
           "                       (3*domain + nVars) * 32 bytes\n"
           "  --precompute-mb M    per worker: per-circuit tables (NTT domains) kept between\n"
           "                       partitions, MiB (default 512; 0 rebuilds them each time)\n"
+          "  --fixed-base-mb M    per CPU worker: fixed-base MSM tables of the circuits it\n"
+          "                       has proved 64 times, MiB (default 1024; 0 builds none)\n"
           "  --synth-threads N    threads per synth process (default: its cores)\n"
           "  --max-jobs N         job table size (default 256)\n"
           "  --max-parts N        partition table size (default 4096)\n"
@@ -260,6 +263,7 @@ static const struct u32_opt u32_opts[] = {
     { "buffers", offsetof(struct cuzkd_config, buffers), 1, 65536 },
     { "buffer-mb", offsetof(struct cuzkd_config, buffer_mb), 1, 1u << 20 },
     { "precompute-mb", offsetof(struct cuzkd_config, precompute_mb), 0, 1u << 22 },
+    { "fixed-base-mb", offsetof(struct cuzkd_config, fixed_base_mb), 0, 1u << 22 },
     { "synth-threads", offsetof(struct cuzkd_config, synth_threads), 0, 1024 },
     { "max-jobs", offsetof(struct cuzkd_config, max_jobs), 1, 1u << 20 },
     { "max-parts", offsetof(struct cuzkd_config, max_parts), 1, 1u << 24 },

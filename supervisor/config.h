@@ -45,6 +45,7 @@ struct cuzkd_config {
     uint32_t buffers;       /* pool buffers */
     uint32_t buffer_mb;     /* size of each, MiB */
     uint32_t precompute_mb; /* per worker: per-circuit tables kept between partitions */
+    uint32_t fixed_base_mb; /* per CPU worker: fixed-base MSM tables (gpuworker/fixed_base.h) */
     uint32_t synth_threads; /* 0: one per core of the synth's placement */
     uint32_t max_jobs;
     uint32_t max_parts;

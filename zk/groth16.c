@@ -199,7 +199,8 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
 
 /* §4.4: the five MSMs; the witness bytes are the scalars as they lie, h is a. */
 static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
-                        unsigned threads, groth16_timings *t)
+                        unsigned threads, groth16_timings *t, const groth16_tables *tabs,
+                        unsigned *table_runs)
 {
     const size_t n = z->domain_size;
     int rc;
@@ -225,7 +226,11 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
      * counts to msm A. */
     msm_split *sp = NULL;
     double s0 = os_now_s(), c0 = os_cpu_s();
-    rc = msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads);
+    /* The split serves only the witness MSMs that have no table. */
+    bool need_split = !tabs;
+    for (size_t k = 0; tabs && k < 4; k++)
+        if (!tabs->t[k]) need_split = true;
+    rc = need_split ? msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads) : 0;
     if (rc) return rc;
     if (t) {
         t->msm_a += os_now_s() - s0;
@@ -234,7 +239,10 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
     for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
         s0 = os_now_s();
         c0 = os_cpu_s();
-        if (k < 4)
+        if (tabs && tabs->t[k]) {
+            rc = msm_run_table(tabs->t[k], jobs[k].out, jobs[k].scalars, jobs[k].count, n8r, threads);
+            if (!rc && table_runs) ++*table_runs;
+        } else if (k < 4)
             rc = msm_run_split(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, sp,
                                jobs[k].first, threads);
         else
@@ -256,8 +264,15 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
 int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                     groth16_raw *raw, unsigned threads, groth16_timings *t)
 {
+    return groth16_compute_tables(z, values, a, b, c, raw, threads, t, NULL, NULL);
+}
+
+int groth16_compute_tables(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                           groth16_raw *raw, unsigned threads, groth16_timings *t, const groth16_tables *tabs,
+                           unsigned *table_runs)
+{
     int rc = groth16_h(z, a, b, c, threads, t);
-    return rc ? rc : groth16_msms(z, values, a, raw, threads, t);
+    return rc ? rc : groth16_msms(z, values, a, raw, threads, t, tabs, table_runs);
 }
 
 /* ---- §4.5-4.6: blinding ---------------------------------------------------- */
@@ -332,7 +347,7 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     free(b);
     free(c);
     b = c = NULL;
-    rc = groth16_msms(z, w->values, a, raw, threads, t);
+    rc = groth16_msms(z, w->values, a, raw, threads, t, NULL, NULL);
     if (rc) goto out;
     double t0 = os_now_s(), c0 = os_cpu_s();
     groth16_finalize(z, raw, bl, out);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "zk/curve.h"
+#include "zk/msm.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"
 
@@ -63,6 +64,20 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
  * Returns 0, -ENOMEM or -EINVAL. */
 int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                     groth16_raw *raw, unsigned threads, groth16_timings *t);
+
+/* Fixed-base tables (msm.h msm_table) of a zkey's MSM bases, for a caller that keeps
+ * them across proofs of one circuit (the worker's CPU backend, gpuworker/fixed_base.h):
+ * t[k] for MSM k in the order A, B1, B2, C, H, each over that MSM's bases of this zkey
+ * (A, B1, B2: nvars; C: nvars - npublic - 1; H: domain_size); NULL: msm_run's path. */
+typedef struct groth16_tables {
+    const msm_table *t[5];
+} groth16_tables;
+
+/* groth16_compute with the MSMs that have a table run through it (tabs NULL: none);
+ * the same results. *table_runs (may be NULL) gets 1 added for each MSM that did. */
+int groth16_compute_tables(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                           groth16_raw *raw, unsigned threads, groth16_timings *t, const groth16_tables *tabs,
+                           unsigned *table_runs);
 
 /* Blinding and affine conversion (§4.5, §4.6). */
 void groth16_finalize(const zkey *z, const groth16_raw *raw, const groth16_blind *bl, groth16_proof *out);

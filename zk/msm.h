@@ -79,6 +79,8 @@ int msm_table_build(const curve_group *G, msm_table **out, const uint8_t *bases,
 int msm_run_table(const msm_table *t, uint64_t *result, const uint8_t *scalars, size_t count,
                   size_t scalar_bytes, unsigned threads);
 size_t msm_table_bytes(const msm_table *t);
+/* The bytes a table of count bases at window c would take, before it is built (0 for c 0). */
+size_t msm_table_size(const curve_group *G, size_t count, unsigned c);
 unsigned msm_table_c(const msm_table *t);
 void msm_table_free(msm_table *t);
 

@@ -160,9 +160,14 @@ int msm_table_build(const curve_group *G, msm_table **out, const uint8_t *bases,
     return 0;
 }
 
+size_t msm_table_size(const curve_group *G, size_t count, unsigned c)
+{
+    return G && c ? count * (msm_table_bits(G) / c + 1) * 2 * ec_cl(G) * sizeof(uint64_t) : 0;
+}
+
 size_t msm_table_bytes(const msm_table *t)
 {
-    return t ? t->count * t->nwin * 2 * ec_cl(t->G) * sizeof(uint64_t) : 0;
+    return t ? msm_table_size(t->G, t->count, t->c) : 0;
 }
 
 unsigned msm_table_c(const msm_table *t)
