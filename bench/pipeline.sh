@@ -43,7 +43,11 @@
 #   mulchain-14 daemon / prove-local back to back 1.20-1.53x over 3 runs, was
 #   0.86-1.03x with one core; mulchain-16 1.19-1.28x; worker p99 gap 8-17 ms); on 2 CPUs cpu:2 measured 0.21-0.27 partitions/s of mulchain-16
 #   against cpu:1's 0.30-0.44 in the same minutes), BENCH_PIPE_LOCAL (1: also time prove-local; 0: skip
-#   it), RAPIDSNARK (path of an iden3/rapidsnark prover binary built outside this
+#   it), BENCH_PIPE_WARMUP (0: a first job of that many partitions of the circuit before
+#   the measured one, then a wait until the worker's fixed-base builder is idle, its
+#   gauge fixed_pending 0: with CUZK_FIXED_BASE_AFTER=2 in the environment the measured
+#   job runs through the tables), BENCH_PIPE_FIXED_MB (cuzkd --fixed-base-mb; unset:
+#   its default), RAPIDSNARK (path of an iden3/rapidsnark prover binary built outside this
 #   repository; unset: no rapidsnark row).
 set -euo pipefail
 trap 'echo "bench/pipeline: stopped by a failing command at line $LINENO" >&2' ERR
@@ -52,6 +56,9 @@ trap 'echo "bench/pipeline: stopped by a failing command at line $LINENO" >&2' E
 N="${BENCH_PIPE_PARTS:-16}"
 K="${BENCH_PIPE_SIZE:-16}"
 LOCAL="${BENCH_PIPE_LOCAL:-1}"
+WARMUP="${BENCH_PIPE_WARMUP:-0}"
+fixed_opt=()
+[ -z "${BENCH_PIPE_FIXED_MB:-}" ] || fixed_opt=(--fixed-base-mb "$BENCH_PIPE_FIXED_MB")
 VERIFY="${BENCH_PIPE_VERIFY:-4}"
 ncpu="$(nproc)"
 DEVICES="${BENCH_PIPE_DEVICES:-cpu:1}"
@@ -140,7 +147,7 @@ for i in $(seq 1 "$N"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done
 
 echo "== pipeline (bn128 $name: domain $dom, $N partitions in one job, --devices $DEVICES; $ncpu CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --state-dir "$tmp/state" --devices "$DEVICES" --buffers 8 \
-  --buffer-mb "$buf_mb" --foreground >"$tmp/cuzkd.log" 2>&1 &
+  --buffer-mb "$buf_mb" "${fixed_opt[@]}" --foreground >"$tmp/cuzkd.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 1 100); do
   [ -S "$run/$inst.sock" ] && break
@@ -153,6 +160,20 @@ wcores="$(awk '$1 == "worker" && $2 == 0 { for (i = 3; i < NF; i++) if ($i == "c
 wcores="${wcores:-1}"
 sleep 0.5 # the stages are up and idle
 pick_source
+worker_metric() { cuzk metrics | sed -n "s/^cuzk_gauge{stage=\"gpuworker\",index=\"0\",name=\"$1\"} //p"; }
+if [ "$WARMUP" -gt 0 ]; then
+  mkdir -p "$tmp/warm"
+  for i in $(seq 1 "$WARMUP"); do cp "$fx/witness.wtns" "$tmp/warm/w$i.wtns"; done
+  out="$(cuzk --json prove --zkey "$zkey" --out "$tmp/warm" "$tmp/warm"/w*.wtns)" || fail "warm-up submit: $out"
+  wjob="$(node -e 'console.log(JSON.parse(process.argv[1]).job)' "$out")" || fail "submit answered: $out"
+  timeout 1800 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$wjob" >"$tmp/wait" 2>&1 ||
+    fail "warm-up job $wjob did not finish: $(cat "$tmp/wait")"
+  for _ in $(seq 1 1800); do
+    [ "$(worker_metric fixed_pending)" = 0 ] && break
+    sleep 1
+  done
+  echo "  warm-up: $WARMUP partitions; worker fixed-base tables $(worker_metric fixed_bytes) bytes"
+fi
 
 snap "$tmp/before.json"
 tree_cpu "$daemon_pid" >"$tmp/cpu0"

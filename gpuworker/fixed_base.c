@@ -28,14 +28,14 @@
 
 #include "zk/msm.h"
 
-#define FB_MSMS 5
+#define FB_MSMS        5
 /* Circuits counted at once; past it the least recent without tables is forgotten. */
 #define FB_MAX_ENTRIES 64
 /* The builder's nice value: it runs on what the provers leave. */
-#define FB_NICE 19
+#define FB_NICE        19
 /* File keys an entry remembers (jobs of one circuit in flight at once, each its copy). */
-#define FB_ALIASES 4
-#define FB_HASH    32
+#define FB_ALIASES     4
+#define FB_HASH        32
 
 enum fb_state {
     FB_COUNTING, /* fewer than the threshold of proofs since its tables (if any) went */
@@ -51,8 +51,8 @@ struct fixed_base_entry {
     uint64_t proofs;   /* since its tables were last dropped */
     uint64_t last_use; /* clock at its last proof */
     enum fb_state state;
-    int fd;          /* FB_QUEUED: a dup of the prover's zkey descriptor */
-    zkey z;          /* the builder's own mapping (z_open) */
+    int fd; /* FB_QUEUED: a dup of the prover's zkey descriptor */
+    zkey z; /* the builder's own mapping (z_open) */
     bool z_open;
     msm_table *t[FB_MSMS];
     size_t bytes;
@@ -75,7 +75,7 @@ static struct {
 static bool key_same(const struct backend_key *a, const struct backend_key *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
-           a->mtime_nsec == b->mtime_nsec;
+        a->mtime_nsec == b->mtime_nsec;
 }
 
 static void msm_of(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases, size_t *count);
@@ -97,7 +97,7 @@ static int bases_hash(const zkey *z, uint8_t out[FB_HASH])
         head[0] = (uint64_t)G->id;
         head[1] = count;
         ok = EVP_DigestUpdate(md, head, sizeof head) == 1 &&
-             EVP_DigestUpdate(md, bases, count * 2 * ec_cl(G) * sizeof(uint64_t)) == 1;
+            EVP_DigestUpdate(md, bases, count * 2 * ec_cl(G) * sizeof(uint64_t)) == 1;
     }
     ok = ok && EVP_DigestFinal_ex(md, out, &len) == 1 && len == FB_HASH;
     EVP_MD_CTX_free(md);
@@ -355,6 +355,9 @@ void fixed_base_get_stats(fixed_base_stats *out)
     pthread_mutex_lock(&fb.lock);
     *out = fb.st;
     out->bytes = fb.bytes;
+    out->pending = 0;
+    for (struct fixed_base_entry *e = fb.head; e; e = e->next)
+        out->pending += e->state == FB_QUEUED || e->state == FB_BUILDING;
     pthread_mutex_unlock(&fb.lock);
 }
 

@@ -45,6 +45,7 @@ typedef struct fixed_base_stats {
     uint64_t evictions; /* circuits whose tables were dropped for the budget */
     uint64_t bytes;     /* the tables' bytes now */
     uint64_t budget;
+    uint64_t pending; /* circuits due or being built now (0: the builder is idle) */
 } fixed_base_stats;
 
 /* The budget in bytes (0 turns the tables off and drops every idle one). */
@@ -54,7 +55,8 @@ void fixed_base_set_budget(size_t bytes);
  * the proof, queues the build once the circuit is due, and fills *out with the tables
  * it has (all NULL when none). Returns a handle for fixed_base_release (NULL: none to
  * give back). */
-struct fixed_base_entry *fixed_base_acquire(const zkey *z, const struct backend_key *key, groth16_tables *out);
+struct fixed_base_entry *fixed_base_acquire(const zkey *z, const struct backend_key *key,
+                                            groth16_tables *out);
 
 /* After the proof: msms of its MSMs ran through a table. */
 void fixed_base_release(struct fixed_base_entry *e, unsigned msms);

@@ -57,8 +57,9 @@ enum {
     G_NVML_MEM,
     G_NVML_POWER,
     G_NVML_SM,
-    G_FIXED_BYTES, /* the fixed-base tables' bytes now, and their budget */
-    G_FIXED_BUDGET
+    G_FIXED_BYTES,  /* the fixed-base tables' bytes now, their budget, circuits due or */
+    G_FIXED_BUDGET, /* being built (fixed_base.h) */
+    G_FIXED_PENDING
 };
 static const char *const nvml_gauge_names[] = { "cpu_ns",         "nvml_ok",       "nvml_util_pct",
                                                 "nvml_mem_bytes", "nvml_power_mw", "nvml_sm_mhz" };
@@ -174,8 +175,8 @@ static void report_fixed(struct worker *w)
     fixed_base_stats fs;
 
     fixed_base_get_stats(&fs);
-    uint64_t fg[2] = { fs.bytes, fs.budget };
-    stage_gauges(&w->st, G_FIXED_BYTES, fg, 2);
+    uint64_t fg[3] = { fs.bytes, fs.budget, fs.pending };
+    stage_gauges(&w->st, G_FIXED_BYTES, fg, 3);
     stage_count(&w->st, C_FIXED_TABLES, fs.built - w->fixed.built);
     stage_count(&w->st, C_FIXED_MSMS, fs.msms - w->fixed.msms);
     stage_count(&w->st, C_FIXED_EVICT, fs.evictions - w->fixed.evictions);
@@ -666,6 +667,7 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
     ntt_cache_set_budget((size_t)o->precompute_mb << 20);
     stage_name_gauge(&w->st, G_FIXED_BYTES, "fixed_bytes");
     stage_name_gauge(&w->st, G_FIXED_BUDGET, "fixed_budget");
+    stage_name_gauge(&w->st, G_FIXED_PENDING, "fixed_pending");
     /* The CPU backends' tables; a device backend never asks for them. */
     fixed_base_set_budget((size_t)o->fixed_base_mb << 20);
     report_precompute(w);

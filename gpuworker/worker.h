@@ -45,7 +45,8 @@
  *   gauges   0 precomp_bytes, 1 precomp_budget, 2 device_wait_blocks, 3 cpu_ns
  *            (this process's CPU time, every 100 ms), 4 nvml_ok, 5 nvml_util_pct,
  *            6 nvml_mem_bytes, 7 nvml_power_mw, 8 nvml_sm_mhz (NVML, nvml.h; 0 without), 9 fixed_bytes,
- *            10 fixed_budget (the fixed-base tables' bytes and --fixed-base-mb)
+ *            10 fixed_budget (the fixed-base tables' bytes and --fixed-base-mb),
+ *            11 fixed_pending (circuits due for tables or being built)
  */
 #ifndef CUZK_WORKER_H
 #define CUZK_WORKER_H
