@@ -6,7 +6,10 @@
 #     build its five tables in the background (fixed_tables 5, fixed_bytes within
 #     fixed_budget); every partition of a second job then runs its five MSMs through them
 #     (fixed_msms grows by 5 a partition); snarkjs accepts every proof of both jobs;
-#  2. --fixed-base-mb 0 with the same knob: no table is built or used, and the proofs
+#  2. --fixed-base-mb 1: the tables of a second circuit (bls12381's chain) do not fit
+#     beside the first's, so the least recently proved circuit's go (fixed_evicted 1),
+#     the bytes stay within the MiB, and both circuits' proofs are accepted;
+#  3. --fixed-base-mb 0 with the same knob: no table is built or used, and the proofs
 #     are accepted.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,7 +50,25 @@ verify_jobs "$FX" a b
 echo "ok: 5 tables ($bytes bytes) built after 2 proofs; job b's $NPART partitions ran $((after - before)) MSMs through them"
 daemon_stop
 
-# ---- 2. --fixed-base-mb 0: none -----------------------------------------------------------
+# ---- 2. eviction: the least recently proved circuit's tables make room ----------------
+daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --fixed-base-mb 1 --keep-finished 3600
+d="$(submit_copies "$FX" "$NPART" d)"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$d" >/dev/null || fail "job d did not finish"
+wait_until 1200 tables_built 5 || fail "fixed_tables $(metric fixed_tables) after job d, want 5"
+first="$(metric fixed_bytes)"
+e="$(submit_copies bls12381-chain "$NPART" e)"
+timeout 600 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$e" >/dev/null || fail "job e did not finish"
+evicted() { [ "$(metric fixed_evicted)" = 1 ] && [ "$(metric fixed_pending)" = 0 ]; }
+wait_until 1200 evicted || fail "fixed_evicted $(metric fixed_evicted), pending $(metric fixed_pending), want 1 and 0"
+tables_built 10 || fail "fixed_tables $(metric fixed_tables) after job e, want 10 (5 a circuit)"
+bytes="$(metric fixed_bytes)"
+[ "$bytes" -gt 0 ] && [ "$bytes" -le $((1 << 20)) ] || fail "fixed_bytes $bytes, want 1 .. 1 MiB"
+verify_jobs "$FX" d
+verify_jobs bls12381-chain e
+echo "ok: --fixed-base-mb 1: bls12381's tables ($bytes bytes) took the place of bn128's ($first)"
+daemon_stop
+
+# ---- 3. --fixed-base-mb 0: none -----------------------------------------------------------
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --fixed-base-mb 0 \
   --keep-finished 3600
 c="$(submit_copies "$FX" $((2 * NPART)) c)"
