@@ -197,7 +197,7 @@ static void build_locked(struct fixed_base_entry *e)
         msm_of(&e->z, k, &G, &bases, &count);
         /* msm_table_window's rule: the window that pays within what the budget leaves
          * once other circuits' tables are out; none where no table pays. */
-        unsigned c = msm_table_window(G, count, fb.budget - e->bytes);
+        unsigned c = msm_table_window(G, count, fb.budget > e->bytes ? fb.budget - e->bytes : 0);
         size_t need = msm_table_size(G, count, c);
 
         if (!c || !make_room_locked(need, e)) continue;
@@ -216,7 +216,7 @@ static void build_locked(struct fixed_base_entry *e)
         fb.st.built++;
     }
     e->state = FB_DONE;
-    if (!e->bytes && !e->refs) { /* nothing paid or fitted: no mapping to keep */
+    if (!e->bytes) { /* nothing paid or fitted: no mapping to keep (provers read their own) */
         zkey_close(&e->z);
         e->z_open = false;
     }

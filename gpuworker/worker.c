@@ -668,8 +668,8 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
     stage_name_gauge(&w->st, G_FIXED_BYTES, "fixed_bytes");
     stage_name_gauge(&w->st, G_FIXED_BUDGET, "fixed_budget");
     stage_name_gauge(&w->st, G_FIXED_PENDING, "fixed_pending");
-    /* The CPU backends' tables; a device backend never asks for them. */
-    fixed_base_set_budget((size_t)o->fixed_base_mb << 20);
+    /* The CPU backends' tables; a device backend never asks for them (budget 0 shown). */
+    fixed_base_set_budget(strncmp(w->be.ops->name, "cpu", 3) ? 0 : (size_t)o->fixed_base_mb << 20);
     report_precompute(w);
     bp.threads = o->threads ? o->threads : 1;
     bp.slab = w->st.pl.data.pool.slab;
