@@ -401,6 +401,25 @@ CUZK_HD void msm_aff_fold(const curve_group *G, struct msm_aff_ctx *x, size_t nb
     }
 }
 
+/* P of reference ix into bucket b, the batch flushed once it is full. */
+static inline void msm_aff_add_flushing(const curve_group *G, struct msm_aff_ctx *x, uint32_t b, uint64_t ix)
+{
+    msm_aff_add(G, x, b, ix);
+    if (x->nbat == x->batch) {
+        msm_aff_flush(G, x);
+        msm_aff_retry(G, x);
+    }
+}
+
+/* The open batch and every deferred point done. */
+static inline void msm_aff_drain(const curve_group *G, struct msm_aff_ctx *x)
+{
+    while (x->nbat || x->ndef) {
+        msm_aff_flush(G, x);
+        msm_aff_retry(G, x);
+    }
+}
+
 /* out = sum_k (k+1) bucket_k over the nb buckets of x's scratch: msm_aff_reduce, or
  * where it does not apply the running sums of msm_task_impl. */
 CUZK_HD void msm_aff_sum_buckets(const curve_group *G, struct msm_aff_ctx *x, size_t nb, uint64_t *out)
@@ -451,16 +470,9 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         if (d == 0) continue;
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
-        msm_aff_add(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
-        if (x.nbat == x.batch) {
-            msm_aff_flush(G, &x);
-            msm_aff_retry(G, &x);
-        }
+        msm_aff_add_flushing(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
     }
-    while (x.nbat || x.ndef) {
-        msm_aff_flush(G, &x);
-        msm_aff_retry(G, &x);
-    }
+    msm_aff_drain(G, &x);
     if (K > 1) msm_aff_fold(G, &x, nb, K);
     msm_aff_sum_buckets(G, &x, nb, out);
 }
@@ -508,17 +520,10 @@ CUZK_HD void msm_task_pair_impl(const curve_group *G, const struct msm_job *j, u
             if (d == 0) continue;
             uint64_t ix = j->idx[k];
             if (d < 0) ix ^= MSM_NEG_BIT;
-            msm_aff_add(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + h * nb), ix);
-            if (x.nbat == x.batch) {
-                msm_aff_flush(G, &x);
-                msm_aff_retry(G, &x);
-            }
+            msm_aff_add_flushing(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + h * nb), ix);
         }
     }
-    while (x.nbat || x.ndef) {
-        msm_aff_flush(G, &x);
-        msm_aff_retry(G, &x);
-    }
+    msm_aff_drain(G, &x);
 
     /* each window's buckets reduced on their own: the scratch's views moved to w + 1's
      * half for the second, and back */
