@@ -147,6 +147,19 @@ http() { # NAME TOKEN METHOD PATH [curl args]
   echo "$st"
 }
 
+# Ask again, every 0.1 s and at most TRIES times (a liveness bound), until the answer's
+# status is STATUS; the answer stays in NAME's files for the expect that follows, which
+# judges it (so this never fails itself).
+http_until() { # TRIES STATUS NAME TOKEN METHOD PATH [curl args]
+  local tries="$1" want="$2" _
+  shift 2
+  for _ in $(seq 1 "$tries"); do
+    [ "$(http "$@")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  return 0
+}
+
 jfield() { node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($2)" "$tmp/http/$1.body"; }
 
 expect() { # NAME STATUS [TYPE]
