@@ -156,6 +156,21 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     x->cur++;
 }
 
+/* Whether the x coordinates at a and b (cl limbs, a possibly misaligned) are equal. A
+ * limb loop rather than memcmp: at BLS12-381 G2's 96 bytes GCC called the library's
+ * memcmp once a bucket addition (2.6% of a bls12381 mulchain-13 proof's CPU samples,
+ * perf), where at the smaller sizes it compares inline. */
+CUZK_HD bool msm_x_equal(const uint64_t *a, const uint64_t *b, unsigned cl)
+{
+    uint64_t d = 0;
+    for (unsigned i = 0; i < cl; i++) {
+        uint64_t w;
+        memcpy(&w, a + i, sizeof w);
+        d |= w ^ b[i];
+    }
+    return d == 0;
+}
+
 /* Add P (base reference ix) into bucket b: fill an empty bucket, join the open batch,
  * or defer / overflow. */
 CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b, uint64_t ix)
@@ -191,7 +206,7 @@ CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b
         const uint64_t *Px = (const uint64_t *)(j->bases + i * 2 * cl * sizeof(uint64_t));
         const uint64_t *Py = Px + cl;
         if (ix & MSM_PHI_BIT) Px = j->phi + i * cl;
-        if (memcmp(Px, A, cl * sizeof *Px) == 0) { /* P = +-B (x both reduced): rare */
+        if (msm_x_equal(Px, A, cl)) { /* P = +-B (x both reduced): rare */
             uint64_t P[EC_MAX_AFF];
             msm_load(G, j, P, ix);
             msm_aff_overflow(G, x, b, P);
