@@ -211,6 +211,19 @@ api_proved() { # NAME TOKEN BODY
   verify_proof "$1p"
 }
 
+# sdk_serve: what the SDK tests drive: cuzkd and its API, tenant sdk (called back at the
+# receiver on $rport, its secret in $tmp/sdk.secret) and tenant one (one job at a time, so a
+# second is 429 quota), and the SSE proxy that cuts a stream (proxy_start)
+sdk_serve() {
+  api_init
+  rport="$(free_port)"
+  api_tokens_callback sdk "http://127.0.0.1:$rport"
+  recv_start "$tmp/sdk.secret"
+  api_tokens one - 1
+  api_start http ""
+  proxy_start
+}
+
 sdk_outputs() { # N TOKEN
   local r
   r="$(node "$ROOT/tests/lib/snarkjs_verify_all.cjs" "$FIXTURES/node/node_modules/snarkjs" "$VK" "$tmp/out")" ||
