@@ -1,7 +1,7 @@
 /* jobs.c — the read side of cuzk-api (api.h): a job's state (long-polled on the
  * job-end doorbell, bell.c), its proofs, cancel, the
  * circuits, readiness and the metrics text. What cuzkd says of its own machine (the
- * zkey's path, the staging directory, pids) is not passed on to tenants. */
+ * zkey's path, the spool directory, pids) is not passed on to tenants. */
 #include "api.h"
 
 #include <inttypes.h>

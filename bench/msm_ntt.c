@@ -2,7 +2,7 @@
  *
  *   msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2]
  *           [--curves bn254,bls12381] [--buckets auto|jacobian|affine]
- *           [--glv auto|on|off] [--reps N]
+ *           [--glv auto|on|off] [--reps N] [--table]
  *
  * Prints ns/point for G1 and G2 MSMs of BN254 and BLS12-381 (one row per group and
  * size, the curves beside each other) on random full-size scalars of each curve's Fr,
@@ -11,7 +11,13 @@
  * which would take ~30 s for G2), tiled to larger sizes. Pippenger's cost does not
  * depend on how the bases relate, and tiling keeps bucket additions generic (the
  * doubling case needs the same base twice in one bucket: with random scalars that is
- * as rare as with distinct points). */
+ * as rare as with distinct points).
+ *
+ * --table adds, under each row, the fixed-base MSM over the same bases and scalars
+ * (msm.h msm_table, the model's window): the CPU time of building its table once, the
+ * table's size, and the CPU time of one MSM through it (best of the reps; its result
+ * checked against msm_run's): what a long-lived prover would pay once and then save
+ * per MSM (docs/performance.md, "Fixed-base tables"). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +90,44 @@ struct bench_opts {
     enum msm_glv glv;
     int g1, g2;
     int bn254, bls12381;
+    int table;
 };
+
+/* The fixed-base row under an MSM row (--table): want is msm_run's result on these
+ * inputs, plain_cpu its CPU seconds. */
+static int bench_table(const struct bench_opts *o, const curve_group *G, const uint8_t *bases,
+                       const uint8_t *sc, size_t n, const uint64_t *want, double plain_cpu)
+{
+    msm_table *t = NULL;
+    double c0 = cpu_s();
+    int rc = msm_table_build(G, &t, bases, n, 0, o->threads);
+    double build = cpu_s() - c0, bestc = 1e30;
+    if (rc) {
+        fprintf(stderr, "msm_ntt: msm_table_build on %s failed: %s\n", G->name, strerror(-rc));
+        return rc;
+    }
+    int reps = o->reps ? (int)o->reps : 3;
+    for (int rep = 0; rep < reps; rep++) {
+        uint64_t r[EC_MAX_JAC];
+        c0 = cpu_s();
+        rc = msm_run_table(t, r, sc, n, 32, o->threads);
+        double tc = cpu_s() - c0;
+        if (rc || !ec_jac_eq(G, r, want)) {
+            fprintf(stderr, "msm_ntt: the table MSM on %s %s\n", G->name,
+                    rc ? strerror(-rc) : "differs from msm_run");
+            msm_table_free(t);
+            return rc ? rc : -EIO;
+        }
+        if (tc < bestc) bestc = tc;
+    }
+    printf(
+        "  table c=%-2u %8.1f MiB  build cpu %9.1f ms  msm cpu %8.1f ms (%.2fx msm_run's; build = %.0f of msm_run)\n",
+        msm_table_c(t), (double)msm_table_bytes(t) / (1 << 20), build * 1e3, bestc * 1e3, bestc / plain_cpu,
+        build / plain_cpu);
+    fflush(stdout);
+    msm_table_free(t);
+    return 0;
+}
 
 /* One group at every size; scalars: sc (32 bytes each, below the group's r). */
 static int bench_group(const struct bench_opts *o, const curve_group *G, const uint8_t *sc, size_t nmax)
@@ -112,6 +155,10 @@ static int bench_group(const struct bench_opts *o, const curve_group *G, const u
         printf("%-13s   2^%-2u %10.1f %12.1f %10.1f %14.1f\n", G->name, o->sizes[i], best * 1e3,
                best * 1e9 / (double)n, bestc * 1e3, bestc * 1e9 / (double)n);
         fflush(stdout);
+        if (o->table && bench_table(o, G, bases, sc, n, r, bestc)) {
+            free(bases);
+            return -EIO;
+        }
     }
     free(bases);
     return 0;
@@ -180,6 +227,8 @@ int main(int argc, char **argv)
             o.threads = (unsigned)atoi(argv[++i]);
         else if (!strcmp(a, "--window") && v)
             o.window = (unsigned)atoi(argv[++i]);
+        else if (!strcmp(a, "--table"))
+            o.table = 1;
         else if (!strcmp(a, "--reps") && v)
             o.reps = (unsigned)atoi(argv[++i]); /* e.g. 1 under callgrind */
         else if (!strcmp(a, "--buckets") && v) {
@@ -202,7 +251,7 @@ int main(int argc, char **argv)
             fprintf(
                 stderr,
                 "usage: msm_ntt [--sizes 16,20] [--threads T] [--window C] [--groups g1,g2] "
-                "[--curves bn254,bls12381] [--buckets auto|jacobian|affine] [--glv auto|on|off] [--reps N]\n");
+                "[--curves bn254,bls12381] [--buckets auto|jacobian|affine] [--glv auto|on|off] [--reps N] [--table]\n");
             return 2;
         }
     }

@@ -1,6 +1,6 @@
 /* fleet.c — cuzkd's fleet thread (fleet.h): claim partitions from the queue, run
- * `cuzk prove --wait` on each, finish and publish them; their staging dirs are
- * fleet_stage.c's. */
+ * `cuzk prove --wait` on each, finish and publish them; their spool dirs are
+ * spool.c's. */
 #include "fleet/fleet.h"
 
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include "store/fleet_pg.h"
 #include "base/os.h"
 #include "proto/protocol.h"
-#include "fleet/staged.h"
-#include "fleet_stage.h"
+#include "fleet/spooled.h"
+#include "fleet/spool.h"
 #include "base/barrier.h"
 
 /* Stale daemons' unpublished proofs are looked for this often: a dead finisher is
@@ -90,28 +90,62 @@ static int regular(const char *p)
     return ok;
 }
 
+/* The slot's partition ends before a client ran: the next tick records its finish,
+ * with sl->why where the caller set one. Returns -1, the start's answer. */
+static int not_started(struct slot *sl)
+{
+    sl->pid = 0;
+    sl->finishing = 1;
+    sl->rc = -1;
+    return -1;
+}
+
+/* The slot's `cuzk` client started: argv (argv[0] the program, NULL last) run with
+ * the signals cuzkd's thread blocks unblocked and its stdout on out (-1: /dev/null).
+ * 0 started (sl->pid set), -1 fork failed (errno). */
+static int start_client(struct slot *sl, int out, const char *const argv[])
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        sigset_t all;
+
+        if (out < 0) out = open("/dev/null", O_WRONLY);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
+        if (out >= 0) dup2(out, 1);
+        execv(argv[0], (char *const *)argv); /* execv's array is const in all but its type */
+        _exit(127);
+    }
+    if (pid < 0) return -1;
+    sl->pid = pid;
+    return 0;
+}
+
 /* A circuit claim (fleet_pg.h "Circuit jobs"): its input written into the slot's
- * private dir, then `cuzk --json prove --wait --circuit NAME --out STAGE INPUT`
+ * private dir, then `cuzk --json prove --wait --circuit NAME --out SPOOL INPUT`
  * against this cuzkd, its reply (stdout) kept in NAME.reply for the reason of a
  * failure. 0 started, -1 not (sl->why, sl->retry; or the lease is gone). */
 static int start_circuit(struct fleet_daemon *d, struct slot *sl)
 {
-    char stage[2048], in[2400];
+    char spool[2048], in[2400];
+    const char *const argv[] = { d->cuzk,    "--json", "--instance", d->instance, "--run-dir",
+                                 d->run_dir, "prove",  "--wait",     "--circuit", sl->c.circuit,
+                                 "--out",    spool,    in,           NULL };
     const char *why = NULL;
-    int reply = -1, rc;
-    pid_t pid;
+    int reply = -1, rc, started;
 
     if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name";
     else if (!proto_circuit_name_valid(sl->c.circuit))
         why = "its circuit is not a circuit name";
     else
-        why = staging_prepare(d, sl, stage, sizeof(stage));
+        why = spool_prepare(d, sl, spool, sizeof(spool));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
         sl->retry = fleet_name_valid(sl->c.name) &&
             proto_circuit_name_valid(sl->c.circuit); /* else the row's fault */
-    } else if ((rc = staging_input(d, sl, in, sizeof(in), &reply)) == 0) {
+    } else if ((rc = spool_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
         sl->retry = 2;
@@ -121,35 +155,18 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
     }
     if (sl->why[0]) {
         if (reply >= 0) close(reply);
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
         if (sl->retry != 2)
             flog("circuit partition not started: %s (job %llu part %u)", sl->why,
                  (unsigned long long)sl->c.job, sl->c.idx);
-        return -1;
+        return not_started(sl);
     }
-    pid = fork();
-    if (pid == 0) {
-        sigset_t all;
-
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
-        dup2(reply, 1);
-        execl(d->cuzk, d->cuzk, "--json", "--instance", d->instance, "--run-dir", d->run_dir, "prove",
-              "--wait", "--circuit", sl->c.circuit, "--out", stage, in, (char *)NULL);
-        _exit(127);
-    }
+    started = start_client(sl, reply, argv);
+    if (started < 0) snprintf(sl->why, sizeof(sl->why), "cannot fork: %s", strerror(errno));
     close(reply);
-    if (pid < 0) {
-        snprintf(sl->why, sizeof(sl->why), "cannot fork: %s", strerror(errno));
+    if (started < 0) {
         sl->retry = 1;
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
-        return -1;
+        return not_started(sl);
     }
-    sl->pid = pid;
     return 0;
 }
 
@@ -170,7 +187,7 @@ static int input_fault(const char *code)
  * it printed, and whether it is the partition's (sl->retry 0) or not. */
 static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 {
-    char *text = staging_reply(d, sl), *last = text, dir[PROTO_PATH_MAX + 32], *at;
+    char *text = spool_reply(d, sl), *last = text, dir[PROTO_PATH_MAX + 32], *at;
     json_t *r, *j, *p;
     const char *m = NULL, *code;
     size_t i, dl;
@@ -210,58 +227,38 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
 
 static int start_one(struct fleet_daemon *d, struct slot *sl)
 {
-    char stage[2048], wname[sizeof(sl->c.name)];
+    char spool[2048], wname[sizeof(sl->c.name)];
+    const char *const argv[] = { d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
+                                 "prove", "--wait",     "--zkey",    sl->c.zkey,  "--out",
+                                 spool,   sl->c.wtns,   NULL };
     const char *why = NULL;
-    pid_t pid;
 
     /* The row's name names files in the out dir: one component, whoever wrote it. */
     if (!fleet_name_valid(sl->c.name))
         why = "its name is not a single file name (no '/', no leading '.', no control "
               "character)";
     /* `cuzk prove` names the proof after the witness's file: a row named otherwise
-     * left root's proof staged under that other name in the user's out dir, never
+     * left root's proof spooled under that other name in the user's out dir, never
      * published nor removed (the finish and the cleanup look for NAME.*). */
     else if (proto_wtns_name(sl->c.wtns, wname, sizeof(wname)) || strcmp(wname, sl->c.name))
         why = "its name is not its witness's file name (NAME.wtns, or NAME without .wtns): "
-              "the proof would be staged under another name";
+              "the proof would be spooled under another name";
     else if (!regular(sl->c.wtns))
         why = "witness is not a regular file";
     else if (!regular(sl->c.zkey))
         why = "zkey is not a regular file";
     else
-        why = staging_prepare(d, sl, stage, sizeof(stage));
+        why = spool_prepare(d, sl, spool, sizeof(spool));
     if (why) {
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
         snprintf(sl->why, sizeof(sl->why), "%s", why); /* the reason the queue records */
         flog("partition rejected: %s (%s)", why, sl->c.wtns);
-        return -1;
+        return not_started(sl);
     }
-    pid = fork();
-    if (pid == 0) {
-        sigset_t all;
-        int nul = open("/dev/null", O_WRONLY);
-
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL); /* cuzkd's thread blocks them */
-        if (nul >= 0) dup2(nul, 1);
-        execl(d->cuzk, d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir, "prove", "--wait",
-              "--zkey", sl->c.zkey, "--out", stage, sl->c.wtns, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0) {
-        sl->pid = 0;
-        sl->finishing = 1;
-        sl->rc = -1;
-        return -1;
-    }
-    sl->pid = pid;
-    return 0;
+    return start_client(sl, -1, argv) < 0 ? not_started(sl) : 0;
 }
 
 /* Finish a proved partition with its proof in the table (--store-proofs): read the
- * staged files, fleet_finish_stored; a proof that cannot be stored (over a cap, not
+ * spooled files, fleet_finish_stored; a proof that cannot be stored (over a cap, not
  * JSON, unreadable) fails the partition with that reason. fleet_finish's answers. */
 static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, size_t errlen)
 {
@@ -271,13 +268,13 @@ static int finish_stored(struct fleet_daemon *d, struct slot *sl, char *err, siz
 
     snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
     snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
-    if (!fleet_name_valid(sl->c.name)) /* never read outside the staging dir */
+    if (!fleet_name_valid(sl->c.name)) /* never read outside the spool dir */
         snprintf(why, sizeof(why), "its name is not a single file name");
-    else if ((sfd = staging_open(d, sl)) < 0)
-        snprintf(why, sizeof(why), "stored proof: cannot open the staging dir: %s", strerror(errno));
+    else if ((sfd = spool_open(d, sl)) < 0)
+        snprintf(why, sizeof(why), "stored proof: cannot open the spool dir: %s", strerror(errno));
     else {
-        if ((proof = staged_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
-            pub = staged_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
+        if ((proof = spooled_read(sfd, tp, FLEET_PROOF_MAX, why, sizeof(why))))
+            pub = spooled_read(sfd, tq, FLEET_PUBLIC_MAX, why, sizeof(why));
         close(sfd);
     }
     won = proof && pub
@@ -304,10 +301,10 @@ static const char *failure(const struct slot *sl, const char *reason)
 }
 
 /* The partition's end: finish it in the queue (with --store-proofs, its proof stored
- * by the same update), then publish (or drop) the staged files and mark them
+ * by the same update), then publish (or drop) the spooled files and mark them
  * published (fleet_part_publish); a job with no out dir has nothing to publish (its
  * finish marked it). 0 when done with the slot, -1 to retry later (database away); a
- * retry after the publish only marks (sl->marking: the staged files are linked and
+ * retry after the publish only marks (sl->marking: the spooled files are linked and
  * gone, the call finds the finals and never links twice). */
 static int end_one(struct fleet_daemon *d, struct slot *sl)
 {
@@ -367,23 +364,23 @@ publish:
         if (won < 0)
             flog("%s", err);
         else if (won == FLEET_PUB_REQUEUED)
-            flog("%s: staged proof missing: back to the queue", sl->c.name);
+            flog("%s: spooled proof missing: back to the queue", sl->c.name);
         else if (won == FLEET_PUB_MARKED && linked < 2 && sl->marking == 1)
             flog("%s: %s", sl->c.name, "a final file existed already: kept it");
         else if (won == FLEET_PUB_GONE && sl->marking == 1)
             flog("%s: published or requeued by another daemon meanwhile (was this "
                  "one's heartbeat stale?)",
                  sl->c.name);
-        staging_done(d, sl);
+        spool_done(d, sl);
         memset(sl, 0, sizeof(*sl));
         return 0;
     }
 drop:
     db_ok(d);
     if (!won && !sl->rc) flog("%s: %s", sl->c.name, "lease lost before the finish: proof discarded");
-    staging_remove_input(d, sl);
-    staging_remove_files(d, sl);
-    staging_done(d, sl);
+    spool_remove_input(d, sl);
+    spool_remove_files(d, sl);
+    spool_done(d, sl);
     memset(sl, 0, sizeof(*sl));
     return 0;
 }
@@ -410,14 +407,14 @@ static void adopted(void *arg, const struct fleet_adopted *a)
         flog("published %s (job %llu part %u) that %s finished: its heartbeat is stale", a->name,
              (unsigned long long)a->job, a->idx, a->done_by);
     else if (a->outcome == FLEET_PUB_REQUEUED)
-        flog("%s (job %llu part %u), finished by %s: no staged proof, back to the queue", a->name,
+        flog("%s (job %llu part %u), finished by %s: no spooled proof, back to the queue", a->name,
              (unsigned long long)a->job, a->idx, a->done_by);
 }
 
 /* The start of this daemon's fleet life: the previous run's leases back to the
  * queue (it held them under the same owner id and nobody works on them now), the
  * proofs it finished but had not published (fleet_pg.h's "Publishing") published,
- * then its stale staged files removed. */
+ * then its stale spooled files removed. */
 static int recover(struct fleet_daemon *d)
 {
     char err[512], **dirs = NULL;
@@ -437,13 +434,13 @@ static int recover(struct fleet_daemon *d)
         }
     } while (n == 256 && c.progress);
     if (c.own) flog("published %d proofs finished before a restart", c.own);
-    if (c.failed) return 0; /* keep the staged files of what could not be published */
+    if (c.failed) return 0; /* keep the spooled files of what could not be published */
     if ((n = fleet_done_dirs(d->f, d->owner, &dirs, err, sizeof(err))) < 0) {
         db_error(d, n, err);
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        staging_clean_dir(d, dirs[i]);
+        spool_clean_dir(d, dirs[i]);
         free(dirs[i]);
     }
     free(dirs);
@@ -582,9 +579,8 @@ static void *run(void *arg)
                 next_try = t + 500;
             } else {
                 if (rc)
-                    flog(
-                        "removed the staging dirs of %d daemon(s) gone for good from the ended jobs' out dirs",
-                        rc);
+                    flog("removed the spool dirs of %d daemon(s) gone for good from the ended jobs' out dirs",
+                         rc);
                 db_ok(d);
             }
         }
@@ -658,7 +654,7 @@ int fleet_daemon_start(struct fleet_daemon **out, const struct fleet_options *c,
     d->n = c->parallel;
     d->store = c->store_proofs;
     snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", c->run_dir, c->instance);
-    if ((d->store && (rc = staging_make_priv(d, err, errlen))) ||
+    if ((d->store && (rc = spool_make_priv(d, err, errlen))) ||
         (rc = fleet_open(&d->f, c->queue, err, errlen)) || (fleet_set_stores(d->f, d->store), 0) ||
         (rc = fleet_daemon_hello(d->f, d->owner, host, d->lease_s, err, errlen)) ||
         (rc = -pthread_create(&d->th, NULL, run, d))) {

@@ -4,12 +4,12 @@
  * renews them every lease/3, and runs each claimed partition as a local job of this
  * cuzkd by running `cuzk prove --wait` against its own control socket: the job then
  * goes through the same checks, store and limits as any local submit. The proof is
- * written into OUT_DIR/.cuzk-OWNER/ (the staging dir, same file system), and after
+ * written into OUT_DIR/.cuzk-OWNER/ (the spool dir, same file system), and after
  * fleet_finish succeeds it is linked to OUT_DIR/NAME.proof.json and marked published
  * (fleet_part_publish, fleet_pg.h's order). Every 3 s the thread adopts the
  * unpublished proofs of daemons whose heartbeat is stale (fleet_adopt), and at its
  * start its own previous run's. With --store-proofs (fleet_pg.h "Stored proofs") it
- * also reads each staged proof back and stores it by its finish, and claims jobs
+ * also reads each spooled proof back and stores it by its finish, and claims jobs
  * with no out dir, proved into RUN_DIR/fleet-INSTANCE.proofs/SLOT/ (0700, emptied at
  * start): their finish is their publish. With --store-proofs it also claims circuit
  * jobs (fleet_pg.h "Circuit jobs": no shared file system) for the circuits its own

@@ -42,9 +42,9 @@
  * fleet_finish succeeds only while (owner, lease_gen) still match: a stale owner whose
  * lease was taken over gets 0 and must discard its proof.
  *
- * Publishing (why this order): the proof is written into the staging dir
- * OUT_DIR/.cuzk-OWNER/ (fleet_stage_name), then fleet_finish, then link(staged, final)
- * + unlink(staged) for NAME.public.json and then NAME.proof.json, then
+ * Publishing (why this order): the proof is written into the spool dir
+ * OUT_DIR/.cuzk-OWNER/ (fleet_spool_name), then fleet_finish, then link(spooled, final)
+ * + unlink(spooled) for NAME.public.json and then NAME.proof.json, then
  * fleet_published. The finish-update is the one decision point, so a stale owner
  * never reaches the final name; link() (not rename) fails with EEXIST instead of
  * replacing, so even a paused owner whose lease expired after its finish can not
@@ -56,22 +56,22 @@
  * `cuzk wait` does not return): adoption (fleet_adopt) closes it. A row is adopted by
  * its own daemon at its next start, or by any daemon once the finisher's heartbeat is
  * older than 3 x its lease_s (or it has no daemon row). The adopter (fleet_part_publish)
- * links the staged files to their final names as above, then looks at the staged
+ * links the spooled files to their final names as above, then looks at the spooled
  * files and then at the final ones: both finals there -> mark published (whoever
- * linked them); finals incomplete and nothing staged (or the staging dir unreadable
+ * linked them); finals incomplete and nothing spooled (or the spool dir unreadable
  * to it) -> the partition back to the queue, to be proved again (a stored proof of
  * it is dropped then: the row is as before its claim); finals incomplete
- * but a staged file still there (a link that fails for another reason) -> left alone,
+ * but a spooled file still there (a link that fails for another reason) -> left alone,
  * with the error.
  * Races, with the finisher alive but slow (its heartbeat stale, it is paused between
  * the finish and the link) or with a second adopter:
- *  - both link the same staged file: link() never replaces, so the final name is
- *    written once; the loser gets EEXIST (or ENOENT: the winner unlinked the staged
+ *  - both link the same spooled file: link() never replaces, so the final name is
+ *    written once; the loser gets EEXIST (or ENOENT: the winner unlinked the spooled
  *    file already) and sees the finals there: it only marks. Marking is idempotent.
- *  - the requeue needs the staged file absent and then (looked at after) the final
- *    absent. A staged file is unlinked only after its link was tried, so a staged file
+ *  - the requeue needs the spooled file absent and then (looked at after) the final
+ *    absent. A spooled file is unlinked only after its link was tried, so a spooled file
  *    seen absent was either published before (then its final is seen) or lost: a
- *    requeue never follows a publish it did not see, except where the staging dir is
+ *    requeue never follows a publish it did not see, except where the spool dir is
  *    unreadable to the adopter; then the finisher may still publish and the re-proof
  *    meets EEXIST: still one publish per final name, one wasted proof.
  *  - the mark is conditional on (job, idx, lease_gen, state 'done'), the requeue
@@ -100,7 +100,7 @@
  * ...), out_dir '', store_proofs true: its proofs live only in the table. A daemon
  * claims one only when it stores proofs (fleet_set_stores) and has that circuit with
  * that fingerprint (fleet_set_circuits): a daemon whose zkey differs never proves
- * against it. It writes the input into a file of its own private staging dir
+ * against it. It writes the input into a file of its own private spool dir
  * (fleet_input_read), proves, and stores the proof with fleet_finish_stored.
  * A job's end (done, failed or cancelled) sends pg_notify('cuzk_job_end', id) in the
  * transaction that ends it: a waiter LISTENs (fleet_listen) instead of polling.
@@ -220,25 +220,25 @@ int fleet_release(struct fleet *f, const char *owner, uint64_t job, uint32_t idx
  * any daemon. Returns how many. */
 int fleet_release_mine(struct fleet *f, const char *owner, char *err, size_t errlen);
 
-/* The staging dir of owner, relative to a partition's out dir: ".cuzk-OWNER". */
-void fleet_stage_name(const char *owner, char *buf, size_t len);
+/* The spool dir of owner, relative to a partition's out dir: ".cuzk-OWNER". */
+void fleet_spool_name(const char *owner, char *buf, size_t len);
 
 /* Whoever can write the tables writes a row's name and done_by: true when s may name
- * a file or staging dir in an out dir (a single path component: 1 to 200 bytes, no
+ * a file or spool dir in an out dir (a single path component: 1 to 200 bytes, no
  * '/', no control character, not starting with '.', so never . or ..). Checked on
  * every name read from the database before it is used (cuzkd, `cuzk fetch`). */
 bool fleet_name_valid(const char *s);
 
-/* Remove out_dir/.cuzk-OWNER if it is empty (a staging dir whose proofs are all
+/* Remove out_dir/.cuzk-OWNER if it is empty (a spool dir whose proofs are all
  * published), so an out dir holds only what its user asked for; kept otherwise. */
-void fleet_stage_remove(const char *out_dir, const char *owner);
+void fleet_spool_remove(const char *out_dir, const char *owner);
 
 /* Mark partition (job, idx) finished as done at gen published (its final files are
  * there), and end its job when nothing else is open, in one transaction. 1 marked,
  * 0 when it was marked already or is no longer that done row (requeued). */
 int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, char *err, size_t errlen);
 
-/* Publish the staged proof of partition (job, idx) that done_by finished as done at
+/* Publish the spooled proof of partition (job, idx) that done_by finished as done at
  * gen, from out_dir/.cuzk-DONEBY/NAME.{public,proof}.json, and record it ("Publishing"
  * above): FLEET_PUB_MARKED (finals there, marked; *linked: how many of the two this
  * call linked), FLEET_PUB_REQUEUED (nothing to publish: back to the queue),
@@ -246,7 +246,7 @@ int fleet_published(struct fleet *f, uint64_t job, uint32_t idx, uint64_t gen, c
  * -ENOTDIR (the out dir can not be opened here: nothing done), -EINVAL with err (name
  * or done_by is not a single path component, fleet_name_valid: nothing done, nothing
  * opened), -EPERM with err (a
- * staged file that can not be linked: nothing marked), or a database -errno (the
+ * spooled file that can not be linked: nothing marked), or a database -errno (the
  * links done stay done; the call may be repeated: it never publishes twice). */
 enum { FLEET_PUB_GONE = 0, FLEET_PUB_MARKED = 1, FLEET_PUB_REQUEUED = 2 };
 int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, const char *done_by,
@@ -270,17 +270,17 @@ struct fleet_adopted {
 int fleet_adopt(struct fleet *f, const char *self, int mine,
                 void (*cb)(void *arg, const struct fleet_adopted *a), void *arg, char *err, size_t errlen);
 
-/* The staging dirs (OUT/.cuzk-ID/) of daemons that are gone (heartbeat stale, nothing
+/* The spool dirs (OUT/.cuzk-ID/) of daemons that are gone (heartbeat stale, nothing
  * left of theirs to adopt), removed with what they hold from the out dirs of the jobs
  * that ran while they lived, once those jobs have ended: a daemon killed for good
- * left its dir there, proofs it staged and never published included. Each gone
+ * left its dir there, proofs it spooled and never published included. Each gone
  * daemon once per death (cuzk_meta 'swept:ID'); self never. Returns how many daemons
  * were swept, or a database -errno. */
 int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen);
 
 /* The out dirs of partitions owner finished as done (*dirs: malloc'd strings in a
  * malloc'd array, the caller frees; returns how many): where a restarted daemon looks
- * for stale staged files to remove, after its fleet_adopt(mine). */
+ * for stale spooled files to remove, after its fleet_adopt(mine). */
 int fleet_done_dirs(struct fleet *f, const char *owner, char ***dirs, char *err, size_t errlen);
 
 /* A job's state: counts of done (and published) and failed partitions, and its total.
@@ -311,7 +311,7 @@ char *fleet_status_json(struct fleet *f, char *err, size_t errlen);
 /* The publish step described above: link tmp to final (no replace), unlink tmp.
  * 0, or -EEXIST when final exists already (tmp is removed: someone published it). */
 int fleet_publish(int dirfd, const char *tmp, const char *final);
-/* The same from tmpfd/tmp to dirfd/final (a staging dir to its out dir). */
+/* The same from tmpfd/tmp to dirfd/final (a spool dir to its out dir). */
 int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final);
 
 /* ---- Circuit jobs (v4; "Circuit jobs" above) ---- */

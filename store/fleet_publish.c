@@ -1,5 +1,5 @@
 /* fleet_publish.c — the fleet queue's file-system side (fleet_pg.h "Publishing"):
- * staging names, a finished partition's proof linked into its out dir and marked
+ * spool dir names, a finished partition's proof linked into its out dir and marked
  * published, a dead daemon's unpublished proofs adopted, and the rename that publishes
  * a file (fleet_publish, fleet_publish2). */
 #include "store/fleet_priv.h"
@@ -25,12 +25,12 @@
 #include "store/pq_dl.h"
 #include "base/os.h"
 
-void fleet_stage_name(const char *owner, char *buf, size_t len)
+void fleet_spool_name(const char *owner, char *buf, size_t len)
 {
     snprintf(buf, len, ".cuzk-%s", owner);
 }
 
-void fleet_stage_remove(const char *out_dir, const char *owner)
+void fleet_spool_remove(const char *out_dir, const char *owner)
 {
     char sn[300];
     int dfd;
@@ -38,7 +38,7 @@ void fleet_stage_remove(const char *out_dir, const char *owner)
     if (!fleet_name_valid(owner) ||
         (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return;
-    fleet_stage_name(owner, sn, sizeof(sn));
+    fleet_spool_name(owner, sn, sizeof(sn));
     unlinkat(dfd, sn, AT_REMOVEDIR); /* ENOTEMPTY: still in use, kept */
     close(dfd);
 }
@@ -53,7 +53,7 @@ bool fleet_name_valid(const char *s)
     return true;
 }
 
-/* The staging dir sn inside the out dir dfd, never through a link and never outside
+/* The spool dir sn inside the out dir dfd, never through a link and never outside
  * dfd (RESOLVE_BENEATH where the kernel has openat2, 5.6+; O_NOFOLLOW of a single
  * component otherwise, which is the same for a name fleet_name_valid passed). */
 static int open_beneath(int dfd, const char *sn)
@@ -113,7 +113,7 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
                        uint64_t job, uint32_t idx, uint64_t gen, int *linked, char *err, size_t errlen)
 {
     char sn[300], tq[300], tp[300], fq[300], fp[300];
-    int dfd, sfd, staged, finals, rc;
+    int dfd, sfd, spooled, finals, rc;
 
     *linked = 0;
     /* Names from the database, so from whoever can write it: a "../x" would link a
@@ -125,7 +125,7 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
                  (unsigned long long)job, idx);
         return -EINVAL;
     }
-    fleet_stage_name(done_by, sn, sizeof(sn));
+    fleet_spool_name(done_by, sn, sizeof(sn));
     snprintf(tq, sizeof(tq), "%s.public.json", name);
     snprintf(tp, sizeof(tp), "%s.proof.json", name);
     snprintf(fq, sizeof(fq), "%s.public.json", name);
@@ -136,13 +136,13 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
         return -ENOTDIR;
     }
     sfd = open_beneath(dfd, sn);
-    /* public first: the proof's final name is what readers wait for. Staged in sfd,
+    /* public first: the proof's final name is what readers wait for. Spooled in sfd,
      * final in dfd: every name one component below a descriptor. */
     if (sfd >= 0 && there(sfd, tq) && !fleet_publish2(sfd, tq, dfd, fq)) (*linked)++;
     if (sfd >= 0 && there(sfd, tp) && !fleet_publish2(sfd, tp, dfd, fp)) (*linked)++;
-    /* Staged, then final, in this order (fleet_pg.h "Publishing": a staged file seen
+    /* Spooled, then final, in this order (fleet_pg.h "Publishing": a spooled file seen
      * absent was published before, or lost). */
-    staged = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
+    spooled = sfd >= 0 && (there(sfd, tq) || there(sfd, tp));
     finals = there(dfd, fq) && there(dfd, fp);
     if (sfd >= 0) close(sfd);
     close(dfd);
@@ -150,9 +150,9 @@ int fleet_part_publish(struct fleet *f, const char *out_dir, const char *name, c
         rc = fleet_published(f, job, idx, gen, err, errlen);
         return rc < 0 ? rc : rc ? FLEET_PUB_MARKED : FLEET_PUB_GONE;
     }
-    if (staged) {
+    if (spooled) {
         snprintf(err, errlen,
-                 "fleet queue: %s: staged in %s/%s but cannot be linked to "
+                 "fleet queue: %s: spooled in %s/%s but cannot be linked to "
                  "its final name (does the file system allow hard links?)",
                  name, out_dir, sn);
         return -EPERM;
@@ -222,10 +222,10 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
             rc = -ECONNREFUSED;
             break;
         }
-        /* Another daemon's (dead: its heartbeat is stale) staging dir, empty once its
+        /* Another daemon's (dead: its heartbeat is stale) spool dir, empty once its
          * last proof is published: removed. Never this daemon's own here: one of its
          * running partitions may be about to write there (fleet.c removes its own). */
-        if (a.outcome >= 0 && strcmp(a.done_by, self)) fleet_stage_remove(a.out_dir, a.done_by);
+        if (a.outcome >= 0 && strcmp(a.done_by, self)) fleet_spool_remove(a.out_dir, a.done_by);
         if (a.outcome == -ECONNREFUSED || (a.outcome < 0 && fleet_pq->status(f->conn) != CONNECTION_OK)) {
             snprintf(err, errlen, "%s", eb);
             rc = a.outcome;
@@ -239,10 +239,10 @@ int fleet_adopt(struct fleet *f, const char *self, int mine,
 }
 
 /* OUT/.cuzk-OWNER/ of a daemon that is gone, in a job that has ended: its files (a
- * proof it staged and never published, a temp file of a write it died in) and then
+ * proof it spooled and never published, a temp file of a write it died in) and then
  * the dir itself. Only a dir of cuzkd's own user (the user whose out dir it is may
  * have made one of that name: never theirs to lose), never through a link. */
-static void stage_sweep(const char *out_dir, const char *owner)
+static void spool_sweep(const char *out_dir, const char *owner)
 {
     char sn[300];
     struct stat st;
@@ -253,7 +253,7 @@ static void stage_sweep(const char *out_dir, const char *owner)
     if (!fleet_name_valid(owner) ||
         (dfd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return;
-    fleet_stage_name(owner, sn, sizeof(sn));
+    fleet_spool_name(owner, sn, sizeof(sn));
     sfd = open_beneath(dfd, sn);
     if (sfd >= 0 && !fstat(sfd, &st) && st.st_uid == geteuid() && (dir = os_dir_stream(sfd))) {
         while ((e = readdir(dir)))
@@ -274,7 +274,7 @@ int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen
     /* Daemons gone (heartbeat older than 3 x lease_s) and not yet swept since their
      * last heartbeat (cuzk_meta 'swept:ID' holds the heartbeat it was swept at; a
      * daemon that comes back and dies again is swept again), with nothing left for
-     * adoption (no unpublished proof, no lease): their staging dirs hold nothing
+     * adoption (no unpublished proof, no lease): their spool dirs hold nothing
      * anyone will read. */
     r = fleet_sql_exec(f,
                        "SELECT d.id, d.started::text, d.heartbeat::text FROM cuzk_daemons d"
@@ -292,7 +292,7 @@ int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen
                    *hb = fleet_pq->getvalue(r, i, 2);
         int m, running = 0;
 
-        /* The out dirs of the jobs that ran while it lived: it may have staged in
+        /* The out dirs of the jobs that ran while it lived: it may have spooled in
          * any of them (a partition it held and lost went back to the queue, and the
          * row no longer names it). A job still running keeps them until it ends. */
         q = fleet_sql_exec(f,
@@ -309,7 +309,7 @@ int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen
             if (!strcmp(fleet_pq->getvalue(q, k, 1), "t"))
                 running = 1;
             else
-                stage_sweep(fleet_pq->getvalue(q, k, 0), id);
+                spool_sweep(fleet_pq->getvalue(q, k, 0), id);
         fleet_pq->clear(q);
         if (running) continue; /* again at a later call, once those jobs ended */
         q = fleet_sql_exec(f,
@@ -331,7 +331,7 @@ int fleet_publish2(int tmpfd, const char *tmp, int dirfd, const char *final)
 {
     int rc = 0;
 
-    /* As fleet_publish, from another directory (the staging dir). */
+    /* As fleet_publish, from another directory (the spool dir). */
     if (linkat(tmpfd, tmp, dirfd, final, 0)) rc = -errno;
     unlinkat(tmpfd, tmp, 0);
     return rc;

@@ -21,7 +21,7 @@
  *   idem(tenant, key, body_sha256, job): a submit's idempotency key, written with the
  *        job, under its tenant or, without one, "uid:N" (its submitter's); both go with their job (ON DELETE CASCADE: pruning, --store-keep-days).
  * The request of such a job adds "results":"store", "stage": the name of its private
- * staging directory (STATE_DIR/INSTANCE.results/NAME), "tenant", "circuit",
+ * spool directory (STATE_DIR/INSTANCE.results/NAME), "tenant", "circuit",
  * "idempotency_key", "body_sha256".
  * Version 3 adds parts.attempts (the partition's tries: 1 for one that never failed,
  * one more per try a dead or killed stage cut short; 0 before its first) and an index

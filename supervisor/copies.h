@@ -108,7 +108,7 @@ size_t copies_usage(struct copies *c, uint64_t *bytes);
  * descriptor, or -errno with err (-EPERM: not ours or open to others). */
 int copies_dir_open(const char *state_dir, const char *instance, char *err, size_t errlen);
 /* The same for STATE_DIR/INSTANCE.SUFFIX, another directory of cuzkd's alone beside
- * it (".results": the staging dirs of jobs whose proofs go into the store). */
+ * it (".results": the spool dirs of jobs whose proofs go into the store). */
 int copies_private_dir(const char *state_dir, const char *instance, const char *suffix, char *err,
                        size_t errlen);
 /* Write copy_fd's bytes to dfd/name (temp file 0600, fsync, rename, fsync of dfd).

@@ -4,8 +4,8 @@
  * Such a job has no out dir of the client's: cuzkd makes STATE_DIR/INSTANCE.results/ID
  * (0700, its own, beside the durable copies), the finalizer writes there as into any
  * out dir, and the tick that records a partition done (journal_sync) reads its two
- * files (staged.h) into the store's results table in the same transaction: a proof
- * the store calls done is in the store. Once the job's end is committed its staging
+ * files (spooled.h) into the store's results table in the same transaction: a proof
+ * the store calls done is in the store. Once the job's end is committed its spool
  * dir goes. A cuzkd killed between the two finds the files again: the job is resumed
  * with that dir as its out dir (a proof there that verifies is done, then read in). */
 #include "sup.h"
@@ -21,7 +21,7 @@
 
 #include "store/fleet_pg.h"
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 #include "store/store_results.h"
 #include "supervisor/owners.h"
 
@@ -44,13 +44,13 @@ void results_note(struct sup *s, uint32_t slot, const char *circuit, const char 
     snprintf(js->circuit, sizeof(js->circuit), "%s", circuit ? circuit : "");
     snprintf(js->tenant, sizeof(js->tenant), "%s", tenant ? tenant : "");
     js->results_store = (uint8_t) !!store;
-    js->staged_gone = 0;
+    js->spool_gone = 0;
     js->submitted_unix = submitted;
 }
 
 /* A "results":"store" submit about to enter the table as the next job id: its
- * staging dir made and opened as its out dir. 0, or -errno with err. */
-int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen)
+ * spool dir made and opened as its out dir. 0, or -errno with err. */
+int results_spool_make(struct sup *s, struct control_submit *sub, char *err, size_t errlen)
 {
     uint64_t id = barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id);
     char name[32];
@@ -64,17 +64,17 @@ int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t e
         (sub->out_fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
         int e = errno;
 
-        snprintf(err, errlen, "cannot make its staging dir: %s", strerror(e));
+        snprintf(err, errlen, "cannot make its spool dir: %s", strerror(e));
         return -e;
     }
-    staged_clean(sub->out_fd); /* a refused submit's leftovers under this id */
+    spooled_clean(sub->out_fd); /* a refused submit's leftovers under this id */
     snprintf(sub->out_dir, sizeof(sub->out_dir), "%s", RESULTS_DISPLAY);
     return 0;
 }
 
-/* Job id's staging dir, emptied and removed (its proofs are in the store, or it was
+/* Job id's spool dir, emptied and removed (its proofs are in the store, or it was
  * refused). */
-void results_unstage(struct sup *s, uint64_t id)
+void results_spool_remove(struct sup *s, uint64_t id)
 {
     char name[32];
     int fd;
@@ -82,14 +82,14 @@ void results_unstage(struct sup *s, uint64_t id)
     snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
     if (s->results_dfd < 0) return;
     if ((fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        staged_clean(fd);
+        spooled_clean(fd);
         close(fd);
     }
     if (unlinkat(s->results_dfd, name, AT_REMOVEDIR) && errno != ENOENT)
-        logmsg("job %llu: its staging dir stays: %s", (unsigned long long)id, strerror(errno));
+        logmsg("job %llu: its spool dir stays: %s", (unsigned long long)id, strerror(errno));
 }
 
-/* A resumed job's staging dir as its out dir: a descriptor, or -1 with why. */
+/* A resumed job's spool dir as its out dir: a descriptor, or -1 with why. */
 int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
 {
     char name[32];
@@ -97,17 +97,17 @@ int results_reopen(struct sup *s, uint64_t id, char *why, size_t len)
 
     snprintf(name, sizeof(name), "%llu", (unsigned long long)id);
     if (s->results_dfd < 0) {
-        snprintf(why, len, "no staging directory (the job store is off)");
+        snprintf(why, len, "no spool directory (the job store is off)");
         return -1;
     }
     mkdirat(s->results_dfd, name, 0700); /* gone: its partitions are proved again */
     fd = openat(s->results_dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) snprintf(why, len, "its staging dir in the job store's directory: %s", strerror(errno));
+    if (fd < 0) snprintf(why, len, "its spool dir in the job store's directory: %s", strerror(errno));
     return fd;
 }
 
 /* journal_sync: partition i of job slot is done; its proof and public JSON read from
- * the staging dir into the store's batch (with its timings). 0, or -1 with why.
+ * the spool dir into the store's batch (with its timings). 0, or -1 with why.
  * This runs in the loop's tick, as the store's commit of the same batch does: both
  * touch only cuzkd's own state dir (a few KiB here, read back just after the
  * finalizer wrote them), never a client's file system, so a disk slow enough to
@@ -125,8 +125,8 @@ int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t 
     snprintf(tq, sizeof(tq), "%.*s.public.json", PIPE_NAME_LEN, pi->name);
     tm = t ? json_dumps(t, JSON_COMPACT) : NULL;
     json_decref(t);
-    if ((proof = staged_read(s->jobs[slot].files.out_fd, tp, FLEET_PROOF_MAX, why, len)) &&
-        (pub = staged_read(s->jobs[slot].files.out_fd, tq, FLEET_PUBLIC_MAX, why, len))) {
+    if ((proof = spooled_read(s->jobs[slot].files.out_fd, tp, FLEET_PROOF_MAX, why, len)) &&
+        (pub = spooled_read(s->jobs[slot].files.out_fd, tq, FLEET_PUBLIC_MAX, why, len))) {
         rc = store_result_put(s->store, jb->id, i, proof, pub, tm);
         if (rc) snprintf(why, len, "stored proof: the job store refused it: %s", strerror(-rc));
     }
@@ -136,7 +136,7 @@ int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t 
     return rc ? -1 : 0;
 }
 
-/* After a commit: the staging dirs of jobs whose end (and so every proof) is now in
+/* After a commit: the spool dirs of jobs whose end (and so every proof) is now in
  * the store are removed. */
 void results_synced(struct sup *s)
 {
@@ -145,13 +145,13 @@ void results_synced(struct sup *s)
     for (uint32_t j = 0; j < jt->hdr->max_jobs; j++) {
         struct job_state *js = &s->jobs[j];
 
-        if (!js->results_store || js->staged_gone || js->rec != REC_FINAL) continue;
-        results_unstage(s, jt->jobs[j].id);
-        js->staged_gone = 1;
+        if (!js->results_store || js->spool_gone || js->rec != REC_FINAL) continue;
+        results_spool_remove(s, jt->jobs[j].id);
+        js->spool_gone = 1;
     }
 }
 
-/* At start, after the resume: staging dirs no job in the table has (their jobs were
+/* At start, after the resume: spool dirs no job in the table has (their jobs were
  * decided, or their submit was refused) are removed. */
 void results_sweep(struct sup *s)
 {
@@ -165,7 +165,7 @@ void results_sweep(struct sup *s)
         uint32_t slot;
 
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end) continue;
-        if (jobs_slot(s, id, &slot)) results_unstage(s, id);
+        if (jobs_slot(s, id, &slot)) results_spool_remove(s, id);
     }
     closedir(d);
 }

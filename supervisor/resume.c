@@ -272,7 +272,7 @@ static void resume_files(struct sup *s, struct preopened *pre, struct resumed *r
     char *why = r->why;
     const size_t wl = sizeof(r->why);
 
-    /* A job whose proofs go into the store: its out dir is cuzkd's own staging dir. */
+    /* A job whose proofs go into the store: its out dir is cuzkd's own spool dir. */
     if (!why[0] && json_is_string(json_object_get(r->req, "results")))
         r->ofd = results_reopen(s, r->sj->id, why, wl);
     else if (!why[0] && (r->ofd = reopen_out_dir(pre, r->sj->id, r->req, r->out_dir, why, wl)) < 0)

@@ -424,11 +424,11 @@ static void submit_finish(struct sup *s, struct conn *k, struct intake *t)
         submit_drop(s, &sub, copies, held);
         return;
     }
-    code = sub.results_store && results_stage(s, &sub, err, sizeof(err))
+    code = sub.results_store && results_spool_make(s, &sub, err, sizeof(err))
         ? PROTO_E_STORE
         : submit_enter(s, k, &sub, copies, &slot, err, sizeof(err));
     if (code && sub.results_store)
-        results_unstage(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
+        results_spool_remove(s, barrier_load_relaxed(&s->pl.data.jobtab.hdr->next_job_id));
     json_decref(copies);
     if (code) {
         jobs_dur_release(s, held);

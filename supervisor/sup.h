@@ -17,7 +17,7 @@
  *   lifecycle.c the daemon's own lifecycle (daemon_fsm.h) and what each move does
  *   catalog.c   the circuits the operator declared by name: load, list, reload
  *   results.c   jobs whose proofs are kept in the job store ("results":"store"):
- *               their private staging dirs, the proof request, idempotency keys
+ *               their private spool dirs, the proof request, idempotency keys
  *   api_child.c --listen: the HTTP API process (cuzk-api), started and restarted
  *
  * Single-threaded: only the loop's thread touches struct sup (intakes, the fleet and
@@ -196,7 +196,7 @@ struct job_state {
     uint8_t rec;           /* REC_*: what the job store has of it */
     uint8_t resumed;       /* taken over from a previous cuzkd (resume.c) */
     uint8_t results_store; /* its proofs go into the job store (results.c) */
-    uint8_t staged_gone;   /* ... and its staging dir was removed once they were there */
+    uint8_t spool_gone;    /* ... and its spool dir was removed once they were there */
     uint8_t end_told;      /* its end was pushed to the watchers ("watch") */
     int64_t submitted_unix;
     char circuit[PROTO_CIRCUIT_NAME_MAX]; /* submitted by name; "" by files */
@@ -376,8 +376,8 @@ uint32_t part_attempts(const struct sup *s, uint32_t p);
 int results_open(struct sup *s, char *err, size_t errlen);
 void results_note(struct sup *s, uint32_t slot, const char *circuit, const char *tenant, int store,
                   int64_t submitted, json_t *metadata);
-int results_stage(struct sup *s, struct control_submit *sub, char *err, size_t errlen);
-void results_unstage(struct sup *s, uint64_t id);
+int results_spool_make(struct sup *s, struct control_submit *sub, char *err, size_t errlen);
+void results_spool_remove(struct sup *s, uint64_t id);
 int results_reopen(struct sup *s, uint64_t id, char *why, size_t len);
 int results_harvest(struct sup *s, uint32_t slot, uint32_t i, char *why, size_t len);
 void results_synced(struct sup *s);

@@ -22,7 +22,7 @@
 #include "base/hugemem.h"
 #include "zk/msm.h"
 #include "zk/ntt.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "ntt_kernels.h"
 #include "base/os.h"
 
@@ -120,7 +120,7 @@ struct synth_job {
     size_t n;
 };
 
-/* One part of workers_run: rows [n part/nparts, n (part+1)/nparts). Each row sums its
+/* One part of team_run: rows [n part/nparts, n (part+1)/nparts). Each row sums its
  * terms in the zkey's order whatever the split, so the result does not depend on it. */
 static void synth_part(void *arg, unsigned part, unsigned nparts)
 {
@@ -146,7 +146,7 @@ int groth16_synth(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b
     if (threads > SYNTH_MAX_THREADS) threads = SYNTH_MAX_THREADS;
     if (threads > n / SYNTH_MIN_ROWS_PER_THREAD)
         threads = n >= 2 * SYNTH_MIN_ROWS_PER_THREAD ? (unsigned)(n / SYNTH_MIN_ROWS_PER_THREAD) : 1;
-    workers_run(threads, synth_part, &j); /* the process's persistent threads (workers.h) */
+    team_run(threads, synth_part, &j); /* the process's persistent threads (team.h) */
     if (t) {
         t->matvec += os_now_s() - t0;
         t->cpu.matvec += os_cpu_s() - c0;

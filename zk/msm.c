@@ -18,7 +18,7 @@
  *     window has enough buckets for big batches, else jacobian with mixed additions;
  *     affine buckets are also reduced in batches (msm_aff_reduce), and a short top
  *     window runs on copies of its buckets so that its batches are full (msm_aff_fold).
- *     Threads (the process's persistent set, workers.h) claim tasks from a counter
+ *     Threads (the process's persistent set, team.h) claim tasks from a counter
  *     under a mutex (tasks are milliseconds long).
  *  4. Windows are combined by c doublings between them, most significant first.
  *
@@ -38,7 +38,7 @@
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
 #include "zk/ifma.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -118,7 +118,7 @@ unsigned msm_auto_min_batch(void)
  * (batches capped at 2048 or 4096 instead of MSM_BATCH_MAX read 5-40% slower). */
 #define MSM_REDUCE_AFF_EXTRA 0.2
 /* ~50 us to create and join a thread, in mixed additions. The threads now persist
- * (workers.h) and a hand-over costs less, but the constant is kept so that the plans,
+ * (team.h) and a hand-over costs less, but the constant is kept so that the plans,
  * and with them every result bit for bit, stay as they were measured. */
 #define MSM_THREAD_COST      200
 /* 15, not 16: with the cheaper reduction the model went to c = 16 at 2^18, where
@@ -170,6 +170,7 @@ void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_bu
                 fold + MSM_THREAD_COST * (double)(T - 1);
             if (best < 0 || cost < best) {
                 best = cost;
+                j->cost = cost;
                 j->c = c;
                 j->nwin = nwin;
                 j->nsplit = s;
@@ -177,6 +178,17 @@ void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_bu
         }
     }
     j->ntasks = j->nwin * j->nsplit;
+}
+
+/* The same model for the one window of a fixed-base MSM (msm_fixed.c): nterms table
+ * points into 2^(c-1) buckets on one thread, reduced once, no doublings. */
+double msm_fixed_cost(const curve_group *G, size_t nterms, unsigned c)
+{
+    const double affine = ifma_available() ? MSM_AFFINE_COST_IFMA : MSM_AFFINE_COST;
+    const double inv = G->deg == 1 ? MSM_INV_COST_G1 : MSM_INV_COST_G2;
+    unsigned b = msm_batch_for(nterms, c, 1, MSM_BUCKETS_AUTO);
+    double add = b ? affine + inv / b : 1.0, red = b ? 2 * affine + MSM_REDUCE_AFF_EXTRA : MSM_REDUCE_COST;
+    return add * (double)nterms + red * (double)((size_t)1 << (c - 1));
 }
 
 /* GLV from this many terms up (MSM_GLV_AUTO). Instructions per BN254 G1 MSM (callgrind,
@@ -243,7 +255,7 @@ int msm_execute(struct msm_job *j, unsigned threads, uint64_t *out)
     j->partial = malloc((size_t)j->ntasks * jl * sizeof *j->partial);
     if (!j->partial) return -ENOMEM;
     pthread_mutex_init(&j->lock, NULL);
-    workers_run(threads, msm_part, j); /* fewer parts than asked just take more tasks each */
+    team_run(threads, msm_part, j); /* fewer parts than asked just take more tasks each */
     pthread_mutex_destroy(&j->lock);
     int err = j->err;
     if (!err) {

@@ -62,6 +62,26 @@ int msm_run_split(const curve_group *G, uint64_t *result, const uint8_t *bases, 
                   size_t count, size_t scalar_bytes, const msm_split *sp, size_t first, unsigned threads);
 void msm_split_free(msm_split *sp);
 
+/* Fixed-base MSM (zk/msm_fixed.c): a table of the window multiples 2^(cw) P_i of count
+ * bases, for a long-lived caller that runs many MSMs over the same bases. Its memory is
+ * W = (bits of (r-1)/2)/c + 1 times the bases' (msm_table_bytes); building it costs
+ * that many points a base, by doublings.
+ * msm_table_window: the window c the cost model takes for a table of count bases
+ * within max_bytes, or 0 where no table fits or none would run cheaper than msm_run.
+ * msm_table_build: the table (c = 0: the model's cheapest window, paying or not); bases
+ * as msm_run's, and they must stay mapped and unchanged while the table is used.
+ * msm_run_table: msm_run over the table's bases (count must be the table's); the same
+ * result, and scalars at or above r take msm_run's path. 0, -EINVAL, -ENOMEM. */
+typedef struct msm_table msm_table;
+unsigned msm_table_window(const curve_group *G, size_t count, size_t max_bytes);
+int msm_table_build(const curve_group *G, msm_table **out, const uint8_t *bases, size_t count, unsigned c,
+                    unsigned threads);
+int msm_run_table(const msm_table *t, uint64_t *result, const uint8_t *scalars, size_t count,
+                  size_t scalar_bytes, unsigned threads);
+size_t msm_table_bytes(const msm_table *t);
+unsigned msm_table_c(const msm_table *t);
+void msm_table_free(msm_table *t);
+
 /* The naive sum (double-and-add per term) — test reference only. */
 int msm_naive(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
               size_t count, size_t scalar_bytes);

@@ -4,7 +4,7 @@
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
 #include "zk/ifma.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -567,7 +567,7 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     return 0;
 }
 
-/* One part of workers_run: claims tasks until none is left. The partial sums go by task,
+/* One part of team_run: claims tasks until none is left. The partial sums go by task,
  * not by part, so the result does not depend on how many parts ran or which took what. */
 void msm_part(void *arg, unsigned part, unsigned nparts)
 {

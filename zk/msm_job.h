@@ -42,6 +42,7 @@ struct msm_job {
     unsigned c, nwin, nsplit, ntasks;
     unsigned batch;       /* batch-affine buckets: additions per shared inversion; 0: jacobian */
     unsigned min_batch;   /* a window whose buckets allow smaller batches goes jacobian */
+    double cost;          /* msm_plan's model cost of the plan it chose (msm_table_window) */
     uint64_t *partial;    /* task t -> its window partial sum, jacobian */
     pthread_mutex_t lock; /* guards next and err */
     unsigned next;        /* next unclaimed task */
@@ -113,6 +114,7 @@ unsigned msm_auto_min_batch(void);
 void msm_plan(struct msm_job *j, unsigned threads, unsigned force_c, enum msm_buckets mode);
 unsigned msm_batch_size(const struct msm_job *j, enum msm_buckets mode);
 unsigned msm_threads(unsigned threads);
+double msm_fixed_cost(const curve_group *G, size_t nterms, unsigned c);
 bool msm_glv_wanted(const curve_group *G, size_t count, enum msm_glv glv);
 int msm_execute(struct msm_job *j, unsigned threads, uint64_t *out);
 int msm_run_impl(const curve_group *G, uint64_t *result, const uint8_t *bases, const uint8_t *scalars,
@@ -129,7 +131,7 @@ unsigned msm_bit_length(const uint64_t *acc, unsigned nl);
 bool msm_all_below_r(const curve_group *G, const uint8_t *scalars, size_t lo, size_t hi, size_t scalar_bytes);
 
 /* msm_bucket.c, step 3: one part of the worker threads' run of a job's tasks
- * (workers_run's callback; msm_execute). */
+ * (team_run's callback; msm_execute). */
 void msm_part(void *arg, unsigned part, unsigned nparts);
 
 /* msm_repeat.c: the terms whose scalar is 1 moved to the end of the job's terms (their

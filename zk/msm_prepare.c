@@ -4,7 +4,7 @@
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
 #include "zk/ifma.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -202,7 +202,7 @@ int msm_prepare_all(struct msm_job *j, const uint8_t *scalars, size_t count, siz
     if (want < 1) want = 1;
     struct msm_prep pp = { j, scalars, count, scalar_bytes, idx, sc, phi, calloc(want, sizeof(*pp.parts)) };
     if (!pp.parts) return -ENOMEM;
-    nparts = workers_run(want, msm_prep_part_run, &pp);
+    nparts = team_run(want, msm_prep_part_run, &pp);
     for (unsigned p = 0; p < nparts; p++)
         if (pp.parts[p].bad) {
             free(pp.parts);

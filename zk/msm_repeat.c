@@ -4,7 +4,7 @@
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
 #include "zk/ifma.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
 #include "zk/msm_job.h"
 #include "base/hugemem.h"
 #include "zk/ifma.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -66,7 +66,7 @@ int msm_split_make(const curve_group *G, msm_split **out, const uint8_t *scalars
         return -ENOMEM;
     }
     struct msm_split_job sj = { G, scalars, scalar_bytes, sp, bad };
-    unsigned nparts = workers_run(want, msm_split_part, &sj);
+    unsigned nparts = team_run(want, msm_split_part, &sj);
     for (unsigned p = 0; p < nparts; p++)
         if (bad[p]) { /* a scalar >= r: no split; the MSMs run the plain path */
             free(bad);

@@ -46,7 +46,7 @@
 
 #include "zk/ifma.h"
 #include "base/hugemem.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "ntt_kernels.h"
 
 #define NTT_LIMBS       4
@@ -339,7 +339,7 @@ struct ntt_job {
     const struct ntt_kernels *K;
     unsigned nt; /* threads taking part; set by part 0 before the gate opens */
     pthread_barrier_t bar;
-    pthread_mutex_t lock; /* gate: workers start once nt is final */
+    pthread_mutex_t lock; /* gate: the parts start once nt is final */
     pthread_cond_t cond;
     bool go;
 };
@@ -633,8 +633,8 @@ static void ntt_run(struct ntt_job *job, unsigned tid)
 
 /* ---- threads --------------------------------------------------------------- */
 
-/* One part of workers_run (the process's persistent threads, workers.h). The barrier
- * needs the number of parts, which workers_run fixes only as the parts start: part 0
+/* One part of team_run (the process's persistent threads, team.h). The barrier
+ * needs the number of parts, which team_run fixes only as the parts start: part 0
  * sets nt and the barrier up, the others wait at the gate until it has. */
 static void ntt_part(void *arg, unsigned part, unsigned nparts)
 {
@@ -679,7 +679,7 @@ static void ntt_exec(const ntt_domain *d, uint64_t *v, enum ntt_op op, unsigned 
     /* Fewer parts than wanted (no thread to be had) just split the work fewer ways. */
     pthread_mutex_init(&job.lock, NULL);
     pthread_cond_init(&job.cond, NULL);
-    workers_run(want, ntt_part, &job);
+    team_run(want, ntt_part, &job);
     if (job.nt > 1) pthread_barrier_destroy(&job.bar);
     pthread_cond_destroy(&job.cond);
     pthread_mutex_destroy(&job.lock);

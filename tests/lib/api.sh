@@ -63,6 +63,37 @@ api_start() { # http|https CIRCUIT-LINE [cuzkd options]
   api_wait_up
 }
 
+# recv_start SECRET-FILE: a callback receiver (tests/lib/callback_receiver.py) on
+# 127.0.0.1:$rport (chosen first: the tenant's callback-hosts name it), its requests in
+# $tmp/recv.log, stopped when the test exits; returns once it listens
+recv_start() {
+  local _
+  : >"$tmp/recv.log"
+  # shellcheck disable=SC2154 # rport: the caller sets it before the tenant's token
+  python3 "$ROOT/tests/lib/callback_receiver.py" "$rport" "$1" "$tmp/recv.log" "$tmp/hold" >"$tmp/recv.out" 2>&1 &
+  recv_pid=$!
+  daemon_on_exit="kill $recv_pid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
+  for _ in $(seq 1 300); do
+    python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$rport" \
+      2>/dev/null && return 0
+    kill -0 "$recv_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  fail "the callback receiver did not listen on $rport: $(cat "$tmp/recv.out")"
+}
+# recv_count PATH STATUS: the receiver's requests to PATH answered STATUS
+recv_count() { python3 -c 'import json, sys
+print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l)["path"] == sys.argv[2] and json.loads(l)["status"] == int(sys.argv[3])))' "$tmp/recv.log" "$1" "$2"; }
+# recv_wait PATH STATUS N: until the receiver has N such requests (a liveness bound of 120 s)
+recv_wait() {
+  local _
+  for _ in $(seq 1 1200); do
+    [ "$(recv_count "$1" "$2")" -ge "$3" ] && return 0
+    sleep 0.1
+  done
+  fail "the receiver got $(recv_count "$1" "$2") request(s) to $1 answered $2, expected $3: $(cat "$tmp/recv.log")"
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 api_tokens() { # NAME [LIMITS]
@@ -71,6 +102,18 @@ api_tokens() { # NAME [LIMITS]
   printf -v "tok_$1" '%s' "$(head -n1 <<<"$out")"
   tail -n1 <<<"$out" >>"$tmp/tokens"
   chmod 600 "$tmp/tokens" # cuzk-api refuses a tokens file others may read
+}
+
+api_tokens_callback() { # NAME HOSTS: as api_tokens, a tenant called back at HOSTS (cuzk token
+  # --callback-hosts); its callback secret in $tmp/NAME.secret
+  local out
+  out="$("$BUILD/bin/cuzk" token --callback-hosts "$2" "$1")" || fail "cuzk token --callback-hosts $2 $1"
+  [ "$(wc -l <<<"$out")" = 3 ] || fail "cuzk token --callback-hosts: expected 3 lines: $out"
+  printf -v "tok_$1" '%s' "$(sed -n 1p <<<"$out")"
+  sed -n 2p <<<"$out" >"$tmp/$1.secret"
+  tail -n1 <<<"$out" >>"$tmp/tokens"
+  chmod 600 "$tmp/tokens"
+  grep -q "callback-secret=$(cat "$tmp/$1.secret")" "$tmp/tokens" || fail "the tokens line of $1 holds no callback-secret"
 }
 
 http() { # NAME TOKEN METHOD PATH [curl args]

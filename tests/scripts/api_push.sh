@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Completion pushed (docs/api.md, "Completion pushed"), against a real cuzkd (CPU
 # backend) and a cuzk-api of the test's own (--callback-db in $tmp, retries 100 ms
-# apart at first), with a receiver in python3's http.server on 127.0.0.1:
+# apart at first), with a receiver on 127.0.0.1 (tests/lib/callback_receiver.py):
 # - a callback's body (type job.ended, job, circuit, state, partitions, done, failed,
 #   ended_unix) and its Cuzk-Signature (HMAC-SHA256 of "t.BODY" with the tenant's
 #   secret from `cuzk token --callback-hosts`) are what the receiver checks;
@@ -34,55 +34,13 @@ command -v python3 >/dev/null || {
   exit 77
 }
 
-# ---- the receiver ----------------------------------------------------------------------
-# Each request is one JSON line in $tmp/recv.log: path, the answer given, whether the
-# signature checks, the body. /fail2/*: 500 to the first two requests of that path;
-# /hold/*: 500 while $tmp/hold exists; else 200.
-rport="$(free_port)"
-cat >"$tmp/recv.py" <<'EOF'
-import hashlib, hmac, json, os, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
-port, secret_file, log, hold = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-seen = {}
-class H(BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        sig = dict(p.split("=", 1) for p in self.headers.get("Cuzk-Signature", "").split(",") if "=" in p)
-        secret = open(secret_file).read().strip().encode()
-        want = hmac.new(secret, sig.get("t", "").encode() + b"." + body, hashlib.sha256).hexdigest()
-        seen[self.path] = seen.get(self.path, 0) + 1
-        if self.path.startswith("/fail2/"):
-            status = 500 if seen[self.path] <= 2 else 200
-        elif self.path.startswith("/hold/"):
-            status = 500 if os.path.exists(hold) else 200
-        else:
-            status = 200
-        with open(log, "a") as f:
-            f.write(json.dumps({"path": self.path, "status": status,
-                                "sig_ok": hmac.compare_digest(want, sig.get("v1", "")),
-                                "body": json.loads(body)}) + "\n")
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-HTTPServer(("127.0.0.1", port), H).serve_forever()
-EOF
-: >"$tmp/recv.log"
-
 # ---- tenants: alice may be called back at the receiver, bob not at all ------------------
-out="$("$BUILD/bin/cuzk" token --callback-hosts "http://127.0.0.1:$rport,hooks.example.com,http://localhost:$rport" alice)" ||
-  fail "cuzk token --callback-hosts"
-[ "$(wc -l <<<"$out")" = 3 ] || fail "cuzk token --callback-hosts: expected 3 lines: $out"
-tok_alice="$(sed -n 1p <<<"$out")"
-sed -n 2p <<<"$out" >"$tmp/secret"
-tail -n1 <<<"$out" >>"$tmp/tokens"
-grep -q "callback-secret=$(cat "$tmp/secret")" "$tmp/tokens" || fail "the tokens line holds no callback-secret"
+rport="$(free_port)"
+api_tokens_callback alice "http://127.0.0.1:$rport,hooks.example.com,http://localhost:$rport"
 api_tokens bob
 
-python3 "$tmp/recv.py" "$rport" "$tmp/secret" "$tmp/recv.log" "$tmp/hold" >"$tmp/recv.out" 2>&1 &
-recv_pid=$!
-daemon_on_exit="kill $recv_pid 2>/dev/null || true; [ -z \"\${api_pid:-}\" ] || kill \"\$api_pid\" 2>/dev/null || true; ${daemon_on_exit}"
+recv_start "$tmp/alice.secret"
+daemon_on_exit="[ -z \"\${api_pid:-}\" ] || kill \"\$api_pid\" 2>/dev/null || true; ${daemon_on_exit}"
 
 # ---- cuzkd, and cuzk-api on its own ------------------------------------------------------
 printf 'buffer-mb = 16\n[circuit mul]\nzkey = %s\nr1cs = %s\nwitness-gen = %s\n' \
@@ -102,18 +60,6 @@ api_run
 
 JSON=(-H 'Content-Type: application/json')
 enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
-# recv_count PATH STATUS: the receiver's requests to PATH answered STATUS
-recv_count() { python3 -c 'import json, sys
-print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l)["path"] == sys.argv[2] and json.loads(l)["status"] == int(sys.argv[3])))' "$tmp/recv.log" "$1" "$2"; }
-# recv_wait PATH STATUS N: until the receiver has N such requests (a liveness bound of 120 s)
-recv_wait() {
-  local _
-  for _ in $(seq 1 1200); do
-    [ "$(recv_count "$1" "$2")" -ge "$3" ] && return 0
-    sleep 0.1
-  done
-  fail "the receiver got $(recv_count "$1" "$2") request(s) to $1 answered $2, expected $3: $(cat "$tmp/recv.log")"
-}
 # submit NAME PATH: a job of alice's with its callback at the receiver's PATH; prints its id
 submit() {
   http "$1" "$tok_alice" POST "/v1/circuits/mul/proofs?callback_url=$(enc "http://127.0.0.1:$rport$2")" \

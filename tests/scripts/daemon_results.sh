@@ -10,7 +10,7 @@
 # right after a submit is accepted: the next cuzkd resumes it and serves its proofs,
 # and serves the first job's from the store (status too), the idempotency keys hold
 # across the restart. cuzkd stopped (SIGSTOP) while its stages finish a job, then
-# killed: the next cuzkd finds the proofs in the job's staging dir, verifies and stores
+# killed: the next cuzkd finds the proofs in the job's spool dir, verifies and stores
 # them. The CLI: `cuzk prove --circuit NAME --keep-in-store` and `cuzk proof JOB K
 # --out DIR`; `cuzk status` shows the circuit and tenant. --store-keep-days: an old
 # job's proofs and key leave the store with it. A cuzkd with --no-store refuses a
@@ -140,12 +140,12 @@ r="$(memfd "$(submit_line k1 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js '[r.job, r.existing].join(" ")' "$r")" = "$j1 true" ] || fail "key k1 after the restart: $r"
 r="$(memfd "$(submit_line k2 "$s1" 2)" "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")"
 [ "$(js 'r.error' "$r")" = idempotency_conflict ] || fail "key k2 with another body after the restart: $r"
-[ "$(dir_count "$tmp/state/$inst.results" '[!.]*')" -eq 0 ] || fail "staging dirs left: $(dir_list "$tmp/state/$inst.results" | tr '\n' ' ')"
+[ "$(dir_count "$tmp/state/$inst.results" '[!.]*')" -eq 0 ] || fail "spool dirs left: $(dir_list "$tmp/state/$inst.results" | tr '\n' ' ')"
 grep -q "job $j2 resumed from the job store" "$tmp/cuzkd.log" || fail "job $j2 was not resumed"
-echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzkd resumed and finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no staging dir left"
+echo "ok: kill -9 after job $j2 was accepted (its worker stopped): the next cuzkd resumed and finished it, 4 stored proofs verify; job $j1's proofs and status come from the store; keys k1, k2 hold across the restart; no spool dir left"
 
 # ---- cuzkd stopped while its stages finish a job: the proofs are on disk, not in the
-# store; kill -9; the next cuzkd finds them in the staging dir, verifies and stores them
+# store; kill -9; the next cuzkd finds them in the spool dir, verifies and stores them
 # (the worker held until cuzkd is stopped: the job cannot end before that)
 mapfile -t wpids < <(stage_pids gpuworker)
 [ ${#wpids[@]} -gt 0 ] || fail "no gpuworker"
@@ -159,17 +159,17 @@ for _ in $(seq 1 1200); do
   [ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] && break
   sleep 0.1
 done
-[ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] || fail "job $j4's proofs never reached its staging dir"
+[ "$(dir_count "$tmp/state/$inst.results/$j4" '[!.]*.proof.json')" = 2 ] || fail "job $j4's proofs never reached its spool dir"
 kill -KILL "$daemon_pid"
 kill -CONT "$daemon_pid" 2>/dev/null || true
 wait "$daemon_pid" 2>/dev/null || true
 for p in $(pgrep -f -- "--instance $inst " || true); do kill -KILL "$p" 2>/dev/null || true; done
 daemon_start --config "$conf" --devices cpu:1 --keep-finished 3600
 grep -q "job $j4 resumed from the job store: 2 of 2 partition(s) done (2 found on disk and verified)" "$tmp/cuzkd.log" ||
-  fail "job $j4 not resumed from its staged proofs: $(grep "job $j4" "$tmp/cuzkd.log")"
+  fail "job $j4 not resumed from its spooled proofs: $(grep "job $j4" "$tmp/cuzkd.log")"
 proof_ok "$j4" 0
 proof_ok "$j4" 1
-echo "ok: cuzkd stopped while job $j4 finished, then killed: the next cuzkd found both proofs in its staging dir, verified and stored them"
+echo "ok: cuzkd stopped while job $j4 finished, then killed: the next cuzkd found both proofs in its spool dir, verified and stored them"
 
 # ---- the CLI: prove --keep-in-store, proof JOB K --out DIR, status ---------------------------
 out="$(cuzk prove --circuit mul-bn --keep-in-store --wait "$tmp/in/w1.wtns" "$tmp/in/w2.wtns")" || fail "prove --keep-in-store: $out"

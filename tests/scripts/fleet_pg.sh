@@ -14,17 +14,17 @@
 #    every one, `cuzk status --queue` shows the daemons and their done counts.
 # 3. the same with the database stopped for a few seconds mid-run (pg_ctl stop, start),
 #    and with one worker dying between its 3rd finish and its publish (a hook): the
-#    others adopt its staged proof (the log says "adopted").
+#    others adopt its spooled proof (the log says "adopted").
 # 4. 3 cuzkd --queue (own instances, run and state dirs), 30 partitions, one cuzkd
 #    killed with -9 mid-run: 30 proofs, none rewritten (inode and mtime noted at the
 #    kill are unchanged at the end, no cuzkd met an existing final file), snarkjs
 #    accepts every one; then the same with 3 fresh cuzkd and the database stopped
 #    for 4 s mid-run instead.
 #    A worker or cuzkd killed between a finish and its publish: the others adopt its
-#    staged proof once its heartbeat is 3 leases old, and `cuzk wait` returns only
+#    spooled proof once its heartbeat is 3 leases old, and `cuzk wait` returns only
 #    once every proof file is in place.
 # 5. a cuzkd killed between a finish and its publish, restarted under its instance:
-#    its old leases back to the queue at once, the staged proof published once.
+#    its old leases back to the queue at once, the spooled proof published once.
 # 6. a cuzkd killed between a finish and its publish and never started again: another
 #    cuzkd (a fresh instance) finishes the job and publishes the dead one's proof,
 #    once (before: the job was done with that proof missing).
@@ -126,7 +126,7 @@ round() { # name, disturbance (kill|dbstop)
   timeout 300 "$BUILD/bin/cuzk" wait "$job" --queue "$url" --timeout-ms 240000 >/dev/null || fail "$name: job $job not done"
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   # Each partition in the log (published by its worker, or adopted from a dead one's
-  # staging dir, or only marked where the dead one had linked it), linked by one only.
+  # spool dir, or only marked where the dead one had linked it), linked by one only.
   # (kill: the killed worker may have linked and marked its last partition and died
   # before its log line; one partition of the log may be missing then, its files are
   # counted below like every other's, and no other worker logged it: not published twice.)
@@ -208,8 +208,8 @@ echo "ok: status --queue: $(echo "$st" | jq -c '[.daemons[] | {id, done}]')"
 # A job of M=6 partitions into $out ($tmp/out-PART, its id in job), then a cuzkd
 # (instance $inst-X, lease LEASE s; its options in cfg) started with the hook that
 # kills it between its first finish and its publish (log $tmp/cuzkd-X1.log): it must
-# die there (137), leaving a staged proof in $out/.cuzk-*-$inst-X/ and no final one.
-# Sets out, M, job, cfg, staged (the staged proofs).
+# die there (137), leaving a spooled proof in $out/.cuzk-*-$inst-X/ and no final one.
+# Sets out, M, job, cfg, spooled (the spooled proofs).
 # first_witnesses M: M and wtns, the first M witnesses of $tmp/in (w1.wtns ...)
 first_witnesses() {
   local i
@@ -234,9 +234,9 @@ crash_at_finish() {
     tail -n 20 "$tmp/cuzkd-${x}1.log"
     fail "$part: cuzkd did not die at the hook (rc $rc)"
   }
-  staged=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
-  [ -f "${staged[0]}" ] && [ "$(proofs_in "$out")" -eq 0 ] ||
-    fail "$part: want a staged proof and no final one after the crash: $(find "$out" -mindepth 1 -maxdepth 2 -printf '%P ')"
+  spooled=("$out"/.cuzk-*-"$inst-$x"/*.proof.json)
+  [ -f "${spooled[0]}" ] && [ "$(proofs_in "$out")" -eq 0 ] ||
+    fail "$part: want a spooled proof and no final one after the crash: $(find "$out" -mindepth 1 -maxdepth 2 -printf '%P ')"
 }
 
 # 5: a cuzkd killed between a finish and its publish (the test hook kills it there as
@@ -258,22 +258,22 @@ wait "$rpid" 2>/dev/null || true
 grep -q "published 1 proofs finished before a restart" "$tmp/cuzkd-r2.log" ||
   {
     tail -n 20 "$tmp/cuzkd-r2.log"
-    fail "restart: the staged proof was not published by the new run"
+    fail "restart: the spooled proof was not published by the new run"
   }
 grep -q "leases of a previous run back" "$tmp/cuzkd-r2.log" || fail "restart: no previous lease given back"
 ! grep -q "existed already" "$tmp/cuzkd-r2.log" || fail "restart: a publish met an existing file"
 [ "$(proofs_in "$out")" -eq "$M" ] || fail "restart: $(proofs_in "$out") proofs"
-[ -z "$(ls "$out"/.cuzk-* 2>/dev/null)" ] || fail "restart: staged files left: $(ls "$out"/.cuzk-*)"
+[ -z "$(ls "$out"/.cuzk-* 2>/dev/null)" ] || fail "restart: spooled files left: $(ls "$out"/.cuzk-*)"
 snarkjs_all "restart" "$out" "$M"
-echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the staged one published once, snarkjs: $r"
+echo "ok: restart: killed between a finish and its publish, restarted: $M proofs, the spooled one published once, snarkjs: $r"
 
 # 6: a cuzkd killed between a finish and its publish (the hook), never started again:
 # its partition stays done and unpublished, the job running. Another cuzkd (instance
-# B, lease 3) proves the rest and adopts the dead one's staged proof once its
+# B, lease 3) proves the rest and adopts the dead one's spooled proof once its
 # heartbeat is 3 leases old: every proof published once. Before, `cuzk wait` returned
 # with that proof missing (the CI failure "cuzkd: 29 proofs").
 crash_at_finish adopt a 3
-dead="$(basename "$(dirname "${staged[0]}")")"
+dead="$(basename "$(dirname "${spooled[0]}")")"
 dead="${dead#.cuzk-}"
 "$BUILD/bin/cuzkd" --instance "$inst-b" --run-dir "$tmp/runb" --state-dir "$tmp/stateb" --foreground \
   --devices cpu:1 --buffers 2 --buffer-mb 4 --queue "$url" --queue-lease 3 >"$tmp/cuzkd-b.log" 2>&1 &
@@ -293,7 +293,7 @@ while read -r f ino mt; do
 done <"$tmp/noted-a"
 kill -TERM "$bpid"
 wait "$bpid" 2>/dev/null || true
-# (A's other partition may have left staged files too, finished by nobody: stale.)
+# (A's other partition may have left spooled files too, finished by nobody: stale.)
 adopted="$(grep -c "published .* (job $job part [0-9]*) that $dead finished" "$tmp/cuzkd-b.log" || true)"
 [ "$adopted" -eq 1 ] || {
   tail -n 20 "$tmp/cuzkd-b.log"
@@ -302,7 +302,7 @@ adopted="$(grep -c "published .* (job $job part [0-9]*) that $dead finished" "$t
 dead_name="$(sed -n "s/.*published \([^ ]*\) (job $job part [0-9]*) that $dead finished.*/\1/p" "$tmp/cuzkd-b.log")"
 ! grep -q "existed already" "$tmp/cuzkd-b.log" || fail "adopt: a publish met an existing file"
 [ ! -e "$out/.cuzk-$dead/$dead_name.proof.json" ] && [ ! -e "$out/.cuzk-$dead/$dead_name.public.json" ] ||
-  fail "adopt: the adopted proof is still staged: $(ls "$out/.cuzk-$dead")"
+  fail "adopt: the adopted proof is still spooled: $(ls "$out/.cuzk-$dead")"
 st="$("$BUILD/bin/cuzk" status --queue "$url")"
 echo "$st" | jq -e '.parts.unpublished == 0 and .parts.queued == 0 and .parts.leased == 0' >/dev/null || fail "adopt: status: $st"
 snarkjs_all "adopt" "$out" "$M"

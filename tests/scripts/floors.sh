@@ -32,7 +32,7 @@ FLOORS=(
   "stage"                     # the stage runtime every stage process stands on
   "synth gpuworker finalizer" # the three stages
   "fleet"                     # cuzkd's agent of the fleet queue (claims,
-  # staging, stored proofs), on its own options
+  # spooling, stored proofs), on its own options
   "supervisor" # cuzkd
   "tools api"  # the cuzk client, cuzk-top (the viewer) / cuzk-api,
   # the HTTP API process

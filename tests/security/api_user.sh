@@ -8,6 +8,8 @@
 #     proves, and snarkjs verifies the proof fetched over HTTP;
 #   U cannot ptrace cuzkd (PTRACE_ATTACH: EPERM) nor read its environment, and cannot
 #     read the job store; U may not operate cuzkd (`cuzk shutdown` refused);
+#   a job's callback is delivered, signed, by the API as U (its deliveries' file in a
+#     directory of the state dir that U owns);
 #   --api-user with --listen under root but without a --group U is in: cuzkd refuses to
 #     start and says why.
 # Then the packaged layout: cuzkd as a user of its own, cuzk-api on its own as U (a
@@ -33,7 +35,9 @@ command -v useradd >/dev/null && command -v runuser >/dev/null || {
 api_init
 apiu="cuzkapi$$"
 sec_user_add "$apiu"
-api_tokens alice
+rport="$(free_port)"
+api_tokens_callback alice "http://127.0.0.1:$rport"
+recv_start "$tmp/alice.secret"
 
 # Without a group the API user is in, the socket (root's, 0660) would be out of its reach.
 port="$(free_port)"
@@ -62,6 +66,17 @@ echo "ok: cuzkd (root) runs its cuzk-api as $apiu (pid $apid)"
 api_proved p1 "$tok_alice" '{"x":"3","k":"1"}'
 tenant="$(cuzk --json status | jq -r --argjson j "$id" '.jobs[]? | select(.job==$j) | .tenant // empty')"
 echo "ok: alice's job $id made through the API as $apiu proved; snarkjs verifies it${tenant:+ (tenant $tenant)}"
+
+# Its callbacks: the API, no longer root, still writes its deliveries' file (in a
+# directory of the state dir that is its own) and signs with the tenant's secret.
+url="$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "http://127.0.0.1:$rport/u/1")"
+[ "$(http cb "$tok_alice" POST "/v1/circuits/mul/proofs?callback_url=$url" -H 'Content-Type: application/json' \
+  --data-binary '{"x":"4","k":"3"}')" = 202 ] || fail "POST with a callback: $(cat "$tmp/http/cb.body")"
+recv_wait /u/1 200 1
+grep -q '"path": "/u/1", "status": 200, "sig_ok": true' "$tmp/recv.log" || fail "callback as $apiu: $(cat "$tmp/recv.log")"
+cbdb="$(find "$tmp/state" -name callbacks.db)"
+[ -n "$cbdb" ] && [ "$(stat -c %U "$(dirname "$cbdb")")" = "$apiu" ] || fail "the callbacks' file: ${cbdb:-none}"
+echo "ok: a callback from the API as $apiu delivered and signed (its file in a dir of its own: $(stat -c '%U %a' "$(dirname "$cbdb")"))"
 
 cat >"$tmp/ptrace.py" <<'PY'
 import ctypes, os, sys

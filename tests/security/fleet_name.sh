@@ -3,9 +3,9 @@
 # Whoever writes the queue's tables writes a row's name, and a root cuzkd proves the
 # row into OUT/.cuzk-OWNER/ by `cuzk prove`, whose proof is named after the witness's
 # file. A row named "other" whose witness is w.wtns: the proof came out as
-# w.proof.json, the finish looked for other.proof.json ("staged proof missing: back to
+# w.proof.json, the finish looked for other.proof.json ("spooled proof missing: back to
 # the queue"), the cleanup removed other.* only, and root's w.proof.json stayed in the
-# user's out dir (with the staging dir that held it), proved again at every lease.
+# user's out dir (with the spool dir that held it), proved again at every lease.
 # Now such a row is refused before anything is proved (failed, with the reason), and
 # the out dir holds only what its user asked for; a good row beside it is published
 # (snarkjs verifies). With a real PostgreSQL cluster.
@@ -42,7 +42,7 @@ grep -q "^912:done:" <<<"$st" || fail "the good row did not prove: $st"
 "$SNARKJS" groth16 verify "$FX/verification_key.json" "$tmp/atk/good/g.public.json" "$tmp/atk/good/g.proof.json" >/dev/null ||
   fail "snarkjs rejects the good row's proof"
 [ "$(find "$tmp/atk/good" -mindepth 1 ! -name 'g.p*' | wc -l)" = 0 ] || fail "the good row left files: $(ls -A "$tmp/atk/good")"
-echo "ok: the good row: published, snarkjs verifies, no staging dir left"
+echo "ok: the good row: published, snarkjs verifies, no spool dir left"
 grep -q "^911:failed:.*name" <<<"$st" || fail "the row named 'other' with witness w.wtns was not refused: $st"
 echo "ok: the row named 'other' with witness w.wtns failed: $(grep ^911 <<<"$st")"
 left="$(find "$tmp/atk/out" -mindepth 1)"

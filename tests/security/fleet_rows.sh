@@ -2,14 +2,14 @@
 # Fleet rows cannot reach outside their place. Whoever can write the queue's tables
 # writes a row's name and done_by, and a root cuzkd links files by them. With a real
 # PostgreSQL cluster, a user (the attacker, who owns a job's out dir) writes
-#   1. a done, unpublished row whose done_by is "x/../../../z": its "staging dir"
+#   1. a done, unpublished row whose done_by is "x/../../../z": its "spool dir"
 #      climbs out of the out dir into root's 0700 directory z, whose secret.* files
 #      the adopting cuzkd would move into the attacker's out dir;
 #   2. a row named "../../z/evil": the attacker's files would be linked into z;
 #   3. a stored row named "../fetched": `cuzk fetch --out DIR` would write beside DIR.
 # cuzkd must refuse both rows (failing them, with the reason), leave z as it was, and
 # `cuzk fetch` must write nothing outside --out. A good row is still published, and
-# its empty staging dir removed (the out dir holds only what its user asked for).
+# its empty spool dir removed (the out dir holds only what its user asked for).
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +27,7 @@ echo ROOTS-SECRET >"$tmp/z/secret.proof.json"
 mkdir -p "$tmp/atk/out/.cuzk-x" "$tmp/atk/out/.cuzk-y" "$tmp/atk/z" "$tmp/atk/fetch" "$tmp/atk/good/.cuzk-gone"
 echo EVIL >"$tmp/atk/z/evil.public.json"
 echo EVIL >"$tmp/atk/z/evil.proof.json"
-# A good row's staged proof, of a daemon that is gone (no daemon row): adopted.
+# A good row's spooled proof, of a daemon that is gone (no daemon row): adopted.
 "$BUILD/bin/cuzk" prove-local "$FX/circuit_final.zkey" "$FX/witness.wtns" \
   "$tmp/atk/good/.cuzk-gone/g.proof.json" "$tmp/atk/good/.cuzk-gone/g.public.json" >/dev/null ||
   fail "prove-local of the good row's proof"
@@ -75,12 +75,12 @@ echo "ok: both rows failed: $(tr '\n' ' ' <<<"$st")"
 js="$(psql_q "SELECT state FROM cuzk_jobs WHERE id = 901")"
 [ "$js" = failed ] || fail "job 901's rows all failed but the job is '$js', not failed"
 echo "ok: their job ended: $js"
-# The good row: published, its proof verifies, the dead daemon's staging dir gone.
+# The good row: published, its proof verifies, the dead daemon's spool dir gone.
 [ -f "$tmp/atk/good/g.proof.json" ] || fail "the good row was not published"
 "$SNARKJS" groth16 verify "$FX/verification_key.json" "$tmp/atk/good/g.public.json" "$tmp/atk/good/g.proof.json" >/dev/null ||
   fail "snarkjs rejects the good row's proof"
-[ ! -e "$tmp/atk/good/.cuzk-gone" ] || fail "the empty staging dir .cuzk-gone stayed in the out dir: $(ls -A "$tmp/atk/good")"
-echo "ok: a good row of a gone daemon: published (snarkjs verifies), its staging dir removed"
+[ ! -e "$tmp/atk/good/.cuzk-gone" ] || fail "the empty spool dir .cuzk-gone stayed in the out dir: $(ls -A "$tmp/atk/good")"
+echo "ok: a good row of a gone daemon: published (snarkjs verifies), its spool dir removed"
 
 # 3: cuzk fetch of a stored row named ../fetched, as the attacker.
 r=0

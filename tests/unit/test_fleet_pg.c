@@ -122,12 +122,12 @@ static void saw(void *arg, const struct fleet_adopted *a)
 }
 
 /* Adoption (fleet_pg.h "Publishing"): a daemon that died between its finishes and
- * its publishes, never back. p0: both files staged (published by the adopter), p1:
- * nothing staged, no final (queued again, proved again), p2: the finals there already
+ * its publishes, never back. p0: both files spooled (published by the adopter), p1:
+ * nothing spooled, no final (queued again, proved again), p2: the finals there already
  * (the dead one linked them, its mark was cut off: only marked). */
 static void adoption(const char *url, struct fleet *f)
 {
-    char dir[] = "/tmp/cuzk-fleet-adopt-XXXXXX", stage[600], err[512];
+    char dir[] = "/tmp/cuzk-fleet-adopt-XXXXXX", spool[600], err[512];
     const char *w[3] = { "/w0", "/w1", "/w2" }, *nm[3] = { "p0", "p1", "p2" };
     struct fleet_claim d[3], l[1];
     struct seen sn = { 0 };
@@ -139,8 +139,8 @@ static void adoption(const char *url, struct fleet *f)
         CHECK(0, "mkdtemp: %s", strerror(errno));
         return;
     }
-    snprintf(stage, sizeof(stage), "%s/.cuzk-sem-dead", dir);
-    CHECK(!mkdir(stage, 0700), "mkdir %s", stage);
+    snprintf(spool, sizeof(spool), "%s/.cuzk-sem-dead", dir);
+    CHECK(!mkdir(spool, 0700), "mkdir %s", spool);
     CHECK(!fleet_job_add(f, "/z.zkey", dir, 0, 3, w, nm, &job, err, sizeof(err)), "add: %s", err);
     CHECK(!fleet_daemon_hello(f, "sem-dead", "here", 1, err, sizeof(err)), "hello: %s", err);
     CHECK(!fleet_daemon_hello(f, "sem-live", "here", 30, err, sizeof(err)), "hello: %s", err);
@@ -148,9 +148,9 @@ static void adoption(const char *url, struct fleet *f)
     for (int i = 0; i < 3; i++)
         CHECK(fleet_finish(f, "sem-dead", d[i].job, d[i].idx, d[i].gen, NULL, err, sizeof(err)) == 1,
               "finish: %s", err);
-    CHECK(!put(stage, "p0.public.json", "public p0\n") && !put(stage, "p0.proof.json", "proof p0\n") &&
+    CHECK(!put(spool, "p0.public.json", "public p0\n") && !put(spool, "p0.proof.json", "proof p0\n") &&
               !put(dir, "p2.public.json", "public p2\n") && !put(dir, "p2.proof.json", "proof p2\n"),
-          "writing the staged files");
+          "writing the spooled files");
     /* Alive (heartbeat under 3 leases old): not adopted; nor one's own without mine. */
     CHECK((rc = fleet_adopt(f, "sem-live", 0, saw, &sn, err, sizeof(err))) == 0,
           "adopted %d of a live daemon's partitions: %s", rc, err);
@@ -170,9 +170,9 @@ static void adoption(const char *url, struct fleet *f)
               "(want %d %d)",
               sn.idx[i], sn.outcome[i], sn.linked[i], want, wl);
     }
-    CHECK(exists(dir, "p0.public.json") && exists(dir, "p0.proof.json") && !exists(stage, "p0.proof.json") &&
-              !exists(stage, "p0.public.json"),
-          "p0 not published from the staging dir");
+    CHECK(exists(dir, "p0.public.json") && exists(dir, "p0.proof.json") && !exists(spool, "p0.proof.json") &&
+              !exists(spool, "p0.public.json"),
+          "p0 not published from the spool dir");
     CHECK(fleet_job_state(f, job, &done, &failed, &total, err, sizeof(err)) == 0 && done == 2 && total == 3,
           "state %u/%u after adoption (want 2/3)", done, total);
     /* Nothing left to adopt; the dead one's late mark of the requeued p1 matches nothing. */
@@ -185,10 +185,10 @@ static void adoption(const char *url, struct fleet *f)
           "requeued p1 not claimable: %s", err);
     CHECK(fleet_finish(f, "sem-live", l[0].job, l[0].idx, l[0].gen, NULL, err, sizeof(err)) == 1,
           "finish: %s", err);
-    snprintf(stage, sizeof(stage), "%s/.cuzk-sem-live", dir);
-    CHECK(!mkdir(stage, 0700) && !put(stage, "p1.public.json", "public p1\n") &&
-              !put(stage, "p1.proof.json", "proof p1\n"),
-          "staging p1");
+    snprintf(spool, sizeof(spool), "%s/.cuzk-sem-live", dir);
+    CHECK(!mkdir(spool, 0700) && !put(spool, "p1.public.json", "public p1\n") &&
+              !put(spool, "p1.proof.json", "proof p1\n"),
+          "spooling p1");
     CHECK((rc = fleet_part_publish(f, dir, "p1", "sem-live", l[0].job, l[0].idx, l[0].gen, &linked, err,
                                    sizeof(err))) == FLEET_PUB_MARKED &&
               linked == 2,
@@ -223,7 +223,7 @@ static void adoption(const char *url, struct fleet *f)
          * the status checks below: as an operator would, once the dir is back. */
         CHECK(fleet_published(f, d[0].job, d[0].idx, d[0].gen, err, sizeof(err)) == 1, "mark: %s", err);
     }
-    printf("ok: adoption: a dead daemon's staged proof published, a lost one requeued, "
+    printf("ok: adoption: a dead daemon's spooled proof published, a lost one requeued, "
            "a linked one marked, a live daemon's left alone\n");
 }
 
@@ -364,7 +364,7 @@ static void migration_v1(PGconn *c)
 
 /* A version-2 database (cuzk 2's tables, by hand) opened by this cuzk: its rows as
  * they were (the unpublished done row stays unpublished: its proof is still to be
- * published from its staging dir), the stored-proof columns added empty, version 3;
+ * published from its spool dir), the stored-proof columns added empty, version 3;
  * a job stored only is then submitted, claimed by a storing daemon and finished with
  * its proof; a newer version refused. */
 static void migration_v2(PGconn *c)
@@ -1076,7 +1076,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
     const char *ca = getenv("FLEET_TEST_CRASH_AFTER_FINISH");
     int backoff_ms = 100, rc, finished = 0, crash_after = ca ? atoi(ca) : 0;
 
-    fleet_stage_name(owner, sn, sizeof(sn));
+    fleet_spool_name(owner, sn, sizeof(sn));
     for (;;) { /* connect, with backoff: the database may be restarting */
         if (!(rc = fleet_open(&f, url, err, sizeof(err))) &&
             !(rc = fleet_daemon_hello(f, owner, "test", LEASE_S, err, sizeof(err))))
@@ -1116,11 +1116,11 @@ static int worker(const char *url, const char *owner, const char *cuzk)
             usleep(200000); /* others hold leases that may expire */
             continue;
         }
-        /* The staging dir of cuzkd's fleet thread (fleet_stage_name), so that an
+        /* The spool dir of cuzkd's fleet thread (fleet_spool_name), so that an
          * adopter finds a dead worker's proofs where it finds a dead cuzkd's. */
         snprintf(tp, sizeof(tp), "%s/%s", c.out_dir, sn);
         if (mkdir(tp, 0700) && errno != EEXIST) {
-            fleet_finish(f, owner, c.job, c.idx, c.gen, "cannot create the staging dir", err, sizeof(err));
+            fleet_finish(f, owner, c.job, c.idx, c.gen, "cannot create the spool dir", err, sizeof(err));
             continue;
         }
         snprintf(tp, sizeof(tp), "%s/%s/%s.proof.json", c.out_dir, sn, c.name);
@@ -1144,7 +1144,7 @@ static int worker(const char *url, const char *owner, const char *cuzk)
         if (won >= 1 && !rc && crash_after > 0 && ++finished == crash_after) kill(getpid(), SIGKILL);
         if (won >= 1 && !rc) {
             /* Publish and mark; a retry after a lost database only marks (the
-             * staged files are linked and gone: never published twice). */
+             * spooled files are linked and gone: never published twice). */
             int first = 1, l;
 
             while ((won = fleet_part_publish(f, c.out_dir, c.name, owner, c.job, c.idx, c.gen, &l, err,

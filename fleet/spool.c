@@ -1,6 +1,6 @@
-/* fleet_stage.c — the fleet thread's staging dirs (fleet_stage.h): made, opened,
+/* spool.c — the fleet thread's spool dirs (spool.h): made, opened,
  * read and emptied; every path beneath them opened without following a link. */
-#include "fleet_stage.h"
+#include "fleet/spool.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 
 static int open_out(const char *dir)
 {
@@ -36,7 +36,7 @@ static void priv_clean(int sfd)
     closedir(dir);
 }
 
-/* The staging dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
+/* The spool dir of a job with no out dir: PRIV/SLOT, cuzkd's own (0700), opened
  * (created if need be); -1 with errno. */
 static int open_priv(struct fleet_daemon *d, const struct slot *sl)
 {
@@ -54,78 +54,78 @@ static int open_priv(struct fleet_daemon *d, const struct slot *sl)
     return sfd;
 }
 
-/* The slot's staging dir, opened: OUT/.cuzk-OWNER/ or, with no out dir, PRIV/SLOT. */
-int staging_open(struct fleet_daemon *d, const struct slot *sl)
+/* The slot's spool dir, opened: OUT/.cuzk-OWNER/ or, with no out dir, PRIV/SLOT. */
+int spool_open(struct fleet_daemon *d, const struct slot *sl)
 {
     char sn[300];
     int dfd, sfd;
 
     if (!sl->c.out_dir[0]) return open_priv(d, sl);
-    fleet_stage_name(d->owner, sn, sizeof(sn));
+    fleet_spool_name(d->owner, sn, sizeof(sn));
     if ((dfd = open_out(sl->c.out_dir)) < 0) return -1;
     sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     close(dfd);
     return sfd;
 }
 
-/* sl's proof is published (or given up): its staging dir goes once empty, unless
+/* sl's proof is published (or given up): its spool dir goes once empty, unless
  * another slot of this daemon runs a partition of the same out dir (start_one runs
- * in this thread too, so no partition starts staging there meanwhile). */
-void staging_done(struct fleet_daemon *d, const struct slot *sl)
+ * in this thread too, so no partition starts spooling there meanwhile). */
+void spool_done(struct fleet_daemon *d, const struct slot *sl)
 {
     if (!sl->c.out_dir[0]) return;
     for (uint32_t i = 0; i < d->n; i++)
         if (&d->slots[i] != sl && (d->slots[i].pid || d->slots[i].finishing) &&
             !strcmp(d->slots[i].c.out_dir, sl->c.out_dir))
             return;
-    fleet_stage_remove(sl->c.out_dir, d->owner);
+    fleet_spool_remove(sl->c.out_dir, d->owner);
 }
 
-/* The slot's staging dir made ready for `cuzk prove --out`, its path in stage: NULL,
+/* The slot's spool dir made ready for `cuzk prove --out`, its path in spool: NULL,
  * or why the partition is rejected. */
-const char *staging_prepare(struct fleet_daemon *d, struct slot *sl, char *stage, size_t stagelen)
+const char *spool_prepare(struct fleet_daemon *d, struct slot *sl, char *spool, size_t spoollen)
 {
     char sn[300];
     const char *why = NULL;
     int dfd, sfd;
 
-    fleet_stage_name(d->owner, sn, sizeof(sn));
+    fleet_spool_name(d->owner, sn, sizeof(sn));
     if (!sl->c.out_dir[0]) {
         /* No out dir: proved into this slot's private dir, stored only. A daemon
          * that does not store never claims such a job (fleet_claim). */
         if (!d->store)
             why = "no out dir and this cuzkd does not --store-proofs";
         else if ((sfd = open_priv(d, sl)) < 0)
-            why = "cannot create its private staging dir in the run dir";
+            why = "cannot create its private spool dir in the run dir";
         else {
             priv_clean(sfd); /* a previous partition's, never to be mixed up */
             close(sfd);
-            snprintf(stage, stagelen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
+            snprintf(spool, spoollen, "%s/%u", d->priv, (unsigned)(sl - d->slots));
         }
     } else if ((dfd = open_out(sl->c.out_dir)) < 0)
         why = "out dir is not a directory";
     else {
-        /* The staging dir: ours alone (0700), never a link. */
+        /* The spool dir: ours alone (0700), never a link. */
         if (mkdirat(dfd, sn, 0700) && errno != EEXIST)
-            why = "cannot create the staging dir in the out dir";
+            why = "cannot create the spool dir in the out dir";
         else if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-            why = "staging dir in the out dir is not a directory";
+            why = "spool dir in the out dir is not a directory";
         else
             close(sfd);
         close(dfd);
-        snprintf(stage, stagelen, "%s/%s", sl->c.out_dir, sn);
+        snprintf(spool, spoollen, "%s/%s", sl->c.out_dir, sn);
     }
     return why;
 }
 
-/* The slot's staged files, removed (a discarded or failed proof, a stored one). */
-void staging_remove_files(struct fleet_daemon *d, struct slot *sl)
+/* The slot's spooled files, removed (a discarded or failed proof, a stored one). */
+void spool_remove_files(struct fleet_daemon *d, struct slot *sl)
 {
     char tp[300], tq[300];
     int sfd;
 
-    if (!fleet_name_valid(sl->c.name) || (sfd = staging_open(d, sl)) < 0)
-        return; /* a name with a '/' names nothing of the staging dir */
+    if (!fleet_name_valid(sl->c.name) || (sfd = spool_open(d, sl)) < 0)
+        return; /* a name with a '/' names nothing of the spool dir */
     snprintf(tp, sizeof(tp), "%s.proof.json", sl->c.name);
     snprintf(tq, sizeof(tq), "%s.public.json", sl->c.name);
     unlinkat(sfd, tp, 0);
@@ -133,29 +133,29 @@ void staging_remove_files(struct fleet_daemon *d, struct slot *sl)
     close(sfd);
 }
 
-/* The stale staged files of one out dir's staging dir after a restart, once
+/* The stale spooled files of one out dir's spool dir after a restart, once
  * fleet_adopt(mine) published what this owner had finished: a discarded or failed
  * proof, a local job of the previous run that the queue has since given to another
  * daemon. */
-void staging_clean_dir(struct fleet_daemon *d, const char *out_dir)
+void spool_clean_dir(struct fleet_daemon *d, const char *out_dir)
 {
     char sn[300];
     int dfd, sfd;
 
-    fleet_stage_name(d->owner, sn, sizeof(sn));
+    fleet_spool_name(d->owner, sn, sizeof(sn));
     if ((dfd = open_out(out_dir)) < 0) return; /* gone or not mounted here */
     if ((sfd = openat(dfd, sn, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-        staged_clean(sfd);
+        spooled_clean(sfd);
         close(sfd);
         unlinkat(dfd, sn, AT_REMOVEDIR); /* at start: no partition of ours runs yet */
     }
     close(dfd);
 }
 
-/* --store-proofs: the private staging dirs, RUN_DIR/fleet-INSTANCE.proofs/SLOT,
+/* --store-proofs: the private spool dirs, RUN_DIR/fleet-INSTANCE.proofs/SLOT,
  * created 0700 and cuzkd's own (the run dir is cuzkd's, checked at its start); what a
  * previous run left in them is removed (its leases went back to the queue). */
-int staging_make_priv(struct fleet_daemon *d, char *err, size_t errlen)
+int spool_make_priv(struct fleet_daemon *d, char *err, size_t errlen)
 {
     struct stat st;
 
@@ -193,7 +193,7 @@ static void input_names(const struct slot *sl, char in[300], char reply[300])
     snprintf(reply, 300, "%s.reply", sl->c.name);
 }
 
-int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pathlen, int *reply_fd)
+int spool_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pathlen, int *reply_fd)
 {
     char in[300], reply[300], err[512];
     int sfd, fd;
@@ -202,7 +202,7 @@ int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pa
     *reply_fd = -1;
     input_names(sl, in, reply);
     if ((sfd = open_priv(d, sl)) < 0) {
-        snprintf(sl->why, sizeof(sl->why), "cannot open its private staging dir: %s", strerror(errno));
+        snprintf(sl->why, sizeof(sl->why), "cannot open its private spool dir: %s", strerror(errno));
         sl->retry = 1;
         return -1;
     }
@@ -210,7 +210,7 @@ int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pa
      * submitter's, read by this cuzkd's client only. */
     fd = openat(sfd, in, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        snprintf(sl->why, sizeof(sl->why), "cannot write its input into the private staging dir: %s",
+        snprintf(sl->why, sizeof(sl->why), "cannot write its input into the private spool dir: %s",
                  strerror(errno));
         sl->retry = 1;
         close(sfd);
@@ -229,7 +229,7 @@ int staging_input(struct fleet_daemon *d, struct slot *sl, char *path, size_t pa
     return n > 0;
 }
 
-void staging_remove_input(struct fleet_daemon *d, struct slot *sl)
+void spool_remove_input(struct fleet_daemon *d, struct slot *sl)
 {
     char in[300], reply[300];
     int sfd;
@@ -242,7 +242,7 @@ void staging_remove_input(struct fleet_daemon *d, struct slot *sl)
     close(sfd);
 }
 
-char *staging_reply(struct fleet_daemon *d, struct slot *sl)
+char *spool_reply(struct fleet_daemon *d, struct slot *sl)
 {
     char in[300], reply[300], why[256];
     char *r;
@@ -250,7 +250,7 @@ char *staging_reply(struct fleet_daemon *d, struct slot *sl)
 
     if ((sfd = open_priv(d, sl)) < 0) return NULL;
     input_names(sl, in, reply);
-    r = staged_read(sfd, reply, 1 << 20, why, sizeof(why));
+    r = spooled_read(sfd, reply, 1 << 20, why, sizeof(why));
     close(sfd);
     return r;
 }

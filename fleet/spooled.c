@@ -1,8 +1,8 @@
-/* staged.c — proof files staged in a directory of cuzkd's own, read back and removed
- * (staged.h): the fleet's --store-proofs and the jobs that keep their results in the
+/* spooled.c — proof files spooled in a directory of cuzkd's own, read back and removed
+ * (spooled.h): the fleet's --store-proofs and the jobs that keep their results in the
  * job store share them. */
 #include "base/os.h"
-#include "fleet/staged.h"
+#include "fleet/spooled.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Remove the staged proof files (*.proof.json, *.public.json) in the dir sfd. */
-void staged_clean(int sfd)
+/* Remove the spooled proof files (*.proof.json, *.public.json) in the dir sfd. */
+void spooled_clean(int sfd)
 {
     DIR *dir = os_dir_stream(sfd);
     struct dirent *e;
@@ -30,10 +30,10 @@ void staged_clean(int sfd)
     closedir(dir);
 }
 
-/* A staged proof file, read for the table: at most cap bytes, a regular file not
+/* A spooled proof file, read for the table: at most cap bytes, a regular file not
  * reached through a link, no NUL byte (a text column). malloc'd text, or NULL with the
  * reason in why. */
-char *staged_read(int sfd, const char *name, size_t cap, char *why, size_t whylen)
+char *spooled_read(int sfd, const char *name, size_t cap, char *why, size_t whylen)
 {
     int fd = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     struct stat st;

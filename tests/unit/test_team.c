@@ -1,4 +1,4 @@
-/* test_workers.c — the persistent compute threads (zk/workers.c): every part runs once
+/* test_team.c — the persistent compute threads (zk/team.c): every part runs once
  * and all parts at once, several callers and nested callers at the same time, a
  * forked child (also one forked while another thread is handing out parts), and no
  * thread made by a second round of MSM, NTT, synthesis and proof.
@@ -25,7 +25,7 @@
 #include "zk/groth16.h"
 #include "zk/msm.h"
 #include "zk/ntt.h"
-#include "zk/workers.h"
+#include "zk/team.h"
 #include "zk/wtns.h"
 #include "zk/zkey.h"
 
@@ -93,14 +93,14 @@ static void tally_part(void *arg, unsigned part, unsigned nparts)
     }
 }
 
-/* workers_run(want) over a fresh tally; fails the test unless want parts ran once each. */
+/* team_run(want) over a fresh tally; fails the test unless want parts ran once each. */
 static void run_and_check(unsigned want, int together)
 {
     struct tally t;
 
     memset(&t, 0, sizeof t);
     t.together = together;
-    unsigned n = workers_run(want, tally_part, &t);
+    unsigned n = team_run(want, tally_part, &t);
     unsigned w = want ? want : 1;
     ck_assert_uint_eq(n, w);
     ck_assert_uint_eq(atomic_load(&t.nseen), n);
@@ -111,14 +111,14 @@ static void run_and_check(unsigned want, int together)
                       atomic_load(&t.runs[p]));
 }
 
-TEST(test_workers_run_every_part_once, 1)
+TEST(test_team_run_every_part_once, 1)
 {
     static const unsigned wants[] = { 0, 1, 2, 3, 5, 8, 17, 64, 2, 64, 1 };
-    workers_stats s0, st;
+    team_stats s0, st;
 
-    workers_stats_get(&s0); /* Check forks each test: zero, unless CK_FORK=no */
+    team_stats_get(&s0); /* Check forks each test: zero, unless CK_FORK=no */
     for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) run_and_check(wants[i], 0);
-    workers_stats_get(&st);
+    team_stats_get(&st);
     unsigned most = s0.threads > 63 ? s0.threads : 63; /* the most wanted at once, less the caller */
     ck_assert_uint_eq(st.threads, most);
     ck_assert_uint_eq(st.created - s0.created, most - s0.threads);
@@ -126,7 +126,7 @@ TEST(test_workers_run_every_part_once, 1)
 }
 END_TEST
 
-TEST(test_workers_parts_run_at_once, 1)
+TEST(test_team_parts_run_at_once, 1)
 {
     /* each part waits for all the others to start: parts run one after another would
      * never get past the first */
@@ -146,16 +146,16 @@ static void *caller_main(void *arg)
     return NULL;
 }
 
-TEST(test_workers_concurrent_callers, 1)
+TEST(test_team_concurrent_callers, 1)
 {
     pthread_t th[CALLERS];
-    workers_stats s0, st;
+    team_stats s0, st;
 
-    workers_stats_get(&s0);
+    team_stats_get(&s0);
     for (unsigned c = 0; c < CALLERS; c++)
         ck_assert_int_eq(pthread_create(&th[c], NULL, caller_main, (void *)(uintptr_t)c), 0);
     for (unsigned c = 0; c < CALLERS; c++) pthread_join(th[c], NULL);
-    workers_stats_get(&st);
+    team_stats_get(&st);
     /* at most 4 callers x (5 - 1) threads were ever wanted at once */
     ck_assert_msg(st.created - s0.created <= CALLERS * 4, "made %llu threads for %u callers of up to 5 parts",
                   (unsigned long long)(st.created - s0.created), CALLERS);
@@ -172,18 +172,18 @@ static void nested_part(void *arg, unsigned part, unsigned nparts)
 
     memset(&t, 0, sizeof t);
     t.together = 1;
-    if (workers_run(3, tally_part, &t) == 3 && atomic_load(&t.late) == 0 && atomic_load(&t.runs[0]) == 1 &&
+    if (team_run(3, tally_part, &t) == 3 && atomic_load(&t.late) == 0 && atomic_load(&t.runs[0]) == 1 &&
         atomic_load(&t.runs[1]) == 1 && atomic_load(&t.runs[2]) == 1)
         atomic_fetch_add(&ok[part], 1);
 }
 
-TEST(test_workers_nested_caller, 1)
+TEST(test_team_nested_caller, 1)
 {
     atomic_uint ok[4];
 
     for (int round = 0; round < 20; round++) {
         memset(ok, 0, sizeof ok);
-        ck_assert_uint_eq(workers_run(4, nested_part, ok), 4);
+        ck_assert_uint_eq(team_run(4, nested_part, ok), 4);
         for (unsigned p = 0; p < 4; p++)
             ck_assert_msg(atomic_load(&ok[p]) == 1, "round %d part %u", round, p);
     }
@@ -202,7 +202,7 @@ static void *bg_main(void *arg)
     while (!atomic_load(&stop_bg)) {
         struct tally t;
         memset(&t, 0, sizeof t);
-        unsigned n = workers_run(3, tally_part, &t);
+        unsigned n = team_run(3, tally_part, &t);
         if (n != 3 || atomic_load(&t.runs[0]) != 1 || atomic_load(&t.runs[1]) != 1 ||
             atomic_load(&t.runs[2]) != 1)
             atomic_fetch_add(&bg_bad, 1);
@@ -213,21 +213,21 @@ static void *bg_main(void *arg)
 /* Child: the parent's threads are not there; the set makes its own and runs. */
 static int child_body(void)
 {
-    workers_stats st;
+    team_stats st;
     struct tally t;
 
-    workers_stats_get(&st);
+    team_stats_get(&st);
     if (st.threads != 0 || st.created != 0) return 2;
     memset(&t, 0, sizeof t);
     t.together = 1;
-    if (workers_run(4, tally_part, &t) != 4 || atomic_load(&t.late)) return 3;
+    if (team_run(4, tally_part, &t) != 4 || atomic_load(&t.late)) return 3;
     for (unsigned p = 0; p < 4; p++)
         if (atomic_load(&t.runs[p]) != 1) return 4;
-    workers_stats_get(&st);
+    team_stats_get(&st);
     return st.created == 3 ? 0 : 5;
 }
 
-TEST(test_workers_fork_child_runs, 1)
+TEST(test_team_fork_child_runs, 1)
 {
     pthread_t bg;
 
@@ -243,7 +243,7 @@ TEST(test_workers_fork_child_runs, 1)
             if (os_now_s() > end) {
                 kill(pid, SIGKILL);
                 waitpid(pid, &status, 0);
-                ck_abort_msg("fork %d: the child hung in workers_run (a lock inherited held?)", i);
+                ck_abort_msg("fork %d: the child hung in team_run (a lock inherited held?)", i);
             }
             usleep(1000);
         }
@@ -295,7 +295,7 @@ static void round_setup(struct round *r)
         ck_assert_msg(wtns_open(&r->w, wp, err, sizeof err) == 0, "%s", err);
         r->have_proof = 1;
     } else {
-        fprintf(stderr, "test_workers: no proof in the no-churn check (%s; set CUZK_REF_FIXTURES)\n", err);
+        fprintf(stderr, "test_team: no proof in the no-churn check (%s; set CUZK_REF_FIXTURES)\n", err);
     }
 }
 
@@ -324,12 +324,12 @@ static void round_run(struct round *r, uint64_t *msm_out, groth16_proof *proof)
     ck_assert_msg(groth16_prove(&r->z, &r->w, &bl, proof, NT, NULL, err, sizeof err) == 0, "%s", err);
 }
 
-TEST(test_workers_second_round_makes_no_thread, 1)
+TEST(test_team_second_round_makes_no_thread, 1)
 {
     struct round r;
     uint64_t m1[EC_MAX_JAC], m2[EC_MAX_JAC];
     groth16_proof p1, p2;
-    workers_stats s0, s1, s2;
+    team_stats s0, s1, s2;
 
     round_setup(&r);
     memset(&p1, 0, sizeof p1);
@@ -337,14 +337,14 @@ TEST(test_workers_second_round_makes_no_thread, 1)
 #if COUNT_CREATES
     uint64_t c0 = atomic_load(&creates);
 #endif
-    workers_stats_get(&s0);
+    team_stats_get(&s0);
     round_run(&r, m1, &p1);
-    workers_stats_get(&s1);
+    team_stats_get(&s1);
 #if COUNT_CREATES
     uint64_t c1 = atomic_load(&creates);
 #endif
     round_run(&r, m2, &p2);
-    workers_stats_get(&s2);
+    team_stats_get(&s2);
 #if COUNT_CREATES
     uint64_t c2 = atomic_load(&creates);
     ck_assert_msg(c2 == c1, "the second round made %llu threads (the first %llu)",
@@ -369,9 +369,9 @@ int main(void)
      * it, and it is the plain build's allocator the daemon forks with. */
     const char *san = getenv("CUZK_SANITIZER");
     int asan = san && !strcmp(san, "asan");
-    const struct test_opts o = { .timeout = 300, .leave_out = asan ? "test_workers_fork_child_runs" : NULL };
+    const struct test_opts o = { .timeout = 300, .leave_out = asan ? "test_team_fork_child_runs" : NULL };
 
     test_rng_seed(0x776f726b657273ULL);
-    if (asan) printf("workers: fork_child_runs not run under asan (libsanitizer allocator not fork-safe)\n");
-    return test_main("workers", &o);
+    if (asan) printf("team: fork_child_runs not run under asan (libsanitizer allocator not fork-safe)\n");
+    return test_main("team", &o);
 }
