@@ -36,6 +36,8 @@ export class CuzkApiError extends CuzkError {
   readonly [member: string]: unknown;
   constructor(status: number, problem: Problem, retryAfter?: number | null);
 }
+/** verifyCallback refused a callback: a malformed or unmatched signature, or a stale timestamp. */
+export class CuzkSignatureError extends CuzkError {}
 /** waitJob ran out of time; job is its last state. */
 export class CuzkJobTimeout extends CuzkError {
   readonly job: Job;
@@ -67,7 +69,59 @@ export interface SubmitOptions {
   metadata?: Metadata;
   /** 0-600 s: the answer holds the proofs when the job ends within it. */
   wait?: number;
+  /** The job's end is POSTed here, signed (verifyCallback); a host the tenant's callback-hosts names. */
+  callbackUrl?: string;
 }
+
+/** A partition seen in another state (event "part"). */
+export interface PartEventData {
+  k: number;
+  state: string;
+  reason?: string;
+}
+
+/** The job's end (event "job"), the last event. */
+export interface JobEventData {
+  job: number;
+  state: string;
+  partitions: number;
+  done: number;
+  failed: number;
+  reason?: string;
+}
+
+/** One Server-Sent Event of events(): id is the event's own id: line (the last of a batch, "end" for the job event), else null. */
+export type JobEvent =
+  | { id: string | null; event: "part"; data: PartEventData }
+  | { id: string | null; event: "job"; data: JobEventData };
+
+/** A callback's body as verifyCallback returns it. */
+export interface CallbackBody {
+  type: "job.ended" | string;
+  job: number;
+  circuit: string;
+  state: string;
+  partitions: number;
+  done: number;
+  failed: number;
+  ended_unix: number;
+  reason?: string;
+  [member: string]: unknown;
+}
+
+export interface VerifyCallbackOptions {
+  /** Seconds t may be from now (a replay beyond it is refused); default 300. */
+  tolerance?: number;
+  /** Unix seconds; default this clock. */
+  now?: number;
+}
+
+/**
+ * Check a callback's Cuzk-Signature (HMAC-SHA256 of "t.body" with the tenant's callback
+ * secret, compared in constant time; t within tolerance) over the raw body and return the
+ * body parsed; throws CuzkSignatureError.
+ */
+export function verifyCallback(secret: string, signatureHeader: string, body: string | Uint8Array | ArrayBuffer, options?: VerifyCallbackOptions): CallbackBody;
 
 /** snarkjs's proof.json. */
 export interface Groth16Proof {
@@ -170,5 +224,6 @@ export class CuzkClient {
   circuits(): Promise<Circuit[]>;
   list(options?: ListOptions): AsyncGenerator<JobPage, void, undefined>;
   cancel(id: number | string): Promise<Cancelled>;
+  events(id: number | string, options?: { lastEventId?: string }): AsyncGenerator<JobEvent, void, undefined>;
   prove(circuit: string, inputs: Inputs, options?: SubmitOptions): Promise<ProofEntry[]>;
 }

@@ -1,5 +1,6 @@
 // The client of cuzk-api (docs/api.md of the cuzk tree): plain ESM on Node 18+'s fetch,
 // no dependencies. index.d.ts describes every export.
+import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** Any error of this package. */
 export class CuzkError extends Error {
@@ -61,6 +62,17 @@ export class CuzkJobTimeout extends CuzkError {
   }
 }
 
+/**
+ * verifyCallback refused a callback: its Cuzk-Signature is malformed, does not match the
+ * body under the secret, or its timestamp is beyond the tolerance.
+ */
+export class CuzkSignatureError extends CuzkError {
+  constructor(message) {
+    super(message);
+    this.name = "CuzkSignatureError";
+  }
+}
+
 // A job in one of these states is decided; any other (running) may still change.
 const DECIDED = new Set(["done", "failed", "cancelled"]);
 // The API's longest long poll (?wait=0-600).
@@ -106,9 +118,10 @@ export class CuzkClient {
    * array of them (a partition each, in order) or a .wtns's bytes (Uint8Array,
    * ArrayBuffer). Options: priority, idempotencyKey, metadata (up to 16 values kept and
    * listed with the job, sent as the Cuzk-Metadata header), wait (0-600 s: the answer holds the proofs when the job
-   * ends within it).
+   * ends within it), callbackUrl (the job's end is POSTed there, signed with the tenant's
+   * callback secret, which verifyCallback checks; a host the tenant's callback-hosts names).
    */
-  async submit(circuit, inputs, { priority, idempotencyKey, metadata, wait } = {}) {
+  async submit(circuit, inputs, { priority, idempotencyKey, metadata, wait, callbackUrl } = {}) {
     const headers = {};
     let body;
     if (inputs instanceof Uint8Array || inputs instanceof ArrayBuffer) {
@@ -126,7 +139,12 @@ export class CuzkClient {
         throw new TypeError("metadata: an object of strings, numbers, booleans or nulls");
       headers["Cuzk-Metadata"] = JSON.stringify(metadata);
     }
-    return this.#json("POST", `/v1/circuits/${seg(circuit)}/proofs`, { query: { priority, wait }, body, headers, wait });
+    return this.#json("POST", `/v1/circuits/${seg(circuit)}/proofs`, {
+      query: { priority, wait, callback_url: callbackUrl },
+      body,
+      headers,
+      wait,
+    });
   }
 
   /** The job (GET /v1/jobs/{id}); wait 0-600 s answers once it is decided or the time is up. */
@@ -205,8 +223,59 @@ export class CuzkClient {
   }
 
   /**
+   * The job's Server-Sent Events (GET /v1/jobs/{id}/events) as an async iterator of
+   * {id, event, data}: a "part" event each time a partition is seen in another state
+   * (data {k, state, reason?}), the "job" event (its end) last, after which it ends; id is
+   * the event's own id: line, else null. A stream that drops (cut, or silent past
+   * timeoutMs plus the server's 15 s keep-alive) is opened again with Last-Event-ID: the
+   * last id seen, else lastEventId. maxRetries drops in a row with no event between them
+   * (500 ms apart, doubling, at most maxRetryWaitMs) throw CuzkTransportError.
+   * lastEventId "end" (the job event was seen) yields nothing. Leaving the loop early
+   * closes the stream.
+   */
+  async *events(id, { lastEventId } = {}) {
+    const path = `/v1/jobs/${seg(id)}/events`;
+    const idleMs = this.timeoutMs + 15_000;
+    let last = lastEventId ?? null;
+    for (let drops = 0; ; ) {
+      const abort = new AbortController();
+      let idle;
+      const rearm = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => abort.abort(new Error(`nothing came in ${idleMs} ms`)), idleMs);
+      };
+      let why;
+      try {
+        rearm();
+        const headers = { Accept: "text/event-stream" };
+        if (last !== null) headers["Last-Event-ID"] = last;
+        const r = await this.#request("GET", path, { headers, signal: abort.signal });
+        if (r.status === 204) return; // the server knows the end was seen
+        for await (const ev of sseEvents(r.body, rearm)) {
+          drops = 0;
+          if (ev.id !== null) last = ev.id;
+          yield ev;
+          if (ev.event === "job") return;
+        }
+        why = "the stream ended before the job event";
+      } catch (e) {
+        // An error answer or data that is no JSON stands; a cut or silent stream is a drop.
+        if (e instanceof CuzkError && !(e instanceof CuzkTransportError)) throw e;
+        why = e.cause?.message ?? e.message;
+      } finally {
+        clearTimeout(idle);
+        abort.abort();
+      }
+      drops++;
+      if (drops > this.maxRetries) throw new CuzkTransportError(`GET ${this.baseUrl}${path}: ${why} (${drops} drops in a row)`);
+      await sleep(Math.min(500 * 2 ** (drops - 1), this.maxRetryWaitMs));
+    }
+  }
+
+  /**
    * Submit and resolve to every partition's entry once the job is decided: from the
    * POST's answer when the job ends within wait (default 60 s), else by waitJob and proofs.
+   * Options: submit's (priority, idempotencyKey, metadata, callbackUrl, wait).
    */
   async prove(circuit, inputs, options = {}) {
     const r = await this.submit(circuit, inputs, { wait: 60, ...options });
@@ -225,8 +294,9 @@ export class CuzkClient {
     }
   }
 
-  // One request, sent again on 429/503 as the class says; an error answer throws.
-  async #request(method, path, { query, body, headers, wait } = {}) {
+  // One request, sent again on 429/503 as the class says; an error answer throws. A
+  // signal of the caller's replaces the timeout (a stream is read long after its answer).
+  async #request(method, path, { query, body, headers, wait, signal } = {}) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) q.set(k, String(v));
     const qs = q.toString();
@@ -237,7 +307,7 @@ export class CuzkClient {
     for (let attempt = 0; ; ) {
       let r;
       try {
-        r = await this.fetch(url, { method, headers: h, body, signal: AbortSignal.timeout(timeoutMs) });
+        r = await this.fetch(url, { method, headers: h, body, signal: signal ?? AbortSignal.timeout(timeoutMs) });
       } catch (e) {
         throw new CuzkTransportError(`${method} ${url}: ${e.cause?.message ?? e.message}`, { cause: e });
       }
@@ -250,6 +320,94 @@ export class CuzkClient {
       await sleep(delayMs);
     }
   }
+}
+
+// The events of a text/event-stream body as the SSE standard reads them (comments and
+// keep-alives skipped, data: lines joined), each one's data parsed as JSON; onChunk is
+// called as each piece arrives.
+async function* sseEvents(body, onChunk) {
+  const decoder = new TextDecoder();
+  let buf = "";
+  let kind = "message";
+  let data = [];
+  let id = null;
+  for await (const chunk of body) {
+    onChunk();
+    buf += decoder.decode(chunk, { stream: true });
+    for (let nl; (nl = buf.indexOf("\n")) >= 0; ) {
+      const line = buf.slice(0, nl).replace(/\r$/, "");
+      buf = buf.slice(nl + 1);
+      if (line === "") {
+        // a blank line ends the event
+        if (data.length) {
+          const text = data.join("\n");
+          let doc;
+          try {
+            doc = JSON.parse(text);
+          } catch (e) {
+            throw new CuzkError(`event ${kind}: its data is no JSON (${e.message}): ${text.slice(0, 200)}`);
+          }
+          yield { id, event: kind, data: doc };
+        }
+        kind = "message";
+        data = [];
+        id = null;
+        continue;
+      }
+      if (line.startsWith(":")) continue; // a comment: the server's keep-alive
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") kind = value;
+      else if (field === "data") data.push(value);
+      else if (field === "id" && !value.includes("\0")) id = value;
+    }
+  }
+}
+
+/**
+ * Check a callback of cuzk-api and return its body, parsed. secret: the tenant's callback
+ * secret as cuzk token --callback-hosts printed it; signatureHeader: the request's
+ * Cuzk-Signature (t=UNIX,v1=HEX); body: the raw body as received (a string, Buffer or
+ * Uint8Array; parsed and stringified again it would not check). v1 must be HMAC-SHA256 of
+ * t, a dot and the body, keyed with the secret (compared in constant time), and t within
+ * tolerance seconds (300) of now (unix seconds, default this clock), which refuses a
+ * replay. Else it throws CuzkSignatureError.
+ */
+export function verifyCallback(secret, signatureHeader, body, { tolerance = 300, now } = {}) {
+  const raw = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer ?? body, body.byteOffset ?? 0, body.byteLength);
+  const stamps = [];
+  const macs = [];
+  for (const item of String(signatureHeader ?? "").split(",")) {
+    const eq = item.indexOf("=");
+    if (eq < 0) continue;
+    const name = item.slice(0, eq).trim();
+    if (name === "t") stamps.push(item.slice(eq + 1));
+    else if (name === "v1") macs.push(item.slice(eq + 1));
+  }
+  if (stamps.length !== 1 || !/^\d+$/.test(stamps[0]) || !macs.length)
+    throw new CuzkSignatureError(`Cuzk-Signature ${JSON.stringify(signatureHeader)}: expected t=UNIX,v1=HEX`);
+  const want = createHmac("sha256", secret).update(`${stamps[0]}.`).update(raw).digest("hex");
+  // Every v1 is compared (a sender may list several while its secret changes), each in
+  // constant time; a length differing says nothing of the secret.
+  let matched = false;
+  for (const m of macs) {
+    const got = Buffer.from(m);
+    if (got.length === want.length && timingSafeEqual(got, Buffer.from(want))) matched = true;
+  }
+  if (!matched) throw new CuzkSignatureError("Cuzk-Signature: no v1 matches the body under this secret");
+  const age = (now ?? Date.now() / 1000) - Number(stamps[0]);
+  if (Math.abs(age) > tolerance)
+    throw new CuzkSignatureError(`Cuzk-Signature: t is ${age >= 0 ? "+" : ""}${Math.round(age)} s from now, beyond the tolerance of ${tolerance} s`);
+  let doc;
+  try {
+    doc = JSON.parse(raw.toString("utf8"));
+  } catch (e) {
+    throw new CuzkSignatureError(`the callback's body is no JSON (${e.message})`);
+  }
+  if (doc === null || typeof doc !== "object" || Array.isArray(doc)) throw new CuzkSignatureError("the callback's body is no JSON object");
+  return doc;
 }
 
 function retryAfterOf(r) {

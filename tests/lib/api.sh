@@ -67,19 +67,38 @@ api_start() { # http|https CIRCUIT-LINE [cuzkd options]
 # 127.0.0.1:$rport (chosen first: the tenant's callback-hosts name it), its requests in
 # $tmp/recv.log, stopped when the test exits; returns once it listens
 recv_start() {
-  local _
   : >"$tmp/recv.log"
   # shellcheck disable=SC2154 # rport: the caller sets it before the tenant's token
   python3 "$ROOT/tests/lib/callback_receiver.py" "$rport" "$1" "$tmp/recv.log" "$tmp/hold" >"$tmp/recv.out" 2>&1 &
   recv_pid=$!
   daemon_on_exit="kill $recv_pid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
+  wait_listening "$rport" "$recv_pid" "the callback receiver" "$tmp/recv.out"
+}
+# proxy_start: tests/lib/sse_cut_proxy.py on a free port to the API's (api_start's
+# $port): proxy_base its address, its requests in $tmp/proxy.log; stopped when the test
+# exits; returns once it listens
+proxy_start() {
+  local pport
+  pport="$(free_port)"
+  : >"$tmp/proxy.log"
+  python3 "$ROOT/tests/lib/sse_cut_proxy.py" "$pport" "$port" "$tmp/proxy.log" >"$tmp/proxy.out" 2>&1 &
+  proxy_pid=$!
+  daemon_on_exit="kill $proxy_pid 2>/dev/null || true${daemon_on_exit:+; $daemon_on_exit}"
+  # shellcheck disable=SC2034 # proxy_base: the test's, for its client
+  proxy_base="http://127.0.0.1:$pport"
+  wait_listening "$pport" "$proxy_pid" "the stream-cutting proxy" "$tmp/proxy.out"
+}
+# wait_listening PORT PID WHAT OUTPUT: until 127.0.0.1:PORT accepts (30 s; a liveness
+# bound) while process PID lives, else fail naming WHAT with its OUTPUT file
+wait_listening() {
+  local _
   for _ in $(seq 1 300); do
-    python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$rport" \
+    python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$1" \
       2>/dev/null && return 0
-    kill -0 "$recv_pid" 2>/dev/null || break
+    kill -0 "$2" 2>/dev/null || break
     sleep 0.1
   done
-  fail "the callback receiver did not listen on $rport: $(cat "$tmp/recv.out")"
+  fail "$3 did not listen on $1: $(cat "$4")"
 }
 # recv_count PATH STATUS: the receiver's requests to PATH answered STATUS
 recv_count() { python3 -c 'import json, sys
@@ -126,6 +145,19 @@ http() { # NAME TOKEN METHOD PATH [curl args]
     ${CURL_TLS[@]+"${CURL_TLS[@]}"} "${auth[@]}" "$@" "$api_base$path")" || st="000"
   echo "$method ${path%%\?*} $st $name" >>"$tmp/http/index"
   echo "$st"
+}
+
+# Ask again, every 0.1 s and at most TRIES times (a liveness bound), until the answer's
+# status is STATUS; the answer stays in NAME's files for the expect that follows, which
+# judges it (so this never fails itself).
+http_until() { # TRIES STATUS NAME TOKEN METHOD PATH [curl args]
+  local tries="$1" want="$2" _
+  shift 2
+  for _ in $(seq 1 "$tries"); do
+    [ "$(http "$@")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  return 0
 }
 
 jfield() { node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($2)" "$tmp/http/$1.body"; }

@@ -1,7 +1,8 @@
 # tests/lib/callback_receiver.py PORT SECRET-FILE LOG HOLD-FILE: a receiver of cuzk-api's
 # callbacks for the tests (tests/lib/api.sh, recv_start). Each request is one JSON line
 # in LOG: path, the answer given, whether the Cuzk-Signature (HMAC-SHA256 of "t.body"
-# with the tenant's callback secret) checks, the body. /fail2/*: 500 to the first two
+# with the tenant's callback secret) checks, the body parsed; then the Cuzk-Signature
+# header and the raw body as sent (for an SDK's verify_callback). /fail2/*: 500 to the first two
 # requests of that path; /hold/*: 500 while HOLD-FILE exists; else 200.
 import hashlib, hmac, json, os, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -23,7 +24,9 @@ class H(BaseHTTPRequestHandler):
         with open(log, "a") as f:
             f.write(json.dumps({"path": self.path, "status": status,
                                 "sig_ok": hmac.compare_digest(want, sig.get("v1", "")),
-                                "body": json.loads(body)}) + "\n")
+                                "body": json.loads(body),
+                                "signature": self.headers.get("Cuzk-Signature"),
+                                "raw": body.decode()}) + "\n")
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()

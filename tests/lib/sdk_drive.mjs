@@ -1,12 +1,12 @@
 // The JS SDK's run of tests/scripts/sdk_js.sh, against a real cuzk-api: the same steps
 // as tests/lib/sdk_drive.py (its header says what is written where).
-// usage: node sdk_drive.mjs SDK-INDEX.js BASE TOKEN TOKEN_ONE WTNS OUTDIR
+// usage: node sdk_drive.mjs SDK-INDEX.js BASE TOKEN TOKEN_ONE WTNS OUTDIR RECV_URL RECV_LOG SECRET PROXY PROXY_LOG
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [sdkPath, base, token, tokenOne, wtnsPath, out] = process.argv.slice(2);
-const { CuzkClient, CuzkApiError } = await import(pathToFileURL(path.resolve(sdkPath)).href);
+const [sdkPath, base, token, tokenOne, wtnsPath, out, recvUrl, recvLog, secretFile, proxy, proxyLog] = process.argv.slice(2);
+const { CuzkClient, CuzkApiError, CuzkSignatureError, verifyCallback } = await import(pathToFileURL(path.resolve(sdkPath)).href);
 
 function check(cond, what) {
   if (!cond) {
@@ -134,3 +134,78 @@ e = await rejection(new CuzkClient({ baseUrl: base, token: tokenOne, maxRetries:
 check(e.status === 429 && e.code === "quota" && e.retryAfter === 10, `maxRetries 0: ${JSON.stringify(e.problem)}`);
 await one.cancel(big.job);
 console.log("ok: maxRetries 0 -> CuzkApiError 429 quota, retryAfter 10");
+
+// ---- pushed completions ----------------------------------------------------------------
+// A job with a callback, followed by its events to its end through the proxy that cuts
+// the first stream after its first event: the iterator opens it again from that event's id.
+r = await c.submit("mul", INPUT, { callbackUrl: `${recvUrl}/sdk/events` });
+const evs = [];
+for await (const ev of new CuzkClient({ baseUrl: proxy, token }).events(r.job)) evs.push(ev);
+const kinds = evs.map((x) => x.event);
+const evText = JSON.stringify(evs);
+check(kinds.at(-1) === "job" && evs.at(-1).data.state === "done" && evs.at(-1).id === "end", `events: ${evText}`);
+check(kinds.length > 1 && kinds.slice(0, -1).every((k) => k === "part"), `events: ${evText}`);
+check(JSON.stringify(evs.at(-2).data) === JSON.stringify({ k: 0, state: "done" }), `events: ${evText}`);
+const streams = fs.readFileSync(proxyLog, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+check(streams.length === 2 && streams[0].cut && streams[0].last_event_id === null, `the proxy's log: ${JSON.stringify(streams)}`);
+check(evs[0].id !== null && streams[1].last_event_id === evs[0].id, `resumed from ${JSON.stringify(streams[1])}, first event ${JSON.stringify(evs[0])}`);
+save("events", (await c.proofs(r.job))[0]);
+const eventsJob = r.job;
+// Resumed by the caller: after the end, nothing; from a progress, the states again and the end.
+const collect = async (it) => {
+  const a = [];
+  for await (const x of it) a.push(x);
+  return a;
+};
+check((await collect(c.events(eventsJob, { lastEventId: "end" }))).length === 0, "events({lastEventId: 'end'})");
+const fromOne = await collect(c.events(eventsJob, { lastEventId: "1" }));
+check(JSON.stringify(fromOne.map((x) => x.event)) === '["part","job"]', `events({lastEventId: '1'}): ${JSON.stringify(fromOne)}`);
+console.log(
+  `ok: events(job ${eventsJob}): ${evs.length} events to the job event; the cut stream resumed with Last-Event-ID ${streams[1].last_event_id}; lastEventId 'end' -> none, '1' -> ${fromOne.length}`,
+);
+
+// The one-call prove with a callback.
+const p = await c.prove("mul", { x: "5", k: "99" }, { wait: 300, callbackUrl: `${recvUrl}/sdk/prove` });
+save("prove-cb", p[0]);
+const proveJob = (await c.list({ limit: 1 }).next()).value.jobs[0].job;
+
+// Both callbacks, as the receiver got them, pass verifyCallback; an altered byte of the
+// body, an altered timestamp, a stale one or another secret do not.
+const secret = fs.readFileSync(secretFile, "utf8").trim();
+const deadline = Date.now() + 120_000; // a liveness bound
+let got;
+for (;;) {
+  got = {};
+  for (const l of fs.readFileSync(recvLog, "utf8").split("\n").filter(Boolean)) {
+    const d = JSON.parse(l);
+    if (d.status === 200) got[d.path] = d;
+  }
+  if (got["/sdk/events"] && got["/sdk/prove"]) break;
+  check(Date.now() < deadline, `the callbacks within 120 s: ${JSON.stringify(got)}`);
+  await new Promise((res) => setTimeout(res, 100));
+}
+for (const [where, job] of [["/sdk/events", eventsJob], ["/sdk/prove", proveJob]]) {
+  const d = got[where];
+  const doc = verifyCallback(secret, d.signature, Buffer.from(d.raw));
+  check(doc.type === "job.ended" && doc.job === job && doc.state === "done", `callback ${where}: ${JSON.stringify(doc)}`);
+  const t = Number(d.signature.split(",")[0].slice(2));
+  const i = d.raw.indexOf('"done"'); // one byte of the body altered: "done" -> "dona"
+  for (const [what, args] of [
+    ["a byte of the body", [secret, d.signature, d.raw.slice(0, i + 4) + "a" + d.raw.slice(i + 5)]],
+    ["the timestamp", [secret, d.signature.replace(`t=${t},`, `t=${t + 1},`), d.raw]],
+    ["a stale timestamp", [secret, d.signature, d.raw, { now: t + 301 }]],
+    ["another secret", ["0".repeat(64), d.signature, d.raw]],
+  ]) {
+    let refused = false;
+    try {
+      verifyCallback(...args);
+    } catch (e) {
+      check(e instanceof CuzkSignatureError, `${what}: ${e}`);
+      refused = true;
+    }
+    check(refused, `verifyCallback accepted ${what} altered`);
+  }
+}
+console.log(
+  `ok: callbacks of jobs ${eventsJob} (submit) and ${proveJob} (prove) pass verifyCallback; an altered body byte, timestamp, a stale t or another secret throw CuzkSignatureError`,
+);

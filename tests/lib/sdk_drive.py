@@ -1,7 +1,10 @@
 """The Python SDK's run of tests/scripts/sdk_python.sh, against a real cuzk-api.
 
-usage: sdk_drive.py BASE TOKEN TOKEN_ONE WTNS OUTDIR
-  TOKEN: a tenant without limits; TOKEN_ONE: a tenant of MAX-RUNNING-JOBS 1. Every proof
+usage: sdk_drive.py BASE TOKEN TOKEN_ONE WTNS OUTDIR RECV_URL RECV_LOG SECRET PROXY PROXY_LOG
+  TOKEN: a tenant without limits, called back at RECV_URL (tests/lib/callback_receiver.py,
+  its requests in RECV_LOG; SECRET the file of its callback secret); TOKEN_ONE: a tenant
+  of MAX-RUNNING-JOBS 1; PROXY: the API's address through tests/lib/sse_cut_proxy.py,
+  which cuts the first event stream after its first event (its requests in PROXY_LOG). Every proof
   the SDK fetches goes to OUTDIR/NAME.proof.json and .public.json for snarkjs; the
   vkey's bytes to OUTDIR/vkey.json; partition 0's calldata of job "obj" to
   OUTDIR/obj.calldata, that job's id to OUTDIR/obj.job. Prints "ok: ..." per step; any
@@ -13,9 +16,9 @@ import sys
 import time
 
 import cuzk_client
-from cuzk_client import ApiError, Client
+from cuzk_client import ApiError, Client, SignatureError, verify_callback
 
-base, token, token_one, wtns_path, out = sys.argv[1:6]
+base, token, token_one, wtns_path, out, recv_url, recv_log, secret_file, proxy, proxy_log = sys.argv[1:11]
 # The package under test is the one pip installed, never the tree's copy.
 assert "site-packages" in cuzk_client.__file__, f"cuzk_client imported from {cuzk_client.__file__}"
 
@@ -143,3 +146,62 @@ except ApiError as e:
     check((e.status, e.code, e.retry_after) == (429, "quota", 10.0), f"max_retries=0: {e.problem}")
 one.cancel(big["job"])
 print("ok: max_retries=0 -> ApiError 429 quota, retry_after 10")
+
+# ---- pushed completions ----------------------------------------------------------------
+# A job with a callback, followed by its events to its end through the proxy that cuts
+# the first stream after its first event: the iterator opens it again from that event's id.
+r = c.submit("mul", INPUT, callback_url=f"{recv_url}/sdk/events")
+evs = list(Client(proxy, token).events(r["job"]))
+kinds = [e["event"] for e in evs]
+check(kinds[-1] == "job" and evs[-1]["data"]["state"] == "done" and evs[-1]["id"] == "end", f"events: {evs}")
+check(kinds[:-1] and set(kinds[:-1]) == {"part"} and evs[-2]["data"] == {"k": 0, "state": "done"}, f"events: {evs}")
+with open(proxy_log) as f:
+    streams = [json.loads(line) for line in f]
+check(len(streams) == 2 and streams[0]["cut"] and streams[0]["last_event_id"] is None, f"the proxy's log: {streams}")
+check(evs[0]["id"] is not None and streams[1]["last_event_id"] == evs[0]["id"], f"resumed from {streams[1]}, first event {evs[0]}")
+proofs = c.proofs(r["job"])
+save("events", proofs[0])
+events_job = r["job"]
+# Resumed by the caller: after the end, nothing; from a progress, the states again and the end.
+check(list(c.events(events_job, last_event_id="end")) == [], "events(last_event_id='end')")
+from_one = list(c.events(events_job, last_event_id="1"))
+check([e["event"] for e in from_one] == ["part", "job"], f"events(last_event_id='1'): {from_one}")
+print(f"ok: events(job {events_job}): {len(evs)} events to the job event; the cut stream resumed with "
+      f"Last-Event-ID {streams[1]['last_event_id']}; last_event_id 'end' -> none, '1' -> {len(from_one)}")
+
+# The one-call prove with a callback.
+p = c.prove("mul", {"x": "5", "k": "99"}, wait=300, callback_url=f"{recv_url}/sdk/prove")
+save("prove-cb", p[0])
+prove_job = next(c.list(limit=1))["jobs"][0]["job"]  # the tenant's newest
+
+# Both callbacks, as the receiver got them, pass verify_callback; an altered byte of
+# the body, an altered timestamp or a stale one do not.
+with open(secret_file) as f:
+    secret = f.read().strip()
+deadline = time.monotonic() + 120  # a liveness bound
+while True:
+    with open(recv_log) as f:
+        got = {d["path"]: d for d in map(json.loads, f) if d["status"] == 200}
+    if "/sdk/events" in got and "/sdk/prove" in got:
+        break
+    check(time.monotonic() < deadline, f"the callbacks within 120 s: {got}")
+    time.sleep(0.1)
+for path, job in (("/sdk/events", events_job), ("/sdk/prove", prove_job)):
+    d = got[path]
+    doc = verify_callback(secret, d["signature"], d["raw"].encode())
+    check(doc["type"] == "job.ended" and doc["job"] == job and doc["state"] == "done", f"callback {path}: {doc}")
+    t = int(d["signature"].split(",")[0][2:])
+    raw = d["raw"].encode()
+    i = raw.index(b'"done"')  # one byte of the body altered: "done" -> "dona"
+    for what, args, kw in (
+            ("a byte of the body", (d["signature"], raw[:i + 4] + b"a" + raw[i + 5:]), {}),
+            ("the timestamp", (d["signature"].replace(f"t={t},", f"t={t + 1},"), raw), {}),
+            ("a stale timestamp", (d["signature"], raw), {"now": t + 301}),
+            ("another secret", (d["signature"], raw), {"secret": "0" * 64})):
+        try:
+            verify_callback(kw.pop("secret", secret), *args, **kw)
+            check(False, f"verify_callback accepted {what} altered")
+        except SignatureError:
+            pass
+print(f"ok: callbacks of jobs {events_job} (submit) and {prove_job} (prove) pass verify_callback; "
+      "an altered body byte, timestamp, a stale t or another secret raise SignatureError")

@@ -6,10 +6,14 @@
 # - tests/lib/sdk_drive.mjs through the tree's clients/js/index.js: the same steps as
 #   sdk_python.sh's (submit of an object, an array, a .wtns; waitJob; proofs over pages;
 #   vkey; calldata; metadata; list over pages; errors as CuzkApiError; a 429 retried after its Retry-After while
-#   the hook cancels the job in the way; maxRetries 0 throws it);
+#   the hook cancels the job in the way; maxRetries 0 throws it; pushed completions:
+#   events() of a job to its end through tests/lib/sse_cut_proxy.py, which cuts the
+#   first stream, resumed with Last-Event-ID; a callbackUrl on submit and on prove, each
+#   callback the receiver (tests/lib/callback_receiver.py) got passing verifyCallback,
+#   refused with a byte of the body, the timestamp or the secret altered, or t stale);
 # - every proof it fetched verified by snarkjs; the vkey and calldata it got byte-equal
 #   to what the API serves to curl.
-# shellcheck disable=SC2154 # tok_sdk, tok_one: set by api_tokens (api.sh, printf -v)
+# shellcheck disable=SC2154 # tok_sdk, tok_one: set by api_tokens (api.sh, printf -v); proxy_base: proxy_start's
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -35,17 +39,22 @@ tar -xzf "$tmp/pack"/cuzk-client-*.tgz -C "$tmp/pack"
   fail "npm pack's files: $(cd "$tmp/pack/package" && find . -type f | sort | tr '\n' ' ')"
 got="$(node --input-type=module -e "const m = await import('$tmp/pack/package/index.js');
   console.log(Object.keys(m).sort().join(' '))")"
-[ "$got" = "CuzkApiError CuzkClient CuzkError CuzkJobTimeout CuzkTransportError" ] || fail "the packed module's exports: $got"
-echo "ok: npm pack -> $(basename "$tmp/pack"/cuzk-client-*.tgz): index.js, index.d.ts, README.md, package.json; imports with its 5 exports"
+[ "$got" = "CuzkApiError CuzkClient CuzkError CuzkJobTimeout CuzkSignatureError CuzkTransportError verifyCallback" ] ||
+  fail "the packed module's exports: $got"
+echo "ok: npm pack -> $(basename "$tmp/pack"/cuzk-client-*.tgz): index.js, index.d.ts, README.md, package.json; imports with its 7 exports"
 
 api_init
-api_tokens sdk
+rport="$(free_port)"
+api_tokens_callback sdk "http://127.0.0.1:$rport"
+recv_start "$tmp/sdk.secret"
 api_tokens one - 1 # one job at a time: the second is 429 quota
 api_start http ""
+proxy_start
 mkdir -p "$tmp/out"
 (cd "$tmp" && node "$ROOT/tests/lib/sdk_drive.mjs" "$ROOT/clients/js/index.js" "$api_base" "$tok_sdk" "$tok_one" \
-  "$FX/witness.wtns" "$tmp/out") || fail "the JS SDK's run (above)"
+  "$FX/witness.wtns" "$tmp/out" "http://127.0.0.1:$rport" "$tmp/recv.log" "$tmp/sdk.secret" \
+  "$proxy_base" "$tmp/proxy.log") || fail "the JS SDK's run (above)"
 
-sdk_outputs 6 "$tok_sdk"
+sdk_outputs 8 "$tok_sdk"
 daemon_shutdown_clean
 echo "PASS: sdk_js ($n proofs verified by snarkjs)"

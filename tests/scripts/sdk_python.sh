@@ -10,9 +10,14 @@
 #   with its filters; errors as ApiError with the problem's members;
 #   a 429 (a tenant of MAX-RUNNING-JOBS 1) retried after its Retry-After while the hook
 #   cancels the job in the way; max_retries=0 raises it;
+#   pushed completions: events() of a job to its end through tests/lib/sse_cut_proxy.py,
+#   which cuts the first stream after its first event, resumed with Last-Event-ID (and
+#   by the caller's last_event_id); a callback_url on submit and on prove, each callback
+#   the receiver (tests/lib/callback_receiver.py) got passing verify_callback, refused
+#   with a byte of the body, the timestamp or the secret altered, or t stale;
 # - every proof it fetched verified by snarkjs; the vkey and calldata it got byte-equal
 #   to what the API serves to curl.
-# shellcheck disable=SC2154 # tok_sdk, tok_one: set by api_tokens (api.sh, printf -v)
+# shellcheck disable=SC2154 # tok_sdk, tok_one: set by api_tokens (api.sh, printf -v); proxy_base: proxy_start's
 set -euo pipefail
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/daemon.sh"
 . "$ROOT/tests/lib/wgen.sh"
@@ -33,9 +38,12 @@ done
   exit 77
 }
 api_init
-api_tokens sdk
+rport="$(free_port)"
+api_tokens_callback sdk "http://127.0.0.1:$rport"
+recv_start "$tmp/sdk.secret"
 api_tokens one - 1 # one job at a time: the second is 429 quota
 api_start http ""
+proxy_start
 
 "$py" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1 || fail "python3 -m venv: $(tail -3 "$tmp/venv.log")"
 # From a copy: pip builds in the source folder and leaves build/ and *.egg-info there.
@@ -46,8 +54,9 @@ echo "ok: pip install clients/python into a venv, offline ($(grep -o 'Successful
 
 mkdir -p "$tmp/out"
 (cd "$tmp" && "$tmp/venv/bin/python" "$ROOT/tests/lib/sdk_drive.py" "$api_base" "$tok_sdk" "$tok_one" \
-  "$FX/witness.wtns" "$tmp/out") || fail "the Python SDK's run (above)"
+  "$FX/witness.wtns" "$tmp/out" "http://127.0.0.1:$rport" "$tmp/recv.log" "$tmp/sdk.secret" \
+  "$proxy_base" "$tmp/proxy.log") || fail "the Python SDK's run (above)"
 
-sdk_outputs 6 "$tok_sdk"
+sdk_outputs 8 "$tok_sdk"
 daemon_shutdown_clean
 echo "PASS: sdk_python ($n proofs verified by snarkjs)"

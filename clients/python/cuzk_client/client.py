@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import email.utils
+import hashlib
+import hmac
 import http.client
 import json
 import math
@@ -13,9 +15,9 @@ import urllib.parse
 from typing import (Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Sequence, Tuple,
                     TypedDict, Union, overload)
 
-from .errors import ApiError, CuzkError, JobTimeout, TransportError
+from .errors import ApiError, CuzkError, JobTimeout, SignatureError, TransportError
 
-__all__ = ["Client", "Inputs", "Metadata", "RetryHook"]
+__all__ = ["Client", "Event", "Inputs", "Metadata", "RetryHook", "verify_callback"]
 
 #: One input.json object (one partition), a sequence of them (one job, a partition
 #: each, in order) or the bytes of a ``.wtns`` (one partition).
@@ -77,6 +79,17 @@ class Proof(TypedDict, total=False):
     reason: str
 
 
+class Event(TypedDict):
+    """One Server-Sent Event of ``events()``: ``event`` is ``part`` (``data``:
+    ``{"k","state","reason"?}``) or ``job`` (the job's end, the last: ``{"job","state",
+    "partitions","done","failed"}``); ``id`` the event's own ``id:`` (the last of a
+    batch carries the job's progress, the job event ``end``), else None."""
+
+    id: Optional[str]
+    event: str
+    data: Dict[str, Any]
+
+
 class JobPage(TypedDict, total=False):
     """A page of ``list()``: ``jobs`` (each like ``Job`` without ``parts``) and,
     when more follow, ``next_cursor`` and ``next``."""
@@ -131,7 +144,7 @@ class Client:
 
     def submit(self, circuit: str, inputs: Inputs, *, priority: Optional[int] = None,
                idempotency_key: Optional[str] = None, metadata: Optional[Metadata] = None,
-               wait: Optional[int] = None) -> Submitted:
+               wait: Optional[int] = None, callback_url: Optional[str] = None) -> Submitted:
         """Submit a job of circuit ``circuit`` (``POST /v1/circuits/{name}/proofs``).
 
         ``inputs``: an input.json object (a dict), a list of them (a partition each, in
@@ -140,7 +153,9 @@ class Client:
         job again (``existing`` true); ``metadata``: up to 16 values (strings, numbers,
         bools, None) kept with the job and listed with it (the ``Cuzk-Metadata``
         header); ``wait`` 0-600 s: the answer holds the proofs (``proofs``) when the job
-        ends within it.
+        ends within it; ``callback_url``: the job's end is POSTed there, signed with the
+        tenant's callback secret (``verify_callback`` checks it), to a host the tenant's
+        ``callback-hosts`` names.
         """
         headers: Dict[str, str] = {}
         if isinstance(inputs, (bytes, bytearray, memoryview)):
@@ -160,7 +175,7 @@ class Client:
             if not isinstance(metadata, Mapping):
                 raise TypeError(f"metadata: a dict, not {type(metadata).__name__}")
             headers["Cuzk-Metadata"] = json.dumps(dict(metadata), separators=(",", ":"))
-        query = {"priority": priority, "wait": wait}
+        query = {"priority": priority, "wait": wait, "callback_url": callback_url}
         return self._json("POST", f"/v1/circuits/{_seg(circuit)}/proofs", query=query, body=body,
                           headers=headers, wait=wait)
 
@@ -246,10 +261,56 @@ class Client:
         ``cancelled`` is false for a job that had ended before."""
         return self._json("DELETE", f"/v1/jobs/{_seg(job_id)}")
 
+    def events(self, job_id: Union[int, str], *, last_event_id: Optional[str] = None) -> Iterator[Event]:
+        """The job's Server-Sent Events (``GET /v1/jobs/{id}/events``), parsed: a ``part``
+        event each time a partition is seen in another state, the ``job`` event (its end)
+        last, after which the iterator ends.
+
+        A stream that drops (cut, or silent past ``timeout`` plus the server's 15 s
+        keep-alive) is opened again with ``Last-Event-ID``: the last ``id`` seen, else
+        ``last_event_id``; the events that follow say each partition's state again where
+        the job moved on. ``max_retries`` drops in a row with no event between them
+        (0.5 s apart, doubling, at most ``max_retry_wait``) raise ``TransportError``.
+        ``last_event_id="end"`` (the job event was seen) yields nothing. Each stream has
+        a connection of its own, closed when the iterator ends or is closed.
+        """
+        path = f"/v1/jobs/{_seg(job_id)}/events"
+        last = last_event_id
+        drops = 0
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if last is not None:
+                headers["Last-Event-ID"] = last
+            stream = None
+            try:
+                conn, stream = self._open_stream(path, headers)
+                if stream.status == 204:  # the server knows the end was seen
+                    return
+                for ev in _sse_events(stream):
+                    drops = 0
+                    if ev["id"] is not None:
+                        last = ev["id"]
+                    yield ev
+                    if ev["event"] == "job":
+                        return
+                why = "the stream ended before the job event"
+            except TransportError as e:
+                why = str(e)
+            except (OSError, http.client.HTTPException) as e:
+                why = f"{e or type(e).__name__}"
+            finally:
+                if stream is not None:
+                    conn.close()
+            drops += 1
+            if drops > self.max_retries:
+                raise TransportError(f"GET {self.base_url}{self._prefix}{path}: {why} ({drops} drops in a row)")
+            time.sleep(min(0.5 * 2 ** (drops - 1), self.max_retry_wait))
+
     def prove(self, circuit: str, inputs: Inputs, *, wait: int = 60, **submit_args: Any) -> List[Proof]:
         """Submit and return every partition's entry once the job is decided: the proofs
         come in the POST's answer when the job ends within ``wait``, else by
-        ``wait_job`` and ``proofs``."""
+        ``wait_job`` and ``proofs``. ``submit_args``: ``submit``'s (``priority``,
+        ``idempotency_key``, ``metadata``, ``callback_url``)."""
         r = self.submit(circuit, inputs, wait=wait, **submit_args)
         if r.get("state") in _DECIDED and r.get("offset", 0) == 0 and len(r.get("proofs", [])) == r.get("partitions"):
             return list(r["proofs"])
@@ -306,15 +367,48 @@ class Client:
             status, hdrs, data = self._send(method, target, body, h, read_timeout)
             if status < 400:
                 return status, hdrs, data
-            err = _problem(status, hdrs, data)
-            if status not in (429, 503) or attempt >= self.max_retries:
-                raise err
             attempt += 1
-            delay = err.retry_after if err.retry_after is not None else 0.5 * 2 ** (attempt - 1)
-            delay = min(delay, self.max_retry_wait)
-            if self.on_retry is not None:
-                self.on_retry(attempt, delay, err)
-            time.sleep(delay)
+            self._retry_or_raise(attempt, _problem(status, hdrs, data))
+
+    def _retry_or_raise(self, attempt: int, err: ApiError) -> None:
+        """Sleep before try ``attempt`` (from 1) of a 429 or 503, as the class says; raise
+        ``err`` for any other error, or once the tries are spent."""
+        if err.status not in (429, 503) or attempt > self.max_retries:
+            raise err
+        delay = err.retry_after if err.retry_after is not None else 0.5 * 2 ** (attempt - 1)
+        delay = min(delay, self.max_retry_wait)
+        if self.on_retry is not None:
+            self.on_retry(attempt, delay, err)
+        time.sleep(delay)
+
+    def _open_stream(self, path: str, headers: Mapping[str, str]
+                     ) -> Tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """GET ``path`` on a connection of its own and return its answer unread (a 2xx):
+        an error answer is retried or raised as ``_request``'s are. Each read may wait
+        ``timeout`` plus the 15 s between the server's keep-alives."""
+        target = self._prefix + path
+        h = {"User-Agent": "cuzk-client-python/0.1", **headers}
+        if self.token:
+            h["Authorization"] = "Bearer " + self.token
+        attempt = 0
+        while True:
+            if self._https:
+                c: http.client.HTTPConnection = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=self.timeout + 15, context=self._ssl)
+            else:
+                c = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout + 15)
+            try:
+                c.request("GET", target, headers=h)
+                r = c.getresponse()
+                if r.status < 400:
+                    return c, r  # the caller reads the stream and closes c
+                status, hdrs, data = r.status, r.msg, r.read()
+            except (OSError, http.client.HTTPException) as e:
+                c.close()
+                raise TransportError(f"GET {self.base_url}{target}: {e or type(e).__name__}") from e
+            c.close()
+            attempt += 1
+            self._retry_or_raise(attempt, _problem(status, hdrs, data))
 
     def _send(self, method: str, target: str, body: Optional[bytes], headers: Mapping[str, str],
               read_timeout: float) -> Tuple[int, http.client.HTTPMessage, bytes]:
@@ -345,6 +439,76 @@ class Client:
 def _seg(v: Union[int, str]) -> str:
     """A path segment: a name or id quoted, never a slash let through."""
     return urllib.parse.quote(str(v), safe="")
+
+
+def _sse_events(stream: http.client.HTTPResponse) -> Iterator[Event]:
+    """The events of a text/event-stream as the SSE standard reads them (comments and
+    keep-alives skipped, ``data:`` lines joined), each one's data parsed as JSON; ends at
+    the stream's end."""
+    kind, data, ev_id = "message", [], None
+    while True:
+        raw = stream.readline()
+        if not raw:
+            return
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:  # a blank line ends the event
+            if data:
+                text = "\n".join(data)
+                try:
+                    doc = json.loads(text)
+                except ValueError as e:
+                    raise CuzkError(f"event {kind}: its data is no JSON ({e}): {text[:200]!r}") from None
+                yield {"id": ev_id, "event": kind, "data": doc}
+            kind, data, ev_id = "message", [], None
+            continue
+        if line.startswith(":"):  # a comment: the server's keep-alive
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            kind = value
+        elif field == "data":
+            data.append(value)
+        elif field == "id" and "\0" not in value:
+            ev_id = value
+
+
+def verify_callback(secret: Union[str, bytes], signature_header: str, body: Union[bytes, str], *,
+                    tolerance: float = 300, now: Optional[float] = None) -> Dict[str, Any]:
+    """Check a callback of cuzk-api and return its body, parsed.
+
+    ``secret``: the tenant's callback secret as ``cuzk token --callback-hosts`` printed
+    it; ``signature_header``: the request's ``Cuzk-Signature`` (``t=UNIX,v1=HEX``);
+    ``body``: the request's body, the raw bytes as received (parsed and dumped again it
+    would not check). ``v1`` must be HMAC-SHA256 of ``t``, a dot and the body, keyed
+    with the secret (compared in constant time), and ``t`` within ``tolerance`` seconds
+    of ``now`` (default: this clock), which refuses a replay. Else ``SignatureError``.
+    """
+    key = secret.encode() if isinstance(secret, str) else bytes(secret)
+    raw = body.encode() if isinstance(body, str) else bytes(body)
+    parts: Dict[str, List[str]] = {}
+    for item in (signature_header or "").split(","):
+        name, eq, value = item.strip().partition("=")
+        if eq:
+            parts.setdefault(name, []).append(value)
+    stamps, macs = parts.get("t", []), parts.get("v1", [])
+    if len(stamps) != 1 or not stamps[0].isdigit() or not macs:
+        raise SignatureError(f"Cuzk-Signature {signature_header!r}: expected t=UNIX,v1=HEX")
+    want = hmac.new(key, stamps[0].encode() + b"." + raw, hashlib.sha256).hexdigest()
+    # Every v1 is compared (a sender may list several while its secret changes); none may
+    # end the loop early on a near match.
+    if not sum(hmac.compare_digest(want.encode(), m.encode()) for m in macs):
+        raise SignatureError("Cuzk-Signature: no v1 matches the body under this secret")
+    age = (time.time() if now is None else now) - int(stamps[0])
+    if abs(age) > tolerance:
+        raise SignatureError(f"Cuzk-Signature: t is {age:+.0f} s from now, beyond the tolerance of {tolerance:g} s")
+    try:
+        doc = json.loads(raw)
+    except ValueError as e:
+        raise SignatureError(f"the callback's body is no JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise SignatureError("the callback's body is no JSON object")
+    return doc
 
 
 def _retry_after(hdrs: http.client.HTTPMessage) -> Optional[float]:

@@ -61,6 +61,11 @@ class ApiError(CuzkError):
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (problem members: {sorted(problem)})")
 
 
+class SignatureError(CuzkError):
+    """``verify_callback`` refused a callback: its ``Cuzk-Signature`` is malformed, does
+    not match the body under the secret, or its timestamp is beyond the tolerance."""
+
+
 class JobTimeout(CuzkError):
     """``wait_job`` ran out of time before the job was decided; ``job`` is its last state."""
 
