@@ -194,11 +194,14 @@ $(BUILD)/lib/libcuzk_cuda.a: $(CUDA_OBJS)
 # The CUPTI activity recorder, an injection library the driver loads by
 # CUDA_INJECTION64_PATH (zk/cuda/cupti_rec.c; docs/cuda.md): not linked into anything,
 # and libcupti is dlopen'ed at run time, so only the toolkit's headers are needed here.
+# base/clock.c (os_now_ns, nothing else of base/) is compiled in, position-independent
+# and hidden: base's archive is not built -fPIC, and the library exports only
+# InitializeInjection.
 CUPTI_LIB := $(BUILD)/lib/libcuzk_cupti.so
-$(CUPTI_LIB): zk/cuda/cupti_rec.c $(ARCH_STAMP)
+$(CUPTI_LIB): zk/cuda/cupti_rec.c base/clock.c base/os.h $(ARCH_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) -fPIC -shared -I$(CUDA_HOME)/include \
-	  -DCUZK_CUPTI_TOOLKIT_LIB='"$(CUDA_HOME)/lib64/libcupti.so"' -o $@ $< -ldl -pthread
+	$(CC) -I. $(CFLAGS_ALL) -fPIC -fvisibility=hidden -shared -I$(CUDA_HOME)/include \
+	  -DCUZK_CUPTI_TOOLKIT_LIB='"$(CUDA_HOME)/lib64/libcupti.so"' -o $@ $(filter %.c,$^) -ldl -pthread
 endif
 
 LINK_LIBS = -Wl,--start-group $(LIBS_BUILT) -Wl,--end-group

@@ -1,37 +1,17 @@
-/* os.c — the operating-system helpers every program shares (os.h). */
+/* os.c — the operating-system helpers every program shares (os.h); the clock is in
+ * clock.c. */
 #include "base/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/display.h"
-
-uint64_t os_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t os_cpu_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-struct timespec os_deadline_after_ms(uint64_t ms)
-{
-    uint64_t t = os_now_ns() + ms * 1000000ull;
-
-    return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
-}
 
 int os_mkdir_p(const char *dir, mode_t mode)
 {
@@ -87,4 +67,21 @@ DIR *os_dir_stream(int dfd)
         errno = e;
     }
     return d;
+}
+
+ssize_t os_recv_fd(int sock, void *buf, size_t len, int flags, int *fd)
+{
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = { buf, len };
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+    };
+    ssize_t k = recvmsg(sock, &m, flags | MSG_CMSG_CLOEXEC);
+
+    *fd = -1;
+    if (k < 0) return k;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return k;
 }

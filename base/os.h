@@ -1,7 +1,8 @@
-/* os.h — what cuzkd, the job store and the tools share of the operating system
- * (base/os.c): the monotonic clock, mkdir -p, the check that a directory may be trusted
- * with what lives in it (a socket, a pid file, the job store), reading a directory
- * held by a descriptor, and cuzkd's log line. */
+/* os.h — what cuzkd, the job store and the tools share of the operating system: the
+ * monotonic and CPU clocks (base/clock.c), and (base/os.c) mkdir -p, the check that a
+ * directory may be trusted with what lives in it (a socket, a pid file, the job store),
+ * reading a directory held by a descriptor, one message with its descriptor, and
+ * cuzkd's log line. */
 #ifndef CUZK_OS_H
 #define CUZK_OS_H
 
@@ -44,6 +45,11 @@ static inline double os_cpu_s(void)
 /* The CLOCK_MONOTONIC instant ms from now, as a timespec: the absolute deadline of a
  * pthread_cond_timedwait on a condition variable set to that clock. */
 struct timespec os_deadline_after_ms(uint64_t ms);
+
+/* One message of a socket into buf (len bytes at most) and the descriptor that came
+ * with it into *fd (-1 when none; close-on-exec): recvmsg's result, -1 with errno
+ * set. flags go to recvmsg (MSG_DONTWAIT), with MSG_CMSG_CLOEXEC. */
+ssize_t os_recv_fd(int sock, void *buf, size_t len, int flags, int *fd);
 
 /* dir and its missing parents: the parents 0755, dir itself mode (an existing one is
  * left as it is). 0 or -errno (-ENAMETOOLONG past PATH_MAX). */

@@ -95,12 +95,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() {
-  echo "bench/pipeline: FAIL: $*"
-  echo "--- cuzkd log"
-  tail -n 30 "$tmp/cuzkd.log" 2>/dev/null
-  exit 1
-}
+fail() { fail_with_log "bench/pipeline: " 30 "$*"; }
 now() { date +%s.%N; }
 source=stats_dump
 pick_source() { # cuzk-top if built and its JSON has what we need (schema: "processes" with

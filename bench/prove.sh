@@ -48,6 +48,22 @@ BENCH_RUNS="${BENCH_RUNS:-3}"
 BENCH_RUNS_LARGE="${BENCH_RUNS_LARGE:-3}"
 BENCH_SNARKJS_MAX="${BENCH_SNARKJS_MAX:-18}"
 BENCH_REAL="${BENCH_REAL-merkle-13 eddsa-14 sha256-15 merkle-16 eddsa-17 sha256-17 merkle-18}"
+# A run count that is not a positive integer would leave every median empty ("-") and
+# read as if the provers had failed; a size limit that is not a number stops the bench
+# midway, at the first `[ -le ]`.
+for v in BENCH_RUNS BENCH_RUNS_LARGE; do
+  if ! [[ "${!v}" =~ ^[0-9]+$ ]] || [ "${!v}" -lt 1 ]; then
+    echo "bench/prove: $v=${!v} is not a positive integer" >&2
+    exit 2
+  fi
+done
+[[ "$BENCH_SNARKJS_MAX" =~ ^[0-9]+$ ]] || {
+  echo "bench/prove: BENCH_SNARKJS_MAX=$BENCH_SNARKJS_MAX is not a number (the largest size, as a power of two, snarkjs proves)" >&2
+  exit 2
+}
+# what a row at 2^22 and above runs: BENCH_RUNS_LARGE, never more than BENCH_RUNS
+runs_large="$BENCH_RUNS_LARGE"
+[ "$runs_large" -le "$BENCH_RUNS" ] || runs_large="$BENCH_RUNS"
 # Per-process wall, CPU and peak RSS: bench/rusage (built by make bench), else GNU time.
 if [ -x "$BUILD/bench/rusage" ]; then
   timed() { "$BUILD/bench/rusage" "$tmp/ru" "$@"; }
@@ -62,6 +78,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 load() { cut -d' ' -f1 /proc/loadavg; }
+# the load column: the 1-minute average at the row's start and at its end (a row at
+# 2^22 runs for minutes, and the others' load can change in that time)
+loads() { echo "$1-$(load)"; }
 
 # ---- fixtures: one make.sh call per size, so a size it cannot build drops its row ----
 fixture() { # curve k|name -> 0 when the fixture is there; else a note in skipped
@@ -126,7 +145,17 @@ medians() {
   sw="$(med snarkjs 1)" sc="$(med snarkjs 2)" sr="$(med snarkjs 3)"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a=="-" || b=="-" || b+0==0) print "-"; else printf "%.2f", a/b }'; }
-fmt() { awk -v v="$1" -v p="$2" 'BEGIN{ if (v=="-") print "-"; else printf "%." p "f", v }'; }
+# fmt VALUE DECIMALS: VALUE with DECIMALS places, fewer where that would not fit the
+# 6-character columns (a rapidsnark proof at 2^18 on a loaded machine, or at 2^20 and
+# 2^22, takes 100 s and more: 110.076 pushed the rest of its row out of line)
+fmt() {
+  awk -v v="$1" -v p="$2" 'BEGIN{
+    if (v == "-") { print "-"; exit }
+    s = sprintf("%." p "f", v)
+    while (length(s) > 6 && p > 0) s = sprintf("%." --p "f", v)
+    print s
+  }'
+}
 
 # prove_all CURVE K DIR: one run of each prover on DIR's zkey and witness (rapidsnark on
 # bn128 only, snarkjs up to BENCH_SNARKJS_MAX)
@@ -153,15 +182,15 @@ nlogn_fit() {
   echo "-- bn128 mulchain against n log n (t = a * n * log2 n, least squares; each row: measured / fitted)"
   printf '%s\n' "${fit[@]}" | awk '
     function x(k) { return 2^k * k }
-    { k[NR] = $1; t[1, NR] = $2; t[2, NR] = $3; t[3, NR] = $4 }
+    { k[NR] = $1; t[1, NR] = $2; t[2, NR] = $3; t[3, NR] = $4; t[4, NR] = $5 }
     END {
-      split("cuzk wall,cuzk CPU,rapidsnark wall", name, ",")
-      for (j = 1; j <= 3; j++) {
+      split("cuzk wall,cuzk CPU,rapidsnark wall,rapidsnark CPU", name, ",")
+      for (j = 1; j <= 4; j++) {
         sxy = 0; sxx = 0
         for (i = 1; i <= NR; i++) if (t[j, i] != "-") { sxy += x(k[i]) * t[j, i]; sxx += x(k[i])^2 }
         if (sxx == 0) continue
         a = sxy / sxx
-        line = sprintf("%-16s a = %.3f ns per n log2 n:", name[j], a * 1e9)
+        line = sprintf("%-17s a = %.3f ns per n log2 n:", name[j], a * 1e9)
         for (i = 1; i <= NR; i++)
           line = line sprintf("  2^%s %s", k[i], t[j, i] == "-" ? "-" : sprintf("%.2f", t[j, i] / (a * x(k[i]))))
         print line
@@ -170,12 +199,14 @@ nlogn_fit() {
 }
 
 if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
-  echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS, $BENCH_RUNS_LARGE at 2^22+, interleaved; wall s, CPU s, peak RSS MiB)"
+  large=""
+  for row in "${rows[@]}"; do [ "${row#* }" -lt 22 ] || [ "$runs_large" -eq "$BENCH_RUNS" ] || large=", $runs_large at 2^22+"; done
+  echo "== prove: cuzk prove-local, rapidsnark, snarkjs (mulchain; median of $BENCH_RUNS$large, interleaved; wall s, CPU s, peak RSS MiB)"
   [ -n "$RAPIDSNARK" ] || echo "(RAPIDSNARK is not set: no rapidsnark column; set it to an iden3/rapidsnark prover binary)"
   for sk in "${skipped[@]}"; do echo "skipped: $sk"; done
   printf '%-13s | %-20s | %-20s | %-20s | %-17s | %-6s | %-11s |\n' \
     "" " cuzk prove-local" " rapidsnark" " snarkjs" " cuzk/rapidsnark" " c/s" " BLS/BN"
-  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s\n' \
+  printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %s\n' \
     curve size wall cpu MiB wall cpu MiB wall cpu MiB wall cpu rss wall wall cpu load
   for row in "${rows[@]}"; do
     c="${row% *}"
@@ -183,7 +214,7 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
     d="$FIXTURES/$c/mulchain-$k"
     dbn="$FIXTURES/bn128/mulchain-$k"
     runs="$BENCH_RUNS"
-    [ "$k" -lt 22 ] || [ "$runs" -le "$BENCH_RUNS_LARGE" ] || runs="$BENCH_RUNS_LARGE"
+    [ "$k" -lt 22 ] || runs="$runs_large"
     M=()
     note=""
     l0="$(load)"
@@ -194,6 +225,7 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
       fi
     done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX (BENCH_SNARKJS_MAX)"
+    [ "$runs" -eq "$BENCH_RUNS" ] || note="$note median of $runs (BENCH_RUNS_LARGE)"
     medians
     bw=-
     bc=-
@@ -201,12 +233,12 @@ if [ ${#rows[@]} -gt 0 ] || [ ${#real_rows[@]} -eq 0 ]; then
       bw="$(ratio "$cw" "$(med cuzk_bn 1)")"
       bc="$(ratio "$cc" "$(med cuzk_bn 2)")"
     fi
-    printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %4s%s\n' \
+    printf '%-8s %-4s | %6s %6s %6s | %6s %6s %6s | %6s %6s %6s | %5s %5s %5s | %6s | %5s %5s | %-11s%s\n' \
       "$c" "2^$k" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
       "$(fmt "$sw" 2)" "$(fmt "$sc" 1)" "$(fmt "$sr" 0)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" \
-      "$(ratio "$cw" "$sw")" "$bw" "$bc" "$l0" "${note:+  !$note}"
+      "$(ratio "$cw" "$sw")" "$bw" "$bc" "$(loads "$l0")" "${note:+  !$note}"
     case "$note" in *failed* | *NOT*) fail=1 ;; esac
-    [ "$c" != bn128 ] || fit+=("$k $cw $cc $rw")
+    [ "$c" != bn128 ] || fit+=("$k $cw $cc $rw $rcpu")
   done
   nlogn_fit
 fi
@@ -214,7 +246,7 @@ fi
 if [ ${#real_rows[@]} -gt 0 ]; then
   echo
   echo "== prove, real-shaped circuits (circomlib, circom --O2, bn128; median of $BENCH_RUNS, interleaved; wall s, CPU s, peak RSS MiB; witness shape: % of values 0, 1, < 2^64)"
-  printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s\n' \
+  printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %s\n' \
     circuit constr wall cpu MiB wall cpu MiB snarkjs c/r c/r rss c/s "0" "1" "<2^64" load
   for name in "${real_rows[@]}"; do
     d="$FIXTURES/bn128/$name"
@@ -230,10 +262,10 @@ if [ ${#real_rows[@]} -gt 0 ]; then
     for _ in $(seq "$BENCH_RUNS"); do prove_all bn128 "$k" "$d"; done
     [ "$k" -le "$BENCH_SNARKJS_MAX" ] || note="$note snarkjs not run above 2^$BENCH_SNARKJS_MAX"
     medians
-    printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %4s%s\n' \
+    printf '%-10s %-7s | %6s %6s %6s | %6s %6s %6s | %6s | %5s %5s %5s | %5s | %5s %5s %5s | %-11s%s\n' \
       "$name" "${nc:--}" "$(fmt "$cw" 3)" "$(fmt "$cc" 2)" "$(fmt "$cr" 0)" "$(fmt "$rw" 3)" "$(fmt "$rcpu" 2)" "$(fmt "$rr" 0)" \
       "$(fmt "$sw" 2)" "$(ratio "$cw" "$rw")" "$(ratio "$cc" "$rcpu")" "$(ratio "$cr" "$rr")" "$(ratio "$cw" "$sw")" \
-      "${sh0:--}" "${sh1:--}" "${shs:--}" "$l0" "${note:+  !$note}"
+      "${sh0:--}" "${sh1:--}" "${shs:--}" "$(loads "$l0")" "${note:+  !$note}"
     case "$note" in *failed* | *NOT*) fail=1 ;; esac
   done
   echo "(real-shaped: NAME-K fills a 2^K domain; c/r wall <= 0.20 is the goal on every row)"
@@ -243,5 +275,5 @@ echo " same size; below 1 cuzk is faster or smaller. Goals: c/r wall <= 0.16 at 
 echo " (mulchain) and <= 0.20 on every real-shaped row from 2^13; RSS <= rapidsnark's from 2^18;"
 echo " BLS/BN <= 1.5 at 2^13."
 echo " $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')$(grep -q avx512ifma /proc/cpuinfo && echo ' with AVX-512 IFMA');"
-echo " load: the 1-minute average at the row's start; after the last row: $(load))"
+echo " load: the 1-minute average at the row's start - at its end)"
 exit $fail

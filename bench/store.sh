@@ -38,11 +38,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() {
-  echo "bench/store: FAIL: $*"
-  tail -n 20 "$tmp/cuzkd.log" 2>/dev/null
-  exit 1
-}
+fail() { fail_with_log "bench/store: " 20 "$*"; }
 cz() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
 mkdir -p "$tmp/in"
 for i in $(seq 1 "$N"); do cp "$fx/witness.wtns" "$tmp/in/w$i.wtns"; done

@@ -315,21 +315,14 @@ static void final_circuit(struct stage *st, uint32_t action, struct stage_zkey_e
 
 int finalizer_run(const struct stage_opts *o, char *err, size_t errlen)
 {
-    struct finalizer *f = calloc(1, sizeof(*f));
+    int rc;
+    struct finalizer *f =
+        stage_new(sizeof(*f), offsetof(struct finalizer, st), o, STATS_ROLE_FINALIZER, &rc, err, errlen);
     struct ring *in;
     uint32_t p;
-    int rc;
 
-    if (!f) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!f) return rc;
     f->o = o;
-    rc = stage_open(&f->st, o, STATS_ROLE_FINALIZER, err, errlen);
-    if (rc) {
-        free(f);
-        return rc;
-    }
     stage_names(&f->st, state_names, counter_names, hist_names);
     f->ow = out_writers_new(f->st.pl.config->write_timeout_s, f->st.pl.config->max_attempts, (long)f->st.pid,
                             o->self_exe);

@@ -126,20 +126,11 @@ static int writer_loop(long parent)
     close_range(OW_FD + 1, ~0u, 0); /* nothing of cuzkd's (the doorbell) stays open here */
     for (;;) {
         struct ow_req q;
-        char cbuf[CMSG_SPACE(sizeof(int))];
-        struct iovec iov = { &q, sizeof(q) };
-        struct msghdr m = {
-            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
-        };
-        struct cmsghdr *c;
-        int mfd = -1;
-        ssize_t k = recvmsg(OW_FD, &m, MSG_CMSG_CLOEXEC);
+        int mfd;
+        ssize_t k = os_recv_fd(OW_FD, &q, sizeof(q), 0, &mfd);
 
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) return 0; /* the finalizer closed: done */
-        c = CMSG_FIRSTHDR(&m);
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy(&mfd, CMSG_DATA(c), sizeof(int));
         if (k != (ssize_t)sizeof(q) || q.magic != OW_MAGIC || mfd < 0) return 1;
         q.odir[sizeof(q.odir) - 1] = q.name[sizeof(q.name) - 1] = '\0';
         serve_one(OW_FD, &q, mfd);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +103,23 @@ err:
     pthread_mutex_destroy(&st->mu);
     memset(st, 0, sizeof(*st));
     return rc;
+}
+
+void *stage_new(size_t size, size_t st_offset, const struct stage_opts *o, enum stats_role role, int *rc,
+                char *err, size_t errlen)
+{
+    char *self = calloc(1, size);
+
+    if (!self) {
+        snprintf(err, errlen, "out of memory");
+        *rc = -ENOMEM;
+        return NULL;
+    }
+    if ((*rc = stage_open((struct stage *)(self + st_offset), o, role, err, errlen))) {
+        free(self);
+        return NULL;
+    }
+    return self;
 }
 
 void stage_close(struct stage *st)

@@ -121,6 +121,11 @@ struct stage {
 /* Attach the instance, claim the stats slot of (role, index), start the heartbeat
  * thread. 0 or -errno with err. */
 int stage_open(struct stage *st, const struct stage_opts *o, enum stats_role role, char *err, size_t errlen);
+/* A stage's own state, size bytes zeroed, with its struct stage at st_offset opened
+ * by stage_open: what a stage's run function starts with. NULL with *rc (-ENOMEM, or
+ * stage_open's) and err; stage_close and free end it. */
+void *stage_new(size_t size, size_t st_offset, const struct stage_opts *o, enum stats_role role, int *rc,
+                char *err, size_t errlen);
 /* Stops the heartbeat thread, closes cached zkeys, detaches. Accepts a zeroed st. */
 void stage_close(struct stage *st);
 

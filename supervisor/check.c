@@ -439,26 +439,36 @@ static void nearest_existing(const char *path, char *out, size_t len)
     }
 }
 
+/* Whether cuzkd could create and write dir, the config's key: "can be created" or "is
+ * writable"; NULL after a FAIL item whose fix names the unit's directive that makes it
+ * (the installed cuzkd.service has both) and the alternatives. */
+static const char *dir_writable(struct report *r, const char *key, const char *dir, const char *directive,
+                                const char *or_else)
+{
+    char d[PROTO_PATH_MAX], text[256];
+
+    nearest_existing(dir, d, sizeof(d));
+    if (!access(d, W_OK | X_OK)) return strcmp(d, dir) ? "can be created" : "is writable";
+    item(r, "FAIL", key, "%s: %s is not writable by this user", dir, d);
+    snprintf(text, sizeof(text),
+             "%s=cuzk in the unit (the installed cuzkd.service has it), or %s = a directory this user owns%s",
+             directive, key, or_else);
+    fix(r, text);
+    return NULL;
+}
+
 static void check_run_dir(struct report *r, const struct cuzkd_config *c)
 {
-    char d[PROTO_PATH_MAX];
+    const char *how = dir_writable(r, "run-dir", c->run_dir, "RuntimeDirectory", "");
 
-    nearest_existing(c->run_dir, d, sizeof(d));
-    if (!access(d, W_OK | X_OK)) {
-        item(r, "ok", "run-dir", "%s %s", c->run_dir,
-             strcmp(d, c->run_dir) ? "can be created" : "is writable");
-        return;
-    }
-    item(r, "FAIL", "run-dir", "%s: %s is not writable by this user", c->run_dir, d);
-    fix(r,
-        "RuntimeDirectory=cuzk in the unit (the installed cuzkd.service has it), or run-dir = a "
-        "directory this user owns");
+    if (how) item(r, "ok", "run-dir", "%s %s", c->run_dir, how);
 }
 
 /* The job store's directory (store.h): cuzkd refuses to start without it. */
 static void check_state_dir(struct report *r, const struct cuzkd_config *c)
 {
-    char d[PROTO_PATH_MAX], db[PROTO_PATH_MAX + 80];
+    char db[PROTO_PATH_MAX + 80];
+    const char *how;
 
     if (c->no_store) {
         item(r, "warn", "state-dir",
@@ -466,18 +476,10 @@ static void check_state_dir(struct report *r, const struct cuzkd_config *c)
              "(kill -9, OOM, power loss) loses them");
         return;
     }
-    nearest_existing(c->state_dir, d, sizeof(d));
+    if (!(how = dir_writable(r, "state-dir", c->state_dir, "StateDirectory", ", or no-store"))) return;
     snprintf(db, sizeof(db), "%s/%s.db", c->state_dir, c->instance);
-    if (!access(d, W_OK | X_OK)) {
-        item(r, "ok", "state-dir", "%s %s; job store %s%s", c->state_dir,
-             strcmp(d, c->state_dir) ? "can be created" : "is writable", db,
-             access(db, F_OK) ? " (new)" : " (jobs in it are resumed at start)");
-        return;
-    }
-    item(r, "FAIL", "state-dir", "%s: %s is not writable by this user", c->state_dir, d);
-    fix(r,
-        "StateDirectory=cuzk in the unit (the installed cuzkd.service has it), or state-dir = a "
-        "directory this user owns, or no-store");
+    item(r, "ok", "state-dir", "%s %s; job store %s%s", c->state_dir, how, db,
+         access(db, F_OK) ? " (new)" : " (jobs in it are resumed at start)");
 }
 
 /* Each declared circuit opened as cuzkd would at start (catalog.c): its facts, or why

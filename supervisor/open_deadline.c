@@ -65,21 +65,11 @@ static void opener(int sock, uint32_t idx, const char *path, int flags)
 static int take_reply(int sock, size_t n, struct open_result *res, unsigned char *got)
 {
     struct open_reply r;
-    char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec iov = { &r, sizeof(r) };
-    struct msghdr m = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
-    };
-    struct cmsghdr *c;
-    ssize_t k;
-    int fd = -1;
+    int fd;
+    ssize_t k = os_recv_fd(sock, &r, sizeof(r), MSG_DONTWAIT, &fd);
 
-    k = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (k < 0) return errno == EAGAIN || errno == EINTR ? 1 : 0;
     if (k == 0) return 0;
-    for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-            memcpy(&fd, CMSG_DATA(c), sizeof(int));
     if (k != (ssize_t)sizeof(r) || r.idx >= n || got[r.idx] || (!r.err) != (fd >= 0)) {
         if (fd >= 0) close(fd);
         return 1;

@@ -498,21 +498,14 @@ static void synth_name_nodes(struct synth *s)
 
 int synth_run(const struct stage_opts *o, char *err, size_t errlen)
 {
-    struct synth *s = calloc(1, sizeof(*s));
+    int rc;
+    struct synth *s =
+        stage_new(sizeof(*s), offsetof(struct synth, st), o, STATS_ROLE_SYNTH, &rc, err, errlen);
     struct ring *in;
     uint32_t p, heap_max;
-    int rc;
 
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!s) return rc;
     s->o = o;
-    rc = stage_open(&s->st, o, STATS_ROLE_SYNTH, err, errlen);
-    if (rc) {
-        free(s);
-        return rc;
-    }
     stage_names(&s->st, state_names, counter_names, hist_names);
     synth_name_nodes(s);
     in = pipeline_ring(&s->st.pl, PIPE_RING_SYNTH);

@@ -177,6 +177,24 @@ const struct binfile_section *binfile_section(const binfile *b, uint32_t id)
     return NULL;
 }
 
+int binfile_open_reader(void *reader, size_t size, binfile *b, const char *path, const char *magic,
+                        uint32_t max_version, const uint32_t *ids, const char *const *names, unsigned nids,
+                        char *err, size_t errlen)
+{
+    int rc;
+
+    memset(reader, 0, size);
+    rc = binfile_open(b, path, magic, max_version, err, errlen);
+    return rc ? rc : binfile_require(b, ids, names, nids, err, errlen);
+}
+
+void binfile_close_reader(void *reader, size_t size, binfile *b)
+{
+    binfile_close(b);
+    memset(reader, 0, size);
+    b->fd = -1;
+}
+
 int binfile_require(const binfile *b, const uint32_t *ids, const char *const *names, unsigned nids, char *err,
                     size_t errlen)
 {

@@ -85,6 +85,17 @@ void binfile_le_hex(const uint8_t *b, size_t n, char *out, size_t outlen);
 /* Unmaps and closes; accepts a zeroed or already-closed struct (map == NULL). */
 void binfile_close(binfile *b);
 
+/* A reader's open: the reader's whole struct (size bytes at reader, b inside it)
+ * zeroed, then binfile_open and binfile_require of the sections it reads (the reader's
+ * close undoes either on failure). */
+int binfile_open_reader(void *reader, size_t size, binfile *b, const char *path, const char *magic,
+                        uint32_t max_version, const uint32_t *ids, const char *const *names, unsigned nids,
+                        char *err, size_t errlen);
+
+/* A reader's close: b closed, then the reader's whole struct (size bytes at reader, b
+ * inside it) zeroed, b's fd -1, so closing twice is harmless. */
+void binfile_close_reader(void *reader, size_t size, binfile *b);
+
 /* Formats a message into err (if errlen > 0) and returns -code: the readers' one-line
  * error path, `return binfile_err(err, errlen, CUZK_E_FORMAT, "...", ...)`. */
 int binfile_err(char *err, size_t errlen, int code, const char *fmt, ...)

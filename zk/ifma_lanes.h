@@ -22,7 +22,10 @@
  *                   k of lane j at l[k][j]: one zmm register a limb);
  *   lane_p          p in radix 2^52; LANE_PINV -p^-1 mod 2^52;
  *   lane_one        R' mod p (the lane form of 1), lane_c_in R'^2/R mod p (a product
- *                   by it multiplies by R'/R), lane_c_out R mod p (divides by R'/R).
+ *                   by it multiplies by R'/R), lane_c_out R mod p (divides by R'/R);
+ *   LANE_LAMBDA_LAZY (optional) G2's lambda goes into the shift and the square as the
+ *                   product left it, not made canonical first: sound only where e is
+ *                   tiny (BLS12-381; the bounds below say what it changes).
  *
  * Write g = 52 LANE_N - 64 LANE_W (R'/R = 2^g: 4 on BN254, 32 on BLS12-381) and
  * e = p/R' (0.0119 on BN254, below 2^-35 on BLS12-381). A lane product of a < αp by
@@ -420,15 +423,23 @@ LANE_INLINE ve ve_mul(unsigned deg, ve a, ve b)
     return r;
 }
 
-/* a^2 from a (canonical) and a2 = a·2^k, the product scaled as a·a2: on Fq2 (a0 + a1)
- * (a0 - a1) + 2 a0 a1 u, 2 lane products. */
+/* a^2 from a and a2 = a·2^k, the product scaled as a·a2: on Fq2 (a0 + a1)(a0 - a1 +
+ * LANE_SQR_KP·p) + 2 a0 a1 u, 2 lane products. a canonical, or with LANE_LAMBDA_LAZY
+ * below (2.0001p, 1.0001p), which the 2p keeps a0 - a1 above 0 for. */
+#ifdef LANE_LAMBDA_LAZY
+#define LANE_SQR_KP  2
+#define LANE_X3_C0_M 8 /* G2's lambda^2 c0 below 2.5p: x3's below 4.5p */
+#else
+#define LANE_SQR_KP  1
+#define LANE_X3_C0_M 4
+#endif
 LANE_INLINE ve ve_sqr(unsigned deg, ve a, ve a2)
 {
     ve r;
     if (deg == 1) {
         r.c[0] = vl_mont(a.c[0], a2.c[0]);
     } else {
-        r.c[0] = vl_mont(vl_add(a2.c[0], a2.c[1]), vl_sub_plus(a.c[0], a.c[1], vl_pmul(1)));
+        r.c[0] = vl_mont(vl_add(a2.c[0], a2.c[1]), vl_sub_plus(a.c[0], a.c[1], vl_pmul(LANE_SQR_KP)));
         r.c[1] = vl_mont(vl_add(a2.c[0], a2.c[0]), a.c[1]);
     }
     return r;
@@ -515,7 +526,14 @@ LANE_INLINE void ve_scatter(unsigned deg, uint64_t *const ptr[8], unsigned off, 
  *   and 2 l'0 l1 < 1.38p, so x3 = lambda^2 + 2p - Bx - Px is below 3.76p, made
  *   canonical; y3 = l'·(Bx + p - x3) below (2.38p, 1.76p), plus p less By below 3.38p,
  *   made canonical. Totals are made canonical before the scalar inversion.
- *   Every operand stays below 32p: limbs stay 52-bit after normalisation. */
+ *   Every operand stays below 32p: limbs stay 52-bit after normalisation.
+ *   LANE_LAMBDA_LAZY (BLS12-381, g = 32, e < 2^-35, R'/p > 2^35): lambda stays below
+ *   (2.0001p, 1.0001p) as ve_mul left it (saving three conditional subtractions a
+ *   component), so l' < 2^32·2.0001p < 2^414 and l'0 + l'1 < 2^415, below R';
+ *   lambda^2: (l'0 + l'1)(l0 - l1 + 2p) < (2^32·3.0002·4.0001e + 1)p < 2.5p and
+ *   2 l'0 l1 < 1.5p, so x3's c0 is below 4.5p (made canonical from 8p, one
+ *   subtraction more) and c1 below 3.5p; y3 = l'·(Bx + p - x3) below (2.5p, 2p), plus
+ *   p less By below 3.5p; c0's p·R' covers a1 b1 < 2^33 p^2. */
 
 /* r[j] = a[j]^-1 for the 8 coordinate-field elements at a (cl = ec_cl(G) limbs each,
  * nonzero): Montgomery's trick around one ecf_inv (GMP's gcd). Inline, so that G is a
@@ -644,11 +662,17 @@ LANE_INLINE void lanes_batch_add(const curve_group *G, uint64_t *A, const uint32
                     _mm512_mask_blend_epi64((__mmask8)negm, dy.c[d].l[q], t.l[q]);
             }
         }
-        ve l = ve_mul(deg, dy, di);            /* lambda @r */
+        ve l = ve_mul(deg, dy, di); /* lambda @r */
+#ifndef LANE_LAMBDA_LAZY
         if (deg == 2) l = ve_canon(deg, l, 8); /* below 2^r for the shift (G1's is already) */
-        ve l2 = ve_shl(deg, l, LANE_G);        /* lambda @r' */
-        ve x3 = ve_sqr(deg, l, l2);            /* lambda^2 @r */
-        EACH(d, deg) x3.c[d] = vl_canon(vl_sub2_plus(x3.c[d], bx.c[d], px.c[d], P2), 4); /* - Bx - Px */
+#endif
+        ve l2 = ve_shl(deg, l, LANE_G); /* lambda @r' */
+        ve x3 = ve_sqr(deg, l, l2);     /* lambda^2 @r */
+        EACH(d, deg)
+        { /* - Bx - Px, canonical (G2's c0 from below LANE_X3_C0_M·p) */
+            const unsigned m = deg == 2 && d == 0 ? LANE_X3_C0_M : 4;
+            x3.c[d] = vl_canon(vl_sub2_plus(x3.c[d], bx.c[d], px.c[d], P2), m);
+        }
         ve y3 = ve_mul(deg, l2, ve_sub_plus(deg, bx, x3, P1)); /* lambda (Bx - x3) @r */
         y3 = ve_canon(deg, ve_sub_plus(deg, y3, by, P1), deg == 1 ? 4 : 8);
         ve_scatter(deg, bq, 0, x3, keep);

@@ -156,6 +156,21 @@ CUZK_HD void msm_aff_flush(const curve_group *G, struct msm_aff_ctx *x)
     x->cur++;
 }
 
+/* Whether the x coordinates at a and b (cl limbs, a possibly misaligned) are equal. A
+ * limb loop rather than memcmp: at BLS12-381 G2's 96 bytes GCC called the library's
+ * memcmp once a bucket addition (2.6% of a bls12381 mulchain-13 proof's CPU samples,
+ * perf), where at the smaller sizes it compares inline. */
+CUZK_HD bool msm_x_equal(const uint64_t *a, const uint64_t *b, unsigned cl)
+{
+    uint64_t d = 0;
+    for (unsigned i = 0; i < cl; i++) {
+        uint64_t w;
+        memcpy(&w, a + i, sizeof w);
+        d |= w ^ b[i];
+    }
+    return d == 0;
+}
+
 /* Add P (base reference ix) into bucket b: fill an empty bucket, join the open batch,
  * or defer / overflow. */
 CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b, uint64_t ix)
@@ -191,7 +206,7 @@ CUZK_HD void msm_aff_add(const curve_group *G, struct msm_aff_ctx *x, uint32_t b
         const uint64_t *Px = (const uint64_t *)(j->bases + i * 2 * cl * sizeof(uint64_t));
         const uint64_t *Py = Px + cl;
         if (ix & MSM_PHI_BIT) Px = j->phi + i * cl;
-        if (memcmp(Px, A, cl * sizeof *Px) == 0) { /* P = +-B (x both reduced): rare */
+        if (msm_x_equal(Px, A, cl)) { /* P = +-B (x both reduced): rare */
             uint64_t P[EC_MAX_AFF];
             msm_load(G, j, P, ix);
             msm_aff_overflow(G, x, b, P);
@@ -401,10 +416,47 @@ CUZK_HD void msm_aff_fold(const curve_group *G, struct msm_aff_ctx *x, size_t nb
     }
 }
 
+/* P of reference ix into bucket b, the batch flushed once it is full. */
+static inline void msm_aff_add_flushing(const curve_group *G, struct msm_aff_ctx *x, uint32_t b, uint64_t ix)
+{
+    msm_aff_add(G, x, b, ix);
+    if (x->nbat == x->batch) {
+        msm_aff_flush(G, x);
+        msm_aff_retry(G, x);
+    }
+}
+
+/* The open batch and every deferred point done. */
+static inline void msm_aff_drain(const curve_group *G, struct msm_aff_ctx *x)
+{
+    while (x->nbat || x->ndef) {
+        msm_aff_flush(G, x);
+        msm_aff_retry(G, x);
+    }
+}
+
+/* out = sum_k (k+1) bucket_k over the nb buckets of x's scratch: msm_aff_reduce, or
+ * where it does not apply the running sums of msm_task_impl. */
+CUZK_HD void msm_aff_sum_buckets(const curve_group *G, struct msm_aff_ctx *x, size_t nb, uint64_t *out)
+{
+    const unsigned cl = ec_cl(G), jl = 3 * cl;
+    const struct msm_scratch *S = x->S;
+    if (msm_aff_reduce(G, x, nb, out)) return;
+    uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC];
+    ec_jac_set_inf(G, run);
+    ec_jac_set_inf(G, sum);
+    for (size_t k = nb; k-- > 0;) {
+        if (S->state[k] & MSM_A_FULL) ec_add_aff(G, run, run, S->A + k * 2 * cl);
+        if (S->state[k] & MSM_B_FULL) ec_add(G, run, run, S->B + k * jl);
+        ec_add(G, sum, sum, run);
+    }
+    ec_jac_copy(G, out, sum);
+}
+
 CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo,
                                   size_t hi, struct msm_scratch *S, uint64_t *out, unsigned batch)
 {
-    const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
+    const unsigned cl = ec_cl(G), nl = j->nl, c = j->c;
     const size_t nb = msm_window_buckets(j, w), K = ((size_t)1 << (c - 1)) / nb, nbk = nb * K;
     struct msm_aff_ctx x = { .j = j, .S = S, .batch = batch, .cur = 1 };
 
@@ -433,29 +485,70 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
         if (d == 0) continue;
         uint64_t ix = j->idx[k];
         if (d < 0) ix ^= MSM_NEG_BIT;
-        msm_aff_add(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
-        if (x.nbat == x.batch) {
-            msm_aff_flush(G, &x);
-            msm_aff_retry(G, &x);
+        msm_aff_add_flushing(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + nb * (k & (K - 1))), ix);
+    }
+    msm_aff_drain(G, &x);
+    if (K > 1) msm_aff_fold(G, &x, nb, K);
+    msm_aff_sum_buckets(G, &x, nb, out);
+}
+
+/* Two windows in one pass: w and w + 1 (both full: 2^(c-1) buckets, the same batch b),
+ * each with its own buckets (w + 1's at nb on), in batches of 2b. A bucket of one window
+ * never collides with one of the other, so a batch of 2b has the collision odds of one
+ * of b and shares one inversion (and the 21 products of lanes_batch_inv8 around it);
+ * each term's index and scalar are read once for both digits. Measured at 2^13-2^14,
+ * where c = 11 and batches of 256 left the inversions and their products 18% of a
+ * proof's CPU (docs/performance.md): merkle-13 0.971x, eddsa-14 0.942x process CPU;
+ * from c = 13 the batches are capped (MSM_BATCH_MAX) and windows run alone.
+ * Each window's partial goes to its own slot (out, out + 3cl), reduced as
+ * msm_task_affine_impl reduces one window. */
+CUZK_HD void msm_task_pair_impl(const curve_group *G, const struct msm_job *j, unsigned w, size_t lo,
+                                size_t hi, struct msm_scratch *S, uint64_t *out, unsigned batch)
+{
+    const unsigned cl = ec_cl(G), jl = 3 * cl, nl = j->nl, c = j->c;
+    const size_t nb = (size_t)1 << (c - 1);
+    struct msm_aff_ctx x = { .j = j, .S = S, .batch = 2 * batch, .cur = 1 };
+
+    memset(S->stamp, 0, 2 * nb * sizeof *S->stamp);
+    memset(S->state, 0, 2 * nb);
+    int ring[2][MSM_PREFETCH_RING];
+    for (size_t k = lo; k < hi && k < lo + MSM_PREFETCH; k++) {
+        const uint64_t *sc = msm_term_sc(j, k);
+        ring[0][k % MSM_PREFETCH_RING] = msm_digit(sc, nl, w, c);
+        ring[1][k % MSM_PREFETCH_RING] = msm_digit(sc, nl, w + 1, c);
+    }
+    for (size_t k = lo; k < hi; k++) {
+        if (k + MSM_PREFETCH < hi) { /* as msm_task_affine_impl: the buckets MSM_PREFETCH ahead */
+            const uint64_t *sc = msm_term_sc(j, k + MSM_PREFETCH);
+            for (unsigned h = 0; h < 2; h++) {
+                int dn = msm_digit(sc, nl, w + h, c);
+                ring[h][(k + MSM_PREFETCH) % MSM_PREFETCH_RING] = dn;
+                if (dn) {
+                    const uint64_t *Ab = S->A + ((size_t)((dn < 0 ? -dn : dn) - 1) + h * nb) * 2 * cl;
+                    __builtin_prefetch(Ab);
+                    __builtin_prefetch(Ab + 2 * cl - 1);
+                }
+            }
+        }
+        for (unsigned h = 0; h < 2; h++) {
+            int d = ring[h][k % MSM_PREFETCH_RING];
+            if (d == 0) continue;
+            uint64_t ix = j->idx[k];
+            if (d < 0) ix ^= MSM_NEG_BIT;
+            msm_aff_add_flushing(G, &x, (uint32_t)((size_t)((d < 0 ? -d : d) - 1) + h * nb), ix);
         }
     }
-    while (x.nbat || x.ndef) {
-        msm_aff_flush(G, &x);
-        msm_aff_retry(G, &x);
-    }
-    if (K > 1) msm_aff_fold(G, &x, nb, K);
-    if (msm_aff_reduce(G, &x, nb, out)) return;
+    msm_aff_drain(G, &x);
 
-    /* sum_k (k+1) bucket_k by running sums, as in msm_task_impl */
-    uint64_t run[EC_MAX_JAC], sum[EC_MAX_JAC];
-    ec_jac_set_inf(G, run);
-    ec_jac_set_inf(G, sum);
-    for (size_t k = nb; k-- > 0;) {
-        if (S->state[k] & MSM_A_FULL) ec_add_aff(G, run, run, S->A + k * 2 * cl);
-        if (S->state[k] & MSM_B_FULL) ec_add(G, run, run, S->B + k * jl);
-        ec_add(G, sum, sum, run);
+    /* each window's buckets reduced on their own: the scratch's views moved to w + 1's
+     * half for the second, and back */
+    x.batch = batch;
+    for (unsigned h = 0; h < 2; h++) {
+        msm_aff_sum_buckets(G, &x, nb, out + h * jl);
+        S->A += h ? -(ptrdiff_t)(nb * 2 * cl) : (ptrdiff_t)(nb * 2 * cl);
+        S->B += h ? -(ptrdiff_t)(nb * jl) : (ptrdiff_t)(nb * jl);
+        S->state += h ? -(ptrdiff_t)nb : (ptrdiff_t)nb;
     }
-    ec_jac_copy(G, out, sum);
 }
 
 /* One out-of-line function per (group, bucket form). With all eight bodies inlined
@@ -473,6 +566,12 @@ CUZK_HD void msm_task_affine_impl(const curve_group *G, const struct msm_job *j,
                                                              uint64_t *out, unsigned batch)                  \
     {                                                                                                        \
         msm_task_affine_impl(&group, j, w, lo, hi, S, out, batch);                                           \
+    }                                                                                                        \
+    static __attribute__((noinline)) void msm_task_pair_##tag(const struct msm_job *j, unsigned w,           \
+                                                              size_t lo, size_t hi, struct msm_scratch *S,   \
+                                                              uint64_t *out, unsigned batch)                 \
+    {                                                                                                        \
+        msm_task_pair_impl(&group, j, w, lo, hi, S, out, batch);                                             \
     }
 MSM_TASK_FORMS(g1_bn254, G1_BN254)
 MSM_TASK_FORMS(g2_bn254, G2_BN254)
@@ -500,17 +599,38 @@ static const struct {
                 uint64_t *out);
     void (*aff)(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
                 uint64_t *out, unsigned batch);
+    void (*pair)(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
+                 uint64_t *out, unsigned batch);
 } msm_task_forms[] = {
-    [CURVE_G1_BN254] = { msm_task_jac_g1_bn254, msm_task_aff_g1_bn254 },
-    [CURVE_G2_BN254] = { msm_task_jac_g2_bn254, msm_task_aff_g2_bn254 },
-    [CURVE_G1_BLS12_381] = { msm_task_jac_g1_bls12_381, msm_task_aff_g1_bls12_381 },
-    [CURVE_G2_BLS12_381] = { msm_task_jac_g2_bls12_381, msm_task_aff_g2_bls12_381 },
+    [CURVE_G1_BN254] = { msm_task_jac_g1_bn254, msm_task_aff_g1_bn254, msm_task_pair_g1_bn254 },
+    [CURVE_G2_BN254] = { msm_task_jac_g2_bn254, msm_task_aff_g2_bn254, msm_task_pair_g2_bn254 },
+    [CURVE_G1_BLS12_381] = { msm_task_jac_g1_bls12_381, msm_task_aff_g1_bls12_381,
+                             msm_task_pair_g1_bls12_381 },
+    [CURVE_G2_BLS12_381] = { msm_task_jac_g2_bls12_381, msm_task_aff_g2_bls12_381,
+                             msm_task_pair_g2_bls12_381 },
 };
+
+/* Whether window w (even) runs together with w + 1 (msm_task_pair_impl): both full and
+ * batch-affine with the same batch b, and 2b within MSM_BATCH_MAX, so from the
+ * windows whose batches are capped (c >= 13: 1024) nothing changes. */
+static bool msm_pairs_with_next(const struct msm_job *j, unsigned w)
+{
+    const size_t full = (size_t)1 << (j->c - 1);
+    if (!j->batch || w % 2 || w + 1 >= j->nwin) return false;
+    if (msm_window_buckets(j, w) != full || msm_window_buckets(j, w + 1) != full) return false;
+    unsigned b = msm_window_batch(j, w);
+    return b && b == msm_window_batch(j, w + 1) && 2 * (size_t)b <= MSM_BATCH_MAX;
+}
 
 static void msm_task(const struct msm_job *j, unsigned w, size_t lo, size_t hi, struct msm_scratch *S,
                      uint64_t *out)
 {
     unsigned b = j->batch ? msm_window_batch(j, w) : 0;
+    if (msm_pairs_with_next(j, w)) {
+        msm_task_forms[j->G->id].pair(j, w, lo, hi, S, out, b);
+        return;
+    }
+    if (w % 2 && msm_pairs_with_next(j, w - 1)) return; /* window w - 1's task did this one */
     if (b)
         msm_task_forms[j->G->id].aff(j, w, lo, hi, S, out, b);
     else
@@ -539,7 +659,9 @@ static void msm_scratch_free(struct msm_scratch *S)
 static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
 {
     const unsigned cl = ec_cl(j->G);
-    const size_t nb = (size_t)1 << (j->c - 1);
+    /* a job whose windows run in pairs holds two windows' buckets and batches of 2b */
+    const size_t pair = msm_pairs_with_next(j, 0) ? 2 : 1;
+    const size_t nb = ((size_t)1 << (j->c - 1)) * pair, batch = (size_t)j->batch * pair;
     memset(S, 0, sizeof *S);
     S->B = malloc(nb * 3 * cl * sizeof *S->B);
     if (!S->B) return -ENOMEM;
@@ -547,10 +669,10 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->A = malloc(nb * 2 * cl * sizeof *S->A);
     S->stamp = malloc(nb * sizeof *S->stamp);
     S->state = malloc(nb);
-    S->bp = malloc((size_t)j->batch * 2 * cl * sizeof *S->bp);
-    S->den = malloc((size_t)j->batch * cl * sizeof *S->den);
-    S->pre = malloc((size_t)j->batch * cl * sizeof *S->pre);
-    S->bb = malloc((size_t)j->batch * sizeof *S->bb);
+    S->bp = malloc(batch * 2 * cl * sizeof *S->bp);
+    S->den = malloc(batch * cl * sizeof *S->den);
+    S->pre = malloc(batch * cl * sizeof *S->pre);
+    S->bb = malloc(batch * sizeof *S->bb);
     S->dref = malloc(MSM_DEFER_MAX * sizeof *S->dref);
     S->db = malloc(MSM_DEFER_MAX * sizeof *S->db);
     if (!S->A || !S->stamp || !S->state || !S->bp || !S->den || !S->pre || !S->bb || !S->dref || !S->db)
@@ -558,10 +680,10 @@ static int msm_scratch_alloc(const struct msm_job *j, struct msm_scratch *S)
     S->R = malloc(MSM_RED_MAX_GROUPS * ((2 * 2 + 3) * cl * sizeof *S->R + 1));
     if (!S->R) return -ENOMEM;
     if (ifma_available()) { /* every group has its lane flush */
-        S->ifma = aligned_alloc(64, ifma_batch_scratch_bytes(j->G, j->batch));
-        S->px = malloc(j->batch * sizeof *S->px);
-        S->py = malloc(j->batch * sizeof *S->py);
-        S->ng = malloc(j->batch);
+        S->ifma = aligned_alloc(64, ifma_batch_scratch_bytes(j->G, batch));
+        S->px = malloc(batch * sizeof *S->px);
+        S->py = malloc(batch * sizeof *S->py);
+        S->ng = malloc(batch);
         if (!S->ifma || !S->px || !S->py || !S->ng) return -ENOMEM;
     }
     return 0;

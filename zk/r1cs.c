@@ -14,10 +14,7 @@ static const char *const r1cs_names[] = { "header", "constraints" };
 
 void r1cs_close(r1cs *r)
 {
-    if (!r) return;
-    binfile_close(&r->bf);
-    memset(r, 0, sizeof *r);
-    r->bf.fd = -1;
+    if (r) binfile_close_reader(r, sizeof *r, &r->bf);
 }
 
 /* Walks one linear combination at *off (bounds and content checked); returns 0 or
@@ -54,9 +51,9 @@ int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
 {
     int rc;
 
-    memset(r, 0, sizeof *r);
-    if ((rc = binfile_open(&r->bf, path, "r1cs", R1CS_MAX_VERSION, err, errlen))) goto fail;
-    if ((rc = binfile_require(&r->bf, r1cs_ids, r1cs_names, 2, err, errlen))) goto fail;
+    if ((rc = binfile_open_reader(r, sizeof *r, &r->bf, path, "r1cs", R1CS_MAX_VERSION, r1cs_ids, r1cs_names,
+                                  2, err, errlen)))
+        goto fail;
 
     const struct binfile_section *s1 = binfile_section(&r->bf, 1), *s2 = binfile_section(&r->bf, 2);
     const uint8_t *h = binfile_payload(&r->bf, s1);

@@ -23,19 +23,16 @@ static const char *fr_curve(const field_desc *Fr)
 
 void wtns_close(wtns *w)
 {
-    if (!w) return;
-    binfile_close(&w->bf);
-    memset(w, 0, sizeof *w);
-    w->bf.fd = -1;
+    if (w) binfile_close_reader(w, sizeof *w, &w->bf);
 }
 
 int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
 {
     int rc;
 
-    memset(w, 0, sizeof *w);
-    if ((rc = binfile_open(&w->bf, path, "wtns", WTNS_MAX_VERSION, err, errlen))) goto fail;
-    if ((rc = binfile_require(&w->bf, wtns_ids, wtns_names, 2, err, errlen))) goto fail;
+    if ((rc = binfile_open_reader(w, sizeof *w, &w->bf, path, "wtns", WTNS_MAX_VERSION, wtns_ids, wtns_names,
+                                  2, err, errlen)))
+        goto fail;
 
     const struct binfile_section *s1 = binfile_section(&w->bf, 1), *s2 = binfile_section(&w->bf, 2);
     const uint8_t *h = binfile_payload(&w->bf, s1);

@@ -26,10 +26,7 @@ static const char *curve_name(const field_desc *Fr)
 
 void zkey_close(zkey *z)
 {
-    if (!z) return;
-    binfile_close(&z->bf);
-    memset(z, 0, sizeof *z);
-    z->bf.fd = -1;
+    if (z) binfile_close_reader(z, sizeof *z, &z->bf);
 }
 
 void zkey_coef(const zkey *z, uint64_t i, uint32_t *matrix, uint32_t *constraint, uint32_t *signal,
@@ -221,10 +218,8 @@ int zkey_open(zkey *z, const char *path, char *err, size_t errlen)
 {
     int rc;
 
-    memset(z, 0, sizeof *z);
-    rc = binfile_open(&z->bf, path, "zkey", ZKEY_MAX_VERSION, err, errlen);
-    if (rc) goto fail;
-    rc = binfile_require(&z->bf, zkey_ids, zkey_names, sizeof zkey_ids / sizeof zkey_ids[0], err, errlen);
+    rc = binfile_open_reader(z, sizeof *z, &z->bf, path, "zkey", ZKEY_MAX_VERSION, zkey_ids, zkey_names,
+                             sizeof zkey_ids / sizeof zkey_ids[0], err, errlen);
     if (rc) goto fail;
     if ((rc = parse_header(z, err, errlen))) goto fail;
     if ((rc = check_sections(z, err, errlen))) goto fail;

@@ -147,6 +147,19 @@ http() { # NAME TOKEN METHOD PATH [curl args]
   echo "$st"
 }
 
+# Ask again, every 0.1 s and at most TRIES times (a liveness bound), until the answer's
+# status is STATUS; the answer stays in NAME's files for the expect that follows, which
+# judges it (so this never fails itself).
+http_until() { # TRIES STATUS NAME TOKEN METHOD PATH [curl args]
+  local tries="$1" want="$2" _
+  shift 2
+  for _ in $(seq 1 "$tries"); do
+    [ "$(http "$@")" = "$want" ] && return 0
+    sleep 0.1
+  done
+  return 0
+}
+
 jfield() { node -e "const r=JSON.parse(require('fs').readFileSync(process.argv[1],'utf8')); console.log($2)" "$tmp/http/$1.body"; }
 
 expect() { # NAME STATUS [TYPE]
@@ -196,6 +209,19 @@ api_proved() { # NAME TOKEN BODY
   http "$1p" "$2" GET "/v1/jobs/$id/proofs/0" >/dev/null
   expect "$1p" 200
   verify_proof "$1p"
+}
+
+# sdk_serve: what the SDK tests drive: cuzkd and its API, tenant sdk (called back at the
+# receiver on $rport, its secret in $tmp/sdk.secret) and tenant one (one job at a time, so a
+# second is 429 quota), and the SSE proxy that cuts a stream (proxy_start)
+sdk_serve() {
+  api_init
+  rport="$(free_port)"
+  api_tokens_callback sdk "http://127.0.0.1:$rport"
+  recv_start "$tmp/sdk.secret"
+  api_tokens one - 1
+  api_start http ""
+  proxy_start
 }
 
 sdk_outputs() { # N TOKEN

@@ -94,6 +94,15 @@ wait_until() {
   "$@"
 }
 
+# A failure of a script that runs cuzkd: PREFIX and the message, then the last LINES
+# lines of its log ($tmp/cuzkd.log), and exit 1.
+fail_with_log() { # PREFIX LINES MESSAGE
+  echo "${1}FAIL: $3"
+  echo "--- cuzkd log"
+  tail -n "$2" "$tmp/cuzkd.log" 2>/dev/null
+  exit 1
+}
+
 bad() {
   echo "FAIL: $*"
   fails=$((${fails:-0} + 1))

@@ -123,12 +123,7 @@ verify_outs() { # J FX N
 }
 
 cuzk() { "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" "$@"; }
-fail() {
-  echo "FAIL: $*"
-  echo "--- cuzkd log"
-  tail -n 40 "$tmp/cuzkd.log" 2>/dev/null
-  exit 1
-}
+fail() { fail_with_log "" 40 "$*"; }
 js() { node -e "const r=JSON.parse(process.argv[1]); console.log($1)" "$2"; }
 
 send() { send_fds "$1"; } # no descriptors: a plain line (declare -f send send_fds to pass it on)

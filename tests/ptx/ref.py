@@ -2,7 +2,12 @@
 integers (Montgomery form by plain modular arithmetic), Fq2, and the curves' affine
 group law. Nothing here comes from the C or CUDA sources but the limb layout."""
 
+import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from refprover import Group  # noqa: E402  the affine group law, the prover reference's (Python too)
 
 BN254_P = 21888242871839275222246405745257275088696311157297823662689037894645226208583
 BN254_R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
@@ -95,6 +100,9 @@ class Fq:
     def neg(self, a):
         return -a % self.p
 
+    def small(self, k):
+        return k % self.p
+
     def sqrt(self, a):  # p = 3 mod 4 for both curves
         y = pow(a, (self.p + 1) // 4, self.p)
         return y if y * y % self.p == a % self.p else None
@@ -130,6 +138,9 @@ class Fq2:
     def neg(self, a):
         return (-a[0] % self.p, -a[1] % self.p)
 
+    def small(self, k):
+        return (k % self.p, 0)
+
     def sqrt(self, a):
         """by the norm: x0^2 = (a0 ± sqrt(a0^2 + a1^2)) / 2, x1 = a1 / (2 x0)"""
         f, p = self.f, self.p
@@ -159,40 +170,23 @@ class Fq2:
 
 
 class Curve:
-    """points as (x, y) or None (infinity)"""
+    """points as (x, y) or None (infinity); the group law is refprover's Group"""
 
     def __init__(self, F, b):
         self.F, self.b = F, b
+        self.group = Group(F, b)
 
     def on(self, P):
-        F = self.F
-        return P is None or F.mul(P[1], P[1]) == F.add(F.mul(F.mul(P[0], P[0]), P[0]), self.b)
+        return self.group.on_curve(P)
 
     def neg(self, P):
-        return None if P is None else (P[0], self.F.neg(P[1]))
+        return self.group.neg(P)
 
     def add(self, P, Q):
-        F = self.F
-        if P is None:
-            return Q
-        if Q is None:
-            return P
-        if P[0] == Q[0]:
-            if P[1] != Q[1] or P[1] == F.zero:
-                return None
-            lam = F.mul(F.mul(F.add(F.add(P[0], P[0]), P[0]), P[0]), F.inv(F.add(P[1], P[1])))
-        else:
-            lam = F.mul(F.sub(Q[1], P[1]), F.inv(F.sub(Q[0], P[0])))
-        x = F.sub(F.sub(F.mul(lam, lam), P[0]), Q[0])
-        return (x, F.sub(F.mul(lam, F.sub(P[0], x)), P[1]))
+        return self.group.add(P, Q)
 
     def mul(self, k, P):
-        R = None
-        for bit in bin(k)[2:] if k > 0 else "":
-            R = self.add(R, R)
-            if bit == "1":
-                R = self.add(R, P)
-        return R
+        return self.group.mul(P, k)
 
     def rand_point(self, rnd):
         F = self.F

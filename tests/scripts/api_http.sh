@@ -50,10 +50,7 @@ zkey = $tmp/a/small.zkey
 witness-gen = $tmp/small.wgen
 [circuit gone]
 zkey = $tmp/nowhere/gone.zkey"
-for _ in $(seq 1 1200); do
-  [ "$(http ready "" GET /readyz)" = 200 ] && break
-  sleep 0.1
-done
+http_until 1200 200 ready "" GET /readyz
 expect ready 200
 http health "" GET /healthz >/dev/null
 expect health 200
@@ -282,17 +279,11 @@ api_tokens carol
 http carol1 "$tok_carol" GET /v1/circuits >/dev/null
 expect carol1 401 refused
 kill -HUP "$apipid"
-for _ in $(seq 1 600); do
-  [ "$(http carol2 "$tok_carol" GET /v1/circuits)" = 200 ] && break
-  sleep 0.1
-done
+http_until 600 200 carol2 "$tok_carol" GET /v1/circuits
 expect carol2 200
 grep -v '^bob ' "$tmp/tokens" >"$tmp/tokens.new" && chmod 600 "$tmp/tokens.new" && mv "$tmp/tokens.new" "$tmp/tokens"
 cuzk reload >/dev/null 2>&1 || true # cuzkd's circuits read again too; its answer is not the point here
-for _ in $(seq 1 600); do
-  [ "$(http bobgone "$tok_bob" GET /v1/circuits)" = 401 ] && break
-  sleep 0.1
-done
+http_until 600 401 bobgone "$tok_bob" GET /v1/circuits
 expect bobgone 401 refused
 cp "$tmp/tokens" "$tmp/tokens.good"
 echo "not a token line" >>"$tmp/tokens"

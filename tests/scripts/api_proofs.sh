@@ -23,10 +23,7 @@ BLS="$FIXTURES/bls12381/mulchain-10"
 [ -f "$BLS/circuit_final.zkey" ] || fail "no bls12381 fixture at $BLS"
 api_start http "[circuit bls]
 zkey = $BLS/circuit_final.zkey"
-for _ in $(seq 1 1200); do
-  [ "$(http ready "" GET /readyz)" = 200 ] && break
-  sleep 0.1
-done
+http_until 1200 200 ready "" GET /readyz
 JSON=(-H 'Content-Type: application/json')
 
 # proofs NAME [VK]: every {"k","proof","publicSignals","verified"} of answer NAME's

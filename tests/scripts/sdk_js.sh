@@ -43,13 +43,7 @@ got="$(node --input-type=module -e "const m = await import('$tmp/pack/package/in
   fail "the packed module's exports: $got"
 echo "ok: npm pack -> $(basename "$tmp/pack"/cuzk-client-*.tgz): index.js, index.d.ts, README.md, package.json; imports with its 7 exports"
 
-api_init
-rport="$(free_port)"
-api_tokens_callback sdk "http://127.0.0.1:$rport"
-recv_start "$tmp/sdk.secret"
-api_tokens one - 1 # one job at a time: the second is 429 quota
-api_start http ""
-proxy_start
+sdk_serve
 mkdir -p "$tmp/out"
 (cd "$tmp" && node "$ROOT/tests/lib/sdk_drive.mjs" "$ROOT/clients/js/index.js" "$api_base" "$tok_sdk" "$tok_one" \
   "$FX/witness.wtns" "$tmp/out" "http://127.0.0.1:$rport" "$tmp/recv.log" "$tmp/sdk.secret" \

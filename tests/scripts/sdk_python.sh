@@ -37,13 +37,7 @@ done
   echo "SKIP: no python3 with venv, ensurepip, setuptools and wheel (Debian: python3-venv python3-setuptools python3-wheel)"
   exit 77
 }
-api_init
-rport="$(free_port)"
-api_tokens_callback sdk "http://127.0.0.1:$rport"
-recv_start "$tmp/sdk.secret"
-api_tokens one - 1 # one job at a time: the second is 429 quota
-api_start http ""
-proxy_start
+sdk_serve
 
 "$py" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1 || fail "python3 -m venv: $(tail -3 "$tmp/venv.log")"
 # From a copy: pip builds in the source folder and leaves build/ and *.egg-info there.

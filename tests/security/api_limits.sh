@@ -100,10 +100,7 @@ for i in 1 2; do
   slow+=($!)
 done
 daemon_on_exit="kill ${slow[*]} 2>/dev/null; ${daemon_on_exit:-}"
-for _ in $(seq 1 300); do
-  [ "$(http c3 "$tok_carol" GET /v1/circuits)" = 429 ] && break
-  sleep 0.1
-done
+http_until 300 429 c3 "$tok_carol" GET /v1/circuits
 expect c3 429 quota
 [ "$(jfield c3 r.code)" = too_many_requests ] && [ "$(jfield c3 r.max_requests)" = 2 ] || fail "c3: $(cat "$tmp/http/c3.body")"
 grep -qi '^retry-after: [0-9]' "$tmp/http/c3.head" || fail "429 without Retry-After"
@@ -111,10 +108,7 @@ http cb "$tok_bob" GET /v1/circuits >/dev/null
 expect cb 200
 kill "${slow[@]}" 2>/dev/null || true
 wait "${slow[@]}" 2>/dev/null || true
-for _ in $(seq 1 300); do
-  [ "$(http c4 "$tok_carol" GET /v1/circuits)" = 200 ] && break
-  sleep 0.1
-done
+http_until 300 200 c4 "$tok_carol" GET /v1/circuits
 expect c4 200
 echo "ok: carol with 2 requests in flight -> 429 too_many_requests, Retry-After (bob served meanwhile); served again once they ended"
 

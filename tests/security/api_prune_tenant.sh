@@ -62,11 +62,7 @@ daemon_stop
 mv "$tmp/cuzkd.log" "$tmp/cuzkd.1.log"
 daemon_start --config "$tmp/cuzkd.conf" --devices cpu:1 "${keep[@]}"
 # the prune at start, logged (a liveness bound)
-for _ in $(seq 1 300); do
-  grep -q "beyond a user's" "$tmp/cuzkd.log" && break
-  sleep 0.1
-done
-grep "beyond a user's" "$tmp/cuzkd.log" || fail "no prune logged at start"
+wait_until 300 grep "beyond a user's" "$tmp/cuzkd.log" || fail "no prune logged at start"
 api_wait_up
 http b2 "$tok_bob" GET "/v1/jobs/$jb/proofs/0" >/dev/null
 expect b2 200

@@ -178,11 +178,7 @@ PY
 n_ref="$(grep -c '127\.0\.0\.40: connection refused' "$tmp/api2.log" || true)"
 [ "$n_ref" = 1 ] || fail "$n_ref lines for 20 refusals from 127.0.0.40: $(grep -c 'connection limit' "$tmp/api2.log" || true) of libmicrohttpd's"
 # the minute's count (a liveness bound)
-for _ in $(seq 1 900); do
-  grep -q '127\.0\.0\.40: 19 more like this' "$tmp/api2.log" && break
-  sleep 0.1
-done
-grep '127\.0\.0\.40: 19 more like this' "$tmp/api2.log" || fail "no count of the refusals left out: $(grep '127.0.0.40' "$tmp/api2.log")"
+wait_until 900 grep '127\.0\.0\.40: 19 more like this' "$tmp/api2.log" || fail "no count of the refusals left out: $(grep '127.0.0.40' "$tmp/api2.log")"
 echo "ok: 20 refusals from one address: one line, then the count of the 19 left out"
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"
 kill "$api2"

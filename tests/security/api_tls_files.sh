@@ -112,23 +112,14 @@ expect t1 200
 api_tokens bob # appends bob and makes the file 0600: made 0644 below before the SIGHUP
 chmod 644 "$tmp/tokens"
 kill -HUP "$api2"
-# a liveness bound
-for _ in $(seq 1 300); do
-  grep -q "SIGHUP: .*mode 0644.*the old tokens stay" "$tmp/api2.log" && break
-  sleep 0.1
-done
-grep "SIGHUP: .*mode 0644.*the old tokens stay" "$tmp/api2.log" || fail "no logged refusal of the 0644 file: $(tail -3 "$tmp/api2.log")"
+wait_until 300 grep "SIGHUP: .*mode 0644.*the old tokens stay" "$tmp/api2.log" || fail "no logged refusal of the 0644 file: $(tail -3 "$tmp/api2.log")"
 http t2 "$tok_bob" GET /v1/circuits >/dev/null
 expect t2 401 refused
 http t3 "$tok_alice" GET /v1/circuits >/dev/null
 expect t3 200
 chmod 600 "$tmp/tokens"
 kill -HUP "$api2"
-# a liveness bound
-for _ in $(seq 1 300); do
-  [ "$(http t4 "$tok_bob" GET /v1/circuits)" = 200 ] && break
-  sleep 0.1
-done
+http_until 300 200 t4 "$tok_bob" GET /v1/circuits
 expect t4 200
 echo "ok: SIGHUP with the tokens file at 0644 -> logged, old tokens kept (bob 401, alice 200); at 0600 read again (bob 200)"
 python3 "$ROOT/tests/lib/openapi_check.py" "$ROOT/docs/openapi.json" "$tmp/http" || fail "answers against docs/openapi.json"

@@ -12,11 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init seccopy
-attacker_init
-A="$FIXTURES/bn128/mulchain-13"
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" --copy-timeout 2
-attacker_reach
+attack_daemon seccopy mulchain-13 --copy-timeout 2
 
 mkdir -p "$tmp/fuse" "$tmp/atk/in" "$tmp/atk/out" "$tmp/root/out"
 cp "$A/witness.wtns" "$tmp/atk/in/w.wtns"

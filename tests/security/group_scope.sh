@@ -12,12 +12,8 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/daemon.sh"
 . "$(dirname "$0")/lib.sh"
-daemon_init secscope
-attacker_init
-A="$FIXTURES/bn128/mulchain-10"
 # Finished jobs stay in the table for the whole test (the default retires them after 30 s).
-daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" --keep-finished 3600
-attacker_reach
+attack_daemon secscope mulchain-10 --keep-finished 3600
 victim_init
 usermod -a -G "$atk" "$VICTIM" || fail "usermod: V into group $atk"
 for u in B V; do

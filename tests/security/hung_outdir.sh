@@ -35,9 +35,7 @@ ja="$(prove_to "$tmp/fuse" "$tmp/a/wa.wtns")" || fail "submit of job A"
 fuse_held fuse "job A's write"
 echo "ok: job $ja's write is blocked in its out dir (the FUSE server holds the request)"
 
-jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
-proved_verified "$jb" "$tmp/b/out" wb "job B"
-echo "ok: job $jb (another out dir, submitted after A) proved meanwhile; snarkjs verifies it"
+job_b_proved "(another out dir, submitted after A) proved meanwhile"
 
 rc=0
 timeout 300 "$BUILD/bin/cuzk" --instance "$inst" --run-dir "$run" wait "$ja" >/dev/null 2>&1 || rc=$?

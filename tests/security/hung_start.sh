@@ -114,20 +114,15 @@ echo "killed cuzkd $stuck -9 while its opens of 4 stored out dirs hang"
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16
 echo "ok: a new cuzkd started beside the killed one ($(tr -d '\n' <"$run/$inst.pid") runs)"
 
-jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
-proved_verified "$jb" "$tmp/b/out" wb "job B"
-echo "ok: job $jb proved; snarkjs verifies it"
-fuse_release fuse
-left=""
-# A liveness bound.
-for _ in $(seq 1 300); do
-  left="$(for p in $(pgrep -f -- "--instance $inst " || true); do
+job_b_proved proved
+# The openers of the killed cuzkd, stuck in the hung out dirs.
+stuck_openers() {
+  local p
+  for p in $(pgrep -f -- "--instance $inst " || true); do
     if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = cuzkd-open ]; then echo "$p"; fi
-  done)"
-  [ -z "$left" ] && break
-  sleep 0.1
-done
-[ -z "$left" ] || fail "openers left once the file system went away: $left"
+  done
+}
+fuse_release_drained openers stuck_openers
 echo "ok: the abandoned openers ended once the file system went away"
 daemon_shutdown_clean
 echo "PASS: hung_start"

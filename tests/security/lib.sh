@@ -94,12 +94,13 @@ attacker_reach() {
   chmod 666 "$run/$inst.sock"
 }
 # The set-up the attacks share: an instance NAME, the attacker, A=$FIXTURES/bn128/FX, and
-# a small cuzkd (--devices cpu:1, 4 buffers of 16 MiB) admitting the attacker's group.
-attack_daemon() {
+# a small cuzkd (--devices cpu:1, 4 buffers of 16 MiB, and the test's own options)
+# admitting the attacker's group.
+attack_daemon() { # NAME FX [cuzkd options]
   daemon_init "$1"
   attacker_init
   A="$FIXTURES/bn128/$2"
-  daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk"
+  daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --group "$atk" "${@:3}"
   attacker_reach
 }
 
@@ -120,6 +121,28 @@ fuse_release() {
   kill "$fuse_pid"
   wait "$fuse_pid" 2>/dev/null || true
   umount -l "$tmp/$1" 2>/dev/null || true
+}
+
+# The FUSE server goes away (fuse_release fuse); then what the command LISTER... lists
+# (processes stuck on the file system) must come to nothing within 30 s, a liveness
+# bound, or the test fails naming WHAT and those left.
+fuse_release_drained() { # WHAT LISTER...
+  local what="$1" left="" _
+  shift
+  fuse_release fuse
+  for _ in $(seq 1 300); do
+    left="$("$@")"
+    [ -z "${left//[[:space:]]/}" ] && return 0
+    sleep 0.1
+  done
+  fail "$what left once the file system went away: $left"
+}
+
+# Job B, into its own out dir beside the hung one: proved, and snarkjs verifies it.
+job_b_proved() { # WHEN (for the ok line)
+  jb="$(prove_to "$tmp/b/out" "$tmp/b/wb.wtns")" || fail "submit of job B"
+  proved_verified "$jb" "$tmp/b/out" wb "job B"
+  echo "ok: job $jb $1; snarkjs verifies it"
 }
 
 fuse_held() {

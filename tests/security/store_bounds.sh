@@ -93,11 +93,7 @@ life() { # the check after a life started with these bounds: the prune is logged
   mv "$tmp/cuzkd.log" "$tmp/cuzkd.$1.log"
   chmod 700 "$run" # attacker_reach opened it; cuzkd refuses a run dir open to others
   daemon_start "${opts[@]}" "${@:2}"
-  for _ in $(seq 1 300); do
-    grep -q "beyond a user's" "$tmp/cuzkd.log" && break
-    sleep 0.1
-  done
-  grep "beyond a user's" "$tmp/cuzkd.log" || fail "life $1: no prune logged"
+  wait_until 300 grep "beyond a user's" "$tmp/cuzkd.log" || fail "life $1: no prune logged"
   daemon_stop
 }
 life 2 --store-keep-mb 1

@@ -125,31 +125,44 @@ static void ids(char *out, size_t len)
     sqlite3_close(db);
 }
 
-TEST(test_store_prune_per_owner_bounds_count_and_bytes, 1)
+/* Job id of one partition with request req, committed; decided (done) unless running. */
+static void add_owned_job(struct store *st, uint64_t id, const char *req, int running)
 {
     static const char *const names[1] = { "w" };
-    struct store *st = open_store();
-    char req[128], got[256];
+
+    ck_assert_msg(store_job_add(st, id, req, 1, names, err, sizeof(err)) == 0, "%s", err);
+    if (!running) ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
+    ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+}
+
+/* store_prune_per_owner with these bounds removes `removed` jobs and leaves the ids left. */
+static void prune_leaves(struct store *st, uint64_t keep_jobs, uint64_t keep_bytes, uint64_t removed,
+                         const char *left)
+{
+    char got[256];
     uint64_t n;
+
+    ck_assert_msg(store_prune_per_owner(st, keep_jobs, keep_bytes, &n, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(n, removed);
+    ids(got, sizeof(got));
+    ck_assert_str_eq(got, left);
+}
+
+TEST(test_store_prune_per_owner_bounds_count_and_bytes, 1)
+{
+    struct store *st = open_store();
+    char req[128];
 
     /* uid 1000: decided jobs 1-10, running 16; uid 1001: decided 11-15. */
     for (uint64_t id = 1; id <= 16; id++) {
         snprintf(req, sizeof(req), "{\"peer\":{\"uid\":%d},\"pad\":\"0123456789\"}",
                  id <= 10 || id == 16 ? 1000 : 1001);
-        ck_assert_msg(store_job_add(st, id, req, 1, names, err, sizeof(err)) == 0, "%s", err);
-        if (id != 16) ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
-        ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+        add_owned_job(st, id, req, id == 16);
     }
     /* by count: each uid keeps its 3 newest decided jobs; the running one stays */
-    ck_assert_msg(store_prune_per_owner(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_uint_eq(n, 9);
-    ids(got, sizeof(got));
-    ck_assert_str_eq(got, "8,9,10,13,14,15,16");
+    prune_leaves(st, 3, 1u << 20, 9, "8,9,10,13,14,15,16");
     /* by bytes: room for one request each */
-    ck_assert_msg(store_prune_per_owner(st, 100, strlen(req), &n, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_uint_eq(n, 4);
-    ids(got, sizeof(got));
-    ck_assert_str_eq(got, "10,15,16");
+    prune_leaves(st, 100, strlen(req), 4, "10,15,16");
     store_close(st);
 }
 
@@ -158,10 +171,8 @@ TEST(test_store_prune_per_owner_bounds_count_and_bytes, 1)
  * removes only its own. */
 TEST(test_store_prune_per_owner_counts_tenants_apart, 1)
 {
-    static const char *const names[1] = { "w" };
     struct store *st = open_store();
-    char req[128], got[256];
-    uint64_t n;
+    char req[128];
 
     /* uid 0: tenant bob's 1, no tenant's 2, tenant alice's 3-10; 11 alice's, running */
     for (uint64_t id = 1; id <= 11; id++) {
@@ -169,14 +180,9 @@ TEST(test_store_prune_per_owner_counts_tenants_apart, 1)
                  id == 1       ? ",\"tenant\":\"bob\""
                      : id == 2 ? ""
                                : ",\"tenant\":\"alice\"");
-        ck_assert_msg(store_job_add(st, id, req, 1, names, err, sizeof(err)) == 0, "%s", err);
-        if (id != 11) ck_assert_int_eq(store_job_set(st, id, STORE_JOB_DONE), 0);
-        ck_assert_int_eq(store_commit(st, err, sizeof(err)), 0);
+        add_owned_job(st, id, req, id == 11);
     }
-    ck_assert_msg(store_prune_per_owner(st, 3, 1u << 20, &n, err, sizeof(err)) == 0, "%s", err);
-    ck_assert_uint_eq(n, 5);
-    ids(got, sizeof(got));
-    ck_assert_str_eq(got, "1,2,8,9,10,11");
+    prune_leaves(st, 3, 1u << 20, 5, "1,2,8,9,10,11");
     store_close(st);
 }
 

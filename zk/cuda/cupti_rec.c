@@ -16,6 +16,9 @@
  *   memcpy DEVICE STREAM START END BYTES KIND    KIND: HtoD, DtoH, DtoD, ...
  *   memset DEVICE STREAM START END BYTES
  *
+ * CLOCK_MONOTONIC is read by base/'s os_now_ns (base/clock.c, compiled into this
+ * library), the clock cuzkd's trace is stamped on.
+ *
  * libcupti is dlopen'ed, not linked: a machine whose toolkit lacks it, or has another
  * major version (whose records have another layout), gets one line on stderr and an
  * unrecorded run, where a link-time dependency would make the driver fail to load the
@@ -29,14 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cupti.h>
 
+#include "base/os.h"
+
 #define REC_BUF_BYTES (8u << 20) /* one activity buffer: CUPTI asks as it needs */
 
-int InitializeInjection(void);
+/* The one symbol the driver looks up; everything else, base/clock.c's os_now_ns
+ * included, is built hidden (-fvisibility=hidden), so nothing of this library
+ * interposes on a name of the process it is loaded into. */
+__attribute__((visibility("default"))) int InitializeInjection(void);
 
 static struct {
     __typeof__(cuptiGetVersion) *get_version;
@@ -67,23 +74,15 @@ static void rec_stop(const char *what, CUptiResult r)
     rec_out = NULL;
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The pair that maps CUPTI's clock onto CLOCK_MONOTONIC (rec_lock held). */
 static void rec_clock(void)
 {
     uint64_t c = 0, m0, m1;
     CUptiResult r;
 
-    m0 = mono_ns();
+    m0 = os_now_ns();
     r = cu.timestamp(&c);
-    m1 = mono_ns();
+    m1 = os_now_ns();
     if (r != CUPTI_SUCCESS) return rec_stop("cuptiGetTimestamp", r);
     fprintf(rec_out, "clock %llu %llu\n", (unsigned long long)c, (unsigned long long)(m0 + (m1 - m0) / 2));
 }
