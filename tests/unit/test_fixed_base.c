@@ -67,7 +67,7 @@ static void prove(const struct circ *c, const struct backend_key *key, groth16_r
 static int raw_eq(const zkey *z, const groth16_raw *x, const groth16_raw *y)
 {
     return ec_jac_eq(z->g1, x->a, y->a) && ec_jac_eq(z->g1, x->b1, y->b1) && ec_jac_eq(z->g2, x->b2, y->b2) &&
-           ec_jac_eq(z->g1, x->c, y->c) && ec_jac_eq(z->g1, x->h, y->h);
+        ec_jac_eq(z->g1, x->c, y->c) && ec_jac_eq(z->g1, x->h, y->h);
 }
 
 /* Until the builder is idle (liveness bound: 120 s). */
