@@ -39,3 +39,9 @@ void backend_key_of(struct backend_key *k, dev_t dev, ino_t ino, off_t size, con
     k->mtime_sec = (int64_t)mtim->tv_sec;
     k->mtime_nsec = (int64_t)mtim->tv_nsec;
 }
+
+bool backend_key_equal(const struct backend_key *a, const struct backend_key *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
+        a->mtime_nsec == b->mtime_nsec;
+}

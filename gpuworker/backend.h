@@ -29,6 +29,7 @@
 #ifndef CUZK_BACKEND_H
 #define CUZK_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -56,6 +57,8 @@ struct backend_key {
 /* The key of a file: from its stat (st_dev, st_ino, st_size, &st_mtim) or from a stage
  * zkey cache entry's copy of them. */
 void backend_key_of(struct backend_key *k, dev_t dev, ino_t ino, off_t size, const struct timespec *mtim);
+/* Whether two keys name the same file in the same state. */
+bool backend_key_equal(const struct backend_key *a, const struct backend_key *b);
 
 struct backend_input {
     const zkey *z;

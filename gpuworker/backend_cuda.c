@@ -61,12 +61,6 @@ struct cuda_be {
     void *slab; /* registered with dev[0], or NULL */
 };
 
-static int key_eq(const struct backend_key *a, const struct backend_key *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
-        a->mtime_nsec == b->mtime_nsec;
-}
-
 /* What a circuit will take on the device: its points (A, B1 and C, H in G1; B2 in
  * G2; affine, the zkey's own layout) and two domain-size Fr tables for the NTTs. An
  * estimate (the loader may round up): eviction keeps an eighth more free. */
@@ -142,7 +136,7 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
     pthread_mutex_lock(&cb->load_mu);
     pthread_mutex_lock(&cb->mu);
     for (int i = 0; i < CACHE_MAX; i++)
-        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key)) {
+        if (cb->cache[i].used && backend_key_equal(&cb->cache[i].key, key)) {
             e = &cb->cache[i];
             e->refs++;
             e->last_use = ++cb->clock;
@@ -372,7 +366,8 @@ static int cuda_circuit(struct backend *be, uint32_t action, const zkey *z, cons
     pthread_mutex_lock(&cb->load_mu);
     pthread_mutex_lock(&cb->mu);
     for (int i = 0; i < CACHE_MAX; i++)
-        if (cb->cache[i].used && key_eq(&cb->cache[i].key, key) && !cb->cache[i].refs) e = &cb->cache[i];
+        if (cb->cache[i].used && backend_key_equal(&cb->cache[i].key, key) && !cb->cache[i].refs)
+            e = &cb->cache[i];
     pthread_mutex_unlock(&cb->mu);
     if (e) circ_drop(cb, e);
     pthread_mutex_unlock(&cb->load_mu);

@@ -72,12 +72,6 @@ static struct {
     fixed_base_stats st;
 } fb = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .after = FIXED_BASE_AFTER };
 
-static bool key_same(const struct backend_key *a, const struct backend_key *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
-        a->mtime_nsec == b->mtime_nsec;
-}
-
 static void msm_of(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases, size_t *count);
 
 /* What the tables are made of: the groups, each MSM's count and its bases' bytes. */
@@ -108,7 +102,7 @@ static struct fixed_base_entry *by_alias_locked(const struct backend_key *key)
 {
     for (struct fixed_base_entry *e = fb.head; e; e = e->next)
         for (unsigned i = 0; i < e->n_alias; i++)
-            if (key_same(&e->alias[i], key)) return e;
+            if (backend_key_equal(&e->alias[i], key)) return e;
     return NULL;
 }
 

@@ -216,12 +216,6 @@ static void push_final(struct worker *w, uint32_t p)
     } while (ring_push_timeout(out, p, POLL_NS) != 0);
 }
 
-static int key_eq(const struct backend_key *a, const struct backend_key *b)
-{
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime_sec == b->mtime_sec &&
-        a->mtime_nsec == b->mtime_nsec;
-}
-
 static void drain(struct worker *w);
 
 /* Claim p, take its buffer, open its zkey, fill *in. 0: ready to prove; -1: p was
@@ -312,7 +306,7 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
         if (same) {
             backend_key_of(&k, sb.st_dev, sb.st_ino, sb.st_size, &sb.st_mtim);
             for (unsigned i = 0; i < MAX_DEPTH; i++)
-                if (w->fl[i].used && !key_eq(&w->fl[i].key, &k)) same = 0;
+                if (w->fl[i].used && !backend_key_equal(&w->fl[i].key, &k)) same = 0;
         }
         if (!same) drain(w);
     }
