@@ -28,7 +28,7 @@
 
 #include "zk/msm.h"
 
-#define FB_MSMS        5
+#define FB_MSMS        GROTH16_MSMS
 /* Circuits counted at once; past it the least recent without tables is forgotten. */
 #define FB_MAX_ENTRIES 64
 /* The builder's nice value: it runs on what the provers leave. */
@@ -72,8 +72,6 @@ static struct {
     fixed_base_stats st;
 } fb = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .after = FIXED_BASE_AFTER };
 
-static void msm_of(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases, size_t *count);
-
 /* What the tables are made of: the groups, each MSM's count and its bases' bytes. */
 static int bases_hash(const zkey *z, uint8_t out[FB_HASH])
 {
@@ -81,13 +79,13 @@ static int bases_hash(const zkey *z, uint8_t out[FB_HASH])
     unsigned len = 0;
     int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
 
-    for (unsigned k = 0; ok && k < 5; k++) {
+    for (unsigned k = 0; ok && k < FB_MSMS; k++) {
         const curve_group *G;
         const uint8_t *bases;
         size_t count;
         uint64_t head[2];
 
-        msm_of(z, k, &G, &bases, &count);
+        groth16_msm_bases(z, k, &G, &bases, &count);
         head[0] = (uint64_t)G->id;
         head[1] = count;
         ok = EVP_DigestUpdate(md, head, sizeof head) == 1 &&
@@ -150,19 +148,6 @@ static bool make_room_locked(size_t need, const struct fixed_base_entry *keep)
     return true;
 }
 
-static void msm_of(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases, size_t *count)
-{
-    const size_t npriv = z->nvars - z->npublic - 1;
-
-    switch (k) {
-    case 0: *G = z->g1, *bases = z->a, *count = z->nvars; break;
-    case 1: *G = z->g1, *bases = z->b1, *count = z->nvars; break;
-    case 2: *G = z->g2, *bases = z->b2, *count = z->nvars; break;
-    case 3: *G = z->g1, *bases = z->c, *count = npriv; break;
-    default: *G = z->g1, *bases = z->h, *count = z->domain_size; break;
-    }
-}
-
 /* Builds e's tables (lock held on entry and exit, dropped while building). */
 static void build_locked(struct fixed_base_entry *e)
 {
@@ -188,7 +173,7 @@ static void build_locked(struct fixed_base_entry *e)
         size_t count;
         msm_table *t = NULL;
 
-        msm_of(&e->z, k, &G, &bases, &count);
+        groth16_msm_bases(&e->z, k, &G, &bases, &count);
         /* msm_table_window's rule: the window that pays within what the budget leaves
          * once other circuits' tables are out; none where no table pays. */
         unsigned c = msm_table_window(G, count, fb.budget > e->bytes ? fb.budget - e->bytes : 0);

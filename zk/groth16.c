@@ -197,30 +197,54 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     return 0;
 }
 
+void groth16_msm_bases(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases, size_t *count)
+{
+    switch (k) {
+    case 0: *G = z->g1, *bases = z->a, *count = z->nvars; break;
+    case 1: *G = z->g1, *bases = z->b1, *count = z->nvars; break;
+    case 2: *G = z->g2, *bases = z->b2, *count = z->nvars; break;
+    case 3: *G = z->g1, *bases = z->c, *count = z->nvars - z->npublic - 1; break;
+    default: *G = z->g1, *bases = z->h, *count = z->domain_size; break;
+    }
+}
+
 /* §4.4: the five MSMs; the witness bytes are the scalars as they lie, h is a. */
 static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
                         unsigned threads, groth16_timings *t, const groth16_tables *tabs,
                         unsigned *table_runs)
 {
-    const size_t n = z->domain_size;
     int rc;
     const size_t n8r = z->n8r;
-    const size_t npriv = z->nvars - z->npublic - 1;
     struct {
-        const curve_group *G;
-        uint64_t *out;
-        const uint8_t *bases, *scalars;
+        const curve_group *G; /* from groth16_msm_bases */
+        const uint8_t *bases;
         size_t count;
+        uint64_t *out;
+        const uint8_t *scalars;
         double *slot, *cpu;
         size_t first; /* A, B1, B2, C: the witness split's entry of scalars[0] */
-    } jobs[] = {
-        { z->g1, raw->a, z->a, values, z->nvars, t ? &t->msm_a : NULL, t ? &t->cpu.msm_a : NULL, 0 },
-        { z->g1, raw->b1, z->b1, values, z->nvars, t ? &t->msm_b1 : NULL, t ? &t->cpu.msm_b1 : NULL, 0 },
-        { z->g2, raw->b2, z->b2, values, z->nvars, t ? &t->msm_b2 : NULL, t ? &t->cpu.msm_b2 : NULL, 0 },
-        { z->g1, raw->c, z->c, values + (z->npublic + 1) * n8r, npriv, t ? &t->msm_c : NULL,
-          t ? &t->cpu.msm_c : NULL, z->npublic + 1 },
-        { z->g1, raw->h, z->h, (const uint8_t *)a, n, t ? &t->msm_h : NULL, t ? &t->cpu.msm_h : NULL, 0 },
+    } jobs[GROTH16_MSMS] = {
+        { .out = raw->a, .scalars = values, .slot = t ? &t->msm_a : NULL, .cpu = t ? &t->cpu.msm_a : NULL },
+        { .out = raw->b1,
+          .scalars = values,
+          .slot = t ? &t->msm_b1 : NULL,
+          .cpu = t ? &t->cpu.msm_b1 : NULL },
+        { .out = raw->b2,
+          .scalars = values,
+          .slot = t ? &t->msm_b2 : NULL,
+          .cpu = t ? &t->cpu.msm_b2 : NULL },
+        { .out = raw->c,
+          .scalars = values + (z->npublic + 1) * n8r,
+          .slot = t ? &t->msm_c : NULL,
+          .cpu = t ? &t->cpu.msm_c : NULL,
+          .first = z->npublic + 1 },
+        { .out = raw->h,
+          .scalars = (const uint8_t *)a,
+          .slot = t ? &t->msm_h : NULL,
+          .cpu = t ? &t->cpu.msm_h : NULL },
     };
+    for (unsigned k = 0; k < GROTH16_MSMS; k++)
+        groth16_msm_bases(z, k, &jobs[k].G, &jobs[k].bases, &jobs[k].count);
     /* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
      * NULL when GLV does not apply, and each MSM then runs as msm_run). Its time
      * counts to msm A. */
@@ -236,7 +260,7 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
         t->msm_a += os_now_s() - s0;
         t->cpu.msm_a += os_cpu_s() - c0;
     }
-    for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+    for (size_t k = 0; k < GROTH16_MSMS; k++) {
         s0 = os_now_s();
         c0 = os_cpu_s();
         if (tabs && tabs->t[k]) {

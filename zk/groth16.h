@@ -69,9 +69,14 @@ int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t 
  * them across proofs of one circuit (the worker's CPU backend, gpuworker/fixed_base.h):
  * t[k] for MSM k in the order A, B1, B2, C, H, each over that MSM's bases of this zkey
  * (A, B1, B2: nvars; C: nvars - npublic - 1; H: domain_size); NULL: msm_run's path. */
+#define GROTH16_MSMS 5
 typedef struct groth16_tables {
-    const msm_table *t[5];
+    const msm_table *t[GROTH16_MSMS];
 } groth16_tables;
+
+/* MSM k (0..4: A, B1, B2, C, H) of z: its group, its bases and how many. */
+void groth16_msm_bases(const zkey *z, unsigned k, const curve_group **G, const uint8_t **bases,
+                       size_t *count);
 
 /* groth16_compute with the MSMs that have a table run through it (tabs NULL: none);
  * the same results. *table_runs (may be NULL) gets 1 added for each MSM that did. */
