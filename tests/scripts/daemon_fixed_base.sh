@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The CPU worker's fixed-base MSM tables (gpuworker/fixed_base.h; docs/operations.md,
 # "Fixed-base tables"), through a real cuzkd:
+#  0. a --fixed-base-mb (or fixed-base-mb =) that is not a whole number from 0 to
+#     4194304 is refused with exit 2 naming it, and leaves nothing in the run dir;
 #  1. --fixed-base-mb 64 and the test knob CUZK_FIXED_BASE_AFTER=2 (tables after two
 #     proofs of a circuit instead of 64): a first job of one circuit makes the worker
 #     build its five tables in the background (fixed_tables 5, fixed_bytes within
@@ -24,6 +26,22 @@ metric() { # COUNTER-OR-GAUGE: the worker's value, from `cuzk metrics`
     s/^cuzk_gauge{stage=\"gpuworker\",index=\"0\",name=\"$1\"} //p"
 }
 tables_built() { [ "$(metric fixed_tables)" = "$1" ]; }
+
+# ---- 0. a budget that is not a whole number of MiB up to 4 TiB is refused, on the command
+# line and in a config file, before anything starts (exit 2, the option named) ---------
+for bad in abc -1 4194305; do
+  rc=0
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground --fixed-base-mb "$bad" >"$tmp/bad.log" 2>&1 || rc=$?
+  [ $rc -eq 2 ] && grep -q -- "--fixed-base-mb $bad: expected a whole number from 0 to 4194304" "$tmp/bad.log" ||
+    fail "--fixed-base-mb $bad: exit $rc: $(cat "$tmp/bad.log")"
+  printf 'fixed-base-mb = %s\n' "$bad" >"$tmp/bad.conf"
+  rc=0
+  "$BUILD/bin/cuzkd" --instance "$inst" --run-dir "$run" --foreground --config "$tmp/bad.conf" >"$tmp/bad.log" 2>&1 || rc=$?
+  [ $rc -eq 2 ] && grep -q -- "bad.conf:1: --fixed-base-mb $bad: expected a whole number" "$tmp/bad.log" ||
+    fail "fixed-base-mb = $bad in a config: exit $rc: $(cat "$tmp/bad.log")"
+done
+[ -z "$(ls -A "$run")" ] || fail "a refused cuzkd left $(ls -A "$run") in its run dir"
+echo "ok: --fixed-base-mb abc, -1, 4194305 refused (exit 2, on the command line and in a config file), nothing left"
 
 # ---- 1. tables built after two proofs, then used --------------------------------------
 daemon_start --devices cpu:1 --buffers 4 --buffer-mb 16 --fixed-base-mb 64 \
