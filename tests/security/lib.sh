@@ -52,13 +52,21 @@ victim_init() {
   # shellcheck disable=SC2034 # for the test
   vuid="$(id -u "$VICTIM")"
 }
-# sec_user_add NAME: the user with its own group, no home, removed at exit.
+# sec_user_add NAME: the user with its own group, no home, removed at exit; SKIPs when
+# that user cannot reach the tree.
 sec_user_add() {
   useradd -M -U -s /bin/sh "$1" || {
     echo "SKIP: useradd $1 failed"
     exit 77
   }
   daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }sec_user_del $1"
+  # The user runs the built programs and reads the fixtures: a tree under a directory
+  # others may not enter (a clone made in a `mktemp -d`, mode 0700) is out of its reach.
+  # shellcheck disable=SC2016 # $1 and $2 are the inner sh's arguments
+  runuser -u "$1" -- sh -c 'test -x "$1" && test -r "$2"' _ "$BUILD/bin/cuzk" "$ROOT/README.md" || {
+    echo "SKIP: a second user cannot reach $BUILD/bin/cuzk or $ROOT (a directory above the tree is closed to others)"
+    exit 77
+  }
 }
 sec_user_del() {
   pkill -KILL -u "$1" 2>/dev/null || true
