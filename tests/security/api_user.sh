@@ -35,6 +35,7 @@ command -v useradd >/dev/null && command -v runuser >/dev/null || {
 api_init
 apiu="cuzkapi$$"
 sec_user_add "$apiu"
+sec_user_reaches_tree "$apiu"
 rport="$(free_port)"
 api_tokens_callback alice "http://127.0.0.1:$rport"
 recv_start "$tmp/alice.secret"

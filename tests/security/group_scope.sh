@@ -15,6 +15,8 @@ set -euo pipefail
 # Finished jobs stay in the table for the whole test (the default retires them after 30 s).
 attack_daemon secscope mulchain-10 --keep-finished 3600
 victim_init
+sec_user_reaches_tree "$atk"
+sec_user_reaches_tree "$VICTIM"
 usermod -a -G "$atk" "$VICTIM" || fail "usermod: V into group $atk"
 for u in B V; do
   mkdir -p "$tmp/$u/out"

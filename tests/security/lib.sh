@@ -52,14 +52,17 @@ victim_init() {
   # shellcheck disable=SC2034 # for the test
   vuid="$(id -u "$VICTIM")"
 }
-# sec_user_add NAME: the user with its own group, no home, removed at exit; SKIPs when
-# that user cannot reach the tree.
+# sec_user_add NAME: the user with its own group, no home, removed at exit.
 sec_user_add() {
   useradd -M -U -s /bin/sh "$1" || {
     echo "SKIP: useradd $1 failed"
     exit 77
   }
   daemon_on_exit="${daemon_on_exit:+$daemon_on_exit; }sec_user_del $1"
+}
+# sec_user_reaches_tree NAME: SKIP unless user NAME can run the built programs and read
+# the tree (a case whose user runs build/bin/cuzk or reads the fixtures itself).
+sec_user_reaches_tree() {
   # The user runs the built programs and reads the fixtures: a tree under a directory
   # others may not enter (a clone made in a `mktemp -d`, mode 0700) is out of its reach.
   # shellcheck disable=SC2016 # $1 and $2 are the inner sh's arguments
