@@ -1057,12 +1057,19 @@ static void adopted(void *arg, const struct fleet_adopted *a)
 {
     char line[600];
 
-    /* Whoever linked says "adopted", also when another adopter's mark came first
-     * (FLEET_PUB_GONE): seen in the crash round, two workers adopting one proof, one
-     * linking it and the other, finding the finals, marking it. */
+    /* Whoever linked says "N adopted" (N: how many of the two files it linked), also
+     * when another adopter's mark came first (FLEET_PUB_GONE). Seen in the crash
+     * round: two workers adopting one proof, one linking both files and the other,
+     * finding the finals, marking it; or each linking one of the two (the first
+     * links public, the second, a moment later, the proof): two "1 adopted" lines,
+     * each final name still written once (fleet_pg.sh sums the files). */
     if (a->linked > 0 || a->outcome == FLEET_PUB_MARKED) {
-        snprintf(line, sizeof(line), "%llu %u %s %s", (unsigned long long)a->job, a->idx, (const char *)arg,
-                 a->linked ? "adopted" : "marked");
+        if (a->linked)
+            snprintf(line, sizeof(line), "%llu %u %s %d adopted", (unsigned long long)a->job, a->idx,
+                     (const char *)arg, a->linked);
+        else
+            snprintf(line, sizeof(line), "%llu %u %s marked", (unsigned long long)a->job, a->idx,
+                     (const char *)arg);
         publog(line);
     } else if (a->outcome < 0)
         fprintf(stderr, "%s: adoption: %s\n", (const char *)arg, a->why);
