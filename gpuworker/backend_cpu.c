@@ -30,7 +30,7 @@
 #include "base/error.h"
 #include "base/os.h"
 #include "gpuworker/fixed_base.h"
-#include "gpuworker/lanes.h"
+#include "gpuworker/inflight.h"
 #include "base/barrier.h"
 
 static int cpu_init(struct backend *be, const struct backend_params *p, char *err, size_t errlen)

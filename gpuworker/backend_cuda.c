@@ -33,7 +33,7 @@
 
 #include "base/error.h"
 #include "zk/gpu.h"
-#include "gpuworker/lanes.h"
+#include "gpuworker/inflight.h"
 #include "stage/stage.h"
 
 #define LANES     2

@@ -1,4 +1,4 @@
-/* lanes.h — the asynchronous half of a gpuworker backend (backend.h, submit/collect):
+/* inflight.h — the asynchronous half of a gpuworker backend (backend.h, submit/collect):
  * n host threads ("lanes") that each run one partition at a time through the
  * backend's blocking prove function, fed by a FIFO and returning results in the order
  * they finish. The CUDA backend runs one lane per gpu_dev (so the copy of one

@@ -1,5 +1,5 @@
-/* lanes.c — lane threads for asynchronous backends (gpuworker/lanes.h). */
-#include "gpuworker/lanes.h"
+/* inflight.c — lane threads for asynchronous backends (gpuworker/inflight.h). */
+#include "gpuworker/inflight.h"
 
 #include <errno.h>
 #include <pthread.h>

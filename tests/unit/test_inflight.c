@@ -1,4 +1,4 @@
-/* test_lanes.c — gpuworker/lanes.c (the asynchronous half of a backend) against what
+/* test_inflight.c — gpuworker/inflight.c (the asynchronous half of a backend) against what
  * the worker relies on, with a lane function that sleeps a known time per job (a
  * stand-in for a device, so the timings have known answers):
  *   - every submitted job comes back once, with its tag, release called exactly once,
@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "base/error.h"
-#include "gpuworker/lanes.h"
+#include "gpuworker/inflight.h"
 #include "helper_test.h"
 #include "base/os.h"
 
