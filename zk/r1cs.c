@@ -49,13 +49,11 @@ trunc:
 
 int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
 {
-    int rc;
-
     const uint8_t *f;
+    int rc;
 
     if ((rc = wtns_open_fr_file(r, sizeof *r, &r->bf, path, &r1cs_kind, &r->n8, &r->Fr, &f, err, errlen)))
         goto fail;
-    const struct binfile_section *s2 = binfile_section(&r->bf, 2);
     r->nwires = binfile_rd32(f);
     r->npubout = binfile_rd32(f + 4);
     r->npubin = binfile_rd32(f + 8);
@@ -69,6 +67,7 @@ int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
         goto fail;
     }
 
+    const struct binfile_section *s2 = binfile_section(&r->bf, 2);
     r->constraints = binfile_payload(&r->bf, s2);
     r->constraints_size = s2->size;
     uint64_t off = 0;

@@ -61,9 +61,8 @@ int wtns_open_fr_file(void *reader, size_t size, binfile *bf, const char *path, 
 
 int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
 {
-    int rc;
-
     const uint8_t *h;
+    int rc;
 
     if ((rc = wtns_open_fr_file(w, sizeof *w, &w->bf, path, &wtns_kind, &w->n8, &w->Fr, &h, err, errlen)))
         goto fail;
