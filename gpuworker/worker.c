@@ -239,14 +239,13 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
     int rc;
 
     *rel = (struct release_ctx){ w, p, JOBTAB_NONE, 0 };
-    if (!res || jobtab_part_move(jt, p, JOBTAB_READY, 0, JOBTAB_PROVING, pid, NULL)) {
+    if (!res || !(jb = stage_claim_part(st, p, JOBTAB_READY, JOBTAB_PROVING))) {
         stage_count(st, C_LOST, 1);
         return -1;
     }
     stage_enter(st, STATS_BUSY);
     w->state = STATS_BUSY;
-    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, stage_now()); /* `cuzk trace` */
-    jb = &jt->jobs[jt->parts[p].job];
+    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, stage_now());          /* `cuzk trace` */
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb)); /* cuzkd's copy */
     {
         /* Test-only fault hook (tests/faults/poison.sh; docs/operations.md, "Failure handling"):
