@@ -380,7 +380,7 @@ asan:
 # the fixed-base tables' builder thread);
 # the arithmetic tests are single-threaded and ASan already covers their memory.
 TSAN_TESTS := test_ring test_ring_kill test_pool test_jobtab test_segment test_stats \
-              test_shm_stress test_pipeline test_team test_lanes test_fixed_base
+              test_shm_stress test_pipeline test_team test_inflight test_fixed_base
 # gcc 12's TSan expects the address layout of a kernel with at most 28 bits of mmap
 # randomness; with more (vm.mmap_rnd_bits = 32 on newer kernels) it stops with
 # "unexpected memory mapping". setarch -R (no ASLR for the run) avoids that where the

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "api/tenant_count.h"
+#include "base/locked.h"
 #include "base/os.h"
 
 #define BELL_RING     1024         /* ended job ids kept for the waiters */
@@ -49,12 +50,7 @@ void api_bell_ring(uint64_t job)
 
 uint64_t api_bell_mark(void)
 {
-    uint64_t s;
-
-    pthread_mutex_lock(&bell.mu);
-    s = bell.seq;
-    pthread_mutex_unlock(&bell.mu);
-    return s;
+    return locked_read_u64(&bell.mu, &bell.seq);
 }
 
 /* The client closed its end (or the socket broke): nothing will read the answer. */

@@ -196,10 +196,6 @@ static int number_byte(struct body_scan *s, char c)
             return number_end(s);
         }
         break;
-    case N_DOT:
-        if (!digit) return fail(s, BODY_SCAN_SYNTAX, "invalid number");
-        s->num = N_FRAC;
-        break;
     case N_FRAC:
         if (c == 'e' || c == 'E')
             s->num = N_E;
@@ -213,8 +209,10 @@ static int number_byte(struct body_scan *s, char c)
         }
         /* fall through */
     case N_ESIGN:
+    case N_DOT:
+        /* A digit must come here: the fraction's first, or the exponent's. */
         if (!digit) return fail(s, BODY_SCAN_SYNTAX, "invalid number");
-        s->num = N_EXP;
+        s->num = s->num == N_DOT ? N_FRAC : N_EXP;
         break;
     case N_EXP:
         if (!digit) return number_end(s);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "api/tenant_count.h"
+#include "base/locked.h"
 
 /* The bytes held by all, and by each tenant (tenant_count.h): b.mu is taken first,
  * so that a tenant's share and the whole are checked and taken in one step. */
@@ -51,10 +52,5 @@ void api_budget_give(const char *tenant, uint64_t n)
 
 uint64_t api_budget_used(void)
 {
-    uint64_t u;
-
-    pthread_mutex_lock(&b.mu);
-    u = b.used;
-    pthread_mutex_unlock(&b.mu);
-    return u;
+    return locked_read_u64(&b.mu, &b.used);
 }

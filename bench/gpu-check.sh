@@ -44,7 +44,7 @@
 #   daemon     PIPE_PARTS (32) partitions of 2^lg and 4 of the big fixture through cuzkd
 #              on one device (--devices cuda:0; cpu:1 in the dry run, so that make test
 #              covers the step), nvidia-smi sampling every 100 ms: gpu_busy share (device
-#              events), lane occupancy, the idle-gap histogram, NVML samples at 0 %, the
+#              events), in-flight occupancy, the idle-gap histogram, NVML samples at 0 %, the
 #              synth stage's busy share and the worker ring's depth over the same window,
 #              the gpuworker's CPU seconds, GPU memory high-water; a trace of the job;
 #   cupti      8 partitions through a cuzkd whose gpuworker loads the CUPTI recorder
@@ -501,8 +501,8 @@ daemon_step() {
   fi
   z0="$(sed -n 's/.* \([0-9.]*\)% at 0% utilization.*/\1/p' "$work/backlog.txt")"
   busy="$(sed -n 's/^worker 0: .*gpu_busy ([^)]*) \([0-9.]*\)%.*/\1/p' "$work/backlog.txt")"
-  occ="$(sed -n 's/^worker 0: .*lane occupancy ([^)]*) \([0-9.]*\)%.*/\1/p' "$work/backlog.txt")"
-  echo "detail: $n_ok/$n_want proofs in $wall s on $dev; gpu_busy ${busy:-?}% [goal >= 95%], lanes ${occ:-?}%${z0:+, NVML 0%: $z0% of samples}; gaps $(sed -n 's/^worker 0: gaps[^:]*: \(.*\)/\1/p' "$work/backlog.txt" | cut -d, -f1-3)"
+  occ="$(sed -n 's/^worker 0: .*in-flight occupancy ([^)]*) \([0-9.]*\)%.*/\1/p' "$work/backlog.txt")"
+  echo "detail: $n_ok/$n_want proofs in $wall s on $dev; gpu_busy ${busy:-?}% [goal >= 95%], in-flight ${occ:-?}%${z0:+, NVML 0%: $z0% of samples}; gaps $(sed -n 's/^worker 0: gaps[^:]*: \(.*\)/\1/p' "$work/backlog.txt" | cut -d, -f1-3)"
   [ "$rc" = 0 ] && [ "$n_ok" = "$n_want" ]
 }
 step daemon 150 daemon daemon_step

@@ -23,8 +23,8 @@
 #     first and last proofs checked by snarkjs): partitions/s of each and the ratio
 #     daemon / back to back.
 # A CPU worker with 2+ threads proves partitions of domains up to 2^15 two at a time
-# (gpuworker/backend_cpu.c, cpu-lanes): its states then read "device" rather than ntt
-# and msm_*, and a gap is 0 while the other lane has a partition; CUZK_TEST_BACKEND=cpu
+# (gpuworker/backend_cpu.c, cpu-inflight): its states then read "device" rather than ntt
+# and msm_*, and a gap is 0 while the other in-flight thread has a partition; CUZK_TEST_BACKEND=cpu
 # in the environment gives the synchronous path and its per-step states (an A/B of the
 # two: the same command with and without it, interleaved).
 # Targets: each worker busy >= 99% of wall time under backlog, p99 gap <= 2 ms
@@ -295,7 +295,7 @@ let proves = 0;
 for (const w of workers) {
   const name = `worker ${w.s.index}`;
   const gap = dh(w, "gap"), prove = dh(w, "prove");
-  // One lane: the span is its proves and the gaps between them. Two lanes (cpu-lanes)
+  // One in-flight thread: the span is its proves and the gaps between them. Two (cpu-inflight)
   // prove side by side, so their prove times overlap and add up to more than the window:
   // then the span is the wall time the worker spent in working states (not idle, not
   // waiting) plus its gaps, and busy is the working share of it.
@@ -308,7 +308,7 @@ for (const w of workers) {
   proves += prove.count;
   console.log(`${name}: ${prove.count} proves, mean ${ms(prove.sum / Math.max(1, prove.count))} ms; ` +
               `steady rate ${((prove.count - 1) / (span / 1e9)).toFixed(3)} partitions/s over its ${(span / 1e9).toFixed(3)} s span` +
-              (overlapped ? " (two lanes: proves overlap; span = working states + gaps)" : ""));
+              (overlapped ? " (two in flight: proves overlap; span = working states + gaps)" : ""));
   console.log(`  gap between partitions (${gap.count} gaps): p50 <= ${ms(q(gap, 0.5))} ms, p99 <= ${ms(q(gap, 0.99))} ms, ` +
               `max <= ${ms(hmax(gap))} ms (log2-bucket upper bounds), mean ${ms(gap.sum / Math.max(1, gap.count))} ms`);
   const over = gap.buckets.slice(22).reduce((x, y) => x + y, 0);  // bucket 22 = [2.10, 4.19) ms

@@ -142,8 +142,6 @@ static void final_one(struct finalizer *f, uint32_t p)
 {
     struct stage *st = &f->st;
     struct pipeline *pl = &st->pl;
-    struct jobtab *jt = &pl->data.jobtab;
-    const uint32_t pid = (uint32_t)st->pid;
     struct pipe_partinfo *pi = pipeline_partinfo(pl, p);
     struct jobtab_job *jb;
     const zkey *z;
@@ -156,14 +154,13 @@ static void final_one(struct finalizer *f, uint32_t p)
     uint64_t t0 = stage_now();
     int rc;
 
-    if (!pi || jobtab_part_move(jt, p, JOBTAB_PROVED, 0, JOBTAB_FINAL, pid, NULL)) {
+    if (!pi || !(jb = stage_claim_part(st, p, JOBTAB_PROVED, JOBTAB_FINAL))) {
         stage_count(st, C_LOST, 1);
         return;
     }
     stage_enter_at(st, STATS_BUSY, t0);
     pipe_part_begin(pl, p, PIPE_T_FINAL, f->o->index, t0); /* timeline (`cuzk trace`) */
     memset(&w, 0, sizeof(w));
-    jb = &jt->jobs[jt->parts[p].job];
     /* Open cuzkd's copies and write through its descriptor of the client's out dir
      * (/proc/<cuzkd>/fd/N/NAME: the directory the client opened, whatever its path
      * names now); messages name them as the client did. */

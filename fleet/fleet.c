@@ -122,6 +122,15 @@ static int start_client(struct slot *sl, int out, const char *const argv[])
     return 0;
 }
 
+/* Why a circuit claim's row cannot start as it is written (its own fault, not
+ * retried), or NULL. */
+static const char *circuit_row_refusal(const struct slot *sl)
+{
+    if (!fleet_name_valid(sl->c.name)) return "its name is not a single file name";
+    if (!proto_circuit_name_valid(sl->c.circuit)) return "its circuit is not a circuit name";
+    return NULL;
+}
+
 /* A circuit claim (fleet_pg.h "Circuit jobs"): its input written into the slot's
  * private dir, then `cuzk --json prove --wait --circuit NAME --out SPOOL INPUT`
  * against this cuzkd, its reply (stdout) kept in NAME.reply for the reason of a
@@ -132,19 +141,13 @@ static int start_circuit(struct fleet_daemon *d, struct slot *sl)
     const char *const argv[] = { d->cuzk,    "--json", "--instance", d->instance, "--run-dir",
                                  d->run_dir, "prove",  "--wait",     "--circuit", sl->c.circuit,
                                  "--out",    spool,    in,           NULL };
-    const char *why = NULL;
+    const char *row = circuit_row_refusal(sl), *why = row;
     int reply = -1, rc, started;
 
-    if (!fleet_name_valid(sl->c.name))
-        why = "its name is not a single file name";
-    else if (!proto_circuit_name_valid(sl->c.circuit))
-        why = "its circuit is not a circuit name";
-    else
-        why = spool_prepare(d, sl, spool, sizeof(spool));
+    if (!why) why = spool_prepare(d, sl, spool, sizeof(spool));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why);
-        sl->retry = fleet_name_valid(sl->c.name) &&
-            proto_circuit_name_valid(sl->c.circuit); /* else the row's fault */
+        sl->retry = !row; /* the spool dir is this daemon's fault */
     } else if ((rc = spool_input(d, sl, in, sizeof(in), &reply)) == 0) {
         /* The lease went meanwhile (a cancel, or it expired): nothing to finish. */
         snprintf(sl->why, sizeof(sl->why), "lease lost before the start");
@@ -225,30 +228,35 @@ static void circuit_failure(struct fleet_daemon *d, struct slot *sl)
     while (dl < sizeof(dir) && (at = strstr(sl->why, dir))) memmove(at, at + dl, strlen(at + dl) + 1);
 }
 
-static int start_one(struct fleet_daemon *d, struct slot *sl)
+/* Why a witness claim's row cannot start as it is written, or NULL. */
+static const char *witness_row_refusal(const struct slot *sl)
 {
-    char spool[2048], wname[sizeof(sl->c.name)];
-    const char *const argv[] = { d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
-                                 "prove", "--wait",     "--zkey",    sl->c.zkey,  "--out",
-                                 spool,   sl->c.wtns,   NULL };
-    const char *why = NULL;
+    char wname[sizeof(sl->c.name)];
 
     /* The row's name names files in the out dir: one component, whoever wrote it. */
     if (!fleet_name_valid(sl->c.name))
-        why = "its name is not a single file name (no '/', no leading '.', no control "
-              "character)";
+        return "its name is not a single file name (no '/', no leading '.', no control "
+               "character)";
     /* `cuzk prove` names the proof after the witness's file: a row named otherwise
      * left root's proof spooled under that other name in the user's out dir, never
      * published nor removed (the finish and the cleanup look for NAME.*). */
-    else if (proto_wtns_name(sl->c.wtns, wname, sizeof(wname)) || strcmp(wname, sl->c.name))
-        why = "its name is not its witness's file name (NAME.wtns, or NAME without .wtns): "
-              "the proof would be spooled under another name";
-    else if (!regular(sl->c.wtns))
-        why = "witness is not a regular file";
-    else if (!regular(sl->c.zkey))
-        why = "zkey is not a regular file";
-    else
-        why = spool_prepare(d, sl, spool, sizeof(spool));
+    if (proto_wtns_name(sl->c.wtns, wname, sizeof(wname)) || strcmp(wname, sl->c.name))
+        return "its name is not its witness's file name (NAME.wtns, or NAME without .wtns): "
+               "the proof would be spooled under another name";
+    if (!regular(sl->c.wtns)) return "witness is not a regular file";
+    if (!regular(sl->c.zkey)) return "zkey is not a regular file";
+    return NULL;
+}
+
+static int start_one(struct fleet_daemon *d, struct slot *sl)
+{
+    char spool[2048];
+    const char *const argv[] = { d->cuzk, "--instance", d->instance, "--run-dir", d->run_dir,
+                                 "prove", "--wait",     "--zkey",    sl->c.zkey,  "--out",
+                                 spool,   sl->c.wtns,   NULL };
+    const char *why = witness_row_refusal(sl);
+
+    if (!why) why = spool_prepare(d, sl, spool, sizeof(spool));
     if (why) {
         snprintf(sl->why, sizeof(sl->why), "%s", why); /* the reason the queue records */
         flog("partition rejected: %s (%s)", why, sl->c.wtns);

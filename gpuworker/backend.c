@@ -5,10 +5,18 @@
 
 static const struct backend_ops *const backends[] = {
     &backend_cpu_ops, &backend_cpu_async_ops, /* tests: the asynchronous path without a GPU */
-    &backend_cpu_lanes_ops, /* cuzkd's CPU workers with 2+ threads: small partitions side by side */
+    &backend_cpu_inflight_ops, /* cuzkd's CPU workers with 2+ threads: small partitions side by side */
 #ifdef CUZK_HAVE_CUDA
     &backend_cuda_ops, /* built when nvcc is present (Makefile: CUDA=1) */
 #endif
+};
+
+/* Earlier names still accepted, so that config files and scripts written with them
+ * keep working; the ops' name (logs, stats) is the current one. */
+static const struct {
+    const char *earlier, *current;
+} renamed[] = {
+    { "cpu-lanes", "cpu-inflight" },
 };
 
 const struct backend_ops *backend_find(const char *name)
@@ -17,6 +25,12 @@ const struct backend_ops *backend_find(const char *name)
 
     if (!name) return NULL;
     len = strcspn(name, ":");
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (strlen(renamed[i].earlier) == len && !strncmp(renamed[i].earlier, name, len)) {
+            name = renamed[i].current;
+            len = strlen(name);
+            break;
+        }
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (strlen(backends[i]->name) == len && !strncmp(backends[i]->name, name, len)) return backends[i];
     return NULL;
@@ -25,9 +39,9 @@ const struct backend_ops *backend_find(const char *name)
 const char *backend_list(void)
 {
 #ifdef CUZK_HAVE_CUDA
-    return "cpu, cpu-async (tests), cpu-lanes, cuda";
+    return "cpu, cpu-async (tests), cpu-inflight, cuda";
 #else
-    return "cpu, cpu-async (tests), cpu-lanes";
+    return "cpu, cpu-async (tests), cpu-inflight";
 #endif
 }
 

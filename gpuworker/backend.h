@@ -14,12 +14,13 @@
  *     keeps up to `depth` partitions in flight, so the copy of partition N+1 overlaps
  *     the kernels of N. Chosen over "submit/collect inside one device call" because
  *     gpu_prove (gpu.h) is one blocking call per partition: the backend runs `depth`
- *     lanes, each a host thread with its own gpu_dev (streams, events, scratch) on the
- *     same device, sharing the device-resident circuits; the GPU overlaps the lanes'
- *     copies and kernels. in->release is then called on a lane thread (it must be
+ *     in-flight threads (inflight.h), each with its own gpu_dev (streams, events,
+ *     scratch) on the same device, sharing the device-resident circuits; the GPU
+ *     overlaps their copies and kernels. in->release is then called on an in-flight
+ *     thread (it must be
  *     thread-safe: the worker's frees the pool buffer with atomics only).
  *     The worker keeps in->z valid until the partition is collected (it drains the
- *     lanes before anything could close that zkey: another circuit, a circuits
+ *     in-flight threads before anything could close that zkey: another circuit, a circuits
  *     request).
  *
  * Device faults: a result with `fatal` set means the device context is unusable (a
@@ -78,14 +79,14 @@ struct backend_done {
     groth16_timings t;         /* step times, device-timed (CUDA: ntt and each msm_* from
                                 * the kernels' own event pairs) */
     double device_s;           /* the partition's device time (copies + kernels, events) */
-    uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC: its lane started / finished it */
+    uint64_t begin_ns, end_ns; /* CLOCK_MONOTONIC: its in-flight thread started / finished it */
     /* The span the device had the partition's work, on CLOCK_MONOTONIC (CUDA: events
      * at its first copy and after its last device-to-host copy, gpu_prove_times; CPU:
      * the compute section). 0, 0: none (failed before it ran). The worker's gpu_busy_ns
      * and gap histogram (busy.h). */
     uint64_t dev_begin_ns, dev_end_ns;
     uint64_t busy_total_ns; /* the backend's time with at least one partition in
-                              * progress (union over its lanes), cumulative, as of this
+                              * progress (union over its in-flight threads), cumulative, as of this
                               * completion: the worker's lane_occupy_ns (host clock: circuit
                               * loads, host round trips, the G2 join included) */
     char err[512];
@@ -131,14 +132,14 @@ struct backend {
 };
 
 extern const struct backend_ops backend_cpu_ops;
-extern const struct backend_ops backend_cpu_async_ops; /* tests (backend_cpu.c) */
-extern const struct backend_ops backend_cpu_lanes_ops; /* cuzkd's CPU workers (backend_cpu.c) */
+extern const struct backend_ops backend_cpu_async_ops;    /* tests (backend_cpu.c) */
+extern const struct backend_ops backend_cpu_inflight_ops; /* cuzkd's CPU workers (backend_cpu.c) */
 #ifdef CUZK_HAVE_CUDA
 extern const struct backend_ops backend_cuda_ops;
 #endif
 
-/* The backend called name ("cpu", "cpu-async", "cuda"; a ":N" suffix is ignored), or
- * NULL. */
+/* The backend called name ("cpu", "cpu-async", "cpu-inflight" or its earlier name
+ * "cpu-lanes", "cuda"; a ":N" suffix is ignored), or NULL. */
 const struct backend_ops *backend_find(const char *name);
 
 /* The backends this build has, for messages (static string). */

@@ -1,23 +1,23 @@
 /* backend_cuda.c — the CUDA backend (backend.h, asynchronous): the kernels of zk/cuda/
- * through their C API (gpu.h), two lanes in flight, circuits resident on the device.
+ * through their C API (gpu.h), two partitions in flight, circuits resident on the device.
  *
  * Compiled only in CUDA builds (Makefile: CUDA_ON). The CUDA context is created in
  * init, which runs in the exec'd cuzk-gpuworker, never in cuzkd before a fork.
  *
- * Lanes. gpu_prove is one blocking call per partition (copies, kernels, results), so
+ * In-flight threads. gpu_prove is one blocking call per partition (copies, kernels, results), so
  * the copy of partition N+1 can only overlap the kernels of N if two calls run at
- * once: LANES host threads (lanes.h), each with its own gpu_dev (its own streams,
+ * once: INFLIGHT_THREADS host threads (inflight.h), each with its own gpu_dev (its own streams,
  * events and scratch) on the same device, take partitions from a small FIFO. The GPU interleaves
- * their copies (copy engines) with the other lane's kernels. A lane calls the
+ * their copies (copy engines) with the other thread's kernels. A thread calls the
  * partition's release as soon as its copies are complete (gpu_prove's callback).
  *
  * Resident circuits. The bases of each circuit (A, B1, B2, C, H) are loaded once and
- * shared by the lanes (same device, same process: one primary context, so a device
+ * shared by the in-flight threads (same device, same process: one primary context, so a device
  * pointer of one gpu_dev is valid on the other). A small cache keyed by the zkey
  * file's identity (backend_key: dev, inode, size, mtime — as the stage zkey cache) holds
  * them, least recently used evicted first when gpu_mem_info shows too little free
  * memory for the next one, or when a load fails with -CUZK_E_DEVICE_NOMEM; entries in
- * use by a lane are never evicted, preloaded ones only when nothing else can go.
+ * use by a thread are never evicted, preloaded ones only when nothing else can go.
  *
  * Faults. gpu.h returns -CUZK_E_DEVICE for a sticky error (the context is unusable):
  * the result is marked fatal and the worker exits (backend.h). Out of device memory
@@ -33,11 +33,11 @@
 
 #include "base/error.h"
 #include "zk/gpu.h"
-#include "gpuworker/lanes.h"
+#include "gpuworker/inflight.h"
 #include "stage/stage.h"
 
-#define LANES     2
-#define CACHE_MAX 8
+#define INFLIGHT_THREADS 2
+#define CACHE_MAX        8
 
 struct circ {
     int used;
@@ -47,13 +47,13 @@ struct circ {
     size_t bytes;
     uint64_t last_use;
     int pinned; /* preloaded: evicted only when nothing else can go */
-    int refs;   /* lanes proving with it now */
+    int refs;   /* in-flight threads proving with it now */
 };
 
 struct cuda_be {
     int ordinal;
-    gpu_dev *dev[LANES]; /* one per lane; dev[0] also registers the slab */
-    struct lanes *lanes;
+    gpu_dev *dev[INFLIGHT_THREADS]; /* one per in-flight thread; dev[0] also registers the slab */
+    struct inflight *inflight;
     pthread_mutex_t mu;      /* cache metadata */
     pthread_mutex_t load_mu; /* one load/eviction at a time (taken before mu) */
     struct circ cache[CACHE_MAX];
@@ -197,7 +197,7 @@ static int circ_get(struct cuda_be *cb, gpu_dev *dev, const zkey *z, const struc
     }
     pthread_mutex_unlock(&cb->mu);
     if (!e) {
-        /* Every entry is in use by the lanes (CACHE_MAX > LANES: cannot happen). */
+        /* Every entry is in use by the in-flight threads (CACHE_MAX > INFLIGHT_THREADS: cannot happen). */
         gpu_circuit_free(dev, c);
         snprintf(err, errlen, "device circuit cache full: internal error");
         rc = -CUZK_E_INTERNAL;
@@ -216,20 +216,21 @@ static void circ_put(struct cuda_be *cb, struct circ *e)
     pthread_mutex_unlock(&cb->mu);
 }
 
-/* One partition on lane `lane` (lanes.h): the circuit, then gpu_prove. */
-static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in, struct backend_done *d)
+/* One partition on in-flight thread `thread_idx` (inflight.h): the circuit, then gpu_prove. */
+static void inflight_prove(void *ctx, unsigned thread_idx, const struct backend_input *in,
+                           struct backend_done *d)
 {
     struct cuda_be *cb = ctx;
     struct circ *e = NULL;
 
-    d->rc = circ_get(cb, cb->dev[lane], in->z, &in->key, &e, &d->fatal, d->err, sizeof(d->err));
+    d->rc = circ_get(cb, cb->dev[thread_idx], in->z, &in->key, &e, &d->fatal, d->err, sizeof(d->err));
     if (d->rc) {
         /* gpu_prove never ran: the buffer is released here (backend.h: once). */
         if (in->release) in->release(in->release_arg);
         return;
     }
     gpu_prove_times pt;
-    d->rc = gpu_prove(cb->dev[lane], e->c, in->z, in->values, in->a, in->b, in->c, in->release,
+    d->rc = gpu_prove(cb->dev[thread_idx], e->c, in->z, in->values, in->a, in->b, in->c, in->release,
                       in->release_arg, &d->raw, &d->t, &pt, d->err, sizeof(d->err));
     circ_put(cb, e);
     /* the device's own clock: the span for gpu_busy_ns, each MSM's event pair for the
@@ -249,11 +250,11 @@ static void lane_prove(void *ctx, unsigned lane, const struct backend_input *in,
 
 static void cuda_teardown(struct cuda_be *cb)
 {
-    lanes_stop(cb->lanes);
+    inflight_stop(cb->inflight);
     for (int i = 0; i < CACHE_MAX; i++)
         if (cb->cache[i].used) gpu_circuit_free(cb->cache[i].owner, cb->cache[i].c);
     if (cb->slab) gpu_host_unregister(cb->dev[0], cb->slab);
-    for (int i = LANES - 1; i >= 0; i--)
+    for (int i = INFLIGHT_THREADS - 1; i >= 0; i--)
         if (cb->dev[i]) gpu_close(cb->dev[i]);
     pthread_mutex_destroy(&cb->load_mu);
     pthread_mutex_destroy(&cb->mu);
@@ -290,18 +291,18 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
     cb->ordinal = p->device;
     pthread_mutex_init(&cb->mu, NULL);
     pthread_mutex_init(&cb->load_mu, NULL);
-    for (int i = 0; i < LANES; i++) {
+    for (int i = 0; i < INFLIGHT_THREADS; i++) {
         rc = gpu_open(p->device, &cb->dev[i], e2, sizeof(e2));
         if (rc) {
             cb->dev[i] = NULL;
-            snprintf(err, errlen, "CUDA device %d: opening lane %d: %s", p->device, i, e2);
+            snprintf(err, errlen, "CUDA device %d: opening in-flight thread %d: %s", p->device, i, e2);
             cuda_teardown(cb);
             return rc;
         }
-        /* The lanes share the device's free memory: each MSM budgets 1/LANES of it. */
-        gpu_set_lanes(cb->dev[i], LANES);
+        /* The in-flight threads share the device's free memory: each MSM budgets 1/INFLIGHT_THREADS of it. */
+        gpu_set_sharers(cb->dev[i], INFLIGHT_THREADS);
     }
-    /* Whether a lane waiting for the device sleeps (the worker publishes it as a gauge:
+    /* Whether a thread waiting for the device sleeps (the worker publishes it as a gauge:
      * its CPU time would show spinning otherwise). */
     be->device_wait_blocks = gpu_blocking_sync(cb->dev[0]) ? 1 : 0;
     (void)gpu_pci_bus_id(cb->dev[0], be->pci_bus_id, sizeof(be->pci_bus_id)); /* "": NVML by index */
@@ -324,7 +325,7 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
         else
             cb->slab = p->slab;
     }
-    rc = lanes_start(&cb->lanes, LANES, lane_prove, cb, err, errlen);
+    rc = inflight_start(&cb->inflight, INFLIGHT_THREADS, inflight_prove, cb, err, errlen);
     if (rc) {
         cuda_teardown(cb);
         return rc;
@@ -336,12 +337,12 @@ static int cuda_init(struct backend *be, const struct backend_params *p, char *e
 static int cuda_submit(struct backend *be, const struct backend_input *in, void *tag, char *err,
                        size_t errlen)
 {
-    return lanes_submit(((struct cuda_be *)be->priv)->lanes, in, tag, err, errlen);
+    return inflight_submit(((struct cuda_be *)be->priv)->inflight, in, tag, err, errlen);
 }
 
 static int cuda_collect(struct backend *be, uint64_t timeout_ns, struct backend_done *out)
 {
-    return lanes_collect(((struct cuda_be *)be->priv)->lanes, timeout_ns, out);
+    return inflight_collect(((struct cuda_be *)be->priv)->inflight, timeout_ns, out);
 }
 
 /* Preload: load and keep (pinned); evict: drop it (nothing is in flight: backend.h). */
@@ -385,7 +386,7 @@ const struct backend_ops backend_cuda_ops = {
     .init = cuda_init,
     .prove = NULL,
     .fini = cuda_fini,
-    .depth = LANES,
+    .depth = INFLIGHT_THREADS,
     .submit = cuda_submit,
     .collect = cuda_collect,
     .circuit = cuda_circuit,

@@ -2,7 +2,7 @@
  *
  * Each partition reports the span the device had its work ([begin, end) on the host's
  * CLOCK_MONOTONIC: CUDA from events, gpu.h's gpu_prove_times; the CPU backend its
- * compute section). Spans of two lanes overlap, and arrive in the order the lanes
+ * compute section). Spans of two in-flight threads overlap, and arrive in the order the threads
  * finish, which is nearly but not always the order of their ends. busy_add keeps the
  * union's length (gpu_busy_ns: never above wall) exactly over the last BUSY_KEEP
  * merged intervals; a span reaching below them (more than BUSY_KEEP intervals late)

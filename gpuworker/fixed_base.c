@@ -271,7 +271,7 @@ struct fixed_base_entry *fixed_base_acquire(const zkey *z, const struct backend_
     e = by_alias_locked(key);
     if (!e) {
         /* A mapping not seen before: which circuit it is, by its bases (outside the lock:
-         * the other lane's proofs go on). */
+         * the other in-flight thread's proofs go on). */
         pthread_mutex_unlock(&fb.lock);
         int rc = bases_hash(z, hash);
         pthread_mutex_lock(&fb.lock);
@@ -279,7 +279,7 @@ struct fixed_base_entry *fixed_base_acquire(const zkey *z, const struct backend_
             pthread_mutex_unlock(&fb.lock);
             return NULL; /* no tables: the proof runs as without them */
         }
-        e = by_alias_locked(key); /* the other lane may have added it meanwhile */
+        e = by_alias_locked(key); /* the other in-flight thread may have added it meanwhile */
         for (struct fixed_base_entry *x = fb.head; !e && x; x = x->next)
             if (!memcmp(x->hash, hash, FB_HASH)) e = x;
         if (e && !by_alias_locked(key)) add_alias(e, key);

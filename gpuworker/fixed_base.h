@@ -13,7 +13,7 @@
  *
  * Process-wide, like the domain cache: the worker sets the budget, the CPU backend
  * (backend_cpu.c) takes and gives back a circuit's tables around each proof; both
- * lanes of cpu-lanes may hold them at once. */
+ * in-flight threads of cpu-inflight may hold them at once. */
 #ifndef CUZK_FIXED_BASE_H
 #define CUZK_FIXED_BASE_H
 

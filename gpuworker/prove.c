@@ -30,7 +30,7 @@
 static const char usage_text[] =
     "usage: cuzk-gpuworker prove [options] ZKEY WTNS PROOF.json PUBLIC.json\n"
     "  One witness through a proving backend, without the daemon (tests, benchmarks).\n"
-    "  --backend NAME     cpu (default), cpu-async, cuda[:DEVICE] (CUDA builds)\n"
+    "  --backend NAME     cpu (default), cpu-async, cpu-inflight, cuda[:DEVICE] (CUDA builds)\n"
     "  --threads N        CPU threads (default: all online CPUs)\n"
     "  --repeat N         prove N times (synthesis redone each time), report the best\n"
     "  --insecure-seed N  TESTS ONLY: blinding r, s from N (the proof reveals the witness)\n"

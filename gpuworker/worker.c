@@ -38,7 +38,7 @@ enum {
     C_MSM_C,
     C_MSM_H,
     C_NTT,
-    C_LANE_OCCUPY,
+    C_INFLIGHT_OCCUPY, /* named "lane_occupy_ns" below: see there */
     C_DOMAIN_HITS,
     C_DOMAIN_BUILDS,
     C_GPU_BUSY,
@@ -68,6 +68,9 @@ enum { H_GAP, H_PROVE, H_NTT, H_MSM };
 
 static const char *const state_names[] = { "zkey",  "ntt",   "msm_a",  "msm_b1", "msm_b2",
                                            "msm_c", "msm_h", "device", NULL };
+/* "lane_occupy_ns" is C_INFLIGHT_OCCUPY under its earlier name, kept: it is the key
+ * in `cuzk-top --json` and the source of cuzk_gpu_lane_occupied_seconds_total, which
+ * scripts and dashboards outside this tree read (docs/operations.md). */
 static const char *const counter_names[] = { "parts_done",  "parts_failed",   "claims_lost", "msm_a_ns",
                                              "msm_b1_ns",   "msm_b2_ns",      "msm_c_ns",    "msm_h_ns",
                                              "ntt_ns",      "lane_occupy_ns", "domain_hits", "domain_builds",
@@ -136,8 +139,8 @@ static void fail_part(struct worker *w, uint32_t p, const char *file, const char
 /* The device is unusable (a sticky CUDA error): say so and exit non-zero at once,
  * leaving the partitions we hold PROVING. cuzkd reclaims them (their buffers were
  * taken, so they are synthesized again), counts the crash against each (poison rules,
- * --max-attempts) and restarts us with a fresh CUDA context. No clean-up: another lane
- * may still be inside the CUDA runtime, and the context cannot be used again. */
+ * --max-attempts) and restarts us with a fresh CUDA context. No clean-up: another in-flight
+ * thread may still be inside the CUDA runtime, and the context cannot be used again. */
 static void device_fault(struct worker *w, const char *what, const char *err)
 {
     fprintf(stderr,
@@ -236,14 +239,13 @@ static int claim_part(struct worker *w, uint32_t p, struct release_ctx *rel, str
     int rc;
 
     *rel = (struct release_ctx){ w, p, JOBTAB_NONE, 0 };
-    if (!res || jobtab_part_move(jt, p, JOBTAB_READY, 0, JOBTAB_PROVING, pid, NULL)) {
+    if (!res || !(jb = stage_claim_part(st, p, JOBTAB_READY, JOBTAB_PROVING))) {
         stage_count(st, C_LOST, 1);
         return -1;
     }
     stage_enter(st, STATS_BUSY);
     w->state = STATS_BUSY;
-    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, stage_now()); /* `cuzk trace` */
-    jb = &jt->jobs[jt->parts[p].job];
+    pipe_part_begin(pl, p, PIPE_T_PROVE, w->o->index, stage_now());          /* `cuzk trace` */
     zpath = pipe_input_path(pl, jb->zkey_fd, jb->zkey_path, zb, sizeof(zb)); /* cuzkd's copy */
     {
         /* Test-only fault hook (tests/faults/poison.sh; docs/operations.md, "Failure handling"):
@@ -377,7 +379,7 @@ static void finish_part(struct worker *w, uint32_t p, int rc, const char *err, c
     stage_count(st, C_MSM_B2, s_to_ns(t->msm_b2));
     stage_count(st, C_MSM_C, s_to_ns(t->msm_c));
     stage_count(st, C_MSM_H, s_to_ns(t->msm_h));
-    stage_count(st, C_LANE_OCCUPY, occupy_ns);
+    stage_count(st, C_INFLIGHT_OCCUPY, occupy_ns);
     report_precompute(w);
 
     /* Written while we own the partition; published by the CAS (R1) and read by the
@@ -435,7 +437,7 @@ static void prove_one(struct worker *w, uint32_t p)
     stage_enter_at(st, STATS_BUSY, at);
     stage_enter_at(st, STATS_BUSY, t1);
     /* CPU: the compute section is the "device" span (gpu_busy_ns, gaps) and the
-     * sections' sum the lane's occupancy. */
+     * sections' sum the in-flight occupancy. */
     device_span(w, t0, t1);
     finish_part(w, p, rc, err, &raw, &t, t_ntt + n_msm, t1 - t0);
 }
@@ -489,7 +491,7 @@ static int collect_one(struct worker *w, uint64_t timeout_ns)
     if (d.end_ns > w->last_end) w->last_end = d.end_ns;
     async_enter(w, STATS_BUSY);
     device_span(w, d.dev_begin_ns, d.dev_end_ns);
-    /* lane_occupy_ns: the union of the lanes' busy time on the host clock (never above
+    /* lane_occupy_ns: the union of the in-flight threads' busy time on the host clock (never above
      * wall, unlike the sum of per-partition device times when two partitions overlap;
      * circuit loads and host round trips included: gpu_busy_ns is the device's). */
     dev_ns = d.busy_total_ns > w->busy_seen ? d.busy_total_ns - w->busy_seen : 0;
@@ -612,7 +614,7 @@ int worker_run(const struct stage_opts *o, char *err, size_t errlen)
     if (test_be && *test_be && !strcmp(name, "cpu"))
         name = test_be; /* "cpu" there: the synchronous path, whatever the threads */
     else if (!strcmp(name, "cpu") && o->threads >= 2)
-        name = "cpu-lanes"; /* small partitions two at a time (backend_cpu.c) */
+        name = "cpu-inflight"; /* small partitions two at a time (backend_cpu.c) */
     colon = strchr(name, ':');
     if (!w) {
         snprintf(err, errlen, "out of memory");

@@ -15,7 +15,7 @@
  * to depth partitions in flight: claim + submit while there is room (polling the ring
  * every 1 ms while the device works), collect and hand on each as it finishes. Before
  * opening another circuit's zkey, or applying a changed circuits table, the worker
- * waits for what is in flight (the zkey cache may close a zkey a lane still reads). A
+ * waits for what is in flight (the zkey cache may close a zkey an in-flight thread still reads). A
  * result marked fatal (device fault) makes the worker print the CUDA error and _exit
  * 111 at once, holding its partitions: cuzkd's reclaim and retry do the rest.
  *
@@ -29,8 +29,8 @@
  *            flight and the worker waits for the device.
  *   counters 0 parts_done, 1 parts_failed, 2 claims_lost, 3 msm_a_ns, 4 msm_b1_ns,
  *            5 msm_b2_ns, 6 msm_c_ns, 7 msm_h_ns, 8 ntt_ns (totals, ns; CUDA: each
- *            kernel's own event pair, which may overlap between lanes; CPU: the
- *            sections' wall time), 9 lane_occupy_ns (host clock: the time at least one
+ *            kernel's own event pair, which may overlap between in-flight threads; CPU: the
+ *            sections' wall time), 9 lane_occupy_ns (the in-flight occupancy, earlier name kept; host clock: the time at least one
  *            partition was in the backend, circuit loads and round trips included;
  *            CPU: the compute sections), 10 domain_hits, 11 domain_builds,
  *            12 gpu_busy_ns (the device's own clock: the union of the partitions'

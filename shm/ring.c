@@ -137,65 +137,58 @@ static void counter_pass(_Atomic uint64_t *counter, uint64_t pos)
     barrier_cas_strong_relaxed(counter, &pos, pos + 1);
 }
 
-int ring_try_push(struct ring *r, uint32_t value)
+/* The walk push and pop share, each on its own cursor (head for a push, tail for a
+ * pop). The cell at pos is the caller's when its seq says so (empty for pos: 2 pos;
+ * full for pos: 2 pos + 1), and then one cell step hands the value over; a seq behind
+ * that means the ring is full (push: the cell still holds the value of pos -
+ * capacity) or empty (pop: pos not produced yet); one ahead means pos was stepped
+ * already, by a peer that may not have moved the cursor yet or is dead: move the
+ * cursor past it and look again. Inlined with pop a constant, push and pop each keep
+ * their own straight code. */
+static inline __attribute__((always_inline)) int ring_walk(struct ring *r, int pop, uint32_t *value)
 {
-    uint64_t pos = barrier_load_relaxed(&r->head);
+    _Atomic uint64_t *cursor = pop ? &r->tail : &r->head;
+    uint64_t pos = barrier_load_relaxed(cursor);
+    uint32_t v;
 
     for (;;) {
         struct ring_cell *c = &r->cells[pos & r->mask];
         uint64_t seq = barrier_load_acquire(&c->seq);
-        int64_t dif = (int64_t)(seq - 2 * pos);
+        int64_t dif = (int64_t)(pop ? seq - (2 * pos + 1) : seq - 2 * pos);
 
         if (dif == 0) {
-            /* Empty for pos (an empty cell always holds value 0). */
-            if (cell_step(c, 2 * pos, 0, 2 * pos + 1, value)) {
-                counter_pass(&r->head, pos);
-                break;
+            if (!pop) {
+                /* Empty for pos (an empty cell always holds value 0). */
+                if (cell_step(c, 2 * pos, 0, 2 * pos + 1, *value)) break;
+            } else {
+                /* Full for pos. value may already belong to a later lap if a peer
+                 * took pos meanwhile; then the step fails and the loop passes pos. */
+                v = barrier_load_relaxed(&c->value);
+                if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) break;
             }
-            /* Another producer filled it first: loop and pass it. */
+            /* A peer stepped it first: loop and pass it. */
         } else if (dif < 0) {
-            /* The cell still holds the value of pos - capacity: the ring is full. */
             return -EAGAIN;
         } else {
-            /* pos was produced already (its producer may not have moved head yet,
-             * or may be dead): move head past it and look again. */
-            counter_pass(&r->head, pos);
-            pos = barrier_load_relaxed(&r->head);
+            counter_pass(cursor, pos);
+            pos = barrier_load_relaxed(cursor);
         }
     }
+    counter_pass(cursor, pos);
+    if (pop) *value = v;
+    return 0;
+}
+
+int ring_try_push(struct ring *r, uint32_t value)
+{
+    if (ring_walk(r, 0, &value)) return -EAGAIN;
     futex_waitq_wake(&r->not_empty, 1);
     return 0;
 }
 
 int ring_try_pop(struct ring *r, uint32_t *value)
 {
-    uint64_t pos = barrier_load_relaxed(&r->tail);
-
-    for (;;) {
-        struct ring_cell *c = &r->cells[pos & r->mask];
-        uint64_t seq = barrier_load_acquire(&c->seq);
-        int64_t dif = (int64_t)(seq - (2 * pos + 1));
-
-        if (dif == 0) {
-            /* Full for pos. value may already belong to a later lap if a peer took
-             * pos meanwhile; then the step fails and the loop passes pos. */
-            uint32_t v = barrier_load_relaxed(&c->value);
-
-            if (cell_step(c, 2 * pos + 1, v, 2 * (pos + r->capacity), 0)) {
-                counter_pass(&r->tail, pos);
-                *value = v;
-                break;
-            }
-        } else if (dif < 0) {
-            /* Not produced yet: empty. */
-            return -EAGAIN;
-        } else {
-            /* pos was consumed already (by a peer that may not have moved tail
-             * yet, or is dead): move tail past it and look again. */
-            counter_pass(&r->tail, pos);
-            pos = barrier_load_relaxed(&r->tail);
-        }
-    }
+    if (ring_walk(r, 1, value)) return -EAGAIN;
     futex_waitq_wake(&r->not_full, 1);
     return 0;
 }

@@ -382,7 +382,7 @@ static void gpu_seconds_family(FILE *f, const struct stats_reading *t, const cha
 
 /* The devices' figures, one series per gpuworker (device = its index, the device it
  * drives): busy time from the device's own clock (CUDA events; the CPU backend: its
- * compute sections), the host's lane occupancy beside it, the idle gaps between
+ * compute sections), the host's in-flight occupancy beside it, the idle gaps between
  * partitions, and NVML's gauges where the driver has NVML (cuzk_gpu_nvml_up 1). */
 static void gpu_families(FILE *f, const struct stats_reading *t)
 {
@@ -408,9 +408,10 @@ static void gpu_families(FILE *f, const struct stats_reading *t)
                        "Time the device had partition work: the union of the partitions' spans from their "
                        "first copy to their last device-to-host copy (CUDA events; CPU backend: its compute "
                        "sections).");
-    gpu_seconds_family(f, t, "lane_occupy_ns", "cuzk_gpu_lane_occupied_seconds_total",
-                       "Host clock: time at least one lane held a partition (circuit loads, host round trips "
-                       "included).");
+    gpu_seconds_family(
+        f, t, "lane_occupy_ns", "cuzk_gpu_lane_occupied_seconds_total",
+        "Host clock: time at least one in-flight thread held a partition (circuit loads, host round trips "
+        "included).");
     family(f, "cuzk_gpu_idle_gap_seconds", "histogram",
            "Device idle time between one partition's last device step and the next one's first copy "
            "(0: they overlapped).");

@@ -1,5 +1,5 @@
-/* loop_steps.c — the steps every stage loop shares (stage.h): the orphan check before
- * a failure is recorded, failing a partition and its reason, deciding a job and
+/* loop_steps.c — the steps every stage loop shares (stage.h): claiming a partition,
+ * the orphan check before a failure is recorded, failing a partition and its reason, deciding a job and
  * ringing cuzkd's doorbell, waiting for room on an output ring, the wait state. */
 #include "stage/stage.h"
 
@@ -56,6 +56,14 @@ uint32_t stage_wait_state(const struct stage *st)
         if (jobtab_word_state(barrier_load_relaxed(&jt->jobs[j].word)) == JOBTAB_QUEUED)
             return STATS_WAIT_INPUT;
     return STATS_IDLE;
+}
+
+struct jobtab_job *stage_claim_part(struct stage *st, uint32_t p, uint32_t from, uint32_t to)
+{
+    struct jobtab *jt = &st->pl.data.jobtab;
+
+    if (jobtab_part_move(jt, p, from, 0, to, (uint32_t)st->pid, NULL)) return NULL;
+    return &jt->jobs[jt->parts[p].job];
 }
 
 int stage_fail_part(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,

@@ -182,6 +182,11 @@ void stage_zkey_touch(const zkey *z, const uint32_t *ids, unsigned n);
 int stage_fail_part(struct stage *st, uint32_t p, uint32_t state, uint32_t counter, const char *file,
                     const char *msg, char *reason, size_t len);
 
+/* A partition into this stage's hands: its job-table state from -> to, with our pid
+ * (the CAS by which every stage takes one). p's job, or NULL when p was not in from
+ * (a peer or cuzkd's reclaim has it): the caller counts it lost. */
+struct jobtab_job *stage_claim_part(struct stage *st, uint32_t p, uint32_t from, uint32_t to);
+
 /* The whole of failing a partition as every stage does it: stage_fail_part,
  * then, when this call failed it, stage_job_try_complete of its job, and a line
  * "WHO: partition P failed: REASON" on stderr (who NULL: no line). Returns what

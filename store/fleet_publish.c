@@ -269,7 +269,7 @@ static void spool_sweep(const char *out_dir, const char *owner)
 int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen)
 {
     PGresult *r, *q;
-    int n, swept = 0;
+    int n, rc, swept = 0;
 
     /* Daemons gone (heartbeat older than 3 x lease_s) and not yet swept since their
      * last heartbeat (cuzk_meta 'swept:ID' holds the heartbeat it was swept at; a
@@ -316,11 +316,10 @@ int fleet_sweep_gone(struct fleet *f, const char *self, char *err, size_t errlen
                            "INSERT INTO cuzk_meta(key, value) VALUES ('swept:' || $1, $2)"
                            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                            2, (const char *[]){ id, hb });
-        if (!fleet_sql_ok(q)) {
+        if ((rc = fleet_sql_done(f, q, "recording a sweep", err, errlen))) {
             fleet_pq->clear(r);
-            return fleet_sql_fail(f, q, "recording a sweep", err, errlen);
+            return rc;
         }
-        fleet_pq->clear(q);
         swept++;
     }
     fleet_pq->clear(r);

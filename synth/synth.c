@@ -284,12 +284,11 @@ static void synth_one(struct synth *s, uint32_t p)
     unsigned char *buf;
     int rc;
 
-    if (!pi || jobtab_part_move(jt, p, JOBTAB_QUEUED, 0, JOBTAB_SYNTH, pid, NULL)) {
+    if (!pi || !(jb = stage_claim_part(st, p, JOBTAB_QUEUED, JOBTAB_SYNTH))) {
         stage_count(st, C_LOST, 1);
         return;
     }
     stage_enter_at(st, STATS_BUSY, t0);
-    jb = &jt->jobs[jt->parts[p].job];
     /* A2: acquire pairs with S1 in pipeline_submit_job: the entry's paths are written. */
     if (barrier_load_acquire(&pi->job_id) != jb->id) {
         jobtab_part_move(jt, p, JOBTAB_SYNTH, pid, JOBTAB_QUEUED, 0, NULL);

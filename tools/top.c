@@ -407,7 +407,7 @@ static int run_live(const struct top_opts *o)
     return 0;
 }
 
-/* --once: a gpuworker's device figures over its lifetime: gpu_busy and lane occupancy
+/* --once: a gpuworker's device figures over its lifetime: gpu_busy and in-flight occupancy
  * shares, the idle gaps, its CPU seconds and NVML's gauges where it has them. */
 static void gpu_once_line(const struct stats_snapshot *s)
 {
@@ -417,7 +417,7 @@ static void gpu_once_line(const struct stats_snapshot *s)
     double wall = s->wall_ns ? (double)s->wall_ns : 1;
     char b1[32], b2[32];
 
-    printf("  device %u: gpu_busy %.1f%%  lane occupancy %.1f%%  gaps %llu p50 %s p99 %s  cpu %.2f s",
+    printf("  device %u: gpu_busy %.1f%%  in-flight occupancy %.1f%%  gaps %llu p50 %s p99 %s  cpu %.2f s",
            s->index, b >= 0 ? 100.0 * (double)s->counters[b] / wall : 0.0,
            l >= 0 ? 100.0 * (double)s->counters[l] / wall : 0.0,
            h >= 0 ? (unsigned long long)s->hists[h].count : 0ull, fmt_pct(s, h, 0.5, "-", b1, sizeof(b1)),

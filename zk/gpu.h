@@ -75,9 +75,9 @@ int gpu_device_probe(int *count, char *why, size_t len);
 int gpu_open(int ordinal, gpu_dev **out, char *err, size_t errlen);
 void gpu_close(gpu_dev *d);
 
-/* How many gpu_devs of this process use the same device at once (the backend's lanes):
- * each MSM sizes its scratch from 1/lanes of the free memory (default 1). */
-void gpu_set_lanes(gpu_dev *d, unsigned lanes);
+/* How many gpu_devs of this process use the same device at once (the backend's in-flight threads):
+ * each MSM sizes its scratch from 1/sharers of the free memory (default 1). */
+void gpu_set_sharers(gpu_dev *d, unsigned sharers);
 
 /* 1 when a synchronize puts the calling thread to sleep (the context has
  * cudaDeviceScheduleBlockingSync, set by the first gpu_open), 0 when it spins. */
@@ -110,7 +110,7 @@ void gpu_circuit_free(gpu_dev *d, gpu_circuit *c);
  * had this partition's work, without the host's round trips before and after.
  * begin_ns/end_ns put it on the host's CLOCK_MONOTONIC (os_now_ns) through an anchor
  * event recorded on the idle stream at the start of the call and polled to completion
- * (a few microseconds of error), so that spans of different lanes can be joined.
+ * (a few microseconds of error), so that spans of different in-flight threads can be joined.
  * msm_kernel_s: each MSM's own event pair (its kernels, host steps between launches
  * and its D2H copy), beside groth16_timings' msm_* which are host wall time around
  * each synchronous MSM call. device_s: copies + NTT + the five MSMs, event-timed

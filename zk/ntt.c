@@ -269,7 +269,7 @@ int ntt_domain_acquire(const field_desc *Fr, unsigned lg, const ntt_domain **out
         if (!ntt_cache.building) break;
         /* One build at a time (builds are once per domain): a thread missing while
          * another builds waits and looks again, so two partitions of a new circuit
-         * proved side by side (the CPU worker's lanes) build its domain once. */
+         * proved side by side (the CPU worker's in-flight threads) build its domain once. */
         pthread_cond_wait(&ntt_cache.built, &ntt_cache.lock);
     }
     ntt_cache.misses++;

@@ -9,8 +9,8 @@
 
 enum { R1CS_MAX_VERSION = 1 };
 
-static const uint32_t r1cs_ids[] = { 1, 2 };
 static const char *const r1cs_names[] = { "header", "constraints" };
+static const struct fr_file r1cs_kind = { "r1cs", R1CS_MAX_VERSION, r1cs_names, 28, "circuit" };
 
 void r1cs_close(r1cs *r)
 {
@@ -49,28 +49,11 @@ trunc:
 
 int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
 {
+    const uint8_t *f;
     int rc;
 
-    if ((rc = binfile_open_reader(r, sizeof *r, &r->bf, path, "r1cs", R1CS_MAX_VERSION, r1cs_ids, r1cs_names,
-                                  2, err, errlen)))
+    if ((rc = wtns_open_fr_file(r, sizeof *r, &r->bf, path, &r1cs_kind, &r->n8, &r->Fr, &f, err, errlen)))
         goto fail;
-
-    const struct binfile_section *s1 = binfile_section(&r->bf, 1), *s2 = binfile_section(&r->bf, 2);
-    const uint8_t *h = binfile_payload(&r->bf, s1);
-    if (s1->size < 4 || (r->n8 = binfile_rd32(h), s1->size != (uint64_t)r->n8 + 32)) {
-        rc = binfile_err(err, errlen, CUZK_E_FORMAT,
-                         "section 1 (header) of %s is %llu bytes, expected n8 + 32", path,
-                         (unsigned long long)s1->size);
-        goto fail;
-    }
-    r->Fr = field_by_modulus(h + 4, r->n8);
-    if (!r->Fr || (r->Fr->id != FIELD_ID_BN254_FR && r->Fr->id != FIELD_ID_BLS12_381_FR)) {
-        r->Fr = NULL;
-        rc = binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                         "%s: the circuit's prime is not the scalar field of BN254 or BLS12-381", path);
-        goto fail;
-    }
-    const uint8_t *f = h + 4 + r->n8;
     r->nwires = binfile_rd32(f);
     r->npubout = binfile_rd32(f + 4);
     r->npubin = binfile_rd32(f + 8);
@@ -84,6 +67,7 @@ int r1cs_open(r1cs *r, const char *path, char *err, size_t errlen)
         goto fail;
     }
 
+    const struct binfile_section *s2 = binfile_section(&r->bf, 2);
     r->constraints = binfile_payload(&r->bf, s2);
     r->constraints_size = s2->size;
     uint64_t off = 0;

@@ -7,7 +7,7 @@
  * kept, blocked on a condition variable between calls, instead of being created and
  * joined by every call (a proof made 9 threads at --threads 2 and 63 at --threads 8).
  *
- * Several callers may run at once (the lanes of a worker, test threads), and a part
+ * Several callers may run at once (the in-flight threads of a worker, test threads), and a part
  * may itself call team_run: every caller gets threads of its own, taken from the
  * idle ones or made when none is idle, so nobody ever waits for a busy thread (no
  * deadlock) and each caller gets the parallelism it asked for, as when every call made

@@ -13,8 +13,8 @@
 
 enum { WTNS_MAX_VERSION = 2 }; /* circom/snarkjs write 2; 1 has the same two sections */
 
-static const uint32_t wtns_ids[] = { 1, 2 };
 static const char *const wtns_names[] = { "header", "values" };
+static const struct fr_file wtns_kind = { "wtns", WTNS_MAX_VERSION, wtns_names, 4, "witness" };
 
 static const char *fr_curve(const field_desc *Fr)
 {
@@ -26,35 +26,48 @@ void wtns_close(wtns *w)
     if (w) binfile_close_reader(w, sizeof *w, &w->bf);
 }
 
-int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
+static const uint32_t fr_file_ids[] = { 1, 2 };
+
+int wtns_open_fr_file(void *reader, size_t size, binfile *bf, const char *path, const struct fr_file *kind,
+                      uint32_t *n8, const field_desc **Fr, const uint8_t **rest_at, char *err, size_t errlen)
 {
     int rc;
 
-    if ((rc = binfile_open_reader(w, sizeof *w, &w->bf, path, "wtns", WTNS_MAX_VERSION, wtns_ids, wtns_names,
-                                  2, err, errlen)))
-        goto fail;
+    *Fr = NULL;
+    if ((rc = binfile_open_reader(reader, size, bf, path, kind->magic, kind->max_version, fr_file_ids,
+                                  kind->section_names, 2, err, errlen)))
+        return rc;
 
-    const struct binfile_section *s1 = binfile_section(&w->bf, 1), *s2 = binfile_section(&w->bf, 2);
-    const uint8_t *h = binfile_payload(&w->bf, s1);
-    if (s1->size < 4 || (w->n8 = binfile_rd32(h), s1->size != 4 + (uint64_t)w->n8 + 4)) {
-        rc = binfile_err(err, errlen, CUZK_E_FORMAT,
-                         "section 1 (header) of %s is %llu bytes, expected 4 + n8 + 4 = %llu", path,
-                         (unsigned long long)s1->size, s1->size < 4 ? 40ULL : 8ULL + w->n8);
-        goto fail;
-    }
-    w->Fr = field_by_modulus(h + 4, w->n8);
-    if (!w->Fr || (w->Fr->id != FIELD_ID_BN254_FR && w->Fr->id != FIELD_ID_BLS12_381_FR)) {
+    const struct binfile_section *s1 = binfile_section(bf, 1);
+    const uint8_t *h = binfile_payload(bf, s1);
+    if (s1->size < 4 || (*n8 = binfile_rd32(h), s1->size != 4 + (uint64_t)*n8 + kind->header_rest))
+        return binfile_err(err, errlen, CUZK_E_FORMAT,
+                           "section 1 (header) of %s is %llu bytes, expected 4 + n8 + %u = %llu", path,
+                           (unsigned long long)s1->size, kind->header_rest,
+                           (s1->size < 4 ? 4ULL + 32 : 4ULL + *n8) + kind->header_rest);
+    *Fr = field_by_modulus(h + 4, *n8);
+    if (!*Fr || ((*Fr)->id != FIELD_ID_BN254_FR && (*Fr)->id != FIELD_ID_BLS12_381_FR)) {
         char ph[2 * 64 + 8];
-        binfile_le_hex(h + 4, w->n8 < 64 ? w->n8 : 64, ph, sizeof ph);
-        w->Fr = NULL;
-        rc =
-            binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
-                        "%s: witness prime %s is not the scalar field of BN254 or BLS12-381: was the circuit "
-                        "compiled with another --prime?",
-                        path, ph);
-        goto fail;
+        binfile_le_hex(h + 4, *n8 < 64 ? *n8 : 64, ph, sizeof ph);
+        *Fr = NULL;
+        return binfile_err(err, errlen, CUZK_E_UNSUPPORTED,
+                           "%s: %s prime %s is not the scalar field of BN254 or BLS12-381: was the circuit "
+                           "compiled with another --prime?",
+                           path, kind->prime_of, ph);
     }
-    w->nwitness = binfile_rd32(h + 4 + w->n8);
+    *rest_at = h + 4 + *n8;
+    return 0;
+}
+
+int wtns_open(wtns *w, const char *path, char *err, size_t errlen)
+{
+    const uint8_t *h;
+    int rc;
+
+    if ((rc = wtns_open_fr_file(w, sizeof *w, &w->bf, path, &wtns_kind, &w->n8, &w->Fr, &h, err, errlen)))
+        goto fail;
+    const struct binfile_section *s2 = binfile_section(&w->bf, 2);
+    w->nwitness = binfile_rd32(h);
     if (s2->size != (uint64_t)w->nwitness * w->n8) {
         rc = binfile_err(err, errlen, CUZK_E_FORMAT,
                          "section 2 (values) of %s is %llu bytes, expected %llu for %u values", path,

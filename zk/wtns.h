@@ -25,6 +25,24 @@ typedef struct wtns {
  * on failure. */
 int wtns_open(wtns *w, const char *path, char *err, size_t errlen);
 
+/* A circom file over Fr (.wtns, .r1cs): sections 1 (header) and 2 once each, and a
+ * header that starts with n8 (u32) and the prime in n8 bytes. */
+struct fr_file {
+    const char *magic; /* "wtns", "r1cs" */
+    uint32_t max_version;
+    const char *const *section_names; /* of sections 1 and 2, for messages */
+    uint32_t header_rest;             /* section 1's bytes after n8 and the prime */
+    const char *prime_of;             /* "witness", "circuit": whose prime a message names */
+};
+
+/* binfile_open_reader of path as kind, then its header: checks that section 1 holds
+ * just n8, the prime and kind->header_rest bytes and that the prime is BN254's or
+ * BLS12-381's scalar field; sets *n8, *Fr and *rest_at (the header's rest). 0, or the
+ * binfile_open codes, -CUZK_E_FORMAT, -CUZK_E_UNSUPPORTED with err; the caller's close
+ * undoes a failure. */
+int wtns_open_fr_file(void *reader, size_t size, binfile *bf, const char *path, const struct fr_file *kind,
+                      uint32_t *n8, const field_desc **Fr, const uint8_t **rest_at, char *err, size_t errlen);
+
 /* Does this witness belong to this zkey? prime == zkey r and nwitness == nvars, else
  * -CUZK_E_MISMATCH with both numbers in the message. */
 int wtns_check_zkey(const wtns *w, const struct zkey *z, char *err, size_t errlen);

@@ -10,7 +10,7 @@
  *   gpu_bench snap INSTANCE FILE                   the slots of a cuzkd instance's stats
  *                                                  page, raw, for:
  *   gpu_bench report BEFORE AFTER                  between two snaps: each worker's gpu_busy
- *                                                  share (device events), lane occupancy,
+ *                                                  share (device events), in-flight occupancy,
  *                                                  the idle-gap histogram, its CPU seconds,
  *                                                  and the synth stages' busy share
  *
@@ -430,8 +430,8 @@ static int report(const char *bpath, const char *apath)
                 if (c >= 0) k += (double)(A->counters[c] - B->counters[c]);
             }
             printf("worker %u: %llu partitions in %.3f s; gpu_busy (device events: first copy to last "
-                   "D2H, union) %.1f%% of wall; lane occupancy (host clock) %.1f%%; kernels alone "
-                   "(events, summed over lanes) %.1f%%; cpu %.2f s\n",
+                   "D2H, union) %.1f%% of wall; in-flight occupancy (host clock) %.1f%%; kernels alone "
+                   "(events, summed over in-flight threads) %.1f%%; cpu %.2f s\n",
                    A->index, (unsigned long long)(A->counters[dn] - B->counters[dn]), wall / 1e9,
                    100.0 * (double)(A->counters[gb] - B->counters[gb]) / wall, 100.0 * dev / wall,
                    100.0 * k / wall, cpu >= 0 ? (double)(A->gauges[cpu] - B->gauges[cpu]) * 1e-9 : 0.0);

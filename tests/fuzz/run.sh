@@ -61,7 +61,7 @@ fi
 for t in "${targets[@]}"; do
   extra=()
   [ "$t" = api ] && extra=("${api_srcs[@]}" "${api_libs[@]}")
-  if [ ! -x "$out/fuzz_$t" ] || [ -n "$(find tests/fuzz "${srcs[@]}" api include "$BUILD/lib" -newer "$out/fuzz_$t" \( -name '*.[ch]' -o -name '*.a' \) | head -1)" ]; then
+  if [ ! -x "$out/fuzz_$t" ] || [ -n "$(find tests/fuzz tests/unit/helper_body_ranges.h "${srcs[@]}" api base proto store supervisor zk shm "$BUILD/lib" -newer "$out/fuzz_$t" \( -name '*.[ch]' -o -name '*.a' \) | head -1)" ]; then
     echo "building $out/fuzz_$t"
     "$CC" "${flags[@]}" -o "$out/fuzz_$t" "tests/fuzz/fuzz_$t.c" "${srcs[@]}" "${extra[@]}" "${libs[@]}"
   fi

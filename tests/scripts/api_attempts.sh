@@ -2,7 +2,7 @@
 # A partition's attempts over the HTTP API count its tries, and read the same for the
 # job's whole life: a job whose one partition ("0") the worker holds in a call that
 # never returns (CUZK_TEST_HANG_ON=0, the test-only hook of tests/faults/; a worker
-# holds the partitions of its lanes, so the job has no other, which a kill would cut
+# holds the partitions of its in-flight threads, so the job has no other, which a kill would cut
 # short too), the worker killed with kill -9 while it proves it: the partition reads
 # attempts 2 on its second try; a second kill fails it (--max-attempts 2) and it reads
 # 2; the same once the job left cuzkd's table (--keep-finished 1) and is read from the

@@ -13,7 +13,9 @@
 #      claimed: once the daemons are idle it is still queued with no claim made.
 #   3. an input that does not satisfy the circuit (a signal missing) fails with the
 #      witness generator's reason, once (never retried); a .wtns of another curve fails
-#      with cuzkd's refusal; the good partition beside them is proved.
+#      with cuzkd's refusal; the good partition beside them is proved. A row written
+#      into the table with a name that is no single file name fails once with that
+#      reason and leaves no file.
 #   4. each daemon's private dir holds no input file after its work; both cuzkd shut
 #      down cleanly.
 set -euo pipefail
@@ -96,6 +98,12 @@ rc=0
 echo '{"x": "7"}' >"$tmp/bad/missing.json"
 cp "$FIXTURES/bls12381/mulchain-10/witness.wtns" "$tmp/bad/bls.wtns"
 j4="$(qb --json prove --queue "$url" --circuit mul "$tmp/in/in2.json" "$tmp/bad/missing.json" "$tmp/bad/bls.wtns" | jq .job)"
+# A row written straight into the table (the client names rows itself) whose name is
+# no single file name: the row's own fault, failed with that reason and never retried.
+j5="$(psql_q "INSERT INTO cuzk_jobs(zkey, out_dir, n_parts, store_proofs, circuit, fingerprint)
+  VALUES ('', '', 1, true, 'mul', '${fp,,}') RETURNING id")"
+psql_q "INSERT INTO cuzk_parts(job, idx, wtns, name, input, input_kind)
+  VALUES ($j5, 0, '', '../evil', convert_to('$(tr -d '\n' <"$FX/input.json")', 'UTF8'), 'json')"
 
 for j in "$j1" "$j2"; do
   timeout 300 "$BUILD/bin/cuzk" wait "$j" --queue "$url" --timeout-ms 240000 >/dev/null ||
@@ -146,6 +154,15 @@ for t in ${tries//,/ }; do [ "${t#*:}" -le 3 ] || fail "claims of job $j4's part
 echo "ok: job $j4: the good partition proved (snarkjs), the others failed with their reasons (claims $tries):"
 echo "    $miss"
 echo "    $wtns"
+set +e
+timeout 300 "$BUILD/bin/cuzk" wait "$j5" --queue "$url" --timeout-ms 240000 >/dev/null
+rc=$?
+set -e
+st="$(psql_q "SELECT state || ':' || attempts || ':' || coalesce(reason, '') FROM cuzk_parts WHERE job = $j5")"
+[ $rc -eq 22 ] && [[ "$st" == "failed:1:"*"not a single file name"* ]] ||
+  fail "job $j5 (a row named ../evil): wait exit $rc, row $st"
+[ -z "$(find "$tmp" -name 'evil*' | head -1)" ] || fail "a file named after ../evil: $(find "$tmp" -name 'evil*')"
+echo "ok: job $j5: its row named ../evil failed once as the row's own fault: $st"
 
 # ---- 2, checked now that both daemons are idle ---------------------------------------
 st="$(psql_q "SELECT state || ':' || attempts FROM cuzk_parts WHERE job = $j3")"

@@ -61,7 +61,7 @@ order="$(grep -oE '^\| [a-z0-9-]+ ' "$tmp/out/summary.txt" | tr -d '| ' | tr '\n
 grep -q 'proof-bls .*daemon cupti msm .*proof-22 memcheck racecheck' <<<"$order" || fail "step order: $order"
 # the daemon step's report: the device's figures on the CPU backend
 for f in backlog.txt trace.json cuzkd.log; do [ -s "$tmp/out/$f" ] || fail "no $f under OUT"; done
-grep -Eq '^worker 0: 3[26] partitions .*gpu_busy \(.*\) [0-9.]+% of wall; lane occupancy \(host clock\) [0-9.]+%' \
+grep -Eq '^worker 0: 3[26] partitions .*gpu_busy \(.*\) [0-9.]+% of wall; in-flight occupancy \(host clock\) [0-9.]+%' \
   "$tmp/out/backlog.txt" || fail "backlog.txt has no gpu_busy line: $(cat "$tmp/out/backlog.txt")"
 grep -q '^worker 0: gap histogram:' "$tmp/out/backlog.txt" || fail "backlog.txt has no gap histogram"
 grep -q '^synth 0: busy ' "$tmp/out/backlog.txt" || fail "backlog.txt has no synth share"

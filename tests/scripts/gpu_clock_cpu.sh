@@ -58,7 +58,7 @@ cpu = val('cuzk_gpuworker_cpu_seconds{device="0"}')
 up = val('cuzk_gpu_nvml_up{device="0"}')
 bad = []
 if not 0 < busy <= wall: bad.append(f"gpu_busy {busy} s not in (0, wall {wall} s]")
-if not 0 < occ <= wall: bad.append(f"lane occupancy {occ} s not in (0, wall {wall} s]")
+if not 0 < occ <= wall: bad.append(f"in-flight occupancy {occ} s not in (0, wall {wall} s]")
 if gaps != n - 1 or inf != gaps: bad.append(f"{gaps} gaps (+Inf bucket {inf}), want {n - 1}")
 if not cpu > 0: bad.append("cpu seconds 0")
 # a CPU worker never loads NVML, driver or not
@@ -72,11 +72,11 @@ if not c.get("lane_occupy_ns", 0) > 0: bad.append("lane_occupy_ns missing")
 if "device_ns" in c: bad.append("the old name device_ns is still there")
 if not g.get("cpu_ns", 0) > 0 or g.get("nvml_ok", -1) != 0: bad.append(f"gauges cpu_ns/nvml_ok: {g}")
 if bad: raise SystemExit("; ".join(bad))
-print(f"ok: gpu_busy {busy:.3f} s, lane occupancy {occ:.3f} s of {wall:.1f} s wall; {int(gaps)} gaps; "
+print(f"ok: gpu_busy {busy:.3f} s, in-flight occupancy {occ:.3f} s of {wall:.1f} s wall; {int(gaps)} gaps; "
       f"cpu {cpu:.2f} s; nvml_up 0 (NVML library on this machine: {'yes' if nvml_here else 'no'})")
 PY
 "$BUILD/bin/cuzk-top" --instance "$inst" --run-dir "$run" --once >"$tmp/top.txt" || fail "cuzk-top --once"
-grep -Eq '^  device 0: gpu_busy [0-9.]+%  lane occupancy [0-9.]+%  gaps 5 p50 .* cpu [0-9.]+ s  nvml none$' "$tmp/top.txt" ||
+grep -Eq '^  device 0: gpu_busy [0-9.]+%  in-flight occupancy [0-9.]+%  gaps 5 p50 .* cpu [0-9.]+ s  nvml none$' "$tmp/top.txt" ||
   fail "cuzk-top --once has no device line: $(cat "$tmp/top.txt")"
 echo "ok: cuzk-top --once: $(grep '^  device 0' "$tmp/top.txt")"
 daemon_stop

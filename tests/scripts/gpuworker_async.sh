@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The worker's asynchronous path (backend.h submit/collect, lanes.h) — the one the CUDA
-# backend takes — on the CPU: cuzkd with CUZK_TEST_BACKEND=cpu-async (two lanes of
+# The worker's asynchronous path (backend.h submit/collect, inflight.h) — the one the CUDA
+# backend takes — on the CPU: cuzkd with CUZK_TEST_BACKEND=cpu-async (two in-flight threads of
 # groth16_compute, so two partitions in flight). Three jobs over three circuits (two
 # curves) submitted at once, so the worker switches circuits with partitions in flight
-# (it must drain first: the zkey cache could close a zkey a lane still reads), and a
+# (it must drain first: the zkey cache could close a zkey an in-flight thread still reads), and a
 # preload + evict while they run (applied only with nothing in flight). Every proof is
 # verified by snarkjs; the worker's stats show its "device" state, gpu_busy_ns, one gap
 # per partition after the first, and nothing failed.
@@ -49,7 +49,7 @@ if (w.restarts !== 0) bad.push(`restarted ${w.restarts} times`);
 if (w.counters.parts_done !== n) bad.push(`parts_done ${w.counters.parts_done} != ${n}`);
 if (w.counters.parts_failed !== 0) bad.push(`parts_failed ${w.counters.parts_failed}`);
 if (!(w.counters.gpu_busy_ns > 0)) bad.push("gpu_busy_ns is 0");
-// gpu_busy_ns is the union of the lanes' busy time: never above wall, even with two in flight
+// gpu_busy_ns is the union of the in-flight threads' busy time: never above wall, even with two in flight
 if (w.counters.gpu_busy_ns > w.wall_ns) bad.push(`gpu_busy_ns ${w.counters.gpu_busy_ns} > wall ${w.wall_ns}`);
 if (!(w.states.device > 0)) bad.push("no time in state device");
 if (w.histograms.gap.count !== n - 1) bad.push(`gap count ${w.histograms.gap.count} != ${n - 1}`);

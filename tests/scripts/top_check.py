@@ -208,13 +208,8 @@ def http(port, method, path, out, raw=None):
     s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
     s.sendall(raw.encode().decode("unicode_escape").encode("latin-1") if raw else
               f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n".encode())
-    data = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        data += b
-    s.close()
+    with s, s.makefile("rb") as f:
+        data = f.read()  # to the end: the server closes after its answer
     head, _, body = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     if not lines[0].startswith("HTTP/1."):

@@ -49,35 +49,58 @@ static const char bus[] =
     "[{\"name\":\"a.b\",\"size\":1},{\"name\":\"a.c\",\"size\":2},{\"name\":\"in\",\"size\":3},"
     "{\"name\":\"v[0].y\",\"size\":1},{\"name\":\"v[1].y\",\"size\":1}]";
 
+/* A body and what check() answers it. */
+struct signal_case {
+    const char *body, *want;
+};
+
+/* Each case's body against inputs; a failure names the body. */
+static void check_cases(const char *inputs, const struct signal_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *got = check(inputs, cases[i].body);
+
+        ck_assert_msg(!strcmp(got, cases[i].want), "body %s: \"%s\", expected \"%s\"", cases[i].body, got,
+                      cases[i].want);
+    }
+}
+
 TEST(test_api_signals_plain, 1)
 {
-    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":\"2\"}"), "");
-    ck_assert_str_eq(check(mul, "{\"x\":1}"), "missing_signal k");
-    ck_assert_str_eq(check(mul, "{\"k\":1}"), "missing_signal x");
-    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":1,\"y\":1}"), "unknown_signal y");
-    ck_assert_str_eq(check(mul, "{\"x\":1,\"k\":1,\"\":1}"), "unknown_signal ");
-    ck_assert_str_eq(check(mul, "{\"x\":1,\"kk\":1}"), "unknown_signal kk");
-    ck_assert_str_eq(check(mul, "{\"x.y\":1,\"k\":1}"), "unknown_signal x.y");
-    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1},{\"x\":1,\"k\":1}]"), "");
-    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1},{\"k\":1}]"), "missing_signal x 1");
-    ck_assert_str_eq(check(mul, "[{\"x\":1,\"k\":1,\"z\":0},{\"k\":1}]"), "unknown_signal z 0");
+    static const struct signal_case cases[] = {
+        { "{\"x\":1,\"k\":\"2\"}", "" },
+        { "{\"x\":1}", "missing_signal k" },
+        { "{\"k\":1}", "missing_signal x" },
+        { "{\"x\":1,\"k\":1,\"y\":1}", "unknown_signal y" },
+        { "{\"x\":1,\"k\":1,\"\":1}", "unknown_signal " },
+        { "{\"x\":1,\"kk\":1}", "unknown_signal kk" },
+        { "{\"x.y\":1,\"k\":1}", "unknown_signal x.y" },
+        { "[{\"x\":1,\"k\":1},{\"x\":1,\"k\":1}]", "" },
+        { "[{\"x\":1,\"k\":1},{\"k\":1}]", "missing_signal x 1" },
+        { "[{\"x\":1,\"k\":1,\"z\":0},{\"k\":1}]", "unknown_signal z 0" },
+    };
     /* names not known (a generator without them): nothing is checked here */
-    ck_assert_str_eq(check("[]", "{\"anything\":1}"), "");
-    ck_assert_str_eq(check("null", "{\"anything\":1}"), "");
+    static const struct signal_case unnamed[] = { { "{\"anything\":1}", "" } };
+
+    check_cases(mul, cases, sizeof(cases) / sizeof(cases[0]));
+    check_cases("[]", unnamed, 1);
+    check_cases("null", unnamed, 1);
 }
 END_TEST
 
 TEST(test_api_signals_buses, 1)
 {
-    const char *all = "{\"a\":{\"b\":1,\"c\":[1,2]},\"in\":[1,2,3],\"v\":[{\"y\":1},{\"y\":2}]}";
+    static const struct signal_case cases[] = {
+        { "{\"a\":{\"b\":1,\"c\":[1,2]},\"in\":[1,2,3],\"v\":[{\"y\":1},{\"y\":2}]}", "" },
+        { "{\"a.b\":1,\"a.c\":[1,2],\"in\":[1,2,3],\"v[0].y\":1,\"v[1].y\":1}", "" },
+        { "{\"a.b\":1,\"in\":[1,2,3],\"v\":[]}", "missing_signal a.c" },
+        { "{\"a\":{},\"in\":[1,2,3]}", "missing_signal v[0].y" },
+        { "{\"a\":{},\"in\":1,\"v[0].y\":1}", "missing_signal v[1].y" },
+        { "{\"a.bb\":1,\"a\":{},\"in\":1,\"v\":1}", "unknown_signal a.bb" },
+        { "{\"a\":{},\"in\":1,\"v\":1,\"in.x\":1}", "unknown_signal in.x" },
+    };
 
-    ck_assert_str_eq(check(bus, all), "");
-    ck_assert_str_eq(check(bus, "{\"a.b\":1,\"a.c\":[1,2],\"in\":[1,2,3],\"v[0].y\":1,\"v[1].y\":1}"), "");
-    ck_assert_str_eq(check(bus, "{\"a.b\":1,\"in\":[1,2,3],\"v\":[]}"), "missing_signal a.c");
-    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":[1,2,3]}"), "missing_signal v[0].y");
-    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":1,\"v[0].y\":1}"), "missing_signal v[1].y");
-    ck_assert_str_eq(check(bus, "{\"a.bb\":1,\"a\":{},\"in\":1,\"v\":1}"), "unknown_signal a.bb");
-    ck_assert_str_eq(check(bus, "{\"a\":{},\"in\":1,\"v\":1,\"in.x\":1}"), "unknown_signal in.x");
+    check_cases(bus, cases, sizeof(cases) / sizeof(cases[0]));
 }
 END_TEST
 

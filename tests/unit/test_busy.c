@@ -1,7 +1,7 @@
 /* test_busy.c — gpuworker/busy.c (a device's busy time and idle gaps from its
  * partitions' spans) against a naive reference:
  *   - the union's length equals the reference (a bitmap of covered nanoseconds over
- *     a small time range) for spans of two and three overlapping lanes arriving in
+ *     a small time range) for spans of two and three overlapping in-flight threads arriving in
  *     the order of their ends, and for any order within BUSY_KEEP spans;
  *   - the gap of each span extending the frontier is its begin less the latest end
  *     before it (0 when it overlaps), of a late one 0; the first and empty spans
@@ -40,12 +40,12 @@ static int by_end(const void *a, const void *b)
     return x->e < y->e ? -1 : x->e > y->e;
 }
 
-/* lanes (2 or 3) each running spans back to back with random idle between them */
-static int make_lanes(struct span *s, int lanes, unsigned *seed)
+/* in-flight threads (2 or 3) each running spans back to back with random idle between them */
+static int make_threads(struct span *s, int threads, unsigned *seed)
 {
     int n = 0;
 
-    for (int l = 0; l < lanes; l++) {
+    for (int l = 0; l < threads; l++) {
         uint64_t t = 1 + (uint64_t)(rand_r(seed) % 50);
 
         while (n < 256) {
@@ -64,7 +64,7 @@ TEST(union_matches_reference_in_end_order, 40)
 {
     struct span s[256];
     unsigned seed = 1234u + (unsigned)_i;
-    int n = make_lanes(s, 2 + _i % 2, &seed);
+    int n = make_threads(s, 2 + _i % 2, &seed);
     struct busy_union u;
     uint64_t got = 0, gap, front = 0, wall;
 

@@ -608,12 +608,12 @@ EMUL_TEST(ntt_stages_match_cpu, check_ntt, FIELD_BLS12_381_FR, FIELD_ID_BLS12_38
 
 /* ---- the MSM's scratch budget (host) ------------------------------------------- */
 
-/* Two lanes of one device size their scratch from the same free-memory reading: the
+/* Two gpu_devs sharing one device size their scratch from the same free-memory reading: the
  * chunks they pick must fit side by side in 70% of it (each once took 70%: 140% in
- * all, the second lane's allocation failing or evicting circuits for nothing). One
- * lane keeps the whole 70%; the chunk never exceeds 2^24 points, never drops below
+ * all, the second sharer's allocation failing or evicting circuits for nothing). One
+ * sharer keeps the whole 70%; the chunk never exceeds 2^24 points, never drops below
  * GMSM_MIN_CHUNK, and is the largest power-of-two halving of the count that fits. */
-TEST(msm_scratch_budget_splits_across_lanes, 1)
+TEST(msm_scratch_budget_splits_across_sharers, 1)
 {
     static const unsigned cls[] = { 4, 8, 6, 12 }; /* G1/G2 BN254, G1/G2 BLS12-381 */
     static const size_t frees[] = { (size_t)80 << 30, (size_t)20 << 30, (size_t)6 << 30, (size_t)1 << 30 };
@@ -622,26 +622,26 @@ TEST(msm_scratch_budget_splits_across_lanes, 1)
         for (size_t fi = 0; fi < TEST_N(frees); fi++)
             for (size_t li = 0; li < TEST_N(lgs); li++) {
                 const size_t count = (size_t)1 << lgs[li], fr = frees[fi];
-                for (unsigned lanes = 1; lanes <= 4; lanes++) {
-                    size_t ch = gmsm_chunk_points(cls[ci], count, fr, lanes);
+                for (unsigned sharers = 1; sharers <= 4; sharers++) {
+                    size_t ch = gmsm_chunk_points(cls[ci], count, fr, sharers);
                     ck_assert(ch >= GMSM_MIN_CHUNK && ch <= GMSM_MAX_CHUNK && ch <= count);
                     if (ch > GMSM_MIN_CHUNK) {
-                        /* all lanes at once fit in 70% of the reading */
-                        ck_assert_msg(lanes * gmsm_chunk_bytes(cls[ci], ch) <= fr / 10 * 7,
-                                      "cl %u, 2^%u points, %zu GiB free, %u lanes: chunk %zu overcommits",
-                                      cls[ci], lgs[li], fr >> 30, lanes, ch);
+                        /* all sharers at once fit in 70% of the reading */
+                        ck_assert_msg(sharers * gmsm_chunk_bytes(cls[ci], ch) <= fr / 10 * 7,
+                                      "cl %u, 2^%u points, %zu GiB free, %u sharers: chunk %zu overcommits",
+                                      cls[ci], lgs[li], fr >> 30, sharers, ch);
                         /* and it is the largest halving that does */
                         if (ch < count && ch < GMSM_MAX_CHUNK)
-                            ck_assert(lanes * gmsm_chunk_bytes(cls[ci], 2 * ch) > fr / 10 * 7);
+                            ck_assert(sharers * gmsm_chunk_bytes(cls[ci], 2 * ch) > fr / 10 * 7);
                     }
                 }
-                /* one lane: the old budget (70% of free), unchanged */
+                /* one sharer: the old budget (70% of free), unchanged */
                 size_t one = gmsm_chunk_points(cls[ci], count, fr, 1),
                        zero = gmsm_chunk_points(cls[ci], count, fr, 0);
                 ck_assert(one == zero);
             }
     /* the figure the README's budget table quotes: a 2^24 G1 chunk on an 80 GiB device
-     * with two lanes is not cut */
+     * with two sharers is not cut */
     ck_assert(gmsm_chunk_points(4, (size_t)1 << 24, (size_t)70 << 30, 2) == (size_t)1 << 24);
 }
 END_TEST

@@ -630,8 +630,11 @@ TEST(test_wtns_content_refusals, 1)
     ck_open_copy(b, len, "count.wtns", -CUZK_E_FORMAT, "expected 320 for 10 values");
     put32(b + r1 + 12 + 4 + 32, 9);
     b[r1 + 12 + 4] ^= 0x04; /* prime */
-    ck_open_copy(b, len, "prime.wtns", -CUZK_E_UNSUPPORTED, NULL);
+    ck_open_copy(b, len, "prime.wtns", -CUZK_E_UNSUPPORTED, "witness prime");
     b[r1 + 12 + 4] ^= 0x04;
+    put32(b + r1 + 12, 48); /* n8 48: the section would be 4 + 48 + 4 bytes */
+    ck_open_copy(b, len, "n8.wtns", -CUZK_E_FORMAT, "expected 4 + n8 + 4 = 56");
+    put32(b + r1 + 12, 32);
     put32(b + 4, 1); /* version 1 has the same layout */
     ck_open_copy(b, len, "v1.wtns", 0, NULL);
     put32(b + 4, 3);
@@ -658,6 +661,16 @@ TEST(test_r1cs_content_refusals, 1)
     b = slurp(fx("bn128", "circuit.r1cs"), &len);
     put32(b + 4, 2);
     ck_open_copy(b, len, "v2.r1cs", -CUZK_E_UNSUPPORTED, NULL);
+    free(b);
+    /* section 1 starts as a witness's does (wtns_open_fr_file): the prime, n8 */
+    b = slurp(fx("bn128", "circuit.r1cs"), &len);
+    size_t r1 = record_of(b, len, 1);
+    b[r1 + 12 + 4] ^= 0x04; /* prime */
+    ck_open_copy(b, len, "prime.r1cs", -CUZK_E_UNSUPPORTED, "circuit prime");
+    ck_err_has("another --prime");
+    b[r1 + 12 + 4] ^= 0x04;
+    put32(b + r1 + 12, 48); /* n8 48: the section would be 4 + 48 + 28 bytes */
+    ck_open_copy(b, len, "n8.r1cs", -CUZK_E_FORMAT, "expected 4 + n8 + 28 = 80");
     free(b);
 
     /* a BLS12-381 witness against a BN254 circuit */

@@ -111,7 +111,7 @@ static inline int gpu_fail(cudaError_t e, const char *what, char *err, size_t er
 
 /* Free device memory for sizing decisions (MSM chunks, the G2 overlap): cudaMemGetInfo
  * plus the stream-ordered pool's idle reserve (reserved, not in use: with the release
- * threshold at UINT64_MAX a lane's last MSM scratch stays reserved and cudaMemGetInfo
+ * threshold at UINT64_MAX a gpu_dev's last MSM scratch stays reserved and cudaMemGetInfo
  * counts it as used, though the next stream-ordered allocation reuses it). The pool
  * is the current device's default one (gpu_open's). */
 static inline cudaError_t gpu_free_bytes(size_t *free_bytes, size_t *total_bytes)
@@ -193,8 +193,8 @@ struct gpu_ntt_tables {
 
 struct gpu_dev {
     int ordinal;
-    unsigned lanes; /* gpu_devs sharing this device's free memory (gpu_set_lanes; >= 1) */
-    int blocking;   /* 1: the host thread sleeps in a synchronize (cudaDeviceScheduleBlockingSync) */
+    unsigned sharers; /* gpu_devs sharing this device's free memory (gpu_set_sharers; >= 1) */
+    int blocking;     /* 1: the host thread sleeps in a synchronize (cudaDeviceScheduleBlockingSync) */
     cudaStream_t stream[2];
     cudaEvent_t ev[4];        /* copies / NTT timing (cudaEventBlockingSync: a wait sleeps) */
     cudaEvent_t ev_msm[10];   /* each MSM of a partition: begin, end (after its D2H copy) */
@@ -229,11 +229,12 @@ int gpu_upload(void *dst, const void *src, size_t bytes, cudaStream_t s, char *e
 
 /* msm.cu: result (jacobian, 3·cl limbs, host) = sum scalars[i]·bases[i] over device
  * arrays (bases affine 2·cl limbs, scalars 4 limbs canonical). Synchronous on s.
- * lanes: how many callers share the device's free memory (the scratch budget is split).
+ * sharers: how many callers share the device's free memory (the scratch budget is split).
  * done (may be NULL): recorded on s right after the last device-to-host copy of the
  * windows, so that an event pair around the call times the device's part alone. */
 int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars,
-                   size_t count, unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen);
+                   size_t count, unsigned sharers, cudaStream_t s, cudaEvent_t done, char *err,
+                   size_t errlen);
 
 /* msm.cu: the CUB primitives the MSM uses, compiled once (CUB's radix sort is a large
  * part of a .cu's compile time); same arguments as cub::DeviceRadixSort::SortPairs,
@@ -249,7 +250,7 @@ cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint
 /* one instance per group (msm_GROUP.cu) */
 #define GPU_MSM_DECL(sfx)                                                                             \
     int gpu_msm_##sfx(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count, \
-                      unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen);
+                      unsigned sharers, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen);
 GPU_MSM_DECL(g1_bn254)
 GPU_MSM_DECL(g2_bn254)
 GPU_MSM_DECL(g1_bls12_381)

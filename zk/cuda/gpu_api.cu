@@ -109,13 +109,13 @@ static int gpu_open_impl(gpu_dev *d, int ordinal, char *err, size_t errlen)
         return -CUZK_E_UNSUPPORTED;
     }
     d->ordinal = ordinal;
-    d->lanes = 1;
+    d->sharers = 1;
     CK(cudaSetDevice(ordinal));
     // A synchronize sleeps instead of spinning. The default, cudaDeviceScheduleAuto,
     // spins while the process has fewer active contexts than the machine has logical
-    // CPUs (always, here): each lane waiting for its MSM would take a core from the
+    // CPUs (always, here): each in-flight thread waiting for its MSM would take a core from the
     // synthesis stages that feed it. The flags belong to the device's primary context;
-    // the first gpu_open of the process sets them, a later one (the second lane, with
+    // the first gpu_open of the process sets them, a later one (the second in-flight thread, with
     // the context already active) may be refused with cudaErrorSetOnActiveProcess:
     // what matters is what the context has, read back below.
     cudaError_t fe = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
@@ -189,9 +189,9 @@ extern "C" int gpu_host_unregister(gpu_dev *d, void *p)
     return 0;
 }
 
-extern "C" void gpu_set_lanes(gpu_dev *d, unsigned lanes)
+extern "C" void gpu_set_sharers(gpu_dev *d, unsigned sharers)
 {
-    d->lanes = lanes ? lanes : 1;
+    d->sharers = sharers ? sharers : 1;
 }
 
 extern "C" int gpu_blocking_sync(const gpu_dev *d)
@@ -200,7 +200,7 @@ extern "C" int gpu_blocking_sync(const gpu_dev *d)
 }
 
 // Give the pool's reserved but unused memory back, so that cudaMemGetInfo and cudaMalloc
-// see it: with the release threshold at UINT64_MAX each lane's last MSM scratch (GBs at
+// see it: with the release threshold at UINT64_MAX each gpu_dev's last MSM scratch (GBs at
 // 2^24) stays reserved otherwise. Memory of allocations still pending on a stream stays.
 static int pool_trim(gpu_dev *d, char *err, size_t errlen)
 {
@@ -250,7 +250,7 @@ extern "C" void gpu_circuit_free(gpu_dev *d, gpu_circuit *c)
     free(c);
 }
 
-// cudaMalloc, and on out-of-memory the pool trimmed and one more try: the lanes' MSM
+// cudaMalloc, and on out-of-memory the pool trimmed and one more try: the sharers' MSM
 // scratch reserved in the stream-ordered pool is not visible to cudaMalloc.
 static int dev_malloc(gpu_dev *d, void **p, size_t bytes, char *err, size_t errlen)
 {
@@ -449,11 +449,11 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
     // and the G1 kernels fill the device where it leaves room. Each result has its own
     // slot in raw, so the order of the results never depends on which ends first. Only
     // when the free memory gives both MSMs their whole chunk with the device's memory
-    // shared by twice the lanes (gmsm_chunk_points); otherwise one after the other.
+    // shared by twice the sharers (gmsm_chunk_points); otherwise one after the other.
     size_t fr = 0, tot = 0;
     CK(gpu_free_bytes(&fr, &tot));
     const size_t want = z->nvars < GMSM_MAX_CHUNK ? z->nvars : GMSM_MAX_CHUNK;
-    const unsigned share = 2 * d->lanes;
+    const unsigned share = 2 * d->sharers;
     const bool overlap = gmsm_chunk_points(ec_cl_id(z->g1->id), z->nvars, fr, share) == want &&
         gmsm_chunk_points(ec_cl_id(z->g2->id), z->nvars, fr, share) == want;
     G2Side g2;
@@ -465,7 +465,7 @@ static int prove_impl(gpu_dev *d, gpu_circuit *c, const zkey *z, const uint8_t *
         if (overlap && k == 2) continue;
         double t0 = os_now_s();
         CK(cudaEventRecord(d->ev_msm[2 * k], s));
-        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->lanes, s,
+        if ((rc = gpu_msm_device(j.g, j.out, j.bases, j.scalars, j.count, overlap ? share : d->sharers, s,
                                  d->ev_msm[2 * k + 1], err, errlen)))
             return rc; // g2's destructor joins the other thread and waits for both streams
         // synchronous: host wall time of the call (the device's part is the event pair)
@@ -541,8 +541,8 @@ static int msm_impl(gpu_dev *d, const curve_group *G, uint64_t *result, const ui
         CK(cudaMemcpyAsync(ds.p, scalars, count * 32, cudaMemcpyHostToDevice, s));
     }
     CK(cudaEventRecord(d->ev[1], s));
-    int rc = gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, d->lanes, s, nullptr,
-                            err, errlen);
+    int rc = gpu_msm_device(G->id, result, db.as<uint64_t>(), ds.as<uint64_t>(), count, d->sharers, s,
+                            nullptr, err, errlen);
     if (rc) return rc;
     // device times from events on the stream (the MSM's own host steps between its
     // launches are inside the kernel figure: they delay the stream too)

@@ -25,15 +25,17 @@ cudaError_t gpu_sum_u32(void *temp, size_t &temp_bytes, const uint32_t *in, uint
 }
 
 int gpu_msm_device(enum curve_id g, uint64_t *result, const uint64_t *bases, const uint64_t *scalars,
-                   size_t count, unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
+                   size_t count, unsigned sharers, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
 {
     switch (g) {
-    case CURVE_G1_BN254: return gpu_msm_g1_bn254(result, bases, scalars, count, lanes, s, done, err, errlen);
-    case CURVE_G2_BN254: return gpu_msm_g2_bn254(result, bases, scalars, count, lanes, s, done, err, errlen);
+    case CURVE_G1_BN254:
+        return gpu_msm_g1_bn254(result, bases, scalars, count, sharers, s, done, err, errlen);
+    case CURVE_G2_BN254:
+        return gpu_msm_g2_bn254(result, bases, scalars, count, sharers, s, done, err, errlen);
     case CURVE_G1_BLS12_381:
-        return gpu_msm_g1_bls12_381(result, bases, scalars, count, lanes, s, done, err, errlen);
+        return gpu_msm_g1_bls12_381(result, bases, scalars, count, sharers, s, done, err, errlen);
     case CURVE_G2_BLS12_381:
-        return gpu_msm_g2_bls12_381(result, bases, scalars, count, lanes, s, done, err, errlen);
+        return gpu_msm_g2_bls12_381(result, bases, scalars, count, sharers, s, done, err, errlen);
     }
     snprintf(err, errlen, "GPU MSM: unknown group %d", (int)g);
     return -CUZK_E_UNSUPPORTED;

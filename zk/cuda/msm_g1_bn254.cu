@@ -2,7 +2,7 @@
 #include "msm_impl.cuh"
 
 int gpu_msm_g1_bn254(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                     unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
+                     unsigned sharers, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
 {
-    return msm_all<CURVE_G1_BN254>(result, bases, scalars, count, lanes, s, done, err, errlen);
+    return msm_all<CURVE_G1_BN254>(result, bases, scalars, count, sharers, s, done, err, errlen);
 }

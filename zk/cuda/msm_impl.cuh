@@ -240,7 +240,7 @@ static int msm_chunk(uint64_t *result, const uint64_t *bases, const uint64_t *sc
 
 template <int G>
 static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scalars, size_t count,
-                   unsigned lanes, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
+                   unsigned sharers, cudaStream_t s, cudaEvent_t done, char *err, size_t errlen)
 {
     const enum curve_id g = (enum curve_id)G;
     const unsigned cl = ec_cl_id(g);
@@ -250,11 +250,11 @@ static int msm_all(uint64_t *result, const uint64_t *bases, const uint64_t *scal
         return 0;
     }
     // chunk: at most 2^24 points, and this caller's share of the free device memory
-    // (gmsm_chunk_points: the lanes of one device read the same figure and must not
+    // (gmsm_chunk_points: the sharers of one device read the same figure and must not
     // each take 70% of it)
     size_t fr = 0, tot = 0;
     CK(gpu_free_bytes(&fr, &tot));
-    size_t chunk = gmsm_chunk_points(cl, count, fr, lanes);
+    size_t chunk = gmsm_chunk_points(cl, count, fr, sharers);
     for (size_t lo = 0; lo < count; lo += chunk) {
         size_t m = count - lo < chunk ? count - lo : chunk;
         uint64_t part[EC_MAX_JAC];

@@ -282,14 +282,14 @@ CUZK_HD size_t gmsm_chunk_bytes(unsigned cl, size_t count)
 }
 
 /* Points per chunk for an MSM of `count` points when `free_bytes` of device memory are
- * free and `lanes` callers (the CUDA backend's lanes: one device, one memory) may size
- * their scratch from that same reading at once: each may take 70% of free / lanes, so
- * that together they never overcommit (two lanes at 70% each would ask for 140%).
+ * free and `sharers` callers (the CUDA backend's in-flight threads: one device, one memory) may size
+ * their scratch from that same reading at once: each may take 70% of free / sharers, so
+ * that together they never overcommit (two sharers at 70% each would ask for 140%).
  * Halved until it fits, never below GMSM_MIN_CHUNK (then the allocation itself says
  * out of memory). */
-CUZK_HD size_t gmsm_chunk_points(unsigned cl, size_t count, size_t free_bytes, unsigned lanes)
+CUZK_HD size_t gmsm_chunk_points(unsigned cl, size_t count, size_t free_bytes, unsigned sharers)
 {
-    const size_t budget = free_bytes / 10 * 7 / (lanes ? lanes : 1);
+    const size_t budget = free_bytes / 10 * 7 / (sharers ? sharers : 1);
     size_t chunk = count < GMSM_MAX_CHUNK ? count : GMSM_MAX_CHUNK;
     while (chunk > GMSM_MIN_CHUNK && gmsm_chunk_bytes(cl, chunk) > budget) chunk /= 2;
     return chunk;

@@ -1,5 +1,5 @@
-/* lanes.c — lane threads for asynchronous backends (gpuworker/lanes.h). */
-#include "gpuworker/lanes.h"
+/* inflight.c — the in-flight threads of asynchronous backends (gpuworker/inflight.h). */
+#include "gpuworker/inflight.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,13 +11,13 @@
 #include "base/error.h"
 #include "base/os.h"
 
-struct lane_job {
+struct inflight_job {
     struct backend_input in;
     void *tag;
 };
 
-struct lane {
-    struct lanes *l;
+struct inflight_thread {
+    struct inflight *l;
     unsigned idx;
     pthread_t th;
     int started;
@@ -25,33 +25,33 @@ struct lane {
 
 /* Queue and results are bounded by n: the worker never has more than n submitted and
  * not collected, so each ring of n entries never overflows. */
-struct lanes {
+struct inflight {
     unsigned n;
-    lanes_fn fn;
+    inflight_fn fn;
     void *ctx;
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_done; /* cv_done on CLOCK_MONOTONIC */
-    struct lane_job q[LANES_MAX];
+    struct inflight_job q[INFLIGHT_MAX];
     unsigned q_head, q_n;
-    struct backend_done done[LANES_MAX];
+    struct backend_done done[INFLIGHT_MAX];
     unsigned d_head, d_n;
     unsigned outstanding; /* submitted and not collected */
-    /* Union of the lanes' busy intervals: active lanes, since when at least one has
+    /* Union of the threads' busy intervals: active threads, since when at least one has
      * been, and the closed total (backend_done.busy_total_ns). */
     unsigned active;
     uint64_t busy_since, busy_total;
     int quit;
-    struct lane lane[LANES_MAX];
+    struct inflight_thread thread[INFLIGHT_MAX];
 };
 
-static void *lane_main(void *arg)
+static void *inflight_thread_main(void *arg)
 {
-    struct lane *ln = arg;
-    struct lanes *l = ln->l;
+    struct inflight_thread *self = arg;
+    struct inflight *l = self->l;
 
     for (;;) {
         struct backend_done d;
-        struct lane_job j;
+        struct inflight_job j;
 
         pthread_mutex_lock(&l->mu);
         while (!l->quit && !l->q_n) pthread_cond_wait(&l->cv_work, &l->mu);
@@ -67,7 +67,7 @@ static void *lane_main(void *arg)
         if (!l->active++) l->busy_since = d.begin_ns;
         pthread_mutex_unlock(&l->mu);
 
-        l->fn(l->ctx, ln->idx, &j.in, &d);
+        l->fn(l->ctx, self->idx, &j.in, &d);
         d.tag = j.tag;
         if (d.rc && !d.err[0])
             snprintf(d.err, sizeof(d.err), "prove failed: %s (%s)", cuzk_strerror(d.rc), cuzk_err_name(d.rc));
@@ -83,15 +83,15 @@ static void *lane_main(void *arg)
     }
 }
 
-int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *err, size_t errlen)
+int inflight_start(struct inflight **out, unsigned n, inflight_fn fn, void *ctx, char *err, size_t errlen)
 {
-    struct lanes *l;
+    struct inflight *l;
     pthread_condattr_t ca;
     int rc;
 
     *out = NULL;
-    if (n < 1 || n > LANES_MAX) {
-        snprintf(err, errlen, "lanes: %u lanes (1 to %d)", n, LANES_MAX);
+    if (n < 1 || n > INFLIGHT_MAX) {
+        snprintf(err, errlen, "inflight: %u threads (1 to %d)", n, INFLIGHT_MAX);
         return -EINVAL;
     }
     l = calloc(1, sizeof(*l));
@@ -109,21 +109,21 @@ int lanes_start(struct lanes **out, unsigned n, lanes_fn fn, void *ctx, char *er
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&l->cv_work, NULL);
     for (unsigned i = 0; i < n; i++) {
-        l->lane[i].l = l;
-        l->lane[i].idx = i;
-        rc = pthread_create(&l->lane[i].th, NULL, lane_main, &l->lane[i]);
+        l->thread[i].l = l;
+        l->thread[i].idx = i;
+        rc = pthread_create(&l->thread[i].th, NULL, inflight_thread_main, &l->thread[i]);
         if (rc) {
-            snprintf(err, errlen, "starting lane thread %u: %s", i, strerror(rc));
-            lanes_stop(l);
+            snprintf(err, errlen, "starting in-flight thread %u: %s", i, strerror(rc));
+            inflight_stop(l);
             return -rc;
         }
-        l->lane[i].started = 1;
+        l->thread[i].started = 1;
     }
     *out = l;
     return 0;
 }
 
-int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, char *err, size_t errlen)
+int inflight_submit(struct inflight *l, const struct backend_input *in, void *tag, char *err, size_t errlen)
 {
     int rc = 0;
 
@@ -132,7 +132,7 @@ int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, cha
         snprintf(err, errlen, "more than %u partitions submitted: internal error", l->n);
         rc = -CUZK_E_INTERNAL;
     } else {
-        struct lane_job *j = &l->q[(l->q_head + l->q_n) % l->n];
+        struct inflight_job *j = &l->q[(l->q_head + l->q_n) % l->n];
 
         j->in = *in;
         j->tag = tag;
@@ -144,7 +144,7 @@ int lanes_submit(struct lanes *l, const struct backend_input *in, void *tag, cha
     return rc;
 }
 
-int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out)
+int inflight_collect(struct inflight *l, uint64_t timeout_ns, struct backend_done *out)
 {
     int got = 0;
 
@@ -167,7 +167,7 @@ int lanes_collect(struct lanes *l, uint64_t timeout_ns, struct backend_done *out
     return got;
 }
 
-void lanes_stop(struct lanes *l)
+void inflight_stop(struct inflight *l)
 {
     if (!l) return;
     pthread_mutex_lock(&l->mu);
@@ -175,7 +175,7 @@ void lanes_stop(struct lanes *l)
     pthread_cond_broadcast(&l->cv_work);
     pthread_mutex_unlock(&l->mu);
     for (unsigned i = 0; i < l->n; i++)
-        if (l->lane[i].started) pthread_join(l->lane[i].th, NULL);
+        if (l->thread[i].started) pthread_join(l->thread[i].th, NULL);
     pthread_cond_destroy(&l->cv_work);
     pthread_cond_destroy(&l->cv_done);
     pthread_mutex_destroy(&l->mu);
