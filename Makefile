@@ -376,11 +376,11 @@ asan:
 	BUILD=build-asan CUZK_SANITIZER=asan bash tests/run.sh --unit-only
 
 # TSan: only the unit tests whose code shares memory between threads or processes
-# (rings, pool, job table, segments, stats page, the pipeline's stages, the team, lanes,
-# the fixed-base tables' builder thread);
+# (rings, pool, job table, segments, stats page, the pipeline's stages, the team, in-flight threads,
+# the fixed-base tables' builder thread, a small proof's jobs at once);
 # the arithmetic tests are single-threaded and ASan already covers their memory.
 TSAN_TESTS := test_ring test_ring_kill test_pool test_jobtab test_segment test_stats \
-              test_shm_stress test_pipeline test_team test_inflight test_fixed_base
+              test_shm_stress test_pipeline test_team test_inflight test_fixed_base test_small_jobs
 # gcc 12's TSan expects the address layout of a kernel with at most 28 bits of mmap
 # randomness; with more (vm.mmap_rnd_bits = 32 on newer kernels) it stops with
 # "unexpected memory mapping". setarch -R (no ASLR for the run) avoids that where the

@@ -30,10 +30,20 @@ uint64_t os_now_ns(void);
  * a system call, ~0.5 us; for step accounting, not for hot loops). */
 uint64_t os_cpu_ns(void);
 
+/* The calling thread's CPU time, user + system (CLOCK_THREAD_CPUTIME_ID): a step's own
+ * cost where other threads of the process work on other steps at the same time. */
+uint64_t os_thread_cpu_ns(void);
+
 /* The same clock in seconds, for the timings a program prints. */
 static inline double os_now_s(void)
 {
     return (double)os_now_ns() * 1e-9;
+}
+
+/* os_thread_cpu_ns in seconds. */
+static inline double os_thread_cpu_s(void)
+{
+    return (double)os_thread_cpu_ns() * 1e-9;
 }
 
 /* os_cpu_ns in seconds. */

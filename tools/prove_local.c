@@ -32,6 +32,8 @@ static const char usage_text[] =
     "                     cuzk build-witness) instead of reading a .wtns\n"
     "  --threads N        worker threads (default: all online CPUs)\n"
     "  --timings          print each step's wall and CPU (all threads) time on stderr\n"
+    "                     (up to 2^15 on 2+ threads the NTTs and the A, B, C MSMs run at\n"
+    "                     once, one thread each: their walls overlap, CPU is their own)\n"
     "  --r1cs FILE        check every constraint of FILE against the witness first\n"
     "                     (the zkey alone cannot tell an unsatisfying witness)\n"
     "  --no-verify        do not verify the proof before writing it (by default a proof\n"

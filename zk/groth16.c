@@ -168,21 +168,12 @@ CUZK_HD void h_impl(const field_desc *Fr, uint64_t *a, const uint64_t *b, const 
 
 /* ---- §4.2-4.4: coset NTTs, h, MSMs ----------------------------------------- */
 
-/* §4.2-4.3: the three coset NTTs, then h over a. b and c are dead afterwards. */
-static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
-                     groth16_timings *t)
+/* h over a after the NTTs (§4.3): b and c are dead afterwards. */
+static void groth16_h_only(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c)
 {
     const field_desc *Fr = z->Fr;
     const size_t n = z->domain_size;
-    const ntt_domain *d;
 
-    double t0 = os_now_s(), c0 = os_cpu_s();
-    int rc = ntt_domain_acquire(Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
-    if (rc) return rc;
-    ntt_to_odd_coset(d, a, threads);
-    ntt_to_odd_coset(d, b, threads);
-    ntt_to_odd_coset(d, c, threads);
-    ntt_domain_release(d);
 #if defined(__x86_64__)
     /* the IFMA lanes, 8 elements at a time: the same bits (test_ntt) */
     if (n % 8 == 0 && ifma_available())
@@ -190,6 +181,22 @@ static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsig
     else
 #endif
         FR_DISPATCH(Fr, h_impl, a, b, c, n);
+}
+
+/* §4.2-4.3: the three coset NTTs, then h over a. b and c are dead afterwards. */
+static int groth16_h(const zkey *z, uint64_t *a, uint64_t *b, uint64_t *c, unsigned threads,
+                     groth16_timings *t)
+{
+    const ntt_domain *d;
+
+    double t0 = os_now_s(), c0 = os_cpu_s();
+    int rc = ntt_domain_acquire(z->Fr, z->lg_domain, &d); /* kept across partitions (ntt.h) */
+    if (rc) return rc;
+    ntt_to_odd_coset(d, a, threads);
+    ntt_to_odd_coset(d, b, threads);
+    ntt_to_odd_coset(d, c, threads);
+    ntt_domain_release(d);
+    groth16_h_only(z, a, b, c);
     if (t) {
         t->ntt += os_now_s() - t0;
         t->cpu.ntt += os_cpu_s() - c0;
@@ -208,70 +215,86 @@ void groth16_msm_bases(const zkey *z, unsigned k, const curve_group **G, const u
     }
 }
 
-/* §4.4: the five MSMs; the witness bytes are the scalars as they lie, h is a. */
-static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
-                        unsigned threads, groth16_timings *t, const groth16_tables *tabs,
-                        unsigned *table_runs)
+/* §4.4: one of the five MSMs, k in the order A, B1, B2, C, H (groth16_msm_bases). */
+typedef struct {
+    const curve_group *G; /* from groth16_msm_bases */
+    const uint8_t *bases;
+    size_t count;
+    uint64_t *out;
+    const uint8_t *scalars;
+    double *slot, *cpu;
+    size_t first; /* A, B1, B2, C: the witness split's entry of scalars[0] */
+} msm_job;
+
+/* The five MSMs' jobs; the witness bytes are the scalars as they lie, h is a. */
+static void msm_jobs_fill(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
+                          groth16_timings *t, msm_job jobs[GROTH16_MSMS])
 {
-    int rc;
-    const size_t n8r = z->n8r;
-    struct {
-        const curve_group *G; /* from groth16_msm_bases */
-        const uint8_t *bases;
-        size_t count;
-        uint64_t *out;
-        const uint8_t *scalars;
-        double *slot, *cpu;
-        size_t first; /* A, B1, B2, C: the witness split's entry of scalars[0] */
-    } jobs[GROTH16_MSMS] = {
-        { .out = raw->a, .scalars = values, .slot = t ? &t->msm_a : NULL, .cpu = t ? &t->cpu.msm_a : NULL },
-        { .out = raw->b1,
-          .scalars = values,
-          .slot = t ? &t->msm_b1 : NULL,
-          .cpu = t ? &t->cpu.msm_b1 : NULL },
-        { .out = raw->b2,
-          .scalars = values,
-          .slot = t ? &t->msm_b2 : NULL,
-          .cpu = t ? &t->cpu.msm_b2 : NULL },
-        { .out = raw->c,
-          .scalars = values + (z->npublic + 1) * n8r,
-          .slot = t ? &t->msm_c : NULL,
-          .cpu = t ? &t->cpu.msm_c : NULL,
-          .first = z->npublic + 1 },
-        { .out = raw->h,
-          .scalars = (const uint8_t *)a,
-          .slot = t ? &t->msm_h : NULL,
-          .cpu = t ? &t->cpu.msm_h : NULL },
-    };
-    for (unsigned k = 0; k < GROTH16_MSMS; k++)
+    uint64_t *outs[GROTH16_MSMS] = { raw->a, raw->b1, raw->b2, raw->c, raw->h };
+    double *slots[GROTH16_MSMS] = { NULL }, *cpus[GROTH16_MSMS] = { NULL };
+
+    if (t) {
+        double *s[] = { &t->msm_a, &t->msm_b1, &t->msm_b2, &t->msm_c, &t->msm_h };
+        double *c[] = { &t->cpu.msm_a, &t->cpu.msm_b1, &t->cpu.msm_b2, &t->cpu.msm_c, &t->cpu.msm_h };
+        memcpy(slots, s, sizeof(slots));
+        memcpy(cpus, c, sizeof(cpus));
+    }
+    for (unsigned k = 0; k < GROTH16_MSMS; k++) {
+        jobs[k] = (msm_job){ .out = outs[k], .scalars = values, .slot = slots[k], .cpu = cpus[k] };
         groth16_msm_bases(z, k, &jobs[k].G, &jobs[k].bases, &jobs[k].count);
-    /* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
-     * NULL when GLV does not apply, and each MSM then runs as msm_run). Its time
-     * counts to msm A. */
-    msm_split *sp = NULL;
-    double s0 = os_now_s(), c0 = os_cpu_s();
-    /* The split serves only the witness MSMs that have no table. */
-    bool need_split = !tabs;
+    }
+    jobs[3].scalars = values + (z->npublic + 1) * z->n8r; /* C: the private part */
+    jobs[3].first = z->npublic + 1;
+    jobs[4].scalars = (const uint8_t *)a;
+}
+
+/* MSM k on threads threads: by its table where tabs has one, else A..C by the shared
+ * split sp, else plainly. *tabled: whether a table ran it. 0 or -errno. */
+static int msm_job_run(const zkey *z, const msm_job *j, unsigned k, const msm_split *sp,
+                       const groth16_tables *tabs, unsigned threads, bool *tabled)
+{
+    *tabled = tabs && tabs->t[k];
+    if (*tabled) return msm_run_table(tabs->t[k], j->out, j->scalars, j->count, z->n8r, threads);
+    if (k < 4)
+        return msm_run_split(j->G, j->out, j->bases, j->scalars, j->count, z->n8r, sp, j->first, threads);
+    return msm_run(j->G, j->out, j->bases, j->scalars, j->count, z->n8r, threads);
+}
+
+/* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
+ * NULL when GLV does not apply, and each MSM then runs as msm_run), and only when a
+ * witness MSM has no table. Its time counts to msm A. */
+static int witness_split(const zkey *z, const uint8_t *values, const groth16_tables *tabs, unsigned threads,
+                         groth16_timings *t, msm_split **sp)
+{
+    bool need = !tabs;
     for (size_t k = 0; tabs && k < 4; k++)
-        if (!tabs->t[k]) need_split = true;
-    rc = need_split ? msm_split_make(z->g1, &sp, values, z->nvars, n8r, threads) : 0;
-    if (rc) return rc;
+        if (!tabs->t[k]) need = true;
+    double s0 = os_now_s(), c0 = os_cpu_s();
+    int rc = need ? msm_split_make(z->g1, sp, values, z->nvars, z->n8r, threads) : 0;
     if (t) {
         t->msm_a += os_now_s() - s0;
         t->cpu.msm_a += os_cpu_s() - c0;
     }
-    for (size_t k = 0; k < GROTH16_MSMS; k++) {
-        s0 = os_now_s();
-        c0 = os_cpu_s();
-        if (tabs && tabs->t[k]) {
-            rc = msm_run_table(tabs->t[k], jobs[k].out, jobs[k].scalars, jobs[k].count, n8r, threads);
-            if (!rc && table_runs) ++*table_runs;
-        } else if (k < 4)
-            rc = msm_run_split(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, sp,
-                               jobs[k].first, threads);
-        else
-            rc = msm_run(jobs[k].G, jobs[k].out, jobs[k].bases, jobs[k].scalars, jobs[k].count, n8r, threads);
-        if (rc) break;
+    return rc;
+}
+
+/* §4.4: the five MSMs, one after another, each split over the threads. */
+static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a, groth16_raw *raw,
+                        unsigned threads, groth16_timings *t, const groth16_tables *tabs,
+                        unsigned *table_runs)
+{
+    msm_job jobs[GROTH16_MSMS];
+    msm_split *sp = NULL;
+    int rc;
+
+    msm_jobs_fill(z, values, a, raw, t, jobs);
+    if ((rc = witness_split(z, values, tabs, threads, t, &sp))) return rc;
+    for (unsigned k = 0; k < GROTH16_MSMS; k++) {
+        double s0 = os_now_s(), c0 = os_cpu_s();
+        bool tabled;
+
+        if ((rc = msm_job_run(z, &jobs[k], k, sp, tabs, threads, &tabled))) break;
+        if (tabled && table_runs) ++*table_runs;
         if (jobs[k].slot) {
             *jobs[k].slot += os_now_s() - s0;
             *jobs[k].cpu += os_cpu_s() - c0;
@@ -285,6 +308,128 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
     return rc;
 }
 
+/* ---- small proofs: the NTTs and the witness MSMs as jobs at once --------------
+ *
+ * Up to a domain of 2^GROTH16_JOBS_MAX_LG, with two threads or more, the three coset
+ * NTTs and the four witness MSMs (A, B1, B2, C) run as seven independent jobs, each on
+ * one thread, the threads taking the next job as they finish one; then h, and H's MSM
+ * split over the threads as in a large proof. Split over the threads instead, each of
+ * these short steps has stretches on one thread alone (an MSM's scalar preparation
+ * below its split size, its window combine; the NTTs at these sizes), through which
+ * the other core idles: by each team call's CPU critical path, a 2^13-2^15 proof's
+ * wall on two idle cores would be 1.15-1.35x its CPU / 2 (docs/performance.md, "Where
+ * a small proof leaves a core idle"). As jobs, one job's serial stretch overlaps
+ * another job's work: on two threads that critical path (the wall on two idle cores)
+ * went 52 -> 46 ms on merkle-13, 75 -> 64 on eddsa-14, 55 -> 53 on sha256-15, the CPU
+ * unchanged. The NTTs go first, then the MSMs longest first (B2, the G2 one, then A,
+ * C, B1; the NTTs last measured the same). Above 2^15 each step splits well on its
+ * own, and seven at once would hold seven MSMs' scratch. The results are the same bits
+ * either way (test_small_jobs). Timings: each job's own wall and its thread's CPU, so the
+ * steps' walls overlap and their sum exceeds the proof's. */
+#define GROTH16_JOBS_MAX_LG 15
+#define SMALL_JOBS          7
+
+static bool small_jobs_apply(const zkey *z, unsigned threads)
+{
+    return threads >= 2 && z->lg_domain <= GROTH16_JOBS_MAX_LG;
+}
+
+typedef struct {
+    const zkey *z;
+    const ntt_domain *d;
+    uint64_t *vec[3]; /* a, b, c: the NTT jobs' vectors */
+    msm_job *msm;
+    const msm_split *sp;
+    const groth16_tables *tabs;
+    unsigned next;           /* the next job to take (atomic) */
+    int rc[SMALL_JOBS];      /* each job's; written by the one thread that ran it */
+    bool tabled[SMALL_JOBS]; /* each MSM job's: a table ran it */
+    double wall[SMALL_JOBS], cpu[SMALL_JOBS];
+} small_jobs;
+
+/* Job i: 0-2 the NTTs of a, b, c, then 3-6 the MSMs B2, A, C, B1 (longest first). */
+static const unsigned small_msm_order[4] = { 2, 0, 3, 1 };
+#define SMALL_NTTS 3
+
+/* One part of team_run: takes jobs until none is left. Each job writes only its own
+ * outputs and slots; team_run's return orders them before the caller's reads. */
+static void small_jobs_part(void *arg, unsigned part, unsigned nparts)
+{
+    small_jobs *j = arg;
+    unsigned i;
+
+    (void)part, (void)nparts;
+    while ((i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < SMALL_JOBS) {
+        double w0 = os_now_s(), c0 = os_thread_cpu_s();
+
+        if (i < SMALL_NTTS) {
+            ntt_to_odd_coset(j->d, j->vec[i], 1);
+            j->rc[i] = 0;
+        } else {
+            unsigned k = small_msm_order[i - SMALL_NTTS];
+            j->rc[i] = msm_job_run(j->z, &j->msm[k], k, j->sp, j->tabs, 1, &j->tabled[i]);
+        }
+        j->wall[i] = os_now_s() - w0;
+        j->cpu[i] = os_thread_cpu_s() - c0;
+    }
+}
+
+/* §4.2-4.4 for a small proof, as the jobs above: the same results as groth16_h and
+ * groth16_msms one after the other. */
+static int groth16_small(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
+                         groth16_raw *raw, unsigned threads, groth16_timings *t, const groth16_tables *tabs,
+                         unsigned *table_runs)
+{
+    msm_job msm[GROTH16_MSMS];
+    small_jobs j = { .z = z, .vec = { a, b, c }, .msm = msm, .tabs = tabs };
+    msm_split *sp = NULL;
+    const ntt_domain *d;
+    int rc;
+
+    msm_jobs_fill(z, values, a, raw, t, msm);
+    if ((rc = ntt_domain_acquire(z->Fr, z->lg_domain, &d))) return rc; /* kept across partitions (ntt.h) */
+    if ((rc = witness_split(z, values, tabs, threads, t, &sp))) goto out;
+    j.d = d;
+    j.sp = sp;
+    team_run(threads, small_jobs_part, &j);
+    for (unsigned i = 0; i < SMALL_JOBS; i++) {
+        if (!rc) rc = j.rc[i];
+        if (j.tabled[i] && table_runs) ++*table_runs;
+        if (!t) continue;
+        if (i < SMALL_NTTS) {
+            t->ntt += j.wall[i];
+            t->cpu.ntt += j.cpu[i];
+        } else {
+            msm_job *m = &msm[small_msm_order[i - SMALL_NTTS]];
+            *m->slot += j.wall[i];
+            *m->cpu += j.cpu[i];
+        }
+    }
+    msm_split_free(sp);
+    sp = NULL;
+    if (rc) goto out;
+    double t0 = os_now_s(), c0 = os_cpu_s();
+    groth16_h_only(z, a, b, c);
+    if (t) {
+        t->ntt += os_now_s() - t0;
+        t->cpu.ntt += os_cpu_s() - c0;
+    }
+    {
+        double s0 = os_now_s(), s1 = os_cpu_s();
+        bool tabled;
+
+        rc = msm_job_run(z, &msm[4], 4, NULL, tabs, threads, &tabled);
+        if (!rc && tabled && table_runs) ++*table_runs;
+        if (!rc && t) {
+            t->msm_h += os_now_s() - s0;
+            t->cpu.msm_h += os_cpu_s() - s1;
+        }
+    }
+out:
+    ntt_domain_release(d);
+    return rc;
+}
+
 int groth16_compute(const zkey *z, const uint8_t *values, uint64_t *a, uint64_t *b, uint64_t *c,
                     groth16_raw *raw, unsigned threads, groth16_timings *t)
 {
@@ -295,6 +440,8 @@ int groth16_compute_tables(const zkey *z, const uint8_t *values, uint64_t *a, ui
                            groth16_raw *raw, unsigned threads, groth16_timings *t, const groth16_tables *tabs,
                            unsigned *table_runs)
 {
+    if (small_jobs_apply(z, threads))
+        return groth16_small(z, values, a, b, c, raw, threads, t, tabs, table_runs);
     int rc = groth16_h(z, a, b, c, threads, t);
     return rc ? rc : groth16_msms(z, values, a, raw, threads, t, tabs, table_runs);
 }
@@ -363,15 +510,19 @@ int groth16_prove(const zkey *z, const wtns *w, const groth16_blind *bl, groth16
     if (!a || !b || !c || !raw) goto out;
     rc = groth16_synth(z, w->values, a, b, c, threads, t);
     if (rc) goto out;
-    rc = groth16_h(z, a, b, c, threads, t);
-    if (rc) goto out;
-    /* b and c are dead once h is in a: freed before the MSMs, whose scratch (up to
-     * 112 bytes a term for the G2 one, msm.c) makes the memory peak, so that peak is
-     * 2 vectors (16 MiB at 2^18) lower */
-    free(b);
-    free(c);
-    b = c = NULL;
-    rc = groth16_msms(z, w->values, a, raw, threads, t, NULL, NULL);
+    if (small_jobs_apply(z, threads)) {
+        rc = groth16_small(z, w->values, a, b, c, raw, threads, t, NULL, NULL);
+    } else {
+        rc = groth16_h(z, a, b, c, threads, t);
+        if (rc) goto out;
+        /* b and c are dead once h is in a: freed before the MSMs, whose scratch (up
+         * to 112 bytes a term for the G2 one, msm.c) makes the memory peak, so that
+         * peak is 2 vectors (16 MiB at 2^18) lower */
+        free(b);
+        free(c);
+        b = c = NULL;
+        rc = groth16_msms(z, w->values, a, raw, threads, t, NULL, NULL);
+    }
     if (rc) goto out;
     double t0 = os_now_s(), c0 = os_cpu_s();
     groth16_finalize(z, raw, bl, out);
