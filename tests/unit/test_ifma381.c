@@ -162,6 +162,24 @@ static void check_stage(const block *st, int j, mpz_t want[2], const unsigned bo
     mpz_clears(g, lim, NULL);
 }
 
+/* The lanes' sums and differences are exact: lane j of st (c0, c1) must equal from's
+ * lane + k·p - s1 (- s2 unless NULL); r gets that value. */
+static void check_exact(const block *st, int j, mpz_t r[2], const block *from, unsigned k, mpz_t s1[2],
+                        mpz_t *s2, const char *what, int round)
+{
+    mpz_t g;
+    mpz_init(g);
+    for (int c = 0; c < 2; c++) {
+        lane_get(r[c], &from[c], j, what);
+        mpz_addmul_ui(r[c], zp, k);
+        mpz_sub(r[c], r[c], s1[c]);
+        if (s2) mpz_sub(r[c], r[c], s2[c]);
+        lane_get(g, &st[c], j, what);
+        ck_assert_msg(mpz_cmp(g, r[c]) == 0, "round %d lane %d: %s c%d wrong", round, j, what, c);
+    }
+    mpz_clear(g);
+}
+
 /* GMP: r = a·b·rinv mod p in Fq2 (u^2 = -1); a, b component pairs */
 static void fq2_mul(mpz_t r[2], mpz_t a[2], mpz_t b[2], const mpz_t rinv)
 {
@@ -229,38 +247,19 @@ START_TEST(test_ifma381_lazy_lambda_matches_gmp)
             fq2_mul(want, lam, lam, zr_inv);
             check_stage(&out[2], j, want, B_SQ, "lambda^2", round);
             /* x3 = lambda^2 + 2p - Bx - Px, exact before it is made canonical */
-            mpz_t x3[2];
-            for (int c = 0; c < 2; c++) {
-                mpz_init(x3[c]);
-                lane_get(x3[c], &out[2 + c], j, "lambda^2");
-                mpz_addmul_ui(x3[c], zp, 2);
-                mpz_sub(x3[c], x3[c], bx[c]);
-                mpz_sub(x3[c], x3[c], px[c]);
-                lane_get(g, &out[4 + c], j, "x3 before canonical");
-                ck_assert_msg(mpz_cmp(g, x3[c]) == 0, "round %d lane %d: x3 c%d before canonical wrong",
-                              round, j, c);
-                mpz_set(want[c], x3[c]);
-            }
+            mpz_t x3[2], y3[2];
+            for (int c = 0; c < 2; c++) mpz_inits(x3[c], y3[c], NULL);
+            check_exact(&out[4], j, x3, &out[2], 2, bx, px, "x3 before canonical", round);
+            for (int c = 0; c < 2; c++) mpz_set(want[c], x3[c]);
             check_stage(&out[4], j, want, B_X3P, "x3 before canonical", round);
             for (int c = 0; c < 2; c++) mpz_mod(want[c], x3[c], zp), mpz_mod(x3[c], x3[c], zp);
             check_stage(&out[6], j, want, B_CANON, "x3", round);
             /* y3 = l'·(Bx + p - x3)/R' + p - By, then canonical */
             for (int c = 0; c < 2; c++) mpz_sub(t[c], bx[c], x3[c]), mpz_mod(t[c], t[c], zp);
             fq2_mul(want, lam, t, zr_inv);
-            mpz_t y3[2];
-            for (int c = 0; c < 2; c++) {
-                mpz_init(y3[c]);
-                lane_get(y3[c], &out[8 + c], j, "y3 product");
-            }
             check_stage(&out[8], j, want, B_Y3M, "l'(Bx + p - x3)", round);
-            for (int c = 0; c < 2; c++) {
-                mpz_add(y3[c], y3[c], zp);
-                mpz_sub(y3[c], y3[c], by[c]);
-                lane_get(g, &out[10 + c], j, "y3 before canonical");
-                ck_assert_msg(mpz_cmp(g, y3[c]) == 0, "round %d lane %d: y3 c%d before canonical wrong",
-                              round, j, c);
-                mpz_set(want[c], y3[c]);
-            }
+            check_exact(&out[10], j, y3, &out[8], 1, by, NULL, "y3 before canonical", round);
+            for (int c = 0; c < 2; c++) mpz_set(want[c], y3[c]);
             check_stage(&out[10], j, want, B_Y3P, "y3 before canonical", round);
             for (int c = 0; c < 2; c++) mpz_set(want[c], y3[c]);
             check_stage(&out[12], j, want, B_CANON, "y3", round);
