@@ -21,6 +21,7 @@
 #include "zk/ifma.h"
 #include "zk/ifma381.h"
 
+#include "helper_lanes.h"
 #include "helper_test.h"
 
 static const field_desc *const Q = &FIELD_BLS12_381_FQ;
@@ -61,28 +62,14 @@ static void gmp_teardown(void)
     mpz_clears(zp, zr_inv, lam_max[0], lam_max[1], NULL);
 }
 
-/* lane j of a as an integer; its limbs must be normalised (< 2^52) */
 static void lane_get(mpz_t z, const block *a, int j, const char *what)
 {
-    mpz_set_ui(z, 0);
-    for (int k = 8; k-- > 0;) {
-        ck_assert_msg(a->l[k][j] >> 52 == 0, "%s: limb %d of lane %d not normalised: %#llx", what, k, j,
-                      (unsigned long long)a->l[k][j]);
-        mpz_mul_2exp(z, z, 52);
-        mpz_add_ui(z, z, a->l[k][j]);
-    }
+    test_lane_get(z, a->l, 8, j, what);
 }
 
 static void lane_set(block *a, int j, const mpz_t z)
 {
-    mpz_t t;
-    mpz_init_set(t, z);
-    for (int k = 0; k < 8; k++) {
-        a->l[k][j] = mpz_get_ui(t) & ((UINT64_C(1) << 52) - 1);
-        mpz_tdiv_q_2exp(t, t, 52);
-    }
-    ck_assert(mpz_sgn(t) == 0);
-    mpz_clear(t);
+    test_lane_set(a->l, 8, j, z);
 }
 
 /* Below `max` (exclusive): 0, 1, p - 1, p, p + 1, 2p - 1, 2p (those of them below max),
