@@ -59,6 +59,26 @@ void ifma381_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *b
     else
         lanes_batch_add_refs_g2(A, bb, px, py, neg, count, scratch);
 }
+
+/* The test hook of ifma381.h: lanes_batch_add's G2 walk-back from lambda on, step by
+ * step with the same kernels and constants, each stage stored so a test can hold it
+ * to the bounds ifma_lanes.h states (the step itself has no stage to read them from). */
+LANE_FN void ifma381_test_g2_from_lambda(void *out, const void *in)
+{
+    const lane_block *b = in;
+    lane_block *o = out;
+    const vl P1 = vl_pmul(1), P2 = vl_pmul(2);
+    ve l = ve_load(2, b), bx = ve_load(2, b + 2), px = ve_load(2, b + 4), by = ve_load(2, b + 6);
+    ve l2 = ve_shl(2, l, LANE_G), sq = ve_sqr(2, l, l2), x3p, x3;
+    EACH(d, 2)
+    {
+        x3p.c[d] = vl_sub2_plus(sq.c[d], bx.c[d], px.c[d], P2);
+        x3.c[d] = vl_canon(x3p.c[d], d == 0 ? LANE_X3_C0_M : 4);
+    }
+    ve y3m = ve_mul(2, l2, ve_sub_plus(2, bx, x3, P1)), y3p = ve_sub_plus(2, y3m, by, P1);
+    const ve stages[7] = { l2, sq, x3p, x3, y3m, y3p, ve_canon(2, y3p, 8) };
+    for (unsigned s = 0; s < 7; s++) ve_store(2, o + 2 * s, stages[s]);
+}
 #else
 void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count)
 {

@@ -22,4 +22,12 @@ void ifma381_batch_add_refs(const curve_group *G, uint64_t *A, const uint32_t *b
  * and bench. */
 void ifma381_fq_mul_aos(uint64_t *r, const uint64_t *a, const uint64_t *b, size_t count);
 
+/* For tests only (tests/unit/test_ifma381.c; x86-64 builds, a CPU with IFMA): G2's
+ * batch-affine addition from lambda on, as ifma381_batch_add runs it, on one block of
+ * 8 lanes. in: 8 lane blocks (64-byte aligned, each uint64_t[8 limbs][8 lanes] of
+ * 52-bit limbs, c0 then c1 of each value): lambda, Bx, Px, By. out: 14 blocks, the
+ * stages l' = lambda·2^32, lambda^2, x3 before and after it is made canonical,
+ * l'·(Bx + p - x3), y3 before and after. */
+void ifma381_test_g2_from_lambda(void *out, const void *in);
+
 #endif

@@ -20,6 +20,7 @@
 #include "zk/ifma.h"
 #include "zk/ifma381.h"
 
+#include "helper_lanes.h"
 #include "helper_test.h"
 
 static const field_desc *const F = &FIELD_BN254_FQ;
@@ -53,24 +54,11 @@ static void gmp_teardown(void)
 /* lane j of a as an integer; also checks its limbs are normalised (< 2^52) */
 static void lane_get(mpz_t z, const ifma_fq8 *a, int j)
 {
-    mpz_set_ui(z, 0);
-    for (int k = IFMA_LIMBS; k-- > 0;) {
-        ck_assert_msg(a->l[k][j] >> 52 == 0, "limb %d of lane %d not normalised: %#llx", k, j,
-                      (unsigned long long)a->l[k][j]);
-        mpz_mul_2exp(z, z, 52);
-        mpz_add_ui(z, z, a->l[k][j]);
-    }
+    test_lane_get(z, a->l, IFMA_LIMBS, j, "lane");
 }
 static void lane_set(ifma_fq8 *a, int j, const mpz_t z)
 {
-    mpz_t t;
-    mpz_init_set(t, z);
-    for (int k = 0; k < IFMA_LIMBS; k++) {
-        a->l[k][j] = mpz_get_ui(t) & ((UINT64_C(1) << 52) - 1);
-        mpz_tdiv_q_2exp(t, t, 52);
-    }
-    ck_assert(mpz_sgn(t) == 0);
-    mpz_clear(t);
+    test_lane_set(a->l, IFMA_LIMBS, j, z);
 }
 
 /* A reduced element of field.h's form: random, or one of the edges 0, 1, p-1, R mod p,
