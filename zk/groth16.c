@@ -231,14 +231,12 @@ static void msm_jobs_fill(const zkey *z, const uint8_t *values, const uint64_t *
                           groth16_timings *t, msm_job jobs[GROTH16_MSMS])
 {
     uint64_t *outs[GROTH16_MSMS] = { raw->a, raw->b1, raw->b2, raw->c, raw->h };
-    double *slots[GROTH16_MSMS] = { NULL }, *cpus[GROTH16_MSMS] = { NULL };
+    double *slots[GROTH16_MSMS] = { t ? &t->msm_a : NULL, t ? &t->msm_b1 : NULL, t ? &t->msm_b2 : NULL,
+                                    t ? &t->msm_c : NULL, t ? &t->msm_h : NULL };
+    double *cpus[GROTH16_MSMS] = { t ? &t->cpu.msm_a : NULL, t ? &t->cpu.msm_b1 : NULL,
+                                   t ? &t->cpu.msm_b2 : NULL, t ? &t->cpu.msm_c : NULL,
+                                   t ? &t->cpu.msm_h : NULL };
 
-    if (t) {
-        double *s[] = { &t->msm_a, &t->msm_b1, &t->msm_b2, &t->msm_c, &t->msm_h };
-        double *c[] = { &t->cpu.msm_a, &t->cpu.msm_b1, &t->cpu.msm_b2, &t->cpu.msm_c, &t->cpu.msm_h };
-        memcpy(slots, s, sizeof(slots));
-        memcpy(cpus, c, sizeof(cpus));
-    }
     for (unsigned k = 0; k < GROTH16_MSMS; k++) {
         jobs[k] = (msm_job){ .out = outs[k], .scalars = values, .slot = slots[k], .cpu = cpus[k] };
         groth16_msm_bases(z, k, &jobs[k].G, &jobs[k].bases, &jobs[k].count);
@@ -258,6 +256,24 @@ static int msm_job_run(const zkey *z, const msm_job *j, unsigned k, const msm_sp
     if (k < 4)
         return msm_run_split(j->G, j->out, j->bases, j->scalars, j->count, z->n8r, sp, j->first, threads);
     return msm_run(j->G, j->out, j->bases, j->scalars, j->count, z->n8r, threads);
+}
+
+/* msm_job_run timed on the process's clocks into the job's slots (its threads are all
+ * the process works on then), a run by a table counted in *table_runs. */
+static int msm_job_timed(const zkey *z, const msm_job *j, unsigned k, const msm_split *sp,
+                         const groth16_tables *tabs, unsigned threads, unsigned *table_runs)
+{
+    double s0 = os_now_s(), c0 = os_cpu_s();
+    bool tabled;
+    int rc = msm_job_run(z, j, k, sp, tabs, threads, &tabled);
+
+    if (rc) return rc;
+    if (tabled && table_runs) ++*table_runs;
+    if (j->slot) {
+        *j->slot += os_now_s() - s0;
+        *j->cpu += os_cpu_s() - c0;
+    }
+    return 0;
 }
 
 /* A, B1, B2 and C share the witness: its GLV split is made once (msm.h msm_split;
@@ -290,15 +306,7 @@ static int groth16_msms(const zkey *z, const uint8_t *values, const uint64_t *a,
     msm_jobs_fill(z, values, a, raw, t, jobs);
     if ((rc = witness_split(z, values, tabs, threads, t, &sp))) return rc;
     for (unsigned k = 0; k < GROTH16_MSMS; k++) {
-        double s0 = os_now_s(), c0 = os_cpu_s();
-        bool tabled;
-
-        if ((rc = msm_job_run(z, &jobs[k], k, sp, tabs, threads, &tabled))) break;
-        if (tabled && table_runs) ++*table_runs;
-        if (jobs[k].slot) {
-            *jobs[k].slot += os_now_s() - s0;
-            *jobs[k].cpu += os_cpu_s() - c0;
-        }
+        if ((rc = msm_job_timed(z, &jobs[k], k, sp, tabs, threads, table_runs))) break;
         if (k == 3) { /* H's MSM, the last, makes the memory peak: the split is gone by then */
             msm_split_free(sp);
             sp = NULL;
@@ -414,17 +422,7 @@ static int groth16_small(const zkey *z, const uint8_t *values, uint64_t *a, uint
         t->ntt += os_now_s() - t0;
         t->cpu.ntt += os_cpu_s() - c0;
     }
-    {
-        double s0 = os_now_s(), s1 = os_cpu_s();
-        bool tabled;
-
-        rc = msm_job_run(z, &msm[4], 4, NULL, tabs, threads, &tabled);
-        if (!rc && tabled && table_runs) ++*table_runs;
-        if (!rc && t) {
-            t->msm_h += os_now_s() - s0;
-            t->cpu.msm_h += os_cpu_s() - s1;
-        }
-    }
+    rc = msm_job_timed(z, &msm[4], 4, NULL, tabs, threads, table_runs);
 out:
     ntt_domain_release(d);
     return rc;
